@@ -1,0 +1,41 @@
+/* The qreplay program: shared helpers of the subcommands. Programs print and exit; the library
+ * never does. */
+#ifndef QREPLAY_CLI_H
+#define QREPLAY_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A subcommand: run(argc, argv) with argv[0] = the subcommand's name; returns the exit status. */
+typedef struct qr_cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} qr_cli_command;
+
+int qr_cmd_sample(int argc, char **argv);
+int qr_cmd_scenario(int argc, char **argv);
+int qr_cmd_synth(int argc, char **argv);
+
+/* Print "qreplay COMMAND: message" on stderr and return 1 (for `return cli_fail(...)`). */
+int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Usage error: message plus "try 'qreplay COMMAND --help'"; returns 2. */
+int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Progress on stderr: on a terminal one updating line, otherwise a line at most every 2 s.
+ * Silent when quiet. cli_progress_done ends the line. */
+typedef struct cli_progress {
+    int quiet;
+    int tty;
+    double start;
+    double last;
+    int printed;
+} cli_progress;
+
+void cli_progress_init(cli_progress *p, int quiet);
+void cli_progress_update(cli_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_progress_done(cli_progress *p);
+double cli_now(void);
+
+#endif

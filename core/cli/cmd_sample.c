@@ -1,0 +1,455 @@
+/* qreplay sample: rate- or gap-based sampling of a trace's send times, and inference back. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/sampler.h"
+#include "qreplay/trace.h"
+#include "qreplay/units.h"
+#include "qreplay/version.h"
+
+static void help(void)
+{
+    printf("usage: qreplay sample [--th TIME] [--method rate|gap] [--quiet] IN OUT.h5\n\n"
+           "Sample the send times of every flow direction in IN, infer every packet's time back\n"
+           "from the records, and write both to OUT.h5:\n"
+           "  /sampling/records   (flow, index, time_ns, gap_ns)  what a host would keep\n"
+           "  /sampling/inferred  (flow, index, true_ns, inferred_ns)  one row per packet\n"
+           "  /sampling/flows     (flow, packets, records, max_error_ns)\n"
+           "Prints packets, records, packets per record and the maximum inference error.\n\n"
+           "IN is a pcap of raw IPv4 packets (as qreplay records them; flows are 5-tuples) or a\n"
+           "CSV with the header 'flow,time_ns' and one row per packet, in send order within each\n"
+           "flow (flow is any name of at most %d characters).\n\n"
+           "options:\n"
+           "  --th TIME       error bound (rate) or burst gap (gap), e.g. 5us; 0 = exact (default 5us)\n"
+           "  --method M      rate (bounded error, default) or gap (the strawman)\n"
+           "  --quiet         no progress output\n"
+           "  --help          this text\n",
+           QR_FLOW_NAME_MAX - 1);
+}
+
+/* Packets grouped by flow direction, in order of first appearance. */
+struct flow {
+    char name[QR_FLOW_NAME_MAX];
+    int64_t *times;
+    size_t n, cap;
+    long first_line; /* CSV: line of the flow's latest packet, for messages */
+};
+
+struct flowset {
+    struct flow *flows;
+    size_t n, cap;
+    size_t *slots; /* open addressing: index + 1, 0 = empty */
+    size_t n_slots;
+    uint64_t packets;
+};
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+static struct flow *flow_get(struct flowset *fs, const char *name)
+{
+    if (fs->n * 2 >= fs->n_slots) {
+        size_t ns = fs->n_slots ? fs->n_slots * 2 : 1024;
+        size_t *slots = calloc(ns, sizeof *slots);
+        if (!slots)
+            return NULL;
+        for (size_t i = 0; i < fs->n; i++) {
+            size_t j = hash_name(fs->flows[i].name) & (ns - 1);
+            while (slots[j])
+                j = (j + 1) & (ns - 1);
+            slots[j] = i + 1;
+        }
+        free(fs->slots);
+        fs->slots = slots;
+        fs->n_slots = ns;
+    }
+    size_t j = hash_name(name) & (fs->n_slots - 1);
+    while (fs->slots[j]) {
+        struct flow *f = &fs->flows[fs->slots[j] - 1];
+        if (strcmp(f->name, name) == 0)
+            return f;
+        j = (j + 1) & (fs->n_slots - 1);
+    }
+    if (fs->n == fs->cap) {
+        size_t cap = fs->cap ? 2 * fs->cap : 64;
+        struct flow *v = realloc(fs->flows, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        fs->flows = v;
+        fs->cap = cap;
+    }
+    struct flow *f = &fs->flows[fs->n];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    fs->slots[j] = ++fs->n;
+    return f;
+}
+
+static int flow_push(struct flow *f, int64_t t)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 256;
+        int64_t *v = realloc(f->times, cap * sizeof *v);
+        if (!v)
+            return -1;
+        f->times = v;
+        f->cap = cap;
+    }
+    f->times[f->n++] = t;
+    return 0;
+}
+
+static void flowset_free(struct flowset *fs)
+{
+    for (size_t i = 0; i < fs->n; i++)
+        free(fs->flows[i].times);
+    free(fs->flows);
+    free(fs->slots);
+}
+
+static int load_pcap(const char *path, struct flowset *fs, cli_progress *p)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_trace_reader *r;
+    if (qr_trace_reader_open(&r, path, err))
+        return cli_fail("sample", "%s", err);
+    qr_packet pk;
+    int rc;
+    while ((rc = qr_trace_read(r, &pk, err)) == QR_OK) {
+        char name[QR_FLOW_NAME_MAX];
+        struct flow *f = flow_get(fs, qr_packet_flow_name(&pk, name, sizeof name));
+        if (!f || flow_push(f, pk.time_ns)) {
+            qr_trace_reader_close(r);
+            return cli_fail("sample", "out of memory");
+        }
+        fs->packets++;
+        cli_progress_update(p, "sample: read %" PRIu64 " packets", fs->packets);
+    }
+    qr_trace_reader_close(r);
+    if (rc != QR_END)
+        return cli_fail("sample", "%s", err);
+    return 0;
+}
+
+static int load_csv(const char *path, FILE *fp, struct flowset *fs, cli_progress *p)
+{
+    char line[512];
+    long lineno = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n')
+            return cli_fail("sample", "%s:%ld: line too long", path, lineno);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (lineno == 1) {
+            if (strcmp(line, "flow,time_ns") != 0)
+                return cli_fail("sample", "%s:1: expected the header 'flow,time_ns'", path);
+            continue;
+        }
+        if (len == 0)
+            continue;
+        char *comma = strrchr(line, ',');
+        if (!comma || comma == line)
+            return cli_fail("sample", "%s:%ld: expected 'flow,time_ns'", path, lineno);
+        *comma = '\0';
+        if (strlen(line) >= QR_FLOW_NAME_MAX)
+            return cli_fail("sample", "%s:%ld: flow name longer than %d characters", path, lineno,
+                            QR_FLOW_NAME_MAX - 1);
+        char *end;
+        errno = 0;
+        long long t = strtoll(comma + 1, &end, 10);
+        if (errno || end == comma + 1 || *end != '\0' || t < 0 || !isdigit((unsigned char)comma[1]))
+            return cli_fail("sample", "%s:%ld: time_ns '%s' is not a whole number of ns >= 0",
+                            path, lineno, comma + 1);
+        struct flow *f = flow_get(fs, line);
+        if (!f)
+            return cli_fail("sample", "out of memory");
+        if (f->n > 0 && t < f->times[f->n - 1])
+            return cli_fail("sample",
+                            "%s:%ld: flow %s goes back in time (%lld ns after %" PRId64
+                            " ns at line %ld)",
+                            path, lineno, line, t, f->times[f->n - 1], f->first_line);
+        if (flow_push(f, t))
+            return cli_fail("sample", "out of memory");
+        f->first_line = lineno;
+        fs->packets++;
+        cli_progress_update(p, "sample: read %" PRIu64 " packets", fs->packets);
+    }
+    if (ferror(fp))
+        return cli_fail("sample", "%s: read error", path);
+    if (lineno == 0)
+        return cli_fail("sample", "%s: empty file", path);
+    return 0;
+}
+
+static int load_input(const char *path, struct flowset *fs, cli_progress *p)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return cli_fail("sample", "%s: cannot open: %s", path, strerror(errno));
+    unsigned char magic[4] = {0};
+    size_t got = fread(magic, 1, 4, fp);
+    uint32_t m = (uint32_t)magic[0] | (uint32_t)magic[1] << 8 | (uint32_t)magic[2] << 16 |
+                 (uint32_t)magic[3] << 24;
+    int is_pcap = got == 4 && (m == 0xa1b2c3d4 || m == 0xd4c3b2a1 || m == 0xa1b23c4d ||
+                               m == 0x4d3cb2a1 || m == 0x0a0d0d0a);
+    int rc;
+    if (is_pcap || (got == 4 && memcmp(magic, "flow", 4) != 0)) {
+        fclose(fp);
+        rc = load_pcap(path, fs, p); /* anything not a CSV gets pcap's verdict on its format */
+    } else {
+        rewind(fp);
+        rc = load_csv(path, fp, fs, p);
+        fclose(fp);
+    }
+    return rc;
+}
+
+struct record_row {
+    char flow[QR_FLOW_NAME_MAX];
+    uint64_t index;
+    int64_t time_ns;
+    double gap_ns;
+};
+
+struct inferred_row {
+    char flow[QR_FLOW_NAME_MAX];
+    uint64_t index;
+    int64_t true_ns;
+    int64_t inferred_ns;
+};
+
+struct flow_row {
+    char flow[QR_FLOW_NAME_MAX];
+    uint64_t packets;
+    uint64_t records;
+    int64_t max_error_ns;
+};
+
+int qr_cmd_sample(int argc, char **argv)
+{
+    static const struct option opts[] = {{"th", required_argument, NULL, 't'},
+                                         {"method", required_argument, NULL, 'm'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 5000};
+    int quiet = 0, c;
+    char err[QR_ERRBUF_SIZE];
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (qr_parse_time_ns(optarg, &cfg.th_ns, err))
+                return cli_usage_error("sample", "--th: %s", err);
+            break;
+        case 'm':
+            if (strcmp(optarg, "rate") == 0)
+                cfg.method = QR_SAMPLING_RATE;
+            else if (strcmp(optarg, "gap") == 0)
+                cfg.method = QR_SAMPLING_GAP;
+            else
+                return cli_usage_error("sample", "--method: '%s' is not rate or gap", optarg);
+            break;
+        case 'q': quiet = 1; break;
+        case 'h': help(); return 0;
+        case ':': return cli_usage_error("sample", "%s needs a value", argv[optind - 1]);
+        default: return cli_usage_error("sample", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 2)
+        return cli_usage_error("sample", "expected IN and OUT.h5");
+    const char *in = argv[optind], *out = argv[optind + 1];
+
+    cli_progress p;
+    cli_progress_init(&p, quiet);
+    struct flowset fs = {0};
+    int rc = load_input(in, &fs, &p);
+    cli_progress_done(&p);
+    if (rc) {
+        flowset_free(&fs);
+        return rc;
+    }
+
+    qr_sampler *s = NULL;
+    qr_h5 *h5 = NULL;
+    qr_h5_table *t_rec = NULL, *t_inf = NULL, *t_flow = NULL;
+    qr_sample_record *recs = NULL;
+    size_t cap_recs = 0;
+    uint64_t n_records = 0, done = 0;
+    int64_t max_err = 0;
+    static const qr_h5_field rec_fields[] = {
+        {"flow", QR_H5_STR, offsetof(struct record_row, flow), QR_FLOW_NAME_MAX, NULL},
+        {"index", QR_H5_U64, offsetof(struct record_row, index), 0, "packets"},
+        {"time_ns", QR_H5_I64, offsetof(struct record_row, time_ns), 0, "ns"},
+        {"gap_ns", QR_H5_F64, offsetof(struct record_row, gap_ns), 0, "ns"}};
+    static const qr_h5_field inf_fields[] = {
+        {"flow", QR_H5_STR, offsetof(struct inferred_row, flow), QR_FLOW_NAME_MAX, NULL},
+        {"index", QR_H5_U64, offsetof(struct inferred_row, index), 0, "packets"},
+        {"true_ns", QR_H5_I64, offsetof(struct inferred_row, true_ns), 0, "ns"},
+        {"inferred_ns", QR_H5_I64, offsetof(struct inferred_row, inferred_ns), 0, "ns"}};
+    static const qr_h5_field flow_fields[] = {
+        {"flow", QR_H5_STR, offsetof(struct flow_row, flow), QR_FLOW_NAME_MAX, NULL},
+        {"packets", QR_H5_U64, offsetof(struct flow_row, packets), 0, "packets"},
+        {"records", QR_H5_U64, offsetof(struct flow_row, records), 0, "records"},
+        {"max_error_ns", QR_H5_I64, offsetof(struct flow_row, max_error_ns), 0, "ns"}};
+
+    if (qr_sampler_create(&s, &cfg)) {
+        rc = cli_fail("sample", "out of memory");
+        goto out;
+    }
+    if (qr_h5_create(&h5, out, err) ||
+        qr_h5_table_create(&t_rec, h5, "/sampling/records", rec_fields, 4,
+                           sizeof(struct record_row), 0, err) ||
+        qr_h5_table_create(&t_inf, h5, "/sampling/inferred", inf_fields, 4,
+                           sizeof(struct inferred_row), 0, err) ||
+        qr_h5_table_create(&t_flow, h5, "/sampling/flows", flow_fields, 4,
+                           sizeof(struct flow_row), 0, err)) {
+        rc = cli_fail("sample", "%s", err);
+        goto out;
+    }
+    for (size_t fi = 0; fi < fs.n; fi++) {
+        struct flow *f = &fs.flows[fi];
+        size_t nr = 0;
+        qr_sampler_reset(s);
+        for (size_t i = 0; i <= f->n; i++) {
+            if (nr + 1 >= cap_recs) {
+                cap_recs = cap_recs ? 2 * cap_recs : 1024;
+                qr_sample_record *v = realloc(recs, cap_recs * sizeof *v);
+                if (!v) {
+                    rc = cli_fail("sample", "out of memory");
+                    goto out;
+                }
+                recs = v;
+            }
+            int emitted;
+            if (i < f->n) {
+                if (qr_sampler_push(s, f->times[i], &recs[nr], &emitted, err)) {
+                    rc = cli_fail("sample", "%s: flow %s: %s", in, f->name, err);
+                    goto out;
+                }
+            } else {
+                qr_sampler_finish(s, &recs[nr], &emitted);
+            }
+            nr += (size_t)emitted;
+        }
+        int64_t flow_err = 0;
+        size_t pos = 0;
+        for (size_t i = 0; i < f->n; i++) {
+            struct inferred_row row;
+            memset(row.flow, 0, sizeof row.flow);
+            memcpy(row.flow, f->name, strlen(f->name));
+            row.index = i;
+            row.true_ns = f->times[i];
+            qr_sample_infer_next(recs, nr, &pos, i, &row.inferred_ns);
+            int64_t e = llabs(row.inferred_ns - row.true_ns);
+            if (e > flow_err)
+                flow_err = e;
+            if (qr_h5_table_append(t_inf, &row, 1, err)) {
+                rc = cli_fail("sample", "%s", err);
+                goto out;
+            }
+        }
+        for (size_t i = 0; i < nr; i++) {
+            struct record_row row;
+            memset(row.flow, 0, sizeof row.flow);
+            memcpy(row.flow, f->name, strlen(f->name));
+            row.index = recs[i].index;
+            row.time_ns = recs[i].time_ns;
+            row.gap_ns = recs[i].gap_ns;
+            if (qr_h5_table_append(t_rec, &row, 1, err)) {
+                rc = cli_fail("sample", "%s", err);
+                goto out;
+            }
+        }
+        struct flow_row fr = {.packets = f->n, .records = nr, .max_error_ns = flow_err};
+        memcpy(fr.flow, f->name, strlen(f->name));
+        if (qr_h5_table_append(t_flow, &fr, 1, err)) {
+            rc = cli_fail("sample", "%s", err);
+            goto out;
+        }
+        n_records += nr;
+        if (flow_err > max_err)
+            max_err = flow_err;
+        done += f->n;
+        cli_progress_update(&p, "sample: %" PRIu64 " of %" PRIu64 " packets sampled", done,
+                            fs.packets);
+    }
+    cli_progress_done(&p);
+    double ppr = n_records ? (double)fs.packets / (double)n_records : 0.0;
+    char th_text[32];
+    qr_format_time(cfg.th_ns, th_text, sizeof th_text);
+    rc = qr_h5_table_close(t_rec, err);
+    t_rec = NULL;
+    if (!rc)
+        rc = qr_h5_table_close(t_inf, err);
+    t_inf = NULL;
+    if (!rc)
+        rc = qr_h5_table_close(t_flow, err);
+    t_flow = NULL;
+    if (!rc)
+        rc = qr_h5_attr_str(h5, "/", "code_version", qr_version(), err);
+    if (!rc)
+        rc = qr_h5_attr_str(h5, "/", "command", "sample", err);
+    if (!rc)
+        rc = qr_h5_attr_str(h5, "/sampling", "input", in, err);
+    if (!rc)
+        rc = qr_h5_attr_str(h5, "/sampling", "method",
+                            cfg.method == QR_SAMPLING_RATE ? "rate" : "gap", err);
+    if (!rc)
+        rc = qr_h5_attr_i64(h5, "/sampling", "th_ns", cfg.th_ns, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(h5, "/sampling", "packets", fs.packets, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(h5, "/sampling", "flows", fs.n, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(h5, "/sampling", "records", n_records, err);
+    if (!rc)
+        rc = qr_h5_attr_f64(h5, "/sampling", "packets_per_record", ppr, err);
+    if (!rc)
+        rc = qr_h5_attr_i64(h5, "/sampling", "max_error_ns", max_err, err);
+    if (rc) {
+        rc = cli_fail("sample", "%s", err);
+        goto out;
+    }
+    rc = qr_h5_commit(h5, err);
+    h5 = NULL;
+    if (rc) {
+        rc = cli_fail("sample", "%s", err);
+        goto out;
+    }
+    printf("input              %s\n", in);
+    printf("method             %s, th = %s\n", cfg.method == QR_SAMPLING_RATE ? "rate" : "gap",
+           th_text);
+    printf("flows              %zu\n", fs.n);
+    printf("packets            %" PRIu64 "\n", fs.packets);
+    printf("records            %" PRIu64 "\n", n_records);
+    printf("packets/record     %.2f\n", ppr);
+    printf("max error          %" PRId64 " ns\n", max_err);
+    printf("output             %s\n", out);
+out:
+    qr_h5_table_close(t_rec, NULL);
+    qr_h5_table_close(t_inf, NULL);
+    qr_h5_table_close(t_flow, NULL);
+    qr_h5_abort(h5);
+    qr_sampler_destroy(s);
+    free(recs);
+    flowset_free(&fs);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* qreplay: record, sample and replay data-center traffic, and measure replay fidelity. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qreplay/version.h"
+
+static const qr_cli_command commands[] = {
+    {"sample", "sample send times of a trace (pcap or CSV) and infer them back", qr_cmd_sample},
+    {"scenario", "validate a scenario file and print it fully resolved", qr_cmd_scenario},
+    {"synth", "write a synthetic send trace with bursts and rate changes", qr_cmd_synth},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: qreplay COMMAND [OPTIONS] [ARGS]\n\n"
+                 "Replay recorded data-center traffic through a simulated network and measure "
+                 "how faithfully\nthe switch queues come back.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'qreplay COMMAND --help' describes a command. --version prints the version.\n"
+                 "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("qreplay %s\n", qr_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "qreplay: unknown command '%s' (try 'qreplay --help')\n", argv[1]);
+    return 2;
+}

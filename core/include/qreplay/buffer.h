@@ -1,0 +1,84 @@
+/* qreplay: a switch's shared buffer with dynamic thresholds (Choudhury-Hahne), and the replay
+ * drop decision (DESIGN.md section 3).
+ *
+ * One qr_buffer per switch holds B (bytes), alpha, the bytes held by each egress queue q_i and the
+ * total Q. The threshold of every queue is T = alpha * (B - Q), in bytes, rounded down (it is
+ * negative when an overflowing replay holds more than B).
+ *
+ * Decisions for a packet of s bytes joining queue i:
+ *  - QR_MODE_PLAIN (also the runtime's rule): admit iff q_i + s <= T and Q + s <= B.
+ *  - QR_MODE_TAGGED: an untagged packet is always admitted (the buffer may overflow); a tagged packet
+ *    is dropped iff q_i > T - margin, else admitted. */
+#ifndef QREPLAY_BUFFER_H
+#define QREPLAY_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Outcome of an admission decision. Values are stable: they name drop reasons in traces. */
+typedef enum {
+    QR_ADMIT = 0,
+    QR_DROP_THRESHOLD = 1,   /* q_i + s > T: the queue is at its dynamic threshold */
+    QR_DROP_BUFFER_FULL = 2, /* Q + s > B: the shared buffer is full */
+    QR_DROP_TAGGED = 3,      /* tagged packet and q_i > T - margin */
+} qr_decision;
+
+/* Short name of a decision ("admit", "threshold", "buffer-full", "tagged"); never NULL. */
+const char *qr_decision_name(qr_decision d);
+
+typedef struct qr_buffer_cfg {
+    uint64_t size_bytes; /* B */
+    double alpha;
+    uint32_t n_queues; /* egress queues sharing the buffer */
+} qr_buffer_cfg;
+
+/* A read-only view of a buffer's state, for the pure decision function. */
+typedef struct qr_buffer_state {
+    uint64_t size_bytes;
+    double alpha;
+    uint64_t total_bytes; /* Q */
+    uint64_t queue_bytes; /* q_i of the queue in question */
+} qr_buffer_state;
+
+/* The pure decision: what happens to a packet of `bytes` joining a queue in state st.
+ * tagged is ignored in QR_MODE_PLAIN. margin_bytes is used in QR_MODE_TAGGED only. */
+qr_decision qr_drop_decide(const qr_buffer_state *st, uint64_t bytes, qr_drop_mode mode,
+                           int tagged, uint64_t margin_bytes);
+
+/* The dynamic threshold alpha * (B - Q) in bytes, rounded toward minus infinity. */
+int64_t qr_dt_threshold(uint64_t size_bytes, double alpha, uint64_t total_bytes);
+
+typedef struct qr_buffer qr_buffer;
+
+/* Create a buffer. Returns 0, QR_EINVAL (size 0, alpha <= 0, no queues) or QR_ENOMEM.
+ * Caller owns *out (qr_buffer_destroy). */
+int qr_buffer_create(qr_buffer **out, const qr_buffer_cfg *cfg);
+
+/* Release a buffer; NULL is allowed. */
+void qr_buffer_destroy(qr_buffer *b);
+
+/* Decide for a packet joining queue `queue` and, if admitted, account its bytes. *decision gets
+ * the outcome. Returns 0 or QR_EINVAL (queue out of range). */
+int qr_buffer_admit(qr_buffer *b, uint32_t queue, uint64_t bytes, qr_drop_mode mode, int tagged,
+                    uint64_t margin_bytes, qr_decision *decision);
+
+/* Release bytes of a packet leaving queue `queue` (when its last bit leaves the switch).
+ * Returns 0, QR_EINVAL, or QR_ESTATE if the queue holds fewer bytes than that. */
+int qr_buffer_release(qr_buffer *b, uint32_t queue, uint64_t bytes);
+
+/* Current values. */
+uint64_t qr_buffer_total(const qr_buffer *b);
+uint64_t qr_buffer_queue(const qr_buffer *b, uint32_t queue);
+int64_t qr_buffer_threshold(const qr_buffer *b);
+uint32_t qr_buffer_queues(const qr_buffer *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

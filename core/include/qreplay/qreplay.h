@@ -1,0 +1,17 @@
+/* qreplay: every public header of libqreplay. */
+#ifndef QREPLAY_H
+#define QREPLAY_H
+#include "qreplay/buffer.h"
+#include "qreplay/clock.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/metrics.h"
+#include "qreplay/random.h"
+#include "qreplay/sampler.h"
+#include "qreplay/scenario.h"
+#include "qreplay/synth.h"
+#include "qreplay/trace.h"
+#include "qreplay/units.h"
+#include "qreplay/version.h"
+#include "qreplay/workload.h"
+#endif

@@ -1,0 +1,86 @@
+/* qreplay: per-host send traces as pcap files (libpcap), nanosecond timestamps, link type raw IPv4
+ * (LINKTYPE_IPV4, 228). Each packet is stored as a real IPv4 header and a 20-byte TCP header (no
+ * options, no payload captured); the original length is the IP total length. */
+#ifndef QREPLAY_TRACE_H
+#define QREPLAY_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes captured per packet: IPv4 header + TCP header. */
+#define QR_TRACE_CAPLEN 40
+
+/* TCP flag bits. */
+#define QR_TCP_FIN 0x01
+#define QR_TCP_SYN 0x02
+#define QR_TCP_RST 0x04
+#define QR_TCP_PSH 0x08
+#define QR_TCP_ACK 0x10
+#define QR_TCP_ECE 0x40
+#define QR_TCP_CWR 0x80
+
+/* One sent packet. Addresses and ports in host byte order. */
+typedef struct qr_packet {
+    int64_t time_ns;   /* send time (first bit on the wire) as the host's clock saw it */
+    uint32_t src_ip, dst_ip;
+    uint16_t src_port, dst_port;
+    uint8_t proto;     /* 6 (TCP); other protocols are stored with zero ports */
+    uint8_t tos;       /* DSCP and ECN bits */
+    uint8_t ttl;
+    uint16_t ip_id;    /* consecutive per flow direction, wrapping */
+    uint16_t ip_len;   /* IP total length: the packet's size on the wire above layer 2 */
+    uint32_t seq, ack;
+    uint8_t tcp_flags;
+    uint16_t window;
+} qr_packet;
+
+typedef struct qr_trace_writer qr_trace_writer;
+typedef struct qr_trace_reader qr_trace_reader;
+
+/* Create (truncate) a pcap file. Returns 0 or QR_EIO / QR_ENOENT with the reason in errbuf.
+ * Caller owns *out and must call qr_trace_writer_close. */
+int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf);
+
+/* Append a packet. Returns 0, QR_EVALUE (ip_len < 40, negative time), QR_EORDER (time before the
+ * previous packet's) with detail in errbuf, or QR_EIO. */
+int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf);
+
+/* Flush and close; frees w (NULL is allowed). Returns 0 or QR_EIO if the data could not be
+ * written. */
+int qr_trace_writer_close(qr_trace_writer *w, char *errbuf);
+
+/* Open a pcap file written by qr_trace_writer (or any pcap of raw IPv4 or raw IP packets with
+ * microsecond or nanosecond timestamps). Returns 0, QR_ENOENT, QR_EFORMAT (not a pcap, other link
+ * type), QR_ETRUNC (empty or cut header), with "FILE: reason" in errbuf. Caller owns *out
+ * (qr_trace_reader_close). */
+int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf);
+
+/* Read the next packet into *p. Returns 0, QR_END at the end of the file, or QR_ETRUNC (file cut
+ * inside a packet), QR_EFORMAT (not IPv4, capture shorter than the headers), QR_EORDER (timestamp
+ * before the previous packet's), with "FILE: packet N: reason" in errbuf. */
+int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf);
+
+/* Packets read so far. */
+uint64_t qr_trace_reader_count(const qr_trace_reader *r);
+
+/* Close and free; NULL is allowed. */
+void qr_trace_reader_close(qr_trace_reader *r);
+
+/* The flow direction a packet belongs to, as text: "10.0.0.1:5000>10.0.1.2:80/6". Writes at most
+ * size bytes (QR_FLOW_NAME_MAX is always enough); returns buf. */
+#define QR_FLOW_NAME_MAX 64
+char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size);
+
+/* Serialize a packet's IPv4 + TCP headers (network byte order, valid IP checksum) into
+ * buf[QR_TRACE_CAPLEN], and parse them back. Parse returns 0 or QR_EFORMAT. */
+void qr_packet_encode(const qr_packet *p, uint8_t *buf);
+int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,118 @@
+/* Shared buffer with dynamic thresholds, and the replay drop decision. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "qreplay/buffer.h"
+
+struct qr_buffer {
+    qr_buffer_cfg cfg;
+    uint64_t total;
+    uint64_t *queue;
+};
+
+const char *qr_decision_name(qr_decision d)
+{
+    switch (d) {
+    case QR_ADMIT: return "admit";
+    case QR_DROP_THRESHOLD: return "threshold";
+    case QR_DROP_BUFFER_FULL: return "buffer-full";
+    case QR_DROP_TAGGED: return "tagged";
+    }
+    return "unknown";
+}
+
+int64_t qr_dt_threshold(uint64_t size_bytes, double alpha, uint64_t total_bytes)
+{
+    double free_bytes = (double)size_bytes - (double)total_bytes;
+    return (int64_t)floor(alpha * free_bytes);
+}
+
+qr_decision qr_drop_decide(const qr_buffer_state *st, uint64_t bytes, qr_drop_mode mode,
+                           int tagged, uint64_t margin_bytes)
+{
+    int64_t t = qr_dt_threshold(st->size_bytes, st->alpha, st->total_bytes);
+    if (mode == QR_MODE_TAGGED) {
+        if (!tagged)
+            return QR_ADMIT;
+        return (int64_t)st->queue_bytes > t - (int64_t)margin_bytes ? QR_DROP_TAGGED : QR_ADMIT;
+    }
+    if ((int64_t)(st->queue_bytes + bytes) > t)
+        return QR_DROP_THRESHOLD;
+    if (st->total_bytes + bytes > st->size_bytes)
+        return QR_DROP_BUFFER_FULL;
+    return QR_ADMIT;
+}
+
+int qr_buffer_create(qr_buffer **out, const qr_buffer_cfg *cfg)
+{
+    if (!out || !cfg || cfg->size_bytes == 0 || !(cfg->alpha > 0) || cfg->n_queues == 0)
+        return QR_EINVAL;
+    qr_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return QR_ENOMEM;
+    b->queue = calloc(cfg->n_queues, sizeof *b->queue);
+    if (!b->queue) {
+        free(b);
+        return QR_ENOMEM;
+    }
+    b->cfg = *cfg;
+    *out = b;
+    return QR_OK;
+}
+
+void qr_buffer_destroy(qr_buffer *b)
+{
+    if (!b)
+        return;
+    free(b->queue);
+    free(b);
+}
+
+int qr_buffer_admit(qr_buffer *b, uint32_t queue, uint64_t bytes, qr_drop_mode mode, int tagged,
+                    uint64_t margin_bytes, qr_decision *decision)
+{
+    if (!b || !decision || queue >= b->cfg.n_queues)
+        return QR_EINVAL;
+    qr_buffer_state st = {.size_bytes = b->cfg.size_bytes,
+                          .alpha = b->cfg.alpha,
+                          .total_bytes = b->total,
+                          .queue_bytes = b->queue[queue]};
+    *decision = qr_drop_decide(&st, bytes, mode, tagged, margin_bytes);
+    if (*decision == QR_ADMIT) {
+        b->queue[queue] += bytes;
+        b->total += bytes;
+    }
+    return QR_OK;
+}
+
+int qr_buffer_release(qr_buffer *b, uint32_t queue, uint64_t bytes)
+{
+    if (!b || queue >= b->cfg.n_queues)
+        return QR_EINVAL;
+    if (b->queue[queue] < bytes)
+        return QR_ESTATE;
+    b->queue[queue] -= bytes;
+    b->total -= bytes;
+    return QR_OK;
+}
+
+uint64_t qr_buffer_total(const qr_buffer *b)
+{
+    return b->total;
+}
+
+uint64_t qr_buffer_queue(const qr_buffer *b, uint32_t queue)
+{
+    return queue < b->cfg.n_queues ? b->queue[queue] : 0;
+}
+
+int64_t qr_buffer_threshold(const qr_buffer *b)
+{
+    return qr_dt_threshold(b->cfg.size_bytes, b->cfg.alpha, b->total);
+}
+
+uint32_t qr_buffer_queues(const qr_buffer *b)
+{
+    return b->cfg.n_queues;
+}

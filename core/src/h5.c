@@ -1,0 +1,327 @@
+/* HDF5 result writer: the only file of libqreplay that talks to HDF5. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "internal.h"
+#include "qreplay/h5.h"
+
+struct qr_h5 {
+    hid_t file;
+    char path[1024];
+    char partial[1100];
+    int open_tables;
+};
+
+struct qr_h5_table {
+    qr_h5 *f;
+    hid_t dset;
+    hid_t mem_type;
+    size_t row_size;
+    size_t chunk_rows;
+    unsigned char *buf;
+    size_t buffered;
+    uint64_t rows;
+    char path[256];
+};
+
+/* Run an HDF5 call with its automatic error printing off: the library never prints. */
+#define QUIET(expr)                                                                                \
+    ({                                                                                             \
+        __typeof__(expr) quiet_result_;                                                            \
+        H5E_BEGIN_TRY { quiet_result_ = (expr); }                                                  \
+        H5E_END_TRY;                                                                               \
+        quiet_result_;                                                                             \
+    })
+
+int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
+{
+    if (!out || !path)
+        return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
+    qr_h5 *f = calloc(1, sizeof *f);
+    if (!f)
+        return QR_ENOMEM;
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->partial, sizeof f->partial, "%s.partial-%ld", path, (long)getpid());
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    f->file = QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+    H5Pclose(fapl);
+    if (f->file < 0) {
+        int rc = qri_err(errbuf, QR_EIO, "%s: cannot create HDF5 file (does the folder exist and "
+                                         "is it writable?)",
+                         f->partial);
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return QR_OK;
+}
+
+const char *qr_h5_partial_path(const qr_h5 *f)
+{
+    return f->partial;
+}
+
+int qr_h5_group(qr_h5 *f, const char *path, char *errbuf)
+{
+    if (!f || !path || path[0] != '/')
+        return qri_err(errbuf, QR_EINVAL, "h5: group path must start with /");
+    char buf[512];
+    if (qri_strlcpy(buf, path, sizeof buf))
+        return qri_err(errbuf, QR_EINVAL, "h5: path too long");
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (buf[1] && QUIET(H5Lexists(f->file, buf, H5P_DEFAULT)) <= 0) {
+                hid_t g = QUIET(H5Gcreate2(f->file, buf, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+                if (g < 0)
+                    return qri_err(errbuf, QR_EHDF5, "%s: cannot create group %s", f->partial, buf);
+                H5Gclose(g);
+            }
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    return QR_OK;
+}
+
+/* Open obj, (re)create attribute name of type/space, write value. */
+static int write_attr(qr_h5 *f, const char *obj, const char *name, hid_t type, const void *value,
+                      char *errbuf)
+{
+    if (!f || !obj || !name)
+        return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
+    hid_t o = QUIET(H5Oopen(f->file, obj, H5P_DEFAULT));
+    if (o < 0)
+        return qri_err(errbuf, QR_EHDF5, "%s: no object %s for attribute %s", f->partial, obj,
+                       name);
+    if (QUIET(H5Aexists(o, name)) > 0)
+        H5Adelete(o, name);
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t a = QUIET(H5Acreate2(o, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
+    herr_t w = a >= 0 ? QUIET(H5Awrite(a, type, value)) : -1;
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(space);
+    H5Oclose(o);
+    if (w < 0)
+        return qri_err(errbuf, QR_EHDF5, "%s: cannot write attribute %s of %s", f->partial, name,
+                       obj);
+    return QR_OK;
+}
+
+int qr_h5_attr_str(qr_h5 *f, const char *obj, const char *name, const char *value, char *errbuf)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    const char *v = value ? value : "";
+    int rc = write_attr(f, obj, name, t, &v, errbuf);
+    H5Tclose(t);
+    return rc;
+}
+
+int qr_h5_attr_i64(qr_h5 *f, const char *obj, const char *name, int64_t value, char *errbuf)
+{
+    return write_attr(f, obj, name, H5T_NATIVE_INT64, &value, errbuf);
+}
+
+int qr_h5_attr_u64(qr_h5 *f, const char *obj, const char *name, uint64_t value, char *errbuf)
+{
+    return write_attr(f, obj, name, H5T_NATIVE_UINT64, &value, errbuf);
+}
+
+int qr_h5_attr_f64(qr_h5 *f, const char *obj, const char *name, double value, char *errbuf)
+{
+    return write_attr(f, obj, name, H5T_NATIVE_DOUBLE, &value, errbuf);
+}
+
+static hid_t field_type(const qr_h5_field *fd)
+{
+    switch (fd->type) {
+    case QR_H5_U8: return H5Tcopy(H5T_NATIVE_UINT8);
+    case QR_H5_U16: return H5Tcopy(H5T_NATIVE_UINT16);
+    case QR_H5_U32: return H5Tcopy(H5T_NATIVE_UINT32);
+    case QR_H5_U64: return H5Tcopy(H5T_NATIVE_UINT64);
+    case QR_H5_I32: return H5Tcopy(H5T_NATIVE_INT32);
+    case QR_H5_I64: return H5Tcopy(H5T_NATIVE_INT64);
+    case QR_H5_F64: return H5Tcopy(H5T_NATIVE_DOUBLE);
+    case QR_H5_STR: {
+        hid_t t = H5Tcopy(H5T_C_S1);
+        H5Tset_size(t, fd->size);
+        H5Tset_strpad(t, H5T_STR_NULLPAD);
+        return t;
+    }
+    }
+    return -1;
+}
+
+int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h5_field *fields,
+                       size_t n_fields, size_t row_size, size_t chunk_rows, char *errbuf)
+{
+    if (!out || !f || !path || !fields || n_fields == 0 || row_size == 0)
+        return qri_err(errbuf, QR_EINVAL, "h5: bad table arguments");
+    /* parent groups */
+    char parent[512];
+    if (qri_strlcpy(parent, path, sizeof parent) || path[0] != '/')
+        return qri_err(errbuf, QR_EINVAL, "h5: bad table path %s", path);
+    char *slash = strrchr(parent, '/');
+    if (slash != parent) {
+        *slash = '\0';
+        int rc = qr_h5_group(f, parent, errbuf);
+        if (rc)
+            return rc;
+    }
+    qr_h5_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return QR_ENOMEM;
+    t->f = f;
+    t->row_size = row_size;
+    t->chunk_rows = chunk_rows ? chunk_rows : (size_t)(65536 / row_size + 1);
+    t->buf = malloc(t->chunk_rows * row_size);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    t->mem_type = H5Tcreate(H5T_COMPOUND, row_size);
+    int bad = !t->buf || t->mem_type < 0;
+    for (size_t i = 0; !bad && i < n_fields; i++) {
+        hid_t ft = field_type(&fields[i]);
+        bad = ft < 0 || H5Tinsert(t->mem_type, fields[i].name, fields[i].offset, ft) < 0;
+        if (ft >= 0)
+            H5Tclose(ft);
+    }
+    hid_t file_type = bad ? -1 : H5Tcopy(t->mem_type);
+    if (file_type >= 0)
+        H5Tpack(file_type);
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {t->chunk_rows};
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 4);
+    t->dset = file_type < 0 ? -1
+                            : QUIET(H5Dcreate2(f->file, path, file_type, space, H5P_DEFAULT, dcpl,
+                                               H5P_DEFAULT));
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    if (file_type >= 0)
+        H5Tclose(file_type);
+    if (t->dset < 0) {
+        if (t->mem_type >= 0)
+            H5Tclose(t->mem_type);
+        free(t->buf);
+        free(t);
+        return qri_err(errbuf, QR_EHDF5, "%s: cannot create table %s", f->partial, path);
+    }
+    f->open_tables++;
+    *out = t;
+    for (size_t i = 0; i < n_fields; i++) {
+        if (!fields[i].unit)
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "unit:%s", fields[i].name);
+        int rc = qr_h5_attr_str(f, path, name, fields[i].unit, errbuf);
+        if (rc)
+            return rc;
+    }
+    return QR_OK;
+}
+
+static int flush_rows(qr_h5_table *t, char *errbuf)
+{
+    if (t->buffered == 0)
+        return QR_OK;
+    hsize_t start[1] = {t->rows - t->buffered}, count[1] = {t->buffered};
+    hsize_t size[1] = {t->rows};
+    int ok = QUIET(H5Dset_extent(t->dset, size)) >= 0;
+    hid_t fspace = ok ? H5Dget_space(t->dset) : -1;
+    ok = ok && fspace >= 0 &&
+         H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0;
+    hid_t mspace = H5Screate_simple(1, count, NULL);
+    ok = ok && QUIET(H5Dwrite(t->dset, t->mem_type, mspace, fspace, H5P_DEFAULT, t->buf)) >= 0;
+    H5Sclose(mspace);
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    t->buffered = 0;
+    if (!ok)
+        return qri_err(errbuf, QR_EHDF5, "%s: cannot write table %s (disk full?)", t->f->partial,
+                       t->path);
+    return QR_OK;
+}
+
+int qr_h5_table_append(qr_h5_table *t, const void *rows, size_t n, char *errbuf)
+{
+    if (!t || (!rows && n))
+        return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
+    const unsigned char *src = rows;
+    while (n > 0) {
+        size_t take = t->chunk_rows - t->buffered;
+        if (take > n)
+            take = n;
+        memcpy(t->buf + t->buffered * t->row_size, src, take * t->row_size);
+        t->buffered += take;
+        t->rows += take;
+        src += take * t->row_size;
+        n -= take;
+        if (t->buffered == t->chunk_rows) {
+            int rc = flush_rows(t, errbuf);
+            if (rc)
+                return rc;
+        }
+    }
+    return QR_OK;
+}
+
+uint64_t qr_h5_table_rows(const qr_h5_table *t)
+{
+    return t->rows;
+}
+
+int qr_h5_table_close(qr_h5_table *t, char *errbuf)
+{
+    if (!t)
+        return QR_OK;
+    int rc = flush_rows(t, errbuf);
+    if (!rc)
+        rc = qr_h5_attr_u64(t->f, t->path, "rows", t->rows, errbuf);
+    H5Dclose(t->dset);
+    H5Tclose(t->mem_type);
+    t->f->open_tables--;
+    free(t->buf);
+    free(t);
+    return rc;
+}
+
+int qr_h5_commit(qr_h5 *f, char *errbuf)
+{
+    if (!f)
+        return qri_err(errbuf, QR_EINVAL, "h5: NULL file");
+    if (f->open_tables) {
+        qr_h5_abort(f);
+        return qri_err(errbuf, QR_ESTATE, "h5: commit with tables still open");
+    }
+    int rc = QR_OK;
+    if (QUIET(H5Fflush(f->file, H5F_SCOPE_GLOBAL)) < 0 || QUIET(H5Fclose(f->file)) < 0)
+        rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish HDF5 file", f->partial);
+    else if (rename(f->partial, f->path) != 0)
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", f->partial, f->path,
+                     strerror(errno));
+    if (rc)
+        unlink(f->partial);
+    free(f);
+    return rc;
+}
+
+void qr_h5_abort(qr_h5 *f)
+{
+    if (!f)
+        return;
+    QUIET(H5Fclose(f->file));
+    unlink(f->partial);
+    free(f);
+}

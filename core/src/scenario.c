@@ -1,0 +1,597 @@
+/* Scenario files: a fixed schema of typed keys, parsed from INI with libinih. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#include "internal.h"
+#include "qreplay/scenario.h"
+#include "qreplay/units.h"
+
+#ifndef QR_DATA_DIR
+#define QR_DATA_DIR "data"
+#endif
+
+enum ktype {
+    KT_U64,
+    KT_INT,
+    KT_DOUBLE,
+    KT_TIME,
+    KT_RATE,
+    KT_BYTES,
+    KT_MARGIN,
+    KT_PERCENT,
+    KT_PERSEC,
+    KT_ENUM,
+    KT_TIMELIST,
+    KT_ENUMSET,
+    KT_INPATH,  /* an input file: resolved against the scenario's folder, then the data folder */
+    KT_OUTPATH, /* an output folder: kept as given */
+};
+
+static const char *const topo_names[] = {"fattree", "star", NULL};
+static const char *const pattern_names[] = {"websearch", "flows", NULL};
+static const char *const tcp_names[] = {"newreno", "dctcp", "cubic", NULL};
+static const char *const method_names[] = {"rate", "gap", NULL};
+static const char *const mode_names[] = {"plain", "tagged", NULL};
+
+struct keydef {
+    const char *section;
+    const char *key;
+    enum ktype type;
+    size_t offset;
+    const char *def;
+    double min, max; /* for numbers */
+    const char *const *names;
+    const char *help;
+};
+
+#define OFF(field) offsetof(qr_config, field)
+
+static const struct keydef schema[] = {
+    {"run", "seed", KT_U64, OFF(run.seed), "1", 0, 0, NULL,
+     "master seed; every random stream derives from it"},
+    {"topology", "kind", KT_ENUM, OFF(topology.kind), "fattree", 0, 0, topo_names,
+     "fattree or star"},
+    {"topology", "k", KT_INT, OFF(topology.k), "4", 2, 64, NULL, "FatTree arity (even)"},
+    {"topology", "hosts", KT_INT, OFF(topology.hosts), "3", 2, 4096, NULL, "hosts on the star"},
+    {"links", "rate", KT_RATE, OFF(links.rate_bps), "10Gbps", 0, 0, NULL, "every link's rate"},
+    {"links", "delay", KT_TIME, OFF(links.delay_ns), "1us", 0, 0, NULL,
+     "propagation delay per link"},
+    {"buffer", "size", KT_BYTES, OFF(buffer.size_bytes), "2MB", 0, 0, NULL,
+     "shared buffer per switch"},
+    {"buffer", "alpha", KT_DOUBLE, OFF(buffer.alpha), "1", 1e-6, 1e6, NULL,
+     "dynamic-threshold alpha: threshold = alpha * (size - occupancy)"},
+    {"traffic", "pattern", KT_ENUM, OFF(traffic.pattern), "websearch", 0, 0, pattern_names,
+     "websearch (Poisson background) or flows (explicit list)"},
+    {"traffic", "load", KT_PERCENT, OFF(traffic.load), "30%", 0, 0, NULL,
+     "offered background load on host links"},
+    {"traffic", "duration", KT_TIME, OFF(traffic.duration_ns), "5ms", 0, 0, NULL,
+     "flows start during this time"},
+    {"traffic", "stop", KT_TIME, OFF(traffic.stop_ns), "50ms", 0, 0, NULL,
+     "hard end of simulated time"},
+    {"traffic", "incast_rate", KT_PERSEC, OFF(traffic.incast_rate_per_s), "0", 0, 0, NULL,
+     "incast events per second, network-wide (0 for none)"},
+    {"traffic", "incast_fanin", KT_INT, OFF(traffic.incast_fanin), "40", 1, 100000, NULL,
+     "servers per incast"},
+    {"traffic", "incast_size", KT_BYTES, OFF(traffic.incast_size_bytes), "250KB", 0, 0, NULL,
+     "response size per incast server"},
+    {"traffic", "flows", KT_INPATH, OFF(traffic.flows), "", 0, 0, NULL,
+     "explicit flow list (CSV: src,dst,bytes,start) for pattern = flows"},
+    {"traffic", "size_cdf", KT_INPATH, OFF(traffic.size_cdf), "websearch.cdf", 0, 0, NULL,
+     "flow-size distribution (empirical CDF: bytes probability per line)"},
+    {"tcp", "variant", KT_ENUM, OFF(tcp.variant), "newreno", 0, 0, tcp_names,
+     "newreno, dctcp or cubic"},
+    {"tcp", "min_rto", KT_TIME, OFF(tcp.min_rto_ns), "16ms", 0, 0, NULL,
+     "minimum retransmission timeout"},
+    {"tcp", "delack_timeout", KT_TIME, OFF(tcp.delack_timeout_ns), "40ms", 0, 0, NULL,
+     "delayed-ACK timeout"},
+    {"host", "proc_delay", KT_TIME, OFF(host.proc_delay_ns), "0", 0, 0, NULL,
+     "per-packet host processing delay"},
+    {"host", "proc_jitter", KT_TIME, OFF(host.proc_jitter_ns), "0", 0, 0, NULL,
+     "standard deviation of the processing delay"},
+    {"clock", "max_offset", KT_TIME, OFF(clock.max_offset_ns), "5us", 0, 0, NULL,
+     "host clock offsets are uniform in [0, max_offset]"},
+    {"sampling", "th", KT_TIMELIST, OFF(sampling.th_ns), "2us,5us,10us", 0, 0, NULL,
+     "sampling error bounds; 0 means exact times"},
+    {"sampling", "method", KT_ENUM, OFF(sampling.method), "rate", 0, 0, method_names,
+     "rate (bounded error) or gap (strawman)"},
+    {"replay", "modes", KT_ENUMSET, OFF(replay.modes), "plain,tagged", 0, 0, mode_names,
+     "replay drop decisions to run: plain, tagged"},
+    {"replay", "margin", KT_MARGIN, OFF(replay.margin_bytes), "5MTU", 0, 0, NULL,
+     "occupancy margin for dropping tagged packets (MTU or bytes)"},
+    {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
+     "folder the results are written to"},
+};
+
+#define N_KEYS (sizeof schema / sizeof schema[0])
+
+struct keystate {
+    char value[QR_PATH_MAX];
+    char origin[QR_PATH_MAX + 32];
+    int set_by_file;  /* set by the file currently being read */
+    int set_by_override;
+};
+
+struct qr_scenario {
+    qr_config cfg;
+    struct keystate keys[N_KEYS];
+};
+
+static const struct keydef *find_key(const char *section, const char *key, size_t *index)
+{
+    for (size_t i = 0; i < N_KEYS; i++) {
+        if (strcmp(schema[i].section, section) == 0 && strcmp(schema[i].key, key) == 0) {
+            if (index)
+                *index = i;
+            return &schema[i];
+        }
+    }
+    return NULL;
+}
+
+static int known_section(const char *section)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(schema[i].section, section) == 0)
+            return 1;
+    return 0;
+}
+
+/* Trim leading and trailing white space in place. */
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+static int parse_enum(const char *text, const char *const *names, int *out, char *errbuf)
+{
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(text, names[i]) == 0) {
+            *out = i;
+            return QR_OK;
+        }
+    }
+    char list[256] = "";
+    for (int i = 0; names[i]; i++) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
+    }
+    return qri_err(errbuf, QR_EVALUE, "'%s' is not one of: %s", text, list);
+}
+
+static int file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+static int resolve_input(const char *text, const char *base_dir, char *out, char *errbuf)
+{
+    char buf[2 * QR_PATH_MAX];
+    if (text[0] == '\0' || text[0] == '/') {
+        snprintf(buf, sizeof buf, "%s", text);
+    } else {
+        snprintf(buf, sizeof buf, "%s/%s", base_dir && *base_dir ? base_dir : ".", text);
+        if (!file_exists(buf)) {
+            char alt[2 * QR_PATH_MAX];
+            snprintf(alt, sizeof alt, "%s/%s", QR_DATA_DIR, text);
+            if (file_exists(alt))
+                memcpy(buf, alt, sizeof buf);
+        }
+    }
+    if (qri_strlcpy(out, buf, QR_PATH_MAX))
+        return qri_err(errbuf, QR_EVALUE, "path '%s' is too long", text);
+    return QR_OK;
+}
+
+/* Parse text as the key's type and store it in cfg. */
+static int parse_value(const struct keydef *kd, const char *text, const char *base_dir,
+                       qr_config *cfg, char *errbuf)
+{
+    char *field = (char *)cfg + kd->offset;
+    int rc;
+    switch (kd->type) {
+    case KT_U64: {
+        int64_t v;
+        rc = qr_parse_int(text, 0, INT64_MAX, &v, errbuf);
+        if (!rc)
+            *(uint64_t *)field = (uint64_t)v;
+        return rc;
+    }
+    case KT_INT: {
+        int64_t v;
+        rc = qr_parse_int(text, (int64_t)kd->min, (int64_t)kd->max, &v, errbuf);
+        if (!rc)
+            *(int *)field = (int)v;
+        return rc;
+    }
+    case KT_DOUBLE:
+        return qr_parse_double(text, kd->min, kd->max, (double *)field, errbuf);
+    case KT_TIME:
+        return qr_parse_time_ns(text, (int64_t *)field, errbuf);
+    case KT_RATE: {
+        uint64_t v;
+        rc = qr_parse_rate_bps(text, &v, errbuf);
+        if (!rc && v == 0)
+            rc = qri_err(errbuf, QR_EVALUE, "rate must be positive");
+        if (!rc)
+            *(uint64_t *)field = v;
+        return rc;
+    }
+    case KT_BYTES:
+        return qr_parse_bytes(text, (uint64_t *)field, errbuf);
+    case KT_MARGIN:
+        return qr_parse_bytes_or_mtu(text, (uint64_t *)field, errbuf);
+    case KT_PERCENT:
+        return qr_parse_percent(text, (double *)field, errbuf);
+    case KT_PERSEC:
+        return qr_parse_per_second(text, (double *)field, errbuf);
+    case KT_ENUM: {
+        int v;
+        rc = parse_enum(text, kd->names, &v, errbuf);
+        if (!rc)
+            *(int *)field = v;
+        return rc;
+    }
+    case KT_TIMELIST:
+    case KT_ENUMSET: {
+        char copy[QR_PATH_MAX];
+        if (qri_strlcpy(copy, text, sizeof copy))
+            return qri_err(errbuf, QR_EVALUE, "list is too long");
+        int64_t times[QR_LIST_MAX];
+        size_t n = 0;
+        unsigned set = 0;
+        char *save = NULL;
+        int items = 0;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            tok = trim(tok);
+            items++;
+            if (kd->type == KT_TIMELIST) {
+                if (n == QR_LIST_MAX)
+                    return qri_err(errbuf, QR_EVALUE, "more than %d values", QR_LIST_MAX);
+                rc = qr_parse_time_ns(tok, &times[n], errbuf);
+                if (rc)
+                    return rc;
+                for (size_t j = 0; j < n; j++)
+                    if (times[j] == times[n])
+                        return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
+                n++;
+            } else {
+                int v;
+                rc = parse_enum(tok, kd->names, &v, errbuf);
+                if (rc)
+                    return rc;
+                if (set & (1u << v))
+                    return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
+                set |= 1u << v;
+            }
+        }
+        if (items == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
+            return qri_err(errbuf, QR_EVALUE, "'%s' is not a comma-separated list", text);
+        if (kd->type == KT_TIMELIST) {
+            memcpy(cfg->sampling.th_ns, times, n * sizeof times[0]);
+            cfg->sampling.n_th = n;
+        } else {
+            *(unsigned *)field = set;
+        }
+        return QR_OK;
+    }
+    case KT_INPATH:
+        return resolve_input(text, base_dir, field, errbuf);
+    case KT_OUTPATH:
+        if (text[0] == '\0')
+            return qri_err(errbuf, QR_EVALUE, "empty folder name");
+        if (qri_strlcpy(field, text, QR_PATH_MAX))
+            return qri_err(errbuf, QR_EVALUE, "path is too long");
+        return QR_OK;
+    }
+    return QR_EINVAL;
+}
+
+/* Set one key from text; origin names where it came from. */
+static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_dir,
+                   const char *origin, char *errbuf)
+{
+    char text[QR_PATH_MAX];
+    if (qri_strlcpy(text, raw, sizeof text))
+        return qri_err(errbuf, QR_EVALUE, "value is too long");
+    char *v = trim(text);
+    int rc = parse_value(&schema[i], v, base_dir, &s->cfg, errbuf);
+    if (rc)
+        return rc;
+    /* Keep resolved input paths, so the printed scenario loads back from anywhere. */
+    const char *shown = v;
+    if (schema[i].type == KT_INPATH)
+        shown = (char *)&s->cfg + schema[i].offset;
+    qri_strlcpy(s->keys[i].value, shown, sizeof s->keys[i].value);
+    snprintf(s->keys[i].origin, sizeof s->keys[i].origin, "%s", origin);
+    return QR_OK;
+}
+
+int qr_scenario_create(qr_scenario **out)
+{
+    if (!out)
+        return QR_EINVAL;
+    qr_scenario *s = calloc(1, sizeof *s);
+    if (!s)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        char err[QR_ERRBUF_SIZE];
+        int rc = set_key(s, i, schema[i].def, NULL, "default", err);
+        if (rc) { /* a schema bug: defaults must parse */
+            free(s);
+            return rc;
+        }
+    }
+    *out = s;
+    return QR_OK;
+}
+
+void qr_scenario_destroy(qr_scenario *s)
+{
+    free(s);
+}
+
+/* State of one parse: the line reader counts lines so the handler can name them. */
+struct parse_ctx {
+    qr_scenario *s;
+    const char *name;
+    const char *base_dir;
+    /* input: either a FILE or a string */
+    FILE *fp;
+    const char *str;
+    int line;
+    int long_line; /* first line that exceeded the reader's buffer */
+    int err_line;
+    int err_code;
+    char *errbuf;
+    char err[QR_ERRBUF_SIZE];
+};
+
+static char *reader(char *buf, int num, void *stream)
+{
+    struct parse_ctx *c = stream;
+    int n = 0;
+    int ch;
+    int got = 0;
+    for (;;) {
+        if (c->fp) {
+            ch = fgetc(c->fp);
+        } else {
+            ch = *c->str ? (unsigned char)*c->str++ : EOF;
+        }
+        if (ch == EOF)
+            break;
+        got = 1;
+        if (ch == '\n')
+            break;
+        if (n < num - 2) {
+            buf[n++] = (char)ch;
+        } else if (!c->long_line) {
+            c->long_line = c->line + 1;
+        }
+    }
+    if (!got)
+        return NULL;
+    c->line++;
+    buf[n++] = '\n';
+    buf[n] = '\0';
+    return buf;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    struct parse_ctx *c = user;
+    char *eb = c->err;
+    int rc = QR_OK;
+    size_t i;
+    if (c->err_code)
+        return 1; /* report only the first error */
+    if (!known_section(section)) {
+        rc = qri_err(eb, QR_EKEY, "unknown section [%s]", section);
+    } else if (!find_key(section, name, &i)) {
+        rc = qri_err(eb, QR_EKEY, "[%s] %s: unknown key", section, name);
+    } else if (c->s->keys[i].set_by_file) {
+        rc = qri_err(eb, QR_EDUP, "[%s] %s: given twice (first at %s)", section, name,
+                     c->s->keys[i].origin);
+    } else {
+        char origin[QR_PATH_MAX + 32];
+        snprintf(origin, sizeof origin, "%s:%d", c->name, c->line);
+        rc = set_key(c->s, i, value, c->base_dir, origin, eb);
+        if (rc)
+            qri_err_prefix(eb, "[%s] %s", section, name);
+        else
+            c->s->keys[i].set_by_file = 1;
+    }
+    if (rc) {
+        c->err_code = rc;
+        c->err_line = c->line;
+        return 0;
+    }
+    return 1;
+}
+
+static int do_parse(struct parse_ctx *c)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        c->s->keys[i].set_by_file = 0;
+    int ret = ini_parse_stream(reader, c, handler, c);
+    if (c->long_line && (!c->err_code || c->long_line <= c->err_line) && (ret <= 0 || c->long_line <= ret))
+        return qri_err(c->errbuf, QR_ESYNTAX, "%s:%d: line longer than %d characters", c->name,
+                       c->long_line, INI_MAX_LINE - 2);
+    if (ret < 0)
+        return qri_err(c->errbuf, QR_ENOMEM, "%s: out of memory while parsing", c->name);
+    if (ret > 0 && (!c->err_code || ret < c->err_line))
+        return qri_err(c->errbuf, QR_ESYNTAX,
+                       "%s:%d: syntax error (expected [section], key = value, or a comment)",
+                       c->name, ret);
+    if (c->err_code)
+        return qri_err(c->errbuf, c->err_code, "%s:%d: %s", c->name, c->err_line, c->err);
+    return QR_OK;
+}
+
+int qr_scenario_load(qr_scenario *s, const char *path, char *errbuf)
+{
+    if (!s || !path)
+        return qri_err(errbuf, QR_EINVAL, "no scenario or path");
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return qri_err(errbuf, QR_ENOENT, "%s: cannot open scenario file", path);
+    char dir[QR_PATH_MAX];
+    qri_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        strcpy(dir, ".");
+    struct parse_ctx c = {.s = s, .name = path, .base_dir = dir, .fp = fp, .errbuf = errbuf};
+    int rc = do_parse(&c);
+    if (!rc && ferror(fp))
+        rc = qri_err(errbuf, QR_EIO, "%s: read error", path);
+    fclose(fp);
+    return rc;
+}
+
+int qr_scenario_load_string(qr_scenario *s, const char *text, const char *name,
+                            const char *base_dir, char *errbuf)
+{
+    if (!s || !text)
+        return qri_err(errbuf, QR_EINVAL, "no scenario or text");
+    struct parse_ctx c = {.s = s,
+                          .name = name ? name : "<string>",
+                          .base_dir = base_dir,
+                          .str = text,
+                          .errbuf = errbuf};
+    return do_parse(&c);
+}
+
+int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
+{
+    if (!s || !assignment)
+        return qri_err(errbuf, QR_EINVAL, "no scenario or override");
+    char buf[QR_PATH_MAX];
+    if (qri_strlcpy(buf, assignment, sizeof buf))
+        return qri_err(errbuf, QR_EVALUE, "--set %.40s...: too long", assignment);
+    char *eq = strchr(buf, '=');
+    char *dot = strchr(buf, '.');
+    if (!eq || !dot || dot > eq)
+        return qri_err(errbuf, QR_ESYNTAX, "--set %s: expected section.key=value", assignment);
+    *eq = '\0';
+    *dot = '\0';
+    char *section = trim(buf);
+    char *key = trim(dot + 1);
+    size_t i;
+    if (!known_section(section))
+        return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown section [%s]", section, key,
+                       section);
+    if (!find_key(section, key, &i))
+        return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown key", section, key);
+    if (s->keys[i].set_by_override)
+        return qri_err(errbuf, QR_EDUP, "--set %s.%s: given twice", section, key);
+    int rc = set_key(s, i, eq + 1, ".", "--set", errbuf);
+    if (rc) {
+        qri_err_prefix(errbuf, "--set %s.%s", section, key);
+        return rc;
+    }
+    s->keys[i].set_by_override = 1;
+    return QR_OK;
+}
+
+int qr_scenario_validate(const qr_scenario *s, char *errbuf)
+{
+    if (!s)
+        return qri_err(errbuf, QR_EINVAL, "no scenario");
+    const qr_config *c = &s->cfg;
+    int hosts;
+    if (c->topology.kind == QR_TOPO_FATTREE) {
+        if (c->topology.k % 2 != 0)
+            return qri_err(errbuf, QR_EVALUE, "[topology] k: %d is not even", c->topology.k);
+        hosts = c->topology.k * c->topology.k * c->topology.k / 4;
+    } else {
+        hosts = c->topology.hosts;
+    }
+    if (c->traffic.stop_ns <= 0)
+        return qri_err(errbuf, QR_EVALUE, "[traffic] stop: must be positive");
+    if (c->traffic.duration_ns > c->traffic.stop_ns)
+        return qri_err(errbuf, QR_EVALUE, "[traffic] duration: longer than [traffic] stop");
+    if (c->buffer.size_bytes < QR_MTU_BYTES)
+        return qri_err(errbuf, QR_EVALUE, "[buffer] size: smaller than one MTU (%d B)",
+                       QR_MTU_BYTES);
+    if (c->traffic.pattern == QR_PATTERN_FLOWS && c->traffic.flows[0] == '\0')
+        return qri_err(errbuf, QR_EVALUE, "[traffic] flows: required when pattern = flows");
+    if (c->traffic.incast_rate_per_s > 0 && c->traffic.incast_fanin >= hosts)
+        return qri_err(errbuf, QR_EVALUE,
+                       "[traffic] incast_fanin: %d servers need more than the %d hosts",
+                       c->traffic.incast_fanin, hosts);
+    if (c->sampling.n_th == 0)
+        return qri_err(errbuf, QR_EVALUE, "[sampling] th: no threshold");
+    if (c->replay.modes == 0)
+        return qri_err(errbuf, QR_EVALUE, "[replay] modes: no mode");
+    return QR_OK;
+}
+
+const qr_config *qr_scenario_config(const qr_scenario *s)
+{
+    return s ? &s->cfg : NULL;
+}
+
+size_t qr_scenario_key_count(void)
+{
+    return N_KEYS;
+}
+
+int qr_scenario_key(const qr_scenario *s, size_t i, const char **section, const char **key,
+                    const char **value, const char **origin, const char **help)
+{
+    if (!s || i >= N_KEYS)
+        return QR_EINVAL;
+    if (section)
+        *section = schema[i].section;
+    if (key)
+        *key = schema[i].key;
+    if (value)
+        *value = s->keys[i].value;
+    if (origin)
+        *origin = s->keys[i].origin;
+    if (help)
+        *help = schema[i].help;
+    return QR_OK;
+}
+
+int qr_scenario_get(const qr_scenario *s, const char *section, const char *key,
+                    const char **value)
+{
+    size_t i;
+    if (!s || !section || !key || !value)
+        return QR_EINVAL;
+    if (!find_key(section, key, &i))
+        return QR_EKEY;
+    *value = s->keys[i].value;
+    return QR_OK;
+}
+
+int qr_scenario_print(const qr_scenario *s, FILE *out)
+{
+    if (!s || !out)
+        return QR_EINVAL;
+    const char *section = "";
+    for (size_t i = 0; i < N_KEYS; i++) {
+        if (strcmp(section, schema[i].section) != 0) {
+            section = schema[i].section;
+            fprintf(out, "%s[%s]\n", i ? "\n" : "", section);
+        }
+        fprintf(out, "%-14s = %-24s ; %s (%s)\n", schema[i].key, s->keys[i].value,
+                schema[i].help, s->keys[i].origin);
+    }
+    return ferror(out) ? QR_EIO : QR_OK;
+}

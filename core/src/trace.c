@@ -1,0 +1,276 @@
+/* Send traces in pcap format: the only file of libqreplay that talks to libpcap. */
+#define _DEFAULT_SOURCE /* libpcap needs the BSD type names (u_int, u_char) */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <pcap/pcap.h>
+
+#include "internal.h"
+#include "qreplay/trace.h"
+
+#ifndef DLT_IPV4
+#define DLT_IPV4 228
+#endif
+
+struct qr_trace_writer {
+    pcap_t *pcap;
+    pcap_dumper_t *dumper;
+    char path[1024];
+    int64_t last_ns;
+    uint64_t count;
+};
+
+struct qr_trace_reader {
+    pcap_t *pcap;
+    char path[1024];
+    int nano;
+    int dlt;
+    int64_t last_ns;
+    uint64_t count;
+};
+
+static void put16(uint8_t *b, uint16_t v)
+{
+    b[0] = (uint8_t)(v >> 8);
+    b[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *b, uint32_t v)
+{
+    b[0] = (uint8_t)(v >> 24);
+    b[1] = (uint8_t)(v >> 16);
+    b[2] = (uint8_t)(v >> 8);
+    b[3] = (uint8_t)v;
+}
+
+static uint16_t get16(const uint8_t *b)
+{
+    return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static uint32_t get32(const uint8_t *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+void qr_packet_encode(const qr_packet *p, uint8_t *buf)
+{
+    memset(buf, 0, QR_TRACE_CAPLEN);
+    buf[0] = 0x45; /* IPv4, 20-byte header */
+    buf[1] = p->tos;
+    put16(buf + 2, p->ip_len);
+    put16(buf + 4, p->ip_id);
+    put16(buf + 6, 0x4000); /* don't fragment */
+    buf[8] = p->ttl ? p->ttl : 64;
+    buf[9] = p->proto;
+    put32(buf + 12, p->src_ip);
+    put32(buf + 16, p->dst_ip);
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2)
+        sum += get16(buf + i);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    put16(buf + 10, (uint16_t)~sum);
+    uint8_t *t = buf + 20;
+    put16(t, p->src_port);
+    put16(t + 2, p->dst_port);
+    put32(t + 4, p->seq);
+    put32(t + 8, p->ack);
+    t[12] = 5 << 4; /* data offset: 20 bytes */
+    t[13] = p->tcp_flags;
+    put16(t + 14, p->window);
+}
+
+int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p)
+{
+    if (len < 20 || (buf[0] >> 4) != 4)
+        return QR_EFORMAT;
+    size_t ihl = (size_t)(buf[0] & 0x0f) * 4;
+    if (ihl < 20 || len < ihl)
+        return QR_EFORMAT;
+    memset(p, 0, sizeof *p);
+    p->tos = buf[1];
+    p->ip_len = get16(buf + 2);
+    p->ip_id = get16(buf + 4);
+    p->ttl = buf[8];
+    p->proto = buf[9];
+    p->src_ip = get32(buf + 12);
+    p->dst_ip = get32(buf + 16);
+    (void)wire_len;
+    if (p->proto == 6) {
+        if (len < ihl + 20)
+            return QR_EFORMAT;
+        const uint8_t *t = buf + ihl;
+        p->src_port = get16(t);
+        p->dst_port = get16(t + 2);
+        p->seq = get32(t + 4);
+        p->ack = get32(t + 8);
+        p->tcp_flags = t[13];
+        p->window = get16(t + 14);
+    }
+    return QR_OK;
+}
+
+int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf)
+{
+    if (!out || !path)
+        return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    qr_trace_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return QR_ENOMEM;
+    snprintf(w->path, sizeof w->path, "%s", path);
+    w->pcap = pcap_open_dead_with_tstamp_precision(DLT_IPV4, 65535, PCAP_TSTAMP_PRECISION_NANO);
+    if (!w->pcap) {
+        free(w);
+        return qri_err(errbuf, QR_ENOMEM, "%s: cannot create pcap handle", path);
+    }
+    w->dumper = pcap_dump_open(w->pcap, path);
+    if (!w->dumper) {
+        int rc = qri_err(errbuf, QR_EIO, "%s: %s", path, pcap_geterr(w->pcap));
+        pcap_close(w->pcap);
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return QR_OK;
+}
+
+int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
+{
+    if (!w || !p)
+        return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    if (p->time_ns < 0)
+        return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": negative time", w->path,
+                       w->count);
+    if (p->ip_len < QR_TRACE_CAPLEN && p->proto == 6)
+        return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": IP length %u below 40",
+                       w->path, w->count, p->ip_len);
+    if (w->count > 0 && p->time_ns < w->last_ns)
+        return qri_err(errbuf, QR_EORDER,
+                       "%s: packet %" PRIu64 ": time %" PRId64 " ns before the previous %" PRId64
+                       " ns",
+                       w->path, w->count, p->time_ns, w->last_ns);
+    uint8_t buf[QR_TRACE_CAPLEN];
+    qr_packet_encode(p, buf);
+    struct pcap_pkthdr h;
+    h.ts.tv_sec = (time_t)(p->time_ns / 1000000000);
+    h.ts.tv_usec = (suseconds_t)(p->time_ns % 1000000000); /* nanoseconds in a nano pcap */
+    h.caplen = QR_TRACE_CAPLEN;
+    h.len = p->ip_len > QR_TRACE_CAPLEN ? p->ip_len : QR_TRACE_CAPLEN;
+    pcap_dump((u_char *)w->dumper, &h, buf);
+    w->last_ns = p->time_ns;
+    w->count++;
+    return QR_OK;
+}
+
+int qr_trace_writer_close(qr_trace_writer *w, char *errbuf)
+{
+    if (!w)
+        return QR_OK;
+    int rc = QR_OK;
+    if (pcap_dump_flush(w->dumper) != 0 || ferror(pcap_dump_file(w->dumper)))
+        rc = qri_err(errbuf, QR_EIO, "%s: write error", w->path);
+    FILE *fp = pcap_dump_file(w->dumper);
+    /* pcap_dump_close closes the FILE; check the close ourselves by flushing first above. */
+    if (fflush(fp) != 0 && !rc)
+        rc = qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
+    pcap_dump_close(w->dumper);
+    pcap_close(w->pcap);
+    free(w);
+    return rc;
+}
+
+int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
+{
+    if (!out || !path)
+        return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return qri_err(errbuf, QR_EFORMAT, "%s: is a folder, not a pcap file", path);
+    if (st.st_size == 0)
+        return qri_err(errbuf, QR_ETRUNC, "%s: empty file (no pcap header)", path);
+    char pe[PCAP_ERRBUF_SIZE] = "";
+    pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, pe);
+    if (!pc) {
+        int code = strstr(pe, "truncated") ? QR_ETRUNC : QR_EFORMAT;
+        if (strstr(pe, "No such file") || strstr(pe, "Permission denied"))
+            code = QR_ENOENT;
+        return qri_err(errbuf, code, "%s: not a readable pcap file (%s)", path, pe);
+    }
+    int dlt = pcap_datalink(pc);
+    if (dlt != DLT_IPV4 && dlt != DLT_RAW) {
+        int rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: link type %s (%d), expected raw IPv4 (LINKTYPE_IPV4 or RAW)", path,
+                         pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?",
+                         dlt);
+        pcap_close(pc);
+        return rc;
+    }
+    qr_trace_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        pcap_close(pc);
+        return QR_ENOMEM;
+    }
+    r->pcap = pc;
+    r->dlt = dlt;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    *out = r;
+    return QR_OK;
+}
+
+int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
+{
+    if (!r || !p)
+        return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    int rc = pcap_next_ex(r->pcap, &h, &data);
+    if (rc == PCAP_ERROR_BREAK)
+        return QR_END;
+    if (rc != 1) {
+        const char *msg = pcap_geterr(r->pcap);
+        int code = strstr(msg, "truncated") ? QR_ETRUNC : QR_EFORMAT;
+        return qri_err(errbuf, code, "%s: packet %" PRIu64 ": %s", r->path, r->count + 1, msg);
+    }
+    if (qr_packet_decode(data, h->caplen, h->len, p) != QR_OK)
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: packet %" PRIu64 ": not an IPv4/TCP header (%u bytes captured)",
+                       r->path, r->count + 1, h->caplen);
+    p->time_ns = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec;
+    if (r->count > 0 && p->time_ns < r->last_ns)
+        return qri_err(errbuf, QR_EORDER,
+                       "%s: packet %" PRIu64 ": timestamp %" PRId64
+                       " ns goes backwards (previous %" PRId64 " ns)",
+                       r->path, r->count + 1, p->time_ns, r->last_ns);
+    r->last_ns = p->time_ns;
+    r->count++;
+    return QR_OK;
+}
+
+uint64_t qr_trace_reader_count(const qr_trace_reader *r)
+{
+    return r->count;
+}
+
+void qr_trace_reader_close(qr_trace_reader *r)
+{
+    if (!r)
+        return;
+    pcap_close(r->pcap);
+    free(r);
+}
+
+char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size)
+{
+    snprintf(buf, size, "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u/%u", p->src_ip >> 24, (p->src_ip >> 16) & 255,
+             (p->src_ip >> 8) & 255, p->src_ip & 255, p->src_port, p->dst_ip >> 24,
+             (p->dst_ip >> 16) & 255, (p->dst_ip >> 8) & 255, p->dst_ip & 255, p->dst_port,
+             p->proto);
+    return buf;
+}

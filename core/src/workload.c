@@ -1,0 +1,294 @@
+/* Flow-size CDF, Poisson background flows and incast events. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "internal.h"
+#include "qreplay/random.h"
+#include "qreplay/workload.h"
+
+struct qr_cdf {
+    size_t n;
+    double *x;
+    double *p;
+    double mean;
+};
+
+static int check_points(const double *x, const double *p, size_t n, const int *lines,
+                        const char *name, char *errbuf)
+{
+#define WHERE(i) name, lines ? lines[i] : (int)(i) + 1
+    if (n < 2)
+        return qri_err(errbuf, QR_EVALUE, "%s: a CDF needs at least two points", name);
+    for (size_t i = 0; i < n; i++) {
+        if (!(x[i] >= 0) || !isfinite(x[i]))
+            return qri_err(errbuf, QR_EVALUE, "%s:%d: size must be a finite number >= 0", WHERE(i));
+        if (!(p[i] >= 0 && p[i] <= 1))
+            return qri_err(errbuf, QR_EVALUE, "%s:%d: probability must lie in [0, 1]", WHERE(i));
+        if (i > 0 && x[i] < x[i - 1])
+            return qri_err(errbuf, QR_EVALUE, "%s:%d: sizes must not decrease", WHERE(i));
+        if (i > 0 && p[i] < p[i - 1])
+            return qri_err(errbuf, QR_EVALUE, "%s:%d: probabilities must not decrease", WHERE(i));
+    }
+    if (p[n - 1] != 1.0)
+        return qri_err(errbuf, QR_EVALUE, "%s:%d: the last probability must be 1", WHERE(n - 1));
+    return QR_OK;
+#undef WHERE
+}
+
+static int cdf_build(qr_cdf **out, const double *x, const double *p, size_t n, const int *lines,
+                     const char *name, char *errbuf)
+{
+    int rc = check_points(x, p, n, lines, name, errbuf);
+    if (rc)
+        return rc;
+    qr_cdf *c = calloc(1, sizeof *c);
+    if (!c)
+        return QR_ENOMEM;
+    c->x = malloc(n * sizeof *c->x);
+    c->p = malloc(n * sizeof *c->p);
+    if (!c->x || !c->p) {
+        qr_cdf_destroy(c);
+        return QR_ENOMEM;
+    }
+    memcpy(c->x, x, n * sizeof *x);
+    memcpy(c->p, p, n * sizeof *p);
+    c->n = n;
+    double mean = p[0] * x[0];
+    for (size_t i = 0; i + 1 < n; i++)
+        mean += (p[i + 1] - p[i]) * 0.5 * (x[i] + x[i + 1]);
+    c->mean = mean;
+    *out = c;
+    return QR_OK;
+}
+
+int qr_cdf_create(qr_cdf **out, const double *bytes, const double *prob, size_t n, char *errbuf)
+{
+    if (!out || (!bytes && n) || (!prob && n))
+        return qri_err(errbuf, QR_EINVAL, "cdf: NULL argument");
+    return cdf_build(out, bytes, prob, n, NULL, "cdf", errbuf);
+}
+
+int qr_cdf_load(qr_cdf **out, const char *path, char *errbuf)
+{
+    if (!out || !path)
+        return qri_err(errbuf, QR_EINVAL, "cdf: NULL argument");
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return qri_err(errbuf, QR_ENOENT, "%s: cannot open flow-size CDF", path);
+    size_t n = 0, cap = 0;
+    double *x = NULL, *p = NULL;
+    int *lines = NULL;
+    char line[512];
+    int lineno = 0;
+    int rc = QR_OK;
+    while (!rc && fgets(line, sizeof line, fp)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = line;
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+            s++;
+        if (*s == '\0')
+            continue;
+        double a, b;
+        char extra;
+        if (sscanf(s, "%lf %lf %c", &a, &b, &extra) != 2) {
+            rc = qri_err(errbuf, QR_ESYNTAX, "%s:%d: expected 'bytes probability'", path, lineno);
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 32;
+            double *nx = realloc(x, cap * sizeof *x);
+            if (nx)
+                x = nx;
+            double *np = realloc(p, cap * sizeof *p);
+            if (np)
+                p = np;
+            int *nl = realloc(lines, cap * sizeof *lines);
+            if (nl)
+                lines = nl;
+            if (!nx || !np || !nl) {
+                rc = QR_ENOMEM;
+                break;
+            }
+        }
+        x[n] = a;
+        p[n] = b;
+        lines[n] = lineno;
+        n++;
+    }
+    if (!rc && ferror(fp))
+        rc = qri_err(errbuf, QR_EIO, "%s: read error", path);
+    fclose(fp);
+    if (!rc)
+        rc = cdf_build(out, x, p, n, lines, path, errbuf);
+    free(x);
+    free(p);
+    free(lines);
+    return rc;
+}
+
+void qr_cdf_destroy(qr_cdf *c)
+{
+    if (!c)
+        return;
+    free(c->x);
+    free(c->p);
+    free(c);
+}
+
+double qr_cdf_mean(const qr_cdf *c)
+{
+    return c->mean;
+}
+
+uint64_t qr_cdf_quantile(const qr_cdf *c, double u)
+{
+    double v;
+    if (u <= c->p[0]) {
+        v = c->x[0];
+    } else {
+        size_t lo = 0, hi = c->n - 1; /* find i with p[i] < u <= p[i+1] */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->p[mid] < u)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        double dp = c->p[hi] - c->p[lo];
+        v = dp > 0 ? c->x[lo] + (u - c->p[lo]) / dp * (c->x[hi] - c->x[lo]) : c->x[hi];
+    }
+    uint64_t b = (uint64_t)llround(v);
+    return b ? b : 1;
+}
+
+static int cmp_flow(const void *a, const void *b)
+{
+    const qr_flow *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    /* ties: background before incast, then by generation order kept in id */
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct flowvec {
+    qr_flow *v;
+    size_t n, cap;
+};
+
+static int push_flow(struct flowvec *fv, qr_flow f)
+{
+    if (fv->n == fv->cap) {
+        size_t cap = fv->cap ? 2 * fv->cap : 1024;
+        qr_flow *v = realloc(fv->v, cap * sizeof *v);
+        if (!v)
+            return QR_ENOMEM;
+        fv->v = v;
+        fv->cap = cap;
+    }
+    fv->v[fv->n++] = f;
+    return QR_OK;
+}
+
+int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_flows,
+                         char *errbuf)
+{
+    if (!cfg || !flows || !n_flows)
+        return qri_err(errbuf, QR_EINVAL, "workload: NULL argument");
+    *flows = NULL;
+    *n_flows = 0;
+    if (cfg->n_hosts < 2)
+        return qri_err(errbuf, QR_EINVAL, "workload: need at least 2 hosts, have %u",
+                       cfg->n_hosts);
+    if (!(cfg->load >= 0 && cfg->load <= 1))
+        return qri_err(errbuf, QR_EINVAL, "workload: load %g outside [0, 1]", cfg->load);
+    if (cfg->load > 0 && (!cfg->sizes || cfg->link_rate_bps == 0))
+        return qri_err(errbuf, QR_EINVAL, "workload: load > 0 needs sizes and a link rate");
+    if (cfg->duration_ns < 0)
+        return qri_err(errbuf, QR_EINVAL, "workload: negative duration");
+    if (!(cfg->incast_rate_per_s >= 0))
+        return qri_err(errbuf, QR_EINVAL, "workload: negative incast rate");
+    if (cfg->incast_rate_per_s > 0 && (cfg->incast_fanin < 1 || cfg->incast_fanin >= cfg->n_hosts))
+        return qri_err(errbuf, QR_EINVAL, "workload: incast fan-in %u needs 1..%u", cfg->incast_fanin,
+                       cfg->n_hosts - 1);
+
+    struct flowvec fv = {0};
+    int rc = QR_OK;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    uint32_t *others = malloc(cfg->n_hosts * sizeof *others);
+    uint32_t *chosen = malloc(cfg->n_hosts * sizeof *chosen);
+    if (!r || !others || !chosen)
+        rc = QR_ENOMEM;
+    uint64_t seq = 0;
+
+    if (!rc && cfg->load > 0 && cfg->duration_ns > 0) {
+        gsl_rng_set(r, (unsigned long)qr_seed_derive(cfg->seed, "workload.background", 0));
+        double lambda_per_ns = cfg->load * (double)cfg->link_rate_bps * cfg->n_hosts /
+                               (8.0 * qr_cdf_mean(cfg->sizes)) / 1e9;
+        double t = 0;
+        for (;;) {
+            t += gsl_ran_exponential(r, 1.0 / lambda_per_ns);
+            if (t >= (double)cfg->duration_ns)
+                break;
+            qr_flow f = {.id = seq++, .start_ns = (int64_t)t};
+            f.src = (uint32_t)gsl_rng_uniform_int(r, cfg->n_hosts);
+            f.dst = (uint32_t)gsl_rng_uniform_int(r, cfg->n_hosts - 1);
+            if (f.dst >= f.src)
+                f.dst++; /* uniform over the other hosts */
+            f.bytes = qr_cdf_quantile(cfg->sizes, gsl_rng_uniform(r));
+            if ((rc = push_flow(&fv, f)))
+                break;
+        }
+    }
+    if (!rc && cfg->incast_rate_per_s > 0 && cfg->duration_ns > 0) {
+        gsl_rng_set(r, (unsigned long)qr_seed_derive(cfg->seed, "workload.incast", 0));
+        double mean_gap_ns = 1e9 / cfg->incast_rate_per_s;
+        double t = 0;
+        uint32_t event = 0;
+        for (;;) {
+            t += gsl_ran_exponential(r, mean_gap_ns);
+            if (t >= (double)cfg->duration_ns)
+                break;
+            event++;
+            uint32_t client = (uint32_t)gsl_rng_uniform_int(r, cfg->n_hosts);
+            size_t n = 0;
+            for (uint32_t h = 0; h < cfg->n_hosts; h++)
+                if (h != client)
+                    others[n++] = h;
+            gsl_ran_choose(r, chosen, cfg->incast_fanin, others, n, sizeof *others);
+            for (uint32_t i = 0; i < cfg->incast_fanin && !rc; i++) {
+                qr_flow f = {.id = seq++,
+                             .src = chosen[i],
+                             .dst = client,
+                             .bytes = cfg->incast_size_bytes,
+                             .start_ns = (int64_t)t,
+                             .incast = event};
+                rc = push_flow(&fv, f);
+            }
+            if (rc)
+                break;
+        }
+    }
+    gsl_rng_free(r);
+    free(others);
+    free(chosen);
+    if (rc) {
+        free(fv.v);
+        return rc;
+    }
+    if (fv.n > 1)
+        qsort(fv.v, fv.n, sizeof *fv.v, cmp_flow);
+    for (size_t i = 0; i < fv.n; i++)
+        fv.v[i].id = i;
+    *flows = fv.v;
+    *n_flows = fv.n;
+    return QR_OK;
+}
