@@ -16,6 +16,17 @@ typedef struct qr_cli_command {
 int qr_cmd_sample(int argc, char **argv);
 int qr_cmd_scenario(int argc, char **argv);
 int qr_cmd_synth(int argc, char **argv);
+int qr_cmd_workload(int argc, char **argv);
+
+struct qr_scenario;
+struct qr_config;
+/* Load a scenario file, apply --set overrides and validate; on error prints it and returns 1. */
+int cli_load_scenario(const char *command, const char *path, const char **sets, int n_sets,
+                      struct qr_scenario **out);
+/* Number of hosts of the scenario's topology. */
+uint32_t cli_scenario_hosts(const struct qr_config *c);
+/* mkdir -p; prints and returns 1 on failure. */
+int cli_make_dir(const char *command, const char *dir);
 
 /* Print "qreplay COMMAND: message" on stderr and return 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

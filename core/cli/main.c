@@ -8,6 +8,7 @@
 static const qr_cli_command commands[] = {
     {"sample", "sample send times of a trace (pcap or CSV) and infer them back", qr_cmd_sample},
     {"scenario", "validate a scenario file and print it fully resolved", qr_cmd_scenario},
+    {"workload", "generate a scenario's flow schedule and clock offsets", qr_cmd_workload},
     {"synth", "write a synthetic send trace with bursts and rate changes", qr_cmd_synth},
 };
 

@@ -156,7 +156,7 @@ static hid_t field_type(const qr_h5_field *fd)
     case QR_H5_STR: {
         hid_t t = H5Tcopy(H5T_C_S1);
         H5Tset_size(t, fd->size);
-        H5Tset_strpad(t, H5T_STR_NULLPAD);
+        H5Tset_strpad(t, H5T_STR_NULLTERM);
         return t;
     }
     }

@@ -10,7 +10,9 @@
 #include <ini.h>
 
 #include "internal.h"
+#include "qreplay/h5.h"
 #include "qreplay/scenario.h"
+#include "qreplay/version.h"
 #include "qreplay/units.h"
 
 #ifndef QR_DATA_DIR
@@ -306,6 +308,13 @@ static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_d
     if (qri_strlcpy(text, raw, sizeof text))
         return qri_err(errbuf, QR_EVALUE, "value is too long");
     char *v = trim(text);
+    if (schema[i].type == KT_TIMELIST || schema[i].type == KT_ENUMSET) {
+        char *w = v; /* lists are kept without blanks: "2us,5us,10us" */
+        for (char *r = v; *r; r++)
+            if (!isspace((unsigned char)*r))
+                *w++ = *r;
+        *w = '\0';
+    }
     int rc = parse_value(&schema[i], v, base_dir, &s->cfg, errbuf);
     if (rc)
         return rc;
@@ -351,6 +360,7 @@ struct parse_ctx {
     FILE *fp;
     const char *str;
     int line;
+    int section_line; /* line of the latest [section] header */
     int long_line; /* first line that exceeded the reader's buffer */
     int err_line;
     int err_code;
@@ -384,6 +394,9 @@ static char *reader(char *buf, int num, void *stream)
     if (!got)
         return NULL;
     c->line++;
+    buf[n] = '\0';
+    if (buf[strspn(buf, " \t")] == '[')
+        c->section_line = c->line;
     buf[n++] = '\n';
     buf[n] = '\0';
     return buf;
@@ -415,7 +428,10 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (rc) {
         c->err_code = rc;
-        c->err_line = c->line;
+        /* an unknown section is blamed on its header line */
+        c->err_line = rc == QR_EKEY && section[0] && !known_section(section) && c->section_line
+                          ? c->section_line
+                          : c->line;
         return 0;
     }
     return 1;
@@ -590,8 +606,37 @@ int qr_scenario_print(const qr_scenario *s, FILE *out)
             section = schema[i].section;
             fprintf(out, "%s[%s]\n", i ? "\n" : "", section);
         }
-        fprintf(out, "%-14s = %-24s ; %s (%s)\n", schema[i].key, s->keys[i].value,
-                schema[i].help, s->keys[i].origin);
+        fprintf(out, "; %s [%s]\n%s = %s\n", schema[i].help, s->keys[i].origin, schema[i].key,
+                s->keys[i].value);
     }
     return ferror(out) ? QR_EIO : QR_OK;
+}
+
+int qr_scenario_write_h5(const qr_scenario *s, qr_h5 *f, const char *obj, char *errbuf)
+{
+    if (!s || !f || !obj)
+        return qri_err(errbuf, QR_EINVAL, "scenario: NULL argument");
+    int rc = QR_OK;
+    for (size_t i = 0; !rc && i < N_KEYS; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s.%s", schema[i].section, schema[i].key);
+        rc = qr_h5_attr_str(f, obj, name, s->keys[i].value, errbuf);
+    }
+    /* the whole scenario as one loadable INI text */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = rc ? NULL : open_memstream(&text, &len);
+    if (!rc && !mem)
+        rc = qri_err(errbuf, QR_ENOMEM, "scenario: out of memory");
+    if (mem) {
+        qr_scenario_print(s, mem);
+        fclose(mem);
+        rc = qr_h5_attr_str(f, obj, "scenario", text, errbuf);
+        free(text);
+    }
+    if (!rc)
+        rc = qr_h5_attr_u64(f, obj, "seed", s->cfg.run.seed, errbuf);
+    if (!rc)
+        rc = qr_h5_attr_str(f, obj, "code_version", qr_version(), errbuf);
+    return rc;
 }

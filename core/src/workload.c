@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "qreplay/random.h"
+#include "qreplay/units.h"
 #include "qreplay/workload.h"
 
 struct qr_cdf {
@@ -280,6 +281,90 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
     gsl_rng_free(r);
     free(others);
     free(chosen);
+    if (rc) {
+        free(fv.v);
+        return rc;
+    }
+    if (fv.n > 1)
+        qsort(fv.v, fv.n, sizeof *fv.v, cmp_flow);
+    for (size_t i = 0; i < fv.n; i++)
+        fv.v[i].id = i;
+    *flows = fv.v;
+    *n_flows = fv.n;
+    return QR_OK;
+}
+
+int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n_flows,
+                  char *errbuf)
+{
+    if (!path || !flows || !n_flows)
+        return qri_err(errbuf, QR_EINVAL, "flows: NULL argument");
+    *flows = NULL;
+    *n_flows = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return qri_err(errbuf, QR_ENOENT, "%s: cannot open flow list", path);
+    struct flowvec fv = {0};
+    char line[512];
+    int lineno = 0, header = 0, rc = QR_OK;
+    while (!rc && fgets(line, sizeof line, fp)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *fields[5];
+        int nf = 0;
+        char *save = NULL;
+        char *blank = line + strspn(line, " \t\r\n");
+        if (*blank == '\0')
+            continue;
+        for (char *tok = strtok_r(line, ",", &save); tok && nf < 5; tok = strtok_r(NULL, ",", &save)) {
+            tok += strspn(tok, " \t");
+            size_t n = strlen(tok);
+            while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\r' || tok[n - 1] == '\n'))
+                tok[--n] = '\0';
+            fields[nf++] = tok;
+        }
+        if (!header) {
+            if (nf != 4 || strcmp(fields[0], "src") || strcmp(fields[1], "dst") ||
+                strcmp(fields[2], "bytes") || strcmp(fields[3], "start")) {
+                rc = qri_err(errbuf, QR_ESYNTAX, "%s:%d: expected the header 'src,dst,bytes,start'",
+                             path, lineno);
+                break;
+            }
+            header = 1;
+            continue;
+        }
+        if (nf != 4) {
+            rc = qri_err(errbuf, QR_ESYNTAX, "%s:%d: expected 4 fields: src,dst,bytes,start", path,
+                         lineno);
+            break;
+        }
+        int64_t src, dst;
+        qr_flow f = {.id = fv.n};
+        if ((rc = qr_parse_int(fields[0], 0, (int64_t)n_hosts - 1, &src, errbuf)) ||
+            (rc = qr_parse_int(fields[1], 0, (int64_t)n_hosts - 1, &dst, errbuf)) ||
+            (rc = qr_parse_bytes(fields[2], &f.bytes, errbuf)) ||
+            (rc = qr_parse_time_ns(fields[3], &f.start_ns, errbuf))) {
+            qri_err_prefix(errbuf, "%s:%d", path, lineno);
+            break;
+        }
+        if (src == dst) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%d: src and dst are both host %lld", path, lineno,
+                         (long long)src);
+            break;
+        }
+        if (f.bytes == 0) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%d: a flow of 0 bytes", path, lineno);
+            break;
+        }
+        f.src = (uint32_t)src;
+        f.dst = (uint32_t)dst;
+        rc = push_flow(&fv, f);
+    }
+    if (!rc && !header)
+        rc = qri_err(errbuf, QR_ESYNTAX, "%s: empty flow list (no header)", path);
+    fclose(fp);
     if (rc) {
         free(fv.v);
         return rc;

@@ -25,7 +25,7 @@ typedef enum {
     QR_H5_I32,
     QR_H5_I64,
     QR_H5_F64,
-    QR_H5_STR, /* fixed-size, NUL-padded char array of `size` bytes */
+    QR_H5_STR, /* fixed-size, NUL-terminated char array of `size` bytes */
 } qr_h5_type;
 
 /* One field of a table's row struct. */

@@ -125,6 +125,12 @@ int qr_scenario_get(const qr_scenario *s, const char *section, const char *key,
  * commented with where it came from. Returns 0 or QR_EIO. */
 int qr_scenario_print(const qr_scenario *s, FILE *out);
 
+/* Write the resolved scenario as attributes of object `obj` (e.g. "/") of a result file: one string
+ * attribute "section.key" per key, "scenario" (the whole INI text), "seed" and "code_version".
+ * Returns 0 or the writer's error. */
+struct qr_h5;
+int qr_scenario_write_h5(const qr_scenario *s, struct qr_h5 *f, const char *obj, char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif

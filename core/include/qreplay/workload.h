@@ -63,6 +63,14 @@ typedef struct qr_workload_cfg {
 int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_flows,
                          char *errbuf);
 
+/* Read an explicit flow list: a CSV with the header "src,dst,bytes,start" and one flow per line:
+ * host indices src != dst below n_hosts, a size with its unit (20MB, 30KB, 1448B) and a start
+ * time with its unit (30ms, 0). '#' starts a comment. Flows are returned sorted by start time,
+ * ids in that order. Returns 0, QR_ENOENT, QR_ESYNTAX, QR_EVALUE, QR_EUNIT with "FILE:LINE: reason"
+ * in errbuf. *flows is allocated (free with free()). */
+int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n_flows,
+                  char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif

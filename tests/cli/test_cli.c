@@ -1,0 +1,261 @@
+/* The qreplay program end to end: exit codes, outputs, and bad input handled without leftovers. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+static char dir[64];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/qr-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown);
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* Run `qreplay ARGS` (a shell fragment) in the source folder; returns the exit status. */
+static int qreplay(const char *fmt, ...)
+{
+    char args[2048], cmd[4096], o[128], e[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(o, sizeof o, "%s/.stdout", dir);
+    snprintf(e, sizeof e, "%s/.stderr", dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s 2>%s </dev/null", QR_SOURCE_DIR, QR_PROGRAM, args,
+             o, e);
+    int st = system(cmd);
+    slurp(o, out, sizeof out);
+    slurp(e, err, sizeof err);
+    unlink(o);
+    unlink(e);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int exists(const char *fmt, ...)
+{
+    char p[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p, sizeof p, fmt, ap);
+    va_end(ap);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Nothing in dir but the given names (no partial files). */
+static void only_files(const char *a, const char *b)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        cr_assert((a && !strcmp(e->d_name, a)) || (b && !strcmp(e->d_name, b)),
+                  "unexpected file %s left in %s", e->d_name, dir);
+    }
+    closedir(d);
+}
+
+Test(cli, help_and_usage_errors)
+{
+    cr_assert_eq(qreplay("--help"), 0);
+    cr_assert(strstr(out, "sample") && strstr(out, "scenario") && strstr(out, "workload"));
+    const char *cmds[] = {"sample", "scenario", "workload", "synth"};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(qreplay("%s --help", cmds[i]), 0, "%s --help", cmds[i]);
+        cr_assert(strstr(out, "usage: qreplay"), "%s", out);
+    }
+    cr_assert_eq(qreplay("frobnicate"), 2);
+    cr_assert(strstr(err, "unknown command 'frobnicate'"), "%s", err);
+    cr_assert_eq(qreplay(""), 2);
+    cr_assert_eq(qreplay("sample --bogus a b"), 2);
+    cr_assert(strstr(err, "unknown option '--bogus'"), "%s", err);
+    cr_assert_eq(qreplay("sample --th 5 a b"), 2);
+    cr_assert(strstr(err, "--th") && strstr(err, "no unit"), "%s", err);
+    cr_assert_eq(qreplay("sample --method best a b"), 2);
+    cr_assert_eq(qreplay("sample onlyone"), 2);
+    cr_assert_eq(qreplay("--version"), 0);
+    cr_assert(strstr(out, "qreplay 0."), "%s", out);
+}
+
+Test(cli, scenario_prints_a_loadable_resolved_file)
+{
+    cr_assert_eq(qreplay("scenario scenarios/fattree-k4-websearch.ini --set buffer.size=1MiB"), 0, "%s", err);
+    char p[128];
+    snprintf(p, sizeof p, "%s/r.ini", dir);
+    FILE *f = fopen(p, "w");
+    fputs(out, f);
+    fclose(f);
+    cr_assert_eq(qreplay("scenario %s/r.ini --get buffer.size", dir), 0, "%s", err);
+    cr_assert_str_eq(out, "1MiB\n");
+    cr_assert_eq(qreplay("scenario %s/r.ini --get sampling.th", dir), 0);
+    cr_assert_str_eq(out, "2us,5us,10us\n");
+    cr_assert_eq(qreplay("scenario --keys"), 0);
+    cr_assert(strstr(out, "buffer.size") && strstr(out, "replay.margin"), "%s", out);
+}
+
+Test(cli, scenario_errors_name_file_line_and_key)
+{
+    FILE *f;
+    char p[128];
+    snprintf(p, sizeof p, "%s/bad.ini", dir);
+    f = fopen(p, "w");
+    fputs("[topology]\nk = 4\n[links]\nrat = 10Gbps\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("scenario %s", p), 1);
+    cr_assert(strstr(err, "bad.ini:4: [links] rat: unknown key"), "%s", err);
+    cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+    cr_assert_eq(qreplay("scenario scenarios/fattree-k4-websearch.ini --set topology.k=5"), 1);
+    cr_assert(strstr(err, "[topology] k"), "%s", err);
+    cr_assert_eq(qreplay("scenario scenarios/fattree-k4-websearch.ini --set links.rate=fast"), 1);
+    cr_assert(strstr(err, "--set links.rate"), "%s", err);
+    cr_assert_eq(qreplay("scenario %s/missing.ini", dir), 1);
+    cr_assert(strstr(err, "missing.ini"), "%s", err);
+}
+
+static long h5_attr_i64(const char *path, const char *obj, const char *name)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    cr_assert_geq(f, 0, "cannot open %s", path);
+    hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
+    hid_t a = H5Aopen(o, name, H5P_DEFAULT);
+    int64_t v = -1;
+    H5Aread(a, H5T_NATIVE_INT64, &v);
+    H5Aclose(a);
+    H5Oclose(o);
+    H5Fclose(f);
+    return (long)v;
+}
+
+Test(cli, sample_pcap_and_csv_respect_the_bound)
+{
+    cr_assert_eq(qreplay("synth --quiet --packets 50000 --flows 5 --seed 3 %s/t.pcap", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("synth --quiet --packets 50000 --flows 5 --seed 3 %s/t.csv", dir), 0, "%s", err);
+    const char *ths[] = {"0", "2us", "5us", "10us"};
+    const long bound[] = {0, 2000, 5000, 10000};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(qreplay("sample --quiet --th %s %s/t.pcap %s/p.h5", ths[i], dir, dir), 0, "%s", err);
+        cr_assert(strstr(out, "packets            50000"), "%s", out);
+        char p[128];
+        snprintf(p, sizeof p, "%s/p.h5", dir);
+        long e = h5_attr_i64(p, "/sampling", "max_error_ns");
+        cr_assert_leq(e, bound[i], "th %s: max error %ld", ths[i], e);
+        cr_assert_eq(h5_attr_i64(p, "/sampling", "th_ns"), bound[i]);
+        cr_assert_eq(qreplay("sample --quiet --th %s %s/t.csv %s/c.h5", ths[i], dir, dir), 0, "%s", err);
+        snprintf(p, sizeof p, "%s/c.h5", dir);
+        cr_assert_leq(h5_attr_i64(p, "/sampling", "max_error_ns"), bound[i]);
+        cr_assert_eq(h5_attr_i64(p, "/sampling", "packets"), 50000);
+    }
+    /* the CSV and the pcap carry the same times: the same number of records */
+    char a[128], b[128];
+    snprintf(a, sizeof a, "%s/p.h5", dir);
+    snprintf(b, sizeof b, "%s/c.h5", dir);
+    cr_assert_eq(h5_attr_i64(a, "/sampling", "records"), h5_attr_i64(b, "/sampling", "records"));
+}
+
+Test(cli, synth_is_deterministic)
+{
+    cr_assert_eq(qreplay("synth --quiet --packets 3000 --seed 9 %s/a.pcap", dir), 0);
+    cr_assert_eq(qreplay("synth --quiet --packets 3000 --seed 9 %s/b.pcap", dir), 0);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "cmp -s %s/a.pcap %s/b.pcap", dir, dir);
+    cr_assert_eq(system(cmd), 0, "same seed, different pcaps");
+    cr_assert_eq(qreplay("synth --quiet --packets 3000 --seed 10 %s/c.pcap", dir), 0);
+    snprintf(cmd, sizeof cmd, "cmp -s %s/a.pcap %s/c.pcap", dir, dir);
+    cr_assert_neq(system(cmd), 0);
+}
+
+Test(cli, sample_bad_inputs_leave_no_result)
+{
+    char p[128];
+    cr_assert_eq(qreplay("synth --quiet --packets 1000 %s/t.pcap", dir), 0);
+    /* truncated pcap */
+    snprintf(p, sizeof p, "%s/t.pcap", dir);
+    cr_assert_eq(truncate(p, 24 + 500 * 56 + 30), 0);
+    cr_assert_eq(qreplay("sample %s/t.pcap %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "t.pcap") && strstr(err, "packet 501"), "%s", err);
+    only_files("t.pcap", NULL);
+    /* empty file, text file, missing file */
+    snprintf(p, sizeof p, "%s/empty.pcap", dir);
+    fclose(fopen(p, "w"));
+    cr_assert_eq(qreplay("sample %s/empty.pcap %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "empty.pcap"), "%s", err);
+    unlink(p);
+    cr_assert_eq(qreplay("sample %s/nope.pcap %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "nope.pcap"), "%s", err);
+    snprintf(p, sizeof p, "%s/x.txt", dir);
+    FILE *f = fopen(p, "w");
+    fputs("hello world, not a trace\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("sample %s/x.txt %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "x.txt"), "%s", err);
+    unlink(p);
+    /* CSV going backwards in a flow, a bad header, a bad time */
+    snprintf(p, sizeof p, "%s/b.csv", dir);
+    f = fopen(p, "w");
+    fputs("flow,time_ns\na,100\nb,50\na,200\na,150\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("sample %s/b.csv %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "b.csv:5") && strstr(err, "back in time"), "%s", err);
+    f = fopen(p, "w");
+    fputs("flow,time\na,100\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("sample %s/b.csv %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "b.csv:1"), "%s", err);
+    f = fopen(p, "w");
+    fputs("flow,time_ns\na,1e5\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("sample %s/b.csv %s/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "b.csv:2"), "%s", err);
+    unlink(p);
+    /* output folder missing */
+    cr_assert_eq(qreplay("synth --quiet --packets 100 %s/ok.pcap", dir), 0);
+    cr_assert_eq(qreplay("sample %s/ok.pcap %s/no/such/dir/o.h5", dir, dir), 1);
+    cr_assert(strstr(err, "no/such/dir"), "%s", err);
+    only_files("t.pcap", "ok.pcap");
+    cr_assert_not(exists("%s/o.h5", dir));
+}
+
+Test(cli, workload_is_deterministic_and_carries_the_scenario)
+{
+    cr_assert_eq(qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.duration=20ms -o %s/a", dir), 0, "%s", err);
+    cr_assert(strstr(out, "hosts              16"), "%s", out);
+    cr_assert_eq(qreplay("workload --quiet scenarios/fattree-k4-websearch.ini --set traffic.duration=20ms -o %s/b", dir), 0, "%s", err);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -d /flows %s/a/workload.h5 | tail -n +2 > %s/a.txt && "
+             "%s -d /flows %s/b/workload.h5 | tail -n +2 > %s/b.txt && cmp -s %s/a.txt %s/b.txt",
+             QR_H5DUMP, dir, dir, QR_H5DUMP, dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "same seed, different schedules");
+    snprintf(cmd, sizeof cmd, "%s -a /buffer.size -a /seed -a /code_version %s/a/workload.h5 | grep -c DATA > /dev/null", QR_H5DUMP, dir);
+    cr_assert_eq(system(cmd), 0, "scenario attributes missing");
+    cr_assert_eq(qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.size_cdf=nope.cdf -o %s/c", dir), 1);
+    cr_assert(strstr(err, "size_cdf") && strstr(err, "nope.cdf"), "%s", err);
+    cr_assert_not(exists("%s/c/workload.h5", dir));
+}

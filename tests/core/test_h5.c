@@ -1,0 +1,228 @@
+/* HDF5 writer: compound tables round trip, units and attributes, h5dump, and no partial file
+ * ever under the final name. */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+
+struct row {
+    char name[16];
+    uint64_t id;
+    int64_t t_ns;
+    double x;
+    uint16_t port;
+};
+
+static const qr_h5_field fields[] = {
+    {"name", QR_H5_STR, offsetof(struct row, name), 16, NULL},
+    {"id", QR_H5_U64, offsetof(struct row, id), 0, NULL},
+    {"t_ns", QR_H5_I64, offsetof(struct row, t_ns), 0, "ns"},
+    {"x", QR_H5_F64, offsetof(struct row, x), 0, "MTU"},
+    {"port", QR_H5_U16, offsetof(struct row, port), 0, "port"}};
+
+static char path[256];
+
+static void setup(void)
+{
+    snprintf(path, sizeof path, "/tmp/qr-test-%d.h5", getpid());
+    unlink(path);
+}
+
+static void teardown(void)
+{
+    unlink(path);
+}
+
+TestSuite(h5, .init = setup, .fini = teardown);
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+Test(h5, table_round_trip_with_units_and_attributes)
+{
+    qr_h5 *f;
+    qr_h5_table *t;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_h5_create(&f, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_table_create(&t, f, "/replay/tagged_th_5us/rows", fields, 5,
+                                    sizeof(struct row), 100, err),
+                 QR_OK, "%s", err);
+    const size_t n = 12345; /* several chunks and a partial one */
+    struct row *rows = calloc(n, sizeof *rows);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(rows[i].name, sizeof rows[i].name, "flow%zu", i % 97);
+        rows[i].id = i;
+        rows[i].t_ns = -5 + 1000 * (int64_t)i;
+        rows[i].x = i / 3.0;
+        rows[i].port = (uint16_t)(i % 5);
+    }
+    cr_assert_eq(qr_h5_table_append(t, rows, 1000, err), QR_OK);
+    cr_assert_eq(qr_h5_table_append(t, rows + 1000, n - 1000, err), QR_OK);
+    cr_assert_eq(qr_h5_table_rows(t), n);
+    cr_assert_eq(qr_h5_table_close(t, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_attr_str(f, "/", "scenario", "[run]\nseed = 1\n", err), QR_OK);
+    cr_assert_eq(qr_h5_attr_u64(f, "/", "seed", 42, err), QR_OK);
+    cr_assert_eq(qr_h5_attr_f64(f, "/replay", "mean", 0.5, err), QR_OK);
+    cr_assert_eq(qr_h5_attr_i64(f, "/replay", "th_ns", 5000, err), QR_OK);
+    cr_assert_eq(qr_h5_attr_i64(f, "/replay", "th_ns", 2000, err), QR_OK); /* replaced */
+    cr_assert_eq(qr_h5_attr_str(f, "/nosuch", "a", "b", err), QR_EHDF5);
+    cr_assert_not(exists(path), "final name exists before commit");
+    cr_assert(exists(qr_h5_partial_path(f)));
+    cr_assert_eq(qr_h5_commit(f, err), QR_OK, "%s", err);
+    cr_assert(exists(path));
+
+    /* read back with the HDF5 library itself */
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    cr_assert_geq(file, 0);
+    hid_t ds = H5Dopen2(file, "/replay/tagged_th_5us/rows", H5P_DEFAULT);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t dims[1];
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    cr_assert_eq(dims[0], n);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(struct row));
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 16);
+    H5Tinsert(mt, "name", offsetof(struct row, name), st);
+    H5Tinsert(mt, "id", offsetof(struct row, id), H5T_NATIVE_UINT64);
+    H5Tinsert(mt, "t_ns", offsetof(struct row, t_ns), H5T_NATIVE_INT64);
+    H5Tinsert(mt, "x", offsetof(struct row, x), H5T_NATIVE_DOUBLE);
+    H5Tinsert(mt, "port", offsetof(struct row, port), H5T_NATIVE_UINT16);
+    struct row *back = calloc(n, sizeof *back);
+    cr_assert_geq(H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_str_eq(back[i].name, rows[i].name);
+        cr_assert_eq(back[i].id, rows[i].id);
+        cr_assert_eq(back[i].t_ns, rows[i].t_ns);
+        cr_assert_eq(back[i].x, rows[i].x);
+        cr_assert_eq(back[i].port, rows[i].port);
+    }
+    /* chunked and compressed */
+    hid_t dcpl = H5Dget_create_plist(ds);
+    cr_assert_eq(H5Pget_layout(dcpl), H5D_CHUNKED);
+    cr_assert_geq(H5Pget_nfilters(dcpl), 2);
+    H5Pclose(dcpl);
+    /* the unit of t_ns */
+    hid_t a = H5Aopen(ds, "unit:t_ns", H5P_DEFAULT);
+    cr_assert_geq(a, 0);
+    hid_t at = H5Aget_type(a);
+    char *unit = NULL;
+    H5Aread(a, at, &unit);
+    cr_assert_str_eq(unit, "ns");
+    H5free_memory(unit);
+    H5Tclose(at);
+    H5Aclose(a);
+    hid_t g = H5Gopen2(file, "/replay", H5P_DEFAULT);
+    a = H5Aopen(g, "th_ns", H5P_DEFAULT);
+    int64_t th = 0;
+    H5Aread(a, H5T_NATIVE_INT64, &th);
+    cr_assert_eq(th, 2000);
+    H5Aclose(a);
+    H5Gclose(g);
+    H5Tclose(st);
+    H5Tclose(mt);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(file);
+    free(rows);
+    free(back);
+}
+
+Test(h5, h5dump_reads_the_result)
+{
+    if (!QR_H5DUMP[0])
+        cr_skip_test("h5dump is not installed");
+    qr_h5 *f;
+    qr_h5_table *t;
+    cr_assert_eq(qr_h5_create(&f, path, NULL), QR_OK);
+    cr_assert_eq(qr_h5_table_create(&t, f, "/flows", fields, 5, sizeof(struct row), 0, NULL), QR_OK);
+    struct row r = {.name = "abc", .id = 7, .t_ns = 123456789, .x = 2.5, .port = 3};
+    qr_h5_table_append(t, &r, 1, NULL);
+    qr_h5_table_close(t, NULL);
+    cr_assert_eq(qr_h5_commit(f, NULL), QR_OK);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -d /flows %s", QR_H5DUMP, path);
+    FILE *p = popen(cmd, "r");
+    char buf[8192];
+    size_t len = fread(buf, 1, sizeof buf - 1, p);
+    buf[len] = '\0';
+    cr_assert_eq(pclose(p), 0, "h5dump failed:\n%s", buf);
+    cr_assert(strstr(buf, "123456789") && strstr(buf, "\"abc\"") && strstr(buf, "\"t_ns\""), "%s",
+              buf);
+}
+
+Test(h5, abort_leaves_nothing)
+{
+    qr_h5 *f;
+    qr_h5_table *t;
+    cr_assert_eq(qr_h5_create(&f, path, NULL), QR_OK);
+    cr_assert_eq(qr_h5_table_create(&t, f, "/x", fields, 5, sizeof(struct row), 0, NULL), QR_OK);
+    qr_h5_table_close(t, NULL);
+    char partial[512];
+    snprintf(partial, sizeof partial, "%s", qr_h5_partial_path(f));
+    qr_h5_abort(f);
+    cr_assert_not(exists(path));
+    cr_assert_not(exists(partial));
+}
+
+Test(h5, commit_with_open_table_is_refused_and_leaves_nothing)
+{
+    qr_h5 *f;
+    qr_h5_table *t;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_h5_create(&f, path, NULL), QR_OK);
+    cr_assert_eq(qr_h5_table_create(&t, f, "/x", fields, 5, sizeof(struct row), 0, NULL), QR_OK);
+    char partial[512];
+    snprintf(partial, sizeof partial, "%s", qr_h5_partial_path(f));
+    cr_assert_eq(qr_h5_commit(f, err), QR_ESTATE);
+    cr_assert_not(exists(path));
+    cr_assert_not(exists(partial));
+    free(t); /* the table's HDF5 objects died with the file */
+}
+
+Test(h5, an_interrupted_writer_never_has_the_final_name)
+{
+    /* a child process writes and is killed before commit */
+    pid_t pid = fork();
+    if (pid == 0) {
+        qr_h5 *f;
+        qr_h5_table *t;
+        qr_h5_create(&f, path, NULL);
+        qr_h5_table_create(&t, f, "/x", fields, 5, sizeof(struct row), 0, NULL);
+        struct row r = {0};
+        for (int i = 0; i < 1000; i++)
+            qr_h5_table_append(t, &r, 1, NULL);
+        _exit(3); /* dies without commit */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert_eq(WEXITSTATUS(status), 3);
+    cr_assert_not(exists(path), "a killed writer left %s", path);
+    char partial[512];
+    snprintf(partial, sizeof partial, "%s.partial-%d", path, pid);
+    unlink(partial);
+}
+
+Test(h5, bad_paths)
+{
+    qr_h5 *f;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_h5_create(&f, "/nonexistent/dir/r.h5", err), QR_EIO);
+    cr_assert(strstr(err, "/nonexistent/dir/r.h5"), "%s", err);
+    cr_assert_eq(qr_h5_create(&f, path, err), QR_OK);
+    cr_assert_eq(qr_h5_group(f, "relative", err), QR_EINVAL);
+    cr_assert_eq(qr_h5_group(f, "/a/b/c", err), QR_OK);
+    cr_assert_eq(qr_h5_group(f, "/a/b", err), QR_OK); /* exists: fine */
+    qr_h5_abort(f);
+}

@@ -1,0 +1,217 @@
+/* Sampling: rate-based keeps every inferred time within th (property, 10^6+ packets with bursts and
+ * rate changes); gap-based breaks that bound when the rate changes inside a burst. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "qreplay/error.h"
+#include "qreplay/sampler.h"
+#include "qreplay/synth.h"
+
+/* Sample times[0..n) and return the records (malloc'd) and their count. */
+static qr_sample_record *sample(qr_sampling_method m, int64_t th, const int64_t *times, size_t n,
+                                size_t *n_recs)
+{
+    qr_sampler *s;
+    qr_sampler_cfg cfg = {.method = m, .th_ns = th};
+    cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+    qr_sample_record *recs = malloc((n + 1) * sizeof *recs);
+    size_t k = 0;
+    int emitted;
+    for (size_t i = 0; i < n; i++) {
+        char err[QR_ERRBUF_SIZE];
+        cr_assert_eq(qr_sampler_push(s, times[i], &recs[k], &emitted, err), QR_OK, "%s", err);
+        k += (size_t)emitted;
+    }
+    cr_assert_eq(qr_sampler_finish(s, &recs[k], &emitted), QR_OK);
+    k += (size_t)emitted;
+    cr_assert_eq(qr_sampler_packets(s), n);
+    qr_sampler_destroy(s);
+    *n_recs = k;
+    return recs;
+}
+
+/* Largest |inferred - true| over the flow, checking both inference functions agree. */
+static int64_t max_error(const qr_sample_record *recs, size_t nr, const int64_t *times, size_t n)
+{
+    int64_t worst = 0;
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a, b;
+        cr_assert_eq(qr_sample_infer(recs, nr, i, &a), QR_OK);
+        cr_assert_eq(qr_sample_infer_next(recs, nr, &pos, i, &b), QR_OK);
+        cr_assert_eq(a, b, "packet %zu: %lld vs %lld", i, (long long)a, (long long)b);
+        int64_t e = llabs(a - times[i]);
+        if (e > worst)
+            worst = e;
+    }
+    return worst;
+}
+
+Test(sampler, constant_rate_needs_one_record)
+{
+    int64_t t[100];
+    for (int i = 0; i < 100; i++)
+        t[i] = 1000 + 1200 * i;
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_RATE, 0, t, 100, &nr);
+    cr_assert_eq(nr, 1);
+    cr_assert_eq(r[0].index, 0);
+    cr_assert_eq(r[0].time_ns, 1000);
+    cr_assert_float_eq(r[0].gap_ns, 1200.0, 1e-9);
+    cr_assert_eq(max_error(r, nr, t, 100), 0);
+    free(r);
+}
+
+Test(sampler, hand_computed_segments)
+{
+    /* th = 10: packets 0..2 fit gap 100 +- 5; packet 3 at 500 cannot (needs gap >= 163.3). */
+    int64_t t[] = {0, 100, 200, 500, 600};
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_RATE, 10, t, 5, &nr);
+    cr_assert_eq(nr, 2);
+    cr_assert_eq(r[0].index, 0);
+    cr_assert_eq(r[0].time_ns, 0);
+    /* G = [90,110] ∩ [95,105] = [95,105] -> midpoint 100 */
+    cr_assert_float_eq(r[0].gap_ns, 100.0, 1e-9);
+    cr_assert_eq(r[1].index, 3);
+    cr_assert_eq(r[1].time_ns, 500);
+    cr_assert_float_eq(r[1].gap_ns, 100.0, 1e-9); /* [90,110] */
+    free(r);
+}
+
+Test(sampler, single_packet_and_empty_flows)
+{
+    int64_t t[] = {777};
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_RATE, 5000, t, 1, &nr);
+    cr_assert_eq(nr, 1);
+    cr_assert_eq(r[0].time_ns, 777);
+    cr_assert_eq(r[0].gap_ns, 0.0);
+    free(r);
+    r = sample(QR_SAMPLING_RATE, 5000, t, 0, &nr);
+    cr_assert_eq(nr, 0);
+    free(r);
+    int64_t out;
+    cr_assert_eq(qr_sample_infer(NULL, 0, 0, &out), QR_EINVAL);
+}
+
+Test(sampler, rejects_time_going_backwards)
+{
+    qr_sampler *s;
+    qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 5000};
+    cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+    qr_sample_record r;
+    int e;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_sampler_push(s, 100, &r, &e, err), QR_OK);
+    cr_assert_eq(qr_sampler_push(s, 200, &r, &e, err), QR_OK);
+    cr_assert_eq(qr_sampler_push(s, 150, &r, &e, err), QR_EORDER);
+    cr_assert(strstr(err, "packet 2"), "%s", err);
+    qr_sampler_finish(s, &r, &e);
+    cr_assert_eq(qr_sampler_push(s, 300, &r, &e, err), QR_ESTATE);
+    qr_sampler_destroy(s);
+    qr_sampler_cfg bad = {.method = QR_SAMPLING_RATE, .th_ns = -1};
+    cr_assert_eq(qr_sampler_create(&s, &bad), QR_EINVAL);
+}
+
+/* The property: over seeded random traces of 10^6+ packets with bursts and rate changes, every
+ * inferred time is within th. Also reports the compression at 2, 5 and 10 us. */
+Test(sampler, property_rate_based_error_is_bounded, .timeout = 300)
+{
+    const size_t flows = 16, per_flow = 65536; /* 1,048,576 packets */
+    int64_t *t = malloc(per_flow * sizeof *t);
+    const int64_t ths[] = {0, 2000, 5000, 10000};
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t packets = 0, records = 0;
+        int64_t worst = 0;
+        for (uint64_t f = 0; f < flows; f++) {
+            qr_synth_cfg cfg = qr_synth_default(1000 + f);
+            cfg.jitter_ns = 50 + (int64_t)(f * 30);
+            cr_assert_eq(qr_synth_flow(&cfg, f, per_flow, t), QR_OK);
+            size_t nr;
+            qr_sample_record *r = sample(QR_SAMPLING_RATE, ths[k], t, per_flow, &nr);
+            int64_t e = max_error(r, nr, t, per_flow);
+            cr_assert_leq(e, ths[k], "th %lld ns, flow %llu: error %lld ns", (long long)ths[k],
+                          (unsigned long long)f, (long long)e);
+            worst = e > worst ? e : worst;
+            packets += per_flow;
+            records += nr;
+            free(r);
+        }
+        cr_log_info("rate-based th=%lldns: %llu packets, %llu records, %.2f packets/record, "
+                    "max error %lld ns",
+                    (long long)ths[k], (unsigned long long)packets, (unsigned long long)records,
+                    (double)packets / (double)records, (long long)worst);
+        if (ths[k] > 0)
+            cr_assert_gt(packets, 10 * records, "sampling at th %lld compresses", (long long)ths[k]);
+    }
+    free(t);
+}
+
+Test(sampler, gap_based_breaks_the_bound_when_rate_changes_in_a_burst)
+{
+    /* One burst: 50 packets at 1.2 us, then 50 at 12 us, every gap below the 20 us threshold. */
+    int64_t t[100];
+    t[0] = 0;
+    for (int i = 1; i < 100; i++)
+        t[i] = t[i - 1] + (i < 50 ? 1200 : 12000);
+    const int64_t th = 20000;
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_GAP, th, t, 100, &nr);
+    cr_assert_eq(nr, 1, "one burst, one record");
+    int64_t e = max_error(r, nr, t, 100);
+    cr_log_info("gap-based on a rate change: max error %lld ns for th %lld ns", (long long)e,
+                (long long)th);
+    cr_assert_gt(e, th, "gap-based error %lld should exceed th %lld", (long long)e, (long long)th);
+    free(r);
+    /* rate-based on the same trace honours th */
+    r = sample(QR_SAMPLING_RATE, th, t, 100, &nr);
+    cr_assert_leq(max_error(r, nr, t, 100), th);
+    free(r);
+}
+
+Test(sampler, gap_based_is_exact_on_uniform_bursts)
+{
+    int64_t t[20];
+    for (int i = 0; i < 10; i++)
+        t[i] = 1000 * i;
+    for (int i = 10; i < 20; i++)
+        t[i] = 1000000 + 500 * (i - 10);
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_GAP, 5000, t, 20, &nr);
+    cr_assert_eq(nr, 2);
+    cr_assert_eq(r[1].index, 10);
+    cr_assert_eq(max_error(r, nr, t, 20), 0);
+    free(r);
+}
+
+Test(sampler, exact_times_at_th_zero_on_synthetic_traces)
+{
+    int64_t t[20000];
+    qr_synth_cfg cfg = qr_synth_default(7);
+    cr_assert_eq(qr_synth_flow(&cfg, 0, 20000, t), QR_OK);
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_RATE, 0, t, 20000, &nr);
+    cr_assert_eq(max_error(r, nr, t, 20000), 0);
+    free(r);
+}
+
+Test(sampler, reset_starts_a_new_flow)
+{
+    qr_sampler *s;
+    qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 0};
+    qr_sampler_create(&s, &cfg);
+    qr_sample_record r;
+    int e;
+    qr_sampler_push(s, 5000, &r, &e, NULL);
+    qr_sampler_reset(s);
+    cr_assert_eq(qr_sampler_push(s, 100, &r, &e, NULL), QR_OK); /* earlier time, new flow */
+    cr_assert_eq(qr_sampler_packets(s), 1);
+    qr_sampler_finish(s, &r, &e);
+    cr_assert_eq(e, 1);
+    cr_assert_eq(r.index, 0);
+    cr_assert_eq(r.time_ns, 100);
+    qr_sampler_destroy(s);
+}

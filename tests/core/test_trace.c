@@ -1,0 +1,289 @@
+/* Send traces: pcap round trip, tshark agreement, and every kind of bad file. */
+#define _DEFAULT_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_rng.h>
+#include <pcap/pcap.h>
+
+#include "qreplay/error.h"
+#include "qreplay/trace.h"
+
+static char path[256];
+
+static void setup(void)
+{
+    snprintf(path, sizeof path, "/tmp/qr-test-trace-%d.pcap", getpid());
+}
+
+static void teardown(void)
+{
+    unlink(path);
+}
+
+TestSuite(trace, .init = setup, .fini = teardown);
+
+static qr_packet random_packet(gsl_rng *r, int64_t t)
+{
+    qr_packet p = {.time_ns = t,
+                   .src_ip = (uint32_t)gsl_rng_get(r),
+                   .dst_ip = (uint32_t)gsl_rng_get(r),
+                   .src_port = (uint16_t)gsl_rng_get(r),
+                   .dst_port = (uint16_t)gsl_rng_get(r),
+                   .proto = 6,
+                   .tos = (uint8_t)gsl_rng_uniform_int(r, 256),
+                   .ttl = (uint8_t)(1 + gsl_rng_uniform_int(r, 255)),
+                   .ip_id = (uint16_t)gsl_rng_get(r),
+                   .ip_len = (uint16_t)(40 + gsl_rng_uniform_int(r, 1461)),
+                   .seq = (uint32_t)gsl_rng_get(r),
+                   .ack = (uint32_t)gsl_rng_get(r),
+                   .tcp_flags = (uint8_t)gsl_rng_uniform_int(r, 256),
+                   .window = (uint16_t)gsl_rng_get(r)};
+    return p;
+}
+
+static void assert_same(const qr_packet *a, const qr_packet *b, int i)
+{
+    cr_assert(a->time_ns == b->time_ns && a->src_ip == b->src_ip && a->dst_ip == b->dst_ip &&
+                  a->src_port == b->src_port && a->dst_port == b->dst_port &&
+                  a->proto == b->proto && a->tos == b->tos && a->ttl == b->ttl &&
+                  a->ip_id == b->ip_id && a->ip_len == b->ip_len && a->seq == b->seq &&
+                  a->ack == b->ack && a->tcp_flags == b->tcp_flags && a->window == b->window,
+              "packet %d differs", i);
+}
+
+static void write_packets(const qr_packet *p, size_t n)
+{
+    qr_trace_writer *w;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(qr_trace_write(w, &p[i], err), QR_OK, "%s", err);
+    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK, "%s", err);
+}
+
+Test(trace, round_trip_keeps_every_field)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 1);
+    enum { N = 5000 };
+    static qr_packet in[N];
+    int64_t t = 1234567890123LL; /* seconds and nanoseconds both non-trivial */
+    for (int i = 0; i < N; i++) {
+        t += (int64_t)gsl_rng_uniform_int(r, 3000);
+        in[i] = random_packet(r, t);
+    }
+    write_packets(in, N);
+    qr_trace_reader *rd;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
+    qr_packet out;
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK, "%s", err);
+        assert_same(&out, &in[i], i);
+    }
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_END);
+    cr_assert_eq(qr_trace_reader_count(rd), N);
+    qr_trace_reader_close(rd);
+    gsl_rng_free(r);
+}
+
+Test(trace, tshark_reads_the_same_packets)
+{
+    if (!QR_TSHARK[0])
+        cr_skip_test("tshark is not installed");
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2);
+    enum { N = 300 };
+    static qr_packet in[N];
+    for (int i = 0; i < N; i++) {
+        in[i] = random_packet(r, 1000000000LL + 1000 * i + (i % 7));
+        in[i].tcp_flags &= 0x3f;
+    }
+    write_packets(in, N);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "%s -r %s -T fields -E separator=, -e frame.time_epoch -e ip.id -e ip.len "
+             "-e ip.src -e tcp.srcport -e tcp.dstport -e tcp.seq_raw -e tcp.flags 2>/dev/null",
+             QR_TSHARK, path);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        cr_assert_lt(n, N);
+        long long sec, nsec;
+        unsigned id, len, p1, p2, b1, b2, b3, b4, flags;
+        unsigned long seq;
+        int k = sscanf(line, "%lld.%lld,0x%x,%u,%u.%u.%u.%u,%u,%u,%lu,0x%x", &sec, &nsec, &id, &len,
+                       &b1, &b2, &b3, &b4, &p1, &p2, &seq, &flags);
+        cr_assert_eq(k, 12, "unparsed tshark line: %s", line);
+        cr_assert_eq(sec * 1000000000LL + nsec, in[n].time_ns, "time of packet %d", n);
+        cr_assert_eq(id, in[n].ip_id);
+        cr_assert_eq(len, in[n].ip_len);
+        cr_assert_eq(b1 << 24 | b2 << 16 | b3 << 8 | b4, in[n].src_ip);
+        cr_assert_eq(p1, in[n].src_port);
+        cr_assert_eq(p2, in[n].dst_port);
+        cr_assert_eq(seq, in[n].seq);
+        cr_assert_eq(flags, in[n].tcp_flags);
+        n++;
+    }
+    cr_assert_eq(pclose(f), 0, "tshark failed");
+    cr_assert_eq(n, N, "tshark saw %d packets, expected %d", n, N);
+    gsl_rng_free(r);
+}
+
+static int open_error(char *err)
+{
+    qr_trace_reader *rd = NULL;
+    int rc = qr_trace_reader_open(&rd, path, err);
+    qr_trace_reader_close(rd);
+    return rc;
+}
+
+static void write_bytes(const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+Test(trace, empty_missing_and_foreign_files)
+{
+    char err[QR_ERRBUF_SIZE];
+    write_bytes("", 0);
+    cr_assert_eq(open_error(err), QR_ETRUNC);
+    cr_assert(strstr(err, path), "%s", err);
+    write_bytes("\xd4\xc3\xb2\xa1\x02\x00", 6); /* a cut file header */
+    cr_assert_eq(open_error(err), QR_ETRUNC, "%s", err);
+    write_bytes("flow,time_ns\nx,1\nthis is not a pcap\n", 36);
+    cr_assert_eq(open_error(err), QR_EFORMAT);
+    cr_assert(strstr(err, "not a readable pcap"), "%s", err);
+    unlink(path);
+    cr_assert_eq(open_error(err), QR_ENOENT);
+    cr_assert_eq(qr_trace_reader_open(NULL, path, err), QR_EINVAL);
+}
+
+Test(trace, other_link_types_are_refused)
+{
+    pcap_t *p = pcap_open_dead(DLT_EN10MB, 65535);
+    pcap_dumper_t *d = pcap_dump_open(p, path);
+    pcap_dump_close(d);
+    pcap_close(p);
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(open_error(err), QR_EFORMAT);
+    cr_assert(strstr(err, "link type"), "%s", err);
+}
+
+Test(trace, truncated_packet_is_reported_with_its_number)
+{
+    qr_packet in[3];
+    for (int i = 0; i < 3; i++)
+        in[i] = (qr_packet){.time_ns = 1000 * i, .proto = 6, .ip_len = 1500, .ip_id = (uint16_t)i};
+    write_packets(in, 3);
+    cr_assert_eq(truncate(path, 24 + 2 * (16 + 40) + 16 + 20), 0); /* cut inside packet 3 */
+    qr_trace_reader *rd;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
+    qr_packet out;
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_ETRUNC);
+    cr_assert(strstr(err, "packet 3"), "%s", err);
+    qr_trace_reader_close(rd);
+    /* cut inside a record header */
+    write_packets(in, 3);
+    cr_assert_eq(truncate(path, 24 + 16 + 40 + 7), 0);
+    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_ETRUNC, "%s", err);
+    qr_trace_reader_close(rd);
+}
+
+Test(trace, backwards_timestamps_and_short_captures)
+{
+    /* write a nanosecond pcap directly with libpcap: packet 2 goes back in time */
+    pcap_t *p = pcap_open_dead_with_tstamp_precision(DLT_RAW, 65535, PCAP_TSTAMP_PRECISION_NANO);
+    pcap_dumper_t *d = pcap_dump_open(p, path);
+    uint8_t buf[QR_TRACE_CAPLEN];
+    qr_packet pk = {.proto = 6, .ip_len = 100};
+    qr_packet_encode(&pk, buf);
+    struct pcap_pkthdr h = {.caplen = 40, .len = 100};
+    h.ts.tv_sec = 5;
+    pcap_dump((u_char *)d, &h, buf);
+    h.ts.tv_sec = 4;
+    pcap_dump((u_char *)d, &h, buf);
+    pcap_dump_close(d);
+    qr_trace_reader *rd;
+    char err[QR_ERRBUF_SIZE];
+    qr_packet out;
+    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
+    cr_assert_eq(out.time_ns, 5000000000LL);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_EORDER);
+    cr_assert(strstr(err, "packet 2") && strstr(err, "backwards"), "%s", err);
+    qr_trace_reader_close(rd);
+    /* a capture too short for the headers */
+    d = pcap_dump_open(p, path);
+    h.caplen = 10;
+    pcap_dump((u_char *)d, &h, buf);
+    pcap_dump_close(d);
+    pcap_close(p);
+    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_EFORMAT);
+    cr_assert(strstr(err, "packet 1"), "%s", err);
+    qr_trace_reader_close(rd);
+}
+
+Test(trace, microsecond_pcaps_are_read_in_nanoseconds)
+{
+    pcap_t *p = pcap_open_dead(DLT_RAW, 65535);
+    pcap_dumper_t *d = pcap_dump_open(p, path);
+    uint8_t buf[QR_TRACE_CAPLEN];
+    qr_packet pk = {.proto = 6, .ip_len = 40, .src_port = 80};
+    qr_packet_encode(&pk, buf);
+    struct pcap_pkthdr h = {.caplen = 40, .len = 40};
+    h.ts.tv_sec = 2;
+    h.ts.tv_usec = 7;
+    pcap_dump((u_char *)d, &h, buf);
+    pcap_dump_close(d);
+    pcap_close(p);
+    qr_trace_reader *rd;
+    qr_packet out;
+    cr_assert_eq(qr_trace_reader_open(&rd, path, NULL), QR_OK);
+    cr_assert_eq(qr_trace_read(rd, &out, NULL), QR_OK);
+    cr_assert_eq(out.time_ns, 2000007000LL);
+    cr_assert_eq(out.src_port, 80);
+    qr_trace_reader_close(rd);
+}
+
+Test(trace, writer_refuses_bad_packets)
+{
+    qr_trace_writer *w;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK);
+    qr_packet p = {.time_ns = 100, .proto = 6, .ip_len = 60};
+    cr_assert_eq(qr_trace_write(w, &p, err), QR_OK);
+    p.time_ns = 99;
+    cr_assert_eq(qr_trace_write(w, &p, err), QR_EORDER);
+    p.time_ns = 200;
+    p.ip_len = 20;
+    cr_assert_eq(qr_trace_write(w, &p, err), QR_EVALUE);
+    p.ip_len = 60;
+    p.time_ns = -1;
+    cr_assert_eq(qr_trace_write(w, &p, err), QR_EVALUE);
+    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
+    cr_assert_eq(qr_trace_writer_open(&w, "/nonexistent/dir/x.pcap", err), QR_EIO);
+}
+
+Test(trace, flow_names)
+{
+    qr_packet p = {.src_ip = 0x0a000001, .dst_ip = 0x0a000102, .src_port = 5000, .dst_port = 80,
+                   .proto = 6};
+    char buf[QR_FLOW_NAME_MAX];
+    cr_assert_str_eq(qr_packet_flow_name(&p, buf, sizeof buf), "10.0.0.1:5000>10.0.1.2:80/6");
+}
