@@ -444,10 +444,7 @@ int qr_cmd_sample(int argc, char **argv)
     printf("max error          %" PRId64 " ns\n", max_err);
     printf("output             %s\n", out);
 out:
-    qr_h5_table_close(t_rec, NULL);
-    qr_h5_table_close(t_inf, NULL);
-    qr_h5_table_close(t_flow, NULL);
-    qr_h5_abort(h5);
+    qr_h5_abort(h5); /* also releases tables left open by an error */
     qr_sampler_destroy(s);
     free(recs);
     flowset_free(&fs);

@@ -59,7 +59,9 @@ int qr_cmd_scenario(int argc, char **argv)
         for (size_t i = 0; i < qr_scenario_key_count(); i++) {
             const char *sec, *key, *val, *hlp;
             qr_scenario_key(s, i, &sec, &key, &val, NULL, &hlp);
-            printf("%s.%-16s %-20s %s\n", sec, key, val[0] ? val : "(none)", hlp);
+            char name[64];
+            snprintf(name, sizeof name, "%s.%s", sec, key);
+            printf("%-24s %-16s %s\n", name, val[0] ? val : "(none)", hlp);
         }
         qr_scenario_destroy(s);
         return 0;

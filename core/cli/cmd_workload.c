@@ -233,9 +233,7 @@ int qr_cmd_workload(int argc, char **argv)
         printf("output             %s\n", path);
     }
 out:
-    qr_h5_table_close(tf, NULL);
-    qr_h5_table_close(tc, NULL);
-    qr_h5_abort(h5);
+    qr_h5_abort(h5); /* also releases tables left open by an error */
     free(offsets);
     free(flows);
     qr_cdf_destroy(cdf);

@@ -15,6 +15,7 @@ struct qr_h5 {
     char path[1024];
     char partial[1100];
     int open_tables;
+    struct qr_h5_table *tables; /* open tables, released by abort */
 };
 
 struct qr_h5_table {
@@ -27,6 +28,7 @@ struct qr_h5_table {
     size_t buffered;
     uint64_t rows;
     char path[256];
+    struct qr_h5_table *next;
 };
 
 /* Run an HDF5 call with its automatic error printing off: the library never prints. */
@@ -219,6 +221,8 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
         return qri_err(errbuf, QR_EHDF5, "%s: cannot create table %s", f->partial, path);
     }
     f->open_tables++;
+    t->next = f->tables;
+    f->tables = t;
     *out = t;
     for (size_t i = 0; i < n_fields; i++) {
         if (!fields[i].unit)
@@ -282,6 +286,22 @@ uint64_t qr_h5_table_rows(const qr_h5_table *t)
     return t->rows;
 }
 
+/* Unlink a table from its file and free it, without writing. */
+static void release_table(qr_h5_table *t)
+{
+    for (qr_h5_table **pp = &t->f->tables; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
+    H5Dclose(t->dset);
+    H5Tclose(t->mem_type);
+    t->f->open_tables--;
+    free(t->buf);
+    free(t);
+}
+
 int qr_h5_table_close(qr_h5_table *t, char *errbuf)
 {
     if (!t)
@@ -289,11 +309,7 @@ int qr_h5_table_close(qr_h5_table *t, char *errbuf)
     int rc = flush_rows(t, errbuf);
     if (!rc)
         rc = qr_h5_attr_u64(t->f, t->path, "rows", t->rows, errbuf);
-    H5Dclose(t->dset);
-    H5Tclose(t->mem_type);
-    t->f->open_tables--;
-    free(t->buf);
-    free(t);
+    release_table(t);
     return rc;
 }
 
@@ -321,6 +337,8 @@ void qr_h5_abort(qr_h5 *f)
 {
     if (!f)
         return;
+    while (f->tables)
+        release_table(f->tables);
     QUIET(H5Fclose(f->file));
     unlink(f->partial);
     free(f);

@@ -66,10 +66,12 @@ uint64_t qr_h5_table_rows(const qr_h5_table *t);
 int qr_h5_table_close(qr_h5_table *t, char *errbuf);
 
 /* Close the file and rename it to its final name. Frees f. Returns 0, or QR_EHDF5 / QR_EIO (then
- * the temporary file is removed and nothing has the final name). */
+ * the temporary file is removed and nothing has the final name), or QR_ESTATE if a table is still
+ * open (then the file is aborted as by qr_h5_abort). */
 int qr_h5_commit(qr_h5 *f, char *errbuf);
 
-/* Close the file and remove it; nothing is left under either name. Frees f; NULL is allowed. */
+/* Close the file and remove it; nothing is left under either name. Frees f and every table still
+ * open on it (their handles become invalid); NULL is allowed. */
 void qr_h5_abort(qr_h5 *f);
 
 /* The temporary name the file is written under until commit (borrowed from f). */
