@@ -199,6 +199,23 @@ static int push_flow(struct flowvec *fv, qr_flow f)
     return QR_OK;
 }
 
+/* Hand a built schedule to the caller, sorted by start time with ids in that order; on error
+ * release it. */
+static int finish_schedule(struct flowvec *fv, int rc, qr_flow **flows, size_t *n_flows)
+{
+    if (rc) {
+        free(fv->v);
+        return rc;
+    }
+    if (fv->n > 1)
+        qsort(fv->v, fv->n, sizeof *fv->v, cmp_flow);
+    for (size_t i = 0; i < fv->n; i++)
+        fv->v[i].id = i;
+    *flows = fv->v;
+    *n_flows = fv->n;
+    return QR_OK;
+}
+
 int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_flows,
                          char *errbuf)
 {
@@ -281,17 +298,7 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
     gsl_rng_free(r);
     free(others);
     free(chosen);
-    if (rc) {
-        free(fv.v);
-        return rc;
-    }
-    if (fv.n > 1)
-        qsort(fv.v, fv.n, sizeof *fv.v, cmp_flow);
-    for (size_t i = 0; i < fv.n; i++)
-        fv.v[i].id = i;
-    *flows = fv.v;
-    *n_flows = fv.n;
-    return QR_OK;
+    return finish_schedule(&fv, rc, flows, n_flows);
 }
 
 int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n_flows,
@@ -365,15 +372,5 @@ int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n
     if (!rc && !header)
         rc = qri_err(errbuf, QR_ESYNTAX, "%s: empty flow list (no header)", path);
     fclose(fp);
-    if (rc) {
-        free(fv.v);
-        return rc;
-    }
-    if (fv.n > 1)
-        qsort(fv.v, fv.n, sizeof *fv.v, cmp_flow);
-    for (size_t i = 0; i < fv.n; i++)
-        fv.v[i].id = i;
-    *flows = fv.v;
-    *n_flows = fv.n;
-    return QR_OK;
+    return finish_schedule(&fv, rc, flows, n_flows);
 }
