@@ -1,0 +1,71 @@
+/* qreplay: the structure of the simulated networks and per-flow ECMP routing (DESIGN.md section 3).
+ *
+ * A k-ary FatTree (k even): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 core switches,
+ * k^3/4 hosts. A star: one switch with n hosts (n <= 63). Switches are numbered edges first
+ * (pod p, edge e: p*k/2 + e), then aggregation (k*k/2 + p*k/2 + a), then core (k*k + c).
+ * Ports: an edge switch's ports 0..k/2-1 lead down to its hosts, k/2+a up to aggregation a of its
+ * pod; an aggregation switch's ports 0..k/2-1 lead down to edge e, k/2+j up to core a*k/2+j; core
+ * c's port p leads to pod p (aggregation c / (k/2)). Host h is host h % (k/2) of edge
+ * (h / (k/2)) % (k/2) of pod h / (k^3/4 / k) and has address 10.pod.edge.(4*i+2); its switch-side
+ * interface is 10.pod.edge.(4*i+1).
+ *
+ * Routing is O(1) per packet: down by address, up by a hash of the 5-tuple and the switch id, so
+ * every packet of a flow direction takes one path, in every run. */
+#ifndef QREPLAY_TOPOLOGY_H
+#define QREPLAY_TOPOLOGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qr_five_tuple {
+    uint32_t src_ip, dst_ip; /* host byte order */
+    uint16_t src_port, dst_port;
+    uint8_t proto;
+} qr_five_tuple;
+
+typedef enum { QR_NODE_HOST = 0, QR_NODE_EDGE = 1, QR_NODE_AGG = 2, QR_NODE_CORE = 3 } qr_node_kind;
+
+typedef struct qr_topology qr_topology;
+
+/* A k-ary FatTree, k even in 2..64. Returns 0 or QR_EINVAL. Caller owns *out. */
+int qr_topology_fattree(qr_topology **out, int k);
+
+/* A star of n hosts on one switch (kind QR_NODE_EDGE), n in 2..63. Caller owns *out. */
+int qr_topology_star(qr_topology **out, int hosts);
+
+/* Release; NULL is allowed. */
+void qr_topology_destroy(qr_topology *t);
+
+uint32_t qr_topology_hosts(const qr_topology *t);
+uint32_t qr_topology_switches(const qr_topology *t);
+/* Ports of switch sw (k for a FatTree switch, n for the star). */
+uint32_t qr_topology_ports(const qr_topology *t, uint32_t sw);
+qr_node_kind qr_topology_switch_kind(const qr_topology *t, uint32_t sw);
+
+/* Host h's address, and the host an address belongs to (QR_ENOTFOUND if none). */
+uint32_t qr_topology_host_addr(const qr_topology *t, uint32_t host);
+int qr_topology_host_of_addr(const qr_topology *t, uint32_t addr, uint32_t *host);
+
+/* Host h's switch and the port of that switch leading to it. */
+void qr_topology_host_attach(const qr_topology *t, uint32_t host, uint32_t *sw, uint32_t *port);
+
+/* What port `port` of switch sw leads to: a host (peer_kind QR_NODE_HOST, peer = host index,
+ * peer_port = 0) or a switch (its number and port). Returns 0 or QR_EINVAL. */
+int qr_topology_link(const qr_topology *t, uint32_t sw, uint32_t port, qr_node_kind *peer_kind,
+                     uint32_t *peer, uint32_t *peer_port);
+
+/* The ECMP hash of a 5-tuple at switch sw. */
+uint64_t qr_flow_hash(const qr_five_tuple *ft, uint32_t sw);
+
+/* The egress port of switch sw for a packet of 5-tuple ft. Returns 0, or QR_ENOTFOUND if the
+ * destination is no host of the topology. */
+int qr_topology_route(const qr_topology *t, uint32_t sw, const qr_five_tuple *ft, uint32_t *port);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,199 @@
+/* FatTree and star structure, addressing, and per-flow ECMP routing. */
+#include <stdlib.h>
+
+#include "qreplay/error.h"
+#include "qreplay/topology.h"
+
+struct qr_topology {
+    int star;
+    uint32_t k, half; /* FatTree arity and k/2; for the star k = hosts */
+    uint32_t hosts, edges, aggs, cores;
+};
+
+int qr_topology_fattree(qr_topology **out, int k)
+{
+    if (!out || k < 2 || k > 64 || k % 2)
+        return QR_EINVAL;
+    qr_topology *t = calloc(1, sizeof *t);
+    if (!t)
+        return QR_ENOMEM;
+    t->k = (uint32_t)k;
+    t->half = (uint32_t)k / 2;
+    t->hosts = t->k * t->k * t->k / 4;
+    t->edges = t->aggs = t->k * t->half;
+    t->cores = t->half * t->half;
+    *out = t;
+    return QR_OK;
+}
+
+int qr_topology_star(qr_topology **out, int hosts)
+{
+    if (!out || hosts < 2 || hosts > 63)
+        return QR_EINVAL;
+    qr_topology *t = calloc(1, sizeof *t);
+    if (!t)
+        return QR_ENOMEM;
+    t->star = 1;
+    t->k = (uint32_t)hosts;
+    t->hosts = (uint32_t)hosts;
+    t->edges = 1;
+    *out = t;
+    return QR_OK;
+}
+
+void qr_topology_destroy(qr_topology *t)
+{
+    free(t);
+}
+
+uint32_t qr_topology_hosts(const qr_topology *t)
+{
+    return t->hosts;
+}
+
+uint32_t qr_topology_switches(const qr_topology *t)
+{
+    return t->edges + t->aggs + t->cores;
+}
+
+uint32_t qr_topology_ports(const qr_topology *t, uint32_t sw)
+{
+    return sw < qr_topology_switches(t) ? t->k : 0;
+}
+
+qr_node_kind qr_topology_switch_kind(const qr_topology *t, uint32_t sw)
+{
+    if (sw < t->edges)
+        return QR_NODE_EDGE;
+    return sw < t->edges + t->aggs ? QR_NODE_AGG : QR_NODE_CORE;
+}
+
+/* pod, edge and index of a host */
+static void host_pos(const qr_topology *t, uint32_t h, uint32_t *pod, uint32_t *edge, uint32_t *i)
+{
+    if (t->star) {
+        *pod = 0;
+        *edge = 0;
+        *i = h;
+        return;
+    }
+    *i = h % t->half;
+    *edge = (h / t->half) % t->half;
+    *pod = h / (t->half * t->half);
+}
+
+uint32_t qr_topology_host_addr(const qr_topology *t, uint32_t host)
+{
+    uint32_t pod, edge, i;
+    host_pos(t, host, &pod, &edge, &i);
+    return 10u << 24 | pod << 16 | edge << 8 | (4 * i + 2);
+}
+
+int qr_topology_host_of_addr(const qr_topology *t, uint32_t addr, uint32_t *host)
+{
+    uint32_t pod = (addr >> 16) & 255, edge = (addr >> 8) & 255, last = addr & 255;
+    uint32_t per_edge = t->star ? t->hosts : t->half;
+    uint32_t edges = t->star ? 1 : t->half, pods = t->star ? 1 : t->k;
+    if (addr >> 24 != 10 || last % 4 != 2 || pod >= pods || edge >= edges ||
+        last / 4 >= per_edge)
+        return QR_ENOTFOUND;
+    *host = t->star ? last / 4 : (pod * t->half + edge) * t->half + last / 4;
+    return QR_OK;
+}
+
+void qr_topology_host_attach(const qr_topology *t, uint32_t host, uint32_t *sw, uint32_t *port)
+{
+    uint32_t pod, edge, i;
+    host_pos(t, host, &pod, &edge, &i);
+    *sw = t->star ? 0 : pod * t->half + edge;
+    *port = i;
+}
+
+int qr_topology_link(const qr_topology *t, uint32_t sw, uint32_t port, qr_node_kind *peer_kind,
+                     uint32_t *peer, uint32_t *peer_port)
+{
+    if (sw >= qr_topology_switches(t) || port >= t->k)
+        return QR_EINVAL;
+    if (t->star) {
+        *peer_kind = QR_NODE_HOST;
+        *peer = port;
+        *peer_port = 0;
+        return QR_OK;
+    }
+    uint32_t h = t->half;
+    switch (qr_topology_switch_kind(t, sw)) {
+    case QR_NODE_EDGE: {
+        uint32_t pod = sw / h, e = sw % h;
+        if (port < h) {
+            *peer_kind = QR_NODE_HOST;
+            *peer = (pod * h + e) * h + port;
+            *peer_port = 0;
+        } else {
+            *peer_kind = QR_NODE_AGG;
+            *peer = t->edges + pod * h + (port - h);
+            *peer_port = e;
+        }
+        return QR_OK;
+    }
+    case QR_NODE_AGG: {
+        uint32_t local = sw - t->edges, pod = local / h, a = local % h;
+        if (port < h) {
+            *peer_kind = QR_NODE_EDGE;
+            *peer = pod * h + port;
+            *peer_port = h + a;
+        } else {
+            *peer_kind = QR_NODE_CORE;
+            *peer = t->edges + t->aggs + a * h + (port - h);
+            *peer_port = pod;
+        }
+        return QR_OK;
+    }
+    default: {
+        uint32_t c = sw - t->edges - t->aggs;
+        *peer_kind = QR_NODE_AGG;
+        *peer = t->edges + port * h + c / h;
+        *peer_port = h + c % h;
+        return QR_OK;
+    }
+    }
+}
+
+uint64_t qr_flow_hash(const qr_five_tuple *ft, uint32_t sw)
+{
+    uint64_t x = (uint64_t)ft->src_ip << 32 | ft->dst_ip;
+    uint64_t y = (uint64_t)ft->src_port << 32 | (uint64_t)ft->dst_port << 16 | ft->proto;
+    uint64_t h = x * 0x9e3779b97f4a7c15ULL ^ (y + 0x632be59bd9b4e019ULL) ^
+                 ((uint64_t)sw * 0xd6e8feb86659fd93ULL);
+    h ^= h >> 32;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    h ^= h >> 32;
+    return h;
+}
+
+int qr_topology_route(const qr_topology *t, uint32_t sw, const qr_five_tuple *ft, uint32_t *port)
+{
+    uint32_t dst;
+    if (sw >= qr_topology_switches(t) || qr_topology_host_of_addr(t, ft->dst_ip, &dst))
+        return QR_ENOTFOUND;
+    uint32_t pod, edge, i;
+    host_pos(t, dst, &pod, &edge, &i);
+    if (t->star) {
+        *port = i;
+        return QR_OK;
+    }
+    uint32_t h = t->half;
+    uint32_t up = h + (uint32_t)(qr_flow_hash(ft, sw) % h);
+    switch (qr_topology_switch_kind(t, sw)) {
+    case QR_NODE_EDGE:
+        *port = (sw / h == pod && sw % h == edge) ? i : up;
+        return QR_OK;
+    case QR_NODE_AGG:
+        *port = ((sw - t->edges) / h == pod) ? edge : up;
+        return QR_OK;
+    default:
+        *port = pod;
+        return QR_OK;
+    }
+}
