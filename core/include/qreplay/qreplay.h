@@ -6,6 +6,7 @@
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/metrics.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/random.h"
 #include "qreplay/sampler.h"
 #include "qreplay/scenario.h"
