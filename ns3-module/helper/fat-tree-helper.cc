@@ -1,0 +1,172 @@
+#include "fat-tree-helper.h"
+
+#include "../model/flow-ecmp-routing.h"
+
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-static-routing-helper.h"
+#include "ns3/ipv4.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/point-to-point-net-device.h"
+#include "ns3/queue-size.h"
+#include "ns3/queue.h"
+
+#include <stdexcept>
+
+namespace ns3
+{
+
+FatTreeHelper::FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets)
+    : m_rate(rate),
+      m_delay(delay),
+      m_hostQueuePackets(hostQueuePackets)
+{
+}
+
+FatTreeHelper::~FatTreeHelper()
+{
+    qr_topology_destroy(m_topo);
+}
+
+void
+FatTreeHelper::BuildFatTree(int k)
+{
+    if (m_topo || qr_topology_fattree(&m_topo, k) != 0)
+        throw std::invalid_argument("FatTree: k must be even, 2..64, and built once");
+    Build();
+}
+
+void
+FatTreeHelper::BuildStar(int hosts)
+{
+    if (m_topo || qr_topology_star(&m_topo, hosts) != 0)
+        throw std::invalid_argument("star: 2..63 hosts, built once");
+    Build();
+}
+
+static Ipv4Address
+Addr(uint32_t a)
+{
+    return Ipv4Address(a);
+}
+
+void
+FatTreeHelper::Build()
+{
+    uint32_t nHosts = qr_topology_hosts(m_topo), nSw = qr_topology_switches(m_topo);
+    m_hosts.Create(nHosts);
+    m_switches.Create(nSw);
+    InternetStackHelper stack;
+    Ipv4StaticRoutingHelper staticRouting;
+    stack.SetRoutingHelper(staticRouting);
+    stack.Install(m_hosts);
+    stack.Install(m_switches);
+
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(m_rate));
+    p2p.SetChannelAttribute("Delay", TimeValue(m_delay));
+    m_switchDevices.assign(nSw, {});
+    m_hostDevices.assign(nHosts, nullptr);
+    std::vector<std::vector<uint32_t>> portIf(nSw);
+    uint32_t nextNet = (11u << 24); // switch-to-switch links: 11.0.0.0/30, 11.0.0.4/30, ...
+    for (uint32_t sw = 0; sw < nSw; sw++)
+    {
+        uint32_t ports = qr_topology_ports(m_topo, sw);
+        m_switchDevices[sw].resize(ports);
+        portIf[sw].resize(ports);
+    }
+    for (uint32_t sw = 0; sw < nSw; sw++)
+    {
+        for (uint32_t port = 0; port < qr_topology_ports(m_topo, sw); port++)
+        {
+            qr_node_kind kind;
+            uint32_t peer, peerPort;
+            qr_topology_link(m_topo, sw, port, &kind, &peer, &peerPort);
+            if (kind != QR_NODE_HOST && peer < sw)
+                continue; // made from the other end
+            Ptr<Node> a = m_switches.Get(sw);
+            Ptr<Node> b = kind == QR_NODE_HOST ? m_hosts.Get(peer) : m_switches.Get(peer);
+            NetDeviceContainer d = p2p.Install(a, b);
+            Ptr<Ipv4> ia = a->GetObject<Ipv4>(), ib = b->GetObject<Ipv4>();
+            uint32_t addrA, addrB;
+            if (kind == QR_NODE_HOST)
+            {
+                addrB = qr_topology_host_addr(m_topo, peer);
+                addrA = addrB - 1; // the switch side of the host's /30
+            }
+            else
+            {
+                addrA = nextNet + 1;
+                addrB = nextNet + 2;
+                nextNet += 4;
+            }
+            uint32_t ifA = ia->AddInterface(d.Get(0));
+            uint32_t ifB = ib->AddInterface(d.Get(1));
+            ia->AddAddress(ifA, Ipv4InterfaceAddress(Addr(addrA), Ipv4Mask("255.255.255.252")));
+            ib->AddAddress(ifB, Ipv4InterfaceAddress(Addr(addrB), Ipv4Mask("255.255.255.252")));
+            ia->SetUp(ifA);
+            ib->SetUp(ifB);
+            // switch-side device queues hold one packet: the backlog lives in the queue disc
+            d.Get(0)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
+            m_switchDevices[sw][port] = d.Get(0);
+            portIf[sw][port] = ifA;
+            if (kind == QR_NODE_HOST)
+            {
+                d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(
+                    QueueSize(QueueSizeUnit::PACKETS, m_hostQueuePackets));
+                m_hostDevices[peer] = d.Get(1);
+                staticRouting.GetStaticRouting(ib)->SetDefaultRoute(Addr(addrA), ifB);
+            }
+            else
+            {
+                d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
+                m_switchDevices[peer][peerPort] = d.Get(1);
+                portIf[peer][peerPort] = ifB;
+            }
+        }
+    }
+    for (uint32_t sw = 0; sw < nSw; sw++)
+    {
+        Ptr<Ipv4> ipv4 = m_switches.Get(sw)->GetObject<Ipv4>();
+        Ptr<FlowEcmpRouting> r = CreateObject<FlowEcmpRouting>();
+        ipv4->SetRoutingProtocol(r);
+        r->Setup(m_topo, sw, portIf[sw]);
+    }
+}
+
+const qr_topology*
+FatTreeHelper::GetTopology() const
+{
+    return m_topo;
+}
+
+NodeContainer
+FatTreeHelper::GetHosts() const
+{
+    return m_hosts;
+}
+
+NodeContainer
+FatTreeHelper::GetSwitches() const
+{
+    return m_switches;
+}
+
+Ptr<NetDevice>
+FatTreeHelper::GetSwitchDevice(uint32_t sw, uint32_t port) const
+{
+    return m_switchDevices.at(sw).at(port);
+}
+
+Ptr<NetDevice>
+FatTreeHelper::GetHostDevice(uint32_t host) const
+{
+    return m_hostDevices.at(host);
+}
+
+Ipv4Address
+FatTreeHelper::GetHostAddress(uint32_t host) const
+{
+    return Addr(qr_topology_host_addr(m_topo, host));
+}
+
+} // namespace ns3

@@ -1,0 +1,59 @@
+/* qreplay ns-3 module: builds a FatTree (any even k) or a star from the core's qr_topology: nodes,
+ * point-to-point links with the scenario's rate and delay, addresses (host h: the core's
+ * qr_topology_host_addr), host default routes, and FlowEcmpRouting on every switch. */
+#ifndef QREPLAY_FAT_TREE_HELPER_H
+#define QREPLAY_FAT_TREE_HELPER_H
+
+#include "ns3/data-rate.h"
+#include "ns3/net-device-container.h"
+#include "ns3/node-container.h"
+#include "ns3/nstime.h"
+
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "qreplay/topology.h"
+}
+
+namespace ns3
+{
+
+class FatTreeHelper
+{
+  public:
+    /* Link settings; the switch-side device queue holds one packet (the queue disc holds the
+     * backlog), the host NIC queue hostQueuePackets. */
+    FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets = 1000);
+    ~FatTreeHelper();
+    FatTreeHelper(const FatTreeHelper&) = delete;
+    FatTreeHelper& operator=(const FatTreeHelper&) = delete;
+
+    /* Build a k-ary FatTree or an n-host star. Throws std::invalid_argument on a bad size. */
+    void BuildFatTree(int k);
+    void BuildStar(int hosts);
+
+    const qr_topology* GetTopology() const;
+    NodeContainer GetHosts() const;
+    NodeContainer GetSwitches() const;
+    /* The device of port `port` of switch `sw`, and of host h's NIC. */
+    Ptr<NetDevice> GetSwitchDevice(uint32_t sw, uint32_t port) const;
+    Ptr<NetDevice> GetHostDevice(uint32_t host) const;
+    Ipv4Address GetHostAddress(uint32_t host) const;
+
+  private:
+    void Build();
+
+    DataRate m_rate;
+    Time m_delay;
+    uint32_t m_hostQueuePackets;
+    qr_topology* m_topo{nullptr};
+    NodeContainer m_hosts;
+    NodeContainer m_switches;
+    std::vector<std::vector<Ptr<NetDevice>>> m_switchDevices; // [sw][port]
+    std::vector<Ptr<NetDevice>> m_hostDevices;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,136 @@
+#include "flow-ecmp-routing.h"
+
+#include "ns3/log.h"
+#include "ns3/output-stream-wrapper.h"
+#include "ns3/packet.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FlowEcmpRouting");
+NS_OBJECT_ENSURE_REGISTERED(FlowEcmpRouting);
+
+TypeId
+FlowEcmpRouting::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::FlowEcmpRouting")
+                            .SetParent<Ipv4RoutingProtocol>()
+                            .SetGroupName("Qreplay")
+                            .AddConstructor<FlowEcmpRouting>();
+    return tid;
+}
+
+FlowEcmpRouting::FlowEcmpRouting() = default;
+FlowEcmpRouting::~FlowEcmpRouting() = default;
+
+void
+FlowEcmpRouting::Setup(const qr_topology* topo, uint32_t sw, std::vector<uint32_t> portToInterface)
+{
+    m_topo = topo;
+    m_switch = sw;
+    m_portToInterface = std::move(portToInterface);
+    m_routes.clear();
+    for (uint32_t iface : m_portToInterface)
+    {
+        Ptr<Ipv4Route> r = Create<Ipv4Route>();
+        r->SetOutputDevice(m_ipv4->GetNetDevice(iface));
+        r->SetSource(m_ipv4->GetAddress(iface, 0).GetLocal());
+        r->SetGateway(Ipv4Address::GetAny()); // point-to-point: no next-hop resolution
+        m_routes.push_back(r);
+    }
+}
+
+uint64_t
+FlowEcmpRouting::GetUnroutable() const
+{
+    return m_unroutable;
+}
+
+Ptr<Ipv4Route>
+FlowEcmpRouting::RouteOutput(Ptr<Packet>, const Ipv4Header&, Ptr<NetDevice>, Socket::SocketErrno& e)
+{
+    e = Socket::ERROR_NOROUTETOHOST; // switches originate no traffic
+    return nullptr;
+}
+
+bool
+FlowEcmpRouting::RouteInput(Ptr<const Packet> p,
+                            const Ipv4Header& header,
+                            Ptr<const NetDevice> idev,
+                            UnicastForwardCallback ucb,
+                            MulticastForwardCallback,
+                            LocalDeliverCallback lcb,
+                            ErrorCallback ecb)
+{
+    if (m_ipv4->IsDestinationAddress(header.GetDestination(), m_ipv4->GetInterfaceForDevice(idev)))
+    {
+        lcb(p, header, m_ipv4->GetInterfaceForDevice(idev));
+        return true;
+    }
+    qr_five_tuple ft{};
+    ft.src_ip = header.GetSource().Get();
+    ft.dst_ip = header.GetDestination().Get();
+    ft.proto = header.GetProtocol();
+    if ((ft.proto == 6 || ft.proto == 17) && p->GetSize() >= 4)
+    {
+        uint8_t ports[4];
+        p->CopyData(ports, 4); // TCP and UDP both start with source and destination port
+        ft.src_port = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
+        ft.dst_port = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
+    }
+    uint32_t port;
+    if (qr_topology_route(m_topo, m_switch, &ft, &port) != 0 || port >= m_routes.size())
+    {
+        m_unroutable++;
+        ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+        return false;
+    }
+    Ptr<Ipv4Route> r = m_routes[port];
+    r->SetDestination(header.GetDestination());
+    ucb(r, p, header);
+    return true;
+}
+
+void
+FlowEcmpRouting::NotifyInterfaceUp(uint32_t)
+{
+}
+
+void
+FlowEcmpRouting::NotifyInterfaceDown(uint32_t)
+{
+}
+
+void
+FlowEcmpRouting::NotifyAddAddress(uint32_t, Ipv4InterfaceAddress)
+{
+}
+
+void
+FlowEcmpRouting::NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress)
+{
+}
+
+void
+FlowEcmpRouting::SetIpv4(Ptr<Ipv4> ipv4)
+{
+    m_ipv4 = ipv4;
+}
+
+void
+FlowEcmpRouting::PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit) const
+{
+    *stream->GetStream() << "FlowEcmpRouting: switch " << m_switch << ", "
+                         << m_portToInterface.size()
+                         << " ports; down by address, up by 5-tuple hash" << std::endl;
+}
+
+void
+FlowEcmpRouting::DoDispose()
+{
+    m_routes.clear();
+    m_ipv4 = nullptr;
+    Ipv4RoutingProtocol::DoDispose();
+}
+
+} // namespace ns3

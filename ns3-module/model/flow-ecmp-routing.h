@@ -1,0 +1,67 @@
+/* qreplay ns-3 module: per-flow ECMP routing for a switch of a qreplay topology. Glue only: the
+ * egress port comes from the core's qr_topology_route (down by address, up by a hash of the
+ * 5-tuple and the switch id), so every packet of a flow takes one path, in every run. O(1) per
+ * packet; no routing table. */
+#ifndef QREPLAY_FLOW_ECMP_ROUTING_H
+#define QREPLAY_FLOW_ECMP_ROUTING_H
+
+#include "ns3/ipv4-routing-protocol.h"
+#include "ns3/ipv4.h"
+
+#include <vector>
+
+extern "C" {
+#include "qreplay/topology.h"
+}
+
+namespace ns3
+{
+
+class FlowEcmpRouting : public Ipv4RoutingProtocol
+{
+  public:
+    static TypeId GetTypeId();
+    FlowEcmpRouting();
+    ~FlowEcmpRouting() override;
+
+    /* Route as switch `sw` of topology `topo` (borrowed: it must outlive the simulation);
+     * portToInterface[p] is the Ipv4 interface index of port p. */
+    void Setup(const qr_topology* topo, uint32_t sw, std::vector<uint32_t> portToInterface);
+
+    /* Packets this switch could not route (destination outside the topology). */
+    uint64_t GetUnroutable() const;
+
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet> p,
+                               const Ipv4Header& header,
+                               Ptr<NetDevice> oif,
+                               Socket::SocketErrno& sockerr) override;
+    bool RouteInput(Ptr<const Packet> p,
+                    const Ipv4Header& header,
+                    Ptr<const NetDevice> idev,
+                    UnicastForwardCallback ucb,
+                    MulticastForwardCallback mcb,
+                    LocalDeliverCallback lcb,
+                    ErrorCallback ecb) override;
+    void NotifyInterfaceUp(uint32_t interface) override;
+    void NotifyInterfaceDown(uint32_t interface) override;
+    void NotifyAddAddress(uint32_t interface, Ipv4InterfaceAddress address) override;
+    void NotifyRemoveAddress(uint32_t interface, Ipv4InterfaceAddress address) override;
+    void SetIpv4(Ptr<Ipv4> ipv4) override;
+    void PrintRoutingTable(Ptr<OutputStreamWrapper> stream,
+                           Time::Unit unit = Time::S) const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    Ptr<Ipv4> m_ipv4;
+    const qr_topology* m_topo{nullptr};
+    uint32_t m_switch{0};
+    std::vector<uint32_t> m_portToInterface;
+    std::vector<Ptr<Ipv4Route>> m_routes; // one prepared route per port
+    uint64_t m_unroutable{0};
+};
+
+} // namespace ns3
+
+#endif
