@@ -8,6 +8,7 @@
 #include "ns3/point-to-point-helper.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/queue-size.h"
+#include "ns3/traffic-control-layer.h"
 #include "ns3/queue.h"
 
 #include <stdexcept>
@@ -167,6 +168,47 @@ Ipv4Address
 FatTreeHelper::GetHostAddress(uint32_t host) const
 {
     return Addr(qr_topology_host_addr(m_topo, host));
+}
+
+} // namespace ns3
+
+namespace ns3
+{
+
+void
+FatTreeHelper::InstallSharedBuffers(uint64_t sizeBytes, double alpha)
+{
+    if (!m_topo || !m_buffers.empty())
+        throw std::logic_error("InstallSharedBuffers: build the topology first, and only once");
+    uint32_t nSw = qr_topology_switches(m_topo);
+    m_queueDiscs.assign(nSw, {});
+    for (uint32_t sw = 0; sw < nSw; sw++)
+    {
+        uint32_t ports = qr_topology_ports(m_topo, sw);
+        Ptr<SharedBuffer> buffer = CreateObject<SharedBuffer>();
+        buffer->Setup(sw, sizeBytes, alpha, ports);
+        m_buffers.push_back(buffer);
+        Ptr<TrafficControlLayer> tc = m_switches.Get(sw)->GetObject<TrafficControlLayer>();
+        for (uint32_t port = 0; port < ports; port++)
+        {
+            Ptr<SharedBufferQueueDisc> q = CreateObject<SharedBufferQueueDisc>();
+            q->Attach(buffer, port, m_switchDevices[sw][port]);
+            tc->SetRootQueueDiscOnDevice(m_switchDevices[sw][port], q);
+            m_queueDiscs[sw].push_back(q);
+        }
+    }
+}
+
+Ptr<SharedBuffer>
+FatTreeHelper::GetSharedBuffer(uint32_t sw) const
+{
+    return m_buffers.at(sw);
+}
+
+Ptr<SharedBufferQueueDisc>
+FatTreeHelper::GetQueueDisc(uint32_t sw, uint32_t port) const
+{
+    return m_queueDiscs.at(sw).at(port);
 }
 
 } // namespace ns3

@@ -4,6 +4,8 @@
 #ifndef QREPLAY_FAT_TREE_HELPER_H
 #define QREPLAY_FAT_TREE_HELPER_H
 
+#include "model/shared-buffer-queue-disc.h"
+
 #include "ns3/data-rate.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
@@ -41,6 +43,12 @@ class FatTreeHelper
     Ptr<NetDevice> GetHostDevice(uint32_t host) const;
     Ipv4Address GetHostAddress(uint32_t host) const;
 
+    /* Give every switch one shared buffer of sizeBytes (dynamic-threshold alpha) and every switch
+     * port a SharedBufferQueueDisc on it. Call once, after Build*, before the simulation. */
+    void InstallSharedBuffers(uint64_t sizeBytes, double alpha);
+    Ptr<SharedBuffer> GetSharedBuffer(uint32_t sw) const;
+    Ptr<SharedBufferQueueDisc> GetQueueDisc(uint32_t sw, uint32_t port) const;
+
   private:
     void Build();
 
@@ -52,6 +60,8 @@ class FatTreeHelper
     NodeContainer m_switches;
     std::vector<std::vector<Ptr<NetDevice>>> m_switchDevices; // [sw][port]
     std::vector<Ptr<NetDevice>> m_hostDevices;
+    std::vector<Ptr<SharedBuffer>> m_buffers;
+    std::vector<std::vector<Ptr<SharedBufferQueueDisc>>> m_queueDiscs;
 };
 
 } // namespace ns3

@@ -1,0 +1,29 @@
+/* qreplay ns-3 module: the packet tag that names a packet across runs: its flow direction, its id
+ * (flow direction << 32 | sequence within the direction) and, in replays, its drop tag. Simulation
+ * metadata only: switches read it for scoring and for the replay's drop decision. */
+#ifndef QREPLAY_TAG_H
+#define QREPLAY_TAG_H
+
+#include "ns3/tag.h"
+
+namespace ns3
+{
+
+class QreplayTag : public Tag
+{
+  public:
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(TagBuffer i) const override;
+    void Deserialize(TagBuffer i) override;
+    void Print(std::ostream& os) const override;
+
+    uint64_t packet{0}; // id, equal in runtime and replay
+    uint32_t flow{0};   // flow direction
+    uint8_t dropTag{0}; // 1: the runtime's receiver saw this packet lost
+};
+
+} // namespace ns3
+
+#endif
