@@ -1,5 +1,7 @@
 #include "flow-ecmp-routing.h"
 
+#include "five-tuple.h"
+
 #include "ns3/log.h"
 #include "ns3/output-stream-wrapper.h"
 #include "ns3/packet.h"
@@ -67,17 +69,7 @@ FlowEcmpRouting::RouteInput(Ptr<const Packet> p,
         lcb(p, header, m_ipv4->GetInterfaceForDevice(idev));
         return true;
     }
-    qr_five_tuple ft{};
-    ft.src_ip = header.GetSource().Get();
-    ft.dst_ip = header.GetDestination().Get();
-    ft.proto = header.GetProtocol();
-    if ((ft.proto == 6 || ft.proto == 17) && p->GetSize() >= 4)
-    {
-        uint8_t ports[4];
-        p->CopyData(ports, 4); // TCP and UDP both start with source and destination port
-        ft.src_port = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
-        ft.dst_port = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
-    }
+    qr_five_tuple ft = FiveTupleOf(header, p);
     uint32_t port;
     if (qr_topology_route(m_topo, m_switch, &ft, &port) != 0 || port >= m_routes.size())
     {

@@ -1,5 +1,6 @@
 #include "shared-buffer-queue-disc.h"
 
+#include "five-tuple.h"
 #include "qreplay-tag.h"
 
 #include "ns3/drop-tail-queue.h"
@@ -8,10 +9,6 @@
 #include "ns3/simulator.h"
 
 #include <stdexcept>
-
-extern "C" {
-#include "qreplay/topology.h"
-}
 
 namespace ns3
 {
@@ -113,18 +110,7 @@ FlowOf(Ptr<QueueDiscItem> item, const QreplayTag* tag)
     Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
     if (!ip)
         return 0;
-    const Ipv4Header& h = ip->GetHeader();
-    qr_five_tuple ft{};
-    ft.src_ip = h.GetSource().Get();
-    ft.dst_ip = h.GetDestination().Get();
-    ft.proto = h.GetProtocol();
-    uint8_t ports[4];
-    if (item->GetPacket()->GetSize() >= 4)
-    {
-        item->GetPacket()->CopyData(ports, 4);
-        ft.src_port = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
-        ft.dst_port = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
-    }
+    qr_five_tuple ft = FiveTupleOf(ip->GetHeader(), item->GetPacket());
     return static_cast<uint32_t>(qr_flow_hash(&ft, 0));
 }
 

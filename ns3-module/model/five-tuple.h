@@ -1,0 +1,34 @@
+/* qreplay ns-3 module: the core's 5-tuple of an IPv4 packet (payload starting at the L4 header). */
+#ifndef QREPLAY_FIVE_TUPLE_H
+#define QREPLAY_FIVE_TUPLE_H
+
+#include "ns3/ipv4-header.h"
+#include "ns3/packet.h"
+
+extern "C" {
+#include "qreplay/topology.h"
+}
+
+namespace ns3
+{
+
+inline qr_five_tuple
+FiveTupleOf(const Ipv4Header& h, Ptr<const Packet> payload)
+{
+    qr_five_tuple ft{};
+    ft.src_ip = h.GetSource().Get();
+    ft.dst_ip = h.GetDestination().Get();
+    ft.proto = h.GetProtocol();
+    if ((ft.proto == 6 || ft.proto == 17) && payload->GetSize() >= 4)
+    {
+        uint8_t ports[4];
+        payload->CopyData(ports, 4); // TCP and UDP both start with source and destination port
+        ft.src_port = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
+        ft.dst_port = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
+    }
+    return ft;
+}
+
+} // namespace ns3
+
+#endif
