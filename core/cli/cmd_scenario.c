@@ -53,8 +53,6 @@ int qr_cmd_scenario(int argc, char **argv)
     qr_scenario *s;
     if (qr_scenario_create(&s))
         return cli_fail("scenario", "out of memory");
-    char err[QR_ERRBUF_SIZE];
-    int rc = 0;
     if (keys) {
         for (size_t i = 0; i < qr_scenario_key_count(); i++) {
             const char *sec, *key, *val, *hlp;
@@ -66,17 +64,11 @@ int qr_cmd_scenario(int argc, char **argv)
         qr_scenario_destroy(s);
         return 0;
     }
-    if (optind != argc - 1) {
-        qr_scenario_destroy(s);
+    qr_scenario_destroy(s);
+    if (optind != argc - 1)
         return cli_usage_error("scenario", "expected one scenario FILE");
-    }
-    if ((rc = qr_scenario_load(s, argv[optind], err)) != 0)
-        goto fail;
-    for (int i = 0; i < n_sets; i++)
-        if ((rc = qr_scenario_set(s, sets[i], err)) != 0)
-            goto fail;
-    if ((rc = qr_scenario_validate(s, err)) != 0)
-        goto fail;
+    if (cli_load_scenario("scenario", argv[optind], sets, n_sets, &s))
+        return 1;
     if (get) {
         char sec[64], key[64];
         const char *value;
@@ -99,7 +91,4 @@ int qr_cmd_scenario(int argc, char **argv)
     qr_scenario_print(s, stdout);
     qr_scenario_destroy(s);
     return 0;
-fail:
-    qr_scenario_destroy(s);
-    return cli_fail("scenario", "%s", err);
 }
