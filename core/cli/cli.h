@@ -23,8 +23,6 @@ struct qr_config;
 /* Load a scenario file, apply --set overrides and validate; on error prints it and returns 1. */
 int cli_load_scenario(const char *command, const char *path, const char **sets, int n_sets,
                       struct qr_scenario **out);
-/* Number of hosts of the scenario's topology. */
-uint32_t cli_scenario_hosts(const struct qr_config *c);
 /* mkdir -p; prints and returns 1 on failure. */
 int cli_make_dir(const char *command, const char *dir);
 

@@ -53,13 +53,6 @@ int cli_load_scenario(const char *command, const char *path, const char **sets, 
     return 0;
 }
 
-uint32_t cli_scenario_hosts(const qr_config *c)
-{
-    if (c->topology.kind == QR_TOPO_FATTREE)
-        return (uint32_t)(c->topology.k * c->topology.k * c->topology.k / 4);
-    return (uint32_t)c->topology.hosts;
-}
-
 int cli_make_dir(const char *command, const char *dir)
 {
     char buf[QR_PATH_MAX];
@@ -118,9 +111,8 @@ int qr_cmd_workload(int argc, char **argv)
     const qr_config *cfg = qr_scenario_config(s);
     if (!outdir)
         outdir = cfg->output.dir;
-    uint32_t hosts = cli_scenario_hosts(cfg);
+    uint32_t hosts = qr_config_hosts(cfg);
     char err[QR_ERRBUF_SIZE];
-    qr_cdf *cdf = NULL;
     qr_flow *flows = NULL;
     size_t n_flows = 0;
     int64_t *offsets = calloc(hosts, sizeof *offsets);
@@ -132,26 +124,8 @@ int qr_cmd_workload(int argc, char **argv)
         rc = cli_fail("workload", "out of memory");
         goto out;
     }
-    if (cfg->traffic.pattern == QR_PATTERN_WEBSEARCH) {
-        if (qr_cdf_load(&cdf, cfg->traffic.size_cdf, err)) {
-            rc = cli_fail("workload", "[traffic] size_cdf: %s", err);
-            goto out;
-        }
-        qr_workload_cfg w = {.seed = cfg->run.seed,
-                             .n_hosts = hosts,
-                             .link_rate_bps = cfg->links.rate_bps,
-                             .load = cfg->traffic.load,
-                             .duration_ns = cfg->traffic.duration_ns,
-                             .sizes = cdf,
-                             .incast_rate_per_s = cfg->traffic.incast_rate_per_s,
-                             .incast_fanin = (uint32_t)cfg->traffic.incast_fanin,
-                             .incast_size_bytes = cfg->traffic.incast_size_bytes};
-        if (qr_workload_generate(&w, &flows, &n_flows, err)) {
-            rc = cli_fail("workload", "%s", err);
-            goto out;
-        }
-    } else if (qr_flows_load(cfg->traffic.flows, hosts, &flows, &n_flows, err)) {
-        rc = cli_fail("workload", "[traffic] flows: %s", err);
+    if (qr_workload_from_config(cfg, &flows, &n_flows, err)) {
+        rc = cli_fail("workload", "%s", err);
         goto out;
     }
     qr_clock_offsets(cfg->run.seed, cfg->clock.max_offset_ns, hosts, offsets);
@@ -236,7 +210,6 @@ out:
     qr_h5_abort(h5); /* also releases tables left open by an error */
     free(offsets);
     free(flows);
-    qr_cdf_destroy(cdf);
     qr_scenario_destroy(s);
     return rc;
 }

@@ -70,6 +70,8 @@ static const struct keydef schema[] = {
      "shared buffer per switch"},
     {"buffer", "alpha", KT_DOUBLE, OFF(buffer.alpha), "1", 1e-6, 1e6, NULL,
      "dynamic-threshold alpha: threshold = alpha * (size - occupancy)"},
+    {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0", 0, 0, NULL,
+     "mark ECN CE on packets joining a queue longer than this (0: never; dctcp needs it)"},
     {"traffic", "pattern", KT_ENUM, OFF(traffic.pattern), "websearch", 0, 0, pattern_names,
      "websearch (Poisson background) or flows (explicit list)"},
     {"traffic", "load", KT_PERCENT, OFF(traffic.load), "30%", 0, 0, NULL,
@@ -94,6 +96,14 @@ static const struct keydef schema[] = {
      "minimum retransmission timeout"},
     {"tcp", "delack_timeout", KT_TIME, OFF(tcp.delack_timeout_ns), "40ms", 0, 0, NULL,
      "delayed-ACK timeout"},
+    {"tcp", "delack_count", KT_INT, OFF(tcp.delack_count), "2", 1, 64, NULL,
+     "segments received before an ACK is sent (1: no delayed ACK)"},
+    {"tcp", "init_cwnd", KT_INT, OFF(tcp.init_cwnd), "10", 1, 1000, NULL,
+     "initial congestion window (segments of 1448 B)"},
+    {"tcp", "rcvbuf", KT_BYTES, OFF(tcp.rcvbuf_bytes), "1MB", 0, 0, NULL,
+     "socket receive buffer (bounds the advertised window)"},
+    {"tcp", "sndbuf", KT_BYTES, OFF(tcp.sndbuf_bytes), "1MB", 0, 0, NULL,
+     "socket send buffer"},
     {"host", "proc_delay", KT_TIME, OFF(host.proc_delay_ns), "0", 0, 0, NULL,
      "per-packet host processing delay"},
     {"host", "proc_jitter", KT_TIME, OFF(host.proc_jitter_ns), "0", 0, 0, NULL,
@@ -550,11 +560,25 @@ int qr_scenario_validate(const qr_scenario *s, char *errbuf)
         return qri_err(errbuf, QR_EVALUE,
                        "[traffic] incast_fanin: %d servers need more than the %d hosts",
                        c->traffic.incast_fanin, hosts);
+    if (c->tcp.variant == QR_TCP_DCTCP && c->buffer.ecn_threshold_bytes == 0)
+        return qri_err(errbuf, QR_EVALUE,
+                       "[tcp] variant: dctcp needs ECN marking; set [buffer] ecn_threshold "
+                       "(e.g. 97500B, 65 packets)");
+    if (c->tcp.rcvbuf_bytes < QR_MTU_BYTES || c->tcp.sndbuf_bytes < QR_MTU_BYTES)
+        return qri_err(errbuf, QR_EVALUE, "[tcp] %s: smaller than one MTU",
+                       c->tcp.rcvbuf_bytes < QR_MTU_BYTES ? "rcvbuf" : "sndbuf");
     if (c->sampling.n_th == 0)
         return qri_err(errbuf, QR_EVALUE, "[sampling] th: no threshold");
     if (c->replay.modes == 0)
         return qri_err(errbuf, QR_EVALUE, "[replay] modes: no mode");
     return QR_OK;
+}
+
+uint32_t qr_config_hosts(const qr_config *c)
+{
+    if (c->topology.kind == QR_TOPO_FATTREE)
+        return (uint32_t)(c->topology.k * c->topology.k * c->topology.k / 4);
+    return (uint32_t)c->topology.hosts;
 }
 
 const qr_config *qr_scenario_config(const qr_scenario *s)

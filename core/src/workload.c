@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "qreplay/random.h"
 #include "qreplay/units.h"
+#include "qreplay/scenario.h"
 #include "qreplay/workload.h"
 
 struct qr_cdf {
@@ -373,4 +374,32 @@ int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n
         rc = qri_err(errbuf, QR_ESYNTAX, "%s: empty flow list (no header)", path);
     fclose(fp);
     return finish_schedule(&fv, rc, flows, n_flows);
+}
+
+int qr_workload_from_config(const qr_config *c, qr_flow **flows, size_t *n_flows, char *errbuf)
+{
+    char err[QR_ERRBUF_SIZE];
+    uint32_t hosts = qr_config_hosts(c);
+    if (c->traffic.pattern == QR_PATTERN_FLOWS) {
+        int rc = qr_flows_load(c->traffic.flows, hosts, flows, n_flows, err);
+        return rc ? qri_err(errbuf, rc, "[traffic] flows: %s", err) : QR_OK;
+    }
+    qr_cdf *cdf = NULL;
+    if (c->traffic.load > 0) {
+        int rc = qr_cdf_load(&cdf, c->traffic.size_cdf, err);
+        if (rc)
+            return qri_err(errbuf, rc, "[traffic] size_cdf: %s", err);
+    }
+    qr_workload_cfg w = {.seed = c->run.seed,
+                         .n_hosts = hosts,
+                         .link_rate_bps = c->links.rate_bps,
+                         .load = c->traffic.load,
+                         .duration_ns = c->traffic.duration_ns,
+                         .sizes = cdf,
+                         .incast_rate_per_s = c->traffic.incast_rate_per_s,
+                         .incast_fanin = (uint32_t)c->traffic.incast_fanin,
+                         .incast_size_bytes = c->traffic.incast_size_bytes};
+    int rc = qr_workload_generate(&w, flows, n_flows, errbuf);
+    qr_cdf_destroy(cdf);
+    return rc;
 }

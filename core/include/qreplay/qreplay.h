@@ -5,6 +5,7 @@
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
+#include "qreplay/lossdet.h"
 #include "qreplay/metrics.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/random.h"

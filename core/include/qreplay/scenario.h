@@ -44,6 +44,7 @@ typedef struct qr_config {
     struct {
         uint64_t size_bytes;
         double alpha;
+        uint64_t ecn_threshold_bytes; /* mark CE above this many queued bytes; 0: no marking */
     } buffer;
     struct {
         qr_traffic_pattern pattern;
@@ -60,6 +61,10 @@ typedef struct qr_config {
         qr_tcp_variant variant;
         int64_t min_rto_ns;
         int64_t delack_timeout_ns;
+        int delack_count;     /* segments received before an ACK is sent */
+        int init_cwnd;        /* initial congestion window, segments */
+        uint64_t rcvbuf_bytes; /* socket receive buffer */
+        uint64_t sndbuf_bytes; /* socket send buffer */
     } tcp;
     struct {
         int64_t proc_delay_ns;
@@ -109,6 +114,9 @@ int qr_scenario_validate(const qr_scenario *s, char *errbuf);
 
 /* The resolved, typed values; borrowed, valid until the next call that changes s. */
 const qr_config *qr_scenario_config(const qr_scenario *s);
+
+/* Number of hosts of the configured topology (k^3/4 for a FatTree, topology.hosts for a star). */
+uint32_t qr_config_hosts(const qr_config *c);
 
 /* Number of keys in the schema, and the i-th key's section, name, current value (as text, in the
  * canonical unit form), where it was set ("default", "FILE:LINE" or "--set"), and its help text.

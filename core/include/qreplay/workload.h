@@ -71,6 +71,13 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
 int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n_flows,
                   char *errbuf);
 
+/* The flow schedule of a scenario: its explicit flow list (pattern = flows) or the generated
+ * web-search background plus incast (pattern = websearch, sizes from traffic.size_cdf). Errors name
+ * the scenario key ("[traffic] flows: FILE:LINE: reason"). *flows is allocated (free()). */
+struct qr_config;
+int qr_workload_from_config(const struct qr_config *c, qr_flow **flows, size_t *n_flows,
+                            char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif
