@@ -70,7 +70,7 @@ static const struct keydef schema[] = {
      "shared buffer per switch"},
     {"buffer", "alpha", KT_DOUBLE, OFF(buffer.alpha), "1", 1e-6, 1e6, NULL,
      "dynamic-threshold alpha: threshold = alpha * (size - occupancy)"},
-    {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0", 0, 0, NULL,
+    {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0B", 0, 0, NULL,
      "mark ECN CE on packets joining a queue longer than this (0: never; dctcp needs it)"},
     {"traffic", "pattern", KT_ENUM, OFF(traffic.pattern), "websearch", 0, 0, pattern_names,
      "websearch (Poisson background) or flows (explicit list)"},
