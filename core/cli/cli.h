@@ -6,6 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A subcommand: run(argc, argv) with argv[0] = the subcommand's name; returns the exit status. */
 typedef struct qr_cli_command {
     const char *name;
@@ -17,6 +21,7 @@ int qr_cmd_sample(int argc, char **argv);
 int qr_cmd_scenario(int argc, char **argv);
 int qr_cmd_synth(int argc, char **argv);
 int qr_cmd_workload(int argc, char **argv);
+int qr_cmd_runtime(int argc, char **argv); /* C++, in ns3-module/program */
 
 struct qr_scenario;
 struct qr_config;
@@ -47,4 +52,7 @@ void cli_progress_update(cli_progress *p, const char *fmt, ...) __attribute__((f
 void cli_progress_done(cli_progress *p);
 double cli_now(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

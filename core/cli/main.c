@@ -10,6 +10,7 @@ static const qr_cli_command commands[] = {
     {"scenario", "validate a scenario file and print it fully resolved", qr_cmd_scenario},
     {"workload", "generate a scenario's flow schedule and clock offsets", qr_cmd_workload},
     {"synth", "write a synthetic send trace with bursts and rate changes", qr_cmd_synth},
+    {"runtime", "run a scenario's closed-loop ns-3 simulation and record it", qr_cmd_runtime},
 };
 
 static void usage(FILE *out)

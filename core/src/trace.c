@@ -57,9 +57,10 @@ static uint32_t get32(const uint8_t *b)
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-void qr_packet_encode(const qr_packet *p, uint8_t *buf)
+size_t qr_packet_encode(const qr_packet *p, uint8_t *buf)
 {
-    memset(buf, 0, QR_TRACE_CAPLEN);
+    size_t opt = p->tcp_opt_len > QR_TCP_OPTIONS_MAX ? QR_TCP_OPTIONS_MAX : p->tcp_opt_len & ~3u;
+    memset(buf, 0, QR_TRACE_CAPLEN + opt);
     buf[0] = 0x45; /* IPv4, 20-byte header */
     buf[1] = p->tos;
     put16(buf + 2, p->ip_len);
@@ -80,9 +81,11 @@ void qr_packet_encode(const qr_packet *p, uint8_t *buf)
     put16(t + 2, p->dst_port);
     put32(t + 4, p->seq);
     put32(t + 8, p->ack);
-    t[12] = 5 << 4; /* data offset: 20 bytes */
+    t[12] = (uint8_t)((5 + opt / 4) << 4); /* data offset in 32-bit words */
     t[13] = p->tcp_flags;
     put16(t + 14, p->window);
+    memcpy(t + 20, p->tcp_opts, opt);
+    return QR_TRACE_CAPLEN + opt;
 }
 
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p)
@@ -111,6 +114,15 @@ int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packe
         p->ack = get32(t + 8);
         p->tcp_flags = t[13];
         p->window = get16(t + 14);
+        size_t doff = (size_t)(t[12] >> 4) * 4;
+        if (doff > 20) {
+            size_t have = len - ihl - 20, want = doff - 20;
+            size_t n = (want < have ? want : have) & ~(size_t)3;
+            if (n > QR_TCP_OPTIONS_MAX)
+                n = QR_TCP_OPTIONS_MAX;
+            memcpy(p->tcp_opts, t + 20, n);
+            p->tcp_opt_len = (uint8_t)n;
+        }
     }
     return QR_OK;
 }
@@ -146,21 +158,22 @@ int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
     if (p->time_ns < 0)
         return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": negative time", w->path,
                        w->count);
-    if (p->ip_len < QR_TRACE_CAPLEN && p->proto == 6)
-        return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": IP length %u below 40",
-                       w->path, w->count, p->ip_len);
+    if (p->proto == 6 && p->ip_len < QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u))
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: packet %" PRIu64 ": IP length %u below its headers (%u bytes)",
+                       w->path, w->count, p->ip_len, QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u));
     if (w->count > 0 && p->time_ns < w->last_ns)
         return qri_err(errbuf, QR_EORDER,
                        "%s: packet %" PRIu64 ": time %" PRId64 " ns before the previous %" PRId64
                        " ns",
                        w->path, w->count, p->time_ns, w->last_ns);
-    uint8_t buf[QR_TRACE_CAPLEN];
-    qr_packet_encode(p, buf);
+    uint8_t buf[QR_TRACE_CAPLEN_MAX];
+    size_t caplen = qr_packet_encode(p, buf);
     struct pcap_pkthdr h;
     h.ts.tv_sec = (time_t)(p->time_ns / 1000000000);
     h.ts.tv_usec = (suseconds_t)(p->time_ns % 1000000000); /* nanoseconds in a nano pcap */
-    h.caplen = QR_TRACE_CAPLEN;
-    h.len = p->ip_len > QR_TRACE_CAPLEN ? p->ip_len : QR_TRACE_CAPLEN;
+    h.caplen = (bpf_u_int32)caplen;
+    h.len = p->ip_len > caplen ? p->ip_len : (bpf_u_int32)caplen;
     pcap_dump((u_char *)w->dumper, &h, buf);
     w->last_ns = p->time_ns;
     w->count++;

@@ -212,3 +212,30 @@ FatTreeHelper::GetQueueDisc(uint32_t sw, uint32_t port) const
 }
 
 } // namespace ns3
+
+namespace ns3
+{
+
+void
+FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows, Time procDelay)
+{
+    if (!m_topo || !m_hostQueueDiscs.empty())
+        throw std::logic_error("InstallHostQueueDiscs: build the topology first, and only once");
+    for (uint32_t h = 0; h < m_hostDevices.size(); h++)
+    {
+        Ptr<NetDevice> dev = m_hostDevices[h];
+        dev->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
+        Ptr<HostQueueDisc> q = CreateObject<HostQueueDisc>();
+        q->Setup(flows, m_hostQueuePackets, procDelay);
+        m_hosts.Get(h)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, q);
+        m_hostQueueDiscs.push_back(q);
+    }
+}
+
+Ptr<HostQueueDisc>
+FatTreeHelper::GetHostQueueDisc(uint32_t host) const
+{
+    return m_hostQueueDiscs.at(host);
+}
+
+} // namespace ns3

@@ -4,6 +4,7 @@
 #ifndef QREPLAY_FAT_TREE_HELPER_H
 #define QREPLAY_FAT_TREE_HELPER_H
 
+#include "model/host-queue-disc.h"
 #include "model/shared-buffer-queue-disc.h"
 
 #include "ns3/data-rate.h"
@@ -47,6 +48,11 @@ class FatTreeHelper
      * port a SharedBufferQueueDisc on it. Call once, after Build*, before the simulation. */
     void InstallSharedBuffers(uint64_t sizeBytes, double alpha);
     Ptr<SharedBuffer> GetSharedBuffer(uint32_t sw) const;
+
+    /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction,
+     * processing delay procDelay); the NIC's own device queue then holds one packet. */
+    void InstallHostQueueDiscs(const FlowTable* flows, Time procDelay);
+    Ptr<HostQueueDisc> GetHostQueueDisc(uint32_t host) const;
     Ptr<SharedBufferQueueDisc> GetQueueDisc(uint32_t sw, uint32_t port) const;
 
   private:
@@ -62,6 +68,7 @@ class FatTreeHelper
     std::vector<Ptr<NetDevice>> m_hostDevices;
     std::vector<Ptr<SharedBuffer>> m_buffers;
     std::vector<std::vector<Ptr<SharedBufferQueueDisc>>> m_queueDiscs;
+    std::vector<Ptr<HostQueueDisc>> m_hostQueueDiscs;
 };
 
 } // namespace ns3

@@ -70,7 +70,12 @@ SharedBufferQueueDisc::GetTypeId()
                             "size (bytes), decision, queue and switch bytes before it joined, "
                             "threshold (bytes), and the queue's bytes per flow",
                             MakeTraceSourceAccessor(&SharedBufferQueueDisc::m_arrivalTrace),
-                            "ns3::SharedBufferQueueDisc::ArrivalCallback");
+                            "ns3::SharedBufferQueueDisc::ArrivalCallback")
+            .AddTraceSource("Departure",
+                            "Every packet whose last bit left this port: time (ns), switch, port, "
+                            "packet id, flow, size, queue and switch bytes after it left, threshold",
+                            MakeTraceSourceAccessor(&SharedBufferQueueDisc::m_departureTrace),
+                            "ns3::SharedBufferQueueDisc::DepartureCallback");
     return tid;
 }
 
@@ -148,8 +153,10 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         qr_buffer_release(b, m_port, bytes);
         return false;
     }
+    if (m_buffer->m_ecnThresholdBytes > 0 && a.queue_bytes + bytes > m_buffer->m_ecnThresholdBytes)
+        Mark(item, "ecn");
     qr_queue_flows_add(m_flows, flow, bytes);
-    m_held.push_back({flow, bytes});
+    m_held.push_back({a.packet, flow, bytes});
     return true;
 }
 
@@ -167,8 +174,22 @@ SharedBufferQueueDisc::TxEnd(Ptr<const Packet>)
         return;
     Held h = m_held.front();
     m_held.pop_front();
-    qr_buffer_release(m_buffer->Get(), m_port, h.bytes);
+    qr_buffer* b = m_buffer->Get();
+    qr_buffer_release(b, m_port, h.bytes);
     qr_queue_flows_remove(m_flows, h.flow, h.bytes);
+    if (!m_departureTrace.IsEmpty())
+    {
+        Departure d{Simulator::Now().GetNanoSeconds(),
+                    m_buffer->GetSwitchId(),
+                    m_port,
+                    h.packet,
+                    h.flow,
+                    h.bytes,
+                    qr_buffer_queue(b, m_port),
+                    qr_buffer_total(b),
+                    qr_buffer_threshold(b)};
+        m_departureTrace(d);
+    }
 }
 
 bool

@@ -6,7 +6,9 @@
  * name as reason ("threshold", "buffer-full", "tagged"). Bytes stay counted until the packet's last
  * bit leaves the port's device (PhyTxEnd), so occupancy covers the queue disc and the device. Every
  * arrival is reported through the trace source "Arrival" with the queue's contents per flow before
- * the packet joined (qr_arrival). */
+ * the packet joined (qr_arrival); every departure through "Departure". ns-3's own QueueDisc
+ * traces (Enqueue, Dequeue, Drop with its reason) work as usual. With an ECN threshold set, admitted
+ * packets joining a longer queue are marked CE (reason "ecn"). */
 #ifndef QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
 #define QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
 
@@ -39,6 +41,7 @@ class SharedBuffer : public Object
 
     qr_drop_mode m_mode{QR_MODE_PLAIN}; // plain is the runtime's rule
     uint64_t m_marginBytes{5 * 1500};
+    uint64_t m_ecnThresholdBytes{0}; // mark CE on admitted packets joining a longer queue; 0: off
 
   private:
     qr_buffer* m_buffer{nullptr};
@@ -60,6 +63,19 @@ class SharedBufferQueueDisc : public QueueDisc
 
     typedef void (*ArrivalCallback)(const qr_arrival& arrival);
 
+    /* A packet's last bit left the port: the buffer state after its bytes were released. */
+    struct Departure
+    {
+        int64_t time_ns;
+        uint32_t sw, port;
+        uint64_t packet; // QreplayTag id (flow direction << 32 | sequence), 0 if untagged
+        uint32_t flow;
+        uint32_t bytes;
+        uint64_t queue_bytes, total_bytes;
+        int64_t threshold;
+    };
+    typedef void (*DepartureCallback)(const Departure& departure);
+
   protected:
     void DoDispose() override;
 
@@ -75,11 +91,13 @@ class SharedBufferQueueDisc : public QueueDisc
     qr_queue_flows* m_flows{nullptr};
     struct Held
     {
+        uint64_t packet;
         uint32_t flow;
         uint32_t bytes;
     };
     std::deque<Held> m_held; // admitted, in sending order, until their last bit leaves
     TracedCallback<const qr_arrival&> m_arrivalTrace;
+    TracedCallback<const Departure&> m_departureTrace;
 };
 
 } // namespace ns3

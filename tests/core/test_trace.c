@@ -209,7 +209,7 @@ Test(trace, backwards_timestamps_and_short_captures)
     /* write a nanosecond pcap directly with libpcap: packet 2 goes back in time */
     pcap_t *p = pcap_open_dead_with_tstamp_precision(DLT_RAW, 65535, PCAP_TSTAMP_PRECISION_NANO);
     pcap_dumper_t *d = pcap_dump_open(p, path);
-    uint8_t buf[QR_TRACE_CAPLEN];
+    uint8_t buf[QR_TRACE_CAPLEN_MAX];
     qr_packet pk = {.proto = 6, .ip_len = 100};
     qr_packet_encode(&pk, buf);
     struct pcap_pkthdr h = {.caplen = 40, .len = 100};
@@ -243,7 +243,7 @@ Test(trace, microsecond_pcaps_are_read_in_nanoseconds)
 {
     pcap_t *p = pcap_open_dead(DLT_RAW, 65535);
     pcap_dumper_t *d = pcap_dump_open(p, path);
-    uint8_t buf[QR_TRACE_CAPLEN];
+    uint8_t buf[QR_TRACE_CAPLEN_MAX];
     qr_packet pk = {.proto = 6, .ip_len = 40, .src_port = 80};
     qr_packet_encode(&pk, buf);
     struct pcap_pkthdr h = {.caplen = 40, .len = 40};
@@ -286,4 +286,38 @@ Test(trace, flow_names)
                    .proto = 6};
     char buf[QR_FLOW_NAME_MAX];
     cr_assert_str_eq(qr_packet_flow_name(&p, buf, sizeof buf), "10.0.0.1:5000>10.0.1.2:80/6");
+}
+
+Test(trace, tcp_options_round_trip_and_tshark_sees_the_payload_length)
+{
+    /* a data segment as ns-3 sends it: 20 B IP, 32 B TCP (NOP NOP timestamp), 1448 B payload */
+    qr_trace_writer *w;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    qr_packet pk = {.time_ns = 1000, .src_ip = 0x0a000002, .dst_ip = 0x0a000102, .src_port = 10000,
+                    .dst_port = 5001, .proto = 6, .ip_id = 3, .ip_len = 1500, .seq = 1,
+                    .ack = 1, .tcp_flags = QR_TCP_ACK, .window = 100, .tcp_opt_len = 12,
+                    .tcp_opts = {1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9}};
+    cr_assert_eq(qr_trace_write(w, &pk, err), QR_OK, "%s", err);
+    pk.ip_len = 50;
+    cr_assert_eq(qr_trace_write(w, &pk, err), QR_EVALUE, "50 B cannot hold 52 B of headers");
+    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
+    qr_trace_reader *r;
+    qr_packet out;
+    cr_assert_eq(qr_trace_reader_open(&r, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_trace_read(r, &out, err), QR_OK, "%s", err);
+    cr_assert_eq(out.tcp_opt_len, 12);
+    cr_assert_arr_eq(out.tcp_opts, pk.tcp_opts, 12);
+    cr_assert_eq(out.ip_len, 1500);
+    qr_trace_reader_close(r);
+    if (QR_TSHARK[0] == '\0')
+        cr_skip_test("tshark not found at configure time");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -r %s -T fields -e tcp.len -e tcp.options.timestamp.tsval 2>/dev/null",
+             QR_TSHARK, path);
+    FILE *f = popen(cmd, "r");
+    char line[128] = "";
+    cr_assert(fgets(line, sizeof line, f));
+    pclose(f);
+    cr_assert_str_eq(line, "1448\t7\n", "tshark read: %s", line);
 }

@@ -1,6 +1,6 @@
 /* qreplay: per-host send traces as pcap files (libpcap), nanosecond timestamps, link type raw IPv4
- * (LINKTYPE_IPV4, 228). Each packet is stored as a real IPv4 header and a 20-byte TCP header (no
- * options, no payload captured); the original length is the IP total length. */
+ * (LINKTYPE_IPV4, 228). Each packet is stored as a real IPv4 header and its TCP header with
+ * options (no payload captured); the original length is the IP total length. */
 #ifndef QREPLAY_TRACE_H
 #define QREPLAY_TRACE_H
 
@@ -11,8 +11,11 @@
 extern "C" {
 #endif
 
-/* Bytes captured per packet: IPv4 header + TCP header. */
+/* Bytes captured per packet: IPv4 header + TCP header without options (QR_TRACE_CAPLEN), and at
+ * most (with 40 bytes of TCP options). */
 #define QR_TRACE_CAPLEN 40
+#define QR_TRACE_CAPLEN_MAX 80
+#define QR_TCP_OPTIONS_MAX 40
 
 /* TCP flag bits. */
 #define QR_TCP_FIN 0x01
@@ -36,6 +39,8 @@ typedef struct qr_packet {
     uint32_t seq, ack;
     uint8_t tcp_flags;
     uint16_t window;
+    uint8_t tcp_opt_len; /* bytes of TCP options (a multiple of 4, at most 40) */
+    uint8_t tcp_opts[QR_TCP_OPTIONS_MAX];
 } qr_packet;
 
 typedef struct qr_trace_writer qr_trace_writer;
@@ -75,9 +80,11 @@ void qr_trace_reader_close(qr_trace_reader *r);
 #define QR_FLOW_NAME_MAX 64
 char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size);
 
-/* Serialize a packet's IPv4 + TCP headers (network byte order, valid IP checksum) into
- * buf[QR_TRACE_CAPLEN], and parse them back. Parse returns 0 or QR_EFORMAT. */
-void qr_packet_encode(const qr_packet *p, uint8_t *buf);
+/* Serialize a packet's IPv4 + TCP headers with the TCP options (network byte order, valid IP
+ * checksum) into buf[QR_TRACE_CAPLEN_MAX]; returns the bytes written (40 + tcp_opt_len, options
+ * beyond 40 bytes or not a multiple of 4 are cut to fit). Parse reads them back (options only as
+ * far as captured). Parse returns 0 or QR_EFORMAT. */
+size_t qr_packet_encode(const qr_packet *p, uint8_t *buf);
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p);
 
 #ifdef __cplusplus

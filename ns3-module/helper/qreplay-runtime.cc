@@ -1,0 +1,721 @@
+#include "qreplay-runtime.h"
+
+#include "model/qreplay-tag.h"
+
+#include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/boolean.h"
+#include "ns3/enum.h"
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/point-to-point-net-device.h"
+#include "ns3/queue.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/uinteger.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern "C" {
+#include "qreplay/clock.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/random.h"
+#include "qreplay/workload.h"
+}
+
+namespace ns3
+{
+
+static double
+WallNow()
+{
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+static void
+MakeDir(const std::string& dir)
+{
+    std::string cur;
+    for (size_t i = 0; i <= dir.size(); i++)
+    {
+        if (i == dir.size() || (dir[i] == '/' && i > 0))
+        {
+            cur = dir.substr(0, i);
+            if (mkdir(cur.c_str(), 0777) != 0 && errno != EEXIST)
+                throw std::runtime_error(cur + ": cannot create folder: " + strerror(errno));
+        }
+    }
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw std::runtime_error(dir + ": not a folder");
+}
+
+std::string
+QreplayRuntime::PcapName(uint32_t host)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "pcap/h%04u.pcap", host);
+    return buf;
+}
+
+QreplayRuntime::QreplayRuntime(const qr_scenario* scenario, Options options)
+    : m_scenario(scenario),
+      m_cfg(qr_scenario_config(scenario)),
+      m_opt(std::move(options))
+{
+}
+
+QreplayRuntime::~QreplayRuntime()
+{
+    if (!m_committed)
+        RemoveTemps();
+    qr_lossdet_destroy(m_lossdet);
+    Simulator::Destroy();
+}
+
+std::string
+QreplayRuntime::Temp(const std::string& rel) const
+{
+    return m_opt.outDir + "/" + rel + ".partial-" + std::to_string(getpid());
+}
+
+void
+QreplayRuntime::RemoveTemps()
+{
+    char err[QR_ERRBUF_SIZE];
+    for (qr_trace_writer*& w : m_pcaps)
+    {
+        qr_trace_writer_close(w, err);
+        w = nullptr;
+    }
+    qr_arrival_writer_close(m_arrivals, err);
+    m_arrivals = nullptr;
+    for (const std::string& rel : m_temps)
+        unlink(Temp(rel).c_str());
+    m_temps.clear();
+}
+
+void
+QreplayRuntime::Fail(const std::string& what)
+{
+    if (m_error.empty())
+        m_error = what;
+    Simulator::Stop();
+}
+
+void
+QreplayRuntime::ConfigureTcp()
+{
+    const char* variant = "ns3::TcpNewReno";
+    if (m_cfg->tcp.variant == QR_TCP_DCTCP)
+        variant = "ns3::TcpDctcp";
+    else if (m_cfg->tcp.variant == QR_TCP_CUBIC)
+        variant = "ns3::TcpCubic";
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(variant));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(m_cfg->tcp.init_cwnd));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(m_cfg->tcp.delack_count));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+                       TimeValue(NanoSeconds(m_cfg->tcp.delack_timeout_ns)));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(m_cfg->tcp.rcvbuf_bytes));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(m_cfg->tcp.sndbuf_bytes));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(m_cfg->tcp.min_rto_ns)));
+    // timestamps on: 1448 B of payload + 32 B TCP + 20 B IP = the 1500 B MTU
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    bool ecn = m_cfg->buffer.ecn_threshold_bytes > 0;
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn",
+                       EnumValue(ecn ? TcpSocketState::On : TcpSocketState::Off));
+}
+
+void
+QreplayRuntime::Build()
+{
+    if (m_built)
+        throw std::logic_error("QreplayRuntime::Build called twice");
+    m_built = true;
+    char err[QR_ERRBUF_SIZE];
+    const qr_config* c = m_cfg;
+    uint32_t hosts = qr_config_hosts(c);
+
+    std::vector<qr_flow> flows;
+    if (m_opt.flows)
+        flows = *m_opt.flows;
+    else
+    {
+        qr_flow* f = nullptr;
+        size_t n = 0;
+        if (qr_workload_from_config(c, &f, &n, err))
+            throw std::runtime_error(err);
+        flows.assign(f, f + n);
+        free(f);
+    }
+
+    Simulator::Destroy(); // a fresh simulation: node numbers, time and events start over
+    RngSeedManager::SetSeed(static_cast<uint32_t>(qr_seed_derive(c->run.seed, "ns3", 0) % 4294967295u) + 1);
+    RngSeedManager::SetRun(1);
+    ConfigureTcp();
+
+    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
+    if (c->topology.kind == QR_TOPO_FATTREE)
+        m_net->BuildFatTree(c->topology.k);
+    else
+        m_net->BuildStar(c->topology.hosts);
+    std::vector<uint32_t> addrs(hosts);
+    for (uint32_t h = 0; h < hosts; h++)
+        addrs[h] = qr_topology_host_addr(m_net->GetTopology(), h);
+    try
+    {
+        m_table = std::make_unique<FlowTable>(flows, addrs);
+    }
+    catch (const std::invalid_argument& e)
+    {
+        throw std::runtime_error(std::string("[traffic] ") + e.what());
+    }
+    m_net->InstallSharedBuffers(c->buffer.size_bytes, c->buffer.alpha);
+    for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        m_net->GetSharedBuffer(sw)->m_ecnThresholdBytes = c->buffer.ecn_threshold_bytes;
+    m_net->InstallHostQueueDiscs(m_table.get(), NanoSeconds(c->host.proc_delay_ns));
+
+    m_offsets.assign(hosts, 0);
+    if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
+        throw std::runtime_error("[clock] max_offset: invalid");
+    m_dirs.assign(m_table->Directions(), DirStats{});
+    m_flowRecs.assign(m_table->Flows(), FlowRecord{});
+    m_hostPackets.assign(hosts, 0);
+    m_hostBytes.assign(hosts, 0);
+    if (qr_lossdet_create(&m_lossdet, m_table->Directions()))
+        throw std::bad_alloc();
+
+    // applications: a sink on every host, a sender on every host that starts flows
+    std::vector<std::vector<uint32_t>> byHost(hosts);
+    for (uint32_t f = 0; f < m_table->Flows(); f++)
+        byHost[m_table->Flow(f).src].push_back(f);
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        Ptr<Node> node = m_net->GetHosts().Get(h);
+        Ptr<FlowSinkApp> sink = CreateObject<FlowSinkApp>();
+        sink->Setup(m_table.get(), MakeCallback(&QreplayRuntime::OnComplete, this));
+        node->AddApplication(sink);
+        sink->SetStartTime(Seconds(0));
+        if (!byHost[h].empty())
+        {
+            Ptr<FlowSenderApp> snd = CreateObject<FlowSenderApp>();
+            snd->Setup(m_table.get(), byHost[h], MakeCallback(&QreplayRuntime::OnClosed, this),
+                       MakeCallback(&QreplayRuntime::OnError, this));
+            node->AddApplication(snd);
+            snd->SetStartTime(Seconds(0));
+        }
+    }
+
+    // recording and ground truth
+    if (!m_opt.outDir.empty())
+    {
+        MakeDir(m_opt.outDir + "/pcap");
+        MakeDir(m_opt.outDir + "/truth");
+        unlink((m_opt.outDir + "/recording.h5").c_str()); // the "complete" marker goes first
+        m_pcaps.assign(hosts, nullptr);
+        for (uint32_t h = 0; h < hosts; h++)
+        {
+            m_temps.push_back(PcapName(h));
+            if (qr_trace_writer_open(&m_pcaps[h], Temp(PcapName(h)).c_str(), err))
+                throw std::runtime_error(err);
+        }
+        if (m_opt.arrivals)
+        {
+            m_temps.push_back("truth/arrivals.qra");
+            if (qr_arrival_writer_open(&m_arrivals, Temp("truth/arrivals.qra").c_str(), err))
+                throw std::runtime_error(err);
+        }
+    }
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        Ptr<NetDevice> dev = m_net->GetHostDevice(h);
+        dev->TraceConnectWithoutContext("PhyTxBegin",
+                                        MakeBoundCallback(&QreplayRuntime::HostTx, this, h));
+        dev->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&QreplayRuntime::HostRx, this, h));
+        m_net->GetHostQueueDisc(h)->TraceConnectWithoutContext(
+            "DropBeforeEnqueue", MakeCallback(&QreplayRuntime::OnHostQueueDrop, this));
+    }
+    const qr_topology* topo = m_net->GetTopology();
+    for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
+    {
+        for (uint32_t port = 0; port < qr_topology_ports(topo, sw); port++)
+        {
+            m_net->GetQueueDisc(sw, port)->TraceConnectWithoutContext(
+                "Arrival", MakeCallback(&QreplayRuntime::OnArrival, this));
+            Ptr<NetDevice> dev = m_net->GetSwitchDevice(sw, port);
+            dev->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
+            dev->TraceConnectWithoutContext("PhyTxDrop", MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
+        }
+        m_net->GetSwitches().Get(sw)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+            "Drop", MakeCallback(&QreplayRuntime::OnL3Drop, this));
+    }
+}
+
+/* The IPv4 + TCP headers of a packet as it is on a point-to-point link (2-byte PPP header first). */
+static bool
+DecodeWire(Ptr<const Packet> p, qr_packet& pk)
+{
+    uint8_t buf[2 + 60 + 20];
+    uint32_t n = p->CopyData(buf, sizeof buf);
+    if (n < 2 + 20)
+        return false;
+    return qr_packet_decode(buf + 2, n - 2, p->GetSize() - 2, &pk) == QR_OK;
+}
+
+void
+QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
+{
+    qr_packet pk;
+    if (!DecodeWire(p, pk))
+    {
+        rt->m_unknown++;
+        return;
+    }
+    QreplayTag tag;
+    if (p->PeekPacketTag(tag) && tag.flow < rt->m_dirs.size())
+    {
+        DirStats& d = rt->m_dirs[tag.flow];
+        d.sent++;
+        d.sentBytes += pk.ip_len;
+        rt->m_inFlight++;
+    }
+    else
+        rt->m_unknown++;
+    rt->m_hostPackets[host]++;
+    rt->m_hostBytes[host] += pk.ip_len;
+    rt->m_packets++;
+    if (!rt->m_pcaps.empty())
+    {
+        pk.time_ns = Simulator::Now().GetNanoSeconds() + rt->m_offsets[host];
+        char err[QR_ERRBUF_SIZE];
+        if (qr_trace_write(rt->m_pcaps[host], &pk, err))
+            rt->Fail(err);
+    }
+    if (++rt->m_tick >= 4096)
+    {
+        rt->m_tick = 0;
+        rt->Tick();
+    }
+}
+
+void
+QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
+{
+    QreplayTag tag;
+    if (p->PeekPacketTag(tag) && tag.flow < rt->m_dirs.size())
+    {
+        DirStats& d = rt->m_dirs[tag.flow];
+        d.delivered++;
+        d.deliveredBytes += p->GetSize() - 2;
+        rt->m_inFlight--;
+    }
+    // what the receiving host can see: the 5-tuple and the IP ID
+    qr_packet pk;
+    uint32_t dir;
+    if (DecodeWire(p, pk))
+    {
+        qr_five_tuple ft{pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
+        if (rt->m_table->Resolve(ft, dir))
+        {
+            uint64_t seq, first, n;
+            qr_lossdet_observe(rt->m_lossdet, dir, pk.ip_id, &seq, &first, &n);
+            for (uint64_t s = first; s < first + n; s++)
+                rt->m_detected.push_back(Detected{host, dir, s, static_cast<uint64_t>(dir) << 32 | (s & 0xffffffffu),
+                                                  static_cast<uint16_t>(s), 0});
+        }
+    }
+    rt->MaybeFinish();
+}
+
+void
+QreplayRuntime::OnArrival(const qr_arrival& a)
+{
+    if (m_arrivals)
+    {
+        char err[QR_ERRBUF_SIZE];
+        if (qr_arrival_write(m_arrivals, &a, err))
+            Fail(err);
+    }
+    if (a.decision == QR_ADMIT)
+        return;
+    uint32_t dir = static_cast<uint32_t>(a.packet >> 32);
+    m_drops.push_back(Drop{a.packet, dir, a.time_ns, a.sw, a.port, a.bytes, a.decision,
+                           a.queue_bytes, a.threshold});
+    if (dir < m_dirs.size())
+    {
+        m_dirs[dir].dropped++;
+        m_dirs[dir].droppedBytes += a.bytes;
+        m_inFlight--;
+    }
+    MaybeFinish();
+}
+
+void
+QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem>, const char*)
+{
+    m_hostQueueDrops++;
+}
+
+void
+QreplayRuntime::OnL3Drop(const Ipv4Header&, Ptr<const Packet> p, Ipv4L3Protocol::DropReason,
+                         Ptr<Ipv4>, uint32_t)
+{
+    OnDeviceDrop(p);
+}
+
+void
+QreplayRuntime::OnDeviceDrop(Ptr<const Packet> p)
+{
+    m_otherDrops++;
+    QreplayTag tag;
+    if (p->PeekPacketTag(tag) && tag.flow < m_dirs.size())
+        m_inFlight--; // it was sent and will never arrive; counted apart from the buffer's drops
+    MaybeFinish();
+}
+
+void
+QreplayRuntime::OnComplete(uint32_t flow, Time t)
+{
+    if (m_flowRecs[flow].end_ns < 0)
+    {
+        m_flowRecs[flow].end_ns = t.GetNanoSeconds();
+        m_flowsDone++;
+    }
+}
+
+void
+QreplayRuntime::OnClosed(uint32_t flow)
+{
+    if (!m_flowRecs[flow].closed && !m_flowRecs[flow].failed)
+        m_flowsClosed++;
+    m_flowRecs[flow].closed = true;
+    MaybeFinish();
+}
+
+void
+QreplayRuntime::OnError(uint32_t flow)
+{
+    if (!m_flowRecs[flow].closed && !m_flowRecs[flow].failed)
+        m_flowsClosed++;
+    m_flowRecs[flow].failed = true;
+    MaybeFinish();
+}
+
+void
+QreplayRuntime::MaybeFinish()
+{
+    size_t n = m_table->Flows();
+    if (m_stopping || m_flowsDone < n || m_flowsClosed < n || m_inFlight != 0)
+        return;
+    for (uint32_t h = 0; h < m_hostPackets.size(); h++)
+    {
+        if (m_net->GetHostQueueDisc(h)->GetNPackets() > 0 ||
+            m_net->GetHostDevice(h)->GetObject<PointToPointNetDevice>()->GetQueue()->GetNPackets() > 0)
+            return;
+    }
+    m_stopping = true;
+    m_endReason = "completed";
+    Simulator::Stop();
+}
+
+void
+QreplayRuntime::Tick()
+{
+    double now = WallNow();
+    if (m_opt.cancel && *m_opt.cancel && !m_stopping)
+    {
+        m_stopping = true;
+        m_endReason = "cancelled";
+        Simulator::Stop();
+    }
+    if (m_opt.progress && now - m_lastProgress >= m_opt.progressSeconds)
+    {
+        m_lastProgress = now;
+        m_opt.progress(Progress{Simulator::Now(), NanoSeconds(m_cfg->traffic.stop_ns),
+                                now - m_wallStart, Simulator::GetEventCount(), m_flowsDone,
+                                m_table->Flows(), m_packets});
+    }
+}
+
+void
+QreplayRuntime::Run()
+{
+    if (!m_built)
+        throw std::logic_error("QreplayRuntime::Run before Build");
+    m_wallStart = m_lastProgress = WallNow();
+    m_endReason = "stop";
+    Simulator::Stop(NanoSeconds(m_cfg->traffic.stop_ns));
+    if (m_table->Flows() == 0)
+        m_endReason = "completed";
+    else
+        Simulator::Run();
+    m_end = Simulator::Now();
+    m_events = Simulator::GetEventCount();
+    m_wall = WallNow() - m_wallStart;
+    if (m_opt.progress)
+        m_opt.progress(Progress{m_end, NanoSeconds(m_cfg->traffic.stop_ns), m_wall, m_events,
+                                m_flowsDone, m_table->Flows(), m_packets});
+    if (!m_error.empty())
+        throw std::runtime_error(m_error);
+    // tails: a direction's sender knows how many packets it sent; what the receiver never saw
+    // after its last packet was lost (unless still in flight when the run was stopped)
+    if (m_endReason == "completed")
+    {
+        for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
+        {
+            uint64_t first, n;
+            if (qr_lossdet_tail(m_lossdet, dir, m_dirs[dir].sent, &first, &n) != QR_OK)
+                throw std::runtime_error("direction " + std::to_string(dir) +
+                                         ": the receiver saw more packets than were sent");
+            for (uint64_t s = first; s < first + n; s++)
+                m_detected.push_back(Detected{m_table->DirSrc(dir), dir, s,
+                                              static_cast<uint64_t>(dir) << 32 | (s & 0xffffffffu),
+                                              static_cast<uint16_t>(s), 1});
+        }
+    }
+}
+
+} // namespace ns3
+
+namespace ns3
+{
+
+namespace
+{
+
+/* HDF5 rows (plain structs, described field by field below). */
+struct FlowRow
+{
+    uint32_t id, src, dst;
+    uint16_t src_port, dst_port;
+    uint64_t bytes;
+    int64_t start_ns, end_ns, fct_ns;
+    uint32_t incast;
+    uint8_t completed, closed;
+};
+
+struct HostRow
+{
+    uint32_t host, addr;
+    int64_t clock_offset_ns;
+    uint64_t packets, bytes;
+    char pcap[32];
+};
+
+struct DirRow
+{
+    uint32_t dir, flow, src, dst;
+    uint64_t sent, sent_bytes, delivered, delivered_bytes, dropped, dropped_bytes;
+};
+
+#define F(T, m) offsetof(T, m)
+
+const qr_h5_field kFlowFields[] = {
+    {"id", QR_H5_U32, F(FlowRow, id), 0, NULL},
+    {"src", QR_H5_U32, F(FlowRow, src), 0, "host"},
+    {"dst", QR_H5_U32, F(FlowRow, dst), 0, "host"},
+    {"src_port", QR_H5_U16, F(FlowRow, src_port), 0, NULL},
+    {"dst_port", QR_H5_U16, F(FlowRow, dst_port), 0, NULL},
+    {"bytes", QR_H5_U64, F(FlowRow, bytes), 0, "bytes"},
+    {"start_ns", QR_H5_I64, F(FlowRow, start_ns), 0, "ns"},
+    {"end_ns", QR_H5_I64, F(FlowRow, end_ns), 0, "ns (-1: not completed)"},
+    {"fct_ns", QR_H5_I64, F(FlowRow, fct_ns), 0, "ns (-1: not completed)"},
+    {"incast", QR_H5_U32, F(FlowRow, incast), 0, "event (0: background)"},
+    {"completed", QR_H5_U8, F(FlowRow, completed), 0, NULL},
+    {"closed", QR_H5_U8, F(FlowRow, closed), 0, NULL}};
+
+const qr_h5_field kHostFields[] = {
+    {"host", QR_H5_U32, F(HostRow, host), 0, NULL},
+    {"addr", QR_H5_U32, F(HostRow, addr), 0, "IPv4 address"},
+    {"clock_offset_ns", QR_H5_I64, F(HostRow, clock_offset_ns), 0, "ns"},
+    {"packets", QR_H5_U64, F(HostRow, packets), 0, "packets"},
+    {"bytes", QR_H5_U64, F(HostRow, bytes), 0, "bytes"},
+    {"pcap", QR_H5_STR, F(HostRow, pcap), 32, NULL}};
+
+const qr_h5_field kDetectedFields[] = {
+    {"receiver", QR_H5_U32, F(QreplayRuntime::Detected, receiver), 0, "host"},
+    {"dir", QR_H5_U32, F(QreplayRuntime::Detected, dir), 0, "flow direction (2 flow + 1 for ACKs)"},
+    {"seq", QR_H5_U64, F(QreplayRuntime::Detected, seq), 0, "packet number in the direction"},
+    {"packet", QR_H5_U64, F(QreplayRuntime::Detected, packet), 0, "dir << 32 | seq"},
+    {"ip_id", QR_H5_U16, F(QreplayRuntime::Detected, ip_id), 0, NULL},
+    {"tail", QR_H5_U8, F(QreplayRuntime::Detected, tail), 0, "1: from the sender's count"}};
+
+const qr_h5_field kDropFields[] = {
+    {"packet", QR_H5_U64, F(QreplayRuntime::Drop, packet), 0, "dir << 32 | seq"},
+    {"dir", QR_H5_U32, F(QreplayRuntime::Drop, dir), 0, NULL},
+    {"time_ns", QR_H5_I64, F(QreplayRuntime::Drop, time_ns), 0, "ns"},
+    {"switch", QR_H5_U32, F(QreplayRuntime::Drop, sw), 0, NULL},
+    {"port", QR_H5_U32, F(QreplayRuntime::Drop, port), 0, NULL},
+    {"bytes", QR_H5_U32, F(QreplayRuntime::Drop, bytes), 0, "bytes"},
+    {"reason", QR_H5_U8, F(QreplayRuntime::Drop, reason), 0,
+     "qr_decision: 1 threshold, 2 buffer-full, 3 tagged"},
+    {"queue_bytes", QR_H5_U64, F(QreplayRuntime::Drop, queue_bytes), 0, "bytes"},
+    {"threshold", QR_H5_I64, F(QreplayRuntime::Drop, threshold), 0, "bytes"}};
+
+const qr_h5_field kDirFields[] = {
+    {"dir", QR_H5_U32, F(DirRow, dir), 0, NULL},
+    {"flow", QR_H5_U32, F(DirRow, flow), 0, NULL},
+    {"src", QR_H5_U32, F(DirRow, src), 0, "host"},
+    {"dst", QR_H5_U32, F(DirRow, dst), 0, "host"},
+    {"sent", QR_H5_U64, F(DirRow, sent), 0, "packets"},
+    {"sent_bytes", QR_H5_U64, F(DirRow, sent_bytes), 0, "bytes"},
+    {"delivered", QR_H5_U64, F(DirRow, delivered), 0, "packets"},
+    {"delivered_bytes", QR_H5_U64, F(DirRow, delivered_bytes), 0, "bytes"},
+    {"dropped", QR_H5_U64, F(DirRow, dropped), 0, "packets"},
+    {"dropped_bytes", QR_H5_U64, F(DirRow, dropped_bytes), 0, "bytes"}};
+
+#undef F
+
+/* One HDF5 file written through the core's writer; throws on the first error. */
+class H5File
+{
+  public:
+    explicit H5File(const std::string& path)
+    {
+        Check(qr_h5_create(&m_f, path.c_str(), m_err));
+    }
+    ~H5File() { qr_h5_abort(m_f); }
+    template <typename Row>
+    void Table(const char* name, const qr_h5_field* fields, size_t nFields,
+               const std::vector<Row>& rows)
+    {
+        qr_h5_table* t = nullptr;
+        Check(qr_h5_table_create(&t, m_f, name, fields, nFields, sizeof(Row), 0, m_err));
+        Check(qr_h5_table_append(t, rows.data(), rows.size(), m_err));
+        Check(qr_h5_table_close(t, m_err));
+    }
+    void Attr(const char* obj, const char* name, uint64_t v)
+    {
+        Check(qr_h5_attr_u64(m_f, obj, name, v, m_err));
+    }
+    void Attr(const char* obj, const char* name, double v)
+    {
+        Check(qr_h5_attr_f64(m_f, obj, name, v, m_err));
+    }
+    void Attr(const char* obj, const char* name, const std::string& v)
+    {
+        Check(qr_h5_attr_str(m_f, obj, name, v.c_str(), m_err));
+    }
+    void Scenario(const qr_scenario* s) { Check(qr_scenario_write_h5(s, m_f, "/", m_err)); }
+    void Commit()
+    {
+        qr_h5* f = m_f;
+        m_f = nullptr;
+        Check(qr_h5_commit(f, m_err));
+    }
+
+  private:
+    void Check(int rc)
+    {
+        if (rc)
+            throw std::runtime_error(m_err);
+    }
+    qr_h5* m_f{nullptr};
+    char m_err[QR_ERRBUF_SIZE];
+};
+
+} // namespace
+
+void
+QreplayRuntime::WriteRecording()
+{
+    const uint32_t hosts = static_cast<uint32_t>(m_hostPackets.size());
+    std::vector<FlowRow> flows;
+    for (uint32_t f = 0; f < m_table->Flows(); f++)
+    {
+        const qr_flow& fl = m_table->Flow(f);
+        const FlowRecord& r = m_flowRecs[f];
+        flows.push_back(FlowRow{f, fl.src, fl.dst, m_table->SenderPort(f), FlowTable::kSinkPort,
+                                fl.bytes, fl.start_ns, r.end_ns,
+                                r.end_ns >= 0 ? r.end_ns - fl.start_ns : -1, fl.incast,
+                                static_cast<uint8_t>(r.end_ns >= 0), static_cast<uint8_t>(r.closed)});
+    }
+    std::vector<HostRow> hostRows;
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        HostRow r{h, m_table->HostAddr(h), m_offsets[h], m_hostPackets[h], m_hostBytes[h], {}};
+        snprintf(r.pcap, sizeof r.pcap, "%s", PcapName(h).c_str());
+        hostRows.push_back(r);
+    }
+    H5File f(m_opt.outDir + "/recording.h5");
+    f.Scenario(m_scenario);
+    f.Attr("/", "kind", std::string("qreplay recording"));
+    f.Attr("/", "end", m_endReason);
+    f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
+    f.Table("/flows", kFlowFields, sizeof kFlowFields / sizeof kFlowFields[0], flows);
+    f.Table("/hosts", kHostFields, sizeof kHostFields / sizeof kHostFields[0], hostRows);
+    f.Table("/drops_detected", kDetectedFields, sizeof kDetectedFields / sizeof kDetectedFields[0],
+            m_detected);
+    f.Commit();
+}
+
+void
+QreplayRuntime::WriteTruth()
+{
+    std::vector<DirRow> dirs;
+    for (uint32_t d = 0; d < m_dirs.size(); d++)
+    {
+        const DirStats& s = m_dirs[d];
+        dirs.push_back(DirRow{d, d / 2, m_table->DirSrc(d), m_table->DirDst(d), s.sent, s.sentBytes,
+                              s.delivered, s.deliveredBytes, s.dropped, s.droppedBytes});
+    }
+    H5File f(m_opt.outDir + "/truth/truth.h5");
+    f.Scenario(m_scenario);
+    f.Attr("/", "kind", std::string("qreplay runtime ground truth"));
+    f.Attr("/", "end", m_endReason);
+    f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
+    f.Attr("/", "events", m_events);
+    f.Attr("/", "wall_s", m_wall);
+    f.Attr("/", "in_flight_at_end", m_inFlight);
+    f.Attr("/", "other_drops", m_otherDrops);
+    f.Attr("/", "host_queue_drops", m_hostQueueDrops);
+    f.Attr("/", "unknown_packets", m_unknown);
+    f.Table("/drops", kDropFields, sizeof kDropFields / sizeof kDropFields[0], m_drops);
+    f.Table("/directions", kDirFields, sizeof kDirFields / sizeof kDirFields[0], dirs);
+    f.Commit();
+}
+
+void
+QreplayRuntime::Commit()
+{
+    if (m_opt.outDir.empty() || m_committed)
+        return;
+    char err[QR_ERRBUF_SIZE];
+    for (qr_trace_writer*& w : m_pcaps)
+    {
+        int rc = qr_trace_writer_close(w, err);
+        w = nullptr;
+        if (rc)
+            throw std::runtime_error(err);
+    }
+    if (m_arrivals)
+    {
+        int rc = qr_arrival_writer_close(m_arrivals, err);
+        m_arrivals = nullptr;
+        if (rc)
+            throw std::runtime_error(err);
+    }
+    for (const std::string& rel : m_temps)
+    {
+        std::string final = m_opt.outDir + "/" + rel;
+        if (rename(Temp(rel).c_str(), final.c_str()) != 0)
+            throw std::runtime_error(final + ": cannot rename: " + strerror(errno));
+    }
+    m_temps.clear();
+    WriteTruth();
+    WriteRecording(); // last: its presence marks a complete recording
+    m_committed = true;
+}
+
+} // namespace ns3

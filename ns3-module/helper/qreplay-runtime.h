@@ -1,0 +1,187 @@
+/* qreplay ns-3 module: the recorded closed-loop runtime.
+ *
+ * Builds the scenario's network (FatTree or star, shared-buffer switches, host NIC queues that
+ * number packets per flow direction), runs its TCP flows (the core's schedule), and records:
+ *
+ *   DIR/pcap/hNNNN.pcap     what each host sent: IPv4 + TCP headers, time = first bit on the wire
+ *                           as the host's (offset) clock saw it, nanoseconds
+ *   DIR/recording.h5        what hosts know: /flows (ports, start, completion), /hosts (pcap name,
+ *                           packets, bytes), /drops_detected (gaps in the IP IDs a receiver saw,
+ *                           plus the tail a sender's count shows)
+ *   DIR/truth/truth.h5      ground truth, for scoring only: /drops (switch, port, time, reason),
+ *                           /directions (packets and bytes sent, delivered, dropped), /clock
+ *   DIR/truth/arrivals.qra  every switch-queue arrival with the queue's bytes per flow (queuelog.h)
+ *
+ * Every file is written under a temporary name and renamed by Commit(); recording.h5, renamed last,
+ * marks a complete recording (it is removed when a new run into DIR starts). The run lasts until
+ * every flow has completed and closed and the network is empty, or until [traffic] stop. */
+#ifndef QREPLAY_RUNTIME_H
+#define QREPLAY_RUNTIME_H
+
+#include "fat-tree-helper.h"
+#include "model/flow-apps.h"
+#include "model/flow-table.h"
+
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/nstime.h"
+
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "qreplay/lossdet.h"
+#include "qreplay/queuelog.h"
+#include "qreplay/scenario.h"
+#include "qreplay/trace.h"
+}
+
+namespace ns3
+{
+
+class QreplayRuntime
+{
+  public:
+    struct Progress
+    {
+        Time now, stop;
+        double wallSeconds;
+        uint64_t events;
+        uint64_t flowsDone, flows;
+        uint64_t packets; // sent by hosts so far
+    };
+
+    struct Options
+    {
+        std::string outDir;               // where the recording goes ("" records nothing to disk)
+        bool arrivals{true};              // write DIR/truth/arrivals.qra
+        std::vector<qr_flow>* flows{nullptr}; // instead of the scenario's schedule (tests)
+        std::function<void(const Progress&)> progress; // called about every progressSeconds
+        double progressSeconds{0.5};
+        const volatile std::sig_atomic_t* cancel{nullptr}; // nonzero: stop as soon as possible
+    };
+
+    /* Per flow direction: what its sender put on the wire, what arrived, what switches dropped. */
+    struct DirStats
+    {
+        uint64_t sent{0}, sentBytes{0};
+        uint64_t delivered{0}, deliveredBytes{0};
+        uint64_t dropped{0}, droppedBytes{0};
+    };
+
+    struct Drop
+    {
+        uint64_t packet;
+        uint32_t dir;
+        int64_t time_ns;
+        uint32_t sw, port, bytes;
+        uint8_t reason; // qr_decision
+        uint64_t queue_bytes;
+        int64_t threshold;
+    };
+
+    struct Detected
+    {
+        uint32_t receiver; // host that saw the gap (for tails: the sender's count)
+        uint32_t dir;
+        uint64_t seq;
+        uint64_t packet;
+        uint16_t ip_id;
+        uint8_t tail; // 1: found from the sender's count after the last received packet
+    };
+
+    struct FlowRecord
+    {
+        int64_t end_ns{-1}; // last byte received; -1 if never
+        bool closed{false}, failed{false};
+    };
+
+    /* The scenario (borrowed, validated). Throws std::runtime_error with a message naming the
+     * file or key on bad input. */
+    QreplayRuntime(const qr_scenario* scenario, Options options);
+    ~QreplayRuntime(); // removes uncommitted output and destroys the simulation
+    QreplayRuntime(const QreplayRuntime&) = delete;
+    QreplayRuntime& operator=(const QreplayRuntime&) = delete;
+
+    /* Build the network and the applications, open the recording. Throws std::runtime_error. */
+    void Build();
+    /* Simulate. Throws std::runtime_error if recording failed. */
+    void Run();
+    /* Write the HDF5 files and give every file its final name. Throws std::runtime_error. */
+    void Commit();
+
+    const FlowTable& GetFlows() const { return *m_table; }
+    const FatTreeHelper& GetNetwork() const { return *m_net; }
+    const std::vector<DirStats>& GetDirStats() const { return m_dirs; }
+    const std::vector<Drop>& GetDrops() const { return m_drops; }
+    const std::vector<Detected>& GetDetected() const { return m_detected; }
+    const std::vector<FlowRecord>& GetFlowRecords() const { return m_flowRecs; }
+    const std::vector<int64_t>& GetClockOffsets() const { return m_offsets; }
+    uint64_t GetEvents() const { return m_events; }
+    double GetWallSeconds() const { return m_wall; }
+    Time GetEnd() const { return m_end; }
+    /* "completed" (all flows done, network empty), "stop" ([traffic] stop reached), "cancelled". */
+    const std::string& GetEndReason() const { return m_endReason; }
+    uint64_t GetFlowsCompleted() const { return m_flowsDone; }
+    /* Packets that left a switch other than by the shared-buffer rule (no route, device drop),
+     * dropped in a host's NIC queue, not belonging to any flow: all 0 in a sound run. */
+    uint64_t GetOtherDrops() const { return m_otherDrops; }
+    uint64_t GetHostQueueDrops() const { return m_hostQueueDrops; }
+    uint64_t GetUnknownPackets() const { return m_unknown; }
+    uint64_t GetInFlight() const { return m_inFlight; }
+
+    /* The pcap of host h, relative to the output folder. */
+    static std::string PcapName(uint32_t host);
+
+  private:
+    static void HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
+    static void HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
+    void OnArrival(const qr_arrival& a);
+    void OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char* reason);
+    void OnL3Drop(const Ipv4Header& h, Ptr<const Packet> p, Ipv4L3Protocol::DropReason r,
+                  Ptr<Ipv4> ipv4, uint32_t iface);
+    void OnDeviceDrop(Ptr<const Packet> p);
+    void OnComplete(uint32_t flow, Time t);
+    void OnClosed(uint32_t flow);
+    void OnError(uint32_t flow);
+    void MaybeFinish();
+    void Tick();
+    void Fail(const std::string& what);
+    void ConfigureTcp();
+    void WriteRecording();
+    void WriteTruth();
+    std::string Temp(const std::string& rel) const;
+    void RemoveTemps();
+
+    const qr_scenario* m_scenario;
+    const qr_config* m_cfg;
+    Options m_opt;
+    std::unique_ptr<FlowTable> m_table;
+    std::unique_ptr<FatTreeHelper> m_net;
+    std::vector<int64_t> m_offsets;
+    std::vector<DirStats> m_dirs;
+    std::vector<Drop> m_drops;
+    std::vector<Detected> m_detected;
+    std::vector<FlowRecord> m_flowRecs;
+    std::vector<uint64_t> m_hostPackets, m_hostBytes;
+    qr_lossdet* m_lossdet{nullptr};
+    std::vector<qr_trace_writer*> m_pcaps;
+    qr_arrival_writer* m_arrivals{nullptr};
+    std::vector<std::string> m_temps; // relative names written under Temp()
+    bool m_committed{false};
+    std::string m_error;
+    uint64_t m_flowsDone{0}, m_flowsClosed{0};
+    uint64_t m_inFlight{0}, m_otherDrops{0}, m_hostQueueDrops{0}, m_unknown{0};
+    uint64_t m_packets{0}, m_events{0};
+    uint32_t m_tick{0};
+    double m_wallStart{0}, m_wall{0}, m_lastProgress{0};
+    Time m_end;
+    std::string m_endReason;
+    bool m_built{false}, m_stopping{false};
+};
+
+} // namespace ns3
+
+#endif

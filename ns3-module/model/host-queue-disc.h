@@ -1,0 +1,57 @@
+/* qreplay ns-3 module: a host's NIC queue. An ordinary FIFO of `limit` packets (a full queue drops,
+ * reason "host-queue-full"), with an optional per-packet processing delay before a packet may leave
+ * (the host's packet processing, modelled before its NIC). As a packet leaves for the NIC it is
+ * numbered: its IP ID becomes the next number of its flow direction (consecutive, wrapping at
+ * 16 bits) and it gets a QreplayTag with its direction and id (direction << 32 | sequence number).
+ * Numbering at dequeue means only packets that reach the wire are numbered, so a gap in the IP IDs
+ * a receiver sees is a drop in the network. Packets of no known flow pass unchanged and are
+ * counted. */
+#ifndef QREPLAY_HOST_QUEUE_DISC_H
+#define QREPLAY_HOST_QUEUE_DISC_H
+
+#include "flow-table.h"
+
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/queue-disc.h"
+
+#include <unordered_map>
+
+namespace ns3
+{
+
+class HostQueueDisc : public QueueDisc
+{
+  public:
+    static TypeId GetTypeId();
+    HostQueueDisc();
+    ~HostQueueDisc() override;
+
+    /* The flows (borrowed; must outlive the queue disc), the FIFO's limit in packets, and the
+     * processing delay every packet waits before it may leave. */
+    void Setup(const FlowTable* flows, uint32_t limitPackets, Time procDelay);
+
+    uint64_t GetUnknownPackets() const { return m_unknown; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override;
+    Ptr<QueueDiscItem> DoDequeue() override;
+    Ptr<const QueueDiscItem> DoPeek() override;
+    bool CheckConfig() override;
+    void InitializeParams() override;
+    void Wake();
+
+    const FlowTable* m_flows{nullptr};
+    uint32_t m_limit{1000};
+    Time m_procDelay;
+    EventId m_wake;
+    std::unordered_map<uint32_t, uint64_t> m_next; // direction -> next sequence number
+    uint64_t m_unknown{0};
+};
+
+} // namespace ns3
+
+#endif
