@@ -98,6 +98,8 @@ static const struct keydef schema[] = {
      "delayed-ACK timeout"},
     {"tcp", "delack_count", KT_INT, OFF(tcp.delack_count), "2", 1, 64, NULL,
      "segments received before an ACK is sent (1: no delayed ACK)"},
+    {"tcp", "syn_timeout", KT_TIME, OFF(tcp.syn_timeout_ns), "1s", 0, 0, NULL,
+     "timeout before a lost SYN is sent again (Linux and RFC 6298: 1 s)"},
     {"tcp", "init_cwnd", KT_INT, OFF(tcp.init_cwnd), "10", 1, 1000, NULL,
      "initial congestion window (segments of 1448 B)"},
     {"tcp", "rcvbuf", KT_BYTES, OFF(tcp.rcvbuf_bytes), "1MB", 0, 0, NULL,

@@ -129,6 +129,7 @@ QreplayRuntime::ConfigureTcp()
                        TimeValue(NanoSeconds(m_cfg->tcp.delack_timeout_ns)));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(m_cfg->tcp.rcvbuf_bytes));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(m_cfg->tcp.sndbuf_bytes));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(m_cfg->tcp.syn_timeout_ns)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(m_cfg->tcp.min_rto_ns)));
     // timestamps on: 1448 B of payload + 32 B TCP + 20 B IP = the 1500 B MTU
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <csignal>
 #include <cstdio>
@@ -59,8 +60,27 @@ static std::string
 FormatTime(int64_t ns)
 {
     char buf[32];
-    qr_format_time(ns, buf, sizeof buf);
+    if (ns >= 1000000)
+        snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+    else
+        snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
     return buf;
+}
+
+/* Completion times of the completed flows: "median X, p99 Y, max Z". */
+static std::string
+FctSummary(const QreplayRuntime& rt)
+{
+    std::vector<int64_t> fct;
+    for (uint32_t f = 0; f < rt.GetFlows().Flows(); f++)
+        if (rt.GetFlowRecords()[f].end_ns >= 0)
+            fct.push_back(rt.GetFlowRecords()[f].end_ns - rt.GetFlows().Flow(f).start_ns);
+    if (fct.empty())
+        return "none completed";
+    std::sort(fct.begin(), fct.end());
+    auto q = [&fct](double p) { return fct[static_cast<size_t>(p * (fct.size() - 1) + 0.5)]; };
+    return "median " + FormatTime(q(0.5)) + ", p99 " + FormatTime(q(0.99)) + ", max " +
+           FormatTime(fct.back());
 }
 
 extern "C" int
@@ -161,6 +181,7 @@ qr_cmd_runtime(int argc, char** argv)
                        qr_topology_switches(t));
                 printf("flows              %zu, %" PRIu64 " completed\n", rt.GetFlows().Flows(),
                        rt.GetFlowsCompleted());
+                printf("completion times   %s\n", FctSummary(rt).c_str());
                 printf("packets sent       %" PRIu64 "\n", sent);
                 printf("switch drops       %" PRIu64 " (receivers detected %zu)\n", drops,
                        rt.GetDetected().size());

@@ -62,6 +62,7 @@ typedef struct qr_config {
         int64_t min_rto_ns;
         int64_t delack_timeout_ns;
         int delack_count;     /* segments received before an ACK is sent */
+        int64_t syn_timeout_ns; /* retransmission timeout of a connection's SYN */
         int init_cwnd;        /* initial congestion window, segments */
         uint64_t rcvbuf_bytes; /* socket receive buffer */
         uint64_t sndbuf_bytes; /* socket send buffer */
