@@ -87,8 +87,8 @@ Test(cli, help_and_usage_errors)
 {
     cr_assert_eq(qreplay("--help"), 0);
     cr_assert(strstr(out, "sample") && strstr(out, "scenario") && strstr(out, "workload"));
-    const char *cmds[] = {"sample", "scenario", "workload", "synth"};
-    for (int i = 0; i < 4; i++) {
+    const char *cmds[] = {"sample", "scenario", "workload", "synth", "runtime"};
+    for (int i = 0; i < 5; i++) {
         cr_assert_eq(qreplay("%s --help", cmds[i]), 0, "%s --help", cmds[i]);
         cr_assert(strstr(out, "usage: qreplay"), "%s", out);
     }
@@ -258,4 +258,72 @@ Test(cli, workload_is_deterministic_and_carries_the_scenario)
     cr_assert_eq(qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.size_cdf=nope.cdf -o %s/c", dir), 1);
     cr_assert(strstr(err, "size_cdf") && strstr(err, "nope.cdf"), "%s", err);
     cr_assert_not(exists("%s/c/workload.h5", dir));
+}
+
+/* A folder holds no file whose name contains ".partial-". */
+static void no_partials(const char *path)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "find %s -name '*.partial-*' | grep -q .", path);
+    cr_assert_neq(system(cmd), 0, "partial files left under %s", path);
+}
+
+Test(cli, runtime_records_the_single_switch_case)
+{
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini -o %s/ss", dir), 0, "%s", err);
+    cr_assert(strstr(out, "flows              12, 12 completed"), "%s", out);
+    cr_assert(strstr(out, "all flows completed"), "%s", out);
+    for (int h = 0; h < 3; h++)
+        cr_assert(exists("%s/ss/pcap/h%04d.pcap", dir, h));
+    cr_assert(exists("%s/ss/recording.h5", dir) && exists("%s/ss/truth/truth.h5", dir) &&
+              exists("%s/ss/truth/arrivals.qra", dir));
+    no_partials(dir);
+    /* the recorded host traces are ordinary input to the sampler */
+    cr_assert_eq(qreplay("sample --quiet --th 5us %s/ss/pcap/h0001.pcap %s/s1.h5", dir, dir), 0, "%s", err);
+    /* --no-arrivals leaves the log out */
+    cr_assert_eq(qreplay("runtime --quiet --no-arrivals scenarios/single-switch.ini -o %s/na", dir), 0, "%s", err);
+    cr_assert_str_eq(out, "");
+    cr_assert_not(exists("%s/na/truth/arrivals.qra", dir));
+}
+
+Test(cli, runtime_bad_inputs_are_clear_errors_that_leave_no_recording)
+{
+    cr_assert_eq(qreplay("runtime"), 2);
+    cr_assert(strstr(err, "SCENARIO"), "%s", err);
+    cr_assert_eq(qreplay("runtime nope.ini -o %s/a", dir), 1);
+    cr_assert(strstr(err, "nope.ini"), "%s", err);
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini --set tcp.bogus=1 -o %s/a", dir), 1);
+    cr_assert(strstr(err, "bogus"), "%s", err);
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini --set tcp.variant=dctcp -o %s/a", dir), 1);
+    cr_assert(strstr(err, "ecn_threshold"), "%s", err);
+    /* a flow list naming a host the star does not have */
+    char path[256];
+    snprintf(path, sizeof path, "%s/flows.csv", dir);
+    FILE *f = fopen(path, "w");
+    fputs("src,dst,bytes,start\n0,1,10KB,0\n0,7,10KB,0\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini --set traffic.flows=%s -o %s/a", path, dir), 1);
+    cr_assert(strstr(err, "flows.csv:3"), "%s", err);
+    /* the output folder's place is taken by a file */
+    snprintf(path, sizeof path, "%s/file", dir);
+    fclose(fopen(path, "w"));
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini -o %s/file/out", dir), 1);
+    cr_assert(strstr(err, "file/out"), "%s", err);
+    cr_assert_not(exists("%s/a/recording.h5", dir));
+    no_partials(dir);
+}
+
+Test(cli, runtime_interrupted_leaves_nothing)
+{
+    /* 200 ms of k=4 traffic take far longer than the 1 s before SIGINT */
+    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
+                         "--set traffic.stop=400ms -o %s/int 2>%s/int.err & pid=$!; sleep 1; kill -INT $pid; "
+                         "wait $pid", dir, dir),
+                 130);
+    char path[256], msg[1024];
+    snprintf(path, sizeof path, "%s/int.err", dir);
+    slurp(path, msg, sizeof msg);
+    cr_assert(strstr(msg, "interrupted"), "%s", msg);
+    cr_assert_not(exists("%s/int/recording.h5", dir));
+    no_partials(dir);
 }
