@@ -29,6 +29,7 @@ extern "C" {
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/random.h"
+#include "qreplay/units.h"
 #include "qreplay/workload.h"
 }
 
@@ -114,26 +115,26 @@ QreplayRuntime::Fail(const std::string& what)
 }
 
 void
-QreplayRuntime::ConfigureTcp()
+QreplayRuntime::ConfigureTcp(const qr_config* cfg)
 {
     const char* variant = "ns3::TcpNewReno";
-    if (m_cfg->tcp.variant == QR_TCP_DCTCP)
+    if (cfg->tcp.variant == QR_TCP_DCTCP)
         variant = "ns3::TcpDctcp";
-    else if (m_cfg->tcp.variant == QR_TCP_CUBIC)
+    else if (cfg->tcp.variant == QR_TCP_CUBIC)
         variant = "ns3::TcpCubic";
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(variant));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(m_cfg->tcp.init_cwnd));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(m_cfg->tcp.delack_count));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(cfg->tcp.init_cwnd));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(cfg->tcp.delack_count));
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
-                       TimeValue(NanoSeconds(m_cfg->tcp.delack_timeout_ns)));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(m_cfg->tcp.rcvbuf_bytes));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(m_cfg->tcp.sndbuf_bytes));
-    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(m_cfg->tcp.syn_timeout_ns)));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(m_cfg->tcp.min_rto_ns)));
+                       TimeValue(NanoSeconds(cfg->tcp.delack_timeout_ns)));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cfg->tcp.rcvbuf_bytes));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(cfg->tcp.sndbuf_bytes));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(cfg->tcp.syn_timeout_ns)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(cfg->tcp.min_rto_ns)));
     // timestamps on: 1448 B of payload + 32 B TCP + 20 B IP = the 1500 B MTU
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-    bool ecn = m_cfg->buffer.ecn_threshold_bytes > 0;
+    bool ecn = cfg->buffer.ecn_threshold_bytes > 0;
     Config::SetDefault("ns3::TcpSocketBase::UseEcn",
                        EnumValue(ecn ? TcpSocketState::On : TcpSocketState::Off));
 }
@@ -164,7 +165,7 @@ QreplayRuntime::Build()
     Simulator::Destroy(); // a fresh simulation: node numbers, time and events start over
     RngSeedManager::SetSeed(static_cast<uint32_t>(qr_seed_derive(c->run.seed, "ns3", 0) % 4294967295u) + 1);
     RngSeedManager::SetRun(1);
-    ConfigureTcp();
+    ConfigureTcp(c);
 
     m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
     if (c->topology.kind == QR_TOPO_FATTREE)
@@ -449,6 +450,25 @@ QreplayRuntime::Tick()
     }
 }
 
+Time
+QreplayRuntime::GetMaxTransit() const
+{
+    // every link: propagation plus one MTU's transmission; every switch: a full buffer ahead
+    uint32_t switches = m_cfg->topology.kind == QR_TOPO_FATTREE ? 5 : 1;
+    double bitNs = 1e9 / static_cast<double>(m_cfg->links.rate_bps);
+    double ns = (switches + 1) * (m_cfg->links.delay_ns + QR_MTU_BYTES * 8 * bitNs) +
+                switches * (m_cfg->buffer.size_bytes * 8 * bitNs);
+    return NanoSeconds(static_cast<int64_t>(ns) + 1);
+}
+
+void
+QreplayRuntime::SnapshotSent()
+{
+    m_sentAtCutoff.resize(m_dirs.size());
+    for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
+        m_sentAtCutoff[dir] = m_dirs[dir].sent;
+}
+
 void
 QreplayRuntime::Run()
 {
@@ -457,6 +477,9 @@ QreplayRuntime::Run()
     m_wallStart = m_lastProgress = WallNow();
     m_endReason = "stop";
     Simulator::Stop(NanoSeconds(m_cfg->traffic.stop_ns));
+    Time cutoff = NanoSeconds(m_cfg->traffic.stop_ns) - GetMaxTransit();
+    if (cutoff.IsStrictlyPositive())
+        Simulator::Schedule(cutoff, &QreplayRuntime::SnapshotSent, this);
     if (m_table->Flows() == 0)
         m_endReason = "completed";
     else
@@ -469,21 +492,32 @@ QreplayRuntime::Run()
                                 m_flowsDone, m_table->Flows(), m_packets});
     if (!m_error.empty())
         throw std::runtime_error(m_error);
-    // tails: a direction's sender knows how many packets it sent; what the receiver never saw
-    // after its last packet was lost (unless still in flight when the run was stopped)
+    // Tails: a direction's sender knows how many packets it sent; those the receiver never saw
+    // after its last packet were lost. A run stopped at [traffic] stop may still have packets in
+    // flight, so there only packets sent before the cutoff (stop minus the longest possible
+    // transit) count.
+    const std::vector<uint64_t>* sent = nullptr;
+    std::vector<uint64_t> all(m_dirs.size());
     if (m_endReason == "completed")
     {
         for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
-        {
-            uint64_t first, n;
-            if (qr_lossdet_tail(m_lossdet, dir, m_dirs[dir].sent, &first, &n) != QR_OK)
-                throw std::runtime_error("direction " + std::to_string(dir) +
-                                         ": the receiver saw more packets than were sent");
-            for (uint64_t s = first; s < first + n; s++)
-                m_detected.push_back(Detected{m_table->DirSrc(dir), dir, s,
-                                              static_cast<uint64_t>(dir) << 32 | (s & 0xffffffffu),
-                                              static_cast<uint16_t>(s), 1});
-        }
+            all[dir] = m_dirs[dir].sent;
+        sent = &all;
+    }
+    else if (!m_sentAtCutoff.empty())
+        sent = &m_sentAtCutoff;
+    for (uint32_t dir = 0; sent && dir < m_dirs.size(); dir++)
+    {
+        uint64_t first, n;
+        if (qr_lossdet_next(m_lossdet, dir) >= (*sent)[dir])
+            continue;
+        if (qr_lossdet_tail(m_lossdet, dir, (*sent)[dir], &first, &n) != QR_OK)
+            throw std::runtime_error("direction " + std::to_string(dir) +
+                                     ": the receiver saw more packets than were sent");
+        for (uint64_t s = first; s < first + n; s++)
+            m_detected.push_back(Detected{m_table->DirSrc(dir), dir, s,
+                                          static_cast<uint64_t>(dir) << 32 | (s & 0xffffffffu),
+                                          static_cast<uint16_t>(s), 1});
     }
 }
 

@@ -132,6 +132,17 @@ class QreplayRuntime
     uint64_t GetUnknownPackets() const { return m_unknown; }
     uint64_t GetInFlight() const { return m_inFlight; }
 
+    /* Set ns-3's TCP defaults from the scenario's [tcp] keys (variant, MSS 1448 with timestamps,
+     * windows, timers, ECN); sockets created afterwards use them. */
+    static void ConfigureTcp(const qr_config* c);
+
+    /* The longest time a packet can spend between leaving a host and arriving (or being dropped):
+     * on every link propagation plus an MTU, at every switch a full buffer ahead of it. */
+    Time GetMaxTransit() const;
+    /* Per direction, packets sent before the stop time minus GetMaxTransit() (empty if the run
+     * completed before): in a run ended by [traffic] stop, only these can be known lost. */
+    const std::vector<uint64_t>& GetSentAtCutoff() const { return m_sentAtCutoff; }
+
     /* The pcap of host h, relative to the output folder. */
     static std::string PcapName(uint32_t host);
 
@@ -148,8 +159,8 @@ class QreplayRuntime
     void OnError(uint32_t flow);
     void MaybeFinish();
     void Tick();
+    void SnapshotSent();
     void Fail(const std::string& what);
-    void ConfigureTcp();
     void WriteRecording();
     void WriteTruth();
     std::string Temp(const std::string& rel) const;
@@ -166,6 +177,7 @@ class QreplayRuntime
     std::vector<Detected> m_detected;
     std::vector<FlowRecord> m_flowRecs;
     std::vector<uint64_t> m_hostPackets, m_hostBytes;
+    std::vector<uint64_t> m_sentAtCutoff;
     qr_lossdet* m_lossdet{nullptr};
     std::vector<qr_trace_writer*> m_pcaps;
     qr_arrival_writer* m_arrivals{nullptr};
