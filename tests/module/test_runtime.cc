@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -199,9 +200,32 @@ Test(runtime, star_conserves_packets_and_receivers_detect_every_drop)
     {
         QreplayRuntime rt(s, opt);
         rt.Build();
+        // every packet delivered crossed the one switch: one departure each, bytes released
+        uint64_t departures = 0, departedBytes = 0, lastTotal = 1;
+        std::function<void(const SharedBufferQueueDisc::Departure&)> onDeparture =
+            [&](const SharedBufferQueueDisc::Departure& d) {
+                departures++;
+                departedBytes += d.bytes;
+                lastTotal = d.total_bytes;
+                cr_assert_leq(d.queue_bytes, d.total_bytes);
+                cr_assert_eq(d.flow, static_cast<uint32_t>(d.packet >> 32));
+            };
+        for (uint32_t port = 0; port < 4; port++)
+            rt.GetNetwork().GetQueueDisc(0, port)->TraceConnectWithoutContext(
+                "Departure", MakeCallback(&std::function<void(const SharedBufferQueueDisc::Departure&)>::operator(),
+                                          &onDeparture));
         rt.Run();
         rt.Commit();
         CheckConservationAndDetection(rt);
+        uint64_t delivered = 0, deliveredBytes = 0;
+        for (const auto& d : rt.GetDirStats())
+        {
+            delivered += d.delivered;
+            deliveredBytes += d.deliveredBytes;
+        }
+        cr_assert_eq(departures, delivered);
+        cr_assert_eq(departedBytes, deliveredBytes);
+        cr_assert_eq(lastTotal, 0u, "the buffer is empty after the last departure");
         uint64_t dataDrops = 0, ackDrops = 0;
         for (const auto& d : rt.GetDrops())
             (d.dir % 2 ? ackDrops : dataDrops)++;
@@ -503,4 +527,46 @@ Test(runtime, stopped_run_detects_every_drop_before_the_cutoff)
             truth.size(), seen.size(), tails, missed, rt.GetInFlight(),
             rt.GetMaxTransit().GetSeconds() * 1e3);
     qr_scenario_destroy(s);
+}
+
+// The TCP variants: Cubic and DCTCP run the same case with every invariant intact; DCTCP's switches
+// mark CE above the ECN threshold and, reacting to the marks, it loses fewer packets than NewReno.
+Test(runtime, cubic_and_dctcp_variants)
+{
+    std::vector<qr_flow> flows = StarFlows();
+    size_t drops[3];
+    uint64_t marks[3];
+    const char* sets[3][2] = {{"tcp.variant=newreno", "buffer.ecn_threshold=0B"},
+                              {"tcp.variant=cubic", "buffer.ecn_threshold=0B"},
+                              {"tcp.variant=dctcp", "buffer.ecn_threshold=30KB"}};
+    for (int v = 0; v < 3; v++)
+    {
+        qr_scenario* s = Scenario(kStar);
+        char err[QR_ERRBUF_SIZE];
+        for (const char* a : sets[v])
+            cr_assert_eq(qr_scenario_set(s, a, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
+        QreplayRuntime::Options opt;
+        opt.flows = &flows;
+        QreplayRuntime rt(s, opt);
+        rt.Build();
+        marks[v] = 0;
+        std::function<void(Ptr<const QueueDiscItem>, const char*)> onMark =
+            [&](Ptr<const QueueDiscItem>, const char* why) {
+                cr_assert_str_eq(why, "ecn");
+                marks[v]++;
+            };
+        for (uint32_t port = 0; port < 4; port++)
+            rt.GetNetwork().GetQueueDisc(0, port)->TraceConnectWithoutContext(
+                "Mark", MakeCallback(&std::function<void(Ptr<const QueueDiscItem>, const char*)>::operator(), &onMark));
+        rt.Run();
+        CheckConservationAndDetection(rt);
+        drops[v] = rt.GetDrops().size();
+        fprintf(stderr, "%s: %zu drops, %lu CE marks, end %.3f ms\n", sets[v][0], drops[v], marks[v],
+                rt.GetEnd().GetSeconds() * 1e3);
+        qr_scenario_destroy(s);
+    }
+    cr_assert_eq(marks[0] + marks[1], 0u, "no ECN threshold, no marks");
+    cr_assert_gt(marks[2], 0u);
+    cr_assert_lt(drops[2], drops[0], "DCTCP %zu drops, NewReno %zu", drops[2], drops[0]);
 }
