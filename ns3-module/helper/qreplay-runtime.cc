@@ -149,6 +149,9 @@ QreplayRuntime::Build()
     const qr_config* c = m_cfg;
     uint32_t hosts = qr_config_hosts(c);
 
+    if (c->host.proc_jitter_ns != 0)
+        throw std::runtime_error("[host] proc_jitter: must be 0 for the runtime, whose per-packet "
+                                 "processing delay ([host] proc_delay) is constant");
     std::vector<qr_flow> flows;
     if (m_opt.flows)
         flows = *m_opt.flows;

@@ -570,3 +570,50 @@ Test(runtime, cubic_and_dctcp_variants)
     cr_assert_gt(marks[2], 0u);
     cr_assert_lt(drops[2], drops[0], "DCTCP %zu drops, NewReno %zu", drops[2], drops[0]);
 }
+
+// The host processing delay: a flow's SYN leaves its host exactly proc_delay after the flow starts
+// (plus the host's clock offset in the pcap), and jitter is refused.
+Test(runtime, processing_delay_delays_every_packet_at_the_host)
+{
+    std::vector<qr_flow> flows = {{0, 1, 0, 20000, 1000000, 0}};
+    for (int64_t delay : {0, 10000})
+    {
+        qr_scenario* s = Scenario(kStar);
+        char err[QR_ERRBUF_SIZE], set[64];
+        snprintf(set, sizeof set, "host.proc_delay=%ldns", static_cast<long>(delay));
+        cr_assert_eq(qr_scenario_set(s, set, err), QR_OK, "%s", err);
+        QreplayRuntime::Options opt;
+        opt.flows = &flows;
+        opt.outDir = TmpDir(delay ? "proc10" : "proc0");
+        QreplayRuntime rt(s, opt);
+        rt.Build();
+        rt.Run();
+        rt.Commit();
+        CheckConservationAndDetection(rt);
+        qr_trace_reader* r;
+        qr_packet p;
+        cr_assert_eq(qr_trace_reader_open(&r, (opt.outDir + "/pcap/h0001.pcap").c_str(), err), QR_OK);
+        cr_assert_eq(qr_trace_read(r, &p, err), QR_OK);
+        qr_trace_reader_close(r);
+        cr_assert_eq(p.tcp_flags & QR_TCP_SYN, QR_TCP_SYN);
+        cr_assert_eq(p.time_ns, 1000000 + delay + rt.GetClockOffsets()[1],
+                     "SYN at %ld ns with delay %ld", static_cast<long>(p.time_ns), static_cast<long>(delay));
+        qr_scenario_destroy(s);
+    }
+    qr_scenario* s = Scenario(kStar);
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_scenario_set(s, "host.proc_jitter=1ns", err), QR_OK);
+    QreplayRuntime::Options opt;
+    opt.flows = &flows;
+    QreplayRuntime rt(s, opt);
+    try
+    {
+        rt.Build();
+        cr_assert_fail("jitter accepted");
+    }
+    catch (const std::runtime_error& e)
+    {
+        cr_assert(strstr(e.what(), "proc_jitter"), "%s", e.what());
+    }
+    qr_scenario_destroy(s);
+}
