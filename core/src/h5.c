@@ -343,3 +343,150 @@ void qr_h5_abort(qr_h5 *f)
     unlink(f->partial);
     free(f);
 }
+
+struct qr_h5_reader {
+    hid_t file;
+    char path[1024];
+};
+
+int qr_h5_open(qr_h5_reader **out, const char *path, char *errbuf)
+{
+    if (!out || !path)
+        return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
+    if (access(path, R_OK) != 0)
+        return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
+    if (QUIET(H5Fis_hdf5(path)) <= 0)
+        return qri_err(errbuf, QR_EFORMAT, "%s: not an HDF5 file (or a damaged one)", path);
+    qr_h5_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return QR_ENOMEM;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->file = QUIET(H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (r->file < 0) {
+        free(r);
+        return qri_err(errbuf, QR_EFORMAT, "%s: cannot open as HDF5", path);
+    }
+    *out = r;
+    return QR_OK;
+}
+
+void qr_h5_close(qr_h5_reader *r)
+{
+    if (!r)
+        return;
+    H5Fclose(r->file);
+    free(r);
+}
+
+static hid_t open_attr(qr_h5_reader *r, const char *obj, const char *name, char *errbuf)
+{
+    if (QUIET(H5Aexists_by_name(r->file, obj, name, H5P_DEFAULT)) <= 0) {
+        qri_err(errbuf, QR_ENOTFOUND, "%s: %s: no attribute '%s'", r->path, obj, name);
+        return -1;
+    }
+    hid_t a = QUIET(H5Aopen_by_name(r->file, obj, name, H5P_DEFAULT, H5P_DEFAULT));
+    if (a < 0)
+        qri_err(errbuf, QR_ENOTFOUND, "%s: %s: cannot open attribute '%s'", r->path, obj, name);
+    return a;
+}
+
+int qr_h5_read_attr_str(qr_h5_reader *r, const char *obj, const char *name, char **value,
+                        char *errbuf)
+{
+    hid_t a = open_attr(r, obj, name, errbuf);
+    if (a < 0)
+        return QR_ENOTFOUND;
+    hid_t ft = H5Aget_type(a);
+    int rc = QR_OK;
+    if (H5Tget_class(ft) != H5T_STRING) {
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: attribute '%s' is not text", r->path, obj, name);
+    } else if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        char *v = NULL;
+        if (QUIET(H5Aread(a, mt, &v)) < 0 || !v)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: cannot read '%s'", r->path, obj, name);
+        else {
+            *value = strdup(v);
+            H5free_memory(v);
+            if (!*value)
+                rc = QR_ENOMEM;
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        char *v = calloc(1, n + 1);
+        if (!v)
+            rc = QR_ENOMEM;
+        else if (QUIET(H5Aread(a, ft, v)) < 0) {
+            free(v);
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: cannot read '%s'", r->path, obj, name);
+        } else
+            *value = v;
+    }
+    H5Tclose(ft);
+    H5Aclose(a);
+    return rc;
+}
+
+int qr_h5_read_attr_f64(qr_h5_reader *r, const char *obj, const char *name, double *value,
+                        char *errbuf)
+{
+    hid_t a = open_attr(r, obj, name, errbuf);
+    if (a < 0)
+        return QR_ENOTFOUND;
+    int rc = QR_OK;
+    if (QUIET(H5Aread(a, H5T_NATIVE_DOUBLE, value)) < 0)
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: attribute '%s' is not a number", r->path, obj,
+                     name);
+    H5Aclose(a);
+    return rc;
+}
+
+int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *fields, size_t n_fields,
+                     size_t row_size, void **rows, size_t *n_rows, char *errbuf)
+{
+    if (QUIET(H5Lexists(r->file, path, H5P_DEFAULT)) <= 0)
+        return qri_err(errbuf, QR_ENOTFOUND, "%s: no table %s", r->path, path);
+    hid_t d = QUIET(H5Dopen2(r->file, path, H5P_DEFAULT));
+    if (d < 0)
+        return qri_err(errbuf, QR_ENOTFOUND, "%s: cannot open table %s", r->path, path);
+    hid_t ft = H5Dget_type(d);
+    int rc = QR_OK;
+    for (size_t i = 0; i < n_fields && !rc; i++)
+        if (H5Tget_member_index(ft, fields[i].name) < 0)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s has no field '%s'", r->path, path,
+                         fields[i].name);
+    hid_t mt = rc ? -1 : H5Tcreate(H5T_COMPOUND, row_size);
+    for (size_t i = 0; i < n_fields && !rc; i++) {
+        hid_t t = field_type(&fields[i]);
+        if (t < 0 || H5Tinsert(mt, fields[i].name, fields[i].offset, t) < 0)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: bad field '%s'", r->path, path,
+                         fields[i].name);
+        if (t >= 0)
+            H5Tclose(t);
+    }
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    void *buf = NULL;
+    if (!rc) {
+        buf = calloc(n > 0 ? (size_t)n : 1, row_size);
+        if (!buf)
+            rc = QR_ENOMEM;
+        else if (n > 0 && QUIET(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: fields of another kind", r->path,
+                         path);
+    }
+    if (mt >= 0)
+        H5Tclose(mt);
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Dclose(d);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *rows = buf;
+    *n_rows = (size_t)n;
+    return QR_OK;
+}

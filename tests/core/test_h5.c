@@ -226,3 +226,53 @@ Test(h5, bad_paths)
     cr_assert_eq(qr_h5_group(f, "/a/b", err), QR_OK); /* exists: fine */
     qr_h5_abort(f);
 }
+
+Test(h5, reader_reads_back_tables_and_attributes)
+{
+    qr_h5 *f;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_h5_create(&f, path, err), QR_OK, "%s", err);
+    struct row rows[1000];
+    for (int i = 0; i < 1000; i++)
+        rows[i] = (struct row){.id = (uint64_t)i * 7, .t_ns = -i, .x = i / 4.0, .port = (uint16_t)i};
+    snprintf(rows[3].name, sizeof rows[3].name, "three");
+    qr_h5_table *t;
+    cr_assert_eq(qr_h5_table_create(&t, f, "/g/t", fields, (sizeof fields / sizeof fields[0]), sizeof(struct row), 64, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_table_append(t, rows, 1000, err), QR_OK);
+    cr_assert_eq(qr_h5_table_close(t, err), QR_OK);
+    cr_assert_eq(qr_h5_attr_str(f, "/", "scenario", "[run]\nseed = 1\n", err), QR_OK);
+    cr_assert_eq(qr_h5_attr_u64(f, "/g", "n", 42, err), QR_OK);
+    cr_assert_eq(qr_h5_commit(f, err), QR_OK, "%s", err);
+
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, path, err), QR_OK, "%s", err);
+    char *text = NULL;
+    cr_assert_eq(qr_h5_read_attr_str(r, "/", "scenario", &text, err), QR_OK, "%s", err);
+    cr_assert_str_eq(text, "[run]\nseed = 1\n");
+    free(text);
+    double n;
+    cr_assert_eq(qr_h5_read_attr_f64(r, "/g", "n", &n, err), QR_OK, "%s", err);
+    cr_assert_eq(n, 42.0);
+    cr_assert_eq(qr_h5_read_attr_str(r, "/", "nope", &text, err), QR_ENOTFOUND);
+    cr_assert(strstr(err, "nope"), "%s", err);
+    struct row *back;
+    size_t nb;
+    cr_assert_eq(qr_h5_read_table(r, "/g/t", fields, (sizeof fields / sizeof fields[0]), sizeof(struct row), (void **)&back, &nb, err), QR_OK, "%s", err);
+    cr_assert_eq(nb, 1000);
+    for (int i = 0; i < 1000; i++)
+        cr_assert(back[i].id == rows[i].id && back[i].t_ns == rows[i].t_ns && back[i].x == rows[i].x && back[i].port == rows[i].port, "row %d", i);
+    cr_assert_str_eq(back[3].name, "three");
+    free(back);
+    cr_assert_eq(qr_h5_read_table(r, "/g/none", fields, (sizeof fields / sizeof fields[0]), sizeof(struct row), (void **)&back, &nb, err), QR_ENOTFOUND);
+    qr_h5_field other = {"missing", QR_H5_U64, 0, 0, NULL};
+    cr_assert_eq(qr_h5_read_table(r, "/g/t", &other, 1, sizeof(uint64_t), (void **)&back, &nb, err), QR_EFORMAT);
+    cr_assert(strstr(err, "missing"), "%s", err);
+    qr_h5_close(r);
+    /* a missing file and a file that is not HDF5 */
+    cr_assert_eq(qr_h5_open(&r, "/nonexistent/x.h5", err), QR_ENOENT);
+    FILE *fp = fopen(path, "w");
+    fputs("not hdf5", fp);
+    fclose(fp);
+    cr_assert_eq(qr_h5_open(&r, path, err), QR_EFORMAT);
+    cr_assert(strstr(err, "not an HDF5"), "%s", err);
+}
