@@ -403,6 +403,7 @@ int qr_h5_read_attr_str(qr_h5_reader *r, const char *obj, const char *name, char
     } else if (H5Tis_variable_str(ft) > 0) {
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ft));
         char *v = NULL;
         if (QUIET(H5Aread(a, mt, &v)) < 0 || !v)
             rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: cannot read '%s'", r->path, obj, name);
