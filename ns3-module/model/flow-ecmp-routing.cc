@@ -1,5 +1,11 @@
 #include "flow-ecmp-routing.h"
 
+#include "qreplay-tag.h"
+
+#include "ns3/simulator.h"
+
+#include <algorithm>
+
 #include "five-tuple.h"
 
 #include "ns3/log.h"
@@ -77,10 +83,33 @@ FlowEcmpRouting::RouteInput(Ptr<const Packet> p,
         ecb(p, header, Socket::ERROR_NOROUTETOHOST);
         return false;
     }
-    Ptr<Ipv4Route> r = m_routes[port];
-    r->SetDestination(header.GetDestination());
-    ucb(r, p, header);
+    // Packets reaching this switch in the same nanosecond are forwarded together, in the order of
+    // their packet ids, after every event already due now: the outcome (admission, queue
+    // contents) then does not depend on the order in which ns-3 happened to schedule their
+    // arrivals, which differs between a runtime and its replay.
+    QreplayTag tag;
+    uint64_t key = p->PeekPacketTag(tag) ? tag.packet
+                                         : (qr_flow_hash(&ft, 0) << 16 | header.GetIdentification());
+    m_pending.push_back(Pending{key, m_arrivals++, port, p, header, ucb});
+    if (!m_flush.IsRunning())
+        m_flush = Simulator::ScheduleNow(&FlowEcmpRouting::Flush, this);
     return true;
+}
+
+void
+FlowEcmpRouting::Flush()
+{
+    std::vector<Pending> now;
+    now.swap(m_pending);
+    std::sort(now.begin(), now.end(), [](const Pending& a, const Pending& b) {
+        return a.key != b.key ? a.key < b.key : a.order < b.order;
+    });
+    for (Pending& x : now)
+    {
+        Ptr<Ipv4Route> r = m_routes[x.port];
+        r->SetDestination(x.header.GetDestination());
+        x.ucb(r, x.packet, x.header);
+    }
 }
 
 void
@@ -120,6 +149,8 @@ FlowEcmpRouting::PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit) 
 void
 FlowEcmpRouting::DoDispose()
 {
+    m_flush.Cancel();
+    m_pending.clear();
     m_routes.clear();
     m_ipv4 = nullptr;
     Ipv4RoutingProtocol::DoDispose();

@@ -5,6 +5,7 @@
 #ifndef QREPLAY_FLOW_ECMP_ROUTING_H
 #define QREPLAY_FLOW_ECMP_ROUTING_H
 
+#include "ns3/event-id.h"
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
 
@@ -54,6 +55,21 @@ class FlowEcmpRouting : public Ipv4RoutingProtocol
     void DoDispose() override;
 
   private:
+    /* A packet routed at this instant, waiting for the others of the same nanosecond. */
+    struct Pending
+    {
+        uint64_t key; // QreplayTag packet id (or a 5-tuple hash for untagged packets)
+        uint64_t order; // arrival order, for untagged ties
+        uint32_t port;
+        Ptr<const Packet> packet;
+        Ipv4Header header;
+        UnicastForwardCallback ucb;
+    };
+    void Flush();
+
+    std::vector<Pending> m_pending;
+    uint64_t m_arrivals{0};
+    EventId m_flush;
     Ptr<Ipv4> m_ipv4;
     const qr_topology* m_topo{nullptr};
     uint32_t m_switch{0};
