@@ -6,11 +6,14 @@
 #include "qreplay/version.h"
 
 static const qr_cli_command commands[] = {
+    {"run", "the whole study on a scenario: runtime, replays, metrics, figures", qr_cmd_run},
     {"sample", "sample send times of a trace (pcap or CSV) and infer them back", qr_cmd_sample},
     {"scenario", "validate a scenario file and print it fully resolved", qr_cmd_scenario},
     {"workload", "generate a scenario's flow schedule and clock offsets", qr_cmd_workload},
     {"synth", "write a synthetic send trace with bursts and rate changes", qr_cmd_synth},
     {"runtime", "run a scenario's closed-loop ns-3 simulation and record it", qr_cmd_runtime},
+    {"replay", "replay a recording open loop (one mode, one sampling threshold)", qr_cmd_replay},
+    {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
 };
 
 static void usage(FILE *out)

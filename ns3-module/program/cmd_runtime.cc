@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli.h"
+#include "program.h"
 
 extern "C" {
 #include "qreplay/error.h"
@@ -21,12 +22,32 @@ extern "C" {
 
 using namespace ns3;
 
-static volatile std::sig_atomic_t g_cancel = 0;
+volatile std::sig_atomic_t g_qr_cancel = 0;
 
 static void
 OnSignal(int)
 {
-    g_cancel = 1;
+    g_qr_cancel = 1;
+}
+
+static struct sigaction g_oldInt, g_oldTerm;
+
+void
+QrCatchSignals()
+{
+    g_qr_cancel = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = OnSignal;
+    sigaction(SIGINT, &sa, &g_oldInt);
+    sigaction(SIGTERM, &sa, &g_oldTerm);
+}
+
+void
+QrRestoreSignals()
+{
+    sigaction(SIGINT, &g_oldInt, nullptr);
+    sigaction(SIGTERM, &g_oldTerm, nullptr);
 }
 
 static void
@@ -56,7 +77,7 @@ Help()
            "upper bound of the time left (from the rate so far and [traffic] stop).\n");
 }
 
-static std::string
+std::string
 FormatTime(int64_t ns)
 {
     char buf[32];
@@ -81,6 +102,90 @@ FctSummary(const QreplayRuntime& rt)
     auto q = [&fct](double p) { return fct[static_cast<size_t>(p * (fct.size() - 1) + 0.5)]; };
     return "median " + FormatTime(q(0.5)) + ", p99 " + FormatTime(q(0.99)) + ", max " +
            FormatTime(fct.back());
+}
+
+int
+QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& dir, bool arrivals,
+              bool quiet)
+{
+    const qr_config* cfg = qr_scenario_config(s);
+    cli_progress progress;
+    cli_progress_init(&progress, quiet);
+
+    QreplayRuntime::Options opt;
+    opt.outDir = dir;
+    opt.arrivals = arrivals != 0;
+    opt.cancel = &g_qr_cancel;
+    opt.progress = [&progress](const QreplayRuntime::Progress& p) {
+        double simMs = p.now.GetSeconds() * 1e3;
+        double rate = p.wallSeconds > 0 ? p.events / p.wallSeconds : 0;
+        double left = p.now.IsPositive() && p.wallSeconds > 0
+                          ? p.wallSeconds * ((p.stop - p.now).GetSeconds() / p.now.GetSeconds())
+                          : 0;
+        cli_progress_update(&progress,
+                            "runtime: sim %.3f ms of at most %.3f ms | %.0fk events/s | flows "
+                            "%" PRIu64 "/%" PRIu64 " done | %" PRIu64 " packets | left <= %.0f s",
+                            simMs, p.stop.GetSeconds() * 1e3, rate / 1e3, p.flowsDone, p.flows,
+                            p.packets, left);
+    };
+    int rc = 0;
+    try
+    {
+        QreplayRuntime rt(s, opt);
+        rt.Build();
+        rt.Run();
+        cli_progress_done(&progress);
+        if (rt.GetEndReason() == "cancelled")
+        {
+            fprintf(stderr, "qreplay %s: interrupted at %s simulated; nothing written\n", command,
+                    FormatTime(rt.GetEnd().GetNanoSeconds()).c_str());
+            rc = 130;
+        }
+        else
+        {
+            rt.Commit();
+            if (!quiet)
+            {
+                const qr_topology* t = rt.GetNetwork().GetTopology();
+                uint64_t sent = 0, drops = rt.GetDrops().size();
+                for (const auto& d : rt.GetDirStats())
+                    sent += d.sent;
+                printf("network            %u hosts, %u switches\n", qr_topology_hosts(t),
+                       qr_topology_switches(t));
+                printf("flows              %zu, %" PRIu64 " completed\n", rt.GetFlows().Flows(),
+                       rt.GetFlowsCompleted());
+                printf("completion times   %s\n", FctSummary(rt).c_str());
+                printf("packets sent       %" PRIu64 "\n", sent);
+                printf("switch drops       %" PRIu64 " (receivers detected %zu)\n", drops,
+                       rt.GetDetected().size());
+                printf("simulated          %s (%s)\n",
+                       FormatTime(rt.GetEnd().GetNanoSeconds()).c_str(),
+                       rt.GetEndReason() == "completed" ? "all flows completed"
+                                                        : "stopped at [traffic] stop");
+                printf("events             %" PRIu64 " in %.2f s wall (%.0f events/s)\n",
+                       rt.GetEvents(), rt.GetWallSeconds(),
+                       rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
+                printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
+            }
+            if (rt.GetEndReason() != "completed")
+                fprintf(stderr,
+                        "qreplay %s: warning: %" PRIu64 " of %zu flows did not complete "
+                        "before [traffic] stop = %s\n",
+                        command, rt.GetFlows().Flows() - rt.GetFlowsCompleted(), rt.GetFlows().Flows(),
+                        FormatTime(cfg->traffic.stop_ns).c_str());
+            if (rt.GetOtherDrops() || rt.GetUnknownPackets())
+                fprintf(stderr,
+                        "qreplay %s: warning: %" PRIu64 " packets lost outside the shared "
+                        "buffers, %" PRIu64 " packets of no flow\n",
+                        command, rt.GetOtherDrops(), rt.GetUnknownPackets());
+        }
+    }
+    catch (const std::exception& e)
+    {
+        cli_progress_done(&progress);
+        rc = cli_fail(command, "%s", e.what());
+    }
+    return rc;
 }
 
 extern "C" int
@@ -130,90 +235,9 @@ qr_cmd_runtime(int argc, char** argv)
         return 1;
     const qr_config* cfg = qr_scenario_config(s);
     std::string dir = outdir ? outdir : cfg->output.dir;
-    cli_progress progress;
-    cli_progress_init(&progress, quiet);
-
-    QreplayRuntime::Options opt;
-    opt.outDir = dir;
-    opt.arrivals = arrivals != 0;
-    opt.cancel = &g_cancel;
-    opt.progress = [&progress](const QreplayRuntime::Progress& p) {
-        double simMs = p.now.GetSeconds() * 1e3;
-        double rate = p.wallSeconds > 0 ? p.events / p.wallSeconds : 0;
-        double left = p.now.IsPositive() && p.wallSeconds > 0
-                          ? p.wallSeconds * ((p.stop - p.now).GetSeconds() / p.now.GetSeconds())
-                          : 0;
-        cli_progress_update(&progress,
-                            "runtime: sim %.3f ms of at most %.3f ms | %.0fk events/s | flows "
-                            "%" PRIu64 "/%" PRIu64 " done | %" PRIu64 " packets | left <= %.0f s",
-                            simMs, p.stop.GetSeconds() * 1e3, rate / 1e3, p.flowsDone, p.flows,
-                            p.packets, left);
-    };
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = OnSignal;
-    struct sigaction oldInt, oldTerm;
-    sigaction(SIGINT, &sa, &oldInt);
-    sigaction(SIGTERM, &sa, &oldTerm);
-    int rc = 0;
-    try
-    {
-        QreplayRuntime rt(s, opt);
-        rt.Build();
-        rt.Run();
-        cli_progress_done(&progress);
-        if (rt.GetEndReason() == "cancelled")
-        {
-            fprintf(stderr, "qreplay runtime: interrupted at %s simulated; nothing written\n",
-                    FormatTime(rt.GetEnd().GetNanoSeconds()).c_str());
-            rc = 130;
-        }
-        else
-        {
-            rt.Commit();
-            if (!quiet)
-            {
-                const qr_topology* t = rt.GetNetwork().GetTopology();
-                uint64_t sent = 0, drops = rt.GetDrops().size();
-                for (const auto& d : rt.GetDirStats())
-                    sent += d.sent;
-                printf("network            %u hosts, %u switches\n", qr_topology_hosts(t),
-                       qr_topology_switches(t));
-                printf("flows              %zu, %" PRIu64 " completed\n", rt.GetFlows().Flows(),
-                       rt.GetFlowsCompleted());
-                printf("completion times   %s\n", FctSummary(rt).c_str());
-                printf("packets sent       %" PRIu64 "\n", sent);
-                printf("switch drops       %" PRIu64 " (receivers detected %zu)\n", drops,
-                       rt.GetDetected().size());
-                printf("simulated          %s (%s)\n",
-                       FormatTime(rt.GetEnd().GetNanoSeconds()).c_str(),
-                       rt.GetEndReason() == "completed" ? "all flows completed"
-                                                        : "stopped at [traffic] stop");
-                printf("events             %" PRIu64 " in %.2f s wall (%.0f events/s)\n",
-                       rt.GetEvents(), rt.GetWallSeconds(),
-                       rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
-                printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
-            }
-            if (rt.GetEndReason() != "completed")
-                fprintf(stderr,
-                        "qreplay runtime: warning: %" PRIu64 " of %zu flows did not complete "
-                        "before [traffic] stop = %s\n",
-                        rt.GetFlows().Flows() - rt.GetFlowsCompleted(), rt.GetFlows().Flows(),
-                        FormatTime(cfg->traffic.stop_ns).c_str());
-            if (rt.GetOtherDrops() || rt.GetUnknownPackets())
-                fprintf(stderr,
-                        "qreplay runtime: warning: %" PRIu64 " packets lost outside the shared "
-                        "buffers, %" PRIu64 " packets of no flow\n",
-                        rt.GetOtherDrops(), rt.GetUnknownPackets());
-        }
-    }
-    catch (const std::exception& e)
-    {
-        cli_progress_done(&progress);
-        rc = cli_fail("runtime", "%s", e.what());
-    }
-    sigaction(SIGINT, &oldInt, nullptr);
-    sigaction(SIGTERM, &oldTerm, nullptr);
+    QrCatchSignals();
+    int rc = QrRuntimeStep("runtime", s, dir, arrivals != 0, quiet != 0);
+    QrRestoreSignals();
     qr_scenario_destroy(s);
     return rc;
 }

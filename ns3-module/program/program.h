@@ -1,0 +1,25 @@
+/* The qreplay program's ns-3 commands: what they share. */
+#ifndef QREPLAY_PROGRAM_H
+#define QREPLAY_PROGRAM_H
+
+#include <csignal>
+#include <string>
+
+extern "C" {
+#include "qreplay/scenario.h"
+}
+
+/* Set by SIGINT/SIGTERM while QrCatchSignals is in force; long steps stop cleanly. */
+extern volatile std::sig_atomic_t g_qr_cancel;
+void QrCatchSignals();
+void QrRestoreSignals();
+
+/* "12.345 ms" or "678.000 us". */
+std::string FormatTime(int64_t ns);
+
+/* Run the recorded runtime of s into dir, printing its summary unless quiet. Returns the exit
+ * status: 0, 1 (error, printed as "qreplay COMMAND: ..."), 130 (interrupted). */
+int QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& dir, bool arrivals,
+                  bool quiet);
+
+#endif
