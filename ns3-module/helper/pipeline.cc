@@ -10,6 +10,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <map>
+#include <tuple>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -296,7 +297,13 @@ Variants(const std::string& runDir)
             v.push_back(n);
     }
     closedir(d);
-    std::sort(v.begin(), v.end());
+    // by mode, then threshold in numeric order (plain_th_2 before plain_th_10), then by name
+    auto key = [](const std::string& n) {
+        size_t at = n.find("_th_");
+        double th = at == std::string::npos ? 1e300 : atof(n.c_str() + at + 4);
+        return std::make_tuple(n.substr(0, at), th, n);
+    };
+    std::sort(v.begin(), v.end(), [&key](const std::string& a, const std::string& b) { return key(a) < key(b); });
     return v;
 }
 
@@ -428,6 +435,7 @@ WriteResults(const std::string& runDir, std::function<void(const std::string&)> 
     }
     qr_scenario_destroy(s);
     o.AttrS("/", "kind", "qreplay results");
+    o.AttrS("/", "scenario_name", recording.Str("/", "scenario_name"));
     o.Rows("/flows", kFlowFields, sizeof kFlowFields / sizeof kFlowFields[0], flows);
     o.Group("/runtime");
     o.Rows("/runtime/drops", kDropFields, kNTruthDrop, runDrops);

@@ -689,6 +689,7 @@ QreplayRuntime::WriteRecording()
     H5File f(m_opt.outDir + "/recording.h5");
     f.Scenario(m_scenario);
     f.Attr("/", "kind", std::string("qreplay recording"));
+    f.Attr("/", "scenario_name", m_opt.scenarioName);
     f.Attr("/", "end", m_endReason);
     f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
     f.Table("/flows", kFlowFields, sizeof kFlowFields / sizeof kFlowFields[0], flows);

@@ -56,6 +56,7 @@ class QreplayRuntime
     struct Options
     {
         std::string outDir;               // where the recording goes ("" records nothing to disk)
+        std::string scenarioName{"scenario"}; // shown in figures (the scenario file's name)
         bool arrivals{true};              // write DIR/truth/arrivals.qra
         std::vector<qr_flow>* flows{nullptr}; // instead of the scenario's schedule (tests)
         std::function<void(const Progress&)> progress; // called about every progressSeconds

@@ -338,7 +338,7 @@ qr_cmd_run(int argc, char** argv)
     if (!a.quiet)
         printf("== runtime -> %s/recording\n", dir.c_str());
     fflush(stdout);
-    rc = QrRuntimeStep("run", s, dir + "/recording", true, a.quiet);
+    rc = QrRuntimeStep("run", s, QrScenarioName(a.positional[0]), dir + "/recording", true, a.quiet);
     cli_progress p;
     cli_progress_init(&p, a.quiet);
     try

@@ -105,8 +105,8 @@ FctSummary(const QreplayRuntime& rt)
 }
 
 int
-QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& dir, bool arrivals,
-              bool quiet)
+QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name,
+              const std::string& dir, bool arrivals, bool quiet)
 {
     const qr_config* cfg = qr_scenario_config(s);
     cli_progress progress;
@@ -114,6 +114,7 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& dir,
 
     QreplayRuntime::Options opt;
     opt.outDir = dir;
+    opt.scenarioName = name;
     opt.arrivals = arrivals != 0;
     opt.cancel = &g_qr_cancel;
     opt.progress = [&progress](const QreplayRuntime::Progress& p) {
@@ -236,8 +237,20 @@ qr_cmd_runtime(int argc, char** argv)
     const qr_config* cfg = qr_scenario_config(s);
     std::string dir = outdir ? outdir : cfg->output.dir;
     QrCatchSignals();
-    int rc = QrRuntimeStep("runtime", s, dir, arrivals != 0, quiet != 0);
+    int rc = QrRuntimeStep("runtime", s, QrScenarioName(argv[optind]), dir, arrivals != 0, quiet != 0);
     QrRestoreSignals();
     qr_scenario_destroy(s);
     return rc;
+}
+
+std::string
+QrScenarioName(const char* path)
+{
+    std::string n = path;
+    size_t slash = n.rfind('/');
+    if (slash != std::string::npos)
+        n = n.substr(slash + 1);
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".ini") == 0)
+        n = n.substr(0, n.size() - 4);
+    return n;
 }

@@ -19,7 +19,10 @@ std::string FormatTime(int64_t ns);
 
 /* Run the recorded runtime of s into dir, printing its summary unless quiet. Returns the exit
  * status: 0, 1 (error, printed as "qreplay COMMAND: ..."), 130 (interrupted). */
-int QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& dir, bool arrivals,
-                  bool quiet);
+int QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name,
+                  const std::string& dir, bool arrivals, bool quiet);
+
+/* A scenario's name from its file: "scenarios/single-switch.ini" -> "single-switch". */
+std::string QrScenarioName(const char* path);
 
 #endif

@@ -11,77 +11,9 @@
 
 #include <hdf5.h>
 
-static char dir[64];
-static char out[1 << 16], err[1 << 16];
+#include "harness.h"
 
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/qr-cli-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown);
-
-static void slurp(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-}
-
-/* Run `qreplay ARGS` (a shell fragment) in the source folder; returns the exit status. */
-static int qreplay(const char *fmt, ...)
-{
-    char args[2048], cmd[4096], o[128], e[128];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(o, sizeof o, "%s/.stdout", dir);
-    snprintf(e, sizeof e, "%s/.stderr", dir);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s 2>%s </dev/null", QR_SOURCE_DIR, QR_PROGRAM, args,
-             o, e);
-    int st = system(cmd);
-    slurp(o, out, sizeof out);
-    slurp(e, err, sizeof err);
-    unlink(o);
-    unlink(e);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static int exists(const char *fmt, ...)
-{
-    char p[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p, sizeof p, fmt, ap);
-    va_end(ap);
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-/* Nothing in dir but the given names (no partial files). */
-static void only_files(const char *a, const char *b)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        cr_assert((a && !strcmp(e->d_name, a)) || (b && !strcmp(e->d_name, b)),
-                  "unexpected file %s left in %s", e->d_name, dir);
-    }
-    closedir(d);
-}
+TestSuite(cli, .init = qr_test_setup, .fini = qr_test_teardown);
 
 Test(cli, help_and_usage_errors)
 {
@@ -258,14 +190,6 @@ Test(cli, workload_is_deterministic_and_carries_the_scenario)
     cr_assert_eq(qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.size_cdf=nope.cdf -o %s/c", dir), 1);
     cr_assert(strstr(err, "size_cdf") && strstr(err, "nope.cdf"), "%s", err);
     cr_assert_not(exists("%s/c/workload.h5", dir));
-}
-
-/* A folder holds no file whose name contains ".partial-". */
-static void no_partials(const char *path)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "find %s -name '*.partial-*' | grep -q .", path);
-    cr_assert_neq(system(cmd), 0, "partial files left under %s", path);
 }
 
 Test(cli, runtime_records_the_single_switch_case)

@@ -1,0 +1,95 @@
+/* Shared by the program's end-to-end suites: a scratch folder per test, running `qreplay` with
+ * its output captured, and checks for leftovers. */
+#ifndef QR_TEST_HARNESS_H
+#define QR_TEST_HARNESS_H
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+static char out[1 << 16], err[1 << 16];
+
+__attribute__((unused)) static void qr_test_setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/qr-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+__attribute__((unused)) static void qr_test_teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+
+__attribute__((unused)) static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* Run `qreplay ARGS` (a shell fragment) in the source folder; returns the exit status. */
+__attribute__((unused)) static int qreplay(const char *fmt, ...)
+{
+    char args[2048], cmd[4096], o[128], e[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(o, sizeof o, "%s/.stdout", dir);
+    snprintf(e, sizeof e, "%s/.stderr", dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s 2>%s </dev/null", QR_SOURCE_DIR, QR_PROGRAM, args,
+             o, e);
+    int st = system(cmd);
+    slurp(o, out, sizeof out);
+    slurp(e, err, sizeof err);
+    unlink(o);
+    unlink(e);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+__attribute__((unused)) static int exists(const char *fmt, ...)
+{
+    char p[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p, sizeof p, fmt, ap);
+    va_end(ap);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Nothing in dir but the given names (no partial files). */
+__attribute__((unused)) static void only_files(const char *a, const char *b)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        cr_assert((a && !strcmp(e->d_name, a)) || (b && !strcmp(e->d_name, b)),
+                  "unexpected file %s left in %s", e->d_name, dir);
+    }
+    closedir(d);
+}
+
+/* A folder holds no file whose name contains ".partial-". */
+__attribute__((unused)) static void no_partials(const char *path)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "find %s -name '*.partial-*' | grep -q .", path);
+    cr_assert_neq(system(cmd), 0, "partial files left under %s", path);
+}
+
+#endif

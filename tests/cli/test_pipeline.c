@@ -1,0 +1,315 @@
+/* The study's main job end to end (qreplay run, replay, metrics, and the figures): the exactness
+ * oracle, tagged replays never dropping untagged packets, summaries that agree with the per-arrival
+ * rows, replays that emit exactly the recorded packets, determinism, and bad inputs. */
+#include <math.h>
+
+#include "harness.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/metrics.h"
+#include "qreplay/queuelog.h"
+
+TestSuite(pipeline, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 900);
+
+static double num(qr_h5_reader *r, const char *obj, const char *name)
+{
+    double v = NAN;
+    char e[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_h5_read_attr_f64(r, obj, name, &v, e), QR_OK, "%s", e);
+    return v;
+}
+
+static qr_h5_reader *open_h5(const char *fmt, const char *sub)
+{
+    char p[512], e[QR_ERRBUF_SIZE];
+    snprintf(p, sizeof p, fmt, dir, sub);
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    return r;
+}
+
+/* One arrival reduced to its identity and a hash of everything it recorded. */
+struct akey {
+    int64_t time_ns;
+    uint32_t sw, port;
+    uint64_t packet, hash;
+};
+
+static int cmp_akey(const void *a, const void *b)
+{
+    const struct akey *x = a, *y = b;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns < y->time_ns ? -1 : 1;
+    if (x->sw != y->sw)
+        return x->sw < y->sw ? -1 : 1;
+    if (x->port != y->port)
+        return x->port < y->port ? -1 : 1;
+    return x->packet < y->packet ? -1 : x->packet > y->packet;
+}
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ULL;
+    return h;
+}
+
+/* Every arrival of a log, sorted by (time, switch, port, packet): two logs with the same arrivals
+ * give the same array, whatever order switches were visited in within a nanosecond. */
+static struct akey *arrivals(const char *path, size_t *n)
+{
+    qr_arrival_reader *r;
+    char e[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_arrival_reader_open(&r, path, e), QR_OK, "%s", e);
+    size_t cap = 1 << 16;
+    struct akey *v = malloc(cap * sizeof *v);
+    qr_arrival a;
+    *n = 0;
+    int rc;
+    while ((rc = qr_arrival_read(r, &a, e)) == QR_OK) {
+        if (*n == cap)
+            v = realloc(v, (cap *= 2) * sizeof *v);
+        uint64_t h = 14695981039346656037ULL;
+        h = fnv(h, a.bytes);
+        h = fnv(h, a.decision);
+        h = fnv(h, a.tagged);
+        h = fnv(h, a.queue_bytes);
+        h = fnv(h, a.total_bytes);
+        h = fnv(h, (uint64_t)a.threshold);
+        for (uint16_t i = 0; i < a.n_flows; i++)
+            h = fnv(fnv(h, a.flows[i].flow), a.flows[i].bytes);
+        v[(*n)++] = (struct akey){a.time_ns, a.sw, a.port, a.packet, h};
+    }
+    cr_assert_eq(rc, QR_END, "%s", e);
+    qr_arrival_reader_close(r);
+    qsort(v, *n, sizeof *v, cmp_akey);
+    return v;
+}
+
+Test(pipeline, exactness_oracle_on_k4)
+{
+    /* exact send times, no clock offset, the runtime's own admission rule: the replay must be the
+     * runtime, arrival for arrival */
+    cr_assert_eq(qreplay("run scenarios/fattree-k4-websearch.ini --set sampling.th=0 --set clock.max_offset=0 "
+                         "--set replay.modes=plain --no-figures -o %s/o",
+                         dir),
+                 0, "%s", err);
+    qr_h5_reader *r = open_h5("%s/o/%s", "results.h5");
+    const char *g = "/replay/plain_th_0";
+    double drops = num(r, g, "runtime_drops");
+    cr_assert_gt(drops, 0, "the scenario must drop packets for the oracle to mean anything");
+    cr_assert_eq(num(r, g, "replay_drops"), drops);
+    cr_assert_eq(num(r, g, "false_accepts") + num(r, g, "false_drops") + num(r, g, "wrong_locations"), 0);
+    cr_assert_eq(num(r, g, "qdiff_max_mtu"), 0);
+    cr_assert_eq(num(r, g, "qdiff_sym_max_mtu"), 0);
+    cr_assert_eq(num(r, g, "qdiff_zero_fraction"), 1);
+    cr_assert_eq(num(r, g, "runtime_only_arrivals") + num(r, g, "replay_only_arrivals"), 0);
+    cr_assert_gt(num(r, g, "matched_arrivals"), 100000);
+    cr_assert_eq(num(r, g, "max_lateness_ns"), 0, "every packet left its host at its recorded time");
+    qr_h5_close(r);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/o/recording/truth/arrivals.qra", dir);
+    snprintf(b, sizeof b, "%s/o/replay/plain_th_0/arrivals.qra", dir);
+    size_t na, nb;
+    struct akey *x = arrivals(a, &na), *y = arrivals(b, &nb);
+    cr_assert_eq(na, nb);
+    for (size_t i = 0; i < na; i++)
+        cr_assert(memcmp(&x[i], &y[i], sizeof x[i]) == 0,
+                  "arrival %zu differs: packet %lu at switch %u port %u, %ld ns", i,
+                  (unsigned long)x[i].packet, x[i].sw, x[i].port, (long)x[i].time_ns);
+    free(x);
+    free(y);
+}
+
+struct qrow {
+    uint64_t qdiff_bytes, qdiff_sym_bytes;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The summary attributes of a variant agree with a recomputation from its rows: count, mean, max
+ * and zeros exactly; p99 within the streaming histogram's documented bound. */
+static void check_summary(qr_h5_reader *r, const char *v)
+{
+    char g[128], t[160], e[QR_ERRBUF_SIZE];
+    snprintf(g, sizeof g, "/replay/%s", v);
+    snprintf(t, sizeof t, "%s/qdiff", g);
+    static const qr_h5_field f[] = {{"qdiff_bytes", QR_H5_U64, offsetof(struct qrow, qdiff_bytes), 0, NULL},
+                                    {"qdiff_sym_bytes", QR_H5_U64, offsetof(struct qrow, qdiff_sym_bytes), 0, NULL}};
+    struct qrow *rows;
+    size_t n;
+    cr_assert_eq(qr_h5_read_table(r, t, f, 2, sizeof *rows, (void **)&rows, &n, e), QR_OK, "%s", e);
+    cr_assert_eq((double)n, num(r, g, "matched_arrivals"));
+    for (int sym = 0; sym < 2; sym++) {
+        uint64_t *x = malloc(n * sizeof *x), zeros = 0;
+        double sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            x[i] = sym ? rows[i].qdiff_sym_bytes : rows[i].qdiff_bytes;
+            sum += (double)x[i];
+            zeros += x[i] == 0;
+            if (!sym)
+                cr_assert_leq(rows[i].qdiff_bytes, rows[i].qdiff_sym_bytes, "qdiff <= symmetric qdiff");
+        }
+        qsort(x, n, sizeof *x, cmp_u64);
+        double mean = sum / (double)n / 1500.0, max = (double)x[n - 1] / 1500.0;
+        size_t rank = (size_t)ceil(0.99 * (double)n);
+        double p99 = (double)x[rank - 1] / 1500.0;
+        const char *pre = sym ? "qdiff_sym_" : "qdiff_";
+        char name[64];
+        snprintf(name, sizeof name, "%smean_mtu", pre);
+        cr_assert_float_eq(num(r, g, name), mean, 1e-9 * (1 + mean), "%s %s", v, name);
+        snprintf(name, sizeof name, "%smax_mtu", pre);
+        cr_assert_float_eq(num(r, g, name), max, 1e-9, "%s %s", v, name);
+        snprintf(name, sizeof name, "%sp99_mtu", pre);
+        double bound = x[rank - 1] < 256 ? 1e-9 : p99 * QR_HIST_REL_ERROR + 1e-9;
+        cr_assert(fabs(num(r, g, name) - p99) <= bound, "%s %s: %g written, %g recomputed", v, name,
+                  num(r, g, name), p99);
+        if (!sym)
+            cr_assert_float_eq(num(r, g, "qdiff_zero_fraction"), (double)zeros / (double)n, 1e-12);
+        free(x);
+    }
+    free(rows);
+}
+
+struct hrow {
+    uint64_t packets, bytes;
+};
+
+struct drow {
+    uint8_t tagged, reason;
+};
+
+Test(pipeline, tagged_summaries_and_replayed_packets)
+{
+    cr_assert_eq(qreplay("run scenarios/fattree-k4-websearch.ini --set sampling.th=5us --no-figures -o %s/o", dir),
+                 0, "%s", err);
+    cr_assert(strstr(out, "tagged_th_5") && strstr(out, "plain_th_5"), "%s", out);
+    qr_h5_reader *r = open_h5("%s/o/%s", "results.h5");
+    char e[QR_ERRBUF_SIZE];
+    /* tagged mode never drops an untagged packet */
+    cr_assert_eq(num(r, "/replay/tagged_th_5", "false_drops"), 0);
+    static const qr_h5_field df[] = {{"tagged", QR_H5_U8, offsetof(struct drow, tagged), 0, NULL},
+                                     {"reason", QR_H5_U8, offsetof(struct drow, reason), 0, NULL}};
+    struct drow *d;
+    size_t nd;
+    cr_assert_eq(qr_h5_read_table(r, "/replay/tagged_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e), QR_OK, "%s", e);
+    cr_assert_gt(nd, 0);
+    for (size_t i = 0; i < nd; i++)
+        cr_assert(d[i].tagged == 1 && d[i].reason == 3, "drop %zu: tagged %u reason %u", i, d[i].tagged, d[i].reason);
+    free(d);
+    /* plain replays drop by the runtime's rule, never by tag */
+    cr_assert_eq(qr_h5_read_table(r, "/replay/plain_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e), QR_OK, "%s", e);
+    for (size_t i = 0; i < nd; i++)
+        cr_assert(d[i].tagged == 0 && (d[i].reason == 1 || d[i].reason == 2));
+    free(d);
+    check_summary(r, "tagged_th_5");
+    check_summary(r, "plain_th_5");
+    cr_assert_gt(num(r, "/sampling/th_5", "compression_ratio"), 1);
+    cr_assert_leq(num(r, "/sampling/th_5", "max_error_ns"), 5000);
+    qr_h5_close(r);
+    /* every replay put exactly the recorded packets on the wires: per host, count and bytes */
+    static const qr_h5_field hf[] = {{"packets", QR_H5_U64, offsetof(struct hrow, packets), 0, NULL},
+                                     {"bytes", QR_H5_U64, offsetof(struct hrow, bytes), 0, NULL}};
+    qr_h5_reader *rec = open_h5("%s/o/%s", "recording/recording.h5");
+    struct hrow *want, *got;
+    size_t nw, ng;
+    cr_assert_eq(qr_h5_read_table(rec, "/hosts", hf, 2, sizeof *want, (void **)&want, &nw, e), QR_OK, "%s", e);
+    qr_h5_close(rec);
+    for (int m = 0; m < 2; m++) {
+        qr_h5_reader *rp = open_h5("%s/o/replay/%s/replay.h5", m ? "tagged_th_5" : "plain_th_5");
+        cr_assert_eq(qr_h5_read_table(rp, "/hosts", hf, 2, sizeof *got, (void **)&got, &ng, e), QR_OK, "%s", e);
+        cr_assert_eq(ng, nw);
+        for (size_t h = 0; h < nw; h++)
+            cr_assert(got[h].packets == want[h].packets && got[h].bytes == want[h].bytes,
+                      "host %zu: replay sent %lu packets / %lu B, recorded %lu / %lu", h,
+                      (unsigned long)got[h].packets, (unsigned long)got[h].bytes,
+                      (unsigned long)want[h].packets, (unsigned long)want[h].bytes);
+        free(got);
+        qr_h5_close(rp);
+    }
+    free(want);
+}
+
+Test(pipeline, same_seed_same_numbers_and_figures)
+{
+    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set sampling.th=2us,5us -o %s/a", dir), 0, "%s", err);
+    char first[sizeof out];
+    memcpy(first, out, sizeof out);
+    char *t1 = strstr(first, "variant");
+    cr_assert(t1, "%s", first);
+    cr_assert_eq(qreplay("run --quiet scenarios/single-switch.ini --set sampling.th=2us,5us --no-figures -o %s/b", dir),
+                 0, "%s", err);
+    cr_assert_str_eq(out, "");
+    cr_assert_eq(qreplay("metrics %s/b --no-figures", dir), 0, "%s", err);
+    char *t2 = strstr(out, "variant");
+    cr_assert(t2, "%s", out);
+    /* the summary tables agree to the last digit (up to the lines that follow them) */
+    char *end1 = strstr(t1, "figure"), *end2 = strstr(t2, "output");
+    cr_assert(end1 && end2);
+    cr_assert_eq(end1 - t1, end2 - t2);
+    cr_assert(strncmp(t1, t2, (size_t)(end1 - t1)) == 0, "tables differ:\n%s\n%s", t1, t2);
+    /* figures: PNG and PDF, valid headers */
+    const char *names[] = {"qdiff_cdf", "drop_error", "busiest_queue", "runtime_vs_replay"};
+    for (int i = 0; i < 4; i++) {
+        char p[512], head[8] = {0};
+        snprintf(p, sizeof p, "%s/a/figures/%s.png", dir, names[i]);
+        FILE *f = fopen(p, "rb");
+        cr_assert(f, "%s missing", p);
+        cr_assert_eq(fread(head, 1, 8, f), 8);
+        fclose(f);
+        cr_assert(memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", p);
+        snprintf(p, sizeof p, "%s/a/figures/%s.pdf", dir, names[i]);
+        f = fopen(p, "rb");
+        cr_assert(f, "%s missing", p);
+        cr_assert_eq(fread(head, 1, 5, f), 5);
+        fclose(f);
+        cr_assert(memcmp(head, "%PDF-", 5) == 0, "%s is not a PDF", p);
+    }
+    /* the analysis script on a file that is not a result */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/analysis/plot_results.py %s/a/recording/recording.h5 -o %s/x "
+             ">/dev/null 2>%s/x.err", QR_SOURCE_DIR, dir, dir, dir);
+    cr_assert_neq(system(cmd), 0);
+}
+
+Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
+{
+    cr_assert_eq(qreplay("runtime --quiet scenarios/single-switch.ini -o %s/r/recording", dir), 0, "%s", err);
+    /* no replay yet */
+    cr_assert_eq(qreplay("metrics %s/r", dir), 1);
+    cr_assert(strstr(err, "no complete replay"), "%s", err);
+    /* unknown mode, bad threshold */
+    cr_assert_eq(qreplay("replay %s/r --mode fancy", dir), 2);
+    cr_assert(strstr(err, "fancy") && strstr(err, "plain or tagged"), "%s", err);
+    cr_assert_eq(qreplay("replay %s/r --th 5", dir), 1);
+    cr_assert(strstr(err, "--th"), "%s", err);
+    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set replay.modes=fancy -o %s/z", dir), 1);
+    cr_assert(strstr(err, "modes") && strstr(err, "fancy"), "%s", err);
+    /* a scenario of another network */
+    cr_assert_eq(qreplay("replay %s/r --scenario scenarios/fattree-k4-websearch.ini", dir), 1);
+    cr_assert(strstr(err, "does not match") && strstr(err, "kind"), "%s", err);
+    cr_assert_eq(qreplay("replay %s/r --set topology.hosts=4", dir), 1);
+    cr_assert(strstr(err, "does not match") && strstr(err, "hosts"), "%s", err);
+    /* a truncated pcap, then a missing one */
+    char p[512];
+    snprintf(p, sizeof p, "%s/r/recording/pcap/h0001.pcap", dir);
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    cr_assert_eq(truncate(p, st.st_size / 2 + 3), 0);
+    cr_assert_eq(qreplay("replay %s/r --mode tagged", dir), 1);
+    cr_assert(strstr(err, "h0001.pcap") && (strstr(err, "truncated") || strstr(err, "cut")), "%s", err);
+    cr_assert_eq(unlink(p), 0);
+    cr_assert_eq(qreplay("replay %s/r --mode tagged", dir), 1);
+    cr_assert(strstr(err, "h0001.pcap"), "%s", err);
+    cr_assert_eq(qreplay("metrics %s/r", dir), 1);
+    cr_assert_not(exists("%s/r/results.h5", dir));
+    cr_assert_not(exists("%s/r/replay/tagged_th_2/replay.h5", dir));
+    /* a folder that is no recording */
+    cr_assert_eq(qreplay("replay %s/nothing", dir), 1);
+    cr_assert(strstr(err, "no recording"), "%s", err);
+    no_partials(dir);
+}
