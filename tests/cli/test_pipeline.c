@@ -307,7 +307,15 @@ Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
     cr_assert(strstr(err, "h0001.pcap"), "%s", err);
     cr_assert_eq(qreplay("metrics %s/r", dir), 1);
     cr_assert_not(exists("%s/r/results.h5", dir));
-    cr_assert_not(exists("%s/r/replay/tagged_th_2/replay.h5", dir));
+    cr_assert_not(exists("%s/r/replay/tagged_th_2/replay.h5", dir), "a failed replay leaves no result");
+    /* what-if replays of a recorded runtime: a smaller buffer, and the default variant */
+    cr_assert_eq(qreplay("runtime --quiet scenarios/single-switch.ini -o %s/w/recording", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("replay %s/w --set buffer.size=200KB --mode plain --th 0 --name small_buffer", dir), 0, "%s", err);
+    cr_assert(strstr(out, "small_buffer"), "%s", out);
+    cr_assert_eq(qreplay("replay --quiet %s/w", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("metrics --no-figures %s/w", dir), 0, "%s", err);
+    cr_assert(strstr(out, "small_buffer") && strstr(out, "tagged_th_2"), "%s", out);
+    cr_assert(exists("%s/w/results.h5", dir));
     /* a folder that is no recording */
     cr_assert_eq(qreplay("replay %s/nothing", dir), 1);
     cr_assert(strstr(err, "no recording"), "%s", err);
