@@ -211,6 +211,9 @@ Test(pipeline, tagged_summaries_and_replayed_packets)
     cr_assert_gt(num(r, "/sampling/th_5", "compression_ratio"), 1);
     cr_assert_leq(num(r, "/sampling/th_5", "max_error_ns"), 5000);
     qr_h5_close(r);
+    /* the recording is a k=4 FatTree: replaying it on k=8 is refused */
+    cr_assert_eq(qreplay("replay %s/o --set topology.k=8", dir), 1);
+    cr_assert(strstr(err, "does not match") && strstr(err, "[topology] k = 8, recorded 4"), "%s", err);
     /* every replay put exactly the recorded packets on the wires: per host, count and bytes */
     static const qr_h5_field hf[] = {{"packets", QR_H5_U64, offsetof(struct hrow, packets), 0, NULL},
                                      {"bytes", QR_H5_U64, offsetof(struct hrow, bytes), 0, NULL}};
