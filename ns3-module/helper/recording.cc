@@ -198,7 +198,9 @@ Recording::Recording(const std::string& dir, const qr_scenario* scenario)
     }
     catch (...)
     {
-        qr_h5_close(r);
+        qr_h5_close(r); // a constructor that throws runs no destructor
+        qr_scenario_destroy(m_recorded);
+        m_recorded = nullptr;
         throw;
     }
 }
