@@ -1,4 +1,6 @@
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <stdlib.h>
 #include <math.h>
 
 #include "qreplay/clock.h"
@@ -22,4 +24,46 @@ int qr_clock_offsets(uint64_t seed, int64_t max_offset_ns, size_t n_hosts, int64
     }
     gsl_rng_free(r);
     return QR_OK;
+}
+
+struct qr_proc_delay {
+    gsl_rng *rng;
+    int64_t mean_ns, sd_ns;
+};
+
+int qr_proc_delay_create(qr_proc_delay **out, uint64_t seed, uint64_t host, uint64_t replay,
+                         int64_t mean_ns, int64_t sd_ns)
+{
+    if (!out || mean_ns < 0 || sd_ns < 0)
+        return QR_EINVAL;
+    qr_proc_delay *d = calloc(1, sizeof *d);
+    if (!d)
+        return QR_ENOMEM;
+    d->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!d->rng) {
+        free(d);
+        return QR_ENOMEM;
+    }
+    gsl_rng_set(d->rng, (unsigned long)qr_seed_derive(seed ^ (replay * 0x9e3779b97f4a7c15ULL),
+                                                      "host.proc_delay", host));
+    d->mean_ns = mean_ns;
+    d->sd_ns = sd_ns;
+    *out = d;
+    return QR_OK;
+}
+
+void qr_proc_delay_destroy(qr_proc_delay *d)
+{
+    if (!d)
+        return;
+    gsl_rng_free(d->rng);
+    free(d);
+}
+
+int64_t qr_proc_delay_next(qr_proc_delay *d)
+{
+    if (d->sd_ns == 0)
+        return d->mean_ns;
+    double x = (double)d->mean_ns + gsl_ran_gaussian(d->rng, (double)d->sd_ns);
+    return x <= 0 ? 0 : (int64_t)llround(x);
 }

@@ -217,7 +217,8 @@ namespace ns3
 {
 
 void
-FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows, Time procDelay)
+FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows,
+                                     std::function<int64_t(uint32_t)> procDelay)
 {
     if (!m_topo || !m_hostQueueDiscs.empty())
         throw std::logic_error("InstallHostQueueDiscs: build the topology first, and only once");
@@ -226,7 +227,10 @@ FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows, Time procDelay)
         Ptr<NetDevice> dev = m_hostDevices[h];
         dev->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
         Ptr<HostQueueDisc> q = CreateObject<HostQueueDisc>();
-        q->Setup(flows, m_hostQueuePackets, procDelay);
+        std::function<int64_t()> delay;
+        if (procDelay)
+            delay = [procDelay, h]() { return procDelay(h); };
+        q->Setup(flows, m_hostQueuePackets, delay);
         m_hosts.Get(h)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, q);
         m_hostQueueDiscs.push_back(q);
     }

@@ -12,6 +12,7 @@
 #include "ns3/node-container.h"
 #include "ns3/nstime.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,9 @@ class FatTreeHelper
     Ptr<SharedBuffer> GetSharedBuffer(uint32_t sw) const;
 
     /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction,
-     * processing delay procDelay); the NIC's own device queue then holds one packet. */
-    void InstallHostQueueDiscs(const FlowTable* flows, Time procDelay);
+     * per-packet processing delay procDelay(host) in ns, or none if empty); the NIC's own device
+     * queue then holds one packet. */
+    void InstallHostQueueDiscs(const FlowTable* flows, std::function<int64_t(uint32_t)> procDelay);
     Ptr<HostQueueDisc> GetHostQueueDisc(uint32_t host) const;
     Ptr<SharedBufferQueueDisc> GetQueueDisc(uint32_t sw, uint32_t port) const;
 

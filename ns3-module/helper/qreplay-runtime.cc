@@ -82,6 +82,8 @@ QreplayRuntime::~QreplayRuntime()
         RemoveTemps();
     qr_lossdet_destroy(m_lossdet);
     Simulator::Destroy();
+    for (qr_proc_delay* d : m_procDelay)
+        qr_proc_delay_destroy(d);
 }
 
 std::string
@@ -149,9 +151,6 @@ QreplayRuntime::Build()
     const qr_config* c = m_cfg;
     uint32_t hosts = qr_config_hosts(c);
 
-    if (c->host.proc_jitter_ns != 0)
-        throw std::runtime_error("[host] proc_jitter: must be 0 for the runtime, whose per-packet "
-                                 "processing delay ([host] proc_delay) is constant");
     std::vector<qr_flow> flows;
     if (m_opt.flows)
         flows = *m_opt.flows;
@@ -189,7 +188,15 @@ QreplayRuntime::Build()
     m_net->InstallSharedBuffers(c->buffer.size_bytes, c->buffer.alpha);
     for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
         m_net->GetSharedBuffer(sw)->m_ecnThresholdBytes = c->buffer.ecn_threshold_bytes;
-    m_net->InstallHostQueueDiscs(m_table.get(), NanoSeconds(c->host.proc_delay_ns));
+    m_procDelay.assign(hosts, nullptr);
+    for (uint32_t h = 0; h < hosts; h++)
+        if (qr_proc_delay_create(&m_procDelay[h], c->run.seed, h, m_opt.jitterStream,
+                                 c->host.proc_delay_ns, c->host.proc_jitter_ns))
+            throw std::runtime_error("[host] proc_delay / proc_jitter: must not be negative");
+    if (c->host.proc_delay_ns > 0 || c->host.proc_jitter_ns > 0)
+        m_net->InstallHostQueueDiscs(m_table.get(), [this](uint32_t h) { return qr_proc_delay_next(m_procDelay[h]); });
+    else
+        m_net->InstallHostQueueDiscs(m_table.get(), nullptr);
 
     m_offsets.assign(hosts, 0);
     if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
@@ -346,6 +353,8 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
 void
 QreplayRuntime::OnArrival(const qr_arrival& a)
 {
+    if (m_opt.arrivalHook)
+        m_opt.arrivalHook(a);
     if (m_arrivals)
     {
         char err[QR_ERRBUF_SIZE];

@@ -32,6 +32,7 @@
 #include <vector>
 
 extern "C" {
+#include "qreplay/clock.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/scenario.h"
@@ -62,6 +63,8 @@ class QreplayRuntime
         std::function<void(const Progress&)> progress; // called about every progressSeconds
         double progressSeconds{0.5};
         const volatile std::sig_atomic_t* cancel{nullptr}; // nonzero: stop as soon as possible
+        uint64_t jitterStream{0}; // processing-delay random stream (distinct closed-loop replays)
+        std::function<void(const qr_arrival&)> arrivalHook; // every switch-queue arrival
     };
 
     /* Per flow direction: what its sender put on the wire, what arrived, what switches dropped. */
@@ -180,6 +183,7 @@ class QreplayRuntime
     std::vector<uint64_t> m_hostPackets, m_hostBytes;
     std::vector<uint64_t> m_sentAtCutoff;
     qr_lossdet* m_lossdet{nullptr};
+    std::vector<qr_proc_delay*> m_procDelay;
     std::vector<qr_trace_writer*> m_pcaps;
     qr_arrival_writer* m_arrivals{nullptr};
     std::vector<std::string> m_temps; // relative names written under Temp()

@@ -32,7 +32,7 @@ HostQueueDisc::HostQueueDisc()
 HostQueueDisc::~HostQueueDisc() = default;
 
 void
-HostQueueDisc::Setup(const FlowTable* flows, uint32_t limitPackets, Time procDelay)
+HostQueueDisc::Setup(const FlowTable* flows, uint32_t limitPackets, std::function<int64_t()> procDelay)
 {
     m_flows = flows;
     m_limit = limitPackets;
@@ -47,15 +47,17 @@ HostQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         DropBeforeEnqueue(item, "host-queue-full");
         return false;
     }
-    item->SetTimeStamp(Simulator::Now()); // the processing delay counts from here
-    return GetInternalQueue(0)->Enqueue(item);
+    if (!GetInternalQueue(0)->Enqueue(item))
+        return false;
+    m_ready.push_back(Simulator::Now() + NanoSeconds(m_procDelay ? m_procDelay() : 0));
+    return true;
 }
 
 Ptr<const QueueDiscItem>
 HostQueueDisc::DoPeek()
 {
     Ptr<const QueueDiscItem> item = GetInternalQueue(0)->Peek();
-    if (item && item->GetTimeStamp() + m_procDelay > Simulator::Now())
+    if (item && m_ready.front() > Simulator::Now())
         return nullptr;
     return item;
 }
@@ -72,7 +74,7 @@ HostQueueDisc::DoDequeue()
     Ptr<const QueueDiscItem> head = GetInternalQueue(0)->Peek();
     if (!head)
         return nullptr;
-    Time ready = head->GetTimeStamp() + m_procDelay;
+    Time ready = m_ready.front();
     if (ready > Simulator::Now())
     {
         // still being processed: come back when the head is ready
@@ -81,6 +83,7 @@ HostQueueDisc::DoDequeue()
         return nullptr;
     }
     Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
+    m_ready.pop_front();
     Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
     uint32_t dir;
     if (!ip || !m_flows || !m_flows->Resolve(FiveTupleOf(ip->GetHeader(), ip->GetPacket()), dir))
@@ -127,6 +130,8 @@ void
 HostQueueDisc::DoDispose()
 {
     m_wake.Cancel();
+    m_ready.clear();
+    m_procDelay = nullptr;
     m_flows = nullptr;
     QueueDisc::DoDispose();
 }

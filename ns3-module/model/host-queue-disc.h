@@ -1,6 +1,6 @@
 /* qreplay ns-3 module: a host's NIC queue. An ordinary FIFO of `limit` packets (a full queue drops,
  * reason "host-queue-full"), with an optional per-packet processing delay before a packet may leave
- * (the host's packet processing, modelled before its NIC). As a packet leaves for the NIC it is
+ * (the host's packet processing, modelled before its NIC; the delay may differ per packet). As a packet leaves for the NIC it is
  * numbered: its IP ID becomes the next number of its flow direction (consecutive, wrapping at
  * 16 bits) and it gets a QreplayTag with its direction and id (direction << 32 | sequence number).
  * Numbering at dequeue means only packets that reach the wire are numbered, so a gap in the IP IDs
@@ -15,6 +15,8 @@
 #include "ns3/nstime.h"
 #include "ns3/queue-disc.h"
 
+#include <deque>
+#include <functional>
 #include <unordered_map>
 
 namespace ns3
@@ -28,8 +30,9 @@ class HostQueueDisc : public QueueDisc
     ~HostQueueDisc() override;
 
     /* The flows (borrowed; must outlive the queue disc), the FIFO's limit in packets, and the
-     * processing delay every packet waits before it may leave. */
-    void Setup(const FlowTable* flows, uint32_t limitPackets, Time procDelay);
+     * processing delay of each packet in ns (called once per packet as it arrives; empty: none).
+     * Packets leave in FIFO order, each no earlier than its arrival plus its delay. */
+    void Setup(const FlowTable* flows, uint32_t limitPackets, std::function<int64_t()> procDelay);
 
     uint64_t GetUnknownPackets() const { return m_unknown; }
 
@@ -46,7 +49,8 @@ class HostQueueDisc : public QueueDisc
 
     const FlowTable* m_flows{nullptr};
     uint32_t m_limit{1000};
-    Time m_procDelay;
+    std::function<int64_t()> m_procDelay;
+    std::deque<Time> m_ready; // when each queued packet may leave, in queue order
     EventId m_wake;
     std::unordered_map<uint32_t, uint64_t> m_next; // direction -> next sequence number
     uint64_t m_unknown{0};

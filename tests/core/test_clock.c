@@ -48,3 +48,44 @@ Test(clock, zero_max_and_bad_arguments)
     for (int i = 0; i < 8; i++)
         cr_assert(o[i] >= 0 && o[i] <= 100000000000LL);
 }
+
+Test(clock, processing_delay_statistics_and_streams)
+{
+    /* sd = 0 is exact; sd > 0 has the right mean and sd; truncated at 0; streams differ by replay
+     * and host, and repeat for the same (seed, host, replay) */
+    qr_proc_delay *a, *b, *c, *z;
+    cr_assert_eq(qr_proc_delay_create(&z, 1, 0, 0, 10000, 0), QR_OK);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(qr_proc_delay_next(z), 10000);
+    qr_proc_delay_destroy(z);
+    cr_assert_eq(qr_proc_delay_create(&a, 1, 3, 7, 10000, 100), QR_OK);
+    cr_assert_eq(qr_proc_delay_create(&b, 1, 3, 7, 10000, 100), QR_OK);
+    cr_assert_eq(qr_proc_delay_create(&c, 1, 3, 8, 10000, 100), QR_OK);
+    double sum = 0, sq = 0;
+    int differ = 0;
+    enum { N = 200000 };
+    for (int i = 0; i < N; i++) {
+        int64_t x = qr_proc_delay_next(a), y = qr_proc_delay_next(b), w = qr_proc_delay_next(c);
+        cr_assert_eq(x, y, "same stream, same delays");
+        differ += x != w;
+        sum += (double)x;
+        sq += (double)x * (double)x;
+    }
+    double mean = sum / N, sd = sqrt(sq / N - mean * mean);
+    cr_assert(fabs(mean - 10000) < 1.0, "mean %f", mean);
+    cr_assert(fabs(sd - 100) < 1.0, "sd %f", sd);
+    cr_assert_gt(differ, N / 2, "another replay's stream");
+    qr_proc_delay_destroy(a);
+    qr_proc_delay_destroy(b);
+    qr_proc_delay_destroy(c);
+    cr_assert_eq(qr_proc_delay_create(&a, 1, 0, 0, 10, 1000), QR_OK);
+    int zeros = 0;
+    for (int i = 0; i < 10000; i++) {
+        int64_t x = qr_proc_delay_next(a);
+        cr_assert_geq(x, 0);
+        zeros += x == 0;
+    }
+    cr_assert_gt(zeros, 4000, "about half the draws of N(10, 1000) are truncated to 0");
+    qr_proc_delay_destroy(a);
+    cr_assert_eq(qr_proc_delay_create(&a, 1, 0, 0, 10, -1), QR_EINVAL);
+}

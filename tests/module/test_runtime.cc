@@ -572,8 +572,8 @@ Test(runtime, cubic_and_dctcp_variants)
 }
 
 // The host processing delay: a flow's SYN leaves its host exactly proc_delay after the flow starts
-// (plus the host's clock offset in the pcap), and jitter is refused.
-Test(runtime, processing_delay_delays_every_packet_at_the_host)
+// (plus the host's clock offset in the pcap); with jitter, each stream of delays repeats exactly.
+Test(runtime, processing_delay_and_jitter_at_the_host)
 {
     std::vector<qr_flow> flows = {{0, 1, 0, 20000, 1000000, 0}};
     for (int64_t delay : {0, 10000})
@@ -600,20 +600,26 @@ Test(runtime, processing_delay_delays_every_packet_at_the_host)
                      "SYN at %ld ns with delay %ld", static_cast<long>(p.time_ns), static_cast<long>(delay));
         qr_scenario_destroy(s);
     }
+    // jitter: every packet's delay is drawn anew; the same stream repeats, another one differs
     qr_scenario* s = Scenario(kStar);
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_scenario_set(s, "host.proc_jitter=1ns", err), QR_OK);
-    QreplayRuntime::Options opt;
-    opt.flows = &flows;
-    QreplayRuntime rt(s, opt);
-    try
+    cr_assert_eq(qr_scenario_set(s, "host.proc_delay=10us", err), QR_OK);
+    cr_assert_eq(qr_scenario_set(s, "host.proc_jitter=100ns", err), QR_OK);
+    std::string pcaps[3];
+    for (int i = 0; i < 3; i++)
     {
+        QreplayRuntime::Options opt;
+        opt.flows = &flows;
+        opt.outDir = TmpDir(i == 0 ? "jit-a" : i == 1 ? "jit-b" : "jit-c");
+        opt.jitterStream = i < 2 ? 1 : 2;
+        QreplayRuntime rt(s, opt);
         rt.Build();
-        cr_assert_fail("jitter accepted");
+        rt.Run();
+        rt.Commit();
+        CheckConservationAndDetection(rt);
+        pcaps[i] = ReadFile(opt.outDir + "/pcap/h0001.pcap");
     }
-    catch (const std::runtime_error& e)
-    {
-        cr_assert(strstr(e.what(), "proc_jitter"), "%s", e.what());
-    }
+    cr_assert(pcaps[0] == pcaps[1], "same jitter stream, same send times");
+    cr_assert(pcaps[0] != pcaps[2], "another jitter stream moves send times");
     qr_scenario_destroy(s);
 }

@@ -15,6 +15,19 @@ extern "C" {
  * Returns 0, QR_EINVAL (max_offset_ns < 0, out NULL) or QR_ENOMEM. */
 int qr_clock_offsets(uint64_t seed, int64_t max_offset_ns, size_t n_hosts, int64_t *out);
 
+/* Host packet processing delay: every packet waits a delay drawn from a normal distribution of
+ * mean `mean_ns` and standard deviation `sd_ns`, truncated at 0 and rounded to whole ns (sd = 0:
+ * exactly the mean). One stream per (seed, host, replay): streams of distinct replays differ. */
+typedef struct qr_proc_delay qr_proc_delay;
+
+/* Returns 0, QR_EINVAL (negative mean or sd) or QR_ENOMEM. Caller owns *out. */
+int qr_proc_delay_create(qr_proc_delay **out, uint64_t seed, uint64_t host, uint64_t replay,
+                         int64_t mean_ns, int64_t sd_ns);
+/* Release; NULL is allowed. */
+void qr_proc_delay_destroy(qr_proc_delay *d);
+/* The next packet's delay in ns (>= 0). */
+int64_t qr_proc_delay_next(qr_proc_delay *d);
+
 #ifdef __cplusplus
 }
 #endif
