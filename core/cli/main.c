@@ -14,6 +14,7 @@ static const qr_cli_command commands[] = {
     {"runtime", "run a scenario's closed-loop ns-3 simulation and record it", qr_cmd_runtime},
     {"replay", "replay a recording open loop (one mode, one sampling threshold)", qr_cmd_replay},
     {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
+    {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},
 };
 
 static void usage(FILE *out)

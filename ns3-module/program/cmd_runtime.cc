@@ -81,10 +81,12 @@ std::string
 FormatTime(int64_t ns)
 {
     char buf[32];
-    if (ns >= 1000000)
+    if (ns >= 1000000 || ns <= -1000000)
         snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-    else
+    else if (ns >= 1000 || ns <= -1000)
         snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
+    else
+        snprintf(buf, sizeof buf, "%ld ns", static_cast<long>(ns));
     return buf;
 }
 
