@@ -26,6 +26,7 @@ int qr_cmd_replay(int argc, char **argv);
 int qr_cmd_metrics(int argc, char **argv);
 int qr_cmd_run(int argc, char **argv);
 int qr_cmd_butterfly(int argc, char **argv);
+int qr_cmd_isolate(int argc, char **argv);
 
 struct qr_scenario;
 struct qr_config;

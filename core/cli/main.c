@@ -15,6 +15,7 @@ static const qr_cli_command commands[] = {
     {"replay", "replay a recording open loop (one mode, one sampling threshold)", qr_cmd_replay},
     {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},
+    {"isolate", "replay each TCP connection alone through a packet corrector", qr_cmd_isolate},
 };
 
 static void usage(FILE *out)

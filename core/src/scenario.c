@@ -110,6 +110,8 @@ static const struct keydef schema[] = {
      "per-packet host processing delay"},
     {"host", "proc_jitter", KT_TIME, OFF(host.proc_jitter_ns), "0", 0, 0, NULL,
      "standard deviation of the processing delay"},
+    {"host", "nic_queue", KT_INT, OFF(host.nic_queue), "10000", 1, 100000000, NULL,
+     "packets the host NIC queue holds (hosts should not drop their own packets)"},
     {"clock", "max_offset", KT_TIME, OFF(clock.max_offset_ns), "5us", 0, 0, NULL,
      "host clock offsets are uniform in [0, max_offset]"},
     {"sampling", "th", KT_TIMELIST, OFF(sampling.th_ns), "2us,5us,10us", 0, 0, NULL,

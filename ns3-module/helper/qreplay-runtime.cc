@@ -169,7 +169,8 @@ QreplayRuntime::Build()
     RngSeedManager::SetRun(1);
     ConfigureTcp(c);
 
-    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
+    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns),
+                                            static_cast<uint32_t>(c->host.nic_queue));
     if (c->topology.kind == QR_TOPO_FATTREE)
         m_net->BuildFatTree(c->topology.k);
     else
@@ -331,6 +332,8 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
         d.delivered++;
         d.deliveredBytes += p->GetSize() - 2;
         rt->m_inFlight--;
+        rt->m_received.push_back(Received{tag.flow, static_cast<uint32_t>(tag.packet & 0xffffffffu),
+                                          Simulator::Now().GetNanoSeconds()});
     }
     // what the receiving host can see: the 5-tuple and the IP ID
     qr_packet pk;
@@ -598,6 +601,12 @@ const qr_h5_field kDetectedFields[] = {
     {"ip_id", QR_H5_U16, F(QreplayRuntime::Detected, ip_id), 0, NULL},
     {"tail", QR_H5_U8, F(QreplayRuntime::Detected, tail), 0, "1: from the sender's count"}};
 
+const qr_h5_field kReceivedFields[] = {
+    {"dir", QR_H5_U32, F(QreplayRuntime::Received, dir), 0, "flow direction"},
+    {"seq", QR_H5_U32, F(QreplayRuntime::Received, seq), 0, "packet number in the direction"},
+    {"time_ns", QR_H5_I64, F(QreplayRuntime::Received, time_ns), 0,
+     "ns, simulation time (the hosts' clocks synchronized)"}};
+
 const qr_h5_field kDropFields[] = {
     {"packet", QR_H5_U64, F(QreplayRuntime::Drop, packet), 0, "dir << 32 | seq"},
     {"dir", QR_H5_U32, F(QreplayRuntime::Drop, dir), 0, NULL},
@@ -705,6 +714,7 @@ QreplayRuntime::WriteRecording()
     f.Table("/hosts", kHostFields, sizeof kHostFields / sizeof kHostFields[0], hostRows);
     f.Table("/drops_detected", kDetectedFields, sizeof kDetectedFields / sizeof kDetectedFields[0],
             m_detected);
+    f.Table("/received", kReceivedFields, 3, m_received);
     f.Commit();
 }
 

@@ -7,7 +7,8 @@
  *                           as the host's (offset) clock saw it, nanoseconds
  *   DIR/recording.h5        what hosts know: /flows (ports, start, completion), /hosts (pcap name,
  *                           packets, bytes), /drops_detected (gaps in the IP IDs a receiver saw,
- *                           plus the tail a sender's count shows)
+ *                           plus the tail a sender's count shows), /received (when each packet
+ *                           reached its destination host: what isolated per-connection replay needs)
  *   DIR/truth/truth.h5      ground truth, for scoring only: /drops (switch, port, time, reason),
  *                           /directions (packets and bytes sent, delivered, dropped), /clock
  *   DIR/truth/arrivals.qra  every switch-queue arrival with the queue's bytes per flow (queuelog.h)
@@ -96,6 +97,14 @@ class QreplayRuntime
         uint8_t tail; // 1: found from the sender's count after the last received packet
     };
 
+    /* A packet's arrival at its destination host (last bit received, simulation time). */
+    struct Received
+    {
+        uint32_t dir;
+        uint32_t seq;
+        int64_t time_ns;
+    };
+
     struct FlowRecord
     {
         int64_t end_ns{-1}; // last byte received; -1 if never
@@ -122,6 +131,7 @@ class QreplayRuntime
     const std::vector<Drop>& GetDrops() const { return m_drops; }
     const std::vector<Detected>& GetDetected() const { return m_detected; }
     const std::vector<FlowRecord>& GetFlowRecords() const { return m_flowRecs; }
+    const std::vector<Received>& GetReceived() const { return m_received; }
     const std::vector<int64_t>& GetClockOffsets() const { return m_offsets; }
     uint64_t GetEvents() const { return m_events; }
     double GetWallSeconds() const { return m_wall; }
@@ -180,6 +190,7 @@ class QreplayRuntime
     std::vector<Drop> m_drops;
     std::vector<Detected> m_detected;
     std::vector<FlowRecord> m_flowRecs;
+    std::vector<Received> m_received;
     std::vector<uint64_t> m_hostPackets, m_hostBytes;
     std::vector<uint64_t> m_sentAtCutoff;
     qr_lossdet* m_lossdet{nullptr};

@@ -31,7 +31,14 @@ struct HostRow
 {
     uint32_t host;
     uint64_t packets;
+    int64_t offset;
     char pcap[32];
+};
+
+struct ReceivedRow
+{
+    uint32_t dir, seq;
+    int64_t time_ns;
 };
 
 struct DetectedRow
@@ -117,12 +124,29 @@ Recording::Recording(const std::string& dir, const qr_scenario* scenario)
         static const qr_h5_field hostFields[] = {
             {"host", QR_H5_U32, offsetof(HostRow, host), 0, nullptr},
             {"packets", QR_H5_U64, offsetof(HostRow, packets), 0, nullptr},
+            {"clock_offset_ns", QR_H5_I64, offsetof(HostRow, offset), 0, nullptr},
             {"pcap", QR_H5_STR, offsetof(HostRow, pcap), 32, nullptr}};
+        static const qr_h5_field recvFields[] = {
+            {"dir", QR_H5_U32, offsetof(ReceivedRow, dir), 0, nullptr},
+            {"seq", QR_H5_U32, offsetof(ReceivedRow, seq), 0, nullptr},
+            {"time_ns", QR_H5_I64, offsetof(ReceivedRow, time_ns), 0, nullptr}};
         static const qr_h5_field detFields[] = {
             {"packet", QR_H5_U64, offsetof(DetectedRow, packet), 0, nullptr}};
         auto flows = ReadTable<FlowRow>(r, "/flows", flowFields, 7);
-        auto hostRows = ReadTable<HostRow>(r, "/hosts", hostFields, 3);
+        auto hostRows = ReadTable<HostRow>(r, "/hosts", hostFields, 4);
         auto det = ReadTable<DetectedRow>(r, "/drops_detected", detFields, 1);
+        void* rrows = nullptr;
+        size_t nr = 0;
+        if (qr_h5_read_table(r, "/received", recvFields, 3, sizeof(ReceivedRow), &rrows, &nr, err) == QR_OK)
+        {
+            const ReceivedRow* rr = static_cast<const ReceivedRow*>(rrows);
+            m_received.reserve(nr);
+            for (size_t i = 0; i < nr; i++)
+                m_received[static_cast<uint64_t>(rr[i].dir) << 32 | rr[i].seq] = rr[i].time_ns;
+            free(rrows);
+        }
+        for (const HostRow& h : hostRows)
+            m_offsets.push_back(h.offset);
         qr_h5_close(r);
         r = nullptr;
         if (hostRows.size() != hosts)

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,10 @@ class Recording
     /* Host h's packets, in recorded order. */
     const std::vector<Packet>& HostPackets(uint32_t h) const { return m_hosts[h]; }
     const std::set<uint64_t>& DetectedDrops() const { return m_detected; }
+    /* When each packet reached its destination host in the runtime (packet id -> ns; empty for a
+     * recording without /received), and host h's clock offset. */
+    const std::unordered_map<uint64_t, int64_t>& Received() const { return m_received; }
+    int64_t ClockOffset(uint32_t h) const { return m_offsets[h]; }
 
     /* Set every packet's injection time from sampling at th_ns with `method`; re-sort each host's
      * packets by it (ties keep the recorded order). Returns the sampling statistics. */
@@ -75,6 +80,8 @@ class Recording
     std::vector<std::vector<Packet>> m_hosts;
     std::vector<std::vector<uint32_t>> m_order;
     std::set<uint64_t> m_detected;
+    std::unordered_map<uint64_t, int64_t> m_received;
+    std::vector<int64_t> m_offsets;
 };
 
 } // namespace ns3

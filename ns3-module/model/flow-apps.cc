@@ -115,7 +115,8 @@ FlowSenderApp::Closed(Ptr<Socket> s)
         return;
     uint32_t f = it->second.flow;
     m_conns.erase(it);
-    m_onClosed(f);
+    if (!m_onClosed.IsNull())
+        m_onClosed(f);
 }
 
 void
@@ -126,7 +127,8 @@ FlowSenderApp::Failed(Ptr<Socket> s)
         return;
     uint32_t f = it->second.flow;
     m_conns.erase(it);
-    m_onError(f);
+    if (!m_onError.IsNull())
+        m_onError(f);
 }
 
 void
@@ -208,7 +210,8 @@ FlowSinkApp::Read(Ptr<Socket> s)
         if (!c.done && c.received >= m_table->Flow(c.flow).bytes)
         {
             c.done = true;
-            m_onComplete(c.flow, Simulator::Now());
+            if (!m_onComplete.IsNull())
+                m_onComplete(c.flow, Simulator::Now());
         }
     }
 }

@@ -176,6 +176,11 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
                         "before [traffic] stop = %s\n",
                         command, rt.GetFlows().Flows() - rt.GetFlowsCompleted(), rt.GetFlows().Flows(),
                         FormatTime(cfg->traffic.stop_ns).c_str());
+            if (rt.GetHostQueueDrops())
+                fprintf(stderr,
+                        "qreplay %s: warning: hosts dropped %" PRIu64 " of their own packets (NIC "
+                        "queue full; raise [host] nic_queue): no recording shows them\n",
+                        command, rt.GetHostQueueDrops());
             if (rt.GetOtherDrops() || rt.GetUnknownPackets())
                 fprintf(stderr,
                         "qreplay %s: warning: %" PRIu64 " packets lost outside the shared "

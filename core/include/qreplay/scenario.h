@@ -70,6 +70,7 @@ typedef struct qr_config {
     struct {
         int64_t proc_delay_ns;
         int64_t proc_jitter_ns;
+        int nic_queue; /* packets the host NIC queue holds before it drops */
     } host;
     struct {
         int64_t max_offset_ns;

@@ -1,0 +1,59 @@
+/* qreplay ns-3 module: isolated per-connection replay, the remedy for the butterfly effect.
+ *
+ * One TCP connection of a recorded runtime is replayed alone, with live TCP, on two hosts joined
+ * by one switch whose ports are packet correctors (CorrectorQueueDisc). The corrector applies what
+ * the runtime recorded for the connection, per packet (by direction and number): whether it was
+ * lost, and when it reached the other host. So each end sees exactly the inputs it saw in the
+ * runtime, and sends exactly what it sent, whatever the rest of the network did and whatever its
+ * own processing jitter. What must be recorded per packet: a lost flag and the arrival time at the
+ * receiver (one 8-byte time per packet, or a few bytes as deltas), against the full pcap's 16-byte
+ * record header plus 52 to 92 bytes of headers per packet; the hosts' clocks must be synchronized
+ * (or their offset known) for arrival times and send times to be compared.
+ *
+ * A replay is compared with the runtime packet by packet, for both directions: TCP flags, sequence
+ * and acknowledgment numbers, window and IP length (TCP options are not compared: the timestamp
+ * option carries the sender's clock in ms). */
+#ifndef QREPLAY_ISOLATED_REPLAY_H
+#define QREPLAY_ISOLATED_REPLAY_H
+
+#include "recording.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+
+class IsolatedReplay
+{
+  public:
+    struct Result
+    {
+        uint32_t flow;
+        int64_t sigma_ns;
+        uint32_t stream;
+        uint64_t recorded; // packets of the connection in the runtime (both directions)
+        uint64_t replayed; // in the replay
+        uint8_t identical; // every packet's TCP header and length equal, in order, both directions
+        int64_t first_mismatch; // index (in the direction that differs first) or -1
+        int64_t max_send_diff_ns, p99_send_diff_ns; // |replay send time - runtime send time|
+        uint64_t late;      // packets the corrector could not deliver on time
+        int64_t max_late_ns; // by how much at most
+        uint64_t unknown;   // packets the recording does not know
+    };
+
+    /* scenario: the recording's (links, TCP, processing delay). rec must have /received. */
+    IsolatedReplay(const qr_scenario* scenario, const Recording& rec);
+
+    /* Replay flow f with processing-delay jitter sigma (random stream `stream`). Throws
+     * std::runtime_error. */
+    Result Run(uint32_t flow, int64_t sigma_ns, uint32_t stream);
+
+  private:
+    const qr_scenario* m_scenario;
+    const Recording& m_rec;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,62 @@
+/* qreplay ns-3 module: the packet corrector of an isolated per-connection replay. It sits on the
+ * ports of a switch between the connection's two hosts and applies what the runtime recorded for
+ * each packet of the connection, by its direction and number: a packet the runtime lost is dropped
+ * (reason "recorded-loss"); any other is held and sent so that its last bit reaches the next host
+ * when it reached it in the runtime (or at once, if it came too late for that: counted). Packets
+ * the recording does not know (the replay diverged) are forwarded at once and counted. */
+#ifndef QREPLAY_CORRECTOR_QUEUE_DISC_H
+#define QREPLAY_CORRECTOR_QUEUE_DISC_H
+
+#include "ns3/data-rate.h"
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/queue-disc.h"
+
+#include <deque>
+#include <functional>
+
+namespace ns3
+{
+
+class CorrectorQueueDisc : public QueueDisc
+{
+  public:
+    /* The runtime's fate of packet seq of direction dir: false if unknown; else lost, or the time
+     * its last bit reached the destination host. */
+    using Fate = std::function<bool(uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive_ns)>;
+
+    static TypeId GetTypeId();
+    CorrectorQueueDisc();
+    ~CorrectorQueueDisc() override;
+
+    /* fate, and the outgoing link (rate, delay) that separates sending from arrival. */
+    void Setup(Fate fate, DataRate rate, Time delay);
+
+    uint64_t GetUnknown() const { return m_unknown; }
+    uint64_t GetLate() const { return m_late; }
+    int64_t GetMaxLateNs() const { return m_maxLate; }
+    uint64_t GetDropped() const { return m_dropped; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override;
+    Ptr<QueueDiscItem> DoDequeue() override;
+    Ptr<const QueueDiscItem> DoPeek() override;
+    bool CheckConfig() override;
+    void InitializeParams() override;
+    void Wake();
+
+    Fate m_fate;
+    DataRate m_rate;
+    Time m_delay;
+    std::deque<Time> m_release;
+    EventId m_wake;
+    uint64_t m_unknown{0}, m_late{0}, m_dropped{0};
+    int64_t m_maxLate{0};
+};
+
+} // namespace ns3
+
+#endif
