@@ -1,6 +1,7 @@
 /* qreplay butterfly end to end: replays at sigma = 0 reproduce the runtime exactly, every one; a
  * small sweep writes its table, HDF5 and figures; bad sigma lists and replay counts are usage
- * errors. The reference sweep (100 replays per sigma) is a documented command, not a test. */
+ * errors; isolated per-connection replays reproduce every connection. The reference sweep (100
+ * replays per sigma) is a documented command, not a test. */
 #include "harness.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
@@ -68,4 +69,41 @@ Test(butterfly, bad_sigma_lists_and_replay_counts)
     cr_assert_eq(qreplay("butterfly scenarios/butterfly.ini --sigma 0 -o %s/x", dir), 2);
     cr_assert(strstr(err, "--replays is required"), "%s", err);
     cr_assert_not(exists("%s/x", dir), "a usage error writes nothing");
+}
+
+struct irow {
+    uint8_t identical;
+    uint64_t recorded, replayed;
+};
+
+Test(butterfly, isolated_replay_reproduces_every_connection)
+{
+    /* every connection of the butterfly case, alone behind the packet corrector, sends exactly
+     * the runtime's packet sequence, without jitter and with 1 us of it */
+    cr_assert_eq(qreplay("runtime --quiet scenarios/butterfly.ini -o %s/r/recording", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("isolate %s/r --sigma 0,1us", dir), 0, "%s", err);
+    cr_assert(strstr(out, "identical"), "%s", out);
+    qr_h5_reader *r;
+    char e[QR_ERRBUF_SIZE], p[256];
+    snprintf(p, sizeof p, "%s/r/isolated.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    static const qr_h5_field f[] = {{"identical", QR_H5_U8, offsetof(struct irow, identical), 0, NULL},
+                                    {"recorded", QR_H5_U64, offsetof(struct irow, recorded), 0, NULL},
+                                    {"replayed", QR_H5_U64, offsetof(struct irow, replayed), 0, NULL}};
+    struct irow *rows;
+    size_t n;
+    cr_assert_eq(qr_h5_read_table(r, "/connections", f, 3, sizeof *rows, (void **)&rows, &n, e), QR_OK, "%s", e);
+    cr_assert_eq(n, 10, "5 connections x 2 sigmas");
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(rows[i].identical, "connection row %zu differs from the runtime", i);
+        cr_assert_eq(rows[i].recorded, rows[i].replayed);
+        cr_assert_gt(rows[i].recorded, 10);
+    }
+    free(rows);
+    qr_h5_close(r);
+    cr_assert_eq(qreplay("isolate %s/r --flows 7", dir), 2);
+    cr_assert(strstr(err, "--flows") && strstr(err, "'7'"), "%s", err);
+    cr_assert_eq(qreplay("isolate %s/r --sigma 1", dir), 2);
+    cr_assert_eq(qreplay("isolate %s/nothing", dir), 1);
+    cr_assert(strstr(err, "recording.h5"), "%s", err);
 }

@@ -19,8 +19,9 @@ Test(cli, help_and_usage_errors)
 {
     cr_assert_eq(qreplay("--help"), 0);
     cr_assert(strstr(out, "sample") && strstr(out, "scenario") && strstr(out, "workload"));
-    const char *cmds[] = {"sample", "scenario", "workload", "synth", "runtime", "run", "replay", "metrics"};
-    for (int i = 0; i < 8; i++) {
+    const char *cmds[] = {"sample", "scenario", "workload", "synth", "runtime",
+                          "run", "replay", "metrics", "butterfly", "isolate"};
+    for (int i = 0; i < 10; i++) {
         cr_assert_eq(qreplay("%s --help", cmds[i]), 0, "%s --help", cmds[i]);
         cr_assert(strstr(out, "usage: qreplay"), "%s", out);
     }
