@@ -31,6 +31,7 @@ enum ktype {
     KT_PERSEC,
     KT_ENUM,
     KT_TIMELIST,
+    KT_PERCENTLIST,
     KT_ENUMSET,
     KT_INPATH,  /* an input file: resolved against the scenario's folder, then the data folder */
     KT_OUTPATH, /* an output folder: kept as given */
@@ -122,6 +123,10 @@ static const struct keydef schema[] = {
      "replay drop decisions to run: plain, tagged"},
     {"replay", "margin", KT_MARGIN, OFF(replay.margin_bytes), "5MTU", 0, 0, NULL,
      "occupancy margin for dropping tagged packets (MTU or bytes)"},
+    {"sweep", "loads", KT_PERCENTLIST, OFF(sweep.loads), "30%", 0, 0, NULL,
+     "background loads the sweep workflow runs (each overrides [traffic] load)"},
+    {"sweep", "seeds", KT_INT, OFF(sweep.seeds), "1", 1, 1000, NULL,
+     "seeds 1..seeds the sweep workflow runs per load"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };
@@ -261,11 +266,13 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         return rc;
     }
     case KT_TIMELIST:
+    case KT_PERCENTLIST:
     case KT_ENUMSET: {
         char copy[QR_PATH_MAX];
         if (qri_strlcpy(copy, text, sizeof copy))
             return qri_err(errbuf, QR_EVALUE, "list is too long");
         int64_t times[QR_LIST_MAX];
+        double pct[QR_LIST_MAX];
         size_t n = 0;
         unsigned set = 0;
         char *save = NULL;
@@ -283,6 +290,16 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
                     if (times[j] == times[n])
                         return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
                 n++;
+            } else if (kd->type == KT_PERCENTLIST) {
+                if (n == QR_LIST_MAX)
+                    return qri_err(errbuf, QR_EVALUE, "more than %d values", QR_LIST_MAX);
+                rc = qr_parse_percent(tok, &pct[n], errbuf);
+                if (rc)
+                    return rc;
+                for (size_t j = 0; j < n; j++)
+                    if (pct[j] == pct[n])
+                        return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
+                n++;
             } else {
                 int v;
                 rc = parse_enum(tok, kd->names, &v, errbuf);
@@ -298,6 +315,9 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         if (kd->type == KT_TIMELIST) {
             memcpy(cfg->sampling.th_ns, times, n * sizeof times[0]);
             cfg->sampling.n_th = n;
+        } else if (kd->type == KT_PERCENTLIST) {
+            memcpy(cfg->sweep.loads, pct, n * sizeof pct[0]);
+            cfg->sweep.n_loads = n;
         } else {
             *(unsigned *)field = set;
         }
@@ -323,7 +343,8 @@ static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_d
     if (qri_strlcpy(text, raw, sizeof text))
         return qri_err(errbuf, QR_EVALUE, "value is too long");
     char *v = trim(text);
-    if (schema[i].type == KT_TIMELIST || schema[i].type == KT_ENUMSET) {
+    if (schema[i].type == KT_TIMELIST || schema[i].type == KT_ENUMSET ||
+        schema[i].type == KT_PERCENTLIST) {
         char *w = v; /* lists are kept without blanks: "2us,5us,10us" */
         for (char *r = v; *r; r++)
             if (!isspace((unsigned char)*r))

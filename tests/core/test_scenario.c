@@ -239,3 +239,28 @@ Test(scenario, every_key_has_help_and_a_value)
     cr_assert_eq(qr_scenario_key(s, qr_scenario_key_count(), NULL, NULL, NULL, NULL, NULL),
                  QR_EINVAL);
 }
+
+Test(scenario, sweep_loads_are_a_strict_percent_list)
+{
+    qr_scenario *s;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_config(s)->sweep.n_loads, 1);
+    cr_assert_eq(qr_scenario_load_string(s, "[sweep]\nloads = 10%, 20%,80%\nseeds = 3\n", "t.ini", ".", err), QR_OK, "%s", err);
+    const qr_config *c = qr_scenario_config(s);
+    cr_assert_eq(c->sweep.n_loads, 3);
+    cr_assert_float_eq(c->sweep.loads[2], 0.8, 1e-12);
+    cr_assert_eq(c->sweep.seeds, 3);
+    const char *v;
+    cr_assert_eq(qr_scenario_get(s, "sweep", "loads", &v), QR_OK);
+    cr_assert_str_eq(v, "10%,20%,80%");
+    qr_scenario_destroy(s);
+    const char *bad[] = {"[sweep]\nloads = 10%,10%\n", "[sweep]\nloads = 10\n", "[sweep]\nloads = 10%,,20%\n",
+                         "[sweep]\nloads = 150%\n", "[sweep]\nseeds = 0\n"};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(qr_scenario_create(&s), QR_OK);
+        cr_assert_neq(qr_scenario_load_string(s, bad[i], "t.ini", ".", err), QR_OK, "accepted: %s", bad[i]);
+        cr_assert(strstr(err, "t.ini:2") && strstr(err, "[sweep]"), "%s", err);
+        qr_scenario_destroy(s);
+    }
+}

@@ -87,6 +87,11 @@ typedef struct qr_config {
     struct {
         char dir[QR_PATH_MAX];
     } output;
+    struct {
+        double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
+        size_t n_loads;
+        int seeds;                 /* seeds 1..seeds per load */
+    } sweep;
 } qr_config;
 
 typedef struct qr_scenario qr_scenario;
