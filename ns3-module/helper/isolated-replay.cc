@@ -4,6 +4,7 @@
 #include "qreplay-runtime.h"
 
 #include "model/corrector-queue-disc.h"
+#include "model/five-tuple.h"
 #include "model/flow-apps.h"
 #include "model/qreplay-tag.h"
 
@@ -51,10 +52,8 @@ Tx(Ctx* c, uint32_t, Ptr<const Packet> p)
     QreplayTag tag;
     if (!p->PeekPacketTag(tag) || tag.flow > 1)
         return;
-    uint8_t buf[2 + 60 + 20];
-    uint32_t n = p->CopyData(buf, sizeof buf);
     qr_packet pk;
-    if (n < 22 || qr_packet_decode(buf + 2, n - 2, p->GetSize() - 2, &pk) != QR_OK)
+    if (!DecodeWire(p, pk))
         return;
     c->sent[tag.flow].push_back(
         Hdr{pk.tcp_flags, pk.seq, pk.ack, pk.window, pk.ip_len, Simulator::Now().GetNanoSeconds()});

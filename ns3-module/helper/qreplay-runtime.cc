@@ -1,5 +1,8 @@
 #include "qreplay-runtime.h"
 
+#include "h5-io.h"
+
+#include "model/five-tuple.h"
 #include "model/qreplay-tag.h"
 
 #include "ns3/config.h"
@@ -43,23 +46,6 @@ WallNow()
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-static void
-MakeDir(const std::string& dir)
-{
-    std::string cur;
-    for (size_t i = 0; i <= dir.size(); i++)
-    {
-        if (i == dir.size() || (dir[i] == '/' && i > 0))
-        {
-            cur = dir.substr(0, i);
-            if (mkdir(cur.c_str(), 0777) != 0 && errno != EEXIST)
-                throw std::runtime_error(cur + ": cannot create folder: " + strerror(errno));
-        }
-    }
-    struct stat st;
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw std::runtime_error(dir + ": not a folder");
-}
 
 std::string
 QreplayRuntime::PcapName(uint32_t host)
@@ -233,8 +219,8 @@ QreplayRuntime::Build()
     // recording and ground truth
     if (!m_opt.outDir.empty())
     {
-        MakeDir(m_opt.outDir + "/pcap");
-        MakeDir(m_opt.outDir + "/truth");
+        MakeDirs(m_opt.outDir + "/pcap");
+        MakeDirs(m_opt.outDir + "/truth");
         unlink((m_opt.outDir + "/recording.h5").c_str()); // the "complete" marker goes first
         m_pcaps.assign(hosts, nullptr);
         for (uint32_t h = 0; h < hosts; h++)
@@ -275,16 +261,6 @@ QreplayRuntime::Build()
     }
 }
 
-/* The IPv4 + TCP headers of a packet as it is on a point-to-point link (2-byte PPP header first). */
-static bool
-DecodeWire(Ptr<const Packet> p, qr_packet& pk)
-{
-    uint8_t buf[2 + 60 + 20];
-    uint32_t n = p->CopyData(buf, sizeof buf);
-    if (n < 2 + 20)
-        return false;
-    return qr_packet_decode(buf + 2, n - 2, p->GetSize() - 2, &pk) == QR_OK;
-}
 
 void
 QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
@@ -633,54 +609,6 @@ const qr_h5_field kDirFields[] = {
 
 #undef F
 
-/* One HDF5 file written through the core's writer; throws on the first error. */
-class H5File
-{
-  public:
-    explicit H5File(const std::string& path)
-    {
-        Check(qr_h5_create(&m_f, path.c_str(), m_err));
-    }
-    ~H5File() { qr_h5_abort(m_f); }
-    template <typename Row>
-    void Table(const char* name, const qr_h5_field* fields, size_t nFields,
-               const std::vector<Row>& rows)
-    {
-        qr_h5_table* t = nullptr;
-        Check(qr_h5_table_create(&t, m_f, name, fields, nFields, sizeof(Row), 0, m_err));
-        Check(qr_h5_table_append(t, rows.data(), rows.size(), m_err));
-        Check(qr_h5_table_close(t, m_err));
-    }
-    void Attr(const char* obj, const char* name, uint64_t v)
-    {
-        Check(qr_h5_attr_u64(m_f, obj, name, v, m_err));
-    }
-    void Attr(const char* obj, const char* name, double v)
-    {
-        Check(qr_h5_attr_f64(m_f, obj, name, v, m_err));
-    }
-    void Attr(const char* obj, const char* name, const std::string& v)
-    {
-        Check(qr_h5_attr_str(m_f, obj, name, v.c_str(), m_err));
-    }
-    void Scenario(const qr_scenario* s) { Check(qr_scenario_write_h5(s, m_f, "/", m_err)); }
-    void Commit()
-    {
-        qr_h5* f = m_f;
-        m_f = nullptr;
-        Check(qr_h5_commit(f, m_err));
-    }
-
-  private:
-    void Check(int rc)
-    {
-        if (rc)
-            throw std::runtime_error(m_err);
-    }
-    qr_h5* m_f{nullptr};
-    char m_err[QR_ERRBUF_SIZE];
-};
-
 } // namespace
 
 void
@@ -704,17 +632,17 @@ QreplayRuntime::WriteRecording()
         snprintf(r.pcap, sizeof r.pcap, "%s", PcapName(h).c_str());
         hostRows.push_back(r);
     }
-    H5File f(m_opt.outDir + "/recording.h5");
+    H5Out f(m_opt.outDir + "/recording.h5");
     f.Scenario(m_scenario);
-    f.Attr("/", "kind", std::string("qreplay recording"));
-    f.Attr("/", "scenario_name", m_opt.scenarioName);
-    f.Attr("/", "end", m_endReason);
+    f.AttrS("/", "kind", std::string("qreplay recording"));
+    f.AttrS("/", "scenario_name", m_opt.scenarioName);
+    f.AttrS("/", "end", m_endReason);
     f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
-    f.Table("/flows", kFlowFields, sizeof kFlowFields / sizeof kFlowFields[0], flows);
-    f.Table("/hosts", kHostFields, sizeof kHostFields / sizeof kHostFields[0], hostRows);
-    f.Table("/drops_detected", kDetectedFields, sizeof kDetectedFields / sizeof kDetectedFields[0],
+    f.Rows("/flows", kFlowFields, sizeof kFlowFields / sizeof kFlowFields[0], flows);
+    f.Rows("/hosts", kHostFields, sizeof kHostFields / sizeof kHostFields[0], hostRows);
+    f.Rows("/drops_detected", kDetectedFields, sizeof kDetectedFields / sizeof kDetectedFields[0],
             m_detected);
-    f.Table("/received", kReceivedFields, 3, m_received);
+    f.Rows("/received", kReceivedFields, 3, m_received);
     f.Commit();
 }
 
@@ -728,19 +656,19 @@ QreplayRuntime::WriteTruth()
         dirs.push_back(DirRow{d, d / 2, m_table->DirSrc(d), m_table->DirDst(d), s.sent, s.sentBytes,
                               s.delivered, s.deliveredBytes, s.dropped, s.droppedBytes});
     }
-    H5File f(m_opt.outDir + "/truth/truth.h5");
+    H5Out f(m_opt.outDir + "/truth/truth.h5");
     f.Scenario(m_scenario);
-    f.Attr("/", "kind", std::string("qreplay runtime ground truth"));
-    f.Attr("/", "end", m_endReason);
+    f.AttrS("/", "kind", std::string("qreplay runtime ground truth"));
+    f.AttrS("/", "end", m_endReason);
     f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
     f.Attr("/", "events", m_events);
-    f.Attr("/", "wall_s", m_wall);
+    f.AttrF("/", "wall_s", m_wall);
     f.Attr("/", "in_flight_at_end", m_inFlight);
     f.Attr("/", "other_drops", m_otherDrops);
     f.Attr("/", "host_queue_drops", m_hostQueueDrops);
     f.Attr("/", "unknown_packets", m_unknown);
-    f.Table("/drops", kDropFields, sizeof kDropFields / sizeof kDropFields[0], m_drops);
-    f.Table("/directions", kDirFields, sizeof kDirFields / sizeof kDirFields[0], dirs);
+    f.Rows("/drops", kDropFields, sizeof kDropFields / sizeof kDropFields[0], m_drops);
+    f.Rows("/directions", kDirFields, sizeof kDirFields / sizeof kDirFields[0], dirs);
     f.Commit();
 }
 

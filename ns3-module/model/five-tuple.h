@@ -1,4 +1,5 @@
-/* qreplay ns-3 module: the core's 5-tuple of an IPv4 packet (payload starting at the L4 header). */
+/* qreplay ns-3 module: the core's 5-tuple of an IPv4 packet (payload starting at the L4 header),
+ * and the core's qr_packet of a packet on a point-to-point link. */
 #ifndef QREPLAY_FIVE_TUPLE_H
 #define QREPLAY_FIVE_TUPLE_H
 
@@ -6,7 +7,9 @@
 #include "ns3/packet.h"
 
 extern "C" {
+#include "qreplay/error.h"
 #include "qreplay/topology.h"
+#include "qreplay/trace.h"
 }
 
 namespace ns3
@@ -27,6 +30,18 @@ FiveTupleOf(const Ipv4Header& h, Ptr<const Packet> payload)
         ft.dst_port = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
     }
     return ft;
+}
+
+/* The IPv4 + TCP headers of a packet as it is on a point-to-point link (2-byte PPP header first),
+ * as the core's qr_packet. False if it is not IPv4 (or too short). */
+inline bool
+DecodeWire(Ptr<const Packet> p, qr_packet& pk)
+{
+    uint8_t buf[2 + 60 + 20];
+    uint32_t n = p->CopyData(buf, sizeof buf);
+    if (n < 2 + 20)
+        return false;
+    return qr_packet_decode(buf + 2, n - 2, p->GetSize() - 2, &pk) == QR_OK;
 }
 
 } // namespace ns3
