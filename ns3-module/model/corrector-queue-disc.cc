@@ -2,7 +2,9 @@
 
 #include "qreplay-tag.h"
 
-#include "ns3/drop-tail-queue.h"
+#include "ns3/packet.h"
+#include "ns3/queue.h"
+
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -16,16 +18,13 @@ TypeId
 CorrectorQueueDisc::GetTypeId()
 {
     static TypeId tid = TypeId("ns3::CorrectorQueueDisc")
-                            .SetParent<QueueDisc>()
+                            .SetParent<TimedFifoQueueDisc>()
                             .SetGroupName("Qreplay")
                             .AddConstructor<CorrectorQueueDisc>();
     return tid;
 }
 
-CorrectorQueueDisc::CorrectorQueueDisc()
-    : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
-{
-}
+CorrectorQueueDisc::CorrectorQueueDisc() = default;
 
 CorrectorQueueDisc::~CorrectorQueueDisc() = default;
 
@@ -68,68 +67,20 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
             release = now;
         }
     }
-    if (!m_release.empty() && release < m_release.back())
-        release = m_release.back(); // FIFO: never before the packet ahead
-    if (!GetInternalQueue(0)->Enqueue(item))
-        return false;
-    m_release.push_back(release);
-    return true;
-}
-
-Ptr<const QueueDiscItem>
-CorrectorQueueDisc::DoPeek()
-{
-    Ptr<const QueueDiscItem> item = GetInternalQueue(0)->Peek();
-    if (item && m_release.front() > Simulator::Now())
-        return nullptr;
-    return item;
-}
-
-void
-CorrectorQueueDisc::Wake()
-{
-    Run();
-}
-
-Ptr<QueueDiscItem>
-CorrectorQueueDisc::DoDequeue()
-{
-    if (!GetInternalQueue(0)->Peek())
-        return nullptr;
-    Time ready = m_release.front();
-    if (ready > Simulator::Now())
-    {
-        if (!m_wake.IsRunning())
-            m_wake = Simulator::Schedule(ready - Simulator::Now(), &CorrectorQueueDisc::Wake, this);
-        return nullptr;
-    }
-    m_release.pop_front();
-    return GetInternalQueue(0)->Dequeue();
+    return EnqueueUntil(item, release);
 }
 
 bool
-CorrectorQueueDisc::CheckConfig()
+CorrectorQueueDisc::SetupComplete() const
 {
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || !m_fate)
-        return false;
-    if (GetNInternalQueues() == 0)
-        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize", QueueSizeValue(QueueSize("1000000p"))));
-    return GetNInternalQueues() == 1;
-}
-
-void
-CorrectorQueueDisc::InitializeParams()
-{
+    return static_cast<bool>(m_fate);
 }
 
 void
 CorrectorQueueDisc::DoDispose()
 {
-    m_wake.Cancel();
-    m_release.clear();
     m_fate = nullptr;
-    QueueDisc::DoDispose();
+    TimedFifoQueueDisc::DoDispose();
 }
 
 } // namespace ns3

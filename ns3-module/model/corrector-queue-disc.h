@@ -7,18 +7,16 @@
 #ifndef QREPLAY_CORRECTOR_QUEUE_DISC_H
 #define QREPLAY_CORRECTOR_QUEUE_DISC_H
 
-#include "ns3/data-rate.h"
-#include "ns3/event-id.h"
-#include "ns3/nstime.h"
-#include "ns3/queue-disc.h"
+#include "timed-fifo-queue-disc.h"
 
-#include <deque>
+#include "ns3/data-rate.h"
+
 #include <functional>
 
 namespace ns3
 {
 
-class CorrectorQueueDisc : public QueueDisc
+class CorrectorQueueDisc : public TimedFifoQueueDisc
 {
   public:
     /* The runtime's fate of packet seq of direction dir: false if unknown; else lost, or the time
@@ -39,20 +37,14 @@ class CorrectorQueueDisc : public QueueDisc
 
   protected:
     void DoDispose() override;
+    bool SetupComplete() const override;
 
   private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override;
-    Ptr<QueueDiscItem> DoDequeue() override;
-    Ptr<const QueueDiscItem> DoPeek() override;
-    bool CheckConfig() override;
-    void InitializeParams() override;
-    void Wake();
 
     Fate m_fate;
     DataRate m_rate;
     Time m_delay;
-    std::deque<Time> m_release;
-    EventId m_wake;
     uint64_t m_unknown{0}, m_late{0}, m_dropped{0};
     int64_t m_maxLate{0};
 };

@@ -3,8 +3,8 @@
 #include "five-tuple.h"
 #include "qreplay-tag.h"
 
-#include "ns3/drop-tail-queue.h"
 #include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/queue.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
@@ -18,16 +18,13 @@ TypeId
 HostQueueDisc::GetTypeId()
 {
     static TypeId tid = TypeId("ns3::HostQueueDisc")
-                            .SetParent<QueueDisc>()
+                            .SetParent<TimedFifoQueueDisc>()
                             .SetGroupName("Qreplay")
                             .AddConstructor<HostQueueDisc>();
     return tid;
 }
 
-HostQueueDisc::HostQueueDisc()
-    : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
-{
-}
+HostQueueDisc::HostQueueDisc() = default;
 
 HostQueueDisc::~HostQueueDisc() = default;
 
@@ -47,43 +44,12 @@ HostQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         DropBeforeEnqueue(item, "host-queue-full");
         return false;
     }
-    if (!GetInternalQueue(0)->Enqueue(item))
-        return false;
-    m_ready.push_back(Simulator::Now() + NanoSeconds(m_procDelay ? m_procDelay() : 0));
-    return true;
-}
-
-Ptr<const QueueDiscItem>
-HostQueueDisc::DoPeek()
-{
-    Ptr<const QueueDiscItem> item = GetInternalQueue(0)->Peek();
-    if (item && m_ready.front() > Simulator::Now())
-        return nullptr;
-    return item;
-}
-
-void
-HostQueueDisc::Wake()
-{
-    Run();
+    return EnqueueUntil(item, Simulator::Now() + NanoSeconds(m_procDelay ? m_procDelay() : 0));
 }
 
 Ptr<QueueDiscItem>
-HostQueueDisc::DoDequeue()
+HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
 {
-    Ptr<const QueueDiscItem> head = GetInternalQueue(0)->Peek();
-    if (!head)
-        return nullptr;
-    Time ready = m_ready.front();
-    if (ready > Simulator::Now())
-    {
-        // still being processed: come back when the head is ready
-        if (!m_wake.IsRunning())
-            m_wake = Simulator::Schedule(ready - Simulator::Now(), &HostQueueDisc::Wake, this);
-        return nullptr;
-    }
-    Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
-    m_ready.pop_front();
     Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
     uint32_t dir;
     if (!ip || !m_flows || !m_flows->Resolve(FiveTupleOf(ip->GetHeader(), ip->GetPacket()), dir))
@@ -107,33 +73,12 @@ HostQueueDisc::DoDequeue()
     return out;
 }
 
-bool
-HostQueueDisc::CheckConfig()
-{
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
-        return false;
-    if (GetNInternalQueues() == 0)
-    {
-        // the limit is enforced in DoEnqueue, with a reason
-        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize", QueueSizeValue(QueueSize("1000000p"))));
-    }
-    return GetNInternalQueues() == 1;
-}
-
-void
-HostQueueDisc::InitializeParams()
-{
-}
-
 void
 HostQueueDisc::DoDispose()
 {
-    m_wake.Cancel();
-    m_ready.clear();
     m_procDelay = nullptr;
     m_flows = nullptr;
-    QueueDisc::DoDispose();
+    TimedFifoQueueDisc::DoDispose();
 }
 
 } // namespace ns3

@@ -11,18 +11,15 @@
 
 #include "flow-table.h"
 
-#include "ns3/event-id.h"
-#include "ns3/nstime.h"
-#include "ns3/queue-disc.h"
+#include "timed-fifo-queue-disc.h"
 
-#include <deque>
 #include <functional>
 #include <unordered_map>
 
 namespace ns3
 {
 
-class HostQueueDisc : public QueueDisc
+class HostQueueDisc : public TimedFifoQueueDisc
 {
   public:
     static TypeId GetTypeId();
@@ -39,19 +36,14 @@ class HostQueueDisc : public QueueDisc
   protected:
     void DoDispose() override;
 
+    Ptr<QueueDiscItem> Leave(Ptr<QueueDiscItem> item) override;
+
   private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override;
-    Ptr<QueueDiscItem> DoDequeue() override;
-    Ptr<const QueueDiscItem> DoPeek() override;
-    bool CheckConfig() override;
-    void InitializeParams() override;
-    void Wake();
 
     const FlowTable* m_flows{nullptr};
     uint32_t m_limit{1000};
     std::function<int64_t()> m_procDelay;
-    std::deque<Time> m_ready; // when each queued packet may leave, in queue order
-    EventId m_wake;
     std::unordered_map<uint32_t, uint64_t> m_next; // direction -> next sequence number
     uint64_t m_unknown{0};
 };

@@ -1,0 +1,107 @@
+#include "timed-fifo-queue-disc.h"
+
+#include "ns3/drop-tail-queue.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(TimedFifoQueueDisc);
+
+TypeId
+TimedFifoQueueDisc::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::TimedFifoQueueDisc").SetParent<QueueDisc>().SetGroupName("Qreplay");
+    return tid;
+}
+
+TimedFifoQueueDisc::TimedFifoQueueDisc()
+    : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
+{
+}
+
+TimedFifoQueueDisc::~TimedFifoQueueDisc() = default;
+
+bool
+TimedFifoQueueDisc::EnqueueUntil(Ptr<QueueDiscItem> item, Time release)
+{
+    if (!m_release.empty() && release < m_release.back())
+        release = m_release.back(); // FIFO: never before the packet ahead
+    if (!GetInternalQueue(0)->Enqueue(item))
+        return false;
+    m_release.push_back(release);
+    return true;
+}
+
+Ptr<QueueDiscItem>
+TimedFifoQueueDisc::Leave(Ptr<QueueDiscItem> item)
+{
+    return item;
+}
+
+bool
+TimedFifoQueueDisc::SetupComplete() const
+{
+    return true;
+}
+
+Ptr<const QueueDiscItem>
+TimedFifoQueueDisc::DoPeek()
+{
+    Ptr<const QueueDiscItem> item = GetInternalQueue(0)->Peek();
+    if (item && m_release.front() > Simulator::Now())
+        return nullptr;
+    return item;
+}
+
+void
+TimedFifoQueueDisc::Wake()
+{
+    Run();
+}
+
+Ptr<QueueDiscItem>
+TimedFifoQueueDisc::DoDequeue()
+{
+    if (!GetInternalQueue(0)->Peek())
+        return nullptr;
+    Time ready = m_release.front();
+    if (ready > Simulator::Now())
+    {
+        // not due yet: come back when the head is
+        if (!m_wake.IsRunning())
+            m_wake = Simulator::Schedule(ready - Simulator::Now(), &TimedFifoQueueDisc::Wake, this);
+        return nullptr;
+    }
+    m_release.pop_front();
+    return Leave(GetInternalQueue(0)->Dequeue());
+}
+
+bool
+TimedFifoQueueDisc::CheckConfig()
+{
+    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || !SetupComplete())
+        return false;
+    if (GetNInternalQueues() == 0)
+    {
+        // admission is the subclass's; the FIFO itself never refuses
+        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+            "MaxSize", QueueSizeValue(QueueSize("1000000p"))));
+    }
+    return GetNInternalQueues() == 1;
+}
+
+void
+TimedFifoQueueDisc::InitializeParams()
+{
+}
+
+void
+TimedFifoQueueDisc::DoDispose()
+{
+    m_wake.Cancel();
+    m_release.clear();
+    QueueDisc::DoDispose();
+}
+
+} // namespace ns3
