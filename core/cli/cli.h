@@ -36,6 +36,23 @@ int cli_load_scenario(const char *command, const char *path, const char **sets, 
 /* mkdir -p; prints and returns 1 on failure. */
 int cli_make_dir(const char *command, const char *dir);
 
+/* The project's data/ and analysis/ folders, found relative to the running program: an installed
+ * qreplay (PREFIX/bin) finds PREFIX/share/qreplay/X, a build tree finds BUILD/share/qreplay/X (made
+ * by the build) or the source tree's X beside BUILD. NULL if none exists. */
+const char *cli_data_dir(void);
+const char *cli_analysis_dir(void);
+
+/* Draw figures with analysis/SCRIPT (Debian's python3): SCRIPT H5 -o FIGDIR [--quiet]. Returns 0,
+ * or 1 after printing what failed. */
+int cli_figures(const char *command, const char *script, const char *h5, const char *figdir,
+                int quiet);
+
+/* Exit statuses of every command. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1
+#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_INTERRUPTED 130
+
 /* Print "qreplay COMMAND: message" on stderr and return 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

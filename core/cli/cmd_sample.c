@@ -1,7 +1,6 @@
 /* qreplay sample: rate- or gap-based sampling of a trace's send times, and inference back. */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -9,6 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
+#include "qreplay/schema.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/sampler.h"
@@ -16,25 +17,24 @@
 #include "qreplay/units.h"
 #include "qreplay/version.h"
 
-static void help(void)
-{
-    printf("usage: qreplay sample [--th TIME] [--method rate|gap] [--quiet] IN OUT.h5\n\n"
-           "Sample the send times of every flow direction in IN, infer every packet's time back\n"
-           "from the records, and write both to OUT.h5:\n"
-           "  /sampling/records   (flow, index, time_ns, gap_ns)  what a host would keep\n"
-           "  /sampling/inferred  (flow, index, true_ns, inferred_ns)  one row per packet\n"
-           "  /sampling/flows     (flow, packets, records, max_error_ns)\n"
-           "Prints packets, records, packets per record and the maximum inference error.\n\n"
-           "IN is a pcap of raw IPv4 packets (as qreplay records them; flows are 5-tuples) or a\n"
-           "CSV with the header 'flow,time_ns' and one row per packet, in send order within each\n"
-           "flow (flow is any name of at most %d characters).\n\n"
-           "options:\n"
-           "  --th TIME       error bound (rate) or burst gap (gap), e.g. 5us; 0 = exact (default 5us)\n"
-           "  --method M      rate (bounded error, default) or gap (the strawman)\n"
-           "  --quiet         no progress output\n"
-           "  --help          this text\n",
-           QR_FLOW_NAME_MAX - 1);
-}
+static const cli_opt opts[] = {
+    {"th", 0, CLI_VALUE, "TIME", "error bound (rate) or burst gap (gap), e.g. 5us; 0 = exact (default 5us)"},
+    {"method", 0, CLI_VALUE, "M", "rate (bounded error, default) or gap (the strawman)"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "sample", "IN OUT.h5",
+    "Sample the send times of every flow direction in IN, infer every packet's time back\n"
+    "from the records, and write both to OUT.h5:\n"
+    "  /sampling/records   (flow, index, time_ns, gap_ns)  what a host would keep\n"
+    "  /sampling/inferred  (flow, index, true_ns, inferred_ns)  one row per packet\n"
+    "  /sampling/flows     (flow, packets, records, max_error_ns)\n"
+    "Prints packets, records, packets per record and the maximum inference error.\n\n"
+    "IN is a pcap of raw IPv4 packets (as qreplay records them; flows are 5-tuples) or a\n"
+    "CSV with the header 'flow,time_ns' and one row per packet, in send order within each\n"
+    "flow (flow is any name of at most 63 characters).\n",
+    opts, sizeof opts / sizeof opts[0], 2, 2, "expected IN and OUT.h5", NULL};
 
 /* Packets grouped by flow direction, in order of first appearance. */
 struct flow {
@@ -220,67 +220,34 @@ static int load_input(const char *path, struct flowset *fs, cli_progress *p)
     return rc;
 }
 
-struct record_row {
-    char flow[QR_FLOW_NAME_MAX];
-    uint64_t index;
-    int64_t time_ns;
-    double gap_ns;
-};
-
-struct inferred_row {
-    char flow[QR_FLOW_NAME_MAX];
-    uint64_t index;
-    int64_t true_ns;
-    int64_t inferred_ns;
-};
-
-struct flow_row {
-    char flow[QR_FLOW_NAME_MAX];
-    uint64_t packets;
-    uint64_t records;
-    int64_t max_error_ns;
-};
-
 int qr_cmd_sample(int argc, char **argv)
 {
-    static const struct option opts[] = {{"th", required_argument, NULL, 't'},
-                                         {"method", required_argument, NULL, 'm'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 5000};
-    int quiet = 0, c;
     char err[QR_ERRBUF_SIZE];
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            if (qr_parse_time_ns(optarg, &cfg.th_ns, err))
-                return cli_usage_error("sample", "--th: %s", err);
-            break;
-        case 'm':
-            if (strcmp(optarg, "rate") == 0)
-                cfg.method = QR_SAMPLING_RATE;
-            else if (strcmp(optarg, "gap") == 0)
-                cfg.method = QR_SAMPLING_GAP;
-            else
-                return cli_usage_error("sample", "--method: '%s' is not rate or gap", optarg);
-            break;
-        case 'q': quiet = 1; break;
-        case 'h': help(); return 0;
-        case ':': return cli_usage_error("sample", "%s needs a value", argv[optind - 1]);
-        default: return cli_usage_error("sample", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 2)
-        return cli_usage_error("sample", "expected IN and OUT.h5");
-    const char *in = argv[optind], *out = argv[optind + 1];
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *th = cli_value(&a, "th"), *method = cli_value(&a, "method");
+    int quiet = cli_count(&a, "quiet") > 0;
+    const char *in = a.pos[0], *out = a.pos[1];
+    rc = -1;
+    if (th && qr_parse_time_ns(th, &cfg.th_ns, err))
+        rc = cli_usage_error("sample", "--th: %s", err);
+    else if (method && strcmp(method, "rate") == 0)
+        cfg.method = QR_SAMPLING_RATE;
+    else if (method && strcmp(method, "gap") == 0)
+        cfg.method = QR_SAMPLING_GAP;
+    else if (method)
+        rc = cli_usage_error("sample", "--method: '%s' is not rate or gap", method);
+    cli_args_free(&a);
+    if (rc >= 0)
+        return rc;
 
     cli_progress p;
     cli_progress_init(&p, quiet);
     struct flowset fs = {0};
-    int rc = load_input(in, &fs, &p);
+    rc = load_input(in, &fs, &p);
     cli_progress_done(&p);
     if (rc) {
         flowset_free(&fs);
@@ -291,94 +258,61 @@ int qr_cmd_sample(int argc, char **argv)
     qr_h5 *h5 = NULL;
     qr_h5_table *t_rec = NULL, *t_inf = NULL, *t_flow = NULL;
     qr_sample_record *recs = NULL;
-    size_t cap_recs = 0;
+    int64_t *inferred = NULL;
+    size_t cap = 0;
     uint64_t n_records = 0, done = 0;
     int64_t max_err = 0;
-    static const qr_h5_field rec_fields[] = {
-        {"flow", QR_H5_STR, offsetof(struct record_row, flow), QR_FLOW_NAME_MAX, NULL},
-        {"index", QR_H5_U64, offsetof(struct record_row, index), 0, "packets"},
-        {"time_ns", QR_H5_I64, offsetof(struct record_row, time_ns), 0, "ns"},
-        {"gap_ns", QR_H5_F64, offsetof(struct record_row, gap_ns), 0, "ns"}};
-    static const qr_h5_field inf_fields[] = {
-        {"flow", QR_H5_STR, offsetof(struct inferred_row, flow), QR_FLOW_NAME_MAX, NULL},
-        {"index", QR_H5_U64, offsetof(struct inferred_row, index), 0, "packets"},
-        {"true_ns", QR_H5_I64, offsetof(struct inferred_row, true_ns), 0, "ns"},
-        {"inferred_ns", QR_H5_I64, offsetof(struct inferred_row, inferred_ns), 0, "ns"}};
-    static const qr_h5_field flow_fields[] = {
-        {"flow", QR_H5_STR, offsetof(struct flow_row, flow), QR_FLOW_NAME_MAX, NULL},
-        {"packets", QR_H5_U64, offsetof(struct flow_row, packets), 0, "packets"},
-        {"records", QR_H5_U64, offsetof(struct flow_row, records), 0, "records"},
-        {"max_error_ns", QR_H5_I64, offsetof(struct flow_row, max_error_ns), 0, "ns"}};
 
     if (qr_sampler_create(&s, &cfg)) {
         rc = cli_fail("sample", "out of memory");
         goto out;
     }
     if (qr_h5_create(&h5, out, err) ||
-        qr_h5_table_create(&t_rec, h5, "/sampling/records", rec_fields, 4,
-                           sizeof(struct record_row), 0, err) ||
-        qr_h5_table_create(&t_inf, h5, "/sampling/inferred", inf_fields, 4,
-                           sizeof(struct inferred_row), 0, err) ||
-        qr_h5_table_create(&t_flow, h5, "/sampling/flows", flow_fields, 4,
-                           sizeof(struct flow_row), 0, err)) {
+        qr_h5_table_open_schema(&t_rec, h5, "/sampling/records", &qr_schema_named_record, err) ||
+        qr_h5_table_open_schema(&t_inf, h5, "/sampling/inferred", &qr_schema_named_inferred,
+                                err) ||
+        qr_h5_table_open_schema(&t_flow, h5, "/sampling/flows", &qr_schema_named_flow, err)) {
         rc = cli_fail("sample", "%s", err);
         goto out;
     }
     for (size_t fi = 0; fi < fs.n; fi++) {
         struct flow *f = &fs.flows[fi];
-        size_t nr = 0;
-        qr_sampler_reset(s);
-        for (size_t i = 0; i <= f->n; i++) {
-            if (nr + 1 >= cap_recs) {
-                cap_recs = cap_recs ? 2 * cap_recs : 1024;
-                qr_sample_record *v = realloc(recs, cap_recs * sizeof *v);
-                if (!v) {
-                    rc = cli_fail("sample", "out of memory");
-                    goto out;
-                }
-                recs = v;
+        if (f->n > cap) {
+            cap = f->n;
+            free(recs);
+            free(inferred);
+            recs = malloc(cap * sizeof *recs);
+            inferred = malloc(cap * sizeof *inferred);
+            if (!recs || !inferred) {
+                rc = cli_fail("sample", "out of memory");
+                goto out;
             }
-            int emitted;
-            if (i < f->n) {
-                if (qr_sampler_push(s, f->times[i], &recs[nr], &emitted, err)) {
-                    rc = cli_fail("sample", "%s: flow %s: %s", in, f->name, err);
-                    goto out;
-                }
-            } else {
-                qr_sampler_finish(s, &recs[nr], &emitted);
-            }
-            nr += (size_t)emitted;
         }
+        size_t nr = 0;
         int64_t flow_err = 0;
-        size_t pos = 0;
+        if (qr_sample_series(s, f->times, f->n, recs, &nr, inferred, &flow_err, err)) {
+            rc = cli_fail("sample", "%s: flow %s: %s", in, f->name, err);
+            goto out;
+        }
         for (size_t i = 0; i < f->n; i++) {
-            struct inferred_row row;
-            memset(row.flow, 0, sizeof row.flow);
+            qr_row_named_inferred row = {.index = i, .true_ns = f->times[i],
+                                         .inferred_ns = inferred[i]};
             memcpy(row.flow, f->name, strlen(f->name));
-            row.index = i;
-            row.true_ns = f->times[i];
-            qr_sample_infer_next(recs, nr, &pos, i, &row.inferred_ns);
-            int64_t e = llabs(row.inferred_ns - row.true_ns);
-            if (e > flow_err)
-                flow_err = e;
             if (qr_h5_table_append(t_inf, &row, 1, err)) {
                 rc = cli_fail("sample", "%s", err);
                 goto out;
             }
         }
         for (size_t i = 0; i < nr; i++) {
-            struct record_row row;
-            memset(row.flow, 0, sizeof row.flow);
+            qr_row_named_record row = {.index = recs[i].index, .time_ns = recs[i].time_ns,
+                                       .gap_ns = recs[i].gap_ns};
             memcpy(row.flow, f->name, strlen(f->name));
-            row.index = recs[i].index;
-            row.time_ns = recs[i].time_ns;
-            row.gap_ns = recs[i].gap_ns;
             if (qr_h5_table_append(t_rec, &row, 1, err)) {
                 rc = cli_fail("sample", "%s", err);
                 goto out;
             }
         }
-        struct flow_row fr = {.packets = f->n, .records = nr, .max_error_ns = flow_err};
+        qr_row_named_flow fr = {.packets = f->n, .records = nr, .max_error_ns = flow_err};
         memcpy(fr.flow, f->name, strlen(f->name));
         if (qr_h5_table_append(t_flow, &fr, 1, err)) {
             rc = cli_fail("sample", "%s", err);
@@ -434,19 +368,22 @@ int qr_cmd_sample(int argc, char **argv)
         rc = cli_fail("sample", "%s", err);
         goto out;
     }
-    printf("input              %s\n", in);
-    printf("method             %s, th = %s\n", cfg.method == QR_SAMPLING_RATE ? "rate" : "gap",
-           th_text);
-    printf("flows              %zu\n", fs.n);
-    printf("packets            %" PRIu64 "\n", fs.packets);
-    printf("records            %" PRIu64 "\n", n_records);
-    printf("packets/record     %.2f\n", ppr);
-    printf("max error          %" PRId64 " ns\n", max_err);
-    printf("output             %s\n", out);
+    if (!quiet) {
+        printf("input              %s\n", in);
+        printf("method             %s, th = %s\n", cfg.method == QR_SAMPLING_RATE ? "rate" : "gap",
+               th_text);
+        printf("flows              %zu\n", fs.n);
+        printf("packets            %" PRIu64 "\n", fs.packets);
+        printf("records            %" PRIu64 "\n", n_records);
+        printf("packets/record     %.2f\n", ppr);
+        printf("max error          %" PRId64 " ns\n", max_err);
+        printf("output             %s\n", out);
+    }
 out:
     qr_h5_abort(h5); /* also releases tables left open by an error */
     qr_sampler_destroy(s);
     free(recs);
+    free(inferred);
     flowset_free(&fs);
     return rc;
 }

@@ -1,29 +1,29 @@
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 #include "qreplay/error.h"
 #include "qreplay/synth.h"
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
 
-static void help(void)
-{
-    printf("usage: qreplay synth [--packets N] [--flows F] [--seed S] OUT.pcap|OUT.csv\n\n"
-           "Write a synthetic send trace of one host: F flows of N packets each in total,\n"
-           "bursts of 1500-byte packets at 1, 2.5, 5 or 10 Gbit/s with rate changes inside\n"
-           "bursts and idle gaps between them (see core/include/qreplay/synth.h). A pcap gets\n"
-           "real IPv4/TCP headers (consecutive IP IDs per flow); a CSV gets 'flow,time_ns'.\n\n"
-           "options:\n"
-           "  --packets N   packets in all (default 100000)\n"
-           "  --flows F     flow directions (default 8)\n"
-           "  --seed S      seed (default 1)\n"
-           "  --quiet       no progress output\n"
-           "  --help        this text\n");
-}
+static const cli_opt opts[] = {
+    {"packets", 0, CLI_VALUE, "N", "packets in all (default 100000)"},
+    {"flows", 0, CLI_VALUE, "F", "flow directions (default 8)"},
+    {"seed", 0, CLI_VALUE, "S", "seed (default 1)"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "synth", "OUT.pcap|OUT.csv",
+    "Write a synthetic send trace of one host: F flows of N packets each in total,\n"
+    "bursts of 1500-byte packets at 1, 2.5, 5 or 10 Gbit/s with rate changes inside\n"
+    "bursts and idle gaps between them (see core/include/qreplay/synth.h). A pcap gets\n"
+    "real IPv4/TCP headers (consecutive IP IDs per flow); a CSV gets 'flow,time_ns'.\n",
+    opts, sizeof opts / sizeof opts[0], 1, 1, "expected one output file", NULL};
 
 struct cursor {
     int64_t *times;
@@ -32,40 +32,26 @@ struct cursor {
 
 int qr_cmd_synth(int argc, char **argv)
 {
-    static const struct option opts[] = {{"packets", required_argument, NULL, 'n'},
-                                         {"flows", required_argument, NULL, 'f'},
-                                         {"seed", required_argument, NULL, 's'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     int64_t packets = 100000, flows = 8, seed = 1;
-    int quiet = 0, c;
     char err[QR_ERRBUF_SIZE];
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (qr_parse_int(optarg, 1, 1000000000, &packets, err))
-                return cli_usage_error("synth", "--packets: %s", err);
-            break;
-        case 'f':
-            if (qr_parse_int(optarg, 1, 65000, &flows, err))
-                return cli_usage_error("synth", "--flows: %s", err);
-            break;
-        case 's':
-            if (qr_parse_int(optarg, 0, INT64_MAX, &seed, err))
-                return cli_usage_error("synth", "--seed: %s", err);
-            break;
-        case 'q': quiet = 1; break;
-        case 'h': help(); return 0;
-        case ':': return cli_usage_error("synth", "%s needs a value", argv[optind - 1]);
-        default: return cli_usage_error("synth", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 1)
-        return cli_usage_error("synth", "expected one output file");
-    const char *out = argv[optind];
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *np = cli_value(&a, "packets"), *nf = cli_value(&a, "flows"),
+               *ns = cli_value(&a, "seed");
+    int quiet = cli_count(&a, "quiet") > 0;
+    const char *out = a.pos[0];
+    rc = -1;
+    if (np && qr_parse_int(np, 1, 1000000000, &packets, err))
+        rc = cli_usage_error("synth", "--packets: %s", err);
+    else if (nf && qr_parse_int(nf, 1, 65000, &flows, err))
+        rc = cli_usage_error("synth", "--flows: %s", err);
+    else if (ns && qr_parse_int(ns, 0, INT64_MAX, &seed, err))
+        rc = cli_usage_error("synth", "--seed: %s", err);
+    cli_args_free(&a);
+    if (rc >= 0)
+        return rc;
     size_t len = strlen(out);
     int csv = len > 4 && strcmp(out + len - 4, ".csv") == 0;
     if (!csv && !(len > 5 && strcmp(out + len - 5, ".pcap") == 0))
@@ -75,7 +61,7 @@ int qr_cmd_synth(int argc, char **argv)
     if (!cur)
         return cli_fail("synth", "out of memory");
     qr_synth_cfg cfg = qr_synth_default((uint64_t)seed);
-    int rc = 0;
+    rc = 0;
     for (int64_t f = 0; f < flows && !rc; f++) {
         cur[f].n = (size_t)(packets / flows + (f < packets % flows));
         cur[f].times = malloc((cur[f].n ? cur[f].n : 1) * sizeof *cur[f].times);

@@ -25,8 +25,13 @@ static void usage(FILE *out)
                  "how faithfully\nthe switch queues come back.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'qreplay COMMAND --help' describes a command. --version prints the version.\n"
-                 "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n");
+    fprintf(out, "\n'qreplay COMMAND --help' describes a command. --version prints the version.\n\n"
+                 "Every command: -o/--out DIR names an output folder, --quiet prints only errors,\n"
+                 "--set section.key=value overrides a scenario key (repeatable); summaries go to\n"
+                 "stdout, progress and errors to stderr.\n\n"
+                 "Exit status: 0 on success, 1 on an error (one line on stderr naming the file,\n"
+                 "line, packet or key), 2 on a usage error, 130 when interrupted (SIGINT) and 143\n"
+                 "when terminated (SIGTERM); an interrupted command leaves no partial output.\n");
 }
 
 int main(int argc, char **argv)

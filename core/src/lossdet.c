@@ -1,8 +1,10 @@
 /* Drop detection from per-direction IP ID gaps. */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "internal.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/units.h"
 
 struct dirstate {
     uint64_t next;     /* sequence number expected next */
@@ -82,4 +84,60 @@ int qr_lossdet_tail(const qr_lossdet *d, uint32_t dir, uint64_t sent, uint64_t *
     if (n_missing)
         *n_missing = sent - s->next;
     return QR_OK;
+}
+
+qr_row_detected qr_detected_row(uint32_t receiver, uint32_t dir, uint64_t seq, int tail)
+{
+    qr_row_detected r = {receiver, dir, seq, qr_packet_id(dir, seq), (uint16_t)seq, (uint8_t)!!tail};
+    return r;
+}
+
+int qr_lossdet_tails(const qr_lossdet *d, const qr_flow_table *ft, const uint64_t *sent,
+                     size_t n_dirs, qr_row_detected **rows, size_t *n_rows, char *errbuf)
+{
+    size_t n = 0, cap = 0;
+    qr_row_detected *out = NULL;
+    for (size_t dir = 0; dir < n_dirs; dir++) {
+        uint64_t first, k;
+        if (qr_lossdet_next(d, (uint32_t)dir) >= sent[dir])
+            continue;
+        if (qr_lossdet_tail(d, (uint32_t)dir, sent[dir], &first, &k) != QR_OK) {
+            free(out);
+            return qri_err(errbuf, QR_ESTATE,
+                           "direction %zu: the receiver saw more packets than were sent", dir);
+        }
+        if (n + k > cap) {
+            size_t c2 = cap ? 2 * cap : 64;
+            while (c2 < n + k)
+                c2 *= 2;
+            qr_row_detected *v = realloc(out, c2 * sizeof *v);
+            if (!v) {
+                free(out);
+                return qri_err(errbuf, QR_ENOMEM, "out of memory");
+            }
+            out = v;
+            cap = c2;
+        }
+        uint32_t src = qr_flow_table_dir_src(ft, (uint32_t)dir);
+        for (uint64_t s = first; s < first + k; s++)
+            out[n++] = qr_detected_row(src, (uint32_t)dir, s, 1);
+    }
+    *rows = out;
+    *n_rows = n;
+    return QR_OK;
+}
+
+int64_t qr_max_transit_ns(const qr_topology *t, uint64_t rate_bps, int64_t delay_ns,
+                          uint64_t buffer_bytes)
+{
+    double switches = (double)qr_topology_max_hops(t);
+    double bit_ns = 1e9 / (double)rate_bps;
+    double ns = (switches + 1) * ((double)delay_ns + QR_MTU_BYTES * 8 * bit_ns) +
+                switches * ((double)buffer_bytes * 8 * bit_ns);
+    return (int64_t)ns + 1;
+}
+
+int64_t qr_tail_cutoff_ns(int64_t stop_ns, int64_t max_transit_ns)
+{
+    return stop_ns - max_transit_ns;
 }

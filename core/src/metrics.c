@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "map.h"
+#include "qreplay/flowtable.h"
 #include "qreplay/metrics.h"
 #include "qreplay/units.h"
 
@@ -61,10 +62,19 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Nearest rank: the smallest value with at least ceil(p * n) values at or below it. */
-static uint64_t rank_of(double p, uint64_t n)
+uint64_t qr_percentile_rank(double p, uint64_t n)
 {
+    if (n == 0)
+        return 0;
     uint64_t r = (uint64_t)ceil(p * (double)n);
     return r < 1 ? 1 : (r > n ? n : r);
+}
+
+#define rank_of qr_percentile_rank
+
+int64_t qr_percentile_i64(const int64_t *sorted, size_t n, double p)
+{
+    return n ? sorted[qr_percentile_rank(p, n) - 1] : 0;
 }
 
 int qr_summary_exact(const uint64_t *values, size_t n, qr_summary *out)
@@ -209,7 +219,7 @@ struct qr_qdiff_stream {
 
 static uint64_t queue_key(qr_location q)
 {
-    return (uint64_t)q.sw << 32 | q.port;
+    return qr_queue_key(q.sw, q.port);
 }
 
 int qr_qdiff_stream_create(qr_qdiff_stream **out)
@@ -395,6 +405,132 @@ int qr_qdiff_match(const qr_snapshot *run, size_t n_run, const qr_snapshot *rep,
     }
     *rows = out;
     *n_rows = n;
+    return QR_OK;
+}
+
+static int cmp_queue_row(const void *a, const void *b)
+{
+    const qr_row_queue_summary *x = a, *y = b;
+    if (x->sw != y->sw)
+        return x->sw < y->sw ? -1 : 1;
+    return x->port < y->port ? -1 : x->port > y->port;
+}
+
+int qr_qdiff_stream_queue_rows(const qr_qdiff_stream *m, qr_row_queue_summary **rows, size_t *n)
+{
+    qr_row_queue_summary *out = malloc((m->n_qs ? m->n_qs : 1) * sizeof *out);
+    if (!out)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < m->n_qs; i++) {
+        qr_location q;
+        qr_summary a, b;
+        qr_qdiff_stream_queue(m, i, &q, &a, &b);
+        out[i] = (qr_row_queue_summary){q.sw, q.port, a.count, a.mean, a.p50, a.p99, a.max,
+                                        b.mean, b.p99};
+    }
+    qsort(out, m->n_qs, sizeof *out, cmp_queue_row);
+    *rows = out;
+    *n = m->n_qs;
+    return QR_OK;
+}
+
+void qr_qdiff_rows_free(qr_qdiff_row *rows)
+{
+    free(rows);
+}
+
+struct qr_queue_counter {
+    qri_map counts; /* (queue key, 0) -> count */
+};
+
+int qr_queue_counter_create(qr_queue_counter **out)
+{
+    qr_queue_counter *c = calloc(1, sizeof *c);
+    if (!c || qri_map_init(&c->counts)) {
+        free(c);
+        return QR_ENOMEM;
+    }
+    *out = c;
+    return QR_OK;
+}
+
+void qr_queue_counter_destroy(qr_queue_counter *c)
+{
+    if (!c)
+        return;
+    qri_map_foreach(&c->counts, free_value, NULL);
+    qri_map_free(&c->counts);
+    free(c);
+}
+
+int qr_queue_counter_add(qr_queue_counter *c, uint32_t sw, uint32_t port)
+{
+    uint64_t k = qr_queue_key(sw, port);
+    uint64_t *n = qri_map_get(&c->counts, k, 0);
+    if (!n) {
+        n = calloc(1, sizeof *n);
+        if (!n || qri_map_put(&c->counts, k, 0, n)) {
+            free(n);
+            return QR_ENOMEM;
+        }
+    }
+    (*n)++;
+    return QR_OK;
+}
+
+struct busiest {
+    uint64_t key, count;
+    int found;
+};
+
+static void visit_busiest(uint64_t k1, uint64_t k2, void *value, void *ctx)
+{
+    (void)k2;
+    struct busiest *b = ctx;
+    uint64_t n = *(const uint64_t *)value;
+    if (!b->found || n > b->count || (n == b->count && k1 < b->key)) {
+        b->found = 1;
+        b->key = k1;
+        b->count = n;
+    }
+}
+
+int qr_queue_counter_busiest(const qr_queue_counter *c, uint32_t *sw, uint32_t *port,
+                             uint64_t *count)
+{
+    struct busiest b = {0, 0, 0};
+    qri_map_foreach(&c->counts, visit_busiest, &b);
+    *sw = qr_queue_key_switch(b.key);
+    *port = qr_queue_key_port(b.key);
+    if (count)
+        *count = b.count;
+    return b.found ? QR_OK : QR_ENOTFOUND;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int qr_fct_summarize(const qr_row_flow *flows, size_t n, qr_fct_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    int64_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return QR_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (flows[i].fct_ns >= 0)
+            v[k++] = flows[i].fct_ns;
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_i64);
+        out->completed = k;
+        out->median_ns = qr_percentile_i64(v, k, 0.50);
+        out->p99_ns = qr_percentile_i64(v, k, 0.99);
+        out->max_ns = v[k - 1];
+    }
+    free(v);
     return QR_OK;
 }
 

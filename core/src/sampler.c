@@ -168,3 +168,37 @@ int qr_sample_infer_next(const qr_sample_record *recs, size_t n, size_t *pos, ui
     *time_ns = infer_from(&recs[*pos], index);
     return QR_OK;
 }
+
+int qr_sample_series(qr_sampler *s, const int64_t *times, size_t n, qr_sample_record *recs,
+                     size_t *n_recs, int64_t *inferred, int64_t *max_error_ns, char *errbuf)
+{
+    if (!s || (n && (!times || !recs)) || !n_recs)
+        return qri_err(errbuf, QR_EINVAL, "sampler: NULL argument");
+    size_t nr = 0;
+    int emitted, rc;
+    qr_sampler_reset(s);
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = qr_sampler_push(s, times[i], &recs[nr], &emitted, errbuf)) != QR_OK)
+            return rc;
+        nr += (size_t)emitted;
+    }
+    qr_sample_record last;
+    qr_sampler_finish(s, &last, &emitted);
+    if (emitted)
+        recs[nr++] = last;
+    *n_recs = nr;
+    int64_t worst = 0;
+    size_t pos = 0;
+    for (size_t i = 0; i < n && (inferred || max_error_ns); i++) {
+        int64_t t;
+        qr_sample_infer_next(recs, nr, &pos, i, &t);
+        if (inferred)
+            inferred[i] = t;
+        int64_t e = t > times[i] ? t - times[i] : times[i] - t;
+        if (e > worst)
+            worst = e;
+    }
+    if (max_error_ns)
+        *max_error_ns = worst;
+    return QR_OK;
+}

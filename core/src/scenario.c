@@ -15,9 +15,6 @@
 #include "qreplay/version.h"
 #include "qreplay/units.h"
 
-#ifndef QR_DATA_DIR
-#define QR_DATA_DIR "data"
-#endif
 
 enum ktype {
     KT_U64,
@@ -143,6 +140,7 @@ struct keystate {
 struct qr_scenario {
     qr_config cfg;
     struct keystate keys[N_KEYS];
+    char data_dir[QR_PATH_MAX]; /* where input files not next to the scenario are looked up */
 };
 
 static const struct keydef *find_key(const char *section, const char *key, size_t *index)
@@ -197,16 +195,17 @@ static int file_exists(const char *path)
     return access(path, F_OK) == 0;
 }
 
-static int resolve_input(const char *text, const char *base_dir, char *out, char *errbuf)
+static int resolve_input(const char *text, const char *base_dir, const char *data_dir, char *out,
+                         char *errbuf)
 {
     char buf[2 * QR_PATH_MAX];
     if (text[0] == '\0' || text[0] == '/') {
         snprintf(buf, sizeof buf, "%s", text);
     } else {
         snprintf(buf, sizeof buf, "%s/%s", base_dir && *base_dir ? base_dir : ".", text);
-        if (!file_exists(buf)) {
+        if (!file_exists(buf) && data_dir && *data_dir) {
             char alt[2 * QR_PATH_MAX];
-            snprintf(alt, sizeof alt, "%s/%s", QR_DATA_DIR, text);
+            snprintf(alt, sizeof alt, "%s/%s", data_dir, text);
             if (file_exists(alt))
                 memcpy(buf, alt, sizeof buf);
         }
@@ -218,7 +217,7 @@ static int resolve_input(const char *text, const char *base_dir, char *out, char
 
 /* Parse text as the key's type and store it in cfg. */
 static int parse_value(const struct keydef *kd, const char *text, const char *base_dir,
-                       qr_config *cfg, char *errbuf)
+                       const char *data_dir, qr_config *cfg, char *errbuf)
 {
     char *field = (char *)cfg + kd->offset;
     int rc;
@@ -281,15 +280,7 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
             tok = trim(tok);
             items++;
             if (kd->type == KT_TIMELIST) {
-                if (n == QR_LIST_MAX)
-                    return qri_err(errbuf, QR_EVALUE, "more than %d values", QR_LIST_MAX);
-                rc = qr_parse_time_ns(tok, &times[n], errbuf);
-                if (rc)
-                    return rc;
-                for (size_t j = 0; j < n; j++)
-                    if (times[j] == times[n])
-                        return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
-                n++;
+                continue; /* parsed whole below */
             } else if (kd->type == KT_PERCENTLIST) {
                 if (n == QR_LIST_MAX)
                     return qri_err(errbuf, QR_EVALUE, "more than %d values", QR_LIST_MAX);
@@ -313,6 +304,9 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         if (items == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
             return qri_err(errbuf, QR_EVALUE, "'%s' is not a comma-separated list", text);
         if (kd->type == KT_TIMELIST) {
+            rc = qr_parse_time_list(text, times, QR_LIST_MAX, &n, errbuf);
+            if (rc)
+                return rc;
             memcpy(cfg->sampling.th_ns, times, n * sizeof times[0]);
             cfg->sampling.n_th = n;
         } else if (kd->type == KT_PERCENTLIST) {
@@ -324,7 +318,7 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         return QR_OK;
     }
     case KT_INPATH:
-        return resolve_input(text, base_dir, field, errbuf);
+        return resolve_input(text, base_dir, data_dir, field, errbuf);
     case KT_OUTPATH:
         if (text[0] == '\0')
             return qri_err(errbuf, QR_EVALUE, "empty folder name");
@@ -351,7 +345,7 @@ static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_d
                 *w++ = *r;
         *w = '\0';
     }
-    int rc = parse_value(&schema[i], v, base_dir, &s->cfg, errbuf);
+    int rc = parse_value(&schema[i], v, base_dir, s->data_dir, &s->cfg, errbuf);
     if (rc)
         return rc;
     /* Keep resolved input paths, so the printed scenario loads back from anywhere. */
@@ -365,11 +359,20 @@ static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_d
 
 int qr_scenario_create(qr_scenario **out)
 {
+    return qr_scenario_create_in(out, NULL);
+}
+
+int qr_scenario_create_in(qr_scenario **out, const char *data_dir)
+{
     if (!out)
         return QR_EINVAL;
     qr_scenario *s = calloc(1, sizeof *s);
     if (!s)
         return QR_ENOMEM;
+    if (data_dir && qri_strlcpy(s->data_dir, data_dir, sizeof s->data_dir)) {
+        free(s);
+        return QR_EINVAL;
+    }
     for (size_t i = 0; i < N_KEYS; i++) {
         char err[QR_ERRBUF_SIZE];
         int rc = set_key(s, i, schema[i].def, NULL, "default", err);

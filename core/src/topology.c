@@ -197,3 +197,8 @@ int qr_topology_route(const qr_topology *t, uint32_t sw, const qr_five_tuple *ft
         return QR_OK;
     }
 }
+
+uint32_t qr_topology_max_hops(const qr_topology *t)
+{
+    return t->star ? 1 : 5;
+}

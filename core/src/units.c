@@ -259,3 +259,47 @@ char *qr_format_bytes(uint64_t bytes, char *buf, size_t size)
     }
     return format_exact(bytes, byte_units, 4, buf, size);
 }
+
+int qr_parse_time_list(const char *text, int64_t *out, size_t max, size_t *n, char *errbuf)
+{
+    *n = 0;
+    if (!text)
+        text = "";
+    const char *p = text;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '\0')
+        return qri_err(errbuf, QR_EVALUE, "empty list");
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        while (len && (*p == ' ' || *p == '\t'))
+            p++, len--;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        if (len == 0)
+            return qri_err(errbuf, QR_EVALUE, "empty item in '%s'", text);
+        if (len >= sizeof item)
+            return qri_err(errbuf, QR_EVALUE, "'%.*s...' is too long", 20, p);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (item[0] == '-')
+            return qri_err(errbuf, QR_EVALUE, "'%s' is negative", item);
+        if (*n == max)
+            return qri_err(errbuf, QR_EVALUE, "at most %zu values", max);
+        int64_t v;
+        int rc = qr_parse_time_ns(item, &v, errbuf);
+        if (rc)
+            return rc;
+        if (v < 0)
+            return qri_err(errbuf, QR_EVALUE, "'%s' is negative", item);
+        for (size_t j = 0; j < *n; j++)
+            if (out[j] == v)
+                return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", item);
+        out[(*n)++] = v;
+        if (!comma)
+            return QR_OK;
+        p = comma + 1;
+    }
+}

@@ -1,57 +1,30 @@
 #include "butterfly.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 #include <stdexcept>
 
 extern "C" {
 #include "qreplay/error.h"
-#include "qreplay/units.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/metrics.h"
 }
 
 namespace ns3
 {
 
-std::string
-ParseSigmas(const char* text, std::vector<int64_t>& out)
+static qr_arrival_index*
+NewIndex()
 {
-    out.clear();
-    std::string s = text ? text : "";
-    if (s.empty())
-        return "--sigma: empty list (e.g. 0,1ns,10ns,100ns,1us)";
-    size_t pos = 0;
-    while (pos <= s.size())
-    {
-        size_t comma = s.find(',', pos);
-        std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        item.erase(0, item.find_first_not_of(' '));
-        item.erase(item.find_last_not_of(' ') + 1);
-        int64_t v;
-        char err[QR_ERRBUF_SIZE];
-        if (item.empty())
-            return "--sigma: empty item in '" + s + "'";
-        if (item[0] == '-')
-            return "--sigma: '" + item + "' is negative";
-        if (qr_parse_time_ns(item.c_str(), &v, err))
-            return std::string("--sigma: ") + err;
-        if (v < 0)
-            return "--sigma: '" + item + "' is negative";
-        if (std::find(out.begin(), out.end(), v) != out.end())
-            return "--sigma: '" + item + "' given twice";
-        out.push_back(v);
-        if (out.size() > 16)
-            return "--sigma: at most 16 values";
-        if (comma == std::string::npos)
-            break;
-        pos = comma + 1;
-    }
-    return "";
+    qr_arrival_index* x = nullptr;
+    if (qr_arrival_index_create(&x))
+        throw std::bad_alloc();
+    return x;
 }
 
 Butterfly::Butterfly(const qr_scenario* scenario)
-    : m_scenario(scenario)
+    : m_scenario(scenario),
+      m_arrivals(NewIndex(), qr_arrival_index_destroy)
 {
     char* buf = nullptr;
     size_t len = 0;
@@ -86,112 +59,96 @@ Butterfly::Clone(int64_t sigma_ns) const
     return s;
 }
 
-void
+/* The drops of a run, as sorted keys. */
+static std::vector<qr_drop_key>
+DropKeys(const std::vector<QreplayRuntime::Drop>& drops)
+{
+    std::vector<qr_drop_key> keys;
+    for (const auto& d : drops)
+        keys.push_back(qr_drop_key{d.packet, qr_queue_key(d.sw, d.port)});
+    qr_drop_keys_sort(keys.data(), keys.size());
+    return keys;
+}
+
+bool
 Butterfly::RunRuntime(const std::string& dir, const volatile std::sig_atomic_t* cancel)
 {
     QreplayRuntime::Options opt;
     opt.outDir = dir;
     opt.cancel = cancel;
     opt.scenarioName = "butterfly";
-    m_arrivals.clear();
-    std::unordered_map<uint32_t, uint64_t> perQueue;
-    opt.arrivalHook = [this, &perQueue](const qr_arrival& a) {
-        m_arrivals[Key{a.packet, a.sw << 16 | a.port}] = a.queue_bytes;
-        perQueue[a.sw << 16 | a.port]++;
+    m_arrivals.reset(NewIndex());
+    qr_queue_counter* counter = nullptr;
+    if (qr_queue_counter_create(&counter))
+        throw std::bad_alloc();
+    std::unique_ptr<qr_queue_counter, void (*)(qr_queue_counter*)> keep(counter,
+                                                                        qr_queue_counter_destroy);
+    opt.arrivalHook = [this, counter](const qr_arrival& a) {
+        if (qr_arrival_index_put(m_arrivals.get(),
+                                 a.packet,
+                                 qr_queue_key(a.sw, a.port),
+                                 a.queue_bytes) ||
+            qr_queue_counter_add(counter, a.sw, a.port))
+            throw std::bad_alloc();
     };
     QreplayRuntime rt(m_scenario, opt);
     rt.Build();
     rt.Run();
-    if (rt.GetEndReason() == "cancelled")
-        throw std::runtime_error("interrupted");
+    if (rt.GetEndReason() == QR_END_CANCELLED)
+        return false;
     rt.Commit();
     m_end = rt.GetEnd().GetNanoSeconds();
-    uint64_t most = 0;
-    for (const auto& [q, n] : perQueue)
-        if (n > most || (n == most && q < m_bottleneck))
-        {
-            most = n;
-            m_bottleneck = q;
-        }
+    qr_queue_counter_busiest(counter, &m_bsw, &m_bport, nullptr);
     const FlowTable& ft = rt.GetFlows();
     if (ft.Flows() == 0)
         throw std::runtime_error("the scenario has no flows");
-    m_short = 0;
-    for (uint32_t f = 1; f < ft.Flows(); f++)
-        if (ft.Flow(f).bytes <= ft.Flow(m_short).bytes)
-            m_short = f;
-    m_shortFct = rt.GetFlowRecords()[m_short].end_ns < 0
-                     ? -1
-                     : rt.GetFlowRecords()[m_short].end_ns - ft.Flow(m_short).start_ns;
-    m_drops.clear();
-    for (const auto& d : rt.GetDrops())
-        m_drops.push_back(Key{d.packet, d.sw << 16 | d.port});
-    std::sort(m_drops.begin(), m_drops.end(), [](const Key& a, const Key& b) {
-        return a.packet != b.packet ? a.packet < b.packet : a.queue < b.queue;
-    });
+    m_short = qr_short_flow(&ft.Flow(0), ft.Flows());
+    int64_t end = rt.GetFlowRecords()[m_short].end_ns;
+    m_shortFct = end < 0 ? -1 : end - ft.Flow(m_short).start_ns;
+    m_drops = DropKeys(rt.GetDrops());
+    return true;
 }
 
 bool
-Butterfly::Replay(int64_t sigma_ns, uint32_t replay, ReplayResult& out, std::vector<SeriesPoint>* series,
+Butterfly::Replay(int64_t sigma_ns,
+                  uint32_t replay,
+                  ReplayResult& out,
+                  std::vector<SeriesPoint>* series,
                   const volatile std::sig_atomic_t* cancel)
 {
-    qr_scenario* s = Clone(sigma_ns);
+    std::unique_ptr<qr_scenario, void (*)(qr_scenario*)> s(Clone(sigma_ns), qr_scenario_destroy);
     out = ReplayResult{sigma_ns, replay, -1, 0, 0, 0, 0, -1, 1.0, 0, 0};
-    uint64_t after = 0, zeroAfter = 0;
-    try
-    {
-        QreplayRuntime::Options opt;
-        opt.cancel = cancel;
-        opt.jitterStream = replay;
-        opt.arrivalHook = [&](const qr_arrival& a) {
-            if ((a.sw << 16 | a.port) != m_bottleneck)
-                return;
-            auto it = m_arrivals.find(Key{a.packet, a.sw << 16 | a.port});
-            if (it == m_arrivals.end())
-                return;
-            out.matched++;
-            uint64_t d = it->second > a.queue_bytes ? it->second - a.queue_bytes : a.queue_bytes - it->second;
-            if (d && out.first_divergence_ns < 0)
-                out.first_divergence_ns = a.time_ns;
-            if (out.first_divergence_ns >= 0)
-            {
-                after++;
-                zeroAfter += d == 0;
-            }
-            out.max_diff_bytes = std::max(out.max_diff_bytes, d);
-            if (series)
-                series->push_back(SeriesPoint{a.time_ns, d});
-        };
-        QreplayRuntime rt(s, opt);
-        rt.Build();
-        rt.Run();
-        if (rt.GetEndReason() == "cancelled")
-        {
-            qr_scenario_destroy(s);
-            return false;
-        }
-        const auto& rec = rt.GetFlowRecords()[m_short];
-        out.short_fct_ns = rec.end_ns < 0 ? -1 : rec.end_ns - rt.GetFlows().Flow(m_short).start_ns;
-        out.short_reproduced =
-            m_shortFct >= 0 && out.short_fct_ns >= 0 &&
-            std::llabs(out.short_fct_ns - m_shortFct) <= m_shortFct / 100;
-        std::vector<Key> drops;
-        for (const auto& d : rt.GetDrops())
-            drops.push_back(Key{d.packet, d.sw << 16 | d.port});
-        std::sort(drops.begin(), drops.end(), [](const Key& a, const Key& b) {
-            return a.packet != b.packet ? a.packet < b.packet : a.queue < b.queue;
-        });
-        out.drops = drops.size();
-        out.run_reproduced = drops == m_drops;
-        out.zero_after_divergence = after ? double(zeroAfter) / after : 1.0;
-        out.wall_s = rt.GetWallSeconds();
-    }
-    catch (...)
-    {
-        qr_scenario_destroy(s);
-        throw;
-    }
-    qr_scenario_destroy(s);
+    qr_divergence div;
+    qr_divergence_init(&div);
+    QreplayRuntime::Options opt;
+    opt.cancel = cancel;
+    opt.jitterStream = replay;
+    opt.arrivalHook = [&](const qr_arrival& a) {
+        uint64_t run;
+        if (a.sw != m_bsw || a.port != m_bport ||
+            qr_arrival_index_get(m_arrivals.get(), a.packet, qr_queue_key(a.sw, a.port), &run))
+            return;
+        uint64_t d = qr_divergence_add(&div, a.time_ns, run, a.queue_bytes);
+        if (series)
+            series->push_back(SeriesPoint{a.time_ns, d});
+    };
+    QreplayRuntime rt(s.get(), opt);
+    rt.Build();
+    rt.Run();
+    if (rt.GetEndReason() == QR_END_CANCELLED)
+        return false;
+    int64_t end = rt.GetFlowRecords()[m_short].end_ns;
+    out.short_fct_ns = end < 0 ? -1 : end - rt.GetFlows().Flow(m_short).start_ns;
+    out.short_reproduced = static_cast<uint8_t>(qr_fct_reproduced(m_shortFct, out.short_fct_ns));
+    std::vector<qr_drop_key> drops = DropKeys(rt.GetDrops());
+    out.drops = drops.size();
+    out.run_reproduced = static_cast<uint8_t>(
+        qr_drop_sets_equal(drops.data(), drops.size(), m_drops.data(), m_drops.size()));
+    out.matched = div.matched;
+    out.first_divergence_ns = div.first_ns;
+    out.zero_after_divergence = qr_divergence_zero_after(&div);
+    out.max_diff_bytes = div.max_diff_bytes;
+    out.wall_s = rt.GetWallSeconds();
     return true;
 }
 

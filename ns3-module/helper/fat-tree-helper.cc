@@ -10,6 +10,8 @@
 #include "ns3/queue-size.h"
 #include "ns3/traffic-control-layer.h"
 #include "ns3/queue.h"
+#include "ns3/double.h"
+#include "ns3/uinteger.h"
 
 #include <stdexcept>
 
@@ -176,7 +178,10 @@ namespace ns3
 {
 
 void
-FatTreeHelper::InstallSharedBuffers(uint64_t sizeBytes, double alpha)
+FatTreeHelper::InstallSharedBuffers(
+    uint64_t sizeBytes,
+    double alpha,
+    const std::vector<std::pair<std::string, Ptr<AttributeValue>>>& extra)
 {
     if (!m_topo || !m_buffers.empty())
         throw std::logic_error("InstallSharedBuffers: build the topology first, and only once");
@@ -185,8 +190,16 @@ FatTreeHelper::InstallSharedBuffers(uint64_t sizeBytes, double alpha)
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
         uint32_t ports = qr_topology_ports(m_topo, sw);
-        Ptr<SharedBuffer> buffer = CreateObject<SharedBuffer>();
-        buffer->Setup(sw, sizeBytes, alpha, ports);
+        Ptr<SharedBuffer> buffer = CreateObjectWithAttributes<SharedBuffer>("Size",
+                                                                            UintegerValue(sizeBytes),
+                                                                            "Alpha",
+                                                                            DoubleValue(alpha),
+                                                                            "Ports",
+                                                                            UintegerValue(ports),
+                                                                            "SwitchId",
+                                                                            UintegerValue(sw));
+        for (const auto& [name, value] : extra)
+            buffer->SetAttribute(name, *value);
         m_buffers.push_back(buffer);
         Ptr<TrafficControlLayer> tc = m_switches.Get(sw)->GetObject<TrafficControlLayer>();
         for (uint32_t port = 0; port < ports; port++)
@@ -218,7 +231,10 @@ namespace ns3
 
 void
 FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows,
-                                     std::function<int64_t(uint32_t)> procDelay)
+                                     Time delay,
+                                     Time jitter,
+                                     uint64_t seed,
+                                     uint64_t stream)
 {
     if (!m_topo || !m_hostQueueDiscs.empty())
         throw std::logic_error("InstallHostQueueDiscs: build the topology first, and only once");
@@ -226,11 +242,20 @@ FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows,
     {
         Ptr<NetDevice> dev = m_hostDevices[h];
         dev->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
-        Ptr<HostQueueDisc> q = CreateObject<HostQueueDisc>();
-        std::function<int64_t()> delay;
-        if (procDelay)
-            delay = [procDelay, h]() { return procDelay(h); };
-        q->Setup(flows, m_hostQueuePackets, delay);
+        Ptr<HostQueueDisc> q = CreateObjectWithAttributes<HostQueueDisc>(
+            "Limit",
+            UintegerValue(m_hostQueuePackets),
+            "ProcessingDelay",
+            TimeValue(delay),
+            "ProcessingJitter",
+            TimeValue(jitter),
+            "Seed",
+            UintegerValue(seed),
+            "HostId",
+            UintegerValue(h),
+            "Stream",
+            UintegerValue(stream));
+        q->SetFlows(flows);
         m_hosts.Get(h)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, q);
         m_hostQueueDiscs.push_back(q);
     }

@@ -10,9 +10,10 @@
 #include "ns3/data-rate.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
+#include "ns3/attribute.h"
 #include "ns3/nstime.h"
 
-#include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -45,15 +46,24 @@ class FatTreeHelper
     Ptr<NetDevice> GetHostDevice(uint32_t host) const;
     Ipv4Address GetHostAddress(uint32_t host) const;
 
-    /* Give every switch one shared buffer of sizeBytes (dynamic-threshold alpha) and every switch
-     * port a SharedBufferQueueDisc on it. Call once, after Build*, before the simulation. */
-    void InstallSharedBuffers(uint64_t sizeBytes, double alpha);
+    /* Give every switch one SharedBuffer of sizeBytes (dynamic-threshold alpha; further
+     * SharedBuffer attributes such as Mode, Margin and EcnThreshold as name/value pairs in extra)
+     * and every switch port a SharedBufferQueueDisc on it. Call once, after Build*, before the
+     * simulation. */
+    void InstallSharedBuffers(uint64_t sizeBytes,
+                              double alpha,
+                              const std::vector<std::pair<std::string, Ptr<AttributeValue>>>& extra =
+                                  {});
     Ptr<SharedBuffer> GetSharedBuffer(uint32_t sw) const;
 
-    /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction,
-     * per-packet processing delay procDelay(host) in ns, or none if empty); the NIC's own device
-     * queue then holds one packet. */
-    void InstallHostQueueDiscs(const FlowTable* flows, std::function<int64_t(uint32_t)> procDelay);
+    /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction;
+     * processing delay of mean delay and standard deviation jitter from random stream (seed, host,
+     * stream)); the NIC's own device queue then holds one packet. */
+    void InstallHostQueueDiscs(const FlowTable* flows,
+                               Time delay = Seconds(0),
+                               Time jitter = Seconds(0),
+                               uint64_t seed = 1,
+                               uint64_t stream = 0);
     Ptr<HostQueueDisc> GetHostQueueDisc(uint32_t host) const;
     Ptr<SharedBufferQueueDisc> GetQueueDisc(uint32_t sw, uint32_t port) const;
 

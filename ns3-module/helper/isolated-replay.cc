@@ -18,8 +18,9 @@
 #include <stdexcept>
 
 extern "C" {
-#include "qreplay/clock.h"
+#include "qreplay/compare.h"
 #include "qreplay/error.h"
+#include "qreplay/flowtable.h"
 }
 
 namespace ns3
@@ -28,22 +29,9 @@ namespace ns3
 namespace
 {
 
-/* The fields of a packet that must match: flags, seq, ack, window, IP length. */
-struct Hdr
-{
-    uint8_t flags;
-    uint32_t seq, ack;
-    uint16_t window, len;
-    int64_t time_ns; // true send time
-    bool operator==(const Hdr& o) const
-    {
-        return flags == o.flags && seq == o.seq && ack == o.ack && window == o.window && len == o.len;
-    }
-};
-
 struct Ctx
 {
-    std::vector<Hdr> sent[2]; // per local direction (0 data, 1 ACKs), in send order
+    std::vector<qr_tcp_sent> sent[2]; // per local direction (0 data, 1 ACKs), in send order
 };
 
 void
@@ -55,17 +43,21 @@ Tx(Ctx* c, uint32_t, Ptr<const Packet> p)
     qr_packet pk;
     if (!DecodeWire(p, pk))
         return;
-    c->sent[tag.flow].push_back(
-        Hdr{pk.tcp_flags, pk.seq, pk.ack, pk.window, pk.ip_len, Simulator::Now().GetNanoSeconds()});
+    c->sent[tag.flow].push_back(qr_tcp_sent{pk.tcp_flags,
+                                            pk.seq,
+                                            pk.ack,
+                                            pk.window,
+                                            pk.ip_len,
+                                            Simulator::Now().GetNanoSeconds()});
 }
 
 } // namespace
 
-IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const Recording& rec)
+IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const qr_recording* rec)
     : m_scenario(scenario),
       m_rec(rec)
 {
-    if (rec.Received().empty())
+    if (!qr_recording_has_received(rec))
         throw std::runtime_error("the recording has no /received table (record it again with this "
                                  "version of qreplay runtime)");
 }
@@ -74,22 +66,25 @@ IsolatedReplay::Result
 IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
 {
     const qr_config* c = qr_scenario_config(m_scenario);
-    const FlowTable& ft = m_rec.GetFlows();
-    if (flow >= ft.Flows())
+    const qr_flow_table* ft = qr_recording_flows(m_rec);
+    if (flow >= qr_flow_table_flows(ft))
         throw std::runtime_error("flow " + std::to_string(flow) + ": the recording has " +
-                                 std::to_string(ft.Flows()) + " flows");
-    const qr_flow& fl = ft.Flow(flow);
+                                 std::to_string(qr_flow_table_flows(ft)) + " flows");
+    const qr_flow& fl = *qr_flow_table_flow(ft, flow);
     // the runtime's packets of the connection, per direction, with true send times
-    std::vector<Hdr> want[2];
+    std::vector<qr_tcp_sent> want[2];
     int64_t last = fl.start_ns;
-    for (int d = 0; d < 2; d++)
+    for (uint32_t d = 0; d < 2; d++)
     {
         uint32_t host = d == 0 ? fl.src : fl.dst;
-        for (const Recording::Packet& p : m_rec.HostPackets(host))
-            if (p.dir == 2 * flow + d)
+        size_t n;
+        const qr_rec_packet* pk = qr_recording_packets(m_rec, host, &n);
+        for (size_t i = 0; i < n; i++)
+            if (pk[i].dir == 2 * flow + d)
             {
-                int64_t t = p.pk.time_ns - m_rec.ClockOffset(host);
-                want[d].push_back(Hdr{p.pk.tcp_flags, p.pk.seq, p.pk.ack, p.pk.window, p.pk.ip_len, t});
+                const qr_packet& p = pk[i].pk;
+                int64_t t = p.time_ns - qr_recording_clock_offset(m_rec, host);
+                want[d].push_back(qr_tcp_sent{p.tcp_flags, p.seq, p.ack, p.window, p.ip_len, t});
                 last = std::max(last, t);
             }
     }
@@ -100,23 +95,23 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
                       static_cast<uint32_t>(c->host.nic_queue));
     net.BuildStar(2);
     std::vector<qr_flow> one = {qr_flow{0, 0, 1, fl.bytes, fl.start_ns, 0}};
-    std::vector<uint32_t> addrs = {qr_topology_host_addr(net.GetTopology(), 0),
-                                   qr_topology_host_addr(net.GetTopology(), 1)};
-    FlowTable table(one, addrs);
-    qr_proc_delay* pd[2] = {nullptr, nullptr};
-    for (uint32_t h = 0; h < 2; h++)
-        if (qr_proc_delay_create(&pd[h], c->run.seed, h, stream, c->host.proc_delay_ns, sigma_ns))
-            throw std::runtime_error("[host] proc_delay: must not be negative");
-    net.InstallHostQueueDiscs(&table, [&pd](uint32_t h) { return qr_proc_delay_next(pd[h]); });
+    FlowTable table(one, net.GetTopology());
+    net.InstallHostQueueDiscs(&table,
+                              NanoSeconds(c->host.proc_delay_ns),
+                              NanoSeconds(sigma_ns),
+                              c->run.seed,
+                              stream);
     // the correctors: local direction d of the replay is direction 2 flow + d of the runtime
-    const auto& received = m_rec.Received();
-    CorrectorQueueDisc::Fate fate = [&received, &want, flow](uint32_t dir, uint32_t seq, bool& lost,
-                                                            int64_t& arrive) {
+    const qr_recording* rec = m_rec;
+    CorrectorQueueDisc::Fate fate = [rec, &want, flow](uint32_t dir,
+                                                       uint32_t seq,
+                                                       bool& lost,
+                                                       int64_t& arrive) {
         if (dir > 1 || seq >= want[dir].size())
             return false;
-        auto it = received.find(static_cast<uint64_t>(2 * flow + dir) << 32 | seq);
-        lost = it == received.end();
-        arrive = lost ? 0 : it->second;
+        lost = qr_recording_received(rec, qr_packet_id(2 * flow + dir, seq), &arrive) != QR_OK;
+        if (lost)
+            arrive = 0;
         return true;
     };
     Ptr<CorrectorQueueDisc> corr[2];
@@ -141,39 +136,26 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
                     MilliSeconds(1));
     Simulator::Run();
 
-    Result r{flow, sigma_ns, stream, want[0].size() + want[1].size(),
-             ctx.sent[0].size() + ctx.sent[1].size(), 1, -1, 0, 0,
+    const qr_tcp_sent* const w[2] = {want[0].data(), want[1].data()};
+    const qr_tcp_sent* const g[2] = {ctx.sent[0].data(), ctx.sent[1].data()};
+    const size_t nw[2] = {want[0].size(), want[1].size()};
+    const size_t ng[2] = {ctx.sent[0].size(), ctx.sent[1].size()};
+    qr_seq_result cmp;
+    if (qr_compare_sequences(w, nw, g, ng, &cmp))
+        throw std::bad_alloc();
+    Result r{flow,
+             sigma_ns,
+             stream,
+             nw[0] + nw[1],
+             ng[0] + ng[1],
+             static_cast<uint8_t>(cmp.identical),
+             cmp.first_mismatch,
+             cmp.max_send_diff_ns,
+             cmp.p99_send_diff_ns,
              corr[0]->GetLate() + corr[1]->GetLate(),
              std::max(corr[0]->GetMaxLateNs(), corr[1]->GetMaxLateNs()),
              corr[0]->GetUnknown() + corr[1]->GetUnknown()};
-    std::vector<int64_t> diffs;
-    for (int d = 0; d < 2; d++)
-    {
-        size_t n = std::min(want[d].size(), ctx.sent[d].size());
-        for (size_t i = 0; i < n; i++)
-        {
-            if (!(want[d][i] == ctx.sent[d][i]) && r.identical)
-            {
-                r.identical = 0;
-                r.first_mismatch = static_cast<int64_t>(i);
-            }
-            diffs.push_back(std::llabs(ctx.sent[d][i].time_ns - want[d][i].time_ns));
-        }
-        if (want[d].size() != ctx.sent[d].size() && r.identical)
-        {
-            r.identical = 0;
-            r.first_mismatch = static_cast<int64_t>(n);
-        }
-    }
-    std::sort(diffs.begin(), diffs.end());
-    if (!diffs.empty())
-    {
-        r.max_send_diff_ns = diffs.back();
-        r.p99_send_diff_ns = diffs[std::min(diffs.size() - 1, static_cast<size_t>(0.99 * diffs.size()))];
-    }
     Simulator::Destroy();
-    for (qr_proc_delay* p : pd)
-        qr_proc_delay_destroy(p);
     return r;
 }
 

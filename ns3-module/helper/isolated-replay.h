@@ -10,16 +10,20 @@
  * record header plus 52 to 92 bytes of headers per packet; the hosts' clocks must be synchronized
  * (or their offset known) for arrival times and send times to be compared.
  *
- * A replay is compared with the runtime packet by packet, for both directions: TCP flags, sequence
- * and acknowledgment numbers, window and IP length (TCP options are not compared: the timestamp
- * option carries the sender's clock in ms). */
+ * A replay is compared with the runtime packet by packet, for both directions, by the core's
+ * qr_compare_sequences: TCP flags, sequence and acknowledgment numbers, window and IP length (TCP
+ * options are not compared: the timestamp option carries the sender's clock in ms). */
 #ifndef QREPLAY_ISOLATED_REPLAY_H
 #define QREPLAY_ISOLATED_REPLAY_H
 
-#include "recording.h"
 
 #include <cstdint>
 #include <vector>
+
+extern "C" {
+#include "qreplay/recording.h"
+#include "qreplay/schema.h"
+}
 
 namespace ns3
 {
@@ -27,23 +31,10 @@ namespace ns3
 class IsolatedReplay
 {
   public:
-    struct Result
-    {
-        uint32_t flow;
-        int64_t sigma_ns;
-        uint32_t stream;
-        uint64_t recorded; // packets of the connection in the runtime (both directions)
-        uint64_t replayed; // in the replay
-        uint8_t identical; // every packet's TCP header and length equal, in order, both directions
-        int64_t first_mismatch; // index (in the direction that differs first) or -1
-        int64_t max_send_diff_ns, p99_send_diff_ns; // |replay send time - runtime send time|
-        uint64_t late;      // packets the corrector could not deliver on time
-        int64_t max_late_ns; // by how much at most
-        uint64_t unknown;   // packets the recording does not know
-    };
+    using Result = qr_row_isolated;
 
     /* scenario: the recording's (links, TCP, processing delay). rec must have /received. */
-    IsolatedReplay(const qr_scenario* scenario, const Recording& rec);
+    IsolatedReplay(const qr_scenario* scenario, const qr_recording* rec);
 
     /* Replay flow f with processing-delay jitter sigma (random stream `stream`). Throws
      * std::runtime_error. */
@@ -51,7 +42,7 @@ class IsolatedReplay
 
   private:
     const qr_scenario* m_scenario;
-    const Recording& m_rec;
+    const qr_recording* m_rec;
 };
 
 } // namespace ns3

@@ -5,7 +5,9 @@
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/queue.h"
+#include "ns3/enum.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <chrono>
 #include <cstdio>
@@ -34,7 +36,7 @@ Swallow(Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&)
     return true;
 }
 
-QreplayReplay::QreplayReplay(const qr_scenario* scenario, const Recording& rec, Options options)
+QreplayReplay::QreplayReplay(const qr_scenario* scenario, const qr_recording* rec, Options options)
     : m_scenario(scenario),
       m_cfg(qr_scenario_config(scenario)),
       m_rec(rec),
@@ -62,23 +64,27 @@ QreplayReplay::Build()
     else
         m_net->BuildStar(c->topology.hosts);
     uint32_t hosts = qr_topology_hosts(m_net->GetTopology());
-    if (hosts != m_rec.Hosts())
+    if (hosts != qr_recording_hosts(m_rec))
         throw std::runtime_error("the scenario's network has " + std::to_string(hosts) +
-                                 " hosts, the recording " + std::to_string(m_rec.Hosts()));
-    m_net->InstallSharedBuffers(c->buffer.size_bytes, c->buffer.alpha);
+                                 " hosts, the recording " +
+                                 std::to_string(qr_recording_hosts(m_rec)));
+    m_net->InstallSharedBuffers(c->buffer.size_bytes,
+                                c->buffer.alpha,
+                                {{"Mode", Create<EnumValue>(m_opt.mode)},
+                                 {"Margin", Create<UintegerValue>(m_opt.marginBytes)}});
     const qr_topology* topo = m_net->GetTopology();
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
     {
-        Ptr<SharedBuffer> b = m_net->GetSharedBuffer(sw);
-        b->m_mode = m_opt.mode;
-        b->m_marginBytes = m_opt.marginBytes;
         for (uint32_t port = 0; port < qr_topology_ports(topo, sw); port++)
         {
             m_net->GetQueueDisc(sw, port)->TraceConnectWithoutContext(
-                "Arrival", MakeCallback(&QreplayReplay::OnArrival, this));
+                "Arrival",
+                MakeCallback(&QreplayReplay::OnArrival, this));
             Ptr<NetDevice> dev = m_net->GetSwitchDevice(sw, port);
-            dev->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&QreplayReplay::OnOtherDrop, this));
-            dev->TraceConnectWithoutContext("PhyTxDrop", MakeCallback(&QreplayReplay::OnOtherDrop, this));
+            dev->TraceConnectWithoutContext("MacTxDrop",
+                                            MakeCallback(&QreplayReplay::OnOtherDrop, this));
+            dev->TraceConnectWithoutContext("PhyTxDrop",
+                                            MakeCallback(&QreplayReplay::OnOtherDrop, this));
         }
     }
     m_next.assign(hosts, 0);
@@ -94,10 +100,11 @@ QreplayReplay::Build()
         dev->SetReceiveCallback(MakeCallback(&Swallow));
         dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&QreplayReplay::HostTx, this, h));
         dev->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&QreplayReplay::HostRx, this, h));
-        const auto& order = m_rec.InjectionOrder(h);
-        if (!order.empty())
+        size_t n;
+        const qr_rec_packet* pk = qr_recording_packets(m_rec, h, &n);
+        if (n > 0)
         {
-            int64_t t = m_rec.HostPackets(h)[order[0]].time_ns;
+            int64_t t = pk[qr_recording_order(m_rec, h)[0]].time_ns;
             Simulator::Schedule(NanoSeconds(t > 0 ? t : 0), &QreplayReplay::SendNext, this, h);
         }
     }
@@ -113,28 +120,28 @@ QreplayReplay::Build()
 void
 QreplayReplay::SendNext(uint32_t h)
 {
-    const auto& order = m_rec.InjectionOrder(h);
-    const auto& pkts = m_rec.HostPackets(h);
+    size_t n;
+    const qr_rec_packet* pkts = qr_recording_packets(m_rec, h, &n);
+    const uint32_t* order = qr_recording_order(m_rec, h);
     int64_t now = Simulator::Now().GetNanoSeconds();
     Ptr<NetDevice> dev = m_net->GetHostDevice(h);
     // everything due now (several packets may share an injection time after sampling)
-    while (m_next[h] < order.size() && std::max<int64_t>(pkts[order[m_next[h]]].time_ns, 0) <= now)
+    while (m_next[h] < n && std::max<int64_t>(pkts[order[m_next[h]]].time_ns, 0) <= now)
     {
-        const Recording::Packet& rp = pkts[order[m_next[h]++]];
+        const qr_rec_packet& rp = pkts[order[m_next[h]++]];
         uint8_t buf[QR_TRACE_CAPLEN_MAX];
         size_t hdr = qr_packet_encode(&rp.pk, buf);
         std::vector<uint8_t> bytes(std::max<size_t>(rp.pk.ip_len, hdr), 0);
         std::copy(buf, buf + hdr, bytes.begin());
         Ptr<Packet> p = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
         QreplayTag tag;
-        tag.packet = static_cast<uint64_t>(rp.dir) << 32 | rp.seq;
-        tag.flow = rp.dir;
-        tag.dropTag = m_opt.mode == QR_MODE_TAGGED ? rp.dropTag : 0;
+        tag.Set(rp.dir, rp.seq);
+        tag.dropTag = m_opt.mode == QR_MODE_TAGGED ? rp.drop_tag : 0;
         p->AddPacketTag(tag);
         m_due[h].push_back(std::max<int64_t>(rp.time_ns, 0));
         dev->Send(p, dev->GetBroadcast(), Ipv4L3Protocol::PROT_NUMBER);
     }
-    if (m_next[h] < order.size())
+    if (m_next[h] < n)
     {
         int64_t t = std::max<int64_t>(pkts[order[m_next[h]]].time_ns, 0);
         Simulator::Schedule(NanoSeconds(t - now), &QreplayReplay::SendNext, this, h);
@@ -191,8 +198,16 @@ QreplayReplay::OnArrival(const qr_arrival& a)
             throw std::runtime_error(err);
     }
     if (a.decision != QR_ADMIT)
-        m_drops.push_back(Drop{a.packet, static_cast<uint32_t>(a.packet >> 32), a.time_ns, a.sw,
-                               a.port, a.bytes, a.decision, a.tagged});
+        m_drops.push_back(Drop{a.packet,
+                               qr_packet_id_dir(a.packet),
+                               a.time_ns,
+                               a.sw,
+                               a.port,
+                               a.bytes,
+                               a.decision,
+                               a.tagged,
+                               a.queue_bytes,
+                               a.threshold});
 }
 
 void

@@ -11,7 +11,6 @@
 #define QREPLAY_REPLAY_H
 
 #include "fat-tree-helper.h"
-#include "recording.h"
 
 #include "ns3/nstime.h"
 
@@ -24,6 +23,8 @@
 extern "C" {
 #include "qreplay/buffer.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
+#include "qreplay/schema.h"
 }
 
 namespace ns3
@@ -41,18 +42,10 @@ class QreplayReplay
         const volatile std::sig_atomic_t* cancel{nullptr};
     };
 
-    struct Drop
-    {
-        uint64_t packet;
-        uint32_t dir;
-        int64_t time_ns;
-        uint32_t sw, port, bytes;
-        uint8_t reason; // qr_decision
-        uint8_t tagged;
-    };
+    using Drop = qr_row_drop;
 
     /* scenario: the network and buffers to replay on (its topology must be the recording's). */
-    QreplayReplay(const qr_scenario* scenario, const Recording& rec, Options options);
+    QreplayReplay(const qr_scenario* scenario, const qr_recording* rec, Options options);
     ~QreplayReplay(); // removes an uncommitted arrival log and destroys the simulation
     QreplayReplay(const QreplayReplay&) = delete;
     QreplayReplay& operator=(const QreplayReplay&) = delete;
@@ -86,7 +79,7 @@ class QreplayReplay
 
     const qr_scenario* m_scenario;
     const qr_config* m_cfg;
-    const Recording& m_rec;
+    const qr_recording* m_rec;
     Options m_opt;
     std::unique_ptr<FatTreeHelper> m_net;
     std::vector<size_t> m_next;          // per host: next position in its injection order

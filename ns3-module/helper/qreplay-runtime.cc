@@ -1,7 +1,5 @@
 #include "qreplay-runtime.h"
 
-#include "h5-io.h"
-
 #include "model/five-tuple.h"
 #include "model/qreplay-tag.h"
 
@@ -68,8 +66,6 @@ QreplayRuntime::~QreplayRuntime()
         RemoveTemps();
     qr_lossdet_destroy(m_lossdet);
     Simulator::Destroy();
-    for (qr_proc_delay* d : m_procDelay)
-        qr_proc_delay_destroy(d);
 }
 
 std::string
@@ -161,29 +157,23 @@ QreplayRuntime::Build()
         m_net->BuildFatTree(c->topology.k);
     else
         m_net->BuildStar(c->topology.hosts);
-    std::vector<uint32_t> addrs(hosts);
-    for (uint32_t h = 0; h < hosts; h++)
-        addrs[h] = qr_topology_host_addr(m_net->GetTopology(), h);
     try
     {
-        m_table = std::make_unique<FlowTable>(flows, addrs);
+        m_table = std::make_unique<FlowTable>(flows, m_net->GetTopology());
     }
     catch (const std::invalid_argument& e)
     {
         throw std::runtime_error(std::string("[traffic] ") + e.what());
     }
-    m_net->InstallSharedBuffers(c->buffer.size_bytes, c->buffer.alpha);
-    for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
-        m_net->GetSharedBuffer(sw)->m_ecnThresholdBytes = c->buffer.ecn_threshold_bytes;
-    m_procDelay.assign(hosts, nullptr);
-    for (uint32_t h = 0; h < hosts; h++)
-        if (qr_proc_delay_create(&m_procDelay[h], c->run.seed, h, m_opt.jitterStream,
-                                 c->host.proc_delay_ns, c->host.proc_jitter_ns))
-            throw std::runtime_error("[host] proc_delay / proc_jitter: must not be negative");
-    if (c->host.proc_delay_ns > 0 || c->host.proc_jitter_ns > 0)
-        m_net->InstallHostQueueDiscs(m_table.get(), [this](uint32_t h) { return qr_proc_delay_next(m_procDelay[h]); });
-    else
-        m_net->InstallHostQueueDiscs(m_table.get(), nullptr);
+    m_net->InstallSharedBuffers(
+        c->buffer.size_bytes,
+        c->buffer.alpha,
+        {{"EcnThreshold", Create<UintegerValue>(c->buffer.ecn_threshold_bytes)}});
+    m_net->InstallHostQueueDiscs(m_table.get(),
+                                 NanoSeconds(c->host.proc_delay_ns),
+                                 NanoSeconds(c->host.proc_jitter_ns),
+                                 c->run.seed,
+                                 m_opt.jitterStream);
 
     m_offsets.assign(hosts, 0);
     if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
@@ -219,8 +209,9 @@ QreplayRuntime::Build()
     // recording and ground truth
     if (!m_opt.outDir.empty())
     {
-        MakeDirs(m_opt.outDir + "/pcap");
-        MakeDirs(m_opt.outDir + "/truth");
+        for (const char* sub : {"/pcap", "/truth"})
+            if (qr_make_dirs((m_opt.outDir + sub).c_str(), err))
+                throw std::runtime_error(err);
         unlink((m_opt.outDir + "/recording.h5").c_str()); // the "complete" marker goes first
         m_pcaps.assign(hosts, nullptr);
         for (uint32_t h = 0; h < hosts; h++)
@@ -308,8 +299,8 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
         d.delivered++;
         d.deliveredBytes += p->GetSize() - 2;
         rt->m_inFlight--;
-        rt->m_received.push_back(Received{tag.flow, static_cast<uint32_t>(tag.packet & 0xffffffffu),
-                                          Simulator::Now().GetNanoSeconds()});
+        rt->m_received.push_back(
+            Received{tag.flow, tag.Seq(), Simulator::Now().GetNanoSeconds()});
     }
     // what the receiving host can see: the 5-tuple and the IP ID
     qr_packet pk;
@@ -322,8 +313,7 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
             uint64_t seq, first, n;
             qr_lossdet_observe(rt->m_lossdet, dir, pk.ip_id, &seq, &first, &n);
             for (uint64_t s = first; s < first + n; s++)
-                rt->m_detected.push_back(Detected{host, dir, s, static_cast<uint64_t>(dir) << 32 | (s & 0xffffffffu),
-                                                  static_cast<uint16_t>(s), 0});
+                rt->m_detected.push_back(qr_detected_row(host, dir, s, 0));
         }
     }
     rt->MaybeFinish();
@@ -342,9 +332,17 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
     }
     if (a.decision == QR_ADMIT)
         return;
-    uint32_t dir = static_cast<uint32_t>(a.packet >> 32);
-    m_drops.push_back(Drop{a.packet, dir, a.time_ns, a.sw, a.port, a.bytes, a.decision,
-                           a.queue_bytes, a.threshold});
+    uint32_t dir = qr_packet_id_dir(a.packet);
+    m_drops.push_back(Drop{a.packet,
+                           dir,
+                           a.time_ns,
+                           a.sw,
+                           a.port,
+                           a.bytes,
+                           a.decision,
+                           a.tagged,
+                           a.queue_bytes,
+                           a.threshold});
     if (dir < m_dirs.size())
     {
         m_dirs[dir].dropped++;
@@ -418,7 +416,7 @@ QreplayRuntime::MaybeFinish()
             return;
     }
     m_stopping = true;
-    m_endReason = "completed";
+    m_endReason = QR_END_COMPLETED;
     Simulator::Stop();
 }
 
@@ -429,7 +427,7 @@ QreplayRuntime::Tick()
     if (m_opt.cancel && *m_opt.cancel && !m_stopping)
     {
         m_stopping = true;
-        m_endReason = "cancelled";
+        m_endReason = QR_END_CANCELLED;
         Simulator::Stop();
     }
     if (m_opt.progress && now - m_lastProgress >= m_opt.progressSeconds)
@@ -444,12 +442,10 @@ QreplayRuntime::Tick()
 Time
 QreplayRuntime::GetMaxTransit() const
 {
-    // every link: propagation plus one MTU's transmission; every switch: a full buffer ahead
-    uint32_t switches = m_cfg->topology.kind == QR_TOPO_FATTREE ? 5 : 1;
-    double bitNs = 1e9 / static_cast<double>(m_cfg->links.rate_bps);
-    double ns = (switches + 1) * (m_cfg->links.delay_ns + QR_MTU_BYTES * 8 * bitNs) +
-                switches * (m_cfg->buffer.size_bytes * 8 * bitNs);
-    return NanoSeconds(static_cast<int64_t>(ns) + 1);
+    return NanoSeconds(qr_max_transit_ns(m_net->GetTopology(),
+                                         m_cfg->links.rate_bps,
+                                         m_cfg->links.delay_ns,
+                                         m_cfg->buffer.size_bytes));
 }
 
 void
@@ -466,210 +462,138 @@ QreplayRuntime::Run()
     if (!m_built)
         throw std::logic_error("QreplayRuntime::Run before Build");
     m_wallStart = m_lastProgress = WallNow();
-    m_endReason = "stop";
+    m_endReason = QR_END_STOP;
     Simulator::Stop(NanoSeconds(m_cfg->traffic.stop_ns));
-    Time cutoff = NanoSeconds(m_cfg->traffic.stop_ns) - GetMaxTransit();
-    if (cutoff.IsStrictlyPositive())
-        Simulator::Schedule(cutoff, &QreplayRuntime::SnapshotSent, this);
+    int64_t cutoff = qr_tail_cutoff_ns(m_cfg->traffic.stop_ns, GetMaxTransit().GetNanoSeconds());
+    if (cutoff > 0)
+        Simulator::Schedule(NanoSeconds(cutoff), &QreplayRuntime::SnapshotSent, this);
     if (m_table->Flows() == 0)
-        m_endReason = "completed";
+        m_endReason = QR_END_COMPLETED;
     else
         Simulator::Run();
     m_end = Simulator::Now();
     m_events = Simulator::GetEventCount();
     m_wall = WallNow() - m_wallStart;
     if (m_opt.progress)
-        m_opt.progress(Progress{m_end, NanoSeconds(m_cfg->traffic.stop_ns), m_wall, m_events,
-                                m_flowsDone, m_table->Flows(), m_packets});
+        m_opt.progress(Progress{m_end,
+                                NanoSeconds(m_cfg->traffic.stop_ns),
+                                m_wall,
+                                m_events,
+                                m_flowsDone,
+                                m_table->Flows(),
+                                m_packets});
     if (!m_error.empty())
         throw std::runtime_error(m_error);
-    // Tails: a direction's sender knows how many packets it sent; those the receiver never saw
-    // after its last packet were lost. A run stopped at [traffic] stop may still have packets in
-    // flight, so there only packets sent before the cutoff (stop minus the longest possible
-    // transit) count.
-    const std::vector<uint64_t>* sent = nullptr;
-    std::vector<uint64_t> all(m_dirs.size());
-    if (m_endReason == "completed")
-    {
-        for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
-            all[dir] = m_dirs[dir].sent;
-        sent = &all;
-    }
-    else if (!m_sentAtCutoff.empty())
-        sent = &m_sentAtCutoff;
-    for (uint32_t dir = 0; sent && dir < m_dirs.size(); dir++)
-    {
-        uint64_t first, n;
-        if (qr_lossdet_next(m_lossdet, dir) >= (*sent)[dir])
-            continue;
-        if (qr_lossdet_tail(m_lossdet, dir, (*sent)[dir], &first, &n) != QR_OK)
-            throw std::runtime_error("direction " + std::to_string(dir) +
-                                     ": the receiver saw more packets than were sent");
-        for (uint64_t s = first; s < first + n; s++)
-            m_detected.push_back(Detected{m_table->DirSrc(dir), dir, s,
-                                          static_cast<uint64_t>(dir) << 32 | (s & 0xffffffffu),
-                                          static_cast<uint16_t>(s), 1});
-    }
+    DetectTails();
 }
 
-} // namespace ns3
-
-namespace ns3
+void
+QreplayRuntime::DetectTails()
 {
-
-namespace
-{
-
-/* HDF5 rows (plain structs, described field by field below). */
-struct FlowRow
-{
-    uint32_t id, src, dst;
-    uint16_t src_port, dst_port;
-    uint64_t bytes;
-    int64_t start_ns, end_ns, fct_ns;
-    uint32_t incast;
-    uint8_t completed, closed;
-};
-
-struct HostRow
-{
-    uint32_t host, addr;
-    int64_t clock_offset_ns;
-    uint64_t packets, bytes;
-    char pcap[32];
-};
-
-struct DirRow
-{
-    uint32_t dir, flow, src, dst;
-    uint64_t sent, sent_bytes, delivered, delivered_bytes, dropped, dropped_bytes;
-};
-
-#define F(T, m) offsetof(T, m)
-
-const qr_h5_field kFlowFields[] = {
-    {"id", QR_H5_U32, F(FlowRow, id), 0, NULL},
-    {"src", QR_H5_U32, F(FlowRow, src), 0, "host"},
-    {"dst", QR_H5_U32, F(FlowRow, dst), 0, "host"},
-    {"src_port", QR_H5_U16, F(FlowRow, src_port), 0, NULL},
-    {"dst_port", QR_H5_U16, F(FlowRow, dst_port), 0, NULL},
-    {"bytes", QR_H5_U64, F(FlowRow, bytes), 0, "bytes"},
-    {"start_ns", QR_H5_I64, F(FlowRow, start_ns), 0, "ns"},
-    {"end_ns", QR_H5_I64, F(FlowRow, end_ns), 0, "ns (-1: not completed)"},
-    {"fct_ns", QR_H5_I64, F(FlowRow, fct_ns), 0, "ns (-1: not completed)"},
-    {"incast", QR_H5_U32, F(FlowRow, incast), 0, "event (0: background)"},
-    {"completed", QR_H5_U8, F(FlowRow, completed), 0, NULL},
-    {"closed", QR_H5_U8, F(FlowRow, closed), 0, NULL}};
-
-const qr_h5_field kHostFields[] = {
-    {"host", QR_H5_U32, F(HostRow, host), 0, NULL},
-    {"addr", QR_H5_U32, F(HostRow, addr), 0, "IPv4 address"},
-    {"clock_offset_ns", QR_H5_I64, F(HostRow, clock_offset_ns), 0, "ns"},
-    {"packets", QR_H5_U64, F(HostRow, packets), 0, "packets"},
-    {"bytes", QR_H5_U64, F(HostRow, bytes), 0, "bytes"},
-    {"pcap", QR_H5_STR, F(HostRow, pcap), 32, NULL}};
-
-const qr_h5_field kDetectedFields[] = {
-    {"receiver", QR_H5_U32, F(QreplayRuntime::Detected, receiver), 0, "host"},
-    {"dir", QR_H5_U32, F(QreplayRuntime::Detected, dir), 0, "flow direction (2 flow + 1 for ACKs)"},
-    {"seq", QR_H5_U64, F(QreplayRuntime::Detected, seq), 0, "packet number in the direction"},
-    {"packet", QR_H5_U64, F(QreplayRuntime::Detected, packet), 0, "dir << 32 | seq"},
-    {"ip_id", QR_H5_U16, F(QreplayRuntime::Detected, ip_id), 0, NULL},
-    {"tail", QR_H5_U8, F(QreplayRuntime::Detected, tail), 0, "1: from the sender's count"}};
-
-const qr_h5_field kReceivedFields[] = {
-    {"dir", QR_H5_U32, F(QreplayRuntime::Received, dir), 0, "flow direction"},
-    {"seq", QR_H5_U32, F(QreplayRuntime::Received, seq), 0, "packet number in the direction"},
-    {"time_ns", QR_H5_I64, F(QreplayRuntime::Received, time_ns), 0,
-     "ns, simulation time (the hosts' clocks synchronized)"}};
-
-const qr_h5_field kDropFields[] = {
-    {"packet", QR_H5_U64, F(QreplayRuntime::Drop, packet), 0, "dir << 32 | seq"},
-    {"dir", QR_H5_U32, F(QreplayRuntime::Drop, dir), 0, NULL},
-    {"time_ns", QR_H5_I64, F(QreplayRuntime::Drop, time_ns), 0, "ns"},
-    {"switch", QR_H5_U32, F(QreplayRuntime::Drop, sw), 0, NULL},
-    {"port", QR_H5_U32, F(QreplayRuntime::Drop, port), 0, NULL},
-    {"bytes", QR_H5_U32, F(QreplayRuntime::Drop, bytes), 0, "bytes"},
-    {"reason", QR_H5_U8, F(QreplayRuntime::Drop, reason), 0,
-     "qr_decision: 1 threshold, 2 buffer-full, 3 tagged"},
-    {"queue_bytes", QR_H5_U64, F(QreplayRuntime::Drop, queue_bytes), 0, "bytes"},
-    {"threshold", QR_H5_I64, F(QreplayRuntime::Drop, threshold), 0, "bytes"}};
-
-const qr_h5_field kDirFields[] = {
-    {"dir", QR_H5_U32, F(DirRow, dir), 0, NULL},
-    {"flow", QR_H5_U32, F(DirRow, flow), 0, NULL},
-    {"src", QR_H5_U32, F(DirRow, src), 0, "host"},
-    {"dst", QR_H5_U32, F(DirRow, dst), 0, "host"},
-    {"sent", QR_H5_U64, F(DirRow, sent), 0, "packets"},
-    {"sent_bytes", QR_H5_U64, F(DirRow, sent_bytes), 0, "bytes"},
-    {"delivered", QR_H5_U64, F(DirRow, delivered), 0, "packets"},
-    {"delivered_bytes", QR_H5_U64, F(DirRow, delivered_bytes), 0, "bytes"},
-    {"dropped", QR_H5_U64, F(DirRow, dropped), 0, "packets"},
-    {"dropped_bytes", QR_H5_U64, F(DirRow, dropped_bytes), 0, "bytes"}};
-
-#undef F
-
-} // namespace
+    // A direction's sender knows how many packets it sent; those its receiver never saw after its
+    // last packet were lost. In a run cut by [traffic] stop only the packets sent before the
+    // core's cutoff count.
+    std::vector<uint64_t> sent(m_dirs.size());
+    if (m_endReason == QR_END_COMPLETED)
+    {
+        for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
+            sent[dir] = m_dirs[dir].sent;
+    }
+    else if (!m_sentAtCutoff.empty())
+        sent = m_sentAtCutoff;
+    else
+        return;
+    qr_row_detected* rows = nullptr;
+    size_t n = 0;
+    char err[QR_ERRBUF_SIZE];
+    if (qr_lossdet_tails(m_lossdet, m_table->Get(), sent.data(), sent.size(), &rows, &n, err))
+        throw std::runtime_error(err);
+    m_detected.insert(m_detected.end(), rows, rows + n);
+    qr_h5_rows_free(rows);
+}
 
 void
 QreplayRuntime::WriteRecording()
 {
     const uint32_t hosts = static_cast<uint32_t>(m_hostPackets.size());
-    std::vector<FlowRow> flows;
+    std::vector<qr_row_flow> flows;
     for (uint32_t f = 0; f < m_table->Flows(); f++)
     {
         const qr_flow& fl = m_table->Flow(f);
         const FlowRecord& r = m_flowRecs[f];
-        flows.push_back(FlowRow{f, fl.src, fl.dst, m_table->SenderPort(f), FlowTable::kSinkPort,
-                                fl.bytes, fl.start_ns, r.end_ns,
-                                r.end_ns >= 0 ? r.end_ns - fl.start_ns : -1, fl.incast,
-                                static_cast<uint8_t>(r.end_ns >= 0), static_cast<uint8_t>(r.closed)});
+        flows.push_back(qr_row_flow{f,
+                                    fl.src,
+                                    fl.dst,
+                                    m_table->SenderPort(f),
+                                    FlowTable::kSinkPort,
+                                    fl.bytes,
+                                    fl.start_ns,
+                                    r.end_ns,
+                                    r.end_ns >= 0 ? r.end_ns - fl.start_ns : -1,
+                                    fl.incast,
+                                    static_cast<uint8_t>(r.end_ns >= 0),
+                                    static_cast<uint8_t>(r.closed)});
     }
-    std::vector<HostRow> hostRows;
+    std::vector<qr_row_host> hostRows;
     for (uint32_t h = 0; h < hosts; h++)
     {
-        HostRow r{h, m_table->HostAddr(h), m_offsets[h], m_hostPackets[h], m_hostBytes[h], {}};
+        qr_row_host r{h, m_table->HostAddr(h), m_offsets[h], m_hostPackets[h], m_hostBytes[h], {}};
         snprintf(r.pcap, sizeof r.pcap, "%s", PcapName(h).c_str());
         hostRows.push_back(r);
     }
-    H5Out f(m_opt.outDir + "/recording.h5");
-    f.Scenario(m_scenario);
-    f.AttrS("/", "kind", std::string("qreplay recording"));
-    f.AttrS("/", "scenario_name", m_opt.scenarioName);
-    f.AttrS("/", "end", m_endReason);
-    f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
-    f.Rows("/flows", kFlowFields, sizeof kFlowFields / sizeof kFlowFields[0], flows);
-    f.Rows("/hosts", kHostFields, sizeof kHostFields / sizeof kHostFields[0], hostRows);
-    f.Rows("/drops_detected", kDetectedFields, sizeof kDetectedFields / sizeof kDetectedFields[0],
-            m_detected);
-    f.Rows("/received", kReceivedFields, 3, m_received);
-    f.Commit();
+    qr_recording_info info{m_opt.scenarioName.c_str(), m_endReason, m_end.GetNanoSeconds()};
+    char err[QR_ERRBUF_SIZE];
+    if (qr_recording_write((m_opt.outDir + "/recording.h5").c_str(),
+                           m_scenario,
+                           &info,
+                           flows.data(),
+                           flows.size(),
+                           hostRows.data(),
+                           hostRows.size(),
+                           m_detected.data(),
+                           m_detected.size(),
+                           m_received.data(),
+                           m_received.size(),
+                           err))
+        throw std::runtime_error(err);
 }
 
 void
 QreplayRuntime::WriteTruth()
 {
-    std::vector<DirRow> dirs;
+    std::vector<qr_row_direction> dirs;
     for (uint32_t d = 0; d < m_dirs.size(); d++)
     {
         const DirStats& s = m_dirs[d];
-        dirs.push_back(DirRow{d, d / 2, m_table->DirSrc(d), m_table->DirDst(d), s.sent, s.sentBytes,
-                              s.delivered, s.deliveredBytes, s.dropped, s.droppedBytes});
+        dirs.push_back(qr_row_direction{d,
+                                        qr_dir_flow(d),
+                                        m_table->DirSrc(d),
+                                        m_table->DirDst(d),
+                                        s.sent,
+                                        s.sentBytes,
+                                        s.delivered,
+                                        s.deliveredBytes,
+                                        s.dropped,
+                                        s.droppedBytes});
     }
-    H5Out f(m_opt.outDir + "/truth/truth.h5");
-    f.Scenario(m_scenario);
-    f.AttrS("/", "kind", std::string("qreplay runtime ground truth"));
-    f.AttrS("/", "end", m_endReason);
-    f.Attr("/", "sim_end_ns", static_cast<uint64_t>(m_end.GetNanoSeconds()));
-    f.Attr("/", "events", m_events);
-    f.AttrF("/", "wall_s", m_wall);
-    f.Attr("/", "in_flight_at_end", m_inFlight);
-    f.Attr("/", "other_drops", m_otherDrops);
-    f.Attr("/", "host_queue_drops", m_hostQueueDrops);
-    f.Attr("/", "unknown_packets", m_unknown);
-    f.Rows("/drops", kDropFields, sizeof kDropFields / sizeof kDropFields[0], m_drops);
-    f.Rows("/directions", kDirFields, sizeof kDirFields / sizeof kDirFields[0], dirs);
-    f.Commit();
+    qr_truth_info info{m_endReason,
+                       m_end.GetNanoSeconds(),
+                       m_events,
+                       m_wall,
+                       m_inFlight,
+                       m_otherDrops,
+                       m_hostQueueDrops,
+                       m_unknown};
+    char err[QR_ERRBUF_SIZE];
+    if (qr_truth_write((m_opt.outDir + "/truth/truth.h5").c_str(),
+                       m_scenario,
+                       &info,
+                       m_drops.data(),
+                       m_drops.size(),
+                       dirs.data(),
+                       dirs.size(),
+                       err))
+        throw std::runtime_error(err);
 }
 
 void

@@ -36,7 +36,9 @@ extern "C" {
 #include "qreplay/clock.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/results.h"
 #include "qreplay/scenario.h"
+#include "qreplay/schema.h"
 #include "qreplay/trace.h"
 }
 
@@ -76,34 +78,10 @@ class QreplayRuntime
         uint64_t dropped{0}, droppedBytes{0};
     };
 
-    struct Drop
-    {
-        uint64_t packet;
-        uint32_t dir;
-        int64_t time_ns;
-        uint32_t sw, port, bytes;
-        uint8_t reason; // qr_decision
-        uint64_t queue_bytes;
-        int64_t threshold;
-    };
-
-    struct Detected
-    {
-        uint32_t receiver; // host that saw the gap (for tails: the sender's count)
-        uint32_t dir;
-        uint64_t seq;
-        uint64_t packet;
-        uint16_t ip_id;
-        uint8_t tail; // 1: found from the sender's count after the last received packet
-    };
-
-    /* A packet's arrival at its destination host (last bit received, simulation time). */
-    struct Received
-    {
-        uint32_t dir;
-        uint32_t seq;
-        int64_t time_ns;
-    };
+    /* Drops, detected drops and arrivals are the core's rows (schema.h). */
+    using Drop = qr_row_drop;
+    using Detected = qr_row_detected;
+    using Received = qr_row_received;
 
     struct FlowRecord
     {
@@ -136,8 +114,9 @@ class QreplayRuntime
     uint64_t GetEvents() const { return m_events; }
     double GetWallSeconds() const { return m_wall; }
     Time GetEnd() const { return m_end; }
-    /* "completed" (all flows done, network empty), "stop" ([traffic] stop reached), "cancelled". */
-    const std::string& GetEndReason() const { return m_endReason; }
+    /* QR_END_COMPLETED (all flows done, network empty), QR_END_STOP ([traffic] stop reached),
+     * QR_END_CANCELLED. */
+    qr_end_reason GetEndReason() const { return m_endReason; }
     uint64_t GetFlowsCompleted() const { return m_flowsDone; }
     /* Packets that left a switch other than by the shared-buffer rule (no route, device drop),
      * dropped in a host's NIC queue, not belonging to any flow: all 0 in a sound run. */
@@ -151,7 +130,7 @@ class QreplayRuntime
     static void ConfigureTcp(const qr_config* c);
 
     /* The longest time a packet can spend between leaving a host and arriving (or being dropped):
-     * on every link propagation plus an MTU, at every switch a full buffer ahead of it. */
+     * the core's qr_max_transit_ns for this network. */
     Time GetMaxTransit() const;
     /* Per direction, packets sent before the stop time minus GetMaxTransit() (empty if the run
      * completed before): in a run ended by [traffic] stop, only these can be known lost. */
@@ -177,6 +156,7 @@ class QreplayRuntime
     void Fail(const std::string& what);
     void WriteRecording();
     void WriteTruth();
+    void DetectTails();
     std::string Temp(const std::string& rel) const;
     void RemoveTemps();
 
@@ -194,7 +174,6 @@ class QreplayRuntime
     std::vector<uint64_t> m_hostPackets, m_hostBytes;
     std::vector<uint64_t> m_sentAtCutoff;
     qr_lossdet* m_lossdet{nullptr};
-    std::vector<qr_proc_delay*> m_procDelay;
     std::vector<qr_trace_writer*> m_pcaps;
     qr_arrival_writer* m_arrivals{nullptr};
     std::vector<std::string> m_temps; // relative names written under Temp()
@@ -206,7 +185,7 @@ class QreplayRuntime
     uint32_t m_tick{0};
     double m_wallStart{0}, m_wall{0}, m_lastProgress{0};
     Time m_end;
-    std::string m_endReason;
+    qr_end_reason m_endReason{QR_END_STOP};
     bool m_built{false}, m_stopping{false};
 };
 

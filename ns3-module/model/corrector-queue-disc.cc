@@ -45,14 +45,14 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     Time now = Simulator::Now();
     Time release = now;
     if (!item->GetPacket()->PeekPacketTag(tag) ||
-        !m_fate(tag.flow, static_cast<uint32_t>(tag.packet & 0xffffffffu), lost, arrive))
+        !m_fate(tag.flow, tag.Seq(), lost, arrive))
     {
         m_unknown++;
     }
     else if (lost)
     {
         m_dropped++;
-        DropBeforeEnqueue(item, "recorded-loss");
+        DropBeforeEnqueue(item, RECORDED_LOSS_DROP);
         return false;
     }
     else

@@ -19,6 +19,8 @@ namespace ns3
 class CorrectorQueueDisc : public TimedFifoQueueDisc
 {
   public:
+    static constexpr const char* RECORDED_LOSS_DROP = "recorded-loss";
+
     /* The runtime's fate of packet seq of direction dir: false if unknown; else lost, or the time
      * its last bit reached the destination host. */
     using Fate = std::function<bool(uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive_ns)>;

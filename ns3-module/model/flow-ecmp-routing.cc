@@ -88,8 +88,8 @@ FlowEcmpRouting::RouteInput(Ptr<const Packet> p,
     // contents) then does not depend on the order in which ns-3 happened to schedule their
     // arrivals, which differs between a runtime and its replay.
     QreplayTag tag;
-    uint64_t key = p->PeekPacketTag(tag) ? tag.packet
-                                         : (qr_flow_hash(&ft, 0) << 16 | header.GetIdentification());
+    bool tagged = p->PeekPacketTag(tag);
+    uint64_t key = qr_same_time_key(tagged, tag.packet, &ft, header.GetIdentification());
     m_pending.push_back(Pending{key, m_arrivals++, port, p, header, ucb});
     if (!m_flush.IsRunning())
         m_flush = Simulator::ScheduleNow(&FlowEcmpRouting::Flush, this);

@@ -12,6 +12,7 @@
 #include <vector>
 
 extern "C" {
+#include "qreplay/flowtable.h"
 #include "qreplay/topology.h"
 }
 

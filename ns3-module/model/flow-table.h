@@ -1,19 +1,16 @@
-/* qreplay ns-3 module: the flows of a run and their directions. Flow f (the core's schedule order)
- * goes from host src, port SenderPort(f), to host dst, port kSinkPort; its data direction is 2f
- * and its ACK direction 2f+1. Direction numbers name packets across runs (packet id = direction
- * << 32 | sequence number within the direction), so a flow table built from the same schedule
- * gives the same numbers in runtime and replay. Lookup by 5-tuple is O(1). */
+/* qreplay ns-3 module: the flows of a run, as the core's qr_flow_table (flowtable.h: sender ports,
+ * directions 2f and 2f + 1, lookup by 5-tuple) owned by a C++ object for the applications and
+ * queue discs that share it. */
 #ifndef QREPLAY_FLOW_TABLE_H
 #define QREPLAY_FLOW_TABLE_H
 
 #include <cstdint>
-#include <string>
-#include <unordered_map>
+#include <stdexcept>
 #include <vector>
 
 extern "C" {
-#include "qreplay/topology.h"
-#include "qreplay/workload.h"
+#include "qreplay/error.h"
+#include "qreplay/flowtable.h"
 }
 
 namespace ns3
@@ -22,33 +19,40 @@ namespace ns3
 class FlowTable
 {
   public:
-    static constexpr uint16_t kSinkPort = 5001;
-    static constexpr uint16_t kFirstSenderPort = 10000;
+    static constexpr uint16_t kSinkPort = QR_SINK_PORT;
 
-    /* Number the flows' sender ports per source host (10000, 10001, ...). Throws
-     * std::invalid_argument if a host would need more ports than exist or a host is out of
-     * range. hostAddr(h) gives host h's address. */
-    FlowTable(const std::vector<qr_flow>& flows, const std::vector<uint32_t>& hostAddr);
+    /* The flows of a topology's hosts. Throws std::invalid_argument with the core's message. */
+    FlowTable(const std::vector<qr_flow>& flows, const qr_topology* topo)
+    {
+        char err[QR_ERRBUF_SIZE];
+        if (qr_flow_table_for_topology(&m_t, flows.data(), flows.size(), topo, err))
+            throw std::invalid_argument(err);
+    }
 
-    size_t Flows() const { return m_flows.size(); }
-    size_t Directions() const { return 2 * m_flows.size(); }
-    const qr_flow& Flow(uint32_t f) const { return m_flows[f]; }
-    uint16_t SenderPort(uint32_t f) const { return m_ports[f]; }
-    uint32_t HostAddr(uint32_t h) const { return m_hostAddr[h]; }
+    ~FlowTable() { qr_flow_table_destroy(m_t); }
 
-    /* The direction of a packet with this 5-tuple; false if it belongs to no flow. */
-    bool Resolve(const qr_five_tuple& ft, uint32_t& dir) const;
-    /* The flow whose sender is (addr, port); false if none. */
-    bool FlowOfSender(uint32_t addr, uint16_t port, uint32_t& flow) const;
-    /* The direction's source and destination hosts. */
-    uint32_t DirSrc(uint32_t dir) const;
-    uint32_t DirDst(uint32_t dir) const;
+    FlowTable(const FlowTable&) = delete;
+    FlowTable& operator=(const FlowTable&) = delete;
+
+    const qr_flow_table* Get() const { return m_t; }
+    size_t Flows() const { return qr_flow_table_flows(m_t); }
+    size_t Directions() const { return qr_flow_table_directions(m_t); }
+    const qr_flow& Flow(uint32_t f) const { return *qr_flow_table_flow(m_t, f); }
+    uint16_t SenderPort(uint32_t f) const { return qr_flow_table_sender_port(m_t, f); }
+    uint32_t HostAddr(uint32_t h) const { return qr_flow_table_host_addr(m_t, h); }
+    bool Resolve(const qr_five_tuple& ft, uint32_t& dir) const
+    {
+        return qr_flow_table_resolve(m_t, &ft, &dir) == QR_OK;
+    }
+    bool FlowOfSender(uint32_t addr, uint16_t port, uint32_t& flow) const
+    {
+        return qr_flow_table_flow_of_sender(m_t, addr, port, &flow) == QR_OK;
+    }
+    uint32_t DirSrc(uint32_t dir) const { return qr_flow_table_dir_src(m_t, dir); }
+    uint32_t DirDst(uint32_t dir) const { return qr_flow_table_dir_dst(m_t, dir); }
 
   private:
-    std::vector<qr_flow> m_flows;
-    std::vector<uint16_t> m_ports;
-    std::vector<uint32_t> m_hostAddr;
-    std::unordered_map<uint64_t, uint32_t> m_bySender; // addr << 16 | port -> flow
+    qr_flow_table* m_t{nullptr};
 };
 
 } // namespace ns3

@@ -4,9 +4,12 @@
 #include "qreplay-tag.h"
 
 #include "ns3/ipv4-queue-disc-item.h"
-#include "ns3/queue.h"
 #include "ns3/log.h"
+#include "ns3/queue.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <stdexcept>
 
 namespace ns3
 {
@@ -17,23 +20,72 @@ NS_OBJECT_ENSURE_REGISTERED(HostQueueDisc);
 TypeId
 HostQueueDisc::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::HostQueueDisc")
-                            .SetParent<TimedFifoQueueDisc>()
-                            .SetGroupName("Qreplay")
-                            .AddConstructor<HostQueueDisc>();
+    static TypeId tid =
+        TypeId("ns3::HostQueueDisc")
+            .SetParent<TimedFifoQueueDisc>()
+            .SetGroupName("Qreplay")
+            .AddConstructor<HostQueueDisc>()
+            .AddAttribute("Limit",
+                          "Packets the NIC queue holds before it drops (packets)",
+                          UintegerValue(1000),
+                          MakeUintegerAccessor(&HostQueueDisc::m_limit),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("ProcessingDelay",
+                          "Mean per-packet processing delay before the NIC (time)",
+                          TimeValue(Seconds(0)),
+                          MakeTimeAccessor(&HostQueueDisc::m_procDelay),
+                          MakeTimeChecker(Seconds(0)))
+            .AddAttribute("ProcessingJitter",
+                          "Standard deviation of the processing delay (time; normal, truncated "
+                          "at 0, whole ns)",
+                          TimeValue(Seconds(0)),
+                          MakeTimeAccessor(&HostQueueDisc::m_procJitter),
+                          MakeTimeChecker(Seconds(0)))
+            .AddAttribute("Seed",
+                          "Master seed of the processing-delay random stream",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&HostQueueDisc::m_seed),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("HostId",
+                          "The host's number, part of its random stream",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&HostQueueDisc::m_host),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("Stream",
+                          "Random stream number (distinct closed-loop replays use distinct ones)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&HostQueueDisc::m_stream),
+                          MakeUintegerChecker<uint64_t>());
     return tid;
 }
 
 HostQueueDisc::HostQueueDisc() = default;
 
-HostQueueDisc::~HostQueueDisc() = default;
+HostQueueDisc::~HostQueueDisc()
+{
+    qr_proc_delay_destroy(m_delay);
+}
 
 void
-HostQueueDisc::Setup(const FlowTable* flows, uint32_t limitPackets, std::function<int64_t()> procDelay)
+HostQueueDisc::SetFlows(const FlowTable* flows)
 {
     m_flows = flows;
-    m_limit = limitPackets;
-    m_procDelay = procDelay;
+}
+
+void
+HostQueueDisc::DoInitialize()
+{
+    qr_proc_delay_destroy(m_delay);
+    m_delay = nullptr;
+    if (qr_proc_delay_create(&m_delay,
+                             m_seed,
+                             m_host,
+                             m_stream,
+                             m_procDelay.GetNanoSeconds(),
+                             m_procJitter.GetNanoSeconds()) != 0)
+        throw std::invalid_argument("HostQueueDisc: ProcessingDelay and ProcessingJitter must not "
+                                    "be negative");
+    TimedFifoQueueDisc::DoInitialize();
 }
 
 bool
@@ -41,10 +93,10 @@ HostQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
     if (GetInternalQueue(0)->GetNPackets() >= m_limit)
     {
-        DropBeforeEnqueue(item, "host-queue-full");
+        DropBeforeEnqueue(item, HOST_QUEUE_FULL_DROP);
         return false;
     }
-    return EnqueueUntil(item, Simulator::Now() + NanoSeconds(m_procDelay ? m_procDelay() : 0));
+    return EnqueueUntil(item, Simulator::Now() + NanoSeconds(qr_proc_delay_next(m_delay)));
 }
 
 Ptr<QueueDiscItem>
@@ -63,8 +115,7 @@ HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
     Ptr<Packet> p = ip->GetPacket();
     QreplayTag tag;
     p->RemovePacketTag(tag);
-    tag.flow = dir;
-    tag.packet = static_cast<uint64_t>(dir) << 32 | (seq & 0xffffffffu);
+    tag.Set(dir, seq);
     tag.dropTag = 0;
     p->AddPacketTag(tag);
     Ptr<Ipv4QueueDiscItem> out =
@@ -76,8 +127,9 @@ HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
 void
 HostQueueDisc::DoDispose()
 {
-    m_procDelay = nullptr;
     m_flows = nullptr;
+    qr_proc_delay_destroy(m_delay);
+    m_delay = nullptr;
     TimedFifoQueueDisc::DoDispose();
 }
 

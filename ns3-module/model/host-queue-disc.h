@@ -1,20 +1,26 @@
-/* qreplay ns-3 module: a host's NIC queue. An ordinary FIFO of `limit` packets (a full queue drops,
- * reason "host-queue-full"), with an optional per-packet processing delay before a packet may leave
- * (the host's packet processing, modelled before its NIC; the delay may differ per packet). As a packet leaves for the NIC it is
- * numbered: its IP ID becomes the next number of its flow direction (consecutive, wrapping at
- * 16 bits) and it gets a QreplayTag with its direction and id (direction << 32 | sequence number).
- * Numbering at dequeue means only packets that reach the wire are numbered, so a gap in the IP IDs
- * a receiver sees is a drop in the network. Packets of no known flow pass unchanged and are
- * counted. */
+/* qreplay ns-3 module: a host's NIC queue. An ordinary FIFO of Limit packets (a full queue drops,
+ * reason HOST_QUEUE_FULL_DROP = "host-queue-full"), with a per-packet processing delay before a
+ * packet may leave (the host's packet processing, modelled before its NIC): each packet's delay is
+ * drawn by the core's qr_proc_delay (clock.h) with mean ProcessingDelay and standard deviation
+ * ProcessingJitter, from the random stream (Seed, HostId, Stream); the core handle is created in
+ * DoInitialize and released in DoDispose. As a packet leaves for the NIC it is numbered: its IP ID
+ * becomes the next number of its flow direction (consecutive, wrapping at 16 bits) and it gets a
+ * QreplayTag with its direction and id (qr_packet_id). Numbering at dequeue means only packets that
+ * reach the wire are numbered, so a gap in the IP IDs a receiver sees is a drop in the network.
+ * Packets of no known flow pass unchanged and are counted. */
 #ifndef QREPLAY_HOST_QUEUE_DISC_H
 #define QREPLAY_HOST_QUEUE_DISC_H
 
 #include "flow-table.h"
-
 #include "timed-fifo-queue-disc.h"
 
-#include <functional>
+#include "ns3/nstime.h"
+
 #include <unordered_map>
+
+extern "C" {
+#include "qreplay/clock.h"
+}
 
 namespace ns3
 {
@@ -22,20 +28,20 @@ namespace ns3
 class HostQueueDisc : public TimedFifoQueueDisc
 {
   public:
+    static constexpr const char* HOST_QUEUE_FULL_DROP = "host-queue-full";
+
     static TypeId GetTypeId();
     HostQueueDisc();
     ~HostQueueDisc() override;
 
-    /* The flows (borrowed; must outlive the queue disc), the FIFO's limit in packets, and the
-     * processing delay of each packet in ns (called once per packet as it arrives; empty: none).
-     * Packets leave in FIFO order, each no earlier than its arrival plus its delay. */
-    void Setup(const FlowTable* flows, uint32_t limitPackets, std::function<int64_t()> procDelay);
+    /* The flows whose packets are numbered (borrowed; must outlive the queue disc). */
+    void SetFlows(const FlowTable* flows);
 
     uint64_t GetUnknownPackets() const { return m_unknown; }
 
   protected:
+    void DoInitialize() override;
     void DoDispose() override;
-
     Ptr<QueueDiscItem> Leave(Ptr<QueueDiscItem> item) override;
 
   private:
@@ -43,7 +49,10 @@ class HostQueueDisc : public TimedFifoQueueDisc
 
     const FlowTable* m_flows{nullptr};
     uint32_t m_limit{1000};
-    std::function<int64_t()> m_procDelay;
+    Time m_procDelay;
+    Time m_procJitter;
+    uint64_t m_seed{1}, m_host{0}, m_stream{0};
+    qr_proc_delay* m_delay{nullptr};
     std::unordered_map<uint32_t, uint64_t> m_next; // direction -> next sequence number
     uint64_t m_unknown{0};
 };

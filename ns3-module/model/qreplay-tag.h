@@ -6,6 +6,10 @@
 
 #include "ns3/tag.h"
 
+extern "C" {
+#include "qreplay/flowtable.h"
+}
+
 namespace ns3
 {
 
@@ -19,7 +23,15 @@ class QreplayTag : public Tag
     void Deserialize(TagBuffer i) override;
     void Print(std::ostream& os) const override;
 
-    uint64_t packet{0}; // id, equal in runtime and replay
+    /* Name packet seq of direction dir (qr_packet_id). */
+    void Set(uint32_t dir, uint64_t seq)
+    {
+        flow = dir;
+        packet = qr_packet_id(dir, seq);
+    }
+    uint32_t Seq() const { return qr_packet_id_seq(packet); }
+
+    uint64_t packet{0}; // id, equal in runtime and replay (qr_packet_id)
     uint32_t flow{0};   // flow direction
     uint8_t dropTag{0}; // 1: the runtime's receiver saw this packet lost
 };

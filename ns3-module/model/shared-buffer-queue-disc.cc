@@ -3,10 +3,13 @@
 #include "five-tuple.h"
 #include "qreplay-tag.h"
 
+#include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
+#include "ns3/enum.h"
 #include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <stdexcept>
 
@@ -20,10 +23,50 @@ NS_OBJECT_ENSURE_REGISTERED(SharedBufferQueueDisc);
 TypeId
 SharedBuffer::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::SharedBuffer")
-                            .SetParent<Object>()
-                            .SetGroupName("Qreplay")
-                            .AddConstructor<SharedBuffer>();
+    static TypeId tid =
+        TypeId("ns3::SharedBuffer")
+            .SetParent<Object>()
+            .SetGroupName("Qreplay")
+            .AddConstructor<SharedBuffer>()
+            .AddAttribute("Size",
+                          "The buffer shared by the switch's egress queues (bytes)",
+                          UintegerValue(2000000),
+                          MakeUintegerAccessor(&SharedBuffer::m_sizeBytes),
+                          MakeUintegerChecker<uint64_t>(1))
+            .AddAttribute("Alpha",
+                          "Dynamic-threshold alpha: every queue's threshold is Alpha times the "
+                          "free buffer (dimensionless, > 0)",
+                          DoubleValue(1.0),
+                          MakeDoubleAccessor(&SharedBuffer::m_alpha),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("Ports",
+                          "Egress queues sharing the buffer (count)",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&SharedBuffer::m_ports),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("SwitchId",
+                          "The switch's number in the topology, reported in arrivals and drops",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&SharedBuffer::m_switch),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Mode",
+                          "Drop decision: Plain (the runtime's admission rule) or Tagged (the "
+                          "replay's: untagged packets are always admitted, a tagged one is "
+                          "dropped when its queue is within Margin of its threshold)",
+                          EnumValue(QR_MODE_PLAIN),
+                          MakeEnumAccessor(&SharedBuffer::m_mode),
+                          MakeEnumChecker(QR_MODE_PLAIN, "Plain", QR_MODE_TAGGED, "Tagged"))
+            .AddAttribute("Margin",
+                          "Occupancy margin of the tagged drop decision (bytes)",
+                          UintegerValue(5 * 1500),
+                          MakeUintegerAccessor(&SharedBuffer::m_marginBytes),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("EcnThreshold",
+                          "Mark CE on admitted packets joining a queue longer than this (bytes; "
+                          "0: no marking)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&SharedBuffer::m_ecnThresholdBytes),
+                          MakeUintegerChecker<uint64_t>());
     return tid;
 }
 
@@ -35,19 +78,29 @@ SharedBuffer::~SharedBuffer()
 }
 
 void
-SharedBuffer::Setup(uint32_t switchId, uint64_t sizeBytes, double alpha, uint32_t ports)
+SharedBuffer::DoInitialize()
 {
     qr_buffer_destroy(m_buffer);
     m_buffer = nullptr;
-    qr_buffer_cfg cfg{sizeBytes, alpha, ports};
+    qr_buffer_cfg cfg{m_sizeBytes, m_alpha, m_ports};
     if (qr_buffer_create(&m_buffer, &cfg) != 0)
-        throw std::invalid_argument("SharedBuffer: size, alpha and ports must be positive");
-    m_switch = switchId;
+        throw std::invalid_argument("SharedBuffer: Size, Alpha and Ports must be positive");
+    Object::DoInitialize();
+}
+
+void
+SharedBuffer::DoDispose()
+{
+    qr_buffer_destroy(m_buffer);
+    m_buffer = nullptr;
+    Object::DoDispose();
 }
 
 qr_buffer*
-SharedBuffer::Get() const
+SharedBuffer::Get()
 {
+    if (!IsInitialized())
+        Initialize();
     return m_buffer;
 }
 
@@ -55,6 +108,41 @@ uint32_t
 SharedBuffer::GetSwitchId() const
 {
     return m_switch;
+}
+
+qr_drop_mode
+SharedBuffer::GetMode() const
+{
+    return m_mode;
+}
+
+uint64_t
+SharedBuffer::GetMarginBytes() const
+{
+    return m_marginBytes;
+}
+
+uint64_t
+SharedBuffer::GetEcnThresholdBytes() const
+{
+    return m_ecnThresholdBytes;
+}
+
+const char*
+SharedBufferQueueDisc::DropReason(qr_decision d)
+{
+    switch (d)
+    {
+    case QR_DROP_THRESHOLD:
+        return THRESHOLD_DROP;
+    case QR_DROP_BUFFER_FULL:
+        return BUFFER_FULL_DROP;
+    case QR_DROP_TAGGED:
+        return TAGGED_DROP;
+    case QR_ADMIT:
+        break;
+    }
+    return nullptr;
 }
 
 TypeId
@@ -73,7 +161,8 @@ SharedBufferQueueDisc::GetTypeId()
                             "ns3::SharedBufferQueueDisc::ArrivalCallback")
             .AddTraceSource("Departure",
                             "Every packet whose last bit left this port: time (ns), switch, port, "
-                            "packet id, flow, size, queue and switch bytes after it left, threshold",
+                            "packet id, flow, size (bytes), queue and switch bytes after it left, "
+                            "threshold (bytes)",
                             MakeTraceSourceAccessor(&SharedBufferQueueDisc::m_departureTrace),
                             "ns3::SharedBufferQueueDisc::DepartureCallback");
     return tid;
@@ -82,8 +171,6 @@ SharedBufferQueueDisc::GetTypeId()
 SharedBufferQueueDisc::SharedBufferQueueDisc()
     : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
 {
-    if (qr_queue_flows_create(&m_flows) != 0)
-        throw std::bad_alloc();
 }
 
 SharedBufferQueueDisc::~SharedBufferQueueDisc()
@@ -139,12 +226,18 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     a.threshold = qr_buffer_threshold(b);
     a.n_flows = static_cast<uint16_t>(qr_queue_flows_snapshot(m_flows, &a.flows));
     qr_decision d;
-    qr_buffer_admit(b, m_port, bytes, m_buffer->m_mode, a.tagged, m_buffer->m_marginBytes, &d);
+    qr_buffer_admit(b,
+                    m_port,
+                    bytes,
+                    m_buffer->GetMode(),
+                    a.tagged,
+                    m_buffer->GetMarginBytes(),
+                    &d);
     a.decision = static_cast<uint8_t>(d);
     m_arrivalTrace(a);
     if (d != QR_ADMIT)
     {
-        DropBeforeEnqueue(item, qr_decision_name(d));
+        DropBeforeEnqueue(item, DropReason(d));
         return false;
     }
     if (!GetInternalQueue(0)->Enqueue(item))
@@ -153,8 +246,9 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         qr_buffer_release(b, m_port, bytes);
         return false;
     }
-    if (m_buffer->m_ecnThresholdBytes > 0 && a.queue_bytes + bytes > m_buffer->m_ecnThresholdBytes)
-        Mark(item, "ecn");
+    uint64_t ecn = m_buffer->GetEcnThresholdBytes();
+    if (ecn > 0 && a.queue_bytes + bytes > ecn)
+        Mark(item, ECN_MARK);
     qr_queue_flows_add(m_flows, flow, bytes);
     m_held.push_back({a.packet, flow, bytes});
     return true;
@@ -206,7 +300,8 @@ SharedBufferQueueDisc::CheckConfig()
     {
         // admission is the shared buffer's; the FIFO itself never refuses
         AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize", QueueSizeValue(QueueSize("1000000p"))));
+            "MaxSize",
+            QueueSizeValue(QueueSize("1000000p"))));
     }
     return GetNInternalQueues() == 1;
 }
@@ -217,10 +312,20 @@ SharedBufferQueueDisc::InitializeParams()
 }
 
 void
+SharedBufferQueueDisc::DoInitialize()
+{
+    if (!m_flows && qr_queue_flows_create(&m_flows) != 0)
+        throw std::bad_alloc();
+    QueueDisc::DoInitialize();
+}
+
+void
 SharedBufferQueueDisc::DoDispose()
 {
     m_buffer = nullptr;
     m_held.clear();
+    qr_queue_flows_destroy(m_flows);
+    m_flows = nullptr;
     QueueDisc::DoDispose();
 }
 

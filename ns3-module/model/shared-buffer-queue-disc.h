@@ -1,14 +1,20 @@
 /* qreplay ns-3 module: a switch's shared buffer and the queue disc of each of its egress ports.
  *
- * SharedBuffer owns the core's qr_buffer (B, alpha, bytes per port) and the replay decision mode.
- * SharedBufferQueueDisc asks it, for every arriving packet, the core's decision (qr_buffer_admit):
- * admitted packets wait in a FIFO; dropped ones leave through DropBeforeEnqueue with the decision's
- * name as reason ("threshold", "buffer-full", "tagged"). Bytes stay counted until the packet's last
- * bit leaves the port's device (PhyTxEnd), so occupancy covers the queue disc and the device. Every
- * arrival is reported through the trace source "Arrival" with the queue's contents per flow before
- * the packet joined (qr_arrival); every departure through "Departure". ns-3's own QueueDisc
- * traces (Enqueue, Dequeue, Drop with its reason) work as usual. With an ECN threshold set, admitted
- * packets joining a longer queue are marked CE (reason "ecn"). */
+ * SharedBuffer owns the core's qr_buffer (buffer.h: B, alpha, bytes per port, the dynamic
+ * threshold) and the drop decision mode. Its parameters are attributes: Size (bytes), Alpha,
+ * Ports, SwitchId, Mode (plain = the runtime's admission, tagged = the replay's drop-tag rule),
+ * Margin (bytes, tagged mode) and EcnThreshold (bytes; 0 = no marking). The core handle is
+ * created in DoInitialize and released in DoDispose.
+ *
+ * SharedBufferQueueDisc asks it, for every arriving packet, the core's decision
+ * (qr_buffer_admit): admitted packets wait in a FIFO; dropped ones leave through DropBeforeEnqueue
+ * with a named reason that maps one to one onto the core's decision (THRESHOLD_DROP = "threshold",
+ * BUFFER_FULL_DROP = "buffer-full", TAGGED_DROP = "tagged"). Bytes stay counted until the packet's
+ * last bit leaves the port's device (PhyTxEnd), so occupancy covers the queue disc and the device.
+ * Every arrival is reported through the trace source "Arrival" with the queue's contents per flow
+ * before the packet joined (qr_arrival); every departure through "Departure". ns-3's own QueueDisc
+ * traces (Enqueue, Dequeue, Drop with its reason, Mark) work as usual. With an ECN threshold,
+ * admitted packets joining a longer queue are marked CE (reason ECN_MARK = "ecn"). */
 #ifndef QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
 #define QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
 
@@ -34,23 +40,40 @@ class SharedBuffer : public Object
     SharedBuffer();
     ~SharedBuffer() override;
 
-    /* (Re)create the core state: sizeBytes shared by `ports` queues. Throws std::invalid_argument. */
-    void Setup(uint32_t switchId, uint64_t sizeBytes, double alpha, uint32_t ports);
-    qr_buffer* Get() const;
+    /* The core state (initializes the object on first use). Throws std::invalid_argument if
+     * Size, Alpha or Ports is not positive. */
+    qr_buffer* Get();
     uint32_t GetSwitchId() const;
+    qr_drop_mode GetMode() const;
+    uint64_t GetMarginBytes() const;
+    uint64_t GetEcnThresholdBytes() const;
 
-    qr_drop_mode m_mode{QR_MODE_PLAIN}; // plain is the runtime's rule
-    uint64_t m_marginBytes{5 * 1500};
-    uint64_t m_ecnThresholdBytes{0}; // mark CE on admitted packets joining a longer queue; 0: off
+  protected:
+    void DoInitialize() override;
+    void DoDispose() override;
 
   private:
     qr_buffer* m_buffer{nullptr};
+    uint64_t m_sizeBytes{2000000};
+    double m_alpha{1.0};
+    uint32_t m_ports{1};
     uint32_t m_switch{0};
+    qr_drop_mode m_mode{QR_MODE_PLAIN};
+    uint64_t m_marginBytes{5 * 1500};
+    uint64_t m_ecnThresholdBytes{0};
 };
 
 class SharedBufferQueueDisc : public QueueDisc
 {
   public:
+    /* Drop reasons, one per core decision (qr_decision_name), and the ECN mark's reason. */
+    static constexpr const char* THRESHOLD_DROP = "threshold";
+    static constexpr const char* BUFFER_FULL_DROP = "buffer-full";
+    static constexpr const char* TAGGED_DROP = "tagged";
+    static constexpr const char* ECN_MARK = "ecn";
+    /* The reason for a core decision (nullptr for QR_ADMIT). */
+    static const char* DropReason(qr_decision d);
+
     static TypeId GetTypeId();
     SharedBufferQueueDisc();
     ~SharedBufferQueueDisc() override;
@@ -68,7 +91,7 @@ class SharedBufferQueueDisc : public QueueDisc
     {
         int64_t time_ns;
         uint32_t sw, port;
-        uint64_t packet; // QreplayTag id (flow direction << 32 | sequence), 0 if untagged
+        uint64_t packet; // QreplayTag id (qr_packet_id), 0 if untagged
         uint32_t flow;
         uint32_t bytes;
         uint64_t queue_bytes, total_bytes;
@@ -77,6 +100,7 @@ class SharedBufferQueueDisc : public QueueDisc
     typedef void (*DepartureCallback)(const Departure& departure);
 
   protected:
+    void DoInitialize() override;
     void DoDispose() override;
 
   private:

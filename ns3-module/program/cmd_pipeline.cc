@@ -1,88 +1,102 @@
-/* qreplay run, replay and metrics: the study's main job over a run folder (helper/pipeline.h). */
+/* qreplay run, replay and metrics: the study's main job over a run folder. The replays are ns-3's
+ * (helper/pipeline.h); the results are the core's (qreplay/results.h). */
 #include "helper/pipeline.h"
-#include "helper/recording.h"
+
+#include "cli.h"
+#include "opt.h"
+#include "program.h"
 
 #include <dirent.h>
-#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "program.h"
-
 extern "C" {
 #include "qreplay/error.h"
-#include "qreplay/h5.h"
+#include "qreplay/recording.h"
+#include "qreplay/results.h"
 #include "qreplay/units.h"
 }
 
 using namespace ns3;
 
-#ifndef QR_ANALYSIS_DIR
-#define QR_ANALYSIS_DIR "analysis"
-#endif
-
 namespace
 {
 
-struct Args
-{
-    std::vector<const char*> sets;
-    const char* out{nullptr};
-    const char* scenario{nullptr};
-    const char* th{nullptr};
-    const char* mode{nullptr};
-    const char* name{nullptr};
-    bool quiet{false}, figures{true};
-    std::vector<const char*> positional;
+const cli_opt kRunOpts[] = {
+    CLI_OPT_SET,
+    CLI_OPT_OUT("run folder (default: the scenario's [output] dir)"),
+    CLI_OPT_NO_FIGURES,
+    CLI_OPT_QUIET,
 };
 
-/* Parse the options the three commands share; returns -1 to go on, else an exit status. */
-int
-Parse(const char* cmd, int argc, char** argv, Args& a, void (*help)())
-{
-    static const struct option opts[] = {{"set", required_argument, nullptr, 's'},
-                                         {"scenario", required_argument, nullptr, 'S'},
-                                         {"th", required_argument, nullptr, 't'},
-                                         {"mode", required_argument, nullptr, 'm'},
-                                         {"name", required_argument, nullptr, 'n'},
-                                         {"no-figures", no_argument, nullptr, 'F'},
-                                         {"quiet", no_argument, nullptr, 'q'},
-                                         {"help", no_argument, nullptr, 'h'},
-                                         {nullptr, 0, nullptr, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:", opts, nullptr)) != -1)
-    {
-        switch (c)
-        {
-        case 's': a.sets.push_back(optarg); break;
-        case 'S': a.scenario = optarg; break;
-        case 't': a.th = optarg; break;
-        case 'm': a.mode = optarg; break;
-        case 'n': a.name = optarg; break;
-        case 'F': a.figures = false; break;
-        case 'o': a.out = optarg; break;
-        case 'q': a.quiet = true; break;
-        case 'h': help(); return 0;
-        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    for (int i = optind; i < argc; i++)
-        a.positional.push_back(argv[i]);
-    return -1;
-}
+const cli_spec kRunSpec = {
+    "run",
+    "SCENARIO",
+    "The whole study on one scenario: the recorded closed-loop runtime (DIR/recording),\n"
+    "an open-loop replay for every mode of [replay] modes at every threshold of\n"
+    "[sampling] th (DIR/replay/<mode>_th_<us>), the fidelity metrics of each against the\n"
+    "runtime (DIR/results.h5: qdiff per arrival, drop error, summaries; the resolved\n"
+    "scenario and code version as attributes) and the figures (DIR/figures, PNG and PDF).\n"
+    "Prints a table: one row per variant, qdiff mean and p99 in MTU, drops in runtime and\n"
+    "replay, false accepts, false drops, wrong locations, drop error.\n",
+    kRunOpts,
+    sizeof kRunOpts / sizeof kRunOpts[0],
+    1,
+    1,
+    "expected one SCENARIO file",
+    nullptr};
+
+const cli_opt kReplayOpts[] = {
+    {"th", 0, CLI_VALUE, "TIME", "sampling threshold (default: the scenario's first)"},
+    {"mode", 0, CLI_VALUE, "M", "plain or tagged (default tagged)"},
+    {"name", 0, CLI_VALUE, "NAME", "the variant's folder name (default <mode>_th_<us>)"},
+    {"scenario", 0, CLI_VALUE, "FILE", "scenario to replay with instead of the recording's"},
+    CLI_OPT_SET,
+    CLI_OPT_QUIET,
+};
+
+const cli_spec kReplaySpec = {
+    "replay",
+    "DIR",
+    "Replay the recording in DIR/recording (from qreplay run or qreplay runtime -o\n"
+    "DIR/recording) open loop: every host injects its recorded packets at send times\n"
+    "inferred from sampling at TIME (0: exact), in mode plain (the runtime's admission)\n"
+    "or tagged (packets the receivers saw lost carry a drop tag; switches drop a tagged\n"
+    "packet only when its queue is within [replay] margin of its threshold). Writes\n"
+    "DIR/replay/NAME: arrivals.qra and replay.h5. Then run 'qreplay metrics DIR'. The\n"
+    "network comes from the recording's scenario, or from --scenario FILE (same topology);\n"
+    "--set changes keys for a what-if (buffer.size, buffer.alpha, replay.margin, ...).\n",
+    kReplayOpts,
+    sizeof kReplayOpts / sizeof kReplayOpts[0],
+    1,
+    1,
+    "expected one run folder DIR",
+    nullptr};
+
+const cli_opt kMetricsOpts[] = {
+    CLI_OPT_NO_FIGURES,
+    CLI_OPT_QUIET,
+};
+
+const cli_spec kMetricsSpec = {
+    "metrics",
+    "DIR",
+    "Compare every replay in DIR/replay with the runtime in DIR/recording and write\n"
+    "DIR/results.h5 (and the figures in DIR/figures); prints the summary table.\n",
+    kMetricsOpts,
+    sizeof kMetricsOpts / sizeof kMetricsOpts[0],
+    1,
+    1,
+    "expected one run folder DIR",
+    nullptr};
 
 bool
 IsDir(const std::string& p)
@@ -113,88 +127,41 @@ ClearReplays(const std::string& dir)
     }
 }
 
-/* Draw the figures of results.h5 with analysis/plot_results.py (Debian's python3). */
-int
-Figures(const char* cmd, const std::string& dir, bool quiet)
-{
-    std::string py = "/usr/bin/python3";
-    if (access(py.c_str(), X_OK) != 0)
-        py = "python3";
-    std::string c = py + " '" + QR_ANALYSIS_DIR + "/plot_results.py' '" + dir + "/results.h5' -o '" +
-                    dir + "/figures'" + (quiet ? " --quiet" : "");
-    int st = system(c.c_str());
-    if (st != 0)
-        return cli_fail(cmd, "drawing the figures failed (%s); results.h5 is complete", c.c_str());
-    return 0;
-}
-
-int
-ParseMode(const char* cmd, const char* m, qr_drop_mode& mode)
-{
-    if (!strcmp(m, "plain"))
-        mode = QR_MODE_PLAIN;
-    else if (!strcmp(m, "tagged"))
-        mode = QR_MODE_TAGGED;
-    else
-        return cli_usage_error(cmd, "--mode: unknown replay mode '%s' (plain or tagged)", m);
-    return -1;
-}
-
 void
-Status(cli_progress* p, const std::string& s)
+Status(void* ctx, const char* s)
 {
-    cli_progress_update(p, "%s", s.c_str());
+    cli_progress_update(static_cast<cli_progress*>(ctx), "%s", s);
 }
 
+/* Compare the run folder's replays with its runtime: results.h5 and the table. */
 void
-HelpRun()
+Results(const std::string& dir, cli_progress* p, bool quiet)
 {
-    printf("usage: qreplay run SCENARIO [--set section.key=value ...] [-o DIR] [--no-figures]\n"
-           "                           [--quiet]\n\n"
-           "The whole study on one scenario: the recorded closed-loop runtime (DIR/recording),\n"
-           "an open-loop replay for every mode of [replay] modes at every threshold of\n"
-           "[sampling] th (DIR/replay/<mode>_th_<us>), the fidelity metrics of each against the\n"
-           "runtime (DIR/results.h5: qdiff per arrival, drop error, summaries; the resolved\n"
-           "scenario and code version as attributes) and the figures (DIR/figures, PNG and PDF).\n"
-           "Prints a table: one row per variant, qdiff mean and p99 in MTU, drops in runtime and\n"
-           "replay, false accepts, false drops, wrong locations, drop error.\n\n"
-           "options:\n"
-           "  --set S.K=V    override a scenario key (repeatable)\n"
-           "  -o DIR         run folder (default: the scenario's [output] dir)\n"
-           "  --no-figures   skip the figures\n"
-           "  --quiet        only errors\n"
-           "  --help         this text\n");
+    qr_variant_summary* rows = nullptr;
+    size_t n = 0;
+    char err[QR_ERRBUF_SIZE];
+    if (qr_results_write(dir.c_str(), Status, p, &rows, &n, err))
+        throw std::runtime_error(err);
+    cli_progress_done(p);
+    if (!quiet)
+    {
+        qr_results_print_table(stdout, rows, n);
+        fflush(stdout);
+    }
+    qr_variant_summaries_free(rows);
 }
 
-void
-HelpReplay()
-{
-    printf("usage: qreplay replay DIR [--th TIME] [--mode plain|tagged] [--name NAME]\n"
-           "                         [--scenario FILE] [--set section.key=value ...] [--quiet]\n\n"
-           "Replay the recording in DIR/recording (from qreplay run or qreplay runtime -o\n"
-           "DIR/recording) open loop: every host injects its recorded packets at send times\n"
-           "inferred from sampling at TIME (0: exact), in mode plain (the runtime's admission)\n"
-           "or tagged (packets the receivers saw lost carry a drop tag; switches drop a tagged\n"
-           "packet only when its queue is within [replay] margin of its threshold). Writes\n"
-           "DIR/replay/NAME (default <mode>_th_<us>): arrivals.qra and replay.h5. Then run\n"
-           "'qreplay metrics DIR'. The network comes from the recording's scenario, or from\n"
-           "--scenario FILE (same topology); --set changes keys for a what-if (buffer.size,\n"
-           "buffer.alpha, replay.margin, ...).\n\n"
-           "options:\n"
-           "  --th TIME      sampling threshold (default: the scenario's first)\n"
-           "  --mode M       plain or tagged (default tagged)\n"
-           "  --name NAME    the variant's folder name\n"
-           "  --scenario F   scenario to replay with instead of the recording's\n"
-           "  --set S.K=V    override a key (repeatable)\n"
-           "  --quiet        only errors\n");
-}
+using ScenarioPtr = std::unique_ptr<qr_scenario, void (*)(qr_scenario*)>;
+using RecordingPtr = std::unique_ptr<qr_recording, void (*)(qr_recording*)>;
 
-void
-HelpMetrics()
+RecordingPtr
+OpenRecording(const std::string& dir, const qr_scenario* check)
 {
-    printf("usage: qreplay metrics DIR [--no-figures] [--quiet]\n\n"
-           "Compare every replay in DIR/replay with the runtime in DIR/recording and write\n"
-           "DIR/results.h5 (and the figures in DIR/figures); prints the summary table.\n");
+    qr_recording* r = nullptr;
+    char err[QR_ERRBUF_SIZE];
+    if (qr_recording_open(&r, dir.c_str(), check, err))
+        throw std::runtime_error(err);
+    return RecordingPtr(r, qr_recording_close);
 }
 
 } // namespace
@@ -202,109 +169,114 @@ HelpMetrics()
 extern "C" int
 qr_cmd_metrics(int argc, char** argv)
 {
-    Args a;
-    int rc = Parse("metrics", argc, argv, a, HelpMetrics);
+    cli_args a;
+    int rc = cli_parse(&kMetricsSpec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    if (a.positional.size() != 1)
-        return cli_usage_error("metrics", "expected one run folder DIR");
-    std::string dir = a.positional[0];
+    std::string dir = a.pos[0];
+    bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    cli_args_free(&a);
     cli_progress p;
-    cli_progress_init(&p, a.quiet);
+    cli_progress_init(&p, quiet);
     try
     {
-        auto rows = WriteResults(dir, [&p](const std::string& s) { Status(&p, s); });
-        cli_progress_done(&p);
-        if (!a.quiet)
-        {
-            PrintSummary(stdout, rows);
+        Results(dir, &p, quiet);
+        if (!quiet)
             printf("output             %s/results.h5\n", dir.c_str());
-            fflush(stdout);
-        }
+        fflush(stdout);
     }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
         return cli_fail("metrics", "%s", e.what());
     }
-    return a.figures ? Figures("metrics", dir, a.quiet) : 0;
+    return figures ? cli_figures("metrics",
+                                 "plot_results.py",
+                                 (dir + "/results.h5").c_str(),
+                                 (dir + "/figures").c_str(),
+                                 quiet)
+                   : 0;
 }
 
 extern "C" int
 qr_cmd_replay(int argc, char** argv)
 {
-    Args a;
-    int rc = Parse("replay", argc, argv, a, HelpReplay);
+    cli_args a;
+    int rc = cli_parse(&kReplaySpec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    if (a.positional.size() != 1)
-        return cli_usage_error("replay", "expected one run folder DIR");
-    std::string dir = a.positional[0];
+    std::string dir = a.pos[0];
+    bool quiet = cli_count(&a, "quiet") > 0;
+    int nSets;
+    const char** sets = cli_list(&a, "set", &nSets);
+    const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
+               *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario");
     ReplaySettings set;
-    if (a.mode && (rc = ParseMode("replay", a.mode, set.mode)) >= 0)
-        return rc;
-    char err[QR_ERRBUF_SIZE];
-    if (!IsDir(dir + "/recording"))
-        return cli_fail("replay", "%s/recording: no recording (run qreplay run or qreplay runtime -o %s/recording)",
-                        dir.c_str(), dir.c_str());
-    qr_scenario* s = nullptr;
-    if (a.scenario)
+    rc = -1;
+    if (mode && !strcmp(mode, "plain"))
+        set.mode = QR_MODE_PLAIN;
+    else if (mode && !strcmp(mode, "tagged"))
+        set.mode = QR_MODE_TAGGED;
+    else if (mode)
+        rc = cli_usage_error("replay", "--mode: unknown replay mode '%s' (plain or tagged)", mode);
+    if (rc < 0 && !IsDir(dir + "/recording"))
+        rc = cli_fail("replay",
+                      "%s/recording: no recording (run qreplay run or qreplay runtime -o "
+                      "%s/recording)",
+                      dir.c_str(),
+                      dir.c_str());
+    qr_scenario* sc = nullptr;
+    if (rc < 0 && scen && cli_load_scenario("replay", scen, sets, nSets, &sc))
+        rc = 1;
+    if (rc >= 0)
     {
-        if (cli_load_scenario("replay", a.scenario, a.sets.data(), static_cast<int>(a.sets.size()), &s))
-            return 1;
+        cli_args_free(&a);
+        return rc;
     }
+    ScenarioPtr s(sc, qr_scenario_destroy);
     cli_progress p;
-    cli_progress_init(&p, a.quiet);
+    cli_progress_init(&p, quiet);
     QrCatchSignals();
+    char err[QR_ERRBUF_SIZE];
     try
     {
-        std::unique_ptr<Recording> rec;
         if (!s)
         {
             // the recording's own scenario, with the overrides
             std::string h5 = dir + "/recording/recording.h5";
-            qr_h5_reader* r = nullptr;
-            char* text = nullptr;
-            if (qr_h5_open(&r, h5.c_str(), err) || qr_h5_read_attr_str(r, "/", "scenario", &text, err))
-            {
-                qr_h5_close(r);
-                throw std::runtime_error(err);
-            }
-            qr_h5_close(r);
-            int lrc = qr_scenario_create(&s);
+            int lrc = qr_scenario_from_h5(&sc, h5.c_str(), nullptr, (dir + "/recording").c_str(), err);
+            s.reset(sc);
+            for (int i = 0; !lrc && i < nSets; i++)
+                lrc = qr_scenario_set(sc, sets[i], err);
             if (!lrc)
-                lrc = qr_scenario_load_string(s, text, h5.c_str(), (dir + "/recording").c_str(), err);
-            free(text);
-            for (size_t i = 0; !lrc && i < a.sets.size(); i++)
-                lrc = qr_scenario_set(s, a.sets[i], err);
-            if (!lrc)
-                lrc = qr_scenario_validate(s, err);
+                lrc = qr_scenario_validate(sc, err);
             if (lrc)
                 throw std::runtime_error(err);
         }
-        rec = std::make_unique<Recording>(dir + "/recording", s);
-        const qr_config* c = qr_scenario_config(s);
+        RecordingPtr rec = OpenRecording(dir + "/recording", s.get());
+        const qr_config* c = qr_scenario_config(s.get());
         set.th_ns = c->sampling.th_ns[0];
-        if (a.th && qr_parse_time_ns(a.th, &set.th_ns, err))
+        if (th && qr_parse_time_ns(th, &set.th_ns, err))
             throw std::runtime_error(std::string("--th: ") + err);
         if (set.th_ns < 0)
             throw std::runtime_error("--th: must not be negative");
-        set.name = a.name ? a.name : "";
+        set.name = name ? name : "";
         set.cancel = &g_qr_cancel;
-        set.progress = [&p](const std::string& x) { Status(&p, x); };
-        bool done = RunReplayVariant(dir, s, *rec, set);
+        set.progress = [&p](const std::string& x) { Status(&p, x.c_str()); };
+        bool done = RunReplayVariant(dir, s.get(), rec.get(), set);
         cli_progress_done(&p);
         if (!done)
         {
             fprintf(stderr, "qreplay replay: interrupted; nothing written\n");
-            rc = 130;
+            rc = QrInterruptedStatus();
         }
         else
         {
             rc = 0;
-            if (!a.quiet)
-                printf("replay             %s/replay/%s (next: qreplay metrics %s)\n", dir.c_str(),
-                       (set.name.empty() ? VariantName(set.mode, set.th_ns) : set.name).c_str(),
+            if (!quiet)
+                printf("replay             %s/replay/%s (next: qreplay metrics %s)\n",
+                       dir.c_str(),
+                       VariantOf(set).c_str(),
                        dir.c_str());
         }
     }
@@ -314,38 +286,49 @@ qr_cmd_replay(int argc, char** argv)
         rc = cli_fail("replay", "%s", e.what());
     }
     QrRestoreSignals();
-    qr_scenario_destroy(s);
+    cli_args_free(&a);
     return rc;
 }
 
 extern "C" int
 qr_cmd_run(int argc, char** argv)
 {
-    Args a;
-    int rc = Parse("run", argc, argv, a, HelpRun);
+    cli_args a;
+    int rc = cli_parse(&kRunSpec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    if (a.positional.size() != 1)
-        return cli_usage_error("run", "expected one SCENARIO file");
-    qr_scenario* s;
-    if (cli_load_scenario("run", a.positional[0], a.sets.data(), static_cast<int>(a.sets.size()), &s))
+    int nSets;
+    const char** sets = cli_list(&a, "set", &nSets);
+    bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    std::string scenarioPath = a.pos[0];
+    const char* out = cli_value(&a, "out");
+    qr_scenario* sc;
+    rc = cli_load_scenario("run", scenarioPath.c_str(), sets, nSets, &sc);
+    std::string dir = !rc ? (out ? out : qr_scenario_config(sc)->output.dir) : "";
+    cli_args_free(&a);
+    if (rc)
         return 1;
-    const qr_config* c = qr_scenario_config(s);
-    std::string dir = a.out ? a.out : c->output.dir;
+    ScenarioPtr s(sc, qr_scenario_destroy);
+    const qr_config* c = qr_scenario_config(sc);
     QrCatchSignals();
     unlink((dir + "/results.h5").c_str());
     ClearReplays(dir);
-    if (!a.quiet)
+    if (!quiet)
         printf("== runtime -> %s/recording\n", dir.c_str());
     fflush(stdout);
-    rc = QrRuntimeStep("run", s, QrScenarioName(a.positional[0]), dir + "/recording", true, a.quiet);
+    rc = QrRuntimeStep("run",
+                       sc,
+                       QrScenarioName(scenarioPath.c_str()),
+                       dir + "/recording",
+                       true,
+                       quiet);
     cli_progress p;
-    cli_progress_init(&p, a.quiet);
+    cli_progress_init(&p, quiet);
     try
     {
         if (rc == 0)
         {
-            Recording rec(dir + "/recording", s);
+            RecordingPtr rec = OpenRecording(dir + "/recording", sc);
             for (size_t i = 0; i < c->sampling.n_th && rc == 0; i++)
             {
                 for (qr_drop_mode m : {QR_MODE_PLAIN, QR_MODE_TAGGED})
@@ -356,37 +339,31 @@ qr_cmd_run(int argc, char** argv)
                     set.mode = m;
                     set.th_ns = c->sampling.th_ns[i];
                     set.cancel = &g_qr_cancel;
-                    set.progress = [&p](const std::string& x) { Status(&p, x); };
-                    if (!a.quiet)
+                    set.progress = [&p](const std::string& x) { Status(&p, x.c_str()); };
+                    if (!quiet)
                     {
                         cli_progress_done(&p);
-                        printf("== replay %s\n", VariantName(m, set.th_ns).c_str());
+                        printf("== replay %s\n", VariantOf(set).c_str());
                         fflush(stdout);
                     }
-                    if (!RunReplayVariant(dir, s, rec, set))
+                    if (!RunReplayVariant(dir, sc, rec.get(), set))
                     {
                         cli_progress_done(&p);
                         fprintf(stderr, "qreplay run: interrupted; no results written\n");
-                        rc = 130;
+                        rc = QrInterruptedStatus();
                     }
                 }
             }
         }
         if (rc == 0)
         {
-            if (!a.quiet)
+            if (!quiet)
             {
                 cli_progress_done(&p);
                 printf("== metrics -> %s/results.h5\n", dir.c_str());
                 fflush(stdout);
             }
-            auto rows = WriteResults(dir, [&p](const std::string& x) { Status(&p, x); });
-            cli_progress_done(&p);
-            if (!a.quiet)
-            {
-                PrintSummary(stdout, rows);
-                fflush(stdout);
-            }
+            Results(dir, &p, quiet);
         }
     }
     catch (const std::exception& e)
@@ -395,8 +372,11 @@ qr_cmd_run(int argc, char** argv)
         rc = cli_fail("run", "%s", e.what());
     }
     QrRestoreSignals();
-    qr_scenario_destroy(s);
-    if (rc == 0 && a.figures)
-        rc = Figures("run", dir, a.quiet);
+    if (rc == 0 && figures)
+        rc = cli_figures("run",
+                         "plot_results.py",
+                         (dir + "/results.h5").c_str(),
+                         (dir + "/figures").c_str(),
+                         quiet);
     return rc;
 }

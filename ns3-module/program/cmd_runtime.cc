@@ -1,8 +1,6 @@
 /* qreplay runtime: the recorded closed-loop ns-3 runtime of a scenario. */
 #include "helper/qreplay-runtime.h"
 
-#include <getopt.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <csignal>
@@ -12,10 +10,12 @@
 #include <string>
 
 #include "cli.h"
+#include "opt.h"
 #include "program.h"
 
 extern "C" {
 #include "qreplay/error.h"
+#include "qreplay/metrics.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
 }
@@ -25,9 +25,9 @@ using namespace ns3;
 volatile std::sig_atomic_t g_qr_cancel = 0;
 
 static void
-OnSignal(int)
+OnSignal(int sig)
 {
-    g_qr_cancel = 1;
+    g_qr_cancel = sig;
 }
 
 static struct sigaction g_oldInt, g_oldTerm;
@@ -50,32 +50,41 @@ QrRestoreSignals()
     sigaction(SIGTERM, &g_oldTerm, nullptr);
 }
 
-static void
-Help()
+int
+QrInterruptedStatus()
 {
-    printf("usage: qreplay runtime SCENARIO [--set section.key=value ...] [-o DIR] [--no-arrivals]\n"
-           "                               [--quiet]\n\n"
-           "Run the scenario's closed-loop TCP simulation (ns-3) on its FatTree or star with\n"
-           "shared-buffer switches, and record what a replay needs and what scoring needs:\n"
-           "  DIR/pcap/hNNNN.pcap     each host's send trace (IPv4+TCP headers; time = first bit\n"
-           "                          on the wire, on the host's offset clock; nanoseconds)\n"
-           "  DIR/recording.h5        /flows (ports, start, completion time), /hosts,\n"
-           "                          /drops_detected (IP ID gaps seen by receivers)\n"
-           "  DIR/truth/truth.h5      ground truth: /drops (switch, port, reason), /directions\n"
-           "                          (packets sent, delivered, dropped), /clock\n"
-           "  DIR/truth/arrivals.qra  every switch-queue arrival with the bytes per flow queued\n"
-           "The run ends when every flow has completed and the network is empty, or at\n"
-           "[traffic] stop. Files get their final names only when the run succeeds; Ctrl-C stops\n"
-           "cleanly and leaves nothing.\n\n"
-           "options:\n"
-           "  --set S.K=V    override a scenario key (repeatable)\n"
-           "  -o DIR         output folder (default: the scenario's [output] dir)\n"
-           "  --no-arrivals  do not write truth/arrivals.qra (large on big runs)\n"
-           "  --quiet        no progress and no summary, only errors\n"
-           "  --help         this text\n\n"
-           "Progress (stderr): simulated time, wall time, events per second, flows done, and an\n"
-           "upper bound of the time left (from the rate so far and [traffic] stop).\n");
+    return g_qr_cancel == SIGTERM ? 143 : 130;
 }
+
+static const cli_opt kOpts[] = {
+    CLI_OPT_SET,
+    CLI_OPT_OUT("output folder (default: the scenario's [output] dir)"),
+    {"no-arrivals", 0, CLI_FLAG, nullptr, "do not write truth/arrivals.qra (large on big runs)"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec kSpec = {
+    "runtime",
+    "SCENARIO",
+    "Run the scenario's closed-loop TCP simulation (ns-3) on its FatTree or star with\n"
+    "shared-buffer switches, and record what a replay needs and what scoring needs:\n"
+    "  DIR/pcap/hNNNN.pcap     each host's send trace (IPv4+TCP headers; time = first bit\n"
+    "                          on the wire, on the host's offset clock; nanoseconds)\n"
+    "  DIR/recording.h5        /flows (ports, start, completion time), /hosts,\n"
+    "                          /drops_detected (IP ID gaps seen by receivers), /received\n"
+    "  DIR/truth/truth.h5      ground truth: /drops (switch, port, reason), /directions\n"
+    "                          (packets sent, delivered, dropped)\n"
+    "  DIR/truth/arrivals.qra  every switch-queue arrival with the bytes per flow queued\n"
+    "The run ends when every flow has completed and the network is empty, or at\n"
+    "[traffic] stop. Files get their final names only when the run succeeds; Ctrl-C stops\n"
+    "cleanly and leaves nothing. docs/FORMATS.md describes every file.\n",
+    kOpts,
+    sizeof kOpts / sizeof kOpts[0],
+    1,
+    1,
+    "expected one SCENARIO file",
+    "Progress (stderr): simulated time, wall time, events per second, flows done, and an\n"
+    "upper bound of the time left (from the rate so far and [traffic] stop).\n"};
 
 std::string
 FormatTime(int64_t ns)
@@ -94,16 +103,19 @@ FormatTime(int64_t ns)
 static std::string
 FctSummary(const QreplayRuntime& rt)
 {
-    std::vector<int64_t> fct;
+    std::vector<qr_row_flow> rows;
     for (uint32_t f = 0; f < rt.GetFlows().Flows(); f++)
-        if (rt.GetFlowRecords()[f].end_ns >= 0)
-            fct.push_back(rt.GetFlowRecords()[f].end_ns - rt.GetFlows().Flow(f).start_ns);
-    if (fct.empty())
+    {
+        int64_t end = rt.GetFlowRecords()[f].end_ns;
+        qr_row_flow r{};
+        r.fct_ns = end >= 0 ? end - rt.GetFlows().Flow(f).start_ns : -1;
+        rows.push_back(r);
+    }
+    qr_fct_summary fs;
+    if (qr_fct_summarize(rows.data(), rows.size(), &fs) || fs.completed == 0)
         return "none completed";
-    std::sort(fct.begin(), fct.end());
-    auto q = [&fct](double p) { return fct[static_cast<size_t>(p * (fct.size() - 1) + 0.5)]; };
-    return "median " + FormatTime(q(0.5)) + ", p99 " + FormatTime(q(0.99)) + ", max " +
-           FormatTime(fct.back());
+    return "median " + FormatTime(fs.median_ns) + ", p99 " + FormatTime(fs.p99_ns) + ", max " +
+           FormatTime(fs.max_ns);
 }
 
 int
@@ -138,11 +150,11 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
         rt.Build();
         rt.Run();
         cli_progress_done(&progress);
-        if (rt.GetEndReason() == "cancelled")
+        if (rt.GetEndReason() == QR_END_CANCELLED)
         {
             fprintf(stderr, "qreplay %s: interrupted at %s simulated; nothing written\n", command,
                     FormatTime(rt.GetEnd().GetNanoSeconds()).c_str());
-            rc = 130;
+            rc = QrInterruptedStatus();
         }
         else
         {
@@ -163,14 +175,14 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
                        rt.GetDetected().size());
                 printf("simulated          %s (%s)\n",
                        FormatTime(rt.GetEnd().GetNanoSeconds()).c_str(),
-                       rt.GetEndReason() == "completed" ? "all flows completed"
+                       rt.GetEndReason() == QR_END_COMPLETED ? "all flows completed"
                                                         : "stopped at [traffic] stop");
                 printf("events             %" PRIu64 " in %.2f s wall (%.0f events/s)\n",
                        rt.GetEvents(), rt.GetWallSeconds(),
                        rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
                 printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
             }
-            if (rt.GetEndReason() != "completed")
+            if (rt.GetEndReason() != QR_END_COMPLETED)
                 fprintf(stderr,
                         "qreplay %s: warning: %" PRIu64 " of %zu flows did not complete "
                         "before [traffic] stop = %s\n",
@@ -199,54 +211,31 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
 extern "C" int
 qr_cmd_runtime(int argc, char** argv)
 {
-    static const struct option opts[] = {{"set", required_argument, nullptr, 's'},
-                                         {"no-arrivals", no_argument, nullptr, 'n'},
-                                         {"quiet", no_argument, nullptr, 'q'},
-                                         {"help", no_argument, nullptr, 'h'},
-                                         {nullptr, 0, nullptr, 0}};
-    const char* sets[64];
-    const char* outdir = nullptr;
-    int nSets = 0, quiet = 0, arrivals = 1, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:", opts, nullptr)) != -1)
-    {
-        switch (c)
-        {
-        case 's':
-            if (nSets == 64)
-                return cli_usage_error("runtime", "too many --set options");
-            sets[nSets++] = optarg;
-            break;
-        case 'o':
-            outdir = optarg;
-            break;
-        case 'n':
-            arrivals = 0;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'h':
-            Help();
-            return 0;
-        case ':':
-            return cli_usage_error("runtime", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("runtime", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 1)
-        return cli_usage_error("runtime", "expected one SCENARIO file");
+    cli_args a;
+    int rc = cli_parse(&kSpec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    int nSets;
+    const char** sets = cli_list(&a, "set", &nSets);
     qr_scenario* s;
-    if (cli_load_scenario("runtime", argv[optind], sets, nSets, &s))
+    if (cli_load_scenario("runtime", a.pos[0], sets, nSets, &s))
+    {
+        cli_args_free(&a);
         return 1;
+    }
     const qr_config* cfg = qr_scenario_config(s);
-    std::string dir = outdir ? outdir : cfg->output.dir;
+    const char* out = cli_value(&a, "out");
+    std::string dir = out ? out : cfg->output.dir;
     QrCatchSignals();
-    int rc = QrRuntimeStep("runtime", s, QrScenarioName(argv[optind]), dir, arrivals != 0, quiet != 0);
+    rc = QrRuntimeStep("runtime",
+                       s,
+                       QrScenarioName(a.pos[0]),
+                       dir,
+                       cli_count(&a, "no-arrivals") == 0,
+                       cli_count(&a, "quiet") > 0);
     QrRestoreSignals();
     qr_scenario_destroy(s);
+    cli_args_free(&a);
     return rc;
 }
 

@@ -94,7 +94,7 @@ Test(cli, sample_pcap_and_csv_respect_the_bound)
     const char *ths[] = {"0", "2us", "5us", "10us"};
     const long bound[] = {0, 2000, 5000, 10000};
     for (int i = 0; i < 4; i++) {
-        cr_assert_eq(qreplay("sample --quiet --th %s %s/t.pcap %s/p.h5", ths[i], dir, dir), 0, "%s", err);
+        cr_assert_eq(qreplay("sample --th %s %s/t.pcap %s/p.h5", ths[i], dir, dir), 0, "%s", err);
         cr_assert(strstr(out, "packets            50000"), "%s", out);
         char p[128];
         snprintf(p, sizeof p, "%s/p.h5", dir);

@@ -96,8 +96,8 @@ Sorted(std::vector<uint64_t> v)
 void
 CheckConservationAndDetection(const QreplayRuntime& rt)
 {
-    cr_assert_eq(rt.GetEndReason(), std::string("completed"), "run ended by %s",
-                 rt.GetEndReason().c_str());
+    cr_assert_eq(rt.GetEndReason(), QR_END_COMPLETED, "run ended by %s",
+                 qr_end_reason_name(rt.GetEndReason()));
     cr_assert_eq(rt.GetFlowsCompleted(), rt.GetFlows().Flows());
     cr_assert_eq(rt.GetOtherDrops(), 0u, "drops outside the shared buffers");
     cr_assert_eq(rt.GetUnknownPackets(), 0u, "packets of no flow");
@@ -484,7 +484,7 @@ Test(runtime, stopped_run_detects_every_drop_before_the_cutoff)
     QreplayRuntime rt(s, opt);
     rt.Build();
     rt.Run();
-    cr_assert_eq(rt.GetEndReason(), std::string("stop"));
+    cr_assert_eq(rt.GetEndReason(), QR_END_STOP);
     cr_assert_gt(rt.GetInFlight(), 0u, "the cut must catch packets in flight");
     uint64_t sent = 0, delivered = 0, dropped = 0;
     for (const auto& d : rt.GetDirStats())

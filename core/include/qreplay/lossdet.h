@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/flowtable.h"
+#include "qreplay/schema.h"
+#include "qreplay/topology.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,6 +45,29 @@ uint64_t qr_lossdet_next(const qr_lossdet *d, uint32_t dir);
  * Returns 0, QR_EINVAL (dir out of range) or QR_ESTATE (more packets seen than sent). */
 int qr_lossdet_tail(const qr_lossdet *d, uint32_t dir, uint64_t sent, uint64_t *first_missing,
                     uint64_t *n_missing);
+
+/* The row naming a detected drop: packet `seq` of `dir`, seen missing by host `receiver` (for a
+ * tail: the sender). */
+qr_row_detected qr_detected_row(uint32_t receiver, uint32_t dir, uint64_t seq, int tail);
+
+/* Every lost tail: for each direction dir < n_dirs that sent sent[dir] packets (those that count,
+ * see qr_tail_cutoff_ns), the packets after the last one its receiver saw. Rows are named by
+ * qr_detected_row with the direction's sending host (from ft). Caller owns *rows
+ * (qr_h5_rows_free). Returns 0, QR_ESTATE (a receiver saw more packets than were sent; the detail
+ * names the direction) or QR_ENOMEM. */
+int qr_lossdet_tails(const qr_lossdet *d, const qr_flow_table *ft, const uint64_t *sent,
+                     size_t n_dirs, qr_row_detected **rows, size_t *n_rows, char *errbuf);
+
+/* The longest time a packet can spend between leaving its host and arriving or being dropped, in
+ * ns: on each of the (hops + 1) links of the longest path its propagation delay and an MTU's
+ * transmission, at each of the hops switches a full buffer ahead of it (rounded down, plus 1). */
+int64_t qr_max_transit_ns(const qr_topology *t, uint64_t rate_bps, int64_t delay_ns,
+                          uint64_t buffer_bytes);
+
+/* The tail-loss rule of a run cut by its stop time: only packets sent before stop - max_transit
+ * can be known lost. Returns that cutoff; a cutoff <= 0 means no tail can be known. (A run that
+ * completed counts every packet sent.) */
+int64_t qr_tail_cutoff_ns(int64_t stop_ns, int64_t max_transit_ns);
 
 #ifdef __cplusplus
 }

@@ -16,9 +16,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/schema.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The project's one percentile rule, nearest rank: the p-quantile of n sorted values is the value
+ * of 1-based rank max(1, ceil(p * n)) (p50 of 1..10 is 5, p99 of 1..100 is 99, p99 of 1..1000 is
+ * 990). Every percentile qreplay reports (qdiff, completion times, send-time differences, the
+ * streaming histograms) uses it. Returns the rank, in [1, n]; 0 for n = 0. */
+uint64_t qr_percentile_rank(double p, uint64_t n);
+
+/* The p-quantile of n values sorted in increasing order (0 for n = 0). */
+int64_t qr_percentile_i64(const int64_t *sorted, size_t n, double p);
 
 /* A switch egress queue: the drop location and the qdiff key. */
 typedef struct qr_location {
@@ -47,7 +58,7 @@ typedef struct qr_snapshot {
 int qr_qdiff(const qr_flow_bytes *run, size_t n_run, const qr_flow_bytes *rep, size_t n_rep,
              uint64_t *qdiff_bytes, uint64_t *qdiff_sym_bytes);
 
-/* Summary of a set of values: count, mean, nearest-rank p50 and p99, max (in the values' unit).
+/* Summary of a set of values: count, mean, p50 and p99 (qr_percentile_rank), max (in the values' unit).
  * zeros counts the values equal to 0. For count = 0 every field is 0. */
 typedef struct qr_summary {
     uint64_t count;
@@ -119,11 +130,41 @@ size_t qr_qdiff_stream_queues(const qr_qdiff_stream *m);
 int qr_qdiff_stream_queue(const qr_qdiff_stream *m, size_t i, qr_location *queue,
                           qr_summary *qdiff, qr_summary *qdiff_sym);
 
+/* The per-queue summaries as rows sorted by (switch, port). Caller owns *rows (qr_h5_rows_free).
+ * Returns 0 or QR_ENOMEM. */
+int qr_qdiff_stream_queue_rows(const qr_qdiff_stream *m, qr_row_queue_summary **rows, size_t *n);
+
 /* Batch qdiff: match every runtime snapshot with the replay's; rows (allocated, caller frees with
- * free()) in the order the pairs complete when the replay's snapshots follow the runtime's.
+ * qr_qdiff_rows_free) in the order the pairs complete when the replay's snapshots follow the runtime's.
  * Returns 0, QR_EDUP, QR_EORDER, QR_ENOMEM. */
 int qr_qdiff_match(const qr_snapshot *run, size_t n_run, const qr_snapshot *rep, size_t n_rep,
                    qr_qdiff_row **rows, size_t *n_rows);
+/* Release rows of qr_qdiff_match; NULL is allowed. */
+void qr_qdiff_rows_free(qr_qdiff_row *rows);
+
+/* Arrivals per switch queue, and the busiest queue: the one with the most arrivals (the runtime's
+ * busiest queue of the results, the butterfly's bottleneck). */
+typedef struct qr_queue_counter qr_queue_counter;
+
+/* Caller owns *out (qr_queue_counter_destroy). Returns 0 or QR_ENOMEM. */
+int qr_queue_counter_create(qr_queue_counter **out);
+/* Release; NULL is allowed. */
+void qr_queue_counter_destroy(qr_queue_counter *c);
+/* One arrival at (sw, port). Returns 0 or QR_ENOMEM. */
+int qr_queue_counter_add(qr_queue_counter *c, uint32_t sw, uint32_t port);
+/* The queue with the most arrivals, ties to the smallest (switch, port). Returns 0, or
+ * QR_ENOTFOUND if nothing was counted (then *sw = *port = 0). count may be NULL. */
+int qr_queue_counter_busiest(const qr_queue_counter *c, uint32_t *sw, uint32_t *port,
+                             uint64_t *count);
+
+/* Completion times of the completed flows of a run (fct_ns >= 0): how many, and their median,
+ * p99 and maximum (0 when none completed). */
+typedef struct qr_fct_summary {
+    uint64_t completed;
+    int64_t median_ns, p99_ns, max_ns;
+} qr_fct_summary;
+/* Returns 0 or QR_ENOMEM. */
+int qr_fct_summarize(const qr_row_flow *flows, size_t n, qr_fct_summary *out);
 
 /* Drop error. */
 typedef struct qr_drop_counts {

@@ -66,6 +66,14 @@ int qr_sample_infer(const qr_sample_record *recs, size_t n, uint64_t index, int6
 int qr_sample_infer_next(const qr_sample_record *recs, size_t n, size_t *pos, uint64_t index,
                          int64_t *time_ns);
 
+/* Sample a whole flow direction and infer it back: the send times times[0..n) (in send order) go
+ * through s (reset first), the records go to recs (room for n records: a direction never needs
+ * more), their number to *n_recs; with inferred (room for n) every packet's inferred time; with
+ * max_error_ns the largest |inferred - true|. Returns 0, QR_EINVAL or QR_EORDER (a time going
+ * backwards; the detail names the packet index). Borrows every array. */
+int qr_sample_series(qr_sampler *s, const int64_t *times, size_t n, qr_sample_record *recs,
+                     size_t *n_recs, int64_t *inferred, int64_t *max_error_ns, char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -96,7 +96,14 @@ typedef struct qr_config {
 
 typedef struct qr_scenario qr_scenario;
 
-/* Create a scenario holding every key at its default. Caller owns *out (qr_scenario_destroy). */
+/* Create a scenario holding every key at its default. Input files named in it (traffic.flows,
+ * traffic.size_cdf) are looked up next to the scenario file, then in data_dir (the project's
+ * data/ folder; NULL: nowhere else). Caller owns *out (qr_scenario_destroy). Returns 0,
+ * QR_EINVAL (data_dir too long) or QR_ENOMEM. */
+int qr_scenario_create_in(qr_scenario **out, const char *data_dir);
+
+/* qr_scenario_create_in(out, NULL): for scenarios whose input paths are already resolved (those
+ * stored in result files). */
 int qr_scenario_create(qr_scenario **out);
 
 /* Release a scenario; NULL is allowed. */

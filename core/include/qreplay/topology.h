@@ -46,6 +46,10 @@ uint32_t qr_topology_switches(const qr_topology *t);
 uint32_t qr_topology_ports(const qr_topology *t, uint32_t sw);
 qr_node_kind qr_topology_switch_kind(const qr_topology *t, uint32_t sw);
 
+/* Switches on the longest path between two hosts: 5 in a FatTree (edge, aggregation, core,
+ * aggregation, edge), 1 on the star. */
+uint32_t qr_topology_max_hops(const qr_topology *t);
+
 /* Host h's address, and the host an address belongs to (QR_ENOTFOUND if none). */
 uint32_t qr_topology_host_addr(const qr_topology *t, uint32_t host);
 int qr_topology_host_of_addr(const qr_topology *t, uint32_t addr, uint32_t *host);

@@ -43,6 +43,12 @@ int qr_parse_int(const char *text, int64_t min, int64_t max, int64_t *out, char 
 /* Parse a plain finite number in [min, max]. Returns 0 or QR_EVALUE. */
 int qr_parse_double(const char *text, double min, double max, double *out, char *errbuf);
 
+/* Parse a comma-separated list of times ("2us,5us, 10us"; blanks around items are ignored): each
+ * item as qr_parse_time_ns, not negative, none listed twice, at most max items, no empty item.
+ * Returns 0, or QR_EVALUE / QR_EUNIT with the item at fault in errbuf ("empty list",
+ * "empty item in '...'", "'-1ns' is negative", "'2us' is listed twice", "at most 16 values"). */
+int qr_parse_time_list(const char *text, int64_t *out, size_t max, size_t *n, char *errbuf);
+
 /* Format a time in ns with the largest unit that shows it exactly ("5us", "1500ns", "0").
  * Writes at most size bytes including the terminating NUL; returns buf. */
 char *qr_format_time(int64_t ns, char *buf, size_t size);

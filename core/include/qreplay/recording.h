@@ -1,0 +1,89 @@
+/* qreplay: a recorded run read back with only what hosts know, for replays.
+ *
+ * A recording folder (written by qreplay runtime) holds recording.h5 (/flows, /hosts,
+ * /drops_detected, /received; the scenario as an attribute) and one pcap per host. Every packet is
+ * named as in the runtime (flowtable.h): its direction from the 5-tuple, its number from its place
+ * in the direction, checked against the IP ID.
+ *
+ * Sampling: qr_recording_sample samples the send times of every direction at a threshold and
+ * infers them back (th = 0: exact), giving each host's packets an injection time and an injection
+ * order (by that time; ties keep the recorded order): what a replay injects. */
+#ifndef QREPLAY_RECORDING_H
+#define QREPLAY_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/flowtable.h"
+#include "qreplay/scenario.h"
+#include "qreplay/schema.h"
+#include "qreplay/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One recorded packet. */
+typedef struct qr_rec_packet {
+    qr_packet pk;     /* as recorded (pk.time_ns: the recorded send time, on the host's clock) */
+    uint32_t dir;     /* flow direction */
+    uint32_t seq;     /* number within the direction */
+    int64_t time_ns;  /* injection time (inferred by the last qr_recording_sample; recorded before) */
+    uint8_t drop_tag; /* a receiver saw this packet lost */
+} qr_rec_packet;
+
+typedef struct qr_recording qr_recording;
+
+/* Read the recording in dir. check: NULL to use the recording's own scenario, or a scenario that
+ * must describe the same network (topology kind, k or hosts). Returns 0, or QR_ENOENT (no complete
+ * recording), QR_EFORMAT / QR_EVALUE / QR_ETRUNC naming the file and what is wrong (a pcap cut
+ * short, IP IDs out of sequence, a packet of no flow, a mismatched scenario). Caller owns *out
+ * (qr_recording_close). */
+int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf);
+
+/* Release; NULL is allowed. */
+void qr_recording_close(qr_recording *r);
+
+/* The scenario the recording was made with (borrowed from r). */
+const qr_scenario *qr_recording_scenario(const qr_recording *r);
+/* Its flows (borrowed from r). */
+const qr_flow_table *qr_recording_flows(const qr_recording *r);
+uint32_t qr_recording_hosts(const qr_recording *r);
+int64_t qr_recording_clock_offset(const qr_recording *r, uint32_t host);
+
+/* Host h's packets in recorded order (borrowed; *n gets their number). */
+const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, size_t *n);
+/* Host h's packets in injection order: indices into qr_recording_packets (borrowed). */
+const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host);
+
+/* Whether a receiver detected packet `packet` lost. */
+int qr_recording_detected(const qr_recording *r, uint64_t packet);
+/* Whether the recording has /received (arrival times at destination hosts). */
+int qr_recording_has_received(const qr_recording *r);
+/* When packet `packet` reached its destination host. Returns 0 or QR_ENOTFOUND (lost). */
+int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_ns);
+
+/* What a sampling of every direction gave. */
+typedef struct qr_sampling_stats {
+    uint64_t packets, records;
+    int64_t max_error_ns; /* largest |inferred - recorded| */
+} qr_sampling_stats;
+
+/* Sample every direction at th_ns with `method`, set every packet's injection time and re-sort
+ * the injection orders. With records, *records gets every record (direction by direction, hosts
+ * in order; caller owns it: qr_h5_rows_free) and *n_records their number. Returns 0, QR_EINVAL,
+ * QR_ENOMEM. */
+int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
+                        qr_sampling_stats *stats, qr_row_sample_record **records,
+                        size_t *n_records, char *errbuf);
+
+/* The scenario stored in a result or recording file (its "scenario" attribute), loaded with
+ * relative paths resolved against base_dir; name is what its keys' origins are called (NULL: the
+ * file's path). Caller owns *out (qr_scenario_destroy). Returns 0 or an error naming the file. */
+int qr_scenario_from_h5(qr_scenario **out, const char *h5_path, const char *name,
+                        const char *base_dir, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
