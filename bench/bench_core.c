@@ -40,14 +40,8 @@ static volatile int64_t sink;
 static size_t sample_flow(qr_sampler *s, const int64_t *t, size_t n, qr_sample_record *recs)
 {
     size_t k = 0;
-    int e;
-    qr_sampler_reset(s);
-    for (size_t i = 0; i < n; i++) {
-        qr_sampler_push(s, t[i], &recs[k], &e, NULL);
-        k += (size_t)e;
-    }
-    qr_sampler_finish(s, &recs[k], &e);
-    return k + (size_t)e;
+    qr_sample_series(s, t, n, recs, &k, NULL, NULL, NULL);
+    return k;
 }
 
 int main(int argc, char **argv)

@@ -167,7 +167,7 @@ int qr_cmd_workload(int argc, char **argv)
 out:
     qr_h5_abort(h5); /* also releases tables left open by an error */
     free(offsets);
-    free(flows);
+    qr_flows_free(flows);
     free(rows);
     free(clock);
     qr_scenario_destroy(s);

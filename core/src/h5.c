@@ -491,3 +491,8 @@ int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *field
     *n_rows = (size_t)n;
     return QR_OK;
 }
+
+void qr_h5_str_free(char *value)
+{
+    free(value);
+}

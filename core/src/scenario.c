@@ -202,12 +202,19 @@ static int resolve_input(const char *text, const char *base_dir, const char *dat
     if (text[0] == '\0' || text[0] == '/') {
         snprintf(buf, sizeof buf, "%s", text);
     } else {
-        snprintf(buf, sizeof buf, "%s/%s", base_dir && *base_dir ? base_dir : ".", text);
-        if (!file_exists(buf) && data_dir && *data_dir) {
+        /* next to the scenario, then in the data folder; found nowhere, the text as given (so a
+         * printed scenario loads back to the same value) */
+        if (base_dir && *base_dir && strcmp(base_dir, ".") != 0)
+            snprintf(buf, sizeof buf, "%s/%s", base_dir, text);
+        else
+            snprintf(buf, sizeof buf, "%s", text);
+        if (!file_exists(buf)) {
             char alt[2 * QR_PATH_MAX];
-            snprintf(alt, sizeof alt, "%s/%s", data_dir, text);
-            if (file_exists(alt))
+            snprintf(alt, sizeof alt, "%s/%s", data_dir ? data_dir : "", text);
+            if (data_dir && *data_dir && file_exists(alt))
                 memcpy(buf, alt, sizeof buf);
+            else
+                snprintf(buf, sizeof buf, "%s", text);
         }
     }
     if (qri_strlcpy(out, buf, QR_PATH_MAX))

@@ -403,3 +403,8 @@ int qr_workload_from_config(const qr_config *c, qr_flow **flows, size_t *n_flows
     qr_cdf_destroy(cdf);
     return rc;
 }
+
+void qr_flows_free(qr_flow *flows)
+{
+    free(flows);
+}

@@ -143,7 +143,7 @@ QreplayRuntime::Build()
         if (qr_workload_from_config(c, &f, &n, err))
             throw std::runtime_error(err);
         flows.assign(f, f + n);
-        free(f);
+        qr_flows_free(f);
     }
 
     Simulator::Destroy(); // a fresh simulation: node numbers, time and events start over

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_rng.h>
 
@@ -92,4 +93,55 @@ Test(lossdet, property_detected_equals_true_losses)
         qr_lossdet_destroy(d);
         gsl_rng_free(r);
     }
+}
+
+Test(lossdet, tails_of_every_direction)
+{
+    qr_topology *t;
+    qr_flow_table *ft;
+    qr_flow flows[] = {{0, 0, 1, 1000, 0, 0}, {1, 1, 2, 1000, 0, 0}};
+    cr_assert_eq(qr_topology_star(&t, 3), QR_OK);
+    cr_assert_eq(qr_flow_table_for_topology(&ft, flows, 2, t, NULL), QR_OK);
+    qr_lossdet *d;
+    cr_assert_eq(qr_lossdet_create(&d, 4), QR_OK);
+    uint64_t seq, first, n;
+    for (uint16_t id = 0; id < 3; id++)
+        qr_lossdet_observe(d, 0, id, &seq, &first, &n); /* dir 0 saw 0..2 */
+    qr_lossdet_observe(d, 3, 0, &seq, &first, &n);       /* dir 3 saw 0 */
+    uint64_t sent[4] = {5, 0, 0, 1};
+    qr_row_detected *rows;
+    size_t nr;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_lossdet_tails(d, ft, sent, 4, &rows, &nr, err), QR_OK);
+    cr_assert_eq(nr, 2, "packets 3 and 4 of direction 0");
+    for (size_t i = 0; i < nr; i++) {
+        cr_assert(rows[i].dir == 0 && rows[i].seq == 3 + i && rows[i].tail == 1);
+        cr_assert_eq(rows[i].receiver, 0, "a tail is named by its sender");
+        cr_assert_eq(rows[i].packet, qr_packet_id(0, 3 + i));
+        cr_assert_eq(rows[i].ip_id, 3 + i);
+    }
+    qr_h5_rows_free(rows);
+    uint64_t none[4] = {3, 0, 0, 1}; /* everything sent was received: no tail */
+    cr_assert_eq(qr_lossdet_tails(d, ft, none, 4, &rows, &nr, err), QR_OK);
+    cr_assert_eq(nr, 0);
+    qr_h5_rows_free(rows);
+    qr_lossdet_destroy(d);
+    qr_flow_table_destroy(ft);
+    qr_topology_destroy(t);
+}
+
+Test(lossdet, max_transit_from_the_topology)
+{
+    qr_topology *ft4, *star;
+    cr_assert_eq(qr_topology_fattree(&ft4, 4), QR_OK);
+    cr_assert_eq(qr_topology_star(&star, 3), QR_OK);
+    cr_assert_eq(qr_topology_max_hops(ft4), 5);
+    cr_assert_eq(qr_topology_max_hops(star), 1);
+    /* 10 Gbps, 1 us, 2 MB: 6 links of 1 us + 1.2 us, 5 buffers of 1.6 ms */
+    cr_assert_eq(qr_max_transit_ns(ft4, 10000000000ULL, 1000, 2000000), 6 * 2200 + 5 * 1600000 + 1);
+    cr_assert_eq(qr_max_transit_ns(star, 10000000000ULL, 1000, 2000000), 2 * 2200 + 1600000 + 1);
+    cr_assert_eq(qr_tail_cutoff_ns(50000000, 8013201), 50000000 - 8013201);
+    cr_assert_leq(qr_tail_cutoff_ns(1000, 8013201), 0);
+    qr_topology_destroy(ft4);
+    qr_topology_destroy(star);
 }

@@ -281,3 +281,64 @@ Test(metrics, drop_error_perfect_replay_is_zero)
     cr_assert_eq(c.runtime_drops, c.replay_drops);
     qr_droperr_destroy(d);
 }
+
+/* The one percentile rule, by hand and against a brute-force definition. */
+Test(metrics, percentile_rule)
+{
+    cr_assert_eq(qr_percentile_rank(0.5, 10), 5);
+    cr_assert_eq(qr_percentile_rank(0.99, 100), 99);
+    cr_assert_eq(qr_percentile_rank(0.99, 1000), 990);
+    cr_assert_eq(qr_percentile_rank(0.99, 1), 1);
+    cr_assert_eq(qr_percentile_rank(0.0, 7), 1);
+    cr_assert_eq(qr_percentile_rank(1.0, 7), 7);
+    cr_assert_eq(qr_percentile_rank(0.5, 0), 0);
+    int64_t v[] = {10, 20, 30, 40};
+    cr_assert_eq(qr_percentile_i64(v, 4, 0.5), 20);
+    cr_assert_eq(qr_percentile_i64(v, 4, 0.99), 40);
+    cr_assert_eq(qr_percentile_i64(NULL, 0, 0.5), 0);
+    /* nearest rank: the smallest value with at least p*n values at or below it */
+    for (uint64_t n = 1; n < 500; n++)
+        for (int k = 1; k < 100; k++) {
+            double p = k / 100.0;
+            uint64_t r = qr_percentile_rank(p, n);
+            cr_assert((double)r >= p * (double)n - 1e-9 && (double)(r - 1) < p * (double)n,
+                      "n %llu p %.2f rank %llu", (unsigned long long)n, p, (unsigned long long)r);
+        }
+}
+
+Test(metrics, busiest_queue_ties_to_the_smallest)
+{
+    qr_queue_counter *c;
+    uint32_t sw, port;
+    uint64_t n;
+    cr_assert_eq(qr_queue_counter_create(&c), QR_OK);
+    cr_assert_eq(qr_queue_counter_busiest(c, &sw, &port, &n), QR_ENOTFOUND);
+    for (int i = 0; i < 3; i++) {
+        qr_queue_counter_add(c, 5, 1);
+        qr_queue_counter_add(c, 2, 7);
+    }
+    qr_queue_counter_add(c, 9, 0);
+    cr_assert_eq(qr_queue_counter_busiest(c, &sw, &port, &n), QR_OK);
+    cr_assert(sw == 2 && port == 7 && n == 3, "%u %u %llu", sw, port, (unsigned long long)n);
+    qr_queue_counter_add(c, 5, 1);
+    qr_queue_counter_busiest(c, &sw, &port, &n);
+    cr_assert(sw == 5 && port == 1 && n == 4);
+    qr_queue_counter_destroy(c);
+}
+
+Test(metrics, fct_summary_of_completed_flows)
+{
+    qr_row_flow f[5];
+    memset(f, 0, sizeof f);
+    int64_t fct[] = {300, -1, 100, 200, 400};
+    for (int i = 0; i < 5; i++)
+        f[i].fct_ns = fct[i];
+    qr_fct_summary s;
+    cr_assert_eq(qr_fct_summarize(f, 5, &s), QR_OK);
+    cr_assert_eq(s.completed, 4);
+    cr_assert_eq(s.median_ns, 200);
+    cr_assert_eq(s.p99_ns, 400);
+    cr_assert_eq(s.max_ns, 400);
+    cr_assert_eq(qr_fct_summarize(f + 1, 1, &s), QR_OK);
+    cr_assert_eq(s.completed, 0);
+}

@@ -4,12 +4,16 @@
 #include <criterion/logging.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "qreplay/error.h"
 #include "qreplay/sampler.h"
 #include "qreplay/synth.h"
 
-/* Sample times[0..n) and return the records (malloc'd) and their count. */
+/* Sample times[0..n) with qr_sample_series and return the records (malloc'd) and their count;
+ * the series' own max error must equal the one computed record by record. */
+static int64_t max_error(const qr_sample_record *recs, size_t nr, const int64_t *times, size_t n);
+
 static qr_sample_record *sample(qr_sampling_method m, int64_t th, const int64_t *times, size_t n,
                                 size_t *n_recs)
 {
@@ -17,18 +21,25 @@ static qr_sample_record *sample(qr_sampling_method m, int64_t th, const int64_t 
     qr_sampler_cfg cfg = {.method = m, .th_ns = th};
     cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
     qr_sample_record *recs = malloc((n + 1) * sizeof *recs);
-    size_t k = 0;
-    int emitted;
-    for (size_t i = 0; i < n; i++) {
-        char err[QR_ERRBUF_SIZE];
-        cr_assert_eq(qr_sampler_push(s, times[i], &recs[k], &emitted, err), QR_OK, "%s", err);
-        k += (size_t)emitted;
-    }
-    cr_assert_eq(qr_sampler_finish(s, &recs[k], &emitted), QR_OK);
-    k += (size_t)emitted;
+    int64_t *inferred = malloc((n + 1) * sizeof *inferred);
+    int64_t worst = -1;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_sample_series(s, times, n, recs, n_recs, inferred, &worst, err), QR_OK, "%s",
+                 err);
+    cr_assert_leq(*n_recs, n, "a direction never needs more records than packets");
     cr_assert_eq(qr_sampler_packets(s), n);
+    if (n) {
+        cr_assert_eq(worst, max_error(recs, *n_recs, times, n));
+        for (size_t i = 0; i < n; i++) {
+            int64_t t;
+            qr_sample_infer(recs, *n_recs, i, &t);
+            cr_assert_eq(inferred[i], t, "packet %zu", i);
+        }
+    } else {
+        cr_assert_eq(worst, 0);
+    }
+    free(inferred);
     qr_sampler_destroy(s);
-    *n_recs = k;
     return recs;
 }
 
@@ -213,5 +224,50 @@ Test(sampler, reset_starts_a_new_flow)
     cr_assert_eq(e, 1);
     cr_assert_eq(r.index, 0);
     cr_assert_eq(r.time_ns, 100);
+    qr_sampler_destroy(s);
+}
+
+/* The whole-series function emits exactly what pushing packet by packet emits. */
+Test(sampler, series_equals_push_by_push)
+{
+    int64_t t[4000];
+    qr_synth_cfg sc = qr_synth_default(42);
+    qr_synth_flow(&sc, 0, 4000, t);
+    size_t nr;
+    qr_sample_record *a = sample(QR_SAMPLING_RATE, 5000, t, 4000, &nr);
+    qr_sampler *s;
+    qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 5000};
+    cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+    size_t k = 0;
+    for (size_t i = 0; i <= 4000; i++) {
+        qr_sample_record r;
+        int e;
+        if (i < 4000)
+            qr_sampler_push(s, t[i], &r, &e, NULL);
+        else
+            qr_sampler_finish(s, &r, &e);
+        if (e) {
+            cr_assert_lt(k, nr);
+            cr_assert(a[k].index == r.index && a[k].time_ns == r.time_ns && a[k].gap_ns == r.gap_ns,
+                      "record %zu differs", k);
+            k++;
+        }
+    }
+    cr_assert_eq(k, nr);
+    qr_sampler_destroy(s);
+    free(a);
+}
+
+Test(sampler, series_rejects_time_going_back_naming_the_packet)
+{
+    int64_t t[] = {0, 100, 50};
+    qr_sample_record r[3];
+    size_t nr;
+    qr_sampler *s;
+    qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 0};
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+    cr_assert_eq(qr_sample_series(s, t, 3, r, &nr, NULL, NULL, err), QR_EORDER);
+    cr_assert(strstr(err, "packet 2"), "%s", err);
     qr_sampler_destroy(s);
 }

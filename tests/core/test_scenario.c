@@ -14,7 +14,7 @@ static char err[QR_ERRBUF_SIZE];
 
 static void setup(void)
 {
-    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_create_in(&s, QR_SOURCE_DIR "/data"), QR_OK);
     err[0] = '\0';
 }
 
@@ -196,7 +196,7 @@ Test(scenario, printed_scenario_loads_back_identically)
     cr_assert_eq(qr_scenario_print(s, mem), QR_OK);
     fclose(mem);
     qr_scenario *t;
-    qr_scenario_create(&t);
+    qr_scenario_create_in(&t, QR_SOURCE_DIR "/data");
     cr_assert_eq(qr_scenario_load_string(t, text, "printed", ".", err), QR_OK, "%s\n%s", err, text);
     cr_assert_eq(memcmp(qr_scenario_config(s), qr_scenario_config(t), sizeof(qr_config)), 0,
                  "printed scenario does not load back to the same values:\n%s", text);

@@ -145,3 +145,23 @@ Test(units, strerror_names_every_code)
         cr_assert_str_neq(qr_strerror(c), "unknown error", "code %d", c);
     cr_assert_str_eq(qr_strerror(12345), "unknown error");
 }
+
+Test(units, time_lists)
+{
+    int64_t v[16];
+    size_t n;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_parse_time_list("2us, 5us,10us", v, 16, &n, err), QR_OK, "%s", err);
+    cr_assert(n == 3 && v[0] == 2000 && v[1] == 5000 && v[2] == 10000);
+    cr_assert_eq(qr_parse_time_list("0", v, 16, &n, err), QR_OK);
+    cr_assert(n == 1 && v[0] == 0);
+    const char *bad[] = {"", "5", "-1ns", "1ns,1ns", "1ns,,2ns", "1ns,", ",1ns", "1,2,3"};
+    const char *why[] = {"empty list", "no unit", "negative", "listed twice", "empty item",
+                         "empty item", "empty item", "no unit"};
+    for (int i = 0; i < 8; i++) {
+        cr_assert_neq(qr_parse_time_list(bad[i], v, 16, &n, err), QR_OK, "'%s'", bad[i]);
+        cr_assert(strstr(err, why[i]), "'%s': %s", bad[i], err);
+    }
+    cr_assert_eq(qr_parse_time_list("1ns,2ns,3ns", v, 2, &n, err), QR_EVALUE);
+    cr_assert(strstr(err, "at most 2"), "%s", err);
+}

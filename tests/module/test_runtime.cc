@@ -37,7 +37,7 @@ Scenario(const std::string& ini)
 {
     qr_scenario* s;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_create_in(&s, QR_SOURCE_DIR "/data"), QR_OK);
     cr_assert_eq(qr_scenario_load_string(s, ini.c_str(), "test", QR_SOURCE_DIR "/scenarios", err),
                  QR_OK, "%s", err);
     cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
@@ -49,7 +49,7 @@ ScenarioFile(const char* path)
 {
     qr_scenario* s;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_create_in(&s, QR_SOURCE_DIR "/data"), QR_OK);
     cr_assert_eq(qr_scenario_load(s, path, err), QR_OK, "%s", err);
     cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
     return s;

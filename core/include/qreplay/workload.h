@@ -58,7 +58,7 @@ typedef struct qr_workload_cfg {
  * lambda = load * rate * n_hosts / (8 * mean size). Each incast event (a Poisson process of the
  * given rate) picks a client and incast_fanin distinct other hosts uniformly; each of them sends
  * incast_size_bytes to the client at the event's time. Flows are sorted by start time.
- * *flows is allocated; the caller frees it with free(). Returns 0, QR_EINVAL (detail in errbuf)
+ * Caller owns *flows (qr_flows_free). Returns 0, QR_EINVAL (detail in errbuf)
  * or QR_ENOMEM. The same configuration gives the same schedule. */
 int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_flows,
                          char *errbuf);
@@ -67,16 +67,20 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
  * host indices src != dst below n_hosts, a size with its unit (20MB, 30KB, 1448B) and a start
  * time with its unit (30ms, 0). '#' starts a comment. Flows are returned sorted by start time,
  * ids in that order. Returns 0, QR_ENOENT, QR_ESYNTAX, QR_EVALUE, QR_EUNIT with "FILE:LINE: reason"
- * in errbuf. *flows is allocated (free with free()). */
+ * in errbuf. Caller owns *flows (qr_flows_free). */
 int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n_flows,
                   char *errbuf);
 
 /* The flow schedule of a scenario: its explicit flow list (pattern = flows) or the generated
  * web-search background plus incast (pattern = websearch, sizes from traffic.size_cdf). Errors name
- * the scenario key ("[traffic] flows: FILE:LINE: reason"). *flows is allocated (free()). */
+ * the scenario key ("[traffic] flows: FILE:LINE: reason"). Caller owns *flows (qr_flows_free). */
 struct qr_config;
 int qr_workload_from_config(const struct qr_config *c, qr_flow **flows, size_t *n_flows,
                             char *errbuf);
+
+/* Release a schedule of qr_workload_generate, qr_flows_load or qr_workload_from_config; NULL is
+ * allowed. */
+void qr_flows_free(qr_flow *flows);
 
 #ifdef __cplusplus
 }
