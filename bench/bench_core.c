@@ -104,8 +104,10 @@ int main(int argc, char **argv)
             fr[4 * i + j] = (qr_flow_bytes){10 * j + i % 7, 1500 * ((i + j) % 13)};
             fp[4 * i + j] = (qr_flow_bytes){10 * j + i % 7, 1500 * ((i + 2 * j) % 13)};
         }
-        run[i] = (qr_snapshot){i, {(uint32_t)(i % 20), (uint32_t)(i % 4)}, (int64_t)i, fr + 4 * i, 4};
-        rep[i] = (qr_snapshot){i, {(uint32_t)(i % 20), (uint32_t)(i % 4)}, (int64_t)i, fp + 4 * i, 4};
+        run[i] =
+            (qr_snapshot){i, {(uint32_t)(i % 20), (uint32_t)(i % 4)}, (int64_t)i, fr + 4 * i, 4};
+        rep[i] =
+            (qr_snapshot){i, {(uint32_t)(i % 20), (uint32_t)(i % 4)}, (int64_t)i, fp + 4 * i, 4};
     }
     printf("\n%-34s %14s %12s\n", "qdiff", "arrivals/s", "ns/arrival");
     double s_stream, s_batch;
@@ -133,7 +135,8 @@ int main(int argc, char **argv)
         free(rows);
     });
     printf("%-34s %14.3e %12.2f\n", "streaming (32 pending)", nq / s_stream, s_stream * 1e9 / nq);
-    printf("%-34s %14.3e %12.2f\n", "batch (all runtime pending)", nq / s_batch, s_batch * 1e9 / nq);
+    printf("%-34s %14.3e %12.2f\n", "batch (all runtime pending)", nq / s_batch,
+           s_batch * 1e9 / nq);
     printf("%-34s %14.2f\n", "streaming / batch speed", s_batch / s_stream);
 
     /* shared buffer: 32 ports, random admit, FIFO release */

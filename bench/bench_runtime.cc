@@ -22,7 +22,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/scenario.h"
 #include "qreplay/topology.h"
@@ -138,8 +139,14 @@ RunQreplay(const qr_scenario* s, std::vector<qr_flow>& flows, const std::string&
 void
 Row(int k, const char* what, const Result& r, const Result& base)
 {
-    printf("%-3d %-26s %8.2f %9.3f %11lu %8.2f %12.0f %8.2fx\n", k, what, r.setup, r.simMs,
-           static_cast<unsigned long>(r.events), r.wall, r.wall > 0 ? r.events / r.wall : 0.0,
+    printf("%-3d %-26s %8.2f %9.3f %11lu %8.2f %12.0f %8.2fx\n",
+           k,
+           what,
+           r.setup,
+           r.simMs,
+           static_cast<unsigned long>(r.events),
+           r.wall,
+           r.wall > 0 ? r.events / r.wall : 0.0,
            r.wall > 0 && base.wall > 0 ? base.wall / r.wall : 0.0);
 }
 
@@ -173,20 +180,32 @@ main(int argc, char** argv)
     }
     printf("qreplay runtime vs plain ns-3 (global routing, DropTail FIFO 100p), same flows and "
            "simulated time\nscenario %s, duration %s, load %s\n\n",
-           scen.c_str(), duration.c_str(), load.c_str());
-    printf("%-3s %-26s %8s %9s %11s %8s %12s %9s\n", "k", "setup", "setup_s", "sim_ms", "events",
-           "wall_s", "events/s", "speedup");
+           scen.c_str(),
+           duration.c_str(),
+           load.c_str());
+    printf("%-3s %-26s %8s %9s %11s %8s %12s %9s\n",
+           "k",
+           "setup",
+           "setup_s",
+           "sim_ms",
+           "events",
+           "wall_s",
+           "events/s",
+           "speedup");
     size_t pos = 0;
     while (pos < ks.size())
     {
         size_t comma = ks.find(',', pos);
-        std::string kv = ks.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        std::string kv =
+            ks.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         pos = comma == std::string::npos ? ks.size() : comma + 1;
         char err[QR_ERRBUF_SIZE];
         qr_scenario* s;
         qr_scenario_create(&s);
-        std::string sets[] = {"topology.kind=fattree", "topology.k=" + kv,
-                              "traffic.duration=" + duration, "traffic.load=" + load};
+        std::string sets[] = {"topology.kind=fattree",
+                              "topology.k=" + kv,
+                              "traffic.duration=" + duration,
+                              "traffic.load=" + load};
         int rc = qr_scenario_load(s, scen.c_str(), err);
         for (const std::string& a : sets)
             rc = rc ? rc : qr_scenario_set(s, a.c_str(), err);
@@ -216,7 +235,8 @@ main(int argc, char** argv)
         Row(k, "plain ns-3 (global, FIFO)", plain, plain);
         Row(k, "qreplay, no recording", norec, plain);
         Row(k, "qreplay, recording", rec, plain);
-        printf("    %zu flows; plain ns-3 is run for the qreplay run's simulated time\n", flows.size());
+        printf("    %zu flows; plain ns-3 is run for the qreplay run's simulated time\n",
+               flows.size());
         qr_scenario_destroy(s);
     }
     return 0;

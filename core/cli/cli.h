@@ -57,7 +57,8 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
 int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Usage error: message plus "try 'qreplay COMMAND --help'"; returns 2. */
-int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Progress on stderr: on a terminal one updating line, otherwise a line at most every 2 s.
  * Silent when quiet. cli_progress_done ends the line. */
@@ -70,7 +71,8 @@ typedef struct cli_progress {
 } cli_progress;
 
 void cli_progress_init(cli_progress *p, int quiet);
-void cli_progress_update(cli_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_progress_update(cli_progress *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void cli_progress_done(cli_progress *p);
 double cli_now(void);
 

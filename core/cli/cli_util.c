@@ -120,8 +120,9 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
 {
     const char *dir = cli_analysis_dir();
     if (!dir)
-        return cli_fail(command, "cannot find the analysis folder next to the program; %s is "
-                                 "complete (draw later with analysis/%s)",
+        return cli_fail(command,
+                        "cannot find the analysis folder next to the program; %s is "
+                        "complete (draw later with analysis/%s)",
                         h5, script);
     const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     char path[PATH_MAX + 64];

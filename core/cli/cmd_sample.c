@@ -9,22 +9,24 @@
 
 #include "cli.h"
 #include "opt.h"
-#include "qreplay/schema.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/sampler.h"
+#include "qreplay/schema.h"
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
 
 static const cli_opt opts[] = {
-    {"th", 0, CLI_VALUE, "TIME", "error bound (rate) or burst gap (gap), e.g. 5us; 0 = exact (default 5us)"},
+    {"th", 0, CLI_VALUE, "TIME",
+     "error bound (rate) or burst gap (gap), e.g. 5us; 0 = exact (default 5us)"},
     {"method", 0, CLI_VALUE, "M", "rate (bounded error, default) or gap (the strawman)"},
     CLI_OPT_QUIET,
 };
 
 static const cli_spec spec = {
-    "sample", "IN OUT.h5",
+    "sample",
+    "IN OUT.h5",
     "Sample the send times of every flow direction in IN, infer every packet's time back\n"
     "from the records, and write both to OUT.h5:\n"
     "  /sampling/records   (flow, index, time_ns, gap_ns)  what a host would keep\n"
@@ -34,7 +36,12 @@ static const cli_spec spec = {
     "IN is a pcap of raw IPv4 packets (as qreplay records them; flows are 5-tuples) or a\n"
     "CSV with the header 'flow,time_ns' and one row per packet, in send order within each\n"
     "flow (flow is any name of at most 63 characters).\n",
-    opts, sizeof opts / sizeof opts[0], 2, 2, "expected IN and OUT.h5", NULL};
+    opts,
+    sizeof opts / sizeof opts[0],
+    2,
+    2,
+    "expected IN and OUT.h5",
+    NULL};
 
 /* Packets grouped by flow direction, in order of first appearance. */
 struct flow {
@@ -174,8 +181,8 @@ static int load_csv(const char *path, FILE *fp, struct flowset *fs, cli_progress
         errno = 0;
         long long t = strtoll(comma + 1, &end, 10);
         if (errno || end == comma + 1 || *end != '\0' || t < 0 || !isdigit((unsigned char)comma[1]))
-            return cli_fail("sample", "%s:%ld: time_ns '%s' is not a whole number of ns >= 0",
-                            path, lineno, comma + 1);
+            return cli_fail("sample", "%s:%ld: time_ns '%s' is not a whole number of ns >= 0", path,
+                            lineno, comma + 1);
         struct flow *f = flow_get(fs, line);
         if (!f)
             return cli_fail("sample", "out of memory");
@@ -269,8 +276,7 @@ int qr_cmd_sample(int argc, char **argv)
     }
     if (qr_h5_create(&h5, out, err) ||
         qr_h5_table_open_schema(&t_rec, h5, "/sampling/records", &qr_schema_named_record, err) ||
-        qr_h5_table_open_schema(&t_inf, h5, "/sampling/inferred", &qr_schema_named_inferred,
-                                err) ||
+        qr_h5_table_open_schema(&t_inf, h5, "/sampling/inferred", &qr_schema_named_inferred, err) ||
         qr_h5_table_open_schema(&t_flow, h5, "/sampling/flows", &qr_schema_named_flow, err)) {
         rc = cli_fail("sample", "%s", err);
         goto out;
@@ -295,8 +301,8 @@ int qr_cmd_sample(int argc, char **argv)
             goto out;
         }
         for (size_t i = 0; i < f->n; i++) {
-            qr_row_named_inferred row = {.index = i, .true_ns = f->times[i],
-                                         .inferred_ns = inferred[i]};
+            qr_row_named_inferred row = {
+                .index = i, .true_ns = f->times[i], .inferred_ns = inferred[i]};
             memcpy(row.flow, f->name, strlen(f->name));
             if (qr_h5_table_append(t_inf, &row, 1, err)) {
                 rc = cli_fail("sample", "%s", err);
@@ -304,8 +310,8 @@ int qr_cmd_sample(int argc, char **argv)
             }
         }
         for (size_t i = 0; i < nr; i++) {
-            qr_row_named_record row = {.index = recs[i].index, .time_ns = recs[i].time_ns,
-                                       .gap_ns = recs[i].gap_ns};
+            qr_row_named_record row = {
+                .index = recs[i].index, .time_ns = recs[i].time_ns, .gap_ns = recs[i].gap_ns};
             memcpy(row.flow, f->name, strlen(f->name));
             if (qr_h5_table_append(t_rec, &row, 1, err)) {
                 rc = cli_fail("sample", "%s", err);

@@ -15,11 +15,17 @@ static const cli_opt opts[] = {
 };
 
 static const cli_spec spec = {
-    "scenario", "FILE",
+    "scenario",
+    "FILE",
     "Validate a scenario file and print it fully resolved: every key with its value,\n"
     "its meaning and where it came from (the file's line, --set, or the default).\n"
     "The output is itself a valid scenario file. 'qreplay scenario --keys' lists every key.\n",
-    opts, sizeof opts / sizeof opts[0], 0, 1, "expected one scenario FILE", NULL};
+    opts,
+    sizeof opts / sizeof opts[0],
+    0,
+    1,
+    "expected one scenario FILE",
+    NULL};
 
 static int print_keys(void)
 {

@@ -18,12 +18,18 @@ static const cli_opt opts[] = {
 };
 
 static const cli_spec spec = {
-    "synth", "OUT.pcap|OUT.csv",
+    "synth",
+    "OUT.pcap|OUT.csv",
     "Write a synthetic send trace of one host: F flows of N packets each in total,\n"
     "bursts of 1500-byte packets at 1, 2.5, 5 or 10 Gbit/s with rate changes inside\n"
     "bursts and idle gaps between them (see core/include/qreplay/synth.h). A pcap gets\n"
     "real IPv4/TCP headers (consecutive IP IDs per flow); a CSV gets 'flow,time_ns'.\n",
-    opts, sizeof opts / sizeof opts[0], 1, 1, "expected one output file", NULL};
+    opts,
+    sizeof opts / sizeof opts[0],
+    1,
+    1,
+    "expected one output file",
+    NULL};
 
 struct cursor {
     int64_t *times;

@@ -8,12 +8,12 @@
 
 #include "cli.h"
 #include "opt.h"
-#include "qreplay/results.h"
-#include "qreplay/schema.h"
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
+#include "qreplay/results.h"
 #include "qreplay/scenario.h"
+#include "qreplay/schema.h"
 #include "qreplay/units.h"
 #include "qreplay/workload.h"
 
@@ -24,7 +24,8 @@ static const cli_opt opts[] = {
 };
 
 static const cli_spec spec = {
-    "workload", "SCENARIO",
+    "workload",
+    "SCENARIO",
     "Generate the scenario's flow schedule (web-search background flows with Poisson\n"
     "arrivals at the target load plus incast events, or the explicit flow list) and the\n"
     "hosts' clock offsets, and write them to DIR/workload.h5:\n"
@@ -32,9 +33,15 @@ static const cli_spec spec = {
     "  /clock  (host, offset_ns)\n"
     "with the resolved scenario as attributes of /. Prints what was generated, including\n"
     "the offered load actually achieved next to the target.\n",
-    opts, sizeof opts / sizeof opts[0], 1, 1, "expected one SCENARIO file", NULL};
+    opts,
+    sizeof opts / sizeof opts[0],
+    1,
+    1,
+    "expected one SCENARIO file",
+    NULL};
 
-/* Load, override and validate a scenario; prints the error. Used by every scenario-driven command. */
+/* Load, override and validate a scenario; prints the error. Used by every scenario-driven command.
+ */
 int cli_load_scenario(const char *command, const char *path, const char **sets, int n_sets,
                       qr_scenario **out)
 {
@@ -114,11 +121,11 @@ int qr_cmd_workload(int argc, char **argv)
             incasts = flows[i].incast;
         }
     }
-    double offered = cfg->traffic.duration_ns > 0
-                         ? (double)bg_bytes * 8.0 /
-                               ((double)cfg->traffic.duration_ns * 1e-9 *
-                                (double)cfg->links.rate_bps * hosts)
-                         : 0.0;
+    double offered =
+        cfg->traffic.duration_ns > 0
+            ? (double)bg_bytes * 8.0 /
+                  ((double)cfg->traffic.duration_ns * 1e-9 * (double)cfg->links.rate_bps * hosts)
+            : 0.0;
     rows = malloc((n_flows ? n_flows : 1) * sizeof *rows);
     clock = malloc(hosts * sizeof *clock);
     if (!rows || !clock) {

@@ -63,10 +63,22 @@ const char **cli_list(const cli_args *a, const char *name, int *n);
 void cli_help(const cli_spec *spec, FILE *out);
 
 /* The options every scenario-driven command shares, to put in its table. */
-#define CLI_OPT_SET {"set", 0, CLI_LIST, "S.K=V", "override key K of section S of the scenario (repeatable)"}
-#define CLI_OPT_OUT(what) {"out", 'o', CLI_VALUE, "DIR", what}
-#define CLI_OPT_QUIET {"quiet", 'q', CLI_FLAG, NULL, "print only errors (no progress, no summary)"}
-#define CLI_OPT_NO_FIGURES {"no-figures", 0, CLI_FLAG, NULL, "do not draw the figures"}
+#define CLI_OPT_SET                                                                                \
+    {                                                                                              \
+        "set", 0, CLI_LIST, "S.K=V", "override key K of section S of the scenario (repeatable)"    \
+    }
+#define CLI_OPT_OUT(what)                                                                          \
+    {                                                                                              \
+        "out", 'o', CLI_VALUE, "DIR", what                                                         \
+    }
+#define CLI_OPT_QUIET                                                                              \
+    {                                                                                              \
+        "quiet", 'q', CLI_FLAG, NULL, "print only errors (no progress, no summary)"                \
+    }
+#define CLI_OPT_NO_FIGURES                                                                         \
+    {                                                                                              \
+        "no-figures", 0, CLI_FLAG, NULL, "do not draw the figures"                                 \
+    }
 
 #ifdef __cplusplus
 }

@@ -28,8 +28,8 @@ int64_t qr_dt_threshold(uint64_t size_bytes, double alpha, uint64_t total_bytes)
     return (int64_t)floor(alpha * free_bytes);
 }
 
-qr_decision qr_drop_decide(const qr_buffer_state *st, uint64_t bytes, qr_drop_mode mode,
-                           int tagged, uint64_t margin_bytes)
+qr_decision qr_drop_decide(const qr_buffer_state *st, uint64_t bytes, qr_drop_mode mode, int tagged,
+                           uint64_t margin_bytes)
 {
     int64_t t = qr_dt_threshold(st->size_bytes, st->alpha, st->total_bytes);
     if (mode == QR_MODE_TAGGED) {

@@ -1,7 +1,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-#include <stdlib.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "qreplay/clock.h"
 #include "qreplay/error.h"

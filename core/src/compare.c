@@ -143,10 +143,9 @@ uint32_t qr_typical_replay(const qr_row_butterfly_replay *rows, size_t n)
     if (!k)
         return rows[0].replay;
     for (size_t i = 0; i < n; i++)
-        k[i] = (struct typical_key){rows[i].first_divergence_ns < 0
-                                        ? UINT64_MAX
-                                        : (uint64_t)rows[i].first_divergence_ns,
-                                    rows[i].replay};
+        k[i] = (struct typical_key){
+            rows[i].first_divergence_ns < 0 ? UINT64_MAX : (uint64_t)rows[i].first_divergence_ns,
+            rows[i].replay};
     qsort(k, n, sizeof *k, cmp_typical);
     uint32_t r = k[n / 2].replay;
     free(k);
@@ -172,8 +171,8 @@ void qr_butterfly_sigma_summary(const qr_row_butterfly_replay *rows, size_t n,
 
 static int same(const qr_tcp_sent *a, const qr_tcp_sent *b)
 {
-    return a->flags == b->flags && a->seq == b->seq && a->ack == b->ack &&
-           a->window == b->window && a->len == b->len;
+    return a->flags == b->flags && a->seq == b->seq && a->ack == b->ack && a->window == b->window &&
+           a->len == b->len;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -183,8 +182,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 int qr_compare_sequences(const qr_tcp_sent *const want[2], const size_t n_want[2],
-                         const qr_tcp_sent *const got[2], const size_t n_got[2],
-                         qr_seq_result *out)
+                         const qr_tcp_sent *const got[2], const size_t n_got[2], qr_seq_result *out)
 {
     memset(out, 0, sizeof *out);
     out->identical = 1;

@@ -35,7 +35,10 @@ struct qr_h5_table {
 #define QUIET(expr)                                                                                \
     ({                                                                                             \
         __typeof__(expr) quiet_result_;                                                            \
-        H5E_BEGIN_TRY { quiet_result_ = (expr); }                                                  \
+        H5E_BEGIN_TRY                                                                              \
+        {                                                                                          \
+            quiet_result_ = (expr);                                                                \
+        }                                                                                          \
         H5E_END_TRY;                                                                               \
         quiet_result_;                                                                             \
     })
@@ -54,8 +57,9 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
     f->file = QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     H5Pclose(fapl);
     if (f->file < 0) {
-        int rc = qri_err(errbuf, QR_EIO, "%s: cannot create HDF5 file (does the folder exist and "
-                                         "is it writable?)",
+        int rc = qri_err(errbuf, QR_EIO,
+                         "%s: cannot create HDF5 file (does the folder exist and "
+                         "is it writable?)",
                          f->partial);
         free(f);
         return rc;
@@ -206,9 +210,10 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
     H5Pset_chunk(dcpl, 1, chunk);
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, 4);
-    t->dset = file_type < 0 ? -1
-                            : QUIET(H5Dcreate2(f->file, path, file_type, space, H5P_DEFAULT, dcpl,
-                                               H5P_DEFAULT));
+    t->dset =
+        file_type < 0
+            ? -1
+            : QUIET(H5Dcreate2(f->file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     H5Pclose(dcpl);
     H5Sclose(space);
     if (file_type >= 0)
@@ -475,8 +480,7 @@ int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *field
         if (!buf)
             rc = QR_ENOMEM;
         else if (n > 0 && QUIET(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: fields of another kind", r->path,
-                         path);
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: fields of another kind", r->path, path);
     }
     if (mt >= 0)
         H5Tclose(mt);

@@ -88,7 +88,8 @@ int qr_lossdet_tail(const qr_lossdet *d, uint32_t dir, uint64_t sent, uint64_t *
 
 qr_row_detected qr_detected_row(uint32_t receiver, uint32_t dir, uint64_t seq, int tail)
 {
-    qr_row_detected r = {receiver, dir, seq, qr_packet_id(dir, seq), (uint16_t)seq, (uint8_t)!!tail};
+    qr_row_detected r = {receiver,        dir, seq, qr_packet_id(dir, seq), (uint16_t)seq,
+                         (uint8_t) !!tail};
     return r;
 }
 

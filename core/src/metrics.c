@@ -360,8 +360,8 @@ size_t qr_qdiff_stream_queues(const qr_qdiff_stream *m)
     return m->n_qs;
 }
 
-int qr_qdiff_stream_queue(const qr_qdiff_stream *m, size_t i, qr_location *queue,
-                          qr_summary *qdiff, qr_summary *qdiff_sym)
+int qr_qdiff_stream_queue(const qr_qdiff_stream *m, size_t i, qr_location *queue, qr_summary *qdiff,
+                          qr_summary *qdiff_sym)
 {
     if (!m || i >= m->n_qs)
         return QR_EINVAL;
@@ -425,8 +425,8 @@ int qr_qdiff_stream_queue_rows(const qr_qdiff_stream *m, qr_row_queue_summary **
         qr_location q;
         qr_summary a, b;
         qr_qdiff_stream_queue(m, i, &q, &a, &b);
-        out[i] = (qr_row_queue_summary){q.sw, q.port, a.count, a.mean, a.p50, a.p99, a.max,
-                                        b.mean, b.p99};
+        out[i] = (qr_row_queue_summary){q.sw,  q.port, a.count, a.mean, a.p50,
+                                        a.p99, a.max,  b.mean,  b.p99};
     }
     qsort(out, m->n_qs, sizeof *out, cmp_queue_row);
     *rows = out;

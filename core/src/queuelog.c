@@ -147,11 +147,11 @@ int qr_arrival_write(qr_arrival_writer *w, const qr_arrival *a, char *errbuf)
         return qri_err(errbuf, QR_EINVAL, "arrivals: NULL argument");
     for (size_t i = 1; i < a->n_flows; i++)
         if (a->flows[i].flow <= a->flows[i - 1].flow)
-            return qri_err(errbuf, QR_EORDER, "%s: packet %" PRIu64 ": flows not sorted",
-                           w->path, a->packet);
-    struct head h = {a->packet,  a->time_ns, a->sw,          a->port,          a->bytes,
-                     a->decision, a->tagged, a->n_flows,     a->queue_bytes,   a->total_bytes,
-                     a->threshold};
+            return qri_err(errbuf, QR_EORDER, "%s: packet %" PRIu64 ": flows not sorted", w->path,
+                           a->packet);
+    struct head h = {a->packet,      a->time_ns,     a->sw,       a->port,
+                     a->bytes,       a->decision,    a->tagged,   a->n_flows,
+                     a->queue_bytes, a->total_bytes, a->threshold};
     if (fwrite(&h, sizeof h, 1, w->fp) != 1 ||
         (a->n_flows && fwrite(a->flows, sizeof *a->flows, a->n_flows, w->fp) != a->n_flows))
         return qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
@@ -216,9 +216,8 @@ int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
     if (h.n_flows && fread(r->flows, sizeof *r->flows, h.n_flows, r->fp) != h.n_flows)
         return qri_err(errbuf, QR_ETRUNC, "%s: record %" PRIu64 ": file ends inside it", r->path,
                        r->count + 1);
-    *a = (qr_arrival){h.packet,      h.time_ns,     h.sw,        h.port,
-                      h.bytes,       h.decision,    h.tagged,    h.n_flows,
-                      h.queue_bytes, h.total_bytes, h.threshold, r->flows};
+    *a = (qr_arrival){h.packet, h.time_ns, h.sw,          h.port,        h.bytes,     h.decision,
+                      h.tagged, h.n_flows, h.queue_bytes, h.total_bytes, h.threshold, r->flows};
     r->count++;
     return QR_OK;
 }

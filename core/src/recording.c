@@ -83,7 +83,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static int cmp_recv(const void *a, const void *b)
 {
-    return cmp_u64(&((const struct recv_entry *)a)->packet, &((const struct recv_entry *)b)->packet);
+    return cmp_u64(&((const struct recv_entry *)a)->packet,
+                   &((const struct recv_entry *)b)->packet);
 }
 
 static const char *key_value(const qr_scenario *s, const char *key)
@@ -100,8 +101,8 @@ static int check_match(const qr_scenario *rec, const qr_scenario *check, const c
     const char *kind = key_value(check, "kind");
     const char *keys[] = {"kind", "k", "hosts"};
     for (int i = 0; i < 3; i++) {
-        int relevant = i == 0 || (i == 1 && !strcmp(kind, "fattree")) ||
-                       (i == 2 && !strcmp(kind, "star"));
+        int relevant =
+            i == 0 || (i == 1 && !strcmp(kind, "fattree")) || (i == 2 && !strcmp(kind, "star"));
         const char *a = key_value(rec, keys[i]), *b = key_value(check, keys[i]);
         if (relevant && strcmp(a, b) != 0)
             return qri_err(errbuf, QR_EVALUE,
@@ -142,8 +143,8 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
         uint32_t d;
         if (qr_flow_table_resolve(r->flows, &ft, &d) != QR_OK ||
             qr_flow_table_dir_src(r->flows, d) != h) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": belongs to no flow of host %u",
-                         path, n, h);
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: packet %" PRIu64 ": belongs to no flow of host %u", path, n, h);
             break;
         }
         if (pk.ip_id != (uint16_t)next[d]) {
@@ -166,8 +167,8 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
         return rc;
     if (hp->n != expected)
         return qri_err(errbuf, QR_ETRUNC,
-                       "%s: %zu packets, the recording says %" PRIu64 " (truncated?)", path,
-                       hp->n, expected);
+                       "%s: %zu packets, the recording says %" PRIu64 " (truncated?)", path, hp->n,
+                       expected);
     hp->order = malloc((hp->n ? hp->n : 1) * sizeof *hp->order);
     if (!hp->order)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -217,16 +218,15 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         (rc = qr_h5_read_rows(in, "/drops_detected", &qr_schema_detected, (void **)&det, &n_det,
                               errbuf)))
         goto out;
-    r->has_received =
-        qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv, detail) ==
-        QR_OK;
+    r->has_received = qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv,
+                                      detail) == QR_OK;
     qr_h5_close(in);
     in = NULL;
     r->n_hosts = qr_topology_hosts(topo);
     if (n_hosts != r->n_hosts) {
         rc = qri_err(errbuf, QR_EVALUE,
-                     "the scenario does not match the recording in %s: %u hosts, recorded %zu",
-                     dir, r->n_hosts, n_hosts);
+                     "the scenario does not match the recording in %s: %u hosts, recorded %zu", dir,
+                     r->n_hosts, n_hosts);
         goto out;
     }
     fl = malloc((n_flows ? n_flows : 1) * sizeof *fl);
@@ -239,16 +239,17 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         goto out;
     }
     for (size_t f = 0; f < n_flows; f++)
-        fl[f] = (qr_flow){flows[f].id, flows[f].src, flows[f].dst, flows[f].bytes,
-                          flows[f].start_ns, flows[f].incast};
+        fl[f] = (qr_flow){flows[f].id,    flows[f].src,      flows[f].dst,
+                          flows[f].bytes, flows[f].start_ns, flows[f].incast};
     if ((rc = qr_flow_table_for_topology(&r->flows, fl, n_flows, topo, detail)) != QR_OK) {
         rc = qri_err(errbuf, rc, "%s: /flows: %s", h5, detail);
         goto out;
     }
     for (size_t f = 0; f < n_flows; f++)
         if (qr_flow_table_sender_port(r->flows, (uint32_t)f) != flows[f].src_port) {
-            rc = qri_err(errbuf, QR_EVALUE, "%s: /flows: flow %zu has port %u, not the runtime's numbering",
-                         h5, f, flows[f].src_port);
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "%s: /flows: flow %zu has port %u, not the runtime's numbering", h5, f,
+                         flows[f].src_port);
             goto out;
         }
     for (size_t i = 0; i < n_det; i++)
@@ -256,7 +257,8 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     qsort(r->detected, n_det, sizeof *r->detected, cmp_u64);
     r->n_detected = n_det;
     for (size_t i = 0; i < n_recv; i++)
-        r->received[i] = (struct recv_entry){qr_packet_id(recv[i].dir, recv[i].seq), recv[i].time_ns};
+        r->received[i] =
+            (struct recv_entry){qr_packet_id(recv[i].dir, recv[i].seq), recv[i].time_ns};
     qsort(r->received, n_recv, sizeof *r->received, cmp_recv);
     r->n_received = n_recv;
     for (size_t h = 0; h < n_hosts; h++)
@@ -358,8 +360,8 @@ static int cmp_order(const void *a, const void *b)
 }
 
 int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
-                        qr_sampling_stats *stats, qr_row_sample_record **records,
-                        size_t *n_records, char *errbuf)
+                        qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
+                        char *errbuf)
 {
     qr_sampler_cfg cfg = {method, th_ns};
     qr_sampler *s = NULL;

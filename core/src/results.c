@@ -110,8 +110,7 @@ fail:
     return rc;
 }
 
-static int write_sampling_attrs(qr_h5 *f, const char *g, const qr_sampling_stats *st,
-                                char *errbuf)
+static int write_sampling_attrs(qr_h5 *f, const char *g, const qr_sampling_stats *st, char *errbuf)
 {
     int rc;
     TRY(qr_h5_attr_u64(f, g, "packets", st->packets, errbuf));
@@ -344,9 +343,9 @@ static int flush_rows(struct variant_out *v)
 static int on_qdiff_row(void *ctx, const qr_qdiff_row *r)
 {
     struct variant_out *v = ctx;
-    v->buf[v->n_buf++] = (qr_row_qdiff){r->packet,      r->queue.sw,   r->queue.port,
-                                        r->time_run_ns, r->time_rep_ns, r->qdiff_bytes,
-                                        r->qdiff_sym_bytes};
+    v->buf[v->n_buf++] =
+        (qr_row_qdiff){r->packet,      r->queue.sw,    r->queue.port,     r->time_run_ns,
+                       r->time_rep_ns, r->qdiff_bytes, r->qdiff_sym_bytes};
     return v->n_buf == sizeof v->buf / sizeof v->buf[0] ? flush_rows(v) : QR_OK;
 }
 
@@ -404,8 +403,9 @@ static int read_num(qr_h5_reader *r, const char *name, double *v, char *errbuf)
 /* One variant: read its replay.h5, compare, write its group. */
 static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const char *run_log,
                          const qr_row_drop *run_drops, size_t n_run_drops, uint32_t bsw,
-                         uint32_t bport, uint64_t recorded, int *sampling_done, int64_t *sampling_th,
-                         size_t *n_sampling, qr_variant_summary *row, char *errbuf)
+                         uint32_t bport, uint64_t recorded, int *sampling_done,
+                         int64_t *sampling_th, size_t *n_sampling, qr_variant_summary *row,
+                         char *errbuf)
 {
     char vdir[3 * QR_PATH_MAX], path[4 * QR_PATH_MAX], g[256], sg[64];
     snprintf(vdir, sizeof vdir, "%s/replay/%s", run_dir, v);
@@ -662,8 +662,8 @@ void qr_results_print_table(FILE *f, const qr_variant_summary *rows, size_t n)
         fprintf(f,
                 "%-16s %9.3f %9.3f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
                 " %8.2f%%\n",
-                r->name, r->qdiff.mean, r->qdiff.p99, r->drops.runtime_drops,
-                r->drops.replay_drops, r->drops.false_accepts, r->drops.false_drops,
-                r->drops.wrong_locations, 100 * r->drops.error);
+                r->name, r->qdiff.mean, r->qdiff.p99, r->drops.runtime_drops, r->drops.replay_drops,
+                r->drops.false_accepts, r->drops.false_drops, r->drops.wrong_locations,
+                100 * r->drops.error);
     }
 }

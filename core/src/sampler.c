@@ -8,9 +8,9 @@
 
 struct qr_sampler {
     qr_sampler_cfg cfg;
-    uint64_t n;        /* packets pushed */
+    uint64_t n; /* packets pushed */
     int finished;
-    int have_s;        /* a sampled packet s is open */
+    int have_s; /* a sampled packet s is open */
     uint64_t s_index;
     int64_t s_time;
     double g_lo, g_hi; /* rate: feasible gaps */

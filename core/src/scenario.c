@@ -12,9 +12,8 @@
 #include "internal.h"
 #include "qreplay/h5.h"
 #include "qreplay/scenario.h"
-#include "qreplay/version.h"
 #include "qreplay/units.h"
-
+#include "qreplay/version.h"
 
 enum ktype {
     KT_U64,
@@ -102,8 +101,7 @@ static const struct keydef schema[] = {
      "initial congestion window (segments of 1448 B)"},
     {"tcp", "rcvbuf", KT_BYTES, OFF(tcp.rcvbuf_bytes), "1MB", 0, 0, NULL,
      "socket receive buffer (bounds the advertised window)"},
-    {"tcp", "sndbuf", KT_BYTES, OFF(tcp.sndbuf_bytes), "1MB", 0, 0, NULL,
-     "socket send buffer"},
+    {"tcp", "sndbuf", KT_BYTES, OFF(tcp.sndbuf_bytes), "1MB", 0, 0, NULL, "socket send buffer"},
     {"host", "proc_delay", KT_TIME, OFF(host.proc_delay_ns), "0", 0, 0, NULL,
      "per-packet host processing delay"},
     {"host", "proc_jitter", KT_TIME, OFF(host.proc_jitter_ns), "0", 0, 0, NULL,
@@ -133,7 +131,7 @@ static const struct keydef schema[] = {
 struct keystate {
     char value[QR_PATH_MAX];
     char origin[QR_PATH_MAX + 32];
-    int set_by_file;  /* set by the file currently being read */
+    int set_by_file; /* set by the file currently being read */
     int set_by_override;
 };
 
@@ -243,10 +241,8 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
             *(int *)field = (int)v;
         return rc;
     }
-    case KT_DOUBLE:
-        return qr_parse_double(text, kd->min, kd->max, (double *)field, errbuf);
-    case KT_TIME:
-        return qr_parse_time_ns(text, (int64_t *)field, errbuf);
+    case KT_DOUBLE: return qr_parse_double(text, kd->min, kd->max, (double *)field, errbuf);
+    case KT_TIME: return qr_parse_time_ns(text, (int64_t *)field, errbuf);
     case KT_RATE: {
         uint64_t v;
         rc = qr_parse_rate_bps(text, &v, errbuf);
@@ -256,14 +252,10 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
             *(uint64_t *)field = v;
         return rc;
     }
-    case KT_BYTES:
-        return qr_parse_bytes(text, (uint64_t *)field, errbuf);
-    case KT_MARGIN:
-        return qr_parse_bytes_or_mtu(text, (uint64_t *)field, errbuf);
-    case KT_PERCENT:
-        return qr_parse_percent(text, (double *)field, errbuf);
-    case KT_PERSEC:
-        return qr_parse_per_second(text, (double *)field, errbuf);
+    case KT_BYTES: return qr_parse_bytes(text, (uint64_t *)field, errbuf);
+    case KT_MARGIN: return qr_parse_bytes_or_mtu(text, (uint64_t *)field, errbuf);
+    case KT_PERCENT: return qr_parse_percent(text, (double *)field, errbuf);
+    case KT_PERSEC: return qr_parse_per_second(text, (double *)field, errbuf);
     case KT_ENUM: {
         int v;
         rc = parse_enum(text, kd->names, &v, errbuf);
@@ -324,8 +316,7 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         }
         return QR_OK;
     }
-    case KT_INPATH:
-        return resolve_input(text, base_dir, data_dir, field, errbuf);
+    case KT_INPATH: return resolve_input(text, base_dir, data_dir, field, errbuf);
     case KT_OUTPATH:
         if (text[0] == '\0')
             return qri_err(errbuf, QR_EVALUE, "empty folder name");
@@ -407,7 +398,7 @@ struct parse_ctx {
     const char *str;
     int line;
     int section_line; /* line of the latest [section] header */
-    int long_line; /* first line that exceeded the reader's buffer */
+    int long_line;    /* first line that exceeded the reader's buffer */
     int err_line;
     int err_code;
     char *errbuf;
@@ -488,7 +479,8 @@ static int do_parse(struct parse_ctx *c)
     for (size_t i = 0; i < N_KEYS; i++)
         c->s->keys[i].set_by_file = 0;
     int ret = ini_parse_stream(reader, c, handler, c);
-    if (c->long_line && (!c->err_code || c->long_line <= c->err_line) && (ret <= 0 || c->long_line <= ret))
+    if (c->long_line && (!c->err_code || c->long_line <= c->err_line) &&
+        (ret <= 0 || c->long_line <= ret))
         return qri_err(c->errbuf, QR_ESYNTAX, "%s:%d: line longer than %d characters", c->name,
                        c->long_line, INI_MAX_LINE - 2);
     if (ret < 0)
@@ -554,8 +546,7 @@ int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
     char *key = trim(dot + 1);
     size_t i;
     if (!known_section(section))
-        return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown section [%s]", section, key,
-                       section);
+        return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown section [%s]", section, key, section);
     if (!find_key(section, key, &i))
         return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown key", section, key);
     if (s->keys[i].set_by_override)
@@ -644,8 +635,7 @@ int qr_scenario_key(const qr_scenario *s, size_t i, const char **section, const 
     return QR_OK;
 }
 
-int qr_scenario_get(const qr_scenario *s, const char *section, const char *key,
-                    const char **value)
+int qr_scenario_get(const qr_scenario *s, const char *section, const char *key, const char **value)
 {
     size_t i;
     if (!s || !section || !key || !value)

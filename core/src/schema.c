@@ -6,7 +6,10 @@
 
 #define F(T, m) offsetof(T, m)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define SCHEMA(kind, T, fields) {kind, fields, N(fields), sizeof(T)}
+#define SCHEMA(kind, T, fields)                                                                    \
+    {                                                                                              \
+        kind, fields, N(fields), sizeof(T)                                                         \
+    }
 
 static const qr_h5_field flow_fields[] = {
     {"id", QR_H5_U32, F(qr_row_flow, id), 0, NULL},
@@ -145,8 +148,8 @@ static const qr_h5_field butterfly_sigma_fields[] = {
     {"replays", QR_H5_U32, F(qr_row_butterfly_sigma, replays), 0, NULL},
     {"short_reproduced_pct", QR_H5_F64, F(qr_row_butterfly_sigma, short_reproduced_pct), 0, "%"},
     {"run_reproduced_pct", QR_H5_F64, F(qr_row_butterfly_sigma, run_reproduced_pct), 0, "%"},
-    {"zero_after_divergence_mean", QR_H5_F64,
-     F(qr_row_butterfly_sigma, zero_after_divergence_mean), 0, "fraction"},
+    {"zero_after_divergence_mean", QR_H5_F64, F(qr_row_butterfly_sigma, zero_after_divergence_mean),
+     0, "fraction"},
     {"typical_replay", QR_H5_U32, F(qr_row_butterfly_sigma, typical_replay), 0,
      "replay whose series is kept"}};
 const qr_h5_schema qr_schema_butterfly_sigma =
@@ -165,8 +168,7 @@ static const qr_h5_field isolated_fields[] = {
     {"recorded", QR_H5_U64, F(qr_row_isolated, recorded), 0, "packets"},
     {"replayed", QR_H5_U64, F(qr_row_isolated, replayed), 0, "packets"},
     {"identical", QR_H5_U8, F(qr_row_isolated, identical), 0, "same TCP headers in order"},
-    {"first_mismatch", QR_H5_I64, F(qr_row_isolated, first_mismatch), 0,
-     "packet index (-1: none)"},
+    {"first_mismatch", QR_H5_I64, F(qr_row_isolated, first_mismatch), 0, "packet index (-1: none)"},
     {"max_send_diff_ns", QR_H5_I64, F(qr_row_isolated, max_send_diff_ns), 0, "ns"},
     {"p99_send_diff_ns", QR_H5_I64, F(qr_row_isolated, p99_send_diff_ns), 0, "ns"},
     {"late", QR_H5_U64, F(qr_row_isolated, late), 0, "packets"},
@@ -213,14 +215,27 @@ static const qr_h5_field named_flow_fields[] = {
 const qr_h5_schema qr_schema_named_flow =
     SCHEMA("named_flow", qr_row_named_flow, named_flow_fields);
 
-const qr_h5_schema *const qr_schemas[] = {
-    &qr_schema_flow,           &qr_schema_host,           &qr_schema_detected,
-    &qr_schema_received,       &qr_schema_drop,           &qr_schema_direction,
-    &qr_schema_replay_host,    &qr_schema_sample_record,  &qr_schema_qdiff,
-    &qr_schema_queue_summary,  &qr_schema_queue_series,   &qr_schema_butterfly_replay,
-    &qr_schema_butterfly_sigma, &qr_schema_butterfly_series, &qr_schema_isolated,
-    &qr_schema_workload_flow,  &qr_schema_clock,          &qr_schema_named_record,
-    &qr_schema_named_inferred, &qr_schema_named_flow,     NULL};
+const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
+                                          &qr_schema_host,
+                                          &qr_schema_detected,
+                                          &qr_schema_received,
+                                          &qr_schema_drop,
+                                          &qr_schema_direction,
+                                          &qr_schema_replay_host,
+                                          &qr_schema_sample_record,
+                                          &qr_schema_qdiff,
+                                          &qr_schema_queue_summary,
+                                          &qr_schema_queue_series,
+                                          &qr_schema_butterfly_replay,
+                                          &qr_schema_butterfly_sigma,
+                                          &qr_schema_butterfly_series,
+                                          &qr_schema_isolated,
+                                          &qr_schema_workload_flow,
+                                          &qr_schema_clock,
+                                          &qr_schema_named_record,
+                                          &qr_schema_named_inferred,
+                                          &qr_schema_named_flow,
+                                          NULL};
 
 int qr_h5_table_open_schema(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h5_schema *s,
                             char *errbuf)
@@ -228,8 +243,8 @@ int qr_h5_table_open_schema(qr_h5_table **out, qr_h5 *f, const char *path, const
     return qr_h5_table_create(out, f, path, s->fields, s->n_fields, s->row_size, 0, errbuf);
 }
 
-int qr_h5_write_rows(qr_h5 *f, const char *path, const qr_h5_schema *s, const void *rows,
-                     size_t n, char *errbuf)
+int qr_h5_write_rows(qr_h5 *f, const char *path, const qr_h5_schema *s, const void *rows, size_t n,
+                     char *errbuf)
 {
     qr_h5_table *t = NULL;
     int rc = qr_h5_table_open_schema(&t, f, path, s, errbuf);

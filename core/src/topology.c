@@ -94,8 +94,7 @@ int qr_topology_host_of_addr(const qr_topology *t, uint32_t addr, uint32_t *host
     uint32_t pod = (addr >> 16) & 255, edge = (addr >> 8) & 255, last = addr & 255;
     uint32_t per_edge = t->star ? t->hosts : t->half;
     uint32_t edges = t->star ? 1 : t->half, pods = t->star ? 1 : t->k;
-    if (addr >> 24 != 10 || last % 4 != 2 || pod >= pods || edge >= edges ||
-        last / 4 >= per_edge)
+    if (addr >> 24 != 10 || last % 4 != 2 || pod >= pods || edge >= edges || last / 4 >= per_edge)
         return QR_ENOTFOUND;
     *host = t->star ? last / 4 : (pod * t->half + edge) * t->half + last / 4;
     return QR_OK;
@@ -186,15 +185,9 @@ int qr_topology_route(const qr_topology *t, uint32_t sw, const qr_five_tuple *ft
     uint32_t h = t->half;
     uint32_t up = h + (uint32_t)(qr_flow_hash(ft, sw) % h);
     switch (qr_topology_switch_kind(t, sw)) {
-    case QR_NODE_EDGE:
-        *port = (sw / h == pod && sw % h == edge) ? i : up;
-        return QR_OK;
-    case QR_NODE_AGG:
-        *port = ((sw - t->edges) / h == pod) ? edge : up;
-        return QR_OK;
-    default:
-        *port = pod;
-        return QR_OK;
+    case QR_NODE_EDGE: *port = (sw / h == pod && sw % h == edge) ? i : up; return QR_OK;
+    case QR_NODE_AGG: *port = ((sw - t->edges) / h == pod) ? edge : up; return QR_OK;
+    default: *port = pod; return QR_OK;
     }
 }
 

@@ -160,8 +160,8 @@ int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
                        w->count);
     if (p->proto == 6 && p->ip_len < QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u))
         return qri_err(errbuf, QR_EVALUE,
-                       "%s: packet %" PRIu64 ": IP length %u below its headers (%u bytes)",
-                       w->path, w->count, p->ip_len, QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u));
+                       "%s: packet %" PRIu64 ": IP length %u below its headers (%u bytes)", w->path,
+                       w->count, p->ip_len, QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u));
     if (w->count > 0 && p->time_ns < w->last_ns)
         return qri_err(errbuf, QR_EORDER,
                        "%s: packet %" PRIu64 ": time %" PRId64 " ns before the previous %" PRId64
@@ -218,10 +218,9 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
     }
     int dlt = pcap_datalink(pc);
     if (dlt != DLT_IPV4 && dlt != DLT_RAW) {
-        int rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: link type %s (%d), expected raw IPv4 (LINKTYPE_IPV4 or RAW)", path,
-                         pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?",
-                         dlt);
+        int rc = qri_err(
+            errbuf, QR_EFORMAT, "%s: link type %s (%d), expected raw IPv4 (LINKTYPE_IPV4 or RAW)",
+            path, pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?", dlt);
         pcap_close(pc);
         return rc;
     }
@@ -281,9 +280,9 @@ void qr_trace_reader_close(qr_trace_reader *r)
 
 char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size)
 {
-    snprintf(buf, size, "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u/%u", p->src_ip >> 24, (p->src_ip >> 16) & 255,
-             (p->src_ip >> 8) & 255, p->src_ip & 255, p->src_port, p->dst_ip >> 24,
-             (p->dst_ip >> 16) & 255, (p->dst_ip >> 8) & 255, p->dst_ip & 255, p->dst_port,
-             p->proto);
+    snprintf(buf, size, "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u/%u", p->src_ip >> 24,
+             (p->src_ip >> 16) & 255, (p->src_ip >> 8) & 255, p->src_ip & 255, p->src_port,
+             p->dst_ip >> 24, (p->dst_ip >> 16) & 255, (p->dst_ip >> 8) & 255, p->dst_ip & 255,
+             p->dst_port, p->proto);
     return buf;
 }

@@ -17,29 +17,16 @@ struct unit {
 
 static const struct unit time_units[] = {
     {"ns", 1ULL}, {"us", 1000ULL}, {"ms", 1000000ULL}, {"s", 1000000000ULL}, {NULL, 0}};
-static const struct unit rate_units[] = {{"bps", 1ULL},
-                                         {"Kbps", 1000ULL},
-                                         {"Mbps", 1000000ULL},
-                                         {"Gbps", 1000000000ULL},
-                                         {"Tbps", 1000000000000ULL},
-                                         {NULL, 0}};
-static const struct unit byte_units[] = {{"B", 1ULL},
-                                         {"KB", 1000ULL},
-                                         {"MB", 1000000ULL},
-                                         {"GB", 1000000000ULL},
-                                         {"KiB", 1024ULL},
-                                         {"MiB", 1048576ULL},
-                                         {"GiB", 1073741824ULL},
-                                         {NULL, 0}};
-static const struct unit byte_mtu_units[] = {{"B", 1ULL},
-                                             {"KB", 1000ULL},
-                                             {"MB", 1000000ULL},
-                                             {"GB", 1000000000ULL},
-                                             {"KiB", 1024ULL},
-                                             {"MiB", 1048576ULL},
-                                             {"GiB", 1073741824ULL},
-                                             {"MTU", QR_MTU_BYTES},
-                                             {NULL, 0}};
+static const struct unit rate_units[] = {
+    {"bps", 1ULL},           {"Kbps", 1000ULL},          {"Mbps", 1000000ULL},
+    {"Gbps", 1000000000ULL}, {"Tbps", 1000000000000ULL}, {NULL, 0}};
+static const struct unit byte_units[] = {
+    {"B", 1ULL},      {"KB", 1000ULL},     {"MB", 1000000ULL},     {"GB", 1000000000ULL},
+    {"KiB", 1024ULL}, {"MiB", 1048576ULL}, {"GiB", 1073741824ULL}, {NULL, 0}};
+static const struct unit byte_mtu_units[] = {
+    {"B", 1ULL},      {"KB", 1000ULL},     {"MB", 1000000ULL},     {"GB", 1000000000ULL},
+    {"KiB", 1024ULL}, {"MiB", 1048576ULL}, {"GiB", 1073741824ULL}, {"MTU", QR_MTU_BYTES},
+    {NULL, 0}};
 
 static void unit_list(const struct unit *u, char *buf, size_t size)
 {
@@ -96,8 +83,8 @@ static int parse_with_units(const char *text, const struct unit *units, int zero
             if (__builtin_mul_overflow(mant, u->factor, &v))
                 return qri_err(errbuf, QR_EVALUE, "%s '%s' is too large", what, text);
             if (v % scale != 0)
-                return qri_err(errbuf, QR_EVALUE,
-                               "%s '%s' is not a whole number of %s", what, text, units[0].name);
+                return qri_err(errbuf, QR_EVALUE, "%s '%s' is not a whole number of %s", what, text,
+                               units[0].name);
             *out = v / scale;
             return QR_OK;
         }
@@ -252,9 +239,11 @@ char *qr_format_rate(uint64_t bps, char *buf, size_t size)
 
 char *qr_format_bytes(uint64_t bytes, char *buf, size_t size)
 {
-    /* SI units only (B, KB, MB, GB), unless the value is a whole number of binary units and not of SI. */
+    /* SI units only (B, KB, MB, GB), unless the value is a whole number of binary units and not of
+     * SI. */
     if (bytes != 0 && bytes % 1000 != 0 && bytes % 1024 == 0) {
-        static const struct unit bin[] = {{"B", 1}, {"KiB", 1024}, {"MiB", 1048576}, {"GiB", 1073741824}};
+        static const struct unit bin[] = {
+            {"B", 1}, {"KiB", 1024}, {"MiB", 1048576}, {"GiB", 1073741824}};
         return format_exact(bytes, bin, 4, buf, size);
     }
     return format_exact(bytes, byte_units, 4, buf, size);

@@ -10,8 +10,8 @@
 
 #include "internal.h"
 #include "qreplay/random.h"
-#include "qreplay/units.h"
 #include "qreplay/scenario.h"
+#include "qreplay/units.h"
 #include "qreplay/workload.h"
 
 struct qr_cdf {
@@ -217,16 +217,14 @@ static int finish_schedule(struct flowvec *fv, int rc, qr_flow **flows, size_t *
     return QR_OK;
 }
 
-int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_flows,
-                         char *errbuf)
+int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_flows, char *errbuf)
 {
     if (!cfg || !flows || !n_flows)
         return qri_err(errbuf, QR_EINVAL, "workload: NULL argument");
     *flows = NULL;
     *n_flows = 0;
     if (cfg->n_hosts < 2)
-        return qri_err(errbuf, QR_EINVAL, "workload: need at least 2 hosts, have %u",
-                       cfg->n_hosts);
+        return qri_err(errbuf, QR_EINVAL, "workload: need at least 2 hosts, have %u", cfg->n_hosts);
     if (!(cfg->load >= 0 && cfg->load <= 1))
         return qri_err(errbuf, QR_EINVAL, "workload: load %g outside [0, 1]", cfg->load);
     if (cfg->load > 0 && (!cfg->sizes || cfg->link_rate_bps == 0))
@@ -236,8 +234,8 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
     if (!(cfg->incast_rate_per_s >= 0))
         return qri_err(errbuf, QR_EINVAL, "workload: negative incast rate");
     if (cfg->incast_rate_per_s > 0 && (cfg->incast_fanin < 1 || cfg->incast_fanin >= cfg->n_hosts))
-        return qri_err(errbuf, QR_EINVAL, "workload: incast fan-in %u needs 1..%u", cfg->incast_fanin,
-                       cfg->n_hosts - 1);
+        return qri_err(errbuf, QR_EINVAL, "workload: incast fan-in %u needs 1..%u",
+                       cfg->incast_fanin, cfg->n_hosts - 1);
 
     struct flowvec fv = {0};
     int rc = QR_OK;
@@ -326,10 +324,12 @@ int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n
         char *blank = line + strspn(line, " \t\r\n");
         if (*blank == '\0')
             continue;
-        for (char *tok = strtok_r(line, ",", &save); tok && nf < 5; tok = strtok_r(NULL, ",", &save)) {
+        for (char *tok = strtok_r(line, ",", &save); tok && nf < 5;
+             tok = strtok_r(NULL, ",", &save)) {
             tok += strspn(tok, " \t");
             size_t n = strlen(tok);
-            while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\r' || tok[n - 1] == '\n'))
+            while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\r' ||
+                         tok[n - 1] == '\n'))
                 tok[--n] = '\0';
             fields[nf++] = tok;
         }

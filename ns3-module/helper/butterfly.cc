@@ -4,7 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/metrics.h"

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/compare.h"
 #include "qreplay/schema.h"
 }
@@ -37,12 +38,18 @@ class Butterfly
     /* Run the runtime once (recorded into dir if not empty). Throws std::runtime_error;
      * returns false if interrupted. */
     bool RunRuntime(const std::string& dir, const volatile std::sig_atomic_t* cancel);
+
     int64_t RuntimeShortFct() const { return m_shortFct; }
+
     uint32_t ShortFlow() const { return m_short; }
+
     uint64_t RuntimeDrops() const { return m_drops.size(); }
+
     /* The bottleneck queue. */
     uint32_t BottleneckSwitch() const { return m_bsw; }
+
     uint32_t BottleneckPort() const { return m_bport; }
+
     int64_t RuntimeEnd() const { return m_end; }
 
     /* One closed-loop replay at sigma with random stream `replay` (>= 1); with series, the queue

@@ -2,15 +2,15 @@
 
 #include "../model/flow-ecmp-routing.h"
 
+#include "ns3/double.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/queue-size.h"
-#include "ns3/traffic-control-layer.h"
 #include "ns3/queue.h"
-#include "ns3/double.h"
+#include "ns3/traffic-control-layer.h"
 #include "ns3/uinteger.h"
 
 #include <stdexcept>
@@ -121,7 +121,8 @@ FatTreeHelper::Build()
             }
             else
             {
-                d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
+                d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(
+                    QueueSize("1p"));
                 m_switchDevices[peer][peerPort] = d.Get(1);
                 portIf[peer][peerPort] = ifB;
             }
@@ -190,14 +191,15 @@ FatTreeHelper::InstallSharedBuffers(
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
         uint32_t ports = qr_topology_ports(m_topo, sw);
-        Ptr<SharedBuffer> buffer = CreateObjectWithAttributes<SharedBuffer>("Size",
-                                                                            UintegerValue(sizeBytes),
-                                                                            "Alpha",
-                                                                            DoubleValue(alpha),
-                                                                            "Ports",
-                                                                            UintegerValue(ports),
-                                                                            "SwitchId",
-                                                                            UintegerValue(sw));
+        Ptr<SharedBuffer> buffer =
+            CreateObjectWithAttributes<SharedBuffer>("Size",
+                                                     UintegerValue(sizeBytes),
+                                                     "Alpha",
+                                                     DoubleValue(alpha),
+                                                     "Ports",
+                                                     UintegerValue(ports),
+                                                     "SwitchId",
+                                                     UintegerValue(sw));
         for (const auto& [name, value] : extra)
             buffer->SetAttribute(name, *value);
         m_buffers.push_back(buffer);
@@ -242,19 +244,19 @@ FatTreeHelper::InstallHostQueueDiscs(const FlowTable* flows,
     {
         Ptr<NetDevice> dev = m_hostDevices[h];
         dev->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
-        Ptr<HostQueueDisc> q = CreateObjectWithAttributes<HostQueueDisc>(
-            "Limit",
-            UintegerValue(m_hostQueuePackets),
-            "ProcessingDelay",
-            TimeValue(delay),
-            "ProcessingJitter",
-            TimeValue(jitter),
-            "Seed",
-            UintegerValue(seed),
-            "HostId",
-            UintegerValue(h),
-            "Stream",
-            UintegerValue(stream));
+        Ptr<HostQueueDisc> q =
+            CreateObjectWithAttributes<HostQueueDisc>("Limit",
+                                                      UintegerValue(m_hostQueuePackets),
+                                                      "ProcessingDelay",
+                                                      TimeValue(delay),
+                                                      "ProcessingJitter",
+                                                      TimeValue(jitter),
+                                                      "Seed",
+                                                      UintegerValue(seed),
+                                                      "HostId",
+                                                      UintegerValue(h),
+                                                      "Stream",
+                                                      UintegerValue(stream));
         q->SetFlows(flows);
         m_hosts.Get(h)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, q);
         m_hostQueueDiscs.push_back(q);

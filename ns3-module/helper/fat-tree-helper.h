@@ -7,17 +7,18 @@
 #include "model/host-queue-disc.h"
 #include "model/shared-buffer-queue-disc.h"
 
+#include "ns3/attribute.h"
 #include "ns3/data-rate.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
-#include "ns3/attribute.h"
 #include "ns3/nstime.h"
 
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/topology.h"
 }
 
@@ -50,10 +51,10 @@ class FatTreeHelper
      * SharedBuffer attributes such as Mode, Margin and EcnThreshold as name/value pairs in extra)
      * and every switch port a SharedBufferQueueDisc on it. Call once, after Build*, before the
      * simulation. */
-    void InstallSharedBuffers(uint64_t sizeBytes,
-                              double alpha,
-                              const std::vector<std::pair<std::string, Ptr<AttributeValue>>>& extra =
-                                  {});
+    void InstallSharedBuffers(
+        uint64_t sizeBytes,
+        double alpha,
+        const std::vector<std::pair<std::string, Ptr<AttributeValue>>>& extra = {});
     Ptr<SharedBuffer> GetSharedBuffer(uint32_t sw) const;
 
     /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction;

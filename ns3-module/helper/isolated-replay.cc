@@ -17,7 +17,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/compare.h"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
@@ -91,7 +92,8 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
 
     Simulator::Destroy();
     QreplayRuntime::ConfigureTcp(c);
-    FatTreeHelper net(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns),
+    FatTreeHelper net(DataRate(c->links.rate_bps),
+                      NanoSeconds(c->links.delay_ns),
                       static_cast<uint32_t>(c->host.nic_queue));
     net.BuildStar(2);
     std::vector<qr_flow> one = {qr_flow{0, 0, 1, fl.bytes, fl.start_ns, 0}};
@@ -103,24 +105,23 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
                               stream);
     // the correctors: local direction d of the replay is direction 2 flow + d of the runtime
     const qr_recording* rec = m_rec;
-    CorrectorQueueDisc::Fate fate = [rec, &want, flow](uint32_t dir,
-                                                       uint32_t seq,
-                                                       bool& lost,
-                                                       int64_t& arrive) {
-        if (dir > 1 || seq >= want[dir].size())
-            return false;
-        lost = qr_recording_received(rec, qr_packet_id(2 * flow + dir, seq), &arrive) != QR_OK;
-        if (lost)
-            arrive = 0;
-        return true;
-    };
+    CorrectorQueueDisc::Fate fate =
+        [rec, &want, flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive) {
+            if (dir > 1 || seq >= want[dir].size())
+                return false;
+            lost = qr_recording_received(rec, qr_packet_id(2 * flow + dir, seq), &arrive) != QR_OK;
+            if (lost)
+                arrive = 0;
+            return true;
+        };
     Ptr<CorrectorQueueDisc> corr[2];
     for (uint32_t port = 0; port < 2; port++)
     {
         corr[port] = CreateObject<CorrectorQueueDisc>();
         corr[port]->Setup(fate, DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
         net.GetSwitches().Get(0)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
-            net.GetSwitchDevice(0, port), corr[port]);
+            net.GetSwitchDevice(0, port),
+            corr[port]);
     }
     Ptr<FlowSinkApp> sink = CreateObject<FlowSinkApp>();
     sink->Setup(&table, MakeNullCallback<void, uint32_t, Time>());
@@ -130,9 +131,11 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
     net.GetHosts().Get(0)->AddApplication(snd);
     Ctx ctx;
     for (uint32_t h = 0; h < 2; h++)
-        net.GetHostDevice(h)->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&Tx, &ctx, h));
+        net.GetHostDevice(h)->TraceConnectWithoutContext("PhyTxBegin",
+                                                         MakeBoundCallback(&Tx, &ctx, h));
     // long enough for every packet the runtime sent, plus a backed-off RTO or two
-    Simulator::Stop(NanoSeconds(last) + NanoSeconds(4 * c->tcp.min_rto_ns + c->tcp.delack_timeout_ns) +
+    Simulator::Stop(NanoSeconds(last) +
+                    NanoSeconds(4 * c->tcp.min_rto_ns + c->tcp.delack_timeout_ns) +
                     MilliSeconds(1));
     Simulator::Run();
 

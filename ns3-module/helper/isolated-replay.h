@@ -16,11 +16,11 @@
 #ifndef QREPLAY_ISOLATED_REPLAY_H
 #define QREPLAY_ISOLATED_REPLAY_H
 
-
 #include <cstdint>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
 }

@@ -7,7 +7,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/results.h"
 }

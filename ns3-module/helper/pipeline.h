@@ -12,7 +12,8 @@
 #include <functional>
 #include <string>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/buffer.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"

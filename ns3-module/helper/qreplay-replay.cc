@@ -2,10 +2,10 @@
 
 #include "model/qreplay-tag.h"
 
+#include "ns3/enum.h"
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/queue.h"
-#include "ns3/enum.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -14,7 +14,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/topology.h"
 }
@@ -58,7 +59,8 @@ QreplayReplay::Build()
 {
     const qr_config* c = m_cfg;
     Simulator::Destroy();
-    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
+    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps),
+                                            NanoSeconds(c->links.delay_ns));
     if (c->topology.kind == QR_TOPO_FATTREE)
         m_net->BuildFatTree(c->topology.k);
     else
@@ -94,12 +96,15 @@ QreplayReplay::Build()
     m_sentBytes.assign(hosts, 0);
     for (uint32_t h = 0; h < hosts; h++)
     {
-        Ptr<PointToPointNetDevice> dev = m_net->GetHostDevice(h)->GetObject<PointToPointNetDevice>();
+        Ptr<PointToPointNetDevice> dev =
+            m_net->GetHostDevice(h)->GetObject<PointToPointNetDevice>();
         // the NIC holds whatever is due and not yet sent: a replay host never drops
         dev->GetQueue()->SetMaxSize(QueueSize("100000000p"));
         dev->SetReceiveCallback(MakeCallback(&Swallow));
-        dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&QreplayReplay::HostTx, this, h));
-        dev->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&QreplayReplay::HostRx, this, h));
+        dev->TraceConnectWithoutContext("PhyTxBegin",
+                                        MakeBoundCallback(&QreplayReplay::HostTx, this, h));
+        dev->TraceConnectWithoutContext("MacRx",
+                                        MakeBoundCallback(&QreplayReplay::HostRx, this, h));
         size_t n;
         const qr_rec_packet* pk = qr_recording_packets(m_rec, h, &n);
         if (n > 0)
@@ -176,7 +181,8 @@ QreplayReplay::HostTx(QreplayReplay* r, uint32_t host, Ptr<const Packet> p)
         if (r->m_opt.progress && now - r->m_lastProgress >= 0.5)
         {
             r->m_lastProgress = now;
-            r->m_opt.progress(Simulator::Now().GetSeconds() * 1e3, now - r->m_wallStart,
+            r->m_opt.progress(Simulator::Now().GetSeconds() * 1e3,
+                              now - r->m_wallStart,
                               Simulator::GetEventCount());
         }
     }

@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/buffer.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
@@ -57,17 +58,27 @@ class QreplayReplay
     void Commit();
 
     bool Cancelled() const { return m_cancelled; }
+
     const std::vector<Drop>& GetDrops() const { return m_drops; }
+
     /* Per host: packets and bytes (IP length) that left its NIC, and their first-bit times'
      * lateness against the injection time (max, ns). */
     const std::vector<uint64_t>& GetSentPackets() const { return m_sent; }
+
     const std::vector<uint64_t>& GetSentBytes() const { return m_sentBytes; }
+
     int64_t GetMaxLateness() const { return m_maxLate; }
+
     uint64_t GetDelivered() const { return m_delivered; }
+
     uint64_t GetEvents() const { return m_events; }
+
     double GetWallSeconds() const { return m_wall; }
+
     Time GetEnd() const { return m_end; }
+
     uint64_t GetOtherDrops() const { return m_otherDrops; }
+
     const FatTreeHelper& GetNetwork() const { return *m_net; }
 
   private:
@@ -82,8 +93,8 @@ class QreplayReplay
     const qr_recording* m_rec;
     Options m_opt;
     std::unique_ptr<FatTreeHelper> m_net;
-    std::vector<size_t> m_next;          // per host: next position in its injection order
-    std::vector<int64_t> m_expected;     // per host: injection time of the packet being sent
+    std::vector<size_t> m_next;              // per host: next position in its injection order
+    std::vector<int64_t> m_expected;         // per host: injection time of the packet being sent
     std::vector<std::vector<int64_t>> m_due; // per host: injection times queued at the NIC, FIFO
     std::vector<size_t> m_dueHead;
     std::vector<uint64_t> m_sent, m_sentBytes;

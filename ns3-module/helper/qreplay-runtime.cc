@@ -3,9 +3,9 @@
 #include "model/five-tuple.h"
 #include "model/qreplay-tag.h"
 
+#include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
-#include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/point-to-point-net-device.h"
@@ -25,7 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
@@ -43,7 +44,6 @@ WallNow()
     using namespace std::chrono;
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
-
 
 std::string
 QreplayRuntime::PcapName(uint32_t host)
@@ -114,7 +114,8 @@ QreplayRuntime::ConfigureTcp(const qr_config* cfg)
                        TimeValue(NanoSeconds(cfg->tcp.delack_timeout_ns)));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cfg->tcp.rcvbuf_bytes));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(cfg->tcp.sndbuf_bytes));
-    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(cfg->tcp.syn_timeout_ns)));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout",
+                       TimeValue(NanoSeconds(cfg->tcp.syn_timeout_ns)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(cfg->tcp.min_rto_ns)));
     // timestamps on: 1448 B of payload + 32 B TCP + 20 B IP = the 1500 B MTU
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
@@ -147,11 +148,13 @@ QreplayRuntime::Build()
     }
 
     Simulator::Destroy(); // a fresh simulation: node numbers, time and events start over
-    RngSeedManager::SetSeed(static_cast<uint32_t>(qr_seed_derive(c->run.seed, "ns3", 0) % 4294967295u) + 1);
+    RngSeedManager::SetSeed(
+        static_cast<uint32_t>(qr_seed_derive(c->run.seed, "ns3", 0) % 4294967295u) + 1);
     RngSeedManager::SetRun(1);
     ConfigureTcp(c);
 
-    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns),
+    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps),
+                                            NanoSeconds(c->links.delay_ns),
                                             static_cast<uint32_t>(c->host.nic_queue));
     if (c->topology.kind == QR_TOPO_FATTREE)
         m_net->BuildFatTree(c->topology.k);
@@ -199,7 +202,9 @@ QreplayRuntime::Build()
         if (!byHost[h].empty())
         {
             Ptr<FlowSenderApp> snd = CreateObject<FlowSenderApp>();
-            snd->Setup(m_table.get(), byHost[h], MakeCallback(&QreplayRuntime::OnClosed, this),
+            snd->Setup(m_table.get(),
+                       byHost[h],
+                       MakeCallback(&QreplayRuntime::OnClosed, this),
                        MakeCallback(&QreplayRuntime::OnError, this));
             node->AddApplication(snd);
             snd->SetStartTime(Seconds(0));
@@ -232,9 +237,11 @@ QreplayRuntime::Build()
         Ptr<NetDevice> dev = m_net->GetHostDevice(h);
         dev->TraceConnectWithoutContext("PhyTxBegin",
                                         MakeBoundCallback(&QreplayRuntime::HostTx, this, h));
-        dev->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&QreplayRuntime::HostRx, this, h));
+        dev->TraceConnectWithoutContext("MacRx",
+                                        MakeBoundCallback(&QreplayRuntime::HostRx, this, h));
         m_net->GetHostQueueDisc(h)->TraceConnectWithoutContext(
-            "DropBeforeEnqueue", MakeCallback(&QreplayRuntime::OnHostQueueDrop, this));
+            "DropBeforeEnqueue",
+            MakeCallback(&QreplayRuntime::OnHostQueueDrop, this));
     }
     const qr_topology* topo = m_net->GetTopology();
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
@@ -242,16 +249,19 @@ QreplayRuntime::Build()
         for (uint32_t port = 0; port < qr_topology_ports(topo, sw); port++)
         {
             m_net->GetQueueDisc(sw, port)->TraceConnectWithoutContext(
-                "Arrival", MakeCallback(&QreplayRuntime::OnArrival, this));
+                "Arrival",
+                MakeCallback(&QreplayRuntime::OnArrival, this));
             Ptr<NetDevice> dev = m_net->GetSwitchDevice(sw, port);
-            dev->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
-            dev->TraceConnectWithoutContext("PhyTxDrop", MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
+            dev->TraceConnectWithoutContext("MacTxDrop",
+                                            MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
+            dev->TraceConnectWithoutContext("PhyTxDrop",
+                                            MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
         }
         m_net->GetSwitches().Get(sw)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
-            "Drop", MakeCallback(&QreplayRuntime::OnL3Drop, this));
+            "Drop",
+            MakeCallback(&QreplayRuntime::OnL3Drop, this));
     }
 }
-
 
 void
 QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
@@ -299,8 +309,7 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
         d.delivered++;
         d.deliveredBytes += p->GetSize() - 2;
         rt->m_inFlight--;
-        rt->m_received.push_back(
-            Received{tag.flow, tag.Seq(), Simulator::Now().GetNanoSeconds()});
+        rt->m_received.push_back(Received{tag.flow, tag.Seq(), Simulator::Now().GetNanoSeconds()});
     }
     // what the receiving host can see: the 5-tuple and the IP ID
     qr_packet pk;
@@ -359,8 +368,11 @@ QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem>, const char*)
 }
 
 void
-QreplayRuntime::OnL3Drop(const Ipv4Header&, Ptr<const Packet> p, Ipv4L3Protocol::DropReason,
-                         Ptr<Ipv4>, uint32_t)
+QreplayRuntime::OnL3Drop(const Ipv4Header&,
+                         Ptr<const Packet> p,
+                         Ipv4L3Protocol::DropReason,
+                         Ptr<Ipv4>,
+                         uint32_t)
 {
     OnDeviceDrop(p);
 }
@@ -412,7 +424,8 @@ QreplayRuntime::MaybeFinish()
     for (uint32_t h = 0; h < m_hostPackets.size(); h++)
     {
         if (m_net->GetHostQueueDisc(h)->GetNPackets() > 0 ||
-            m_net->GetHostDevice(h)->GetObject<PointToPointNetDevice>()->GetQueue()->GetNPackets() > 0)
+            m_net->GetHostDevice(h)->GetObject<PointToPointNetDevice>()->GetQueue()->GetNPackets() >
+                0)
             return;
     }
     m_stopping = true;
@@ -433,9 +446,13 @@ QreplayRuntime::Tick()
     if (m_opt.progress && now - m_lastProgress >= m_opt.progressSeconds)
     {
         m_lastProgress = now;
-        m_opt.progress(Progress{Simulator::Now(), NanoSeconds(m_cfg->traffic.stop_ns),
-                                now - m_wallStart, Simulator::GetEventCount(), m_flowsDone,
-                                m_table->Flows(), m_packets});
+        m_opt.progress(Progress{Simulator::Now(),
+                                NanoSeconds(m_cfg->traffic.stop_ns),
+                                now - m_wallStart,
+                                Simulator::GetEventCount(),
+                                m_flowsDone,
+                                m_table->Flows(),
+                                m_packets});
     }
 }
 

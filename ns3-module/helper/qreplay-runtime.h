@@ -8,10 +8,10 @@
  *   DIR/recording.h5        what hosts know: /flows (ports, start, completion), /hosts (pcap name,
  *                           packets, bytes), /drops_detected (gaps in the IP IDs a receiver saw,
  *                           plus the tail a sender's count shows), /received (when each packet
- *                           reached its destination host: what isolated per-connection replay needs)
- *   DIR/truth/truth.h5      ground truth, for scoring only: /drops (switch, port, time, reason),
- *                           /directions (packets and bytes sent, delivered, dropped), /clock
- *   DIR/truth/arrivals.qra  every switch-queue arrival with the queue's bytes per flow (queuelog.h)
+ *                           reached its destination host: what isolated per-connection replay
+ * needs) DIR/truth/truth.h5      ground truth, for scoring only: /drops (switch, port, time,
+ * reason), /directions (packets and bytes sent, delivered, dropped), /clock DIR/truth/arrivals.qra
+ * every switch-queue arrival with the queue's bytes per flow (queuelog.h)
  *
  * Every file is written under a temporary name and renamed by Commit(); recording.h5, renamed last,
  * marks a complete recording (it is removed when a new run into DIR starts). The run lasts until
@@ -32,7 +32,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/clock.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/queuelog.h"
@@ -59,9 +60,9 @@ class QreplayRuntime
 
     struct Options
     {
-        std::string outDir;               // where the recording goes ("" records nothing to disk)
+        std::string outDir; // where the recording goes ("" records nothing to disk)
         std::string scenarioName{"scenario"}; // shown in figures (the scenario file's name)
-        bool arrivals{true};              // write DIR/truth/arrivals.qra
+        bool arrivals{true};                  // write DIR/truth/arrivals.qra
         std::vector<qr_flow>* flows{nullptr}; // instead of the scenario's schedule (tests)
         std::function<void(const Progress&)> progress; // called about every progressSeconds
         double progressSeconds{0.5};
@@ -104,25 +105,41 @@ class QreplayRuntime
     void Commit();
 
     const FlowTable& GetFlows() const { return *m_table; }
+
     const FatTreeHelper& GetNetwork() const { return *m_net; }
+
     const std::vector<DirStats>& GetDirStats() const { return m_dirs; }
+
     const std::vector<Drop>& GetDrops() const { return m_drops; }
+
     const std::vector<Detected>& GetDetected() const { return m_detected; }
+
     const std::vector<FlowRecord>& GetFlowRecords() const { return m_flowRecs; }
+
     const std::vector<Received>& GetReceived() const { return m_received; }
+
     const std::vector<int64_t>& GetClockOffsets() const { return m_offsets; }
+
     uint64_t GetEvents() const { return m_events; }
+
     double GetWallSeconds() const { return m_wall; }
+
     Time GetEnd() const { return m_end; }
+
     /* QR_END_COMPLETED (all flows done, network empty), QR_END_STOP ([traffic] stop reached),
      * QR_END_CANCELLED. */
     qr_end_reason GetEndReason() const { return m_endReason; }
+
     uint64_t GetFlowsCompleted() const { return m_flowsDone; }
+
     /* Packets that left a switch other than by the shared-buffer rule (no route, device drop),
      * dropped in a host's NIC queue, not belonging to any flow: all 0 in a sound run. */
     uint64_t GetOtherDrops() const { return m_otherDrops; }
+
     uint64_t GetHostQueueDrops() const { return m_hostQueueDrops; }
+
     uint64_t GetUnknownPackets() const { return m_unknown; }
+
     uint64_t GetInFlight() const { return m_inFlight; }
 
     /* Set ns-3's TCP defaults from the scenario's [tcp] keys (variant, MSS 1448 with timestamps,
@@ -132,6 +149,7 @@ class QreplayRuntime
     /* The longest time a packet can spend between leaving a host and arriving (or being dropped):
      * the core's qr_max_transit_ns for this network. */
     Time GetMaxTransit() const;
+
     /* Per direction, packets sent before the stop time minus GetMaxTransit() (empty if the run
      * completed before): in a run ended by [traffic] stop, only these can be known lost. */
     const std::vector<uint64_t>& GetSentAtCutoff() const { return m_sentAtCutoff; }
@@ -144,8 +162,11 @@ class QreplayRuntime
     static void HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
     void OnArrival(const qr_arrival& a);
     void OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char* reason);
-    void OnL3Drop(const Ipv4Header& h, Ptr<const Packet> p, Ipv4L3Protocol::DropReason r,
-                  Ptr<Ipv4> ipv4, uint32_t iface);
+    void OnL3Drop(const Ipv4Header& h,
+                  Ptr<const Packet> p,
+                  Ipv4L3Protocol::DropReason r,
+                  Ptr<Ipv4> ipv4,
+                  uint32_t iface);
     void OnDeviceDrop(Ptr<const Packet> p);
     void OnComplete(uint32_t flow, Time t);
     void OnClosed(uint32_t flow);

@@ -44,8 +44,7 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     int64_t arrive = 0;
     Time now = Simulator::Now();
     Time release = now;
-    if (!item->GetPacket()->PeekPacketTag(tag) ||
-        !m_fate(tag.flow, tag.Seq(), lost, arrive))
+    if (!item->GetPacket()->PeekPacketTag(tag) || !m_fate(tag.flow, tag.Seq(), lost, arrive))
     {
         m_unknown++;
     }

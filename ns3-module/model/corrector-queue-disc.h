@@ -33,8 +33,11 @@ class CorrectorQueueDisc : public TimedFifoQueueDisc
     void Setup(Fate fate, DataRate rate, Time delay);
 
     uint64_t GetUnknown() const { return m_unknown; }
+
     uint64_t GetLate() const { return m_late; }
+
     int64_t GetMaxLateNs() const { return m_maxLate; }
+
     uint64_t GetDropped() const { return m_dropped; }
 
   protected:

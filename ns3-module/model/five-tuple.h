@@ -6,7 +6,8 @@
 #include "ns3/ipv4-header.h"
 #include "ns3/packet.h"
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"

@@ -15,7 +15,8 @@ NS_LOG_COMPONENT_DEFINE("QreplayFlowApps");
 NS_OBJECT_ENSURE_REGISTERED(FlowSenderApp);
 NS_OBJECT_ENSURE_REGISTERED(FlowSinkApp);
 
-/* Bytes handed to a socket per Send call: large writes, bounded so one call never allocates much. */
+/* Bytes handed to a socket per Send call: large writes, bounded so one call never allocates much.
+ */
 static const uint32_t kChunk = 64 * 1024;
 
 TypeId
@@ -32,8 +33,10 @@ FlowSenderApp::FlowSenderApp() = default;
 FlowSenderApp::~FlowSenderApp() = default;
 
 void
-FlowSenderApp::Setup(const FlowTable* table, std::vector<uint32_t> flows,
-                     Callback<void, uint32_t> onClosed, Callback<void, uint32_t> onError)
+FlowSenderApp::Setup(const FlowTable* table,
+                     std::vector<uint32_t> flows,
+                     Callback<void, uint32_t> onClosed,
+                     Callback<void, uint32_t> onError)
 {
     m_table = table;
     m_flows = std::move(flows);

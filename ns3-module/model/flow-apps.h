@@ -28,7 +28,9 @@ class FlowSenderApp : public Application
 
     /* The flows of this host (indices into `table`, borrowed). onClosed(flow) is called when a
      * flow's connection has closed normally, onError(flow) when it failed. */
-    void Setup(const FlowTable* table, std::vector<uint32_t> flows, Callback<void, uint32_t> onClosed,
+    void Setup(const FlowTable* table,
+               std::vector<uint32_t> flows,
+               Callback<void, uint32_t> onClosed,
                Callback<void, uint32_t> onError);
 
   protected:

@@ -11,7 +11,8 @@
 
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/flowtable.h"
 #include "qreplay/topology.h"
 }
@@ -59,13 +60,14 @@ class FlowEcmpRouting : public Ipv4RoutingProtocol
     /* A packet routed at this instant, waiting for the others of the same nanosecond. */
     struct Pending
     {
-        uint64_t key; // QreplayTag packet id (or a 5-tuple hash for untagged packets)
+        uint64_t key;   // QreplayTag packet id (or a 5-tuple hash for untagged packets)
         uint64_t order; // arrival order, for untagged ties
         uint32_t port;
         Ptr<const Packet> packet;
         Ipv4Header header;
         UnicastForwardCallback ucb;
     };
+
     void Flush();
 
     std::vector<Pending> m_pending;

@@ -8,7 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 }
@@ -35,20 +36,29 @@ class FlowTable
     FlowTable& operator=(const FlowTable&) = delete;
 
     const qr_flow_table* Get() const { return m_t; }
+
     size_t Flows() const { return qr_flow_table_flows(m_t); }
+
     size_t Directions() const { return qr_flow_table_directions(m_t); }
+
     const qr_flow& Flow(uint32_t f) const { return *qr_flow_table_flow(m_t, f); }
+
     uint16_t SenderPort(uint32_t f) const { return qr_flow_table_sender_port(m_t, f); }
+
     uint32_t HostAddr(uint32_t h) const { return qr_flow_table_host_addr(m_t, h); }
+
     bool Resolve(const qr_five_tuple& ft, uint32_t& dir) const
     {
         return qr_flow_table_resolve(m_t, &ft, &dir) == QR_OK;
     }
+
     bool FlowOfSender(uint32_t addr, uint16_t port, uint32_t& flow) const
     {
         return qr_flow_table_flow_of_sender(m_t, addr, port, &flow) == QR_OK;
     }
+
     uint32_t DirSrc(uint32_t dir) const { return qr_flow_table_dir_src(m_t, dir); }
+
     uint32_t DirDst(uint32_t dir) const { return qr_flow_table_dir_dst(m_t, dir); }
 
   private:

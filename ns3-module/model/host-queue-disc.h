@@ -18,7 +18,8 @@
 
 #include <unordered_map>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/clock.h"
 }
 

@@ -6,7 +6,8 @@
 
 #include "ns3/tag.h"
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/flowtable.h"
 }
 
@@ -29,6 +30,7 @@ class QreplayTag : public Tag
         flow = dir;
         packet = qr_packet_id(dir, seq);
     }
+
     uint32_t Seq() const { return qr_packet_id_seq(packet); }
 
     uint64_t packet{0}; // id, equal in runtime and replay (qr_packet_id)

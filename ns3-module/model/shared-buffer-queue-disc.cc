@@ -153,12 +153,13 @@ SharedBufferQueueDisc::GetTypeId()
             .SetParent<QueueDisc>()
             .SetGroupName("Qreplay")
             .AddConstructor<SharedBufferQueueDisc>()
-            .AddTraceSource("Arrival",
-                            "Every packet arriving at this port: time (ns), switch, port, packet id, "
-                            "size (bytes), decision, queue and switch bytes before it joined, "
-                            "threshold (bytes), and the queue's bytes per flow",
-                            MakeTraceSourceAccessor(&SharedBufferQueueDisc::m_arrivalTrace),
-                            "ns3::SharedBufferQueueDisc::ArrivalCallback")
+            .AddTraceSource(
+                "Arrival",
+                "Every packet arriving at this port: time (ns), switch, port, packet id, "
+                "size (bytes), decision, queue and switch bytes before it joined, "
+                "threshold (bytes), and the queue's bytes per flow",
+                MakeTraceSourceAccessor(&SharedBufferQueueDisc::m_arrivalTrace),
+                "ns3::SharedBufferQueueDisc::ArrivalCallback")
             .AddTraceSource("Departure",
                             "Every packet whose last bit left this port: time (ns), switch, port, "
                             "packet id, flow, size (bytes), queue and switch bytes after it left, "

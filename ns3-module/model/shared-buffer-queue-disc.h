@@ -25,7 +25,8 @@
 
 #include <deque>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/buffer.h"
 #include "qreplay/queuelog.h"
 }
@@ -97,6 +98,7 @@ class SharedBufferQueueDisc : public QueueDisc
         uint64_t queue_bytes, total_bytes;
         int64_t threshold;
     };
+
     typedef void (*DepartureCallback)(const Departure& departure);
 
   protected:
@@ -113,12 +115,14 @@ class SharedBufferQueueDisc : public QueueDisc
     Ptr<SharedBuffer> m_buffer;
     uint32_t m_port{0};
     qr_queue_flows* m_flows{nullptr};
+
     struct Held
     {
         uint64_t packet;
         uint32_t flow;
         uint32_t bytes;
     };
+
     std::deque<Held> m_held; // admitted, in sending order, until their last bit leaves
     TracedCallback<const qr_arrival&> m_arrivalTrace;
     TracedCallback<const Departure&> m_departureTrace;

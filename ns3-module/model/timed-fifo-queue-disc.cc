@@ -11,7 +11,8 @@ NS_OBJECT_ENSURE_REGISTERED(TimedFifoQueueDisc);
 TypeId
 TimedFifoQueueDisc::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::TimedFifoQueueDisc").SetParent<QueueDisc>().SetGroupName("Qreplay");
+    static TypeId tid =
+        TypeId("ns3::TimedFifoQueueDisc").SetParent<QueueDisc>().SetGroupName("Qreplay");
     return tid;
 }
 
@@ -86,7 +87,8 @@ TimedFifoQueueDisc::CheckConfig()
     {
         // admission is the subclass's; the FIFO itself never refuses
         AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize", QueueSizeValue(QueueSize("1000000p"))));
+            "MaxSize",
+            QueueSizeValue(QueueSize("1000000p"))));
     }
     return GetNInternalQueues() == 1;
 }

@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/compare.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
@@ -28,7 +29,11 @@ namespace
 {
 
 const cli_opt kOpts[] = {
-    {"sigma", 0, CLI_VALUE, "LIST", "standard deviations, e.g. 0,1ns,10ns,100ns,1us (0 = the runtime's timing)"},
+    {"sigma",
+     0,
+     CLI_VALUE,
+     "LIST",
+     "standard deviations, e.g. 0,1ns,10ns,100ns,1us (0 = the runtime's timing)"},
     {"replays", 0, CLI_VALUE, "N", "replays per sigma (1 to 100000), e.g. 100"},
     CLI_OPT_SET,
     CLI_OPT_OUT("output folder (default: the scenario's [output] dir)"),
@@ -87,7 +92,8 @@ qr_cmd_butterfly(int argc, char** argv)
     char err[QR_ERRBUF_SIZE];
     rc = -1;
     if (!sigmaText)
-        rc = cli_usage_error("butterfly", "--sigma is required (e.g. --sigma 0,1ns,10ns,100ns,1us)");
+        rc =
+            cli_usage_error("butterfly", "--sigma is required (e.g. --sigma 0,1ns,10ns,100ns,1us)");
     else if (!replaysText)
         rc = cli_usage_error("butterfly", "--replays is required (e.g. --replays 100)");
     else if (qr_parse_time_list(sigmaText, sigmas, QR_LIST_MAX, &nSigmas, err))
@@ -163,7 +169,11 @@ qr_cmd_butterfly(int argc, char** argv)
                 throw Interrupted();
             char g[64];
             snprintf(g, sizeof g, "/typical/sigma_%lld", static_cast<long long>(sigma));
-            Check(qr_h5_write_rows(f, g, &qr_schema_butterfly_series, series.data(), series.size(),
+            Check(qr_h5_write_rows(f,
+                                   g,
+                                   &qr_schema_butterfly_series,
+                                   series.data(),
+                                   series.size(),
                                    err),
                   err);
             Check(qr_h5_attr_i64(f, g, "sigma_ns", sigma, err), err);
@@ -173,7 +183,11 @@ qr_cmd_butterfly(int argc, char** argv)
         qr_h5_table* done = tr;
         tr = nullptr;
         Check(qr_h5_table_close(done, err), err);
-        Check(qr_h5_write_rows(f, "/sigma", &qr_schema_butterfly_sigma, rows.data(), rows.size(),
+        Check(qr_h5_write_rows(f,
+                               "/sigma",
+                               &qr_schema_butterfly_sigma,
+                               rows.data(),
+                               rows.size(),
                                err),
               err);
         qr_h5* file = f;

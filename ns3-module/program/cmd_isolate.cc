@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/recording.h"
@@ -73,7 +74,8 @@ ParseFlows(const char* text, size_t n, std::vector<uint32_t>& out)
     for (;;)
     {
         size_t comma = t.find(',', pos);
-        std::string item = t.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        std::string item =
+            t.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         int64_t v;
         char err[QR_ERRBUF_SIZE];
         if (item.empty() || n == 0 ||
@@ -96,7 +98,8 @@ qr_cmd_isolate(int argc, char** argv)
     int rc = cli_parse(&kSpec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    const char* sigmaText = cli_value(&a, "sigma") ? cli_value(&a, "sigma") : "0,1ns,10ns,100ns,1us";
+    const char* sigmaText =
+        cli_value(&a, "sigma") ? cli_value(&a, "sigma") : "0,1ns,10ns,100ns,1us";
     std::string flowsText = cli_value(&a, "flows") ? cli_value(&a, "flows") : "all";
     bool quiet = cli_count(&a, "quiet") > 0;
     std::string dir = a.pos[0];
@@ -125,8 +128,9 @@ qr_cmd_isolate(int argc, char** argv)
         const qr_scenario* scenario = qr_recording_scenario(rec.get());
         IsolatedReplay iso(scenario, rec.get());
         std::vector<uint32_t> flows;
-        std::string ferr =
-            ParseFlows(flowsText.c_str(), qr_flow_table_flows(qr_recording_flows(rec.get())), flows);
+        std::string ferr = ParseFlows(flowsText.c_str(),
+                                      qr_flow_table_flows(qr_recording_flows(rec.get())),
+                                      flows);
         if (!ferr.empty())
         {
             QrRestoreSignals();

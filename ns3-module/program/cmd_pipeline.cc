@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
@@ -244,7 +245,8 @@ qr_cmd_replay(int argc, char** argv)
         {
             // the recording's own scenario, with the overrides
             std::string h5 = dir + "/recording/recording.h5";
-            int lrc = qr_scenario_from_h5(&sc, h5.c_str(), nullptr, (dir + "/recording").c_str(), err);
+            int lrc =
+                qr_scenario_from_h5(&sc, h5.c_str(), nullptr, (dir + "/recording").c_str(), err);
             s.reset(sc);
             for (int i = 0; !lrc && i < nSets; i++)
                 lrc = qr_scenario_set(sc, sets[i], err);
@@ -262,7 +264,9 @@ qr_cmd_replay(int argc, char** argv)
             throw std::runtime_error("--th: must not be negative");
         set.name = name ? name : "";
         set.cancel = &g_qr_cancel;
-        set.progress = [&p](const std::string& x) { Status(&p, x.c_str()); };
+        set.progress = [&p](const std::string& x) {
+            Status(&p, x.c_str());
+        };
         bool done = RunReplayVariant(dir, s.get(), rec.get(), set);
         cli_progress_done(&p);
         if (!done)
@@ -339,7 +343,9 @@ qr_cmd_run(int argc, char** argv)
                     set.mode = m;
                     set.th_ns = c->sampling.th_ns[i];
                     set.cancel = &g_qr_cancel;
-                    set.progress = [&p](const std::string& x) { Status(&p, x.c_str()); };
+                    set.progress = [&p](const std::string& x) {
+                        Status(&p, x.c_str());
+                    };
                     if (!quiet)
                     {
                         cli_progress_done(&p);

@@ -13,7 +13,8 @@
 #include "opt.h"
 #include "program.h"
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/metrics.h"
 #include "qreplay/scenario.h"
@@ -119,8 +120,12 @@ FctSummary(const QreplayRuntime& rt)
 }
 
 int
-QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name,
-              const std::string& dir, bool arrivals, bool quiet)
+QrRuntimeStep(const char* command,
+              const qr_scenario* s,
+              const std::string& name,
+              const std::string& dir,
+              bool arrivals,
+              bool quiet)
 {
     const qr_config* cfg = qr_scenario_config(s);
     cli_progress progress;
@@ -140,8 +145,13 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
         cli_progress_update(&progress,
                             "runtime: sim %.3f ms of at most %.3f ms | %.0fk events/s | flows "
                             "%" PRIu64 "/%" PRIu64 " done | %" PRIu64 " packets | left <= %.0f s",
-                            simMs, p.stop.GetSeconds() * 1e3, rate / 1e3, p.flowsDone, p.flows,
-                            p.packets, left);
+                            simMs,
+                            p.stop.GetSeconds() * 1e3,
+                            rate / 1e3,
+                            p.flowsDone,
+                            p.flows,
+                            p.packets,
+                            left);
     };
     int rc = 0;
     try
@@ -152,7 +162,9 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
         cli_progress_done(&progress);
         if (rt.GetEndReason() == QR_END_CANCELLED)
         {
-            fprintf(stderr, "qreplay %s: interrupted at %s simulated; nothing written\n", command,
+            fprintf(stderr,
+                    "qreplay %s: interrupted at %s simulated; nothing written\n",
+                    command,
                     FormatTime(rt.GetEnd().GetNanoSeconds()).c_str());
             rc = QrInterruptedStatus();
         }
@@ -165,20 +177,24 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
                 uint64_t sent = 0, drops = rt.GetDrops().size();
                 for (const auto& d : rt.GetDirStats())
                     sent += d.sent;
-                printf("network            %u hosts, %u switches\n", qr_topology_hosts(t),
+                printf("network            %u hosts, %u switches\n",
+                       qr_topology_hosts(t),
                        qr_topology_switches(t));
-                printf("flows              %zu, %" PRIu64 " completed\n", rt.GetFlows().Flows(),
+                printf("flows              %zu, %" PRIu64 " completed\n",
+                       rt.GetFlows().Flows(),
                        rt.GetFlowsCompleted());
                 printf("completion times   %s\n", FctSummary(rt).c_str());
                 printf("packets sent       %" PRIu64 "\n", sent);
-                printf("switch drops       %" PRIu64 " (receivers detected %zu)\n", drops,
+                printf("switch drops       %" PRIu64 " (receivers detected %zu)\n",
+                       drops,
                        rt.GetDetected().size());
                 printf("simulated          %s (%s)\n",
                        FormatTime(rt.GetEnd().GetNanoSeconds()).c_str(),
                        rt.GetEndReason() == QR_END_COMPLETED ? "all flows completed"
-                                                        : "stopped at [traffic] stop");
+                                                             : "stopped at [traffic] stop");
                 printf("events             %" PRIu64 " in %.2f s wall (%.0f events/s)\n",
-                       rt.GetEvents(), rt.GetWallSeconds(),
+                       rt.GetEvents(),
+                       rt.GetWallSeconds(),
                        rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
                 printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
             }
@@ -186,18 +202,23 @@ QrRuntimeStep(const char* command, const qr_scenario* s, const std::string& name
                 fprintf(stderr,
                         "qreplay %s: warning: %" PRIu64 " of %zu flows did not complete "
                         "before [traffic] stop = %s\n",
-                        command, rt.GetFlows().Flows() - rt.GetFlowsCompleted(), rt.GetFlows().Flows(),
+                        command,
+                        rt.GetFlows().Flows() - rt.GetFlowsCompleted(),
+                        rt.GetFlows().Flows(),
                         FormatTime(cfg->traffic.stop_ns).c_str());
             if (rt.GetHostQueueDrops())
                 fprintf(stderr,
                         "qreplay %s: warning: hosts dropped %" PRIu64 " of their own packets (NIC "
                         "queue full; raise [host] nic_queue): no recording shows them\n",
-                        command, rt.GetHostQueueDrops());
+                        command,
+                        rt.GetHostQueueDrops());
             if (rt.GetOtherDrops() || rt.GetUnknownPackets())
                 fprintf(stderr,
                         "qreplay %s: warning: %" PRIu64 " packets lost outside the shared "
                         "buffers, %" PRIu64 " packets of no flow\n",
-                        command, rt.GetOtherDrops(), rt.GetUnknownPackets());
+                        command,
+                        rt.GetOtherDrops(),
+                        rt.GetUnknownPackets());
         }
     }
     catch (const std::exception& e)

@@ -5,7 +5,8 @@
 #include <csignal>
 #include <string>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/scenario.h"
 }
 

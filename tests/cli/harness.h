@@ -29,7 +29,6 @@ __attribute__((unused)) static void qr_test_teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-
 __attribute__((unused)) static void slurp(const char *path, char *buf, size_t size)
 {
     FILE *f = fopen(path, "r");

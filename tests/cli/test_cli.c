@@ -19,8 +19,8 @@ Test(cli, help_and_usage_errors)
 {
     cr_assert_eq(qreplay("--help"), 0);
     cr_assert(strstr(out, "sample") && strstr(out, "scenario") && strstr(out, "workload"));
-    const char *cmds[] = {"sample", "scenario", "workload", "synth", "runtime",
-                          "run", "replay", "metrics", "butterfly", "isolate"};
+    const char *cmds[] = {"sample", "scenario", "workload", "synth",     "runtime",
+                          "run",    "replay",   "metrics",  "butterfly", "isolate"};
     for (int i = 0; i < 10; i++) {
         cr_assert_eq(qreplay("%s --help", cmds[i]), 0, "%s --help", cmds[i]);
         cr_assert(strstr(out, "usage: qreplay"), "%s", out);
@@ -40,7 +40,8 @@ Test(cli, help_and_usage_errors)
 
 Test(cli, scenario_prints_a_loadable_resolved_file)
 {
-    cr_assert_eq(qreplay("scenario scenarios/fattree-k4-websearch.ini --set buffer.size=1MiB"), 0, "%s", err);
+    cr_assert_eq(qreplay("scenario scenarios/fattree-k4-websearch.ini --set buffer.size=1MiB"), 0,
+                 "%s", err);
     char p[128];
     snprintf(p, sizeof p, "%s/r.ini", dir);
     FILE *f = fopen(p, "w");
@@ -89,8 +90,10 @@ static long h5_attr_i64(const char *path, const char *obj, const char *name)
 
 Test(cli, sample_pcap_and_csv_respect_the_bound)
 {
-    cr_assert_eq(qreplay("synth --quiet --packets 50000 --flows 5 --seed 3 %s/t.pcap", dir), 0, "%s", err);
-    cr_assert_eq(qreplay("synth --quiet --packets 50000 --flows 5 --seed 3 %s/t.csv", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("synth --quiet --packets 50000 --flows 5 --seed 3 %s/t.pcap", dir), 0,
+                 "%s", err);
+    cr_assert_eq(qreplay("synth --quiet --packets 50000 --flows 5 --seed 3 %s/t.csv", dir), 0, "%s",
+                 err);
     const char *ths[] = {"0", "2us", "5us", "10us"};
     const long bound[] = {0, 2000, 5000, 10000};
     for (int i = 0; i < 4; i++) {
@@ -101,7 +104,8 @@ Test(cli, sample_pcap_and_csv_respect_the_bound)
         long e = h5_attr_i64(p, "/sampling", "max_error_ns");
         cr_assert_leq(e, bound[i], "th %s: max error %ld", ths[i], e);
         cr_assert_eq(h5_attr_i64(p, "/sampling", "th_ns"), bound[i]);
-        cr_assert_eq(qreplay("sample --quiet --th %s %s/t.csv %s/c.h5", ths[i], dir, dir), 0, "%s", err);
+        cr_assert_eq(qreplay("sample --quiet --th %s %s/t.csv %s/c.h5", ths[i], dir, dir), 0, "%s",
+                     err);
         snprintf(p, sizeof p, "%s/c.h5", dir);
         cr_assert_leq(h5_attr_i64(p, "/sampling", "max_error_ns"), bound[i]);
         cr_assert_eq(h5_attr_i64(p, "/sampling", "packets"), 50000);
@@ -178,17 +182,31 @@ Test(cli, sample_bad_inputs_leave_no_result)
 
 Test(cli, workload_is_deterministic_and_carries_the_scenario)
 {
-    cr_assert_eq(qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.duration=20ms -o %s/a", dir), 0, "%s", err);
+    cr_assert_eq(
+        qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.duration=20ms -o %s/a",
+                dir),
+        0, "%s", err);
     cr_assert(strstr(out, "hosts              16"), "%s", out);
-    cr_assert_eq(qreplay("workload --quiet scenarios/fattree-k4-websearch.ini --set traffic.duration=20ms -o %s/b", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("workload --quiet scenarios/fattree-k4-websearch.ini --set "
+                         "traffic.duration=20ms -o %s/b",
+                         dir),
+                 0, "%s", err);
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -d /flows %s/a/workload.h5 | tail -n +2 > %s/a.txt && "
+    snprintf(cmd, sizeof cmd,
+             "%s -d /flows %s/a/workload.h5 | tail -n +2 > %s/a.txt && "
              "%s -d /flows %s/b/workload.h5 | tail -n +2 > %s/b.txt && cmp -s %s/a.txt %s/b.txt",
              QR_H5DUMP, dir, dir, QR_H5DUMP, dir, dir, dir, dir);
     cr_assert_eq(system(cmd), 0, "same seed, different schedules");
-    snprintf(cmd, sizeof cmd, "%s -a /buffer.size -a /seed -a /code_version %s/a/workload.h5 | grep -c DATA > /dev/null", QR_H5DUMP, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "%s -a /buffer.size -a /seed -a /code_version %s/a/workload.h5 | grep -c DATA > /dev/null",
+        QR_H5DUMP, dir);
     cr_assert_eq(system(cmd), 0, "scenario attributes missing");
-    cr_assert_eq(qreplay("workload scenarios/fattree-k4-websearch.ini --set traffic.size_cdf=nope.cdf -o %s/c", dir), 1);
+    cr_assert_eq(
+        qreplay(
+            "workload scenarios/fattree-k4-websearch.ini --set traffic.size_cdf=nope.cdf -o %s/c",
+            dir),
+        1);
     cr_assert(strstr(err, "size_cdf") && strstr(err, "nope.cdf"), "%s", err);
     cr_assert_not(exists("%s/c/workload.h5", dir));
 }
@@ -204,9 +222,11 @@ Test(cli, runtime_records_the_single_switch_case)
               exists("%s/ss/truth/arrivals.qra", dir));
     no_partials(dir);
     /* the recorded host traces are ordinary input to the sampler */
-    cr_assert_eq(qreplay("sample --quiet --th 5us %s/ss/pcap/h0001.pcap %s/s1.h5", dir, dir), 0, "%s", err);
+    cr_assert_eq(qreplay("sample --quiet --th 5us %s/ss/pcap/h0001.pcap %s/s1.h5", dir, dir), 0,
+                 "%s", err);
     /* --no-arrivals leaves the log out */
-    cr_assert_eq(qreplay("runtime --quiet --no-arrivals scenarios/single-switch.ini -o %s/na", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("runtime --quiet --no-arrivals scenarios/single-switch.ini -o %s/na", dir),
+                 0, "%s", err);
     cr_assert_str_eq(out, "");
     cr_assert_not(exists("%s/na/truth/arrivals.qra", dir));
 }
@@ -219,7 +239,8 @@ Test(cli, runtime_bad_inputs_are_clear_errors_that_leave_no_recording)
     cr_assert(strstr(err, "nope.ini"), "%s", err);
     cr_assert_eq(qreplay("runtime scenarios/single-switch.ini --set tcp.bogus=1 -o %s/a", dir), 1);
     cr_assert(strstr(err, "bogus"), "%s", err);
-    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini --set tcp.variant=dctcp -o %s/a", dir), 1);
+    cr_assert_eq(
+        qreplay("runtime scenarios/single-switch.ini --set tcp.variant=dctcp -o %s/a", dir), 1);
     cr_assert(strstr(err, "ecn_threshold"), "%s", err);
     /* a flow list naming a host the star does not have */
     char path[256];
@@ -227,7 +248,9 @@ Test(cli, runtime_bad_inputs_are_clear_errors_that_leave_no_recording)
     FILE *f = fopen(path, "w");
     fputs("src,dst,bytes,start\n0,1,10KB,0\n0,7,10KB,0\n", f);
     fclose(f);
-    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini --set traffic.flows=%s -o %s/a", path, dir), 1);
+    cr_assert_eq(
+        qreplay("runtime scenarios/single-switch.ini --set traffic.flows=%s -o %s/a", path, dir),
+        1);
     cr_assert(strstr(err, "flows.csv:3"), "%s", err);
     /* the output folder's place is taken by a file */
     snprintf(path, sizeof path, "%s/file", dir);
@@ -241,10 +264,13 @@ Test(cli, runtime_bad_inputs_are_clear_errors_that_leave_no_recording)
 Test(cli, runtime_interrupted_leaves_nothing)
 {
     /* 200 ms of k=4 traffic take far longer than the 1 s before SIGINT */
-    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
-                         "--set traffic.stop=400ms -o %s/int 2>%s/int.err & pid=$!; sleep 1; kill -INT $pid; "
-                         "wait $pid", dir, dir),
-                 130);
+    cr_assert_eq(
+        qreplay(
+            "runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
+            "--set traffic.stop=400ms -o %s/int 2>%s/int.err & pid=$!; sleep 1; kill -INT $pid; "
+            "wait $pid",
+            dir, dir),
+        130);
     char path[256], msg[1024];
     snprintf(path, sizeof path, "%s/int.err", dir);
     slurp(path, msg, sizeof msg);

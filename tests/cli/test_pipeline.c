@@ -90,22 +90,26 @@ Test(pipeline, exactness_oracle_on_k4)
 {
     /* exact send times, no clock offset, the runtime's own admission rule: the replay must be the
      * runtime, arrival for arrival */
-    cr_assert_eq(qreplay("run scenarios/fattree-k4-websearch.ini --set sampling.th=0 --set clock.max_offset=0 "
-                         "--set replay.modes=plain --no-figures -o %s/o",
-                         dir),
-                 0, "%s", err);
+    cr_assert_eq(
+        qreplay(
+            "run scenarios/fattree-k4-websearch.ini --set sampling.th=0 --set clock.max_offset=0 "
+            "--set replay.modes=plain --no-figures -o %s/o",
+            dir),
+        0, "%s", err);
     qr_h5_reader *r = open_h5("%s/o/%s", "results.h5");
     const char *g = "/replay/plain_th_0";
     double drops = num(r, g, "runtime_drops");
     cr_assert_gt(drops, 0, "the scenario must drop packets for the oracle to mean anything");
     cr_assert_eq(num(r, g, "replay_drops"), drops);
-    cr_assert_eq(num(r, g, "false_accepts") + num(r, g, "false_drops") + num(r, g, "wrong_locations"), 0);
+    cr_assert_eq(
+        num(r, g, "false_accepts") + num(r, g, "false_drops") + num(r, g, "wrong_locations"), 0);
     cr_assert_eq(num(r, g, "qdiff_max_mtu"), 0);
     cr_assert_eq(num(r, g, "qdiff_sym_max_mtu"), 0);
     cr_assert_eq(num(r, g, "qdiff_zero_fraction"), 1);
     cr_assert_eq(num(r, g, "runtime_only_arrivals") + num(r, g, "replay_only_arrivals"), 0);
     cr_assert_gt(num(r, g, "matched_arrivals"), 100000);
-    cr_assert_eq(num(r, g, "max_lateness_ns"), 0, "every packet left its host at its recorded time");
+    cr_assert_eq(num(r, g, "max_lateness_ns"), 0,
+                 "every packet left its host at its recorded time");
     qr_h5_close(r);
     char a[512], b[512];
     snprintf(a, sizeof a, "%s/o/recording/truth/arrivals.qra", dir);
@@ -138,8 +142,9 @@ static void check_summary(qr_h5_reader *r, const char *v)
     char g[128], t[160], e[QR_ERRBUF_SIZE];
     snprintf(g, sizeof g, "/replay/%s", v);
     snprintf(t, sizeof t, "%s/qdiff", g);
-    static const qr_h5_field f[] = {{"qdiff_bytes", QR_H5_U64, offsetof(struct qrow, qdiff_bytes), 0, NULL},
-                                    {"qdiff_sym_bytes", QR_H5_U64, offsetof(struct qrow, qdiff_sym_bytes), 0, NULL}};
+    static const qr_h5_field f[] = {
+        {"qdiff_bytes", QR_H5_U64, offsetof(struct qrow, qdiff_bytes), 0, NULL},
+        {"qdiff_sym_bytes", QR_H5_U64, offsetof(struct qrow, qdiff_sym_bytes), 0, NULL}};
     struct qrow *rows;
     size_t n;
     cr_assert_eq(qr_h5_read_table(r, t, f, 2, sizeof *rows, (void **)&rows, &n, e), QR_OK, "%s", e);
@@ -152,7 +157,8 @@ static void check_summary(qr_h5_reader *r, const char *v)
             sum += (double)x[i];
             zeros += x[i] == 0;
             if (!sym)
-                cr_assert_leq(rows[i].qdiff_bytes, rows[i].qdiff_sym_bytes, "qdiff <= symmetric qdiff");
+                cr_assert_leq(rows[i].qdiff_bytes, rows[i].qdiff_sym_bytes,
+                              "qdiff <= symmetric qdiff");
         }
         qsort(x, n, sizeof *x, cmp_u64);
         double mean = sum / (double)n / 1500.0, max = (double)x[n - 1] / 1500.0;
@@ -185,8 +191,10 @@ struct drow {
 
 Test(pipeline, tagged_summaries_and_replayed_packets)
 {
-    cr_assert_eq(qreplay("run scenarios/fattree-k4-websearch.ini --set sampling.th=5us --no-figures -o %s/o", dir),
-                 0, "%s", err);
+    cr_assert_eq(
+        qreplay("run scenarios/fattree-k4-websearch.ini --set sampling.th=5us --no-figures -o %s/o",
+                dir),
+        0, "%s", err);
     cr_assert(strstr(out, "tagged_th_5") && strstr(out, "plain_th_5"), "%s", out);
     qr_h5_reader *r = open_h5("%s/o/%s", "results.h5");
     char e[QR_ERRBUF_SIZE];
@@ -196,13 +204,18 @@ Test(pipeline, tagged_summaries_and_replayed_packets)
                                      {"reason", QR_H5_U8, offsetof(struct drow, reason), 0, NULL}};
     struct drow *d;
     size_t nd;
-    cr_assert_eq(qr_h5_read_table(r, "/replay/tagged_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e), QR_OK, "%s", e);
+    cr_assert_eq(
+        qr_h5_read_table(r, "/replay/tagged_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e),
+        QR_OK, "%s", e);
     cr_assert_gt(nd, 0);
     for (size_t i = 0; i < nd; i++)
-        cr_assert(d[i].tagged == 1 && d[i].reason == 3, "drop %zu: tagged %u reason %u", i, d[i].tagged, d[i].reason);
+        cr_assert(d[i].tagged == 1 && d[i].reason == 3, "drop %zu: tagged %u reason %u", i,
+                  d[i].tagged, d[i].reason);
     free(d);
     /* plain replays drop by the runtime's rule, never by tag */
-    cr_assert_eq(qr_h5_read_table(r, "/replay/plain_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e), QR_OK, "%s", e);
+    cr_assert_eq(
+        qr_h5_read_table(r, "/replay/plain_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e),
+        QR_OK, "%s", e);
     for (size_t i = 0; i < nd; i++)
         cr_assert(d[i].tagged == 0 && (d[i].reason == 1 || d[i].reason == 2));
     free(d);
@@ -213,18 +226,22 @@ Test(pipeline, tagged_summaries_and_replayed_packets)
     qr_h5_close(r);
     /* the recording is a k=4 FatTree: replaying it on k=8 is refused */
     cr_assert_eq(qreplay("replay %s/o --set topology.k=8", dir), 1);
-    cr_assert(strstr(err, "does not match") && strstr(err, "[topology] k = 8, recorded 4"), "%s", err);
+    cr_assert(strstr(err, "does not match") && strstr(err, "[topology] k = 8, recorded 4"), "%s",
+              err);
     /* every replay put exactly the recorded packets on the wires: per host, count and bytes */
-    static const qr_h5_field hf[] = {{"packets", QR_H5_U64, offsetof(struct hrow, packets), 0, NULL},
-                                     {"bytes", QR_H5_U64, offsetof(struct hrow, bytes), 0, NULL}};
+    static const qr_h5_field hf[] = {
+        {"packets", QR_H5_U64, offsetof(struct hrow, packets), 0, NULL},
+        {"bytes", QR_H5_U64, offsetof(struct hrow, bytes), 0, NULL}};
     qr_h5_reader *rec = open_h5("%s/o/%s", "recording/recording.h5");
     struct hrow *want, *got;
     size_t nw, ng;
-    cr_assert_eq(qr_h5_read_table(rec, "/hosts", hf, 2, sizeof *want, (void **)&want, &nw, e), QR_OK, "%s", e);
+    cr_assert_eq(qr_h5_read_table(rec, "/hosts", hf, 2, sizeof *want, (void **)&want, &nw, e),
+                 QR_OK, "%s", e);
     qr_h5_close(rec);
     for (int m = 0; m < 2; m++) {
         qr_h5_reader *rp = open_h5("%s/o/replay/%s/replay.h5", m ? "tagged_th_5" : "plain_th_5");
-        cr_assert_eq(qr_h5_read_table(rp, "/hosts", hf, 2, sizeof *got, (void **)&got, &ng, e), QR_OK, "%s", e);
+        cr_assert_eq(qr_h5_read_table(rp, "/hosts", hf, 2, sizeof *got, (void **)&got, &ng, e),
+                     QR_OK, "%s", e);
         cr_assert_eq(ng, nw);
         for (size_t h = 0; h < nw; h++)
             cr_assert(got[h].packets == want[h].packets && got[h].bytes == want[h].bytes,
@@ -239,12 +256,15 @@ Test(pipeline, tagged_summaries_and_replayed_packets)
 
 Test(pipeline, same_seed_same_numbers_and_figures)
 {
-    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set sampling.th=2us,5us -o %s/a", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set sampling.th=2us,5us -o %s/a", dir),
+                 0, "%s", err);
     char first[sizeof out];
     memcpy(first, out, sizeof out);
     char *t1 = strstr(first, "variant");
     cr_assert(t1, "%s", first);
-    cr_assert_eq(qreplay("run --quiet scenarios/single-switch.ini --set sampling.th=2us,5us --no-figures -o %s/b", dir),
+    cr_assert_eq(qreplay("run --quiet scenarios/single-switch.ini --set sampling.th=2us,5us "
+                         "--no-figures -o %s/b",
+                         dir),
                  0, "%s", err);
     cr_assert_str_eq(out, "");
     cr_assert_eq(qreplay("metrics %s/b --no-figures", dir), 0, "%s", err);
@@ -274,14 +294,17 @@ Test(pipeline, same_seed_same_numbers_and_figures)
     }
     /* the analysis script on a file that is not a result */
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/analysis/plot_results.py %s/a/recording/recording.h5 -o %s/x "
-             ">/dev/null 2>%s/x.err", QR_SOURCE_DIR, dir, dir, dir);
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/analysis/plot_results.py %s/a/recording/recording.h5 -o %s/x "
+             ">/dev/null 2>%s/x.err",
+             QR_SOURCE_DIR, dir, dir, dir);
     cr_assert_neq(system(cmd), 0);
 }
 
 Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
 {
-    cr_assert_eq(qreplay("runtime --quiet scenarios/single-switch.ini -o %s/r/recording", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("runtime --quiet scenarios/single-switch.ini -o %s/r/recording", dir), 0,
+                 "%s", err);
     /* no replay yet */
     cr_assert_eq(qreplay("metrics %s/r", dir), 1);
     cr_assert(strstr(err, "no complete replay"), "%s", err);
@@ -290,7 +313,8 @@ Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
     cr_assert(strstr(err, "fancy") && strstr(err, "plain or tagged"), "%s", err);
     cr_assert_eq(qreplay("replay %s/r --th 5", dir), 1);
     cr_assert(strstr(err, "--th"), "%s", err);
-    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set replay.modes=fancy -o %s/z", dir), 1);
+    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set replay.modes=fancy -o %s/z", dir),
+                 1);
     cr_assert(strstr(err, "modes") && strstr(err, "fancy"), "%s", err);
     /* a scenario of another network */
     cr_assert_eq(qreplay("replay %s/r --scenario scenarios/fattree-k4-websearch.ini", dir), 1);
@@ -304,16 +328,21 @@ Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
     cr_assert_eq(stat(p, &st), 0);
     cr_assert_eq(truncate(p, st.st_size / 2 + 3), 0);
     cr_assert_eq(qreplay("replay %s/r --mode tagged", dir), 1);
-    cr_assert(strstr(err, "h0001.pcap") && (strstr(err, "truncated") || strstr(err, "cut")), "%s", err);
+    cr_assert(strstr(err, "h0001.pcap") && (strstr(err, "truncated") || strstr(err, "cut")), "%s",
+              err);
     cr_assert_eq(unlink(p), 0);
     cr_assert_eq(qreplay("replay %s/r --mode tagged", dir), 1);
     cr_assert(strstr(err, "h0001.pcap"), "%s", err);
     cr_assert_eq(qreplay("metrics %s/r", dir), 1);
     cr_assert_not(exists("%s/r/results.h5", dir));
-    cr_assert_not(exists("%s/r/replay/tagged_th_2/replay.h5", dir), "a failed replay leaves no result");
+    cr_assert_not(exists("%s/r/replay/tagged_th_2/replay.h5", dir),
+                  "a failed replay leaves no result");
     /* what-if replays of a recorded runtime: a smaller buffer, and the default variant */
-    cr_assert_eq(qreplay("runtime --quiet scenarios/single-switch.ini -o %s/w/recording", dir), 0, "%s", err);
-    cr_assert_eq(qreplay("replay %s/w --set buffer.size=200KB --mode plain --th 0 --name small_buffer", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("runtime --quiet scenarios/single-switch.ini -o %s/w/recording", dir), 0,
+                 "%s", err);
+    cr_assert_eq(
+        qreplay("replay %s/w --set buffer.size=200KB --mode plain --th 0 --name small_buffer", dir),
+        0, "%s", err);
     cr_assert(strstr(out, "small_buffer"), "%s", out);
     cr_assert_eq(qreplay("replay --quiet %s/w", dir), 0, "%s", err);
     cr_assert_eq(qreplay("metrics --no-figures %s/w", dir), 0, "%s", err);

@@ -10,7 +10,8 @@ Test(workflow, tiny_sweep_runs_aggregates_and_resumes)
     char cmd[2048], log[256], text[1 << 16];
     snprintf(log, sizeof log, "%s/snake.log", dir);
     snprintf(cmd, sizeof cmd,
-             "cd %s && snakemake -s analysis/Snakefile --cores 2 --config scenario=scenarios/fattree-k4-sweep-ci.ini "
+             "cd %s && snakemake -s analysis/Snakefile --cores 2 --config "
+             "scenario=scenarios/fattree-k4-sweep-ci.ini "
              "out=%s/sw qreplay=%s > %s 2>&1",
              QR_SOURCE_DIR, dir, QR_PROGRAM, log);
     int st = system(cmd);
@@ -25,14 +26,18 @@ Test(workflow, tiny_sweep_runs_aggregates_and_resumes)
     for (char *p = csv; *p; p++)
         lines += *p == '\n';
     cr_assert_eq(lines, 1 + 2 * 2, "header + 2 loads x 2 variants:\n%s", csv);
-    cr_assert(strstr(csv, "load_pct,seed,variant") && strstr(csv, "tagged_th_5") && strstr(csv, "30.0,1,plain_th_5"), "%s", csv);
+    cr_assert(strstr(csv, "load_pct,seed,variant") && strstr(csv, "tagged_th_5") &&
+                  strstr(csv, "30.0,1,plain_th_5"),
+              "%s", csv);
     cr_assert(exists("%s/sw/summary.h5", dir));
     const char *figs[] = {"sweep_qdiff", "sweep_drop_error", "sweep_error_kinds"};
     for (int i = 0; i < 3; i++)
-        cr_assert(exists("%s/sw/figures/%s.png", dir, figs[i]) && exists("%s/sw/figures/%s.pdf", dir, figs[i]));
+        cr_assert(exists("%s/sw/figures/%s.png", dir, figs[i]) &&
+                  exists("%s/sw/figures/%s.pdf", dir, figs[i]));
     /* resume: nothing left to do */
     snprintf(cmd, sizeof cmd,
-             "cd %s && snakemake -s analysis/Snakefile --cores 2 --config scenario=scenarios/fattree-k4-sweep-ci.ini "
+             "cd %s && snakemake -s analysis/Snakefile --cores 2 --config "
+             "scenario=scenarios/fattree-k4-sweep-ci.ini "
              "out=%s/sw qreplay=%s > %s 2>&1",
              QR_SOURCE_DIR, dir, QR_PROGRAM, log);
     cr_assert_eq(system(cmd), 0);

@@ -19,7 +19,7 @@ Test(buffer, threshold_is_alpha_times_free_space)
     cr_assert_eq(qr_dt_threshold(2000000, 1.0, 0), 2000000);
     cr_assert_eq(qr_dt_threshold(2000000, 1.0, 500000), 1500000);
     cr_assert_eq(qr_dt_threshold(393000, 4.0, 100000), 1172000);
-    cr_assert_eq(qr_dt_threshold(1000, 0.5, 1), 499); /* 499.5 rounds down */
+    cr_assert_eq(qr_dt_threshold(1000, 0.5, 1), 499);     /* 499.5 rounds down */
     cr_assert_eq(qr_dt_threshold(1000, 1.0, 1500), -500); /* overflowing replay */
 }
 

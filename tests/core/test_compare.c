@@ -28,8 +28,8 @@ Test(compare, divergence_hand_computed)
 
 Test(compare, short_flow_and_fct)
 {
-    qr_flow f[] = {{0, 0, 1, 500, 0, 0}, {1, 0, 1, 100, 0, 0}, {2, 1, 0, 100, 0, 0},
-                   {3, 1, 0, 900, 0, 0}};
+    qr_flow f[] = {
+        {0, 0, 1, 500, 0, 0}, {1, 0, 1, 100, 0, 0}, {2, 1, 0, 100, 0, 0}, {3, 1, 0, 900, 0, 0}};
     cr_assert_eq(qr_short_flow(f, 4), 2, "fewest bytes, the latest on ties");
     cr_assert_eq(qr_short_flow(f, 1), 0);
     cr_assert(qr_fct_reproduced(1000000, 1010000));
@@ -70,8 +70,9 @@ static qr_row_butterfly_replay R(uint32_t replay, int64_t first, uint8_t same_sh
 
 Test(compare, typical_replay_and_sigma_summary)
 {
-    qr_row_butterfly_replay rows[] = {R(1, 500, 1, 0, 0.5), R(2, -1, 1, 1, 1.0), R(3, 100, 0, 0, 0.0),
-                                      R(4, 300, 0, 0, 0.25), R(5, 300, 1, 0, 0.25)};
+    qr_row_butterfly_replay rows[] = {R(1, 500, 1, 0, 0.5), R(2, -1, 1, 1, 1.0),
+                                      R(3, 100, 0, 0, 0.0), R(4, 300, 0, 0, 0.25),
+                                      R(5, 300, 1, 0, 0.25)};
     /* by first divergence: 3 (100), 4 and 5 (300, by number), 1 (500), 2 (never): middle is 5 */
     cr_assert_eq(qr_typical_replay(rows, 5), 5);
     cr_assert_eq(qr_typical_replay(rows, 2), 2, "of two, index 1: the one that never diverged");
@@ -139,8 +140,8 @@ Test(compare, arrival_index_property)
         } else {
             cr_assert_eq(rc, QR_ENOTFOUND);
         }
-        cr_assert_eq(qr_arrival_index_get(x, p, qr_queue_key((uint32_t)p % 7, 2), &b),
-                     QR_ENOTFOUND, "another queue is another key");
+        cr_assert_eq(qr_arrival_index_get(x, p, qr_queue_key((uint32_t)p % 7, 2), &b), QR_ENOTFOUND,
+                     "another queue is another key");
     }
     cr_assert_eq(qr_arrival_index_size(x), present);
     gsl_rng_free(r);

@@ -50,7 +50,8 @@ Test(flowtable, ports_directions_and_lookup)
         data.proto = 17;
         cr_assert_eq(qr_flow_table_resolve(ft, &data, &dir), QR_ENOTFOUND);
         data.proto = 6;
-        data.dst_ip = qr_topology_host_addr(t, (dst + 1) % 16 == src ? (dst + 2) % 16 : (dst + 1) % 16);
+        data.dst_ip =
+            qr_topology_host_addr(t, (dst + 1) % 16 == src ? (dst + 2) % 16 : (dst + 1) % 16);
         cr_assert_eq(qr_flow_table_resolve(ft, &data, &dir), QR_ENOTFOUND);
     }
     qr_flow_table_destroy(ft);

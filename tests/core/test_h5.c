@@ -22,12 +22,11 @@ struct row {
     uint16_t port;
 };
 
-static const qr_h5_field fields[] = {
-    {"name", QR_H5_STR, offsetof(struct row, name), 16, NULL},
-    {"id", QR_H5_U64, offsetof(struct row, id), 0, NULL},
-    {"t_ns", QR_H5_I64, offsetof(struct row, t_ns), 0, "ns"},
-    {"x", QR_H5_F64, offsetof(struct row, x), 0, "MTU"},
-    {"port", QR_H5_U16, offsetof(struct row, port), 0, "port"}};
+static const qr_h5_field fields[] = {{"name", QR_H5_STR, offsetof(struct row, name), 16, NULL},
+                                     {"id", QR_H5_U64, offsetof(struct row, id), 0, NULL},
+                                     {"t_ns", QR_H5_I64, offsetof(struct row, t_ns), 0, "ns"},
+                                     {"x", QR_H5_F64, offsetof(struct row, x), 0, "MTU"},
+                                     {"port", QR_H5_U16, offsetof(struct row, port), 0, "port"}};
 
 static char path[256];
 
@@ -146,7 +145,8 @@ Test(h5, h5dump_reads_the_result)
     qr_h5 *f;
     qr_h5_table *t;
     cr_assert_eq(qr_h5_create(&f, path, NULL), QR_OK);
-    cr_assert_eq(qr_h5_table_create(&t, f, "/flows", fields, 5, sizeof(struct row), 0, NULL), QR_OK);
+    cr_assert_eq(qr_h5_table_create(&t, f, "/flows", fields, 5, sizeof(struct row), 0, NULL),
+                 QR_OK);
     struct row r = {.name = "abc", .id = 7, .t_ns = 123456789, .x = 2.5, .port = 3};
     qr_h5_table_append(t, &r, 1, NULL);
     qr_h5_table_close(t, NULL);
@@ -234,10 +234,13 @@ Test(h5, reader_reads_back_tables_and_attributes)
     cr_assert_eq(qr_h5_create(&f, path, err), QR_OK, "%s", err);
     struct row rows[1000];
     for (int i = 0; i < 1000; i++)
-        rows[i] = (struct row){.id = (uint64_t)i * 7, .t_ns = -i, .x = i / 4.0, .port = (uint16_t)i};
+        rows[i] =
+            (struct row){.id = (uint64_t)i * 7, .t_ns = -i, .x = i / 4.0, .port = (uint16_t)i};
     snprintf(rows[3].name, sizeof rows[3].name, "three");
     qr_h5_table *t;
-    cr_assert_eq(qr_h5_table_create(&t, f, "/g/t", fields, (sizeof fields / sizeof fields[0]), sizeof(struct row), 64, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_table_create(&t, f, "/g/t", fields, (sizeof fields / sizeof fields[0]),
+                                    sizeof(struct row), 64, err),
+                 QR_OK, "%s", err);
     cr_assert_eq(qr_h5_table_append(t, rows, 1000, err), QR_OK);
     cr_assert_eq(qr_h5_table_close(t, err), QR_OK);
     cr_assert_eq(qr_h5_attr_str(f, "/", "scenario", "[run]\nseed = 1\n", err), QR_OK);
@@ -257,15 +260,22 @@ Test(h5, reader_reads_back_tables_and_attributes)
     cr_assert(strstr(err, "nope"), "%s", err);
     struct row *back;
     size_t nb;
-    cr_assert_eq(qr_h5_read_table(r, "/g/t", fields, (sizeof fields / sizeof fields[0]), sizeof(struct row), (void **)&back, &nb, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_read_table(r, "/g/t", fields, (sizeof fields / sizeof fields[0]),
+                                  sizeof(struct row), (void **)&back, &nb, err),
+                 QR_OK, "%s", err);
     cr_assert_eq(nb, 1000);
     for (int i = 0; i < 1000; i++)
-        cr_assert(back[i].id == rows[i].id && back[i].t_ns == rows[i].t_ns && back[i].x == rows[i].x && back[i].port == rows[i].port, "row %d", i);
+        cr_assert(back[i].id == rows[i].id && back[i].t_ns == rows[i].t_ns &&
+                      back[i].x == rows[i].x && back[i].port == rows[i].port,
+                  "row %d", i);
     cr_assert_str_eq(back[3].name, "three");
     free(back);
-    cr_assert_eq(qr_h5_read_table(r, "/g/none", fields, (sizeof fields / sizeof fields[0]), sizeof(struct row), (void **)&back, &nb, err), QR_ENOTFOUND);
+    cr_assert_eq(qr_h5_read_table(r, "/g/none", fields, (sizeof fields / sizeof fields[0]),
+                                  sizeof(struct row), (void **)&back, &nb, err),
+                 QR_ENOTFOUND);
     qr_h5_field other = {"missing", QR_H5_U64, 0, 0, NULL};
-    cr_assert_eq(qr_h5_read_table(r, "/g/t", &other, 1, sizeof(uint64_t), (void **)&back, &nb, err), QR_EFORMAT);
+    cr_assert_eq(qr_h5_read_table(r, "/g/t", &other, 1, sizeof(uint64_t), (void **)&back, &nb, err),
+                 QR_EFORMAT);
     cr_assert(strstr(err, "missing"), "%s", err);
     qr_h5_close(r);
     /* a missing file and a file that is not HDF5 */

@@ -41,7 +41,8 @@ Test(lossdet, wraps_the_16_bit_id)
     cr_assert_eq(qr_lossdet_observe(d, 0, 0, &seq, &first, &n), QR_OK);
     cr_assert(seq == 65536 && first == 65534 && n == 2);
     cr_assert_eq(qr_lossdet_observe(d, 0, (uint16_t)(65536 + 65536), &seq, &first, &n), QR_OK);
-    cr_assert(seq == 131072 && first == 65537 && n == 65535, "65535 consecutive losses still unwrap");
+    cr_assert(seq == 131072 && first == 65537 && n == 65535,
+              "65535 consecutive losses still unwrap");
     qr_lossdet_destroy(d);
 }
 
@@ -107,7 +108,7 @@ Test(lossdet, tails_of_every_direction)
     uint64_t seq, first, n;
     for (uint16_t id = 0; id < 3; id++)
         qr_lossdet_observe(d, 0, id, &seq, &first, &n); /* dir 0 saw 0..2 */
-    qr_lossdet_observe(d, 3, 0, &seq, &first, &n);       /* dir 3 saw 0 */
+    qr_lossdet_observe(d, 3, 0, &seq, &first, &n);      /* dir 3 saw 0 */
     uint64_t sent[4] = {5, 0, 0, 1};
     qr_row_detected *rows;
     size_t nr;

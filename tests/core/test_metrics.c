@@ -89,10 +89,11 @@ Test(metrics, histogram_matches_exact_summary_within_bound)
     gsl_rng_free(r);
 }
 
-static qr_snapshot snap(uint64_t pkt, uint32_t sw, uint32_t port, int64_t t,
-                        const qr_flow_bytes *f, size_t n)
+static qr_snapshot snap(uint64_t pkt, uint32_t sw, uint32_t port, int64_t t, const qr_flow_bytes *f,
+                        size_t n)
 {
-    return (qr_snapshot){.packet = pkt, .queue = {sw, port}, .time_ns = t, .flows = f, .n_flows = n};
+    return (qr_snapshot){
+        .packet = pkt, .queue = {sw, port}, .time_ns = t, .flows = f, .n_flows = n};
 }
 
 Test(metrics, match_pairs_by_packet_and_queue)
@@ -178,7 +179,8 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
     for (size_t i = 0; i < n; i++) {
         size_t k = gsl_rng_uniform_int(r, 4);
         for (size_t j = 0; j < k; j++) {
-            fr[4 * i + j] = FB(10 * j + gsl_rng_uniform_int(r, 10), 1500 * gsl_rng_uniform_int(r, 20));
+            fr[4 * i + j] =
+                FB(10 * j + gsl_rng_uniform_int(r, 10), 1500 * gsl_rng_uniform_int(r, 20));
             fp[4 * i + j] = FB(fr[4 * i + j].flow, 1500 * gsl_rng_uniform_int(r, 20));
         }
         run[i] = snap(i, (uint32_t)(i % 5), (uint32_t)(i % 3), (int64_t)i, fr + 4 * i, k);
@@ -201,9 +203,11 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
         qr_qdiff_row row;
         int matched;
         if (take_run)
-            cr_assert_eq(qr_qdiff_stream_add(m, QR_RUN_RUNTIME, &run[i_run++], &row, &matched), QR_OK);
+            cr_assert_eq(qr_qdiff_stream_add(m, QR_RUN_RUNTIME, &run[i_run++], &row, &matched),
+                         QR_OK);
         else
-            cr_assert_eq(qr_qdiff_stream_add(m, QR_RUN_REPLAY, &rep[i_rep++], &row, &matched), QR_OK);
+            cr_assert_eq(qr_qdiff_stream_add(m, QR_RUN_REPLAY, &rep[i_rep++], &row, &matched),
+                         QR_OK);
         if (matched) {
             cr_assert_eq(row.qdiff_bytes, rows[row.packet].qdiff_bytes);
             cr_assert_eq(row.qdiff_sym_bytes, rows[row.packet].qdiff_sym_bytes);
@@ -221,7 +225,8 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
     qr_qdiff_stream_summary(m, &s, NULL);
     cr_assert_float_eq(s.mean, e.mean / QR_MTU_BYTES, 1e-9);
     cr_assert_float_eq(s.max, e.max / QR_MTU_BYTES, 1e-12);
-    cr_assert_leq(fabs(s.p99 - e.p99 / QR_MTU_BYTES), e.p99 / QR_MTU_BYTES * QR_HIST_REL_ERROR + 1e-9);
+    cr_assert_leq(fabs(s.p99 - e.p99 / QR_MTU_BYTES),
+                  e.p99 / QR_MTU_BYTES * QR_HIST_REL_ERROR + 1e-9);
     cr_log_info("streamed %zu pairs, at most %zu snapshots pending", n, max_pending);
     qr_qdiff_stream_destroy(m);
     free(vals);

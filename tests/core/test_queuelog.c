@@ -45,7 +45,8 @@ Test(queuelog, property_flows_match_a_brute_force_count)
     uint64_t ref[FLOWS] = {0};
     for (int step = 0; step < 300000; step++) {
         if (len < FIFO && (len == 0 || gsl_rng_uniform(r) < 0.5)) {
-            uint64_t f = gsl_rng_uniform_int(r, FLOWS) * 1000003ULL, b = 40 + gsl_rng_uniform_int(r, 1461);
+            uint64_t f = gsl_rng_uniform_int(r, FLOWS) * 1000003ULL,
+                     b = 40 + gsl_rng_uniform_int(r, 1461);
             cr_assert_eq(qr_queue_flows_add(q, f, b), QR_OK);
             fifo_flow[(head + len) % FIFO] = f;
             fifo_bytes[(head + len++) % FIFO] = b;
@@ -99,10 +100,17 @@ Test(queuelog, arrival_log_round_trip, .init = setup, .fini = teardown)
     for (int i = 0; i < 300; i++)
         f[i] = (qr_flow_bytes){(uint64_t)i * 3, (uint64_t)i * 1500};
     for (uint32_t i = 0; i < 1000; i++) {
-        qr_arrival a = {.packet = (uint64_t)i << 32 | 5, .time_ns = 1000 * (int64_t)i,
-                        .sw = i % 20, .port = i % 4, .bytes = 1500, .decision = (uint8_t)(i % 4),
-                        .tagged = (uint8_t)(i % 2), .n_flows = (uint16_t)(i % 300),
-                        .queue_bytes = i * 7, .total_bytes = i * 11, .threshold = -(int64_t)i,
+        qr_arrival a = {.packet = (uint64_t)i << 32 | 5,
+                        .time_ns = 1000 * (int64_t)i,
+                        .sw = i % 20,
+                        .port = i % 4,
+                        .bytes = 1500,
+                        .decision = (uint8_t)(i % 4),
+                        .tagged = (uint8_t)(i % 2),
+                        .n_flows = (uint16_t)(i % 300),
+                        .queue_bytes = i * 7,
+                        .total_bytes = i * 11,
+                        .threshold = -(int64_t)i,
                         .flows = f};
         cr_assert_eq(qr_arrival_write(w, &a, err), QR_OK, "%s", err);
     }

@@ -48,8 +48,12 @@ static void pcap(uint32_t h, int dir_ack, const int64_t *t, size_t n, uint16_t f
     qr_trace_writer *w;
     cr_assert_eq(qr_trace_writer_open(&w, p, err), QR_OK, "%s", err);
     for (size_t i = 0; i < n; i++) {
-        qr_packet pk = {.time_ns = t[i], .proto = 6, .ttl = 64, .ip_id = (uint16_t)(first_id + i),
-                        .ip_len = dir_ack ? 52 : 1500, .tcp_flags = QR_TCP_ACK};
+        qr_packet pk = {.time_ns = t[i],
+                        .proto = 6,
+                        .ttl = 64,
+                        .ip_id = (uint16_t)(first_id + i),
+                        .ip_len = dir_ack ? 52 : 1500,
+                        .tcp_flags = QR_TCP_ACK};
         uint32_t a = qr_topology_host_addr(topo, 0), b = qr_topology_host_addr(topo, 1);
         pk.src_ip = dir_ack ? b : a;
         pk.dst_ip = dir_ack ? a : b;

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "qreplay/error.h"
 #include "qreplay/buffer.h"
+#include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/h5.h"
 #include "qreplay/queuelog.h"
@@ -95,9 +95,14 @@ static void write_log(const char *path, const arr *a, size_t n)
     cr_assert_eq(qr_arrival_writer_open(&w, path, err), QR_OK, "%s", err);
     for (size_t i = 0; i < n; i++) {
         qr_flow_bytes fb = {1, a[i].flow_bytes};
-        qr_arrival x = {.packet = a[i].packet, .time_ns = a[i].time, .sw = a[i].sw,
-                        .port = a[i].port, .bytes = 1500, .decision = a[i].decision,
-                        .n_flows = a[i].flow_bytes ? 1 : 0, .queue_bytes = a[i].flow_bytes,
+        qr_arrival x = {.packet = a[i].packet,
+                        .time_ns = a[i].time,
+                        .sw = a[i].sw,
+                        .port = a[i].port,
+                        .bytes = 1500,
+                        .decision = a[i].decision,
+                        .n_flows = a[i].flow_bytes ? 1 : 0,
+                        .queue_bytes = a[i].flow_bytes,
                         .flows = &fb};
         cr_assert_eq(qr_arrival_write(w, &x, err), QR_OK, "%s", err);
     }
@@ -153,8 +158,8 @@ Test(results, arrival_logs_merge_and_busiest)
     cr_assert(sw == 0 && port == 1, "(0,1) has 3 arrivals");
     struct seen s = {0};
     qr_qdiff_stream *qs;
-    cr_assert_eq(qr_compare_arrival_logs(a, b, 0, 1, on_row, on_series, &s, &qs, err), QR_OK,
-                 "%s", err);
+    cr_assert_eq(qr_compare_arrival_logs(a, b, 0, 1, on_row, on_series, &s, &qs, err), QR_OK, "%s",
+                 err);
     cr_assert_eq(s.n_rows, 2, "packets 1 and 2 reached the same queue in both runs");
     cr_assert(s.rows[0].packet == 1 && s.rows[0].qdiff_bytes == 0);
     cr_assert(s.rows[1].packet == 2 && s.rows[1].qdiff_bytes == 1500 &&

@@ -156,7 +156,8 @@ Test(sampler, property_rate_based_error_is_bounded, .timeout = 300)
                     (long long)ths[k], (unsigned long long)packets, (unsigned long long)records,
                     (double)packets / (double)records, (long long)worst);
         if (ths[k] > 0)
-            cr_assert_gt(packets, 10 * records, "sampling at th %lld compresses", (long long)ths[k]);
+            cr_assert_gt(packets, 10 * records, "sampling at th %lld compresses",
+                         (long long)ths[k]);
     }
     free(t);
 }

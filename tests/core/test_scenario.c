@@ -80,7 +80,8 @@ Test(scenario, loads_typed_values)
     }
 }
 
-/* Parameters are copied to the test process: strings live inside the struct, not behind pointers. */
+/* Parameters are copied to the test process: strings live inside the struct, not behind pointers.
+ */
 struct bad_case {
     char ini[128];
     int rc;
@@ -92,11 +93,13 @@ ParameterizedTestParameters(scenario, bad_input)
     static struct bad_case cases[] = {
         {"[topology]\nk = 4\n[nosuch]\nx = 1\n", QR_EKEY, "bad.ini:3: unknown section [nosuch]"},
         {"[topology]\nk = 4\nfoo = 1\n", QR_EKEY, "bad.ini:3: [topology] foo: unknown key"},
-        {"[topology]\nk = 4\nk = 8\n", QR_EDUP, "bad.ini:3: [topology] k: given twice (first at bad.ini:2)"},
+        {"[topology]\nk = 4\nk = 8\n", QR_EDUP,
+         "bad.ini:3: [topology] k: given twice (first at bad.ini:2)"},
         {"[links]\nrate = 10\n", QR_EUNIT, "bad.ini:2: [links] rate: rate '10' has no unit"},
         {"[links]\n\ndelay = 1\n", QR_EUNIT, "bad.ini:3: [links] delay"},
         {"[buffer]\nsize = 2XB\n", QR_EUNIT, "bad.ini:2: [buffer] size"},
-        {"[topology]\nkind = ring\n", QR_EVALUE, "bad.ini:2: [topology] kind: 'ring' is not one of: fattree, star"},
+        {"[topology]\nkind = ring\n", QR_EVALUE,
+         "bad.ini:2: [topology] kind: 'ring' is not one of: fattree, star"},
         {"[topology]\nk = four\n", QR_EVALUE, "bad.ini:2: [topology] k"},
         {"[topology]\nk = 100\n", QR_EVALUE, "bad.ini:2: [topology] k"},
         {"[traffic]\nload = 30\n", QR_EUNIT, "bad.ini:2: [traffic] load"},
@@ -246,7 +249,9 @@ Test(scenario, sweep_loads_are_a_strict_percent_list)
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_scenario_create(&s), QR_OK);
     cr_assert_eq(qr_scenario_config(s)->sweep.n_loads, 1);
-    cr_assert_eq(qr_scenario_load_string(s, "[sweep]\nloads = 10%, 20%,80%\nseeds = 3\n", "t.ini", ".", err), QR_OK, "%s", err);
+    cr_assert_eq(
+        qr_scenario_load_string(s, "[sweep]\nloads = 10%, 20%,80%\nseeds = 3\n", "t.ini", ".", err),
+        QR_OK, "%s", err);
     const qr_config *c = qr_scenario_config(s);
     cr_assert_eq(c->sweep.n_loads, 3);
     cr_assert_float_eq(c->sweep.loads[2], 0.8, 1e-12);
@@ -255,11 +260,13 @@ Test(scenario, sweep_loads_are_a_strict_percent_list)
     cr_assert_eq(qr_scenario_get(s, "sweep", "loads", &v), QR_OK);
     cr_assert_str_eq(v, "10%,20%,80%");
     qr_scenario_destroy(s);
-    const char *bad[] = {"[sweep]\nloads = 10%,10%\n", "[sweep]\nloads = 10\n", "[sweep]\nloads = 10%,,20%\n",
-                         "[sweep]\nloads = 150%\n", "[sweep]\nseeds = 0\n"};
+    const char *bad[] = {"[sweep]\nloads = 10%,10%\n", "[sweep]\nloads = 10\n",
+                         "[sweep]\nloads = 10%,,20%\n", "[sweep]\nloads = 150%\n",
+                         "[sweep]\nseeds = 0\n"};
     for (int i = 0; i < 5; i++) {
         cr_assert_eq(qr_scenario_create(&s), QR_OK);
-        cr_assert_neq(qr_scenario_load_string(s, bad[i], "t.ini", ".", err), QR_OK, "accepted: %s", bad[i]);
+        cr_assert_neq(qr_scenario_load_string(s, bad[i], "t.ini", ".", err), QR_OK, "accepted: %s",
+                      bad[i]);
         cr_assert(strstr(err, "t.ini:2") && strstr(err, "[sweep]"), "%s", err);
         qr_scenario_destroy(s);
     }

@@ -72,7 +72,8 @@ Test(schema, rows_round_trip)
     cr_assert_eq(n, 0);
     qr_h5_rows_free(fl);
     /* a table read with a schema that asks for a field it lacks */
-    cr_assert_eq(qr_h5_read_rows(r, "/a/drops", &qr_schema_flow, (void **)&fl, &n, err), QR_EFORMAT);
+    cr_assert_eq(qr_h5_read_rows(r, "/a/drops", &qr_schema_flow, (void **)&fl, &n, err),
+                 QR_EFORMAT);
     qr_h5_close(r);
     unlink(path);
 }

@@ -1,5 +1,6 @@
 /* FatTree and star structure, addressing, and per-flow ECMP routing: every host reaches every
- * other on a shortest, loop-free path that depends only on the 5-tuple; uplinks share flows evenly. */
+ * other on a shortest, loop-free path that depends only on the 5-tuple; uplinks share flows evenly.
+ */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <math.h>
@@ -143,8 +144,8 @@ Test(topology, uplinks_share_flows_evenly)
             count[port - 4]++;
         }
         for (int u = 0; u < 4; u++)
-            cr_assert_leq(fabs(count[u] / (flows / 4.0) - 1), 0.05, "switch %u uplink %d: %u",
-                          sw, u, count[u]);
+            cr_assert_leq(fabs(count[u] / (flows / 4.0) - 1), 0.05, "switch %u uplink %d: %u", sw,
+                          u, count[u]);
     }
     gsl_rng_free(r);
     qr_topology_destroy(t);

@@ -282,8 +282,8 @@ Test(trace, writer_refuses_bad_packets)
 
 Test(trace, flow_names)
 {
-    qr_packet p = {.src_ip = 0x0a000001, .dst_ip = 0x0a000102, .src_port = 5000, .dst_port = 80,
-                   .proto = 6};
+    qr_packet p = {
+        .src_ip = 0x0a000001, .dst_ip = 0x0a000102, .src_port = 5000, .dst_port = 80, .proto = 6};
     char buf[QR_FLOW_NAME_MAX];
     cr_assert_str_eq(qr_packet_flow_name(&p, buf, sizeof buf), "10.0.0.1:5000>10.0.1.2:80/6");
 }
@@ -294,9 +294,19 @@ Test(trace, tcp_options_round_trip_and_tshark_sees_the_payload_length)
     qr_trace_writer *w;
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
-    qr_packet pk = {.time_ns = 1000, .src_ip = 0x0a000002, .dst_ip = 0x0a000102, .src_port = 10000,
-                    .dst_port = 5001, .proto = 6, .ip_id = 3, .ip_len = 1500, .seq = 1,
-                    .ack = 1, .tcp_flags = QR_TCP_ACK, .window = 100, .tcp_opt_len = 12,
+    qr_packet pk = {.time_ns = 1000,
+                    .src_ip = 0x0a000002,
+                    .dst_ip = 0x0a000102,
+                    .src_port = 10000,
+                    .dst_port = 5001,
+                    .proto = 6,
+                    .ip_id = 3,
+                    .ip_len = 1500,
+                    .seq = 1,
+                    .ack = 1,
+                    .tcp_flags = QR_TCP_ACK,
+                    .window = 100,
+                    .tcp_opt_len = 12,
                     .tcp_opts = {1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9}};
     cr_assert_eq(qr_trace_write(w, &pk, err), QR_OK, "%s", err);
     pk.ip_len = 50;
@@ -313,8 +323,9 @@ Test(trace, tcp_options_round_trip_and_tshark_sees_the_payload_length)
     if (QR_TSHARK[0] == '\0')
         cr_skip_test("tshark not found at configure time");
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -r %s -T fields -e tcp.len -e tcp.options.timestamp.tsval 2>/dev/null",
-             QR_TSHARK, path);
+    snprintf(cmd, sizeof cmd,
+             "%s -r %s -T fields -e tcp.len -e tcp.options.timestamp.tsval 2>/dev/null", QR_TSHARK,
+             path);
     FILE *f = popen(cmd, "r");
     char line[128] = "";
     cr_assert(fgets(line, sizeof line, f));

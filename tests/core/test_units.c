@@ -6,7 +6,8 @@
 #include "qreplay/error.h"
 #include "qreplay/units.h"
 
-/* Parameters are copied to the test process: strings live inside the struct, not behind pointers. */
+/* Parameters are copied to the test process: strings live inside the struct, not behind pointers.
+ */
 struct time_case {
     char text[32];
     int rc;
@@ -16,12 +17,23 @@ struct time_case {
 ParameterizedTestParameters(units, time)
 {
     static struct time_case cases[] = {
-        {"5us", QR_OK, 5000},         {"1.5us", QR_OK, 1500},       {"0", QR_OK, 0},
-        {"0ns", QR_OK, 0},            {"16ms", QR_OK, 16000000},    {"2s", QR_OK, 2000000000},
-        {"1ns", QR_OK, 1},            {"0.001us", QR_OK, 1},        {"5", QR_EUNIT, 0},
-        {"5 us", QR_EUNIT, 0},        {"5usec", QR_EUNIT, 0},       {"1.5ns", QR_EVALUE, 0},
-        {"-5us", QR_EVALUE, 0},       {"us", QR_EVALUE, 0},         {"", QR_EVALUE, 0},
-        {"99999999999999999999s", QR_EVALUE, 0}, {"0.0001us", QR_EVALUE, 0},
+        {"5us", QR_OK, 5000},
+        {"1.5us", QR_OK, 1500},
+        {"0", QR_OK, 0},
+        {"0ns", QR_OK, 0},
+        {"16ms", QR_OK, 16000000},
+        {"2s", QR_OK, 2000000000},
+        {"1ns", QR_OK, 1},
+        {"0.001us", QR_OK, 1},
+        {"5", QR_EUNIT, 0},
+        {"5 us", QR_EUNIT, 0},
+        {"5usec", QR_EUNIT, 0},
+        {"1.5ns", QR_EVALUE, 0},
+        {"-5us", QR_EVALUE, 0},
+        {"us", QR_EVALUE, 0},
+        {"", QR_EVALUE, 0},
+        {"99999999999999999999s", QR_EVALUE, 0},
+        {"0.0001us", QR_EVALUE, 0},
     };
     return cr_make_param_array(struct time_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -35,7 +47,8 @@ ParameterizedTest(struct time_case *c, units, time)
     if (rc == QR_OK)
         cr_assert_eq(ns, c->ns, "'%s' -> %lld", c->text, (long long)ns);
     else
-        cr_assert(strstr(err, c->text) != NULL || c->text[0] == '\0', "message names the value: %s", err);
+        cr_assert(strstr(err, c->text) != NULL || c->text[0] == '\0', "message names the value: %s",
+                  err);
 }
 
 struct u64_case {
@@ -47,9 +60,9 @@ struct u64_case {
 ParameterizedTestParameters(units, bytes)
 {
     static struct u64_case cases[] = {
-        {"2MB", QR_OK, 2000000},   {"2MiB", QR_OK, 2097152}, {"393KB", QR_OK, 393000},
-        {"7500B", QR_OK, 7500},    {"1KiB", QR_OK, 1024},    {"1.5KB", QR_OK, 1500},
-        {"2", QR_EUNIT, 0},        {"2mb", QR_EUNIT, 0},     {"0.5B", QR_EVALUE, 0},
+        {"2MB", QR_OK, 2000000}, {"2MiB", QR_OK, 2097152}, {"393KB", QR_OK, 393000},
+        {"7500B", QR_OK, 7500},  {"1KiB", QR_OK, 1024},    {"1.5KB", QR_OK, 1500},
+        {"2", QR_EUNIT, 0},      {"2mb", QR_EUNIT, 0},     {"0.5B", QR_EVALUE, 0},
         {"5MTU", QR_EUNIT, 0},
     };
     return cr_make_param_array(struct u64_case, cases, sizeof cases / sizeof cases[0]);
@@ -67,10 +80,14 @@ ParameterizedTest(struct u64_case *c, units, bytes)
 ParameterizedTestParameters(units, rate)
 {
     static struct u64_case cases[] = {
-        {"10Gbps", QR_OK, 10000000000ULL}, {"100Mbps", QR_OK, 100000000ULL},
-        {"2.5Gbps", QR_OK, 2500000000ULL}, {"1bps", QR_OK, 1},
-        {"10G", QR_EUNIT, 0},              {"10", QR_EUNIT, 0},
-        {"10gbps", QR_EUNIT, 0},           {"Gbps", QR_EVALUE, 0},
+        {"10Gbps", QR_OK, 10000000000ULL},
+        {"100Mbps", QR_OK, 100000000ULL},
+        {"2.5Gbps", QR_OK, 2500000000ULL},
+        {"1bps", QR_OK, 1},
+        {"10G", QR_EUNIT, 0},
+        {"10", QR_EUNIT, 0},
+        {"10gbps", QR_EUNIT, 0},
+        {"Gbps", QR_EVALUE, 0},
     };
     return cr_make_param_array(struct u64_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -156,8 +173,8 @@ Test(units, time_lists)
     cr_assert_eq(qr_parse_time_list("0", v, 16, &n, err), QR_OK);
     cr_assert(n == 1 && v[0] == 0);
     const char *bad[] = {"", "5", "-1ns", "1ns,1ns", "1ns,,2ns", "1ns,", ",1ns", "1,2,3"};
-    const char *why[] = {"empty list", "no unit", "negative", "listed twice", "empty item",
-                         "empty item", "empty item", "no unit"};
+    const char *why[] = {"empty list", "no unit",    "negative",   "listed twice",
+                         "empty item", "empty item", "empty item", "no unit"};
     for (int i = 0; i < 8; i++) {
         cr_assert_neq(qr_parse_time_list(bad[i], v, 16, &n, err), QR_OK, "'%s'", bad[i]);
         cr_assert(strstr(err, why[i]), "'%s': %s", bad[i], err);

@@ -117,8 +117,9 @@ Test(workload, offered_load_within_2_percent_and_pairs_valid, .timeout = 120)
             bytes += f[i].bytes;
             per_src[f[i].src]++;
         }
-        double offered = (double)(bytes * 8 / ((long double)w.duration_ns * 1e-9 *
-                                               (long double)w.link_rate_bps * w.n_hosts));
+        double offered = (double)(bytes * 8 /
+                                  ((long double)w.duration_ns * 1e-9 *
+                                   (long double)w.link_rate_bps * w.n_hosts));
         cr_log_info("target load %.0f%%: %zu flows, offered %.3f%%", 100 * loads[k], n,
                     100 * offered);
         cr_assert_leq(fabs(offered / loads[k] - 1), 0.02, "offered %g vs target %g", offered,

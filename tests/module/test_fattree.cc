@@ -69,7 +69,8 @@ RunPairs(int k)
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
         for (uint32_t p = 0; p < qr_topology_ports(topo, sw); p++)
             ft.GetSwitchDevice(sw, p)->TraceConnectWithoutContext(
-                "PhyTxBegin", MakeBoundCallback(&SwitchTx, sw, topo));
+                "PhyTxBegin",
+                MakeBoundCallback(&SwitchTx, sw, topo));
     for (uint32_t h = 0; h < n; h++)
     {
         Ptr<Socket> rx = Socket::CreateSocket(ft.GetHosts().Get(h), UdpSocketFactory::GetTypeId());
@@ -104,8 +105,12 @@ RunPairs(int k)
     }
     Simulator::Stop(Seconds(t + 0.01));
     Simulator::Run();
-    cr_assert_eq(run.received, run.sent, "k=%d: %lu of %lu packets delivered", k,
-                 (unsigned long)run.received, (unsigned long)run.sent);
+    cr_assert_eq(run.received,
+                 run.sent,
+                 "k=%d: %lu of %lu packets delivered",
+                 k,
+                 (unsigned long)run.received,
+                 (unsigned long)run.sent);
     cr_assert_eq(run.bytesReceived, run.bytesSent);
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
     {
@@ -120,8 +125,14 @@ RunPairs(int k)
         auto [s, sport, d] = key;
         std::set<uint32_t> distinct(sws.begin(), sws.end());
         size_t hops = s / half == d / half ? 1 : (s / (half * half) == d / (half * half) ? 3 : 5);
-        cr_assert_eq(distinct.size(), hops, "flow %u:%u -> %u crossed %zu switches, expected %zu",
-                     s, sport, d, distinct.size(), hops);
+        cr_assert_eq(distinct.size(),
+                     hops,
+                     "flow %u:%u -> %u crossed %zu switches, expected %zu",
+                     s,
+                     sport,
+                     d,
+                     distinct.size(),
+                     hops);
         for (uint32_t sw : distinct)
             cr_assert_eq(sws.count(sw), 4, "every packet of the flow crosses switch %u", sw);
     }

@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-extern "C" {
+extern "C"
+{
 #include "qreplay/error.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/scenario.h"
@@ -39,7 +40,9 @@ Scenario(const std::string& ini)
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_scenario_create_in(&s, QR_SOURCE_DIR "/data"), QR_OK);
     cr_assert_eq(qr_scenario_load_string(s, ini.c_str(), "test", QR_SOURCE_DIR "/scenarios", err),
-                 QR_OK, "%s", err);
+                 QR_OK,
+                 "%s",
+                 err);
     cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
     return s;
 }
@@ -96,7 +99,9 @@ Sorted(std::vector<uint64_t> v)
 void
 CheckConservationAndDetection(const QreplayRuntime& rt)
 {
-    cr_assert_eq(rt.GetEndReason(), QR_END_COMPLETED, "run ended by %s",
+    cr_assert_eq(rt.GetEndReason(),
+                 QR_END_COMPLETED,
+                 "run ended by %s",
                  qr_end_reason_name(rt.GetEndReason()));
     cr_assert_eq(rt.GetFlowsCompleted(), rt.GetFlows().Flows());
     cr_assert_eq(rt.GetOtherDrops(), 0u, "drops outside the shared buffers");
@@ -107,11 +112,17 @@ CheckConservationAndDetection(const QreplayRuntime& rt)
     uint64_t dropped = 0;
     for (size_t d = 0; d < dirs.size(); d++)
     {
-        cr_assert_eq(dirs[d].sent, dirs[d].delivered + dirs[d].dropped,
-                     "direction %zu: %lu sent, %lu delivered, %lu dropped", d, dirs[d].sent,
-                     dirs[d].delivered, dirs[d].dropped);
-        cr_assert_eq(dirs[d].sentBytes, dirs[d].deliveredBytes + dirs[d].droppedBytes,
-                     "direction %zu: bytes", d);
+        cr_assert_eq(dirs[d].sent,
+                     dirs[d].delivered + dirs[d].dropped,
+                     "direction %zu: %lu sent, %lu delivered, %lu dropped",
+                     d,
+                     dirs[d].sent,
+                     dirs[d].delivered,
+                     dirs[d].dropped);
+        cr_assert_eq(dirs[d].sentBytes,
+                     dirs[d].deliveredBytes + dirs[d].droppedBytes,
+                     "direction %zu: bytes",
+                     d);
         cr_assert_gt(dirs[d].sent, 0u);
         dropped += dirs[d].dropped;
     }
@@ -122,11 +133,13 @@ CheckConservationAndDetection(const QreplayRuntime& rt)
     for (const auto& d : rt.GetDetected())
     {
         seen.push_back(d.packet);
-        cr_assert_eq(d.receiver, d.tail ? rt.GetFlows().DirSrc(d.dir) : rt.GetFlows().DirDst(d.dir));
+        cr_assert_eq(d.receiver,
+                     d.tail ? rt.GetFlows().DirSrc(d.dir) : rt.GetFlows().DirDst(d.dir));
     }
     cr_assert(Sorted(truth) == Sorted(seen),
               "receivers detected %zu drops, switches dropped %zu, not the same packets",
-              seen.size(), truth.size());
+              seen.size(),
+              truth.size());
 }
 
 // Every host pcap: the core reads it back with the host's packet count, IP IDs consecutive per
@@ -154,8 +167,12 @@ CheckPcaps(const QreplayRuntime& rt, const std::string& dir, bool tshark)
             qr_five_tuple ft{p.src_ip, p.dst_ip, p.src_port, p.dst_port, p.proto};
             cr_assert(rt.GetFlows().Resolve(ft, d), "%s: packet %lu of no flow", path.c_str(), n);
             cr_assert_eq(rt.GetFlows().DirSrc(d), h, "%s: a packet of another host", path.c_str());
-            cr_assert_eq(p.ip_id, static_cast<uint16_t>(perDir[d]),
-                         "%s: direction %u: IP ID %u, expected %lu", path.c_str(), d, p.ip_id,
+            cr_assert_eq(p.ip_id,
+                         static_cast<uint16_t>(perDir[d]),
+                         "%s: direction %u: IP ID %u, expected %lu",
+                         path.c_str(),
+                         d,
+                         p.ip_id,
                          perDir[d]);
             perDir[d]++;
         }
@@ -163,17 +180,26 @@ CheckPcaps(const QreplayRuntime& rt, const std::string& dir, bool tshark)
         qr_trace_reader_close(r);
         if (tshark && QR_TSHARK[0])
         {
-            std::string cmd = std::string(QR_TSHARK) + " -r '" + path + "' -T fields -e frame.number 2>/dev/null | wc -l";
+            std::string cmd = std::string(QR_TSHARK) + " -r '" + path +
+                              "' -T fields -e frame.number 2>/dev/null | wc -l";
             FILE* f = popen(cmd.c_str(), "r");
             unsigned long lines = 0;
             cr_assert_eq(fscanf(f, "%lu", &lines), 1);
             pclose(f);
-            cr_assert_eq(lines, n, "tshark reads %lu packets in %s, the core %lu", lines,
-                         path.c_str(), n);
+            cr_assert_eq(lines,
+                         n,
+                         "tshark reads %lu packets in %s, the core %lu",
+                         lines,
+                         path.c_str(),
+                         n);
         }
     }
     for (size_t d = 0; d < dirs.size(); d++)
-        cr_assert_eq(perDir[d], dirs[d].sent, "direction %zu: %lu in pcaps, %lu sent", d, perDir[d],
+        cr_assert_eq(perDir[d],
+                     dirs[d].sent,
+                     "direction %zu: %lu in pcaps, %lu sent",
+                     d,
+                     perDir[d],
                      dirs[d].sent);
 }
 
@@ -212,8 +238,10 @@ Test(runtime, star_conserves_packets_and_receivers_detect_every_drop)
             };
         for (uint32_t port = 0; port < 4; port++)
             rt.GetNetwork().GetQueueDisc(0, port)->TraceConnectWithoutContext(
-                "Departure", MakeCallback(&std::function<void(const SharedBufferQueueDisc::Departure&)>::operator(),
-                                          &onDeparture));
+                "Departure",
+                MakeCallback(
+                    &std::function<void(const SharedBufferQueueDisc::Departure&)>::operator(),
+                    &onDeparture));
         rt.Run();
         rt.Commit();
         CheckConservationAndDetection(rt);
@@ -236,12 +264,18 @@ Test(runtime, star_conserves_packets_and_receivers_detect_every_drop)
             const auto& r = rt.GetFlowRecords()[f];
             cr_assert(r.end_ns > flows[f].start_ns && r.closed, "flow %u", f);
             // no flow can finish faster than its bytes at 10 Gbps
-            cr_assert_geq(r.end_ns - flows[f].start_ns, static_cast<int64_t>(flows[f].bytes * 8 / 10));
+            cr_assert_geq(r.end_ns - flows[f].start_ns,
+                          static_cast<int64_t>(flows[f].bytes * 8 / 10));
         }
         CheckPcaps(rt, dir, true);
-        fprintf(stderr, "star: %zu drops (%lu data, %lu ACK), detected %zu, %lu events, end %.3f ms\n",
-                rt.GetDrops().size(), dataDrops, ackDrops, rt.GetDetected().size(),
-                rt.GetEvents(), rt.GetEnd().GetSeconds() * 1e3);
+        fprintf(stderr,
+                "star: %zu drops (%lu data, %lu ACK), detected %zu, %lu events, end %.3f ms\n",
+                rt.GetDrops().size(),
+                dataDrops,
+                ackDrops,
+                rt.GetDetected().size(),
+                rt.GetEvents(),
+                rt.GetEnd().GetSeconds() * 1e3);
     }
     for (const char* f : {"recording.h5", "truth/truth.h5", "truth/arrivals.qra"})
         cr_assert(std::ifstream(dir + "/" + f).good(), "%s missing", f);
@@ -270,19 +304,23 @@ Test(runtime, same_seed_gives_byte_identical_recordings)
     cr_assert_gt(drops[0].size(), 0u);
     cr_assert_eq(drops[0].size(), drops[1].size());
     for (size_t i = 0; i < drops[0].size(); i++)
-        cr_assert(drops[0][i].packet == drops[1][i].packet && drops[0][i].time_ns == drops[1][i].time_ns &&
+        cr_assert(drops[0][i].packet == drops[1][i].packet &&
+                      drops[0][i].time_ns == drops[1][i].time_ns &&
                       drops[0][i].sw == drops[1][i].sw && drops[0][i].port == drops[1][i].port,
-                  "drop %zu differs", i);
+                  "drop %zu differs",
+                  i);
     cr_assert_eq(detected[0].size(), detected[1].size());
     for (size_t i = 0; i < detected[0].size(); i++)
         cr_assert_eq(detected[0][i].packet, detected[1][i].packet);
     for (uint32_t h = 0; h < 4; h++)
     {
         std::string name = QreplayRuntime::PcapName(h);
-        cr_assert(ReadFile(dirs[0] + "/" + name) == ReadFile(dirs[1] + "/" + name), "%s differs",
+        cr_assert(ReadFile(dirs[0] + "/" + name) == ReadFile(dirs[1] + "/" + name),
+                  "%s differs",
                   name.c_str());
     }
-    cr_assert(ReadFile(dirs[0] + "/truth/arrivals.qra") == ReadFile(dirs[1] + "/truth/arrivals.qra"));
+    cr_assert(ReadFile(dirs[0] + "/truth/arrivals.qra") ==
+              ReadFile(dirs[1] + "/truth/arrivals.qra"));
     // another seed moves the clock offsets, so the pcaps differ
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_scenario_set(s, "run.seed=2", err), QR_OK);
@@ -294,7 +332,8 @@ Test(runtime, same_seed_gives_byte_identical_recordings)
         rt.Build();
         rt.Run();
         rt.Commit();
-        cr_assert(ReadFile(opt.outDir + "/pcap/h0001.pcap") != ReadFile(dirs[0] + "/pcap/h0001.pcap"));
+        cr_assert(ReadFile(opt.outDir + "/pcap/h0001.pcap") !=
+                  ReadFile(dirs[0] + "/pcap/h0001.pcap"));
     }
     qr_scenario_destroy(s);
 }
@@ -318,7 +357,10 @@ Test(runtime, k4_scenario_conserves_and_respects_thresholds_and_paths)
     const FlowTable& ft = rt.GetFlows();
     qr_arrival_reader* r;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_arrival_reader_open(&r, (dir + "/truth/arrivals.qra").c_str(), err), QR_OK, "%s", err);
+    cr_assert_eq(qr_arrival_reader_open(&r, (dir + "/truth/arrivals.qra").c_str(), err),
+                 QR_OK,
+                 "%s",
+                 err);
     qr_arrival a;
     int rc;
     uint64_t n = 0, admitted = 0, dropped = 0;
@@ -332,9 +374,13 @@ Test(runtime, k4_scenario_conserves_and_respects_thresholds_and_paths)
         if (a.decision == QR_ADMIT)
         {
             admitted++;
-            cr_assert_leq(static_cast<int64_t>(a.queue_bytes + a.bytes), a.threshold,
-                          "arrival %lu: queue %lu + %u over the threshold %ld", n, a.queue_bytes,
-                          a.bytes, a.threshold);
+            cr_assert_leq(static_cast<int64_t>(a.queue_bytes + a.bytes),
+                          a.threshold,
+                          "arrival %lu: queue %lu + %u over the threshold %ld",
+                          n,
+                          a.queue_bytes,
+                          a.bytes,
+                          a.threshold);
             cr_assert_leq(a.total_bytes + a.bytes, c->buffer.size_bytes);
         }
         else
@@ -342,7 +388,8 @@ Test(runtime, k4_scenario_conserves_and_respects_thresholds_and_paths)
             dropped++;
             cr_assert(static_cast<int64_t>(a.queue_bytes + a.bytes) > a.threshold ||
                           a.total_bytes + a.bytes > c->buffer.size_bytes,
-                      "arrival %lu dropped within the rule", n);
+                      "arrival %lu dropped within the rule",
+                      n);
         }
     }
     cr_assert_eq(rc, QR_END, "%s", err);
@@ -354,13 +401,28 @@ Test(runtime, k4_scenario_conserves_and_respects_thresholds_and_paths)
         uint32_t src = ft.DirSrc(d), dst = ft.DirDst(d), swS, swD, port;
         qr_topology_host_attach(topo, src, &swS, &port);
         qr_topology_host_attach(topo, dst, &swD, &port);
-        size_t expect = swS == swD ? 1 : ((ft.HostAddr(src) >> 16 & 0xff) == (ft.HostAddr(dst) >> 16 & 0xff) ? 3 : 5);
-        cr_assert_eq(hops[d].size(), expect, "direction %u (host %u -> %u) used %zu queues, not %zu",
-                     d, src, dst, hops[d].size(), expect);
+        size_t expect =
+            swS == swD
+                ? 1
+                : ((ft.HostAddr(src) >> 16 & 0xff) == (ft.HostAddr(dst) >> 16 & 0xff) ? 3 : 5);
+        cr_assert_eq(hops[d].size(),
+                     expect,
+                     "direction %u (host %u -> %u) used %zu queues, not %zu",
+                     d,
+                     src,
+                     dst,
+                     hops[d].size(),
+                     expect);
     }
-    fprintf(stderr, "k=4: %zu flows, %lu arrivals (%lu admitted, %lu dropped), %lu events in %.2f s, "
-                    "simulated %.3f ms\n",
-            ft.Flows(), n, admitted, dropped, rt.GetEvents(), rt.GetWallSeconds(),
+    fprintf(stderr,
+            "k=4: %zu flows, %lu arrivals (%lu admitted, %lu dropped), %lu events in %.2f s, "
+            "simulated %.3f ms\n",
+            ft.Flows(),
+            n,
+            admitted,
+            dropped,
+            rt.GetEvents(),
+            rt.GetWallSeconds(),
             rt.GetEnd().GetSeconds() * 1e3);
     qr_scenario_destroy(s);
 }
@@ -424,8 +486,10 @@ Test(runtime, k4_ecmp_spreads_flows_evenly_over_uplinks)
     const qr_topology* topo = rt.GetNetwork().GetTopology();
     qr_arrival_reader* r;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_arrival_reader_open(&r, (opt.outDir + "/truth/arrivals.qra").c_str(), err), QR_OK,
-                 "%s", err);
+    cr_assert_eq(qr_arrival_reader_open(&r, (opt.outDir + "/truth/arrivals.qra").c_str(), err),
+                 QR_OK,
+                 "%s",
+                 err);
     qr_arrival a;
     std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> upDirs; // (sw, uplink) -> dirs
     std::map<uint32_t, std::set<uint32_t>> dirSwitchPorts;
@@ -435,7 +499,8 @@ Test(runtime, k4_ecmp_spreads_flows_evenly_over_uplinks)
         qr_node_kind kind;
         uint32_t peer, peerPort;
         qr_topology_link(topo, a.sw, a.port, &kind, &peer, &peerPort);
-        if (kind != QR_NODE_HOST && qr_topology_switch_kind(topo, peer) > qr_topology_switch_kind(topo, a.sw))
+        if (kind != QR_NODE_HOST &&
+            qr_topology_switch_kind(topo, peer) > qr_topology_switch_kind(topo, a.sw))
             upDirs[{a.sw, a.port}].insert(d);
     }
     qr_arrival_reader_close(r);
@@ -462,9 +527,16 @@ Test(runtime, k4_ecmp_spreads_flows_evenly_over_uplinks)
         {
             double share = static_cast<double>(x) / total;
             cr_assert(share > 0.8 / counts.size() && share < 1.2 / counts.size(),
-                      "switch %u: an uplink carries %.3f of %zu directions", sw, share, total);
+                      "switch %u: an uplink carries %.3f of %zu directions",
+                      sw,
+                      share,
+                      total);
         }
-        fprintf(stderr, "switch %u: uplinks carry %zu and %zu directions\n", sw, counts[0], counts[1]);
+        fprintf(stderr,
+                "switch %u: uplinks carry %zu and %zu directions\n",
+                sw,
+                counts[0],
+                counts[1]);
     }
     cr_assert_eq(checked, 16u, "8 edge and 8 aggregation switches send up");
     qr_scenario_destroy(s);
@@ -511,20 +583,31 @@ Test(runtime, stopped_run_detects_every_drop_before_the_cutoff)
         if (!seen.count(d.packet))
         {
             missed++;
-            cr_assert_geq(seq, cut[d.dir], "packet %lu of direction %u, sent before the cutoff, "
-                          "was dropped but not detected", seq, d.dir);
+            cr_assert_geq(seq,
+                          cut[d.dir],
+                          "packet %lu of direction %u, sent before the cutoff, "
+                          "was dropped but not detected",
+                          seq,
+                          d.dir);
         }
     }
     for (const auto& d : rt.GetDetected())
     {
-        cr_assert(truth.count(d.packet), "detected a drop that did not happen: direction %u packet %lu",
-                  d.dir, d.seq);
+        cr_assert(truth.count(d.packet),
+                  "detected a drop that did not happen: direction %u packet %lu",
+                  d.dir,
+                  d.seq);
         tails += d.tail;
     }
     cr_assert_gt(tails, 0u, "the SYN lost at 0.1 ms is a tail only the sender's count shows");
-    fprintf(stderr, "stopped at 3 ms: %zu drops, %zu detected (%zu tails), %zu after the cutoff, "
-                    "%lu in flight, cutoff %.3f ms before the end\n",
-            truth.size(), seen.size(), tails, missed, rt.GetInFlight(),
+    fprintf(stderr,
+            "stopped at 3 ms: %zu drops, %zu detected (%zu tails), %zu after the cutoff, "
+            "%lu in flight, cutoff %.3f ms before the end\n",
+            truth.size(),
+            seen.size(),
+            tails,
+            missed,
+            rt.GetInFlight(),
             rt.GetMaxTransit().GetSeconds() * 1e3);
     qr_scenario_destroy(s);
 }
@@ -558,11 +641,18 @@ Test(runtime, cubic_and_dctcp_variants)
             };
         for (uint32_t port = 0; port < 4; port++)
             rt.GetNetwork().GetQueueDisc(0, port)->TraceConnectWithoutContext(
-                "Mark", MakeCallback(&std::function<void(Ptr<const QueueDiscItem>, const char*)>::operator(), &onMark));
+                "Mark",
+                MakeCallback(
+                    &std::function<void(Ptr<const QueueDiscItem>, const char*)>::operator(),
+                    &onMark));
         rt.Run();
         CheckConservationAndDetection(rt);
         drops[v] = rt.GetDrops().size();
-        fprintf(stderr, "%s: %zu drops, %lu CE marks, end %.3f ms\n", sets[v][0], drops[v], marks[v],
+        fprintf(stderr,
+                "%s: %zu drops, %lu CE marks, end %.3f ms\n",
+                sets[v][0],
+                drops[v],
+                marks[v],
                 rt.GetEnd().GetSeconds() * 1e3);
         qr_scenario_destroy(s);
     }
@@ -592,12 +682,16 @@ Test(runtime, processing_delay_and_jitter_at_the_host)
         CheckConservationAndDetection(rt);
         qr_trace_reader* r;
         qr_packet p;
-        cr_assert_eq(qr_trace_reader_open(&r, (opt.outDir + "/pcap/h0001.pcap").c_str(), err), QR_OK);
+        cr_assert_eq(qr_trace_reader_open(&r, (opt.outDir + "/pcap/h0001.pcap").c_str(), err),
+                     QR_OK);
         cr_assert_eq(qr_trace_read(r, &p, err), QR_OK);
         qr_trace_reader_close(r);
         cr_assert_eq(p.tcp_flags & QR_TCP_SYN, QR_TCP_SYN);
-        cr_assert_eq(p.time_ns, 1000000 + delay + rt.GetClockOffsets()[1],
-                     "SYN at %ld ns with delay %ld", static_cast<long>(p.time_ns), static_cast<long>(delay));
+        cr_assert_eq(p.time_ns,
+                     1000000 + delay + rt.GetClockOffsets()[1],
+                     "SYN at %ld ns with delay %ld",
+                     static_cast<long>(p.time_ns),
+                     static_cast<long>(delay));
         qr_scenario_destroy(s);
     }
     // jitter: every packet's delay is drawn anew; the same stream repeats, another one differs

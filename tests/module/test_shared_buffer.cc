@@ -118,12 +118,18 @@ Test(shared_buffer, runtime_rule_holds_and_packets_are_conserved)
 {
     Outcome o = Overload(100000, 1.0);
     cr_assert_gt(o.dropped, 100, "the overload must cause drops (%lu)", (unsigned long)o.dropped);
-    cr_assert_eq(o.violations, 0, "%lu admitted packets broke the threshold or B",
+    cr_assert_eq(o.violations,
+                 0,
+                 "%lu admitted packets broke the threshold or B",
                  (unsigned long)o.violations);
     cr_assert_eq(o.flowSumMismatch, 0, "per-flow bytes must add up to the queue's bytes");
     cr_assert_eq(o.hostDrops, 0);
-    cr_assert_eq(o.received + o.dropped, o.sent, "sent %lu = received %lu + dropped %lu",
-                 (unsigned long)o.sent, (unsigned long)o.received, (unsigned long)o.dropped);
+    cr_assert_eq(o.received + o.dropped,
+                 o.sent,
+                 "sent %lu = received %lu + dropped %lu",
+                 (unsigned long)o.sent,
+                 (unsigned long)o.received,
+                 (unsigned long)o.dropped);
     cr_assert_eq(o.admitted + o.dropped, o.arrivals);
     cr_assert_eq(o.bufferBytes, 0, "the buffer drains to zero");
     for (auto& [reason, n] : o.reasons)
@@ -140,4 +146,69 @@ Test(shared_buffer, a_larger_buffer_drops_less_and_runs_are_deterministic)
     Outcome again = Overload(100000, 1.0);
     cr_assert_eq(again.signature, small.signature, "same inputs, same arrivals and decisions");
     cr_assert_eq(again.dropped, small.dropped);
+}
+
+// Drop reasons name the core's decisions one to one.
+Test(shared_buffer, drop_reasons_map_one_to_one_onto_core_decisions)
+{
+    const qr_decision drops[] = {QR_DROP_THRESHOLD, QR_DROP_BUFFER_FULL, QR_DROP_TAGGED};
+    cr_assert_null(SharedBufferQueueDisc::DropReason(QR_ADMIT));
+    for (qr_decision d : drops)
+    {
+        const char* r = SharedBufferQueueDisc::DropReason(d);
+        cr_assert_not_null(r);
+        cr_assert_str_eq(r, qr_decision_name(d));
+        for (qr_decision e : drops)
+            if (e != d)
+                cr_assert_str_neq(r, SharedBufferQueueDisc::DropReason(e));
+    }
+    cr_assert_str_eq(SharedBufferQueueDisc::THRESHOLD_DROP, qr_decision_name(QR_DROP_THRESHOLD));
+    cr_assert_str_eq(SharedBufferQueueDisc::BUFFER_FULL_DROP,
+                     qr_decision_name(QR_DROP_BUFFER_FULL));
+    cr_assert_str_eq(SharedBufferQueueDisc::TAGGED_DROP, qr_decision_name(QR_DROP_TAGGED));
+}
+
+// The model's parameters are ns-3 attributes; the core handle follows them.
+Test(shared_buffer, parameters_are_attributes)
+{
+    Ptr<SharedBuffer> b = CreateObjectWithAttributes<SharedBuffer>("Size",
+                                                                   UintegerValue(300000),
+                                                                   "Alpha",
+                                                                   DoubleValue(0.5),
+                                                                   "Ports",
+                                                                   UintegerValue(4),
+                                                                   "Mode",
+                                                                   StringValue("Tagged"),
+                                                                   "Margin",
+                                                                   UintegerValue(3000));
+    qr_buffer* core = b->Get();
+    cr_assert_not_null(core);
+    cr_assert_eq(qr_buffer_queues(core), 4u);
+    cr_assert_eq(qr_buffer_threshold(core), 150000, "alpha * (B - 0)");
+    cr_assert_eq(b->GetMode(), QR_MODE_TAGGED);
+    cr_assert_eq(b->GetMarginBytes(), 3000u);
+    UintegerValue v;
+    b->GetAttribute("EcnThreshold", v);
+    cr_assert_eq(v.Get(), 0u);
+    Ptr<SharedBuffer> bad = CreateObjectWithAttributes<SharedBuffer>("Alpha", DoubleValue(0.0));
+    bool threw = false;
+    try
+    {
+        bad->Get();
+    }
+    catch (const std::invalid_argument&)
+    {
+        threw = true;
+    }
+    cr_assert(threw, "alpha 0 is refused when the core state is made");
+    b->Dispose();
+    Ptr<HostQueueDisc> h = CreateObjectWithAttributes<HostQueueDisc>("Limit",
+                                                                     UintegerValue(7),
+                                                                     "ProcessingDelay",
+                                                                     TimeValue(MicroSeconds(10)));
+    TimeValue t;
+    h->GetAttribute("ProcessingDelay", t);
+    cr_assert_eq(t.Get(), MicroSeconds(10));
+    h->GetAttribute("Limit", v);
+    cr_assert_eq(v.Get(), 7u);
 }

@@ -7,8 +7,8 @@
  *
  * Decisions for a packet of s bytes joining queue i:
  *  - QR_MODE_PLAIN (also the runtime's rule): admit iff q_i + s <= T and Q + s <= B.
- *  - QR_MODE_TAGGED: an untagged packet is always admitted (the buffer may overflow); a tagged packet
- *    is dropped iff q_i > T - margin, else admitted. */
+ *  - QR_MODE_TAGGED: an untagged packet is always admitted (the buffer may overflow); a tagged
+ * packet is dropped iff q_i > T - margin, else admitted. */
 #ifndef QREPLAY_BUFFER_H
 #define QREPLAY_BUFFER_H
 
@@ -48,8 +48,8 @@ typedef struct qr_buffer_state {
 
 /* The pure decision: what happens to a packet of `bytes` joining a queue in state st.
  * tagged is ignored in QR_MODE_PLAIN. margin_bytes is used in QR_MODE_TAGGED only. */
-qr_decision qr_drop_decide(const qr_buffer_state *st, uint64_t bytes, qr_drop_mode mode,
-                           int tagged, uint64_t margin_bytes);
+qr_decision qr_drop_decide(const qr_buffer_state *st, uint64_t bytes, qr_drop_mode mode, int tagged,
+                           uint64_t margin_bytes);
 
 /* The dynamic threshold alpha * (B - Q) in bytes, rounded toward minus infinity. */
 int64_t qr_dt_threshold(uint64_t size_bytes, double alpha, uint64_t total_bytes);

@@ -1,5 +1,6 @@
 /* qreplay: the host clock-error model. Each host's clock is off by a constant, drawn uniformly from
- * the whole nanoseconds in [0, max_offset]; a recorded send time is the true time plus the offset. */
+ * the whole nanoseconds in [0, max_offset]; a recorded send time is the true time plus the offset.
+ */
 #ifndef QREPLAY_CLOCK_H
 #define QREPLAY_CLOCK_H
 

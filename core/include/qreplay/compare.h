@@ -92,8 +92,8 @@ typedef struct qr_tcp_sent {
 
 /* Result of comparing a connection's two directions. */
 typedef struct qr_seq_result {
-    int identical;           /* every packet equal, in order, both directions, same counts */
-    int64_t first_mismatch;  /* index in the direction that differs first; -1: none */
+    int identical;            /* every packet equal, in order, both directions, same counts */
+    int64_t first_mismatch;   /* index in the direction that differs first; -1: none */
     int64_t max_send_diff_ns; /* largest |replay - runtime| send time over compared packets */
     int64_t p99_send_diff_ns; /* its 99th percentile (qr_percentile_i64) */
 } qr_seq_result;

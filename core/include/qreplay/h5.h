@@ -32,8 +32,8 @@ typedef enum {
 typedef struct qr_h5_field {
     const char *name;
     qr_h5_type type;
-    size_t offset; /* offsetof(row struct, member) */
-    size_t size;   /* for QR_H5_STR: the array's size; ignored otherwise */
+    size_t offset;    /* offsetof(row struct, member) */
+    size_t size;      /* for QR_H5_STR: the array's size; ignored otherwise */
     const char *unit; /* "ns", "bytes", "MTU", "1" ...; NULL for none */
 } qr_h5_field;
 

@@ -58,8 +58,8 @@ typedef struct qr_snapshot {
 int qr_qdiff(const qr_flow_bytes *run, size_t n_run, const qr_flow_bytes *rep, size_t n_rep,
              uint64_t *qdiff_bytes, uint64_t *qdiff_sym_bytes);
 
-/* Summary of a set of values: count, mean, p50 and p99 (qr_percentile_rank), max (in the values' unit).
- * zeros counts the values equal to 0. For count = 0 every field is 0. */
+/* Summary of a set of values: count, mean, p50 and p99 (qr_percentile_rank), max (in the values'
+ * unit). zeros counts the values equal to 0. For count = 0 every field is 0. */
 typedef struct qr_summary {
     uint64_t count;
     uint64_t zeros;
@@ -127,16 +127,16 @@ void qr_qdiff_stream_summary(const qr_qdiff_stream *m, qr_summary *qdiff, qr_sum
 /* Per-queue summaries, in MTU, for i in [0, qr_qdiff_stream_queues(m)), queues in the order first
  * seen. Returns 0 or QR_EINVAL for i out of range. */
 size_t qr_qdiff_stream_queues(const qr_qdiff_stream *m);
-int qr_qdiff_stream_queue(const qr_qdiff_stream *m, size_t i, qr_location *queue,
-                          qr_summary *qdiff, qr_summary *qdiff_sym);
+int qr_qdiff_stream_queue(const qr_qdiff_stream *m, size_t i, qr_location *queue, qr_summary *qdiff,
+                          qr_summary *qdiff_sym);
 
 /* The per-queue summaries as rows sorted by (switch, port). Caller owns *rows (qr_h5_rows_free).
  * Returns 0 or QR_ENOMEM. */
 int qr_qdiff_stream_queue_rows(const qr_qdiff_stream *m, qr_row_queue_summary **rows, size_t *n);
 
 /* Batch qdiff: match every runtime snapshot with the replay's; rows (allocated, caller frees with
- * qr_qdiff_rows_free) in the order the pairs complete when the replay's snapshots follow the runtime's.
- * Returns 0, QR_EDUP, QR_EORDER, QR_ENOMEM. */
+ * qr_qdiff_rows_free) in the order the pairs complete when the replay's snapshots follow the
+ * runtime's. Returns 0, QR_EDUP, QR_EORDER, QR_ENOMEM. */
 int qr_qdiff_match(const qr_snapshot *run, size_t n_run, const qr_snapshot *rep, size_t n_rep,
                    qr_qdiff_row **rows, size_t *n_rows);
 /* Release rows of qr_qdiff_match; NULL is allowed. */

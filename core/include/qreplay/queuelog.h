@@ -4,8 +4,8 @@
  * packet's last bit leaves) and gives a snapshot sorted by flow id, the input of qdiff.
  *
  * The arrival log is a binary file of every switch-queue arrival of a run: the packet, the queue,
- * the time, the decision taken, the queue's and the switch's bytes and the threshold at that moment,
- * and the queue's contents per flow before the packet joined. The metrics stream it with
+ * the time, the decision taken, the queue's and the switch's bytes and the threshold at that
+ * moment, and the queue's contents per flow before the packet joined. The metrics stream it with
  * qr_arrival_reader. Format: the 8-byte magic "QRARRV1\n", then records in native little-endian
  * layout: a fixed 56-byte head (qr_arrival without the flow pointer) followed by n_flows pairs of
  * (uint64 flow, uint64 bytes). */
@@ -41,13 +41,13 @@ typedef struct qr_arrival {
     uint64_t packet;
     int64_t time_ns;
     uint32_t sw, port;
-    uint32_t bytes;      /* the packet's size */
-    uint8_t decision;    /* a qr_decision */
-    uint8_t tagged;      /* carried a drop tag */
+    uint32_t bytes;   /* the packet's size */
+    uint8_t decision; /* a qr_decision */
+    uint8_t tagged;   /* carried a drop tag */
     uint16_t n_flows;
-    uint64_t queue_bytes; /* before the packet joined */
-    uint64_t total_bytes; /* the switch's, before the packet joined */
-    int64_t threshold;    /* the dynamic threshold at that moment */
+    uint64_t queue_bytes;       /* before the packet joined */
+    uint64_t total_bytes;       /* the switch's, before the packet joined */
+    int64_t threshold;          /* the dynamic threshold at that moment */
     const qr_flow_bytes *flows; /* the queue's contents before the packet joined */
 } qr_arrival;
 

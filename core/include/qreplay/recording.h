@@ -25,10 +25,11 @@ extern "C" {
 
 /* One recorded packet. */
 typedef struct qr_rec_packet {
-    qr_packet pk;     /* as recorded (pk.time_ns: the recorded send time, on the host's clock) */
-    uint32_t dir;     /* flow direction */
-    uint32_t seq;     /* number within the direction */
-    int64_t time_ns;  /* injection time (inferred by the last qr_recording_sample; recorded before) */
+    qr_packet pk; /* as recorded (pk.time_ns: the recorded send time, on the host's clock) */
+    uint32_t dir; /* flow direction */
+    uint32_t seq; /* number within the direction */
+    int64_t
+        time_ns; /* injection time (inferred by the last qr_recording_sample; recorded before) */
     uint8_t drop_tag; /* a receiver saw this packet lost */
 } qr_rec_packet;
 
@@ -74,8 +75,8 @@ typedef struct qr_sampling_stats {
  * in order; caller owns it: qr_h5_rows_free) and *n_records their number. Returns 0, QR_EINVAL,
  * QR_ENOMEM. */
 int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
-                        qr_sampling_stats *stats, qr_row_sample_record **records,
-                        size_t *n_records, char *errbuf);
+                        qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
+                        char *errbuf);
 
 /* The scenario stored in a result or recording file (its "scenario" attribute), loaded with
  * relative paths resolved against base_dir; name is what its keys' origins are called (NULL: the

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 typedef struct qr_sample_record {
-    uint64_t index; /* index of the sampled packet in its flow direction */
+    uint64_t index;  /* index of the sampled packet in its flow direction */
     int64_t time_ns; /* its recorded send time */
     double gap_ns;   /* per-packet gap for the packets that follow it, ns */
 } qr_sample_record;
@@ -58,7 +58,8 @@ int qr_sampler_finish(qr_sampler *s, qr_sample_record *rec, int *emitted);
 uint64_t qr_sampler_packets(const qr_sampler *s);
 
 /* Infer the send time of packet `index` from a flow direction's records (sorted by index, as
- * emitted). Returns 0, QR_ENOTFOUND if index precedes the first record, QR_EINVAL for no records. */
+ * emitted). Returns 0, QR_ENOTFOUND if index precedes the first record, QR_EINVAL for no records.
+ */
 int qr_sample_infer(const qr_sample_record *recs, size_t n, uint64_t index, int64_t *time_ns);
 
 /* Streaming inference over records in order: call with indices in increasing order; the cursor

@@ -3,9 +3,9 @@
  * A scenario is an INI file (parsed with libinih, the project's only configuration parser) whose
  * sections and keys are fixed by a schema: every key has a type with its unit, a default, and a
  * help line. qr_scenario_load() reads a file, qr_scenario_set() applies a "section.key=value"
- * override (as given on the command line with --set), and qr_scenario_config() returns the resolved,
- * typed values. Unknown sections and keys, keys given twice, values that do not parse and values
- * without their unit are errors whose detail names the file, the line and the key. */
+ * override (as given on the command line with --set), and qr_scenario_config() returns the
+ * resolved, typed values. Unknown sections and keys, keys given twice, values that do not parse and
+ * values without their unit are errors whose detail names the file, the line and the key. */
 #ifndef QREPLAY_SCENARIO_H
 #define QREPLAY_SCENARIO_H
 
@@ -61,11 +61,11 @@ typedef struct qr_config {
         qr_tcp_variant variant;
         int64_t min_rto_ns;
         int64_t delack_timeout_ns;
-        int delack_count;     /* segments received before an ACK is sent */
+        int delack_count;       /* segments received before an ACK is sent */
         int64_t syn_timeout_ns; /* retransmission timeout of a connection's SYN */
-        int init_cwnd;        /* initial congestion window, segments */
-        uint64_t rcvbuf_bytes; /* socket receive buffer */
-        uint64_t sndbuf_bytes; /* socket send buffer */
+        int init_cwnd;          /* initial congestion window, segments */
+        uint64_t rcvbuf_bytes;  /* socket receive buffer */
+        uint64_t sndbuf_bytes;  /* socket send buffer */
     } tcp;
     struct {
         int64_t proc_delay_ns;
@@ -90,7 +90,7 @@ typedef struct qr_config {
     struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
         size_t n_loads;
-        int seeds;                 /* seeds 1..seeds per load */
+        int seeds; /* seeds 1..seeds per load */
     } sweep;
 } qr_config;
 
@@ -140,8 +140,7 @@ int qr_scenario_key(const qr_scenario *s, size_t i, const char **section, const 
                     const char **value, const char **origin, const char **help);
 
 /* Look up the current text value of section.key; QR_EKEY if no such key. Borrowed from s. */
-int qr_scenario_get(const qr_scenario *s, const char *section, const char *key,
-                    const char **value);
+int qr_scenario_get(const qr_scenario *s, const char *section, const char *key, const char **value);
 
 /* Print the fully resolved scenario as an INI file that loads back to the same values, each key
  * commented with where it came from. Returns 0 or QR_EIO. */

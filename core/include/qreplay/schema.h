@@ -235,11 +235,12 @@ int qr_h5_table_open_schema(qr_h5_table **out, qr_h5 *f, const char *path, const
                             char *errbuf);
 
 /* Write a whole table: n rows (structs of s) at path. Returns 0 or the writer's error. */
-int qr_h5_write_rows(qr_h5 *f, const char *path, const qr_h5_schema *s, const void *rows,
-                     size_t n, char *errbuf);
+int qr_h5_write_rows(qr_h5 *f, const char *path, const qr_h5_schema *s, const void *rows, size_t n,
+                     char *errbuf);
 
 /* Read a whole table into an allocated array of s's row structs. Caller owns *rows
- * (qr_h5_rows_free). Returns 0, QR_ENOTFOUND, QR_EFORMAT or QR_ENOMEM, naming the file and table. */
+ * (qr_h5_rows_free). Returns 0, QR_ENOTFOUND, QR_EFORMAT or QR_ENOMEM, naming the file and table.
+ */
 int qr_h5_read_rows(qr_h5_reader *r, const char *path, const qr_h5_schema *s, void **rows,
                     size_t *n_rows, char *errbuf);
 

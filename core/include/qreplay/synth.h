@@ -28,7 +28,8 @@ typedef struct qr_synth_cfg {
 /* Default settings: burst_mean 64, idle 50 us, jitter 20 ns, start 0. */
 qr_synth_cfg qr_synth_default(uint64_t seed);
 
-/* Fill times[0..n) with the send times of flow direction `flow`. Returns 0, QR_EINVAL, QR_ENOMEM. */
+/* Fill times[0..n) with the send times of flow direction `flow`. Returns 0, QR_EINVAL, QR_ENOMEM.
+ */
 int qr_synth_flow(const qr_synth_cfg *cfg, uint64_t flow, size_t n, int64_t *times);
 
 #ifdef __cplusplus

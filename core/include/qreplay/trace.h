@@ -28,14 +28,14 @@ extern "C" {
 
 /* One sent packet. Addresses and ports in host byte order. */
 typedef struct qr_packet {
-    int64_t time_ns;   /* send time (first bit on the wire) as the host's clock saw it */
+    int64_t time_ns; /* send time (first bit on the wire) as the host's clock saw it */
     uint32_t src_ip, dst_ip;
     uint16_t src_port, dst_port;
-    uint8_t proto;     /* 6 (TCP); other protocols are stored with zero ports */
-    uint8_t tos;       /* DSCP and ECN bits */
+    uint8_t proto; /* 6 (TCP); other protocols are stored with zero ports */
+    uint8_t tos;   /* DSCP and ECN bits */
     uint8_t ttl;
-    uint16_t ip_id;    /* consecutive per flow direction, wrapping */
-    uint16_t ip_len;   /* IP total length: the packet's size on the wire above layer 2 */
+    uint16_t ip_id;  /* consecutive per flow direction, wrapping */
+    uint16_t ip_len; /* IP total length: the packet's size on the wire above layer 2 */
     uint32_t seq, ack;
     uint8_t tcp_flags;
     uint16_t window;

@@ -56,7 +56,8 @@ char *qr_format_time(int64_t ns, char *buf, size_t size);
 /* Format a rate in bit/s exactly ("10Gbps"). Returns buf. */
 char *qr_format_rate(uint64_t bps, char *buf, size_t size);
 
-/* Format a size in bytes exactly, in SI units where exact ("2MB", "393KB", "1500B"). Returns buf. */
+/* Format a size in bytes exactly, in SI units where exact ("2MB", "393KB", "1500B"). Returns buf.
+ */
 char *qr_format_bytes(uint64_t bytes, char *buf, size_t size);
 
 #ifdef __cplusplus

@@ -44,12 +44,12 @@ typedef struct qr_flow {
 typedef struct qr_workload_cfg {
     uint64_t seed; /* master seed; streams "workload.background" and "workload.incast" */
     uint32_t n_hosts;
-    uint64_t link_rate_bps; /* host link rate */
-    double load;            /* background offered load per host link, fraction in [0, 1] */
-    int64_t duration_ns;    /* flows start in [0, duration) */
-    const qr_cdf *sizes;    /* background flow sizes (borrowed); may be NULL if load = 0 */
-    double incast_rate_per_s;  /* incast events per second, network-wide */
-    uint32_t incast_fanin;     /* servers per incast */
+    uint64_t link_rate_bps;     /* host link rate */
+    double load;                /* background offered load per host link, fraction in [0, 1] */
+    int64_t duration_ns;        /* flows start in [0, duration) */
+    const qr_cdf *sizes;        /* background flow sizes (borrowed); may be NULL if load = 0 */
+    double incast_rate_per_s;   /* incast events per second, network-wide */
+    uint32_t incast_fanin;      /* servers per incast */
     uint64_t incast_size_bytes; /* bytes each server sends to the client */
 } qr_workload_cfg;
 
