@@ -7,7 +7,9 @@
 
 #include "internal.h"
 #include "qreplay/buffer.h"
+#include "qreplay/flowtable.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/schema.h"
 
 struct qr_queue_flows {
     qr_flow_bytes *v; /* sorted by flow, bytes > 0 */
@@ -229,4 +231,13 @@ void qr_arrival_reader_close(qr_arrival_reader *r)
     fclose(r->fp);
     free(r->flows);
     free(r);
+}
+
+void qr_drop_row_of(const qr_arrival *a, qr_row_drop *row)
+{
+    *row = (qr_row_drop){a->packet,      qr_packet_id_dir(a->packet),
+                         a->time_ns,     a->sw,
+                         a->port,        a->bytes,
+                         a->decision,    a->tagged,
+                         a->queue_bytes, a->threshold};
 }

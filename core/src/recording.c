@@ -351,6 +351,44 @@ struct order_key {
     uint32_t index;
 };
 
+/* The per-host work arrays of qr_recording_sample, sized for the largest host. */
+struct scratch {
+    int64_t *times, *inferred;
+    uint32_t *idx, *dirs, *count, *start;
+    struct order_key *keys;
+    qr_sample_record *recs;
+};
+
+static void scratch_free(struct scratch *w)
+{
+    free(w->times);
+    free(w->inferred);
+    free(w->idx);
+    free(w->dirs);
+    free(w->count);
+    free(w->start);
+    free(w->keys);
+    free(w->recs);
+    memset(w, 0, sizeof *w);
+}
+
+static int scratch_grow(struct scratch *w, size_t n)
+{
+    scratch_free(w);
+    w->times = malloc(n * sizeof *w->times);
+    w->inferred = malloc(n * sizeof *w->inferred);
+    w->idx = malloc(n * sizeof *w->idx);
+    w->dirs = malloc(n * sizeof *w->dirs);
+    w->count = malloc((n + 1) * sizeof *w->count);
+    w->start = malloc((n + 1) * sizeof *w->start);
+    w->keys = malloc(n * sizeof *w->keys);
+    w->recs = malloc(n * sizeof *w->recs);
+    return w->times && w->inferred && w->idx && w->dirs && w->count && w->start && w->keys &&
+                   w->recs
+               ? QR_OK
+               : QR_ENOMEM;
+}
+
 static int cmp_order(const void *a, const void *b)
 {
     const struct order_key *x = a, *y = b;
@@ -372,10 +410,7 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
     /* per direction: its packets' indices within the host, in send order */
     uint32_t *slot = malloc((n_dirs + 1) * sizeof *slot);
     size_t cap = 0, n_out = 0, cap_out = 0;
-    int64_t *times = NULL, *inferred = NULL;
-    uint32_t *idx = NULL, *dirs = NULL, *count = NULL, *start = NULL;
-    struct order_key *keys = NULL;
-    qr_sample_record *recs = NULL;
+    struct scratch w = {0};
     qr_row_sample_record *out = NULL;
     int rc = QR_OK;
     if (!slot) {
@@ -386,26 +421,8 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
         struct host_pk *hp = &r->hosts[h];
         if (hp->n > cap) {
             cap = hp->n;
-            free(times);
-            free(inferred);
-            free(idx);
-            free(dirs);
-            free(count);
-            free(start);
-            free(recs);
-            free(keys);
-            keys = malloc(cap * sizeof *keys);
-            times = malloc(cap * sizeof *times);
-            inferred = malloc(cap * sizeof *inferred);
-            idx = malloc(cap * sizeof *idx);
-            dirs = malloc(cap * sizeof *dirs);
-            count = malloc((cap + 1) * sizeof *count);
-            start = malloc((cap + 1) * sizeof *start);
-            recs = malloc(cap * sizeof *recs);
-            if (!keys || !times || !inferred || !idx || !dirs || !count || !start || !recs) {
-                rc = QR_ENOMEM;
+            if ((rc = scratch_grow(&w, cap)) != QR_OK)
                 goto done;
-            }
         }
         /* the host's directions in order of first appearance, and each one's packets */
         size_t nd = 0;
@@ -415,34 +432,35 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
             uint32_t d = hp->pk[i].dir;
             if (slot[d] == UINT32_MAX) {
                 slot[d] = (uint32_t)nd;
-                dirs[nd] = d;
-                count[nd++] = 0;
+                w.dirs[nd] = d;
+                w.count[nd++] = 0;
             }
-            count[slot[d]]++;
+            w.count[slot[d]]++;
         }
         size_t acc = 0;
         for (size_t k = 0; k < nd; k++) {
-            start[k] = (uint32_t)acc;
-            acc += count[k];
-            count[k] = 0;
+            w.start[k] = (uint32_t)acc;
+            acc += w.count[k];
+            w.count[k] = 0;
         }
         for (size_t i = 0; i < hp->n; i++) {
             uint32_t k = slot[hp->pk[i].dir];
-            idx[start[k] + count[k]++] = (uint32_t)i;
+            w.idx[w.start[k] + w.count[k]++] = (uint32_t)i;
         }
         for (size_t k = 0; k < nd; k++) {
-            const uint32_t *ix = idx + start[k];
-            for (size_t j = 0; j < count[k]; j++)
-                times[j] = hp->pk[ix[j]].pk.time_ns;
+            const uint32_t *ix = w.idx + w.start[k];
+            for (size_t j = 0; j < w.count[k]; j++)
+                w.times[j] = hp->pk[ix[j]].pk.time_ns;
             size_t nr = 0;
             int64_t worst = 0;
-            if ((rc = qr_sample_series(s, times, count[k], recs, &nr, inferred, &worst, errbuf)))
+            if ((rc = qr_sample_series(s, w.times, w.count[k], w.recs, &nr, w.inferred, &worst,
+                                       errbuf)))
                 goto done;
-            for (size_t j = 0; j < count[k]; j++)
-                hp->pk[ix[j]].time_ns = inferred[j];
+            for (size_t j = 0; j < w.count[k]; j++)
+                hp->pk[ix[j]].time_ns = w.inferred[j];
             if (worst > st.max_error_ns)
                 st.max_error_ns = worst;
-            st.packets += count[k];
+            st.packets += w.count[k];
             st.records += nr;
             if (records) {
                 if (n_out + nr > cap_out) {
@@ -458,27 +476,20 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
                     cap_out = c2;
                 }
                 for (size_t j = 0; j < nr; j++)
-                    out[n_out++] = (qr_row_sample_record){dirs[k], recs[j].index, recs[j].time_ns,
-                                                          recs[j].gap_ns};
+                    out[n_out++] = (qr_row_sample_record){w.dirs[k], w.recs[j].index,
+                                                          w.recs[j].time_ns, w.recs[j].gap_ns};
             }
         }
         for (size_t i = 0; i < hp->n; i++)
-            keys[i] = (struct order_key){hp->pk[i].time_ns, (uint32_t)i};
-        qsort(keys, hp->n, sizeof *keys, cmp_order);
+            w.keys[i] = (struct order_key){hp->pk[i].time_ns, (uint32_t)i};
+        qsort(w.keys, hp->n, sizeof *w.keys, cmp_order);
         for (size_t i = 0; i < hp->n; i++)
-            hp->order[i] = keys[i].index;
+            hp->order[i] = w.keys[i].index;
     }
 done:
     qr_sampler_destroy(s);
     free(slot);
-    free(times);
-    free(inferred);
-    free(idx);
-    free(dirs);
-    free(count);
-    free(start);
-    free(recs);
-    free(keys);
+    scratch_free(&w);
     if (rc) {
         free(out);
         if (rc == QR_ENOMEM)

@@ -204,16 +204,11 @@ QreplayReplay::OnArrival(const qr_arrival& a)
             throw std::runtime_error(err);
     }
     if (a.decision != QR_ADMIT)
-        m_drops.push_back(Drop{a.packet,
-                               qr_packet_id_dir(a.packet),
-                               a.time_ns,
-                               a.sw,
-                               a.port,
-                               a.bytes,
-                               a.decision,
-                               a.tagged,
-                               a.queue_bytes,
-                               a.threshold});
+    {
+        Drop row;
+        qr_drop_row_of(&a, &row);
+        m_drops.push_back(row);
+    }
 }
 
 void

@@ -342,16 +342,9 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
     if (a.decision == QR_ADMIT)
         return;
     uint32_t dir = qr_packet_id_dir(a.packet);
-    m_drops.push_back(Drop{a.packet,
-                           dir,
-                           a.time_ns,
-                           a.sw,
-                           a.port,
-                           a.bytes,
-                           a.decision,
-                           a.tagged,
-                           a.queue_bytes,
-                           a.threshold});
+    Drop row;
+    qr_drop_row_of(&a, &row);
+    m_drops.push_back(row);
     if (dir < m_dirs.size())
     {
         m_dirs[dir].dropped++;

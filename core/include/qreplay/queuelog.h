@@ -51,6 +51,10 @@ typedef struct qr_arrival {
     const qr_flow_bytes *flows; /* the queue's contents before the packet joined */
 } qr_arrival;
 
+/* The drop row (schema.h) of an arrival that was not admitted. */
+struct qr_row_drop;
+void qr_drop_row_of(const qr_arrival *a, struct qr_row_drop *row);
+
 typedef struct qr_arrival_writer qr_arrival_writer;
 typedef struct qr_arrival_reader qr_arrival_reader;
 
