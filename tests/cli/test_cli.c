@@ -36,6 +36,47 @@ Test(cli, help_and_usage_errors)
     cr_assert_eq(qreplay("sample onlyone"), 2);
     cr_assert_eq(qreplay("--version"), 0);
     cr_assert(strstr(out, "qreplay 0."), "%s", out);
+    /* the exit statuses are documented */
+    cr_assert_eq(qreplay("--help"), 0);
+    cr_assert(strstr(out, "130") && strstr(out, "143") && strstr(out, "usage error"), "%s", out);
+    /* every command's option lines come from its table: --help lists --help and -o where used */
+    cr_assert_eq(qreplay("runtime --help"), 0);
+    cr_assert(strstr(out, "-o, --out DIR") && strstr(out, "--no-arrivals") &&
+                  strstr(out, "-h, --help"),
+              "%s", out);
+}
+
+/* --set has no fixed cap: 100 of them reach the scenario, which refuses a key set twice (not a
+ * "too many options" usage error); distinct keys all apply */
+Test(cli, many_set_overrides)
+{
+    char args[8192] = "scenario scenarios/single-switch.ini --get buffer.size";
+    for (int i = 1; i <= 100; i++) {
+        char one[64];
+        snprintf(one, sizeof one, " --set buffer.size=%dKB", i);
+        strcat(args, one);
+    }
+    cr_assert_eq(qreplay("%s", args), 1, "a key set twice is refused: %s", err);
+    cr_assert(strstr(err, "buffer.size"), "%s", err);
+    char ok[8192] = "scenario scenarios/single-switch.ini --get run.seed";
+    const char *keys[] = {"run.seed=7", "links.delay=2us", "buffer.alpha=2", "tcp.init_cwnd=4"};
+    for (int i = 0; i < 4; i++) {
+        strcat(ok, " --set ");
+        strcat(ok, keys[i]);
+    }
+    cr_assert_eq(qreplay("%s", ok), 0, "%s", err);
+    cr_assert_str_eq(out, "7\n");
+}
+
+Test(cli, sigterm_exits_143_and_leaves_nothing)
+{
+    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
+                         "--set traffic.stop=400ms -o %s/term 2>%s/term.err & pid=$!; sleep 1; "
+                         "kill -TERM $pid; wait $pid",
+                         dir, dir),
+                 143);
+    cr_assert_not(exists("%s/term/recording.h5", dir));
+    no_partials(dir);
 }
 
 Test(cli, scenario_prints_a_loadable_resolved_file)

@@ -308,6 +308,20 @@ Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
     /* no replay yet */
     cr_assert_eq(qreplay("metrics %s/r", dir), 1);
     cr_assert(strstr(err, "no complete replay"), "%s", err);
+    /* each command accepts only its own options */
+    cr_assert_eq(qreplay("metrics %s/r --th 5us", dir), 2);
+    cr_assert(strstr(err, "unknown option '--th'") && strstr(err, "qreplay metrics --help"), "%s",
+              err);
+    cr_assert_eq(qreplay("metrics %s/r --set buffer.size=1MB", dir), 2);
+    cr_assert_eq(qreplay("replay %s/r --no-figures", dir), 2);
+    cr_assert_eq(qreplay("run scenarios/single-switch.ini --mode plain -o %s/z", dir), 2);
+    cr_assert_eq(qreplay("replay %s/r --th", dir), 2);
+    cr_assert(strstr(err, "--th needs a value"), "%s", err);
+    cr_assert_eq(qreplay("metrics %s/r --quiet=yes", dir), 2);
+    cr_assert(strstr(err, "takes no value"), "%s", err);
+    cr_assert_eq(qreplay("replay %s/r --mode=fancy", dir), 2, "--opt=value is --opt value");
+    cr_assert(strstr(err, "fancy"), "%s", err);
+    cr_assert_not(exists("%s/z", dir), "a usage error writes nothing");
     /* unknown mode, bad threshold */
     cr_assert_eq(qreplay("replay %s/r --mode fancy", dir), 2);
     cr_assert(strstr(err, "fancy") && strstr(err, "plain or tagged"), "%s", err);
