@@ -292,3 +292,51 @@ int qr_parse_time_list(const char *text, int64_t *out, size_t max, size_t *n, ch
         p = comma + 1;
     }
 }
+
+int qr_parse_index_list(const char *text, uint64_t max_value, const char *what, uint64_t **out,
+                        size_t *n, char *errbuf)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 1;
+    for (const char *p = text; *p; p++)
+        cap += *p == ',';
+    uint64_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", what);
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[32];
+        int64_t x;
+        if (len == 0 || len >= sizeof item) {
+            free(v);
+            return qri_err(errbuf, QR_EVALUE, "%s: '%.*s' is not a number in 0..%" PRIu64, what,
+                           (int)(len < 20 ? len : 20), p, max_value);
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (max_value > INT64_MAX || qr_parse_int(item, 0, (int64_t)max_value, &x, NULL)) {
+            free(v);
+            return qri_err(errbuf, QR_EVALUE, "%s: '%s' is not a number in 0..%" PRIu64, what, item,
+                           max_value);
+        }
+        for (size_t j = 0; j < *n; j++)
+            if (v[j] == (uint64_t)x) {
+                free(v);
+                return qri_err(errbuf, QR_EVALUE, "%s: '%s' is listed twice", what, item);
+            }
+        v[(*n)++] = (uint64_t)x;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *out = v;
+    return QR_OK;
+}
+
+void qr_index_list_free(uint64_t *list)
+{
+    free(list);
+}

@@ -59,36 +59,6 @@ struct Interrupted : std::exception
 {
 };
 
-/* "all" or a comma-separated list of flow numbers below n. Returns an error message or "". */
-std::string
-ParseFlows(const char* text, size_t n, std::vector<uint32_t>& out)
-{
-    if (!strcmp(text, "all"))
-    {
-        for (uint32_t i = 0; i < n; i++)
-            out.push_back(i);
-        return "";
-    }
-    std::string t = text;
-    size_t pos = 0;
-    for (;;)
-    {
-        size_t comma = t.find(',', pos);
-        std::string item =
-            t.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        int64_t v;
-        char err[QR_ERRBUF_SIZE];
-        if (item.empty() || n == 0 ||
-            qr_parse_int(item.c_str(), 0, static_cast<int64_t>(n) - 1, &v, err))
-            return "--flows: '" + item + "' is not a flow of the recording (0 to " +
-                   std::to_string(n ? n - 1 : 0) + ")";
-        out.push_back(static_cast<uint32_t>(v));
-        if (comma == std::string::npos)
-            return "";
-        pos = comma + 1;
-    }
-}
-
 } // namespace
 
 extern "C" int
@@ -128,13 +98,26 @@ qr_cmd_isolate(int argc, char** argv)
         const qr_scenario* scenario = qr_recording_scenario(rec.get());
         IsolatedReplay iso(scenario, rec.get());
         std::vector<uint32_t> flows;
-        std::string ferr = ParseFlows(flowsText.c_str(),
-                                      qr_flow_table_flows(qr_recording_flows(rec.get())),
-                                      flows);
-        if (!ferr.empty())
+        size_t nFlows = qr_flow_table_flows(qr_recording_flows(rec.get()));
+        if (flowsText == "all")
         {
-            QrRestoreSignals();
-            return cli_usage_error("isolate", "%s", ferr.c_str());
+            for (uint32_t i = 0; i < nFlows; i++)
+                flows.push_back(i);
+        }
+        else
+        {
+            uint64_t* list = nullptr;
+            size_t n = 0;
+            if (nFlows == 0 ||
+                qr_parse_index_list(flowsText.c_str(), nFlows - 1, "--flows", &list, &n, err))
+            {
+                QrRestoreSignals();
+                return cli_usage_error("isolate",
+                                       "%s (flows of the recording)",
+                                       nFlows ? err : "--flows: the recording has no flows");
+            }
+            flows.assign(list, list + n);
+            qr_index_list_free(list);
         }
         auto check = [&err](int x) {
             if (x)

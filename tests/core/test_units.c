@@ -182,3 +182,21 @@ Test(units, time_lists)
     cr_assert_eq(qr_parse_time_list("1ns,2ns,3ns", v, 2, &n, err), QR_EVALUE);
     cr_assert(strstr(err, "at most 2"), "%s", err);
 }
+
+Test(units, index_lists)
+{
+    uint64_t *v;
+    size_t n;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_parse_index_list("3,0,6", 6, "--flows", &v, &n, err), QR_OK, "%s", err);
+    cr_assert(n == 3 && v[0] == 3 && v[1] == 0 && v[2] == 6);
+    qr_index_list_free(v);
+    const char *bad[] = {"7", "", "1,,2", "a", "-1", "1,1", "1.5", "2,"};
+    const char *why[] = {"'7'", "''", "''", "'a'", "'-1'", "twice", "'1.5'", "''"};
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(qr_parse_index_list(bad[i], 6, "--flows", &v, &n, err), QR_EVALUE, "%s",
+                     bad[i]);
+        cr_assert_null(v);
+        cr_assert(strstr(err, "--flows") && strstr(err, why[i]), "'%s': %s", bad[i], err);
+    }
+}

@@ -49,6 +49,13 @@ int qr_parse_double(const char *text, double min, double max, double *out, char 
  * "empty item in '...'", "'-1ns' is negative", "'2us' is listed twice", "at most 16 values"). */
 int qr_parse_time_list(const char *text, int64_t *out, size_t max, size_t *n, char *errbuf);
 
+/* Parse a comma-separated list of whole numbers, each in [0, max_value], none twice; "what" names
+ * the list in messages ("--flows: '7' is not in 0..6"). *out is allocated (caller owns it:
+ * qr_index_list_free). Returns 0, QR_EVALUE or QR_ENOMEM. */
+int qr_parse_index_list(const char *text, uint64_t max_value, const char *what, uint64_t **out,
+                        size_t *n, char *errbuf);
+void qr_index_list_free(uint64_t *list);
+
 /* Format a time in ns with the largest unit that shows it exactly ("5us", "1500ns", "0").
  * Writes at most size bytes including the terminating NUL; returns buf. */
 char *qr_format_time(int64_t ns, char *buf, size_t size);
