@@ -23,7 +23,6 @@
 #include <iostream>
 #include <map>
 #include <string>
-#include <utility>
 
 using namespace ns3;
 
@@ -39,10 +38,10 @@ struct QueueDrops
     uint64_t other{0};
 };
 
-std::map<std::pair<uint32_t, uint32_t>, QueueDrops> g_drops; // (switch, port) -> drops
+std::map<uint64_t, QueueDrops> g_drops; // qr_queue_key(switch, port) -> drops
 
 void
-OnDrop(std::pair<uint32_t, uint32_t> queue, Ptr<const QueueDiscItem>, const char* reason)
+OnDrop(uint64_t queue, Ptr<const QueueDiscItem>, const char* reason)
 {
     QueueDrops& d = g_drops[queue];
     if (std::string(reason) == SharedBufferQueueDisc::THRESHOLD_DROP)
@@ -111,7 +110,7 @@ main(int argc, char* argv[])
         {
             fatTree.GetQueueDisc(sw, p)->TraceConnectWithoutContext(
                 "DropBeforeEnqueue",
-                MakeBoundCallback(&OnDrop, std::make_pair(sw, p)));
+                MakeBoundCallback(&OnDrop, qr_queue_key(sw, p)));
         }
     }
 
@@ -121,9 +120,10 @@ main(int argc, char* argv[])
     uint64_t total = 0;
     for (const auto& [queue, d] : g_drops)
     {
-        std::cout << "queue switch " << queue.first << " port " << queue.second << ": "
-                  << d.threshold + d.bufferFull + d.other << " drops (threshold " << d.threshold
-                  << ", buffer-full " << d.bufferFull << ", other " << d.other << ")" << std::endl;
+        std::cout << "queue switch " << qr_queue_key_switch(queue) << " port "
+                  << qr_queue_key_port(queue) << ": " << d.threshold + d.bufferFull + d.other
+                  << " drops (threshold " << d.threshold << ", buffer-full " << d.bufferFull
+                  << ", other " << d.other << ")" << std::endl;
         total += d.threshold + d.bufferFull + d.other;
     }
     uint64_t received = DynamicCast<PacketSink>(sinkApp.Get(0))->GetTotalRx();

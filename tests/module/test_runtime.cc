@@ -234,7 +234,7 @@ Test(runtime, star_conserves_packets_and_receivers_detect_every_drop)
                 departedBytes += d.bytes;
                 lastTotal = d.total_bytes;
                 cr_assert_leq(d.queue_bytes, d.total_bytes);
-                cr_assert_eq(d.flow, static_cast<uint32_t>(d.packet >> 32));
+                cr_assert_eq(d.flow, qr_packet_id_dir(d.packet));
             };
         for (uint32_t port = 0; port < 4; port++)
             rt.GetNetwork().GetQueueDisc(0, port)->TraceConnectWithoutContext(
@@ -368,7 +368,7 @@ Test(runtime, k4_scenario_conserves_and_respects_thresholds_and_paths)
     while ((rc = qr_arrival_read(r, &a, err)) == QR_OK)
     {
         n++;
-        uint32_t d = static_cast<uint32_t>(a.packet >> 32);
+        uint32_t d = qr_packet_id_dir(a.packet);
         cr_assert_lt(d, ft.Directions());
         hops[d].insert({a.sw, a.port});
         if (a.decision == QR_ADMIT)
@@ -495,7 +495,7 @@ Test(runtime, k4_ecmp_spreads_flows_evenly_over_uplinks)
     std::map<uint32_t, std::set<uint32_t>> dirSwitchPorts;
     while (qr_arrival_read(r, &a, err) == QR_OK)
     {
-        uint32_t d = static_cast<uint32_t>(a.packet >> 32);
+        uint32_t d = qr_packet_id_dir(a.packet);
         qr_node_kind kind;
         uint32_t peer, peerPort;
         qr_topology_link(topo, a.sw, a.port, &kind, &peer, &peerPort);
@@ -579,7 +579,7 @@ Test(runtime, stopped_run_detects_every_drop_before_the_cutoff)
     for (const auto& d : rt.GetDrops())
     {
         truth.insert(d.packet);
-        uint64_t seq = d.packet & 0xffffffffu;
+        uint64_t seq = qr_packet_id_seq(d.packet);
         if (!seen.count(d.packet))
         {
             missed++;
