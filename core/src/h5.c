@@ -496,6 +496,11 @@ int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *field
     return QR_OK;
 }
 
+void qr_h5_rows_free(void *rows)
+{
+    free(rows);
+}
+
 void qr_h5_str_free(char *value)
 {
     free(value);

@@ -259,8 +259,3 @@ int qr_h5_read_rows(qr_h5_reader *r, const char *path, const qr_h5_schema *s, vo
 {
     return qr_h5_read_table(r, path, s->fields, s->n_fields, s->row_size, rows, n_rows, errbuf);
 }
-
-void qr_h5_rows_free(void *rows)
-{
-    free(rows);
-}

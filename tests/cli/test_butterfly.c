@@ -44,7 +44,7 @@ Test(butterfly, sigma_zero_reproduces_every_time)
                           rows[i].first_divergence_ns == -1 && rows[i].max_diff_bytes == 0,
                       "a sigma = 0 replay differs from the runtime");
     }
-    free(rows);
+    qr_h5_rows_free(rows);
     double fct;
     cr_assert_eq(qr_h5_read_attr_f64(r, "/", "runtime_short_fct_ns", &fct, e), QR_OK, "%s", e);
     cr_assert_gt(fct, 0);
@@ -113,7 +113,7 @@ Test(butterfly, isolated_replay_reproduces_every_connection)
         cr_assert_eq(rows[i].recorded, rows[i].replayed);
         cr_assert_gt(rows[i].recorded, 10);
     }
-    free(rows);
+    qr_h5_rows_free(rows);
     qr_h5_close(r);
     cr_assert_eq(qreplay("isolate %s/r --flows 7", dir), 2);
     cr_assert(strstr(err, "--flows") && strstr(err, "'7'"), "%s", err);

@@ -178,7 +178,7 @@ static void check_summary(qr_h5_reader *r, const char *v)
             cr_assert_float_eq(num(r, g, "qdiff_zero_fraction"), (double)zeros / (double)n, 1e-12);
         free(x);
     }
-    free(rows);
+    qr_h5_rows_free(rows);
 }
 
 struct hrow {
@@ -211,14 +211,14 @@ Test(pipeline, tagged_summaries_and_replayed_packets)
     for (size_t i = 0; i < nd; i++)
         cr_assert(d[i].tagged == 1 && d[i].reason == 3, "drop %zu: tagged %u reason %u", i,
                   d[i].tagged, d[i].reason);
-    free(d);
+    qr_h5_rows_free(d);
     /* plain replays drop by the runtime's rule, never by tag */
     cr_assert_eq(
         qr_h5_read_table(r, "/replay/plain_th_5/drops", df, 2, sizeof *d, (void **)&d, &nd, e),
         QR_OK, "%s", e);
     for (size_t i = 0; i < nd; i++)
         cr_assert(d[i].tagged == 0 && (d[i].reason == 1 || d[i].reason == 2));
-    free(d);
+    qr_h5_rows_free(d);
     check_summary(r, "tagged_th_5");
     check_summary(r, "plain_th_5");
     cr_assert_gt(num(r, "/sampling/th_5", "compression_ratio"), 1);
@@ -248,10 +248,10 @@ Test(pipeline, tagged_summaries_and_replayed_packets)
                       "host %zu: replay sent %lu packets / %lu B, recorded %lu / %lu", h,
                       (unsigned long)got[h].packets, (unsigned long)got[h].bytes,
                       (unsigned long)want[h].packets, (unsigned long)want[h].bytes);
-        free(got);
+        qr_h5_rows_free(got);
         qr_h5_close(rp);
     }
-    free(want);
+    qr_h5_rows_free(want);
 }
 
 Test(pipeline, same_seed_same_numbers_and_figures)

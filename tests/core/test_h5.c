@@ -135,7 +135,7 @@ Test(h5, table_round_trip_with_units_and_attributes)
     H5Dclose(ds);
     H5Fclose(file);
     free(rows);
-    free(back);
+    qr_h5_rows_free(back);
 }
 
 Test(h5, h5dump_reads_the_result)
@@ -252,7 +252,7 @@ Test(h5, reader_reads_back_tables_and_attributes)
     char *text = NULL;
     cr_assert_eq(qr_h5_read_attr_str(r, "/", "scenario", &text, err), QR_OK, "%s", err);
     cr_assert_str_eq(text, "[run]\nseed = 1\n");
-    free(text);
+    qr_h5_str_free(text);
     double n;
     cr_assert_eq(qr_h5_read_attr_f64(r, "/g", "n", &n, err), QR_OK, "%s", err);
     cr_assert_eq(n, 42.0);
@@ -269,7 +269,7 @@ Test(h5, reader_reads_back_tables_and_attributes)
                       back[i].x == rows[i].x && back[i].port == rows[i].port,
                   "row %d", i);
     cr_assert_str_eq(back[3].name, "three");
-    free(back);
+    qr_h5_rows_free(back);
     cr_assert_eq(qr_h5_read_table(r, "/g/none", fields, (sizeof fields / sizeof fields[0]),
                                   sizeof(struct row), (void **)&back, &nb, err),
                  QR_ENOTFOUND);

@@ -115,7 +115,7 @@ Test(metrics, match_pairs_by_packet_and_queue)
     cr_assert_eq(rows[0].time_rep_ns, 210);
     cr_assert_eq(rows[1].queue.sw, 1);
     cr_assert_eq(rows[1].qdiff_bytes, 0);
-    free(rows);
+    qr_qdiff_rows_free(rows);
     /* the same (packet, queue) twice from one run is an error */
     qr_snapshot dup[] = {snap(7, 1, 0, 100, a, 1), snap(7, 1, 0, 100, a, 1)};
     cr_assert_eq(qr_qdiff_match(dup, 2, rep, 0, &rows, &n), QR_EDUP);
@@ -230,7 +230,7 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
     cr_log_info("streamed %zu pairs, at most %zu snapshots pending", n, max_pending);
     qr_qdiff_stream_destroy(m);
     free(vals);
-    free(rows);
+    qr_qdiff_rows_free(rows);
     free(run);
     free(rep);
     free(fr);

@@ -128,7 +128,7 @@ Test(workload, offered_load_within_2_percent_and_pairs_valid, .timeout = 120)
         for (uint32_t h = 0; h < w.n_hosts; h++)
             cr_assert_leq(fabs((double)per_src[h] / ((double)n / w.n_hosts) - 1), 0.1);
         free(per_src);
-        free(f);
+        qr_flows_free(f);
     }
     qr_cdf_destroy(c);
 }
@@ -166,7 +166,7 @@ Test(workload, incast_events)
         }
         cr_assert_eq(count, 8, "event %u has %d flows", id, count);
     }
-    free(f);
+    qr_flows_free(f);
 }
 
 Test(workload, same_seed_same_schedule_other_seed_other_schedule)
@@ -183,9 +183,9 @@ Test(workload, same_seed_same_schedule_other_seed_other_schedule)
     w.seed = 78;
     cr_assert_eq(qr_workload_generate(&w, &x, &nx, NULL), QR_OK);
     cr_assert(nx != na || memcmp(a, x, na * sizeof *a) != 0, "another seed, another schedule");
-    free(a);
-    free(b);
-    free(x);
+    qr_flows_free(a);
+    qr_flows_free(b);
+    qr_flows_free(x);
     qr_cdf_destroy(c);
 }
 
@@ -216,7 +216,7 @@ Test(workload, explicit_flow_lists)
     cr_assert_eq(f[2].bytes, 30000);
     cr_assert_eq(f[2].start_ns, 30000000);
     cr_assert_eq(f[2].id, 2);
-    free(f);
+    qr_flows_free(f);
     write_file(path, "src,dst,bytes,start\n0,0,1MB,0\n");
     cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_EVALUE);
     cr_assert(strstr(err, ":2: src and dst"), "%s", err);

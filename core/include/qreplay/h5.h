@@ -92,12 +92,15 @@ int qr_h5_read_attr_str(qr_h5_reader *r, const char *obj, const char *name, char
 /* A numeric attribute, converted to double. Returns 0 or QR_ENOTFOUND. */
 int qr_h5_read_attr_f64(qr_h5_reader *r, const char *obj, const char *name, double *value,
                         char *errbuf);
-/* Read a whole table into an allocated array of row structs (caller owns it: qr_h5_rows_free in
- * schema.h) described by fields (matched
- * by name; fields the file lacks are an error). Returns 0, QR_ENOTFOUND (no such table),
- * QR_EFORMAT (a field missing or of another kind) or QR_ENOMEM. */
+/* Read a whole table into an allocated array of row structs (caller owns it: qr_h5_rows_free)
+ * described by fields (matched by name; fields the file lacks are an error). Returns 0,
+ * QR_ENOTFOUND (no such table), QR_EFORMAT (a field missing or of another kind) or QR_ENOMEM. */
 int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *fields, size_t n_fields,
                      size_t row_size, void **rows, size_t *n_rows, char *errbuf);
+
+/* Release rows read by qr_h5_read_table (or schema.h's qr_h5_read_rows, and the row arrays other
+ * core functions hand out); NULL is allowed. */
+void qr_h5_rows_free(void *rows);
 
 /* Release a string read by qr_h5_read_attr_str; NULL is allowed. */
 void qr_h5_str_free(char *value);

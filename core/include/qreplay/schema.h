@@ -244,9 +244,6 @@ int qr_h5_write_rows(qr_h5 *f, const char *path, const qr_h5_schema *s, const vo
 int qr_h5_read_rows(qr_h5_reader *r, const char *path, const qr_h5_schema *s, void **rows,
                     size_t *n_rows, char *errbuf);
 
-/* Release rows read by qr_h5_read_rows or qr_h5_read_table; NULL is allowed. */
-void qr_h5_rows_free(void *rows);
-
 #ifdef __cplusplus
 }
 #endif
