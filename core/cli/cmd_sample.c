@@ -324,6 +324,13 @@ int qr_cmd_sample(int argc, char **argv)
             rc = cli_fail("sample", "%s", err);
             goto out;
         }
+        if (cfg.method == QR_SAMPLING_RATE && flow_err > cfg.th_ns) {
+            rc = cli_fail("sample",
+                          "%s: flow %s: an inferred time is %" PRId64 " ns off at th = %" PRId64
+                          " ns: the bound is broken (a defect of qreplay; please report it)",
+                          in, f->name, flow_err, cfg.th_ns);
+            goto out;
+        }
         n_records += nr;
         if (flow_err > max_err)
             max_err = flow_err;

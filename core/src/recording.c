@@ -476,8 +476,9 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
                     cap_out = c2;
                 }
                 for (size_t j = 0; j < nr; j++)
-                    out[n_out++] = (qr_row_sample_record){w.dirs[k], w.recs[j].index,
-                                                          w.recs[j].time_ns, w.recs[j].gap_ns};
+                    out[n_out++] = (qr_row_sample_record){w.dirs[k],         w.recs[j].index,
+                                                          w.recs[j].time_ns, w.recs[j].gap_ns,
+                                                          w.recs[j].gap_num, w.recs[j].gap_den};
             }
         }
         for (size_t i = 0; i < hp->n; i++)
@@ -495,6 +496,13 @@ done:
         if (rc == QR_ENOMEM)
             qri_err(errbuf, rc, "sampling: out of memory");
         return rc;
+    }
+    if (method == QR_SAMPLING_RATE && st.max_error_ns > th_ns) {
+        free(out);
+        return qri_err(errbuf, QR_ESTATE,
+                       "sampling at th = %" PRId64 " ns inferred a time %" PRId64
+                       " ns off: the bound is broken (a defect of qreplay; please report it)",
+                       th_ns, st.max_error_ns);
     }
     if (stats)
         *stats = st;

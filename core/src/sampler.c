@@ -1,10 +1,14 @@
 /* Rate-based and gap-based send-time sampling (DESIGN.md section 3). */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
 #include "qreplay/sampler.h"
+
+/* A fraction num / den, den > 0. */
+typedef struct {
+    int64_t num, den;
+} frac;
 
 struct qr_sampler {
     qr_sampler_cfg cfg;
@@ -13,14 +17,15 @@ struct qr_sampler {
     int have_s; /* a sampled packet s is open */
     uint64_t s_index;
     int64_t s_time;
-    double g_lo, g_hi; /* rate: feasible gaps */
+    int have_lo, have_hi; /* rate: the feasible gaps [lo, hi]; absent ends are infinite */
+    frac lo, hi;
     int64_t last_time; /* previous packet's time */
     uint64_t last_index;
 };
 
 int qr_sampler_create(qr_sampler **out, const qr_sampler_cfg *cfg)
 {
-    if (!out || !cfg || cfg->th_ns < 0 ||
+    if (!out || !cfg || cfg->th_ns < 0 || cfg->th_ns > QR_TIME_MAX ||
         (cfg->method != QR_SAMPLING_RATE && cfg->method != QR_SAMPLING_GAP))
         return QR_EINVAL;
     qr_sampler *s = calloc(1, sizeof *s);
@@ -40,7 +45,7 @@ void qr_sampler_destroy(qr_sampler *s)
 void qr_sampler_reset(qr_sampler *s)
 {
     qr_sampler_cfg cfg = s->cfg;
-    *s = (qr_sampler){.cfg = cfg, .g_lo = -INFINITY, .g_hi = INFINITY};
+    *s = (qr_sampler){.cfg = cfg};
 }
 
 uint64_t qr_sampler_packets(const qr_sampler *s)
@@ -48,20 +53,57 @@ uint64_t qr_sampler_packets(const qr_sampler *s)
     return s->n;
 }
 
+/* a/b <=> c/d (b, d > 0), exactly. */
+static int frac_cmp(frac a, frac b)
+{
+    __int128 x = (__int128)a.num * b.den, y = (__int128)b.num * a.den;
+    return x < y ? -1 : x > y;
+}
+
+static __int128 gcd128(__int128 a, __int128 b)
+{
+    if (a < 0)
+        a = -a;
+    while (b) {
+        __int128 t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The gap of a record: the exact midpoint of [lo, hi] if it fits in 64 bits, else lo. */
+static frac midpoint(frac lo, frac hi)
+{
+    __int128 num = (__int128)lo.num * hi.den + (__int128)hi.num * lo.den;
+    __int128 den = (__int128)2 * lo.den * hi.den;
+    __int128 g = gcd128(num, den);
+    if (g > 1) {
+        num /= g;
+        den /= g;
+    }
+    if (num >= INT64_MIN && num <= INT64_MAX && den <= INT64_MAX)
+        return (frac){(int64_t)num, (int64_t)den};
+    return lo;
+}
+
 /* The record of the open segment [s, last]. */
 static void open_record(const qr_sampler *s, qr_sample_record *rec)
 {
-    rec->index = s->s_index;
-    rec->time_ns = s->s_time;
+    frac g = {0, 1};
     if (s->cfg.method == QR_SAMPLING_RATE) {
-        if (isinf(s->g_lo) || isinf(s->g_hi))
-            rec->gap_ns = 0.0; /* a segment of one packet */
-        else
-            rec->gap_ns = 0.5 * (s->g_lo + s->g_hi);
+        if (s->have_lo && s->have_hi)
+            g = midpoint(s->lo, s->hi); /* else a segment of one packet */
     } else {
         uint64_t count = s->last_index - s->s_index;
-        rec->gap_ns = count ? (double)(s->last_time - s->s_time) / (double)count : 0.0;
+        if (count)
+            g = (frac){s->last_time - s->s_time, (int64_t)count};
     }
+    rec->index = s->s_index;
+    rec->time_ns = s->s_time;
+    rec->gap_num = g.num;
+    rec->gap_den = g.den;
+    rec->gap_ns = (double)g.num / (double)g.den;
 }
 
 static void start_segment(qr_sampler *s, uint64_t index, int64_t time_ns)
@@ -69,8 +111,7 @@ static void start_segment(qr_sampler *s, uint64_t index, int64_t time_ns)
     s->have_s = 1;
     s->s_index = index;
     s->s_time = time_ns;
-    s->g_lo = -INFINITY;
-    s->g_hi = INFINITY;
+    s->have_lo = s->have_hi = 0;
 }
 
 int qr_sampler_push(qr_sampler *s, int64_t time_ns, qr_sample_record *rec, int *emitted,
@@ -82,6 +123,10 @@ int qr_sampler_push(qr_sampler *s, int64_t time_ns, qr_sample_record *rec, int *
     if (s->finished)
         return qri_err(errbuf, QR_ESTATE, "sampler: push after finish");
     uint64_t index = s->n;
+    if (time_ns < 0 || time_ns > QR_TIME_MAX)
+        return qri_err(errbuf, QR_EVALUE,
+                       "packet %" PRIu64 " sent at %" PRId64 " ns, outside 0 .. 2^62 ns", index,
+                       time_ns);
     if (s->n > 0 && time_ns < s->last_time)
         return qri_err(errbuf, QR_EORDER,
                        "packet %" PRIu64 " sent at %" PRId64 " ns, before packet %" PRIu64
@@ -90,16 +135,16 @@ int qr_sampler_push(qr_sampler *s, int64_t time_ns, qr_sample_record *rec, int *
     if (!s->have_s) {
         start_segment(s, index, time_ns);
     } else if (s->cfg.method == QR_SAMPLING_RATE) {
-        double n = (double)(index - s->s_index);
-        double dt = (double)(time_ns - s->s_time);
-        double th = (double)s->cfg.th_ns;
-        double p_lo = (dt - th) / n;
-        double p_hi = (dt + th) / n;
-        double lo = p_lo > s->g_lo ? p_lo : s->g_lo;
-        double hi = p_hi < s->g_hi ? p_hi : s->g_hi;
-        if (lo <= hi) {
-            s->g_lo = lo;
-            s->g_hi = hi;
+        /* gaps g with |s.time + n g - time| <= th: [(dt - th) / n, (dt + th) / n] */
+        int64_t n = (int64_t)(index - s->s_index);
+        int64_t dt = time_ns - s->s_time; /* in [0, 2^62]: the times are */
+        frac p_lo = {dt - s->cfg.th_ns, n}, p_hi = {dt + s->cfg.th_ns, n};
+        frac lo = s->have_lo && frac_cmp(s->lo, p_lo) > 0 ? s->lo : p_lo;
+        frac hi = s->have_hi && frac_cmp(s->hi, p_hi) < 0 ? s->hi : p_hi;
+        if (frac_cmp(lo, hi) <= 0) {
+            s->lo = lo;
+            s->hi = hi;
+            s->have_lo = s->have_hi = 1;
         } else {
             open_record(s, rec);
             *emitted = 1;
@@ -132,10 +177,27 @@ int qr_sampler_finish(qr_sampler *s, qr_sample_record *rec, int *emitted)
     return QR_OK;
 }
 
-static int64_t infer_from(const qr_sample_record *r, uint64_t index)
+/* round(num / den), half away from zero (as llround), den > 0. */
+static __int128 round_div(__int128 num, __int128 den)
 {
-    double t = (double)r->time_ns + (double)(index - r->index) * r->gap_ns;
-    return (int64_t)llround(t);
+    if (num >= 0)
+        return (2 * num + den) / (2 * den);
+    return -((-2 * num + den) / (2 * den));
+}
+
+static int infer_from(const qr_sample_record *r, uint64_t index, int64_t *time_ns)
+{
+    if (r->gap_den <= 0)
+        return QR_EINVAL;
+    __int128 k = (__int128)(index - r->index);
+    __int128 mag = r->gap_num < 0 ? -(__int128)r->gap_num : (__int128)r->gap_num;
+    if (mag && k > ((__int128)1 << 125) / mag)
+        return QR_EVALUE; /* no record of ours spans that far */
+    __int128 t = (__int128)r->time_ns + round_div(k * r->gap_num, r->gap_den);
+    if (t < INT64_MIN || t > INT64_MAX)
+        return QR_EVALUE;
+    *time_ns = (int64_t)t;
+    return QR_OK;
 }
 
 int qr_sample_infer(const qr_sample_record *recs, size_t n, uint64_t index, int64_t *time_ns)
@@ -152,8 +214,7 @@ int qr_sample_infer(const qr_sample_record *recs, size_t n, uint64_t index, int6
         else
             hi = mid;
     }
-    *time_ns = infer_from(&recs[lo], index);
-    return QR_OK;
+    return infer_from(&recs[lo], index, time_ns);
 }
 
 int qr_sample_infer_next(const qr_sample_record *recs, size_t n, size_t *pos, uint64_t index,
@@ -165,8 +226,7 @@ int qr_sample_infer_next(const qr_sample_record *recs, size_t n, size_t *pos, ui
         return QR_ENOTFOUND;
     while (*pos + 1 < n && recs[*pos + 1].index <= index)
         (*pos)++;
-    *time_ns = infer_from(&recs[*pos], index);
-    return QR_OK;
+    return infer_from(&recs[*pos], index, time_ns);
 }
 
 int qr_sample_series(qr_sampler *s, const int64_t *times, size_t n, qr_sample_record *recs,

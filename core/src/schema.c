@@ -89,7 +89,10 @@ static const qr_h5_field sample_record_fields[] = {
     {"dir", QR_H5_U32, F(qr_row_sample_record, dir), 0, NULL},
     {"index", QR_H5_U64, F(qr_row_sample_record, index), 0, "packet number in the direction"},
     {"time_ns", QR_H5_I64, F(qr_row_sample_record, time_ns), 0, "ns (recorded clock)"},
-    {"gap_ns", QR_H5_F64, F(qr_row_sample_record, gap_ns), 0, "ns"}};
+    {"gap_ns", QR_H5_F64, F(qr_row_sample_record, gap_ns), 0, "ns"},
+    {"gap_num", QR_H5_I64, F(qr_row_sample_record, gap_num), 0,
+     "ns (the gap is gap_num / gap_den)"},
+    {"gap_den", QR_H5_I64, F(qr_row_sample_record, gap_den), 0, "1"}};
 const qr_h5_schema qr_schema_sample_record =
     SCHEMA("sample_record", qr_row_sample_record, sample_record_fields);
 
@@ -195,7 +198,9 @@ static const qr_h5_field named_record_fields[] = {
     {"flow", QR_H5_STR, F(qr_row_named_record, flow), QR_FLOW_NAME_MAX, NULL},
     {"index", QR_H5_U64, F(qr_row_named_record, index), 0, "packets"},
     {"time_ns", QR_H5_I64, F(qr_row_named_record, time_ns), 0, "ns"},
-    {"gap_ns", QR_H5_F64, F(qr_row_named_record, gap_ns), 0, "ns"}};
+    {"gap_ns", QR_H5_F64, F(qr_row_named_record, gap_ns), 0, "ns"},
+    {"gap_num", QR_H5_I64, F(qr_row_named_record, gap_num), 0, "ns (the gap is gap_num / gap_den)"},
+    {"gap_den", QR_H5_I64, F(qr_row_named_record, gap_den), 0, "1"}};
 const qr_h5_schema qr_schema_named_record =
     SCHEMA("named_record", qr_row_named_record, named_record_fields);
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "qreplay/error.h"
 #include "qreplay/sampler.h"
 #include "qreplay/synth.h"
@@ -89,7 +91,83 @@ Test(sampler, hand_computed_segments)
     cr_assert_eq(r[1].index, 3);
     cr_assert_eq(r[1].time_ns, 500);
     cr_assert_float_eq(r[1].gap_ns, 100.0, 1e-9); /* [90,110] */
+    cr_assert(r[0].gap_num == 100 && r[0].gap_den == 1);
     free(r);
+}
+
+/* A fractional gap is kept exactly: th = 1, packets at 0, 3, 5 give G = [2, 4] ∩ [2, 3] = [2, 3]
+ * and the midpoint 5/2; packet 1 infers to round(2.5) = 3 (half away from zero). */
+Test(sampler, fractional_gap_is_exact)
+{
+    int64_t t[] = {0, 3, 5};
+    size_t nr;
+    qr_sample_record *r = sample(QR_SAMPLING_RATE, 1, t, 3, &nr);
+    cr_assert_eq(nr, 1);
+    cr_assert(r[0].gap_num == 5 && r[0].gap_den == 2, "%lld/%lld", (long long)r[0].gap_num,
+              (long long)r[0].gap_den);
+    int64_t x;
+    cr_assert_eq(qr_sample_infer(r, nr, 1, &x), QR_OK);
+    cr_assert_eq(x, 3);
+    free(r);
+}
+
+/* Regression (issue 11): on Unix-epoch nanosecond timestamps double arithmetic lost up to 256 ns
+ * (th = 0 gave 224 ns, th = 5 us gave 5168 ns). Property: flows placed anywhere in [0, 2^62],
+ * with steady, jittered and huge gaps, keep every inferred time within th exactly. */
+Test(sampler, bound_holds_on_absolute_timestamps_over_the_whole_range)
+{
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, 2026);
+    enum { N = 20000 };
+    static int64_t t[N];
+    const int64_t ths[] = {0, 1, 2000, 5000, 10000, (int64_t)1 << 40};
+    for (int flow = 0; flow < 60; flow++) {
+        int kind = flow % 3;
+        uint64_t span_max = kind == 2 ? (uint64_t)1 << 58 : (uint64_t)1 << 40;
+        int64_t base;
+        if (flow % 4 == 0)
+            base = QR_TIME_MAX - (int64_t)span_max; /* right at the top */
+        else if (flow % 4 == 1)
+            base = 1700000000000000000LL + (int64_t)gsl_rng_uniform_int(g, 1000000000);
+        else
+            base = (int64_t)(gsl_rng_uniform(g) * (double)(QR_TIME_MAX - (int64_t)span_max));
+        int64_t x = base;
+        for (int i = 0; i < N; i++) {
+            t[i] = x;
+            uint64_t step = kind == 0   ? 1200 + gsl_rng_uniform_int(g, 700)
+                            : kind == 1 ? (gsl_rng_uniform(g) < 0.01 ? 1000000000 : 1231)
+                                        : ((uint64_t)1 << 38) + gsl_rng_uniform_int(g, 1 << 20);
+            x += (int64_t)step;
+        }
+        cr_assert_leq(t[N - 1], QR_TIME_MAX);
+        for (size_t j = 0; j < sizeof ths / sizeof ths[0]; j++) {
+            size_t nr;
+            qr_sample_record *r = sample(QR_SAMPLING_RATE, ths[j], t, N, &nr);
+            int64_t e = max_error(r, nr, t, N);
+            cr_assert_leq(e, ths[j], "flow %d (base %lld): th %lld, max error %lld", flow,
+                          (long long)base, (long long)ths[j], (long long)e);
+            free(r);
+        }
+    }
+    gsl_rng_free(g);
+}
+
+Test(sampler, times_outside_the_accepted_range_are_refused)
+{
+    qr_sampler *s;
+    qr_sampler_cfg cfg = {.method = QR_SAMPLING_RATE, .th_ns = 5000};
+    qr_sample_record r;
+    int e;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+    cr_assert_eq(qr_sampler_push(s, -1, &r, &e, err), QR_EVALUE);
+    cr_assert(strstr(err, "packet 0"), "%s", err);
+    cr_assert_eq(qr_sampler_push(s, QR_TIME_MAX, &r, &e, err), QR_OK);
+    cr_assert_eq(qr_sampler_push(s, QR_TIME_MAX + 1, &r, &e, err), QR_EVALUE);
+    cr_assert(strstr(err, "packet 1"), "%s", err);
+    qr_sampler_destroy(s);
+    qr_sampler_cfg big = {.method = QR_SAMPLING_RATE, .th_ns = QR_TIME_MAX + 1};
+    cr_assert_eq(qr_sampler_create(&s, &big), QR_EINVAL);
 }
 
 Test(sampler, single_packet_and_empty_flows)
@@ -249,7 +327,8 @@ Test(sampler, series_equals_push_by_push)
             qr_sampler_finish(s, &r, &e);
         if (e) {
             cr_assert_lt(k, nr);
-            cr_assert(a[k].index == r.index && a[k].time_ns == r.time_ns && a[k].gap_ns == r.gap_ns,
+            cr_assert(a[k].index == r.index && a[k].time_ns == r.time_ns &&
+                          a[k].gap_num == r.gap_num && a[k].gap_den == r.gap_den,
                       "record %zu differs", k);
             k++;
         }

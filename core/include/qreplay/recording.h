@@ -73,7 +73,7 @@ typedef struct qr_sampling_stats {
 /* Sample every direction at th_ns with `method`, set every packet's injection time and re-sort
  * the injection orders. With records, *records gets every record (direction by direction, hosts
  * in order; caller owns it: qr_h5_rows_free) and *n_records their number. Returns 0, QR_EINVAL,
- * QR_ENOMEM. */
+ * QR_ENOMEM, or QR_ESTATE if a rate-based inference ever missed th (it cannot: say so loudly). */
 int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
                         qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
                         char *errbuf);

@@ -6,10 +6,13 @@
  * the time  r.time_ns + (i - r.index) * r.gap_ns  of the last record r with r.index <= i.
  *
  * QR_SAMPLING_RATE (rate-based, DESIGN.md section 3): every inferred time is within th of the true
- * time. QR_SAMPLING_GAP (the strawman): a burst ends where the gap between two packets exceeds th;
- * a record keeps the burst's first time and its mean gap, so the error inside a burst whose rate
- * changes is unbounded. With th = 0 both methods record every packet whose time is not exactly
- * predicted, so inference is exact. */
+ * time, exactly: the feasible gaps are kept as exact fractions, a record's gap is an exact fraction
+ * (the midpoint of the feasible gaps when it fits in 64 bits, else an end of them), and inference
+ * rounds k * gap exactly in integers, so the bound holds for any times in [0, QR_TIME_MAX]
+ * (Unix-epoch nanoseconds included). QR_SAMPLING_GAP (the strawman): a burst ends where the gap
+ * between two packets exceeds th; a record keeps the burst's first time and its mean gap, so the
+ * error inside a burst whose rate changes is unbounded. With th = 0 both methods record every
+ * packet whose time is not exactly predicted, so inference is exact. */
 #ifndef QREPLAY_SAMPLER_H
 #define QREPLAY_SAMPLER_H
 
@@ -22,10 +25,16 @@
 extern "C" {
 #endif
 
+/* The largest send time (ns) and threshold the sampler takes: 2^62 ns, past the year 2116 in
+ * Unix-epoch nanoseconds. Every reader accepts times in [0, QR_TIME_MAX]. */
+#define QR_TIME_MAX ((int64_t)1 << 62)
+
 typedef struct qr_sample_record {
     uint64_t index;  /* index of the sampled packet in its flow direction */
     int64_t time_ns; /* its recorded send time */
-    double gap_ns;   /* per-packet gap for the packets that follow it, ns */
+    double gap_ns;   /* per-packet gap for the packets that follow it, ns (gap_num / gap_den) */
+    int64_t gap_num; /* the gap exactly: gap_num / gap_den ns, gap_den > 0 */
+    int64_t gap_den;
 } qr_sample_record;
 
 typedef struct qr_sampler_cfg {
@@ -35,7 +44,8 @@ typedef struct qr_sampler_cfg {
 
 typedef struct qr_sampler qr_sampler;
 
-/* Create a sampler for one flow direction. Returns 0 or QR_EINVAL (negative th, unknown method),
+/* Create a sampler for one flow direction. Returns 0 or QR_EINVAL (th outside [0, QR_TIME_MAX],
+ * unknown method),
  * QR_ENOMEM. Caller owns *out (qr_sampler_destroy). */
 int qr_sampler_create(qr_sampler **out, const qr_sampler_cfg *cfg);
 
@@ -47,7 +57,8 @@ void qr_sampler_reset(qr_sampler *s);
 
 /* Feed the next packet's send time. If a record is complete, it is written to *rec and *emitted
  * is set to 1 (else 0). Returns 0, QR_EORDER if time_ns is earlier than the previous packet's
- * (the detail names the packet index), or QR_ESTATE after qr_sampler_finish. */
+ * (the detail names the packet index), QR_EVALUE for a time outside [0, QR_TIME_MAX], or QR_ESTATE
+ * after qr_sampler_finish. */
 int qr_sampler_push(qr_sampler *s, int64_t time_ns, qr_sample_record *rec, int *emitted,
                     char *errbuf);
 
@@ -58,8 +69,9 @@ int qr_sampler_finish(qr_sampler *s, qr_sample_record *rec, int *emitted);
 uint64_t qr_sampler_packets(const qr_sampler *s);
 
 /* Infer the send time of packet `index` from a flow direction's records (sorted by index, as
- * emitted). Returns 0, QR_ENOTFOUND if index precedes the first record, QR_EINVAL for no records.
- */
+ * emitted): r.time_ns + round(k * gap_num / gap_den), k = index - r.index, rounded half away from
+ * zero in exact integer arithmetic. Returns 0, QR_ENOTFOUND if index precedes the first record,
+ * QR_EINVAL for no records or a record with gap_den <= 0, QR_EVALUE if the time does not fit. */
 int qr_sample_infer(const qr_sample_record *recs, size_t n, uint64_t index, int64_t *time_ns);
 
 /* Streaming inference over records in order: call with indices in increasing order; the cursor

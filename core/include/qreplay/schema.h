@@ -113,6 +113,7 @@ typedef struct qr_row_sample_record {
     uint64_t index;
     int64_t time_ns;
     double gap_ns;
+    int64_t gap_num, gap_den; /* the gap exactly: gap_num / gap_den ns */
 } qr_row_sample_record;
 extern const qr_h5_schema qr_schema_sample_record;
 
@@ -210,6 +211,7 @@ typedef struct qr_row_named_record {
     uint64_t index;
     int64_t time_ns;
     double gap_ns;
+    int64_t gap_num, gap_den;
 } qr_row_named_record;
 extern const qr_h5_schema qr_schema_named_record;
 
