@@ -3,6 +3,8 @@
 #ifndef QREPLAY_CLI_H
 #define QREPLAY_CLI_H
 
+#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -46,6 +48,33 @@ const char *cli_analysis_dir(void);
  * or 1 after printing what failed. */
 int cli_figures(const char *command, const char *script, const char *h5, const char *figdir,
                 int quiet);
+
+/* SIGINT and SIGTERM: while cli_catch_signals is in force they set cli_signal (to the signal's
+ * number) instead of killing the program; long steps check it, stop, remove what they started
+ * writing and return cli_interrupted_status(): 130 for SIGINT, 143 for SIGTERM. */
+extern volatile sig_atomic_t cli_signal;
+void cli_catch_signals(void);
+void cli_restore_signals(void);
+int cli_interrupted_status(void);
+
+/* A list of file paths (what a command reads, what it writes). */
+typedef struct cli_paths {
+    char **v;
+    size_t n, cap;
+} cli_paths;
+void cli_paths_add(cli_paths *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every regular file directly in folder dir (none if it does not exist). */
+void cli_paths_add_dir(cli_paths *p, const char *dir);
+/* The input files of a recording folder: recording.h5 and the files in truth/ and pcap/. */
+void cli_paths_add_recording(cli_paths *p, const char *dir);
+/* A scenario's files: the file itself and the inputs it names (traffic.flows, size_cdf). */
+struct qr_scenario;
+void cli_paths_add_scenario(cli_paths *p, const char *file, const struct qr_scenario *s);
+void cli_paths_free(cli_paths *p);
+
+/* Refuse to write any of outputs over one of inputs (the same file through any path or link):
+ * prints the error and returns 1, else 0. */
+int cli_check_outputs(const char *command, const cli_paths *outputs, const cli_paths *inputs);
 
 /* Exit statuses of every command. */
 #define CLI_EXIT_OK 0

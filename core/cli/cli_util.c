@@ -1,4 +1,5 @@
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "qreplay/error.h"
+#include "qreplay/results.h"
+#include "qreplay/scenario.h"
 
 int cli_fail(const char *command, const char *fmt, ...)
 {
@@ -143,5 +147,103 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return cli_fail(command, "drawing the figures failed (%s %s %s -o %s); %s is complete", py,
                         path, h5, figdir, h5);
+    return 0;
+}
+
+volatile sig_atomic_t cli_signal = 0;
+static struct sigaction old_int, old_term;
+
+static void on_signal(int sig)
+{
+    cli_signal = sig;
+}
+
+void cli_catch_signals(void)
+{
+    cli_signal = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+}
+
+void cli_restore_signals(void)
+{
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+}
+
+int cli_interrupted_status(void)
+{
+    return cli_signal == SIGTERM ? 143 : 130;
+}
+
+void cli_paths_add(cli_paths *p, const char *fmt, ...)
+{
+    char buf[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        char **v = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return;
+        p->v = v;
+        p->cap = cap;
+    }
+    if ((p->v[p->n] = strdup(buf)))
+        p->n++;
+}
+
+void cli_paths_add_dir(cli_paths *p, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            cli_paths_add(p, "%s/%s", dir, e->d_name);
+    closedir(d);
+}
+
+void cli_paths_add_recording(cli_paths *p, const char *dir)
+{
+    cli_paths_add(p, "%s/recording.h5", dir);
+    char sub[PATH_MAX + 16];
+    snprintf(sub, sizeof sub, "%s/truth", dir);
+    cli_paths_add_dir(p, sub);
+    snprintf(sub, sizeof sub, "%s/pcap", dir);
+    cli_paths_add_dir(p, sub);
+}
+
+void cli_paths_add_scenario(cli_paths *p, const char *file, const qr_scenario *s)
+{
+    if (file)
+        cli_paths_add(p, "%s", file);
+    const qr_config *c = qr_scenario_config(s);
+    if (c->traffic.flows[0])
+        cli_paths_add(p, "%s", c->traffic.flows);
+    if (c->traffic.size_cdf[0])
+        cli_paths_add(p, "%s", c->traffic.size_cdf);
+}
+
+void cli_paths_free(cli_paths *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->v[i]);
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+int cli_check_outputs(const char *command, const cli_paths *outputs, const cli_paths *inputs)
+{
+    char err[QR_ERRBUF_SIZE];
+    for (size_t i = 0; i < outputs->n; i++)
+        if (qr_check_output(outputs->v[i], (const char *const *)inputs->v, inputs->n, err))
+            return cli_fail(command, "%s", err);
     return 0;
 }

@@ -128,6 +128,12 @@ static void flowset_free(struct flowset *fs)
     free(fs->slots);
 }
 
+static int interrupted(void)
+{
+    fprintf(stderr, "qreplay sample: interrupted; nothing written\n");
+    return cli_interrupted_status();
+}
+
 static int load_pcap(const char *path, struct flowset *fs, cli_progress *p)
 {
     char err[QR_ERRBUF_SIZE];
@@ -145,6 +151,10 @@ static int load_pcap(const char *path, struct flowset *fs, cli_progress *p)
         }
         fs->packets++;
         cli_progress_update(p, "sample: read %" PRIu64 " packets", fs->packets);
+        if (cli_signal) {
+            qr_trace_reader_close(r);
+            return interrupted();
+        }
     }
     qr_trace_reader_close(r);
     if (rc != QR_END)
@@ -196,6 +206,8 @@ static int load_csv(const char *path, FILE *fp, struct flowset *fs, cli_progress
         f->first_line = lineno;
         fs->packets++;
         cli_progress_update(p, "sample: read %" PRIu64 " packets", fs->packets);
+        if (cli_signal)
+            return interrupted();
     }
     if (ferror(fp))
         return cli_fail("sample", "%s: read error", path);
@@ -247,17 +259,31 @@ int qr_cmd_sample(int argc, char **argv)
         cfg.method = QR_SAMPLING_GAP;
     else if (method)
         rc = cli_usage_error("sample", "--method: '%s' is not rate or gap", method);
-    cli_args_free(&a);
-    if (rc >= 0)
+    if (rc < 0) {
+        /* never write over the input (the same file through any path or link) */
+        cli_paths ins = {0}, outs = {0};
+        cli_paths_add(&ins, "%s", in);
+        cli_paths_add(&outs, "%s", out);
+        if (cli_check_outputs("sample", &outs, &ins))
+            rc = 1;
+        cli_paths_free(&ins);
+        cli_paths_free(&outs);
+    }
+    if (rc >= 0) {
+        cli_args_free(&a);
         return rc;
+    }
 
     cli_progress p;
     cli_progress_init(&p, quiet);
     struct flowset fs = {0};
+    cli_catch_signals();
     rc = load_input(in, &fs, &p);
     cli_progress_done(&p);
     if (rc) {
+        cli_restore_signals();
         flowset_free(&fs);
+        cli_args_free(&a);
         return rc;
     }
 
@@ -282,6 +308,10 @@ int qr_cmd_sample(int argc, char **argv)
         goto out;
     }
     for (size_t fi = 0; fi < fs.n; fi++) {
+        if (cli_signal) {
+            rc = interrupted();
+            goto out;
+        }
         struct flow *f = &fs.flows[fi];
         if (f->n > cap) {
             cap = f->n;
@@ -375,6 +405,10 @@ int qr_cmd_sample(int argc, char **argv)
         rc = cli_fail("sample", "%s", err);
         goto out;
     }
+    if (cli_signal) {
+        rc = interrupted();
+        goto out;
+    }
     rc = qr_h5_commit(h5, err);
     h5 = NULL;
     if (rc) {
@@ -398,5 +432,7 @@ out:
     free(recs);
     free(inferred);
     flowset_free(&fs);
+    cli_restore_signals();
+    cli_args_free(&a);
     return rc;
 }

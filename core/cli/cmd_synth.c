@@ -1,7 +1,9 @@
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "opt.h"
@@ -74,11 +76,15 @@ int qr_cmd_synth(int argc, char **argv)
         if (!cur[f].times || qr_synth_flow(&cfg, (uint64_t)f, cur[f].n, cur[f].times))
             rc = cli_fail("synth", "out of memory");
     }
+    /* written under a temporary name, renamed when whole */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.partial-%ld", out, (long)getpid());
     FILE *fp = NULL;
     qr_trace_writer *w = NULL;
-    if (!rc && csv && !(fp = fopen(out, "w")))
+    cli_catch_signals();
+    if (!rc && csv && !(fp = fopen(tmp, "w")))
         rc = cli_fail("synth", "%s: cannot create file", out);
-    if (!rc && !csv && qr_trace_writer_open(&w, out, err))
+    if (!rc && !csv && qr_trace_writer_open(&w, tmp, err))
         rc = cli_fail("synth", "%s", err);
     if (!rc && csv)
         fprintf(fp, "flow,time_ns\n");
@@ -113,6 +119,10 @@ int qr_cmd_synth(int argc, char **argv)
         }
         b->next++;
         cli_progress_update(&p, "synth: %" PRId64 " of %" PRId64 " packets", i + 1, packets);
+        if (cli_signal) {
+            fprintf(stderr, "qreplay synth: interrupted; nothing written\n");
+            rc = cli_interrupted_status();
+        }
     }
     cli_progress_done(&p);
     if (fp && fclose(fp) != 0 && !rc)
@@ -122,8 +132,11 @@ int qr_cmd_synth(int argc, char **argv)
     for (int64_t f = 0; f < flows; f++)
         free(cur[f].times);
     free(cur);
+    if (!rc && rename(tmp, out) != 0)
+        rc = cli_fail("synth", "%s: cannot rename the finished file: %s", out, strerror(errno));
+    cli_restore_signals();
     if (rc) {
-        remove(out);
+        remove(tmp);
         return rc;
     }
     if (!quiet)

@@ -81,6 +81,8 @@ int qr_cmd_workload(int argc, char **argv)
     const char *outdir = cli_value(&a, "out");
     int quiet = cli_count(&a, "quiet") > 0;
     qr_scenario *s;
+    char scenario_file[QR_PATH_MAX];
+    snprintf(scenario_file, sizeof scenario_file, "%s", a.pos[0]);
     rc = cli_load_scenario("workload", a.pos[0], sets, n_sets, &s);
     cli_args_free(&a);
     if (rc)
@@ -112,6 +114,18 @@ int qr_cmd_workload(int argc, char **argv)
         goto out;
     }
     snprintf(path, sizeof path, "%s/workload.h5", outdir);
+    {
+        cli_paths ins = {0}, outs = {0};
+        cli_paths_add_scenario(&ins, scenario_file, s);
+        cli_paths_add(&outs, "%s", path);
+        int bad = cli_check_outputs("workload", &outs, &ins);
+        cli_paths_free(&ins);
+        cli_paths_free(&outs);
+        if (bad) {
+            rc = 1;
+            goto out;
+        }
+    }
     uint64_t bg_bytes = 0, bg_flows = 0, incasts = 0;
     for (size_t i = 0; i < n_flows; i++) {
         if (flows[i].incast == 0) {

@@ -23,6 +23,8 @@ const char *qr_strerror(int code)
     case QR_ESTATE: return "invalid state";
     case QR_EHDF5: return "HDF5 error";
     case QR_ENOTFOUND: return "not found";
+    case QR_ECANCELED: return "canceled";
+    case QR_ESAMEFILE: return "an output is one of the inputs";
     default: return "unknown error";
     }
 }

@@ -50,6 +50,21 @@ int qr_make_dirs(const char *dir, char *errbuf)
     return QR_OK;
 }
 
+int qr_check_output(const char *output, const char *const *inputs, size_t n, char *errbuf)
+{
+    struct stat o;
+    if (stat(output, &o) != 0)
+        return QR_OK;
+    for (size_t i = 0; i < n; i++) {
+        struct stat in;
+        if (inputs[i] && inputs[i][0] && stat(inputs[i], &in) == 0 && in.st_dev == o.st_dev &&
+            in.st_ino == o.st_ino)
+            return qri_err(errbuf, QR_ESAMEFILE, "%s is %s: refusing to write over an input",
+                           output, inputs[i]);
+    }
+    return QR_OK;
+}
+
 static const char *mode_name(qr_drop_mode m)
 {
     return m == QR_MODE_TAGGED ? "tagged" : "plain";
@@ -325,6 +340,10 @@ void qr_variant_summaries_free(qr_variant_summary *rows)
 
 /* Rows and series of one variant, streamed into results.h5. */
 struct variant_out {
+    qr_progress_fn progress;
+    void *progress_ctx;
+    const char *status;
+    uint64_t rows;
     qr_h5_table *qdiff;
     qr_row_qdiff buf[4096];
     size_t n_buf;
@@ -343,6 +362,8 @@ static int flush_rows(struct variant_out *v)
 static int on_qdiff_row(void *ctx, const qr_qdiff_row *r)
 {
     struct variant_out *v = ctx;
+    if (v->progress && (++v->rows & 0xffff) == 0 && v->progress(v->progress_ctx, v->status))
+        return QR_ECANCELED;
     v->buf[v->n_buf++] =
         (qr_row_qdiff){r->packet,      r->queue.sw,    r->queue.port,     r->time_run_ns,
                        r->time_rep_ns, r->qdiff_bytes, r->qdiff_sym_bytes};
@@ -403,9 +424,9 @@ static int read_num(qr_h5_reader *r, const char *name, double *v, char *errbuf)
 /* One variant: read its replay.h5, compare, write its group. */
 static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const char *run_log,
                          const qr_row_drop *run_drops, size_t n_run_drops, uint32_t bsw,
-                         uint32_t bport, uint64_t recorded, int *sampling_done,
-                         int64_t *sampling_th, size_t *n_sampling, qr_variant_summary *row,
-                         char *errbuf)
+                         uint32_t bport, uint64_t recorded, qr_progress_fn progress, void *ctx,
+                         const char *status, int64_t *sampling_th, size_t *n_sampling,
+                         qr_variant_summary *row, char *errbuf)
 {
     char vdir[3 * QR_PATH_MAX], path[4 * QR_PATH_MAX], g[256], sg[64];
     snprintf(vdir, sizeof vdir, "%s/replay/%s", run_dir, v);
@@ -425,6 +446,12 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     if (!out)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     out->errbuf = errbuf;
+    out->progress = progress;
+    out->progress_ctx = ctx;
+    out->status = status;
+    out->progress = progress;
+    out->progress_ctx = ctx;
+    out->status = status;
     memset(row, 0, sizeof *row);
     snprintf(row->name, sizeof row->name, "%s", v);
     TRY(qr_h5_open(&rep, path, errbuf));
@@ -448,7 +475,6 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
         seen |= sampling_th[i] == row->th_ns;
     if (!seen) {
         sampling_th[(*n_sampling)++] = row->th_ns;
-        (void)sampling_done;
         snprintf(sg, sizeof sg, "/sampling/th_%g", (double)row->th_ns / 1e3);
         char rp[96];
         snprintf(rp, sizeof rp, "%s/records", sg);
@@ -622,11 +648,17 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     for (size_t i = 0; i < n_variants; i++) {
         char status[256];
         snprintf(status, sizeof status, "metrics: %s", variants[i]);
-        if (progress)
-            progress(ctx, status);
-        int done = 0;
-        TRY(write_variant(o, run_dir, variants[i], run_log, run_drops, n_run_drops, bsw, bport,
-                          recorded, &done, sampling_th, &n_sampling, &out[i], errbuf));
+        if (progress && progress(ctx, status)) {
+            rc = qri_err(errbuf, QR_ECANCELED, "interrupted");
+            goto fail;
+        }
+        rc = write_variant(o, run_dir, variants[i], run_log, run_drops, n_run_drops, bsw, bport,
+                           recorded, progress, ctx, status, sampling_th, &n_sampling, &out[i],
+                           errbuf);
+        if (rc == QR_ECANCELED)
+            qri_err(errbuf, rc, "interrupted");
+        if (rc)
+            goto fail;
     }
     rc = qr_h5_commit(o, errbuf);
     o = NULL;

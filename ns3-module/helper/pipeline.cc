@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern "C"
@@ -34,8 +35,24 @@ RunReplayVariant(const std::string& runDir,
     std::string name = VariantOf(set);
     std::string dir = runDir + "/replay/" + name;
     char err[QR_ERRBUF_SIZE];
+    struct stat dirStat;
+    bool existed = stat(dir.c_str(), &dirStat) == 0;
     if (qr_make_dirs(dir.c_str(), err))
         throw std::runtime_error(err);
+
+    // a replay that does not complete leaves no folder it made (its files remove themselves)
+    struct Cleanup
+    {
+        std::string dir;
+        bool keep;
+
+        ~Cleanup()
+        {
+            if (!keep)
+                rmdir(dir.c_str());
+        }
+    } cleanup{dir, existed};
+
     unlink((dir + "/replay.h5").c_str()); // its presence marks a complete replay
     qr_sampling_stats st{};
     qr_row_sample_record* recs = nullptr;
@@ -91,6 +108,7 @@ RunReplayVariant(const std::string& runDir,
                         nRecs,
                         err))
         throw std::runtime_error(err);
+    cleanup.keep = true;
     return true;
 }
 

@@ -106,14 +106,32 @@ qr_cmd_butterfly(int argc, char** argv)
     if (rc < 0 && cli_load_scenario("butterfly", a.pos[0], sets, nSets, &s))
         rc = 1;
     std::string dir = rc < 0 ? (out ? out : qr_scenario_config(s)->output.dir) : "";
+    std::string scenarioFile = a.pos[0];
     cli_args_free(&a);
     if (rc >= 0)
         return rc;
     cli_progress p;
     cli_progress_init(&p, quiet);
-    QrCatchSignals();
+    cli_catch_signals();
     rc = 0;
     std::string h5path = dir + "/butterfly.h5";
+    {
+        cli_paths in{}, out{};
+        cli_paths_add_scenario(&in, scenarioFile.c_str(), s);
+        cli_paths_add(&out, "%s", h5path.c_str());
+        for (const char* f : {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra"})
+            cli_paths_add(&out, "%s/runtime%s", dir.c_str(), f);
+        cli_paths_add_dir(&out, (dir + "/runtime/pcap").c_str());
+        int bad = cli_check_outputs("butterfly", &out, &in);
+        cli_paths_free(&in);
+        cli_paths_free(&out);
+        if (bad)
+        {
+            cli_restore_signals();
+            qr_scenario_destroy(s);
+            return 1;
+        }
+    }
     unlink(h5path.c_str());
     qr_h5* f = nullptr;
     qr_h5_table* tr = nullptr;
@@ -123,7 +141,7 @@ qr_cmd_butterfly(int argc, char** argv)
         if (!quiet)
             printf("== runtime -> %s/runtime\n", dir.c_str());
         fflush(stdout);
-        if (!b.RunRuntime(dir + "/runtime", &g_qr_cancel))
+        if (!b.RunRuntime(dir + "/runtime", &cli_signal))
             throw Interrupted();
         if (!quiet)
             printf("short flow         flow %u, completion %s; runtime drops %llu; bottleneck "
@@ -151,7 +169,7 @@ qr_cmd_butterfly(int argc, char** argv)
             for (int64_t r = 1; r <= replays; r++)
             {
                 Butterfly::ReplayResult res;
-                if (!b.Replay(sigma, static_cast<uint32_t>(r), res, nullptr, &g_qr_cancel))
+                if (!b.Replay(sigma, static_cast<uint32_t>(r), res, nullptr, &cli_signal))
                     throw Interrupted();
                 results.push_back(res);
                 Check(qr_h5_table_append(tr, &res, 1, err), err);
@@ -165,7 +183,7 @@ qr_cmd_butterfly(int argc, char** argv)
             qr_butterfly_sigma_summary(results.data(), results.size(), &row);
             std::vector<Butterfly::SeriesPoint> series;
             Butterfly::ReplayResult again;
-            if (!b.Replay(sigma, row.typical_replay, again, &series, &g_qr_cancel))
+            if (!b.Replay(sigma, row.typical_replay, again, &series, &cli_signal))
                 throw Interrupted();
             char g[64];
             snprintf(g, sizeof g, "/typical/sigma_%lld", static_cast<long long>(sigma));
@@ -218,7 +236,7 @@ qr_cmd_butterfly(int argc, char** argv)
         cli_progress_done(&p);
         qr_h5_abort(f);
         fprintf(stderr, "qreplay butterfly: interrupted; no butterfly.h5 written\n");
-        rc = QrInterruptedStatus();
+        rc = cli_interrupted_status();
     }
     catch (const std::exception& e)
     {
@@ -226,7 +244,7 @@ qr_cmd_butterfly(int argc, char** argv)
         qr_h5_abort(f);
         rc = cli_fail("butterfly", "%s", e.what());
     }
-    QrRestoreSignals();
+    cli_restore_signals();
     qr_scenario_destroy(s);
     if (rc == 0 && figures)
         rc = cli_figures("butterfly",

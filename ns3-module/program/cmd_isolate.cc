@@ -85,13 +85,23 @@ qr_cmd_isolate(int argc, char** argv)
         stat((dir + "/recording/recording.h5").c_str(), &st) == 0 ? dir + "/recording" : dir;
     cli_progress p;
     cli_progress_init(&p, quiet);
-    QrCatchSignals();
+    cli_catch_signals();
     rc = 0;
     qr_h5* f = nullptr;
     qr_h5_table* t = nullptr;
     qr_recording* recRaw = nullptr;
     try
     {
+        {
+            cli_paths in{}, outs{};
+            cli_paths_add_recording(&in, recDir.c_str());
+            cli_paths_add(&outs, "%s", path.c_str());
+            int bad = cli_check_outputs("isolate", &outs, &in);
+            cli_paths_free(&in);
+            cli_paths_free(&outs);
+            if (bad)
+                throw std::runtime_error("");
+        }
         if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
             throw std::runtime_error(err);
         std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(recRaw, qr_recording_close);
@@ -111,7 +121,7 @@ qr_cmd_isolate(int argc, char** argv)
             if (nFlows == 0 ||
                 qr_parse_index_list(flowsText.c_str(), nFlows - 1, "--flows", &list, &n, err))
             {
-                QrRestoreSignals();
+                cli_restore_signals();
                 return cli_usage_error("isolate",
                                        "%s (flows of the recording)",
                                        nFlows ? err : "--flows: the recording has no flows");
@@ -136,7 +146,7 @@ qr_cmd_isolate(int argc, char** argv)
             int64_t maxDiff = 0, maxP99 = 0, maxLate = 0;
             for (size_t i = 0; i < flows.size(); i++)
             {
-                if (g_qr_cancel)
+                if (cli_signal)
                     throw Interrupted();
                 IsolatedReplay::Result r = iso.Run(flows[i], sigma, 1);
                 check(qr_h5_table_append(t, &r, 1, err));
@@ -191,14 +201,14 @@ qr_cmd_isolate(int argc, char** argv)
         cli_progress_done(&p);
         qr_h5_abort(f);
         fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
-        rc = QrInterruptedStatus();
+        rc = cli_interrupted_status();
     }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
         qr_h5_abort(f);
-        rc = cli_fail("isolate", "%s", e.what());
+        rc = *e.what() ? cli_fail("isolate", "%s", e.what()) : 1;
     }
-    QrRestoreSignals();
+    cli_restore_signals();
     return rc;
 }

@@ -128,10 +128,37 @@ ClearReplays(const std::string& dir)
     }
 }
 
-void
+int
 Status(void* ctx, const char* s)
 {
     cli_progress_update(static_cast<cli_progress*>(ctx), "%s", s);
+    return cli_signal != 0; // stop on SIGINT or SIGTERM
+}
+
+struct Interrupted : std::exception
+{
+};
+
+/* The files metrics reads and the one it writes. */
+void
+CheckMetricsOutputs(const char* cmd, const std::string& dir)
+{
+    cli_paths in{}, out{};
+    cli_paths_add_recording(&in, (dir + "/recording").c_str());
+    char** v = nullptr;
+    size_t n = 0;
+    if (qr_variants_list(dir.c_str(), &v, &n) == QR_OK)
+    {
+        for (size_t i = 0; i < n; i++)
+            cli_paths_add_dir(&in, (dir + "/replay/" + v[i]).c_str());
+        qr_variants_free(v, n);
+    }
+    cli_paths_add(&out, "%s/results.h5", dir.c_str());
+    int bad = cli_check_outputs(cmd, &out, &in);
+    cli_paths_free(&in);
+    cli_paths_free(&out);
+    if (bad)
+        throw std::runtime_error("");
 }
 
 /* Compare the run folder's replays with its runtime: results.h5 and the table. */
@@ -141,7 +168,10 @@ Results(const std::string& dir, cli_progress* p, bool quiet)
     qr_variant_summary* rows = nullptr;
     size_t n = 0;
     char err[QR_ERRBUF_SIZE];
-    if (qr_results_write(dir.c_str(), Status, p, &rows, &n, err))
+    int rc = qr_results_write(dir.c_str(), Status, p, &rows, &n, err);
+    if (rc == QR_ECANCELED)
+        throw Interrupted();
+    if (rc)
         throw std::runtime_error(err);
     cli_progress_done(p);
     if (!quiet)
@@ -179,18 +209,29 @@ qr_cmd_metrics(int argc, char** argv)
     cli_args_free(&a);
     cli_progress p;
     cli_progress_init(&p, quiet);
+    cli_catch_signals();
     try
     {
+        CheckMetricsOutputs("metrics", dir);
         Results(dir, &p, quiet);
         if (!quiet)
             printf("output             %s/results.h5\n", dir.c_str());
         fflush(stdout);
     }
+    catch (const Interrupted&)
+    {
+        cli_progress_done(&p);
+        fprintf(stderr, "qreplay metrics: interrupted; no results.h5 written\n");
+        cli_restore_signals();
+        return cli_interrupted_status();
+    }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
-        return cli_fail("metrics", "%s", e.what());
+        cli_restore_signals();
+        return *e.what() ? cli_fail("metrics", "%s", e.what()) : 1;
     }
+    cli_restore_signals();
     return figures ? cli_figures("metrics",
                                  "plot_results.py",
                                  (dir + "/results.h5").c_str(),
@@ -220,6 +261,11 @@ qr_cmd_replay(int argc, char** argv)
         set.mode = QR_MODE_TAGGED;
     else if (mode)
         rc = cli_usage_error("replay", "--mode: unknown replay mode '%s' (plain or tagged)", mode);
+    if (rc < 0 && name &&
+        (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')))
+        rc = cli_usage_error("replay",
+                             "--name: '%s' is not a folder name (no '/', not . or ..)",
+                             name);
     if (rc < 0 && !IsDir(dir + "/recording"))
         rc = cli_fail("replay",
                       "%s/recording: no recording (run qreplay run or qreplay runtime -o "
@@ -237,7 +283,7 @@ qr_cmd_replay(int argc, char** argv)
     ScenarioPtr s(sc, qr_scenario_destroy);
     cli_progress p;
     cli_progress_init(&p, quiet);
-    QrCatchSignals();
+    cli_catch_signals();
     char err[QR_ERRBUF_SIZE];
     try
     {
@@ -263,7 +309,20 @@ qr_cmd_replay(int argc, char** argv)
         if (set.th_ns < 0)
             throw std::runtime_error("--th: must not be negative");
         set.name = name ? name : "";
-        set.cancel = &g_qr_cancel;
+        set.cancel = &cli_signal;
+        {
+            cli_paths in{}, out{};
+            cli_paths_add_recording(&in, (dir + "/recording").c_str());
+            cli_paths_add_scenario(&in, scen, s.get());
+            std::string vdir = dir + "/replay/" + VariantOf(set);
+            cli_paths_add(&out, "%s/replay.h5", vdir.c_str());
+            cli_paths_add(&out, "%s/arrivals.qra", vdir.c_str());
+            int bad = cli_check_outputs("replay", &out, &in);
+            cli_paths_free(&in);
+            cli_paths_free(&out);
+            if (bad)
+                throw std::runtime_error("");
+        }
         set.progress = [&p](const std::string& x) {
             Status(&p, x.c_str());
         };
@@ -272,7 +331,7 @@ qr_cmd_replay(int argc, char** argv)
         if (!done)
         {
             fprintf(stderr, "qreplay replay: interrupted; nothing written\n");
-            rc = QrInterruptedStatus();
+            rc = cli_interrupted_status();
         }
         else
         {
@@ -287,9 +346,9 @@ qr_cmd_replay(int argc, char** argv)
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
-        rc = cli_fail("replay", "%s", e.what());
+        rc = *e.what() ? cli_fail("replay", "%s", e.what()) : 1;
     }
-    QrRestoreSignals();
+    cli_restore_signals();
     cli_args_free(&a);
     return rc;
 }
@@ -314,18 +373,31 @@ qr_cmd_run(int argc, char** argv)
         return 1;
     ScenarioPtr s(sc, qr_scenario_destroy);
     const qr_config* c = qr_scenario_config(sc);
-    QrCatchSignals();
+    cli_catch_signals();
+    {
+        cli_paths in{}, out{};
+        cli_paths_add_scenario(&in, scenarioPath.c_str(), sc);
+        for (const char* f : {"/results.h5",
+                              "/recording/recording.h5",
+                              "/recording/truth/truth.h5",
+                              "/recording/truth/arrivals.qra"})
+            cli_paths_add(&out, "%s%s", dir.c_str(), f);
+        cli_paths_add_dir(&out, (dir + "/recording/pcap").c_str());
+        int bad = cli_check_outputs("run", &out, &in);
+        cli_paths_free(&in);
+        cli_paths_free(&out);
+        if (bad)
+        {
+            cli_restore_signals();
+            return 1;
+        }
+    }
     unlink((dir + "/results.h5").c_str());
     ClearReplays(dir);
     if (!quiet)
         printf("== runtime -> %s/recording\n", dir.c_str());
     fflush(stdout);
-    rc = QrRuntimeStep("run",
-                       sc,
-                       QrScenarioName(scenarioPath.c_str()),
-                       dir + "/recording",
-                       true,
-                       quiet);
+    rc = QrRuntimeStep("run", sc, scenarioPath.c_str(), dir + "/recording", true, quiet);
     cli_progress p;
     cli_progress_init(&p, quiet);
     try
@@ -342,7 +414,7 @@ qr_cmd_run(int argc, char** argv)
                     ReplaySettings set;
                     set.mode = m;
                     set.th_ns = c->sampling.th_ns[i];
-                    set.cancel = &g_qr_cancel;
+                    set.cancel = &cli_signal;
                     set.progress = [&p](const std::string& x) {
                         Status(&p, x.c_str());
                     };
@@ -356,7 +428,7 @@ qr_cmd_run(int argc, char** argv)
                     {
                         cli_progress_done(&p);
                         fprintf(stderr, "qreplay run: interrupted; no results written\n");
-                        rc = QrInterruptedStatus();
+                        rc = cli_interrupted_status();
                     }
                 }
             }
@@ -372,12 +444,18 @@ qr_cmd_run(int argc, char** argv)
             Results(dir, &p, quiet);
         }
     }
+    catch (const Interrupted&)
+    {
+        cli_progress_done(&p);
+        fprintf(stderr, "qreplay run: interrupted; no results written\n");
+        rc = cli_interrupted_status();
+    }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
-        rc = cli_fail("run", "%s", e.what());
+        rc = *e.what() ? cli_fail("run", "%s", e.what()) : 1;
     }
-    QrRestoreSignals();
+    cli_restore_signals();
     if (rc == 0 && figures)
         rc = cli_figures("run",
                          "plot_results.py",

@@ -23,40 +23,6 @@ extern "C"
 
 using namespace ns3;
 
-volatile std::sig_atomic_t g_qr_cancel = 0;
-
-static void
-OnSignal(int sig)
-{
-    g_qr_cancel = sig;
-}
-
-static struct sigaction g_oldInt, g_oldTerm;
-
-void
-QrCatchSignals()
-{
-    g_qr_cancel = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = OnSignal;
-    sigaction(SIGINT, &sa, &g_oldInt);
-    sigaction(SIGTERM, &sa, &g_oldTerm);
-}
-
-void
-QrRestoreSignals()
-{
-    sigaction(SIGINT, &g_oldInt, nullptr);
-    sigaction(SIGTERM, &g_oldTerm, nullptr);
-}
-
-int
-QrInterruptedStatus()
-{
-    return g_qr_cancel == SIGTERM ? 143 : 130;
-}
-
 static const cli_opt kOpts[] = {
     CLI_OPT_SET,
     CLI_OPT_OUT("output folder (default: the scenario's [output] dir)"),
@@ -122,7 +88,7 @@ FctSummary(const QreplayRuntime& rt)
 int
 QrRuntimeStep(const char* command,
               const qr_scenario* s,
-              const std::string& name,
+              const char* scenarioFile,
               const std::string& dir,
               bool arrivals,
               bool quiet)
@@ -133,9 +99,9 @@ QrRuntimeStep(const char* command,
 
     QreplayRuntime::Options opt;
     opt.outDir = dir;
-    opt.scenarioName = name;
+    opt.scenarioName = QrScenarioName(scenarioFile);
     opt.arrivals = arrivals != 0;
-    opt.cancel = &g_qr_cancel;
+    opt.cancel = &cli_signal;
     opt.progress = [&progress](const QreplayRuntime::Progress& p) {
         double simMs = p.now.GetSeconds() * 1e3;
         double rate = p.wallSeconds > 0 ? p.events / p.wallSeconds : 0;
@@ -154,6 +120,19 @@ QrRuntimeStep(const char* command,
                             left);
     };
     int rc = 0;
+    {
+        cli_paths in{}, out{};
+        cli_paths_add_scenario(&in, scenarioFile, s);
+        for (const char* f : {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra"})
+            cli_paths_add(&out, "%s%s", dir.c_str(), f);
+        for (uint32_t h = 0; h < qr_config_hosts(cfg); h++)
+            cli_paths_add(&out, "%s/%s", dir.c_str(), QreplayRuntime::PcapName(h).c_str());
+        int bad = cli_check_outputs(command, &out, &in);
+        cli_paths_free(&in);
+        cli_paths_free(&out);
+        if (bad)
+            return 1;
+    }
     try
     {
         QreplayRuntime rt(s, opt);
@@ -166,7 +145,7 @@ QrRuntimeStep(const char* command,
                     "qreplay %s: interrupted at %s simulated; nothing written\n",
                     command,
                     FormatTime(rt.GetEnd().GetNanoSeconds()).c_str());
-            rc = QrInterruptedStatus();
+            rc = cli_interrupted_status();
         }
         else
         {
@@ -247,14 +226,14 @@ qr_cmd_runtime(int argc, char** argv)
     const qr_config* cfg = qr_scenario_config(s);
     const char* out = cli_value(&a, "out");
     std::string dir = out ? out : cfg->output.dir;
-    QrCatchSignals();
+    cli_catch_signals();
     rc = QrRuntimeStep("runtime",
                        s,
-                       QrScenarioName(a.pos[0]),
+                       a.pos[0],
                        dir,
                        cli_count(&a, "no-arrivals") == 0,
                        cli_count(&a, "quiet") > 0);
-    QrRestoreSignals();
+    cli_restore_signals();
     qr_scenario_destroy(s);
     cli_args_free(&a);
     return rc;

@@ -10,22 +10,15 @@ extern "C"
 #include "qreplay/scenario.h"
 }
 
-/* Set (to the signal's number) by SIGINT/SIGTERM while QrCatchSignals is in force; long steps
- * stop cleanly. */
-extern volatile std::sig_atomic_t g_qr_cancel;
-void QrCatchSignals();
-void QrRestoreSignals();
-/* The exit status of an interrupted command: 130 for SIGINT, 143 for SIGTERM. */
-int QrInterruptedStatus();
-
 /* "12.345 ms" or "678.000 us". */
 std::string FormatTime(int64_t ns);
 
-/* Run the recorded runtime of s into dir, printing its summary unless quiet. Returns the exit
+/* Run the recorded runtime of s (loaded from scenarioFile) into dir, printing its summary unless
+ * quiet; refuses outputs that are inputs. Returns the exit
  * status: 0, 1 (error, printed as "qreplay COMMAND: ..."), 130/143 (interrupted). */
 int QrRuntimeStep(const char* command,
                   const qr_scenario* s,
-                  const std::string& name,
+                  const char* scenarioFile,
                   const std::string& dir,
                   bool arrivals,
                   bool quiet);

@@ -367,3 +367,73 @@ Test(pipeline, bad_inputs_are_clear_errors_that_leave_no_results)
     cr_assert(strstr(err, "no recording"), "%s", err);
     no_partials(dir);
 }
+
+/* Send SIGNAL to the command started in the background as soon as a file matching PATTERN exists
+ * (it is then writing its output), and return its exit status. */
+static int interrupt_when(const char *cmd_fmt, const char *pattern, const char *signal_name)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s %s >/dev/null 2>%s/int.err & pid=$!; "
+             "for i in $(seq 6000); do ls %s >/dev/null 2>&1 && break; sleep 0.01; done; "
+             "kill -%s $pid; wait $pid",
+             QR_SOURCE_DIR, QR_PROGRAM, cmd_fmt, dir, pattern, signal_name);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Issue 11, classes 1 and 6: no command writes over its inputs; an interrupted command exits
+ * 130 (SIGINT) or 143 (SIGTERM), leaves nothing partial and keeps what was complete. */
+Test(pipeline, interrupts_and_inputs_are_respected)
+{
+    char args[1024], pat[512], p[512];
+    cr_assert_eq(
+        qreplay("runtime --quiet scenarios/fattree-k4-websearch.ini -o %s/r/recording", dir), 0,
+        "%s", err);
+    cr_assert_eq(qreplay("replay --quiet %s/r --th 5us --name done", dir), 0, "%s", err);
+    /* a replay interrupted: no folder, no files; what was complete is kept */
+    snprintf(args, sizeof args, "replay %s/r --th 0 --name cut", dir);
+    snprintf(pat, sizeof pat, "%s/r/replay/cut/arrivals.qra.partial-*", dir);
+    cr_assert_eq(interrupt_when(args, pat, "TERM"), 143);
+    cr_assert_not(exists("%s/r/replay/cut", dir), "an interrupted replay leaves no folder");
+    no_partials(dir);
+    cr_assert(exists("%s/r/replay/done/replay.h5", dir), "complete replays are kept");
+    /* sample interrupted while writing */
+    cr_assert_eq(qreplay("synth --quiet --packets 2000000 --flows 50 %s/big.pcap", dir), 0);
+    snprintf(args, sizeof args, "sample --quiet %s/big.pcap %s/s.h5", dir, dir);
+    snprintf(pat, sizeof pat, "%s/s.h5.partial-*", dir);
+    cr_assert_eq(interrupt_when(args, pat, "INT"), 130);
+    cr_assert_not(exists("%s/s.h5", dir));
+    no_partials(dir);
+    /* inputs are never written over: the same path, a symbolic link, a hard link */
+    struct stat before, after;
+    snprintf(p, sizeof p, "%s/r/recording/pcap/h0001.pcap", dir);
+    cr_assert_eq(stat(p, &before), 0);
+    cr_assert_eq(qreplay("sample %s %s", p, p), 1);
+    cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
+    char ln[512];
+    snprintf(ln, sizeof ln, "%s/sym.h5", dir);
+    cr_assert_eq(symlink(p, ln), 0);
+    cr_assert_eq(qreplay("sample %s %s", p, ln), 1);
+    snprintf(ln, sizeof ln, "%s/hard.h5", dir);
+    cr_assert_eq(link(p, ln), 0);
+    cr_assert_eq(qreplay("sample %s %s", p, ln), 1);
+    cr_assert_eq(qreplay("isolate %s/r -o %s/r/recording/recording.h5", dir, dir), 1);
+    cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
+    cr_assert_eq(stat(p, &after), 0);
+    cr_assert(before.st_size == after.st_size && before.st_mtime == after.st_mtime,
+              "the capture was not touched");
+    /* an output folder whose recording.h5 is the scenario file itself */
+    snprintf(p, sizeof p, "%s/s2", dir);
+    cr_assert_eq(mkdir(p, 0777), 0);
+    snprintf(ln, sizeof ln, "%s/s2/recording.h5", dir);
+    snprintf(p, sizeof p, "%s/scenarios/single-switch.ini", QR_SOURCE_DIR);
+    cr_assert_eq(symlink(p, ln), 0);
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini -o %s/s2", dir), 1);
+    cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
+    cr_assert_eq(qreplay("scenario scenarios/single-switch.ini --get topology.kind"), 0,
+                 "the scenario file is intact");
+    /* a replay's name cannot leave DIR/replay */
+    cr_assert_eq(qreplay("replay %s/r --name ../recording", dir), 2);
+    cr_assert(strstr(err, "--name"), "%s", err);
+}

@@ -264,3 +264,51 @@ Test(results, results_of_a_hand_built_run_folder)
     cr_assert_neq(access(p, F_OK), 0);
     qr_scenario_destroy(s);
 }
+
+static int stop_now(void *ctx, const char *status)
+{
+    (void)status;
+    return ++*(int *)ctx >= 2; /* the first call goes on, the second stops */
+}
+
+/* Interrupted results (the metrics of a run folder): QR_ECANCELED, no results.h5, no partial. */
+Test(results, a_progress_callback_stops_results_leaving_nothing)
+{
+    char p[256], err[QR_ERRBUF_SIZE];
+    snprintf(p, sizeof p, "%s/recording/truth", dir);
+    cr_assert_eq(qr_make_dirs(p, err), QR_OK);
+    qr_scenario *s;
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    qr_row_flow flows[] = {{0, 0, 1, 10000, 5001, 3000, 0, 500, 500, 0, 1, 1}};
+    qr_row_host hosts[] = {{0, 1, 0, 3, 4500, "pcap/h0000.pcap"}};
+    qr_recording_info ri = {"hand", QR_END_COMPLETED, 1000};
+    snprintf(p, sizeof p, "%s/recording/recording.h5", dir);
+    cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 1, NULL, 0, NULL, 0, err), QR_OK);
+    qr_truth_info ti = {QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0};
+    snprintf(p, sizeof p, "%s/recording/truth/truth.h5", dir);
+    cr_assert_eq(qr_truth_write(p, s, &ti, NULL, 0, NULL, 0, err), QR_OK);
+    snprintf(p, sizeof p, "%s/recording/truth/arrivals.qra", dir);
+    write_log(p, run_log, 4);
+    qr_replay_info pi = {"a", QR_MODE_TAGGED, 0, 7500, 10, 0.1, 1000, 0, 0, 2, {4, 2, 0}};
+    for (int v = 0; v < 2; v++) {
+        snprintf(p, sizeof p, "%s/replay/v%d", dir, v);
+        cr_assert_eq(qr_make_dirs(p, err), QR_OK);
+        snprintf(p, sizeof p, "%s/replay/v%d/arrivals.qra", dir, v);
+        write_log(p, rep_log, 4);
+        snprintf(p, sizeof p, "%s/replay/v%d/replay.h5", dir, v);
+        cr_assert_eq(qr_replay_write(p, s, &pi, NULL, 0, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
+    }
+    qr_variant_summary *rows = NULL;
+    size_t n = 0;
+    int calls = 0;
+    cr_assert_eq(qr_results_write(dir, stop_now, &calls, &rows, &n, err), QR_ECANCELED);
+    cr_assert_eq(calls, 2);
+    cr_assert_null(rows);
+    snprintf(p, sizeof p, "find %s -name '*.partial-*' -o -name results.h5 | grep -q .", dir);
+    cr_assert_neq(system(p), 0, "nothing of results.h5 is left");
+    calls = -100; /* never stops */
+    cr_assert_eq(qr_results_write(dir, stop_now, &calls, &rows, &n, err), QR_OK, "%s", err);
+    cr_assert_eq(n, 2);
+    qr_variant_summaries_free(rows);
+    qr_scenario_destroy(s);
+}

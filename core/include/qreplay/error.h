@@ -33,6 +33,8 @@ enum {
     QR_ESTATE = -13,    /* a call that is not valid in the object's current state */
     QR_EHDF5 = -14,     /* the HDF5 library reported an error */
     QR_ENOTFOUND = -15, /* a looked-up item does not exist */
+    QR_ECANCELED = -16, /* stopped at the caller's request (an interrupt) */
+    QR_ESAMEFILE = -17, /* an output would overwrite one of the inputs */
 };
 
 /* Returns a static, human-readable description of an error code; never NULL. */

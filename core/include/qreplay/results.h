@@ -42,8 +42,14 @@ char *qr_variant_name(qr_drop_mode mode, int64_t th_ns, char *buf, size_t size);
  * folder: reason" (or "FOLDER: not a folder") in errbuf. */
 int qr_make_dirs(const char *dir, char *errbuf);
 
-/* A progress callback: a one-line status. */
-typedef void (*qr_progress_fn)(void *ctx, const char *status);
+/* Whether writing `output` would overwrite one of inputs[0..n) (the same file, also through
+ * another path, a symbolic or a hard link). Returns 0 (no clash, or output does not exist yet) or
+ * QR_ESAMEFILE with "OUTPUT is INPUT: refusing to write over an input" in errbuf. */
+int qr_check_output(const char *output, const char *const *inputs, size_t n, char *errbuf);
+
+/* A progress callback: a one-line status. Returns 0 to go on, non-zero to stop (the caller then
+ * returns QR_ECANCELED and writes nothing). */
+typedef int (*qr_progress_fn)(void *ctx, const char *status);
 
 /* recording.h5: what the runtime's hosts know. */
 typedef struct qr_recording_info {
@@ -122,8 +128,10 @@ typedef struct qr_variant_summary {
 } qr_variant_summary;
 
 /* Compare every replay under run_dir/replay with the runtime and write run_dir/results.h5
- * (DESIGN.md section 5). *rows gets one summary per variant, in qr_variants_list order (caller
- * owns it: free with qr_variant_summaries_free). Returns 0 or an error naming the file. */
+ * (DESIGN.md section 5). progress (may be NULL) is called at every variant and every 2^16
+ * arrivals; when it asks to stop, nothing is written and QR_ECANCELED returned. *rows gets one
+ * summary per variant, in qr_variants_list order (caller owns it: free with
+ * qr_variant_summaries_free). Returns 0 or an error naming the file. */
 int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
                      qr_variant_summary **rows, size_t *n_rows, char *errbuf);
 void qr_variant_summaries_free(qr_variant_summary *rows);
