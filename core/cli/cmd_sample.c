@@ -156,6 +156,8 @@ static int load_pcap(const char *path, struct flowset *fs, cli_progress *p)
             return interrupted();
         }
     }
+    if (rc == QR_END && qr_trace_reader_warning(r)[0])
+        fprintf(stderr, "qreplay sample: warning: %s\n", qr_trace_reader_warning(r));
     qr_trace_reader_close(r);
     if (rc != QR_END)
         return cli_fail("sample", "%s", err);

@@ -162,13 +162,14 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
             break;
         }
     }
+    char cut[1300];
+    snprintf(cut, sizeof cut, "%s", rc == QR_END ? qr_trace_reader_warning(tr) : "");
     qr_trace_reader_close(tr);
     if (rc != QR_END)
         return rc;
     if (hp->n != expected)
-        return qri_err(errbuf, QR_ETRUNC,
-                       "%s: %zu packets, the recording says %" PRIu64 " (truncated?)", path, hp->n,
-                       expected);
+        return qri_err(errbuf, QR_ETRUNC, "%s: %zu packets, the recording says %" PRIu64 " (%s)",
+                       path, hp->n, expected, cut[0] ? cut : "truncated?");
     hp->order = malloc((hp->n ? hp->n : 1) * sizeof *hp->order);
     if (!hp->order)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");

@@ -10,6 +10,7 @@
 #include <pcap/pcap.h>
 
 #include "internal.h"
+#include "qreplay/sampler.h"
 #include "qreplay/trace.h"
 
 #ifndef DLT_IPV4
@@ -27,10 +28,10 @@ struct qr_trace_writer {
 struct qr_trace_reader {
     pcap_t *pcap;
     char path[1024];
-    int nano;
     int dlt;
-    int64_t last_ns;
+    int ended;
     uint64_t count;
+    char warning[1200]; /* "" or what the reader left out and why */
 };
 
 static void put16(uint8_t *b, uint16_t v)
@@ -88,13 +89,24 @@ size_t qr_packet_encode(const qr_packet *p, uint8_t *buf)
     return QR_TRACE_CAPLEN + opt;
 }
 
-int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p)
+int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
+                    size_t why_size)
 {
-    if (len < 20 || (buf[0] >> 4) != 4)
-        return QR_EFORMAT;
+#define WHY(...) ((why ? snprintf(why, why_size, __VA_ARGS__) : 0), QR_EFORMAT)
+    if (len < 1)
+        return WHY("an empty packet");
+    unsigned version = buf[0] >> 4;
+    if (version == 6)
+        return WHY("an IPv6 packet (qreplay reads IPv4)");
+    if (version != 4)
+        return WHY("not an IP packet (IP version %u)", version);
     size_t ihl = (size_t)(buf[0] & 0x0f) * 4;
-    if (ihl < 20 || len < ihl)
-        return QR_EFORMAT;
+    if (ihl < 20)
+        return WHY("a bad IPv4 header length (%zu bytes)", ihl);
+    if (len < ihl)
+        return WHY("cut by the capture's snap length: %zu of %u bytes captured, the IPv4 header "
+                   "needs %zu",
+                   len, wire_len, ihl);
     memset(p, 0, sizeof *p);
     p->tos = buf[1];
     p->ip_len = get16(buf + 2);
@@ -103,18 +115,38 @@ int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packe
     p->proto = buf[9];
     p->src_ip = get32(buf + 12);
     p->dst_ip = get32(buf + 16);
-    (void)wire_len;
-    if (p->proto == 6) {
-        if (len < ihl + 20)
-            return QR_EFORMAT;
-        const uint8_t *t = buf + ihl;
+    if (p->ip_len < ihl)
+        return WHY("IP total length %u is below its header's %zu bytes", p->ip_len, ihl);
+    if (wire_len && p->ip_len > wire_len)
+        return WHY("IP total length %u is beyond the packet's %u bytes on the wire", p->ip_len,
+                   wire_len);
+    unsigned frag = get16(buf + 6) & 0x1fff;
+    if (frag && (p->proto == 6 || p->proto == 17))
+        return WHY("a non-first IP fragment (offset %u bytes): it carries no %s header", frag * 8,
+                   p->proto == 6 ? "TCP" : "UDP");
+    size_t l4 = p->proto == 6 ? 20 : p->proto == 17 ? 8 : 0;
+    if (l4 && p->ip_len < ihl + l4)
+        return WHY("IP total length %u cannot hold the %s header", p->ip_len,
+                   p->proto == 6 ? "TCP" : "UDP");
+    if (l4 && len < ihl + l4)
+        return WHY("cut by the capture's snap length: %zu of %u bytes captured, the %s header "
+                   "needs %zu",
+                   len, wire_len, p->proto == 6 ? "TCP" : "UDP", ihl + l4);
+    const uint8_t *t = buf + ihl;
+    if (l4) {
         p->src_port = get16(t);
         p->dst_port = get16(t + 2);
+    }
+    if (p->proto == 6) {
         p->seq = get32(t + 4);
         p->ack = get32(t + 8);
         p->tcp_flags = t[13];
         p->window = get16(t + 14);
         size_t doff = (size_t)(t[12] >> 4) * 4;
+        if (doff < 20)
+            return WHY("a bad TCP header length (%zu bytes)", doff);
+        if (ihl + doff > p->ip_len)
+            return WHY("a TCP header of %zu bytes beyond the IP total length %u", doff, p->ip_len);
         if (doff > 20) {
             size_t have = len - ihl - 20, want = doff - 20;
             size_t n = (want < have ? want : have) & ~(size_t)3;
@@ -125,6 +157,12 @@ int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packe
         }
     }
     return QR_OK;
+#undef WHY
+}
+
+int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p)
+{
+    return qr_packet_parse(buf, len, wire_len, p, NULL, 0);
 }
 
 int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf)
@@ -218,9 +256,15 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
     }
     int dlt = pcap_datalink(pc);
     if (dlt != DLT_IPV4 && dlt != DLT_RAW) {
-        int rc = qri_err(
-            errbuf, QR_EFORMAT, "%s: link type %s (%d), expected raw IPv4 (LINKTYPE_IPV4 or RAW)",
-            path, pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?", dlt);
+        const char *name = pcap_datalink_val_to_name(dlt);
+        int rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: link type %s (%d): qreplay reads raw-IP captures, as it records them "
+                         "(LINKTYPE_IPV4 or RAW)%s",
+                         path, name ? name : "?", dlt,
+                         dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL
+                             ? "; captures of Ethernet or Linux cooked frames (tcpdump, Wireshark) "
+                               "cannot be read yet: an import command for them is planned"
+                             : "");
         pcap_close(pc);
         return rc;
     }
@@ -240,29 +284,53 @@ int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
 {
     if (!r || !p)
         return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    if (r->ended)
+        return QR_END;
     struct pcap_pkthdr *h;
     const u_char *data;
+    FILE *fp = pcap_file(r->pcap);
+    long at = fp ? ftell(fp) : -1;
     int rc = pcap_next_ex(r->pcap, &h, &data);
-    if (rc == PCAP_ERROR_BREAK)
+    if (rc == PCAP_ERROR_BREAK) {
+        r->ended = 1;
         return QR_END;
+    }
     if (rc != 1) {
         const char *msg = pcap_geterr(r->pcap);
-        int code = strstr(msg, "truncated") ? QR_ETRUNC : QR_EFORMAT;
-        return qri_err(errbuf, code, "%s: packet %" PRIu64 ": %s", r->path, r->count + 1, msg);
+        if (strstr(msg, "truncated")) {
+            /* the file ends inside its last record (a capture stopped mid-write): the whole
+             * packets before it are the capture */
+            r->ended = 1;
+            snprintf(r->warning, sizeof r->warning,
+                     "%s: the last record, at byte %ld, is cut short (the capture stopped "
+                     "mid-write); read the %" PRIu64 " whole packets before it",
+                     r->path, at, r->count);
+            return QR_END;
+        }
+        return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": %s", r->path, r->count + 1,
+                       msg);
     }
-    if (qr_packet_decode(data, h->caplen, h->len, p) != QR_OK)
-        return qri_err(errbuf, QR_EFORMAT,
-                       "%s: packet %" PRIu64 ": not an IPv4/TCP header (%u bytes captured)",
-                       r->path, r->count + 1, h->caplen);
+    char why[256];
+    if (qr_packet_parse(data, h->caplen, h->len, p, why, sizeof why) != QR_OK)
+        return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": %s", r->path, r->count + 1,
+                       why);
+    /* nanoseconds (the reader asks libpcap for nanosecond precision whatever the file's) */
+    if (h->ts.tv_sec < 0 || h->ts.tv_usec < 0 || h->ts.tv_usec >= 1000000000 ||
+        (int64_t)h->ts.tv_sec > QR_TIME_MAX / 1000000000)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: packet %" PRIu64 ": timestamp %lld s %ld ns is outside 0 .. 2^62 ns",
+                       r->path, r->count + 1, (long long)h->ts.tv_sec, (long)h->ts.tv_usec);
     p->time_ns = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec;
-    if (r->count > 0 && p->time_ns < r->last_ns)
-        return qri_err(errbuf, QR_EORDER,
-                       "%s: packet %" PRIu64 ": timestamp %" PRId64
-                       " ns goes backwards (previous %" PRId64 " ns)",
-                       r->path, r->count + 1, p->time_ns, r->last_ns);
-    r->last_ns = p->time_ns;
+    if (p->time_ns > QR_TIME_MAX)
+        return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": timestamp beyond 2^62 ns",
+                       r->path, r->count + 1);
     r->count++;
     return QR_OK;
+}
+
+const char *qr_trace_reader_warning(const qr_trace_reader *r)
+{
+    return r->warning;
 }
 
 uint64_t qr_trace_reader_count(const qr_trace_reader *r)

@@ -26,7 +26,8 @@ extern "C" {
 #define QR_TCP_ECE 0x40
 #define QR_TCP_CWR 0x80
 
-/* One sent packet. Addresses and ports in host byte order. */
+/* One sent packet. Addresses and ports in host byte order (ports of TCP and UDP; 0 for other
+ * protocols). */
 typedef struct qr_packet {
     int64_t time_ns; /* send time (first bit on the wire) as the host's clock saw it */
     uint32_t src_ip, dst_ip;
@@ -64,10 +65,18 @@ int qr_trace_writer_close(qr_trace_writer *w, char *errbuf);
  * (qr_trace_reader_close). */
 int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf);
 
-/* Read the next packet into *p. Returns 0, QR_END at the end of the file, or QR_ETRUNC (file cut
- * inside a packet), QR_EFORMAT (not IPv4, capture shorter than the headers), QR_EORDER (timestamp
- * before the previous packet's), with "FILE: packet N: reason" in errbuf. */
+/* Read the next packet into *p. Returns 0; QR_END at the end of the file, also when the file ends
+ * inside its last record (a capture stopped mid-write: the whole packets before it are read, and
+ * qr_trace_reader_warning says where the cut is); QR_EFORMAT for a packet that cannot be read as
+ * IPv4 (+ TCP or UDP), saying why (IPv6, not IP, cut by the snap length, a non-first fragment, an
+ * IP length below its headers or beyond the packet, a bad TCP header length) or a corrupt record;
+ * QR_EVALUE for a timestamp outside [0, 2^62] ns; always "FILE: packet N: reason" in errbuf.
+ * Timestamps may go backwards between packets: order matters within a flow direction only, and
+ * the sampler checks it there. */
 int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf);
+
+/* What the reader left out, e.g. a cut last record ("" if nothing); borrowed from r. */
+const char *qr_trace_reader_warning(const qr_trace_reader *r);
 
 /* Packets read so far. */
 uint64_t qr_trace_reader_count(const qr_trace_reader *r);
@@ -82,10 +91,14 @@ char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size);
 
 /* Serialize a packet's IPv4 + TCP headers with the TCP options (network byte order, valid IP
  * checksum) into buf[QR_TRACE_CAPLEN_MAX]; returns the bytes written (40 + tcp_opt_len, options
- * beyond 40 bytes or not a multiple of 4 are cut to fit). Parse reads them back (options only as
- * far as captured). Parse returns 0 or QR_EFORMAT. */
+ * beyond 40 bytes or not a multiple of 4 are cut to fit). Decode reads them back (options only as
+ * far as captured): returns 0 or QR_EFORMAT; qr_packet_parse does the same and writes why a packet
+ * cannot be read into why[why_size] (may be NULL). wire_len is the packet's length on the wire
+ * (0: unknown). */
 size_t qr_packet_encode(const qr_packet *p, uint8_t *buf);
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p);
+int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
+                    size_t why_size);
 
 #ifdef __cplusplus
 }
