@@ -13,6 +13,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
+#include "qreplay/textio.h"
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
@@ -164,55 +165,69 @@ static int load_pcap(const char *path, struct flowset *fs, cli_progress *p)
     return 0;
 }
 
-static int load_csv(const char *path, FILE *fp, struct flowset *fs, cli_progress *p)
+static int load_csv(const char *path, struct flowset *fs, cli_progress *p)
 {
-    char line[512];
+    char err[QR_ERRBUF_SIZE];
+    qr_lines *in;
+    if (qr_lines_open(&in, path, err))
+        return cli_fail("sample", "%s", err);
+    char *line;
+    size_t len;
     long lineno = 0;
-    while (fgets(line, sizeof line, fp)) {
-        lineno++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n')
-            return cli_fail("sample", "%s:%ld: line too long", path, lineno);
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
+    int rc;
+    while ((rc = qr_lines_next(in, &line, &len, &lineno, err)) == QR_OK) {
         if (lineno == 1) {
-            if (strcmp(line, "flow,time_ns") != 0)
+            if (strcmp(line, "flow,time_ns") != 0) {
+                qr_lines_close(in);
                 return cli_fail("sample", "%s:1: expected the header 'flow,time_ns'", path);
+            }
             continue;
         }
         if (len == 0)
             continue;
         char *comma = strrchr(line, ',');
-        if (!comma || comma == line)
-            return cli_fail("sample", "%s:%ld: expected 'flow,time_ns'", path, lineno);
-        *comma = '\0';
-        if (strlen(line) >= QR_FLOW_NAME_MAX)
-            return cli_fail("sample", "%s:%ld: flow name longer than %d characters", path, lineno,
-                            QR_FLOW_NAME_MAX - 1);
-        char *end;
-        errno = 0;
-        long long t = strtoll(comma + 1, &end, 10);
-        if (errno || end == comma + 1 || *end != '\0' || t < 0 || !isdigit((unsigned char)comma[1]))
-            return cli_fail("sample", "%s:%ld: time_ns '%s' is not a whole number of ns >= 0", path,
-                            lineno, comma + 1);
+        const char *bad = NULL;
+        long long t = 0;
+        if (!comma || comma == line) {
+            bad = "expected 'flow,time_ns'";
+        } else {
+            *comma = '\0';
+            char *end;
+            errno = 0;
+            t = strtoll(comma + 1, &end, 10);
+            if (strlen(line) >= QR_FLOW_NAME_MAX)
+                bad = "flow name longer than 63 characters";
+            else if (errno || end == comma + 1 || *end != '\0' || t < 0 || t > QR_TIME_MAX ||
+                     !isdigit((unsigned char)comma[1]))
+                bad = "time_ns is not a whole number of ns in 0 .. 2^62";
+        }
+        if (bad) {
+            qr_lines_close(in);
+            return cli_fail("sample", "%s:%ld: %s", path, lineno, bad);
+        }
         struct flow *f = flow_get(fs, line);
-        if (!f)
-            return cli_fail("sample", "out of memory");
-        if (f->n > 0 && t < f->times[f->n - 1])
-            return cli_fail("sample",
-                            "%s:%ld: flow %s goes back in time (%lld ns after %" PRId64
-                            " ns at line %ld)",
-                            path, lineno, line, t, f->times[f->n - 1], f->first_line);
-        if (flow_push(f, t))
-            return cli_fail("sample", "out of memory");
+        if (!f || (f->n > 0 && t < f->times[f->n - 1]) || flow_push(f, t)) {
+            rc = !f ? cli_fail("sample", "out of memory")
+                 : f->n > 0 && t < f->times[f->n - 1]
+                     ? cli_fail("sample",
+                                "%s:%ld: flow %s goes back in time (%lld ns after %" PRId64
+                                " ns at line %ld)",
+                                path, lineno, line, t, f->times[f->n - 1], f->first_line)
+                     : cli_fail("sample", "out of memory");
+            qr_lines_close(in);
+            return rc;
+        }
         f->first_line = lineno;
         fs->packets++;
         cli_progress_update(p, "sample: read %" PRIu64 " packets", fs->packets);
-        if (cli_signal)
+        if (cli_signal) {
+            qr_lines_close(in);
             return interrupted();
+        }
     }
-    if (ferror(fp))
-        return cli_fail("sample", "%s: read error", path);
+    qr_lines_close(in);
+    if (rc != QR_END)
+        return cli_fail("sample", "%s", err);
     if (lineno == 0)
         return cli_fail("sample", "%s: empty file", path);
     return 0;
@@ -234,9 +249,8 @@ static int load_input(const char *path, struct flowset *fs, cli_progress *p)
         fclose(fp);
         rc = load_pcap(path, fs, p); /* anything not a CSV gets pcap's verdict on its format */
     } else {
-        rewind(fp);
-        rc = load_csv(path, fp, fs, p);
         fclose(fp);
+        rc = load_csv(path, fs, p);
     }
     return rc;
 }

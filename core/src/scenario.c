@@ -1,4 +1,5 @@
 /* Scenario files: a fixed schema of typed keys, parsed from INI with libinih. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -215,6 +216,11 @@ static int resolve_input(const char *text, const char *base_dir, const char *dat
                 snprintf(buf, sizeof buf, "%s", text);
         }
     }
+    /* a file found is named by its absolute path: the printed scenario then loads back to the
+     * same file from any folder (a recording, a sweep's run) */
+    char abs[PATH_MAX];
+    if (file_exists(buf) && realpath(buf, abs))
+        snprintf(buf, sizeof buf, "%s", abs);
     if (qri_strlcpy(out, buf, QR_PATH_MAX))
         return qri_err(errbuf, QR_EVALUE, "path '%s' is too long", text);
     return QR_OK;
@@ -398,17 +404,53 @@ struct parse_ctx {
     const char *str;
     int line;
     int section_line; /* line of the latest [section] header */
-    int long_line;    /* first line that exceeded the reader's buffer */
+    int long_line;    /* first line that exceeded the reader's buffer and could not be passed on */
+    int bad_line;     /* first line with a NUL or control character */
+    int bad_char;
+    char *line_buf; /* the whole current line */
+    size_t line_cap;
+    char **long_values; /* values too long for inih's line buffer, passed as "\x01N" */
+    size_t n_long;
     int err_line;
     int err_code;
     char *errbuf;
     char err[QR_ERRBUF_SIZE];
 };
 
+/* A line too long for inih's buffer (INI_MAX_LINE): a "key = value" line is passed on as
+ * "key = \x01N" with the value kept aside (the handler puts it back); a long comment is passed as
+ * an empty comment. Returns 0, or -1 if the line cannot be passed on. */
+static int pass_long_line(struct parse_ctx *c, const char *line, char *buf, int num)
+{
+    const char *s = line + strspn(line, " \t");
+    if (*s == ';' || *s == '#') {
+        snprintf(buf, (size_t)num, ";");
+        return 0;
+    }
+    const char *eq = strpbrk(s, "=:");
+    if (!eq || *s == '[')
+        return -1;
+    const char *v = eq + 1;
+    v += strspn(v, " \t");
+    char **vals = realloc(c->long_values, (c->n_long + 1) * sizeof *vals);
+    if (!vals)
+        return -1;
+    c->long_values = vals;
+    if (!(vals[c->n_long] = strdup(v)))
+        return -1;
+    /* inline comments (" ;") end a value, as inih would have it */
+    char *cut = strstr(vals[c->n_long], " ;");
+    if (cut)
+        *cut = '\0';
+    int n = snprintf(buf, (size_t)num, "%.*s= \x01%zu", (int)(eq - line), line, c->n_long);
+    c->n_long++;
+    return n < num - 1 ? 0 : -1;
+}
+
 static char *reader(char *buf, int num, void *stream)
 {
     struct parse_ctx *c = stream;
-    int n = 0;
+    size_t n = 0;
     int ch;
     int got = 0;
     for (;;) {
@@ -422,20 +464,46 @@ static char *reader(char *buf, int num, void *stream)
         got = 1;
         if (ch == '\n')
             break;
-        if (n < num - 2) {
-            buf[n++] = (char)ch;
-        } else if (!c->long_line) {
-            c->long_line = c->line + 1;
+        if ((ch < 0x20 && ch != '\t' && ch != '\r') || ch == 0x7f) {
+            if (!c->bad_line) {
+                c->bad_line = c->line + 1;
+                c->bad_char = ch;
+            }
+            ch = ' ';
         }
+        if (n + 2 >= c->line_cap) {
+            size_t cap = c->line_cap ? 2 * c->line_cap : 256;
+            if (cap > (1u << 20)) { /* a "line" of a megabyte is no scenario */
+                if (!c->long_line)
+                    c->long_line = c->line + 1;
+                continue;
+            }
+            char *b = realloc(c->line_buf, cap);
+            if (!b)
+                return NULL;
+            c->line_buf = b;
+            c->line_cap = cap;
+        }
+        c->line_buf[n++] = (char)ch;
     }
     if (!got)
         return NULL;
     c->line++;
-    buf[n] = '\0';
+    if (n && c->line_buf[n - 1] == '\r')
+        n--;
+    c->line_buf[n] = '\0';
+    if ((int)n <= num - 2) {
+        memcpy(buf, c->line_buf, n + 1);
+    } else if (pass_long_line(c, c->line_buf, buf, num) != 0) {
+        if (!c->long_line)
+            c->long_line = c->line;
+        buf[0] = '\0';
+    }
     if (buf[strspn(buf, " \t")] == '[')
         c->section_line = c->line;
-    buf[n++] = '\n';
-    buf[n] = '\0';
+    size_t len = strlen(buf);
+    buf[len++] = '\n';
+    buf[len] = '\0';
     return buf;
 }
 
@@ -457,6 +525,8 @@ static int handler(void *user, const char *section, const char *name, const char
     } else {
         char origin[QR_PATH_MAX + 32];
         snprintf(origin, sizeof origin, "%s:%d", c->name, c->line);
+        if (value[0] == '\x01') /* a long value kept aside by the reader */
+            value = c->long_values[strtoul(value + 1, NULL, 10)];
         rc = set_key(c->s, i, value, c->base_dir, origin, eb);
         if (rc)
             qri_err_prefix(eb, "[%s] %s", section, name);
@@ -479,10 +549,19 @@ static int do_parse(struct parse_ctx *c)
     for (size_t i = 0; i < N_KEYS; i++)
         c->s->keys[i].set_by_file = 0;
     int ret = ini_parse_stream(reader, c, handler, c);
+    free(c->line_buf);
+    for (size_t i = 0; i < c->n_long; i++)
+        free(c->long_values[i]);
+    free(c->long_values);
+    if (c->bad_line && (!c->err_code || c->bad_line <= c->err_line) &&
+        (ret <= 0 || c->bad_line <= ret))
+        return qri_err(c->errbuf, QR_ESYNTAX, "%s:%d: a %s byte (0x%02x): a scenario is text",
+                       c->name, c->bad_line, c->bad_char == 0 ? "NUL" : "control",
+                       (unsigned)c->bad_char);
     if (c->long_line && (!c->err_code || c->long_line <= c->err_line) &&
         (ret <= 0 || c->long_line <= ret))
-        return qri_err(c->errbuf, QR_ESYNTAX, "%s:%d: line longer than %d characters", c->name,
-                       c->long_line, INI_MAX_LINE - 2);
+        return qri_err(c->errbuf, QR_ESYNTAX, "%s:%d: a line too long to read", c->name,
+                       c->long_line);
     if (ret < 0)
         return qri_err(c->errbuf, QR_ENOMEM, "%s: out of memory while parsing", c->name);
     if (ret > 0 && (!c->err_code || ret < c->err_line))
@@ -551,6 +630,14 @@ int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
         return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown key", section, key);
     if (s->keys[i].set_by_override)
         return qri_err(errbuf, QR_EDUP, "--set %s.%s: given twice", section, key);
+    /* a value the printed scenario could not carry would not load back the same */
+    for (const char *v = eq + 1; *v; v++)
+        if ((unsigned char)*v < 0x20 || *v == 0x7f || *v == ';')
+            return qri_err(errbuf, QR_EVALUE,
+                           "--set %s.%s: a value cannot contain %s (a scenario file could not "
+                           "hold it)",
+                           section, key,
+                           *v == ';' ? "';' (it starts a comment)" : "control characters");
     int rc = set_key(s, i, eq + 1, ".", "--set", errbuf);
     if (rc) {
         qri_err_prefix(errbuf, "--set %s.%s", section, key);

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "qreplay/random.h"
 #include "qreplay/scenario.h"
+#include "qreplay/textio.h"
 #include "qreplay/units.h"
 #include "qreplay/workload.h"
 
@@ -28,8 +29,9 @@ static int check_points(const double *x, const double *p, size_t n, const int *l
     if (n < 2)
         return qri_err(errbuf, QR_EVALUE, "%s: a CDF needs at least two points", name);
     for (size_t i = 0; i < n; i++) {
-        if (!(x[i] >= 0) || !isfinite(x[i]))
-            return qri_err(errbuf, QR_EVALUE, "%s:%d: size must be a finite number >= 0", WHERE(i));
+        if (!(x[i] >= 0) || !(x[i] <= 1e15))
+            return qri_err(errbuf, QR_EVALUE, "%s:%d: size must be a number of bytes in 0 .. 1e15",
+                           WHERE(i));
         if (!(p[i] >= 0 && p[i] <= 1))
             return qri_err(errbuf, QR_EVALUE, "%s:%d: probability must lie in [0, 1]", WHERE(i));
         if (i > 0 && x[i] < x[i - 1])
@@ -64,6 +66,13 @@ static int cdf_build(qr_cdf **out, const double *x, const double *p, size_t n, c
     double mean = p[0] * x[0];
     for (size_t i = 0; i + 1 < n; i++)
         mean += (p[i + 1] - p[i]) * 0.5 * (x[i] + x[i + 1]);
+    if (!(mean >= 1.0)) {
+        qr_cdf_destroy(c);
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: the sizes average %.3g bytes: a flow-size CDF must average at least "
+                       "one byte",
+                       name, mean);
+    }
     c->mean = mean;
     *out = c;
     return QR_OK;
@@ -80,29 +89,26 @@ int qr_cdf_load(qr_cdf **out, const char *path, char *errbuf)
 {
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "cdf: NULL argument");
-    FILE *fp = fopen(path, "r");
-    if (!fp)
+    qr_lines *in;
+    if (qr_lines_open(&in, path, errbuf))
         return qri_err(errbuf, QR_ENOENT, "%s: cannot open flow-size CDF", path);
     size_t n = 0, cap = 0;
     double *x = NULL, *p = NULL;
     int *lines = NULL;
-    char line[512];
-    int lineno = 0;
-    int rc = QR_OK;
-    while (!rc && fgets(line, sizeof line, fp)) {
-        lineno++;
+    char *line;
+    long lineno = 0;
+    int rc;
+    while ((rc = qr_lines_next(in, &line, NULL, &lineno, errbuf)) == QR_OK) {
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
-        char *s = line;
-        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
-            s++;
+        char *s = line + strspn(line, " \t");
         if (*s == '\0')
             continue;
         double a, b;
         char extra;
         if (sscanf(s, "%lf %lf %c", &a, &b, &extra) != 2) {
-            rc = qri_err(errbuf, QR_ESYNTAX, "%s:%d: expected 'bytes probability'", path, lineno);
+            rc = qri_err(errbuf, QR_ESYNTAX, "%s:%ld: expected 'bytes probability'", path, lineno);
             break;
         }
         if (n == cap) {
@@ -117,19 +123,17 @@ int qr_cdf_load(qr_cdf **out, const char *path, char *errbuf)
             if (nl)
                 lines = nl;
             if (!nx || !np || !nl) {
-                rc = QR_ENOMEM;
+                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
                 break;
             }
         }
         x[n] = a;
         p[n] = b;
-        lines[n] = lineno;
+        lines[n] = (int)lineno;
         n++;
     }
-    if (!rc && ferror(fp))
-        rc = qri_err(errbuf, QR_EIO, "%s: read error", path);
-    fclose(fp);
-    if (!rc)
+    qr_lines_close(in);
+    if (rc == QR_END)
         rc = cdf_build(out, x, p, n, lines, path, errbuf);
     free(x);
     free(p);
@@ -250,6 +254,16 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
         gsl_rng_set(r, (unsigned long)qr_seed_derive(cfg->seed, "workload.background", 0));
         double lambda_per_ns = cfg->load * (double)cfg->link_rate_bps * cfg->n_hosts /
                                (8.0 * qr_cdf_mean(cfg->sizes)) / 1e9;
+        double expected = lambda_per_ns * (double)cfg->duration_ns;
+        if (expected > QR_FLOWS_MAX) {
+            gsl_rng_free(r);
+            free(others);
+            free(chosen);
+            return qri_err(errbuf, QR_EVALUE,
+                           "workload: the background would start about %.3g flows (mean size %.3g "
+                           "bytes), more than %g: lower the load or the duration",
+                           expected, qr_cdf_mean(cfg->sizes), (double)QR_FLOWS_MAX);
+        }
         double t = 0;
         for (;;) {
             t += gsl_ran_exponential(r, 1.0 / lambda_per_ns);
@@ -307,72 +321,94 @@ int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n
         return qri_err(errbuf, QR_EINVAL, "flows: NULL argument");
     *flows = NULL;
     *n_flows = 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp)
+    qr_lines *in;
+    if (qr_lines_open(&in, path, errbuf))
         return qri_err(errbuf, QR_ENOENT, "%s: cannot open flow list", path);
+    static const char *const names[4] = {"src", "dst", "bytes", "start"};
     struct flowvec fv = {0};
-    char line[512];
-    int lineno = 0, header = 0, rc = QR_OK;
-    while (!rc && fgets(line, sizeof line, fp)) {
-        lineno++;
+    char *line;
+    long lineno = 0;
+    int header = 0, rc;
+    while ((rc = qr_lines_next(in, &line, NULL, &lineno, errbuf)) == QR_OK) {
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
-        char *fields[5];
-        int nf = 0;
-        char *save = NULL;
-        char *blank = line + strspn(line, " \t\r\n");
-        if (*blank == '\0')
+        if (line[strspn(line, " \t")] == '\0')
             continue;
-        for (char *tok = strtok_r(line, ",", &save); tok && nf < 5;
-             tok = strtok_r(NULL, ",", &save)) {
-            tok += strspn(tok, " \t");
-            size_t n = strlen(tok);
-            while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\r' ||
-                         tok[n - 1] == '\n'))
-                tok[--n] = '\0';
-            fields[nf++] = tok;
+        /* exactly four comma-separated fields, each trimmed; an empty one is an error */
+        char *fields[4];
+        int nf = 0;
+        for (char *f = line;; nf++) {
+            char *comma = strchr(f, ',');
+            if (nf < 4) {
+                if (comma)
+                    *comma = '\0';
+                f += strspn(f, " \t");
+                size_t n = strlen(f);
+                while (n && (f[n - 1] == ' ' || f[n - 1] == '\t'))
+                    f[--n] = '\0';
+                fields[nf] = f;
+            }
+            if (!comma)
+                break;
+            f = comma + 1;
         }
+        nf++;
         if (!header) {
             if (nf != 4 || strcmp(fields[0], "src") || strcmp(fields[1], "dst") ||
                 strcmp(fields[2], "bytes") || strcmp(fields[3], "start")) {
-                rc = qri_err(errbuf, QR_ESYNTAX, "%s:%d: expected the header 'src,dst,bytes,start'",
-                             path, lineno);
+                rc = qri_err(errbuf, QR_ESYNTAX,
+                             "%s:%ld: expected the header 'src,dst,bytes,start'", path, lineno);
                 break;
             }
             header = 1;
             continue;
         }
         if (nf != 4) {
-            rc = qri_err(errbuf, QR_ESYNTAX, "%s:%d: expected 4 fields: src,dst,bytes,start", path,
-                         lineno);
+            rc = qri_err(errbuf, QR_ESYNTAX, "%s:%ld: %d fields, expected 4: src,dst,bytes,start",
+                         path, lineno, nf);
             break;
         }
+        for (int k = 0; k < 4 && !rc; k++)
+            if (fields[k][0] == '\0')
+                rc = qri_err(errbuf, QR_ESYNTAX, "%s:%ld: field %d (%s) is empty", path, lineno,
+                             k + 1, names[k]);
+        if (rc)
+            break;
         int64_t src, dst;
         qr_flow f = {.id = fv.n};
         if ((rc = qr_parse_int(fields[0], 0, (int64_t)n_hosts - 1, &src, errbuf)) ||
             (rc = qr_parse_int(fields[1], 0, (int64_t)n_hosts - 1, &dst, errbuf)) ||
             (rc = qr_parse_bytes(fields[2], &f.bytes, errbuf)) ||
             (rc = qr_parse_time_ns(fields[3], &f.start_ns, errbuf))) {
-            qri_err_prefix(errbuf, "%s:%d", path, lineno);
+            qri_err_prefix(errbuf, "%s:%ld", path, lineno);
             break;
         }
         if (src == dst) {
-            rc = qri_err(errbuf, QR_EVALUE, "%s:%d: src and dst are both host %lld", path, lineno,
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: src and dst are both host %lld", path, lineno,
                          (long long)src);
             break;
         }
         if (f.bytes == 0) {
-            rc = qri_err(errbuf, QR_EVALUE, "%s:%d: a flow of 0 bytes", path, lineno);
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: a flow of 0 bytes", path, lineno);
+            break;
+        }
+        if (f.start_ns < 0) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: a negative start time", path, lineno);
             break;
         }
         f.src = (uint32_t)src;
         f.dst = (uint32_t)dst;
+        if (fv.n >= QR_FLOWS_MAX) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: more than %d flows", path, lineno,
+                         QR_FLOWS_MAX);
+            break;
+        }
         rc = push_flow(&fv, f);
     }
-    if (!rc && !header)
-        rc = qri_err(errbuf, QR_ESYNTAX, "%s: empty flow list (no header)", path);
-    fclose(fp);
+    qr_lines_close(in);
+    if (rc == QR_END)
+        rc = header ? QR_OK : qri_err(errbuf, QR_ESYNTAX, "%s: empty flow list (no header)", path);
     return finish_schedule(&fv, rc, flows, n_flows);
 }
 

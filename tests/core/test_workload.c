@@ -231,3 +231,79 @@ Test(workload, explicit_flow_lists)
     cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_ESYNTAX);
     unlink(path);
 }
+
+/* Issue 11, class 3: the text readers. */
+Test(workload, cdfs_that_would_not_end_or_overflow_are_refused)
+{
+    const char *path = "/tmp/qr-cdf-bad.txt";
+    qr_cdf *c;
+    char err[QR_ERRBUF_SIZE];
+    write_file(path, "0 0\n0 0.5\n0 1\n");
+    cr_assert_eq(qr_cdf_load(&c, path, err), QR_EVALUE, "all-zero sizes used to loop forever");
+    cr_assert(strstr(err, "average") && strstr(err, "one byte"), "%s", err);
+    write_file(path, "0 0\n1 1\n"); /* mean 0.5 byte */
+    cr_assert_eq(qr_cdf_load(&c, path, err), QR_EVALUE);
+    write_file(path, "1 0\n1e16 1\n");
+    cr_assert_eq(qr_cdf_load(&c, path, err), QR_EVALUE);
+    cr_assert(strstr(err, ":2:") && strstr(err, "1e15"), "%s", err);
+    /* a comment longer than any line buffer is a comment, all of it */
+    FILE *f = fopen(path, "w");
+    fputs("# ", f);
+    for (int i = 0; i < 5000; i++)
+        fputs("1 1 ", f);
+    fputs("\n100 0\n200 1\n", f);
+    fclose(f);
+    cr_assert_eq(qr_cdf_load(&c, path, err), QR_OK, "%s", err);
+    cr_assert_float_eq(qr_cdf_mean(c), 150.0, 1e-9);
+    qr_cdf_destroy(c);
+    /* a NUL byte is an error naming its line */
+    f = fopen(path, "w");
+    fwrite("100 0\n200\0 1\n", 1, 13, f);
+    fclose(f);
+    cr_assert_eq(qr_cdf_load(&c, path, err), QR_ESYNTAX);
+    cr_assert(strstr(err, ":2:") && strstr(err, "NUL"), "%s", err);
+    unlink(path);
+    /* a background of more flows than a schedule holds is refused, not generated */
+    write_file(path, "1 0\n2 1\n");
+    cr_assert_eq(qr_cdf_load(&c, path, err), QR_OK, "%s", err);
+    qr_workload_cfg w = cfg_for(c, 1);
+    w.load = 1.0;
+    w.duration_ns = 1000000000;
+    qr_flow *fl;
+    size_t n;
+    cr_assert_eq(qr_workload_generate(&w, &fl, &n, err), QR_EVALUE);
+    cr_assert(strstr(err, "lower the load"), "%s", err);
+    qr_cdf_destroy(c);
+    unlink(path);
+}
+
+Test(workload, flow_lists_keep_their_columns)
+{
+    const char *path = "/tmp/qr-flows-bad.csv";
+    qr_flow *f;
+    size_t n;
+    char err[QR_ERRBUF_SIZE];
+    write_file(path, "src,dst,bytes,start\n0,,10KB,0\n");
+    cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_ESYNTAX,
+                 "an empty field shifted the rest");
+    cr_assert(strstr(err, ":2:") && strstr(err, "field 2 (dst) is empty"), "%s", err);
+    write_file(path, "src,dst,bytes,start\n0,1,10KB,0,5\n");
+    cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_ESYNTAX);
+    cr_assert(strstr(err, "5 fields"), "%s", err);
+    FILE *fp = fopen(path, "w");
+    fputs("src,dst,bytes,start\n# ", fp);
+    for (int i = 0; i < 300; i++)
+        fputs("0,1,1KB,0 ", fp);
+    fputs("\n1,2,3KB,1ms\n", fp);
+    fclose(fp);
+    cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_OK, "%s", err);
+    cr_assert_eq(n, 1, "the tail of a long comment is no flow");
+    cr_assert(f[0].src == 1 && f[0].bytes == 3000 && f[0].start_ns == 1000000);
+    qr_flows_free(f);
+    fp = fopen(path, "w");
+    fwrite("src,dst,bytes,start\n0,1,1KB\0,0\n", 1, 31, fp);
+    fclose(fp);
+    cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_ESYNTAX);
+    cr_assert(strstr(err, ":2:") && strstr(err, "NUL"), "%s", err);
+    unlink(path);
+}

@@ -14,8 +14,9 @@ extern "C" {
 /* An empirical CDF of flow sizes: points (bytes, cumulative probability), linearly interpolated. */
 typedef struct qr_cdf qr_cdf;
 
-/* Read a CDF file: one "bytes probability" pair per line ('#' starts a comment). Sizes and
- * probabilities must not decrease, probabilities lie in [0, 1] and the last is 1.
+/* Read a CDF file: one "bytes probability" pair per line ('#' starts a comment). Sizes lie in
+ * [0, 1e15] bytes and probabilities in [0, 1], neither decreases, the last probability is 1 and
+ * the sizes average at least one byte (a CDF of zero-byte flows would start flows without end).
  * Returns 0, QR_ENOENT, QR_ESYNTAX or QR_EVALUE with "FILE:LINE: reason" in errbuf.
  * Caller owns *out (qr_cdf_destroy). */
 int qr_cdf_load(qr_cdf **out, const char *path, char *errbuf);
@@ -31,6 +32,9 @@ double qr_cdf_mean(const qr_cdf *c);
 
 /* The size at cumulative probability u in [0, 1] (inverse CDF), rounded to whole bytes, >= 1. */
 uint64_t qr_cdf_quantile(const qr_cdf *c, double u);
+
+/* The most flows a schedule may hold (a flow list's lines, a generated background). */
+#define QR_FLOWS_MAX 100000000
 
 /* A flow of the schedule: `bytes` from host src to host dst, starting at start_ns. */
 typedef struct qr_flow {

@@ -1,0 +1,32 @@
+/* qreplay: reading text files line by line, the same way for every text input (flow lists, CDFs,
+ * qreplay sample's CSV): a line of any length up to QR_LINE_MAX, without its "\n" or "\r\n"; a
+ * NUL byte (binary data) is an error naming the file and line, never the silent end of a line. */
+#ifndef QREPLAY_TEXTIO_H
+#define QREPLAY_TEXTIO_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The longest line any text input may have (bytes). */
+#define QR_LINE_MAX (1 << 20)
+
+typedef struct qr_lines qr_lines;
+
+/* Open a text file. Returns 0 or QR_ENOENT ("FILE: reason"). Caller owns *out
+ * (qr_lines_close). */
+int qr_lines_open(qr_lines **out, const char *path, char *errbuf);
+
+/* The next line (borrowed until the next call; *len its length) and its number (from 1). Returns
+ * 0, QR_END, QR_ESYNTAX ("FILE:LINE: a NUL byte ...", "FILE:LINE: longer than 1 MiB") or QR_EIO. */
+int qr_lines_next(qr_lines *l, char **line, size_t *len, long *lineno, char *errbuf);
+
+/* Close; NULL is allowed. */
+void qr_lines_close(qr_lines *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

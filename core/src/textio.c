@@ -1,0 +1,86 @@
+/* Text files line by line (textio.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/textio.h"
+
+struct qr_lines {
+    FILE *fp;
+    char *path;
+    char *buf;
+    size_t cap;
+    long lineno;
+};
+
+int qr_lines_open(qr_lines **out, const char *path, char *errbuf)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
+    qr_lines *l = calloc(1, sizeof *l);
+    if (!l || !(l->path = strdup(path))) {
+        free(l);
+        fclose(fp);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    l->fp = fp;
+    *out = l;
+    return QR_OK;
+}
+
+int qr_lines_next(qr_lines *l, char **line, size_t *len, long *lineno, char *errbuf)
+{
+    size_t n = 0;
+    int ch, got = 0;
+    while ((ch = getc(l->fp)) != EOF) {
+        got = 1;
+        if (ch == '\n')
+            break;
+        if (n + 2 > l->cap) {
+            if (l->cap >= QR_LINE_MAX)
+                return qri_err(errbuf, QR_ESYNTAX, "%s:%ld: a line longer than 1 MiB", l->path,
+                               l->lineno + 1);
+            size_t cap = l->cap ? 2 * l->cap : 256;
+            char *b = realloc(l->buf, cap);
+            if (!b)
+                return qri_err(errbuf, QR_ENOMEM, "out of memory");
+            l->buf = b;
+            l->cap = cap;
+        }
+        if (ch == '\0')
+            return qri_err(errbuf, QR_ESYNTAX, "%s:%ld: a NUL byte (binary data, not text)",
+                           l->path, l->lineno + 1);
+        l->buf[n++] = (char)ch;
+    }
+    if (ferror(l->fp))
+        return qri_err(errbuf, QR_EIO, "%s: read error", l->path);
+    if (!got)
+        return QR_END;
+    if (n && l->buf[n - 1] == '\r')
+        n--;
+    if (!l->buf) {
+        l->buf = malloc(1);
+        if (!l->buf)
+            return qri_err(errbuf, QR_ENOMEM, "out of memory");
+        l->cap = 1;
+    }
+    l->buf[n] = '\0';
+    *line = l->buf;
+    if (len)
+        *len = n;
+    *lineno = ++l->lineno;
+    return QR_OK;
+}
+
+void qr_lines_close(qr_lines *l)
+{
+    if (!l)
+        return;
+    fclose(l->fp);
+    free(l->buf);
+    free(l->path);
+    free(l);
+}
