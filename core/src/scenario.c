@@ -46,7 +46,8 @@ struct keydef {
     enum ktype type;
     size_t offset;
     const char *def;
-    double min, max; /* for numbers */
+    double min, max; /* the range of numbers, times (ns), sizes (bytes), rates (bit/s) and event
+                      * rates (/s); none if both are 0 */
     const char *const *names;
     const char *help;
 };
@@ -61,28 +62,28 @@ static const struct keydef schema[] = {
     {"topology", "k", KT_INT, OFF(topology.k), "4", 2, 64, NULL, "FatTree arity (even)"},
     {"topology", "hosts", KT_INT, OFF(topology.hosts), "3", 2, 63, NULL,
      "hosts on the star (2..63)"},
-    {"links", "rate", KT_RATE, OFF(links.rate_bps), "10Gbps", 0, 0, NULL, "every link's rate"},
-    {"links", "delay", KT_TIME, OFF(links.delay_ns), "1us", 0, 0, NULL,
+    {"links", "rate", KT_RATE, OFF(links.rate_bps), "10Gbps", 1e3, 1e13, NULL, "every link's rate"},
+    {"links", "delay", KT_TIME, OFF(links.delay_ns), "1us", 0, 1e9, NULL,
      "propagation delay per link"},
-    {"buffer", "size", KT_BYTES, OFF(buffer.size_bytes), "2MB", 0, 0, NULL,
+    {"buffer", "size", KT_BYTES, OFF(buffer.size_bytes), "2MB", 1, 1e12, NULL,
      "shared buffer per switch"},
     {"buffer", "alpha", KT_DOUBLE, OFF(buffer.alpha), "1", 1e-6, 1e6, NULL,
      "dynamic-threshold alpha: threshold = alpha * (size - occupancy)"},
-    {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0B", 0, 0, NULL,
+    {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0B", 0, 1e12, NULL,
      "mark ECN CE on packets joining a queue longer than this (0: never; dctcp needs it)"},
     {"traffic", "pattern", KT_ENUM, OFF(traffic.pattern), "websearch", 0, 0, pattern_names,
      "websearch (Poisson background) or flows (explicit list)"},
     {"traffic", "load", KT_PERCENT, OFF(traffic.load), "30%", 0, 0, NULL,
      "offered background load on host links"},
-    {"traffic", "duration", KT_TIME, OFF(traffic.duration_ns), "5ms", 0, 0, NULL,
+    {"traffic", "duration", KT_TIME, OFF(traffic.duration_ns), "5ms", 0, 1e12, NULL,
      "flows start during this time"},
-    {"traffic", "stop", KT_TIME, OFF(traffic.stop_ns), "50ms", 0, 0, NULL,
+    {"traffic", "stop", KT_TIME, OFF(traffic.stop_ns), "50ms", 0, 1e15, NULL,
      "hard end of simulated time"},
-    {"traffic", "incast_rate", KT_PERSEC, OFF(traffic.incast_rate_per_s), "0", 0, 0, NULL,
+    {"traffic", "incast_rate", KT_PERSEC, OFF(traffic.incast_rate_per_s), "0", 0, 1e9, NULL,
      "incast events per second, network-wide (0 for none)"},
     {"traffic", "incast_fanin", KT_INT, OFF(traffic.incast_fanin), "40", 1, 100000, NULL,
      "servers per incast"},
-    {"traffic", "incast_size", KT_BYTES, OFF(traffic.incast_size_bytes), "250KB", 0, 0, NULL,
+    {"traffic", "incast_size", KT_BYTES, OFF(traffic.incast_size_bytes), "250KB", 1, 1e12, NULL,
      "response size per incast server"},
     {"traffic", "flows", KT_INPATH, OFF(traffic.flows), "", 0, 0, NULL,
      "explicit flow list (CSV: src,dst,bytes,start) for pattern = flows"},
@@ -90,34 +91,35 @@ static const struct keydef schema[] = {
      "flow-size distribution (empirical CDF: bytes probability per line)"},
     {"tcp", "variant", KT_ENUM, OFF(tcp.variant), "newreno", 0, 0, tcp_names,
      "newreno, dctcp or cubic"},
-    {"tcp", "min_rto", KT_TIME, OFF(tcp.min_rto_ns), "10ms", 0, 0, NULL,
+    {"tcp", "min_rto", KT_TIME, OFF(tcp.min_rto_ns), "10ms", 0, 1e12, NULL,
      "minimum retransmission timeout"},
-    {"tcp", "delack_timeout", KT_TIME, OFF(tcp.delack_timeout_ns), "1ms", 0, 0, NULL,
+    {"tcp", "delack_timeout", KT_TIME, OFF(tcp.delack_timeout_ns), "1ms", 0, 1e12, NULL,
      "delayed-ACK timeout (keep it below min_rto unless studying their interaction)"},
     {"tcp", "delack_count", KT_INT, OFF(tcp.delack_count), "2", 1, 64, NULL,
      "segments received before an ACK is sent (1: no delayed ACK)"},
-    {"tcp", "syn_timeout", KT_TIME, OFF(tcp.syn_timeout_ns), "1s", 0, 0, NULL,
+    {"tcp", "syn_timeout", KT_TIME, OFF(tcp.syn_timeout_ns), "1s", 1, 1e12, NULL,
      "timeout before a lost SYN is sent again (Linux and RFC 6298: 1 s)"},
     {"tcp", "init_cwnd", KT_INT, OFF(tcp.init_cwnd), "10", 1, 1000, NULL,
      "initial congestion window (segments of 1448 B)"},
-    {"tcp", "rcvbuf", KT_BYTES, OFF(tcp.rcvbuf_bytes), "1MB", 0, 0, NULL,
+    {"tcp", "rcvbuf", KT_BYTES, OFF(tcp.rcvbuf_bytes), "1MB", 1, 4294967295, NULL,
      "socket receive buffer (bounds the advertised window)"},
-    {"tcp", "sndbuf", KT_BYTES, OFF(tcp.sndbuf_bytes), "1MB", 0, 0, NULL, "socket send buffer"},
-    {"host", "proc_delay", KT_TIME, OFF(host.proc_delay_ns), "0", 0, 0, NULL,
+    {"tcp", "sndbuf", KT_BYTES, OFF(tcp.sndbuf_bytes), "1MB", 1, 4294967295, NULL,
+     "socket send buffer"},
+    {"host", "proc_delay", KT_TIME, OFF(host.proc_delay_ns), "0", 0, 1e9, NULL,
      "per-packet host processing delay"},
-    {"host", "proc_jitter", KT_TIME, OFF(host.proc_jitter_ns), "0", 0, 0, NULL,
+    {"host", "proc_jitter", KT_TIME, OFF(host.proc_jitter_ns), "0", 0, 1e9, NULL,
      "standard deviation of the processing delay"},
     {"host", "nic_queue", KT_INT, OFF(host.nic_queue), "10000", 1, 100000000, NULL,
      "packets the host NIC queue holds (hosts should not drop their own packets)"},
-    {"clock", "max_offset", KT_TIME, OFF(clock.max_offset_ns), "5us", 0, 0, NULL,
+    {"clock", "max_offset", KT_TIME, OFF(clock.max_offset_ns), "5us", 0, 1e12, NULL,
      "host clock offsets are uniform in [0, max_offset]"},
-    {"sampling", "th", KT_TIMELIST, OFF(sampling.th_ns), "2us,5us,10us", 0, 0, NULL,
+    {"sampling", "th", KT_TIMELIST, OFF(sampling.th_ns), "2us,5us,10us", 0, 1e9, NULL,
      "sampling error bounds; 0 means exact times"},
     {"sampling", "method", KT_ENUM, OFF(sampling.method), "rate", 0, 0, method_names,
      "rate (bounded error) or gap (strawman)"},
     {"replay", "modes", KT_ENUMSET, OFF(replay.modes), "plain,tagged", 0, 0, mode_names,
      "replay drop decisions to run: plain, tagged"},
-    {"replay", "margin", KT_MARGIN, OFF(replay.margin_bytes), "5MTU", 0, 0, NULL,
+    {"replay", "margin", KT_MARGIN, OFF(replay.margin_bytes), "5MTU", 0, 1e12, NULL,
      "occupancy margin for dropping tagged packets (MTU or bytes)"},
     {"sweep", "loads", KT_PERCENTLIST, OFF(sweep.loads), "30%", 0, 0, NULL,
      "background loads the sweep workflow runs (each overrides [traffic] load)"},
@@ -226,6 +228,31 @@ static int resolve_input(const char *text, const char *base_dir, const char *dat
     return QR_OK;
 }
 
+/* A bound of a key's range in the key's own units ("1s", "1TB", "10Tbps"). */
+static const char *bound_text(const struct keydef *kd, double v, char *buf, size_t size)
+{
+    switch (kd->type) {
+    case KT_TIME:
+    case KT_TIMELIST: return qr_format_time((int64_t)v, buf, size);
+    case KT_BYTES:
+    case KT_MARGIN: return qr_format_bytes((uint64_t)v, buf, size);
+    case KT_RATE: return qr_format_rate((uint64_t)v, buf, size);
+    case KT_PERSEC: snprintf(buf, size, "%g/s", v); return buf;
+    default: snprintf(buf, size, "%g", v); return buf;
+    }
+}
+
+/* Values the whole pipeline can represent (ns-3's times and 32-bit socket buffers, the buffer's
+ * threshold arithmetic, the sampler): outside its range a key's value is refused, naming it. */
+static int check_range(const struct keydef *kd, const char *text, double v, char *errbuf)
+{
+    if ((kd->min == 0 && kd->max == 0) || (v >= kd->min && v <= kd->max))
+        return QR_OK;
+    char lo[32], hi[32];
+    return qri_err(errbuf, QR_EVALUE, "'%s' is outside %s .. %s", text,
+                   bound_text(kd, kd->min, lo, sizeof lo), bound_text(kd, kd->max, hi, sizeof hi));
+}
+
 /* Parse text as the key's type and store it in cfg. */
 static int parse_value(const struct keydef *kd, const char *text, const char *base_dir,
                        const char *data_dir, qr_config *cfg, char *errbuf)
@@ -248,20 +275,49 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         return rc;
     }
     case KT_DOUBLE: return qr_parse_double(text, kd->min, kd->max, (double *)field, errbuf);
-    case KT_TIME: return qr_parse_time_ns(text, (int64_t *)field, errbuf);
+    case KT_TIME: {
+        int64_t v;
+        rc = qr_parse_time_ns(text, &v, errbuf);
+        if (!rc && v < 0)
+            rc = qri_err(errbuf, QR_EVALUE, "'%s' is negative", text);
+        if (!rc)
+            rc = check_range(kd, text, (double)v, errbuf);
+        if (!rc)
+            *(int64_t *)field = v;
+        return rc;
+    }
     case KT_RATE: {
         uint64_t v;
         rc = qr_parse_rate_bps(text, &v, errbuf);
         if (!rc && v == 0)
             rc = qri_err(errbuf, QR_EVALUE, "rate must be positive");
         if (!rc)
+            rc = check_range(kd, text, (double)v, errbuf);
+        if (!rc)
             *(uint64_t *)field = v;
         return rc;
     }
-    case KT_BYTES: return qr_parse_bytes(text, (uint64_t *)field, errbuf);
-    case KT_MARGIN: return qr_parse_bytes_or_mtu(text, (uint64_t *)field, errbuf);
+    case KT_BYTES:
+    case KT_MARGIN: {
+        uint64_t v;
+        rc = kd->type == KT_BYTES ? qr_parse_bytes(text, &v, errbuf)
+                                  : qr_parse_bytes_or_mtu(text, &v, errbuf);
+        if (!rc)
+            rc = check_range(kd, text, (double)v, errbuf);
+        if (!rc)
+            *(uint64_t *)field = v;
+        return rc;
+    }
     case KT_PERCENT: return qr_parse_percent(text, (double *)field, errbuf);
-    case KT_PERSEC: return qr_parse_per_second(text, (double *)field, errbuf);
+    case KT_PERSEC: {
+        double v;
+        rc = qr_parse_per_second(text, &v, errbuf);
+        if (!rc)
+            rc = check_range(kd, text, v, errbuf);
+        if (!rc)
+            *(double *)field = v;
+        return rc;
+    }
     case KT_ENUM: {
         int v;
         rc = parse_enum(text, kd->names, &v, errbuf);
@@ -310,6 +366,11 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
             return qri_err(errbuf, QR_EVALUE, "'%s' is not a comma-separated list", text);
         if (kd->type == KT_TIMELIST) {
             rc = qr_parse_time_list(text, times, QR_LIST_MAX, &n, errbuf);
+            for (size_t j = 0; !rc && j < n; j++) {
+                char item[32];
+                rc = check_range(kd, qr_format_time(times[j], item, sizeof item), (double)times[j],
+                                 errbuf);
+            }
             if (rc)
                 return rc;
             memcpy(cfg->sampling.th_ns, times, n * sizeof times[0]);

@@ -326,3 +326,29 @@ Test(scenario, sweep_loads_are_a_strict_percent_list)
         qr_scenario_destroy(s);
     }
 }
+
+/* Issue 11, class 4: every key's value is one the whole pipeline can represent; beyond, a clear
+ * error with the range. */
+Test(scenario, values_outside_what_the_pipeline_represents)
+{
+    const char *bad[][2] = {
+        {"tcp.rcvbuf=4GiB", "4294967295B"},        {"tcp.sndbuf=5GB", "4294967295B"},
+        {"links.delay=9223372036s", "1s"},         {"host.proc_delay=9000000000s", "1s"},
+        {"clock.max_offset=9000000000s", "1000s"}, {"buffer.size=9000000GB", "1000GB"},
+        {"replay.margin=9000000GB", "1000GB"},     {"links.rate=18000000Tbps", "10Tbps"},
+        {"traffic.stop=9000000000s", "1000000s"},  {"sampling.th=5us,2s", "1s"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        qr_scenario *t;
+        cr_assert_eq(qr_scenario_create(&t), QR_OK);
+        cr_assert_eq(qr_scenario_set(t, bad[i][0], err), QR_EVALUE, "%s", bad[i][0]);
+        cr_assert(strstr(err, "outside") && strstr(err, bad[i][1]), "%s: %s", bad[i][0], err);
+        qr_scenario_destroy(t);
+    }
+    /* the edges are accepted */
+    cr_assert_eq(qr_scenario_set(s, "tcp.rcvbuf=4294967295B", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "buffer.size=1000GB", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "buffer.alpha=1000000", err), QR_OK, "%s", err);
+    /* with the largest size and alpha the threshold still fits */
+    const qr_config *c = qr_scenario_config(s);
+    cr_assert_lt((double)c->buffer.size_bytes * c->buffer.alpha, 9.2e18);
+}
