@@ -55,7 +55,7 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     f->file = QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
-    H5Pclose(fapl);
+    QUIET(H5Pclose(fapl));
     if (f->file < 0) {
         int rc = qri_err(errbuf, QR_EIO,
                          "%s: cannot create HDF5 file (does the folder exist and "
@@ -88,7 +88,7 @@ int qr_h5_group(qr_h5 *f, const char *path, char *errbuf)
                 hid_t g = QUIET(H5Gcreate2(f->file, buf, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
                 if (g < 0)
                     return qri_err(errbuf, QR_EHDF5, "%s: cannot create group %s", f->partial, buf);
-                H5Gclose(g);
+                QUIET(H5Gclose(g));
             }
             *p = c;
             if (c == '\0')
@@ -114,8 +114,8 @@ static int write_attr(qr_h5 *f, const char *obj, const char *name, hid_t type, c
     hid_t a = QUIET(H5Acreate2(o, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
     herr_t w = a >= 0 ? QUIET(H5Awrite(a, type, value)) : -1;
     if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(space);
+        QUIET(H5Aclose(a));
+    QUIET(H5Sclose(space));
     H5Oclose(o);
     if (w < 0)
         return qri_err(errbuf, QR_EHDF5, "%s: cannot write attribute %s of %s", f->partial, name,
@@ -130,7 +130,7 @@ int qr_h5_attr_str(qr_h5 *f, const char *obj, const char *name, const char *valu
     H5Tset_cset(t, H5T_CSET_UTF8);
     const char *v = value ? value : "";
     int rc = write_attr(f, obj, name, t, &v, errbuf);
-    H5Tclose(t);
+    QUIET(H5Tclose(t));
     return rc;
 }
 
@@ -199,7 +199,7 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
         hid_t ft = field_type(&fields[i]);
         bad = ft < 0 || H5Tinsert(t->mem_type, fields[i].name, fields[i].offset, ft) < 0;
         if (ft >= 0)
-            H5Tclose(ft);
+            QUIET(H5Tclose(ft));
     }
     hid_t file_type = bad ? -1 : H5Tcopy(t->mem_type);
     if (file_type >= 0)
@@ -214,13 +214,13 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
         file_type < 0
             ? -1
             : QUIET(H5Dcreate2(f->file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-    H5Pclose(dcpl);
-    H5Sclose(space);
+    QUIET(H5Pclose(dcpl));
+    QUIET(H5Sclose(space));
     if (file_type >= 0)
-        H5Tclose(file_type);
+        QUIET(H5Tclose(file_type));
     if (t->dset < 0) {
         if (t->mem_type >= 0)
-            H5Tclose(t->mem_type);
+            QUIET(H5Tclose(t->mem_type));
         free(t->buf);
         free(t);
         return qri_err(errbuf, QR_EHDF5, "%s: cannot create table %s", f->partial, path);
@@ -248,14 +248,14 @@ static int flush_rows(qr_h5_table *t, char *errbuf)
     hsize_t start[1] = {t->rows - t->buffered}, count[1] = {t->buffered};
     hsize_t size[1] = {t->rows};
     int ok = QUIET(H5Dset_extent(t->dset, size)) >= 0;
-    hid_t fspace = ok ? H5Dget_space(t->dset) : -1;
+    hid_t fspace = ok ? QUIET(H5Dget_space(t->dset)) : -1;
     ok = ok && fspace >= 0 &&
-         H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0;
+         QUIET(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)) >= 0;
     hid_t mspace = H5Screate_simple(1, count, NULL);
     ok = ok && QUIET(H5Dwrite(t->dset, t->mem_type, mspace, fspace, H5P_DEFAULT, t->buf)) >= 0;
-    H5Sclose(mspace);
+    QUIET(H5Sclose(mspace));
     if (fspace >= 0)
-        H5Sclose(fspace);
+        QUIET(H5Sclose(fspace));
     t->buffered = 0;
     if (!ok)
         return qri_err(errbuf, QR_EHDF5, "%s: cannot write table %s (disk full?)", t->f->partial,
@@ -300,8 +300,8 @@ static void release_table(qr_h5_table *t)
             break;
         }
     }
-    H5Dclose(t->dset);
-    H5Tclose(t->mem_type);
+    QUIET(H5Dclose(t->dset));
+    QUIET(H5Tclose(t->mem_type));
     t->f->open_tables--;
     free(t->buf);
     free(t);
@@ -318,6 +318,17 @@ int qr_h5_table_close(qr_h5_table *t, char *errbuf)
     return rc;
 }
 
+/* The file is to be removed: give its space back first (a full disk is the usual reason to
+ * abort), so that closing it, which flushes, cannot fail again and leave HDF5 to fail at exit. */
+static void release_space(qr_h5 *f)
+{
+    void *handle = NULL;
+    if (QUIET(H5Fget_vfd_handle(f->file, H5P_DEFAULT, &handle)) >= 0 && handle)
+        if (ftruncate(*(int *)handle, 0) != 0) {
+            /* nothing else to do: the file is removed below whatever happens */
+        }
+}
+
 int qr_h5_commit(qr_h5 *f, char *errbuf)
 {
     if (!f)
@@ -327,9 +338,14 @@ int qr_h5_commit(qr_h5 *f, char *errbuf)
         return qri_err(errbuf, QR_ESTATE, "h5: commit with tables still open");
     }
     int rc = QR_OK;
-    if (QUIET(H5Fflush(f->file, H5F_SCOPE_GLOBAL)) < 0 || QUIET(H5Fclose(f->file)) < 0)
+    if (QUIET(H5Fflush(f->file, H5F_SCOPE_GLOBAL)) < 0) {
+        rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish HDF5 file (disk full?)", f->partial);
+        release_space(f);
+        QUIET(H5Fclose(f->file));
+    } else if (QUIET(H5Fclose(f->file)) < 0) {
         rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish HDF5 file", f->partial);
-    else if (rename(f->partial, f->path) != 0)
+    }
+    if (!rc && rename(f->partial, f->path) != 0)
         rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", f->partial, f->path,
                      strerror(errno));
     if (rc)
@@ -342,6 +358,7 @@ void qr_h5_abort(qr_h5 *f)
 {
     if (!f)
         return;
+    release_space(f);
     while (f->tables)
         release_table(f->tables);
     QUIET(H5Fclose(f->file));
@@ -418,7 +435,7 @@ int qr_h5_read_attr_str(qr_h5_reader *r, const char *obj, const char *name, char
             if (!*value)
                 rc = QR_ENOMEM;
         }
-        H5Tclose(mt);
+        QUIET(H5Tclose(mt));
     } else {
         size_t n = H5Tget_size(ft);
         char *v = calloc(1, n + 1);
@@ -430,8 +447,8 @@ int qr_h5_read_attr_str(qr_h5_reader *r, const char *obj, const char *name, char
         } else
             *value = v;
     }
-    H5Tclose(ft);
-    H5Aclose(a);
+    QUIET(H5Tclose(ft));
+    QUIET(H5Aclose(a));
     return rc;
 }
 
@@ -445,7 +462,7 @@ int qr_h5_read_attr_f64(qr_h5_reader *r, const char *obj, const char *name, doub
     if (QUIET(H5Aread(a, H5T_NATIVE_DOUBLE, value)) < 0)
         rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: attribute '%s' is not a number", r->path, obj,
                      name);
-    H5Aclose(a);
+    QUIET(H5Aclose(a));
     return rc;
 }
 
@@ -470,7 +487,7 @@ int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *field
             rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: bad field '%s'", r->path, path,
                          fields[i].name);
         if (t >= 0)
-            H5Tclose(t);
+            QUIET(H5Tclose(t));
     }
     hid_t sp = H5Dget_space(d);
     hssize_t n = H5Sget_simple_extent_npoints(sp);
@@ -483,10 +500,10 @@ int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *field
             rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: fields of another kind", r->path, path);
     }
     if (mt >= 0)
-        H5Tclose(mt);
-    H5Sclose(sp);
-    H5Tclose(ft);
-    H5Dclose(d);
+        QUIET(H5Tclose(mt));
+    QUIET(H5Sclose(sp));
+    QUIET(H5Tclose(ft));
+    QUIET(H5Dclose(d));
     if (rc) {
         free(buf);
         return rc;

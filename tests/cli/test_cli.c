@@ -325,3 +325,26 @@ Test(cli, runtime_interrupted_leaves_nothing)
     cr_assert_not(exists("%s/int/recording.h5", dir));
     no_partials(dir);
 }
+
+/* Issue 11, class 5: a full disk while HDF5 is written is one clear line and exit 1: no HDF5
+ * diagnostics, no crash at exit, nothing left. Needs root for a small tmpfs. */
+Test(cli, a_full_disk_is_a_clear_error)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to mount a small tmpfs");
+    char m[256], cmd[512];
+    snprintf(m, sizeof m, "%s/full", dir);
+    cr_assert_eq(mkdir(m, 0777), 0);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=200k qreplay-test %s 2>/dev/null", m);
+    if (system(cmd) != 0)
+        cr_skip_test("cannot mount a tmpfs here");
+    cr_assert_eq(qreplay("synth --quiet --packets 200000 %s/big.pcap", dir), 0);
+    int rc = qreplay("sample %s/big.pcap %s/o.h5", dir, m);
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", m);
+    int empty = system(cmd) == 0;
+    snprintf(cmd, sizeof cmd, "umount %s", m);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "disk full") && !strstr(err, "HDF5-DIAG"), "%s", err);
+    cr_assert(empty, "a failed write leaves nothing on the full disk");
+}

@@ -398,6 +398,17 @@ Test(pipeline, interrupts_and_inputs_are_respected)
     cr_assert_not(exists("%s/r/replay/cut", dir), "an interrupted replay leaves no folder");
     no_partials(dir);
     cr_assert(exists("%s/r/replay/done/replay.h5", dir), "complete replays are kept");
+    /* issue 11, class 5: a corrupt or missing arrival log is a clear error (and leaks nothing:
+     * the ASan pass runs this) */
+    snprintf(p, sizeof p, "%s/r/replay/done/arrivals.qra", dir);
+    cr_assert_eq(truncate(p, 100), 0);
+    cr_assert_eq(qreplay("metrics --no-figures %s/r", dir), 1);
+    cr_assert(strstr(err, "done/arrivals.qra"), "%s", err);
+    cr_assert_eq(unlink(p), 0);
+    cr_assert_eq(qreplay("metrics --no-figures %s/r", dir), 1);
+    cr_assert(strstr(err, "done/arrivals.qra"), "%s", err);
+    cr_assert_not(exists("%s/r/results.h5", dir));
+    no_partials(dir);
     /* sample interrupted while writing */
     cr_assert_eq(qreplay("synth --quiet --packets 2000000 --flows 50 %s/big.pcap", dir), 0);
     snprintf(args, sizeof args, "sample --quiet %s/big.pcap %s/s.h5", dir, dir);
