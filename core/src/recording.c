@@ -484,7 +484,8 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
         }
         for (size_t i = 0; i < hp->n; i++)
             w.keys[i] = (struct order_key){hp->pk[i].time_ns, (uint32_t)i};
-        qsort(w.keys, hp->n, sizeof *w.keys, cmp_order);
+        if (hp->n)
+            qsort(w.keys, hp->n, sizeof *w.keys, cmp_order);
         for (size_t i = 0; i < hp->n; i++)
             hp->order[i] = w.keys[i].index;
     }

@@ -550,6 +550,11 @@ static char *reader(char *buf, int num, void *stream)
     if (!got)
         return NULL;
     c->line++;
+    if (!c->line_buf) { /* an empty first line */
+        if (!(c->line_buf = malloc(1)))
+            return NULL;
+        c->line_cap = 1;
+    }
     if (n && c->line_buf[n - 1] == '\r')
         n--;
     c->line_buf[n] = '\0';

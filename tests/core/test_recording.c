@@ -179,3 +179,18 @@ Test(recording, a_scenario_for_another_network_is_refused)
     cr_assert_eq(qr_recording_open(&r, "/nonexistent/qr", NULL, err), QR_ENOENT);
     cr_assert(strstr(err, "not a complete recording"), "%s", err);
 }
+
+/* Found by fuzz_recording: a recording in which no host sent anything sorted a NULL array. */
+Test(recording, a_recording_with_no_packets)
+{
+    pcap(0, 0, NULL, 0, 0, 0);
+    pcap(1, 1, NULL, 0, 0, 0);
+    recording(0, 0);
+    qr_recording *r;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    qr_sampling_stats st;
+    cr_assert_eq(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err), QR_OK);
+    cr_assert_eq(st.packets, 0);
+    qr_recording_close(r);
+}

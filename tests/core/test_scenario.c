@@ -352,3 +352,12 @@ Test(scenario, values_outside_what_the_pipeline_represents)
     const qr_config *c = qr_scenario_config(s);
     cr_assert_lt((double)c->buffer.size_bytes * c->buffer.alpha, 9.2e18);
 }
+
+/* Found by fuzz_scenario: a scenario whose first line is empty wrote through a NULL buffer. */
+Test(scenario, an_empty_first_line)
+{
+    cr_assert_eq(qr_scenario_load_string(s, "\n[run]\nseed = 4\n", "e.ini", ".", err), QR_OK, "%s",
+                 err);
+    cr_assert_eq(qr_scenario_config(s)->run.seed, 4);
+    cr_assert_eq(qr_scenario_load_string(s, "\n", "e.ini", ".", err), QR_OK, "%s", err);
+}
