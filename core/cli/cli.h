@@ -73,8 +73,8 @@ void cli_paths_add_scenario(cli_paths *p, const char *file, const struct qr_scen
 void cli_paths_free(cli_paths *p);
 
 /* Refuse to write any of outputs over one of inputs (the same file through any path or link):
- * prints the error and returns 1, else 0. */
-int cli_check_outputs(const char *command, const cli_paths *outputs, const cli_paths *inputs);
+ * prints the error and returns 1, else 0. Releases both lists. */
+int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs);
 
 /* Exit statuses of every command. */
 #define CLI_EXIT_OK 0

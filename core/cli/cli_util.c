@@ -239,11 +239,14 @@ void cli_paths_free(cli_paths *p)
     memset(p, 0, sizeof *p);
 }
 
-int cli_check_outputs(const char *command, const cli_paths *outputs, const cli_paths *inputs)
+int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs)
 {
     char err[QR_ERRBUF_SIZE];
-    for (size_t i = 0; i < outputs->n; i++)
+    int bad = 0;
+    for (size_t i = 0; i < outputs->n && !bad; i++)
         if (qr_check_output(outputs->v[i], (const char *const *)inputs->v, inputs->n, err))
-            return cli_fail(command, "%s", err);
-    return 0;
+            bad = cli_fail(command, "%s", err);
+    cli_paths_free(outputs);
+    cli_paths_free(inputs);
+    return bad;
 }

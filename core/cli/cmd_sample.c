@@ -282,8 +282,6 @@ int qr_cmd_sample(int argc, char **argv)
         cli_paths_add(&outs, "%s", out);
         if (cli_check_outputs("sample", &outs, &ins))
             rc = 1;
-        cli_paths_free(&ins);
-        cli_paths_free(&outs);
     }
     if (rc >= 0) {
         cli_args_free(&a);

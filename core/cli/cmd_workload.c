@@ -119,8 +119,6 @@ int qr_cmd_workload(int argc, char **argv)
         cli_paths_add_scenario(&ins, scenario_file, s);
         cli_paths_add(&outs, "%s", path);
         int bad = cli_check_outputs("workload", &outs, &ins);
-        cli_paths_free(&ins);
-        cli_paths_free(&outs);
         if (bad) {
             rc = 1;
             goto out;

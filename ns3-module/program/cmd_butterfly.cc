@@ -123,8 +123,6 @@ qr_cmd_butterfly(int argc, char** argv)
             cli_paths_add(&out, "%s/runtime%s", dir.c_str(), f);
         cli_paths_add_dir(&out, (dir + "/runtime/pcap").c_str());
         int bad = cli_check_outputs("butterfly", &out, &in);
-        cli_paths_free(&in);
-        cli_paths_free(&out);
         if (bad)
         {
             cli_restore_signals();

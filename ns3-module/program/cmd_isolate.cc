@@ -97,8 +97,6 @@ qr_cmd_isolate(int argc, char** argv)
             cli_paths_add_recording(&in, recDir.c_str());
             cli_paths_add(&outs, "%s", path.c_str());
             int bad = cli_check_outputs("isolate", &outs, &in);
-            cli_paths_free(&in);
-            cli_paths_free(&outs);
             if (bad)
                 throw std::runtime_error("");
         }

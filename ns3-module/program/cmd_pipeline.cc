@@ -155,8 +155,6 @@ CheckMetricsOutputs(const char* cmd, const std::string& dir)
     }
     cli_paths_add(&out, "%s/results.h5", dir.c_str());
     int bad = cli_check_outputs(cmd, &out, &in);
-    cli_paths_free(&in);
-    cli_paths_free(&out);
     if (bad)
         throw std::runtime_error("");
 }
@@ -318,8 +316,6 @@ qr_cmd_replay(int argc, char** argv)
             cli_paths_add(&out, "%s/replay.h5", vdir.c_str());
             cli_paths_add(&out, "%s/arrivals.qra", vdir.c_str());
             int bad = cli_check_outputs("replay", &out, &in);
-            cli_paths_free(&in);
-            cli_paths_free(&out);
             if (bad)
                 throw std::runtime_error("");
         }
@@ -384,8 +380,6 @@ qr_cmd_run(int argc, char** argv)
             cli_paths_add(&out, "%s%s", dir.c_str(), f);
         cli_paths_add_dir(&out, (dir + "/recording/pcap").c_str());
         int bad = cli_check_outputs("run", &out, &in);
-        cli_paths_free(&in);
-        cli_paths_free(&out);
         if (bad)
         {
             cli_restore_signals();

@@ -128,8 +128,6 @@ QrRuntimeStep(const char* command,
         for (uint32_t h = 0; h < qr_config_hosts(cfg); h++)
             cli_paths_add(&out, "%s/%s", dir.c_str(), QreplayRuntime::PcapName(h).c_str());
         int bad = cli_check_outputs(command, &out, &in);
-        cli_paths_free(&in);
-        cli_paths_free(&out);
         if (bad)
             return 1;
     }

@@ -6,19 +6,22 @@
 #include "qreplay/error.h"
 #include "qreplay/queuelog.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
-    const char *path = fuzz_file(data, size, ".qra");
+    const char* path = fuzz_file(data, size, ".qra");
     char err[QR_ERRBUF_SIZE] = "";
-    qr_arrival_reader *r;
-    if (qr_arrival_reader_open(&r, path, err) != QR_OK) {
+    qr_arrival_reader* r;
+    if (qr_arrival_reader_open(&r, path, err) != QR_OK)
+    {
         FUZZ_CHECK(err[0], "open refused without a message");
         unlink(path);
         return 0;
     }
     qr_arrival a;
     int rc;
-    while ((rc = qr_arrival_read(r, &a, err)) == QR_OK) {
+    while ((rc = qr_arrival_read(r, &a, err)) == QR_OK)
+    {
         uint64_t sum = 0;
         for (uint16_t i = 0; i < a.n_flows; i++)
             sum += a.flows[i].bytes;

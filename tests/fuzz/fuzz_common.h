@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 /* Write data to this process's scratch file and return its path (overwritten every call). */
-__attribute__((unused)) static const char *fuzz_file(const uint8_t *data, size_t size,
-                                                 const char *suffix)
+__attribute__((unused)) static const char*
+fuzz_file(const uint8_t* data, size_t size, const char* suffix)
 {
     static char path[128];
     snprintf(path, sizeof path, "/tmp/qr-fuzz-%ld%s", (long)getpid(), suffix);
-    FILE *f = fopen(path, "wb");
+    FILE* f = fopen(path, "wb");
     if (!f)
         abort();
     if (size && fwrite(data, 1, size, f) != size)
@@ -24,8 +24,10 @@ __attribute__((unused)) static const char *fuzz_file(const uint8_t *data, size_t
 }
 
 #define FUZZ_CHECK(cond, ...)                                                                      \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
+    do                                                                                             \
+    {                                                                                              \
+        if (!(cond))                                                                               \
+        {                                                                                          \
             fprintf(stderr, "property broken: " __VA_ARGS__);                                      \
             fputc('\n', stderr);                                                                   \
             abort();                                                                               \

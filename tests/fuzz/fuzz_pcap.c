@@ -8,17 +8,22 @@
 #include "qreplay/sampler.h"
 #include "qreplay/trace.h"
 
-enum { MAX_PACKETS = 4096 };
+enum
+{
+    MAX_PACKETS = 4096
+};
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     if (size < 2)
         return 0;
     int64_t th = (int64_t)data[0] * 100; /* 0 .. 25.5 us */
-    const char *path = fuzz_file(data + 1, size - 1, ".pcap");
+    const char* path = fuzz_file(data + 1, size - 1, ".pcap");
     char err[QR_ERRBUF_SIZE] = "";
-    qr_trace_reader *r;
-    if (qr_trace_reader_open(&r, path, err) != QR_OK) {
+    qr_trace_reader* r;
+    if (qr_trace_reader_open(&r, path, err) != QR_OK)
+    {
         FUZZ_CHECK(err[0], "open refused without a message");
         return 0;
     }
@@ -27,16 +32,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0;
     qr_packet p;
     int rc;
-    while (n < MAX_PACKETS && (rc = qr_trace_read(r, &p, err)) == QR_OK) {
-        FUZZ_CHECK(p.time_ns >= 0 && p.time_ns <= QR_TIME_MAX, "time %lld",
-                   (long long)p.time_ns);
+    while (n < MAX_PACKETS && (rc = qr_trace_read(r, &p, err)) == QR_OK)
+    {
+        FUZZ_CHECK(p.time_ns >= 0 && p.time_ns <= QR_TIME_MAX, "time %lld", (long long)p.time_ns);
         times[n] = p.time_ns;
         keys[n++] = (uint64_t)p.src_ip << 32 ^ p.dst_ip ^ (uint64_t)p.src_port << 16 ^ p.dst_port;
     }
     FUZZ_CHECK(n == MAX_PACKETS || rc == QR_END || err[0], "read refused without a message");
     qr_trace_reader_close(r);
     /* per flow direction: sampling within th */
-    qr_sampler *s;
+    qr_sampler* s;
     qr_sampler_cfg cfg = {QR_SAMPLING_RATE, th};
     if (qr_sampler_create(&s, &cfg))
         abort();
@@ -44,19 +49,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static qr_sample_record recs[MAX_PACKETS];
     static unsigned char done[MAX_PACKETS];
     memset(done, 0, n);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
+    {
         if (done[i])
             continue;
         size_t m = 0;
         for (size_t j = i; j < n; j++)
-            if (keys[j] == keys[i]) {
+            if (keys[j] == keys[i])
+            {
                 flow[m++] = times[j];
                 done[j] = 1;
             }
         size_t nr;
         int64_t worst;
-        if (qr_sample_series(s, flow, m, recs, &nr, inferred, &worst, err) == QR_OK) {
-            FUZZ_CHECK(worst <= th, "inferred %lld ns off at th %lld", (long long)worst,
+        if (qr_sample_series(s, flow, m, recs, &nr, inferred, &worst, err) == QR_OK)
+        {
+            FUZZ_CHECK(worst <= th,
+                       "inferred %lld ns off at th %lld",
+                       (long long)worst,
                        (long long)th);
             FUZZ_CHECK(nr <= m, "%zu records for %zu packets", nr, m);
         }

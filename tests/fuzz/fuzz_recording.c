@@ -12,14 +12,15 @@
 
 static char dir[128];
 
-static void setup(void)
+static void
+setup(void)
 {
     char err[QR_ERRBUF_SIZE], p[256];
     snprintf(dir, sizeof dir, "/tmp/qr-fuzz-rec-%ld", (long)getpid());
     snprintf(p, sizeof p, "%s/pcap", dir);
     if (qr_make_dirs(p, err))
         abort();
-    qr_scenario *s;
+    qr_scenario* s;
     if (qr_scenario_create(&s) || qr_scenario_set(s, "topology.kind=star", err))
         abort();
     qr_row_flow f[] = {{0, 0, 1, 10000, 5001, 6000, 0, 90, 90, 0, 1, 1}};
@@ -27,9 +28,10 @@ static void setup(void)
                        {1, 0, 0, 0, 0, "pcap/h0001.pcap"},
                        {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
     qr_recording_info info = {"fuzz", QR_END_COMPLETED, 100};
-    for (int i = 1; i < 3; i++) {
+    for (int i = 1; i < 3; i++)
+    {
         snprintf(p, sizeof p, "%s/pcap/h%04d.pcap", dir, i);
-        qr_trace_writer *w;
+        qr_trace_writer* w;
         if (qr_trace_writer_open(&w, p, err) || qr_trace_writer_close(w, err))
             abort();
     }
@@ -41,27 +43,28 @@ static void setup(void)
     qr_scenario_destroy(s);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     if (!dir[0])
         setup();
     char p[256], err[QR_ERRBUF_SIZE] = "";
     snprintf(p, sizeof p, "%s/pcap/h0000.pcap", dir);
-    FILE *f = fopen(p, "wb");
+    FILE* f = fopen(p, "wb");
     if (!f)
         abort();
     if (size)
         fwrite(data, 1, size, f);
     fclose(f);
-    qr_recording *r;
+    qr_recording* r;
     int rc = qr_recording_open(&r, dir, NULL, err);
-    FUZZ_CHECK(rc == QR_OK || (err[0] && strstr(err, dir)), "refused without naming it: %s",
-               err);
-    if (rc == QR_OK) {
+    FUZZ_CHECK(rc == QR_OK || (err[0] && strstr(err, dir)), "refused without naming it: %s", err);
+    if (rc == QR_OK)
+    {
         qr_sampling_stats st;
-        FUZZ_CHECK(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err) ==
-                       QR_OK,
-                   "sampling: %s", err);
+        FUZZ_CHECK(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err) == QR_OK,
+                   "sampling: %s",
+                   err);
         qr_recording_close(r);
     }
     return 0;
