@@ -402,6 +402,9 @@ static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_d
     if (qri_strlcpy(text, raw, sizeof text))
         return qri_err(errbuf, QR_EVALUE, "value is too long");
     char *v = trim(text);
+    if (v[0] == ';')
+        return qri_err(errbuf, QR_EVALUE,
+                       "a value cannot start with ';' (a scenario file reads it as a comment)");
     if (schema[i].type == KT_TIMELIST || schema[i].type == KT_ENUMSET ||
         schema[i].type == KT_PERCENTLIST) {
         char *w = v; /* lists are kept without blanks: "2us,5us,10us" */
