@@ -203,9 +203,39 @@ struct pending {
     qr_flow_bytes flows[];
 };
 
+/* Running signed queue-length difference (qr_qlen_diff). */
+struct qlen_acc {
+    uint64_t count, longer, shorter;
+    double sum_bytes;
+};
+
+static void qlen_add(struct qlen_acc *a, int64_t d)
+{
+    a->count++;
+    a->longer += d > 0;
+    a->shorter += d < 0;
+    a->sum_bytes += (double)d;
+}
+
+static void qlen_get(const struct qlen_acc *a, qr_qlen_diff *out)
+{
+    *out = (qr_qlen_diff){a->count, a->longer, a->count - a->longer - a->shorter, a->shorter,
+                          a->count ? a->sum_bytes / (double)a->count / QR_MTU_BYTES : 0.0};
+}
+
+/* Total bytes of a queue content (flow bytes are below 2^40 each, so the sum fits). */
+static int64_t content_bytes(const qr_flow_bytes *f, size_t n)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += f[i].bytes;
+    return s > INT64_MAX ? INT64_MAX : (int64_t)s;
+}
+
 struct qstat {
     qr_location loc;
     qr_hist *h, *hs;
+    struct qlen_acc len;
 };
 
 struct qr_qdiff_stream {
@@ -215,6 +245,7 @@ struct qr_qdiff_stream {
     struct qstat *qs;
     size_t n_qs, cap_qs;
     qr_hist *h, *hs;
+    struct qlen_acc len;
 };
 
 static uint64_t queue_key(qr_location q)
@@ -329,6 +360,9 @@ int qr_qdiff_stream_add(qr_qdiff_stream *m, qr_run run, const qr_snapshot *snap,
     row->time_run_ns = run == QR_RUN_RUNTIME ? snap->time_ns : p->time_ns;
     row->time_rep_ns = run == QR_RUN_RUNTIME ? p->time_ns : snap->time_ns;
     qr_qdiff(fr, nr, fp, np, &row->qdiff_bytes, &row->qdiff_sym_bytes);
+    row->qlen_diff_bytes = content_bytes(fp, np) - content_bytes(fr, nr);
+    qlen_add(&m->len, row->qlen_diff_bytes);
+    qlen_add(&qs->len, row->qlen_diff_bytes);
     if (qr_hist_add(m->h, row->qdiff_bytes) || qr_hist_add(m->hs, row->qdiff_sym_bytes) ||
         qr_hist_add(qs->h, row->qdiff_bytes) || qr_hist_add(qs->hs, row->qdiff_sym_bytes))
         return QR_ENOMEM;
@@ -353,6 +387,12 @@ void qr_qdiff_stream_summary(const qr_qdiff_stream *m, qr_summary *qdiff, qr_sum
         qr_hist_summary(m->h, 1.0 / QR_MTU_BYTES, qdiff);
     if (qdiff_sym)
         qr_hist_summary(m->hs, 1.0 / QR_MTU_BYTES, qdiff_sym);
+}
+
+void qr_qdiff_stream_qlen(const qr_qdiff_stream *m, qr_qlen_diff *out)
+{
+    if (out)
+        qlen_get(&m->len, out);
 }
 
 size_t qr_qdiff_stream_queues(const qr_qdiff_stream *m)
@@ -424,9 +464,21 @@ int qr_qdiff_stream_queue_rows(const qr_qdiff_stream *m, qr_row_queue_summary **
     for (size_t i = 0; i < m->n_qs; i++) {
         qr_location q;
         qr_summary a, b;
+        qr_qlen_diff l;
         qr_qdiff_stream_queue(m, i, &q, &a, &b);
-        out[i] = (qr_row_queue_summary){q.sw,  q.port, a.count, a.mean, a.p50,
-                                        a.p99, a.max,  b.mean,  b.p99};
+        qlen_get(&m->qs[i].len, &l);
+        out[i] = (qr_row_queue_summary){q.sw,
+                                        q.port,
+                                        a.count,
+                                        a.mean,
+                                        a.p50,
+                                        a.p99,
+                                        a.max,
+                                        b.mean,
+                                        b.p99,
+                                        l.mean_mtu,
+                                        l.count ? (double)l.longer / (double)l.count : 0.0,
+                                        l.count ? (double)l.shorter / (double)l.count : 0.0};
     }
     qsort(out, m->n_qs, sizeof *out, cmp_queue_row);
     *rows = out;

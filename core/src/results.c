@@ -365,8 +365,8 @@ static int on_qdiff_row(void *ctx, const qr_qdiff_row *r)
     if (v->progress && (++v->rows & 0xffff) == 0 && v->progress(v->progress_ctx, v->status))
         return QR_ECANCELED;
     v->buf[v->n_buf++] =
-        (qr_row_qdiff){r->packet,      r->queue.sw,    r->queue.port,     r->time_run_ns,
-                       r->time_rep_ns, r->qdiff_bytes, r->qdiff_sym_bytes};
+        (qr_row_qdiff){r->packet,      r->queue.sw,    r->queue.port,      r->time_run_ns,
+                       r->time_rep_ns, r->qdiff_bytes, r->qdiff_sym_bytes, r->qlen_diff_bytes};
     return v->n_buf == sizeof v->buf / sizeof v->buf[0] ? flush_rows(v) : QR_OK;
 }
 
@@ -523,6 +523,7 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     snprintf(path, sizeof path, "%s/busiest_queue", g);
     TRY(qr_h5_write_rows(o, path, &qr_schema_queue_series, out->series, out->n_series, errbuf));
     qr_qdiff_stream_summary(qs, &row->qdiff, &row->qdiff_sym);
+    qr_qdiff_stream_qlen(qs, &row->qlen);
     qr_qdiff_stream_pending(qs, &row->runtime_only, &row->replay_only);
     row->matched = row->qdiff.count;
     if ((rc = qr_qdiff_stream_queue_rows(qs, &queues, &n_queues)) != QR_OK)
@@ -549,6 +550,13 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     TRY(qr_h5_attr_f64(o, g, "qdiff_sym_p50_mtu", row->qdiff_sym.p50, errbuf));
     TRY(qr_h5_attr_f64(o, g, "qdiff_sym_p99_mtu", row->qdiff_sym.p99, errbuf));
     TRY(qr_h5_attr_f64(o, g, "qdiff_sym_max_mtu", row->qdiff_sym.max, errbuf));
+    TRY(qr_h5_attr_f64(o, g, "qlen_diff_mean_mtu", row->qlen.mean_mtu, errbuf));
+    TRY(qr_h5_attr_f64(o, g, "qlen_longer_fraction",
+                       row->qlen.count ? (double)row->qlen.longer / (double)row->qlen.count : 0.0,
+                       errbuf));
+    TRY(qr_h5_attr_f64(o, g, "qlen_shorter_fraction",
+                       row->qlen.count ? (double)row->qlen.shorter / (double)row->qlen.count : 0.0,
+                       errbuf));
     TRY(qr_h5_attr_u64(o, g, "runtime_drops", row->drops.runtime_drops, errbuf));
     TRY(qr_h5_attr_u64(o, g, "replay_drops", row->drops.replay_drops, errbuf));
     TRY(qr_h5_attr_u64(o, g, "dropped_in_either", row->drops.either, errbuf));

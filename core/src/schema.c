@@ -103,7 +103,9 @@ static const qr_h5_field qdiff_fields[] = {
     {"time_run_ns", QR_H5_I64, F(qr_row_qdiff, time_run_ns), 0, "ns"},
     {"time_rep_ns", QR_H5_I64, F(qr_row_qdiff, time_rep_ns), 0, "ns"},
     {"qdiff_bytes", QR_H5_U64, F(qr_row_qdiff, qdiff_bytes), 0, "bytes (1 MTU = 1500)"},
-    {"qdiff_sym_bytes", QR_H5_U64, F(qr_row_qdiff, qdiff_sym_bytes), 0, "bytes (1 MTU = 1500)"}};
+    {"qdiff_sym_bytes", QR_H5_U64, F(qr_row_qdiff, qdiff_sym_bytes), 0, "bytes (1 MTU = 1500)"},
+    {"qlen_diff_bytes", QR_H5_I64, F(qr_row_qdiff, qlen_diff_bytes), 0,
+     "bytes, the replay's queue length minus the runtime's"}};
 const qr_h5_schema qr_schema_qdiff = SCHEMA("qdiff", qr_row_qdiff, qdiff_fields);
 
 static const qr_h5_field queue_summary_fields[] = {
@@ -115,7 +117,13 @@ static const qr_h5_field queue_summary_fields[] = {
     {"p99", QR_H5_F64, F(qr_row_queue_summary, p99), 0, "MTU"},
     {"max", QR_H5_F64, F(qr_row_queue_summary, max), 0, "MTU"},
     {"sym_mean", QR_H5_F64, F(qr_row_queue_summary, sym_mean), 0, "MTU"},
-    {"sym_p99", QR_H5_F64, F(qr_row_queue_summary, sym_p99), 0, "MTU"}};
+    {"sym_p99", QR_H5_F64, F(qr_row_queue_summary, sym_p99), 0, "MTU"},
+    {"len_diff_mean", QR_H5_F64, F(qr_row_queue_summary, len_diff_mean), 0,
+     "MTU, mean of the replay's queue length minus the runtime's (signed)"},
+    {"len_longer", QR_H5_F64, F(qr_row_queue_summary, len_longer), 0,
+     "fraction of arrivals where the replay's queue was longer"},
+    {"len_shorter", QR_H5_F64, F(qr_row_queue_summary, len_shorter), 0,
+     "fraction of arrivals where the replay's queue was shorter"}};
 const qr_h5_schema qr_schema_queue_summary =
     SCHEMA("queue_summary", qr_row_queue_summary, queue_summary_fields);
 

@@ -142,7 +142,24 @@ Test(metrics, stream_summaries_per_queue_and_overall)
     qr_qdiff_stream_add(m, QR_RUN_RUNTIME, &s3, &row, &matched);
     qr_qdiff_stream_add(m, QR_RUN_REPLAY, &r2, &row, &matched);
     cr_assert_eq(row.qdiff_bytes, 3000);
+    cr_assert_eq(row.qlen_diff_bytes, 3000);
     qr_qdiff_stream_add(m, QR_RUN_REPLAY, &r3, &row, &matched);
+    qr_qlen_diff len;
+    qr_qdiff_stream_qlen(m, &len);
+    cr_assert_eq(len.count, 3);
+    cr_assert_eq(len.longer, 2);
+    cr_assert_eq(len.equal, 1);
+    cr_assert_eq(len.shorter, 0);
+    cr_assert_float_eq(len.mean_mtu, 4.0 / 3.0, 1e-12);
+    qr_row_queue_summary *qrows;
+    size_t nq;
+    cr_assert_eq(qr_qdiff_stream_queue_rows(m, &qrows, &nq), QR_OK);
+    cr_assert_eq(nq, 2);
+    cr_assert_float_eq(qrows[0].len_diff_mean, 1.0, 1e-12);
+    cr_assert_float_eq(qrows[0].len_longer, 0.5, 1e-12);
+    cr_assert_float_eq(qrows[1].len_diff_mean, 2.0, 1e-12);
+    cr_assert_float_eq(qrows[1].len_shorter, 0.0, 1e-12);
+    free(qrows);
     qr_summary all, sym;
     qr_qdiff_stream_summary(m, &all, &sym);
     cr_assert_eq(all.count, 3);
@@ -194,6 +211,8 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
     qr_qdiff_stream_create(&m);
     uint64_t *vals = malloc(n * sizeof *vals);
     size_t got = 0, max_pending = 0;
+    int64_t len_sum = 0;
+    uint64_t longer = 0, shorter = 0;
     size_t i_run = 0, i_rep = 0;
     while (i_run < n || i_rep < n) {
         /* the replay trails the runtime by up to `lag` arrivals */
@@ -211,6 +230,16 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
         if (matched) {
             cr_assert_eq(row.qdiff_bytes, rows[row.packet].qdiff_bytes);
             cr_assert_eq(row.qdiff_sym_bytes, rows[row.packet].qdiff_sym_bytes);
+            /* the signed length difference is the replay's total minus the runtime's */
+            int64_t d = 0;
+            for (size_t j = 0; j < run[row.packet].n_flows; j++)
+                d += (int64_t)rep[row.packet].flows[j].bytes -
+                     (int64_t)run[row.packet].flows[j].bytes;
+            cr_assert_eq(row.qlen_diff_bytes, d);
+            cr_assert_eq(rows[row.packet].qlen_diff_bytes, d);
+            len_sum += d;
+            longer += d > 0;
+            shorter += d < 0;
             vals[got++] = row.qdiff_bytes;
         }
         uint64_t po, pr;
@@ -227,6 +256,13 @@ Test(metrics, property_stream_equals_batch_with_bounded_memory, .timeout = 120)
     cr_assert_float_eq(s.max, e.max / QR_MTU_BYTES, 1e-12);
     cr_assert_leq(fabs(s.p99 - e.p99 / QR_MTU_BYTES),
                   e.p99 / QR_MTU_BYTES * QR_HIST_REL_ERROR + 1e-9);
+    qr_qlen_diff len;
+    qr_qdiff_stream_qlen(m, &len);
+    cr_assert_eq(len.count, n);
+    cr_assert_eq(len.longer, longer);
+    cr_assert_eq(len.shorter, shorter);
+    cr_assert_eq(len.equal, n - longer - shorter);
+    cr_assert_float_eq(len.mean_mtu, (double)len_sum / (double)n / QR_MTU_BYTES, 1e-9);
     cr_log_info("streamed %zu pairs, at most %zu snapshots pending", n, max_pending);
     qr_qdiff_stream_destroy(m);
     free(vals);

@@ -96,7 +96,17 @@ typedef struct qr_qdiff_row {
     int64_t time_rep_ns;
     uint64_t qdiff_bytes;
     uint64_t qdiff_sym_bytes;
+    int64_t qlen_diff_bytes; /* the replay's queue length minus the runtime's at this arrival */
 } qr_qdiff_row;
+
+/* Signed queue-length difference (replay minus runtime, over matched arrivals): its mean and how
+ * often the replay's queue was longer, equal, shorter. A replay whose queue never empties keeps a
+ * count error (an extra packet admitted, arrivals shifted by a send-time error) for as long as the
+ * queue stays busy: this shows it where the unsigned qdiff cannot. */
+typedef struct qr_qlen_diff {
+    uint64_t count, longer, equal, shorter;
+    double mean_mtu; /* signed */
+} qr_qlen_diff;
 
 /* Streaming qdiff: feed runtime and replay snapshots in any interleaving. An unmatched snapshot
  * is kept (a copy) until its counterpart arrives; matched pairs are summarized and released, so
@@ -123,6 +133,8 @@ void qr_qdiff_stream_pending(const qr_qdiff_stream *m, uint64_t *runtime_only,
 
 /* Overall summaries of matched pairs, in MTU. */
 void qr_qdiff_stream_summary(const qr_qdiff_stream *m, qr_summary *qdiff, qr_summary *qdiff_sym);
+/* The signed queue-length difference over every matched arrival. */
+void qr_qdiff_stream_qlen(const qr_qdiff_stream *m, qr_qlen_diff *out);
 
 /* Per-queue summaries, in MTU, for i in [0, qr_qdiff_stream_queues(m)), queues in the order first
  * seen. Returns 0 or QR_EINVAL for i out of range. */

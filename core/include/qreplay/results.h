@@ -122,6 +122,7 @@ typedef struct qr_variant_summary {
     char mode[16];
     int64_t th_ns;
     qr_summary qdiff, qdiff_sym; /* in MTU */
+    qr_qlen_diff qlen;           /* replay minus runtime queue length */
     uint64_t matched, runtime_only, replay_only;
     qr_drop_counts drops;
     uint64_t replay_packets, recorded_packets;

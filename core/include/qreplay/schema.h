@@ -123,6 +123,7 @@ typedef struct qr_row_qdiff {
     uint32_t sw, port;
     int64_t time_run_ns, time_rep_ns;
     uint64_t qdiff_bytes, qdiff_sym_bytes;
+    int64_t qlen_diff_bytes;
 } qr_row_qdiff;
 extern const qr_h5_schema qr_schema_qdiff;
 
@@ -131,6 +132,7 @@ typedef struct qr_row_queue_summary {
     uint32_t sw, port;
     uint64_t count;
     double mean, p50, p99, max, sym_mean, sym_p99;
+    double len_diff_mean, len_longer, len_shorter; /* qr_qlen_diff: MTU, fractions */
 } qr_row_queue_summary;
 extern const qr_h5_schema qr_schema_queue_summary;
 
