@@ -22,6 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from plotutil import arrival_steps  # noqa: E402
+
 MTU = 1500.0
 
 
@@ -90,8 +92,10 @@ def main(argv):
             g = f["typical"][key]
             t = g["time_ns"][:] / 1e6
             d = g["diff_bytes"][:] / MTU
-            ax.plot(t, d, lw=0.6, rasterized=True, label="sigma = %s (replay %d)" % (fmt_sigma(int(g.attrs["sigma_ns"])),
-                                                                      int(g.attrs["replay"])))
+            # values seen at arrivals: steps, broken and shaded where no packet arrived
+            arrival_steps(ax, t, d, lw=0.6, rasterized=True,
+                          label="sigma = %s (replay %d)" % (fmt_sigma(int(g.attrs["sigma_ns"])),
+                                                           int(g.attrs["replay"])))
         end = f.attrs.get("runtime_end_ns", 0) / 1e6
         if end > 0:
             ax.set_xlim(0, end * 1.1)  # the runtime's span; a replay may run on (e.g. a lost SYN)

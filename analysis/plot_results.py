@@ -22,6 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from plotutil import arrival_steps  # noqa: E402
+
 MTU = 1500.0
 
 
@@ -112,12 +114,13 @@ def plot_file(path, outdir, prefix, quiet):
         sw, port = int(rt.attrs.get("busiest_switch", 0)), int(rt.attrs.get("busiest_port", 0))
         fig, ax = plt.subplots(figsize=(7, 4))
         s = rt["busiest_queue"]
-        ax.plot(s["time_ns"][:] / 1e6, s["queue_bytes"][:] / MTU, lw=1.2, color="black",
-                label="runtime")
+        # queue lengths seen at arrivals: steps, broken and shaded where no packet arrived
+        arrival_steps(ax, s["time_ns"][:] / 1e6, s["queue_bytes"][:] / MTU, lw=1.2,
+                      color="black", label="runtime")
         for v in vs:
             r = f["replay"][v]["busiest_queue"]
-            ax.plot(r["time_ns"][:] / 1e6, r["queue_bytes"][:] / MTU, lw=0.7, alpha=0.7,
-                    label=label(f, v))
+            arrival_steps(ax, r["time_ns"][:] / 1e6, r["queue_bytes"][:] / MTU, shade_gaps=False,
+                          lw=0.7, alpha=0.7, label=label(f, v))
         ax.set_xlabel("time (ms)")
         ax.set_ylabel("queue length (MTU)")
         ax.grid(True, alpha=0.3)

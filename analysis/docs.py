@@ -1,0 +1,916 @@
+#!/usr/bin/python3
+"""Published numbers from stored results: run the cases, store their summaries, write the docs.
+
+Every number in README.md and docs/*.md that a command produced lives in a small JSON summary
+under data/results/ (one per case, with the commands, the scenario's hash, the seed and the code
+version that made it, and the wall time and peak memory of every command), and is written into
+the docs by this script, never by hand:
+
+  docs.py store CASE... | quick | long    run the cases' commands, write data/results/CASE.json
+  docs.py verify CASE... | quick          run them again, compare with the stored summaries
+  docs.py render [--check]                rewrite the generated parts of the docs (--check: only
+                                          say whether they are up to date, with a diff)
+  docs.py list                            the cases, their kind and commands
+
+The docs mark what is generated. A block
+
+  <!-- generated: NAME -->
+  ...
+  <!-- end generated -->
+
+is replaced by the output of the block renderer NAME (BLOCKS below), and an inline value
+
+  <!--v CASE:PATH|FORMAT-->text<!--/v-->
+
+by the value at PATH in data/results/CASE.json, formatted: PATH is dot-separated keys, a list
+element is picked by `[key=value,...]` (all must match, exactly one element), FORMAT is
+`[scale:]spec` with scale one of s2min ns2us ns2ms ns2s pct k M (divide or multiply accordingly) and
+spec a Python format spec (e.g. `ns2ms:.3f`, `pct:.2f`, `,d`).
+
+Quick cases (seconds to a minute each) are rerun by the test suite (`verify quick`): a change that
+moves a published number fails until the summary is stored again and the docs rendered. Long
+cases (k=8 and k=16 sweeps, the 100-replay butterfly, benchmarks) are stored by `store long` and
+carry their code version, which the docs print next to each table.
+"""
+import argparse
+import csv
+import datetime
+import difflib
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+STORE = os.path.join(TOP, "data", "results")
+DOCS = ["README.md", "docs/REPRODUCTION.md"]
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+class DocsError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Running commands
+
+def run_command(argv, display, out_dir, env=None):
+    """Run argv from the top of the tree; return its stdout (the output folder shown as DIR),
+    its wall time and peak memory (the largest resident set of it and the processes it waited
+    for, from wait4)."""
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, cwd=TOP, stdout=so, stderr=se, env=env)
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        except KeyboardInterrupt:
+            p.terminate()
+            p.wait()
+            raise
+        p.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") \
+            else (status >> 8 if os.WIFEXITED(status) else -os.WTERMSIG(status))
+        wall = time.monotonic() - t0
+        so.seek(0)
+        se.seek(0)
+        text, err = so.read().decode(errors="replace"), se.read().decode(errors="replace")
+    if p.returncode != 0:
+        raise DocsError("%s: exit %d\n%s" % (display, p.returncode, err[-2000:]))
+    return text.replace(out_dir, "DIR").splitlines(), {
+        "command": display, "wall_s": round(wall, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1)}
+
+
+def printed_fields(lines):
+    """The `name   value` lines a command printed, as a dict (name -> value text)."""
+    out = {}
+    for line in lines:
+        m = re.match(r"^([a-z][a-z/ ]*?[a-z/])\s{2,}(\S.*)$", line)
+        if m and not line.startswith("variant"):
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def h5():
+    import h5py  # Debian's python3-h5py
+    return h5py
+
+
+def attrs(obj, keys=None):
+    out = {}
+    for k in obj.attrs:
+        if keys is not None and k not in keys:
+            continue
+        v = obj.attrs[k]
+        if hasattr(v, "item"):
+            v = v.item()
+        if isinstance(v, bytes):
+            v = v.decode()
+        out[k] = v
+    return out
+
+
+def rows(dataset, fields=None):
+    data = dataset[:]
+    names = fields or data.dtype.names
+    out = []
+    for r in data:
+        d = {}
+        for n in names:
+            v = r[n]
+            v = v.item() if hasattr(v, "item") else v
+            d[n] = v.decode() if isinstance(v, bytes) else v
+        out.append(d)
+    return out
+
+
+VARIANT_KEYS = ["mode", "th_ns", "qdiff_mean_mtu", "qdiff_p50_mtu", "qdiff_p99_mtu",
+                "qdiff_max_mtu", "qdiff_zero_fraction", "qdiff_sym_mean_mtu", "qdiff_sym_p99_mtu",
+                "qlen_diff_mean_mtu", "qlen_longer_fraction", "qlen_shorter_fraction",
+                "runtime_drops", "replay_drops", "false_accepts", "false_drops", "wrong_locations",
+                "drop_error", "matched_arrivals"]
+
+
+def variants_of(results_h5):
+    f = h5().File(results_h5, "r")
+    out = []
+    for name in sorted(f["replay"], key=lambda v: (f["replay"][v].attrs["th_ns"], v)):
+        d = {"variant": name}
+        d.update(attrs(f["replay"][name], VARIANT_KEYS))
+        out.append(d)
+    return f, out
+
+
+def busy_period(series):
+    """The longest stretch of consecutive arrivals that found the queue non-empty."""
+    t, q = series["time_ns"], series["queue_bytes"]
+    best, start = (0, 0, 0), None
+    for i in range(len(q) + 1):
+        if i < len(q) and q[i] > 0:
+            if start is None:
+                start = i
+        elif start is not None:
+            if i - start > best[2] - best[1] or best == (0, 0, 0):
+                best = (0, start, i)
+            start = None
+    _, a, b = best
+    if b <= a:
+        return {"arrivals": 0}
+    settled = q[a:b][t[a:b] >= t[a] + 1000000]
+    return {"start_ns": int(t[a]), "end_ns": int(t[b - 1]), "arrivals": int(b - a),
+            "settled_min_queue_bytes": int(settled.min()) if len(settled) else None,
+            "share": (b - a) / float(len(q)), "min_queue_bytes": int(q[a:b].min()),
+            "max_queue_bytes": int(q[a:b].max())}
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases: commands and what is kept of their output
+
+def q(args):
+    return ["{qreplay}"] + args
+
+
+def extract_run(out, lines, opts):
+    f, var = variants_of(os.path.join(out, "run", "results.h5"))
+    res = {"variants": var, "runtime": attrs(f["runtime"], ["drops", "packets"])}
+    res["printed"] = printed_fields(lines[0])
+    if opts.get("busy"):
+        series = f["runtime"]["busiest_queue"][:]
+        res["busiest"] = attrs(f["runtime"], ["busiest_switch", "busiest_port"])
+        res["busiest"]["busy_period"] = busy_period(series)
+        bq = (res["busiest"]["busiest_switch"], res["busiest"]["busiest_port"])
+        runtime_drops = set(int(p) for p in f["runtime"]["drops"]["packet"])
+        drop_times = {int(r["packet"]): int(r["time_ns"]) for r in f["runtime"]["drops"][:]}
+        for v in var:
+            g = f["replay"][v["variant"]]
+            qs = [r for r in rows(g["queues"]) if (r["switch"], r["port"]) == bq][0]
+            v["busiest_queue"] = {k: qs[k] for k in ("count", "mean", "len_diff_mean",
+                                                     "len_longer", "len_shorter")}
+            rep = set(int(p) for p in g["drops"]["packet"])
+            v["false_accept_times_ns"] = sorted(drop_times[p] for p in runtime_drops - rep)[:10]
+            # the send-time lag at the busiest queue: early in its busy period, and settled
+            bp = res["busiest"]["busy_period"]
+            qd = g["qdiff"][:]
+            qd = qd[(qd["switch"] == bq[0]) & (qd["port"] == bq[1])]
+            lag = qd["time_rep_ns"] - qd["time_run_ns"]
+            early = (qd["time_run_ns"] >= bp["start_ns"]) & \
+                (qd["time_run_ns"] < bp["start_ns"] + 500000)
+            settled = (qd["time_run_ns"] >= bp["start_ns"] + 1000000) & \
+                (qd["time_run_ns"] <= bp["end_ns"])
+            import numpy
+            v["lag_early_ns"] = float(numpy.median(lag[early])) if early.any() else None
+            v["lag_settled_ns"] = float(numpy.median(lag[settled])) if settled.any() else None
+    return res
+
+
+def extract_seeds(out, lines, opts):
+    res = []
+    for i, seed in enumerate(opts["seeds"]):
+        _, var = variants_of(os.path.join(out, "seed_%d" % seed, "results.h5"))
+        res.append({"seed": seed, "variants": var})
+    return {"seeds": res}
+
+
+def extract_butterfly(out, lines, opts):
+    f = h5().File(os.path.join(out, "bf", "butterfly.h5"), "r")
+    return {"sigma": rows(f["sigma"]), "attrs": attrs(f, ["short_flow", "runtime_short_fct_ns",
+                                                         "runtime_drops", "bottleneck_switch",
+                                                         "bottleneck_port"]),
+            "table": [l for l in lines[0] if l.strip()]}
+
+
+def extract_isolate(out, lines, opts):
+    """The table, and what recording /received costs next to the pcaps."""
+    rec = h5().File(os.path.join(out, "rt", "recording.h5"), "r")
+    received = rec["received"]
+    pcaps = glob.glob(os.path.join(out, "rt", "pcap", "*.pcap"))
+    packets = int(sum(h["packets"] for h in rec["hosts"][:]))
+    return {"table": [l for l in lines[1] if l.strip()],
+            "received_rows": int(received.shape[0]),
+            "received_bytes_per_packet": received.id.get_storage_size() / float(received.shape[0]),
+            "pcap_bytes_per_packet": sum(os.path.getsize(p) for p in pcaps) / float(packets)}
+
+
+def extract_sample(out, lines, opts):
+    return {"printed": printed_fields(lines[-1])}
+
+
+SUMMARY_KEEP = ["load_pct", "seed", "variant", "mode", "th_us", "qdiff_mean_mtu", "qdiff_p50_mtu",
+                "qdiff_p99_mtu", "qdiff_max_mtu", "qdiff_zero_fraction", "runtime_drops",
+                "replay_drops", "false_accepts", "false_drops", "wrong_locations", "drop_error",
+                "matched_arrivals"]
+
+
+def num(v):
+    try:
+        x = float(v)
+    except ValueError:
+        return v
+    return int(x) if x == int(x) and "." not in v else x
+
+
+def extract_sweep(out, lines, opts):
+    with open(os.path.join(out, "sweep", "summary.csv")) as fh:
+        table = list(csv.DictReader(fh))
+    res = {"rows": [{k: num(r[k]) for k in SUMMARY_KEEP} for r in table]}
+    h = h5()
+    perf = []
+    for d in sorted(glob.glob(os.path.join(out, "sweep", "load_*_seed_*"))):
+        name = os.path.basename(d)
+        truth = h.File(os.path.join(d, "recording", "truth", "truth.h5"), "r")
+        rec = h.File(os.path.join(d, "recording", "recording.h5"), "r")
+        fl = rec["flows"][:]
+        t = attrs(truth, ["events", "wall_s", "sim_end_ns", "end"])
+        replay_wall = 0.0
+        for rp in glob.glob(os.path.join(d, "replay", "*", "replay.h5")):
+            replay_wall += float(h.File(rp, "r").attrs.get("wall_s", 0.0))
+        bench = {}
+        bpath = os.path.join(out, "sweep", "benchmarks", name + ".tsv")
+        if os.path.exists(bpath):
+            with open(bpath) as fh:
+                b = list(csv.DictReader(fh, delimiter="\t"))[0]
+            bench = {"wall_s": float(b["s"]), "max_rss_mb": float(b["max_rss"])}
+        rt = h.File(os.path.join(d, "results.h5"), "r")["runtime"].attrs
+        drops, packets = rt["drops"], rt["packets"]
+        perf.append({"run": name, "flows": int(len(fl)), "completed": int(fl["completed"].sum()),
+                     "runtime_drops": int(drops), "packets": int(packets),
+                     "events": int(t["events"]),
+                     "sim_end_ns": int(t["sim_end_ns"]),
+                     "volatile": {"runtime_wall_s": round(float(t["wall_s"]), 1),
+                                  "replays_wall_s": round(replay_wall, 1),
+                                  "run_wall_s": bench.get("wall_s"),
+                                  "run_max_rss_mb": bench.get("max_rss_mb")}})
+    res["runs"] = perf
+    return res
+
+
+def extract_bench(out, lines, opts):
+    return {"volatile": {"core": [l for l in lines[0] if l.strip()],
+                         "runtime": [l for l in lines[1] if l.strip()]}}
+
+
+def sweep_cmd(scenario, cores):
+    return ["snakemake", "-s", "analysis/Snakefile", "--cores", str(cores), "-q",
+            "--config", "scenario=" + scenario, "out={out}/sweep", "qreplay={qreplay}"]
+
+
+CASES = {
+    "k4-default": {
+        "kind": "quick", "scenario": "scenarios/fattree-k4-websearch.ini",
+        "commands": [q(["run", "scenarios/fattree-k4-websearch.ini", "-o", "{out}/run",
+                        "--no-figures"]),
+                     q(["sample", "--th", "5us", "{out}/run/recording/pcap/h0008.pcap",
+                        "{out}/s.h5"])],
+        "extract": [extract_run, extract_sample], "opts": {},
+    },
+    "single-switch": {
+        "kind": "quick", "scenario": "scenarios/single-switch.ini",
+        "commands": [q(["run", "scenarios/single-switch.ini", "-o", "{out}/run", "--no-figures"])],
+        "extract": [extract_run], "opts": {"busy": True},
+    },
+    "single-switch-seeds": {
+        "kind": "quick", "scenario": "scenarios/single-switch.ini",
+        "commands": [q(["run", "scenarios/single-switch.ini", "--set", "run.seed=%d" % s, "-o",
+                        "{out}/seed_%d" % s, "--no-figures", "--quiet"]) for s in range(1, 8)],
+        "extract": [extract_seeds], "opts": {"seeds": list(range(1, 8))},
+    },
+    "butterfly-quick": {
+        "kind": "quick", "scenario": "scenarios/butterfly.ini",
+        "commands": [q(["butterfly", "scenarios/butterfly.ini", "--sigma", "0,1ns,100ns",
+                        "--replays", "3", "-o", "{out}/bf", "--no-figures"])],
+        "extract": [extract_butterfly], "opts": {},
+    },
+    "isolate-k4": {
+        "kind": "quick", "scenario": "scenarios/fattree-k4-websearch.ini",
+        "commands": [q(["runtime", "scenarios/fattree-k4-websearch.ini", "-o", "{out}/rt",
+                        "--quiet"]),
+                     q(["isolate", "{out}/rt", "--sigma", "0,1ns,10ns,100ns,1us", "-o",
+                        "{out}/iso.h5"])],
+        "extract": [extract_isolate], "opts": {},
+    },
+    "sweep-ci": {
+        "kind": "quick", "scenario": "scenarios/fattree-k4-sweep-ci.ini",
+        "commands": [sweep_cmd("scenarios/fattree-k4-sweep-ci.ini", 2)],
+        "extract": [extract_sweep], "opts": {},
+    },
+    "butterfly-100": {
+        "kind": "long", "scenario": "scenarios/butterfly.ini",
+        "commands": [q(["butterfly", "scenarios/butterfly.ini", "--sigma", "0,1ns,10ns,100ns,1us",
+                        "--replays", "100", "-o", "{out}/bf", "--no-figures"])],
+        "extract": [extract_butterfly], "opts": {},
+    },
+    "k8-sweep": {
+        "kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
+        "commands": [sweep_cmd("scenarios/fattree-k8-sweep.ini", 1)],
+        "extract": [extract_sweep], "opts": {},
+    },
+    "k16-paper": {
+        "kind": "long", "scenario": "scenarios/fattree-k16-paper.ini",
+        "commands": [sweep_cmd("scenarios/fattree-k16-paper.ini", 1)],
+        "extract": [extract_sweep], "opts": {},
+    },
+    "k8-20ms-10": {
+        "kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
+        "commands": [q(["run", "scenarios/fattree-k8-sweep.ini", "--set", "traffic.load=10%",
+                        "--set", "traffic.duration=20ms", "--set", "traffic.stop=80ms", "--set",
+                        "sampling.th=5us", "-o", "{out}/run", "--no-figures"])],
+        "extract": [extract_run], "opts": {},
+    },
+    "k8-20ms-80": {
+        "kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
+        "commands": [q(["run", "scenarios/fattree-k8-sweep.ini", "--set", "traffic.load=80%",
+                        "--set", "traffic.duration=20ms", "--set", "traffic.stop=80ms", "--set",
+                        "sampling.th=5us", "-o", "{out}/run", "--no-figures"])],
+        "extract": [extract_run], "opts": {},
+    },
+    "bench": {
+        "kind": "long", "scenario": "scenarios/fattree-k4-websearch.ini",
+        "commands": [["{build}/bench_core"], ["{build}/bench_runtime"]],
+        "extract": [extract_bench], "opts": {},
+    },
+}
+
+# Lines of printed output that carry wall times: kept, never compared.
+VOLATILE = re.compile(r"wall|events/s|\[[0-9.]+ s\]")
+
+
+def display(argv):
+    s = " ".join(argv).replace("qreplay={qreplay}", "qreplay=build/qreplay")
+    s = s.replace("{qreplay}", "qreplay").replace("{out}", "DIR")
+    s = s.replace("{build}/", "build/")
+    return s
+
+
+def scenario_info(qreplay, scenario):
+    """The scenario file's SHA-256 (with the data files it names) and its seed."""
+    h = hashlib.sha256()
+    with open(os.path.join(TOP, scenario), "rb") as fh:
+        h.update(fh.read())
+    text = subprocess.run([qreplay, "scenario", scenario], cwd=TOP, capture_output=True,
+                          text=True, check=True).stdout
+    for key in ("flows", "size_cdf"):
+        m = re.search(r"^%s = (.+)$" % key, text, re.M)
+        if m and os.path.isfile(m.group(1)):
+            with open(m.group(1), "rb") as fh:
+                h.update(fh.read())
+    seed = subprocess.run([qreplay, "scenario", scenario, "--get", "run.seed"], cwd=TOP,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return h.hexdigest(), int(seed)
+
+
+def run_case(name, qreplay, build, keep=None, reuse=None):
+    """Run a case's commands (or, with reuse, take a kept run of them) and extract its summary.
+    keep: a folder to keep the case's outputs in (keep/NAME), to extract again with reuse."""
+    case = CASES[name]
+    if reuse:
+        out = os.path.join(reuse, name)
+        with open(os.path.join(out, "docs-run.json")) as fh:
+            kept = json.load(fh)
+        stdout, timings = kept["stdout"], kept["timings"]
+    else:
+        out = tempfile.mkdtemp(prefix="qr-docs-%s-" % name, dir=keep)
+    try:
+        if not reuse:
+            env = dict(os.environ)
+            env.setdefault("LC_ALL", "C.UTF-8")
+            stdout, timings = [], []
+            for argv in case["commands"]:
+                real = [a.replace("{qreplay}", qreplay).replace("{out}", out)
+                        .replace("{build}", build) for a in argv]
+                sys.stderr.write("docs: %s: %s\n" % (name, display(argv)))
+                lines, t = run_command(real, display(argv), out, env)
+                stdout.append(lines)
+                timings.append(t)
+            if keep:
+                version = subprocess.run([qreplay, "--version"], capture_output=True, text=True,
+                                         check=True).stdout.strip().replace("qreplay ", "")
+                write_json(os.path.join(out, "docs-run.json"), {"stdout": stdout,
+                                                                "timings": timings,
+                                                                "code_version": version})
+        results = {}
+        for ex in case["extract"]:
+            results.update(ex(out, stdout, case["opts"]))
+        sha, seed = scenario_info(qreplay, case["scenario"])
+        version = subprocess.run([qreplay, "--version"], capture_output=True, text=True,
+                                 check=True).stdout.strip().replace("qreplay ", "")
+        if reuse:
+            version = kept.get("code_version", version)
+        return {"case": name, "kind": case["kind"],
+                "commands": [display(a) for a in case["commands"]],
+                "scenario": case["scenario"], "scenario_sha256": sha, "seed": seed,
+                "code_version": version, "date": datetime.date.today().isoformat(),
+                "timings": timings, "stdout": stdout, "results": results}
+    finally:
+        if keep and not reuse:
+            dest = os.path.join(keep, name)
+            shutil.rmtree(dest, ignore_errors=True)
+            os.replace(out, dest)
+        elif not reuse:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def comparable(summary):
+    """What must be equal between a stored summary and a fresh run."""
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "volatile"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    return {"commands": summary["commands"], "scenario_sha256": summary["scenario_sha256"],
+            "seed": summary["seed"], "results": strip(summary["results"]),
+            "stdout": [[l for l in cmd if not VOLATILE.search(l)] for cmd in summary["stdout"]]}
+
+
+def flatten(x, prefix=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from flatten(v, prefix + "." + k if prefix else k)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from flatten(v, "%s[%d]" % (prefix, i))
+    else:
+        yield prefix, x
+
+
+def differences(a, b, limit=20):
+    fa, fb = dict(flatten(a)), dict(flatten(b))
+    out = []
+    for k in sorted(set(fa) | set(fb)):
+        if fa.get(k, "<missing>") != fb.get(k, "<missing>"):
+            out.append("  %s: stored %r, fresh %r" % (k, fa.get(k, "<missing>"),
+                                                      fb.get(k, "<missing>")))
+    return out[:limit] + (["  ... %d more" % (len(out) - limit)] if len(out) > limit else [])
+
+
+def store_path(name):
+    return os.path.join(STORE, name + ".json")
+
+
+def load(name):
+    path = store_path(name)
+    if not os.path.exists(path):
+        raise DocsError("%s: no stored summary (run: ./waf results %s)" % (path, name))
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def write_json(path, data):
+    tmp = "%s.partial-%d" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def select(names):
+    out = []
+    for n in names:
+        if n in ("quick", "long"):
+            out += [c for c in CASES if CASES[c]["kind"] == n]
+        elif n == "all":
+            out += list(CASES)
+        elif n in CASES:
+            out.append(n)
+        else:
+            raise DocsError("unknown case '%s' (cases: %s)" % (n, ", ".join(CASES)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+SCALES = {"s2min": 1 / 60.0, "ns2us": 1e-3, "ns2ms": 1e-6, "ns2s": 1e-9, "pct": 100.0, "k": 1e-3, "M": 1e-6}
+
+
+def lookup(path, data, where):
+    cur = data
+    for part in re.findall(r"[^.\[]+(?:\[[^\]]*\])?", path):
+        m = re.match(r"^([^\[]+)(?:\[([^\]]*)\])?$", part)
+        key, sel = m.group(1), m.group(2)
+        if isinstance(cur, list) and key.isdigit() and int(key) < len(cur):
+            cur = cur[int(key)]
+            continue
+        if not isinstance(cur, dict) or key not in cur:
+            raise DocsError("%s: no '%s' in %s" % (where, key, path))
+        cur = cur[key]
+        if sel is not None:
+            conds = [c.split("=", 1) for c in sel.split(",")]
+            hits = [e for e in cur if all(str(e.get(k)) == v for k, v in conds)]
+            if len(hits) != 1:
+                raise DocsError("%s: [%s] selects %d elements in %s" % (where, sel, len(hits),
+                                                                          path))
+            cur = hits[0]
+    return cur
+
+
+def fmt(value, spec, where):
+    scale = None
+    if ":" in spec:
+        scale, spec = spec.split(":", 1)
+        if scale not in SCALES:
+            raise DocsError("%s: unknown scale '%s'" % (where, scale))
+        value = value * SCALES[scale]
+    try:
+        return format(value, spec)
+    except (ValueError, TypeError) as e:
+        raise DocsError("%s: format '%s' of %r: %s" % (where, spec, value, e))
+
+
+def value(ref, where):
+    m = re.match(r"^\s*([\w-]+):([^|]+?)(?:\|(.*?))?\s*$", ref)
+    if not m:
+        raise DocsError("%s: bad reference '%s' (CASE:PATH|FORMAT)" % (where, ref))
+    data = load(m.group(1))
+    v = lookup(m.group(2), data, where)
+    return fmt(v, m.group(3) or "", where) if m.group(3) else str(v)
+
+
+def pct(x, d=2):
+    return "%.*f%%" % (d, 100.0 * x)
+
+
+def th_us(v):
+    return "%g" % (v["th_ns"] / 1000.0)
+
+
+def provenance(*names):
+    parts = []
+    for n in names:
+        d = load(n)
+        cmds = ["`%s`" % c for c in d["commands"]]
+        if len(cmds) > 2:
+            cmds = [cmds[0], "%d more like it" % (len(cmds) - 1)]
+        parts.append("`%s`: %s; code %s, %s" % (n, ", ".join(cmds), d["code_version"], d["date"]))
+    return "<sub>Generated by `./waf docs` from `data/results/`: %s.</sub>" % " | ".join(parts)
+
+
+def block_run_table(name):
+    d = load(name)
+    lines = d["stdout"][0]
+    i = next(k for k, l in enumerate(lines) if l.startswith("variant"))
+    return "```\n" + "\n".join(lines[i:]) + "\n```\n" + provenance(name)
+
+
+def block_runtime_printout(names):
+    """The runtime part of what `qreplay run` printed."""
+    out = ["```"]
+    for n in names:
+        d = load(n)
+        out.append("$ " + d["commands"][0])
+        lines = d["stdout"][0]
+        j = next(k for k, l in enumerate(lines) if l.startswith("== replay"))
+        out += lines[:j] + ["..."]
+    out.append("```")
+    return "\n".join(out) + "\n" + provenance(*names)
+
+
+def block_sample_printout(name):
+    d = load(name)
+    return "```\n$ %s\n%s\n```\n%s" % (d["commands"][1], "\n".join(d["stdout"][1]),
+                                       provenance(name))
+
+
+def block_table_lines(name, head):
+    d = load(name)
+    return "```\n%s\n```\n%s" % ("\n".join(d["results"]["table"]), provenance(name))
+
+
+def variant_row(v):
+    return "| %s %s=%sus | %.3f | %.2f | %.3f | %d | %d | %d | %d | %d | %s |" % (
+        v["mode"], "th", th_us(v), v["qdiff_mean_mtu"], v["qdiff_p99_mtu"],
+        v["qdiff_zero_fraction"], v["runtime_drops"], v["replay_drops"], v["false_accepts"],
+        v["false_drops"], v["wrong_locations"], pct(v["drop_error"]))
+
+
+VARIANT_HEAD = ("| variant | qdiff mean MTU | p99 MTU | qdiff = 0 | drops runtime | replay | "
+                "false accepts | false drops | wrong loc. | drop error |\n"
+                "|---|---|---|---|---|---|---|---|---|---|")
+
+
+def block_sweep_variants(name, load_pct):
+    d = load(name)
+    rows_ = [r for r in d["results"]["rows"] if float(r["load_pct"]) == load_pct]
+    rows_.sort(key=lambda r: (r["mode"], r["th_us"]))
+    out = [VARIANT_HEAD]
+    for r in rows_:
+        v = dict(r)
+        v["th_ns"] = r["th_us"] * 1000
+        out.append(variant_row(v))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_run_variants(name):
+    d = load(name)
+    vs = sorted(d["results"]["variants"], key=lambda v: (v["mode"], v["th_ns"]))
+    return "\n".join([VARIANT_HEAD] + [variant_row(v) for v in vs]) + "\n\n" + provenance(name)
+
+
+def sweep_pick(d, load, variant):
+    for r in d["results"]["rows"]:
+        if float(r["load_pct"]) == load and r["variant"] == variant:
+            return r
+    raise DocsError("%s: no row for load %s, %s" % (d["case"], load, variant))
+
+
+def block_k8_table(name):
+    d = load(name)
+    loads = sorted(set(float(r["load_pct"]) for r in d["results"]["rows"]))
+    out = ["| load | qdiff mean / p99, tagged th=2 | th=5 | th=10 | drop error plain th=5 | "
+           "tagged th=2 | th=5 | th=10 | runtime drops | FA / FD / WL (tagged th=5) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for L in loads:
+        t = {th: sweep_pick(d, L, "tagged_th_%d" % th) for th in (2, 5, 10)}
+        p5 = sweep_pick(d, L, "plain_th_5")
+        out.append("| %g%% | %s | %s | %s | %s | %s | %s | %s | %d | %d / %d / %d |" % (
+            L, *["%.3f / %.2f" % (t[th]["qdiff_mean_mtu"], t[th]["qdiff_p99_mtu"])
+                 for th in (2, 5, 10)],
+            pct(p5["drop_error"]), *[pct(t[th]["drop_error"]) for th in (2, 5, 10)],
+            t[5]["runtime_drops"], t[5]["false_accepts"], t[5]["false_drops"],
+            t[5]["wrong_locations"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_side_by_side(_):
+    k16, k4 = load("k16-paper"), load("k4-default")
+
+    def k4v(v):
+        return [x for x in k4["results"]["variants"] if x["variant"] == v][0]
+
+    a, b = sweep_pick(k16, 30.0, "tagged_th_5"), sweep_pick(k16, 30.0, "tagged_th_2")
+    p = sweep_pick(k16, 30.0, "plain_th_5")
+    c, e, pk = k4v("tagged_th_5"), k4v("tagged_th_2"), k4v("plain_th_5")
+    rows_ = [
+        ("qdiff mean, th = 5 us (tagged)", "0.78 MTU", "%.3f MTU" % a["qdiff_mean_mtu"],
+         "%.3f MTU" % c["qdiff_mean_mtu"]),
+        ("qdiff p99, th = 5 us (tagged)", "5.7 MTU", "%.3f MTU" % a["qdiff_p99_mtu"],
+         "%.3f MTU" % c["qdiff_p99_mtu"]),
+        ("th = 5 us minus th = 2 us, mean", "under 0.3 MTU",
+         "%.3f MTU" % (a["qdiff_mean_mtu"] - b["qdiff_mean_mtu"]),
+         "%.3f MTU" % (c["qdiff_mean_mtu"] - e["qdiff_mean_mtu"])),
+        ("th = 5 us minus th = 2 us, p99", "under 1.8 MTU",
+         "%.3f MTU" % (a["qdiff_p99_mtu"] - b["qdiff_p99_mtu"]),
+         "%.3f MTU" % (c["qdiff_p99_mtu"] - e["qdiff_p99_mtu"])),
+        ("drop error, th = 5 us, plain", "58.3%", pct(p["drop_error"]), pct(pk["drop_error"])),
+        ("drop error, th = 5 us, tagged", "2.87%", pct(a["drop_error"]), pct(c["drop_error"])),
+        ("false drops (tagged)", "none", "%d" % a["false_drops"], "%d" % c["false_drops"]),
+        ("wrong locations", "under 0.37% of drops", "%d" % a["wrong_locations"],
+         "%d" % c["wrong_locations"]),
+        ("the rest of the tagged error", "false accepts",
+         "%d false accepts of %d drops" % (a["false_accepts"], a["runtime_drops"]),
+         "%d of %d" % (c["false_accepts"], c["runtime_drops"])),
+    ]
+    out = ["| quantity (30% load) | reference | ours, k=16 | ours, k=4 default (`./waf run`) |",
+           "|---|---|---|---|"] + ["| %s | %s | %s | %s |" % r for r in rows_]
+    return "\n".join(out) + "\n\n" + provenance("k16-paper", "k4-default")
+
+
+def block_k8_scale(name):
+    d = load(name)
+    out = ["| load | runtime wall | 6 replays wall (sum) | whole run wall (snakemake) | "
+           "peak memory | runtime events |", "|---|---|---|---|---|---|"]
+    for r in sorted(d["results"]["runs"], key=lambda r: float(r["run"].split("_")[1])):
+        v = r["volatile"]
+        out.append("| %s%% | %.1f s | %.1f s | %s | %s | %.2fM |" % (
+            r["run"].split("_")[1], v["runtime_wall_s"], v["replays_wall_s"],
+            "%.0f s" % v["run_wall_s"] if v["run_wall_s"] else "-",
+            "%.0f MB" % v["run_max_rss_mb"] if v["run_max_rss_mb"] else "-", r["events"] / 1e6))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_scale(_):
+    out = ["| run | wall | peak memory | command |", "|---|---|---|---|"]
+    for name, label in (("k4-default", "k=4 whole pipeline, figures excluded"),
+                        ("k8-20ms-10", "k=8 whole pipeline (th = 5 us), 10%, 20 ms arrivals"),
+                        ("k8-20ms-80", "k=8 whole pipeline (th = 5 us), 80%, 20 ms arrivals"),
+                        ("k16-paper", "k=16 sweep at 30%, 3 ms arrivals (runtime, 6 replays, "
+                                      "metrics)"),
+                        ("butterfly-100", "butterfly, 5 sigmas x 100 replays")):
+        d = load(name)
+        t = d["timings"][0]
+        out.append("| %s | %s | %.0f MB | `%s` |" % (label, dur(t["wall_s"]), t["peak_rss_mb"],
+                                                     t["command"]))
+    k16 = load("k16-paper")["results"]["runs"][0]
+    out.append("| k=16 runtime alone (in the sweep) | %s | - | (truth.h5 `wall_s`; %.1fM events) |"
+               % (dur(k16["volatile"]["runtime_wall_s"]), k16["events"] / 1e6))
+    out.append("| k=16 6 replays (in the sweep, sum) | %s | - | (replay.h5 `wall_s`) |"
+               % dur(k16["volatile"]["replays_wall_s"]))
+    return "\n".join(out) + "\n\n<sub>Generated by `./waf docs` from the `timings` of " \
+        "`data/results/*.json` (peak memory: the largest process the command ran).</sub>"
+
+
+def dur(s):
+    if s >= 120:
+        return "%d min %02d s" % (int(s) // 60, int(s) % 60)
+    return "%.1f s" % s
+
+
+def block_seeds(name):
+    d = load(name)
+    out = ["| seed | " + " | ".join("%s th=%s" % (m, t) for m in ("plain", "tagged")
+                                   for t in ("2", "5", "10")) + " |",
+           "|---|" + "---|" * 6]
+    for s in d["results"]["seeds"]:
+        cells = []
+        for m in ("plain", "tagged"):
+            for t in (2, 5, 10):
+                v = [x for x in s["variants"] if x["variant"] == "%s_th_%d" % (m, t)][0]
+                cells.append("%.3f (%+.2f)" % (v["qdiff_mean_mtu"], v["qlen_diff_mean_mtu"]))
+        out.append("| %d | %s |" % (s["seed"], " | ".join(cells)))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_single_switch_evidence(name):
+    d = load(name)
+    out = ["| variant | qdiff mean MTU | qdiff = 0 | false accepts (times, ms) | send-time lag, "
+           "first 0.5 ms -> settled | bottleneck: replay queue longer | shorter | mean length "
+           "difference |", "|---|---|---|---|---|---|---|---|"]
+    for v in sorted(d["results"]["variants"], key=lambda v: (v["mode"], v["th_ns"])):
+        fa = v["false_accept_times_ns"]
+        fat = ", ".join("%.3f" % (t / 1e6) for t in fa[:4]) + (" ..." if len(fa) > 4 else "")
+        b = v["busiest_queue"]
+        out.append("| %s th=%sus | %.3f | %s | %d (%s) | %.2f -> %.2f us | %s | %s | %+.3f MTU |" % (
+            v["mode"], th_us(v), v["qdiff_mean_mtu"], pct(v["qdiff_zero_fraction"], 1),
+            v["false_accepts"], fat or "-", v["lag_early_ns"] / 1e3, v["lag_settled_ns"] / 1e3,
+            pct(b["len_longer"], 1), pct(b["len_shorter"], 1), b["len_diff_mean"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_bench(name):
+    d = load(name)
+    v = d["results"]["volatile"]
+    return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s" %
+            ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name)))
+
+
+BLOCKS = {
+    "k4-table": lambda: block_run_table("k4-default"),
+    "runtime-printouts": lambda: block_runtime_printout(["k4-default", "single-switch"]),
+    "k4-sample": lambda: block_sample_printout("k4-default"),
+    "butterfly-100-table": lambda: block_table_lines("butterfly-100", None),
+    "butterfly-quick-table": lambda: block_table_lines("butterfly-quick", None),
+    "isolate-k4-table": lambda: block_table_lines("isolate-k4", None),
+    "k16-variants": lambda: block_sweep_variants("k16-paper", 30.0),
+    "k8-table": lambda: block_k8_table("k8-sweep"),
+    "side-by-side": lambda: block_side_by_side(None),
+    "k8-scale": lambda: block_k8_scale("k8-sweep"),
+    "scale": lambda: block_scale(None),
+    "single-switch-variants": lambda: block_run_variants("single-switch"),
+    "single-switch-evidence": lambda: block_single_switch_evidence("single-switch"),
+    "single-switch-seeds": lambda: block_seeds("single-switch-seeds"),
+    "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
+    "bench": lambda: block_bench("bench"),
+}
+
+BLOCK_RE = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
+INLINE_RE = re.compile(r"(<!--v ([^>]*?)-->)(.*?)(<!--/v-->)", re.S)
+
+
+def render_text(text, where):
+    def blk(m):
+        name = m.group(2)
+        if name not in BLOCKS:
+            raise DocsError("%s: unknown generated block '%s'" % (where, name))
+        return m.group(1) + BLOCKS[name]().rstrip("\n") + "\n" + m.group(4)
+
+    def inl(m):
+        return m.group(1) + value(m.group(2), where) + m.group(4)
+
+    text = BLOCK_RE.sub(blk, text)
+    return INLINE_RE.sub(inl, text)
+
+
+def render(check):
+    stale = 0
+    for rel in DOCS:
+        path = os.path.join(TOP, rel)
+        with open(path) as fh:
+            old = fh.read()
+        if old.count("<!-- generated:") != len(BLOCK_RE.findall(old)):
+            raise DocsError("%s: a '<!-- generated: NAME -->' block without its end marker" % rel)
+        new = render_text(old, rel)
+        if new == old:
+            continue
+        stale += 1
+        if check:
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                       rel, rel + " (./waf docs)"))
+        else:
+            tmp = "%s.partial-%d" % (path, os.getpid())
+            with open(tmp, "w") as fh:
+                fh.write(new)
+            os.replace(tmp, path)
+            print("docs: rewrote %s" % rel)
+    if check and stale:
+        print("docs: %d file(s) differ from what `./waf docs` writes from data/results/" % stale)
+        return 1
+    if check:
+        print("docs: %s match data/results/" % ", ".join(DOCS))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.split("\n")[2:]))
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for c in ("store", "verify"):
+        s = sub.add_parser(c)
+        s.add_argument("cases", nargs="+")
+        s.add_argument("--qreplay", default=os.path.join(TOP, "build", "qreplay"))
+        s.add_argument("--keep", metavar="DIR", help="keep every case's outputs in DIR/CASE")
+        s.add_argument("--reuse", metavar="DIR", help="do not run: extract from DIR/CASE, kept "
+                       "by an earlier --keep")
+    r = sub.add_parser("render")
+    r.add_argument("--check", action="store_true")
+    sub.add_parser("list")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "list":
+            for n, c in CASES.items():
+                print("%-20s %-5s %s" % (n, c["kind"], "; ".join(display(x) for x in c["commands"])))
+            return 0
+        if a.cmd == "render":
+            return render(a.check)
+        qreplay = os.path.abspath(a.qreplay)
+        if not os.access(qreplay, os.X_OK):
+            raise DocsError("%s: not built (run ./waf build)" % qreplay)
+        build = os.path.dirname(qreplay)
+        failed = 0
+        for name in select(a.cases):
+            fresh = run_case(name, qreplay, build, a.keep, a.reuse)
+            if a.cmd == "store":
+                os.makedirs(STORE, exist_ok=True)
+                write_json(store_path(name), fresh)
+                print("docs: stored %s (code %s)" % (store_path(name), fresh["code_version"]))
+                continue
+            diff = differences(comparable(load(name)), comparable(fresh))
+            if diff:
+                failed += 1
+                print("docs: %s: a fresh run differs from data/results/%s.json (stored by code "
+                      "%s):\n%s" % (name, name, load(name)["code_version"], "\n".join(diff)))
+            else:
+                print("docs: %s: a fresh run equals the stored summary" % name)
+        if failed:
+            print("docs: if the change is intended: ./waf results %s && ./waf docs, and say in "
+                  "the commit why the numbers moved" % " ".join(a.cases))
+        return 1 if failed else 0
+    except DocsError as e:
+        print("docs: %s" % e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
