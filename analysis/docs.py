@@ -300,6 +300,23 @@ def sweep_cmd(scenario, cores):
             "--config", "scenario=" + scenario, "out={out}/sweep", "qreplay={qreplay}"]
 
 
+def sweep_case(scenario, cores, kind):
+    return {"kind": kind, "scenario": scenario, "commands": [sweep_cmd(scenario, cores)],
+            "extract": [extract_sweep], "opts": {}}
+
+
+def k8_long_run(load):
+    """k=8 with 20 ms of flow arrivals at one load, th = 5 us only."""
+    sets = ["traffic.load=%d%%" % load, "traffic.duration=20ms", "traffic.stop=80ms",
+            "sampling.th=5us"]
+    argv = ["run", "scenarios/fattree-k8-sweep.ini"]
+    for kv in sets:
+        argv += ["--set", kv]
+    return {"kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
+            "commands": [q(argv + ["-o", "{out}/run", "--no-figures"])],
+            "extract": [extract_run], "opts": {}}
+
+
 CASES = {
     "k4-default": {
         "kind": "quick", "scenario": "scenarios/fattree-k4-websearch.ini",
@@ -334,41 +351,17 @@ CASES = {
                         "{out}/iso.h5"])],
         "extract": [extract_isolate], "opts": {},
     },
-    "sweep-ci": {
-        "kind": "quick", "scenario": "scenarios/fattree-k4-sweep-ci.ini",
-        "commands": [sweep_cmd("scenarios/fattree-k4-sweep-ci.ini", 2)],
-        "extract": [extract_sweep], "opts": {},
-    },
+    "sweep-ci": sweep_case("scenarios/fattree-k4-sweep-ci.ini", 2, "quick"),
     "butterfly-100": {
         "kind": "long", "scenario": "scenarios/butterfly.ini",
         "commands": [q(["butterfly", "scenarios/butterfly.ini", "--sigma", "0,1ns,10ns,100ns,1us",
                         "--replays", "100", "-o", "{out}/bf", "--no-figures"])],
         "extract": [extract_butterfly], "opts": {},
     },
-    "k8-sweep": {
-        "kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
-        "commands": [sweep_cmd("scenarios/fattree-k8-sweep.ini", 1)],
-        "extract": [extract_sweep], "opts": {},
-    },
-    "k16-paper": {
-        "kind": "long", "scenario": "scenarios/fattree-k16-paper.ini",
-        "commands": [sweep_cmd("scenarios/fattree-k16-paper.ini", 1)],
-        "extract": [extract_sweep], "opts": {},
-    },
-    "k8-20ms-10": {
-        "kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
-        "commands": [q(["run", "scenarios/fattree-k8-sweep.ini", "--set", "traffic.load=10%",
-                        "--set", "traffic.duration=20ms", "--set", "traffic.stop=80ms", "--set",
-                        "sampling.th=5us", "-o", "{out}/run", "--no-figures"])],
-        "extract": [extract_run], "opts": {},
-    },
-    "k8-20ms-80": {
-        "kind": "long", "scenario": "scenarios/fattree-k8-sweep.ini",
-        "commands": [q(["run", "scenarios/fattree-k8-sweep.ini", "--set", "traffic.load=80%",
-                        "--set", "traffic.duration=20ms", "--set", "traffic.stop=80ms", "--set",
-                        "sampling.th=5us", "-o", "{out}/run", "--no-figures"])],
-        "extract": [extract_run], "opts": {},
-    },
+    "k8-sweep": sweep_case("scenarios/fattree-k8-sweep.ini", 1, "long"),
+    "k16-paper": sweep_case("scenarios/fattree-k16-paper.ini", 1, "long"),
+    "k8-20ms-10": k8_long_run(10),
+    "k8-20ms-80": k8_long_run(80),
     "bench": {
         "kind": "long", "scenario": "scenarios/fattree-k4-websearch.ini",
         "commands": [["{build}/bench_core"], ["{build}/bench_runtime"]],
