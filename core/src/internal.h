@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "qreplay/error.h"
 
@@ -15,5 +16,21 @@ void qri_err_prefix(char *errbuf, const char *fmt, ...) __attribute__((format(pr
 
 /* Copy a string into a fixed buffer, always NUL-terminated; returns 0 or QR_EVALUE if cut. */
 int qri_strlcpy(char *dst, const char *src, size_t size);
+
+/* Parse an IPv4 packet (and its TCP or UDP header) as qr_packet_parse does; on QR_EFORMAT also
+ * set *reason to the qr_skip code of the fault (trace.c). */
+struct qr_packet;
+int qri_ipv4_parse(const unsigned char *buf, size_t len, uint32_t wire_len, struct qr_packet *p,
+                   int *reason, char *why, size_t why_size);
+
+/* The next record of an offline libpcap handle (pcap_t *) as a time in ns: QR_OK; QR_END at the
+ * end, also when the file ends inside its last record (then warning says where); QR_EFORMAT for
+ * a corrupt record, QR_EVALUE for a timestamp outside [0, 2^62] ns, "PATH: packet N: ..." in
+ * errbuf (count: packets read before). trace.c. */
+struct pcap;
+struct pcap_pkthdr;
+int qri_pcap_next(struct pcap *pc, const char *path, uint64_t count, struct pcap_pkthdr **h,
+                  const unsigned char **data, int64_t *time_ns, char *warning, size_t warning_size,
+                  char *errbuf);
 
 #endif

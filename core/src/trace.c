@@ -1,4 +1,4 @@
-/* Send traces in pcap format: the only file of libqreplay that talks to libpcap. */
+/* Send traces in pcap format (libpcap; capture.c reads operators' captures). */
 #define _DEFAULT_SOURCE /* libpcap needs the BSD type names (u_int, u_char) */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,6 +10,7 @@
 #include <pcap/pcap.h>
 
 #include "internal.h"
+#include "qreplay/capture.h"
 #include "qreplay/sampler.h"
 #include "qreplay/trace.h"
 
@@ -89,10 +90,12 @@ size_t qr_packet_encode(const qr_packet *p, uint8_t *buf)
     return QR_TRACE_CAPLEN + opt;
 }
 
-int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
-                    size_t why_size)
+int qri_ipv4_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, int *reason,
+                   char *why, size_t why_size)
 {
-#define WHY(...) ((why ? snprintf(why, why_size, __VA_ARGS__) : 0), QR_EFORMAT)
+#define WHY_AS(r, ...)                                                                             \
+    ((*reason = (r)), (why ? snprintf(why, why_size, __VA_ARGS__) : 0), QR_EFORMAT)
+#define WHY(...) WHY_AS(QR_SKIP_BAD_IP, __VA_ARGS__)
     if (len < 1)
         return WHY("an empty packet");
     unsigned version = buf[0] >> 4;
@@ -104,9 +107,10 @@ int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet
     if (ihl < 20)
         return WHY("a bad IPv4 header length (%zu bytes)", ihl);
     if (len < ihl)
-        return WHY("cut by the capture's snap length: %zu of %u bytes captured, the IPv4 header "
-                   "needs %zu",
-                   len, wire_len, ihl);
+        return WHY_AS(QR_SKIP_SNAPLEN,
+                      "cut by the capture's snap length: %zu of %u bytes captured, the IPv4 header "
+                      "needs %zu",
+                      len, wire_len, ihl);
     memset(p, 0, sizeof *p);
     p->tos = buf[1];
     p->ip_len = get16(buf + 2);
@@ -122,16 +126,18 @@ int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet
                    wire_len);
     unsigned frag = get16(buf + 6) & 0x1fff;
     if (frag && (p->proto == 6 || p->proto == 17))
-        return WHY("a non-first IP fragment (offset %u bytes): it carries no %s header", frag * 8,
-                   p->proto == 6 ? "TCP" : "UDP");
+        return WHY_AS(QR_SKIP_FRAGMENT,
+                      "a non-first IP fragment (offset %u bytes): it carries no %s header",
+                      frag * 8, p->proto == 6 ? "TCP" : "UDP");
     size_t l4 = p->proto == 6 ? 20 : p->proto == 17 ? 8 : 0;
     if (l4 && p->ip_len < ihl + l4)
-        return WHY("IP total length %u cannot hold the %s header", p->ip_len,
-                   p->proto == 6 ? "TCP" : "UDP");
+        return WHY_AS(QR_SKIP_BAD_TCP, "IP total length %u cannot hold the %s header", p->ip_len,
+                      p->proto == 6 ? "TCP" : "UDP");
     if (l4 && len < ihl + l4)
-        return WHY("cut by the capture's snap length: %zu of %u bytes captured, the %s header "
-                   "needs %zu",
-                   len, wire_len, p->proto == 6 ? "TCP" : "UDP", ihl + l4);
+        return WHY_AS(QR_SKIP_SNAPLEN,
+                      "cut by the capture's snap length: %zu of %u bytes captured, the %s header "
+                      "needs %zu",
+                      len, wire_len, p->proto == 6 ? "TCP" : "UDP", ihl + l4);
     const uint8_t *t = buf + ihl;
     if (l4) {
         p->src_port = get16(t);
@@ -144,9 +150,11 @@ int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet
         p->window = get16(t + 14);
         size_t doff = (size_t)(t[12] >> 4) * 4;
         if (doff < 20)
-            return WHY("a bad TCP header length (%zu bytes)", doff);
+            return WHY_AS(QR_SKIP_BAD_TCP, "a bad TCP header length (%zu bytes)", doff);
         if (ihl + doff > p->ip_len)
-            return WHY("a TCP header of %zu bytes beyond the IP total length %u", doff, p->ip_len);
+            return WHY_AS(QR_SKIP_BAD_TCP,
+                          "a TCP header of %zu bytes beyond the IP total length %u", doff,
+                          p->ip_len);
         if (doff > 20) {
             size_t have = len - ihl - 20, want = doff - 20;
             size_t n = (want < have ? want : have) & ~(size_t)3;
@@ -158,6 +166,14 @@ int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet
     }
     return QR_OK;
 #undef WHY
+#undef WHY_AS
+}
+
+int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
+                    size_t why_size)
+{
+    int reason;
+    return qri_ipv4_parse(buf, len, wire_len, p, &reason, why, why_size);
 }
 
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p)
@@ -280,6 +296,42 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
     return QR_OK;
 }
 
+int qri_pcap_next(pcap_t *pc, const char *path, uint64_t count, struct pcap_pkthdr **h,
+                  const u_char **data, int64_t *time_ns, char *warning, size_t warning_size,
+                  char *errbuf)
+{
+    FILE *fp = pcap_file(pc);
+    long at = fp ? ftell(fp) : -1;
+    int rc = pcap_next_ex(pc, h, data);
+    if (rc == PCAP_ERROR_BREAK)
+        return QR_END;
+    if (rc != 1) {
+        const char *msg = pcap_geterr(pc);
+        if (strstr(msg, "truncated")) {
+            /* the file ends inside its last record (a capture stopped mid-write): the whole
+             * packets before it are the capture */
+            snprintf(warning, warning_size,
+                     "%s: the last record, at byte %ld, is cut short (the capture stopped "
+                     "mid-write); read the %" PRIu64 " whole packets before it",
+                     path, at, count);
+            return QR_END;
+        }
+        return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": %s", path, count + 1, msg);
+    }
+    /* nanoseconds (the readers ask libpcap for nanosecond precision whatever the file's) */
+    const struct pcap_pkthdr *x = *h;
+    if (x->ts.tv_sec < 0 || x->ts.tv_usec < 0 || x->ts.tv_usec >= 1000000000 ||
+        (int64_t)x->ts.tv_sec > QR_TIME_MAX / 1000000000)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: packet %" PRIu64 ": timestamp %lld s %ld ns is outside 0 .. 2^62 ns",
+                       path, count + 1, (long long)x->ts.tv_sec, (long)x->ts.tv_usec);
+    *time_ns = (int64_t)x->ts.tv_sec * 1000000000 + (int64_t)x->ts.tv_usec;
+    if (*time_ns > QR_TIME_MAX)
+        return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": timestamp beyond 2^62 ns", path,
+                       count + 1);
+    return QR_OK;
+}
+
 int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
 {
     if (!r || !p)
@@ -288,42 +340,18 @@ int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
         return QR_END;
     struct pcap_pkthdr *h;
     const u_char *data;
-    FILE *fp = pcap_file(r->pcap);
-    long at = fp ? ftell(fp) : -1;
-    int rc = pcap_next_ex(r->pcap, &h, &data);
-    if (rc == PCAP_ERROR_BREAK) {
+    int64_t t;
+    int rc = qri_pcap_next(r->pcap, r->path, r->count, &h, &data, &t, r->warning, sizeof r->warning,
+                           errbuf);
+    if (rc == QR_END)
         r->ended = 1;
-        return QR_END;
-    }
-    if (rc != 1) {
-        const char *msg = pcap_geterr(r->pcap);
-        if (strstr(msg, "truncated")) {
-            /* the file ends inside its last record (a capture stopped mid-write): the whole
-             * packets before it are the capture */
-            r->ended = 1;
-            snprintf(r->warning, sizeof r->warning,
-                     "%s: the last record, at byte %ld, is cut short (the capture stopped "
-                     "mid-write); read the %" PRIu64 " whole packets before it",
-                     r->path, at, r->count);
-            return QR_END;
-        }
-        return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": %s", r->path, r->count + 1,
-                       msg);
-    }
+    if (rc != QR_OK)
+        return rc;
     char why[256];
     if (qr_packet_parse(data, h->caplen, h->len, p, why, sizeof why) != QR_OK)
         return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": %s", r->path, r->count + 1,
                        why);
-    /* nanoseconds (the reader asks libpcap for nanosecond precision whatever the file's) */
-    if (h->ts.tv_sec < 0 || h->ts.tv_usec < 0 || h->ts.tv_usec >= 1000000000 ||
-        (int64_t)h->ts.tv_sec > QR_TIME_MAX / 1000000000)
-        return qri_err(errbuf, QR_EVALUE,
-                       "%s: packet %" PRIu64 ": timestamp %lld s %ld ns is outside 0 .. 2^62 ns",
-                       r->path, r->count + 1, (long long)h->ts.tv_sec, (long)h->ts.tv_usec);
-    p->time_ns = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec;
-    if (p->time_ns > QR_TIME_MAX)
-        return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": timestamp beyond 2^62 ns",
-                       r->path, r->count + 1);
+    p->time_ns = t;
     r->count++;
     return QR_OK;
 }

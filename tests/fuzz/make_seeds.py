@@ -63,3 +63,7 @@ for i in range(8):
     for f, n in flows:
         arr += struct.pack("<QQ", f, n)
 put("arrivals", "eight", arr)
+
+# real kernel captures (tests/data/captures, every format and link type) for the capture reader
+for p in sorted(glob.glob(os.path.join(src, "tests", "data", "captures", "*.pcap*"))):
+    put("capture", os.path.basename(p), open(p, "rb").read())

@@ -2,6 +2,7 @@
 #ifndef QREPLAY_H
 #define QREPLAY_H
 #include "qreplay/buffer.h"
+#include "qreplay/capture.h"
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"

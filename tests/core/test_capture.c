@@ -1,0 +1,367 @@
+/* Operators' captures: real kernel captures (tests/data/captures, made by make_captures.sh) read
+ * in every format and link type, checked packet by packet against tshark's own dissection, and
+ * every skip reason on crafted frames. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "qreplay/capture.h"
+#include "qreplay/error.h"
+#include "qreplay/trace.h"
+
+#define CAP(name) QR_SOURCE_DIR "/tests/data/captures/" name
+
+typedef struct {
+    qr_capture_packet *p;
+    size_t n;
+    qr_capture_stats st;
+    char warning[1200];
+    char link[64];
+} capture_t;
+
+static capture_t read_all(const char *path)
+{
+    capture_t c = {0};
+    char err[QR_ERRBUF_SIZE];
+    qr_capture *r;
+    cr_assert_eq(qr_capture_open(&r, path, err), QR_OK, "%s", err);
+    size_t cap = 64;
+    c.p = malloc(cap * sizeof *c.p);
+    int rc;
+    while ((rc = qr_capture_next(r, &c.p[c.n], err)) == QR_OK)
+        if (++c.n == cap)
+            c.p = realloc(c.p, (cap *= 2) * sizeof *c.p);
+    cr_assert_eq(rc, QR_END, "%s: %s", path, err);
+    qr_capture_stats_get(r, &c.st);
+    snprintf(c.warning, sizeof c.warning, "%s", qr_capture_warning(r));
+    snprintf(c.link, sizeof c.link, "%s", qr_capture_link(r));
+    qr_capture_close(r);
+    uint64_t sum = c.st.kept;
+    for (int i = 0; i < QR_SKIP_COUNT; i++)
+        sum += c.st.skipped[i];
+    cr_assert_eq(sum, c.st.frames, "%s: every frame is kept or skipped for one reason", path);
+    cr_assert_eq(c.st.kept, c.n);
+    return c;
+}
+
+/* tshark's view of every TCP frame: frame number, ports, seq, ack (raw), flags, TCP payload
+ * length, IP length (IPv4 total or IPv6 40 + payload) and the outer VLAN id. */
+static void check_against_tshark(const char *path, const capture_t *c)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -r '%s' -o tcp.relative_sequence_numbers:FALSE -Y tcp -T fields -E "
+             "separator=, -E occurrence=f -e frame.number -e tcp.srcport -e tcp.dstport -e "
+             "tcp.seq -e tcp.ack -e tcp.flags -e tcp.len -e ip.len -e ipv6.plen -e ieee8021ad.id -e "
+             "vlan.id "
+             "2>/dev/null",
+             QR_TSHARK, path);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    size_t i = 0;
+    while (fgets(line, sizeof line, f)) {
+        /* eleven comma-separated fields, the last four possibly empty */
+        char *field[11];
+        char *cur = line;
+        for (int k = 0; k < 11; k++) {
+            field[k] = cur;
+            cur += strcspn(cur, ",\n");
+            if (*cur)
+                *cur++ = '\0';
+        }
+        unsigned long long frame = strtoull(field[0], NULL, 10);
+        unsigned long long sport = strtoull(field[1], NULL, 10);
+        unsigned long long dport = strtoull(field[2], NULL, 10);
+        unsigned long long seq = strtoull(field[3], NULL, 10);
+        unsigned long long ack = strtoull(field[4], NULL, 10);
+        unsigned long long flags = strtoull(field[5], NULL, 16);
+        unsigned long long len = strtoull(field[6], NULL, 10);
+        const char *iplen = field[7], *plen = field[8];
+        /* the outer tag: 802.1ad if there is one, else 802.1Q */
+        const char *vlan = field[9][0] ? field[9] : field[10];
+        cr_assert_lt(i, c->n, "%s: tshark has more TCP frames than qreplay (frame %llu)", path,
+                     frame);
+        const qr_capture_packet *p = &c->p[i++];
+        cr_assert_eq(p->frame, frame, "%s: frame numbers", path);
+        cr_assert_eq(p->src_port, sport);
+        cr_assert_eq(p->dst_port, dport);
+        cr_assert_eq(p->seq, seq, "%s: frame %llu seq", path, frame);
+        cr_assert_eq(p->ack, ack, "%s: frame %llu ack", path, frame);
+        cr_assert_eq(p->tcp_flags, flags & 0xff);
+        cr_assert_eq(p->payload, len, "%s: frame %llu payload", path, frame);
+        if (p->family == 4)
+            cr_assert_eq(p->ip_len, strtoul(iplen, NULL, 10), "%s: frame %llu", path, frame);
+        else
+            cr_assert_eq(p->ip_len, 40 + strtoul(plen, NULL, 10), "%s: frame %llu", path, frame);
+        if (vlan[0])
+            cr_assert_eq(p->vlan, strtoul(vlan, NULL, 10), "%s: frame %llu vlan", path, frame);
+    }
+    cr_assert_eq(pclose(f), 0);
+    cr_assert_eq(i, c->n, "%s: qreplay kept %zu TCP frames, tshark shows %zu", path, c->n, i);
+}
+
+Test(capture, real_kernel_captures_agree_with_tshark, .timeout = 120)
+{
+    static const char *files[] = {
+        CAP("eth-ipv4-sender-ns.pcap"), CAP("eth-ipv4-receiver-ns.pcap"),
+        CAP("eth-ipv4-sender-us.pcap"), CAP("eth-ipv4-sender-us-be.pcap"),
+        CAP("eth-ipv4-sender.pcapng"),  CAP("eth-ipv6-sender-ns.pcap"),
+        CAP("eth-vlan.pcap"),           CAP("eth-qinq.pcap"),
+        CAP("any-sll.pcap"),            CAP("any-sll2.pcap")};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        capture_t c = read_all(files[k]);
+        cr_assert_gt(c.n, 5, "%s: a real transfer has packets", files[k]);
+        check_against_tshark(files[k], &c);
+        free(c.p);
+    }
+}
+
+Test(capture, formats_and_byte_orders_give_the_same_packets)
+{
+    capture_t ns = read_all(CAP("eth-ipv4-sender-ns.pcap"));
+    capture_t ng = read_all(CAP("eth-ipv4-sender.pcapng"));
+    capture_t us = read_all(CAP("eth-ipv4-sender-us.pcap"));
+    capture_t be = read_all(CAP("eth-ipv4-sender-us-be.pcap"));
+    cr_assert_str_eq(ns.link, "EN10MB");
+    cr_assert_eq(ng.n, ns.n);
+    cr_assert_eq(us.n, ns.n);
+    cr_assert_eq(be.n, ns.n);
+    for (size_t i = 0; i < ns.n; i++) {
+        cr_assert_eq(ng.p[i].time_ns, ns.p[i].time_ns, "pcapng keeps nanoseconds");
+        cr_assert_eq(us.p[i].time_ns, ns.p[i].time_ns / 1000 * 1000, "microsecond pcap");
+        cr_assert_eq(be.p[i].time_ns, us.p[i].time_ns, "big-endian pcap");
+        cr_assert_eq(memcmp(&ng.p[i].src, &ns.p[i].src, 16), 0);
+        cr_assert_eq(us.p[i].seq, ns.p[i].seq);
+        cr_assert_eq(be.p[i].ip_id, ns.p[i].ip_id);
+    }
+    cr_assert_gt(ns.p[ns.n - 1].time_ns, (int64_t)1500000000 * 1000000000,
+                 "Unix-epoch nanoseconds");
+    free(ns.p), free(ng.p), free(us.p), free(be.p);
+}
+
+Test(capture, tso_super_segments_and_addresses_are_read_as_captured)
+{
+    capture_t c = read_all(CAP("eth-ipv4-sender-ns.pcap"));
+    uint32_t biggest = 0;
+    char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+    for (size_t i = 0; i < c.n; i++) {
+        cr_assert_eq(c.p[i].family, 4);
+        if (c.p[i].ip_len > biggest)
+            biggest = c.p[i].ip_len;
+    }
+    cr_assert_gt(biggest, 1500, "the sender's tcpdump sees GSO super-segments above the MTU");
+    cr_assert_str_eq(qr_addr_text(c.p[0].src, a, sizeof a), "10.77.0.1");
+    cr_assert_str_eq(qr_addr_text(c.p[0].dst, b, sizeof b), "10.77.0.2");
+    cr_assert_eq(c.p[0].tcp_flags & (QR_TCP_SYN | QR_TCP_ACK), QR_TCP_SYN, "the SYN first");
+    cr_assert_gt(c.st.skipped[QR_SKIP_NOT_TCP] + c.st.skipped[QR_SKIP_NOT_IP], 0,
+                 "the capture holds neighbour discovery or ARP frames, counted as skipped");
+    free(c.p);
+    capture_t v6 = read_all(CAP("eth-ipv6-sender-ns.pcap"));
+    cr_assert_eq(v6.p[0].family, 6);
+    cr_assert_str_eq(qr_addr_text(v6.p[0].src, a, sizeof a), "fd77::1");
+    free(v6.p);
+}
+
+Test(capture, vlan_and_qinq_tags)
+{
+    capture_t v = read_all(CAP("eth-vlan.pcap")), q = read_all(CAP("eth-qinq.pcap"));
+    cr_assert_eq(v.n, q.n);
+    for (size_t i = 0; i < v.n; i++) {
+        cr_assert_eq(v.p[i].vlan, 100);
+        cr_assert_eq(q.p[i].vlan, 200, "the outer (802.1ad) tag");
+        cr_assert_eq(v.p[i].seq, q.p[i].seq);
+        cr_assert_eq(v.p[i].payload, q.p[i].payload);
+    }
+    free(v.p), free(q.p);
+}
+
+Test(capture, cooked_captures_of_any_interface)
+{
+    capture_t s1 = read_all(CAP("any-sll.pcap")), s2 = read_all(CAP("any-sll2.pcap"));
+    cr_assert_str_eq(s1.link, "LINUX_SLL");
+    cr_assert_str_eq(s2.link, "LINUX_SLL2");
+    free(s1.p), free(s2.p);
+}
+
+Test(capture, a_cut_last_record_keeps_the_whole_packets_and_says_where)
+{
+    capture_t whole = read_all(CAP("eth-ipv4-sender-ns.pcap"));
+    capture_t cut = read_all(CAP("eth-ipv4-cut-ns.pcap"));
+    cr_assert_eq(cut.st.frames, whole.st.frames - 1);
+    cr_assert_not_null(strstr(cut.warning, "eth-ipv4-cut-ns.pcap: the last record, at byte"),
+                       "%s", cut.warning);
+    cr_assert_str_eq(whole.warning, "");
+    free(whole.p), free(cut.p);
+}
+
+Test(capture, bad_files_are_clear_errors)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_capture *c;
+    cr_assert_eq(qr_capture_open(&c, "/nonexistent/x.pcap", err), QR_ENOENT);
+    cr_assert_not_null(strstr(err, "/nonexistent/x.pcap"));
+    cr_assert_eq(qr_capture_open(&c, QR_SOURCE_DIR "/README.md", err), QR_EFORMAT);
+    cr_assert_not_null(strstr(err, "not a readable pcap or pcapng file"), "%s", err);
+    cr_assert_eq(qr_capture_open(&c, QR_SOURCE_DIR "/tests", err), QR_EFORMAT);
+    char path[] = "/tmp/qr-capture-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(qr_capture_open(&c, path, err), QR_ETRUNC, "%s", err);
+    /* a link type qreplay does not read (802.11) names the ones it does */
+    FILE *f = fopen(path, "wb");
+    uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 105};
+    fwrite(hdr, sizeof hdr, 1, f);
+    fclose(f);
+    cr_assert_eq(qr_capture_open(&c, path, err), QR_EFORMAT);
+    cr_assert_not_null(strstr(err, "LINUX_SLL2"), "%s", err);
+    unlink(path);
+}
+
+/* A frame: Ethernet + IPv4 + TCP, with knobs for the faults. */
+static size_t frame4(uint8_t *b, unsigned ethertype, unsigned proto, unsigned frag, unsigned ihl,
+                     unsigned doff, unsigned ip_len)
+{
+    memset(b, 0, 128);
+    b[12] = (uint8_t)(ethertype >> 8), b[13] = (uint8_t)ethertype;
+    uint8_t *ip = b + 14;
+    ip[0] = (uint8_t)(0x40 | ihl);
+    ip[2] = (uint8_t)(ip_len >> 8), ip[3] = (uint8_t)ip_len;
+    ip[6] = (uint8_t)(frag >> 8), ip[7] = (uint8_t)frag;
+    ip[9] = (uint8_t)proto;
+    ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+    uint8_t *t = ip + ihl * 4;
+    t[0] = 0x13, t[1] = 0x89, t[3] = 80;
+    t[12] = (uint8_t)(doff << 4);
+    t[13] = 0x10;
+    return 14 + ihl * 4 + 20;
+}
+
+Test(capture, every_skip_reason_on_crafted_frames)
+{
+    uint8_t b[128];
+    qr_capture_packet p;
+    qr_skip why;
+    size_t n = frame4(b, 0x0800, 6, 0, 5, 5, 1040);
+    cr_assert_eq(qr_capture_decode(1 /* EN10MB */, b, n, 14 + 1040, &p, &why), QR_OK);
+    cr_assert_eq(p.payload, 1000);
+    cr_assert_eq(p.src_port, 5001);
+    n = frame4(b, 0x0806, 6, 0, 5, 5, 40); /* ARP */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_NOT_IP);
+    n = frame4(b, 0x0800, 17, 0, 5, 5, 40); /* UDP */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_NOT_TCP);
+    n = frame4(b, 0x0800, 6, 0x2000, 5, 5, 40); /* first fragment, more to come */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_FRAGMENT);
+    n = frame4(b, 0x0800, 6, 0x0010, 5, 5, 40); /* a later fragment */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_FRAGMENT);
+    n = frame4(b, 0x0800, 6, 0, 5, 5, 1040); /* cut by the snap length in the TCP header */
+    cr_assert_eq(qr_capture_decode(1, b, 14 + 30, 14 + 1040, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_SNAPLEN);
+    cr_assert_eq(qr_capture_decode(1, b, 10, 14 + 1040, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_SNAPLEN, "cut inside the Ethernet header");
+    cr_assert_eq(qr_capture_decode(1, b, 10, 10, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_LINK, "a runt frame");
+    n = frame4(b, 0x0800, 6, 0, 4, 5, 40); /* IHL 4 */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_IP);
+    n = frame4(b, 0x0800, 6, 0, 5, 5, 2000); /* IP length beyond the frame */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_IP);
+    n = frame4(b, 0x0800, 6, 0, 5, 3, 40); /* TCP data offset 3 */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_TCP);
+    /* loopback: the family in host order (NULL) or network order (LOOP) */
+    uint8_t lo[64];
+    n = frame4(b, 0x0800, 6, 0, 5, 5, 40);
+    memcpy(lo + 4, b + 14, 40);
+    lo[0] = 2, lo[1] = lo[2] = lo[3] = 0;
+    cr_assert_eq(qr_capture_decode(0 /* NULL */, lo, 44, 44, &p, &why), QR_OK);
+    lo[0] = 0, lo[3] = 2;
+    cr_assert_eq(qr_capture_decode(0, lo, 44, 44, &p, &why), QR_OK);
+    cr_assert_eq(qr_capture_decode(108 /* LOOP */, lo, 44, 44, &p, &why), QR_OK);
+    lo[3] = 7;
+    cr_assert_eq(qr_capture_decode(108, lo, 44, 44, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_NOT_IP);
+    cr_assert_eq(qr_capture_decode(105 /* 802.11 */, lo, 44, 44, &p, &why), QR_EINVAL);
+}
+
+Test(capture, ipv6_extension_headers_and_fragments)
+{
+    uint8_t b[128] = {0};
+    b[0] = 0x60;
+    b[5] = 8 + 20; /* payload: hop-by-hop (8) + TCP (20) */
+    b[6] = 0;      /* hop-by-hop */
+    b[7] = 64;
+    b[8] = 0xfd, b[23] = 1, b[24] = 0xfd, b[39] = 2;
+    b[40] = 6; /* next: TCP */
+    b[41] = 0; /* 8 bytes */
+    uint8_t *t = b + 48;
+    t[1] = 80, t[3] = 81, t[12] = 0x50, t[13] = 0x02;
+    qr_capture_packet p;
+    qr_skip why;
+    cr_assert_eq(qr_capture_decode(229 /* IPV6 */, b, 68, 68, &p, &why), QR_OK);
+    cr_assert_eq(p.family, 6);
+    cr_assert_eq(p.dst_port, 81);
+    cr_assert_eq(p.ip_len, 68);
+    cr_assert_eq(p.payload, 0);
+    b[6] = 44; /* a fragment header instead, offset 0 but more fragments */
+    b[43] = 1;
+    cr_assert_eq(qr_capture_decode(229, b, 68, 68, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_FRAGMENT);
+    b[6] = 17; /* UDP */
+    cr_assert_eq(qr_capture_decode(229, b, 68, 68, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_NOT_TCP);
+    b[6] = 6; /* TCP right away, payload 28: 8 bytes of payload after a 20-byte header */
+    t = b + 40;
+    memset(t, 0, 28);
+    t[12] = 0x50;
+    cr_assert_eq(qr_capture_decode(229, b, 68, 68, &p, &why), QR_OK);
+    cr_assert_eq(p.payload, 8);
+    cr_assert_eq(qr_capture_decode(229, b, 50, 68, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_SNAPLEN);
+}
+
+/* Property: random frames of every link type never crash the decoder, and a frame it keeps has a
+ * TCP header within its IP length. */
+Test(capture, property_random_frames_decode_or_skip)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 5);
+    static const int dlts[] = {0, 1, 12, 108, 113, 228, 229, 276};
+    uint8_t b[256];
+    size_t kept = 0;
+    for (int i = 0; i < 200000; i++) {
+        size_t n = gsl_rng_uniform_int(r, sizeof b);
+        for (size_t k = 0; k < n; k++)
+            b[k] = (uint8_t)gsl_rng_uniform_int(r, 256);
+        if (n > 14 && gsl_rng_uniform(r) < 0.5) { /* plausible headers half of the time */
+            b[12] = 0x08, b[13] = 0;
+            b[14] = 0x45;
+            b[23] = 6;
+        }
+        qr_capture_packet p;
+        qr_skip why = QR_SKIP_COUNT;
+        int dlt = dlts[gsl_rng_uniform_int(r, 8)];
+        int rc = qr_capture_decode(dlt, b, n, (uint32_t)n, &p, &why);
+        cr_assert(rc == QR_OK || rc == 1);
+        if (rc == 1)
+            cr_assert_lt(why, QR_SKIP_COUNT);
+        else {
+            kept++;
+            cr_assert_geq(p.tcp_hdr_len, 20);
+            cr_assert_leq(p.payload + p.tcp_hdr_len, p.ip_len);
+        }
+    }
+    cr_log_info("kept %zu random frames", kept);
+    gsl_rng_free(r);
+}
