@@ -37,11 +37,13 @@ struct qr_capture {
     qr_capture_stats stats;
 };
 
-static const char *const skip_names[QR_SKIP_COUNT] = {
-    [QR_SKIP_NOT_IP] = "not IP",          [QR_SKIP_NOT_TCP] = "not TCP",
-    [QR_SKIP_FRAGMENT] = "IP fragment",   [QR_SKIP_SNAPLEN] = "cut by the snap length",
-    [QR_SKIP_BAD_LINK] = "bad link header", [QR_SKIP_BAD_IP] = "bad IP header",
-    [QR_SKIP_BAD_TCP] = "bad TCP header"};
+static const char *const skip_names[QR_SKIP_COUNT] = {[QR_SKIP_NOT_IP] = "not IP",
+                                                      [QR_SKIP_NOT_TCP] = "not TCP",
+                                                      [QR_SKIP_FRAGMENT] = "IP fragment",
+                                                      [QR_SKIP_SNAPLEN] = "cut by the snap length",
+                                                      [QR_SKIP_BAD_LINK] = "bad link header",
+                                                      [QR_SKIP_BAD_IP] = "bad IP header",
+                                                      [QR_SKIP_BAD_TCP] = "bad TCP header"};
 
 const char *qr_skip_name(int reason)
 {
@@ -68,10 +70,8 @@ int qr_capture_link_supported(int dlt)
     case DLT_LINUX_SLL:
     case DLT_LINUX_SLL2:
     case DLT_NULL:
-    case DLT_LOOP:
-        return 1;
-    default:
-        return 0;
+    case DLT_LOOP: return 1;
+    default: return 0;
     }
 }
 
@@ -247,8 +247,7 @@ int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_
         unsigned type = get16(buf);
         if (type == 0x8100 || type == 0x88a8 || type == 0x9100)
             return skip(why, QR_SKIP_NOT_IP); /* SLL2 carries tags out of band; not expected */
-        return by_ethertype(type, buf + 20, caplen - 20, wire_len > 20 ? wire_len - 20 : 0, p,
-                            why);
+        return by_ethertype(type, buf + 20, caplen - 20, wire_len > 20 ? wire_len - 20 : 0, p, why);
     }
     case DLT_NULL:
     case DLT_LOOP: {
@@ -257,7 +256,7 @@ int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_
         /* the address family, in the capturing host's byte order (NULL) or network order
          * (LOOP): 2 is AF_INET everywhere, 24, 28 and 30 are AF_INET6 on the BSDs and macOS */
         uint32_t be = get32(buf), le = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 |
-                                        (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 24;
+                                       (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 24;
         uint32_t fam = dlt == DLT_LOOP ? be : (be < 256 ? be : le);
         hdr = 4;
         if (fam == 2)
@@ -266,9 +265,42 @@ int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_
             return ipv6(buf + hdr, caplen - hdr, wire_len > 4 ? wire_len - 4 : 0, p, why);
         return skip(why, QR_SKIP_NOT_IP);
     }
-    default: /* RAW, IPV4, IPV6 */
-        return by_version(buf, caplen, wire_len, p, why);
+    default: /* RAW, IPV4, IPV6 */ return by_version(buf, caplen, wire_len, p, why);
     }
+}
+
+size_t qr_capture_segment(const qr_capture_packet *p, uint32_t mtu, uint64_t rate_bps,
+                          uint32_t overhead, qr_capture_packet *out, size_t max)
+{
+    if (!p || rate_bps == 0)
+        return 0;
+    uint32_t headers = p->ip_len - p->payload;
+    if (p->ip_len <= mtu) {
+        if (max && out)
+            out[0] = *p;
+        return 1;
+    }
+    if (mtu <= headers)
+        return 0;
+    uint32_t mss = mtu - headers;
+    size_t count = (p->payload + mss - 1) / mss;
+    unsigned __int128 bytes = 0; /* on the wire before segment k */
+    for (size_t k = 0; k < count && k < max && out; k++) {
+        qr_capture_packet *o = &out[k];
+        *o = *p;
+        uint32_t off = (uint32_t)k * mss;
+        o->payload = p->payload - off < mss ? p->payload - off : mss;
+        o->ip_len = headers + o->payload;
+        o->seq = p->seq + off;
+        o->ip_id = p->family == 4 ? (uint16_t)(p->ip_id + k) : 0;
+        o->time_ns = p->time_ns + (int64_t)(bytes * 8 * 1000000000u / rate_bps);
+        if (k + 1 < count)
+            o->tcp_flags &= (uint8_t) ~(QR_TCP_FIN | QR_TCP_PSH);
+        if (k > 0)
+            o->tcp_flags &= (uint8_t)~QR_TCP_CWR;
+        bytes += (unsigned __int128)o->ip_len + overhead;
+    }
+    return count;
 }
 
 int qr_capture_open(qr_capture **out, const char *path, char *errbuf)

@@ -67,3 +67,144 @@ int64_t qr_proc_delay_next(qr_proc_delay *d)
     double x = (double)d->mean_ns + gsl_ran_gaussian(d->rng, (double)d->sd_ns);
     return x <= 0 ? 0 : (int64_t)llround(x);
 }
+
+/* Least squares x_b - x_a ~= d for every pair, per connected component, one host fixed at 0:
+ * the normal equations L x = r (L the graph Laplacian) by conjugate gradients. */
+struct reconcile {
+    size_t n;
+    const qr_owd_pair *pairs;
+    size_t *deg, *adj; /* CSR: the pairs of host h are adj[deg[h] .. deg[h + 1]) */
+    uint32_t *comp, *ref;
+};
+
+static int pinned(const struct reconcile *g, size_t h)
+{
+    return g->ref[g->comp[h]] == h;
+}
+
+/* out = L v over the free hosts (pinned rows and columns are 0) */
+static void laplace(const struct reconcile *g, const double *v, double *out)
+{
+    for (size_t h = 0; h < g->n; h++) {
+        double s = 0;
+        if (!pinned(g, h))
+            for (size_t k = g->deg[h]; k < g->deg[h + 1]; k++) {
+                const qr_owd_pair *e = &g->pairs[g->adj[k]];
+                uint32_t o = e->a == h ? e->b : e->a;
+                s += v[h] - (pinned(g, o) ? 0.0 : v[o]);
+            }
+        out[h] = s;
+    }
+}
+
+/* Components by depth-first search from the smallest host; each one's reference. */
+static void components(struct reconcile *g, uint32_t reference, uint32_t *stack)
+{
+    for (size_t h = 0; h < g->n; h++)
+        g->comp[h] = UINT32_MAX;
+    uint32_t n_comp = 0;
+    for (size_t s = 0; s < g->n; s++) {
+        if (g->comp[s] != UINT32_MAX)
+            continue;
+        size_t top = 0;
+        stack[top++] = (uint32_t)s;
+        g->comp[s] = n_comp;
+        g->ref[n_comp] = (uint32_t)s;
+        while (top) {
+            uint32_t h = stack[--top];
+            if (h == reference)
+                g->ref[n_comp] = reference;
+            for (size_t k = g->deg[h]; k < g->deg[h + 1]; k++) {
+                const qr_owd_pair *e = &g->pairs[g->adj[k]];
+                uint32_t o = e->a == h ? e->b : e->a;
+                if (g->comp[o] == UINT32_MAX) {
+                    g->comp[o] = n_comp;
+                    stack[top++] = o;
+                }
+            }
+        }
+        n_comp++;
+    }
+}
+
+int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs, uint32_t reference,
+                       qr_clock_estimate *out)
+{
+    if (!out || (!pairs && n_pairs) || (n_hosts && reference >= n_hosts) || n_hosts >= UINT32_MAX)
+        return QR_EINVAL;
+    for (size_t i = 0; i < n_pairs; i++)
+        if (pairs[i].a >= n_hosts || pairs[i].b >= n_hosts || pairs[i].a == pairs[i].b)
+            return QR_EINVAL;
+    size_t n = n_hosts, m = n ? n : 1;
+    struct reconcile g = {n,
+                          pairs,
+                          calloc(n + 1, sizeof(size_t)),
+                          malloc((2 * n_pairs + 1) * sizeof(size_t)),
+                          malloc(m * sizeof(uint32_t)),
+                          malloc(m * sizeof(uint32_t))};
+    uint32_t *stack = malloc(m * sizeof *stack);
+    size_t *fill = calloc(m, sizeof *fill);
+    double *d = malloc((n_pairs ? n_pairs : 1) * sizeof *d), *x = calloc(m, sizeof *x);
+    double *r = calloc(m, sizeof *r), *p = calloc(m, sizeof *p), *q = calloc(m, sizeof *q);
+    int rc = QR_ENOMEM;
+    if (!g.deg || !g.adj || !g.comp || !g.ref || !stack || !fill || !d || !x || !r || !p || !q)
+        goto done;
+    for (size_t i = 0; i < n_pairs; i++) {
+        g.deg[pairs[i].a + 1]++;
+        g.deg[pairs[i].b + 1]++;
+        d[i] = ((double)pairs[i].min_ab_ns - (double)pairs[i].min_ba_ns) / 2.0;
+    }
+    for (size_t h = 0; h < n; h++)
+        g.deg[h + 1] += g.deg[h];
+    for (size_t i = 0; i < n_pairs; i++) {
+        g.adj[g.deg[pairs[i].a] + fill[pairs[i].a]++] = i;
+        g.adj[g.deg[pairs[i].b] + fill[pairs[i].b]++] = i;
+    }
+    components(&g, reference, stack);
+    /* right-hand side, 0 at the pinned hosts */
+    for (size_t i = 0; i < n_pairs; i++) {
+        r[pairs[i].b] += d[i];
+        r[pairs[i].a] -= d[i];
+    }
+    double rr = 0;
+    for (size_t h = 0; h < n; h++) {
+        if (pinned(&g, h))
+            r[h] = 0;
+        p[h] = r[h];
+        rr += r[h] * r[h];
+    }
+    double stop = 1e-24 * (rr > 1 ? rr : 1);
+    for (size_t it = 0; it < 10 * n + 10 && rr > stop; it++) {
+        laplace(&g, p, q);
+        double pq = 0;
+        for (size_t h = 0; h < n; h++)
+            pq += p[h] * q[h];
+        if (pq <= 0)
+            break;
+        double alpha = rr / pq, rr2 = 0;
+        for (size_t h = 0; h < n; h++) {
+            x[h] += alpha * p[h];
+            r[h] -= alpha * q[h];
+            rr2 += r[h] * r[h];
+        }
+        for (size_t h = 0; h < n; h++)
+            p[h] = r[h] + rr2 / rr * p[h];
+        rr = rr2;
+    }
+    for (size_t h = 0; h < n; h++) {
+        double sq = 0;
+        for (size_t k = g.deg[h]; k < g.deg[h + 1]; k++) {
+            const qr_owd_pair *e = &pairs[g.adj[k]];
+            double f = x[e->b] - x[e->a] - d[g.adj[k]];
+            sq += f * f;
+        }
+        size_t deg = g.deg[h + 1] - g.deg[h];
+        out[h] = (qr_clock_estimate){x[h], deg ? sqrt(sq / (double)deg) : 0.0, g.ref[g.comp[h]],
+                                     (uint32_t)deg};
+    }
+    rc = QR_OK;
+done:
+    free(g.deg), free(g.adj), free(g.comp), free(g.ref), free(stack), free(fill);
+    free(d), free(x), free(r), free(p), free(q);
+    return rc;
+}

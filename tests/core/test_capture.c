@@ -54,13 +54,14 @@ static capture_t read_all(const char *path)
 static void check_against_tshark(const char *path, const capture_t *c)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "'%s' -r '%s' -o tcp.relative_sequence_numbers:FALSE -Y tcp -T fields -E "
-             "separator=, -E occurrence=f -e frame.number -e tcp.srcport -e tcp.dstport -e "
-             "tcp.seq -e tcp.ack -e tcp.flags -e tcp.len -e ip.len -e ipv6.plen -e ieee8021ad.id -e "
-             "vlan.id "
-             "2>/dev/null",
-             QR_TSHARK, path);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' -r '%s' -o tcp.relative_sequence_numbers:FALSE -Y tcp -T fields -E "
+        "separator=, -E occurrence=f -e frame.number -e tcp.srcport -e tcp.dstport -e "
+        "tcp.seq -e tcp.ack -e tcp.flags -e tcp.len -e ip.len -e ipv6.plen -e ieee8021ad.id -e "
+        "vlan.id "
+        "2>/dev/null",
+        QR_TSHARK, path);
     FILE *f = popen(cmd, "r");
     cr_assert_not_null(f);
     char line[512];
@@ -108,12 +109,16 @@ static void check_against_tshark(const char *path, const capture_t *c)
 
 Test(capture, real_kernel_captures_agree_with_tshark, .timeout = 120)
 {
-    static const char *files[] = {
-        CAP("eth-ipv4-sender-ns.pcap"), CAP("eth-ipv4-receiver-ns.pcap"),
-        CAP("eth-ipv4-sender-us.pcap"), CAP("eth-ipv4-sender-us-be.pcap"),
-        CAP("eth-ipv4-sender.pcapng"),  CAP("eth-ipv6-sender-ns.pcap"),
-        CAP("eth-vlan.pcap"),           CAP("eth-qinq.pcap"),
-        CAP("any-sll.pcap"),            CAP("any-sll2.pcap")};
+    static const char *files[] = {CAP("eth-ipv4-sender-ns.pcap"),
+                                  CAP("eth-ipv4-receiver-ns.pcap"),
+                                  CAP("eth-ipv4-sender-us.pcap"),
+                                  CAP("eth-ipv4-sender-us-be.pcap"),
+                                  CAP("eth-ipv4-sender.pcapng"),
+                                  CAP("eth-ipv6-sender-ns.pcap"),
+                                  CAP("eth-vlan.pcap"),
+                                  CAP("eth-qinq.pcap"),
+                                  CAP("any-sll.pcap"),
+                                  CAP("any-sll2.pcap")};
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         capture_t c = read_all(files[k]);
         cr_assert_gt(c.n, 5, "%s: a real transfer has packets", files[k]);
@@ -194,8 +199,8 @@ Test(capture, a_cut_last_record_keeps_the_whole_packets_and_says_where)
     capture_t whole = read_all(CAP("eth-ipv4-sender-ns.pcap"));
     capture_t cut = read_all(CAP("eth-ipv4-cut-ns.pcap"));
     cr_assert_eq(cut.st.frames, whole.st.frames - 1);
-    cr_assert_not_null(strstr(cut.warning, "eth-ipv4-cut-ns.pcap: the last record, at byte"),
-                       "%s", cut.warning);
+    cr_assert_not_null(strstr(cut.warning, "eth-ipv4-cut-ns.pcap: the last record, at byte"), "%s",
+                       cut.warning);
     cr_assert_str_eq(whole.warning, "");
     free(whole.p), free(cut.p);
 }
@@ -364,4 +369,43 @@ Test(capture, property_random_frames_decode_or_skip)
     }
     cr_log_info("kept %zu random frames", kept);
     gsl_rng_free(r);
+}
+
+/* The sender's super-segments split as a NIC sends them: MTU-sized, contiguous, back to back. */
+Test(capture, tso_super_segments_split_at_the_mtu)
+{
+    capture_t c = read_all(CAP("eth-ipv4-sender-ns.pcap"));
+    qr_capture_packet seg[64];
+    size_t split = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        const qr_capture_packet *p = &c.p[i];
+        size_t n = qr_capture_segment(p, 1500, 10000000000ull, 38, seg, 64);
+        cr_assert_geq(n, 1);
+        cr_assert_leq(n, 64);
+        uint32_t sum = 0;
+        for (size_t k = 0; k < n; k++) {
+            cr_assert_leq(seg[k].ip_len, 1500);
+            cr_assert_eq(seg[k].seq, p->seq + sum, "contiguous sequence numbers");
+            cr_assert_eq(seg[k].ip_id, (uint16_t)(p->ip_id + k), "consecutive IP IDs");
+            if (k) /* back to back at 10 Gbps: 1538 wire bytes of a full segment = 1230.4 ns */
+                cr_assert_eq(
+                    seg[k].time_ns - seg[k - 1].time_ns,
+                    (int64_t)((seg[k - 1].ip_len + 38) * 8 * 1000000000ull * k / 10000000000ull -
+                              (seg[k - 1].ip_len + 38) * 8 * 1000000000ull * (k - 1) /
+                                  10000000000ull),
+                    "segment %zu of frame %llu", k, (unsigned long long)p->frame);
+            cr_assert_eq(seg[k].tcp_flags & QR_TCP_PSH && k + 1 < n, 0, "PSH on the last only");
+            sum += seg[k].payload;
+        }
+        cr_assert_eq(sum, p->payload, "the payload is conserved");
+        split += n > 1;
+    }
+    cr_assert_gt(split, 0, "the sender's capture has super-segments to split");
+    free(c.p);
+    qr_capture_packet small = {.ip_len = 40, .payload = 0};
+    cr_assert_eq(qr_capture_segment(&small, 1500, 1, 0, seg, 64), 1);
+    qr_capture_packet big = {.ip_len = 3000, .payload = 2948};
+    cr_assert_eq(qr_capture_segment(&big, 52, 1, 0, seg, 64), 0, "no room for payload");
+    cr_assert_eq(qr_capture_segment(&big, 1500, 0, 0, seg, 64), 0, "no rate");
+    cr_assert_eq(qr_capture_segment(&big, 1500, 1, 0, NULL, 0), 3, "counts without writing");
 }

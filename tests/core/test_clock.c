@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
 
@@ -88,4 +90,95 @@ Test(clock, processing_delay_statistics_and_streams)
     cr_assert_gt(zeros, 4000, "about half the draws of N(10, 1000) are truncated to 0");
     qr_proc_delay_destroy(a);
     cr_assert_eq(qr_proc_delay_create(&a, 1, 0, 0, 10, -1), QR_EINVAL);
+}
+
+/* Pairs measured from true offsets: the one-way delay a -> b seen on the clocks is the path delay
+ * plus offset(b) - offset(a); asym is added to the a -> b direction only. */
+static qr_owd_pair pair_of(uint32_t a, uint32_t b, const double *off, int64_t delay, int64_t asym)
+{
+    return (qr_owd_pair){a, b, delay + (int64_t)(off[b] - off[a]) + asym,
+                         delay + (int64_t)(off[a] - off[b])};
+}
+
+Test(clock, reconcile_two_hosts_exactly)
+{
+    double off[2] = {0, 3000};
+    qr_owd_pair p = pair_of(0, 1, off, 10000, 0);
+    qr_clock_estimate e[2];
+    cr_assert_eq(qr_clock_reconcile(2, &p, 1, 0, e), QR_OK);
+    cr_assert_float_eq(e[0].offset_ns, 0.0, 1e-9);
+    cr_assert_float_eq(e[1].offset_ns, 3000.0, 1e-6);
+    cr_assert_eq(e[1].reference, 0);
+    cr_assert_eq(e[1].pairs, 1);
+    cr_assert_float_eq(e[1].residual_ns, 0.0, 1e-6);
+    /* reference 1 instead: the same difference, seen from host 1 */
+    cr_assert_eq(qr_clock_reconcile(2, &p, 1, 1, e), QR_OK);
+    cr_assert_float_eq(e[0].offset_ns, -3000.0, 1e-6);
+}
+
+/* Property: on random connected graphs with symmetric path delays the offsets are recovered
+ * exactly (relative to the reference); with an asymmetry of up to A ns per pair, every estimate
+ * is off by at most A/2 times the graph's diameter, and the mean error stays below A/2. */
+Test(clock, property_reconcile_random_graphs)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 21);
+    for (int round = 0; round < 40; round++) {
+        size_t n = 2 + gsl_rng_uniform_int(r, 60);
+        double *off = malloc(n * sizeof *off);
+        for (size_t h = 0; h < n; h++)
+            off[h] = (double)gsl_rng_uniform_int(r, 5001); /* U[0, 5 us], as the paper */
+        size_t np = 0, cap = 4 * n;
+        qr_owd_pair *p = malloc(cap * sizeof *p), *q = malloc(cap * sizeof *q);
+        for (size_t h = 1; h < n; h++) /* a random spanning tree keeps it connected */
+            p[np++] = pair_of((uint32_t)gsl_rng_uniform_int(r, h), (uint32_t)h, off,
+                              1000 + (int64_t)gsl_rng_uniform_int(r, 50000), 0);
+        while (np < cap) {
+            uint32_t a = (uint32_t)gsl_rng_uniform_int(r, n),
+                     b = (uint32_t)gsl_rng_uniform_int(r, n);
+            if (a != b)
+                p[np++] = pair_of(a, b, off, 1000 + (int64_t)gsl_rng_uniform_int(r, 50000), 0);
+        }
+        uint32_t ref = (uint32_t)gsl_rng_uniform_int(r, n);
+        qr_clock_estimate *e = malloc(n * sizeof *e);
+        cr_assert_eq(qr_clock_reconcile(n, p, np, ref, e), QR_OK);
+        for (size_t h = 0; h < n; h++) {
+            cr_assert_eq(e[h].reference, ref);
+            cr_assert_float_eq(e[h].offset_ns, off[h] - off[ref], 1e-3, "host %zu of %zu", h, n);
+        }
+        /* asymmetric delays: errors bounded */
+        const int64_t A = 400;
+        for (size_t i = 0; i < np; i++) {
+            q[i] = p[i];
+            q[i].min_ab_ns += (int64_t)gsl_rng_uniform_int(r, A + 1);
+        }
+        cr_assert_eq(qr_clock_reconcile(n, q, np, ref, e), QR_OK);
+        double sum = 0;
+        for (size_t h = 0; h < n; h++) {
+            double err = fabs(e[h].offset_ns - (off[h] - off[ref]));
+            cr_assert_leq(err, A / 2.0 * (double)n, "host %zu", h);
+            sum += err;
+        }
+        cr_assert_leq(sum / (double)n, A / 2.0, "mean error %.1f ns", sum / (double)n);
+        free(off), free(p), free(q), free(e);
+    }
+    gsl_rng_free(r);
+}
+
+Test(clock, reconcile_components_and_bad_pairs)
+{
+    double off[5] = {0, 100, 200, 300, 400};
+    qr_owd_pair p[2] = {pair_of(0, 1, off, 5000, 0), pair_of(3, 2, off, 5000, 0)};
+    qr_clock_estimate e[5];
+    cr_assert_eq(qr_clock_reconcile(5, p, 2, 1, e), QR_OK);
+    cr_assert_eq(e[0].reference, 1, "the given reference in its component");
+    cr_assert_float_eq(e[0].offset_ns, -100.0, 1e-6);
+    cr_assert_eq(e[3].reference, 2, "the smallest host in another component");
+    cr_assert_float_eq(e[3].offset_ns, 100.0, 1e-6);
+    cr_assert_eq(e[4].pairs, 0, "a host without pairs has no estimate");
+    cr_assert_eq(e[4].reference, 4);
+    qr_owd_pair self = {2, 2, 1, 1}, far = {0, 9, 1, 1};
+    cr_assert_eq(qr_clock_reconcile(5, &self, 1, 0, e), QR_EINVAL);
+    cr_assert_eq(qr_clock_reconcile(5, &far, 1, 0, e), QR_EINVAL);
+    cr_assert_eq(qr_clock_reconcile(5, p, 2, 5, e), QR_EINVAL);
 }

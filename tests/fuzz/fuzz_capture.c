@@ -34,7 +34,8 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     uint64_t sum = st.kept;
     for (int i = 0; i < QR_SKIP_COUNT; i++)
         sum += st.skipped[i];
-    FUZZ_CHECK(sum == st.frames && st.kept == n, "frames %llu, kept %llu + skipped = %llu",
+    FUZZ_CHECK(sum == st.frames && st.kept == n,
+               "frames %llu, kept %llu + skipped = %llu",
                (unsigned long long)st.frames,
                (unsigned long long)st.kept,
                (unsigned long long)sum);

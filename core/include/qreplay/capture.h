@@ -32,9 +32,9 @@ const char *qr_skip_name(int reason);
 /* One TCP packet of a capture. Addresses are 16 bytes; IPv4 addresses are IPv4-mapped
  * (::ffff:a.b.c.d), so both families share one key space. */
 typedef struct qr_capture_packet {
-    int64_t time_ns;  /* the capture's timestamp, ns since the Unix epoch */
-    uint64_t frame;   /* frame number in the capture, from 1 */
-    uint8_t family;   /* 4 or 6 */
+    int64_t time_ns; /* the capture's timestamp, ns since the Unix epoch */
+    uint64_t frame;  /* frame number in the capture, from 1 */
+    uint8_t family;  /* 4 or 6 */
     uint8_t src[16], dst[16];
     uint16_t src_port, dst_port;
     uint32_t seq, ack;
@@ -84,6 +84,17 @@ void qr_capture_close(qr_capture *c);
  * (the reason in *why), QR_EINVAL for a link type qreplay does not read. */
 int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_len,
                       qr_capture_packet *p, qr_skip *why);
+
+/* A TSO/GSO super-segment (an IP packet above the MTU, as the sender's tcpdump sees it) as the NIC
+ * sends it: segments of at most mtu IP bytes with the same headers, back to back at rate_bps (the
+ * first at p's time, each next one after the previous one's wire time, (ip_len + overhead) * 8 /
+ * rate_bps, ns rounded down from the exact running total), sequence numbers advancing by the
+ * payload, IPv4 identification consecutive (wrapping), FIN and PSH on the last segment only, CWR
+ * on the first only. A packet that fits the MTU is its own single segment. Writes min(count, max)
+ * segments to out and returns count, the number of segments p makes; 0 if mtu cannot hold p's
+ * headers and a byte of payload, or rate_bps is 0. */
+size_t qr_capture_segment(const qr_capture_packet *p, uint32_t mtu, uint64_t rate_bps,
+                          uint32_t overhead, qr_capture_packet *out, size_t max);
 
 /* Whether qreplay reads link type dlt. */
 int qr_capture_link_supported(int dlt);

@@ -29,6 +29,30 @@ void qr_proc_delay_destroy(qr_proc_delay *d);
 /* The next packet's delay in ns (>= 0). */
 int64_t qr_proc_delay_next(qr_proc_delay *d);
 
+/* Clock reconciliation (the idea of WAP5 and of NTP): when the traffic between hosts a and b was
+ * captured at both ends, the smallest one-way delay seen from a to b (the receive time on b's clock
+ * minus the send time on a's) and from b to a give the pair's offset difference, assuming the
+ * unloaded path delay is the same both ways: offset(b) - offset(a) = (min_ab - min_ba) / 2. */
+typedef struct qr_owd_pair {
+    uint32_t a, b;
+    int64_t min_ab_ns, min_ba_ns;
+} qr_owd_pair;
+
+/* One host's estimate. */
+typedef struct qr_clock_estimate {
+    double offset_ns;   /* its clock minus its reference's, ns */
+    double residual_ns; /* RMS over its pairs of (fitted - measured) offset difference, ns */
+    uint32_t reference; /* the host its offset is relative to */
+    uint32_t pairs;     /* pairs it belongs to; 0: nothing known (offset 0, its own reference) */
+} qr_clock_estimate;
+
+/* Combine every pair into one offset per host: least squares over the graph of measured pairs,
+ * solved per connected component with one host fixed at 0: `reference` in its component, the
+ * smallest host id in every other component. out has n_hosts entries. Returns 0 or QR_EINVAL (a
+ * pair of a host with itself or beyond n_hosts, reference >= n_hosts) or QR_ENOMEM. */
+int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs, uint32_t reference,
+                       qr_clock_estimate *out);
+
 #ifdef __cplusplus
 }
 #endif
