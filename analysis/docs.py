@@ -22,7 +22,8 @@ is replaced by the output of the block renderer NAME (BLOCKS below), and an inli
 
   <!--v CASE:PATH|FORMAT-->text<!--/v-->
 
-by the value at PATH in data/results/CASE.json, formatted: PATH is dot-separated keys, a list
+by the value at PATH in data/results/CASE.json (CASE `totals`: quick_wall_s and long_wall_s, the
+stored cases' wall times summed per kind), formatted: PATH is dot-separated keys, a list
 element is picked by `[key=value,...]` (all must match, exactly one element), FORMAT is
 `[scale:]spec` with scale one of s2min ns2us ns2ms ns2s pct k M (divide or multiply accordingly) and
 spec a Python format spec (e.g. `ns2ms:.3f`, `pct:.2f`, `,d`).
@@ -560,11 +561,19 @@ def fmt(value, spec, where):
         raise DocsError("%s: format '%s' of %r: %s" % (where, spec, value, e))
 
 
+def totals():
+    """The pseudo-case `totals`: wall time of every stored case, summed per kind."""
+    out = {"quick_wall_s": 0.0, "long_wall_s": 0.0}
+    for name, case in CASES.items():
+        out[case["kind"] + "_wall_s"] += sum(t["wall_s"] for t in load(name)["timings"])
+    return out
+
+
 def value(ref, where):
     m = re.match(r"^\s*([\w-]+):([^|]+?)(?:\|(.*?))?\s*$", ref)
     if not m:
         raise DocsError("%s: bad reference '%s' (CASE:PATH|FORMAT)" % (where, ref))
-    data = load(m.group(1))
+    data = totals() if m.group(1) == "totals" else load(m.group(1))
     v = lookup(m.group(2), data, where)
     return fmt(v, m.group(3) or "", where) if m.group(3) else str(v)
 
