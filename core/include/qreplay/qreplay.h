@@ -6,6 +6,7 @@
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
+#include "qreplay/import.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/metrics.h"
 #include "qreplay/queuelog.h"
