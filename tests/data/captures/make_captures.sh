@@ -45,14 +45,25 @@ for i in range(50):
     except OSError: time.sleep(0.05)
 s.sendall(b"q"*int(sys.argv[2])); s.shutdown(socket.SHUT_WR); s.recv(1); s.close()'
 
+# wait until the tcpdump writing its messages to LOG listens (at most 10 s)
+listening() {
+    for _ in $(seq 100); do
+        grep -q "listening on" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "tcpdump did not start: $(cat "$1")" >&2
+    return 1
+}
+
 # capture NAME NS IFACE SERVER_ADDR BYTES [TCPDUMP OPTIONS]: one transfer from A to B, captured
 # in NS on IFACE; ping once first so ARP/NDP frames are in the capture too
 capture() {
     local name=$1 ns=$2 ifc=$3 addr=$4 bytes=$5
     shift 5
-    ip netns exec "$ns" tcpdump -i "$ifc" -U -w "$out/$name" "$@" >/dev/null 2>&1 &
+    rm -f "$out/.log"
+    ip netns exec "$ns" tcpdump -i "$ifc" --immediate-mode -U -w "$out/$name" "$@" >/dev/null 2>"$out/.log" &
     local dump=$!
-    sleep 1
+    listening "$out/.log"
     ip netns exec "$b" python3 -c "$server" "$addr" &
     local srv=$!
     sleep 0.3
@@ -75,6 +86,27 @@ capture eth-small-ns.pcap "$a" va 10.77.0.2 30000 --time-stamp-precision=nano -s
 # Linux cooked v2 (tcpdump -i any) and v1 (-y LINUX_SLL)
 capture any-sll2.pcap "$a" any 10.77.0.2 60000 --time-stamp-precision=nano -s 128
 capture any-sll.pcap "$a" any 10.77.0.2 60000 -y LINUX_SLL -s 128
+
+# Both ends of the same two connections (50 kB and 20 kB, A to B), captured at the same time in
+# A and in B: what an operator who captures every host has
+rm -f "$out/.log"
+ip netns exec "$a" tcpdump -i va --immediate-mode -U -w "$out/pair-a.pcap" --time-stamp-precision=nano -s 128 >/dev/null 2>"$out/.log" &
+dump_a=$!
+listening "$out/.log"
+rm -f "$out/.log"
+ip netns exec "$b" tcpdump -i vb --immediate-mode -U -w "$out/pair-b.pcap" --time-stamp-precision=nano -s 128 >/dev/null 2>"$out/.log" &
+dump_b=$!
+listening "$out/.log"
+for n in 50000 20000; do
+    ip netns exec "$b" python3 -c "$server" 10.77.0.2 &
+    srv=$!
+    sleep 0.3
+    ip netns exec "$a" python3 -c "$client" 10.77.0.2 "$n"
+    wait "$srv"
+done
+sleep 0.5
+kill -INT "$dump_a" "$dump_b"
+wait "$dump_a" "$dump_b" || true
 
 # Format variants of the first capture (Debian's editcap): microsecond pcap, pcapng
 editcap -F pcap "$out/eth-ipv4-sender-ns.pcap" "$out/eth-ipv4-sender-us.pcap"
@@ -103,4 +135,5 @@ rm -f "$out/qinq-inner.tmp" "$out/eth-small-ns.pcap"
 # A capture cut in its last record, as when tcpdump is killed mid-write
 size=$(stat -c %s "$out/eth-ipv4-sender-ns.pcap")
 head -c $((size - 30)) "$out/eth-ipv4-sender-ns.pcap" > "$out/eth-ipv4-cut-ns.pcap"
+rm -f "$out/.log"
 ls -l "$out"/*.pcap "$out"/*.pcapng
