@@ -31,6 +31,7 @@ struct qr_capture {
     pcap_t *pcap;
     int dlt;
     int ended;
+    uint64_t offset; /* of the next record (0: not known, pcapng) */
     char path[1024];
     char link[64];
     char warning[1200];
@@ -341,6 +342,7 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf)
     }
     c->pcap = pc;
     c->dlt = dlt;
+    c->offset = qri_pcap_first_offset(pc);
     snprintf(c->path, sizeof c->path, "%s", path);
     snprintf(c->link, sizeof c->link, "%s", name ? name : "?");
     *out = c;
@@ -355,8 +357,8 @@ int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf)
         struct pcap_pkthdr *h;
         const u_char *data;
         int64_t t;
-        int rc = qri_pcap_next(c->pcap, c->path, c->stats.frames, &h, &data, &t, c->warning,
-                               sizeof c->warning, errbuf);
+        int rc = qri_pcap_next(c->pcap, c->path, c->stats.frames, &c->offset, &h, &data, &t,
+                               c->warning, sizeof c->warning, errbuf);
         if (rc == QR_END)
             c->ended = 1;
         if (rc != QR_OK)

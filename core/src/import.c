@@ -124,20 +124,20 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
         unsigned long long h = strtoull(field[1], &end, 10);
         if (!*field[1] || *end || errno || field[1][0] == '-' || h >= n_hosts) {
             rc = qri_err(errbuf, QR_EVALUE,
-                         "%s:%ld: host '%s' is not a host of the topology (0 .. %" PRIu32 ")",
-                         path, no, field[1], n_hosts ? n_hosts - 1 : 0);
+                         "%s:%ld: host '%s' is not a host of the topology (0 .. %" PRIu32 ")", path,
+                         no, field[1], n_hosts ? n_hosts - 1 : 0);
             break;
         }
         e->host = (uint32_t)h;
         if (nf == 3 && qri_strlcpy(e->capture, field[2], sizeof e->capture)) {
-            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: capture name longer than %zu bytes", path,
-                         no, sizeof e->capture - 1);
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: capture name longer than %zu bytes", path, no,
+                         sizeof e->capture - 1);
             break;
         }
         uintptr_t prev = (uintptr_t)qri_map_get(&seen, key_hi(e->addr), key_lo(e->addr));
         if (prev) {
-            rc = qri_err(errbuf, QR_EDUP, "%s:%ld: address %s was already given on line %ld",
-                         path, no, field[0], v[prev - 1].line);
+            rc = qri_err(errbuf, QR_EDUP, "%s:%ld: address %s was already given on line %ld", path,
+                         no, field[0], v[prev - 1].line);
             break;
         }
         if (qri_map_put(&seen, key_hi(e->addr), key_lo(e->addr), (void *)(uintptr_t)(count + 1))) {

@@ -26,11 +26,13 @@ int qri_ipv4_parse(const unsigned char *buf, size_t len, uint32_t wire_len, stru
 /* The next record of an offline libpcap handle (pcap_t *) as a time in ns: QR_OK; QR_END at the
  * end, also when the file ends inside its last record (then warning says where); QR_EFORMAT for
  * a corrupt record, QR_EVALUE for a timestamp outside [0, 2^62] ns, "PATH: packet N: ..." in
- * errbuf (count: packets read before). trace.c. */
+ * errbuf (count: packets read before). *offset: the byte offset of the next record, kept up to
+ * date (start with qri_pcap_first_offset; 0 means not known, as in pcapng). trace.c. */
 struct pcap;
 struct pcap_pkthdr;
-int qri_pcap_next(struct pcap *pc, const char *path, uint64_t count, struct pcap_pkthdr **h,
-                  const unsigned char **data, int64_t *time_ns, char *warning, size_t warning_size,
-                  char *errbuf);
+uint64_t qri_pcap_first_offset(struct pcap *pc);
+int qri_pcap_next(struct pcap *pc, const char *path, uint64_t count, uint64_t *offset,
+                  struct pcap_pkthdr **h, const unsigned char **data, int64_t *time_ns,
+                  char *warning, size_t warning_size, char *errbuf);
 
 #endif

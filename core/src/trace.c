@@ -32,6 +32,7 @@ struct qr_trace_reader {
     int dlt;
     int ended;
     uint64_t count;
+    uint64_t offset;    /* of the next record (0: not known, pcapng) */
     char warning[1200]; /* "" or what the reader left out and why */
 };
 
@@ -291,17 +292,21 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
     }
     r->pcap = pc;
     r->dlt = dlt;
+    r->offset = qri_pcap_first_offset(pc);
     snprintf(r->path, sizeof r->path, "%s", path);
     *out = r;
     return QR_OK;
 }
 
-int qri_pcap_next(pcap_t *pc, const char *path, uint64_t count, struct pcap_pkthdr **h,
-                  const u_char **data, int64_t *time_ns, char *warning, size_t warning_size,
-                  char *errbuf)
+uint64_t qri_pcap_first_offset(pcap_t *pc)
 {
-    FILE *fp = pcap_file(pc);
-    long at = fp ? ftell(fp) : -1;
+    return pcap_major_version(pc) == 2 ? 24 : 0; /* classic pcap: a 24-byte file header */
+}
+
+int qri_pcap_next(pcap_t *pc, const char *path, uint64_t count, uint64_t *offset,
+                  struct pcap_pkthdr **h, const u_char **data, int64_t *time_ns, char *warning,
+                  size_t warning_size, char *errbuf)
+{
     int rc = pcap_next_ex(pc, h, data);
     if (rc == PCAP_ERROR_BREAK)
         return QR_END;
@@ -310,16 +315,25 @@ int qri_pcap_next(pcap_t *pc, const char *path, uint64_t count, struct pcap_pkth
         if (strstr(msg, "truncated")) {
             /* the file ends inside its last record (a capture stopped mid-write): the whole
              * packets before it are the capture */
-            snprintf(warning, warning_size,
-                     "%s: the last record, at byte %ld, is cut short (the capture stopped "
-                     "mid-write); read the %" PRIu64 " whole packets before it",
-                     path, at, count);
+            if (*offset)
+                snprintf(warning, warning_size,
+                         "%s: the last record, at byte %" PRIu64 ", is cut short (the capture "
+                         "stopped mid-write); read the %" PRIu64 " whole packets before it",
+                         path, *offset, count);
+            else
+                snprintf(warning, warning_size,
+                         "%s: the last block is cut short at the end of the file (the capture "
+                         "stopped mid-write); read the %" PRIu64 " whole packets before it",
+                         path, count);
             return QR_END;
         }
         return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": %s", path, count + 1, msg);
     }
-    /* nanoseconds (the readers ask libpcap for nanosecond precision whatever the file's) */
+    /* the next record's offset, counted rather than asked of the FILE (ftell is a system call) */
     const struct pcap_pkthdr *x = *h;
+    if (*offset)
+        *offset += 16 + x->caplen;
+    /* nanoseconds (the readers ask libpcap for nanosecond precision whatever the file's) */
     if (x->ts.tv_sec < 0 || x->ts.tv_usec < 0 || x->ts.tv_usec >= 1000000000 ||
         (int64_t)x->ts.tv_sec > QR_TIME_MAX / 1000000000)
         return qri_err(errbuf, QR_EVALUE,
@@ -341,8 +355,8 @@ int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
     struct pcap_pkthdr *h;
     const u_char *data;
     int64_t t;
-    int rc = qri_pcap_next(r->pcap, r->path, r->count, &h, &data, &t, r->warning, sizeof r->warning,
-                           errbuf);
+    int rc = qri_pcap_next(r->pcap, r->path, r->count, &r->offset, &h, &data, &t, r->warning,
+                           sizeof r->warning, errbuf);
     if (rc == QR_END)
         r->ended = 1;
     if (rc != QR_OK)

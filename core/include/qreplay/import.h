@@ -14,8 +14,8 @@ extern "C" {
 
 /* One line of a host map. */
 typedef struct qr_host_map_entry {
-    uint8_t addr[16]; /* IPv4-mapped for IPv4 (capture.h) */
-    uint32_t host;    /* host of the scenario's topology */
+    uint8_t addr[16];   /* IPv4-mapped for IPv4 (capture.h) */
+    uint32_t host;      /* host of the scenario's topology */
     char capture[1024]; /* "" or the capture file the line names (as written) */
     long line;          /* where it was given */
 } qr_host_map_entry;
@@ -25,7 +25,8 @@ typedef struct qr_host_map_entry {
  * optional header line whose first field is `address`; blank lines and lines starting with '#'
  * are ignored. Returns 0 with *out (caller owns it: qr_host_map_free) and *n, or QR_ENOENT,
  * QR_ESYNTAX / QR_EVALUE / QR_EDUP with "FILE:LINE: ..." naming the field (a bad address, a host
- * that is not a number or not in the topology, an address given twice, a missing or extra field). */
+ * that is not a number or not in the topology, an address given twice, a missing or extra field).
+ */
 int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out, size_t *n,
                      char *errbuf);
 /* Release; NULL is allowed. */
