@@ -10,6 +10,7 @@
 #include "map.h"
 #include "qreplay/import.h"
 #include "qreplay/textio.h"
+#include "qreplay/trace.h"
 
 int qr_addr_parse(const char *text, uint8_t out[16])
 {
@@ -39,6 +40,12 @@ static uint64_t key_lo(const uint8_t a[16])
     for (int i = 8; i < 16; i++)
         k = k << 8 | a[i];
     return k;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *b = strrchr(p, '/');
+    return b ? b + 1 : p;
 }
 
 static char *trim(char *s)
@@ -161,21 +168,53 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
 
 struct owner_count {
     uint8_t addr[16];
-    uint64_t n;
+    uint64_t involved, sent;
 };
+
+struct owner_pick {
+    struct owner_count best, second; /* by packets involved in, then sent, then address */
+};
+
+static int better(const struct owner_count *a, const struct owner_count *b)
+{
+    if (a->involved != b->involved)
+        return a->involved > b->involved;
+    if (a->sent != b->sent)
+        return a->sent > b->sent;
+    return memcmp(a->addr, b->addr, 16) < 0;
+}
 
 static void pick(uint64_t k1, uint64_t k2, void *value, void *ctx)
 {
     (void)k1, (void)k2;
-    struct owner_count *c = value, *best = ctx;
-    if (c->n > best->n || (c->n == best->n && best->n && memcmp(c->addr, best->addr, 16) < 0))
-        *best = *c;
+    struct owner_count *c = value;
+    struct owner_pick *p = ctx;
+    if (!p->best.involved || better(c, &p->best)) {
+        p->second = p->best;
+        p->best = *c;
+    } else if (!p->second.involved || better(c, &p->second)) {
+        p->second = *c;
+    }
 }
 
 static void free_value(uint64_t k1, uint64_t k2, void *value, void *ctx)
 {
     (void)k1, (void)k2, (void)ctx;
     free(value);
+}
+
+static struct owner_count *count_of(qri_map *m, const uint8_t a[16])
+{
+    struct owner_count *x = qri_map_get(m, key_hi(a), key_lo(a));
+    if (x)
+        return x;
+    x = calloc(1, sizeof *x);
+    if (!x || qri_map_put(m, key_hi(a), key_lo(a), x)) {
+        free(x);
+        return NULL;
+    }
+    memcpy(x->addr, a, 16);
+    return x;
 }
 
 int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
@@ -192,27 +231,25 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
     }
     qr_capture_packet p;
     while ((rc = qr_capture_next(c, &p, errbuf)) == QR_OK) {
-        struct owner_count *x = qri_map_get(&counts, key_hi(p.src), key_lo(p.src));
-        if (!x) {
-            x = calloc(1, sizeof *x);
-            if (!x || qri_map_put(&counts, key_hi(p.src), key_lo(p.src), x)) {
-                free(x);
-                rc = QR_ENOMEM;
-                break;
-            }
-            memcpy(x->addr, p.src, 16);
+        struct owner_count *s = count_of(&counts, p.src), *d = s ? count_of(&counts, p.dst) : NULL;
+        if (!d) {
+            rc = QR_ENOMEM;
+            break;
         }
-        x->n++;
+        s->involved++;
+        s->sent++;
+        d->involved++;
     }
     qr_capture_stats st;
     qr_capture_stats_get(c, &st);
     if (stats)
         *stats = st;
-    struct owner_count best = {{0}, 0};
+    struct owner_pick best = {{{0}, 0, 0}, {{0}, 0, 0}};
     if (rc == QR_END) {
         rc = QR_OK;
         qri_map_foreach(&counts, pick, &best);
-        if (best.n == 0) {
+        char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+        if (best.best.involved == 0) {
             char counts_text[512] = "";
             size_t used = 0;
             for (int i = 0; i < QR_SKIP_COUNT; i++)
@@ -222,6 +259,14 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
                                              qr_skip_name(i));
             rc = qri_err(errbuf, QR_ENOTFOUND, "%s: no TCP packet in %" PRIu64 " frames%s%s", path,
                          st.frames, used ? ": " : "", counts_text);
+        } else if (best.second.involved == best.best.involved) {
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "%s: cannot tell whose capture it is: %s and %s both take part in all "
+                         "%" PRIu64 " of its TCP packets; name its host in a host map "
+                         "(address,host,%s)",
+                         path, qr_addr_text(best.best.addr, a, sizeof a),
+                         qr_addr_text(best.second.addr, b, sizeof b), best.best.involved,
+                         base_name(path));
         }
     }
     qri_map_foreach(&counts, free_value, NULL);
@@ -229,8 +274,320 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
     qr_capture_close(c);
     if (rc)
         return rc;
-    memcpy(addr, best.addr, 16);
+    memcpy(addr, best.best.addr, 16);
     if (sent)
-        *sent = best.n;
+        *sent = best.best.sent;
     return QR_OK;
+}
+
+/* ---- the first pass: connections and hosts ---- */
+
+/* Per direction and per view (0: seen in the sender's own capture, 1: in another capture). */
+struct seqtrack {
+    uint32_t seq0, end;
+    uint64_t bytes, packets;
+    uint8_t known;
+};
+
+struct conn_acc {
+    struct seqtrack t[2][2]; /* [side][view] */
+};
+
+static uint64_t fnv(const uint8_t *b, size_t n, uint64_t h)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The canonical key of a packet's connection: the smaller (address, port) first. */
+static void conn_key(const qr_capture_packet *p, uint8_t key[36], int *src_first)
+{
+    int c = memcmp(p->src, p->dst, 16);
+    *src_first = c < 0 || (c == 0 && p->src_port <= p->dst_port);
+    const uint8_t *a = *src_first ? p->src : p->dst, *b = *src_first ? p->dst : p->src;
+    uint16_t pa = *src_first ? p->src_port : p->dst_port;
+    uint16_t pb = *src_first ? p->dst_port : p->src_port;
+    memcpy(key, a, 16);
+    memcpy(key + 16, b, 16);
+    key[32] = (uint8_t)(pa >> 8), key[33] = (uint8_t)pa;
+    key[34] = (uint8_t)(pb >> 8), key[35] = (uint8_t)pb;
+}
+
+/* The stream bytes a side sent: the range its data segments cover (a SYN fixes where the stream
+ * starts; segments without payload, such as pure ACKs after a FIN, cover nothing). */
+static void track(struct seqtrack *t, const qr_capture_packet *p)
+{
+    t->packets++;
+    int syn = (p->tcp_flags & QR_TCP_SYN) != 0;
+    if (!syn && p->payload == 0)
+        return;
+    uint32_t start = p->seq + (syn ? 1u : 0u);
+    uint32_t end = start + p->payload;
+    if (!t->known) {
+        t->seq0 = start;
+        t->end = end;
+        t->bytes = p->payload;
+        t->known = 1;
+        return;
+    }
+    if ((int32_t)(end - t->end) > 0) {
+        t->bytes += (uint32_t)(end - t->end);
+        t->end = end;
+    }
+    if ((int32_t)(start - t->seq0) < 0) { /* data before the first seen: mid-connection start */
+        t->bytes += (uint32_t)(t->seq0 - start);
+        t->seq0 = start;
+    }
+}
+
+struct scan_state {
+    qr_import_scan *s;
+    struct conn_acc *acc;
+    size_t cap;
+    qri_map index; /* (hash1, hash2) -> conn index + 1 */
+};
+
+static int conn_find(struct scan_state *st, const qr_capture_packet *p, uint32_t capture,
+                     size_t *at, int *side)
+{
+    uint8_t key[36];
+    int src_first;
+    conn_key(p, key, &src_first);
+    uint64_t k1 = fnv(key, 36, 0xcbf29ce484222325ull), k2 = fnv(key, 36, 0x84222325cbf29ce4ull);
+    qr_import_scan *s = st->s;
+    for (;; k2++) { /* probe past (practically impossible) collisions */
+        uintptr_t v = (uintptr_t)qri_map_get(&st->index, k1, k2);
+        if (!v)
+            break;
+        qr_import_conn *c = &s->conns[v - 1];
+        if (!memcmp(c->addr[0], p->src, 16) && c->port[0] == p->src_port &&
+            !memcmp(c->addr[1], p->dst, 16) && c->port[1] == p->dst_port) {
+            *at = v - 1, *side = 0;
+            return QR_OK;
+        }
+        if (!memcmp(c->addr[1], p->src, 16) && c->port[1] == p->src_port &&
+            !memcmp(c->addr[0], p->dst, 16) && c->port[0] == p->dst_port) {
+            *at = v - 1, *side = 1;
+            return QR_OK;
+        }
+    }
+    if (s->n_conns == st->cap) {
+        size_t cap = st->cap ? 2 * st->cap : 64;
+        qr_import_conn *c = realloc(s->conns, cap * sizeof *c);
+        if (!c)
+            return QR_ENOMEM;
+        s->conns = c;
+        struct conn_acc *a = realloc(st->acc, cap * sizeof *a);
+        if (!a)
+            return QR_ENOMEM;
+        st->acc = a;
+        st->cap = cap;
+    }
+    qr_import_conn *c = &s->conns[s->n_conns];
+    memset(c, 0, sizeof *c);
+    memset(&st->acc[s->n_conns], 0, sizeof st->acc[0]);
+    /* the initiator: the SYN's sender, or the first packet's; a SYN+ACK's receiver */
+    int flip = (p->tcp_flags & (QR_TCP_SYN | QR_TCP_ACK)) == (QR_TCP_SYN | QR_TCP_ACK);
+    const qr_capture_packet q = *p;
+    memcpy(c->addr[flip], q.src, 16);
+    memcpy(c->addr[!flip], q.dst, 16);
+    c->port[flip] = q.src_port;
+    c->port[!flip] = q.dst_port;
+    c->family = q.family;
+    c->first_ns = q.time_ns;
+    c->capture = capture;
+    if (qri_map_put(&st->index, k1, k2, (void *)(uintptr_t)(s->n_conns + 1)))
+        return QR_ENOMEM;
+    *at = s->n_conns++;
+    *side = flip;
+    return QR_OK;
+}
+
+void qr_import_scan_free(qr_import_scan *s)
+{
+    if (!s)
+        return;
+    free(s->owner);
+    free(s->owner_host);
+    free(s->stats);
+    free(s->conns);
+    free(s->addr);
+    free(s->addr_host);
+    free(s);
+}
+
+int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16])
+{
+    for (size_t i = 0; i < s->n_addrs; i++)
+        if (!memcmp(s->addr[i], addr, 16))
+            return s->addr_host[i];
+    return -1;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+    return memcmp(a, b, 16);
+}
+
+/* Give every address a host: the map's, else capture owners in capture order, then the rest in
+ * address order. */
+static int assign_hosts(qr_import_scan *s, const qr_host_map_entry *map, size_t n_map,
+                        uint32_t n_hosts, char *errbuf)
+{
+    size_t cap = 2 * s->n_conns + s->n_captures + 1;
+    s->addr = malloc(cap * sizeof *s->addr);
+    s->addr_host = malloc(cap * sizeof *s->addr_host);
+    uint8_t *taken = calloc(n_hosts ? n_hosts : 1, 1);
+    uint8_t(*rest)[16] = malloc(cap * sizeof *rest);
+    int rc = QR_ENOMEM;
+    if (!s->addr || !s->addr_host || !taken || !rest)
+        goto done;
+    for (size_t i = 0; i < n_map; i++)
+        taken[map[i].host] = 1;
+    size_t n_rest = 0;
+    for (size_t c = 0; c < s->n_captures; c++)
+        memcpy(rest[n_rest++], s->owner[c], 16);
+    size_t n_owners = n_rest;
+    for (size_t i = 0; i < s->n_conns; i++)
+        for (int k = 0; k < 2; k++)
+            memcpy(rest[n_rest++], s->conns[i].addr[k], 16);
+    qsort(rest + n_owners, n_rest - n_owners, 16, cmp_addr);
+    uint32_t next = 0;
+    for (size_t i = 0; i < n_rest; i++) {
+        if (qr_import_scan_host(s, rest[i]) >= 0)
+            continue;
+        int64_t host = -1;
+        for (size_t m = 0; m < n_map && host < 0; m++)
+            if (!memcmp(map[m].addr, rest[i], 16))
+                host = map[m].host;
+        if (host < 0) {
+            while (next < n_hosts && taken[next])
+                next++;
+            if (next >= n_hosts) {
+                char t[QR_ADDR_TEXT_MAX];
+                size_t total = 0;
+                for (size_t j = 0; j < n_rest; j++) {
+                    int dup = 0;
+                    for (size_t k = 0; k < j && !dup; k++)
+                        dup = !memcmp(rest[k], rest[j], 16);
+                    total += !dup;
+                }
+                rc = qri_err(errbuf, QR_EVALUE,
+                             "the captures hold %zu addresses but the topology has %" PRIu32
+                             " hosts: %s is the first that does not fit (give a host map, or a "
+                             "larger topology)",
+                             total, n_hosts, qr_addr_text(rest[i], t, sizeof t));
+                goto done;
+            }
+            host = next;
+            taken[next] = 1;
+        }
+        memcpy(s->addr[s->n_addrs], rest[i], 16);
+        s->addr_host[s->n_addrs++] = (uint32_t)host;
+    }
+    for (size_t c = 0; c < s->n_captures; c++)
+        if (s->owner_host[c] == UINT32_MAX)
+            s->owner_host[c] = (uint32_t)qr_import_scan_host(s, s->owner[c]);
+    rc = QR_OK;
+done:
+    free(taken);
+    free(rest);
+    return rc;
+}
+
+int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_host_map_entry *map,
+                       size_t n_map, uint32_t n_hosts, qr_import_scan **out, char *errbuf)
+{
+    if (!captures || !out || (!map && n_map) || n_captures == 0)
+        return qri_err(errbuf, QR_EINVAL, "import: no capture");
+    *out = NULL;
+    for (size_t m = 0; m < n_map; m++)
+        if (map[m].host >= n_hosts)
+            return qri_err(errbuf, QR_EVALUE,
+                           "host map line %ld: host %" PRIu32 " is not in the topology",
+                           map[m].line, map[m].host);
+    qr_import_scan *s = calloc(1, sizeof *s);
+    struct scan_state st = {s, NULL, 0, {0}};
+    if (!s || qri_map_init(&st.index)) {
+        free(s);
+        return QR_ENOMEM;
+    }
+    int rc = QR_ENOMEM;
+    s->n_captures = n_captures;
+    s->owner = calloc(n_captures, sizeof *s->owner);
+    s->owner_host = malloc(n_captures * sizeof *s->owner_host);
+    s->stats = calloc(n_captures, sizeof *s->stats);
+    if (!s->owner || !s->owner_host || !s->stats)
+        goto fail;
+    /* each capture's owner: named by the map, else the address sending most */
+    for (size_t c = 0; c < n_captures; c++) {
+        s->owner_host[c] = UINT32_MAX;
+        const qr_host_map_entry *named = NULL;
+        for (size_t m = 0; m < n_map; m++) {
+            if (!map[m].capture[0] || (strcmp(map[m].capture, captures[c]) &&
+                                       strcmp(map[m].capture, base_name(captures[c]))))
+                continue;
+            if (named && named->host != map[m].host) {
+                rc = qri_err(errbuf, QR_EVALUE,
+                             "%s: the host map gives it to host %" PRIu32 " (line %ld) and to "
+                             "host %" PRIu32 " (line %ld)",
+                             captures[c], named->host, named->line, map[m].host, map[m].line);
+                goto fail;
+            }
+            named = &map[m];
+        }
+        if (named) {
+            memcpy(s->owner[c], named->addr, 16);
+            s->owner_host[c] = named->host;
+        } else if ((rc = qr_capture_owner(captures[c], s->owner[c], NULL, NULL, errbuf)) != QR_OK) {
+            goto fail;
+        }
+    }
+    /* the connections */
+    for (size_t c = 0; c < n_captures; c++) {
+        qr_capture *r;
+        if ((rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK)
+            goto fail;
+        qr_capture_packet p;
+        while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {
+            size_t at;
+            int side;
+            if ((rc = conn_find(&st, &p, (uint32_t)c, &at, &side)) != QR_OK)
+                break;
+            qr_import_conn *k = &s->conns[at];
+            int view = memcmp(p.src, s->owner[c], 16) != 0; /* 0: the sender's own capture */
+            track(&st.acc[at].t[side][view], &p);
+            if (side == 0 && (p.tcp_flags & (QR_TCP_SYN | QR_TCP_ACK)) == QR_TCP_SYN)
+                k->syn = 1;
+            if (p.tcp_flags & QR_TCP_FIN)
+                k->fin[side] = 1;
+        }
+        qr_capture_stats_get(r, &s->stats[c]);
+        qr_capture_close(r);
+        if (rc != QR_END)
+            goto fail;
+    }
+    /* each direction from its sender's capture where there is one, else as received */
+    for (size_t i = 0; i < s->n_conns; i++)
+        for (int side = 0; side < 2; side++) {
+            const struct seqtrack *own = &st.acc[i].t[side][0], *other = &st.acc[i].t[side][1];
+            const struct seqtrack *t = own->known ? own : other;
+            s->conns[i].packets[side] = t->packets;
+            s->conns[i].bytes[side] = t->bytes;
+            s->conns[i].seq0[side] = t->seq0;
+            s->conns[i].seq_end[side] = t->end;
+            s->conns[i].seq_known[side] = t->known;
+        }
+    if ((rc = assign_hosts(s, map, n_map, n_hosts, errbuf)) != QR_OK)
+        goto fail;
+    free(st.acc);
+    qri_map_free(&st.index);
+    *out = s;
+    return QR_OK;
+fail:
+    free(st.acc);
+    qri_map_free(&st.index);
+    qr_import_scan_free(s);
+    return rc;
 }

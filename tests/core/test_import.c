@@ -55,8 +55,8 @@ Test(import, host_map_errors_name_the_line_and_field)
         {"10.0.0.1,x\n", ":1: host 'x'", QR_EVALUE},
         {"10.0.0.1\n", ":1: expected address,host[,capture], found 1 field", QR_ESYNTAX},
         {"10.0.0.1,1,a,b\n", "found 4 fields", QR_ESYNTAX},
-        {"10.0.0.1,1\n::ffff:10.0.0.1,2\n", ":2: address ::ffff:10.0.0.1 was already given on line 1",
-         QR_EDUP},
+        {"10.0.0.1,1\n::ffff:10.0.0.1,2\n",
+         ":2: address ::ffff:10.0.0.1 was already given on line 1", QR_EDUP},
         {"# nothing\n", "no address in the host map", QR_ESYNTAX},
         {"10.0.0.1,1\n10.0.0.2,2\0x\n", ":2: ", QR_ESYNTAX},
     };
@@ -76,22 +76,51 @@ Test(import, host_map_errors_name_the_line_and_field)
     cr_assert_eq(qr_host_map_read("/nonexistent.csv", 16, &m, &n, err), QR_ENOENT);
 }
 
-Test(import, capture_owner_is_the_address_sending_most)
+Test(import, capture_owner_takes_part_in_most_packets_or_is_ambiguous)
 {
-    char err[QR_ERRBUF_SIZE], t[QR_ADDR_TEXT_MAX];
+    char err[QR_ERRBUF_SIZE];
     uint8_t a[16];
     uint64_t sent;
     qr_capture_stats st;
+    /* a capture of one connection: both addresses are in every packet */
     cr_assert_eq(qr_capture_owner(QR_SOURCE_DIR "/tests/data/captures/eth-ipv4-sender-ns.pcap", a,
                                   &sent, &st, err),
-                 QR_OK, "%s", err);
-    cr_assert_str_eq(qr_addr_text(a, t, sizeof t), "10.77.0.1");
-    cr_assert_gt(sent, 0);
-    cr_assert_leq(sent, st.kept);
-    cr_assert_eq(qr_capture_owner(QR_SOURCE_DIR "/tests/data/captures/eth-ipv6-sender-ns.pcap", a,
-                                  &sent, NULL, err),
-                 QR_OK, "%s", err);
-    cr_assert_str_eq(qr_addr_text(a, t, sizeof t), "fd77::1");
+                 QR_EVALUE);
+    cr_assert_not_null(strstr(err, "cannot tell whose capture it is: 10.77.0.1 and 10.77.0.2 both "
+                                   "take part in all"),
+                       "%s", err);
+    cr_assert_not_null(strstr(err, "(address,host,eth-ipv4-sender-ns.pcap)"), "%s", err);
+}
+
+/* A host talking to two peers: its address is in every packet, each peer's in some. */
+Test(import, capture_owner_of_a_host_with_two_peers)
+{
+    char path[64], err[QR_ERRBUF_SIZE], t[QR_ADDR_TEXT_MAX];
+    snprintf(path, sizeof path, "/tmp/qr-owner-%d.pcap", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
+    fwrite(hdr, sizeof hdr, 1, f);
+    /* peer 10.0.0.9 uploads a lot to the host 10.0.0.5; the host talks to 10.0.0.7 a little */
+    for (int i = 0; i < 30; i++) {
+        uint8_t ip[40] = {0x45, 0, 0, 40};
+        ip[9] = 6;
+        int up = i < 20, from_host = !up && i % 2;
+        uint8_t host[4] = {10, 0, 0, 5}, peer[4] = {10, 0, 0, (uint8_t)(up ? 9 : 7)};
+        memcpy(ip + 12, from_host ? host : peer, 4);
+        memcpy(ip + 16, from_host ? peer : host, 4);
+        ip[20 + 12] = 0x50, ip[20 + 13] = 0x10;
+        uint32_t rec[4] = {1700000000, (uint32_t)i, 40, 40};
+        fwrite(rec, sizeof rec, 1, f);
+        fwrite(ip, sizeof ip, 1, f);
+    }
+    fclose(f);
+    uint8_t a[16];
+    uint64_t sent;
+    cr_assert_eq(qr_capture_owner(path, a, &sent, NULL, err), QR_OK, "%s", err);
+    cr_assert_str_eq(qr_addr_text(a, t, sizeof t), "10.0.0.5",
+                     "the host, although 10.0.0.9 sent more");
+    cr_assert_eq(sent, 5);
+    unlink(path);
 }
 
 Test(import, a_capture_without_tcp_is_a_clear_error)
@@ -117,7 +146,8 @@ Test(import, a_capture_without_tcp_is_a_clear_error)
 
 Test(import, addresses_parse_and_print_back)
 {
-    const char *good[] = {"10.0.0.1", "255.255.255.255", "fd00::1", "::1", "2001:db8::8:800:200c:417a"};
+    const char *good[] = {"10.0.0.1", "255.255.255.255", "fd00::1", "::1",
+                          "2001:db8::8:800:200c:417a"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint8_t a[16];
         char t[QR_ADDR_TEXT_MAX];
@@ -128,4 +158,89 @@ Test(import, addresses_parse_and_print_back)
     cr_assert_eq(qr_addr_parse("10.0.0", a), QR_EVALUE);
     cr_assert_eq(qr_addr_parse("", a), QR_EVALUE);
     cr_assert_eq(qr_addr_parse("fd00:::1", a), QR_EVALUE);
+}
+
+#define CAP(name) QR_SOURCE_DIR "/tests/data/captures/" name
+
+/* Both ends of two real connections (50 kB and 20 kB from A to B): two hosts, two connections,
+ * their initiator and their bytes exactly, whichever capture comes first. */
+Test(import, scan_finds_connections_hosts_and_bytes)
+{
+    char err[QR_ERRBUF_SIZE], t[QR_ADDR_TEXT_MAX];
+    const char *caps[2][2] = {{CAP("pair-a.pcap"), CAP("pair-b.pcap")},
+                              {CAP("pair-b.pcap"), CAP("pair-a.pcap")}};
+    for (int order = 0; order < 2; order++) {
+        /* one peer each: whose capture is whose only a host map can say */
+        qr_host_map_entry map[2] = {{.host = 0, .line = 1}, {.host = 1, .line = 2}};
+        qr_addr_parse("10.77.0.1", map[0].addr);
+        qr_addr_parse("10.77.0.2", map[1].addr);
+        snprintf(map[0].capture, sizeof map[0].capture, "pair-a.pcap");
+        snprintf(map[1].capture, sizeof map[1].capture, "pair-b.pcap");
+        qr_import_scan *s;
+        cr_assert_eq(qr_import_scan_run(caps[order], 2, NULL, 0, 16, &s, err), QR_EVALUE);
+        cr_assert_not_null(strstr(err, "cannot tell whose capture"), "%s", err);
+        cr_assert_eq(qr_import_scan_run(caps[order], 2, map, 2, 16, &s, err), QR_OK, "%s", err);
+        cr_assert_str_eq(qr_addr_text(s->owner[0], t, sizeof t), order ? "10.77.0.2" : "10.77.0.1");
+        cr_assert_eq(s->owner_host[0], order ? 1 : 0, "the map's hosts");
+        cr_assert_eq(s->owner_host[1], order ? 0 : 1);
+        cr_assert_eq(s->n_addrs, 2);
+        cr_assert_eq(s->n_conns, 2);
+        uint64_t sizes[2];
+        for (size_t i = 0; i < 2; i++) {
+            const qr_import_conn *c = &s->conns[i];
+            cr_assert(c->syn, "the SYN was captured");
+            cr_assert_str_eq(qr_addr_text(c->addr[0], t, sizeof t), "10.77.0.1", "the initiator");
+            cr_assert_eq(c->port[1], 5001);
+            cr_assert(c->fin[0] && c->fin[1]);
+            cr_assert_eq(c->bytes[1], 0, "the server sends nothing back");
+            cr_assert_gt(c->packets[1], 0, "but ACKs");
+            sizes[i] = c->bytes[0];
+        }
+        cr_assert_eq(sizes[0], 50000, "connections by first appearance");
+        cr_assert_eq(sizes[1], 20000);
+        uint64_t frames = 0;
+        for (int k = 0; k < QR_SKIP_COUNT; k++)
+            frames += s->stats[0].skipped[k];
+        cr_assert_eq(frames + s->stats[0].kept, s->stats[0].frames);
+        qr_import_scan_free(s);
+    }
+}
+
+Test(import, scan_with_a_map_and_too_small_a_topology)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *caps[2] = {CAP("pair-a.pcap"), CAP("pair-b.pcap")};
+    qr_host_map_entry map[2] = {{.host = 7, .line = 1}, {.line = 2}};
+    qr_addr_parse("10.77.0.2", map[0].addr);
+    snprintf(map[0].capture, sizeof map[0].capture, "pair-b.pcap");
+    /* pair-a.pcap named by its path, its address not given a host: the smallest free one */
+    qr_addr_parse("10.77.0.1", map[1].addr);
+    snprintf(map[1].capture, sizeof map[1].capture, "%s", caps[0]);
+    map[1].host = UINT32_MAX;
+    qr_import_scan *s;
+    cr_assert_eq(qr_import_scan_run(caps, 2, map, 2, 16, &s, err), QR_EVALUE,
+                 "a map line with a host outside the topology");
+    map[1].host = 3;
+    cr_assert_eq(qr_import_scan_run(caps, 2, map, 2, 16, &s, err), QR_OK, "%s", err);
+    cr_assert_eq(s->owner_host[1], 7, "the map names pair-b.pcap's host");
+    cr_assert_eq(s->owner_host[0], 3, "and pair-a.pcap's, by its path");
+    uint8_t b[16];
+    qr_addr_parse("10.77.0.2", b);
+    cr_assert_eq(qr_import_scan_host(s, b), 7);
+    qr_import_scan_free(s);
+    qr_host_map_entry owners[2] = {{.host = 0, .line = 1}, {.host = 0, .line = 2}};
+    snprintf(owners[0].capture, sizeof owners[0].capture, "pair-a.pcap");
+    qr_addr_parse("10.77.0.1", owners[0].addr);
+    cr_assert_eq(qr_import_scan_run(caps, 2, owners, 1, 1, &s, err), QR_EVALUE);
+    cr_assert_not_null(strstr(err, "cannot tell whose capture it is"), "pair-b.pcap: %s", err);
+    /* both captures named, to host 0 of a 1-host topology: 10.77.0.2 does not fit */
+    snprintf(owners[1].capture, sizeof owners[1].capture, "pair-b.pcap");
+    qr_addr_parse("10.77.0.1", owners[1].addr);
+    cr_assert_eq(qr_import_scan_run(caps, 2, owners, 2, 1, &s, err), QR_EVALUE);
+    cr_assert_not_null(strstr(err, "the captures hold 2 addresses but the topology has 1 hosts: "
+                                   "10.77.0.2 is the first that does not fit"),
+                       "%s", err);
+    const char *none[1] = {"/nonexistent.pcap"};
+    cr_assert_eq(qr_import_scan_run(none, 1, NULL, 0, 16, &s, err), QR_ENOENT);
+    cr_assert_not_null(strstr(err, "/nonexistent.pcap"));
 }
