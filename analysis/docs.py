@@ -89,9 +89,12 @@ def run_command(argv, display, out_dir, env=None):
 
 
 def printed_fields(lines):
-    """The `name   value` lines a command printed, as a dict (name -> value text)."""
+    """The `name   value` lines a command printed, as a dict (name -> value text); lines with wall
+    times are left out (they are in `stdout`, kept but not compared)."""
     out = {}
     for line in lines:
+        if VOLATILE.search(line):
+            continue
         m = re.match(r"^([a-z][a-z/ ]*?[a-z/])\s{2,}(\S.*)$", line)
         if m and not line.startswith("variant"):
             out[m.group(1)] = m.group(2).strip()
