@@ -201,7 +201,7 @@ main(int argc, char** argv)
         pos = comma == std::string::npos ? ks.size() : comma + 1;
         char err[QR_ERRBUF_SIZE];
         qr_scenario* s;
-        qr_scenario_create(&s);
+        qr_scenario_create_in(&s, QR_SOURCE_DIR "/data"); /* websearch.cdf and the flow lists */
         std::string sets[] = {"topology.kind=fattree",
                               "topology.k=" + kv,
                               "traffic.duration=" + duration,
