@@ -84,7 +84,8 @@ def run_command(argv, display, out_dir, env=None):
         text, err = so.read().decode(errors="replace"), se.read().decode(errors="replace")
     if p.returncode != 0:
         raise DocsError("%s: exit %d\n%s" % (display, p.returncode, err[-2000:]))
-    return text.replace(out_dir, "DIR").splitlines(), {
+    text = text.replace(out_dir, "DIR").replace(TOP + "/", "")  # no path of this machine
+    return text.splitlines(), {
         "command": display, "wall_s": round(wall, 2),
         "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1),
         # the machine's 1-minute load average before and after: how shared it was
@@ -799,8 +800,11 @@ def block_single_switch_evidence(name):
 def block_bench(name):
     d = load(name)
     v = d["results"]["volatile"]
-    return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s" %
-            ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name)))
+    load = ", ".join("%s: load %.1f before, %.1f after" % ((t["command"],) + tuple(t["load"]))
+                     for t in d["timings"] if "load" in t)
+    return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s%s" %
+            ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name),
+             "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % load if load else ""))
 
 
 BLOCKS = {
