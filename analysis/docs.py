@@ -747,9 +747,9 @@ def block_scale(_):
                         ("butterfly-100", "butterfly, 5 sigmas x 100 replays")):
         d = load(name)
         t = d["timings"][0]
-        load = "%.1f / %.1f" % tuple(t["load"]) if "load" in t else "not recorded"
+        machine = "%.1f / %.1f" % tuple(t["load"]) if "load" in t else "not recorded"
         out.append("| %s | %s | %.0f MB | %s | `%s` |" % (label, dur(t["wall_s"]),
-                                                          t["peak_rss_mb"], load, t["command"]))
+                                                          t["peak_rss_mb"], machine, t["command"]))
     k16 = load("k16-paper")["results"]["runs"][0]
     out.append("| k=16 runtime alone (in the sweep) | %s | - | - | (truth.h5 `wall_s`; %.1fM events) |"
                % (dur(k16["volatile"]["runtime_wall_s"]), k16["events"] / 1e6))
@@ -800,11 +800,11 @@ def block_single_switch_evidence(name):
 def block_bench(name):
     d = load(name)
     v = d["results"]["volatile"]
-    load = ", ".join("%s: load %.1f before, %.1f after" % ((t["command"],) + tuple(t["load"]))
-                     for t in d["timings"] if "load" in t)
+    loads = ", ".join("%s: load %.1f before, %.1f after" % ((t["command"],) + tuple(t["load"]))
+                      for t in d["timings"] if "load" in t)
     return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s%s" %
             ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name),
-             "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % load if load else ""))
+             "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
 
 
 BLOCKS = {
