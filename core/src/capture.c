@@ -1,11 +1,9 @@
 /* Operators' captures through libpcap: link layers, IPv4 and IPv6, TCP; skipped frames counted. */
 #define _DEFAULT_SOURCE /* libpcap needs the BSD type names (u_int, u_char) */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
@@ -309,21 +307,10 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf)
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "capture: NULL argument");
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return qri_err(errbuf, QR_EFORMAT, "%s: is a folder, not a capture", path);
-    if (st.st_size == 0)
-        return qri_err(errbuf, QR_ETRUNC, "%s: empty file (no pcap or pcapng header)", path);
-    char pe[PCAP_ERRBUF_SIZE] = "";
-    pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, pe);
-    if (!pc) {
-        int code = strstr(pe, "truncated") ? QR_ETRUNC : QR_EFORMAT;
-        if (strstr(pe, "No such file") || strstr(pe, "Permission denied"))
-            code = QR_ENOENT;
-        return qri_err(errbuf, code, "%s: not a readable pcap or pcapng file (%s)", path, pe);
-    }
+    pcap_t *pc;
+    int orc = qri_pcap_open(path, "capture", "pcap or pcapng", &pc, errbuf);
+    if (orc)
+        return orc;
     int dlt = pcap_datalink(pc);
     const char *name = pcap_datalink_val_to_name(dlt);
     if (!qr_capture_link_supported(dlt)) {

@@ -31,6 +31,11 @@ int qri_ipv4_parse(const unsigned char *buf, size_t len, uint32_t wire_len, stru
 struct pcap;
 struct pcap_pkthdr;
 uint64_t qri_pcap_first_offset(struct pcap *pc);
+/* Open a capture file for reading at nanosecond precision: QR_ENOENT, QR_EFORMAT (a folder, not a
+ * readable FORMATS file), QR_ETRUNC (empty, cut header), "PATH: ..." in errbuf. kind names what the
+ * file should be ("pcap file", "capture"). */
+int qri_pcap_open(const char *path, const char *kind, const char *formats, struct pcap **out,
+                  char *errbuf);
 int qri_pcap_next(struct pcap *pc, const char *path, uint64_t count, uint64_t *offset,
                   struct pcap_pkthdr **h, const unsigned char **data, int64_t *time_ns,
                   char *warning, size_t warning_size, char *errbuf);

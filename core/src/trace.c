@@ -252,25 +252,36 @@ int qr_trace_writer_close(qr_trace_writer *w, char *errbuf)
     return rc;
 }
 
-int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
+int qri_pcap_open(const char *path, const char *kind, const char *formats, pcap_t **out,
+                  char *errbuf)
 {
-    if (!out || !path)
-        return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
     struct stat st;
     if (stat(path, &st) != 0)
         return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return qri_err(errbuf, QR_EFORMAT, "%s: is a folder, not a pcap file", path);
+        return qri_err(errbuf, QR_EFORMAT, "%s: is a folder, not a %s", path, kind);
     if (st.st_size == 0)
-        return qri_err(errbuf, QR_ETRUNC, "%s: empty file (no pcap header)", path);
+        return qri_err(errbuf, QR_ETRUNC, "%s: empty file (no %s header)", path, formats);
     char pe[PCAP_ERRBUF_SIZE] = "";
     pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, pe);
     if (!pc) {
         int code = strstr(pe, "truncated") ? QR_ETRUNC : QR_EFORMAT;
         if (strstr(pe, "No such file") || strstr(pe, "Permission denied"))
             code = QR_ENOENT;
-        return qri_err(errbuf, code, "%s: not a readable pcap file (%s)", path, pe);
+        return qri_err(errbuf, code, "%s: not a readable %s file (%s)", path, formats, pe);
     }
+    *out = pc;
+    return QR_OK;
+}
+
+int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
+{
+    if (!out || !path)
+        return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    pcap_t *pc;
+    int orc = qri_pcap_open(path, "pcap file", "pcap", &pc, errbuf);
+    if (orc)
+        return orc;
     int dlt = pcap_datalink(pc);
     if (dlt != DLT_IPV4 && dlt != DLT_RAW) {
         const char *name = pcap_datalink_val_to_name(dlt);
