@@ -414,15 +414,20 @@ void qr_import_scan_free(qr_import_scan *s)
     free(s->conns);
     free(s->addr);
     free(s->addr_host);
+    free(s->first_ns);
+    if (s->index) {
+        qri_map_free(s->index);
+        free(s->index);
+    }
     free(s);
 }
 
 int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16])
 {
-    for (size_t i = 0; i < s->n_addrs; i++)
-        if (!memcmp(s->addr[i], addr, 16))
-            return s->addr_host[i];
-    return -1;
+    if (!s->index)
+        return -1;
+    uintptr_t v = (uintptr_t)qri_map_get(s->index, key_hi(addr), key_lo(addr));
+    return v ? (int64_t)s->addr_host[v - 1] : -1;
 }
 
 static int cmp_addr(const void *a, const void *b)
@@ -441,7 +446,12 @@ static int assign_hosts(qr_import_scan *s, const qr_host_map_entry *map, size_t 
     uint8_t *taken = calloc(n_hosts ? n_hosts : 1, 1);
     uint8_t(*rest)[16] = malloc(cap * sizeof *rest);
     int rc = QR_ENOMEM;
-    if (!s->addr || !s->addr_host || !taken || !rest)
+    s->index = malloc(sizeof(qri_map));
+    if (s->index && qri_map_init(s->index)) {
+        free(s->index);
+        s->index = NULL;
+    }
+    if (!s->addr || !s->addr_host || !taken || !rest || !s->index)
         goto done;
     for (size_t i = 0; i < n_map; i++)
         taken[map[i].host] = 1;
@@ -485,6 +495,11 @@ static int assign_hosts(qr_import_scan *s, const qr_host_map_entry *map, size_t 
         }
         memcpy(s->addr[s->n_addrs], rest[i], 16);
         s->addr_host[s->n_addrs++] = (uint32_t)host;
+        if (qri_map_put(s->index, key_hi(rest[i]), key_lo(rest[i]),
+                        (void *)(uintptr_t)s->n_addrs)) {
+            rc = QR_ENOMEM;
+            goto done;
+        }
     }
     for (size_t c = 0; c < s->n_captures; c++)
         if (s->owner_host[c] == UINT32_MAX)
@@ -518,7 +533,8 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
     s->owner = calloc(n_captures, sizeof *s->owner);
     s->owner_host = malloc(n_captures * sizeof *s->owner_host);
     s->stats = calloc(n_captures, sizeof *s->stats);
-    if (!s->owner || !s->owner_host || !s->stats)
+    s->first_ns = malloc(n_captures * sizeof *s->first_ns);
+    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns)
         goto fail;
     /* each capture's owner: named by the map, else the address sending most */
     for (size_t c = 0; c < n_captures; c++) {
@@ -550,7 +566,10 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         if ((rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK)
             goto fail;
         qr_capture_packet p;
+        s->first_ns[c] = INT64_MAX;
         while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {
+            if (p.time_ns < s->first_ns[c])
+                s->first_ns[c] = p.time_ns;
             size_t at;
             int side;
             if ((rc = conn_find(&st, &p, (uint32_t)c, &at, &side)) != QR_OK)

@@ -51,6 +51,72 @@ static const qr_h5_field received_fields[] = {
      "ns, simulation time (the hosts' clocks synchronized)"}};
 const qr_h5_schema qr_schema_received = SCHEMA("received", qr_row_received, received_fields);
 
+#define IC(m) F(qr_row_import_capture, m)
+static const qr_h5_field import_capture_fields[] = {
+    {"capture", QR_H5_U32, IC(capture), 0, "index in the command line"},
+    {"path", QR_H5_STR, IC(path), 256, NULL},
+    {"host", QR_H5_U32, IC(host), 0, "host"},
+    {"owner", QR_H5_STR, IC(owner), 48, "address"},
+    {"link", QR_H5_STR, IC(link), 32, "libpcap link type"},
+    {"size_bytes", QR_H5_U64, IC(size_bytes), 0, "bytes"},
+    {"sha256", QR_H5_STR, IC(sha256), 65, "hex"},
+    {"frames", QR_H5_U64, IC(frames), 0, "frames"},
+    {"tcp", QR_H5_U64, IC(tcp), 0, "TCP packets read"},
+    {"sent", QR_H5_U64, IC(sent), 0, "packets its host sent"},
+    {"received", QR_H5_U64, IC(received), 0, "packets its host received"},
+    {"skip_not_ip", QR_H5_U64, IC(skip_not_ip), 0, "frames"},
+    {"skip_not_tcp", QR_H5_U64, IC(skip_not_tcp), 0, "frames"},
+    {"skip_fragment", QR_H5_U64, IC(skip_fragment), 0, "frames"},
+    {"skip_snaplen", QR_H5_U64, IC(skip_snaplen), 0, "frames"},
+    {"skip_bad_link", QR_H5_U64, IC(skip_bad_link), 0, "frames"},
+    {"skip_bad_ip", QR_H5_U64, IC(skip_bad_ip), 0, "frames"},
+    {"skip_bad_tcp", QR_H5_U64, IC(skip_bad_tcp), 0, "frames"},
+    {"left_same_host", QR_H5_U64, IC(left_same_host), 0, "packets"},
+    {"left_not_owner", QR_H5_U64, IC(left_not_owner), 0, "packets"},
+    {"left_duplicate", QR_H5_U64, IC(left_duplicate), 0, "packets"},
+    {"clamped", QR_H5_U64, IC(clamped), 0, "packets"},
+    {"warning", QR_H5_STR, IC(warning), 256, NULL}};
+const qr_h5_schema qr_schema_import_capture =
+    SCHEMA("import_capture", qr_row_import_capture, import_capture_fields);
+
+#define IH(m) F(qr_row_import_host, m)
+static const qr_h5_field import_host_fields[] = {
+    {"host", QR_H5_U32, IH(host), 0, NULL},
+    {"captured", QR_H5_U8, IH(captured), 0, NULL},
+    {"reconstructed", QR_H5_U8, IH(reconstructed), 0, NULL},
+    {"addr", QR_H5_STR, IH(addr), 48, "address in the captures"},
+    {"packets", QR_H5_U64, IH(packets), 0, "packets"},
+    {"reconstructed_packets", QR_H5_U64, IH(reconstructed_packets), 0, "packets"},
+    {"clock_offset_ns", QR_H5_F64, IH(clock_offset_ns), 0, "ns, relative to clock_reference"},
+    {"clock_residual_ns", QR_H5_F64, IH(clock_residual_ns), 0, "ns (RMS)"},
+    {"clock_reference", QR_H5_U32, IH(clock_reference), 0, "host"},
+    {"clock_pairs", QR_H5_U32, IH(clock_pairs), 0, "pairs"},
+    {"clock_applied_ns", QR_H5_I64, IH(clock_applied_ns), 0, "ns"}};
+const qr_h5_schema qr_schema_import_host =
+    SCHEMA("import_host", qr_row_import_host, import_host_fields);
+
+#define ICN(m) F(qr_row_import_conn, m)
+static const qr_h5_field import_conn_fields[] = {
+    {"flow", QR_H5_U32, ICN(flow), 0, NULL},
+    {"addr0", QR_H5_STR, ICN(addr0), 48, "address"},
+    {"addr1", QR_H5_STR, ICN(addr1), 48, "address"},
+    {"port0", QR_H5_U16, ICN(port0), 0, NULL},
+    {"port1", QR_H5_U16, ICN(port1), 0, NULL},
+    {"family", QR_H5_U8, ICN(family), 0, "4 or 6"},
+    {"syn", QR_H5_U8, ICN(syn), 0, NULL},
+    {"fin0", QR_H5_U8, ICN(fin0), 0, NULL},
+    {"fin1", QR_H5_U8, ICN(fin1), 0, NULL},
+    {"bytes0", QR_H5_U64, ICN(bytes0), 0, "bytes"},
+    {"bytes1", QR_H5_U64, ICN(bytes1), 0, "bytes"},
+    {"packets0", QR_H5_U64, ICN(packets0), 0, "packets"},
+    {"packets1", QR_H5_U64, ICN(packets1), 0, "packets"},
+    {"evidence0", QR_H5_U8, ICN(evidence0), 0, "0 both, 1 retrans, 2 ipid, 3 none"},
+    {"evidence1", QR_H5_U8, ICN(evidence1), 0, "0 both, 1 retrans, 2 ipid, 3 none"},
+    {"drops0", QR_H5_U64, ICN(drops0), 0, "packets"},
+    {"drops1", QR_H5_U64, ICN(drops1), 0, "packets"}};
+const qr_h5_schema qr_schema_import_conn =
+    SCHEMA("import_conn", qr_row_import_conn, import_conn_fields);
+
 static const qr_h5_field drop_fields[] = {
     {"packet", QR_H5_U64, F(qr_row_drop, packet), 0, "dir << 32 | seq"},
     {"dir", QR_H5_U32, F(qr_row_drop, dir), 0, NULL},
@@ -232,6 +298,9 @@ const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_host,
                                           &qr_schema_detected,
                                           &qr_schema_received,
+                                          &qr_schema_import_capture,
+                                          &qr_schema_import_host,
+                                          &qr_schema_import_conn,
                                           &qr_schema_drop,
                                           &qr_schema_direction,
                                           &qr_schema_replay_host,

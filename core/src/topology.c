@@ -195,3 +195,28 @@ uint32_t qr_topology_max_hops(const qr_topology *t)
 {
     return t->star ? 1 : 5;
 }
+
+uint32_t qr_topology_hops(const qr_topology *t, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return 0;
+    if (t->star)
+        return 1;
+    uint32_t pa, ea, ia, pb, eb, ib;
+    host_pos(t, a, &pa, &ea, &ia);
+    host_pos(t, b, &pb, &eb, &ib);
+    if (pa != pb)
+        return 5;
+    return ea == eb ? 1 : 3;
+}
+
+int64_t qr_unloaded_latency_ns(const qr_topology *t, uint32_t a, uint32_t b, uint32_t ip_len,
+                               uint64_t rate_bps, int64_t delay_ns)
+{
+    if (a == b || rate_bps == 0)
+        return 0;
+    uint64_t links = qr_topology_hops(t, a, b) + 1;
+    unsigned __int128 bits = (unsigned __int128)(ip_len + QR_LINK_OVERHEAD_BYTES) * 8u;
+    int64_t tx = (int64_t)(bits * 1000000000u / rate_bps);
+    return (int64_t)links * (tx + delay_ns);
+}

@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "qreplay/capture.h"
+#include "qreplay/clock.h"
+#include "qreplay/results.h"
+#include "qreplay/scenario.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +78,8 @@ typedef struct qr_import_scan {
     uint8_t (*addr)[16]; /* every address of a connection, with its host */
     uint32_t *addr_host;
     size_t n_addrs;
+    int64_t *first_ns; /* per capture: its earliest TCP packet (INT64_MAX: none) */
+    void *index;       /* private: address -> host */
 } qr_import_scan;
 
 /* The first pass: read every capture, find the connections, and give every address a host of the
@@ -91,6 +96,124 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
 void qr_import_scan_free(qr_import_scan *s);
 /* The host of an address, or -1. */
 int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16]);
+
+/* ---- the second pass: a recording from the captures (qreplay import) ----
+ *
+ * Every capture is read once more, all of them merged in timestamp order. A packet its capture's
+ * host sent is split as its NIC sends it (qr_capture_segment at the scenario's link rate, each
+ * host's NIC serializing back to back: a packet starts at max(its timestamp, the end of the
+ * previous one)) and numbered in its flow direction; a packet the host received is split the same
+ * way (GRO-merged segments, ending at the capture time). Connection c becomes flow c of the
+ * recording (side 0 -> side 1 its data direction 2c, the other its direction 2c + 1), with the
+ * topology's addresses and the runtime's port numbering; IP IDs are the packets' numbers, as in
+ * the runtime. Per direction, the evidence of drops is:
+ *   both      both ends captured: a sent segment (matched by sequence number and IP ID, or for
+ *             IPv6 by sequence number, length and TCP timestamp) that never reaches the
+ *             receiver's capture is a drop; /received holds every match's receive time
+ *   retrans   only the sender captured: a segment whose data is sent again was lost
+ *   ipid      only the receiver captured (IPv4): gaps of at most QR_IPID_MAX_GAP in the IP IDs
+ *             after the handshake (a SYN's ID starts no sequence); the sender is reconstructed
+ *             (send time = receive time - the unloaded path latency), lost packets included
+ *   none      only the receiver captured, IPv6: no evidence; the sender is reconstructed
+ * Times are rebased: recorded time = capture time - time_base_ns (+ the clock correction). */
+
+/* The largest IP ID gap read as lost packets; a larger one (or one going back) is a jump of the
+ * sender's counter, counted in qr_import_report.reordered. */
+#define QR_IPID_MAX_GAP 1024
+
+typedef enum {
+    QR_IMPORT_CLOCK_AUTO = 0,  /* reconcile when some pair of hosts was captured at both ends */
+    QR_IMPORT_CLOCK_RECONCILE, /* reconcile; an error if no pair was captured at both ends */
+    QR_IMPORT_CLOCK_NONE,      /* keep every capture's own clock */
+} qr_import_clock;
+
+/* How each direction's drops were known (the table above). */
+typedef enum {
+    QR_EVIDENCE_BOTH = 0,
+    QR_EVIDENCE_RETRANS,
+    QR_EVIDENCE_IPID,
+    QR_EVIDENCE_NONE,
+    QR_EVIDENCE_COUNT
+} qr_import_evidence;
+/* "both", "retrans", "ipid", "none". */
+const char *qr_import_evidence_name(int e);
+
+/* Why a TCP packet the first pass kept did not become part of the recording. */
+typedef enum {
+    QR_IMPORT_LEFT_SAME_HOST = 0, /* both ends of its connection are one host */
+    QR_IMPORT_LEFT_NOT_OWNER,     /* neither sent nor received by its capture's host (mirrored) */
+    QR_IMPORT_LEFT_DUPLICATE,     /* a second capture of a host already captured saw it */
+    QR_IMPORT_LEFT_COUNT
+} qr_import_left;
+const char *qr_import_left_name(int r);
+
+typedef struct qr_import_cfg {
+    const char *const *captures;
+    size_t n_captures;
+    const qr_host_map_entry *map; /* may be NULL */
+    size_t n_map;
+    qr_import_clock clock;
+    qr_progress_fn progress; /* may be NULL; called every 2^16 packets; non-zero stops */
+    void *progress_ctx;
+} qr_import_cfg;
+
+/* What an import did, for its summary and the /import group. */
+typedef struct qr_import_capture_report {
+    char path[1024];
+    uint32_t host;
+    char owner[QR_ADDR_TEXT_MAX];
+    char link[32];
+    uint64_t size_bytes;
+    char sha256[65];
+    qr_capture_stats stats;
+    uint64_t sent, received; /* TCP packets its host sent and received, as captured */
+    uint64_t left[QR_IMPORT_LEFT_COUNT];
+    uint64_t clamped;   /* sent packets whose timestamp went back: moved later */
+    char warning[1100]; /* e.g. a cut last record; "" if none */
+} qr_import_capture_report;
+
+typedef struct qr_import_host_report {
+    uint32_t host;
+    uint8_t captured;            /* a capture of this host was read */
+    uint8_t reconstructed;       /* it sent packets known only from its peers' captures */
+    char addr[QR_ADDR_TEXT_MAX]; /* its first address in the captures ("" if none) */
+    uint64_t packets, bytes;     /* in its recorded pcap */
+    uint64_t reconstructed_packets;
+    qr_clock_estimate clock;
+    int64_t clock_applied_ns; /* subtracted from its times (0 with --clock none) */
+} qr_import_host_report;
+
+typedef struct qr_import_report {
+    size_t n_captures;
+    qr_import_capture_report *captures;
+    uint32_t n_hosts;
+    qr_import_host_report *hosts;
+    size_t connections;
+    uint64_t packets;   /* segments in the recording, over all hosts */
+    uint64_t tso_split; /* captured packets above the MTU split into segments */
+    uint64_t directions[QR_EVIDENCE_COUNT];
+    uint64_t drops[QR_EVIDENCE_COUNT];
+    uint64_t received;           /* matched receive times (/received rows) */
+    uint64_t unmatched_received; /* received segments no sent segment matched */
+    uint64_t unknown_tail;       /* sent after the receiver's capture ended: fate unknown */
+    uint64_t reordered;          /* IP IDs out of order or jumping (ipid evidence) */
+    int clock_applied;           /* reconciled offsets were applied */
+    size_t clock_pairs;          /* pairs of hosts captured at both ends */
+    int64_t time_base_ns;
+} qr_import_report;
+
+void qr_import_report_free(qr_import_report *r);
+
+/* Import: write the recording folder rec_dir (recording.h5 with the scenario, /flows, /hosts,
+ * /drops_detected, /received and /import; pcap/hNNNN.pcap for every host of the topology) from
+ * the captures. Everything is written in rec_dir.partial-PID and renamed to rec_dir when complete
+ * (an existing rec_dir is replaced only then); on any failure nothing is left. The scenario gives
+ * the topology, links.rate and links.delay. Returns 0 with *report (caller owns it:
+ * qr_import_report_free; may be NULL), or an error naming the file, frame or host: a capture
+ * reader's, QR_ENOTFOUND (no TCP), QR_EVALUE (too many addresses, a host with too many
+ * connections, no pair to reconcile with QR_IMPORT_CLOCK_RECONCILE), QR_EIO, QR_ECANCELED. */
+int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *s, const char *rec_dir,
+                  qr_import_report **report, char *errbuf);
 
 #ifdef __cplusplus
 }

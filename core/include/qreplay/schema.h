@@ -8,7 +8,9 @@
  * test that compares the field names.
  *
  * Where tables live:
- *   recording.h5   /flows (flow), /hosts (host), /drops_detected (detected), /received (received)
+ *   recording.h5   /flows (flow), /hosts (host), /drops_detected (detected), /received (received);
+ *                  imported: /import/captures (import_capture), /import/hosts (import_host),
+ *                  /import/connections (import_conn)
  *   truth/truth.h5 /drops (drop), /directions (direction)
  *   replay.h5      /drops (drop), /hosts (replay_host), /sampling/records (sample_record)
  *   results.h5     /flows (flow), /runtime/drops and /replay/V/drops (drop),
@@ -79,6 +81,48 @@ typedef struct qr_row_received {
     int64_t time_ns;
 } qr_row_received;
 extern const qr_h5_schema qr_schema_received;
+
+/* An imported capture: where it came from and what was read of it. */
+typedef struct qr_row_import_capture {
+    uint32_t capture;
+    char path[256];
+    uint32_t host;
+    char owner[48]; /* the address it belongs to */
+    char link[32];  /* libpcap's link type name */
+    uint64_t size_bytes;
+    char sha256[65];
+    uint64_t frames, tcp, sent, received;
+    uint64_t skip_not_ip, skip_not_tcp, skip_fragment, skip_snaplen, skip_bad_link, skip_bad_ip,
+        skip_bad_tcp;
+    uint64_t left_same_host, left_not_owner, left_duplicate;
+    uint64_t clamped; /* sent packets whose timestamp went back */
+    char warning[256];
+} qr_row_import_capture;
+extern const qr_h5_schema qr_schema_import_capture;
+
+/* A host of an imported recording. */
+typedef struct qr_row_import_host {
+    uint32_t host;
+    uint8_t captured, reconstructed;
+    char addr[48];
+    uint64_t packets, reconstructed_packets;
+    double clock_offset_ns, clock_residual_ns; /* the reconciliation's estimate */
+    uint32_t clock_reference, clock_pairs;
+    int64_t clock_applied_ns; /* added to the captured times (0: none) */
+} qr_row_import_host;
+extern const qr_h5_schema qr_schema_import_host;
+
+/* A connection of an imported recording: flow `flow`, side 0 its initiator. */
+typedef struct qr_row_import_conn {
+    uint32_t flow;
+    char addr0[48], addr1[48];
+    uint16_t port0, port1;
+    uint8_t family, syn, fin0, fin1;
+    uint64_t bytes0, bytes1, packets0, packets1;
+    uint8_t evidence0, evidence1; /* qr_import_evidence of each direction */
+    uint64_t drops0, drops1;
+} qr_row_import_conn;
+extern const qr_h5_schema qr_schema_import_conn;
 
 /* A drop at a switch (ground truth of a runtime, or a replay's). */
 typedef struct qr_row_drop {

@@ -50,6 +50,20 @@ qr_node_kind qr_topology_switch_kind(const qr_topology *t, uint32_t sw);
  * aggregation, edge), 1 on the star. */
 uint32_t qr_topology_max_hops(const qr_topology *t);
 
+/* Switches on the path between hosts a and b: 0 for a = b, 1 under one edge switch (and on the
+ * star), 3 within a pod, 5 across pods. */
+uint32_t qr_topology_hops(const qr_topology *t, uint32_t a, uint32_t b);
+
+/* Bytes every link adds to an IP packet on the wire (the simulated point-to-point links' PPP
+ * header). */
+#define QR_LINK_OVERHEAD_BYTES 2
+
+/* The unloaded latency of a packet of ip_len bytes from host a to host b: on each of the
+ * (hops + 1) links, store and forward, its transmission at rate_bps (ns, rounded down) and the
+ * propagation delay; from its first bit leaving a to its last bit reaching b. 0 for a = b. */
+int64_t qr_unloaded_latency_ns(const qr_topology *t, uint32_t a, uint32_t b, uint32_t ip_len,
+                               uint64_t rate_bps, int64_t delay_ns);
+
 /* Host h's address, and the host an address belongs to (QR_ENOTFOUND if none). */
 uint32_t qr_topology_host_addr(const qr_topology *t, uint32_t host);
 int qr_topology_host_of_addr(const qr_topology *t, uint32_t addr, uint32_t *host);
