@@ -14,7 +14,8 @@
 static const cli_opt opts[] = {
     {"map", 0, CLI_VALUE, "FILE",
      "host map: CSV lines address,host[,capture] (default: each capture's host is the\n"
-     "                         address in most of its TCP packets; other addresses get hosts in order)"},
+     "                         address in most of its TCP packets; other addresses get hosts in "
+     "order)"},
     {"clock", 0, CLI_VALUE, "MODE",
      "auto (default: reconcile when two hosts were captured at both ends), reconcile, none"},
     CLI_OPT_SET,
@@ -65,8 +66,7 @@ static void print_summary(const qr_import_report *r, const char *dir)
                x->stats.frames, x->stats.kept, x->sent, x->received);
         for (int k = 0; k < QR_SKIP_COUNT; k++)
             if (x->stats.skipped[k])
-                printf("  left out         %" PRIu64 " %s\n", x->stats.skipped[k],
-                       qr_skip_name(k));
+                printf("  left out         %" PRIu64 " %s\n", x->stats.skipped[k], qr_skip_name(k));
         for (int k = 0; k < QR_IMPORT_LEFT_COUNT; k++)
             if (x->left[k])
                 printf("  left out         %" PRIu64 " TCP: %s\n", x->left[k],

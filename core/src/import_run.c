@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,7 @@ struct dir_state {
 };
 
 struct flow_times {
-    int64_t first, last;       /* rebased, on the clock of first_host / last_host */
+    int64_t first, last; /* rebased, on the clock of first_host / last_host */
     uint32_t first_h, last_h;
 };
 
@@ -161,8 +162,8 @@ static uint64_t fnv(const uint8_t *b, size_t n, uint64_t h)
     return h;
 }
 
-static void dir_key(const uint8_t *src, uint16_t sp, const uint8_t *dst, uint16_t dp,
-                    uint64_t *k1, uint64_t *k2)
+static void dir_key(const uint8_t *src, uint16_t sp, const uint8_t *dst, uint16_t dp, uint64_t *k1,
+                    uint64_t *k2)
 {
     uint8_t key[36];
     memcpy(key, src, 16);
@@ -410,8 +411,8 @@ static int grow_segs(struct imp *m, size_t n)
 
 static size_t segment(struct imp *m, const qr_capture_packet *p, int *rc)
 {
-    size_t n = qr_capture_segment(p, QR_MTU_BYTES, m->conf->links.rate_bps,
-                                  QR_LINK_OVERHEAD_BYTES, NULL, 0);
+    size_t n = qr_capture_segment(p, QR_MTU_BYTES, m->conf->links.rate_bps, QR_LINK_OVERHEAD_BYTES,
+                                  NULL, 0);
     if (n == 0) { /* headers alone exceed the MTU: keep it whole */
         *rc = grow_segs(m, 1);
         if (!*rc)
@@ -501,8 +502,7 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
         }
         /* the sender was not captured: reconstruct its sending */
         int64_t ts = tr - qr_unloaded_latency_ns(m->topo, d->src, d->dst, s->ip_len,
-                                                 m->conf->links.rate_bps,
-                                                 m->conf->links.delay_ns);
+                                                 m->conf->links.rate_bps, m->conf->links.delay_ns);
         if (ts < m->nic_free[d->src])
             ts = m->nic_free[d->src];
         qr_import_host_report *h = &m->rep->hosts[d->src];
@@ -550,9 +550,8 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
 /* After the last packet: what is still unmatched. */
 static int finish_dirs(struct imp *m)
 {
-    int64_t max_transit =
-        qr_max_transit_ns(m->topo, m->conf->links.rate_bps, m->conf->links.delay_ns,
-                          m->conf->buffer.size_bytes);
+    int64_t max_transit = qr_max_transit_ns(m->topo, m->conf->links.rate_bps,
+                                            m->conf->links.delay_ns, m->conf->buffer.size_bytes);
     for (size_t dir = 0; dir < 2 * m->n_flows; dir++) {
         struct dir_state *d = &m->dirs[dir];
         if (d->evidence != QR_EVIDENCE_BOTH)
@@ -641,15 +640,14 @@ static int setup(struct imp *m)
             continue;
         }
         m->flow_of_conn[i] = (int64_t)m->n_flows;
-        flows[m->n_flows] = (qr_flow){m->n_flows, (uint32_t)a, (uint32_t)b, c->bytes[0],
-                                      c->first_ns - rep->time_base_ns, 0};
+        flows[m->n_flows] = (qr_flow){
+            m->n_flows, (uint32_t)a, (uint32_t)b, c->bytes[0], c->first_ns - rep->time_base_ns, 0};
         m->n_flows++;
     }
     rep->connections = m->n_flows;
     char detail[QR_ERRBUF_SIZE];
     if ((rc = qr_flow_table_for_topology(&m->ft, flows, m->n_flows, m->topo, detail)) != QR_OK) {
-        rc = qri_err(m->errbuf, rc, "the captured connections do not fit the topology: %s",
-                     detail);
+        rc = qri_err(m->errbuf, rc, "the captured connections do not fit the topology: %s", detail);
         goto done;
     }
     m->dirs = calloc(2 * m->n_flows + 1, sizeof *m->dirs);
@@ -674,8 +672,8 @@ static int setup(struct imp *m)
             d->recv.size = sizeof(struct recv_ent);
             d->rtx.size = sizeof(struct rtx_ent);
             int sc = m->cap_of_host[d->src] >= 0, rcv = m->cap_of_host[d->dst] >= 0;
-            d->evidence = sc && rcv ? QR_EVIDENCE_BOTH
-                          : sc      ? QR_EVIDENCE_RETRANS
+            d->evidence = sc && rcv        ? QR_EVIDENCE_BOTH
+                          : sc             ? QR_EVIDENCE_RETRANS
                           : c->family == 4 ? QR_EVIDENCE_IPID
                                            : QR_EVIDENCE_NONE;
             rep->directions[d->evidence]++;
@@ -793,19 +791,26 @@ static int reconcile(struct imp *m, int64_t *shift)
         }
         uint32_t ref = m->scan->owner_host[0];
         if ((rc = qr_clock_reconcile(m->n_hosts, acc.v, acc.n, ref, est)) == QR_OK) {
-            double top = 0;
-            for (uint32_t h = 0; h < m->n_hosts; h++) {
+            for (uint32_t h = 0; h < m->n_hosts; h++)
                 rep->hosts[h].clock = est[h];
-                if (est[h].offset_ns > top)
-                    top = est[h].offset_ns;
-            }
             if (m->cfg->clock != QR_IMPORT_CLOCK_NONE) {
+                /* onto the reference host's clock, rebased on the earliest corrected capture
+                 * start (less 1 ms, as before): the result does not depend on which host's
+                 * clock was off */
                 rep->clock_applied = 1;
-                for (uint32_t h = 0; h < m->n_hosts; h++) {
-                    /* onto the clock of the host whose offset is largest: no time goes below 0 */
-                    shift[h] = (int64_t)(top - est[h].offset_ns + 0.5);
-                    rep->hosts[h].clock_applied_ns = -shift[h];
+                int64_t base = INT64_MAX;
+                for (size_t c = 0; c < m->scan->n_captures; c++) {
+                    int64_t e = llround(est[m->scan->owner_host[c]].offset_ns);
+                    if (m->scan->first_ns[c] != INT64_MAX && m->scan->first_ns[c] - e < base)
+                        base = m->scan->first_ns[c] - e;
                 }
+                base -= 1000000;
+                for (uint32_t h = 0; h < m->n_hosts; h++) {
+                    int64_t e = llround(est[h].offset_ns);
+                    shift[h] = rep->time_base_ns - base - e;
+                    rep->hosts[h].clock_applied_ns = e;
+                }
+                rep->time_base_ns = base;
             }
         }
         free(est);
@@ -890,8 +895,8 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     }
     for (uint32_t h = 0; h < m->n_hosts; h++) {
         const qr_import_host_report *hr = &rep->hosts[h];
-        hosts[h] = (qr_row_host){h, qr_topology_host_addr(m->topo, h), 0, hr->packets, hr->bytes,
-                                 ""};
+        hosts[h] =
+            (qr_row_host){h, qr_topology_host_addr(m->topo, h), 0, hr->packets, hr->bytes, ""};
         snprintf(hosts[h].pcap, sizeof hosts[h].pcap, "pcap/h%04u.pcap", h);
         qr_row_import_host *x = &ih[h];
         x->host = h;
@@ -1022,8 +1027,9 @@ static int pass(struct imp *m)
             return rc;
         if (++m->packets_seen % 65536 == 0 && m->cfg->progress) {
             char status[160];
-            snprintf(status, sizeof status, "import: %" PRIu64 " packets read, %" PRIu64
-                     " in the recording", m->packets_seen, m->rep->packets);
+            snprintf(status, sizeof status,
+                     "import: %" PRIu64 " packets read, %" PRIu64 " in the recording",
+                     m->packets_seen, m->rep->packets);
             if (m->cfg->progress(m->cfg->progress_ctx, status))
                 return qri_err(m->errbuf, QR_ECANCELED, "import: interrupted");
         }
@@ -1086,9 +1092,9 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
     int rc = QR_ENOMEM;
     if (!m.rep || qri_map_init(&m.dir_index) || qri_map_init(&m.owd))
         goto out;
-    rc = m.conf->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&m.topo, m.conf->topology.k)
-                                                   : qr_topology_star(&m.topo,
-                                                                      m.conf->topology.hosts);
+    rc = m.conf->topology.kind == QR_TOPO_FATTREE
+             ? qr_topology_fattree(&m.topo, m.conf->topology.k)
+             : qr_topology_star(&m.topo, m.conf->topology.hosts);
     if (rc) {
         rc = qri_err(errbuf, QR_EVALUE, "import: the scenario's topology is not valid");
         goto out;

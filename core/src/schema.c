@@ -91,7 +91,8 @@ static const qr_h5_field import_host_fields[] = {
     {"clock_residual_ns", QR_H5_F64, IH(clock_residual_ns), 0, "ns (RMS)"},
     {"clock_reference", QR_H5_U32, IH(clock_reference), 0, "host"},
     {"clock_pairs", QR_H5_U32, IH(clock_pairs), 0, "pairs"},
-    {"clock_applied_ns", QR_H5_I64, IH(clock_applied_ns), 0, "ns"}};
+    {"clock_applied_ns", QR_H5_I64, IH(clock_applied_ns), 0,
+     "ns, subtracted from its captured times"}};
 const qr_h5_schema qr_schema_import_host =
     SCHEMA("import_host", qr_row_import_host, import_host_fields);
 

@@ -115,7 +115,8 @@ int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16]);
  *             after the handshake (a SYN's ID starts no sequence); the sender is reconstructed
  *             (send time = receive time - the unloaded path latency), lost packets included
  *   none      only the receiver captured, IPv6: no evidence; the sender is reconstructed
- * Times are rebased: recorded time = capture time - time_base_ns (+ the clock correction). */
+ * Times are rebased: recorded time = capture time - the host's applied clock offset - time_base_ns
+ * (a reconstructed packet: its receiver's offset). */
 
 /* The largest IP ID gap read as lost packets; a larger one (or one going back) is a jump of the
  * sender's counter, counted in qr_import_report.reordered. */
@@ -180,7 +181,7 @@ typedef struct qr_import_host_report {
     uint64_t packets, bytes;     /* in its recorded pcap */
     uint64_t reconstructed_packets;
     qr_clock_estimate clock;
-    int64_t clock_applied_ns; /* subtracted from its times (0 with --clock none) */
+    int64_t clock_applied_ns; /* its offset subtracted from its times (0 with --clock none) */
 } qr_import_host_report;
 
 typedef struct qr_import_report {

@@ -108,7 +108,7 @@ typedef struct qr_row_import_host {
     uint64_t packets, reconstructed_packets;
     double clock_offset_ns, clock_residual_ns; /* the reconciliation's estimate */
     uint32_t clock_reference, clock_pairs;
-    int64_t clock_applied_ns; /* added to the captured times (0: none) */
+    int64_t clock_applied_ns; /* subtracted from its captured times (0: none) */
 } qr_row_import_host;
 extern const qr_h5_schema qr_schema_import_host;
 

@@ -1,0 +1,509 @@
+/* qreplay import, the second pass: recordings from real kernel captures (tests/data/captures) and
+ * from small crafted ones, checked for what each kind of evidence must give. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qreplay/capture.h"
+#include "qreplay/error.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/import.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario.h"
+#include "qreplay/trace.h"
+#include "qreplay/units.h"
+
+#define CAP(name) QR_SOURCE_DIR "/tests/data/captures/" name
+
+static char tmpdir[128];
+
+static void make_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/qr-import-run-%d", (int)getpid());
+    mkdir(tmpdir, 0755);
+}
+
+static void rm_tmp(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(import_run, .init = make_tmp, .fini = rm_tmp);
+
+/* The 3-host star of 10 Gbps links. */
+static qr_scenario *star(void)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_scenario *s;
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_load_string(s,
+                                         "[topology]\nkind = star\nhosts = 3\n[links]\nrate = "
+                                         "10Gbps\ndelay = 1us\n",
+                                         "test", ".", err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
+    return s;
+}
+
+static qr_host_map_entry entry(const char *addr, uint32_t host, const char *capture)
+{
+    qr_host_map_entry e;
+    memset(&e, 0, sizeof e);
+    cr_assert_eq(qr_addr_parse(addr, e.addr), QR_OK);
+    e.host = host;
+    e.line = host + 1;
+    snprintf(e.capture, sizeof e.capture, "%s", capture);
+    return e;
+}
+
+static qr_import_report *import(const char *const *caps, size_t n, const qr_host_map_entry *map,
+                                size_t n_map, qr_import_clock clock, const char *dir)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_scenario *s = star();
+    qr_import_cfg cfg = {caps, n, map, n_map, clock, NULL, NULL};
+    qr_import_report *r = NULL;
+    int rc = qr_import_run(&cfg, s, dir, &r, err);
+    qr_scenario_destroy(s);
+    cr_assert_eq(rc, QR_OK, "%s", err);
+    return r;
+}
+
+/* ---- pcap surgery on nanosecond little-endian pcaps (what tcpdump wrote here) ---- */
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*n);
+    cr_assert_eq(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8), p[2] = (unsigned char)(v >> 16),
+    p[3] = (unsigned char)(v >> 24);
+}
+
+/* Copy src to dst with every timestamp moved by delta_ns and frame `skip` (from 1; 0: none) left
+ * out. */
+static void rewrite(const char *src, const char *dst, int64_t delta_ns, uint64_t skip)
+{
+    size_t n;
+    unsigned char *b = slurp(src, &n);
+    cr_assert_eq(le32(b), 0xa1b23c4du, "a nanosecond little-endian pcap");
+    FILE *f = fopen(dst, "wb");
+    fwrite(b, 1, 24, f);
+    uint64_t frame = 0;
+    for (size_t at = 24; at + 16 <= n;) {
+        uint32_t caplen = le32(b + at + 8);
+        frame++;
+        int64_t t = (int64_t)le32(b + at) * 1000000000 + le32(b + at + 4) + delta_ns;
+        put32(b + at, (uint32_t)(t / 1000000000));
+        put32(b + at + 4, (uint32_t)(t % 1000000000));
+        if (frame != skip)
+            fwrite(b + at, 1, 16 + caplen, f);
+        at += 16 + caplen;
+    }
+    fclose(f);
+    free(b);
+}
+
+/* Segments the NIC makes of every packet `from` sent in a capture. */
+static uint64_t segments_sent(const char *path, const char *from)
+{
+    char err[QR_ERRBUF_SIZE];
+    uint8_t a[16];
+    qr_addr_parse(from, a);
+    qr_capture *c;
+    cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
+    qr_capture_packet p;
+    uint64_t n = 0;
+    while (qr_capture_next(c, &p, err) == QR_OK)
+        if (!memcmp(p.src, a, 16))
+            n += qr_capture_segment(&p, QR_MTU_BYTES, 10000000000ull, 2, NULL, 0);
+    qr_capture_close(c);
+    return n;
+}
+
+static qr_recording *open_rec(const char *dir)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_recording *r;
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    return r;
+}
+
+/* Both ends of two real connections: every segment sent is matched at the receiver, the
+ * recording reads back with the runtime's conventions, nothing is lost or left out. */
+Test(import_run, both_ends_of_real_connections)
+{
+    const char *caps[2] = {CAP("pair-a.pcap"), CAP("pair-b.pcap")};
+    qr_host_map_entry map[2] = {entry("10.77.0.1", 0, "pair-a.pcap"),
+                                entry("10.77.0.2", 1, "pair-b.pcap")};
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/rec", tmpdir);
+    qr_import_report *rep = import(caps, 2, map, 2, QR_IMPORT_CLOCK_AUTO, dir);
+    cr_assert_eq(rep->connections, 2);
+    cr_assert_eq(rep->directions[QR_EVIDENCE_BOTH], 4);
+    cr_assert_eq(rep->drops[QR_EVIDENCE_BOTH], 0, "nothing was lost on the veth pair");
+    cr_assert_eq(rep->unmatched_received, 0);
+    cr_assert_eq(rep->received, rep->packets, "every segment sent reached the other capture");
+    cr_assert_eq(rep->clock_pairs, 1);
+    cr_assert(rep->clock_applied);
+    uint64_t a_sent = segments_sent(caps[0], "10.77.0.1");
+    uint64_t b_sent = segments_sent(caps[1], "10.77.0.2");
+    cr_assert_eq(rep->hosts[0].packets, a_sent, "A's packets as its NIC sent them");
+    cr_assert_eq(rep->hosts[1].packets, b_sent);
+    cr_assert_eq(rep->hosts[2].packets, 0);
+    cr_assert_gt(rep->tso_split, 0, "the sender's capture has TSO super-segments");
+    for (size_t c = 0; c < 2; c++) {
+        const qr_import_capture_report *x = &rep->captures[c];
+        uint64_t skipped = 0;
+        for (int k = 0; k < QR_SKIP_COUNT; k++)
+            skipped += x->stats.skipped[k];
+        cr_assert_eq(x->stats.kept + skipped, x->stats.frames, "every frame accounted for");
+        cr_assert_eq(x->sent + x->received, x->stats.kept);
+        cr_assert_eq(strlen(x->sha256), 64);
+    }
+    qr_recording *r = open_rec(dir);
+    cr_assert_eq(qr_recording_hosts(r), 3);
+    const qr_flow_table *ft = qr_recording_flows(r);
+    cr_assert_eq(qr_flow_table_flows(ft), 2);
+    cr_assert_eq(qr_flow_table_flow(ft, 0)->bytes, 50000);
+    cr_assert_eq(qr_flow_table_flow(ft, 1)->bytes, 20000);
+    cr_assert(qr_recording_has_received(r));
+    size_t n;
+    const qr_rec_packet *pk = qr_recording_packets(r, 0, &n);
+    cr_assert_eq(n, a_sent);
+    uint64_t payload = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_leq(pk[i].pk.ip_len, QR_MTU_BYTES, "no segment above the MTU");
+        if (pk[i].dir == 0)
+            payload += pk[i].pk.ip_len - 40u - pk[i].pk.tcp_opt_len;
+        int64_t t;
+        cr_assert_eq(qr_recording_received(r, qr_packet_id(pk[i].dir, pk[i].seq), &t), QR_OK);
+        cr_assert(!pk[i].drop_tag);
+    }
+    cr_assert_eq(payload, 50000, "flow 0's data, in 1448-byte segments with timestamps");
+    qr_recording_close(r);
+    qr_import_report_free(rep);
+}
+
+/* Moving one capture's clock moves the estimate by exactly as much, and reconciliation takes it
+ * out again: the recording is the same to the nanosecond. */
+Test(import_run, reconciliation_removes_a_clock_offset)
+{
+    char b_late[256], d1[256], d2[256], d3[256];
+    snprintf(b_late, sizeof b_late, "%s/pair-b.pcap", tmpdir);
+    const int64_t delta = 3000000;
+    rewrite(CAP("pair-b.pcap"), b_late, delta, 0);
+    qr_host_map_entry map[2] = {entry("10.77.0.1", 0, "pair-a.pcap"),
+                                entry("10.77.0.2", 1, "pair-b.pcap")};
+    const char *orig[2] = {CAP("pair-a.pcap"), CAP("pair-b.pcap")};
+    const char *late[2] = {CAP("pair-a.pcap"), b_late};
+    snprintf(d1, sizeof d1, "%s/orig", tmpdir);
+    snprintf(d2, sizeof d2, "%s/late", tmpdir);
+    snprintf(d3, sizeof d3, "%s/late-none", tmpdir);
+    qr_import_report *r1 = import(orig, 2, map, 2, QR_IMPORT_CLOCK_RECONCILE, d1);
+    qr_import_report *r2 = import(late, 2, map, 2, QR_IMPORT_CLOCK_RECONCILE, d2);
+    qr_import_report *r3 = import(late, 2, map, 2, QR_IMPORT_CLOCK_NONE, d3);
+    double moved = r2->hosts[1].clock.offset_ns - r1->hosts[1].clock.offset_ns;
+    cr_assert(moved > delta - 1 && moved < delta + 1, "estimate moved by %.1f ns", moved);
+    cr_assert(!r3->clock_applied, "--clock none estimates but does not apply");
+    qr_recording *a = open_rec(d1), *b = open_rec(d2), *c = open_rec(d3);
+    for (uint32_t h = 0; h < 2; h++) {
+        size_t na, nb;
+        const qr_rec_packet *pa = qr_recording_packets(a, h, &na);
+        const qr_rec_packet *pb = qr_recording_packets(b, h, &nb);
+        cr_assert_eq(na, nb);
+        for (size_t i = 0; i < na; i++) {
+            int64_t d = pa[i].pk.time_ns - pb[i].pk.time_ns;
+            cr_assert(d >= -1 && d <= 1, "host %u packet %zu: %lld ns apart", h, i,
+                      (long long)d);
+        }
+    }
+    /* unreconciled, host 1's times are its own clock's: exactly 3 ms later, host 0's unchanged */
+    char d4[256];
+    snprintf(d4, sizeof d4, "%s/orig-none", tmpdir);
+    qr_import_report *r4 = import(orig, 2, map, 2, QR_IMPORT_CLOCK_NONE, d4);
+    qr_recording *o = open_rec(d4);
+    for (uint32_t h = 0; h < 2; h++) {
+        size_t n0, n1;
+        const qr_rec_packet *po = qr_recording_packets(o, h, &n0);
+        const qr_rec_packet *pn = qr_recording_packets(c, h, &n1);
+        cr_assert_eq(n0, n1);
+        for (size_t i = 0; i < n0; i++)
+            cr_assert_eq(pn[i].pk.time_ns - po[i].pk.time_ns, h ? delta : 0, "host %u", h);
+    }
+    qr_import_report_free(r4);
+    qr_recording_close(o);
+    qr_recording_close(a);
+    qr_recording_close(b);
+    qr_recording_close(c);
+    qr_import_report_free(r1);
+    qr_import_report_free(r2);
+    qr_import_report_free(r3);
+}
+
+/* The frame number of the first packet `from` sent with more than `min_payload` bytes, and how
+ * many segments it makes. */
+static uint64_t find_frame(const char *path, const char *from, uint32_t min_payload, size_t *segs)
+{
+    char err[QR_ERRBUF_SIZE];
+    uint8_t a[16];
+    qr_addr_parse(from, a);
+    qr_capture *c;
+    cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
+    qr_capture_packet p;
+    uint64_t frame = 0;
+    while (!frame && qr_capture_next(c, &p, err) == QR_OK)
+        if (!memcmp(p.src, a, 16) && p.payload > min_payload) {
+            frame = p.frame;
+            *segs = qr_capture_segment(&p, QR_MTU_BYTES, 10000000000ull, 2, NULL, 0);
+        }
+    qr_capture_close(c);
+    cr_assert_gt(frame, 0);
+    return frame;
+}
+
+/* A GRO-merged packet cut out of the receiver's capture: exactly its segments are drops, named
+ * as the sender's consecutive packets and tagged in the recording; a super-segment cut out of
+ * the sender's capture: its segments are received but match nothing sent. */
+Test(import_run, planted_drops_are_found_segment_for_segment)
+{
+    char cut_b[256], cut_a[256], d1[256], d2[256];
+    size_t segs;
+    uint64_t frame = find_frame(CAP("pair-b.pcap"), "10.77.0.1", 2 * 1448, &segs);
+    cr_assert_gt(segs, 2, "a GRO-merged packet");
+    snprintf(cut_b, sizeof cut_b, "%s/pair-b.pcap", tmpdir);
+    rewrite(CAP("pair-b.pcap"), cut_b, 0, frame);
+    qr_host_map_entry map[2] = {entry("10.77.0.1", 0, "pair-a.pcap"),
+                                entry("10.77.0.2", 1, "pair-b.pcap")};
+    const char *caps[2] = {CAP("pair-a.pcap"), cut_b};
+    snprintf(d1, sizeof d1, "%s/cut-b", tmpdir);
+    qr_import_report *r = import(caps, 2, map, 2, QR_IMPORT_CLOCK_AUTO, d1);
+    cr_assert_eq(r->drops[QR_EVIDENCE_BOTH], segs, "%llu drops for %zu segments",
+                 (unsigned long long)r->drops[QR_EVIDENCE_BOTH], segs);
+    cr_assert_eq(r->unmatched_received, 0);
+    cr_assert_eq(r->received + segs, r->packets);
+    qr_recording *rec = open_rec(d1);
+    size_t n, tagged = 0;
+    const qr_rec_packet *pk = qr_recording_packets(rec, 0, &n);
+    int64_t first = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pk[i].drop_tag) {
+            cr_assert_eq(pk[i].pk.tcp_flags & QR_TCP_SYN, 0);
+            if (first < 0)
+                first = (int64_t)pk[i].seq;
+            cr_assert_eq(pk[i].seq, (uint32_t)first + tagged, "consecutive packets");
+            int64_t t;
+            cr_assert_eq(qr_recording_received(rec, qr_packet_id(pk[i].dir, pk[i].seq), &t),
+                         QR_ENOTFOUND);
+            tagged++;
+        }
+    cr_assert_eq(tagged, segs);
+    qr_recording_close(rec);
+    qr_import_report_free(r);
+
+    size_t segs_a;
+    uint64_t fa = find_frame(CAP("pair-a.pcap"), "10.77.0.1", 2 * 1448, &segs_a);
+    snprintf(cut_a, sizeof cut_a, "%s/pair-a.pcap", tmpdir);
+    rewrite(CAP("pair-a.pcap"), cut_a, 0, fa);
+    const char *caps2[2] = {cut_a, CAP("pair-b.pcap")};
+    snprintf(d2, sizeof d2, "%s/cut-a", tmpdir);
+    r = import(caps2, 2, map, 2, QR_IMPORT_CLOCK_AUTO, d2);
+    cr_assert_eq(r->unmatched_received, segs_a);
+    cr_assert_eq(r->drops[QR_EVIDENCE_BOTH], 0, "what was not seen sent is not a drop");
+    qr_import_report_free(r);
+}
+
+/* ---- crafted captures: raw IPv4, written with qreplay's own trace writer ---- */
+
+static qr_packet tcp(int64_t t, const char *src, const char *dst, uint16_t sp, uint16_t dp,
+                     uint32_t seq, uint32_t ack, uint8_t flags, uint16_t payload, uint16_t id)
+{
+    qr_packet p;
+    memset(&p, 0, sizeof p);
+    uint8_t a[16], b[16];
+    qr_addr_parse(src, a);
+    qr_addr_parse(dst, b);
+    p.time_ns = t;
+    p.src_ip = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+    p.dst_ip = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+    p.src_port = sp;
+    p.dst_port = dp;
+    p.proto = 6;
+    p.ttl = 64;
+    p.ip_id = id;
+    p.ip_len = (uint16_t)(40 + payload);
+    p.seq = seq;
+    p.ack = ack;
+    p.tcp_flags = flags;
+    p.window = 1000;
+    return p;
+}
+
+static void write_capture(const char *path, const qr_packet *p, size_t n)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_trace_writer *w;
+    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(qr_trace_write(w, &p[i], err), QR_OK, "%s", err);
+    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
+}
+
+#define A "192.0.2.1"
+#define B "192.0.2.2"
+#define MS 1000000
+#define ACKF QR_TCP_ACK
+
+/* Only the sender captured: the original of a retransmitted segment is the drop; the receiver is
+ * reconstructed from what the sender received (its SYN-ACK's IP ID 0 starts no sequence). */
+Test(import_run, sender_only_retransmission_is_the_evidence)
+{
+    char path[256], dir[256];
+    snprintf(path, sizeof path, "%s/a.pcap", tmpdir);
+    qr_packet p[] = {
+        tcp(1 * MS, A, B, 40000, 80, 100, 0, QR_TCP_SYN, 0, 10),
+        tcp(2 * MS, B, A, 80, 40000, 900, 101, QR_TCP_SYN | ACKF, 0, 0),
+        tcp(3 * MS, A, B, 40000, 80, 101, 901, ACKF, 0, 11),
+        tcp(4 * MS, A, B, 40000, 80, 101, 901, ACKF, 1000, 12),
+        tcp(5 * MS, A, B, 40000, 80, 1101, 901, ACKF, 1000, 13),
+        tcp(6 * MS, B, A, 80, 40000, 901, 1101, ACKF, 0, 500),
+        tcp(7 * MS, B, A, 80, 40000, 901, 1101, ACKF, 0, 501),
+        tcp(30 * MS, A, B, 40000, 80, 1101, 901, ACKF, 1000, 14), /* retransmission */
+        tcp(31 * MS, B, A, 80, 40000, 901, 2101, ACKF, 0, 502),
+    };
+    write_capture(path, p, sizeof p / sizeof p[0]);
+    qr_host_map_entry map[1] = {entry(A, 0, "a.pcap")};
+    const char *caps[1] = {path};
+    snprintf(dir, sizeof dir, "%s/rec", tmpdir);
+    qr_import_report *r = import(caps, 1, map, 1, QR_IMPORT_CLOCK_AUTO, dir);
+    cr_assert_eq(r->directions[QR_EVIDENCE_RETRANS], 1);
+    cr_assert_eq(r->directions[QR_EVIDENCE_IPID], 1);
+    cr_assert_eq(r->drops[QR_EVIDENCE_RETRANS], 1);
+    cr_assert_eq(r->drops[QR_EVIDENCE_IPID], 0, "the SYN-ACK's ID 0 is no gap");
+    cr_assert(r->hosts[1].reconstructed);
+    cr_assert_eq(r->hosts[1].reconstructed_packets, 4);
+    cr_assert_eq(r->clock_pairs, 0);
+    qr_recording *rec = open_rec(dir);
+    size_t n;
+    const qr_rec_packet *pk = qr_recording_packets(rec, 0, &n);
+    cr_assert_eq(n, 5, "SYN, ACK, two segments, the retransmission");
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(pk[i].drop_tag, i == 3, "packet %zu: the first transmission of 1101", i);
+    /* B's packets: sent the unloaded latency (2 links, 1 us + 42 B at 10 Gbps each) before A
+     * received them */
+    const qr_rec_packet *pb = qr_recording_packets(rec, 1, &n);
+    cr_assert_eq(n, 4);
+    int64_t lat = 2 * (1000 + (40 + 2) * 8 / 10); /* 40 B IP packet + 2 B PPP */
+    int64_t t;
+    cr_assert_eq(qr_recording_received(rec, qr_packet_id(pb[1].dir, pb[1].seq), &t), QR_OK);
+    cr_assert_eq(t - pb[1].pk.time_ns, lat, "%lld", (long long)(t - pb[1].pk.time_ns));
+    qr_recording_close(rec);
+    qr_import_report_free(r);
+}
+
+/* Only the receiver captured: an IP ID gap is a lost packet, put into the reconstructed sender's
+ * sequence between its neighbours and tagged. */
+Test(import_run, receiver_only_ip_id_gap_is_the_evidence)
+{
+    char path[256], dir[256];
+    snprintf(path, sizeof path, "%s/b.pcap", tmpdir);
+    qr_packet p[] = {
+        tcp(1 * MS, A, B, 40000, 80, 100, 0, QR_TCP_SYN, 0, 7),
+        tcp(2 * MS, B, A, 80, 40000, 900, 101, QR_TCP_SYN | ACKF, 0, 0),
+        tcp(3 * MS, A, B, 40000, 80, 101, 901, ACKF, 1000, 20),
+        tcp(4 * MS, A, B, 40000, 80, 1101, 901, ACKF, 1000, 21),
+        tcp(6 * MS, A, B, 40000, 80, 3101, 901, ACKF, 1000, 23),
+        tcp(7 * MS, B, A, 80, 40000, 901, 2101, ACKF, 0, 300),
+    };
+    write_capture(path, p, sizeof p / sizeof p[0]);
+    qr_host_map_entry map[1] = {entry(B, 1, "b.pcap")};
+    const char *caps[1] = {path};
+    snprintf(dir, sizeof dir, "%s/rec", tmpdir);
+    qr_import_report *r = import(caps, 1, map, 1, QR_IMPORT_CLOCK_AUTO, dir);
+    cr_assert_eq(r->drops[QR_EVIDENCE_IPID], 1);
+    cr_assert_eq(r->hosts[0].reconstructed_packets, 5, "4 received and 1 lost");
+    cr_assert_eq(r->received, 4);
+    qr_recording *rec = open_rec(dir);
+    size_t n;
+    const qr_rec_packet *pk = qr_recording_packets(rec, 0, &n);
+    cr_assert_eq(n, 5);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(pk[i].drop_tag, i == 3, "packet %zu", i);
+        if (i)
+            cr_assert_gt(pk[i].pk.time_ns, pk[i - 1].pk.time_ns, "in order");
+    }
+    qr_recording_close(rec);
+    qr_import_report_free(r);
+}
+
+static int exists_like(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        found |= !strncmp(e->d_name, prefix, strlen(prefix));
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Failures name what is wrong and leave nothing behind, an earlier recording included. */
+Test(import_run, failures_leave_nothing_and_keep_the_earlier_recording)
+{
+    char err[QR_ERRBUF_SIZE], dir[256], marker[300], path[256];
+    snprintf(dir, sizeof dir, "%s/rec", tmpdir);
+    mkdir(dir, 0755);
+    snprintf(marker, sizeof marker, "%s/earlier", dir);
+    fclose(fopen(marker, "w"));
+    qr_scenario *s = star();
+    const char *missing[1] = {"/nonexistent/x.pcap"};
+    qr_import_cfg cfg = {missing, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL};
+    cr_assert_eq(qr_import_run(&cfg, s, dir, NULL, err), QR_ENOENT);
+    cr_assert_not_null(strstr(err, "/nonexistent/x.pcap"), "%s", err);
+    /* one capture: nothing to reconcile */
+    const char *one[1] = {CAP("pair-a.pcap")};
+    qr_host_map_entry map[1] = {entry("10.77.0.1", 0, "pair-a.pcap")};
+    qr_import_cfg cfg2 = {one, 1, map, 1, QR_IMPORT_CLOCK_RECONCILE, NULL, NULL};
+    cr_assert_eq(qr_import_run(&cfg2, s, dir, NULL, err), QR_EVALUE);
+    cr_assert_not_null(strstr(err, "--clock reconcile"), "%s", err);
+    /* a capture of UDP only */
+    snprintf(path, sizeof path, "%s/udp.pcap", tmpdir);
+    qr_packet u = tcp(MS, A, B, 53, 53, 0, 0, 0, 0, 1);
+    u.proto = 17;
+    write_capture(path, &u, 1);
+    const char *udp[1] = {path};
+    qr_import_cfg cfg3 = {udp, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL};
+    cr_assert_eq(qr_import_run(&cfg3, s, dir, NULL, err), QR_ENOTFOUND);
+    cr_assert_not_null(strstr(err, "no TCP packet in 1 frames: 1 not TCP"), "%s", err);
+    cr_assert_eq(access(marker, F_OK), 0, "the earlier recording is kept");
+    cr_assert(!exists_like(tmpdir, "rec.partial"), "no partial folder");
+    cr_assert(!exists_like(tmpdir, "rec.old"));
+    /* a success replaces it */
+    cfg2.clock = QR_IMPORT_CLOCK_AUTO;
+    cr_assert_eq(qr_import_run(&cfg2, s, dir, NULL, err), QR_OK, "%s", err);
+    cr_assert_neq(access(marker, F_OK), 0);
+    cr_assert(!exists_like(tmpdir, "rec.old"));
+    qr_scenario_destroy(s);
+}
