@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "opt.h"
@@ -158,6 +160,7 @@ int qr_cmd_import(int argc, char **argv)
     char dir[QR_PATH_MAX], rec[QR_PATH_MAX + 16];
     snprintf(dir, sizeof dir, "%s", outdir ? outdir : conf->output.dir);
     snprintf(rec, sizeof rec, "%s/recording", dir);
+    int made_dir = 0;
     qr_host_map_entry *entries = NULL;
     size_t n_entries = 0;
     qr_import_report *rep = NULL;
@@ -178,6 +181,8 @@ int qr_cmd_import(int argc, char **argv)
             goto out;
         }
     }
+    struct stat st;
+    made_dir = stat(dir, &st) != 0;
     if (cli_make_dir("import", dir)) {
         rc = 1;
         goto out;
@@ -210,6 +215,8 @@ int qr_cmd_import(int argc, char **argv)
         print_summary(rep, dir);
     rc = 0;
 out:
+    if (rc && made_dir)
+        rmdir(dir); /* a folder made for nothing (removed only if empty) */
     qr_import_report_free(rep);
     qr_host_map_free(entries);
     qr_scenario_destroy(s);

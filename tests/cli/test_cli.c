@@ -348,3 +348,52 @@ Test(cli, a_full_disk_is_a_clear_error)
     cr_assert(strstr(err, "disk full") && !strstr(err, "HDF5-DIAG"), "%s", err);
     cr_assert(empty, "a failed write leaves nothing on the full disk");
 }
+
+/* issue 13: real captures of both ends in, a recording replay and isolate read; bad inputs are
+ * clear errors that write nothing and never touch an input. */
+Test(cli, import_real_captures_then_replay_them)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s/hosts.csv", dir);
+    FILE *f = fopen(p, "w");
+    fputs("address,host,capture\n10.77.0.1,0,pair-a.pcap\n10.77.0.2,2,pair-b.pcap\n", f);
+    fclose(f);
+    const char *caps = "tests/data/captures/pair-a.pcap tests/data/captures/pair-b.pcap";
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s --map %s -o %s/run", caps, p, dir),
+                 0, "%s", err);
+    cr_assert(strstr(out, "connections        2") && strstr(out, "drops (both   )    0 in 4") &&
+                  strstr(out, "hosts              2 captured, 0 reconstructed") &&
+                  strstr(out, "clock              1 pairs of hosts; offsets applied"),
+              "%s", out);
+    cr_assert(exists("%s/run/recording/pcap/h0001.pcap", dir), "every host has its pcap");
+    cr_assert_eq(qreplay("replay %s/run --th 5us --mode tagged --quiet", dir), 0, "%s", err);
+    cr_assert(exists("%s/run/replay/tagged_th_5/replay.h5", dir));
+    cr_assert_eq(qreplay("isolate %s/run --quiet", dir), 0, "%s", err);
+    /* usage errors */
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini"), 2);
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s --clock maybe", caps), 2);
+    cr_assert(strstr(err, "--clock: 'maybe'"), "%s", err);
+    /* one peer each and no map: which capture is whose cannot be told */
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s -o %s/x", caps, dir), 1);
+    cr_assert(strstr(err, "cannot tell whose capture it is") && strstr(err, "pair-a.pcap"), "%s",
+              err);
+    /* a bad host map line names its file and line */
+    f = fopen(p, "w");
+    fputs("10.77.0.1,0,pair-a.pcap\n10.77.0.2,9,pair-b.pcap\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s --map %s -o %s/x", caps, p, dir),
+                 1);
+    cr_assert(strstr(err, "hosts.csv:2: host '9'"), "%s", err);
+    cr_assert_not(exists("%s/x", dir));
+    /* a capture inside the recording it would replace: refused, untouched */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp %s/run/recording/pcap/h0000.pcap %s/h0000.copy", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s/run/recording/pcap/h0000.pcap "
+                         "-o %s/run",
+                         dir, dir),
+                 1);
+    cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
+    snprintf(cmd, sizeof cmd, "cmp -s %s/run/recording/pcap/h0000.pcap %s/h0000.copy", dir, dir);
+    cr_assert_eq(system(cmd), 0, "the input is unchanged");
+}

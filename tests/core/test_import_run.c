@@ -235,8 +235,7 @@ Test(import_run, reconciliation_removes_a_clock_offset)
         cr_assert_eq(na, nb);
         for (size_t i = 0; i < na; i++) {
             int64_t d = pa[i].pk.time_ns - pb[i].pk.time_ns;
-            cr_assert(d >= -1 && d <= 1, "host %u packet %zu: %lld ns apart", h, i,
-                      (long long)d);
+            cr_assert(d >= -1 && d <= 1, "host %u packet %zu: %lld ns apart", h, i, (long long)d);
         }
     }
     /* unreconciled, host 1's times are its own clock's: exactly 3 ms later, host 0's unchanged */
