@@ -3,6 +3,7 @@
  *   - streaming qdiff, matched arrivals per second, against the batch match
  *   - shared-buffer admission + release, packets per second
  *   - reading an operator's capture (Ethernet pcap, qr_capture), frames per second
+ *   - qreplay import of both ends of that capture (qr_import_run), packets per second
  * Usage: bench_core [--packets N] [--seed S]   (./waf bench) */
 #define _DEFAULT_SOURCE /* libpcap's BSD type names */
 #include <inttypes.h>
@@ -17,8 +18,10 @@
 #include "qreplay/buffer.h"
 #include "qreplay/capture.h"
 #include "qreplay/error.h"
+#include "qreplay/import.h"
 #include "qreplay/metrics.h"
 #include "qreplay/sampler.h"
+#include "qreplay/scenario.h"
 #include "qreplay/synth.h"
 
 static double now(void)
@@ -45,7 +48,7 @@ static volatile int64_t sink;
 
 /* A capture of n Ethernet + IPv4 + TCP frames (128 bytes captured of 1514, nanosecond pcap) as
  * tcpdump -s 128 writes it, 64 connections interleaved. Returns 0 or -1. */
-static int write_capture(const char *path, size_t n)
+static int write_capture(const char *path, size_t n, int64_t delay_ns)
 {
     pcap_t *pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 128, PCAP_TSTAMP_PRECISION_NANO);
     pcap_dumper_t *d = pd ? pcap_dump_open(pd, path) : NULL;
@@ -59,7 +62,7 @@ static int write_capture(const char *path, size_t n)
     f[46] = 0x80, f[47] = 0x10; /* TCP data offset 8 words (timestamps), ACK */
     struct pcap_pkthdr h = {.caplen = 128, .len = 1514};
     for (size_t i = 0; i < n; i++) {
-        uint64_t t = 1700000000000000000ull + i * 1230;
+        uint64_t t = 1700000000000000000ull + i * 1230 + (uint64_t)delay_ns;
         h.ts.tv_sec = (time_t)(t / 1000000000u);
         h.ts.tv_usec = (suseconds_t)(t % 1000000000u);
         f[34] = (uint8_t)(0x80 | (i & 63)); /* source port: 64 connections */
@@ -199,7 +202,7 @@ int main(int argc, char **argv)
     size_t nf = n < 1000000 ? 1000000 : n;
     char cpath[64];
     snprintf(cpath, sizeof cpath, "/tmp/qr-bench-%d.pcap", (int)getpid());
-    if (write_capture(cpath, nf) == 0) {
+    if (write_capture(cpath, nf, 0) == 0) {
         printf("\n%-34s %14s %12s\n", "capture reading (Ethernet pcap)", "frames/s", "ns/frame");
         double s_cap;
         uint64_t kept = 0;
@@ -218,6 +221,49 @@ int main(int argc, char **argv)
                s_cap * 1e9 / nf);
         if (kept != nf)
             printf("  (read %" PRIu64 " of %zu frames)\n", kept, nf);
+        /* the same packets seen at the receiver, 5 us later: an import with both ends matched */
+        char rpath[64], out[64], err[QR_ERRBUF_SIZE];
+        snprintf(rpath, sizeof rpath, "/tmp/qr-bench-%d-b.pcap", (int)getpid());
+        snprintf(out, sizeof out, "/tmp/qr-bench-%d-rec", (int)getpid());
+        qr_scenario *sc = NULL;
+        if (write_capture(rpath, nf, 5000) == 0 && qr_scenario_create(&sc) == QR_OK &&
+            qr_scenario_load_string(sc, "[topology]\nkind = star\nhosts = 3\n", "bench", ".",
+                                    err) == QR_OK) {
+            qr_host_map_entry map[2];
+            memset(map, 0, sizeof map);
+            qr_addr_parse("10.0.0.1", map[0].addr);
+            qr_addr_parse("10.0.0.2", map[1].addr);
+            map[1].host = 1;
+            snprintf(map[0].capture, sizeof map[0].capture, "%s", cpath);
+            snprintf(map[1].capture, sizeof map[1].capture, "%s", rpath);
+            const char *caps[2] = {cpath, rpath};
+            qr_import_cfg ic = {caps, 2, map, 2, QR_IMPORT_CLOCK_AUTO, NULL, NULL};
+            qr_import_report *r = NULL;
+            double s_imp;
+            int rc = 0;
+            BEST_OF(2, s_imp, {
+                qr_import_report_free(r);
+                r = NULL;
+                rc = qr_import_run(&ic, sc, out, &r, err);
+            });
+            printf("%-34s %14s %12s\n", "qreplay import (both ends)", "packets/s", "ns/packet");
+            if (rc == QR_OK) {
+                printf("%-34s %14.3e %12.2f\n", "qr_import_run (2 captures)", 2 * nf / s_imp,
+                       s_imp * 1e9 / (2 * nf));
+                printf("  %zu captured packets, %" PRIu64 " in the recording, %" PRIu64
+                       " receive times, %" PRIu64 " drops\n",
+                       2 * nf, r->packets, r->received, r->drops[QR_EVIDENCE_BOTH]);
+            } else {
+                printf("  import failed: %s\n", err);
+            }
+            qr_import_report_free(r);
+            char cmd[128];
+            snprintf(cmd, sizeof cmd, "rm -rf %s", out);
+            if (system(cmd))
+                printf("  (could not remove %s)\n", out);
+        }
+        qr_scenario_destroy(sc);
+        unlink(rpath);
         unlink(cpath);
     }
     free(t);

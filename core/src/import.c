@@ -293,13 +293,6 @@ struct conn_acc {
     struct seqtrack t[2][2]; /* [side][view] */
 };
 
-static uint64_t fnv(const uint8_t *b, size_t n, uint64_t h)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* The canonical key of a packet's connection: the smaller (address, port) first. */
 static void conn_key(const qr_capture_packet *p, uint8_t key[36], int *src_first)
 {
@@ -354,7 +347,8 @@ static int conn_find(struct scan_state *st, const qr_capture_packet *p, uint32_t
     uint8_t key[36];
     int src_first;
     conn_key(p, key, &src_first);
-    uint64_t k1 = fnv(key, 36, 0xcbf29ce484222325ull), k2 = fnv(key, 36, 0x84222325cbf29ce4ull);
+    uint64_t k1, k2;
+    qri_hash36(key, &k1, &k2);
     qr_import_scan *s = st->s;
     for (;; k2++) { /* probe past (practically impossible) collisions */
         uintptr_t v = (uintptr_t)qri_map_get(&st->index, k1, k2);

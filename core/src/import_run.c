@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,13 +156,6 @@ struct imp {
     char *errbuf;
 };
 
-static uint64_t fnv(const uint8_t *b, size_t n, uint64_t h)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static void dir_key(const uint8_t *src, uint16_t sp, const uint8_t *dst, uint16_t dp, uint64_t *k1,
                     uint64_t *k2)
 {
@@ -170,8 +164,7 @@ static void dir_key(const uint8_t *src, uint16_t sp, const uint8_t *dst, uint16_
     memcpy(key + 16, dst, 16);
     key[32] = (uint8_t)(sp >> 8), key[33] = (uint8_t)sp;
     key[34] = (uint8_t)(dp >> 8), key[35] = (uint8_t)dp;
-    *k1 = fnv(key, 36, 0xcbf29ce484222325ull);
-    *k2 = fnv(key, 36, 0x84222325cbf29ce4ull);
+    qri_hash36(key, k1, k2);
 }
 
 /* The connection and side of a packet, or -1. */
@@ -239,8 +232,10 @@ static uint64_t seg_key(const qr_capture_packet *p)
 
 static int64_t wire_ns(const struct imp *m, uint32_t ip_len)
 {
-    unsigned __int128 bits = (unsigned __int128)(ip_len + QR_LINK_OVERHEAD_BYTES) * 8u;
-    return (int64_t)(bits * 1000000000u / m->conf->links.rate_bps);
+    uint64_t bits = ((uint64_t)ip_len + QR_LINK_OVERHEAD_BYTES) * 8u;
+    if (bits < (1ull << 34)) /* bits * 1e9 fits 64 bits: every ordinary packet */
+        return (int64_t)(bits * 1000000000u / m->conf->links.rate_bps);
+    return (int64_t)((unsigned __int128)bits * 1000000000u / m->conf->links.rate_bps);
 }
 
 static int add_det(struct imp *m, uint32_t receiver, uint32_t dir, uint32_t seq)
@@ -618,10 +613,6 @@ static int setup(struct imp *m)
         qri_strlcpy(cr->path, m->cfg->captures[c], sizeof cr->path);
         cr->host = h;
         qr_addr_text(s->owner[c], cr->owner, sizeof cr->owner);
-        if (qri_sha256_file(m->cfg->captures[c], cr->sha256, &cr->size_bytes)) {
-            rc = qri_err(m->errbuf, QR_EIO, "%s: cannot read it again", m->cfg->captures[c]);
-            goto done;
-        }
     }
     for (size_t i = 0; i < s->n_addrs; i++) {
         qr_import_host_report *h = &rep->hosts[s->addr_host[i]];
@@ -988,6 +979,57 @@ fail:
     return rc;
 }
 
+/* ---- every capture's SHA-256, on a second thread while the passes read ---- */
+
+struct hash_job {
+    const char *const *paths;
+    size_t n;
+    char (*sha)[65];
+    uint64_t *size;
+    size_t failed; /* the first capture that could not be read, + 1 */
+    pthread_t thread;
+    int started;
+};
+
+static void *hash_all(void *arg)
+{
+    struct hash_job *j = arg;
+    for (size_t c = 0; c < j->n && !j->failed; c++)
+        if (qri_sha256_file(j->paths[c], j->sha[c], &j->size[c]) != QR_OK)
+            j->failed = c + 1;
+    return NULL;
+}
+
+static int hash_start(struct hash_job *j, const qr_import_cfg *cfg)
+{
+    memset(j, 0, sizeof *j);
+    j->paths = cfg->captures;
+    j->n = cfg->n_captures;
+    j->sha = calloc(j->n, sizeof *j->sha);
+    j->size = calloc(j->n, sizeof *j->size);
+    if (!j->sha || !j->size)
+        return QR_ENOMEM;
+    if (pthread_create(&j->thread, NULL, hash_all, j) == 0)
+        j->started = 1;
+    else
+        hash_all(j); /* no thread to be had: in line */
+    return QR_OK;
+}
+
+static void hash_join(struct hash_job *j)
+{
+    if (j->started)
+        pthread_join(j->thread, NULL);
+    j->started = 0;
+}
+
+static void hash_free(struct hash_job *j)
+{
+    hash_join(j);
+    free(j->sha);
+    free(j->size);
+}
+
 /* ---- the pass ---- */
 
 static int read_next(struct imp *m, size_t c)
@@ -1066,14 +1108,6 @@ static int pass(struct imp *m)
     return finish_dirs(m);
 }
 
-static int cmp_recv_row(const void *a, const void *b)
-{
-    const qr_row_received *x = a, *y = b;
-    if (x->dir != y->dir)
-        return x->dir < y->dir ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *rec_dir,
                   qr_import_report **report, char *errbuf)
 {
@@ -1089,6 +1123,8 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
     m.rep = calloc(1, sizeof *m.rep);
     int64_t *shift = NULL;
     int made_tmp = 0;
+    struct hash_job hash;
+    memset(&hash, 0, sizeof hash);
     int rc = QR_ENOMEM;
     if (!m.rep || qri_map_init(&m.dir_index) || qri_map_init(&m.owd))
         goto out;
@@ -1099,6 +1135,8 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         rc = qri_err(errbuf, QR_EVALUE, "import: the scenario's topology is not valid");
         goto out;
     }
+    if ((rc = hash_start(&hash, cfg)) != QR_OK)
+        goto out;
     if ((rc = qr_import_scan_run(cfg->captures, cfg->n_captures, cfg->map, cfg->n_map,
                                  qr_topology_hosts(m.topo), &m.scan, errbuf)) != QR_OK ||
         (rc = setup(&m)) != QR_OK)
@@ -1135,8 +1173,15 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         goto out;
     if (m.rep->clock_applied && (rc = shift_pcaps(&m, shift)) != QR_OK)
         goto out;
-    if (m.n_recv)
-        qsort(m.recv, m.n_recv, sizeof *m.recv, cmp_recv_row);
+    hash_join(&hash);
+    if (hash.failed) {
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot read it again", cfg->captures[hash.failed - 1]);
+        goto out;
+    }
+    for (size_t c = 0; c < cfg->n_captures; c++) {
+        memcpy(m.rep->captures[c].sha256, hash.sha[c], 65);
+        m.rep->captures[c].size_bytes = hash.size[c];
+    }
     if ((rc = write_h5(&m, sc, shift)) != QR_OK)
         goto out;
     if (cfg->progress && cfg->progress(cfg->progress_ctx, "import: done")) {
@@ -1163,6 +1208,7 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         remove_tree(old);
     rc = QR_OK;
 out:
+    hash_free(&hash);
     if (m.w)
         for (uint32_t h = 0; h < m.n_hosts; h++)
             qr_trace_writer_close(m.w[h], NULL);

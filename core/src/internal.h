@@ -40,18 +40,7 @@ int qri_pcap_next(struct pcap *pc, const char *path, uint64_t count, uint64_t *o
                   struct pcap_pkthdr **h, const unsigned char **data, int64_t *time_ns,
                   char *warning, size_t warning_size, char *errbuf);
 
-/* SHA-256 (sha256.c). */
-typedef struct qri_sha256 {
-    uint32_t h[8];
-    uint64_t bytes;
-    uint8_t buf[64];
-    size_t fill;
-} qri_sha256;
-void qri_sha256_init(qri_sha256 *s);
-void qri_sha256_update(qri_sha256 *s, const void *data, size_t n);
-/* Finish and write the digest as 64 lowercase hex digits and a NUL. */
-void qri_sha256_hex(qri_sha256 *s, char out[65]);
-/* The digest and size of a file: 0, QR_ENOENT or QR_EIO. */
+/* SHA-256 (sha256.c, OpenSSL). The digest and size of a file: 0, QR_ENOENT or QR_EIO. */
 int qri_sha256_file(const char *path, char out[65], uint64_t *size);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct qri_map_node {
     struct qri_map_node *next;
@@ -28,5 +29,33 @@ int qri_map_put(qri_map *m, uint64_t k1, uint64_t k2, void *value);
 void *qri_map_remove(qri_map *m, uint64_t k1, uint64_t k2);
 void qri_map_foreach(const qri_map *m, void (*fn)(uint64_t k1, uint64_t k2, void *value, void *ctx),
                      void *ctx);
+
+/* Two independent 64-bit hashes of a 36-byte key (two 16-byte addresses and two ports): the
+ * 128-bit map key of a connection or direction. Word-wise, for the per-packet lookups of the
+ * capture import. */
+static inline uint64_t qri_mix64(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ull;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline void qri_hash36(const uint8_t key[36], uint64_t *k1, uint64_t *k2)
+{
+    uint64_t w[4];
+    uint32_t tail;
+    memcpy(w, key, 32);
+    memcpy(&tail, key + 32, 4);
+    uint64_t a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full;
+    for (int i = 0; i < 4; i++) {
+        a = qri_mix64(a ^ w[i]);
+        b = qri_mix64(b + w[i] * 0x165667b19e3779f9ull);
+    }
+    *k1 = qri_mix64(a ^ tail);
+    *k2 = qri_mix64(b ^ ((uint64_t)tail << 29));
+}
 
 #endif
