@@ -17,6 +17,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
@@ -199,6 +200,14 @@ static int index_dirs(struct imp *m)
     return QR_OK;
 }
 
+/* Time arithmetic on captured timestamps ([0, 2^62] ns, rebased) and values derived from them:
+ * computed in 128 bits and kept within +-2^62, so no sum or difference of two of them overflows. */
+static int64_t clamp62(__int128 v)
+{
+    const __int128 lim = (__int128)1 << 62;
+    return (int64_t)(v > lim ? lim : v < -lim ? -lim : v);
+}
+
 /* The TCP timestamp value (option 8), or 0. */
 static uint32_t tsval(const qr_capture_packet *p)
 {
@@ -317,6 +326,11 @@ static int emit(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t
     q.window = s->window;
     q.tcp_opt_len = s->tcp_opt_len;
     memcpy(q.tcp_opts, s->tcp_opts, s->tcp_opt_len);
+    if (t > QR_TIME_MAX)
+        return qri_err(m->errbuf, QR_EVALUE,
+                       "host %u: a packet sent at %" PRId64
+                       " ns after the first one: beyond 2^62 ns",
+                       d->src, t);
     qr_trace_writer *w;
     int rc = writer(m, d->src, &w);
     if (!rc)
@@ -367,11 +381,12 @@ static int match(struct imp *m, uint32_t dir)
             continue;
         }
         const struct sent_ent *s = ring_at(&d->sent, i);
-        int64_t owd = r->time - s->time;
-        int64_t recv_first = m->scan->first_ns[m->cap_of_host[d->dst]] - m->rep->time_base_ns;
+        int64_t owd = clamp62((__int128)r->time - s->time);
+        int64_t first = m->scan->first_ns[m->cap_of_host[d->dst]];
+        __int128 recv_first = (__int128)first - m->rep->time_base_ns;
         for (size_t j = 0; j < i; j++) {
             const struct sent_ent *lost = ring_at(&d->sent, j);
-            if (lost->time + owd < recv_first)
+            if (first == INT64_MAX || (__int128)lost->time + owd < recv_first)
                 m->rep->unknown_tail++; /* before the receiver's capture started */
             else if ((rc = add_det(m, d->dst, dir, lost->seq)) != QR_OK)
                 return rc;
@@ -384,8 +399,8 @@ static int match(struct imp *m, uint32_t dir)
         int64_t *slot = owd_slot(m, d->src, d->dst);
         if (!slot)
             return QR_ENOMEM;
-        if (owd - base < *slot)
-            *slot = owd - base;
+        if (clamp62((__int128)owd - base) < *slot)
+            *slot = clamp62((__int128)owd - base);
         ring_pop(&d->sent, i + 1);
         ring_pop(&d->recv, 1);
     }
@@ -488,7 +503,7 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
     int64_t end_last = m->segs[n - 1].time_ns + wire_ns(m, m->segs[n - 1].ip_len);
     for (size_t k = 0; k < n; k++) {
         qr_capture_packet *s = &m->segs[k];
-        int64_t tr = t - (end_last - (s->time_ns + wire_ns(m, s->ip_len)));
+        int64_t tr = clamp62((__int128)t - (end_last - (s->time_ns + wire_ns(m, s->ip_len))));
         if (d->evidence == QR_EVIDENCE_BOTH) {
             struct recv_ent e = {seg_key(s), s->ip_id, tr};
             if ((rc = ring_push(&d->recv, &e)) != QR_OK || (rc = match(m, dir)) != QR_OK)
@@ -496,8 +511,9 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
             continue;
         }
         /* the sender was not captured: reconstruct its sending */
-        int64_t ts = tr - qr_unloaded_latency_ns(m->topo, d->src, d->dst, s->ip_len,
-                                                 m->conf->links.rate_bps, m->conf->links.delay_ns);
+        int64_t ts = clamp62((__int128)tr - qr_unloaded_latency_ns(
+                                                m->topo, d->src, d->dst, s->ip_len,
+                                                m->conf->links.rate_bps, m->conf->links.delay_ns));
         if (ts < m->nic_free[d->src])
             ts = m->nic_free[d->src];
         qr_import_host_report *h = &m->rep->hosts[d->src];
@@ -512,7 +528,8 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
             } else {
                 /* the lost packets: like this one, spread between their neighbours */
                 for (uint16_t g = 0; g < gap; g++) {
-                    int64_t tg = d->last_send + (ts - d->last_send) * (g + 1) / (gap + 1);
+                    int64_t tg =
+                        clamp62(d->last_send + ((__int128)ts - d->last_send) * (g + 1) / (gap + 1));
                     if (tg < m->nic_free[d->src])
                         tg = m->nic_free[d->src];
                     uint32_t seq;
@@ -558,10 +575,10 @@ static int finish_dirs(struct imp *m)
         int64_t *slot = qri_map_get(&m->owd, d->src, d->dst);
         int64_t owd = slot && *slot != INT64_MAX ? *slot : 0;
         const struct cap_state *rc_ = &m->caps[m->cap_of_host[d->dst]];
-        int64_t recv_end = rc_->last_time - m->rep->time_base_ns;
+        __int128 recv_end = (__int128)rc_->last_time - m->rep->time_base_ns;
         for (size_t i = 0; i < d->sent.n; i++) {
             const struct sent_ent *s = ring_at(&d->sent, i);
-            if (s->time + owd + max_transit < recv_end) {
+            if (rc_->last_time != INT64_MIN && (__int128)s->time + owd + max_transit < recv_end) {
                 int rc = add_det(m, d->dst, (uint32_t)dir, s->seq);
                 if (rc)
                     return rc;
@@ -619,8 +636,8 @@ static int setup(struct imp *m)
         if (!h->addr[0])
             qr_addr_text(s->addr[i], h->addr, sizeof h->addr);
     }
-    /* the time base: 1 ms before the first packet, so reconstructed send times stay >= 0 */
-    rep->time_base_ns = first == INT64_MAX ? 0 : first - 1000000;
+    /* the time base: 1 ms before the first packet (or 0), so reconstructed send times stay >= 0 */
+    rep->time_base_ns = first == INT64_MAX || first < 1000000 ? 0 : first - 1000000;
     /* flows: every connection between two distinct hosts, in order of first appearance */
     m->n_flows = 0;
     for (size_t i = 0; i < s->n_conns; i++) {
@@ -737,9 +754,13 @@ static int shift_pcaps(struct imp *m, const int64_t *shift)
             uint32_t clock = h;
             if (m->reconstructed[h] && qr_topology_host_of_addr(m->topo, p.dst_ip, &clock))
                 clock = h;
-            p.time_ns += shift[clock];
-            if (p.time_ns < nic)
-                p.time_ns = nic;
+            __int128 t = (__int128)p.time_ns + shift[clock];
+            if (t > QR_TIME_MAX) {
+                rc = qri_err(m->errbuf, QR_EVALUE,
+                             "host %u: the clock correction puts a packet beyond 2^62 ns", h);
+                break;
+            }
+            p.time_ns = t < nic ? nic : (int64_t)t;
             nic = p.time_ns + wire_ns(m, p.ip_len);
             rc = qr_trace_write(w, &p, m->errbuf);
         }
@@ -755,6 +776,14 @@ static int shift_pcaps(struct imp *m, const int64_t *shift)
             return rc;
     }
     return QR_OK;
+}
+
+/* An estimated offset in whole ns, within +-2^61 (beyond that no clock is believable). */
+static int64_t offset_ns(const qr_clock_estimate *e)
+{
+    double lim = 2305843009213693952.0; /* 2^61 */
+    double v = e->offset_ns != e->offset_ns ? 0 : e->offset_ns;
+    return llround(v > lim ? lim : v < -lim ? -lim : v);
 }
 
 static int reconcile(struct imp *m, int64_t *shift)
@@ -791,14 +820,14 @@ static int reconcile(struct imp *m, int64_t *shift)
                 rep->clock_applied = 1;
                 int64_t base = INT64_MAX;
                 for (size_t c = 0; c < m->scan->n_captures; c++) {
-                    int64_t e = llround(est[m->scan->owner_host[c]].offset_ns);
+                    int64_t e = offset_ns(&est[m->scan->owner_host[c]]);
                     if (m->scan->first_ns[c] != INT64_MAX && m->scan->first_ns[c] - e < base)
                         base = m->scan->first_ns[c] - e;
                 }
                 base -= 1000000;
                 for (uint32_t h = 0; h < m->n_hosts; h++) {
-                    int64_t e = llround(est[h].offset_ns);
-                    shift[h] = rep->time_base_ns - base - e;
+                    int64_t e = offset_ns(&est[h]);
+                    shift[h] = clamp62((__int128)rep->time_base_ns - base - e);
                     rep->hosts[h].clock_applied_ns = e;
                 }
                 rep->time_base_ns = base;

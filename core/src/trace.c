@@ -213,6 +213,11 @@ int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
     if (p->time_ns < 0)
         return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": negative time", w->path,
                        w->count);
+    if (p->time_ns >= QR_TRACE_TIME_END)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: packet %" PRIu64 ": time %" PRId64
+                       " ns is beyond what a pcap record holds (2^31 s, the year 2038)",
+                       w->path, w->count, p->time_ns);
     if (p->proto == 6 && p->ip_len < QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u))
         return qri_err(errbuf, QR_EVALUE,
                        "%s: packet %" PRIu64 ": IP length %u below its headers (%u bytes)", w->path,
@@ -289,9 +294,10 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
                          "%s: link type %s (%d): qreplay reads raw-IP captures, as it records them "
                          "(LINKTYPE_IPV4 or RAW)%s",
                          path, name ? name : "?", dlt,
-                         dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL
-                             ? "; captures of Ethernet or Linux cooked frames (tcpdump, Wireshark) "
-                               "cannot be read yet: an import command for them is planned"
+                         qr_capture_link_supported(dlt)
+                             ? "; for a tcpdump or Wireshark capture (Ethernet, cooked, loopback), "
+                               "make a recording "
+                               "of it first with 'qreplay import SCENARIO CAPTURE... -o DIR'"
                              : "");
         pcap_close(pc);
         return rc;

@@ -92,6 +92,30 @@ Test(trace, round_trip_keeps_every_field)
     gsl_rng_free(r);
 }
 
+/* A pcap record's seconds are a signed 32-bit number: the last time it holds reads back exactly,
+ * the next is refused when written (found by fuzz_import: it read back as a negative time). */
+Test(trace, times_a_pcap_cannot_hold_are_refused)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2);
+    qr_packet last = random_packet(r, QR_TRACE_TIME_END - 1);
+    write_packets(&last, 1);
+    qr_trace_reader *rd;
+    char err[QR_ERRBUF_SIZE];
+    qr_packet out;
+    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK, "%s", err);
+    cr_assert_eq(out.time_ns, QR_TRACE_TIME_END - 1);
+    qr_trace_reader_close(rd);
+    qr_trace_writer *w;
+    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    qr_packet next = random_packet(r, QR_TRACE_TIME_END);
+    cr_assert_eq(qr_trace_write(w, &next, err), QR_EVALUE);
+    cr_assert_not_null(strstr(err, "beyond what a pcap record holds"), "%s", err);
+    qr_trace_writer_close(w, err);
+    gsl_rng_free(r);
+}
+
 Test(trace, tshark_reads_the_same_packets)
 {
     if (!QR_TSHARK[0])

@@ -67,3 +67,12 @@ put("arrivals", "eight", arr)
 # real kernel captures (tests/data/captures, every format and link type) for the capture reader
 for p in sorted(glob.glob(os.path.join(src, "tests", "data", "captures", "*.pcap*"))):
     put("capture", os.path.basename(p), open(p, "rb").read())
+
+# both ends of real connections for the whole import: 2 bytes of the first capture's length, the
+# first capture (10.77.0.1's), the second (10.77.0.2's); and the sender's side alone
+cap = os.path.join(src, "tests", "data", "captures")
+pa = open(os.path.join(cap, "pair-a.pcap"), "rb").read()
+pb = open(os.path.join(cap, "pair-b.pcap"), "rb").read()
+if len(pa) < 65536:
+    put("import", "pair", struct.pack(">H", len(pa)) + pa + pb)
+    put("import", "sender-only", struct.pack(">H", len(pa)) + pa)

@@ -51,7 +51,11 @@ typedef struct qr_trace_reader qr_trace_reader;
  * Caller owns *out and must call qr_trace_writer_close. */
 int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf);
 
-/* Append a packet. Returns 0, QR_EVALUE (ip_len < 40, negative time), QR_EORDER (time before the
+/* The first time a pcap record cannot hold: its seconds field is a signed 32-bit number. */
+#define QR_TRACE_TIME_END ((int64_t)2147483648 * 1000000000)
+
+/* Append a packet. Returns 0, QR_EVALUE (ip_len < 40, negative time, time >= QR_TRACE_TIME_END),
+ * QR_EORDER (time before the
  * previous packet's) with detail in errbuf, or QR_EIO. */
 int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf);
 
