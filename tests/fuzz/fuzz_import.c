@@ -11,7 +11,8 @@
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 
-static int exists(const char* path)
+static int
+exists(const char* path)
 {
     return access(path, F_OK) == 0;
 }
@@ -63,11 +64,16 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     {
         size_t n;
         qr_recording_packets(g, h, &n);
-        FUZZ_CHECK(n == r->hosts[h].packets, "host %u: %zu packets, reported %llu", h, n,
+        FUZZ_CHECK(n == r->hosts[h].packets,
+                   "host %u: %zu packets, reported %llu",
+                   h,
+                   n,
                    (unsigned long long)r->hosts[h].packets);
         total += n;
     }
-    FUZZ_CHECK(total == r->packets, "packets %llu, reported %llu", (unsigned long long)total,
+    FUZZ_CHECK(total == r->packets,
+               "packets %llu, reported %llu",
+               (unsigned long long)total,
                (unsigned long long)r->packets);
     FUZZ_CHECK(r->received <= r->packets, "more receive times than packets");
     qr_recording_close(g);
