@@ -105,13 +105,15 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
                               stream);
     // the correctors: local direction d of the replay is direction 2 flow + d of the runtime
     const qr_recording* rec = m_rec;
+    const int64_t recvOffset[2] = {qr_recording_clock_offset(rec, fl.dst),
+                                   qr_recording_clock_offset(rec, fl.src)};
     CorrectorQueueDisc::Fate fate =
-        [rec, &want, flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive) {
+        [rec, &want, flow, &recvOffset](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive) {
             if (dir > 1 || seq >= want[dir].size())
                 return false;
             lost = qr_recording_received(rec, qr_packet_id(2 * flow + dir, seq), &arrive) != QR_OK;
-            if (lost)
-                arrive = 0;
+            // /received is on the receiving host's clock: back to true time
+            arrive = lost ? 0 : arrive - recvOffset[dir];
             return true;
         };
     Ptr<CorrectorQueueDisc> corr[2];

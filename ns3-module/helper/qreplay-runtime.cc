@@ -309,7 +309,9 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
         d.delivered++;
         d.deliveredBytes += p->GetSize() - 2;
         rt->m_inFlight--;
-        rt->m_received.push_back(Received{tag.flow, tag.Seq(), Simulator::Now().GetNanoSeconds()});
+        // on the receiving host's clock, as its own capture would show it
+        rt->m_received.push_back(
+            Received{tag.flow, tag.Seq(), Simulator::Now().GetNanoSeconds() + rt->m_offsets[host]});
     }
     // what the receiving host can see: the 5-tuple and the IP ID
     qr_packet pk;
