@@ -68,11 +68,13 @@ int64_t qr_proc_delay_next(qr_proc_delay *d)
     return x <= 0 ? 0 : (int64_t)llround(x);
 }
 
-/* Least squares x_b - x_a ~= d for every pair, per connected component, one host fixed at 0:
- * the normal equations L x = r (L the graph Laplacian) by conjugate gradients. */
+/* Weighted least squares x_b - x_a ~= d for every pair, per connected component, one host fixed
+ * at 0: the normal equations L x = r (L the weighted graph Laplacian) by conjugate gradients with
+ * the diagonal as preconditioner. */
 struct reconcile {
     size_t n;
     const qr_owd_pair *pairs;
+    const double *w;   /* per pair */
     size_t *deg, *adj; /* CSR: the pairs of host h are adj[deg[h] .. deg[h + 1]) */
     uint32_t *comp, *ref;
 };
@@ -91,7 +93,7 @@ static void laplace(const struct reconcile *g, const double *v, double *out)
             for (size_t k = g->deg[h]; k < g->deg[h + 1]; k++) {
                 const qr_owd_pair *e = &g->pairs[g->adj[k]];
                 uint32_t o = e->a == h ? e->b : e->a;
-                s += v[h] - (pinned(g, o) ? 0.0 : v[o]);
+                s += g->w[g->adj[k]] * (v[h] - (pinned(g, o) ? 0.0 : v[o]));
             }
         out[h] = s;
     }
@@ -136,8 +138,10 @@ int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs,
         if (pairs[i].a >= n_hosts || pairs[i].b >= n_hosts || pairs[i].a == pairs[i].b)
             return QR_EINVAL;
     size_t n = n_hosts, m = n ? n : 1;
+    double *w = malloc((n_pairs ? n_pairs : 1) * sizeof *w);
     struct reconcile g = {n,
                           pairs,
+                          w,
                           calloc(n + 1, sizeof(size_t)),
                           malloc((2 * n_pairs + 1) * sizeof(size_t)),
                           malloc(m * sizeof(uint32_t)),
@@ -146,13 +150,20 @@ int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs,
     size_t *fill = calloc(m, sizeof *fill);
     double *d = malloc((n_pairs ? n_pairs : 1) * sizeof *d), *x = calloc(m, sizeof *x);
     double *r = calloc(m, sizeof *r), *p = calloc(m, sizeof *p), *q = calloc(m, sizeof *q);
+    double *z = calloc(m, sizeof *z), *diag = calloc(m, sizeof *diag);
     int rc = QR_ENOMEM;
-    if (!g.deg || !g.adj || !g.comp || !g.ref || !stack || !fill || !d || !x || !r || !p || !q)
+    if (!w || !g.deg || !g.adj || !g.comp || !g.ref || !stack || !fill || !d || !x || !r || !p ||
+        !q || !z || !diag)
         goto done;
     for (size_t i = 0; i < n_pairs; i++) {
         g.deg[pairs[i].a + 1]++;
         g.deg[pairs[i].b + 1]++;
         d[i] = ((double)pairs[i].min_ab_ns - (double)pairs[i].min_ba_ns) / 2.0;
+        /* the pair's difference is off by (q_ab - q_ba) / 2, at most half its round-trip excess */
+        double bound = fabs((double)pairs[i].min_ab_ns + (double)pairs[i].min_ba_ns) / 2.0;
+        w[i] = 1.0 / ((bound + QR_CLOCK_FLOOR_NS) * (bound + QR_CLOCK_FLOOR_NS));
+        diag[pairs[i].a] += w[i];
+        diag[pairs[i].b] += w[i];
     }
     for (size_t h = 0; h < n; h++)
         g.deg[h + 1] += g.deg[h];
@@ -163,48 +174,52 @@ int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs,
     components(&g, reference, stack);
     /* right-hand side, 0 at the pinned hosts */
     for (size_t i = 0; i < n_pairs; i++) {
-        r[pairs[i].b] += d[i];
-        r[pairs[i].a] -= d[i];
+        r[pairs[i].b] += w[i] * d[i];
+        r[pairs[i].a] -= w[i] * d[i];
     }
-    double rr = 0;
+    double rz = 0, rr0 = 0;
     for (size_t h = 0; h < n; h++) {
-        if (pinned(&g, h))
+        if (pinned(&g, h) || diag[h] <= 0)
             r[h] = 0;
-        p[h] = r[h];
-        rr += r[h] * r[h];
+        z[h] = diag[h] > 0 ? r[h] / diag[h] : 0;
+        p[h] = z[h];
+        rz += r[h] * z[h];
+        rr0 += r[h] * r[h];
     }
-    double stop = 1e-24 * (rr > 1 ? rr : 1);
-    for (size_t it = 0; it < 10 * n + 10 && rr > stop; it++) {
+    double stop = 1e-26 * (rz > 0 ? rz : 1);
+    for (size_t it = 0; it < 10 * n + 10 && rz > stop && rr0 > 0; it++) {
         laplace(&g, p, q);
         double pq = 0;
         for (size_t h = 0; h < n; h++)
             pq += p[h] * q[h];
         if (pq <= 0)
             break;
-        double alpha = rr / pq, rr2 = 0;
+        double alpha = rz / pq, rz2 = 0;
         for (size_t h = 0; h < n; h++) {
             x[h] += alpha * p[h];
             r[h] -= alpha * q[h];
-            rr2 += r[h] * r[h];
+            z[h] = diag[h] > 0 ? r[h] / diag[h] : 0;
+            rz2 += r[h] * z[h];
         }
         for (size_t h = 0; h < n; h++)
-            p[h] = r[h] + rr2 / rr * p[h];
-        rr = rr2;
+            p[h] = z[h] + rz2 / rz * p[h];
+        rz = rz2;
     }
     for (size_t h = 0; h < n; h++) {
-        double sq = 0;
+        double sq = 0, sw = 0;
         for (size_t k = g.deg[h]; k < g.deg[h + 1]; k++) {
             const qr_owd_pair *e = &pairs[g.adj[k]];
             double f = x[e->b] - x[e->a] - d[g.adj[k]];
-            sq += f * f;
+            sq += w[g.adj[k]] * f * f;
+            sw += w[g.adj[k]];
         }
         size_t deg = g.deg[h + 1] - g.deg[h];
-        out[h] = (qr_clock_estimate){x[h], deg ? sqrt(sq / (double)deg) : 0.0, g.ref[g.comp[h]],
-                                     (uint32_t)deg};
+        out[h] =
+            (qr_clock_estimate){x[h], deg ? sqrt(sq / sw) : 0.0, g.ref[g.comp[h]], (uint32_t)deg};
     }
     rc = QR_OK;
 done:
     free(g.deg), free(g.adj), free(g.comp), free(g.ref), free(stack), free(fill);
-    free(d), free(x), free(r), free(p), free(q);
+    free(d), free(x), free(r), free(p), free(q), free(z), free(diag), free(w);
     return rc;
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "map.h"
+#include "qreplay/clock.h"
 #include "qreplay/h5.h"
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
@@ -27,7 +29,8 @@ struct qr_recording {
     uint32_t n_hosts;
     struct host_pk *hosts;
     int64_t *offsets;
-    uint64_t *detected; /* sorted packet ids */
+    int64_t *correction; /* taken out of every recorded send time (NULL: none) */
+    uint64_t *detected;  /* sorted packet ids */
     size_t n_detected;
     struct recv_entry *received; /* sorted by packet */
     size_t n_received;
@@ -68,6 +71,7 @@ void qr_recording_close(qr_recording *r)
     }
     free(r->hosts);
     free(r->offsets);
+    free(r->correction);
     free(r->detected);
     free(r->received);
     qr_flow_table_destroy(r->flows);
@@ -344,6 +348,113 @@ int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_
         return QR_ENOTFOUND;
     *time_ns = e->time_ns;
     return QR_OK;
+}
+
+int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction)
+{
+    if (!r->correction && !correction)
+        return QR_OK;
+    if (!r->correction && !(r->correction = calloc(r->n_hosts, sizeof *r->correction)))
+        return QR_ENOMEM;
+    for (uint32_t h = 0; h < r->n_hosts; h++) {
+        int64_t want = correction ? correction[h] : 0;
+        int64_t delta = want - r->correction[h];
+        for (size_t i = 0; delta && i < r->hosts[h].n; i++)
+            r->hosts[h].pk[i].pk.time_ns -= delta;
+        r->correction[h] = want;
+    }
+    if (!correction) {
+        free(r->correction);
+        r->correction = NULL;
+    }
+    return QR_OK;
+}
+
+int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host)
+{
+    return r->correction ? r->correction[host] : 0;
+}
+
+/* qr_recording_estimate_clocks: one pair's smallest one-way delay beyond the unloaded latency. */
+struct owd_acc {
+    qri_map *m;
+    qr_owd_pair *v;
+    size_t n;
+    int failed;
+};
+
+static void owd_collect(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+    struct owd_acc *acc = ctx;
+    int64_t *back = a < b ? qri_map_get(acc->m, b, a) : NULL;
+    if (back)
+        acc->v[acc->n++] = (qr_owd_pair){(uint32_t)a, (uint32_t)b, *(int64_t *)value, *back};
+}
+
+static void owd_free(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+    (void)a, (void)b, (void)ctx;
+    free(value);
+}
+
+int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
+                                 size_t *n_pairs, char *errbuf)
+{
+    if (!r->has_received)
+        return qri_err(errbuf, QR_ESTATE,
+                       "the recording has no /received table: its receive times are unknown");
+    if (reference >= r->n_hosts)
+        return qri_err(errbuf, QR_EINVAL, "reference host %u: the recording has %u hosts",
+                       reference, r->n_hosts);
+    const qr_config *c = qr_scenario_config(r->scenario);
+    qr_topology *topo = NULL;
+    qri_map owd;
+    struct owd_acc acc = {&owd, NULL, 0, 0};
+    int rc = c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&topo, c->topology.k)
+                                                 : qr_topology_star(&topo, c->topology.hosts);
+    if (rc || qri_map_init(&owd)) {
+        qr_topology_destroy(topo);
+        return qri_err(errbuf, rc ? QR_EVALUE : QR_ENOMEM,
+                       rc ? "the recording's topology does not build" : "out of memory");
+    }
+    for (uint32_t h = 0; h < r->n_hosts && rc == QR_OK; h++) {
+        int64_t corr = qr_recording_clock_correction(r, h);
+        for (size_t i = 0; i < r->hosts[h].n && rc == QR_OK; i++) {
+            const qr_rec_packet *p = &r->hosts[h].pk[i];
+            const qr_flow *f = qr_flow_table_flow(r->flows, p->dir / 2);
+            uint32_t to = p->dir % 2 ? f->src : f->dst;
+            int64_t recv;
+            if (qr_recording_received(r, qr_packet_id(p->dir, p->seq), &recv) != QR_OK)
+                continue;
+            /* both times as recorded, each on its host's clock */
+            int64_t d = recv - (p->pk.time_ns + corr) -
+                        qr_unloaded_latency_ns(topo, h, to, p->pk.ip_len, c->links.rate_bps,
+                                               c->links.delay_ns);
+            int64_t *slot = qri_map_get(&owd, h, to);
+            if (!slot) {
+                if (!(slot = malloc(sizeof *slot)) || qri_map_put(&owd, h, to, slot)) {
+                    free(slot);
+                    rc = QR_ENOMEM;
+                    break;
+                }
+                *slot = d;
+            } else if (d < *slot)
+                *slot = d;
+        }
+    }
+    if (rc == QR_OK && !(acc.v = malloc((owd.count ? owd.count : 1) * sizeof *acc.v)))
+        rc = QR_ENOMEM;
+    if (rc == QR_OK) {
+        qri_map_foreach(&owd, owd_collect, &acc);
+        rc = qr_clock_reconcile(r->n_hosts, acc.v, acc.n, reference, out);
+    }
+    if (n_pairs)
+        *n_pairs = acc.n;
+    free(acc.v);
+    qri_map_foreach(&owd, owd_free, NULL);
+    qri_map_free(&owd);
+    qr_topology_destroy(topo);
+    return rc == QR_OK ? QR_OK : qri_err(errbuf, rc, "clock estimation: out of memory");
 }
 
 /* Injection order: by injection time, ties in recorded order. */

@@ -2,6 +2,7 @@
  * sampling of every direction within th with injection order by time, and clear errors for
  * recordings that do not add up. Recordings are built by hand with the core's writers. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,5 +193,174 @@ Test(recording, a_recording_with_no_packets)
     qr_sampling_stats st;
     cr_assert_eq(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err), QR_OK);
     cr_assert_eq(st.packets, 0);
+    qr_recording_close(r);
+}
+
+/* Clock reconciliation on a recording (issue 13): three hosts with random clock offsets, flows
+ * 0->1, 1->2 and 0->2, every packet received after the unloaded latency plus a random queueing
+ * delay, on the receiver's clock. With one unqueued packet per direction the estimate is exact
+ * (offset(h) - offset(0)); with queueing everywhere it is off by at most half the smallest delay.
+ * A correction shifts send times by exactly its amount and NULL restores them. */
+static int cmp_packet_time(const void *a, const void *b)
+{
+    const qr_packet *x = a, *y = b;
+    return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+static void clock_case(uint64_t seed, int unqueued)
+{
+    char p[128], err[QR_ERRBUF_SIZE];
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+#define RND(n) ((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (n)
+    int64_t off[3];
+    for (int h = 0; h < 3; h++)
+        off[h] = (int64_t)RND(20000); /* recorded times cannot be negative */
+    qr_flow fl[3] = {{0, 0, 1, 15000, 0, 0}, {1, 1, 2, 15000, 0, 0}, {2, 0, 2, 15000, 0, 0}};
+    qr_flow_table *ft;
+    cr_assert_eq(qr_flow_table_for_topology(&ft, fl, 3, topo, err), QR_OK, "%s", err);
+    qr_trace_writer *w[3];
+    for (uint32_t h = 0; h < 3; h++) {
+        snprintf(p, sizeof p, "%s/pcap/h%04u.pcap", dir, h);
+        cr_assert_eq(qr_trace_writer_open(&w[h], p, err), QR_OK, "%s", err);
+    }
+    qr_row_received recv[60];
+    qr_packet out[3][40];
+    size_t n_recv = 0;
+    uint64_t count[3] = {0, 0, 0};
+    int64_t min_q[6];
+    for (uint32_t dir = 0; dir < 6; dir++) {
+        const qr_flow *f = &fl[dir / 2];
+        uint32_t from = dir % 2 ? f->dst : f->src, to = dir % 2 ? f->src : f->dst;
+        int64_t t = 1000 * (int64_t)dir;
+        min_q[dir] = INT64_MAX;
+        for (uint32_t seq = 0; seq < 10; seq++) {
+            t += 3000 + (int64_t)RND(2000);
+            uint32_t len = dir % 2 ? 52 : 1500;
+            int64_t q = unqueued && seq == 7 ? 0 : 1 + (int64_t)RND(4000);
+            min_q[dir] = q < min_q[dir] ? q : min_q[dir];
+            qr_packet pk = {.time_ns = t + off[from],
+                            .proto = 6,
+                            .ttl = 64,
+                            .ip_id = (uint16_t)seq,
+                            .ip_len = (uint16_t)len,
+                            .tcp_flags = QR_TCP_ACK};
+            uint16_t sp = qr_flow_table_sender_port(ft, dir / 2);
+            pk.src_ip = qr_topology_host_addr(topo, from);
+            pk.dst_ip = qr_topology_host_addr(topo, to);
+            pk.src_port = dir % 2 ? QR_SINK_PORT : sp;
+            pk.dst_port = dir % 2 ? sp : QR_SINK_PORT;
+            out[from][count[from]++] = pk;
+            const qr_config *c = qr_scenario_config(scen);
+            int64_t lat =
+                qr_unloaded_latency_ns(topo, from, to, len, c->links.rate_bps, c->links.delay_ns);
+            recv[n_recv++] = (qr_row_received){dir, seq, t + lat + q + off[to]};
+        }
+    }
+    for (uint32_t h = 0; h < 3; h++) {
+        /* a pcap is in time order: the host's directions interleaved */
+        qsort(out[h], count[h], sizeof out[h][0], cmp_packet_time);
+        for (uint64_t i = 0; i < count[h]; i++)
+            cr_assert_eq(qr_trace_write(w[h], &out[h][i], err), QR_OK, "%s", err);
+        cr_assert_eq(qr_trace_writer_close(w[h], err), QR_OK, "%s", err);
+    }
+    qr_row_flow rf[3];
+    for (uint32_t f = 0; f < 3; f++)
+        rf[f] = (qr_row_flow){f,
+                              fl[f].src,
+                              fl[f].dst,
+                              qr_flow_table_sender_port(ft, f),
+                              QR_SINK_PORT,
+                              15000,
+                              0,
+                              -1,
+                              -1,
+                              0,
+                              0,
+                              0};
+    qr_row_host hr[3];
+    for (uint32_t h = 0; h < 3; h++) {
+        hr[h] = (qr_row_host){h, qr_topology_host_addr(topo, h), off[h], count[h], 0, ""};
+        snprintf(hr[h].pcap, sizeof hr[h].pcap, "pcap/h%04u.pcap", h);
+    }
+    qr_flow_table_destroy(ft);
+    qr_recording_info info = {"clocks", QR_END_COMPLETED, 100000};
+    snprintf(p, sizeof p, "%s/recording.h5", dir);
+    cr_assert_eq(qr_recording_write(p, scen, &info, rf, 3, hr, 3, NULL, 0, recv, n_recv, err),
+                 QR_OK, "%s", err);
+    qr_recording *r;
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    qr_clock_estimate est[3];
+    size_t pairs;
+    cr_assert_eq(qr_recording_estimate_clocks(r, 0, est, &pairs, err), QR_OK, "%s", err);
+    cr_assert_eq(pairs, 3);
+    for (uint32_t h = 0; h < 3; h++) {
+        double truth = (double)(off[h] - off[0]);
+        cr_assert_eq(est[h].reference, 0);
+        cr_assert_eq(est[h].pairs, 2);
+        if (unqueued)
+            cr_assert_float_eq(est[h].offset_ns, truth, 1e-6, "seed %llu host %u: %g vs %g",
+                               (unsigned long long)seed, h, est[h].offset_ns, truth);
+        else {
+            /* each pair's difference is off by (q_ab - q_ba) / 2; the fit averages them */
+            int64_t worst = 0;
+            for (int d = 0; d < 6; d++)
+                worst = min_q[d] > worst ? min_q[d] : worst;
+            cr_assert_leq(fabs(est[h].offset_ns - truth), (double)worst, "seed %llu host %u",
+                          (unsigned long long)seed, h);
+        }
+    }
+    /* a correction moves every send time by exactly its amount, and the estimate does not move */
+    size_t n;
+    const qr_rec_packet *pk = qr_recording_packets(r, 1, &n);
+    int64_t first = pk[0].pk.time_ns, corr[3] = {5, -700, 123456};
+    cr_assert_eq(qr_recording_set_clock_correction(r, corr), QR_OK);
+    cr_assert_eq(pk[0].pk.time_ns, first + 700);
+    cr_assert_eq(qr_recording_clock_correction(r, 2), 123456);
+    qr_clock_estimate again[3];
+    cr_assert_eq(qr_recording_estimate_clocks(r, 0, again, NULL, err), QR_OK, "%s", err);
+    for (uint32_t h = 0; h < 3; h++)
+        cr_assert_float_eq(again[h].offset_ns, est[h].offset_ns, 1e-6);
+    cr_assert_eq(qr_recording_set_clock_correction(r, NULL), QR_OK);
+    cr_assert_eq(pk[0].pk.time_ns, first);
+    cr_assert_eq(qr_recording_clock_correction(r, 2), 0);
+    cr_assert_eq(qr_recording_estimate_clocks(r, 3, est, NULL, err), QR_EINVAL);
+    qr_recording_close(r);
+#undef RND
+}
+
+Test(recording, clock_offsets_are_estimated_from_send_and_receive_times)
+{
+    for (uint64_t seed = 1; seed <= 20; seed++)
+        clock_case(seed, 1);
+}
+
+Test(recording, queueing_everywhere_bounds_the_clock_estimate_error)
+{
+    for (uint64_t seed = 1; seed <= 20; seed++)
+        clock_case(seed, 0);
+}
+
+Test(recording, a_recording_without_receive_times_has_no_clock_estimate)
+{
+    pcap(0, 0, data_t, 6, 0, 0);
+    pcap(1, 1, ack_t, 3, 0, 0);
+    char p[128], err[QR_ERRBUF_SIZE];
+    qr_row_flow f[] = {{0, 0, 1, 10000, 5001, 6000, 0, 90, 90, 0, 1, 1}};
+    qr_row_host h[] = {{0, 0, 7, 6, 0, "pcap/h0000.pcap"},
+                       {1, 0, 0, 3, 0, "pcap/h0001.pcap"},
+                       {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
+    qr_recording_info info = {"hand", QR_END_COMPLETED, 100};
+    snprintf(p, sizeof p, "%s/recording.h5", dir);
+    /* an empty /received: nothing arrived, so no pair has a one-way delay */
+    cr_assert_eq(qr_recording_write(p, scen, &info, f, 1, h, 3, NULL, 0, NULL, 0, err), QR_OK);
+    pcap(2, 0, NULL, 0, 0, 0);
+    qr_recording *r;
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    qr_clock_estimate est[3];
+    size_t pairs = 99;
+    cr_assert_eq(qr_recording_estimate_clocks(r, 0, est, &pairs, err), QR_OK, "%s", err);
+    cr_assert_eq(pairs, 0, "no packet received: no pair");
+    for (int i = 0; i < 3; i++)
+        cr_assert(est[i].pairs == 0 && est[i].offset_ns == 0);
     qr_recording_close(r);
 }

@@ -41,15 +41,21 @@ typedef struct qr_owd_pair {
 /* One host's estimate. */
 typedef struct qr_clock_estimate {
     double offset_ns;   /* its clock minus its reference's, ns */
-    double residual_ns; /* RMS over its pairs of (fitted - measured) offset difference, ns */
+    double residual_ns; /* RMS over its pairs of (fitted - measured) offset difference, ns,
+                           with the pairs' weights */
     uint32_t reference; /* the host its offset is relative to */
     uint32_t pairs;     /* pairs it belongs to; 0: nothing known (offset 0, its own reference) */
 } qr_clock_estimate;
 
-/* Combine every pair into one offset per host: least squares over the graph of measured pairs,
- * solved per connected component with one host fixed at 0: `reference` in its component, the
- * smallest host id in every other component. out has n_hosts entries. Returns 0 or QR_EINVAL (a
- * pair of a host with itself or beyond n_hosts, reference >= n_hosts) or QR_ENOMEM. */
+/* Combine every pair into one offset per host: weighted least squares over the graph of measured
+ * pairs, solved per connected component with one host fixed at 0: `reference` in its component,
+ * the smallest host id in every other component. The delays should be those beyond the unloaded
+ * path latency: then min_ab + min_ba is the pair's round-trip queueing, and its offset difference
+ * is off by at most half of that, b = |min_ab + min_ba| / 2. A pair weighs 1 / (b + floor)^2
+ * (floor QR_CLOCK_FLOOR_NS), so pairs that only ever saw queued packets hardly count. out has
+ * n_hosts entries. Returns 0 or QR_EINVAL (a pair of a host with itself or beyond n_hosts,
+ * reference >= n_hosts) or QR_ENOMEM. */
+#define QR_CLOCK_FLOOR_NS 100.0
 int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs, uint32_t reference,
                        qr_clock_estimate *out);
 

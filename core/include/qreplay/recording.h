@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/clock.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/scenario.h"
 #include "qreplay/schema.h"
@@ -63,6 +64,21 @@ int qr_recording_detected(const qr_recording *r, uint64_t packet);
 int qr_recording_has_received(const qr_recording *r);
 /* When packet `packet` reached its destination host. Returns 0 or QR_ENOTFOUND (lost). */
 int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_ns);
+
+/* Clock reconciliation from the recording's own data: the smallest one-way delay beyond the
+ * unloaded latency of every host pair (recorded send time on the sender's clock, /received on the
+ * receiver's) in both directions, combined by qr_clock_reconcile with host `reference` at 0.
+ * out has qr_recording_hosts entries; *n_pairs (may be NULL) gets the pairs measured both ways.
+ * Uses the recorded times whatever correction is set. Returns 0, QR_ESTATE (no /received),
+ * QR_EINVAL (reference beyond the hosts) or QR_ENOMEM, with a message in errbuf. */
+int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
+                                 size_t *n_pairs, char *errbuf);
+/* Take correction[h] ns out of every recorded send time of host h (pk.time_ns), in place of any
+ * correction set before; NULL restores the recorded times. Injection times and orders are stale
+ * until the next qr_recording_sample. Returns 0 or QR_ENOMEM. */
+int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction);
+/* The correction set for host h (0 if none). */
+int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host);
 
 /* What a sampling of every direction gave. */
 typedef struct qr_sampling_stats {
