@@ -13,6 +13,8 @@ static const qr_cli_command commands[] = {
     {"synth", "write a synthetic send trace with bursts and rate changes", qr_cmd_synth},
     {"runtime", "run a scenario's closed-loop ns-3 simulation and record it", qr_cmd_runtime},
     {"import", "turn per-host tcpdump/Wireshark captures into a recording", qr_cmd_import},
+    {"clocks", "estimate the hosts' clock offsets from a recording (and their error)",
+     qr_cmd_clocks},
     {"replay", "replay a recording open loop (one mode, one sampling threshold)", qr_cmd_replay},
     {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},

@@ -159,6 +159,10 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
     TRY(qr_h5_attr_u64(f, "/", "delivered", info->delivered, errbuf));
     TRY(qr_h5_write_rows(f, "/drops", &qr_schema_drop, drops, n_drops, errbuf));
     TRY(qr_h5_write_rows(f, "/hosts", &qr_schema_replay_host, hosts, n_hosts, errbuf));
+    TRY(qr_h5_attr_str(f, "/", "clock", info->clock ? info->clock : "recorded", errbuf));
+    if (info->n_clocks)
+        TRY(qr_h5_write_rows(f, "/clocks", &qr_schema_replay_clock, info->clocks, info->n_clocks,
+                             errbuf));
     TRY(qr_h5_group(f, "/sampling", errbuf));
     TRY(write_sampling_attrs(f, "/sampling", &info->sampling, errbuf));
     TRY(qr_h5_write_rows(f, "/sampling/records", &qr_schema_sample_record, records, n_records,
@@ -693,17 +697,21 @@ fail:
 
 void qr_results_print_table(FILE *f, const qr_variant_summary *rows, size_t n)
 {
-    fprintf(f, "%-16s %9s %9s %8s %8s %8s %8s %8s %9s\n", "variant", "qdiff", "qdiff", "drops",
+    int w = 16; /* the variant column: as wide as its longest name */
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(rows[i].name) > w)
+            w = (int)strlen(rows[i].name);
+    fprintf(f, "%-*s %9s %9s %8s %8s %8s %8s %8s %9s\n", w, "variant", "qdiff", "qdiff", "drops",
             "drops", "false", "false", "wrong", "drop");
-    fprintf(f, "%-16s %9s %9s %8s %8s %8s %8s %8s %9s\n", "", "mean MTU", "p99 MTU", "runtime",
+    fprintf(f, "%-*s %9s %9s %8s %8s %8s %8s %8s %9s\n", w, "", "mean MTU", "p99 MTU", "runtime",
             "replay", "accepts", "drops", "location", "error");
     for (size_t i = 0; i < n; i++) {
         const qr_variant_summary *r = &rows[i];
         fprintf(f,
-                "%-16s %9.3f %9.3f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+                "%-*s %9.3f %9.3f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
                 " %8.2f%%\n",
-                r->name, r->qdiff.mean, r->qdiff.p99, r->drops.runtime_drops, r->drops.replay_drops,
-                r->drops.false_accepts, r->drops.false_drops, r->drops.wrong_locations,
-                100 * r->drops.error);
+                w, r->name, r->qdiff.mean, r->qdiff.p99, r->drops.runtime_drops,
+                r->drops.replay_drops, r->drops.false_accepts, r->drops.false_drops,
+                r->drops.wrong_locations, 100 * r->drops.error);
     }
 }

@@ -47,8 +47,7 @@ const qr_h5_schema qr_schema_detected = SCHEMA("detected", qr_row_detected, dete
 static const qr_h5_field received_fields[] = {
     {"dir", QR_H5_U32, F(qr_row_received, dir), 0, "flow direction"},
     {"seq", QR_H5_U32, F(qr_row_received, seq), 0, "packet number in the direction"},
-    {"time_ns", QR_H5_I64, F(qr_row_received, time_ns), 0,
-     "ns, simulation time (the hosts' clocks synchronized)"}};
+    {"time_ns", QR_H5_I64, F(qr_row_received, time_ns), 0, "ns, on the receiving host's clock"}};
 const qr_h5_schema qr_schema_received = SCHEMA("received", qr_row_received, received_fields);
 
 #define IC(m) F(qr_row_import_capture, m)
@@ -151,6 +150,15 @@ static const qr_h5_field replay_host_fields[] = {
     {"bytes", QR_H5_U64, F(qr_row_replay_host, bytes), 0, "bytes"}};
 const qr_h5_schema qr_schema_replay_host =
     SCHEMA("replay_host", qr_row_replay_host, replay_host_fields);
+
+static const qr_h5_field replay_clock_fields[] = {
+    {"host", QR_H5_U32, F(qr_row_replay_clock, host), 0, NULL},
+    {"correction_ns", QR_H5_I64, F(qr_row_replay_clock, correction_ns), 0, "ns"},
+    {"residual_ns", QR_H5_F64, F(qr_row_replay_clock, residual_ns), 0, "ns"},
+    {"reference", QR_H5_U32, F(qr_row_replay_clock, reference), 0, NULL},
+    {"pairs", QR_H5_U32, F(qr_row_replay_clock, pairs), 0, NULL}};
+const qr_h5_schema qr_schema_replay_clock =
+    SCHEMA("replay_clock", qr_row_replay_clock, replay_clock_fields);
 
 static const qr_h5_field sample_record_fields[] = {
     {"dir", QR_H5_U32, F(qr_row_sample_record, dir), 0, NULL},
@@ -269,6 +277,18 @@ static const qr_h5_field clock_fields[] = {
     {"offset_ns", QR_H5_I64, F(qr_row_clock, offset_ns), 0, "ns"}};
 const qr_h5_schema qr_schema_clock = SCHEMA("clock", qr_row_clock, clock_fields);
 
+#define CE(m) F(qr_row_clock_estimate, m)
+static const qr_h5_field clock_estimate_fields[] = {
+    {"host", QR_H5_U32, CE(host), 0, NULL},
+    {"reference", QR_H5_U32, CE(reference), 0, "host"},
+    {"pairs", QR_H5_U32, CE(pairs), 0, NULL},
+    {"estimate_ns", QR_H5_F64, CE(estimate_ns), 0, "ns"},
+    {"residual_ns", QR_H5_F64, CE(residual_ns), 0, "ns"},
+    {"true_ns", QR_H5_I64, CE(true_ns), 0, "ns"},
+    {"error_ns", QR_H5_F64, CE(error_ns), 0, "ns"}};
+const qr_h5_schema qr_schema_clock_estimate =
+    SCHEMA("clock_estimate", qr_row_clock_estimate, clock_estimate_fields);
+
 static const qr_h5_field named_record_fields[] = {
     {"flow", QR_H5_STR, F(qr_row_named_record, flow), QR_FLOW_NAME_MAX, NULL},
     {"index", QR_H5_U64, F(qr_row_named_record, index), 0, "packets"},
@@ -305,6 +325,7 @@ const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_drop,
                                           &qr_schema_direction,
                                           &qr_schema_replay_host,
+                                          &qr_schema_replay_clock,
                                           &qr_schema_sample_record,
                                           &qr_schema_qdiff,
                                           &qr_schema_queue_summary,
@@ -315,6 +336,7 @@ const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_isolated,
                                           &qr_schema_workload_flow,
                                           &qr_schema_clock,
+                                          &qr_schema_clock_estimate,
                                           &qr_schema_named_record,
                                           &qr_schema_named_inferred,
                                           &qr_schema_named_flow,

@@ -2,11 +2,13 @@
 
 #include "qreplay-replay.h"
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 extern "C"
 {
@@ -21,8 +23,10 @@ std::string
 VariantOf(const ReplaySettings& settings)
 {
     char buf[128];
-    return settings.name.empty() ? qr_variant_name(settings.mode, settings.th_ns, buf, sizeof buf)
-                                 : settings.name;
+    if (!settings.name.empty())
+        return settings.name;
+    std::string n = qr_variant_name(settings.mode, settings.th_ns, buf, sizeof buf);
+    return settings.reconcile ? n + "_reconciled" : n;
 }
 
 bool
@@ -54,6 +58,40 @@ RunReplayVariant(const std::string& runDir,
     } cleanup{dir, existed};
 
     unlink((dir + "/replay.h5").c_str()); // its presence marks a complete replay
+
+    // reconciled clocks: the estimated offsets out of the send times, for this replay only
+    struct Restore
+    {
+        qr_recording* rec;
+
+        ~Restore()
+        {
+            if (rec)
+                qr_recording_set_clock_correction(rec, nullptr);
+        }
+    } restore{nullptr};
+
+    std::vector<qr_row_replay_clock> clocks;
+    if (set.reconcile)
+    {
+        uint32_t n = qr_recording_hosts(rec);
+        std::vector<qr_clock_estimate> est(n);
+        std::vector<int64_t> corr(n);
+        if (qr_recording_estimate_clocks(rec, 0, est.data(), nullptr, err))
+            throw std::runtime_error(err);
+        for (uint32_t h = 0; h < n; h++)
+        {
+            corr[h] = std::llround(est[h].offset_ns);
+            clocks.push_back(qr_row_replay_clock{h,
+                                                 corr[h],
+                                                 est[h].residual_ns,
+                                                 est[h].reference,
+                                                 est[h].pairs});
+        }
+        if (qr_recording_set_clock_correction(rec, corr.data()))
+            throw std::runtime_error("out of memory");
+        restore.rec = rec;
+    }
     qr_sampling_stats st{};
     qr_row_sample_record* recs = nullptr;
     size_t nRecs = 0;
@@ -96,7 +134,10 @@ RunReplayVariant(const std::string& runDir,
                         rp.GetMaxLateness(),
                         rp.GetOtherDrops(),
                         rp.GetDelivered(),
-                        st};
+                        st,
+                        set.reconcile ? "reconciled" : "recorded",
+                        clocks.data(),
+                        clocks.size()};
     if (qr_replay_write((dir + "/replay.h5").c_str(),
                         scenario,
                         &info,

@@ -26,7 +26,8 @@ struct ReplaySettings
 {
     qr_drop_mode mode{QR_MODE_TAGGED};
     int64_t th_ns{5000};
-    std::string name; // "" = qr_variant_name(mode, th)
+    std::string name;      // "" = qr_variant_name(mode, th) (+ "_reconciled")
+    bool reconcile{false}; // take clock offsets estimated from the recording out of send times
     const volatile std::sig_atomic_t* cancel{nullptr};
     std::function<void(const std::string&)> progress; // a one-line status
 };
@@ -35,7 +36,9 @@ struct ReplaySettings
 std::string VariantOf(const ReplaySettings& settings);
 
 /* Sample `rec` at the settings' threshold and replay it on `scenario`'s network into
- * DIR/replay/<variant>/. Returns false if cancelled (nothing is left then). */
+ * DIR/replay/<variant>/. With settings.reconcile, the hosts' clock offsets estimated from the
+ * recording (qr_recording_estimate_clocks, host 0 the reference) are taken out of the send times
+ * first (and put back after). Returns false if cancelled (nothing is left then). */
 bool RunReplayVariant(const std::string& runDir,
                       const qr_scenario* scenario,
                       qr_recording* rec,

@@ -58,7 +58,18 @@ const cli_spec kRunSpec = {
 const cli_opt kReplayOpts[] = {
     {"th", 0, CLI_VALUE, "TIME", "sampling threshold (default: the scenario's first)"},
     {"mode", 0, CLI_VALUE, "M", "plain or tagged (default tagged)"},
-    {"name", 0, CLI_VALUE, "NAME", "the variant's folder name (default <mode>_th_<us>)"},
+    {"name",
+     0,
+     CLI_VALUE,
+     "NAME",
+     "the variant's folder name (default <mode>_th_<us>, + _reconciled)"},
+    {"clock",
+     0,
+     CLI_VALUE,
+     "C",
+     "recorded (default: send times as the hosts' clocks recorded them) or reconcile\n"
+     "                         (take out the offsets estimated from the recording: qreplay "
+     "clocks)"},
     {"scenario", 0, CLI_VALUE, "FILE", "scenario to replay with instead of the recording's"},
     CLI_OPT_SET,
     CLI_OPT_QUIET,
@@ -250,7 +261,8 @@ qr_cmd_replay(int argc, char** argv)
     int nSets;
     const char** sets = cli_list(&a, "set", &nSets);
     const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
-               *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario");
+               *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario"),
+               *clock = cli_value(&a, "clock");
     ReplaySettings set;
     rc = -1;
     if (mode && !strcmp(mode, "plain"))
@@ -259,6 +271,11 @@ qr_cmd_replay(int argc, char** argv)
         set.mode = QR_MODE_TAGGED;
     else if (mode)
         rc = cli_usage_error("replay", "--mode: unknown replay mode '%s' (plain or tagged)", mode);
+    if (rc < 0 && clock && !strcmp(clock, "reconcile"))
+        set.reconcile = true;
+    else if (rc < 0 && clock && strcmp(clock, "recorded"))
+        rc =
+            cli_usage_error("replay", "--clock: unknown clock '%s' (recorded or reconcile)", clock);
     if (rc < 0 && name &&
         (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')))
         rc = cli_usage_error("replay",

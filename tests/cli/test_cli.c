@@ -19,9 +19,9 @@ Test(cli, help_and_usage_errors)
 {
     cr_assert_eq(qreplay("--help"), 0);
     cr_assert(strstr(out, "sample") && strstr(out, "scenario") && strstr(out, "workload"));
-    const char *cmds[] = {"sample", "scenario", "workload", "synth",     "runtime",
-                          "run",    "replay",   "metrics",  "butterfly", "isolate"};
-    for (int i = 0; i < 10; i++) {
+    const char *cmds[] = {"sample", "scenario", "workload",  "synth",   "runtime", "run",
+                          "replay", "metrics",  "butterfly", "isolate", "import",  "clocks"};
+    for (int i = 0; i < 12; i++) {
         cr_assert_eq(qreplay("%s --help", cmds[i]), 0, "%s --help", cmds[i]);
         cr_assert(strstr(out, "usage: qreplay"), "%s", out);
     }
@@ -396,4 +396,46 @@ Test(cli, import_real_captures_then_replay_them)
     cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
     snprintf(cmd, sizeof cmd, "cmp -s %s/run/recording/pcap/h0000.pcap %s/h0000.copy", dir, dir);
     cr_assert_eq(system(cmd), 0, "the input is unchanged");
+}
+
+/* issue 13: the clock estimator on a simulated recording, where the true offsets are known, and
+ * the replay variant that applies it. On the star every pair of hosts sees an unqueued packet
+ * each way (the handshake), so the estimates are exact and the reconciled tagged replay at th = 0
+ * repeats the runtime's queue packet for packet, where the raw offsets do not. */
+Test(cli, clocks_are_estimated_and_a_reconciled_replay_uses_them)
+{
+    cr_assert_eq(qreplay("runtime -q scenarios/single-switch.ini --set clock.max_offset=5us "
+                         "-o %s/ss/recording",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("clocks %s/ss -o %s/clocks.h5", dir, dir), 0, "%s", err);
+    cr_assert(strstr(out, "hosts              3, 2 estimated against a reference") &&
+                  strstr(out, "error vs truth     mean |e| 0.0 ns, RMS 0.0 ns"),
+              "%s", out);
+    char p[256];
+    snprintf(p, sizeof p, "%s/clocks.h5", dir);
+    cr_assert_eq(h5_attr_i64(p, "/", "truth_known"), 1);
+    cr_assert_eq(h5_attr_i64(p, "/", "estimated"), 2);
+    /* the true offsets differ: the raw replay is not exact, the reconciled one is */
+    cr_assert_eq(qreplay("replay -q %s/ss --th 0 --mode tagged", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("replay -q %s/ss --th 0 --mode tagged --clock reconcile", dir), 0, "%s",
+                 err);
+    snprintf(p, sizeof p, "%s/ss/replay/tagged_th_0_reconciled/replay.h5", dir);
+    cr_assert(exists("%s", p));
+    cr_assert_eq(qreplay("metrics %s/ss", dir), 0, "%s", err);
+    const char *raw = strstr(out, "tagged_th_0 "), *rec = strstr(out, "tagged_th_0_reconciled ");
+    cr_assert(raw && rec, "%s", out);
+    double qr_raw = -1, qr_rec = -1, p99_rec = -1;
+    cr_assert_eq(sscanf(raw, "tagged_th_0 %lf", &qr_raw), 1);
+    cr_assert_eq(sscanf(rec, "tagged_th_0_reconciled %lf %lf", &qr_rec, &p99_rec), 2);
+    cr_assert_gt(qr_raw, 0.0, "%s", out);
+    cr_assert_eq(qr_rec, 0.0, "%s", out);
+    cr_assert_eq(p99_rec, 0.0, "%s", out);
+    /* usage errors and a folder with nothing to estimate from */
+    cr_assert_eq(qreplay("replay %s/ss --clock maybe", dir), 2);
+    cr_assert(strstr(err, "--clock") && strstr(err, "maybe"), "%s", err);
+    cr_assert_eq(qreplay("clocks %s/ss --reference 7", dir), 1);
+    cr_assert(strstr(err, "7"), "%s", err);
+    cr_assert_eq(qreplay("clocks %s/nothing", dir), 1);
+    cr_assert(strstr(err, "nothing"), "%s", err);
 }

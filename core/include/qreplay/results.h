@@ -87,6 +87,9 @@ typedef struct qr_replay_info {
     int64_t sim_end_ns, max_lateness_ns;
     uint64_t other_drops, delivered;
     qr_sampling_stats sampling;
+    const char *clock;                 /* "recorded" or "reconciled" (NULL: recorded) */
+    const qr_row_replay_clock *clocks; /* reconciled: the correction of each host */
+    size_t n_clocks;
 } qr_replay_info;
 
 int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,

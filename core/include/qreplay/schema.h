@@ -151,6 +151,15 @@ typedef struct qr_row_replay_host {
 } qr_row_replay_host;
 extern const qr_h5_schema qr_schema_replay_host;
 
+/* A host's clock correction in a replay with reconciled clocks (qr_recording_estimate_clocks). */
+typedef struct qr_row_replay_clock {
+    uint32_t host;
+    int64_t correction_ns; /* taken out of its recorded send times */
+    double residual_ns;
+    uint32_t reference, pairs;
+} qr_row_replay_clock;
+extern const qr_h5_schema qr_schema_replay_clock;
+
 /* A sampling record of flow direction `dir` (qr_sample_record). */
 typedef struct qr_row_sample_record {
     uint32_t dir;
@@ -250,6 +259,15 @@ typedef struct qr_row_clock {
     int64_t offset_ns;
 } qr_row_clock;
 extern const qr_h5_schema qr_schema_clock;
+
+/* qreplay clocks: a host's estimated clock offset and, on a simulated recording, its error. */
+typedef struct qr_row_clock_estimate {
+    uint32_t host, reference, pairs;
+    double estimate_ns, residual_ns;
+    int64_t true_ns; /* its true offset minus the reference's (0 when unknown) */
+    double error_ns; /* estimate_ns - true_ns (0 when unknown or not estimated) */
+} qr_row_clock_estimate;
+extern const qr_h5_schema qr_schema_clock_estimate;
 
 /* qreplay sample's tables: flows named by text. */
 typedef struct qr_row_named_record {
