@@ -325,6 +325,36 @@ def k8_long_run(load):
             "extract": [extract_run], "opts": {}}
 
 
+def extract_clocks(out, lines, opts):
+    """Clock reconciliation on a simulated recording: the estimate's error per host against the
+    true offsets (qreplay clocks), and the replays with recorded vs reconciled clocks."""
+    c = h5().File(os.path.join(out, "clocks.h5"), "r")
+    _, var = variants_of(os.path.join(out, "run", "results.h5"))
+    keep = ["hosts", "estimated", "pairs", "error_mean_abs_ns", "error_rms_ns",
+            "error_max_abs_ns", "residual_rms_ns"]
+    errs = sorted(abs(float(r["error_ns"])) for r in c["clocks"][:] if r["pairs"] > 0)
+    est = attrs(c, keep)
+    est["error_p50_abs_ns"] = errs[len(errs) // 2] if errs else 0.0
+    return {"estimate": est, "variants": var, "table": [l for l in lines[-1] if l.strip()]}
+
+
+def clock_case(kind, scenario, sets, ths):
+    """Runtime, clock estimate, then tagged replays at each threshold with the recorded and with
+    the reconciled clocks, and the metrics of all of them."""
+    argv = ["runtime", scenario]
+    for kv in sets:
+        argv += ["--set", kv]
+    cmds = [q(argv + ["-o", "{out}/run/recording", "--quiet"]),
+            q(["clocks", "{out}/run", "-o", "{out}/clocks.h5", "--quiet"])]
+    for th in ths:
+        cmds.append(q(["replay", "{out}/run", "--th", th, "--mode", "tagged", "--quiet"]))
+        cmds.append(q(["replay", "{out}/run", "--th", th, "--mode", "tagged", "--clock",
+                       "reconcile", "--quiet"]))
+    cmds.append(q(["metrics", "{out}/run", "--no-figures"]))
+    return {"kind": kind, "scenario": scenario, "commands": cmds, "extract": [extract_clocks],
+            "opts": {}}
+
+
 CASES = {
     "k4-default": {
         "kind": "quick", "scenario": "scenarios/fattree-k4-websearch.ini",
@@ -370,6 +400,9 @@ CASES = {
     "k16-paper": sweep_case("scenarios/fattree-k16-paper.ini", 1, "long"),
     "k8-20ms-10": k8_long_run(10),
     "k8-20ms-80": k8_long_run(80),
+    "clock-k4": clock_case("quick", "scenarios/fattree-k4-websearch.ini", [], ["0", "5us"]),
+    "clock-k8": clock_case("long", "scenarios/fattree-k8-sweep.ini", [], ["5us"]),
+    "clock-k16": clock_case("long", "scenarios/fattree-k16-paper.ini", [], ["5us"]),
     "bench": {
         "kind": "long", "scenario": "scenarios/fattree-k4-websearch.ini",
         "commands": [["{build}/bench_core"], ["{build}/bench_runtime"]],
