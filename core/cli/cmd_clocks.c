@@ -141,10 +141,14 @@ int qr_cmd_clocks(int argc, char **argv)
         const qr_clock_estimate *e = &est[h];
         int64_t true_rel =
             qr_recording_clock_offset(r, h) - qr_recording_clock_offset(r, e->reference);
-        rows[h] = (qr_row_clock_estimate){h, e->reference, e->pairs, e->offset_ns, e->residual_ns,
-                                          truth ? true_rel : 0,
-                                          truth && e->pairs ? e->offset_ns - (double)true_rel
-                                                            : 0.0};
+        rows[h] =
+            (qr_row_clock_estimate){h,
+                                    e->reference,
+                                    e->pairs,
+                                    e->offset_ns,
+                                    e->residual_ns,
+                                    truth ? true_rel : 0,
+                                    truth && e->pairs ? e->offset_ns - (double)true_rel : 0.0};
         s.unreached += e->pairs == 0;
         if (!e->pairs || h == e->reference)
             continue;

@@ -15,6 +15,7 @@ static const qr_cli_command commands[] = {
     {"import", "turn per-host tcpdump/Wireshark captures into a recording", qr_cmd_import},
     {"clocks", "estimate the hosts' clock offsets from a recording (and their error)",
      qr_cmd_clocks},
+    {"export", "write a recording out as the captures its hosts would have taken", qr_cmd_export},
     {"replay", "replay a recording open loop (one mode, one sampling threshold)", qr_cmd_replay},
     {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},

@@ -24,6 +24,7 @@ struct qr_trace_writer {
     char path[1024];
     int64_t last_ns;
     uint64_t count;
+    qr_trace_format fmt;
 };
 
 struct qr_trace_reader {
@@ -184,13 +185,25 @@ int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packe
 
 int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf)
 {
-    if (!out || !path)
+    const qr_trace_format ours = {QR_TRACE_LINK_IPV4, 0};
+    return qr_trace_writer_open_as(out, path, &ours, errbuf);
+}
+
+int qr_trace_writer_open_as(qr_trace_writer **out, const char *path, const qr_trace_format *fmt,
+                            char *errbuf)
+{
+    if (!out || !path || !fmt)
         return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
+    if (fmt->link != QR_TRACE_LINK_IPV4 && fmt->link != QR_TRACE_LINK_ETHERNET)
+        return qri_err(errbuf, QR_EINVAL, "%s: unknown link type %d", path, (int)fmt->link);
     qr_trace_writer *w = calloc(1, sizeof *w);
     if (!w)
         return QR_ENOMEM;
     snprintf(w->path, sizeof w->path, "%s", path);
-    w->pcap = pcap_open_dead_with_tstamp_precision(DLT_IPV4, 65535, PCAP_TSTAMP_PRECISION_NANO);
+    w->fmt = *fmt;
+    w->pcap = pcap_open_dead_with_tstamp_precision(
+        fmt->link == QR_TRACE_LINK_ETHERNET ? DLT_EN10MB : DLT_IPV4, 65535,
+        fmt->micro ? PCAP_TSTAMP_PRECISION_MICRO : PCAP_TSTAMP_PRECISION_NANO);
     if (!w->pcap) {
         free(w);
         return qri_err(errbuf, QR_ENOMEM, "%s: cannot create pcap handle", path);
@@ -227,14 +240,24 @@ int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
                        "%s: packet %" PRIu64 ": time %" PRId64 " ns before the previous %" PRId64
                        " ns",
                        w->path, w->count, p->time_ns, w->last_ns);
-    uint8_t buf[QR_TRACE_CAPLEN_MAX];
-    size_t caplen = qr_packet_encode(p, buf);
+    uint8_t frame[14 + QR_TRACE_CAPLEN_MAX];
+    size_t l2 = w->fmt.link == QR_TRACE_LINK_ETHERNET ? 14 : 0;
+    if (l2) {
+        /* dst and src MAC 02:00:a.b.c.d of the IPv4 addresses, then type IPv4 */
+        frame[0] = frame[6] = 0x02;
+        frame[1] = frame[7] = 0x00;
+        put32(frame + 2, p->dst_ip);
+        put32(frame + 8, p->src_ip);
+        put16(frame + 12, 0x0800);
+    }
+    size_t caplen = l2 + qr_packet_encode(p, frame + l2);
     struct pcap_pkthdr h;
     h.ts.tv_sec = (time_t)(p->time_ns / 1000000000);
-    h.ts.tv_usec = (suseconds_t)(p->time_ns % 1000000000); /* nanoseconds in a nano pcap */
+    /* the sub-second part in the file's resolution: ns, or us truncated as a capture's are */
+    h.ts.tv_usec = (suseconds_t)(p->time_ns % 1000000000 / (w->fmt.micro ? 1000 : 1));
     h.caplen = (bpf_u_int32)caplen;
-    h.len = p->ip_len > caplen ? p->ip_len : (bpf_u_int32)caplen;
-    pcap_dump((u_char *)w->dumper, &h, buf);
+    h.len = l2 + (p->ip_len > caplen - l2 ? p->ip_len : (bpf_u_int32)(caplen - l2));
+    pcap_dump((u_char *)w->dumper, &h, frame);
     w->last_ns = p->time_ns;
     w->count++;
     return QR_OK;

@@ -80,6 +80,21 @@ int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction
 /* The correction set for host h (0 if none). */
 int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host);
 
+/* What qr_recording_export wrote. */
+typedef struct qr_export_stats {
+    uint32_t captures;       /* files written: hosts that sent or received anything */
+    uint64_t sent, received; /* frames written, by direction seen from the capturing host */
+} qr_export_stats;
+
+/* Write every host's traffic as a capture taken on that host would hold it: each packet it sent
+ * at its send time (pk.time_ns: recorded, less any correction set) and each packet it received
+ * at its /received time, both on its own clock, in time order, headers only (caplen below the
+ * length), in format fmt, to dir/hNNNN.pcap; and dir/hosts.csv (address,host,capture), the map
+ * qreplay import reads. dir must exist; hosts without traffic get no file. Returns 0, QR_ESTATE
+ * (no /received), or the writer's error naming the file. */
+int qr_recording_export(const qr_recording *r, const char *dir, const qr_trace_format *fmt,
+                        qr_export_stats *st, char *errbuf);
+
 /* What a sampling of every direction gave. */
 typedef struct qr_sampling_stats {
     uint64_t packets, records;

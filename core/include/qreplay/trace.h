@@ -51,6 +51,22 @@ typedef struct qr_trace_reader qr_trace_reader;
  * Caller owns *out and must call qr_trace_writer_close. */
 int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf);
 
+/* How qr_trace_writer_open_as writes: the link layer and the timestamp resolution. */
+typedef enum qr_trace_link {
+    QR_TRACE_LINK_IPV4 = 0, /* raw IPv4 (LINKTYPE_IPV4), our recordings' convention */
+    QR_TRACE_LINK_ETHERNET  /* Ethernet II (LINKTYPE_ETHERNET), as tcpdump on a NIC writes */
+} qr_trace_link;
+typedef struct qr_trace_format {
+    qr_trace_link link;
+    int micro; /* 1: microsecond timestamps, truncated as a capture's are (tcpdump's default);
+                  0: nanoseconds */
+} qr_trace_format;
+
+/* Like qr_trace_writer_open, in another format. Ethernet frames carry locally administered MAC
+ * addresses made of the IPv4 addresses (02:00:a.b.c.d) and type 0x0800. */
+int qr_trace_writer_open_as(qr_trace_writer **out, const char *path, const qr_trace_format *fmt,
+                            char *errbuf);
+
 /* The first time a pcap record cannot hold: its seconds field is a signed 32-bit number. */
 #define QR_TRACE_TIME_END ((int64_t)2147483648 * 1000000000)
 

@@ -1,0 +1,182 @@
+/* qreplay export: a recording's traffic written out as the captures its hosts would have taken,
+ * for Wireshark and other tools, and to test qreplay import against a known truth. */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "opt.h"
+#include "qreplay/error.h"
+#include "qreplay/recording.h"
+
+static const cli_opt opts[] = {
+    CLI_OPT_OUT("the folder to write the captures and hosts.csv to (default: DIR/captures)"),
+    {"precision", 0, CLI_VALUE, "us|ns",
+     "timestamp resolution (us: tcpdump's default, times truncated as a capture's are)"},
+    {"link", 0, CLI_VALUE, "ethernet|ip", "link layer of the frames (ethernet)"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "export",
+    "DIR",
+    "Write the traffic of the recording in DIR/recording (or DIR itself when it holds\n"
+    "recording.h5) as the captures its hosts would have taken: per host, every packet it sent\n"
+    "at its send time and every packet it received at its receive time, both on the host's own\n"
+    "clock, headers only, in one pcap per host (hNNNN.pcap), with hosts.csv mapping addresses\n"
+    "to hosts and captures. The captures open in Wireshark and tcpdump and go back in with\n"
+    "'qreplay import SCENARIO OUT/*.pcap --map OUT/hosts.csv' (a round trip whose truth is\n"
+    "known). 'editcap -F pcapng' turns them into pcapng.\n\n"
+    "Hosts that sent and received nothing get no capture. The folder is written whole or not\n"
+    "at all; an existing one is replaced only if it holds nothing but an earlier export.\n",
+    opts,
+    sizeof opts / sizeof opts[0],
+    1,
+    1,
+    "expected one run folder DIR",
+    "examples:\n"
+    "  qreplay export results/single-switch -o /tmp/caps\n"
+    "  qreplay import scenarios/single-switch.ini /tmp/caps/*.pcap --map /tmp/caps/hosts.csv "
+    "-o /tmp/back\n"};
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* What an earlier export left: hNNNN.pcap and hosts.csv only. Returns 1 if dir holds only
+ * those (or nothing), 0 if anything else, -1 if it is not a folder. */
+static int only_an_export(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int ok = 1;
+    while (ok && (e = readdir(d))) {
+        const char *n = e->d_name;
+        size_t l = strlen(n);
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "hosts.csv"))
+            continue;
+        ok = l == 10 && n[0] == 'h' && !strcmp(n + 5, ".pcap") &&
+             strspn(n + 1, "0123456789") == 4;
+    }
+    closedir(d);
+    return ok;
+}
+
+/* Remove a folder holding only files (what this command writes). */
+static void remove_flat_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char p[4400];
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+int qr_cmd_export(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *dir = a.pos[0], *out = cli_value(&a, "out"), *prec = cli_value(&a, "precision"),
+               *link = cli_value(&a, "link");
+    int quiet = cli_count(&a, "quiet") > 0;
+    qr_trace_format fmt = {QR_TRACE_LINK_ETHERNET, 1};
+    if (prec && strcmp(prec, "us") && strcmp(prec, "ns")) {
+        rc = cli_usage_error("export", "--precision: '%s' (us or ns)", prec);
+        goto out_args;
+    }
+    if (link && strcmp(link, "ethernet") && strcmp(link, "ip")) {
+        rc = cli_usage_error("export", "--link: '%s' (ethernet or ip)", link);
+        goto out_args;
+    }
+    fmt.micro = !prec || !strcmp(prec, "us");
+    fmt.link = !link || !strcmp(link, "ethernet") ? QR_TRACE_LINK_ETHERNET : QR_TRACE_LINK_IPV4;
+    char rec_dir[4096], probe[4200], target[4096], tmp[4200], err[QR_ERRBUF_SIZE];
+    snprintf(rec_dir, sizeof rec_dir, "%s/recording", dir);
+    snprintf(probe, sizeof probe, "%s/recording.h5", rec_dir);
+    if (!file_exists(probe))
+        snprintf(rec_dir, sizeof rec_dir, "%s", dir);
+    if (out)
+        snprintf(target, sizeof target, "%s", out);
+    else
+        snprintf(target, sizeof target, "%s/captures", dir);
+    if (file_exists(target) && only_an_export(target) != 1) {
+        rc = cli_fail("export",
+                      "%s: exists and is not an earlier export (a folder of hNNNN.pcap and hosts.csv): "
+                      "choose another -o",
+                      target);
+        goto out_args;
+    }
+    /* the recording's own files are never written over (a capture folder inside pcap/) */
+    snprintf(tmp, sizeof tmp, "%s/pcap", rec_dir);
+    {
+        char rt[4096], rp[4096];
+        if (realpath(tmp, rp) && realpath(target, rt) && !strcmp(rt, rp)) {
+            rc = cli_fail("export", "%s: refusing to write over an input (the recording's pcap/)",
+                          target);
+            goto out_args;
+        }
+    }
+    qr_recording *r = NULL;
+    if (qr_recording_open(&r, rec_dir, NULL, err)) {
+        rc = cli_fail("export", "%s", err);
+        goto out_args;
+    }
+    snprintf(tmp, sizeof tmp, "%s.partial-%ld", target, (long)getpid());
+    if (mkdir(tmp, 0777)) {
+        rc = cli_fail("export", "%s: %s", tmp, strerror(errno));
+        qr_recording_close(r);
+        goto out_args;
+    }
+    cli_catch_signals();
+    qr_export_stats st = {0};
+    int xrc = qr_recording_export(r, tmp, &fmt, &st, err);
+    qr_recording_close(r);
+    if (!xrc && cli_signal) {
+        remove_flat_dir(tmp);
+        rc = cli_interrupted_status();
+        fprintf(stderr, "qreplay export: interrupted; nothing written\n");
+    } else if (xrc) {
+        remove_flat_dir(tmp);
+        rc = cli_fail("export", "%s", err);
+    } else {
+        if (file_exists(target))
+            remove_flat_dir(target);
+        if (rename(tmp, target)) {
+            rc = cli_fail("export", "%s: %s", target, strerror(errno));
+            remove_flat_dir(tmp);
+        } else {
+            rc = 0;
+            if (!quiet) {
+                printf("captures           %" PRIu32 " (%s, %s timestamps)\n", st.captures,
+                       fmt.link == QR_TRACE_LINK_ETHERNET ? "Ethernet" : "raw IPv4",
+                       fmt.micro ? "microsecond" : "nanosecond");
+                printf("frames             %" PRIu64 " sent, %" PRIu64 " received\n", st.sent,
+                       st.received);
+                printf("output             %s (hosts.csv: the map for qreplay import)\n", target);
+            }
+        }
+    }
+    cli_restore_signals();
+out_args:
+    cli_args_free(&a);
+    return rc;
+}
