@@ -65,8 +65,7 @@ static int only_an_export(const char *dir)
         size_t l = strlen(n);
         if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "hosts.csv"))
             continue;
-        ok = l == 10 && n[0] == 'h' && !strcmp(n + 5, ".pcap") &&
-             strspn(n + 1, "0123456789") == 4;
+        ok = l == 10 && n[0] == 'h' && !strcmp(n + 5, ".pcap") && strspn(n + 1, "0123456789") == 4;
     }
     closedir(d);
     return ok;
@@ -119,10 +118,11 @@ int qr_cmd_export(int argc, char **argv)
     else
         snprintf(target, sizeof target, "%s/captures", dir);
     if (file_exists(target) && only_an_export(target) != 1) {
-        rc = cli_fail("export",
-                      "%s: exists and is not an earlier export (a folder of hNNNN.pcap and hosts.csv): "
-                      "choose another -o",
-                      target);
+        rc = cli_fail(
+            "export",
+            "%s: exists and is not an earlier export (a folder of hNNNN.pcap and hosts.csv): "
+            "choose another -o",
+            target);
         goto out_args;
     }
     /* the recording's own files are never written over (a capture folder inside pcap/) */

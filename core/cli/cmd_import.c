@@ -20,6 +20,9 @@ static const cli_opt opts[] = {
      "order)"},
     {"clock", 0, CLI_VALUE, "MODE",
      "auto (default: reconcile when two hosts were captured at both ends), reconcile, none"},
+    {"truth", 0, CLI_VALUE, "RUNDIR",
+     "the captures were exported from this simulated run (qreplay export): carry its\n"
+     "                         ground truth over, so qreplay metrics scores replays of the import"},
     CLI_OPT_SET,
     CLI_OPT_OUT("output folder: the recording goes to DIR/recording (default: [output] dir)"),
     CLI_OPT_QUIET,
@@ -124,7 +127,7 @@ static void print_summary(const qr_import_report *r, const char *dir)
         printf("clock              no pair of hosts captured at both ends: each capture's own "
                "clock\n");
     }
-    printf("output             %s/recording.h5 (+ pcap/)\n", dir);
+    printf("output             %s/recording/recording.h5 (+ pcap/)\n", dir);
 }
 
 int qr_cmd_import(int argc, char **argv)
@@ -136,7 +139,7 @@ int qr_cmd_import(int argc, char **argv)
     int n_sets;
     const char **sets = cli_list(&a, "set", &n_sets);
     const char *outdir = cli_value(&a, "out"), *map = cli_value(&a, "map");
-    const char *clock = cli_value(&a, "clock");
+    const char *clock = cli_value(&a, "clock"), *truth = cli_value(&a, "truth");
     int quiet = cli_count(&a, "quiet") > 0;
     qr_import_cfg cfg = {0};
     if (!clock || !strcmp(clock, "auto"))
@@ -161,6 +164,24 @@ int qr_cmd_import(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s", outdir ? outdir : conf->output.dir);
     snprintf(rec, sizeof rec, "%s/recording", dir);
     int made_dir = 0;
+    char truth_rec[QR_PATH_MAX + 16] = "";
+    if (truth) {
+        char probe[QR_PATH_MAX + 64];
+        snprintf(truth_rec, sizeof truth_rec, "%s/recording", truth);
+        snprintf(probe, sizeof probe, "%s/recording.h5", truth_rec);
+        if (access(probe, R_OK))
+            snprintf(truth_rec, sizeof truth_rec, "%s", truth);
+        snprintf(probe, sizeof probe, "%s/truth/arrivals.qra", truth_rec);
+        if (access(probe, R_OK)) {
+            rc = cli_fail("import",
+                          "--truth %s: no ground truth with arrivals (%s): a qreplay runtime run "
+                          "folder is needed",
+                          truth, probe);
+            cli_args_free(&a);
+            qr_scenario_destroy(s);
+            return rc;
+        }
+    }
     qr_host_map_entry *entries = NULL;
     size_t n_entries = 0;
     qr_import_report *rep = NULL;
@@ -175,6 +196,8 @@ int qr_cmd_import(int argc, char **argv)
             cli_paths_add(&ins, "%s", a.pos[i]);
         if (map)
             cli_paths_add(&ins, "%s", map);
+        if (truth)
+            cli_paths_add_recording(&ins, truth_rec);
         cli_paths_add_recording(&outs, rec);
         if (cli_check_outputs("import", &outs, &ins)) {
             rc = 1;
@@ -214,6 +237,19 @@ int qr_cmd_import(int argc, char **argv)
     if (!quiet)
         print_summary(rep, dir);
     rc = 0;
+    if (truth) {
+        qr_truth_carry_stats ts;
+        if (qr_truth_carry(truth_rec, rec, &ts, err)) {
+            rc = cli_fail("import", "--truth: %s (the recording was written, without truth)", err);
+            goto out;
+        }
+        if (!quiet)
+            printf("truth              %s/truth from %s: %" PRIu64 " arrivals, %" PRIu64
+                   " drops, %" PRIu64 " flow directions (left out: %" PRIu64 " arrivals, %" PRIu64
+                   " drops of directions not imported)\n",
+                   rec, truth_rec, ts.arrivals, ts.drops, ts.dirs_mapped, ts.arrivals_left,
+                   ts.drops_left);
+    }
 out:
     if (rc && made_dir)
         rmdir(dir); /* a folder made for nothing (removed only if empty) */

@@ -127,8 +127,8 @@ int qr_recording_export(const qr_recording *r, const char *dir, const qr_trace_f
         }
         rc = write_host(r, h, by + start[h], n_rx, path, fmt, errbuf);
         uint32_t a = qr_flow_table_host_addr(ft, h);
-        fprintf(map, "%u.%u.%u.%u,%" PRIu32 ",%s\n", a >> 24, a >> 16 & 255, a >> 8 & 255,
-                a & 255, h, name);
+        fprintf(map, "%u.%u.%u.%u,%" PRIu32 ",%s\n", a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255,
+                h, name);
         s.captures++;
         s.sent += n_tx;
         s.received += n_rx;

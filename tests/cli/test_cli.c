@@ -565,6 +565,31 @@ Test(cli, an_exported_recording_imports_back_the_same)
     qr_recording_close(rt);
     qr_recording_close(bk);
 
+    /* the runtime's ground truth carried over: the round trip's replay scored against it */
+    cr_assert_eq(qreplay("import -q scenarios/single-switch.ini %s/ng/h0000.pcapng "
+                         "%s/ng/h0001.pcapng %s/ng/h0002.pcapng --map %s/ng/hosts.csv -o %s/back "
+                         "--truth %s/rt",
+                         dir, dir, dir, dir, dir, dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("replay -q %s/back --th 0 --mode tagged", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("metrics --no-figures %s/back", dir), 0, "%s", err);
+    const char *row = strstr(out, "tagged_th_0 ");
+    double qmean = -1, qp99 = -1;
+    unsigned long run_drops = 0;
+    cr_assert(row && sscanf(row, "tagged_th_0 %lf %lf %lu", &qmean, &qp99, &run_drops) == 3, "%s",
+              out);
+    snprintf(p, sizeof p, "%s/rt/recording/truth/truth.h5", dir);
+    cr_assert_eq((long)run_drops, h5_attr_i64(p, "/drops", "rows"),
+                 "every runtime drop carried over: %s", out);
+    cr_assert(qmean >= 0 && qmean < 0.5, "the round trip replays close to the runtime: %s", out);
+    /* --truth from a folder without ground truth: an error before anything is written */
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s/ng/h0000.pcapng --map "
+                         "%s/ng/hosts.csv -o %s/t2 --truth %s/caps",
+                         dir, dir, dir, dir),
+                 1);
+    cr_assert(strstr(err, "--truth") && strstr(err, "no ground truth"), "%s", err);
+    cr_assert_not(exists("%s/t2", dir));
+
     /* bad input: usage errors, a recording with no receive times, a folder in the way */
     cr_assert_eq(qreplay("export %s/rt --precision ms", dir), 2);
     cr_assert(strstr(err, "--precision: 'ms'"), "%s", err);

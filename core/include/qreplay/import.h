@@ -216,6 +216,26 @@ void qr_import_report_free(qr_import_report *r);
 int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *s, const char *rec_dir,
                   qr_import_report **report, char *errbuf);
 
+/* What qr_truth_carry carried. */
+typedef struct qr_truth_carry_stats {
+    uint64_t dirs_mapped;     /* the run's flow directions found among the imported ones */
+    uint64_t arrivals, drops; /* carried */
+    uint64_t arrivals_left, drops_left; /* of directions the import does not have */
+    int64_t shift_ns;                   /* added to every time: onto the import's time base */
+} qr_truth_carry_stats;
+
+/* The ground truth of the simulated run in run_rec_dir (qreplay runtime's recording folder with
+ * truth/arrivals.qra) carried over to imported_rec_dir, a recording imported from captures
+ * exported from that run (qreplay export): the round trip's replays can then be scored against
+ * the runtime's queues (qreplay metrics). Every imported connection is matched to the run's flow
+ * by its original sender address and port (/import/connections); packet ids, the queues'
+ * per-direction contents, drops and direction counts are renamed to the import's numbering, and
+ * times moved onto its time base (its reference host's clock, less /import time_base_ns).
+ * Writes imported_rec_dir/truth/ whole or not at all. Returns 0, QR_EVALUE (a connection that
+ * is no flow of the run), QR_EFORMAT (not an imported recording), or a reader's error. */
+int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_truth_carry_stats *st,
+                   char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif
