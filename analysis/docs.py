@@ -355,6 +355,31 @@ def clock_case(kind, scenario, sets, ths):
             "opts": {}}
 
 
+def roundtrip_case(kind, scenario, ths):
+    """Runtime, its captures exported (Ethernet, us timestamps), imported back with the runtime's
+    truth carried over, tagged replays of the import and of the runtime's own recording."""
+    cmds = [q(["runtime", scenario, "-o", "{out}/run/recording", "--quiet"]),
+            q(["export", "{out}/run", "-o", "{out}/caps", "--quiet"]),
+            ["sh", "-c", "{qreplay} import %s {out}/caps/h*.pcap --map {out}/caps/hosts.csv "
+             "--truth {out}/run -o {out}/back --quiet" % scenario]]
+    for th in ths:
+        cmds.append(q(["replay", "{out}/back", "--th", th, "--mode", "tagged", "--quiet"]))
+        cmds.append(q(["replay", "{out}/run", "--th", th, "--mode", "tagged", "--quiet"]))
+    cmds.append(q(["metrics", "{out}/back", "--no-figures"]))
+    cmds.append(q(["metrics", "{out}/run", "--no-figures"]))
+    return {"kind": kind, "scenario": scenario, "commands": cmds,
+            "extract": [extract_roundtrip], "opts": {}}
+
+
+def extract_roundtrip(out, lines, opts):
+    _, back = variants_of(os.path.join(out, "back", "results.h5"))
+    _, run = variants_of(os.path.join(out, "run", "results.h5"))
+    rec = h5().File(os.path.join(out, "back", "recording", "recording.h5"), "r")
+    return {"imported": back, "recorded": run,
+            "import": attrs(rec["import"], ["time_base_ns"]),
+            "packets": int(sum(int(r["packets"]) for r in rec["hosts"][:]))}
+
+
 CASES = {
     "k4-default": {
         "kind": "quick", "scenario": "scenarios/fattree-k4-websearch.ini",
@@ -400,6 +425,7 @@ CASES = {
     "k16-paper": sweep_case("scenarios/fattree-k16-paper.ini", 1, "long"),
     "k8-20ms-10": k8_long_run(10),
     "k8-20ms-80": k8_long_run(80),
+    "roundtrip-k4": roundtrip_case("quick", "scenarios/fattree-k4-websearch.ini", ["0", "5us"]),
     "clock-k4": clock_case("quick", "scenarios/fattree-k4-websearch.ini", [], ["0", "5us"]),
     "clock-k8": clock_case("long", "scenarios/fattree-k8-sweep.ini", [], ["5us"]),
     "clock-k16": clock_case("long", "scenarios/fattree-k16-paper.ini", [], ["5us"]),
@@ -793,6 +819,31 @@ def block_scale(_):
         "machine's 1-minute load average, 2 cores: above 2 the command shared the machine).</sub>"
 
 
+def block_clocks(names):
+    """Clock reconciliation on simulated recordings: the estimate's error against the true offsets
+    and the tagged replays with the recorded (raw) and with the reconciled clocks."""
+    out = ["| case | hosts estimated (pairs) | estimate error vs truth: mean / RMS / max | th | "
+           "qdiff mean / p99, raw clocks | reconciled | drop error raw / reconciled |",
+           "|---|---|---|---|---|---|---|"]
+    for n in names:
+        d = load(n)
+        e = d["results"]["estimate"]
+        var = {v["variant"]: v for v in d["results"]["variants"]}
+        first = True
+        for raw in sorted((v for v in var if v.startswith("tagged_") and
+                           not v.endswith("_reconciled")), key=lambda v: var[v]["th_ns"]):
+            rec = var[raw + "_reconciled"]
+            r = var[raw]
+            head = ("| %s | %d of %d (%d) | %.0f / %.0f / %.0f ns" % (
+                n, e["estimated"], e["hosts"], e["pairs"], e["error_mean_abs_ns"],
+                e["error_rms_ns"], e["error_max_abs_ns"])) if first else "| | | "
+            first = False
+            out.append("%s | %s us | %.3f / %.3f MTU | %.3f / %.3f MTU | %s / %s |" % (
+                head, th_us(r), r["qdiff_mean_mtu"], r["qdiff_p99_mtu"], rec["qdiff_mean_mtu"],
+                rec["qdiff_p99_mtu"], pct(r["drop_error"]), pct(rec["drop_error"])))
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
 def dur(s):
     if s >= 120:
         return "%d min %02d s" % (int(s) // 60, int(s) % 60)
@@ -857,6 +908,7 @@ BLOCKS = {
     "single-switch-seeds": lambda: block_seeds("single-switch-seeds"),
     "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
     "bench": lambda: block_bench("bench"),
+    "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
 }
 
 BLOCK_RE = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
