@@ -390,6 +390,7 @@ static int conn_find(struct scan_state *st, const qr_capture_packet *p, uint32_t
     c->port[!flip] = q.dst_port;
     c->family = q.family;
     c->first_ns = q.time_ns;
+    c->own_first_ns = INT64_MAX;
     c->capture = capture;
     if (qri_map_put(&st->index, k1, k2, (void *)(uintptr_t)(s->n_conns + 1)))
         return QR_ENOMEM;
@@ -571,6 +572,8 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
             qr_import_conn *k = &s->conns[at];
             int view = memcmp(p.src, s->owner[c], 16) != 0; /* 0: the sender's own capture */
             track(&st.acc[at].t[side][view], &p);
+            if (side == 0 && view == 0 && p.time_ns < k->own_first_ns)
+                k->own_first_ns = p.time_ns;
             if (side == 0 && (p.tcp_flags & (QR_TCP_SYN | QR_TCP_ACK)) == QR_TCP_SYN)
                 k->syn = 1;
             if (p.tcp_flags & QR_TCP_FIN)

@@ -23,6 +23,20 @@
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
 
+/* A connection's place in the flows' order. */
+struct conn_order {
+    int64_t key;
+    size_t index;
+};
+
+static int cmp_conn_order(const void *a, const void *b)
+{
+    const struct conn_order *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
 const char *qr_import_evidence_name(int e)
 {
     static const char *const n[] = {"both", "retrans", "ipid", "none"};
@@ -638,9 +652,24 @@ static int setup(struct imp *m)
     }
     /* the time base: 1 ms before the first packet (or 0), so reconstructed send times stay >= 0 */
     rep->time_base_ns = first == INT64_MAX || first < 1000000 ? 0 : first - 1000000;
-    /* flows: every connection between two distinct hosts, in order of first appearance */
-    m->n_flows = 0;
+    /* flows: every connection between two distinct hosts, in the order their initiators opened
+     * them, on each initiator's own clock where its capture saw it (else first appearance): a
+     * host's flows, and so their sender ports and ECMP paths, come in the order it opened them,
+     * as in a simulated run */
+    struct conn_order *order = malloc((s->n_conns ? s->n_conns : 1) * sizeof *order);
+    if (!order) {
+        rc = QR_ENOMEM;
+        goto done;
+    }
     for (size_t i = 0; i < s->n_conns; i++) {
+        const qr_import_conn *c = &s->conns[i];
+        order[i].key = c->own_first_ns != INT64_MAX ? c->own_first_ns : c->first_ns;
+        order[i].index = i;
+    }
+    qsort(order, s->n_conns, sizeof *order, cmp_conn_order);
+    m->n_flows = 0;
+    for (size_t o = 0; o < s->n_conns; o++) {
+        size_t i = order[o].index;
         const qr_import_conn *c = &s->conns[i];
         int64_t a = qr_import_scan_host(s, c->addr[0]), b = qr_import_scan_host(s, c->addr[1]);
         if (a < 0 || b < 0 || a == b) {
@@ -652,6 +681,7 @@ static int setup(struct imp *m)
             m->n_flows, (uint32_t)a, (uint32_t)b, c->bytes[0], c->first_ns - rep->time_base_ns, 0};
         m->n_flows++;
     }
+    free(order);
     rep->connections = m->n_flows;
     char detail[QR_ERRBUF_SIZE];
     if ((rc = qr_flow_table_for_topology(&m->ft, flows, m->n_flows, m->topo, detail)) != QR_OK) {
@@ -873,9 +903,10 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     if (!flows || !hosts || !caps || !ih || !conns)
         goto fail;
     int64_t end = 0;
-    for (size_t i = 0, fl = 0; i < m->scan->n_conns; i++) {
+    for (size_t i = 0; i < m->scan->n_conns; i++) {
         if (m->flow_of_conn[i] < 0)
             continue;
+        size_t fl = (size_t)m->flow_of_conn[i];
         const qr_import_conn *c = &m->scan->conns[i];
         const struct flow_times *t = &m->ftimes[fl];
         qr_row_flow *r = &flows[fl];
@@ -911,7 +942,6 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
         k->evidence1 = m->dirs[2 * fl + 1].evidence;
         k->drops0 = m->dirs[2 * fl].drops;
         k->drops1 = m->dirs[2 * fl + 1].drops;
-        fl++;
     }
     for (uint32_t h = 0; h < m->n_hosts; h++) {
         const qr_import_host_report *hr = &rep->hosts[h];

@@ -40,18 +40,18 @@ static int build_map(const qr_recording *rt, const qr_recording *im, const qr_ro
         const qr_flow *b = qr_flow_table_flow(fi, c[i].flow);
         uint32_t f;
         if (b->src >= qr_recording_hosts(rt) ||
-            qr_flow_table_flow_of_sender(ft, qr_flow_table_host_addr(ft, b->src), c[i].port0,
-                                         &f) != QR_OK)
+            qr_flow_table_flow_of_sender(ft, qr_flow_table_host_addr(ft, b->src), c[i].port0, &f) !=
+                QR_OK)
             return qri_err(errbuf, QR_EVALUE,
                            "%s: connection %s:%u -> %s:%u is no flow of the run: were its captures "
                            "exported from it?",
                            im_dir, c[i].addr0, c[i].port0, c[i].addr1, c[i].port1);
         const qr_flow *a = qr_flow_table_flow(ft, f);
         if (a->src != b->src || a->dst != b->dst)
-            return qri_err(errbuf, QR_EVALUE,
-                           "%s: connection %s:%u -> %s:%u: hosts %u -> %u here, %u -> %u in the run",
-                           im_dir, c[i].addr0, c[i].port0, c[i].addr1, c[i].port1, b->src, b->dst,
-                           a->src, a->dst);
+            return qri_err(
+                errbuf, QR_EVALUE,
+                "%s: connection %s:%u -> %s:%u: hosts %u -> %u here, %u -> %u in the run", im_dir,
+                c[i].addr0, c[i].port0, c[i].addr1, c[i].port1, b->src, b->dst, a->src, a->dst);
         map[qr_dir_data(f)] = qr_dir_data(c[i].flow);
         map[qr_dir_ack(f)] = qr_dir_ack(c[i].flow);
     }
@@ -122,8 +122,7 @@ static int carry_truth_h5(const char *in, const char *out, const qr_scenario *s,
     if (!rc)
         rc = qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&drops, &nd, errbuf);
     if (!rc)
-        rc = qr_h5_read_rows(r, "/directions", &qr_schema_direction, (void **)&dirs, &ndir,
-                             errbuf);
+        rc = qr_h5_read_rows(r, "/directions", &qr_schema_direction, (void **)&dirs, &ndir, errbuf);
     if (!rc && !qr_h5_read_attr_str(r, "/", "end", &end, errbuf)) {
         for (int e = QR_END_COMPLETED; e <= QR_END_CANCELLED; e++)
             if (!strcmp(qr_end_reason_name((qr_end_reason)e), end))
@@ -249,8 +248,7 @@ int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_tru
     }
     if (!rc) {
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
-        rc = carry_truth_h5(in_h5, path, qr_recording_scenario(im), map, n_map, shift, &s,
-                            errbuf);
+        rc = carry_truth_h5(in_h5, path, qr_recording_scenario(im), map, n_map, shift, &s, errbuf);
     }
     if (!rc) {
         struct stat sb;

@@ -505,6 +505,9 @@ Test(cli, an_exported_recording_imports_back_the_same)
         const qr_flow *a = qr_flow_table_flow(ft, f);
         cr_assert(a->src == b->src && a->dst == b->dst && a->bytes == b->bytes, "flow %u", f);
         flow_of[conn[i].flow] = f;
+        /* a host's flows come in the order it opened them: the same sender ports as the run's,
+         * so the same ECMP paths */
+        cr_assert_eq(qr_flow_table_sender_port(fb, conn[i].flow), conn[i].port0, "flow %u", f);
     }
 
     /* the clock estimate: within the timestamps' resolution of the true offsets */

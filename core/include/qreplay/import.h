@@ -54,13 +54,15 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
 typedef struct qr_import_conn {
     uint8_t addr[2][16];
     uint16_t port[2];
-    uint8_t family;      /* 4 or 6 */
-    uint8_t syn;         /* the initiator's SYN was captured */
-    uint8_t fin[2];      /* a FIN from that side was captured */
-    int64_t first_ns;    /* its first packet, on the clock of the first capture that saw it */
-    uint32_t capture;    /* that capture's index */
-    uint64_t packets[2]; /* captured packets sent by each side, as captured (no TSO split) */
-    uint64_t bytes[2];   /* stream bytes each side sent: its sequence range, SYN and FIN excluded */
+    uint8_t family;       /* 4 or 6 */
+    uint8_t syn;          /* the initiator's SYN was captured */
+    uint8_t fin[2];       /* a FIN from that side was captured */
+    int64_t first_ns;     /* its first packet, on the clock of the first capture that saw it */
+    int64_t own_first_ns; /* the initiator's first packet in the initiator's own capture
+                             (INT64_MAX: not captured there) */
+    uint32_t capture;     /* that capture's index */
+    uint64_t packets[2];  /* captured packets sent by each side, as captured (no TSO split) */
+    uint64_t bytes[2]; /* stream bytes each side sent: its sequence range, SYN and FIN excluded */
     /* private: sequence tracking */
     uint32_t seq0[2], seq_end[2];
     uint8_t seq_known[2];
