@@ -844,6 +844,23 @@ def block_clocks(names):
     return "\n".join(out) + "\n\n" + provenance(*names)
 
 
+def block_roundtrip(name):
+    """The round trip: the runtime's recording replayed directly and through its exported
+    captures (us timestamps, clocks reconciled by the import), both scored against the runtime."""
+    d = load(name)
+    r = d["results"]
+    rec = {v["variant"]: v for v in r["recorded"]}
+    out = ["| th (tagged) | replayed from | qdiff mean / p99 | drops runtime / replay | "
+           "drop error | arrivals matched |", "|---|---|---|---|---|---|"]
+    for v in r["imported"]:
+        for label, x in (("the recording (raw clocks, ns)", rec[v["variant"]]),
+                         ("its captures, imported (us, reconciled)", v)):
+            out.append("| %s us | %s | %.3f / %.3f MTU | %d / %d | %s | %d |" % (
+                th_us(x), label, x["qdiff_mean_mtu"], x["qdiff_p99_mtu"], x["runtime_drops"],
+                x["replay_drops"], pct(x["drop_error"]), x["matched_arrivals"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 def dur(s):
     if s >= 120:
         return "%d min %02d s" % (int(s) // 60, int(s) % 60)
@@ -909,6 +926,7 @@ BLOCKS = {
     "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
     "bench": lambda: block_bench("bench"),
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
+    "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
 }
 
 BLOCK_RE = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
