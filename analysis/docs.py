@@ -331,7 +331,8 @@ def extract_clocks(out, lines, opts):
     c = h5().File(os.path.join(out, "clocks.h5"), "r")
     _, var = variants_of(os.path.join(out, "run", "results.h5"))
     keep = ["hosts", "estimated", "pairs", "error_mean_abs_ns", "error_rms_ns",
-            "error_max_abs_ns", "residual_rms_ns"]
+            "error_max_abs_ns", "residual_rms_ns", "corrected", "raw_mean_abs_ns",
+            "left_mean_abs_ns"]
     errs = sorted(abs(float(r["error_ns"])) for r in c["clocks"][:] if r["pairs"] > 0)
     est = attrs(c, keep)
     est["error_p50_abs_ns"] = errs[len(errs) // 2] if errs else 0.0
@@ -822,9 +823,10 @@ def block_scale(_):
 def block_clocks(names):
     """Clock reconciliation on simulated recordings: the estimate's error against the true offsets
     and the tagged replays with the recorded (raw) and with the reconciled clocks."""
-    out = ["| case | hosts estimated (pairs) | estimate error vs truth: mean / RMS / max | th | "
-           "qdiff mean / p99, raw clocks | reconciled | drop error raw / reconciled |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| case | hosts estimated (pairs) | estimate error vs truth: mean / RMS / max | "
+           "hosts corrected | mean offset raw / left | th | qdiff mean / p99, raw clocks | "
+           "reconciled | drop error raw / reconciled |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for n in names:
         d = load(n)
         e = d["results"]["estimate"]
@@ -834,9 +836,10 @@ def block_clocks(names):
                            not v.endswith("_reconciled")), key=lambda v: var[v]["th_ns"]):
             rec = var[raw + "_reconciled"]
             r = var[raw]
-            head = ("| %s | %d of %d (%d) | %.0f / %.0f / %.0f ns" % (
+            head = ("| %s | %d of %d (%d) | %.0f / %.0f / %.0f ns | %d | %.0f / %.0f ns" % (
                 n, e["estimated"], e["hosts"], e["pairs"], e["error_mean_abs_ns"],
-                e["error_rms_ns"], e["error_max_abs_ns"])) if first else "| | | "
+                e["error_rms_ns"], e["error_max_abs_ns"], e["corrected"], e["raw_mean_abs_ns"],
+                e["left_mean_abs_ns"])) if first else "| | | | |"
             first = False
             out.append("%s | %s us | %.3f / %.3f MTU | %.3f / %.3f MTU | %s / %s |" % (
                 head, th_us(r), r["qdiff_mean_mtu"], r["qdiff_p99_mtu"], rec["qdiff_mean_mtu"],

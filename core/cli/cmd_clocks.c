@@ -52,7 +52,8 @@ static int file_exists(const char *p)
 }
 
 struct summary {
-    uint32_t hosts, estimated, unreached;
+    uint32_t hosts, estimated, unreached, applied, left_n;
+    double left_sum, raw_sum;
     uint64_t pairs;
     double mean_abs, rms, max_abs, residual_rms;
     uint32_t worst;
@@ -75,6 +76,11 @@ static int write_h5(const char *path, const char *rec_dir, const qr_row_clock_es
         (rc = qr_h5_attr_f64(f, "/", "error_rms_ns", s->rms, err)) ||
         (rc = qr_h5_attr_f64(f, "/", "error_max_abs_ns", s->max_abs, err)) ||
         (rc = qr_h5_attr_f64(f, "/", "residual_rms_ns", s->residual_rms, err)) ||
+        (rc = qr_h5_attr_u64(f, "/", "corrected", s->applied, err)) ||
+        (rc = qr_h5_attr_f64(f, "/", "raw_mean_abs_ns", s->left_n ? s->raw_sum / s->left_n : 0.0,
+                             err)) ||
+        (rc = qr_h5_attr_f64(f, "/", "left_mean_abs_ns", s->left_n ? s->left_sum / s->left_n : 0.0,
+                             err)) ||
         (rc = qr_h5_write_rows(f, "/clocks", &qr_schema_clock_estimate, rows, n, err))) {
         qr_h5_abort(f);
         return rc;
@@ -135,20 +141,32 @@ int qr_cmd_clocks(int argc, char **argv)
     /* the runtime keeps its ground truth next to the recording; an import has none */
     snprintf(probe, sizeof probe, "%s/truth/truth.h5", rec_dir);
     int truth = file_exists(probe);
-    struct summary s = {n, 0, 0, pairs, 0, 0, 0, 0, 0};
+    struct summary s = {0};
+    s.hosts = n;
+    s.pairs = pairs;
     double sum_abs = 0, sum_sq = 0, sum_res = 0;
     for (uint32_t h = 0; h < n; h++) {
         const qr_clock_estimate *e = &est[h];
         int64_t true_rel =
             qr_recording_clock_offset(r, h) - qr_recording_clock_offset(r, e->reference);
-        rows[h] =
-            (qr_row_clock_estimate){h,
-                                    e->reference,
-                                    e->pairs,
-                                    e->offset_ns,
-                                    e->residual_ns,
-                                    truth ? true_rel : 0,
-                                    truth && e->pairs ? e->offset_ns - (double)true_rel : 0.0};
+        rows[h] = (qr_row_clock_estimate){h,
+                                          e->reference,
+                                          e->pairs,
+                                          e->offset_ns,
+                                          e->residual_ns,
+                                          truth ? true_rel : 0,
+                                          truth && e->pairs ? e->offset_ns - (double)true_rel : 0.0,
+                                          e->path_ns,
+                                          e->bound_ns,
+                                          qr_clock_correction(e)};
+        s.applied += rows[h].correction_ns != 0;
+        if (truth && h != e->reference) {
+            /* what a reconciled replay leaves of the offset: the correction's error, or the raw
+             * offset where no correction is taken out */
+            s.left_sum += fabs((double)rows[h].correction_ns - (double)true_rel);
+            s.raw_sum += fabs((double)true_rel);
+            s.left_n++;
+        }
         s.unreached += e->pairs == 0;
         if (!e->pairs || h == e->reference)
             continue;
@@ -175,13 +193,15 @@ int qr_cmd_clocks(int argc, char **argv)
     if (quiet)
         goto done;
     if (all || n <= 64) {
-        printf("%6s %9s %6s %14s %12s", "host", "reference", "pairs", "estimate_ns", "residual_ns");
+        printf("%6s %9s %6s %14s %12s %10s %13s", "host", "reference", "pairs", "estimate_ns",
+               "residual_ns", "bound_ns", "correction_ns");
         if (truth)
             printf(" %14s %10s", "true_ns", "error_ns");
         printf("\n");
         for (uint32_t h = 0; h < n; h++) {
-            printf("%6u %9u %6u %14.1f %12.1f", h, rows[h].reference, rows[h].pairs,
-                   rows[h].estimate_ns, rows[h].residual_ns);
+            printf("%6u %9u %6u %14.1f %12.1f %10.1f %13" PRId64, h, rows[h].reference,
+                   rows[h].pairs, rows[h].estimate_ns, rows[h].residual_ns, rows[h].bound_ns,
+                   rows[h].correction_ns);
             if (truth && rows[h].pairs)
                 printf(" %14" PRId64 " %10.1f", rows[h].true_ns, rows[h].error_ns);
             else if (truth)
@@ -193,10 +213,16 @@ int qr_cmd_clocks(int argc, char **argv)
            "ways)\n",
            n, s.estimated, pairs);
     printf("residual           %.1f ns RMS\n", s.residual_rms);
+    printf("corrected          %u hosts (the others' estimates are not certain to help: |path| <= "
+           "3 bounds)\n",
+           s.applied);
     if (truth && s.estimated)
         printf("error vs truth     mean |e| %.1f ns, RMS %.1f ns, max %.1f ns (host %u)\n",
                s.mean_abs, s.rms, s.max_abs, s.worst);
-    else if (!truth)
+    if (truth && s.left_n)
+        printf("offset left        mean |offset| %.1f ns raw, %.1f ns after the corrections\n",
+               s.raw_sum / s.left_n, s.left_sum / s.left_n);
+    if (!truth)
         printf("error vs truth     unknown (no ground truth: not a simulated recording)\n");
     if (s.unreached)
         printf("not estimated      %u hosts (no pair measured both ways reaches them: offset 0)\n",

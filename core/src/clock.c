@@ -2,6 +2,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
@@ -129,6 +130,13 @@ static void components(struct reconcile *g, uint32_t reference, uint32_t *stack)
     }
 }
 
+int64_t qr_clock_correction(const qr_clock_estimate *e)
+{
+    if (!e || !e->pairs || !(fabs(e->path_ns) > 3.0 * e->bound_ns))
+        return 0;
+    return llround(e->offset_ns);
+}
+
 int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs, uint32_t reference,
                        qr_clock_estimate *out)
 {
@@ -214,8 +222,48 @@ int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs,
             sw += w[g.adj[k]];
         }
         size_t deg = g.deg[h + 1] - g.deg[h];
-        out[h] =
-            (qr_clock_estimate){x[h], deg ? sqrt(sq / sw) : 0.0, g.ref[g.comp[h]], (uint32_t)deg};
+        out[h] = (qr_clock_estimate){
+            x[h], deg ? sqrt(sq / sw) : 0.0, g.ref[g.comp[h]], (uint32_t)deg, 0.0, 0.0};
+    }
+    /* the certain interval: the chain of pairs from each component's reference with the smallest
+     * sum of bounds (Dijkstra, O(n^2): the hosts of a scenario) */
+    {
+        double *bound = p, *path = q; /* the solver's work arrays are free now */
+        uint8_t *done = (uint8_t *)z;
+        for (size_t h = 0; h < n; h++) {
+            bound[h] = pinned(&g, h) ? 0.0 : INFINITY;
+            path[h] = 0.0;
+        }
+        memset(done, 0, n);
+        for (;;) {
+            size_t u = n;
+            for (size_t h = 0; h < n; h++)
+                if (!done[h] && isfinite(bound[h]) && (u == n || bound[h] < bound[u]))
+                    u = h;
+            if (u == n)
+                break;
+            done[u] = 1;
+            for (size_t k = g.deg[u]; k < g.deg[u + 1]; k++) {
+                size_t i = g.adj[k];
+                const qr_owd_pair *e = &pairs[i];
+                size_t o = e->a == u ? e->b : e->a;
+                double b = fabs((double)e->min_ab_ns + (double)e->min_ba_ns) / 2.0;
+                if (!done[o] && bound[u] + b < bound[o]) {
+                    bound[o] = bound[u] + b;
+                    path[o] = path[u] + (e->b == o ? d[i] : -d[i]);
+                }
+            }
+        }
+        for (size_t h = 0; h < n; h++) {
+            if (!isfinite(bound[h]))
+                continue;
+            out[h].path_ns = path[h];
+            out[h].bound_ns = bound[h];
+            if (out[h].offset_ns < path[h] - bound[h])
+                out[h].offset_ns = path[h] - bound[h];
+            if (out[h].offset_ns > path[h] + bound[h])
+                out[h].offset_ns = path[h] + bound[h];
+        }
     }
     rc = QR_OK;
 done:

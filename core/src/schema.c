@@ -156,7 +156,9 @@ static const qr_h5_field replay_clock_fields[] = {
     {"correction_ns", QR_H5_I64, F(qr_row_replay_clock, correction_ns), 0, "ns"},
     {"residual_ns", QR_H5_F64, F(qr_row_replay_clock, residual_ns), 0, "ns"},
     {"reference", QR_H5_U32, F(qr_row_replay_clock, reference), 0, NULL},
-    {"pairs", QR_H5_U32, F(qr_row_replay_clock, pairs), 0, NULL}};
+    {"pairs", QR_H5_U32, F(qr_row_replay_clock, pairs), 0, NULL},
+    {"estimate_ns", QR_H5_F64, F(qr_row_replay_clock, estimate_ns), 0, "ns"},
+    {"bound_ns", QR_H5_F64, F(qr_row_replay_clock, bound_ns), 0, "ns"}};
 const qr_h5_schema qr_schema_replay_clock =
     SCHEMA("replay_clock", qr_row_replay_clock, replay_clock_fields);
 
@@ -285,7 +287,10 @@ static const qr_h5_field clock_estimate_fields[] = {
     {"estimate_ns", QR_H5_F64, CE(estimate_ns), 0, "ns"},
     {"residual_ns", QR_H5_F64, CE(residual_ns), 0, "ns"},
     {"true_ns", QR_H5_I64, CE(true_ns), 0, "ns"},
-    {"error_ns", QR_H5_F64, CE(error_ns), 0, "ns"}};
+    {"error_ns", QR_H5_F64, CE(error_ns), 0, "ns"},
+    {"path_ns", QR_H5_F64, CE(path_ns), 0, "ns"},
+    {"bound_ns", QR_H5_F64, CE(bound_ns), 0, "ns"},
+    {"correction_ns", QR_H5_I64, CE(correction_ns), 0, "ns"}};
 const qr_h5_schema qr_schema_clock_estimate =
     SCHEMA("clock_estimate", qr_row_clock_estimate, clock_estimate_fields);
 

@@ -81,12 +81,14 @@ RunReplayVariant(const std::string& runDir,
             throw std::runtime_error(err);
         for (uint32_t h = 0; h < n; h++)
         {
-            corr[h] = std::llround(est[h].offset_ns);
+            corr[h] = qr_clock_correction(&est[h]);
             clocks.push_back(qr_row_replay_clock{h,
                                                  corr[h],
                                                  est[h].residual_ns,
                                                  est[h].reference,
-                                                 est[h].pairs});
+                                                 est[h].pairs,
+                                                 est[h].offset_ns,
+                                                 est[h].bound_ns});
         }
         if (qr_recording_set_clock_correction(rec, corr.data()))
             throw std::runtime_error("out of memory");

@@ -45,7 +45,18 @@ typedef struct qr_clock_estimate {
                            with the pairs' weights */
     uint32_t reference; /* the host its offset is relative to */
     uint32_t pairs;     /* pairs it belongs to; 0: nothing known (offset 0, its own reference) */
+    /* Where the true offset must lie: a pair's difference is off by at most half its round-trip
+     * excess, so along the chain of pairs to the reference with the smallest sum of those bounds,
+     * the true offset is within bound_ns of that chain's sum of differences, path_ns. offset_ns
+     * is kept inside [path_ns - bound_ns, path_ns + bound_ns]. The reference: 0, 0. */
+    double path_ns, bound_ns;
 } qr_clock_estimate;
+
+/* The correction to take out of a host's times (ns, rounded), or 0 when it might make the host's
+ * clock worse: only when |path_ns| > 3 bound_ns is the estimate certain to be closer to the truth
+ * than no correction is (the true offset d and the estimate both lie in the interval, so the
+ * error is at most 2 bound_ns, while |d| >= |path_ns| - bound_ns). */
+int64_t qr_clock_correction(const qr_clock_estimate *e);
 
 /* Combine every pair into one offset per host: weighted least squares over the graph of measured
  * pairs, solved per connected component with one host fixed at 0: `reference` in its component,

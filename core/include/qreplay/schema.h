@@ -154,9 +154,10 @@ extern const qr_h5_schema qr_schema_replay_host;
 /* A host's clock correction in a replay with reconciled clocks (qr_recording_estimate_clocks). */
 typedef struct qr_row_replay_clock {
     uint32_t host;
-    int64_t correction_ns; /* taken out of its recorded send times */
+    int64_t correction_ns; /* taken out of its recorded send times (qr_clock_correction) */
     double residual_ns;
     uint32_t reference, pairs;
+    double estimate_ns, bound_ns; /* the estimate, and how far the truth can be from it */
 } qr_row_replay_clock;
 extern const qr_h5_schema qr_schema_replay_clock;
 
@@ -264,8 +265,10 @@ extern const qr_h5_schema qr_schema_clock;
 typedef struct qr_row_clock_estimate {
     uint32_t host, reference, pairs;
     double estimate_ns, residual_ns;
-    int64_t true_ns; /* its true offset minus the reference's (0 when unknown) */
-    double error_ns; /* estimate_ns - true_ns (0 when unknown or not estimated) */
+    int64_t true_ns;          /* its true offset minus the reference's (0 when unknown) */
+    double error_ns;          /* estimate_ns - true_ns (0 when unknown or not estimated) */
+    double path_ns, bound_ns; /* the true offset lies in [path - bound, path + bound] */
+    int64_t correction_ns;    /* what a reconciled replay takes out (qr_clock_correction) */
 } qr_row_clock_estimate;
 extern const qr_h5_schema qr_schema_clock_estimate;
 
