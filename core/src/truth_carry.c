@@ -92,8 +92,10 @@ static int carry_arrivals(const char *in, const char *out, const uint32_t *map, 
                              ? map[fl[k].flow]
                              : (uint64_t)n_map + fl[k].flow;
         }
-        qsort(fl, a.n_flows, sizeof *fl, cmp_flow_bytes);
-        a.flows = fl;
+        if (a.n_flows) {
+            qsort(fl, a.n_flows, sizeof *fl, cmp_flow_bytes);
+            a.flows = fl;
+        }
         a.packet = qr_packet_id(map[d], qr_packet_id_seq(a.packet));
         a.time_ns += shift;
         rc = qr_arrival_write(w, &a, errbuf);
