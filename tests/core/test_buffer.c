@@ -163,3 +163,98 @@ Test(buffer, decision_names)
     cr_assert_str_eq(qr_decision_name(QR_DROP_BUFFER_FULL), "buffer-full");
     cr_assert_str_eq(qr_decision_name(QR_DROP_TAGGED), "tagged");
 }
+
+/* The static policy (issue 14): every port holds at most its own L bytes, whatever the others
+ * hold; the tagged rule uses L as the threshold. */
+Test(buffer, static_rule_is_a_per_port_limit)
+{
+    qr_buffer_state s = {.size_bytes = 30000,
+                         .alpha = 1.0,
+                         .total_bytes = 25000,
+                         .queue_bytes = 8000,
+                         .policy = QR_BUFFER_STATIC,
+                         .port_bytes = 10000};
+    cr_assert_eq(qr_buffer_state_threshold(&s), 10000);
+    cr_assert_eq(qr_drop_decide(&s, 2000, QR_MODE_PLAIN, 0, 0), QR_ADMIT); /* exactly L */
+    cr_assert_eq(qr_drop_decide(&s, 2001, QR_MODE_PLAIN, 0, 0), QR_DROP_THRESHOLD);
+    /* the others' bytes do not matter: a total beyond B still admits into a short queue */
+    s.total_bytes = 90000;
+    s.queue_bytes = 0;
+    cr_assert_eq(qr_drop_decide(&s, 1500, QR_MODE_PLAIN, 0, 0), QR_ADMIT);
+    /* tagged: dropped iff q > L - margin */
+    s.queue_bytes = 2500;
+    cr_assert_eq(qr_drop_decide(&s, 1500, QR_MODE_TAGGED, 1, 7500), QR_ADMIT);
+    s.queue_bytes = 2501;
+    cr_assert_eq(qr_drop_decide(&s, 1500, QR_MODE_TAGGED, 1, 7500), QR_DROP_TAGGED);
+    cr_assert_eq(qr_drop_decide(&s, 1500, QR_MODE_TAGGED, 0, 7500), QR_ADMIT);
+    cr_assert_str_eq(qr_buffer_policy_name(QR_BUFFER_STATIC), "static");
+    cr_assert_str_eq(qr_buffer_policy_name(QR_BUFFER_DYNAMIC), "dynamic");
+}
+
+Test(buffer, static_limit_defaults_to_an_equal_share_and_is_validated)
+{
+    qr_buffer *b;
+    qr_buffer_cfg cfg = {
+        .size_bytes = 30001, .alpha = 1.0, .n_queues = 3, .policy = QR_BUFFER_STATIC};
+    cr_assert_eq(qr_buffer_create(&b, &cfg), QR_OK);
+    cr_assert_eq(qr_buffer_threshold(b), 10000, "B / ports, rounded down");
+    qr_buffer_destroy(b);
+    cfg.port_bytes = 4000;
+    cr_assert_eq(qr_buffer_create(&b, &cfg), QR_OK);
+    cr_assert_eq(qr_buffer_threshold(b), 4000);
+    qr_buffer_destroy(b);
+    cfg = (qr_buffer_cfg){.size_bytes = 2, .alpha = 1.0, .n_queues = 3, .policy = QR_BUFFER_STATIC};
+    cr_assert_eq(qr_buffer_create(&b, &cfg), QR_EINVAL, "a limit of 0 bytes");
+    cfg.policy = (qr_buffer_policy)7;
+    cr_assert_eq(qr_buffer_create(&b, &cfg), QR_EINVAL, "an unknown policy");
+}
+
+/* Property: under random arrivals and departures a static buffer never lets a queue exceed L,
+ * never drops a packet that fits its port, and conserves bytes; hot ports fill without touching
+ * the cold ones' room. */
+Test(buffer, property_static_ports_are_independent)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 314);
+    enum { NQ = 6, CAP = 4096 };
+    qr_buffer *b;
+    qr_buffer_cfg cfg = {.size_bytes = 120000,
+                         .alpha = 1.0,
+                         .n_queues = NQ,
+                         .policy = QR_BUFFER_STATIC,
+                         .port_bytes = 20000};
+    cr_assert_eq(qr_buffer_create(&b, &cfg), QR_OK);
+    static uint64_t fifo[NQ][CAP];
+    size_t head[NQ] = {0}, len[NQ] = {0};
+    uint64_t admitted = 0, released = 0, drops = 0, cold_drops = 0;
+    for (long step = 0; step < 400000; step++) {
+        uint32_t q = (uint32_t)gsl_rng_uniform_int(r, NQ);
+        if (gsl_rng_uniform(r) < (q < 2 ? 0.8 : 0.3)) {
+            uint64_t size = 64 + gsl_rng_uniform_int(r, 1437), qb = qr_buffer_queue(b, q);
+            qr_decision d;
+            cr_assert_eq(qr_buffer_admit(b, q, size, QR_MODE_PLAIN, 0, 0, &d), QR_OK);
+            if (d == QR_ADMIT) {
+                cr_assert_leq(qb + size, cfg.port_bytes);
+                cr_assert_lt(len[q], CAP);
+                fifo[q][(head[q] + len[q]++) % CAP] = size;
+                admitted += size;
+            } else {
+                cr_assert_eq(d, QR_DROP_THRESHOLD);
+                cr_assert_gt(qb + size, cfg.port_bytes, "dropped a packet that fits its port");
+                drops++;
+                cold_drops += q >= 2;
+            }
+        } else if (len[q] > 0) {
+            uint64_t size = fifo[q][head[q]];
+            head[q] = (head[q] + 1) % CAP;
+            len[q]--;
+            cr_assert_eq(qr_buffer_release(b, q, size), QR_OK);
+            released += size;
+        }
+    }
+    cr_assert_eq(admitted, released + qr_buffer_total(b), "bytes conserved");
+    cr_assert_gt(drops, 1000, "the hot ports hit their limit");
+    cr_assert_eq(cold_drops, 0, "the cold ports never fill");
+    qr_buffer_destroy(b);
+    gsl_rng_free(r);
+}

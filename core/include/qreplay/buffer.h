@@ -1,12 +1,15 @@
-/* qreplay: a switch's shared buffer with dynamic thresholds (Choudhury-Hahne), and the replay
- * drop decision (DESIGN.md section 3).
+/* qreplay: a switch's shared buffer with dynamic thresholds (Choudhury-Hahne), the static
+ * per-port alternative, and the replay drop decision (DESIGN.md section 3).
  *
  * One qr_buffer per switch holds B (bytes), alpha, the bytes held by each egress queue q_i and the
- * total Q. The threshold of every queue is T = alpha * (B - Q), in bytes, rounded down (it is
- * negative when an overflowing replay holds more than B).
+ * total Q. Its policy sets every queue's threshold T:
+ *  - QR_BUFFER_DYNAMIC: T = alpha * (B - Q), in bytes, rounded down (negative when an overflowing
+ *    replay holds more than B);
+ *  - QR_BUFFER_STATIC: T = L, each port's own limit (a byte-limited FIFO per port, what a Linux
+ *    switch of bfifo qdiscs has); the ports share nothing, so Q never limits.
  *
  * Decisions for a packet of s bytes joining queue i:
- *  - QR_MODE_PLAIN (also the runtime's rule): admit iff q_i + s <= T and Q + s <= B.
+ *  - QR_MODE_PLAIN (also the runtime's rule): admit iff q_i + s <= T and (dynamic) Q + s <= B.
  *  - QR_MODE_TAGGED: an untagged packet is always admitted (the buffer may overflow); a tagged
  * packet is dropped iff q_i > T - margin, else admitted. */
 #ifndef QREPLAY_BUFFER_H
@@ -32,10 +35,17 @@ typedef enum {
 /* Short name of a decision ("admit", "threshold", "buffer-full", "tagged"); never NULL. */
 const char *qr_decision_name(qr_decision d);
 
+typedef enum { QR_BUFFER_DYNAMIC = 0, QR_BUFFER_STATIC = 1 } qr_buffer_policy;
+
+/* "dynamic" or "static"; never NULL. */
+const char *qr_buffer_policy_name(qr_buffer_policy p);
+
 typedef struct qr_buffer_cfg {
     uint64_t size_bytes; /* B */
     double alpha;
     uint32_t n_queues; /* egress queues sharing the buffer */
+    qr_buffer_policy policy;
+    uint64_t port_bytes; /* static: each port's limit L (0: B / n_queues, rounded down) */
 } qr_buffer_cfg;
 
 /* A read-only view of a buffer's state, for the pure decision function. */
@@ -44,7 +54,12 @@ typedef struct qr_buffer_state {
     double alpha;
     uint64_t total_bytes; /* Q */
     uint64_t queue_bytes; /* q_i of the queue in question */
+    qr_buffer_policy policy;
+    uint64_t port_bytes; /* static: L */
 } qr_buffer_state;
+
+/* The threshold T of a queue in state st (the policy's rule above). */
+int64_t qr_buffer_state_threshold(const qr_buffer_state *st);
 
 /* The pure decision: what happens to a packet of `bytes` joining a queue in state st.
  * tagged is ignored in QR_MODE_PLAIN. margin_bytes is used in QR_MODE_TAGGED only. */
@@ -56,7 +71,8 @@ int64_t qr_dt_threshold(uint64_t size_bytes, double alpha, uint64_t total_bytes)
 
 typedef struct qr_buffer qr_buffer;
 
-/* Create a buffer. Returns 0, QR_EINVAL (size 0, alpha <= 0, no queues) or QR_ENOMEM.
+/* Create a buffer. Returns 0, QR_EINVAL (size 0, alpha <= 0, no queues, an unknown policy, a
+ * static limit of 0 bytes) or QR_ENOMEM.
  * Caller owns *out (qr_buffer_destroy). */
 int qr_buffer_create(qr_buffer **out, const qr_buffer_cfg *cfg);
 
@@ -75,7 +91,7 @@ int qr_buffer_release(qr_buffer *b, uint32_t queue, uint64_t bytes);
 /* Current values. */
 uint64_t qr_buffer_total(const qr_buffer *b);
 uint64_t qr_buffer_queue(const qr_buffer *b, uint32_t queue);
-int64_t qr_buffer_threshold(const qr_buffer *b);
+int64_t qr_buffer_threshold(const qr_buffer *b); /* every queue's T (the same for all) */
 uint32_t qr_buffer_queues(const qr_buffer *b);
 
 #ifdef __cplusplus
