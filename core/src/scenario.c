@@ -35,6 +35,7 @@ enum ktype {
 };
 
 static const char *const topo_names[] = {"fattree", "star", NULL};
+static const char *const policy_names[] = {"dynamic", "static", NULL};
 static const char *const pattern_names[] = {"websearch", "flows", NULL};
 static const char *const tcp_names[] = {"newreno", "dctcp", "cubic", NULL};
 static const char *const method_names[] = {"rate", "gap", NULL};
@@ -69,6 +70,11 @@ static const struct keydef schema[] = {
      "shared buffer per switch"},
     {"buffer", "alpha", KT_DOUBLE, OFF(buffer.alpha), "1", 1e-6, 1e6, NULL,
      "dynamic-threshold alpha: threshold = alpha * (size - occupancy)"},
+    {"buffer", "policy", KT_ENUM, OFF(buffer.policy), "dynamic", 0, 0, policy_names,
+     "dynamic (thresholds alpha * free shared buffer) or static (each port its own port_size "
+     "bytes, as a Linux switch of byte-limited FIFOs)"},
+    {"buffer", "port_size", KT_BYTES, OFF(buffer.port_size_bytes), "0B", 0, 1e12, NULL,
+     "policy = static: each egress port's limit (0: size divided by the switch's ports)"},
     {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0B", 0, 1e12, NULL,
      "mark ECN CE on packets joining a queue longer than this (0: never; dctcp needs it)"},
     {"traffic", "pattern", KT_ENUM, OFF(traffic.pattern), "websearch", 0, 0, pattern_names,
@@ -735,6 +741,14 @@ int qr_scenario_validate(const qr_scenario *s, char *errbuf)
         return qri_err(errbuf, QR_EVALUE, "[traffic] duration: longer than [traffic] stop");
     if (c->buffer.size_bytes < QR_MTU_BYTES)
         return qri_err(errbuf, QR_EVALUE, "[buffer] size: smaller than one MTU (%d B)",
+                       QR_MTU_BYTES);
+    if (c->buffer.policy == 0 && c->buffer.port_size_bytes != 0)
+        return qri_err(errbuf, QR_EVALUE,
+                       "[buffer] port_size: only for policy = static (the dynamic policy shares "
+                       "size)");
+    if (c->buffer.policy == 1 && c->buffer.port_size_bytes != 0 &&
+        c->buffer.port_size_bytes < QR_MTU_BYTES)
+        return qri_err(errbuf, QR_EVALUE, "[buffer] port_size: smaller than one MTU (%d B)",
                        QR_MTU_BYTES);
     if (c->traffic.pattern == QR_PATTERN_FLOWS && c->traffic.flows[0] == '\0')
         return qri_err(errbuf, QR_EVALUE, "[traffic] flows: required when pattern = flows");

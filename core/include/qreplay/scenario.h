@@ -45,6 +45,8 @@ typedef struct qr_config {
         uint64_t size_bytes;
         double alpha;
         uint64_t ecn_threshold_bytes; /* mark CE above this many queued bytes; 0: no marking */
+        int policy;                   /* a qr_buffer_policy: 0 dynamic, 1 static */
+        uint64_t port_size_bytes;     /* static: each port's limit (0: size / the switch's ports) */
     } buffer;
     struct {
         qr_traffic_pattern pattern;
