@@ -70,10 +70,13 @@ QreplayReplay::Build()
         throw std::runtime_error("the scenario's network has " + std::to_string(hosts) +
                                  " hosts, the recording " +
                                  std::to_string(qr_recording_hosts(m_rec)));
-    m_net->InstallSharedBuffers(c->buffer.size_bytes,
-                                c->buffer.alpha,
-                                {{"Mode", Create<EnumValue>(m_opt.mode)},
-                                 {"Margin", Create<UintegerValue>(m_opt.marginBytes)}});
+    m_net->InstallSharedBuffers(
+        c->buffer.size_bytes,
+        c->buffer.alpha,
+        {{"Mode", Create<EnumValue>(m_opt.mode)},
+         {"Margin", Create<UintegerValue>(m_opt.marginBytes)},
+         {"Policy", Create<EnumValue>(static_cast<qr_buffer_policy>(c->buffer.policy))},
+         {"PortSize", Create<UintegerValue>(c->buffer.port_size_bytes)}});
     const qr_topology* topo = m_net->GetTopology();
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
     {

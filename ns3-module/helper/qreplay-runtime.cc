@@ -171,7 +171,9 @@ QreplayRuntime::Build()
     m_net->InstallSharedBuffers(
         c->buffer.size_bytes,
         c->buffer.alpha,
-        {{"EcnThreshold", Create<UintegerValue>(c->buffer.ecn_threshold_bytes)}});
+        {{"EcnThreshold", Create<UintegerValue>(c->buffer.ecn_threshold_bytes)},
+         {"Policy", Create<EnumValue>(static_cast<qr_buffer_policy>(c->buffer.policy))},
+         {"PortSize", Create<UintegerValue>(c->buffer.port_size_bytes)}});
     m_net->InstallHostQueueDiscs(m_table.get(),
                                  NanoSeconds(c->host.proc_delay_ns),
                                  NanoSeconds(c->host.proc_jitter_ns),

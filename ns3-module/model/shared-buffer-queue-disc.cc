@@ -44,6 +44,17 @@ SharedBuffer::GetTypeId()
                           UintegerValue(1),
                           MakeUintegerAccessor(&SharedBuffer::m_ports),
                           MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("Policy",
+                          "Dynamic: thresholds Alpha times the free shared buffer; Static: each "
+                          "port limited to PortSize bytes of its own (the core's rule)",
+                          EnumValue(QR_BUFFER_DYNAMIC),
+                          MakeEnumAccessor(&SharedBuffer::m_policy),
+                          MakeEnumChecker(QR_BUFFER_DYNAMIC, "Dynamic", QR_BUFFER_STATIC, "Static"))
+            .AddAttribute("PortSize",
+                          "Static policy: each port's limit (bytes; 0: Size / Ports)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&SharedBuffer::m_portBytes),
+                          MakeUintegerChecker<uint64_t>())
             .AddAttribute("SwitchId",
                           "The switch's number in the topology, reported in arrivals and drops",
                           UintegerValue(0),
@@ -82,9 +93,10 @@ SharedBuffer::DoInitialize()
 {
     qr_buffer_destroy(m_buffer);
     m_buffer = nullptr;
-    qr_buffer_cfg cfg{m_sizeBytes, m_alpha, m_ports};
+    qr_buffer_cfg cfg{m_sizeBytes, m_alpha, m_ports, m_policy, m_portBytes};
     if (qr_buffer_create(&m_buffer, &cfg) != 0)
-        throw std::invalid_argument("SharedBuffer: Size, Alpha and Ports must be positive");
+        throw std::invalid_argument(
+            "SharedBuffer: Size, Alpha and Ports must be positive (and a static port limit)");
     Object::DoInitialize();
 }
 

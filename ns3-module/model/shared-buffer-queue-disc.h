@@ -58,6 +58,8 @@ class SharedBuffer : public Object
     uint64_t m_sizeBytes{2000000};
     double m_alpha{1.0};
     uint32_t m_ports{1};
+    qr_buffer_policy m_policy{QR_BUFFER_DYNAMIC};
+    uint64_t m_portBytes{0};
     uint32_t m_switch{0};
     qr_drop_mode m_mode{QR_MODE_PLAIN};
     uint64_t m_marginBytes{5 * 1500};

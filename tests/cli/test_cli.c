@@ -609,3 +609,49 @@ Test(cli, an_exported_recording_imports_back_the_same)
     snprintf(cmd, sizeof cmd, "cmp -s %s/caps/h0001.pcap %s/h1.before", dir, dir);
     cr_assert_eq(system(cmd), 0, "export is deterministic");
 }
+
+/* issue 14: the static buffer policy (each port its own limit, as a Linux switch of bfifos) in the
+ * runtime and the replay: every drop is a port at its limit, and the exact replay (th = 0, no
+ * clock offsets) repeats the runtime in both modes. */
+Test(cli, static_buffer_policy_runs_and_replays_exactly)
+{
+    cr_assert_eq(qreplay("run scenarios/single-switch.ini --set buffer.policy=static --set "
+                         "buffer.port_size=30KB --set sampling.th=0 --set clock.max_offset=0 "
+                         "--no-figures -o %s/st",
+                         dir),
+                 0, "%s", err);
+    for (int m = 0; m < 2; m++) {
+        const char *name = m ? "tagged_th_0 " : "plain_th_0 ";
+        const char *row = strstr(out, name);
+        double qmean = -1, qp99 = -1, derr = -1;
+        unsigned long rt = 0, rp = 0, fa = 9, fd = 9, wl = 9;
+        cr_assert(row, "%s", out);
+        cr_assert_eq(sscanf(row + strlen(name), "%lf %lf %lu %lu %lu %lu %lu %lf", &qmean, &qp99,
+                            &rt, &rp, &fa, &fd, &wl, &derr),
+                     8, "%s", row);
+        cr_assert(qmean == 0 && qp99 == 0 && rt == rp && fa == 0 && fd == 0 && wl == 0 && derr == 0,
+                  "%s", out);
+        cr_assert_gt(rt, 0, "the limit was reached: %s", out);
+    }
+    char p[256], e[QR_ERRBUF_SIZE];
+    snprintf(p, sizeof p, "%s/st/recording/truth/truth.h5", dir);
+    qr_h5_reader *h5 = NULL;
+    qr_row_drop *drops = NULL;
+    size_t n = 0;
+    cr_assert_eq(qr_h5_open(&h5, p, e), 0, "%s", e);
+    cr_assert_eq(qr_h5_read_rows(h5, "/drops", &qr_schema_drop, (void **)&drops, &n, e), 0, "%s",
+                 e);
+    qr_h5_close(h5);
+    cr_assert_gt(n, 0);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(drops[i].reason, 1, "drop %zu: a port at its limit", i);
+        cr_assert_eq(drops[i].threshold, 30000, "drop %zu: the threshold is the port's limit", i);
+        cr_assert_gt(drops[i].queue_bytes + drops[i].bytes, 30000, "drop %zu fits", i);
+    }
+    qr_h5_rows_free(drops);
+    /* a port limit without the static policy is refused, naming the key */
+    cr_assert_eq(qreplay("scenario scenarios/single-switch.ini --set buffer.port_size=30KB"), 1);
+    cr_assert(strstr(err, "port_size") && strstr(err, "static"), "%s", err);
+    cr_assert_eq(qreplay("scenario scenarios/single-switch.ini --set buffer.policy=shared"), 1);
+    cr_assert(strstr(err, "buffer.policy") || strstr(err, "policy"), "%s", err);
+}
