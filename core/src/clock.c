@@ -2,7 +2,6 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
@@ -130,6 +129,98 @@ static void components(struct reconcile *g, uint32_t reference, uint32_t *stack)
     }
 }
 
+/* A heap entry of the certain-interval search: ordered by bound, then host (the order a scan for
+ * the smallest bound, lowest host first, would take). */
+struct heap_ent {
+    double bound;
+    uint32_t host;
+};
+
+static int heap_less(const struct heap_ent *x, const struct heap_ent *y)
+{
+    return x->bound < y->bound || (x->bound == y->bound && x->host < y->host);
+}
+
+static void heap_push(struct heap_ent *h, size_t *n, struct heap_ent e)
+{
+    size_t i = (*n)++;
+    while (i > 0 && heap_less(&e, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+static struct heap_ent heap_pop(struct heap_ent *h, size_t *n)
+{
+    struct heap_ent top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && heap_less(&h[c + 1], &h[c]))
+            c++;
+        if (!heap_less(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
+/* Each host's certain interval (qr_clock_estimate path_ns, bound_ns) from its component's
+ * reference, and its estimate kept inside. d[i]: pair i's measured difference. */
+static int certain_intervals(const struct reconcile *g, const qr_owd_pair *pairs, size_t n_pairs,
+                             const double *d, qr_clock_estimate *out)
+{
+    size_t n = g->n, cap = n + 2 * n_pairs, top = 0;
+    double *bound = malloc((n ? n : 1) * sizeof *bound), *path = malloc((n ? n : 1) * sizeof *path);
+    uint8_t *done = calloc(n ? n : 1, 1);
+    struct heap_ent *heap = malloc((cap ? cap : 1) * sizeof *heap);
+    if (!bound || !path || !done || !heap) {
+        free(bound), free(path), free(done), free(heap);
+        return QR_ENOMEM;
+    }
+    for (size_t h = 0; h < n; h++) {
+        bound[h] = pinned(g, h) ? 0.0 : INFINITY;
+        path[h] = 0.0;
+        if (pinned(g, h))
+            heap_push(heap, &top, (struct heap_ent){0.0, (uint32_t)h});
+    }
+    while (top) {
+        uint32_t u = heap_pop(heap, &top).host;
+        if (done[u])
+            continue; /* a stale entry: u was reached more cheaply */
+        done[u] = 1;
+        for (size_t k = g->deg[u]; k < g->deg[u + 1]; k++) {
+            size_t i = g->adj[k];
+            const qr_owd_pair *e = &pairs[i];
+            uint32_t o = e->a == u ? e->b : e->a;
+            double b = fabs((double)e->min_ab_ns + (double)e->min_ba_ns) / 2.0;
+            if (!done[o] && bound[u] + b < bound[o]) {
+                bound[o] = bound[u] + b;
+                path[o] = path[u] + (e->b == o ? d[i] : -d[i]);
+                heap_push(heap, &top, (struct heap_ent){bound[o], o});
+            }
+        }
+    }
+    for (size_t h = 0; h < n; h++) {
+        if (!isfinite(bound[h]))
+            continue;
+        out[h].path_ns = path[h];
+        out[h].bound_ns = bound[h];
+        if (out[h].offset_ns < path[h] - bound[h])
+            out[h].offset_ns = path[h] - bound[h];
+        if (out[h].offset_ns > path[h] + bound[h])
+            out[h].offset_ns = path[h] + bound[h];
+    }
+    free(bound), free(path), free(done), free(heap);
+    return QR_OK;
+}
+
 int64_t qr_clock_correction(const qr_clock_estimate *e)
 {
     if (!e || !e->pairs || !(fabs(e->path_ns) > 3.0 * e->bound_ns))
@@ -226,45 +317,9 @@ int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs,
             x[h], deg ? sqrt(sq / sw) : 0.0, g.ref[g.comp[h]], (uint32_t)deg, 0.0, 0.0};
     }
     /* the certain interval: the chain of pairs from each component's reference with the smallest
-     * sum of bounds (Dijkstra, O(n^2): the hosts of a scenario) */
-    {
-        double *bound = p, *path = q; /* the solver's work arrays are free now */
-        uint8_t *done = (uint8_t *)z;
-        for (size_t h = 0; h < n; h++) {
-            bound[h] = pinned(&g, h) ? 0.0 : INFINITY;
-            path[h] = 0.0;
-        }
-        memset(done, 0, n);
-        for (;;) {
-            size_t u = n;
-            for (size_t h = 0; h < n; h++)
-                if (!done[h] && isfinite(bound[h]) && (u == n || bound[h] < bound[u]))
-                    u = h;
-            if (u == n)
-                break;
-            done[u] = 1;
-            for (size_t k = g.deg[u]; k < g.deg[u + 1]; k++) {
-                size_t i = g.adj[k];
-                const qr_owd_pair *e = &pairs[i];
-                size_t o = e->a == u ? e->b : e->a;
-                double b = fabs((double)e->min_ab_ns + (double)e->min_ba_ns) / 2.0;
-                if (!done[o] && bound[u] + b < bound[o]) {
-                    bound[o] = bound[u] + b;
-                    path[o] = path[u] + (e->b == o ? d[i] : -d[i]);
-                }
-            }
-        }
-        for (size_t h = 0; h < n; h++) {
-            if (!isfinite(bound[h]))
-                continue;
-            out[h].path_ns = path[h];
-            out[h].bound_ns = bound[h];
-            if (out[h].offset_ns < path[h] - bound[h])
-                out[h].offset_ns = path[h] - bound[h];
-            if (out[h].offset_ns > path[h] + bound[h])
-                out[h].offset_ns = path[h] + bound[h];
-        }
-    }
+     * sum of bounds (Dijkstra over a binary heap: fat trees reach 65536 hosts) */
+    if ((rc = certain_intervals(&g, pairs, n_pairs, d, out)) != QR_OK)
+        goto done;
     rc = QR_OK;
 done:
     free(g.deg), free(g.adj), free(g.comp), free(g.ref), free(stack), free(fill);
