@@ -38,6 +38,12 @@ struct qr_config;
 /* Load a scenario file, apply --set overrides and validate; on error prints it and returns 1. */
 int cli_load_scenario(const char *command, const char *path, const char **sets, int n_sets,
                       struct qr_scenario **out);
+/* Whether a path exists (a file or a folder). */
+int cli_exists(const char *path);
+/* The recording folder of a run folder: DIR/recording when it holds recording.h5, else DIR itself
+ * (a recording folder named directly). Writes it to out (size bytes). */
+void cli_recording_dir(const char *dir, char *out, size_t size);
+
 /* mkdir -p; prints and returns 1 on failure. */
 int cli_make_dir(const char *command, const char *dir);
 

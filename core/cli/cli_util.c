@@ -79,6 +79,22 @@ void cli_progress_done(cli_progress *p)
     p->printed = 0;
 }
 
+int cli_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void cli_recording_dir(const char *dir, char *out, size_t size)
+{
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/recording/recording.h5", dir);
+    if (cli_exists(probe))
+        snprintf(out, size, "%s/recording", dir);
+    else
+        snprintf(out, size, "%s", dir);
+}
+
 static int is_dir(const char *p)
 {
     struct stat st;

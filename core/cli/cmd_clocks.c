@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "opt.h"
@@ -49,12 +48,6 @@ static const cli_spec spec = {
     "  qreplay clocks results/fattree-k4-websearch\n"
     "  qreplay clocks runs/k8 -o runs/k8/clocks.h5\n"
     "  qreplay replay results/fattree-k4-websearch --th 5us --clock reconcile\n"};
-
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 struct summary {
     uint32_t hosts, estimated, unreached, applied, left_n;
@@ -102,10 +95,7 @@ int qr_cmd_clocks(int argc, char **argv)
     const char *dir = a.pos[0], *out = cli_value(&a, "out"), *ref_s = cli_value(&a, "reference");
     int quiet = cli_count(&a, "quiet") > 0, all = cli_count(&a, "hosts") > 0;
     char rec_dir[4096], probe[4200], err[QR_ERRBUF_SIZE];
-    snprintf(rec_dir, sizeof rec_dir, "%s/recording", dir);
-    snprintf(probe, sizeof probe, "%s/recording.h5", rec_dir);
-    if (!file_exists(probe))
-        snprintf(rec_dir, sizeof rec_dir, "%s", dir);
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     uint32_t ref = 0;
     if (ref_s) {
         char *end;
@@ -145,7 +135,7 @@ int qr_cmd_clocks(int argc, char **argv)
     }
     /* the runtime keeps its ground truth next to the recording; an import has none */
     snprintf(probe, sizeof probe, "%s/truth/truth.h5", rec_dir);
-    int truth = file_exists(probe);
+    int truth = cli_exists(probe);
     struct summary s = {0};
     s.hosts = n;
     s.pairs = pairs;

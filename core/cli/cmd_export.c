@@ -45,12 +45,6 @@ static const cli_spec spec = {
     "  qreplay import scenarios/single-switch.ini /tmp/caps/*.pcap --map /tmp/caps/hosts.csv "
     "-o /tmp/back\n"};
 
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
 /* What an earlier export left: hNNNN.pcap and hosts.csv only. Returns 1 if dir holds only
  * those (or nothing), 0 if anything else, -1 if it is not a folder. */
 static int only_an_export(const char *dir)
@@ -108,16 +102,13 @@ int qr_cmd_export(int argc, char **argv)
     }
     fmt.micro = !prec || !strcmp(prec, "us");
     fmt.link = !link || !strcmp(link, "ethernet") ? QR_TRACE_LINK_ETHERNET : QR_TRACE_LINK_IPV4;
-    char rec_dir[4096], probe[4200], target[4096], tmp[4200], err[QR_ERRBUF_SIZE];
-    snprintf(rec_dir, sizeof rec_dir, "%s/recording", dir);
-    snprintf(probe, sizeof probe, "%s/recording.h5", rec_dir);
-    if (!file_exists(probe))
-        snprintf(rec_dir, sizeof rec_dir, "%s", dir);
+    char rec_dir[4096], target[4096], tmp[4200], err[QR_ERRBUF_SIZE];
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     if (out)
         snprintf(target, sizeof target, "%s", out);
     else
         snprintf(target, sizeof target, "%s/captures", dir);
-    if (file_exists(target) && only_an_export(target) != 1) {
+    if (cli_exists(target) && only_an_export(target) != 1) {
         rc = cli_fail(
             "export",
             "%s: exists and is not an earlier export (a folder of hNNNN.pcap and hosts.csv): "
@@ -158,7 +149,7 @@ int qr_cmd_export(int argc, char **argv)
         remove_flat_dir(tmp);
         rc = cli_fail("export", "%s", err);
     } else {
-        if (file_exists(target))
+        if (cli_exists(target))
             remove_flat_dir(target);
         if (rename(tmp, target)) {
             rc = cli_fail("export", "%s: %s", target, strerror(errno));

@@ -167,10 +167,7 @@ int qr_cmd_import(int argc, char **argv)
     char truth_rec[QR_PATH_MAX + 16] = "";
     if (truth) {
         char probe[QR_PATH_MAX + 64];
-        snprintf(truth_rec, sizeof truth_rec, "%s/recording", truth);
-        snprintf(probe, sizeof probe, "%s/recording.h5", truth_rec);
-        if (access(probe, R_OK))
-            snprintf(truth_rec, sizeof truth_rec, "%s", truth);
+        cli_recording_dir(truth, truth_rec, sizeof truth_rec);
         snprintf(probe, sizeof probe, "%s/truth/arrivals.qra", truth_rec);
         if (access(probe, R_OK)) {
             rc = cli_fail("import",

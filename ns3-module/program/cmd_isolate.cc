@@ -5,8 +5,6 @@
 #include "opt.h"
 #include "program.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -80,9 +78,9 @@ qr_cmd_isolate(int argc, char** argv)
     char err[QR_ERRBUF_SIZE];
     if (qr_parse_time_list(sigmaText, sigmas, QR_LIST_MAX, &nSigmas, err))
         return cli_usage_error("isolate", "--sigma: %s", err);
-    struct stat st;
-    std::string recDir =
-        stat((dir + "/recording/recording.h5").c_str(), &st) == 0 ? dir + "/recording" : dir;
+    char recBuf[4200];
+    cli_recording_dir(dir.c_str(), recBuf, sizeof recBuf);
+    std::string recDir = recBuf;
     cli_progress p;
     cli_progress_init(&p, quiet);
     cli_catch_signals();
