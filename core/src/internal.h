@@ -43,4 +43,11 @@ int qri_pcap_next(struct pcap *pc, const char *path, uint64_t count, uint64_t *o
 /* SHA-256 (sha256.c, OpenSSL). The digest and size of a file: 0, QR_ENOENT or QR_EIO. */
 int qri_sha256_file(const char *path, char out[65], uint64_t *size);
 
+/* A recording's truth/ folder written whole or not at all (truth_carry.c): stage makes
+ * REC_DIR/truth.partial-PID (its path in tmp), commit replaces REC_DIR/truth with it, discard
+ * removes a staged or old folder of arrivals.qra and truth.h5. */
+int qri_truth_stage(const char *rec_dir, char *tmp, size_t size, char *errbuf);
+int qri_truth_commit(const char *rec_dir, const char *tmp, char *errbuf);
+void qri_truth_discard(const char *dir);
+
 #endif

@@ -172,7 +172,7 @@ static int carry_truth_h5(const char *in, const char *out, const qr_scenario *s,
     return rc;
 }
 
-static void remove_flat(const char *dir)
+void qri_truth_discard(const char *dir)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/arrivals.qra", dir);
@@ -180,6 +180,26 @@ static void remove_flat(const char *dir)
     snprintf(p, sizeof p, "%s/truth.h5", dir);
     unlink(p);
     rmdir(dir);
+}
+
+int qri_truth_stage(const char *rec_dir, char *tmp, size_t size, char *errbuf)
+{
+    snprintf(tmp, size, "%s/truth.partial-%ld", rec_dir, (long)getpid());
+    if (mkdir(tmp, 0777))
+        return qri_err(errbuf, QR_EIO, "%s: %s", tmp, strerror(errno));
+    return QR_OK;
+}
+
+int qri_truth_commit(const char *rec_dir, const char *tmp, char *errbuf)
+{
+    char dst[4200];
+    struct stat sb;
+    snprintf(dst, sizeof dst, "%s/truth", rec_dir);
+    if (stat(dst, &sb) == 0)
+        qri_truth_discard(dst);
+    if (rename(tmp, dst))
+        return qri_err(errbuf, QR_EIO, "%s: %s", dst, strerror(errno));
+    return QR_OK;
 }
 
 int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_truth_carry_stats *st,
@@ -194,7 +214,7 @@ int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_tru
     qr_row_import_host *ih = NULL;
     size_t n_conn = 0, n_ih = 0;
     uint32_t *map = NULL;
-    char path[4200], tmp[4200], dst[4200], in_log[4200], in_h5[4200];
+    char path[4200], tmp[4200], in_log[4200], in_h5[4200];
     double base = 0;
     int rc = qr_recording_open(&rt, run_rec_dir, NULL, errbuf);
     snprintf(in_log, sizeof in_log, "%s/truth/arrivals.qra", run_rec_dir);
@@ -239,10 +259,8 @@ int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_tru
     }
     for (size_t d = 0; !rc && d < n_map; d++)
         s.dirs_mapped += map[d] != NO_DIR;
-    snprintf(dst, sizeof dst, "%s/truth", imported_rec_dir);
-    snprintf(tmp, sizeof tmp, "%s/truth.partial-%ld", imported_rec_dir, (long)getpid());
-    if (!rc && mkdir(tmp, 0777))
-        rc = qri_err(errbuf, QR_EIO, "%s: %s", tmp, strerror(errno));
+    if (!rc)
+        rc = qri_truth_stage(imported_rec_dir, tmp, sizeof tmp, errbuf);
     int made = !rc;
     if (!rc) {
         snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
@@ -252,15 +270,10 @@ int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_tru
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
         rc = carry_truth_h5(in_h5, path, qr_recording_scenario(im), map, n_map, shift, &s, errbuf);
     }
-    if (!rc) {
-        struct stat sb;
-        if (stat(dst, &sb) == 0)
-            remove_flat(dst);
-        if (rename(tmp, dst))
-            rc = qri_err(errbuf, QR_EIO, "%s: %s", dst, strerror(errno));
-    }
+    if (!rc)
+        rc = qri_truth_commit(imported_rec_dir, tmp, errbuf);
     if (rc && made)
-        remove_flat(tmp);
+        qri_truth_discard(tmp);
     free(map);
     qr_h5_rows_free(conn);
     qr_h5_rows_free(ih);

@@ -1,0 +1,95 @@
+/* qreplay: the testbed in a box (qreplay testbed). Real Linux TCP in network namespaces through a
+ * real queue: one namespace per host of a star, one for the switch, veth pairs between them, each
+ * port shaped to the link rate by a token bucket holding a byte-limited FIFO (the static buffer
+ * policy, buffer.h). The hosts' tcpdump captures are the recording; the switch's own captures,
+ * ingress and egress on every port, are the ground truth this file computes.
+ *
+ * What a testbed can and cannot be told (qr_testbed_check), and the ground truth of a run
+ * (qr_testbed_truth): each packet's arrival at the switch (its ingress capture) and departure (its
+ * egress capture), the queue's bytes per flow direction at every arrival, and every drop, checked
+ * against the recording packet by packet and against the qdisc's own drop counters. */
+#ifndef QREPLAY_TESTBED_H
+#define QREPLAY_TESTBED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Linux's delayed-ACK timeout (its minimum ATO, HZ/25) and the SYN timeout (TCP_TIMEOUT_INIT):
+ * the values a scenario run on the testbed must give [tcp] delack_timeout and syn_timeout. */
+#define QR_TESTBED_DELACK_NS 40000000LL
+#define QR_TESTBED_SYN_TIMEOUT_NS 1000000000LL
+/* The largest [links] delay a testbed has: what the veth pair and the forwarding take (measured:
+ * about 1 us); a longer one would need an emulator the testbed does not put in the path. */
+#define QR_TESTBED_MAX_DELAY_NS 20000
+#define QR_TESTBED_MAX_HOSTS 32
+
+/* Check that the testbed can honour every key of c as a simulation would, or say which cannot: a
+ * star of 2..QR_TESTBED_MAX_HOSTS hosts, the static buffer policy, no ECN marking, newreno (Linux
+ * reno) or cubic, delack_timeout and syn_timeout at Linux's values, delack_count 2, no host
+ * processing delay and no clock offsets (the namespaces share one clock). Every key it cannot
+ * honour is named in errbuf (one line each). Returns 0 or QR_EVALUE. */
+int qr_testbed_check(const qr_config *c, char *errbuf);
+/* Linux's name of the scenario's congestion control ("reno", "cubic"); NULL if it has none. */
+const char *qr_testbed_congestion(qr_tcp_variant v);
+
+/* One switch port's captures. Port p of the testbed's switch faces host p. */
+typedef struct qr_testbed_port {
+    const char *ingress;   /* what arrived from host p (tcpdump -Q in on the switch's port) */
+    const char *egress;    /* what left towards host p (tcpdump -Q out) */
+    uint64_t qdisc_drops;  /* the port qdisc's drop counter over the run; UINT64_MAX: unknown */
+} qr_testbed_port;
+
+/* What the ground truth found, per port and in all. */
+typedef struct qr_testbed_port_report {
+    uint64_t ingress, egress;   /* TCP packets captured */
+    uint64_t arrivals, drops;   /* at the queue towards this port's host */
+    uint64_t qdisc_drops;       /* as given */
+    uint64_t max_queue_bytes;   /* the most the queue held at an arrival */
+    uint64_t drops_with_room;   /* dropped although queue + packet fit the limit */
+    uint64_t admits_over_limit; /* admitted although queue + packet exceed the limit */
+} qr_testbed_port_report;
+
+typedef struct qr_testbed_truth_report {
+    uint32_t n_ports;
+    qr_testbed_port_report *ports; /* n_ports; caller frees with qr_testbed_truth_report_free */
+    uint64_t arrivals, drops;
+    /* the hop from a host's capture to the switch's ingress capture, over every packet */
+    int64_t hop_min_ns, hop_p50_ns, hop_p99_ns, hop_max_ns;
+    /* the queueing of admitted packets (departure - arrival) */
+    int64_t sojourn_p50_ns, sojourn_max_ns;
+    uint64_t skipped_frames; /* frames of the switch captures that are not TCP (ARP, ...) */
+} qr_testbed_truth_report;
+
+void qr_testbed_truth_report_free(qr_testbed_truth_report *r);
+
+/* The ground truth of a testbed run, written to rec_dir/truth/ (arrivals.qra and truth.h5, as
+ * qreplay runtime writes them), whole or not at all. rec_dir is the recording imported from the
+ * hosts' captures with --clock none (the namespaces share one clock), so the switch's times move
+ * onto it by the import's time base. n_ports: the star's hosts; port_limit: each port's bytes.
+ *
+ * Every TCP packet of port p's ingress capture must be, in order within its flow direction, the
+ * next packet host p's recording holds for that direction (same sequence and acknowledgement
+ * numbers, flags and length), and every recorded packet must reach the switch: otherwise the
+ * capture is damaged (QR_EVALUE naming the port, frame and packet). A packet of the egress
+ * capture is matched to the first not yet departed arrival of its direction with the same IP ID,
+ * sequence and acknowledgement numbers, flags and length; the arrivals it passes over were
+ * dropped (the queue is a FIFO). A veth pair hands a packet over whole the moment its token
+ * bucket releases it, which is when a real link would start sending it; the simulation's
+ * arrival and departure are its last bit. So the truth's times are the captures' plus the
+ * packet's time on the link at the recording's [links] rate (IP bytes x 8 / rate), on both taps. An egress packet that never arrived, one leaving before it
+ * arrived, or drops that differ from the qdisc's counter are QR_EVALUE too. A packet's size is its
+ * IP length (the qdisc counts the same with stab overhead -14). Returns 0 with *rep (may be NULL),
+ * or a reader's error. */
+int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t n_ports,
+                     uint64_t port_limit, qr_testbed_truth_report *rep, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
