@@ -20,6 +20,8 @@ static const qr_cli_command commands[] = {
     {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},
     {"isolate", "replay each TCP connection alone through a packet corrector", qr_cmd_isolate},
+    {"testbed", "run a scenario on real Linux TCP in namespaces and score the replay",
+     qr_cmd_testbed},
 };
 
 static void usage(FILE *out)
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
         printf("qreplay %s\n", qr_version());
         return 0;
     }
+    if (strcmp(argv[1], "testbed-agent") == 0) /* run by qreplay testbed in a host namespace */
+        return qr_cmd_testbed_agent(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);

@@ -206,6 +206,70 @@ OpenRecording(const std::string& dir, const qr_scenario* check)
 
 } // namespace
 
+int
+QrReplaysAndMetrics(const char* command, const std::string& dir, const qr_scenario* sc, bool quiet)
+{
+    const qr_config* c = qr_scenario_config(sc);
+    int rc = 0;
+    unlink((dir + "/results.h5").c_str());
+    ClearReplays(dir);
+    cli_progress p;
+    cli_progress_init(&p, quiet);
+    try
+    {
+        RecordingPtr rec = OpenRecording(dir + "/recording", sc);
+        for (size_t i = 0; i < c->sampling.n_th && rc == 0; i++)
+        {
+            for (qr_drop_mode m : {QR_MODE_PLAIN, QR_MODE_TAGGED})
+            {
+                if (!(c->replay.modes & (1u << m)) || rc)
+                    continue;
+                ReplaySettings set;
+                set.mode = m;
+                set.th_ns = c->sampling.th_ns[i];
+                set.cancel = &cli_signal;
+                set.progress = [&p](const std::string& x) {
+                    Status(&p, x.c_str());
+                };
+                if (!quiet)
+                {
+                    cli_progress_done(&p);
+                    printf("== replay %s\n", VariantOf(set).c_str());
+                    fflush(stdout);
+                }
+                if (!RunReplayVariant(dir, sc, rec.get(), set))
+                {
+                    cli_progress_done(&p);
+                    fprintf(stderr, "qreplay %s: interrupted; no results written\n", command);
+                    rc = cli_interrupted_status();
+                }
+            }
+        }
+        if (rc == 0)
+        {
+            if (!quiet)
+            {
+                cli_progress_done(&p);
+                printf("== metrics -> %s/results.h5\n", dir.c_str());
+                fflush(stdout);
+            }
+            Results(dir, &p, quiet);
+        }
+    }
+    catch (const Interrupted&)
+    {
+        cli_progress_done(&p);
+        fprintf(stderr, "qreplay %s: interrupted; no results written\n", command);
+        rc = cli_interrupted_status();
+    }
+    catch (const std::exception& e)
+    {
+        cli_progress_done(&p);
+        rc = *e.what() ? cli_fail(command, "%s", e.what()) : 1;
+    }
+    return rc;
+}
+
 extern "C" int
 qr_cmd_metrics(int argc, char** argv)
 {
@@ -385,7 +449,6 @@ qr_cmd_run(int argc, char** argv)
     if (rc)
         return 1;
     ScenarioPtr s(sc, qr_scenario_destroy);
-    const qr_config* c = qr_scenario_config(sc);
     cli_catch_signals();
     {
         cli_paths in{}, out{};
@@ -409,63 +472,8 @@ qr_cmd_run(int argc, char** argv)
         printf("== runtime -> %s/recording\n", dir.c_str());
     fflush(stdout);
     rc = QrRuntimeStep("run", sc, scenarioPath.c_str(), dir + "/recording", true, quiet);
-    cli_progress p;
-    cli_progress_init(&p, quiet);
-    try
-    {
-        if (rc == 0)
-        {
-            RecordingPtr rec = OpenRecording(dir + "/recording", sc);
-            for (size_t i = 0; i < c->sampling.n_th && rc == 0; i++)
-            {
-                for (qr_drop_mode m : {QR_MODE_PLAIN, QR_MODE_TAGGED})
-                {
-                    if (!(c->replay.modes & (1u << m)) || rc)
-                        continue;
-                    ReplaySettings set;
-                    set.mode = m;
-                    set.th_ns = c->sampling.th_ns[i];
-                    set.cancel = &cli_signal;
-                    set.progress = [&p](const std::string& x) {
-                        Status(&p, x.c_str());
-                    };
-                    if (!quiet)
-                    {
-                        cli_progress_done(&p);
-                        printf("== replay %s\n", VariantOf(set).c_str());
-                        fflush(stdout);
-                    }
-                    if (!RunReplayVariant(dir, sc, rec.get(), set))
-                    {
-                        cli_progress_done(&p);
-                        fprintf(stderr, "qreplay run: interrupted; no results written\n");
-                        rc = cli_interrupted_status();
-                    }
-                }
-            }
-        }
-        if (rc == 0)
-        {
-            if (!quiet)
-            {
-                cli_progress_done(&p);
-                printf("== metrics -> %s/results.h5\n", dir.c_str());
-                fflush(stdout);
-            }
-            Results(dir, &p, quiet);
-        }
-    }
-    catch (const Interrupted&)
-    {
-        cli_progress_done(&p);
-        fprintf(stderr, "qreplay run: interrupted; no results written\n");
-        rc = cli_interrupted_status();
-    }
-    catch (const std::exception& e)
-    {
-        cli_progress_done(&p);
-        rc = *e.what() ? cli_fail("run", "%s", e.what()) : 1;
-    }
+    if (rc == 0)
+        rc = QrReplaysAndMetrics("run", dir, sc, quiet);
     cli_restore_signals();
     if (rc == 0 && figures)
         rc = cli_figures("run",

@@ -1,0 +1,407 @@
+/* qreplay testbed: real Linux TCP through a real queue (testbed_net.h), imported from the hosts'
+ * captures (qreplay/import.h), scored against the switch's own captures (qreplay/testbed.h) by the
+ * same replays and metrics as qreplay run. */
+#include "cli.h"
+#include "opt.h"
+#include "program.h"
+#include "testbed_net.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C"
+{
+#include "qreplay/error.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/import.h"
+#include "qreplay/testbed.h"
+#include "qreplay/topology.h"
+#include "qreplay/workload.h"
+}
+
+namespace
+{
+
+const cli_opt kTestbedOpts[] = {
+    CLI_OPT_SET,
+    CLI_OPT_OUT("run folder (default: the scenario's [output] dir)"),
+    {"cleanup",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "only remove the namespaces of testbeds whose process is gone (after a kill -9), then exit"},
+    CLI_OPT_NO_FIGURES,
+    CLI_OPT_QUIET,
+};
+
+const cli_spec kTestbedSpec = {
+    "testbed",
+    "SCENARIO",
+    "Run the scenario on real Linux TCP instead of ns-3 and score the replay against the real\n"
+    "queue. Builds the star out of network namespaces (one per host, one for the switch, veth\n"
+    "pairs), shapes every host and switch egress to [links] rate with a token bucket over a\n"
+    "byte FIFO of the port's [buffer] size (policy = static), and runs the scenario's flows\n"
+    "with the kernel's TCP ([tcp] variant, min_rto and init_cwnd per route, socket buffers).\n"
+    "tcpdump captures every host (DIR/capture/hN.pcap: the recording, as an operator would\n"
+    "have it) and both directions of every switch port (swN-in.pcap, swN-out.pcap: the ground\n"
+    "truth). A capture that lost packets invalidates the run. Then the hosts' captures are\n"
+    "imported (DIR/recording), the switch's give each packet's arrival and departure and the\n"
+    "queue per flow at every arrival (DIR/recording/truth, drops checked against the qdisc's\n"
+    "counter), every [replay] mode at every [sampling] th is replayed in ns-3 and scored\n"
+    "(DIR/results.h5, the table and figures of qreplay run). DIR/testbed/flows.csv holds each\n"
+    "flow's completion time and retransmissions, DIR/testbed/ports.csv each port's queue.\n"
+    "Needs root, iproute2, tcpdump and ethtool. Keys the testbed cannot honour are refused.\n"
+    "Everything it creates is removed when it ends, also on Ctrl-C or an error.\n",
+    kTestbedOpts,
+    sizeof kTestbedOpts / sizeof kTestbedOpts[0],
+    0,
+    1,
+    "expected one SCENARIO file",
+    "example:\n  sudo qreplay testbed scenarios/testbed-single-switch.ini -o results/testbed\n"};
+
+struct Free
+{
+    void operator()(qr_flow* f) const
+    {
+        qr_flows_free(f);
+    }
+};
+
+bool
+RemoveFile(const std::string& p)
+{
+    return unlink(p.c_str()) == 0 || errno == ENOENT;
+}
+
+int64_t
+Percentile(std::vector<int64_t> v, double q)
+{
+    if (v.empty())
+        return -1;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+} // namespace
+
+extern "C" int
+qr_cmd_testbed(int argc, char** argv)
+{
+    cli_args a;
+    int rc = cli_parse(&kTestbedSpec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (cli_count(&a, "cleanup"))
+    {
+        cli_args_free(&a);
+        if (geteuid() != 0)
+            return cli_fail("testbed", "--cleanup needs root (it deletes network namespaces)");
+        int n = tb_cleanup_stale("testbed");
+        printf("removed %d namespace%s\n", n, n == 1 ? "" : "s");
+        return 0;
+    }
+    if (a.n_pos != 1)
+    {
+        cli_args_free(&a);
+        return cli_usage_error("testbed", "expected one SCENARIO file");
+    }
+    int nSets;
+    const char** sets = cli_list(&a, "set", &nSets);
+    bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    std::string scenarioPath = a.pos[0];
+    const char* outOpt = cli_value(&a, "out");
+    qr_scenario* sc = nullptr;
+    rc = cli_load_scenario("testbed", scenarioPath.c_str(), sets, nSets, &sc);
+    std::string dir = !rc ? (outOpt ? outOpt : qr_scenario_config(sc)->output.dir) : "";
+    cli_args_free(&a);
+    if (rc)
+        return 1;
+    std::unique_ptr<qr_scenario, void (*)(qr_scenario*)> s(sc, qr_scenario_destroy);
+    const qr_config* c = qr_scenario_config(sc);
+    char err[QR_ERRBUF_SIZE];
+    if (qr_testbed_check(c, err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    if (tb_check_privileges("testbed"))
+        return 1;
+    uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);
+    uint64_t portLimit =
+        c->buffer.port_size_bytes ? c->buffer.port_size_bytes : c->buffer.size_bytes / hosts;
+    // the schedule and its sender ports (the flow table's numbering, as in the runtime)
+    qr_flow* fl = nullptr;
+    size_t nFlows = 0;
+    if (qr_workload_from_config(c, &fl, &nFlows, err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    std::unique_ptr<qr_flow, Free> flows(fl);
+    if (nFlows == 0)
+        return cli_fail("testbed", "%s: the scenario has no flows", scenarioPath.c_str());
+    qr_topology* topo = nullptr;
+    qr_flow_table* ft = nullptr;
+    if (qr_topology_star(&topo, c->topology.hosts) ||
+        qr_flow_table_for_topology(&ft, fl, nFlows, topo, err))
+    {
+        qr_topology_destroy(topo);
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    }
+    std::vector<uint16_t> ports(nFlows);
+    for (size_t i = 0; i < nFlows; i++)
+        ports[i] = qr_flow_table_sender_port(ft, static_cast<uint32_t>(i));
+    qr_flow_table_destroy(ft);
+    qr_topology_destroy(topo);
+
+    std::string capDir = dir + "/capture", tbDir = dir + "/testbed";
+    {
+        cli_paths in{}, out{};
+        cli_paths_add_scenario(&in, scenarioPath.c_str(), sc);
+        for (const char* f : {"/results.h5",
+                              "/recording/recording.h5",
+                              "/recording/truth/truth.h5",
+                              "/recording/truth/arrivals.qra",
+                              "/testbed/flows.csv",
+                              "/testbed/ports.csv",
+                              "/capture/schedule.csv"})
+            cli_paths_add(&out, "%s%s", dir.c_str(), f);
+        for (uint32_t h = 0; h < hosts; h++)
+            for (const char* f : {"h%u.pcap", "sw%u-in.pcap", "sw%u-out.pcap"})
+            {
+                char name[64];
+                snprintf(name, sizeof name, f, h);
+                cli_paths_add(&out, "%s/%s", capDir.c_str(), name);
+            }
+        if (cli_check_outputs("testbed", &out, &in))
+            return 1;
+    }
+    if (cli_make_dir("testbed", capDir.c_str()) || cli_make_dir("testbed", tbDir.c_str()))
+        return 1;
+    for (uint32_t h = 0; h < hosts; h++)
+        for (const char* f : {"h%u.pcap", "sw%u-in.pcap", "sw%u-out.pcap"})
+        {
+            char name[64];
+            snprintf(name, sizeof name, f, h);
+            RemoveFile(capDir + "/" + name);
+        }
+    RemoveFile(dir + "/results.h5");
+    RemoveFile(tbDir + "/flows.csv");
+    RemoveFile(tbDir + "/ports.csv");
+
+    cli_catch_signals();
+    if (!quiet)
+    {
+        printf("== testbed: %u hosts, %g Mbps links, %" PRIu64 " B per switch port, %zu flows, %s "
+               "-> %s\n",
+               hosts,
+               static_cast<double>(c->links.rate_bps) / 1e6,
+               portLimit,
+               nFlows,
+               qr_testbed_congestion(c->tcp.variant),
+               capDir.c_str());
+        fflush(stdout);
+    }
+    tb_run run{};
+    run.conf = c;
+    run.flows = fl;
+    run.n_flows = nFlows;
+    run.src_port = ports.data();
+    run.port_limit = portLimit;
+    std::string capAbs = capDir;
+    run.capture_dir = capAbs.c_str();
+    run.quiet = quiet;
+    rc = tb_run_testbed("testbed", &run);
+    if (rc)
+    {
+        tb_run_free(&run);
+        cli_restore_signals();
+        return rc;
+    }
+    // each flow's outcome
+    std::vector<int64_t> fcts;
+    size_t completed = 0, failed = 0;
+    uint64_t retrans = 0;
+    {
+        std::string p = tbDir + "/flows.csv";
+        FILE* f = fopen(p.c_str(), "w");
+        if (!f)
+        {
+            tb_run_free(&run);
+            cli_restore_signals();
+            return cli_fail("testbed", "%s: %s", p.c_str(), strerror(errno));
+        }
+        fprintf(f,
+                "flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,bytes_received,"
+                "retransmissions,error\n");
+        for (size_t i = 0; i < nFlows; i++)
+        {
+            const tb_flow_result& r = run.res[i];
+            bool done = r.sent && r.received && r.bytes_received == fl[i].bytes;
+            int64_t fct = done ? r.last_ns - r.start_ns : -1;
+            completed += done;
+            failed += r.failed;
+            retrans += r.retrans;
+            if (done)
+                fcts.push_back(fct);
+            fprintf(f,
+                    "%zu,%u,%u,%u,%" PRIu64 ",%" PRId64 ",%d,%" PRId64 ",%" PRIu64 ",%u,%s\n",
+                    i,
+                    fl[i].src,
+                    fl[i].dst,
+                    ports[i],
+                    fl[i].bytes,
+                    fl[i].start_ns,
+                    done ? 1 : 0,
+                    fct,
+                    r.bytes_received,
+                    r.retrans,
+                    r.failed ? r.why : "");
+        }
+        if (fclose(f))
+        {
+            tb_run_free(&run);
+            cli_restore_signals();
+            return cli_fail("testbed", "%s: %s", p.c_str(), strerror(errno));
+        }
+    }
+    if (!quiet)
+    {
+        printf("traffic            %.3f s, %zu of %zu flows completed, %" PRIu64
+               " retransmissions (%s)\n",
+               run.traffic_s,
+               completed,
+               nFlows,
+               retrans,
+               run.kernel);
+        if (!fcts.empty())
+            printf("FCT                p50 %s, p99 %s\n",
+                   FormatTime(Percentile(fcts, 0.5)).c_str(),
+                   FormatTime(Percentile(fcts, 0.99)).c_str());
+        printf("== import -> %s/recording\n", dir.c_str());
+        fflush(stdout);
+    }
+    // the hosts' captures are the recording
+    std::vector<std::string> caps(hosts);
+    std::vector<const char*> capv(hosts);
+    std::vector<qr_host_map_entry> map(hosts);
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        caps[h] = capDir + "/h" + std::to_string(h) + ".pcap";
+        capv[h] = caps[h].c_str();
+        char addr[32];
+        tb_host_addr(h, addr, sizeof addr);
+        memset(&map[h], 0, sizeof map[h]);
+        qr_addr_parse(addr, map[h].addr);
+        map[h].host = h;
+        snprintf(map[h].capture, sizeof map[h].capture, "h%u.pcap", h);
+        map[h].line = h + 1;
+    }
+    qr_import_cfg icfg{};
+    icfg.captures = capv.data();
+    icfg.n_captures = hosts;
+    icfg.map = map.data();
+    icfg.n_map = hosts;
+    icfg.clock = QR_IMPORT_CLOCK_NONE;
+    qr_import_report* irep = nullptr;
+    std::string recDir = dir + "/recording";
+    rc = qr_import_run(&icfg, sc, recDir.c_str(), &irep, err);
+    if (rc)
+    {
+        tb_run_free(&run);
+        cli_restore_signals();
+        return cli_fail("testbed", "import: %s", err);
+    }
+    if (!quiet)
+        printf("import             %zu connections (the scenario has %zu flows), %" PRIu64
+               " packets\n",
+               irep->connections,
+               nFlows,
+               irep->packets);
+    qr_import_report_free(irep);
+    // the switch's captures are the truth
+    std::vector<std::string> ins(hosts), outs(hosts);
+    std::vector<qr_testbed_port> tports(hosts);
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        ins[h] = capDir + "/sw" + std::to_string(h) + "-in.pcap";
+        outs[h] = capDir + "/sw" + std::to_string(h) + "-out.pcap";
+        tports[h] = {ins[h].c_str(), outs[h].c_str(), run.qdisc_drops[h]};
+    }
+    qr_testbed_truth_report trep{};
+    rc = qr_testbed_truth(recDir.c_str(), tports.data(), hosts, portLimit, &trep, err);
+    tb_run_free(&run);
+    if (rc)
+    {
+        cli_restore_signals();
+        return cli_fail("testbed", "ground truth: %s", err);
+    }
+    {
+        std::string p = tbDir + "/ports.csv";
+        FILE* f = fopen(p.c_str(), "w");
+        if (f)
+        {
+            fprintf(f,
+                    "port,host,ingress_packets,egress_packets,arrivals,drops,qdisc_drops,"
+                    "max_queue_bytes,limit_bytes,drops_with_room,admits_over_limit\n");
+            for (uint32_t h = 0; h < hosts; h++)
+            {
+                const qr_testbed_port_report& r = trep.ports[h];
+                fprintf(f,
+                        "%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                        h,
+                        h,
+                        r.ingress,
+                        r.egress,
+                        r.arrivals,
+                        r.drops,
+                        r.qdisc_drops,
+                        r.max_queue_bytes,
+                        portLimit,
+                        r.drops_with_room,
+                        r.admits_over_limit);
+            }
+        }
+        if (!f || fclose(f))
+        {
+            qr_testbed_truth_report_free(&trep);
+            cli_restore_signals();
+            return cli_fail("testbed", "%s: %s", p.c_str(), strerror(errno));
+        }
+    }
+    if (!quiet)
+    {
+        printf("truth              %" PRIu64 " arrivals at the switch, %" PRIu64
+               " drops (= the qdiscs' counters); host -> switch p50 %s, p99 %s\n",
+               trep.arrivals,
+               trep.drops,
+               FormatTime(trep.hop_p50_ns).c_str(),
+               FormatTime(trep.hop_p99_ns).c_str());
+        printf("%-6s %10s %8s %12s %14s\n", "port", "arrivals", "drops", "max queue", "drops w/ room");
+        for (uint32_t h = 0; h < hosts; h++)
+        {
+            const qr_testbed_port_report& r = trep.ports[h];
+            printf("%-6u %10" PRIu64 " %8" PRIu64 " %8.1f MTU %14" PRIu64 "\n",
+                   h,
+                   r.arrivals,
+                   r.drops,
+                   static_cast<double>(r.max_queue_bytes) / 1500.0,
+                   r.drops_with_room);
+        }
+        fflush(stdout);
+    }
+    qr_testbed_truth_report_free(&trep);
+    rc = QrReplaysAndMetrics("testbed", dir, sc, quiet);
+    cli_restore_signals();
+    if (rc == 0 && figures)
+        rc = cli_figures("testbed",
+                         "plot_results.py",
+                         (dir + "/results.h5").c_str(),
+                         (dir + "/figures").c_str(),
+                         quiet);
+    return rc;
+}

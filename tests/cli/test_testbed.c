@@ -1,0 +1,219 @@
+/* qreplay testbed end to end on this machine's kernel (root only; skipped with the reason
+ * otherwise): a few hundred ms of real TCP between 3 host namespaces through a switch namespace.
+ * Conservation at every tap (what a host sent is what the switch received; what the switch
+ * received left it or was dropped, as many as its qdisc counted), the import finding exactly the
+ * scenario's flows, finite metrics, and no namespace left behind, also after Ctrl-C. Keys a
+ * testbed cannot honour are refused without root. */
+#include <math.h>
+#include <signal.h>
+
+#include "harness.h"
+#include "qreplay/capture.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/import.h"
+#include "qreplay/schema.h"
+
+TestSuite(testbed, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
+
+static void need_root(void)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root: qreplay testbed creates network namespaces (CI runs as root)");
+    if (system("command -v tcpdump >/dev/null && command -v ethtool >/dev/null && "
+               "command -v tc >/dev/null") != 0)
+        cr_skip_test("tcpdump, ethtool or tc is not installed (./waf deps installs them)");
+}
+
+/* A 3-host star at 100 Mbps: hosts 1 and 2 send to host 0 (a congested port), host 0 to host 1. */
+static void write_scenario(const char *name, const char *flows)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/flows.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "src,dst,bytes,start\n%s", flows);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[topology]\nkind = star\nhosts = 3\n[links]\nrate = 100Mbps\ndelay = 1us\n"
+               "[buffer]\nsize = 120KB\npolicy = static\n[traffic]\npattern = flows\n"
+               "flows = flows.csv\nstop = 5s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
+               "[clock]\nmax_offset = 0\n[sampling]\nth = 0, 500us\n[replay]\n"
+               "modes = plain, tagged\n");
+    fclose(f);
+}
+
+static int count_netns(const char *prefix)
+{
+    FILE *p = popen("ip netns list", "r");
+    char line[256];
+    int n = 0;
+    while (p && fgets(line, sizeof line, p))
+        n += strncmp(line, prefix, strlen(prefix)) == 0;
+    if (p)
+        pclose(p);
+    return n;
+}
+
+/* TCP packets in a capture, and how many have source address src (NULL: all). */
+static uint64_t tcp_packets(const char *path, const char *src)
+{
+    qr_capture *c;
+    char e[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_capture_open(&c, path, e), QR_OK, "%s", e);
+    uint8_t a[16];
+    if (src)
+        cr_assert_eq(qr_addr_parse(src, a), 0);
+    qr_capture_packet k;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = qr_capture_next(c, &k, e)) == QR_OK)
+        n += !src || memcmp(k.src, a, 16) == 0;
+    cr_assert_eq(rc, QR_END, "%s", e);
+    qr_capture_close(c);
+    return n;
+}
+
+Test(testbed, short_run_conserves_every_packet_and_cleans_up)
+{
+    need_root();
+    write_scenario("tb.ini", "1,0,300KB,0\n2,0,300KB,0\n0,1,100KB,10ms\n1,0,20KB,50ms\n");
+    int before = count_netns("qrtb");
+    int rc = qreplay("testbed %s/tb.ini -o %s/run --no-figures", dir, dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+
+    /* every packet a host sent reached the switch's port facing it */
+    char p[512];
+    uint64_t in_total = 0, out_total = 0;
+    for (int h = 0; h < 3; h++) {
+        char addr[32];
+        snprintf(addr, sizeof addr, "10.0.%d.2", h);
+        snprintf(p, sizeof p, "%s/run/capture/h%d.pcap", dir, h);
+        uint64_t sent = tcp_packets(p, addr);
+        snprintf(p, sizeof p, "%s/run/capture/sw%d-in.pcap", dir, h);
+        uint64_t in = tcp_packets(p, NULL);
+        cr_assert_eq(sent, in, "host %d sent %lu TCP packets, the switch received %lu", h,
+                     (unsigned long)sent, (unsigned long)in);
+        cr_assert_gt(sent, 0);
+        in_total += in;
+        snprintf(p, sizeof p, "%s/run/capture/sw%d-out.pcap", dir, h);
+        out_total += tcp_packets(p, NULL);
+    }
+    /* every packet the switch received left it or was dropped, as many as the qdiscs counted */
+    snprintf(p, sizeof p, "%s/run/testbed/ports.csv", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    uint64_t drops = 0, qdisc = 0;
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    for (int h = 0; h < 3; h++) {
+        unsigned port, host;
+        unsigned long ing, egr, arr, dr, qd;
+        cr_assert_not_null(fgets(line, sizeof line, f));
+        cr_assert_eq(sscanf(line, "%u,%u,%lu,%lu,%lu,%lu,%lu", &port, &host, &ing, &egr, &arr,
+                            &dr, &qd),
+                     7, "%s", line);
+        cr_assert_eq(dr, qd, "port %u: %lu drops in the captures, %lu in the qdisc", port, dr, qd);
+        drops += dr;
+        qdisc += qd;
+    }
+    fclose(f);
+    cr_assert_eq(in_total, out_total + drops, "in %lu, out %lu, dropped %lu",
+                 (unsigned long)in_total, (unsigned long)out_total, (unsigned long)drops);
+
+    /* the truth's drops are the same packets, and the import found exactly the 4 flows */
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    snprintf(p, sizeof p, "%s/run/recording/truth/truth.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    qr_row_drop *dv;
+    size_t nd;
+    cr_assert_eq(qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&dv, &nd, e), QR_OK, "%s",
+                 e);
+    cr_assert_eq(nd, drops);
+    qr_h5_rows_free(dv);
+    qr_h5_close(r);
+    snprintf(p, sizeof p, "%s/run/recording/recording.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    qr_row_import_conn *cv;
+    size_t nc;
+    cr_assert_eq(qr_h5_read_rows(r, "/import/connections", &qr_schema_import_conn, (void **)&cv,
+                                 &nc, e),
+                 QR_OK, "%s", e);
+    cr_assert_eq(nc, 4, "the import found %zu connections for 4 flows", nc);
+    uint64_t want[][2] = {{300000, 0}, {300000, 0}, {100000, 0}, {20000, 0}};
+    for (size_t i = 0; i < nc; i++) {
+        int found = 0;
+        for (size_t j = 0; j < 4; j++)
+            if (!want[j][1] && cv[i].bytes0 == want[j][0]) {
+                want[j][1] = found = 1;
+                break;
+            }
+        cr_assert(found, "connection %zu carried %lu bytes, no flow of the scenario", i,
+                  (unsigned long)cv[i].bytes0);
+        cr_assert(cv[i].syn && cv[i].fin0 && cv[i].fin1, "connection %zu is not whole", i);
+    }
+    qr_h5_rows_free(cv);
+    qr_h5_close(r);
+
+    /* the replays ran and every metric is a number */
+    snprintf(p, sizeof p, "%s/run/results.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    for (const char *const *v = (const char *const[]){"plain_th_0", "tagged_th_0", "plain_th_500",
+                                                      "tagged_th_500", NULL};
+         *v; v++) {
+        char g[64];
+        snprintf(g, sizeof g, "/replay/%s", *v);
+        for (const char *const *a = (const char *const[]){"qdiff_mean_mtu", "qdiff_p99_mtu",
+                                                          "drop_error", NULL};
+             *a; a++) {
+            double x = NAN;
+            cr_assert_eq(qr_h5_read_attr_f64(r, g, *a, &x, e), QR_OK, "%s", e);
+            cr_assert(isfinite(x) && x >= 0, "%s %s = %g", g, *a, x);
+        }
+    }
+    qr_h5_close(r);
+}
+
+Test(testbed, ctrl_c_removes_everything)
+{
+    need_root();
+    /* long enough that the interrupt comes during the traffic (60 MB at 100 Mbps: 5 s) */
+    write_scenario("long.ini", "1,0,30MB,0\n2,0,30MB,0\n");
+    int before = count_netns("qrtb");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && (%s testbed %s/long.ini -o %s/run --no-figures >%s/o 2>%s/e & pid=$!; "
+             "sleep 3; kill -INT $pid; wait $pid; echo $? >%s/status)",
+             QR_SOURCE_DIR, QR_PROGRAM, dir, dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    char p[256], st[32];
+    snprintf(p, sizeof p, "%s/status", dir);
+    slurp(p, st, sizeof st);
+    snprintf(p, sizeof p, "%s/e", dir);
+    slurp(p, err, sizeof err);
+    cr_assert_eq(atoi(st), 130, "exit %s: %s", st, err);
+    cr_assert(strstr(err, "interrupted"), "%s", err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+    cr_assert_not(exists("%s/run/results.h5", dir));
+    cr_assert_not(exists("%s/run/recording/recording.h5", dir));
+    cr_assert_eq(system("pgrep -f 'testbed-agen[t] ' >/dev/null"), 256, "an agent still runs");
+}
+
+Test(testbed, keys_a_testbed_cannot_honour_are_refused)
+{
+    /* no root needed: the check comes first */
+    int rc = qreplay("testbed scenarios/single-switch.ini -o %s/x", dir);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "[buffer] policy"), "%s", err);
+    cr_assert(strstr(err, "[tcp] delack_timeout"), "%s", err);
+    cr_assert(strstr(err, "[clock] max_offset"), "%s", err);
+    cr_assert(strstr(err, "cannot honour 3 keys"), "%s", err);
+    rc = qreplay("testbed scenarios/fattree-k4-websearch.ini -o %s/x", dir);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(err, "[topology] kind"), "%s", err);
+    cr_assert_not(exists("%s/x", dir));
+}
