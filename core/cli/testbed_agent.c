@@ -187,8 +187,8 @@ static void sender_event(struct aflow *f, int ep, uint32_t ev)
         f->connected = 1;
     }
     while (f->connected && f->written < f->bytes) {
-        size_t want = f->bytes - f->written < sizeof zeros ? (size_t)(f->bytes - f->written)
-                                                          : sizeof zeros;
+        size_t want =
+            f->bytes - f->written < sizeof zeros ? (size_t)(f->bytes - f->written) : sizeof zeros;
         ssize_t w = send(f->fd, zeros, want, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -309,8 +309,9 @@ int qr_cmd_testbed_agent(int argc, char **argv)
                     if (fd < 0)
                         break;
                     size_t i = 0;
-                    while (i < n && !(fl[i].dst == host && fl[i].src_port == ntohs(pa.sin_port) &&
-                                      fl[i].src_addr.s_addr == pa.sin_addr.s_addr && fl[i].rfd == -1))
+                    while (i < n &&
+                           !(fl[i].dst == host && fl[i].src_port == ntohs(pa.sin_port) &&
+                             fl[i].src_addr.s_addr == pa.sin_addr.s_addr && fl[i].rfd == -1))
                         i++;
                     if (i == n) {
                         close(fd); /* of no flow of the schedule */

@@ -227,16 +227,17 @@ static void drain(struct proc *p, void (*on_line)(void *, const char *), void *c
             memmove(p->errtext, p->errtext + p->errlen - keep, keep);
             p->errlen = keep;
         }
-        size_t n = (size_t)r < sizeof p->errtext - 1 - p->errlen ? (size_t)r
-                                                                : sizeof p->errtext - 1 - p->errlen;
+        size_t n = (size_t)r < sizeof p->errtext - 1 - p->errlen
+                       ? (size_t)r
+                       : sizeof p->errtext - 1 - p->errlen;
         memcpy(p->errtext + p->errlen, buf, n);
         p->errlen += n;
         p->errtext[p->errlen] = 0;
         if (strstr(p->errtext, "listening on"))
             p->listening = 1;
     }
-    while (p->out >= 0 && (r = read(p->out, p->outbuf + p->outlen,
-                                    sizeof p->outbuf - 1 - p->outlen)) > 0) {
+    while (p->out >= 0 &&
+           (r = read(p->out, p->outbuf + p->outlen, sizeof p->outbuf - 1 - p->outlen)) > 0) {
         p->outlen += (size_t)r;
         p->outbuf[p->outlen] = 0;
         char *nl;
@@ -341,8 +342,8 @@ int tb_cleanup_stale(const char *command)
     for (int i = 0; i < n; i++) {
         if (pids[i] > 0 && (kill((pid_t)pids[i], 0) == 0 || errno != ESRCH))
             continue; /* its testbed still runs */
-        printf("qreplay %s: removing namespace %s (its testbed, process %ld, is gone)\n",
-               command, names[i], pids[i]);
+        printf("qreplay %s: removing namespace %s (its testbed, process %ld, is gone)\n", command,
+               names[i], pids[i]);
         remove_ns(names[i]);
         removed++;
     }
@@ -352,8 +353,8 @@ int tb_cleanup_stale(const char *command)
 static const char *find_tool(const char *name)
 {
     static char buf[256];
-    const char *dirs[] = {"/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/sbin",
-                          "/usr/local/bin"};
+    const char *dirs[] = {"/usr/sbin", "/usr/bin",        "/sbin",
+                          "/bin",      "/usr/local/sbin", "/usr/local/bin"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         snprintf(buf, sizeof buf, "%s/%s", dirs[i], name);
         if (access(buf, X_OK) == 0)
@@ -365,13 +366,10 @@ static const char *find_tool(const char *name)
 int tb_check_privileges(const char *command)
 {
     if (geteuid() != 0)
-        return cli_fail(command,
-                        "needs root: it creates network namespaces, veth pairs and qdiscs "
-                        "(CAP_SYS_ADMIN, CAP_NET_ADMIN); run it as root or with sudo");
-    const char *tools[][2] = {{"ip", "iproute2"},
-                              {"tc", "iproute2"},
-                              {"tcpdump", "tcpdump"},
-                              {"ethtool", "ethtool"}};
+        return cli_fail(command, "needs root: it creates network namespaces, veth pairs and qdiscs "
+                                 "(CAP_SYS_ADMIN, CAP_NET_ADMIN); run it as root or with sudo");
+    const char *tools[][2] = {
+        {"ip", "iproute2"}, {"tc", "iproute2"}, {"tcpdump", "tcpdump"}, {"ethtool", "ethtool"}};
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         if (!find_tool(tools[i][0]))
             return cli_fail(command, "%s not found: install the Debian package %s (./waf deps)",
@@ -383,7 +381,7 @@ int tb_check_privileges(const char *command)
 
 struct agent_ctx {
     tb_run *run;
-    size_t done; /* flows finished at both ends or failed */
+    size_t done;  /* flows finished at both ends or failed */
     uint8_t *fin; /* per flow: bit 1 sender done, bit 2 receiver done */
 };
 
@@ -407,8 +405,7 @@ static void on_agent_line(void *vctx, const char *line)
         r->retrans = rt;
         before = c->fin[id];
         c->fin[id] |= 1;
-    } else if (sscanf(line, "recv %u %" SCNd64 " %" SCNd64 " %" SCNu64, &id, &a, &b, &bytes) ==
-                   4 &&
+    } else if (sscanf(line, "recv %u %" SCNd64 " %" SCNd64 " %" SCNu64, &id, &a, &b, &bytes) == 4 &&
                id < c->run->n_flows) {
         tb_flow_result *r = &c->run->res[id];
         r->received = 1;
@@ -509,8 +506,8 @@ static int build(struct tb *t, const tb_run *run)
               "permanent", NULL) ||
             x(t, "ip", "-n", sw, "neigh", "replace", hip, "lladdr", hmac, "dev", port, "nud",
               "permanent", NULL) ||
-            x(t, "ip", "-n", h, "route", "add", "10.0.0.0/16", "via", sip, "dev", "eth0",
-              "rto_min", rto, "initcwnd", icw, NULL) ||
+            x(t, "ip", "-n", h, "route", "add", "10.0.0.0/16", "via", sip, "dev", "eth0", "rto_min",
+              rto, "initcwnd", icw, NULL) ||
             x(t, "tc", "-n", h, "qdisc", "add", "dev", "eth0", "root", "stab", "overhead", "-14",
               "tbf", "rate", rate, "burst", burst, "limit", hlimit, NULL) ||
             x(t, "tc", "-n", sw, "qdisc", "add", "dev", port, "root", "stab", "overhead", "-14",
@@ -528,8 +525,22 @@ static struct proc *capture(struct tb *t, const char *ns, const char *dev, const
     snprintf(name, sizeof name, "tcpdump of %s", base);
     char *argv[24];
     int n = 0;
-    const char *fixed[] = {"ip", "netns", "exec", ns, "tcpdump", "-i", dev, "-n", "-s", "200",
-                           "-B", "32768", "--time-stamp-precision=nano", "-Z", "root", "-w",
+    const char *fixed[] = {"ip",
+                           "netns",
+                           "exec",
+                           ns,
+                           "tcpdump",
+                           "-i",
+                           dev,
+                           "-n",
+                           "-s",
+                           "200",
+                           "-B",
+                           "32768",
+                           "--time-stamp-precision=nano",
+                           "-Z",
+                           "root",
+                           "-w",
                            file};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[n++] = (char *)fixed[i];
@@ -551,8 +562,8 @@ static int await_captures(struct tb *t, int first, int last)
             int st = 0;
             if (!t->p[i].listening && exited(&t->p[i], &st)) {
                 drain(&t->p[i], NULL, NULL);
-                fprintf(stderr, "qreplay %s: %s exited (status %d): %s\n", t->cmd, t->p[i].name,
-                        st, t->p[i].errtext);
+                fprintf(stderr, "qreplay %s: %s exited (status %d): %s\n", t->cmd, t->p[i].name, st,
+                        t->p[i].errtext);
                 return 1;
             }
             all &= t->p[i].listening;
@@ -673,9 +684,9 @@ int tb_run_testbed(const char *command, tb_run *run)
         snprintf(hs, sizeof hs, "%u", i);
         char name[32];
         snprintf(name, sizeof name, "agent of host %u", i);
-        char *argv[] = {"ip",    "netns",  "exec",   t.ns[i], self,   "testbed-agent",
-                        hs,      sched,    "--cc",   (char *)cc, "--sndbuf", sndbuf,
-                        "--rcvbuf", rcvbuf, NULL};
+        char *argv[] = {"ip",       "netns", "exec", t.ns[i],    self,       "testbed-agent",
+                        hs,         sched,   "--cc", (char *)cc, "--sndbuf", sndbuf,
+                        "--rcvbuf", rcvbuf,  NULL};
         if (!spawn(&t, name, argv))
             rc = cli_fail(command, "cannot start the agent of host %u", i);
     }
@@ -719,8 +730,8 @@ int tb_run_testbed(const char *command, tb_run *run)
         struct pollfd pf[MAX_PROCS];
         int np = 0;
         for (int i = 0; i < t.n_p; i++)
-            pf[np++] = (struct pollfd){.fd = i >= ag_first ? t.p[i].out : t.p[i].err,
-                                       .events = POLLIN};
+            pf[np++] =
+                (struct pollfd){.fd = i >= ag_first ? t.p[i].out : t.p[i].err, .events = POLLIN};
         poll(pf, (nfds_t)np, 100);
         for (int i = 0; i < t.n_p; i++)
             drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
@@ -728,14 +739,14 @@ int tb_run_testbed(const char *command, tb_run *run)
             int st = 0;
             if (exited(&t.p[i], &st)) {
                 drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-                rc = cli_fail(command, "the %s stopped during the run (status %d): %s",
-                              t.p[i].name, st, t.p[i].errtext);
+                rc = cli_fail(command, "the %s stopped during the run (status %d): %s", t.p[i].name,
+                              st, t.p[i].errtext);
                 break;
             }
         }
         double el = (double)(now_real() - t0) / 1e9;
-        cli_progress_update(&prog, "testbed: %zu of %zu flows done, %.1f s", ac.done,
-                            run->n_flows, el < 0 ? 0 : el);
+        cli_progress_update(&prog, "testbed: %zu of %zu flows done, %.1f s", ac.done, run->n_flows,
+                            el < 0 ? 0 : el);
     }
     for (size_t i = 0; i < run->n_flows; i++) {
         tb_flow_result *r = &run->res[i];

@@ -70,10 +70,7 @@ const cli_spec kTestbedSpec = {
 
 struct Free
 {
-    void operator()(qr_flow* f) const
-    {
-        qr_flows_free(f);
-    }
+    void operator()(qr_flow* f) const { qr_flows_free(f); }
 };
 
 bool
@@ -89,6 +86,14 @@ Percentile(std::vector<int64_t> v, double q)
         return -1;
     std::sort(v.begin(), v.end());
     return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+/* The rate a port's shaper achieved while its queue was busy (0 if it never was). */
+double
+BusyRate(const qr_testbed_port_report& r)
+{
+    return r.busy_ns > 0 ? static_cast<double>(r.busy_bytes) * 8e9 / static_cast<double>(r.busy_ns)
+                         : 0.0;
 }
 
 } // namespace
@@ -344,15 +349,16 @@ qr_cmd_testbed(int argc, char** argv)
         FILE* f = fopen(p.c_str(), "w");
         if (f)
         {
-            fprintf(f,
-                    "port,host,ingress_packets,egress_packets,arrivals,drops,qdisc_drops,"
-                    "max_queue_bytes,limit_bytes,drops_with_room,admits_over_limit\n");
+            fprintf(
+                f,
+                "port,host,ingress_packets,egress_packets,arrivals,drops,qdisc_drops,"
+                "max_queue_bytes,limit_bytes,drops_with_room,admits_over_limit,busy_rate_bps\n");
             for (uint32_t h = 0; h < hosts; h++)
             {
                 const qr_testbed_port_report& r = trep.ports[h];
                 fprintf(f,
-                        "%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                        "%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.0f\n",
                         h,
                         h,
                         r.ingress,
@@ -363,7 +369,8 @@ qr_cmd_testbed(int argc, char** argv)
                         r.max_queue_bytes,
                         portLimit,
                         r.drops_with_room,
-                        r.admits_over_limit);
+                        r.admits_over_limit,
+                        BusyRate(r));
             }
         }
         if (!f || fclose(f))
@@ -381,19 +388,41 @@ qr_cmd_testbed(int argc, char** argv)
                trep.drops,
                FormatTime(trep.hop_p50_ns).c_str(),
                FormatTime(trep.hop_p99_ns).c_str());
-        printf("%-6s %10s %8s %12s %14s\n", "port", "arrivals", "drops", "max queue", "drops w/ room");
+        printf("%-6s %10s %8s %12s %14s %16s\n",
+               "port",
+               "arrivals",
+               "drops",
+               "max queue",
+               "drops w/ room",
+               "rate when busy");
         for (uint32_t h = 0; h < hosts; h++)
         {
             const qr_testbed_port_report& r = trep.ports[h];
-            printf("%-6u %10" PRIu64 " %8" PRIu64 " %8.1f MTU %14" PRIu64 "\n",
+            printf("%-6u %10" PRIu64 " %8" PRIu64 " %8.1f MTU %14" PRIu64 " %11.2f Mbps\n",
                    h,
                    r.arrivals,
                    r.drops,
                    static_cast<double>(r.max_queue_bytes) / 1500.0,
-                   r.drops_with_room);
+                   r.drops_with_room,
+                   BusyRate(r) / 1e6);
         }
         fflush(stdout);
     }
+    // a machine too slow for the rate: the hop from host to switch takes longer than a packet
+    int64_t pkt = static_cast<int64_t>(1500.0 * 8e9 / static_cast<double>(c->links.rate_bps));
+    if (trep.hop_p99_ns > pkt)
+        fprintf(stderr,
+                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
+                "capture to the switch's, more than a packet's time at %g Mbps (%s): this "
+                "machine does not keep up with the rate, and the truth shows its delays; a "
+                "lower [links] rate gives a faithful testbed\n",
+                FormatTime(trep.hop_p99_ns).c_str(),
+                static_cast<double>(c->links.rate_bps) / 1e6,
+                FormatTime(pkt).c_str());
+    if (!quiet && trep.reordered)
+        printf("reordered          %" PRIu64
+               " packets crossed another of their direction between host and switch\n",
+               trep.reordered);
     qr_testbed_truth_report_free(&trep);
     rc = QrReplaysAndMetrics("testbed", dir, sc, quiet);
     cli_restore_signals();

@@ -28,6 +28,9 @@ extern "C" {
  * about 1 us); a longer one would need an emulator the testbed does not put in the path. */
 #define QR_TESTBED_MAX_DELAY_NS 20000
 #define QR_TESTBED_MAX_HOSTS 32
+/* How far two packets of one direction may cross between two taps (veth pairs hand packets to
+ * per-CPU backlogs, so packets sent from two CPUs can swap); beyond it a packet is lost. */
+#define QR_TESTBED_REORDER 256
 
 /* Check that the testbed can honour every key of c as a simulation would, or say which cannot: a
  * star of 2..QR_TESTBED_MAX_HOSTS hosts, the static buffer policy, no ECN marking, newreno (Linux
@@ -40,9 +43,9 @@ const char *qr_testbed_congestion(qr_tcp_variant v);
 
 /* One switch port's captures. Port p of the testbed's switch faces host p. */
 typedef struct qr_testbed_port {
-    const char *ingress;   /* what arrived from host p (tcpdump -Q in on the switch's port) */
-    const char *egress;    /* what left towards host p (tcpdump -Q out) */
-    uint64_t qdisc_drops;  /* the port qdisc's drop counter over the run; UINT64_MAX: unknown */
+    const char *ingress;  /* what arrived from host p (tcpdump -Q in on the switch's port) */
+    const char *egress;   /* what left towards host p (tcpdump -Q out) */
+    uint64_t qdisc_drops; /* the port qdisc's drop counter over the run; UINT64_MAX: unknown */
 } qr_testbed_port;
 
 /* What the ground truth found, per port and in all. */
@@ -53,6 +56,10 @@ typedef struct qr_testbed_port_report {
     uint64_t max_queue_bytes;   /* the most the queue held at an arrival */
     uint64_t drops_with_room;   /* dropped although queue + packet fit the limit */
     uint64_t admits_over_limit; /* admitted although queue + packet exceed the limit */
+    /* the service while busy: bytes of packets that waited for the one before, and the time
+     * between those departures (bytes x 8 / time: the rate the shaper achieved) */
+    uint64_t busy_bytes;
+    int64_t busy_ns;
 } qr_testbed_port_report;
 
 typedef struct qr_testbed_truth_report {
@@ -64,6 +71,8 @@ typedef struct qr_testbed_truth_report {
     /* the queueing of admitted packets (departure - arrival) */
     int64_t sojourn_p50_ns, sojourn_max_ns;
     uint64_t skipped_frames; /* frames of the switch captures that are not TCP (ARP, ...) */
+    uint64_t reordered;      /* packets that reached the switch before one their host sent
+                                earlier in the same direction */
 } qr_testbed_truth_report;
 
 void qr_testbed_truth_report_free(qr_testbed_truth_report *r);
@@ -73,19 +82,20 @@ void qr_testbed_truth_report_free(qr_testbed_truth_report *r);
  * hosts' captures with --clock none (the namespaces share one clock), so the switch's times move
  * onto it by the import's time base. n_ports: the star's hosts; port_limit: each port's bytes.
  *
- * Every TCP packet of port p's ingress capture must be, in order within its flow direction, the
- * next packet host p's recording holds for that direction (same sequence and acknowledgement
- * numbers, flags and length), and every recorded packet must reach the switch: otherwise the
- * capture is damaged (QR_EVALUE naming the port, frame and packet). A packet of the egress
- * capture is matched to the first not yet departed arrival of its direction with the same IP ID,
- * sequence and acknowledgement numbers, flags and length; the arrivals it passes over were
- * dropped (the queue is a FIFO). A veth pair hands a packet over whole the moment its token
+ * Every TCP packet of port p's ingress capture must be, within its flow direction, one of the next
+ * QR_TESTBED_REORDER packets host p's recording holds for that direction not yet seen (same
+ * sequence and acknowledgement numbers, flags and length; the first such), and every recorded
+ * packet must reach the switch: otherwise the capture is damaged (QR_EVALUE naming the port,
+ * frame and packet). A packet of the egress capture is matched to the first not yet departed
+ * arrival of its direction with the same IP ID, sequence and acknowledgement numbers, flags and
+ * length; arrivals that never leave were dropped (the queue is a FIFO; the run drained before
+ * the captures stopped). A veth pair hands a packet over whole the moment its token
  * bucket releases it, which is when a real link would start sending it; the simulation's
  * arrival and departure are its last bit. So the truth's times are the captures' plus the
- * packet's time on the link at the recording's [links] rate (IP bytes x 8 / rate), on both taps. An egress packet that never arrived, one leaving before it
- * arrived, or drops that differ from the qdisc's counter are QR_EVALUE too. A packet's size is its
- * IP length (the qdisc counts the same with stab overhead -14). Returns 0 with *rep (may be NULL),
- * or a reader's error. */
+ * packet's time on the link at the recording's [links] rate (IP bytes x 8 / rate), on both taps. An
+ * egress packet that never arrived, one leaving before it arrived, or drops that differ from the
+ * qdisc's counter are QR_EVALUE too. A packet's size is its IP length (the qdisc counts the same
+ * with stab overhead -14). Returns 0 with *rep (may be NULL), or a reader's error. */
 int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t n_ports,
                      uint64_t port_limit, qr_testbed_truth_report *rep, char *errbuf);
 
