@@ -113,9 +113,9 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
         unsigned port, host;
         unsigned long ing, egr, arr, dr, qd;
         cr_assert_not_null(fgets(line, sizeof line, f));
-        cr_assert_eq(sscanf(line, "%u,%u,%lu,%lu,%lu,%lu,%lu", &port, &host, &ing, &egr, &arr,
-                            &dr, &qd),
-                     7, "%s", line);
+        cr_assert_eq(
+            sscanf(line, "%u,%u,%lu,%lu,%lu,%lu,%lu", &port, &host, &ing, &egr, &arr, &dr, &qd), 7,
+            "%s", line);
         cr_assert_eq(dr, qd, "port %u: %lu drops in the captures, %lu in the qdisc", port, dr, qd);
         drops += dr;
         qdisc += qd;
@@ -140,9 +140,9 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
     qr_row_import_conn *cv;
     size_t nc;
-    cr_assert_eq(qr_h5_read_rows(r, "/import/connections", &qr_schema_import_conn, (void **)&cv,
-                                 &nc, e),
-                 QR_OK, "%s", e);
+    cr_assert_eq(
+        qr_h5_read_rows(r, "/import/connections", &qr_schema_import_conn, (void **)&cv, &nc, e),
+        QR_OK, "%s", e);
     cr_assert_eq(nc, 4, "the import found %zu connections for 4 flows", nc);
     uint64_t want[][2] = {{300000, 0}, {300000, 0}, {100000, 0}, {20000, 0}};
     for (size_t i = 0; i < nc; i++) {
@@ -167,8 +167,8 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
          *v; v++) {
         char g[64];
         snprintf(g, sizeof g, "/replay/%s", *v);
-        for (const char *const *a = (const char *const[]){"qdiff_mean_mtu", "qdiff_p99_mtu",
-                                                          "drop_error", NULL};
+        for (const char *const *a =
+                 (const char *const[]){"qdiff_mean_mtu", "qdiff_p99_mtu", "drop_error", NULL};
              *a; a++) {
             double x = NAN;
             cr_assert_eq(qr_h5_read_attr_f64(r, g, *a, &x, e), QR_OK, "%s", e);
