@@ -408,7 +408,9 @@ def extract_testbed(out, lines, opts):
         reps.append({"variants": var,
                      "drops": sum(int(p["drops"]) for p in ports),
                      "qdisc_drops": sum(int(p["qdisc_drops"]) for p in ports),
-                     "busy_rate_bps": max(float(p["busy_rate_bps"]) for p in ports),
+                     # the bottleneck: the port whose queue grew largest
+                     "busy_rate_bps": float(max(ports, key=lambda p: int(p["max_queue_bytes"]))
+                                            ["busy_rate_bps"]),
                      "flows": [{"flow": int(f["flow"]), "bytes": int(f["bytes"]),
                                 "completed": int(f["completed"]), "fct_ns": int(f["fct_ns"]),
                                 "retransmissions": int(f["retransmissions"])} for f in flows]})
@@ -912,7 +914,7 @@ def block_testbed(name):
     r = d["results"]
     want = ["tagged_th_0", "tagged_th_500", "plain_th_0", "plain_th_500"]
     out = ["| run | " + " | ".join("%s qdiff mean / p99, drop error" % v for v in want) +
-           " | switch drops (qdisc) | port rate while busy |",
+           " | switch drops (qdisc) | bottleneck port's rate while busy |",
            "|---|" + "---|" * (len(want) + 2)]
 
     def cells(var):
