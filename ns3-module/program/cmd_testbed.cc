@@ -39,6 +39,12 @@ const cli_opt kTestbedOpts[] = {
      CLI_FLAG,
      nullptr,
      "only remove the namespaces of testbeds whose process is gone (after a kill -9), then exit"},
+    {"rate",
+     0,
+     CLI_VALUE,
+     "R",
+     "measured (default: replay at the rate the bottleneck port served while busy) or nominal\n"
+     "                         (the scenario's [links] rate)"},
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
 };
@@ -56,7 +62,8 @@ const cli_spec kTestbedSpec = {
     "truth). A capture that lost packets invalidates the run. Then the hosts' captures are\n"
     "imported (DIR/recording), the switch's give each packet's arrival and departure and the\n"
     "queue per flow at every arrival (DIR/recording/truth, drops checked against the qdisc's\n"
-    "counter), every [replay] mode at every [sampling] th is replayed in ns-3 and scored\n"
+    "counter), every [replay] mode at every [sampling] th is replayed in ns-3 (at the rate the\n"
+    "bottleneck port measurably served, unless --rate nominal) and scored\n"
     "(DIR/results.h5, the table and figures of qreplay run). DIR/testbed/flows.csv holds each\n"
     "flow's completion time and retransmissions, DIR/testbed/ports.csv each port's queue.\n"
     "Needs root, iproute2, tcpdump and ethtool. Keys the testbed cannot honour are refused.\n"
@@ -124,6 +131,13 @@ qr_cmd_testbed(int argc, char** argv)
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     std::string scenarioPath = a.pos[0];
     const char* outOpt = cli_value(&a, "out");
+    const char* rateOpt = cli_value(&a, "rate");
+    bool measuredRate = !rateOpt || !strcmp(rateOpt, "measured");
+    if (rateOpt && !measuredRate && strcmp(rateOpt, "nominal"))
+    {
+        cli_args_free(&a);
+        return cli_usage_error("testbed", "--rate: '%s' is not measured or nominal", rateOpt);
+    }
     qr_scenario* sc = nullptr;
     rc = cli_load_scenario("testbed", scenarioPath.c_str(), sets, nSets, &sc);
     std::string dir = !rc ? (outOpt ? outOpt : qr_scenario_config(sc)->output.dir) : "";
@@ -132,6 +146,7 @@ qr_cmd_testbed(int argc, char** argv)
         return 1;
     std::unique_ptr<qr_scenario, void (*)(qr_scenario*)> s(sc, qr_scenario_destroy);
     const qr_config* c = qr_scenario_config(sc);
+    uint64_t nominalRate = c->links.rate_bps;
     char err[QR_ERRBUF_SIZE];
     if (qr_testbed_check(c, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
@@ -423,6 +438,29 @@ qr_cmd_testbed(int argc, char** argv)
         printf("reordered          %" PRIu64
                " packets crossed another of their direction between host and switch\n",
                trep.reordered);
+    // replay at the rate the bottleneck's shaper served, as measured (a token bucket falls short
+    // of its rate when its timer wakes late, and a replay at the nominal rate drains faster)
+    const qr_testbed_port_report* bott = &trep.ports[0];
+    for (uint32_t h = 1; h < hosts; h++)
+        if (trep.ports[h].max_queue_bytes > bott->max_queue_bytes)
+            bott = &trep.ports[h];
+    double served = BusyRate(*bott);
+    if (measuredRate && served > 0)
+    {
+        char kv[64];
+        snprintf(kv, sizeof kv, "links.rate=%.0fbps", served);
+        if (qr_scenario_set(sc, kv, err) || qr_scenario_validate(sc, err))
+        {
+            qr_testbed_truth_report_free(&trep);
+            cli_restore_signals();
+            return cli_fail("testbed", "replay rate: %s", err);
+        }
+        if (!quiet)
+            printf("replay rate        %.2f Mbps: what the bottleneck's shaper served while busy "
+                   "(nominal %g Mbps; --rate nominal replays at that)\n",
+                   served / 1e6,
+                   static_cast<double>(nominalRate) / 1e6);
+    }
     qr_testbed_truth_report_free(&trep);
     rc = QrReplaysAndMetrics("testbed", dir, sc, quiet);
     cli_restore_signals();
