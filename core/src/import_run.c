@@ -255,10 +255,7 @@ static uint64_t seg_key(const qr_capture_packet *p)
 
 static int64_t wire_ns(const struct imp *m, uint32_t ip_len)
 {
-    uint64_t bits = ((uint64_t)ip_len + QR_LINK_OVERHEAD_BYTES) * 8u;
-    if (bits < (1ull << 34)) /* bits * 1e9 fits 64 bits: every ordinary packet */
-        return (int64_t)(bits * 1000000000u / m->conf->links.rate_bps);
-    return (int64_t)((unsigned __int128)bits * 1000000000u / m->conf->links.rate_bps);
+    return qri_wire_ns((uint64_t)ip_len + QR_LINK_OVERHEAD_BYTES, m->conf->links.rate_bps);
 }
 
 static int add_det(struct imp *m, uint32_t receiver, uint32_t dir, uint32_t seq)

@@ -50,4 +50,8 @@ int qri_truth_stage(const char *rec_dir, char *tmp, size_t size, char *errbuf);
 int qri_truth_commit(const char *rec_dir, const char *tmp, char *errbuf);
 void qri_truth_discard(const char *dir);
 
+/* The time `bytes` take on a link of rate_bps, ns, rounded down (0 if the rate is 0); exact for
+ * any size (units.c). */
+int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps);
+
 #endif

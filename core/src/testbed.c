@@ -327,17 +327,40 @@ static int push_arrival(struct tb *t, const struct arr *x)
 
 static const char *dir_text(const struct tb *t, uint32_t d, char *buf, size_t size)
 {
-    const qr_flow *f = qr_flow_table_flow(t->ft, qr_dir_flow(d));
     snprintf(buf, size, "flow %u %s (host %u -> %u)", qr_dir_flow(d),
-             qr_dir_is_ack(d) ? "ACKs" : "data", qr_dir_is_ack(d) ? f->dst : f->src,
-             qr_dir_is_ack(d) ? f->src : f->dst);
+             qr_dir_is_ack(d) ? "ACKs" : "data", qr_flow_table_dir_src(t->ft, d),
+             qr_flow_table_dir_dst(t->ft, d));
     return buf;
 }
 
-/* A packet's time on a link of this rate, ns. */
-static int64_t wire_time(uint32_t ip_len, uint64_t rate_bps)
+/* The next TCP packet of a switch capture and its direction: QR_OK, QR_END, a reader's error, or
+ * QR_EVALUE for a packet of no imported connection. */
+static int tap_next(struct tb *t, qr_capture *c, const char *path, qr_capture_packet *k,
+                    uint32_t *d)
 {
-    return rate_bps ? (int64_t)((uint64_t)ip_len * 8 * 1000000000ULL / rate_bps) : 0;
+    int rc = qr_capture_next(c, k, t->errbuf);
+    if (rc)
+        return rc;
+    *d = dir_of(t->conns, t->n_conns, k);
+    if (*d != UINT32_MAX)
+        return QR_OK;
+    char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+    return qri_err(t->errbuf, QR_EVALUE,
+                   "%s: frame %" PRIu64 ": %s:%u -> %s:%u is of no connection the hosts' "
+                   "captures hold",
+                   path, k->frame, qr_addr_text(k->src, a, sizeof a), k->src_port,
+                   qr_addr_text(k->dst, b, sizeof b), k->dst_port);
+}
+
+/* Close a switch capture, adding the frames it left out (not TCP) to *skipped. */
+static void tap_close(qr_capture *c, uint64_t *skipped)
+{
+    if (c) {
+        qr_capture_stats st;
+        qr_capture_stats_get(c, &st);
+        *skipped += st.frames - st.kept;
+    }
+    qr_capture_close(c);
 }
 
 /* Port p's ingress capture: every packet host p sent, in its recorded order. */
@@ -347,21 +370,11 @@ static int read_ingress(struct tb *t, uint32_t p, const char *path, const qr_top
     qr_capture *c = NULL;
     qr_capture_packet k;
     char d1[96];
+    uint32_t d;
     int rc = qr_capture_open(&c, path, t->errbuf);
-    while (!rc && (rc = qr_capture_next(c, &k, t->errbuf)) == QR_OK) {
+    while (!rc && (rc = tap_next(t, c, path, &k, &d)) == QR_OK) {
         pr->ingress++;
-        uint32_t d = dir_of(t->conns, t->n_conns, &k);
-        if (d == UINT32_MAX) {
-            char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
-            rc = qri_err(t->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": %s:%u -> %s:%u is of no connection the hosts' "
-                         "captures hold",
-                         path, k.frame, qr_addr_text(k.src, a, sizeof a), k.src_port,
-                         qr_addr_text(k.dst, b, sizeof b), k.dst_port);
-            break;
-        }
-        const qr_flow *f = qr_flow_table_flow(t->ft, qr_dir_flow(d));
-        uint32_t src = qr_dir_is_ack(d) ? f->dst : f->src, dst = qr_dir_is_ack(d) ? f->src : f->dst;
+        uint32_t src = qr_flow_table_dir_src(t->ft, d), dst = qr_flow_table_dir_dst(t->ft, d);
         if (src != p) {
             rc = qri_err(t->errbuf, QR_EVALUE,
                          "%s: frame %" PRIu64 ": a packet of %s arrived on port %u, not %u", path,
@@ -403,7 +416,7 @@ static int read_ingress(struct tb *t, uint32_t p, const char *path, const qr_top
             t->rp_next[d]++;
         uint32_t sw, port;
         qr_topology_host_attach(topo, dst, &sw, &port);
-        struct arr x = {.t_in = k.time_ns - t->base + wire_time(k.ip_len, t->rate),
+        struct arr x = {.t_in = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate),
                         .t_out = INT64_MIN,
                         .id = qr_packet_id(d, r->seq),
                         .dir = d,
@@ -417,15 +430,8 @@ static int read_ingress(struct tb *t, uint32_t p, const char *path, const qr_top
             break;
         t->hops[t->n_a - 1] = k.time_ns - t->base - r->pk.time_ns;
     }
-    if (rc == QR_END)
-        rc = QR_OK;
-    if (c) {
-        qr_capture_stats st;
-        qr_capture_stats_get(c, &st);
-        *skipped += st.frames - st.kept;
-    }
-    qr_capture_close(c);
-    return rc;
+    tap_close(c, skipped);
+    return rc == QR_END ? QR_OK : rc;
 }
 
 /* The arrivals of each direction, in order. */
@@ -457,19 +463,10 @@ static int read_egress(struct tb *t, uint32_t q, uint32_t q_port, const char *pa
     qr_capture *c = NULL;
     qr_capture_packet k;
     char d1[96];
+    uint32_t d;
     int rc = qr_capture_open(&c, path, t->errbuf);
-    while (!rc && (rc = qr_capture_next(c, &k, t->errbuf)) == QR_OK) {
+    while (!rc && (rc = tap_next(t, c, path, &k, &d)) == QR_OK) {
         pr->egress++;
-        uint32_t d = dir_of(t->conns, t->n_conns, &k);
-        if (d == UINT32_MAX) {
-            char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
-            rc = qri_err(t->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": %s:%u -> %s:%u is of no connection the hosts' "
-                         "captures hold",
-                         path, k.frame, qr_addr_text(k.src, a, sizeof a), k.src_port,
-                         qr_addr_text(k.dst, b, sizeof b), k.dst_port);
-            break;
-        }
         /* the first arrival of the direction not yet departed with the same headers (the IP
          * ID tells retransmissions apart); those passed over were dropped, unless they leave
          * within the reordering window */
@@ -495,7 +492,7 @@ static int read_egress(struct tb *t, uint32_t q, uint32_t q_port, const char *pa
                          path, k.frame, dir_text(t, d, d1, sizeof d1), q);
             break;
         }
-        int64_t out = k.time_ns - t->base + wire_time(k.ip_len, t->rate);
+        int64_t out = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate);
         if (out < x->t_in) {
             rc = qri_err(t->errbuf, QR_EVALUE,
                          "%s: frame %" PRIu64 ": %s: packet %u left %" PRId64
@@ -512,15 +509,8 @@ static int read_egress(struct tb *t, uint32_t q, uint32_t q_port, const char *pa
             n = i - QR_TESTBED_REORDER; /* older ones are dropped for good */
         t->da_next[d] = n;
     }
-    if (rc == QR_END)
-        rc = QR_OK;
-    if (c) {
-        qr_capture_stats st;
-        qr_capture_stats_get(c, &st);
-        *skipped += st.frames - st.kept;
-    }
-    qr_capture_close(c);
-    return rc;
+    tap_close(c, skipped);
+    return rc == QR_END ? QR_OK : rc;
 }
 
 /* The sweep over arrivals and departures: the arrival log and the drop rows. */
@@ -698,15 +688,10 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
             rc = qri_err(errbuf, QR_EVALUE,
                          "%s: %s: host %u sent %zu packets the switch never saw, the first at "
                          "%" PRId64 " ns (seq %u)",
-                         ports[qr_dir_is_ack((uint32_t)d)
-                                   ? qr_flow_table_flow(t.ft, qr_dir_flow((uint32_t)d))->dst
-                                   : qr_flow_table_flow(t.ft, qr_dir_flow((uint32_t)d))->src]
-                             .ingress,
+                         ports[qr_flow_table_dir_src(t.ft, (uint32_t)d)].ingress,
                          dir_text(&t, (uint32_t)d, d1, sizeof d1),
-                         qr_dir_is_ack((uint32_t)d)
-                             ? qr_flow_table_flow(t.ft, qr_dir_flow((uint32_t)d))->dst
-                             : qr_flow_table_flow(t.ft, qr_dir_flow((uint32_t)d))->src,
-                         t.rp_start[d + 1] - t.rp_next[d], r->pk.time_ns, r->pk.seq);
+                         qr_flow_table_dir_src(t.ft, (uint32_t)d), t.rp_start[d + 1] - t.rp_next[d],
+                         r->pk.time_ns, r->pk.seq);
         }
     if (!rc)
         rc = index_arrivals(&t);
@@ -764,12 +749,10 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
     if (!rc && !(dirs = calloc(t.n_dirs ? t.n_dirs : 1, sizeof *dirs)))
         rc = QR_ENOMEM;
     for (size_t d = 0; !rc && d < t.n_dirs; d++) {
-        const qr_flow *f = qr_flow_table_flow(t.ft, qr_dir_flow((uint32_t)d));
-        int ack = qr_dir_is_ack((uint32_t)d);
         dirs[d] = (qr_row_direction){.dir = (uint32_t)d,
                                      .flow = qr_dir_flow((uint32_t)d),
-                                     .src = ack ? f->dst : f->src,
-                                     .dst = ack ? f->src : f->dst};
+                                     .src = qr_flow_table_dir_src(t.ft, (uint32_t)d),
+                                     .dst = qr_flow_table_dir_dst(t.ft, (uint32_t)d)};
         for (size_t i = t.da_start[d]; i < t.da_start[d + 1]; i++) {
             const struct arr *x = &t.a[t.da[i]];
             dirs[d].sent++;

@@ -340,3 +340,13 @@ void qr_index_list_free(uint64_t *list)
 {
     free(list);
 }
+
+int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps)
+{
+    if (!rate_bps)
+        return 0;
+    uint64_t bits = bytes * 8u;
+    if (bytes < (1ull << 31)) /* bits * 1e9 fits 64 bits: every ordinary packet */
+        return (int64_t)(bits * 1000000000u / rate_bps);
+    return (int64_t)((unsigned __int128)bytes * 8u * 1000000000u / rate_bps);
+}
