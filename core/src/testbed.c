@@ -12,6 +12,7 @@
 #include "qreplay/capture.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
+#include "qreplay/metrics.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
@@ -615,7 +616,7 @@ static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_por
         rc = crc;
     if (!rc && ns) {
         qsort(soj, ns, sizeof *soj, cmp_i64);
-        rep->sojourn_p50_ns = soj[ns / 2];
+        rep->sojourn_p50_ns = qr_percentile_i64(soj, ns, 0.5);
         rep->sojourn_max_ns = soj[ns - 1];
     }
     for (uint32_t p = 0; qf && p < n_ports; p++)
@@ -704,8 +705,8 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
     if (!rc && t.n_a) {
         qsort(t.hops, t.n_a, sizeof *t.hops, cmp_i64);
         rep.hop_min_ns = t.hops[0];
-        rep.hop_p50_ns = t.hops[t.n_a / 2];
-        rep.hop_p99_ns = t.hops[(size_t)((double)(t.n_a - 1) * 0.99)];
+        rep.hop_p50_ns = qr_percentile_i64(t.hops, t.n_a, 0.5);
+        rep.hop_p99_ns = qr_percentile_i64(t.hops, t.n_a, 0.99);
         rep.hop_max_ns = t.hops[t.n_a - 1];
     }
     if (!rc)
@@ -736,6 +737,10 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
     for (uint32_t q = 0; !rc && q < n_ports; q++) {
         qr_testbed_port_report *pr = &rep.ports[q];
         pr->qdisc_drops = ports[q].qdisc_drops;
+        pr->busy_rate_bps =
+            pr->busy_ns > 0 ? (double)pr->busy_bytes * 8e9 / (double)pr->busy_ns : 0.0;
+        if (pr->max_queue_bytes > rep.ports[rep.bottleneck].max_queue_bytes)
+            rep.bottleneck = q;
         rep.arrivals += pr->arrivals;
         rep.drops += pr->drops;
         if (ports[q].qdisc_drops != UINT64_MAX && ports[q].qdisc_drops != pr->drops)

@@ -86,23 +86,6 @@ RemoveFile(const std::string& p)
     return unlink(p.c_str()) == 0 || errno == ENOENT;
 }
 
-int64_t
-Percentile(std::vector<int64_t> v, double q)
-{
-    if (v.empty())
-        return -1;
-    std::sort(v.begin(), v.end());
-    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-/* The rate a port's shaper achieved while its queue was busy (0 if it never was). */
-double
-BusyRate(const qr_testbed_port_report& r)
-{
-    return r.busy_ns > 0 ? static_cast<double>(r.busy_bytes) * 8e9 / static_cast<double>(r.busy_ns)
-                         : 0.0;
-}
-
 } // namespace
 
 extern "C" int
@@ -242,65 +225,26 @@ qr_cmd_testbed(int argc, char** argv)
         return rc;
     }
     // each flow's outcome
-    std::vector<int64_t> fcts;
-    size_t completed = 0, failed = 0;
-    uint64_t retrans = 0;
+    tb_flow_summary fs{};
+    if (tb_write_flows("testbed", &run, (tbDir + "/flows.csv").c_str(), &fs))
     {
-        std::string p = tbDir + "/flows.csv";
-        FILE* f = fopen(p.c_str(), "w");
-        if (!f)
-        {
-            tb_run_free(&run);
-            cli_restore_signals();
-            return cli_fail("testbed", "%s: %s", p.c_str(), strerror(errno));
-        }
-        fprintf(f,
-                "flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,bytes_received,"
-                "retransmissions,error\n");
-        for (size_t i = 0; i < nFlows; i++)
-        {
-            const tb_flow_result& r = run.res[i];
-            bool done = r.sent && r.received && r.bytes_received == fl[i].bytes;
-            int64_t fct = done ? r.last_ns - r.start_ns : -1;
-            completed += done;
-            failed += r.failed;
-            retrans += r.retrans;
-            if (done)
-                fcts.push_back(fct);
-            fprintf(f,
-                    "%zu,%u,%u,%u,%" PRIu64 ",%" PRId64 ",%d,%" PRId64 ",%" PRIu64 ",%u,%s\n",
-                    i,
-                    fl[i].src,
-                    fl[i].dst,
-                    ports[i],
-                    fl[i].bytes,
-                    fl[i].start_ns,
-                    done ? 1 : 0,
-                    fct,
-                    r.bytes_received,
-                    r.retrans,
-                    r.failed ? r.why : "");
-        }
-        if (fclose(f))
-        {
-            tb_run_free(&run);
-            cli_restore_signals();
-            return cli_fail("testbed", "%s: %s", p.c_str(), strerror(errno));
-        }
+        tb_run_free(&run);
+        cli_restore_signals();
+        return 1;
     }
     if (!quiet)
     {
         printf("traffic            %.3f s, %zu of %zu flows completed, %" PRIu64
                " retransmissions (%s)\n",
                run.traffic_s,
-               completed,
+               fs.completed,
                nFlows,
-               retrans,
+               fs.retransmissions,
                run.kernel);
-        if (!fcts.empty())
+        if (fs.completed)
             printf("FCT                p50 %s, p99 %s\n",
-                   FormatTime(Percentile(fcts, 0.5)).c_str(),
-                   FormatTime(Percentile(fcts, 0.99)).c_str());
+                   FormatTime(fs.fct_p50_ns).c_str(),
+                   FormatTime(fs.fct_p99_ns).c_str());
         printf("== import -> %s/recording\n", dir.c_str());
         fflush(stdout);
     }
@@ -385,7 +329,7 @@ qr_cmd_testbed(int argc, char** argv)
                         portLimit,
                         r.drops_with_room,
                         r.admits_over_limit,
-                        BusyRate(r));
+                        r.busy_rate_bps);
             }
         }
         if (!f || fclose(f))
@@ -419,7 +363,7 @@ qr_cmd_testbed(int argc, char** argv)
                    r.drops,
                    static_cast<double>(r.max_queue_bytes) / 1500.0,
                    r.drops_with_room,
-                   BusyRate(r) / 1e6);
+                   r.busy_rate_bps / 1e6);
         }
         fflush(stdout);
     }
@@ -440,11 +384,7 @@ qr_cmd_testbed(int argc, char** argv)
                trep.reordered);
     // replay at the rate the bottleneck's shaper served, as measured (a token bucket falls short
     // of its rate when its timer wakes late, and a replay at the nominal rate drains faster)
-    const qr_testbed_port_report* bott = &trep.ports[0];
-    for (uint32_t h = 1; h < hosts; h++)
-        if (trep.ports[h].max_queue_bytes > bott->max_queue_bytes)
-            bott = &trep.ports[h];
-    double served = BusyRate(*bott);
+    double served = trep.ports[trep.bottleneck].busy_rate_bps;
     if (measuredRate && served > 0)
     {
         char kv[64];

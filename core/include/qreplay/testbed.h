@@ -60,13 +60,16 @@ typedef struct qr_testbed_port_report {
      * between those departures (bytes x 8 / time: the rate the shaper achieved) */
     uint64_t busy_bytes;
     int64_t busy_ns;
+    double busy_rate_bps; /* busy_bytes x 8 / busy_ns; 0 if the queue never was busy */
 } qr_testbed_port_report;
 
 typedef struct qr_testbed_truth_report {
     uint32_t n_ports;
     qr_testbed_port_report *ports; /* n_ports; caller frees with qr_testbed_truth_report_free */
+    uint32_t bottleneck;           /* the port whose queue grew largest (the lowest on ties) */
     uint64_t arrivals, drops;
-    /* the hop from a host's capture to the switch's ingress capture, over every packet */
+    /* the hop from a host's capture to the switch's ingress capture, over every packet
+     * (percentiles: qr_percentile_i64) */
     int64_t hop_min_ns, hop_p50_ns, hop_p99_ns, hop_max_ns;
     /* the queueing of admitted packets (departure - arrival) */
     int64_t sojourn_p50_ns, sojourn_max_ns;
