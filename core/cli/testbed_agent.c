@@ -205,6 +205,16 @@ static void sender_event(struct aflow *f, int ep, uint32_t ev)
     (void)ep;
 }
 
+/* Sender order: by start time, then by flow (qsort's comparator over indices into sort_fl). */
+static const struct aflow *sort_fl;
+static int cmp_start(const void *x, const void *y)
+{
+    const struct aflow *a = &sort_fl[*(const size_t *)x], *b = &sort_fl[*(const size_t *)y];
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
 int qr_cmd_testbed_agent(int argc, char **argv)
 {
     if (argc < 3) {
@@ -248,12 +258,8 @@ int qr_cmd_testbed_agent(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         if (fl[i].src == host)
             order[n_send++] = i;
-    for (size_t i = 1; i < n_send; i++)
-        for (size_t j = i; j > 0 && fl[order[j]].start_ns < fl[order[j - 1]].start_ns; j--) {
-            size_t t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
+    sort_fl = fl;
+    qsort(order, n_send, sizeof *order, cmp_start);
     int64_t t0 = -1;
     char inbuf[256];
     size_t inlen = 0;

@@ -214,8 +214,7 @@ qr_cmd_testbed(int argc, char** argv)
     run.n_flows = nFlows;
     run.src_port = ports.data();
     run.port_limit = portLimit;
-    std::string capAbs = capDir;
-    run.capture_dir = capAbs.c_str();
+    run.capture_dir = capDir.c_str();
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
     if (rc)
