@@ -71,6 +71,12 @@ void cli_help(const cli_spec *spec, FILE *out);
     {                                                                                              \
         "out", 'o', CLI_VALUE, "DIR", what                                                         \
     }
+#define CLI_OPT_ENGINE                                                                             \
+    {                                                                                              \
+        "engine", 0, CLI_VALUE, "E",                                                               \
+            "replay engine: native (default: the core's, exact against ns-3 and faster) or\n"      \
+            "                         ns3 (the ns-3 replay, the reference)"                        \
+    }
 #define CLI_OPT_QUIET                                                                              \
     {                                                                                              \
         "quiet", 'q', CLI_FLAG, NULL, "print only errors (no progress, no summary)"                \

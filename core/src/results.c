@@ -152,6 +152,8 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
     TRY(qr_h5_attr_i64(f, "/", "th_ns", info->th_ns, errbuf));
     TRY(qr_h5_attr_u64(f, "/", "margin_bytes", info->margin_bytes, errbuf));
     TRY(qr_h5_attr_u64(f, "/", "events", info->events, errbuf));
+    if (info->engine)
+        TRY(qr_h5_attr_str(f, "/", "engine", info->engine, errbuf));
     TRY(qr_h5_attr_f64(f, "/", "wall_s", info->wall_s, errbuf));
     TRY(qr_h5_attr_i64(f, "/", "sim_end_ns", info->sim_end_ns, errbuf));
     TRY(qr_h5_attr_i64(f, "/", "max_lateness_ns", info->max_lateness_ns, errbuf));

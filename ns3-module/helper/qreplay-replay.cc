@@ -49,8 +49,6 @@ QreplayReplay::~QreplayReplay()
 {
     char err[QR_ERRBUF_SIZE];
     qr_arrival_writer_close(m_arrivals, err);
-    if (!m_committed && !m_partial.empty())
-        unlink(m_partial.c_str());
     Simulator::Destroy();
 }
 
@@ -80,6 +78,10 @@ QreplayReplay::Build()
     const qr_topology* topo = m_net->GetTopology();
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
     {
+        // IP drops at a switch (no route, TTL expired) are losses too
+        m_net->GetSwitches().Get(sw)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+            "Drop",
+            MakeCallback(&QreplayReplay::OnIpDrop, this));
         for (uint32_t port = 0; port < qr_topology_ports(topo, sw); port++)
         {
             m_net->GetQueueDisc(sw, port)->TraceConnectWithoutContext(
@@ -119,8 +121,7 @@ QreplayReplay::Build()
     if (!m_opt.arrivalsPath.empty())
     {
         char err[QR_ERRBUF_SIZE];
-        m_partial = m_opt.arrivalsPath + ".partial-" + std::to_string(getpid());
-        if (qr_arrival_writer_open(&m_arrivals, m_partial.c_str(), err))
+        if (qr_arrival_writer_open(&m_arrivals, m_opt.arrivalsPath.c_str(), err))
             throw std::runtime_error(err);
     }
 }
@@ -200,6 +201,7 @@ QreplayReplay::HostRx(QreplayReplay* r, uint32_t, Ptr<const Packet>)
 void
 QreplayReplay::OnArrival(const qr_arrival& a)
 {
+    m_nArrivals++;
     if (m_arrivals)
     {
         char err[QR_ERRBUF_SIZE];
@@ -221,6 +223,16 @@ QreplayReplay::OnOtherDrop(Ptr<const Packet>)
 }
 
 void
+QreplayReplay::OnIpDrop(const Ipv4Header&,
+                        Ptr<const Packet>,
+                        Ipv4L3Protocol::DropReason,
+                        Ptr<Ipv4>,
+                        uint32_t)
+{
+    m_otherDrops++;
+}
+
+void
 QreplayReplay::Run()
 {
     m_wallStart = m_lastProgress = WallNow();
@@ -231,7 +243,7 @@ QreplayReplay::Run()
 }
 
 void
-QreplayReplay::Commit()
+QreplayReplay::Finish()
 {
     if (!m_arrivals)
         return;
@@ -240,9 +252,6 @@ QreplayReplay::Commit()
     m_arrivals = nullptr;
     if (rc)
         throw std::runtime_error(err);
-    if (rename(m_partial.c_str(), m_opt.arrivalsPath.c_str()) != 0)
-        throw std::runtime_error(m_opt.arrivalsPath + ": cannot rename");
-    m_committed = true;
 }
 
 } // namespace ns3

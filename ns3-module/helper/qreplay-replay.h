@@ -12,6 +12,7 @@
 
 #include "fat-tree-helper.h"
 
+#include "ns3/ipv4-l3-protocol.h"
 #include "ns3/nstime.h"
 
 #include <csignal>
@@ -47,15 +48,15 @@ class QreplayReplay
 
     /* scenario: the network and buffers to replay on (its topology must be the recording's). */
     QreplayReplay(const qr_scenario* scenario, const qr_recording* rec, Options options);
-    ~QreplayReplay(); // removes an uncommitted arrival log and destroys the simulation
+    ~QreplayReplay(); // closes the arrival log and destroys the simulation
     QreplayReplay(const QreplayReplay&) = delete;
     QreplayReplay& operator=(const QreplayReplay&) = delete;
 
     void Build();
     /* Inject everything and run until the network is empty. Throws std::runtime_error. */
     void Run();
-    /* Give the arrival log its final name. */
-    void Commit();
+    /* Flush and close the arrival log. Throws std::runtime_error. */
+    void Finish();
 
     bool Cancelled() const { return m_cancelled; }
 
@@ -79,6 +80,8 @@ class QreplayReplay
 
     uint64_t GetOtherDrops() const { return m_otherDrops; }
 
+    uint64_t GetArrivals() const { return m_nArrivals; }
+
     const FatTreeHelper& GetNetwork() const { return *m_net; }
 
   private:
@@ -87,6 +90,11 @@ class QreplayReplay
     static void HostRx(QreplayReplay* r, uint32_t host, Ptr<const Packet> p);
     void OnArrival(const qr_arrival& a);
     void OnOtherDrop(Ptr<const Packet> p);
+    void OnIpDrop(const Ipv4Header& h,
+                  Ptr<const Packet> p,
+                  Ipv4L3Protocol::DropReason reason,
+                  Ptr<Ipv4> ipv4,
+                  uint32_t iface);
 
     const qr_scenario* m_scenario;
     const qr_config* m_cfg;
@@ -100,9 +108,8 @@ class QreplayReplay
     std::vector<uint64_t> m_sent, m_sentBytes;
     std::vector<Drop> m_drops;
     qr_arrival_writer* m_arrivals{nullptr};
-    std::string m_partial;
-    bool m_committed{false}, m_cancelled{false};
-    uint64_t m_delivered{0}, m_events{0}, m_otherDrops{0}, m_tick{0};
+    bool m_cancelled{false};
+    uint64_t m_delivered{0}, m_events{0}, m_otherDrops{0}, m_tick{0}, m_nArrivals{0};
     int64_t m_maxLate{0};
     double m_wall{0}, m_wallStart{0}, m_lastProgress{0};
     Time m_end;

@@ -32,6 +32,7 @@ namespace
 {
 
 const cli_opt kRunOpts[] = {
+    CLI_OPT_ENGINE,
     CLI_OPT_SET,
     CLI_OPT_OUT("run folder (default: the scenario's [output] dir)"),
     CLI_OPT_NO_FIGURES,
@@ -71,6 +72,7 @@ const cli_opt kReplayOpts[] = {
      "                         (take out the offsets estimated from the recording: qreplay "
      "clocks)"},
     {"scenario", 0, CLI_VALUE, "FILE", "scenario to replay with instead of the recording's"},
+    CLI_OPT_ENGINE,
     CLI_OPT_SET,
     CLI_OPT_QUIET,
 };
@@ -146,6 +148,12 @@ Status(void* ctx, const char* s)
     return cli_signal != 0; // stop on SIGINT or SIGTERM
 }
 
+void
+StatusLine(void* ctx, const char* s)
+{
+    Status(ctx, s);
+}
+
 struct Interrupted : std::exception
 {
 };
@@ -207,7 +215,11 @@ OpenRecording(const std::string& dir, const qr_scenario* check)
 } // namespace
 
 int
-QrReplaysAndMetrics(const char* command, const std::string& dir, const qr_scenario* sc, bool quiet)
+QrReplaysAndMetrics(const char* command,
+                    const std::string& dir,
+                    const qr_scenario* sc,
+                    const char* engine,
+                    bool quiet)
 {
     const qr_config* c = qr_scenario_config(sc);
     int rc = 0;
@@ -224,25 +236,36 @@ QrReplaysAndMetrics(const char* command, const std::string& dir, const qr_scenar
             {
                 if (!(c->replay.modes & (1u << m)) || rc)
                     continue;
-                ReplaySettings set;
+                qr_variant_settings set{};
                 set.mode = m;
                 set.th_ns = c->sampling.th_ns[i];
+                set.engine_name = engine;
                 set.cancel = &cli_signal;
-                set.progress = [&p](const std::string& x) {
-                    Status(&p, x.c_str());
-                };
+                set.status = StatusLine;
+                set.status_ctx = &p;
+                char name[256], err[QR_ERRBUF_SIZE];
+                qr_variant_settings_name(&set, name, sizeof name);
                 if (!quiet)
                 {
                     cli_progress_done(&p);
-                    printf("== replay %s\n", VariantOf(set).c_str());
+                    printf("== replay %s\n", name);
                     fflush(stdout);
                 }
-                if (!RunReplayVariant(dir, sc, rec.get(), set))
+                int vrc = qr_replay_variant(dir.c_str(),
+                                            sc,
+                                            rec.get(),
+                                            &set,
+                                            ReplayEngineByName(engine),
+                                            nullptr,
+                                            err);
+                if (vrc == QR_ECANCELED)
                 {
                     cli_progress_done(&p);
                     fprintf(stderr, "qreplay %s: interrupted; no results written\n", command);
                     rc = cli_interrupted_status();
                 }
+                else if (vrc)
+                    throw std::runtime_error(err);
             }
         }
         if (rc == 0)
@@ -326,9 +349,14 @@ qr_cmd_replay(int argc, char** argv)
     const char** sets = cli_list(&a, "set", &nSets);
     const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
                *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario"),
-               *clock = cli_value(&a, "clock");
-    ReplaySettings set;
+               *clock = cli_value(&a, "clock"), *engine = cli_value(&a, "engine");
+    qr_variant_settings set{};
+    set.mode = QR_MODE_TAGGED;
     rc = -1;
+    if (!engine)
+        engine = "native";
+    if (!ReplayEngineByName(engine))
+        rc = cli_usage_error("replay", "--engine: unknown engine '%s' (native or ns3)", engine);
     if (mode && !strcmp(mode, "plain"))
         set.mode = QR_MODE_PLAIN;
     else if (mode && !strcmp(mode, "tagged"))
@@ -336,7 +364,7 @@ qr_cmd_replay(int argc, char** argv)
     else if (mode)
         rc = cli_usage_error("replay", "--mode: unknown replay mode '%s' (plain or tagged)", mode);
     if (rc < 0 && clock && !strcmp(clock, "reconcile"))
-        set.reconcile = true;
+        set.reconcile = 1;
     else if (rc < 0 && clock && strcmp(clock, "recorded"))
         rc =
             cli_usage_error("replay", "--clock: unknown clock '%s' (recorded or reconcile)", clock);
@@ -387,25 +415,35 @@ qr_cmd_replay(int argc, char** argv)
             throw std::runtime_error(std::string("--th: ") + err);
         if (set.th_ns < 0)
             throw std::runtime_error("--th: must not be negative");
-        set.name = name ? name : "";
+        set.name = name;
+        set.engine_name = engine;
         set.cancel = &cli_signal;
+        char vname[256];
+        qr_variant_settings_name(&set, vname, sizeof vname);
         {
             cli_paths in{}, out{};
             cli_paths_add_recording(&in, (dir + "/recording").c_str());
             cli_paths_add_scenario(&in, scen, s.get());
-            std::string vdir = dir + "/replay/" + VariantOf(set);
+            std::string vdir = dir + "/replay/" + vname;
             cli_paths_add(&out, "%s/replay.h5", vdir.c_str());
             cli_paths_add(&out, "%s/arrivals.qra", vdir.c_str());
             int bad = cli_check_outputs("replay", &out, &in);
             if (bad)
                 throw std::runtime_error("");
         }
-        set.progress = [&p](const std::string& x) {
-            Status(&p, x.c_str());
-        };
-        bool done = RunReplayVariant(dir, s.get(), rec.get(), set);
+        set.status = StatusLine;
+        set.status_ctx = &p;
+        int vrc = qr_replay_variant(dir.c_str(),
+                                    s.get(),
+                                    rec.get(),
+                                    &set,
+                                    ReplayEngineByName(engine),
+                                    nullptr,
+                                    err);
         cli_progress_done(&p);
-        if (!done)
+        if (vrc && vrc != QR_ECANCELED)
+            throw std::runtime_error(err);
+        if (vrc == QR_ECANCELED)
         {
             fprintf(stderr, "qreplay replay: interrupted; nothing written\n");
             rc = cli_interrupted_status();
@@ -416,7 +454,7 @@ qr_cmd_replay(int argc, char** argv)
             if (!quiet)
                 printf("replay             %s/replay/%s (next: qreplay metrics %s)\n",
                        dir.c_str(),
-                       VariantOf(set).c_str(),
+                       vname,
                        dir.c_str());
         }
     }
@@ -442,6 +480,14 @@ qr_cmd_run(int argc, char** argv)
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     std::string scenarioPath = a.pos[0];
     const char* out = cli_value(&a, "out");
+    std::string engine = cli_value(&a, "engine") ? cli_value(&a, "engine") : "native";
+    if (!ReplayEngineByName(engine.c_str()))
+    {
+        cli_args_free(&a);
+        return cli_usage_error("run",
+                               "--engine: unknown engine '%s' (native or ns3)",
+                               engine.c_str());
+    }
     qr_scenario* sc;
     rc = cli_load_scenario("run", scenarioPath.c_str(), sets, nSets, &sc);
     std::string dir = !rc ? (out ? out : qr_scenario_config(sc)->output.dir) : "";
@@ -473,7 +519,7 @@ qr_cmd_run(int argc, char** argv)
     fflush(stdout);
     rc = QrRuntimeStep("run", sc, scenarioPath.c_str(), dir + "/recording", true, quiet);
     if (rc == 0)
-        rc = QrReplaysAndMetrics("run", dir, sc, quiet);
+        rc = QrReplaysAndMetrics("run", dir, sc, engine.c_str(), quiet);
     cli_restore_signals();
     if (rc == 0 && figures)
         rc = cli_figures("run",

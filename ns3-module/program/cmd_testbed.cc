@@ -1,6 +1,8 @@
 /* qreplay testbed: real Linux TCP through a real queue (testbed_net.h), imported from the hosts'
  * captures (qreplay/import.h), scored against the switch's own captures (qreplay/testbed.h) by the
  * same replays and metrics as qreplay run. */
+#include "helper/pipeline.h"
+
 #include "cli.h"
 #include "opt.h"
 #include "program.h"
@@ -32,6 +34,7 @@ namespace
 {
 
 const cli_opt kTestbedOpts[] = {
+    CLI_OPT_ENGINE,
     CLI_OPT_SET,
     CLI_OPT_OUT("run folder (default: the scenario's [output] dir)"),
     {"cleanup",
@@ -120,6 +123,14 @@ qr_cmd_testbed(int argc, char** argv)
     {
         cli_args_free(&a);
         return cli_usage_error("testbed", "--rate: '%s' is not measured or nominal", rateOpt);
+    }
+    std::string engine = cli_value(&a, "engine") ? cli_value(&a, "engine") : "native";
+    if (!ns3::ReplayEngineByName(engine.c_str()))
+    {
+        cli_args_free(&a);
+        return cli_usage_error("testbed",
+                               "--engine: unknown engine '%s' (native or ns3)",
+                               engine.c_str());
     }
     qr_scenario* sc = nullptr;
     rc = cli_load_scenario("testbed", scenarioPath.c_str(), sets, nSets, &sc);
@@ -401,7 +412,7 @@ qr_cmd_testbed(int argc, char** argv)
                    static_cast<double>(nominalRate) / 1e6);
     }
     qr_testbed_truth_report_free(&trep);
-    rc = QrReplaysAndMetrics("testbed", dir, sc, quiet);
+    rc = QrReplaysAndMetrics("testbed", dir, sc, engine.c_str(), quiet);
     cli_restore_signals();
     if (rc == 0 && figures)
         rc = cli_figures("testbed",

@@ -23,11 +23,13 @@ int QrRuntimeStep(const char* command,
                   bool arrivals,
                   bool quiet);
 
-/* Every replay of s's [replay] modes at every [sampling] th over DIR/recording (DIR/replay/...),
- * then DIR/results.h5 and the summary table unless quiet. Returns the exit status as above. */
+/* Every replay of s's [replay] modes at every [sampling] th over DIR/recording (DIR/replay/...)
+ * with the replay engine named `engine` ("native" or "ns3"), then DIR/results.h5 and the summary
+ * table unless quiet. Returns the exit status as above. */
 int QrReplaysAndMetrics(const char* command,
                         const std::string& dir,
                         const qr_scenario* s,
+                        const char* engine,
                         bool quiet);
 
 /* A scenario's name from its file: "scenarios/single-switch.ini" -> "single-switch". */

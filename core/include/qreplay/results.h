@@ -90,6 +90,7 @@ typedef struct qr_replay_info {
     const char *clock;                 /* "recorded" or "reconciled" (NULL: recorded) */
     const qr_row_replay_clock *clocks; /* reconciled: the correction of each host */
     size_t n_clocks;
+    const char *engine; /* the engine that ran it: "native" or "ns3" (NULL: not stored) */
 } qr_replay_info;
 
 int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,

@@ -1,0 +1,152 @@
+/* One replay variant of a run folder (replay.h): sampling, the clocks, an engine, replay.h5. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "qreplay/h5.h"
+#include "qreplay/replay.h"
+#include "qreplay/results.h"
+
+const char *qr_variant_settings_name(const qr_variant_settings *v, char *buf, size_t size)
+{
+    if (v->name && *v->name) {
+        qri_strlcpy(buf, v->name, size);
+        return buf;
+    }
+    char n[128];
+    qr_variant_name(v->mode, v->th_ns, n, sizeof n);
+    snprintf(buf, size, "%s%s", n, v->reconcile ? "_reconciled" : "");
+    return buf;
+}
+
+typedef struct status_ctx {
+    const qr_variant_settings *v;
+    const char *name;
+} status_ctx;
+
+static void on_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
+{
+    status_ctx *s = ctx;
+    char line[256];
+    snprintf(line, sizeof line, "replay %s (%s): sim %.3f ms | %.0fk events/s", s->name,
+             s->v->engine_name ? s->v->engine_name : "native", sim_ms,
+             wall_s > 0 ? (double)events / wall_s / 1e3 : 0.0);
+    s->v->status(s->v->status_ctx, line);
+}
+
+/* The hosts' estimated clock offsets out of rec's send times; clocks gets a row per host. */
+static int reconcile(qr_recording *rec, qr_row_replay_clock **clocks, size_t *n_clocks, char *err)
+{
+    uint32_t n = qr_recording_hosts(rec);
+    qr_clock_estimate *est = calloc(n ? n : 1, sizeof *est);
+    int64_t *corr = calloc(n ? n : 1, sizeof *corr);
+    *clocks = calloc(n ? n : 1, sizeof **clocks);
+    int rc = !est || !corr || !*clocks ? qri_err(err, QR_ENOMEM, "out of memory") : 0;
+    if (!rc)
+        rc = qr_recording_estimate_clocks(rec, 0, est, NULL, err);
+    for (uint32_t h = 0; !rc && h < n; h++) {
+        corr[h] = qr_clock_correction(&est[h]);
+        (*clocks)[h] = (qr_row_replay_clock){h,
+                                             corr[h],
+                                             est[h].residual_ns,
+                                             est[h].reference,
+                                             est[h].pairs,
+                                             est[h].offset_ns,
+                                             est[h].bound_ns};
+    }
+    if (!rc && qr_recording_set_clock_correction(rec, corr))
+        rc = qri_err(err, QR_ENOMEM, "out of memory");
+    *n_clocks = rc ? 0 : n;
+    free(est);
+    free(corr);
+    return rc;
+}
+
+int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *rec,
+                      const qr_variant_settings *v, qr_replay_engine engine, void *engine_ctx,
+                      char *err)
+{
+    if (!run_dir || !s || !rec || !v || !engine)
+        return qri_err(err, QR_EINVAL, "replay: missing argument");
+    const qr_config *c = qr_scenario_config(s);
+    char name[256], dir[4096], log[4200], partial[4300], h5[4200];
+    qr_variant_settings_name(v, name, sizeof name);
+    snprintf(dir, sizeof dir, "%s/replay/%s", run_dir, name);
+    snprintf(log, sizeof log, "%s/arrivals.qra", dir);
+    snprintf(partial, sizeof partial, "%s.partial-%ld", log, (long)getpid());
+    snprintf(h5, sizeof h5, "%s/replay.h5", dir);
+    struct stat st;
+    int existed = stat(dir, &st) == 0;
+    int rc = qr_make_dirs(dir, err);
+    if (rc)
+        return rc;
+    unlink(h5); /* its presence marks a complete replay */
+
+    qr_row_replay_clock *clocks = NULL;
+    size_t n_clocks = 0;
+    qr_row_sample_record *recs = NULL;
+    size_t n_recs = 0;
+    qr_sampling_stats sst = {0};
+    qr_replay_out out = {0};
+    int corrected = 0;
+    if (v->reconcile) {
+        rc = reconcile(rec, &clocks, &n_clocks, err);
+        corrected = rc == 0;
+    }
+    if (!rc && (rc = qr_recording_sample(rec, c->sampling.method, v->th_ns, &sst, &recs, &n_recs,
+                                         err)) != 0)
+        qri_err_prefix(err, "sampling");
+    if (!rc) {
+        status_ctx sc = {v, name};
+        qr_replay_opts o = {v->mode,  c->replay.margin_bytes, partial, v->status ? on_progress : NULL,
+                            &sc,      v->cancel};
+        rc = engine(engine_ctx, s, rec, &o, &out, err);
+        if (!rc && out.cancelled)
+            rc = QR_ECANCELED;
+    }
+    if (!rc && rename(partial, log) != 0)
+        rc = qri_err(err, QR_EIO, "%s: cannot rename: %s", log, strerror(errno));
+    if (!rc) {
+        qr_row_replay_host *hosts = calloc(out.n_hosts ? out.n_hosts : 1, sizeof *hosts);
+        if (!hosts)
+            rc = qri_err(err, QR_ENOMEM, "out of memory");
+        for (uint32_t h = 0; !rc && h < out.n_hosts; h++)
+            hosts[h] = (qr_row_replay_host){h, out.sent[h], out.sent_bytes[h]};
+        qr_replay_info info = {name,
+                               v->mode,
+                               v->th_ns,
+                               c->replay.margin_bytes,
+                               out.events,
+                               out.wall_s,
+                               out.end_ns,
+                               out.max_late_ns,
+                               out.other_drops,
+                               out.delivered,
+                               sst,
+                               v->reconcile ? "reconciled" : "recorded",
+                               clocks,
+                               n_clocks,
+                               v->engine_name ? v->engine_name : "native"};
+        if (!rc)
+            rc = qr_replay_write(h5, s, &info, out.drops, out.n_drops, hosts, out.n_hosts, recs,
+                                 n_recs, err);
+        free(hosts);
+    }
+    if (corrected)
+        qr_recording_set_clock_correction(rec, NULL);
+    qr_replay_out_free(&out);
+    qr_h5_rows_free(recs);
+    free(clocks);
+    unlink(partial);
+    if (rc) {
+        unlink(log);
+        unlink(h5);
+        if (!existed)
+            rmdir(dir);
+    }
+    return rc;
+}
