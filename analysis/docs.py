@@ -303,6 +303,49 @@ def extract_bench(out, lines, opts):
                          "runtime": [l for l in lines[1] if l.strip()]}}
 
 
+def parse_bench_replay(lines):
+    """bench_replay's table (one row per engine) and its comparison line."""
+    engines, compare = {}, None
+    cols = None
+    for l in lines:
+        f = l.split()
+        if not f or l.startswith("#"):
+            continue
+        if f[0] == "engine":
+            cols = f[1:]
+        elif cols and len(f) == len(cols) + 1 and f[0] in ("native", "ns3"):
+            engines[f[0]] = {c: num(v) for c, v in zip(cols, f[1:])}
+        elif " vs " in l:
+            compare = l.strip()
+    return engines, compare
+
+
+def extract_engines(out, lines, opts):
+    """Per network (opts["nets"], one bench_replay each, after its runtime): what both engines
+    replayed (deterministic), and their speed and memory (volatile)."""
+    res, vol = {}, {}
+    for i, net in enumerate(opts["nets"]):
+        engines, compare = parse_bench_replay(lines[2 * i + 1])
+        nat, ref = engines["native"], engines["ns3"]
+        res[net] = {"packet_hops": nat["packet_hops"], "drops": nat["drops"],
+                    "logs_identical": bool(compare and "identical" in compare)}
+        vol[net] = {"native": nat, "ns3": ref, "speedup": ref["wall_s"] / nat["wall_s"],
+                    "memory_ratio": nat["peak_rss_mb"] / ref["peak_rss_mb"], "line": compare}
+    res["volatile"] = vol
+    return res
+
+
+def engines_case(nets):
+    """The native replay engine against the ns-3 replay: a runtime per network, then one tagged
+    replay at th = 5 us by each engine (bench_replay)."""
+    cmds = []
+    for net, scenario in nets:
+        cmds.append(q(["runtime", scenario, "-o", "{out}/%s/recording" % net, "--quiet"]))
+        cmds.append(["{build}/bench_replay", "{out}/%s" % net, "--th", "5us"])
+    return {"kind": "long", "scenario": nets[-1][1], "commands": cmds,
+            "extract": [extract_engines], "opts": {"nets": [n for n, _ in nets]}}
+
+
 def sweep_cmd(scenario, cores):
     return ["snakemake", "-s", "analysis/Snakefile", "--cores", str(cores), "-q",
             "--config", "scenario=" + scenario, "out={out}/sweep", "qreplay={qreplay}"]
@@ -473,6 +516,9 @@ CASES = {
     "clock-k8": clock_case("long", "scenarios/fattree-k8-sweep.ini", [], ["5us"]),
     "clock-k16": clock_case("long", "scenarios/fattree-k16-paper.ini", [], ["5us"]),
     "testbed-single-switch": testbed_case("scenarios/testbed-single-switch.ini", 5),
+    "replay-engines": engines_case([("k4", "scenarios/fattree-k4-websearch.ini"),
+                                    ("k8", "scenarios/fattree-k8-sweep.ini"),
+                                    ("k16", "scenarios/fattree-k16-paper.ini")]),
     "bench": {
         "kind": "long", "scenario": "scenarios/fattree-k4-websearch.ini",
         "commands": [["{build}/bench_core"], ["{build}/bench_runtime"]],
@@ -1008,6 +1054,20 @@ def block_bench(name):
              "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
 
 
+def block_engines(name):
+    d = load(name)
+    r = d["results"]
+    out = ["| network | packet-hops | ns-3 replay | native replay | faster | peak memory ns-3 / native (MB) | arrival logs |",
+           "|---|---|---|---|---|---|---|"]
+    for net in d["commands"] and [n for n in ("k4", "k8", "k16") if n in r]:
+        v = r["volatile"][net]
+        out.append("| %s | %d | %.2f s | %.3f s | %.0fx | %.0f / %.0f | %s |" % (
+            net.replace("k", "k="), r[net]["packet_hops"], v["ns3"]["wall_s"],
+            v["native"]["wall_s"], v["speedup"], v["ns3"]["peak_rss_mb"],
+            v["native"]["peak_rss_mb"], "identical" if r[net]["logs_identical"] else "DIFFERENT"))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 BLOCKS = {
     "k4-table": lambda: block_run_table("k4-default"),
     "runtime-printouts": lambda: block_runtime_printout(["k4-default", "single-switch"]),
@@ -1025,6 +1085,7 @@ BLOCKS = {
     "single-switch-seeds": lambda: block_seeds("single-switch-seeds"),
     "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
     "bench": lambda: block_bench("bench"),
+    "replay-engines": lambda: block_engines("replay-engines"),
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
     "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
     "testbed": lambda: block_testbed("testbed-single-switch"),

@@ -132,6 +132,8 @@ int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errb
         return QR_ENOMEM;
     snprintf(w->path, sizeof w->path, "%s", path);
     w->fp = fopen(path, "wb");
+    if (w->fp)
+        setvbuf(w->fp, NULL, _IOFBF, 1 << 20); /* millions of small records */
     if (!w->fp || fwrite(magic, 1, sizeof magic, w->fp) != sizeof magic) {
         int rc = qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
         if (w->fp)

@@ -306,9 +306,9 @@ static int on_send(engine *e, uint32_t h)
         if (p == NIL)
             return qri_err(e->err, QR_ENOMEM, "replay: out of memory (packets)");
         pkt *x = &e->pk[p];
-        size_t hdr = QR_TRACE_CAPLEN + (rp->pk.tcp_opt_len > QR_TCP_OPTIONS_MAX
-                                            ? QR_TCP_OPTIONS_MAX
-                                            : rp->pk.tcp_opt_len & ~3u);
+        size_t hdr =
+            QR_TRACE_CAPLEN + (rp->pk.tcp_opt_len > QR_TCP_OPTIONS_MAX ? QR_TCP_OPTIONS_MAX
+                                                                       : rp->pk.tcp_opt_len & ~3u);
         x->id = qr_packet_id(rp->dir, rp->seq);
         x->due = due;
         x->ft = (qr_five_tuple){.src_ip = rp->pk.src_ip,
@@ -484,7 +484,7 @@ static int build(engine *e, const qr_scenario *s, char *err)
 {
     const qr_config *c = e->c;
     int rc = c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&e->topo, c->topology.k)
-                                                  : qr_topology_star(&e->topo, c->topology.hosts);
+                                                 : qr_topology_star(&e->topo, c->topology.hosts);
     if (rc)
         return qri_err(err, QR_EVALUE, "replay: the scenario's network cannot be built");
     (void)s;
@@ -587,18 +587,10 @@ int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
         e.now = ev.t;
         out->events++;
         switch (ev.kind) {
-        case EV_SEND:
-            rc = on_send(&e, ev.a);
-            break;
-        case EV_TXDONE:
-            rc = on_txdone(&e, ev.a);
-            break;
-        case EV_RECV:
-            rc = on_recv(&e, ev.a, ev.b);
-            break;
-        default:
-            rc = on_flush(&e, ev.a);
-            break;
+        case EV_SEND: rc = on_send(&e, ev.a); break;
+        case EV_TXDONE: rc = on_txdone(&e, ev.a); break;
+        case EV_RECV: rc = on_recv(&e, ev.a, ev.b); break;
+        default: rc = on_flush(&e, ev.a); break;
         }
     }
     out->end_ns = e.now;

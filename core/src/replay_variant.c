@@ -102,8 +102,9 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
         qri_err_prefix(err, "sampling");
     if (!rc) {
         status_ctx sc = {v, name};
-        qr_replay_opts o = {v->mode,  c->replay.margin_bytes, partial, v->status ? on_progress : NULL,
-                            &sc,      v->cancel};
+        qr_replay_opts o = {v->mode, c->replay.margin_bytes,
+                            partial, v->status ? on_progress : NULL,
+                            &sc,     v->cancel};
         rc = engine(engine_ctx, s, rec, &o, &out, err);
         if (!rc && out.cancelled)
             rc = QR_ECANCELED;

@@ -76,7 +76,6 @@ static void same_rows(qr_h5_reader *a, qr_h5_reader *b, const char *table, const
         *count = na;
 }
 
-
 /* Replay the recording in dir/run with both engines (extra: more options) and compare. */
 static void compare(const char *mode, const char *th, const char *extra)
 {
@@ -181,7 +180,7 @@ Test(engine, random_whatif_settings)
         double alpha = 0.125 * (1 + (double)below(&rng, 32));
         uint64_t margin = below(&rng, 20000);
         uint64_t rate = 1 + below(&rng, 40); /* Gbps */
-        uint64_t delay = below(&rng, 5000); /* ns */
+        uint64_t delay = below(&rng, 5000);  /* ns */
         int stat = below(&rng, 3) == 0;
         snprintf(extra, sizeof extra,
                  "--set buffer.size=%lluB --set buffer.alpha=%g --set replay.margin=%lluB "

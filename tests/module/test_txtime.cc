@@ -19,8 +19,13 @@ Same(uint32_t bytes, uint64_t rate)
 {
     int64_t ns3 = DataRate(rate).CalculateBytesTxTime(bytes).GetNanoSeconds();
     int64_t core = qr_link_tx_ns(bytes, rate);
-    cr_assert_eq(core, ns3, "%u bytes at %lu bit/s: core %ld ns, ns-3 %ld ns", bytes,
-                 (unsigned long)rate, (long)core, (long)ns3);
+    cr_assert_eq(core,
+                 ns3,
+                 "%u bytes at %lu bit/s: core %ld ns, ns-3 %ld ns",
+                 bytes,
+                 (unsigned long)rate,
+                 (long)core,
+                 (long)ns3);
 }
 
 Test(txtime, every_packet_size_at_the_scenarios_rates)

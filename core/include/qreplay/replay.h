@@ -65,7 +65,7 @@ typedef struct qr_replay_out {
     uint32_t n_hosts;
     qr_row_drop *drops; /* every refused packet, in decision order */
     size_t n_drops;
-    uint64_t packet_hops; /* switch-queue arrivals */
+    uint64_t packet_hops;  /* switch-queue arrivals */
     size_t peak_in_flight; /* packets alive at once, at most */
     int cancelled;
 } qr_replay_out;
