@@ -1059,13 +1059,17 @@ def block_engines(name):
     r = d["results"]
     out = ["| network | packet-hops | ns-3 replay | native replay | faster | peak memory ns-3 / native (MB) | arrival logs |",
            "|---|---|---|---|---|---|---|"]
-    for net in d["commands"] and [n for n in ("k4", "k8", "k16") if n in r]:
+    for net in [n for n in ("k4", "k8", "k16") if n in r]:
         v = r["volatile"][net]
         out.append("| %s | %d | %.2f s | %.3f s | %.0fx | %.0f / %.0f | %s |" % (
             net.replace("k", "k="), r[net]["packet_hops"], v["ns3"]["wall_s"],
             v["native"]["wall_s"], v["speedup"], v["ns3"]["peak_rss_mb"],
             v["native"]["peak_rss_mb"], "identical" if r[net]["logs_identical"] else "DIFFERENT"))
-    return "\n".join(out) + "\n\n" + provenance(name)
+    loads = ", ".join("%.1f / %.1f" % tuple(t["load"]) for t in d["timings"]
+                      if "bench_replay" in t["command"] and "load" in t)
+    return ("\n".join(out) + "\n\n" + provenance(name) +
+            ("<br><sub>Machine load (1-minute average, 2 cores) before / after each bench_replay: "
+             "%s.</sub>" % loads if loads else ""))
 
 
 BLOCKS = {
