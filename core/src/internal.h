@@ -54,4 +54,9 @@ void qri_truth_discard(const char *dir);
  * any size (units.c). */
 int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps);
 
+/* Make room for one more element in a growable array of `size`-byte elements: if *n == *cap,
+ * double *cap (first: `first`) and reallocate *array. Returns 0 or QR_ENOMEM (nothing changes).
+ * units.c. */
+int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first);
+
 #endif

@@ -112,7 +112,8 @@ typedef struct engine {
     int64_t now;
     /* packets */
     pkt *pk;
-    uint32_t n_pk, cap_pk, free_pk;
+    uint32_t n_pk, free_pk;
+    size_t cap_pk;
     size_t alive;
     size_t *next_inj; /* per host: next position in its injection order */
     qr_arrival_writer *log;
@@ -138,14 +139,8 @@ static int ev_less(const event *x, const event *y)
 
 static int schedule(engine *e, int64_t t, uint32_t kind, uint32_t a, uint32_t b)
 {
-    if (e->n_ev == e->cap_ev) {
-        size_t cap = e->cap_ev ? e->cap_ev * 2 : 1024;
-        event *h = realloc(e->heap, cap * sizeof *h);
-        if (!h)
-            return qri_err(e->err, QR_ENOMEM, "replay: out of memory (events)");
-        e->heap = h;
-        e->cap_ev = cap;
-    }
+    if (qri_grow((void **)&e->heap, &e->cap_ev, e->n_ev, sizeof *e->heap, 1024))
+        return qri_err(e->err, QR_ENOMEM, "replay: out of memory (events)");
     event ev = {t, e->seq++, kind, a, b};
     size_t i = e->n_ev++;
     while (i > 0) {
@@ -185,14 +180,9 @@ static uint32_t pkt_new(engine *e)
         i = e->free_pk;
         e->free_pk = e->pk[i].next;
     } else {
-        if (e->n_pk == e->cap_pk) {
-            uint32_t cap = e->cap_pk ? e->cap_pk * 2 : 1024;
-            pkt *p = realloc(e->pk, (size_t)cap * sizeof *p);
-            if (!p)
-                return NIL;
-            e->pk = p;
-            e->cap_pk = cap;
-        }
+        if (e->n_pk == UINT32_MAX - 1 ||
+            qri_grow((void **)&e->pk, &e->cap_pk, e->n_pk, sizeof *e->pk, 1024))
+            return NIL;
         i = e->n_pk++;
     }
     if (++e->alive > e->out->peak_in_flight)
@@ -355,14 +345,8 @@ static int on_recv(engine *e, uint32_t di, uint32_t p)
         pkt_free(e, p);
         return 0;
     }
-    if (s->n_pend == s->cap_pend) {
-        size_t cap = s->cap_pend ? s->cap_pend * 2 : 16;
-        pending *v = realloc(s->pend, cap * sizeof *v);
-        if (!v)
-            return qri_err(e->err, QR_ENOMEM, "replay: out of memory");
-        s->pend = v;
-        s->cap_pend = cap;
-    }
+    if (qri_grow((void **)&s->pend, &s->cap_pend, s->n_pend, sizeof *s->pend, 16))
+        return qri_err(e->err, QR_ENOMEM, "replay: out of memory");
     s->pend[s->n_pend++] =
         (pending){qr_same_time_key(1, e->pk[p].id, NULL, 0), s->arrivals++, p, port};
     if (!s->flush_scheduled) {
@@ -383,14 +367,8 @@ static int cmp_pending(const void *a, const void *b)
 static int add_drop(engine *e, const qr_arrival *a)
 {
     qr_replay_out *o = e->out;
-    if (o->n_drops == e->cap_drops) {
-        size_t cap = e->cap_drops ? e->cap_drops * 2 : 256;
-        qr_row_drop *v = realloc(o->drops, cap * sizeof *v);
-        if (!v)
-            return qri_err(e->err, QR_ENOMEM, "replay: out of memory (drops)");
-        o->drops = v;
-        e->cap_drops = cap;
-    }
+    if (qri_grow((void **)&o->drops, &e->cap_drops, o->n_drops, sizeof *o->drops, 256))
+        return qri_err(e->err, QR_ENOMEM, "replay: out of memory (drops)");
     qr_drop_row_of(a, &o->drops[o->n_drops++]);
     return 0;
 }

@@ -350,3 +350,16 @@ int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps)
         return (int64_t)(bits * 1000000000u / rate_bps);
     return (int64_t)((unsigned __int128)bytes * 8u * 1000000000u / rate_bps);
 }
+
+int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return QR_OK;
+    size_t c = *cap ? *cap * 2 : first;
+    void *v = realloc(*array, c * size);
+    if (!v)
+        return QR_ENOMEM;
+    *array = v;
+    *cap = c;
+    return QR_OK;
+}

@@ -293,6 +293,16 @@ QrReplaysAndMetrics(const char* command,
     return rc;
 }
 
+const char*
+QrEngineOption(const char* command, const char* value)
+{
+    const char* name = value ? value : "native";
+    if (ReplayEngineByName(name))
+        return name;
+    cli_usage_error(command, "--engine: unknown engine '%s' (native or ns3)", name);
+    return nullptr;
+}
+
 extern "C" int
 qr_cmd_metrics(int argc, char** argv)
 {
@@ -349,19 +359,16 @@ qr_cmd_replay(int argc, char** argv)
     const char** sets = cli_list(&a, "set", &nSets);
     const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
                *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario"),
-               *clock = cli_value(&a, "clock"), *engine = cli_value(&a, "engine");
+               *clock = cli_value(&a, "clock");
+    const char* engine = QrEngineOption("replay", cli_value(&a, "engine"));
     qr_variant_settings set{};
     set.mode = QR_MODE_TAGGED;
-    rc = -1;
-    if (!engine)
-        engine = "native";
-    if (!ReplayEngineByName(engine))
-        rc = cli_usage_error("replay", "--engine: unknown engine '%s' (native or ns3)", engine);
+    rc = engine ? -1 : 2;
     if (mode && !strcmp(mode, "plain"))
         set.mode = QR_MODE_PLAIN;
     else if (mode && !strcmp(mode, "tagged"))
         set.mode = QR_MODE_TAGGED;
-    else if (mode)
+    else if (rc < 0 && mode)
         rc = cli_usage_error("replay", "--mode: unknown replay mode '%s' (plain or tagged)", mode);
     if (rc < 0 && clock && !strcmp(clock, "reconcile"))
         set.reconcile = 1;
@@ -480,14 +487,13 @@ qr_cmd_run(int argc, char** argv)
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     std::string scenarioPath = a.pos[0];
     const char* out = cli_value(&a, "out");
-    std::string engine = cli_value(&a, "engine") ? cli_value(&a, "engine") : "native";
-    if (!ReplayEngineByName(engine.c_str()))
+    const char* engineName = QrEngineOption("run", cli_value(&a, "engine"));
+    if (!engineName)
     {
         cli_args_free(&a);
-        return cli_usage_error("run",
-                               "--engine: unknown engine '%s' (native or ns3)",
-                               engine.c_str());
+        return 2;
     }
+    std::string engine = engineName;
     qr_scenario* sc;
     rc = cli_load_scenario("run", scenarioPath.c_str(), sets, nSets, &sc);
     std::string dir = !rc ? (out ? out : qr_scenario_config(sc)->output.dir) : "";

@@ -124,14 +124,13 @@ qr_cmd_testbed(int argc, char** argv)
         cli_args_free(&a);
         return cli_usage_error("testbed", "--rate: '%s' is not measured or nominal", rateOpt);
     }
-    std::string engine = cli_value(&a, "engine") ? cli_value(&a, "engine") : "native";
-    if (!ns3::ReplayEngineByName(engine.c_str()))
+    const char* engineName = QrEngineOption("testbed", cli_value(&a, "engine"));
+    if (!engineName)
     {
         cli_args_free(&a);
-        return cli_usage_error("testbed",
-                               "--engine: unknown engine '%s' (native or ns3)",
-                               engine.c_str());
+        return 2;
     }
+    std::string engine = engineName;
     qr_scenario* sc = nullptr;
     rc = cli_load_scenario("testbed", scenarioPath.c_str(), sets, nSets, &sc);
     std::string dir = !rc ? (outOpt ? outOpt : qr_scenario_config(sc)->output.dir) : "";

@@ -32,6 +32,10 @@ int QrReplaysAndMetrics(const char* command,
                         const char* engine,
                         bool quiet);
 
+/* The replay engine --engine names: value, or "native" if NULL. An unknown name prints
+ * "qreplay COMMAND: --engine: unknown engine ..." and gives nullptr (exit status 2). */
+const char* QrEngineOption(const char* command, const char* value);
+
 /* A scenario's name from its file: "scenarios/single-switch.ini" -> "single-switch". */
 std::string QrScenarioName(const char* path);
 
