@@ -70,7 +70,8 @@ FlowEcmpRouting::RouteInput(Ptr<const Packet> p,
                             LocalDeliverCallback lcb,
                             ErrorCallback ecb)
 {
-    if (m_ipv4->IsDestinationAddress(header.GetDestination(), m_ipv4->GetInterfaceForDevice(idev)))
+    if (MaybeLocal(header.GetDestination()) &&
+        m_ipv4->IsDestinationAddress(header.GetDestination(), m_ipv4->GetInterfaceForDevice(idev)))
     {
         lcb(p, header, m_ipv4->GetInterfaceForDevice(idev));
         return true;
@@ -96,46 +97,77 @@ FlowEcmpRouting::RouteInput(Ptr<const Packet> p,
     return true;
 }
 
+bool
+FlowEcmpRouting::MaybeLocal(Ipv4Address dst)
+{
+    uint32_t a = dst.Get();
+    if (a >= 0xE0000000u) // multicast, reserved, limited broadcast
+        return true;
+    if (m_localDirty)
+    {
+        m_local.clear();
+        for (uint32_t i = 0; i < m_ipv4->GetNInterfaces(); i++)
+            for (uint32_t j = 0; j < m_ipv4->GetNAddresses(i); j++)
+            {
+                Ipv4InterfaceAddress ia = m_ipv4->GetAddress(i, j);
+                m_local.push_back(ia.GetLocal().Get());
+                m_local.push_back(ia.GetBroadcast().Get());
+                m_local.push_back(ia.GetLocal().GetSubnetDirectedBroadcast(ia.GetMask()).Get());
+            }
+        std::sort(m_local.begin(), m_local.end());
+        m_localDirty = false;
+    }
+    return std::binary_search(m_local.begin(), m_local.end(), a);
+}
+
 void
 FlowEcmpRouting::Flush()
 {
-    std::vector<Pending> now;
-    now.swap(m_pending);
-    std::sort(now.begin(), now.end(), [](const Pending& a, const Pending& b) {
-        return a.key != b.key ? a.key < b.key : a.order < b.order;
-    });
-    for (Pending& x : now)
+    // forwarding may route more packets at this instant (they go to a new batch): work on a
+    // separate vector, and keep both vectors' capacity from one flush to the next
+    m_flushing.swap(m_pending);
+    if (m_flushing.size() > 1)
+        std::sort(m_flushing.begin(), m_flushing.end(), [](const Pending& a, const Pending& b) {
+            return a.key != b.key ? a.key < b.key : a.order < b.order;
+        });
+    for (Pending& x : m_flushing)
     {
         Ptr<Ipv4Route> r = m_routes[x.port];
         r->SetDestination(x.header.GetDestination());
         x.ucb(r, x.packet, x.header);
     }
+    m_flushing.clear();
 }
 
 void
 FlowEcmpRouting::NotifyInterfaceUp(uint32_t)
 {
+    m_localDirty = true;
 }
 
 void
 FlowEcmpRouting::NotifyInterfaceDown(uint32_t)
 {
+    m_localDirty = true;
 }
 
 void
 FlowEcmpRouting::NotifyAddAddress(uint32_t, Ipv4InterfaceAddress)
 {
+    m_localDirty = true;
 }
 
 void
 FlowEcmpRouting::NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress)
 {
+    m_localDirty = true;
 }
 
 void
 FlowEcmpRouting::SetIpv4(Ptr<Ipv4> ipv4)
 {
     m_ipv4 = ipv4;
+    m_localDirty = true;
 }
 
 void
@@ -151,6 +183,7 @@ FlowEcmpRouting::DoDispose()
 {
     m_flush.Cancel();
     m_pending.clear();
+    m_flushing.clear();
     m_routes.clear();
     m_ipv4 = nullptr;
     Ipv4RoutingProtocol::DoDispose();

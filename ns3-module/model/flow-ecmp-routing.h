@@ -69,8 +69,15 @@ class FlowEcmpRouting : public Ipv4RoutingProtocol
     };
 
     void Flush();
+    /* Whether ns-3 could take dst as one of this switch's own: a local or subnet broadcast address
+     * of an interface, or multicast/broadcast. Only then is the (linear) IsDestinationAddress
+     * asked. */
+    bool MaybeLocal(Ipv4Address dst);
 
     std::vector<Pending> m_pending;
+    std::vector<Pending> m_flushing; // the batch being forwarded (kept for its capacity)
+    std::vector<uint32_t> m_local;   // sorted; rebuilt when m_localDirty
+    bool m_localDirty{true};
     uint64_t m_arrivals{0};
     EventId m_flush;
     Ptr<Ipv4> m_ipv4;
