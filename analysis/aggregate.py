@@ -2,6 +2,10 @@
 """Collect the results.h5 files of a sweep into one table and draw the sweep's figures.
 
 usage: aggregate.py --out DIR [--name NAME] RESULTS.h5 [RESULTS.h5 ...]
+       aggregate.py --out DIR [--name NAME] --from-csv SUMMARY.csv [SUMMARY.csv ...]
+
+The second form only redraws the figures from stored summary tables (data/results/*.csv, or
+several sweeps' tables together, e.g. one per load), without the runs.
 
 Writes DIR/summary.csv and DIR/summary.h5 (one row per run and replay variant: load, seed, mode,
 threshold, qdiff mean/p50/p99/max in MTU, drops in runtime and replay, false accepts, false drops,
@@ -135,12 +139,57 @@ def figures(rows, outdir, name):
     save(fig, outdir, "sweep_error_kinds")
 
 
+def rows_of_csv(path):
+    """The rows of a summary table written by this script (numbers as floats)."""
+    with open(path, newline="") as f:
+        rd = csv.DictReader(f)
+        missing = [k for k in ("load_pct", "mode", "th_us", "qdiff_mean_mtu", "qdiff_p99_mtu",
+                               "drop_error") if k not in (rd.fieldnames or [])]
+        if missing:
+            raise KeyError("no column " + ", ".join(missing))
+        out = []
+        for line, r in enumerate(rd, start=2):
+            row = {}
+            for k, v in r.items():
+                if k in ("variant", "mode"):
+                    row[k] = v
+                elif v in ("", None):
+                    row[k] = float("nan")
+                else:
+                    try:
+                        row[k] = float(v)
+                    except ValueError:
+                        raise ValueError("line %d, column %s: '%s' is not a number" % (line, k, v))
+            out.append(row)
+        return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--name", default="sweep")
-    ap.add_argument("results", nargs="+")
+    ap.add_argument("--from-csv", nargs="+", metavar="CSV",
+                    help="redraw the figures from summary tables instead of results files")
+    ap.add_argument("results", nargs="*")
     a = ap.parse_args(argv)
+    if a.from_csv:
+        if a.results:
+            ap.error("give results files or --from-csv tables, not both")
+        rows = []
+        for p in a.from_csv:
+            try:
+                rows.extend(rows_of_csv(p))
+            except (OSError, KeyError, ValueError) as e:
+                print("aggregate.py: %s: not a sweep summary table (%s)" % (p, e), file=sys.stderr)
+                return 1
+        if not rows:
+            print("aggregate.py: no rows in %s" % ", ".join(a.from_csv), file=sys.stderr)
+            return 1
+        os.makedirs(a.out, exist_ok=True)
+        figures(rows, a.out, a.name)
+        return 0
+    if not a.results:
+        ap.error("no results files")
     rows = []
     for p in a.results:
         try:

@@ -10,7 +10,13 @@ the docs by this script, never by hand:
   docs.py verify CASE... | quick          run them again, compare with the stored summaries
   docs.py render [--check]                rewrite the generated parts of the docs (--check: only
                                           say whether they are up to date, with a diff)
+  docs.py adopt CASE SWEEP_DIR            a sweep case from a finished workflow folder instead of
+                                          running it (a long sweep spans several sittings: see
+                                          adopt_sweep)
   docs.py list                            the cases, their kind and commands
+
+A sweep case also keeps the workflow's summary table as data/results/CASE.csv (one row per load,
+seed and variant), so its figures can be redrawn without running it again.
 
 The docs mark what is generated. A block
 
@@ -286,10 +292,21 @@ def extract_sweep(out, lines, opts):
             bench = {"wall_s": float(b["s"]), "max_rss_mb": float(b["max_rss"])}
         rt = h.File(os.path.join(d, "results.h5"), "r")["runtime"].attrs
         drops, packets = rt["drops"], rt["packets"]
+        # how much of the traffic and of the drops is incast (the rate is network-wide, so its
+        # share grows as the network shrinks)
+        inc = fl["incast"] != 0
+        incast_flow = dict(zip(fl["id"].tolist(), inc.tolist()))
+        dirs = truth["directions"][:]
+        dflow = dict(zip(dirs["dir"].tolist(), dirs["flow"].tolist()))
+        dr = truth["drops"]["dir"]
+        n_inc = sum(1 for x in dr.tolist() if incast_flow.get(dflow.get(x), False))
         perf.append({"run": name, "flows": int(len(fl)), "completed": int(fl["completed"].sum()),
                      "runtime_drops": int(drops), "packets": int(packets),
                      "events": int(t["events"]),
                      "sim_end_ns": int(t["sim_end_ns"]),
+                     "incast_bytes_share": round(float(fl["bytes"][inc].sum()) /
+                                                 max(1.0, float(fl["bytes"].sum())), 4),
+                     "incast_drops_share": round(n_inc / max(1, len(dr)), 4),
                      "volatile": {"runtime_wall_s": round(float(t["wall_s"]), 1),
                                   "replays_wall_s": round(replay_wall, 1),
                                   "run_wall_s": bench.get("wall_s"),
@@ -353,7 +370,51 @@ def sweep_cmd(scenario, cores):
 
 def sweep_case(scenario, cores, kind):
     return {"kind": kind, "scenario": scenario, "commands": [sweep_cmd(scenario, cores)],
-            "extract": [extract_sweep], "opts": {}}
+            "extract": [extract_sweep], "opts": {}, "csv": os.path.join("sweep", "summary.csv")}
+
+
+def adopt_sweep(name, sweep_dir, keep):
+    """Make the kept folder (keep/NAME, as --keep would) of a sweep case from a workflow folder
+    that `./waf sweep` finished, possibly over several sittings: the runs' results, snakemake's
+    benchmark files for the timings (the sum of the runs' wall times, the largest peak memory), and
+    the code version that every run recorded (they must agree: a sweep whose runs were made by
+    different code is refused). The folder must be this case's scenario: checked against the
+    scenario text each run recorded."""
+    case = CASES[name]
+    if case.get("csv") is None:
+        raise DocsError("%s: not a sweep case (adopt takes only those)" % name)
+    sweep_dir = os.path.abspath(sweep_dir)
+    if not os.path.exists(os.path.join(sweep_dir, "summary.csv")):
+        raise DocsError("%s: no summary.csv: the sweep is not finished (run it again to finish "
+                        "it)" % sweep_dir)
+    h = h5()
+    versions, wall, rss = set(), 0.0, 0.0
+    scen_name = os.path.splitext(os.path.basename(case["scenario"]))[0]
+    runs = sorted(glob.glob(os.path.join(sweep_dir, "load_*_seed_*")))
+    if not runs:
+        raise DocsError("%s: no runs (load_*_seed_*)" % sweep_dir)
+    for d in runs:
+        with h.File(os.path.join(d, "results.h5"), "r") as f:
+            versions.add(str(f.attrs["code_version"]))
+            if str(f.attrs.get("scenario_name", "")) != scen_name:
+                raise DocsError("%s: made from scenario %s, not %s" % (
+                    d, f.attrs.get("scenario_name", "?"), case["scenario"]))
+        bpath = os.path.join(sweep_dir, "benchmarks", os.path.basename(d) + ".tsv")
+        with open(bpath) as fh:
+            b = list(csv.DictReader(fh, delimiter="\t"))[0]
+        wall += float(b["s"])
+        rss = max(rss, float(b["max_rss"]))
+    if len(versions) != 1:
+        raise DocsError("%s: its runs were made by different code (%s)" % (
+            sweep_dir, ", ".join(sorted(versions))))
+    out = os.path.join(keep, name)
+    os.makedirs(out)
+    os.symlink(sweep_dir, os.path.join(out, "sweep"))
+    write_json(os.path.join(out, "docs-run.json"), {
+        "stdout": [[]], "code_version": versions.pop(),
+        "timings": [{"command": display(case["commands"][0]), "wall_s": round(wall, 2),
+                     "peak_rss_mb": round(rss, 1),
+                     "note": "sum of the runs' wall times (snakemake benchmarks)"}]})
 
 
 def k8_long_run(load):
@@ -509,6 +570,11 @@ CASES = {
     },
     "k8-sweep": sweep_case("scenarios/fattree-k8-sweep.ini", 1, "long"),
     "k16-paper": sweep_case("scenarios/fattree-k16-paper.ini", 1, "long"),
+    "k8-paper": sweep_case("scenarios/fattree-k8-paper.ini", 1, "long"),
+    "k8-paper-scaled": sweep_case("scenarios/fattree-k8-paper-scaled.ini", 1, "long"),
+    "k16-long-10": sweep_case("scenarios/fattree-k16-long-10.ini", 1, "long"),
+    "k16-long-30": sweep_case("scenarios/fattree-k16-long-30.ini", 1, "long"),
+    "k16-long-80": sweep_case("scenarios/fattree-k16-long-80.ini", 1, "long"),
     "k8-20ms-10": k8_long_run(10),
     "k8-20ms-80": k8_long_run(80),
     "roundtrip-k4": roundtrip_case("quick", "scenarios/fattree-k4-websearch.ini", ["0", "5us"]),
@@ -519,6 +585,13 @@ CASES = {
     "replay-engines": engines_case([("k4", "scenarios/fattree-k4-websearch.ini"),
                                     ("k8", "scenarios/fattree-k8-sweep.ini"),
                                     ("k16", "scenarios/fattree-k16-paper.ini")]),
+    # bench as it was before issue 15's runtime work (code bd4853a, glibc malloc), kept to compare
+    # with: an archive is never run again (it would measure today's code)
+    "bench-before": {
+        "kind": "archive", "scenario": "scenarios/fattree-k4-websearch.ini",
+        "commands": [["{build}/bench_core"], ["{build}/bench_runtime"]],
+        "extract": [extract_bench], "opts": {},
+    },
     "bench": {
         "kind": "long", "scenario": "scenarios/fattree-k4-websearch.ini",
         "commands": [["{build}/bench_core"], ["{build}/bench_runtime"]],
@@ -586,6 +659,10 @@ def run_case(name, qreplay, build, keep=None, reuse=None):
         results = {}
         for ex in case["extract"]:
             results.update(ex(out, stdout, case["opts"]))
+        table = None
+        if case.get("csv"):
+            with open(os.path.join(out, case["csv"])) as fh:
+                table = fh.read()
         sha, seed = scenario_info(qreplay, case["scenario"])
         version = subprocess.run([qreplay, "--version"], capture_output=True, text=True,
                                  check=True).stdout.strip().replace("qreplay ", "")
@@ -595,7 +672,7 @@ def run_case(name, qreplay, build, keep=None, reuse=None):
                 "commands": [display(a) for a in case["commands"]],
                 "scenario": case["scenario"], "scenario_sha256": sha, "seed": seed,
                 "code_version": version, "date": datetime.date.today().isoformat(),
-                "timings": timings, "stdout": stdout, "results": results}
+                "timings": timings, "stdout": stdout, "results": results, "_csv": table}
     finally:
         if keep and not reuse:
             dest = os.path.join(keep, name)
@@ -721,7 +798,8 @@ def totals():
     """The pseudo-case `totals`: wall time of every stored case, summed per kind."""
     out = {"quick_wall_s": 0.0, "long_wall_s": 0.0}
     for name, case in CASES.items():
-        out[case["kind"] + "_wall_s"] += sum(t["wall_s"] for t in load(name)["timings"])
+        key = case["kind"] + "_wall_s"
+        out[key] = out.get(key, 0.0) + sum(t["wall_s"] for t in load(name)["timings"])
     return out
 
 
@@ -1054,6 +1132,33 @@ def block_bench(name):
              "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
 
 
+def bench_runtime_rows(name):
+    """(k, setup) -> (events, wall_s, events_per_s) from a stored bench's bench_runtime printout."""
+    out = {}
+    for line in load(name)["results"]["volatile"]["runtime"]:
+        m = re.match(r"^(\d+)\s+(.+?)\s{2,}[0-9.]+\s+[0-9.]+\s+(\d+)\s+([0-9.]+)\s+(\d+)\s", line)
+        if m:
+            out[(int(m.group(1)), m.group(2).strip())] = (int(m.group(3)), float(m.group(4)),
+                                                          int(m.group(5)))
+    return out
+
+
+def block_bench_compare(before, after):
+    """bench_runtime before and after issue 15's runtime work, row by row."""
+    b, a = bench_runtime_rows(before), bench_runtime_rows(after)
+    out = ["| k | setup | events | wall before | wall after | events/s before | events/s after | "
+           "after / before |", "|---|---|---|---|---|---|---|---|"]
+    for key in sorted(a):
+        if key not in b:
+            continue
+        (eb, wb, rb), (ea, wa, ra) = b[key], a[key]
+        out.append("| %d | %s | %s | %.2f s | %.2f s | %s | %s | %.2fx |" % (
+            key[0], key[1], "{:,}".format(ea) if ea == eb else "%s / %s" % (
+                "{:,}".format(eb), "{:,}".format(ea)), wb, wa, "{:,}".format(rb),
+            "{:,}".format(ra), ra / rb))
+    return "\n".join(out) + "\n\n" + provenance(before, after)
+
+
 def block_engines(name):
     d = load(name)
     r = d["results"]
@@ -1071,6 +1176,113 @@ def block_engines(name):
             ("<br><sub>Machine load (1-minute average, 2 cores) before / after each bench_replay: "
              "%s.</sub>" % loads if loads else ""))
 
+K16_LONG = {10.0: "k16-long-10", 30.0: "k16-long-30", 80.0: "k16-long-80"}
+
+
+def load_case_for(net, at):
+    """The stored case of the full-length experiment on net (k8, k8s: k=8 with the incast rate
+    scaled, k16) that holds load at."""
+    if net == "k16":
+        return load(K16_LONG[at])
+    return load({"k8": "k8-paper", "k8s": "k8-paper-scaled"}[net])
+
+
+def block_paper_full(_):
+    """The reference numbers next to the full-length k=8 sweep and the long k=16 runs."""
+    def row(net, at, variant):
+        return sweep_pick(load_case_for(net, at), at, variant)
+
+    def cell(net, f):
+        try:
+            return f(net)
+        except (KeyError, DocsError):
+            return "-"
+
+    def q(key, at, th=5):
+        return lambda net: "%.3f" % row(net, at, "tagged_th_%d" % th)[key] \
+            if key == "qdiff_mean_mtu" else "%.2f" % row(net, at, "tagged_th_%d" % th)[key]
+
+    def inc(key, at):
+        return lambda net: "%+.3f" % (row(net, at, "tagged_th_5")[key] -
+                                      row(net, at, "tagged_th_2")[key]) \
+            if key == "qdiff_mean_mtu" else "%+.2f" % (row(net, at, "tagged_th_5")[key] -
+                                                       row(net, at, "tagged_th_2")[key])
+
+    def err(mode, at):
+        return lambda net: pct(row(net, at, "%s_th_5" % mode)["drop_error"])
+
+    def wl(at):
+        def f(net):
+            r = row(net, at, "tagged_th_5")
+            return "%d (%.2f%%)" % (r["wrong_locations"], 100.0 * r["wrong_locations"] /
+                                    max(1, r["runtime_drops"]))
+        return f
+
+    def fd(at):
+        def f(net):
+            r = row(net, at, "tagged_th_5")
+            return "%d FD, %d FA" % (r["false_drops"], r["false_accepts"])
+        return f
+
+    rows_ = [("qdiff mean, 30%", "0.78", q("qdiff_mean_mtu", 30.0)),
+             ("qdiff p99, 30%", "5.7", q("qdiff_p99_mtu", 30.0)),
+             ("qdiff mean, 80%", "1.7", q("qdiff_mean_mtu", 80.0)),
+             ("qdiff p99, 80%", "9.7", q("qdiff_p99_mtu", 80.0)),
+             ("qdiff mean, 10%", "-", q("qdiff_mean_mtu", 10.0)),
+             ("qdiff p99, 10%", "-", q("qdiff_p99_mtu", 10.0)),
+             ("th 2 -> 5 us, mean, 30%", "under +0.3", inc("qdiff_mean_mtu", 30.0)),
+             ("th 2 -> 5 us, mean, 80%", "under +0.3", inc("qdiff_mean_mtu", 80.0)),
+             ("th 2 -> 5 us, p99, 30%", "under +1.8", inc("qdiff_p99_mtu", 30.0)),
+             ("th 2 -> 5 us, p99, 80%", "under +1.8", inc("qdiff_p99_mtu", 80.0)),
+             ("drop error plain, 10%", "-", err("plain", 10.0)),
+             ("drop error plain, 30%", "58.3%", err("plain", 30.0)),
+             ("drop error plain, 80%", "-", err("plain", 80.0)),
+             ("drop error tagged, 10%", "2.52%", err("tagged", 10.0)),
+             ("drop error tagged, 30%", "2.87%", err("tagged", 30.0)),
+             ("drop error tagged, 80%", "3.81%", err("tagged", 80.0)),
+             ("wrong locations (of runtime drops), 10%", "under 0.37%", wl(10.0)),
+             ("wrong locations, 30%", "under 0.37%", wl(30.0)),
+             ("wrong locations, 80%", "under 0.37%", wl(80.0)),
+             ("false drops / false accepts, 30%", "no false drops; the rest false accepts",
+              fd(30.0)),
+             ("false drops / false accepts, 80%", "no false drops; the rest false accepts",
+              fd(80.0))]
+    out = ["| tagged th = 5 us unless named (qdiff in MTU) | reference (k=16) | ours, k=8, 20 ms "
+           "per load | k=8, incast scaled to 300/s | ours, k=16, long runs |",
+           "|---|---|---|---|---|"]
+    for label, ref, f in rows_:
+        out.append("| %s | %s | %s | %s | %s |" % (label, ref, cell("k8", f), cell("k8s", f),
+                                                   cell("k16", f)))
+    names = [n for n in ["k8-paper", "k8-paper-scaled"] + list(K16_LONG.values())
+             if os.path.exists(store_path(n))]
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
+def block_runtime_cost(_):
+    """Wall time and events per simulated ms of the runtime, from the full-length runs."""
+    out = ["| network, load | flows (arrivals during) | packets | runtime events | simulated | "
+           "events per simulated ms | runtime wall | wall per simulated ms | incast share of "
+           "bytes / of drops |", "|---|---|---|---|---|---|---|---|---|"]
+    names = []
+    for net, cases in (("k=8", ["k8-paper"]), ("k=8, incast 300/s", ["k8-paper-scaled"]),
+                       ("k=16", list(K16_LONG.values()))):
+        for name in cases:
+            if not os.path.exists(store_path(name)):
+                continue
+            names.append(name)
+            d = load(name)
+            dur_ms = None
+            for r in sorted(d["results"]["runs"], key=lambda r: float(r["run"].split("_")[1])):
+                v = r["volatile"]
+                ms = r["sim_end_ns"] / 1e6
+                out.append("| %s, %s%% | %d | %s | %.1fM | %.0f ms | %.2fM | %s | %.1f s | "
+                           "%.0f%% / %.0f%% |" % (
+                               net, r["run"].split("_")[1], r["flows"], "{:,}".format(r["packets"]),
+                               r["events"] / 1e6, ms, r["events"] / 1e6 / ms,
+                               dur(v["runtime_wall_s"]), v["runtime_wall_s"] / ms,
+                               100 * r["incast_bytes_share"], 100 * r["incast_drops_share"]))
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
 
 BLOCKS = {
     "k4-table": lambda: block_run_table("k4-default"),
@@ -1081,6 +1293,9 @@ BLOCKS = {
     "isolate-k4-table": lambda: block_table_lines("isolate-k4", None),
     "k16-variants": lambda: block_sweep_variants("k16-paper", 30.0),
     "k8-table": lambda: block_k8_table("k8-sweep"),
+    "k8-paper-table": lambda: block_k8_table("k8-paper"),
+    "paper-full": lambda: block_paper_full(None),
+    "runtime-cost": lambda: block_runtime_cost(None),
     "side-by-side": lambda: block_side_by_side(None),
     "k8-scale": lambda: block_k8_scale("k8-sweep"),
     "scale": lambda: block_scale(None),
@@ -1089,6 +1304,7 @@ BLOCKS = {
     "single-switch-seeds": lambda: block_seeds("single-switch-seeds"),
     "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
     "bench": lambda: block_bench("bench"),
+    "bench-compare": lambda: block_bench_compare("bench-before", "bench"),
     "replay-engines": lambda: block_engines("replay-engines"),
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
     "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
@@ -1147,6 +1363,10 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.split("\n")[2:]))
     sub = ap.add_subparsers(dest="cmd", required=True)
+    ad = sub.add_parser("adopt", help="store a sweep case from a finished workflow folder")
+    ad.add_argument("case")
+    ad.add_argument("sweep_dir")
+    ad.add_argument("--qreplay", default=os.path.join(TOP, "build", "qreplay"))
     for c in ("store", "verify"):
         s = sub.add_parser(c)
         s.add_argument("cases", nargs="+")
@@ -1169,14 +1389,41 @@ def main(argv=None):
         if not os.access(qreplay, os.X_OK):
             raise DocsError("%s: not built (run ./waf build)" % qreplay)
         build = os.path.dirname(qreplay)
+        if a.cmd == "adopt":
+            if a.case not in CASES:
+                raise DocsError("unknown case '%s' (cases: %s)" % (a.case, ", ".join(CASES)))
+            keep = tempfile.mkdtemp(prefix="qr-docs-adopt-")
+            try:
+                adopt_sweep(a.case, a.sweep_dir, keep)
+                fresh = run_case(a.case, qreplay, build, None, keep)
+            finally:
+                shutil.rmtree(keep, ignore_errors=True)
+            table = fresh.pop("_csv")
+            os.makedirs(STORE, exist_ok=True)
+            write_json(store_path(a.case), fresh)
+            with open(os.path.join(STORE, a.case + ".csv"), "w") as fh:
+                fh.write(table)
+            print("docs: stored %s and %s.csv from %s (code %s)" % (
+                store_path(a.case), a.case, a.sweep_dir, fresh["code_version"]))
+            return 0
         failed = 0
         for name in select(a.cases):
+            if CASES[name]["kind"] == "archive":
+                if name in a.cases:
+                    raise DocsError("%s: an archive of older code (%s), kept to compare with; "
+                                    "not run again" % (name, load(name)["code_version"]))
+                continue
             fresh = run_case(name, qreplay, build, a.keep, a.reuse)
             if a.cmd == "store":
                 os.makedirs(STORE, exist_ok=True)
                 write_json(store_path(name), fresh)
+                table = fresh.pop("_csv")
+                if table is not None:
+                    with open(os.path.join(STORE, name + ".csv"), "w") as fh:
+                        fh.write(table)
                 print("docs: stored %s (code %s)" % (store_path(name), fresh["code_version"]))
                 continue
+            fresh.pop("_csv")
             diff = differences(comparable(load(name)), comparable(fresh))
             if diff:
                 failed += 1

@@ -73,6 +73,78 @@ class Store(unittest.TestCase):
         self.assertEqual(len(docs.differences(docs.comparable(a), docs.comparable(b))), 1)
 
 
+class Adopt(unittest.TestCase):
+    """docs.py adopt: a sweep case from a finished workflow folder."""
+
+    def make_sweep(self, versions, name="fattree-k8-paper", finished=True):
+        h5py = docs.h5()
+        d = tempfile.mkdtemp()
+        os.makedirs(os.path.join(d, "benchmarks"))
+        for i, v in enumerate(versions):
+            run = os.path.join(d, "load_%d_seed_1" % (10 * (i + 1)))
+            os.makedirs(run)
+            with h5py.File(os.path.join(run, "results.h5"), "w") as f:
+                f.attrs["code_version"] = v
+                f.attrs["scenario_name"] = name
+            with open(os.path.join(d, "benchmarks", os.path.basename(run) + ".tsv"), "w") as fh:
+                fh.write("s\th:m:s\tmax_rss\n%d.5\t0:00:01\t%d.0\n" % (100 + i, 300 + i))
+        if finished:
+            open(os.path.join(d, "summary.csv"), "w").close()
+        return d
+
+    def test_the_kept_folder_sums_the_runs_and_names_their_code(self):
+        keep = tempfile.mkdtemp()
+        docs.adopt_sweep("k8-paper", self.make_sweep(["v1", "v1", "v1"]), keep)
+        with open(os.path.join(keep, "k8-paper", "docs-run.json")) as fh:
+            kept = json.load(fh)
+        self.assertEqual(kept["code_version"], "v1")
+        self.assertEqual(kept["timings"][0]["wall_s"], 100.5 + 101.5 + 102.5)
+        self.assertEqual(kept["timings"][0]["peak_rss_mb"], 302.0)
+        self.assertTrue(os.path.isdir(os.path.join(keep, "k8-paper", "sweep")))
+
+    def test_mixed_code_unfinished_sweeps_other_scenarios_and_non_sweep_cases_are_refused(self):
+        for sweep, case, what in ((self.make_sweep(["v1", "v2"]), "k8-paper", "different code"),
+                                  (self.make_sweep(["v1"], finished=False), "k8-paper",
+                                   "not finished"),
+                                  (self.make_sweep(["v1"], name="other"), "k8-paper", "scenario"),
+                                  (self.make_sweep(["v1"]), "k4-default", "not a sweep case")):
+            with self.assertRaises(docs.DocsError) as e:
+                docs.adopt_sweep(case, sweep, tempfile.mkdtemp())
+            self.assertIn(what, str(e.exception))
+
+
+class FiguresFromCsv(unittest.TestCase):
+    """aggregate.py --from-csv: the sweep figures redrawn from a stored summary table."""
+
+    def run_aggregate(self, *args):
+        import subprocess
+        return subprocess.run([docs.PYTHON, os.path.join(HERE, "..", "..", "analysis",
+                                                         "aggregate.py")] + list(args),
+                              capture_output=True, text=True)
+
+    def test_a_table_gives_the_three_figures_and_a_bad_cell_names_its_line(self):
+        d = tempfile.mkdtemp()
+        table = os.path.join(d, "s.csv")
+        head = "load_pct,seed,variant,mode,th_us,qdiff_mean_mtu,qdiff_p99_mtu,drop_error," \
+               "false_accepts,false_drops,wrong_locations,runtime_drops\n"
+        with open(table, "w") as fh:
+            fh.write(head)
+            for load in (10, 30):
+                for mode in ("plain", "tagged"):
+                    for th in (2, 5):
+                        fh.write("%d,1,%s_th_%d,%s,%d,1.0,5.0,0.1,3,0,1,40\n" % (load, mode, th,
+                                                                              mode, th))
+        r = self.run_aggregate("--out", d, "--from-csv", table)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for fig in ("sweep_qdiff", "sweep_drop_error", "sweep_error_kinds"):
+            self.assertTrue(os.path.getsize(os.path.join(d, "figures", fig + ".png")) > 0)
+        with open(table, "a") as fh:
+            fh.write("80,1,plain_th_2,plain,2,lots,5.0,0.1,3,0,1,40\n")
+        r = self.run_aggregate("--out", d, "--from-csv", table)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("line 10, column qdiff_mean_mtu", r.stderr)
+
+
 class Gaps(unittest.TestCase):
     def test_a_long_silence_is_a_gap_and_regular_spacing_is_not(self):
         t = [0, 1, 2, 3, 4, 5, 500, 501, 502]
