@@ -1294,6 +1294,7 @@ BLOCKS = {
     "k16-variants": lambda: block_sweep_variants("k16-paper", 30.0),
     "k8-table": lambda: block_k8_table("k8-sweep"),
     "k8-paper-table": lambda: block_k8_table("k8-paper"),
+    "k8-paper-scaled-table": lambda: block_k8_table("k8-paper-scaled"),
     "paper-full": lambda: block_paper_full(None),
     "runtime-cost": lambda: block_runtime_cost(None),
     "side-by-side": lambda: block_side_by_side(None),
