@@ -262,8 +262,8 @@ void qr_blackhole_counts(const qr_blackhole_detector *d, uint64_t *arrivals, uin
         *blackhole_drops = d->bh_drops;
 }
 
-int qr_blackhole_scan(const char *arrival_log, const qr_blackhole_opts *o,
-                      qr_blackhole **episodes, size_t *n, char *errbuf)
+int qr_blackhole_scan(const char *arrival_log, const qr_blackhole_opts *o, qr_blackhole **episodes,
+                      size_t *n, char *errbuf)
 {
     *episodes = NULL;
     *n = 0;

@@ -113,8 +113,8 @@ Test(blackhole, a_burst_toward_another_port_blackholes_the_falling_queue)
     cr_assert_eq(bh, e[0].drops);
     uint64_t tail_before = 0;
     for (size_t i = 0; i < S1.n; i++)
-        tail_before += S1.a[i].port == 0 && S1.a[i].decision != QR_ADMIT &&
-                       S1.a[i].time_ns < 3000 * 300;
+        tail_before +=
+            S1.a[i].port == 0 && S1.a[i].decision != QR_ADMIT && S1.a[i].time_ns < 3000 * 300;
     cr_assert_gt(tail_before, 0, "the queue should tail-drop at its own threshold first");
     qr_blackhole_detector_destroy(d);
 }
@@ -139,16 +139,49 @@ Test(blackhole, hand_example_and_gap)
      * falls to 20 KB; two drops 50 us apart, a third 500 us later (past the gap: a new episode
      * would need a new fall, and the peak was forgotten after the window: none) */
     qr_arrival a[] = {
-        {.packet = 1, .time_ns = 1000, .sw = 2, .port = 0, .bytes = 1500, .queue_bytes = 30000,
-         .total_bytes = 30000, .threshold = 60000},
-        {.packet = 2, .time_ns = 2000, .sw = 2, .port = 3, .bytes = 1500, .queue_bytes = 48500,
-         .total_bytes = 78500, .threshold = 30000},
-        {.packet = 3, .time_ns = 3000, .sw = 2, .port = 0, .bytes = 1500, .queue_bytes = 27000,
-         .total_bytes = 77000, .threshold = 20000, .decision = QR_DROP_THRESHOLD},
-        {.packet = 4, .time_ns = 53000, .sw = 2, .port = 0, .bytes = 1500, .queue_bytes = 25000,
-         .total_bytes = 75000, .threshold = 20000, .decision = QR_DROP_THRESHOLD},
-        {.packet = 5, .time_ns = 553000, .sw = 2, .port = 0, .bytes = 1500, .queue_bytes = 24000,
-         .total_bytes = 74000, .threshold = 21000, .decision = QR_DROP_THRESHOLD},
+        {.packet = 1,
+         .time_ns = 1000,
+         .sw = 2,
+         .port = 0,
+         .bytes = 1500,
+         .queue_bytes = 30000,
+         .total_bytes = 30000,
+         .threshold = 60000},
+        {.packet = 2,
+         .time_ns = 2000,
+         .sw = 2,
+         .port = 3,
+         .bytes = 1500,
+         .queue_bytes = 48500,
+         .total_bytes = 78500,
+         .threshold = 30000},
+        {.packet = 3,
+         .time_ns = 3000,
+         .sw = 2,
+         .port = 0,
+         .bytes = 1500,
+         .queue_bytes = 27000,
+         .total_bytes = 77000,
+         .threshold = 20000,
+         .decision = QR_DROP_THRESHOLD},
+        {.packet = 4,
+         .time_ns = 53000,
+         .sw = 2,
+         .port = 0,
+         .bytes = 1500,
+         .queue_bytes = 25000,
+         .total_bytes = 75000,
+         .threshold = 20000,
+         .decision = QR_DROP_THRESHOLD},
+        {.packet = 5,
+         .time_ns = 553000,
+         .sw = 2,
+         .port = 0,
+         .bytes = 1500,
+         .queue_bytes = 24000,
+         .total_bytes = 74000,
+         .threshold = 21000,
+         .decision = QR_DROP_THRESHOLD},
     };
     stream *s = &S2;
     s->n = sizeof a / sizeof a[0];
@@ -210,7 +243,8 @@ static void random_stream(stream *s, gsl_rng *r, uint32_t sws, size_t n, int fix
         a->port = (uint32_t)gsl_rng_uniform_int(r, 4);
         a->bytes = 1500;
         a->queue_bytes = 1500 * gsl_rng_uniform_int(r, 60);
-        a->total_bytes = fixed_threshold ? 200000 : a->queue_bytes + 1500 * gsl_rng_uniform_int(r, 150);
+        a->total_bytes =
+            fixed_threshold ? 200000 : a->queue_bytes + 1500 * gsl_rng_uniform_int(r, 150);
         a->threshold = fixed_threshold ? 100000 : 300000 - (int64_t)a->total_bytes;
         a->decision = gsl_rng_uniform(r) < 0.3 ? QR_DROP_THRESHOLD : QR_ADMIT;
     }

@@ -34,9 +34,9 @@ extern "C" {
 #define QR_BLACKHOLE_CULPRITS 4
 
 typedef struct qr_blackhole_opts {
-    int64_t window_ns;       /* how long a queue's peak is remembered (default 500 us) */
-    int64_t gap_ns;          /* drops further apart start a new episode (default 100 us) */
-    uint64_t min_fall_bytes; /* how far below its peak a queue must be (default 1500) */
+    int64_t window_ns;         /* how long a queue's peak is remembered (default 500 us) */
+    int64_t gap_ns;            /* drops further apart start a new episode (default 100 us) */
+    uint64_t min_fall_bytes;   /* how far below its peak a queue must be (default 1500) */
     uint64_t min_shrink_bytes; /* how far the threshold must have fallen (default 15000) */
 } qr_blackhole_opts;
 
@@ -49,18 +49,18 @@ typedef struct qr_blackhole_culprit {
 } qr_blackhole_culprit;
 
 typedef struct qr_blackhole {
-    uint32_t sw, port;            /* the queue */
-    int64_t start_ns, end_ns;     /* its first and last blackhole drop */
-    uint64_t drops;               /* blackhole drops in the episode */
-    uint64_t drop_bytes;          /* their bytes */
-    int64_t peak_ns;              /* when the queue peaked before the episode */
-    uint64_t peak_bytes;          /* its length then */
-    uint64_t queue_bytes;         /* its length at the first drop */
-    int64_t peak_threshold;       /* the threshold at the peak */
-    int64_t threshold;            /* the threshold at the first drop */
-    uint64_t peak_total_bytes;    /* the switch's occupancy at the peak */
-    uint64_t total_bytes;         /* and at the first drop */
-    uint32_t n_culprits;          /* up to QR_BLACKHOLE_CULPRITS */
+    uint32_t sw, port;         /* the queue */
+    int64_t start_ns, end_ns;  /* its first and last blackhole drop */
+    uint64_t drops;            /* blackhole drops in the episode */
+    uint64_t drop_bytes;       /* their bytes */
+    int64_t peak_ns;           /* when the queue peaked before the episode */
+    uint64_t peak_bytes;       /* its length then */
+    uint64_t queue_bytes;      /* its length at the first drop */
+    int64_t peak_threshold;    /* the threshold at the peak */
+    int64_t threshold;         /* the threshold at the first drop */
+    uint64_t peak_total_bytes; /* the switch's occupancy at the peak */
+    uint64_t total_bytes;      /* and at the first drop */
+    uint32_t n_culprits;       /* up to QR_BLACKHOLE_CULPRITS */
     qr_blackhole_culprit culprits[QR_BLACKHOLE_CULPRITS];
 } qr_blackhole;
 
@@ -85,8 +85,8 @@ void qr_blackhole_counts(const qr_blackhole_detector *d, uint64_t *arrivals, uin
 /* Every episode of an arrival log file. Caller frees *episodes (free()). Returns 0, or the
  * reader's error (naming the file and record) or QR_EINVAL (out of time order, naming the
  * record). */
-int qr_blackhole_scan(const char *arrival_log, const qr_blackhole_opts *o,
-                      qr_blackhole **episodes, size_t *n, char *errbuf);
+int qr_blackhole_scan(const char *arrival_log, const qr_blackhole_opts *o, qr_blackhole **episodes,
+                      size_t *n, char *errbuf);
 
 #ifdef __cplusplus
 }
