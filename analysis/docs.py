@@ -269,6 +269,13 @@ def num(v):
     return int(x) if x == int(x) and "." not in v else x
 
 
+def sweep_bench(path):
+    """A sweep run's wall time (s) and peak memory (MB), from snakemake's benchmark file."""
+    with open(path) as fh:
+        b = list(csv.DictReader(fh, delimiter="\t"))[0]
+    return {"wall_s": float(b["s"]), "max_rss_mb": float(b["max_rss"])}
+
+
 def extract_sweep(out, lines, opts):
     with open(os.path.join(out, "sweep", "summary.csv")) as fh:
         table = list(csv.DictReader(fh))
@@ -284,12 +291,8 @@ def extract_sweep(out, lines, opts):
         replay_wall = 0.0
         for rp in glob.glob(os.path.join(d, "replay", "*", "replay.h5")):
             replay_wall += float(h.File(rp, "r").attrs.get("wall_s", 0.0))
-        bench = {}
         bpath = os.path.join(out, "sweep", "benchmarks", name + ".tsv")
-        if os.path.exists(bpath):
-            with open(bpath) as fh:
-                b = list(csv.DictReader(fh, delimiter="\t"))[0]
-            bench = {"wall_s": float(b["s"]), "max_rss_mb": float(b["max_rss"])}
+        bench = sweep_bench(bpath) if os.path.exists(bpath) else {}
         rt = h.File(os.path.join(d, "results.h5"), "r")["runtime"].attrs
         drops, packets = rt["drops"], rt["packets"]
         # how much of the traffic and of the drops is incast (the rate is network-wide, so its
@@ -399,11 +402,9 @@ def adopt_sweep(name, sweep_dir, keep):
             if str(f.attrs.get("scenario_name", "")) != scen_name:
                 raise DocsError("%s: made from scenario %s, not %s" % (
                     d, f.attrs.get("scenario_name", "?"), case["scenario"]))
-        bpath = os.path.join(sweep_dir, "benchmarks", os.path.basename(d) + ".tsv")
-        with open(bpath) as fh:
-            b = list(csv.DictReader(fh, delimiter="\t"))[0]
-        wall += float(b["s"])
-        rss = max(rss, float(b["max_rss"]))
+        b = sweep_bench(os.path.join(sweep_dir, "benchmarks", os.path.basename(d) + ".tsv"))
+        wall += b["wall_s"]
+        rss = max(rss, b["max_rss_mb"])
     if len(versions) != 1:
         raise DocsError("%s: its runs were made by different code (%s)" % (
             sweep_dir, ", ".join(sorted(versions))))
@@ -1198,15 +1199,15 @@ def block_paper_full(_):
         except (KeyError, DocsError):
             return "-"
 
-    def q(key, at, th=5):
-        return lambda net: "%.3f" % row(net, at, "tagged_th_%d" % th)[key] \
-            if key == "qdiff_mean_mtu" else "%.2f" % row(net, at, "tagged_th_%d" % th)[key]
+    def digits(key):  # qdiff means to 3 decimals, p99s (steps of about 1 MTU) to 2
+        return 3 if key == "qdiff_mean_mtu" else 2
+
+    def q(key, at):
+        return lambda net: "%.*f" % (digits(key), row(net, at, "tagged_th_5")[key])
 
     def inc(key, at):
-        return lambda net: "%+.3f" % (row(net, at, "tagged_th_5")[key] -
-                                      row(net, at, "tagged_th_2")[key]) \
-            if key == "qdiff_mean_mtu" else "%+.2f" % (row(net, at, "tagged_th_5")[key] -
-                                                       row(net, at, "tagged_th_2")[key])
+        return lambda net: "%+.*f" % (digits(key), row(net, at, "tagged_th_5")[key] -
+                                      row(net, at, "tagged_th_2")[key])
 
     def err(mode, at):
         return lambda net: pct(row(net, at, "%s_th_5" % mode)["drop_error"])

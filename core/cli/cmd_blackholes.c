@@ -60,22 +60,22 @@ int qr_cmd_blackholes(int argc, char **argv)
     char err[QR_ERRBUF_SIZE], path[4200];
     qr_blackhole_opts o;
     qr_blackhole_opts_default(&o);
-    const char *v;
-    if ((v = cli_value(&a, "window")) && qr_parse_time_ns(v, &o.window_ns, err)) {
-        rc = cli_usage_error("blackholes", "--window: %s", err);
-        goto out;
-    }
-    if ((v = cli_value(&a, "gap")) && qr_parse_time_ns(v, &o.gap_ns, err)) {
-        rc = cli_usage_error("blackholes", "--gap: %s", err);
-        goto out;
-    }
-    if ((v = cli_value(&a, "min-fall")) && qr_parse_bytes(v, &o.min_fall_bytes, err)) {
-        rc = cli_usage_error("blackholes", "--min-fall: %s", err);
-        goto out;
-    }
-    if ((v = cli_value(&a, "min-shrink")) && qr_parse_bytes(v, &o.min_shrink_bytes, err)) {
-        rc = cli_usage_error("blackholes", "--min-shrink: %s", err);
-        goto out;
+    /* the detector's four settings: two times, two byte counts */
+    const struct {
+        const char *name;
+        int64_t *time;
+        uint64_t *bytes;
+    } set[] = {{"window", &o.window_ns, NULL},
+               {"gap", &o.gap_ns, NULL},
+               {"min-fall", NULL, &o.min_fall_bytes},
+               {"min-shrink", NULL, &o.min_shrink_bytes}};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+        const char *v = cli_value(&a, set[i].name);
+        if (v && (set[i].time ? qr_parse_time_ns(v, set[i].time, err)
+                              : qr_parse_bytes(v, set[i].bytes, err))) {
+            rc = cli_usage_error("blackholes", "--%s: %s", set[i].name, err);
+            goto out;
+        }
     }
     if (o.window_ns < 0 || o.gap_ns < 0) {
         rc = cli_usage_error("blackholes", "--window and --gap must not be negative");
