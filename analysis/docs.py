@@ -430,6 +430,49 @@ def k8_long_run(load):
             "extract": [extract_run], "opts": {}}
 
 
+WHATIF_GRID = ["--vary", "buffer.size=1MB,2MB,4MB", "--vary", "buffer.alpha=0.5,1,2"]
+WHATIF_KEYS = ["drops", "edge_drops", "agg_drops", "core_drops", "lossy_share", "new_drops",
+               "sent_after_new_drop", "all_q_p99", "edge_q_p99", "agg_q_p99", "core_q_p99",
+               "all_above90", "delay_p50", "delay_p99", "flow_delay_p99", "blackholes",
+               "model_mismatches"]
+
+
+def whatif_case(kind, scenario, load):
+    """A buffer x alpha grid, validated, on a runtime of scenario at a load."""
+    rt = ["runtime", scenario, "--set", "traffic.load=%d%%" % load, "-o", "{out}/rt/recording",
+          "--quiet"]
+    return {"kind": kind, "scenario": scenario,
+            "commands": [q(rt), q(["whatif", "{out}/rt"] + WHATIF_GRID +
+                                  ["--validate", "--prune", "--no-figures"])],
+            "extract": [extract_whatif], "opts": {"load": load}}
+
+
+def extract_whatif(out, lines, opts):
+    """Per point: the grid values, the predicted and true numbers, the errors; the agreement."""
+    f = h5().File(os.path.join(out, "rt", "whatif", "whatif.h5"), "r")
+    keys = f["grid"].attrs["keys"]
+    keys = (keys.decode() if isinstance(keys, bytes) else keys).split(",")
+    grid = rows(f["grid"])
+    summ = f["summary"][:]
+    errs = {r["point"]: r for r in rows(f["errors"])}
+    points = []
+    for g in grid:
+        p = g["point"]
+        pt = {"point": p, "baseline": bool(g["baseline"]),
+              "values": {k: g[k] for k in keys}, "error": errs[p]}
+        for kind, name in ((0, "pred"), (1, "true")):
+            r = summ[(summ["point"] == p) & (summ["kind"] == kind)][0]
+            pt[name] = {k: r[k].item() for k in WHATIF_KEYS}
+        points.append(pt)
+    rec = summ[summ["kind"] == 2][0]
+    return {"load": opts["load"], "keys": keys, "points": points,
+            "recorded": {k: rec[k].item() for k in WHATIF_KEYS},
+            "agreement": attrs(f["errors"], ["tau_drops", "tau_delay_p99", "best_drops_pred",
+                                             "best_drops_true", "best_delay_pred",
+                                             "best_delay_true"]),
+            "table": [l for l in lines[1] if l.strip()]}
+
+
 def extract_clocks(out, lines, opts):
     """Clock reconciliation on a simulated recording: the estimate's error per host against the
     true offsets (qreplay clocks), and the replays with recorded vs reconciled clocks."""
@@ -578,6 +621,9 @@ CASES = {
     "k16-long-80": sweep_case("scenarios/fattree-k16-long-80.ini", 1, "long"),
     "k8-20ms-10": k8_long_run(10),
     "k8-20ms-80": k8_long_run(80),
+    "whatif-k4": whatif_case("quick", "scenarios/fattree-k4-websearch.ini", 30),
+    "whatif-k8-30": whatif_case("long", "scenarios/fattree-k8-sweep.ini", 30),
+    "whatif-k8-70": whatif_case("long", "scenarios/fattree-k8-sweep.ini", 70),
     "roundtrip-k4": roundtrip_case("quick", "scenarios/fattree-k4-websearch.ini", ["0", "5us"]),
     "clock-k4": clock_case("quick", "scenarios/fattree-k4-websearch.ini", [], ["0", "5us"]),
     "clock-k8": clock_case("long", "scenarios/fattree-k8-sweep.ini", [], ["5us"]),

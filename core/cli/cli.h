@@ -33,6 +33,7 @@ int qr_cmd_metrics(int argc, char **argv);
 int qr_cmd_run(int argc, char **argv);
 int qr_cmd_butterfly(int argc, char **argv);
 int qr_cmd_isolate(int argc, char **argv);
+int qr_cmd_whatif(int argc, char **argv);
 int qr_cmd_testbed(int argc, char **argv);       /* C++, in ns3-module/program */
 int qr_cmd_testbed_agent(int argc, char **argv); /* testbed_agent.c: inside a host namespace */
 

@@ -874,7 +874,7 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return remove(path);
 }
 
-static void remove_tree(const char *dir)
+void qri_remove_tree(const char *dir)
 {
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
@@ -1202,7 +1202,7 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         rc = qri_err(errbuf, QR_EVALUE, "%s: path too long", rec_dir);
         goto out;
     }
-    remove_tree(m.tmp);
+    qri_remove_tree(m.tmp);
     char pcapdir[sizeof m.tmp + 8];
     snprintf(pcapdir, sizeof pcapdir, "%s/pcap", m.tmp);
     if ((rc = qr_make_dirs(pcapdir, errbuf)) != QR_OK)
@@ -1261,7 +1261,7 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
     }
     made_tmp = 0;
     if (had)
-        remove_tree(old);
+        qri_remove_tree(old);
     rc = QR_OK;
 out:
     hash_free(&hash);
@@ -1269,7 +1269,7 @@ out:
         for (uint32_t h = 0; h < m.n_hosts; h++)
             qr_trace_writer_close(m.w[h], NULL);
     if (made_tmp)
-        remove_tree(m.tmp);
+        qri_remove_tree(m.tmp);
     if (m.caps)
         for (size_t c = 0; m.scan && c < m.scan->n_captures; c++)
             qr_capture_close(m.caps[c].c);

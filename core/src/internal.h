@@ -59,4 +59,7 @@ int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps);
  * units.c. */
 int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first);
 
+/* Remove a folder and everything in it (no symlinks followed); errors are ignored. import_run.c. */
+void qri_remove_tree(const char *dir);
+
 #endif

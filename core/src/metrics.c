@@ -182,6 +182,11 @@ static double hist_quantile(const qr_hist *h, double p)
     return (double)h->max;
 }
 
+double qr_hist_quantile(const qr_hist *h, double p)
+{
+    return h && h->count ? hist_quantile(h, p) : 0;
+}
+
 void qr_hist_summary(const qr_hist *h, double scale, qr_summary *out)
 {
     memset(out, 0, sizeof *out);

@@ -85,6 +85,9 @@ void qr_hist_destroy(qr_hist *h);
 int qr_hist_add(qr_hist *h, uint64_t value);
 /* Summarize into *out; values scaled by `scale` (e.g. 1.0 / QR_MTU_BYTES). */
 void qr_hist_summary(const qr_hist *h, double scale, qr_summary *out);
+/* The p-quantile (nearest rank, p in [0, 1]; p = 0 is the smallest value) with the accuracy of
+ * qr_hist_summary's p50 and p99; 0 for an empty histogram. */
+double qr_hist_quantile(const qr_hist *h, double p);
 /* The relative error bound of p50 and p99 for values >= 256. */
 #define QR_HIST_REL_ERROR (1.0 / 256.0)
 

@@ -1,0 +1,259 @@
+/* qreplay: pre-deployment what-if analysis. One recording is replayed open-loop under a grid of
+ * switch configurations (buffer size, alpha, policy, ECN threshold, link rate and delay, the
+ * replay margin); every point is measured with the operator's numbers (drops per layer and per
+ * queue, occupancy, time near the threshold, ECN marks, queueing delay per packet and per flow,
+ * blackhole episodes), and optionally validated against the closed-loop runtime under the same
+ * configuration with the same flows and seeds.
+ *
+ * The measurement reads one arrival log (a replay's prediction or a runtime's truth) and follows
+ * each egress port as the FIFO it is: a packet admitted at t starts when the port is free,
+ * max(t, free), and holds its bytes until its last bit has left (qr_link_tx_ns of its size plus
+ * the link overhead). Its queueing delay at the hop is start - t; its queueing delay end to end is
+ * the sum over its hops (delivered packets only: a packet's last hop is a port leading to a host).
+ * Occupancy percentiles are taken over arrivals (what arriving packets see); the time above a
+ * share of the threshold is time-weighted, the threshold held at its value at the port's latest
+ * arrival. */
+#ifndef QREPLAY_WHATIF_H
+#define QREPLAY_WHATIF_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qreplay/blackhole.h"
+#include "qreplay/h5.h"
+#include "qreplay/recording.h"
+#include "qreplay/replay.h"
+#include "qreplay/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the grid ---- */
+
+#define QR_WHATIF_MAX_KEYS 6
+#define QR_WHATIF_MAX_POINTS 512
+#define QR_WHATIF_VALUE_SIZE 32
+
+typedef struct qr_whatif_grid qr_whatif_grid;
+
+/* The keys --vary accepts (NULL-terminated): buffer.size, buffer.alpha, ... */
+extern const char *const qr_whatif_keys[];
+
+/* Parse --vary arguments ("section.key=V1,V2,..."), each value checked by applying it to the
+ * recording's scenario (rec_h5: its recording.h5, base_dir: the recording folder) and validating
+ * every point. The grid is the cross product in argument order (the last key varies fastest);
+ * the baseline (every key at the recording's value) is point 0: added in front unless the cross
+ * product holds it, where it keeps its place and is marked. Returns 0 or QR_EVALUE / QR_EKEY /
+ * QR_EUNIT with "--vary KEY: ..." in errbuf. Caller owns *out (qr_whatif_grid_destroy). */
+int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n_vary,
+                         const char *rec_h5, const char *base_dir, char *errbuf);
+void qr_whatif_grid_destroy(qr_whatif_grid *g);
+size_t qr_whatif_grid_keys(const qr_whatif_grid *g);
+const char *qr_whatif_grid_key(const qr_whatif_grid *g, size_t k);
+size_t qr_whatif_grid_points(const qr_whatif_grid *g);
+/* The point that is the recorded configuration. */
+size_t qr_whatif_grid_baseline(const qr_whatif_grid *g);
+/* Point i's value of key k, canonical text ("4000000B", "0.5", ...). */
+const char *qr_whatif_grid_value(const qr_whatif_grid *g, size_t point, size_t k);
+/* Point i's resolved scenario (the recording's with its values). Caller owns *out. */
+int qr_whatif_grid_scenario(const qr_whatif_grid *g, size_t point, qr_scenario **out,
+                            char *errbuf);
+
+/* ---- measuring one run ---- */
+
+/* Layers of switches: 0 edge (and the star's switch), 1 aggregation, 2 core; 3 is all. */
+#define QR_WHATIF_LAYERS 3
+extern const char *const qr_whatif_layer_names[QR_WHATIF_LAYERS + 1];
+
+/* Kinds of a measured run. */
+typedef enum {
+    QR_WHATIF_PREDICTION = 0, /* the open-loop replay under the point's configuration */
+    QR_WHATIF_TRUTH = 1,      /* the closed-loop runtime under it (--validate) */
+    QR_WHATIF_RECORDED = 2,   /* the recorded runtime */
+} qr_whatif_kind;
+
+/* One run's numbers: a row of whatif.h5's /summary. Bytes, ns, shares in [0, 1]. */
+typedef struct qr_whatif_row {
+    uint32_t point;
+    uint8_t kind;
+    uint64_t arrivals, admitted, drops, drop_bytes, tagged_drops, ecn_marks;
+    uint64_t layer_drops[QR_WHATIF_LAYERS];
+    uint64_t layer_ecn_marks[QR_WHATIF_LAYERS];
+    uint64_t flows, flows_lossy; /* flows with a switch arrival; those with a drop */
+    double lossy_share;
+    /* drops of packets the recording's hosts did not see lost, the flows they hit, and the
+     * recorded packets of those flows sent after the first such drop (0 for the truth) */
+    uint64_t new_drops, flows_new_drop, sent_after_new_drop;
+    uint64_t q_p50[QR_WHATIF_LAYERS + 1], q_p99[QR_WHATIF_LAYERS + 1],
+        q_max[QR_WHATIF_LAYERS + 1];
+    uint64_t sw_p50[QR_WHATIF_LAYERS + 1], sw_p99[QR_WHATIF_LAYERS + 1],
+        sw_max[QR_WHATIF_LAYERS + 1];
+    double above50[QR_WHATIF_LAYERS + 1], above90[QR_WHATIF_LAYERS + 1];
+    uint64_t delivered; /* packets that reached their last hop's port */
+    int64_t delay_p50, delay_p99, delay_max;        /* per delivered packet, end to end */
+    int64_t flow_delay_p50, flow_delay_p99;         /* per flow: mean over its packets */
+    int64_t hop_delay_p99[QR_WHATIF_LAYERS + 1];    /* per hop */
+    uint64_t blackholes, blackhole_drops;
+    int64_t span_ns; /* first arrival to last departure */
+    /* arrivals whose logged queue length differs from the FIFO model's (0 for a native
+     * replay; a runtime's device queue may differ) */
+    uint64_t model_mismatches;
+} qr_whatif_row;
+
+/* One queue of one run (/queues): every port that saw an arrival. */
+typedef struct qr_whatif_queue_row {
+    uint32_t point;
+    uint8_t kind;
+    uint32_t sw, port;
+    uint8_t layer;
+    uint64_t arrivals, drops, ecn_marks, q_p99, q_max;
+    double above50, above90;
+} qr_whatif_queue_row;
+
+/* Quantiles of one run (/quantiles): for p in qr_whatif_quantile_p, per layer (and all), the
+ * queue and switch bytes arriving packets saw; per packet the end-to-end queueing delay (the
+ * same for every layer row; layer 3 holds it). */
+#define QR_WHATIF_QUANTILES 201
+typedef struct qr_whatif_quantile_row {
+    uint32_t point;
+    uint8_t kind;
+    uint8_t layer;
+    double p;
+    uint64_t queue_bytes, switch_bytes;
+    int64_t delay_ns;
+} qr_whatif_quantile_row;
+
+/* One blackhole episode (/blackholes). */
+typedef struct qr_whatif_blackhole_row {
+    uint32_t point;
+    uint8_t kind;
+    qr_blackhole ep;
+} qr_whatif_blackhole_row;
+
+typedef struct qr_whatif_result {
+    qr_whatif_row row;
+    qr_whatif_queue_row *queues;
+    size_t n_queues;
+    qr_whatif_quantile_row *quantiles;
+    size_t n_quantiles;
+    qr_whatif_blackhole_row *blackholes;
+    size_t n_blackholes;
+} qr_whatif_result;
+
+/* Measure the run whose arrival log is `arrivals` on s's network. rec (may be NULL) names the
+ * packets its hosts saw lost and their injection times (for the new-drop counts). Returns 0 or an
+ * error naming the file and record. out is filled (free it with qr_whatif_result_free). */
+int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recording *rec,
+                      uint32_t point, qr_whatif_kind kind, qr_whatif_result *out, char *errbuf);
+void qr_whatif_result_free(qr_whatif_result *r);
+
+/* Write a result's rows to tables under group (e.g. "/"), or read them back from a file written
+ * so (appending the rows to out's arrays). */
+int qr_whatif_result_write(qr_h5 *f, const char *group, const qr_whatif_result *r, char *errbuf);
+/* Many results into one set of tables (rows in the order given). */
+int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result *rs, size_t n,
+                            char *errbuf);
+int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out,
+                          char *errbuf);
+
+/* ---- prediction errors (--validate) ---- */
+
+/* One point's prediction against its truth (/errors). Relative errors are (pred - true) / true
+ * (0 when both are 0; +-1 when only truth is 0... see qr_whatif_rel). */
+typedef struct qr_whatif_error_row {
+    uint32_t point;
+    int64_t drops_pred, drops_true;
+    double drops_rel;
+    double layer_drops_rel[QR_WHATIF_LAYERS];
+    double q_p99_rel[QR_WHATIF_LAYERS + 1];
+    double delay_p50_rel, delay_p99_rel;
+    int64_t delay_w1_ns; /* Wasserstein-1 distance of the per-packet delay distributions */
+    double delay_ks;     /* largest gap between the two delay CDFs (on the quantile grid) */
+} qr_whatif_error_row;
+
+/* (pred - truth) / truth; 0 if both are 0, and pred / 1 byte... i.e. if truth is 0: pred > 0
+ * gives +1 (marked as "predicted where none"), both 0 gives 0. */
+double qr_whatif_rel(double pred, double truth);
+
+/* Per point errors, and whether conclusions survive: Kendall's tau between the predicted and
+ * true orderings of the points by drops and by p99 delay, and whether the best point (fewest
+ * drops; lowest p99 delay) is the same. pred, truth: n rows in point order; quantiles: the
+ * results' delay quantiles (layer 3 rows) of the same points. */
+typedef struct qr_whatif_agreement {
+    double tau_drops, tau_delay_p99;
+    int best_drops_same, best_delay_same;
+    uint32_t best_drops_pred, best_drops_true, best_delay_pred, best_delay_true;
+} qr_whatif_agreement;
+int qr_whatif_errors(const qr_whatif_result *pred, const qr_whatif_result *truth, size_t n,
+                     qr_whatif_error_row *rows, qr_whatif_agreement *agree);
+
+/* Kendall's tau-b of two orderings of n values (ties handled); 0 for n < 2. */
+double qr_kendall_tau(const double *a, const double *b, size_t n);
+
+/* ---- the whole job ---- */
+
+/* Said in the output of every what-if. */
+#define QR_WHATIF_CAVEAT                                                                          \
+    "open-loop prediction: replayed hosts send exactly what they sent in the recording, so TCP's "  \
+    "reaction to drops this configuration adds (retransmissions, smaller windows, later packets) " \
+    "is not in it; sent_after_new_drop counts the recorded packets sent after such a drop on "    \
+    "their flow, the part of the prediction least to be trusted"
+
+/* Everything a job measured: per point its prediction (and truth), the recorded runtime. */
+typedef struct qr_whatif_outcome {
+    size_t n;                  /* grid points */
+    qr_whatif_result *pred;    /* n */
+    qr_whatif_result *truth;   /* n, or NULL without validate */
+    qr_whatif_result recorded; /* if has_recorded */
+    int has_recorded;
+    qr_whatif_error_row *errors; /* n, or NULL */
+    qr_whatif_agreement agree;
+} qr_whatif_outcome;
+void qr_whatif_outcome_free(qr_whatif_outcome *o);
+
+/* The table of a job: a row per point (its values, drops per layer, the share of flows losing a
+ * packet, occupancy p99, time above 90% of the threshold, delays, ECN marks, blackholes, the new
+ * drops and the packets after them; with truth, true drops and delay next to the predicted),
+ * then the caveat and, validated, whether the rankings agree. */
+void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o,
+                     int with_ecn);
+
+/* The closed-loop runtime of a scenario into dir (the recording and its truth arrival log),
+ * supplied by the program that has a runtime (the ns-3 module). Returns 0, QR_ECANCELED, or an
+ * error with its message in errbuf. */
+typedef int (*qr_whatif_runtime_fn)(void *ctx, const qr_scenario *s, const char *dir,
+                                    char *errbuf);
+
+typedef struct qr_whatif_job {
+    const char *run_dir; /* holds recording/ ; the output goes to run_dir/whatif/ */
+    const qr_whatif_grid *grid;
+    qr_drop_mode mode;
+    int64_t th_ns;
+    int validate;
+    int prune; /* delete each point's arrival logs and runtime captures once measured */
+    int cores; /* runs at once (>= 1) */
+    qr_replay_engine engine;
+    void *engine_ctx;
+    const char *engine_name;
+    qr_whatif_runtime_fn runtime; /* needed with validate */
+    void *runtime_ctx;
+    const volatile sig_atomic_t *cancel;
+    /* A line per finished run and a status line while waiting (may be NULL). */
+    void (*status)(void *ctx, const char *line, int done_line);
+    void *status_ctx;
+} qr_whatif_job;
+
+/* Run every point (and its truth with validate) in up to job->cores processes, measure them, and
+ * write run_dir/whatif/whatif.h5: /grid, /summary, /queues, /quantiles, /blackholes (every run,
+ * kind 0 prediction, 1 truth, 2 recorded), /errors with validate, each point's resolved scenario
+ * as attributes of /scenarios/pNNN. A folder whatif/ left by an earlier job is replaced; on an
+ * error or cancel nothing is left. Returns 0, QR_ECANCELED or an error (errbuf names the point). */
+int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,530 @@
+/* The what-if job (whatif.h): every run of the grid in its own process, then whatif.h5. */
+#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "qreplay/error.h"
+#include "qreplay/results.h"
+#include "qreplay/whatif.h"
+
+enum { RUN_PRED, RUN_TRUTH, RUN_RECORDED };
+static const char *const run_names[] = {"prediction", "truth", "recorded"};
+
+struct run {
+    int what;
+    size_t point;
+    pid_t pid;
+    int done;
+    double started;
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (qri_strlcpy(buf, path, sizeof buf))
+        return -1;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+static void point_dir(char *buf, size_t size, const char *tmp, size_t point)
+{
+    snprintf(buf, size, "%s/points/p%03zu", tmp, point);
+}
+
+static void result_path(char *buf, size_t size, const char *tmp, const struct run *r)
+{
+    if (r->what == RUN_RECORDED)
+        snprintf(buf, size, "%s/recorded.h5", tmp);
+    else {
+        char pd[4096];
+        point_dir(pd, sizeof pd, tmp, r->point);
+        snprintf(buf, size, "%s/%s.h5", pd, run_names[r->what]);
+    }
+}
+
+static int write_result(const char *path, const qr_whatif_result *res, char *err)
+{
+    qr_h5 *f;
+    int rc = qr_h5_create(&f, path, err);
+    if (rc)
+        return rc;
+    rc = qr_whatif_result_write(f, "/", res, err);
+    if (rc) {
+        qr_h5_abort(f);
+        return rc;
+    }
+    return qr_h5_commit(f, err);
+}
+
+static void prune_runtime(const char *dir)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/truth/arrivals.qra", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/pcap", dir);
+    qri_remove_tree(p);
+}
+
+/* One run, in a child process. */
+static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
+                   const struct run *r, char *err)
+{
+    char pd[4096], path[4300], arr[4300];
+    qr_scenario *s = NULL;
+    int rc;
+    qr_whatif_result res;
+    memset(&res, 0, sizeof res);
+    result_path(path, sizeof path, tmp, r);
+    if (r->what == RUN_RECORDED) {
+        snprintf(arr, sizeof arr, "%s/recording/truth/arrivals.qra", job->run_dir);
+        rc = qr_whatif_measure(arr, qr_recording_scenario(rec), NULL,
+                               (uint32_t)qr_whatif_grid_baseline(job->grid), QR_WHATIF_RECORDED,
+                               &res, err);
+        if (!rc)
+            rc = write_result(path, &res, err);
+        qr_whatif_result_free(&res);
+        return rc;
+    }
+    point_dir(pd, sizeof pd, tmp, r->point);
+    if (mkdir_p(pd))
+        return qri_err(err, QR_EIO, "%s: cannot create: %s", pd, strerror(errno));
+    rc = qr_whatif_grid_scenario(job->grid, r->point, &s, err);
+    if (rc)
+        return rc;
+    if (r->what == RUN_PRED) {
+        qr_variant_settings v;
+        memset(&v, 0, sizeof v);
+        v.mode = job->mode;
+        v.th_ns = job->th_ns;
+        v.name = "prediction";
+        v.engine_name = job->engine_name;
+        v.cancel = job->cancel;
+        rc = qr_replay_variant(pd, s, rec, &v, job->engine, job->engine_ctx, err);
+        snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
+        if (!rc)
+            rc = qr_whatif_measure(arr, s, rec, (uint32_t)r->point, QR_WHATIF_PREDICTION, &res,
+                                   err);
+        if (!rc && job->prune)
+            unlink(arr);
+    } else {
+        char rd[4200];
+        snprintf(rd, sizeof rd, "%s/runtime", pd);
+        rc = job->runtime(job->runtime_ctx, s, rd, err);
+        snprintf(arr, sizeof arr, "%s/truth/arrivals.qra", rd);
+        if (!rc)
+            rc = qr_whatif_measure(arr, s, NULL, (uint32_t)r->point, QR_WHATIF_TRUTH, &res, err);
+        if (!rc && job->prune)
+            prune_runtime(rd);
+    }
+    if (!rc)
+        rc = write_result(path, &res, err);
+    qr_whatif_result_free(&res);
+    qr_scenario_destroy(s);
+    return rc;
+}
+
+static void error_path(char *buf, size_t size, const char *tmp, const struct run *r)
+{
+    snprintf(buf, size, "%s/error-%s-%zu.txt", tmp, run_names[r->what], r->point);
+}
+
+static void child(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
+                  const struct run *r)
+{
+    char err[QR_ERRBUF_SIZE] = "";
+    int rc = run_one(job, rec, tmp, r, err);
+    if (rc && rc != QR_ECANCELED) {
+        char ep[4300];
+        error_path(ep, sizeof ep, tmp, r);
+        FILE *f = fopen(ep, "w");
+        if (f) {
+            fputs(err, f);
+            fclose(f);
+        }
+    }
+    fflush(NULL);
+    _exit(rc == QR_ECANCELED ? 3 : rc ? 1 : 0);
+}
+
+static void describe(const qr_whatif_job *job, const struct run *r, char *buf, size_t size)
+{
+    if (r->what == RUN_RECORDED) {
+        snprintf(buf, size, "the recorded runtime");
+        return;
+    }
+    size_t n = (size_t)snprintf(buf, size, "point %zu (", r->point);
+    for (size_t k = 0; k < qr_whatif_grid_keys(job->grid) && n < size; k++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s=%s", k ? " " : "",
+                              qr_whatif_grid_key(job->grid, k),
+                              qr_whatif_grid_value(job->grid, r->point, k));
+    if (n < size)
+        snprintf(buf + n, size - n, ") %s", run_names[r->what]);
+}
+
+static int run_all(const qr_whatif_job *job, qr_recording *rec, const char *tmp, struct run *runs,
+                   size_t n, char *errbuf)
+{
+    size_t next = 0, running = 0, done = 0;
+    int rc = QR_OK, cancelled = 0;
+    double t0 = now_s(), last_status = 0;
+    while (done < n) {
+        while (!rc && !cancelled && running < (size_t)(job->cores > 0 ? job->cores : 1) &&
+               next < n) {
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid < 0) {
+                rc = qri_err(errbuf, QR_EIO, "cannot start a process: %s", strerror(errno));
+                break;
+            }
+            if (pid == 0)
+                child(job, rec, tmp, &runs[next]);
+            runs[next].pid = pid;
+            runs[next].started = now_s();
+            next++;
+            running++;
+        }
+        if ((rc || cancelled) && running == 0) {
+            done = n;
+            break;
+        }
+        if (next == n && running == 0)
+            break;
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid == 0 || (pid < 0 && errno == EINTR)) {
+            if (job->cancel && *job->cancel && !cancelled) {
+                cancelled = 1;
+                for (size_t i = 0; i < next; i++)
+                    if (runs[i].pid > 0 && !runs[i].done)
+                        kill(runs[i].pid, SIGTERM);
+            }
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            double t = now_s();
+            if (job->status && t - last_status >= 0.5) {
+                last_status = t;
+                char line[512];
+                snprintf(line, sizeof line, "whatif: %zu/%zu runs done, %zu running | %.0f s",
+                         done, n, running, t - t0);
+                job->status(job->status_ctx, line, 0);
+            }
+            continue;
+        }
+        if (pid < 0) {
+            rc = qri_err(errbuf, QR_EIO, "waiting for a run: %s", strerror(errno));
+            break;
+        }
+        struct run *r = NULL;
+        for (size_t i = 0; i < next; i++)
+            if (runs[i].pid == pid)
+                r = &runs[i];
+        if (!r)
+            continue;
+        r->done = 1;
+        running--;
+        done++;
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        char what[512];
+        describe(job, r, what, sizeof what);
+        if (code == 0) {
+            if (job->status) {
+                char line[700];
+                snprintf(line, sizeof line, "%s: done in %.1f s", what, now_s() - r->started);
+                job->status(job->status_ctx, line, 1);
+            }
+        } else if (!rc && !cancelled) {
+            if (code == 3 || (job->cancel && *job->cancel)) {
+                cancelled = 1;
+            } else {
+                char ep[4300], msg[QR_ERRBUF_SIZE] = "";
+                error_path(ep, sizeof ep, tmp, r);
+                FILE *f = fopen(ep, "r");
+                if (f) {
+                    size_t k = fread(msg, 1, sizeof msg - 1, f);
+                    msg[k] = 0;
+                    fclose(f);
+                }
+                rc = qri_err(errbuf, QR_EIO, "%s failed: %s", what,
+                             *msg ? msg : "the process ended abnormally");
+            }
+            for (size_t i = 0; i < next; i++)
+                if (runs[i].pid > 0 && !runs[i].done)
+                    kill(runs[i].pid, SIGTERM);
+        }
+    }
+    if (!rc && (cancelled || (job->cancel && *job->cancel)))
+        rc = QR_ECANCELED;
+    return rc;
+}
+
+struct grid_row {
+    uint32_t point;
+    uint8_t baseline;
+    char v[QR_WHATIF_MAX_KEYS][QR_WHATIF_VALUE_SIZE];
+};
+
+#define EF(name, type, member, unit) {name, type, offsetof(qr_whatif_error_row, member), 0, unit}
+static const qr_h5_field error_fields[] = {
+    EF("point", QR_H5_U32, point, NULL),
+    EF("drops_pred", QR_H5_I64, drops_pred, "packets"),
+    EF("drops_true", QR_H5_I64, drops_true, "packets"),
+    EF("drops_rel", QR_H5_F64, drops_rel, "1"),
+    EF("edge_drops_rel", QR_H5_F64, layer_drops_rel[0], "1"),
+    EF("agg_drops_rel", QR_H5_F64, layer_drops_rel[1], "1"),
+    EF("core_drops_rel", QR_H5_F64, layer_drops_rel[2], "1"),
+    EF("edge_q_p99_rel", QR_H5_F64, q_p99_rel[0], "1"),
+    EF("agg_q_p99_rel", QR_H5_F64, q_p99_rel[1], "1"),
+    EF("core_q_p99_rel", QR_H5_F64, q_p99_rel[2], "1"),
+    EF("all_q_p99_rel", QR_H5_F64, q_p99_rel[3], "1"),
+    EF("delay_p50_rel", QR_H5_F64, delay_p50_rel, "1"),
+    EF("delay_p99_rel", QR_H5_F64, delay_p99_rel, "1"),
+    EF("delay_w1", QR_H5_I64, delay_w1_ns, "ns"),
+    EF("delay_ks", QR_H5_F64, delay_ks, "1"),
+};
+
+static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_outcome *o,
+                    char *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/whatif.h5", tmp);
+    qr_h5 *f;
+    int rc = qr_h5_create(&f, path, err);
+    if (rc)
+        return rc;
+    const qr_whatif_grid *g = job->grid;
+    size_t nk = qr_whatif_grid_keys(g), np = qr_whatif_grid_points(g);
+    qr_h5_field fields[2 + QR_WHATIF_MAX_KEYS];
+    fields[0] = (qr_h5_field){"point", QR_H5_U32, offsetof(struct grid_row, point), 0, NULL};
+    fields[1] = (qr_h5_field){"baseline", QR_H5_U8, offsetof(struct grid_row, baseline), 0, NULL};
+    for (size_t k = 0; k < nk; k++)
+        fields[2 + k] = (qr_h5_field){qr_whatif_grid_key(g, k), QR_H5_STR,
+                                      offsetof(struct grid_row, v) + k * QR_WHATIF_VALUE_SIZE,
+                                      QR_WHATIF_VALUE_SIZE, NULL};
+    struct grid_row *gr = calloc(np, sizeof *gr);
+    if (!gr)
+        rc = QR_ENOMEM;
+    for (size_t p = 0; !rc && p < np; p++) {
+        gr[p].point = (uint32_t)p;
+        gr[p].baseline = p == qr_whatif_grid_baseline(g);
+        for (size_t k = 0; k < nk; k++)
+            qri_strlcpy(gr[p].v[k], qr_whatif_grid_value(g, p, k), QR_WHATIF_VALUE_SIZE);
+    }
+    qr_h5_table *t = NULL;
+    if (!rc)
+        rc = qr_h5_table_create(&t, f, "/grid", fields, 2 + nk, sizeof *gr, 0, err);
+    if (!rc)
+        rc = qr_h5_table_append(t, gr, np, err);
+    if (t) {
+        int rc2 = qr_h5_table_close(t, err);
+        rc = rc ? rc : rc2;
+    }
+    free(gr);
+    char keys[512] = "";
+    for (size_t k = 0; k < nk; k++)
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", k ? "," : "",
+                 qr_whatif_grid_key(g, k));
+    char vname[128];
+    qr_variant_name(job->mode, job->th_ns, vname, sizeof vname);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/grid", "keys", keys, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/", "baseline", qr_whatif_grid_baseline(g), err);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/", "replay", vname, err);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/", "engine", job->engine_name ? job->engine_name : "native",
+                            err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/", "validated", (uint64_t)(job->validate != 0), err);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/", "caveat", QR_WHATIF_CAVEAT, err);
+    /* every run's tables: predictions, then truths, then the recorded runtime */
+    size_t n_all = o->n * (1 + (o->truth != NULL)) + (o->has_recorded != 0);
+    qr_whatif_result *all = calloc(n_all ? n_all : 1, sizeof *all);
+    if (!rc && !all)
+        rc = QR_ENOMEM;
+    if (!rc) {
+        size_t k = 0;
+        for (size_t i = 0; i < o->n; i++)
+            all[k++] = o->pred[i];
+        for (size_t i = 0; o->truth && i < o->n; i++)
+            all[k++] = o->truth[i];
+        if (o->has_recorded)
+            all[k++] = o->recorded;
+        rc = qr_whatif_results_write(f, "/", all, k, err);
+    }
+    free(all);
+    if (!rc && o->errors) {
+        rc = qr_h5_table_create(&t, f, "/errors", error_fields,
+                                sizeof error_fields / sizeof error_fields[0], sizeof *o->errors, 0,
+                                err);
+        if (!rc) {
+            rc = qr_h5_table_append(t, o->errors, o->n, err);
+            int rc2 = qr_h5_table_close(t, err);
+            rc = rc ? rc : rc2;
+        }
+        const qr_whatif_agreement *a = &o->agree;
+        if (!rc)
+            rc = qr_h5_attr_f64(f, "/errors", "tau_drops", a->tau_drops, err);
+        if (!rc)
+            rc = qr_h5_attr_f64(f, "/errors", "tau_delay_p99", a->tau_delay_p99, err);
+        if (!rc)
+            rc = qr_h5_attr_u64(f, "/errors", "best_drops_pred", a->best_drops_pred, err);
+        if (!rc)
+            rc = qr_h5_attr_u64(f, "/errors", "best_drops_true", a->best_drops_true, err);
+        if (!rc)
+            rc = qr_h5_attr_u64(f, "/errors", "best_delay_pred", a->best_delay_pred, err);
+        if (!rc)
+            rc = qr_h5_attr_u64(f, "/errors", "best_delay_true", a->best_delay_true, err);
+    }
+    for (size_t p = 0; !rc && p < np; p++) {
+        char obj[64];
+        snprintf(obj, sizeof obj, "/scenarios/p%03zu", p);
+        qr_scenario *s;
+        rc = qr_h5_group(f, obj, err);
+        if (!rc)
+            rc = qr_whatif_grid_scenario(g, p, &s, err);
+        if (!rc) {
+            rc = qr_scenario_write_h5(s, f, obj, err);
+            qr_scenario_destroy(s);
+        }
+    }
+    if (rc) {
+        qr_h5_abort(f);
+        return rc;
+    }
+    return qr_h5_commit(f, err);
+}
+
+void qr_whatif_outcome_free(qr_whatif_outcome *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < o->n; i++) {
+        if (o->pred)
+            qr_whatif_result_free(&o->pred[i]);
+        if (o->truth)
+            qr_whatif_result_free(&o->truth[i]);
+    }
+    qr_whatif_result_free(&o->recorded);
+    free(o->pred);
+    free(o->truth);
+    free(o->errors);
+    memset(o, 0, sizeof *o);
+}
+
+int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    char rec_dir[4096], truth_log[4200], final_dir[4096], tmp[4200];
+    snprintf(rec_dir, sizeof rec_dir, "%s/recording", job->run_dir);
+    snprintf(truth_log, sizeof truth_log, "%s/truth/arrivals.qra", rec_dir);
+    snprintf(final_dir, sizeof final_dir, "%s/whatif", job->run_dir);
+    snprintf(tmp, sizeof tmp, "%s/whatif.partial-%ld", job->run_dir, (long)getpid());
+    struct stat st;
+    int has_truth = stat(truth_log, &st) == 0;
+    if (job->validate && !job->runtime)
+        return qri_err(errbuf, QR_EINVAL, "--validate needs a program with a runtime");
+    if (job->validate && !has_truth)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: no truth arrival log: --validate needs a recording made by qreplay's "
+                       "runtime (an imported capture has no closed loop to rerun)",
+                       truth_log);
+    qr_recording *rec;
+    int rc = qr_recording_open(&rec, rec_dir, NULL, errbuf);
+    if (rc)
+        return rc;
+    qri_remove_tree(tmp);
+    if (mkdir_p(tmp)) {
+        qr_recording_close(rec);
+        return qri_err(errbuf, QR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    }
+    size_t np = qr_whatif_grid_points(job->grid);
+    size_t n_runs = np * (job->validate ? 2 : 1) + (size_t)has_truth;
+    struct run *runs = calloc(n_runs, sizeof *runs);
+    if (!runs)
+        rc = QR_ENOMEM;
+    size_t k = 0;
+    /* the longest first: the runtimes, then the replays */
+    for (size_t p = 0; !rc && job->validate && p < np; p++)
+        runs[k++] = (struct run){RUN_TRUTH, p, 0, 0, 0};
+    for (size_t p = 0; !rc && p < np; p++)
+        runs[k++] = (struct run){RUN_PRED, p, 0, 0, 0};
+    if (!rc && has_truth)
+        runs[k++] = (struct run){RUN_RECORDED, qr_whatif_grid_baseline(job->grid), 0, 0, 0};
+    if (!rc)
+        rc = run_all(job, rec, tmp, runs, n_runs, errbuf);
+    qr_recording_close(rec);
+    free(runs);
+    out->n = np;
+    if (!rc) {
+        out->pred = calloc(np, sizeof *out->pred);
+        out->truth = job->validate ? calloc(np, sizeof *out->truth) : NULL;
+        if (!out->pred || (job->validate && !out->truth))
+            rc = QR_ENOMEM;
+    }
+    for (size_t p = 0; !rc && p < np; p++) {
+        char path[4300];
+        struct run r = {RUN_PRED, p, 0, 0, 0};
+        result_path(path, sizeof path, tmp, &r);
+        rc = qr_whatif_result_read(path, "/", &out->pred[p], errbuf);
+        if (!rc && job->validate) {
+            r.what = RUN_TRUTH;
+            result_path(path, sizeof path, tmp, &r);
+            rc = qr_whatif_result_read(path, "/", &out->truth[p], errbuf);
+        }
+    }
+    if (!rc && has_truth) {
+        char path[4300];
+        struct run r = {RUN_RECORDED, 0, 0, 0, 0};
+        result_path(path, sizeof path, tmp, &r);
+        rc = qr_whatif_result_read(path, "/", &out->recorded, errbuf);
+        out->has_recorded = !rc;
+    }
+    if (!rc && job->validate) {
+        out->errors = calloc(np, sizeof *out->errors);
+        rc = out->errors ? qr_whatif_errors(out->pred, out->truth, np, out->errors, &out->agree)
+                         : QR_ENOMEM;
+    }
+    if (!rc)
+        rc = write_h5(job, tmp, out, errbuf);
+    if (!rc) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/recorded.h5", tmp);
+        unlink(p);
+        qri_remove_tree(final_dir);
+        if (rename(tmp, final_dir))
+            rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", tmp, final_dir,
+                         strerror(errno));
+    }
+    if (rc) {
+        qri_remove_tree(tmp);
+        qr_whatif_outcome_free(out);
+    }
+    return rc;
+}
