@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import arrival_steps  # noqa: E402
+from plotutil import arrival_steps, save  # noqa: E402
 
 MTU = 1500.0
 
@@ -35,15 +35,6 @@ def fmt_sigma(ns):
     if ns < 1000000:
         return "%g us" % (ns / 1e3)
     return "%g ms" % (ns / 1e6)
-
-
-def save(fig, outdir, name, quiet):
-    for ext in ("png", "pdf"):
-        path = os.path.join(outdir, name + "." + ext)
-        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
-        if not quiet:
-            print("figure             " + path)
-    plt.close(fig)
 
 
 def main(argv):

@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import arrival_steps  # noqa: E402
+from plotutil import arrival_steps, save  # noqa: E402
 
 MTU = 1500.0
 
@@ -52,15 +52,6 @@ def label(f, v):
     g = f["replay"][v]
     th = g.attrs.get("th_ns", 0) / 1e3
     return "%s, th = %g us" % (attr_str(g, "mode", v), th)
-
-
-def save(fig, outdir, name, quiet):
-    for ext in ("png", "pdf"):
-        path = os.path.join(outdir, name + "." + ext)
-        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
-        if not quiet:
-            print("figure             " + path)
-    plt.close(fig)
 
 
 def plot_file(path, outdir, prefix, quiet):

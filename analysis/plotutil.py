@@ -1,4 +1,6 @@
 """Drawing helpers shared by the figures: series sampled at packet arrivals."""
+import os
+
 import numpy as np
 
 
@@ -41,3 +43,14 @@ def arrival_steps(ax, t, y, shade_gaps=True, gap_label="no arrivals", **kw):
             p._qr_gap = True
             labelled = True
     return spans
+
+
+def save(fig, outdir, name, quiet):
+    """Write fig as outdir/name.png and .pdf (and say so unless quiet), then close it."""
+    import matplotlib.pyplot as plt
+    for ext in ("png", "pdf"):
+        path = os.path.join(outdir, name + "." + ext)
+        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
+        if not quiet:
+            print("figure             " + path)
+    plt.close(fig)

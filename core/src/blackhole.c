@@ -92,14 +92,14 @@ void qr_blackhole_detector_destroy(qr_blackhole_detector *d)
 static bh_queue *queue_of(qr_blackhole_detector *d, uint32_t sw, uint32_t port)
 {
     if (sw >= d->n_sw) {
-        if (qri_grow((void **)&d->sw, &d->cap_sw, (size_t)sw + 1, sizeof *d->sw, 16))
+        if (qri_reserve((void **)&d->sw, &d->cap_sw, (size_t)sw + 1, sizeof *d->sw, 16))
             return NULL;
         memset(d->sw + d->n_sw, 0, ((size_t)sw + 1 - d->n_sw) * sizeof *d->sw);
         d->n_sw = (size_t)sw + 1;
     }
     bh_switch *s = &d->sw[sw];
     if (port >= s->n) {
-        if (qri_grow((void **)&s->q, &s->cap, (size_t)port + 1, sizeof *s->q, 8))
+        if (qri_reserve((void **)&s->q, &s->cap, (size_t)port + 1, sizeof *s->q, 8))
             return NULL;
         memset(s->q + s->n, 0, ((size_t)port + 1 - s->n) * sizeof *s->q);
         s->n = (size_t)port + 1;
@@ -140,7 +140,7 @@ static int emit(qr_blackhole_detector *d, bh_queue *q)
 /* Remember every port's length now as q's peak snapshot. */
 static int snapshot(const bh_switch *s, bh_queue *q)
 {
-    if (qri_grow((void **)&q->peak_snap, &q->snap_cap, s->n, sizeof *q->peak_snap, 8))
+    if (qri_reserve((void **)&q->peak_snap, &q->snap_cap, s->n, sizeof *q->peak_snap, 8))
         return QR_ENOMEM;
     for (size_t p = 0; p < s->n; p++)
         q->peak_snap[p] = s->q[p].len;
@@ -210,7 +210,7 @@ int qr_blackhole_observe(qr_blackhole_detector *d, const qr_arrival *a, char *er
         /* growth of the other ports since the peak this episode started from (a port first
          * seen after the peak held nothing then) */
         if (s->n > q->growth_n) {
-            if (qri_grow((void **)&q->growth, &q->growth_cap, s->n, sizeof *q->growth, 8))
+            if (qri_reserve((void **)&q->growth, &q->growth_cap, s->n, sizeof *q->growth, 8))
                 return qri_err(errbuf, QR_ENOMEM, "out of memory");
             memset(q->growth + q->growth_n, 0, (s->n - q->growth_n) * sizeof *q->growth);
             q->growth_n = s->n;

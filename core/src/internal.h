@@ -59,6 +59,10 @@ int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps);
  * units.c. */
 int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first);
 
+/* Make room for `need` elements in all (growing as qri_grow does, as often as needed). Returns 0 or
+ * QR_ENOMEM. units.c. */
+int qri_reserve(void **array, size_t *cap, size_t need, size_t size, size_t first);
+
 /* Remove a folder and everything in it (no symlinks followed); errors are ignored. import_run.c. */
 void qri_remove_tree(const char *dir);
 

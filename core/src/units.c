@@ -351,6 +351,14 @@ int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps)
     return (int64_t)((unsigned __int128)bytes * 8u * 1000000000u / rate_bps);
 }
 
+int qri_reserve(void **array, size_t *cap, size_t need, size_t size, size_t first)
+{
+    while (*cap < need)
+        if (qri_grow(array, cap, *cap, size, first))
+            return QR_ENOMEM;
+    return QR_OK;
+}
+
 int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first)
 {
     if (n < *cap)

@@ -18,9 +18,9 @@
 #include "qreplay/queuelog.h"
 #include "qreplay/topology.h"
 
-const char *const qr_whatif_keys[] = {"buffer.size",   "buffer.alpha",  "buffer.policy",
+const char *const qr_whatif_keys[] = {"buffer.size",      "buffer.alpha",         "buffer.policy",
                                       "buffer.port_size", "buffer.ecn_threshold", "links.rate",
-                                      "links.delay",   "replay.margin", NULL};
+                                      "links.delay",      "replay.margin",        NULL};
 
 const char *const qr_whatif_layer_names[QR_WHATIF_LAYERS + 1] = {"edge", "agg", "core", "all"};
 
@@ -130,8 +130,7 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
                          const char *rec_h5, const char *base_dir, char *errbuf)
 {
     if (n_vary == 0)
-        return qri_err(errbuf, QR_EVALUE,
-                       "no --vary given (e.g. --vary buffer.size=1MB,2MB,4MB)");
+        return qri_err(errbuf, QR_EVALUE, "no --vary given (e.g. --vary buffer.size=1MB,2MB,4MB)");
     if (n_vary > QR_WHATIF_MAX_KEYS)
         return qri_err(errbuf, QR_EVALUE, "at most %d --vary keys", QR_WHATIF_MAX_KEYS);
     qr_whatif_grid *g = calloc(1, sizeof *g);
@@ -139,8 +138,7 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
         return QR_ENOMEM;
     g->rec_h5 = strdup(rec_h5);
     g->base_dir = strdup(base_dir ? base_dir : ".");
-    char(*vals)[QR_WHATIF_MAX_POINTS][QR_WHATIF_VALUE_SIZE] =
-        calloc(n_vary, sizeof *vals);
+    char(*vals)[QR_WHATIF_MAX_POINTS][QR_WHATIF_VALUE_SIZE] = calloc(n_vary, sizeof *vals);
     size_t n_vals[QR_WHATIF_MAX_KEYS] = {0};
     char base_vals[QR_WHATIF_MAX_KEYS][QR_WHATIF_VALUE_SIZE];
     int rc = g->rec_h5 && g->base_dir && vals ? QR_OK : QR_ENOMEM;
@@ -166,8 +164,7 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
             break;
         }
         if (!eq) {
-            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: no values (give %s=V1,V2,...)", key,
-                         key);
+            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: no values (give %s=V1,V2,...)", key, key);
             break;
         }
         for (size_t j = 0; j < i; j++)
@@ -247,8 +244,8 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
                 for (size_t i = 0; i < n_vary; i++)
                     snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s=%s",
                              i ? " " : "", g->keys[i], g->values[p2][i]);
-                rc = qri_err(errbuf, rc, "--vary: the point %s is not a valid scenario: %s",
-                             what, detail);
+                rc = qri_err(errbuf, rc, "--vary: the point %s is not a valid scenario: %s", what,
+                             detail);
             }
         }
     }
@@ -297,8 +294,7 @@ const char *qr_whatif_grid_value(const qr_whatif_grid *g, size_t point, size_t k
     return point < g->n_points && k < g->n_keys ? g->values[point][k] : NULL;
 }
 
-int qr_whatif_grid_scenario(const qr_whatif_grid *g, size_t point, qr_scenario **out,
-                            char *errbuf)
+int qr_whatif_grid_scenario(const qr_whatif_grid *g, size_t point, qr_scenario **out, char *errbuf)
 {
     if (point >= g->n_points)
         return qri_err(errbuf, QR_EINVAL, "no grid point %zu", point);
@@ -348,7 +344,7 @@ struct measure {
     qri_map inflight; /* packet -> hop delays so far */
     qr_hist *hq[QR_WHATIF_LAYERS + 1], *hsw[QR_WHATIF_LAYERS + 1], *hhop[QR_WHATIF_LAYERS + 1];
     qr_hist *hdelay, *hflow;
-    int64_t first_ns, last_end_ns;
+    int64_t first_ns, last_ns, last_end_ns; /* first and last arrival, last departure */
     uint64_t mismatches;
 };
 
@@ -500,8 +496,8 @@ static int on_arrival(struct measure *m, const qr_arrival *a, qr_whatif_row *row
     }
     int64_t start = a->time_ns > q->free_ns ? a->time_ns : q->free_ns;
     int64_t hop = start - a->time_ns;
-    int64_t end = start + qr_link_tx_ns((uint64_t)a->bytes + QR_LINK_OVERHEAD_BYTES,
-                                        m->c->links.rate_bps);
+    int64_t end =
+        start + qr_link_tx_ns((uint64_t)a->bytes + QR_LINK_OVERHEAD_BYTES, m->c->links.rate_bps);
     q->free_ns = end;
     if (end > m->last_end_ns)
         m->last_end_ns = end;
@@ -527,11 +523,19 @@ static int on_arrival(struct measure *m, const qr_arrival *a, qr_whatif_row *row
     return QR_OK;
 }
 
+static uint64_t hist_max(const qr_hist *h)
+{
+    qr_summary s;
+    qr_hist_summary(h, 1.0, &s);
+    return (uint64_t)s.max;
+}
+
 static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr_whatif_kind kind,
                   qr_whatif_result *out)
 {
     qr_whatif_row *row = &out->row;
-    int64_t span = m->last_end_ns > m->first_ns ? m->last_end_ns - m->first_ns : 0;
+    int64_t last = m->last_end_ns > m->last_ns ? m->last_end_ns : m->last_ns;
+    int64_t span = last > m->first_ns ? last - m->first_ns : 0;
     row->span_ns = span;
     int64_t t50[QR_WHATIF_LAYERS + 1] = {0}, t90[QR_WHATIF_LAYERS + 1] = {0};
     uint64_t ports[QR_WHATIF_LAYERS + 1] = {0};
@@ -557,15 +561,15 @@ static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr
         row->above90[l] = denom > 0 ? (double)t90[l] / denom : 0;
         row->q_p50[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 0.5));
         row->q_p99[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 0.99));
-        row->q_max[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 1.0));
+        row->q_max[l] = hist_max(m->hq[l]);
         row->sw_p50[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 0.5));
         row->sw_p99[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 0.99));
-        row->sw_max[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 1.0));
+        row->sw_max[l] = hist_max(m->hsw[l]);
         row->hop_delay_p99[l] = llround(qr_hist_quantile(m->hhop[l], 0.99));
     }
     row->delay_p50 = llround(qr_hist_quantile(m->hdelay, 0.5));
     row->delay_p99 = llround(qr_hist_quantile(m->hdelay, 0.99));
-    row->delay_max = llround(qr_hist_quantile(m->hdelay, 1.0));
+    row->delay_max = (int64_t)hist_max(m->hdelay);
     for (size_t f = 0; f < m->n_flows; f++) {
         struct flowacc *fa = &m->flows[f];
         row->flows += fa->seen;
@@ -636,7 +640,7 @@ int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recor
     memset(&m, 0, sizeof m);
     m.c = qr_scenario_config(s);
     int rc = m.c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&m.topo, m.c->topology.k)
-                                                  : qr_topology_star(&m.topo, m.c->topology.hosts);
+                                                   : qr_topology_star(&m.topo, m.c->topology.hosts);
     if (rc)
         return qri_err(errbuf, rc, "%s: the scenario's topology is not valid", arrivals);
     m.n_sw = qr_topology_switches(m.topo);
@@ -659,9 +663,8 @@ int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recor
             q->layer = (uint8_t)layer_of(qr_topology_switch_kind(m.topo, sw));
             qr_node_kind pk;
             uint32_t peer, pp;
-            q->to_host =
-                q->port != UINT32_MAX && !qr_topology_link(m.topo, sw, p, &pk, &peer, &pp) &&
-                pk == QR_NODE_HOST;
+            q->to_host = q->port != UINT32_MAX &&
+                         !qr_topology_link(m.topo, sw, p, &pk, &peer, &pp) && pk == QR_NODE_HOST;
         }
     qr_blackhole_detector *bh = NULL;
     qr_arrival_reader *r = NULL;
@@ -690,7 +693,7 @@ int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recor
         }
         if (n == 1)
             m.first_ns = a.time_ns;
-        prev = a.time_ns;
+        prev = m.last_ns = a.time_ns;
         rc = on_arrival(&m, &a, &out->row, rec);
         if (!rc)
             rc = qr_blackhole_observe(bh, &a, errbuf);
@@ -741,11 +744,14 @@ void qr_whatif_result_free(qr_whatif_result *r)
 /* ---- result tables ---- */
 
 #define F(T, m) offsetof(T, m), sizeof(((T *)0)->m)
-#define ROWF(name, type, member, unit) {name, type, offsetof(qr_whatif_row, member), 0, unit}
-#define LAYERF(prefix, type, member, unit)                                                        \
-    ROWF("edge_" prefix, type, member[0], unit), ROWF("agg_" prefix, type, member[1], unit),      \
+#define ROWF(name, type, member, unit)                                                             \
+    {                                                                                              \
+        name, type, offsetof(qr_whatif_row, member), 0, unit                                       \
+    }
+#define LAYERF(prefix, type, member, unit)                                                         \
+    ROWF("edge_" prefix, type, member[0], unit), ROWF("agg_" prefix, type, member[1], unit),       \
         ROWF("core_" prefix, type, member[2], unit)
-#define LAYER4F(prefix, type, member, unit)                                                       \
+#define LAYER4F(prefix, type, member, unit)                                                        \
     LAYERF(prefix, type, member, unit), ROWF("all_" prefix, type, member[3], unit)
 
 static const qr_h5_field row_fields[] = {
@@ -786,18 +792,23 @@ static const qr_h5_field row_fields[] = {
     ROWF("model_mismatches", QR_H5_U64, model_mismatches, "arrivals"),
 };
 
-#define QF(name, type, member, unit) {name, type, offsetof(qr_whatif_queue_row, member), 0, unit}
+#define QF(name, type, member, unit)                                                               \
+    {                                                                                              \
+        name, type, offsetof(qr_whatif_queue_row, member), 0, unit                                 \
+    }
 static const qr_h5_field queue_fields[] = {
-    QF("point", QR_H5_U32, point, NULL),        QF("kind", QR_H5_U8, kind, NULL),
-    QF("switch", QR_H5_U32, sw, NULL),          QF("port", QR_H5_U32, port, NULL),
-    QF("layer", QR_H5_U8, layer, NULL),         QF("arrivals", QR_H5_U64, arrivals, "packets"),
-    QF("drops", QR_H5_U64, drops, "packets"),   QF("ecn_marks", QR_H5_U64, ecn_marks, "packets"),
-    QF("q_p99", QR_H5_U64, q_p99, "bytes"),     QF("q_max", QR_H5_U64, q_max, "bytes"),
-    QF("above50", QR_H5_F64, above50, "1"),     QF("above90", QR_H5_F64, above90, "1"),
+    QF("point", QR_H5_U32, point, NULL),      QF("kind", QR_H5_U8, kind, NULL),
+    QF("switch", QR_H5_U32, sw, NULL),        QF("port", QR_H5_U32, port, NULL),
+    QF("layer", QR_H5_U8, layer, NULL),       QF("arrivals", QR_H5_U64, arrivals, "packets"),
+    QF("drops", QR_H5_U64, drops, "packets"), QF("ecn_marks", QR_H5_U64, ecn_marks, "packets"),
+    QF("q_p99", QR_H5_U64, q_p99, "bytes"),   QF("q_max", QR_H5_U64, q_max, "bytes"),
+    QF("above50", QR_H5_F64, above50, "1"),   QF("above90", QR_H5_F64, above90, "1"),
 };
 
-#define PF(name, type, member, unit)                                                              \
-    {name, type, offsetof(qr_whatif_quantile_row, member), 0, unit}
+#define PF(name, type, member, unit)                                                               \
+    {                                                                                              \
+        name, type, offsetof(qr_whatif_quantile_row, member), 0, unit                              \
+    }
 static const qr_h5_field quantile_fields[] = {
     PF("point", QR_H5_U32, point, NULL),
     PF("kind", QR_H5_U8, kind, NULL),
@@ -808,10 +819,12 @@ static const qr_h5_field quantile_fields[] = {
     PF("delay", QR_H5_I64, delay_ns, "ns"),
 };
 
-#define BF(name, type, member, unit)                                                              \
-    {name, type, offsetof(qr_whatif_blackhole_row, member), 0, unit}
-#define BCF(i)                                                                                    \
-    BF("culprit" #i "_port", QR_H5_U32, ep.culprits[i].port, NULL),                              \
+#define BF(name, type, member, unit)                                                               \
+    {                                                                                              \
+        name, type, offsetof(qr_whatif_blackhole_row, member), 0, unit                             \
+    }
+#define BCF(i)                                                                                     \
+    BF("culprit" #i "_port", QR_H5_U32, ep.culprits[i].port, NULL),                                \
         BF("culprit" #i "_growth", QR_H5_U64, ep.culprits[i].growth_bytes, "bytes")
 static const qr_h5_field blackhole_fields[] = {
     BF("point", QR_H5_U32, point, NULL),
@@ -851,8 +864,7 @@ static const struct table_io tables[4] = {
     {"blackholes", blackhole_fields, NF(blackhole_fields), sizeof(qr_whatif_blackhole_row)},
 };
 
-static int write_table(qr_h5 *f, const char *group, int t, const void *rows, size_t n,
-                       char *errbuf)
+static int write_table(qr_h5 *f, const char *group, int t, const void *rows, size_t n, char *errbuf)
 {
     char path[256];
     snprintf(path, sizeof path, "%s%s%s", group, group[strlen(group) - 1] == '/' ? "" : "/",
@@ -900,8 +912,10 @@ int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result 
                               : t == 1 ? (const void *)rs[i].queues
                               : t == 2 ? (const void *)rs[i].quantiles
                                        : (const void *)rs[i].blackholes;
-            size_t m = t == 0 ? 1 : t == 1 ? rs[i].n_queues : t == 2 ? rs[i].n_quantiles
-                                                                     : rs[i].n_blackholes;
+            size_t m = t == 0   ? 1
+                       : t == 1 ? rs[i].n_queues
+                       : t == 2 ? rs[i].n_quantiles
+                                : rs[i].n_blackholes;
             if (m)
                 memcpy(buf + k * tables[t].row_size, src, m * tables[t].row_size);
             k += m;
@@ -912,8 +926,7 @@ int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result 
     return rc;
 }
 
-int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out,
-                          char *errbuf)
+int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
     qr_h5_reader *r;
@@ -931,8 +944,8 @@ int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result 
     }
     qr_h5_close(r);
     if (!rc && n[0] != 1)
-        rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: expected one summary row, found %zu", path,
-                     group, n[0]);
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: expected one summary row, found %zu", path, group,
+                     n[0]);
     if (rc) {
         for (int t = 0; t < 4; t++)
             qr_h5_rows_free(rows[t]);
@@ -1044,8 +1057,8 @@ int qr_whatif_errors(const qr_whatif_result *pred, const qr_whatif_result *truth
             e->delay_w1_ns = llroundl(w);
             double ks = 0;
             for (int k = 0; k < 2 * QR_WHATIF_QUANTILES; k++) {
-                int64_t x = k < QR_WHATIF_QUANTILES ? qp[k].delay_ns
-                                                    : qt[k - QR_WHATIF_QUANTILES].delay_ns;
+                int64_t x =
+                    k < QR_WHATIF_QUANTILES ? qp[k].delay_ns : qt[k - QR_WHATIF_QUANTILES].delay_ns;
                 double gap = fabs(cdf_at(qp, x) - cdf_at(qt, x));
                 if (gap > ks)
                     ks = gap;
@@ -1121,8 +1134,7 @@ void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome
             fprintf(out, " %8" PRIu64, o->truth[p].row.drops);
         char q[32];
         fmt_bytes(q, sizeof q, (double)r->q_p99[QR_WHATIF_LAYERS]);
-        fprintf(out,
-                " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5.1f%% %9s %6.2f%% %7.1fus %7.1fus",
+        fprintf(out, " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5.1f%% %9s %6.2f%% %7.1fus %7.1fus",
                 r->layer_drops[0], r->layer_drops[1], r->layer_drops[2], 100 * r->lossy_share, q,
                 100 * r->above90[QR_WHATIF_LAYERS], r->delay_p50 / 1e3, r->delay_p99 / 1e3);
         if (o->truth)

@@ -127,8 +127,8 @@ static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
         rc = qr_replay_variant(pd, s, rec, &v, job->engine, job->engine_ctx, err);
         snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
         if (!rc)
-            rc = qr_whatif_measure(arr, s, rec, (uint32_t)r->point, QR_WHATIF_PREDICTION, &res,
-                                   err);
+            rc =
+                qr_whatif_measure(arr, s, rec, (uint32_t)r->point, QR_WHATIF_PREDICTION, &res, err);
         if (!rc && job->prune)
             unlink(arr);
     } else {
@@ -153,8 +153,7 @@ static void error_path(char *buf, size_t size, const char *tmp, const struct run
     snprintf(buf, size, "%s/error-%s-%zu.txt", tmp, run_names[r->what], r->point);
 }
 
-static void child(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
-                  const struct run *r)
+static void child(const qr_whatif_job *job, qr_recording *rec, const char *tmp, const struct run *r)
 {
     char err[QR_ERRBUF_SIZE] = "";
     int rc = run_one(job, rec, tmp, r, err);
@@ -229,8 +228,8 @@ static int run_all(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
             if (job->status && t - last_status >= 0.5) {
                 last_status = t;
                 char line[512];
-                snprintf(line, sizeof line, "whatif: %zu/%zu runs done, %zu running | %.0f s",
-                         done, n, running, t - t0);
+                snprintf(line, sizeof line, "whatif: %zu/%zu runs done, %zu running | %.0f s", done,
+                         n, running, t - t0);
                 job->status(job->status_ctx, line, 0);
             }
             continue;
@@ -288,7 +287,10 @@ struct grid_row {
     char v[QR_WHATIF_MAX_KEYS][QR_WHATIF_VALUE_SIZE];
 };
 
-#define EF(name, type, member, unit) {name, type, offsetof(qr_whatif_error_row, member), 0, unit}
+#define EF(name, type, member, unit)                                                               \
+    {                                                                                              \
+        name, type, offsetof(qr_whatif_error_row, member), 0, unit                                 \
+    }
 static const qr_h5_field error_fields[] = {
     EF("point", QR_H5_U32, point, NULL),
     EF("drops_pred", QR_H5_I64, drops_pred, "packets"),
@@ -357,8 +359,7 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
     if (!rc)
         rc = qr_h5_attr_str(f, "/", "replay", vname, err);
     if (!rc)
-        rc = qr_h5_attr_str(f, "/", "engine", job->engine_name ? job->engine_name : "native",
-                            err);
+        rc = qr_h5_attr_str(f, "/", "engine", job->engine_name ? job->engine_name : "native", err);
     if (!rc)
         rc = qr_h5_attr_u64(f, "/", "validated", (uint64_t)(job->validate != 0), err);
     if (!rc)

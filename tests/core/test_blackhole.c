@@ -119,6 +119,35 @@ Test(blackhole, a_burst_toward_another_port_blackholes_the_falling_queue)
     qr_blackhole_detector_destroy(d);
 }
 
+/* A FatTree's switch numbers run to k * k + k * k / 4 and its ports to k: a switch numbered 70
+ * with a packet at port 31 first gives the same episodes as switch 0 (a k = 8 run once overflowed
+ * the detector's tables here). */
+Test(blackhole, high_switch_and_port_numbers_give_the_same_episodes)
+{
+    S1.n = 0;
+    simulate(&S1, 0, 4, 300000, 4, 6000);
+    S2.n = 0;
+    memset(&S2.a[0], 0, sizeof S2.a[0]);
+    S2.a[0].sw = 70;
+    S2.a[0].port = 31;
+    S2.a[0].bytes = 1500;
+    S2.n = 1;
+    simulate(&S2, 70, 4, 300000, 4, 6000);
+    qr_blackhole_detector *d1, *d2;
+    const qr_blackhole *e1, *e2;
+    size_t n1 = detect(&S1, NULL, &e1, &d1), n2 = detect(&S2, NULL, &e2, &d2);
+    cr_assert_eq(n1, 1);
+    cr_assert_eq(n2, n1);
+    cr_assert_eq(e2[0].sw, 70);
+    cr_assert_eq(e2[0].port, e1[0].port);
+    cr_assert_eq(e2[0].start_ns, e1[0].start_ns);
+    cr_assert_eq(e2[0].drops, e1[0].drops);
+    cr_assert_eq(e2[0].culprits[0].port, e1[0].culprits[0].port);
+    cr_assert_eq(e2[0].culprits[0].growth_bytes, e1[0].culprits[0].growth_bytes);
+    qr_blackhole_detector_destroy(d1);
+    qr_blackhole_detector_destroy(d2);
+}
+
 Test(blackhole, without_the_burst_the_same_queue_only_tail_drops)
 {
     S1.n = 0;

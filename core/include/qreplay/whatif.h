@@ -59,8 +59,7 @@ size_t qr_whatif_grid_baseline(const qr_whatif_grid *g);
 /* Point i's value of key k, canonical text ("4000000B", "0.5", ...). */
 const char *qr_whatif_grid_value(const qr_whatif_grid *g, size_t point, size_t k);
 /* Point i's resolved scenario (the recording's with its values). Caller owns *out. */
-int qr_whatif_grid_scenario(const qr_whatif_grid *g, size_t point, qr_scenario **out,
-                            char *errbuf);
+int qr_whatif_grid_scenario(const qr_whatif_grid *g, size_t point, qr_scenario **out, char *errbuf);
 
 /* ---- measuring one run ---- */
 
@@ -87,17 +86,16 @@ typedef struct qr_whatif_row {
     /* drops of packets the recording's hosts did not see lost, the flows they hit, and the
      * recorded packets of those flows sent after the first such drop (0 for the truth) */
     uint64_t new_drops, flows_new_drop, sent_after_new_drop;
-    uint64_t q_p50[QR_WHATIF_LAYERS + 1], q_p99[QR_WHATIF_LAYERS + 1],
-        q_max[QR_WHATIF_LAYERS + 1];
+    uint64_t q_p50[QR_WHATIF_LAYERS + 1], q_p99[QR_WHATIF_LAYERS + 1], q_max[QR_WHATIF_LAYERS + 1];
     uint64_t sw_p50[QR_WHATIF_LAYERS + 1], sw_p99[QR_WHATIF_LAYERS + 1],
         sw_max[QR_WHATIF_LAYERS + 1];
     double above50[QR_WHATIF_LAYERS + 1], above90[QR_WHATIF_LAYERS + 1];
-    uint64_t delivered; /* packets that reached their last hop's port */
-    int64_t delay_p50, delay_p99, delay_max;        /* per delivered packet, end to end */
-    int64_t flow_delay_p50, flow_delay_p99;         /* per flow: mean over its packets */
-    int64_t hop_delay_p99[QR_WHATIF_LAYERS + 1];    /* per hop */
+    uint64_t delivered;                          /* packets that reached their last hop's port */
+    int64_t delay_p50, delay_p99, delay_max;     /* per delivered packet, end to end */
+    int64_t flow_delay_p50, flow_delay_p99;      /* per flow: mean over its packets */
+    int64_t hop_delay_p99[QR_WHATIF_LAYERS + 1]; /* per hop */
     uint64_t blackholes, blackhole_drops;
-    int64_t span_ns; /* first arrival to last departure */
+    int64_t span_ns; /* first arrival to the last arrival or departure */
     /* arrivals whose logged queue length differs from the FIFO model's (0 for a native
      * replay; a runtime's device queue may differ) */
     uint64_t model_mismatches;
@@ -156,8 +154,7 @@ int qr_whatif_result_write(qr_h5 *f, const char *group, const qr_whatif_result *
 /* Many results into one set of tables (rows in the order given). */
 int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result *rs, size_t n,
                             char *errbuf);
-int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out,
-                          char *errbuf);
+int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out, char *errbuf);
 
 /* ---- prediction errors (--validate) ---- */
 
@@ -196,10 +193,10 @@ double qr_kendall_tau(const double *a, const double *b, size_t n);
 /* ---- the whole job ---- */
 
 /* Said in the output of every what-if. */
-#define QR_WHATIF_CAVEAT                                                                          \
-    "open-loop prediction: replayed hosts send exactly what they sent in the recording, so TCP's "  \
+#define QR_WHATIF_CAVEAT                                                                           \
+    "open-loop prediction: replayed hosts send exactly what they sent in the recording, so TCP's " \
     "reaction to drops this configuration adds (retransmissions, smaller windows, later packets) " \
-    "is not in it; sent_after_new_drop counts the recorded packets sent after such a drop on "    \
+    "is not in it; sent_after_new_drop counts the recorded packets sent after such a drop on "     \
     "their flow, the part of the prediction least to be trusted"
 
 /* Everything a job measured: per point its prediction (and truth), the recorded runtime. */
@@ -218,14 +215,12 @@ void qr_whatif_outcome_free(qr_whatif_outcome *o);
  * packet, occupancy p99, time above 90% of the threshold, delays, ECN marks, blackholes, the new
  * drops and the packets after them; with truth, true drops and delay next to the predicted),
  * then the caveat and, validated, whether the rankings agree. */
-void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o,
-                     int with_ecn);
+void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o, int with_ecn);
 
 /* The closed-loop runtime of a scenario into dir (the recording and its truth arrival log),
  * supplied by the program that has a runtime (the ns-3 module). Returns 0, QR_ECANCELED, or an
  * error with its message in errbuf. */
-typedef int (*qr_whatif_runtime_fn)(void *ctx, const qr_scenario *s, const char *dir,
-                                    char *errbuf);
+typedef int (*qr_whatif_runtime_fn)(void *ctx, const qr_scenario *s, const char *dir, char *errbuf);
 
 typedef struct qr_whatif_job {
     const char *run_dir; /* holds recording/ ; the output goes to run_dir/whatif/ */
