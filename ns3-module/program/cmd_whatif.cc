@@ -147,7 +147,9 @@ qr_cmd_whatif(int argc, char** argv)
         char* end;
         long v = strtol(cores, &end, 10);
         if (*end || v < 1 || v > 1024)
-            rc = cli_usage_error("whatif", "--cores: '%s' is not a number of runs in 1..1024", cores);
+            rc = cli_usage_error("whatif",
+                                 "--cores: '%s' is not a number of runs in 1..1024",
+                                 cores);
         else
             job.cores = (int)v;
     }
