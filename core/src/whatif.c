@@ -78,52 +78,69 @@ static char *trim(char *s)
     return s;
 }
 
-/* One key's values, canonical. */
+/* One key's values as given (trimmed), each checked by applying it; two values that resolve to
+ * the same configuration (1MB and 1000KB) are an error. base: the recording's configuration;
+ * *has_base: whether one of them resolves to it. */
 static int parse_values(qr_whatif_grid *g, const char *key, char *list,
-                        char (*vals)[QR_WHATIF_VALUE_SIZE], size_t *n_vals, char *errbuf)
+                        char (*vals)[QR_WHATIF_VALUE_SIZE], size_t *n_vals, const qr_config *base,
+                        int *has_base, size_t *base_index, char *errbuf)
 {
-    char section[32], name[32];
-    split_key(key, section, name);
     *n_vals = 0;
+    *has_base = 0;
     if (!*trim(list))
         return qri_err(errbuf, QR_EVALUE, "--vary %s: no values (give V1,V2,...)", key);
-    char *save = NULL;
     size_t len = strlen(list);
     if (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
         return qri_err(errbuf, QR_EVALUE, "--vary %s=%s: an empty value in the list", key, list);
-    for (char *v = strtok_r(list, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+    qr_config *seen = malloc(QR_WHATIF_MAX_POINTS * sizeof *seen);
+    if (!seen)
+        return QR_ENOMEM;
+    char *save = NULL;
+    int rc = QR_OK;
+    for (char *v = strtok_r(list, ",", &save); !rc && v; v = strtok_r(NULL, ",", &save)) {
         v = trim(v);
-        if (!*v)
-            return qri_err(errbuf, QR_EVALUE, "--vary %s: an empty value in the list", key);
-        if (*n_vals == QR_WHATIF_MAX_POINTS)
-            return qri_err(errbuf, QR_EVALUE, "--vary %s: more than %d values", key,
-                           QR_WHATIF_MAX_POINTS);
         char assign[256];
-        if ((size_t)snprintf(assign, sizeof assign, "%s=%s", key, v) >= sizeof assign)
-            return qri_err(errbuf, QR_EVALUE, "--vary %s: value '%.40s...' too long", key, v);
+        if (!*v) {
+            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: an empty value in the list", key);
+            break;
+        }
+        if (*n_vals == QR_WHATIF_MAX_POINTS) {
+            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: more than %d values", key,
+                         QR_WHATIF_MAX_POINTS);
+            break;
+        }
+        if (strlen(v) >= QR_WHATIF_VALUE_SIZE ||
+            (size_t)snprintf(assign, sizeof assign, "%s=%s", key, v) >= sizeof assign) {
+            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: value '%.20s...' too long", key, v);
+            break;
+        }
         qr_scenario *s;
         const char *a = assign;
         char detail[QR_ERRBUF_SIZE];
-        int rc = scenario_with(g, &a, 1, &s, detail);
-        if (rc)
-            return qri_err(errbuf, rc, "--vary %s: value '%s': %s", key, v, detail);
-        const char *canon;
-        rc = qr_scenario_get(s, section, name, &canon);
-        if (!rc && strlen(canon) >= QR_WHATIF_VALUE_SIZE)
-            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: value '%s' too long", key, v);
-        if (!rc)
-            for (size_t j = 0; j < *n_vals; j++)
-                if (!strcmp(vals[j], canon))
-                    rc = qri_err(errbuf, QR_EVALUE,
-                                 "--vary %s: value '%s' is listed twice (both are %s)", key, v,
-                                 canon);
-        if (!rc)
-            strcpy(vals[(*n_vals)++], canon);
+        rc = scenario_with(g, &a, 1, &s, detail);
+        if (rc) {
+            rc = qri_err(errbuf, rc, "--vary %s: value '%s': %s", key, v, detail);
+            break;
+        }
+        /* the resolved configurations are plain data, zeroed when made: equal values compare
+         * equal byte for byte */
+        seen[*n_vals] = *qr_scenario_config(s);
         qr_scenario_destroy(s);
+        for (size_t j = 0; !rc && j < *n_vals; j++)
+            if (!memcmp(&seen[j], &seen[*n_vals], sizeof *seen))
+                rc = qri_err(errbuf, QR_EVALUE,
+                             "--vary %s: value '%s' is listed twice (the same as '%s')", key, v,
+                             vals[j]);
         if (rc)
-            return rc;
+            break;
+        if (!memcmp(&seen[*n_vals], base, sizeof *base)) {
+            *has_base = 1;
+            *base_index = *n_vals;
+        }
+        strcpy(vals[(*n_vals)++], v);
     }
-    return QR_OK;
+    free(seen);
+    return rc;
 }
 
 int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n_vary,
@@ -139,7 +156,8 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
     g->rec_h5 = strdup(rec_h5);
     g->base_dir = strdup(base_dir ? base_dir : ".");
     char(*vals)[QR_WHATIF_MAX_POINTS][QR_WHATIF_VALUE_SIZE] = calloc(n_vary, sizeof *vals);
-    size_t n_vals[QR_WHATIF_MAX_KEYS] = {0};
+    size_t n_vals[QR_WHATIF_MAX_KEYS] = {0}, base_idx[QR_WHATIF_MAX_KEYS] = {0};
+    int has_base[QR_WHATIF_MAX_KEYS] = {0};
     char base_vals[QR_WHATIF_MAX_KEYS][QR_WHATIF_VALUE_SIZE];
     int rc = g->rec_h5 && g->base_dir && vals ? QR_OK : QR_ENOMEM;
     qr_scenario *base = NULL;
@@ -179,7 +197,8 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
             rc = QR_ENOMEM;
             break;
         }
-        rc = parse_values(g, key, list, vals[i], &n_vals[i], errbuf);
+        rc = parse_values(g, key, list, vals[i], &n_vals[i], qr_scenario_config(base), &has_base[i],
+                          &base_idx[i], errbuf);
         free(list);
         if (!rc) {
             char section[32], name[32];
@@ -199,12 +218,8 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
     }
     /* Is the baseline in the product? */
     int base_in = 1;
-    for (size_t i = 0; !rc && i < n_vary; i++) {
-        int found = 0;
-        for (size_t j = 0; j < n_vals[i]; j++)
-            found |= !strcmp(vals[i][j], base_vals[i]);
-        base_in &= found;
-    }
+    for (size_t i = 0; !rc && i < n_vary; i++)
+        base_in &= has_base[i];
     if (!rc) {
         g->n_points = product + !base_in;
         g->values = calloc(g->n_points, sizeof *g->values);
@@ -224,7 +239,7 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
             int is_base = 1;
             for (size_t i = n_vary; i-- > 0;) {
                 strcpy(g->values[p][i], vals[i][rem % n_vals[i]]);
-                is_base &= !strcmp(g->values[p][i], base_vals[i]);
+                is_base &= has_base[i] && rem % n_vals[i] == base_idx[i];
                 rem /= n_vals[i];
             }
             if (is_base && base_in)
@@ -960,6 +975,79 @@ int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result 
     out->n_quantiles = n[2];
     out->blackholes = rows[3];
     out->n_blackholes = n[3];
+    return QR_OK;
+}
+
+void qr_whatif_results_free(qr_whatif_result *rs, size_t n)
+{
+    for (size_t i = 0; rs && i < n; i++)
+        qr_whatif_result_free(&rs[i]);
+    free(rs);
+}
+
+/* Copy the rows of `all` (n of row_size bytes) whose point and kind (at the given offsets) are
+ * those of run r into a new array. */
+static void *rows_of(const char *all, size_t n, size_t row_size, size_t off_point, size_t off_kind,
+                     const qr_whatif_row *r, size_t *count)
+{
+    *count = 0;
+    char *out = malloc(n ? n * row_size : 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p;
+        uint8_t k;
+        memcpy(&p, all + i * row_size + off_point, sizeof p);
+        memcpy(&k, all + i * row_size + off_kind, sizeof k);
+        if (p == r->point && k == r->kind)
+            memcpy(out + (*count)++ * row_size, all + i * row_size, row_size);
+    }
+    return out;
+}
+
+int qr_whatif_read(const char *path, qr_whatif_result **out, size_t *n_out, char *errbuf)
+{
+    *out = NULL;
+    *n_out = 0;
+    qr_h5_reader *r;
+    int rc = qr_h5_open(&r, path, errbuf);
+    if (rc)
+        return rc;
+    void *rows[4] = {0};
+    size_t n[4] = {0};
+    for (int t = 0; !rc && t < 4; t++) {
+        char tpath[64];
+        snprintf(tpath, sizeof tpath, "/%s", tables[t].name);
+        rc = qr_h5_read_table(r, tpath, tables[t].fields, tables[t].n_fields, tables[t].row_size,
+                              &rows[t], &n[t], errbuf);
+    }
+    qr_h5_close(r);
+    qr_whatif_result *rs = rc ? NULL : calloc(n[0] ? n[0] : 1, sizeof *rs);
+    if (!rc && !rs)
+        rc = QR_ENOMEM;
+    for (size_t i = 0; !rc && i < n[0]; i++) {
+        rs[i].row = ((qr_whatif_row *)rows[0])[i];
+        rs[i].queues = rows_of(rows[1], n[1], sizeof(qr_whatif_queue_row),
+                               offsetof(qr_whatif_queue_row, point),
+                               offsetof(qr_whatif_queue_row, kind), &rs[i].row, &rs[i].n_queues);
+        rs[i].quantiles = rows_of(
+            rows[2], n[2], sizeof(qr_whatif_quantile_row), offsetof(qr_whatif_quantile_row, point),
+            offsetof(qr_whatif_quantile_row, kind), &rs[i].row, &rs[i].n_quantiles);
+        rs[i].blackholes =
+            rows_of(rows[3], n[3], sizeof(qr_whatif_blackhole_row),
+                    offsetof(qr_whatif_blackhole_row, point),
+                    offsetof(qr_whatif_blackhole_row, kind), &rs[i].row, &rs[i].n_blackholes);
+        if (!rs[i].queues || !rs[i].quantiles || !rs[i].blackholes)
+            rc = QR_ENOMEM;
+    }
+    for (int t = 0; t < 4; t++)
+        qr_h5_rows_free(rows[t]);
+    if (rc) {
+        qr_whatif_results_free(rs, n[0]);
+        return rc;
+    }
+    *out = rs;
+    *n_out = n[0];
     return QR_OK;
 }
 

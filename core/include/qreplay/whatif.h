@@ -156,6 +156,12 @@ int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result 
                             char *errbuf);
 int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out, char *errbuf);
 
+/* Every run of a whatif.h5 (qr_whatif_run's file), in the order of its /summary rows, each with
+ * its own queue, quantile and blackhole rows. Caller frees with qr_whatif_results_free. Returns 0
+ * or the reader's error naming the file. */
+int qr_whatif_read(const char *path, qr_whatif_result **out, size_t *n, char *errbuf);
+void qr_whatif_results_free(qr_whatif_result *rs, size_t n);
+
 /* ---- prediction errors (--validate) ---- */
 
 /* One point's prediction against its truth (/errors). Relative errors are (pred - true) / true
