@@ -1331,7 +1331,102 @@ def block_runtime_cost(_):
     return "\n".join(out) + "\n\n" + provenance(*names)
 
 
+def size_bytes(text):
+    m = re.match(r"^([0-9.]+)\s*(B|KB|MB|GB)$", text)
+    return float(m.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}[m.group(2)]
+
+
+def queue_cap(values, base):
+    """The most one queue can hold (alpha / (1 + alpha) of the buffer) under a point's values,
+    relative to the recorded configuration's."""
+    def cap(v):
+        b, a = size_bytes(v["buffer.size"]), float(v["buffer.alpha"])
+        return a / (1 + a) * b
+    return cap(values) / cap(base)
+
+
+def whatif_label(name):
+    d = load(name)
+    k = "k=4" if "k4" in d["scenario"] else "k=8"
+    return "%s, %d%% load" % (k, d["results"]["load"])
+
+
+def block_whatif_errors(names):
+    """Per case and point: predicted against true drops, occupancy and delay, with the point's
+    per-queue cap against the recorded one's."""
+    out = ["| case | buffer.size, alpha | queue cap vs recorded | drops predicted / true "
+           "(error) | q p99 all layers, error | delay p99 predicted / true (error) | delay W1 |"
+           " KS |", "|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        r = load(n)["results"]
+        base = [p for p in r["points"] if p["baseline"]][0]["values"]
+        for p in r["points"]:
+            e, pr, tr = p["error"], p["pred"], p["true"]
+            out.append("| %s | %s, %s%s | %.2fx | %d / %d (%+.0f%%) | %+.1f%% | %.0f / %.0f us "
+                       "(%+.0f%%) | %.1f us | %.2f |" % (
+                           whatif_label(n), p["values"]["buffer.size"],
+                           p["values"]["buffer.alpha"], " (recorded)" if p["baseline"] else "",
+                           queue_cap(p["values"], base), pr["drops"], tr["drops"],
+                           100 * e["drops_rel"], 100 * e["all_q_p99_rel"],
+                           pr["delay_p99"] / 1e3, tr["delay_p99"] / 1e3, 100 * e["delay_p99_rel"],
+                           e["delay_w1"] / 1e3, e["delay_ks"]))
+    out.append("")
+    out.append(provenance(*names))
+    return "\n".join(out)
+
+
+def block_whatif_trust(names):
+    """Which conclusions survive, per case: the rankings, and the median absolute error by
+    whether the point's queue cap is smaller than, equal to or larger than the recorded one."""
+    out = ["| case | ranking by drops: Kendall tau, best point kept? | ranking by p99 delay: "
+           "Kendall tau, best point kept? | median abs. error, smaller cap: drops / q p99 / "
+           "delay p99 | same cap (not recorded) | larger cap |", "|---|---|---|---|---|---|"]
+
+    def med(xs):
+        xs = sorted(abs(x) for x in xs)
+        if not xs:
+            return None
+        m = len(xs) // 2
+        return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+    for n in names:
+        r = load(n)["results"]
+        a = r["agreement"]
+        base = [p for p in r["points"] if p["baseline"]][0]["values"]
+        groups = {"smaller": [], "same": [], "larger": []}
+        for p in r["points"]:
+            if p["baseline"]:
+                continue
+            c = queue_cap(p["values"], base)
+            g = "same" if abs(c - 1) < 1e-9 else ("smaller" if c < 1 else "larger")
+            groups[g].append(p["error"])
+        cells = []
+        for g in ("smaller", "same", "larger"):
+            es = groups[g]
+            if not es:
+                cells.append("no point")
+                continue
+            cells.append("%s / %s / %s (%d points)" % tuple(
+                ["%.0f%%" % (100 * med([e[k] for e in es])) for k in
+                 ("drops_rel", "all_q_p99_rel", "delay_p99_rel")] + [len(es)]))
+        out.append("| %s | %.2f, %s | %.2f, %s | %s |" % (
+            whatif_label(n), a["tau_drops"],
+            "yes" if a["best_drops_pred"] == a["best_drops_true"] else
+            "no (predicted point %d, true %d)" % (a["best_drops_pred"], a["best_drops_true"]),
+            a["tau_delay_p99"],
+            "yes" if a["best_delay_pred"] == a["best_delay_true"] else
+            "no (predicted point %d, true %d)" % (a["best_delay_pred"], a["best_delay_true"]),
+            " | ".join(cells)))
+    out.append("")
+    out.append(provenance(*names))
+    return "\n".join(out)
+
+
+WHATIF_CASES = ["whatif-k4", "whatif-k8-30", "whatif-k8-70"]
+
 BLOCKS = {
+    "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
+    "whatif-trust": lambda: block_whatif_trust(WHATIF_CASES),
     "k4-table": lambda: block_run_table("k4-default"),
     "runtime-printouts": lambda: block_runtime_printout(["k4-default", "single-switch"]),
     "k4-sample": lambda: block_sample_printout("k4-default"),
