@@ -879,6 +879,15 @@ static const struct table_io tables[4] = {
     {"blackholes", blackhole_fields, NF(blackhole_fields), sizeof(qr_whatif_blackhole_row)},
 };
 
+const qr_h5_field *qr_whatif_table_fields(int table, const char **name, size_t *n)
+{
+    if (table < 0 || table > 3)
+        return NULL;
+    *name = tables[table].name;
+    *n = tables[table].n_fields;
+    return tables[table].fields;
+}
+
 static int write_table(qr_h5 *f, const char *group, int t, const void *rows, size_t n, char *errbuf)
 {
     char path[256];

@@ -117,9 +117,9 @@ Test(whatif, validate_puts_the_truth_next_to_the_prediction)
     cr_assert(exists("%s/rt/whatif/points/p001/truth.h5", dir));
 
     /* --prune keeps the numbers, drops the logs */
-    cr_assert_eq(qreplay("whatif %s/rt --vary buffer.size=1MB --validate --prune --no-figures -q",
-                         dir),
-                 0, "%s", err);
+    cr_assert_eq(
+        qreplay("whatif %s/rt --vary buffer.size=1MB --validate --prune --no-figures -q", dir), 0,
+        "%s", err);
     cr_assert(!exists("%s/rt/whatif/points/p001/runtime/truth/arrivals.qra", dir));
     cr_assert(!exists("%s/rt/whatif/points/p001/replay/prediction/arrivals.qra", dir));
     cr_assert(exists("%s/rt/whatif/whatif.h5", dir));
@@ -162,10 +162,8 @@ Test(whatif, bad_values_are_usage_errors_that_leave_nothing)
     snprintf(cmd, sizeof cmd, "rm -r %s/rt/recording/truth", dir);
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(qreplay("whatif %s/rt --vary buffer.size=1MB --validate", dir), 1);
-    cr_assert(strstr(err, "no truth arrival log: --validate needs a recording made by"), "%s",
-              err);
+    cr_assert(strstr(err, "no truth arrival log: --validate needs a recording made by"), "%s", err);
     cr_assert(same_file(before, keep), "a failed job replaced the earlier result");
     /* without --validate, a recording without truth still predicts */
-    cr_assert_eq(qreplay("whatif %s/rt --vary buffer.size=1MB --no-figures -q", dir), 0, "%s",
-                 err);
+    cr_assert_eq(qreplay("whatif %s/rt --vary buffer.size=1MB --no-figures -q", dir), 0, "%s", err);
 }

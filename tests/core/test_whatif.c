@@ -50,8 +50,7 @@ static void scenario_h5(const char *path, const char *ini)
     qr_scenario_destroy(s);
 }
 
-#define STAR(hosts)                                                                               \
-    "[topology]\nkind = star\nhosts = " #hosts "\n[buffer]\nsize = 2MB\nalpha = 1\n"
+#define STAR(hosts) "[topology]\nkind = star\nhosts = " #hosts "\n[buffer]\nsize = 2MB\nalpha = 1\n"
 static const char *kStar = STAR(3);
 
 static int parse(qr_whatif_grid **g, const char *const *vary, size_t n, char *err)
@@ -114,8 +113,7 @@ Test(whatif, bad_vary_values_are_errors_naming_the_key)
         {"buffer.size", "--vary buffer.size: no values", QR_EVALUE},
         {"buffer.size=1MB,,2MB", "an empty value", QR_EVALUE},
         {"buffer.size=1MB,", "an empty value", QR_EVALUE},
-        {"buffer.size=1MB,1000KB", "value '1000KB' is listed twice (the same as '1MB')",
-         QR_EVALUE},
+        {"buffer.size=1MB,1000KB", "value '1000KB' is listed twice (the same as '1MB')", QR_EVALUE},
         {"buffer.alpha=0", "--vary buffer.alpha: value '0'", QR_EVALUE},
         {"buffer.policy=fair", "--vary buffer.policy: value 'fair'", QR_EVALUE},
     };
@@ -294,8 +292,8 @@ Test(whatif, properties_on_random_fifo_streams)
                 head[p]++;
             for (size_t k = head[p]; k < tail[p]; k++)
                 q += sizes[p][k];
-            qr_arrival a = arr(qr_packet_id((uint32_t)gsl_rng_uniform_int(rng, 40), (uint64_t)i),
-                               t, p, q, 30000, QR_ADMIT);
+            qr_arrival a = arr(qr_packet_id((uint32_t)gsl_rng_uniform_int(rng, 40), (uint64_t)i), t,
+                               p, q, 30000, QR_ADMIT);
             a.bytes = bytes;
             if (q + bytes > 30000) {
                 a.decision = QR_DROP_THRESHOLD;
@@ -382,8 +380,8 @@ Test(whatif, kendall_tau_and_prediction_errors)
         truth[i].row.delay_p99 = 1000 * (i + 1) + 100;
         for (int k = 0; k < QR_WHATIF_QUANTILES; k++) {
             double p = (double)k / (QR_WHATIF_QUANTILES - 1);
-            qp[i][k] = (qr_whatif_quantile_row){(uint32_t)i, 0, QR_WHATIF_LAYERS, p, 0, 0,
-                                                (int64_t)(1000 * p)};
+            qp[i][k] = (qr_whatif_quantile_row){(uint32_t)i, 0, QR_WHATIF_LAYERS,   p,
+                                                0,           0, (int64_t)(1000 * p)};
             qt[i][k] = qp[i][k];
             qt[i][k].delay_ns += 100;
         }
@@ -411,4 +409,37 @@ Test(whatif, kendall_tau_and_prediction_errors)
     cr_assert_float_eq(ag.tau_drops, -1.0, 1e-12);
     cr_assert(!ag.best_drops_same);
     cr_assert_eq(ag.best_drops_true, 0);
+}
+
+/* docs/FORMATS.md's whatif.h5 section names every field of every table. */
+Test(whatif, formats_md_documents_every_field)
+{
+    FILE *f = fopen(QR_SOURCE_DIR "/docs/FORMATS.md", "r");
+    cr_assert_not_null(f);
+    static char doc[1 << 20];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = 0;
+    fclose(f);
+    char *sec = strstr(doc, "## `whatif/whatif.h5`");
+    cr_assert_not_null(sec, "no whatif.h5 section");
+    char *end = strstr(sec + 3, "\n## ");
+    if (end)
+        *end = 0;
+    for (int t = 0; t < 4; t++) {
+        const char *name;
+        size_t nf;
+        const qr_h5_field *fs = qr_whatif_table_fields(t, &name, &nf);
+        cr_assert_not_null(fs);
+        char head[64];
+        snprintf(head, sizeof head, "`/%s`", name);
+        cr_assert(strstr(sec, head), "no %s table", head);
+        for (size_t i = 0; i < nf; i++) {
+            char quoted[80];
+            snprintf(quoted, sizeof quoted, "`%s`", fs[i].name);
+            cr_assert(strstr(sec, quoted), "%s: field %s undocumented", name, fs[i].name);
+        }
+    }
+    const char *name;
+    size_t nf;
+    cr_assert_null(qr_whatif_table_fields(4, &name, &nf));
 }

@@ -156,6 +156,10 @@ int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result 
                             char *errbuf);
 int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out, char *errbuf);
 
+/* The fields of whatif.h5's tables 0 summary, 1 queues, 2 quantiles, 3 blackholes (*name gets the
+ * table's name); NULL for another number. For documentation checks and readers. */
+const qr_h5_field *qr_whatif_table_fields(int table, const char **name, size_t *n);
+
 /* Every run of a whatif.h5 (qr_whatif_run's file), in the order of its /summary rows, each with
  * its own queue, quantile and blackhole rows. Caller frees with qr_whatif_results_free. Returns 0
  * or the reader's error naming the file. */
