@@ -11,18 +11,16 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
                     queue-length difference against the runtime at each packet arrival, over time
 Titles name the scenario file's output folder and the runtime's short-flow completion time.
 """
-import argparse
 import os
 import sys
 
-import h5py
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import arrival_steps, save  # noqa: E402
+from plotutil import arrival_steps, figure_args, not_a, save  # noqa: E402
 
 MTU = 1500.0
 
@@ -38,21 +36,13 @@ def fmt_sigma(ns):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("path", help="butterfly.h5")
-    ap.add_argument("-o", "--out", help="output folder")
-    ap.add_argument("--quiet", action="store_true")
-    a = ap.parse_args(argv)
-    try:
-        f = h5py.File(a.path, "r")
-    except OSError as e:
-        print("plot_butterfly.py: %s: %s" % (a.path, e), file=sys.stderr)
+    opened = figure_args(argv, __doc__, "butterfly.h5")
+    if opened is None:
         return 1
+    a, f, outdir = opened
     with f:
-        if "sigma" not in f or "typical" not in f:
-            print("plot_butterfly.py: %s: not a butterfly result" % a.path, file=sys.stderr)
+        if not_a(f, a.path, ["sigma", "typical"], "butterfly"):
             return 1
-        outdir = a.out or os.path.join(os.path.dirname(os.path.abspath(a.path)), "figures")
         os.makedirs(outdir, exist_ok=True)
         name = f.attrs.get("output.dir", b"butterfly")
         name = os.path.basename(name.decode() if isinstance(name, bytes) else str(name))

@@ -14,19 +14,17 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
   whatif_pred_vs_true  validated grids: predicted against true per metric, one dot per point, the
                        diagonal is a perfect prediction
 """
-import argparse
 import itertools
 import os
 import sys
 
-import h5py
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import save  # noqa: E402
+from plotutil import figure_args, not_a, save  # noqa: E402
 
 LAYERS = ["edge", "agg", "core"]
 METRICS = [("drops", "drops (packets)", 1.0),
@@ -173,21 +171,13 @@ def pred_vs_true(pred, truth, n, outdir, quiet):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("path", help="whatif.h5")
-    ap.add_argument("-o", "--out", help="output folder")
-    ap.add_argument("--quiet", action="store_true")
-    a = ap.parse_args(argv)
-    try:
-        f = h5py.File(a.path, "r")
-    except OSError as e:
-        print("plot_whatif.py: %s: %s" % (a.path, e), file=sys.stderr)
+    opened = figure_args(argv, __doc__, "whatif.h5")
+    if opened is None:
         return 1
+    a, f, outdir = opened
     with f:
-        if "grid" not in f or "summary" not in f:
-            print("plot_whatif.py: %s: not a what-if result" % a.path, file=sys.stderr)
+        if not_a(f, a.path, ["grid", "summary"], "what-if"):
             return 1
-        outdir = a.out or os.path.join(os.path.dirname(os.path.abspath(a.path)), "figures")
         os.makedirs(outdir, exist_ok=True)
         keys, values, n, pred, truth, base = load(f)
         vs_key(keys, values, n, pred, truth, base, outdir, a.quiet)

@@ -54,3 +54,36 @@ def save(fig, outdir, name, quiet):
         if not quiet:
             print("figure             " + path)
     plt.close(fig)
+
+
+def figure_args(argv, doc, what):
+    """The command line every single-file figure script takes (FILE [-o DIR] [--quiet]) and that
+    file opened: (args, the h5py file, the output folder), or None after printing why (the
+    caller exits 1). `what` names the file for --help ("butterfly.h5")."""
+    import argparse
+    import sys
+
+    import h5py
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("path", help=what)
+    ap.add_argument("-o", "--out", help="output folder")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "plot"
+    try:
+        f = h5py.File(a.path, "r")
+    except OSError as e:
+        print("%s: %s: %s" % (prog, a.path, e), file=sys.stderr)
+        return None
+    outdir = a.out or os.path.join(os.path.dirname(os.path.abspath(a.path)), "figures")
+    return a, f, outdir
+
+
+def not_a(f, path, groups, kind):
+    """True (after saying so) when f lacks one of groups: not a `kind` result."""
+    import sys
+    if all(g in f for g in groups):
+        return False
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "plot"
+    print("%s: %s: not a %s result" % (prog, path, kind), file=sys.stderr)
+    return True

@@ -37,12 +37,18 @@ void qri_map_free(qri_map *m)
     m->count = 0;
 }
 
-void *qri_map_get(const qri_map *m, uint64_t k1, uint64_t k2)
+void **qri_map_slot(const qri_map *m, uint64_t k1, uint64_t k2)
 {
     for (qri_map_node *n = m->buckets[mix(k1, k2) & (m->n_buckets - 1)]; n; n = n->next)
         if (n->k1 == k1 && n->k2 == k2)
-            return n->value;
+            return &n->value;
     return NULL;
+}
+
+void *qri_map_get(const qri_map *m, uint64_t k1, uint64_t k2)
+{
+    void **v = qri_map_slot(m, k1, k2);
+    return v ? *v : NULL;
 }
 
 static int grow(qri_map *m)

@@ -23,6 +23,9 @@ int qri_map_init(qri_map *m);
 /* Frees the nodes; values are the caller's (free them first with qri_map_foreach if needed). */
 void qri_map_free(qri_map *m);
 void *qri_map_get(const qri_map *m, uint64_t k1, uint64_t k2);
+/* Where a key's value is kept (to change it in place), or NULL if the key is absent; valid until
+ * the next put or remove. */
+void **qri_map_slot(const qri_map *m, uint64_t k1, uint64_t k2);
 /* Insert a new key (the caller checked it is absent). Returns 0 or QR_ENOMEM. */
 int qri_map_put(qri_map *m, uint64_t k1, uint64_t k2, void *value);
 /* Remove a key; returns its value or NULL. */

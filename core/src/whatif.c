@@ -518,9 +518,11 @@ static int on_arrival(struct measure *m, const qr_arrival *a, qr_whatif_row *row
         m->last_end_ns = end;
     if (push(q, end, a->bytes) || hist_add2(m->hhop[L], m->hhop[3], (uint64_t)hop))
         return QR_ENOMEM;
-    uintptr_t sofar = (uintptr_t)qri_map_get(&m->inflight, a->packet, 0);
+    /* the packet's queueing delay over its earlier hops, + 1 (0: none yet) */
+    void **slot = qri_map_slot(&m->inflight, a->packet, 0);
+    uintptr_t sofar = slot ? (uintptr_t)*slot : 0;
     if (q->to_host) {
-        if (sofar)
+        if (slot)
             qri_map_remove(&m->inflight, a->packet, 0);
         int64_t total = (int64_t)(sofar ? sofar - 1 : 0) + hop;
         row->delivered++;
@@ -528,10 +530,8 @@ static int on_arrival(struct measure *m, const qr_arrival *a, qr_whatif_row *row
         fa->delivered++;
         if (qr_hist_add(m->hdelay, (uint64_t)total))
             return QR_ENOMEM;
-    } else if (sofar) {
-        qri_map_remove(&m->inflight, a->packet, 0);
-        if (qri_map_put(&m->inflight, a->packet, 0, (void *)(sofar + (uintptr_t)hop)))
-            return QR_ENOMEM;
+    } else if (slot) {
+        *slot = (void *)(sofar + (uintptr_t)hop);
     } else if (qri_map_put(&m->inflight, a->packet, 0, (void *)(uintptr_t)(hop + 1))) {
         return QR_ENOMEM;
     }
@@ -888,11 +888,10 @@ const qr_h5_field *qr_whatif_table_fields(int table, const char **name, size_t *
     return tables[table].fields;
 }
 
-static int write_table(qr_h5 *f, const char *group, int t, const void *rows, size_t n, char *errbuf)
+static int write_table(qr_h5 *f, int t, const void *rows, size_t n, char *errbuf)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s%s%s", group, group[strlen(group) - 1] == '/' ? "" : "/",
-             tables[t].name);
+    char path[64];
+    snprintf(path, sizeof path, "/%s", tables[t].name);
     qr_h5_table *tab;
     int rc = qr_h5_table_create(&tab, f, path, tables[t].fields, tables[t].n_fields,
                                 tables[t].row_size, 0, errbuf);
@@ -903,20 +902,7 @@ static int write_table(qr_h5 *f, const char *group, int t, const void *rows, siz
     return rc ? rc : rc2;
 }
 
-int qr_whatif_result_write(qr_h5 *f, const char *group, const qr_whatif_result *r, char *errbuf)
-{
-    int rc = write_table(f, group, 0, &r->row, 1, errbuf);
-    if (!rc)
-        rc = write_table(f, group, 1, r->queues, r->n_queues, errbuf);
-    if (!rc)
-        rc = write_table(f, group, 2, r->quantiles, r->n_quantiles, errbuf);
-    if (!rc)
-        rc = write_table(f, group, 3, r->blackholes, r->n_blackholes, errbuf);
-    return rc;
-}
-
-int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result *rs, size_t n,
-                            char *errbuf)
+int qr_whatif_results_write(qr_h5 *f, const qr_whatif_result *rs, size_t n, char *errbuf)
 {
     /* one table each, every result's rows in order */
     size_t counts[4] = {n, 0, 0, 0};
@@ -944,47 +930,10 @@ int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result 
                 memcpy(buf + k * tables[t].row_size, src, m * tables[t].row_size);
             k += m;
         }
-        rc = write_table(f, group, t, buf, k, errbuf);
+        rc = write_table(f, t, buf, k, errbuf);
         free(buf);
     }
     return rc;
-}
-
-int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out, char *errbuf)
-{
-    memset(out, 0, sizeof *out);
-    qr_h5_reader *r;
-    int rc = qr_h5_open(&r, path, errbuf);
-    if (rc)
-        return rc;
-    void *rows[4] = {0};
-    size_t n[4] = {0};
-    for (int t = 0; !rc && t < 4; t++) {
-        char tpath[256];
-        snprintf(tpath, sizeof tpath, "%s%s%s", group, group[strlen(group) - 1] == '/' ? "" : "/",
-                 tables[t].name);
-        rc = qr_h5_read_table(r, tpath, tables[t].fields, tables[t].n_fields, tables[t].row_size,
-                              &rows[t], &n[t], errbuf);
-    }
-    qr_h5_close(r);
-    if (!rc && n[0] != 1)
-        rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: expected one summary row, found %zu", path, group,
-                     n[0]);
-    if (rc) {
-        for (int t = 0; t < 4; t++)
-            qr_h5_rows_free(rows[t]);
-        return rc;
-    }
-    out->row = *(qr_whatif_row *)rows[0];
-    qr_h5_rows_free(rows[0]);
-    /* the reader's rows are plain allocations the result owns from here */
-    out->queues = rows[1];
-    out->n_queues = n[1];
-    out->quantiles = rows[2];
-    out->n_quantiles = n[2];
-    out->blackholes = rows[3];
-    out->n_blackholes = n[3];
-    return QR_OK;
 }
 
 void qr_whatif_results_free(qr_whatif_result *rs, size_t n)
@@ -1196,8 +1145,18 @@ static void fmt_bytes(char *buf, size_t size, double b)
         snprintf(buf, size, "%.0fB", b);
 }
 
-void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o, int with_ecn)
+void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o)
 {
+    /* an ECN column when some point marks */
+    int with_ecn = 0;
+    for (size_t p = 0; p < o->n; p++) {
+        qr_scenario *s;
+        char err[QR_ERRBUF_SIZE];
+        if (!qr_whatif_grid_scenario(g, p, &s, err)) {
+            with_ecn |= qr_scenario_config(s)->buffer.ecn_threshold_bytes > 0;
+            qr_scenario_destroy(s);
+        }
+    }
     size_t nk = qr_whatif_grid_keys(g);
     int w[QR_WHATIF_MAX_KEYS];
     for (size_t k = 0; k < nk; k++) {

@@ -36,21 +36,6 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    if (qri_strlcpy(buf, path, sizeof buf))
-        return -1;
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
-}
-
 static void point_dir(char *buf, size_t size, const char *tmp, size_t point)
 {
     snprintf(buf, size, "%s/points/p%03zu", tmp, point);
@@ -73,7 +58,7 @@ static int write_result(const char *path, const qr_whatif_result *res, char *err
     int rc = qr_h5_create(&f, path, err);
     if (rc)
         return rc;
-    rc = qr_whatif_result_write(f, "/", res, err);
+    rc = qr_whatif_results_write(f, res, 1, err);
     if (rc) {
         qr_h5_abort(f);
         return rc;
@@ -111,8 +96,9 @@ static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
         return rc;
     }
     point_dir(pd, sizeof pd, tmp, r->point);
-    if (mkdir_p(pd))
-        return qri_err(err, QR_EIO, "%s: cannot create: %s", pd, strerror(errno));
+    rc = qr_make_dirs(pd, err);
+    if (rc)
+        return rc;
     rc = qr_whatif_grid_scenario(job->grid, r->point, &s, err);
     if (rc)
         return rc;
@@ -146,6 +132,23 @@ static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
     qr_whatif_result_free(&res);
     qr_scenario_destroy(s);
     return rc;
+}
+
+/* The one run a point's file holds. */
+static int read_one(const char *path, qr_whatif_result *out, char *err)
+{
+    qr_whatif_result *rs;
+    size_t n;
+    int rc = qr_whatif_read(path, &rs, &n, err);
+    if (rc)
+        return rc;
+    if (n != 1) {
+        qr_whatif_results_free(rs, n);
+        return qri_err(err, QR_EFORMAT, "%s: expected one run, found %zu", path, n);
+    }
+    *out = rs[0];
+    free(rs);
+    return QR_OK;
 }
 
 static void error_path(char *buf, size_t size, const char *tmp, const struct run *r)
@@ -377,7 +380,7 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
             all[k++] = o->truth[i];
         if (o->has_recorded)
             all[k++] = o->recorded;
-        rc = qr_whatif_results_write(f, "/", all, k, err);
+        rc = qr_whatif_results_write(f, all, k, err);
     }
     free(all);
     if (!rc && o->errors) {
@@ -461,9 +464,10 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
     if (rc)
         return rc;
     qri_remove_tree(tmp);
-    if (mkdir_p(tmp)) {
+    rc = qr_make_dirs(tmp, errbuf);
+    if (rc) {
         qr_recording_close(rec);
-        return qri_err(errbuf, QR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        return rc;
     }
     size_t np = qr_whatif_grid_points(job->grid);
     size_t n_runs = np * (job->validate ? 2 : 1) + (size_t)has_truth;
@@ -493,18 +497,18 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
         char path[4300];
         struct run r = {RUN_PRED, p, 0, 0, 0};
         result_path(path, sizeof path, tmp, &r);
-        rc = qr_whatif_result_read(path, "/", &out->pred[p], errbuf);
+        rc = read_one(path, &out->pred[p], errbuf);
         if (!rc && job->validate) {
             r.what = RUN_TRUTH;
             result_path(path, sizeof path, tmp, &r);
-            rc = qr_whatif_result_read(path, "/", &out->truth[p], errbuf);
+            rc = read_one(path, &out->truth[p], errbuf);
         }
     }
     if (!rc && has_truth) {
         char path[4300];
         struct run r = {RUN_RECORDED, 0, 0, 0, 0};
         result_path(path, sizeof path, tmp, &r);
-        rc = qr_whatif_result_read(path, "/", &out->recorded, errbuf);
+        rc = read_one(path, &out->recorded, errbuf);
         out->has_recorded = !rc;
     }
     if (!rc && job->validate) {

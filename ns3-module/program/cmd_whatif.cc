@@ -190,16 +190,6 @@ qr_cmd_whatif(int argc, char** argv)
         cli_args_free(&a);
         return rc;
     }
-    int withEcn = 0;
-    for (size_t p = 0; p < qr_whatif_grid_points(grid); p++)
-    {
-        qr_scenario* s;
-        if (!qr_whatif_grid_scenario(grid, p, &s, err))
-        {
-            withEcn |= qr_scenario_config(s)->buffer.ecn_threshold_bytes > 0;
-            qr_scenario_destroy(s);
-        }
-    }
     qr_scenario_destroy(base);
     job.run_dir = dir.c_str();
     job.grid = grid;
@@ -238,7 +228,7 @@ qr_cmd_whatif(int argc, char** argv)
         rc = 0;
         if (!quiet)
         {
-            qr_whatif_print(stdout, grid, &out, withEcn);
+            qr_whatif_print(stdout, grid, &out);
             printf("whatif             %s/whatif/whatif.h5\n", dir.c_str());
         }
         fflush(stdout);

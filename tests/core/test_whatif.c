@@ -235,15 +235,18 @@ Test(whatif, hand_example_on_a_star)
     snprintf(h5, sizeof h5, "%s/r.h5", tmp);
     qr_h5 *f;
     cr_assert_eq(qr_h5_create(&f, h5, err), QR_OK);
-    cr_assert_eq(qr_whatif_result_write(f, "/", &r, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_whatif_results_write(f, &r, 1, err), QR_OK, "%s", err);
     cr_assert_eq(qr_h5_commit(f, err), QR_OK);
-    qr_whatif_result back;
-    cr_assert_eq(qr_whatif_result_read(h5, "/", &back, err), QR_OK, "%s", err);
+    qr_whatif_result *rs;
+    size_t n_back;
+    cr_assert_eq(qr_whatif_read(h5, &rs, &n_back, err), QR_OK, "%s", err);
+    cr_assert_eq(n_back, 1);
+    qr_whatif_result back = rs[0];
     cr_assert_eq(memcmp(&back.row, &r.row, sizeof r.row), 0);
     cr_assert_eq(back.n_queues, r.n_queues);
     cr_assert_eq(back.n_quantiles, r.n_quantiles);
     cr_assert_eq(memcmp(back.quantiles, r.quantiles, r.n_quantiles * sizeof *r.quantiles), 0);
-    qr_whatif_result_free(&back);
+    qr_whatif_results_free(rs, n_back);
     qr_whatif_result_free(&r);
     qr_scenario_destroy(s);
 }

@@ -148,21 +148,17 @@ int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recor
                       uint32_t point, qr_whatif_kind kind, qr_whatif_result *out, char *errbuf);
 void qr_whatif_result_free(qr_whatif_result *r);
 
-/* Write a result's rows to tables under group (e.g. "/"), or read them back from a file written
- * so (appending the rows to out's arrays). */
-int qr_whatif_result_write(qr_h5 *f, const char *group, const qr_whatif_result *r, char *errbuf);
-/* Many results into one set of tables (rows in the order given). */
-int qr_whatif_results_write(qr_h5 *f, const char *group, const qr_whatif_result *rs, size_t n,
-                            char *errbuf);
-int qr_whatif_result_read(const char *path, const char *group, qr_whatif_result *out, char *errbuf);
+/* Results into one set of tables at the root of f (/summary, /queues, /quantiles, /blackholes;
+ * rows in the order given), as whatif.h5 and each point's own file hold them. */
+int qr_whatif_results_write(qr_h5 *f, const qr_whatif_result *rs, size_t n, char *errbuf);
 
 /* The fields of whatif.h5's tables 0 summary, 1 queues, 2 quantiles, 3 blackholes (*name gets the
  * table's name); NULL for another number. For documentation checks and readers. */
 const qr_h5_field *qr_whatif_table_fields(int table, const char **name, size_t *n);
 
-/* Every run of a whatif.h5 (qr_whatif_run's file), in the order of its /summary rows, each with
- * its own queue, quantile and blackhole rows. Caller frees with qr_whatif_results_free. Returns 0
- * or the reader's error naming the file. */
+/* Every run of a file written by qr_whatif_results_write (whatif.h5, a point's own file), in the
+ * order of its /summary rows, each with its own queue, quantile and blackhole rows. Caller frees
+ * with qr_whatif_results_free. Returns 0 or the reader's error naming the file. */
 int qr_whatif_read(const char *path, qr_whatif_result **out, size_t *n, char *errbuf);
 void qr_whatif_results_free(qr_whatif_result *rs, size_t n);
 
@@ -224,8 +220,8 @@ void qr_whatif_outcome_free(qr_whatif_outcome *o);
 /* The table of a job: a row per point (its values, drops per layer, the share of flows losing a
  * packet, occupancy p99, time above 90% of the threshold, delays, ECN marks, blackholes, the new
  * drops and the packets after them; with truth, true drops and delay next to the predicted),
- * then the caveat and, validated, whether the rankings agree. */
-void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o, int with_ecn);
+ * then the caveat and, validated, whether the rankings agree. An ECN column when a point marks. */
+void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o);
 
 /* The closed-loop runtime of a scenario into dir (the recording and its truth arrival log),
  * supplied by the program that has a runtime (the ns-3 module). Returns 0, QR_ECANCELED, or an
