@@ -20,6 +20,7 @@ const char *qr_decision_name(qr_decision d)
     case QR_DROP_THRESHOLD: return "threshold";
     case QR_DROP_BUFFER_FULL: return "buffer-full";
     case QR_DROP_TAGGED: return "tagged";
+    case QR_DROP_FAULT: return "fault";
     }
     return "unknown";
 }

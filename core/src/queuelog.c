@@ -207,7 +207,7 @@ int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
     if (got != sizeof h)
         return qri_err(errbuf, QR_ETRUNC, "%s: record %" PRIu64 ": file ends inside it", r->path,
                        r->count + 1);
-    if (h.decision > QR_DROP_TAGGED || h.tagged > 1)
+    if (h.decision > QR_DROP_FAULT || h.tagged > 1)
         return qri_err(errbuf, QR_EFORMAT, "%s: record %" PRIu64 ": corrupt", r->path,
                        r->count + 1);
     if (h.n_flows > r->cap) {

@@ -119,6 +119,8 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     TRY(qr_h5_attr_u64(f, "/", "unknown_packets", info->unknown_packets, errbuf));
     TRY(qr_h5_write_rows(f, "/drops", &qr_schema_drop, drops, n_drops, errbuf));
     TRY(qr_h5_write_rows(f, "/directions", &qr_schema_direction, dirs, n_dirs, errbuf));
+    if (info->n_faults)
+        TRY(qr_h5_write_rows(f, "/faults", &qr_schema_fault, info->faults, info->n_faults, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

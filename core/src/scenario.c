@@ -11,6 +11,7 @@
 #include <ini.h>
 
 #include "internal.h"
+#include "qreplay/faults.h"
 #include "qreplay/h5.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
@@ -32,6 +33,7 @@ enum ktype {
     KT_ENUMSET,
     KT_INPATH,  /* an input file: resolved against the scenario's folder, then the data folder */
     KT_OUTPATH, /* an output folder: kept as given */
+    KT_FAULTS,  /* [faults] drop rules (faults.h): syntax checked here, kept as given */
 };
 
 static const char *const topo_names[] = {"fattree", "star", NULL};
@@ -131,6 +133,10 @@ static const struct keydef schema[] = {
      "background loads the sweep workflow runs (each overrides [traffic] load)"},
     {"sweep", "seeds", KT_INT, OFF(sweep.seeds), "1", 1, 1000, NULL,
      "seeds 1..seeds the sweep workflow runs per load"},
+    {"faults", "drop", KT_FAULTS, OFF(faults.drop), "", 0, 0, NULL,
+     "planted per-packet drops in the runtime: 'flow F syn|synack|data|ack [N[-M]] [at SWITCH]', "
+     "rules separated by ',' (the N-th to M-th counted packet, from 1, at the direction's first "
+     "switch unless given)"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };
@@ -390,6 +396,14 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         return QR_OK;
     }
     case KT_INPATH: return resolve_input(text, base_dir, data_dir, field, errbuf);
+    case KT_FAULTS: {
+        qr_fault_rule rules[QR_FAULT_RULES_MAX];
+        size_t n;
+        rc = qr_fault_rules_parse(text, rules, QR_FAULT_RULES_MAX, &n, errbuf);
+        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
+            rc = qri_err(errbuf, QR_EVALUE, "too long");
+        return rc;
+    }
     case KT_OUTPATH:
         if (text[0] == '\0')
             return qri_err(errbuf, QR_EVALUE, "empty folder name");

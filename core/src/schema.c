@@ -125,7 +125,7 @@ static const qr_h5_field drop_fields[] = {
     {"port", QR_H5_U32, F(qr_row_drop, port), 0, NULL},
     {"bytes", QR_H5_U32, F(qr_row_drop, bytes), 0, "bytes"},
     {"reason", QR_H5_U8, F(qr_row_drop, reason), 0,
-     "qr_decision: 1 threshold, 2 buffer-full, 3 tagged"},
+     "qr_decision: 1 threshold, 2 buffer-full, 3 tagged, 4 fault"},
     {"tagged", QR_H5_U8, F(qr_row_drop, tagged), 0, "1: carried a drop tag"},
     {"queue_bytes", QR_H5_U64, F(qr_row_drop, queue_bytes), 0, "bytes"},
     {"threshold", QR_H5_I64, F(qr_row_drop, threshold), 0, "bytes"}};
@@ -143,6 +143,92 @@ static const qr_h5_field direction_fields[] = {
     {"dropped", QR_H5_U64, F(qr_row_direction, dropped), 0, "packets"},
     {"dropped_bytes", QR_H5_U64, F(qr_row_direction, dropped_bytes), 0, "bytes"}};
 const qr_h5_schema qr_schema_direction = SCHEMA("direction", qr_row_direction, direction_fields);
+
+static const qr_h5_field fault_fields[] = {
+    {"rule", QR_H5_U32, F(qr_row_fault, rule), 0, "from 1, in the order of [faults] drop"},
+    {"text", QR_H5_STR, F(qr_row_fault, text), QR_FAULT_TEXT_MAX, "the rule, resolved"},
+    {"flow", QR_H5_U32, F(qr_row_fault, flow), 0, NULL},
+    {"dir", QR_H5_U32, F(qr_row_fault, dir), 0, "the direction it counts"},
+    {"kind", QR_H5_STR, F(qr_row_fault, kind), 8, "syn, synack, data or ack"},
+    {"first", QR_H5_U32, F(qr_row_fault, first), 0, "counted packet, from 1"},
+    {"last", QR_H5_U32, F(qr_row_fault, last), 0, "counted packet, from 1"},
+    {"switch", QR_H5_U32, F(qr_row_fault, sw), 0, NULL},
+    {"counted", QR_H5_U64, F(qr_row_fault, counted), 0,
+     "packets of its kind that reached the switch"},
+    {"dropped", QR_H5_U64, F(qr_row_fault, dropped), 0, "packets"}};
+const qr_h5_schema qr_schema_fault = SCHEMA("fault", qr_row_fault, fault_fields);
+
+#define DF(m) F(qr_row_diag_flow, m)
+static const qr_h5_field diag_flow_fields[] = {
+    {"flow", QR_H5_U32, DF(flow), 0, NULL},
+    {"src", QR_H5_U32, DF(src), 0, "host"},
+    {"dst", QR_H5_U32, DF(dst), 0, "host"},
+    {"bytes", QR_H5_U64, DF(bytes), 0, "bytes"},
+    {"size_class", QR_H5_STR, DF(size_class), 12, "<100KB, 100KB-1MB, 1-10MB, >10MB"},
+    {"completed", QR_H5_U8, DF(completed), 0, "1: the receiver got every byte"},
+    {"tail", QR_H5_U8, DF(tail), 0, "1: selected (the tail of its class, or --flows)"},
+    {"start_ns", QR_H5_I64, DF(start_ns), 0, "ns"},
+    {"fct_ns", QR_H5_I64, DF(fct_ns), 0, "ns (-1: not completed)"},
+    {"ideal_ns", QR_H5_I64, DF(ideal_ns), 0, "ns, alone on an empty network"},
+    {"slowdown", QR_H5_F64, DF(slowdown), 0, "fct / ideal"},
+    {"handshake_ns", QR_H5_I64, DF(handshake_ns), 0, "ns"},
+    {"rto_ns", QR_H5_I64, DF(rto_ns), 0, "ns waiting on a retransmission timeout"},
+    {"recovery_ns", QR_H5_I64, DF(recovery_ns), 0, "ns in fast recovery"},
+    {"receiver_ns", QR_H5_I64, DF(receiver_ns), 0, "ns limited by the advertised window"},
+    {"delack_ns", QR_H5_I64, DF(delack_ns), 0, "ns stalled on a delayed ACK"},
+    {"app_ns", QR_H5_I64, DF(app_ns), 0, "ns application-limited"},
+    {"queueing_ns", QR_H5_I64, DF(queueing_ns), 0, "ns sending beyond the ideal transfer"},
+    {"sending_ns", QR_H5_I64, DF(sending_ns), 0, "ns sending at full window"},
+    {"cause", QR_H5_STR, DF(cause), 20, "root cause (qr_diag_cause_name)"},
+    {"data_packets", QR_H5_U32, DF(data_packets), 0, "packets"},
+    {"retransmissions", QR_H5_U32, DF(retransmissions), 0, "packets"},
+    {"rtos", QR_H5_U32, DF(rtos), 0, "timer retransmissions"},
+    {"fast_retransmits", QR_H5_U32, DF(fast_retransmits), 0, "recoveries"},
+    {"late_fast_retransmits", QR_H5_U32, DF(late_fast_retransmits), 0,
+     "recoveries after more duplicate ACKs than the threshold"},
+    {"max_dupacks", QR_H5_U32, DF(max_dupacks), 0, "duplicate ACKs in a row, at most"},
+    {"lost_data", QR_H5_U32, DF(lost_data), 0, "data packets never received"},
+    {"lost_acks", QR_H5_U32, DF(lost_acks), 0, "ACK-direction packets never received"},
+    {"syn_sent", QR_H5_U32, DF(syn_sent), 0, "packets"},
+    {"synack_sent", QR_H5_U32, DF(synack_sent), 0, "packets"},
+    {"delayed_acks", QR_H5_U32, DF(delayed_acks), 0, "ACKs held at least the delack bound"},
+    {"zero_windows", QR_H5_U32, DF(zero_windows), 0, "times the window closed"},
+    {"blackhole_losses", QR_H5_U32, DF(blackhole_losses), 0,
+     "losses in a blackhole episode (replay arrivals)"},
+    {"queue_mean_ns", QR_H5_I64, DF(queue_mean_ns), 0, "ns, one-way delay above unloaded"},
+    {"queue_max_ns", QR_H5_I64, DF(queue_max_ns), 0, "ns"},
+    {"path_queue_ns", QR_H5_I64, DF(path_queue_ns), 0,
+     "ns, replay arrivals: queueing summed over hops, mean per packet (0: no arrivals)"},
+    {"worst_switch", QR_H5_U32, DF(worst_switch), 0, "the hop with the most queueing"},
+    {"worst_port", QR_H5_U32, DF(worst_port), 0, NULL},
+    {"worst_queue_ns", QR_H5_I64, DF(worst_queue_ns), 0, "ns, mean per packet at that hop"}};
+#undef DF
+const qr_h5_schema qr_schema_diag_flow = SCHEMA("diag_flow", qr_row_diag_flow, diag_flow_fields);
+
+static const qr_h5_field diag_event_fields[] = {
+    {"flow", QR_H5_U32, F(qr_row_diag_event, flow), 0, NULL},
+    {"kind", QR_H5_STR, F(qr_row_diag_event, kind), 16, "qr_diag_event_name"},
+    {"time_ns", QR_H5_I64, F(qr_row_diag_event, time_ns), 0, "ns"},
+    {"packet", QR_H5_U64, F(qr_row_diag_event, packet), 0, "dir << 32 | seq"},
+    {"tcp_seq", QR_H5_U64, F(qr_row_diag_event, tcp_seq), 0, "relative sequence or ACK number"},
+    {"value", QR_H5_I64, F(qr_row_diag_event, value), 0,
+     "duplicate ACKs before it (fast-retransmit, recovery, dupack), ns held (delayed-ack), "
+     "bytes (lost), SYNs sent (syn-again), culprit port (blackhole)"},
+    {"detail", QR_H5_STR, F(qr_row_diag_event, detail), 20, "rto: its sub-cause"},
+    {"switch", QR_H5_U32, F(qr_row_diag_event, sw), 0, "blackhole: the queue"},
+    {"port", QR_H5_U32, F(qr_row_diag_event, port), 0, NULL}};
+const qr_h5_schema qr_schema_diag_event =
+    SCHEMA("diag_event", qr_row_diag_event, diag_event_fields);
+
+static const qr_h5_field diag_cause_fields[] = {
+    {"size_class", QR_H5_STR, F(qr_row_diag_cause, size_class), 12, NULL},
+    {"cause", QR_H5_STR, F(qr_row_diag_cause, cause), 20, NULL},
+    {"flows", QR_H5_U32, F(qr_row_diag_cause, flows), 0, "tail flows of the class with this cause"},
+    {"tail_flows", QR_H5_U32, F(qr_row_diag_cause, tail_flows), 0, "tail flows of the class"},
+    {"tail_slowdown", QR_H5_F64, F(qr_row_diag_cause, tail_slowdown), 0,
+     "the class's slowdown at the tail quantile"}};
+const qr_h5_schema qr_schema_diag_cause =
+    SCHEMA("diag_cause", qr_row_diag_cause, diag_cause_fields);
 
 static const qr_h5_field replay_host_fields[] = {
     {"host", QR_H5_U32, F(qr_row_replay_host, host), 0, NULL},
@@ -329,6 +415,10 @@ const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_import_conn,
                                           &qr_schema_drop,
                                           &qr_schema_direction,
+                                          &qr_schema_fault,
+                                          &qr_schema_diag_flow,
+                                          &qr_schema_diag_event,
+                                          &qr_schema_diag_cause,
                                           &qr_schema_replay_host,
                                           &qr_schema_replay_clock,
                                           &qr_schema_sample_record,

@@ -66,6 +66,7 @@ QreplayRuntime::~QreplayRuntime()
         RemoveTemps();
     qr_lossdet_destroy(m_lossdet);
     Simulator::Destroy();
+    qr_faults_destroy(m_faults);
 }
 
 std::string
@@ -174,6 +175,10 @@ QreplayRuntime::Build()
         {{"EcnThreshold", Create<UintegerValue>(c->buffer.ecn_threshold_bytes)},
          {"Policy", Create<EnumValue>(static_cast<qr_buffer_policy>(c->buffer.policy))},
          {"PortSize", Create<UintegerValue>(c->buffer.port_size_bytes)}});
+    if (qr_faults_create(&m_faults, c->faults.drop, m_table->Get(), m_net->GetTopology(), err))
+        throw std::runtime_error(err);
+    for (uint32_t sw = 0; m_faults && sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        m_net->GetSharedBuffer(sw)->SetFaults(m_faults);
     m_net->InstallHostQueueDiscs(m_table.get(),
                                  NanoSeconds(c->host.proc_delay_ns),
                                  NanoSeconds(c->host.proc_jitter_ns),
@@ -590,6 +595,9 @@ QreplayRuntime::WriteTruth()
                                         s.dropped,
                                         s.droppedBytes});
     }
+    std::vector<qr_row_fault> faults(qr_faults_rules(m_faults));
+    for (size_t i = 0; i < faults.size(); i++)
+        qr_faults_row(m_faults, i, &faults[i]);
     qr_truth_info info{m_endReason,
                        m_end.GetNanoSeconds(),
                        m_events,
@@ -597,7 +605,9 @@ QreplayRuntime::WriteTruth()
                        m_inFlight,
                        m_otherDrops,
                        m_hostQueueDrops,
-                       m_unknown};
+                       m_unknown,
+                       faults.data(),
+                       faults.size()};
     char err[QR_ERRBUF_SIZE];
     if (qr_truth_write((m_opt.outDir + "/truth/truth.h5").c_str(),
                        m_scenario,

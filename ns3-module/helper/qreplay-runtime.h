@@ -35,6 +35,7 @@
 extern "C"
 {
 #include "qreplay/clock.h"
+#include "qreplay/faults.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/results.h"
@@ -138,6 +139,9 @@ class QreplayRuntime
 
     uint64_t GetHostQueueDrops() const { return m_hostQueueDrops; }
 
+    /* The planted faults of [faults] (NULL: none), with what they did so far. */
+    const qr_faults* GetFaults() const { return m_faults; }
+
     uint64_t GetUnknownPackets() const { return m_unknown; }
 
     uint64_t GetInFlight() const { return m_inFlight; }
@@ -195,6 +199,7 @@ class QreplayRuntime
     std::vector<uint64_t> m_hostPackets, m_hostBytes;
     std::vector<uint64_t> m_sentAtCutoff;
     qr_lossdet* m_lossdet{nullptr};
+    qr_faults* m_faults{nullptr}; // [faults] drop rules; NULL: none
     std::vector<qr_trace_writer*> m_pcaps;
     qr_arrival_writer* m_arrivals{nullptr};
     std::vector<std::string> m_temps; // relative names written under Temp()

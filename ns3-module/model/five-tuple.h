@@ -33,6 +33,22 @@ FiveTupleOf(const Ipv4Header& h, Ptr<const Packet> payload)
     return ft;
 }
 
+/* A TCP segment's flags and payload bytes (packet starting at its TCP header). False if it is too
+ * short to hold one. */
+inline bool
+TcpFlagsAndPayload(Ptr<const Packet> segment, uint8_t& flags, uint32_t& payload)
+{
+    uint8_t h[14];
+    if (segment->GetSize() < 20 || segment->CopyData(h, sizeof h) != sizeof h)
+        return false;
+    uint32_t header = (h[12] >> 4) * 4u;
+    if (header < 20 || header > segment->GetSize())
+        return false;
+    flags = h[13];
+    payload = segment->GetSize() - header;
+    return true;
+}
+
 /* The IPv4 + TCP headers of a packet as it is on a point-to-point link (2-byte PPP header first),
  * as the core's qr_packet. False if it is not IPv4 (or too short). */
 inline bool

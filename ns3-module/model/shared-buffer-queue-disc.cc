@@ -140,6 +140,18 @@ SharedBuffer::GetEcnThresholdBytes() const
     return m_ecnThresholdBytes;
 }
 
+void
+SharedBuffer::SetFaults(qr_faults* faults)
+{
+    m_faults = faults;
+}
+
+qr_faults*
+SharedBuffer::GetFaults() const
+{
+    return m_faults;
+}
+
 const char*
 SharedBufferQueueDisc::DropReason(qr_decision d)
 {
@@ -151,6 +163,8 @@ SharedBufferQueueDisc::DropReason(qr_decision d)
         return BUFFER_FULL_DROP;
     case QR_DROP_TAGGED:
         return TAGGED_DROP;
+    case QR_DROP_FAULT:
+        return FAULT_DROP;
     case QR_ADMIT:
         break;
     }
@@ -238,14 +252,21 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     a.total_bytes = qr_buffer_total(b);
     a.threshold = qr_buffer_threshold(b);
     a.n_flows = static_cast<uint16_t>(qr_queue_flows_snapshot(m_flows, &a.flows));
-    qr_decision d;
-    qr_buffer_admit(b,
-                    m_port,
-                    bytes,
-                    m_buffer->GetMode(),
-                    a.tagged,
-                    m_buffer->GetMarginBytes(),
-                    &d);
+    qr_decision d = QR_ADMIT;
+    qr_faults* faults = m_buffer->GetFaults();
+    uint8_t flags;
+    uint32_t payload;
+    if (faults && hasTag && TcpFlagsAndPayload(item->GetPacket(), flags, payload) &&
+        qr_faults_arrive(faults, a.sw, tag.flow, flags, payload, nullptr))
+        d = QR_DROP_FAULT;
+    else
+        qr_buffer_admit(b,
+                        m_port,
+                        bytes,
+                        m_buffer->GetMode(),
+                        a.tagged,
+                        m_buffer->GetMarginBytes(),
+                        &d);
     a.decision = static_cast<uint8_t>(d);
     m_arrivalTrace(a);
     if (d != QR_ADMIT)

@@ -9,12 +9,14 @@
  * SharedBufferQueueDisc asks it, for every arriving packet, the core's decision
  * (qr_buffer_admit): admitted packets wait in a FIFO; dropped ones leave through DropBeforeEnqueue
  * with a named reason that maps one to one onto the core's decision (THRESHOLD_DROP = "threshold",
- * BUFFER_FULL_DROP = "buffer-full", TAGGED_DROP = "tagged"). Bytes stay counted until the packet's
- * last bit leaves the port's device (PhyTxEnd), so occupancy covers the queue disc and the device.
- * Every arrival is reported through the trace source "Arrival" with the queue's contents per flow
- * before the packet joined (qr_arrival); every departure through "Departure". ns-3's own QueueDisc
- * traces (Enqueue, Dequeue, Drop with its reason, Mark) work as usual. With an ECN threshold,
- * admitted packets joining a longer queue are marked CE (reason ECN_MARK = "ecn"). */
+ * BUFFER_FULL_DROP = "buffer-full", TAGGED_DROP = "tagged", FAULT_DROP = "fault": a planted fault
+ * of the core's qr_faults, asked first when SharedBuffer::SetFaults gave one). Bytes stay counted
+ * until the packet's last bit leaves the port's device (PhyTxEnd), so occupancy covers the queue
+ * disc and the device. Every arrival is reported through the trace source "Arrival" with the
+ * queue's contents per flow before the packet joined (qr_arrival); every departure through
+ * "Departure". ns-3's own QueueDisc traces (Enqueue, Dequeue, Drop with its reason, Mark) work as
+ * usual. With an ECN threshold, admitted packets joining a longer queue are marked CE (reason
+ * ECN_MARK = "ecn"). */
 #ifndef QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
 #define QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
 
@@ -28,6 +30,7 @@
 extern "C"
 {
 #include "qreplay/buffer.h"
+#include "qreplay/faults.h"
 #include "qreplay/queuelog.h"
 }
 
@@ -48,6 +51,9 @@ class SharedBuffer : public Object
     qr_drop_mode GetMode() const;
     uint64_t GetMarginBytes() const;
     uint64_t GetEcnThresholdBytes() const;
+    /* Planted faults every port of this switch asks before admission (borrowed; NULL: none). */
+    void SetFaults(qr_faults* faults);
+    qr_faults* GetFaults() const;
 
   protected:
     void DoInitialize() override;
@@ -64,6 +70,7 @@ class SharedBuffer : public Object
     qr_drop_mode m_mode{QR_MODE_PLAIN};
     uint64_t m_marginBytes{5 * 1500};
     uint64_t m_ecnThresholdBytes{0};
+    qr_faults* m_faults{nullptr};
 };
 
 class SharedBufferQueueDisc : public QueueDisc
@@ -73,6 +80,7 @@ class SharedBufferQueueDisc : public QueueDisc
     static constexpr const char* THRESHOLD_DROP = "threshold";
     static constexpr const char* BUFFER_FULL_DROP = "buffer-full";
     static constexpr const char* TAGGED_DROP = "tagged";
+    static constexpr const char* FAULT_DROP = "fault";
     static constexpr const char* ECN_MARK = "ecn";
     /* The reason for a core decision (nullptr for QR_ADMIT). */
     static const char* DropReason(qr_decision d);

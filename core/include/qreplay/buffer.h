@@ -30,9 +30,10 @@ typedef enum {
     QR_DROP_THRESHOLD = 1,   /* q_i + s > T: the queue is at its dynamic threshold */
     QR_DROP_BUFFER_FULL = 2, /* Q + s > B: the shared buffer is full */
     QR_DROP_TAGGED = 3,      /* tagged packet and q_i > T - margin */
+    QR_DROP_FAULT = 4,       /* a planted fault ([faults], faults.h) dropped it; runtime only */
 } qr_decision;
 
-/* Short name of a decision ("admit", "threshold", "buffer-full", "tagged"); never NULL. */
+/* Short name of a decision ("admit", "threshold", "buffer-full", "tagged", "fault"); never NULL. */
 const char *qr_decision_name(qr_decision d);
 
 typedef enum { QR_BUFFER_DYNAMIC = 0, QR_BUFFER_STATIC = 1 } qr_buffer_policy;

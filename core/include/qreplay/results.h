@@ -70,6 +70,8 @@ typedef struct qr_truth_info {
     uint64_t events;
     double wall_s;
     uint64_t in_flight_at_end, other_drops, host_queue_drops, unknown_packets;
+    const qr_row_fault *faults; /* the [faults] drop rules and what they did (/faults) */
+    size_t n_faults;
 } qr_truth_info;
 
 int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,

@@ -90,6 +90,9 @@ typedef struct qr_config {
         char dir[QR_PATH_MAX];
     } output;
     struct {
+        char drop[QR_PATH_MAX]; /* [faults] drop rules (faults.h); "" for none */
+    } faults;
+    struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
         size_t n_loads;
         int seeds; /* seeds 1..seeds per load */

@@ -144,6 +144,59 @@ typedef struct qr_row_direction {
 } qr_row_direction;
 extern const qr_h5_schema qr_schema_direction;
 
+/* A planted-drop rule of [faults] drop (faults.h) and what it did in the runtime. */
+#define QR_FAULT_TEXT_MAX 64
+typedef struct qr_row_fault {
+    uint32_t rule; /* from 1, as in the scenario */
+    char text[QR_FAULT_TEXT_MAX];
+    uint32_t flow, dir;
+    char kind[8];
+    uint32_t first, last, sw;
+    uint64_t counted, dropped;
+} qr_row_fault;
+extern const qr_h5_schema qr_schema_fault;
+
+/* diagnosis.h5 (qreplay diagnose, diagnose.h): one flow. */
+typedef struct qr_row_diag_flow {
+    uint32_t flow, src, dst;
+    uint64_t bytes;
+    char size_class[12];
+    uint8_t completed, tail;
+    int64_t start_ns, fct_ns, ideal_ns;
+    double slowdown;
+    int64_t handshake_ns, rto_ns, recovery_ns, receiver_ns, delack_ns, app_ns, queueing_ns,
+        sending_ns;
+    char cause[20];
+    uint32_t data_packets, retransmissions, rtos, fast_retransmits, late_fast_retransmits,
+        max_dupacks, lost_data, lost_acks, syn_sent, synack_sent, delayed_acks, zero_windows,
+        blackhole_losses;
+    int64_t queue_mean_ns, queue_max_ns, path_queue_ns;
+    uint32_t worst_switch, worst_port;
+    int64_t worst_queue_ns;
+} qr_row_diag_flow;
+extern const qr_h5_schema qr_schema_diag_flow;
+
+/* One piece of a flow's evidence. */
+typedef struct qr_row_diag_event {
+    uint32_t flow;
+    char kind[16];
+    int64_t time_ns;
+    uint64_t packet, tcp_seq;
+    int64_t value;
+    char detail[20];
+    uint32_t sw, port;
+} qr_row_diag_event;
+extern const qr_h5_schema qr_schema_diag_event;
+
+/* Tail flows of a size class with one cause. */
+typedef struct qr_row_diag_cause {
+    char size_class[12];
+    char cause[20];
+    uint32_t flows, tail_flows;
+    double tail_slowdown;
+} qr_row_diag_cause;
+extern const qr_h5_schema qr_schema_diag_cause;
+
 /* What a replay host sent. */
 typedef struct qr_row_replay_host {
     uint32_t host;
