@@ -20,6 +20,8 @@ static const qr_cli_command commands[] = {
     {"metrics", "compare a run folder's replays with its runtime: results.h5", qr_cmd_metrics},
     {"blackholes", "shared-buffer blackhole episodes in a runtime's or a replay's arrivals",
      qr_cmd_blackholes},
+    {"diagnose", "why each slow flow was slow: time breakdown and root cause with evidence",
+     qr_cmd_diagnose},
     {"whatif", "what-if grid of switch configurations replayed from a recording (--validate)",
      qr_cmd_whatif},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},

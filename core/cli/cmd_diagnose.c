@@ -1,0 +1,261 @@
+/* qreplay diagnose: why each slow flow was slow (diagnose.h). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "opt.h"
+#include "qreplay/diagnose.h"
+#include "qreplay/error.h"
+#include "qreplay/replay.h"
+#include "qreplay/units.h"
+
+static const cli_opt opts[] = {
+    {"flows", 0, CLI_VALUE, "SEL",
+     "tail (default: flows at or above the --tail slowdown of their size class), all,\n"
+     "                         or flow numbers (3,17,40)"},
+    {"tail", 0, CLI_VALUE, "Q", "the tail quantile of slowdown per size class (99%)"},
+    {"replay", 0, CLI_VALUE, "NAME",
+     "take queueing and blackholes from this replay's arrivals (DIR/replay/NAME);\n"
+     "                         default: the tagged replay of the smallest threshold, or an\n"
+     "                         exact tagged replay run now (native engine) if DIR has none"},
+    {"arrivals", 0, CLI_VALUE, "FILE", "an arrival log to take them from instead"},
+    {"no-replay", 0, CLI_FLAG, NULL, "no arrivals: only what hosts recorded"},
+    {"dupthresh", 0, CLI_VALUE, "N", "duplicate ACKs that start a fast retransmission (3)"},
+    CLI_OPT_OUT("write diagnosis.h5 here (default: DIR/diagnosis.h5)"),
+    CLI_OPT_NO_FIGURES,
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "diagnose",
+    "DIR",
+    "Explain why the slow flows of a recording were slow, from the packets both ends recorded\n"
+    "(runtime recordings and imported captures alike). Per flow: size, FCT, the ideal FCT alone\n"
+    "on an empty network, the slowdown, a breakdown of its time (handshake, waiting on an RTO,\n"
+    "loss recovery, receiver-limited, stalled on a delayed ACK, application-limited, queueing\n"
+    "and sharing, sending at full window) and a root cause with its evidence: RTO (tail drop,\n"
+    "not enough duplicate ACKs, ACK drops), late fast retransmission, handshake loss, congestion\n"
+    "without loss, receiver limit, delayed-ACK stall. A replay's arrivals add the queueing per\n"
+    "hop and name the shared-buffer blackhole episodes the flow's losses fell in.\n\n"
+    "Writes DIR/diagnosis.h5 (/flows for every flow, /evidence for the selected ones, /causes),\n"
+    "prints a table of the selected flows and the causes per size class, and draws figures\n"
+    "(analysis/plot_diagnosis.py): causes per size class, and each selected flow's time.\n",
+    opts,
+    sizeof opts / sizeof opts[0],
+    1,
+    1,
+    "expected one run or recording folder",
+    "examples:\n"
+    "  qreplay run scenarios/fattree-k4-websearch.ini -o /tmp/k4 && qreplay diagnose /tmp/k4\n"
+    "  qreplay diagnose /tmp/k4 --flows 3,17 --no-replay\n"
+    "  qreplay diagnose /tmp/k4 --tail 95%\n"};
+
+/* The tagged replay of DIR with the smallest threshold that has an arrival log (name into out). */
+static int pick_replay(const char *dir, char *out, size_t size)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/replay", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    double best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        double th;
+        char tail;
+        if (sscanf(e->d_name, "tagged_th_%lf%c", &th, &tail) != 1)
+            continue;
+        snprintf(path, sizeof path, "%s/replay/%s/arrivals.qra", dir, e->d_name);
+        if (!cli_exists(path))
+            continue;
+        if (best < 0 || th < best) {
+            best = th;
+            snprintf(out, size, "%s", e->d_name);
+        }
+    }
+    closedir(d);
+    return best >= 0;
+}
+
+static void status(void *ctx, const char *line)
+{
+    cli_progress_update(ctx, "%s", line);
+}
+
+static void replay_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
+{
+    (void)wall_s;
+    cli_progress_update(ctx, "diagnose: exact tagged replay at %.1f ms simulated, %" PRIu64
+                             " events", sim_ms, events);
+}
+
+int qr_cmd_diagnose(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *dir = a.pos[0], *sel = cli_value(&a, "flows"), *tail = cli_value(&a, "tail");
+    const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
+    const char *dup = cli_value(&a, "dupthresh"), *outp = cli_value(&a, "out");
+    int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
+    int figures = cli_count(&a, "no-figures") == 0;
+    char err[QR_ERRBUF_SIZE], rec_dir[4096], arr[4200] = "", out[4200], tmp_arr[4300] = "";
+    qr_recording *rec = NULL;
+    qr_diagnosis dg = {0};
+    uint32_t *ids = NULL;
+    qr_diag_opts o;
+    qr_diag_opts_default(&o);
+    cli_progress prog;
+    cli_progress_init(&prog, quiet);
+    rc = 2;
+    if ((replay != NULL) + (arrivals != NULL) + no_replay > 1) {
+        rc = cli_usage_error("diagnose", "--replay, --arrivals and --no-replay exclude each other");
+        goto out;
+    }
+    if (tail) {
+        if (qr_parse_percent(tail, &o.tail, err) || !(o.tail > 0 && o.tail < 1)) {
+            rc = cli_usage_error("diagnose", "--tail: '%s' is not a percentage between 0 and 100",
+                                 tail);
+            goto out;
+        }
+    }
+    if (dup) {
+        char *end;
+        unsigned long v = strtoul(dup, &end, 10);
+        if (!*dup || *end || v < 1 || v > 1000) {
+            rc = cli_usage_error("diagnose", "--dupthresh: '%s' is not a count from 1", dup);
+            goto out;
+        }
+        o.dupthresh = (uint32_t)v;
+    }
+    if (sel && !strcmp(sel, "all")) {
+        o.all = 1;
+    } else if (sel && strcmp(sel, "tail") != 0) {
+        size_t n = 1;
+        for (const char *p = sel; *p; p++)
+            n += *p == ',';
+        ids = calloc(n, sizeof *ids);
+        if (!ids) {
+            rc = cli_fail("diagnose", "out of memory");
+            goto out;
+        }
+        const char *p = sel;
+        for (size_t i = 0; i < n; i++) {
+            char *end;
+            unsigned long v = strtoul(p, &end, 10);
+            if (end == p || (*end != ',' && *end) || v > UINT32_MAX || *p == '-' || *p == '+') {
+                rc = cli_usage_error("diagnose",
+                                     "--flows: '%s' is not tail, all or a list of flow numbers",
+                                     sel);
+                goto out;
+            }
+            ids[i] = (uint32_t)v;
+            p = end + 1;
+        }
+        o.flows = ids;
+        o.n_flows = n;
+    }
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    if (outp)
+        snprintf(out, sizeof out, "%s", outp);
+    else
+        snprintf(out, sizeof out, "%s/diagnosis.h5", dir);
+    if (arrivals) {
+        snprintf(arr, sizeof arr, "%s", arrivals);
+    } else if (replay) {
+        if (strchr(replay, '/') || !strcmp(replay, "..") || !strcmp(replay, ".")) {
+            rc = cli_usage_error("diagnose", "--replay: '%s' is not a replay's name", replay);
+            goto out;
+        }
+        snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, replay);
+    } else if (!no_replay) {
+        char name[256];
+        if (pick_replay(dir, name, sizeof name))
+            snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, name);
+    }
+    if (arr[0] && !cli_exists(arr)) {
+        rc = cli_fail("diagnose", "%s: no arrival log there", arr);
+        goto out;
+    }
+    {
+        cli_paths ins = {0}, outs = {0};
+        cli_paths_add_recording(&ins, rec_dir);
+        if (arr[0])
+            cli_paths_add(&ins, "%s", arr);
+        cli_paths_add(&outs, "%s", out);
+        int bad = cli_check_outputs("diagnose", &outs, &ins);
+        if (bad) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (qr_recording_open(&rec, rec_dir, NULL, err)) {
+        rc = cli_fail("diagnose", "%s", err);
+        goto out;
+    }
+    if (!arr[0] && !no_replay) {
+        /* no replay yet: an exact tagged replay (every send time as recorded) for this run only */
+        snprintf(tmp_arr, sizeof tmp_arr, "%s.partial-%d.qra", out, (int)getpid());
+        qr_sampling_stats st;
+        const qr_scenario *s = qr_recording_scenario(rec);
+        qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes, tmp_arr,
+                             replay_progress, &prog, NULL};
+        qr_replay_out rout = {0};
+        cli_catch_signals();
+        ro.cancel = &cli_signal;
+        int r2 = qr_recording_sample(rec, QR_SAMPLING_RATE, 0, &st, NULL, NULL, err);
+        if (!r2)
+            r2 = qr_replay_native(NULL, s, rec, &ro, &rout, err);
+        int cancelled = rout.cancelled;
+        qr_replay_out_free(&rout);
+        cli_restore_signals();
+        if (r2 || cancelled) {
+            unlink(tmp_arr);
+            rc = cancelled ? cli_interrupted_status()
+                           : cli_fail("diagnose", "the exact tagged replay: %s", err);
+            goto out;
+        }
+        snprintf(arr, sizeof arr, "%s", tmp_arr);
+    }
+    o.arrivals = arr[0] ? arr : NULL;
+    o.progress = status;
+    o.progress_ctx = &prog;
+    rc = qr_diagnose(rec, &o, &dg, err);
+    if (tmp_arr[0])
+        unlink(tmp_arr);
+    cli_progress_done(&prog);
+    if (rc) {
+        rc = cli_fail("diagnose", "%s: %s", rec_dir, err);
+        goto out;
+    }
+    if (qr_diagnosis_write(out, qr_recording_scenario(rec), &dg, err)) {
+        rc = cli_fail("diagnose", "%s", err);
+        goto out;
+    }
+    rc = 0;
+    if (!quiet) {
+        printf("recording          %s (%zu flows, %zu selected)\n", rec_dir, dg.n_flows,
+               dg.selected);
+        printf("arrivals           %s\n",
+               tmp_arr[0] ? "an exact tagged replay run now (not kept)"
+                          : (arr[0] ? arr : "none (--no-replay)"));
+        printf("output             %s\n\n", out);
+        qr_diagnosis_print(&dg, stdout);
+    }
+    if (figures && dg.selected) {
+        char figdir[4300];
+        snprintf(figdir, sizeof figdir, "%s/figures", dir);
+        rc = cli_figures("diagnose", "plot_diagnosis.py", out, figdir, quiet);
+    }
+out:
+    qr_diagnosis_free(&dg);
+    qr_recording_close(rec);
+    free(ids);
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,238 @@
+/* qreplay diagnose on cases whose cause is known by construction (scenarios/diagnose/: planted
+ * per-packet drops of [faults] drop, a lossless incast) and on the shared-buffer blackhole case:
+ * each names its cause with the evidence that shows it; every flow's time breakdown sums to its
+ * FCT; the planted drops are in truth.h5 with reason "fault"; bad options and bad fault rules are
+ * clear errors that write nothing. */
+#include "harness.h"
+#include "qreplay/buffer.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/schema.h"
+
+TestSuite(diagnose_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
+
+static qr_row_diag_flow *flows_of(const char *path, size_t *n)
+{
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
+    qr_row_diag_flow *rows = NULL;
+    cr_assert_eq(qr_h5_read_rows(r, "/flows", &qr_schema_diag_flow, (void **)&rows, n, e), QR_OK,
+                 "%s", e);
+    qr_h5_close(r);
+    return rows;
+}
+
+static qr_row_diag_event *events_of(const char *path, size_t *n)
+{
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
+    qr_row_diag_event *rows = NULL;
+    cr_assert_eq(qr_h5_read_rows(r, "/evidence", &qr_schema_diag_event, (void **)&rows, n, e),
+                 QR_OK, "%s", e);
+    qr_h5_close(r);
+    return rows;
+}
+
+static qr_row_drop *truth_drops(const char *rec, size_t *n)
+{
+    char e[QR_ERRBUF_SIZE], p[512];
+    snprintf(p, sizeof p, "%s/truth/truth.h5", rec);
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    qr_row_drop *rows = NULL;
+    cr_assert_eq(qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&rows, n, e), QR_OK, "%s",
+                 e);
+    qr_h5_close(r);
+    return rows;
+}
+
+/* Every flow's parts sum to its FCT (completed flows). */
+static void parts_sum_to_fct(const qr_row_diag_flow *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!f[i].completed)
+            continue;
+        int64_t sum = f[i].handshake_ns + f[i].rto_ns + f[i].recovery_ns + f[i].receiver_ns +
+                      f[i].delack_ns + f[i].app_ns + f[i].queueing_ns + f[i].sending_ns;
+        cr_assert_eq(sum, f[i].fct_ns, "flow %u: parts %ld, fct %ld", f[i].flow, (long)sum,
+                     (long)f[i].fct_ns);
+        cr_assert_geq(f[i].fct_ns, f[i].ideal_ns / 2, "flow %u", f[i].flow);
+    }
+}
+
+/* Run a planted case and diagnose it; returns its /flows (row 0 is the planted flow). */
+static qr_row_diag_flow *planted(const char *name, size_t *n)
+{
+    cr_assert_eq(qreplay("runtime scenarios/diagnose/%s.ini -o %s/%s --quiet", name, dir, name), 0,
+                 "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/%s --no-figures", dir, name), 0, "%s", err);
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s/diagnosis.h5", dir, name);
+    qr_row_diag_flow *f = flows_of(p, n);
+    parts_sum_to_fct(f, *n);
+    return f;
+}
+
+Test(diagnose_cli, a_loss_with_two_packets_after_it_is_an_rto_for_want_of_dupacks)
+{
+    size_t n, ne, nd;
+    qr_row_diag_flow *f = planted("rto-few-dupacks", &n);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(f[0].cause, "rto-few-dupacks");
+    cr_assert_eq(f[0].tail, 1);
+    cr_assert_eq(f[0].rtos, 1);
+    cr_assert_eq(f[0].lost_data, 1);
+    cr_assert_eq(f[0].fast_retransmits, 0);
+    /* the 10 ms minimum RTO is most of its time */
+    cr_assert_geq(f[0].rto_ns, 9000000);
+    cr_assert(strstr(out, "rto-few-dupacks"), "%s", out);
+    /* evidence: the 5th data packet (relative sequence 4 * 1448 + 1) lost, then resent by the
+     * timer */
+    char p[256];
+    snprintf(p, sizeof p, "%s/rto-few-dupacks/diagnosis.h5", dir);
+    qr_row_diag_event *e = events_of(p, &ne);
+    int lost = 0, rto = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (!strcmp(e[i].kind, "lost")) {
+            cr_assert_eq(e[i].tcp_seq, 4 * 1448 + 1);
+            lost++;
+        }
+        if (!strcmp(e[i].kind, "rto")) {
+            cr_assert_eq(e[i].tcp_seq, 4 * 1448 + 1);
+            cr_assert_str_eq(e[i].detail, "rto-few-dupacks");
+            rto++;
+        }
+    }
+    cr_assert_eq(lost, 1);
+    cr_assert_eq(rto, 1);
+    /* the ground truth: one drop, by the fault, of data packet 5 (SYN and ACK come first) */
+    snprintf(p, sizeof p, "%s/rto-few-dupacks", dir);
+    qr_row_drop *d = truth_drops(p, &nd);
+    cr_assert_eq(nd, 1);
+    cr_assert_eq(d[0].reason, QR_DROP_FAULT);
+    cr_assert_eq(d[0].packet, 6);
+    qr_h5_rows_free(d);
+    qr_h5_rows_free(e);
+    qr_h5_rows_free(f);
+}
+
+Test(diagnose_cli, planted_tail_ack_and_syn_drops_are_named)
+{
+    static const struct {
+        const char *name, *cause;
+    } cases[] = {{"tail-drop", "tail-drop"}, {"ack-drop", "ack-drop"}, {"syn-drop", "handshake-loss"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n;
+        qr_row_diag_flow *f = planted(cases[c].name, &n);
+        cr_assert_eq(n, 1);
+        cr_assert_str_eq(f[0].cause, cases[c].cause, "%s: %s", cases[c].name, out);
+        if (!strcmp(cases[c].name, "syn-drop")) {
+            cr_assert_eq(f[0].syn_sent, 2);
+            cr_assert_geq(f[0].handshake_ns, 1000000000); /* the 1 s SYN timeout */
+        }
+        if (!strcmp(cases[c].name, "ack-drop")) {
+            cr_assert_eq(f[0].lost_data, 0);
+            cr_assert_eq(f[0].lost_acks, 6);
+        }
+        qr_h5_rows_free(f);
+    }
+}
+
+Test(diagnose_cli, a_lossless_incast_is_congestion)
+{
+    size_t n, nd;
+    qr_row_diag_flow *f = planted("congestion", &n);
+    cr_assert_eq(n, 8);
+    char p[256];
+    snprintf(p, sizeof p, "%s/congestion", dir);
+    qr_row_drop *d = truth_drops(p, &nd);
+    cr_assert_eq(nd, 0);
+    int tail = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(f[i].lost_data, 0);
+        cr_assert_eq(f[i].retransmissions, 0);
+        if (f[i].tail) {
+            tail++;
+            cr_assert_str_eq(f[i].cause, "congestion");
+            cr_assert_gt(f[i].queueing_ns, f[i].sending_ns);
+            cr_assert_gt(f[i].queue_mean_ns, 0);
+            cr_assert_gt(f[i].path_queue_ns, 0);
+        }
+    }
+    cr_assert_geq(tail, 1);
+    qr_h5_rows_free(d);
+    qr_h5_rows_free(f);
+}
+
+Test(diagnose_cli, losses_of_a_flows_to_a_fall_in_the_blackhole_of_its_queue)
+{
+    cr_assert_eq(qreplay("runtime scenarios/blackhole.ini --set traffic.stop=15ms -o %s/bh --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/bh --flows all --no-figures", dir), 0, "%s", err);
+    cr_assert(strstr(out, "an exact tagged replay run now"), "%s", out);
+    char p[256];
+    snprintf(p, sizeof p, "%s/bh/diagnosis.h5", dir);
+    size_t n, ne;
+    qr_row_diag_flow *f = flows_of(p, &n);
+    qr_row_diag_event *e = events_of(p, &ne);
+    parts_sum_to_fct(f, n);
+    int named = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!f[i].blackhole_losses)
+            continue;
+        /* only A's queue (host 0's port) is blackholed: the long flows B, C -> A */
+        cr_assert_eq(f[i].dst, 0, "flow %u", f[i].flow);
+        named++;
+    }
+    cr_assert_geq(named, 1, "%s", out);
+    int culprit_b = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (!strcmp(e[i].kind, "blackhole")) {
+            cr_assert_eq(e[i].port, 0);
+            culprit_b += e[i].value == 1; /* B's port grew */
+        }
+    cr_assert_gt(culprit_b, 0);
+    cr_assert(strstr(out, "blackhole of switch 0 port 0 (burst toward port 1)"), "%s", out);
+    /* nothing left behind but diagnosis.h5 (the exact replay's log is removed) */
+    cr_assert(!exists("%s/bh/replay", dir));
+    qr_h5_rows_free(e);
+    qr_h5_rows_free(f);
+}
+
+Test(diagnose_cli, bad_options_and_bad_fault_rules_are_clear_errors)
+{
+    cr_assert_eq(qreplay("runtime scenarios/diagnose/tail-drop.ini -o %s/t --quiet", dir), 0, "%s",
+                 err);
+    cr_assert_eq(qreplay("diagnose %s/t --tail 150%%", dir), 2);
+    cr_assert(strstr(err, "--tail"), "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/t --flows 1,x", dir), 2);
+    cr_assert(strstr(err, "--flows"), "%s", err);
+    cr_assert_neq(qreplay("diagnose %s/t --flows 4 --no-replay", dir), 0);
+    cr_assert(strstr(err, "flow 4 does not exist"), "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/t --replay tagged_th_5", dir), 1);
+    cr_assert(strstr(err, "no arrival log"), "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/t --replay x --no-replay", dir), 2);
+    cr_assert_eq(qreplay("diagnose %s/nothing", dir), 1);
+    cr_assert(!exists("%s/t/diagnosis.h5", dir));
+    /* fault rules: syntax at load, flows and switches when the workload is known */
+    cr_assert_eq(qreplay("runtime scenarios/diagnose/tail-drop.ini --set 'faults.drop=flow 0 dta 1' "
+                         "-o %s/f1 --quiet",
+                         dir),
+                 1);
+    cr_assert(strstr(err, "faults") && strstr(err, "syn, synack, data or ack"), "%s", err);
+    cr_assert_neq(qreplay("runtime scenarios/diagnose/tail-drop.ini --set 'faults.drop=flow 1 syn' "
+                          "-o %s/f2 --quiet",
+                          dir),
+                  0);
+    cr_assert(strstr(err, "flow 1 does not exist"), "%s", err);
+    cr_assert_neq(qreplay("runtime scenarios/diagnose/tail-drop.ini "
+                          "--set 'faults.drop=flow 0 syn at 3' -o %s/f3 --quiet",
+                          dir),
+                  0);
+    cr_assert(strstr(err, "switch 3 is not on flow 0's data path"), "%s", err);
+    cr_assert(!exists("%s/f2/recording.h5", dir));
+    cr_assert(!exists("%s/f3/recording.h5", dir));
+}
