@@ -89,8 +89,9 @@ static void status(void *ctx, const char *line)
 static void replay_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
 {
     (void)wall_s;
-    cli_progress_update(ctx, "diagnose: exact tagged replay at %.1f ms simulated, %" PRIu64
-                             " events", sim_ms, events);
+    cli_progress_update(ctx,
+                        "diagnose: exact tagged replay at %.1f ms simulated, %" PRIu64 " events",
+                        sim_ms, events);
 }
 
 int qr_cmd_diagnose(int argc, char **argv)
@@ -149,9 +150,8 @@ int qr_cmd_diagnose(int argc, char **argv)
             char *end;
             unsigned long v = strtoul(p, &end, 10);
             if (end == p || (*end != ',' && *end) || v > UINT32_MAX || *p == '-' || *p == '+') {
-                rc = cli_usage_error("diagnose",
-                                     "--flows: '%s' is not tail, all or a list of flow numbers",
-                                     sel);
+                rc = cli_usage_error(
+                    "diagnose", "--flows: '%s' is not tail, all or a list of flow numbers", sel);
                 goto out;
             }
             ids[i] = (uint32_t)v;
@@ -203,8 +203,9 @@ int qr_cmd_diagnose(int argc, char **argv)
         snprintf(tmp_arr, sizeof tmp_arr, "%s.partial-%d.qra", out, (int)getpid());
         qr_sampling_stats st;
         const qr_scenario *s = qr_recording_scenario(rec);
-        qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes, tmp_arr,
-                             replay_progress, &prog, NULL};
+        qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes,
+                             tmp_arr,        replay_progress,
+                             &prog,          NULL};
         qr_replay_out rout = {0};
         cli_catch_signals();
         ro.cancel = &cli_signal;
@@ -241,9 +242,8 @@ int qr_cmd_diagnose(int argc, char **argv)
     if (!quiet) {
         printf("recording          %s (%zu flows, %zu selected)\n", rec_dir, dg.n_flows,
                dg.selected);
-        printf("arrivals           %s\n",
-               tmp_arr[0] ? "an exact tagged replay run now (not kept)"
-                          : (arr[0] ? arr : "none (--no-replay)"));
+        printf("arrivals           %s\n", tmp_arr[0] ? "an exact tagged replay run now (not kept)"
+                                                     : (arr[0] ? arr : "none (--no-replay)"));
         printf("output             %s\n\n", out);
         qr_diagnosis_print(&dg, stdout);
     }

@@ -17,16 +17,15 @@
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 
-static const char *const part_names[QR_PARTS] = {"handshake", "rto",      "recovery", "receiver",
-                                                 "delack",    "app",      "queueing", "sending"};
+static const char *const part_names[QR_PARTS] = {"handshake", "rto", "recovery", "receiver",
+                                                 "delack",    "app", "queueing", "sending"};
 static const char *const cause_names[QR_CAUSES] = {
-    "none",      "handshake-loss",  "rto",        "rto-few-dupacks", "tail-drop",    "ack-drop",
-    "late-fr",   "fast-retransmit", "congestion", "receiver-limit",  "delack-stall", "app-limited"};
+    "none",    "handshake-loss",  "rto",        "rto-few-dupacks", "tail-drop",    "ack-drop",
+    "late-fr", "fast-retransmit", "congestion", "receiver-limit",  "delack-stall", "app-limited"};
 static const char *const event_names[QR_EV_KINDS] = {
-    "lost", "rto", "fast-retransmit", "recovery", "dupack", "syn-again", "delayed-ack",
-    "zero-window", "blackhole"};
-static const char *const class_names[QR_DIAG_CLASSES] = {"<100KB", "100KB-1MB", "1-10MB",
-                                                         ">10MB"};
+    "lost",      "rto",         "fast-retransmit", "recovery", "dupack",
+    "syn-again", "delayed-ack", "zero-window",     "blackhole"};
+static const char *const class_names[QR_DIAG_CLASSES] = {"<100KB", "100KB-1MB", "1-10MB", ">10MB"};
 
 const char *qr_diag_part_name(qr_diag_part p)
 {
@@ -70,9 +69,9 @@ void qr_diag_opts_default(qr_diag_opts *o)
 
 typedef struct {
     const qr_rec_packet *pk;
-    int64_t tx;        /* true send time */
-    int64_t rx;        /* true arrival time at the other end, -1: lost */
-    uint32_t payload;  /* TCP payload bytes */
+    int64_t tx;       /* true send time */
+    int64_t rx;       /* true arrival time at the other end, -1: lost */
+    uint32_t payload; /* TCP payload bytes */
 } dpkt;
 
 typedef struct {
@@ -82,8 +81,8 @@ typedef struct {
     const qr_flow_table *ft;
     qr_topology *topo;
     uint32_t *dir_first, *dir_count; /* into idx */
-    const qr_rec_packet **idx;        /* packets of every direction, in recorded order */
-    dpkt *buf;                         /* scratch: a direction's packets */
+    const qr_rec_packet **idx;       /* packets of every direction, in recorded order */
+    dpkt *buf;                       /* scratch: a direction's packets */
     size_t buf_cap;
     int64_t ack_clock_ns, delack_ns;
     uint32_t dupthresh;
@@ -145,9 +144,8 @@ static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
         d->pk = x->idx[x->dir_first[dir] + i];
         d->tx = d->pk->pk.time_ns - off_src;
         int64_t t;
-        d->rx = qr_recording_received(x->rec, qr_packet_id(dir, d->pk->seq), &t) == 0
-                    ? t - off_dst
-                    : -1;
+        d->rx = qr_recording_received(x->rec, qr_packet_id(dir, d->pk->seq), &t) == 0 ? t - off_dst
+                                                                                      : -1;
         d->payload = payload_of(&d->pk->pk);
     }
     *n = cnt;
@@ -169,8 +167,8 @@ static int add_event(ctx *x, uint32_t flow, qr_diag_event_kind kind, int64_t t, 
 /* A sender-side event: a data-direction packet sent, or an ACK-direction packet arriving. */
 typedef struct {
     int64_t t;
-    uint32_t i;   /* index into the direction's list */
-    uint8_t ack;  /* 1: ACK arrival */
+    uint32_t i;  /* index into the direction's list */
+    uint8_t ack; /* 1: ACK arrival */
 } sev;
 
 static int sev_cmp(const void *a, const void *b)
@@ -362,10 +360,10 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     uint64_t npk = fl->bytes ? (fl->bytes + mss - 1) / mss : 0;
     uint64_t last_payload = fl->bytes - (npk ? (npk - 1) * mss : 0);
     last_len = (uint32_t)(hdr + last_payload);
-    int64_t lat_syn = qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, 60, c->links.rate_bps,
-                                             c->links.delay_ns);
-    int64_t lat_synack = qr_unloaded_latency_ns(x->topo, fl->dst, fl->src, 60, c->links.rate_bps,
-                                                c->links.delay_ns);
+    int64_t lat_syn =
+        qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, 60, c->links.rate_bps, c->links.delay_ns);
+    int64_t lat_synack =
+        qr_unloaded_latency_ns(x->topo, fl->dst, fl->src, 60, c->links.rate_bps, c->links.delay_ns);
     int64_t transfer = (int64_t)(npk ? npk - 1 : 0) *
                            qri_wire_ns(mss + hdr + QR_LINK_OVERHEAD_BYTES, c->links.rate_bps) +
                        qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, last_len,
@@ -541,9 +539,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                     o->max_dupacks = dupacks;
                 if (dupacks == x->dupthresh) {
                     dup_thresh_t = ev[q].t;
-                    if ((rc = add_event(x, f, QR_EV_DUPACK, ev[q].t,
-                                        qr_packet_id(A, p->pk->seq), (uint64_t)an, dupacks, 0,
-                                        0)))
+                    if ((rc = add_event(x, f, QR_EV_DUPACK, ev[q].t, qr_packet_id(A, p->pk->seq),
+                                        (uint64_t)an, dupacks, 0, 0)))
                         goto out;
                 }
             }
@@ -573,7 +570,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
             int64_t len = p->payload + ((dp->tcp_flags & TCP_FIN) ? 1 : 0);
             if (!len)
                 continue;
-            if (p->rx < 0 && (rc = add_event(x, f, QR_EV_LOST, ev[q].t, id, (uint64_t)s, len, 0, 0)))
+            if (p->rx < 0 &&
+                (rc = add_event(x, f, QR_EV_LOST, ev[q].t, id, (uint64_t)s, len, 0, 0)))
                 goto out;
             if (s < snd_max) {
                 o->retransmissions++;
@@ -586,8 +584,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                     in_rec = 1;
                     rec_point = snd_max;
                     rec_cause = sub;
-                    if ((rc = add_event(x, f, QR_EV_RTO, ev[q].t, id, (uint64_t)s, (int64_t)sub,
-                                        0, 0)))
+                    if ((rc = add_event(x, f, QR_EV_RTO, ev[q].t, id, (uint64_t)s, (int64_t)sub, 0,
+                                        0)))
                         goto out;
                 } else if (!in_rec) {
                     o->fast_retransmits++;
@@ -598,8 +596,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                     rec_point = snd_max;
                     if (rec_late && dup_thresh_t >= 0)
                         cause_ns[QR_CAUSE_LATE_FR] += ev[q].t - dup_thresh_t;
-                    if ((rc = add_event(x, f, QR_EV_FAST, ev[q].t, id, (uint64_t)s, dupacks, 0,
-                                        0)))
+                    if ((rc = add_event(x, f, QR_EV_FAST, ev[q].t, id, (uint64_t)s, dupacks, 0, 0)))
                         goto out;
                 } else if ((rc = add_event(x, f, QR_EV_RECOVERY, ev[q].t, id, (uint64_t)s, dupacks,
                                            0, 0))) {
@@ -731,8 +728,7 @@ static int make_topo(const qr_config *c, qr_topology **t)
                                                : qr_topology_star(t, c->topology.hosts);
 }
 
-int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out,
-                char *errbuf)
+int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf)
 {
     if (!rec || !out)
         return qri_err(errbuf, QR_EINVAL, "no recording");
@@ -768,8 +764,9 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     size_t n_flows = qr_flow_table_flows(x.ft), n_dirs = qr_flow_table_directions(x.ft);
     for (size_t i = 0; i < o->n_flows; i++)
         if (o->flows[i] >= n_flows)
-            return qri_err(errbuf, QR_EVALUE, "--flows: flow %u does not exist (the recording has "
-                                              "%zu flows, 0..%zu)",
+            return qri_err(errbuf, QR_EVALUE,
+                           "--flows: flow %u does not exist (the recording has "
+                           "%zu flows, 0..%zu)",
                            o->flows[i], n_flows, n_flows ? n_flows - 1 : 0);
     int rc = make_topo(x.c, &x.topo);
     if (rc)
@@ -918,10 +915,10 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
                         da->time_ns > ep->end_ns)
                         continue;
                     fl->blackhole_losses++;
-                    if ((rc = add_event(&x, f, QR_EV_BLACKHOLE, da->time_ns, ev->packet,
-                                        ev->tcp_seq,
-                                        ep->n_culprits ? (int64_t)ep->culprits[0].port : -1,
-                                        ep->sw, ep->port)))
+                    if ((rc =
+                             add_event(&x, f, QR_EV_BLACKHOLE, da->time_ns, ev->packet, ev->tcp_seq,
+                                       ep->n_culprits ? (int64_t)ep->culprits[0].port : -1, ep->sw,
+                                       ep->port)))
                         goto done;
                     break;
                 }
@@ -969,8 +966,7 @@ void qr_diagnosis_free(qr_diagnosis *d)
             goto fail;                                                                             \
     } while (0)
 
-int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d,
-                       char *errbuf)
+int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf)
 {
     qr_row_diag_flow *fr = calloc(d->n_flows ? d->n_flows : 1, sizeof *fr);
     qr_row_diag_event *er = calloc(d->n_events ? d->n_events : 1, sizeof *er);
@@ -996,9 +992,8 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosi
         r->fct_ns = x->fct_ns;
         r->ideal_ns = x->ideal_ns;
         r->slowdown = x->slowdown;
-        int64_t *parts[QR_PARTS] = {&r->handshake_ns, &r->rto_ns,  &r->recovery_ns,
-                                    &r->receiver_ns,  &r->delack_ns, &r->app_ns,
-                                    &r->queueing_ns,  &r->sending_ns};
+        int64_t *parts[QR_PARTS] = {&r->handshake_ns, &r->rto_ns, &r->recovery_ns, &r->receiver_ns,
+                                    &r->delack_ns,    &r->app_ns, &r->queueing_ns, &r->sending_ns};
         for (int p = 0; p < QR_PARTS; p++)
             *parts[p] = x->part_ns[p];
         snprintf(r->cause, sizeof r->cause, "%s", qr_diag_cause_name(x->cause));
@@ -1032,7 +1027,8 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosi
         r->tcp_seq = x->tcp_seq;
         r->value = x->value;
         if (x->kind == QR_EV_RTO)
-            snprintf(r->detail, sizeof r->detail, "%s", qr_diag_cause_name((qr_diag_cause)x->value));
+            snprintf(r->detail, sizeof r->detail, "%s",
+                     qr_diag_cause_name((qr_diag_cause)x->value));
         r->sw = x->sw;
         r->port = x->port;
     }
@@ -1138,7 +1134,8 @@ void qr_diagnosis_print(const qr_diagnosis *d, FILE *out)
         uint32_t tail = 0;
         for (int c = 0; c < QR_CAUSES; c++)
             tail += d->class_selected[k][c];
-        fprintf(out, "  %-10s %5u flows, %3u selected (tail slowdown >= %.2f):", qr_diag_class_name(k),
+        fprintf(out,
+                "  %-10s %5u flows, %3u selected (tail slowdown >= %.2f):", qr_diag_class_name(k),
                 d->class_flows[k], tail, d->class_threshold[k]);
         for (int c = 0; c < QR_CAUSES; c++)
             if (d->class_selected[k][c])

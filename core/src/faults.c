@@ -131,8 +131,8 @@ int qr_fault_rules_parse(const char *text, qr_fault_rule *rules, size_t max, siz
             if (!isspace((unsigned char)*c))
                 blank = 0;
         if (blank) {
-            rc = qri_err(errbuf, QR_EVALUE, "rule %zu is empty (rules are separated by ',')",
-                         k + 1);
+            rc =
+                qri_err(errbuf, QR_EVALUE, "rule %zu is empty (rules are separated by ',')", k + 1);
         } else if (*n == max) {
             rc = qri_err(errbuf, QR_EVALUE, "more than %zu rules", max);
         } else {
@@ -236,13 +236,14 @@ int qr_faults_create(qr_faults **out, const char *text, const qr_flow_table *flo
                            i + 1, shown, r->flow, n_flows);
         }
         uint32_t dir = r->kind == QR_FAULT_SYN || r->kind == QR_FAULT_DATA ? qr_dir_data(r->flow)
-                                                                            : qr_dir_ack(r->flow);
+                                                                           : qr_dir_ack(r->flow);
         uint32_t path[16];
         size_t hops;
         if (qr_dir_path(flows, topo, dir, path, 16, &hops) || hops > 16) {
             free(f);
-            return qri_err(errbuf, QR_EVALUE, "[faults] drop: rule %zu ('%s'): flow %u has no route",
-                           i + 1, shown, r->flow);
+            return qri_err(errbuf, QR_EVALUE,
+                           "[faults] drop: rule %zu ('%s'): flow %u has no route", i + 1, shown,
+                           r->flow);
         }
         if (r->sw < 0) {
             r->sw = path[0];

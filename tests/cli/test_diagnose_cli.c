@@ -122,7 +122,8 @@ Test(diagnose_cli, planted_tail_ack_and_syn_drops_are_named)
 {
     static const struct {
         const char *name, *cause;
-    } cases[] = {{"tail-drop", "tail-drop"}, {"ack-drop", "ack-drop"}, {"syn-drop", "handshake-loss"}};
+    } cases[] = {
+        {"tail-drop", "tail-drop"}, {"ack-drop", "ack-drop"}, {"syn-drop", "handshake-loss"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t n;
         qr_row_diag_flow *f = planted(cases[c].name, &n);
@@ -168,9 +169,9 @@ Test(diagnose_cli, a_lossless_incast_is_congestion)
 
 Test(diagnose_cli, losses_of_a_flows_to_a_fall_in_the_blackhole_of_its_queue)
 {
-    cr_assert_eq(qreplay("runtime scenarios/blackhole.ini --set traffic.stop=15ms -o %s/bh --quiet",
-                         dir),
-                 0, "%s", err);
+    cr_assert_eq(
+        qreplay("runtime scenarios/blackhole.ini --set traffic.stop=15ms -o %s/bh --quiet", dir), 0,
+        "%s", err);
     cr_assert_eq(qreplay("diagnose %s/bh --flows all --no-figures", dir), 0, "%s", err);
     cr_assert(strstr(out, "an exact tagged replay run now"), "%s", out);
     char p[256];
@@ -218,10 +219,11 @@ Test(diagnose_cli, bad_options_and_bad_fault_rules_are_clear_errors)
     cr_assert_eq(qreplay("diagnose %s/nothing", dir), 1);
     cr_assert(!exists("%s/t/diagnosis.h5", dir));
     /* fault rules: syntax at load, flows and switches when the workload is known */
-    cr_assert_eq(qreplay("runtime scenarios/diagnose/tail-drop.ini --set 'faults.drop=flow 0 dta 1' "
-                         "-o %s/f1 --quiet",
-                         dir),
-                 1);
+    cr_assert_eq(
+        qreplay("runtime scenarios/diagnose/tail-drop.ini --set 'faults.drop=flow 0 dta 1' "
+                "-o %s/f1 --quiet",
+                dir),
+        1);
     cr_assert(strstr(err, "faults") && strstr(err, "syn, synack, data or ack"), "%s", err);
     cr_assert_neq(qreplay("runtime scenarios/diagnose/tail-drop.ini --set 'faults.drop=flow 1 syn' "
                           "-o %s/f2 --quiet",

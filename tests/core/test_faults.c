@@ -18,9 +18,9 @@ Test(faults, rules_parse_with_defaults_ranges_and_switches)
     qr_fault_rule r[8];
     size_t n;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_fault_rules_parse(" flow 0 data 5 , flow 3 ack 2-4 at 17,flow 5 syn", r, 8, &n,
-                                      err),
-                 QR_OK, "%s", err);
+    cr_assert_eq(
+        qr_fault_rules_parse(" flow 0 data 5 , flow 3 ack 2-4 at 17,flow 5 syn", r, 8, &n, err),
+        QR_OK, "%s", err);
     cr_assert_eq(n, 3);
     cr_assert_eq(r[0].flow, 0);
     cr_assert_eq(r[0].kind, QR_FAULT_DATA);

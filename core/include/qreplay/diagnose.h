@@ -54,18 +54,18 @@ typedef enum {
 const char *qr_diag_part_name(qr_diag_part p);
 
 typedef enum {
-    QR_CAUSE_NONE = 0,         /* nothing slowed it beyond sending at full window */
-    QR_CAUSE_HANDSHAKE,        /* a SYN or SYN-ACK was lost: the connection timeout */
-    QR_CAUSE_RTO,              /* a retransmission timeout, none of the sub-causes below */
-    QR_CAUSE_RTO_FEW_DUPACKS,  /* RTO: fewer than dupthresh packets after the loss */
-    QR_CAUSE_TAIL_DROP,        /* RTO: the lost packets were the last sent */
-    QR_CAUSE_ACK_DROP,         /* the data arrived, its ACKs were lost */
-    QR_CAUSE_LATE_FR,          /* fast retransmission after more duplicate ACKs than dupthresh */
-    QR_CAUSE_FAST_RETRANSMIT,  /* loss repaired by a timely fast retransmission */
-    QR_CAUSE_CONGESTION,       /* no loss: queueing and sharing the path */
-    QR_CAUSE_RECEIVER,         /* the receiver's window limited it */
-    QR_CAUSE_DELACK,           /* a delayed ACK held the sender back */
-    QR_CAUSE_APP,              /* the application had nothing to send */
+    QR_CAUSE_NONE = 0,        /* nothing slowed it beyond sending at full window */
+    QR_CAUSE_HANDSHAKE,       /* a SYN or SYN-ACK was lost: the connection timeout */
+    QR_CAUSE_RTO,             /* a retransmission timeout, none of the sub-causes below */
+    QR_CAUSE_RTO_FEW_DUPACKS, /* RTO: fewer than dupthresh packets after the loss */
+    QR_CAUSE_TAIL_DROP,       /* RTO: the lost packets were the last sent */
+    QR_CAUSE_ACK_DROP,        /* the data arrived, its ACKs were lost */
+    QR_CAUSE_LATE_FR,         /* fast retransmission after more duplicate ACKs than dupthresh */
+    QR_CAUSE_FAST_RETRANSMIT, /* loss repaired by a timely fast retransmission */
+    QR_CAUSE_CONGESTION,      /* no loss: queueing and sharing the path */
+    QR_CAUSE_RECEIVER,        /* the receiver's window limited it */
+    QR_CAUSE_DELACK,          /* a delayed ACK held the sender back */
+    QR_CAUSE_APP,             /* the application had nothing to send */
     QR_CAUSES
 } qr_diag_cause;
 
@@ -79,16 +79,16 @@ const char *qr_diag_class_name(uint32_t c);
 uint32_t qr_diag_class_of(uint64_t bytes);
 
 typedef struct qr_diag_opts {
-    double tail;            /* the quantile of slowdown per size class a tail flow is above */
-    uint32_t dupthresh;     /* duplicate ACKs that start a fast retransmission (3) */
-    int64_t ack_clock_ns;   /* a retransmission this soon after an ACK is ACK-clocked (0: from
-                             * the scenario: min(min_rto / 2, 1 ms)) */
-    int64_t delack_ns;      /* an ACK held this long is delayed (0: half the scenario's
-                             * delayed-ACK timeout) */
-    const char *arrivals;   /* a replay's arrival log (NULL: none) */
-    const uint32_t *flows;  /* select these flows instead of the tail (NULL: the tail) */
+    double tail;           /* the quantile of slowdown per size class a tail flow is above */
+    uint32_t dupthresh;    /* duplicate ACKs that start a fast retransmission (3) */
+    int64_t ack_clock_ns;  /* a retransmission this soon after an ACK is ACK-clocked (0: from
+                            * the scenario: min(min_rto / 2, 1 ms)) */
+    int64_t delack_ns;     /* an ACK held this long is delayed (0: half the scenario's
+                            * delayed-ACK timeout) */
+    const char *arrivals;  /* a replay's arrival log (NULL: none) */
+    const uint32_t *flows; /* select these flows instead of the tail (NULL: the tail) */
     size_t n_flows;
-    int all;                /* select every flow */
+    int all;                                       /* select every flow */
     void (*progress)(void *ctx, const char *line); /* may be NULL */
     void *progress_ctx;
 } qr_diag_opts;
@@ -97,15 +97,15 @@ void qr_diag_opts_default(qr_diag_opts *o);
 
 /* One piece of evidence. */
 typedef enum {
-    QR_EV_LOST = 0,      /* a packet the other end never received */
-    QR_EV_RTO,           /* a timer-triggered retransmission */
-    QR_EV_FAST,          /* a fast retransmission */
-    QR_EV_RECOVERY,      /* a retransmission within a recovery */
-    QR_EV_DUPACK,        /* a duplicate ACK reached the sender */
-    QR_EV_SYN,           /* a SYN or SYN-ACK sent again */
-    QR_EV_DELACK,        /* an ACK the receiver held */
-    QR_EV_ZERO_WINDOW,   /* the receiver advertised a zero window */
-    QR_EV_BLACKHOLE,     /* a loss fell in a blackhole episode (replay arrivals) */
+    QR_EV_LOST = 0,    /* a packet the other end never received */
+    QR_EV_RTO,         /* a timer-triggered retransmission */
+    QR_EV_FAST,        /* a fast retransmission */
+    QR_EV_RECOVERY,    /* a retransmission within a recovery */
+    QR_EV_DUPACK,      /* a duplicate ACK reached the sender */
+    QR_EV_SYN,         /* a SYN or SYN-ACK sent again */
+    QR_EV_DELACK,      /* an ACK the receiver held */
+    QR_EV_ZERO_WINDOW, /* the receiver advertised a zero window */
+    QR_EV_BLACKHOLE,   /* a loss fell in a blackhole episode (replay arrivals) */
     QR_EV_KINDS
 } qr_diag_event_kind;
 
@@ -114,10 +114,10 @@ const char *qr_diag_event_name(qr_diag_event_kind k);
 typedef struct qr_diag_event {
     uint32_t flow;
     qr_diag_event_kind kind;
-    int64_t time_ns;  /* true time */
-    uint64_t packet;  /* dir << 32 | seq */
-    uint64_t tcp_seq; /* relative sequence (data) or acknowledgment (ACKs) number */
-    int64_t value;    /* kind-specific: duplicate ACKs before it, ns held, bytes, ... */
+    int64_t time_ns;   /* true time */
+    uint64_t packet;   /* dir << 32 | seq */
+    uint64_t tcp_seq;  /* relative sequence (data) or acknowledgment (ACKs) number */
+    int64_t value;     /* kind-specific: duplicate ACKs before it, ns held, bytes, ... */
     uint32_t sw, port; /* blackhole: the queue; else 0 */
 } qr_diag_event;
 
@@ -137,11 +137,11 @@ typedef struct qr_diag_flow {
     int64_t path_queue_ns;               /* replay arrivals: mean queueing summed over hops */
     uint32_t worst_sw, worst_port;       /* the hop with the most queueing (replay arrivals) */
     int64_t worst_queue_ns;
-    uint32_t first_event, n_events;      /* its evidence in qr_diagnosis.events */
+    uint32_t first_event, n_events; /* its evidence in qr_diagnosis.events */
 } qr_diag_flow;
 
 typedef struct qr_diagnosis {
-    qr_diag_flow *flows;   /* every flow of the recording, in order */
+    qr_diag_flow *flows; /* every flow of the recording, in order */
     size_t n_flows;
     qr_diag_event *events; /* evidence of selected flows, flow by flow, in time order */
     size_t n_events;
@@ -157,14 +157,12 @@ typedef struct qr_diagnosis {
 /* Diagnose the flows of rec. Returns 0, QR_ESTATE (the recording has no /received), QR_EVALUE
  * (a selected flow does not exist, a tail outside (0, 1)), an arrival log's error, QR_ENOMEM.
  * qr_diagnosis_free releases *out (also after an error). */
-int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out,
-                char *errbuf);
+int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf);
 void qr_diagnosis_free(qr_diagnosis *d);
 
 /* Write path (HDF5, staged and renamed): /flows, /evidence, /classes and the options as
  * attributes, the scenario on /. */
-int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d,
-                       char *errbuf);
+int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf);
 
 /* The table of selected flows (flow, size, FCT, slowdown, cause, the two largest parts). */
 void qr_diagnosis_print(const qr_diagnosis *d, FILE *out);
