@@ -926,7 +926,8 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         }
         fl->first_event = first;
         fl->n_events = (uint32_t)(out->n_events - first);
-        qsort(out->events + first, fl->n_events, sizeof *out->events, event_cmp);
+        if (fl->n_events)
+            qsort(out->events + first, fl->n_events, sizeof *out->events, event_cmp);
         if (fl->completed)
             out->class_selected[fl->size_class][fl->cause]++;
     }
