@@ -110,24 +110,11 @@ static uint32_t payload_of(const qr_packet *p)
 /* The window-scale shift of a SYN's options (-1: none). */
 static int wscale_of(const qr_packet *p)
 {
-    for (unsigned i = 0; i < p->tcp_opt_len;) {
-        uint8_t kind = p->tcp_opts[i];
-        if (kind == 0)
-            break;
-        if (kind == 1) {
-            i++;
-            continue;
-        }
-        if (i + 1 >= p->tcp_opt_len)
-            break;
-        uint8_t len = p->tcp_opts[i + 1];
-        if (len < 2 || i + len > p->tcp_opt_len)
-            break;
-        if (kind == 3 && len == 3)
-            return p->tcp_opts[i + 2] > 14 ? 14 : p->tcp_opts[i + 2];
-        i += len;
-    }
-    return -1;
+    size_t n, have;
+    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 3, &n, &have);
+    if (!v || n != 1 || have < 1)
+        return -1;
+    return v[0] > 14 ? 14 : v[0];
 }
 
 /* The packets of direction dir into x->buf (from off), with true times. */
@@ -230,8 +217,7 @@ static int64_t completion_time(const dpkt *d, size_t n, uint32_t isn, uint64_t b
 
 /* RTO sub-cause, for a timer retransmission at time t of relative sequence s0. */
 static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpkt *a, size_t na,
-                               const int64_t *hold, uint32_t isn, int64_t s0, int64_t t,
-                               int64_t *n_after_out)
+                               const int64_t *hold, uint32_t isn, int64_t s0, int64_t t)
 {
     /* the latest transmission of s0 before t */
     size_t k = nd;
@@ -249,7 +235,6 @@ static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpk
     int64_t n_after = 0;
     for (size_t i = k + 1; i < nd && d[i].tx < t; i++)
         n_after += (d[i].payload > 0 || (d[i].pk->pk.tcp_flags & TCP_FIN)) && d[i].rx >= 0;
-    *n_after_out = n_after;
     if (d[k].rx >= 0) {
         /* its data arrived: the ACKs did not come back in time */
         int lost_ack = 0, held = 0;
@@ -301,7 +286,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     dpkt *d = x->buf, *a = x->buf + nd;
     if (nd == 0)
         return QR_OK;
-    uint32_t isn = d[0].pk->pk.seq, isn_a = na ? a[0].pk->pk.seq : 0;
+    uint32_t isn = d[0].pk->pk.seq;
     for (size_t i = 0; i < nd; i++)
         if (d[i].pk->pk.tcp_flags & TCP_SYN) {
             isn = d[i].pk->pk.seq;
@@ -309,12 +294,6 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         }
     if (!(d[0].pk->pk.tcp_flags & TCP_SYN))
         isn = d[0].pk->pk.seq - 1; /* a capture that starts mid-connection */
-    for (size_t j = 0; j < na; j++)
-        if (a[j].pk->pk.tcp_flags & TCP_SYN) {
-            isn_a = a[j].pk->pk.seq;
-            break;
-        }
-    (void)isn_a;
     int ws_syn = -1, ws_synack = -1;
     uint32_t mss = 1, hdr = 52, last_len = 52;
     int64_t data_end = 0;
@@ -461,7 +440,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         /* classify the gap [t_prev, t) by the state after the previous event */
         int part = cur_part;
         int timer = 0;
-        int64_t tr_s0 = 0;
+        qr_diag_cause timer_sub = QR_CAUSE_RTO; /* the sub-cause of a timer's retransmission */
         if (q < ne && !ev[q].ack) {
             const dpkt *p = &d[ev[q].i];
             int64_t s = (int64_t)(uint32_t)(p->pk->pk.seq - isn);
@@ -470,7 +449,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                 /* a timer's retransmission comes after silence: no ACK and no send just before */
                 int64_t last = last_ack_rx > last_send ? last_ack_rx : last_send;
                 timer = last < 0 || ev[q].t - last > x->ack_clock_ns;
-                tr_s0 = s;
+                if (timer)
+                    timer_sub = rto_cause(x, d, nd, a, na, hold, isn, s, ev[q].t);
             }
         }
         if (part != QR_PART_HANDSHAKE) {
@@ -502,11 +482,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                 cause_ns[QR_CAUSE_APP] += gap;
             else if (part == QR_PART_HANDSHAKE && (o->syn_sent > 1 || o->synack_sent > 1))
                 cause_ns[QR_CAUSE_HANDSHAKE] += gap;
-            if (timer) {
-                int64_t n_after = 0;
-                qr_diag_cause rc2 = rto_cause(x, d, nd, a, na, hold, isn, tr_s0, ev[q].t, &n_after);
-                cause_ns[rc2] += gap;
-            }
+            if (timer)
+                cause_ns[timer_sub] += gap;
         }
         if (t >= stop || q == ne)
             break;
@@ -577,8 +554,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                 o->retransmissions++;
                 if (timer) {
                     o->rtos++;
-                    int64_t n_after = 0;
-                    qr_diag_cause sub = rto_cause(x, d, nd, a, na, hold, isn, s, ev[q].t, &n_after);
+                    qr_diag_cause sub = timer_sub;
                     /* what it resends until everything sent before is acknowledged (go-back-N
                      * in slow start) is the RTO's recovery */
                     in_rec = 1;
@@ -722,12 +698,6 @@ static int event_cmp(const void *a, const void *b)
     return (int)x->kind - (int)y->kind;
 }
 
-static int make_topo(const qr_config *c, qr_topology **t)
-{
-    return c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(t, c->topology.k)
-                                               : qr_topology_star(t, c->topology.hosts);
-}
-
 int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf)
 {
     if (!rec || !out)
@@ -768,7 +738,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
                            "--flows: flow %u does not exist (the recording has "
                            "%zu flows, 0..%zu)",
                            o->flows[i], n_flows, n_flows ? n_flows - 1 : 0);
-    int rc = make_topo(x.c, &x.topo);
+    int rc = qr_topology_of_config(&x.topo, x.c);
     if (rc)
         return qri_err(errbuf, rc, "the recording's topology");
     qr_blackhole_detector *bh = NULL;

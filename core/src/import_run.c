@@ -225,23 +225,11 @@ static int64_t clamp62(__int128 v)
 /* The TCP timestamp value (option 8), or 0. */
 static uint32_t tsval(const qr_capture_packet *p)
 {
-    for (size_t i = 0; i < p->tcp_opt_len;) {
-        uint8_t kind = p->tcp_opts[i];
-        if (kind == 0)
-            break;
-        if (kind == 1) {
-            i++;
-            continue;
-        }
-        if (i + 1 >= p->tcp_opt_len || p->tcp_opts[i + 1] < 2)
-            break;
-        uint8_t len = p->tcp_opts[i + 1];
-        if (kind == 8 && len == 10 && i + 6 <= p->tcp_opt_len)
-            return (uint32_t)p->tcp_opts[i + 2] << 24 | (uint32_t)p->tcp_opts[i + 3] << 16 |
-                   (uint32_t)p->tcp_opts[i + 4] << 8 | p->tcp_opts[i + 5];
-        i += len;
-    }
-    return 0;
+    size_t n, have;
+    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 8, &n, &have);
+    if (!v || n != 8 || have < 4)
+        return 0;
+    return (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
 }
 
 /* What identifies one transmission of a segment at both ends. */
@@ -1184,9 +1172,7 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
     int rc = QR_ENOMEM;
     if (!m.rep || qri_map_init(&m.dir_index) || qri_map_init(&m.owd))
         goto out;
-    rc = m.conf->topology.kind == QR_TOPO_FATTREE
-             ? qr_topology_fattree(&m.topo, m.conf->topology.k)
-             : qr_topology_star(&m.topo, m.conf->topology.hosts);
+    rc = qr_topology_of_config(&m.topo, m.conf);
     if (rc) {
         rc = qri_err(errbuf, QR_EVALUE, "import: the scenario's topology is not valid");
         goto out;

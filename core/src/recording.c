@@ -212,8 +212,7 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     if (check && (rc = check_match(r->scenario, check, dir, errbuf)) != QR_OK)
         goto out;
     const qr_config *c = qr_scenario_config(check ? check : r->scenario);
-    rc = c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&topo, c->topology.k)
-                                             : qr_topology_star(&topo, c->topology.hosts);
+    rc = qr_topology_of_config(&topo, c);
     if (rc) {
         rc = qri_err(errbuf, QR_EVALUE, "%s: bad topology", h5);
         goto out;
@@ -410,8 +409,7 @@ int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_c
     qr_topology *topo = NULL;
     qri_map owd;
     struct owd_acc acc = {&owd, NULL, 0, 0};
-    int rc = c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&topo, c->topology.k)
-                                                 : qr_topology_star(&topo, c->topology.hosts);
+    int rc = qr_topology_of_config(&topo, c);
     if (rc || qri_map_init(&owd)) {
         qr_topology_destroy(topo);
         return qri_err(errbuf, rc ? QR_EVALUE : QR_ENOMEM,

@@ -461,8 +461,7 @@ static int check_recording(const qr_recording *rec, uint32_t hosts, char *err)
 static int build(engine *e, const qr_scenario *s, char *err)
 {
     const qr_config *c = e->c;
-    int rc = c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&e->topo, c->topology.k)
-                                                 : qr_topology_star(&e->topo, c->topology.hosts);
+    int rc = qr_topology_of_config(&e->topo, c);
     if (rc)
         return qri_err(err, QR_EVALUE, "replay: the scenario's network cannot be built");
     (void)s;

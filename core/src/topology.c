@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "qreplay/error.h"
+#include "qreplay/scenario.h"
 #include "qreplay/topology.h"
 
 struct qr_topology {
@@ -219,4 +220,10 @@ int64_t qr_unloaded_latency_ns(const qr_topology *t, uint32_t a, uint32_t b, uin
     unsigned __int128 bits = (unsigned __int128)(ip_len + QR_LINK_OVERHEAD_BYTES) * 8u;
     int64_t tx = (int64_t)(bits * 1000000000u / rate_bps);
     return (int64_t)links * (tx + delay_ns);
+}
+
+int qr_topology_of_config(qr_topology **out, const qr_config *c)
+{
+    return c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(out, c->topology.k)
+                                               : qr_topology_star(out, c->topology.hosts);
 }

@@ -436,3 +436,26 @@ char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size)
              p->dst_port, p->proto);
     return buf;
 }
+
+const uint8_t *qr_tcp_option(const uint8_t *opts, size_t len, uint8_t kind, size_t *declared,
+                             size_t *present)
+{
+    for (size_t i = 0; i < len;) {
+        uint8_t k = opts[i];
+        if (k == 0)
+            break;
+        if (k == 1) {
+            i++;
+            continue;
+        }
+        if (i + 1 >= len || opts[i + 1] < 2)
+            break;
+        if (k == kind) {
+            *declared = (size_t)opts[i + 1] - 2;
+            *present = len - i - 2 < *declared ? len - i - 2 : *declared;
+            return opts + i + 2;
+        }
+        i += opts[i + 1];
+    }
+    return NULL;
+}

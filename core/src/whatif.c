@@ -654,8 +654,7 @@ int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recor
     struct measure m;
     memset(&m, 0, sizeof m);
     m.c = qr_scenario_config(s);
-    int rc = m.c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&m.topo, m.c->topology.k)
-                                                   : qr_topology_star(&m.topo, m.c->topology.hosts);
+    int rc = qr_topology_of_config(&m.topo, m.c);
     if (rc)
         return qri_err(errbuf, rc, "%s: the scenario's topology is not valid", arrivals);
     m.n_sw = qr_topology_switches(m.topo);

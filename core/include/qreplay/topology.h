@@ -37,6 +37,11 @@ int qr_topology_fattree(qr_topology **out, int k);
 /* A star of n hosts on one switch (kind QR_NODE_EDGE), n in 2..63. Caller owns *out. */
 int qr_topology_star(qr_topology **out, int hosts);
 
+/* The topology a scenario's resolved values describe ([topology] kind, k or hosts). Returns as
+ * qr_topology_fattree or qr_topology_star. */
+struct qr_config;
+int qr_topology_of_config(qr_topology **out, const struct qr_config *c);
+
 /* Release; NULL is allowed. */
 void qr_topology_destroy(qr_topology *t);
 

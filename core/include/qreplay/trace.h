@@ -116,6 +116,13 @@ char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size);
  * cannot be read into why[why_size] (may be NULL). wire_len is the packet's length on the wire
  * (0: unknown). */
 size_t qr_packet_encode(const qr_packet *p, uint8_t *buf);
+
+/* The TCP option `kind` in opts[0..len) (the options of a TCP header, perhaps cut short by the
+ * capture): returns a pointer to its value (after kind and length), its declared value length in
+ * *declared and the bytes of it present in opts in *present; NULL if an end-of-list, a malformed
+ * length or the end comes first. */
+const uint8_t *qr_tcp_option(const uint8_t *opts, size_t len, uint8_t kind, size_t *declared,
+                             size_t *present);
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p);
 int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
                     size_t why_size);
