@@ -101,12 +101,6 @@ struct drop_at {
     int64_t time_ns;
 };
 
-static uint32_t payload_of(const qr_packet *p)
-{
-    uint32_t hdr = 20u + 20u + p->tcp_opt_len;
-    return p->ip_len > hdr ? p->ip_len - hdr : 0;
-}
-
 /* The window-scale shift of a SYN's options (-1: none). */
 static int wscale_of(const qr_packet *p)
 {
@@ -133,7 +127,7 @@ static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
         int64_t t;
         d->rx = qr_recording_received(x->rec, qr_packet_id(dir, d->pk->seq), &t) == 0 ? t - off_dst
                                                                                       : -1;
-        d->payload = payload_of(&d->pk->pk);
+        d->payload = qr_tcp_payload(&d->pk->pk);
     }
     *n = cnt;
     return QR_OK;

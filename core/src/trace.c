@@ -437,6 +437,12 @@ char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size)
     return buf;
 }
 
+uint32_t qr_tcp_payload(const qr_packet *p)
+{
+    uint32_t hdr = 20u + 20u + p->tcp_opt_len;
+    return p->ip_len > hdr ? p->ip_len - hdr : 0;
+}
+
 const uint8_t *qr_tcp_option(const uint8_t *opts, size_t len, uint8_t kind, size_t *declared,
                              size_t *present)
 {

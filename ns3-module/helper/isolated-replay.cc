@@ -10,11 +10,15 @@
 
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/simulator.h"
+#include "ns3/tcp-header.h"
+#include "ns3/tcp-socket-base.h"
 #include "ns3/traffic-control-layer.h"
+#include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 
 extern "C"
@@ -33,10 +37,20 @@ namespace
 struct Ctx
 {
     std::vector<qr_tcp_sent> sent[2]; // per local direction (0 data, 1 ACKs), in send order
+    qr_tcp_trace* trace{nullptr};     // tracing: the connection's TCP execution
+    bool tracing{false};
+    int64_t delackNs{0};
+    uint32_t flow{0};
 };
 
+int64_t
+NowNs()
+{
+    return Simulator::Now().GetNanoSeconds();
+}
+
 void
-Tx(Ctx* c, uint32_t, Ptr<const Packet> p)
+Tx(Ctx* c, uint32_t host, Ptr<const Packet> p)
 {
     QreplayTag tag;
     if (!p->PeekPacketTag(tag) || tag.flow > 1)
@@ -44,12 +58,97 @@ Tx(Ctx* c, uint32_t, Ptr<const Packet> p)
     qr_packet pk;
     if (!DecodeWire(p, pk))
         return;
-    c->sent[tag.flow].push_back(qr_tcp_sent{pk.tcp_flags,
-                                            pk.seq,
-                                            pk.ack,
-                                            pk.window,
-                                            pk.ip_len,
-                                            Simulator::Now().GetNanoSeconds()});
+    c->sent[tag.flow].push_back(
+        qr_tcp_sent{pk.tcp_flags, pk.seq, pk.ack, pk.window, pk.ip_len, NowNs()});
+    if (c->trace && host == 1) // the receiver's segments, at its interface
+        qr_tcp_trace_segment(c->trace,
+                             NowNs(),
+                             QR_TT_RECEIVER,
+                             QR_TT_TX,
+                             pk.tcp_flags,
+                             pk.seq,
+                             pk.ack,
+                             pk.window,
+                             qr_tcp_payload(&pk));
+}
+
+void
+RxAtReceiver(Ctx* c, Ptr<const Packet> p)
+{
+    qr_packet pk;
+    if (c->trace && DecodeWire(p, pk))
+        qr_tcp_trace_segment(c->trace,
+                             NowNs(),
+                             QR_TT_RECEIVER,
+                             QR_TT_RX,
+                             pk.tcp_flags,
+                             pk.seq,
+                             pk.ack,
+                             pk.window,
+                             qr_tcp_payload(&pk));
+}
+
+// The sender socket's trace sources, forwarded to the core's trace as they fire.
+void
+SegmentAtSender(Ctx* c,
+                uint32_t dir,
+                Ptr<const Packet> p,
+                const TcpHeader& h,
+                Ptr<const TcpSocketBase>)
+{
+    qr_tcp_trace_segment(c->trace,
+                         NowNs(),
+                         QR_TT_SENDER,
+                         dir,
+                         h.GetFlags(),
+                         h.GetSequenceNumber().GetValue(),
+                         h.GetAckNumber().GetValue(),
+                         h.GetWindowSize(),
+                         p->GetSize());
+}
+
+void
+VarU32(Ctx* c, qr_tt_var v, uint32_t, uint32_t now)
+{
+    qr_tcp_trace_var(c->trace, NowNs(), v, now);
+}
+
+void
+VarTime(Ctx* c, qr_tt_var v, Time, Time now)
+{
+    qr_tcp_trace_var(c->trace, NowNs(), v, now.GetNanoSeconds());
+}
+
+void
+CongState(Ctx* c, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    qr_tcp_trace_var(c->trace, NowNs(), QR_TT_CONG_STATE, static_cast<int64_t>(now));
+}
+
+void
+SenderSocket(Ctx* c, uint32_t, Ptr<Socket> s)
+{
+    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s);
+    if (!c->tracing || !tcp || c->trace)
+        return;
+    UintegerValue thr;
+    tcp->GetAttribute("ReTxThreshold", thr);
+    if (qr_tcp_trace_create(&c->trace, c->flow, static_cast<uint32_t>(thr.Get()), c->delackNs))
+        throw std::bad_alloc();
+    tcp->TraceConnectWithoutContext("Tx",
+                                    MakeBoundCallback(&SegmentAtSender, c, uint32_t{QR_TT_TX}));
+    tcp->TraceConnectWithoutContext("Rx",
+                                    MakeBoundCallback(&SegmentAtSender, c, uint32_t{QR_TT_RX}));
+    const std::pair<const char*, qr_tt_var> u32[] = {{"CongestionWindow", QR_TT_CWND},
+                                                     {"SlowStartThreshold", QR_TT_SSTHRESH},
+                                                     {"BytesInFlight", QR_TT_IN_FLIGHT},
+                                                     {"RWND", QR_TT_RWND},
+                                                     {"AdvWND", QR_TT_ADV_WND}};
+    for (const auto& [name, var] : u32)
+        tcp->TraceConnectWithoutContext(name, MakeBoundCallback(&VarU32, c, var));
+    tcp->TraceConnectWithoutContext("RTO", MakeBoundCallback(&VarTime, c, QR_TT_RTO));
+    tcp->TraceConnectWithoutContext("RTT", MakeBoundCallback(&VarTime, c, QR_TT_RTT));
+    tcp->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongState, c));
 }
 
 } // namespace
@@ -64,7 +163,11 @@ IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const qr_recording* 
 }
 
 IsolatedReplay::Result
-IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
+IsolatedReplay::Run(uint32_t flow,
+                    int64_t sigma_ns,
+                    uint32_t stream,
+                    qr_tcp_trace** trace,
+                    int64_t delack_ns)
 {
     const qr_config* c = qr_scenario_config(m_scenario);
     const qr_flow_table* ft = qr_recording_flows(m_rec);
@@ -128,18 +231,30 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
     Ptr<FlowSinkApp> sink = CreateObject<FlowSinkApp>();
     sink->Setup(&table, MakeNullCallback<void, uint32_t, Time>());
     net.GetHosts().Get(1)->AddApplication(sink);
+    Ctx ctx;
+    ctx.tracing = trace != nullptr;
+    ctx.delackNs = delack_ns;
+    ctx.flow = flow;
+    std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> owned(nullptr, qr_tcp_trace_free);
     Ptr<FlowSenderApp> snd = CreateObject<FlowSenderApp>();
     snd->Setup(&table, {0}, MakeNullCallback<void, uint32_t>(), MakeNullCallback<void, uint32_t>());
+    if (ctx.tracing)
+        snd->SetSocketCallback(MakeBoundCallback(&SenderSocket, &ctx));
     net.GetHosts().Get(0)->AddApplication(snd);
-    Ctx ctx;
     for (uint32_t h = 0; h < 2; h++)
         net.GetHostDevice(h)->TraceConnectWithoutContext("PhyTxBegin",
                                                          MakeBoundCallback(&Tx, &ctx, h));
-    // long enough for every packet the runtime sent, plus a backed-off RTO or two
-    Simulator::Stop(NanoSeconds(last) +
-                    NanoSeconds(4 * c->tcp.min_rto_ns + c->tcp.delack_timeout_ns) +
-                    MilliSeconds(1));
+    if (ctx.tracing)
+        net.GetHostDevice(1)->TraceConnectWithoutContext("PhyRxEnd",
+                                                         MakeBoundCallback(&RxAtReceiver, &ctx));
+    // long enough for every packet the runtime sent, plus a backed-off RTO or two; but not past
+    // the runtime's own stop, where the recording of a connection still open ends
+    int64_t stop = last + 4 * c->tcp.min_rto_ns + c->tcp.delack_timeout_ns + 1000000;
+    if (c->traffic.stop_ns > last)
+        stop = std::min(stop, c->traffic.stop_ns);
+    Simulator::Stop(NanoSeconds(stop));
     Simulator::Run();
+    owned.reset(ctx.trace);
 
     const qr_tcp_sent* const w[2] = {want[0].data(), want[1].data()};
     const qr_tcp_sent* const g[2] = {ctx.sent[0].data(), ctx.sent[1].data()};
@@ -161,6 +276,16 @@ IsolatedReplay::Run(uint32_t flow, int64_t sigma_ns, uint32_t stream)
              std::max(corr[0]->GetMaxLateNs(), corr[1]->GetMaxLateNs()),
              corr[0]->GetUnknown() + corr[1]->GetUnknown()};
     Simulator::Destroy();
+    if (trace)
+    {
+        if (!owned)
+            throw std::runtime_error("flow " + std::to_string(flow) +
+                                     ": the traced connection never opened a socket");
+        char err[QR_ERRBUF_SIZE];
+        if (qr_tcp_trace_finish(owned.get(), m_rec, err))
+            throw std::runtime_error(err);
+        *trace = owned.release();
+    }
     return r;
 }
 

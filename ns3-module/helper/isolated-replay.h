@@ -23,6 +23,7 @@ extern "C"
 {
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
+#include "qreplay/tcptrace.h"
 }
 
 namespace ns3
@@ -37,8 +38,15 @@ class IsolatedReplay
     IsolatedReplay(const qr_scenario* scenario, const qr_recording* rec);
 
     /* Replay flow f with processing-delay jitter sigma (random stream `stream`). Throws
-     * std::runtime_error. */
-    Result Run(uint32_t flow, int64_t sigma_ns, uint32_t stream);
+     * std::runtime_error. With trace, also trace the connection's TCP execution (the sender
+     * socket's trace sources, the receiver's interface) into a new *trace (caller frees it with
+     * qr_tcp_trace_free), finished against the recording; receiver ACKs held delack_ns or more
+     * count as delayed. */
+    Result Run(uint32_t flow,
+               int64_t sigma_ns,
+               uint32_t stream,
+               qr_tcp_trace** trace = nullptr,
+               int64_t delack_ns = 0);
 
   private:
     const qr_scenario* m_scenario;

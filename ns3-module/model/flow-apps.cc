@@ -45,6 +45,12 @@ FlowSenderApp::Setup(const FlowTable* table,
 }
 
 void
+FlowSenderApp::SetSocketCallback(Callback<void, uint32_t, Ptr<Socket>> onSocket)
+{
+    m_onSocket = onSocket;
+}
+
+void
 FlowSenderApp::StartApplication()
 {
     for (uint32_t i = 0; i < m_flows.size(); i++)
@@ -67,6 +73,8 @@ FlowSenderApp::StartFlow(uint32_t i)
         return;
     }
     m_conns[PeekPointer(s)] = Conn{f, fl.bytes, false};
+    if (!m_onSocket.IsNull())
+        m_onSocket(f, s);
     s->SetConnectCallback(MakeCallback(&FlowSenderApp::Connected, this),
                           MakeCallback(&FlowSenderApp::ConnectFailed, this));
     s->SetSendCallback(MakeCallback(&FlowSenderApp::SendMore, this));

@@ -33,6 +33,10 @@ class FlowSenderApp : public Application
                Callback<void, uint32_t> onClosed,
                Callback<void, uint32_t> onError);
 
+    /* onSocket(flow, socket) when a flow's socket is created, before it connects (to connect
+     * trace sources to it). */
+    void SetSocketCallback(Callback<void, uint32_t, Ptr<Socket>> onSocket);
+
   protected:
     void DoDispose() override;
 
@@ -59,6 +63,7 @@ class FlowSenderApp : public Application
     std::vector<EventId> m_starts;
     Callback<void, uint32_t> m_onClosed;
     Callback<void, uint32_t> m_onError;
+    Callback<void, uint32_t, Ptr<Socket>> m_onSocket;
 };
 
 class FlowSinkApp : public Application

@@ -31,7 +31,13 @@ namespace
 const cli_opt kOpts[] = {
     {"sigma", 0, CLI_VALUE, "LIST", "jitter levels (default 0,1ns,10ns,100ns,1us)"},
     {"flows", 0, CLI_VALUE, "F", "all (default) or a list of flow numbers N,M,..."},
+    {"trace",
+     0,
+     CLI_VALUE,
+     "IDS",
+     "trace these connections' TCP execution (flow numbers N,M,... or all)"},
     {"out", 'o', CLI_VALUE, "OUT.h5", "output file (default DIR/isolated.h5)"},
+    {"no-figures", 0, CLI_FLAG, nullptr, "with --trace: do not draw the figures"},
     CLI_OPT_QUIET,
 };
 
@@ -45,7 +51,17 @@ const cli_spec kSpec = {
     "with standard deviation sigma around the scenario's [host] proc_delay. For every\n"
     "connection and sigma: is the packet sequence (TCP flags, seq, ack, window, length,\n"
     "both directions, in order) identical to the runtime's, and how far the send times\n"
-    "moved (max, p99). Writes OUT.h5 and prints a table.\n",
+    "moved (max, p99). Writes OUT.h5 and prints a table.\n"
+    "\n"
+    "--trace N,M: also trace those connections' TCP execution in an exact replay (sigma 0):\n"
+    "the sender's segments, congestion window, slow-start threshold, congestion state, RTO,\n"
+    "RTT, bytes in flight and windows from ns-3's TCP trace sources, the receiver's segments\n"
+    "at its interface; every retransmission with its trigger (rto, after-rto,\n"
+    "fast-retransmit, recovery) and the duplicate-ACK count when it went out, the delayed\n"
+    "ACKs, the lost packets. Written to OUT.h5 /tcp_trace/<flow>; checked against the\n"
+    "recording (the traced retransmissions must be exactly the recorded ones; exit 1 if\n"
+    "not); drawn as a time-sequence diagram over cwnd/ssthresh/windows per connection in\n"
+    "DIR/figures (tcp_trace_<flow>.png).\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
@@ -69,6 +85,8 @@ qr_cmd_isolate(int argc, char** argv)
     const char* sigmaText =
         cli_value(&a, "sigma") ? cli_value(&a, "sigma") : "0,1ns,10ns,100ns,1us";
     std::string flowsText = cli_value(&a, "flows") ? cli_value(&a, "flows") : "all";
+    std::string traceText = cli_value(&a, "trace") ? cli_value(&a, "trace") : "";
+    bool figures = cli_count(&a, "no-figures") == 0;
     bool quiet = cli_count(&a, "quiet") > 0;
     std::string dir = a.pos[0];
     std::string path = cli_value(&a, "out") ? cli_value(&a, "out") : dir + "/isolated.h5";
@@ -125,6 +143,27 @@ qr_cmd_isolate(int argc, char** argv)
             flows.assign(list, list + n);
             qr_index_list_free(list);
         }
+        std::vector<uint32_t> traced;
+        if (traceText == "all")
+        {
+            for (uint32_t i = 0; i < nFlows; i++)
+                traced.push_back(i);
+        }
+        else if (!traceText.empty())
+        {
+            uint64_t* list = nullptr;
+            size_t n = 0;
+            if (nFlows == 0 ||
+                qr_parse_index_list(traceText.c_str(), nFlows - 1, "--trace", &list, &n, err))
+            {
+                cli_restore_signals();
+                return cli_usage_error("isolate",
+                                       "%s (flows of the recording)",
+                                       nFlows ? err : "--trace: the recording has no flows");
+            }
+            traced.assign(list, list + n);
+            qr_index_list_free(list);
+        }
         auto check = [&err](int x) {
             if (x)
                 throw std::runtime_error(err);
@@ -173,6 +212,32 @@ qr_cmd_isolate(int argc, char** argv)
         qr_h5_table* done = t;
         t = nullptr;
         check(qr_h5_table_close(done, err));
+        // TCP execution traces: an exact replay (sigma 0) of each traced connection
+        const qr_config* cfg = qr_scenario_config(scenario);
+        std::vector<std::string> traceLines;
+        bool allMatch = true;
+        for (size_t i = 0; i < traced.size(); i++)
+        {
+            if (cli_signal)
+                throw Interrupted();
+            qr_tcp_trace* tr = nullptr;
+            iso.Run(traced[i], 0, 1, &tr, cfg->tcp.delack_timeout_ns / 2);
+            std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> own(tr, qr_tcp_trace_free);
+            check(qr_tcp_trace_write(tr, f, err));
+            allMatch = allMatch && qr_tcp_trace_summary(tr)->matches_recording;
+            char* buf = nullptr;
+            size_t len = 0;
+            FILE* mem = open_memstream(&buf, &len);
+            if (!mem)
+                throw std::bad_alloc();
+            qr_tcp_trace_print(tr, mem);
+            fclose(mem);
+            traceLines.emplace_back(buf, len);
+            free(buf);
+            cli_progress_update(&p, "isolate: tracing connection %zu/%zu", i + 1, traced.size());
+        }
+        if (!traced.empty())
+            check(qr_h5_attr_u64(f, "/tcp_trace", "matches_recording", allMatch ? 1 : 0, err));
         qr_h5* file = f;
         f = nullptr;
         check(qr_h5_commit(file, err));
@@ -189,7 +254,24 @@ qr_cmd_isolate(int argc, char** argv)
                    "max late");
             for (const std::string& l : lines)
                 printf("%s\n", l.c_str());
+            if (!traceLines.empty())
+                printf("TCP execution traces (exact replay, /tcp_trace):\n");
+            for (const std::string& l : traceLines)
+                printf("  %s", l.c_str());
             printf("output             %s\n", path.c_str());
+        }
+        if (!allMatch)
+        {
+            fprintf(stderr,
+                    "qreplay isolate: the traced retransmissions differ from the recorded ones "
+                    "(see above); the replay did not repeat the runtime\n");
+            rc = 1;
+        }
+        if (!traced.empty() && figures && rc == 0)
+        {
+            fflush(stdout);
+            std::string figdir = dir + "/figures";
+            rc = cli_figures("isolate", "plot_tcp_trace.py", path.c_str(), figdir.c_str(), quiet);
         }
     }
     catch (const Interrupted&)

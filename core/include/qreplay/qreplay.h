@@ -14,6 +14,7 @@
 #include "qreplay/sampler.h"
 #include "qreplay/scenario.h"
 #include "qreplay/synth.h"
+#include "qreplay/tcptrace.h"
 #include "qreplay/testbed.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"

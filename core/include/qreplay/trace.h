@@ -123,6 +123,8 @@ size_t qr_packet_encode(const qr_packet *p, uint8_t *buf);
  * length or the end comes first. */
 const uint8_t *qr_tcp_option(const uint8_t *opts, size_t len, uint8_t kind, size_t *declared,
                              size_t *present);
+/* A TCP packet's payload bytes: its IP length less a 20-byte IP header and its TCP header. */
+uint32_t qr_tcp_payload(const qr_packet *p);
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p);
 int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
                     size_t why_size);
