@@ -11,8 +11,8 @@
 #include "qreplay/schema.h"
 #include "qreplay/trace.h"
 
-static const char *const var_names[QR_TT_N_VARS] = {
-    "cwnd", "ssthresh", "cong_state", "rto", "rtt", "in_flight", "rwnd", "adv_wnd"};
+static const char *const var_names[QR_TT_N_VARS] = {"cwnd", "ssthresh",  "cong_state", "rto",
+                                                    "rtt",  "in_flight", "rwnd",       "adv_wnd"};
 static const char *const state_names[] = {"open", "disorder", "cwr", "recovery", "loss"};
 static const char *const trigger_names[QR_TT_N_TRIGGERS] = {
     "", "rto", "after-rto", "fast-retransmit", "recovery", "other"};
@@ -219,7 +219,8 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
                 state_fresh = 1;
             } else if (v.var == QR_TT_CWND && v.value > s->max_cwnd) {
                 s->max_cwnd = v.value;
-            } else if (v.var == QR_TT_SSTHRESH && (s->min_ssthresh < 0 || v.value < s->min_ssthresh)) {
+            } else if (v.var == QR_TT_SSTHRESH &&
+                       (s->min_ssthresh < 0 || v.value < s->min_ssthresh)) {
                 s->min_ssthresh = v.value;
             }
             continue;
@@ -415,8 +416,9 @@ int qr_tcp_trace_write(const qr_tcp_trace *t, qr_h5 *f, char *errbuf)
 void qr_tcp_trace_print(const qr_tcp_trace *t, FILE *out)
 {
     const qr_tt_summary *s = &t->sum;
-    fprintf(out, "flow %" PRIu32 ": %" PRIu64 " segments, %" PRIu64 " lost, %" PRIu64
-                 " retransmissions (",
+    fprintf(out,
+            "flow %" PRIu32 ": %" PRIu64 " segments, %" PRIu64 " lost, %" PRIu64
+            " retransmissions (",
             s->flow, s->segments, s->lost, s->retransmissions);
     const char *sep = "";
     for (int k = 1; k < QR_TT_N_TRIGGERS; k++)
@@ -424,8 +426,9 @@ void qr_tcp_trace_print(const qr_tcp_trace *t, FILE *out)
             fprintf(out, "%s%s %" PRIu64, sep, trigger_names[k], s->by_trigger[k]);
             sep = ", ";
         }
-    fprintf(out, "%s), %s the recording's %" PRIu64 "; %" PRIu64 " late fast retransmits; %" PRIu64
-                 " delayed ACKs",
+    fprintf(out,
+            "%s), %s the recording's %" PRIu64 "; %" PRIu64 " late fast retransmits; %" PRIu64
+            " delayed ACKs",
             *sep ? "" : "none", s->matches_recording ? "exactly" : "NOT",
             s->recorded_retransmissions, s->late_fast_retransmits, s->delayed_acks);
     if (s->max_cwnd >= 0)

@@ -80,11 +80,12 @@ static size_t check_flows(const char *run, uint32_t nflows, size_t *fast, size_t
                 if (strcmp(s[i].dir, "tx") || strcmp(s[i].end, end ? "receiver" : "sender") ||
                     !s[i].retx[0])
                     continue;
-                cr_assert_lt(k, nw, "flow %u end %u: more traced retransmissions than recorded",
-                             f, end);
-                cr_assert_eq(s[i].seq, want[k], "flow %u end %u retransmission %zu: seq %lu, "
-                             "recorded %lu", f, end, k, (unsigned long)s[i].seq,
-                             (unsigned long)want[k]);
+                cr_assert_lt(k, nw, "flow %u end %u: more traced retransmissions than recorded", f,
+                             end);
+                cr_assert_eq(s[i].seq, want[k],
+                             "flow %u end %u retransmission %zu: seq %lu, "
+                             "recorded %lu",
+                             f, end, k, (unsigned long)s[i].seq, (unsigned long)want[k]);
                 k++;
                 if (!strcmp(s[i].retx, "fast-retransmit")) {
                     (*fast)++;

@@ -56,7 +56,7 @@ Test(tcptrace, triggers_dupacks_delayed_acks_and_relative_numbers)
     int64_t t1 = t0 + 30000;
     qr_tcp_trace_var(t, t1, QR_TT_CONG_STATE, QR_TT_RECOVERY);
     qr_tcp_trace_var(t, t1, QR_TT_SSTHRESH, 600);
-    data(t, t1, TX, 100); /* fast retransmit after 3 dupacks */
+    data(t, t1, TX, 100);        /* fast retransmit after 3 dupacks */
     data(t, t1 + 1000, TX, 200); /* another one in recovery */
     qr_tcp_trace_var(t, t1 + 50000, QR_TT_CONG_STATE, QR_TT_LOSS);
     data(t, t1 + 50000, TX, 100); /* the timer's */

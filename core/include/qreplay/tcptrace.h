@@ -23,8 +23,8 @@
  *
  * It also finds the retransmissions in the recording itself (the same rule on what the runtime's
  * hosts sent) and says whether the traced ones are exactly those: same count, same relative
- * sequence numbers, same order, for each end. The result goes to HDF5 as /tcp_trace/<flow>/segments and
- * /tcp_trace/<flow>/vars (FORMATS.md). */
+ * sequence numbers, same order, for each end. The result goes to HDF5 as /tcp_trace/<flow>/segments
+ * and /tcp_trace/<flow>/vars (FORMATS.md). */
 #ifndef QREPLAY_TCPTRACE_H
 #define QREPLAY_TCPTRACE_H
 
@@ -115,9 +115,9 @@ typedef struct qr_tt_summary {
     uint32_t flow;
     uint32_t dupack_threshold;
     uint64_t segments, var_changes;
-    uint64_t retransmissions;          /* traced, both ends */
+    uint64_t retransmissions; /* traced, both ends */
     uint64_t by_trigger[QR_TT_N_TRIGGERS];
-    uint64_t late_fast_retransmits;    /* fast retransmissions after more dupACKs than the threshold */
+    uint64_t late_fast_retransmits; /* fast retransmissions after more dupACKs than the threshold */
     uint64_t recorded_retransmissions; /* in the recording, by the same rule, both ends */
     int matches_recording;             /* 1: traced retransmissions are exactly the recorded ones */
     uint64_t lost;                     /* sent segments the network lost */
