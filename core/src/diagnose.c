@@ -452,10 +452,10 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                 part = QR_PART_RTO;
             else if (in_rec)
                 part = QR_PART_RECOVERY;
+            else if (snd_max < data_end && rwnd < snd_max - una + (int64_t)mss)
+                part = QR_PART_RWND; /* also nothing in flight before a closed window */
             else if (snd_max < data_end && una >= snd_max)
                 part = QR_PART_APP;
-            else if (snd_max < data_end && rwnd < snd_max - una + (int64_t)mss)
-                part = QR_PART_RWND;
             else
                 part = QR_PART_SENDING;
         }

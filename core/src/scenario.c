@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "qreplay/faults.h"
 #include "qreplay/h5.h"
+#include "qreplay/reader.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
@@ -34,6 +35,7 @@ enum ktype {
     KT_INPATH,  /* an input file: resolved against the scenario's folder, then the data folder */
     KT_OUTPATH, /* an output folder: kept as given */
     KT_FAULTS,  /* [faults] drop rules (faults.h): syntax checked here, kept as given */
+    KT_READERS, /* [traffic] read_rate rules (reader.h): syntax checked here, kept as given */
 };
 
 static const char *const topo_names[] = {"fattree", "star", NULL};
@@ -107,6 +109,9 @@ static const struct keydef schema[] = {
      "segments received before an ACK is sent (1: no delayed ACK)"},
     {"tcp", "syn_timeout", KT_TIME, OFF(tcp.syn_timeout_ns), "1s", 1, 1e12, NULL,
      "timeout before a lost SYN is sent again (Linux and RFC 6298: 1 s)"},
+    {"tcp", "persist_timeout", KT_TIME, OFF(tcp.persist_timeout_ns), "6s", 1, 1e12, NULL,
+     "interval of zero-window probes (ns-3's default 6 s; ns-3 sends no window update when the "
+     "application reads, so a sender facing a zero window learns it opened only from a probe)"},
     {"tcp", "init_cwnd", KT_INT, OFF(tcp.init_cwnd), "10", 1, 1000, NULL,
      "initial congestion window (segments of 1448 B)"},
     {"tcp", "rcvbuf", KT_BYTES, OFF(tcp.rcvbuf_bytes), "1MB", 1, 4294967295, NULL,
@@ -133,6 +138,9 @@ static const struct keydef schema[] = {
      "background loads the sweep workflow runs (each overrides [traffic] load)"},
     {"sweep", "seeds", KT_INT, OFF(sweep.seeds), "1", 1, 1000, NULL,
      "seeds 1..seeds the sweep workflow runs per load"},
+    {"traffic", "read_rate", KT_READERS, OFF(traffic.read_rate), "", 0, 0, NULL,
+     "receiving applications that read slowly: 'flow F RATE', rules separated by ',' (the "
+     "unread bytes fill [tcp] rcvbuf and close the window)"},
     {"faults", "drop", KT_FAULTS, OFF(faults.drop), "", 0, 0, NULL,
      "planted per-packet drops in the runtime: 'flow F syn|synack|data|ack [N[-M]] [at SWITCH]', "
      "rules separated by ',' (the N-th to M-th counted packet, from 1, at the direction's first "
@@ -400,6 +408,14 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         qr_fault_rule rules[QR_FAULT_RULES_MAX];
         size_t n;
         rc = qr_fault_rules_parse(text, rules, QR_FAULT_RULES_MAX, &n, errbuf);
+        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
+            rc = qri_err(errbuf, QR_EVALUE, "too long");
+        return rc;
+    }
+    case KT_READERS: {
+        qr_read_rule rules[QR_READ_RULES_MAX];
+        size_t n;
+        rc = qr_read_rules_parse(text, rules, QR_READ_RULES_MAX, &n, errbuf);
         if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
             rc = qri_err(errbuf, QR_EVALUE, "too long");
         return rc;

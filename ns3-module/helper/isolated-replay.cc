@@ -230,6 +230,11 @@ IsolatedReplay::Run(uint32_t flow,
     }
     Ptr<FlowSinkApp> sink = CreateObject<FlowSinkApp>();
     sink->Setup(&table, MakeNullCallback<void, uint32_t, Time>());
+    std::vector<uint64_t> readBps(qr_flow_table_flows(ft));
+    char err[QR_ERRBUF_SIZE];
+    if (qr_read_rates_resolve(c->traffic.read_rate, readBps.size(), readBps.data(), err))
+        throw std::runtime_error(err);
+    sink->SetReadRates({readBps[flow]}); // the replay's flow 0 is the runtime's `flow`
     net.GetHosts().Get(1)->AddApplication(sink);
     Ctx ctx;
     ctx.tracing = trace != nullptr;
@@ -281,7 +286,7 @@ IsolatedReplay::Run(uint32_t flow,
         if (!owned)
             throw std::runtime_error("flow " + std::to_string(flow) +
                                      ": the traced connection never opened a socket");
-        char err[QR_ERRBUF_SIZE];
+
         if (qr_tcp_trace_finish(owned.get(), m_rec, err))
             throw std::runtime_error(err);
         *trace = owned.release();

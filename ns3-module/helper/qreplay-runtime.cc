@@ -117,6 +117,8 @@ QreplayRuntime::ConfigureTcp(const qr_config* cfg)
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(cfg->tcp.sndbuf_bytes));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout",
                        TimeValue(NanoSeconds(cfg->tcp.syn_timeout_ns)));
+    Config::SetDefault("ns3::TcpSocket::PersistTimeout",
+                       TimeValue(NanoSeconds(cfg->tcp.persist_timeout_ns)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(cfg->tcp.min_rto_ns)));
     // timestamps on: 1448 B of payload + 32 B TCP + 20 B IP = the 1500 B MTU
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
@@ -196,6 +198,9 @@ QreplayRuntime::Build()
         throw std::bad_alloc();
 
     // applications: a sink on every host, a sender on every host that starts flows
+    std::vector<uint64_t> readBps(m_table->Flows());
+    if (qr_read_rates_resolve(c->traffic.read_rate, readBps.size(), readBps.data(), err))
+        throw std::runtime_error(err);
     std::vector<std::vector<uint32_t>> byHost(hosts);
     for (uint32_t f = 0; f < m_table->Flows(); f++)
         byHost[m_table->Flow(f).src].push_back(f);
@@ -204,6 +209,7 @@ QreplayRuntime::Build()
         Ptr<Node> node = m_net->GetHosts().Get(h);
         Ptr<FlowSinkApp> sink = CreateObject<FlowSinkApp>();
         sink->Setup(m_table.get(), MakeCallback(&QreplayRuntime::OnComplete, this));
+        sink->SetReadRates(readBps);
         node->AddApplication(sink);
         sink->SetStartTime(Seconds(0));
         if (!byHost[h].empty())

@@ -1,5 +1,7 @@
 #include "flow-apps.h"
 
+#include "ns3/uinteger.h"
+
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
 #include "ns3/packet.h"
@@ -60,6 +62,21 @@ FlowSenderApp::StartApplication()
     }
 }
 
+namespace
+{
+
+// ns-3's TCP doubles its zero-window probe interval at every probe and never resets it, so a
+// connection whose receiver closes its window again and again (a slow reader) would wait ever
+// longer. As Linux does, start over from the configured interval once the window has opened.
+void
+WindowReopened(Socket* s, Time base, uint32_t before, uint32_t now)
+{
+    if (before == 0 && now > 0)
+        s->SetAttribute("PersistTimeout", TimeValue(base));
+}
+
+} // namespace
+
 void
 FlowSenderApp::StartFlow(uint32_t i)
 {
@@ -73,6 +90,11 @@ FlowSenderApp::StartFlow(uint32_t i)
         return;
     }
     m_conns[PeekPointer(s)] = Conn{f, fl.bytes, false};
+    TimeValue persist;
+    s->GetAttribute("PersistTimeout", persist);
+    s->TraceConnectWithoutContext(
+        "RWND",
+        MakeBoundCallback(&WindowReopened, PeekPointer(s), persist.Get()));
     if (!m_onSocket.IsNull())
         m_onSocket(f, s);
     s->SetConnectCallback(MakeCallback(&FlowSenderApp::Connected, this),
@@ -200,7 +222,13 @@ FlowSinkApp::Accept(Ptr<Socket> s, const Address& from)
         s->Close();
         return;
     }
-    m_conns[PeekPointer(s)] = Conn{f, 0, false};
+    Conn c{f, 0, false, false, false, qr_reader{}, EventId()};
+    if (f < m_readBps.size() && m_readBps[f] > 0)
+    {
+        c.paced = true;
+        qr_reader_init(&c.reader, m_readBps[f], Simulator::Now().GetNanoSeconds());
+    }
+    m_conns[PeekPointer(s)] = c;
     m_accepted.push_back(s);
     s->SetRecvCallback(MakeCallback(&FlowSinkApp::Read, this));
     s->SetCloseCallbacks(MakeCallback(&FlowSinkApp::PeerClosed, this),
@@ -208,28 +236,73 @@ FlowSinkApp::Accept(Ptr<Socket> s, const Address& from)
 }
 
 void
+FlowSinkApp::SetReadRates(std::vector<uint64_t> bpsPerFlow)
+{
+    m_readBps = std::move(bpsPerFlow);
+}
+
+void
+FlowSinkApp::Consume(Ptr<Socket>, Conn& c, Ptr<Packet> p)
+{
+    c.received += p->GetSize();
+    if (!c.done && c.received >= m_table->Flow(c.flow).bytes)
+    {
+        c.done = true;
+        if (!m_onComplete.IsNull())
+            m_onComplete(c.flow, Simulator::Now());
+    }
+}
+
+void
 FlowSinkApp::Read(Ptr<Socket> s)
 {
     auto it = m_conns.find(PeekPointer(s));
     Ptr<Packet> p;
-    while ((p = s->Recv()))
+    if (it == m_conns.end())
     {
-        if (it == m_conns.end())
-            continue;
-        Conn& c = it->second;
-        c.received += p->GetSize();
-        if (!c.done && c.received >= m_table->Flow(c.flow).bytes)
-        {
-            c.done = true;
-            if (!m_onComplete.IsNull())
-                m_onComplete(c.flow, Simulator::Now());
-        }
+        while ((p = s->Recv()))
+            ;
+        return;
+    }
+    Conn& c = it->second;
+    if (!c.paced)
+    {
+        while ((p = s->Recv()))
+            Consume(s, c, p);
+        return;
+    }
+    // a slow reader: read what the core's pacing allows now, come back when more is allowed
+    int64_t now = Simulator::Now().GetNanoSeconds();
+    UintegerValue mss;
+    s->GetAttribute("SegmentSize", mss);
+    uint64_t n = qr_reader_take(&c.reader, now, s->GetRxAvailable(), mss.Get());
+    if (n > 0 && (p = s->Recv(static_cast<uint32_t>(n), 0)))
+        Consume(s, c, p);
+    uint32_t left = s->GetRxAvailable();
+    if (left == 0 && c.closeWhenRead)
+    {
+        c.closeWhenRead = false;
+        s->Close();
+    }
+    if (left > 0 && !c.next.IsRunning())
+    {
+        int64_t at = qr_reader_next_ns(&c.reader, now, left);
+        c.next = Simulator::Schedule(NanoSeconds(std::max<int64_t>(at - now, 1)),
+                                     &FlowSinkApp::Read,
+                                     this,
+                                     s);
     }
 }
 
 void
 FlowSinkApp::PeerClosed(Ptr<Socket> s)
 {
+    auto it = m_conns.find(PeekPointer(s));
+    if (it != m_conns.end() && it->second.paced && s->GetRxAvailable() > 0)
+    {
+        it->second.closeWhenRead = true; // a slow reader closes once it has read everything
+        return;
+    }
     s->Close();
 }
 
@@ -244,6 +317,8 @@ void
 FlowSinkApp::DoDispose()
 {
     m_listen = nullptr;
+    for (auto& [sock, c] : m_conns)
+        c.next.Cancel();
     m_conns.clear();
     m_accepted.clear();
     m_onComplete = MakeNullCallback<void, uint32_t, Time>();

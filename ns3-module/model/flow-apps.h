@@ -8,8 +8,14 @@
 
 #include "flow-table.h"
 
+extern "C"
+{
+#include "qreplay/reader.h"
+}
+
 #include "ns3/application.h"
 #include "ns3/callback.h"
+#include "ns3/event-id.h"
 #include "ns3/nstime.h"
 #include "ns3/socket.h"
 
@@ -76,6 +82,10 @@ class FlowSinkApp : public Application
     /* onComplete(flow, time) when a flow's last byte has arrived. */
     void Setup(const FlowTable* table, Callback<void, uint32_t, Time> onComplete);
 
+    /* Per flow of the table, the application's read rate in bits/s (0 or missing: it reads
+     * every byte as it arrives); paced by the core's qr_reader ([traffic] read_rate). */
+    void SetReadRates(std::vector<uint64_t> bpsPerFlow);
+
   protected:
     void DoDispose() override;
 
@@ -91,9 +101,16 @@ class FlowSinkApp : public Application
         uint32_t flow;
         uint64_t received;
         bool done;
+        bool paced;
+        bool closeWhenRead; // the peer closed while unread bytes remained
+        qr_reader reader;
+        EventId next; // the paced application's next read
     };
 
+    void Consume(Ptr<Socket> s, Conn& c, Ptr<Packet> p);
+
     const FlowTable* m_table{nullptr};
+    std::vector<uint64_t> m_readBps;
     Ptr<Socket> m_listen;
     std::map<Socket*, Conn> m_conns;
     std::vector<Ptr<Socket>> m_accepted;

@@ -167,6 +167,30 @@ Test(diagnose_cli, a_lossless_incast_is_congestion)
     qr_h5_rows_free(f);
 }
 
+/* A receiving application that reads 1 MB at 200 Mbps through a 44-segment buffer: no loss, the
+ * window closes again and again, and the flow takes about as long as the reading (physics: it
+ * cannot finish before the application has read it all). */
+Test(diagnose_cli, a_slow_reader_is_a_receiver_limit)
+{
+    size_t n, nd;
+    qr_row_diag_flow *f = planted("slow-reader", &n);
+    cr_assert_eq(n, 1);
+    char p[256];
+    snprintf(p, sizeof p, "%s/slow-reader", dir);
+    qr_row_drop *d = truth_drops(p, &nd);
+    cr_assert_eq(nd, 0);
+    cr_assert(f[0].completed);
+    cr_assert_str_eq(f[0].cause, "receiver-limit");
+    cr_assert_gt(f[0].zero_windows, 5, "%u", f[0].zero_windows);
+    cr_assert_gt(f[0].receiver_ns, f[0].fct_ns / 2);
+    /* 1 MB less the buffer's 63712 B must be read before the last byte can enter the buffer */
+    int64_t read_ns = (int64_t)((1000000.0 - 63712.0) * 8 / 200e6 * 1e9);
+    cr_assert_geq(f[0].fct_ns, read_ns, "FCT %ld < %ld", (long)f[0].fct_ns, (long)read_ns);
+    cr_assert_lt(f[0].fct_ns, 2 * read_ns, "FCT %ld", (long)f[0].fct_ns);
+    qr_h5_rows_free(d);
+    qr_h5_rows_free(f);
+}
+
 Test(diagnose_cli, losses_of_a_flows_to_a_fall_in_the_blackhole_of_its_queue)
 {
     cr_assert_eq(

@@ -57,17 +57,19 @@ typedef struct qr_config {
         int incast_fanin;
         uint64_t incast_size_bytes;
         char flows[QR_PATH_MAX]; /* resolved relative to the scenario file's folder; "" if unset */
-        char size_cdf[QR_PATH_MAX]; /* flow-size CDF file, resolved like flows */
+        char read_rate[QR_PATH_MAX]; /* slow readers (reader.h): 'flow F RATE, ...'; "" none */
+        char size_cdf[QR_PATH_MAX];  /* flow-size CDF file, resolved like flows */
     } traffic;
     struct {
         qr_tcp_variant variant;
         int64_t min_rto_ns;
         int64_t delack_timeout_ns;
-        int delack_count;       /* segments received before an ACK is sent */
-        int64_t syn_timeout_ns; /* retransmission timeout of a connection's SYN */
-        int init_cwnd;          /* initial congestion window, segments */
-        uint64_t rcvbuf_bytes;  /* socket receive buffer */
-        uint64_t sndbuf_bytes;  /* socket send buffer */
+        int delack_count;           /* segments received before an ACK is sent */
+        int64_t syn_timeout_ns;     /* retransmission timeout of a connection's SYN */
+        int64_t persist_timeout_ns; /* zero-window probe interval */
+        int init_cwnd;              /* initial congestion window, segments */
+        uint64_t rcvbuf_bytes;      /* socket receive buffer */
+        uint64_t sndbuf_bytes;      /* socket send buffer */
     } tcp;
     struct {
         int64_t proc_delay_ns;
