@@ -17,8 +17,7 @@ static int rule_err(char *errbuf, size_t k, const char *text, const char *why)
     return qri_err(errbuf, QR_EVALUE, "rule %zu ('%s'): %s", k, text, why);
 }
 
-int qr_read_rules_parse(const char *text, qr_read_rule *rules, size_t max, size_t *n,
-                        char *errbuf)
+int qr_read_rules_parse(const char *text, qr_read_rule *rules, size_t max, size_t *n, char *errbuf)
 {
     *n = 0;
     char buf[4096];

@@ -24,8 +24,13 @@ Test(reader, rules_parse)
     cr_assert_eq(r[1].rate_bps, 1000000000u);
     cr_assert_eq(qr_read_rules_parse("  ", r, 4, &n, err), QR_OK);
     cr_assert_eq(n, 0);
-    const char *bad[] = {"flow 0", "flow x 1Gbps", "flw 0 1Gbps", "flow 0 fast", "flow 0 0bps",
-                         "flow 0 1Gbps extra", "flow 1 1Gbps, flow 1 2Gbps"};
+    const char *bad[] = {"flow 0",
+                         "flow x 1Gbps",
+                         "flw 0 1Gbps",
+                         "flow 0 fast",
+                         "flow 0 0bps",
+                         "flow 0 1Gbps extra",
+                         "flow 1 1Gbps, flow 1 2Gbps"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         cr_assert_eq(qr_read_rules_parse(bad[i], r, 4, &n, err), QR_EVALUE, "%s", bad[i]);

@@ -34,8 +34,7 @@ typedef struct qr_read_rule {
 
 /* Parse [traffic] read_rate ("" or blanks: no rule). Returns 0 or QR_EVALUE with "rule K
  * ('TEXT'): reason" (an unknown word, a bad or zero rate, a flow named twice, too many rules). */
-int qr_read_rules_parse(const char *text, qr_read_rule *rules, size_t max, size_t *n,
-                        char *errbuf);
+int qr_read_rules_parse(const char *text, qr_read_rule *rules, size_t max, size_t *n, char *errbuf);
 
 /* Per flow of a workload of n_flows flows: its read rate in bits/s, 0 for "reads at once", into
  * rates[0..n_flows) (caller's array). Returns 0 or QR_EVALUE ("[traffic] read_rate: rule K
