@@ -404,18 +404,14 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         return QR_OK;
     }
     case KT_INPATH: return resolve_input(text, base_dir, data_dir, field, errbuf);
-    case KT_FAULTS: {
-        qr_fault_rule rules[QR_FAULT_RULES_MAX];
+    case KT_FAULTS:
+    case KT_READERS: { /* rule lists: the syntax checked now, the text kept as given */
+        qr_fault_rule faults[QR_FAULT_RULES_MAX];
+        qr_read_rule readers[QR_READ_RULES_MAX];
         size_t n;
-        rc = qr_fault_rules_parse(text, rules, QR_FAULT_RULES_MAX, &n, errbuf);
-        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
-            rc = qri_err(errbuf, QR_EVALUE, "too long");
-        return rc;
-    }
-    case KT_READERS: {
-        qr_read_rule rules[QR_READ_RULES_MAX];
-        size_t n;
-        rc = qr_read_rules_parse(text, rules, QR_READ_RULES_MAX, &n, errbuf);
+        rc = kd->type == KT_FAULTS
+                 ? qr_fault_rules_parse(text, faults, QR_FAULT_RULES_MAX, &n, errbuf)
+                 : qr_read_rules_parse(text, readers, QR_READ_RULES_MAX, &n, errbuf);
         if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
             rc = qri_err(errbuf, QR_EVALUE, "too long");
         return rc;
