@@ -16,6 +16,7 @@
 
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
+#define TCP_ACK 0x10
 
 static const char *const part_names[QR_PARTS] = {"handshake", "rto", "recovery", "receiver",
                                                  "delack",    "app", "queueing", "sending"};
@@ -369,7 +370,10 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     }
     o->queue_mean_ns = qn ? qsum / (int64_t)qn : 0;
 
-    /* the receiver's ACK holds: an ACK's send time minus the arrival of the data before it */
+    /* the receiver's ACK holds: an ACK's send time minus the arrival of the oldest data it
+     * acknowledges for the first time (the first to arrive after the receiver's previous ACK).
+     * An ACK the delayed-ACK timer would have sent but a later segment forced out early (a
+     * duplicate, say) is still held from the first. */
     int64_t *hold = calloc(na ? na : 1, sizeof *hold);
     sev *ev = malloc((nd + na + 1) * sizeof *ev);
     if (!hold || !ev) {
@@ -386,15 +390,16 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         qsort(ev, k, sizeof *ev, sev_cmp);
         size_t p = 0;
         uint32_t acked = 0;
-        int64_t last_rx = -1;
+        int64_t first_rx = -1;
         for (size_t j = 0; j < na; j++) {
-            while (p < k && ev[p].t <= a[j].tx)
-                last_rx = ev[p++].t;
+            for (; p < k && ev[p].t <= a[j].tx; p++)
+                if (first_rx < 0)
+                    first_rx = ev[p].t;
             const qr_packet *ap = &a[j].pk->pk;
             uint32_t an = ap->ack - isn;
             hold[j] = -1;
-            if (!(ap->tcp_flags & TCP_SYN) && last_rx >= 0 && an > acked) {
-                hold[j] = a[j].tx - last_rx;
+            if (!(ap->tcp_flags & TCP_SYN) && first_rx >= 0 && an > acked) {
+                hold[j] = a[j].tx - first_rx;
                 if (hold[j] >= x->delack_ns && x->delack_ns > 0) {
                     o->delayed_acks++;
                     if ((rc = add_event(x, f, QR_EV_DELACK, a[j].tx, qr_packet_id(A, a[j].pk->seq),
@@ -404,6 +409,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
             }
             if (an > acked && !(ap->tcp_flags & TCP_SYN))
                 acked = an;
+            if (ap->tcp_flags & TCP_ACK)
+                first_rx = -1;
         }
     }
 
@@ -449,7 +456,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         }
         if (part != QR_PART_HANDSHAKE) {
             if (timer)
-                part = QR_PART_RTO;
+                part = timer_sub == QR_CAUSE_DELACK ? QR_PART_DELACK : QR_PART_RTO;
             else if (in_rec)
                 part = QR_PART_RECOVERY;
             else if (snd_max < data_end && rwnd < snd_max - una + (int64_t)mss)

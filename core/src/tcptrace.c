@@ -206,7 +206,8 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
     uint32_t dup = 0;
     int have_ack = 0;
     uint64_t high_ack = 0;
-    int64_t last_rx[2] = {INT64_MIN, INT64_MIN};
+    /* per end: when the oldest segment it received since it last sent an ACK arrived */
+    int64_t unacked_rx[2] = {INT64_MIN, INT64_MIN};
     uint64_t *traced[2] = {NULL, NULL};
     size_t n_traced[2] = {0, 0}, cap_traced[2] = {0, 0};
     for (size_t i = 0; i < t->n; i++) {
@@ -233,7 +234,8 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
         g.seq = (uint32_t)(seq - isn[from]);
         g.ack = (g.flags & QR_TCP_ACK) ? (uint32_t)(ack - isn[1 - from]) : 0;
         if (g.dir == QR_TT_RX) {
-            last_rx[e] = g.time_ns;
+            if (unacked_rx[e] == INT64_MIN && (g.len > 0 || (g.flags & (QR_TCP_SYN | QR_TCP_FIN))))
+                unacked_rx[e] = g.time_ns;
             int pure = g.len == 0 && !(g.flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) &&
                        (g.flags & QR_TCP_ACK);
             if (e == QR_TT_SENDER && (g.flags & QR_TCP_ACK)) {
@@ -281,8 +283,8 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
                 traced[e][n_traced[e]++] = g.seq;
             }
             if (e == QR_TT_RECEIVER && g.len == 0 && (g.flags & QR_TCP_ACK) &&
-                !(g.flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) && last_rx[e] != INT64_MIN) {
-                g.held_ns = g.time_ns - last_rx[e];
+                !(g.flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST))) {
+                g.held_ns = unacked_rx[e] == INT64_MIN ? 0 : g.time_ns - unacked_rx[e];
                 if (g.held_ns >= t->delack_ns) {
                     g.delack = QR_TT_ACK_DELAYED;
                     s->delayed_acks++;
@@ -293,6 +295,8 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
                     s->immediate_acks++;
                 }
             }
+            if (g.flags & QR_TCP_ACK)
+                unacked_rx[e] = INT64_MIN; /* everything received so far is acknowledged */
         }
         t->segs[t->n_segs++] = g;
     }

@@ -141,6 +141,50 @@ Test(diagnose_cli, planted_tail_ack_and_syn_drops_are_named)
     }
 }
 
+/* The butterfly's story, planted: the tail of a short flow is lost; the timer (16 ms) resends
+ * its first segment, which arrives in order, and the receiver holds the ACK for its 40 ms
+ * delayed-ACK timeout; the backed-off timer (32 ms) fires first. The second wait is the delayed
+ * ACK's: cause delack-stall, an ACK held the whole 32 ms, and the flow takes 16 + 32 ms. */
+Test(diagnose_cli, a_held_ack_that_outlasts_the_backed_off_timer_is_a_delack_stall)
+{
+    size_t n, ne;
+    qr_row_diag_flow *f = planted("delack-stall", &n);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(f[0].cause, "delack-stall", "%s", out);
+    cr_assert_eq(f[0].rtos, 2);
+    cr_assert_eq(f[0].lost_data, 4);
+    cr_assert_eq(f[0].delayed_acks, 1);
+    cr_assert_geq(f[0].rto_ns, 16000000);
+    cr_assert_lt(f[0].rto_ns, 17000000);
+    cr_assert_geq(f[0].delack_ns, 31000000);
+    cr_assert_leq(f[0].delack_ns, 32000000);
+    cr_assert_geq(f[0].fct_ns, 48000000);
+    cr_assert_lt(f[0].fct_ns, 49000000);
+    char p[256];
+    snprintf(p, sizeof p, "%s/delack-stall/diagnosis.h5", dir);
+    qr_row_diag_event *e = events_of(p, &ne);
+    int held = 0;
+    const char *subs[2] = {NULL, NULL};
+    int rto = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (!strcmp(e[i].kind, "delayed-ack")) {
+            cr_assert_geq(e[i].value, 31000000);
+            cr_assert_eq(e[i].tcp_seq, 4 * 1448 + 1, "it acknowledges the resent 4th segment");
+            held++;
+        }
+        if (!strcmp(e[i].kind, "rto") && rto < 2) {
+            cr_assert_eq(e[i].tcp_seq, 3 * 1448 + 1);
+            subs[rto++] = e[i].detail;
+        }
+    }
+    cr_assert_eq(held, 1);
+    cr_assert_eq(rto, 2);
+    cr_assert_str_eq(subs[0], "tail-drop");
+    cr_assert_str_eq(subs[1], "delack-stall");
+    qr_h5_rows_free(e);
+    qr_h5_rows_free(f);
+}
+
 Test(diagnose_cli, a_lossless_incast_is_congestion)
 {
     size_t n, nd;

@@ -136,6 +136,47 @@ Test(tcp_trace_cli, a_planted_loss_is_traced_as_the_timers_retransmission_of_the
     cr_assert_eq(access(fig, F_OK), 0, "%s", out);
 }
 
+/* The planted delayed-ACK stall: the trace shows the timer's retransmission, the backed-off
+ * timer's second copy 32 ms later, and between them the receiver holding its ACK: the one ACK it
+ * sent after the second copy arrived is delayed, held from the first copy's arrival. */
+Test(tcp_trace_cli, the_delayed_ack_stall_shows_a_held_ack_between_two_timer_retransmissions)
+{
+    cr_assert_eq(qreplay("runtime scenarios/diagnose/delack-stall.ini -o %s/r --quiet", dir), 0,
+                 "%s", err);
+    cr_assert_eq(qreplay("isolate %s/r --sigma 0 --trace 0 --no-figures", dir), 0, "%s", err);
+    size_t fast = 0, rto = 0;
+    char run[128], h5[256];
+    snprintf(run, sizeof run, "%s/r", dir);
+    cr_assert_eq(check_flows(run, 1, &fast, &rto), 5);
+    cr_assert_eq(rto, 1);
+    size_t n;
+    snprintf(h5, sizeof h5, "%s/isolated.h5", run);
+    qr_row_tt_segment *s = segments_of(h5, 0, &n);
+    int64_t t_rto = -1, t_again = -1, t_delayed = -1, held = 0;
+    size_t delayed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(s[i].retx, "rto"))
+            t_rto = s[i].time_ns;
+        if (!strcmp(s[i].retx, "after-rto") && t_again < 0) {
+            t_again = s[i].time_ns;
+            cr_assert_eq(s[i].seq, 3 * 1448 + 1, "the same segment again");
+        }
+        if (!strcmp(s[i].ack_kind, "delayed")) {
+            delayed++;
+            t_delayed = s[i].time_ns;
+            held = s[i].held_ns;
+        }
+    }
+    cr_assert_eq(delayed, 1);
+    cr_assert_gt(t_rto, 0);
+    cr_assert_eq(t_again - t_rto, 32000000, "the timer backed off from 16 to 32 ms");
+    cr_assert_gt(t_delayed, t_again);
+    cr_assert_lt(t_delayed - t_again, 100000, "the duplicate forced the held ACK out at once");
+    cr_assert_gt(held, 31000000);
+    cr_assert_leq(held, 32000000);
+    free(s);
+}
+
 Test(tcp_trace_cli, the_blackhole_cases_retransmissions_are_exactly_the_recorded_ones)
 {
     cr_assert_eq(qreplay("runtime scenarios/blackhole.ini -o %s/r --quiet", dir), 0, "%s", err);

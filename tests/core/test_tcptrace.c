@@ -109,6 +109,49 @@ Test(tcptrace, triggers_dupacks_delayed_acks_and_relative_numbers)
     qr_tcp_trace_free(t);
 }
 
+/* The butterfly's delayed-ACK stall: the timer's retransmission arrives in order and the receiver
+ * holds its ACK; the backed-off timer sends it again and that duplicate forces the ACK out at
+ * once. The ACK was held from the first copy's arrival, so it is a delayed ACK, held 32 ms. */
+Test(tcptrace, an_ack_forced_out_by_a_duplicate_is_held_from_the_first_copy)
+{
+    qr_tcp_trace *t;
+    cr_assert_eq(qr_tcp_trace_create(&t, 1, 3, 20000000), QR_OK);
+    qr_tcp_trace_segment(t, 0, S, TX, SYN, ISN, 0, 100, 0);
+    qr_tcp_trace_segment(t, 10000, R, RX, SYN, ISN, 0, 100, 0);
+    qr_tcp_trace_segment(t, 10000, R, TX, SYN | ACK, RISN, ISN + 1, 500, 0);
+    qr_tcp_trace_segment(t, 20000, S, RX, SYN | ACK, RISN, ISN + 1, 500, 0);
+    data(t, 20000, TX, 0);
+    data(t, 21000, TX, 100); /* lost */
+    qr_tcp_trace_segment(t, 30000, R, RX, ACK, ISN + 1, RISN + 1, 100, 100);
+    ack(t, 30000, 100); /* answered at once: immediate, held 0 */
+    qr_tcp_trace_var(t, 16020000, QR_TT_CONG_STATE, QR_TT_LOSS);
+    data(t, 16020000, TX, 100); /* the timer's */
+    qr_tcp_trace_segment(t, 16030000, R, RX, ACK, ISN + 101, RISN + 1, 100, 100);
+    data(t, 48020000, TX, 100); /* the backed-off timer's: after-rto */
+    qr_tcp_trace_segment(t, 48030000, R, RX, ACK, ISN + 101, RISN + 1, 100, 100);
+    ack(t, 48030000, 200); /* forced out by the duplicate */
+    ack(t, 48040000, 200); /* nothing new received since: held 0 */
+    cr_assert_eq(qr_tcp_trace_finish(t, NULL, NULL), QR_OK);
+    const qr_tt_summary *s = qr_tcp_trace_summary(t);
+    cr_assert_eq(s->delayed_acks, 1);
+    cr_assert_eq(s->immediate_acks, 2);
+    cr_assert_eq(s->max_held_ns, 32000000);
+    cr_assert_eq(s->by_trigger[QR_TT_TRIG_RTO], 1);
+    cr_assert_eq(s->by_trigger[QR_TT_TRIG_AFTER_RTO], 1);
+    size_t n;
+    const qr_tt_segment *g = qr_tcp_trace_segments(t, &n);
+    int delayed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (g[i].end == R && g[i].dir == TX && g[i].delack == QR_TT_ACK_DELAYED) {
+            delayed++;
+            cr_assert_eq(g[i].time_ns, 48030000);
+            cr_assert_eq(g[i].held_ns, 32000000);
+            cr_assert_eq(g[i].ack, 201);
+        }
+    cr_assert_eq(delayed, 1);
+    qr_tcp_trace_free(t);
+}
+
 Test(tcptrace, a_fast_retransmit_after_more_dupacks_than_the_threshold_is_late)
 {
     qr_tcp_trace *t;

@@ -15,15 +15,17 @@
  *    (a fast retransmission to the ACK of everything sent before it); receiver-limited (bytes in
  *    flight within one MSS of the advertised window, or the window at zero, with data left);
  *    stalled on a delayed ACK (the receiver held the ACK of data it had while the sender sent
- *    nothing); application-limited (nothing in flight, data left, no timer); queueing and sharing
- *    (the rest beyond the ideal transfer time); sending at full window (the rest);
+ *    nothing; also a timer's wait whose sub-cause is the delayed-ACK stall); application-limited
+ * (nothing in flight, data left, no timer); queueing and sharing (the rest beyond the ideal
+ * transfer time); sending at full window (the rest);
  *  - a root cause (qr_diag_cause) with its evidence: the packets and times that show it.
  *
  * Retransmissions are told apart by what triggered them: one sent within `ack_clock_ns` of an ACK
  * arriving is ACK-clocked (fast retransmission if dupthresh duplicate ACKs preceded it, else part
  * of a recovery); any other is a timer's (RTO). An RTO's sub-cause: its lost packet had no packet
  * after it (tail drop) or fewer than dupthresh (not enough duplicate ACKs); its data had arrived
- * but the ACKs were lost (ACK drops) or held by the receiver (delayed-ACK stall). */
+ * but the ACKs were lost (ACK drops) or held by the receiver (delayed-ACK stall). An ACK's hold is
+ * its send time minus the arrival of the oldest data it acknowledges for the first time. */
 #ifndef QREPLAY_DIAGNOSE_H
 #define QREPLAY_DIAGNOSE_H
 

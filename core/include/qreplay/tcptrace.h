@@ -16,8 +16,11 @@
  *    the same number as the highest ACK so far while data is outstanding, adds one; a higher ACK
  *    resets it. Each retransmission carries the count when it went out, so a fast retransmission
  *    with more duplicate ACKs than the threshold is visibly late;
- *  - which of the receiver's pure ACKs were delayed (sent at least delack_ns after the last
- *    segment it received) and how long each was held;
+ *  - which of the receiver's pure ACKs were delayed and how long each was held: the time since the
+ *    oldest segment it acknowledges for the first time arrived (the first segment with payload,
+ *    SYN or FIN the receiver got after it last sent an ACK); held at least delack_ns is delayed.
+ *    An ACK the delayed-ACK timer would have sent but that a later segment forced out early (a
+ *    duplicate, say) still counts as held from the first one;
  *  - which sent packets the network lost, by the recording (the i-th packet an end sent is packet
  *    i of its direction, as the corrector numbers it).
  *
@@ -100,7 +103,7 @@ typedef struct qr_tt_segment {
     uint32_t len;    /* payload bytes */
     uint64_t seq, ack;
     uint32_t dupacks; /* sender: the duplicate-ACK count after this ACK / when this went out */
-    int64_t held_ns;  /* delayed ACKs: time since the last segment the receiver got */
+    int64_t held_ns;  /* receiver's pure ACKs: since the oldest segment it first acknowledges */
     uint64_t packet;  /* sent segments: the packet id (dir << 32 | number) in the recording */
 } qr_tt_segment;
 
