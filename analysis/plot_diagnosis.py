@@ -8,6 +8,10 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
   diagnosis_breakdown  each selected flow's time, stacked by part (handshake, RTO, recovery,
                        receiver-limited, delayed ACK, application, queueing, sending), as a share
                        of its FCT; the cause written next to it (at most 40 flows, slowest first)
+  diagnosis_blackhole  with replay arrivals and blackhole episodes (the replay paper's figure 9):
+                       per blackholed queue drawn (/blackhole_series), its length and dynamic
+                       threshold over time above its cumulative drops, with the queue whose burst
+                       shrank the threshold (the culprit) and the episodes shaded
 """
 import os
 import sys
@@ -71,6 +75,48 @@ def breakdown_figure(flows, outdir, quiet):
     save(fig, outdir, "diagnosis_breakdown", quiet)
 
 
+def blackhole_figure(f, outdir, quiet):
+    pts = f["blackhole_series"][:]
+    eps = f["blackholes"][:]
+    queues = sorted(set(int(q) for q in pts["series"]))
+    if not queues:
+        return
+    fig, axes = plt.subplots(2 * len(queues), 1, figsize=(8, 4.5 * len(queues)), sharex=False,
+                             gridspec_kw={"height_ratios": [2, 1] * len(queues)})
+    kb = 1000.0
+    for n, q in enumerate(queues):
+        ax, axd = axes[2 * n], axes[2 * n + 1]
+        s = pts[pts["series"] == q]
+        victim = s[s["culprit"] == 0]
+        sw, port = int(victim["switch"][0]), int(victim["port"][0])
+        ms = victim["time_ns"] / 1e6
+        ax.step(ms, victim["queue_bytes"] / kb, where="post", color="C0",
+                label="queue %d (switch %d)" % (port, sw))
+        ax.step(ms, victim["threshold"] / kb, where="post", color="C3", ls="--",
+                label="its threshold")
+        for i, cp in enumerate(sorted(set(int(p) for p in s[s["culprit"] == 1]["port"]))):
+            c = s[(s["culprit"] == 1) & (s["port"] == cp)]
+            ax.step(c["time_ns"] / 1e6, c["queue_bytes"] / kb, where="post", color="C%d" % (i + 1),
+                    alpha=0.8, label="queue %d (culprit)" % cp)
+        d = victim[victim["dropped"] == 1]
+        ax.plot(d["time_ns"] / 1e6, d["queue_bytes"] / kb, "x", color="k", ms=4,
+                label="drops at queue %d" % port)
+        axd.step(ms, victim["drops"], where="post", color="k")
+        for e in eps[eps["series"] == q]:
+            for a in (ax, axd):
+                a.axvspan(e["start_ns"] / 1e6, max(e["end_ns"], e["start_ns"] + 1000) / 1e6,
+                          color="0.85", zorder=0)
+        ax.set_ylabel("bytes (KB)")
+        ax.set_title("blackhole of switch %d queue %d: length, threshold, culprit (episodes shaded)"
+                     % (sw, port), fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+        axd.set_ylabel("cumulative drops")
+        axd.set_xlabel("time (ms)")
+        axd.set_xlim(ax.get_xlim())
+    fig.tight_layout()
+    save(fig, outdir, "diagnosis_blackhole", quiet)
+
+
 def main(argv):
     got = figure_args(argv, __doc__, "diagnosis.h5")
     if got is None:
@@ -82,6 +128,8 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     causes_figure(flows, outdir, a.quiet)
     breakdown_figure(flows, outdir, a.quiet)
+    if "blackhole_series" in f and len(f["blackhole_series"]):
+        blackhole_figure(f, outdir, a.quiet)
     return 0
 
 

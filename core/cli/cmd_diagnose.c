@@ -41,9 +41,11 @@ static const cli_spec spec = {
     "not enough duplicate ACKs, ACK drops), late fast retransmission, handshake loss, congestion\n"
     "without loss, receiver limit, delayed-ACK stall. A replay's arrivals add the queueing per\n"
     "hop and name the shared-buffer blackhole episodes the flow's losses fell in.\n\n"
-    "Writes DIR/diagnosis.h5 (/flows for every flow, /evidence for the selected ones, /causes),\n"
-    "prints a table of the selected flows and the causes per size class, and draws figures\n"
-    "(analysis/plot_diagnosis.py): causes per size class, and each selected flow's time.\n",
+    "Writes DIR/diagnosis.h5 (/flows for every flow, /evidence for the selected ones, /causes;\n"
+    "with arrivals /blackholes and /blackhole_series), prints a table of the selected flows and\n"
+    "the causes per size class, and draws figures (analysis/plot_diagnosis.py): causes per size\n"
+    "class, each selected flow's time, and with blackholes the queue the flows lost packets in:\n"
+    "its length, threshold and cumulative drops, and the culprit queue (the paper's figure 9).\n",
     opts,
     sizeof opts / sizeof opts[0],
     1,

@@ -683,6 +683,145 @@ static int read_arrivals(ctx *x, qr_diagnosis *out, const int32_t *sel_of, flow_
     return rc;
 }
 
+static void blackhole_row(const qr_blackhole *e, qr_row_diag_blackhole *r)
+{
+    memset(r, 0, sizeof *r);
+    r->sw = e->sw;
+    r->port = e->port;
+    r->start_ns = e->start_ns;
+    r->end_ns = e->end_ns;
+    r->drops = e->drops;
+    r->peak_ns = e->peak_ns;
+    r->peak_bytes = e->peak_bytes;
+    r->queue_bytes = e->queue_bytes;
+    r->peak_threshold = e->peak_threshold;
+    r->threshold = e->threshold;
+    r->peak_total_bytes = e->peak_total_bytes;
+    r->total_bytes = e->total_bytes;
+    r->culprit_port = e->n_culprits ? (int32_t)e->culprits[0].port : -1;
+    r->culprit_growth_bytes = e->n_culprits ? e->culprits[0].growth_bytes : 0;
+    r->series = -1;
+}
+
+/* ---- figure 9: blackholed queues and their culprits, arrival by arrival ---- */
+
+#define SERIES_PORTS 5 /* the queue and up to 4 culprits */
+
+typedef struct {
+    uint32_t sw, port;
+    int64_t first_start, from, to;
+    uint32_t ports[SERIES_PORTS], n_ports;
+    uint64_t drops[SERIES_PORTS];
+    size_t points;
+} series_q;
+
+static void series_add_port(series_q *q, uint32_t port)
+{
+    for (uint32_t i = 0; i < q->n_ports; i++)
+        if (q->ports[i] == port)
+            return;
+    if (q->n_ports < SERIES_PORTS)
+        q->ports[q->n_ports++] = port;
+}
+
+/* Which queues to draw (see qr_diagnosis.series_queues), then every arrival at them and their
+ * culprits within their windows, from a second read of the arrival log. */
+static int blackhole_series(qr_diagnosis *out, char *errbuf)
+{
+    series_q sq[QR_DIAG_SERIES_MAX];
+    uint32_t nq = 0;
+    int any = 0;
+    size_t most = 0;
+    for (size_t b = 0; b < out->n_blackholes; b++) {
+        any |= out->blackholes[b].selected_losses > 0;
+        if (out->blackholes[b].drops > out->blackholes[most].drops)
+            most = b;
+    }
+    for (size_t b = 0; b < out->n_blackholes; b++) {
+        qr_row_diag_blackhole *e = &out->blackholes[b];
+        if (any ? e->selected_losses == 0 : b != most)
+            continue;
+        uint32_t k;
+        for (k = 0; k < nq; k++)
+            if (sq[k].sw == e->sw && sq[k].port == e->port)
+                break;
+        if (k == nq) {
+            if (nq == QR_DIAG_SERIES_MAX)
+                continue;
+            series_q *q = &sq[nq++];
+            memset(q, 0, sizeof *q);
+            q->sw = e->sw;
+            q->port = e->port;
+            q->first_start = e->start_ns;
+            int64_t t0 = e->peak_ns < e->start_ns ? e->peak_ns : e->start_ns;
+            q->from = t0 - QR_DIAG_SERIES_MARGIN_NS;
+            q->to = e->end_ns + QR_DIAG_SERIES_MARGIN_NS;
+            q->ports[q->n_ports++] = e->port;
+        } else if (e->start_ns - sq[k].first_start > QR_DIAG_SERIES_SPAN_NS) {
+            continue;
+        } else if (e->end_ns + QR_DIAG_SERIES_MARGIN_NS > sq[k].to) {
+            sq[k].to = e->end_ns + QR_DIAG_SERIES_MARGIN_NS;
+        }
+        if (e->culprit_port >= 0)
+            series_add_port(&sq[k], (uint32_t)e->culprit_port);
+    }
+    out->series_queues = nq;
+    if (!nq)
+        return QR_OK;
+    /* every episode of a drawn queue inside its window is drawn with it */
+    for (size_t b = 0; b < out->n_blackholes; b++) {
+        qr_row_diag_blackhole *e = &out->blackholes[b];
+        for (uint32_t k = 0; k < nq; k++)
+            if (sq[k].sw == e->sw && sq[k].port == e->port && e->start_ns >= sq[k].from &&
+                e->end_ns <= sq[k].to)
+                e->series = (int32_t)k;
+    }
+    qr_arrival_reader *r = NULL;
+    int rc = qr_arrival_reader_open(&r, out->opts.arrivals, errbuf);
+    if (rc)
+        return rc;
+    size_t cap = 0;
+    qr_arrival a;
+    while ((rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
+        for (uint32_t k = 0; k < nq; k++) {
+            series_q *q = &sq[k];
+            if (a.sw != q->sw || a.time_ns < q->from || a.time_ns > q->to)
+                continue;
+            uint32_t i;
+            for (i = 0; i < q->n_ports; i++)
+                if (q->ports[i] == a.port)
+                    break;
+            if (i == q->n_ports)
+                continue;
+            int dropped = a.decision != QR_ADMIT;
+            q->drops[i] += (uint64_t)dropped;
+            if (qri_grow((void **)&out->series, &cap, out->n_series, sizeof *out->series, 1024)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+            out->series[out->n_series++] = (qr_row_diag_bh_point){k,
+                                                                  a.time_ns,
+                                                                  a.sw,
+                                                                  a.port,
+                                                                  (uint8_t)(a.port != q->port),
+                                                                  (uint8_t)dropped,
+                                                                  a.bytes,
+                                                                  a.queue_bytes,
+                                                                  a.total_bytes,
+                                                                  a.threshold,
+                                                                  q->drops[i]};
+        }
+        if (rc)
+            break;
+    }
+    qr_arrival_reader_close(r);
+    if (rc == QR_END)
+        rc = QR_OK;
+    if (rc && rc != QR_ENOMEM)
+        qri_err_prefix(errbuf, "%s (second read, for the blackhole series)", out->opts.arrivals);
+    return rc;
+}
+
 /* ---- the whole recording ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -844,6 +983,14 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
             goto done;
         }
         out->blackhole_episodes = x.n_episodes;
+        out->blackholes = calloc(x.n_episodes ? x.n_episodes : 1, sizeof *out->blackholes);
+        if (!out->blackholes) {
+            rc = QR_ENOMEM;
+            goto done;
+        }
+        out->n_blackholes = x.n_episodes;
+        for (size_t b = 0; b < x.n_episodes; b++)
+            blackhole_row(&x.episodes[b], &out->blackholes[b]);
     }
     /* pass 2: evidence of the selected flows */
     size_t cap = 0;
@@ -886,6 +1033,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
                         da->time_ns > ep->end_ns)
                         continue;
                     fl->blackhole_losses++;
+                    out->blackholes[b].selected_losses++;
                     if ((rc =
                              add_event(&x, f, QR_EV_BLACKHOLE, da->time_ns, ev->packet, ev->tcp_seq,
                                        ep->n_culprits ? (int64_t)ep->culprits[0].port : -1, ep->sw,
@@ -902,6 +1050,8 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         if (fl->completed)
             out->class_selected[fl->size_class][fl->cause]++;
     }
+    if (o->arrivals && (rc = blackhole_series(out, errbuf)))
+        goto done;
 done:
     if (x.have_drops) {
         qri_map_foreach(&x.drops, free_drop, NULL);
@@ -927,6 +1077,8 @@ void qr_diagnosis_free(qr_diagnosis *d)
         return;
     free(d->flows);
     free(d->events);
+    free(d->blackholes);
+    free(d->series);
     memset(d, 0, sizeof *d);
 }
 
@@ -1033,6 +1185,14 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosi
     TRY(qr_h5_write_rows(f, "/flows", &qr_schema_diag_flow, fr, d->n_flows, errbuf));
     TRY(qr_h5_write_rows(f, "/evidence", &qr_schema_diag_event, er, d->n_events, errbuf));
     TRY(qr_h5_write_rows(f, "/causes", &qr_schema_diag_cause, cr, nc, errbuf));
+    if (d->has_arrivals) {
+        TRY(qr_h5_write_rows(f, "/blackholes", &qr_schema_diag_blackhole, d->blackholes,
+                             d->n_blackholes, errbuf));
+        TRY(qr_h5_write_rows(f, "/blackhole_series", &qr_schema_diag_bh_point, d->series,
+                             d->n_series, errbuf));
+        TRY(qr_h5_attr_u64(f, "/blackhole_series", "queues", d->series_queues, errbuf));
+        TRY(qr_h5_attr_i64(f, "/blackhole_series", "margin_ns", QR_DIAG_SERIES_MARGIN_NS, errbuf));
+    }
     rc = qr_h5_commit(f, errbuf);
     f = NULL;
 fail:
@@ -1115,9 +1275,28 @@ void qr_diagnosis_print(const qr_diagnosis *d, FILE *out)
                         d->class_selected[k][c]);
         fputc('\n', out);
     }
-    if (d->has_arrivals)
+    if (d->has_arrivals) {
         fprintf(out, "replay arrivals    %llu read, %llu blackhole episodes\n",
                 (unsigned long long)d->arrivals, (unsigned long long)d->blackhole_episodes);
+        for (uint32_t k = 0; k < d->series_queues; k++) {
+            const qr_row_diag_bh_point *p = NULL;
+            for (size_t i = 0; i < d->n_series && !p; i++)
+                if (d->series[i].series == k && !d->series[i].culprit)
+                    p = &d->series[i];
+            if (!p)
+                continue;
+            uint32_t eps = 0, lost = 0;
+            for (size_t b = 0; b < d->n_blackholes; b++)
+                if (d->blackholes[b].series == (int32_t)p->series) {
+                    eps++;
+                    lost += d->blackholes[b].selected_losses;
+                }
+            fprintf(out,
+                    "blackhole series   switch %u port %u: %u episodes, %u losses of these flows "
+                    "(/blackhole_series)\n",
+                    p->sw, p->port, eps, lost);
+        }
+    }
     if (d->incomplete)
         fprintf(out, "incomplete flows   %zu (no FCT; not in any tail)\n", d->incomplete);
 }

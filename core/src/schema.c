@@ -220,6 +220,49 @@ static const qr_h5_field diag_event_fields[] = {
 const qr_h5_schema qr_schema_diag_event =
     SCHEMA("diag_event", qr_row_diag_event, diag_event_fields);
 
+#define BF(x) F(qr_row_diag_blackhole, x)
+static const qr_h5_field diag_blackhole_fields[] = {
+    {"switch", QR_H5_U32, BF(sw), 0, "the queue whose threshold fell below it"},
+    {"port", QR_H5_U32, BF(port), 0, NULL},
+    {"start_ns", QR_H5_I64, BF(start_ns), 0, "ns: its first blackhole drop"},
+    {"end_ns", QR_H5_I64, BF(end_ns), 0, "ns: its last"},
+    {"drops", QR_H5_U64, BF(drops), 0, "blackhole drops"},
+    {"peak_ns", QR_H5_I64, BF(peak_ns), 0, "ns: the queue's peak before the episode"},
+    {"peak_bytes", QR_H5_U64, BF(peak_bytes), 0, "bytes: its length then"},
+    {"queue_bytes", QR_H5_U64, BF(queue_bytes), 0, "bytes: its length at the first drop"},
+    {"peak_threshold", QR_H5_I64, BF(peak_threshold), 0, "bytes: its threshold at the peak"},
+    {"threshold", QR_H5_I64, BF(threshold), 0, "bytes: at the first drop"},
+    {"peak_total_bytes", QR_H5_U64, BF(peak_total_bytes), 0,
+     "bytes: the switch's occupancy at the peak"},
+    {"total_bytes", QR_H5_U64, BF(total_bytes), 0, "bytes: at the first drop"},
+    {"culprit_port", QR_H5_I32, BF(culprit_port), 0,
+     "the port that grew most since the peak (-1: none)"},
+    {"culprit_growth_bytes", QR_H5_U64, BF(culprit_growth_bytes), 0, "bytes"},
+    {"selected_losses", QR_H5_U32, BF(selected_losses), 0,
+     "losses of the diagnosed flows in the episode"},
+    {"series", QR_H5_I32, BF(series), 0, "its queue's series in /blackhole_series (-1: none)"}};
+#undef BF
+const qr_h5_schema qr_schema_diag_blackhole =
+    SCHEMA("diag_blackhole", qr_row_diag_blackhole, diag_blackhole_fields);
+
+#define PF(x) F(qr_row_diag_bh_point, x)
+static const qr_h5_field diag_bh_point_fields[] = {
+    {"series", QR_H5_U32, PF(series), 0, "one per blackholed queue drawn"},
+    {"time_ns", QR_H5_I64, PF(time_ns), 0, "ns: a packet's arrival"},
+    {"switch", QR_H5_U32, PF(sw), 0, NULL},
+    {"port", QR_H5_U32, PF(port), 0, NULL},
+    {"culprit", QR_H5_U8, PF(culprit), 0, "0: the blackholed queue, 1: a culprit"},
+    {"dropped", QR_H5_U8, PF(dropped), 0, "1: this arrival was dropped"},
+    {"bytes", QR_H5_U32, PF(bytes), 0, "the packet's size"},
+    {"queue_bytes", QR_H5_U64, PF(queue_bytes), 0, "bytes: the queue before the packet joined"},
+    {"total_bytes", QR_H5_U64, PF(total_bytes), 0, "bytes: the switch's occupancy"},
+    {"threshold", QR_H5_I64, PF(threshold), 0, "bytes: the queue's dynamic threshold"},
+    {"drops", QR_H5_U64, PF(drops), 0,
+     "the queue's drops from the series' start through this arrival"}};
+#undef PF
+const qr_h5_schema qr_schema_diag_bh_point =
+    SCHEMA("diag_bh_point", qr_row_diag_bh_point, diag_bh_point_fields);
+
 static const qr_h5_field diag_cause_fields[] = {
     {"size_class", QR_H5_STR, F(qr_row_diag_cause, size_class), 12, NULL},
     {"cause", QR_H5_STR, F(qr_row_diag_cause, cause), 20, NULL},
@@ -450,6 +493,8 @@ const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_diag_flow,
                                           &qr_schema_diag_event,
                                           &qr_schema_diag_cause,
+                                          &qr_schema_diag_blackhole,
+                                          &qr_schema_diag_bh_point,
                                           &qr_schema_tt_segment,
                                           &qr_schema_tt_var,
                                           &qr_schema_replay_host,

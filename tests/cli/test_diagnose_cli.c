@@ -35,6 +35,17 @@ static qr_row_diag_event *events_of(const char *path, size_t *n)
     return rows;
 }
 
+static void *rows_of(const char *path, const char *table, const qr_h5_schema *schema, size_t *n)
+{
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
+    void *rows = NULL;
+    cr_assert_eq(qr_h5_read_rows(r, table, schema, &rows, n, e), QR_OK, "%s: %s", table, e);
+    qr_h5_close(r);
+    return rows;
+}
+
 static qr_row_drop *truth_drops(const char *rec, size_t *n)
 {
     char e[QR_ERRBUF_SIZE], p[512];
@@ -240,7 +251,7 @@ Test(diagnose_cli, losses_of_a_flows_to_a_fall_in_the_blackhole_of_its_queue)
     cr_assert_eq(
         qreplay("runtime scenarios/blackhole.ini --set traffic.stop=15ms -o %s/bh --quiet", dir), 0,
         "%s", err);
-    cr_assert_eq(qreplay("diagnose %s/bh --flows all --no-figures", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/bh --flows all", dir), 0, "%s", err);
     cr_assert(strstr(out, "an exact tagged replay run now"), "%s", out);
     char p[256];
     snprintf(p, sizeof p, "%s/bh/diagnosis.h5", dir);
@@ -265,7 +276,63 @@ Test(diagnose_cli, losses_of_a_flows_to_a_fall_in_the_blackhole_of_its_queue)
         }
     cr_assert_gt(culprit_b, 0);
     cr_assert(strstr(out, "blackhole of switch 0 port 0 (burst toward port 1)"), "%s", out);
-    /* nothing left behind but diagnosis.h5 (the exact replay's log is removed) */
+
+    /* figure 9: the episodes and the series of A's queue and B's, arrival by arrival */
+    size_t nb, np;
+    qr_row_diag_blackhole *b = rows_of(p, "/blackholes", &qr_schema_diag_blackhole, &nb);
+    qr_row_diag_bh_point *s = rows_of(p, "/blackhole_series", &qr_schema_diag_bh_point, &np);
+    cr_assert_geq(nb, 1);
+    uint64_t in_eps = 0, by_flows = 0;
+    for (size_t i = 0; i < nb; i++)
+        in_eps += b[i].selected_losses;
+    for (size_t i = 0; i < n; i++)
+        by_flows += f[i].blackhole_losses;
+    cr_assert_eq(in_eps, by_flows, "every loss in a blackhole is in exactly one episode");
+    cr_assert_gt(np, 100);
+    uint64_t drops[2] = {0, 0};
+    int64_t t_prev = INT64_MIN;
+    for (size_t i = 0; i < np; i++) {
+        cr_assert_eq(s[i].series, 0, "one queue drawn: A's");
+        cr_assert_eq(s[i].sw, 0);
+        cr_assert_eq(s[i].port, s[i].culprit ? 1u : 0u, "the victim is port 0, the culprit B's");
+        cr_assert_geq(s[i].time_ns, t_prev, "in time order");
+        t_prev = s[i].time_ns;
+        drops[s[i].port] += s[i].dropped;
+        cr_assert_eq(s[i].drops, drops[s[i].port], "cumulative drops of its own queue");
+    }
+    int drawn = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (b[i].series != 0)
+            continue;
+        drawn++;
+        cr_assert_eq(b[i].culprit_port, 1);
+        cr_assert_geq(b[i].start_ns, s[0].time_ns);
+        cr_assert_leq(b[i].end_ns, s[np - 1].time_ns);
+        /* the series holds the arrival the detector saw at the first drop, exactly */
+        int first = 0;
+        uint64_t culprit_max = 0;
+        for (size_t k = 0; k < np; k++) {
+            if (!s[k].culprit && s[k].dropped && s[k].time_ns == b[i].start_ns) {
+                cr_assert_eq(s[k].queue_bytes, b[i].queue_bytes);
+                cr_assert_eq(s[k].threshold, b[i].threshold);
+                first = 1;
+            }
+            /* the detector knows a queue's length after each arrival joined it */
+            uint64_t after = s[k].queue_bytes + (s[k].dropped ? 0 : s[k].bytes);
+            if (s[k].culprit && s[k].time_ns >= b[i].peak_ns && s[k].time_ns <= b[i].end_ns &&
+                after > culprit_max)
+                culprit_max = after;
+        }
+        cr_assert(first, "episode %zu's first drop is in the series", i);
+        cr_assert_geq(culprit_max, b[i].culprit_growth_bytes,
+                      "B's queue grew as the detector said");
+        cr_assert_lt(b[i].threshold, b[i].peak_threshold, "the burst shrank A's threshold");
+    }
+    cr_assert_geq(drawn, 1);
+    cr_assert(exists("%s/bh/figures/diagnosis_blackhole.png", dir), "%s", out);
+    qr_h5_rows_free(b);
+    qr_h5_rows_free(s);
+    /* nothing left behind but diagnosis.h5 and its figures (the exact replay's log is removed) */
     cr_assert(!exists("%s/bh/replay", dir));
     qr_h5_rows_free(e);
     qr_h5_rows_free(f);

@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "qreplay/recording.h"
+#include "qreplay/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,6 +143,10 @@ typedef struct qr_diag_flow {
     uint32_t first_event, n_events; /* its evidence in qr_diagnosis.events */
 } qr_diag_flow;
 
+#define QR_DIAG_SERIES_MAX 4
+#define QR_DIAG_SERIES_MARGIN_NS 500000
+#define QR_DIAG_SERIES_SPAN_NS 5000000
+
 typedef struct qr_diagnosis {
     qr_diag_flow *flows; /* every flow of the recording, in order */
     size_t n_flows;
@@ -153,6 +158,17 @@ typedef struct qr_diagnosis {
     size_t selected, incomplete;
     int has_arrivals;
     uint64_t arrivals, blackhole_episodes;
+    /* replay arrivals: every blackhole episode, and the queues drawn as figure 9 of the replay
+     * paper: each queue that selected flows lost packets in a blackhole of (at most
+     * QR_DIAG_SERIES_MAX; when none did, the queue of the episode with the most drops), with
+     * every arrival at it and at the culprits of those episodes, from QR_DIAG_SERIES_MARGIN_NS
+     * before the first such episode's peak to as long after the last one that starts within
+     * QR_DIAG_SERIES_SPAN_NS of it */
+    qr_row_diag_blackhole *blackholes;
+    size_t n_blackholes;
+    qr_row_diag_bh_point *series;
+    size_t n_series;
+    uint32_t series_queues;
     qr_diag_opts opts; /* as resolved */
 } qr_diagnosis;
 
@@ -162,8 +178,8 @@ typedef struct qr_diagnosis {
 int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf);
 void qr_diagnosis_free(qr_diagnosis *d);
 
-/* Write path (HDF5, staged and renamed): /flows, /evidence, /classes and the options as
- * attributes, the scenario on /. */
+/* Write path (HDF5, staged and renamed): /flows, /evidence, /causes, with replay arrivals
+ * /blackholes and /blackhole_series, the options as attributes, the scenario on /. */
 int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf);
 
 /* The table of selected flows (flow, size, FCT, slowdown, cause, the two largest parts). */

@@ -188,6 +188,36 @@ typedef struct qr_row_diag_event {
 } qr_row_diag_event;
 extern const qr_h5_schema qr_schema_diag_event;
 
+/* A shared-buffer blackhole episode of the replay arrivals (blackhole.h) and the losses of
+ * diagnosed flows that fell in it. */
+typedef struct qr_row_diag_blackhole {
+    uint32_t sw, port;
+    int64_t start_ns, end_ns;
+    uint64_t drops;
+    int64_t peak_ns;
+    uint64_t peak_bytes, queue_bytes;
+    int64_t peak_threshold, threshold;
+    uint64_t peak_total_bytes, total_bytes;
+    int32_t culprit_port; /* -1: none */
+    uint64_t culprit_growth_bytes;
+    uint32_t selected_losses;
+    int32_t series; /* its queue's series in /blackhole_series, -1: not drawn */
+} qr_row_diag_blackhole;
+extern const qr_h5_schema qr_schema_diag_blackhole;
+
+/* One arrival at a blackhole's queue or at a culprit of it, around the episodes (figure 9). */
+typedef struct qr_row_diag_bh_point {
+    uint32_t series;
+    int64_t time_ns;
+    uint32_t sw, port;
+    uint8_t culprit, dropped;
+    uint32_t bytes;
+    uint64_t queue_bytes, total_bytes;
+    int64_t threshold;
+    uint64_t drops;
+} qr_row_diag_bh_point;
+extern const qr_h5_schema qr_schema_diag_bh_point;
+
 /* Tail flows of a size class with one cause. */
 typedef struct qr_row_diag_cause {
     char size_class[12];
