@@ -95,7 +95,83 @@ typedef struct {
     int have_drops;
     const qr_blackhole *episodes;
     size_t n_episodes;
+    /* per host, made when first needed: when its link was busy sending (merged intervals of
+     * true time, with the busy time before each) */
+    struct host_busy *busy;
+    uint32_t hosts;
 } ctx;
+
+struct host_busy {
+    int made;
+    size_t n;
+    int64_t *start, *end, *before; /* before[i]: busy ns in the intervals ahead of i */
+};
+
+static int busy_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Host h's sending intervals: each recorded packet occupies its link for its wire time. */
+static int host_busy_make(ctx *x, uint32_t h)
+{
+    struct host_busy *b = &x->busy[h];
+    size_t n;
+    const qr_rec_packet *pk = qr_recording_packets(x->rec, h, &n);
+    int64_t off = qr_recording_clock_offset(x->rec, h);
+    int64_t *iv = malloc((n ? n : 1) * 2 * sizeof *iv);
+    b->start = malloc((n ? n : 1) * sizeof *b->start);
+    b->end = malloc((n ? n : 1) * sizeof *b->end);
+    b->before = malloc((n ? n : 1) * sizeof *b->before);
+    if (!iv || !b->start || !b->end || !b->before) {
+        free(iv);
+        return QR_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        iv[2 * i] = pk[i].pk.time_ns - off;
+        iv[2 * i + 1] =
+            iv[2 * i] + qri_wire_ns(pk[i].pk.ip_len + QR_LINK_OVERHEAD_BYTES, x->c->links.rate_bps);
+    }
+    qsort(iv, n, 2 * sizeof *iv, busy_cmp);
+    size_t k = 0;
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && iv[2 * i] <= b->end[k - 1]) {
+            if (iv[2 * i + 1] > b->end[k - 1]) {
+                sum += iv[2 * i + 1] - b->end[k - 1];
+                b->end[k - 1] = iv[2 * i + 1];
+            }
+            continue;
+        }
+        b->start[k] = iv[2 * i];
+        b->end[k] = iv[2 * i + 1];
+        b->before[k] = sum;
+        sum += b->end[k] - b->start[k];
+        k++;
+    }
+    free(iv);
+    b->n = k;
+    b->made = 1;
+    return QR_OK;
+}
+
+/* Busy ns of host h's link from the start of time to t. */
+static int64_t host_busy_until(const struct host_busy *b, int64_t t)
+{
+    size_t lo = 0, hi = b->n; /* first interval starting at or after t */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (b->start[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    size_t i = lo - 1;
+    return b->before[i] + (t < b->end[i] ? t : b->end[i]) - b->start[i];
+}
 
 struct drop_at {
     uint32_t sw, port;
@@ -281,6 +357,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     dpkt *d = x->buf, *a = x->buf + nd;
     if (nd == 0)
         return QR_OK;
+    if (!x->busy[fl->src].made && (rc = host_busy_make(x, fl->src)))
+        return rc;
     uint32_t isn = d[0].pk->pk.seq;
     for (size_t i = 0; i < nd; i++)
         if (d[i].pk->pk.tcp_flags & TCP_SYN) {
@@ -468,11 +546,25 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         }
         if (t > t_prev) {
             int64_t gap = t - t_prev;
-            if (part == QR_PART_SENDING && held_for_next > 0 && q < ne && ev[q].ack) {
-                int64_t h = held_for_next < gap ? held_for_next : gap;
+            /* the time the host's link spent sending its other packets: the flow waited its
+             * turn on it (sharing, not the application, not a held ACK) */
+            const struct host_busy *hb = &x->busy[fl->src];
+            int64_t shared = 0;
+            if (part == QR_PART_APP || part == QR_PART_SENDING)
+                shared = host_busy_until(hb, t) - host_busy_until(hb, t_prev);
+            if (part == QR_PART_SENDING && held_for_next >= x->delack_ns && x->delack_ns > 0 &&
+                q < ne && ev[q].ack) {
+                /* the ACK ending the gap was held by the delayed-ACK timer: the sender's idle
+                 * time waiting on it is the stall */
+                int64_t h = held_for_next < gap - shared ? held_for_next : gap - shared;
                 o->part_ns[QR_PART_DELACK] += h;
                 cause_ns[QR_CAUSE_DELACK] += h;
                 gap -= h;
+            }
+            if (part == QR_PART_APP) {
+                o->part_ns[QR_PART_QUEUEING] += shared;
+                cause_ns[QR_CAUSE_CONGESTION] += shared;
+                gap -= shared;
             }
             o->part_ns[part] += gap;
             if (part == QR_PART_RECOVERY)
@@ -589,7 +681,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
      * beyond the ideal transfer is queueing and sharing */
     if (o->part_ns[QR_PART_SENDING] > transfer) {
         int64_t qpart = o->part_ns[QR_PART_SENDING] - transfer;
-        o->part_ns[QR_PART_QUEUEING] = qpart;
+        o->part_ns[QR_PART_QUEUEING] += qpart;
         o->part_ns[QR_PART_SENDING] -= qpart;
         cause_ns[QR_CAUSE_CONGESTION] += qpart;
     }
@@ -891,7 +983,9 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     out->n_flows = n_flows;
     size_t total = 0;
     uint32_t hosts = qr_recording_hosts(rec);
-    if (!x.dir_first || !x.dir_count || !out->flows) {
+    x.hosts = hosts;
+    x.busy = calloc(hosts ? hosts : 1, sizeof *x.busy);
+    if (!x.dir_first || !x.dir_count || !out->flows || !x.busy) {
         rc = QR_ENOMEM;
         goto done;
     }
@@ -1063,6 +1157,12 @@ done:
     free(x.dir_count);
     free(x.idx);
     free(x.buf);
+    for (uint32_t h = 0; x.busy && h < x.hosts; h++) {
+        free(x.busy[h].start);
+        free(x.busy[h].end);
+        free(x.busy[h].before);
+    }
+    free(x.busy);
     free(sel_of);
     free(fq);
     free(sd);

@@ -196,6 +196,31 @@ Test(diagnose_cli, a_held_ack_that_outlasts_the_backed_off_timer_is_a_delack_sta
     qr_h5_rows_free(f);
 }
 
+/* Eight connections from one host share its link: the wire often has nothing of a connection in
+ * flight while its segments wait behind the others' in the host's interface queue, and the
+ * receivers' delayed-ACK timers fire while the sender's link is busy. Neither is the application
+ * (which wrote everything at once) nor a delayed-ACK stall: it is sharing the link. */
+Test(diagnose_cli, connections_sharing_their_senders_link_are_congestion_not_app_or_delack)
+{
+    size_t n;
+    qr_row_diag_flow *f = planted("shared-uplink", &n);
+    cr_assert_eq(n, 8);
+    int64_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(f[i].completed, 1);
+        cr_assert_str_eq(f[i].cause, "congestion", "flow %zu: %s", i, out);
+        cr_assert_eq(f[i].lost_data, 0);
+        cr_assert_leq((f[i].app_ns + f[i].delack_ns) * 50, f[i].fct_ns,
+                      "flow %zu: app %ld delack %ld", i, (long)f[i].app_ns, (long)f[i].delack_ns);
+        cr_assert_geq(f[i].queueing_ns * 2, f[i].fct_ns, "flow %zu", i);
+        if (f[i].start_ns + f[i].fct_ns > last)
+            last = f[i].start_ns + f[i].fct_ns;
+    }
+    /* 16 MB through one 10 Gbps link: the last one finishes no sooner than the link allows */
+    cr_assert_geq(last, (int64_t)(8 * 2000000 * 8 / 10));
+    qr_h5_rows_free(f);
+}
+
 Test(diagnose_cli, a_lossless_incast_is_congestion)
 {
     size_t n, nd;
@@ -259,6 +284,12 @@ Test(diagnose_cli, losses_of_a_flows_to_a_fall_in_the_blackhole_of_its_queue)
     qr_row_diag_flow *f = flows_of(p, &n);
     qr_row_diag_event *e = events_of(p, &ne);
     parts_sum_to_fct(f, n);
+    /* the runtime's applications write everything at once: no flow is application-limited,
+     * though B's and C's five flows each wait their turn on their host's link (that is sharing) */
+    for (size_t i = 0; i < n; i++)
+        if (f[i].completed)
+            cr_assert_leq(f[i].app_ns * 100, f[i].fct_ns, "flow %u: app %ld of %ld ns", f[i].flow,
+                          (long)f[i].app_ns, (long)f[i].fct_ns);
     int named = 0;
     for (size_t i = 0; i < n; i++) {
         if (!f[i].blackhole_losses)

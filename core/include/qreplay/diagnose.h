@@ -14,10 +14,12 @@
  *    (from the sender's last event before a timer-triggered retransmission to it); loss recovery
  *    (a fast retransmission to the ACK of everything sent before it); receiver-limited (bytes in
  *    flight within one MSS of the advertised window, or the window at zero, with data left);
- *    stalled on a delayed ACK (the receiver held the ACK of data it had while the sender sent
- *    nothing; also a timer's wait whose sub-cause is the delayed-ACK stall); application-limited
- * (nothing in flight, data left, no timer); queueing and sharing (the rest beyond the ideal
- * transfer time); sending at full window (the rest);
+ *    stalled on a delayed ACK (the delayed-ACK timer held the ACK of data the receiver had while
+ *    the sender and its link were idle; also a timer's wait whose sub-cause is the delayed-ACK
+ *    stall); application-limited (nothing in flight, data left, no timer, and the sender's link
+ *    idle: while it carries the host's other packets the flow waits its turn, which is sharing);
+ *    queueing and sharing (that, and the rest beyond the ideal transfer time); sending at full
+ *    window (the rest);
  *  - a root cause (qr_diag_cause) with its evidence: the packets and times that show it.
  *
  * Retransmissions are told apart by what triggered them: one sent within `ack_clock_ns` of an ACK
