@@ -447,6 +447,56 @@ def whatif_case(kind, scenario, load):
             "extract": [extract_whatif], "opts": {"load": load}}
 
 
+def diagnose_case(kind, scenario, load):
+    """The root causes of slow flows on a runtime of scenario at a load: the tail (p99 and p90 of
+    slowdown per size class) and every flow."""
+    rt = ["runtime", scenario, "--set", "traffic.load=%d%%" % load, "-o", "{out}/rt", "--quiet"]
+    return {"kind": kind, "scenario": scenario,
+            "commands": [q(rt), q(["diagnose", "{out}/rt", "--no-figures"]),
+                         q(["diagnose", "{out}/rt", "--tail", "90%", "-o", "{out}/t90.h5",
+                            "--no-figures", "--quiet"]),
+                         q(["diagnose", "{out}/rt", "--flows", "all", "-o", "{out}/all.h5",
+                            "--no-figures", "--quiet"])],
+            "extract": [extract_diagnose], "opts": {"load": load}}
+
+
+DIAG_CLASSES = ["<100KB", "100KB-1MB", "1-10MB", ">10MB"]
+
+
+def diagnosis_summary(path, tail_only):
+    """Per size class: flows, tail flows, their causes and how many had each kind of event."""
+    f = h5().File(path, "r")
+    fl = rows(f["flows"])
+    out = {"classes": {}, "blackhole_episodes": int(f.attrs["blackhole_episodes"])}
+    for c in DIAG_CLASSES:
+        done = [r for r in fl if r["size_class"] == c and r["completed"]]
+        sel = [r for r in done if r["tail"] or not tail_only]
+        causes = {}
+        for r in sel:
+            causes[r["cause"]] = causes.get(r["cause"], 0) + 1
+        out["classes"][c] = {
+            "flows": len(done), "selected": len(sel), "causes": causes,
+            "with_rto": sum(1 for r in sel if r["rtos"]),
+            "with_fast_retransmit": sum(1 for r in sel if r["fast_retransmits"]),
+            "with_late_fr": sum(1 for r in sel if r["late_fast_retransmits"]),
+            "with_loss": sum(1 for r in sel if r["lost_data"] or r["lost_acks"]),
+            "with_blackhole": sum(1 for r in sel if r["blackhole_losses"]),
+            "rtos": sum(r["rtos"] for r in sel),
+            "fast_retransmits": sum(r["fast_retransmits"] for r in sel),
+            "late_fast_retransmits": sum(r["late_fast_retransmits"] for r in sel)}
+    thr = {r["size_class"]: r["tail_slowdown"] for r in rows(f["causes"])}
+    for c in DIAG_CLASSES:
+        out["classes"][c]["tail_slowdown"] = thr.get(c, 0.0)
+    return out
+
+
+def extract_diagnose(out, lines, opts):
+    return {"load": opts["load"],
+            "p99": diagnosis_summary(os.path.join(out, "rt", "diagnosis.h5"), True),
+            "p90": diagnosis_summary(os.path.join(out, "t90.h5"), True),
+            "all": diagnosis_summary(os.path.join(out, "all.h5"), False)}
+
+
 def extract_whatif(out, lines, opts):
     """Per point: the grid values, the predicted and true numbers, the errors; the agreement."""
     f = h5().File(os.path.join(out, "rt", "whatif", "whatif.h5"), "r")
@@ -624,6 +674,9 @@ CASES = {
     "whatif-k4": whatif_case("quick", "scenarios/fattree-k4-websearch.ini", 30),
     "whatif-k8-30": whatif_case("long", "scenarios/fattree-k8-sweep.ini", 30),
     "whatif-k8-70": whatif_case("long", "scenarios/fattree-k8-sweep.ini", 70),
+    "diagnose-k4": diagnose_case("quick", "scenarios/fattree-k4-websearch.ini", 30),
+    "diagnose-k8-30": diagnose_case("long", "scenarios/fattree-k8-sweep.ini", 30),
+    "diagnose-k8-80": diagnose_case("long", "scenarios/fattree-k8-sweep.ini", 80),
     "roundtrip-k4": roundtrip_case("quick", "scenarios/fattree-k4-websearch.ini", ["0", "5us"]),
     "clock-k4": clock_case("quick", "scenarios/fattree-k4-websearch.ini", [], ["0", "5us"]),
     "clock-k8": clock_case("long", "scenarios/fattree-k8-sweep.ini", [], ["5us"]),
@@ -1424,8 +1477,67 @@ def block_whatif_trust(names):
 
 WHATIF_CASES = ["whatif-k4", "whatif-k8-30", "whatif-k8-70"]
 
+DIAGNOSE_CASES = [("diagnose-k4", "k=4, 30% load"), ("diagnose-k8-30", "k=8, 30% load"),
+                  ("diagnose-k8-80", "k=8, 80% load")]
+
+
+def cause_list(causes):
+    if not causes:
+        return "-"
+    return ", ".join("%s %d" % (c, n) for c, n in sorted(causes.items(), key=lambda x: (-x[1], x[0])))
+
+
+def block_diagnose_tail(cases):
+    """Per case and size class: the tail flows (p99 and p90 of slowdown) by root cause, and how
+    many of them had a timeout, a (late) fast retransmission, or losses in a blackhole."""
+    out = ["| case | size class | flows | tail p99: flows (slowdown >=) | causes | tail p90: "
+           "flows | causes | p90 tail with an RTO / fast retx (late) / blackhole loss |",
+           "|---|---|---|---|---|---|---|---|"]
+    for n, label in cases:
+        r = load(n)["results"]
+        for c in DIAG_CLASSES:
+            a, b = r["p99"]["classes"][c], r["p90"]["classes"][c]
+            if not a["flows"]:
+                continue
+            out.append("| %s | %s | %d | %d (%.1f) | %s | %d | %s | %d / %d (%d) / %d |" % (
+                label, c, a["flows"], a["selected"], a["tail_slowdown"], cause_list(a["causes"]),
+                b["selected"], cause_list(b["causes"]), b["with_rto"], b["with_fast_retransmit"],
+                b["with_late_fr"], b["with_blackhole"]))
+    out.append("")
+    out.append(provenance(*[n for n, _ in cases]))
+    return "\n".join(out)
+
+
+def block_diagnose_all(cases):
+    """Every completed flow: how losses were repaired (timer against fast retransmission, and
+    late fast retransmissions), the paper's Table 3 observations measured on ours."""
+    out = ["| case | completed flows | with a loss | timeouts (flows) | fast retransmissions "
+           "(flows) | of them late | timeouts among repairs | flows with blackhole losses | "
+           "root causes, all flows |", "|---|---|---|---|---|---|---|---|---|"]
+    for n, label in cases:
+        cl = load(n)["results"]["all"]["classes"]
+        tot = {k: sum(cl[c][k] for c in DIAG_CLASSES) for k in
+               ("flows", "with_loss", "rtos", "with_rto", "fast_retransmits",
+                "with_fast_retransmit", "late_fast_retransmits", "with_blackhole")}
+        causes = {}
+        for c in DIAG_CLASSES:
+            for k, v in cl[c]["causes"].items():
+                causes[k] = causes.get(k, 0) + v
+        repairs = tot["rtos"] + tot["fast_retransmits"]
+        out.append("| %s | %d | %d | %d (%d) | %d (%d) | %d | %s | %d | %s |" % (
+            label, tot["flows"], tot["with_loss"], tot["rtos"], tot["with_rto"],
+            tot["fast_retransmits"], tot["with_fast_retransmit"], tot["late_fast_retransmits"],
+            "%.0f%%" % (100.0 * tot["rtos"] / repairs) if repairs else "-", tot["with_blackhole"],
+            cause_list(causes)))
+    out.append("")
+    out.append(provenance(*[n for n, _ in cases]))
+    return "\n".join(out)
+
+
 BLOCKS = {
     "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
+    "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),
+    "diagnose-all": lambda: block_diagnose_all(DIAGNOSE_CASES),
     "whatif-trust": lambda: block_whatif_trust(WHATIF_CASES),
     "k4-table": lambda: block_run_table("k4-default"),
     "runtime-printouts": lambda: block_runtime_printout(["k4-default", "single-switch"]),
