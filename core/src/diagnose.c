@@ -21,8 +21,10 @@
 static const char *const part_names[QR_PARTS] = {"handshake", "rto", "recovery", "receiver",
                                                  "delack",    "app", "queueing", "sending"};
 static const char *const cause_names[QR_CAUSES] = {
-    "none",    "handshake-loss",  "rto",        "rto-few-dupacks", "tail-drop",    "ack-drop",
-    "late-fr", "fast-retransmit", "congestion", "receiver-limit",  "delack-stall", "app-limited"};
+    "none",           "handshake-loss", "rto",          "rto-few-dupacks",
+    "tail-drop",      "ack-drop",       "late-fr",      "fast-retransmit",
+    "congestion",     "receiver-limit", "delack-stall", "app-limited",
+    "lost-retransmit"};
 static const char *const event_names[QR_EV_KINDS] = {
     "lost",      "rto",         "fast-retransmit", "recovery", "dupack",
     "syn-again", "delayed-ack", "zero-window",     "blackhole"};
@@ -302,6 +304,14 @@ static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpk
     }
     if (k == nd)
         return QR_CAUSE_RTO;
+    /* it was itself a retransmission and was lost again: only the timer resends that */
+    if (d[k].rx < 0)
+        for (size_t i = 0; i < k; i++) {
+            int64_t s = (int64_t)(uint32_t)(d[i].pk->pk.seq - isn);
+            uint32_t len = d[i].payload + ((d[i].pk->pk.tcp_flags & TCP_FIN) ? 1u : 0u);
+            if (len && s <= s0 && s0 < s + (int64_t)len)
+                return QR_CAUSE_LOST_RETX;
+        }
     /* packets after it that reached the receiver: each could have brought a duplicate ACK */
     int64_t n_after = 0;
     for (size_t i = k + 1; i < nd && d[i].tx < t; i++)

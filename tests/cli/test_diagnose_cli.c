@@ -129,6 +129,40 @@ Test(diagnose_cli, a_loss_with_two_packets_after_it_is_an_rto_for_want_of_dupack
     qr_h5_rows_free(f);
 }
 
+/* The planted loss, and then the timer's retransmission of it lost as well: the second timeout
+ * (backed off to 20 ms) is the lost retransmission's, and it cost the most. */
+Test(diagnose_cli, a_retransmission_lost_again_is_named_by_the_second_timeout)
+{
+    cr_assert_eq(qreplay("runtime scenarios/diagnose/rto-few-dupacks.ini --set 'faults.drop=flow 0 "
+                         "data 5, flow 0 data 8' -o %s/lr --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/lr --no-figures", dir), 0, "%s", err);
+    char p[256];
+    snprintf(p, sizeof p, "%s/lr/diagnosis.h5", dir);
+    size_t n, ne;
+    qr_row_diag_flow *f = flows_of(p, &n);
+    qr_row_diag_event *e = events_of(p, &ne);
+    cr_assert_str_eq(f[0].cause, "lost-retransmit", "%s", out);
+    cr_assert_eq(f[0].rtos, 2);
+    cr_assert_eq(f[0].lost_data, 2);
+    const char *subs[2] = {NULL, NULL};
+    int64_t at[2] = {0, 0};
+    int k = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (!strcmp(e[i].kind, "rto") && k < 2) {
+            cr_assert_eq(e[i].tcp_seq, 4 * 1448 + 1);
+            at[k] = e[i].time_ns;
+            subs[k++] = e[i].detail;
+        }
+    cr_assert_eq(k, 2);
+    cr_assert_str_eq(subs[0], "rto-few-dupacks");
+    cr_assert_str_eq(subs[1], "lost-retransmit");
+    cr_assert_eq(at[1] - at[0], 20000000, "the timer backed off from 10 to 20 ms");
+    qr_h5_rows_free(e);
+    qr_h5_rows_free(f);
+}
+
 Test(diagnose_cli, planted_tail_ack_and_syn_drops_are_named)
 {
     static const struct {

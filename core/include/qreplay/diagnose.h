@@ -25,7 +25,9 @@
  * Retransmissions are told apart by what triggered them: one sent within `ack_clock_ns` of an ACK
  * arriving is ACK-clocked (fast retransmission if dupthresh duplicate ACKs preceded it, else part
  * of a recovery); any other is a timer's (RTO). An RTO's sub-cause: its lost packet had no packet
- * after it (tail drop) or fewer than dupthresh (not enough duplicate ACKs); its data had arrived
+ * after it (tail drop) or fewer than dupthresh (not enough duplicate ACKs); it was a
+ * retransmission lost again (lost retransmission: NewReno resends a lost retransmission only on
+ * its timer); its data had arrived
  * but the ACKs were lost (ACK drops) or held by the receiver (delayed-ACK stall). An ACK's hold is
  * its send time minus the arrival of the oldest data it acknowledges for the first time. */
 #ifndef QREPLAY_DIAGNOSE_H
@@ -71,11 +73,13 @@ typedef enum {
     QR_CAUSE_RECEIVER,        /* the receiver's window limited it */
     QR_CAUSE_DELACK,          /* a delayed ACK held the sender back */
     QR_CAUSE_APP,             /* the application had nothing to send */
+    QR_CAUSE_LOST_RETX,       /* RTO: the retransmission it resends was itself lost */
     QR_CAUSES
 } qr_diag_cause;
 
 /* "none", "handshake-loss", "rto", "rto-few-dupacks", "tail-drop", "ack-drop", "late-fr",
- * "fast-retransmit", "congestion", "receiver-limit", "delack-stall", "app-limited". */
+ * "fast-retransmit", "congestion", "receiver-limit", "delack-stall", "app-limited",
+ * "lost-retransmit". */
 const char *qr_diag_cause_name(qr_diag_cause c);
 
 /* Size classes: < 100 KB, 100 KB - 1 MB, 1 - 10 MB, > 10 MB (decimal units). */
