@@ -292,26 +292,23 @@ static int64_t completion_time(const dpkt *d, size_t n, uint32_t isn, uint64_t b
 static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpkt *a, size_t na,
                                const int64_t *hold, uint32_t isn, int64_t s0, int64_t t)
 {
-    /* the latest transmission of s0 before t */
-    size_t k = nd;
+    /* the latest transmission of s0 before t, and how many there were */
+    size_t k = nd, copies = 0;
     for (size_t i = 0; i < nd; i++) {
         if (d[i].tx >= t)
             break;
         int64_t s = (int64_t)(uint32_t)(d[i].pk->pk.seq - isn);
         uint32_t len = d[i].payload + ((d[i].pk->pk.tcp_flags & TCP_FIN) ? 1u : 0u);
-        if (len && s <= s0 && s0 < s + (int64_t)len)
+        if (len && s <= s0 && s0 < s + (int64_t)len) {
             k = i;
+            copies++;
+        }
     }
     if (k == nd)
         return QR_CAUSE_RTO;
     /* it was itself a retransmission and was lost again: only the timer resends that */
-    if (d[k].rx < 0)
-        for (size_t i = 0; i < k; i++) {
-            int64_t s = (int64_t)(uint32_t)(d[i].pk->pk.seq - isn);
-            uint32_t len = d[i].payload + ((d[i].pk->pk.tcp_flags & TCP_FIN) ? 1u : 0u);
-            if (len && s <= s0 && s0 < s + (int64_t)len)
-                return QR_CAUSE_LOST_RETX;
-        }
+    if (d[k].rx < 0 && copies > 1)
+        return QR_CAUSE_LOST_RETX;
     /* packets after it that reached the receiver: each could have brought a duplicate ACK */
     int64_t n_after = 0;
     for (size_t i = k + 1; i < nd && d[i].tx < t; i++)

@@ -49,6 +49,21 @@ NowNs()
     return Simulator::Now().GetNanoSeconds();
 }
 
+// A segment the receiver sent or got, at its interface.
+void
+TraceAtReceiver(Ctx* c, uint32_t dir, const qr_packet& pk)
+{
+    qr_tcp_trace_segment(c->trace,
+                         NowNs(),
+                         QR_TT_RECEIVER,
+                         dir,
+                         pk.tcp_flags,
+                         pk.seq,
+                         pk.ack,
+                         pk.window,
+                         qr_tcp_payload(&pk));
+}
+
 void
 Tx(Ctx* c, uint32_t host, Ptr<const Packet> p)
 {
@@ -61,15 +76,7 @@ Tx(Ctx* c, uint32_t host, Ptr<const Packet> p)
     c->sent[tag.flow].push_back(
         qr_tcp_sent{pk.tcp_flags, pk.seq, pk.ack, pk.window, pk.ip_len, NowNs()});
     if (c->trace && host == 1) // the receiver's segments, at its interface
-        qr_tcp_trace_segment(c->trace,
-                             NowNs(),
-                             QR_TT_RECEIVER,
-                             QR_TT_TX,
-                             pk.tcp_flags,
-                             pk.seq,
-                             pk.ack,
-                             pk.window,
-                             qr_tcp_payload(&pk));
+        TraceAtReceiver(c, QR_TT_TX, pk);
 }
 
 void
@@ -77,15 +84,7 @@ RxAtReceiver(Ctx* c, Ptr<const Packet> p)
 {
     qr_packet pk;
     if (c->trace && DecodeWire(p, pk))
-        qr_tcp_trace_segment(c->trace,
-                             NowNs(),
-                             QR_TT_RECEIVER,
-                             QR_TT_RX,
-                             pk.tcp_flags,
-                             pk.seq,
-                             pk.ack,
-                             pk.window,
-                             qr_tcp_payload(&pk));
+        TraceAtReceiver(c, QR_TT_RX, pk);
 }
 
 // The sender socket's trace sources, forwarded to the core's trace as they fire.

@@ -11,30 +11,6 @@
 
 TestSuite(diagnose_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
 
-static qr_row_diag_flow *flows_of(const char *path, size_t *n)
-{
-    char e[QR_ERRBUF_SIZE];
-    qr_h5_reader *r;
-    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
-    qr_row_diag_flow *rows = NULL;
-    cr_assert_eq(qr_h5_read_rows(r, "/flows", &qr_schema_diag_flow, (void **)&rows, n, e), QR_OK,
-                 "%s", e);
-    qr_h5_close(r);
-    return rows;
-}
-
-static qr_row_diag_event *events_of(const char *path, size_t *n)
-{
-    char e[QR_ERRBUF_SIZE];
-    qr_h5_reader *r;
-    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
-    qr_row_diag_event *rows = NULL;
-    cr_assert_eq(qr_h5_read_rows(r, "/evidence", &qr_schema_diag_event, (void **)&rows, n, e),
-                 QR_OK, "%s", e);
-    qr_h5_close(r);
-    return rows;
-}
-
 static void *rows_of(const char *path, const char *table, const qr_h5_schema *schema, size_t *n)
 {
     char e[QR_ERRBUF_SIZE];
@@ -46,17 +22,21 @@ static void *rows_of(const char *path, const char *table, const qr_h5_schema *sc
     return rows;
 }
 
+static qr_row_diag_flow *flows_of(const char *path, size_t *n)
+{
+    return rows_of(path, "/flows", &qr_schema_diag_flow, n);
+}
+
+static qr_row_diag_event *events_of(const char *path, size_t *n)
+{
+    return rows_of(path, "/evidence", &qr_schema_diag_event, n);
+}
+
 static qr_row_drop *truth_drops(const char *rec, size_t *n)
 {
-    char e[QR_ERRBUF_SIZE], p[512];
+    char p[512];
     snprintf(p, sizeof p, "%s/truth/truth.h5", rec);
-    qr_h5_reader *r;
-    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
-    qr_row_drop *rows = NULL;
-    cr_assert_eq(qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&rows, n, e), QR_OK, "%s",
-                 e);
-    qr_h5_close(r);
-    return rows;
+    return rows_of(p, "/drops", &qr_schema_drop, n);
 }
 
 /* Every flow's parts sum to its FCT (completed flows). */
