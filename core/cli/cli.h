@@ -25,6 +25,7 @@ int qr_cmd_clocks(int argc, char **argv);
 int qr_cmd_export(int argc, char **argv);
 int qr_cmd_blackholes(int argc, char **argv);
 int qr_cmd_diagnose(int argc, char **argv);
+int qr_cmd_blame(int argc, char **argv);
 int qr_cmd_scenario(int argc, char **argv);
 int qr_cmd_synth(int argc, char **argv);
 int qr_cmd_workload(int argc, char **argv);
@@ -118,6 +119,18 @@ void cli_progress_update(cli_progress *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cli_progress_done(cli_progress *p);
 double cli_now(void);
+
+/* The tagged replay of run folder DIR with the smallest sampling threshold that has an arrival
+ * log (its name under DIR/replay into out). Returns 1 if there is one, else 0. */
+int cli_pick_tagged_replay(const char *dir, char *out, size_t size);
+
+/* An exact tagged replay of rec (every send time as recorded, native engine) for one analysis:
+ * its arrival log goes to "OUT.partial-PID.qra" (path into arrivals; the caller unlinks it when
+ * done), with progress on prog. Returns 0, or the exit status after printing the error
+ * (interrupted: 130); the log is gone then. Sets every packet's injection time in rec. */
+struct qr_recording;
+int cli_exact_tagged_replay(const char *command, struct qr_recording *rec, const char *out,
+                            cli_progress *prog, char *arrivals, size_t size);
 
 #ifdef __cplusplus
 }

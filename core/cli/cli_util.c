@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "qreplay/error.h"
+#include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
 
@@ -265,4 +266,65 @@ int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs
     cli_paths_free(outputs);
     cli_paths_free(inputs);
     return bad;
+}
+
+int cli_pick_tagged_replay(const char *dir, char *out, size_t size)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/replay", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    double best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        double th;
+        char tail;
+        if (sscanf(e->d_name, "tagged_th_%lf%c", &th, &tail) != 1)
+            continue;
+        snprintf(path, sizeof path, "%s/replay/%s/arrivals.qra", dir, e->d_name);
+        if (!cli_exists(path))
+            continue;
+        if (best < 0 || th < best) {
+            best = th;
+            snprintf(out, size, "%s", e->d_name);
+        }
+    }
+    closedir(d);
+    return best >= 0;
+}
+
+static void exact_replay_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
+{
+    (void)wall_s;
+    cli_progress_update(ctx, "exact tagged replay at %.1f ms simulated, %llu events", sim_ms,
+                        (unsigned long long)events);
+}
+
+int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *out,
+                            cli_progress *prog, char *arrivals, size_t size)
+{
+    char err[QR_ERRBUF_SIZE];
+    snprintf(arrivals, size, "%s.partial-%d.qra", out, (int)getpid());
+    qr_sampling_stats st;
+    const qr_scenario *s = qr_recording_scenario(rec);
+    qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes,
+                         arrivals,       exact_replay_progress,
+                         prog,           NULL};
+    qr_replay_out rout = {0};
+    cli_catch_signals();
+    ro.cancel = &cli_signal;
+    int rc = qr_recording_sample(rec, QR_SAMPLING_RATE, 0, &st, NULL, NULL, err);
+    if (!rc)
+        rc = qr_replay_native(NULL, s, rec, &ro, &rout, err);
+    int cancelled = rout.cancelled;
+    qr_replay_out_free(&rout);
+    cli_restore_signals();
+    if (rc || cancelled) {
+        unlink(arrivals);
+        arrivals[0] = '\0';
+        return cancelled ? cli_interrupted_status()
+                         : cli_fail(command, "the exact tagged replay: %s", err);
+    }
+    return 0;
 }

@@ -56,44 +56,9 @@ static const cli_spec spec = {
     "  qreplay diagnose /tmp/k4 --flows 3,17 --no-replay\n"
     "  qreplay diagnose /tmp/k4 --tail 95%\n"};
 
-/* The tagged replay of DIR with the smallest threshold that has an arrival log (name into out). */
-static int pick_replay(const char *dir, char *out, size_t size)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/replay", dir);
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    double best = -1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        double th;
-        char tail;
-        if (sscanf(e->d_name, "tagged_th_%lf%c", &th, &tail) != 1)
-            continue;
-        snprintf(path, sizeof path, "%s/replay/%s/arrivals.qra", dir, e->d_name);
-        if (!cli_exists(path))
-            continue;
-        if (best < 0 || th < best) {
-            best = th;
-            snprintf(out, size, "%s", e->d_name);
-        }
-    }
-    closedir(d);
-    return best >= 0;
-}
-
 static void status(void *ctx, const char *line)
 {
     cli_progress_update(ctx, "%s", line);
-}
-
-static void replay_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
-{
-    (void)wall_s;
-    cli_progress_update(ctx,
-                        "diagnose: exact tagged replay at %.1f ms simulated, %" PRIu64 " events",
-                        sim_ms, events);
 }
 
 int qr_cmd_diagnose(int argc, char **argv)
@@ -177,7 +142,7 @@ int qr_cmd_diagnose(int argc, char **argv)
         snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, replay);
     } else if (!no_replay) {
         char name[256];
-        if (pick_replay(dir, name, sizeof name))
+        if (cli_pick_tagged_replay(dir, name, sizeof name))
             snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, name);
     }
     if (arr[0] && !cli_exists(arr)) {
@@ -202,27 +167,9 @@ int qr_cmd_diagnose(int argc, char **argv)
     }
     if (!arr[0] && !no_replay) {
         /* no replay yet: an exact tagged replay (every send time as recorded) for this run only */
-        snprintf(tmp_arr, sizeof tmp_arr, "%s.partial-%d.qra", out, (int)getpid());
-        qr_sampling_stats st;
-        const qr_scenario *s = qr_recording_scenario(rec);
-        qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes,
-                             tmp_arr,        replay_progress,
-                             &prog,          NULL};
-        qr_replay_out rout = {0};
-        cli_catch_signals();
-        ro.cancel = &cli_signal;
-        int r2 = qr_recording_sample(rec, QR_SAMPLING_RATE, 0, &st, NULL, NULL, err);
-        if (!r2)
-            r2 = qr_replay_native(NULL, s, rec, &ro, &rout, err);
-        int cancelled = rout.cancelled;
-        qr_replay_out_free(&rout);
-        cli_restore_signals();
-        if (r2 || cancelled) {
-            unlink(tmp_arr);
-            rc = cancelled ? cli_interrupted_status()
-                           : cli_fail("diagnose", "the exact tagged replay: %s", err);
+        rc = cli_exact_tagged_replay("diagnose", rec, out, &prog, tmp_arr, sizeof tmp_arr);
+        if (rc)
             goto out;
-        }
         snprintf(arr, sizeof arr, "%s", tmp_arr);
     }
     o.arrivals = arr[0] ? arr : NULL;

@@ -22,6 +22,8 @@ static const qr_cli_command commands[] = {
      qr_cmd_blackholes},
     {"diagnose", "why each slow flow was slow: time breakdown and root cause with evidence",
      qr_cmd_diagnose},
+    {"blame", "007: the links behind detected losses, by votes; scored against planted faults",
+     qr_cmd_blame},
     {"whatif", "what-if grid of switch configurations replayed from a recording (--validate)",
      qr_cmd_whatif},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},

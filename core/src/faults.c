@@ -168,34 +168,49 @@ int qr_fault_classify(uint32_t dir, uint8_t tcp_flags, uint32_t payload_bytes, q
     return QR_ENOTFOUND;
 }
 
-int qr_dir_path(const qr_flow_table *flows, const qr_topology *topo, uint32_t dir, uint32_t *sw,
-                size_t max, size_t *n)
+/* The 5-tuple of direction dir as the flow table's hosts send it. */
+static qr_five_tuple dir_tuple(const qr_flow_table *flows, uint32_t dir)
 {
-    if (!flows || !topo || !n || dir >= qr_flow_table_directions(flows))
-        return QR_EINVAL;
     uint32_t f = qr_dir_flow(dir);
     uint32_t src = qr_flow_table_dir_src(flows, dir), dst = qr_flow_table_dir_dst(flows, dir);
     uint16_t sport = qr_flow_table_sender_port(flows, f);
     qr_five_tuple ft = {qr_flow_table_host_addr(flows, src), qr_flow_table_host_addr(flows, dst),
                         qr_dir_is_ack(dir) ? (uint16_t)QR_SINK_PORT : sport,
                         qr_dir_is_ack(dir) ? sport : (uint16_t)QR_SINK_PORT, 6};
-    uint32_t at, port;
-    qr_topology_host_attach(topo, src, &at, &port);
-    *n = 0;
-    for (uint32_t hop = 0; hop <= qr_topology_max_hops(topo); hop++) {
-        if (*n < max)
-            sw[*n] = at;
-        (*n)++;
-        qr_node_kind kind;
-        uint32_t peer, peer_port;
-        if (qr_topology_route(topo, at, &ft, &port) ||
-            qr_topology_link(topo, at, port, &kind, &peer, &peer_port))
-            return QR_EVALUE;
-        if (kind == QR_NODE_HOST)
-            return peer == dst ? QR_OK : QR_EVALUE;
-        at = peer;
+    return ft;
+}
+
+int qr_dir_links(const qr_flow_table *flows, const qr_topology *topo, uint32_t dir, uint32_t *links,
+                 size_t max, size_t *n)
+{
+    if (!flows || !topo || !n || dir >= qr_flow_table_directions(flows))
+        return QR_EINVAL;
+    qr_five_tuple ft = dir_tuple(flows, dir);
+    uint32_t src = qr_flow_table_dir_src(flows, dir);
+    if (src >= qr_topology_hosts(topo) || qr_topology_path_links(topo, src, &ft, links, max, n))
+        return QR_EVALUE;
+    return QR_OK;
+}
+
+int qr_dir_path(const qr_flow_table *flows, const qr_topology *topo, uint32_t dir, uint32_t *sw,
+                size_t max, size_t *n)
+{
+    uint32_t links[16];
+    size_t m;
+    int rc = qr_dir_links(flows, topo, dir, links, 16, &m);
+    if (rc)
+        return rc;
+    if (m > 16)
+        return QR_EVALUE;
+    /* every link after the uplink leaves a switch */
+    *n = m - 1;
+    for (size_t i = 1; i < m && i - 1 < max; i++) {
+        qr_node from, to;
+        uint32_t port;
+        qr_topology_link_ends(topo, links[i], &from, &to, &port);
+        sw[i - 1] = from.index;
     }
-    return QR_EVALUE; /* a routing loop */
+    return QR_OK;
 }
 
 struct qr_faults {

@@ -121,6 +121,9 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     TRY(qr_h5_write_rows(f, "/directions", &qr_schema_direction, dirs, n_dirs, errbuf));
     if (info->n_faults)
         TRY(qr_h5_write_rows(f, "/faults", &qr_schema_fault, info->faults, info->n_faults, errbuf));
+    if (info->n_link_faults)
+        TRY(qr_h5_write_rows(f, "/link_faults", &qr_schema_link_fault, info->link_faults,
+                             info->n_link_faults, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "qreplay/faults.h"
 #include "qreplay/h5.h"
+#include "qreplay/linkfault.h"
 #include "qreplay/reader.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
@@ -32,10 +33,11 @@ enum ktype {
     KT_TIMELIST,
     KT_PERCENTLIST,
     KT_ENUMSET,
-    KT_INPATH,  /* an input file: resolved against the scenario's folder, then the data folder */
-    KT_OUTPATH, /* an output folder: kept as given */
-    KT_FAULTS,  /* [faults] drop rules (faults.h): syntax checked here, kept as given */
-    KT_READERS, /* [traffic] read_rate rules (reader.h): syntax checked here, kept as given */
+    KT_INPATH,     /* an input file: resolved against the scenario's folder, then the data folder */
+    KT_OUTPATH,    /* an output folder: kept as given */
+    KT_FAULTS,     /* [faults] drop rules (faults.h): syntax checked here, kept as given */
+    KT_READERS,    /* [traffic] read_rate rules (reader.h): syntax checked here, kept as given */
+    KT_LINKFAULTS, /* [faults] gray, blackhole, delay, rate (linkfault.h; min = the kind) */
 };
 
 static const char *const topo_names[] = {"fattree", "star", NULL};
@@ -145,6 +147,17 @@ static const struct keydef schema[] = {
      "planted per-packet drops in the runtime: 'flow F syn|synack|data|ack [N[-M]] [at SWITCH]', "
      "rules separated by ',' (the N-th to M-th counted packet, from 1, at the direction's first "
      "switch unless given)"},
+    {"faults", "gray", KT_LINKFAULTS, OFF(faults.link[QR_LINK_GRAY]), "", QR_LINK_GRAY, 0, NULL,
+     "gray links: 'LINK P' drops each packet crossing LINK with probability P (1%); LINK is A>B, "
+     "A-B (both directions) or sS:P, nodes sN and hN; rules separated by ','"},
+    {"faults", "blackhole", KT_LINKFAULTS, OFF(faults.link[QR_LINK_BLACKHOLE]), "",
+     QR_LINK_BLACKHOLE, 0, NULL,
+     "hash-range blackholes: 'LINK S' drops every packet of the flow directions whose 5-tuple "
+     "hash falls in a share S (25%) of the hash space, as a bad ECMP entry would"},
+    {"faults", "delay", KT_LINKFAULTS, OFF(faults.link[QR_LINK_DELAY]), "", QR_LINK_DELAY, 0, NULL,
+     "slow cables: 'A-B D' adds D (50us) of propagation delay between nodes A and B"},
+    {"faults", "rate", KT_LINKFAULTS, OFF(faults.link[QR_LINK_RATE]), "", QR_LINK_RATE, 0, NULL,
+     "degraded ports: 'LINK R' transmits at R (1Gbps) instead of [links] rate"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };
@@ -404,6 +417,15 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         return QR_OK;
     }
     case KT_INPATH: return resolve_input(text, base_dir, data_dir, field, errbuf);
+    case KT_LINKFAULTS: {
+        qr_link_fault rules[QR_LINK_FAULTS_MAX];
+        size_t n;
+        rc = qr_link_fault_rules_parse((qr_link_fault_kind)kd->min, text, rules, QR_LINK_FAULTS_MAX,
+                                       &n, errbuf);
+        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
+            rc = qri_err(errbuf, QR_EVALUE, "too long");
+        return rc;
+    }
     case KT_FAULTS:
     case KT_READERS: { /* rule lists: the syntax checked now, the text kept as given */
         qr_fault_rule faults[QR_FAULT_RULES_MAX];

@@ -2,6 +2,7 @@
 
 #include "../model/flow-ecmp-routing.h"
 
+#include "ns3/channel.h"
 #include "ns3/double.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
@@ -159,6 +160,26 @@ Ptr<NetDevice>
 FatTreeHelper::GetSwitchDevice(uint32_t sw, uint32_t port) const
 {
     return m_switchDevices.at(sw).at(port);
+}
+
+void
+FatTreeHelper::ApplyLinkFaults(const qr_link_faults* faults)
+{
+    for (size_t i = 0; i < qr_link_faults_count(faults); i++)
+    {
+        uint32_t link;
+        const qr_link_fault* r = qr_link_faults_get(faults, i, &link);
+        qr_node from;
+        qr_node to;
+        uint32_t port;
+        qr_topology_link_ends(m_topo, link, &from, &to, &port);
+        Ptr<NetDevice> dev = from.kind == QR_NODE_HOST ? GetHostDevice(from.index)
+                                                       : GetSwitchDevice(from.index, port);
+        if (r->kind == QR_LINK_RATE)
+            dev->SetAttribute("DataRate", DataRateValue(DataRate(r->rate_bps)));
+        else if (r->kind == QR_LINK_DELAY)
+            dev->GetChannel()->SetAttribute("Delay", TimeValue(m_delay + NanoSeconds(r->delay_ns)));
+    }
 }
 
 Ptr<NetDevice>

@@ -19,6 +19,7 @@
 
 extern "C"
 {
+#include "qreplay/linkfault.h"
 #include "qreplay/topology.h"
 }
 
@@ -56,6 +57,11 @@ class FatTreeHelper
         double alpha,
         const std::vector<std::pair<std::string, Ptr<AttributeValue>>>& extra = {});
     Ptr<SharedBuffer> GetSharedBuffer(uint32_t sw) const;
+
+    /* Apply the delay and rate faults of [faults] (linkfault.h; NULL: none): a delay fault sets
+     * its cable's delay to the links' delay plus the extra, a rate fault its link's sending
+     * device's rate. Drop faults are the queue discs' (SharedBuffer::SetFaults). */
+    void ApplyLinkFaults(const qr_link_faults* faults);
 
     /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction;
      * processing delay of mean delay and standard deviation jitter from random stream (seed, host,

@@ -67,6 +67,7 @@ QreplayRuntime::~QreplayRuntime()
     qr_lossdet_destroy(m_lossdet);
     Simulator::Destroy();
     qr_faults_destroy(m_faults);
+    qr_link_faults_destroy(m_linkFaults);
 }
 
 std::string
@@ -179,8 +180,13 @@ QreplayRuntime::Build()
          {"PortSize", Create<UintegerValue>(c->buffer.port_size_bytes)}});
     if (qr_faults_create(&m_faults, c->faults.drop, m_table->Get(), m_net->GetTopology(), err))
         throw std::runtime_error(err);
-    for (uint32_t sw = 0; m_faults && sw < qr_topology_switches(m_net->GetTopology()); sw++)
-        m_net->GetSharedBuffer(sw)->SetFaults(m_faults);
+    qr_link_fault_texts lft{
+        {c->faults.link[0], c->faults.link[1], c->faults.link[2], c->faults.link[3]}};
+    if (qr_link_faults_create(&m_linkFaults, &lft, m_net->GetTopology(), c->run.seed, err))
+        throw std::runtime_error(err);
+    for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        m_net->GetSharedBuffer(sw)->SetFaults(m_faults, m_linkFaults);
+    m_net->ApplyLinkFaults(m_linkFaults);
     m_net->InstallHostQueueDiscs(m_table.get(),
                                  NanoSeconds(c->host.proc_delay_ns),
                                  NanoSeconds(c->host.proc_jitter_ns),
@@ -604,6 +610,9 @@ QreplayRuntime::WriteTruth()
     std::vector<qr_row_fault> faults(qr_faults_rules(m_faults));
     for (size_t i = 0; i < faults.size(); i++)
         qr_faults_row(m_faults, i, &faults[i]);
+    std::vector<qr_row_link_fault> linkFaults(qr_link_faults_count(m_linkFaults));
+    for (size_t i = 0; i < linkFaults.size(); i++)
+        qr_link_faults_row(m_linkFaults, i, &linkFaults[i]);
     qr_truth_info info{m_endReason,
                        m_end.GetNanoSeconds(),
                        m_events,
@@ -613,7 +622,9 @@ QreplayRuntime::WriteTruth()
                        m_hostQueueDrops,
                        m_unknown,
                        faults.data(),
-                       faults.size()};
+                       faults.size(),
+                       linkFaults.data(),
+                       linkFaults.size()};
     char err[QR_ERRBUF_SIZE];
     if (qr_truth_write((m_opt.outDir + "/truth/truth.h5").c_str(),
                        m_scenario,

@@ -36,6 +36,7 @@ extern "C"
 {
 #include "qreplay/clock.h"
 #include "qreplay/faults.h"
+#include "qreplay/linkfault.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/results.h"
@@ -142,6 +143,9 @@ class QreplayRuntime
     /* The planted faults of [faults] (NULL: none), with what they did so far. */
     const qr_faults* GetFaults() const { return m_faults; }
 
+    /* The link faults of [faults] gray, blackhole, delay, rate (NULL: none). */
+    const qr_link_faults* GetLinkFaults() const { return m_linkFaults; }
+
     uint64_t GetUnknownPackets() const { return m_unknown; }
 
     uint64_t GetInFlight() const { return m_inFlight; }
@@ -199,7 +203,8 @@ class QreplayRuntime
     std::vector<uint64_t> m_hostPackets, m_hostBytes;
     std::vector<uint64_t> m_sentAtCutoff;
     qr_lossdet* m_lossdet{nullptr};
-    qr_faults* m_faults{nullptr}; // [faults] drop rules; NULL: none
+    qr_faults* m_faults{nullptr};          // [faults] drop rules; NULL: none
+    qr_link_faults* m_linkFaults{nullptr}; // [faults] link faults; NULL: none
     std::vector<qr_trace_writer*> m_pcaps;
     qr_arrival_writer* m_arrivals{nullptr};
     std::vector<std::string> m_temps; // relative names written under Temp()

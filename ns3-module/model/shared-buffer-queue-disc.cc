@@ -141,9 +141,16 @@ SharedBuffer::GetEcnThresholdBytes() const
 }
 
 void
-SharedBuffer::SetFaults(qr_faults* faults)
+SharedBuffer::SetFaults(qr_faults* faults, qr_link_faults* linkFaults)
 {
     m_faults = faults;
+    m_linkFaults = linkFaults;
+}
+
+qr_link_faults*
+SharedBuffer::GetLinkFaults() const
+{
+    return m_linkFaults;
 }
 
 qr_faults*
@@ -256,8 +263,15 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     qr_faults* faults = m_buffer->GetFaults();
     uint8_t flags;
     uint32_t payload;
+    qr_link_faults* linkFaults = m_buffer->GetLinkFaults();
+    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+    qr_five_tuple ft{};
+    if (linkFaults && ip)
+        ft = FiveTupleOf(ip->GetHeader(), item->GetPacket());
     if (faults && hasTag && TcpFlagsAndPayload(item->GetPacket(), flags, payload) &&
         qr_faults_arrive(faults, a.sw, tag.flow, flags, payload, nullptr))
+        d = QR_DROP_FAULT;
+    else if (linkFaults && ip && qr_link_faults_packet(linkFaults, a.sw, m_port, &ft, nullptr))
         d = QR_DROP_FAULT;
     else
         qr_buffer_admit(b,

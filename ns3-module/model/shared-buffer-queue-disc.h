@@ -31,6 +31,7 @@ extern "C"
 {
 #include "qreplay/buffer.h"
 #include "qreplay/faults.h"
+#include "qreplay/linkfault.h"
 #include "qreplay/queuelog.h"
 }
 
@@ -51,9 +52,11 @@ class SharedBuffer : public Object
     qr_drop_mode GetMode() const;
     uint64_t GetMarginBytes() const;
     uint64_t GetEcnThresholdBytes() const;
-    /* Planted faults every port of this switch asks before admission (borrowed; NULL: none). */
-    void SetFaults(qr_faults* faults);
+    /* Planted faults every port of this switch asks before admission: per-packet drop rules and
+     * link faults (both borrowed; NULL: none). */
+    void SetFaults(qr_faults* faults, qr_link_faults* linkFaults = nullptr);
     qr_faults* GetFaults() const;
+    qr_link_faults* GetLinkFaults() const;
 
   protected:
     void DoInitialize() override;
@@ -71,6 +74,7 @@ class SharedBuffer : public Object
     uint64_t m_marginBytes{5 * 1500};
     uint64_t m_ecnThresholdBytes{0};
     qr_faults* m_faults{nullptr};
+    qr_link_faults* m_linkFaults{nullptr};
 };
 
 class SharedBufferQueueDisc : public QueueDisc

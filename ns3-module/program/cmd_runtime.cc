@@ -175,6 +175,7 @@ QrRuntimeStep(const char* command,
                        rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
                 printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
                 qr_faults_report(rt.GetFaults(), stdout);
+                qr_link_faults_report(rt.GetLinkFaults(), stdout);
             }
             if (rt.GetEndReason() != QR_END_COMPLETED)
                 fprintf(stderr,

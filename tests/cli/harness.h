@@ -91,4 +91,20 @@ __attribute__((unused)) static void no_partials(const char *path)
     cr_assert_neq(system(cmd), 0, "partial files left under %s", path);
 }
 
+/* A whole HDF5 table of a schema (schema.h), read or fail the test. Needs qreplay/schema.h and
+ * qreplay/h5.h included before this header. */
+#ifdef QREPLAY_SCHEMA_H
+__attribute__((unused)) static void *rows_of(const char *path, const char *table,
+                                             const qr_h5_schema *schema, size_t *n)
+{
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
+    void *rows = NULL;
+    cr_assert_eq(qr_h5_read_rows(r, table, schema, &rows, n, e), QR_OK, "%s: %s", table, e);
+    qr_h5_close(r);
+    return rows;
+}
+#endif
+
 #endif

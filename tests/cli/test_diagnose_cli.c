@@ -3,24 +3,14 @@
  * each names its cause with the evidence that shows it; every flow's time breakdown sums to its
  * FCT; the planted drops are in truth.h5 with reason "fault"; bad options and bad fault rules are
  * clear errors that write nothing. */
-#include "harness.h"
 #include "qreplay/buffer.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/schema.h"
 
-TestSuite(diagnose_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
+#include "harness.h"
 
-static void *rows_of(const char *path, const char *table, const qr_h5_schema *schema, size_t *n)
-{
-    char e[QR_ERRBUF_SIZE];
-    qr_h5_reader *r;
-    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
-    void *rows = NULL;
-    cr_assert_eq(qr_h5_read_rows(r, table, schema, &rows, n, e), QR_OK, "%s: %s", table, e);
-    qr_h5_close(r);
-    return rows;
-}
+TestSuite(diagnose_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
 
 static qr_row_diag_flow *flows_of(const char *path, size_t *n)
 {

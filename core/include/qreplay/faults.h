@@ -107,6 +107,11 @@ size_t qr_faults_report(const qr_faults *f, FILE *out);
 int qr_dir_path(const qr_flow_table *flows, const qr_topology *topo, uint32_t dir, uint32_t *sw,
                 size_t max, size_t *n);
 
+/* The directed links (topology.h) a packet of direction dir crosses, in order: the source host's
+ * uplink, then one per switch. Returns as qr_dir_path. */
+int qr_dir_links(const qr_flow_table *flows, const qr_topology *topo, uint32_t dir, uint32_t *links,
+                 size_t max, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,6 +72,8 @@ typedef struct qr_truth_info {
     uint64_t in_flight_at_end, other_drops, host_queue_drops, unknown_packets;
     const qr_row_fault *faults; /* the [faults] drop rules and what they did (/faults) */
     size_t n_faults;
+    const qr_row_link_fault *link_faults; /* [faults] gray, blackhole, delay, rate (/link_faults) */
+    size_t n_link_faults;
 } qr_truth_info;
 
 int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,

@@ -92,7 +92,8 @@ typedef struct qr_config {
         char dir[QR_PATH_MAX];
     } output;
     struct {
-        char drop[QR_PATH_MAX]; /* [faults] drop rules (faults.h); "" for none */
+        char drop[QR_PATH_MAX];    /* [faults] drop rules (faults.h); "" for none */
+        char link[4][QR_PATH_MAX]; /* gray, blackhole, delay, rate (linkfault.h, by kind) */
     } faults;
     struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */

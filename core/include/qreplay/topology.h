@@ -88,6 +88,45 @@ uint64_t qr_flow_hash(const qr_five_tuple *ft, uint32_t sw);
  * destination is no host of the topology. */
 int qr_topology_route(const qr_topology *t, uint32_t sw, const qr_five_tuple *ft, uint32_t *port);
 
+/* Directed links. A cable between two nodes is two links, one per direction. Link ids: first the
+ * outgoing direction of every switch port (id = sw * ports + port; every switch of a topology has
+ * the same number of ports), then every host's uplink to its switch (id = switches * ports +
+ * host). Names: "s3>s9" (switch 3 to switch 9), "s0>h1", "h1>s0". */
+uint32_t qr_topology_links(const qr_topology *t);
+/* The link leaving switch sw by port `port`, and host h's uplink. */
+uint32_t qr_topology_port_link(const qr_topology *t, uint32_t sw, uint32_t port);
+uint32_t qr_topology_uplink(const qr_topology *t, uint32_t host);
+
+/* One end of a link: a host (kind QR_NODE_HOST, index = host) or a switch (its kind and number). */
+typedef struct qr_node {
+    qr_node_kind kind;
+    uint32_t index;
+} qr_node;
+
+/* Where link id leads: from, to, and the egress port at `from` (0 for a host). The reverse
+ * direction, if any (every link has one). Returns 0 or QR_EINVAL (id out of range). */
+int qr_topology_link_ends(const qr_topology *t, uint32_t id, qr_node *from, qr_node *to,
+                          uint32_t *port);
+uint32_t qr_topology_link_reverse(const qr_topology *t, uint32_t id);
+/* "s3>s9", "h1>s0"; buf of at least 24 bytes. */
+const char *qr_topology_link_name(const qr_topology *t, uint32_t id, char *buf, size_t size);
+/* "h3" or "s9"; buf of at least 12 bytes. */
+const char *qr_topology_node_name(qr_node n, char *buf, size_t size);
+
+/* A link named by text: "A>B" (the direction from node A to node B), "A-B" (both directions)
+ * or "sS:P" (the direction leaving switch S by port P); nodes are "sN" (switch N) or "hN" (host N).
+ * ids[0..*n) get the link(s), n 1 or 2 (for A-B: A>B first). Returns 0, or QR_EVALUE with the
+ * reason in errbuf ("no switch s40 (the topology has switches s0-s19)", "s0 and s1 are not linked",
+ * "'x3' is not a node (sN or hN)"). */
+int qr_topology_link_parse(const qr_topology *t, const char *text, uint32_t ids[2], size_t *n,
+                           char *errbuf);
+
+/* The links a packet of 5-tuple ft crosses from host src to its destination, in order: src's
+ * uplink, then one per switch (hops + 1 links). At most max are stored, *n gets their number.
+ * Returns 0, or QR_EVALUE if the destination is no host or routing does not reach it. */
+int qr_topology_path_links(const qr_topology *t, uint32_t src, const qr_five_tuple *ft,
+                           uint32_t *links, size_t max, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif
