@@ -124,6 +124,13 @@ double cli_now(void);
  * log (its name under DIR/replay into out). Returns 1 if there is one, else 0. */
 int cli_pick_tagged_replay(const char *dir, char *out, size_t size);
 
+/* The arrival log an analysis of run folder DIR takes (options --replay NAME, --arrivals FILE,
+ * --no-replay; at most one): FILE, DIR/replay/NAME/arrivals.qra, the one cli_pick_tagged_replay
+ * finds, or "" (none: --no-replay, or no replay yet). Returns 0, or the exit status after printing
+ * the error (2: options that exclude each other, a NAME with '/'; 1: no log at that path). */
+int cli_replay_arrivals(const char *command, const char *dir, const char *replay,
+                        const char *arrivals, int no_replay, char *arr, size_t size);
+
 /* An exact tagged replay of rec (every send time as recorded, native engine) for one analysis:
  * its arrival log goes to "OUT.partial-PID.qra" (path into arrivals; the caller unlinks it when
  * done), with progress on prog. Returns 0, or the exit status after printing the error

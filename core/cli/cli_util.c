@@ -328,3 +328,25 @@ int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *
     }
     return 0;
 }
+
+int cli_replay_arrivals(const char *command, const char *dir, const char *replay,
+                        const char *arrivals, int no_replay, char *arr, size_t size)
+{
+    arr[0] = '\0';
+    if ((replay != NULL) + (arrivals != NULL) + no_replay > 1)
+        return cli_usage_error(command, "--replay, --arrivals and --no-replay exclude each other");
+    if (arrivals) {
+        snprintf(arr, size, "%s", arrivals);
+    } else if (replay) {
+        if (strchr(replay, '/') || !strcmp(replay, "..") || !strcmp(replay, "."))
+            return cli_usage_error(command, "--replay: '%s' is not a replay's name", replay);
+        snprintf(arr, size, "%s/replay/%s/arrivals.qra", dir, replay);
+    } else if (!no_replay) {
+        char name[256];
+        if (cli_pick_tagged_replay(dir, name, sizeof name))
+            snprintf(arr, size, "%s/replay/%s/arrivals.qra", dir, name);
+    }
+    if (arr[0] && !cli_exists(arr))
+        return cli_fail(command, "%s: no arrival log there", arr);
+    return 0;
+}

@@ -79,10 +79,6 @@ int qr_cmd_blame(int argc, char **argv)
     cli_progress prog;
     cli_progress_init(&prog, quiet);
     rc = 2;
-    if ((replay != NULL) + (arrivals != NULL) + no_replay > 1) {
-        rc = cli_usage_error("blame", "--replay, --arrivals and --no-replay exclude each other");
-        goto out;
-    }
     if (thr &&
         (qr_parse_percent(thr, &o.threshold, err) || !(o.threshold > 0 && o.threshold < 1))) {
         rc = cli_usage_error("blame", "--threshold: '%s' is not a percentage between 0 and 100",
@@ -102,23 +98,10 @@ int qr_cmd_blame(int argc, char **argv)
     snprintf(out, sizeof out, "%s", outp ? outp : "");
     if (!outp)
         snprintf(out, sizeof out, "%s/blame.h5", dir);
-    if (arrivals) {
-        snprintf(arr, sizeof arr, "%s", arrivals);
-    } else if (replay) {
-        if (strchr(replay, '/') || !strcmp(replay, "..") || !strcmp(replay, ".")) {
-            rc = cli_usage_error("blame", "--replay: '%s' is not a replay's name", replay);
-            goto out;
-        }
-        snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, replay);
-    } else if (!no_replay) {
-        char name[256];
-        if (cli_pick_tagged_replay(dir, name, sizeof name))
-            snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, name);
-    }
-    if (arr[0] && !cli_exists(arr)) {
-        rc = cli_fail("blame", "%s: no arrival log there", arr);
+    rc = cli_replay_arrivals("blame", dir, replay, arrivals, no_replay, arr, sizeof arr);
+    if (rc)
         goto out;
-    }
+    rc = 2;
     if (truth) {
         snprintf(truth_path, sizeof truth_path, "%s", truth);
         if (!cli_exists(truth_path)) {

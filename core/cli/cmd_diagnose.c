@@ -81,10 +81,6 @@ int qr_cmd_diagnose(int argc, char **argv)
     cli_progress prog;
     cli_progress_init(&prog, quiet);
     rc = 2;
-    if ((replay != NULL) + (arrivals != NULL) + no_replay > 1) {
-        rc = cli_usage_error("diagnose", "--replay, --arrivals and --no-replay exclude each other");
-        goto out;
-    }
     if (tail) {
         if (qr_parse_percent(tail, &o.tail, err) || !(o.tail > 0 && o.tail < 1)) {
             rc = cli_usage_error("diagnose", "--tail: '%s' is not a percentage between 0 and 100",
@@ -132,23 +128,10 @@ int qr_cmd_diagnose(int argc, char **argv)
         snprintf(out, sizeof out, "%s", outp);
     else
         snprintf(out, sizeof out, "%s/diagnosis.h5", dir);
-    if (arrivals) {
-        snprintf(arr, sizeof arr, "%s", arrivals);
-    } else if (replay) {
-        if (strchr(replay, '/') || !strcmp(replay, "..") || !strcmp(replay, ".")) {
-            rc = cli_usage_error("diagnose", "--replay: '%s' is not a replay's name", replay);
-            goto out;
-        }
-        snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, replay);
-    } else if (!no_replay) {
-        char name[256];
-        if (cli_pick_tagged_replay(dir, name, sizeof name))
-            snprintf(arr, sizeof arr, "%s/replay/%s/arrivals.qra", dir, name);
-    }
-    if (arr[0] && !cli_exists(arr)) {
-        rc = cli_fail("diagnose", "%s: no arrival log there", arr);
+    rc = cli_replay_arrivals("diagnose", dir, replay, arrivals, no_replay, arr, sizeof arr);
+    if (rc)
         goto out;
-    }
+    rc = 2;
     {
         cli_paths ins = {0}, outs = {0};
         cli_paths_add_recording(&ins, rec_dir);

@@ -54,7 +54,7 @@ typedef struct ctx {
     uint32_t n_faulty;
     double threshold;
     /* scratch for the flag rule */
-    double *votes;
+    double *votes, *left;
     uint32_t *voters, *rank;
     uint8_t *flagged, *removed;
     uint32_t *order;
@@ -102,9 +102,7 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
         if (c->faulty[i] && c->rank[i] && (!r.fault_rank || c->rank[i] < r.fault_rank))
             r.fault_rank = c->rank[i];
     /* Algorithm 1: flag the top link while it holds threshold of all votes; remove its voters */
-    double *left = malloc(nc * sizeof *left);
-    if (!left)
-        return r;
+    double *left = c->left;
     memcpy(left, c->votes, nc * sizeof *left);
     for (;;) {
         uint32_t best = NONE;
@@ -128,7 +126,6 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
                 left[d->cables[h]] -= 1.0 / d->hops;
         }
     }
-    free(left);
     return r;
 }
 
@@ -343,6 +340,7 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
     c.dirs = calloc(c.n_dirs ? c.n_dirs : 1, sizeof *c.dirs);
     c.faulty = calloc(c.n_cables, 1);
     c.votes = calloc(c.n_cables, sizeof *c.votes);
+    c.left = calloc(c.n_cables, sizeof *c.left);
     c.voters = calloc(c.n_cables, sizeof *c.voters);
     c.rank = calloc(c.n_cables, sizeof *c.rank);
     c.flagged = calloc(c.n_cables, 1);
@@ -350,8 +348,8 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
     c.order = calloc(c.n_cables, sizeof *c.order);
     link_drops = calloc(n_links, sizeof *link_drops);
     out->links = calloc(c.n_cables, sizeof *out->links);
-    if (!c.cable_of || !c.cable_link || !c.dirs || !c.faulty || !c.votes || !c.voters || !c.rank ||
-        !c.flagged || !c.removed || !c.order || !link_drops || !out->links) {
+    if (!c.cable_of || !c.cable_link || !c.dirs || !c.faulty || !c.votes || !c.left || !c.voters ||
+        !c.rank || !c.flagged || !c.removed || !c.order || !link_drops || !out->links) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto done;
     }
@@ -580,6 +578,7 @@ done:
     free(c.dirs);
     free(c.faulty);
     free(c.votes);
+    free(c.left);
     free(c.voters);
     free(c.rank);
     free(c.flagged);
