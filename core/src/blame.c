@@ -11,6 +11,7 @@
 #include "qreplay/faults.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/h5.h"
+#include "qreplay/linkfault.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/scenario.h"
 #include "qreplay/topology.h"
@@ -256,13 +257,11 @@ static int read_truth(ctx *c, const char *path, qr_row_blame_link *links, char *
         dir_info *d = &c->dirs[x->dir];
         int fault = x->reason == QR_DROP_FAULT;
         /* a fault drop on a host's uplink is taken at its edge switch (linkfault.h) */
-        if (fault && d->routed && !dirfaulty[link] && dirfaulty[d->uplink]) {
-            qr_node from, to, host, edge;
+        if (fault && d->routed) {
+            qr_node host, edge;
             uint32_t port;
-            qr_topology_link_ends(c->topo, link, &from, &to, &port);
             qr_topology_link_ends(c->topo, d->uplink, &host, &edge, &port);
-            if (edge.index == from.index)
-                link = d->uplink;
+            link = qr_fault_drop_link(c->topo, dirfaulty, x->sw, x->port, host.index);
         }
         uint32_t cable = c->cable_of[link];
         if (fault)

@@ -276,3 +276,14 @@ void qr_link_faults_report(const qr_link_faults *f, FILE *out)
             fprintf(out, ": %llu packets crossed\n", (unsigned long long)row.crossed);
     }
 }
+
+uint32_t qr_fault_drop_link(const qr_topology *t, const uint8_t *faulty, uint32_t sw, uint32_t port,
+                            uint32_t src_host)
+{
+    uint32_t link = qr_topology_port_link(t, sw, port);
+    if (src_host >= qr_topology_hosts(t) || faulty[link])
+        return link;
+    uint32_t up = qr_topology_uplink(t, src_host), edge, p;
+    qr_topology_host_attach(t, src_host, &edge, &p);
+    return edge == sw && faulty[up] ? up : link;
+}

@@ -124,6 +124,8 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     if (info->n_link_faults)
         TRY(qr_h5_write_rows(f, "/link_faults", &qr_schema_link_fault, info->link_faults,
                              info->n_link_faults, errbuf));
+    if (info->probed)
+        TRY(qr_h5_write_rows(f, "/probes", &qr_schema_probe, info->probes, info->n_probes, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

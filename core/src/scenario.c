@@ -158,6 +158,19 @@ static const struct keydef schema[] = {
      "slow cables: 'A-B D' adds D (50us) of propagation delay between nodes A and B"},
     {"faults", "rate", KT_LINKFAULTS, OFF(faults.link[QR_LINK_RATE]), "", QR_LINK_RATE, 0, NULL,
      "degraded ports: 'LINK R' transmits at R (1Gbps) instead of [links] rate"},
+    {"pingmesh", "interval", KT_TIME, OFF(pingmesh.interval_ns), "0", 0, 1e12, NULL,
+     "Pingmesh agents in the runtime: every probe pair probes this often (0: no probes; qreplay "
+     "pingmesh uses 100us if unset)"},
+    {"pingmesh", "servers", KT_INT, OFF(pingmesh.servers), "2", 1, 100000, NULL,
+     "servers per rack that probe the same-numbered servers of every other rack (every server "
+     "probes its own rack)"},
+    {"pingmesh", "size", KT_BYTES, OFF(pingmesh.size_bytes), "64B", 28, 1500, NULL,
+     "probe and answer IP packet size (UDP; 28 B of headers)"},
+    {"pingmesh", "timeout", KT_TIME, OFF(pingmesh.timeout_ns), "2ms", 1, 1e12, NULL,
+     "a probe not answered within this is lost"},
+    {"pingmesh", "duration", KT_TIME, OFF(pingmesh.duration_ns), "0", 0, 1e15, NULL,
+     "probing stops after this and the run lasts at least this long (0: probe while the traffic "
+     "runs)"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };

@@ -580,6 +580,121 @@ static const qr_h5_field named_flow_fields[] = {
 const qr_h5_schema qr_schema_named_flow =
     SCHEMA("named_flow", qr_row_named_flow, named_flow_fields);
 
+static const qr_h5_field probe_fields[] = {
+    {"probe", QR_H5_U32, F(qr_row_probe, probe), 0, "from 0, in send order"},
+    {"pair", QR_H5_U32, F(qr_row_probe, pair), 0, "the probe pair (pingmesh.h5 /pairs)"},
+    {"src", QR_H5_U32, F(qr_row_probe, src), 0, "the probing host"},
+    {"dst", QR_H5_U32, F(qr_row_probe, dst), 0, "the probed host"},
+    {"sport", QR_H5_U16, F(qr_row_probe, sport), 0, "UDP source port (to port 8765)"},
+    {"sent_ns", QR_H5_I64, F(qr_row_probe, sent_ns), 0, "simulated time"},
+    {"rtt_ns", QR_H5_I64, F(qr_row_probe, rtt_ns), 0, "until the answer arrived; -1 none"},
+    {"echoed", QR_H5_U8, F(qr_row_probe, echoed), 0, "1: the probed host sent an answer"},
+    {"lost_in", QR_H5_U8, F(qr_row_probe, lost_in), 0, "truth: 0 not dropped, 1 request, 2 answer"},
+    {"drop_sw", QR_H5_U32, F(qr_row_probe, drop_sw), 0,
+     "truth: switch (4294967295: the sender's NIC queue)"},
+    {"drop_port", QR_H5_U32, F(qr_row_probe, drop_port), 0, "truth: its egress port"},
+    {"drop_reason", QR_H5_U8, F(qr_row_probe, drop_reason), 0, "truth: as /drops reason"},
+    {"drop_ns", QR_H5_I64, F(qr_row_probe, drop_ns), 0, "truth: when"}};
+const qr_h5_schema qr_schema_probe = SCHEMA("probe", qr_row_probe, probe_fields);
+
+static const qr_h5_field pm_pair_fields[] = {
+    {"pair", QR_H5_U32, F(qr_row_pm_pair, pair), 0, "from 0, the plan's order"},
+    {"src", QR_H5_U32, F(qr_row_pm_pair, src), 0, "probing host"},
+    {"dst", QR_H5_U32, F(qr_row_pm_pair, dst), 0, "probed host"},
+    {"src_rack", QR_H5_U32, F(qr_row_pm_pair, src_rack), 0, "edge switch of src"},
+    {"dst_rack", QR_H5_U32, F(qr_row_pm_pair, dst_rack), 0, "edge switch of dst"},
+    {"src_pod", QR_H5_U32, F(qr_row_pm_pair, src_pod), 0, "pod of src"},
+    {"dst_pod", QR_H5_U32, F(qr_row_pm_pair, dst_pod), 0, "pod of dst"},
+    {"probes", QR_H5_U64, F(qr_row_pm_pair, probes), 0, "scored (sent a timeout before the end)"},
+    {"lost", QR_H5_U64, F(qr_row_pm_pair, lost), 0, "no answer within the timeout"},
+    {"drop_rate", QR_H5_F64, F(qr_row_pm_pair, drop_rate), 0, "lost / probes (NaN: no probes)"},
+    {"p50_ns", QR_H5_I64, F(qr_row_pm_pair, p50_ns), 0, "round-trip median; -1 none answered"},
+    {"p99_ns", QR_H5_I64, F(qr_row_pm_pair, p99_ns), 0, "round-trip 99th percentile"},
+    {"fault_lost", QR_H5_U64, F(qr_row_pm_pair, fault_lost), 0, "truth: lost to a fault"},
+    {"congestion_lost", QR_H5_U64, F(qr_row_pm_pair, congestion_lost), 0,
+     "truth: lost to a full buffer or NIC queue"}};
+const qr_h5_schema qr_schema_pm_pair = SCHEMA("pm_pair", qr_row_pm_pair, pm_pair_fields);
+
+static const qr_h5_field pm_rack_fields[] = {
+    {"src_rack", QR_H5_U32, F(qr_row_pm_rack, src_rack), 0, "edge switch (row)"},
+    {"dst_rack", QR_H5_U32, F(qr_row_pm_rack, dst_rack), 0, "edge switch (column)"},
+    {"src_pod", QR_H5_U32, F(qr_row_pm_rack, src_pod), 0, "pod of src_rack"},
+    {"dst_pod", QR_H5_U32, F(qr_row_pm_rack, dst_pod), 0, "pod of dst_rack"},
+    {"pairs", QR_H5_U32, F(qr_row_pm_rack, pairs), 0, "probe pairs in the cell (0: not probed)"},
+    {"probes", QR_H5_U64, F(qr_row_pm_rack, probes), 0, "scored"},
+    {"lost", QR_H5_U64, F(qr_row_pm_rack, lost), 0, "no answer within the timeout"},
+    {"drop_rate", QR_H5_F64, F(qr_row_pm_rack, drop_rate), 0, "lost / probes (NaN: none)"},
+    {"p50_ns", QR_H5_I64, F(qr_row_pm_rack, p50_ns), 0, "round-trip median; -1 none"},
+    {"p99_ns", QR_H5_I64, F(qr_row_pm_rack, p99_ns), 0, "round-trip 99th percentile"}};
+const qr_h5_schema qr_schema_pm_rack = SCHEMA("pm_rack", qr_row_pm_rack, pm_rack_fields);
+
+static const qr_h5_field pm_place_fields[] = {
+    {"kind", QR_H5_STR, F(qr_row_pm_place, kind), 8, "spine, pod, rack, server or racks"},
+    {"name", QR_H5_STR, F(qr_row_pm_place, name), 24, "spine, pod 1, rack s3, h5, s0>s2"},
+    {"index", QR_H5_U32, F(qr_row_pm_place, index), 0, "pod, edge switch, host or matrix cell"},
+    {"probes", QR_H5_U64, F(qr_row_pm_place, probes), 0, "scored probes of the place"},
+    {"lost", QR_H5_U64, F(qr_row_pm_place, lost), 0, "of them lost"},
+    {"rate", QR_H5_F64, F(qr_row_pm_place, rate), 0, "lost / probes"},
+    {"rest_rate", QR_H5_F64, F(qr_row_pm_place, rest_rate), 0,
+     "the drop rate of the other probes when it was tested"},
+    {"llr", QR_H5_F64, F(qr_row_pm_place, llr), 0, "Bernoulli scan log-likelihood ratio"},
+    {"flagged", QR_H5_U32, F(qr_row_pm_place, flagged), 0, "order flagged, from 1; 0 not"},
+    {"suspects", QR_H5_U32, F(qr_row_pm_place, suspects), 0, "cables it points at"},
+    {"faulty", QR_H5_U8, F(qr_row_pm_place, faulty), 0, "truth: 1 if a suspect is faulty"}};
+const qr_h5_schema qr_schema_pm_place = SCHEMA("pm_place", qr_row_pm_place, pm_place_fields);
+
+static const qr_h5_field pm_curve_fields[] = {
+    {"probes", QR_H5_U64, F(qr_row_pm_curve, probes), 0, "the first N scored probes, by send time"},
+    {"time_ns", QR_H5_I64, F(qr_row_pm_curve, time_ns), 0,
+     "when the N-th was known (send + timeout)"},
+    {"flagged", QR_H5_U32, F(qr_row_pm_curve, flagged), 0, "places flagged"},
+    {"right", QR_H5_U32, F(qr_row_pm_curve, right), 0, "of them with a faulty suspect"},
+    {"detected", QR_H5_U8, F(qr_row_pm_curve, detected), 0,
+     "1: every faulty cable is a flagged place's suspect"}};
+const qr_h5_schema qr_schema_pm_curve = SCHEMA("pm_curve", qr_row_pm_curve, pm_curve_fields);
+
+static const qr_h5_field pm_summary_fields[] = {
+    {"interval_ns", QR_H5_I64, F(qr_row_pm_summary, interval_ns), 0, "[pingmesh] interval"},
+    {"timeout_ns", QR_H5_I64, F(qr_row_pm_summary, timeout_ns), 0, "[pingmesh] timeout"},
+    {"size", QR_H5_U32, F(qr_row_pm_summary, size), 0, "probe IP packet bytes"},
+    {"pairs", QR_H5_U32, F(qr_row_pm_summary, pairs), 0, "probe pairs of the plan"},
+    {"sent", QR_H5_U64, F(qr_row_pm_summary, sent), 0, "probes sent"},
+    {"scored", QR_H5_U64, F(qr_row_pm_summary, scored), 0, "sent a timeout before the run ended"},
+    {"unresolved", QR_H5_U64, F(qr_row_pm_summary, unresolved), 0,
+     "sent later, unanswered (left out)"},
+    {"answered", QR_H5_U64, F(qr_row_pm_summary, answered), 0, "scored, answered in time"},
+    {"lost", QR_H5_U64, F(qr_row_pm_summary, lost), 0, "scored, not answered in time"},
+    {"late", QR_H5_U64, F(qr_row_pm_summary, late), 0, "of them answered after the timeout"},
+    {"fault_lost", QR_H5_U64, F(qr_row_pm_summary, fault_lost), 0, "truth: lost to a fault"},
+    {"congestion_lost", QR_H5_U64, F(qr_row_pm_summary, congestion_lost), 0,
+     "truth: lost to a full buffer"},
+    {"host_lost", QR_H5_U64, F(qr_row_pm_summary, host_lost), 0, "truth: lost in a NIC queue"},
+    {"drop_rate", QR_H5_F64, F(qr_row_pm_summary, drop_rate), 0, "lost / scored"},
+    {"flagged", QR_H5_U32, F(qr_row_pm_summary, flagged), 0, "places the rule flagged"},
+    {"right", QR_H5_U32, F(qr_row_pm_summary, right), 0, "of them with a faulty suspect"},
+    {"faulty", QR_H5_U32, F(qr_row_pm_summary, faulty), 0, "planted gray/blackhole cables"},
+    {"covered", QR_H5_U32, F(qr_row_pm_summary, covered), 0, "of them a flagged place's suspect"},
+    {"precision", QR_H5_F64, F(qr_row_pm_summary, precision), 0, "right / flagged (NaN: none)"},
+    {"recall", QR_H5_F64, F(qr_row_pm_summary, recall), 0, "covered / faulty (NaN: none)"},
+    {"mean_suspects", QR_H5_F64, F(qr_row_pm_summary, mean_suspects), 0,
+     "cables per flagged place (what is left to search)"},
+    {"detect_after", QR_H5_U64, F(qr_row_pm_summary, detect_after), 0,
+     "probes after which the faults stay detected (0: never)"},
+    {"detect_after_ns", QR_H5_I64, F(qr_row_pm_summary, detect_after_ns), 0,
+     "that many probes' time (-1: never)"},
+    {"probe_bytes", QR_H5_U64, F(qr_row_pm_summary, probe_bytes), 0,
+     "IP bytes of requests and answers sent"},
+    {"traffic_bytes", QR_H5_U64, F(qr_row_pm_summary, traffic_bytes), 0,
+     "IP bytes the flows' packets sent"},
+    {"probe_share", QR_H5_F64, F(qr_row_pm_summary, probe_share), 0,
+     "probe_bytes / (probe_bytes + traffic_bytes)"},
+    {"host_probe_bps_max", QR_H5_F64, F(qr_row_pm_summary, host_probe_bps_max), 0,
+     "the busiest host's probe bits/s (requests and answers it sends)"},
+    {"link_share_max", QR_H5_F64, F(qr_row_pm_summary, link_share_max), 0,
+     "that over [links] rate"}};
+const qr_h5_schema qr_schema_pm_summary =
+    SCHEMA("pm_summary", qr_row_pm_summary, pm_summary_fields);
+
 const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_host,
                                           &qr_schema_detected,
@@ -595,6 +710,12 @@ const qr_h5_schema *const qr_schemas[] = {&qr_schema_flow,
                                           &qr_schema_blame_conn,
                                           &qr_schema_blame_curve,
                                           &qr_schema_blame_summary,
+                                          &qr_schema_probe,
+                                          &qr_schema_pm_pair,
+                                          &qr_schema_pm_rack,
+                                          &qr_schema_pm_place,
+                                          &qr_schema_pm_curve,
+                                          &qr_schema_pm_summary,
                                           &qr_schema_diag_flow,
                                           &qr_schema_diag_event,
                                           &qr_schema_diag_cause,

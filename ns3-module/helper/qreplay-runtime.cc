@@ -1,6 +1,7 @@
 #include "qreplay-runtime.h"
 
 #include "model/five-tuple.h"
+#include "model/pingmesh-app.h"
 #include "model/qreplay-tag.h"
 
 #include "ns3/boolean.h"
@@ -68,6 +69,7 @@ QreplayRuntime::~QreplayRuntime()
     Simulator::Destroy();
     qr_faults_destroy(m_faults);
     qr_link_faults_destroy(m_linkFaults);
+    qr_pingmesh_destroy(m_pingmesh);
 }
 
 std::string
@@ -230,6 +232,27 @@ QreplayRuntime::Build()
         }
     }
 
+    // Pingmesh agents, when [pingmesh] interval asks for them
+    if (qr_pingmesh_create(&m_pingmesh, c, m_net->GetTopology(), err))
+        throw std::runtime_error(err);
+    if (m_pingmesh)
+    {
+        std::vector<Ipv4Address> addrs;
+        for (uint32_t h = 0; h < hosts; h++)
+            addrs.emplace_back(m_table->HostAddr(h));
+        for (uint32_t h = 0; h < hosts; h++)
+        {
+            Ptr<PingmeshApp> app = CreateObject<PingmeshApp>();
+            app->Setup(m_pingmesh, h, addrs);
+            m_net->GetHosts().Get(h)->AddApplication(app);
+            app->SetStartTime(Seconds(0));
+        }
+        if (qr_pingmesh_end(m_pingmesh) >= 0) // the run lasts until probing ends
+            Simulator::Schedule(NanoSeconds(qr_pingmesh_end(m_pingmesh)),
+                                &QreplayRuntime::MaybeFinish,
+                                this);
+    }
+
     // recording and ground truth
     if (!m_opt.outDir.empty())
     {
@@ -289,6 +312,12 @@ QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
     if (!DecodeWire(p, pk))
     {
         rt->m_unknown++;
+        return;
+    }
+    qr_five_tuple ft{pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
+    if (rt->m_pingmesh && qr_probe_five_tuple(&ft))
+    {
+        rt->m_probePackets++; // the agents' own traffic: not recorded
         return;
     }
     QreplayTag tag;
@@ -352,6 +381,21 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
 void
 QreplayRuntime::OnArrival(const qr_arrival& a)
 {
+    uint32_t probe;
+    int answer;
+    if (qr_probe_of_packet(a.packet, &probe, &answer))
+    {
+        if (m_pingmesh && a.decision != QR_ADMIT)
+            qr_pingmesh_dropped(m_pingmesh, probe, answer, a.sw, a.port, a.decision, a.time_ns);
+        return; // probes are not recorded: no arrival log, no /drops
+    }
+    if (qr_packet_id_dir(a.packet) == QR_DIR_NONE)
+    {
+        m_unknown++;
+        if (a.decision != QR_ADMIT)
+            m_otherDrops++;
+        return;
+    }
     if (m_opt.arrivalHook)
         m_opt.arrivalHook(a);
     if (m_arrivals)
@@ -376,8 +420,23 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
 }
 
 void
-QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem>, const char*)
+QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char*)
 {
+    ProbeTag tag;
+    uint32_t probe;
+    int answer;
+    if (m_pingmesh && item->GetPacket()->PeekPacketTag(tag) &&
+        qr_probe_of_packet(tag.packet, &probe, &answer))
+    {
+        qr_pingmesh_dropped(m_pingmesh,
+                            probe,
+                            answer,
+                            QR_PROBE_AT_HOST,
+                            0,
+                            QR_DROP_BUFFER_FULL,
+                            Simulator::Now().GetNanoSeconds());
+        return;
+    }
     m_hostQueueDrops++;
 }
 
@@ -435,6 +494,8 @@ QreplayRuntime::MaybeFinish()
     size_t n = m_table->Flows();
     if (m_stopping || m_flowsDone < n || m_flowsClosed < n || m_inFlight != 0)
         return;
+    if (m_pingmesh && Simulator::Now().GetNanoSeconds() < qr_pingmesh_end(m_pingmesh))
+        return; // [pingmesh] duration holds the run open
     for (uint32_t h = 0; h < m_hostPackets.size(); h++)
     {
         if (m_net->GetHostQueueDisc(h)->GetNPackets() > 0 ||
@@ -613,6 +674,9 @@ QreplayRuntime::WriteTruth()
     std::vector<qr_row_link_fault> linkFaults(qr_link_faults_count(m_linkFaults));
     for (size_t i = 0; i < linkFaults.size(); i++)
         qr_link_faults_row(m_linkFaults, i, &linkFaults[i]);
+    std::vector<qr_row_probe> probes(qr_pingmesh_probes(m_pingmesh));
+    for (size_t i = 0; i < probes.size(); i++)
+        qr_pingmesh_row(m_pingmesh, i, &probes[i]);
     qr_truth_info info{m_endReason,
                        m_end.GetNanoSeconds(),
                        m_events,
@@ -624,7 +688,10 @@ QreplayRuntime::WriteTruth()
                        faults.data(),
                        faults.size(),
                        linkFaults.data(),
-                       linkFaults.size()};
+                       linkFaults.size(),
+                       m_pingmesh != nullptr,
+                       probes.data(),
+                       probes.size()};
     char err[QR_ERRBUF_SIZE];
     if (qr_truth_write((m_opt.outDir + "/truth/truth.h5").c_str(),
                        m_scenario,

@@ -38,6 +38,7 @@ extern "C"
 #include "qreplay/faults.h"
 #include "qreplay/linkfault.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pingmesh.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
@@ -148,6 +149,12 @@ class QreplayRuntime
 
     uint64_t GetUnknownPackets() const { return m_unknown; }
 
+    /* The Pingmesh agents' log ([pingmesh] interval; NULL: no probing), and the probe packets
+     * (requests and answers) hosts sent. */
+    const qr_pingmesh* GetPingmesh() const { return m_pingmesh; }
+
+    uint64_t GetProbePackets() const { return m_probePackets; }
+
     uint64_t GetInFlight() const { return m_inFlight; }
 
     /* Set ns-3's TCP defaults from the scenario's [tcp] keys (variant, MSS 1448 with timestamps,
@@ -205,6 +212,8 @@ class QreplayRuntime
     qr_lossdet* m_lossdet{nullptr};
     qr_faults* m_faults{nullptr};          // [faults] drop rules; NULL: none
     qr_link_faults* m_linkFaults{nullptr}; // [faults] link faults; NULL: none
+    qr_pingmesh* m_pingmesh{nullptr};      // [pingmesh] agents; NULL: no probing
+    uint64_t m_probePackets{0};
     std::vector<qr_trace_writer*> m_pcaps;
     qr_arrival_writer* m_arrivals{nullptr};
     std::vector<std::string> m_temps; // relative names written under Temp()

@@ -4,6 +4,7 @@ namespace ns3
 {
 
 NS_OBJECT_ENSURE_REGISTERED(QreplayTag);
+NS_OBJECT_ENSURE_REGISTERED(ProbeTag);
 
 TypeId
 QreplayTag::GetTypeId()
@@ -47,6 +48,44 @@ void
 QreplayTag::Print(std::ostream& os) const
 {
     os << "packet=" << packet << " flow=" << flow << " dropTag=" << unsigned(dropTag);
+}
+
+TypeId
+ProbeTag::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::ProbeTag").SetParent<Tag>().SetGroupName("Qreplay").AddConstructor<ProbeTag>();
+    return tid;
+}
+
+TypeId
+ProbeTag::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+ProbeTag::GetSerializedSize() const
+{
+    return 8;
+}
+
+void
+ProbeTag::Serialize(TagBuffer i) const
+{
+    i.WriteU64(packet);
+}
+
+void
+ProbeTag::Deserialize(TagBuffer i)
+{
+    packet = i.ReadU64();
+}
+
+void
+ProbeTag::Print(std::ostream& os) const
+{
+    os << "probe packet=" << packet;
 }
 
 } // namespace ns3

@@ -38,6 +38,21 @@ class QreplayTag : public Tag
     uint8_t dropTag{0}; // 1: the runtime's receiver saw this packet lost
 };
 
+/* The tag of a Pingmesh probe or answer (pingmesh.h): its packet id, qr_probe_packet_id. Probes
+ * carry no QreplayTag: they belong to no flow. */
+class ProbeTag : public Tag
+{
+  public:
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(TagBuffer i) const override;
+    void Deserialize(TagBuffer i) override;
+    void Print(std::ostream& os) const override;
+
+    uint64_t packet{0};
+};
+
 } // namespace ns3
 
 #endif

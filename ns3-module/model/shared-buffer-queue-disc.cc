@@ -249,7 +249,10 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     uint32_t flow = FlowOf(item, hasTag ? &tag : nullptr);
     uint32_t bytes = item->GetSize();
     qr_arrival a{};
-    a.packet = hasTag ? tag.packet : 0;
+    ProbeTag probe;
+    a.packet = hasTag                                    ? tag.packet
+               : item->GetPacket()->PeekPacketTag(probe) ? probe.packet
+                                                         : qr_packet_id(QR_DIR_NONE, 0);
     a.time_ns = Simulator::Now().GetNanoSeconds();
     a.sw = m_buffer->GetSwitchId();
     a.port = m_port;

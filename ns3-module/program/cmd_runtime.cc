@@ -176,6 +176,12 @@ QrRuntimeStep(const char* command,
                 printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
                 qr_faults_report(rt.GetFaults(), stdout);
                 qr_link_faults_report(rt.GetLinkFaults(), stdout);
+                if (const qr_pingmesh* pm = rt.GetPingmesh())
+                    printf("pingmesh           %zu probes by %zu pairs, %" PRIu64
+                           " probe packets (not recorded; truth/truth.h5 /probes)\n",
+                           qr_pingmesh_probes(pm),
+                           qr_pingmesh_pairs(pm),
+                           rt.GetProbePackets());
             }
             if (rt.GetEndReason() != QR_END_COMPLETED)
                 fprintf(stderr,

@@ -26,6 +26,10 @@ extern "C" {
 #define QR_SINK_PORT 5001
 #define QR_FIRST_SENDER_PORT 10000
 
+/* The direction of packets that belong to no flow and are no probe (pingmesh.h's QR_DIR_PROBE is
+ * the one below it): no flow table reaches it. */
+#define QR_DIR_NONE 0xffffffffu
+
 /* Packet ids. */
 static inline uint64_t qr_packet_id(uint32_t dir, uint64_t seq)
 {

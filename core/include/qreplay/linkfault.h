@@ -84,6 +84,13 @@ const qr_link_fault *qr_link_faults_get(const qr_link_faults *f, size_t i, uint3
 int qr_link_faults_packet(qr_link_faults *f, uint32_t sw, uint32_t port, const qr_five_tuple *ft,
                           size_t *fault);
 
+/* The directed link a fault drop happened on. The runtime takes a drop on host h's uplink at h's
+ * edge switch, where /drops names that switch's egress port; so given the links that carry a gray
+ * or blackhole fault (faulty[link] != 0) and the packet's source host: its uplink if sw is the
+ * host's switch, the uplink is faulty and the egress link is not; else the egress link. */
+uint32_t qr_fault_drop_link(const qr_topology *t, const uint8_t *faulty, uint32_t sw, uint32_t port,
+                            uint32_t src_host);
+
 /* Fault i as a /link_faults row of truth.h5. */
 void qr_link_faults_row(const qr_link_faults *f, size_t i, qr_row_link_fault *row);
 

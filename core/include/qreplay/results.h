@@ -74,6 +74,9 @@ typedef struct qr_truth_info {
     size_t n_faults;
     const qr_row_link_fault *link_faults; /* [faults] gray, blackhole, delay, rate (/link_faults) */
     size_t n_link_faults;
+    int probed;                 /* the run probed ([pingmesh] interval): /probes is written */
+    const qr_row_probe *probes; /* the Pingmesh agents' probes (pingmesh.h) */
+    size_t n_probes;
 } qr_truth_info;
 
 int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,

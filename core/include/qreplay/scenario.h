@@ -96,6 +96,13 @@ typedef struct qr_config {
         char link[4][QR_PATH_MAX]; /* gray, blackhole, delay, rate (linkfault.h, by kind) */
     } faults;
     struct {
+        int64_t interval_ns; /* each probe pair probes this often; 0: no probing (pingmesh.h) */
+        int servers;         /* servers per rack that probe other racks */
+        uint64_t size_bytes; /* probe IP packet */
+        int64_t timeout_ns;  /* a probe unanswered this long is lost */
+        int64_t duration_ns; /* probing ends (0: while the traffic runs) */
+    } pingmesh;
+    struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
         size_t n_loads;
         int seeds; /* seeds 1..seeds per load */

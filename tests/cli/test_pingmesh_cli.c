@@ -1,0 +1,137 @@
+/* qreplay pingmesh on the planted gray cable (scenarios/faults/gray-k4.ini: s8-s16 drops 2% under
+ * web search and incast congestion): the agents' probes cross the same faults and queues as the
+ * traffic but stay out of the recording; every probe is answered, lost where truth says, or left
+ * out at the end; the probes' fault drops and the flows' add up to what the fault reports; the
+ * rule flags the planted cable's pod first; a run repeats exactly; bad input is a clear error. */
+#include <math.h>
+#include <sys/stat.h>
+
+#include "qreplay/buffer.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/pingmesh.h"
+#include "qreplay/schema.h"
+
+#include "harness.h"
+
+TestSuite(pingmesh_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
+
+static void check_run(const char *run)
+{
+    char truth[512], pm[512], rec[512];
+    snprintf(truth, sizeof truth, "%s/truth/truth.h5", run);
+    snprintf(pm, sizeof pm, "%s/pingmesh.h5", run);
+    snprintf(rec, sizeof rec, "%s/recording.h5", run);
+    size_t np, nd, nf, ndir, nh, ns, npl;
+    qr_row_probe *p = rows_of(truth, "/probes", &qr_schema_probe, &np);
+    qr_row_drop *d = rows_of(truth, "/drops", &qr_schema_drop, &nd);
+    qr_row_link_fault *f = rows_of(truth, "/link_faults", &qr_schema_link_fault, &nf);
+    qr_row_direction *dir = rows_of(truth, "/directions", &qr_schema_direction, &ndir);
+    qr_row_host *h = rows_of(rec, "/hosts", &qr_schema_host, &nh);
+    qr_row_pm_summary *s = rows_of(pm, "/summary", &qr_schema_pm_summary, &ns);
+    qr_row_pm_place *pl = rows_of(pm, "/places", &qr_schema_pm_place, &npl);
+    cr_assert_eq(ns, 1);
+    cr_assert_eq(s->sent, np);
+    cr_assert_gt(np, 10000);
+    /* probes are not recorded: the hosts' packets are exactly the flows' */
+    uint64_t host_packets = 0, dir_sent = 0, planted = 0, flow_faults = 0, probe_faults = 0;
+    for (size_t i = 0; i < nh; i++)
+        host_packets += h[i].packets;
+    for (size_t i = 0; i < ndir; i++)
+        dir_sent += dir[i].sent;
+    cr_assert_eq(host_packets, dir_sent, "no probe in the recording");
+    for (size_t i = 0; i < nd; i++) {
+        cr_assert_lt(d[i].dir, ndir, "no probe in /drops");
+        flow_faults += d[i].reason == QR_DROP_FAULT;
+    }
+    for (size_t i = 0; i < nf; i++)
+        planted += f[i].dropped;
+    /* every probe: answered, or lost where truth says, or still on its way at the end */
+    uint64_t answered = 0, lost = 0, open = 0;
+    for (size_t i = 0; i < np; i++) {
+        cr_assert_eq(p[i].probe, i);
+        if (i)
+            cr_assert_geq(p[i].sent_ns, p[i - 1].sent_ns, "probe numbers are in send order");
+        if (p[i].rtt_ns >= 0) {
+            answered++;
+            cr_assert_eq(p[i].lost_in, 0, "probe %zu answered and lost", i);
+            cr_assert(p[i].echoed);
+        } else if (p[i].lost_in) {
+            lost++;
+            cr_assert_eq(p[i].echoed, p[i].lost_in == 2, "probe %zu", i);
+            probe_faults += p[i].drop_reason == QR_DROP_FAULT;
+        } else
+            open++;
+    }
+    cr_assert_eq(answered + lost + open, np);
+    cr_assert_gt(probe_faults, 0, "the gray cable drops probes too");
+    cr_assert_eq(flow_faults + probe_faults, planted,
+                 "the fault's drops: %llu of flows + %llu of probes",
+                 (unsigned long long)flow_faults, (unsigned long long)probe_faults);
+    cr_assert_eq(s->fault_lost + s->congestion_lost + s->host_lost + s->late, s->lost);
+    cr_assert_eq(s->answered + s->lost, s->scored);
+    /* the rule: the planted cable's pod first */
+    cr_assert_str_eq(pl[0].name, "pod 0");
+    cr_assert_eq(pl[0].flagged, 1);
+    cr_assert(pl[0].faulty);
+    cr_assert_float_eq(s->recall, 1.0, 1e-12);
+    cr_assert_gt(s->detect_after, 0);
+    cr_assert_gt(s->probe_bytes, 0);
+    qr_h5_rows_free(p);
+    qr_h5_rows_free(d);
+    qr_h5_rows_free(f);
+    qr_h5_rows_free(dir);
+    qr_h5_rows_free(h);
+    qr_h5_rows_free(s);
+    qr_h5_rows_free(pl);
+}
+
+Test(pingmesh_cli, the_planted_gray_cable)
+{
+    cr_assert_eq(qreplay("pingmesh scenarios/faults/gray-k4.ini -o %s/g", dir), 0, "%s", err);
+    cr_assert(strstr(out, "pod 0") && strstr(out, "FAULTY"), "%s", out);
+    cr_assert(strstr(out, "drop rate by rack pair"), "%s", out);
+    cr_assert(exists("%s/g/figures/pingmesh_heatmap.png", dir));
+    cr_assert(exists("%s/g/figures/pingmesh_curve.png", dir));
+    char run[512];
+    snprintf(run, sizeof run, "%s/g", dir);
+    check_run(run);
+    /* the same run again, analysed from its folder: the same probes */
+    cr_assert_eq(qreplay("pingmesh scenarios/faults/gray-k4.ini -o %s/g2 -q --no-figures", dir), 0,
+                 "%s", err);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/g/truth/truth.h5", dir);
+    snprintf(b, sizeof b, "%s/g2/truth/truth.h5", dir);
+    size_t na, nb;
+    qr_row_probe *pa = rows_of(a, "/probes", &qr_schema_probe, &na);
+    qr_row_probe *pb = rows_of(b, "/probes", &qr_schema_probe, &nb);
+    cr_assert_eq(na, nb);
+    cr_assert(memcmp(pa, pb, na * sizeof *pa) == 0, "a seeded run repeats exactly");
+    qr_h5_rows_free(pa);
+    qr_h5_rows_free(pb);
+    cr_assert_eq(qreplay("pingmesh %s/g2 --ratio 3 --alpha 0.01%% --no-figures", dir), 0, "%s",
+                 err);
+    cr_assert(strstr(out, "3 x the rest") && strstr(out, "0.0001"), "%s", out);
+}
+
+Test(pingmesh_cli, bad_input_is_a_clear_error)
+{
+    cr_assert_eq(qreplay("pingmesh %s/none", dir), 1);
+    cr_assert(strstr(err, "no such scenario file or run folder"), "%s", err);
+    /* a run without probes: says so, writes nothing */
+    cr_assert_eq(qreplay("runtime scenarios/single-switch.ini -o %s/plain --quiet", dir), 0, "%s",
+                 err);
+    cr_assert_eq(qreplay("pingmesh %s/plain", dir), 1);
+    cr_assert(strstr(err, "has no /probes") && strstr(err, "[pingmesh] interval"), "%s", err);
+    cr_assert(!exists("%s/plain/pingmesh.h5", dir));
+    cr_assert_eq(qreplay("pingmesh %s/plain --interval 10us", dir), 2);
+    cr_assert(strstr(err, "run a scenario"), "%s", err);
+    cr_assert_eq(qreplay("pingmesh scenarios/single-switch.ini --interval 0 -o %s/x", dir), 2);
+    cr_assert(strstr(err, "--interval"), "%s", err);
+    cr_assert_eq(qreplay("pingmesh %s/plain --alpha 2", dir), 2);
+    cr_assert_eq(qreplay("pingmesh %s/plain --ratio 0.5", dir), 2);
+    cr_assert_eq(
+        qreplay("pingmesh scenarios/single-switch.ini --set pingmesh.size=20B -o %s/y", dir), 1);
+    cr_assert(strstr(err, "pingmesh.size") && strstr(err, "28B"), "%s", err);
+    cr_assert(!exists("%s/y/recording.h5", dir));
+}
