@@ -41,6 +41,8 @@ typedef struct {
     uint8_t *faulty, *dirfaulty;
     uint32_t n_faulty;
     uint32_t *stamp, stamp_now; /* suspect marking, by link */
+    uint32_t *hit;              /* the faulty cables the last suspects() marked */
+    size_t n_hit;
 } ctx;
 
 /* One flagged place with its numbers when it was flagged. */
@@ -88,7 +90,10 @@ static void mark(ctx *x, uint32_t link, uint32_t *n, uint32_t *bad)
         return;
     x->stamp[cb] = x->stamp_now;
     (*n)++;
-    *bad += x->faulty[cb];
+    if (x->faulty[cb]) {
+        (*bad)++;
+        x->hit[x->n_hit++] = cb;
+    }
 }
 
 /* The links from the aggregation switches of pod p to the core. */
@@ -118,6 +123,7 @@ static void mark_rack_down(ctx *x, uint32_t r, uint32_t *n, uint32_t *bad)
 static void suspects(ctx *x, const place_def *p, uint32_t *n, uint32_t *bad)
 {
     *n = *bad = 0;
+    x->n_hit = 0;
     if (++x->stamp_now == 0) {
         memset(x->stamp, 0, qr_topology_links(x->t) * sizeof *x->stamp);
         x->stamp_now = 1;
@@ -274,12 +280,9 @@ static void score(ctx *x, const flag_t *f, size_t n, uint32_t *right, uint32_t *
         suspects(x, &x->pl[f[i].place], &ns, &bad);
         total += ns;
         *right += bad > 0;
-        if (!cov)
-            continue;
-        /* the marked cables are those with stamp_now */
-        for (uint32_t cb = 0; cb < qr_topology_links(x->t); cb++)
-            if (x->stamp[cb] == x->stamp_now && x->faulty[cb] && !cov[cb]) {
-                cov[cb] = 1;
+        for (size_t j = 0; cov && j < x->n_hit; j++)
+            if (!cov[x->hit[j]]) {
+                cov[x->hit[j]] = 1;
                 (*covered)++;
             }
     }
@@ -392,6 +395,7 @@ static void ctx_free(ctx *x)
     free(x->faulty);
     free(x->dirfaulty);
     free(x->stamp);
+    free(x->hit);
     qr_topology_destroy(x->t);
     qr_scenario_destroy(x->s);
 }
@@ -443,7 +447,8 @@ int qr_pingmesh_run(const char *truth_path, const qr_pingmesh_opts *o, qr_pingme
     x.faulty = calloc(links, 1);
     x.dirfaulty = calloc(links, 1);
     x.stamp = calloc(links, sizeof *x.stamp);
-    if (!x.faulty || !x.dirfaulty || !x.stamp ||
+    x.hit = malloc(links * sizeof *x.hit);
+    if (!x.faulty || !x.dirfaulty || !x.stamp || !x.hit ||
         qr_pingmesh_plan(x.t, (uint32_t)x.c->pingmesh.servers, &x.plan, &x.n_pairs) ||
         build_places(&x)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");

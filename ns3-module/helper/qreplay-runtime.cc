@@ -422,11 +422,9 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
 void
 QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char*)
 {
-    ProbeTag tag;
     uint32_t probe;
     int answer;
-    if (m_pingmesh && item->GetPacket()->PeekPacketTag(tag) &&
-        qr_probe_of_packet(tag.packet, &probe, &answer))
+    if (m_pingmesh && ProbeTag::Of(item->GetPacket(), probe, answer))
     {
         qr_pingmesh_dropped(m_pingmesh,
                             probe,

@@ -90,9 +90,7 @@ PingmeshApp::SendProbe(size_t pair, uint64_t j)
     s->SetRecvCallback(MakeCallback(&PingmeshApp::Answered, this));
     m_waiting[sport] = s;
     Ptr<Packet> p = Create<Packet>(qr_pingmesh_size(m_pm) - QR_PROBE_MIN_BYTES);
-    ProbeTag tag;
-    tag.packet = qr_probe_packet_id(probe, 0);
-    p->AddPacketTag(tag);
+    ProbeTag::Attach(p, probe, 0);
     const qr_probe_pair* pr = qr_pingmesh_pair(m_pm, pair);
     s->SendTo(p, 0, InetSocketAddress(m_addrs[pr->dst], QR_PROBE_PORT));
 }
@@ -103,16 +101,13 @@ PingmeshApp::Answer(Ptr<Socket> s)
     Address from;
     while (Ptr<Packet> p = s->RecvFrom(from))
     {
-        ProbeTag tag;
         uint32_t probe;
         int answer;
-        if (!p->PeekPacketTag(tag) || !qr_probe_of_packet(tag.packet, &probe, &answer) || answer)
+        if (!ProbeTag::Of(p, probe, answer) || answer)
             continue;
         qr_pingmesh_echoed(m_pm, probe);
         Ptr<Packet> a = Create<Packet>(p->GetSize());
-        ProbeTag at;
-        at.packet = qr_probe_packet_id(probe, 1);
-        a->AddPacketTag(at);
+        ProbeTag::Attach(a, probe, 1);
         s->SendTo(a, 0, from);
     }
 }
@@ -123,10 +118,9 @@ PingmeshApp::Answered(Ptr<Socket> s)
     Address from;
     while (Ptr<Packet> p = s->RecvFrom(from))
     {
-        ProbeTag tag;
         uint32_t probe;
         int answer;
-        if (p->PeekPacketTag(tag) && qr_probe_of_packet(tag.packet, &probe, &answer) && answer)
+        if (ProbeTag::Of(p, probe, answer) && answer)
             qr_pingmesh_answered(m_pm, probe, Simulator::Now().GetNanoSeconds());
     }
     Address local;

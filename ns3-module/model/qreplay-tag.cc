@@ -88,4 +88,19 @@ ProbeTag::Print(std::ostream& os) const
     os << "probe packet=" << packet;
 }
 
+void
+ProbeTag::Attach(Ptr<Packet> p, uint32_t probe, int answer)
+{
+    ProbeTag tag;
+    tag.packet = qr_probe_packet_id(probe, answer);
+    p->AddPacketTag(tag);
+}
+
+bool
+ProbeTag::Of(Ptr<const Packet> p, uint32_t& probe, int& answer)
+{
+    ProbeTag tag;
+    return p->PeekPacketTag(tag) && qr_probe_of_packet(tag.packet, &probe, &answer);
+}
+
 } // namespace ns3

@@ -4,11 +4,13 @@
 #ifndef QREPLAY_TAG_H
 #define QREPLAY_TAG_H
 
+#include "ns3/packet.h"
 #include "ns3/tag.h"
 
 extern "C"
 {
 #include "qreplay/flowtable.h"
+#include "qreplay/pingmesh.h"
 }
 
 namespace ns3
@@ -49,6 +51,11 @@ class ProbeTag : public Tag
     void Serialize(TagBuffer i) const override;
     void Deserialize(TagBuffer i) override;
     void Print(std::ostream& os) const override;
+
+    /* Tag p as probe `probe`'s request (answer 0) or answer (1). */
+    static void Attach(Ptr<Packet> p, uint32_t probe, int answer);
+    /* Whether p carries a probe's tag; its probe number and whether it is the answer. */
+    static bool Of(Ptr<const Packet> p, uint32_t& probe, int& answer);
 
     uint64_t packet{0};
 };
