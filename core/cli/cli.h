@@ -26,6 +26,7 @@ int qr_cmd_export(int argc, char **argv);
 int qr_cmd_blackholes(int argc, char **argv);
 int qr_cmd_diagnose(int argc, char **argv);
 int qr_cmd_blame(int argc, char **argv);
+int qr_cmd_trace(int argc, char **argv);
 int qr_cmd_pingmesh(int argc, char **argv); /* C++, in ns3-module/program */
 int qr_cmd_scenario(int argc, char **argv);
 int qr_cmd_synth(int argc, char **argv);

@@ -24,6 +24,8 @@ static const qr_cli_command commands[] = {
      qr_cmd_diagnose},
     {"blame", "007: the links behind detected losses, by votes; scored against planted faults",
      qr_cmd_blame},
+    {"trace", "Everflow: per-hop traces of matched packets, drop debugger, latency profiler",
+     qr_cmd_trace},
     {"pingmesh", "Pingmesh probe matrices of a run and the places their losses point at",
      qr_cmd_pingmesh},
     {"whatif", "what-if grid of switch configurations replayed from a recording (--validate)",

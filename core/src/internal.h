@@ -54,6 +54,18 @@ void qri_truth_discard(const char *dir);
  * any size (units.c). */
 int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps);
 
+/* The retransmission rule of one end of a TCP connection, shared by the TCP traces and the hop
+ * traces: the ISN (its first SYN) and the highest relative sequence it has sent (SYN and FIN count
+ * one). A SYN, FIN or payload that starts below it is a retransmission. */
+typedef struct qri_seq_state {
+    int have_isn;
+    uint32_t isn;
+    uint64_t high;
+} qri_seq_state;
+/* Step with one sent segment (len: payload bytes). Returns 1 for a retransmission, 0 otherwise;
+ * *rel: its relative sequence number (tcptrace.c). */
+int qri_seq_step(qri_seq_state *s, uint8_t flags, uint32_t seq, uint32_t len, uint64_t *rel);
+
 /* Make room for one more element in a growable array of `size`-byte elements: if *n == *cap,
  * double *cap (first: `first`) and reallocate *array. Returns 0 or QR_ENOMEM (nothing changes).
  * units.c. */

@@ -106,17 +106,7 @@ void qr_tcp_trace_var(qr_tcp_trace *t, int64_t time_ns, qr_tt_var var, int64_t v
     r->var.value = value;
 }
 
-/* The retransmission rule, shared by traces and recordings: per end, the ISN (its first SYN) and
- * the highest relative sequence it has sent (SYN and FIN count one). A SYN, FIN or payload that
- * starts below it is a retransmission. */
-typedef struct seq_state {
-    int have_isn;
-    uint32_t isn;
-    uint64_t high;
-} seq_state;
-
-/* Returns 1 for a retransmission, 0 otherwise; *rel: the relative sequence number. */
-static int seq_step(seq_state *s, uint8_t flags, uint32_t seq, uint32_t len, uint64_t *rel)
+int qri_seq_step(qri_seq_state *s, uint8_t flags, uint32_t seq, uint32_t len, uint64_t *rel)
 {
     if (!s->have_isn && (flags & QR_TCP_SYN)) {
         s->have_isn = 1;
@@ -144,13 +134,13 @@ int qr_recorded_retransmissions(const qr_recording *rec, uint32_t flow, uint32_t
     uint32_t host = end == QR_TT_SENDER ? fl->src : fl->dst;
     size_t np, cap = 0;
     const qr_rec_packet *pk = qr_recording_packets(rec, host, &np);
-    seq_state st = {0};
+    qri_seq_state st = {0};
     for (size_t i = 0; i < np; i++) {
         if (pk[i].dir != 2 * flow + end)
             continue;
         const qr_packet *p = &pk[i].pk;
         uint64_t rel;
-        if (!seq_step(&st, p->tcp_flags, p->seq, qr_tcp_payload(p), &rel))
+        if (!qri_seq_step(&st, p->tcp_flags, p->seq, qr_tcp_payload(p), &rel))
             continue;
         if (qri_grow((void **)seqs, &cap, *n, sizeof **seqs, 16)) {
             free(*seqs);
@@ -199,7 +189,7 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
     s->max_held_ns = 0;
     s->max_cwnd = s->min_ssthresh = -1;
 
-    seq_state st[2] = {{0}, {0}};
+    qri_seq_state st[2] = {{0}, {0}};
     uint64_t sent[2] = {0, 0};
     int64_t state = QR_TT_OPEN;
     int state_fresh = 0; /* the state changed and no retransmission has gone out since */
@@ -250,7 +240,7 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
             }
         } else {
             uint64_t rel;
-            int retx = seq_step(&st[e], g.flags, seq, g.len, &rel);
+            int retx = qri_seq_step(&st[e], g.flags, seq, g.len, &rel);
             g.packet = qr_packet_id(2 * flow + e, sent[e]++);
             int64_t at;
             g.lost = rec && qr_recording_received(rec, g.packet, &at) != QR_OK;

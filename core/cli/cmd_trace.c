@@ -1,0 +1,192 @@
+/* qreplay trace: Everflow-style per-hop traces of the packets a match expression selects, with the
+ * drop debugger and the latency profiler (hoptrace.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "opt.h"
+#include "qreplay/error.h"
+#include "qreplay/hoptrace.h"
+
+static const cli_opt opts[] = {
+    {"match", 'm', CLI_VALUE, "EXPR", "the packets to trace (all); grammar below"},
+    {"limit", 0, CLI_VALUE, "N",
+     "keep the first N matched packets' hops in trace.h5 (1000; 0: all); drops and the\n"
+     "                         profile always cover every matched packet"},
+    {"show", 0, CLI_VALUE, "N", "print the traces of the first N (5)"},
+    {"drops", 0, CLI_VALUE, "N", "print the first N drops (20)"},
+    {"replay", 0, CLI_VALUE, "NAME",
+     "trace through the replay DIR/replay/NAME instead of the runtime's ground truth"},
+    {"arrivals", 0, CLI_VALUE, "FILE", "trace through this arrival log (a replay's)"},
+    CLI_OPT_OUT("write trace.h5 here (default: DIR/trace.h5)"),
+    CLI_OPT_NO_FIGURES,
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "trace",
+    "DIR",
+    "Trace chosen packets hop by hop, the way Everflow (SIGCOMM 2015) matches packets and mirrors\n"
+    "them at every switch: for each packet the expression matches, every switch it reached, the\n"
+    "egress port, when, how long it queued (the queue's bytes ahead of it at the port's rate),\n"
+    "the queue's and the switch's bytes and the dynamic threshold then, and the decision. On top:\n"
+    "the drop debugger (every drop of a matched packet: where, why in numbers, whether its\n"
+    "receiver detected it and when its sender resent it) and the latency profiler (queueing per\n"
+    "hop and queue: mean, p50, p99, max, share of the path's).\n\n"
+    "The hops come from the runtime's ground truth (DIR/truth/arrivals.qra) by default, or from a\n"
+    "replay's arrival log (--replay, --arrivals); a recording without truth (an imported capture)\n"
+    "uses its tagged replay, or an exact tagged replay run now.\n\n"
+    "Match expressions (and, or, not, also &&, ||, !; parentheses):\n"
+    "  all                      every packet\n"
+    "  flow N | flow N-M        a flow (both directions) or a range of flows\n"
+    "  dir N | packet D:S       a flow direction (2f data, 2f+1 ACKs); one packet\n"
+    "  src H | dst H | host H   a host: hN or its IPv4 address\n"
+    "  sport P | dport P | port P\n"
+    "  A>B                      one direction of a 5-tuple: h3:10000>h9:5001, h3>h9\n"
+    "  syn fin rst psh ack urg ece cwr    a TCP flag is set\n"
+    "  payload | retransmit     carries data | resends sequence space already sent\n"
+    "  detected                 its receiver detected it lost\n"
+    "  dropped | drop R         dropped | for reason R: threshold, buffer-full, tagged, fault\n"
+    "  tagged                   carried a drop tag (tagged replays)\n"
+    "  via sN | via sN:P | via A>B    reached a switch, an egress queue, a link's queue\n"
+    "  queued T                 queued at least T (\"20us\") at some hop\n"
+    "  after T | before T       reached its first switch at or after / before T (\"2ms\")\n\n"
+    "Writes DIR/trace.h5 (/packets, /hops, /drops, /profile, /summary), prints the summary, the\n"
+    "first traces, the drops and the profile, and draws figures (analysis/plot_trace.py): the\n"
+    "per-hop queueing profile and the kept packets' queueing per hop over time.\n",
+    opts,
+    sizeof opts / sizeof opts[0],
+    1,
+    1,
+    "expected one run or recording folder",
+    "examples:\n"
+    "  qreplay runtime scenarios/faults/gray-k4.ini -o /tmp/g\n"
+    "  qreplay trace /tmp/g --match 'drop fault'          # the planted fault's drops\n"
+    "  qreplay trace /tmp/g --match 'syn and not ack'     # every connection's first SYN\n"
+    "  qreplay trace /tmp/g --match 'src h0 and dst h15 and payload'   # profile a host pair\n"
+    "  qreplay trace /tmp/g --match 'flow 12 and (dropped or queued 50us)'\n"};
+
+static void status(void *ctx, const char *line)
+{
+    cli_progress_update(ctx, "%s", line);
+}
+
+static int count_arg(const char *name, const char *s, size_t min, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-' || v < min || v > 100000000ull)
+        return cli_usage_error("trace", "--%s: '%s' is not a count from %zu", name, s, min);
+    *out = (size_t)v;
+    return 0;
+}
+
+int qr_cmd_trace(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *dir = a.pos[0], *match = cli_value(&a, "match"), *outp = cli_value(&a, "out");
+    const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
+    const char *limit_s = cli_value(&a, "limit"), *show_s = cli_value(&a, "show");
+    const char *drops_s = cli_value(&a, "drops");
+    int quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    char err[QR_ERRBUF_SIZE], rec_dir[4096], arr[4200] = "", out[4200], tmp_arr[4300] = "";
+    qr_recording *rec = NULL;
+    qr_match *m = NULL;
+    qr_hoptrace t = {0};
+    qr_hoptrace_opts o;
+    qr_hoptrace_opts_default(&o);
+    size_t show = 5, drops = 20;
+    int runtime = 0;
+    cli_progress prog;
+    cli_progress_init(&prog, quiet);
+    rc = 2;
+    if ((limit_s && count_arg("limit", limit_s, 0, &o.limit)) ||
+        (show_s && count_arg("show", show_s, 0, &show)) ||
+        (drops_s && count_arg("drops", drops_s, 0, &drops)))
+        goto out;
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    snprintf(out, sizeof out, "%s", outp ? outp : "");
+    if (!outp)
+        snprintf(out, sizeof out, "%s/trace.h5", dir);
+    if (replay || arrivals) {
+        rc = cli_replay_arrivals("trace", dir, replay, arrivals, 0, arr, sizeof arr);
+        if (rc)
+            goto out;
+    } else {
+        snprintf(arr, sizeof arr, "%s/truth/arrivals.qra", rec_dir);
+        runtime = 1;
+        if (!cli_exists(arr)) {
+            runtime = 0;
+            rc = cli_replay_arrivals("trace", dir, NULL, NULL, 0, arr, sizeof arr);
+            if (rc)
+                goto out;
+        }
+    }
+    {
+        cli_paths ins = {0}, outs = {0};
+        cli_paths_add_recording(&ins, rec_dir);
+        if (arr[0])
+            cli_paths_add(&ins, "%s", arr);
+        cli_paths_add(&outs, "%s", out);
+        if (cli_check_outputs("trace", &outs, &ins)) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (qr_recording_open(&rec, rec_dir, NULL, err)) {
+        rc = cli_fail("trace", "%s", err);
+        goto out;
+    }
+    /* a bad expression is a usage error, before any replay runs */
+    if (qr_match_parse(&m, match ? match : "all", rec, err)) {
+        rc = cli_usage_error("trace", "--match: %s", err);
+        goto out;
+    }
+    if (!arr[0]) {
+        rc = cli_exact_tagged_replay("trace", rec, out, &prog, tmp_arr, sizeof tmp_arr);
+        if (rc)
+            goto out;
+        snprintf(arr, sizeof arr, "%s", tmp_arr);
+    }
+    o.match = match ? match : "all";
+    o.arrivals = arr;
+    o.runtime = runtime;
+    o.progress = status;
+    o.progress_ctx = &prog;
+    rc = qr_hoptrace_run(rec, &o, &t, err);
+    if (tmp_arr[0])
+        unlink(tmp_arr);
+    cli_progress_done(&prog);
+    if (rc) {
+        rc = cli_fail("trace", "%s: %s", rec_dir, err);
+        goto out;
+    }
+    if (tmp_arr[0])
+        t.opts.arrivals = "an exact tagged replay run by qreplay trace (not kept)";
+    if (qr_hoptrace_write(out, qr_recording_scenario(rec), &t, err)) {
+        rc = cli_fail("trace", "%s", err);
+        goto out;
+    }
+    rc = 0;
+    if (!quiet) {
+        printf("recording          %s\n", rec_dir);
+        printf("output             %s\n", out);
+        qr_hoptrace_print(&t, show, drops, stdout);
+    }
+    if (figures && t.summary.matched > t.summary.unseen) {
+        char figdir[4300];
+        snprintf(figdir, sizeof figdir, "%s/figures", dir);
+        rc = cli_figures("trace", "plot_trace.py", out, figdir, quiet);
+    }
+out:
+    qr_hoptrace_free(&t);
+    qr_match_free(m);
+    qr_recording_close(rec);
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,393 @@
+/* qreplay trace (Everflow) on the planted gray cable (scenarios/faults/gray-k4.ini): the fault's
+ * drops are exactly truth.h5's, all on the planted cable and nowhere else; tracing every packet is
+ * conserved against the arrival log (every record is one hop of one packet, each delivered packet
+ * crosses as many switches as its path has, hop times increase, the queueing delay is the queue's
+ * bytes at the link rate, the profile's shares sum to one); seeded random expressions built with
+ * and/or/not match exactly the set algebra of their parts; in an exact tagged replay the tagged
+ * packets are exactly the ones receivers detected lost; bad expressions and logs are clear
+ * errors that write nothing. */
+#include <inttypes.h>
+
+#include "qreplay/buffer.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/queuelog.h"
+#include "qreplay/schema.h"
+
+#include "harness.h"
+
+TestSuite(trace_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
+
+static void planted_run(void)
+{
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini -o %s/g --quiet", dir), 0, "%s",
+                 err);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sorted packet ids trace.h5 /packets holds (traced with --limit 0). */
+static uint64_t *ids_of(const char *path, size_t *n)
+{
+    qr_row_hop_packet *p = rows_of(path, "/packets", &qr_schema_hop_packet, n);
+    uint64_t *ids = malloc((*n ? *n : 1) * sizeof *ids);
+    for (size_t i = 0; i < *n; i++)
+        ids[i] = p[i].packet;
+    qsort(ids, *n, sizeof *ids, cmp_u64);
+    qr_h5_rows_free(p);
+    return ids;
+}
+
+Test(trace_cli, the_planted_faults_drops_and_only_them)
+{
+    planted_run();
+    cr_assert_eq(qreplay("trace %s/g --match 'drop fault' --limit 0", dir), 0, "%s", err);
+    cr_assert(strstr(out, "planted fault on s8>s16"), "%s", out);
+    cr_assert(exists("%s/g/figures/trace_profile.png", dir));
+    cr_assert(exists("%s/g/figures/trace_hops.png", dir));
+    char p[512], truth[512];
+    snprintf(p, sizeof p, "%s/g/trace.h5", dir);
+    snprintf(truth, sizeof truth, "%s/g/truth/truth.h5", dir);
+    size_t nd, nt, ns, nh, np;
+    qr_row_hop_drop *d = rows_of(p, "/drops", &qr_schema_hop_drop, &nd);
+    qr_row_drop *t = rows_of(truth, "/drops", &qr_schema_drop, &nt);
+    qr_row_hop_summary *s = rows_of(p, "/summary", &qr_schema_hop_summary, &ns);
+    qr_row_hop *h = rows_of(p, "/hops", &qr_schema_hop, &nh);
+    qr_row_hop_packet *pk = rows_of(p, "/packets", &qr_schema_hop_packet, &np);
+    /* exactly truth's fault drops, in time order */
+    size_t k = 0;
+    for (size_t i = 0; i < nt; i++) {
+        if (t[i].reason != QR_DROP_FAULT)
+            continue;
+        cr_assert_lt(k, nd);
+        cr_assert_eq(d[k].packet, t[i].packet);
+        cr_assert_eq(d[k].time_ns, t[i].time_ns);
+        cr_assert_eq(d[k].sw, t[i].sw);
+        cr_assert_eq(d[k].port, t[i].port);
+        k++;
+    }
+    cr_assert_eq(k, nd, "%zu fault drops in truth, %zu traced", k, nd);
+    cr_assert_gt(nd, 10);
+    cr_assert_eq(s[0].drops_fault, nd);
+    cr_assert_eq(s[0].matched, nd);
+    cr_assert_eq(s[0].dropped, nd);
+    cr_assert_eq(np, nd, "one drop per matched packet");
+    for (size_t i = 0; i < nd; i++)
+        cr_assert(!strcmp(d[i].link_name, "s8>s16") || !strcmp(d[i].link_name, "s16>s8"), "%s",
+                  d[i].link_name);
+    /* each packet's hops: 1..n, admitted until the fault drops it at the last */
+    size_t at = 0;
+    for (size_t i = 0; i < np; i++) {
+        cr_assert_eq(pk[i].fate, QR_DROP_FAULT);
+        for (uint32_t j = 1; j <= pk[i].hops; j++, at++) {
+            cr_assert_lt(at, nh);
+            cr_assert_eq(h[at].packet, pk[i].packet);
+            cr_assert_eq(h[at].hop, j);
+            cr_assert_eq(h[at].decision, j == pk[i].hops ? QR_DROP_FAULT : QR_ADMIT);
+        }
+    }
+    cr_assert_eq(at, nh);
+    qr_h5_rows_free(d);
+    qr_h5_rows_free(t);
+    qr_h5_rows_free(s);
+    qr_h5_rows_free(h);
+    qr_h5_rows_free(pk);
+}
+
+/* Switches on a k=4 FatTree path: 1 within a rack, 3 within a pod, 5 across pods. */
+static uint32_t switches_between(uint32_t a, uint32_t b)
+{
+    return a / 2 == b / 2 ? 1 : a / 4 == b / 4 ? 3 : 5;
+}
+
+Test(trace_cli, every_packet_is_conserved_against_the_log)
+{
+    planted_run();
+    cr_assert_eq(qreplay("trace %s/g --limit 0 -o %s/all.h5 --no-figures --quiet", dir, dir), 0,
+                 "%s", err);
+    char p[512], log[512], e[QR_ERRBUF_SIZE];
+    snprintf(p, sizeof p, "%s/all.h5", dir);
+    snprintf(log, sizeof log, "%s/g/truth/arrivals.qra", dir);
+    size_t ns, nh, np, nf, nd;
+    qr_row_hop_summary *s = rows_of(p, "/summary", &qr_schema_hop_summary, &ns);
+    qr_row_hop *h = rows_of(p, "/hops", &qr_schema_hop, &nh);
+    qr_row_hop_packet *pk = rows_of(p, "/packets", &qr_schema_hop_packet, &np);
+    qr_row_hop_profile *f = rows_of(p, "/profile", &qr_schema_hop_profile, &nf);
+    qr_row_hop_drop *d = rows_of(p, "/drops", &qr_schema_hop_drop, &nd);
+    qr_arrival_reader *r;
+    cr_assert_eq(qr_arrival_reader_open(&r, log, e), QR_OK, "%s", e);
+    qr_arrival a;
+    uint64_t records = 0, admitted = 0;
+    while (qr_arrival_read(r, &a, e) == QR_OK) {
+        records++;
+        admitted += a.decision == QR_ADMIT;
+    }
+    qr_arrival_reader_close(r);
+    cr_assert_eq(s[0].arrivals, records);
+    cr_assert_eq(s[0].unknown_arrivals, 0);
+    cr_assert_eq(nh, records, "every record is one hop of one packet");
+    cr_assert_eq(s[0].matched, s[0].packets, "'all' matches every recorded packet");
+    cr_assert_eq(s[0].delivered + s[0].dropped + s[0].unseen, s[0].matched);
+    cr_assert_eq(np, s[0].matched - s[0].unseen);
+    cr_assert_eq(nd, s[0].dropped, "no packet is dropped twice");
+    size_t at = 0;
+    uint64_t hop_sum = 0;
+    for (size_t i = 0; i < np; i++) {
+        hop_sum += pk[i].hops;
+        if (i)
+            cr_assert_geq(pk[i].first_ns, pk[i - 1].first_ns, "by first-hop time");
+        if (!pk[i].fate)
+            cr_assert_eq(pk[i].hops, switches_between(pk[i].src, pk[i].dst),
+                         "packet %" PRIu64 " h%u>h%u", pk[i].packet, pk[i].src, pk[i].dst);
+        int64_t q = 0;
+        for (uint32_t j = 1; j <= pk[i].hops; j++, at++) {
+            cr_assert_eq(h[at].packet, pk[i].packet);
+            cr_assert_eq(h[at].hop, j);
+            if (j > 1)
+                cr_assert_gt(h[at].time_ns, h[at - 1].time_ns);
+            /* the queue's bytes at 10 Gbit/s, rounded down */
+            cr_assert_eq(h[at].queue_ns, (int64_t)(h[at].queue_bytes * 8 / 10));
+            if (h[at].decision == QR_ADMIT)
+                q += h[at].queue_ns;
+        }
+        cr_assert_eq(pk[i].queue_ns, q);
+    }
+    cr_assert_eq(hop_sum, records);
+    uint64_t profiled = 0;
+    double share = 0;
+    for (size_t i = 0; i < nf; i++) {
+        profiled += f[i].packets;
+        share += f[i].share;
+        cr_assert_leq(f[i].p50_ns, f[i].p99_ns);
+        cr_assert_leq(f[i].p99_ns, f[i].max_ns);
+    }
+    cr_assert_eq(profiled, admitted, "the profile holds every admitted hop");
+    cr_assert_float_eq(share, 1.0, 1e-9);
+    qr_h5_rows_free(s);
+    qr_h5_rows_free(h);
+    qr_h5_rows_free(pk);
+    qr_h5_rows_free(f);
+    qr_h5_rows_free(d);
+}
+
+/* splitmix64: a seeded stream for the random expressions */
+typedef struct rng {
+    uint64_t x;
+} rng;
+
+static void rng_seed(rng *g, uint64_t seed)
+{
+    g->x = seed;
+}
+
+static uint64_t rng_below(rng *g, uint64_t n)
+{
+    uint64_t z = (g->x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) % n;
+}
+
+/* Random expressions over atoms; the expected set is computed from the atoms' own sets. */
+static const char *atoms[] = {"syn",       "fin",        "payload",  "retransmit",
+                              "detected",  "dropped",    "flow 3-9", "src h1",
+                              "dst h6",    "via s12",    "via s8:2", "queued 20us",
+                              "after 2ms", "sport 5001", "h6>h1",    "drop threshold"};
+#define N_ATOMS (sizeof atoms / sizeof atoms[0])
+
+typedef struct set {
+    uint8_t *in; /* per packet of the 'all' list */
+} set;
+
+static size_t n_all;
+static uint64_t *all_ids;
+
+static set set_of(const char *path)
+{
+    size_t n;
+    uint64_t *ids = ids_of(path, &n);
+    set s = {calloc(n_all, 1)};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *x = bsearch(&ids[i], all_ids, n_all, sizeof *all_ids, cmp_u64);
+        cr_assert_not_null(x);
+        s.in[x - all_ids] = 1;
+    }
+    free(ids);
+    return s;
+}
+
+static set atom_sets[N_ATOMS];
+
+/* Build a random expression of depth d into buf; its set into res. */
+static void gen(rng *g, int d, char *buf, size_t size, uint8_t *res)
+{
+    uint64_t pick = rng_below(g, d ? 4 : 1);
+    if (pick == 0) {
+        uint64_t a = rng_below(g, N_ATOMS);
+        snprintf(buf, size, "%s", atoms[a]);
+        memcpy(res, atom_sets[a].in, n_all);
+        return;
+    }
+    char *x = malloc(4096), *y = malloc(4096);
+    uint8_t *rx = malloc(n_all), *ry = malloc(n_all);
+    gen(g, d - 1, x, 4096, rx);
+    if (pick == 3) {
+        snprintf(buf, size, "%s(%s)", rng_below(g, 2) ? "not " : "!", x);
+        for (size_t i = 0; i < n_all; i++)
+            res[i] = !rx[i];
+    } else {
+        gen(g, d - 1, y, 4096, ry);
+        const char *op =
+            pick == 1 ? (rng_below(g, 2) ? "and" : "&&") : (rng_below(g, 2) ? "or" : "||");
+        snprintf(buf, size, "(%s) %s (%s)", x, op, y);
+        for (size_t i = 0; i < n_all; i++)
+            res[i] = pick == 1 ? (rx[i] && ry[i]) : (rx[i] || ry[i]);
+    }
+    free(x);
+    free(y);
+    free(rx);
+    free(ry);
+}
+
+Test(trace_cli, expressions_match_the_set_algebra_of_their_parts)
+{
+    planted_run();
+    char p[512];
+    cr_assert_eq(qreplay("trace %s/g --limit 0 -o %s/all.h5 --no-figures --quiet", dir, dir), 0);
+    snprintf(p, sizeof p, "%s/all.h5", dir);
+    all_ids = ids_of(p, &n_all);
+    for (size_t a = 0; a < N_ATOMS; a++) {
+        cr_assert_eq(qreplay("trace %s/g --match '%s' --limit 0 -o %s/a.h5 --no-figures --quiet",
+                             dir, atoms[a], dir),
+                     0, "%s: %s", atoms[a], err);
+        snprintf(p, sizeof p, "%s/a.h5", dir);
+        atom_sets[a] = set_of(p);
+        size_t in = 0;
+        for (size_t i = 0; i < n_all; i++)
+            in += atom_sets[a].in[i];
+        cr_assert_gt(in, 0, "'%s' matches something", atoms[a]);
+        if (strcmp(atoms[a], "payload"))
+            cr_assert_lt(in, n_all, "'%s' does not match everything", atoms[a]);
+    }
+    /* precedence without parentheses: and binds tighter than or */
+    {
+        uint8_t *want = malloc(n_all);
+        for (size_t i = 0; i < n_all; i++)
+            want[i] = atom_sets[0].in[i] || (atom_sets[5].in[i] && atom_sets[7].in[i]);
+        cr_assert_eq(qreplay("trace %s/g --match 'syn or dropped and src h1' --limit 0 -o %s/a.h5 "
+                             "--no-figures --quiet",
+                             dir, dir),
+                     0, "%s", err);
+        set got = set_of(p);
+        cr_assert_eq(memcmp(got.in, want, n_all), 0);
+        free(got.in);
+        free(want);
+    }
+    rng g;
+    rng_seed(&g, 20261124);
+    uint8_t *want = malloc(n_all);
+    char expr[4096];
+    for (int trial = 0; trial < 12; trial++) {
+        gen(&g, 3, expr, sizeof expr, want);
+        cr_assert_eq(qreplay("trace %s/g --match '%s' --limit 0 -o %s/a.h5 --no-figures --quiet",
+                             dir, expr, dir),
+                     0, "%s: %s", expr, err);
+        set got = set_of(p);
+        for (size_t i = 0; i < n_all; i++)
+            cr_assert_eq(got.in[i], want[i], "%s: packet %" PRIu64, expr, all_ids[i]);
+        free(got.in);
+    }
+    free(want);
+    for (size_t a = 0; a < N_ATOMS; a++)
+        free(atom_sets[a].in);
+    free(all_ids);
+}
+
+Test(trace_cli, a_replays_tagged_packets_are_the_detected_losses)
+{
+    planted_run();
+    /* the recording alone (no truth): trace runs an exact tagged replay */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "mkdir %s/r && cp -r %s/g/pcap %s/g/recording.h5 %s/r/", dir, dir,
+             dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("trace %s/r --match tagged --limit 0 -o %s/t.h5 --no-figures", dir, dir),
+                 0, "%s", err);
+    cr_assert(strstr(out, "exact tagged replay"), "%s", out);
+    cr_assert_eq(
+        qreplay("trace %s/r --match detected --limit 0 -o %s/d.h5 --no-figures --quiet", dir, dir),
+        0, "%s", err);
+    char p[512];
+    size_t nt, nd, ns;
+    snprintf(p, sizeof p, "%s/t.h5", dir);
+    uint64_t *t = ids_of(p, &nt);
+    qr_row_hop_summary *s = rows_of(p, "/summary", &qr_schema_hop_summary, &ns);
+    cr_assert_eq(s[0].drops_fault, 0, "a replay applies no fault");
+    cr_assert_eq(s[0].drops_tagged + s[0].drops_threshold + s[0].drops_buffer_full, s[0].dropped);
+    snprintf(p, sizeof p, "%s/d.h5", dir);
+    uint64_t *d = ids_of(p, &nd);
+    cr_assert_gt(nt, 0);
+    cr_assert_eq(nt, nd);
+    cr_assert_eq(memcmp(t, d, nt * sizeof *t), 0, "tagged packets are the detected ones");
+    free(t);
+    free(d);
+    qr_h5_rows_free(s);
+    no_partials(dir);
+}
+
+Test(trace_cli, bad_input_is_a_clear_error)
+{
+    planted_run();
+    const char *bad[][2] = {
+        {"flow x", "'x' is not a flow number"},
+        {"flow 99999", "the recording has flows 0-"},
+        {"flow 9-3", "the range ends before it starts"},
+        {"via s99", "no switch s99"},
+        {"via s8:9", "no port 9 at s8"},
+        {"via h3>s1", "a host's uplink has no switch queue"},
+        {"via s0>s1", "not linked"},
+        {"drop foo", "'foo' is not a drop reason"},
+        {"(syn", "expected ')'"},
+        {"syn)", "a ')' without its '('"},
+        {"syn and", "at the end: expected a test"},
+        {"syn ack", "expected 'and' or 'or' before it"},
+        {"src h999", "no host h999"},
+        {"src 10.9.9.9", "no host of the recording has address 10.9.9.9"},
+        {"h1>", "expected the destination of A>B"},
+        {"h1:70000>h2", "'70000' is not a port"},
+        {"queued soon", "not a time"},
+        {"syn & fin", "write '&&' or 'and'"},
+        {"", "an empty expression"},
+        {"bogus", "'bogus' is not a test"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(qreplay("trace %s/g --match '%s' -o %s/x.h5", dir, bad[i][0], dir), 2, "'%s'",
+                     bad[i][0]);
+        cr_assert(strstr(err, "qreplay trace: --match:"), "%s", err);
+        cr_assert(strstr(err, bad[i][1]), "'%s': %s", bad[i][0], err);
+        cr_assert(!exists("%s/x.h5", dir), "nothing written for '%s'", bad[i][0]);
+    }
+    cr_assert_eq(qreplay("trace %s/g --limit x", dir), 2);
+    cr_assert(strstr(err, "--limit"), "%s", err);
+    cr_assert_eq(qreplay("trace %s/none", dir), 1);
+    cr_assert(strstr(err, "qreplay trace:"), "%s", err);
+    cr_assert_eq(qreplay("trace %s/g --replay ../x", dir), 2);
+    /* a log cut inside a record, and a file that is no log: named, nothing written */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "head -c 100000 %s/g/truth/arrivals.qra > %s/cut.qra && echo hello > %s/junk.qra", dir,
+             dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("trace %s/g --arrivals %s/cut.qra -o %s/x.h5", dir, dir, dir), 1);
+    cr_assert(strstr(err, "cut.qra"), "%s", err);
+    cr_assert(strstr(err, "record"), "%s", err);
+    cr_assert(!exists("%s/x.h5", dir));
+    cr_assert_eq(qreplay("trace %s/g --arrivals %s/junk.qra -o %s/x.h5", dir, dir, dir), 1);
+    cr_assert(strstr(err, "junk.qra"), "%s", err);
+    cr_assert(!exists("%s/x.h5", dir));
+    no_partials(dir);
+}
