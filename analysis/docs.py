@@ -460,6 +460,90 @@ def diagnose_case(kind, scenario, load):
             "extract": [extract_diagnose], "opts": {"load": load}}
 
 
+def faults_case(kind, k, grays, loads, interval):
+    """A gray cable between pod 0's first aggregation switch and the first core switch
+    (scenarios/faults/gray-k4.ini, at k), at each drop rate and load: a runtime with Pingmesh's
+    agents (qreplay pingmesh), 007 with an exact tagged replay (qreplay blame), and Everflow
+    (qreplay trace) matching every packet and only SYN/FIN/RST."""
+    agg, core = k * k // 2, k * k  # switches: edges, then aggregations, then cores
+    link = "s%d-s%d" % (agg, core)
+    cmds, runs = [], []
+    for g in grays:
+        for load in loads:
+            d = "{out}/g%s_l%d" % (g.replace(".", "p").replace("%", ""), load)
+            runs.append({"gray": g, "load": load, "dir": os.path.basename(d)})
+            cmds += [q(["pingmesh", "scenarios/faults/gray-k4.ini", "-o", d, "--set",
+                        "topology.k=%d" % k, "--set", "traffic.load=%d%%" % load, "--set",
+                        "faults.gray=%s %s" % (link, g), "--interval", interval,
+                        "--no-figures", "--quiet"]),
+                     q(["blame", d, "--no-figures", "--quiet"]),
+                     q(["trace", d, "--match", "all", "--limit", "1", "-o", d + "/trace-all.h5",
+                        "--no-figures", "--quiet"]),
+                     q(["trace", d, "--match", "syn or fin or rst", "--limit", "1", "-o",
+                        d + "/trace-sfr.h5", "--no-figures", "--quiet"])]
+    return {"kind": kind, "scenario": "scenarios/faults/gray-k4.ini", "commands": cmds,
+            "extract": [extract_faults],
+            "opts": {"k": k, "link": link, "runs": runs, "interval": interval}}
+
+
+def everflow_summary(path, link):
+    """Everflow's view of one trace: the links where traced packets vanished silently (fault drops:
+    no switch counted them), right if they are the planted cable; how many drops the debugger had
+    to look at, and how much simulated time passed, until the cable had two silent drops."""
+    f = h5().File(path, "r")
+    s = rows(f["summary"])[0]
+    drops = f["drops"][:]
+    a, b = link.split("-")
+    cable = {a + ">" + b, b + ">" + a}
+    silent = [(int(d["time_ns"]), d["link_name"].decode()) for d in drops if d["reason"] == 4]
+    links = sorted(set(n for _, n in silent))
+    out = {"matched": s["matched"], "drops": len(drops), "silent": len(silent), "silent_links": links,
+           "right": all(n in cable for n in links) and bool(links),
+           "detect_after_drops": 0, "detect_after_ns": -1}
+    on = 0
+    for i, d in enumerate(drops):
+        if d["reason"] == 4 and d["link_name"].decode() in cable:
+            on += 1
+            if on == 2:
+                out["detect_after_drops"] = i + 1
+                out["detect_after_ns"] = int(d["time_ns"])
+                break
+    return out
+
+
+def no_nan(x):
+    """JSON has no NaN: None instead (precision with nothing flagged, recall with no fault)."""
+    if isinstance(x, dict):
+        return {k: no_nan(v) for k, v in x.items()}
+    if isinstance(x, float) and x != x:
+        return None
+    return x
+
+
+def extract_faults(out, lines, opts):
+    res = []
+    for r in opts["runs"]:
+        d = os.path.join(out, r["dir"])
+        pm = rows(h5().File(os.path.join(d, "pingmesh.h5"), "r")["summary"])[0]
+        bl = {x["method"]: x for x in rows(h5().File(os.path.join(d, "blame.h5"), "r")["summary"])}
+        tr = h5().File(os.path.join(d, "trace-all.h5"), "r")
+        res.append({
+            "gray": r["gray"], "load": r["load"],
+            "pingmesh": {k: pm[k] for k in ("scored", "lost", "fault_lost", "congestion_lost",
+                                             "flagged", "right", "precision", "recall",
+                                             "detect_after", "detect_after_ns", "probe_share")},
+            "blame": {m: {k: bl[m][k] for k in ("connections", "flagged", "true_flagged",
+                                                 "precision", "recall", "culprit_accuracy",
+                                                 "detect_after", "rank1_after")}
+                      for m in bl},
+            "everflow": everflow_summary(os.path.join(d, "trace-all.h5"), opts["link"]),
+            "everflow_sfr": everflow_summary(os.path.join(d, "trace-sfr.h5"), opts["link"]),
+            "packets": rows(tr["summary"])[0]["packets"],
+            "arrivals": rows(tr["summary"])[0]["arrivals"]})
+    res = [no_nan(r) for r in res]
+    return {"k": opts["k"], "link": opts["link"], "interval": opts["interval"], "runs": res}
+
+
 DIAG_CLASSES = ["<100KB", "100KB-1MB", "1-10MB", ">10MB"]
 
 
@@ -677,6 +761,9 @@ CASES = {
     "diagnose-k4": diagnose_case("quick", "scenarios/fattree-k4-websearch.ini", 30),
     "diagnose-k8-30": diagnose_case("long", "scenarios/fattree-k8-sweep.ini", 30),
     "diagnose-k8-80": diagnose_case("long", "scenarios/fattree-k8-sweep.ini", 80),
+    "faults-k4-quick": faults_case("quick", 4, ["1%"], [30], "100us"),
+    "faults-k4": faults_case("long", 4, ["0.1%", "1%", "10%"], [10, 30, 50, 70], "100us"),
+    "faults-k8": faults_case("long", 8, ["0.1%", "1%", "10%"], [10, 40, 70], "400us"),
     "roundtrip-k4": roundtrip_case("quick", "scenarios/fattree-k4-websearch.ini", ["0", "5us"]),
     "clock-k4": clock_case("quick", "scenarios/fattree-k4-websearch.ini", [], ["0", "5us"]),
     "clock-k8": clock_case("long", "scenarios/fattree-k8-sweep.ini", [], ["5us"]),
@@ -1534,10 +1621,50 @@ def block_diagnose_all(cases):
     return "\n".join(out)
 
 
+def block_faults(cases):
+    """Per case, drop rate and load: what each method flagged (right ones in brackets) and after how
+    much data it found the planted cable for good."""
+    def flag(x):
+        return "%d (%d)" % (x["flagged"], x.get("true_flagged", x.get("right", 0)))
+
+    def after(n, unit, ns=None):
+        if not n:
+            return "never"
+        return "%s %s" % ("{:,}".format(n), unit) + ("" if ns is None or ns < 0 else
+                                                   ", %.1f ms" % (ns / 1e6))
+    out = ["| network | gray | load | flow packets lost to it | 007: flagged (right) | 007 found "
+           "it after | replay-filtered 007: flagged (right) | found after | Pingmesh: flagged "
+           "(right) | found after | probe share | Everflow (all packets): silent-drop links | "
+           "found after | Everflow (SYN/FIN/RST): silent drops seen |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for n in cases:
+        r = load(n)["results"]
+        for x in r["runs"]:
+            b7, br, pm, ev, es = (x["blame"]["007"], x["blame"].get("replay"), x["pingmesh"],
+                                  x["everflow"], x["everflow_sfr"])
+            out.append("| k=%d | %s | %d%% | %d | %s | %s | %s | %s | %s | %s | %.1f%% | %s | %s | "
+                       "%d |" % (
+                           r["k"], x["gray"], x["load"], ev["silent"], flag(b7),
+                           after(b7["detect_after"], "conns"), flag(br) if br else "-",
+                           after(br["detect_after"], "conns") if br else "-", flag(pm),
+                           after(pm["detect_after"], "probes", pm["detect_after_ns"]),
+                           100 * pm["probe_share"],
+                           (", ".join(ev["silent_links"]) or "none") +
+                           (" (right)" if ev["right"] else ""),
+                           after(ev["detect_after_drops"], "drops", ev["detect_after_ns"]),
+                           es["silent"]))
+    out.append("")
+    out.append(provenance(*cases))
+    return "\n".join(out)
+
+
 BLOCKS = {
     "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
     "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),
     "diagnose-all": lambda: block_diagnose_all(DIAGNOSE_CASES),
+    "faults-quick": lambda: block_faults(["faults-k4-quick"]),
+    "faults-k4": lambda: block_faults(["faults-k4"]),
+    "faults-k8": lambda: block_faults(["faults-k8"]),
     "whatif-trust": lambda: block_whatif_trust(WHATIF_CASES),
     "k4-table": lambda: block_run_table("k4-default"),
     "runtime-printouts": lambda: block_runtime_printout(["k4-default", "single-switch"]),
