@@ -158,9 +158,12 @@ static int add_node(parser *p, node n)
 
 static int add_atom(parser *p, const token *t, hop_atom a)
 {
-    for (size_t i = 0; i < p->m->n_atoms; i++)
-        if (!memcmp(&p->m->atoms[i], &a, sizeof a))
+    for (size_t i = 0; i < p->m->n_atoms; i++) {
+        const hop_atom *x = &p->m->atoms[i];
+        if (x->kind == a.kind && x->sw == a.sw && x->port == a.port && x->reason == a.reason &&
+            x->t == a.t)
             return add_node(p, (node){.kind = N_HOP, .u1 = i});
+    }
     if (p->m->n_atoms == HOP_ATOMS_MAX)
         return fail(p, t, "%s", "more than 64 different hop tests");
     p->m->atoms[p->m->n_atoms] = a;

@@ -280,7 +280,8 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
         }
         seen[n++] = s;
     }
-    qsort(seen, n, sizeof *seen, cmp_first);
+    if (n)
+        qsort(seen, n, sizeof *seen, cmp_first);
     size_t keep = o->limit && o->limit < n ? o->limit : n;
     out->packets = calloc(keep ? keep : 1, sizeof *out->packets);
     int64_t *path = malloc((sum->delivered ? sum->delivered : 1) * sizeof *path);
@@ -593,7 +594,8 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
         free(sorted);
         free(at);
         out->summary.hops_kept = out->n_hops;
-        qsort(out->drops, out->n_drops, sizeof *out->drops, cmp_drop);
+        if (out->n_drops)
+            qsort(out->drops, out->n_drops, sizeof *out->drops, cmp_drop);
     }
     ctx_free(&x);
     if (rc)
