@@ -1662,7 +1662,6 @@ BLOCKS = {
     "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
     "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),
     "diagnose-all": lambda: block_diagnose_all(DIAGNOSE_CASES),
-    "faults-quick": lambda: block_faults(["faults-k4-quick"]),
     "faults-k4": lambda: block_faults(["faults-k4"]),
     "faults-k8": lambda: block_faults(["faults-k8"]),
     "whatif-trust": lambda: block_whatif_trust(WHATIF_CASES),
