@@ -573,15 +573,6 @@ uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns)
     return bits;
 }
 
-int qr_match_uses_hops(const qr_match *m)
-{
-    for (size_t i = 0; i < m->n; i++)
-        if (m->nodes[i].kind == N_HOP || m->nodes[i].kind == N_AFTER ||
-            m->nodes[i].kind == N_BEFORE)
-            return 1;
-    return 0;
-}
-
 static int eval(const qr_match *m, int i, const qr_match_packet *p)
 {
     const node *n = &m->nodes[i];

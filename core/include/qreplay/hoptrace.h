@@ -87,9 +87,6 @@ typedef struct qr_match_packet {
 uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns);
 /* Whether packet p matches. */
 int qr_match_eval(const qr_match *m, const qr_match_packet *p);
-/* Whether the expression tests anything that happens at hops (then packets with no arrival in the
- * log cannot match it). */
-int qr_match_uses_hops(const qr_match *m);
 
 typedef struct qr_hoptrace_opts {
     const char *match;    /* the expression ("all" if NULL) */
