@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 
-from plotutil import figure_args, not_a, save  # noqa: E402
+from plotutil import figure_main, save  # noqa: E402
 
 
 def text(v):
@@ -131,17 +131,8 @@ def curve_figure(f, outdir, quiet):
 
 
 def main(argv):
-    got = figure_args(argv, __doc__, "blame.h5")
-    if got is None:
-        return 1
-    a, f, outdir = got
-    if not_a(f, a.path, ["links", "connections", "curve", "summary"], "qreplay blame"):
-        return 1
-    import os
-    os.makedirs(outdir, exist_ok=True)
-    topology_figure(f, outdir, a.quiet)
-    curve_figure(f, outdir, a.quiet)
-    return 0
+    return figure_main(argv, __doc__, "blame.h5", ["links", "connections", "curve", "summary"],
+                       "qreplay blame", [topology_figure, curve_figure])
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import figure_args, not_a, save  # noqa: E402
+from plotutil import figure_main, save  # noqa: E402
 
 
 def text(v):
@@ -126,17 +126,9 @@ def curve_figure(f, outdir, quiet):
 
 
 def main(argv):
-    got = figure_args(argv, __doc__, "pingmesh.h5")
-    if got is None:
-        return 1
-    a, f, outdir = got
-    if not_a(f, a.path, ["pairs", "racks", "places", "curve", "summary"], "qreplay pingmesh"):
-        return 1
-    import os
-    os.makedirs(outdir, exist_ok=True)
-    heatmap_figure(f, outdir, a.quiet)
-    curve_figure(f, outdir, a.quiet)
-    return 0
+    return figure_main(argv, __doc__, "pingmesh.h5",
+                       ["pairs", "racks", "places", "curve", "summary"], "qreplay pingmesh",
+                       [heatmap_figure, curve_figure])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
   trace_hops      the kept packets' queueing delay at each hop against the time they reached
                   the hop, one colour per hop, drops marked (x) with their reason
 """
-import os
 import sys
 
 import matplotlib
@@ -19,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import figure_args, not_a, save  # noqa: E402
+from plotutil import figure_main, save  # noqa: E402
 
 REASONS = {1: "threshold", 2: "buffer-full", 3: "tagged", 4: "fault"}
 
@@ -92,16 +91,9 @@ def hops_figure(f, outdir, quiet):
 
 
 def main(argv):
-    got = figure_args(argv, __doc__, "trace.h5")
-    if got is None:
-        return 1
-    a, f, outdir = got
-    if not_a(f, a.path, ["packets", "hops", "drops", "profile", "summary"], "qreplay trace"):
-        return 1
-    os.makedirs(outdir, exist_ok=True)
-    profile_figure(f, outdir, a.quiet)
-    hops_figure(f, outdir, a.quiet)
-    return 0
+    return figure_main(argv, __doc__, "trace.h5",
+                       ["packets", "hops", "drops", "profile", "summary"], "qreplay trace",
+                       [profile_figure, hops_figure])
 
 
 if __name__ == "__main__":

@@ -87,3 +87,18 @@ def not_a(f, path, groups, kind):
     prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "plot"
     print("%s: %s: not a %s result" % (prog, path, kind), file=sys.stderr)
     return True
+
+
+def figure_main(argv, doc, what, groups, kind, drawers):
+    """main() of a figure script of one result file: open it (figure_args), check it is a `kind`
+    result (not_a), and call every drawer(f, outdir, quiet). Returns the exit status."""
+    got = figure_args(argv, doc, what)
+    if got is None:
+        return 1
+    a, f, outdir = got
+    if not_a(f, a.path, groups, kind):
+        return 1
+    os.makedirs(outdir, exist_ok=True)
+    for draw in drawers:
+        draw(f, outdir, a.quiet)
+    return 0

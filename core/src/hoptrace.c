@@ -25,7 +25,7 @@ typedef struct pstate {
     uint64_t atoms;
     int64_t first_ns, last_ns, queue_ns;
     uint32_t hops, hop2, rank, drop_sw, drop_port;
-    uint8_t fate, retransmit, matched;
+    uint8_t fate, retransmit, detected, matched;
 } pstate;
 
 typedef struct group {
@@ -253,13 +253,14 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
             continue;
         sum->packets++;
         uint64_t id = qr_packet_id(s->rp->dir, s->rp->seq);
+        s->detected = (uint8_t)qr_recording_detected(x->rec, id);
         qr_match_packet mp = {id,
                               s->rp->dir,
                               qr_flow_table_dir_src(x->ft, s->rp->dir),
                               qr_flow_table_dir_dst(x->ft, s->rp->dir),
                               &s->rp->pk,
                               s->retransmit,
-                              (uint8_t)qr_recording_detected(x->rec, id),
+                              s->detected,
                               s->first_ns,
                               s->atoms};
         if (!qr_match_eval(x->m, &mp))
@@ -312,7 +313,7 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
         r->dport = k->dst_port;
         r->flags = k->tcp_flags;
         r->retransmit = s->retransmit;
-        r->detected = (uint8_t)qr_recording_detected(x->rec, r->packet);
+        r->detected = s->detected;
         r->fate = s->fate;
         r->seq = k->seq;
         r->payload = qr_tcp_payload(k);
@@ -377,7 +378,7 @@ static int add_drop(ctx *x, qr_hoptrace *out, const pstate *s, const qr_arrival 
     d->bytes = a->bytes;
     d->reason = a->decision;
     d->tagged = a->tagged;
-    d->detected = (uint8_t)qr_recording_detected(x->rec, a->packet);
+    d->detected = s->detected;
     d->retransmit = s->retransmit;
     d->payload = qr_tcp_payload(&s->rp->pk);
     d->queue_bytes = a->queue_bytes;
