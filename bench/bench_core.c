@@ -22,6 +22,7 @@
 #include "qreplay/metrics.h"
 #include "qreplay/sampler.h"
 #include "qreplay/scenario.h"
+#include "qreplay/stats.h"
 #include "qreplay/synth.h"
 
 static double now(void)

@@ -9,6 +9,7 @@ extern "C"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/metrics.h"
+#include "qreplay/recording.h"
 }
 
 namespace ns3

@@ -30,8 +30,12 @@ extern "C"
 {
 #include "qreplay/clock.h"
 #include "qreplay/error.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/random.h"
+#include "qreplay/recording.h"
+#include "qreplay/schema.h"
+#include "qreplay/truth.h"
 #include "qreplay/units.h"
 #include "qreplay/workload.h"
 }

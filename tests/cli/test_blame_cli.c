@@ -10,6 +10,7 @@
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/schema.h"
+#include "qreplay/schema_blame.h"
 
 #include "harness.h"
 

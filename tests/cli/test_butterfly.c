@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
+#include "qreplay/schema.h"
 
 TestSuite(butterfly, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 900);
 

@@ -15,6 +15,7 @@
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/recording.h"
+#include "qreplay/schema.h"
 
 TestSuite(cli, .init = qr_test_setup, .fini = qr_test_teardown);
 

@@ -7,6 +7,7 @@
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/schema.h"
+#include "qreplay/schema_diagnose.h"
 
 #include "harness.h"
 

@@ -10,7 +10,9 @@
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/pingmesh.h"
+#include "qreplay/pingmesh_analyze.h"
 #include "qreplay/schema.h"
+#include "qreplay/schema_pingmesh.h"
 
 #include "harness.h"
 

@@ -8,6 +8,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/metrics.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/schema.h"
 
 TestSuite(pipeline, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 900);
 

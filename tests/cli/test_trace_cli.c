@@ -13,6 +13,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/schema.h"
+#include "qreplay/schema_hoptrace.h"
 
 #include "harness.h"
 

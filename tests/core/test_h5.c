@@ -13,6 +13,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
+#include "qreplay/schema.h"
 
 struct row {
     char name[16];

@@ -9,6 +9,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/schema.h"
 
 Test(lossdet, hand_example)
 {

@@ -9,6 +9,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/metrics.h"
+#include "qreplay/stats.h"
 #include "qreplay/units.h"
 
 #define FB(f, b) ((qr_flow_bytes){(f), (b)})

@@ -16,7 +16,14 @@
 #include "qreplay/h5.h"
 #include "qreplay/metrics.h"
 #include "qreplay/pingmesh.h"
+#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/recording.h"
 #include "qreplay/results.h"
+#include "qreplay/scenario.h"
+#include "qreplay/schema.h"
+#include "qreplay/schema_pingmesh.h"
+#include "qreplay/stats.h"
+#include "qreplay/truth.h"
 
 /* splitmix64, and a uniform double in [0, 1) from it */
 static uint64_t rnd_next(uint64_t *x)

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "qreplay/error.h"
+#include "qreplay/fs.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
+#include "qreplay/schema.h"
 #include "qreplay/trace.h"
 
 static char dir[64];

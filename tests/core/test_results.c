@@ -10,9 +10,13 @@
 #include "qreplay/buffer.h"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
 #include "qreplay/results.h"
+#include "qreplay/schema.h"
+#include "qreplay/truth.h"
 
 static char dir[64];
 

@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "qreplay/common.h"
 #include "qreplay/error.h"
 #include "qreplay/sampler.h"
 #include "qreplay/synth.h"

@@ -8,6 +8,16 @@
 
 #include "qreplay/error.h"
 #include "qreplay/schema.h"
+#include "qreplay/schema_blame.h"
+#include "qreplay/schema_diagnose.h"
+#include "qreplay/schema_hoptrace.h"
+#include "qreplay/schema_pingmesh.h"
+#include "qreplay/schema_tcptrace.h"
+
+/* Every table of every file kind: the run's files and each analysis's. */
+static const qr_h5_schema *const *const kinds[] = {qr_schemas_run,      qr_schemas_blame,
+                                                   qr_schemas_diagnose, qr_schemas_hoptrace,
+                                                   qr_schemas_pingmesh, qr_schemas_tcptrace};
 
 static char *slurp(const char *path)
 {
@@ -25,22 +35,23 @@ static char *slurp(const char *path)
 Test(schema, every_table_and_field_is_documented)
 {
     char *doc = slurp(QR_SOURCE_DIR "/docs/FORMATS.md");
-    for (const qr_h5_schema *const *s = qr_schemas; *s; s++) {
-        char line[128];
-        /* each table has a section "### <kind> rows" listing "| `field` |" for every field */
-        snprintf(line, sizeof line, "<a id=\"%s\"></a>", (*s)->name);
-        char *sec = strstr(doc, line);
-        cr_assert_not_null(sec, "docs/FORMATS.md has no section for the %s table", (*s)->name);
-        char *end = strstr(sec + 1, "<a id=");
-        for (size_t i = 0; i < (*s)->n_fields; i++) {
-            const qr_h5_field *f = &(*s)->fields[i];
-            snprintf(line, sizeof line, "| `%s` |", f->name);
-            char *at = strstr(sec, line);
-            cr_assert(at && (!end || at < end), "docs/FORMATS.md: %s table: no row for field %s",
-                      (*s)->name, f->name);
-            cr_assert_leq(f->offset + (f->type == QR_H5_STR ? f->size : 1), (*s)->row_size);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (const qr_h5_schema *const *s = kinds[k]; *s; s++) {
+            char line[128];
+            /* each table has a section "### <kind> rows" listing "| `field` |" for every field */
+            snprintf(line, sizeof line, "<a id=\"%s\"></a>", (*s)->name);
+            char *sec = strstr(doc, line);
+            cr_assert_not_null(sec, "docs/FORMATS.md has no section for the %s table", (*s)->name);
+            char *end = strstr(sec + 1, "<a id=");
+            for (size_t i = 0; i < (*s)->n_fields; i++) {
+                const qr_h5_field *f = &(*s)->fields[i];
+                snprintf(line, sizeof line, "| `%s` |", f->name);
+                char *at = strstr(sec, line);
+                cr_assert(at && (!end || at < end),
+                          "docs/FORMATS.md: %s table: no row for field %s", (*s)->name, f->name);
+                cr_assert_leq(f->offset + (f->type == QR_H5_STR ? f->size : 1), (*s)->row_size);
+            }
         }
-    }
     free(doc);
 }
 

@@ -17,6 +17,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/replay.h"
+#include "qreplay/scenario_h5.h"
 #include "qreplay/whatif.h"
 
 static char tmp[64];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "qreplay/common.h"
 #include "qreplay/error.h"
 #include "qreplay/sampler.h"
 #include "qreplay/trace.h"

@@ -6,6 +6,7 @@
 
 #include "fuzz_common.h"
 #include "qreplay/error.h"
+#include "qreplay/fs.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/trace.h"

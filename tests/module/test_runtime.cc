@@ -24,6 +24,7 @@ extern "C"
 {
 #include "qreplay/error.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 #include "qreplay/trace.h"
 }

@@ -1,0 +1,72 @@
+/* qreplay: every public header of libqreplay, layer by layer (the README draws the layers). A
+ * program that includes this one links the library `qreplay` (pkg-config qreplay): every layer. */
+#ifndef QREPLAY_H
+#define QREPLAY_H
+
+/* base */
+#include "qreplay/common.h"
+#include "qreplay/error.h"
+#include "qreplay/fs.h"
+#include "qreplay/random.h"
+#include "qreplay/stats.h"
+#include "qreplay/textio.h"
+#include "qreplay/units.h"
+#include "qreplay/version.h"
+
+/* model */
+#include "qreplay/buffer.h"
+#include "qreplay/clock.h"
+#include "qreplay/faults.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/linkfault.h"
+#include "qreplay/lossdet.h"
+#include "qreplay/packet.h"
+#include "qreplay/queue.h"
+#include "qreplay/reader.h"
+#include "qreplay/sampler.h"
+#include "qreplay/synth.h"
+#include "qreplay/topology.h"
+
+/* config */
+#include "qreplay/pingmesh.h"
+#include "qreplay/scenario.h"
+#include "qreplay/workload.h"
+
+/* io */
+#include "qreplay/capture.h"
+#include "qreplay/h5.h"
+#include "qreplay/import.h"
+#include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario_h5.h"
+#include "qreplay/schema.h"
+#include "qreplay/trace.h"
+
+/* replay */
+#include "qreplay/compare.h"
+#include "qreplay/metrics.h"
+#include "qreplay/replay.h"
+#include "qreplay/results.h"
+
+/* truth */
+#include "qreplay/testbed.h"
+#include "qreplay/truth.h"
+
+/* analyses */
+#include "qreplay/blackhole.h"
+#include "qreplay/blame.h"
+#include "qreplay/diagnose.h"
+#include "qreplay/hoptrace.h"
+#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/schema_blame.h"
+#include "qreplay/schema_diagnose.h"
+#include "qreplay/schema_hoptrace.h"
+#include "qreplay/schema_pingmesh.h"
+#include "qreplay/schema_tcptrace.h"
+#include "qreplay/tcptrace.h"
+#include "qreplay/whatif.h"
+
+/* scorers */
+#include "qreplay/blame_score.h"
+
+#endif

@@ -1,0 +1,113 @@
+/* qreplay: 007-style blame of links for the losses hosts detected (qreplay blame). Scoring against
+ * the runtime's ground truth is a scorer's (blame_score.h): this analysis reads no truth.
+ *
+ * 007 (Arzani et al., NSDI 2018) runs on every host: when a TCP connection retransmits, the host
+ * traces the connection's path and gives each of its h links a vote of 1/h; the links with the most
+ * votes network-wide are blamed, and per connection the link on its path with the most votes is the
+ * connection's most likely culprit. Here:
+ *  - a vote comes from every flow direction in which the receiving host detected at least one lost
+ *    packet (IP ID gaps, lossdet.h), once per direction: the hosts' view, without switch counters;
+ *  - its path is what a traceroute along the direction's 5-tuple would return. A host can compute
+ * it without probing, from the topology and the switches' ECMP hash (topology.h), and that is what
+ * we do; a real deployment would trace it;
+ *  - links are cables (both directions of a link are one, as a traceroute sees hops): "s8-s16";
+ *  - the flag rule is 007's Algorithm 1: while the link with the most votes holds at least
+ *    `threshold` (1%) of all votes cast, flag it, take away the votes of every direction whose path
+ *    crosses it, and recount.
+ * A tagged replay of the recording adds the replay's view: where it drops the lost packets
+ * (congestion it can explain), and a second vote ("replay") that counts only the losses the replay
+ * could not place anywhere, the ones congestion does not explain.
+ *
+ * The detection curve is the rule rerun on the first N voting connections (in the order of their
+ * first loss) for growing N; what it found is scored by blame_score.h. */
+#ifndef QREPLAY_BLAME_H
+#define QREPLAY_BLAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qreplay/recording.h"
+#include "qreplay/schema_blame.h"
+#include "qreplay/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The two ways of voting. */
+enum { QR_BLAME_007 = 0, QR_BLAME_REPLAY = 1, QR_BLAME_METHODS = 2 };
+/* "007", "replay". */
+const char *qr_blame_method_name(int method);
+
+typedef struct qr_blame_opts {
+    double threshold;     /* 007's flag rule: share of all votes (0.01) */
+    const char *arrivals; /* a tagged replay's arrival log; NULL: the 007 votes only */
+    void (*progress)(void *ctx, const char *line);
+    void *progress_ctx;
+} qr_blame_opts;
+
+void qr_blame_opts_default(qr_blame_opts *o);
+
+struct qr_blame_ctx;
+
+typedef struct qr_blame {
+    qr_blame_opts opts;
+    int has_replay;
+    int has_truth;            /* scored (blame_score.h): the truth columns are filled */
+    char truth[1024];         /* the truth file it was scored against; "" for none */
+    qr_row_blame_link *links; /* every cable of the topology */
+    size_t n_links;
+    qr_row_blame_conn *conns; /* every voting direction */
+    size_t n_conns;
+    qr_row_blame_curve *curve; /* the detection curve, per method */
+    size_t n_curve;
+    qr_row_blame_summary summary[QR_BLAME_METHODS];
+    size_t n_summary;             /* 1, or 2 with a replay */
+    uint64_t losses, unexplained; /* detected losses; those the replay did not drop */
+    struct qr_blame_ctx *ctx;     /* the analysis's state, for the calls below; private */
+} qr_blame;
+
+/* Blame the links of a recording (its topology from its scenario). The truth columns of the rows
+ * stay empty (no fault known: precision 0 of what was flagged, recall, culprit accuracy and the
+ * detection points unknown; every connection's correct -1). Caller owns *out (qr_blame_free, also
+ * after an error). Returns 0, QR_EINVAL (threshold outside (0, 1)), QR_EVALUE (a recording whose
+ * hosts are not the topology's: "direction 12 has no route ..."), QR_ENOMEM, or the errors of
+ * reading the arrival log, naming the file. */
+int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out, char *errbuf);
+/* Release what *b holds (NULL allowed); *b is zeroed. */
+void qr_blame_free(qr_blame *b);
+
+/* What the analysis decided, for a scorer. Cables are numbered as b->links (each pair of directed
+ * links of the topology, by the lower link id). All borrowed from b until qr_blame_free.
+ *
+ * qr_blame_topology: the topology the paths are in. qr_blame_cable_of: the cable of directed link
+ * `link` (UINT32_MAX if out of range). qr_blame_path: the cables of direction dir's path, in hop
+ * order (*hops of them), and the directed link leaving its source host; 0 or QR_ENOTFOUND (no
+ * route). qr_blame_culprit: the culprit cable of connection row `conn` under `method`
+ * (UINT32_MAX: none). */
+const qr_topology *qr_blame_topology(const qr_blame *b);
+/* The flow directions of the recording blamed (directions are numbered below it). */
+size_t qr_blame_directions(const qr_blame *b);
+uint32_t qr_blame_cable_of(const qr_blame *b, uint32_t link);
+int qr_blame_path(const qr_blame *b, uint32_t dir, const uint32_t **cables, uint32_t *hops,
+                  uint32_t *uplink);
+uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method);
+
+/* 007's flag rule on the first k voting connections of `method` (by first loss; k is capped at
+ * the voters): rank[cable] (1 = most votes, 0 = none) and flagged[cable] for each of b->n_links
+ * cables into the caller's arrays (either may be NULL). Returns the number flagged. Uses the
+ * analysis's scratch space: one call at a time per b. */
+uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, uint8_t *flagged);
+
+/* blame.h5: /links, /connections, /curve, /summary and the scenario. */
+int qr_blame_write(const char *path, const qr_scenario *s, const qr_blame *b, char *errbuf);
+
+/* The readable report: the top links by votes with the truth beside them, the flagged links, and
+ * the scores. top: how many links to list. */
+void qr_blame_print(const qr_blame *b, size_t top, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

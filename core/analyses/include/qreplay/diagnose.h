@@ -1,0 +1,197 @@
+/* qreplay: why each slow flow was slow (qreplay diagnose).
+ *
+ * Only what hosts recorded is used: every packet each end sent (TCP headers and send times) and
+ * when each reached the other end (/received), with the hosts' clock offsets taken out. A replay's
+ * arrival log, when given, adds the queueing along the path and the shared-buffer blackhole
+ * episodes (blackhole.h) the flow's losses fell in.
+ *
+ * Per flow:
+ *  - FCT: from the flow's start to the arrival of its last data byte at the receiver;
+ *  - ideal FCT, alone on an empty network: the handshake (SYN out, SYN-ACK back, unloaded), the
+ *    serialization of every data packet at the link rate, and the unloaded latency of the last
+ *    one (store and forward at every hop); slowdown = FCT / ideal;
+ *  - a time breakdown that partitions the FCT (qr_diag_part): the handshake; waiting on an RTO
+ *    (from the sender's last event before a timer-triggered retransmission to it); loss recovery
+ *    (a fast retransmission to the ACK of everything sent before it); receiver-limited (bytes in
+ *    flight within one MSS of the advertised window, or the window at zero, with data left);
+ *    stalled on a delayed ACK (the delayed-ACK timer held the ACK of data the receiver had while
+ *    the sender and its link were idle; also a timer's wait whose sub-cause is the delayed-ACK
+ *    stall); application-limited (nothing in flight, data left, no timer, and the sender's link
+ *    idle: while it carries the host's other packets the flow waits its turn, which is sharing);
+ *    queueing and sharing (that, and the rest beyond the ideal transfer time); sending at full
+ *    window (the rest);
+ *  - a root cause (qr_diag_cause) with its evidence: the packets and times that show it.
+ *
+ * Retransmissions are told apart by what triggered them: one sent within `ack_clock_ns` of an ACK
+ * arriving is ACK-clocked (fast retransmission if dupthresh duplicate ACKs preceded it, else part
+ * of a recovery); any other is a timer's (RTO). An RTO's sub-cause: its lost packet had no packet
+ * after it (tail drop) or fewer than dupthresh (not enough duplicate ACKs); it was a
+ * retransmission lost again (lost retransmission: NewReno resends a lost retransmission only on
+ * its timer); its data had arrived
+ * but the ACKs were lost (ACK drops) or held by the receiver (delayed-ACK stall). An ACK's hold is
+ * its send time minus the arrival of the oldest data it acknowledges for the first time. */
+#ifndef QREPLAY_DIAGNOSE_H
+#define QREPLAY_DIAGNOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qreplay/recording.h"
+#include "qreplay/schema_diagnose.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The parts of a flow's time; they sum to its FCT. */
+typedef enum {
+    QR_PART_HANDSHAKE = 0,
+    QR_PART_RTO,
+    QR_PART_RECOVERY,
+    QR_PART_RWND,
+    QR_PART_DELACK,
+    QR_PART_APP,
+    QR_PART_QUEUEING,
+    QR_PART_SENDING,
+    QR_PARTS
+} qr_diag_part;
+
+/* "handshake", "rto", "recovery", "receiver", "delack", "app", "queueing", "sending". */
+const char *qr_diag_part_name(qr_diag_part p);
+
+typedef enum {
+    QR_CAUSE_NONE = 0,        /* nothing slowed it beyond sending at full window */
+    QR_CAUSE_HANDSHAKE,       /* a SYN or SYN-ACK was lost: the connection timeout */
+    QR_CAUSE_RTO,             /* a retransmission timeout, none of the sub-causes below */
+    QR_CAUSE_RTO_FEW_DUPACKS, /* RTO: fewer than dupthresh packets after the loss */
+    QR_CAUSE_TAIL_DROP,       /* RTO: the lost packets were the last sent */
+    QR_CAUSE_ACK_DROP,        /* the data arrived, its ACKs were lost */
+    QR_CAUSE_LATE_FR,         /* fast retransmission after more duplicate ACKs than dupthresh */
+    QR_CAUSE_FAST_RETRANSMIT, /* loss repaired by a timely fast retransmission */
+    QR_CAUSE_CONGESTION,      /* no loss: queueing and sharing the path */
+    QR_CAUSE_RECEIVER,        /* the receiver's window limited it */
+    QR_CAUSE_DELACK,          /* a delayed ACK held the sender back */
+    QR_CAUSE_APP,             /* the application had nothing to send */
+    QR_CAUSE_LOST_RETX,       /* RTO: the retransmission it resends was itself lost */
+    QR_CAUSES
+} qr_diag_cause;
+
+/* "none", "handshake-loss", "rto", "rto-few-dupacks", "tail-drop", "ack-drop", "late-fr",
+ * "fast-retransmit", "congestion", "receiver-limit", "delack-stall", "app-limited",
+ * "lost-retransmit". */
+const char *qr_diag_cause_name(qr_diag_cause c);
+
+/* Size classes: < 100 KB, 100 KB - 1 MB, 1 - 10 MB, > 10 MB (decimal units). */
+#define QR_DIAG_CLASSES 4
+const char *qr_diag_class_name(uint32_t c);
+uint32_t qr_diag_class_of(uint64_t bytes);
+
+typedef struct qr_diag_opts {
+    double tail;           /* the quantile of slowdown per size class a tail flow is above */
+    uint32_t dupthresh;    /* duplicate ACKs that start a fast retransmission (3) */
+    int64_t ack_clock_ns;  /* a retransmission this soon after an ACK is ACK-clocked (0: from
+                            * the scenario: min(min_rto / 2, 1 ms)) */
+    int64_t delack_ns;     /* an ACK held this long is delayed (0: half the scenario's
+                            * delayed-ACK timeout) */
+    const char *arrivals;  /* a replay's arrival log (NULL: none) */
+    const uint32_t *flows; /* select these flows instead of the tail (NULL: the tail) */
+    size_t n_flows;
+    int all;                                       /* select every flow */
+    void (*progress)(void *ctx, const char *line); /* may be NULL */
+    void *progress_ctx;
+} qr_diag_opts;
+
+void qr_diag_opts_default(qr_diag_opts *o);
+
+/* One piece of evidence. */
+typedef enum {
+    QR_EV_LOST = 0,    /* a packet the other end never received */
+    QR_EV_RTO,         /* a timer-triggered retransmission */
+    QR_EV_FAST,        /* a fast retransmission */
+    QR_EV_RECOVERY,    /* a retransmission within a recovery */
+    QR_EV_DUPACK,      /* a duplicate ACK reached the sender */
+    QR_EV_SYN,         /* a SYN or SYN-ACK sent again */
+    QR_EV_DELACK,      /* an ACK the receiver held */
+    QR_EV_ZERO_WINDOW, /* the receiver advertised a zero window */
+    QR_EV_BLACKHOLE,   /* a loss fell in a blackhole episode (replay arrivals) */
+    QR_EV_KINDS
+} qr_diag_event_kind;
+
+const char *qr_diag_event_name(qr_diag_event_kind k);
+
+typedef struct qr_diag_event {
+    uint32_t flow;
+    qr_diag_event_kind kind;
+    int64_t time_ns;   /* true time */
+    uint64_t packet;   /* dir << 32 | seq */
+    uint64_t tcp_seq;  /* relative sequence (data) or acknowledgment (ACKs) number */
+    int64_t value;     /* kind-specific: duplicate ACKs before it, ns held, bytes, ... */
+    uint32_t sw, port; /* blackhole: the queue; else 0 */
+} qr_diag_event;
+
+typedef struct qr_diag_flow {
+    uint32_t flow, src, dst;
+    uint64_t bytes;
+    uint32_t size_class;
+    uint8_t completed, selected;
+    int64_t start_ns, fct_ns, ideal_ns;
+    double slowdown;
+    int64_t part_ns[QR_PARTS];
+    qr_diag_cause cause;
+    uint32_t data_packets, retransmissions, rtos, fast_retransmits, late_fast_retransmits;
+    uint32_t max_dupacks, lost_data, lost_acks, syn_sent, synack_sent, delayed_acks;
+    uint32_t zero_windows, blackhole_losses;
+    int64_t queue_mean_ns, queue_max_ns; /* one-way delay of data packets above unloaded */
+    int64_t path_queue_ns;               /* replay arrivals: mean queueing summed over hops */
+    uint32_t worst_sw, worst_port;       /* the hop with the most queueing (replay arrivals) */
+    int64_t worst_queue_ns;
+    uint32_t first_event, n_events; /* its evidence in qr_diagnosis.events */
+} qr_diag_flow;
+
+#define QR_DIAG_SERIES_MAX 4
+#define QR_DIAG_SERIES_MARGIN_NS 500000
+#define QR_DIAG_SERIES_SPAN_NS 5000000
+
+typedef struct qr_diagnosis {
+    qr_diag_flow *flows; /* every flow of the recording, in order */
+    size_t n_flows;
+    qr_diag_event *events; /* evidence of selected flows, flow by flow, in time order */
+    size_t n_events;
+    double class_threshold[QR_DIAG_CLASSES]; /* slowdown at the tail quantile (0: no flows) */
+    uint32_t class_flows[QR_DIAG_CLASSES];
+    uint32_t class_selected[QR_DIAG_CLASSES][QR_CAUSES]; /* selected flows by cause */
+    size_t selected, incomplete;
+    int has_arrivals;
+    uint64_t arrivals, blackhole_episodes;
+    /* replay arrivals: every blackhole episode, and the queues drawn as figure 9 of the replay
+     * paper: each queue that selected flows lost packets in a blackhole of (at most
+     * QR_DIAG_SERIES_MAX; when none did, the queue of the episode with the most drops), with
+     * every arrival at it and at the culprits of those episodes, from QR_DIAG_SERIES_MARGIN_NS
+     * before the first such episode's peak to as long after the last one that starts within
+     * QR_DIAG_SERIES_SPAN_NS of it */
+    qr_row_diag_blackhole *blackholes;
+    size_t n_blackholes;
+    qr_row_diag_bh_point *series;
+    size_t n_series;
+    uint32_t series_queues;
+    qr_diag_opts opts; /* as resolved */
+} qr_diagnosis;
+
+/* Diagnose the flows of rec. Returns 0, QR_ESTATE (the recording has no /received), QR_EVALUE
+ * (a selected flow does not exist, a tail outside (0, 1)), an arrival log's error, QR_ENOMEM.
+ * qr_diagnosis_free releases *out (also after an error). */
+int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf);
+void qr_diagnosis_free(qr_diagnosis *d);
+
+/* Write path (HDF5, staged and renamed): /flows, /evidence, /causes, with replay arrivals
+ * /blackholes and /blackhole_series, the options as attributes, the scenario on /. */
+int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf);
+
+/* The table of selected flows (flow, size, FCT, slowdown, cause, the two largest parts). */
+void qr_diagnosis_print(const qr_diagnosis *d, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

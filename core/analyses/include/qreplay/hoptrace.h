@@ -1,0 +1,137 @@
+/* qreplay: per-hop traces of chosen packets (qreplay trace), the way Everflow (Zhu et al., SIGCOMM
+ * 2015) matches packets and mirrors them at every switch, with its drop debugger and latency
+ * profiler.
+ *
+ * Everflow installs match rules in the switches; every switch a matched packet crosses mirrors it
+ * to an analyzer, which strings the mirrored copies together into the packet's trace. An arrival
+ * log (queuelog.h: the runtime's truth/arrivals.qra, or a replay's) already holds every switch
+ * arrival of every packet, so here the match runs over the log and the recording that names its
+ * packets:
+ *  - a match expression (qr_match_parse, grammar below) selects packets by what they are (flow,
+ *    5-tuple, hosts, ports, TCP flags, payload, retransmission, whether their receiver detected
+ * them lost) and by what happened to them on the way (dropped and why, tagged, through a switch or
+ *    queue, queued at least T at some hop, when they reached their first switch);
+ *  - every hop of a matched packet: switch, egress port, arrival time, queueing delay, the queue's
+ *    and the switch's bytes and the dynamic threshold when it arrived, and the decision taken;
+ *  - the drop debugger: every drop of a matched packet, where (the queue, or for a planted fault
+ * the link), why (the decision and the numbers behind it), whether its receiver detected it and
+ * when its sender resent the data;
+ *  - the latency profiler: the queueing delay of the matched packets per hop of the path and per
+ *    queue (count, mean, p50, p99, max), and each hop's share of the path's queueing.
+ *
+ * The queueing delay at a hop is the wire time, at the port's rate, of the bytes the queue held
+ * when the packet arrived: what is ahead of it in the FIFO. The head packet may be partly sent, so
+ * this is an upper bound by less than one packet's wire time. A [faults] rate fault slows its port
+ * in the runtime's log (opts.runtime), not in a replay's, which does not apply faults.
+ *
+ * Grammar (words are case-sensitive; 'and', 'or', 'not' also as &&, ||, !; 'and' binds tighter
+ * than 'or'; parentheses group):
+ *   all                      every packet
+ *   flow N | flow N-M        packets of flow N (both directions) or of flows N..M
+ *   dir N                    packets of flow direction N (2f: data, 2f+1: ACKs of flow f)
+ *   packet ID | packet D:S   one packet: its 64-bit id, or its direction and number
+ *   src H | dst H | host H   from, to, or from or to host H: hN or its IPv4 address
+ *   sport P | dport P | port P
+ *   A>B                      one direction of a 5-tuple, A and B as H or H:P ("h3:10000>h9:5001",
+ *                            spaces around > allowed)
+ *   syn fin rst psh ack urg ece cwr    the TCP flag is set
+ *   payload                  carries data
+ *   retransmit               sends sequence space its direction already sent (data, SYN or FIN)
+ *   detected                 its receiver detected it lost (the recording's /drops_detected)
+ *   dropped                  a switch dropped it
+ *   drop R                   ... for reason R: threshold, buffer-full, tagged, fault
+ *   tagged                   it carried a drop tag (tagged replays)
+ *   via S | via S:P | via A>B   it reached switch sS, the egress queue of sS port P, or the queue
+ * of the link A>B (A a switch) queued T                 it waited at least T ("10us") in some queue
+ *   after T | before T       it reached its first switch at or after / before T ("2ms")
+ */
+#ifndef QREPLAY_HOPTRACE_H
+#define QREPLAY_HOPTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
+#include "qreplay/schema_hoptrace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A parsed match expression. */
+typedef struct qr_match qr_match;
+
+/* Parse expr against the recording's network and flows. Returns 0, QR_EVALUE with the place and
+ * reason in errbuf ("at 'x' (column 6): 'x' is not a flow number"; "flow 900: the recording has
+ * flows 0-99"; "expected ')'"), or QR_ENOMEM. Caller owns *out (qr_match_free). */
+int qr_match_parse(qr_match **out, const char *expr, const qr_recording *rec, char *errbuf);
+void qr_match_free(qr_match *m);
+
+/* What one packet is, for qr_match_eval: its direction and number, source and destination hosts,
+ * the recorded packet (may be NULL for a packet of no recording: then every test of its header is
+ * false), its retransmission and detection marks, when it reached its first switch, and the hop
+ * tests that held at some hop (qr_match_hop's bits, OR-ed over its hops); first_ns is INT64_MIN
+ * for a packet that reached no switch. */
+typedef struct qr_match_packet {
+    uint64_t packet;
+    uint32_t dir, src, dst;
+    const qr_packet *pk;
+    uint8_t retransmit, detected;
+    int64_t first_ns;
+    uint64_t hops;
+} qr_match_packet;
+
+/* The hop tests that hold at one arrival, as a bit set (queue_ns: its queueing delay). */
+uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns);
+/* Whether packet p matches. */
+int qr_match_eval(const qr_match *m, const qr_match_packet *p);
+
+typedef struct qr_hoptrace_opts {
+    const char *match;    /* the expression ("all" if NULL) */
+    const char *arrivals; /* the arrival log */
+    int runtime;          /* the log is the runtime's: [faults] rate faults slow their ports */
+    size_t limit;         /* at most this many packets in /packets and /hops (first by first-hop
+                             time; 0: all); drops and the profile cover every matched packet */
+    void (*progress)(void *ctx, const char *line);
+    void *progress_ctx;
+} qr_hoptrace_opts;
+
+void qr_hoptrace_opts_default(qr_hoptrace_opts *o);
+
+typedef struct qr_hoptrace {
+    qr_hoptrace_opts opts;
+    char match[512];            /* the expression as given */
+    qr_row_hop_packet *packets; /* the kept matched packets, by first-hop time */
+    size_t n_packets;
+    qr_row_hop *hops; /* their hops, by packet then hop */
+    size_t n_hops;
+    qr_row_hop_drop *drops; /* every drop of a matched packet, by time */
+    size_t n_drops;
+    qr_row_hop_profile *profile; /* per hop and queue, by hop then packets */
+    size_t n_profile;
+    qr_row_hop_summary summary;
+} qr_hoptrace;
+
+/* Trace the packets of recording rec that opts->match selects through opts->arrivals. Returns 0,
+ * QR_EVALUE (a bad expression), QR_ENOENT / QR_EFORMAT / QR_ETRUNC (the log, naming it and the
+ * record), QR_EVALUE (a log of another network: a switch or port the topology lacks) or QR_ENOMEM,
+ * with the reason in errbuf. Caller frees out (qr_hoptrace_free). */
+int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
+                    char *errbuf);
+void qr_hoptrace_free(qr_hoptrace *t);
+
+/* Write trace.h5 atomically (/packets, /hops, /drops, /profile, /summary; the expression, the log
+ * and the scenario as attributes). Returns 0 or QR_EIO. */
+int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace *t, char *errbuf);
+
+/* The readable report: the summary, the traces of the first `traces` kept packets hop by hop, the
+ * drop debugger (the first `drops` drops, then counts by reason and by queue) and the latency
+ * profile. */
+void qr_hoptrace_print(const qr_hoptrace *t, size_t traces, size_t drops, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,71 @@
+/* qreplay: the tables of blame.h5 (qreplay blame), as schema.h describes tables: a row struct and
+ * its schema each. docs/FORMATS.md describes them for users. */
+#ifndef QREPLAY_SCHEMA_BLAME_H
+#define QREPLAY_SCHEMA_BLAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* blame.h5 (qreplay blame, blame.h): one cable, its votes under both methods and the truth. */
+#define QR_LINK_NAME_MAX 24
+typedef struct qr_row_blame_link {
+    uint32_t link; /* the cable's lower directed link id (topology.h) */
+    char name[QR_LINK_NAME_MAX];
+    char layer[12]; /* host-edge, edge-agg, agg-core */
+    uint32_t a, b;  /* its ends: a host or switch number (a is the lower end), b a switch */
+    double votes;
+    uint32_t voters, rank;
+    uint8_t flagged;
+    double replay_votes;
+    uint32_t replay_voters, replay_rank;
+    uint8_t replay_flagged;
+    uint64_t replay_drops;
+    uint8_t faulty;
+    uint64_t fault_drops, congestion_drops;
+} qr_row_blame_link;
+extern const qr_h5_schema qr_schema_blame_link;
+
+/* blame.h5: one flow direction that voted. */
+typedef struct qr_row_blame_conn {
+    uint32_t dir, flow, src, dst;
+    int64_t first_loss_ns;
+    uint32_t losses, unexplained, hops;
+    char culprit[QR_LINK_NAME_MAX], replay_culprit[QR_LINK_NAME_MAX];
+    char true_link[QR_LINK_NAME_MAX];
+    char true_cause[12];
+    int32_t correct, replay_correct; /* 1 right, 0 wrong, -1 no truth */
+} qr_row_blame_conn;
+extern const qr_h5_schema qr_schema_blame_conn;
+
+/* blame.h5: the flag rule on the first N voting connections. */
+typedef struct qr_row_blame_curve {
+    char method[8];
+    uint32_t connections, fault_rank, flagged, true_flagged;
+    double precision, recall;
+} qr_row_blame_curve;
+extern const qr_h5_schema qr_schema_blame_curve;
+
+/* blame.h5: one method's result. */
+typedef struct qr_row_blame_summary {
+    char method[8];
+    uint32_t connections;
+    double votes;
+    uint32_t flagged, true_flagged, faulty;
+    double precision, recall, culprit_accuracy;
+    uint32_t scored, detect_after, rank1_after;
+} qr_row_blame_summary;
+extern const qr_h5_schema qr_schema_blame_summary;
+
+/* Every table of the file, NULL-terminated. */
+extern const qr_h5_schema *const qr_schemas_blame[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,89 @@
+/* qreplay: the tables of trace.h5 (qreplay trace), as schema.h describes tables: a row struct and
+ * its schema each. docs/FORMATS.md describes them for users. */
+#ifndef QREPLAY_SCHEMA_HOPTRACE_H
+#define QREPLAY_SCHEMA_HOPTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* trace.h5 (qreplay trace, hoptrace.h): a matched packet. */
+typedef struct qr_row_hop_packet {
+    uint64_t packet;
+    uint32_t dir, flow, src, dst;
+    uint16_t sport, dport;
+    uint8_t flags; /* TCP flags */
+    uint8_t retransmit, detected;
+    uint8_t fate; /* 0: left its last switch; else the qr_decision that dropped it */
+    uint32_t seq, payload, bytes;
+    int64_t sent_ns;           /* recorded send time, on the sender's clock */
+    int64_t first_ns, last_ns; /* arrival at its first and last switch */
+    uint32_t hops;
+    int64_t queue_ns; /* queueing summed over the hops that admitted it */
+    uint32_t drop_switch, drop_port;
+} qr_row_hop_packet;
+extern const qr_h5_schema qr_schema_hop_packet;
+
+/* One hop of a matched packet. */
+typedef struct qr_row_hop {
+    uint64_t packet;
+    uint32_t dir, hop; /* from 1 */
+    int64_t time_ns;
+    uint32_t sw, port, bytes;
+    uint8_t decision, tagged;
+    int64_t queue_ns;
+    uint64_t queue_bytes, total_bytes;
+    int64_t threshold;
+} qr_row_hop;
+extern const qr_h5_schema qr_schema_hop;
+
+/* The drop debugger: one drop of a matched packet. */
+typedef struct qr_row_hop_drop {
+    uint64_t packet;
+    uint32_t dir, flow, src, dst, hop;
+    int64_t time_ns;
+    uint32_t sw, port, bytes;
+    uint8_t reason, tagged, detected, retransmit;
+    uint32_t payload;
+    uint64_t queue_bytes, total_bytes;
+    int64_t threshold;
+    uint32_t link; /* the directed link it was lost on */
+    char link_name[24];
+    int64_t resent_ns; /* the sender's next send of the same sequence (recorded time); -1: none,
+                          -2: nothing to resend (no data, SYN or FIN) */
+} qr_row_hop_drop;
+extern const qr_h5_schema qr_schema_hop_drop;
+
+/* The latency profiler: one queue at one hop of the matched packets' paths. */
+typedef struct qr_row_hop_profile {
+    uint32_t hop, sw, port;
+    uint64_t packets;
+    double mean_ns;
+    int64_t p50_ns, p99_ns, max_ns;
+    double share; /* of all the matched packets' queueing */
+} qr_row_hop_profile;
+extern const qr_h5_schema qr_schema_hop_profile;
+
+/* What the trace read, matched and kept. */
+typedef struct qr_row_hop_summary {
+    uint64_t arrivals, packets, unknown_arrivals, matched, unseen, kept, hops_kept;
+    uint64_t delivered, dropped, drops_threshold, drops_buffer_full, drops_tagged, drops_fault;
+    uint64_t detected, resent;
+    double queue_mean_ns;
+    int64_t queue_p99_ns, queue_max_ns;
+    uint64_t buffer_bytes, rate_bps;
+} qr_row_hop_summary;
+extern const qr_h5_schema qr_schema_hop_summary;
+
+/* Every table of the file, NULL-terminated. */
+extern const qr_h5_schema *const qr_schemas_hoptrace[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,77 @@
+/* qreplay: the tables of pingmesh.h5 (qreplay pingmesh), as schema.h describes tables: a row struct
+ * and its schema each. docs/FORMATS.md describes them for users. */
+#ifndef QREPLAY_SCHEMA_PINGMESH_H
+#define QREPLAY_SCHEMA_PINGMESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* pingmesh.h5 (qreplay pingmesh, pingmesh.h): one probe pair. */
+typedef struct qr_row_pm_pair {
+    uint32_t pair, src, dst, src_rack, dst_rack, src_pod, dst_pod;
+    uint64_t probes, lost;
+    double drop_rate;
+    int64_t p50_ns, p99_ns; /* round-trip times of the answered probes; -1 none */
+    uint64_t fault_lost, congestion_lost;
+} qr_row_pm_pair;
+extern const qr_h5_schema qr_schema_pm_pair;
+
+/* pingmesh.h5: one cell of the rack matrix. */
+typedef struct qr_row_pm_rack {
+    uint32_t src_rack, dst_rack, src_pod, dst_pod, pairs;
+    uint64_t probes, lost;
+    double drop_rate;
+    int64_t p50_ns, p99_ns;
+} qr_row_pm_rack;
+extern const qr_h5_schema qr_schema_pm_rack;
+
+/* pingmesh.h5: one candidate place of the detection rule. */
+typedef struct qr_row_pm_place {
+    char kind[8]; /* spine, pod, rack, server, racks */
+    char name[24];
+    uint32_t index;
+    uint64_t probes, lost;
+    double rate, rest_rate, llr;
+    uint32_t flagged; /* order flagged, from 1; 0 not flagged */
+    uint32_t suspects;
+    uint8_t faulty; /* truth: a suspect cable is faulty */
+} qr_row_pm_place;
+extern const qr_h5_schema qr_schema_pm_place;
+
+/* pingmesh.h5: the rule rerun on the first N probes sent. */
+typedef struct qr_row_pm_curve {
+    uint64_t probes;
+    int64_t time_ns; /* when the N-th probe's outcome was known (its send time + timeout) */
+    uint32_t flagged, right;
+    uint8_t detected; /* every faulty cable is a suspect of a flagged place */
+} qr_row_pm_curve;
+extern const qr_h5_schema qr_schema_pm_curve;
+
+/* pingmesh.h5: the run's probing and the rule's score. */
+typedef struct qr_row_pm_summary {
+    int64_t interval_ns, timeout_ns;
+    uint32_t size, pairs;
+    uint64_t sent, scored, unresolved, answered, lost, late, fault_lost, congestion_lost, host_lost;
+    double drop_rate;
+    uint32_t flagged, right, faulty, covered;
+    double precision, recall, mean_suspects;
+    uint64_t detect_after;
+    int64_t detect_after_ns;
+    uint64_t probe_bytes, traffic_bytes;
+    double probe_share, host_probe_bps_max, link_share_max;
+} qr_row_pm_summary;
+extern const qr_h5_schema qr_schema_pm_summary;
+
+/* Every table of the file, NULL-terminated. */
+extern const qr_h5_schema *const qr_schemas_pingmesh[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

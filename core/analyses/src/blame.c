@@ -1,0 +1,696 @@
+/* qreplay: 007 blame of cables for the losses hosts detected, with the replay's view (blame.h).
+ * Scoring against the ground truth is the scorer's (scorers/blame_score.c), through qr_blame_rule,
+ * qr_blame_path and qr_blame_culprit. */
+#include "qreplay/blame.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qreplay/buffer.h"
+#include "qreplay/error.h"
+#include "qreplay/faults.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/h5.h"
+#include "qreplay/linkfault.h"
+#include "qreplay/queuelog.h"
+#include "qreplay/scenario.h"
+#include "qreplay/topology.h"
+
+#include "internal.h"
+
+#define MAX_PATH 8
+#define NONE UINT32_MAX
+
+const char *qr_blame_method_name(int method)
+{
+    return method == QR_BLAME_REPLAY ? "replay" : "007";
+}
+
+void qr_blame_opts_default(qr_blame_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threshold = 0.01;
+}
+
+/* One flow direction's part. */
+typedef struct dir_info {
+    uint32_t cables[MAX_PATH]; /* indices into the cable table */
+    uint32_t hops;
+    uint32_t losses, unexplained;
+    int64_t first_loss, first_unexplained;
+    uint32_t replay_drops[MAX_PATH]; /* the tagged replay's drops, per path position */
+    uint32_t uplink;                 /* the directed link leaving its source host */
+    int routed;
+} dir_info;
+
+/* What the analysis keeps for the scorer (qr_blame_rule, qr_blame_path, qr_blame_culprit). */
+typedef struct qr_blame_ctx {
+    qr_topology *topo;
+    uint32_t n_cables;
+    uint32_t *cable_of;   /* directed link -> cable index */
+    uint32_t *cable_link; /* cable index -> its lower directed link */
+    dir_info *dirs;
+    size_t n_dirs;
+    double threshold;
+    uint32_t *voting[QR_BLAME_METHODS]; /* the voting directions of each method, by first loss */
+    size_t n_voting[QR_BLAME_METHODS];
+    uint32_t *culprit[QR_BLAME_METHODS]; /* per connection row: its culprit cable (NONE: none) */
+    /* scratch for the flag rule */
+    double *votes, *left;
+    uint32_t *voters, *rank;
+    uint8_t *flagged, *removed;
+    uint32_t *order, *sort_tmp;
+} qr_blame_ctx;
+typedef qr_blame_ctx ctx;
+
+/* The result of the flag rule on a set of voting directions. */
+typedef struct rule_out {
+    double total;
+    uint32_t flagged;
+} rule_out;
+
+/* Cables by votes, most first (ties by cable index). */
+static int cmp_rank(const void *a, const void *b, void *votes_)
+{
+    const double *votes = votes_;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (votes[x] != votes[y])
+        return votes[x] > votes[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Votes, ranks and 007's flags from the directions voters[0..n). */
+static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
+{
+    rule_out r = {0};
+    uint32_t nc = c->n_cables;
+    memset(c->votes, 0, nc * sizeof *c->votes);
+    memset(c->voters, 0, nc * sizeof *c->voters);
+    memset(c->flagged, 0, nc);
+    memset(c->removed, 0, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        const dir_info *d = &c->dirs[voting[i]];
+        for (uint32_t h = 0; h < d->hops; h++) {
+            c->votes[d->cables[h]] += 1.0 / d->hops;
+            c->voters[d->cables[h]]++;
+        }
+        r.total += 1.0;
+    }
+    for (uint32_t i = 0; i < nc; i++)
+        c->order[i] = i;
+    qri_sort_buf(c->order, nc, sizeof *c->order, cmp_rank, c->votes, c->sort_tmp);
+    for (uint32_t i = 0; i < nc; i++)
+        c->rank[c->order[i]] = c->votes[c->order[i]] > 0 ? i + 1 : 0;
+    /* Algorithm 1: flag the top link while it holds threshold of all votes; remove its voters */
+    double *left = c->left;
+    memcpy(left, c->votes, nc * sizeof *left);
+    for (;;) {
+        uint32_t best = NONE;
+        for (uint32_t i = 0; i < nc; i++)
+            if (!c->flagged[i] && left[i] > 0 && (best == NONE || left[i] > left[best]))
+                best = i;
+        if (best == NONE || left[best] < c->threshold * r.total - 1e-12)
+            break;
+        c->flagged[best] = 1;
+        r.flagged++;
+        for (size_t i = 0; i < n; i++) {
+            const dir_info *d = &c->dirs[voting[i]];
+            int crosses = 0;
+            for (uint32_t h = 0; h < d->hops; h++)
+                crosses |= d->cables[h] == best;
+            if (!crosses || c->removed[i])
+                continue;
+            c->removed[i] = 1;
+            for (uint32_t h = 0; h < d->hops; h++)
+                left[d->cables[h]] -= 1.0 / d->hops;
+        }
+    }
+    return r;
+}
+
+static double ratio(uint32_t a, uint32_t b)
+{
+    return b ? (double)a / b : NAN;
+}
+
+/* Voting directions by their first loss (method 0) or first unexplained loss (1); ties by id. */
+typedef struct by_loss {
+    const dir_info *dirs;
+    int method;
+} by_loss;
+static int cmp_first_loss(const void *a, const void *b, void *ctx_)
+{
+    const by_loss *k = ctx_;
+    const dir_info *x = &k->dirs[*(const uint32_t *)a], *y = &k->dirs[*(const uint32_t *)b];
+    int64_t tx = k->method ? x->first_unexplained : x->first_loss;
+    int64_t ty = k->method ? y->first_unexplained : y->first_loss;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The packets a tagged replay dropped, sorted; drops per directed link and per direction's path
+ * position. */
+static int read_replay(const char *path, ctx *c, uint64_t **ids, size_t *n, uint64_t *link_drops,
+                       char *errbuf)
+{
+    qr_arrival_reader *r = NULL;
+    int rc = qr_arrival_reader_open(&r, path, errbuf);
+    size_t cap = 0;
+    *ids = NULL;
+    *n = 0;
+    qr_arrival a;
+    while (!rc && (rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
+        if (a.decision == QR_ADMIT)
+            continue;
+        const qr_topology *t = c->topo;
+        if (a.sw >= qr_topology_switches(t) || a.port >= qr_topology_ports(t, a.sw)) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: an arrival at switch %u port %u, which the recording's topology does "
+                         "not have",
+                         path, a.sw, a.port);
+            break;
+        }
+        uint32_t link = qr_topology_port_link(t, a.sw, a.port), dir = qr_packet_id_dir(a.packet);
+        link_drops[link]++;
+        dir_info *d = dir < c->n_dirs ? &c->dirs[dir] : NULL;
+        for (uint32_t h = 0; d && h < d->hops; h++)
+            if (d->cables[h] == c->cable_of[link]) {
+                d->replay_drops[h]++;
+                break;
+            }
+        if (qri_grow((void **)ids, &cap, *n, sizeof **ids, 1024)) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            break;
+        }
+        (*ids)[(*n)++] = a.packet;
+    }
+    qr_arrival_reader_close(r);
+    if (rc == QR_END)
+        rc = QR_OK;
+    if (!rc && *n)
+        qsort(*ids, *n, sizeof **ids, cmp_u64);
+    return rc;
+}
+
+static int contains(const uint64_t *ids, size_t n, uint64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ids[lo] == id;
+}
+
+static const char *layer_of(qr_node a, qr_node b)
+{
+    if (a.kind == QR_NODE_HOST || b.kind == QR_NODE_HOST)
+        return "host-edge";
+    if (a.kind == QR_NODE_CORE || b.kind == QR_NODE_CORE)
+        return "agg-core";
+    return "edge-agg";
+}
+
+/* The culprit of direction d: the cable on its path with the most votes (first on ties). */
+static uint32_t culprit_of(const dir_info *d, const double *votes)
+{
+    uint32_t best = NONE;
+    for (uint32_t h = 0; h < d->hops; h++)
+        if (votes[d->cables[h]] > 0 && (best == NONE || votes[d->cables[h]] > votes[best]))
+            best = d->cables[h];
+    return best;
+}
+
+/* The path position with the most of counts[] (first on ties); NONE if all are 0. */
+static uint32_t most(const uint32_t *counts, uint32_t hops)
+{
+    uint32_t best = NONE;
+    for (uint32_t h = 0; h < hops; h++)
+        if (counts[h] && (best == NONE || counts[h] > counts[best]))
+            best = h;
+    return best;
+}
+
+static void ctx_free(qr_blame_ctx *c)
+{
+    if (!c)
+        return;
+    qr_topology_destroy(c->topo);
+    free(c->cable_of);
+    free(c->cable_link);
+    free(c->dirs);
+    free(c->votes);
+    free(c->left);
+    free(c->voters);
+    free(c->rank);
+    free(c->flagged);
+    free(c->removed);
+    free(c->order);
+    free(c->sort_tmp);
+    for (int m = 0; m < QR_BLAME_METHODS; m++) {
+        free(c->voting[m]);
+        free(c->culprit[m]);
+    }
+    free(c);
+}
+
+/* The cable table (each pair of directed links, numbered by the lower id) and its rows. */
+static void make_cables(qr_blame_ctx *c, qr_blame *out)
+{
+    const qr_topology *t = c->topo;
+    uint32_t n_links = qr_topology_links(t), nc = 0;
+    for (uint32_t l = 0; l < n_links; l++) {
+        uint32_t rev = qr_topology_link_reverse(t, l);
+        if (rev < l)
+            continue;
+        c->cable_of[l] = c->cable_of[rev] = nc;
+        c->cable_link[nc] = l;
+        qr_row_blame_link *row = &out->links[nc];
+        qr_node a, b;
+        uint32_t port;
+        qr_topology_link_ends(t, l, &a, &b, &port);
+        if (a.kind > b.kind || (a.kind == b.kind && a.index > b.index)) { /* lower end first */
+            qr_node x = a;
+            a = b;
+            b = x;
+        }
+        char an[16], bn[16];
+        row->link = l;
+        snprintf(row->name, sizeof row->name, "%s-%s", qr_topology_node_name(a, an, sizeof an),
+                 qr_topology_node_name(b, bn, sizeof bn));
+        snprintf(row->layer, sizeof row->layer, "%s", layer_of(a, b));
+        row->a = a.index;
+        row->b = b.index;
+        nc++;
+    }
+    out->n_links = nc;
+}
+
+/* The losses hosts detected, per direction (and those the replay did not drop). */
+static int count_losses(qr_blame_ctx *c, const qr_recording *rec, const uint64_t *replay_ids,
+                        size_t n_replay, qr_blame *out, char *errbuf)
+{
+    for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(rec, h, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (!p[i].drop_tag || p[i].dir >= c->n_dirs)
+                continue;
+            dir_info *x = &c->dirs[p[i].dir];
+            if (!x->routed)
+                return qri_err(errbuf, QR_EVALUE,
+                               "direction %u (flow %u) lost packets but has no route in the "
+                               "recording's topology: are its hosts the topology's?",
+                               p[i].dir, qr_dir_flow(p[i].dir));
+            if (!x->losses || p[i].pk.time_ns < x->first_loss)
+                x->first_loss = p[i].pk.time_ns;
+            x->losses++;
+            out->losses++;
+            if (out->has_replay &&
+                !contains(replay_ids, n_replay, qr_packet_id(p[i].dir, p[i].seq))) {
+                if (!x->unexplained || p[i].pk.time_ns < x->first_unexplained)
+                    x->first_unexplained = p[i].pk.time_ns;
+                x->unexplained++;
+                out->unexplained++;
+            }
+        }
+    }
+    return QR_OK;
+}
+
+/* The detection curve of method m (the rule on the first k voters, every k up to 400, then about
+ * 200 steps) and the rule on all of them. Scores are left to the scorer: with no truth, a flagged
+ * link is not known to be right (precision 0 of what was flagged, recall and the detection points
+ * unknown). */
+static int rule_curve(qr_blame_ctx *c, int m, qr_blame *out, size_t *cap)
+{
+    size_t total = c->n_voting[m];
+    for (size_t k = 1; k <= total;) {
+        rule_out r = flag_rule(c, c->voting[m], k);
+        if (qri_grow((void **)&out->curve, cap, out->n_curve, sizeof *out->curve, 256))
+            return QR_ENOMEM;
+        qr_row_blame_curve *row = &out->curve[out->n_curve++];
+        memset(row, 0, sizeof *row);
+        snprintf(row->method, sizeof row->method, "%s", qr_blame_method_name(m));
+        row->connections = (uint32_t)k;
+        row->flagged = r.flagged;
+        row->precision = ratio(0, r.flagged);
+        row->recall = ratio(0, 0);
+        size_t step = k < 400 ? 1 : total / 200 + 1;
+        k = k < total && k + step > total ? total : k + step;
+    }
+    rule_out r = flag_rule(c, c->voting[m], total);
+    qr_row_blame_summary *sm = &out->summary[m];
+    snprintf(sm->method, sizeof sm->method, "%s", qr_blame_method_name(m));
+    sm->connections = (uint32_t)total;
+    sm->votes = r.total;
+    sm->flagged = r.flagged;
+    sm->precision = ratio(0, r.flagged);
+    sm->recall = ratio(0, 0);
+    sm->culprit_accuracy = ratio(0, 0);
+    for (uint32_t i = 0; i < out->n_links; i++) {
+        qr_row_blame_link *row = &out->links[i];
+        if (m == 0) {
+            row->votes = c->votes[i];
+            row->voters = c->voters[i];
+            row->rank = c->rank[i];
+            row->flagged = c->flagged[i];
+        } else {
+            row->replay_votes = c->votes[i];
+            row->replay_voters = c->voters[i];
+            row->replay_rank = c->rank[i];
+            row->replay_flagged = c->flagged[i];
+        }
+    }
+    return QR_OK;
+}
+
+/* Per connection: every direction that voted by 007. Its 007 culprit is the most voted cable on
+ * its path; from the replay, the cable where the replay dropped most of its lost packets, else
+ * (losses congestion does not explain) the most voted by the replay's votes. */
+static int culprits(qr_blame_ctx *c, const qr_flow_table *flows, qr_blame *out)
+{
+    size_t n = c->n_voting[0] ? c->n_voting[0] : 1;
+    uint32_t nc = (uint32_t)out->n_links;
+    out->conns = calloc(n, sizeof *out->conns);
+    c->culprit[0] = malloc(n * sizeof *c->culprit[0]);
+    c->culprit[1] = malloc(n * sizeof *c->culprit[1]);
+    double *votes[2] = {calloc(nc ? nc : 1, sizeof(double)), calloc(nc ? nc : 1, sizeof(double))};
+    int rc = QR_OK;
+    if (!out->conns || !c->culprit[0] || !c->culprit[1] || !votes[0] || !votes[1]) {
+        rc = QR_ENOMEM;
+        goto done;
+    }
+    for (uint32_t i = 0; i < nc; i++) {
+        votes[0][i] = out->links[i].votes;
+        votes[1][i] = out->links[i].replay_votes;
+    }
+    for (size_t k = 0; k < c->n_voting[0]; k++) {
+        uint32_t d = c->voting[0][k];
+        const dir_info *x = &c->dirs[d];
+        qr_row_blame_conn *row = &out->conns[out->n_conns];
+        row->dir = d;
+        row->flow = qr_dir_flow(d);
+        row->src = qr_flow_table_dir_src(flows, d);
+        row->dst = qr_flow_table_dir_dst(flows, d);
+        row->first_loss_ns = x->first_loss;
+        row->losses = x->losses;
+        row->unexplained = x->unexplained;
+        row->hops = x->hops;
+        uint32_t cul[2] = {culprit_of(x, votes[0]), NONE};
+        if (out->has_replay) {
+            uint32_t h = most(x->replay_drops, x->hops);
+            cul[1] = h != NONE ? x->cables[h] : culprit_of(x, votes[1]);
+        }
+        if (cul[0] != NONE)
+            snprintf(row->culprit, sizeof row->culprit, "%s", out->links[cul[0]].name);
+        if (cul[1] != NONE)
+            snprintf(row->replay_culprit, sizeof row->replay_culprit, "%s",
+                     out->links[cul[1]].name);
+        row->correct = row->replay_correct = -1;
+        c->culprit[0][out->n_conns] = cul[0];
+        c->culprit[1][out->n_conns] = cul[1];
+        out->n_conns++;
+    }
+done:
+    free(votes[0]);
+    free(votes[1]);
+    return rc;
+}
+
+int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out, char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    qr_blame_opts_default(&out->opts);
+    if (o)
+        out->opts = *o;
+    if (!(out->opts.threshold > 0 && out->opts.threshold < 1))
+        return qri_err(errbuf, QR_EINVAL, "the flag threshold must lie between 0 and 1");
+    const qr_scenario *s = qr_recording_scenario(rec);
+    const qr_flow_table *flows = qr_recording_flows(rec);
+    uint64_t *link_drops = NULL, *replay_ids = NULL;
+    size_t n_replay = 0;
+    qr_blame_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    out->ctx = c;
+    int rc = qr_topology_of_config(&c->topo, qr_scenario_config(s));
+    if (rc) {
+        qr_blame_free(out);
+        return qri_err(errbuf, rc, "the recording's topology is not valid");
+    }
+    const qr_topology *t = c->topo;
+    c->threshold = out->opts.threshold;
+    uint32_t n_links = qr_topology_links(t);
+    c->n_cables = n_links / 2;
+    c->n_dirs = qr_flow_table_directions(flows);
+    size_t nd = c->n_dirs ? c->n_dirs : 1;
+    c->cable_of = malloc(n_links * sizeof *c->cable_of);
+    c->cable_link = malloc(n_links * sizeof *c->cable_link);
+    c->dirs = calloc(nd, sizeof *c->dirs);
+    c->votes = calloc(c->n_cables, sizeof *c->votes);
+    c->left = calloc(c->n_cables, sizeof *c->left);
+    c->voters = calloc(c->n_cables, sizeof *c->voters);
+    c->rank = calloc(c->n_cables, sizeof *c->rank);
+    c->flagged = calloc(c->n_cables, 1);
+    c->removed = calloc(nd, 1);
+    c->order = calloc(c->n_cables, sizeof *c->order);
+    c->sort_tmp = calloc(c->n_cables, sizeof *c->sort_tmp);
+    link_drops = calloc(n_links, sizeof *link_drops);
+    out->links = calloc(c->n_cables, sizeof *out->links);
+    if (!c->cable_of || !c->cable_link || !c->dirs || !c->votes || !c->left || !c->voters ||
+        !c->rank || !c->flagged || !c->removed || !c->order || !c->sort_tmp || !link_drops ||
+        !out->links) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    make_cables(c, out);
+    for (size_t d = 0; d < c->n_dirs; d++) {
+        uint32_t links[MAX_PATH];
+        size_t n;
+        dir_info *x = &c->dirs[d];
+        if (qr_dir_links(flows, t, (uint32_t)d, links, MAX_PATH, &n) || n > MAX_PATH)
+            continue; /* counted below if it lost packets */
+        x->routed = 1;
+        x->hops = (uint32_t)n;
+        x->uplink = links[0];
+        for (size_t h = 0; h < n; h++)
+            x->cables[h] = c->cable_of[links[h]];
+    }
+    if (out->opts.arrivals) {
+        if (out->opts.progress)
+            out->opts.progress(out->opts.progress_ctx, "blame: reading the replay's drops");
+        rc = read_replay(out->opts.arrivals, c, &replay_ids, &n_replay, link_drops, errbuf);
+        if (rc)
+            goto done;
+        out->has_replay = 1;
+        for (uint32_t i = 0; i < out->n_links; i++)
+            out->links[i].replay_drops = link_drops[c->cable_link[i]] +
+                                         link_drops[qr_topology_link_reverse(t, c->cable_link[i])];
+    }
+    if ((rc = count_losses(c, rec, replay_ids, n_replay, out, errbuf)))
+        goto done;
+    /* the voters of each method, in the order of their first loss */
+    out->n_summary = out->has_replay ? 2 : 1;
+    size_t cap = 0;
+    for (size_t m = 0; m < out->n_summary; m++) {
+        c->voting[m] = malloc(nd * sizeof *c->voting[m]);
+        if (!c->voting[m]) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t d = 0; d < c->n_dirs; d++)
+            if (m ? c->dirs[d].unexplained : c->dirs[d].losses)
+                c->voting[m][c->n_voting[m]++] = (uint32_t)d;
+        by_loss key = {c->dirs, (int)m};
+        if (qri_sort(c->voting[m], c->n_voting[m], sizeof *c->voting[m], cmp_first_loss, &key) ||
+            rule_curve(c, (int)m, out, &cap)) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if (culprits(c, flows, out))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+done:
+    free(link_drops);
+    free(replay_ids);
+    if (rc)
+        qr_blame_free(out);
+    return rc;
+}
+
+void qr_blame_free(qr_blame *b)
+{
+    if (!b)
+        return;
+    free(b->links);
+    free(b->conns);
+    free(b->curve);
+    ctx_free(b->ctx);
+    memset(b, 0, sizeof *b);
+}
+
+const qr_topology *qr_blame_topology(const qr_blame *b)
+{
+    return b->ctx ? b->ctx->topo : NULL;
+}
+
+size_t qr_blame_directions(const qr_blame *b)
+{
+    return b->ctx ? b->ctx->n_dirs : 0;
+}
+
+uint32_t qr_blame_cable_of(const qr_blame *b, uint32_t link)
+{
+    return b->ctx && link < qr_topology_links(b->ctx->topo) ? b->ctx->cable_of[link] : NONE;
+}
+
+int qr_blame_path(const qr_blame *b, uint32_t dir, const uint32_t **cables, uint32_t *hops,
+                  uint32_t *uplink)
+{
+    if (!b->ctx || dir >= b->ctx->n_dirs || !b->ctx->dirs[dir].routed)
+        return QR_ENOTFOUND;
+    const dir_info *d = &b->ctx->dirs[dir];
+    *cables = d->cables;
+    *hops = d->hops;
+    if (uplink)
+        *uplink = d->uplink;
+    return QR_OK;
+}
+
+uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method)
+{
+    if (!b->ctx || conn >= b->n_conns || method < 0 || (size_t)method >= b->n_summary)
+        return NONE;
+    return b->ctx->culprit[method][conn];
+}
+
+uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, uint8_t *flagged)
+{
+    qr_blame_ctx *c = b->ctx;
+    if (!c || method < 0 || (size_t)method >= b->n_summary)
+        return 0;
+    if (k > c->n_voting[method])
+        k = c->n_voting[method];
+    rule_out r = flag_rule(c, c->voting[method], k);
+    if (rank)
+        memcpy(rank, c->rank, c->n_cables * sizeof *rank);
+    if (flagged)
+        memcpy(flagged, c->flagged, c->n_cables);
+    return r.flagged;
+}
+
+int qr_blame_write(const char *path, const qr_scenario *s, const qr_blame *b, char *errbuf)
+{
+    qr_h5 *f = NULL;
+    int rc;
+    QRI_TRY(qr_h5_create(&f, path, errbuf));
+    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay blame", errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/", "threshold", b->opts.threshold, errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", b->opts.arrivals ? b->opts.arrivals : "", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "truth", b->truth, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "losses", b->losses, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "unexplained", b->unexplained, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/links", &qr_schema_blame_link, b->links, b->n_links, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/connections", &qr_schema_blame_conn, b->conns, b->n_conns, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/curve", &qr_schema_blame_curve, b->curve, b->n_curve, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_blame_summary, b->summary, b->n_summary,
+                             errbuf));
+    return qr_h5_commit(f, errbuf);
+fail:
+    qr_h5_abort(f);
+    return rc;
+}
+
+static int cmp_votes(const void *a, const void *b, void *links_)
+{
+    const qr_row_blame_link *links = links_;
+    const qr_row_blame_link *x = &links[*(const uint32_t *)a], *y = &links[*(const uint32_t *)b];
+    if (x->rank != y->rank)
+        return x->rank == 0 ? 1 : y->rank == 0 ? -1 : (x->rank < y->rank ? -1 : 1);
+    return 0;
+}
+
+static void pct(FILE *out, double v)
+{
+    if (isnan(v))
+        fprintf(out, "%8s", "-");
+    else
+        fprintf(out, "%7.1f%%", 100 * v);
+}
+
+void qr_blame_print(const qr_blame *b, size_t top, FILE *out)
+{
+    uint32_t *order = malloc((b->n_links ? b->n_links : 1) * sizeof *order);
+    if (!order)
+        return;
+    for (uint32_t i = 0; i < b->n_links; i++)
+        order[i] = i;
+    if (qri_sort(order, b->n_links, sizeof *order, cmp_votes, b->links)) {
+        free(order);
+        return;
+    }
+    fprintf(out, "links by 007 votes (%u directions with detected losses, %llu losses",
+            b->summary[0].connections, (unsigned long long)b->losses);
+    if (b->has_replay)
+        fprintf(out, "; %llu the replay could not place", (unsigned long long)b->unexplained);
+    fprintf(out, ")\n");
+    fprintf(out, "%4s  %-12s %-9s %8s %6s %4s", "rank", "link", "layer", "votes", "voters", "flag");
+    if (b->has_replay)
+        fprintf(out, " %8s %4s %6s", "replay", "flag", "r.drop");
+    if (b->has_truth)
+        fprintf(out, "  %-6s %8s %8s", "truth", "fault", "congest");
+    fputc('\n', out);
+    for (size_t k = 0; k < b->n_links && k < top; k++) {
+        const qr_row_blame_link *l = &b->links[order[k]];
+        if (!l->rank)
+            break;
+        fprintf(out, "%4u  %-12s %-9s %8.2f %6u %4s", l->rank, l->name, l->layer, l->votes,
+                l->voters, l->flagged ? "*" : "");
+        if (b->has_replay)
+            fprintf(out, " %8.2f %4s %6llu", l->replay_votes, l->replay_flagged ? "*" : "",
+                    (unsigned long long)l->replay_drops);
+        if (b->has_truth)
+            fprintf(out, "  %-6s %8llu %8llu", l->faulty ? "FAULTY" : "",
+                    (unsigned long long)l->fault_drops, (unsigned long long)l->congestion_drops);
+        fputc('\n', out);
+    }
+    free(order);
+    fprintf(out, "\n%-7s %8s %8s %8s %9s %9s %9s %8s %7s\n", "method", "voters", "flagged",
+            "faulty", "precision", "recall", "culprits", "detect@", "rank1@");
+    for (size_t m = 0; m < b->n_summary; m++) {
+        const qr_row_blame_summary *s = &b->summary[m];
+        fprintf(out, "%-7s %8u %8u %8u ", s->method, s->connections, s->flagged, s->faulty);
+        if (b->has_truth) {
+            pct(out, s->precision);
+            fputs("  ", out);
+            pct(out, s->recall);
+            fputs("  ", out);
+            pct(out, s->culprit_accuracy);
+            fprintf(out, " %8u %7u\n", s->detect_after, s->rank1_after);
+        } else {
+            fprintf(out, "%9s %9s %9s %8s %7s\n", "-", "-", "-", "-", "-");
+        }
+    }
+    if (b->has_truth)
+        fprintf(out,
+                "precision/recall: of the flagged links, against the links with a planted gray or "
+                "blackhole fault;\nculprits: connections whose culprit is the link that really "
+                "dropped most of their packets\n(of %u with a drop in truth); detect@/rank1@: "
+                "voting connections after which every faulty\nlink stays flagged / a faulty link "
+                "stays first (0: never)\n",
+                b->summary[0].scored);
+}

@@ -1,0 +1,845 @@
+/* qreplay: per-hop traces, the drop debugger and the latency profiler of qreplay trace
+ * (hoptrace.h). Two passes over the arrival log: the first gathers each recorded packet's hop tests
+ * and fate so the expression can be evaluated per packet; the second keeps the matched packets'
+ * hops, drops and queueing. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qreplay/buffer.h"
+#include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/hoptrace.h"
+#include "qreplay/linkfault.h"
+#include "qreplay/metrics.h"
+#include "qreplay/topology.h"
+#include "qreplay/trace.h"
+
+#include "internal.h"
+#include "map.h"
+
+#define NOT_KEPT UINT32_MAX
+
+typedef struct pstate {
+    const qr_rec_packet *rp; /* NULL: no such recorded packet */
+    uint64_t atoms;
+    int64_t first_ns, last_ns, queue_ns;
+    uint32_t hops, hop2, rank, drop_sw, drop_port;
+    uint8_t fate, retransmit, detected, matched;
+} pstate;
+
+typedef struct group {
+    uint32_t hop, sw, port;
+    int64_t *v;
+    size_t n, cap;
+    double sum;
+} group;
+
+typedef struct ctx {
+    const qr_recording *rec;
+    const qr_flow_table *ft;
+    const qr_config *c;
+    qr_topology *topo;
+    qr_match *m;
+    size_t n_dirs;
+    size_t *off;    /* n_dirs + 1: the first slot of each direction */
+    pstate *st;     /* one per slot */
+    uint64_t *rate; /* per port: port_base[sw] + port */
+    uint32_t *port_base;
+    uint8_t *dirfaulty; /* per directed link: a gray or blackhole fault */
+    qri_map groups;
+    group *g;
+    size_t n_g, cap_g;
+    size_t cap_hops, cap_drops;
+} ctx;
+
+void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->match = "all";
+    o->limit = 1000;
+}
+
+void qr_hoptrace_free(qr_hoptrace *t)
+{
+    free(t->packets);
+    free(t->hops);
+    free(t->drops);
+    free(t->profile);
+    memset(t, 0, sizeof *t);
+}
+
+static void say(const qr_hoptrace_opts *o, int pass, uint64_t done, uint64_t of)
+{
+    if (!o->progress)
+        return;
+    char line[160];
+    if (of)
+        snprintf(line, sizeof line, "pass %d: %" PRIu64 " of %" PRIu64 " arrivals", pass, done, of);
+    else
+        snprintf(line, sizeof line, "pass %d: %" PRIu64 " arrivals", pass, done);
+    o->progress(o->progress_ctx, line);
+}
+
+/* Slots for every recorded packet, by direction then number; each packet's retransmission mark. */
+static int index_packets(ctx *x, char *errbuf)
+{
+    x->n_dirs = qr_flow_table_directions(x->ft);
+    x->off = calloc(x->n_dirs + 1, sizeof *x->off);
+    qr_seq_state *seq = calloc(x->n_dirs ? x->n_dirs : 1, sizeof *seq);
+    if (!x->off || !seq) {
+        free(seq);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    uint32_t hosts = qr_recording_hosts(x->rec);
+    for (uint32_t h = 0; h < hosts; h++) {
+        size_t n;
+        const qr_rec_packet *pk = qr_recording_packets(x->rec, h, &n);
+        for (size_t i = 0; i < n; i++)
+            if (pk[i].dir < x->n_dirs && pk[i].seq + (size_t)1 > x->off[pk[i].dir + 1])
+                x->off[pk[i].dir + 1] = pk[i].seq + (size_t)1;
+    }
+    for (size_t d = 0; d < x->n_dirs; d++)
+        x->off[d + 1] += x->off[d];
+    x->st = calloc(x->off[x->n_dirs] ? x->off[x->n_dirs] : 1, sizeof *x->st);
+    if (!x->st) {
+        free(seq);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    for (uint32_t h = 0; h < hosts; h++) {
+        size_t n;
+        const qr_rec_packet *pk = qr_recording_packets(x->rec, h, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (pk[i].dir >= x->n_dirs)
+                continue;
+            pstate *s = &x->st[x->off[pk[i].dir] + pk[i].seq];
+            uint64_t rel;
+            s->rp = &pk[i];
+            s->retransmit = (uint8_t)qr_seq_step(&seq[pk[i].dir], pk[i].pk.tcp_flags, pk[i].pk.seq,
+                                                 qr_tcp_payload(&pk[i].pk), &rel);
+            s->rank = NOT_KEPT;
+            s->first_ns = INT64_MIN;
+        }
+    }
+    free(seq);
+    return QR_OK;
+}
+
+/* Each switch port's rate ([faults] rate faults in the runtime's log) and the links with gray or
+ * blackhole faults. */
+static int port_rates(ctx *x, int runtime, char *errbuf)
+{
+    uint32_t n_sw = qr_topology_switches(x->topo), n = 0;
+    x->port_base = calloc(n_sw + 1, sizeof *x->port_base);
+    if (!x->port_base)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (uint32_t s = 0; s < n_sw; s++) {
+        x->port_base[s] = n;
+        n += qr_topology_ports(x->topo, s);
+    }
+    x->port_base[n_sw] = n;
+    x->rate = malloc((n ? n : 1) * sizeof *x->rate);
+    x->dirfaulty = calloc(qr_topology_links(x->topo) + 1, 1);
+    if (!x->rate || !x->dirfaulty)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        x->rate[i] = x->c->links.rate_bps;
+    qr_link_fault_texts lft = {
+        {x->c->faults.link[0], x->c->faults.link[1], x->c->faults.link[2], x->c->faults.link[3]}};
+    qr_link_faults *lf = NULL;
+    int rc = qr_link_faults_create(&lf, &lft, x->topo, x->c->run.seed, errbuf);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < qr_link_faults_count(lf); i++) {
+        uint32_t link;
+        const qr_link_fault *f = qr_link_faults_get(lf, i, &link);
+        qr_node from, to;
+        uint32_t port;
+        qr_topology_link_ends(x->topo, link, &from, &to, &port);
+        if (f->kind == QR_LINK_GRAY || f->kind == QR_LINK_BLACKHOLE)
+            x->dirfaulty[link] = 1;
+        else if (f->kind == QR_LINK_RATE && runtime && from.kind != QR_NODE_HOST)
+            x->rate[x->port_base[from.index] + port] = f->rate_bps;
+    }
+    qr_link_faults_destroy(lf);
+    return QR_OK;
+}
+
+static pstate *state_of(ctx *x, uint64_t packet)
+{
+    uint32_t dir = qr_packet_id_dir(packet), seq = qr_packet_id_seq(packet);
+    if (dir >= x->n_dirs || x->off[dir] + seq >= x->off[dir + 1])
+        return NULL;
+    pstate *s = &x->st[x->off[dir] + seq];
+    return s->rp ? s : NULL;
+}
+
+static int check_place(ctx *x, const qr_arrival *a, uint64_t record, const char *path, char *errbuf)
+{
+    if (a->sw < qr_topology_switches(x->topo) && a->port < qr_topology_ports(x->topo, a->sw))
+        return QR_OK;
+    return qri_err(errbuf, QR_EVALUE,
+                   "%s: record %" PRIu64 ": switch %u port %u is not in the recording's topology "
+                   "(a log of another network?)",
+                   path, record, a->sw, a->port);
+}
+
+static int64_t queue_ns_of(const ctx *x, const qr_arrival *a)
+{
+    return qri_wire_ns(a->queue_bytes, x->rate[x->port_base[a->sw] + a->port]);
+}
+
+static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, char *errbuf)
+{
+    qr_arrival_reader *r;
+    int rc = qr_arrival_reader_open(&r, o->arrivals, errbuf);
+    if (rc)
+        return rc;
+    qr_arrival a;
+    while ((rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
+        sum->arrivals++;
+        if ((rc = check_place(x, &a, sum->arrivals, o->arrivals, errbuf)))
+            break;
+        if (sum->arrivals % 1000000 == 0)
+            say(o, 1, sum->arrivals, 0);
+        pstate *s = state_of(x, a.packet);
+        if (!s) {
+            sum->unknown_arrivals++;
+            continue;
+        }
+        int64_t q = queue_ns_of(x, &a);
+        if (!s->hops++)
+            s->first_ns = a.time_ns;
+        s->last_ns = a.time_ns;
+        s->atoms |= qr_match_hop(x->m, &a, q);
+        if (a.decision == QR_ADMIT) {
+            s->queue_ns += q;
+        } else if (!s->fate) {
+            s->fate = a.decision;
+            s->drop_sw = a.sw;
+            s->drop_port = a.port;
+        }
+    }
+    qr_arrival_reader_close(r);
+    if (rc == QR_END)
+        return QR_OK;
+    return rc;
+}
+
+static int cmp_first(const void *pa, const void *pb)
+{
+    const pstate *a = *(pstate *const *)pa, *b = *(pstate *const *)pb;
+    if (a->first_ns != b->first_ns)
+        return a->first_ns < b->first_ns ? -1 : 1;
+    uint64_t ia = qr_packet_id(a->rp->dir, a->rp->seq), ib = qr_packet_id(b->rp->dir, b->rp->seq);
+    return ia < ib ? -1 : ia > ib;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Evaluate every recorded packet; keep the first `limit` matched ones that reached a switch. */
+static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errbuf)
+{
+    size_t slots = x->off[x->n_dirs], n = 0, cap = 0;
+    pstate **seen = NULL;
+    qr_row_hop_summary *sum = &out->summary;
+    for (size_t i = 0; i < slots; i++) {
+        pstate *s = &x->st[i];
+        if (!s->rp)
+            continue;
+        sum->packets++;
+        uint64_t id = qr_packet_id(s->rp->dir, s->rp->seq);
+        s->detected = (uint8_t)qr_recording_detected(x->rec, id);
+        qr_match_packet mp = {id,
+                              s->rp->dir,
+                              qr_flow_table_dir_src(x->ft, s->rp->dir),
+                              qr_flow_table_dir_dst(x->ft, s->rp->dir),
+                              &s->rp->pk,
+                              s->retransmit,
+                              s->detected,
+                              s->first_ns,
+                              s->atoms};
+        if (!qr_match_eval(x->m, &mp))
+            continue;
+        s->matched = 1;
+        sum->matched++;
+        if (!s->hops) {
+            sum->unseen++;
+            continue;
+        }
+        if (s->fate)
+            sum->dropped++;
+        else
+            sum->delivered++;
+        if (qri_grow((void **)&seen, &cap, n, sizeof *seen, 256)) {
+            free(seen);
+            return qri_err(errbuf, QR_ENOMEM, "out of memory");
+        }
+        seen[n++] = s;
+    }
+    if (n)
+        qsort(seen, n, sizeof *seen, cmp_first);
+    size_t keep = o->limit && o->limit < n ? o->limit : n;
+    out->packets = calloc(keep ? keep : 1, sizeof *out->packets);
+    int64_t *path = malloc((sum->delivered ? sum->delivered : 1) * sizeof *path);
+    if (!out->packets || !path) {
+        free(seen);
+        free(path);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    size_t n_path = 0;
+    double path_sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        pstate *s = seen[i];
+        if (!s->fate) {
+            path[n_path++] = s->queue_ns;
+            path_sum += (double)s->queue_ns;
+        }
+        if (i >= keep)
+            continue;
+        s->rank = (uint32_t)i;
+        const qr_packet *k = &s->rp->pk;
+        qr_row_hop_packet *r = &out->packets[i];
+        r->packet = qr_packet_id(s->rp->dir, s->rp->seq);
+        r->dir = s->rp->dir;
+        r->flow = qr_dir_flow(r->dir);
+        r->src = qr_flow_table_dir_src(x->ft, r->dir);
+        r->dst = qr_flow_table_dir_dst(x->ft, r->dir);
+        r->sport = k->src_port;
+        r->dport = k->dst_port;
+        r->flags = k->tcp_flags;
+        r->retransmit = s->retransmit;
+        r->detected = s->detected;
+        r->fate = s->fate;
+        r->seq = k->seq;
+        r->payload = qr_tcp_payload(k);
+        r->bytes = k->ip_len;
+        r->sent_ns = k->time_ns;
+        r->first_ns = s->first_ns;
+        r->last_ns = s->last_ns;
+        r->hops = s->hops;
+        r->queue_ns = s->queue_ns;
+        r->drop_switch = s->fate ? s->drop_sw : 0;
+        r->drop_port = s->fate ? s->drop_port : 0;
+    }
+    out->n_packets = keep;
+    sum->kept = keep;
+    qsort(path, n_path, sizeof *path, cmp_i64);
+    sum->queue_mean_ns = n_path ? path_sum / (double)n_path : 0;
+    sum->queue_p99_ns = qr_percentile_i64(path, n_path, 0.99);
+    sum->queue_max_ns = n_path ? path[n_path - 1] : 0;
+    free(path);
+    free(seen);
+    return QR_OK;
+}
+
+static int profile_add(ctx *x, uint32_t hop, const qr_arrival *a, int64_t q)
+{
+    uint64_t key = qr_queue_key(a->sw, a->port);
+    void **slot = qri_map_slot(&x->groups, hop, key);
+    size_t gi;
+    if (slot) {
+        gi = (size_t)(uintptr_t)*slot - 1;
+    } else {
+        if (qri_grow((void **)&x->g, &x->cap_g, x->n_g, sizeof *x->g, 16))
+            return QR_ENOMEM;
+        gi = x->n_g++;
+        x->g[gi] = (group){hop, a->sw, a->port, NULL, 0, 0, 0};
+        if (qri_map_put(&x->groups, hop, key, (void *)(uintptr_t)(gi + 1)))
+            return QR_ENOMEM;
+    }
+    group *g = &x->g[gi];
+    if (qri_grow((void **)&g->v, &g->cap, g->n, sizeof *g->v, 64))
+        return QR_ENOMEM;
+    g->v[g->n++] = q;
+    g->sum += (double)q;
+    return QR_OK;
+}
+
+static int add_drop(ctx *x, qr_hoptrace *out, const pstate *s, const qr_arrival *a, uint32_t hop)
+{
+    if (qri_grow((void **)&out->drops, &x->cap_drops, out->n_drops, sizeof *out->drops, 64))
+        return QR_ENOMEM;
+    qr_row_hop_drop *d = &out->drops[out->n_drops++];
+    memset(d, 0, sizeof *d);
+    d->packet = a->packet;
+    d->dir = s->rp->dir;
+    d->flow = qr_dir_flow(d->dir);
+    d->src = qr_flow_table_dir_src(x->ft, d->dir);
+    d->dst = qr_flow_table_dir_dst(x->ft, d->dir);
+    d->hop = hop;
+    d->time_ns = a->time_ns;
+    d->sw = a->sw;
+    d->port = a->port;
+    d->bytes = a->bytes;
+    d->reason = a->decision;
+    d->tagged = a->tagged;
+    d->detected = s->detected;
+    d->retransmit = s->retransmit;
+    d->payload = qr_tcp_payload(&s->rp->pk);
+    d->queue_bytes = a->queue_bytes;
+    d->total_bytes = a->total_bytes;
+    d->threshold = a->threshold;
+    d->link = a->decision == QR_DROP_FAULT
+                  ? qr_fault_drop_link(x->topo, x->dirfaulty, a->sw, a->port, d->src)
+                  : qr_topology_port_link(x->topo, a->sw, a->port);
+    qr_topology_link_name(x->topo, d->link, d->link_name, sizeof d->link_name);
+    d->resent_ns = d->payload || (s->rp->pk.tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)) ? -1 : -2;
+    return QR_OK;
+}
+
+static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errbuf)
+{
+    qr_arrival_reader *r;
+    int rc = qr_arrival_reader_open(&r, o->arrivals, errbuf);
+    if (rc)
+        return rc;
+    qr_arrival a;
+    uint64_t record = 0;
+    while ((rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
+        if (++record % 1000000 == 0)
+            say(o, 2, record, out->summary.arrivals);
+        pstate *s = state_of(x, a.packet);
+        if (!s || !s->matched)
+            continue;
+        uint32_t hop = ++s->hop2;
+        int64_t q = queue_ns_of(x, &a);
+        if (s->rank != NOT_KEPT) {
+            if (qri_grow((void **)&out->hops, &x->cap_hops, out->n_hops, sizeof *out->hops, 256)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+            out->hops[out->n_hops++] = (qr_row_hop){
+                a.packet,   s->rp->dir, hop, a.time_ns,     a.sw,          a.port,     a.bytes,
+                a.decision, a.tagged,   q,   a.queue_bytes, a.total_bytes, a.threshold};
+        }
+        rc = a.decision == QR_ADMIT ? profile_add(x, hop, &a, q) : add_drop(x, out, s, &a, hop);
+        if (rc)
+            break;
+    }
+    qr_arrival_reader_close(r);
+    if (rc == QR_ENOMEM)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    return rc == QR_END ? QR_OK : rc;
+}
+
+/* Each drop's detection and the sender's next send of the same sequence. */
+static int resends(ctx *x, qr_hoptrace *out, char *errbuf)
+{
+    qri_map by_seq;
+    size_t *next = malloc((out->n_drops ? out->n_drops : 1) * sizeof *next);
+    if (!next || qri_map_init(&by_seq)) {
+        free(next);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    int rc = QR_OK;
+    for (size_t i = 0; i < out->n_drops && !rc; i++) {
+        const pstate *s = state_of(x, out->drops[i].packet);
+        if (!out->drops[i].payload && !(s->rp->pk.tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)))
+            continue; /* a pure ACK: nothing to resend */
+        void **slot = qri_map_slot(&by_seq, s->rp->dir, s->rp->pk.seq);
+        next[i] = slot ? (size_t)(uintptr_t)*slot : 0;
+        if (slot)
+            *slot = (void *)(uintptr_t)(i + 1);
+        else if (qri_map_put(&by_seq, s->rp->dir, s->rp->pk.seq, (void *)(uintptr_t)(i + 1)))
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    uint32_t hosts = qr_recording_hosts(x->rec);
+    for (uint32_t h = 0; h < hosts && !rc && out->n_drops; h++) {
+        size_t n;
+        const qr_rec_packet *pk = qr_recording_packets(x->rec, h, &n);
+        for (size_t i = 0; i < n; i++) {
+            const qr_packet *k = &pk[i].pk;
+            if (!qr_tcp_payload(k) && !(k->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)))
+                continue;
+            void *v = qri_map_get(&by_seq, pk[i].dir, k->seq);
+            for (size_t d = (size_t)(uintptr_t)v; d; d = next[d - 1]) {
+                qr_row_hop_drop *x2 = &out->drops[d - 1];
+                if (x2->resent_ns < 0 && qr_packet_id_seq(x2->packet) < pk[i].seq)
+                    x2->resent_ns = k->time_ns;
+            }
+        }
+    }
+    for (size_t i = 0; i < out->n_drops; i++) {
+        const qr_row_hop_drop *d = &out->drops[i];
+        qr_row_hop_summary *s = &out->summary;
+        s->detected += d->detected;
+        s->resent += d->resent_ns >= 0;
+        s->drops_threshold += d->reason == QR_DROP_THRESHOLD;
+        s->drops_buffer_full += d->reason == QR_DROP_BUFFER_FULL;
+        s->drops_tagged += d->reason == QR_DROP_TAGGED;
+        s->drops_fault += d->reason == QR_DROP_FAULT;
+    }
+    qri_map_free(&by_seq);
+    free(next);
+    return rc;
+}
+
+static int cmp_profile(const void *pa, const void *pb)
+{
+    const qr_row_hop_profile *a = pa, *b = pb;
+    if (a->hop != b->hop)
+        return a->hop < b->hop ? -1 : 1;
+    if (a->share != b->share)
+        return a->share > b->share ? -1 : 1;
+    if (a->packets != b->packets)
+        return a->packets > b->packets ? -1 : 1;
+    uint64_t ka = qr_queue_key(a->sw, a->port), kb = qr_queue_key(b->sw, b->port);
+    return ka < kb ? -1 : ka > kb;
+}
+
+static int cmp_drop(const void *pa, const void *pb)
+{
+    const qr_row_hop_drop *a = pa, *b = pb;
+    if (a->time_ns != b->time_ns)
+        return a->time_ns < b->time_ns ? -1 : 1;
+    return a->packet < b->packet ? -1 : a->packet > b->packet;
+}
+
+static int profile(ctx *x, qr_hoptrace *out, char *errbuf)
+{
+    out->profile = calloc(x->n_g ? x->n_g : 1, sizeof *out->profile);
+    if (!out->profile)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    double total = 0;
+    for (size_t i = 0; i < x->n_g; i++)
+        total += x->g[i].sum;
+    for (size_t i = 0; i < x->n_g; i++) {
+        group *g = &x->g[i];
+        qsort(g->v, g->n, sizeof *g->v, cmp_i64);
+        out->profile[i] = (qr_row_hop_profile){g->hop,
+                                               g->sw,
+                                               g->port,
+                                               g->n,
+                                               g->n ? g->sum / (double)g->n : 0,
+                                               qr_percentile_i64(g->v, g->n, 0.5),
+                                               qr_percentile_i64(g->v, g->n, 0.99),
+                                               g->n ? g->v[g->n - 1] : 0,
+                                               total > 0 ? g->sum / total : 0};
+    }
+    out->n_profile = x->n_g;
+    qsort(out->profile, out->n_profile, sizeof *out->profile, cmp_profile);
+    return QR_OK;
+}
+
+static void ctx_free(ctx *x)
+{
+    for (size_t i = 0; i < x->n_g; i++)
+        free(x->g[i].v);
+    free(x->g);
+    qri_map_free(&x->groups);
+    free(x->off);
+    free(x->st);
+    free(x->rate);
+    free(x->port_base);
+    free(x->dirfaulty);
+    qr_topology_destroy(x->topo);
+    qr_match_free(x->m);
+}
+
+int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
+                    char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    out->opts = *opts;
+    if (!opts->match)
+        out->opts.match = "all";
+    snprintf(out->match, sizeof out->match, "%s", out->opts.match);
+    if (!opts->arrivals)
+        return qri_err(errbuf, QR_EINVAL, "no arrival log to trace");
+    ctx x = {.rec = rec, .ft = qr_recording_flows(rec)};
+    x.c = qr_scenario_config(qr_recording_scenario(rec));
+    int rc = qri_map_init(&x.groups);
+    if (rc)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    rc = qr_match_parse(&x.m, out->opts.match, rec, errbuf);
+    if (!rc && (rc = qr_topology_of_config(&x.topo, x.c)))
+        qri_err(errbuf, rc, "cannot build the recording's topology");
+    if (!rc)
+        rc = port_rates(&x, opts->runtime, errbuf);
+    if (!rc)
+        rc = index_packets(&x, errbuf);
+    out->summary.buffer_bytes = x.c->buffer.size_bytes;
+    out->summary.rate_bps = x.c->links.rate_bps;
+    if (!rc)
+        rc = pass1(&x, &out->opts, &out->summary, errbuf);
+    if (!rc)
+        rc = select_packets(&x, &out->opts, out, errbuf);
+    if (!rc && out->summary.matched > out->summary.unseen)
+        rc = pass2(&x, &out->opts, out, errbuf);
+    if (!rc)
+        rc = resends(&x, out, errbuf);
+    if (!rc)
+        rc = profile(&x, out, errbuf);
+    if (!rc) {
+        /* hops come in log order; order them by packet (its rank) then hop */
+        qr_row_hop *sorted = malloc((out->n_hops ? out->n_hops : 1) * sizeof *sorted);
+        size_t *at = calloc(out->n_packets + 1, sizeof *at);
+        if (!sorted || !at) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        } else {
+            for (size_t i = 0; i < out->n_hops; i++)
+                at[state_of(&x, out->hops[i].packet)->rank + 1]++;
+            for (size_t i = 0; i < out->n_packets; i++)
+                at[i + 1] += at[i];
+            for (size_t i = 0; i < out->n_hops; i++)
+                sorted[at[state_of(&x, out->hops[i].packet)->rank]++] = out->hops[i];
+            free(out->hops);
+            out->hops = sorted;
+            sorted = NULL;
+        }
+        free(sorted);
+        free(at);
+        out->summary.hops_kept = out->n_hops;
+        if (out->n_drops)
+            qsort(out->drops, out->n_drops, sizeof *out->drops, cmp_drop);
+    }
+    ctx_free(&x);
+    if (rc)
+        qr_hoptrace_free(out);
+    return rc;
+}
+
+int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace *t, char *errbuf)
+{
+    qr_h5 *f = NULL;
+    int rc;
+    QRI_TRY(qr_h5_create(&f, path, errbuf));
+    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay trace", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "match", t->match, errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", t->opts.arrivals ? t->opts.arrivals : "", errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "runtime", (uint64_t)t->opts.runtime, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "limit", t->opts.limit, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/packets", &qr_schema_hop_packet, t->packets, t->n_packets, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/hops", &qr_schema_hop, t->hops, t->n_hops, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/drops", &qr_schema_hop_drop, t->drops, t->n_drops, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/profile", &qr_schema_hop_profile, t->profile, t->n_profile, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_hop_summary, &t->summary, 1, errbuf));
+    return qr_h5_commit(f, errbuf);
+fail:
+    qr_h5_abort(f);
+    return rc;
+}
+
+static void flags_text(uint8_t f, char *buf)
+{
+    static const char letters[] = "FSRPAUEC";
+    for (int i = 0; i < 8; i++)
+        buf[i] = (f >> i) & 1 ? letters[i] : '.';
+    buf[8] = '\0';
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static double us(double ns)
+{
+    return ns / 1e3;
+}
+
+/* Why a drop happened, in numbers. */
+static void why(const qr_hoptrace *t, const qr_row_hop_drop *d, char *buf, size_t size)
+{
+    switch (d->reason) {
+    case QR_DROP_THRESHOLD:
+        snprintf(buf, size, "queue %" PRIu64 " + %u B > threshold %" PRId64 " B", d->queue_bytes,
+                 d->bytes, d->threshold);
+        break;
+    case QR_DROP_BUFFER_FULL:
+        snprintf(buf, size, "switch %" PRIu64 " + %u B > buffer %" PRIu64 " B", d->total_bytes,
+                 d->bytes, t->summary.buffer_bytes);
+        break;
+    case QR_DROP_TAGGED:
+        snprintf(buf, size, "tagged; queue %" PRIu64 " B > threshold %" PRId64 " B - margin",
+                 d->queue_bytes, d->threshold);
+        break;
+    case QR_DROP_FAULT: snprintf(buf, size, "planted fault on %s", d->link_name); break;
+    default: snprintf(buf, size, "?"); break;
+    }
+}
+
+static void print_packet(const qr_hoptrace *t, size_t i, FILE *out)
+{
+    const qr_row_hop_packet *p = &t->packets[i];
+    char fl[9];
+    flags_text(p->flags, fl);
+    fprintf(out,
+            "packet %u:%u  flow %u %s  h%u:%u>h%u:%u  seq %u len %u [%s]%s%s\n"
+            "  sent %.6f ms (sender's clock), %u hops, %s\n",
+            p->dir, qr_packet_id_seq(p->packet), p->flow, qr_dir_is_ack(p->dir) ? "ack" : "data",
+            p->src, p->sport, p->dst, p->dport, p->seq, p->payload, fl,
+            p->retransmit ? " retransmit" : "", p->detected ? " detected-lost" : "", ms(p->sent_ns),
+            p->hops, p->fate ? qr_decision_name((qr_decision)p->fate) : "left its last switch");
+    fprintf(out, "  %3s %-9s %12s %10s %11s %12s %11s  %s\n", "hop", "queue", "arrived (ms)",
+            "queued us", "queue B", "switch B", "threshold", "decision");
+    /* the hops of packet i: rows are by packet rank then hop */
+    size_t first = 0;
+    for (size_t k = 0; k < i; k++)
+        first += t->packets[k].hops;
+    for (size_t h = first; h < first + p->hops && h < t->n_hops; h++) {
+        const qr_row_hop *x = &t->hops[h];
+        char q[24];
+        snprintf(q, sizeof q, "s%u:%u", x->sw, x->port);
+        fprintf(out, "  %3u %-9s %12.6f %10.2f %11" PRIu64 " %12" PRIu64 " %11" PRId64 "  %s\n",
+                x->hop, q, ms(x->time_ns), us((double)x->queue_ns), x->queue_bytes, x->total_bytes,
+                x->threshold, qr_decision_name((qr_decision)x->decision));
+    }
+}
+
+typedef struct place_count {
+    char name[32];
+    uint8_t reason;
+    uint64_t n;
+} place_count;
+
+static int cmp_place(const void *pa, const void *pb)
+{
+    const place_count *a = pa, *b = pb;
+    if (a->n != b->n)
+        return a->n > b->n ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* A congestion drop's queue (sN:P); a fault drop's link (A>B). */
+static void where_of(const qr_row_hop_drop *d, char *buf, size_t size)
+{
+    if (d->reason == QR_DROP_FAULT)
+        snprintf(buf, size, "%s", d->link_name);
+    else
+        snprintf(buf, size, "s%u:%u", d->sw, d->port);
+}
+
+static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out,
+            "\ndrop debugger: %zu drops of matched packets (threshold %" PRIu64
+            ", buffer-full %" PRIu64 ", tagged %" PRIu64 ", fault %" PRIu64
+            "); receivers detected %" PRIu64 ", senders resent %" PRIu64 "\n",
+            t->n_drops, s->drops_threshold, s->drops_buffer_full, s->drops_tagged, s->drops_fault,
+            s->detected, s->resent);
+    if (!t->n_drops)
+        return;
+    fprintf(out, "  %12s %-14s %5s %3s %-10s %-11s %-44s %8s %s\n", "time (ms)", "packet", "flow",
+            "hop", "where", "reason", "why", "detected", "resent after");
+    for (size_t i = 0; i < t->n_drops && i < max; i++) {
+        const qr_row_hop_drop *d = &t->drops[i];
+        char id[32], w[96], resent[32], where[32];
+        snprintf(id, sizeof id, "%u:%u", d->dir, qr_packet_id_seq(d->packet));
+        where_of(d, where, sizeof where);
+        why(t, d, w, sizeof w);
+        if (d->resent_ns >= 0)
+            snprintf(resent, sizeof resent, "%.1f us", us((double)(d->resent_ns - d->time_ns)));
+        else if (d->resent_ns == -2)
+            snprintf(resent, sizeof resent, "-");
+        else
+            snprintf(resent, sizeof resent, "never");
+        fprintf(out, "  %12.6f %-14s %5u %3u %-10s %-11s %-44s %8s %s\n", ms(d->time_ns), id,
+                d->flow, d->hop, where, qr_decision_name((qr_decision)d->reason), w,
+                d->detected ? "yes" : "no", resent);
+    }
+    if (t->n_drops > max)
+        fprintf(out, "  ... %zu more in trace.h5 /drops (--drops N shows more)\n",
+                t->n_drops - max);
+    /* by place */
+    place_count *pc = calloc(t->n_drops, sizeof *pc);
+    size_t n = 0;
+    for (size_t i = 0; pc && i < t->n_drops; i++) {
+        const qr_row_hop_drop *d = &t->drops[i];
+        char where[32];
+        where_of(d, where, sizeof where);
+        size_t k;
+        for (k = 0; k < n; k++)
+            if (pc[k].reason == d->reason && !strcmp(pc[k].name, where))
+                break;
+        if (k == n) {
+            snprintf(pc[n].name, sizeof pc[n].name, "%s", where);
+            pc[n++].reason = d->reason;
+        }
+        pc[k].n++;
+    }
+    if (pc) {
+        qsort(pc, n, sizeof *pc, cmp_place);
+        fprintf(out, "  by place:");
+        for (size_t k = 0; k < n && k < 8; k++)
+            fprintf(out, "%s %s %s %" PRIu64, k ? "," : "", pc[k].name,
+                    qr_decision_name((qr_decision)pc[k].reason), pc[k].n);
+        fprintf(out, "%s\n", n > 8 ? ", ..." : "");
+    }
+    free(pc);
+}
+
+static void print_profile(const qr_hoptrace *t, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out,
+            "\nlatency profile: queueing of the matched packets at each hop (packets the hop "
+            "admitted)\n"
+            "  path queueing of the delivered ones: mean %.2f us, p99 %.2f us, max %.2f us\n",
+            us(s->queue_mean_ns), us((double)s->queue_p99_ns), us((double)s->queue_max_ns));
+    if (!t->n_profile)
+        return;
+    fprintf(out, "  %3s %-9s %9s %10s %10s %10s %10s %7s\n", "hop", "queue", "packets", "mean us",
+            "p50 us", "p99 us", "max us", "share");
+    for (size_t i = 0; i < t->n_profile; i++) {
+        const qr_row_hop_profile *p = &t->profile[i];
+        /* every hop's busiest queues; the rest summed */
+        size_t rank = 0;
+        for (size_t k = i; k > 0 && t->profile[k - 1].hop == p->hop; k--)
+            rank++;
+        if (rank >= 4) {
+            uint64_t pk = 0;
+            double share = 0;
+            size_t k = i;
+            for (; k < t->n_profile && t->profile[k].hop == p->hop; k++) {
+                pk += t->profile[k].packets;
+                share += t->profile[k].share;
+            }
+            fprintf(out, "  %3u %-9s %9" PRIu64 " %10s %10s %10s %10s %6.1f%%\n", p->hop,
+                    "(others)", pk, "", "", "", "", 100 * share);
+            i = k - 1;
+            continue;
+        }
+        char q[24];
+        snprintf(q, sizeof q, "s%u:%u", p->sw, p->port);
+        fprintf(out, "  %3u %-9s %9" PRIu64 " %10.2f %10.2f %10.2f %10.2f %6.1f%%\n", p->hop, q,
+                p->packets, us(p->mean_ns), us((double)p->p50_ns), us((double)p->p99_ns),
+                us((double)p->max_ns), 100 * p->share);
+    }
+}
+
+void qr_hoptrace_print(const qr_hoptrace *t, size_t traces, size_t drops, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out, "match              %s\n", t->match);
+    fprintf(out, "arrival log        %s (%s)\n", t->opts.arrivals,
+            t->opts.runtime ? "the runtime's ground truth" : "a replay's");
+    fprintf(out,
+            "read               %" PRIu64 " arrivals of %" PRIu64 " recorded packets (%" PRIu64
+            " arrivals of packets the recording lacks, left out)\n",
+            s->arrivals, s->packets, s->unknown_arrivals);
+    fprintf(out,
+            "matched            %" PRIu64 " packets: %" PRIu64 " left their last switch, %" PRIu64
+            " dropped, %" PRIu64 " reached no switch in the log\n",
+            s->matched, s->delivered, s->dropped, s->unseen);
+    fprintf(out, "kept               %" PRIu64 " in /packets and /hops", s->kept);
+    if (s->kept < s->matched - s->unseen)
+        fprintf(out, " (the first by time at their first switch; --limit)");
+    fputc('\n', out);
+    if (t->n_packets && traces) {
+        fprintf(out, "\ntraces of the first %zu:\n", traces < t->n_packets ? traces : t->n_packets);
+        for (size_t i = 0; i < t->n_packets && i < traces; i++)
+            print_packet(t, i, out);
+    }
+    print_drops(t, drops, out);
+    print_profile(t, out);
+}

@@ -1,0 +1,850 @@
+/* qreplay pingmesh: the probe matrices, the detection rule and its score (pingmesh.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/buffer.h"
+#include "qreplay/h5.h"
+#include "qreplay/linkfault.h"
+#include "qreplay/metrics.h"
+#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/recording.h"
+
+enum { PL_SPINE, PL_POD, PL_RACK, PL_SERVER, PL_RACKS };
+static const char *const place_kinds[] = {"spine", "pod", "rack", "server", "racks"};
+
+#define MAX_MEMBERS 8
+#define MIN_LOST 3 /* a place needs at least this many lost probes to be flagged */
+
+typedef struct {
+    uint8_t kind;
+    uint32_t index;
+} place_def;
+
+typedef struct {
+    qr_scenario *s;
+    const qr_config *c;
+    qr_topology *t;
+    qr_probe_pair *plan;
+    size_t n_pairs;
+    uint32_t racks, pods, hosts, half; /* half: k/2 (a FatTree), 0 on the star */
+    place_def *pl;
+    size_t n_places, first_rack, first_server, first_cell;
+    uint32_t (*members)[MAX_MEMBERS];
+    uint8_t *n_members;
+    /* the rule's scratch */
+    uint64_t *sum_n, *sum_l;
+    uint8_t *active, *flagged;
+    size_t n_candidates;
+    /* truth: faulty cables (by their lower directed link) and the directions' faults */
+    uint8_t *faulty, *dirfaulty;
+    uint32_t n_faulty;
+    uint32_t *stamp, stamp_now; /* suspect marking, by link */
+    uint32_t *hit;              /* the faulty cables the last suspects() marked */
+    size_t n_hit;
+} ctx;
+
+/* One flagged place with its numbers when it was flagged. */
+typedef struct {
+    uint32_t place;
+    uint64_t n, l;
+    double rate, rest, llr;
+} flag_t;
+
+static double xlogy(double x, double y)
+{
+    return x > 0 ? x * log(y) : 0;
+}
+
+/* Bernoulli log-likelihood of l successes in n at their own rate. */
+static double ll(double l, double n)
+{
+    return n > 0 ? xlogy(l, l / n) + xlogy(n - l, 1 - l / n) : 0;
+}
+
+static uint32_t cable(const qr_topology *t, uint32_t link)
+{
+    uint32_t r = qr_topology_link_reverse(t, link);
+    return r < link ? r : link;
+}
+
+/* ---- places and their suspect cables ---- */
+
+static void place_name(const ctx *x, const place_def *p, char *buf, size_t size)
+{
+    switch (p->kind) {
+    case PL_SPINE: snprintf(buf, size, "spine"); break;
+    case PL_POD: snprintf(buf, size, "pod %u", p->index); break;
+    case PL_RACK: snprintf(buf, size, "rack s%u", p->index); break;
+    case PL_SERVER: snprintf(buf, size, "h%u", p->index); break;
+    default: snprintf(buf, size, "s%u>s%u", p->index / x->racks, p->index % x->racks);
+    }
+}
+
+/* Mark cable of link (counting new ones into *n, faulty ones into *bad). */
+static void mark(ctx *x, uint32_t link, uint32_t *n, uint32_t *bad)
+{
+    uint32_t cb = cable(x->t, link);
+    if (x->stamp[cb] == x->stamp_now)
+        return;
+    x->stamp[cb] = x->stamp_now;
+    (*n)++;
+    if (x->faulty[cb]) {
+        (*bad)++;
+        x->hit[x->n_hit++] = cb;
+    }
+}
+
+/* The links from the aggregation switches of pod p to the core. */
+static void mark_pod_up(ctx *x, uint32_t pod, uint32_t *n, uint32_t *bad)
+{
+    uint32_t k = 2 * x->half;
+    for (uint32_t a = 0; a < x->half; a++)
+        for (uint32_t port = x->half; port < k; port++)
+            mark(x, qr_topology_port_link(x->t, k * k / 2 + pod * x->half + a, port), n, bad);
+}
+
+/* The links from edge switch r up to its aggregation switches. */
+static void mark_rack_up(ctx *x, uint32_t r, uint32_t *n, uint32_t *bad)
+{
+    for (uint32_t port = x->half; x->half && port < 2 * x->half; port++)
+        mark(x, qr_topology_port_link(x->t, r, port), n, bad);
+}
+
+static void mark_rack_down(ctx *x, uint32_t r, uint32_t *n, uint32_t *bad)
+{
+    uint32_t down = x->half ? x->half : qr_topology_ports(x->t, r);
+    for (uint32_t port = 0; port < down; port++)
+        mark(x, qr_topology_port_link(x->t, r, port), n, bad);
+}
+
+/* A place's suspect cables: how many, and how many of them are faulty. */
+static void suspects(ctx *x, const place_def *p, uint32_t *n, uint32_t *bad)
+{
+    *n = *bad = 0;
+    x->n_hit = 0;
+    if (++x->stamp_now == 0) {
+        memset(x->stamp, 0, qr_topology_links(x->t) * sizeof *x->stamp);
+        x->stamp_now = 1;
+    }
+    switch (p->kind) {
+    case PL_SPINE:
+        for (uint32_t pod = 0; pod < x->pods; pod++)
+            mark_pod_up(x, pod, n, bad);
+        break;
+    case PL_POD: mark_pod_up(x, p->index, n, bad); break;
+    case PL_RACK:
+        mark_rack_down(x, p->index, n, bad);
+        mark_rack_up(x, p->index, n, bad);
+        break;
+    case PL_SERVER: mark(x, qr_topology_uplink(x->t, p->index), n, bad); break;
+    default: {
+        uint32_t a = p->index / x->racks, b = p->index % x->racks;
+        if (a == b) {
+            mark_rack_down(x, a, n, bad);
+            break;
+        }
+        mark_rack_up(x, a, n, bad);
+        mark_rack_up(x, b, n, bad);
+        uint32_t pa = qr_pingmesh_pod_of_rack(x->t, a), pb = qr_pingmesh_pod_of_rack(x->t, b);
+        if (pa != pb) {
+            mark_pod_up(x, pa, n, bad);
+            mark_pod_up(x, pb, n, bad);
+        }
+    }
+    }
+}
+
+static int build_places(ctx *x)
+{
+    int multi_pod = x->pods > 1;
+    size_t np = (size_t)multi_pod + (multi_pod ? x->pods : 0);
+    x->first_rack = np;
+    x->first_server = np + x->racks;
+    x->first_cell = x->first_server + x->hosts;
+    x->n_places = x->first_cell + (size_t)x->racks * x->racks;
+    x->pl = calloc(x->n_places, sizeof *x->pl);
+    x->members = calloc(x->n_pairs ? x->n_pairs : 1, sizeof *x->members);
+    x->n_members = calloc(x->n_pairs ? x->n_pairs : 1, 1);
+    x->sum_n = calloc(x->n_places, sizeof *x->sum_n);
+    x->sum_l = calloc(x->n_places, sizeof *x->sum_l);
+    x->active = calloc(x->n_pairs ? x->n_pairs : 1, 1);
+    x->flagged = calloc(x->n_places, 1);
+    if (!x->pl || !x->members || !x->n_members || !x->sum_n || !x->sum_l || !x->active ||
+        !x->flagged)
+        return QR_ENOMEM;
+    size_t i = 0;
+    if (multi_pod) {
+        x->pl[i++] = (place_def){PL_SPINE, 0};
+        for (uint32_t p = 0; p < x->pods; p++)
+            x->pl[i++] = (place_def){PL_POD, p};
+    }
+    for (uint32_t r = 0; r < x->racks; r++)
+        x->pl[i++] = (place_def){PL_RACK, r};
+    for (uint32_t h = 0; h < x->hosts; h++)
+        x->pl[i++] = (place_def){PL_SERVER, h};
+    for (uint32_t c = 0; c < x->racks * x->racks; c++)
+        x->pl[i++] = (place_def){PL_RACKS, c};
+    for (size_t q = 0; q < x->n_pairs; q++) {
+        const qr_probe_pair *p = &x->plan[q];
+        uint32_t *m = x->members[q];
+        uint8_t n = 0;
+        if (p->src_pod != p->dst_pod) {
+            m[n++] = 0;
+            m[n++] = 1 + p->src_pod;
+            m[n++] = 1 + p->dst_pod;
+        }
+        if (p->src_rack != p->dst_rack) {
+            m[n++] = (uint32_t)x->first_rack + p->src_rack;
+            m[n++] = (uint32_t)x->first_rack + p->dst_rack;
+        }
+        m[n++] = (uint32_t)x->first_server + p->src;
+        m[n++] = (uint32_t)x->first_server + p->dst;
+        m[n++] = (uint32_t)x->first_cell + p->src_rack * x->racks + p->dst_rack;
+        x->n_members[q] = n;
+    }
+    return QR_OK;
+}
+
+/* The detection rule on per-pair counts pn (scored probes) and pl (lost): flags into out (at most
+ * n_places), their number into *n_out. first: every place's numbers in the first round (may be
+ * NULL). */
+static void rule(ctx *x, const qr_pingmesh_opts *o, const uint64_t *pn, const uint64_t *pl,
+                 flag_t *out, size_t *n_out, flag_t *first)
+{
+    *n_out = 0;
+    memset(x->flagged, 0, x->n_places);
+    size_t candidates = 0;
+    for (size_t q = 0; q < x->n_pairs; q++)
+        x->active[q] = pn[q] > 0;
+    for (int round = 0;; round++) {
+        uint64_t N = 0, L = 0;
+        memset(x->sum_n, 0, x->n_places * sizeof *x->sum_n);
+        memset(x->sum_l, 0, x->n_places * sizeof *x->sum_l);
+        for (size_t q = 0; q < x->n_pairs; q++) {
+            if (!x->active[q])
+                continue;
+            N += pn[q];
+            L += pl[q];
+            for (uint8_t j = 0; j < x->n_members[q]; j++) {
+                x->sum_n[x->members[q][j]] += pn[q];
+                x->sum_l[x->members[q][j]] += pl[q];
+            }
+        }
+        if (round == 0)
+            for (size_t i = 0; i < x->n_places; i++)
+                candidates += x->sum_n[i] > 0;
+        double all = ll((double)L, (double)N), best_llr = 0;
+        size_t best = (size_t)-1;
+        flag_t best_f = {0};
+        for (size_t i = 0; i < x->n_places; i++) {
+            uint64_t n = x->sum_n[i], l = x->sum_l[i];
+            if (x->flagged[i] || n == 0)
+                continue;
+            double rin = (double)l / (double)n;
+            double rout = N > n ? (double)(L - l) / (double)(N - n) : NAN;
+            double llr =
+                N > n ? ll((double)l, (double)n) + ll((double)(L - l), (double)(N - n)) - all : 0;
+            if (llr < 0)
+                llr = 0;
+            if (round == 0 && first)
+                first[i] = (flag_t){(uint32_t)i, n, l, rin, rout, rin > rout ? llr : 0};
+            if (N == n || l < MIN_LOST || !(rin > o->ratio * rout) || !(llr > best_llr))
+                continue;
+            best = i;
+            best_llr = llr;
+            best_f = (flag_t){(uint32_t)i, n, l, rin, rout, llr};
+        }
+        /* 2 * llr is chi-square with one degree of freedom: p = erfc(sqrt(llr)) */
+        if (best == (size_t)-1 || !(erfc(sqrt(best_llr)) < o->alpha / (double)candidates))
+            break;
+        x->flagged[best] = 1;
+        out[(*n_out)++] = best_f;
+        for (size_t q = 0; q < x->n_pairs; q++)
+            for (uint8_t j = 0; x->active[q] && j < x->n_members[q]; j++)
+                if (x->members[q][j] == best)
+                    x->active[q] = 0;
+    }
+}
+
+/* Score flags: right ones (a faulty suspect) and the faulty cables they cover. */
+static void score(ctx *x, const flag_t *f, size_t n, uint32_t *right, uint32_t *covered,
+                  double *mean_suspects)
+{
+    *right = *covered = 0;
+    double total = 0;
+    uint8_t *cov = x->n_faulty ? calloc(qr_topology_links(x->t), 1) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ns, bad;
+        suspects(x, &x->pl[f[i].place], &ns, &bad);
+        total += ns;
+        *right += bad > 0;
+        for (size_t j = 0; cov && j < x->n_hit; j++)
+            if (!cov[x->hit[j]]) {
+                cov[x->hit[j]] = 1;
+                (*covered)++;
+            }
+    }
+    free(cov);
+    *mean_suspects = n ? total / (double)n : NAN;
+}
+
+static int read_truth(ctx *x, const char *path, qr_row_probe **probes, size_t *n_probes,
+                      double *end_ns, uint64_t *traffic_bytes, char *errbuf)
+{
+    qr_h5_reader *r = NULL;
+    qr_row_link_fault *lf = NULL;
+    qr_row_direction *dirs = NULL;
+    size_t nlf = 0, nd = 0;
+    int rc = qr_h5_open(&r, path, errbuf);
+    if (rc)
+        return rc;
+    rc = qr_h5_read_attr_f64(r, "/", "sim_end_ns", end_ns, errbuf);
+    if (rc)
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: no sim_end_ns attribute: not a runtime's truth.h5",
+                     path);
+    if (!rc) {
+        rc = qr_h5_read_rows(r, "/probes", &qr_schema_probe, (void **)probes, n_probes, errbuf);
+        if (rc == QR_ENOTFOUND)
+            rc = qri_err(errbuf, QR_ENOTFOUND,
+                         "%s has no /probes: the run did not probe (set [pingmesh] interval, or "
+                         "give qreplay pingmesh the scenario)",
+                         path);
+    }
+    if (!rc) {
+        rc = qr_h5_read_rows(r, "/link_faults", &qr_schema_link_fault, (void **)&lf, &nlf, errbuf);
+        if (rc == QR_ENOTFOUND)
+            rc = QR_OK;
+    }
+    if (!rc)
+        rc = qr_h5_read_rows(r, "/directions", &qr_schema_direction, (void **)&dirs, &nd, errbuf);
+    qr_h5_close(r);
+    uint32_t links = qr_topology_links(x->t);
+    for (size_t i = 0; !rc && i < nlf; i++) {
+        if (strcmp(lf[i].kind, "gray") && strcmp(lf[i].kind, "blackhole"))
+            continue;
+        if (lf[i].link >= links) {
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range", path,
+                         i + 1, lf[i].link);
+            break;
+        }
+        x->dirfaulty[lf[i].link] = 1;
+        uint32_t cb = cable(x->t, lf[i].link);
+        x->n_faulty += !x->faulty[cb];
+        x->faulty[cb] = 1;
+    }
+    *traffic_bytes = 0;
+    for (size_t i = 0; !rc && i < nd; i++)
+        *traffic_bytes += dirs[i].sent_bytes;
+    qr_h5_rows_free(lf);
+    qr_h5_rows_free(dirs);
+    return rc;
+}
+
+/* (key, rtt) pairs sorted, for percentiles per pair and per cell. */
+typedef struct {
+    uint32_t key;
+    int64_t rtt;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rtt > y->rtt) - (x->rtt < y->rtt);
+}
+
+/* p50 and p99 of each key's run of sorted values: fn(ctx, key, p50, p99). */
+static void percentiles(keyed *v, size_t n, int64_t *sorted, int64_t *p50, int64_t *p99,
+                        size_t n_keys)
+{
+    qsort(v, n, sizeof *v, cmp_keyed);
+    for (size_t k = 0; k < n_keys; k++)
+        p50[k] = p99[k] = -1;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && v[j].key == v[i].key) {
+            sorted[j - i] = v[j].rtt;
+            j++;
+        }
+        p50[v[i].key] = qr_percentile_i64(sorted, j - i, 0.5);
+        p99[v[i].key] = qr_percentile_i64(sorted, j - i, 0.99);
+        i = j;
+    }
+}
+
+void qr_pingmesh_opts_default(qr_pingmesh_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->alpha = 0.001;
+    o->ratio = 2;
+}
+
+static void ctx_free(ctx *x)
+{
+    free(x->plan);
+    free(x->pl);
+    free(x->members);
+    free(x->n_members);
+    free(x->sum_n);
+    free(x->sum_l);
+    free(x->active);
+    free(x->flagged);
+    free(x->faulty);
+    free(x->dirfaulty);
+    free(x->stamp);
+    free(x->hit);
+    qr_topology_destroy(x->t);
+    qr_scenario_destroy(x->s);
+}
+
+static int cmp_place(const void *a, const void *b)
+{
+    const qr_row_pm_place *x = a, *y = b;
+    if ((x->flagged == 0) != (y->flagged == 0))
+        return x->flagged ? -1 : 1;
+    if (x->flagged)
+        return x->flagged < y->flagged ? -1 : 1;
+    return (x->llr < y->llr) - (x->llr > y->llr);
+}
+
+static void progress(const qr_pingmesh_opts *o, const char *line)
+{
+    if (o->progress)
+        o->progress(o->progress_ctx, line);
+}
+
+int qr_pingmesh_run(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
+                    char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    out->opts = *o;
+    ctx x = {0};
+    qr_row_probe *pr = NULL;
+    size_t np = 0;
+    uint64_t *pn = NULL, *pl = NULL, *host_bytes = NULL;
+    keyed *kv = NULL;
+    int64_t *sorted = NULL, *p50 = NULL, *p99 = NULL;
+    size_t *order = NULL;
+    flag_t *flags = NULL, *first = NULL;
+    double end_ns = 0;
+    uint64_t traffic_bytes = 0;
+    int rc = qr_scenario_from_h5(&x.s, truth_path, NULL, NULL, errbuf);
+    if (rc)
+        goto done;
+    x.c = qr_scenario_config(x.s);
+    if ((rc = qr_topology_of_config(&x.t, x.c))) {
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: its scenario's topology is not valid", truth_path);
+        goto done;
+    }
+    x.hosts = qr_topology_hosts(x.t);
+    x.racks = qr_pingmesh_racks(x.t);
+    x.pods = qr_pingmesh_pods(x.t);
+    x.half = qr_topology_switches(x.t) > 1 ? qr_topology_ports(x.t, 0) / 2 : 0;
+    uint32_t links = qr_topology_links(x.t);
+    x.faulty = calloc(links, 1);
+    x.dirfaulty = calloc(links, 1);
+    x.stamp = calloc(links, sizeof *x.stamp);
+    x.hit = malloc(links * sizeof *x.hit);
+    if (!x.faulty || !x.dirfaulty || !x.stamp || !x.hit ||
+        qr_pingmesh_plan(x.t, (uint32_t)x.c->pingmesh.servers, &x.plan, &x.n_pairs) ||
+        build_places(&x)) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    progress(o, "reading the probes");
+    if ((rc = read_truth(&x, truth_path, &pr, &np, &end_ns, &traffic_bytes, errbuf)))
+        goto done;
+    int64_t timeout = x.c->pingmesh.timeout_ns;
+    qr_row_pm_summary *s = &out->summary;
+    s->interval_ns = x.c->pingmesh.interval_ns;
+    s->timeout_ns = timeout;
+    s->size = (uint32_t)x.c->pingmesh.size_bytes;
+    s->pairs = (uint32_t)x.n_pairs;
+    out->has_truth = x.n_faulty > 0;
+
+    pn = calloc(x.n_pairs ? x.n_pairs : 1, sizeof *pn);
+    pl = calloc(x.n_pairs ? x.n_pairs : 1, sizeof *pl);
+    host_bytes = calloc(x.hosts, sizeof *host_bytes);
+    kv = malloc((np ? np : 1) * sizeof *kv);
+    sorted = malloc((np ? np : 1) * sizeof *sorted);
+    order = malloc((np ? np : 1) * sizeof *order);
+    out->pairs = calloc(x.n_pairs ? x.n_pairs : 1, sizeof *out->pairs);
+    out->racks = calloc((size_t)x.racks * x.racks, sizeof *out->racks);
+    size_t cells = (size_t)x.racks * x.racks, nk = x.n_pairs > cells ? x.n_pairs : cells;
+    p50 = malloc(nk * sizeof *p50);
+    p99 = malloc(nk * sizeof *p99);
+    flags = malloc(x.n_places * sizeof *flags);
+    first = calloc(x.n_places, sizeof *first);
+    if (!pn || !pl || !host_bytes || !kv || !sorted || !order || !out->pairs || !out->racks ||
+        !p50 || !p99 || !flags || !first) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    out->n_pairs = x.n_pairs;
+    out->n_racks = x.racks;
+
+    /* every probe: checked against the plan, scored or left out, lost or answered */
+    size_t n_scored = 0, nkv = 0;
+    for (size_t i = 0; i < np; i++) {
+        const qr_row_probe *p = &pr[i];
+        if (p->pair >= x.n_pairs || x.plan[p->pair].src != p->src ||
+            x.plan[p->pair].dst != p->dst) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: /probes row %zu: pair %u (hosts %u to %u) is not one of the %zu "
+                         "pairs of the scenario's plan",
+                         truth_path, i + 1, p->pair, p->src, p->dst, x.n_pairs);
+            goto done;
+        }
+        if (p->lost_in > 2 || (p->lost_in && p->drop_sw != QR_PROBE_AT_HOST &&
+                               (p->drop_sw >= qr_topology_switches(x.t) ||
+                                p->drop_port >= qr_topology_ports(x.t, p->drop_sw)))) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: /probes row %zu: lost at switch %u port %u, which the topology "
+                         "does not have",
+                         truth_path, i + 1, p->drop_sw, p->drop_port);
+            goto done;
+        }
+        s->sent++;
+        host_bytes[p->src] += s->size;
+        if (p->echoed)
+            host_bytes[p->dst] += s->size;
+        if ((double)(p->sent_ns + timeout) > end_ns) {
+            s->unresolved++;
+            continue;
+        }
+        order[n_scored++] = i;
+        s->scored++;
+        int lost = !(p->rtt_ns >= 0 && p->rtt_ns <= timeout);
+        qr_row_pm_pair *pp = &out->pairs[p->pair];
+        pp->probes++;
+        if (!lost) {
+            s->answered++;
+            kv[nkv++] = (keyed){p->pair, p->rtt_ns};
+            continue;
+        }
+        s->lost++;
+        pp->lost++;
+        s->late += p->rtt_ns > timeout;
+        if (!p->lost_in)
+            continue;
+        if (p->drop_sw == QR_PROBE_AT_HOST) {
+            s->host_lost++;
+            pp->congestion_lost++;
+        } else if (p->drop_reason == QR_DROP_FAULT) {
+            s->fault_lost++;
+            pp->fault_lost++;
+        } else {
+            s->congestion_lost++;
+            pp->congestion_lost++;
+        }
+    }
+    s->drop_rate = s->scored ? (double)s->lost / (double)s->scored : NAN;
+    for (size_t i = 0; i < x.hosts; i++)
+        s->probe_bytes += host_bytes[i];
+    s->traffic_bytes = traffic_bytes;
+    s->probe_share = s->probe_bytes + traffic_bytes
+                         ? (double)s->probe_bytes / (double)(s->probe_bytes + traffic_bytes)
+                         : NAN;
+    double span = end_ns;
+    if (x.c->pingmesh.duration_ns > 0 && (double)x.c->pingmesh.duration_ns < span)
+        span = (double)x.c->pingmesh.duration_ns;
+    for (size_t h = 0; h < x.hosts && span > 0; h++) {
+        double bps = (double)host_bytes[h] * 8e9 / span;
+        if (bps > s->host_probe_bps_max)
+            s->host_probe_bps_max = bps;
+    }
+    s->link_share_max = s->host_probe_bps_max / (double)x.c->links.rate_bps;
+
+    /* the pairs and the rack matrix */
+    percentiles(kv, nkv, sorted, p50, p99, x.n_pairs);
+    for (size_t q = 0; q < x.n_pairs; q++) {
+        qr_row_pm_pair *pp = &out->pairs[q];
+        const qr_probe_pair *p = &x.plan[q];
+        pp->pair = (uint32_t)q;
+        pp->src = p->src;
+        pp->dst = p->dst;
+        pp->src_rack = p->src_rack;
+        pp->dst_rack = p->dst_rack;
+        pp->src_pod = p->src_pod;
+        pp->dst_pod = p->dst_pod;
+        pp->drop_rate = pp->probes ? (double)pp->lost / (double)pp->probes : NAN;
+        pp->p50_ns = p50[q];
+        pp->p99_ns = p99[q];
+        qr_row_pm_rack *rk = &out->racks[p->src_rack * x.racks + p->dst_rack];
+        rk->pairs++;
+        rk->probes += pp->probes;
+        rk->lost += pp->lost;
+    }
+    for (size_t i = 0; i < nkv; i++) {
+        const qr_probe_pair *p = &x.plan[kv[i].key];
+        kv[i].key = p->src_rack * x.racks + p->dst_rack;
+    }
+    percentiles(kv, nkv, sorted, p50, p99, cells);
+    for (uint32_t a = 0; a < x.racks; a++)
+        for (uint32_t b = 0; b < x.racks; b++) {
+            qr_row_pm_rack *rk = &out->racks[a * x.racks + b];
+            rk->src_rack = a;
+            rk->dst_rack = b;
+            rk->src_pod = qr_pingmesh_pod_of_rack(x.t, a);
+            rk->dst_pod = qr_pingmesh_pod_of_rack(x.t, b);
+            rk->drop_rate = rk->probes ? (double)rk->lost / (double)rk->probes : NAN;
+            rk->p50_ns = p50[a * x.racks + b];
+            rk->p99_ns = p99[a * x.racks + b];
+        }
+
+    /* the rule on every scored probe */
+    progress(o, "running the detection rule");
+    for (size_t q = 0; q < x.n_pairs; q++) {
+        pn[q] = out->pairs[q].probes;
+        pl[q] = out->pairs[q].lost;
+    }
+    size_t nf = 0;
+    rule(&x, o, pn, pl, flags, &nf, first);
+    out->places = calloc(x.n_places, sizeof *out->places);
+    if (!out->places) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < x.n_places; i++) {
+        const flag_t *f = &first[i];
+        for (size_t j = 0; j < nf; j++)
+            if (flags[j].place == i)
+                f = &flags[j];
+        qr_row_pm_place *p = &out->places[i];
+        const place_def *d = &x.pl[i];
+        snprintf(p->kind, sizeof p->kind, "%s", place_kinds[d->kind]);
+        place_name(&x, d, p->name, sizeof p->name);
+        p->index = d->index;
+        p->probes = f->n;
+        p->lost = f->l;
+        p->rate = f->n ? f->rate : NAN;
+        p->rest_rate = f->rest;
+        p->llr = f->llr;
+        for (size_t j = 0; j < nf; j++)
+            if (flags[j].place == i)
+                p->flagged = (uint32_t)j + 1;
+        uint32_t ns, bad;
+        suspects(&x, d, &ns, &bad);
+        p->suspects = ns;
+        p->faulty = bad > 0;
+    }
+    s->flagged = (uint32_t)nf;
+    s->faulty = x.n_faulty;
+    score(&x, flags, nf, &s->right, &s->covered, &s->mean_suspects);
+    s->precision = nf ? (double)s->right / (double)nf : NAN;
+    s->recall = x.n_faulty ? (double)s->covered / (double)x.n_faulty : NAN;
+    /* only places that were probed are listed */
+    size_t kept = 0;
+    for (size_t i = 0; i < x.n_places; i++)
+        if (out->places[i].probes)
+            out->places[kept++] = out->places[i];
+    out->n_places = kept;
+    qsort(out->places, kept, sizeof *out->places, cmp_place);
+
+    /* the curve: the rule on the first N scored probes, by send time (probe numbers are in send
+     * order) */
+    progress(o, "the detection curve");
+    size_t steps = n_scored < 200 ? n_scored : 200;
+    out->curve = calloc(steps ? steps : 1, sizeof *out->curve);
+    if (!out->curve) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    memset(pn, 0, x.n_pairs * sizeof *pn);
+    memset(pl, 0, x.n_pairs * sizeof *pl);
+    size_t added = 0;
+    for (size_t j = 1; j <= steps; j++) {
+        size_t upto = (n_scored * j + steps - 1) / steps;
+        for (; added < upto; added++) {
+            const qr_row_probe *p = &pr[order[added]];
+            pn[p->pair]++;
+            pl[p->pair] += !(p->rtt_ns >= 0 && p->rtt_ns <= timeout);
+        }
+        size_t n2;
+        rule(&x, o, pn, pl, flags, &n2, NULL);
+        qr_row_pm_curve *cv = &out->curve[j - 1];
+        double ms;
+        cv->probes = upto;
+        cv->time_ns = pr[order[upto - 1]].sent_ns + timeout;
+        cv->flagged = (uint32_t)n2;
+        uint32_t covered;
+        score(&x, flags, n2, &cv->right, &covered, &ms);
+        cv->detected = x.n_faulty > 0 && covered == x.n_faulty;
+    }
+    out->n_curve = steps;
+    s->detect_after = 0;
+    s->detect_after_ns = -1;
+    for (size_t j = steps; j > 0 && out->curve[j - 1].detected; j--) {
+        s->detect_after = out->curve[j - 1].probes;
+        s->detect_after_ns = out->curve[j - 1].time_ns;
+    }
+done:
+    if (rc)
+        qr_pingmesh_free(out);
+    qr_h5_rows_free(pr);
+    free(pn);
+    free(pl);
+    free(host_bytes);
+    free(kv);
+    free(sorted);
+    free(order);
+    free(p50);
+    free(p99);
+    free(flags);
+    free(first);
+    ctx_free(&x);
+    return rc;
+}
+
+void qr_pingmesh_free(qr_pingmesh_result *r)
+{
+    free(r->pairs);
+    free(r->racks);
+    free(r->places);
+    free(r->curve);
+    r->pairs = NULL;
+    r->racks = NULL;
+    r->places = NULL;
+    r->curve = NULL;
+    r->n_pairs = r->n_racks = r->n_places = r->n_curve = 0;
+}
+
+int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_result *r,
+                      char *errbuf)
+{
+    qr_h5 *f = NULL;
+    int rc;
+    QRI_TRY(qr_h5_create(&f, path, errbuf));
+    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay pingmesh", errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/", "alpha", r->opts.alpha, errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/", "ratio", r->opts.ratio, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "racks", r->n_racks, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/pairs", &qr_schema_pm_pair, r->pairs, r->n_pairs, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/racks", &qr_schema_pm_rack, r->racks, r->n_racks * r->n_racks,
+                             errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/places", &qr_schema_pm_place, r->places, r->n_places, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/curve", &qr_schema_pm_curve, r->curve, r->n_curve, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_pm_summary, &r->summary, 1, errbuf));
+    return qr_h5_commit(f, errbuf);
+fail:
+    qr_h5_abort(f);
+    return rc;
+}
+
+static void rate_cell(FILE *out, double v)
+{
+    if (isnan(v))
+        fprintf(out, " %6s", "-");
+    else
+        fprintf(out, " %5.2f%%", 100 * v);
+}
+
+static void print_matrix(const qr_pingmesh_result *r, FILE *out)
+{
+    size_t R = r->n_racks;
+    if (R <= 16) {
+        fprintf(out, "drop rate by rack pair (rows: probing rack, columns: probed rack)\n%8s", "");
+        for (size_t b = 0; b < R; b++) {
+            char name[16];
+            snprintf(name, sizeof name, "s%zu", b);
+            fprintf(out, " %6s", name);
+        }
+        fputc('\n', out);
+        for (size_t a = 0; a < R; a++) {
+            fprintf(out, "s%-3zu p%-2u", a, r->racks[a * R].src_pod);
+            for (size_t b = 0; b < R; b++)
+                rate_cell(out, r->racks[a * R + b].drop_rate);
+            fputc('\n', out);
+        }
+        return;
+    }
+    /* large networks: pods by pods */
+    uint32_t pods = r->racks[(R - 1) * R + R - 1].src_pod + 1;
+    fprintf(out, "drop rate by pod pair (rows: probing pod, columns: probed pod)\n%5s", "");
+    for (uint32_t b = 0; b < pods; b++)
+        fprintf(out, " %5s%u", "p", b);
+    fputc('\n', out);
+    for (uint32_t a = 0; a < pods; a++) {
+        fprintf(out, "p%-4u", a);
+        for (uint32_t b = 0; b < pods; b++) {
+            uint64_t n = 0, l = 0;
+            for (size_t c = 0; c < R * R; c++)
+                if (r->racks[c].src_pod == a && r->racks[c].dst_pod == b) {
+                    n += r->racks[c].probes;
+                    l += r->racks[c].lost;
+                }
+            rate_cell(out, n ? (double)l / (double)n : NAN);
+        }
+        fputc('\n', out);
+    }
+}
+
+void qr_pingmesh_print(const qr_pingmesh_result *r, FILE *out)
+{
+    const qr_row_pm_summary *s = &r->summary;
+    fprintf(out,
+            "probes   %llu sent by %u pairs every %.1f us (%u B, timeout %.1f us); %llu scored, "
+            "%llu left out (sent within the timeout of the end)\n",
+            (unsigned long long)s->sent, s->pairs, s->interval_ns / 1e3, s->size,
+            s->timeout_ns / 1e3, (unsigned long long)s->scored, (unsigned long long)s->unresolved);
+    fprintf(out, "lost     %llu (%.3f%%), %llu of them answered late", (unsigned long long)s->lost,
+            100 * (isnan(s->drop_rate) ? 0 : s->drop_rate), (unsigned long long)s->late);
+    fprintf(out, "; truth: %llu to faults, %llu to full buffers, %llu in NIC queues\n",
+            (unsigned long long)s->fault_lost, (unsigned long long)s->congestion_lost,
+            (unsigned long long)s->host_lost);
+    fprintf(out,
+            "load     %.3f MB of probes and answers, %.4f%% of all bytes sent; the busiest host "
+            "sends %.2f Mbit/s of them (%.4f%% of its link)\n\n",
+            s->probe_bytes / 1e6, 100 * (isnan(s->probe_share) ? 0 : s->probe_share),
+            s->host_probe_bps_max / 1e6, 100 * s->link_share_max);
+    print_matrix(r, out);
+    fprintf(out, "\nplaces by how much their drop rate stands out (flagged first)\n");
+    fprintf(out, "%4s  %-7s %-14s %9s %7s %8s %8s %9s %8s", "flag", "kind", "place", "probes",
+            "lost", "rate", "rest", "llr", "suspects");
+    if (r->has_truth)
+        fprintf(out, "  %s", "truth");
+    fputc('\n', out);
+    for (size_t i = 0; i < r->n_places && (i < 10 || r->places[i].flagged); i++) {
+        const qr_row_pm_place *p = &r->places[i];
+        char fl[8] = "";
+        if (p->flagged)
+            snprintf(fl, sizeof fl, "%u", p->flagged);
+        fprintf(out, "%4s  %-7s %-14s %9llu %7llu", fl, p->kind, p->name,
+                (unsigned long long)p->probes, (unsigned long long)p->lost);
+        rate_cell(out, p->rate);
+        fputc(' ', out);
+        rate_cell(out, p->rest_rate);
+        fprintf(out, " %9.1f %8u", p->llr, p->suspects);
+        if (r->has_truth)
+            fprintf(out, "  %s", p->faulty ? "FAULTY" : "");
+        fputc('\n', out);
+    }
+    fprintf(out,
+            "\nrule: flag the place whose drop rate stands out most (>= %.3g x the rest, "
+            "significant at %.3g over all places), set its probes aside, repeat\n",
+            r->opts.ratio, r->opts.alpha);
+    fprintf(out, "flagged %u place%s", s->flagged, s->flagged == 1 ? "" : "s");
+    if (s->flagged)
+        fprintf(out, " (%.1f suspect cables each)", s->mean_suspects);
+    if (r->has_truth) {
+        fprintf(out, "; %u with a faulty suspect; %u of %u faulty cables covered", s->right,
+                s->covered, s->faulty);
+        fprintf(out, "\nprecision %s", "");
+        if (isnan(s->precision))
+            fprintf(out, "-");
+        else
+            fprintf(out, "%.1f%%", 100 * s->precision);
+        fprintf(out, "  recall %.1f%%", 100 * s->recall);
+        if (s->detect_after)
+            fprintf(out, "  detected for good after %llu probes (%.3f ms)",
+                    (unsigned long long)s->detect_after, s->detect_after_ns / 1e6);
+        else
+            fprintf(out, "  not detected for good");
+    } else
+        fprintf(out, "; no faults planted, nothing to score");
+    fputc('\n', out);
+}

@@ -1,0 +1,96 @@
+/* The tables of blame.h5 (qreplay blame) (schema_blame.h). */
+#include <stddef.h>
+
+#include "qreplay/schema_blame.h"
+
+#define F(T, m) offsetof(T, m)
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define SCHEMA(kind, T, fields)                                                                    \
+    {                                                                                              \
+        kind, fields, N(fields), sizeof(T)                                                         \
+    }
+
+static const qr_h5_field blame_link_fields[] = {
+    {"link", QR_H5_U32, F(qr_row_blame_link, link), 0, "the cable's lower directed link id"},
+    {"name", QR_H5_STR, F(qr_row_blame_link, name), QR_LINK_NAME_MAX, "as s8-s16 or h3-s1"},
+    {"layer", QR_H5_STR, F(qr_row_blame_link, layer), 12, "host-edge, edge-agg or agg-core"},
+    {"a", QR_H5_U32, F(qr_row_blame_link, a), 0, "lower end: host (layer host-edge) or switch"},
+    {"b", QR_H5_U32, F(qr_row_blame_link, b), 0, "upper end: switch"},
+    {"votes", QR_H5_F64, F(qr_row_blame_link, votes), 0, "007: sum of 1/h over voting directions"},
+    {"voters", QR_H5_U32, F(qr_row_blame_link, voters), 0, "directions"},
+    {"rank", QR_H5_U32, F(qr_row_blame_link, rank), 0, "by votes, from 1 (0: no vote)"},
+    {"flagged", QR_H5_U8, F(qr_row_blame_link, flagged), 0, "1: flagged by 007's rule"},
+    {"replay_votes", QR_H5_F64, F(qr_row_blame_link, replay_votes), 0,
+     "votes of the losses the replay did not drop"},
+    {"replay_voters", QR_H5_U32, F(qr_row_blame_link, replay_voters), 0, "directions"},
+    {"replay_rank", QR_H5_U32, F(qr_row_blame_link, replay_rank), 0, "from 1 (0: no vote)"},
+    {"replay_flagged", QR_H5_U8, F(qr_row_blame_link, replay_flagged), 0, "1: flagged"},
+    {"replay_drops", QR_H5_U64, F(qr_row_blame_link, replay_drops), 0,
+     "packets the tagged replay dropped here"},
+    {"faulty", QR_H5_U8, F(qr_row_blame_link, faulty), 0, "1: a planted gray or blackhole fault"},
+    {"fault_drops", QR_H5_U64, F(qr_row_blame_link, fault_drops), 0, "truth: packets"},
+    {"congestion_drops", QR_H5_U64, F(qr_row_blame_link, congestion_drops), 0, "truth: packets"}};
+const qr_h5_schema qr_schema_blame_link =
+    SCHEMA("blame_link", qr_row_blame_link, blame_link_fields);
+
+static const qr_h5_field blame_conn_fields[] = {
+    {"dir", QR_H5_U32, F(qr_row_blame_conn, dir), 0, "flow direction"},
+    {"flow", QR_H5_U32, F(qr_row_blame_conn, flow), 0, NULL},
+    {"src", QR_H5_U32, F(qr_row_blame_conn, src), 0, "host"},
+    {"dst", QR_H5_U32, F(qr_row_blame_conn, dst), 0, "host"},
+    {"first_loss_ns", QR_H5_I64, F(qr_row_blame_conn, first_loss_ns), 0,
+     "ns, sender's clock: when the first lost packet was sent"},
+    {"losses", QR_H5_U32, F(qr_row_blame_conn, losses), 0, "packets the receiver detected lost"},
+    {"unexplained", QR_H5_U32, F(qr_row_blame_conn, unexplained), 0,
+     "of them, packets the replay did not drop"},
+    {"hops", QR_H5_U32, F(qr_row_blame_conn, hops), 0, "links on the path"},
+    {"culprit", QR_H5_STR, F(qr_row_blame_conn, culprit), QR_LINK_NAME_MAX,
+     "007: the link on its path with the most votes"},
+    {"replay_culprit", QR_H5_STR, F(qr_row_blame_conn, replay_culprit), QR_LINK_NAME_MAX,
+     "the same by replay votes (\"\" without)"},
+    {"true_link", QR_H5_STR, F(qr_row_blame_conn, true_link), QR_LINK_NAME_MAX,
+     "truth: where most of its packets were dropped"},
+    {"true_cause", QR_H5_STR, F(qr_row_blame_conn, true_cause), 12,
+     "fault, congestion or none (truth)"},
+    {"correct", QR_H5_I32, F(qr_row_blame_conn, correct), 0,
+     "1 culprit = true_link, 0 not, -1 nothing dropped in truth"},
+    {"replay_correct", QR_H5_I32, F(qr_row_blame_conn, replay_correct), 0, "the same, replay"}};
+const qr_h5_schema qr_schema_blame_conn =
+    SCHEMA("blame_conn", qr_row_blame_conn, blame_conn_fields);
+
+static const qr_h5_field blame_curve_fields[] = {
+    {"method", QR_H5_STR, F(qr_row_blame_curve, method), 8, "007 or replay"},
+    {"connections", QR_H5_U32, F(qr_row_blame_curve, connections), 0,
+     "the first N voting directions"},
+    {"fault_rank", QR_H5_U32, F(qr_row_blame_curve, fault_rank), 0,
+     "best rank of a faulty link (0: none has a vote)"},
+    {"flagged", QR_H5_U32, F(qr_row_blame_curve, flagged), 0, "links"},
+    {"true_flagged", QR_H5_U32, F(qr_row_blame_curve, true_flagged), 0, "faulty links flagged"},
+    {"precision", QR_H5_F64, F(qr_row_blame_curve, precision), 0, "NaN: none flagged"},
+    {"recall", QR_H5_F64, F(qr_row_blame_curve, recall), 0, "NaN: no faulty link"}};
+const qr_h5_schema qr_schema_blame_curve =
+    SCHEMA("blame_curve", qr_row_blame_curve, blame_curve_fields);
+
+static const qr_h5_field blame_summary_fields[] = {
+    {"method", QR_H5_STR, F(qr_row_blame_summary, method), 8, "007 or replay"},
+    {"connections", QR_H5_U32, F(qr_row_blame_summary, connections), 0, "voting directions"},
+    {"votes", QR_H5_F64, F(qr_row_blame_summary, votes), 0, "all votes cast"},
+    {"flagged", QR_H5_U32, F(qr_row_blame_summary, flagged), 0, "links"},
+    {"true_flagged", QR_H5_U32, F(qr_row_blame_summary, true_flagged), 0, "faulty links flagged"},
+    {"faulty", QR_H5_U32, F(qr_row_blame_summary, faulty), 0, "links with a planted drop fault"},
+    {"precision", QR_H5_F64, F(qr_row_blame_summary, precision), 0, "NaN: none flagged"},
+    {"recall", QR_H5_F64, F(qr_row_blame_summary, recall), 0, "NaN: no faulty link"},
+    {"culprit_accuracy", QR_H5_F64, F(qr_row_blame_summary, culprit_accuracy), 0,
+     "share of scored connections whose culprit is right"},
+    {"scored", QR_H5_U32, F(qr_row_blame_summary, scored), 0,
+     "voting directions with a packet dropped in truth"},
+    {"detect_after", QR_H5_U32, F(qr_row_blame_summary, detect_after), 0,
+     "connections after which every faulty link stays flagged (0: never)"},
+    {"rank1_after", QR_H5_U32, F(qr_row_blame_summary, rank1_after), 0,
+     "connections after which a faulty link stays ranked first (0: never)"}};
+const qr_h5_schema qr_schema_blame_summary =
+    SCHEMA("blame_summary", qr_row_blame_summary, blame_summary_fields);
+
+const qr_h5_schema *const qr_schemas_blame[] = {&qr_schema_blame_link, &qr_schema_blame_conn,
+                                                &qr_schema_blame_curve, &qr_schema_blame_summary,
+                                                NULL};

@@ -1,0 +1,130 @@
+/* The tables of diagnosis.h5 (qreplay diagnose) (schema_diagnose.h). */
+#include <stddef.h>
+
+#include "qreplay/schema_diagnose.h"
+
+#define F(T, m) offsetof(T, m)
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define SCHEMA(kind, T, fields)                                                                    \
+    {                                                                                              \
+        kind, fields, N(fields), sizeof(T)                                                         \
+    }
+
+#define DF(m) F(qr_row_diag_flow, m)
+static const qr_h5_field diag_flow_fields[] = {
+    {"flow", QR_H5_U32, DF(flow), 0, NULL},
+    {"src", QR_H5_U32, DF(src), 0, "host"},
+    {"dst", QR_H5_U32, DF(dst), 0, "host"},
+    {"bytes", QR_H5_U64, DF(bytes), 0, "bytes"},
+    {"size_class", QR_H5_STR, DF(size_class), 12, "<100KB, 100KB-1MB, 1-10MB, >10MB"},
+    {"completed", QR_H5_U8, DF(completed), 0, "1: the receiver got every byte"},
+    {"tail", QR_H5_U8, DF(tail), 0, "1: selected (the tail of its class, or --flows)"},
+    {"start_ns", QR_H5_I64, DF(start_ns), 0, "ns"},
+    {"fct_ns", QR_H5_I64, DF(fct_ns), 0, "ns (-1: not completed)"},
+    {"ideal_ns", QR_H5_I64, DF(ideal_ns), 0, "ns, alone on an empty network"},
+    {"slowdown", QR_H5_F64, DF(slowdown), 0, "fct / ideal"},
+    {"handshake_ns", QR_H5_I64, DF(handshake_ns), 0, "ns"},
+    {"rto_ns", QR_H5_I64, DF(rto_ns), 0, "ns waiting on a retransmission timeout"},
+    {"recovery_ns", QR_H5_I64, DF(recovery_ns), 0, "ns in fast recovery"},
+    {"receiver_ns", QR_H5_I64, DF(receiver_ns), 0, "ns limited by the advertised window"},
+    {"delack_ns", QR_H5_I64, DF(delack_ns), 0, "ns stalled on a delayed ACK"},
+    {"app_ns", QR_H5_I64, DF(app_ns), 0, "ns application-limited"},
+    {"queueing_ns", QR_H5_I64, DF(queueing_ns), 0, "ns sending beyond the ideal transfer"},
+    {"sending_ns", QR_H5_I64, DF(sending_ns), 0, "ns sending at full window"},
+    {"cause", QR_H5_STR, DF(cause), 20, "root cause (qr_diag_cause_name)"},
+    {"data_packets", QR_H5_U32, DF(data_packets), 0, "packets"},
+    {"retransmissions", QR_H5_U32, DF(retransmissions), 0, "packets"},
+    {"rtos", QR_H5_U32, DF(rtos), 0, "timer retransmissions"},
+    {"fast_retransmits", QR_H5_U32, DF(fast_retransmits), 0, "recoveries"},
+    {"late_fast_retransmits", QR_H5_U32, DF(late_fast_retransmits), 0,
+     "recoveries after more duplicate ACKs than the threshold"},
+    {"max_dupacks", QR_H5_U32, DF(max_dupacks), 0, "duplicate ACKs in a row, at most"},
+    {"lost_data", QR_H5_U32, DF(lost_data), 0, "data packets never received"},
+    {"lost_acks", QR_H5_U32, DF(lost_acks), 0, "ACK-direction packets never received"},
+    {"syn_sent", QR_H5_U32, DF(syn_sent), 0, "packets"},
+    {"synack_sent", QR_H5_U32, DF(synack_sent), 0, "packets"},
+    {"delayed_acks", QR_H5_U32, DF(delayed_acks), 0, "ACKs held at least the delack bound"},
+    {"zero_windows", QR_H5_U32, DF(zero_windows), 0, "times the window closed"},
+    {"blackhole_losses", QR_H5_U32, DF(blackhole_losses), 0,
+     "losses in a blackhole episode (replay arrivals)"},
+    {"queue_mean_ns", QR_H5_I64, DF(queue_mean_ns), 0, "ns, one-way delay above unloaded"},
+    {"queue_max_ns", QR_H5_I64, DF(queue_max_ns), 0, "ns"},
+    {"path_queue_ns", QR_H5_I64, DF(path_queue_ns), 0,
+     "ns, replay arrivals: queueing summed over hops, mean per packet (0: no arrivals)"},
+    {"worst_switch", QR_H5_U32, DF(worst_switch), 0, "the hop with the most queueing"},
+    {"worst_port", QR_H5_U32, DF(worst_port), 0, NULL},
+    {"worst_queue_ns", QR_H5_I64, DF(worst_queue_ns), 0, "ns, mean per packet at that hop"}};
+#undef DF
+const qr_h5_schema qr_schema_diag_flow = SCHEMA("diag_flow", qr_row_diag_flow, diag_flow_fields);
+
+static const qr_h5_field diag_event_fields[] = {
+    {"flow", QR_H5_U32, F(qr_row_diag_event, flow), 0, NULL},
+    {"kind", QR_H5_STR, F(qr_row_diag_event, kind), 16, "qr_diag_event_name"},
+    {"time_ns", QR_H5_I64, F(qr_row_diag_event, time_ns), 0, "ns"},
+    {"packet", QR_H5_U64, F(qr_row_diag_event, packet), 0, "dir << 32 | seq"},
+    {"tcp_seq", QR_H5_U64, F(qr_row_diag_event, tcp_seq), 0, "relative sequence or ACK number"},
+    {"value", QR_H5_I64, F(qr_row_diag_event, value), 0,
+     "duplicate ACKs before it (fast-retransmit, recovery, dupack), ns held (delayed-ack), "
+     "bytes (lost), SYNs sent (syn-again), culprit port (blackhole)"},
+    {"detail", QR_H5_STR, F(qr_row_diag_event, detail), 20, "rto: its sub-cause"},
+    {"switch", QR_H5_U32, F(qr_row_diag_event, sw), 0, "blackhole: the queue"},
+    {"port", QR_H5_U32, F(qr_row_diag_event, port), 0, NULL}};
+const qr_h5_schema qr_schema_diag_event =
+    SCHEMA("diag_event", qr_row_diag_event, diag_event_fields);
+
+static const qr_h5_field diag_cause_fields[] = {
+    {"size_class", QR_H5_STR, F(qr_row_diag_cause, size_class), 12, NULL},
+    {"cause", QR_H5_STR, F(qr_row_diag_cause, cause), 20, NULL},
+    {"flows", QR_H5_U32, F(qr_row_diag_cause, flows), 0, "tail flows of the class with this cause"},
+    {"tail_flows", QR_H5_U32, F(qr_row_diag_cause, tail_flows), 0, "tail flows of the class"},
+    {"tail_slowdown", QR_H5_F64, F(qr_row_diag_cause, tail_slowdown), 0,
+     "the class's slowdown at the tail quantile"}};
+const qr_h5_schema qr_schema_diag_cause =
+    SCHEMA("diag_cause", qr_row_diag_cause, diag_cause_fields);
+
+#define BF(x) F(qr_row_diag_blackhole, x)
+static const qr_h5_field diag_blackhole_fields[] = {
+    {"switch", QR_H5_U32, BF(sw), 0, "the queue whose threshold fell below it"},
+    {"port", QR_H5_U32, BF(port), 0, NULL},
+    {"start_ns", QR_H5_I64, BF(start_ns), 0, "ns: its first blackhole drop"},
+    {"end_ns", QR_H5_I64, BF(end_ns), 0, "ns: its last"},
+    {"drops", QR_H5_U64, BF(drops), 0, "blackhole drops"},
+    {"peak_ns", QR_H5_I64, BF(peak_ns), 0, "ns: the queue's peak before the episode"},
+    {"peak_bytes", QR_H5_U64, BF(peak_bytes), 0, "bytes: its length then"},
+    {"queue_bytes", QR_H5_U64, BF(queue_bytes), 0, "bytes: its length at the first drop"},
+    {"peak_threshold", QR_H5_I64, BF(peak_threshold), 0, "bytes: its threshold at the peak"},
+    {"threshold", QR_H5_I64, BF(threshold), 0, "bytes: at the first drop"},
+    {"peak_total_bytes", QR_H5_U64, BF(peak_total_bytes), 0,
+     "bytes: the switch's occupancy at the peak"},
+    {"total_bytes", QR_H5_U64, BF(total_bytes), 0, "bytes: at the first drop"},
+    {"culprit_port", QR_H5_I32, BF(culprit_port), 0,
+     "the port that grew most since the peak (-1: none)"},
+    {"culprit_growth_bytes", QR_H5_U64, BF(culprit_growth_bytes), 0, "bytes"},
+    {"selected_losses", QR_H5_U32, BF(selected_losses), 0,
+     "losses of the diagnosed flows in the episode"},
+    {"series", QR_H5_I32, BF(series), 0, "its queue's series in /blackhole_series (-1: none)"}};
+#undef BF
+const qr_h5_schema qr_schema_diag_blackhole =
+    SCHEMA("diag_blackhole", qr_row_diag_blackhole, diag_blackhole_fields);
+
+#define PF(x) F(qr_row_diag_bh_point, x)
+static const qr_h5_field diag_bh_point_fields[] = {
+    {"series", QR_H5_U32, PF(series), 0, "one per blackholed queue drawn"},
+    {"time_ns", QR_H5_I64, PF(time_ns), 0, "ns: a packet's arrival"},
+    {"switch", QR_H5_U32, PF(sw), 0, NULL},
+    {"port", QR_H5_U32, PF(port), 0, NULL},
+    {"culprit", QR_H5_U8, PF(culprit), 0, "0: the blackholed queue, 1: a culprit"},
+    {"dropped", QR_H5_U8, PF(dropped), 0, "1: this arrival was dropped"},
+    {"bytes", QR_H5_U32, PF(bytes), 0, "the packet's size"},
+    {"queue_bytes", QR_H5_U64, PF(queue_bytes), 0, "bytes: the queue before the packet joined"},
+    {"total_bytes", QR_H5_U64, PF(total_bytes), 0, "bytes: the switch's occupancy"},
+    {"threshold", QR_H5_I64, PF(threshold), 0, "bytes: the queue's dynamic threshold"},
+    {"drops", QR_H5_U64, PF(drops), 0,
+     "the queue's drops from the series' start through this arrival"}};
+#undef PF
+const qr_h5_schema qr_schema_diag_bh_point =
+    SCHEMA("diag_bh_point", qr_row_diag_bh_point, diag_bh_point_fields);
+
+const qr_h5_schema *const qr_schemas_diagnose[] = {
+    &qr_schema_diag_flow,      &qr_schema_diag_event,    &qr_schema_diag_cause,
+    &qr_schema_diag_blackhole, &qr_schema_diag_bh_point, NULL};

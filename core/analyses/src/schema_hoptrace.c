@@ -1,0 +1,127 @@
+/* The tables of trace.h5 (qreplay trace) (schema_hoptrace.h). */
+#include <stddef.h>
+
+#include "qreplay/schema_hoptrace.h"
+
+#define F(T, m) offsetof(T, m)
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define SCHEMA(kind, T, fields)                                                                    \
+    {                                                                                              \
+        kind, fields, N(fields), sizeof(T)                                                         \
+    }
+
+static const qr_h5_field hop_packet_fields[] = {
+    {"packet", QR_H5_U64, F(qr_row_hop_packet, packet), 0, "direction << 32, number"},
+    {"dir", QR_H5_U32, F(qr_row_hop_packet, dir), 0, NULL},
+    {"flow", QR_H5_U32, F(qr_row_hop_packet, flow), 0, NULL},
+    {"src", QR_H5_U32, F(qr_row_hop_packet, src), 0, "host"},
+    {"dst", QR_H5_U32, F(qr_row_hop_packet, dst), 0, "host"},
+    {"sport", QR_H5_U16, F(qr_row_hop_packet, sport), 0, NULL},
+    {"dport", QR_H5_U16, F(qr_row_hop_packet, dport), 0, NULL},
+    {"flags", QR_H5_U8, F(qr_row_hop_packet, flags), 0, "TCP flags"},
+    {"retransmit", QR_H5_U8, F(qr_row_hop_packet, retransmit), 0,
+     "sends sequence space its direction already sent"},
+    {"detected", QR_H5_U8, F(qr_row_hop_packet, detected), 0, "its receiver detected it lost"},
+    {"fate", QR_H5_U8, F(qr_row_hop_packet, fate), 0,
+     "0: left its last switch; else the decision that dropped it"},
+    {"seq", QR_H5_U32, F(qr_row_hop_packet, seq), 0, "TCP sequence number"},
+    {"payload", QR_H5_U32, F(qr_row_hop_packet, payload), 0, "bytes of data"},
+    {"bytes", QR_H5_U32, F(qr_row_hop_packet, bytes), 0, "IP length"},
+    {"sent_ns", QR_H5_I64, F(qr_row_hop_packet, sent_ns), 0, "recorded send time (sender's clock)"},
+    {"first_ns", QR_H5_I64, F(qr_row_hop_packet, first_ns), 0, "arrival at its first switch"},
+    {"last_ns", QR_H5_I64, F(qr_row_hop_packet, last_ns), 0, "arrival at its last switch"},
+    {"hops", QR_H5_U32, F(qr_row_hop_packet, hops), 0, "switches reached"},
+    {"queue_ns", QR_H5_I64, F(qr_row_hop_packet, queue_ns), 0,
+     "queueing summed over the hops that admitted it"},
+    {"drop_switch", QR_H5_U32, F(qr_row_hop_packet, drop_switch), 0,
+     "where it was dropped (fate != 0)"},
+    {"drop_port", QR_H5_U32, F(qr_row_hop_packet, drop_port), 0, NULL}};
+const qr_h5_schema qr_schema_hop_packet =
+    SCHEMA("hop_packet", qr_row_hop_packet, hop_packet_fields);
+
+static const qr_h5_field hop_fields[] = {
+    {"packet", QR_H5_U64, F(qr_row_hop, packet), 0, NULL},
+    {"dir", QR_H5_U32, F(qr_row_hop, dir), 0, NULL},
+    {"hop", QR_H5_U32, F(qr_row_hop, hop), 0, "from 1"},
+    {"time_ns", QR_H5_I64, F(qr_row_hop, time_ns), 0, "arrival at the switch's egress queue"},
+    {"sw", QR_H5_U32, F(qr_row_hop, sw), 0, "switch"},
+    {"port", QR_H5_U32, F(qr_row_hop, port), 0, "egress port"},
+    {"bytes", QR_H5_U32, F(qr_row_hop, bytes), 0, "the packet's size"},
+    {"decision", QR_H5_U8, F(qr_row_hop, decision), 0, "qr_decision (0: admitted)"},
+    {"tagged", QR_H5_U8, F(qr_row_hop, tagged), 0, "carried a drop tag"},
+    {"queue_ns", QR_H5_I64, F(qr_row_hop, queue_ns), 0,
+     "queueing delay: the queue's bytes at the port's rate"},
+    {"queue_bytes", QR_H5_U64, F(qr_row_hop, queue_bytes), 0, "the queue's, before it joined"},
+    {"total_bytes", QR_H5_U64, F(qr_row_hop, total_bytes), 0, "the switch's, before it joined"},
+    {"threshold", QR_H5_I64, F(qr_row_hop, threshold), 0, "the dynamic threshold (bytes)"}};
+const qr_h5_schema qr_schema_hop = SCHEMA("hop", qr_row_hop, hop_fields);
+
+static const qr_h5_field hop_drop_fields[] = {
+    {"packet", QR_H5_U64, F(qr_row_hop_drop, packet), 0, NULL},
+    {"dir", QR_H5_U32, F(qr_row_hop_drop, dir), 0, NULL},
+    {"flow", QR_H5_U32, F(qr_row_hop_drop, flow), 0, NULL},
+    {"src", QR_H5_U32, F(qr_row_hop_drop, src), 0, "host"},
+    {"dst", QR_H5_U32, F(qr_row_hop_drop, dst), 0, "host"},
+    {"hop", QR_H5_U32, F(qr_row_hop_drop, hop), 0, "from 1"},
+    {"time_ns", QR_H5_I64, F(qr_row_hop_drop, time_ns), 0, NULL},
+    {"sw", QR_H5_U32, F(qr_row_hop_drop, sw), 0, "switch"},
+    {"port", QR_H5_U32, F(qr_row_hop_drop, port), 0, "egress port"},
+    {"bytes", QR_H5_U32, F(qr_row_hop_drop, bytes), 0, NULL},
+    {"reason", QR_H5_U8, F(qr_row_hop_drop, reason), 0, "qr_decision"},
+    {"tagged", QR_H5_U8, F(qr_row_hop_drop, tagged), 0, NULL},
+    {"detected", QR_H5_U8, F(qr_row_hop_drop, detected), 0, "its receiver detected it lost"},
+    {"retransmit", QR_H5_U8, F(qr_row_hop_drop, retransmit), 0, "it was itself a resend"},
+    {"payload", QR_H5_U32, F(qr_row_hop_drop, payload), 0, "bytes of data"},
+    {"queue_bytes", QR_H5_U64, F(qr_row_hop_drop, queue_bytes), 0, NULL},
+    {"total_bytes", QR_H5_U64, F(qr_row_hop_drop, total_bytes), 0, NULL},
+    {"threshold", QR_H5_I64, F(qr_row_hop_drop, threshold), 0, NULL},
+    {"link", QR_H5_U32, F(qr_row_hop_drop, link), 0, "the directed link it was lost on"},
+    {"link_name", QR_H5_STR, F(qr_row_hop_drop, link_name), 24, "\"s8>s16\""},
+    {"resent_ns", QR_H5_I64, F(qr_row_hop_drop, resent_ns), 0,
+     "the sender's next send of the same sequence; -1: none, -2: nothing to resend"}};
+const qr_h5_schema qr_schema_hop_drop = SCHEMA("hop_drop", qr_row_hop_drop, hop_drop_fields);
+
+static const qr_h5_field hop_profile_fields[] = {
+    {"hop", QR_H5_U32, F(qr_row_hop_profile, hop), 0, "from 1"},
+    {"sw", QR_H5_U32, F(qr_row_hop_profile, sw), 0, NULL},
+    {"port", QR_H5_U32, F(qr_row_hop_profile, port), 0, NULL},
+    {"packets", QR_H5_U64, F(qr_row_hop_profile, packets), 0, "matched packets it admitted"},
+    {"mean_ns", QR_H5_F64, F(qr_row_hop_profile, mean_ns), 0, "queueing delay"},
+    {"p50_ns", QR_H5_I64, F(qr_row_hop_profile, p50_ns), 0, NULL},
+    {"p99_ns", QR_H5_I64, F(qr_row_hop_profile, p99_ns), 0, NULL},
+    {"max_ns", QR_H5_I64, F(qr_row_hop_profile, max_ns), 0, NULL},
+    {"share", QR_H5_F64, F(qr_row_hop_profile, share), 0, "of the matched packets' queueing"}};
+const qr_h5_schema qr_schema_hop_profile =
+    SCHEMA("hop_profile", qr_row_hop_profile, hop_profile_fields);
+
+static const qr_h5_field hop_summary_fields[] = {
+    {"arrivals", QR_H5_U64, F(qr_row_hop_summary, arrivals), 0, "records read from the log"},
+    {"packets", QR_H5_U64, F(qr_row_hop_summary, packets), 0, "recorded packets"},
+    {"unknown_arrivals", QR_H5_U64, F(qr_row_hop_summary, unknown_arrivals), 0,
+     "arrivals of packets the recording lacks (left out)"},
+    {"matched", QR_H5_U64, F(qr_row_hop_summary, matched), 0, NULL},
+    {"unseen", QR_H5_U64, F(qr_row_hop_summary, unseen), 0,
+     "matched packets that reached no switch in the log"},
+    {"kept", QR_H5_U64, F(qr_row_hop_summary, kept), 0, "in /packets (the limit)"},
+    {"hops_kept", QR_H5_U64, F(qr_row_hop_summary, hops_kept), 0, NULL},
+    {"delivered", QR_H5_U64, F(qr_row_hop_summary, delivered), 0,
+     "matched, left their last switch"},
+    {"dropped", QR_H5_U64, F(qr_row_hop_summary, dropped), 0, "matched, dropped"},
+    {"drops_threshold", QR_H5_U64, F(qr_row_hop_summary, drops_threshold), 0, NULL},
+    {"drops_buffer_full", QR_H5_U64, F(qr_row_hop_summary, drops_buffer_full), 0, NULL},
+    {"drops_tagged", QR_H5_U64, F(qr_row_hop_summary, drops_tagged), 0, NULL},
+    {"drops_fault", QR_H5_U64, F(qr_row_hop_summary, drops_fault), 0, NULL},
+    {"detected", QR_H5_U64, F(qr_row_hop_summary, detected), 0, "drops their receiver detected"},
+    {"resent", QR_H5_U64, F(qr_row_hop_summary, resent), 0, "drops their sender resent"},
+    {"queue_mean_ns", QR_H5_F64, F(qr_row_hop_summary, queue_mean_ns), 0,
+     "path queueing of the delivered matched packets"},
+    {"queue_p99_ns", QR_H5_I64, F(qr_row_hop_summary, queue_p99_ns), 0, NULL},
+    {"queue_max_ns", QR_H5_I64, F(qr_row_hop_summary, queue_max_ns), 0, NULL},
+    {"buffer_bytes", QR_H5_U64, F(qr_row_hop_summary, buffer_bytes), 0, "[buffer] size"},
+    {"rate_bps", QR_H5_U64, F(qr_row_hop_summary, rate_bps), 0, "[links] rate"}};
+const qr_h5_schema qr_schema_hop_summary =
+    SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
+
+const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,  &qr_schema_hop,
+                                                   &qr_schema_hop_drop,    &qr_schema_hop_profile,
+                                                   &qr_schema_hop_summary, NULL};

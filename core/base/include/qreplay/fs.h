@@ -1,0 +1,23 @@
+/* qreplay: folders and output files. */
+#ifndef QREPLAY_FS_H
+#define QREPLAY_FS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* mkdir -p: dir and its missing parents. Returns 0, or QR_EIO with "FOLDER: cannot create
+ * folder: reason" (or "FOLDER: not a folder") in errbuf. */
+int qr_make_dirs(const char *dir, char *errbuf);
+
+/* Whether writing `output` would overwrite one of inputs[0..n) (the same file, also through
+ * another path, a symbolic or a hard link). Returns 0 (no clash, or output does not exist yet) or
+ * QR_ESAMEFILE with "OUTPUT is INPUT: refusing to write over an input" in errbuf. */
+int qr_check_output(const char *output, const char *const *inputs, size_t n, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,57 @@
+/* Private helpers of every layer of libqreplay (prefix qri_), all defined in base. Not installed.
+ */
+#ifndef QREPLAY_INTERNAL_H
+#define QREPLAY_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/error.h"
+
+/* Run x (an int-returning call) into the caller's `int rc`; on an error, goto fail. The one idiom
+ * of the result-file writers: create, write, then commit, or abort at fail. */
+#define QRI_TRY(x)                                                                                 \
+    do {                                                                                           \
+        if ((rc = (x)) != QR_OK)                                                                   \
+            goto fail;                                                                             \
+    } while (0)
+
+/* Format a detail message into errbuf (if not NULL) and return code. */
+int qri_err(char *errbuf, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Prefix the message already in errbuf with "prefix: " (if errbuf is not NULL). */
+void qri_err_prefix(char *errbuf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copy a string into a fixed buffer, always NUL-terminated; returns 0 or QR_EVALUE if cut. */
+int qri_strlcpy(char *dst, const char *src, size_t size);
+
+/* SHA-256 (sha256.c, OpenSSL). The digest and size of a file: 0, QR_ENOENT or QR_EIO. */
+int qri_sha256_file(const char *path, char out[65], uint64_t *size);
+
+/* The time `bytes` take on a link of rate_bps, ns, rounded down (0 if the rate is 0); exact for
+ * any size (units.c). */
+int64_t qri_wire_ns(uint64_t bytes, uint64_t rate_bps);
+
+/* Make room for one more element in a growable array of `size`-byte elements: if *n == *cap,
+ * double *cap (first: `first`) and reallocate *array. Returns 0 or QR_ENOMEM (nothing changes).
+ * units.c. */
+int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first);
+
+/* Make room for `need` elements in all (growing as qri_grow does, as often as needed). Returns 0 or
+ * QR_ENOMEM. units.c. */
+int qri_reserve(void **array, size_t *cap, size_t need, size_t size, size_t first);
+
+/* Sort n elements of `size` bytes with cmp(a, b, ctx), stably (merge sort; the order of equal
+ * elements is kept). The comparison gets its context as an argument, so no sort needs a global.
+ * Returns 0 or QR_ENOMEM (base is unchanged). sort.c. */
+int qri_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+             void *ctx);
+/* The same with the caller's scratch of n * size bytes: no allocation, cannot fail. */
+void qri_sort_buf(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+                  void *ctx, void *scratch);
+
+/* Remove a folder and everything in it (no symlinks followed); errors are ignored. fs.c. */
+void qri_remove_tree(const char *dir);
+
+#endif

@@ -1,0 +1,58 @@
+/* Folders and files (fs.h). */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "qreplay/common.h"
+#include "qreplay/fs.h"
+
+int qr_make_dirs(const char *dir, char *errbuf)
+{
+    char cur[3 * QR_PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof cur)
+        return qri_err(errbuf, QR_EIO, "'%s': not a usable folder name", dir);
+    for (size_t i = 1; i <= n; i++) {
+        if (i == n || dir[i] == '/') {
+            memcpy(cur, dir, i);
+            cur[i] = '\0';
+            if (mkdir(cur, 0777) != 0 && errno != EEXIST)
+                return qri_err(errbuf, QR_EIO, "%s: cannot create folder: %s", cur,
+                               strerror(errno));
+        }
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return qri_err(errbuf, QR_EIO, "%s: not a folder", dir);
+    return QR_OK;
+}
+
+int qr_check_output(const char *output, const char *const *inputs, size_t n, char *errbuf)
+{
+    struct stat o;
+    if (stat(output, &o) != 0)
+        return QR_OK;
+    for (size_t i = 0; i < n; i++) {
+        struct stat in;
+        if (inputs[i] && inputs[i][0] && stat(inputs[i], &in) == 0 && in.st_dev == o.st_dev &&
+            in.st_ino == o.st_ino)
+            return qri_err(errbuf, QR_ESAMEFILE, "%s is %s: refusing to write over an input",
+                           output, inputs[i]);
+    }
+    return QR_OK;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void qri_remove_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}

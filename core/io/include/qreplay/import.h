@@ -1,0 +1,225 @@
+/* qreplay: turning operators' captures into recordings (qreplay import): which host each capture
+ * and each address belongs to. */
+#ifndef QREPLAY_IMPORT_H
+#define QREPLAY_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/capture.h"
+#include "qreplay/clock.h"
+#include "qreplay/common.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One line of a host map. */
+typedef struct qr_host_map_entry {
+    uint8_t addr[16];   /* IPv4-mapped for IPv4 (capture.h) */
+    uint32_t host;      /* host of the scenario's topology */
+    char capture[1024]; /* "" or the capture file the line names (as written) */
+    long line;          /* where it was given */
+} qr_host_map_entry;
+
+/* Read a host map: a CSV with one address per line, `address,host[,capture]` (IPv4 or IPv6
+ * address, host number in [0, n_hosts), optionally the capture file taken on that host); an
+ * optional header line whose first field is `address`; blank lines and lines starting with '#'
+ * are ignored. Returns 0 with *out (caller owns it: qr_host_map_free) and *n, or QR_ENOENT,
+ * QR_ESYNTAX / QR_EVALUE / QR_EDUP with "FILE:LINE: ..." naming the field (a bad address, a host
+ * that is not a number or not in the topology, an address given twice, a missing or extra field).
+ */
+int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out, size_t *n,
+                     char *errbuf);
+/* Release; NULL is allowed. */
+void qr_host_map_free(qr_host_map_entry *map);
+
+/* Parse an IPv4 (into its IPv4-mapped form) or IPv6 address. Returns 0 or QR_EVALUE. */
+int qr_addr_parse(const char *text, uint8_t out[16]);
+
+/* Whose capture it is, when no host map says: the address taking part in the most of its TCP
+ * packets (a host's capture holds only its own connections, so its address is in every packet,
+ * whoever sends more), ties broken by the packets it sent. When two addresses take part in
+ * equally many packets (a capture of one peer only, or a mirror), the capture cannot tell: that is
+ * an error asking for a host map. *sent gets the owner's packets sent, *stats the capture's counts
+ * (both may be NULL). Returns 0, a qr_capture_open or qr_capture_next error, QR_ENOTFOUND for a
+ * capture without a TCP packet ("FILE: no TCP packet in N frames: ..." with the skip counts), or
+ * QR_EVALUE for an ambiguous one ("FILE: cannot tell whose capture it is: ..."). */
+int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
+                     char *errbuf);
+
+/* A TCP connection found in the captures. Side 0 is the initiator (the sender of its SYN, or, when
+ * the capture starts mid-connection, of the first packet seen); side 1 the responder. */
+typedef struct qr_import_conn {
+    uint8_t addr[2][16];
+    uint16_t port[2];
+    uint8_t family;       /* 4 or 6 */
+    uint8_t syn;          /* the initiator's SYN was captured */
+    uint8_t fin[2];       /* a FIN from that side was captured */
+    int64_t first_ns;     /* its first packet, on the clock of the first capture that saw it */
+    int64_t own_first_ns; /* the initiator's first packet in the initiator's own capture
+                             (INT64_MAX: not captured there) */
+    uint32_t capture;     /* that capture's index */
+    uint64_t packets[2];  /* captured packets sent by each side, as captured (no TSO split) */
+    uint64_t bytes[2]; /* stream bytes each side sent: its sequence range, SYN and FIN excluded */
+    /* private: sequence tracking */
+    uint32_t seq0[2], seq_end[2];
+    uint8_t seq_known[2];
+} qr_import_conn;
+
+/* What a first pass over the captures found: each capture's host, every connection, the host of
+ * every address. */
+typedef struct qr_import_scan {
+    size_t n_captures;
+    uint8_t (*owner)[16];    /* per capture: the address it belongs to */
+    uint32_t *owner_host;    /* per capture: its host */
+    qr_capture_stats *stats; /* per capture */
+    qr_import_conn *conns;   /* by first appearance */
+    size_t n_conns;
+    uint8_t (*addr)[16]; /* every address of a connection, with its host */
+    uint32_t *addr_host;
+    size_t n_addrs;
+    int64_t *first_ns; /* per capture: its earliest TCP packet (INT64_MAX: none) */
+    void *index;       /* private: address -> host */
+} qr_import_scan;
+
+/* The first pass: read every capture, find the connections, and give every address a host of the
+ * topology (n_hosts): the map's (map may be NULL), else capture owners first, in capture order,
+ * then the other addresses of the connections in address order, each the smallest host not yet
+ * taken. A capture belongs to the host the map names for its file (the last path component or the
+ * whole path as given), else to its owner address (qr_capture_owner). Returns 0 with *out (caller
+ * owns it: qr_import_scan_free), or a capture reader's error, QR_ENOTFOUND (a capture without
+ * TCP), QR_EVALUE ("N addresses for M hosts: ADDR is the first that does not fit"; a capture
+ * whose host the map gives twice), QR_ENOMEM; with the file named in errbuf. */
+int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_host_map_entry *map,
+                       size_t n_map, uint32_t n_hosts, qr_import_scan **out, char *errbuf);
+/* Release; NULL is allowed. */
+void qr_import_scan_free(qr_import_scan *s);
+/* The host of an address, or -1. */
+int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16]);
+
+/* ---- the second pass: a recording from the captures (qreplay import) ----
+ *
+ * Every capture is read once more, all of them merged in timestamp order. A packet its capture's
+ * host sent is split as its NIC sends it (qr_capture_segment at the scenario's link rate, each
+ * host's NIC serializing back to back: a packet starts at max(its timestamp, the end of the
+ * previous one)) and numbered in its flow direction; a packet the host received is split the same
+ * way (GRO-merged segments, ending at the capture time). Connection c becomes flow c of the
+ * recording (side 0 -> side 1 its data direction 2c, the other its direction 2c + 1), with the
+ * topology's addresses and the runtime's port numbering; IP IDs are the packets' numbers, as in
+ * the runtime. Per direction, the evidence of drops is:
+ *   both      both ends captured: a sent segment (matched by sequence number and IP ID, or for
+ *             IPv6 by sequence number, length and TCP timestamp) that never reaches the
+ *             receiver's capture is a drop; /received holds every match's receive time
+ *   retrans   only the sender captured: a segment whose data is sent again was lost
+ *   ipid      only the receiver captured (IPv4): gaps of at most QR_IPID_MAX_GAP in the IP IDs
+ *             after the handshake (a SYN's ID starts no sequence); the sender is reconstructed
+ *             (send time = receive time - the unloaded path latency), lost packets included
+ *   none      only the receiver captured, IPv6: no evidence; the sender is reconstructed
+ * Times are rebased: recorded time = capture time - the host's applied clock offset - time_base_ns
+ * (a reconstructed packet: its receiver's offset). */
+
+/* The largest IP ID gap read as lost packets; a larger one (or one going back) is a jump of the
+ * sender's counter, counted in qr_import_report.reordered. */
+#define QR_IPID_MAX_GAP 1024
+
+typedef enum {
+    QR_IMPORT_CLOCK_AUTO = 0,  /* reconcile when some pair of hosts was captured at both ends */
+    QR_IMPORT_CLOCK_RECONCILE, /* reconcile; an error if no pair was captured at both ends */
+    QR_IMPORT_CLOCK_NONE,      /* keep every capture's own clock */
+} qr_import_clock;
+
+/* How each direction's drops were known (the table above). */
+typedef enum {
+    QR_EVIDENCE_BOTH = 0,
+    QR_EVIDENCE_RETRANS,
+    QR_EVIDENCE_IPID,
+    QR_EVIDENCE_NONE,
+    QR_EVIDENCE_COUNT
+} qr_import_evidence;
+/* "both", "retrans", "ipid", "none". */
+const char *qr_import_evidence_name(int e);
+
+/* Why a TCP packet the first pass kept did not become part of the recording. */
+typedef enum {
+    QR_IMPORT_LEFT_SAME_HOST = 0, /* both ends of its connection are one host */
+    QR_IMPORT_LEFT_NOT_OWNER,     /* neither sent nor received by its capture's host (mirrored) */
+    QR_IMPORT_LEFT_DUPLICATE,     /* a second capture of a host already captured saw it */
+    QR_IMPORT_LEFT_COUNT
+} qr_import_left;
+const char *qr_import_left_name(int r);
+
+typedef struct qr_import_cfg {
+    const char *const *captures;
+    size_t n_captures;
+    const qr_host_map_entry *map; /* may be NULL */
+    size_t n_map;
+    qr_import_clock clock;
+    qr_progress_fn progress; /* may be NULL; called every 2^16 packets; non-zero stops */
+    void *progress_ctx;
+} qr_import_cfg;
+
+/* What an import did, for its summary and the /import group. */
+typedef struct qr_import_capture_report {
+    char path[1024];
+    uint32_t host;
+    char owner[QR_ADDR_TEXT_MAX];
+    char link[32];
+    uint64_t size_bytes;
+    char sha256[65];
+    qr_capture_stats stats;
+    uint64_t sent, received; /* TCP packets its host sent and received, as captured */
+    uint64_t left[QR_IMPORT_LEFT_COUNT];
+    uint64_t clamped;   /* sent packets whose timestamp went back: moved later */
+    char warning[1100]; /* e.g. a cut last record; "" if none */
+} qr_import_capture_report;
+
+typedef struct qr_import_host_report {
+    uint32_t host;
+    uint8_t captured;            /* a capture of this host was read */
+    uint8_t reconstructed;       /* it sent packets known only from its peers' captures */
+    char addr[QR_ADDR_TEXT_MAX]; /* its first address in the captures ("" if none) */
+    uint64_t packets, bytes;     /* in its recorded pcap */
+    uint64_t reconstructed_packets;
+    qr_clock_estimate clock;
+    int64_t clock_applied_ns; /* its offset subtracted from its times (0 with --clock none) */
+} qr_import_host_report;
+
+typedef struct qr_import_report {
+    size_t n_captures;
+    qr_import_capture_report *captures;
+    uint32_t n_hosts;
+    qr_import_host_report *hosts;
+    size_t connections;
+    uint64_t packets;   /* segments in the recording, over all hosts */
+    uint64_t tso_split; /* captured packets above the MTU split into segments */
+    uint64_t directions[QR_EVIDENCE_COUNT];
+    uint64_t drops[QR_EVIDENCE_COUNT];
+    uint64_t received;           /* matched receive times (/received rows) */
+    uint64_t unmatched_received; /* received segments no sent segment matched */
+    uint64_t unknown_tail;       /* sent after the receiver's capture ended: fate unknown */
+    uint64_t reordered;          /* IP IDs out of order or jumping (ipid evidence) */
+    int clock_applied;           /* reconciled offsets were applied */
+    size_t clock_pairs;          /* pairs of hosts captured at both ends */
+    int64_t time_base_ns;
+} qr_import_report;
+
+void qr_import_report_free(qr_import_report *r);
+
+/* Import: write the recording folder rec_dir (recording.h5 with the scenario, /flows, /hosts,
+ * /drops_detected, /received and /import; pcap/hNNNN.pcap for every host of the topology) from
+ * the captures. Everything is written in rec_dir.partial-PID and renamed to rec_dir when complete
+ * (an existing rec_dir is replaced only then); on any failure nothing is left. The scenario gives
+ * the topology, links.rate and links.delay. Returns 0 with *report (caller owns it:
+ * qr_import_report_free; may be NULL), or an error naming the file, frame or host: a capture
+ * reader's, QR_ENOTFOUND (no TCP), QR_EVALUE (too many addresses, a host with too many
+ * connections, no pair to reconcile with QR_IMPORT_CLOCK_RECONCILE), QR_EIO, QR_ECANCELED. */
+int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *s, const char *rec_dir,
+                  qr_import_report **report, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+/* qreplay: what a switch queue holds per flow, and the arrival log that records it.
+ *
+ * qr_queue_flows keeps the bytes of each flow in one queue (added on admission, removed when the
+ * packet's last bit leaves) and gives a snapshot sorted by flow id, the input of qdiff.
+ *
+ * The arrival log is a binary file of every switch-queue arrival of a run: the packet, the queue,
+ * the time, the decision taken, the queue's and the switch's bytes and the threshold at that
+ * moment, and the queue's contents per flow before the packet joined. The metrics stream it with
+ * qr_arrival_reader. Format: the 8-byte magic "QRARRV1\n", then records in native little-endian
+ * layout: a fixed 56-byte head (qr_arrival without the flow pointer) followed by n_flows pairs of
+ * (uint64 flow, uint64 bytes). */
+#ifndef QREPLAY_QUEUELOG_H
+#define QREPLAY_QUEUELOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/queue.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qr_queue_flows qr_queue_flows;
+
+/* Create an empty queue. Caller owns *out (qr_queue_flows_destroy). Returns 0 or QR_ENOMEM. */
+int qr_queue_flows_create(qr_queue_flows **out);
+/* Release; NULL is allowed. */
+void qr_queue_flows_destroy(qr_queue_flows *q);
+/* A packet of `bytes` of `flow` joined the queue. Returns 0 or QR_ENOMEM. */
+int qr_queue_flows_add(qr_queue_flows *q, uint64_t flow, uint64_t bytes);
+/* A packet left. Returns 0, or QR_ESTATE if the flow holds fewer bytes (nothing changes). */
+int qr_queue_flows_remove(qr_queue_flows *q, uint64_t flow, uint64_t bytes);
+/* The flows with bytes in the queue, sorted by flow id; borrowed until the next change. */
+size_t qr_queue_flows_snapshot(const qr_queue_flows *q, const qr_flow_bytes **flows);
+/* Bytes in the queue. */
+uint64_t qr_queue_flows_total(const qr_queue_flows *q);
+
+/* One arrival. */
+typedef struct qr_arrival {
+    uint64_t packet;
+    int64_t time_ns;
+    uint32_t sw, port;
+    uint32_t bytes;   /* the packet's size */
+    uint8_t decision; /* a qr_decision */
+    uint8_t tagged;   /* carried a drop tag */
+    uint16_t n_flows;
+    uint64_t queue_bytes;       /* before the packet joined */
+    uint64_t total_bytes;       /* the switch's, before the packet joined */
+    int64_t threshold;          /* the dynamic threshold at that moment */
+    const qr_flow_bytes *flows; /* the queue's contents before the packet joined */
+} qr_arrival;
+
+/* The drop row (schema.h) of an arrival that was not admitted. */
+struct qr_row_drop;
+void qr_drop_row_of(const qr_arrival *a, struct qr_row_drop *row);
+
+typedef struct qr_arrival_writer qr_arrival_writer;
+typedef struct qr_arrival_reader qr_arrival_reader;
+
+/* Create (truncate) an arrival log. Returns 0 or QR_EIO with the reason in errbuf. Caller owns
+ * *out and must call qr_arrival_writer_close. */
+int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errbuf);
+/* Append an arrival (flows must be sorted by flow id, at most 65535). Returns 0, QR_EINVAL,
+ * QR_EORDER (unsorted flows) or QR_EIO. */
+int qr_arrival_write(qr_arrival_writer *w, const qr_arrival *a, char *errbuf);
+/* Flush, close and free (NULL is allowed). Returns 0 or QR_EIO. */
+int qr_arrival_writer_close(qr_arrival_writer *w, char *errbuf);
+
+/* Open an arrival log. Returns 0, QR_ENOENT, QR_EFORMAT (not an arrival log) with the reason. */
+int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errbuf);
+/* The next arrival; a->flows is borrowed until the next call. Returns 0, QR_END, QR_ETRUNC (the
+ * file ends inside a record) or QR_EFORMAT (a corrupt record), naming the record number. */
+int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf);
+/* Close and free; NULL is allowed. */
+void qr_arrival_reader_close(qr_arrival_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,138 @@
+/* qreplay: a recorded run read back with only what hosts know, for replays.
+ *
+ * A recording folder (written by qreplay runtime) holds recording.h5 (/flows, /hosts,
+ * /drops_detected, /received; the scenario as an attribute) and one pcap per host. Every packet is
+ * named as in the runtime (flowtable.h): its direction from the 5-tuple, its number from its place
+ * in the direction, checked against the IP ID.
+ *
+ * Sampling: qr_recording_sample samples the send times of every direction at a threshold and
+ * infers them back (th = 0: exact), giving each host's packets an injection time and an injection
+ * order (by that time; ties keep the recorded order): what a replay injects. */
+#ifndef QREPLAY_RECORDING_H
+#define QREPLAY_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/clock.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/scenario.h"
+#include "qreplay/scenario_h5.h"
+#include "qreplay/schema.h"
+#include "qreplay/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One recorded packet. */
+typedef struct qr_rec_packet {
+    qr_packet pk; /* as recorded (pk.time_ns: the recorded send time, on the host's clock) */
+    uint32_t dir; /* flow direction */
+    uint32_t seq; /* number within the direction */
+    int64_t
+        time_ns; /* injection time (inferred by the last qr_recording_sample; recorded before) */
+    uint8_t drop_tag; /* a receiver saw this packet lost */
+} qr_rec_packet;
+
+typedef struct qr_recording qr_recording;
+
+/* Read the recording in dir. check: NULL to use the recording's own scenario, or a scenario that
+ * must describe the same network (topology kind, k or hosts). Returns 0, or QR_ENOENT (no complete
+ * recording), QR_EFORMAT / QR_EVALUE / QR_ETRUNC naming the file and what is wrong (a pcap cut
+ * short, IP IDs out of sequence, a packet of no flow, a mismatched scenario). Caller owns *out
+ * (qr_recording_close). */
+int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf);
+
+/* Release; NULL is allowed. */
+void qr_recording_close(qr_recording *r);
+
+/* The scenario the recording was made with (borrowed from r). */
+const qr_scenario *qr_recording_scenario(const qr_recording *r);
+/* Its flows (borrowed from r). */
+const qr_flow_table *qr_recording_flows(const qr_recording *r);
+uint32_t qr_recording_hosts(const qr_recording *r);
+int64_t qr_recording_clock_offset(const qr_recording *r, uint32_t host);
+
+/* Host h's packets in recorded order (borrowed; *n gets their number). */
+const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, size_t *n);
+/* Host h's packets in injection order: indices into qr_recording_packets (borrowed). */
+const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host);
+
+/* Whether a receiver detected packet `packet` lost. */
+int qr_recording_detected(const qr_recording *r, uint64_t packet);
+/* Whether the recording has /received (arrival times at destination hosts). */
+int qr_recording_has_received(const qr_recording *r);
+/* When packet `packet` reached its destination host. Returns 0 or QR_ENOTFOUND (lost). */
+int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_ns);
+
+/* Clock reconciliation from the recording's own data: the smallest one-way delay beyond the
+ * unloaded latency of every host pair (recorded send time on the sender's clock, /received on the
+ * receiver's) in both directions, combined by qr_clock_reconcile with host `reference` at 0.
+ * out has qr_recording_hosts entries; *n_pairs (may be NULL) gets the pairs measured both ways.
+ * Uses the recorded times whatever correction is set. Returns 0, QR_ESTATE (no /received),
+ * QR_EINVAL (reference beyond the hosts) or QR_ENOMEM, with a message in errbuf. */
+int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
+                                 size_t *n_pairs, char *errbuf);
+/* Take correction[h] ns out of every recorded send time of host h (pk.time_ns), in place of any
+ * correction set before; NULL restores the recorded times. Injection times and orders are stale
+ * until the next qr_recording_sample. Returns 0 or QR_ENOMEM. */
+int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction);
+/* The correction set for host h (0 if none). */
+int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host);
+
+/* What qr_recording_export wrote. */
+typedef struct qr_export_stats {
+    uint32_t captures;       /* files written: hosts that sent or received anything */
+    uint64_t sent, received; /* frames written, by direction seen from the capturing host */
+} qr_export_stats;
+
+/* Write every host's traffic as a capture taken on that host would hold it: each packet it sent
+ * at its send time (pk.time_ns: recorded, less any correction set) and each packet it received
+ * at its /received time, both on its own clock, in time order, headers only (caplen below the
+ * length), in format fmt, to dir/hNNNN.pcap; and dir/hosts.csv (address,host,capture), the map
+ * qreplay import reads. dir must exist; hosts without traffic get no file. Returns 0, QR_ESTATE
+ * (no /received), or the writer's error naming the file. */
+int qr_recording_export(const qr_recording *r, const char *dir, const qr_trace_format *fmt,
+                        qr_export_stats *st, char *errbuf);
+
+/* What a sampling of every direction gave. */
+typedef struct qr_sampling_stats {
+    uint64_t packets, records;
+    int64_t max_error_ns; /* largest |inferred - recorded| */
+} qr_sampling_stats;
+
+/* Sample every direction at th_ns with `method`, set every packet's injection time and re-sort
+ * the injection orders. With records, *records gets every record (direction by direction, hosts
+ * in order; caller owns it: qr_h5_rows_free) and *n_records their number. Returns 0, QR_EINVAL,
+ * QR_ENOMEM, or QR_ESTATE if a rate-based inference ever missed th (it cannot: say so loudly). */
+int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
+                        qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
+                        char *errbuf);
+
+/* How a simulated run ended. */
+typedef enum {
+    QR_END_COMPLETED = 0, /* every flow completed and closed, the network empty */
+    QR_END_STOP = 1,      /* [traffic] stop reached */
+    QR_END_CANCELLED = 2, /* interrupted (SIGINT, SIGTERM) */
+} qr_end_reason;
+
+/* "completed", "stop", "cancelled". */
+const char *qr_end_reason_name(qr_end_reason r);
+
+/* recording.h5: what the runtime's hosts know. */
+typedef struct qr_recording_info {
+    const char *scenario_name; /* shown in figures (the scenario file's name) */
+    qr_end_reason end;
+    int64_t sim_end_ns;
+} qr_recording_info;
+
+int qr_recording_write(const char *path, const qr_scenario *s, const qr_recording_info *info,
+                       const qr_row_flow *flows, size_t n_flows, const qr_row_host *hosts,
+                       size_t n_hosts, const qr_row_detected *detected, size_t n_detected,
+                       const qr_row_received *received, size_t n_received, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,26 @@
+/* qreplay: a scenario in a result file: written as attributes of the file, read back whole. */
+#ifndef QREPLAY_SCENARIO_H5_H
+#define QREPLAY_SCENARIO_H5_H
+
+#include "qreplay/h5.h"
+#include "qreplay/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Write the resolved scenario as attributes of object `obj` (e.g. "/") of a result file: one string
+ * attribute "section.key" per key, "scenario" (the whole INI text), "seed" and "code_version".
+ * Returns 0 or the writer's error. */
+int qr_scenario_write_h5(const qr_scenario *s, qr_h5 *f, const char *obj, char *errbuf);
+
+/* The scenario stored in a result or recording file (its "scenario" attribute), loaded with
+ * relative paths resolved against base_dir; name is what its keys' origins are called (NULL: the
+ * file's path). Caller owns *out (qr_scenario_destroy). Returns 0 or an error naming the file. */
+int qr_scenario_from_h5(qr_scenario **out, const char *h5_path, const char *name,
+                        const char *base_dir, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1279 @@
+/* qreplay import, second pass: a recording from operators' captures (import.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "map.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/fs.h"
+#include "qreplay/h5.h"
+#include "qreplay/import.h"
+#include "qreplay/lossdet.h"
+#include "qreplay/sampler.h"
+#include "qreplay/schema.h"
+#include "qreplay/topology.h"
+#include "qreplay/trace.h"
+#include "qreplay/units.h"
+
+/* A connection's place in the flows' order. */
+struct conn_order {
+    int64_t key;
+    size_t index;
+};
+
+static int cmp_conn_order(const void *a, const void *b)
+{
+    const struct conn_order *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+const char *qr_import_evidence_name(int e)
+{
+    static const char *const n[] = {"both", "retrans", "ipid", "none"};
+    return e >= 0 && e < QR_EVIDENCE_COUNT ? n[e] : "?";
+}
+
+const char *qr_import_left_name(int r)
+{
+    static const char *const n[] = {"same host at both ends", "not to or from the capture's host",
+                                    "second capture of a host"};
+    return r >= 0 && r < QR_IMPORT_LEFT_COUNT ? n[r] : "?";
+}
+
+void qr_import_report_free(qr_import_report *r)
+{
+    if (!r)
+        return;
+    free(r->captures);
+    free(r->hosts);
+    free(r);
+}
+
+/* ---- a ring buffer of fixed-size entries ---- */
+
+typedef struct ring {
+    uint8_t *v;
+    size_t head, n, cap, size;
+} ring;
+
+static void *ring_at(const ring *r, size_t i)
+{
+    return r->v + ((r->head + i) & (r->cap - 1)) * r->size;
+}
+
+static int ring_push(ring *r, const void *e)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        uint8_t *v = malloc(cap * r->size);
+        if (!v)
+            return QR_ENOMEM;
+        for (size_t i = 0; i < r->n; i++)
+            memcpy(v + i * r->size, ring_at(r, i), r->size);
+        free(r->v);
+        r->v = v;
+        r->cap = cap;
+        r->head = 0;
+    }
+    memcpy(ring_at(r, r->n), e, r->size);
+    r->n++;
+    return QR_OK;
+}
+
+static void ring_pop(ring *r, size_t k)
+{
+    r->head = (r->head + k) & (r->cap - 1);
+    r->n -= k;
+}
+
+/* ---- state ---- */
+
+struct sent_ent {
+    uint64_t key;
+    uint32_t seq;
+    uint16_t ip_id, ip_len;
+    int64_t time; /* first bit, sender's clock (rebased) */
+};
+
+struct recv_ent {
+    uint64_t key;
+    uint16_t ip_id;
+    int64_t time; /* last bit, receiver's clock (rebased) */
+};
+
+struct rtx_ent {
+    uint32_t start, end; /* TCP sequence range (SYN and FIN count one) */
+    uint32_t seq;        /* the packet's number */
+    uint8_t lost;
+};
+
+struct dir_state {
+    uint32_t src, dst; /* hosts */
+    uint8_t evidence, family;
+    uint32_t next_seq;
+    ring sent, recv, rtx;
+    uint8_t have_last;
+    uint16_t last_id;
+    int64_t last_send;
+    uint64_t drops;
+};
+
+struct flow_times {
+    int64_t first, last; /* rebased, on the clock of first_host / last_host */
+    uint32_t first_h, last_h;
+};
+
+struct cap_state {
+    qr_capture *c;
+    qr_capture_packet next;
+    int has_next;
+    uint32_t host;
+    int64_t last_time;
+};
+
+struct imp {
+    const qr_import_cfg *cfg;
+    const qr_config *conf;
+    qr_topology *topo;
+    qr_import_scan *scan;
+    qr_flow_table *ft;
+    int64_t *flow_of_conn; /* -1: left out */
+    size_t n_flows;
+    struct dir_state *dirs;
+    struct flow_times *ftimes;
+    uint32_t n_hosts;
+    qr_trace_writer **w;
+    int64_t *nic_free;
+    int32_t *cap_of_host; /* the capture a host's packets come from, -1 none */
+    uint8_t *reconstructed;
+    qri_map dir_index; /* directional 5-tuple -> conn * 2 + side + 1 */
+    qri_map owd;       /* (sender host, receiver host) -> min one-way delay + 1 (stored as ptr) */
+    struct cap_state *caps;
+    qr_capture_packet *segs;
+    size_t segs_cap;
+    qr_row_detected *det;
+    size_t n_det, cap_det;
+    qr_row_received *recv;
+    size_t n_recv, cap_recv;
+    qr_import_report *rep;
+    char tmp[QR_PATH_MAX + 64];
+    uint64_t packets_seen;
+    char *errbuf;
+};
+
+static void dir_key(const uint8_t *src, uint16_t sp, const uint8_t *dst, uint16_t dp, uint64_t *k1,
+                    uint64_t *k2)
+{
+    uint8_t key[36];
+    memcpy(key, src, 16);
+    memcpy(key + 16, dst, 16);
+    key[32] = (uint8_t)(sp >> 8), key[33] = (uint8_t)sp;
+    key[34] = (uint8_t)(dp >> 8), key[35] = (uint8_t)dp;
+    qri_hash36(key, k1, k2);
+}
+
+/* The connection and side of a packet, or -1. */
+static int64_t find_dir(struct imp *m, const qr_capture_packet *p)
+{
+    uint64_t k1, k2;
+    dir_key(p->src, p->src_port, p->dst, p->dst_port, &k1, &k2);
+    for (;; k2++) {
+        uintptr_t v = (uintptr_t)qri_map_get(&m->dir_index, k1, k2);
+        if (!v)
+            return -1;
+        const qr_import_conn *c = &m->scan->conns[(v - 1) / 2];
+        int side = (int)((v - 1) % 2);
+        if (!memcmp(c->addr[side], p->src, 16) && c->port[side] == p->src_port &&
+            !memcmp(c->addr[!side], p->dst, 16) && c->port[!side] == p->dst_port)
+            return (int64_t)(v - 1);
+    }
+}
+
+static int index_dirs(struct imp *m)
+{
+    for (size_t i = 0; i < m->scan->n_conns; i++)
+        for (int side = 0; side < 2; side++) {
+            const qr_import_conn *c = &m->scan->conns[i];
+            uint64_t k1, k2;
+            dir_key(c->addr[side], c->port[side], c->addr[!side], c->port[!side], &k1, &k2);
+            while (qri_map_get(&m->dir_index, k1, k2))
+                k2++;
+            if (qri_map_put(&m->dir_index, k1, k2, (void *)(uintptr_t)(2 * i + (size_t)side + 1)))
+                return QR_ENOMEM;
+        }
+    return QR_OK;
+}
+
+/* Time arithmetic on captured timestamps ([0, 2^62] ns, rebased) and values derived from them:
+ * computed in 128 bits and kept within +-2^62, so no sum or difference of two of them overflows. */
+static int64_t clamp62(__int128 v)
+{
+    const __int128 lim = (__int128)1 << 62;
+    return (int64_t)(v > lim ? lim : v < -lim ? -lim : v);
+}
+
+/* The TCP timestamp value (option 8), or 0. */
+static uint32_t tsval(const qr_capture_packet *p)
+{
+    size_t n, have;
+    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 8, &n, &have);
+    if (!v || n != 8 || have < 4)
+        return 0;
+    return (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+}
+
+/* What identifies one transmission of a segment at both ends. */
+static uint64_t seg_key(const qr_capture_packet *p)
+{
+    uint64_t k = (uint64_t)p->seq << 32 | (uint64_t)(p->payload & 0xffff) << 16;
+    if (p->family == 4)
+        return k | p->ip_id;
+    return k | (tsval(p) & 0xffff);
+}
+
+static int64_t wire_ns(const struct imp *m, uint32_t ip_len)
+{
+    return qri_wire_ns((uint64_t)ip_len + QR_LINK_OVERHEAD_BYTES, m->conf->links.rate_bps);
+}
+
+static int add_det(struct imp *m, uint32_t receiver, uint32_t dir, uint32_t seq)
+{
+    if (m->n_det == m->cap_det) {
+        size_t cap = m->cap_det ? 2 * m->cap_det : 1024;
+        qr_row_detected *v = realloc(m->det, cap * sizeof *v);
+        if (!v)
+            return QR_ENOMEM;
+        m->det = v;
+        m->cap_det = cap;
+    }
+    m->det[m->n_det++] = qr_detected_row(receiver, dir, seq, 0);
+    m->dirs[dir].drops++;
+    m->rep->drops[m->dirs[dir].evidence]++;
+    return QR_OK;
+}
+
+static int add_recv(struct imp *m, uint32_t dir, uint32_t seq, int64_t t)
+{
+    if (m->n_recv == m->cap_recv) {
+        size_t cap = m->cap_recv ? 2 * m->cap_recv : 4096;
+        qr_row_received *v = realloc(m->recv, cap * sizeof *v);
+        if (!v)
+            return QR_ENOMEM;
+        m->recv = v;
+        m->cap_recv = cap;
+    }
+    m->recv[m->n_recv++] = (qr_row_received){dir, seq, t};
+    m->rep->received++;
+    return QR_OK;
+}
+
+static void flow_time(struct imp *m, uint32_t dir, int64_t t, uint32_t clock_host)
+{
+    struct flow_times *f = &m->ftimes[qr_dir_flow(dir)];
+    if (f->first == INT64_MAX || t < f->first)
+        f->first = t, f->first_h = clock_host;
+    if (f->last == INT64_MIN || t > f->last)
+        f->last = t, f->last_h = clock_host;
+}
+
+/* Host `host`'s trace writer, opened on first use. */
+static int writer(struct imp *m, uint32_t host, qr_trace_writer **out)
+{
+    if (!m->w[host]) {
+        char path[sizeof m->tmp + 32];
+        snprintf(path, sizeof path, "%s/pcap/h%04u.pcap", m->tmp, host);
+        int rc = qr_trace_writer_open(&m->w[host], path, m->errbuf);
+        if (rc)
+            return rc;
+    }
+    *out = m->w[host];
+    return QR_OK;
+}
+
+/* Write segment s of direction dir as the next packet its sender put on the wire, at time t
+ * (already serialized). Returns its number in the direction via *seq. */
+static int emit(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t t, uint32_t *seq)
+{
+    struct dir_state *d = &m->dirs[dir];
+    uint32_t flow = qr_dir_flow(dir);
+    qr_packet q;
+    memset(&q, 0, sizeof q);
+    q.time_ns = t;
+    q.src_ip = qr_flow_table_host_addr(m->ft, d->src);
+    q.dst_ip = qr_flow_table_host_addr(m->ft, d->dst);
+    uint16_t sport = qr_flow_table_sender_port(m->ft, flow);
+    q.src_port = qr_dir_is_ack(dir) ? QR_SINK_PORT : sport;
+    q.dst_port = qr_dir_is_ack(dir) ? sport : QR_SINK_PORT;
+    q.proto = 6;
+    q.tos = s->tos;
+    q.ttl = s->ttl;
+    q.ip_id = (uint16_t)d->next_seq;
+    q.ip_len = (uint16_t)(s->ip_len > 65535 ? 65535 : s->ip_len);
+    q.seq = s->seq;
+    q.ack = s->ack;
+    q.tcp_flags = s->tcp_flags;
+    q.window = s->window;
+    q.tcp_opt_len = s->tcp_opt_len;
+    memcpy(q.tcp_opts, s->tcp_opts, s->tcp_opt_len);
+    if (t > QR_TIME_MAX)
+        return qri_err(m->errbuf, QR_EVALUE,
+                       "host %u: a packet sent at %" PRId64
+                       " ns after the first one: beyond 2^62 ns",
+                       d->src, t);
+    qr_trace_writer *w;
+    int rc = writer(m, d->src, &w);
+    if (!rc)
+        rc = qr_trace_write(w, &q, m->errbuf);
+    if (rc)
+        return rc;
+    qr_import_host_report *h = &m->rep->hosts[d->src];
+    h->packets++;
+    h->bytes += q.ip_len;
+    m->rep->packets++;
+    m->nic_free[d->src] = t + wire_ns(m, q.ip_len);
+    *seq = d->next_seq++;
+    return QR_OK;
+}
+
+static int64_t *owd_slot(struct imp *m, uint32_t a, uint32_t b)
+{
+    int64_t *v = qri_map_get(&m->owd, a, b);
+    if (v)
+        return v;
+    v = malloc(sizeof *v);
+    if (!v || qri_map_put(&m->owd, a, b, v)) {
+        free(v);
+        return NULL;
+    }
+    *v = INT64_MAX;
+    return v;
+}
+
+/* Both ends captured: match the direction's received segments to its sent ones. */
+static int match(struct imp *m, uint32_t dir)
+{
+    struct dir_state *d = &m->dirs[dir];
+    int rc;
+    while (d->recv.n && d->sent.n) {
+        const struct recv_ent *r = ring_at(&d->recv, 0);
+        size_t i = 0;
+        while (i < d->sent.n && ((struct sent_ent *)ring_at(&d->sent, i))->key != r->key)
+            i++;
+        if (i == d->sent.n) {
+            const struct sent_ent *last = ring_at(&d->sent, d->sent.n - 1);
+            int later = d->family == 4 ? (int16_t)(uint16_t)(r->ip_id - last->ip_id) > 0
+                                       : d->sent.n <= 4096;
+            if (later)
+                break; /* its sending is still to be read */
+            m->rep->unmatched_received++;
+            ring_pop(&d->recv, 1);
+            continue;
+        }
+        const struct sent_ent *s = ring_at(&d->sent, i);
+        int64_t owd = clamp62((__int128)r->time - s->time);
+        int64_t first = m->scan->first_ns[m->cap_of_host[d->dst]];
+        __int128 recv_first = (__int128)first - m->rep->time_base_ns;
+        for (size_t j = 0; j < i; j++) {
+            const struct sent_ent *lost = ring_at(&d->sent, j);
+            if (first == INT64_MAX || (__int128)lost->time + owd < recv_first)
+                m->rep->unknown_tail++; /* before the receiver's capture started */
+            else if ((rc = add_det(m, d->dst, dir, lost->seq)) != QR_OK)
+                return rc;
+        }
+        if ((rc = add_recv(m, dir, s->seq, r->time)) != QR_OK)
+            return rc;
+        /* the one-way delay beyond the unloaded latency: offset difference + queueing */
+        int64_t base = qr_unloaded_latency_ns(m->topo, d->src, d->dst, s->ip_len,
+                                              m->conf->links.rate_bps, m->conf->links.delay_ns);
+        int64_t *slot = owd_slot(m, d->src, d->dst);
+        if (!slot)
+            return QR_ENOMEM;
+        if (clamp62((__int128)owd - base) < *slot)
+            *slot = clamp62((__int128)owd - base);
+        ring_pop(&d->sent, i + 1);
+        ring_pop(&d->recv, 1);
+    }
+    return QR_OK;
+}
+
+static int grow_segs(struct imp *m, size_t n)
+{
+    if (n <= m->segs_cap)
+        return QR_OK;
+    qr_capture_packet *v = realloc(m->segs, n * sizeof *v);
+    if (!v)
+        return QR_ENOMEM;
+    m->segs = v;
+    m->segs_cap = n;
+    return QR_OK;
+}
+
+static size_t segment(struct imp *m, const qr_capture_packet *p, int *rc)
+{
+    size_t n = qr_capture_segment(p, QR_MTU_BYTES, m->conf->links.rate_bps, QR_LINK_OVERHEAD_BYTES,
+                                  NULL, 0);
+    if (n == 0) { /* headers alone exceed the MTU: keep it whole */
+        *rc = grow_segs(m, 1);
+        if (!*rc)
+            m->segs[0] = *p;
+        return *rc ? 0 : 1;
+    }
+    if ((*rc = grow_segs(m, n)) != QR_OK)
+        return 0;
+    qr_capture_segment(p, QR_MTU_BYTES, m->conf->links.rate_bps, QR_LINK_OVERHEAD_BYTES, m->segs,
+                       n);
+    if (n > 1)
+        m->rep->tso_split++;
+    return n;
+}
+
+/* A packet its capture's host sent. */
+static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
+{
+    struct dir_state *d = &m->dirs[dir];
+    int64_t t = p->time_ns - m->rep->time_base_ns;
+    if (t < m->nic_free[d->src])
+        t = m->nic_free[d->src];
+    p->time_ns = t;
+    int rc;
+    size_t n = segment(m, p, &rc);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        qr_capture_packet *s = &m->segs[k];
+        int64_t ts = s->time_ns < m->nic_free[d->src] ? m->nic_free[d->src] : s->time_ns;
+        uint32_t seq;
+        if ((rc = emit(m, dir, s, ts, &seq)) != QR_OK)
+            return rc;
+        flow_time(m, dir, ts, d->src);
+        if (d->evidence == QR_EVIDENCE_BOTH) {
+            struct sent_ent e = {seg_key(s), seq, s->ip_id, (uint16_t)s->ip_len, ts};
+            if ((rc = ring_push(&d->sent, &e)) != QR_OK || (rc = match(m, dir)) != QR_OK)
+                return rc;
+        } else if (d->evidence == QR_EVIDENCE_RETRANS) {
+            uint32_t len = s->payload + ((s->tcp_flags & QR_TCP_SYN) != 0) +
+                           ((s->tcp_flags & QR_TCP_FIN) != 0);
+            if (!len)
+                continue;
+            for (size_t i = d->rtx.n; i-- > 0;) {
+                struct rtx_ent *e = ring_at(&d->rtx, i);
+                if (e->start == s->seq) {
+                    if (!e->lost && (rc = add_det(m, d->src, dir, e->seq)) != QR_OK)
+                        return rc;
+                    e->lost = 1;
+                    break;
+                }
+            }
+            struct rtx_ent e = {s->seq, s->seq + len, seq, 0};
+            if ((rc = ring_push(&d->rtx, &e)) != QR_OK)
+                return rc;
+        }
+    }
+    return QR_OK;
+}
+
+/* A packet its capture's host received. */
+static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
+{
+    struct dir_state *d = &m->dirs[dir];
+    struct dir_state *rev = &m->dirs[dir ^ 1u];
+    int rc;
+    /* its ACK frees the reverse direction's retransmission record */
+    if (rev->evidence == QR_EVIDENCE_RETRANS && (p->tcp_flags & QR_TCP_ACK))
+        while (rev->rtx.n &&
+               (int32_t)(((struct rtx_ent *)ring_at(&rev->rtx, 0))->end - p->ack) <= 0)
+            ring_pop(&rev->rtx, 1);
+    int64_t t = p->time_ns - m->rep->time_base_ns;
+    p->time_ns = 0;
+    size_t n = segment(m, p, &rc);
+    if (rc)
+        return rc;
+    /* merged segments arrived back to back, the last one ending at the capture time */
+    int64_t end_last = m->segs[n - 1].time_ns + wire_ns(m, m->segs[n - 1].ip_len);
+    for (size_t k = 0; k < n; k++) {
+        qr_capture_packet *s = &m->segs[k];
+        int64_t tr = clamp62((__int128)t - (end_last - (s->time_ns + wire_ns(m, s->ip_len))));
+        if (d->evidence == QR_EVIDENCE_BOTH) {
+            struct recv_ent e = {seg_key(s), s->ip_id, tr};
+            if ((rc = ring_push(&d->recv, &e)) != QR_OK || (rc = match(m, dir)) != QR_OK)
+                return rc;
+            continue;
+        }
+        /* the sender was not captured: reconstruct its sending */
+        int64_t ts = clamp62((__int128)tr - qr_unloaded_latency_ns(
+                                                m->topo, d->src, d->dst, s->ip_len,
+                                                m->conf->links.rate_bps, m->conf->links.delay_ns));
+        if (ts < m->nic_free[d->src])
+            ts = m->nic_free[d->src];
+        qr_import_host_report *h = &m->rep->hosts[d->src];
+        /* a SYN's IP ID starts no sequence (Linux sends its SYN-ACK with ID 0 and numbers the
+         * connection's packets from another value); a gap beyond QR_IPID_MAX_GAP is a jump of the
+         * sender's counter, not a loss */
+        int syn = (s->tcp_flags & QR_TCP_SYN) != 0;
+        if (d->evidence == QR_EVIDENCE_IPID && d->have_last && !syn) {
+            uint16_t gap = (uint16_t)(s->ip_id - (uint16_t)(d->last_id + 1));
+            if (gap > QR_IPID_MAX_GAP) {
+                m->rep->reordered++;
+            } else {
+                /* the lost packets: like this one, spread between their neighbours */
+                for (uint16_t g = 0; g < gap; g++) {
+                    int64_t tg =
+                        clamp62(d->last_send + ((__int128)ts - d->last_send) * (g + 1) / (gap + 1));
+                    if (tg < m->nic_free[d->src])
+                        tg = m->nic_free[d->src];
+                    uint32_t seq;
+                    if ((rc = emit(m, dir, s, tg, &seq)) != QR_OK ||
+                        (rc = add_det(m, d->dst, dir, seq)) != QR_OK)
+                        return rc;
+                    h->reconstructed_packets++;
+                    flow_time(m, dir, tg, d->dst);
+                }
+                if (ts < m->nic_free[d->src])
+                    ts = m->nic_free[d->src];
+            }
+        }
+        if (d->evidence == QR_EVIDENCE_IPID && !syn &&
+            (!d->have_last || (uint16_t)(s->ip_id - d->last_id) > QR_IPID_MAX_GAP + 1u ||
+             (int16_t)(uint16_t)(s->ip_id - d->last_id) > 0)) {
+            d->last_id = s->ip_id;
+            d->have_last = 1;
+        }
+        d->last_send = ts;
+        uint32_t seq;
+        if ((rc = emit(m, dir, s, ts, &seq)) != QR_OK || (rc = add_recv(m, dir, seq, tr)) != QR_OK)
+            return rc;
+        h->reconstructed_packets++;
+        flow_time(m, dir, ts, d->dst);
+    }
+    return QR_OK;
+}
+
+/* After the last packet: what is still unmatched. */
+static int finish_dirs(struct imp *m)
+{
+    int64_t max_transit = qr_max_transit_ns(m->topo, m->conf->links.rate_bps,
+                                            m->conf->links.delay_ns, m->conf->buffer.size_bytes);
+    for (size_t dir = 0; dir < 2 * m->n_flows; dir++) {
+        struct dir_state *d = &m->dirs[dir];
+        if (d->evidence != QR_EVIDENCE_BOTH)
+            continue;
+        m->rep->unmatched_received += d->recv.n;
+        ring_pop(&d->recv, d->recv.n);
+        if (!d->sent.n)
+            continue;
+        int64_t *slot = qri_map_get(&m->owd, d->src, d->dst);
+        int64_t owd = slot && *slot != INT64_MAX ? *slot : 0;
+        const struct cap_state *rc_ = &m->caps[m->cap_of_host[d->dst]];
+        __int128 recv_end = (__int128)rc_->last_time - m->rep->time_base_ns;
+        for (size_t i = 0; i < d->sent.n; i++) {
+            const struct sent_ent *s = ring_at(&d->sent, i);
+            if (rc_->last_time != INT64_MIN && (__int128)s->time + owd + max_transit < recv_end) {
+                int rc = add_det(m, d->dst, (uint32_t)dir, s->seq);
+                if (rc)
+                    return rc;
+            } else {
+                m->rep->unknown_tail++;
+            }
+        }
+        ring_pop(&d->sent, d->sent.n);
+    }
+    return QR_OK;
+}
+
+/* ---- set-up ---- */
+
+static int setup(struct imp *m)
+{
+    const qr_import_scan *s = m->scan;
+    qr_import_report *rep = m->rep;
+    m->n_hosts = qr_topology_hosts(m->topo);
+    rep->n_hosts = m->n_hosts;
+    rep->n_captures = s->n_captures;
+    rep->captures = calloc(s->n_captures, sizeof *rep->captures);
+    rep->hosts = calloc(m->n_hosts, sizeof *rep->hosts);
+    m->w = calloc(m->n_hosts, sizeof *m->w);
+    m->nic_free = calloc(m->n_hosts, sizeof *m->nic_free);
+    m->cap_of_host = malloc(m->n_hosts * sizeof *m->cap_of_host);
+    m->reconstructed = calloc(m->n_hosts, 1);
+    m->flow_of_conn = malloc((s->n_conns + 1) * sizeof *m->flow_of_conn);
+    m->caps = calloc(s->n_captures, sizeof *m->caps);
+    qr_flow *flows = malloc((s->n_conns + 1) * sizeof *flows);
+    int rc = QR_ENOMEM;
+    if (!rep->captures || !rep->hosts || !m->w || !m->nic_free || !m->cap_of_host ||
+        !m->reconstructed || !m->flow_of_conn || !m->caps || !flows)
+        goto done;
+    for (uint32_t h = 0; h < m->n_hosts; h++) {
+        m->cap_of_host[h] = -1;
+        rep->hosts[h].host = h;
+        rep->hosts[h].clock.reference = h;
+    }
+    int64_t first = INT64_MAX;
+    for (size_t c = 0; c < s->n_captures; c++) {
+        uint32_t h = s->owner_host[c];
+        if (m->cap_of_host[h] < 0)
+            m->cap_of_host[h] = (int32_t)c;
+        rep->hosts[h].captured = 1;
+        if (s->first_ns[c] < first)
+            first = s->first_ns[c];
+        qr_import_capture_report *cr = &rep->captures[c];
+        qri_strlcpy(cr->path, m->cfg->captures[c], sizeof cr->path);
+        cr->host = h;
+        qr_addr_text(s->owner[c], cr->owner, sizeof cr->owner);
+    }
+    for (size_t i = 0; i < s->n_addrs; i++) {
+        qr_import_host_report *h = &rep->hosts[s->addr_host[i]];
+        if (!h->addr[0])
+            qr_addr_text(s->addr[i], h->addr, sizeof h->addr);
+    }
+    /* the time base: 1 ms before the first packet (or 0), so reconstructed send times stay >= 0 */
+    rep->time_base_ns = first == INT64_MAX || first < 1000000 ? 0 : first - 1000000;
+    /* flows: every connection between two distinct hosts, in the order their initiators opened
+     * them, on each initiator's own clock where its capture saw it (else first appearance): a
+     * host's flows, and so their sender ports and ECMP paths, come in the order it opened them,
+     * as in a simulated run */
+    struct conn_order *order = malloc((s->n_conns ? s->n_conns : 1) * sizeof *order);
+    if (!order) {
+        rc = QR_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < s->n_conns; i++) {
+        const qr_import_conn *c = &s->conns[i];
+        order[i].key = c->own_first_ns != INT64_MAX ? c->own_first_ns : c->first_ns;
+        order[i].index = i;
+    }
+    qsort(order, s->n_conns, sizeof *order, cmp_conn_order);
+    m->n_flows = 0;
+    for (size_t o = 0; o < s->n_conns; o++) {
+        size_t i = order[o].index;
+        const qr_import_conn *c = &s->conns[i];
+        int64_t a = qr_import_scan_host(s, c->addr[0]), b = qr_import_scan_host(s, c->addr[1]);
+        if (a < 0 || b < 0 || a == b) {
+            m->flow_of_conn[i] = -1;
+            continue;
+        }
+        m->flow_of_conn[i] = (int64_t)m->n_flows;
+        flows[m->n_flows] = (qr_flow){
+            m->n_flows, (uint32_t)a, (uint32_t)b, c->bytes[0], c->first_ns - rep->time_base_ns, 0};
+        m->n_flows++;
+    }
+    free(order);
+    rep->connections = m->n_flows;
+    char detail[QR_ERRBUF_SIZE];
+    if ((rc = qr_flow_table_for_topology(&m->ft, flows, m->n_flows, m->topo, detail)) != QR_OK) {
+        rc = qri_err(m->errbuf, rc, "the captured connections do not fit the topology: %s", detail);
+        goto done;
+    }
+    m->dirs = calloc(2 * m->n_flows + 1, sizeof *m->dirs);
+    m->ftimes = malloc((m->n_flows + 1) * sizeof *m->ftimes);
+    if (!m->dirs || !m->ftimes) {
+        rc = QR_ENOMEM;
+        goto done;
+    }
+    for (size_t f = 0; f < m->n_flows; f++)
+        m->ftimes[f] = (struct flow_times){INT64_MAX, INT64_MIN, 0, 0};
+    for (size_t i = 0; i < s->n_conns; i++) {
+        if (m->flow_of_conn[i] < 0)
+            continue;
+        const qr_import_conn *c = &s->conns[i];
+        for (int side = 0; side < 2; side++) {
+            uint32_t dir = 2 * (uint32_t)m->flow_of_conn[i] + (uint32_t)side;
+            struct dir_state *d = &m->dirs[dir];
+            d->src = (uint32_t)qr_import_scan_host(s, c->addr[side]);
+            d->dst = (uint32_t)qr_import_scan_host(s, c->addr[!side]);
+            d->family = c->family;
+            d->sent.size = sizeof(struct sent_ent);
+            d->recv.size = sizeof(struct recv_ent);
+            d->rtx.size = sizeof(struct rtx_ent);
+            int sc = m->cap_of_host[d->src] >= 0, rcv = m->cap_of_host[d->dst] >= 0;
+            d->evidence = sc && rcv        ? QR_EVIDENCE_BOTH
+                          : sc             ? QR_EVIDENCE_RETRANS
+                          : c->family == 4 ? QR_EVIDENCE_IPID
+                                           : QR_EVIDENCE_NONE;
+            rep->directions[d->evidence]++;
+            if (!sc)
+                m->reconstructed[d->src] = 1;
+        }
+    }
+    for (uint32_t h = 0; h < m->n_hosts; h++)
+        rep->hosts[h].reconstructed = m->reconstructed[h];
+    rc = index_dirs(m);
+done:
+    free(flows);
+    return rc;
+}
+
+/* ---- the clock: reconcile, then shift every time onto one clock ---- */
+
+struct pair_acc {
+    struct imp *m;
+    qr_owd_pair *v;
+    size_t n, cap;
+    int oom;
+};
+
+static void collect_pair(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+    struct pair_acc *acc = ctx;
+    if (a >= b || acc->oom)
+        return; /* each unordered pair once, from its smaller host */
+    int64_t *back = qri_map_get(&acc->m->owd, b, a);
+    if (!back || *back == INT64_MAX || *(int64_t *)value == INT64_MAX)
+        return;
+    if (acc->n == acc->cap) {
+        size_t cap = acc->cap ? 2 * acc->cap : 16;
+        qr_owd_pair *v = realloc(acc->v, cap * sizeof *v);
+        if (!v) {
+            acc->oom = 1;
+            return;
+        }
+        acc->v = v;
+        acc->cap = cap;
+    }
+    acc->v[acc->n++] = (qr_owd_pair){(uint32_t)a, (uint32_t)b, *(int64_t *)value, *back};
+}
+
+static void free_owd(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+    (void)a, (void)b, (void)ctx;
+    free(value);
+}
+
+/* Shift every host's pcap by the correction of the clock its times were taken on (its own, or for
+ * a reconstructed host, each packet's receiver's), keeping the NIC order. */
+static int shift_pcaps(struct imp *m, const int64_t *shift)
+{
+    char in[sizeof m->tmp + 32], out[sizeof m->tmp + 48];
+    for (uint32_t h = 0; h < m->n_hosts; h++) {
+        if (!m->rep->hosts[h].packets)
+            continue;
+        snprintf(in, sizeof in, "%s/pcap/h%04u.pcap", m->tmp, h);
+        snprintf(out, sizeof out, "%s/pcap/h%04u.shifted", m->tmp, h);
+        qr_trace_reader *r = NULL;
+        qr_trace_writer *w = NULL;
+        int rc = qr_trace_reader_open(&r, in, m->errbuf);
+        if (!rc)
+            rc = qr_trace_writer_open(&w, out, m->errbuf);
+        qr_packet p;
+        int64_t nic = 0;
+        while (!rc && (rc = qr_trace_read(r, &p, m->errbuf)) == QR_OK) {
+            uint32_t clock = h;
+            if (m->reconstructed[h] && qr_topology_host_of_addr(m->topo, p.dst_ip, &clock))
+                clock = h;
+            __int128 t = (__int128)p.time_ns + shift[clock];
+            if (t > QR_TIME_MAX) {
+                rc = qri_err(m->errbuf, QR_EVALUE,
+                             "host %u: the clock correction puts a packet beyond 2^62 ns", h);
+                break;
+            }
+            p.time_ns = t < nic ? nic : (int64_t)t;
+            nic = p.time_ns + wire_ns(m, p.ip_len);
+            rc = qr_trace_write(w, &p, m->errbuf);
+        }
+        if (rc == QR_END)
+            rc = QR_OK;
+        qr_trace_reader_close(r);
+        int wc = qr_trace_writer_close(w, m->errbuf);
+        if (!rc)
+            rc = wc;
+        if (!rc && rename(out, in))
+            rc = qri_err(m->errbuf, QR_EIO, "%s: %s", in, strerror(errno));
+        if (rc)
+            return rc;
+    }
+    return QR_OK;
+}
+
+/* An estimated offset in whole ns, within +-2^61 (beyond that no clock is believable). */
+static int64_t offset_ns(const qr_clock_estimate *e)
+{
+    double lim = 2305843009213693952.0; /* 2^61 */
+    double v = e->offset_ns != e->offset_ns ? 0 : e->offset_ns;
+    return llround(v > lim ? lim : v < -lim ? -lim : v);
+}
+
+static int reconcile(struct imp *m, int64_t *shift)
+{
+    qr_import_report *rep = m->rep;
+    struct pair_acc acc = {m, NULL, 0, 0, 0};
+    qri_map_foreach(&m->owd, collect_pair, &acc);
+    if (acc.oom) {
+        free(acc.v);
+        return QR_ENOMEM;
+    }
+    rep->clock_pairs = acc.n;
+    for (uint32_t h = 0; h < m->n_hosts; h++)
+        shift[h] = 0;
+    int rc = QR_OK;
+    if (m->cfg->clock == QR_IMPORT_CLOCK_RECONCILE && acc.n == 0) {
+        rc = qri_err(m->errbuf, QR_EVALUE,
+                     "--clock reconcile: no two hosts were captured at both ends of a connection "
+                     "with packets matched both ways (use --clock none)");
+    } else if (acc.n) {
+        qr_clock_estimate *est = malloc(m->n_hosts * sizeof *est);
+        if (!est) {
+            free(acc.v);
+            return QR_ENOMEM;
+        }
+        uint32_t ref = m->scan->owner_host[0];
+        if ((rc = qr_clock_reconcile(m->n_hosts, acc.v, acc.n, ref, est)) == QR_OK) {
+            for (uint32_t h = 0; h < m->n_hosts; h++)
+                rep->hosts[h].clock = est[h];
+            if (m->cfg->clock != QR_IMPORT_CLOCK_NONE) {
+                /* onto the reference host's clock, rebased on the earliest corrected capture
+                 * start (less 1 ms, as before): the result does not depend on which host's
+                 * clock was off */
+                rep->clock_applied = 1;
+                int64_t base = INT64_MAX;
+                for (size_t c = 0; c < m->scan->n_captures; c++) {
+                    int64_t e = offset_ns(&est[m->scan->owner_host[c]]);
+                    if (m->scan->first_ns[c] != INT64_MAX && m->scan->first_ns[c] - e < base)
+                        base = m->scan->first_ns[c] - e;
+                }
+                base -= 1000000;
+                for (uint32_t h = 0; h < m->n_hosts; h++) {
+                    int64_t e = offset_ns(&est[h]);
+                    shift[h] = clamp62((__int128)rep->time_base_ns - base - e);
+                    rep->hosts[h].clock_applied_ns = e;
+                }
+                rep->time_base_ns = base;
+            }
+        }
+        free(est);
+    }
+    free(acc.v);
+    return rc;
+}
+
+/* ---- output ---- */
+
+static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
+{
+    qr_import_report *rep = m->rep;
+    char path[sizeof m->tmp + 32];
+    snprintf(path, sizeof path, "%s/recording.h5", m->tmp);
+    qr_row_flow *flows = calloc(m->n_flows + 1, sizeof *flows);
+    qr_row_host *hosts = calloc(m->n_hosts, sizeof *hosts);
+    qr_row_import_capture *caps = calloc(rep->n_captures, sizeof *caps);
+    qr_row_import_host *ih = calloc(m->n_hosts, sizeof *ih);
+    qr_row_import_conn *conns = calloc(m->n_flows + 1, sizeof *conns);
+    qr_h5 *f = NULL;
+    int rc = QR_ENOMEM;
+    if (!flows || !hosts || !caps || !ih || !conns)
+        goto fail;
+    int64_t end = 0;
+    for (size_t i = 0; i < m->scan->n_conns; i++) {
+        if (m->flow_of_conn[i] < 0)
+            continue;
+        size_t fl = (size_t)m->flow_of_conn[i];
+        const qr_import_conn *c = &m->scan->conns[i];
+        const struct flow_times *t = &m->ftimes[fl];
+        qr_row_flow *r = &flows[fl];
+        r->id = (uint32_t)fl;
+        r->src = m->dirs[2 * fl].src;
+        r->dst = m->dirs[2 * fl].dst;
+        r->src_port = qr_flow_table_sender_port(m->ft, (uint32_t)fl);
+        r->dst_port = QR_SINK_PORT;
+        r->bytes = c->bytes[0];
+        int seen = t->first != INT64_MAX;
+        r->start_ns = seen ? t->first + shift[t->first_h] : 0;
+        int done = c->fin[0] && c->fin[1];
+        r->end_ns = done && seen ? t->last + shift[t->last_h] : -1;
+        r->fct_ns = done && seen ? r->end_ns - r->start_ns : -1;
+        r->completed = r->closed = (uint8_t)done;
+        if (seen && t->last + shift[t->last_h] > end)
+            end = t->last + shift[t->last_h];
+        qr_row_import_conn *k = &conns[fl];
+        k->flow = (uint32_t)fl;
+        qr_addr_text(c->addr[0], k->addr0, sizeof k->addr0);
+        qr_addr_text(c->addr[1], k->addr1, sizeof k->addr1);
+        k->port0 = c->port[0];
+        k->port1 = c->port[1];
+        k->family = c->family;
+        k->syn = c->syn;
+        k->fin0 = c->fin[0];
+        k->fin1 = c->fin[1];
+        k->bytes0 = c->bytes[0];
+        k->bytes1 = c->bytes[1];
+        k->packets0 = m->dirs[2 * fl].next_seq;
+        k->packets1 = m->dirs[2 * fl + 1].next_seq;
+        k->evidence0 = m->dirs[2 * fl].evidence;
+        k->evidence1 = m->dirs[2 * fl + 1].evidence;
+        k->drops0 = m->dirs[2 * fl].drops;
+        k->drops1 = m->dirs[2 * fl + 1].drops;
+    }
+    for (uint32_t h = 0; h < m->n_hosts; h++) {
+        const qr_import_host_report *hr = &rep->hosts[h];
+        hosts[h] =
+            (qr_row_host){h, qr_topology_host_addr(m->topo, h), 0, hr->packets, hr->bytes, ""};
+        snprintf(hosts[h].pcap, sizeof hosts[h].pcap, "pcap/h%04u.pcap", h);
+        qr_row_import_host *x = &ih[h];
+        x->host = h;
+        x->captured = hr->captured;
+        x->reconstructed = hr->reconstructed;
+        qri_strlcpy(x->addr, hr->addr, sizeof x->addr);
+        x->packets = hr->packets;
+        x->reconstructed_packets = hr->reconstructed_packets;
+        x->clock_offset_ns = hr->clock.offset_ns;
+        x->clock_residual_ns = hr->clock.residual_ns;
+        x->clock_reference = hr->clock.reference;
+        x->clock_pairs = hr->clock.pairs;
+        x->clock_applied_ns = hr->clock_applied_ns;
+    }
+    for (size_t c = 0; c < rep->n_captures; c++) {
+        const qr_import_capture_report *cr = &rep->captures[c];
+        qr_row_import_capture *x = &caps[c];
+        x->capture = (uint32_t)c;
+        qri_strlcpy(x->path, cr->path, sizeof x->path);
+        x->host = cr->host;
+        qri_strlcpy(x->owner, cr->owner, sizeof x->owner);
+        qri_strlcpy(x->link, cr->link, sizeof x->link);
+        x->size_bytes = cr->size_bytes;
+        memcpy(x->sha256, cr->sha256, sizeof x->sha256);
+        x->frames = cr->stats.frames;
+        x->tcp = cr->stats.kept;
+        x->sent = cr->sent;
+        x->received = cr->received;
+        x->skip_not_ip = cr->stats.skipped[QR_SKIP_NOT_IP];
+        x->skip_not_tcp = cr->stats.skipped[QR_SKIP_NOT_TCP];
+        x->skip_fragment = cr->stats.skipped[QR_SKIP_FRAGMENT];
+        x->skip_snaplen = cr->stats.skipped[QR_SKIP_SNAPLEN];
+        x->skip_bad_link = cr->stats.skipped[QR_SKIP_BAD_LINK];
+        x->skip_bad_ip = cr->stats.skipped[QR_SKIP_BAD_IP];
+        x->skip_bad_tcp = cr->stats.skipped[QR_SKIP_BAD_TCP];
+        x->left_same_host = cr->left[QR_IMPORT_LEFT_SAME_HOST];
+        x->left_not_owner = cr->left[QR_IMPORT_LEFT_NOT_OWNER];
+        x->left_duplicate = cr->left[QR_IMPORT_LEFT_DUPLICATE];
+        x->clamped = cr->clamped;
+        qri_strlcpy(x->warning, cr->warning, sizeof x->warning);
+    }
+    for (size_t i = 0; i < m->n_recv; i++)
+        m->recv[i].time_ns += shift[m->dirs[m->recv[i].dir].dst];
+    QRI_TRY(qr_h5_create(&f, path, m->errbuf));
+    QRI_TRY(qr_scenario_write_h5(sc, f, "/", m->errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay recording", m->errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "scenario_name", "import", m->errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(QR_END_COMPLETED), m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)end, m->errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/flows", &qr_schema_flow, flows, m->n_flows, m->errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/hosts", &qr_schema_host, hosts, m->n_hosts, m->errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, m->det, m->n_det, m->errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, m->recv, m->n_recv, m->errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/import/captures", &qr_schema_import_capture, caps,
+                             rep->n_captures, m->errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/import/hosts", &qr_schema_import_host, ih, m->n_hosts, m->errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/import/connections", &qr_schema_import_conn, conns, m->n_flows,
+                             m->errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/import", "time_base_ns", rep->time_base_ns, m->errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/import", "clock",
+                           m->cfg->clock == QR_IMPORT_CLOCK_NONE        ? "none"
+                           : m->cfg->clock == QR_IMPORT_CLOCK_RECONCILE ? "reconcile"
+                                                                        : "auto",
+                           m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "clock_applied", (uint64_t)rep->clock_applied, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "clock_pairs", rep->clock_pairs, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "tso_split", rep->tso_split, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "unmatched_received", rep->unmatched_received, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "unknown_fate", rep->unknown_tail, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "reordered", rep->reordered, m->errbuf));
+    for (int e = 0; e < QR_EVIDENCE_COUNT; e++) {
+        char name[64];
+        snprintf(name, sizeof name, "directions_%s", qr_import_evidence_name(e));
+        QRI_TRY(qr_h5_attr_u64(f, "/import", name, rep->directions[e], m->errbuf));
+        snprintf(name, sizeof name, "drops_%s", qr_import_evidence_name(e));
+        QRI_TRY(qr_h5_attr_u64(f, "/import", name, rep->drops[e], m->errbuf));
+    }
+    rc = qr_h5_commit(f, m->errbuf);
+    f = NULL;
+fail:
+    qr_h5_abort(f);
+    free(flows);
+    free(hosts);
+    free(caps);
+    free(ih);
+    free(conns);
+    if (rc == QR_ENOMEM)
+        qri_err(m->errbuf, rc, "import: out of memory");
+    return rc;
+}
+
+/* ---- every capture's SHA-256, on a second thread while the passes read ---- */
+
+struct hash_job {
+    const char *const *paths;
+    size_t n;
+    char (*sha)[65];
+    uint64_t *size;
+    size_t failed; /* the first capture that could not be read, + 1 */
+    pthread_t thread;
+    int started;
+};
+
+static void *hash_all(void *arg)
+{
+    struct hash_job *j = arg;
+    for (size_t c = 0; c < j->n && !j->failed; c++)
+        if (qri_sha256_file(j->paths[c], j->sha[c], &j->size[c]) != QR_OK)
+            j->failed = c + 1;
+    return NULL;
+}
+
+static int hash_start(struct hash_job *j, const qr_import_cfg *cfg)
+{
+    memset(j, 0, sizeof *j);
+    j->paths = cfg->captures;
+    j->n = cfg->n_captures;
+    j->sha = calloc(j->n, sizeof *j->sha);
+    j->size = calloc(j->n, sizeof *j->size);
+    if (!j->sha || !j->size)
+        return QR_ENOMEM;
+    if (pthread_create(&j->thread, NULL, hash_all, j) == 0)
+        j->started = 1;
+    else
+        hash_all(j); /* no thread to be had: in line */
+    return QR_OK;
+}
+
+static void hash_join(struct hash_job *j)
+{
+    if (j->started)
+        pthread_join(j->thread, NULL);
+    j->started = 0;
+}
+
+static void hash_free(struct hash_job *j)
+{
+    hash_join(j);
+    free(j->sha);
+    free(j->size);
+}
+
+/* ---- the pass ---- */
+
+static int read_next(struct imp *m, size_t c)
+{
+    struct cap_state *cs = &m->caps[c];
+    int rc = qr_capture_next(cs->c, &cs->next, m->errbuf);
+    cs->has_next = rc == QR_OK;
+    return rc == QR_END ? QR_OK : rc;
+}
+
+static int pass(struct imp *m)
+{
+    const qr_import_scan *s = m->scan;
+    int rc;
+    for (size_t c = 0; c < s->n_captures; c++) {
+        m->caps[c].host = s->owner_host[c];
+        m->caps[c].last_time = INT64_MIN;
+        if ((rc = qr_capture_open(&m->caps[c].c, m->cfg->captures[c], m->errbuf)) != QR_OK ||
+            (rc = read_next(m, c)) != QR_OK)
+            return rc;
+        qri_strlcpy(m->rep->captures[c].link, qr_capture_link(m->caps[c].c),
+                    sizeof m->rep->captures[c].link);
+    }
+    for (;;) {
+        /* the capture whose next packet is earliest */
+        size_t c = SIZE_MAX;
+        for (size_t i = 0; i < s->n_captures; i++)
+            if (m->caps[i].has_next &&
+                (c == SIZE_MAX || m->caps[i].next.time_ns < m->caps[c].next.time_ns))
+                c = i;
+        if (c == SIZE_MAX)
+            break;
+        struct cap_state *cs = &m->caps[c];
+        qr_import_capture_report *cr = &m->rep->captures[c];
+        qr_capture_packet p = cs->next;
+        if ((rc = read_next(m, c)) != QR_OK)
+            return rc;
+        if (++m->packets_seen % 65536 == 0 && m->cfg->progress) {
+            char status[160];
+            snprintf(status, sizeof status,
+                     "import: %" PRIu64 " packets read, %" PRIu64 " in the recording",
+                     m->packets_seen, m->rep->packets);
+            if (m->cfg->progress(m->cfg->progress_ctx, status))
+                return qri_err(m->errbuf, QR_ECANCELED, "import: interrupted");
+        }
+        int64_t v = find_dir(m, &p);
+        if (v < 0 || m->flow_of_conn[v / 2] < 0) {
+            cr->left[QR_IMPORT_LEFT_SAME_HOST]++;
+            continue;
+        }
+        uint32_t dir = 2 * (uint32_t)m->flow_of_conn[v / 2] + (uint32_t)(v % 2);
+        const struct dir_state *d = &m->dirs[dir];
+        int back = p.time_ns < cs->last_time;
+        if (!back)
+            cs->last_time = p.time_ns;
+        if (m->cap_of_host[cs->host] != (int32_t)c) {
+            cr->left[QR_IMPORT_LEFT_DUPLICATE]++;
+        } else if (d->src == cs->host) {
+            cr->sent++;
+            cr->clamped += (uint64_t)back;
+            rc = on_send(m, dir, &p);
+        } else if (d->dst == cs->host) {
+            cr->received++;
+            rc = on_receive(m, dir, &p);
+        } else {
+            cr->left[QR_IMPORT_LEFT_NOT_OWNER]++;
+        }
+        if (rc)
+            return rc;
+    }
+    for (size_t c = 0; c < s->n_captures; c++) {
+        qr_capture_stats_get(m->caps[c].c, &m->rep->captures[c].stats);
+        qri_strlcpy(m->rep->captures[c].warning, qr_capture_warning(m->caps[c].c),
+                    sizeof m->rep->captures[c].warning);
+    }
+    return finish_dirs(m);
+}
+
+int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *rec_dir,
+                  qr_import_report **report, char *errbuf)
+{
+    if (!cfg || !sc || !rec_dir || !cfg->captures || !cfg->n_captures)
+        return qri_err(errbuf, QR_EINVAL, "import: no capture");
+    if (report)
+        *report = NULL;
+    struct imp m;
+    memset(&m, 0, sizeof m);
+    m.cfg = cfg;
+    m.conf = qr_scenario_config(sc);
+    m.errbuf = errbuf;
+    m.rep = calloc(1, sizeof *m.rep);
+    int64_t *shift = NULL;
+    int made_tmp = 0;
+    struct hash_job hash;
+    memset(&hash, 0, sizeof hash);
+    int rc = QR_ENOMEM;
+    if (!m.rep || qri_map_init(&m.dir_index) || qri_map_init(&m.owd))
+        goto out;
+    rc = qr_topology_of_config(&m.topo, m.conf);
+    if (rc) {
+        rc = qri_err(errbuf, QR_EVALUE, "import: the scenario's topology is not valid");
+        goto out;
+    }
+    if ((rc = hash_start(&hash, cfg)) != QR_OK)
+        goto out;
+    if ((rc = qr_import_scan_run(cfg->captures, cfg->n_captures, cfg->map, cfg->n_map,
+                                 qr_topology_hosts(m.topo), &m.scan, errbuf)) != QR_OK ||
+        (rc = setup(&m)) != QR_OK)
+        goto out;
+    if (snprintf(m.tmp, sizeof m.tmp, "%s.partial-%ld", rec_dir, (long)getpid()) >=
+        (int)sizeof m.tmp) {
+        rc = qri_err(errbuf, QR_EVALUE, "%s: path too long", rec_dir);
+        goto out;
+    }
+    qri_remove_tree(m.tmp);
+    char pcapdir[sizeof m.tmp + 8];
+    snprintf(pcapdir, sizeof pcapdir, "%s/pcap", m.tmp);
+    if ((rc = qr_make_dirs(pcapdir, errbuf)) != QR_OK)
+        goto out;
+    made_tmp = 1;
+    if ((rc = pass(&m)) != QR_OK)
+        goto out;
+    /* every host of the topology has its pcap, empty if it sent nothing */
+    for (uint32_t h = 0; h < m.n_hosts; h++) {
+        qr_trace_writer *w;
+        if ((rc = writer(&m, h, &w)) != QR_OK)
+            goto out;
+        rc = qr_trace_writer_close(w, errbuf);
+        m.w[h] = NULL;
+        if (rc)
+            goto out;
+    }
+    shift = calloc(m.n_hosts, sizeof *shift);
+    if (!shift) {
+        rc = QR_ENOMEM;
+        goto out;
+    }
+    if ((rc = reconcile(&m, shift)) != QR_OK)
+        goto out;
+    if (m.rep->clock_applied && (rc = shift_pcaps(&m, shift)) != QR_OK)
+        goto out;
+    hash_join(&hash);
+    if (hash.failed) {
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot read it again", cfg->captures[hash.failed - 1]);
+        goto out;
+    }
+    for (size_t c = 0; c < cfg->n_captures; c++) {
+        memcpy(m.rep->captures[c].sha256, hash.sha[c], 65);
+        m.rep->captures[c].size_bytes = hash.size[c];
+    }
+    if ((rc = write_h5(&m, sc, shift)) != QR_OK)
+        goto out;
+    if (cfg->progress && cfg->progress(cfg->progress_ctx, "import: done")) {
+        rc = qri_err(errbuf, QR_ECANCELED, "import: interrupted");
+        goto out;
+    }
+    /* in place of any earlier recording, at once */
+    struct stat st;
+    char old[sizeof m.tmp + 16];
+    snprintf(old, sizeof old, "%s.old-%ld", rec_dir, (long)getpid());
+    int had = stat(rec_dir, &st) == 0;
+    if (had && rename(rec_dir, old)) {
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot replace it: %s", rec_dir, strerror(errno));
+        goto out;
+    }
+    if (rename(m.tmp, rec_dir)) {
+        rc = qri_err(errbuf, QR_EIO, "%s: %s", rec_dir, strerror(errno));
+        if (had)
+            rename(old, rec_dir);
+        goto out;
+    }
+    made_tmp = 0;
+    if (had)
+        qri_remove_tree(old);
+    rc = QR_OK;
+out:
+    hash_free(&hash);
+    if (m.w)
+        for (uint32_t h = 0; h < m.n_hosts; h++)
+            qr_trace_writer_close(m.w[h], NULL);
+    if (made_tmp)
+        qri_remove_tree(m.tmp);
+    if (m.caps)
+        for (size_t c = 0; m.scan && c < m.scan->n_captures; c++)
+            qr_capture_close(m.caps[c].c);
+    if (m.dirs)
+        for (size_t d = 0; d < 2 * m.n_flows; d++) {
+            free(m.dirs[d].sent.v);
+            free(m.dirs[d].recv.v);
+            free(m.dirs[d].rtx.v);
+        }
+    qri_map_foreach(&m.owd, free_owd, NULL);
+    qri_map_free(&m.owd);
+    qri_map_free(&m.dir_index);
+    free(shift);
+    free(m.dirs);
+    free(m.ftimes);
+    free(m.w);
+    free(m.nic_free);
+    free(m.cap_of_host);
+    free(m.reconstructed);
+    free(m.flow_of_conn);
+    free(m.caps);
+    free(m.segs);
+    free(m.det);
+    free(m.recv);
+    qr_flow_table_destroy(m.ft);
+    qr_topology_destroy(m.topo);
+    qr_import_scan_free(m.scan);
+    if (rc == QR_ENOMEM)
+        qri_err(errbuf, rc, "import: out of memory");
+    if (rc || !report)
+        qr_import_report_free(m.rep);
+    else
+        *report = m.rep;
+    return rc;
+}

@@ -1,0 +1,637 @@
+/* A recording read back for replay (recording.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "map.h"
+#include "qreplay/clock.h"
+#include "qreplay/h5.h"
+#include "qreplay/recording.h"
+#include "qreplay/sampler.h"
+#include "qreplay/topology.h"
+
+struct host_pk {
+    qr_rec_packet *pk;
+    size_t n, cap;
+    uint32_t *order;
+};
+
+struct recv_entry {
+    uint64_t packet;
+    int64_t time_ns;
+};
+
+struct qr_recording {
+    qr_scenario *scenario;
+    qr_flow_table *flows;
+    uint32_t n_hosts;
+    struct host_pk *hosts;
+    int64_t *offsets;
+    int64_t *correction; /* taken out of every recorded send time (NULL: none) */
+    uint64_t *detected;  /* sorted packet ids */
+    size_t n_detected;
+    struct recv_entry *received; /* sorted by packet */
+    size_t n_received;
+    int has_received;
+};
+
+void qr_recording_close(qr_recording *r)
+{
+    if (!r)
+        return;
+    for (uint32_t h = 0; r->hosts && h < r->n_hosts; h++) {
+        free(r->hosts[h].pk);
+        free(r->hosts[h].order);
+    }
+    free(r->hosts);
+    free(r->offsets);
+    free(r->correction);
+    free(r->detected);
+    free(r->received);
+    qr_flow_table_destroy(r->flows);
+    qr_scenario_destroy(r->scenario);
+    free(r);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_recv(const void *a, const void *b)
+{
+    return cmp_u64(&((const struct recv_entry *)a)->packet,
+                   &((const struct recv_entry *)b)->packet);
+}
+
+static const char *key_value(const qr_scenario *s, const char *key)
+{
+    const char *v = "";
+    qr_scenario_get(s, "topology", key, &v);
+    return v;
+}
+
+/* The check scenario must describe the recorded network. */
+static int check_match(const qr_scenario *rec, const qr_scenario *check, const char *dir,
+                       char *errbuf)
+{
+    const char *kind = key_value(check, "kind");
+    const char *keys[] = {"kind", "k", "hosts"};
+    for (int i = 0; i < 3; i++) {
+        int relevant =
+            i == 0 || (i == 1 && !strcmp(kind, "fattree")) || (i == 2 && !strcmp(kind, "star"));
+        const char *a = key_value(rec, keys[i]), *b = key_value(check, keys[i]);
+        if (relevant && strcmp(a, b) != 0)
+            return qri_err(errbuf, QR_EVALUE,
+                           "the scenario does not match the recording in %s: [topology] %s = %s, "
+                           "recorded %s",
+                           dir, keys[i], b, a);
+    }
+    return QR_OK;
+}
+
+static int push_packet(struct host_pk *h, const qr_rec_packet *p)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 1024;
+        qr_rec_packet *v = realloc(h->pk, cap * sizeof *v);
+        if (!v)
+            return QR_ENOMEM;
+        h->pk = v;
+        h->cap = cap;
+    }
+    h->pk[h->n++] = *p;
+    return QR_OK;
+}
+
+/* Read host h's pcap; next[dir] is the next number expected per direction. */
+static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t expected,
+                     uint32_t *next, char *errbuf)
+{
+    qr_trace_reader *tr = NULL;
+    int rc = qr_trace_reader_open(&tr, path, errbuf);
+    if (rc)
+        return rc;
+    struct host_pk *hp = &r->hosts[h];
+    qr_packet pk;
+    while ((rc = qr_trace_read(tr, &pk, errbuf)) == QR_OK) {
+        uint64_t n = qr_trace_reader_count(tr);
+        qr_five_tuple ft = {pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
+        uint32_t d;
+        if (qr_flow_table_resolve(r->flows, &ft, &d) != QR_OK ||
+            qr_flow_table_dir_src(r->flows, d) != h) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: packet %" PRIu64 ": belongs to no flow of host %u", path, n, h);
+            break;
+        }
+        if (pk.ip_id != (uint16_t)next[d]) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: packet %" PRIu64
+                         ": IP ID %u, expected %u (IDs must be consecutive per flow direction)",
+                         path, n, pk.ip_id, (unsigned)(uint16_t)next[d]);
+            break;
+        }
+        uint32_t seq = next[d]++;
+        qr_rec_packet rp = {.pk = pk, .dir = d, .seq = seq, .time_ns = pk.time_ns};
+        rp.drop_tag = (uint8_t)qr_recording_detected(r, qr_packet_id(d, seq));
+        if ((rc = push_packet(hp, &rp)) != QR_OK) {
+            qri_err(errbuf, rc, "%s: out of memory", path);
+            break;
+        }
+    }
+    char cut[1300];
+    snprintf(cut, sizeof cut, "%s", rc == QR_END ? qr_trace_reader_warning(tr) : "");
+    qr_trace_reader_close(tr);
+    if (rc != QR_END)
+        return rc;
+    if (hp->n != expected)
+        return qri_err(errbuf, QR_ETRUNC, "%s: %zu packets, the recording says %" PRIu64 " (%s)",
+                       path, hp->n, expected, cut[0] ? cut : "truncated?");
+    hp->order = malloc((hp->n ? hp->n : 1) * sizeof *hp->order);
+    if (!hp->order)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < hp->n; i++)
+        hp->order[i] = (uint32_t)i;
+    return QR_OK;
+}
+
+int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf)
+{
+    char h5[2 * QR_PATH_MAX], path[3 * QR_PATH_MAX];
+    snprintf(h5, sizeof h5, "%s/recording.h5", dir);
+    *out = NULL;
+    qr_recording *r = calloc(1, sizeof *r);
+    if (!r)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    qr_h5_reader *in = NULL;
+    qr_row_flow *flows = NULL;
+    qr_row_host *hosts = NULL;
+    qr_row_detected *det = NULL;
+    qr_row_received *recv = NULL;
+    qr_topology *topo = NULL;
+    qr_flow *fl = NULL;
+    uint32_t *next = NULL;
+    size_t n_flows = 0, n_hosts = 0, n_det = 0, n_recv = 0;
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_h5_open(&in, h5, detail);
+    if (rc) {
+        rc = qri_err(errbuf, rc, "%s (not a complete recording: run qreplay runtime)", detail);
+        goto out;
+    }
+    if ((rc = qr_scenario_from_h5(&r->scenario, h5, NULL, dir, detail)) != QR_OK) {
+        rc = qri_err(errbuf, rc, "%s: its scenario does not load: %s", h5, detail);
+        goto out;
+    }
+    if (check && (rc = check_match(r->scenario, check, dir, errbuf)) != QR_OK)
+        goto out;
+    const qr_config *c = qr_scenario_config(check ? check : r->scenario);
+    rc = qr_topology_of_config(&topo, c);
+    if (rc) {
+        rc = qri_err(errbuf, QR_EVALUE, "%s: bad topology", h5);
+        goto out;
+    }
+    if ((rc = qr_h5_read_rows(in, "/flows", &qr_schema_flow, (void **)&flows, &n_flows, errbuf)) ||
+        (rc = qr_h5_read_rows(in, "/hosts", &qr_schema_host, (void **)&hosts, &n_hosts, errbuf)) ||
+        (rc = qr_h5_read_rows(in, "/drops_detected", &qr_schema_detected, (void **)&det, &n_det,
+                              errbuf)))
+        goto out;
+    r->has_received = qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv,
+                                      detail) == QR_OK;
+    qr_h5_close(in);
+    in = NULL;
+    r->n_hosts = qr_topology_hosts(topo);
+    if (n_hosts != r->n_hosts) {
+        rc = qri_err(errbuf, QR_EVALUE,
+                     "the scenario does not match the recording in %s: %u hosts, recorded %zu", dir,
+                     r->n_hosts, n_hosts);
+        goto out;
+    }
+    fl = malloc((n_flows ? n_flows : 1) * sizeof *fl);
+    r->offsets = malloc(n_hosts * sizeof *r->offsets);
+    r->hosts = calloc(n_hosts, sizeof *r->hosts);
+    r->detected = malloc((n_det ? n_det : 1) * sizeof *r->detected);
+    r->received = malloc((n_recv ? n_recv : 1) * sizeof *r->received);
+    if (!fl || !r->offsets || !r->hosts || !r->detected || !r->received) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t f = 0; f < n_flows; f++)
+        fl[f] = (qr_flow){flows[f].id,    flows[f].src,      flows[f].dst,
+                          flows[f].bytes, flows[f].start_ns, flows[f].incast};
+    if ((rc = qr_flow_table_for_topology(&r->flows, fl, n_flows, topo, detail)) != QR_OK) {
+        rc = qri_err(errbuf, rc, "%s: /flows: %s", h5, detail);
+        goto out;
+    }
+    for (size_t f = 0; f < n_flows; f++)
+        if (qr_flow_table_sender_port(r->flows, (uint32_t)f) != flows[f].src_port) {
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "%s: /flows: flow %zu has port %u, not the runtime's numbering", h5, f,
+                         flows[f].src_port);
+            goto out;
+        }
+    for (size_t i = 0; i < n_det; i++)
+        r->detected[i] = det[i].packet;
+    qsort(r->detected, n_det, sizeof *r->detected, cmp_u64);
+    r->n_detected = n_det;
+    for (size_t i = 0; i < n_recv; i++)
+        r->received[i] =
+            (struct recv_entry){qr_packet_id(recv[i].dir, recv[i].seq), recv[i].time_ns};
+    qsort(r->received, n_recv, sizeof *r->received, cmp_recv);
+    r->n_received = n_recv;
+    for (size_t h = 0; h < n_hosts; h++)
+        r->offsets[h] = hosts[h].clock_offset_ns;
+    next = calloc(qr_flow_table_directions(r->flows) + 1, sizeof *next);
+    if (!next) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (uint32_t h = 0; h < r->n_hosts; h++) {
+        char pcap[sizeof hosts[h].pcap + 1];
+        memcpy(pcap, hosts[h].pcap, sizeof hosts[h].pcap);
+        pcap[sizeof hosts[h].pcap] = '\0';
+        snprintf(path, sizeof path, "%s/%s", dir, pcap);
+        if ((rc = read_pcap(r, h, path, hosts[h].packets, next, errbuf)) != QR_OK)
+            goto out;
+    }
+out:
+    qr_h5_close(in);
+    qr_h5_rows_free(flows);
+    qr_h5_rows_free(hosts);
+    qr_h5_rows_free(det);
+    qr_h5_rows_free(recv);
+    qr_topology_destroy(topo);
+    free(fl);
+    free(next);
+    if (rc) {
+        qr_recording_close(r);
+        return rc;
+    }
+    *out = r;
+    return QR_OK;
+}
+
+const qr_scenario *qr_recording_scenario(const qr_recording *r)
+{
+    return r->scenario;
+}
+
+const qr_flow_table *qr_recording_flows(const qr_recording *r)
+{
+    return r->flows;
+}
+
+uint32_t qr_recording_hosts(const qr_recording *r)
+{
+    return r->n_hosts;
+}
+
+int64_t qr_recording_clock_offset(const qr_recording *r, uint32_t host)
+{
+    return r->offsets[host];
+}
+
+const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, size_t *n)
+{
+    *n = r->hosts[host].n;
+    return r->hosts[host].pk;
+}
+
+const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host)
+{
+    return r->hosts[host].order;
+}
+
+int qr_recording_detected(const qr_recording *r, uint64_t packet)
+{
+    return bsearch(&packet, r->detected, r->n_detected, sizeof *r->detected, cmp_u64) != NULL;
+}
+
+int qr_recording_has_received(const qr_recording *r)
+{
+    return r->has_received;
+}
+
+int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_ns)
+{
+    struct recv_entry key = {packet, 0};
+    const struct recv_entry *e =
+        bsearch(&key, r->received, r->n_received, sizeof *r->received, cmp_recv);
+    if (!e)
+        return QR_ENOTFOUND;
+    *time_ns = e->time_ns;
+    return QR_OK;
+}
+
+int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction)
+{
+    if (!r->correction && !correction)
+        return QR_OK;
+    if (!r->correction && !(r->correction = calloc(r->n_hosts, sizeof *r->correction)))
+        return QR_ENOMEM;
+    for (uint32_t h = 0; h < r->n_hosts; h++) {
+        int64_t want = correction ? correction[h] : 0;
+        int64_t delta = want - r->correction[h];
+        for (size_t i = 0; delta && i < r->hosts[h].n; i++)
+            r->hosts[h].pk[i].pk.time_ns -= delta;
+        r->correction[h] = want;
+    }
+    if (!correction) {
+        free(r->correction);
+        r->correction = NULL;
+    }
+    return QR_OK;
+}
+
+int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host)
+{
+    return r->correction ? r->correction[host] : 0;
+}
+
+/* qr_recording_estimate_clocks: one pair's smallest one-way delay beyond the unloaded latency. */
+struct owd_acc {
+    qri_map *m;
+    qr_owd_pair *v;
+    size_t n;
+    int failed;
+};
+
+static void owd_collect(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+    struct owd_acc *acc = ctx;
+    int64_t *back = a < b ? qri_map_get(acc->m, b, a) : NULL;
+    if (back)
+        acc->v[acc->n++] = (qr_owd_pair){(uint32_t)a, (uint32_t)b, *(int64_t *)value, *back};
+}
+
+static void owd_free(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+    (void)a, (void)b, (void)ctx;
+    free(value);
+}
+
+int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
+                                 size_t *n_pairs, char *errbuf)
+{
+    if (!r->has_received)
+        return qri_err(errbuf, QR_ESTATE,
+                       "the recording has no /received table: its receive times are unknown");
+    if (reference >= r->n_hosts)
+        return qri_err(errbuf, QR_EINVAL, "reference host %u: the recording has %u hosts",
+                       reference, r->n_hosts);
+    const qr_config *c = qr_scenario_config(r->scenario);
+    qr_topology *topo = NULL;
+    qri_map owd;
+    struct owd_acc acc = {&owd, NULL, 0, 0};
+    int rc = qr_topology_of_config(&topo, c);
+    if (rc || qri_map_init(&owd)) {
+        qr_topology_destroy(topo);
+        return qri_err(errbuf, rc ? QR_EVALUE : QR_ENOMEM,
+                       rc ? "the recording's topology does not build" : "out of memory");
+    }
+    for (uint32_t h = 0; h < r->n_hosts && rc == QR_OK; h++) {
+        int64_t corr = qr_recording_clock_correction(r, h);
+        for (size_t i = 0; i < r->hosts[h].n && rc == QR_OK; i++) {
+            const qr_rec_packet *p = &r->hosts[h].pk[i];
+            const qr_flow *f = qr_flow_table_flow(r->flows, p->dir / 2);
+            uint32_t to = p->dir % 2 ? f->src : f->dst;
+            int64_t recv;
+            if (qr_recording_received(r, qr_packet_id(p->dir, p->seq), &recv) != QR_OK)
+                continue;
+            /* both times as recorded, each on its host's clock */
+            int64_t d = recv - (p->pk.time_ns + corr) -
+                        qr_unloaded_latency_ns(topo, h, to, p->pk.ip_len, c->links.rate_bps,
+                                               c->links.delay_ns);
+            int64_t *slot = qri_map_get(&owd, h, to);
+            if (!slot) {
+                if (!(slot = malloc(sizeof *slot)) || qri_map_put(&owd, h, to, slot)) {
+                    free(slot);
+                    rc = QR_ENOMEM;
+                    break;
+                }
+                *slot = d;
+            } else if (d < *slot)
+                *slot = d;
+        }
+    }
+    if (rc == QR_OK && !(acc.v = malloc((owd.count ? owd.count : 1) * sizeof *acc.v)))
+        rc = QR_ENOMEM;
+    if (rc == QR_OK) {
+        qri_map_foreach(&owd, owd_collect, &acc);
+        rc = qr_clock_reconcile(r->n_hosts, acc.v, acc.n, reference, out);
+    }
+    if (n_pairs)
+        *n_pairs = acc.n;
+    free(acc.v);
+    qri_map_foreach(&owd, owd_free, NULL);
+    qri_map_free(&owd);
+    qr_topology_destroy(topo);
+    return rc == QR_OK ? QR_OK : qri_err(errbuf, rc, "clock estimation: out of memory");
+}
+
+/* Injection order: by injection time, ties in recorded order. */
+struct order_key {
+    int64_t time_ns;
+    uint32_t index;
+};
+
+/* The per-host work arrays of qr_recording_sample, sized for the largest host. */
+struct scratch {
+    int64_t *times, *inferred;
+    uint32_t *idx, *dirs, *count, *start;
+    struct order_key *keys;
+    qr_sample_record *recs;
+};
+
+static void scratch_free(struct scratch *w)
+{
+    free(w->times);
+    free(w->inferred);
+    free(w->idx);
+    free(w->dirs);
+    free(w->count);
+    free(w->start);
+    free(w->keys);
+    free(w->recs);
+    memset(w, 0, sizeof *w);
+}
+
+static int scratch_grow(struct scratch *w, size_t n)
+{
+    scratch_free(w);
+    w->times = malloc(n * sizeof *w->times);
+    w->inferred = malloc(n * sizeof *w->inferred);
+    w->idx = malloc(n * sizeof *w->idx);
+    w->dirs = malloc(n * sizeof *w->dirs);
+    w->count = malloc((n + 1) * sizeof *w->count);
+    w->start = malloc((n + 1) * sizeof *w->start);
+    w->keys = malloc(n * sizeof *w->keys);
+    w->recs = malloc(n * sizeof *w->recs);
+    return w->times && w->inferred && w->idx && w->dirs && w->count && w->start && w->keys &&
+                   w->recs
+               ? QR_OK
+               : QR_ENOMEM;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+    const struct order_key *x = a, *y = b;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns < y->time_ns ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
+                        qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
+                        char *errbuf)
+{
+    qr_sampler_cfg cfg = {method, th_ns};
+    qr_sampler *s = NULL;
+    if (qr_sampler_create(&s, &cfg))
+        return qri_err(errbuf, QR_EINVAL, "sampling: bad threshold");
+    qr_sampling_stats st = {0, 0, 0};
+    size_t n_dirs = qr_flow_table_directions(r->flows);
+    /* per direction: its packets' indices within the host, in send order */
+    uint32_t *slot = malloc((n_dirs + 1) * sizeof *slot);
+    size_t cap = 0, n_out = 0, cap_out = 0;
+    struct scratch w = {0};
+    qr_row_sample_record *out = NULL;
+    int rc = QR_OK;
+    if (!slot) {
+        rc = QR_ENOMEM;
+        goto done;
+    }
+    for (uint32_t h = 0; h < r->n_hosts; h++) {
+        struct host_pk *hp = &r->hosts[h];
+        if (hp->n > cap) {
+            cap = hp->n;
+            if ((rc = scratch_grow(&w, cap)) != QR_OK)
+                goto done;
+        }
+        /* the host's directions in order of first appearance, and each one's packets */
+        size_t nd = 0;
+        for (size_t i = 0; i < hp->n; i++)
+            slot[hp->pk[i].dir] = UINT32_MAX;
+        for (size_t i = 0; i < hp->n; i++) {
+            uint32_t d = hp->pk[i].dir;
+            if (slot[d] == UINT32_MAX) {
+                slot[d] = (uint32_t)nd;
+                w.dirs[nd] = d;
+                w.count[nd++] = 0;
+            }
+            w.count[slot[d]]++;
+        }
+        size_t acc = 0;
+        for (size_t k = 0; k < nd; k++) {
+            w.start[k] = (uint32_t)acc;
+            acc += w.count[k];
+            w.count[k] = 0;
+        }
+        for (size_t i = 0; i < hp->n; i++) {
+            uint32_t k = slot[hp->pk[i].dir];
+            w.idx[w.start[k] + w.count[k]++] = (uint32_t)i;
+        }
+        for (size_t k = 0; k < nd; k++) {
+            const uint32_t *ix = w.idx + w.start[k];
+            for (size_t j = 0; j < w.count[k]; j++)
+                w.times[j] = hp->pk[ix[j]].pk.time_ns;
+            size_t nr = 0;
+            int64_t worst = 0;
+            if ((rc = qr_sample_series(s, w.times, w.count[k], w.recs, &nr, w.inferred, &worst,
+                                       errbuf)))
+                goto done;
+            for (size_t j = 0; j < w.count[k]; j++)
+                hp->pk[ix[j]].time_ns = w.inferred[j];
+            if (worst > st.max_error_ns)
+                st.max_error_ns = worst;
+            st.packets += w.count[k];
+            st.records += nr;
+            if (records) {
+                if (n_out + nr > cap_out) {
+                    size_t c2 = cap_out ? 2 * cap_out : 1024;
+                    while (c2 < n_out + nr)
+                        c2 *= 2;
+                    qr_row_sample_record *v = realloc(out, c2 * sizeof *v);
+                    if (!v) {
+                        rc = QR_ENOMEM;
+                        goto done;
+                    }
+                    out = v;
+                    cap_out = c2;
+                }
+                for (size_t j = 0; j < nr; j++)
+                    out[n_out++] = (qr_row_sample_record){w.dirs[k],         w.recs[j].index,
+                                                          w.recs[j].time_ns, w.recs[j].gap_ns,
+                                                          w.recs[j].gap_num, w.recs[j].gap_den};
+            }
+        }
+        for (size_t i = 0; i < hp->n; i++)
+            w.keys[i] = (struct order_key){hp->pk[i].time_ns, (uint32_t)i};
+        if (hp->n)
+            qsort(w.keys, hp->n, sizeof *w.keys, cmp_order);
+        for (size_t i = 0; i < hp->n; i++)
+            hp->order[i] = w.keys[i].index;
+    }
+done:
+    qr_sampler_destroy(s);
+    free(slot);
+    scratch_free(&w);
+    if (rc) {
+        free(out);
+        if (rc == QR_ENOMEM)
+            qri_err(errbuf, rc, "sampling: out of memory");
+        return rc;
+    }
+    if (method == QR_SAMPLING_RATE && st.max_error_ns > th_ns) {
+        free(out);
+        return qri_err(errbuf, QR_ESTATE,
+                       "sampling at th = %" PRId64 " ns inferred a time %" PRId64
+                       " ns off: the bound is broken (a defect of qreplay; please report it)",
+                       th_ns, st.max_error_ns);
+    }
+    if (stats)
+        *stats = st;
+    if (records) {
+        *records = out;
+        *n_records = n_out;
+    } else {
+        free(out);
+    }
+    return QR_OK;
+}
+
+const char *qr_end_reason_name(qr_end_reason r)
+{
+    switch (r) {
+    case QR_END_COMPLETED: return "completed";
+    case QR_END_STOP: return "stop";
+    case QR_END_CANCELLED: return "cancelled";
+    }
+    return "unknown";
+}
+
+int qr_recording_write(const char *path, const qr_scenario *s, const qr_recording_info *info,
+                       const qr_row_flow *flows, size_t n_flows, const qr_row_host *hosts,
+                       size_t n_hosts, const qr_row_detected *detected, size_t n_detected,
+                       const qr_row_received *received, size_t n_received, char *errbuf)
+{
+    qr_h5 *f = NULL;
+    int rc;
+    QRI_TRY(qr_h5_create(&f, path, errbuf));
+    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay recording", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "scenario_name", info->scenario_name, errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(info->end), errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)info->sim_end_ns, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/flows", &qr_schema_flow, flows, n_flows, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/hosts", &qr_schema_host, hosts, n_hosts, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, detected, n_detected, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, received, n_received, errbuf));
+    return qr_h5_commit(f, errbuf);
+fail:
+    qr_h5_abort(f);
+    return rc;
+}

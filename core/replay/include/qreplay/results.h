@@ -1,0 +1,105 @@
+/* qreplay: the files of a run folder and the fidelity results.
+ *
+ *   DIR/recording/recording.h5      what hosts know (qr_recording_write, recording.h)
+ *   DIR/recording/truth/truth.h5    ground truth (qr_truth_write, truth.h)
+ *   DIR/recording/truth/arrivals.qra, DIR/replay/V/arrivals.qra   arrival logs (queuelog.h)
+ *   DIR/replay/V/replay.h5          one replay (qr_replay_write)
+ *   DIR/results.h5                  every replay against the runtime (qr_results_write)
+ *
+ * A replay variant is a drop mode at a sampling threshold, named "<mode>_th_<th in us>"
+ * (tagged_th_5, plain_th_2.5), or any name given. Every file is written under a temporary name and
+ * renamed when complete (h5.h). The layout of every table is in schema.h and docs/FORMATS.md. */
+#ifndef QREPLAY_RESULTS_H
+#define QREPLAY_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qreplay/common.h"
+#include "qreplay/fs.h"
+#include "qreplay/metrics.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario.h"
+#include "qreplay/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The variant name of a mode at a threshold: "tagged_th_5". Returns buf. */
+char *qr_variant_name(qr_drop_mode mode, int64_t th_ns, char *buf, size_t size);
+
+/* replay.h5: one replay. */
+typedef struct qr_replay_info {
+    const char *variant;
+    qr_drop_mode mode;
+    int64_t th_ns;
+    uint64_t margin_bytes;
+    uint64_t events;
+    double wall_s;
+    int64_t sim_end_ns, max_lateness_ns;
+    uint64_t other_drops, delivered;
+    qr_sampling_stats sampling;
+    const char *clock;                 /* "recorded" or "reconciled" (NULL: recorded) */
+    const qr_row_replay_clock *clocks; /* reconciled: the correction of each host */
+    size_t n_clocks;
+    const char *engine; /* the engine that ran it: "native" or "ns3" (NULL: not stored) */
+} qr_replay_info;
+
+int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,
+                    const qr_row_drop *drops, size_t n_drops, const qr_row_replay_host *hosts,
+                    size_t n_hosts, const qr_row_sample_record *records, size_t n_records,
+                    char *errbuf);
+
+/* The complete replays in run_dir/replay (folders holding replay.h5), by mode, then threshold in
+ * numeric order, then name. Caller owns *names (qr_variants_free). Returns 0 or QR_ENOMEM (an
+ * absent folder gives none). */
+int qr_variants_list(const char *run_dir, char ***names, size_t *n);
+void qr_variants_free(char **names, size_t n);
+
+/* The runtime's busiest queue (most arrivals; ties to the smallest switch, port) in an arrival
+ * log. Returns 0, QR_ENOTFOUND (no arrivals) or the reader's error. */
+int qr_arrival_log_busiest(const char *path, uint32_t *sw, uint32_t *port, char *errbuf);
+
+/* Compare two arrival logs: both read in time order, merged (runtime first on equal times) into
+ * the streaming qdiff (metrics.h). For every matched arrival on_row(ctx, row) is called; for every
+ * replay arrival at (series_sw, series_port) on_series(ctx, point). Either callback may be NULL;
+ * a callback that returns non-zero stops the comparison with that code. *stream receives the
+ * stream (caller owns it: qr_qdiff_stream_destroy) for the summaries. Returns 0, a callback's
+ * code, or QR_EDUP / QR_EORDER / a reader error naming the log. */
+typedef int (*qr_qdiff_row_fn)(void *ctx, const qr_qdiff_row *row);
+typedef int (*qr_series_fn)(void *ctx, const qr_row_queue_series *point);
+int qr_compare_arrival_logs(const char *runtime_log, const char *replay_log, uint32_t series_sw,
+                            uint32_t series_port, qr_qdiff_row_fn on_row, qr_series_fn on_series,
+                            void *ctx, qr_qdiff_stream **stream, char *errbuf);
+
+/* One replay against the runtime: a row of the summary table. */
+typedef struct qr_variant_summary {
+    char name[128];
+    char mode[16];
+    int64_t th_ns;
+    qr_summary qdiff, qdiff_sym; /* in MTU */
+    qr_qlen_diff qlen;           /* replay minus runtime queue length */
+    uint64_t matched, runtime_only, replay_only;
+    qr_drop_counts drops;
+    uint64_t replay_packets, recorded_packets;
+} qr_variant_summary;
+
+/* Compare every replay under run_dir/replay with the runtime and write run_dir/results.h5
+ * (DESIGN.md section 5). progress (may be NULL) is called at every variant and every 2^16
+ * arrivals; when it asks to stop, nothing is written and QR_ECANCELED returned. *rows gets one
+ * summary per variant, in qr_variants_list order (caller owns it: free with
+ * qr_variant_summaries_free). Returns 0 or an error naming the file. */
+int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
+                     qr_variant_summary **rows, size_t *n_rows, char *errbuf);
+void qr_variant_summaries_free(qr_variant_summary *rows);
+
+/* The summary table (a row per variant: qdiff mean and p99 in MTU, drops in runtime and replay,
+ * false accepts, false drops, wrong locations, drop error) onto out. */
+void qr_results_print_table(FILE *out, const qr_variant_summary *rows, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,224 @@
+/* 007's blame scored against the ground truth (blame_score.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/blame_score.h"
+#include "qreplay/buffer.h"
+#include "qreplay/linkfault.h"
+#include "qreplay/truth.h"
+
+#define NONE UINT32_MAX
+#define MAX_PATH 8
+
+static double ratio(uint32_t a, uint32_t b)
+{
+    return b ? (double)a / b : NAN;
+}
+
+/* Truth per connection row: drops (all, and fault drops) at each position of its path. */
+typedef struct conn_truth {
+    uint32_t drops[MAX_PATH], fault[MAX_PATH];
+} conn_truth;
+
+/* The path position with the most of counts[] (first on ties); NONE if all are 0. */
+static uint32_t most(const uint32_t *counts, uint32_t hops)
+{
+    uint32_t best = NONE;
+    for (uint32_t h = 0; h < hops; h++)
+        if (counts[h] && (best == NONE || counts[h] > counts[best]))
+            best = h;
+    return best;
+}
+
+/* The faulty cables and every drop charged to its cable and to the connection rows' paths. */
+static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8_t *faulty,
+                  uint32_t *n_faulty, qr_row_blame_link *links, conn_truth *ct, char *errbuf)
+{
+    const qr_topology *t = qr_blame_topology(b);
+    uint32_t n_links = qr_topology_links(t);
+    uint8_t *dirfaulty = calloc(n_links, 1);
+    uint32_t *row_of = NULL; /* direction -> connection row + 1 (0: none) */
+    uint32_t n_dirs = 0;
+    for (size_t i = 0; i < b->n_conns; i++)
+        if (b->conns[i].dir + 1 > n_dirs)
+            n_dirs = b->conns[i].dir + 1;
+    row_of = calloc(n_dirs ? n_dirs : 1, sizeof *row_of);
+    if (!dirfaulty || !row_of) {
+        free(dirfaulty);
+        free(row_of);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < b->n_conns; i++)
+        row_of[b->conns[i].dir] = (uint32_t)i + 1;
+    int rc = QR_OK;
+    for (size_t i = 0; i < tr->n_link_faults; i++) {
+        const qr_row_link_fault *lf = &tr->link_faults[i];
+        if (strcmp(lf->kind, "gray") && strcmp(lf->kind, "blackhole"))
+            continue;
+        if (lf->link >= n_links) {
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range", path,
+                         i + 1, lf->link);
+            break;
+        }
+        dirfaulty[lf->link] = 1;
+        uint32_t cable = qr_blame_cable_of(b, lf->link);
+        *n_faulty += !faulty[cable];
+        faulty[cable] = 1;
+    }
+    for (size_t i = 0; !rc && i < tr->n_drops; i++) {
+        const qr_row_drop *x = &tr->drops[i];
+        const uint32_t *cables = NULL;
+        uint32_t hops = 0, uplink = 0;
+        if (x->sw >= qr_topology_switches(t) || x->port >= qr_topology_ports(t, x->sw) ||
+            x->dir >= qr_blame_directions(b)) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: /drops row %zu: switch %u port %u direction %u is not the recording's",
+                         path, i + 1, x->sw, x->port, x->dir);
+            break;
+        }
+        int routed = qr_blame_path(b, x->dir, &cables, &hops, &uplink) == QR_OK;
+        uint32_t link = qr_topology_port_link(t, x->sw, x->port);
+        int fault = x->reason == QR_DROP_FAULT;
+        /* a fault drop on a host's uplink is taken at its edge switch (linkfault.h) */
+        if (fault && routed) {
+            qr_node host, edge;
+            uint32_t port;
+            qr_topology_link_ends(t, uplink, &host, &edge, &port);
+            link = qr_fault_drop_link(t, dirfaulty, x->sw, x->port, host.index);
+        }
+        uint32_t cable = qr_blame_cable_of(b, link);
+        if (fault)
+            links[cable].fault_drops++;
+        else
+            links[cable].congestion_drops++;
+        uint32_t row = x->dir < n_dirs ? row_of[x->dir] : 0;
+        for (uint32_t h = 0; row && routed && h < hops; h++)
+            if (cables[h] == cable) {
+                ct[row - 1].drops[h]++;
+                ct[row - 1].fault[h] += (uint32_t)fault;
+                break;
+            }
+    }
+    free(dirfaulty);
+    free(row_of);
+    return rc;
+}
+
+/* The detection curve of method m scored: each step's best rank of a faulty cable and faulty
+ * cables flagged; detect@ and rank1@ of the method's summary. */
+static int score_curve(qr_blame *b, int m, const uint8_t *faulty, uint32_t n_faulty,
+                       uint32_t *rank, uint8_t *flagged)
+{
+    uint32_t detect = 0, rank1 = 0;
+    const char *name = qr_blame_method_name(m);
+    for (size_t i = 0; i < b->n_curve; i++) {
+        qr_row_blame_curve *row = &b->curve[i];
+        if (strcmp(row->method, name))
+            continue;
+        qr_blame_rule(b, m, row->connections, rank, flagged);
+        uint32_t fault_rank = 0, true_flagged = 0;
+        for (size_t c = 0; c < b->n_links; c++) {
+            if (!faulty[c])
+                continue;
+            true_flagged += flagged[c];
+            if (rank[c] && (!fault_rank || rank[c] < fault_rank))
+                fault_rank = rank[c];
+        }
+        row->fault_rank = fault_rank;
+        row->true_flagged = true_flagged;
+        row->precision = ratio(true_flagged, row->flagged);
+        row->recall = ratio(true_flagged, n_faulty);
+        int all = n_faulty && true_flagged == n_faulty;
+        if (all && !detect)
+            detect = row->connections;
+        else if (!all)
+            detect = 0;
+        if (fault_rank == 1 && !rank1)
+            rank1 = row->connections;
+        else if (fault_rank != 1)
+            rank1 = 0;
+    }
+    qr_row_blame_summary *sm = &b->summary[m];
+    uint32_t true_flagged = 0;
+    for (size_t c = 0; c < b->n_links; c++)
+        true_flagged += faulty[c] && (m ? b->links[c].replay_flagged : b->links[c].flagged);
+    sm->true_flagged = true_flagged;
+    sm->faulty = n_faulty;
+    sm->precision = ratio(true_flagged, sm->flagged);
+    sm->recall = ratio(true_flagged, n_faulty);
+    sm->detect_after = detect;
+    sm->rank1_after = rank1;
+    return QR_OK;
+}
+
+int qr_blame_score(qr_blame *b, const char *truth_path, char *errbuf)
+{
+    if (!qr_blame_topology(b))
+        return qri_err(errbuf, QR_EINVAL, "blame: nothing to score (no qr_blame_run result)");
+    qr_truth tr;
+    int rc = qr_truth_read(truth_path, &tr, errbuf);
+    if (rc)
+        return rc;
+    size_t nc = b->n_links ? b->n_links : 1;
+    uint8_t *faulty = calloc(nc, 1), *flagged = calloc(nc, 1);
+    uint32_t *rank = calloc(nc, sizeof *rank), n_faulty = 0;
+    qr_row_blame_link *links = malloc(nc * sizeof *links);
+    conn_truth *ct = calloc(b->n_conns ? b->n_conns : 1, sizeof *ct);
+    if (!faulty || !flagged || !rank || !links || !ct) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(links, b->links, b->n_links * sizeof *links);
+    for (size_t c = 0; c < b->n_links; c++)
+        links[c].fault_drops = links[c].congestion_drops = 0;
+    if ((rc = charge(b, &tr, truth_path, faulty, &n_faulty, links, ct, errbuf)))
+        goto done;
+    /* from here on nothing fails: b changes */
+    for (size_t c = 0; c < b->n_links; c++) {
+        links[c].faulty = faulty[c];
+        b->links[c] = links[c];
+    }
+    for (size_t m = 0; m < b->n_summary; m++)
+        score_curve(b, (int)m, faulty, n_faulty, rank, flagged);
+    uint32_t right[2] = {0, 0}, scored = 0;
+    for (size_t i = 0; i < b->n_conns; i++) {
+        qr_row_blame_conn *row = &b->conns[i];
+        const uint32_t *cables;
+        uint32_t hops = 0;
+        row->correct = row->replay_correct = -1;
+        row->true_link[0] = '\0';
+        snprintf(row->true_cause, sizeof row->true_cause, "%s", "none");
+        if (qr_blame_path(b, row->dir, &cables, &hops, NULL))
+            continue;
+        uint32_t h = most(ct[i].drops, hops);
+        if (h == NONE)
+            continue;
+        uint32_t tc = cables[h];
+        snprintf(row->true_link, sizeof row->true_link, "%s", b->links[tc].name);
+        snprintf(row->true_cause, sizeof row->true_cause, "%s",
+                 2 * ct[i].fault[h] > ct[i].drops[h] ? "fault" : "congestion");
+        scored++;
+        row->correct = qr_blame_culprit(b, i, QR_BLAME_007) == tc;
+        right[0] += (uint32_t)row->correct;
+        if (b->has_replay) {
+            row->replay_correct = qr_blame_culprit(b, i, QR_BLAME_REPLAY) == tc;
+            right[1] += (uint32_t)row->replay_correct;
+        }
+    }
+    for (size_t m = 0; m < b->n_summary; m++) {
+        b->summary[m].scored = scored;
+        b->summary[m].culprit_accuracy = ratio(right[m], scored);
+    }
+    b->has_truth = 1;
+    snprintf(b->truth, sizeof b->truth, "%s", truth_path);
+done:
+    free(faulty);
+    free(flagged);
+    free(rank);
+    free(links);
+    free(ct);
+    qr_truth_free(&tr);
+    return rc;
+}

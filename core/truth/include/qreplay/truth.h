@@ -1,0 +1,86 @@
+/* qreplay: ground truth, for the runtime that writes it and the scorers that read it; never for an
+ * analysis (the build does not let an analysis library link this one).
+ *
+ *   DIR/recording/truth/truth.h5    the runtime's drops with their reasons, direction counts, the
+ *                                   planted faults, the pingmesh probes (qr_truth_write)
+ *   qr_truth_carry                  a runtime's truth carried over to an import of its captures
+ *   testbed.h                       the truth of a namespace-testbed run (its switch captures) */
+#ifndef QREPLAY_TRUTH_H
+#define QREPLAY_TRUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/faults.h"
+#include "qreplay/linkfault.h"
+#include "qreplay/pingmesh.h"
+#include "qreplay/recording.h"
+#include "qreplay/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* truth/truth.h5: the runtime's ground truth, for scoring only. */
+typedef struct qr_truth_info {
+    qr_end_reason end;
+    int64_t sim_end_ns;
+    uint64_t events;
+    double wall_s;
+    uint64_t in_flight_at_end, other_drops, host_queue_drops, unknown_packets;
+    const qr_row_fault *faults; /* the [faults] drop rules and what they did (/faults) */
+    size_t n_faults;
+    const qr_row_link_fault *link_faults; /* [faults] gray, blackhole, delay, rate (/link_faults) */
+    size_t n_link_faults;
+    int probed;                 /* the run probed ([pingmesh] interval): /probes is written */
+    const qr_row_probe *probes; /* the Pingmesh agents' probes (pingmesh.h) */
+    size_t n_probes;
+} qr_truth_info;
+
+int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,
+                   const qr_row_drop *drops, size_t n_drops, const qr_row_direction *dirs,
+                   size_t n_dirs, char *errbuf);
+
+/* What truth.h5 says, read back for a scorer. Rows are owned by the struct (qr_truth_free). */
+typedef struct qr_truth {
+    qr_row_drop *drops; /* every drop, with its reason and place */
+    size_t n_drops;
+    qr_row_link_fault *link_faults; /* the planted link faults (none if the run had none) */
+    size_t n_link_faults;
+    qr_row_probe *probes; /* the Pingmesh probes, with where each lost one died */
+    size_t n_probes;
+    int probed; /* the run probed: the file has /probes */
+    int64_t sim_end_ns;
+} qr_truth;
+
+/* Read truth.h5 at path: /drops, /link_faults and /probes where present, the run's end. Caller
+ * owns *out (qr_truth_free, also after an error). Returns 0, or the reader's error naming the
+ * file (QR_EFORMAT: "not a runtime's truth.h5" when sim_end_ns is missing). */
+int qr_truth_read(const char *path, qr_truth *out, char *errbuf);
+/* Release the rows of t (NULL allowed); *t is zeroed. */
+void qr_truth_free(qr_truth *t);
+
+/* What qr_truth_carry carried. */
+typedef struct qr_truth_carry_stats {
+    uint64_t dirs_mapped;     /* the run's flow directions found among the imported ones */
+    uint64_t arrivals, drops; /* carried */
+    uint64_t arrivals_left, drops_left; /* of directions the import does not have */
+    int64_t shift_ns;                   /* added to every time: onto the import's time base */
+} qr_truth_carry_stats;
+
+/* The ground truth of the simulated run in run_rec_dir (qreplay runtime's recording folder with
+ * truth/arrivals.qra) carried over to imported_rec_dir, a recording imported from captures
+ * exported from that run (qreplay export): the round trip's replays can then be scored against
+ * the runtime's queues (qreplay metrics). Every imported connection is matched to the run's flow
+ * by its original sender address and port (/import/connections); packet ids, the queues'
+ * per-direction contents, drops and direction counts are renamed to the import's numbering, and
+ * times moved onto its time base (its reference host's clock, less /import time_base_ns).
+ * Writes imported_rec_dir/truth/ whole or not at all. Returns 0, QR_EVALUE (a connection that
+ * is no flow of the run), QR_EFORMAT (not an imported recording), or a reader's error. */
+int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_truth_carry_stats *st,
+                   char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,795 @@
+/* The testbed in a box: what it can honour of a scenario, and the ground truth of a run from the
+ * switch's own captures (testbed.h). */
+#define _XOPEN_SOURCE 700
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/buffer.h"
+#include "qreplay/capture.h"
+#include "qreplay/h5.h"
+#include "qreplay/import.h"
+#include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
+#include "qreplay/schema.h"
+#include "qreplay/stats.h"
+#include "qreplay/testbed.h"
+#include "qreplay/truth.h"
+#include "truth_internal.h"
+
+const char *qr_testbed_congestion(qr_tcp_variant v)
+{
+    return v == QR_TCP_NEWRENO ? "reno" : v == QR_TCP_CUBIC ? "cubic" : NULL;
+}
+
+static void add_line(char *errbuf, size_t *len, int *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void add_line(char *errbuf, size_t *len, int *n, const char *fmt, ...)
+{
+    (*n)++;
+    if (!errbuf || *len >= QR_ERRBUF_SIZE - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = snprintf(errbuf + *len, QR_ERRBUF_SIZE - *len, "%s", *n > 1 ? "\n  " : "");
+    if (w > 0)
+        *len += (size_t)w;
+    if (*len < QR_ERRBUF_SIZE - 1) {
+        w = vsnprintf(errbuf + *len, QR_ERRBUF_SIZE - *len, fmt, ap);
+        if (w > 0)
+            *len += (size_t)w;
+    }
+    va_end(ap);
+    if (*len >= QR_ERRBUF_SIZE)
+        *len = QR_ERRBUF_SIZE - 1;
+}
+
+int qr_testbed_check(const qr_config *c, char *errbuf)
+{
+    if (!c)
+        return qri_err(errbuf, QR_EINVAL, "testbed check: NULL config");
+    size_t len = 0;
+    int n = 0;
+    if (errbuf)
+        errbuf[0] = 0;
+    if (c->topology.kind != QR_TOPO_STAR)
+        add_line(errbuf, &len, &n,
+                 "[topology] kind: the testbed builds a star (one switch namespace); a fat tree "
+                 "needs a simulation");
+    else if (c->topology.hosts < 2 || c->topology.hosts > QR_TESTBED_MAX_HOSTS)
+        add_line(errbuf, &len, &n,
+                 "[topology] hosts = %d: the testbed runs 2 to %d hosts on this machine",
+                 c->topology.hosts, QR_TESTBED_MAX_HOSTS);
+    if (c->links.delay_ns > QR_TESTBED_MAX_DELAY_NS)
+        add_line(errbuf, &len, &n,
+                 "[links] delay = %" PRId64 " ns: a testbed link has the latency of a veth pair "
+                 "(about 1 us); at most %d ns",
+                 c->links.delay_ns, QR_TESTBED_MAX_DELAY_NS);
+    if (c->buffer.policy != QR_BUFFER_STATIC)
+        add_line(errbuf, &len, &n,
+                 "[buffer] policy = dynamic: Linux has no shared-buffer switch; set policy = "
+                 "static (a byte limit per port)");
+    if (c->buffer.ecn_threshold_bytes)
+        add_line(errbuf, &len, &n,
+                 "[buffer] ecn_threshold: the testbed's FIFO does not mark ECN; leave it unset");
+    if (!qr_testbed_congestion(c->tcp.variant))
+        add_line(errbuf, &len, &n,
+                 "[tcp] variant: only newreno (Linux reno) and cubic run on the testbed");
+    if (c->tcp.delack_timeout_ns != QR_TESTBED_DELACK_NS)
+        add_line(errbuf, &len, &n,
+                 "[tcp] delack_timeout = %" PRId64 " ns: Linux's delayed-ACK timeout cannot be "
+                 "set; give its value, 40ms",
+                 c->tcp.delack_timeout_ns);
+    if (c->tcp.delack_count != 2)
+        add_line(errbuf, &len, &n,
+                 "[tcp] delack_count = %d: Linux acknowledges every second segment; give 2",
+                 c->tcp.delack_count);
+    if (c->tcp.syn_timeout_ns != QR_TESTBED_SYN_TIMEOUT_NS)
+        add_line(errbuf, &len, &n,
+                 "[tcp] syn_timeout = %" PRId64 " ns: Linux's SYN timeout is fixed at 1s",
+                 c->tcp.syn_timeout_ns);
+    if (c->tcp.min_rto_ns < 1000000 || c->tcp.min_rto_ns % 1000000)
+        add_line(errbuf, &len, &n,
+                 "[tcp] min_rto = %" PRId64 " ns: a route's rto_min is whole milliseconds, at "
+                 "least 1ms",
+                 c->tcp.min_rto_ns);
+    if (c->host.proc_delay_ns || c->host.proc_jitter_ns)
+        add_line(errbuf, &len, &n,
+                 "[host] proc_delay, proc_jitter: the testbed's hosts take the time their kernels "
+                 "take; leave them 0");
+    if (c->clock.max_offset_ns)
+        add_line(errbuf, &len, &n,
+                 "[clock] max_offset = %" PRId64 " ns: the namespaces share one clock; give 0",
+                 c->clock.max_offset_ns);
+    if (n) {
+        char head[96];
+        snprintf(head, sizeof head, "the testbed cannot honour %d key%s of this scenario:\n  ", n,
+                 n > 1 ? "s" : "");
+        if (errbuf) {
+            size_t h = strlen(head);
+            if (len + h >= QR_ERRBUF_SIZE)
+                len = QR_ERRBUF_SIZE - 1 - h;
+            memmove(errbuf + h, errbuf, len + 1);
+            memcpy(errbuf, head, h);
+            errbuf[QR_ERRBUF_SIZE - 1] = 0;
+        }
+        return QR_EVALUE;
+    }
+    return QR_OK;
+}
+
+/* ---- the ground truth ---- */
+
+/* An imported connection, keyed by its initiator's and responder's address and port. */
+struct conn {
+    uint8_t a0[16], a1[16];
+    uint16_t p0, p1;
+    uint32_t flow;
+};
+
+static int cmp_conn(const void *x, const void *y)
+{
+    const struct conn *a = x, *b = y;
+    int c = memcmp(a->a0, b->a0, 16);
+    if (!c)
+        c = memcmp(a->a1, b->a1, 16);
+    if (!c)
+        c = (int)a->p0 - (int)b->p0;
+    if (!c)
+        c = (int)a->p1 - (int)b->p1;
+    return c;
+}
+
+/* The direction of a captured packet, or UINT32_MAX if it is of no imported connection. */
+static uint32_t dir_of(const struct conn *cs, size_t n, const qr_capture_packet *p)
+{
+    struct conn k;
+    memcpy(k.a0, p->src, 16);
+    memcpy(k.a1, p->dst, 16);
+    k.p0 = p->src_port;
+    k.p1 = p->dst_port;
+    const struct conn *f = bsearch(&k, cs, n, sizeof k, cmp_conn);
+    if (f)
+        return qr_dir_data(f->flow);
+    memcpy(k.a0, p->dst, 16);
+    memcpy(k.a1, p->src, 16);
+    k.p0 = p->dst_port;
+    k.p1 = p->src_port;
+    f = bsearch(&k, cs, n, sizeof k, cmp_conn);
+    return f ? qr_dir_ack(f->flow) : UINT32_MAX;
+}
+
+/* A packet at the switch. */
+struct arr {
+    int64_t t_in, t_out; /* INT64_MIN: not departed */
+    uint64_t id;
+    uint32_t dir, port, bytes;
+    uint32_t seq, ack;
+    uint16_t ip_id;
+    uint8_t flags;
+};
+
+struct ev {
+    int64_t t;
+    uint32_t idx;
+    uint8_t departure;
+};
+
+static int cmp_ev(const void *x, const void *y)
+{
+    const struct ev *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->departure != b->departure)
+        return a->departure ? -1 : 1; /* the last bit leaves before the next packet joins */
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+struct tb {
+    char *errbuf;
+    const qr_recording *rec;
+    const qr_flow_table *ft;
+    struct conn *conns;
+    size_t n_conns;
+    size_t n_dirs;
+    /* the recording's packets per direction, in order */
+    const qr_rec_packet **rp;
+    uint8_t *rp_used;
+    size_t *rp_start, *rp_next;
+    /* the arrivals, and per direction their indices in order */
+    struct arr *a;
+    size_t n_a, cap_a;
+    uint32_t *da;
+    size_t *da_start, *da_n, *da_next;
+    int64_t base;
+    uint64_t rate; /* the links' */
+    int64_t *hops;
+};
+
+static void tb_free(struct tb *t)
+{
+    free(t->conns);
+    free(t->rp);
+    free(t->rp_used);
+    free(t->rp_start);
+    free(t->rp_next);
+    free(t->a);
+    free(t->da);
+    free(t->da_start);
+    free(t->da_n);
+    free(t->da_next);
+    free(t->hops);
+}
+
+static int load_conns(struct tb *t, const char *rec_dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/recording.h5", rec_dir);
+    qr_h5_reader *h = NULL;
+    qr_row_import_conn *rows = NULL;
+    size_t n = 0;
+    double base = 0;
+    int rc = qr_h5_open(&h, path, t->errbuf);
+    if (!rc && qr_h5_read_rows(h, "/import/connections", &qr_schema_import_conn, (void **)&rows, &n,
+                               t->errbuf))
+        rc = qri_err(t->errbuf, QR_EFORMAT, "%s: not an imported recording (no /import)", path);
+    if (!rc)
+        rc = qr_h5_read_attr_f64(h, "/import", "time_base_ns", &base, t->errbuf);
+    qr_h5_close(h);
+    t->base = (int64_t)base;
+    if (!rc && !(t->conns = calloc(n ? n : 1, sizeof *t->conns)))
+        rc = QR_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct conn *c = &t->conns[i];
+        if (qr_addr_parse(rows[i].addr0, c->a0) || qr_addr_parse(rows[i].addr1, c->a1) ||
+            rows[i].flow >= qr_flow_table_flows(t->ft))
+            rc = qri_err(t->errbuf, QR_EFORMAT, "%s: /import/connections row %zu is malformed",
+                         path, i);
+        c->p0 = rows[i].port0;
+        c->p1 = rows[i].port1;
+        c->flow = rows[i].flow;
+    }
+    qr_h5_rows_free(rows);
+    if (!rc) {
+        t->n_conns = n;
+        qsort(t->conns, n, sizeof *t->conns, cmp_conn);
+    }
+    return rc;
+}
+
+/* The recording's packets, grouped by direction in their order. */
+static int index_recording(struct tb *t)
+{
+    uint32_t nh = qr_recording_hosts(t->rec);
+    size_t nd = t->n_dirs, total = 0;
+    t->rp_start = calloc(nd + 1, sizeof *t->rp_start);
+    t->rp_next = calloc(nd + 1, sizeof *t->rp_next);
+    if (!t->rp_start || !t->rp_next)
+        return QR_ENOMEM;
+    for (uint32_t h = 0; h < nh; h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(t->rec, h, &n);
+        for (size_t i = 0; i < n; i++)
+            if (p[i].dir < nd)
+                t->rp_start[p[i].dir + 1]++;
+        total += n;
+    }
+    for (size_t d = 0; d < nd; d++)
+        t->rp_start[d + 1] += t->rp_start[d];
+    t->rp = calloc(total ? total : 1, sizeof *t->rp);
+    t->rp_used = calloc(total ? total : 1, 1);
+    if (!t->rp || !t->rp_used)
+        return QR_ENOMEM;
+    memcpy(t->rp_next, t->rp_start, nd * sizeof *t->rp_next);
+    for (uint32_t h = 0; h < nh; h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(t->rec, h, &n);
+        for (size_t i = 0; i < n; i++)
+            if (p[i].dir < nd)
+                t->rp[t->rp_next[p[i].dir]++] = &p[i];
+    }
+    /* in their numbers' order within a direction */
+    for (size_t d = 0; d < nd; d++)
+        for (size_t i = t->rp_start[d]; i < t->rp_start[d + 1]; i++)
+            if (t->rp[i]->seq != i - t->rp_start[d])
+                return qri_err(t->errbuf, QR_EFORMAT,
+                               "the recording's direction %zu is not numbered from 0 in order", d);
+    memcpy(t->rp_next, t->rp_start, nd * sizeof *t->rp_next);
+    return QR_OK;
+}
+
+static int push_arrival(struct tb *t, const struct arr *x)
+{
+    if (t->n_a == t->cap_a) {
+        size_t c = t->cap_a ? 2 * t->cap_a : 4096;
+        struct arr *g = realloc(t->a, c * sizeof *g);
+        int64_t *hg = realloc(t->hops, c * sizeof *hg);
+        if (hg)
+            t->hops = hg;
+        if (!g || !hg) {
+            if (g)
+                t->a = g;
+            return QR_ENOMEM;
+        }
+        t->a = g;
+        t->cap_a = c;
+    }
+    t->a[t->n_a++] = *x;
+    return QR_OK;
+}
+
+static const char *dir_text(const struct tb *t, uint32_t d, char *buf, size_t size)
+{
+    snprintf(buf, size, "flow %u %s (host %u -> %u)", qr_dir_flow(d),
+             qr_dir_is_ack(d) ? "ACKs" : "data", qr_flow_table_dir_src(t->ft, d),
+             qr_flow_table_dir_dst(t->ft, d));
+    return buf;
+}
+
+/* The next TCP packet of a switch capture and its direction: QR_OK, QR_END, a reader's error, or
+ * QR_EVALUE for a packet of no imported connection. */
+static int tap_next(struct tb *t, qr_capture *c, const char *path, qr_capture_packet *k,
+                    uint32_t *d)
+{
+    int rc = qr_capture_next(c, k, t->errbuf);
+    if (rc)
+        return rc;
+    *d = dir_of(t->conns, t->n_conns, k);
+    if (*d != UINT32_MAX)
+        return QR_OK;
+    char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+    return qri_err(t->errbuf, QR_EVALUE,
+                   "%s: frame %" PRIu64 ": %s:%u -> %s:%u is of no connection the hosts' "
+                   "captures hold",
+                   path, k->frame, qr_addr_text(k->src, a, sizeof a), k->src_port,
+                   qr_addr_text(k->dst, b, sizeof b), k->dst_port);
+}
+
+/* Close a switch capture, adding the frames it left out (not TCP) to *skipped. */
+static void tap_close(qr_capture *c, uint64_t *skipped)
+{
+    if (c) {
+        qr_capture_stats st;
+        qr_capture_stats_get(c, &st);
+        *skipped += st.frames - st.kept;
+    }
+    qr_capture_close(c);
+}
+
+/* Port p's ingress capture: every packet host p sent, in its recorded order. */
+static int read_ingress(struct tb *t, uint32_t p, const char *path, const qr_topology *topo,
+                        qr_testbed_port_report *pr, qr_testbed_truth_report *rep, uint64_t *skipped)
+{
+    qr_capture *c = NULL;
+    qr_capture_packet k;
+    char d1[96];
+    uint32_t d;
+    int rc = qr_capture_open(&c, path, t->errbuf);
+    while (!rc && (rc = tap_next(t, c, path, &k, &d)) == QR_OK) {
+        pr->ingress++;
+        uint32_t src = qr_flow_table_dir_src(t->ft, d), dst = qr_flow_table_dir_dst(t->ft, d);
+        if (src != p) {
+            rc = qri_err(t->errbuf, QR_EVALUE,
+                         "%s: frame %" PRIu64 ": a packet of %s arrived on port %u, not %u", path,
+                         k.frame, dir_text(t, d, d1, sizeof d1), p, src);
+            break;
+        }
+        /* the host's next packet of the direction, or one of the few after it: two packets
+         * sent from different CPUs can cross on their way through the veth backlogs */
+        size_t j = t->rp_next[d], end = t->rp_start[d + 1];
+        size_t lim = end - j > QR_TESTBED_REORDER ? j + QR_TESTBED_REORDER : end;
+        while (j < lim &&
+               (t->rp_used[j] || t->rp[j]->pk.seq != k.seq || t->rp[j]->pk.ack != k.ack ||
+                t->rp[j]->pk.tcp_flags != k.tcp_flags || t->rp[j]->pk.ip_len != k.ip_len))
+            j++;
+        if (j == lim) {
+            if (t->rp_next[d] == end)
+                rc = qri_err(t->errbuf, QR_EVALUE,
+                             "%s: frame %" PRIu64 ": %s: the switch saw more packets than host "
+                             "%u's capture holds (%zu)",
+                             path, k.frame, dir_text(t, d, d1, sizeof d1), p, end - t->rp_start[d]);
+            else {
+                const qr_rec_packet *r = t->rp[t->rp_next[d]];
+                rc = qri_err(t->errbuf, QR_EVALUE,
+                             "%s: frame %" PRIu64 ": %s: the switch received a packet (seq %u, "
+                             "ack %u, %u bytes) that is none of the next %d the host's capture "
+                             "holds (from its packet %u: seq %u, ack %u, %u bytes): a packet was "
+                             "lost between the host and the switch, or the host's capture is "
+                             "incomplete",
+                             path, k.frame, dir_text(t, d, d1, sizeof d1), k.seq, k.ack, k.ip_len,
+                             QR_TESTBED_REORDER, r->seq, r->pk.seq, r->pk.ack, r->pk.ip_len);
+            }
+            break;
+        }
+        if (j != t->rp_next[d])
+            rep->reordered++;
+        const qr_rec_packet *r = t->rp[j];
+        t->rp_used[j] = 1;
+        while (t->rp_next[d] < end && t->rp_used[t->rp_next[d]])
+            t->rp_next[d]++;
+        uint32_t sw, port;
+        qr_topology_host_attach(topo, dst, &sw, &port);
+        struct arr x = {.t_in = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate),
+                        .t_out = INT64_MIN,
+                        .id = qr_packet_id(d, r->seq),
+                        .dir = d,
+                        .port = port,
+                        .bytes = k.ip_len,
+                        .seq = k.seq,
+                        .ack = k.ack,
+                        .ip_id = k.ip_id,
+                        .flags = k.tcp_flags};
+        if ((rc = push_arrival(t, &x)) != QR_OK)
+            break;
+        t->hops[t->n_a - 1] = k.time_ns - t->base - r->pk.time_ns;
+    }
+    tap_close(c, skipped);
+    return rc == QR_END ? QR_OK : rc;
+}
+
+/* The arrivals of each direction, in order. */
+static int index_arrivals(struct tb *t)
+{
+    size_t nd = t->n_dirs;
+    t->da_start = calloc(nd + 1, sizeof *t->da_start);
+    t->da_n = calloc(nd + 1, sizeof *t->da_n);
+    t->da_next = calloc(nd + 1, sizeof *t->da_next);
+    t->da = calloc(t->n_a ? t->n_a : 1, sizeof *t->da);
+    if (!t->da_start || !t->da_n || !t->da_next || !t->da)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < t->n_a; i++)
+        t->da_start[t->a[i].dir + 1]++;
+    for (size_t d = 0; d < nd; d++)
+        t->da_start[d + 1] += t->da_start[d];
+    for (size_t i = 0; i < t->n_a; i++) {
+        uint32_t d = t->a[i].dir;
+        t->da[t->da_start[d] + t->da_n[d]++] = (uint32_t)i;
+    }
+    memcpy(t->da_next, t->da_start, nd * sizeof *t->da_next);
+    return QR_OK;
+}
+
+/* Port q's egress capture: each packet departs; the arrivals it passes over were dropped. */
+static int read_egress(struct tb *t, uint32_t q, uint32_t q_port, const char *path,
+                       qr_testbed_port_report *pr, uint64_t *skipped)
+{
+    qr_capture *c = NULL;
+    qr_capture_packet k;
+    char d1[96];
+    uint32_t d;
+    int rc = qr_capture_open(&c, path, t->errbuf);
+    while (!rc && (rc = tap_next(t, c, path, &k, &d)) == QR_OK) {
+        pr->egress++;
+        /* the first arrival of the direction not yet departed with the same headers (the IP
+         * ID tells retransmissions apart); those passed over were dropped, unless they leave
+         * within the reordering window */
+        size_t end = t->da_start[d + 1], i = t->da_next[d];
+        while (i < end) {
+            const struct arr *x = &t->a[t->da[i]];
+            if (x->t_out == INT64_MIN && x->seq == k.seq && x->ack == k.ack &&
+                x->ip_id == k.ip_id && x->flags == k.tcp_flags && x->bytes == k.ip_len)
+                break;
+            i++;
+        }
+        if (i == end) {
+            rc = qri_err(t->errbuf, QR_EVALUE,
+                         "%s: frame %" PRIu64 ": %s: a packet (seq %u, IP ID %u) left port %u "
+                         "that never arrived at the switch",
+                         path, k.frame, dir_text(t, d, d1, sizeof d1), k.seq, k.ip_id, q);
+            break;
+        }
+        struct arr *x = &t->a[t->da[i]];
+        if (x->port != q_port) {
+            rc = qri_err(t->errbuf, QR_EVALUE,
+                         "%s: frame %" PRIu64 ": %s left on port %u, its route is another port",
+                         path, k.frame, dir_text(t, d, d1, sizeof d1), q);
+            break;
+        }
+        int64_t out = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate);
+        if (out < x->t_in) {
+            rc = qri_err(t->errbuf, QR_EVALUE,
+                         "%s: frame %" PRIu64 ": %s: packet %u left %" PRId64
+                         " ns before it arrived (the captures' clocks disagree)",
+                         path, k.frame, dir_text(t, d, d1, sizeof d1), qr_packet_id_seq(x->id),
+                         x->t_in - out);
+            break;
+        }
+        x->t_out = out;
+        size_t n = t->da_next[d];
+        while (n < end && t->a[t->da[n]].t_out != INT64_MIN)
+            n++;
+        if (i > n + QR_TESTBED_REORDER)
+            n = i - QR_TESTBED_REORDER; /* older ones are dropped for good */
+        t->da_next[d] = n;
+    }
+    tap_close(c, skipped);
+    return rc == QR_END ? QR_OK : rc;
+}
+
+/* The sweep over arrivals and departures: the arrival log and the drop rows. */
+static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_ports, uint64_t limit,
+                 qr_testbed_truth_report *rep, qr_row_drop **drops_out, size_t *n_drops,
+                 int64_t *end_ns)
+{
+    size_t ne = 0;
+    struct ev *ev = malloc((2 * t->n_a + 1) * sizeof *ev);
+    qr_queue_flows **qf = calloc(n_ports ? n_ports : 1, sizeof *qf);
+    uint64_t *qbytes = calloc(n_ports ? n_ports : 1, sizeof *qbytes);
+    int64_t *last_dep = malloc((n_ports ? n_ports : 1) * sizeof *last_dep);
+    qr_row_drop *drops = NULL;
+    size_t nd = 0, capd = 0;
+    int64_t *soj = malloc((t->n_a + 1) * sizeof *soj);
+    size_t ns = 0;
+    qr_arrival_writer *w = NULL;
+    int rc = ev && qf && qbytes && soj && last_dep ? QR_OK : QR_ENOMEM;
+    for (uint32_t p = 0; !rc && p < n_ports; p++)
+        last_dep[p] = INT64_MIN;
+    for (uint32_t p = 0; !rc && p < n_ports; p++)
+        rc = qr_queue_flows_create(&qf[p]);
+    for (size_t i = 0; !rc && i < t->n_a; i++) {
+        ev[ne++] = (struct ev){t->a[i].t_in, (uint32_t)i, 0};
+        if (t->a[i].t_out != INT64_MIN) {
+            ev[ne++] = (struct ev){t->a[i].t_out, (uint32_t)i, 1};
+            soj[ns++] = t->a[i].t_out - t->a[i].t_in;
+        }
+    }
+    if (!rc) {
+        qsort(ev, ne, sizeof *ev, cmp_ev);
+        rc = qr_arrival_writer_open(&w, log_path, t->errbuf);
+    }
+    uint64_t total = 0;
+    for (size_t e = 0; !rc && e < ne; e++) {
+        const struct arr *x = &t->a[ev[e].idx];
+        uint32_t p = x->port;
+        if (ev[e].departure) {
+            /* the port's service while busy: this packet waited for the previous one */
+            qr_testbed_port_report *pr = &rep->ports[p];
+            if (last_dep[p] != INT64_MIN && x->t_in <= last_dep[p]) {
+                pr->busy_bytes += x->bytes;
+                pr->busy_ns += ev[e].t - last_dep[p];
+            }
+            last_dep[p] = ev[e].t;
+            rc = qr_queue_flows_remove(qf[p], x->dir, x->bytes);
+            if (rc)
+                rc = qri_err(t->errbuf, QR_ESTATE, "queue of port %u: a departure it did not hold",
+                             p);
+            qbytes[p] -= x->bytes;
+            total -= x->bytes;
+            continue;
+        }
+        const qr_flow_bytes *fl;
+        size_t nf = qr_queue_flows_snapshot(qf[p], &fl);
+        int dropped = x->t_out == INT64_MIN;
+        qr_arrival a = {.packet = x->id,
+                        .time_ns = x->t_in,
+                        .sw = sw,
+                        .port = p,
+                        .bytes = x->bytes,
+                        .decision = dropped ? QR_DROP_THRESHOLD : QR_ADMIT,
+                        .tagged = 0,
+                        .n_flows = (uint16_t)(nf > 65535 ? 65535 : nf),
+                        .queue_bytes = qbytes[p],
+                        .total_bytes = total,
+                        .threshold = (int64_t)limit,
+                        .flows = fl};
+        rc = qr_arrival_write(w, &a, t->errbuf);
+        qr_testbed_port_report *pr = &rep->ports[p];
+        pr->arrivals++;
+        if (qbytes[p] > pr->max_queue_bytes)
+            pr->max_queue_bytes = qbytes[p];
+        int fits = qbytes[p] + x->bytes <= limit;
+        if (dropped) {
+            pr->drops++;
+            pr->drops_with_room += fits;
+            if (nd == capd) {
+                size_t c = capd ? 2 * capd : 256;
+                qr_row_drop *g = realloc(drops, c * sizeof *g);
+                if (!g) {
+                    rc = QR_ENOMEM;
+                    break;
+                }
+                drops = g;
+                capd = c;
+            }
+            qr_drop_row_of(&a, &drops[nd++]);
+        } else {
+            pr->admits_over_limit += !fits;
+            if (!rc)
+                rc = qr_queue_flows_add(qf[p], x->dir, x->bytes);
+            qbytes[p] += x->bytes;
+            total += x->bytes;
+        }
+        *end_ns = x->t_in;
+    }
+    if (ne && ev[ne - 1].t > *end_ns)
+        *end_ns = ev[ne - 1].t;
+    int crc = qr_arrival_writer_close(w, t->errbuf);
+    if (!rc)
+        rc = crc;
+    if (!rc && ns) {
+        qsort(soj, ns, sizeof *soj, cmp_i64);
+        rep->sojourn_p50_ns = qr_percentile_i64(soj, ns, 0.5);
+        rep->sojourn_max_ns = soj[ns - 1];
+    }
+    for (uint32_t p = 0; qf && p < n_ports; p++)
+        qr_queue_flows_destroy(qf[p]);
+    free(qf);
+    free(qbytes);
+    free(last_dep);
+    free(ev);
+    free(soj);
+    if (rc) {
+        free(drops);
+        return rc;
+    }
+    *drops_out = drops;
+    *n_drops = nd;
+    return QR_OK;
+}
+
+void qr_testbed_truth_report_free(qr_testbed_truth_report *r)
+{
+    if (r) {
+        free(r->ports);
+        r->ports = NULL;
+    }
+}
+
+int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t n_ports,
+                     uint64_t port_limit, qr_testbed_truth_report *rep_out, char *errbuf)
+{
+    if (!rec_dir || !ports || !n_ports)
+        return qri_err(errbuf, QR_EINVAL, "testbed truth: no recording or no ports");
+    struct tb t;
+    memset(&t, 0, sizeof t);
+    t.errbuf = errbuf;
+    qr_recording *rec = NULL;
+    qr_topology *topo = NULL;
+    qr_testbed_truth_report rep;
+    memset(&rep, 0, sizeof rep);
+    qr_row_drop *drops = NULL;
+    qr_row_direction *dirs = NULL;
+    size_t n_drops = 0;
+    char tmp[4200], path[4300];
+    int staged = 0;
+    int rc = qr_recording_open(&rec, rec_dir, NULL, errbuf);
+    if (!rc) {
+        t.rec = rec;
+        t.ft = qr_recording_flows(rec);
+        t.n_dirs = qr_flow_table_directions(t.ft);
+        t.rate = qr_scenario_config(qr_recording_scenario(rec))->links.rate_bps;
+        if (qr_recording_hosts(rec) != n_ports)
+            rc = qri_err(errbuf, QR_EVALUE, "%s: %u hosts, the testbed's switch has %u ports",
+                         rec_dir, qr_recording_hosts(rec), n_ports);
+    }
+    if (!rc)
+        rc = qr_topology_star(&topo, (int)n_ports);
+    if (!rc && !(rep.ports = calloc(n_ports, sizeof *rep.ports)))
+        rc = QR_ENOMEM;
+    rep.n_ports = n_ports;
+    if (!rc)
+        rc = load_conns(&t, rec_dir);
+    if (!rc)
+        rc = index_recording(&t);
+    for (uint32_t p = 0; !rc && p < n_ports; p++)
+        rc = read_ingress(&t, p, ports[p].ingress, topo, &rep.ports[p], &rep, &rep.skipped_frames);
+    /* every packet a host sent reached the switch */
+    for (size_t d = 0; !rc && d < t.n_dirs; d++)
+        if (t.rp_next[d] != t.rp_start[d + 1]) {
+            char d1[96];
+            const qr_rec_packet *r = t.rp[t.rp_next[d]];
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "%s: %s: host %u sent %zu packets the switch never saw, the first at "
+                         "%" PRId64 " ns (seq %u)",
+                         ports[qr_flow_table_dir_src(t.ft, (uint32_t)d)].ingress,
+                         dir_text(&t, (uint32_t)d, d1, sizeof d1),
+                         qr_flow_table_dir_src(t.ft, (uint32_t)d), t.rp_start[d + 1] - t.rp_next[d],
+                         r->pk.time_ns, r->pk.seq);
+        }
+    if (!rc)
+        rc = index_arrivals(&t);
+    uint32_t sw = 0;
+    for (uint32_t q = 0; !rc && q < n_ports; q++) {
+        uint32_t port;
+        qr_topology_host_attach(topo, q, &sw, &port);
+        rc = read_egress(&t, q, port, ports[q].egress, &rep.ports[q], &rep.skipped_frames);
+    }
+    if (!rc && t.n_a) {
+        qsort(t.hops, t.n_a, sizeof *t.hops, cmp_i64);
+        rep.hop_min_ns = t.hops[0];
+        rep.hop_p50_ns = qr_percentile_i64(t.hops, t.n_a, 0.5);
+        rep.hop_p99_ns = qr_percentile_i64(t.hops, t.n_a, 0.99);
+        rep.hop_max_ns = t.hops[t.n_a - 1];
+    }
+    if (!rc)
+        rc = qri_truth_stage(rec_dir, tmp, sizeof tmp, errbuf);
+    staged = !rc;
+    int64_t end_ns = 0;
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
+        rc = sweep(&t, path, sw, n_ports, port_limit, &rep, &drops, &n_drops, &end_ns);
+    }
+    /* port p's report is about the queue towards host p; the sweep counted by switch port */
+    if (!rc) {
+        qr_testbed_port_report *byport = calloc(n_ports, sizeof *byport);
+        if (!byport)
+            rc = QR_ENOMEM;
+        for (uint32_t q = 0; !rc && q < n_ports; q++) {
+            uint32_t s2, port;
+            qr_topology_host_attach(topo, q, &s2, &port);
+            byport[q] = rep.ports[port];
+            byport[q].ingress = rep.ports[q].ingress;
+            byport[q].egress = rep.ports[q].egress;
+        }
+        if (!rc) {
+            memcpy(rep.ports, byport, n_ports * sizeof *byport);
+            free(byport);
+        }
+    }
+    for (uint32_t q = 0; !rc && q < n_ports; q++) {
+        qr_testbed_port_report *pr = &rep.ports[q];
+        pr->qdisc_drops = ports[q].qdisc_drops;
+        pr->busy_rate_bps =
+            pr->busy_ns > 0 ? (double)pr->busy_bytes * 8e9 / (double)pr->busy_ns : 0.0;
+        if (pr->max_queue_bytes > rep.ports[rep.bottleneck].max_queue_bytes)
+            rep.bottleneck = q;
+        rep.arrivals += pr->arrivals;
+        rep.drops += pr->drops;
+        if (ports[q].qdisc_drops != UINT64_MAX && ports[q].qdisc_drops != pr->drops)
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "port %u: the switch captures show %" PRIu64
+                         " drops, its qdisc counted %" PRIu64
+                         ": the captures do not hold the whole run (%s, %s)",
+                         q, pr->drops, ports[q].qdisc_drops, ports[q].ingress, ports[q].egress);
+    }
+    /* the directions' counts */
+    if (!rc && !(dirs = calloc(t.n_dirs ? t.n_dirs : 1, sizeof *dirs)))
+        rc = QR_ENOMEM;
+    for (size_t d = 0; !rc && d < t.n_dirs; d++) {
+        dirs[d] = (qr_row_direction){.dir = (uint32_t)d,
+                                     .flow = qr_dir_flow((uint32_t)d),
+                                     .src = qr_flow_table_dir_src(t.ft, (uint32_t)d),
+                                     .dst = qr_flow_table_dir_dst(t.ft, (uint32_t)d)};
+        for (size_t i = t.da_start[d]; i < t.da_start[d + 1]; i++) {
+            const struct arr *x = &t.a[t.da[i]];
+            dirs[d].sent++;
+            dirs[d].sent_bytes += x->bytes;
+            if (x->t_out == INT64_MIN) {
+                dirs[d].dropped++;
+                dirs[d].dropped_bytes += x->bytes;
+            } else {
+                dirs[d].delivered++;
+                dirs[d].delivered_bytes += x->bytes;
+            }
+        }
+    }
+    if (!rc) {
+        qr_truth_info info = {.end = QR_END_COMPLETED, .sim_end_ns = end_ns, .events = t.n_a};
+        snprintf(path, sizeof path, "%s/truth.h5", tmp);
+        rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs, t.n_dirs,
+                            errbuf);
+    }
+    if (!rc)
+        rc = qri_truth_commit(rec_dir, tmp, errbuf);
+    if (rc && staged)
+        qri_truth_discard(tmp);
+    free(drops);
+    free(dirs);
+    tb_free(&t);
+    qr_topology_destroy(topo);
+    qr_recording_close(rec);
+    if (!rc && rep_out)
+        *rep_out = rep;
+    else
+        qr_testbed_truth_report_free(&rep);
+    return rc;
+}

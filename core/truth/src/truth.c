@@ -1,0 +1,83 @@
+/* The runtime's ground truth file, truth/truth.h5 (truth.h). */
+#include "qreplay/truth.h"
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/h5.h"
+#include "qreplay/scenario_h5.h"
+
+int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,
+                   const qr_row_drop *drops, size_t n_drops, const qr_row_direction *dirs,
+                   size_t n_dirs, char *errbuf)
+{
+    qr_h5 *f = NULL;
+    int rc;
+    QRI_TRY(qr_h5_create(&f, path, errbuf));
+    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay runtime ground truth", errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(info->end), errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)info->sim_end_ns, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "events", info->events, errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/", "wall_s", info->wall_s, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "in_flight_at_end", info->in_flight_at_end, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "other_drops", info->other_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "host_queue_drops", info->host_queue_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "unknown_packets", info->unknown_packets, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/drops", &qr_schema_drop, drops, n_drops, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/directions", &qr_schema_direction, dirs, n_dirs, errbuf));
+    if (info->n_faults)
+        QRI_TRY(
+            qr_h5_write_rows(f, "/faults", &qr_schema_fault, info->faults, info->n_faults, errbuf));
+    if (info->n_link_faults)
+        QRI_TRY(qr_h5_write_rows(f, "/link_faults", &qr_schema_link_fault, info->link_faults,
+                                 info->n_link_faults, errbuf));
+    if (info->probed)
+        QRI_TRY(
+            qr_h5_write_rows(f, "/probes", &qr_schema_probe, info->probes, info->n_probes, errbuf));
+    return qr_h5_commit(f, errbuf);
+fail:
+    qr_h5_abort(f);
+    return rc;
+}
+
+int qr_truth_read(const char *path, qr_truth *out, char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    qr_h5_reader *r = NULL;
+    int rc = qr_h5_open(&r, path, errbuf);
+    double end = 0;
+    if (!rc && qr_h5_read_attr_f64(r, "/", "sim_end_ns", &end, errbuf))
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: no sim_end_ns attribute: not a runtime's truth.h5",
+                     path);
+    out->sim_end_ns = (int64_t)end;
+    if (!rc)
+        rc = qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&out->drops, &out->n_drops,
+                             errbuf);
+    if (!rc) {
+        rc = qr_h5_read_rows(r, "/link_faults", &qr_schema_link_fault, (void **)&out->link_faults,
+                             &out->n_link_faults, errbuf);
+        if (rc == QR_ENOTFOUND)
+            rc = QR_OK;
+    }
+    if (!rc) {
+        rc = qr_h5_read_rows(r, "/probes", &qr_schema_probe, (void **)&out->probes, &out->n_probes,
+                             errbuf);
+        out->probed = rc == QR_OK;
+        if (rc == QR_ENOTFOUND)
+            rc = QR_OK;
+    }
+    qr_h5_close(r);
+    if (rc)
+        qr_truth_free(out);
+    return rc;
+}
+
+void qr_truth_free(qr_truth *t)
+{
+    if (!t)
+        return;
+    qr_h5_rows_free(t->drops);
+    qr_h5_rows_free(t->link_faults);
+    qr_h5_rows_free(t->probes);
+    memset(t, 0, sizeof *t);
+}

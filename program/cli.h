@@ -1,0 +1,110 @@
+/* The qreplay program: shared helpers of the subcommands. Programs print and exit; the library
+ * never does. */
+#ifndef QREPLAY_CLI_H
+#define QREPLAY_CLI_H
+
+#include "report.h"
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A subcommand: run(argc, argv) with argv[0] = the subcommand's name; returns the exit status. */
+typedef struct qr_cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} qr_cli_command;
+
+int qr_cmd_sample(int argc, char **argv);
+int qr_cmd_import(int argc, char **argv);
+int qr_cmd_clocks(int argc, char **argv);
+int qr_cmd_export(int argc, char **argv);
+int qr_cmd_blackholes(int argc, char **argv);
+int qr_cmd_diagnose(int argc, char **argv);
+int qr_cmd_blame(int argc, char **argv);
+int qr_cmd_trace(int argc, char **argv);
+int qr_cmd_pingmesh(int argc, char **argv); /* C++, in program/ns3 */
+int qr_cmd_scenario(int argc, char **argv);
+int qr_cmd_synth(int argc, char **argv);
+int qr_cmd_workload(int argc, char **argv);
+int qr_cmd_runtime(int argc, char **argv); /* C++, in program/ns3 */
+int qr_cmd_replay(int argc, char **argv);
+int qr_cmd_metrics(int argc, char **argv);
+int qr_cmd_run(int argc, char **argv);
+int qr_cmd_butterfly(int argc, char **argv);
+int qr_cmd_isolate(int argc, char **argv);
+int qr_cmd_whatif(int argc, char **argv);
+int qr_cmd_testbed(int argc, char **argv); /* C++, in program/ns3 */
+
+struct qr_scenario;
+struct qr_config;
+/* Load a scenario file, apply --set overrides and validate; on error prints it and returns 1. */
+int cli_load_scenario(const char *command, const char *path, const char **sets, int n_sets,
+                      struct qr_scenario **out);
+/* Whether a path exists (a file or a folder). */
+int cli_exists(const char *path);
+/* The recording folder of a run folder: DIR/recording when it holds recording.h5, else DIR itself
+ * (a recording folder named directly). Writes it to out (size bytes). */
+void cli_recording_dir(const char *dir, char *out, size_t size);
+
+/* mkdir -p; prints and returns 1 on failure. */
+int cli_make_dir(const char *command, const char *dir);
+
+/* The project's data/ and analysis/ folders, found relative to the running program: an installed
+ * qreplay (PREFIX/bin) finds PREFIX/share/qreplay/X, a build tree finds BUILD/share/qreplay/X (made
+ * by the build) or the source tree's X beside BUILD. NULL if none exists. */
+const char *cli_data_dir(void);
+const char *cli_analysis_dir(void);
+
+/* Draw figures with analysis/SCRIPT (Debian's python3): SCRIPT H5 -o FIGDIR [--quiet]. Returns 0,
+ * or 1 after printing what failed. */
+int cli_figures(const char *command, const char *script, const char *h5, const char *figdir,
+                int quiet);
+
+/* A list of file paths (what a command reads, what it writes). */
+typedef struct cli_paths {
+    char **v;
+    size_t n, cap;
+} cli_paths;
+void cli_paths_add(cli_paths *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every regular file directly in folder dir (none if it does not exist). */
+void cli_paths_add_dir(cli_paths *p, const char *dir);
+/* The input files of a recording folder: recording.h5 and the files in truth/ and pcap/. */
+void cli_paths_add_recording(cli_paths *p, const char *dir);
+/* A scenario's files: the file itself and the inputs it names (traffic.flows, size_cdf). */
+struct qr_scenario;
+void cli_paths_add_scenario(cli_paths *p, const char *file, const struct qr_scenario *s);
+void cli_paths_free(cli_paths *p);
+
+/* Refuse to write any of outputs over one of inputs (the same file through any path or link):
+ * prints the error and returns 1, else 0. Releases both lists. */
+int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs);
+
+/* The tagged replay of run folder DIR with the smallest sampling threshold that has an arrival
+ * log (its name under DIR/replay into out). Returns 1 if there is one, else 0. */
+int cli_pick_tagged_replay(const char *dir, char *out, size_t size);
+
+/* The arrival log an analysis of run folder DIR takes (options --replay NAME, --arrivals FILE,
+ * --no-replay; at most one): FILE, DIR/replay/NAME/arrivals.qra, the one cli_pick_tagged_replay
+ * finds, or "" (none: --no-replay, or no replay yet). Returns 0, or the exit status after printing
+ * the error (2: options that exclude each other, a NAME with '/'; 1: no log at that path). */
+int cli_replay_arrivals(const char *command, const char *dir, const char *replay,
+                        const char *arrivals, int no_replay, char *arr, size_t size);
+
+/* An exact tagged replay of rec (every send time as recorded, native engine) for one analysis:
+ * its arrival log goes to "OUT.partial-PID.qra" (path into arrivals; the caller unlinks it when
+ * done), with progress on prog. Returns 0, or the exit status after printing the error
+ * (interrupted: 130); the log is gone then. Sets every packet's injection time in rec. */
+struct qr_recording;
+int cli_exact_tagged_replay(const char *command, struct qr_recording *rec, const char *out,
+                            cli_progress *prog, char *arrivals, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,260 @@
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "qreplay/error.h"
+#include "qreplay/fs.h"
+#include "qreplay/replay.h"
+#include "qreplay/results.h"
+#include "qreplay/scenario.h"
+
+int cli_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void cli_recording_dir(const char *dir, char *out, size_t size)
+{
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/recording/recording.h5", dir);
+    if (cli_exists(probe))
+        snprintf(out, size, "%s/recording", dir);
+    else
+        snprintf(out, size, "%s", dir);
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* X relative to the program: PREFIX/share/qreplay/X, BUILD/share/qreplay/X, or BUILD/../X. */
+static const char *find_dir(const char *x, char *buf, size_t size)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    const char *forms[] = {"%s/../share/qreplay/%s", "%s/share/qreplay/%s", "%s/../%s"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof cand, forms[i], exe, x);
+        if (is_dir(cand) && realpath(cand, buf) && strlen(buf) < size)
+            return buf;
+    }
+    return NULL;
+}
+
+const char *cli_data_dir(void)
+{
+    static char buf[PATH_MAX];
+    return find_dir("data", buf, sizeof buf);
+}
+
+const char *cli_analysis_dir(void)
+{
+    static char buf[PATH_MAX];
+    return find_dir("analysis", buf, sizeof buf);
+}
+
+int cli_figures(const char *command, const char *script, const char *h5, const char *figdir,
+                int quiet)
+{
+    const char *dir = cli_analysis_dir();
+    if (!dir)
+        return cli_fail(command,
+                        "cannot find the analysis folder next to the program; %s is "
+                        "complete (draw later with analysis/%s)",
+                        h5, script);
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, script);
+    pid_t pid = fork();
+    if (pid < 0)
+        return cli_fail(command, "cannot start %s", py);
+    if (pid == 0) {
+        if (quiet)
+            execlp(py, py, path, h5, "-o", figdir, "--quiet", (char *)NULL);
+        else
+            execlp(py, py, path, h5, "-o", figdir, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return cli_fail(command, "drawing the figures failed (%s %s %s -o %s); %s is complete", py,
+                        path, h5, figdir, h5);
+    return 0;
+}
+
+void cli_paths_add(cli_paths *p, const char *fmt, ...)
+{
+    char buf[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        char **v = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return;
+        p->v = v;
+        p->cap = cap;
+    }
+    if ((p->v[p->n] = strdup(buf)))
+        p->n++;
+}
+
+void cli_paths_add_dir(cli_paths *p, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            cli_paths_add(p, "%s/%s", dir, e->d_name);
+    closedir(d);
+}
+
+void cli_paths_add_recording(cli_paths *p, const char *dir)
+{
+    cli_paths_add(p, "%s/recording.h5", dir);
+    char sub[PATH_MAX + 16];
+    snprintf(sub, sizeof sub, "%s/truth", dir);
+    cli_paths_add_dir(p, sub);
+    snprintf(sub, sizeof sub, "%s/pcap", dir);
+    cli_paths_add_dir(p, sub);
+}
+
+void cli_paths_add_scenario(cli_paths *p, const char *file, const qr_scenario *s)
+{
+    if (file)
+        cli_paths_add(p, "%s", file);
+    const qr_config *c = qr_scenario_config(s);
+    if (c->traffic.flows[0])
+        cli_paths_add(p, "%s", c->traffic.flows);
+    if (c->traffic.size_cdf[0])
+        cli_paths_add(p, "%s", c->traffic.size_cdf);
+}
+
+void cli_paths_free(cli_paths *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->v[i]);
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs)
+{
+    char err[QR_ERRBUF_SIZE];
+    int bad = 0;
+    for (size_t i = 0; i < outputs->n && !bad; i++)
+        if (qr_check_output(outputs->v[i], (const char *const *)inputs->v, inputs->n, err))
+            bad = cli_fail(command, "%s", err);
+    cli_paths_free(outputs);
+    cli_paths_free(inputs);
+    return bad;
+}
+
+int cli_pick_tagged_replay(const char *dir, char *out, size_t size)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/replay", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    double best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        double th;
+        char tail;
+        if (sscanf(e->d_name, "tagged_th_%lf%c", &th, &tail) != 1)
+            continue;
+        snprintf(path, sizeof path, "%s/replay/%s/arrivals.qra", dir, e->d_name);
+        if (!cli_exists(path))
+            continue;
+        if (best < 0 || th < best) {
+            best = th;
+            snprintf(out, size, "%s", e->d_name);
+        }
+    }
+    closedir(d);
+    return best >= 0;
+}
+
+static void exact_replay_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
+{
+    (void)wall_s;
+    cli_progress_update(ctx, "exact tagged replay at %.1f ms simulated, %llu events", sim_ms,
+                        (unsigned long long)events);
+}
+
+int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *out,
+                            cli_progress *prog, char *arrivals, size_t size)
+{
+    char err[QR_ERRBUF_SIZE];
+    snprintf(arrivals, size, "%s.partial-%d.qra", out, (int)getpid());
+    qr_sampling_stats st;
+    const qr_scenario *s = qr_recording_scenario(rec);
+    qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes,
+                         arrivals,       exact_replay_progress,
+                         prog,           NULL};
+    qr_replay_out rout = {0};
+    cli_catch_signals();
+    ro.cancel = &cli_signal;
+    int rc = qr_recording_sample(rec, QR_SAMPLING_RATE, 0, &st, NULL, NULL, err);
+    if (!rc)
+        rc = qr_replay_native(NULL, s, rec, &ro, &rout, err);
+    int cancelled = rout.cancelled;
+    qr_replay_out_free(&rout);
+    cli_restore_signals();
+    if (rc || cancelled) {
+        unlink(arrivals);
+        arrivals[0] = '\0';
+        return cancelled ? cli_interrupted_status()
+                         : cli_fail(command, "the exact tagged replay: %s", err);
+    }
+    return 0;
+}
+
+int cli_replay_arrivals(const char *command, const char *dir, const char *replay,
+                        const char *arrivals, int no_replay, char *arr, size_t size)
+{
+    arr[0] = '\0';
+    if ((replay != NULL) + (arrivals != NULL) + no_replay > 1)
+        return cli_usage_error(command, "--replay, --arrivals and --no-replay exclude each other");
+    if (arrivals) {
+        snprintf(arr, size, "%s", arrivals);
+    } else if (replay) {
+        if (strchr(replay, '/') || !strcmp(replay, "..") || !strcmp(replay, "."))
+            return cli_usage_error(command, "--replay: '%s' is not a replay's name", replay);
+        snprintf(arr, size, "%s/replay/%s/arrivals.qra", dir, replay);
+    } else if (!no_replay) {
+        char name[256];
+        if (cli_pick_tagged_replay(dir, name, sizeof name))
+            snprintf(arr, size, "%s/replay/%s/arrivals.qra", dir, name);
+    }
+    if (arr[0] && !cli_exists(arr))
+        return cli_fail(command, "%s: no arrival log there", arr);
+    return 0;
+}

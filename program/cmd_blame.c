@@ -1,0 +1,181 @@
+/* qreplay blame: 007's votes for the links behind the losses hosts detected, with a replay's view,
+ * scored against the runtime's ground truth (blame.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "opt.h"
+#include "qreplay/blame_score.h"
+#include "qreplay/error.h"
+#include "qreplay/units.h"
+
+static const cli_opt opts[] = {
+    {"threshold", 0, CLI_VALUE, "P",
+     "007's flag rule: flag the top link while it holds at least P of all votes (1%)"},
+    {"top", 0, CLI_VALUE, "N", "links to list in the table (15)"},
+    {"replay", 0, CLI_VALUE, "NAME",
+     "take the replay's drops from DIR/replay/NAME; default: the tagged replay of the\n"
+     "                         smallest threshold, or an exact tagged replay run now"},
+    {"arrivals", 0, CLI_VALUE, "FILE", "an arrival log to take them from instead"},
+    {"no-replay", 0, CLI_FLAG, NULL, "007's votes only"},
+    {"truth", 0, CLI_VALUE, "FILE",
+     "score against this truth.h5 (default: the recording's truth/truth.h5 if there)"},
+    CLI_OPT_OUT("write blame.h5 here (default: DIR/blame.h5)"),
+    CLI_OPT_NO_FIGURES,
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "blame",
+    "DIR",
+    "Find the links behind the losses hosts detected, the way 007 does (NSDI 2018): every flow\n"
+    "direction whose receiver detected a lost packet traces its path (computed here from the\n"
+    "topology and the switches' ECMP hash, as a host could) and gives each of its h links 1/h of\n"
+    "a vote; links are ranked by votes, and 007's rule flags the top link while it holds at least\n"
+    "1% of all votes, taking away the votes of the directions through it each time. Per\n"
+    "connection, its culprit is the most voted link on its path.\n\n"
+    "A tagged replay adds its own view: where it drops the lost packets (the congestion it can\n"
+    "explain), and a second vote from only the losses it could not place anywhere. With the\n"
+    "runtime's truth.h5 (planted faults: [faults] gray and blackhole) both are scored: precision\n"
+    "and recall of the flagged links, per-connection culprit accuracy, and how many voting\n"
+    "connections each needed before it flagged the faulty link for good.\n\n"
+    "Writes DIR/blame.h5 (/links, /connections, /curve, /summary), prints the ranking and the\n"
+    "scores, and draws figures (analysis/plot_blame.py): the votes on the topology and the\n"
+    "detection curve.\n",
+    opts,
+    sizeof opts / sizeof opts[0],
+    1,
+    1,
+    "expected one run or recording folder",
+    "examples:\n"
+    "  qreplay runtime scenarios/faults/gray-k4.ini -o /tmp/g && qreplay blame /tmp/g\n"
+    "  qreplay blame /tmp/g --no-replay --threshold 2%\n"};
+
+static void status(void *ctx, const char *line)
+{
+    cli_progress_update(ctx, "%s", line);
+}
+
+int qr_cmd_blame(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *dir = a.pos[0], *thr = cli_value(&a, "threshold"), *top_s = cli_value(&a, "top");
+    const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
+    const char *truth = cli_value(&a, "truth"), *outp = cli_value(&a, "out");
+    int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
+    int figures = cli_count(&a, "no-figures") == 0;
+    char err[QR_ERRBUF_SIZE], rec_dir[4096], arr[4200] = "", out[4200], tmp_arr[4300] = "";
+    char truth_path[4200] = "";
+    qr_recording *rec = NULL;
+    qr_blame b = {0};
+    qr_blame_opts o;
+    qr_blame_opts_default(&o);
+    size_t top = 15;
+    cli_progress prog;
+    cli_progress_init(&prog, quiet);
+    rc = 2;
+    if (thr &&
+        (qr_parse_percent(thr, &o.threshold, err) || !(o.threshold > 0 && o.threshold < 1))) {
+        rc = cli_usage_error("blame", "--threshold: '%s' is not a percentage between 0 and 100",
+                             thr);
+        goto out;
+    }
+    if (top_s) {
+        char *end;
+        unsigned long v = strtoul(top_s, &end, 10);
+        if (!*top_s || *end || *top_s == '-' || v < 1 || v > 100000) {
+            rc = cli_usage_error("blame", "--top: '%s' is not a count from 1", top_s);
+            goto out;
+        }
+        top = v;
+    }
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    snprintf(out, sizeof out, "%s", outp ? outp : "");
+    if (!outp)
+        snprintf(out, sizeof out, "%s/blame.h5", dir);
+    rc = cli_replay_arrivals("blame", dir, replay, arrivals, no_replay, arr, sizeof arr);
+    if (rc)
+        goto out;
+    rc = 2;
+    if (truth) {
+        snprintf(truth_path, sizeof truth_path, "%s", truth);
+        if (!cli_exists(truth_path)) {
+            rc = cli_fail("blame", "--truth %s: no such file", truth);
+            goto out;
+        }
+    } else {
+        snprintf(truth_path, sizeof truth_path, "%s/truth/truth.h5", rec_dir);
+        if (!cli_exists(truth_path))
+            truth_path[0] = '\0';
+    }
+    {
+        cli_paths ins = {0}, outs = {0};
+        cli_paths_add_recording(&ins, rec_dir);
+        if (arr[0])
+            cli_paths_add(&ins, "%s", arr);
+        if (truth_path[0])
+            cli_paths_add(&ins, "%s", truth_path);
+        cli_paths_add(&outs, "%s", out);
+        if (cli_check_outputs("blame", &outs, &ins)) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (qr_recording_open(&rec, rec_dir, NULL, err)) {
+        rc = cli_fail("blame", "%s", err);
+        goto out;
+    }
+    if (!arr[0] && !no_replay) {
+        rc = cli_exact_tagged_replay("blame", rec, out, &prog, tmp_arr, sizeof tmp_arr);
+        if (rc)
+            goto out;
+        snprintf(arr, sizeof arr, "%s", tmp_arr);
+    }
+    o.arrivals = arr[0] ? arr : NULL;
+    o.progress = status;
+    o.progress_ctx = &prog;
+    rc = qr_blame_run(rec, &o, &b, err);
+    if (tmp_arr[0])
+        unlink(tmp_arr);
+    cli_progress_done(&prog);
+    if (rc) {
+        rc = cli_fail("blame", "%s: %s", rec_dir, err);
+        goto out;
+    }
+    /* the analysis saw only what hosts observed; the scorer grades it against the truth */
+    if (truth_path[0] && qr_blame_score(&b, truth_path, err)) {
+        rc = cli_fail("blame", "%s: %s", rec_dir, err);
+        goto out;
+    }
+    /* the file names its inputs; a temporary replay's log is gone, say what it was */
+    if (tmp_arr[0])
+        b.opts.arrivals = "an exact tagged replay run by qreplay blame (not kept)";
+    if (qr_blame_write(out, qr_recording_scenario(rec), &b, err)) {
+        rc = cli_fail("blame", "%s", err);
+        goto out;
+    }
+    rc = 0;
+    if (!quiet) {
+        printf("recording          %s\n", rec_dir);
+        printf("replay             %s\n", tmp_arr[0] ? "an exact tagged replay run now (not kept)"
+                                                     : (arr[0] ? arr : "none (--no-replay)"));
+        printf("truth              %s\n", truth_path[0] ? truth_path : "none (no scoring)");
+        printf("output             %s\n\n", out);
+        qr_blame_print(&b, top, stdout);
+    }
+    if (figures) {
+        char figdir[4300];
+        snprintf(figdir, sizeof figdir, "%s/figures", dir);
+        rc = cli_figures("blame", "plot_blame.py", out, figdir, quiet);
+    }
+out:
+    qr_blame_free(&b);
+    qr_recording_close(rec);
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,257 @@
+/* qreplay pingmesh: Pingmesh's probe matrices of a run, and the places their pattern points at
+ * (pingmesh.h). Given a scenario it first runs it with the probing agents. */
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "cli.h"
+#include "opt.h"
+#include "program.h"
+
+extern "C"
+{
+#include "qreplay/error.h"
+#include "qreplay/pingmesh.h"
+#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario.h"
+#include "qreplay/scenario_h5.h"
+#include "qreplay/units.h"
+}
+
+static const cli_opt kOpts[] = {
+    {"interval",
+     0,
+     CLI_VALUE,
+     "T",
+     "SCENARIO: probe every T per pair (default: its [pingmesh] interval, or 100us)"},
+    CLI_OPT_SET,
+    {"alpha",
+     0,
+     CLI_VALUE,
+     "P",
+     "the rule's significance, before correcting for the number of places (0.1%)"},
+    {"ratio", 0, CLI_VALUE, "R", "a flagged place's drop rate over the rest's, at least (2)"},
+    CLI_OPT_OUT("SCENARIO: the run folder (default: the scenario's [output] dir)"),
+    {"no-figures", 0, CLI_FLAG, nullptr, "do not draw the figures"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec kSpec = {
+    "pingmesh",
+    "SCENARIO|DIR",
+    "Pingmesh (Guo et al., SIGCOMM 2015) over a run: probing agents on every host send small\n"
+    "UDP probes, each answered by the probed host: every server probes every server of its\n"
+    "rack, and the first [pingmesh] servers (2) of each rack probe the same-numbered servers\n"
+    "of every other rack, each pair every [pingmesh] interval, each probe from a new source\n"
+    "port so that probes spread over the ECMP paths. A probe not answered within [pingmesh]\n"
+    "timeout (2 ms) is lost. Probes share the queues and the planted link faults with the\n"
+    "traffic but are not recorded (truth.h5 /probes keeps the agents' log).\n\n"
+    "Given a SCENARIO it runs it with the agents (qreplay runtime, into -o DIR), then\n"
+    "analyses; given a run folder DIR made with [pingmesh] interval set, it analyses.\n\n"
+    "Writes DIR/pingmesh.h5: /pairs and /racks (per probe pair and per rack pair: probes,\n"
+    "losses, drop rate, round-trip p50/p99; /racks is the Pingmesh matrix, row-major), /places,\n"
+    "/curve and /summary; prints the matrix, the flagged places and the probes' own load, and\n"
+    "draws heatmaps of drop rate and p99 latency ordered by pod and rack\n"
+    "(analysis/plot_pingmesh.py).\n\n"
+    "The detection rule: among the spine (all probes between pods), each pod (its racks'\n"
+    "probes to other pods), each rack, each server and each rack pair, flag the place whose\n"
+    "drop rate stands out most from the rest (Bernoulli scan likelihood ratio), if it is at\n"
+    "least --ratio times the rest's and significant at --alpha over all places; set its\n"
+    "probes aside and repeat. With planted gray or blackhole faults ([faults]) it is scored:\n"
+    "a flagged place is right if one of the cables it points at is faulty; and the rule is\n"
+    "rerun on the first N probes to find how many it needed.\n",
+    kOpts,
+    sizeof kOpts / sizeof kOpts[0],
+    1,
+    1,
+    "expected one scenario file or run folder",
+    "examples:\n"
+    "  qreplay pingmesh scenarios/faults/gray-k4.ini -o /tmp/pm\n"
+    "  qreplay pingmesh /tmp/pm --ratio 3\n"};
+
+static void
+Status(void* ctx, const char* line)
+{
+    cli_progress_update(static_cast<cli_progress*>(ctx), "pingmesh: %s", line);
+}
+
+static bool
+IsDir(const char* p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Parse a share given as "0.1%" or "0.001" into (0, 1); false if it is none. */
+static bool
+ParseShare(const char* v, double& out)
+{
+    char err[QR_ERRBUF_SIZE];
+    if (strchr(v, '%'))
+        return qr_parse_percent(v, &out, err) == 0 && out > 0 && out < 1;
+    char* end;
+    out = strtod(v, &end);
+    return *v && !*end && out > 0 && out < 1;
+}
+
+extern "C" int
+qr_cmd_pingmesh(int argc, char** argv)
+{
+    cli_args a;
+    int rc = cli_parse(&kSpec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char* arg = a.pos[0];
+    const char* interval = cli_value(&a, "interval");
+    const char* outOpt = cli_value(&a, "out");
+    bool quiet = cli_count(&a, "quiet") > 0;
+    qr_pingmesh_opts o;
+    qr_pingmesh_opts_default(&o);
+    qr_pingmesh_result r{};
+    qr_scenario* s = nullptr;
+    std::string dir = arg;
+    char err[QR_ERRBUF_SIZE];
+    int nSets;
+    const char** sets = cli_list(&a, "set", &nSets);
+    cli_progress prog;
+    rc = 2;
+    if (const char* v = cli_value(&a, "alpha"); v && !ParseShare(v, o.alpha))
+    {
+        rc = cli_usage_error("pingmesh", "--alpha: '%s' is not a share between 0 and 1", v);
+        goto out;
+    }
+    if (const char* v = cli_value(&a, "ratio"))
+    {
+        char* end;
+        o.ratio = strtod(v, &end);
+        if (!*v || *end || !(o.ratio >= 1) || o.ratio > 1e6)
+        {
+            rc = cli_usage_error("pingmesh", "--ratio: '%s' is not a number from 1", v);
+            goto out;
+        }
+    }
+    if (!cli_exists(arg))
+    {
+        rc = cli_fail("pingmesh", "%s: no such scenario file or run folder", arg);
+        goto out;
+    }
+    if (IsDir(arg))
+    {
+        if (interval || nSets || outOpt)
+        {
+            rc = cli_usage_error("pingmesh",
+                                 "--interval, --set and -o run a scenario; %s is a run folder",
+                                 arg);
+            goto out;
+        }
+    }
+    else
+    {
+        // run the scenario with the agents on
+        std::vector<const char*> all(sets, sets + nSets);
+        std::string iv;
+        bool userSet = false;
+        for (int i = 0; i < nSets; i++)
+            userSet |= strncmp(sets[i], "pingmesh.interval=", 18) == 0;
+        if (interval && userSet)
+        {
+            rc = cli_usage_error("pingmesh",
+                                 "--interval and --set pingmesh.interval say the same thing");
+            goto out;
+        }
+        if (interval)
+        {
+            int64_t ns;
+            if (qr_parse_time_ns(interval, &ns, err) || ns <= 0)
+            {
+                rc =
+                    cli_usage_error("pingmesh", "--interval: '%s' is not a time above 0", interval);
+                goto out;
+            }
+            iv = std::string("pingmesh.interval=") + interval;
+            all.push_back(iv.c_str());
+        }
+        rc = 1;
+        if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), &s))
+            goto out;
+        if (qr_scenario_config(s)->pingmesh.interval_ns == 0)
+        {
+            qr_scenario_destroy(s);
+            s = nullptr;
+            all.push_back("pingmesh.interval=100us");
+            if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), &s))
+                goto out;
+        }
+        dir = outOpt ? outOpt : qr_scenario_config(s)->output.dir;
+        cli_catch_signals();
+        rc = QrRuntimeStep("pingmesh", s, arg, dir, true, quiet);
+        cli_restore_signals();
+        if (rc)
+            goto out;
+        if (!quiet)
+            printf("\n");
+    }
+    {
+        char recDir[4096];
+        cli_recording_dir(dir.c_str(), recDir, sizeof recDir);
+        std::string truth = std::string(recDir) + "/truth/truth.h5";
+        std::string h5 = dir + "/pingmesh.h5";
+        if (!cli_exists(truth.c_str()))
+        {
+            rc = cli_fail("pingmesh",
+                          "%s: no truth/truth.h5: not a runtime's run folder (pingmesh needs the "
+                          "runtime's probes)",
+                          dir.c_str());
+            goto out;
+        }
+        cli_paths ins{}, outs{};
+        cli_paths_add_recording(&ins, recDir);
+        cli_paths_add(&outs, "%s", h5.c_str());
+        if (cli_check_outputs("pingmesh", &outs, &ins))
+        {
+            rc = 1;
+            goto out;
+        }
+        cli_progress_init(&prog, quiet);
+        o.progress = Status;
+        o.progress_ctx = &prog;
+        rc = qr_pingmesh_run(truth.c_str(), &o, &r, err);
+        cli_progress_done(&prog);
+        if (rc)
+        {
+            rc = cli_fail("pingmesh", "%s", err);
+            goto out;
+        }
+        if (!s && qr_scenario_from_h5(&s, truth.c_str(), nullptr, nullptr, err))
+        {
+            rc = cli_fail("pingmesh", "%s", err);
+            goto out;
+        }
+        if (qr_pingmesh_write(h5.c_str(), s, &r, err))
+        {
+            rc = cli_fail("pingmesh", "%s", err);
+            goto out;
+        }
+        rc = 0;
+        if (!quiet)
+        {
+            printf("run                %s\noutput             %s\n\n", dir.c_str(), h5.c_str());
+            qr_pingmesh_print(&r, stdout);
+        }
+        if (cli_count(&a, "no-figures") == 0)
+            rc = cli_figures("pingmesh",
+                             "plot_pingmesh.py",
+                             h5.c_str(),
+                             (dir + "/figures").c_str(),
+                             quiet);
+    }
+out:
+    qr_pingmesh_free(&r);
+    qr_scenario_destroy(s);
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* qreplay's terminal, shared by the program and the runtimes it drives (the namespace testbed):
+ * "qreplay COMMAND: message" errors, progress lines on stderr, and SIGINT/SIGTERM turned into a
+ * flag that long steps check. */
+#ifndef QREPLAY_REPORT_H
+#define QREPLAY_REPORT_H
+
+#include <signal.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit statuses of every command. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1
+#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_INTERRUPTED 130
+
+/* Print "qreplay COMMAND: message" on stderr and return 1 (for `return cli_fail(...)`). */
+int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Usage error: message plus "try 'qreplay COMMAND --help'"; returns 2. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Progress on stderr: on a terminal one updating line, otherwise a line at most every 2 s.
+ * Silent when quiet. cli_progress_done ends the line. */
+typedef struct cli_progress {
+    int quiet;
+    int tty;
+    double start;
+    double last;
+    int printed;
+} cli_progress;
+
+void cli_progress_init(cli_progress *p, int quiet);
+void cli_progress_update(cli_progress *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cli_progress_done(cli_progress *p);
+double cli_now(void);
+
+/* SIGINT and SIGTERM: while cli_catch_signals is in force they set cli_signal (to the signal's
+ * number) instead of killing the program; long steps check it, stop, remove what they started
+ * writing and return cli_interrupted_status(): 130 for SIGINT, 143 for SIGTERM. */
+extern volatile sig_atomic_t cli_signal;
+void cli_catch_signals(void);
+void cli_restore_signals(void);
+int cli_interrupted_status(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

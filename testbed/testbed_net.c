@@ -1,0 +1,873 @@
+/* qreplay testbed: namespaces, veth pairs, qdiscs, tcpdump and the agents (testbed_net.h).
+ *
+ * The star: namespace qrtbPID-hN per host (eth0, 10.0.N.2, default route via the switch) and
+ * qrtbPID-sw (port pN facing host N, 10.0.N.1, forwarding). Fixed MAC addresses with permanent
+ * neighbour entries (no ARP during a run), IPv6 off (no neighbour discovery), segmentation and
+ * receive offloads off (one packet is one packet at every tap). Every egress, hosts' and switch
+ * ports', is a token bucket at the link rate (burst of one packet) over a byte FIFO; the qdiscs
+ * count IP bytes (stab overhead -14), as the simulation does. Names carry the process id: two
+ * testbeds on one machine never share a name. */
+#define _GNU_SOURCE
+#include "testbed_net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qreplay/metrics.h"
+#include "qreplay/scenario.h"
+#include "qreplay/stats.h"
+#include "qreplay/testbed.h"
+#include "qreplay/workload.h"
+#include "report.h"
+
+#define MAX_PROCS (3 * QR_TESTBED_MAX_HOSTS + QR_TESTBED_MAX_HOSTS + 4)
+
+struct proc {
+    pid_t pid;
+    int in, out, err; /* -1 if none */
+    char name[64];
+    char errtext[2048];
+    size_t errlen;
+    char outbuf[4096];
+    size_t outlen;
+    int listening;
+};
+
+struct tb {
+    const char *cmd;
+    char prefix[32];
+    char ns[QR_TESTBED_MAX_HOSTS + 1][48];
+    int n_ns;
+    struct proc p[MAX_PROCS];
+    int n_p;
+    uint32_t hosts;
+};
+
+static int64_t now_real(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void tb_host_addr(uint32_t h, char *buf, size_t size)
+{
+    snprintf(buf, size, "10.0.%u.2", h);
+}
+
+/* Run a tool to its end; its output (stdout and stderr) into out. Returns its exit status, 127 if
+ * it could not be started. */
+static int run_argv(char *const argv[], char *out, size_t outsz)
+{
+    int fd[2];
+    if (pipe(fd))
+        return 127;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return 127;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        execvp(argv[0], argv);
+        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t r;
+    char junk[1024];
+    while ((r = read(fd[0], len + 1 < outsz ? out + len : junk,
+                     len + 1 < outsz ? outsz - 1 - len : sizeof junk)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        if (len + 1 < outsz)
+            len += (size_t)r;
+    }
+    if (outsz)
+        out[len < outsz ? len : outsz - 1] = 0;
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Run `tool args...` (NULL-terminated); on failure print the command and its output. */
+static int x(struct tb *t, const char *a0, ...)
+{
+    char *argv[48];
+    int n = 0;
+    argv[n++] = (char *)a0;
+    va_list ap;
+    va_start(ap, a0);
+    const char *s;
+    while ((s = va_arg(ap, const char *)) && n < 47)
+        argv[n++] = (char *)s;
+    va_end(ap);
+    argv[n] = NULL;
+    char out[2048];
+    int rc = run_argv(argv, out, sizeof out);
+    if (rc) {
+        char line[1024];
+        size_t l = 0;
+        for (int i = 0; i < n && l < sizeof line - 2; i++)
+            l += (size_t)snprintf(line + l, sizeof line - l, "%s%s", i ? " " : "", argv[i]);
+        size_t ol = strlen(out);
+        while (ol && (out[ol - 1] == '\n' || out[ol - 1] == ' '))
+            out[--ol] = 0;
+        fprintf(stderr, "qreplay %s: '%s' failed (exit %d)%s%s\n", t->cmd, line, rc,
+                *out ? ": " : "", out);
+        return 1;
+    }
+    return 0;
+}
+
+/* Write value into /proc/sys/PATH inside namespace ns (absent files are fine when optional). */
+static int ns_sysctl(struct tb *t, const char *ns, const char *path, const char *value,
+                     int optional)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        char p[256];
+        snprintf(p, sizeof p, "/run/netns/%s", ns);
+        int fd = open(p, O_RDONLY);
+        if (fd < 0 || setns(fd, CLONE_NEWNET))
+            _exit(2);
+        snprintf(p, sizeof p, "/proc/sys/%s", path);
+        int f = open(p, O_WRONLY);
+        if (f < 0)
+            _exit(errno == ENOENT ? 3 : 4);
+        ssize_t w = write(f, value, strlen(value));
+        close(f);
+        _exit(w == (ssize_t)strlen(value) ? 0 : 4);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 5;
+    if (rc == 0 || (rc == 3 && optional))
+        return 0;
+    fprintf(stderr, "qreplay %s: namespace %s: cannot set /proc/sys/%s to %s\n", t->cmd, ns, path,
+            value);
+    return 1;
+}
+
+/* Start a process in the background: stdin, stdout and stderr on pipes. */
+static struct proc *spawn(struct tb *t, const char *name, char *const argv[])
+{
+    if (t->n_p == MAX_PROCS)
+        return NULL;
+    int in[2], out[2], err[2];
+    if (pipe(in) || pipe(out) || pipe(err))
+        return NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return NULL;
+    if (pid == 0) {
+        setpgid(0, 0); /* a Ctrl-C reaches qreplay, which stops everything in order */
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        execvp(argv[0], argv);
+        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    fcntl(in[1], F_SETFD, FD_CLOEXEC);
+    fcntl(out[0], F_SETFD, FD_CLOEXEC);
+    fcntl(err[0], F_SETFD, FD_CLOEXEC);
+    struct proc *p = &t->p[t->n_p++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->in = in[1];
+    p->out = out[0];
+    p->err = err[0];
+    snprintf(p->name, sizeof p->name, "%s", name);
+    return p;
+}
+
+/* Read what a process wrote to stderr (kept, last 2 KB) and stdout (lines handed to on_line). */
+static void drain(struct proc *p, void (*on_line)(void *, const char *), void *ctx)
+{
+    char buf[4096];
+    ssize_t r;
+    while (p->err >= 0 && (r = read(p->err, buf, sizeof buf)) > 0) {
+        if (p->errlen + (size_t)r >= sizeof p->errtext) {
+            size_t keep = sizeof p->errtext / 2;
+            memmove(p->errtext, p->errtext + p->errlen - keep, keep);
+            p->errlen = keep;
+        }
+        size_t n = (size_t)r < sizeof p->errtext - 1 - p->errlen
+                       ? (size_t)r
+                       : sizeof p->errtext - 1 - p->errlen;
+        memcpy(p->errtext + p->errlen, buf, n);
+        p->errlen += n;
+        p->errtext[p->errlen] = 0;
+        if (strstr(p->errtext, "listening on"))
+            p->listening = 1;
+    }
+    while (p->out >= 0 &&
+           (r = read(p->out, p->outbuf + p->outlen, sizeof p->outbuf - 1 - p->outlen)) > 0) {
+        p->outlen += (size_t)r;
+        p->outbuf[p->outlen] = 0;
+        char *nl;
+        while ((nl = strchr(p->outbuf, '\n'))) {
+            *nl = 0;
+            if (on_line)
+                on_line(ctx, p->outbuf);
+            size_t used = (size_t)(nl + 1 - p->outbuf);
+            memmove(p->outbuf, nl + 1, p->outlen - used + 1);
+            p->outlen -= used;
+        }
+        if (p->outlen == sizeof p->outbuf - 1)
+            p->outlen = 0;
+    }
+}
+
+static int exited(struct proc *p, int *status)
+{
+    if (p->pid <= 0)
+        return 1;
+    int st = 0;
+    pid_t r = waitpid(p->pid, &st, WNOHANG);
+    if (r == p->pid) {
+        p->pid = -1;
+        if (status)
+            *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return 1;
+    }
+    return 0;
+}
+
+static void wait_for(struct proc *p, double seconds)
+{
+    for (int i = 0; i < (int)(seconds * 50) && !exited(p, NULL); i++) {
+        drain(p, NULL, NULL);
+        usleep(20000);
+    }
+}
+
+static void stop_proc(struct proc *p, int sig)
+{
+    if (p->pid > 0) {
+        kill(p->pid, sig);
+        wait_for(p, 2.0);
+        if (p->pid > 0) {
+            kill(p->pid, SIGKILL);
+            int st = 0;
+            waitpid(p->pid, &st, 0);
+            p->pid = -1;
+        }
+    }
+}
+
+static void close_proc(struct proc *p)
+{
+    if (p->in >= 0)
+        close(p->in);
+    if (p->out >= 0)
+        close(p->out);
+    if (p->err >= 0)
+        close(p->err);
+    p->in = p->out = p->err = -1;
+}
+
+/* Kill whatever still runs in a namespace and delete it. */
+static void remove_ns(const char *ns)
+{
+    char out[4096];
+    char *pids[] = {"ip", "netns", "pids", (char *)ns, NULL};
+    if (run_argv(pids, out, sizeof out) == 0)
+        for (char *s = strtok(out, " \n"); s; s = strtok(NULL, " \n"))
+            if (atoi(s) > 1)
+                kill(atoi(s), SIGKILL);
+    char *del[] = {"ip", "netns", "del", (char *)ns, NULL};
+    run_argv(del, out, sizeof out);
+}
+
+static void teardown(struct tb *t)
+{
+    for (int i = 0; i < t->n_p; i++) {
+        stop_proc(&t->p[i], SIGTERM);
+        close_proc(&t->p[i]);
+    }
+    t->n_p = 0;
+    for (int i = t->n_ns - 1; i >= 0; i--)
+        remove_ns(t->ns[i]);
+    t->n_ns = 0;
+}
+
+int tb_cleanup_stale(const char *command)
+{
+    char out[16384];
+    char *list[] = {"ip", "netns", "list", NULL};
+    if (run_argv(list, out, sizeof out))
+        return 0;
+    char names[256][64];
+    long pids[256];
+    int n = 0, removed = 0;
+    for (char *s = strtok(out, "\n"); s && n < 256; s = strtok(NULL, "\n"))
+        if (sscanf(s, "%63s", names[n]) == 1 && sscanf(names[n], "qrtb%ld-", &pids[n]) == 1)
+            n++;
+    for (int i = 0; i < n; i++) {
+        if (pids[i] > 0 && (kill((pid_t)pids[i], 0) == 0 || errno != ESRCH))
+            continue; /* its testbed still runs */
+        printf("qreplay %s: removing namespace %s (its testbed, process %ld, is gone)\n", command,
+               names[i], pids[i]);
+        remove_ns(names[i]);
+        removed++;
+    }
+    return removed;
+}
+
+static const char *find_tool(const char *name)
+{
+    static char buf[256];
+    const char *dirs[] = {"/usr/sbin", "/usr/bin",        "/sbin",
+                          "/bin",      "/usr/local/sbin", "/usr/local/bin"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(buf, sizeof buf, "%s/%s", dirs[i], name);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
+    return NULL;
+}
+
+int tb_check_privileges(const char *command)
+{
+    if (geteuid() != 0)
+        return cli_fail(command, "needs root: it creates network namespaces, veth pairs and qdiscs "
+                                 "(CAP_SYS_ADMIN, CAP_NET_ADMIN); run it as root or with sudo");
+    const char *tools[][2] = {
+        {"ip", "iproute2"}, {"tc", "iproute2"}, {"tcpdump", "tcpdump"}, {"ethtool", "ethtool"}};
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+        if (!find_tool(tools[i][0]))
+            return cli_fail(command, "%s not found: install the Debian package %s (./waf deps)",
+                            tools[i][0], tools[i][1]);
+    return 0;
+}
+
+/* ---- the run ---- */
+
+struct agent_ctx {
+    tb_run *run;
+    size_t done;  /* flows finished at both ends or failed */
+    uint8_t *fin; /* per flow: bit 1 sender done, bit 2 receiver done */
+};
+
+static void on_agent_line(void *vctx, const char *line)
+{
+    struct agent_ctx *c = vctx;
+    unsigned id;
+    int64_t a, b;
+    uint64_t bytes;
+    unsigned rt;
+    char why[96];
+    uint8_t before;
+    if (sscanf(line, "sent %u %" SCNd64 " %" SCNd64 " %" SCNu64 " %u", &id, &a, &b, &bytes, &rt) ==
+            5 &&
+        id < c->run->n_flows) {
+        tb_flow_result *r = &c->run->res[id];
+        r->sent = 1;
+        r->start_ns = a;
+        r->end_ns = b;
+        r->bytes_sent = bytes;
+        r->retrans = rt;
+        before = c->fin[id];
+        c->fin[id] |= 1;
+    } else if (sscanf(line, "recv %u %" SCNd64 " %" SCNd64 " %" SCNu64, &id, &a, &b, &bytes) == 4 &&
+               id < c->run->n_flows) {
+        tb_flow_result *r = &c->run->res[id];
+        r->received = 1;
+        r->first_ns = a;
+        r->last_ns = b;
+        r->bytes_received = bytes;
+        before = c->fin[id];
+        c->fin[id] |= 2;
+    } else if (sscanf(line, "fail %u %95[^\n]", &id, why) == 2 && id < c->run->n_flows) {
+        tb_flow_result *r = &c->run->res[id];
+        r->failed = 1;
+        snprintf(r->why, sizeof r->why, "%s", why);
+        before = c->fin[id];
+        c->fin[id] |= 3;
+    } else
+        return;
+    if (before != 3 && c->fin[id] == 3)
+        c->done++;
+}
+
+static uint64_t qdisc_drops(struct tb *t, const char *ns, const char *dev, int *ok)
+{
+    char out[4096];
+    char *argv[] = {"tc", "-n", (char *)ns, "-s", "qdisc", "show", "dev", (char *)dev, NULL};
+    *ok = run_argv(argv, out, sizeof out) == 0;
+    const char *d = *ok ? strstr(out, "dropped ") : NULL;
+    if (!d) {
+        *ok = 0;
+        fprintf(stderr, "qreplay %s: cannot read the drop counter of %s in %s\n", t->cmd, dev, ns);
+        return 0;
+    }
+    return strtoull(d + 8, NULL, 10);
+}
+
+static uint64_t softnet_drops(void)
+{
+    FILE *f = fopen("/proc/net/softnet_stat", "r");
+    uint64_t sum = 0;
+    unsigned a, b;
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%x %x", &a, &b) == 2)
+            sum += b;
+    if (f)
+        fclose(f);
+    return sum;
+}
+
+uint64_t tb_burst_bytes(uint64_t rate_bps)
+{
+    return 1500 + rate_bps / 8 * TB_TIMER_SLACK_NS / 1000000000;
+}
+
+static int build(struct tb *t, const tb_run *run)
+{
+    const qr_config *c = run->conf;
+    char rate[64], burst[32], hlimit[32], plimit[32], rto[32], icw[16];
+    snprintf(rate, sizeof rate, "%" PRIu64 "bit", c->links.rate_bps);
+    snprintf(burst, sizeof burst, "%" PRIu64, tb_burst_bytes(c->links.rate_bps));
+    snprintf(hlimit, sizeof hlimit, "%" PRIu64, (uint64_t)c->host.nic_queue * 1514u);
+    snprintf(plimit, sizeof plimit, "%" PRIu64, run->port_limit);
+    snprintf(rto, sizeof rto, "%" PRId64 "ms", c->tcp.min_rto_ns / 1000000);
+    snprintf(icw, sizeof icw, "%d", c->tcp.init_cwnd);
+    const char *sw = t->ns[t->hosts];
+    for (uint32_t i = 0; i <= t->hosts; i++) {
+        if (x(t, "ip", "netns", "add", t->ns[i], NULL))
+            return 1;
+        t->n_ns = (int)i + 1;
+        /* no IPv6 (no neighbour discovery or MLD on the wire) before any link exists */
+        if (ns_sysctl(t, t->ns[i], "net/ipv6/conf/all/disable_ipv6", "1", 1) ||
+            ns_sysctl(t, t->ns[i], "net/ipv6/conf/default/disable_ipv6", "1", 1) ||
+            x(t, "ip", "-n", t->ns[i], "link", "set", "lo", "up", NULL))
+            return 1;
+    }
+    if (ns_sysctl(t, sw, "net/ipv4/ip_forward", "1", 0))
+        return 1;
+    for (uint32_t i = 0; i < t->hosts; i++) {
+        const char *h = t->ns[i];
+        char port[16], hmac[32], smac[32], haddr[32], saddr[32], hip[32], sip[32];
+        snprintf(port, sizeof port, "p%u", i);
+        snprintf(hmac, sizeof hmac, "02:00:0a:00:%02x:02", i);
+        snprintf(smac, sizeof smac, "02:00:0a:00:%02x:01", i);
+        snprintf(hip, sizeof hip, "10.0.%u.2", i);
+        snprintf(sip, sizeof sip, "10.0.%u.1", i);
+        snprintf(haddr, sizeof haddr, "%s/24", hip);
+        snprintf(saddr, sizeof saddr, "%s/24", sip);
+        if (x(t, "ip", "link", "add", "eth0", "address", hmac, "netns", h, "type", "veth", "peer",
+              "name", port, "address", smac, "netns", sw, NULL) ||
+            x(t, "ip", "-n", h, "addr", "add", haddr, "dev", "eth0", NULL) ||
+            x(t, "ip", "-n", sw, "addr", "add", saddr, "dev", port, NULL) ||
+            x(t, "ip", "netns", "exec", h, "ethtool", "-K", "eth0", "tso", "off", "gso", "off",
+              "gro", "off", NULL) ||
+            x(t, "ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off",
+              "gro", "off", NULL) ||
+            x(t, "ip", "-n", h, "link", "set", "eth0", "up", NULL) ||
+            x(t, "ip", "-n", sw, "link", "set", port, "up", NULL) ||
+            x(t, "ip", "-n", h, "neigh", "replace", sip, "lladdr", smac, "dev", "eth0", "nud",
+              "permanent", NULL) ||
+            x(t, "ip", "-n", sw, "neigh", "replace", hip, "lladdr", hmac, "dev", port, "nud",
+              "permanent", NULL) ||
+            x(t, "ip", "-n", h, "route", "add", "10.0.0.0/16", "via", sip, "dev", "eth0", "rto_min",
+              rto, "initcwnd", icw, NULL) ||
+            x(t, "tc", "-n", h, "qdisc", "add", "dev", "eth0", "root", "stab", "overhead", "-14",
+              "tbf", "rate", rate, "burst", burst, "limit", hlimit, NULL) ||
+            x(t, "tc", "-n", sw, "qdisc", "add", "dev", port, "root", "stab", "overhead", "-14",
+              "tbf", "rate", rate, "burst", burst, "limit", plimit, NULL))
+            return 1;
+    }
+    return 0;
+}
+
+static struct proc *capture(struct tb *t, const char *ns, const char *dev, const char *dir,
+                            const char *file)
+{
+    char name[64];
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    snprintf(name, sizeof name, "tcpdump of %s", base);
+    char *argv[24];
+    int n = 0;
+    const char *fixed[] = {"ip",
+                           "netns",
+                           "exec",
+                           ns,
+                           "tcpdump",
+                           "-i",
+                           dev,
+                           "-n",
+                           "-s",
+                           "200",
+                           "-B",
+                           "32768",
+                           "--time-stamp-precision=nano",
+                           "-Z",
+                           "root",
+                           "-w",
+                           file};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        argv[n++] = (char *)fixed[i];
+    if (dir) {
+        argv[n++] = "-Q";
+        argv[n++] = (char *)dir;
+    }
+    argv[n] = NULL;
+    return spawn(t, name, argv);
+}
+
+/* Wait until every capture listens (tcpdump says so on stderr). */
+static int await_captures(struct tb *t, int first, int last)
+{
+    for (int w = 0; w < 500; w++) {
+        int all = 1;
+        for (int i = first; i < last; i++) {
+            drain(&t->p[i], NULL, NULL);
+            int st = 0;
+            if (!t->p[i].listening && exited(&t->p[i], &st)) {
+                drain(&t->p[i], NULL, NULL);
+                fprintf(stderr, "qreplay %s: %s exited (status %d): %s\n", t->cmd, t->p[i].name, st,
+                        t->p[i].errtext);
+                return 1;
+            }
+            all &= t->p[i].listening;
+        }
+        if (all)
+            return 0;
+        if (cli_signal)
+            return 1;
+        usleep(20000);
+    }
+    fprintf(stderr, "qreplay %s: the captures did not start within 10 s\n", t->cmd);
+    return 1;
+}
+
+static void on_ready(void *ctx, const char *line)
+{
+    if (!strcmp(line, "ready"))
+        ((struct proc *)ctx)->listening = 1;
+}
+
+/* "N packets dropped by kernel" (and by interface) in a stopped tcpdump's report. */
+static uint64_t capture_lost(const struct proc *p, int *have)
+{
+    uint64_t lost = 0, v;
+    const char *s = p->errtext;
+    *have = 0;
+    while ((s = strstr(s, "packets dropped by "))) {
+        const char *b = s;
+        while (b > p->errtext && b[-1] != '\n')
+            b--;
+        if (sscanf(b, "%" SCNu64, &v) == 1) {
+            lost += v;
+            *have = 1;
+        }
+        s += 19;
+    }
+    return lost;
+}
+
+int tb_run_testbed(const char *command, tb_run *run)
+{
+    static struct tb t; /* large; one run at a time per process */
+    memset(&t, 0, sizeof t);
+    t.cmd = command;
+    t.hosts = (uint32_t)run->conf->topology.hosts;
+    snprintf(t.prefix, sizeof t.prefix, "qrtb%ld", (long)getpid());
+    for (uint32_t i = 0; i < t.hosts; i++)
+        snprintf(t.ns[i], sizeof t.ns[i], "%s-h%u", t.prefix, i);
+    snprintf(t.ns[t.hosts], sizeof t.ns[t.hosts], "%s-sw", t.prefix);
+    struct utsname u;
+    if (!uname(&u))
+        snprintf(run->kernel, sizeof run->kernel, "%s %s", u.sysname, u.release);
+    run->res = calloc(run->n_flows ? run->n_flows : 1, sizeof *run->res);
+    run->qdisc_drops = calloc(t.hosts, sizeof *run->qdisc_drops);
+    struct agent_ctx ac = {run, 0, calloc(run->n_flows ? run->n_flows : 1, 1)};
+    if (!run->res || !run->qdisc_drops || !ac.fin) {
+        free(ac.fin);
+        return cli_fail(command, "out of memory");
+    }
+    int rc = 0;
+    cli_progress prog;
+    cli_progress_init(&prog, run->quiet);
+    char sched[4200], self[4096];
+    snprintf(sched, sizeof sched, "%s/schedule.csv", run->capture_dir);
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        rc = cli_fail(command, "cannot find its own program (/proc/self/exe)");
+    else
+        self[sl] = 0;
+    /* the schedule the agents read */
+    FILE *f = rc ? NULL : fopen(sched, "w");
+    if (!rc && !f)
+        rc = cli_fail(command, "%s: %s", sched, strerror(errno));
+    if (f) {
+        fprintf(f, "flow,src,dst,bytes,start_ns,src_addr,src_port,dst_addr\n");
+        for (size_t i = 0; i < run->n_flows; i++) {
+            char sa[32], da[32];
+            tb_host_addr(run->flows[i].src, sa, sizeof sa);
+            tb_host_addr(run->flows[i].dst, da, sizeof da);
+            fprintf(f, "%zu,%u,%u,%" PRIu64 ",%" PRId64 ",%s,%u,%s\n", i, run->flows[i].src,
+                    run->flows[i].dst, run->flows[i].bytes, run->flows[i].start_ns, sa,
+                    run->src_port[i], da);
+        }
+        if (fclose(f))
+            rc = cli_fail(command, "%s: %s", sched, strerror(errno));
+    }
+    if (!rc) {
+        cli_progress_update(&prog, "testbed: building %u host namespaces and a switch", t.hosts);
+        rc = build(&t, run);
+    }
+    /* captures: the hosts' (the recording) and the switch's ports both ways (the truth) */
+    int cap_first = t.n_p;
+    for (uint32_t i = 0; !rc && i < t.hosts; i++) {
+        char file[4200], port[16];
+        snprintf(port, sizeof port, "p%u", i);
+        snprintf(file, sizeof file, "%s/h%u.pcap", run->capture_dir, i);
+        if (!capture(&t, t.ns[i], "eth0", NULL, file))
+            rc = cli_fail(command, "cannot start tcpdump");
+        snprintf(file, sizeof file, "%s/sw%u-in.pcap", run->capture_dir, i);
+        if (!rc && !capture(&t, t.ns[t.hosts], port, "in", file))
+            rc = cli_fail(command, "cannot start tcpdump");
+        snprintf(file, sizeof file, "%s/sw%u-out.pcap", run->capture_dir, i);
+        if (!rc && !capture(&t, t.ns[t.hosts], port, "out", file))
+            rc = cli_fail(command, "cannot start tcpdump");
+    }
+    int cap_last = t.n_p;
+    if (!rc) {
+        cli_progress_update(&prog, "testbed: starting %d captures", cap_last - cap_first);
+        rc = await_captures(&t, cap_first, cap_last);
+    }
+    /* the agents */
+    int ag_first = t.n_p;
+    char sndbuf[32], rcvbuf[32], hs[16];
+    snprintf(sndbuf, sizeof sndbuf, "%" PRIu64, run->conf->tcp.sndbuf_bytes);
+    snprintf(rcvbuf, sizeof rcvbuf, "%" PRIu64, run->conf->tcp.rcvbuf_bytes);
+    const char *cc = qr_testbed_congestion(run->conf->tcp.variant);
+    for (uint32_t i = 0; !rc && i < t.hosts; i++) {
+        snprintf(hs, sizeof hs, "%u", i);
+        char name[32];
+        snprintf(name, sizeof name, "agent of host %u", i);
+        char *argv[] = {"ip",       "netns", "exec", t.ns[i],    self,       "testbed-agent",
+                        hs,         sched,   "--cc", (char *)cc, "--sndbuf", sndbuf,
+                        "--rcvbuf", rcvbuf,  NULL};
+        if (!spawn(&t, name, argv))
+            rc = cli_fail(command, "cannot start the agent of host %u", i);
+    }
+    int ag_last = t.n_p;
+    /* every agent listens before any flow starts */
+    for (int w = 0; !rc; w++) {
+        int ready = 0;
+        for (int i = ag_first; i < ag_last; i++) {
+            drain(&t.p[i], on_ready, &t.p[i]);
+            ready += t.p[i].listening;
+            int st = 0;
+            if (!t.p[i].listening && exited(&t.p[i], &st)) {
+                drain(&t.p[i], NULL, NULL);
+                rc = cli_fail(command, "the %s exited (status %d): %s", t.p[i].name, st,
+                              t.p[i].errtext);
+                break;
+            }
+        }
+        if (rc || ready == ag_last - ag_first)
+            break;
+        if (w > 500 || cli_signal) {
+            if (!cli_signal)
+                rc = cli_fail(command, "the agents did not start within 10 s");
+            break;
+        }
+        usleep(20000);
+    }
+    uint64_t softnet0 = softnet_drops();
+    int64_t t0 = now_real() + 200000000;
+    run->t0_ns = t0;
+    for (int i = ag_first; !rc && !cli_signal && i < ag_last; i++) {
+        char go[64];
+        int l = snprintf(go, sizeof go, "go %" PRId64 "\n", t0);
+        if (write(t.p[i].in, go, (size_t)l) != l)
+            rc = cli_fail(command, "the %s does not listen", t.p[i].name);
+    }
+    /* run until every flow ended at both ends, or the scenario's stop (plus 2 s) */
+    int64_t deadline = t0 + run->conf->traffic.stop_ns + 2000000000LL;
+    int64_t last_end = t0;
+    while (!rc && !cli_signal && ac.done < run->n_flows && now_real() < deadline) {
+        struct pollfd pf[MAX_PROCS];
+        int np = 0;
+        for (int i = 0; i < t.n_p; i++)
+            pf[np++] =
+                (struct pollfd){.fd = i >= ag_first ? t.p[i].out : t.p[i].err, .events = POLLIN};
+        poll(pf, (nfds_t)np, 100);
+        for (int i = 0; i < t.n_p; i++)
+            drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+        for (int i = 0; i < t.n_p; i++) {
+            int st = 0;
+            if (exited(&t.p[i], &st)) {
+                drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+                rc = cli_fail(command, "the %s stopped during the run (status %d): %s", t.p[i].name,
+                              st, t.p[i].errtext);
+                break;
+            }
+        }
+        double el = (double)(now_real() - t0) / 1e9;
+        cli_progress_update(&prog, "testbed: %zu of %zu flows done, %.1f s", ac.done, run->n_flows,
+                            el < 0 ? 0 : el);
+    }
+    for (size_t i = 0; i < run->n_flows; i++) {
+        tb_flow_result *r = &run->res[i];
+        if (r->received && r->last_ns > last_end)
+            last_end = r->last_ns;
+        if (r->sent && r->end_ns > last_end)
+            last_end = r->end_ns;
+    }
+    run->traffic_s = (double)(last_end - t0) / 1e9;
+    /* let the queues drain and the captures' buffers reach their files */
+    for (int w = 0; !rc && !cli_signal && w < 75; w++) {
+        for (int i = 0; i < t.n_p; i++)
+            drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+        usleep(20000);
+    }
+    cli_progress_done(&prog);
+    uint64_t softnet1 = softnet_drops();
+    for (uint32_t i = 0; !rc && !cli_signal && i < t.hosts; i++) {
+        char port[16];
+        int ok;
+        snprintf(port, sizeof port, "p%u", i);
+        run->qdisc_drops[i] = qdisc_drops(&t, t.ns[t.hosts], port, &ok);
+        if (ok)
+            run->host_qdisc_drops += qdisc_drops(&t, t.ns[i], "eth0", &ok);
+        if (!ok)
+            rc = 1;
+    }
+    for (int i = ag_first; i < ag_last; i++)
+        if (t.p[i].in >= 0 && write(t.p[i].in, "stop\n", 5) < 0) {
+            /* it is gone already; the teardown reaps it */
+        }
+    for (int i = ag_first; i < ag_last; i++)
+        wait_for(&t.p[i], 2.0);
+    /* stop the captures: tcpdump reports what the kernel dropped */
+    for (int i = cap_first; i < cap_last; i++)
+        if (t.p[i].pid > 0)
+            kill(t.p[i].pid, SIGINT);
+    for (int i = cap_first; i < cap_last; i++)
+        wait_for(&t.p[i], 5.0);
+    for (int i = cap_first; !rc && !cli_signal && i < cap_last; i++) {
+        drain(&t.p[i], NULL, NULL);
+        int have;
+        uint64_t lost = capture_lost(&t.p[i], &have);
+        if (!have)
+            rc = cli_fail(command, "%s did not report its statistics: %s", t.p[i].name,
+                          t.p[i].errtext);
+        else if (lost)
+            rc = cli_fail(command,
+                          "%s lost %" PRIu64 " packets (dropped by the kernel): the run is not "
+                          "scored; lower [links] rate (this machine's capture limit) or the "
+                          "load",
+                          t.p[i].name, lost);
+    }
+    if (!rc && !cli_signal && softnet1 != softnet0)
+        rc = cli_fail(command,
+                      "the kernel dropped %" PRIu64 " packets in its receive backlog "
+                      "(/proc/net/softnet_stat) during the run: not the switch's queue, so the "
+                      "run is not scored; lower [links] rate",
+                      softnet1 - softnet0);
+    if (!rc && !cli_signal && run->host_qdisc_drops)
+        rc = cli_fail(command,
+                      "the hosts' own qdiscs dropped %" PRIu64 " packets: raise [host] nic_queue",
+                      run->host_qdisc_drops);
+    teardown(&t);
+    free(ac.fin);
+    if (cli_signal) {
+        fprintf(stderr, "qreplay %s: interrupted; the testbed is removed\n", command);
+        return cli_interrupted_status();
+    }
+    return rc;
+}
+
+void tb_run_free(tb_run *run)
+{
+    free(run->res);
+    free(run->qdisc_drops);
+    run->res = NULL;
+    run->qdisc_drops = NULL;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int tb_write_flows(const char *command, const tb_run *run, const char *path, tb_flow_summary *out)
+{
+    tb_flow_summary sum = {0, 0, 0, -1, -1};
+    int64_t *fct = malloc((run->n_flows ? run->n_flows : 1) * sizeof *fct);
+    FILE *f = fct ? fopen(path, "w") : NULL;
+    if (!f) {
+        free(fct);
+        return cli_fail(command, "%s: %s", path, fct ? strerror(errno) : "out of memory");
+    }
+    fprintf(f, "flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,bytes_received,"
+               "retransmissions,error\n");
+    for (size_t i = 0; i < run->n_flows; i++) {
+        const tb_flow_result *r = &run->res[i];
+        const qr_flow *fl = &run->flows[i];
+        int done = r->sent && r->received && r->bytes_received == fl->bytes;
+        int64_t t = done ? r->last_ns - r->start_ns : -1;
+        if (done)
+            fct[sum.completed++] = t;
+        sum.failed += r->failed != 0;
+        sum.retransmissions += r->retrans;
+        fprintf(f, "%zu,%u,%u,%u,%" PRIu64 ",%" PRId64 ",%d,%" PRId64 ",%" PRIu64 ",%u,%s\n", i,
+                fl->src, fl->dst, run->src_port[i], fl->bytes, fl->start_ns, done, t,
+                r->bytes_received, r->retrans, r->failed ? r->why : "");
+    }
+    int bad = fclose(f) != 0;
+    if (sum.completed) {
+        qsort(fct, sum.completed, sizeof *fct, cmp_i64);
+        sum.fct_p50_ns = qr_percentile_i64(fct, sum.completed, 0.5);
+        sum.fct_p99_ns = qr_percentile_i64(fct, sum.completed, 0.99);
+    }
+    free(fct);
+    if (bad)
+        return cli_fail(command, "%s: %s", path, strerror(errno));
+    *out = sum;
+    return 0;
+}

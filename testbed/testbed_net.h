@@ -1,0 +1,89 @@
+/* qreplay testbed: the network namespaces, qdiscs, captures and agents of one testbed run
+ * (testbed_net.c). The algorithms (what a run can honour, its ground truth) are the core's
+ * (qreplay/testbed.h); this is the plumbing around the kernel's tools. */
+#ifndef QREPLAY_TESTBED_NET_H
+#define QREPLAY_TESTBED_NET_H
+
+#include "qreplay/stats.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct qr_config;
+struct qr_flow;
+
+/* One flow's outcome on the testbed. */
+typedef struct tb_flow_result {
+    int sent, received, failed; /* the sender saw the receiver close; the receiver read EOF */
+    int64_t start_ns, end_ns;   /* sender: connect, receiver's close seen */
+    int64_t first_ns, last_ns;  /* receiver: first and last byte read */
+    uint64_t bytes_sent, bytes_received;
+    uint32_t retrans; /* tcpi_total_retrans */
+    char why[96];     /* failed: the reason */
+} tb_flow_result;
+
+typedef struct tb_run {
+    /* in */
+    const struct qr_config *conf;
+    const struct qr_flow *flows;
+    size_t n_flows;
+    const uint16_t *src_port; /* per flow */
+    uint64_t port_limit;      /* bytes of each switch port's FIFO */
+    const char *capture_dir;  /* where the pcaps go (exists) */
+    int quiet;
+    /* out */
+    tb_flow_result *res;   /* n_flows, allocated by tb_run_testbed */
+    uint64_t *qdisc_drops; /* per switch port */
+    uint64_t host_qdisc_drops;
+    int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
+    double traffic_s; /* from the start to the last flow's end */
+    char kernel[128];
+} tb_run;
+
+/* The token buckets' depth: one packet (1500 IP bytes) plus the bytes of TB_TIMER_SLACK_NS at the
+ * rate. A bucket of one packet loses every late wake-up of its timer for good (measured on a
+ * 2-core VM at 100 Mbps: the busy port served 87 Mbps); the slack lets the next packet catch up,
+ * at the price of letting that much leave early when a busy period starts. Measured at 100 Mbps,
+ * 5 runs each of scenarios/testbed-single-switch.ini: 40 us of slack served 99.1-99.4 Mbps
+ * (tagged exact replay qdiff mean 0.9-3.5 MTU, drop error 2.6-5.1%), 120 us 99.5-100.1 Mbps
+ * (1.3-1.9 MTU, 0% in every run). */
+#define TB_TIMER_SLACK_NS 120000
+uint64_t tb_burst_bytes(uint64_t rate_bps);
+
+/* The address of host h in the testbed (text, IPv4). */
+void tb_host_addr(uint32_t h, char *buf, size_t size);
+/* Whether this process may build a testbed; 0, or 1 after printing why not. */
+int tb_check_privileges(const char *command);
+/* Build the testbed, run the flows, capture, tear down. Captures: capture_dir/hN.pcap (host N,
+ * both directions), swN-in.pcap and swN-out.pcap (the switch port facing host N). Returns 0, 1
+ * after printing an error (a tool that failed, a capture that lost packets, an agent that died),
+ * or 130/143 when interrupted. Everything it created is gone when it returns. */
+int tb_run_testbed(const char *command, tb_run *run);
+void tb_run_free(tb_run *run);
+
+/* What the flows of a run did, over all of them. */
+typedef struct tb_flow_summary {
+    size_t completed, failed;       /* completed: sent and all its bytes received */
+    uint64_t retransmissions;       /* the senders' tcpi_total_retrans */
+    int64_t fct_p50_ns, fct_p99_ns; /* completion time (last byte read - connect) of the completed
+                                       ones (qr_percentile_i64); -1 if none */
+} tb_flow_summary;
+/* Write each flow's outcome to path (CSV: flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,
+ * bytes_received,retransmissions,error) and summarise them. Returns 0, or 1 after printing. */
+int tb_write_flows(const char *command, const tb_run *run, const char *path, tb_flow_summary *out);
+/* Remove the namespaces left by testbeds whose process is gone (a kill -9); prints what it did.
+ * Returns the number removed. */
+int tb_cleanup_stale(const char *command);
+
+/* qreplay testbed-agent HOST SCHEDULE ...: the agent inside a host namespace (testbed_agent.c), run
+ * by tb_run_testbed, never by a user. Its protocol on stdout: "ready", then "sent", "recv" and
+ * "fail" lines per flow. Returns the exit status. */
+int qr_cmd_testbed_agent(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
