@@ -57,7 +57,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 STORE = os.path.join(TOP, "data", "results")
-DOCS = ["README.md", "docs/REPRODUCTION.md"]
+DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
+        "docs/slow-flows.md", "docs/faulty-links.md", "docs/whatif.md", "docs/testbed.md",
+        "docs/sweeps.md", "docs/program.md", "docs/development.md", "CHANGELOG.md"]
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 

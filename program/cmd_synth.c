@@ -24,7 +24,7 @@ static const cli_spec spec = {
     "OUT.pcap|OUT.csv",
     "Write a synthetic send trace of one host: F flows of N packets each in total,\n"
     "bursts of 1500-byte packets at 1, 2.5, 5 or 10 Gbit/s with rate changes inside\n"
-    "bursts and idle gaps between them (see core/include/qreplay/synth.h). A pcap gets\n"
+    "bursts and idle gaps between them (see synth.h of the core). A pcap gets\n"
     "real IPv4/TCP headers (consecutive IP IDs per flow); a CSV gets 'flow,time_ns'.\n",
     opts,
     sizeof opts / sizeof opts[0],
