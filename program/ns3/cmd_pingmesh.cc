@@ -15,7 +15,7 @@ extern "C"
 {
 #include "qreplay/error.h"
 #include "qreplay/pingmesh.h"
-#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/pingmesh_score.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 #include "qreplay/scenario_h5.h"
@@ -219,7 +219,7 @@ qr_cmd_pingmesh(int argc, char** argv)
         cli_progress_init(&prog, quiet);
         o.progress = Status;
         o.progress_ctx = &prog;
-        rc = qr_pingmesh_run(truth.c_str(), &o, &r, err);
+        rc = qr_pingmesh_evaluate(truth.c_str(), &o, &r, err);
         cli_progress_done(&prog);
         if (rc)
         {

@@ -16,7 +16,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/metrics.h"
 #include "qreplay/pingmesh.h"
-#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/pingmesh_score.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
@@ -278,7 +278,7 @@ static qr_row_pm_summary flags_first(qr_scenario *s, const char *links, const ch
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r;
-    cr_assert_eq(qr_pingmesh_run(g_path, &o, &r, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pingmesh_evaluate(g_path, &o, &r, err), QR_OK, "%s", err);
     cr_assert_geq(r.n_places, 1);
     cr_assert_eq(r.places[0].flagged, 1, "%s: nothing flagged", links);
     cr_assert_str_eq(r.places[0].name, want, "%s", links);
@@ -318,7 +318,7 @@ Test(rule, flags_nothing_on_uniform_loss_and_conserves_probes)
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r;
-    cr_assert_eq(qr_pingmesh_run(g_path, &o, &r, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pingmesh_evaluate(g_path, &o, &r, err), QR_OK, "%s", err);
     cr_assert_eq(r.summary.flagged, 0, "uniform loss points nowhere");
     cr_assert(isnan(r.summary.recall), "no faults: nothing to recall");
     /* conservation: pairs sum to the scored probes, cells to their pairs */
@@ -389,12 +389,12 @@ Test(rule, a_log_that_is_not_the_scenarios_is_an_error)
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r;
-    cr_assert_eq(qr_pingmesh_run(other, &o, &r, err), QR_EFORMAT);
+    cr_assert_eq(qr_pingmesh_evaluate(other, &o, &r, err), QR_EFORMAT);
     cr_assert(strstr(err, "/probes row") && strstr(err, "plan"), "%s", err);
     /* a truth.h5 without probes */
     ti.probed = 0;
     cr_assert_eq(qr_truth_write(other, small, &ti, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_pingmesh_run(other, &o, &r, err), QR_ENOTFOUND);
+    cr_assert_eq(qr_pingmesh_evaluate(other, &o, &r, err), QR_ENOTFOUND);
     cr_assert(strstr(err, "has no /probes"), "%s", err);
     unlink(other);
     qr_h5_rows_free(rows);

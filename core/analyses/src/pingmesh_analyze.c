@@ -1,4 +1,5 @@
-/* qreplay pingmesh: the probe matrices, the detection rule and its score (pingmesh.h). */
+/* qreplay pingmesh: the probe matrices and the detection rule, from the agents' log
+ * (pingmesh_analyze.h). Scoring against the planted faults is the scorer's (pingmesh_score.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@ typedef struct {
     uint32_t index;
 } place_def;
 
-typedef struct {
-    qr_scenario *s;
+typedef struct qr_pingmesh_ctx {
+    qr_config cfg; /* the run's configuration (a copy) */
     const qr_config *c;
     qr_topology *t;
     qr_probe_pair *plan;
@@ -37,16 +38,22 @@ typedef struct {
     uint64_t *sum_n, *sum_l;
     uint8_t *active, *flagged;
     size_t n_candidates;
-    /* truth: faulty cables (by their lower directed link) and the directions' faults */
-    uint8_t *faulty, *dirfaulty;
-    uint32_t n_faulty;
     uint32_t *stamp, stamp_now; /* suspect marking, by link */
-    uint32_t *hit;              /* the faulty cables the last suspects() marked */
-    size_t n_hit;
-} ctx;
+    uint32_t *list;             /* the cables the last suspects() marked */
+    size_t n_list;
+    /* what the curve needs again (qr_pingmesh_curve_flags) */
+    qr_pingmesh_opts opts;
+    qr_row_probe_obs *pr; /* the scored probes, in send order */
+    size_t n_scored;
+    int64_t timeout;
+    size_t *upto; /* per curve step: how many of pr it counts */
+    uint64_t *pn, *pl_;
+    struct flag_s *flags;
+} qr_pingmesh_ctx;
+typedef qr_pingmesh_ctx ctx;
 
 /* One flagged place with its numbers when it was flagged. */
-typedef struct {
+typedef struct flag_s {
     uint32_t place;
     uint64_t n, l;
     double rate, rest, llr;
@@ -82,48 +89,43 @@ static void place_name(const ctx *x, const place_def *p, char *buf, size_t size)
     }
 }
 
-/* Mark cable of link (counting new ones into *n, faulty ones into *bad). */
-static void mark(ctx *x, uint32_t link, uint32_t *n, uint32_t *bad)
+/* Mark cable of link (new ones into x->list). */
+static void mark(ctx *x, uint32_t link)
 {
     uint32_t cb = cable(x->t, link);
     if (x->stamp[cb] == x->stamp_now)
         return;
     x->stamp[cb] = x->stamp_now;
-    (*n)++;
-    if (x->faulty[cb]) {
-        (*bad)++;
-        x->hit[x->n_hit++] = cb;
-    }
+    x->list[x->n_list++] = cb;
 }
 
 /* The links from the aggregation switches of pod p to the core. */
-static void mark_pod_up(ctx *x, uint32_t pod, uint32_t *n, uint32_t *bad)
+static void mark_pod_up(ctx *x, uint32_t pod)
 {
     uint32_t k = 2 * x->half;
     for (uint32_t a = 0; a < x->half; a++)
         for (uint32_t port = x->half; port < k; port++)
-            mark(x, qr_topology_port_link(x->t, k * k / 2 + pod * x->half + a, port), n, bad);
+            mark(x, qr_topology_port_link(x->t, k * k / 2 + pod * x->half + a, port));
 }
 
 /* The links from edge switch r up to its aggregation switches. */
-static void mark_rack_up(ctx *x, uint32_t r, uint32_t *n, uint32_t *bad)
+static void mark_rack_up(ctx *x, uint32_t r)
 {
     for (uint32_t port = x->half; x->half && port < 2 * x->half; port++)
-        mark(x, qr_topology_port_link(x->t, r, port), n, bad);
+        mark(x, qr_topology_port_link(x->t, r, port));
 }
 
-static void mark_rack_down(ctx *x, uint32_t r, uint32_t *n, uint32_t *bad)
+static void mark_rack_down(ctx *x, uint32_t r)
 {
     uint32_t down = x->half ? x->half : qr_topology_ports(x->t, r);
     for (uint32_t port = 0; port < down; port++)
-        mark(x, qr_topology_port_link(x->t, r, port), n, bad);
+        mark(x, qr_topology_port_link(x->t, r, port));
 }
 
-/* A place's suspect cables: how many, and how many of them are faulty. */
-static void suspects(ctx *x, const place_def *p, uint32_t *n, uint32_t *bad)
+/* A place's suspect cables, into x->list (x->n_list of them). */
+static void suspects(ctx *x, const place_def *p)
 {
-    *n = *bad = 0;
-    x->n_hit = 0;
+    x->n_list = 0;
     if (++x->stamp_now == 0) {
         memset(x->stamp, 0, qr_topology_links(x->t) * sizeof *x->stamp);
         x->stamp_now = 1;
@@ -131,26 +133,26 @@ static void suspects(ctx *x, const place_def *p, uint32_t *n, uint32_t *bad)
     switch (p->kind) {
     case PL_SPINE:
         for (uint32_t pod = 0; pod < x->pods; pod++)
-            mark_pod_up(x, pod, n, bad);
+            mark_pod_up(x, pod);
         break;
-    case PL_POD: mark_pod_up(x, p->index, n, bad); break;
+    case PL_POD: mark_pod_up(x, p->index); break;
     case PL_RACK:
-        mark_rack_down(x, p->index, n, bad);
-        mark_rack_up(x, p->index, n, bad);
+        mark_rack_down(x, p->index);
+        mark_rack_up(x, p->index);
         break;
-    case PL_SERVER: mark(x, qr_topology_uplink(x->t, p->index), n, bad); break;
+    case PL_SERVER: mark(x, qr_topology_uplink(x->t, p->index)); break;
     default: {
         uint32_t a = p->index / x->racks, b = p->index % x->racks;
         if (a == b) {
-            mark_rack_down(x, a, n, bad);
+            mark_rack_down(x, a);
             break;
         }
-        mark_rack_up(x, a, n, bad);
-        mark_rack_up(x, b, n, bad);
+        mark_rack_up(x, a);
+        mark_rack_up(x, b);
         uint32_t pa = qr_pingmesh_pod_of_rack(x->t, a), pb = qr_pingmesh_pod_of_rack(x->t, b);
         if (pa != pb) {
-            mark_pod_up(x, pa, n, bad);
-            mark_pod_up(x, pb, n, bad);
+            mark_pod_up(x, pa);
+            mark_pod_up(x, pb);
         }
     }
     }
@@ -268,80 +270,6 @@ static void rule(ctx *x, const qr_pingmesh_opts *o, const uint64_t *pn, const ui
     }
 }
 
-/* Score flags: right ones (a faulty suspect) and the faulty cables they cover. */
-static void score(ctx *x, const flag_t *f, size_t n, uint32_t *right, uint32_t *covered,
-                  double *mean_suspects)
-{
-    *right = *covered = 0;
-    double total = 0;
-    uint8_t *cov = x->n_faulty ? calloc(qr_topology_links(x->t), 1) : NULL;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t ns, bad;
-        suspects(x, &x->pl[f[i].place], &ns, &bad);
-        total += ns;
-        *right += bad > 0;
-        for (size_t j = 0; cov && j < x->n_hit; j++)
-            if (!cov[x->hit[j]]) {
-                cov[x->hit[j]] = 1;
-                (*covered)++;
-            }
-    }
-    free(cov);
-    *mean_suspects = n ? total / (double)n : NAN;
-}
-
-static int read_truth(ctx *x, const char *path, qr_row_probe **probes, size_t *n_probes,
-                      double *end_ns, uint64_t *traffic_bytes, char *errbuf)
-{
-    qr_h5_reader *r = NULL;
-    qr_row_link_fault *lf = NULL;
-    qr_row_direction *dirs = NULL;
-    size_t nlf = 0, nd = 0;
-    int rc = qr_h5_open(&r, path, errbuf);
-    if (rc)
-        return rc;
-    rc = qr_h5_read_attr_f64(r, "/", "sim_end_ns", end_ns, errbuf);
-    if (rc)
-        rc = qri_err(errbuf, QR_EFORMAT, "%s: no sim_end_ns attribute: not a runtime's truth.h5",
-                     path);
-    if (!rc) {
-        rc = qr_h5_read_rows(r, "/probes", &qr_schema_probe, (void **)probes, n_probes, errbuf);
-        if (rc == QR_ENOTFOUND)
-            rc = qri_err(errbuf, QR_ENOTFOUND,
-                         "%s has no /probes: the run did not probe (set [pingmesh] interval, or "
-                         "give qreplay pingmesh the scenario)",
-                         path);
-    }
-    if (!rc) {
-        rc = qr_h5_read_rows(r, "/link_faults", &qr_schema_link_fault, (void **)&lf, &nlf, errbuf);
-        if (rc == QR_ENOTFOUND)
-            rc = QR_OK;
-    }
-    if (!rc)
-        rc = qr_h5_read_rows(r, "/directions", &qr_schema_direction, (void **)&dirs, &nd, errbuf);
-    qr_h5_close(r);
-    uint32_t links = qr_topology_links(x->t);
-    for (size_t i = 0; !rc && i < nlf; i++) {
-        if (strcmp(lf[i].kind, "gray") && strcmp(lf[i].kind, "blackhole"))
-            continue;
-        if (lf[i].link >= links) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range", path,
-                         i + 1, lf[i].link);
-            break;
-        }
-        x->dirfaulty[lf[i].link] = 1;
-        uint32_t cb = cable(x->t, lf[i].link);
-        x->n_faulty += !x->faulty[cb];
-        x->faulty[cb] = 1;
-    }
-    *traffic_bytes = 0;
-    for (size_t i = 0; !rc && i < nd; i++)
-        *traffic_bytes += dirs[i].sent_bytes;
-    qr_h5_rows_free(lf);
-    qr_h5_rows_free(dirs);
-    return rc;
-}
-
 /* (key, rtt) pairs sorted, for percentiles per pair and per cell. */
 typedef struct {
     uint32_t key;
@@ -382,24 +310,6 @@ void qr_pingmesh_opts_default(qr_pingmesh_opts *o)
     o->ratio = 2;
 }
 
-static void ctx_free(ctx *x)
-{
-    free(x->plan);
-    free(x->pl);
-    free(x->members);
-    free(x->n_members);
-    free(x->sum_n);
-    free(x->sum_l);
-    free(x->active);
-    free(x->flagged);
-    free(x->faulty);
-    free(x->dirfaulty);
-    free(x->stamp);
-    free(x->hit);
-    qr_topology_destroy(x->t);
-    qr_scenario_destroy(x->s);
-}
-
 static int cmp_place(const void *a, const void *b)
 {
     const qr_row_pm_place *x = a, *y = b;
@@ -416,153 +326,99 @@ static void progress(const qr_pingmesh_opts *o, const char *line)
         o->progress(o->progress_ctx, line);
 }
 
-int qr_pingmesh_run(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
-                    char *errbuf)
+static void ctx_free(ctx *x)
 {
-    memset(out, 0, sizeof *out);
-    out->opts = *o;
-    ctx x = {0};
-    qr_row_probe *pr = NULL;
-    size_t np = 0;
-    uint64_t *pn = NULL, *pl = NULL, *host_bytes = NULL;
-    keyed *kv = NULL;
-    int64_t *sorted = NULL, *p50 = NULL, *p99 = NULL;
-    size_t *order = NULL;
-    flag_t *flags = NULL, *first = NULL;
-    double end_ns = 0;
-    uint64_t traffic_bytes = 0;
-    int rc = qr_scenario_from_h5(&x.s, truth_path, NULL, NULL, errbuf);
-    if (rc)
-        goto done;
-    x.c = qr_scenario_config(x.s);
-    if ((rc = qr_topology_of_config(&x.t, x.c))) {
-        rc = qri_err(errbuf, QR_EFORMAT, "%s: its scenario's topology is not valid", truth_path);
-        goto done;
-    }
-    x.hosts = qr_topology_hosts(x.t);
-    x.racks = qr_pingmesh_racks(x.t);
-    x.pods = qr_pingmesh_pods(x.t);
-    x.half = qr_topology_switches(x.t) > 1 ? qr_topology_ports(x.t, 0) / 2 : 0;
-    uint32_t links = qr_topology_links(x.t);
-    x.faulty = calloc(links, 1);
-    x.dirfaulty = calloc(links, 1);
-    x.stamp = calloc(links, sizeof *x.stamp);
-    x.hit = malloc(links * sizeof *x.hit);
-    if (!x.faulty || !x.dirfaulty || !x.stamp || !x.hit ||
-        qr_pingmesh_plan(x.t, (uint32_t)x.c->pingmesh.servers, &x.plan, &x.n_pairs) ||
-        build_places(&x)) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto done;
-    }
-    progress(o, "reading the probes");
-    if ((rc = read_truth(&x, truth_path, &pr, &np, &end_ns, &traffic_bytes, errbuf)))
-        goto done;
-    int64_t timeout = x.c->pingmesh.timeout_ns;
+    if (!x)
+        return;
+    free(x->plan);
+    free(x->pl);
+    free(x->members);
+    free(x->n_members);
+    free(x->sum_n);
+    free(x->sum_l);
+    free(x->active);
+    free(x->flagged);
+    free(x->stamp);
+    free(x->list);
+    free(x->pr);
+    free(x->upto);
+    free(x->pn);
+    free(x->pl_);
+    free(x->flags);
+    qr_topology_destroy(x->t);
+    free(x);
+}
+
+/* The summary's probe accounting and the pairs' counts; the scored probes kept in x->pr. */
+static int count_probes(ctx *x, const qr_probe_log *log, qr_pingmesh_result *out, keyed *kv,
+                        size_t *nkv, char *errbuf)
+{
     qr_row_pm_summary *s = &out->summary;
-    s->interval_ns = x.c->pingmesh.interval_ns;
-    s->timeout_ns = timeout;
-    s->size = (uint32_t)x.c->pingmesh.size_bytes;
-    s->pairs = (uint32_t)x.n_pairs;
-    out->has_truth = x.n_faulty > 0;
-
-    pn = calloc(x.n_pairs ? x.n_pairs : 1, sizeof *pn);
-    pl = calloc(x.n_pairs ? x.n_pairs : 1, sizeof *pl);
-    host_bytes = calloc(x.hosts, sizeof *host_bytes);
-    kv = malloc((np ? np : 1) * sizeof *kv);
-    sorted = malloc((np ? np : 1) * sizeof *sorted);
-    order = malloc((np ? np : 1) * sizeof *order);
-    out->pairs = calloc(x.n_pairs ? x.n_pairs : 1, sizeof *out->pairs);
-    out->racks = calloc((size_t)x.racks * x.racks, sizeof *out->racks);
-    size_t cells = (size_t)x.racks * x.racks, nk = x.n_pairs > cells ? x.n_pairs : cells;
-    p50 = malloc(nk * sizeof *p50);
-    p99 = malloc(nk * sizeof *p99);
-    flags = malloc(x.n_places * sizeof *flags);
-    first = calloc(x.n_places, sizeof *first);
-    if (!pn || !pl || !host_bytes || !kv || !sorted || !order || !out->pairs || !out->racks ||
-        !p50 || !p99 || !flags || !first) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto done;
-    }
-    out->n_pairs = x.n_pairs;
-    out->n_racks = x.racks;
-
-    /* every probe: checked against the plan, scored or left out, lost or answered */
-    size_t n_scored = 0, nkv = 0;
-    for (size_t i = 0; i < np; i++) {
-        const qr_row_probe *p = &pr[i];
-        if (p->pair >= x.n_pairs || x.plan[p->pair].src != p->src ||
-            x.plan[p->pair].dst != p->dst) {
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: /probes row %zu: pair %u (hosts %u to %u) is not one of the %zu "
-                         "pairs of the scenario's plan",
-                         truth_path, i + 1, p->pair, p->src, p->dst, x.n_pairs);
-            goto done;
-        }
-        if (p->lost_in > 2 || (p->lost_in && p->drop_sw != QR_PROBE_AT_HOST &&
-                               (p->drop_sw >= qr_topology_switches(x.t) ||
-                                p->drop_port >= qr_topology_ports(x.t, p->drop_sw)))) {
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: /probes row %zu: lost at switch %u port %u, which the topology "
-                         "does not have",
-                         truth_path, i + 1, p->drop_sw, p->drop_port);
-            goto done;
+    uint64_t *host_bytes = calloc(x->hosts, sizeof *host_bytes);
+    if (!host_bytes)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    *nkv = 0;
+    for (size_t i = 0; i < log->n_probes; i++) {
+        const qr_row_probe_obs *p = &log->probes[i];
+        if (p->pair >= x->n_pairs || x->plan[p->pair].src != p->src ||
+            x->plan[p->pair].dst != p->dst) {
+            free(host_bytes);
+            return qri_err(errbuf, QR_EFORMAT,
+                           "%s: /probes row %zu: pair %u (hosts %u to %u) is not one of the %zu "
+                           "pairs of the scenario's plan",
+                           log->path, i + 1, p->pair, p->src, p->dst, x->n_pairs);
         }
         s->sent++;
         host_bytes[p->src] += s->size;
         if (p->echoed)
             host_bytes[p->dst] += s->size;
-        if ((double)(p->sent_ns + timeout) > end_ns) {
+        if (p->sent_ns + x->timeout > log->sim_end_ns) {
             s->unresolved++;
             continue;
         }
-        order[n_scored++] = i;
+        x->pr[x->n_scored++] = *p;
         s->scored++;
-        int lost = !(p->rtt_ns >= 0 && p->rtt_ns <= timeout);
+        int lost = !(p->rtt_ns >= 0 && p->rtt_ns <= x->timeout);
         qr_row_pm_pair *pp = &out->pairs[p->pair];
         pp->probes++;
         if (!lost) {
             s->answered++;
-            kv[nkv++] = (keyed){p->pair, p->rtt_ns};
+            kv[(*nkv)++] = (keyed){p->pair, p->rtt_ns};
             continue;
         }
         s->lost++;
         pp->lost++;
-        s->late += p->rtt_ns > timeout;
-        if (!p->lost_in)
-            continue;
-        if (p->drop_sw == QR_PROBE_AT_HOST) {
-            s->host_lost++;
-            pp->congestion_lost++;
-        } else if (p->drop_reason == QR_DROP_FAULT) {
-            s->fault_lost++;
-            pp->fault_lost++;
-        } else {
-            s->congestion_lost++;
-            pp->congestion_lost++;
-        }
+        s->late += p->rtt_ns > x->timeout;
     }
     s->drop_rate = s->scored ? (double)s->lost / (double)s->scored : NAN;
-    for (size_t i = 0; i < x.hosts; i++)
+    for (size_t i = 0; i < x->hosts; i++)
         s->probe_bytes += host_bytes[i];
-    s->traffic_bytes = traffic_bytes;
-    s->probe_share = s->probe_bytes + traffic_bytes
-                         ? (double)s->probe_bytes / (double)(s->probe_bytes + traffic_bytes)
+    s->traffic_bytes = log->traffic_bytes;
+    s->probe_share = s->probe_bytes + s->traffic_bytes
+                         ? (double)s->probe_bytes / (double)(s->probe_bytes + s->traffic_bytes)
                          : NAN;
-    double span = end_ns;
-    if (x.c->pingmesh.duration_ns > 0 && (double)x.c->pingmesh.duration_ns < span)
-        span = (double)x.c->pingmesh.duration_ns;
-    for (size_t h = 0; h < x.hosts && span > 0; h++) {
+    double span = (double)log->sim_end_ns;
+    if (x->c->pingmesh.duration_ns > 0 && (double)x->c->pingmesh.duration_ns < span)
+        span = (double)x->c->pingmesh.duration_ns;
+    for (size_t h = 0; h < x->hosts && span > 0; h++) {
         double bps = (double)host_bytes[h] * 8e9 / span;
         if (bps > s->host_probe_bps_max)
             s->host_probe_bps_max = bps;
     }
-    s->link_share_max = s->host_probe_bps_max / (double)x.c->links.rate_bps;
+    s->link_share_max = s->host_probe_bps_max / (double)x->c->links.rate_bps;
+    free(host_bytes);
+    return QR_OK;
+}
 
-    /* the pairs and the rack matrix */
-    percentiles(kv, nkv, sorted, p50, p99, x.n_pairs);
-    for (size_t q = 0; q < x.n_pairs; q++) {
+/* The pairs' and the rack matrix's rows, with round-trip percentiles. */
+static void matrices(ctx *x, qr_pingmesh_result *out, keyed *kv, size_t nkv, int64_t *sorted,
+                     int64_t *p50, int64_t *p99)
+{
+    size_t cells = (size_t)x->racks * x->racks;
+    percentiles(kv, nkv, sorted, p50, p99, x->n_pairs);
+    for (size_t q = 0; q < x->n_pairs; q++) {
         qr_row_pm_pair *pp = &out->pairs[q];
-        const qr_probe_pair *p = &x.plan[q];
+        const qr_probe_pair *p = &x->plan[q];
         pp->pair = (uint32_t)q;
         pp->src = p->src;
         pp->dst = p->dst;
@@ -573,50 +429,52 @@ int qr_pingmesh_run(const char *truth_path, const qr_pingmesh_opts *o, qr_pingme
         pp->drop_rate = pp->probes ? (double)pp->lost / (double)pp->probes : NAN;
         pp->p50_ns = p50[q];
         pp->p99_ns = p99[q];
-        qr_row_pm_rack *rk = &out->racks[p->src_rack * x.racks + p->dst_rack];
+        qr_row_pm_rack *rk = &out->racks[p->src_rack * x->racks + p->dst_rack];
         rk->pairs++;
         rk->probes += pp->probes;
         rk->lost += pp->lost;
     }
     for (size_t i = 0; i < nkv; i++) {
-        const qr_probe_pair *p = &x.plan[kv[i].key];
-        kv[i].key = p->src_rack * x.racks + p->dst_rack;
+        const qr_probe_pair *p = &x->plan[kv[i].key];
+        kv[i].key = p->src_rack * x->racks + p->dst_rack;
     }
     percentiles(kv, nkv, sorted, p50, p99, cells);
-    for (uint32_t a = 0; a < x.racks; a++)
-        for (uint32_t b = 0; b < x.racks; b++) {
-            qr_row_pm_rack *rk = &out->racks[a * x.racks + b];
+    for (uint32_t a = 0; a < x->racks; a++)
+        for (uint32_t b = 0; b < x->racks; b++) {
+            qr_row_pm_rack *rk = &out->racks[a * x->racks + b];
             rk->src_rack = a;
             rk->dst_rack = b;
-            rk->src_pod = qr_pingmesh_pod_of_rack(x.t, a);
-            rk->dst_pod = qr_pingmesh_pod_of_rack(x.t, b);
+            rk->src_pod = qr_pingmesh_pod_of_rack(x->t, a);
+            rk->dst_pod = qr_pingmesh_pod_of_rack(x->t, b);
             rk->drop_rate = rk->probes ? (double)rk->lost / (double)rk->probes : NAN;
-            rk->p50_ns = p50[a * x.racks + b];
-            rk->p99_ns = p99[a * x.racks + b];
+            rk->p50_ns = p50[a * x->racks + b];
+            rk->p99_ns = p99[a * x->racks + b];
         }
+}
 
-    /* the rule on every scored probe */
-    progress(o, "running the detection rule");
-    for (size_t q = 0; q < x.n_pairs; q++) {
-        pn[q] = out->pairs[q].probes;
-        pl[q] = out->pairs[q].lost;
+/* The rule on every scored probe: every candidate place's row, flagged ones first. */
+static int places(ctx *x, qr_pingmesh_result *out, flag_t *first)
+{
+    qr_row_pm_summary *s = &out->summary;
+    for (size_t q = 0; q < x->n_pairs; q++) {
+        x->pn[q] = out->pairs[q].probes;
+        x->pl_[q] = out->pairs[q].lost;
     }
     size_t nf = 0;
-    rule(&x, o, pn, pl, flags, &nf, first);
-    out->places = calloc(x.n_places, sizeof *out->places);
-    if (!out->places) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < x.n_places; i++) {
+    rule(x, &x->opts, x->pn, x->pl_, x->flags, &nf, first);
+    out->places = calloc(x->n_places, sizeof *out->places);
+    if (!out->places)
+        return QR_ENOMEM;
+    double total = 0;
+    for (size_t i = 0; i < x->n_places; i++) {
         const flag_t *f = &first[i];
         for (size_t j = 0; j < nf; j++)
-            if (flags[j].place == i)
-                f = &flags[j];
+            if (x->flags[j].place == i)
+                f = &x->flags[j];
         qr_row_pm_place *p = &out->places[i];
-        const place_def *d = &x.pl[i];
+        const place_def *d = &x->pl[i];
         snprintf(p->kind, sizeof p->kind, "%s", place_kinds[d->kind]);
-        place_name(&x, d, p->name, sizeof p->name);
+        place_name(x, d, p->name, sizeof p->name);
         p->index = d->index;
         p->probes = f->n;
         p->lost = f->l;
@@ -624,92 +482,205 @@ int qr_pingmesh_run(const char *truth_path, const qr_pingmesh_opts *o, qr_pingme
         p->rest_rate = f->rest;
         p->llr = f->llr;
         for (size_t j = 0; j < nf; j++)
-            if (flags[j].place == i)
+            if (x->flags[j].place == i)
                 p->flagged = (uint32_t)j + 1;
-        uint32_t ns, bad;
-        suspects(&x, d, &ns, &bad);
-        p->suspects = ns;
-        p->faulty = bad > 0;
+        suspects(x, d);
+        p->suspects = (uint32_t)x->n_list;
+    }
+    for (size_t j = 0; j < nf; j++) {
+        suspects(x, &x->pl[x->flags[j].place]);
+        total += (double)x->n_list;
     }
     s->flagged = (uint32_t)nf;
-    s->faulty = x.n_faulty;
-    score(&x, flags, nf, &s->right, &s->covered, &s->mean_suspects);
-    s->precision = nf ? (double)s->right / (double)nf : NAN;
-    s->recall = x.n_faulty ? (double)s->covered / (double)x.n_faulty : NAN;
+    s->mean_suspects = nf ? total / (double)nf : NAN;
+    /* no fault known here: of what was flagged nothing is known right (pingmesh_score.h) */
+    s->precision = nf ? 0.0 : NAN;
+    s->recall = NAN;
     /* only places that were probed are listed */
     size_t kept = 0;
-    for (size_t i = 0; i < x.n_places; i++)
+    for (size_t i = 0; i < x->n_places; i++)
         if (out->places[i].probes)
             out->places[kept++] = out->places[i];
     out->n_places = kept;
     qsort(out->places, kept, sizeof *out->places, cmp_place);
+    return QR_OK;
+}
 
-    /* the curve: the rule on the first N scored probes, by send time (probe numbers are in send
-     * order) */
-    progress(o, "the detection curve");
-    size_t steps = n_scored < 200 ? n_scored : 200;
+/* The rule on the first x->upto[step] scored probes (by send time): flags into x->flags. */
+static size_t rule_at(ctx *x, size_t step)
+{
+    memset(x->pn, 0, x->n_pairs * sizeof *x->pn);
+    memset(x->pl_, 0, x->n_pairs * sizeof *x->pl_);
+    for (size_t i = 0; i < x->upto[step]; i++) {
+        const qr_row_probe_obs *p = &x->pr[i];
+        x->pn[p->pair]++;
+        x->pl_[p->pair] += !(p->rtt_ns >= 0 && p->rtt_ns <= x->timeout);
+    }
+    size_t n;
+    rule(x, &x->opts, x->pn, x->pl_, x->flags, &n, NULL);
+    return n;
+}
+
+/* The curve: the rule on the first N scored probes, about 200 steps (probe numbers are in send
+ * order). */
+static int curve(ctx *x, qr_pingmesh_result *out)
+{
+    size_t steps = x->n_scored < 200 ? x->n_scored : 200;
     out->curve = calloc(steps ? steps : 1, sizeof *out->curve);
-    if (!out->curve) {
+    x->upto = calloc(steps ? steps : 1, sizeof *x->upto);
+    if (!out->curve || !x->upto)
+        return QR_ENOMEM;
+    for (size_t j = 1; j <= steps; j++)
+        x->upto[j - 1] = (x->n_scored * j + steps - 1) / steps;
+    for (size_t j = 0; j < steps; j++) {
+        qr_row_pm_curve *cv = &out->curve[j];
+        cv->probes = x->upto[j];
+        cv->time_ns = x->pr[x->upto[j] - 1].sent_ns + x->timeout;
+        cv->flagged = (uint32_t)rule_at(x, j);
+    }
+    out->n_curve = steps;
+    out->summary.detect_after = 0;
+    out->summary.detect_after_ns = -1;
+    return QR_OK;
+}
+
+int qr_pingmesh_run(const qr_probe_log *log, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
+                    char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    out->opts = *o;
+    keyed *kv = NULL;
+    int64_t *sorted = NULL, *p50 = NULL, *p99 = NULL;
+    flag_t *first = NULL;
+    size_t np = log->n_probes, nkv = 0;
+    ctx *x = calloc(1, sizeof *x);
+    if (!x)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    out->ctx = x;
+    x->cfg = *qr_scenario_config(log->scenario);
+    x->c = &x->cfg;
+    x->opts = *o;
+    int rc = qr_topology_of_config(&x->t, x->c);
+    if (rc) {
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: its scenario's topology is not valid", log->path);
+        goto done;
+    }
+    x->hosts = qr_topology_hosts(x->t);
+    x->racks = qr_pingmesh_racks(x->t);
+    x->pods = qr_pingmesh_pods(x->t);
+    x->half = qr_topology_switches(x->t) > 1 ? qr_topology_ports(x->t, 0) / 2 : 0;
+    x->timeout = x->c->pingmesh.timeout_ns;
+    uint32_t links = qr_topology_links(x->t);
+    x->stamp = calloc(links, sizeof *x->stamp);
+    x->list = malloc(links * sizeof *x->list);
+    x->pr = malloc((np ? np : 1) * sizeof *x->pr);
+    if (!x->stamp || !x->list || !x->pr ||
+        qr_pingmesh_plan(x->t, (uint32_t)x->c->pingmesh.servers, &x->plan, &x->n_pairs) ||
+        build_places(x)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto done;
     }
-    memset(pn, 0, x.n_pairs * sizeof *pn);
-    memset(pl, 0, x.n_pairs * sizeof *pl);
-    size_t added = 0;
-    for (size_t j = 1; j <= steps; j++) {
-        size_t upto = (n_scored * j + steps - 1) / steps;
-        for (; added < upto; added++) {
-            const qr_row_probe *p = &pr[order[added]];
-            pn[p->pair]++;
-            pl[p->pair] += !(p->rtt_ns >= 0 && p->rtt_ns <= timeout);
-        }
-        size_t n2;
-        rule(&x, o, pn, pl, flags, &n2, NULL);
-        qr_row_pm_curve *cv = &out->curve[j - 1];
-        double ms;
-        cv->probes = upto;
-        cv->time_ns = pr[order[upto - 1]].sent_ns + timeout;
-        cv->flagged = (uint32_t)n2;
-        uint32_t covered;
-        score(&x, flags, n2, &cv->right, &covered, &ms);
-        cv->detected = x.n_faulty > 0 && covered == x.n_faulty;
+    progress(o, "reading the probes");
+    qr_row_pm_summary *s = &out->summary;
+    s->interval_ns = x->c->pingmesh.interval_ns;
+    s->timeout_ns = x->timeout;
+    s->size = (uint32_t)x->c->pingmesh.size_bytes;
+    s->pairs = (uint32_t)x->n_pairs;
+    size_t cells = (size_t)x->racks * x->racks, nk = x->n_pairs > cells ? x->n_pairs : cells;
+    x->pn = calloc(x->n_pairs ? x->n_pairs : 1, sizeof *x->pn);
+    x->pl_ = calloc(x->n_pairs ? x->n_pairs : 1, sizeof *x->pl_);
+    x->flags = malloc(x->n_places * sizeof *x->flags);
+    kv = malloc((np ? np : 1) * sizeof *kv);
+    sorted = malloc((np ? np : 1) * sizeof *sorted);
+    out->pairs = calloc(x->n_pairs ? x->n_pairs : 1, sizeof *out->pairs);
+    out->racks = calloc(cells ? cells : 1, sizeof *out->racks);
+    p50 = malloc(nk * sizeof *p50);
+    p99 = malloc(nk * sizeof *p99);
+    first = calloc(x->n_places, sizeof *first);
+    if (!x->pn || !x->pl_ || !x->flags || !kv || !sorted || !out->pairs || !out->racks || !p50 ||
+        !p99 || !first) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
     }
-    out->n_curve = steps;
-    s->detect_after = 0;
-    s->detect_after_ns = -1;
-    for (size_t j = steps; j > 0 && out->curve[j - 1].detected; j--) {
-        s->detect_after = out->curve[j - 1].probes;
-        s->detect_after_ns = out->curve[j - 1].time_ns;
+    out->n_pairs = x->n_pairs;
+    out->n_racks = x->racks;
+    if ((rc = count_probes(x, log, out, kv, &nkv, errbuf)))
+        goto done;
+    matrices(x, out, kv, nkv, sorted, p50, p99);
+    progress(o, "running the detection rule");
+    if (places(x, out, first)) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
     }
+    progress(o, "the detection curve");
+    if (curve(x, out))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
 done:
     if (rc)
         qr_pingmesh_free(out);
-    qr_h5_rows_free(pr);
-    free(pn);
-    free(pl);
-    free(host_bytes);
     free(kv);
     free(sorted);
-    free(order);
     free(p50);
     free(p99);
-    free(flags);
     free(first);
-    ctx_free(&x);
     return rc;
 }
 
 void qr_pingmesh_free(qr_pingmesh_result *r)
 {
+    if (!r)
+        return;
     free(r->pairs);
     free(r->racks);
     free(r->places);
     free(r->curve);
+    ctx_free(r->ctx);
+    r->ctx = NULL;
     r->pairs = NULL;
     r->racks = NULL;
     r->places = NULL;
     r->curve = NULL;
     r->n_pairs = r->n_racks = r->n_places = r->n_curve = 0;
+}
+
+const qr_topology *qr_pingmesh_topology(const qr_pingmesh_result *r)
+{
+    return r->ctx ? r->ctx->t : NULL;
+}
+
+uint32_t qr_pingmesh_place_of(const qr_pingmesh_result *r, const qr_row_pm_place *row)
+{
+    const ctx *x = r->ctx;
+    if (!x)
+        return UINT32_MAX;
+    for (uint32_t i = 0; i < x->n_places; i++)
+        if (x->pl[i].index == row->index && !strcmp(place_kinds[x->pl[i].kind], row->kind))
+            return i;
+    return UINT32_MAX;
+}
+
+size_t qr_pingmesh_suspects(const qr_pingmesh_result *r, uint32_t place, const uint32_t **cables)
+{
+    ctx *x = r->ctx;
+    if (!x || place >= x->n_places)
+        return 0;
+    suspects(x, &x->pl[place]);
+    *cables = x->list;
+    return x->n_list;
+}
+
+size_t qr_pingmesh_curve_flags(const qr_pingmesh_result *r, size_t step, uint32_t *places,
+                               size_t max)
+{
+    ctx *x = r->ctx;
+    if (!x || step >= r->n_curve)
+        return 0;
+    size_t n = rule_at(x, step);
+    if (n > max)
+        n = max;
+    for (size_t i = 0; i < n; i++)
+        places[i] = x->flags[i].place;
+    return n;
 }
 
 int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_result *r,

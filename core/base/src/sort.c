@@ -22,8 +22,8 @@ static void merge(char *a, char *tmp, size_t lo, size_t mid, size_t hi, size_t s
     memcpy(a + lo * size, tmp + lo * size, (hi - lo) * size);
 }
 
-void qri_sort_buf(void *base, size_t n, size_t size,
-                  int (*cmp)(const void *, const void *, void *), void *ctx, void *scratch)
+void qri_sort_buf(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+                  void *ctx, void *scratch)
 {
     char *a = base, *tmp = scratch;
     /* bottom-up: runs of 1, 2, 4, ... merged pairwise */

@@ -73,9 +73,10 @@ static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8
         uint32_t hops = 0, uplink = 0;
         if (x->sw >= qr_topology_switches(t) || x->port >= qr_topology_ports(t, x->sw) ||
             x->dir >= qr_blame_directions(b)) {
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: /drops row %zu: switch %u port %u direction %u is not the recording's",
-                         path, i + 1, x->sw, x->port, x->dir);
+            rc =
+                qri_err(errbuf, QR_EFORMAT,
+                        "%s: /drops row %zu: switch %u port %u direction %u is not the recording's",
+                        path, i + 1, x->sw, x->port, x->dir);
             break;
         }
         int routed = qr_blame_path(b, x->dir, &cables, &hops, &uplink) == QR_OK;
@@ -108,8 +109,8 @@ static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8
 
 /* The detection curve of method m scored: each step's best rank of a faulty cable and faulty
  * cables flagged; detect@ and rank1@ of the method's summary. */
-static int score_curve(qr_blame *b, int m, const uint8_t *faulty, uint32_t n_faulty,
-                       uint32_t *rank, uint8_t *flagged)
+static int score_curve(qr_blame *b, int m, const uint8_t *faulty, uint32_t n_faulty, uint32_t *rank,
+                       uint8_t *flagged)
 {
     uint32_t detect = 0, rank1 = 0;
     const char *name = qr_blame_method_name(m);

@@ -36,6 +36,7 @@
 #include "qreplay/capture.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
+#include "qreplay/probelog.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario_h5.h"
@@ -68,5 +69,6 @@
 
 /* scorers */
 #include "qreplay/blame_score.h"
+#include "qreplay/pingmesh_score.h"
 
 #endif

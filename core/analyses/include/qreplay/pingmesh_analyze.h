@@ -1,5 +1,5 @@
-/* qreplay: the Pingmesh analysis (qreplay pingmesh) of a run's probes (pingmesh.h), scored against
- * the runtime's ground truth.
+/* qreplay: the Pingmesh analysis (qreplay pingmesh) of the agents' probe log (probelog.h). It reads
+ * no truth: scoring against the planted faults is pingmesh_score.h's.
  *
  * The analysis (qr_pingmesh_run): per probe pair and per rack pair (the Pingmesh matrix), probes,
  * losses, drop rate and round-trip p50/p99; and the detection rule, which names the place a pattern
@@ -11,8 +11,7 @@
  * the candidates; its probes are then set aside and the rule runs again on the rest. A place holds
  * suspect cables: a server its host link, a rack its edge switch's links, a pod the links from its
  * aggregation switches to the core, the spine every aggregation-core link, a rack pair the links
- * of the paths between the two racks. Scored against the planted gray and blackhole faults: a
- * flagged place is right if one of its suspects is a faulty cable. */
+ * of the paths between the two racks. */
 #ifndef QREPLAY_PINGMESH_ANALYZE_H
 #define QREPLAY_PINGMESH_ANALYZE_H
 
@@ -21,6 +20,7 @@
 #include <stdio.h>
 
 #include "qreplay/pingmesh.h"
+#include "qreplay/probelog.h"
 #include "qreplay/schema_pingmesh.h"
 
 #ifdef __cplusplus
@@ -36,9 +36,11 @@ typedef struct qr_pingmesh_opts {
 
 void qr_pingmesh_opts_default(qr_pingmesh_opts *o);
 
+struct qr_pingmesh_ctx;
+
 typedef struct qr_pingmesh_result {
     qr_pingmesh_opts opts;
-    int has_truth;         /* faults planted: the rule is scored */
+    int has_truth;         /* scored against planted faults (pingmesh_score.h) */
     qr_row_pm_pair *pairs; /* every probe pair of the plan */
     size_t n_pairs;
     qr_row_pm_rack *racks;   /* racks x racks, row-major (the Pingmesh matrix) */
@@ -48,15 +50,31 @@ typedef struct qr_pingmesh_result {
     qr_row_pm_curve *curve; /* the rule rerun on the first N probes */
     size_t n_curve;
     qr_row_pm_summary summary;
+    struct qr_pingmesh_ctx *ctx; /* the analysis's state, for the calls below; private */
 } qr_pingmesh_result;
 
-/* Analyse the probes of a run: truth.h5 at truth_path (its /probes, /link_faults and scenario).
- * Returns 0, QR_ENOTFOUND ("... has no /probes: the run did not probe ([pingmesh] interval)"),
- * QR_EFORMAT (a row that is not the scenario's: "/probes row 12: pair 9000 of 128") or the reader's
- * errors, naming the file. */
-int qr_pingmesh_run(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
+/* Analyse a run's probe log. The truth columns of the rows stay empty (no loss attributed, no
+ * place known faulty: precision 0 of what was flagged, recall and detection unknown). Caller owns
+ * *out (qr_pingmesh_free, also after an error). Returns 0, QR_EFORMAT (a probe that is not the
+ * scenario's: "/probes row 12: pair 9000 ... of the scenario's plan", or an invalid topology),
+ * QR_ENOMEM; the message names the log's file. */
+int qr_pingmesh_run(const qr_probe_log *log, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
                     char *errbuf);
+/* Release what *r holds (NULL allowed). */
 void qr_pingmesh_free(qr_pingmesh_result *r);
+
+/* What the analysis decided, for a scorer; borrowed from r until qr_pingmesh_free, and each call
+ * reuses the analysis's scratch (one call at a time per r). Cables are named by their lower
+ * directed link.
+ * qr_pingmesh_topology: the topology of the run. qr_pingmesh_place_of: the place number of a
+ * /places row (UINT32_MAX: none). qr_pingmesh_suspects: place's suspect cables into *cables;
+ * returns how many. qr_pingmesh_curve_flags: the places the rule flagged at curve step `step`
+ * (r->curve[step]) into places[0..max); returns how many it wrote. */
+const qr_topology *qr_pingmesh_topology(const qr_pingmesh_result *r);
+uint32_t qr_pingmesh_place_of(const qr_pingmesh_result *r, const qr_row_pm_place *row);
+size_t qr_pingmesh_suspects(const qr_pingmesh_result *r, uint32_t place, const uint32_t **cables);
+size_t qr_pingmesh_curve_flags(const qr_pingmesh_result *r, size_t step, uint32_t *places,
+                               size_t max);
 
 /* pingmesh.h5: /pairs, /racks, /places, /curve, /summary and the scenario (s). */
 int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_result *r,
