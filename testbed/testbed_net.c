@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "qreplay/error.h"
 #include "qreplay/metrics.h"
 #include "qreplay/scenario.h"
 #include "qreplay/stats.h"
@@ -829,45 +830,19 @@ void tb_run_free(tb_run *run)
     run->qdisc_drops = NULL;
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 int tb_write_flows(const char *command, const tb_run *run, const char *path, tb_flow_summary *out)
 {
-    tb_flow_summary sum = {0, 0, 0, -1, -1};
-    int64_t *fct = malloc((run->n_flows ? run->n_flows : 1) * sizeof *fct);
-    FILE *f = fct ? fopen(path, "w") : NULL;
-    if (!f) {
-        free(fct);
-        return cli_fail(command, "%s: %s", path, fct ? strerror(errno) : "out of memory");
-    }
-    fprintf(f, "flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,bytes_received,"
-               "retransmissions,error\n");
+    qr_testbed_flow *fl = calloc(run->n_flows ? run->n_flows : 1, sizeof *fl);
+    if (!fl)
+        return cli_fail(command, "%s: out of memory", path);
     for (size_t i = 0; i < run->n_flows; i++) {
         const tb_flow_result *r = &run->res[i];
-        const qr_flow *fl = &run->flows[i];
-        int done = r->sent && r->received && r->bytes_received == fl->bytes;
-        int64_t t = done ? r->last_ns - r->start_ns : -1;
-        if (done)
-            fct[sum.completed++] = t;
-        sum.failed += r->failed != 0;
-        sum.retransmissions += r->retrans;
-        fprintf(f, "%zu,%u,%u,%u,%" PRIu64 ",%" PRId64 ",%d,%" PRId64 ",%" PRIu64 ",%u,%s\n", i,
-                fl->src, fl->dst, run->src_port[i], fl->bytes, fl->start_ns, done, t,
-                r->bytes_received, r->retrans, r->failed ? r->why : "");
+        fl[i] =
+            (qr_testbed_flow){r->sent,    r->received,       r->failed,  r->start_ns,
+                              r->last_ns, r->bytes_received, r->retrans, r->failed ? r->why : NULL};
     }
-    int bad = fclose(f) != 0;
-    if (sum.completed) {
-        qsort(fct, sum.completed, sizeof *fct, cmp_i64);
-        sum.fct_p50_ns = qr_percentile_i64(fct, sum.completed, 0.5);
-        sum.fct_p99_ns = qr_percentile_i64(fct, sum.completed, 0.99);
-    }
-    free(fct);
-    if (bad)
-        return cli_fail(command, "%s: %s", path, strerror(errno));
-    *out = sum;
-    return 0;
+    char err[QR_ERRBUF_SIZE];
+    int rc = qr_testbed_flows_write(path, run->flows, run->src_port, fl, run->n_flows, out, err);
+    free(fl);
+    return rc ? cli_fail(command, "%s", err) : 0;
 }

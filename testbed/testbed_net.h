@@ -4,7 +4,7 @@
 #ifndef QREPLAY_TESTBED_NET_H
 #define QREPLAY_TESTBED_NET_H
 
-#include "qreplay/stats.h"
+#include "qreplay/testbed.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,13 +64,8 @@ int tb_check_privileges(const char *command);
 int tb_run_testbed(const char *command, tb_run *run);
 void tb_run_free(tb_run *run);
 
-/* What the flows of a run did, over all of them. */
-typedef struct tb_flow_summary {
-    size_t completed, failed;       /* completed: sent and all its bytes received */
-    uint64_t retransmissions;       /* the senders' tcpi_total_retrans */
-    int64_t fct_p50_ns, fct_p99_ns; /* completion time (last byte read - connect) of the completed
-                                       ones (qr_percentile_i64); -1 if none */
-} tb_flow_summary;
+/* What the flows of a run did (testbed.h). */
+typedef qr_testbed_flow_summary tb_flow_summary;
 /* Write each flow's outcome to path (CSV: flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,
  * bytes_received,retransmissions,error) and summarise them. Returns 0, or 1 after printing. */
 int tb_write_flows(const char *command, const tb_run *run, const char *path, tb_flow_summary *out);

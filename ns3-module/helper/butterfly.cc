@@ -106,7 +106,7 @@ Butterfly::RunRuntime(const std::string& dir, const volatile std::sig_atomic_t* 
         throw std::runtime_error("the scenario has no flows");
     m_short = qr_short_flow(&ft.Flow(0), ft.Flows());
     int64_t end = rt.GetFlowRecords()[m_short].end_ns;
-    m_shortFct = end < 0 ? -1 : end - ft.Flow(m_short).start_ns;
+    m_shortFct = qr_fct_ns(ft.Flow(m_short).start_ns, end);
     m_drops = DropKeys(rt.GetDrops());
     return true;
 }
@@ -140,7 +140,7 @@ Butterfly::Replay(int64_t sigma_ns,
     if (rt.GetEndReason() == QR_END_CANCELLED)
         return false;
     int64_t end = rt.GetFlowRecords()[m_short].end_ns;
-    out.short_fct_ns = end < 0 ? -1 : end - rt.GetFlows().Flow(m_short).start_ns;
+    out.short_fct_ns = qr_fct_ns(rt.GetFlows().Flow(m_short).start_ns, end);
     out.short_reproduced = static_cast<uint8_t>(qr_fct_reproduced(m_shortFct, out.short_fct_ns));
     std::vector<qr_drop_key> drops = DropKeys(rt.GetDrops());
     out.drops = drops.size();

@@ -71,7 +71,8 @@ FatTreeHelper::Build()
     m_switchDevices.assign(nSw, {});
     m_hostDevices.assign(nHosts, nullptr);
     std::vector<std::vector<uint32_t>> portIf(nSw);
-    uint32_t nextNet = (11u << 24); // switch-to-switch links: 11.0.0.0/30, 11.0.0.4/30, ...
+    std::vector<uint32_t> addr(qr_topology_links(m_topo)); // the core's address plan
+    qr_topology_addresses(m_topo, addr.data());
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
         uint32_t ports = qr_topology_ports(m_topo, sw);
@@ -91,18 +92,10 @@ FatTreeHelper::Build()
             Ptr<Node> b = kind == QR_NODE_HOST ? m_hosts.Get(peer) : m_switches.Get(peer);
             NetDeviceContainer d = p2p.Install(a, b);
             Ptr<Ipv4> ia = a->GetObject<Ipv4>(), ib = b->GetObject<Ipv4>();
-            uint32_t addrA, addrB;
-            if (kind == QR_NODE_HOST)
-            {
-                addrB = qr_topology_host_addr(m_topo, peer);
-                addrA = addrB - 1; // the switch side of the host's /30
-            }
-            else
-            {
-                addrA = nextNet + 1;
-                addrB = nextNet + 2;
-                nextNet += 4;
-            }
+            uint32_t addrA = addr[qr_topology_port_link(m_topo, sw, port)];
+            uint32_t addrB = kind == QR_NODE_HOST
+                                 ? addr[qr_topology_uplink(m_topo, peer)]
+                                 : addr[qr_topology_port_link(m_topo, peer, peerPort)];
             uint32_t ifA = ia->AddInterface(d.Get(0));
             uint32_t ifB = ib->AddInterface(d.Get(1));
             ia->AddAddress(ifA, Ipv4InterfaceAddress(Addr(addrA), Ipv4Mask("255.255.255.252")));

@@ -623,7 +623,7 @@ QreplayRuntime::WriteRecording()
                                     fl.bytes,
                                     fl.start_ns,
                                     r.end_ns,
-                                    r.end_ns >= 0 ? r.end_ns - fl.start_ns : -1,
+                                    qr_fct_ns(fl.start_ns, r.end_ns),
                                     fl.incast,
                                     static_cast<uint8_t>(r.end_ns >= 0),
                                     static_cast<uint8_t>(r.closed)});

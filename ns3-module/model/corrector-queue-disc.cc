@@ -2,6 +2,8 @@
 
 #include "qreplay-tag.h"
 
+#include "qreplay/topology.h"
+
 #include "ns3/packet.h"
 #include "ns3/queue.h"
 
@@ -56,14 +58,17 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     }
     else
     {
-        // the last bit arrives after the transmission (IP packet + 2 B of PPP) and the propagation
-        Time tx = m_rate.CalculateBytesTxTime(item->GetSize() + 2);
-        release = NanoSeconds(arrive) - tx - m_delay;
-        if (release < now)
+        int64_t late;
+        release = NanoSeconds(qr_link_release_ns(arrive,
+                                                 item->GetSize(),
+                                                 m_rate.GetBitRate(),
+                                                 m_delay.GetNanoSeconds(),
+                                                 now.GetNanoSeconds(),
+                                                 &late));
+        if (late > 0)
         {
             m_late++;
-            m_maxLate = std::max(m_maxLate, (now - release).GetNanoSeconds());
-            release = now;
+            m_maxLate = std::max(m_maxLate, late);
         }
     }
     return EnqueueUntil(item, release);

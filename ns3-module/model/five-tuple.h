@@ -9,6 +9,7 @@
 extern "C"
 {
 #include "qreplay/error.h"
+#include "qreplay/packet.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
 }
@@ -23,13 +24,9 @@ FiveTupleOf(const Ipv4Header& h, Ptr<const Packet> payload)
     ft.src_ip = h.GetSource().Get();
     ft.dst_ip = h.GetDestination().Get();
     ft.proto = h.GetProtocol();
-    if ((ft.proto == 6 || ft.proto == 17) && payload->GetSize() >= 4)
-    {
-        uint8_t ports[4];
-        payload->CopyData(ports, 4); // TCP and UDP both start with source and destination port
-        ft.src_port = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
-        ft.dst_port = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
-    }
+    uint8_t l4[4];
+    uint32_t n = payload->CopyData(l4, sizeof l4);
+    qr_l4_ports(ft.proto, l4, n, &ft.src_port, &ft.dst_port);
     return ft;
 }
 
@@ -39,14 +36,8 @@ inline bool
 TcpFlagsAndPayload(Ptr<const Packet> segment, uint8_t& flags, uint32_t& payload)
 {
     uint8_t h[14];
-    if (segment->GetSize() < 20 || segment->CopyData(h, sizeof h) != sizeof h)
-        return false;
-    uint32_t header = (h[12] >> 4) * 4u;
-    if (header < 20 || header > segment->GetSize())
-        return false;
-    flags = h[13];
-    payload = segment->GetSize() - header;
-    return true;
+    uint32_t n = segment->CopyData(h, sizeof h);
+    return qr_tcp_segment(h, n, segment->GetSize(), &flags, &payload);
 }
 
 /* The IPv4 + TCP headers of a packet as it is on a point-to-point link (2-byte PPP header first),

@@ -64,12 +64,17 @@ HostQueueDisc::HostQueueDisc() = default;
 HostQueueDisc::~HostQueueDisc()
 {
     qr_proc_delay_destroy(m_delay);
+    qr_dir_numbers_destroy(m_numbers);
 }
 
 void
 HostQueueDisc::SetFlows(const FlowTable* flows)
 {
     m_flows = flows;
+    qr_dir_numbers_destroy(m_numbers);
+    m_numbers = nullptr;
+    if (flows && qr_dir_numbers_create(&m_numbers, flows->Directions()) != 0)
+        throw std::bad_alloc();
 }
 
 void
@@ -109,9 +114,15 @@ HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
         m_unknown++;
         return item;
     }
-    uint64_t seq = m_next[dir]++;
+    uint64_t seq;
+    uint16_t ipId;
+    if (qr_dir_numbers_next(m_numbers, dir, &seq, &ipId) != 0)
+    {
+        m_unknown++;
+        return item;
+    }
     Ipv4Header h = ip->GetHeader();
-    h.SetIdentification(static_cast<uint16_t>(seq));
+    h.SetIdentification(ipId);
     Ptr<Packet> p = ip->GetPacket();
     QreplayTag tag;
     p->RemovePacketTag(tag);
@@ -130,6 +141,8 @@ HostQueueDisc::DoDispose()
     m_flows = nullptr;
     qr_proc_delay_destroy(m_delay);
     m_delay = nullptr;
+    qr_dir_numbers_destroy(m_numbers);
+    m_numbers = nullptr;
     TimedFifoQueueDisc::DoDispose();
 }
 

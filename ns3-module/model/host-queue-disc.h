@@ -16,7 +16,7 @@
 
 #include "ns3/nstime.h"
 
-#include <unordered_map>
+#include <new>
 
 extern "C"
 {
@@ -54,7 +54,7 @@ class HostQueueDisc : public TimedFifoQueueDisc
     Time m_procJitter;
     uint64_t m_seed{1}, m_host{0}, m_stream{0};
     qr_proc_delay* m_delay{nullptr};
-    std::unordered_map<uint32_t, uint64_t> m_next; // direction -> next sequence number
+    qr_dir_numbers* m_numbers{nullptr}; // the core's per-direction numbering
     uint64_t m_unknown{0};
 };
 

@@ -227,27 +227,24 @@ SharedBufferQueueDisc::GetHeldBytes() const
     return qr_buffer_queue(m_buffer->Get(), m_port);
 }
 
-/* The packet's flow direction: from its tag, else from its 5-tuple. */
-static uint32_t
-FlowOf(Ptr<QueueDiscItem> item, const QreplayTag* tag)
-{
-    if (tag)
-        return tag->flow;
-    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
-    if (!ip)
-        return 0;
-    qr_five_tuple ft = FiveTupleOf(ip->GetHeader(), item->GetPacket());
-    return static_cast<uint32_t>(qr_flow_hash(&ft, 0));
-}
-
 bool
 SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
     qr_buffer* b = m_buffer->Get();
     QreplayTag tag;
     bool hasTag = item->GetPacket()->PeekPacketTag(tag);
-    uint32_t flow = FlowOf(item, hasTag ? &tag : nullptr);
-    uint32_t bytes = item->GetSize();
+    qr_port_packet pk{};
+    pk.bytes = item->GetSize();
+    pk.has_dir = hasTag;
+    pk.dir = hasTag ? tag.flow : 0;
+    pk.tagged = hasTag ? tag.dropTag : 0;
+    pk.has_tcp = hasTag && TcpFlagsAndPayload(item->GetPacket(), pk.tcp_flags, pk.payload_bytes);
+    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+    if (ip)
+    {
+        pk.has_tuple = 1;
+        pk.ft = FiveTupleOf(ip->GetHeader(), item->GetPacket());
+    }
     qr_arrival a{};
     ProbeTag probe;
     a.packet = hasTag                                    ? tag.packet
@@ -256,34 +253,23 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     a.time_ns = Simulator::Now().GetNanoSeconds();
     a.sw = m_buffer->GetSwitchId();
     a.port = m_port;
-    a.bytes = bytes;
-    a.tagged = hasTag ? tag.dropTag : 0;
+    a.bytes = pk.bytes;
+    a.tagged = pk.tagged;
     a.queue_bytes = qr_buffer_queue(b, m_port);
     a.total_bytes = qr_buffer_total(b);
     a.threshold = qr_buffer_threshold(b);
     a.n_flows = static_cast<uint16_t>(qr_queue_flows_snapshot(m_flows, &a.flows));
-    qr_decision d = QR_ADMIT;
-    qr_faults* faults = m_buffer->GetFaults();
-    uint8_t flags;
-    uint32_t payload;
-    qr_link_faults* linkFaults = m_buffer->GetLinkFaults();
-    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
-    qr_five_tuple ft{};
-    if (linkFaults && ip)
-        ft = FiveTupleOf(ip->GetHeader(), item->GetPacket());
-    if (faults && hasTag && TcpFlagsAndPayload(item->GetPacket(), flags, payload) &&
-        qr_faults_arrive(faults, a.sw, tag.flow, flags, payload, nullptr))
-        d = QR_DROP_FAULT;
-    else if (linkFaults && ip && qr_link_faults_packet(linkFaults, a.sw, m_port, &ft, nullptr))
-        d = QR_DROP_FAULT;
-    else
-        qr_buffer_admit(b,
-                        m_port,
-                        bytes,
-                        m_buffer->GetMode(),
-                        a.tagged,
-                        m_buffer->GetMarginBytes(),
-                        &d);
+    qr_port port{b,
+                 a.sw,
+                 m_port,
+                 m_buffer->GetMode(),
+                 m_buffer->GetMarginBytes(),
+                 m_buffer->GetEcnThresholdBytes(),
+                 m_buffer->GetFaults(),
+                 m_buffer->GetLinkFaults()};
+    qr_decision d;
+    int mark;
+    qr_port_arrive(&port, &pk, &d, &mark);
     a.decision = static_cast<uint8_t>(d);
     m_arrivalTrace(a);
     if (d != QR_ADMIT)
@@ -294,14 +280,14 @@ SharedBufferQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     if (!GetInternalQueue(0)->Enqueue(item))
     {
         // cannot happen with the unbounded internal queue; undo the accounting if it does
-        qr_buffer_release(b, m_port, bytes);
+        qr_buffer_release(b, m_port, pk.bytes);
         return false;
     }
-    uint64_t ecn = m_buffer->GetEcnThresholdBytes();
-    if (ecn > 0 && a.queue_bytes + bytes > ecn)
+    if (mark)
         Mark(item, ECN_MARK);
-    qr_queue_flows_add(m_flows, flow, bytes);
-    m_held.push_back({a.packet, flow, bytes});
+    uint32_t flow = qr_port_flow(&pk);
+    qr_queue_flows_add(m_flows, flow, pk.bytes);
+    m_held.push_back({a.packet, flow, pk.bytes});
     return true;
 }
 

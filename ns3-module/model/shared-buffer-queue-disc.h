@@ -33,6 +33,7 @@ extern "C"
 #include "qreplay/faults.h"
 #include "qreplay/linkfault.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/switchport.h"
 }
 
 namespace ns3

@@ -86,18 +86,6 @@ IsDir(const char* p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Parse a share given as "0.1%" or "0.001" into (0, 1); false if it is none. */
-static bool
-ParseShare(const char* v, double& out)
-{
-    char err[QR_ERRBUF_SIZE];
-    if (strchr(v, '%'))
-        return qr_parse_percent(v, &out, err) == 0 && out > 0 && out < 1;
-    char* end;
-    out = strtod(v, &end);
-    return *v && !*end && out > 0 && out < 1;
-}
-
 extern "C" int
 qr_cmd_pingmesh(int argc, char** argv)
 {
@@ -119,20 +107,10 @@ qr_cmd_pingmesh(int argc, char** argv)
     const char** sets = cli_list(&a, "set", &nSets);
     cli_progress prog;
     rc = 2;
-    if (const char* v = cli_value(&a, "alpha"); v && !ParseShare(v, o.alpha))
+    if (qr_pingmesh_opts_parse(&o, cli_value(&a, "alpha"), cli_value(&a, "ratio"), err))
     {
-        rc = cli_usage_error("pingmesh", "--alpha: '%s' is not a share between 0 and 1", v);
+        rc = cli_usage_error("pingmesh", "%s", err);
         goto out;
-    }
-    if (const char* v = cli_value(&a, "ratio"))
-    {
-        char* end;
-        o.ratio = strtod(v, &end);
-        if (!*v || *end || !(o.ratio >= 1) || o.ratio > 1e6)
-        {
-            rc = cli_usage_error("pingmesh", "--ratio: '%s' is not a number from 1", v);
-            goto out;
-        }
     }
     if (!cli_exists(arg))
     {
@@ -182,7 +160,7 @@ qr_cmd_pingmesh(int argc, char** argv)
         {
             qr_scenario_destroy(s);
             s = nullptr;
-            all.push_back("pingmesh.interval=100us");
+            all.push_back(QR_PINGMESH_DEFAULT_INTERVAL);
             if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), &s))
                 goto out;
         }

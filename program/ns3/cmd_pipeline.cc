@@ -231,43 +231,39 @@ QrReplaysAndMetrics(const char* command,
     try
     {
         RecordingPtr rec = OpenRecording(dir + "/recording", sc);
-        for (size_t i = 0; i < c->sampling.n_th && rc == 0; i++)
+        std::vector<qr_variant_settings> plan(qr_variant_plan(c, nullptr, 0));
+        qr_variant_plan(c, plan.data(), plan.size());
+        for (qr_variant_settings& set : plan)
         {
-            for (qr_drop_mode m : {QR_MODE_PLAIN, QR_MODE_TAGGED})
+            if (rc)
+                break;
+            set.engine_name = engine;
+            set.cancel = &cli_signal;
+            set.status = StatusLine;
+            set.status_ctx = &p;
+            char name[256], err[QR_ERRBUF_SIZE];
+            qr_variant_settings_name(&set, name, sizeof name);
+            if (!quiet)
             {
-                if (!(c->replay.modes & (1u << m)) || rc)
-                    continue;
-                qr_variant_settings set{};
-                set.mode = m;
-                set.th_ns = c->sampling.th_ns[i];
-                set.engine_name = engine;
-                set.cancel = &cli_signal;
-                set.status = StatusLine;
-                set.status_ctx = &p;
-                char name[256], err[QR_ERRBUF_SIZE];
-                qr_variant_settings_name(&set, name, sizeof name);
-                if (!quiet)
-                {
-                    cli_progress_done(&p);
-                    printf("== replay %s\n", name);
-                    fflush(stdout);
-                }
-                int vrc = qr_replay_variant(dir.c_str(),
-                                            sc,
-                                            rec.get(),
-                                            &set,
-                                            ReplayEngineByName(engine),
-                                            nullptr,
-                                            err);
-                if (vrc == QR_ECANCELED)
-                {
-                    cli_progress_done(&p);
-                    fprintf(stderr, "qreplay %s: interrupted; no results written\n", command);
-                    rc = cli_interrupted_status();
-                }
-                else if (vrc)
-                    throw std::runtime_error(err);
+                cli_progress_done(&p);
+                printf("== replay %s\n", name);
+                fflush(stdout);
             }
+            int vrc = qr_replay_variant(dir.c_str(),
+                                        sc,
+                                        rec.get(),
+                                        &set,
+                                        ReplayEngineByName(engine),
+                                        nullptr,
+                                        err);
+            if (vrc == QR_ECANCELED)
+            {
+                cli_progress_done(&p);
+                fprintf(stderr, "qreplay %s: interrupted; no results written\n", command);
+                rc = cli_interrupted_status();
+            }
+            else if (vrc)
+                throw std::runtime_error(err);
         }
         if (rc == 0)
         {

@@ -57,14 +57,8 @@ static const cli_spec kSpec = {
 std::string
 FormatTime(int64_t ns)
 {
-    char buf[32];
-    if (ns >= 1000000 || ns <= -1000000)
-        snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-    else if (ns >= 1000 || ns <= -1000)
-        snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
-    else
-        snprintf(buf, sizeof buf, "%ld ns", static_cast<long>(ns));
-    return buf;
+    char buf[48];
+    return qr_format_duration(ns, buf, sizeof buf);
 }
 
 /* Completion times of the completed flows: "median X, p99 Y, max Z". */
@@ -76,7 +70,7 @@ FctSummary(const QreplayRuntime& rt)
     {
         int64_t end = rt.GetFlowRecords()[f].end_ns;
         qr_row_flow r{};
-        r.fct_ns = end >= 0 ? end - rt.GetFlows().Flow(f).start_ns : -1;
+        r.fct_ns = qr_fct_ns(rt.GetFlows().Flow(f).start_ns, end);
         rows.push_back(r);
     }
     qr_fct_summary fs;

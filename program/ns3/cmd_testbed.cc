@@ -146,8 +146,7 @@ qr_cmd_testbed(int argc, char** argv)
     if (tb_check_privileges("testbed"))
         return 1;
     uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);
-    uint64_t portLimit =
-        c->buffer.port_size_bytes ? c->buffer.port_size_bytes : c->buffer.size_bytes / hosts;
+    uint64_t portLimit = qr_testbed_port_limit(c);
     // the schedule and its sender ports (the flow table's numbering, as in the runtime)
     qr_flow* fl = nullptr;
     size_t nFlows = 0;
@@ -312,41 +311,11 @@ qr_cmd_testbed(int argc, char** argv)
         cli_restore_signals();
         return cli_fail("testbed", "ground truth: %s", err);
     }
+    if (qr_testbed_ports_write((tbDir + "/ports.csv").c_str(), &trep, portLimit, err))
     {
-        std::string p = tbDir + "/ports.csv";
-        FILE* f = fopen(p.c_str(), "w");
-        if (f)
-        {
-            fprintf(
-                f,
-                "port,host,ingress_packets,egress_packets,arrivals,drops,qdisc_drops,"
-                "max_queue_bytes,limit_bytes,drops_with_room,admits_over_limit,busy_rate_bps\n");
-            for (uint32_t h = 0; h < hosts; h++)
-            {
-                const qr_testbed_port_report& r = trep.ports[h];
-                fprintf(f,
-                        "%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.0f\n",
-                        h,
-                        h,
-                        r.ingress,
-                        r.egress,
-                        r.arrivals,
-                        r.drops,
-                        r.qdisc_drops,
-                        r.max_queue_bytes,
-                        portLimit,
-                        r.drops_with_room,
-                        r.admits_over_limit,
-                        r.busy_rate_bps);
-            }
-        }
-        if (!f || fclose(f))
-        {
-            qr_testbed_truth_report_free(&trep);
-            cli_restore_signals();
-            return cli_fail("testbed", "%s: %s", p.c_str(), strerror(errno));
-        }
+        qr_testbed_truth_report_free(&trep);
+        cli_restore_signals();
+        return cli_fail("testbed", "%s", err);
     }
     if (!quiet)
     {
@@ -376,9 +345,8 @@ qr_cmd_testbed(int argc, char** argv)
         }
         fflush(stdout);
     }
-    // a machine too slow for the rate: the hop from host to switch takes longer than a packet
-    int64_t pkt = static_cast<int64_t>(1500.0 * 8e9 / static_cast<double>(c->links.rate_bps));
-    if (trep.hop_p99_ns > pkt)
+    int64_t pkt;
+    if (qr_testbed_too_slow(&trep, c->links.rate_bps, &pkt))
         fprintf(stderr,
                 "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
                 "capture to the switch's, more than a packet's time at %g Mbps (%s): this "
@@ -391,13 +359,10 @@ qr_cmd_testbed(int argc, char** argv)
         printf("reordered          %" PRIu64
                " packets crossed another of their direction between host and switch\n",
                trep.reordered);
-    // replay at the rate the bottleneck's shaper served, as measured (a token bucket falls short
-    // of its rate when its timer wakes late, and a replay at the nominal rate drains faster)
-    double served = trep.ports[trep.bottleneck].busy_rate_bps;
-    if (measuredRate && served > 0)
+    char kv[64];
+    if (qr_testbed_replay_rate(&trep, measuredRate, kv, sizeof kv))
     {
-        char kv[64];
-        snprintf(kv, sizeof kv, "links.rate=%.0fbps", served);
+        double served = trep.ports[trep.bottleneck].busy_rate_bps;
         if (qr_scenario_set(sc, kv, err) || qr_scenario_validate(sc, err))
         {
             qr_testbed_truth_report_free(&trep);

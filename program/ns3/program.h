@@ -8,9 +8,10 @@
 extern "C"
 {
 #include "qreplay/scenario.h"
+#include "qreplay/units.h"
 }
 
-/* "12.345 ms" or "678.000 us". */
+/* qr_format_duration as a string: "12.345 ms" or "678.000 us". */
 std::string FormatTime(int64_t ns);
 
 /* Run the recorded runtime of s (loaded from scenarioFile) into dir, printing its summary unless

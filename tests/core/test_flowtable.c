@@ -114,3 +114,24 @@ Test(flowtable, same_time_order_key)
     cr_assert_eq(b - a, 1, "untagged packets of one flow order by IP ID");
     cr_assert_eq(a >> 16, qr_flow_hash(&ft, 0) & 0xffffffffffffULL);
 }
+
+Test(flowtable, completion_time_and_per_direction_numbers)
+{
+    cr_assert_eq(qr_fct_ns(1000, 5000), 4000);
+    cr_assert_eq(qr_fct_ns(1000, -1), -1, "not completed");
+    cr_assert_eq(qr_fct_ns(0, 0), 0);
+    qr_dir_numbers *n;
+    cr_assert_eq(qr_dir_numbers_create(&n, 3), QR_OK);
+    uint64_t seq;
+    uint16_t id;
+    for (uint64_t i = 0; i < 70000; i++) {
+        cr_assert_eq(qr_dir_numbers_next(n, 1, &seq, &id), QR_OK);
+        cr_assert_eq(seq, i, "consecutive per direction");
+        cr_assert_eq(id, (uint16_t)(i & 0xffff), "the IP ID wraps at 16 bits");
+    }
+    cr_assert_eq(qr_dir_numbers_next(n, 0, &seq, &id), QR_OK);
+    cr_assert_eq(seq, 0, "each direction counts on its own");
+    cr_assert_eq(qr_dir_numbers_next(n, 3, &seq, &id), QR_EINVAL);
+    qr_dir_numbers_destroy(n);
+    qr_dir_numbers_destroy(NULL);
+}

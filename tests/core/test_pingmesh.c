@@ -400,3 +400,21 @@ Test(rule, a_log_that_is_not_the_scenarios_is_an_error)
     qr_h5_rows_free(rows);
     qr_scenario_destroy(small);
 }
+
+Test(pingmesh, rule_options_parse_or_say_which_is_wrong)
+{
+    qr_pingmesh_opts o;
+    qr_pingmesh_opts_default(&o);
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_pingmesh_opts_parse(&o, "0.5%", "3", err), QR_OK, "%s", err);
+    cr_assert_float_eq(o.alpha, 0.005, 1e-15);
+    cr_assert_float_eq(o.ratio, 3.0, 0);
+    cr_assert_eq(qr_pingmesh_opts_parse(&o, NULL, NULL, err), QR_OK);
+    cr_assert_float_eq(o.alpha, 0.005, 1e-15, "NULL leaves an option alone");
+    cr_assert_eq(qr_pingmesh_opts_parse(&o, "2", NULL, err), QR_EVALUE);
+    cr_assert(strstr(err, "--alpha: '2' is not a share"), "%s", err);
+    cr_assert_eq(qr_pingmesh_opts_parse(&o, NULL, "0.5", err), QR_EVALUE);
+    cr_assert(strstr(err, "--ratio: '0.5' is not a number from 1"), "%s", err);
+    cr_assert_eq(qr_pingmesh_opts_parse(&o, "0.1", "2e7", err), QR_EVALUE);
+    cr_assert_float_eq(o.alpha, 0.005, 1e-15, "a refused pair changes nothing");
+}

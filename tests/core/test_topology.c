@@ -162,3 +162,42 @@ Test(topology, unknown_destinations)
     cr_assert_eq(qr_topology_route(t, 99, &ft, &port), QR_ENOTFOUND);
     qr_topology_destroy(t);
 }
+
+Test(topology, address_plan_gives_every_link_end_its_own_address_in_a_shared_slash30)
+{
+    for (int k = 2; k <= 8; k += 2) {
+        qr_topology *t;
+        cr_assert_eq(qr_topology_fattree(&t, k), QR_OK);
+        uint32_t n = qr_topology_links(t);
+        uint32_t *addr = calloc(n, sizeof *addr);
+        qr_topology_addresses(t, addr);
+        for (uint32_t l = 0; l < n; l++) {
+            uint32_t r = qr_topology_link_reverse(t, l);
+            cr_assert_neq(addr[l], 0, "k=%d link %u has an address", k, l);
+            cr_assert_neq(addr[l], addr[r], "k=%d link %u: two ends, two addresses", k, l);
+            cr_assert_eq(addr[l] & ~3u, addr[r] & ~3u, "k=%d link %u: one /30 per cable", k, l);
+            cr_assert(addr[l] % 4 == 1 || addr[l] % 4 == 2, "k=%d: not a host address of a /30", k);
+            for (uint32_t m = l + 1; m < n; m++)
+                cr_assert_neq(addr[l], addr[m], "k=%d: links %u and %u share an address", k, l, m);
+        }
+        /* hosts keep the addresses the flow table and the captures know */
+        for (uint32_t h = 0; h < qr_topology_hosts(t); h++)
+            cr_assert_eq(addr[qr_topology_uplink(t, h)], qr_topology_host_addr(t, h));
+        free(addr);
+        qr_topology_destroy(t);
+    }
+}
+
+Test(topology, corrector_release_time_inverts_the_link)
+{
+    /* 10 Gbit/s: 1500 + 2 bytes take 1201.6 ns -> 1202; 1 us delay. To arrive at 10000 the
+     * packet starts at 10000 - 1202 - 1000 = 7798. */
+    int64_t late;
+    cr_assert_eq(qr_link_tx_ns(1502, 10000000000ull), 1202);
+    cr_assert_eq(qr_link_release_ns(10000, 1500, 10000000000ull, 1000, 0, &late), 7798);
+    cr_assert_eq(late, 0);
+    cr_assert_eq(qr_link_release_ns(10000, 1500, 10000000000ull, 1000, 7798, &late), 7798);
+    cr_assert_eq(late, 0, "exactly on time");
+    cr_assert_eq(qr_link_release_ns(10000, 1500, 10000000000ull, 1000, 8000, &late), 8000);
+    cr_assert_eq(late, 202, "too late: now, and by how much");
+}

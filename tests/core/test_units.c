@@ -200,3 +200,25 @@ Test(units, index_lists)
         cr_assert(strstr(err, "--flows") && strstr(err, why[i]), "'%s': %s", bad[i], err);
     }
 }
+
+Test(units, shares_and_durations)
+{
+    double v;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_parse_share("0.1%", &v, err), QR_OK, "%s", err);
+    cr_assert_float_eq(v, 0.001, 1e-15);
+    cr_assert_eq(qr_parse_share("0.25", &v, err), QR_OK, "%s", err);
+    cr_assert_float_eq(v, 0.25, 1e-15);
+    static const char *const bad[] = {"", "0", "1", "100%", "0%", "-0.1", "0.5x", "abc", "1e-400"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 0.5;
+        cr_assert_eq(qr_parse_share(bad[i], &v, err), QR_EVALUE, "'%s' accepted", bad[i]);
+        cr_assert_float_eq(v, 0.5, 0, "'%s': the output is left alone", bad[i]);
+    }
+    char buf[48];
+    cr_assert_str_eq(qr_format_duration(0, buf, sizeof buf), "0 ns");
+    cr_assert_str_eq(qr_format_duration(999, buf, sizeof buf), "999 ns");
+    cr_assert_str_eq(qr_format_duration(1000, buf, sizeof buf), "1.000 us");
+    cr_assert_str_eq(qr_format_duration(16600000, buf, sizeof buf), "16.600 ms");
+    cr_assert_str_eq(qr_format_duration(-2500, buf, sizeof buf), "-2.500 us");
+}

@@ -1305,17 +1305,6 @@ fail:
     return rc;
 }
 
-static const char *fmt_ns(int64_t ns, char *buf, size_t size)
-{
-    if (ns >= 1000000)
-        snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
-    else if (ns >= 1000)
-        snprintf(buf, size, "%.3f us", (double)ns / 1e3);
-    else
-        snprintf(buf, size, "%lld ns", (long long)ns);
-    return buf;
-}
-
 void qr_diagnosis_print(const qr_diagnosis *d, FILE *out)
 {
     fprintf(out, "%-6s %10s %12s %9s  %-16s %s\n", "flow", "size", "FCT", "slowdown", "cause",
@@ -1339,7 +1328,7 @@ void qr_diagnosis_print(const qr_diagnosis *d, FILE *out)
             total += x->part_ns[p];
         qr_format_bytes(x->bytes, sz, sizeof sz);
         if (x->completed)
-            fmt_ns(x->fct_ns, fct, sizeof fct);
+            qr_format_duration(x->fct_ns, fct, sizeof fct);
         else
             snprintf(fct, sizeof fct, "incomplete");
         snprintf(p1, sizeof p1, "%s %.0f%%", qr_diag_part_name((qr_diag_part)best),

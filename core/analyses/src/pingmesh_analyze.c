@@ -11,6 +11,7 @@
 #include "qreplay/metrics.h"
 #include "qreplay/pingmesh_analyze.h"
 #include "qreplay/recording.h"
+#include "qreplay/units.h"
 
 enum { PL_SPINE, PL_POD, PL_RACK, PL_SERVER, PL_RACKS };
 static const char *const place_kinds[] = {"spine", "pod", "rack", "server", "racks"};
@@ -308,6 +309,22 @@ void qr_pingmesh_opts_default(qr_pingmesh_opts *o)
     memset(o, 0, sizeof *o);
     o->alpha = 0.001;
     o->ratio = 2;
+}
+
+int qr_pingmesh_opts_parse(qr_pingmesh_opts *o, const char *alpha, const char *ratio, char *errbuf)
+{
+    double a = o->alpha, r = o->ratio;
+    if (alpha && qr_parse_share(alpha, &a, NULL))
+        return qri_err(errbuf, QR_EVALUE, "--alpha: '%s' is not a share between 0 and 1", alpha);
+    if (ratio) {
+        char *end;
+        r = strtod(ratio, &end);
+        if (!*ratio || *end || !(r >= 1) || r > 1e6)
+            return qri_err(errbuf, QR_EVALUE, "--ratio: '%s' is not a number from 1", ratio);
+    }
+    o->alpha = a;
+    o->ratio = r;
+    return QR_OK;
 }
 
 static int cmp_place(const void *a, const void *b)

@@ -2,6 +2,7 @@
  * the prediction errors (whatif.h). The job that runs the grid is whatif_run.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "qreplay/whatif.h"
+#include "qreplay/switchport.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -503,8 +504,7 @@ static int on_arrival(struct measure *m, const qr_arrival *a, qr_whatif_row *row
         return QR_OK;
     }
     row->admitted++;
-    uint64_t ecn = m->c->buffer.ecn_threshold_bytes;
-    if (ecn > 0 && a->queue_bytes + a->bytes > ecn) {
+    if (qr_ecn_mark(a->queue_bytes, a->bytes, m->c->buffer.ecn_threshold_bytes)) {
         row->ecn_marks++;
         row->layer_ecn_marks[L]++;
         q->marks++;

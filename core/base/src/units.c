@@ -371,3 +371,32 @@ int qri_grow(void **array, size_t *cap, size_t n, size_t size, size_t first)
     *cap = c;
     return QR_OK;
 }
+
+char *qr_format_duration(int64_t ns, char *buf, size_t size)
+{
+    if (ns >= 1000000 || ns <= -1000000)
+        snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
+    else if (ns >= 1000 || ns <= -1000)
+        snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+    else
+        snprintf(buf, size, "%" PRId64 " ns", ns);
+    return buf;
+}
+
+int qr_parse_share(const char *text, double *out, char *errbuf)
+{
+    double v;
+    if (strchr(text, '%')) {
+        if (qr_parse_percent(text, &v, errbuf))
+            return qri_err(errbuf, QR_EVALUE, "'%s' is not a share", text);
+    } else {
+        char *end;
+        v = strtod(text, &end);
+        if (!*text || *end)
+            return qri_err(errbuf, QR_EVALUE, "'%s' is not a number", text);
+    }
+    if (!(v > 0 && v < 1))
+        return qri_err(errbuf, QR_EVALUE, "'%s' is not between 0 and 1", text);
+    *out = v;
+    return QR_OK;
+}

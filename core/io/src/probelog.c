@@ -8,14 +8,11 @@
 #include "qreplay/scenario_h5.h"
 
 #define F(m) offsetof(qr_row_probe_obs, m)
-static const qr_h5_field probe_obs_fields[] = {{"probe", QR_H5_U32, F(probe), 0, NULL},
-                                               {"pair", QR_H5_U32, F(pair), 0, NULL},
-                                               {"src", QR_H5_U32, F(src), 0, NULL},
-                                               {"dst", QR_H5_U32, F(dst), 0, NULL},
-                                               {"sport", QR_H5_U16, F(sport), 0, NULL},
-                                               {"sent_ns", QR_H5_I64, F(sent_ns), 0, NULL},
-                                               {"rtt_ns", QR_H5_I64, F(rtt_ns), 0, NULL},
-                                               {"echoed", QR_H5_U8, F(echoed), 0, NULL}};
+static const qr_h5_field probe_obs_fields[] = {
+    {"probe", QR_H5_U32, F(probe), 0, NULL},   {"pair", QR_H5_U32, F(pair), 0, NULL},
+    {"src", QR_H5_U32, F(src), 0, NULL},       {"dst", QR_H5_U32, F(dst), 0, NULL},
+    {"sport", QR_H5_U16, F(sport), 0, NULL},   {"sent_ns", QR_H5_I64, F(sent_ns), 0, NULL},
+    {"rtt_ns", QR_H5_I64, F(rtt_ns), 0, NULL}, {"echoed", QR_H5_U8, F(echoed), 0, NULL}};
 const qr_h5_schema qr_schema_probe_obs = {"probe", probe_obs_fields,
                                           sizeof probe_obs_fields / sizeof probe_obs_fields[0],
                                           sizeof(qr_row_probe_obs)};

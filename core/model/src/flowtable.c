@@ -169,3 +169,36 @@ uint64_t qr_same_time_key(int has_id, uint64_t packet_id, const qr_five_tuple *f
 {
     return has_id ? packet_id : (qr_flow_hash(ft, 0) << 16 | ip_id);
 }
+
+struct qr_dir_numbers {
+    size_t n;
+    uint64_t next[];
+};
+
+int qr_dir_numbers_create(qr_dir_numbers **out, size_t n_dirs)
+{
+    *out = calloc(1, sizeof **out + n_dirs * sizeof(uint64_t));
+    if (!*out)
+        return QR_ENOMEM;
+    (*out)->n = n_dirs;
+    return QR_OK;
+}
+
+void qr_dir_numbers_destroy(qr_dir_numbers *n)
+{
+    free(n);
+}
+
+int qr_dir_numbers_next(qr_dir_numbers *n, uint32_t dir, uint64_t *seq, uint16_t *ip_id)
+{
+    if (dir >= n->n)
+        return QR_EINVAL;
+    *seq = n->next[dir]++;
+    *ip_id = (uint16_t)(*seq & 0xffffu);
+    return QR_OK;
+}
+
+int64_t qr_fct_ns(int64_t start_ns, int64_t end_ns)
+{
+    return end_ns < 0 ? -1 : end_ns - start_ns;
+}

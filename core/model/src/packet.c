@@ -218,3 +218,27 @@ int qr_seq_step(qr_seq_state *s, uint8_t flags, uint32_t seq, uint32_t len, uint
         s->high = end;
     return retx;
 }
+
+int qr_l4_ports(uint8_t proto, const uint8_t *l4, size_t len, uint16_t *src_port,
+                uint16_t *dst_port)
+{
+    *src_port = *dst_port = 0;
+    if ((proto != 6 && proto != 17) || len < 4)
+        return 0;
+    *src_port = get16(l4); /* TCP and UDP both start with source and destination port */
+    *dst_port = get16(l4 + 2);
+    return 1;
+}
+
+int qr_tcp_segment(const uint8_t *seg, size_t captured, uint32_t seg_len, uint8_t *flags,
+                   uint32_t *payload_bytes)
+{
+    if (seg_len < 20 || captured < 14)
+        return 0;
+    uint32_t header = (uint32_t)(seg[12] >> 4) * 4u;
+    if (header < 20 || header > seg_len)
+        return 0;
+    *flags = seg[13];
+    *payload_bytes = seg_len - header;
+    return 1;
+}

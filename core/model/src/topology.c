@@ -425,3 +425,45 @@ int qr_topology_path_links(const qr_topology *t, uint32_t src, const qr_five_tup
     }
     return QR_EVALUE;
 }
+
+void qr_topology_addresses(const qr_topology *t, uint32_t *addr)
+{
+    uint32_t next = 11u << 24;
+    for (uint32_t sw = 0; sw < qr_topology_switches(t); sw++)
+        for (uint32_t port = 0; port < qr_topology_ports(t, sw); port++) {
+            qr_node_kind kind;
+            uint32_t peer, peer_port;
+            if (qr_topology_link(t, sw, port, &kind, &peer, &peer_port))
+                continue;
+            uint32_t l = qr_topology_port_link(t, sw, port);
+            if (kind == QR_NODE_HOST) {
+                uint32_t h = qr_topology_host_addr(t, peer);
+                addr[l] = h - 1;
+                addr[qr_topology_uplink(t, peer)] = h;
+            } else if (peer > sw) {
+                addr[l] = next + 1;
+                addr[qr_topology_port_link(t, peer, peer_port)] = next + 2;
+                next += 4;
+            }
+        }
+}
+
+int64_t qr_link_tx_ns(uint64_t bytes, uint64_t rate_bps)
+{
+    if (!rate_bps)
+        return 0;
+    /* int64x64_t(bits) / rate: the quotient to 64 fraction bits, truncated */
+    unsigned __int128 q = ((unsigned __int128)(bytes * 8u) << 64) / rate_bps;
+    /* seconds to ns: times 1e9 (exact), then Round(): + 1/2, the integer part */
+    unsigned __int128 v = q * 1000000000u + ((unsigned __int128)1 << 63);
+    return (int64_t)(v >> 64);
+}
+
+int64_t qr_link_release_ns(int64_t arrive_ns, uint64_t ip_bytes, uint64_t rate_bps,
+                           int64_t delay_ns, int64_t now_ns, int64_t *late_ns)
+{
+    int64_t release =
+        arrive_ns - qr_link_tx_ns(ip_bytes + QR_LINK_OVERHEAD_BYTES, rate_bps) - delay_ns;
+    *late_ns = release < now_ns ? now_ns - release : 0;
+    return release < now_ns ? now_ns : release;
+}

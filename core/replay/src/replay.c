@@ -31,17 +31,6 @@
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
 
-int64_t qr_link_tx_ns(uint64_t bytes, uint64_t rate_bps)
-{
-    if (!rate_bps)
-        return 0;
-    /* int64x64_t(bits) / rate: the quotient to 64 fraction bits, truncated */
-    unsigned __int128 q = ((unsigned __int128)(bytes * 8u) << 64) / rate_bps;
-    /* seconds to ns: times 1e9 (exact), then Round(): + 1/2, the integer part */
-    unsigned __int128 v = q * 1000000000u + ((unsigned __int128)1 << 63);
-    return (int64_t)(v >> 64);
-}
-
 void qr_replay_out_free(qr_replay_out *out)
 {
     if (!out)

@@ -151,3 +151,21 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
     }
     return rc;
 }
+
+size_t qr_variant_plan(const qr_config *c, qr_variant_settings *out, size_t max)
+{
+    static const qr_drop_mode order[] = {QR_MODE_PLAIN, QR_MODE_TAGGED};
+    size_t n = 0;
+    for (size_t i = 0; i < c->sampling.n_th; i++)
+        for (size_t m = 0; m < sizeof order / sizeof order[0]; m++) {
+            if (!(c->replay.modes & (1u << order[m])))
+                continue;
+            if (n < max) {
+                memset(&out[n], 0, sizeof out[n]);
+                out[n].mode = order[m];
+                out[n].th_ns = c->sampling.th_ns[i];
+            }
+            n++;
+        }
+    return n;
+}

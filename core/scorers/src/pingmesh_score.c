@@ -167,8 +167,8 @@ done:
     return rc;
 }
 
-int qr_pingmesh_evaluate(const char *truth_path, const qr_pingmesh_opts *o,
-                         qr_pingmesh_result *out, char *errbuf)
+int qr_pingmesh_evaluate(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
+                         char *errbuf)
 {
     qr_probe_log log;
     memset(out, 0, sizeof *out);

@@ -1,15 +1,18 @@
 /* The testbed in a box: what it can honour of a scenario, and the ground truth of a run from the
  * switch's own captures (testbed.h). */
 #define _XOPEN_SOURCE 700
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/buffer.h"
 #include "qreplay/capture.h"
+#include "qreplay/common.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/queuelog.h"
@@ -791,5 +794,135 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
         *rep_out = rep;
     else
         qr_testbed_truth_report_free(&rep);
+    return rc;
+}
+
+uint64_t qr_testbed_port_limit(const qr_config *c)
+{
+    uint32_t hosts = c->topology.hosts > 0 ? (uint32_t)c->topology.hosts : 1;
+    return c->buffer.port_size_bytes ? c->buffer.port_size_bytes : c->buffer.size_bytes / hosts;
+}
+
+/* Write a CSV through a temporary name: write(f, ctx) fills it; renamed when complete. */
+static int write_csv(const char *path, void (*write)(FILE *, const void *), const void *ctx,
+                     char *errbuf)
+{
+    char tmp[QR_PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.partial-%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
+    write(f, ctx);
+    int bad = ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(e ? e : EIO));
+    }
+    return QR_OK;
+}
+
+struct ports_csv {
+    const qr_testbed_truth_report *r;
+    uint64_t limit;
+};
+
+static void write_ports(FILE *f, const void *ctx)
+{
+    const struct ports_csv *x = ctx;
+    fprintf(f, "port,host,ingress_packets,egress_packets,arrivals,drops,qdisc_drops,"
+               "max_queue_bytes,limit_bytes,drops_with_room,admits_over_limit,busy_rate_bps\n");
+    for (uint32_t h = 0; h < x->r->n_ports; h++) {
+        const qr_testbed_port_report *p = &x->r->ports[h];
+        fprintf(f,
+                "%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.0f\n",
+                h, h, p->ingress, p->egress, p->arrivals, p->drops, p->qdisc_drops,
+                p->max_queue_bytes, x->limit, p->drops_with_room, p->admits_over_limit,
+                p->busy_rate_bps);
+    }
+}
+
+int qr_testbed_ports_write(const char *path, const qr_testbed_truth_report *r, uint64_t port_limit,
+                           char *errbuf)
+{
+    struct ports_csv x = {r, port_limit};
+    return write_csv(path, write_ports, &x, errbuf);
+}
+
+int qr_testbed_too_slow(const qr_testbed_truth_report *r, uint64_t rate_bps, int64_t *packet_ns)
+{
+    *packet_ns = (int64_t)(1500.0 * 8e9 / (double)rate_bps);
+    return r->hop_p99_ns > *packet_ns;
+}
+
+int qr_testbed_replay_rate(const qr_testbed_truth_report *r, int measured, char *buf, size_t size)
+{
+    double served = r->n_ports ? r->ports[r->bottleneck].busy_rate_bps : 0;
+    if (!measured || !(served > 0))
+        return 0;
+    snprintf(buf, size, "links.rate=%.0fbps", served);
+    return 1;
+}
+
+static int cmp_fct(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct flows_csv {
+    const qr_flow *schedule;
+    const uint16_t *src_port;
+    const qr_testbed_flow *flows;
+    size_t n;
+};
+
+static int completed(const qr_testbed_flow *r, const qr_flow *fl)
+{
+    return r->sent && r->received && r->bytes_received == fl->bytes;
+}
+
+static void write_flows(FILE *f, const void *ctx)
+{
+    const struct flows_csv *x = ctx;
+    fprintf(f, "flow,src,dst,src_port,bytes,start_ns,completed,fct_ns,bytes_received,"
+               "retransmissions,error\n");
+    for (size_t i = 0; i < x->n; i++) {
+        const qr_testbed_flow *r = &x->flows[i];
+        const qr_flow *fl = &x->schedule[i];
+        int done = completed(r, fl);
+        int64_t t = done ? r->last_ns - r->start_ns : -1;
+        fprintf(f, "%zu,%u,%u,%u,%" PRIu64 ",%" PRId64 ",%d,%" PRId64 ",%" PRIu64 ",%u,%s\n", i,
+                fl->src, fl->dst, x->src_port[i], fl->bytes, fl->start_ns, done, t,
+                r->bytes_received, r->retransmissions, r->failed && r->why ? r->why : "");
+    }
+}
+
+int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint16_t *src_port,
+                           const qr_testbed_flow *flows, size_t n, qr_testbed_flow_summary *out,
+                           char *errbuf)
+{
+    qr_testbed_flow_summary sum = {0, 0, 0, -1, -1};
+    int64_t *fct = malloc((n ? n : 1) * sizeof *fct);
+    if (!fct)
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < n; i++) {
+        if (completed(&flows[i], &schedule[i]))
+            fct[sum.completed++] = flows[i].last_ns - flows[i].start_ns;
+        sum.failed += flows[i].failed != 0;
+        sum.retransmissions += flows[i].retransmissions;
+    }
+    if (sum.completed) {
+        qsort(fct, sum.completed, sizeof *fct, cmp_fct);
+        sum.fct_p50_ns = qr_percentile_i64(fct, sum.completed, 0.5);
+        sum.fct_p99_ns = qr_percentile_i64(fct, sum.completed, 0.99);
+    }
+    free(fct);
+    struct flows_csv x = {schedule, src_port, flows, n};
+    int rc = write_csv(path, write_flows, &x, errbuf);
+    if (!rc)
+        *out = sum;
     return rc;
 }

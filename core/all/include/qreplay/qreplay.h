@@ -24,6 +24,7 @@
 #include "qreplay/queue.h"
 #include "qreplay/reader.h"
 #include "qreplay/sampler.h"
+#include "qreplay/switchport.h"
 #include "qreplay/synth.h"
 #include "qreplay/topology.h"
 

@@ -36,6 +36,12 @@ typedef struct qr_pingmesh_opts {
 
 void qr_pingmesh_opts_default(qr_pingmesh_opts *o);
 
+/* Set the rule's options from their text (either may be NULL: unchanged): alpha a share in (0, 1)
+ * as "0.1%" or "0.001"; ratio a number from 1 to 10^6. Returns 0, or QR_EVALUE with "--alpha:
+ * '...' is not a share between 0 and 1" or "--ratio: '...' is not a number from 1" in errbuf (o
+ * unchanged). */
+int qr_pingmesh_opts_parse(qr_pingmesh_opts *o, const char *alpha, const char *ratio, char *errbuf);
+
 struct qr_pingmesh_ctx;
 
 typedef struct qr_pingmesh_result {

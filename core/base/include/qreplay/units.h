@@ -34,6 +34,10 @@ int qr_parse_bytes_or_mtu(const char *text, uint64_t *out, char *errbuf);
 /* Parse a percentage such as "30%" into a fraction (0.30). Returns 0, QR_EUNIT or QR_EVALUE. */
 int qr_parse_percent(const char *text, double *out, char *errbuf);
 
+/* Parse a share in (0, 1) written as a percentage ("0.1%") or a fraction ("0.001"). Returns 0 or
+ * QR_EVALUE (no number, trailing text, 0 or below, 1 or above). */
+int qr_parse_share(const char *text, double *out, char *errbuf);
+
 /* Parse an event rate such as "2400/s" (or bare "0") into events per second. */
 int qr_parse_per_second(const char *text, double *out, char *errbuf);
 
@@ -55,6 +59,10 @@ int qr_parse_time_list(const char *text, int64_t *out, size_t max, size_t *n, ch
 int qr_parse_index_list(const char *text, uint64_t max_value, const char *what, uint64_t **out,
                         size_t *n, char *errbuf);
 void qr_index_list_free(uint64_t *list);
+
+/* A duration for people to read, rounded to what they compare: "12.345 ms" (|ns| >= 1 ms),
+ * "678.000 us" (>= 1 us), else "12 ns"; negative durations keep their sign. Returns buf. */
+char *qr_format_duration(int64_t ns, char *buf, size_t size);
 
 /* Format a time in ns with the largest unit that shows it exactly ("5us", "1500ns", "0").
  * Writes at most size bytes including the terminating NUL; returns buf. */

@@ -89,6 +89,10 @@ uint32_t qr_pingmesh_pod_of_rack(const qr_topology *t, uint32_t rack);
  * than a rack has means all). Caller frees *pairs. Returns 0 or QR_ENOMEM. */
 int qr_pingmesh_plan(const qr_topology *t, uint32_t servers, qr_probe_pair **pairs, size_t *n);
 
+/* The probe interval `qreplay pingmesh SCENARIO` runs with when the scenario sets none
+ * ([pingmesh] interval 0), as a --set assignment. */
+#define QR_PINGMESH_DEFAULT_INTERVAL "pingmesh.interval=100us"
+
 /* The probing agents of one run. */
 typedef struct qr_pingmesh qr_pingmesh;
 

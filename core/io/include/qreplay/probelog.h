@@ -42,7 +42,8 @@ typedef struct qr_probe_log {
 /* Read the probe log of a run from its truth.h5 at path: the scenario, the run's end, the agents'
  * columns of /probes, and the bytes the hosts sent (/directions sent_bytes). Caller owns *out
  * (qr_probe_log_free, also after an error). Returns 0; QR_EFORMAT ("not a runtime's truth.h5");
- * QR_ENOTFOUND ("has no /probes: the run did not probe"); or the reader's error, naming the file. */
+ * QR_ENOTFOUND ("has no /probes: the run did not probe"); or the reader's error, naming the file.
+ */
 int qr_probe_log_read(const char *path, qr_probe_log *out, char *errbuf);
 /* Release what *log holds (NULL allowed); *log is zeroed. */
 void qr_probe_log_free(qr_probe_log *log);

@@ -114,6 +114,23 @@ const qr_flow *qr_flow_table_flow(const qr_flow_table *t, uint32_t f);
 uint16_t qr_flow_table_sender_port(const qr_flow_table *t, uint32_t f);
 uint32_t qr_flow_table_host_addr(const qr_flow_table *t, uint32_t host);
 
+/* A flow's completion time: from its start to its end (its last byte acknowledged, as the runtime
+ * records it); -1 if it did not complete (end_ns < 0). */
+int64_t qr_fct_ns(int64_t start_ns, int64_t end_ns);
+
+/* Per-direction packet numbering, as a sending host applies it: every packet of direction dir gets
+ * the next number (0, 1, 2, ...), and its IP ID is the number's low 16 bits (the receiver finds
+ * drops from gaps in them, lossdet.h). */
+typedef struct qr_dir_numbers qr_dir_numbers;
+/* Numbers for directions 0..n_dirs-1. Caller owns *out (qr_dir_numbers_destroy). Returns 0 or
+ * QR_ENOMEM. */
+int qr_dir_numbers_create(qr_dir_numbers **out, size_t n_dirs);
+/* Release; NULL is allowed. */
+void qr_dir_numbers_destroy(qr_dir_numbers *n);
+/* The next number of direction dir into *seq and its IP ID into *ip_id. Returns 0 or QR_EINVAL
+ * (dir out of range; nothing is numbered). */
+int qr_dir_numbers_next(qr_dir_numbers *n, uint32_t dir, uint64_t *seq, uint16_t *ip_id);
+
 /* The direction a packet with this 5-tuple belongs to. Returns 0 or QR_ENOTFOUND (no flow's, or
  * not TCP). */
 int qr_flow_table_resolve(const qr_flow_table *t, const qr_five_tuple *ft, uint32_t *dir);

@@ -89,6 +89,17 @@ int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet
 int qr_ipv4_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, int *reason,
                   char *why, size_t why_size);
 
+/* The source and destination ports of a TCP or UDP header at l4[0..len) (both start with them):
+ * 1 and the ports, or 0 (another protocol, or fewer than 4 bytes) with the ports left 0. */
+int qr_l4_ports(uint8_t proto, const uint8_t *l4, size_t len, uint16_t *src_port,
+                uint16_t *dst_port);
+
+/* A TCP segment seg[0..captured) whose whole length is seg_len bytes: its flags and payload bytes
+ * (seg_len less its header). Returns 1, or 0 if it is too short to hold a TCP header or its
+ * header length is below 20 or beyond the segment (needs at least 14 captured bytes). */
+int qr_tcp_segment(const uint8_t *seg, size_t captured, uint32_t seg_len, uint8_t *flags,
+                   uint32_t *payload_bytes);
+
 /* The retransmission rule of one end of a TCP connection, shared by the TCP traces and the hop
  * traces: the ISN (its first SYN) and the highest relative sequence it has sent (SYN and FIN count
  * one). A SYN, FIN or payload that starts below it is a retransmission. */

@@ -64,6 +64,17 @@ uint32_t qr_topology_hops(const qr_topology *t, uint32_t a, uint32_t b);
  * header). */
 #define QR_LINK_OVERHEAD_BYTES 2
 
+/* The time b bytes take on a link of rate_bps as ns-3 computes it (b * 8 / rate in 64.64 fixed
+ * point, truncated, times 1e9, rounded half away from zero), ns. */
+int64_t qr_link_tx_ns(uint64_t bytes, uint64_t rate_bps);
+
+/* When a packet of ip_bytes must start on a link of rate_bps and delay_ns for its last bit to
+ * arrive at arrive_ns (the recorded arrival a corrector reproduces): arrive - its transmission
+ * (with the link header) - the delay. A time before now_ns cannot be met: now_ns is returned and
+ * *late_ns gets how late (0 when on time). */
+int64_t qr_link_release_ns(int64_t arrive_ns, uint64_t ip_bytes, uint64_t rate_bps,
+                           int64_t delay_ns, int64_t now_ns, int64_t *late_ns);
+
 /* The unloaded latency of a packet of ip_len bytes from host a to host b: on each of the
  * (hops + 1) links, store and forward, its transmission at rate_bps (ns, rounded down) and the
  * propagation delay; from its first bit leaving a to its last bit reaching b. 0 for a = b. */
@@ -81,6 +92,13 @@ void qr_topology_host_attach(const qr_topology *t, uint32_t host, uint32_t *sw, 
  * peer_port = 0) or a switch (its number and port). Returns 0 or QR_EINVAL. */
 int qr_topology_link(const qr_topology *t, uint32_t sw, uint32_t port, qr_node_kind *peer_kind,
                      uint32_t *peer, uint32_t *peer_port);
+
+/* The IPv4 address plan: addr[l] gets the address of the interface where directed link l starts
+ * (l < qr_topology_links). A host's uplink starts at the host's address (qr_topology_host_addr,
+ * 10.pod.edge.4i+2) and its switch end is the address below it (its /30); switch-to-switch links
+ * take the /30 nets 11.0.0.0, 11.0.0.4, ... in the order of (switch, port) of their lower switch,
+ * the lower switch's end .1, the higher's .2. Every address is in host byte order. */
+void qr_topology_addresses(const qr_topology *t, uint32_t *addr);
 
 /* The ECMP hash of a 5-tuple at switch sw. */
 uint64_t qr_flow_hash(const qr_five_tuple *ft, uint32_t sw);

@@ -37,10 +37,6 @@
 extern "C" {
 #endif
 
-/* The time b bytes take on a link of rate_bps as ns-3 computes it (b * 8 / rate in 64.64 fixed
- * point, truncated, times 1e9, rounded half away from zero), ns. */
-int64_t qr_link_tx_ns(uint64_t bytes, uint64_t rate_bps);
-
 /* How one replay runs. */
 typedef struct qr_replay_opts {
     qr_drop_mode mode;
@@ -97,6 +93,12 @@ typedef struct qr_variant_settings {
     void (*status)(void *ctx, const char *line);
     void *status_ctx;
 } qr_variant_settings;
+
+/* The study's plan for a scenario (qreplay run, testbed): every [sampling] threshold in order,
+ * and at each every [replay] mode that is on, plain before tagged. Fills the mode and threshold
+ * of out[0..max) (other fields zero) and returns how many variants the plan has (more than max:
+ * only max were written). */
+size_t qr_variant_plan(const qr_config *c, qr_variant_settings *out, size_t max);
 
 /* The variant's folder name into buf (size bytes); returns buf. */
 const char *qr_variant_settings_name(const qr_variant_settings *v, char *buf, size_t size);

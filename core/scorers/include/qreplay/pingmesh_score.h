@@ -25,8 +25,8 @@ int qr_pingmesh_score(qr_pingmesh_result *r, const char *truth_path, char *errbu
 /* The whole evaluation of a run's truth.h5: its probe log read (probelog.h), analysed with o and
  * scored. Caller owns *out (qr_pingmesh_free, also after an error). Returns 0 or the first
  * error of the three steps. */
-int qr_pingmesh_evaluate(const char *truth_path, const qr_pingmesh_opts *o,
-                         qr_pingmesh_result *out, char *errbuf);
+int qr_pingmesh_evaluate(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
+                         char *errbuf);
 
 #ifdef __cplusplus
 }

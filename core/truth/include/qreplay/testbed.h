@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/flowtable.h"
 #include "qreplay/scenario.h"
 
 #ifdef __cplusplus
@@ -101,6 +102,54 @@ void qr_testbed_truth_report_free(qr_testbed_truth_report *r);
  * with stab overhead -14). Returns 0 with *rep (may be NULL), or a reader's error. */
 int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t n_ports,
                      uint64_t port_limit, qr_testbed_truth_report *rep, char *errbuf);
+
+/* Each switch port's byte limit on the testbed: [buffer] port_size, or else the buffer's size
+ * shared evenly by the star's ports (the static policy's rule). */
+uint64_t qr_testbed_port_limit(const qr_config *c);
+
+/* DIR/testbed/ports.csv: one row per switch port of the truth's report (port, host,
+ * ingress_packets, egress_packets, arrivals, drops, qdisc_drops, max_queue_bytes, limit_bytes,
+ * drops_with_room, admits_over_limit, busy_rate_bps), written whole or not at all. Returns 0 or
+ * QR_EIO naming the file. */
+int qr_testbed_ports_write(const char *path, const qr_testbed_truth_report *r, uint64_t port_limit,
+                           char *errbuf);
+
+/* Whether the machine kept up with the rate: 1 if the 99th percentile of the hop from a host's
+ * capture to the switch's took longer than a 1500-byte packet's time at rate_bps (*packet_ns gets
+ * that time), else 0. A slow machine's truth shows its own delays. */
+int qr_testbed_too_slow(const qr_testbed_truth_report *r, uint64_t rate_bps, int64_t *packet_ns);
+
+/* The rate the replays run at: with `measured`, what the bottleneck port's shaper served while
+ * busy (a token bucket falls short of its rate when its timer wakes late, and a replay at the
+ * nominal rate drains faster). Writes the --set assignment "links.rate=...bps" into buf and
+ * returns 1, or returns 0 (replay at the scenario's rate: nominal asked, or nothing was busy). */
+int qr_testbed_replay_rate(const qr_testbed_truth_report *r, int measured, char *buf, size_t size);
+
+/* One flow's outcome on the testbed, as its agents saw it. */
+typedef struct qr_testbed_flow {
+    int sent, received, failed; /* the sender saw the receiver close; the receiver read EOF */
+    int64_t start_ns;           /* the sender's connect */
+    int64_t last_ns;            /* the receiver's last byte read */
+    uint64_t bytes_received;
+    uint32_t retransmissions; /* the sender's tcpi_total_retrans */
+    const char *why;          /* failed: the reason (may be NULL) */
+} qr_testbed_flow;
+
+/* What the flows of a run did, over all of them. */
+typedef struct qr_testbed_flow_summary {
+    size_t completed, failed;       /* completed: sent and all its bytes received */
+    uint64_t retransmissions;       /* the senders' tcpi_total_retrans */
+    int64_t fct_p50_ns, fct_p99_ns; /* completion time (last byte read - connect) of the completed
+                                       ones (qr_percentile_i64); -1 if none */
+} qr_testbed_flow_summary;
+
+/* DIR/testbed/flows.csv: each flow's schedule and outcome (flow, src, dst, src_port, bytes,
+ * start_ns, completed, fct_ns, bytes_received, retransmissions, error), written whole or not at
+ * all, and the summary into *out. flows[i] is outcome i of schedule[i], sent from src_port[i].
+ * Returns 0, QR_ENOMEM or QR_EIO naming the file. */
+int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint16_t *src_port,
+                           const qr_testbed_flow *flows, size_t n, qr_testbed_flow_summary *out,
+                           char *errbuf);
 
 #ifdef __cplusplus
 }
