@@ -9,7 +9,6 @@
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
-#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <unistd.h>
@@ -20,15 +19,10 @@ extern "C"
 #include "qreplay/topology.h"
 }
 
+#include "qreplay/common.h"
+
 namespace ns3
 {
-
-static double
-WallNow()
-{
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 /* Hosts of a replay receive and forget: no stack sees the packet, so nothing answers it. */
 static bool
@@ -176,7 +170,7 @@ QreplayReplay::HostTx(QreplayReplay* r, uint32_t host, Ptr<const Packet> p)
     }
     if (++r->m_tick % 4096 == 0)
     {
-        double now = WallNow();
+        double now = qr_wall_now();
         if (r->m_opt.cancel && *r->m_opt.cancel)
         {
             r->m_cancelled = true;
@@ -235,11 +229,11 @@ QreplayReplay::OnIpDrop(const Ipv4Header&,
 void
 QreplayReplay::Run()
 {
-    m_wallStart = m_lastProgress = WallNow();
+    m_wallStart = m_lastProgress = qr_wall_now();
     Simulator::Run(); // ends when the last packet has arrived or been dropped
     m_end = Simulator::Now();
     m_events = Simulator::GetEventCount();
-    m_wall = WallNow() - m_wallStart;
+    m_wall = qr_wall_now() - m_wallStart;
 }
 
 void

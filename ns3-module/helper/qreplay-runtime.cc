@@ -19,7 +19,6 @@
 #include "ns3/uinteger.h"
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -40,15 +39,10 @@ extern "C"
 #include "qreplay/workload.h"
 }
 
+#include "qreplay/common.h"
+
 namespace ns3
 {
-
-static double
-WallNow()
-{
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 std::string
 QreplayRuntime::PcapName(uint32_t host)
@@ -513,7 +507,7 @@ QreplayRuntime::MaybeFinish()
 void
 QreplayRuntime::Tick()
 {
-    double now = WallNow();
+    double now = qr_wall_now();
     if (m_opt.cancel && *m_opt.cancel && !m_stopping)
     {
         m_stopping = true;
@@ -555,7 +549,7 @@ QreplayRuntime::Run()
 {
     if (!m_built)
         throw std::logic_error("QreplayRuntime::Run before Build");
-    m_wallStart = m_lastProgress = WallNow();
+    m_wallStart = m_lastProgress = qr_wall_now();
     m_endReason = QR_END_STOP;
     Simulator::Stop(NanoSeconds(m_cfg->traffic.stop_ns));
     int64_t cutoff = qr_tail_cutoff_ns(m_cfg->traffic.stop_ns, GetMaxTransit().GetNanoSeconds());
@@ -567,7 +561,7 @@ QreplayRuntime::Run()
         Simulator::Run();
     m_end = Simulator::Now();
     m_events = Simulator::GetEventCount();
-    m_wall = WallNow() - m_wallStart;
+    m_wall = qr_wall_now() - m_wallStart;
     if (m_opt.progress)
         m_opt.progress(Progress{m_end,
                                 NanoSeconds(m_cfg->traffic.stop_ns),

@@ -2,6 +2,7 @@
 
 #include "five-tuple.h"
 #include "qreplay-tag.h"
+#include "timed-fifo-queue-disc.h"
 
 #include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
@@ -331,16 +332,7 @@ SharedBufferQueueDisc::CheckConfig()
         NS_LOG_ERROR("SharedBufferQueueDisc: not attached to a SharedBuffer");
         return false;
     }
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
-        return false;
-    if (GetNInternalQueues() == 0)
-    {
-        // admission is the shared buffer's; the FIFO itself never refuses
-        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize",
-            QueueSizeValue(QueueSize("1000000p"))));
-    }
-    return GetNInternalQueues() == 1;
+    return ConfigureUnboundedFifo(*this);
 }
 
 void

@@ -81,16 +81,21 @@ TimedFifoQueueDisc::DoDequeue()
 bool
 TimedFifoQueueDisc::CheckConfig()
 {
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || !SetupComplete())
+    return SetupComplete() && ConfigureUnboundedFifo(*this);
+}
+
+bool
+ConfigureUnboundedFifo(QueueDisc& qd)
+{
+    if (qd.GetNQueueDiscClasses() > 0 || qd.GetNPacketFilters() > 0)
         return false;
-    if (GetNInternalQueues() == 0)
+    if (qd.GetNInternalQueues() == 0)
     {
-        // admission is the subclass's; the FIFO itself never refuses
-        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+        qd.AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
             "MaxSize",
             QueueSizeValue(QueueSize("1000000p"))));
     }
-    return GetNInternalQueues() == 1;
+    return qd.GetNInternalQueues() == 1;
 }
 
 void

@@ -15,6 +15,11 @@
 namespace ns3
 {
 
+/* The configuration both of the module's queue discs take: no classes, no filters, and one
+ * internal FIFO that never refuses (admission is theirs), added here if missing. True if qd is
+ * configured so. */
+bool ConfigureUnboundedFifo(QueueDisc& qd);
+
 class TimedFifoQueueDisc : public QueueDisc
 {
   public:

@@ -38,8 +38,7 @@ static void setup(fixture *x, const char *drop_rules, const char *gray)
     x->port.buffer = x->b;
     x->port.sw = sw;
     x->port.mode = QR_MODE_PLAIN;
-    cr_assert_eq(qr_faults_create(&x->port.faults, drop_rules, x->ft, x->t, err), QR_OK, "%s",
-                 err);
+    cr_assert_eq(qr_faults_create(&x->port.faults, drop_rules, x->ft, x->t, err), QR_OK, "%s", err);
     qr_link_fault_texts texts = {{gray, NULL, NULL, NULL}};
     cr_assert_eq(qr_link_faults_create(&x->port.link_faults, &texts, x->t, 1, err), QR_OK, "%s",
                  err);
@@ -68,8 +67,8 @@ static qr_port_packet data_packet(fixture *x)
     p.has_tuple = 1;
     const qr_flow *f = qr_flow_table_flow(x->ft, 0);
     p.ft = (qr_five_tuple){qr_flow_table_host_addr(x->ft, f->src),
-                           qr_flow_table_host_addr(x->ft, f->dst), qr_flow_table_sender_port(x->ft, 0),
-                           QR_SINK_PORT, 6};
+                           qr_flow_table_host_addr(x->ft, f->dst),
+                           qr_flow_table_sender_port(x->ft, 0), QR_SINK_PORT, 6};
     cr_assert_eq(qr_topology_route(x->t, x->port.sw, &p.ft, &x->port.port), QR_OK);
     return p;
 }

@@ -69,10 +69,10 @@ Test(testbed_rules, flows_csv_and_its_summary)
                         {3, 2, 0, 4000, 30, 0}};
     uint16_t ports[4] = {10000, 10000, 10001, 10000};
     qr_testbed_flow out[4] = {
-        {1, 1, 0, 100, 1100, 1000, 0, NULL},     /* done in 1000 ns */
-        {1, 1, 0, 200, 3200, 2000, 2, NULL},     /* done in 3000 ns, 2 retransmissions */
-        {1, 0, 1, 300, 0, 1500, 1, "reset"},     /* failed */
-        {1, 1, 0, 400, 2400, 3999, 0, NULL}};    /* a byte short: not completed */
+        {1, 1, 0, 100, 1100, 1000, 0, NULL},  /* done in 1000 ns */
+        {1, 1, 0, 200, 3200, 2000, 2, NULL},  /* done in 3000 ns, 2 retransmissions */
+        {1, 0, 1, 300, 0, 1500, 1, "reset"},  /* failed */
+        {1, 1, 0, 400, 2400, 3999, 0, NULL}}; /* a byte short: not completed */
     qr_testbed_flow_summary sum;
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_testbed_flows_write(path, sched, ports, out, 4, &sum, err), QR_OK, "%s", err);

@@ -150,12 +150,6 @@ static int cmp_first_loss(const void *a, const void *b, void *ctx_)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The packets a tagged replay dropped, sorted; drops per directed link and per direction's path
  * position. */
 static int read_replay(const char *path, ctx *c, uint64_t **ids, size_t *n, uint64_t *link_drops,
@@ -196,7 +190,7 @@ static int read_replay(const char *path, ctx *c, uint64_t **ids, size_t *n, uint
     if (rc == QR_END)
         rc = QR_OK;
     if (!rc && *n)
-        qsort(*ids, *n, sizeof **ids, cmp_u64);
+        qsort(*ids, *n, sizeof **ids, qri_cmp_u64);
     return rc;
 }
 

@@ -11,12 +11,9 @@
 #include "qreplay/buffer.h"
 #include "qreplay/h5.h"
 #include "qreplay/metrics.h"
+#include "qreplay/packet.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/units.h"
-
-#define TCP_FIN 0x01
-#define TCP_SYN 0x02
-#define TCP_ACK 0x10
 
 static const char *const part_names[QR_PARTS] = {"handshake", "rto", "recovery", "receiver",
                                                  "delack",    "app", "queueing", "sending"};
@@ -298,7 +295,7 @@ static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpk
         if (d[i].tx >= t)
             break;
         int64_t s = (int64_t)(uint32_t)(d[i].pk->pk.seq - isn);
-        uint32_t len = d[i].payload + ((d[i].pk->pk.tcp_flags & TCP_FIN) ? 1u : 0u);
+        uint32_t len = d[i].payload + ((d[i].pk->pk.tcp_flags & QR_TCP_FIN) ? 1u : 0u);
         if (len && s <= s0 && s0 < s + (int64_t)len) {
             k = i;
             copies++;
@@ -312,7 +309,7 @@ static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpk
     /* packets after it that reached the receiver: each could have brought a duplicate ACK */
     int64_t n_after = 0;
     for (size_t i = k + 1; i < nd && d[i].tx < t; i++)
-        n_after += (d[i].payload > 0 || (d[i].pk->pk.tcp_flags & TCP_FIN)) && d[i].rx >= 0;
+        n_after += (d[i].payload > 0 || (d[i].pk->pk.tcp_flags & QR_TCP_FIN)) && d[i].rx >= 0;
     if (d[k].rx >= 0) {
         /* its data arrived: the ACKs did not come back in time */
         int lost_ack = 0, held = 0;
@@ -368,18 +365,18 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         return rc;
     uint32_t isn = d[0].pk->pk.seq;
     for (size_t i = 0; i < nd; i++)
-        if (d[i].pk->pk.tcp_flags & TCP_SYN) {
+        if (d[i].pk->pk.tcp_flags & QR_TCP_SYN) {
             isn = d[i].pk->pk.seq;
             break;
         }
-    if (!(d[0].pk->pk.tcp_flags & TCP_SYN))
+    if (!(d[0].pk->pk.tcp_flags & QR_TCP_SYN))
         isn = d[0].pk->pk.seq - 1; /* a capture that starts mid-connection */
     int ws_syn = -1, ws_synack = -1;
     uint32_t mss = 1, hdr = 52, last_len = 52;
     int64_t data_end = 0;
     for (size_t i = 0; i < nd; i++) {
         const qr_packet *p = &d[i].pk->pk;
-        if (p->tcp_flags & TCP_SYN) {
+        if (p->tcp_flags & QR_TCP_SYN) {
             o->syn_sent++;
             if (ws_syn < 0)
                 ws_syn = wscale_of(p);
@@ -389,8 +386,8 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
             hdr = p->ip_len - d[i].payload;
         }
         int64_t s = (int64_t)(uint32_t)(p->seq - isn);
-        int64_t e = s + d[i].payload + ((p->tcp_flags & TCP_FIN) ? 1 : 0);
-        if (d[i].payload || (p->tcp_flags & TCP_FIN)) {
+        int64_t e = s + d[i].payload + ((p->tcp_flags & QR_TCP_FIN) ? 1 : 0);
+        if (d[i].payload || (p->tcp_flags & QR_TCP_FIN)) {
             o->data_packets++;
             if (e > data_end)
                 data_end = e;
@@ -400,7 +397,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     }
     for (size_t j = 0; j < na; j++) {
         const qr_packet *p = &a[j].pk->pk;
-        if (p->tcp_flags & TCP_SYN) {
+        if (p->tcp_flags & QR_TCP_SYN) {
             o->synack_sent++;
             if (ws_synack < 0)
                 ws_synack = wscale_of(p);
@@ -470,7 +467,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         /* data arrivals at the receiver in time order */
         size_t k = 0;
         for (size_t i = 0; i < nd; i++)
-            if (d[i].rx >= 0 && (d[i].payload || (d[i].pk->pk.tcp_flags & TCP_FIN)))
+            if (d[i].rx >= 0 && (d[i].payload || (d[i].pk->pk.tcp_flags & QR_TCP_FIN)))
                 ev[k++] = (sev){d[i].rx, (uint32_t)i, 0};
         qsort(ev, k, sizeof *ev, sev_cmp);
         size_t p = 0;
@@ -483,7 +480,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
             const qr_packet *ap = &a[j].pk->pk;
             uint32_t an = ap->ack - isn;
             hold[j] = -1;
-            if (!(ap->tcp_flags & TCP_SYN) && first_rx >= 0 && an > acked) {
+            if (!(ap->tcp_flags & QR_TCP_SYN) && first_rx >= 0 && an > acked) {
                 hold[j] = a[j].tx - first_rx;
                 if (hold[j] >= x->delack_ns && x->delack_ns > 0) {
                     o->delayed_acks++;
@@ -492,9 +489,9 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                         goto out;
                 }
             }
-            if (an > acked && !(ap->tcp_flags & TCP_SYN))
+            if (an > acked && !(ap->tcp_flags & QR_TCP_SYN))
                 acked = an;
-            if (ap->tcp_flags & TCP_ACK)
+            if (ap->tcp_flags & QR_TCP_ACK)
                 first_rx = -1;
         }
     }
@@ -530,7 +527,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         if (q < ne && !ev[q].ack) {
             const dpkt *p = &d[ev[q].i];
             int64_t s = (int64_t)(uint32_t)(p->pk->pk.seq - isn);
-            int isdata = p->payload || (p->pk->pk.tcp_flags & TCP_FIN);
+            int isdata = p->payload || (p->pk->pk.tcp_flags & QR_TCP_FIN);
             if (isdata && s < snd_max && synack_in) {
                 /* a timer's retransmission comes after silence: no ACK and no send just before */
                 int64_t last = last_ack_rx > last_send ? last_ack_rx : last_send;
@@ -593,7 +590,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         if (ev[q].ack) {
             const dpkt *p = &a[ev[q].i];
             const qr_packet *ap = &p->pk->pk;
-            if (ap->tcp_flags & TCP_SYN) {
+            if (ap->tcp_flags & QR_TCP_SYN) {
                 if (!synack_in) {
                     synack_in = 1;
                     cur_part = QR_PART_SENDING;
@@ -610,7 +607,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                 if (in_rec && una >= rec_point)
                     in_rec = 0;
             } else if (an == una && p->payload == 0 && win == rwnd && una < snd_max &&
-                       !(ap->tcp_flags & TCP_FIN)) {
+                       !(ap->tcp_flags & QR_TCP_FIN)) {
                 dupacks++;
                 if (dupacks > o->max_dupacks)
                     o->max_dupacks = dupacks;
@@ -637,14 +634,14 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
             const dpkt *p = &d[ev[q].i];
             const qr_packet *dp = &p->pk->pk;
             uint64_t id = qr_packet_id(D, p->pk->seq);
-            if (dp->tcp_flags & TCP_SYN) {
+            if (dp->tcp_flags & QR_TCP_SYN) {
                 if (o->syn_sent > 1 && p != &d[0] &&
                     (rc = add_event(x, f, QR_EV_SYN, ev[q].t, id, 0, o->syn_sent, 0, 0)))
                     goto out;
                 continue;
             }
             int64_t s = (int64_t)(uint32_t)(dp->seq - isn);
-            int64_t len = p->payload + ((dp->tcp_flags & TCP_FIN) ? 1 : 0);
+            int64_t len = p->payload + ((dp->tcp_flags & QR_TCP_FIN) ? 1 : 0);
             if (!len)
                 continue;
             if (p->rx < 0 &&

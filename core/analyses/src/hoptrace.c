@@ -235,12 +235,6 @@ static int cmp_first(const void *pa, const void *pb)
     return ia < ib ? -1 : ia > ib;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Evaluate every recorded packet; keep the first `limit` matched ones that reached a switch. */
 static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errbuf)
 {
@@ -328,7 +322,7 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
     }
     out->n_packets = keep;
     sum->kept = keep;
-    qsort(path, n_path, sizeof *path, cmp_i64);
+    qsort(path, n_path, sizeof *path, qri_cmp_i64);
     sum->queue_mean_ns = n_path ? path_sum / (double)n_path : 0;
     sum->queue_p99_ns = qr_percentile_i64(path, n_path, 0.99);
     sum->queue_max_ns = n_path ? path[n_path - 1] : 0;
@@ -510,7 +504,7 @@ static int profile(ctx *x, qr_hoptrace *out, char *errbuf)
         total += x->g[i].sum;
     for (size_t i = 0; i < x->n_g; i++) {
         group *g = &x->g[i];
-        qsort(g->v, g->n, sizeof *g->v, cmp_i64);
+        qsort(g->v, g->n, sizeof *g->v, qri_cmp_i64);
         out->profile[i] = (qr_row_hop_profile){g->hop,
                                                g->sw,
                                                g->port,

@@ -69,16 +69,6 @@ static int is_whatif_key(const char *key)
     return 0;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = 0;
-    return s;
-}
-
 /* One key's values as given (trimmed), each checked by applying it; two values that resolve to
  * the same configuration (1MB and 1000KB) are an error. base: the recording's configuration;
  * *has_base: whether one of them resolves to it. */
@@ -88,7 +78,7 @@ static int parse_values(qr_whatif_grid *g, const char *key, char *list,
 {
     *n_vals = 0;
     *has_base = 0;
-    if (!*trim(list))
+    if (!*qri_trim(list))
         return qri_err(errbuf, QR_EVALUE, "--vary %s: no values (give V1,V2,...)", key);
     size_t len = strlen(list);
     if (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
@@ -99,7 +89,7 @@ static int parse_values(qr_whatif_grid *g, const char *key, char *list,
     char *save = NULL;
     int rc = QR_OK;
     for (char *v = strtok_r(list, ",", &save); !rc && v; v = strtok_r(NULL, ",", &save)) {
-        v = trim(v);
+        v = qri_trim(v);
         char assign[256];
         if (!*v) {
             rc = qri_err(errbuf, QR_EVALUE, "--vary %s: an empty value in the list", key);

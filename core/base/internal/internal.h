@@ -51,6 +51,14 @@ int qri_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
 void qri_sort_buf(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
                   void *ctx, void *scratch);
 
+/* Comparisons for qsort of int64_t and uint64_t, increasing (stats.c). */
+int qri_cmp_i64(const void *a, const void *b);
+int qri_cmp_u64(const void *a, const void *b);
+
+/* Strip leading and trailing white space (isspace) in place; returns the first kept character
+ * (textio.c). */
+char *qri_trim(char *s);
+
 /* Remove a folder and everything in it (no symlinks followed); errors are ignored. fs.c. */
 void qri_remove_tree(const char *dir);
 

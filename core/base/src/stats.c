@@ -7,9 +7,15 @@
 #include "internal.h"
 #include "qreplay/stats.h"
 
-static int cmp_u64(const void *a, const void *b)
+int qri_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int qri_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -38,7 +44,7 @@ int qr_summary_exact(const uint64_t *values, size_t n, qr_summary *out)
     if (!v)
         return QR_ENOMEM;
     memcpy(v, values, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_u64);
+    qsort(v, n, sizeof *v, qri_cmp_u64);
     long double sum = 0;
     for (size_t i = 0; i < n; i++) {
         sum += v[i];

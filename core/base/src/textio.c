@@ -1,4 +1,5 @@
 /* Text files line by line (textio.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,4 +84,14 @@ void qr_lines_close(qr_lines *l)
     free(l->buf);
     free(l->path);
     free(l);
+}
+
+char *qri_trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
 }

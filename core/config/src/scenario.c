@@ -210,16 +210,6 @@ static int known_section(const char *section)
 }
 
 /* Trim leading and trailing white space in place. */
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
-
 static int parse_enum(const char *text, const char *const *names, int *out, char *errbuf)
 {
     for (int i = 0; names[i]; i++) {
@@ -383,7 +373,7 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         char *save = NULL;
         int items = 0;
         for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            tok = trim(tok);
+            tok = qri_trim(tok);
             items++;
             if (kd->type == KT_TIMELIST) {
                 continue; /* parsed whole below */
@@ -467,7 +457,7 @@ static int set_key(qr_scenario *s, size_t i, const char *raw, const char *base_d
     char text[QR_PATH_MAX];
     if (qri_strlcpy(text, raw, sizeof text))
         return qri_err(errbuf, QR_EVALUE, "value is too long");
-    char *v = trim(text);
+    char *v = qri_trim(text);
     if (v[0] == ';')
         return qri_err(errbuf, QR_EVALUE,
                        "a value cannot start with ';' (a scenario file reads it as a comment)");
@@ -756,8 +746,8 @@ int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
         return qri_err(errbuf, QR_ESYNTAX, "--set %s: expected section.key=value", assignment);
     *eq = '\0';
     *dot = '\0';
-    char *section = trim(buf);
-    char *key = trim(dot + 1);
+    char *section = qri_trim(buf);
+    char *key = qri_trim(dot + 1);
     size_t i;
     if (!known_section(section))
         return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown section [%s]", section, key, section);

@@ -48,16 +48,6 @@ static const char *base_name(const char *p)
     return b ? b + 1 : p;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-        *--e = '\0';
-    return s;
-}
-
 void qr_host_map_free(qr_host_map_entry *map)
 {
     free(map);
@@ -85,7 +75,7 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
     size_t len;
     long no;
     while ((rc = qr_lines_next(l, &line, &len, &no, errbuf)) == QR_OK) {
-        char *s = trim(line);
+        char *s = qri_trim(line);
         if (!*s || *s == '#')
             continue;
         char *field[4];
@@ -100,7 +90,7 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
             *p++ = '\0';
         }
         for (int i = 0; i < nf; i++)
-            field[i] = trim(field[i]);
+            field[i] = qri_trim(field[i]);
         if (count == 0 && !strcmp(field[0], "address"))
             continue; /* the header */
         if (nf < 2 || nf > 3) {

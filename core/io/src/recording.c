@@ -55,16 +55,10 @@ void qr_recording_close(qr_recording *r)
     free(r);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_recv(const void *a, const void *b)
 {
-    return cmp_u64(&((const struct recv_entry *)a)->packet,
-                   &((const struct recv_entry *)b)->packet);
+    return qri_cmp_u64(&((const struct recv_entry *)a)->packet,
+                       &((const struct recv_entry *)b)->packet);
 }
 
 static const char *key_value(const qr_scenario *s, const char *key)
@@ -234,7 +228,7 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         }
     for (size_t i = 0; i < n_det; i++)
         r->detected[i] = det[i].packet;
-    qsort(r->detected, n_det, sizeof *r->detected, cmp_u64);
+    qsort(r->detected, n_det, sizeof *r->detected, qri_cmp_u64);
     r->n_detected = n_det;
     for (size_t i = 0; i < n_recv; i++)
         r->received[i] =
@@ -306,7 +300,7 @@ const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host)
 
 int qr_recording_detected(const qr_recording *r, uint64_t packet)
 {
-    return bsearch(&packet, r->detected, r->n_detected, sizeof *r->detected, cmp_u64) != NULL;
+    return bsearch(&packet, r->detected, r->n_detected, sizeof *r->detected, qri_cmp_u64) != NULL;
 }
 
 int qr_recording_has_received(const qr_recording *r)

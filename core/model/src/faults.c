@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "qreplay/packet.h"
 
 /* TCP flag bits (RFC 793). */
-#define TCP_SYN 0x02
-#define TCP_ACK 0x10
 
 static const char *const kind_names[] = {"syn", "synack", "data", "ack"};
 
@@ -150,8 +149,8 @@ int qr_fault_rules_parse(const char *text, qr_fault_rule *rules, size_t max, siz
 int qr_fault_classify(uint32_t dir, uint8_t tcp_flags, uint32_t payload_bytes, qr_fault_kind *kind)
 {
     int ack_dir = qr_dir_is_ack(dir);
-    if (tcp_flags & TCP_SYN) {
-        int synack = (tcp_flags & TCP_ACK) != 0;
+    if (tcp_flags & QR_TCP_SYN) {
+        int synack = (tcp_flags & QR_TCP_ACK) != 0;
         if (synack != ack_dir)
             return QR_ENOTFOUND;
         *kind = synack ? QR_FAULT_SYNACK : QR_FAULT_SYN;

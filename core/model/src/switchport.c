@@ -1,6 +1,6 @@
 /* A switch port's decision for an arriving packet (switchport.h). */
-#include "internal.h"
 #include "qreplay/switchport.h"
+#include "internal.h"
 
 int qr_ecn_mark(uint64_t queue_bytes, uint64_t bytes, uint64_t threshold_bytes)
 {
@@ -14,8 +14,7 @@ uint32_t qr_port_flow(const qr_port_packet *p)
     return p->has_tuple ? (uint32_t)qr_flow_hash(&p->ft, 0) : 0;
 }
 
-int qr_port_arrive(const qr_port *port, const qr_port_packet *p, qr_decision *decision,
-                   int *mark)
+int qr_port_arrive(const qr_port *port, const qr_port_packet *p, qr_decision *decision, int *mark)
 {
     *decision = QR_ADMIT;
     *mark = 0;

@@ -175,12 +175,6 @@ static int same(const qr_tcp_sent *a, const qr_tcp_sent *b)
            a->len == b->len;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int qr_compare_sequences(const qr_tcp_sent *const want[2], const size_t n_want[2],
                          const qr_tcp_sent *const got[2], const size_t n_got[2], qr_seq_result *out)
 {
@@ -210,7 +204,7 @@ int qr_compare_sequences(const qr_tcp_sent *const want[2], const size_t n_want[2
         }
     }
     if (k) {
-        qsort(diffs, k, sizeof *diffs, cmp_i64);
+        qsort(diffs, k, sizeof *diffs, qri_cmp_i64);
         out->max_send_diff_ns = diffs[k - 1];
         out->p99_send_diff_ns = qr_percentile_i64(diffs, k, 0.99);
     }

@@ -419,12 +419,6 @@ int qr_queue_counter_busiest(const qr_queue_counter *c, uint32_t *sw, uint32_t *
     return b.found ? QR_OK : QR_ENOTFOUND;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int qr_fct_summarize(const qr_row_flow *flows, size_t n, qr_fct_summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -436,7 +430,7 @@ int qr_fct_summarize(const qr_row_flow *flows, size_t n, qr_fct_summary *out)
         if (flows[i].fct_ns >= 0)
             v[k++] = flows[i].fct_ns;
     if (k) {
-        qsort(v, k, sizeof *v, cmp_i64);
+        qsort(v, k, sizeof *v, qri_cmp_i64);
         out->completed = k;
         out->median_ns = qr_percentile_i64(v, k, 0.50);
         out->p99_ns = qr_percentile_i64(v, k, 0.99);

@@ -191,12 +191,6 @@ static int cmp_ev(const void *x, const void *y)
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 struct tb {
     char *errbuf;
     const qr_recording *rec;
@@ -619,7 +613,7 @@ static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_por
     if (!rc)
         rc = crc;
     if (!rc && ns) {
-        qsort(soj, ns, sizeof *soj, cmp_i64);
+        qsort(soj, ns, sizeof *soj, qri_cmp_i64);
         rep->sojourn_p50_ns = qr_percentile_i64(soj, ns, 0.5);
         rep->sojourn_max_ns = soj[ns - 1];
     }
@@ -707,7 +701,7 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
         rc = read_egress(&t, q, port, ports[q].egress, &rep.ports[q], &rep.skipped_frames);
     }
     if (!rc && t.n_a) {
-        qsort(t.hops, t.n_a, sizeof *t.hops, cmp_i64);
+        qsort(t.hops, t.n_a, sizeof *t.hops, qri_cmp_i64);
         rep.hop_min_ns = t.hops[0];
         rep.hop_p50_ns = qr_percentile_i64(t.hops, t.n_a, 0.5);
         rep.hop_p99_ns = qr_percentile_i64(t.hops, t.n_a, 0.99);
@@ -866,12 +860,6 @@ int qr_testbed_replay_rate(const qr_testbed_truth_report *r, int measured, char 
     return 1;
 }
 
-static int cmp_fct(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 struct flows_csv {
     const qr_flow *schedule;
     const uint16_t *src_port;
@@ -915,7 +903,7 @@ int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint
         sum.retransmissions += flows[i].retransmissions;
     }
     if (sum.completed) {
-        qsort(fct, sum.completed, sizeof *fct, cmp_fct);
+        qsort(fct, sum.completed, sizeof *fct, qri_cmp_i64);
         sum.fct_p50_ns = qr_percentile_i64(fct, sum.completed, 0.5);
         sum.fct_p99_ns = qr_percentile_i64(fct, sum.completed, 0.99);
     }

@@ -20,6 +20,10 @@ extern "C" {
  * returns QR_ECANCELED and writes nothing). */
 typedef int (*qr_progress_fn)(void *ctx, const char *status);
 
+/* Seconds on a monotonic wall clock (CLOCK_MONOTONIC), for progress lines and timings; only
+ * differences mean anything. */
+double qr_wall_now(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,14 +22,14 @@ extern "C" {
 
 /* An arriving packet as the port sees it. */
 typedef struct qr_port_packet {
-    uint32_t bytes;      /* its size at the port (IP total length + link header), bytes */
-    int has_dir;         /* it carries the runtime's tag: dir is its flow direction */
-    uint32_t dir;        /* flow direction (flowtable.h) */
-    int tagged;          /* the drop tag (replay drop decision) */
-    int has_tcp;         /* tcp_flags and payload_bytes are known */
-    uint8_t tcp_flags;   /* QR_TCP_* */
+    uint32_t bytes;    /* its size at the port (IP total length + link header), bytes */
+    int has_dir;       /* it carries the runtime's tag: dir is its flow direction */
+    uint32_t dir;      /* flow direction (flowtable.h) */
+    int tagged;        /* the drop tag (replay drop decision) */
+    int has_tcp;       /* tcp_flags and payload_bytes are known */
+    uint8_t tcp_flags; /* QR_TCP_* */
     uint32_t payload_bytes;
-    int has_tuple;       /* ft is known (an IPv4 packet) */
+    int has_tuple; /* ft is known (an IPv4 packet) */
     qr_five_tuple ft;
 } qr_port_packet;
 
@@ -49,8 +49,7 @@ typedef struct qr_port {
  * admission (which accounts the bytes of an admitted packet). *decision gets the outcome; *mark 1
  * if the admitted packet is to be marked CE (qr_ecn_mark with the queue's bytes before it), else
  * 0. Returns 0 or QR_EINVAL (port out of range). */
-int qr_port_arrive(const qr_port *port, const qr_port_packet *p, qr_decision *decision,
-                   int *mark);
+int qr_port_arrive(const qr_port *port, const qr_port_packet *p, qr_decision *decision, int *mark);
 
 /* The ECN rule: an admitted packet of `bytes` joining a queue that held queue_bytes is marked CE
  * iff a threshold is set and queue_bytes + bytes exceeds it. */
