@@ -26,6 +26,7 @@ extern "C"
 #include "qreplay/compare.h"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/isolate.h"
 }
 
 namespace ns3
@@ -170,27 +171,17 @@ IsolatedReplay::Run(uint32_t flow,
 {
     const qr_config* c = qr_scenario_config(m_scenario);
     const qr_flow_table* ft = qr_recording_flows(m_rec);
-    if (flow >= qr_flow_table_flows(ft))
-        throw std::runtime_error("flow " + std::to_string(flow) + ": the recording has " +
-                                 std::to_string(qr_flow_table_flows(ft)) + " flows");
-    const qr_flow& fl = *qr_flow_table_flow(ft, flow);
-    // the runtime's packets of the connection, per direction, with true send times
-    std::vector<qr_tcp_sent> want[2];
-    int64_t last = fl.start_ns;
-    for (uint32_t d = 0; d < 2; d++)
+    // the runtime's packets of the connection, per direction, with true send times (the core's)
+    char cerr[QR_ERRBUF_SIZE];
+    qr_isolated_conn conn;
+    if (qr_isolated_conn_of(m_rec, flow, &conn, cerr))
     {
-        uint32_t host = d == 0 ? fl.src : fl.dst;
-        size_t n;
-        const qr_rec_packet* pk = qr_recording_packets(m_rec, host, &n);
-        for (size_t i = 0; i < n; i++)
-            if (pk[i].dir == 2 * flow + d)
-            {
-                const qr_packet& p = pk[i].pk;
-                int64_t t = p.time_ns - qr_recording_clock_offset(m_rec, host);
-                want[d].push_back(qr_tcp_sent{p.tcp_flags, p.seq, p.ack, p.window, p.ip_len, t});
-                last = std::max(last, t);
-            }
+        qr_isolated_conn_free(&conn);
+        throw std::runtime_error(cerr);
     }
+    std::unique_ptr<qr_isolated_conn, void (*)(qr_isolated_conn*)> connOwned(&conn,
+                                                                             qr_isolated_conn_free);
+    const qr_flow& fl = *qr_flow_table_flow(ft, flow);
 
     Simulator::Destroy();
     QreplayRuntime::ConfigureTcp(c);
@@ -207,17 +198,15 @@ IsolatedReplay::Run(uint32_t flow,
                               stream);
     // the correctors: local direction d of the replay is direction 2 flow + d of the runtime
     const qr_recording* rec = m_rec;
-    const int64_t recvOffset[2] = {qr_recording_clock_offset(rec, fl.dst),
-                                   qr_recording_clock_offset(rec, fl.src)};
-    CorrectorQueueDisc::Fate fate =
-        [rec, &want, flow, &recvOffset](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive) {
-            if (dir > 1 || seq >= want[dir].size())
-                return false;
-            lost = qr_recording_received(rec, qr_packet_id(2 * flow + dir, seq), &arrive) != QR_OK;
-            // /received is on the receiving host's clock: back to true time
-            arrive = lost ? 0 : arrive - recvOffset[dir];
-            return true;
-        };
+    const qr_isolated_conn* cn = &conn;
+    CorrectorQueueDisc::Fate fate = [rec,
+                                     cn](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive) {
+        int l = 0;
+        if (!qr_isolated_fate(cn, rec, dir, seq, &l, &arrive))
+            return false;
+        lost = l != 0;
+        return true;
+    };
     Ptr<CorrectorQueueDisc> corr[2];
     for (uint32_t port = 0; port < 2; port++)
     {
@@ -251,18 +240,13 @@ IsolatedReplay::Run(uint32_t flow,
     if (ctx.tracing)
         net.GetHostDevice(1)->TraceConnectWithoutContext("PhyRxEnd",
                                                          MakeBoundCallback(&RxAtReceiver, &ctx));
-    // long enough for every packet the runtime sent, plus a backed-off RTO or two; but not past
-    // the runtime's own stop, where the recording of a connection still open ends
-    int64_t stop = last + 4 * c->tcp.min_rto_ns + c->tcp.delack_timeout_ns + 1000000;
-    if (c->traffic.stop_ns > last)
-        stop = std::min(stop, c->traffic.stop_ns);
-    Simulator::Stop(NanoSeconds(stop));
+    Simulator::Stop(NanoSeconds(qr_isolated_stop_ns(c, conn.last_ns)));
     Simulator::Run();
     owned.reset(ctx.trace);
 
-    const qr_tcp_sent* const w[2] = {want[0].data(), want[1].data()};
+    const qr_tcp_sent* const w[2] = {conn.sent[0], conn.sent[1]};
     const qr_tcp_sent* const g[2] = {ctx.sent[0].data(), ctx.sent[1].data()};
-    const size_t nw[2] = {want[0].size(), want[1].size()};
+    const size_t nw[2] = {conn.n_sent[0], conn.n_sent[1]};
     const size_t ng[2] = {ctx.sent[0].size(), ctx.sent[1].size()};
     qr_seq_result cmp;
     if (qr_compare_sequences(w, nw, g, ng, &cmp))

@@ -9,6 +9,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/isolate.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
@@ -364,5 +365,49 @@ Test(recording, a_recording_without_receive_times_has_no_clock_estimate)
     cr_assert_eq(pairs, 0, "no packet received: no pair");
     for (int i = 0; i < 3; i++)
         cr_assert(est[i].pairs == 0 && est[i].offset_ns == 0);
+    qr_recording_close(r);
+}
+
+Test(recording, an_isolated_replay_takes_its_connection_fates_and_stop_from_the_recording)
+{
+    pcap(0, 0, data_t, 6, 0, 0);
+    pcap(1, 1, ack_t, 3, 0, 0);
+    recording(6, 3);
+    qr_recording *r;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    qr_isolated_conn c;
+    cr_assert_eq(qr_isolated_conn_of(r, 1, &c, err), QR_EVALUE);
+    cr_assert(strstr(err, "flow 1: the recording has 1 flows"), "%s", err);
+    cr_assert_eq(qr_isolated_conn_of(r, 0, &c, err), QR_OK, "%s", err);
+    cr_assert_eq(c.n_sent[0], 6);
+    cr_assert_eq(c.n_sent[1], 3);
+    /* host 0's clock is 7 ns ahead: its send times come back by 7 ns; host 1's are true */
+    for (size_t i = 0; i < 6; i++)
+        cr_assert_eq(c.sent[0][i].time_ns, data_t[i] - 7);
+    cr_assert_eq(c.sent[1][2].time_ns, 30000);
+    cr_assert_eq(c.last_ns, 30000);
+    int lost;
+    int64_t at;
+    cr_assert_eq(qr_isolated_fate(&c, r, 0, 1, &lost, &at), 1);
+    cr_assert(!lost && at == 50, "received at 50 on host 1's true clock");
+    cr_assert_eq(qr_isolated_fate(&c, r, 0, 2, &lost, &at), 1);
+    cr_assert(lost, "no receive record: lost");
+    cr_assert_eq(qr_isolated_fate(&c, r, 1, 0, &lost, &at), 1);
+    cr_assert(!lost && at == 60 - 7, "an ACK received on host 0's clock, back to true time");
+    cr_assert_eq(qr_isolated_fate(&c, r, 0, 6, &lost, &at), 0, "more than the runtime sent");
+    cr_assert_eq(qr_isolated_fate(&c, r, 2, 0, &lost, &at), 0);
+    const qr_config *cfg = qr_scenario_config(scen);
+    int64_t want = 30000 + 4 * cfg->tcp.min_rto_ns + cfg->tcp.delack_timeout_ns + 1000000;
+    cr_assert_eq(qr_isolated_stop_ns(cfg, 30000),
+                 cfg->traffic.stop_ns > 30000 && cfg->traffic.stop_ns < want ? cfg->traffic.stop_ns
+                                                                             : want);
+    cr_assert_eq(qr_scenario_set(scen, "traffic.stop=40us", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_isolated_stop_ns(qr_scenario_config(scen), 30000), 40000,
+                 "not past the runtime's own stop");
+    cr_assert_eq(qr_isolated_stop_ns(qr_scenario_config(scen), 50000),
+                 50000 + 4 * cfg->tcp.min_rto_ns + cfg->tcp.delack_timeout_ns + 1000000,
+                 "a stop before the last packet does not cut it");
+    qr_isolated_conn_free(&c);
     qr_recording_close(r);
 }

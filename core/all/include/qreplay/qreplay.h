@@ -46,6 +46,7 @@
 
 /* replay */
 #include "qreplay/compare.h"
+#include "qreplay/isolate.h"
 #include "qreplay/metrics.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"

@@ -1,0 +1,50 @@
+/* qreplay: the rules of an isolated replay (qreplay isolate): one recorded connection replayed
+ * alone, its TCP closed loop, through packet correctors that give every packet the fate the
+ * recording says it had (lost, or arrived at its recorded time). The ns-3 module runs it
+ * (isolated-replay.cc); what it replays, each packet's fate and when it stops are decided here. */
+#ifndef QREPLAY_ISOLATE_H
+#define QREPLAY_ISOLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/compare.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One recorded connection: its packets per direction (0 data, 1 ACKs: the runtime's directions
+ * 2 flow and 2 flow + 1) with their true send times (the host's clock offset taken out), in
+ * recorded order. */
+typedef struct qr_isolated_conn {
+    uint32_t flow;
+    qr_tcp_sent *sent[2];
+    size_t n_sent[2];
+    int64_t last_ns;       /* the latest true send time (or the flow's start) */
+    int64_t recv_offset[2]; /* the receiving host's clock offset of each direction */
+} qr_isolated_conn;
+
+/* The connection of flow `flow` in rec. Caller owns *out (qr_isolated_conn_free, also after an
+ * error). Returns 0, QR_EVALUE ("flow 12: the recording has 10 flows") or QR_ENOMEM. */
+int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn *out,
+                        char *errbuf);
+void qr_isolated_conn_free(qr_isolated_conn *c);
+
+/* The fate of packet seq of local direction dir: 1 with *lost (no receive record: the network
+ * dropped it) or *arrive_ns (its last bit reached the receiver, true time); 0 for a packet the
+ * recording does not have (the replay sent more than the runtime did). */
+int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir,
+                     uint32_t seq, int *lost, int64_t *arrive_ns);
+
+/* When the replay stops: long enough after the last recorded packet for a backed-off RTO or two
+ * (4 min_rto + delack_timeout + 1 ms), but not past the runtime's own [traffic] stop, where the
+ * recording of a connection still open ends. */
+int64_t qr_isolated_stop_ns(const qr_config *c, int64_t last_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
