@@ -8,6 +8,8 @@
 2. No include cycle between modules: a module is a source with its header (foo.c + foo.h); an edge
    A -> B is an include of B's header in A's source or header. Any cycle is printed and fails.
 3. The program, the ns-3 module and the testbed runtime include no private core header.
+4. Every public function of the core has a doc comment: a comment ends just above it, or above the
+   group of declarations (and #defines) it stands in.
 
 Exit status 0 when all hold, 1 with every violation listed. `--graph` prints the module graph
 (DOT) instead. Usage: check_layers.py [--graph] [SOURCE_DIR]
@@ -17,6 +19,7 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+DECL = re.compile(r"^(?:const |unsigned |struct )?[a-z_][a-z_0-9 *]*\b(qr_[a-z0-9_]+)\(")
 
 
 def layer_deps(cmake_text):
@@ -157,6 +160,23 @@ def check(src):
                 dst = "%s/%s" % (target, os.path.splitext(os.path.basename(inc))[0])
                 if dst != node:
                     graph[node].add(dst)
+    # every public function declared under a comment
+    for path, (layer, module) in sorted(files.items()):
+        if not path.endswith(".h") or "/include/qreplay/" not in path:
+            continue
+        with open(path, errors="replace") as fh:
+            lines = fh.read().split("\n")
+        for i, line in enumerate(lines):
+            m = DECL.match(line)
+            if not m or line.startswith("static"):
+                continue
+            k = i - 1
+            while k >= 0 and lines[k].strip() and not lines[k].rstrip().endswith("*/") and \
+                    not lines[k].startswith(("typedef struct", "}", "{")):
+                k -= 1
+            if k < 0 or not lines[k].rstrip().endswith("*/"):
+                problems.append("%s:%d: %s has no doc comment" %
+                                (os.path.relpath(path, src), i + 1, m.group(1)))
     # the umbrella header (core/all) includes every public header
     umbrella = os.path.join(core, "all", "include", "qreplay", "qreplay.h")
     if os.path.exists(umbrella):

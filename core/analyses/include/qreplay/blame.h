@@ -47,6 +47,7 @@ typedef struct qr_blame_opts {
     void *progress_ctx;
 } qr_blame_opts;
 
+/* Fill *o with the defaults: threshold 1%, no replay, no progress callback. */
 void qr_blame_opts_default(qr_blame_opts *o);
 
 struct qr_blame_ctx;

@@ -84,6 +84,8 @@ const char *qr_diag_cause_name(qr_diag_cause c);
 
 /* Size classes: < 100 KB, 100 KB - 1 MB, 1 - 10 MB, > 10 MB (decimal units). */
 #define QR_DIAG_CLASSES 4
+/* The name of size class c ("<100KB", ...; "?" out of range; static storage), and the class of a
+ * flow of `bytes`. */
 const char *qr_diag_class_name(uint32_t c);
 uint32_t qr_diag_class_of(uint64_t bytes);
 
@@ -102,6 +104,8 @@ typedef struct qr_diag_opts {
     void *progress_ctx;
 } qr_diag_opts;
 
+/* Fill *o with the defaults: the flows above the 99th percentile of slowdown (tail 0.99), a
+ * duplicate-ACK threshold of 3, no replay, no progress callback. */
 void qr_diag_opts_default(qr_diag_opts *o);
 
 /* One piece of evidence. */
@@ -118,6 +122,7 @@ typedef enum {
     QR_EV_KINDS
 } qr_diag_event_kind;
 
+/* The name of an evidence event kind ("rto", ...; "?" out of range); static storage. */
 const char *qr_diag_event_name(qr_diag_event_kind k);
 
 typedef struct qr_diag_event {

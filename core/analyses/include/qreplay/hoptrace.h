@@ -98,6 +98,8 @@ typedef struct qr_hoptrace_opts {
     void *progress_ctx;
 } qr_hoptrace_opts;
 
+/* Fill *o with the defaults: match "all", keep at most 1000 packets in /packets, no progress
+ * callback. */
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o);
 
 typedef struct qr_hoptrace {

@@ -34,6 +34,7 @@ typedef struct qr_pingmesh_opts {
     void *progress_ctx;
 } qr_pingmesh_opts;
 
+/* Fill *o with the defaults: alpha 0.001, ratio 2, no progress callback. */
 void qr_pingmesh_opts_default(qr_pingmesh_opts *o);
 
 /* Set the rule's options from their text (either may be NULL: unchanged): alpha a share in (0, 1)

@@ -149,6 +149,8 @@ void qr_tcp_trace_var(qr_tcp_trace *t, int64_t time_ns, qr_tt_var var, int64_t v
  * QR_ENOMEM, or QR_EVALUE when the sender sent no SYN (nothing to make sequences relative to). */
 int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf);
 
+/* A finished trace's segments (*n of them), variable changes (*n) and summary; borrowed from t
+ * until qr_tcp_trace_free. */
 const qr_tt_segment *qr_tcp_trace_segments(const qr_tcp_trace *t, size_t *n);
 const qr_tt_var_change *qr_tcp_trace_vars(const qr_tcp_trace *t, size_t *n);
 const qr_tt_summary *qr_tcp_trace_summary(const qr_tcp_trace *t);
@@ -166,6 +168,7 @@ int qr_tcp_trace_write(const qr_tcp_trace *t, qr_h5 *f, char *errbuf);
 /* One line: "flow F: N segments, R retransmissions (rto 1, fast-retransmit 0, ...) = recorded". */
 void qr_tcp_trace_print(const qr_tcp_trace *t, FILE *out);
 
+/* Release a trace; NULL is allowed. */
 void qr_tcp_trace_free(qr_tcp_trace *t);
 
 #ifdef __cplusplus

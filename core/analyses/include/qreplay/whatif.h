@@ -190,6 +190,8 @@ typedef struct qr_whatif_agreement {
     int best_drops_same, best_delay_same;
     uint32_t best_drops_pred, best_drops_true, best_delay_pred, best_delay_true;
 } qr_whatif_agreement;
+/* Fill rows[0..n) with each point's prediction against its truth and *agree with whether the
+ * rankings agree. pred and truth: n results in point order. Returns 0 or QR_ENOMEM. */
 int qr_whatif_errors(const qr_whatif_result *pred, const qr_whatif_result *truth, size_t n,
                      qr_whatif_error_row *rows, qr_whatif_agreement *agree);
 
@@ -215,6 +217,7 @@ typedef struct qr_whatif_outcome {
     qr_whatif_error_row *errors; /* n, or NULL */
     qr_whatif_agreement agree;
 } qr_whatif_outcome;
+/* Release what *o holds (NULL allowed); *o is zeroed. */
 void qr_whatif_outcome_free(qr_whatif_outcome *o);
 
 /* The table of a job: a row per point (its values, drops per layer, the share of flows losing a

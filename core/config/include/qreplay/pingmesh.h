@@ -102,6 +102,8 @@ typedef struct qr_pingmesh qr_pingmesh;
 int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology *t, char *errbuf);
 void qr_pingmesh_destroy(qr_pingmesh *pm);
 
+/* The plan's probe pairs (how many; pair i, borrowed from pm), each probe's IP size (bytes) and
+ * the time after which an unanswered probe is lost (ns). */
 size_t qr_pingmesh_pairs(const qr_pingmesh *pm);
 const qr_probe_pair *qr_pingmesh_pair(const qr_pingmesh *pm, size_t i);
 uint32_t qr_pingmesh_size(const qr_pingmesh *pm);

@@ -149,6 +149,7 @@ typedef enum {
     QR_IMPORT_LEFT_DUPLICATE,     /* a second capture of a host already captured saw it */
     QR_IMPORT_LEFT_COUNT
 } qr_import_left;
+/* The name of a qr_import_left reason ("same host at both ends", ...; "?" out of range); static storage. */
 const char *qr_import_left_name(int r);
 
 typedef struct qr_import_cfg {
@@ -206,6 +207,7 @@ typedef struct qr_import_report {
     int64_t time_base_ns;
 } qr_import_report;
 
+/* Release a report; NULL is allowed. */
 void qr_import_report_free(qr_import_report *r);
 
 /* Import: write the recording folder rec_dir (recording.h5 with the scenario, /flows, /hosts,

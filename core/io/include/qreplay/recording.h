@@ -127,6 +127,9 @@ typedef struct qr_recording_info {
     int64_t sim_end_ns;
 } qr_recording_info;
 
+/* Write recording.h5 at path (under a temporary name, renamed when complete): the scenario, info,
+ * and the tables /flows, /hosts, /drops_detected, /received. Returns 0 or the writer's error
+ * naming the file. */
 int qr_recording_write(const char *path, const qr_scenario *s, const qr_recording_info *info,
                        const qr_row_flow *flows, size_t n_flows, const qr_row_host *hosts,
                        size_t n_hosts, const qr_row_detected *detected, size_t n_detected,

@@ -98,6 +98,7 @@ void qr_faults_destroy(qr_faults *f);
 int qr_faults_arrive(qr_faults *f, uint32_t sw, uint32_t dir, uint8_t tcp_flags,
                      uint32_t payload_bytes, size_t *rule);
 
+/* How many rules f has (0 for NULL). */
 size_t qr_faults_rules(const qr_faults *f);
 /* Rule i (resolved: sw is never -1), how many packets it counted and how many it dropped. */
 const qr_fault_rule *qr_faults_rule(const qr_faults *f, size_t i);

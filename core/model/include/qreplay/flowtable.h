@@ -105,6 +105,7 @@ int qr_flow_table_for_topology(qr_flow_table **out, const qr_flow *flows, size_t
 /* Release; NULL is allowed. */
 void qr_flow_table_destroy(qr_flow_table *t);
 
+/* Flows in the table. */
 size_t qr_flow_table_flows(const qr_flow_table *t);
 /* 2 * flows. */
 size_t qr_flow_table_directions(const qr_flow_table *t);

@@ -46,6 +46,7 @@ int qr_topology_star(qr_topology **out, int hosts);
 /* Release; NULL is allowed. */
 void qr_topology_destroy(qr_topology *t);
 
+/* Hosts (k^3/4 for a FatTree, n for the star) and switches (5k^2/4; 1 for the star). */
 uint32_t qr_topology_hosts(const qr_topology *t);
 uint32_t qr_topology_switches(const qr_topology *t);
 /* Ports of switch sw (k for a FatTree switch, n for the star). */

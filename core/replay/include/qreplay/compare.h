@@ -49,6 +49,7 @@ typedef struct qr_divergence {
     uint64_t max_diff_bytes; /* largest difference */
 } qr_divergence;
 
+/* Start a divergence record: nothing compared, no difference seen. */
 void qr_divergence_init(qr_divergence *d);
 /* One matched arrival at time_ns; returns |run - rep|. */
 uint64_t qr_divergence_add(qr_divergence *d, int64_t time_ns, uint64_t run_bytes,

@@ -47,6 +47,8 @@ typedef struct qr_replay_info {
     const char *engine; /* the engine that ran it: "native" or "ns3" (NULL: not stored) */
 } qr_replay_info;
 
+/* Write replay.h5 at path (under a temporary name, renamed when complete): the scenario, info and
+ * the tables /drops, /hosts, /sampling/records. Returns 0 or the writer's error naming the file. */
 int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,
                     const qr_row_drop *drops, size_t n_drops, const qr_row_replay_host *hosts,
                     size_t n_hosts, const qr_row_sample_record *records, size_t n_records,

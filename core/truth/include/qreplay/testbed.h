@@ -79,6 +79,7 @@ typedef struct qr_testbed_truth_report {
                                 earlier in the same direction */
 } qr_testbed_truth_report;
 
+/* Release a report's ports; NULL is allowed. */
 void qr_testbed_truth_report_free(qr_testbed_truth_report *r);
 
 /* The ground truth of a testbed run, written to rec_dir/truth/ (arrivals.qra and truth.h5, as

@@ -37,6 +37,9 @@ typedef struct qr_truth_info {
     size_t n_probes;
 } qr_truth_info;
 
+/* Write truth.h5 at path (under a temporary name, renamed when complete): the scenario, info and
+ * the tables /drops, /directions, and /faults, /link_faults, /probes when info has them.
+ * Returns 0 or the writer's error naming the file. */
 int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,
                    const qr_row_drop *drops, size_t n_drops, const qr_row_direction *dirs,
                    size_t n_dirs, char *errbuf);
