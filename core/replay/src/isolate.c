@@ -5,8 +5,7 @@
 #include "internal.h"
 #include "qreplay/isolate.h"
 
-int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn *out,
-                        char *errbuf)
+int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
     const qr_flow_table *ft = qr_recording_flows(rec);
@@ -50,8 +49,8 @@ void qr_isolated_conn_free(qr_isolated_conn *c)
     memset(c, 0, sizeof *c);
 }
 
-int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir,
-                     uint32_t seq, int *lost, int64_t *arrive_ns)
+int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir, uint32_t seq,
+                     int *lost, int64_t *arrive_ns)
 {
     if (dir > 1 || seq >= c->n_sent[dir])
         return 0;

@@ -149,7 +149,8 @@ typedef enum {
     QR_IMPORT_LEFT_DUPLICATE,     /* a second capture of a host already captured saw it */
     QR_IMPORT_LEFT_COUNT
 } qr_import_left;
-/* The name of a qr_import_left reason ("same host at both ends", ...; "?" out of range); static storage. */
+/* The name of a qr_import_left reason ("same host at both ends", ...; "?" out of range); static
+ * storage. */
 const char *qr_import_left_name(int r);
 
 typedef struct qr_import_cfg {

@@ -23,7 +23,7 @@ typedef struct qr_isolated_conn {
     uint32_t flow;
     qr_tcp_sent *sent[2];
     size_t n_sent[2];
-    int64_t last_ns;       /* the latest true send time (or the flow's start) */
+    int64_t last_ns;        /* the latest true send time (or the flow's start) */
     int64_t recv_offset[2]; /* the receiving host's clock offset of each direction */
 } qr_isolated_conn;
 
@@ -36,8 +36,8 @@ void qr_isolated_conn_free(qr_isolated_conn *c);
 /* The fate of packet seq of local direction dir: 1 with *lost (no receive record: the network
  * dropped it) or *arrive_ns (its last bit reached the receiver, true time); 0 for a packet the
  * recording does not have (the replay sent more than the runtime did). */
-int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir,
-                     uint32_t seq, int *lost, int64_t *arrive_ns);
+int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir, uint32_t seq,
+                     int *lost, int64_t *arrive_ns);
 
 /* When the replay stops: long enough after the last recorded packet for a backed-off RTO or two
  * (4 min_rto + delack_timeout + 1 ms), but not past the runtime's own [traffic] stop, where the
