@@ -18,6 +18,7 @@ extern "C"
 {
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
+#include "qreplay/isolate.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
@@ -178,19 +179,14 @@ qr_cmd_isolate(int argc, char** argv)
         for (size_t k = 0; k < nSigmas; k++)
         {
             int64_t sigma = sigmas[k];
-            uint64_t same = 0, late = 0;
-            int64_t maxDiff = 0, maxP99 = 0, maxLate = 0;
+            qr_isolated_summary sum{};
             for (size_t i = 0; i < flows.size(); i++)
             {
                 if (cli_signal)
                     throw Interrupted();
                 IsolatedReplay::Result r = iso.Run(flows[i], sigma, 1);
                 check(qr_h5_table_append(t, &r, 1, err));
-                same += r.identical;
-                late += r.late;
-                maxLate = std::max(maxLate, r.max_late_ns);
-                maxDiff = std::max(maxDiff, r.max_send_diff_ns);
-                maxP99 = std::max(maxP99, r.p99_send_diff_ns);
+                qr_isolated_summary_add(&sum, &r);
                 cli_progress_update(&p,
                                     "isolate: sigma %s, connection %zu/%zu",
                                     FormatTime(sigma).c_str(),
@@ -203,11 +199,11 @@ qr_cmd_isolate(int argc, char** argv)
                      "%-10s %8zu %10" PRIu64 " %14s %14s %8" PRIu64 " %12s",
                      FormatTime(sigma).c_str(),
                      flows.size(),
-                     same,
-                     FormatTime(maxDiff).c_str(),
-                     FormatTime(maxP99).c_str(),
-                     late,
-                     FormatTime(maxLate).c_str());
+                     sum.identical,
+                     FormatTime(sum.max_send_diff_ns).c_str(),
+                     FormatTime(sum.max_p99_send_diff_ns).c_str(),
+                     sum.late,
+                     FormatTime(sum.max_late_ns).c_str());
             lines.push_back(line);
         }
         qr_h5_table* done = t;

@@ -411,3 +411,26 @@ Test(recording, an_isolated_replay_takes_its_connection_fates_and_stop_from_the_
     qr_isolated_conn_free(&c);
     qr_recording_close(r);
 }
+
+Test(recording, isolated_replays_of_one_sigma_are_summed)
+{
+    qr_isolated_summary s = {0};
+    qr_row_isolated a = {0}, b = {0};
+    a.identical = 1;
+    a.max_send_diff_ns = 0;
+    a.p99_send_diff_ns = 0;
+    b.identical = 0;
+    b.late = 3;
+    b.max_late_ns = 700;
+    b.max_send_diff_ns = 5000;
+    b.p99_send_diff_ns = 1200;
+    qr_isolated_summary_add(&s, &a);
+    qr_isolated_summary_add(&s, &b);
+    qr_isolated_summary_add(&s, &a);
+    cr_assert_eq(s.connections, 3);
+    cr_assert_eq(s.identical, 2);
+    cr_assert_eq(s.late, 3);
+    cr_assert_eq(s.max_late_ns, 700);
+    cr_assert_eq(s.max_send_diff_ns, 5000);
+    cr_assert_eq(s.max_p99_send_diff_ns, 1200);
+}

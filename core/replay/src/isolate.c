@@ -68,3 +68,16 @@ int64_t qr_isolated_stop_ns(const qr_config *c, int64_t last_ns)
         stop = c->traffic.stop_ns;
     return stop;
 }
+
+void qr_isolated_summary_add(qr_isolated_summary *s, const qr_row_isolated *r)
+{
+    s->connections++;
+    s->identical += r->identical;
+    s->late += r->late;
+    if (r->max_late_ns > s->max_late_ns)
+        s->max_late_ns = r->max_late_ns;
+    if (r->max_send_diff_ns > s->max_send_diff_ns)
+        s->max_send_diff_ns = r->max_send_diff_ns;
+    if (r->p99_send_diff_ns > s->max_p99_send_diff_ns)
+        s->max_p99_send_diff_ns = r->p99_send_diff_ns;
+}

@@ -44,6 +44,19 @@ int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_
  * recording of a connection still open ends. */
 int64_t qr_isolated_stop_ns(const qr_config *c, int64_t last_ns);
 
+/* The isolated replays of one timing jitter (sigma), summed: how many connections, how many
+ * reproduced their recorded packets exactly, and the worst send-time differences and lateness. */
+typedef struct qr_isolated_summary {
+    uint64_t connections, identical;
+    uint64_t late;                /* packets a corrector could not hold back to their time */
+    int64_t max_send_diff_ns;     /* the largest send-time difference of any connection */
+    int64_t max_p99_send_diff_ns; /* the largest per-connection p99 of them */
+    int64_t max_late_ns;
+} qr_isolated_summary;
+
+/* Add one connection's replay (an isolated.h5 /connections row) to s (start from {0}). */
+void qr_isolated_summary_add(qr_isolated_summary *s, const qr_row_isolated *r);
+
 #ifdef __cplusplus
 }
 #endif
