@@ -77,6 +77,10 @@ Test(base_internal, trim_and_comparisons)
     int64_t i[] = {5, -3, INT64_MIN, INT64_MAX, 0};
     qsort(i, 5, sizeof i[0], qri_cmp_i64);
     cr_assert(i[0] == INT64_MIN && i[1] == -3 && i[2] == 0 && i[3] == 5 && i[4] == INT64_MAX);
+    uint32_t counts[] = {0, 3, 1, 3};
+    cr_assert_eq(qri_argmax_u32(counts, 4), 1, "the first of the largest");
+    cr_assert_eq(qri_argmax_u32(counts, 1), UINT32_MAX, "all zero: none");
+    cr_assert_eq(qri_argmax_u32(counts, 0), UINT32_MAX);
     uint64_t u[] = {UINT64_MAX, 1, 0};
     qsort(u, 3, sizeof u[0], qri_cmp_u64);
     cr_assert(u[0] == 0 && u[1] == 1 && u[2] == UINT64_MAX, "no overflow in the comparison");

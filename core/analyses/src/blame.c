@@ -226,16 +226,6 @@ static uint32_t culprit_of(const dir_info *d, const double *votes)
     return best;
 }
 
-/* The path position with the most of counts[] (first on ties); NONE if all are 0. */
-static uint32_t most(const uint32_t *counts, uint32_t hops)
-{
-    uint32_t best = NONE;
-    for (uint32_t h = 0; h < hops; h++)
-        if (counts[h] && (best == NONE || counts[h] > counts[best]))
-            best = h;
-    return best;
-}
-
 static void ctx_free(qr_blame_ctx *c)
 {
     if (!c)
@@ -404,7 +394,7 @@ static int culprits(qr_blame_ctx *c, const qr_flow_table *flows, qr_blame *out)
         row->hops = x->hops;
         uint32_t cul[2] = {culprit_of(x, votes[0]), NONE};
         if (out->has_replay) {
-            uint32_t h = most(x->replay_drops, x->hops);
+            uint32_t h = qri_argmax_u32(x->replay_drops, x->hops);
             cul[1] = h != NONE ? x->cables[h] : culprit_of(x, votes[1]);
         }
         if (cul[0] != NONE)

@@ -55,6 +55,10 @@ void qri_sort_buf(void *base, size_t n, size_t size, int (*cmp)(const void *, co
 int qri_cmp_i64(const void *a, const void *b);
 int qri_cmp_u64(const void *a, const void *b);
 
+/* The index of the largest of counts[0..n) (the first on ties); UINT32_MAX if all are 0 (stats.c).
+ */
+uint32_t qri_argmax_u32(const uint32_t *counts, uint32_t n);
+
 /* Strip leading and trailing white space (isspace) in place; returns the first kept character
  * (textio.c). */
 char *qri_trim(char *s);

@@ -157,3 +157,12 @@ void qr_hist_summary(const qr_hist *h, double scale, qr_summary *out)
     out->p99 = hist_quantile(h, 0.99) * scale;
     out->max = (double)h->max * scale;
 }
+
+uint32_t qri_argmax_u32(const uint32_t *counts, uint32_t n)
+{
+    uint32_t best = UINT32_MAX;
+    for (uint32_t h = 0; h < n; h++)
+        if (counts[h] && (best == UINT32_MAX || counts[h] > counts[best]))
+            best = h;
+    return best;
+}

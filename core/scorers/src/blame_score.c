@@ -22,16 +22,6 @@ typedef struct conn_truth {
     uint32_t drops[MAX_PATH], fault[MAX_PATH];
 } conn_truth;
 
-/* The path position with the most of counts[] (first on ties); NONE if all are 0. */
-static uint32_t most(const uint32_t *counts, uint32_t hops)
-{
-    uint32_t best = NONE;
-    for (uint32_t h = 0; h < hops; h++)
-        if (counts[h] && (best == NONE || counts[h] > counts[best]))
-            best = h;
-    return best;
-}
-
 /* The faulty cables and every drop charged to its cable and to the connection rows' paths. */
 static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8_t *faulty,
                   uint32_t *n_faulty, qr_row_blame_link *links, conn_truth *ct, char *errbuf)
@@ -193,7 +183,7 @@ int qr_blame_score(qr_blame *b, const char *truth_path, char *errbuf)
         snprintf(row->true_cause, sizeof row->true_cause, "%s", "none");
         if (qr_blame_path(b, row->dir, &cables, &hops, NULL))
             continue;
-        uint32_t h = most(ct[i].drops, hops);
+        uint32_t h = qri_argmax_u32(ct[i].drops, hops);
         if (h == NONE)
             continue;
         uint32_t tc = cables[h];
