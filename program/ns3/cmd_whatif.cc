@@ -2,9 +2,11 @@
  * where every step is); this file gives the job its engines: the replay engine by name and, for
  * --validate, the closed-loop ns-3 runtime. */
 #include "helper/pipeline.h"
+#include "tables.h"
 
 #include "cli.h"
 #include "opt.h"
+#include "pool.h"
 #include "program.h"
 
 #include <sys/stat.h>
@@ -96,25 +98,6 @@ RuntimeForWhatif(void*, const qr_scenario* s, const char* dir, char* errbuf)
     return QR_EIO;
 }
 
-struct Status
-{
-    cli_progress p;
-};
-
-void
-WhatifStatus(void* ctx, const char* line, int doneLine)
-{
-    auto* st = static_cast<Status*>(ctx);
-    if (doneLine)
-    {
-        cli_progress_done(&st->p);
-        if (!st->p.quiet)
-            fprintf(stderr, "  %s\n", line);
-    }
-    else
-        cli_progress_update(&st->p, "%s", line);
-}
-
 } // namespace
 
 extern "C" int
@@ -136,7 +119,7 @@ qr_cmd_whatif(int argc, char** argv)
     job.validate = cli_count(&a, "validate") > 0;
     job.prune = cli_count(&a, "prune") > 0;
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
-    job.cores = nc > 0 ? (int)nc : 1;
+    int nCores = nc > 0 ? (int)nc : 1;
     rc = engine ? -1 : 2;
     if (rc < 0 && mode && !strcmp(mode, "tagged"))
         job.mode = QR_MODE_TAGGED;
@@ -151,7 +134,7 @@ qr_cmd_whatif(int argc, char** argv)
                                  "--cores: '%s' is not a number of runs in 1..1024",
                                  cores);
         else
-            job.cores = (int)v;
+            nCores = (int)v;
     }
     std::string recDir = dir + "/recording", recH5 = recDir + "/recording.h5";
     struct stat st;
@@ -197,24 +180,24 @@ qr_cmd_whatif(int argc, char** argv)
     job.engine_name = engine;
     job.runtime = RuntimeForWhatif;
     job.cancel = &cli_signal;
-    Status status;
-    cli_progress_init(&status.p, quiet);
-    job.status = WhatifStatus;
-    job.status_ctx = &status;
+    cli_progress progress;
+    cli_progress_init(&progress, quiet);
+    cli_pool pool{nCores, "whatif", &progress};
+    job.runner = cli_pool_runner(&pool);
     if (!quiet)
     {
         size_t np = qr_whatif_grid_points(grid);
         printf("== whatif: %zu points%s, %d at once -> %s/whatif\n",
                np,
                job.validate ? " (prediction and truth)" : "",
-               job.cores,
+               pool.cores,
                dir.c_str());
         fflush(stdout);
     }
     cli_catch_signals();
     qr_whatif_outcome out{};
     int wrc = qr_whatif_run(&job, &out, err);
-    cli_progress_done(&status.p);
+    cli_progress_done(&progress);
     cli_restore_signals();
     if (wrc == QR_ECANCELED)
     {
@@ -228,7 +211,7 @@ qr_cmd_whatif(int argc, char** argv)
         rc = 0;
         if (!quiet)
         {
-            qr_whatif_print(stdout, grid, &out);
+            cli_print_whatif(stdout, grid, &out);
             printf("whatif             %s/whatif/whatif.h5\n", dir.c_str());
         }
         fflush(stdout);

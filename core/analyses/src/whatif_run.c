@@ -1,21 +1,19 @@
-/* The what-if job (whatif.h): every run of the grid in its own process, then whatif.h5. */
+/* The what-if job (whatif.h): every run of the grid as a task of the caller's runner, then
+ * whatif.h5. */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/error.h"
 #include "qreplay/results.h"
+#include "qreplay/tasks.h"
 #include "qreplay/whatif.h"
 
 enum { RUN_PRED, RUN_TRUTH, RUN_RECORDED };
@@ -24,17 +22,7 @@ static const char *const run_names[] = {"prediction", "truth", "recorded"};
 struct run {
     int what;
     size_t point;
-    pid_t pid;
-    int done;
-    double started;
 };
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void point_dir(char *buf, size_t size, const char *tmp, size_t point)
 {
@@ -75,7 +63,7 @@ static void prune_runtime(const char *dir)
     qri_remove_tree(p);
 }
 
-/* One run, in a child process. */
+/* One run (a task: it may run in another process, so its result goes to a file). */
 static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
                    const struct run *r, char *err)
 {
@@ -151,26 +139,18 @@ static int read_one(const char *path, qr_whatif_result *out, char *err)
     return QR_OK;
 }
 
-static void error_path(char *buf, size_t size, const char *tmp, const struct run *r)
-{
-    snprintf(buf, size, "%s/error-%s-%zu.txt", tmp, run_names[r->what], r->point);
-}
+/* The job's tasks: its runs, in the order they start. */
+struct runs_ctx {
+    const qr_whatif_job *job;
+    qr_recording *rec;
+    const char *tmp;
+    const struct run *runs;
+};
 
-static void child(const qr_whatif_job *job, qr_recording *rec, const char *tmp, const struct run *r)
+static int run_task(void *ctx, size_t i, char *err)
 {
-    char err[QR_ERRBUF_SIZE] = "";
-    int rc = run_one(job, rec, tmp, r, err);
-    if (rc && rc != QR_ECANCELED) {
-        char ep[4300];
-        error_path(ep, sizeof ep, tmp, r);
-        FILE *f = fopen(ep, "w");
-        if (f) {
-            fputs(err, f);
-            fclose(f);
-        }
-    }
-    fflush(NULL);
-    _exit(rc == QR_ECANCELED ? 3 : rc ? 1 : 0);
+    const struct runs_ctx *c = ctx;
+    return run_one(c->job, c->rec, c->tmp, &c->runs[i], err);
 }
 
 static void describe(const qr_whatif_job *job, const struct run *r, char *buf, size_t size)
@@ -188,99 +168,26 @@ static void describe(const qr_whatif_job *job, const struct run *r, char *buf, s
         snprintf(buf + n, size - n, ") %s", run_names[r->what]);
 }
 
-static int run_all(const qr_whatif_job *job, qr_recording *rec, const char *tmp, struct run *runs,
-                   size_t n, char *errbuf)
+static int run_all(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
+                   const struct run *runs, size_t n, char *errbuf)
 {
-    size_t next = 0, running = 0, done = 0;
-    int rc = QR_OK, cancelled = 0;
-    double t0 = now_s(), last_status = 0;
-    while (done < n) {
-        while (!rc && !cancelled && running < (size_t)(job->cores > 0 ? job->cores : 1) &&
-               next < n) {
-            fflush(NULL);
-            pid_t pid = fork();
-            if (pid < 0) {
-                rc = qri_err(errbuf, QR_EIO, "cannot start a process: %s", strerror(errno));
-                break;
-            }
-            if (pid == 0)
-                child(job, rec, tmp, &runs[next]);
-            runs[next].pid = pid;
-            runs[next].started = now_s();
-            next++;
-            running++;
-        }
-        if ((rc || cancelled) && running == 0) {
-            done = n;
-            break;
-        }
-        if (next == n && running == 0)
-            break;
-        int st;
-        pid_t pid = waitpid(-1, &st, WNOHANG);
-        if (pid == 0 || (pid < 0 && errno == EINTR)) {
-            if (job->cancel && *job->cancel && !cancelled) {
-                cancelled = 1;
-                for (size_t i = 0; i < next; i++)
-                    if (runs[i].pid > 0 && !runs[i].done)
-                        kill(runs[i].pid, SIGTERM);
-            }
-            struct timespec ts = {0, 50 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            double t = now_s();
-            if (job->status && t - last_status >= 0.5) {
-                last_status = t;
-                char line[512];
-                snprintf(line, sizeof line, "whatif: %zu/%zu runs done, %zu running | %.0f s", done,
-                         n, running, t - t0);
-                job->status(job->status_ctx, line, 0);
-            }
-            continue;
-        }
-        if (pid < 0) {
-            rc = qri_err(errbuf, QR_EIO, "waiting for a run: %s", strerror(errno));
-            break;
-        }
-        struct run *r = NULL;
-        for (size_t i = 0; i < next; i++)
-            if (runs[i].pid == pid)
-                r = &runs[i];
-        if (!r)
-            continue;
-        r->done = 1;
-        running--;
-        done++;
-        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        char what[512];
-        describe(job, r, what, sizeof what);
-        if (code == 0) {
-            if (job->status) {
-                char line[700];
-                snprintf(line, sizeof line, "%s: done in %.1f s", what, now_s() - r->started);
-                job->status(job->status_ctx, line, 1);
-            }
-        } else if (!rc && !cancelled) {
-            if (code == 3 || (job->cancel && *job->cancel)) {
-                cancelled = 1;
-            } else {
-                char ep[4300], msg[QR_ERRBUF_SIZE] = "";
-                error_path(ep, sizeof ep, tmp, r);
-                FILE *f = fopen(ep, "r");
-                if (f) {
-                    size_t k = fread(msg, 1, sizeof msg - 1, f);
-                    msg[k] = 0;
-                    fclose(f);
-                }
-                rc = qri_err(errbuf, QR_EIO, "%s failed: %s", what,
-                             *msg ? msg : "the process ended abnormally");
-            }
-            for (size_t i = 0; i < next; i++)
-                if (runs[i].pid > 0 && !runs[i].done)
-                    kill(runs[i].pid, SIGTERM);
-        }
+    enum { NAME_SIZE = 512 };
+    char *text = calloc(n ? n : 1, NAME_SIZE);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    int rc = QR_OK;
+    if (!text || !names)
+        rc = QR_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        describe(job, &runs[i], text + i * NAME_SIZE, NAME_SIZE);
+        names[i] = text + i * NAME_SIZE;
     }
-    if (!rc && (cancelled || (job->cancel && *job->cancel)))
+    struct runs_ctx c = {job, rec, tmp, runs};
+    if (!rc)
+        rc = qr_tasks_run(&job->runner, n, run_task, &c, names, job->cancel, errbuf);
+    if (!rc && job->cancel && *job->cancel)
         rc = QR_ECANCELED;
+    free(names);
+    free(text);
     return rc;
 }
 
@@ -477,11 +384,11 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
     size_t k = 0;
     /* the longest first: the runtimes, then the replays */
     for (size_t p = 0; !rc && job->validate && p < np; p++)
-        runs[k++] = (struct run){RUN_TRUTH, p, 0, 0, 0};
+        runs[k++] = (struct run){RUN_TRUTH, p};
     for (size_t p = 0; !rc && p < np; p++)
-        runs[k++] = (struct run){RUN_PRED, p, 0, 0, 0};
+        runs[k++] = (struct run){RUN_PRED, p};
     if (!rc && has_truth)
-        runs[k++] = (struct run){RUN_RECORDED, qr_whatif_grid_baseline(job->grid), 0, 0, 0};
+        runs[k++] = (struct run){RUN_RECORDED, qr_whatif_grid_baseline(job->grid)};
     if (!rc)
         rc = run_all(job, rec, tmp, runs, n_runs, errbuf);
     qr_recording_close(rec);
@@ -495,7 +402,7 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
     }
     for (size_t p = 0; !rc && p < np; p++) {
         char path[4300];
-        struct run r = {RUN_PRED, p, 0, 0, 0};
+        struct run r = {RUN_PRED, p};
         result_path(path, sizeof path, tmp, &r);
         rc = read_one(path, &out->pred[p], errbuf);
         if (!rc && job->validate) {
@@ -506,7 +413,7 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
     }
     if (!rc && has_truth) {
         char path[4300];
-        struct run r = {RUN_RECORDED, 0, 0, 0, 0};
+        struct run r = {RUN_RECORDED, 0};
         result_path(path, sizeof path, tmp, &r);
         rc = read_one(path, &out->recorded, errbuf);
         out->has_recorded = !rc;

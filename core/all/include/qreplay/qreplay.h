@@ -9,6 +9,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/random.h"
 #include "qreplay/stats.h"
+#include "qreplay/tasks.h"
 #include "qreplay/textio.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"

@@ -26,6 +26,7 @@
 #include "qreplay/recording.h"
 #include "qreplay/replay.h"
 #include "qreplay/scenario.h"
+#include "qreplay/tasks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -220,12 +221,6 @@ typedef struct qr_whatif_outcome {
 /* Release what *o holds (NULL allowed); *o is zeroed. */
 void qr_whatif_outcome_free(qr_whatif_outcome *o);
 
-/* The table of a job: a row per point (its values, drops per layer, the share of flows losing a
- * packet, occupancy p99, time above 90% of the threshold, delays, ECN marks, blackholes, the new
- * drops and the packets after them; with truth, true drops and delay next to the predicted),
- * then the caveat and, validated, whether the rankings agree. An ECN column when a point marks. */
-void qr_whatif_print(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcome *o);
-
 /* The closed-loop runtime of a scenario into dir (the recording and its truth arrival log),
  * supplied by the program that has a runtime (the ns-3 module). Returns 0, QR_ECANCELED, or an
  * error with its message in errbuf. */
@@ -238,19 +233,18 @@ typedef struct qr_whatif_job {
     int64_t th_ns;
     int validate;
     int prune; /* delete each point's arrival logs and runtime captures once measured */
-    int cores; /* runs at once (>= 1) */
     qr_replay_engine engine;
     void *engine_ctx;
     const char *engine_name;
     qr_whatif_runtime_fn runtime; /* needed with validate */
     void *runtime_ctx;
     const volatile sig_atomic_t *cancel;
-    /* A line per finished run and a status line while waiting (may be NULL). */
-    void (*status)(void *ctx, const char *line, int done_line);
-    void *status_ctx;
+    /* Who runs the runs (each one task: a point's prediction or truth, or the recorded
+     * runtime's measurement); zeroed: one after the other in this process. */
+    qr_task_runner runner;
 } qr_whatif_job;
 
-/* Run every point (and its truth with validate) in up to job->cores processes, measure them, and
+/* Run every point (and its truth with validate) as tasks of job->runner, measure them, and
  * write run_dir/whatif/whatif.h5: /grid, /summary, /queues, /quantiles, /blackholes (every run,
  * kind 0 prediction, 1 truth, 2 recorded), /errors with validate, each point's resolved scenario
  * as attributes of /scenarios/pNNN. A folder whatif/ left by an earlier job is replaced; on an
