@@ -104,6 +104,33 @@ struct qr_recording;
 int cli_exact_tagged_replay(const char *command, struct qr_recording *rec, const char *out,
                             cli_progress *prog, char *arrivals, size_t size);
 
+/* The inputs of an analysis of a recording that may read an arrival log (diagnose, blame, trace).
+ */
+typedef struct cli_analysis_in {
+    struct qr_recording *rec;
+    char arrivals[4400]; /* the log it reads, "" for none */
+    char tmp[4400];      /* the exact tagged replay's log run for this analysis, "" for none */
+} cli_analysis_in;
+
+/* Refuse an output over an input (the recording in rec_dir, in->arrivals, and extra when not
+ * NULL or ""), open the recording into in->rec, then, when in->arrivals is "" and want_replay,
+ * run an exact tagged replay for this analysis only (cli_exact_tagged_replay) and read its log.
+ * Returns 0, or the exit status after printing the error. */
+int cli_analysis_open(const char *command, const char *rec_dir, const char *extra, const char *out,
+                      int want_replay, cli_progress *prog, cli_analysis_in *in);
+/* The replay step of cli_analysis_open alone (for a command that checks more before it runs one):
+ * when in->arrivals is "", an exact tagged replay whose log it then reads. Returns 0 or the exit
+ * status after printing the error. */
+int cli_analysis_replay(const char *command, const char *out, cli_progress *prog,
+                        cli_analysis_in *in);
+/* Remove the exact tagged replay's log, if one was run (in->tmp stays set: the replay ran). */
+void cli_analysis_replay_done(cli_analysis_in *in);
+/* What the analysis read, for its report: the log's path, "an exact tagged replay run now (not
+ * kept)", or "none (--no-replay)". */
+const char *cli_analysis_arrivals_text(const cli_analysis_in *in);
+/* Close the recording. */
+void cli_analysis_close(cli_analysis_in *in);
+
 #ifdef __cplusplus
 }
 #endif

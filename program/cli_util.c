@@ -258,3 +258,53 @@ int cli_replay_arrivals(const char *command, const char *dir, const char *replay
         return cli_fail(command, "%s: no arrival log there", arr);
     return 0;
 }
+
+int cli_analysis_open(const char *command, const char *rec_dir, const char *extra, const char *out,
+                      int want_replay, cli_progress *prog, cli_analysis_in *in)
+{
+    char err[QR_ERRBUF_SIZE];
+    in->rec = NULL;
+    in->tmp[0] = '\0';
+    cli_paths ins = {0}, outs = {0};
+    cli_paths_add_recording(&ins, rec_dir);
+    if (in->arrivals[0])
+        cli_paths_add(&ins, "%s", in->arrivals);
+    if (extra && extra[0])
+        cli_paths_add(&ins, "%s", extra);
+    cli_paths_add(&outs, "%s", out);
+    if (cli_check_outputs(command, &outs, &ins))
+        return 1;
+    if (qr_recording_open(&in->rec, rec_dir, NULL, err))
+        return cli_fail(command, "%s", err);
+    return want_replay ? cli_analysis_replay(command, out, prog, in) : 0;
+}
+
+int cli_analysis_replay(const char *command, const char *out, cli_progress *prog,
+                        cli_analysis_in *in)
+{
+    if (in->arrivals[0])
+        return 0;
+    /* no replay yet: an exact tagged replay (every send time as recorded) for this run only */
+    int rc = cli_exact_tagged_replay(command, in->rec, out, prog, in->tmp, sizeof in->tmp);
+    if (!rc)
+        snprintf(in->arrivals, sizeof in->arrivals, "%s", in->tmp);
+    return rc;
+}
+
+void cli_analysis_replay_done(cli_analysis_in *in)
+{
+    if (in->tmp[0])
+        unlink(in->tmp);
+}
+
+const char *cli_analysis_arrivals_text(const cli_analysis_in *in)
+{
+    return in->tmp[0] ? "an exact tagged replay run now (not kept)"
+                      : (in->arrivals[0] ? in->arrivals : "none (--no-replay)");
+}
+
+void cli_analysis_close(cli_analysis_in *in)
+{
+    qr_recording_close(in->rec);
+    in->rec = NULL;
+}

@@ -10,6 +10,7 @@
 #include "qreplay/blame_score.h"
 #include "qreplay/error.h"
 #include "qreplay/units.h"
+#include "tables.h"
 
 static const cli_opt opts[] = {
     {"threshold", 0, CLI_VALUE, "P",
@@ -69,7 +70,8 @@ int qr_cmd_blame(int argc, char **argv)
     const char *truth = cli_value(&a, "truth"), *outp = cli_value(&a, "out");
     int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
     int figures = cli_count(&a, "no-figures") == 0;
-    char err[QR_ERRBUF_SIZE], rec_dir[4096], arr[4200] = "", out[4200], tmp_arr[4300] = "";
+    char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
+    cli_analysis_in in = {0};
     char truth_path[4200] = "";
     qr_recording *rec = NULL;
     qr_blame b = {0};
@@ -98,7 +100,8 @@ int qr_cmd_blame(int argc, char **argv)
     snprintf(out, sizeof out, "%s", outp ? outp : "");
     if (!outp)
         snprintf(out, sizeof out, "%s/blame.h5", dir);
-    rc = cli_replay_arrivals("blame", dir, replay, arrivals, no_replay, arr, sizeof arr);
+    rc = cli_replay_arrivals("blame", dir, replay, arrivals, no_replay, in.arrivals,
+                             sizeof in.arrivals);
     if (rc)
         goto out;
     rc = 2;
@@ -113,35 +116,15 @@ int qr_cmd_blame(int argc, char **argv)
         if (!cli_exists(truth_path))
             truth_path[0] = '\0';
     }
-    {
-        cli_paths ins = {0}, outs = {0};
-        cli_paths_add_recording(&ins, rec_dir);
-        if (arr[0])
-            cli_paths_add(&ins, "%s", arr);
-        if (truth_path[0])
-            cli_paths_add(&ins, "%s", truth_path);
-        cli_paths_add(&outs, "%s", out);
-        if (cli_check_outputs("blame", &outs, &ins)) {
-            rc = 1;
-            goto out;
-        }
-    }
-    if (qr_recording_open(&rec, rec_dir, NULL, err)) {
-        rc = cli_fail("blame", "%s", err);
+    rc = cli_analysis_open("blame", rec_dir, truth_path, out, !no_replay, &prog, &in);
+    if (rc)
         goto out;
-    }
-    if (!arr[0] && !no_replay) {
-        rc = cli_exact_tagged_replay("blame", rec, out, &prog, tmp_arr, sizeof tmp_arr);
-        if (rc)
-            goto out;
-        snprintf(arr, sizeof arr, "%s", tmp_arr);
-    }
-    o.arrivals = arr[0] ? arr : NULL;
+    rec = in.rec;
+    o.arrivals = in.arrivals[0] ? in.arrivals : NULL;
     o.progress = status;
     o.progress_ctx = &prog;
     rc = qr_blame_run(rec, &o, &b, err);
-    if (tmp_arr[0])
-        unlink(tmp_arr);
+    cli_analysis_replay_done(&in);
     cli_progress_done(&prog);
     if (rc) {
         rc = cli_fail("blame", "%s: %s", rec_dir, err);
@@ -153,7 +136,7 @@ int qr_cmd_blame(int argc, char **argv)
         goto out;
     }
     /* the file names its inputs; a temporary replay's log is gone, say what it was */
-    if (tmp_arr[0])
+    if (in.tmp[0])
         b.opts.arrivals = "an exact tagged replay run by qreplay blame (not kept)";
     if (qr_blame_write(out, qr_recording_scenario(rec), &b, err)) {
         rc = cli_fail("blame", "%s", err);
@@ -162,11 +145,10 @@ int qr_cmd_blame(int argc, char **argv)
     rc = 0;
     if (!quiet) {
         printf("recording          %s\n", rec_dir);
-        printf("replay             %s\n", tmp_arr[0] ? "an exact tagged replay run now (not kept)"
-                                                     : (arr[0] ? arr : "none (--no-replay)"));
+        printf("replay             %s\n", cli_analysis_arrivals_text(&in));
         printf("truth              %s\n", truth_path[0] ? truth_path : "none (no scoring)");
         printf("output             %s\n\n", out);
-        qr_blame_print(&b, top, stdout);
+        cli_print_blame(&b, top, stdout);
     }
     if (figures) {
         char figdir[4300];
@@ -175,7 +157,7 @@ int qr_cmd_blame(int argc, char **argv)
     }
 out:
     qr_blame_free(&b);
-    qr_recording_close(rec);
+    cli_analysis_close(&in);
     cli_args_free(&a);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "qreplay/error.h"
 #include "qreplay/replay.h"
 #include "qreplay/units.h"
+#include "tables.h"
 
 static const cli_opt opts[] = {
     {"flows", 0, CLI_VALUE, "SEL",
@@ -72,7 +73,8 @@ int qr_cmd_diagnose(int argc, char **argv)
     const char *dup = cli_value(&a, "dupthresh"), *outp = cli_value(&a, "out");
     int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
     int figures = cli_count(&a, "no-figures") == 0;
-    char err[QR_ERRBUF_SIZE], rec_dir[4096], arr[4200] = "", out[4200], tmp_arr[4300] = "";
+    char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
+    cli_analysis_in in = {0};
     qr_recording *rec = NULL;
     qr_diagnosis dg = {0};
     uint32_t *ids = NULL;
@@ -128,39 +130,19 @@ int qr_cmd_diagnose(int argc, char **argv)
         snprintf(out, sizeof out, "%s", outp);
     else
         snprintf(out, sizeof out, "%s/diagnosis.h5", dir);
-    rc = cli_replay_arrivals("diagnose", dir, replay, arrivals, no_replay, arr, sizeof arr);
+    rc = cli_replay_arrivals("diagnose", dir, replay, arrivals, no_replay, in.arrivals,
+                             sizeof in.arrivals);
     if (rc)
         goto out;
-    rc = 2;
-    {
-        cli_paths ins = {0}, outs = {0};
-        cli_paths_add_recording(&ins, rec_dir);
-        if (arr[0])
-            cli_paths_add(&ins, "%s", arr);
-        cli_paths_add(&outs, "%s", out);
-        int bad = cli_check_outputs("diagnose", &outs, &ins);
-        if (bad) {
-            rc = 1;
-            goto out;
-        }
-    }
-    if (qr_recording_open(&rec, rec_dir, NULL, err)) {
-        rc = cli_fail("diagnose", "%s", err);
+    rc = cli_analysis_open("diagnose", rec_dir, NULL, out, !no_replay, &prog, &in);
+    if (rc)
         goto out;
-    }
-    if (!arr[0] && !no_replay) {
-        /* no replay yet: an exact tagged replay (every send time as recorded) for this run only */
-        rc = cli_exact_tagged_replay("diagnose", rec, out, &prog, tmp_arr, sizeof tmp_arr);
-        if (rc)
-            goto out;
-        snprintf(arr, sizeof arr, "%s", tmp_arr);
-    }
-    o.arrivals = arr[0] ? arr : NULL;
+    rec = in.rec;
+    o.arrivals = in.arrivals[0] ? in.arrivals : NULL;
     o.progress = status;
     o.progress_ctx = &prog;
     rc = qr_diagnose(rec, &o, &dg, err);
-    if (tmp_arr[0])
-        unlink(tmp_arr);
+    cli_analysis_replay_done(&in);
     cli_progress_done(&prog);
     if (rc) {
         rc = cli_fail("diagnose", "%s: %s", rec_dir, err);
@@ -174,10 +156,9 @@ int qr_cmd_diagnose(int argc, char **argv)
     if (!quiet) {
         printf("recording          %s (%zu flows, %zu selected)\n", rec_dir, dg.n_flows,
                dg.selected);
-        printf("arrivals           %s\n", tmp_arr[0] ? "an exact tagged replay run now (not kept)"
-                                                     : (arr[0] ? arr : "none (--no-replay)"));
+        printf("arrivals           %s\n", cli_analysis_arrivals_text(&in));
         printf("output             %s\n\n", out);
-        qr_diagnosis_print(&dg, stdout);
+        cli_print_diagnosis(&dg, stdout);
     }
     if (figures && dg.selected) {
         char figdir[4300];
@@ -186,7 +167,7 @@ int qr_cmd_diagnose(int argc, char **argv)
     }
 out:
     qr_diagnosis_free(&dg);
-    qr_recording_close(rec);
+    cli_analysis_close(&in);
     free(ids);
     cli_args_free(&a);
     return rc;

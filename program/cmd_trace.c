@@ -9,6 +9,7 @@
 #include "opt.h"
 #include "qreplay/error.h"
 #include "qreplay/hoptrace.h"
+#include "tables.h"
 
 static const cli_opt opts[] = {
     {"match", 'm', CLI_VALUE, "EXPR", "the packets to trace (all); grammar below"},
@@ -94,7 +95,9 @@ int qr_cmd_trace(int argc, char **argv)
     const char *limit_s = cli_value(&a, "limit"), *show_s = cli_value(&a, "show");
     const char *drops_s = cli_value(&a, "drops");
     int quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
-    char err[QR_ERRBUF_SIZE], rec_dir[4096], arr[4200] = "", out[4200], tmp_arr[4300] = "";
+    char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
+    cli_analysis_in in = {0};
+    char *arr = in.arrivals;
     qr_recording *rec = NULL;
     qr_match *m = NULL;
     qr_hoptrace t = {0};
@@ -114,59 +117,44 @@ int qr_cmd_trace(int argc, char **argv)
     if (!outp)
         snprintf(out, sizeof out, "%s/trace.h5", dir);
     if (replay || arrivals) {
-        rc = cli_replay_arrivals("trace", dir, replay, arrivals, 0, arr, sizeof arr);
+        rc = cli_replay_arrivals("trace", dir, replay, arrivals, 0, arr, sizeof in.arrivals);
         if (rc)
             goto out;
     } else {
-        snprintf(arr, sizeof arr, "%s/truth/arrivals.qra", rec_dir);
+        snprintf(arr, sizeof in.arrivals, "%s/truth/arrivals.qra", rec_dir);
         runtime = 1;
         if (!cli_exists(arr)) {
             runtime = 0;
-            rc = cli_replay_arrivals("trace", dir, NULL, NULL, 0, arr, sizeof arr);
+            rc = cli_replay_arrivals("trace", dir, NULL, NULL, 0, arr, sizeof in.arrivals);
             if (rc)
                 goto out;
         }
     }
-    {
-        cli_paths ins = {0}, outs = {0};
-        cli_paths_add_recording(&ins, rec_dir);
-        if (arr[0])
-            cli_paths_add(&ins, "%s", arr);
-        cli_paths_add(&outs, "%s", out);
-        if (cli_check_outputs("trace", &outs, &ins)) {
-            rc = 1;
-            goto out;
-        }
-    }
-    if (qr_recording_open(&rec, rec_dir, NULL, err)) {
-        rc = cli_fail("trace", "%s", err);
+    rc = cli_analysis_open("trace", rec_dir, NULL, out, 0, &prog, &in);
+    if (rc)
         goto out;
-    }
+    rec = in.rec;
     /* a bad expression is a usage error, before any replay runs */
     if (qr_match_parse(&m, match ? match : "all", rec, err)) {
         rc = cli_usage_error("trace", "--match: %s", err);
         goto out;
     }
-    if (!arr[0]) {
-        rc = cli_exact_tagged_replay("trace", rec, out, &prog, tmp_arr, sizeof tmp_arr);
-        if (rc)
-            goto out;
-        snprintf(arr, sizeof arr, "%s", tmp_arr);
-    }
+    rc = cli_analysis_replay("trace", out, &prog, &in);
+    if (rc)
+        goto out;
     o.match = match ? match : "all";
-    o.arrivals = arr;
+    o.arrivals = in.arrivals;
     o.runtime = runtime;
     o.progress = status;
     o.progress_ctx = &prog;
     rc = qr_hoptrace_run(rec, &o, &t, err);
-    if (tmp_arr[0])
-        unlink(tmp_arr);
+    cli_analysis_replay_done(&in);
     cli_progress_done(&prog);
     if (rc) {
         rc = cli_fail("trace", "%s: %s", rec_dir, err);
         goto out;
     }
-    if (tmp_arr[0])
+    if (in.tmp[0])
         t.opts.arrivals = "an exact tagged replay run by qreplay trace (not kept)";
     if (qr_hoptrace_write(out, qr_recording_scenario(rec), &t, err)) {
         rc = cli_fail("trace", "%s", err);
@@ -176,7 +164,7 @@ int qr_cmd_trace(int argc, char **argv)
     if (!quiet) {
         printf("recording          %s\n", rec_dir);
         printf("output             %s\n", out);
-        qr_hoptrace_print(&t, show, drops, stdout);
+        cli_print_hoptrace(&t, show, drops, stdout);
     }
     if (figures && t.summary.matched > t.summary.unseen) {
         char figdir[4300];
@@ -186,7 +174,7 @@ int qr_cmd_trace(int argc, char **argv)
 out:
     qr_hoptrace_free(&t);
     qr_match_free(m);
-    qr_recording_close(rec);
+    cli_analysis_close(&in);
     cli_args_free(&a);
     return rc;
 }

@@ -228,7 +228,7 @@ IsolatedReplay::Run(uint32_t flow,
     ctx.tracing = trace != nullptr;
     ctx.delackNs = delack_ns;
     ctx.flow = flow;
-    std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> owned(nullptr, qr_tcp_trace_free);
+    std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> owned(nullptr, qr_tcp_trace_destroy);
     Ptr<FlowSenderApp> snd = CreateObject<FlowSenderApp>();
     snd->Setup(&table, {0}, MakeNullCallback<void, uint32_t>(), MakeNullCallback<void, uint32_t>());
     if (ctx.tracing)

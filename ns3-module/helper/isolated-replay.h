@@ -40,7 +40,7 @@ class IsolatedReplay
     /* Replay flow f with processing-delay jitter sigma (random stream `stream`). Throws
      * std::runtime_error. With trace, also trace the connection's TCP execution (the sender
      * socket's trace sources, the receiver's interface) into a new *trace (caller frees it with
-     * qr_tcp_trace_free), finished against the recording; receiver ACKs held delack_ns or more
+     * qr_tcp_trace_destroy), finished against the recording; receiver ACKs held delack_ns or more
      * count as delayed. */
     Result Run(uint32_t flow,
                int64_t sigma_ns,

@@ -1,5 +1,6 @@
 /* qreplay isolate: isolated per-connection replays of a recording, at several jitter levels. */
 #include "helper/isolated-replay.h"
+#include "tables.h"
 
 #include "cli.h"
 #include "opt.h"
@@ -219,7 +220,7 @@ qr_cmd_isolate(int argc, char** argv)
                 throw Interrupted();
             qr_tcp_trace* tr = nullptr;
             iso.Run(traced[i], 0, 1, &tr, cfg->tcp.delack_timeout_ns / 2);
-            std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> own(tr, qr_tcp_trace_free);
+            std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> own(tr, qr_tcp_trace_destroy);
             check(qr_tcp_trace_write(tr, f, err));
             allMatch = allMatch && qr_tcp_trace_summary(tr)->matches_recording;
             char* buf = nullptr;
@@ -227,7 +228,7 @@ qr_cmd_isolate(int argc, char** argv)
             FILE* mem = open_memstream(&buf, &len);
             if (!mem)
                 throw std::bad_alloc();
-            qr_tcp_trace_print(tr, mem);
+            cli_print_tcp_trace(tr, mem);
             fclose(mem);
             traceLines.emplace_back(buf, len);
             free(buf);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "program.h"
+#include "tables.h"
 
 extern "C"
 {
@@ -218,7 +219,7 @@ qr_cmd_pingmesh(int argc, char** argv)
         if (!quiet)
         {
             printf("run                %s\noutput             %s\n\n", dir.c_str(), h5.c_str());
-            qr_pingmesh_print(&r, stdout);
+            cli_print_pingmesh(&r, stdout);
         }
         if (cli_count(&a, "no-figures") == 0)
             rc = cli_figures("pingmesh",

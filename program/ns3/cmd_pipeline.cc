@@ -1,6 +1,7 @@
 /* qreplay run, replay and metrics: the study's main job over a run folder. The replays are ns-3's
  * (helper/pipeline.h); the results are the core's (qreplay/results.h). */
 #include "helper/pipeline.h"
+#include "tables.h"
 
 #include "cli.h"
 #include "opt.h"
@@ -194,7 +195,7 @@ Results(const std::string& dir, cli_progress* p, bool quiet)
     cli_progress_done(p);
     if (!quiet)
     {
-        qr_results_print_table(stdout, rows, n);
+        cli_print_results(stdout, rows, n);
         fflush(stdout);
     }
     qr_variant_summaries_free(rows);

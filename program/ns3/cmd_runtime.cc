@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "program.h"
+#include "tables.h"
 
 extern "C"
 {
@@ -169,8 +170,8 @@ QrRuntimeStep(const char* command,
                        rt.GetWallSeconds(),
                        rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
                 printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
-                qr_faults_report(rt.GetFaults(), stdout);
-                qr_link_faults_report(rt.GetLinkFaults(), stdout);
+                cli_print_faults(rt.GetFaults(), stdout);
+                cli_print_link_faults(rt.GetLinkFaults(), stdout);
                 if (const qr_pingmesh* pm = rt.GetPingmesh())
                     printf("pingmesh           %zu probes by %zu pairs, %" PRIu64
                            " probe packets (not recorded; truth/truth.h5 /probes)\n",

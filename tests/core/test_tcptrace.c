@@ -106,7 +106,7 @@ Test(tcptrace, triggers_dupacks_delayed_acks_and_relative_numbers)
     size_t nv;
     qr_tcp_trace_vars(t, &nv);
     cr_assert_eq(nv, 4);
-    qr_tcp_trace_free(t);
+    qr_tcp_trace_destroy(t);
 }
 
 /* The butterfly's delayed-ACK stall: the timer's retransmission arrives in order and the receiver
@@ -149,7 +149,7 @@ Test(tcptrace, an_ack_forced_out_by_a_duplicate_is_held_from_the_first_copy)
             cr_assert_eq(g[i].ack, 201);
         }
     cr_assert_eq(delayed, 1);
-    qr_tcp_trace_free(t);
+    qr_tcp_trace_destroy(t);
 }
 
 Test(tcptrace, a_fast_retransmit_after_more_dupacks_than_the_threshold_is_late)
@@ -168,7 +168,7 @@ Test(tcptrace, a_fast_retransmit_after_more_dupacks_than_the_threshold_is_late)
     const qr_tt_summary *s = qr_tcp_trace_summary(t);
     cr_assert_eq(s->by_trigger[QR_TT_TRIG_FAST], 1);
     cr_assert_eq(s->late_fast_retransmits, 1);
-    qr_tcp_trace_free(t);
+    qr_tcp_trace_destroy(t);
 }
 
 Test(tcptrace, a_trace_without_a_syn_is_an_error)
@@ -179,5 +179,5 @@ Test(tcptrace, a_trace_without_a_syn_is_an_error)
     data(t, 0, TX, 0);
     cr_assert_eq(qr_tcp_trace_finish(t, NULL, err), QR_EVALUE);
     cr_assert(strstr(err, "flow 3") && strstr(err, "no SYN"), "%s", err);
-    qr_tcp_trace_free(t);
+    qr_tcp_trace_destroy(t);
 }

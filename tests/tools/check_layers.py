@@ -22,6 +22,13 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 DECL = re.compile(r"^(?:const |unsigned |struct )?[a-z_][a-z_0-9 *]*\b(qr_[a-z0-9_]+)\(")
 
 
+# What the library must not call: it writes result files and returns errors; the program prints,
+# starts processes and exits.
+FORBIDDEN = re.compile(r"\b(printf|puts|putchar|fork|vfork|_exit|exit|abort|system|popen|execl|execlp|"
+                       r"execv|execvp)\s*\(|\bstd(out|err)\b")
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\])*\"", re.S)
+
+
 def layer_deps(cmake_text):
     """The layers in build order and each layer's direct dependencies, from core/CMakeLists.txt."""
     m = re.search(r"set\(QR_LAYERS ([a-z ]+)\)", cmake_text)
@@ -190,6 +197,16 @@ def check(src):
         problems.append("core/CMakeLists.txt: the analyses layer links the truth layer")
     for cyc in find_cycles(graph):
         problems.append("include cycle: " + " -> ".join(cyc))
+    # the library never prints to the terminal, starts a process or ends one: that is the program's
+    for path, (layer, _) in sorted(files.items()):
+        if not path.endswith(".c"):
+            continue
+        with open(path, errors="replace") as fh:
+            code = COMMENT.sub(" ", fh.read())
+        for m in FORBIDDEN.finditer(code):
+            problems.append("%s:%d: %s in the library (printing, processes and exits belong to the "
+                            "program)" % (os.path.relpath(path, src),
+                                          code.count("\n", 0, m.start()) + 1, m.group(0).strip()))
     # the program and the runtimes see public headers only
     for top in ("program", "ns3-module", "testbed", "bench"):
         for root, _, fs in os.walk(os.path.join(src, top)):

@@ -390,30 +390,7 @@ int qr_tcp_trace_write(const qr_tcp_trace *t, qr_h5 *f, char *errbuf)
     return QR_OK;
 }
 
-void qr_tcp_trace_print(const qr_tcp_trace *t, FILE *out)
-{
-    const qr_tt_summary *s = &t->sum;
-    fprintf(out,
-            "flow %" PRIu32 ": %" PRIu64 " segments, %" PRIu64 " lost, %" PRIu64
-            " retransmissions (",
-            s->flow, s->segments, s->lost, s->retransmissions);
-    const char *sep = "";
-    for (int k = 1; k < QR_TT_N_TRIGGERS; k++)
-        if (s->by_trigger[k]) {
-            fprintf(out, "%s%s %" PRIu64, sep, trigger_names[k], s->by_trigger[k]);
-            sep = ", ";
-        }
-    fprintf(out,
-            "%s), %s the recording's %" PRIu64 "; %" PRIu64 " late fast retransmits; %" PRIu64
-            " delayed ACKs",
-            *sep ? "" : "none", s->matches_recording ? "exactly" : "NOT",
-            s->recorded_retransmissions, s->late_fast_retransmits, s->delayed_acks);
-    if (s->max_cwnd >= 0)
-        fprintf(out, "; max cwnd %" PRId64 " B", s->max_cwnd);
-    fputc('\n', out);
-}
-
-void qr_tcp_trace_free(qr_tcp_trace *t)
+void qr_tcp_trace_destroy(qr_tcp_trace *t)
 {
     if (!t)
         return;

@@ -353,24 +353,3 @@ void qr_faults_row(const qr_faults *f, size_t i, qr_row_fault *row)
     row->counted = f->counted[i];
     row->dropped = f->dropped[i];
 }
-
-size_t qr_faults_report(const qr_faults *f, FILE *out)
-{
-    size_t short_rules = 0;
-    for (size_t i = 0; f && i < f->n; i++) {
-        char text[96];
-        const qr_fault_rule *r = &f->rules[i];
-        uint64_t want = (uint64_t)r->last - r->first + 1;
-        fprintf(out, "fault %zu (%s): dropped %llu of %llu", i + 1,
-                qr_fault_rule_format(r, text, sizeof text), (unsigned long long)f->dropped[i],
-                (unsigned long long)want);
-        if (f->dropped[i] < want) {
-            short_rules++;
-            fprintf(out, " (only %llu %s packets of flow %u reached switch %lld)",
-                    (unsigned long long)f->counted[i], qr_fault_kind_name(r->kind), r->flow,
-                    (long long)r->sw);
-        }
-        fputc('\n', out);
-    }
-    return short_rules;
-}

@@ -263,20 +263,6 @@ void qr_link_faults_row(const qr_link_faults *f, size_t i, qr_row_link_fault *ro
     row->dropped = f->dropped[i];
 }
 
-void qr_link_faults_report(const qr_link_faults *f, FILE *out)
-{
-    for (size_t i = 0; f && i < f->n; i++) {
-        qr_row_link_fault row;
-        qr_link_faults_row(f, i, &row);
-        fprintf(out, "fault %s %s (%s)", row.kind, row.text, row.name);
-        if (f->rule[i].kind <= QR_LINK_BLACKHOLE)
-            fprintf(out, ": dropped %llu of %llu packets crossing\n",
-                    (unsigned long long)row.dropped, (unsigned long long)row.crossed);
-        else
-            fprintf(out, ": %llu packets crossed\n", (unsigned long long)row.crossed);
-    }
-}
-
 uint32_t qr_fault_drop_link(const qr_topology *t, const uint8_t *faulty, uint32_t sw, uint32_t port,
                             uint32_t src_host)
 {

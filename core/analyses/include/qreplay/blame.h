@@ -104,10 +104,6 @@ uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, 
 /* blame.h5: /links, /connections, /curve, /summary and the scenario. */
 int qr_blame_write(const char *path, const qr_scenario *s, const qr_blame *b, char *errbuf);
 
-/* The readable report: the top links by votes with the truth beside them, the flagged links, and
- * the scores. top: how many links to list. */
-void qr_blame_print(const qr_blame *b, size_t top, FILE *out);
-
 #ifdef __cplusplus
 }
 #endif

@@ -193,9 +193,6 @@ void qr_diagnosis_free(qr_diagnosis *d);
  * /blackholes and /blackhole_series, the options as attributes, the scenario on /. */
 int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf);
 
-/* The table of selected flows (flow, size, FCT, slowdown, cause, the two largest parts). */
-void qr_diagnosis_print(const qr_diagnosis *d, FILE *out);
-
 #ifdef __cplusplus
 }
 #endif

@@ -128,11 +128,6 @@ void qr_hoptrace_free(qr_hoptrace *t);
  * and the scenario as attributes). Returns 0 or QR_EIO. */
 int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace *t, char *errbuf);
 
-/* The readable report: the summary, the traces of the first `traces` kept packets hop by hop, the
- * drop debugger (the first `drops` drops, then counts by reason and by queue) and the latency
- * profile. */
-void qr_hoptrace_print(const qr_hoptrace *t, size_t traces, size_t drops, FILE *out);
-
 #ifdef __cplusplus
 }
 #endif

@@ -87,10 +87,6 @@ size_t qr_pingmesh_curve_flags(const qr_pingmesh_result *r, size_t step, uint32_
 int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_result *r,
                       char *errbuf);
 
-/* The readable report: the matrix of drop rates, the places flagged, the scores and the probes'
- * load. */
-void qr_pingmesh_print(const qr_pingmesh_result *r, FILE *out);
-
 #ifdef __cplusplus
 }
 #endif

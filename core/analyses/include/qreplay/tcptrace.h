@@ -150,7 +150,7 @@ void qr_tcp_trace_var(qr_tcp_trace *t, int64_t time_ns, qr_tt_var var, int64_t v
 int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf);
 
 /* A finished trace's segments (*n of them), variable changes (*n) and summary; borrowed from t
- * until qr_tcp_trace_free. */
+ * until qr_tcp_trace_destroy. */
 const qr_tt_segment *qr_tcp_trace_segments(const qr_tcp_trace *t, size_t *n);
 const qr_tt_var_change *qr_tcp_trace_vars(const qr_tcp_trace *t, size_t *n);
 const qr_tt_summary *qr_tcp_trace_summary(const qr_tcp_trace *t);
@@ -165,11 +165,8 @@ int qr_recorded_retransmissions(const qr_recording *rec, uint32_t flow, uint32_t
  * (creating /tcp_trace if needed). Returns 0 or the h5 error. */
 int qr_tcp_trace_write(const qr_tcp_trace *t, qr_h5 *f, char *errbuf);
 
-/* One line: "flow F: N segments, R retransmissions (rto 1, fast-retransmit 0, ...) = recorded". */
-void qr_tcp_trace_print(const qr_tcp_trace *t, FILE *out);
-
 /* Release a trace; NULL is allowed. */
-void qr_tcp_trace_free(qr_tcp_trace *t);
+void qr_tcp_trace_destroy(qr_tcp_trace *t);
 
 #ifdef __cplusplus
 }

@@ -108,11 +108,6 @@ uint64_t qr_faults_dropped(const qr_faults *f, size_t i);
 /* Rule i as a /faults row of truth.h5 (i < qr_faults_rules). */
 void qr_faults_row(const qr_faults *f, size_t i, qr_row_fault *row);
 
-/* Print what every rule did, one line each, to out: "fault 1 (flow 0 data 5 at 2): dropped 1 of
- * 1"; a rule that dropped fewer packets than it names says why ("the flow's data packets that
- * reached switch 2: 4"). Returns the number of rules that fell short. */
-size_t qr_faults_report(const qr_faults *f, FILE *out);
-
 /* The switches a packet of direction dir of this flow table crosses, in order (at most `max`,
  * *n gets their number). Returns 0, QR_EINVAL (dir out of range) or QR_EVALUE (no route). */
 int qr_dir_path(const qr_flow_table *flows, const qr_topology *topo, uint32_t dir, uint32_t *sw,

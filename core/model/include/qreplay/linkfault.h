@@ -109,9 +109,6 @@ uint32_t qr_fault_drop_link(const qr_topology *t, const uint8_t *faulty, uint32_
 /* Fault i as a /link_faults row of truth.h5. */
 void qr_link_faults_row(const qr_link_faults *f, size_t i, qr_row_link_fault *row);
 
-/* One line per fault to out: "fault gray s8>s16 1%: dropped 12 of 1180 packets crossing". */
-void qr_link_faults_report(const qr_link_faults *f, FILE *out);
-
 #ifdef __cplusplus
 }
 #endif

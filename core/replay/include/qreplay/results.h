@@ -97,10 +97,6 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
                      qr_variant_summary **rows, size_t *n_rows, char *errbuf);
 void qr_variant_summaries_free(qr_variant_summary *rows);
 
-/* The summary table (a row per variant: qdiff mean and p99 in MTU, drops in runtime and replay,
- * false accepts, false drops, wrong locations, drop error) onto out. */
-void qr_results_print_table(FILE *out, const qr_variant_summary *rows, size_t n);
-
 #ifdef __cplusplus
 }
 #endif

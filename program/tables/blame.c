@@ -1,0 +1,93 @@
+/* Blame's links by votes and the scores, as the program prints it (tables.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qreplay/blame.h"
+#include "qreplay/units.h"
+#include "tables.h"
+
+/* A link's place in the listing: by rank, unranked (0) last, then by index. */
+struct voted {
+    uint32_t rank;
+    uint32_t link;
+};
+
+static int cmp_votes(const void *a, const void *b)
+{
+    const struct voted *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank == 0 ? 1 : y->rank == 0 ? -1 : (x->rank < y->rank ? -1 : 1);
+    return x->link < y->link ? -1 : x->link > y->link;
+}
+
+static void pct(FILE *out, double v)
+{
+    if (isnan(v))
+        fprintf(out, "%8s", "-");
+    else
+        fprintf(out, "%7.1f%%", 100 * v);
+}
+
+void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
+{
+    struct voted *order = malloc((b->n_links ? b->n_links : 1) * sizeof *order);
+    if (!order)
+        return;
+    for (uint32_t i = 0; i < b->n_links; i++)
+        order[i] = (struct voted){b->links[i].rank, i};
+    qsort(order, b->n_links, sizeof *order, cmp_votes);
+    fprintf(out, "links by 007 votes (%u directions with detected losses, %llu losses",
+            b->summary[0].connections, (unsigned long long)b->losses);
+    if (b->has_replay)
+        fprintf(out, "; %llu the replay could not place", (unsigned long long)b->unexplained);
+    fprintf(out, ")\n");
+    fprintf(out, "%4s  %-12s %-9s %8s %6s %4s", "rank", "link", "layer", "votes", "voters", "flag");
+    if (b->has_replay)
+        fprintf(out, " %8s %4s %6s", "replay", "flag", "r.drop");
+    if (b->has_truth)
+        fprintf(out, "  %-6s %8s %8s", "truth", "fault", "congest");
+    fputc('\n', out);
+    for (size_t k = 0; k < b->n_links && k < top; k++) {
+        const qr_row_blame_link *l = &b->links[order[k].link];
+        if (!l->rank)
+            break;
+        fprintf(out, "%4u  %-12s %-9s %8.2f %6u %4s", l->rank, l->name, l->layer, l->votes,
+                l->voters, l->flagged ? "*" : "");
+        if (b->has_replay)
+            fprintf(out, " %8.2f %4s %6llu", l->replay_votes, l->replay_flagged ? "*" : "",
+                    (unsigned long long)l->replay_drops);
+        if (b->has_truth)
+            fprintf(out, "  %-6s %8llu %8llu", l->faulty ? "FAULTY" : "",
+                    (unsigned long long)l->fault_drops, (unsigned long long)l->congestion_drops);
+        fputc('\n', out);
+    }
+    free(order);
+    fprintf(out, "\n%-7s %8s %8s %8s %9s %9s %9s %8s %7s\n", "method", "voters", "flagged",
+            "faulty", "precision", "recall", "culprits", "detect@", "rank1@");
+    for (size_t m = 0; m < b->n_summary; m++) {
+        const qr_row_blame_summary *s = &b->summary[m];
+        fprintf(out, "%-7s %8u %8u %8u ", s->method, s->connections, s->flagged, s->faulty);
+        if (b->has_truth) {
+            pct(out, s->precision);
+            fputs("  ", out);
+            pct(out, s->recall);
+            fputs("  ", out);
+            pct(out, s->culprit_accuracy);
+            fprintf(out, " %8u %7u\n", s->detect_after, s->rank1_after);
+        } else {
+            fprintf(out, "%9s %9s %9s %8s %7s\n", "-", "-", "-", "-", "-");
+        }
+    }
+    if (b->has_truth)
+        fprintf(out,
+                "precision/recall: of the flagged links, against the links with a planted gray or "
+                "blackhole fault;\nculprits: connections whose culprit is the link that really "
+                "dropped most of their packets\n(of %u with a drop in truth); detect@/rank1@: "
+                "voting connections after which every faulty\nlink stays flagged / a faulty link "
+                "stays first (0: never)\n",
+                b->summary[0].scored);
+}

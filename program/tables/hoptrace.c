@@ -1,0 +1,227 @@
+/* Trace's hop-by-hop report, as the program prints it (tables.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qreplay/hoptrace.h"
+#include "qreplay/units.h"
+#include "tables.h"
+
+static void flags_text(uint8_t f, char *buf)
+{
+    static const char letters[] = "FSRPAUEC";
+    for (int i = 0; i < 8; i++)
+        buf[i] = (f >> i) & 1 ? letters[i] : '.';
+    buf[8] = '\0';
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static double us(double ns)
+{
+    return ns / 1e3;
+}
+
+/* Why a drop happened, in numbers. */
+static void why(const qr_hoptrace *t, const qr_row_hop_drop *d, char *buf, size_t size)
+{
+    switch (d->reason) {
+    case QR_DROP_THRESHOLD:
+        snprintf(buf, size, "queue %" PRIu64 " + %u B > threshold %" PRId64 " B", d->queue_bytes,
+                 d->bytes, d->threshold);
+        break;
+    case QR_DROP_BUFFER_FULL:
+        snprintf(buf, size, "switch %" PRIu64 " + %u B > buffer %" PRIu64 " B", d->total_bytes,
+                 d->bytes, t->summary.buffer_bytes);
+        break;
+    case QR_DROP_TAGGED:
+        snprintf(buf, size, "tagged; queue %" PRIu64 " B > threshold %" PRId64 " B - margin",
+                 d->queue_bytes, d->threshold);
+        break;
+    case QR_DROP_FAULT: snprintf(buf, size, "planted fault on %s", d->link_name); break;
+    default: snprintf(buf, size, "?"); break;
+    }
+}
+
+static void print_packet(const qr_hoptrace *t, size_t i, FILE *out)
+{
+    const qr_row_hop_packet *p = &t->packets[i];
+    char fl[9];
+    flags_text(p->flags, fl);
+    fprintf(out,
+            "packet %u:%u  flow %u %s  h%u:%u>h%u:%u  seq %u len %u [%s]%s%s\n"
+            "  sent %.6f ms (sender's clock), %u hops, %s\n",
+            p->dir, qr_packet_id_seq(p->packet), p->flow, qr_dir_is_ack(p->dir) ? "ack" : "data",
+            p->src, p->sport, p->dst, p->dport, p->seq, p->payload, fl,
+            p->retransmit ? " retransmit" : "", p->detected ? " detected-lost" : "", ms(p->sent_ns),
+            p->hops, p->fate ? qr_decision_name((qr_decision)p->fate) : "left its last switch");
+    fprintf(out, "  %3s %-9s %12s %10s %11s %12s %11s  %s\n", "hop", "queue", "arrived (ms)",
+            "queued us", "queue B", "switch B", "threshold", "decision");
+    /* the hops of packet i: rows are by packet rank then hop */
+    size_t first = 0;
+    for (size_t k = 0; k < i; k++)
+        first += t->packets[k].hops;
+    for (size_t h = first; h < first + p->hops && h < t->n_hops; h++) {
+        const qr_row_hop *x = &t->hops[h];
+        char q[24];
+        snprintf(q, sizeof q, "s%u:%u", x->sw, x->port);
+        fprintf(out, "  %3u %-9s %12.6f %10.2f %11" PRIu64 " %12" PRIu64 " %11" PRId64 "  %s\n",
+                x->hop, q, ms(x->time_ns), us((double)x->queue_ns), x->queue_bytes, x->total_bytes,
+                x->threshold, qr_decision_name((qr_decision)x->decision));
+    }
+}
+
+typedef struct place_count {
+    char name[32];
+    uint8_t reason;
+    uint64_t n;
+} place_count;
+
+static int cmp_place(const void *pa, const void *pb)
+{
+    const place_count *a = pa, *b = pb;
+    if (a->n != b->n)
+        return a->n > b->n ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* A congestion drop's queue (sN:P); a fault drop's link (A>B). */
+static void where_of(const qr_row_hop_drop *d, char *buf, size_t size)
+{
+    if (d->reason == QR_DROP_FAULT)
+        snprintf(buf, size, "%s", d->link_name);
+    else
+        snprintf(buf, size, "s%u:%u", d->sw, d->port);
+}
+
+static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out,
+            "\ndrop debugger: %zu drops of matched packets (threshold %" PRIu64
+            ", buffer-full %" PRIu64 ", tagged %" PRIu64 ", fault %" PRIu64
+            "); receivers detected %" PRIu64 ", senders resent %" PRIu64 "\n",
+            t->n_drops, s->drops_threshold, s->drops_buffer_full, s->drops_tagged, s->drops_fault,
+            s->detected, s->resent);
+    if (!t->n_drops)
+        return;
+    fprintf(out, "  %12s %-14s %5s %3s %-10s %-11s %-44s %8s %s\n", "time (ms)", "packet", "flow",
+            "hop", "where", "reason", "why", "detected", "resent after");
+    for (size_t i = 0; i < t->n_drops && i < max; i++) {
+        const qr_row_hop_drop *d = &t->drops[i];
+        char id[32], w[96], resent[32], where[32];
+        snprintf(id, sizeof id, "%u:%u", d->dir, qr_packet_id_seq(d->packet));
+        where_of(d, where, sizeof where);
+        why(t, d, w, sizeof w);
+        if (d->resent_ns >= 0)
+            snprintf(resent, sizeof resent, "%.1f us", us((double)(d->resent_ns - d->time_ns)));
+        else if (d->resent_ns == -2)
+            snprintf(resent, sizeof resent, "-");
+        else
+            snprintf(resent, sizeof resent, "never");
+        fprintf(out, "  %12.6f %-14s %5u %3u %-10s %-11s %-44s %8s %s\n", ms(d->time_ns), id,
+                d->flow, d->hop, where, qr_decision_name((qr_decision)d->reason), w,
+                d->detected ? "yes" : "no", resent);
+    }
+    if (t->n_drops > max)
+        fprintf(out, "  ... %zu more in trace.h5 /drops (--drops N shows more)\n",
+                t->n_drops - max);
+    /* by place */
+    place_count *pc = calloc(t->n_drops, sizeof *pc);
+    size_t n = 0;
+    for (size_t i = 0; pc && i < t->n_drops; i++) {
+        const qr_row_hop_drop *d = &t->drops[i];
+        char where[32];
+        where_of(d, where, sizeof where);
+        size_t k;
+        for (k = 0; k < n; k++)
+            if (pc[k].reason == d->reason && !strcmp(pc[k].name, where))
+                break;
+        if (k == n) {
+            snprintf(pc[n].name, sizeof pc[n].name, "%s", where);
+            pc[n++].reason = d->reason;
+        }
+        pc[k].n++;
+    }
+    if (pc) {
+        qsort(pc, n, sizeof *pc, cmp_place);
+        fprintf(out, "  by place:");
+        for (size_t k = 0; k < n && k < 8; k++)
+            fprintf(out, "%s %s %s %" PRIu64, k ? "," : "", pc[k].name,
+                    qr_decision_name((qr_decision)pc[k].reason), pc[k].n);
+        fprintf(out, "%s\n", n > 8 ? ", ..." : "");
+    }
+    free(pc);
+}
+
+static void print_profile(const qr_hoptrace *t, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out,
+            "\nlatency profile: queueing of the matched packets at each hop (packets the hop "
+            "admitted)\n"
+            "  path queueing of the delivered ones: mean %.2f us, p99 %.2f us, max %.2f us\n",
+            us(s->queue_mean_ns), us((double)s->queue_p99_ns), us((double)s->queue_max_ns));
+    if (!t->n_profile)
+        return;
+    fprintf(out, "  %3s %-9s %9s %10s %10s %10s %10s %7s\n", "hop", "queue", "packets", "mean us",
+            "p50 us", "p99 us", "max us", "share");
+    for (size_t i = 0; i < t->n_profile; i++) {
+        const qr_row_hop_profile *p = &t->profile[i];
+        /* every hop's busiest queues; the rest summed */
+        size_t rank = 0;
+        for (size_t k = i; k > 0 && t->profile[k - 1].hop == p->hop; k--)
+            rank++;
+        if (rank >= 4) {
+            uint64_t pk = 0;
+            double share = 0;
+            size_t k = i;
+            for (; k < t->n_profile && t->profile[k].hop == p->hop; k++) {
+                pk += t->profile[k].packets;
+                share += t->profile[k].share;
+            }
+            fprintf(out, "  %3u %-9s %9" PRIu64 " %10s %10s %10s %10s %6.1f%%\n", p->hop,
+                    "(others)", pk, "", "", "", "", 100 * share);
+            i = k - 1;
+            continue;
+        }
+        char q[24];
+        snprintf(q, sizeof q, "s%u:%u", p->sw, p->port);
+        fprintf(out, "  %3u %-9s %9" PRIu64 " %10.2f %10.2f %10.2f %10.2f %6.1f%%\n", p->hop, q,
+                p->packets, us(p->mean_ns), us((double)p->p50_ns), us((double)p->p99_ns),
+                us((double)p->max_ns), 100 * p->share);
+    }
+}
+
+void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out, "match              %s\n", t->match);
+    fprintf(out, "arrival log        %s (%s)\n", t->opts.arrivals,
+            t->opts.runtime ? "the runtime's ground truth" : "a replay's");
+    fprintf(out,
+            "read               %" PRIu64 " arrivals of %" PRIu64 " recorded packets (%" PRIu64
+            " arrivals of packets the recording lacks, left out)\n",
+            s->arrivals, s->packets, s->unknown_arrivals);
+    fprintf(out,
+            "matched            %" PRIu64 " packets: %" PRIu64 " left their last switch, %" PRIu64
+            " dropped, %" PRIu64 " reached no switch in the log\n",
+            s->matched, s->delivered, s->dropped, s->unseen);
+    fprintf(out, "kept               %" PRIu64 " in /packets and /hops", s->kept);
+    if (s->kept < s->matched - s->unseen)
+        fprintf(out, " (the first by time at their first switch; --limit)");
+    fputc('\n', out);
+    if (t->n_packets && traces) {
+        fprintf(out, "\ntraces of the first %zu:\n", traces < t->n_packets ? traces : t->n_packets);
+        for (size_t i = 0; i < t->n_packets && i < traces; i++)
+            print_packet(t, i, out);
+    }
+    print_drops(t, drops, out);
+    print_profile(t, out);
+}

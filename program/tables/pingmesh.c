@@ -1,0 +1,125 @@
+/* Pingmesh's matrix and flagged places, as the program prints it (tables.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qreplay/pingmesh_analyze.h"
+#include "qreplay/units.h"
+#include "tables.h"
+
+static void rate_cell(FILE *out, double v)
+{
+    if (isnan(v))
+        fprintf(out, " %6s", "-");
+    else
+        fprintf(out, " %5.2f%%", 100 * v);
+}
+
+static void print_matrix(const qr_pingmesh_result *r, FILE *out)
+{
+    size_t R = r->n_racks;
+    if (R <= 16) {
+        fprintf(out, "drop rate by rack pair (rows: probing rack, columns: probed rack)\n%8s", "");
+        for (size_t b = 0; b < R; b++) {
+            char name[16];
+            snprintf(name, sizeof name, "s%zu", b);
+            fprintf(out, " %6s", name);
+        }
+        fputc('\n', out);
+        for (size_t a = 0; a < R; a++) {
+            fprintf(out, "s%-3zu p%-2u", a, r->racks[a * R].src_pod);
+            for (size_t b = 0; b < R; b++)
+                rate_cell(out, r->racks[a * R + b].drop_rate);
+            fputc('\n', out);
+        }
+        return;
+    }
+    /* large networks: pods by pods */
+    uint32_t pods = r->racks[(R - 1) * R + R - 1].src_pod + 1;
+    fprintf(out, "drop rate by pod pair (rows: probing pod, columns: probed pod)\n%5s", "");
+    for (uint32_t b = 0; b < pods; b++)
+        fprintf(out, " %5s%u", "p", b);
+    fputc('\n', out);
+    for (uint32_t a = 0; a < pods; a++) {
+        fprintf(out, "p%-4u", a);
+        for (uint32_t b = 0; b < pods; b++) {
+            uint64_t n = 0, l = 0;
+            for (size_t c = 0; c < R * R; c++)
+                if (r->racks[c].src_pod == a && r->racks[c].dst_pod == b) {
+                    n += r->racks[c].probes;
+                    l += r->racks[c].lost;
+                }
+            rate_cell(out, n ? (double)l / (double)n : NAN);
+        }
+        fputc('\n', out);
+    }
+}
+
+void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
+{
+    const qr_row_pm_summary *s = &r->summary;
+    fprintf(out,
+            "probes   %llu sent by %u pairs every %.1f us (%u B, timeout %.1f us); %llu scored, "
+            "%llu left out (sent within the timeout of the end)\n",
+            (unsigned long long)s->sent, s->pairs, s->interval_ns / 1e3, s->size,
+            s->timeout_ns / 1e3, (unsigned long long)s->scored, (unsigned long long)s->unresolved);
+    fprintf(out, "lost     %llu (%.3f%%), %llu of them answered late", (unsigned long long)s->lost,
+            100 * (isnan(s->drop_rate) ? 0 : s->drop_rate), (unsigned long long)s->late);
+    fprintf(out, "; truth: %llu to faults, %llu to full buffers, %llu in NIC queues\n",
+            (unsigned long long)s->fault_lost, (unsigned long long)s->congestion_lost,
+            (unsigned long long)s->host_lost);
+    fprintf(out,
+            "load     %.3f MB of probes and answers, %.4f%% of all bytes sent; the busiest host "
+            "sends %.2f Mbit/s of them (%.4f%% of its link)\n\n",
+            s->probe_bytes / 1e6, 100 * (isnan(s->probe_share) ? 0 : s->probe_share),
+            s->host_probe_bps_max / 1e6, 100 * s->link_share_max);
+    print_matrix(r, out);
+    fprintf(out, "\nplaces by how much their drop rate stands out (flagged first)\n");
+    fprintf(out, "%4s  %-7s %-14s %9s %7s %8s %8s %9s %8s", "flag", "kind", "place", "probes",
+            "lost", "rate", "rest", "llr", "suspects");
+    if (r->has_truth)
+        fprintf(out, "  %s", "truth");
+    fputc('\n', out);
+    for (size_t i = 0; i < r->n_places && (i < 10 || r->places[i].flagged); i++) {
+        const qr_row_pm_place *p = &r->places[i];
+        char fl[8] = "";
+        if (p->flagged)
+            snprintf(fl, sizeof fl, "%u", p->flagged);
+        fprintf(out, "%4s  %-7s %-14s %9llu %7llu", fl, p->kind, p->name,
+                (unsigned long long)p->probes, (unsigned long long)p->lost);
+        rate_cell(out, p->rate);
+        fputc(' ', out);
+        rate_cell(out, p->rest_rate);
+        fprintf(out, " %9.1f %8u", p->llr, p->suspects);
+        if (r->has_truth)
+            fprintf(out, "  %s", p->faulty ? "FAULTY" : "");
+        fputc('\n', out);
+    }
+    fprintf(out,
+            "\nrule: flag the place whose drop rate stands out most (>= %.3g x the rest, "
+            "significant at %.3g over all places), set its probes aside, repeat\n",
+            r->opts.ratio, r->opts.alpha);
+    fprintf(out, "flagged %u place%s", s->flagged, s->flagged == 1 ? "" : "s");
+    if (s->flagged)
+        fprintf(out, " (%.1f suspect cables each)", s->mean_suspects);
+    if (r->has_truth) {
+        fprintf(out, "; %u with a faulty suspect; %u of %u faulty cables covered", s->right,
+                s->covered, s->faulty);
+        fprintf(out, "\nprecision %s", "");
+        if (isnan(s->precision))
+            fprintf(out, "-");
+        else
+            fprintf(out, "%.1f%%", 100 * s->precision);
+        fprintf(out, "  recall %.1f%%", 100 * s->recall);
+        if (s->detect_after)
+            fprintf(out, "  detected for good after %llu probes (%.3f ms)",
+                    (unsigned long long)s->detect_after, s->detect_after_ns / 1e6);
+        else
+            fprintf(out, "  not detected for good");
+    } else
+        fprintf(out, "; no faults planted, nothing to score");
+    fputc('\n', out);
+}
