@@ -65,12 +65,12 @@ void cli_print_whatif(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcom
         if (o->truth)
             fprintf(out, " %8" PRIu64, o->truth[p].row.drops);
         char q[32];
-        fmt_bytes(q, sizeof q, (double)r->q_p99[QR_WHATIF_LAYERS]);
+        fmt_bytes(q, sizeof q, (double)r->q_p99_bytes[QR_WHATIF_LAYERS]);
         fprintf(out, " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5.1f%% %9s %6.2f%% %7.1fus %7.1fus",
                 r->layer_drops[0], r->layer_drops[1], r->layer_drops[2], 100 * r->lossy_share, q,
-                100 * r->above90[QR_WHATIF_LAYERS], r->delay_p50 / 1e3, r->delay_p99 / 1e3);
+                100 * r->above90[QR_WHATIF_LAYERS], r->delay_p50_ns / 1e3, r->delay_p99_ns / 1e3);
         if (o->truth)
-            fprintf(out, " %7.1fus", o->truth[p].row.delay_p99 / 1e3);
+            fprintf(out, " %7.1fus", o->truth[p].row.delay_p99_ns / 1e3);
         if (with_ecn)
             fprintf(out, " %8" PRIu64, r->ecn_marks);
         fprintf(out, " %5" PRIu64 " %9" PRIu64 " %10" PRIu64 "%s\n", r->blackholes, r->new_drops,
@@ -80,8 +80,8 @@ void cli_print_whatif(FILE *out, const qr_whatif_grid *g, const qr_whatif_outcom
         fprintf(out,
                 "recorded runtime: %" PRIu64 " drops, delay p50 %.1f us, p99 %.1f us, %" PRIu64
                 " blackhole episodes\n",
-                o->recorded.row.drops, o->recorded.row.delay_p50 / 1e3,
-                o->recorded.row.delay_p99 / 1e3, o->recorded.row.blackholes);
+                o->recorded.row.drops, o->recorded.row.delay_p50_ns / 1e3,
+                o->recorded.row.delay_p99_ns / 1e3, o->recorded.row.blackholes);
     fprintf(out, "note: %s\n", QR_WHATIF_CAVEAT);
     if (o->errors) {
         const qr_whatif_agreement *a = &o->agree;

@@ -207,9 +207,9 @@ Test(whatif, hand_example_on_a_star)
     cr_assert_eq(w->ecn_marks, 2);
     /* every port of a star leads to a host: three delivered, delays 0, T, T - 100 */
     cr_assert_eq(w->delivered, 3);
-    cr_assert_eq(w->delay_max, T);
-    cr_assert_float_eq((double)w->delay_p50, (double)(T - 100), (T - 100) / 200.0);
-    cr_assert_eq(w->q_max[0], 1500);
+    cr_assert_eq(w->delay_max_ns, T);
+    cr_assert_float_eq((double)w->delay_p50_ns, (double)(T - 100), (T - 100) / 200.0);
+    cr_assert_eq(w->q_max_bytes[0], 1500);
     /* port 0 holds 3000 B on [1000, 1000+T) and [1100+T, 1000+2T), 1500 B between and on
      * [1000+2T, 1000+3T): above 90% of 2000 for 2T - 100, above 50% for 3T; the span runs from
      * 1000 to D at 5000, the star's 3 ports share it */
@@ -326,7 +326,7 @@ Test(whatif, properties_on_random_fifo_streams)
         cr_assert_eq(w->drops, drops);
         cr_assert_eq(w->admitted, admitted);
         cr_assert_eq(w->delivered, admitted, "every port of a star leads to a host");
-        cr_assert_eq(w->delay_max, max_delay, "seed %u", seed);
+        cr_assert_eq(w->delay_max_ns, max_delay, "seed %u", seed);
         uint64_t qa = 0, qd = 0;
         for (size_t i = 0; i < r.n_queues; i++) {
             qa += r.queues[i].arrivals;
@@ -336,11 +336,11 @@ Test(whatif, properties_on_random_fifo_streams)
         }
         cr_assert_eq(qa, N);
         cr_assert_eq(qd, drops);
-        cr_assert_leq(w->q_p50[3], w->q_p99[3]);
-        cr_assert_leq(w->q_p99[3], w->q_max[3]);
-        cr_assert_leq(w->q_max[3], 30000);
-        cr_assert_leq(w->delay_p50, w->delay_p99);
-        cr_assert_leq(w->delay_p99, w->delay_max);
+        cr_assert_leq(w->q_p50_bytes[3], w->q_p99_bytes[3]);
+        cr_assert_leq(w->q_p99_bytes[3], w->q_max_bytes[3]);
+        cr_assert_leq(w->q_max_bytes[3], 30000);
+        cr_assert_leq(w->delay_p50_ns, w->delay_p99_ns);
+        cr_assert_leq(w->delay_p99_ns, w->delay_max_ns);
         cr_assert_leq(w->above90[3], w->above50[3]);
         cr_assert(w->lossy_share >= 0 && w->lossy_share <= 1);
         /* quantiles rise with p */
@@ -380,8 +380,8 @@ Test(whatif, kendall_tau_and_prediction_errors)
         pred[i].row.point = truth[i].row.point = (uint32_t)i;
         pred[i].row.drops = pd[i];
         truth[i].row.drops = td[i];
-        pred[i].row.delay_p99 = 1000 * (i + 1);
-        truth[i].row.delay_p99 = 1000 * (i + 1) + 100;
+        pred[i].row.delay_p99_ns = 1000 * (i + 1);
+        truth[i].row.delay_p99_ns = 1000 * (i + 1) + 100;
         for (int k = 0; k < QR_WHATIF_QUANTILES; k++) {
             double p = (double)k / (QR_WHATIF_QUANTILES - 1);
             qp[i][k] = (qr_whatif_quantile_row){(uint32_t)i, 0, QR_WHATIF_LAYERS,   p,

@@ -266,17 +266,17 @@ static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr
         double denom = (double)ports[l] * (double)span;
         row->above50[l] = denom > 0 ? (double)t50[l] / denom : 0;
         row->above90[l] = denom > 0 ? (double)t90[l] / denom : 0;
-        row->q_p50[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 0.5));
-        row->q_p99[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 0.99));
-        row->q_max[l] = hist_max(m->hq[l]);
-        row->sw_p50[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 0.5));
-        row->sw_p99[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 0.99));
-        row->sw_max[l] = hist_max(m->hsw[l]);
-        row->hop_delay_p99[l] = llround(qr_hist_quantile(m->hhop[l], 0.99));
+        row->q_p50_bytes[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 0.5));
+        row->q_p99_bytes[l] = (uint64_t)llround(qr_hist_quantile(m->hq[l], 0.99));
+        row->q_max_bytes[l] = hist_max(m->hq[l]);
+        row->sw_p50_bytes[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 0.5));
+        row->sw_p99_bytes[l] = (uint64_t)llround(qr_hist_quantile(m->hsw[l], 0.99));
+        row->sw_max_bytes[l] = hist_max(m->hsw[l]);
+        row->hop_delay_p99_ns[l] = llround(qr_hist_quantile(m->hhop[l], 0.99));
     }
-    row->delay_p50 = llround(qr_hist_quantile(m->hdelay, 0.5));
-    row->delay_p99 = llround(qr_hist_quantile(m->hdelay, 0.99));
-    row->delay_max = (int64_t)hist_max(m->hdelay);
+    row->delay_p50_ns = llround(qr_hist_quantile(m->hdelay, 0.5));
+    row->delay_p99_ns = llround(qr_hist_quantile(m->hdelay, 0.99));
+    row->delay_max_ns = (int64_t)hist_max(m->hdelay);
     for (size_t f = 0; f < m->n_flows; f++) {
         struct flowacc *fa = &m->flows[f];
         row->flows += fa->seen;
@@ -287,8 +287,8 @@ static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr
             return QR_ENOMEM;
     }
     row->lossy_share = row->flows ? (double)row->flows_lossy / (double)row->flows : 0;
-    row->flow_delay_p50 = llround(qr_hist_quantile(m->hflow, 0.5));
-    row->flow_delay_p99 = llround(qr_hist_quantile(m->hflow, 0.99));
+    row->flow_delay_p50_ns = llround(qr_hist_quantile(m->hflow, 0.5));
+    row->flow_delay_p99_ns = llround(qr_hist_quantile(m->hflow, 0.99));
     if (rec && row->flows_new_drop)
         for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
             size_t n;
@@ -317,8 +317,8 @@ static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr
         r->arrivals = q->arrivals;
         r->drops = q->drops;
         r->ecn_marks = q->marks;
-        r->q_p99 = (uint64_t)llround(qr_hist_quantile(q->h, 0.99));
-        r->q_max = q->qmax;
+        r->q_p99_bytes = (uint64_t)llround(qr_hist_quantile(q->h, 0.99));
+        r->q_max_bytes = q->qmax;
         r->above50 = span > 0 ? (double)q->t50 / (double)span : 0;
         r->above90 = span > 0 ? (double)q->t90 / (double)span : 0;
     }

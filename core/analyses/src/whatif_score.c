@@ -93,9 +93,9 @@ int qr_whatif_errors(const qr_whatif_result *pred, const qr_whatif_result *truth
             e->layer_drops_rel[l] =
                 qr_whatif_rel((double)p->layer_drops[l], (double)t->layer_drops[l]);
         for (int l = 0; l <= QR_WHATIF_LAYERS; l++)
-            e->q_p99_rel[l] = qr_whatif_rel((double)p->q_p99[l], (double)t->q_p99[l]);
-        e->delay_p50_rel = qr_whatif_rel((double)p->delay_p50, (double)t->delay_p50);
-        e->delay_p99_rel = qr_whatif_rel((double)p->delay_p99, (double)t->delay_p99);
+            e->q_p99_rel[l] = qr_whatif_rel((double)p->q_p99_bytes[l], (double)t->q_p99_bytes[l]);
+        e->delay_p50_rel = qr_whatif_rel((double)p->delay_p50_ns, (double)t->delay_p50_ns);
+        e->delay_p99_rel = qr_whatif_rel((double)p->delay_p99_ns, (double)t->delay_p99_ns);
         const qr_whatif_quantile_row *qp = delay_quantiles(&pred[i]),
                                      *qt = delay_quantiles(&truth[i]);
         if (qp && qt) {
@@ -120,8 +120,8 @@ int qr_whatif_errors(const qr_whatif_result *pred, const qr_whatif_result *truth
         }
         pd[i] = (double)p->drops;
         td[i] = (double)t->drops;
-        pp[i] = (double)p->delay_p99;
-        tp[i] = (double)t->delay_p99;
+        pp[i] = (double)p->delay_p99_ns;
+        tp[i] = (double)t->delay_p99_ns;
     }
     memset(agree, 0, sizeof *agree);
     if (n) {

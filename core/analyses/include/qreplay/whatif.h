@@ -87,14 +87,16 @@ typedef struct qr_whatif_row {
     /* drops of packets the recording's hosts did not see lost, the flows they hit, and the
      * recorded packets of those flows sent after the first such drop (0 for the truth) */
     uint64_t new_drops, flows_new_drop, sent_after_new_drop;
-    uint64_t q_p50[QR_WHATIF_LAYERS + 1], q_p99[QR_WHATIF_LAYERS + 1], q_max[QR_WHATIF_LAYERS + 1];
-    uint64_t sw_p50[QR_WHATIF_LAYERS + 1], sw_p99[QR_WHATIF_LAYERS + 1],
-        sw_max[QR_WHATIF_LAYERS + 1];
+    /* the queue's and the switch's bytes that arriving packets saw, per layer and all */
+    uint64_t q_p50_bytes[QR_WHATIF_LAYERS + 1], q_p99_bytes[QR_WHATIF_LAYERS + 1],
+        q_max_bytes[QR_WHATIF_LAYERS + 1];
+    uint64_t sw_p50_bytes[QR_WHATIF_LAYERS + 1], sw_p99_bytes[QR_WHATIF_LAYERS + 1],
+        sw_max_bytes[QR_WHATIF_LAYERS + 1];
     double above50[QR_WHATIF_LAYERS + 1], above90[QR_WHATIF_LAYERS + 1];
-    uint64_t delivered;                          /* packets that reached their last hop's port */
-    int64_t delay_p50, delay_p99, delay_max;     /* per delivered packet, end to end */
-    int64_t flow_delay_p50, flow_delay_p99;      /* per flow: mean over its packets */
-    int64_t hop_delay_p99[QR_WHATIF_LAYERS + 1]; /* per hop */
+    uint64_t delivered; /* packets that reached their last hop's port */
+    int64_t delay_p50_ns, delay_p99_ns, delay_max_ns; /* per delivered packet, end to end */
+    int64_t flow_delay_p50_ns, flow_delay_p99_ns;     /* per flow: mean over its packets */
+    int64_t hop_delay_p99_ns[QR_WHATIF_LAYERS + 1];   /* per hop */
     uint64_t blackholes, blackhole_drops;
     int64_t span_ns; /* first arrival to the last arrival or departure */
     /* arrivals whose logged queue length differs from the FIFO model's (0 for a native
@@ -108,7 +110,7 @@ typedef struct qr_whatif_queue_row {
     uint8_t kind;
     uint32_t sw, port;
     uint8_t layer;
-    uint64_t arrivals, drops, ecn_marks, q_p99, q_max;
+    uint64_t arrivals, drops, ecn_marks, q_p99_bytes, q_max_bytes;
     double above50, above90;
 } qr_whatif_queue_row;
 
