@@ -48,7 +48,7 @@ std::string
 QreplayRuntime::PcapName(uint32_t host)
 {
     char buf[32];
-    snprintf(buf, sizeof buf, "pcap/h%04u.pcap", host);
+    qr_recorder_pcap_name(host, buf, sizeof buf);
     return buf;
 }
 
@@ -61,35 +61,11 @@ QreplayRuntime::QreplayRuntime(const qr_scenario* scenario, Options options)
 
 QreplayRuntime::~QreplayRuntime()
 {
-    if (!m_committed)
-        RemoveTemps();
-    qr_lossdet_destroy(m_lossdet);
+    qr_recorder_destroy(m_rec); // removes an uncommitted recording
     Simulator::Destroy();
     qr_faults_destroy(m_faults);
     qr_link_faults_destroy(m_linkFaults);
     qr_pingmesh_destroy(m_pingmesh);
-}
-
-std::string
-QreplayRuntime::Temp(const std::string& rel) const
-{
-    return m_opt.outDir + "/" + rel + ".partial-" + std::to_string(getpid());
-}
-
-void
-QreplayRuntime::RemoveTemps()
-{
-    char err[QR_ERRBUF_SIZE];
-    for (qr_trace_writer*& w : m_pcaps)
-    {
-        qr_trace_writer_close(w, err);
-        w = nullptr;
-    }
-    qr_arrival_writer_close(m_arrivals, err);
-    m_arrivals = nullptr;
-    for (const std::string& rel : m_temps)
-        unlink(Temp(rel).c_str());
-    m_temps.clear();
 }
 
 void
@@ -196,12 +172,6 @@ QreplayRuntime::Build()
     m_offsets.assign(hosts, 0);
     if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
         throw std::runtime_error("[clock] max_offset: invalid");
-    m_dirs.assign(m_table->Directions(), DirStats{});
-    m_flowRecs.assign(m_table->Flows(), FlowRecord{});
-    m_hostPackets.assign(hosts, 0);
-    m_hostBytes.assign(hosts, 0);
-    if (qr_lossdet_create(&m_lossdet, m_table->Directions()))
-        throw std::bad_alloc();
 
     // applications: a sink on every host, a sender on every host that starts flows
     std::vector<uint64_t> readBps(m_table->Flows());
@@ -251,27 +221,10 @@ QreplayRuntime::Build()
                                 this);
     }
 
-    // recording and ground truth
-    if (!m_opt.outDir.empty())
-    {
-        for (const char* sub : {"/pcap", "/truth"})
-            if (qr_make_dirs((m_opt.outDir + sub).c_str(), err))
-                throw std::runtime_error(err);
-        unlink((m_opt.outDir + "/recording.h5").c_str()); // the "complete" marker goes first
-        m_pcaps.assign(hosts, nullptr);
-        for (uint32_t h = 0; h < hosts; h++)
-        {
-            m_temps.push_back(PcapName(h));
-            if (qr_trace_writer_open(&m_pcaps[h], Temp(PcapName(h)).c_str(), err))
-                throw std::runtime_error(err);
-        }
-        if (m_opt.arrivals)
-        {
-            m_temps.push_back("truth/arrivals.qra");
-            if (qr_arrival_writer_open(&m_arrivals, Temp("truth/arrivals.qra").c_str(), err))
-                throw std::runtime_error(err);
-        }
-    }
+    // recording and ground truth: the core's recorder keeps the books and writes the files
+    qr_recorder_opts ro{m_opt.outDir.c_str(), m_opt.scenarioName.c_str(), m_opt.arrivals ? 1 : 0};
+    if (qr_recorder_create(&m_rec, m_scenario, m_table->Get(), m_offsets.data(), &ro, err))
+        throw std::runtime_error(err);
     for (uint32_t h = 0; h < hosts; h++)
     {
         Ptr<NetDevice> dev = m_net->GetHostDevice(h);
@@ -309,7 +262,7 @@ QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
     qr_packet pk;
     if (!DecodeWire(p, pk))
     {
-        rt->m_unknown++;
+        qr_recorder_unknown(rt->m_rec);
         return;
     }
     qr_five_tuple ft{pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
@@ -319,25 +272,10 @@ QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
         return;
     }
     QreplayTag tag;
-    if (p->PeekPacketTag(tag) && tag.flow < rt->m_dirs.size())
-    {
-        DirStats& d = rt->m_dirs[tag.flow];
-        d.sent++;
-        d.sentBytes += pk.ip_len;
-        rt->m_inFlight++;
-    }
-    else
-        rt->m_unknown++;
-    rt->m_hostPackets[host]++;
-    rt->m_hostBytes[host] += pk.ip_len;
-    rt->m_packets++;
-    if (!rt->m_pcaps.empty())
-    {
-        pk.time_ns = Simulator::Now().GetNanoSeconds() + rt->m_offsets[host];
-        char err[QR_ERRBUF_SIZE];
-        if (qr_trace_write(rt->m_pcaps[host], &pk, err))
-            rt->Fail(err);
-    }
+    uint32_t dir = p->PeekPacketTag(tag) ? tag.flow : QR_DIR_NONE;
+    char err[QR_ERRBUF_SIZE];
+    if (qr_recorder_sent(rt->m_rec, host, dir, &pk, Simulator::Now().GetNanoSeconds(), err))
+        rt->Fail(err);
     if (++rt->m_tick >= 4096)
     {
         rt->m_tick = 0;
@@ -349,29 +287,21 @@ void
 QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
 {
     QreplayTag tag;
-    if (p->PeekPacketTag(tag) && tag.flow < rt->m_dirs.size())
-    {
-        DirStats& d = rt->m_dirs[tag.flow];
-        d.delivered++;
-        d.deliveredBytes += p->GetSize() - 2;
-        rt->m_inFlight--;
-        // on the receiving host's clock, as its own capture would show it
-        rt->m_received.push_back(
-            Received{tag.flow, tag.Seq(), Simulator::Now().GetNanoSeconds() + rt->m_offsets[host]});
-    }
+    if (p->PeekPacketTag(tag))
+        qr_recorder_delivered(rt->m_rec,
+                              host,
+                              tag.flow,
+                              tag.Seq(),
+                              p->GetSize() - 2, // less the point-to-point header
+                              Simulator::Now().GetNanoSeconds());
     // what the receiving host can see: the 5-tuple and the IP ID
     qr_packet pk;
     uint32_t dir;
     if (DecodeWire(p, pk))
     {
         qr_five_tuple ft{pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
-        if (rt->m_table->Resolve(ft, dir))
-        {
-            uint64_t seq, first, n;
-            qr_lossdet_observe(rt->m_lossdet, dir, pk.ip_id, &seq, &first, &n);
-            for (uint64_t s = first; s < first + n; s++)
-                rt->m_detected.push_back(qr_detected_row(host, dir, s, 0));
-        }
+        if (rt->m_table->Resolve(ft, dir) && qr_recorder_observed(rt->m_rec, host, dir, pk.ip_id))
+            rt->Fail("out of memory");
     }
     rt->MaybeFinish();
 }
@@ -387,34 +317,13 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
             qr_pingmesh_dropped(m_pingmesh, probe, answer, a.sw, a.port, a.decision, a.time_ns);
         return; // probes are not recorded: no arrival log, no /drops
     }
-    if (qr_packet_id_dir(a.packet) == QR_DIR_NONE)
-    {
-        m_unknown++;
-        if (a.decision != QR_ADMIT)
-            m_otherDrops++;
-        return;
-    }
-    if (m_opt.arrivalHook)
+    if (m_opt.arrivalHook && qr_packet_id_dir(a.packet) != QR_DIR_NONE)
         m_opt.arrivalHook(a);
-    if (m_arrivals)
-    {
-        char err[QR_ERRBUF_SIZE];
-        if (qr_arrival_write(m_arrivals, &a, err))
-            Fail(err);
-    }
-    if (a.decision == QR_ADMIT)
-        return;
-    uint32_t dir = qr_packet_id_dir(a.packet);
-    Drop row;
-    qr_drop_row_of(&a, &row);
-    m_drops.push_back(row);
-    if (dir < m_dirs.size())
-    {
-        m_dirs[dir].dropped++;
-        m_dirs[dir].droppedBytes += a.bytes;
-        m_inFlight--;
-    }
-    MaybeFinish();
+    char err[QR_ERRBUF_SIZE];
+    if (qr_recorder_arrival(m_rec, &a, err))
+        Fail(err);
+    if (a.decision != QR_ADMIT)
+        MaybeFinish();
 }
 
 void
@@ -433,7 +342,7 @@ QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char*)
                             Simulator::Now().GetNanoSeconds());
         return;
     }
-    m_hostQueueDrops++;
+    qr_recorder_host_queue_drop(m_rec);
 }
 
 void
@@ -449,50 +358,39 @@ QreplayRuntime::OnL3Drop(const Ipv4Header&,
 void
 QreplayRuntime::OnDeviceDrop(Ptr<const Packet> p)
 {
-    m_otherDrops++;
     QreplayTag tag;
-    if (p->PeekPacketTag(tag) && tag.flow < m_dirs.size())
-        m_inFlight--; // it was sent and will never arrive; counted apart from the buffer's drops
+    qr_recorder_other_drop(m_rec, p->PeekPacketTag(tag) && tag.flow < m_table->Directions());
     MaybeFinish();
 }
 
 void
 QreplayRuntime::OnComplete(uint32_t flow, Time t)
 {
-    if (m_flowRecs[flow].end_ns < 0)
-    {
-        m_flowRecs[flow].end_ns = t.GetNanoSeconds();
-        m_flowsDone++;
-    }
+    qr_recorder_completed(m_rec, flow, t.GetNanoSeconds());
 }
 
 void
 QreplayRuntime::OnClosed(uint32_t flow)
 {
-    if (!m_flowRecs[flow].closed && !m_flowRecs[flow].failed)
-        m_flowsClosed++;
-    m_flowRecs[flow].closed = true;
+    qr_recorder_closed(m_rec, flow);
     MaybeFinish();
 }
 
 void
 QreplayRuntime::OnError(uint32_t flow)
 {
-    if (!m_flowRecs[flow].closed && !m_flowRecs[flow].failed)
-        m_flowsClosed++;
-    m_flowRecs[flow].failed = true;
+    qr_recorder_failed(m_rec, flow);
     MaybeFinish();
 }
 
 void
 QreplayRuntime::MaybeFinish()
 {
-    size_t n = m_table->Flows();
-    if (m_stopping || m_flowsDone < n || m_flowsClosed < n || m_inFlight != 0)
+    if (m_stopping || !qr_recorder_all_done(m_rec))
         return;
     if (m_pingmesh && Simulator::Now().GetNanoSeconds() < qr_pingmesh_end(m_pingmesh))
         return; // [pingmesh] duration holds the run open
-    for (uint32_t h = 0; h < m_hostPackets.size(); h++)
+    for (uint32_t h = 0; h < m_offsets.size(); h++)
     {
         if (m_net->GetHostQueueDisc(h)->GetNPackets() > 0 ||
             m_net->GetHostDevice(h)->GetObject<PointToPointNetDevice>()->GetQueue()->GetNPackets() >
@@ -517,13 +415,14 @@ QreplayRuntime::Tick()
     if (m_opt.progress && now - m_lastProgress >= m_opt.progressSeconds)
     {
         m_lastProgress = now;
+        qr_recorder_counts c = qr_recorder_counters(m_rec);
         m_opt.progress(Progress{Simulator::Now(),
                                 NanoSeconds(m_cfg->traffic.stop_ns),
                                 now - m_wallStart,
                                 Simulator::GetEventCount(),
-                                m_flowsDone,
+                                c.flows_done,
                                 m_table->Flows(),
-                                m_packets});
+                                c.packets});
     }
 }
 
@@ -539,9 +438,7 @@ QreplayRuntime::GetMaxTransit() const
 void
 QreplayRuntime::SnapshotSent()
 {
-    m_sentAtCutoff.resize(m_dirs.size());
-    for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
-        m_sentAtCutoff[dir] = m_dirs[dir].sent;
+    qr_recorder_cutoff(m_rec);
 }
 
 void
@@ -562,174 +459,121 @@ QreplayRuntime::Run()
     m_end = Simulator::Now();
     m_events = Simulator::GetEventCount();
     m_wall = qr_wall_now() - m_wallStart;
+    qr_recorder_counts c = qr_recorder_counters(m_rec);
     if (m_opt.progress)
         m_opt.progress(Progress{m_end,
                                 NanoSeconds(m_cfg->traffic.stop_ns),
                                 m_wall,
                                 m_events,
-                                m_flowsDone,
+                                c.flows_done,
                                 m_table->Flows(),
-                                m_packets});
+                                c.packets});
     if (!m_error.empty())
         throw std::runtime_error(m_error);
-    DetectTails();
-}
-
-void
-QreplayRuntime::DetectTails()
-{
-    // A direction's sender knows how many packets it sent; those its receiver never saw after its
-    // last packet were lost. In a run cut by [traffic] stop only the packets sent before the
-    // core's cutoff count.
-    std::vector<uint64_t> sent(m_dirs.size());
-    if (m_endReason == QR_END_COMPLETED)
-    {
-        for (uint32_t dir = 0; dir < m_dirs.size(); dir++)
-            sent[dir] = m_dirs[dir].sent;
-    }
-    else if (!m_sentAtCutoff.empty())
-        sent = m_sentAtCutoff;
-    else
-        return;
-    qr_row_detected* rows = nullptr;
-    size_t n = 0;
     char err[QR_ERRBUF_SIZE];
-    if (qr_lossdet_tails(m_lossdet, m_table->Get(), sent.data(), sent.size(), &rows, &n, err))
-        throw std::runtime_error(err);
-    m_detected.insert(m_detected.end(), rows, rows + n);
-    qr_h5_rows_free(rows);
-}
-
-void
-QreplayRuntime::WriteRecording()
-{
-    const uint32_t hosts = static_cast<uint32_t>(m_hostPackets.size());
-    std::vector<qr_row_flow> flows;
-    for (uint32_t f = 0; f < m_table->Flows(); f++)
-    {
-        const qr_flow& fl = m_table->Flow(f);
-        const FlowRecord& r = m_flowRecs[f];
-        flows.push_back(qr_row_flow{f,
-                                    fl.src,
-                                    fl.dst,
-                                    m_table->SenderPort(f),
-                                    FlowTable::kSinkPort,
-                                    fl.bytes,
-                                    fl.start_ns,
-                                    r.end_ns,
-                                    qr_fct_ns(fl.start_ns, r.end_ns),
-                                    fl.incast,
-                                    static_cast<uint8_t>(r.end_ns >= 0),
-                                    static_cast<uint8_t>(r.closed)});
-    }
-    std::vector<qr_row_host> hostRows;
-    for (uint32_t h = 0; h < hosts; h++)
-    {
-        qr_row_host r{h, m_table->HostAddr(h), m_offsets[h], m_hostPackets[h], m_hostBytes[h], {}};
-        snprintf(r.pcap, sizeof r.pcap, "%s", PcapName(h).c_str());
-        hostRows.push_back(r);
-    }
-    qr_recording_info info{m_opt.scenarioName.c_str(), m_endReason, m_end.GetNanoSeconds()};
-    char err[QR_ERRBUF_SIZE];
-    if (qr_recording_write((m_opt.outDir + "/recording.h5").c_str(),
-                           m_scenario,
-                           &info,
-                           flows.data(),
-                           flows.size(),
-                           hostRows.data(),
-                           hostRows.size(),
-                           m_detected.data(),
-                           m_detected.size(),
-                           m_received.data(),
-                           m_received.size(),
-                           err))
-        throw std::runtime_error(err);
-}
-
-void
-QreplayRuntime::WriteTruth()
-{
-    std::vector<qr_row_direction> dirs;
-    for (uint32_t d = 0; d < m_dirs.size(); d++)
-    {
-        const DirStats& s = m_dirs[d];
-        dirs.push_back(qr_row_direction{d,
-                                        qr_dir_flow(d),
-                                        m_table->DirSrc(d),
-                                        m_table->DirDst(d),
-                                        s.sent,
-                                        s.sentBytes,
-                                        s.delivered,
-                                        s.deliveredBytes,
-                                        s.dropped,
-                                        s.droppedBytes});
-    }
-    std::vector<qr_row_fault> faults(qr_faults_rules(m_faults));
-    for (size_t i = 0; i < faults.size(); i++)
-        qr_faults_row(m_faults, i, &faults[i]);
-    std::vector<qr_row_link_fault> linkFaults(qr_link_faults_count(m_linkFaults));
-    for (size_t i = 0; i < linkFaults.size(); i++)
-        qr_link_faults_row(m_linkFaults, i, &linkFaults[i]);
-    std::vector<qr_row_probe> probes(qr_pingmesh_probes(m_pingmesh));
-    for (size_t i = 0; i < probes.size(); i++)
-        qr_pingmesh_row(m_pingmesh, i, &probes[i]);
-    qr_truth_info info{m_endReason,
-                       m_end.GetNanoSeconds(),
-                       m_events,
-                       m_wall,
-                       m_inFlight,
-                       m_otherDrops,
-                       m_hostQueueDrops,
-                       m_unknown,
-                       faults.data(),
-                       faults.size(),
-                       linkFaults.data(),
-                       linkFaults.size(),
-                       m_pingmesh != nullptr,
-                       probes.data(),
-                       probes.size()};
-    char err[QR_ERRBUF_SIZE];
-    if (qr_truth_write((m_opt.outDir + "/truth/truth.h5").c_str(),
-                       m_scenario,
-                       &info,
-                       m_drops.data(),
-                       m_drops.size(),
-                       dirs.data(),
-                       dirs.size(),
-                       err))
+    if (qr_recorder_end_run(m_rec, m_endReason, err))
         throw std::runtime_error(err);
 }
 
 void
 QreplayRuntime::Commit()
 {
-    if (m_opt.outDir.empty() || m_committed)
+    if (m_committed)
         return;
+    std::vector<qr_row_probe> probes(qr_pingmesh_probes(m_pingmesh));
+    for (size_t i = 0; i < probes.size(); i++)
+        qr_pingmesh_row(m_pingmesh, i, &probes[i]);
+    qr_recorder_end end{m_endReason,
+                        m_end.GetNanoSeconds(),
+                        m_events,
+                        m_wall,
+                        m_faults,
+                        m_linkFaults,
+                        m_pingmesh != nullptr,
+                        probes.data(),
+                        probes.size()};
     char err[QR_ERRBUF_SIZE];
-    for (qr_trace_writer*& w : m_pcaps)
-    {
-        int rc = qr_trace_writer_close(w, err);
-        w = nullptr;
-        if (rc)
-            throw std::runtime_error(err);
-    }
-    if (m_arrivals)
-    {
-        int rc = qr_arrival_writer_close(m_arrivals, err);
-        m_arrivals = nullptr;
-        if (rc)
-            throw std::runtime_error(err);
-    }
-    for (const std::string& rel : m_temps)
-    {
-        std::string final = m_opt.outDir + "/" + rel;
-        if (rename(Temp(rel).c_str(), final.c_str()) != 0)
-            throw std::runtime_error(final + ": cannot rename: " + strerror(errno));
-    }
-    m_temps.clear();
-    WriteTruth();
-    WriteRecording(); // last: its presence marks a complete recording
+    if (qr_recorder_commit(m_rec, &end, err))
+        throw std::runtime_error(err);
     m_committed = true;
+}
+
+std::vector<QreplayRuntime::DirStats>
+QreplayRuntime::GetDirStats() const
+{
+    size_t n;
+    const qr_row_direction* d = qr_recorder_directions(m_rec, &n);
+    return std::vector<DirStats>(d, d + n);
+}
+
+std::vector<QreplayRuntime::Drop>
+QreplayRuntime::GetDrops() const
+{
+    size_t n;
+    const qr_row_drop* d = qr_recorder_drops(m_rec, &n);
+    return std::vector<Drop>(d, d + n);
+}
+
+std::vector<QreplayRuntime::Detected>
+QreplayRuntime::GetDetected() const
+{
+    size_t n;
+    const qr_row_detected* d = qr_recorder_detected(m_rec, &n);
+    return std::vector<Detected>(d, d + n);
+}
+
+std::vector<QreplayRuntime::FlowRecord>
+QreplayRuntime::GetFlowRecords() const
+{
+    size_t n;
+    const qr_recorder_flow* f = qr_recorder_flows(m_rec, &n);
+    return std::vector<FlowRecord>(f, f + n);
+}
+
+std::vector<QreplayRuntime::Received>
+QreplayRuntime::GetReceived() const
+{
+    size_t n;
+    const qr_row_received* r = qr_recorder_received(m_rec, &n);
+    return std::vector<Received>(r, r + n);
+}
+
+std::vector<uint64_t>
+QreplayRuntime::GetSentAtCutoff() const
+{
+    size_t n;
+    const uint64_t* s = qr_recorder_sent_at_cutoff(m_rec, &n);
+    return std::vector<uint64_t>(s, s + n);
+}
+
+uint64_t
+QreplayRuntime::GetFlowsCompleted() const
+{
+    return qr_recorder_counters(m_rec).flows_done;
+}
+
+uint64_t
+QreplayRuntime::GetOtherDrops() const
+{
+    return qr_recorder_counters(m_rec).other_drops;
+}
+
+uint64_t
+QreplayRuntime::GetHostQueueDrops() const
+{
+    return qr_recorder_counters(m_rec).host_queue_drops;
+}
+
+uint64_t
+QreplayRuntime::GetUnknownPackets() const
+{
+    return qr_recorder_counters(m_rec).unknown;
+}
+
+uint64_t
+QreplayRuntime::GetInFlight() const
+{
+    return qr_recorder_counters(m_rec).in_flight;
 }
 
 } // namespace ns3

@@ -40,6 +40,7 @@ extern "C"
 #include "qreplay/lossdet.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/recorder.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
@@ -75,24 +76,16 @@ class QreplayRuntime
         std::function<void(const qr_arrival&)> arrivalHook; // every switch-queue arrival
     };
 
-    /* Per flow direction: what its sender put on the wire, what arrived, what switches dropped. */
-    struct DirStats
-    {
-        uint64_t sent{0}, sentBytes{0};
-        uint64_t delivered{0}, deliveredBytes{0};
-        uint64_t dropped{0}, droppedBytes{0};
-    };
+    /* Per flow direction: what its sender put on the wire, what arrived, what switches dropped
+     * (the recorder's books, recorder.h). */
+    using DirStats = qr_row_direction;
 
     /* Drops, detected drops and arrivals are the core's rows (schema.h). */
     using Drop = qr_row_drop;
     using Detected = qr_row_detected;
     using Received = qr_row_received;
 
-    struct FlowRecord
-    {
-        int64_t end_ns{-1}; // last byte received; -1 if never
-        bool closed{false}, failed{false};
-    };
+    using FlowRecord = qr_recorder_flow; // last byte received (-1 if never), closed, failed
 
     /* The scenario (borrowed, validated). Throws std::runtime_error with a message naming the
      * file or key on bad input. */
@@ -112,15 +105,15 @@ class QreplayRuntime
 
     const FatTreeHelper& GetNetwork() const { return *m_net; }
 
-    const std::vector<DirStats>& GetDirStats() const { return m_dirs; }
+    std::vector<DirStats> GetDirStats() const;
 
-    const std::vector<Drop>& GetDrops() const { return m_drops; }
+    std::vector<Drop> GetDrops() const;
 
-    const std::vector<Detected>& GetDetected() const { return m_detected; }
+    std::vector<Detected> GetDetected() const;
 
-    const std::vector<FlowRecord>& GetFlowRecords() const { return m_flowRecs; }
+    std::vector<FlowRecord> GetFlowRecords() const;
 
-    const std::vector<Received>& GetReceived() const { return m_received; }
+    std::vector<Received> GetReceived() const;
 
     const std::vector<int64_t>& GetClockOffsets() const { return m_offsets; }
 
@@ -134,13 +127,13 @@ class QreplayRuntime
      * QR_END_CANCELLED. */
     qr_end_reason GetEndReason() const { return m_endReason; }
 
-    uint64_t GetFlowsCompleted() const { return m_flowsDone; }
+    uint64_t GetFlowsCompleted() const;
 
     /* Packets that left a switch other than by the shared-buffer rule (no route, device drop),
      * dropped in a host's NIC queue, not belonging to any flow: all 0 in a sound run. */
-    uint64_t GetOtherDrops() const { return m_otherDrops; }
+    uint64_t GetOtherDrops() const;
 
-    uint64_t GetHostQueueDrops() const { return m_hostQueueDrops; }
+    uint64_t GetHostQueueDrops() const;
 
     /* The planted faults of [faults] (NULL: none), with what they did so far. */
     const qr_faults* GetFaults() const { return m_faults; }
@@ -148,7 +141,7 @@ class QreplayRuntime
     /* The link faults of [faults] gray, blackhole, delay, rate (NULL: none). */
     const qr_link_faults* GetLinkFaults() const { return m_linkFaults; }
 
-    uint64_t GetUnknownPackets() const { return m_unknown; }
+    uint64_t GetUnknownPackets() const;
 
     /* The Pingmesh agents' log ([pingmesh] interval; NULL: no probing), and the probe packets
      * (requests and answers) hosts sent. */
@@ -156,7 +149,7 @@ class QreplayRuntime
 
     uint64_t GetProbePackets() const { return m_probePackets; }
 
-    uint64_t GetInFlight() const { return m_inFlight; }
+    uint64_t GetInFlight() const;
 
     /* Set ns-3's TCP defaults from the scenario's [tcp] keys (variant, MSS 1448 with timestamps,
      * windows, timers, ECN); sockets created afterwards use them. */
@@ -168,7 +161,7 @@ class QreplayRuntime
 
     /* Per direction, packets sent before the stop time minus GetMaxTransit() (empty if the run
      * completed before): in a run ended by [traffic] stop, only these can be known lost. */
-    const std::vector<uint64_t>& GetSentAtCutoff() const { return m_sentAtCutoff; }
+    std::vector<uint64_t> GetSentAtCutoff() const;
 
     /* The pcap of host h, relative to the output folder. */
     static std::string PcapName(uint32_t host);
@@ -191,11 +184,6 @@ class QreplayRuntime
     void Tick();
     void SnapshotSent();
     void Fail(const std::string& what);
-    void WriteRecording();
-    void WriteTruth();
-    void DetectTails();
-    std::string Temp(const std::string& rel) const;
-    void RemoveTemps();
 
     const qr_scenario* m_scenario;
     const qr_config* m_cfg;
@@ -203,26 +191,14 @@ class QreplayRuntime
     std::unique_ptr<FlowTable> m_table;
     std::unique_ptr<FatTreeHelper> m_net;
     std::vector<int64_t> m_offsets;
-    std::vector<DirStats> m_dirs;
-    std::vector<Drop> m_drops;
-    std::vector<Detected> m_detected;
-    std::vector<FlowRecord> m_flowRecs;
-    std::vector<Received> m_received;
-    std::vector<uint64_t> m_hostPackets, m_hostBytes;
-    std::vector<uint64_t> m_sentAtCutoff;
-    qr_lossdet* m_lossdet{nullptr};
+    qr_recorder* m_rec{nullptr};           // the books and the files (recorder.h)
     qr_faults* m_faults{nullptr};          // [faults] drop rules; NULL: none
     qr_link_faults* m_linkFaults{nullptr}; // [faults] link faults; NULL: none
     qr_pingmesh* m_pingmesh{nullptr};      // [pingmesh] agents; NULL: no probing
     uint64_t m_probePackets{0};
-    std::vector<qr_trace_writer*> m_pcaps;
-    qr_arrival_writer* m_arrivals{nullptr};
-    std::vector<std::string> m_temps; // relative names written under Temp()
     bool m_committed{false};
     std::string m_error;
-    uint64_t m_flowsDone{0}, m_flowsClosed{0};
-    uint64_t m_inFlight{0}, m_otherDrops{0}, m_hostQueueDrops{0}, m_unknown{0};
-    uint64_t m_packets{0}, m_events{0};
+    uint64_t m_events{0};
     uint32_t m_tick{0};
     double m_wallStart{0}, m_wall{0}, m_lastProgress{0};
     Time m_end;

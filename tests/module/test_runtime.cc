@@ -120,8 +120,8 @@ CheckConservationAndDetection(const QreplayRuntime& rt)
                      dirs[d].sent,
                      dirs[d].delivered,
                      dirs[d].dropped);
-        cr_assert_eq(dirs[d].sentBytes,
-                     dirs[d].deliveredBytes + dirs[d].droppedBytes,
+        cr_assert_eq(dirs[d].sent_bytes,
+                     dirs[d].delivered_bytes + dirs[d].dropped_bytes,
                      "direction %zu: bytes",
                      d);
         cr_assert_gt(dirs[d].sent, 0u);
@@ -250,7 +250,7 @@ Test(runtime, star_conserves_packets_and_receivers_detect_every_drop)
         for (const auto& d : rt.GetDirStats())
         {
             delivered += d.delivered;
-            deliveredBytes += d.deliveredBytes;
+            deliveredBytes += d.delivered_bytes;
         }
         cr_assert_eq(departures, delivered);
         cr_assert_eq(departedBytes, deliveredBytes);

@@ -53,6 +53,7 @@
 #include "qreplay/results.h"
 
 /* truth */
+#include "qreplay/recorder.h"
 #include "qreplay/testbed.h"
 #include "qreplay/truth.h"
 
