@@ -136,12 +136,22 @@ static void compare(const char *mode, const char *th, const char *extra)
     qr_h5_close(rb);
 }
 
+/* Under AddressSanitizer (./waf test's second pass) the ns-3 replay runs about 10x slower, and
+ * every variant takes the same code paths as plain/0 and tagged/5us: those two check the memory
+ * there, and the release pass checks all eight for equality. */
+#ifdef __SANITIZE_ADDRESS__
+#define QR_SANITIZED 1
+#else
+#define QR_SANITIZED 0
+#endif
+
 static void every_variant(void)
 {
     static const char *ths[] = {"0", "2us", "5us", "10us"};
     for (int m = 0; m < 2; m++)
         for (size_t t = 0; t < sizeof ths / sizeof *ths; t++)
-            compare(m ? "tagged" : "plain", ths[t], "");
+            if (!QR_SANITIZED || (m == 0 && t == 0) || (m == 1 && t == 2))
+                compare(m ? "tagged" : "plain", ths[t], "");
 }
 
 Test(engine, single_switch_every_variant)
@@ -174,7 +184,7 @@ Test(engine, random_whatif_settings)
 {
     runtime("scenarios/fattree-k4-websearch.ini", "--set traffic.duration=2ms");
     uint64_t rng = 20261123;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < (QR_SANITIZED ? 2 : 6); i++) {
         char extra[512];
         uint64_t size = 20000 + below(&rng, 4000000);
         double alpha = 0.125 * (1 + (double)below(&rng, 32));
