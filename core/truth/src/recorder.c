@@ -339,7 +339,7 @@ static int detect_tails(qr_recorder *r, qr_end_reason reason, char *errbuf)
         return rc;
     rc = qri_reserve((void **)&r->detected, &r->cap_detected, r->n_detected + n,
                      sizeof *r->detected, 256);
-    if (!rc) {
+    if (!rc && n) {
         memcpy(r->detected + r->n_detected, rows, n * sizeof *rows);
         r->n_detected += n;
     }
