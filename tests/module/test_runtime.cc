@@ -262,7 +262,7 @@ Test(runtime, star_conserves_packets_and_receivers_detect_every_drop)
         cr_assert_gt(ackDrops, 0u, "the case must drop ACKs");
         for (uint32_t f = 0; f < flows.size(); f++)
         {
-            const auto& r = rt.GetFlowRecords()[f];
+            const QreplayRuntime::FlowRecord r = rt.GetFlowRecords()[f];
             cr_assert(r.end_ns > flows[f].start_ns && r.closed, "flow %u", f);
             // no flow can finish faster than its bytes at 10 Gbps
             cr_assert_geq(r.end_ns - flows[f].start_ns,
