@@ -56,12 +56,6 @@ static const cli_spec spec = {
     "  qreplay import scenarios/fattree-k4-websearch.ini --map hosts.csv caps/*.pcap -o runs/k4\n"
     "  qreplay replay runs/mine --th 5us --mode tagged\n"};
 
-static int on_progress(void *ctx, const char *status)
-{
-    cli_progress_update(ctx, "%s", status);
-    return cli_signal != 0;
-}
-
 static void print_summary(const qr_import_report *r, const char *dir)
 {
     printf("== import -> %s\n", dir);
@@ -215,7 +209,7 @@ int qr_cmd_import(int argc, char **argv)
     cfg.n_map = n_entries;
     cli_progress p;
     cli_progress_init(&p, quiet);
-    cfg.progress = on_progress;
+    cfg.progress = cli_progress_status;
     cfg.progress_ctx = &p;
     cli_catch_signals();
     rc = qr_import_run(&cfg, s, rec, &rep, err);

@@ -6,8 +6,8 @@
  *   - run reproduced: the same set of dropped packets (qr_drop_sets_equal);
  *   - queue difference at the bottleneck (the runtime's busiest queue, qr_queue_counter): a
  *     qr_divergence over every packet arriving there in both runs. */
-#ifndef QREPLAY_BUTTERFLY_H
-#define QREPLAY_BUTTERFLY_H
+#ifndef QREPLAY_NS3_BUTTERFLY_H
+#define QREPLAY_NS3_BUTTERFLY_H
 
 #include "qreplay-runtime.h"
 

@@ -1,8 +1,8 @@
 /* qreplay ns-3 module: builds a FatTree (any even k) or a star from the core's qr_topology: nodes,
  * point-to-point links with the scenario's rate and delay, addresses (host h: the core's
  * qr_topology_host_addr), host default routes, and FlowEcmpRouting on every switch. */
-#ifndef QREPLAY_FAT_TREE_HELPER_H
-#define QREPLAY_FAT_TREE_HELPER_H
+#ifndef QREPLAY_NS3_FAT_TREE_HELPER_H
+#define QREPLAY_NS3_FAT_TREE_HELPER_H
 
 #include "model/host-queue-disc.h"
 #include "model/shared-buffer-queue-disc.h"

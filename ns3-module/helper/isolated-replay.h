@@ -13,8 +13,8 @@
  * A replay is compared with the runtime packet by packet, for both directions, by the core's
  * qr_compare_sequences: TCP flags, sequence and acknowledgment numbers, window and IP length (TCP
  * options are not compared: the timestamp option carries the sender's clock in ms). */
-#ifndef QREPLAY_ISOLATED_REPLAY_H
-#define QREPLAY_ISOLATED_REPLAY_H
+#ifndef QREPLAY_NS3_ISOLATED_REPLAY_H
+#define QREPLAY_NS3_ISOLATED_REPLAY_H
 
 #include <cstdint>
 #include <vector>

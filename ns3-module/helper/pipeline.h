@@ -5,8 +5,8 @@
  *
  * A variant (sampling, clocks, the files) is the core's qr_replay_variant; this engine or the
  * core's own (qr_replay_native) runs the replay itself. */
-#ifndef QREPLAY_PIPELINE_H
-#define QREPLAY_PIPELINE_H
+#ifndef QREPLAY_NS3_PIPELINE_H
+#define QREPLAY_NS3_PIPELINE_H
 
 extern "C"
 {

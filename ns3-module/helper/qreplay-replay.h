@@ -7,8 +7,8 @@
  * (5-tuple, IP ID, length, TCP header) and carry their id and drop tag; hosts swallow whatever
  * reaches them, so nothing the runtime did not send appears on a wire (no RST, no ICMP, no ACK).
  * Every switch-queue arrival goes to an arrival log, every drop is kept, as in the runtime. */
-#ifndef QREPLAY_REPLAY_H
-#define QREPLAY_REPLAY_H
+#ifndef QREPLAY_NS3_REPLAY_H
+#define QREPLAY_NS3_REPLAY_H
 
 #include "fat-tree-helper.h"
 

@@ -16,8 +16,8 @@
  * Every file is written under a temporary name and renamed by Commit(); recording.h5, renamed last,
  * marks a complete recording (it is removed when a new run into DIR starts). The run lasts until
  * every flow has completed and closed and the network is empty, or until [traffic] stop. */
-#ifndef QREPLAY_RUNTIME_H
-#define QREPLAY_RUNTIME_H
+#ifndef QREPLAY_NS3_RUNTIME_H
+#define QREPLAY_NS3_RUNTIME_H
 
 #include "fat-tree-helper.h"
 #include "model/flow-apps.h"

@@ -4,8 +4,8 @@
  * (reason "recorded-loss"); any other is held and sent so that its last bit reaches the next host
  * when it reached it in the runtime (or at once, if it came too late for that: counted). Packets
  * the recording does not know (the replay diverged) are forwarded at once and counted. */
-#ifndef QREPLAY_CORRECTOR_QUEUE_DISC_H
-#define QREPLAY_CORRECTOR_QUEUE_DISC_H
+#ifndef QREPLAY_NS3_CORRECTOR_QUEUE_DISC_H
+#define QREPLAY_NS3_CORRECTOR_QUEUE_DISC_H
 
 #include "timed-fifo-queue-disc.h"
 

@@ -1,7 +1,7 @@
 /* qreplay ns-3 module: the core's 5-tuple of an IPv4 packet (payload starting at the L4 header),
  * and the core's qr_packet of a packet on a point-to-point link. */
-#ifndef QREPLAY_FIVE_TUPLE_H
-#define QREPLAY_FIVE_TUPLE_H
+#ifndef QREPLAY_NS3_FIVE_TUPLE_H
+#define QREPLAY_NS3_FIVE_TUPLE_H
 
 #include "ns3/ipv4-header.h"
 #include "ns3/packet.h"

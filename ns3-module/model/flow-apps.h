@@ -3,8 +3,8 @@
  * destination's sink port that sends exactly the flow's bytes and then closes. FlowSinkApp (one per
  * host) accepts connections on the sink port, counts each flow's bytes, reports its completion
  * (the time its last byte arrived) and closes its side when the sender closes. */
-#ifndef QREPLAY_FLOW_APPS_H
-#define QREPLAY_FLOW_APPS_H
+#ifndef QREPLAY_NS3_FLOW_APPS_H
+#define QREPLAY_NS3_FLOW_APPS_H
 
 #include "flow-table.h"
 

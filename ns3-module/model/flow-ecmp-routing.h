@@ -2,8 +2,8 @@
  * egress port comes from the core's qr_topology_route (down by address, up by a hash of the
  * 5-tuple and the switch id), so every packet of a flow takes one path, in every run. O(1) per
  * packet; no routing table. */
-#ifndef QREPLAY_FLOW_ECMP_ROUTING_H
-#define QREPLAY_FLOW_ECMP_ROUTING_H
+#ifndef QREPLAY_NS3_FLOW_ECMP_ROUTING_H
+#define QREPLAY_NS3_FLOW_ECMP_ROUTING_H
 
 #include "ns3/event-id.h"
 #include "ns3/ipv4-routing-protocol.h"

@@ -1,8 +1,8 @@
 /* qreplay ns-3 module: the flows of a run, as the core's qr_flow_table (flowtable.h: sender ports,
  * directions 2f and 2f + 1, lookup by 5-tuple) owned by a C++ object for the applications and
  * queue discs that share it. */
-#ifndef QREPLAY_FLOW_TABLE_H
-#define QREPLAY_FLOW_TABLE_H
+#ifndef QREPLAY_NS3_FLOW_TABLE_H
+#define QREPLAY_NS3_FLOW_TABLE_H
 
 #include <cstdint>
 #include <stdexcept>

@@ -8,8 +8,8 @@
  * QreplayTag with its direction and id (qr_packet_id). Numbering at dequeue means only packets that
  * reach the wire are numbered, so a gap in the IP IDs a receiver sees is a drop in the network.
  * Packets of no known flow pass unchanged and are counted. */
-#ifndef QREPLAY_HOST_QUEUE_DISC_H
-#define QREPLAY_HOST_QUEUE_DISC_H
+#ifndef QREPLAY_NS3_HOST_QUEUE_DISC_H
+#define QREPLAY_NS3_HOST_QUEUE_DISC_H
 
 #include "flow-table.h"
 #include "timed-fifo-queue-disc.h"

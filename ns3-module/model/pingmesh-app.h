@@ -2,8 +2,8 @@
  * answers every probe that reaches QR_PROBE_PORT with an answer of the same size, and sends the
  * probes of its pairs at the times the core gives, each from the source port the core gives,
  * reporting sends, answers and echoes to the core's log. */
-#ifndef QREPLAY_PINGMESH_APP_H
-#define QREPLAY_PINGMESH_APP_H
+#ifndef QREPLAY_NS3_PINGMESH_APP_H
+#define QREPLAY_NS3_PINGMESH_APP_H
 
 extern "C"
 {

@@ -1,8 +1,8 @@
 /* qreplay ns-3 module: the packet tag that names a packet across runs: its flow direction, its id
  * (flow direction << 32 | sequence within the direction) and, in replays, its drop tag. Simulation
  * metadata only: switches read it for scoring and for the replay's drop decision. */
-#ifndef QREPLAY_TAG_H
-#define QREPLAY_TAG_H
+#ifndef QREPLAY_NS3_TAG_H
+#define QREPLAY_NS3_TAG_H
 
 #include "ns3/packet.h"
 #include "ns3/tag.h"

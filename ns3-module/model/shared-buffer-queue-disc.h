@@ -17,8 +17,8 @@
  * "Departure". ns-3's own QueueDisc traces (Enqueue, Dequeue, Drop with its reason, Mark) work as
  * usual. With an ECN threshold, admitted packets joining a longer queue are marked CE (reason
  * ECN_MARK = "ecn"). */
-#ifndef QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
-#define QREPLAY_SHARED_BUFFER_QUEUE_DISC_H
+#ifndef QREPLAY_NS3_SHARED_BUFFER_QUEUE_DISC_H
+#define QREPLAY_NS3_SHARED_BUFFER_QUEUE_DISC_H
 
 #include "ns3/net-device.h"
 #include "ns3/object.h"

@@ -3,8 +3,8 @@
  * due, the queue disc wakes itself up then. The base of the host NIC queue (processing delay) and
  * of the packet corrector (recorded arrival times). Subclasses decide admission and release time in
  * DoEnqueue (calling EnqueueUntil) and may rewrite a packet as it leaves (Leave). */
-#ifndef QREPLAY_TIMED_FIFO_QUEUE_DISC_H
-#define QREPLAY_TIMED_FIFO_QUEUE_DISC_H
+#ifndef QREPLAY_NS3_TIMED_FIFO_QUEUE_DISC_H
+#define QREPLAY_NS3_TIMED_FIFO_QUEUE_DISC_H
 
 #include "ns3/event-id.h"
 #include "ns3/nstime.h"

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,10 +17,9 @@
 
 extern "C"
 {
+#include "qreplay/butterfly.h"
 #include "qreplay/compare.h"
 #include "qreplay/error.h"
-#include "qreplay/h5.h"
-#include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
 #include "qreplay/units.h"
 }
@@ -62,15 +62,90 @@ const cli_spec kSpec = {
     "The reference sweep (5 sigmas x 100 replays) takes about 15 min on 2 cores:\n"
     "  qreplay butterfly scenarios/butterfly.ini --sigma 0,1ns,10ns,100ns,1us --replays 100\n"};
 
-struct Interrupted : std::exception
+/* The ns-3 engine of the core's butterfly job (qreplay/butterfly.h). */
+int
+EngineRuntime(void* ctx, const char* dir, qr_butterfly_runtime* out, char* errbuf)
 {
+    try
+    {
+        Butterfly* b = static_cast<Butterfly*>(ctx);
+        if (!b->RunRuntime(dir, &cli_signal))
+            return QR_ECANCELED;
+        *out = {b->ShortFlow(),
+                b->RuntimeShortFct(),
+                b->RuntimeDrops(),
+                b->BottleneckSwitch(),
+                b->BottleneckPort(),
+                b->RuntimeEnd()};
+        return 0;
+    }
+    catch (const std::exception& e)
+    {
+        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
+        return QR_EIO;
+    }
+}
+
+int
+EngineReplay(void* ctx,
+             int64_t sigma,
+             uint32_t replay,
+             qr_row_butterfly_replay* out,
+             qr_row_butterfly_series** series,
+             size_t* nSeries,
+             char* errbuf)
+{
+    try
+    {
+        std::vector<Butterfly::SeriesPoint> points;
+        if (!static_cast<Butterfly*>(ctx)
+                 ->Replay(sigma, replay, *out, series ? &points : nullptr, &cli_signal))
+            return QR_ECANCELED;
+        if (series)
+        {
+            *nSeries = points.size();
+            *series = static_cast<qr_row_butterfly_series*>(
+                malloc((points.size() ? points.size() : 1) * sizeof **series));
+            if (!*series)
+                throw std::bad_alloc();
+            std::copy(points.begin(), points.end(), *series);
+        }
+        return 0;
+    }
+    catch (const std::exception& e)
+    {
+        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
+        return QR_EIO;
+    }
+}
+
+struct Printer
+{
+    cli_progress* progress;
+    bool quiet;
 };
 
-void
-Check(int rc, const char* err)
+int
+OnProgress(void* ctx, const char* status)
 {
-    if (rc)
-        throw std::runtime_error(err);
+    return cli_progress_status(static_cast<Printer*>(ctx)->progress, status);
+}
+
+void
+OnRuntime(void* ctx, const qr_butterfly_runtime* rt)
+{
+    const Printer* p = static_cast<Printer*>(ctx);
+    if (p->quiet)
+        return;
+    cli_progress_done(p->progress);
+    printf("short flow         flow %u, completion %s; runtime drops %llu; bottleneck "
+           "switch %u port %u\n",
+           rt->short_flow,
+           FormatTime(rt->short_fct_ns).c_str(),
+           static_cast<unsigned long long>(rt->drops),
+           rt->bottleneck_switch,
+           rt->bottleneck_port);
+    fflush(stdout);
 }
 
 } // namespace
@@ -132,86 +207,39 @@ qr_cmd_butterfly(int argc, char** argv)
         }
     }
     unlink(h5path.c_str());
-    qr_h5* f = nullptr;
-    qr_h5_table* tr = nullptr;
+    if (!quiet)
+    {
+        printf("== runtime -> %s/runtime\n", dir.c_str());
+        fflush(stdout);
+    }
+    qr_row_butterfly_sigma* rows = nullptr;
     try
     {
         Butterfly b(s);
-        if (!quiet)
-            printf("== runtime -> %s/runtime\n", dir.c_str());
-        fflush(stdout);
-        if (!b.RunRuntime(dir + "/runtime", &cli_signal))
-            throw Interrupted();
-        if (!quiet)
-            printf("short flow         flow %u, completion %s; runtime drops %llu; bottleneck "
-                   "switch %u port %u\n",
-                   b.ShortFlow(),
-                   FormatTime(b.RuntimeShortFct()).c_str(),
-                   static_cast<unsigned long long>(b.RuntimeDrops()),
-                   b.BottleneckSwitch(),
-                   b.BottleneckPort());
-        Check(qr_h5_create(&f, h5path.c_str(), err), err);
-        Check(qr_scenario_write_h5(s, f, "/", err), err);
-        Check(qr_h5_attr_str(f, "/", "kind", "qreplay butterfly", err), err);
-        Check(qr_h5_attr_i64(f, "/", "runtime_short_fct_ns", b.RuntimeShortFct(), err), err);
-        Check(qr_h5_attr_u64(f, "/", "runtime_drops", b.RuntimeDrops(), err), err);
-        Check(qr_h5_attr_i64(f, "/", "runtime_end_ns", b.RuntimeEnd(), err), err);
-        Check(qr_h5_attr_u64(f, "/", "short_flow", b.ShortFlow(), err), err);
-        Check(qr_h5_attr_u64(f, "/", "bottleneck_switch", b.BottleneckSwitch(), err), err);
-        Check(qr_h5_attr_u64(f, "/", "bottleneck_port", b.BottleneckPort(), err), err);
-        Check(qr_h5_table_open_schema(&tr, f, "/replays", &qr_schema_butterfly_replay, err), err);
-        std::vector<qr_row_butterfly_sigma> rows;
-        for (size_t k = 0; k < nSigmas; k++)
-        {
-            int64_t sigma = sigmas[k];
-            std::vector<Butterfly::ReplayResult> results;
-            for (int64_t r = 1; r <= replays; r++)
-            {
-                Butterfly::ReplayResult res;
-                if (!b.Replay(sigma, static_cast<uint32_t>(r), res, nullptr, &cli_signal))
-                    throw Interrupted();
-                results.push_back(res);
-                Check(qr_h5_table_append(tr, &res, 1, err), err);
-                cli_progress_update(&p,
-                                    "butterfly: sigma %s, replay %lld/%lld",
-                                    FormatTime(sigma).c_str(),
-                                    static_cast<long long>(r),
-                                    static_cast<long long>(replays));
-            }
-            qr_row_butterfly_sigma row;
-            qr_butterfly_sigma_summary(results.data(), results.size(), &row);
-            std::vector<Butterfly::SeriesPoint> series;
-            Butterfly::ReplayResult again;
-            if (!b.Replay(sigma, row.typical_replay, again, &series, &cli_signal))
-                throw Interrupted();
-            char g[64];
-            snprintf(g, sizeof g, "/typical/sigma_%lld", static_cast<long long>(sigma));
-            Check(qr_h5_write_rows(f,
-                                   g,
-                                   &qr_schema_butterfly_series,
-                                   series.data(),
-                                   series.size(),
-                                   err),
-                  err);
-            Check(qr_h5_attr_i64(f, g, "sigma_ns", sigma, err), err);
-            Check(qr_h5_attr_u64(f, g, "replay", row.typical_replay, err), err);
-            rows.push_back(row);
-        }
-        qr_h5_table* done = tr;
-        tr = nullptr;
-        Check(qr_h5_table_close(done, err), err);
-        Check(qr_h5_write_rows(f,
-                               "/sigma",
-                               &qr_schema_butterfly_sigma,
-                               rows.data(),
-                               rows.size(),
-                               err),
-              err);
-        qr_h5* file = f;
-        f = nullptr;
-        Check(qr_h5_commit(file, err), err);
+        Printer printer{&p, quiet};
+        qr_butterfly_job job{};
+        job.scenario = s;
+        job.dir = dir.c_str();
+        job.sigmas_ns = sigmas;
+        job.n_sigmas = nSigmas;
+        job.replays = static_cast<uint32_t>(replays);
+        job.runtime = EngineRuntime;
+        job.replay = EngineReplay;
+        job.engine_ctx = &b;
+        job.on_runtime = OnRuntime;
+        job.progress = OnProgress;
+        job.progress_ctx = &printer;
+        qr_butterfly_runtime rt;
+        rc = qr_butterfly_run(&job, &rt, &rows, err);
         cli_progress_done(&p);
-        if (!quiet)
+        if (rc == QR_ECANCELED)
+        {
+            fprintf(stderr, "qreplay butterfly: interrupted; no butterfly.h5 written\n");
+            rc = cli_interrupted_status();
+        }
+        else if (rc)
+            rc = cli_fail("butterfly", "%s", err);
+        else if (!quiet)
         {
             printf("%-10s %8s %16s %16s %22s\n",
                    "sigma",
@@ -219,30 +247,26 @@ qr_cmd_butterfly(int argc, char** argv)
                    "short flow same",
                    "whole run same",
                    "queue diff 0 after");
-            for (const qr_row_butterfly_sigma& r : rows)
+            for (size_t k = 0; k < nSigmas; k++)
+            {
+                const qr_row_butterfly_sigma& r = rows[k];
                 printf("%-10s %8u %15.1f%% %15.1f%% %21.1f%%\n",
                        FormatTime(r.sigma_ns).c_str(),
                        r.replays,
                        r.short_reproduced_pct,
                        r.run_reproduced_pct,
                        100 * r.zero_after_divergence_mean);
+            }
             printf("output             %s\n", h5path.c_str());
             fflush(stdout);
         }
     }
-    catch (const Interrupted&)
-    {
-        cli_progress_done(&p);
-        qr_h5_abort(f);
-        fprintf(stderr, "qreplay butterfly: interrupted; no butterfly.h5 written\n");
-        rc = cli_interrupted_status();
-    }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
-        qr_h5_abort(f);
         rc = cli_fail("butterfly", "%s", e.what());
     }
+    free(rows);
     cli_restore_signals();
     qr_scenario_destroy(s);
     if (rc == 0 && figures)

@@ -18,10 +18,9 @@
 extern "C"
 {
 #include "qreplay/error.h"
-#include "qreplay/h5.h"
 #include "qreplay/isolate.h"
+#include "qreplay/isolate_run.h"
 #include "qreplay/recording.h"
-#include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
 #include "qreplay/units.h"
 }
@@ -72,9 +71,96 @@ const cli_spec kSpec = {
     "expected one recording folder DIR",
     nullptr};
 
-struct Interrupted : std::exception
+/* The ns-3 engine of the core's isolate job (qreplay/isolate_run.h). */
+int
+EngineReplay(void* ctx, uint32_t flow, int64_t sigma, qr_row_isolated* out, char* errbuf)
 {
+    if (cli_signal)
+        return QR_ECANCELED;
+    try
+    {
+        *out = static_cast<IsolatedReplay*>(ctx)->Run(flow, sigma, 1);
+        return 0;
+    }
+    catch (const std::exception& e)
+    {
+        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
+        return QR_EIO;
+    }
+}
+
+int
+EngineTrace(void* ctx, uint32_t flow, int64_t delackNs, qr_tcp_trace** out, char* errbuf)
+{
+    if (cli_signal)
+        return QR_ECANCELED;
+    try
+    {
+        static_cast<IsolatedReplay*>(ctx)->Run(flow, 0, 1, out, delackNs);
+        return 0;
+    }
+    catch (const std::exception& e)
+    {
+        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
+        return QR_EIO;
+    }
+}
+
+/* The printed TCP traces, kept until the table is printed. */
+struct Printer
+{
+    cli_progress* progress;
+    std::vector<std::string> traces;
 };
+
+int
+OnProgress(void* ctx, const char* status)
+{
+    return cli_progress_status(static_cast<Printer*>(ctx)->progress, status);
+}
+
+void
+OnTrace(void* ctx, const qr_tcp_trace* tr)
+{
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* mem = open_memstream(&buf, &len);
+    if (!mem)
+        return;
+    cli_print_tcp_trace(tr, mem);
+    fclose(mem);
+    static_cast<Printer*>(ctx)->traces.emplace_back(buf, len);
+    free(buf);
+}
+
+/* A connection list: "all" or qr_parse_index_list's syntax; false (usage error printed in err)
+ * when it does not parse. */
+bool
+FlowList(const std::string& text,
+         size_t nFlows,
+         const char* option,
+         std::vector<uint32_t>& out,
+         char* err)
+{
+    if (text == "all")
+    {
+        for (uint32_t i = 0; i < nFlows; i++)
+            out.push_back(i);
+        return true;
+    }
+    uint64_t* list = nullptr;
+    size_t n = 0;
+    if (nFlows == 0)
+    {
+        snprintf(err, QR_ERRBUF_SIZE, "%s: the recording has no flows", option);
+        return false;
+    }
+    if (qr_parse_index_list(text.c_str(), nFlows - 1, option, &list, &n, err))
+        return false;
+    out.assign(list, list + n);
+    qr_index_list_free(list);
+    return true;
+}
 
 } // namespace
 
@@ -102,145 +188,57 @@ qr_cmd_isolate(int argc, char** argv)
     char recBuf[4200];
     cli_recording_dir(dir.c_str(), recBuf, sizeof recBuf);
     std::string recDir = recBuf;
+    {
+        cli_paths in{}, outs{};
+        cli_paths_add_recording(&in, recDir.c_str());
+        cli_paths_add(&outs, "%s", path.c_str());
+        if (cli_check_outputs("isolate", &outs, &in))
+            return 1;
+    }
+    qr_recording* recRaw = nullptr;
+    if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
+        return cli_fail("isolate", "%s", err);
+    std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(recRaw, qr_recording_close);
+    size_t nFlows = qr_flow_table_flows(qr_recording_flows(rec.get()));
+    std::vector<uint32_t> flows, traced;
+    if (!FlowList(flowsText, nFlows, "--flows", flows, err) ||
+        (!traceText.empty() && !FlowList(traceText, nFlows, "--trace", traced, err)))
+        return cli_usage_error("isolate", "%s (flows of the recording)", err);
     cli_progress p;
     cli_progress_init(&p, quiet);
     cli_catch_signals();
-    rc = 0;
-    qr_h5* f = nullptr;
-    qr_h5_table* t = nullptr;
-    qr_recording* recRaw = nullptr;
+    std::vector<qr_isolated_summary> sums(nSigmas);
+    int allMatch = 1;
     try
     {
-        {
-            cli_paths in{}, outs{};
-            cli_paths_add_recording(&in, recDir.c_str());
-            cli_paths_add(&outs, "%s", path.c_str());
-            int bad = cli_check_outputs("isolate", &outs, &in);
-            if (bad)
-                throw std::runtime_error("");
-        }
-        if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
-            throw std::runtime_error(err);
-        std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(recRaw, qr_recording_close);
-        const qr_scenario* scenario = qr_recording_scenario(rec.get());
-        IsolatedReplay iso(scenario, rec.get());
-        std::vector<uint32_t> flows;
-        size_t nFlows = qr_flow_table_flows(qr_recording_flows(rec.get()));
-        if (flowsText == "all")
-        {
-            for (uint32_t i = 0; i < nFlows; i++)
-                flows.push_back(i);
-        }
-        else
-        {
-            uint64_t* list = nullptr;
-            size_t n = 0;
-            if (nFlows == 0 ||
-                qr_parse_index_list(flowsText.c_str(), nFlows - 1, "--flows", &list, &n, err))
-            {
-                cli_restore_signals();
-                return cli_usage_error("isolate",
-                                       "%s (flows of the recording)",
-                                       nFlows ? err : "--flows: the recording has no flows");
-            }
-            flows.assign(list, list + n);
-            qr_index_list_free(list);
-        }
-        std::vector<uint32_t> traced;
-        if (traceText == "all")
-        {
-            for (uint32_t i = 0; i < nFlows; i++)
-                traced.push_back(i);
-        }
-        else if (!traceText.empty())
-        {
-            uint64_t* list = nullptr;
-            size_t n = 0;
-            if (nFlows == 0 ||
-                qr_parse_index_list(traceText.c_str(), nFlows - 1, "--trace", &list, &n, err))
-            {
-                cli_restore_signals();
-                return cli_usage_error("isolate",
-                                       "%s (flows of the recording)",
-                                       nFlows ? err : "--trace: the recording has no flows");
-            }
-            traced.assign(list, list + n);
-            qr_index_list_free(list);
-        }
-        auto check = [&err](int x) {
-            if (x)
-                throw std::runtime_error(err);
-        };
-        check(qr_h5_create(&f, path.c_str(), err));
-        check(qr_scenario_write_h5(scenario, f, "/", err));
-        check(qr_h5_attr_str(f, "/", "kind", "qreplay isolated replay", err));
-        check(qr_h5_attr_str(f, "/", "recording", recDir.c_str(), err));
-        check(qr_h5_table_open_schema(&t, f, "/connections", &qr_schema_isolated, err));
-        std::vector<std::string> lines;
-        for (size_t k = 0; k < nSigmas; k++)
-        {
-            int64_t sigma = sigmas[k];
-            qr_isolated_summary sum{};
-            for (size_t i = 0; i < flows.size(); i++)
-            {
-                if (cli_signal)
-                    throw Interrupted();
-                IsolatedReplay::Result r = iso.Run(flows[i], sigma, 1);
-                check(qr_h5_table_append(t, &r, 1, err));
-                qr_isolated_summary_add(&sum, &r);
-                cli_progress_update(&p,
-                                    "isolate: sigma %s, connection %zu/%zu",
-                                    FormatTime(sigma).c_str(),
-                                    i + 1,
-                                    flows.size());
-            }
-            char line[256];
-            snprintf(line,
-                     sizeof line,
-                     "%-10s %8zu %10" PRIu64 " %14s %14s %8" PRIu64 " %12s",
-                     FormatTime(sigma).c_str(),
-                     flows.size(),
-                     sum.identical,
-                     FormatTime(sum.max_send_diff_ns).c_str(),
-                     FormatTime(sum.max_p99_send_diff_ns).c_str(),
-                     sum.late,
-                     FormatTime(sum.max_late_ns).c_str());
-            lines.push_back(line);
-        }
-        qr_h5_table* done = t;
-        t = nullptr;
-        check(qr_h5_table_close(done, err));
-        // TCP execution traces: an exact replay (sigma 0) of each traced connection
-        const qr_config* cfg = qr_scenario_config(scenario);
-        std::vector<std::string> traceLines;
-        bool allMatch = true;
-        for (size_t i = 0; i < traced.size(); i++)
-        {
-            if (cli_signal)
-                throw Interrupted();
-            qr_tcp_trace* tr = nullptr;
-            iso.Run(traced[i], 0, 1, &tr, cfg->tcp.delack_timeout_ns / 2);
-            std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> own(tr, qr_tcp_trace_destroy);
-            check(qr_tcp_trace_write(tr, f, err));
-            allMatch = allMatch && qr_tcp_trace_summary(tr)->matches_recording;
-            char* buf = nullptr;
-            size_t len = 0;
-            FILE* mem = open_memstream(&buf, &len);
-            if (!mem)
-                throw std::bad_alloc();
-            cli_print_tcp_trace(tr, mem);
-            fclose(mem);
-            traceLines.emplace_back(buf, len);
-            free(buf);
-            cli_progress_update(&p, "isolate: tracing connection %zu/%zu", i + 1, traced.size());
-        }
-        if (!traced.empty())
-            check(qr_h5_attr_u64(f, "/tcp_trace", "matches_recording", allMatch ? 1 : 0, err));
-        qr_h5* file = f;
-        f = nullptr;
-        check(qr_h5_commit(file, err));
+        IsolatedReplay iso(qr_recording_scenario(rec.get()), rec.get());
+        Printer printer{&p, {}};
+        qr_isolate_job job{};
+        job.rec = rec.get();
+        job.rec_dir = recDir.c_str();
+        job.out = path.c_str();
+        job.flows = flows.data();
+        job.n_flows = flows.size();
+        job.sigmas_ns = sigmas;
+        job.n_sigmas = nSigmas;
+        job.traced = traced.data();
+        job.n_traced = traced.size();
+        job.replay = EngineReplay;
+        job.trace = EngineTrace;
+        job.engine_ctx = &iso;
+        job.on_trace = OnTrace;
+        job.progress = OnProgress;
+        job.progress_ctx = &printer;
+        rc = qr_isolate_run(&job, sums.data(), &allMatch, err);
         cli_progress_done(&p);
-        if (!quiet)
+        if (rc == QR_ECANCELED)
+        {
+            fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
+            rc = cli_interrupted_status();
+        }
+        else if (rc)
+            rc = cli_fail("isolate", "%s", err);
+        if (rc == 0 && !quiet)
         {
             printf("%-10s %8s %10s %14s %14s %8s %12s\n",
                    "sigma",
@@ -250,40 +248,39 @@ qr_cmd_isolate(int argc, char** argv)
                    "max p99 diff",
                    "late",
                    "max late");
-            for (const std::string& l : lines)
-                printf("%s\n", l.c_str());
-            if (!traceLines.empty())
+            for (size_t k = 0; k < nSigmas; k++)
+                printf("%-10s %8zu %10" PRIu64 " %14s %14s %8" PRIu64 " %12s\n",
+                       FormatTime(sigmas[k]).c_str(),
+                       flows.size(),
+                       sums[k].identical,
+                       FormatTime(sums[k].max_send_diff_ns).c_str(),
+                       FormatTime(sums[k].max_p99_send_diff_ns).c_str(),
+                       sums[k].late,
+                       FormatTime(sums[k].max_late_ns).c_str());
+            if (!printer.traces.empty())
                 printf("TCP execution traces (exact replay, /tcp_trace):\n");
-            for (const std::string& l : traceLines)
+            for (const std::string& l : printer.traces)
                 printf("  %s", l.c_str());
             printf("output             %s\n", path.c_str());
         }
-        if (!allMatch)
+        if (rc == 0 && !allMatch)
         {
             fprintf(stderr,
                     "qreplay isolate: the traced retransmissions differ from the recorded ones "
                     "(see above); the replay did not repeat the runtime\n");
             rc = 1;
         }
-        if (!traced.empty() && figures && rc == 0)
+        if (rc == 0 && !traced.empty() && figures)
         {
             fflush(stdout);
             std::string figdir = dir + "/figures";
             rc = cli_figures("isolate", "plot_tcp_trace.py", path.c_str(), figdir.c_str(), quiet);
         }
     }
-    catch (const Interrupted&)
-    {
-        cli_progress_done(&p);
-        qr_h5_abort(f);
-        fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
-        rc = cli_interrupted_status();
-    }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
-        qr_h5_abort(f);
-        rc = *e.what() ? cli_fail("isolate", "%s", e.what()) : 1;
+        rc = cli_fail("isolate", "%s", e.what());
     }
     cli_restore_signals();
     return rc;

@@ -73,6 +73,12 @@ void cli_progress_done(cli_progress *p)
 }
 
 volatile sig_atomic_t cli_signal = 0;
+
+int cli_progress_status(void *progress, const char *status)
+{
+    cli_progress_update(progress, "%s", status);
+    return cli_signal != 0;
+}
 static struct sigaction old_int, old_term;
 
 static void on_signal(int sig)

@@ -43,6 +43,10 @@ double cli_now(void);
  * number) instead of killing the program; long steps check it, stop, remove what they started
  * writing and return cli_interrupted_status(): 130 for SIGINT, 143 for SIGTERM. */
 extern volatile sig_atomic_t cli_signal;
+
+/* A core job's progress callback (qr_progress_fn) on a cli_progress: shows status, returns
+ * non-zero (stop) once a signal came. */
+int cli_progress_status(void *progress, const char *status);
 void cli_catch_signals(void);
 void cli_restore_signals(void);
 int cli_interrupted_status(void);

@@ -46,6 +46,7 @@
 #include "qreplay/trace.h"
 
 /* replay */
+#include "qreplay/butterfly.h"
 #include "qreplay/compare.h"
 #include "qreplay/isolate.h"
 #include "qreplay/metrics.h"
@@ -62,6 +63,7 @@
 #include "qreplay/blame.h"
 #include "qreplay/diagnose.h"
 #include "qreplay/hoptrace.h"
+#include "qreplay/isolate_run.h"
 #include "qreplay/pingmesh_analyze.h"
 #include "qreplay/schema_blame.h"
 #include "qreplay/schema_diagnose.h"
