@@ -9,6 +9,7 @@
 #include "opt.h"
 #include "qreplay/error.h"
 #include "qreplay/hoptrace.h"
+#include "qreplay/hoptrace_score.h"
 #include "tables.h"
 
 static const cli_opt opts[] = {
@@ -151,6 +152,15 @@ int qr_cmd_trace(int argc, char **argv)
     cli_analysis_replay_done(&in);
     cli_progress_done(&prog);
     if (rc) {
+        rc = cli_fail("trace", "%s: %s", rec_dir, err);
+        goto out;
+    }
+    /* the analysis is done; a scorer grades it against the planted faults when the truth is there
+     */
+    char truth_path[4200];
+    snprintf(truth_path, sizeof truth_path, "%s/truth/truth.h5", rec_dir);
+    if (cli_exists(truth_path) &&
+        qr_hoptrace_score(&t, qr_recording_scenario(rec), truth_path, err)) {
         rc = cli_fail("trace", "%s: %s", rec_dir, err);
         goto out;
     }

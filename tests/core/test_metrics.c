@@ -384,3 +384,57 @@ Test(metrics, fct_summary_of_completed_flows)
     cr_assert_eq(qr_fct_summarize(f + 1, 1, &s), QR_OK);
     cr_assert_eq(s.completed, 0);
 }
+
+/* The busy period: the longest run of arrivals finding the queue non-empty, the earliest of equal
+ * ones; what it held, and the least once 1 ms into it. */
+Test(busy_period, longest_earliest_run_and_settled_minimum)
+{
+    qr_row_queue_series s[] = {{0, 0},         {10, 1500},      {20, 3000},     {30, 0},
+                               {40, 1500},     {50, 1500},      {60, 0},        {1000000, 9000},
+                               {1000040, 100}, {1000050, 4500}, {2000100, 200}, {2000200, 0}};
+    qr_busy_period b;
+    qr_busy_period_find(s, 12, &b);
+    cr_assert_eq(b.arrivals, 4, "the run of 4 from 1 ms beats the two runs of 2");
+    cr_assert_eq(b.start_ns, 1000000);
+    cr_assert_eq(b.end_ns, 2000100);
+    cr_assert_float_eq(b.share, 4.0 / 12, 1e-12);
+    cr_assert_eq(b.min_queue_bytes, 100);
+    cr_assert_eq(b.max_queue_bytes, 9000);
+    cr_assert_eq(b.settled_min_queue_bytes, 200, "only arrivals 1 ms after its start count");
+    qr_busy_period_find(s, 7, &b);
+    cr_assert_eq(b.arrivals, 2, "equal runs: the earliest");
+    cr_assert_eq(b.start_ns, 10);
+    cr_assert_eq(b.settled_min_queue_bytes, -1, "it never lasted 1 ms");
+    qr_row_queue_series idle[] = {{0, 0}, {5, 0}};
+    qr_busy_period_find(idle, 2, &b);
+    cr_assert_eq(b.arrivals, 0);
+    qr_busy_period_find(NULL, 0, &b);
+    cr_assert_eq(b.arrivals, 0);
+}
+
+/* The send-time lag: replay minus runtime time, its median early in the period and settled. */
+Test(busy_period, lag_medians_by_part_of_the_period)
+{
+    qr_busy_period b = {.arrivals = 10, .start_ns = 1000, .end_ns = 3000000};
+    qr_lag lag;
+    qr_lag_init(&lag, &b);
+    cr_assert_eq(qr_lag_add(&lag, 999, 99999), QR_OK);       /* before the period: not counted */
+    cr_assert_eq(qr_lag_add(&lag, 1000, 1300), QR_OK);       /* early: 300 */
+    cr_assert_eq(qr_lag_add(&lag, 2000, 2100), QR_OK);       /* early: 100 */
+    cr_assert_eq(qr_lag_add(&lag, 3000, 3500), QR_OK);       /* early: 500 */
+    cr_assert_eq(qr_lag_add(&lag, 600000, 700000), QR_OK);   /* neither part */
+    cr_assert_eq(qr_lag_add(&lag, 1001000, 1001007), QR_OK); /* settled: 7 */
+    cr_assert_eq(qr_lag_add(&lag, 3000000, 2999990), QR_OK); /* settled: -10 (ends inclusive) */
+    cr_assert_eq(qr_lag_add(&lag, 3000001, 3000901), QR_OK); /* after it: not counted */
+    double early, settled;
+    qr_lag_medians(&lag, &early, &settled);
+    cr_assert_eq(early, 300);
+    cr_assert_eq(settled, -10, "nearest rank of 2 values at p50 is the first");
+    qr_lag_free(&lag);
+    qr_busy_period none = {0};
+    qr_lag_init(&lag, &none);
+    cr_assert_eq(qr_lag_add(&lag, 5, 6), QR_OK);
+    qr_lag_medians(&lag, &early, &settled);
+    cr_assert(isnan(early) && isnan(settled), "no period: no lag");
+    qr_lag_free(&lag);
+}

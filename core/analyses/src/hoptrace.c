@@ -616,6 +616,15 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace 
     QRI_TRY(
         qr_h5_write_rows(f, "/profile", &qr_schema_hop_profile, t->profile, t->n_profile, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_hop_summary, &t->summary, 1, errbuf));
+    if (t->truth.has_truth) {
+        const qr_hoptrace_truth *x = &t->truth;
+        QRI_TRY(qr_h5_group(f, "/score", errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/score", "silent", x->silent, errbuf));
+        QRI_TRY(qr_h5_attr_str(f, "/score", "silent_links", x->silent_links, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/score", "right", (uint64_t)x->right, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/score", "detect_after_drops", x->detect_after_drops, errbuf));
+        QRI_TRY(qr_h5_attr_i64(f, "/score", "detect_after_ns", x->detect_after_ns, errbuf));
+    }
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

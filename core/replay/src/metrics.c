@@ -519,3 +519,88 @@ void qr_droperr_result(const qr_droperr *d, qr_drop_counts *out)
     uint64_t bad = out->false_accepts + out->false_drops + out->wrong_locations;
     out->error = out->either ? (double)bad / (double)out->either : 0.0;
 }
+
+void qr_busy_period_find(const qr_row_queue_series *s, size_t n, qr_busy_period *out)
+{
+    size_t best_a = 0, best_b = 0, start = 0;
+    int open = 0, found = 0;
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i].queue_bytes > 0) {
+            if (!open)
+                start = i;
+            open = 1;
+        } else if (open) {
+            if (!found || i - start > best_b - best_a) {
+                best_a = start;
+                best_b = i;
+                found = 1;
+            }
+            open = 0;
+        }
+    }
+    if (!found)
+        return;
+    out->arrivals = best_b - best_a;
+    out->start_ns = s[best_a].time_ns;
+    out->end_ns = s[best_b - 1].time_ns;
+    out->share = (double)out->arrivals / (double)n;
+    out->min_queue_bytes = UINT64_MAX;
+    out->settled_min_queue_bytes = -1;
+    for (size_t i = best_a; i < best_b; i++) {
+        uint64_t q = s[i].queue_bytes;
+        out->min_queue_bytes = q < out->min_queue_bytes ? q : out->min_queue_bytes;
+        out->max_queue_bytes = q > out->max_queue_bytes ? q : out->max_queue_bytes;
+        if (s[i].time_ns >= out->start_ns + QR_BUSY_SETTLE_NS &&
+            (out->settled_min_queue_bytes < 0 || (int64_t)q < out->settled_min_queue_bytes))
+            out->settled_min_queue_bytes = (int64_t)q;
+    }
+}
+
+void qr_lag_init(qr_lag *lag, const qr_busy_period *period)
+{
+    memset(lag, 0, sizeof *lag);
+    lag->period = *period;
+}
+
+int qr_lag_add(qr_lag *lag, int64_t time_run_ns, int64_t time_rep_ns)
+{
+    const qr_busy_period *p = &lag->period;
+    if (p->arrivals == 0)
+        return QR_OK;
+    int64_t d = time_rep_ns - time_run_ns;
+    if (time_run_ns >= p->start_ns && time_run_ns < p->start_ns + QR_BUSY_EARLY_NS) {
+        if (qri_grow((void **)&lag->early, &lag->cap_early, lag->n_early, sizeof *lag->early, 256))
+            return QR_ENOMEM;
+        lag->early[lag->n_early++] = d;
+    }
+    if (time_run_ns >= p->start_ns + QR_BUSY_SETTLE_NS && time_run_ns <= p->end_ns) {
+        if (qri_grow((void **)&lag->settled, &lag->cap_settled, lag->n_settled,
+                     sizeof *lag->settled, 256))
+            return QR_ENOMEM;
+        lag->settled[lag->n_settled++] = d;
+    }
+    return QR_OK;
+}
+
+static double median_of(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, qri_cmp_i64);
+    return (double)qr_percentile_i64(v, n, 0.5);
+}
+
+void qr_lag_medians(qr_lag *lag, double *early_ns, double *settled_ns)
+{
+    *early_ns = median_of(lag->early, lag->n_early);
+    *settled_ns = median_of(lag->settled, lag->n_settled);
+}
+
+void qr_lag_free(qr_lag *lag)
+{
+    free(lag->early);
+    free(lag->settled);
+    lag->early = lag->settled = NULL;
+    lag->n_early = lag->n_settled = lag->cap_early = lag->cap_settled = 0;
+}

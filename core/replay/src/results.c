@@ -254,6 +254,8 @@ struct variant_out {
     size_t n_buf;
     qr_row_queue_series *series;
     size_t n_series, cap_series;
+    uint32_t bsw, bport; /* the runtime's busiest queue */
+    qr_lag lag;          /* the send-time lag there, over its busy period */
     char *errbuf;
 };
 
@@ -269,6 +271,9 @@ static int on_qdiff_row(void *ctx, const qr_qdiff_row *r)
     struct variant_out *v = ctx;
     if (v->progress && (++v->rows & 0xffff) == 0 && v->progress(v->progress_ctx, v->status))
         return QR_ECANCELED;
+    if (r->queue.sw == v->bsw && r->queue.port == v->bport &&
+        qr_lag_add(&v->lag, r->time_run_ns, r->time_rep_ns))
+        return QR_ENOMEM;
     v->buf[v->n_buf++] =
         (qr_row_qdiff){r->packet,      r->queue.sw,    r->queue.port,      r->time_run_ns,
                        r->time_rep_ns, r->qdiff_bytes, r->qdiff_sym_bytes, r->qlen_diff_bytes};
@@ -329,9 +334,10 @@ static int read_num(qr_h5_reader *r, const char *name, double *v, char *errbuf)
 /* One variant: read its replay.h5, compare, write its group. */
 static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const char *run_log,
                          const qr_row_drop *run_drops, size_t n_run_drops, uint32_t bsw,
-                         uint32_t bport, uint64_t recorded, qr_progress_fn progress, void *ctx,
-                         const char *status, int64_t *sampling_th, size_t *n_sampling,
-                         qr_variant_summary *row, char *errbuf)
+                         uint32_t bport, const qr_busy_period *busy, uint64_t recorded,
+                         qr_progress_fn progress, void *ctx, const char *status,
+                         int64_t *sampling_th, size_t *n_sampling, qr_variant_summary *row,
+                         char *errbuf)
 {
     char vdir[3 * QR_PATH_MAX], path[4 * QR_PATH_MAX], g[256], sg[64];
     snprintf(vdir, sizeof vdir, "%s/replay/%s", run_dir, v);
@@ -354,9 +360,9 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     out->progress = progress;
     out->progress_ctx = ctx;
     out->status = status;
-    out->progress = progress;
-    out->progress_ctx = ctx;
-    out->status = status;
+    out->bsw = bsw;
+    out->bport = bport;
+    qr_lag_init(&out->lag, busy);
     memset(row, 0, sizeof *row);
     snprintf(row->name, sizeof row->name, "%s", v);
     QRI_TRY(qr_h5_open(&rep, path, errbuf));
@@ -470,6 +476,10 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     QRI_TRY(qr_h5_attr_u64(o, g, "false_drops", row->drops.false_drops, errbuf));
     QRI_TRY(qr_h5_attr_u64(o, g, "wrong_locations", row->drops.wrong_locations, errbuf));
     QRI_TRY(qr_h5_attr_f64(o, g, "drop_error", row->drops.error, errbuf));
+    double early, settled;
+    qr_lag_medians(&out->lag, &early, &settled);
+    QRI_TRY(qr_h5_attr_f64(o, g, "lag_early_ns", early, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "lag_settled_ns", settled, errbuf));
     goto done;
 nomem:
     rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", vdir);
@@ -486,7 +496,76 @@ done:
     qr_droperr_destroy(de);
     qr_qdiff_stream_destroy(qs);
     free(out->series);
+    qr_lag_free(&out->lag);
     free(out);
+    return rc;
+}
+
+/* /runtime/busy_period: the busiest queue's longest busy period (qr_busy_period). */
+static int write_busy_period(qr_h5 *o, const qr_busy_period *b, char *errbuf)
+{
+    const char *g = "/runtime/busy_period";
+    int rc;
+    QRI_TRY(qr_h5_group(o, g, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "arrivals", b->arrivals, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, g, "start_ns", b->start_ns, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, g, "end_ns", b->end_ns, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "share", b->share, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "min_queue_bytes", b->min_queue_bytes, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "max_queue_bytes", b->max_queue_bytes, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, g, "settled_min_queue_bytes", b->settled_min_queue_bytes, errbuf));
+fail:
+    return rc;
+}
+
+/* How much of the runtime's traffic, and of its drops, was incast: /runtime attributes
+ * incast_bytes_share (of the flows' bytes) and incast_drops_share (of the dropped packets, by the
+ * flow of their direction, truth /directions). */
+static int write_incast_shares(qr_h5 *o, qr_h5_reader *truth, const qr_row_flow *flows,
+                               size_t n_flows, const qr_row_drop *drops, size_t n_drops,
+                               char *errbuf)
+{
+    qr_row_direction *dirs = NULL;
+    uint64_t *keys = NULL, *ids = NULL;
+    size_t n_dirs = 0;
+    uint64_t all = 0, inc = 0, inc_drops = 0;
+    int rc;
+    QRI_TRY(qr_h5_read_rows(truth, "/directions", &qr_schema_direction, (void **)&dirs, &n_dirs,
+                            errbuf));
+    for (size_t i = 0; i < n_flows; i++) {
+        all += flows[i].bytes;
+        inc += flows[i].incast ? flows[i].bytes : 0;
+    }
+    /* each direction's flow incast or not, by direction number, then each drop looked up */
+    if (!(keys = malloc((n_dirs ? n_dirs : 1) * sizeof *keys)) ||
+        !(ids = malloc((n_flows ? n_flows : 1) * sizeof *ids))) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t f = 0; f < n_flows; f++)
+        ids[f] = ((uint64_t)flows[f].id << 1) | (flows[f].incast != 0);
+    qsort(ids, n_flows, sizeof *ids, qri_cmp_u64);
+    for (size_t d = 0; d < n_dirs; d++) {
+        uint64_t *hit = NULL;
+        for (int bit = 0; bit < 2 && !hit; bit++) {
+            uint64_t k = ((uint64_t)dirs[d].flow << 1) | (uint64_t)bit;
+            hit = bsearch(&k, ids, n_flows, sizeof *ids, qri_cmp_u64);
+        }
+        keys[d] = ((uint64_t)dirs[d].dir << 1) | (hit ? (*hit & 1) : 0);
+    }
+    qsort(keys, n_dirs, sizeof *keys, qri_cmp_u64);
+    for (size_t i = 0; i < n_drops; i++) {
+        uint64_t k = ((uint64_t)drops[i].dir << 1) | 1;
+        inc_drops += bsearch(&k, keys, n_dirs, sizeof *keys, qri_cmp_u64) != NULL;
+    }
+    QRI_TRY(qr_h5_attr_f64(o, "/runtime", "incast_bytes_share",
+                           (double)inc / (all ? (double)all : 1.0), errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, "/runtime", "incast_drops_share",
+                           (double)inc_drops / (n_drops ? (double)n_drops : 1.0), errbuf));
+fail:
+    qr_h5_rows_free(dirs);
+    free(keys);
+    free(ids);
     return rc;
 }
 
@@ -508,6 +587,7 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     size_t n_flows = 0, n_run_drops = 0, n_hosts = 0, n_series = 0, n_variants = 0, n_sampling = 0;
     qr_h5 *o = NULL;
     uint32_t bsw = 0, bport = 0;
+    qr_busy_period busy;
     int rc;
     *rows = NULL;
     *n_rows = 0;
@@ -552,6 +632,9 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     QRI_TRY(runtime_series(run_log, bsw, bport, &series, &n_series, errbuf));
     QRI_TRY(qr_h5_write_rows(o, "/runtime/busiest_queue", &qr_schema_queue_series, series, n_series,
                              errbuf));
+    qr_busy_period_find(series, n_series, &busy);
+    QRI_TRY(write_busy_period(o, &busy, errbuf));
+    QRI_TRY(write_incast_shares(o, truth, flows, n_flows, run_drops, n_run_drops, errbuf));
 
     out = calloc(n_variants, sizeof *out);
     sampling_th = calloc(n_variants, sizeof *sampling_th);
@@ -567,8 +650,8 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
             goto fail;
         }
         rc = write_variant(o, run_dir, variants[i], run_log, run_drops, n_run_drops, bsw, bport,
-                           recorded, progress, ctx, status, sampling_th, &n_sampling, &out[i],
-                           errbuf);
+                           &busy, recorded, progress, ctx, status, sampling_th, &n_sampling,
+                           &out[i], errbuf);
         if (rc == QR_ECANCELED)
             qri_err(errbuf, rc, "interrupted");
         if (rc)

@@ -75,6 +75,7 @@
 
 /* scorers */
 #include "qreplay/blame_score.h"
+#include "qreplay/hoptrace_score.h"
 #include "qreplay/pingmesh_score.h"
 
 #endif

@@ -102,6 +102,19 @@ typedef struct qr_hoptrace_opts {
  * callback. */
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o);
 
+/* The trace graded against the planted faults, by a scorer (hoptrace_score.h): the analysis
+ * leaves it zero. A "silent" drop is one a planted fault made: no switch counted it. */
+typedef struct qr_hoptrace_truth {
+    int has_truth;          /* scored against a truth.h5 that planted gray or blackhole faults */
+    uint64_t silent;        /* the trace's silent drops */
+    char silent_links[512]; /* the links they were on, by name, sorted, comma-separated */
+    int right;              /* at least one, and every one on a cable with a planted fault */
+    /* the drops a debugger reads in time order until a faulty cable showed its second silent
+     * drop, and the time of that drop; 0 and -1 when it never did */
+    uint64_t detect_after_drops;
+    int64_t detect_after_ns;
+} qr_hoptrace_truth;
+
 typedef struct qr_hoptrace {
     qr_hoptrace_opts opts;
     char match[512];            /* the expression as given */
@@ -114,6 +127,7 @@ typedef struct qr_hoptrace {
     qr_row_hop_profile *profile; /* per hop and queue, by hop then packets */
     size_t n_profile;
     qr_row_hop_summary summary;
+    qr_hoptrace_truth truth; /* zero unless a scorer filled it */
 } qr_hoptrace;
 
 /* Trace the packets of recording rec that opts->match selects through opts->arrivals. Returns 0,
@@ -124,8 +138,9 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
                     char *errbuf);
 void qr_hoptrace_free(qr_hoptrace *t);
 
-/* Write trace.h5 atomically (/packets, /hops, /drops, /profile, /summary; the expression, the log
- * and the scenario as attributes). Returns 0 or QR_EIO. */
+/* Write trace.h5 atomically (/packets, /hops, /drops, /profile, /summary, and /score's attributes
+ * when t->truth.has_truth; the expression, the log and the scenario as attributes). Returns 0 or
+ * QR_EIO. */
 int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace *t, char *errbuf);
 
 #ifdef __cplusplus

@@ -1,0 +1,92 @@
+/* Hop traces against the planted faults (hoptrace_score.h). */
+#include "qreplay/hoptrace_score.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/buffer.h"
+#include "qreplay/topology.h"
+#include "qreplay/truth.h"
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct names of the silent drops' links, sorted, joined by commas into out. */
+static int silent_names(const qr_hoptrace *t, char *out, size_t size)
+{
+    const char **names = malloc((t->n_drops ? t->n_drops : 1) * sizeof *names);
+    size_t n = 0, len = 0;
+    if (!names)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < t->n_drops; i++)
+        if (t->drops[i].reason == QR_DROP_FAULT)
+            names[n++] = t->drops[i].link_name;
+    qsort(names, n, sizeof *names, cmp_name);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i && strcmp(names[i], names[i - 1]) == 0)
+            continue;
+        size_t l = strlen(names[i]);
+        if (len + l + 2 > size) /* no room for more: the list is cut there */
+            break;
+        len += (size_t)snprintf(out + len, size - len, "%s%s", len ? "," : "", names[i]);
+    }
+    free(names);
+    return QR_OK;
+}
+
+int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_path, char *errbuf)
+{
+    qr_truth tr = {0};
+    qr_hoptrace_truth x = {0};
+    qr_topology *topo = NULL;
+    uint8_t *faulty = NULL;
+    uint32_t links = 0;
+    int rc;
+    if (qr_topology_of_config(&topo, qr_scenario_config(s)) ||
+        !(faulty = calloc((links = qr_topology_links(topo)) ? links : 1, 1))) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    QRI_TRY(qr_truth_read(truth_path, &tr, errbuf));
+    for (size_t i = 0; i < tr.n_link_faults; i++) {
+        const qr_row_link_fault *lf = &tr.link_faults[i];
+        if (strcmp(lf->kind, "gray") && strcmp(lf->kind, "blackhole"))
+            continue;
+        if (lf->link >= links) {
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range",
+                         truth_path, i, lf->link);
+            goto fail;
+        }
+        faulty[lf->link] = faulty[qr_topology_link_reverse(topo, lf->link)] = 1;
+        x.has_truth = 1;
+    }
+    uint64_t on_cable = 0, silent_off = 0;
+    x.detect_after_ns = -1;
+    for (size_t i = 0; i < t->n_drops; i++) {
+        const qr_row_hop_drop *d = &t->drops[i];
+        if (d->reason != QR_DROP_FAULT)
+            continue;
+        x.silent++;
+        int on = d->link < links && faulty[d->link];
+        silent_off += !on;
+        if (on && ++on_cable == 2) {
+            x.detect_after_drops = i + 1;
+            x.detect_after_ns = d->time_ns;
+        }
+    }
+    x.right = x.silent > 0 && silent_off == 0;
+    if (silent_names(t, x.silent_links, sizeof x.silent_links)) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    t->truth = x;
+fail:
+    qr_truth_free(&tr);
+    qr_topology_destroy(topo);
+    free(faulty);
+    return rc;
+}

@@ -1,0 +1,141 @@
+/* Everflow's traces scored against planted faults (hoptrace_score.h), on a hand-made truth.h5: only
+ * drops a planted fault made are silent; right needs at least one and every one on a faulty
+ * cable (either direction); detection is the second silent drop on a faulty cable, counted over
+ * all the trace's drops; a run without gray or blackhole faults is not scored. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qreplay/buffer.h"
+#include "qreplay/error.h"
+#include "qreplay/hoptrace_score.h"
+#include "qreplay/topology.h"
+#include "qreplay/truth.h"
+
+static char dir[64], truth_path[96];
+static qr_scenario *scen;
+static qr_topology *topo;
+static uint32_t gray, gray_back, other;
+
+/* A k=4 FatTree whose truth planted the listed faults on the cable of `gray`. */
+static void write_truth(const char *kinds[], size_t n)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_row_link_fault lf[4];
+    memset(lf, 0, sizeof lf);
+    for (size_t i = 0; i < n; i++) {
+        lf[i].fault = (uint32_t)i + 1;
+        snprintf(lf[i].kind, sizeof lf[i].kind, "%s", kinds[i]);
+        lf[i].link = gray;
+    }
+    qr_truth_info info = {.sim_end_ns = 1000, .link_faults = lf, .n_link_faults = n};
+    cr_assert_eq(qr_truth_write(truth_path, scen, &info, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
+}
+
+static void setup(void)
+{
+    char err[QR_ERRBUF_SIZE];
+    snprintf(dir, sizeof dir, "/tmp/qr-hopscore-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(truth_path, sizeof truth_path, "%s/truth.h5", dir);
+    cr_assert_eq(qr_scenario_create(&scen), QR_OK);
+    cr_assert_eq(qr_scenario_set(scen, "topology.kind=fattree", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(scen, "topology.k=4", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_topology_of_config(&topo, qr_scenario_config(scen)), QR_OK);
+    uint32_t ids[2];
+    size_t n;
+    cr_assert_eq(qr_topology_link_parse(topo, "s8-s16", ids, &n, err), QR_OK, "%s", err);
+    gray = ids[0];
+    gray_back = ids[1];
+    cr_assert_eq(qr_topology_link_parse(topo, "s9>s18", ids, &n, err), QR_OK, "%s", err);
+    other = ids[0];
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    qr_topology_destroy(topo);
+    qr_scenario_destroy(scen);
+}
+
+static qr_row_hop_drop drop(int64_t t, uint8_t reason, uint32_t link)
+{
+    qr_row_hop_drop d;
+    memset(&d, 0, sizeof d);
+    d.time_ns = t;
+    d.reason = reason;
+    d.link = link;
+    qr_topology_link_name(topo, link, d.link_name, sizeof d.link_name);
+    return d;
+}
+
+Test(hoptrace_score, silent_drops_right_and_detection, .init = setup, .fini = teardown)
+{
+    const char *kinds[] = {"gray"};
+    write_truth(kinds, 1);
+    qr_row_hop_drop drops[] = {
+        drop(10, QR_DROP_THRESHOLD, other), /* congestion: not silent */
+        drop(20, QR_DROP_FAULT, gray_back), /* the cable's other direction counts */
+        drop(30, QR_DROP_THRESHOLD, gray),  /* a counted drop on the cable is not silent */
+        drop(40, QR_DROP_FAULT, gray),      /* second silent drop on the cable: found */
+        drop(50, QR_DROP_FAULT, gray)};
+    qr_hoptrace t = {.drops = drops, .n_drops = 5};
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
+    cr_assert(t.truth.has_truth);
+    cr_assert_eq(t.truth.silent, 3);
+    cr_assert(t.truth.right);
+    cr_assert_eq(t.truth.detect_after_drops, 4, "the debugger read 4 drops");
+    cr_assert_eq(t.truth.detect_after_ns, 40);
+    cr_assert_str_eq(t.truth.silent_links, "s16>s8,s8>s16");
+}
+
+Test(hoptrace_score, a_silent_drop_elsewhere_is_wrong, .init = setup, .fini = teardown)
+{
+    const char *kinds[] = {"blackhole"};
+    write_truth(kinds, 1);
+    qr_row_hop_drop drops[] = {drop(5, QR_DROP_FAULT, gray), drop(6, QR_DROP_FAULT, other)};
+    qr_hoptrace t = {.drops = drops, .n_drops = 2};
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
+    cr_assert_not(t.truth.right);
+    cr_assert_eq(t.truth.detect_after_drops, 0, "one silent drop on the cable is not two");
+    cr_assert_eq(t.truth.detect_after_ns, -1);
+}
+
+Test(hoptrace_score, no_silent_drop_is_not_right, .init = setup, .fini = teardown)
+{
+    const char *kinds[] = {"gray"};
+    write_truth(kinds, 1);
+    qr_row_hop_drop drops[] = {drop(5, QR_DROP_THRESHOLD, gray)};
+    qr_hoptrace t = {.drops = drops, .n_drops = 1};
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
+    cr_assert(t.truth.has_truth);
+    cr_assert_eq(t.truth.silent, 0);
+    cr_assert_not(t.truth.right);
+}
+
+Test(hoptrace_score, faults_that_do_not_drop_are_not_scored, .init = setup, .fini = teardown)
+{
+    const char *kinds[] = {"delay", "rate"};
+    write_truth(kinds, 2);
+    qr_hoptrace t = {0};
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
+    cr_assert_not(t.truth.has_truth);
+}
+
+Test(hoptrace_score, a_missing_truth_is_an_error_and_changes_nothing, .init = setup,
+     .fini = teardown)
+{
+    qr_hoptrace t = {0};
+    char err[QR_ERRBUF_SIZE] = "";
+    cr_assert_neq(qr_hoptrace_score(&t, scen, "/nonexistent/truth.h5", err), QR_OK);
+    cr_assert(strstr(err, "/nonexistent/truth.h5"), "%s", err);
+    cr_assert_not(t.truth.has_truth);
+}
