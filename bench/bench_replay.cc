@@ -119,7 +119,8 @@ Usage()
 {
     fprintf(stderr,
             "usage: bench_replay RUN_DIR [--th TIME] [--mode tagged|plain] "
-            "[--engines ns3,native]\n");
+            "[--engines ns3,native] [--json FILE]\n"
+            "  --json FILE  also write the table and the comparisons to FILE (JSON)\n");
     return 2;
 }
 
@@ -128,7 +129,7 @@ Usage()
 int
 main(int argc, char** argv)
 {
-    std::string run, engines = "ns3,native";
+    std::string run, engines = "ns3,native", jsonPath;
     int64_t th = 5000;
     qr_drop_mode mode = QR_MODE_TAGGED;
     char err[QR_ERRBUF_SIZE];
@@ -152,6 +153,8 @@ main(int argc, char** argv)
         }
         else if (a == "--engines" && i + 1 < argc)
             engines = argv[++i];
+        else if (a == "--json" && i + 1 < argc)
+            jsonPath = argv[++i];
         else if (a[0] != '-' && run.empty())
             run = a;
         else
@@ -241,8 +244,34 @@ main(int argc, char** argv)
         peaks.push_back(peak);
         logs.push_back(log);
     }
+    // the same numbers as a result file (bench's measurements: wall times and memory)
+    std::string json = "{\"mode\": \"" + std::string(mode == QR_MODE_TAGGED ? "tagged" : "plain") +
+                       "\", \"th_ns\": " + std::to_string(th) + ", \"engines\": {";
+    char buf[1024];
+    for (size_t i = 0; i < reps.size(); i++)
+    {
+        const Report& r = reps[i];
+        snprintf(buf,
+                 sizeof buf,
+                 "%s\"%s\": {\"wall_s\": %.3f, \"packet_hops\": %lu, \"hops_per_s\": %.0f, "
+                 "\"events\": %lu, \"peak_rss_mb\": %.1f, \"rss_rec_mb\": %.1f, \"in_flight\": "
+                 "%s, \"drops\": %lu}",
+                 i ? ", " : "",
+                 names[i].c_str(),
+                 r.wall,
+                 static_cast<unsigned long>(r.hops),
+                 r.wall > 0 ? r.hops / r.wall : 0.0,
+                 static_cast<unsigned long>(r.events),
+                 peaks[i],
+                 r.rssBeforeMb,
+                 names[i] == "ns3" ? "null" : std::to_string(r.inFlight).c_str(),
+                 static_cast<unsigned long>(r.drops));
+        json += buf;
+    }
+    json += "}, \"comparisons\": [";
     for (size_t i = 1; i < reps.size(); i++)
     {
+        bool same = SameFile(logs[0], logs[i]);
         printf("%s vs %s: %.1fx faster, peak memory %.2fx (%.1f vs %.1f MB); beyond the "
                "recording %.1f vs %.1f MB; arrival logs %s\n",
                names[i].c_str(),
@@ -253,7 +282,31 @@ main(int argc, char** argv)
                peaks[0],
                peaks[i] - reps[i].rssBeforeMb,
                peaks[0] - reps[0].rssBeforeMb,
-               SameFile(logs[0], logs[i]) ? "identical" : "DIFFERENT");
+               same ? "identical" : "DIFFERENT");
+        snprintf(buf,
+                 sizeof buf,
+                 "%s{\"engine\": \"%s\", \"against\": \"%s\", \"speedup\": %.6g, "
+                 "\"memory_ratio\": %.6g, \"logs_identical\": %s}",
+                 i > 1 ? ", " : "",
+                 names[i].c_str(),
+                 names[0].c_str(),
+                 reps[i].wall > 0 ? reps[0].wall / reps[i].wall : 0.0,
+                 peaks[0] > 0 ? peaks[i] / peaks[0] : 0.0,
+                 same ? "true" : "false");
+        json += buf;
+    }
+    json += "]}\n";
+    if (!jsonPath.empty())
+    {
+        std::string tmp = jsonPath + ".partial";
+        FILE* f = fopen(tmp.c_str(), "w");
+        if (!f || fputs(json.c_str(), f) == EOF || fclose(f) != 0 ||
+            rename(tmp.c_str(), jsonPath.c_str()) != 0)
+        {
+            perror(("bench_replay: " + jsonPath).c_str());
+            unlink(tmp.c_str());
+            return 1;
+        }
     }
     for (const std::string& l : logs)
         unlink(l.c_str());

@@ -1,0 +1,894 @@
+#!/usr/bin/python3
+"""Write the published numbers into the docs, from the stored summaries only.
+
+Every number in README.md and docs/*.md that a command produced lives in a summary under
+data/results/ (experiments/run.py stores them) and is written into the docs by this script, never
+by hand. It runs nothing and reads nothing else: the summaries, and the reference numbers the
+results are compared with (experiments/reference.json, from DESIGN.md).
+
+  render.py            rewrite the generated parts of the docs
+  render.py --check    only say whether they are up to date (with a diff); exit 1 if not
+
+The docs mark what is generated. A block
+
+  <!-- generated: NAME -->
+  ...
+  <!-- end generated -->
+
+is replaced by the output of the block renderer NAME (BLOCKS below), and an inline value
+
+  <!--v CASE:PATH|FORMAT-->text<!--/v-->
+
+by the value at PATH in data/results/CASE.json (CASE `totals`: quick_wall_s and long_wall_s, the
+stored cases' wall times summed per kind), formatted: PATH is dot-separated keys, a list
+element is picked by `[key=value,...]` (all must match, exactly one element), FORMAT is
+`[scale:]spec` with scale one of s2min ns2us ns2ms ns2s pct k M (divide or multiply accordingly) and
+spec a Python format spec (e.g. `ns2ms:.3f`, `pct:.2f`, `,d`).
+"""
+import argparse
+import difflib
+import math
+import os
+import re
+import sys
+
+from results_store import DocsError, TOP, experiments_file, load, store_path, stored
+
+DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
+        "docs/slow-flows.md", "docs/faulty-links.md", "docs/whatif.md", "docs/testbed.md",
+        "docs/sweeps.md", "docs/program.md", "docs/development.md", "CHANGELOG.md"]
+
+
+def ref(key):
+    """A reference number's text as DESIGN.md gives it (experiments/reference.json)."""
+    refs = experiments_file("reference.json")
+    if key not in refs:
+        raise DocsError("experiments/reference.json: no reference '%s'" % key)
+    return refs[key]["text"]
+
+
+def pick(variants, mode, th_us, where=""):
+    """The one variant (a summary's variant or sweep row) of a drop mode at a threshold (us),
+    chosen by its fields."""
+    hits = [v for v in variants if v["mode"] == mode and
+            float(v["th_us"] if "th_us" in v else v["th_ns"] / 1000.0) == th_us]
+    if len(hits) != 1:
+        raise DocsError("%s: %d variants are %s at th = %g us" % (where, len(hits), mode, th_us))
+    return hits[0]
+
+
+SCALES = {"s2min": 1 / 60.0, "ns2us": 1e-3, "ns2ms": 1e-6, "ns2s": 1e-9, "pct": 100.0, "k": 1e-3, "M": 1e-6}
+
+
+def lookup(path, data, where):
+    cur = data
+    for part in re.findall(r"[^.\[]+(?:\[[^\]]*\])?", path):
+        m = re.match(r"^([^\[]+)(?:\[([^\]]*)\])?$", part)
+        key, sel = m.group(1), m.group(2)
+        if isinstance(cur, list) and key.isdigit() and int(key) < len(cur):
+            cur = cur[int(key)]
+            continue
+        if not isinstance(cur, dict) or key not in cur:
+            raise DocsError("%s: no '%s' in %s" % (where, key, path))
+        cur = cur[key]
+        if sel is not None:
+            conds = [c.split("=", 1) for c in sel.split(",")]
+            hits = [e for e in cur if all(str(e.get(k)) == v for k, v in conds)]
+            if len(hits) != 1:
+                raise DocsError("%s: [%s] selects %d elements in %s" % (where, sel, len(hits),
+                                                                          path))
+            cur = hits[0]
+    return cur
+
+
+def fmt(value, spec, where):
+    scale = None
+    if ":" in spec:
+        scale, spec = spec.split(":", 1)
+        if scale not in SCALES:
+            raise DocsError("%s: unknown scale '%s'" % (where, scale))
+        value = value * SCALES[scale]
+    try:
+        return format(value, spec)
+    except (ValueError, TypeError) as e:
+        raise DocsError("%s: format '%s' of %r: %s" % (where, spec, value, e))
+
+
+def totals():
+    """The pseudo-case `totals`: wall time of every stored case, summed per kind."""
+    out = {"quick_wall_s": 0.0, "long_wall_s": 0.0}
+    walls = {}
+    for name in stored():
+        d = load(name)
+        walls.setdefault(d["kind"] + "_wall_s", []).extend(t["wall_s"] for t in d["timings"])
+    for key, w in walls.items():
+        out[key] = math.fsum(w)  # exact: the same whatever the order of the cases
+    return out
+
+
+def value(ref, where):
+    m = re.match(r"^\s*([\w-]+):([^|]+?)(?:\|(.*?))?\s*$", ref)
+    if not m:
+        raise DocsError("%s: bad reference '%s' (CASE:PATH|FORMAT)" % (where, ref))
+    data = totals() if m.group(1) == "totals" else load(m.group(1))
+    v = lookup(m.group(2), data, where)
+    return fmt(v, m.group(3) or "", where) if m.group(3) else str(v)
+
+
+def pct(x, d=2):
+    return "%.*f%%" % (d, 100.0 * x)
+
+
+def th_us(v):
+    return "%g" % (v["th_ns"] / 1000.0)
+
+
+def provenance(*names):
+    parts = []
+    for n in names:
+        d = load(n)
+        cmds = ["`%s`" % c for c in d["commands"]]
+        if len(cmds) > 2:
+            cmds = [cmds[0], "%d more like it" % (len(cmds) - 1)]
+        parts.append("`%s`: %s; code %s, %s" % (n, ", ".join(cmds), d["code_version"], d["date"]))
+    return "<sub>Generated by `./waf docs` from `data/results/`: %s.</sub>" % " | ".join(parts)
+
+
+def block_run_table(name):
+    d = load(name)
+    lines = d["stdout"][0]
+    i = next(k for k, l in enumerate(lines) if l.startswith("variant"))
+    return "```\n" + "\n".join(lines[i:]) + "\n```\n" + provenance(name)
+
+
+def block_runtime_printout(names):
+    """The runtime part of what `qreplay run` printed."""
+    out = ["```"]
+    for n in names:
+        d = load(n)
+        out.append("$ " + d["commands"][0])
+        lines = d["stdout"][0]
+        j = next(k for k, l in enumerate(lines) if l.startswith("== replay"))
+        out += lines[:j] + ["..."]
+    out.append("```")
+    return "\n".join(out) + "\n" + provenance(*names)
+
+
+def block_sample_printout(name):
+    d = load(name)
+    return "```\n$ %s\n%s\n```\n%s" % (d["commands"][1], "\n".join(d["stdout"][1]),
+                                       provenance(name))
+
+
+def block_table_lines(name, command):
+    """What command number `command` of a case printed (its table), as printed."""
+    d = load(name)
+    lines = [l for l in d["stdout"][command] if l.strip()]
+    return "```\n%s\n```\n%s" % ("\n".join(lines), provenance(name))
+
+
+def variant_row(v):
+    return "| %s %s=%sus | %.3f | %.2f | %.3f | %d | %d | %d | %d | %d | %s |" % (
+        v["mode"], "th", th_us(v), v["qdiff_mean_mtu"], v["qdiff_p99_mtu"],
+        v["qdiff_zero_fraction"], v["runtime_drops"], v["replay_drops"], v["false_accepts"],
+        v["false_drops"], v["wrong_locations"], pct(v["drop_error"]))
+
+
+VARIANT_HEAD = ("| variant | qdiff mean MTU | p99 MTU | qdiff = 0 | drops runtime | replay | "
+                "false accepts | false drops | wrong loc. | drop error |\n"
+                "|---|---|---|---|---|---|---|---|---|---|")
+
+
+def block_sweep_variants(name, load_pct):
+    d = load(name)
+    rows_ = [r for r in d["results"]["rows"] if float(r["load_pct"]) == load_pct]
+    rows_.sort(key=lambda r: (r["mode"], r["th_us"]))
+    out = [VARIANT_HEAD]
+    for r in rows_:
+        v = dict(r)
+        v["th_ns"] = r["th_us"] * 1000
+        out.append(variant_row(v))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_run_variants(name):
+    d = load(name)
+    vs = sorted(d["results"]["variants"], key=lambda v: (v["mode"], v["th_ns"]))
+    return "\n".join([VARIANT_HEAD] + [variant_row(v) for v in vs]) + "\n\n" + provenance(name)
+
+
+def sweep_pick(d, load, mode, th_us):
+    """A sweep's row at a load, of a drop mode at a threshold."""
+    return pick([r for r in d["results"]["rows"] if float(r["load_pct"]) == load], mode, th_us,
+                "%s at %g%% load" % (d["case"], load))
+
+
+def block_k8_table(name):
+    d = load(name)
+    loads = sorted(set(float(r["load_pct"]) for r in d["results"]["rows"]))
+    out = ["| load | qdiff mean / p99, tagged th=2 | th=5 | th=10 | drop error plain th=5 | "
+           "tagged th=2 | th=5 | th=10 | runtime drops | FA / FD / WL (tagged th=5) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for L in loads:
+        t = {th: sweep_pick(d, L, "tagged", th) for th in (2, 5, 10)}
+        p5 = sweep_pick(d, L, "plain", 5)
+        out.append("| %g%% | %s | %s | %s | %s | %s | %s | %s | %d | %d / %d / %d |" % (
+            L, *["%.3f / %.2f" % (t[th]["qdiff_mean_mtu"], t[th]["qdiff_p99_mtu"])
+                 for th in (2, 5, 10)],
+            pct(p5["drop_error"]), *[pct(t[th]["drop_error"]) for th in (2, 5, 10)],
+            t[5]["runtime_drops"], t[5]["false_accepts"], t[5]["false_drops"],
+            t[5]["wrong_locations"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_side_by_side(_):
+    k16, k4 = load("k16-paper"), load("k4-default")
+
+    def k4v(mode, th):
+        return pick(k4["results"]["variants"], mode, th, "k4-default")
+
+    a, b = sweep_pick(k16, 30.0, "tagged", 5), sweep_pick(k16, 30.0, "tagged", 2)
+    p = sweep_pick(k16, 30.0, "plain", 5)
+    c, e, pk = k4v("tagged", 5), k4v("tagged", 2), k4v("plain", 5)
+    rows_ = [
+        ("qdiff mean, th = 5 us (tagged)", ref("qdiff_mean_30") + " MTU", "%.3f MTU" % a["qdiff_mean_mtu"],
+         "%.3f MTU" % c["qdiff_mean_mtu"]),
+        ("qdiff p99, th = 5 us (tagged)", ref("qdiff_p99_30") + " MTU", "%.3f MTU" % a["qdiff_p99_mtu"],
+         "%.3f MTU" % c["qdiff_p99_mtu"]),
+        ("th = 5 us minus th = 2 us, mean", ref("th_2_to_5_mean") + " MTU",
+         "%.3f MTU" % (a["qdiff_mean_mtu"] - b["qdiff_mean_mtu"]),
+         "%.3f MTU" % (c["qdiff_mean_mtu"] - e["qdiff_mean_mtu"])),
+        ("th = 5 us minus th = 2 us, p99", ref("th_2_to_5_p99") + " MTU",
+         "%.3f MTU" % (a["qdiff_p99_mtu"] - b["qdiff_p99_mtu"]),
+         "%.3f MTU" % (c["qdiff_p99_mtu"] - e["qdiff_p99_mtu"])),
+        ("drop error, th = 5 us, plain", ref("drop_error_plain_30"), pct(p["drop_error"]), pct(pk["drop_error"])),
+        ("drop error, th = 5 us, tagged", ref("drop_error_tagged_30"), pct(a["drop_error"]), pct(c["drop_error"])),
+        ("false drops (tagged)", ref("false_drops"), "%d" % a["false_drops"], "%d" % c["false_drops"]),
+        ("wrong locations", ref("wrong_locations") + " of drops", "%d" % a["wrong_locations"],
+         "%d" % c["wrong_locations"]),
+        ("the rest of the tagged error", ref("rest_false_accepts"),
+         "%d false accepts of %d drops" % (a["false_accepts"], a["runtime_drops"]),
+         "%d of %d" % (c["false_accepts"], c["runtime_drops"])),
+    ]
+    out = ["| quantity (30% load) | reference | ours, k=16 | ours, k=4 default (`./waf run`) |",
+           "|---|---|---|---|"] + ["| %s | %s | %s | %s |" % r for r in rows_]
+    return "\n".join(out) + "\n\n" + provenance("k16-paper", "k4-default")
+
+
+def block_k8_scale(name):
+    d = load(name)
+    out = ["| load | runtime wall | 6 replays wall (sum) | whole run wall (snakemake) | "
+           "peak memory | runtime events |", "|---|---|---|---|---|---|"]
+    for r in sorted(d["results"]["runs"], key=lambda r: float(r["run"].split("_")[1])):
+        v = r["volatile"]
+        out.append("| %s%% | %.1f s | %.1f s | %s | %s | %.2fM |" % (
+            r["run"].split("_")[1], v["runtime_wall_s"], v["replays_wall_s"],
+            "%.0f s" % v["run_wall_s"] if v["run_wall_s"] else "-",
+            "%.0f MB" % v["run_max_rss_mb"] if v["run_max_rss_mb"] else "-", r["events"] / 1e6))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_scale(_):
+    out = ["| run | wall | peak memory | load before / after | command |", "|---|---|---|---|---|"]
+    for name, label in (("k4-default", "k=4 whole pipeline, figures excluded"),
+                        ("k8-20ms-10", "k=8 whole pipeline (th = 5 us), 10%, 20 ms arrivals"),
+                        ("k8-20ms-80", "k=8 whole pipeline (th = 5 us), 80%, 20 ms arrivals"),
+                        ("k16-paper", "k=16 sweep at 30%, 3 ms arrivals (runtime, 6 replays, "
+                                      "metrics)"),
+                        ("butterfly-100", "butterfly, 5 sigmas x 100 replays")):
+        d = load(name)
+        t = d["timings"][0]
+        machine = "%.1f / %.1f" % tuple(t["load"]) if "load" in t else "not recorded"
+        out.append("| %s | %s | %.0f MB | %s | `%s` |" % (label, dur(t["wall_s"]),
+                                                          t["peak_rss_mb"], machine, t["command"]))
+    k16 = load("k16-paper")["results"]["runs"][0]
+    out.append("| k=16 runtime alone (in the sweep) | %s | - | - | (truth.h5 `wall_s`; %.1fM events) |"
+               % (dur(k16["volatile"]["runtime_wall_s"]), k16["events"] / 1e6))
+    out.append("| k=16 6 replays (in the sweep, sum) | %s | - | - | (replay.h5 `wall_s`) |"
+               % dur(k16["volatile"]["replays_wall_s"]))
+    return "\n".join(out) + "\n\n<sub>Generated by `./waf docs` from the `timings` of " \
+        "`data/results/*.json` (peak memory: the largest process the command ran; load: the " \
+        "machine's 1-minute load average, 2 cores: above 2 the command shared the machine).</sub>"
+
+
+def block_clocks(names):
+    """Clock reconciliation on simulated recordings: the estimate's error against the true offsets
+    and the tagged replays with the recorded (raw) and with the reconciled clocks."""
+    out = ["| case | hosts estimated (pairs) | estimate error vs truth: mean / RMS / max | "
+           "hosts corrected | mean offset raw / left | th | qdiff mean / p99, raw clocks | "
+           "reconciled | drop error raw / reconciled |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        d = load(n)
+        e = d["results"]["estimate"]
+        var = {v["variant"]: v for v in d["results"]["variants"]}
+        first = True
+        for raw in sorted((v for v in var if v.startswith("tagged_") and
+                           not v.endswith("_reconciled")), key=lambda v: var[v]["th_ns"]):
+            rec = var[raw + "_reconciled"]
+            r = var[raw]
+            head = ("| %s | %d of %d (%d) | %.0f / %.0f / %.0f ns | %d | %.0f / %.0f ns" % (
+                n, e["estimated"], e["hosts"], e["pairs"], e["error_mean_abs_ns"],
+                e["error_rms_ns"], e["error_max_abs_ns"], e["corrected"], e["raw_mean_abs_ns"],
+                e["left_mean_abs_ns"])) if first else "| | | | |"
+            first = False
+            out.append("%s | %s us | %.3f / %.3f MTU | %.3f / %.3f MTU | %s / %s |" % (
+                head, th_us(r), r["qdiff_mean_mtu"], r["qdiff_p99_mtu"], rec["qdiff_mean_mtu"],
+                rec["qdiff_p99_mtu"], pct(r["drop_error"]), pct(rec["drop_error"])))
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
+def block_roundtrip(name):
+    """The round trip: the runtime's recording replayed directly and through its exported
+    captures (us timestamps, clocks reconciled by the import), both scored against the runtime."""
+    d = load(name)
+    r = d["results"]
+    rec = {v["variant"]: v for v in r["recorded"]}
+    out = ["| th (tagged) | replayed from | qdiff mean / p99 | drops runtime / replay | "
+           "drop error | arrivals matched |", "|---|---|---|---|---|---|"]
+    for v in r["imported"]:
+        for label, x in (("the recording (raw clocks, ns)", rec[v["variant"]]),
+                         ("its captures, imported (us, reconciled)", v)):
+            out.append("| %s us | %s | %.3f / %.3f MTU | %d / %d | %s | %d |" % (
+                th_us(x), label, x["qdiff_mean_mtu"], x["qdiff_p99_mtu"], x["runtime_drops"],
+                x["replay_drops"], pct(x["drop_error"]), x["matched_arrivals"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_testbed(name):
+    """The testbed: each repeat's fidelity against the real queue, their spread, the ns-3 runtime
+    of the same scenario scored the same way, and the paper's testbed."""
+    d = load(name)
+    r = d["results"]
+    want = [("tagged", 0), ("tagged", 500), ("plain", 0), ("plain", 500)]
+    out = ["| run | " + " | ".join("%s th=%g us: qdiff mean / p99, drop error" % v for v in want) +
+           " | switch drops (qdisc) | bottleneck port's rate while busy |",
+           "|---|" + "---|" * (len(want) + 2)]
+
+    def of(var, mode, th):
+        return [v for v in var if v["mode"] == mode and v["th_ns"] == th * 1000]
+
+    def cells(var):
+        return " | ".join("%.2f / %.2f MTU, %s" % (x[0]["qdiff_mean_mtu"], x[0]["qdiff_p99_mtu"],
+                                                  pct(x[0]["drop_error"], 1))
+                          if x else "" for x in (of(var, *w) for w in want))
+    for i, rep in enumerate(r["repeats"], 1):
+        out.append("| testbed %d | %s | %d (%d) | %.2f Mbps |" % (
+            i, cells(rep["variants"]), rep["drops"], rep["qdisc_drops"],
+            rep["busy_rate_bps"] / 1e6))
+    spread = []
+    for w in want:
+        m = [x for rep in r["repeats"] for x in of(rep["variants"], *w)]
+        if not m:
+            spread.append("")
+            continue
+        lo = lambda k: min(x[k] for x in m)
+        hi = lambda k: max(x[k] for x in m)
+        spread.append("%.2f-%.2f / %.2f-%.2f MTU, %s-%s" % (
+            lo("qdiff_mean_mtu"), hi("qdiff_mean_mtu"), lo("qdiff_p99_mtu"), hi("qdiff_p99_mtu"),
+            pct(lo("drop_error"), 1), pct(hi("drop_error"), 1)))
+    drops = [rep["drops"] for rep in r["repeats"]]
+    out.append("| testbed, range of %d | %s | %d-%d | |" % (len(drops), " | ".join(spread),
+                                                           min(drops), max(drops)))
+    out.append("| ns-3 runtime, same scenario | %s | %d | |" % (cells(r["ns3"]["variants"]),
+                                                             r["ns3"]["drops"]))
+    out.append("| paper's testbed (DESIGN.md) | %s | | | | | |" % ref("testbed_qdiff"))
+    # how well ns-3 predicts the real run: FCTs of the same flows
+    out += ["", "| flows | testbed FCT p50 / max (all runs) | ns-3 FCT p50 / max | "
+            "testbed retransmissions per run | ns-3 drops vs testbed drops |",
+            "|---|---|---|---|---|"]
+    for label, sel in (("long (1 MB)", lambda f: f["bytes"] >= 1000000),
+                       ("short (10 KB)", lambda f: f["bytes"] < 1000000)):
+        tb = sorted(f["fct_ns"] for rep in r["repeats"] for f in rep["flows"]
+                    if sel(f) and f["completed"])
+        ns = sorted(f["fct_ns"] for f in r["ns3"]["flows"] if sel(f) and f["completed"])
+        rt = [sum(f["retransmissions"] for f in rep["flows"] if sel(f)) for rep in r["repeats"]]
+        if not tb or not ns:
+            continue
+        out.append("| %s | %.1f / %.1f ms | %.1f / %.1f ms | %d-%d | %d vs %d-%d |" % (
+            label, tb[len(tb) // 2] / 1e6, tb[-1] / 1e6, ns[len(ns) // 2] / 1e6, ns[-1] / 1e6,
+            min(rt), max(rt), r["ns3"]["drops"], min(drops), max(drops)))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def dur(s):
+    if s >= 120:
+        return "%d min %02d s" % (int(s) // 60, int(s) % 60)
+    return "%.1f s" % s
+
+
+def block_seeds(name):
+    d = load(name)
+    out = ["| seed | " + " | ".join("%s th=%s" % (m, t) for m in ("plain", "tagged")
+                                   for t in ("2", "5", "10")) + " |",
+           "|---|" + "---|" * 6]
+    for s in d["results"]["seeds"]:
+        cells = []
+        for m in ("plain", "tagged"):
+            for t in (2, 5, 10):
+                v = pick(s["variants"], m, t, "seed %d" % s["seed"])
+                cells.append("%.3f (%+.2f)" % (v["qdiff_mean_mtu"], v["qlen_diff_mean_mtu"]))
+        out.append("| %d | %s |" % (s["seed"], " | ".join(cells)))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_single_switch_evidence(name):
+    d = load(name)
+    out = ["| variant | qdiff mean MTU | qdiff = 0 | false accepts (times, ms) | send-time lag, "
+           "first 0.5 ms -> settled | bottleneck: replay queue longer | shorter | mean length "
+           "difference |", "|---|---|---|---|---|---|---|---|"]
+    for v in sorted(d["results"]["variants"], key=lambda v: (v["mode"], v["th_ns"])):
+        fa = v["false_accept_times_ns"]
+        fat = ", ".join("%.3f" % (t / 1e6) for t in fa[:4]) + (" ..." if len(fa) > 4 else "")
+        b = v["busiest_queue"]
+        out.append("| %s th=%sus | %.3f | %s | %d (%s) | %.2f -> %.2f us | %s | %s | %+.3f MTU |" % (
+            v["mode"], th_us(v), v["qdiff_mean_mtu"], pct(v["qdiff_zero_fraction"], 1),
+            v["false_accepts"], fat or "-", v["lag_early_ns"] / 1e3, v["lag_settled_ns"] / 1e3,
+            pct(b["len_longer"], 1), pct(b["len_shorter"], 1), b["len_diff_mean"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_bench(name):
+    d = load(name)
+    v = d["results"]["volatile"]
+    loads = ", ".join("%s: load %.1f before, %.1f after" % ((t["command"],) + tuple(t["load"]))
+                      for t in d["timings"] if "load" in t)
+    return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s%s" %
+            ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name),
+             "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
+
+
+def bench_runtime_rows(name):
+    """(k, setup) -> (events, wall_s, events_per_s) from a stored bench's bench_runtime printout."""
+    out = {}
+    for line in load(name)["results"]["volatile"]["runtime"]:
+        m = re.match(r"^(\d+)\s+(.+?)\s{2,}[0-9.]+\s+[0-9.]+\s+(\d+)\s+([0-9.]+)\s+(\d+)\s", line)
+        if m:
+            out[(int(m.group(1)), m.group(2).strip())] = (int(m.group(3)), float(m.group(4)),
+                                                          int(m.group(5)))
+    return out
+
+
+def block_bench_compare(before, after):
+    """bench_runtime before and after issue 15's runtime work, row by row."""
+    b, a = bench_runtime_rows(before), bench_runtime_rows(after)
+    out = ["| k | setup | events | wall before | wall after | events/s before | events/s after | "
+           "after / before |", "|---|---|---|---|---|---|---|---|"]
+    for key in sorted(a):
+        if key not in b:
+            continue
+        (eb, wb, rb), (ea, wa, ra) = b[key], a[key]
+        out.append("| %d | %s | %s | %.2f s | %.2f s | %s | %s | %.2fx |" % (
+            key[0], key[1], "{:,}".format(ea) if ea == eb else "%s / %s" % (
+                "{:,}".format(eb), "{:,}".format(ea)), wb, wa, "{:,}".format(rb),
+            "{:,}".format(ra), ra / rb))
+    return "\n".join(out) + "\n\n" + provenance(before, after)
+
+
+def block_engines(name):
+    d = load(name)
+    r = d["results"]
+    out = ["| network | packet-hops | ns-3 replay | native replay | faster | peak memory ns-3 / native (MB) | arrival logs |",
+           "|---|---|---|---|---|---|---|"]
+    for net in [n for n in ("k4", "k8", "k16") if n in r]:
+        v = r["volatile"][net]
+        out.append("| %s | %d | %.2f s | %.3f s | %.0fx | %.0f / %.0f | %s |" % (
+            net.replace("k", "k="), r[net]["packet_hops"], v["ns3"]["wall_s"],
+            v["native"]["wall_s"], v["speedup"], v["ns3"]["peak_rss_mb"],
+            v["native"]["peak_rss_mb"], "identical" if r[net]["logs_identical"] else "DIFFERENT"))
+    loads = ", ".join("%.1f / %.1f" % tuple(t["load"]) for t in d["timings"]
+                      if "bench_replay" in t["command"] and "load" in t)
+    return ("\n".join(out) + "\n\n" + provenance(name) +
+            ("<br><sub>Machine load (1-minute average, 2 cores) before / after each bench_replay: "
+             "%s.</sub>" % loads if loads else ""))
+
+
+K16_LONG = {10.0: "k16-long-10", 30.0: "k16-long-30", 80.0: "k16-long-80"}
+
+
+def load_case_for(net, at):
+    """The stored case of the full-length experiment on net (k8, k8s: k=8 with the incast rate
+    scaled, k16) that holds load at."""
+    if net == "k16":
+        return load(K16_LONG[at])
+    return load({"k8": "k8-paper", "k8s": "k8-paper-scaled"}[net])
+
+
+def block_paper_full(_):
+    """The reference numbers next to the full-length k=8 sweep and the long k=16 runs."""
+    def row(net, at, mode, th):
+        return sweep_pick(load_case_for(net, at), at, mode, th)
+
+    def cell(net, f):
+        try:
+            return f(net)
+        except (KeyError, DocsError):
+            return "-"
+
+    def digits(key):  # qdiff means to 3 decimals, p99s (steps of about 1 MTU) to 2
+        return 3 if key == "qdiff_mean_mtu" else 2
+
+    def q(key, at):
+        return lambda net: "%.*f" % (digits(key), row(net, at, "tagged", 5)[key])
+
+    def inc(key, at):
+        return lambda net: "%+.*f" % (digits(key), row(net, at, "tagged", 5)[key] -
+                                      row(net, at, "tagged", 2)[key])
+
+    def err(mode, at):
+        return lambda net: pct(row(net, at, mode, 5)["drop_error"])
+
+    def wl(at):
+        def f(net):
+            r = row(net, at, "tagged", 5)
+            return "%d (%.2f%%)" % (r["wrong_locations"], 100.0 * r["wrong_locations"] /
+                                    max(1, r["runtime_drops"]))
+        return f
+
+    def fd(at):
+        def f(net):
+            r = row(net, at, "tagged", 5)
+            return "%d FD, %d FA" % (r["false_drops"], r["false_accepts"])
+        return f
+
+    rows_ = [("qdiff mean, 30%", ref("qdiff_mean_30"), q("qdiff_mean_mtu", 30.0)),
+             ("qdiff p99, 30%", ref("qdiff_p99_30"), q("qdiff_p99_mtu", 30.0)),
+             ("qdiff mean, 80%", ref("qdiff_mean_80"), q("qdiff_mean_mtu", 80.0)),
+             ("qdiff p99, 80%", ref("qdiff_p99_80"), q("qdiff_p99_mtu", 80.0)),
+             ("qdiff mean, 10%", "-", q("qdiff_mean_mtu", 10.0)),
+             ("qdiff p99, 10%", "-", q("qdiff_p99_mtu", 10.0)),
+             ("th 2 -> 5 us, mean, 30%", ref("th_2_to_5_mean"), inc("qdiff_mean_mtu", 30.0)),
+             ("th 2 -> 5 us, mean, 80%", ref("th_2_to_5_mean"), inc("qdiff_mean_mtu", 80.0)),
+             ("th 2 -> 5 us, p99, 30%", ref("th_2_to_5_p99"), inc("qdiff_p99_mtu", 30.0)),
+             ("th 2 -> 5 us, p99, 80%", ref("th_2_to_5_p99"), inc("qdiff_p99_mtu", 80.0)),
+             ("drop error plain, 10%", "-", err("plain", 10.0)),
+             ("drop error plain, 30%", ref("drop_error_plain_30"), err("plain", 30.0)),
+             ("drop error plain, 80%", "-", err("plain", 80.0)),
+             ("drop error tagged, 10%", ref("drop_error_tagged_10"), err("tagged", 10.0)),
+             ("drop error tagged, 30%", ref("drop_error_tagged_30"), err("tagged", 30.0)),
+             ("drop error tagged, 80%", ref("drop_error_tagged_80"), err("tagged", 80.0)),
+             ("wrong locations (of runtime drops), 10%", ref("wrong_locations"), wl(10.0)),
+             ("wrong locations, 30%", ref("wrong_locations"), wl(30.0)),
+             ("wrong locations, 80%", ref("wrong_locations"), wl(80.0)),
+             ("false drops / false accepts, 30%", "no false drops; the rest false accepts",
+              fd(30.0)),
+             ("false drops / false accepts, 80%", "no false drops; the rest false accepts",
+              fd(80.0))]
+    out = ["| tagged th = 5 us unless named (qdiff in MTU) | reference (k=16) | ours, k=8, 20 ms "
+           "per load | k=8, incast scaled to 300/s | ours, k=16, long runs |",
+           "|---|---|---|---|---|"]
+    for label, reference, f in rows_:
+        out.append("| %s | %s | %s | %s | %s |" % (label, reference, cell("k8", f), cell("k8s", f),
+                                                   cell("k16", f)))
+    names = [n for n in ["k8-paper", "k8-paper-scaled"] + list(K16_LONG.values())
+             if os.path.exists(store_path(n))]
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
+def block_runtime_cost(_):
+    """Wall time and events per simulated ms of the runtime, from the full-length runs."""
+    out = ["| network, load | flows (arrivals during) | packets | runtime events | simulated | "
+           "events per simulated ms | runtime wall | wall per simulated ms | incast share of "
+           "bytes / of drops |", "|---|---|---|---|---|---|---|---|---|"]
+    names = []
+    for net, cases in (("k=8", ["k8-paper"]), ("k=8, incast 300/s", ["k8-paper-scaled"]),
+                       ("k=16", list(K16_LONG.values()))):
+        for name in cases:
+            if not os.path.exists(store_path(name)):
+                continue
+            names.append(name)
+            d = load(name)
+            for r in sorted(d["results"]["runs"], key=lambda r: float(r["run"].split("_")[1])):
+                v = r["volatile"]
+                ms = r["sim_end_ns"] / 1e6
+                out.append("| %s, %s%% | %d | %s | %.1fM | %.0f ms | %.2fM | %s | %.1f s | "
+                           "%.0f%% / %.0f%% |" % (
+                               net, r["run"].split("_")[1], r["flows"], "{:,}".format(r["packets"]),
+                               r["events"] / 1e6, ms, r["events"] / 1e6 / ms,
+                               dur(v["runtime_wall_s"]), v["runtime_wall_s"] / ms,
+                               100 * r["incast_bytes_share"], 100 * r["incast_drops_share"]))
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
+def size_bytes(text):
+    m = re.match(r"^([0-9.]+)\s*(B|KB|MB|GB)$", text)
+    return float(m.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}[m.group(2)]
+
+
+def queue_cap(values, base):
+    """The most one queue can hold (alpha / (1 + alpha) of the buffer) under a point's values,
+    relative to the recorded configuration's."""
+    def cap(v):
+        b, a = size_bytes(v["buffer.size"]), float(v["buffer.alpha"])
+        return a / (1 + a) * b
+    return cap(values) / cap(base)
+
+
+def whatif_label(name):
+    d = load(name)
+    k = "k=4" if "k4" in d["scenario"] else "k=8"
+    return "%s, %d%% load" % (k, d["results"]["load"])
+
+
+def block_whatif_errors(names):
+    """Per case and point: predicted against true drops, occupancy and delay, with the point's
+    per-queue cap against the recorded one's."""
+    out = ["| case | buffer.size, alpha | queue cap vs recorded | drops predicted / true "
+           "(error) | q p99 all layers, error | delay p99 predicted / true (error) | delay W1 |"
+           " KS |", "|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        r = load(n)["results"]
+        base = [p for p in r["points"] if p["baseline"]][0]["values"]
+        for p in r["points"]:
+            e, pr, tr = p["error"], p["pred"], p["true"]
+            out.append("| %s | %s, %s%s | %.2fx | %d / %d (%+.0f%%) | %+.1f%% | %.0f / %.0f us "
+                       "(%+.0f%%) | %.1f us | %.2f |" % (
+                           whatif_label(n), p["values"]["buffer.size"],
+                           p["values"]["buffer.alpha"], " (recorded)" if p["baseline"] else "",
+                           queue_cap(p["values"], base), pr["drops"], tr["drops"],
+                           100 * e["drops_rel"], 100 * e["all_q_p99_rel"],
+                           pr["delay_p99"] / 1e3, tr["delay_p99"] / 1e3, 100 * e["delay_p99_rel"],
+                           e["delay_w1"] / 1e3, e["delay_ks"]))
+    out.append("")
+    out.append(provenance(*names))
+    return "\n".join(out)
+
+
+def block_whatif_trust(names):
+    """Which conclusions survive, per case: the rankings, and the median absolute error by
+    whether the point's queue cap is smaller than, equal to or larger than the recorded one."""
+    out = ["| case | ranking by drops: Kendall tau, best point kept? | ranking by p99 delay: "
+           "Kendall tau, best point kept? | median abs. error, smaller cap: drops / q p99 / "
+           "delay p99 | same cap (not recorded) | larger cap |", "|---|---|---|---|---|---|"]
+
+    def med(xs):
+        xs = sorted(abs(x) for x in xs)
+        if not xs:
+            return None
+        m = len(xs) // 2
+        return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+    for n in names:
+        r = load(n)["results"]
+        a = r["agreement"]
+        base = [p for p in r["points"] if p["baseline"]][0]["values"]
+        groups = {"smaller": [], "same": [], "larger": []}
+        for p in r["points"]:
+            if p["baseline"]:
+                continue
+            c = queue_cap(p["values"], base)
+            g = "same" if abs(c - 1) < 1e-9 else ("smaller" if c < 1 else "larger")
+            groups[g].append(p["error"])
+        cells = []
+        for g in ("smaller", "same", "larger"):
+            es = groups[g]
+            if not es:
+                cells.append("no point")
+                continue
+            cells.append("%s / %s / %s (%d points)" % tuple(
+                ["%.0f%%" % (100 * med([e[k] for e in es])) for k in
+                 ("drops_rel", "all_q_p99_rel", "delay_p99_rel")] + [len(es)]))
+        out.append("| %s | %.2f, %s | %.2f, %s | %s |" % (
+            whatif_label(n), a["tau_drops"],
+            "yes" if a["best_drops_pred"] == a["best_drops_true"] else
+            "no (predicted point %d, true %d)" % (a["best_drops_pred"], a["best_drops_true"]),
+            a["tau_delay_p99"],
+            "yes" if a["best_delay_pred"] == a["best_delay_true"] else
+            "no (predicted point %d, true %d)" % (a["best_delay_pred"], a["best_delay_true"]),
+            " | ".join(cells)))
+    out.append("")
+    out.append(provenance(*names))
+    return "\n".join(out)
+
+
+WHATIF_CASES = ["whatif-k4", "whatif-k8-30", "whatif-k8-70"]
+
+
+DIAGNOSE_CASES = [("diagnose-k4", "k=4, 30% load"), ("diagnose-k8-30", "k=8, 30% load"),
+                  ("diagnose-k8-80", "k=8, 80% load")]
+
+
+def cause_list(causes):
+    if not causes:
+        return "-"
+    return ", ".join("%s %d" % (c, n) for c, n in sorted(causes.items(), key=lambda x: (-x[1], x[0])))
+
+
+def size_classes(classes):
+    """Size-class names as the diagnosis writes them ("<100KB", "100KB-1MB", "1-10MB", ">10MB"),
+    smallest first."""
+    units = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+
+    def low(name):
+        if name.startswith("<"):
+            return 0.0
+        m = re.match(r"^>?([0-9.]+)\s*([KMG]?B)?", name)
+        unit = m.group(2) or re.findall(r"[KMG]?B", name)[-1]
+        return float(m.group(1)) * units[unit]
+    return sorted(classes, key=low)
+
+
+def block_diagnose_tail(cases):
+    """Per case and size class: the tail flows (p99 and p90 of slowdown) by root cause, and how
+    many of them had a timeout, a (late) fast retransmission, or losses in a blackhole."""
+    out = ["| case | size class | flows | tail p99: flows (slowdown >=) | causes | tail p90: "
+           "flows | causes | p90 tail with an RTO / fast retx (late) / blackhole loss |",
+           "|---|---|---|---|---|---|---|---|"]
+    for n, label in cases:
+        r = load(n)["results"]
+        for c in size_classes(r["p99"]["classes"]):
+            a, b = r["p99"]["classes"][c], r["p90"]["classes"][c]
+            if not a["flows"]:
+                continue
+            out.append("| %s | %s | %d | %d (%.1f) | %s | %d | %s | %d / %d (%d) / %d |" % (
+                label, c, a["flows"], a["selected"], a["tail_slowdown"], cause_list(a["causes"]),
+                b["selected"], cause_list(b["causes"]), b["with_rto"], b["with_fast_retransmit"],
+                b["with_late_fr"], b["with_blackhole"]))
+    out.append("")
+    out.append(provenance(*[n for n, _ in cases]))
+    return "\n".join(out)
+
+
+def block_diagnose_all(cases):
+    """Every completed flow: how losses were repaired (timer against fast retransmission, and
+    late fast retransmissions), the paper's Table 3 observations measured on ours."""
+    out = ["| case | completed flows | with a loss | timeouts (flows) | fast retransmissions "
+           "(flows) | of them late | timeouts among repairs | flows with blackhole losses | "
+           "root causes, all flows |", "|---|---|---|---|---|---|---|---|---|"]
+    for n, label in cases:
+        cl = load(n)["results"]["all"]["classes"]
+        tot = {k: sum(cl[c][k] for c in cl) for k in
+               ("flows", "with_loss", "rtos", "with_rto", "fast_retransmits",
+                "with_fast_retransmit", "late_fast_retransmits", "with_blackhole")}
+        causes = {}
+        for c in size_classes(cl):
+            for k, v in cl[c]["causes"].items():
+                causes[k] = causes.get(k, 0) + v
+        repairs = tot["rtos"] + tot["fast_retransmits"]
+        out.append("| %s | %d | %d | %d (%d) | %d (%d) | %d | %s | %d | %s |" % (
+            label, tot["flows"], tot["with_loss"], tot["rtos"], tot["with_rto"],
+            tot["fast_retransmits"], tot["with_fast_retransmit"], tot["late_fast_retransmits"],
+            "%.0f%%" % (100.0 * tot["rtos"] / repairs) if repairs else "-", tot["with_blackhole"],
+            cause_list(causes)))
+    out.append("")
+    out.append(provenance(*[n for n, _ in cases]))
+    return "\n".join(out)
+
+
+def block_faults(cases):
+    """Per case, drop rate and load: what each method flagged (right ones in brackets) and after how
+    much data it found the planted cable for good."""
+    def flag(x):
+        return "%d (%d)" % (x["flagged"], x.get("true_flagged", x.get("right", 0)))
+
+    def after(n, unit, ns=None):
+        if not n:
+            return "never"
+        return "%s %s" % ("{:,}".format(n), unit) + ("" if ns is None or ns < 0 else
+                                                   ", %.1f ms" % (ns / 1e6))
+    out = ["| network | gray | load | flow packets lost to it | 007: flagged (right) | 007 found "
+           "it after | replay-filtered 007: flagged (right) | found after | Pingmesh: flagged "
+           "(right) | found after | probe share | Everflow (all packets): silent-drop links | "
+           "found after | Everflow (SYN/FIN/RST): silent drops seen |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for n in cases:
+        r = load(n)["results"]
+        for x in r["runs"]:
+            b7, br, pm, ev, es = (x["blame"]["007"], x["blame"].get("replay"), x["pingmesh"],
+                                  x["everflow"], x["everflow_sfr"])
+            out.append("| k=%d | %s | %d%% | %d | %s | %s | %s | %s | %s | %s | %.1f%% | %s | %s | "
+                       "%d |" % (
+                           r["k"], x["gray"], x["load"], ev["silent"], flag(b7),
+                           after(b7["detect_after"], "conns"), flag(br) if br else "-",
+                           after(br["detect_after"], "conns") if br else "-", flag(pm),
+                           after(pm["detect_after"], "probes", pm["detect_after_ns"]),
+                           100 * pm["probe_share"],
+                           (", ".join(ev["silent_links"]) or "none") +
+                           (" (right)" if ev["right"] else ""),
+                           after(ev["detect_after_drops"], "drops", ev["detect_after_ns"]),
+                           es["silent"]))
+    out.append("")
+    out.append(provenance(*cases))
+    return "\n".join(out)
+
+
+BLOCKS = {
+    "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
+    "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),
+    "diagnose-all": lambda: block_diagnose_all(DIAGNOSE_CASES),
+    "faults-k4": lambda: block_faults(["faults-k4"]),
+    "faults-k8": lambda: block_faults(["faults-k8"]),
+    "whatif-trust": lambda: block_whatif_trust(WHATIF_CASES),
+    "k4-table": lambda: block_run_table("k4-default"),
+    "runtime-printouts": lambda: block_runtime_printout(["k4-default", "single-switch"]),
+    "k4-sample": lambda: block_sample_printout("k4-default"),
+    "butterfly-100-table": lambda: block_table_lines("butterfly-100", 0),
+    "butterfly-quick-table": lambda: block_table_lines("butterfly-quick", 0),
+    "isolate-k4-table": lambda: block_table_lines("isolate-k4", 1),
+    "k16-variants": lambda: block_sweep_variants("k16-paper", 30.0),
+    "k8-table": lambda: block_k8_table("k8-sweep"),
+    "k8-paper-table": lambda: block_k8_table("k8-paper"),
+    "k8-paper-scaled-table": lambda: block_k8_table("k8-paper-scaled"),
+    "paper-full": lambda: block_paper_full(None),
+    "runtime-cost": lambda: block_runtime_cost(None),
+    "side-by-side": lambda: block_side_by_side(None),
+    "k8-scale": lambda: block_k8_scale("k8-sweep"),
+    "scale": lambda: block_scale(None),
+    "single-switch-variants": lambda: block_run_variants("single-switch"),
+    "single-switch-evidence": lambda: block_single_switch_evidence("single-switch"),
+    "single-switch-seeds": lambda: block_seeds("single-switch-seeds"),
+    "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
+    "bench": lambda: block_bench("bench"),
+    "bench-compare": lambda: block_bench_compare("bench-before", "bench"),
+    "replay-engines": lambda: block_engines("replay-engines"),
+    "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
+    "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
+    "testbed": lambda: block_testbed("testbed-single-switch"),
+}
+
+
+BLOCK_RE = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
+
+
+INLINE_RE = re.compile(r"(<!--v ([^>]*?)-->)(.*?)(<!--/v-->)", re.S)
+
+
+def render_text(text, where):
+    def blk(m):
+        name = m.group(2)
+        if name not in BLOCKS:
+            raise DocsError("%s: unknown generated block '%s'" % (where, name))
+        return m.group(1) + BLOCKS[name]().rstrip("\n") + "\n" + m.group(4)
+
+    def inl(m):
+        return m.group(1) + value(m.group(2), where) + m.group(4)
+
+    text = BLOCK_RE.sub(blk, text)
+    return INLINE_RE.sub(inl, text)
+
+
+def render(check):
+    stale = 0
+    for rel in DOCS:
+        path = os.path.join(TOP, rel)
+        with open(path) as fh:
+            old = fh.read()
+        if old.count("<!-- generated:") != len(BLOCK_RE.findall(old)):
+            raise DocsError("%s: a '<!-- generated: NAME -->' block without its end marker" % rel)
+        new = render_text(old, rel)
+        if new == old:
+            continue
+        stale += 1
+        if check:
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                       rel, rel + " (./waf docs)"))
+        else:
+            tmp = "%s.partial-%d" % (path, os.getpid())
+            with open(tmp, "w") as fh:
+                fh.write(new)
+            os.replace(tmp, path)
+            print("docs: rewrote %s" % rel)
+    if check and stale:
+        print("docs: %d file(s) differ from what `./waf docs` writes from data/results/" % stale)
+        return 1
+    if check:
+        print("docs: %s match data/results/" % ", ".join(DOCS))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.split("\n")[2:]))
+    ap.add_argument("--check", action="store_true",
+                    help="only say whether the docs are up to date (exit 1 and a diff if not)")
+    a = ap.parse_args(argv)
+    try:
+        return render(a.check)
+    except DocsError as e:
+        print("docs: %s" % e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,380 @@
+"""What is kept of a case's outputs: its summary, read from the result files its commands wrote.
+
+Each summary function takes the case's output folder and its options (experiments/cases.json) and
+returns a dict of numbers for data/results/CASE.json. They read result files only (HDF5, CSV,
+JSON the commands wrote): never what a command printed, and they compute nothing a user of the
+tool could not get from those files (the metrics are the core's: results.h5, trace.h5, ...).
+A value the files lack is None in the summary. SUMMARIES maps the names cases.json uses."""
+import csv
+import glob
+import json
+import math
+import os
+
+
+
+def h5():
+    import h5py  # Debian's python3-h5py
+    return h5py
+
+
+def attrs(obj, keys=None):
+    out = {}
+    for k in obj.attrs:
+        if keys is not None and k not in keys:
+            continue
+        v = obj.attrs[k]
+        if hasattr(v, "item"):
+            v = v.item()
+        if isinstance(v, bytes):
+            v = v.decode()
+        out[k] = v
+    return out
+
+
+def rows(dataset, fields=None):
+    data = dataset[:]
+    names = fields or data.dtype.names
+    out = []
+    for r in data:
+        d = {}
+        for n in names:
+            v = r[n]
+            v = v.item() if hasattr(v, "item") else v
+            d[n] = v.decode() if isinstance(v, bytes) else v
+        out.append(d)
+    return out
+
+
+VARIANT_KEYS = ["mode", "th_ns", "qdiff_mean_mtu", "qdiff_p50_mtu", "qdiff_p99_mtu",
+                "qdiff_max_mtu", "qdiff_zero_fraction", "qdiff_sym_mean_mtu", "qdiff_sym_p99_mtu",
+                "qlen_diff_mean_mtu", "qlen_longer_fraction", "qlen_shorter_fraction",
+                "runtime_drops", "replay_drops", "false_accepts", "false_drops", "wrong_locations",
+                "drop_error", "matched_arrivals"]
+
+
+def variants_of(results_h5):
+    f = h5().File(results_h5, "r")
+    out = []
+    for name in sorted(f["replay"], key=lambda v: (f["replay"][v].attrs["th_ns"], v)):
+        d = {"variant": name}
+        d.update(attrs(f["replay"][name], VARIANT_KEYS))
+        out.append(d)
+    return f, out
+
+
+def no_nan(x):
+    """JSON has no NaN: None instead (a median of nothing, precision with nothing flagged)."""
+    if isinstance(x, dict):
+        return {k: no_nan(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [no_nan(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+BUSY_KEYS = ["arrivals", "start_ns", "end_ns", "share", "min_queue_bytes", "max_queue_bytes",
+             "settled_min_queue_bytes"]
+
+
+def run(out, opts):
+    """A `qreplay run`: its variants (results.h5), and with opts busy the busiest queue's busy
+    period and each replay there (queue summary, send-time lag, the first false accepts)."""
+    f, var = variants_of(os.path.join(out, "run", "results.h5"))
+    res = {"variants": var, "runtime": attrs(f["runtime"], ["drops", "packets"])}
+    if opts.get("busy"):
+        res["busiest"] = attrs(f["runtime"], ["busiest_switch", "busiest_port"])
+        bp = attrs(f["runtime"]["busy_period"], BUSY_KEYS)
+        if bp["arrivals"] == 0:
+            bp = {"arrivals": 0}
+        elif bp["settled_min_queue_bytes"] < 0:
+            bp["settled_min_queue_bytes"] = None
+        res["busiest"]["busy_period"] = bp
+        bq = (res["busiest"]["busiest_switch"], res["busiest"]["busiest_port"])
+        drop_times = {int(r["packet"]): int(r["time_ns"]) for r in f["runtime"]["drops"][:]}
+        for v in var:
+            g = f["replay"][v["variant"]]
+            qs = [r for r in rows(g["queues"]) if (r["switch"], r["port"]) == bq][0]
+            v["busiest_queue"] = {k: qs[k] for k in ("count", "mean", "len_diff_mean",
+                                                     "len_longer", "len_shorter")}
+            rep = set(int(p) for p in g["drops"]["packet"])
+            v["false_accept_times_ns"] = sorted(t for p, t in drop_times.items()
+                                                if p not in rep)[:10]
+            lag = attrs(g, ["lag_early_ns", "lag_settled_ns"])
+            v["lag_early_ns"] = no_nan(lag["lag_early_ns"])
+            v["lag_settled_ns"] = no_nan(lag["lag_settled_ns"])
+    return res
+
+
+def seeds(out, opts):
+    res = []
+    for seed in opts["seeds"]:
+        _, var = variants_of(os.path.join(out, "seed_%d" % seed, "results.h5"))
+        res.append({"seed": seed, "variants": var})
+    return {"seeds": res}
+
+
+def butterfly(out, opts):
+    f = h5().File(os.path.join(out, "bf", "butterfly.h5"), "r")
+    return {"sigma": rows(f["sigma"]), "attrs": attrs(f, ["short_flow", "runtime_short_fct_ns",
+                                                         "runtime_drops", "bottleneck_switch",
+                                                         "bottleneck_port"])}
+
+
+def isolate(out, opts):
+    """What recording /received costs next to the pcaps."""
+    rec = h5().File(os.path.join(out, "rt", "recording.h5"), "r")
+    received = rec["received"]
+    pcaps = glob.glob(os.path.join(out, "rt", "pcap", "*.pcap"))
+    packets = int(sum(h["packets"] for h in rec["hosts"][:]))
+    return {"received_rows": int(received.shape[0]),
+            "received_bytes_per_packet": received.id.get_storage_size() / float(received.shape[0]),
+            "pcap_bytes_per_packet": sum(os.path.getsize(p) for p in pcaps) / float(packets)}
+
+
+def sample(out, opts):
+    """qreplay sample's result (s.h5 /sampling)."""
+    return {"sampling": attrs(h5().File(os.path.join(out, "s.h5"), "r")["sampling"],
+                              ["method", "th_ns", "flows", "packets", "records",
+                               "packets_per_record", "max_error_ns"])}
+
+
+SUMMARY_KEEP = ["load_pct", "seed", "variant", "mode", "th_us", "qdiff_mean_mtu", "qdiff_p50_mtu",
+                "qdiff_p99_mtu", "qdiff_max_mtu", "qdiff_zero_fraction", "runtime_drops",
+                "replay_drops", "false_accepts", "false_drops", "wrong_locations", "drop_error",
+                "matched_arrivals"]
+
+
+def num(v):
+    try:
+        x = float(v)
+    except ValueError:
+        return v
+    return int(x) if x == int(x) and "." not in v else x
+
+
+def sweep_bench(path):
+    """A sweep run's wall time (s) and peak memory (MB), from snakemake's benchmark file."""
+    with open(path) as fh:
+        b = list(csv.DictReader(fh, delimiter="\t"))[0]
+    return {"wall_s": float(b["s"]), "max_rss_mb": float(b["max_rss"])}
+
+
+def sweep(out, opts):
+    with open(os.path.join(out, "sweep", "summary.csv")) as fh:
+        table = list(csv.DictReader(fh))
+    res = {"rows": [{k: num(r[k]) for k in SUMMARY_KEEP} for r in table]}
+    h = h5()
+    perf = []
+    for d in sorted(glob.glob(os.path.join(out, "sweep", "load_*_seed_*"))):
+        name = os.path.basename(d)
+        truth = h.File(os.path.join(d, "recording", "truth", "truth.h5"), "r")
+        fl = h.File(os.path.join(d, "recording", "recording.h5"), "r")["flows"][:]
+        t = attrs(truth, ["events", "wall_s", "sim_end_ns", "end"])
+        replay_wall = 0.0
+        for rp in glob.glob(os.path.join(d, "replay", "*", "replay.h5")):
+            replay_wall += float(h.File(rp, "r").attrs.get("wall_s", 0.0))
+        bpath = os.path.join(out, "sweep", "benchmarks", name + ".tsv")
+        bench = sweep_bench(bpath) if os.path.exists(bpath) else {}
+        rt = attrs(h.File(os.path.join(d, "results.h5"), "r")["runtime"])
+        perf.append({"run": name, "flows": int(len(fl)), "completed": int(fl["completed"].sum()),
+                     "runtime_drops": int(rt["drops"]), "packets": int(rt["packets"]),
+                     "events": int(t["events"]),
+                     "sim_end_ns": int(t["sim_end_ns"]),
+                     # the rate is network-wide, so its share grows as the network shrinks
+                     "incast_bytes_share": round(rt["incast_bytes_share"], 4),
+                     "incast_drops_share": round(rt["incast_drops_share"], 4),
+                     "volatile": {"runtime_wall_s": round(float(t["wall_s"]), 1),
+                                  "replays_wall_s": round(replay_wall, 1),
+                                  "run_wall_s": bench.get("wall_s"),
+                                  "run_max_rss_mb": bench.get("max_rss_mb")}})
+    res["runs"] = perf
+    return res
+
+
+def bench(out, opts):
+    """Nothing deterministic: the benchmarks' printouts are kept in the summary's stdout."""
+    return {}
+
+
+def engines(out, opts):
+    """Per network (opts nets, one bench_replay each, after its runtime; NET/bench.json): what
+    both engines replayed (deterministic), and their speed and memory (volatile)."""
+    res, vol = {}, {}
+    for net in opts["nets"]:
+        with open(os.path.join(out, net, "bench.json")) as fh:
+            b = json.load(fh)
+        nat, ref = b["engines"]["native"], b["engines"]["ns3"]
+        cmp_ = [c for c in b["comparisons"] if c["engine"] == "native" and c["against"] == "ns3"]
+        res[net] = {"packet_hops": nat["packet_hops"], "drops": nat["drops"],
+                    "logs_identical": bool(cmp_ and cmp_[0]["logs_identical"])}
+        vol[net] = {"native": nat, "ns3": ref, "speedup": ref["wall_s"] / nat["wall_s"],
+                    "memory_ratio": nat["peak_rss_mb"] / ref["peak_rss_mb"]}
+    res["volatile"] = vol
+    return res
+
+
+def everflow_summary(path):
+    """Everflow's view of one trace, as its scorer graded it (trace.h5 /score): the links where
+    traced packets vanished silently, right if they are the planted cable, and how many drops the
+    debugger read, and how much simulated time passed, until the cable had two silent drops."""
+    f = h5().File(path, "r")
+    s = rows(f["summary"])[0]
+    sc = attrs(f["score"])
+    links = sc["silent_links"]
+    return {"matched": s["matched"], "drops": int(f["drops"].shape[0]), "silent": sc["silent"],
+            "silent_links": links.split(",") if links else [], "right": bool(sc["right"]),
+            "detect_after_drops": sc["detect_after_drops"],
+            "detect_after_ns": sc["detect_after_ns"]}
+
+
+def faults(out, opts):
+    res = []
+    for r in opts["runs"]:
+        d = os.path.join(out, r["dir"])
+        pm = rows(h5().File(os.path.join(d, "pingmesh.h5"), "r")["summary"])[0]
+        bl = {x["method"]: x for x in rows(h5().File(os.path.join(d, "blame.h5"), "r")["summary"])}
+        tr = h5().File(os.path.join(d, "trace-all.h5"), "r")
+        res.append({
+            "gray": r["gray"], "load": r["load"],
+            "pingmesh": {k: pm[k] for k in ("scored", "lost", "fault_lost", "congestion_lost",
+                                             "flagged", "right", "precision", "recall",
+                                             "detect_after", "detect_after_ns", "probe_share")},
+            "blame": {m: {k: bl[m][k] for k in ("connections", "flagged", "true_flagged",
+                                                 "precision", "recall", "culprit_accuracy",
+                                                 "detect_after", "rank1_after")}
+                      for m in bl},
+            "everflow": everflow_summary(os.path.join(d, "trace-all.h5")),
+            "everflow_sfr": everflow_summary(os.path.join(d, "trace-sfr.h5")),
+            "packets": rows(tr["summary"])[0]["packets"],
+            "arrivals": rows(tr["summary"])[0]["arrivals"]})
+    res = [no_nan(r) for r in res]
+    return {"k": opts["k"], "link": opts["link"], "interval": opts["interval"], "runs": res}
+
+
+DIAG_CLASSES = ["<100KB", "100KB-1MB", "1-10MB", ">10MB"]
+
+
+def diagnosis_summary(path, tail_only):
+    """Per size class: flows, tail flows, their causes and how many had each kind of event."""
+    f = h5().File(path, "r")
+    fl = rows(f["flows"])
+    out = {"classes": {}, "blackhole_episodes": int(f.attrs["blackhole_episodes"])}
+    for c in DIAG_CLASSES:
+        done = [r for r in fl if r["size_class"] == c and r["completed"]]
+        sel = [r for r in done if r["tail"] or not tail_only]
+        causes = {}
+        for r in sel:
+            causes[r["cause"]] = causes.get(r["cause"], 0) + 1
+        out["classes"][c] = {
+            "flows": len(done), "selected": len(sel), "causes": causes,
+            "with_rto": sum(1 for r in sel if r["rtos"]),
+            "with_fast_retransmit": sum(1 for r in sel if r["fast_retransmits"]),
+            "with_late_fr": sum(1 for r in sel if r["late_fast_retransmits"]),
+            "with_loss": sum(1 for r in sel if r["lost_data"] or r["lost_acks"]),
+            "with_blackhole": sum(1 for r in sel if r["blackhole_losses"]),
+            "rtos": sum(r["rtos"] for r in sel),
+            "fast_retransmits": sum(r["fast_retransmits"] for r in sel),
+            "late_fast_retransmits": sum(r["late_fast_retransmits"] for r in sel)}
+    thr = {r["size_class"]: r["tail_slowdown"] for r in rows(f["causes"])}
+    for c in DIAG_CLASSES:
+        out["classes"][c]["tail_slowdown"] = thr.get(c, 0.0)
+    return out
+
+
+def diagnose(out, opts):
+    return {"load": opts["load"],
+            "p99": diagnosis_summary(os.path.join(out, "rt", "diagnosis.h5"), True),
+            "p90": diagnosis_summary(os.path.join(out, "t90.h5"), True),
+            "all": diagnosis_summary(os.path.join(out, "all.h5"), False)}
+
+
+WHATIF_KEYS = ["drops", "edge_drops", "agg_drops", "core_drops", "lossy_share", "new_drops",
+               "sent_after_new_drop", "all_q_p99", "edge_q_p99", "agg_q_p99", "core_q_p99",
+               "all_above90", "delay_p50", "delay_p99", "flow_delay_p99", "blackholes",
+               "model_mismatches"]
+
+
+def whatif(out, opts):
+    """Per point: the grid values, the predicted and true numbers, the errors; the agreement."""
+    f = h5().File(os.path.join(out, "rt", "whatif", "whatif.h5"), "r")
+    keys = f["grid"].attrs["keys"]
+    keys = (keys.decode() if isinstance(keys, bytes) else keys).split(",")
+    grid = rows(f["grid"])
+    summ = f["summary"][:]
+    errs = {r["point"]: r for r in rows(f["errors"])}
+    points = []
+    for g in grid:
+        p = g["point"]
+        pt = {"point": p, "baseline": bool(g["baseline"]),
+              "values": {k: g[k] for k in keys}, "error": errs[p]}
+        for kind, name in ((0, "pred"), (1, "true")):
+            r = summ[(summ["point"] == p) & (summ["kind"] == kind)][0]
+            pt[name] = {k: r[k].item() for k in WHATIF_KEYS}
+        points.append(pt)
+    rec = summ[summ["kind"] == 2][0]
+    return {"load": opts["load"], "keys": keys, "points": points,
+            "recorded": {k: rec[k].item() for k in WHATIF_KEYS},
+            "agreement": attrs(f["errors"], ["tau_drops", "tau_delay_p99", "best_drops_pred",
+                                             "best_drops_true", "best_delay_pred",
+                                             "best_delay_true"])}
+
+
+def clocks(out, opts):
+    """Clock reconciliation on a simulated recording: the estimate's error per host against the
+    true offsets (qreplay clocks), and the replays with recorded vs reconciled clocks."""
+    c = h5().File(os.path.join(out, "clocks.h5"), "r")
+    _, var = variants_of(os.path.join(out, "run", "results.h5"))
+    keep = ["hosts", "estimated", "pairs", "error_mean_abs_ns", "error_rms_ns",
+            "error_max_abs_ns", "residual_rms_ns", "corrected", "raw_mean_abs_ns",
+            "left_mean_abs_ns"]
+    errs = sorted(abs(float(r["error_ns"])) for r in c["clocks"][:] if r["pairs"] > 0)
+    est = attrs(c, keep)
+    est["error_p50_abs_ns"] = errs[len(errs) // 2] if errs else 0.0
+    return {"estimate": est, "variants": var}
+
+
+def roundtrip(out, opts):
+    _, back = variants_of(os.path.join(out, "back", "results.h5"))
+    _, run = variants_of(os.path.join(out, "run", "results.h5"))
+    rec = h5().File(os.path.join(out, "back", "recording", "recording.h5"), "r")
+    return {"imported": back, "recorded": run,
+            "import": attrs(rec["import"], ["time_base_ns"]),
+            "packets": int(sum(int(r["packets"]) for r in rec["hosts"][:]))}
+
+
+def csv_rows(path):
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
+
+
+def testbed(out, opts):
+    reps = []
+    for i in range(1, opts["repeats"] + 1):
+        d = os.path.join(out, "rep%d" % i)
+        _, var = variants_of(os.path.join(d, "results.h5"))
+        ports = csv_rows(os.path.join(d, "testbed", "ports.csv"))
+        flows = csv_rows(os.path.join(d, "testbed", "flows.csv"))
+        reps.append({"variants": var,
+                     "drops": sum(int(p["drops"]) for p in ports),
+                     "qdisc_drops": sum(int(p["qdisc_drops"]) for p in ports),
+                     # the bottleneck: the port whose queue grew largest
+                     "busy_rate_bps": float(max(ports, key=lambda p: int(p["max_queue_bytes"]))
+                                            ["busy_rate_bps"]),
+                     "flows": [{"flow": int(f["flow"]), "bytes": int(f["bytes"]),
+                                "completed": int(f["completed"]), "fct_ns": int(f["fct_ns"]),
+                                "retransmissions": int(f["retransmissions"])} for f in flows]})
+    _, ns3 = variants_of(os.path.join(out, "ns3", "results.h5"))
+    rec = h5().File(os.path.join(out, "ns3", "recording", "recording.h5"), "r")
+    truth = h5().File(os.path.join(out, "ns3", "recording", "truth", "truth.h5"), "r")
+    nflows = [{"flow": int(r["id"]), "bytes": int(r["bytes"]), "completed": int(r["completed"]),
+               "fct_ns": int(r["fct_ns"])} for r in rec["flows"][:]]
+    return {"repeats": reps, "ns3": {"variants": ns3, "drops": int(truth["drops"].shape[0]),
+                                     "flows": nflows}}
+
+
+SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+             "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
+             "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
+             "roundtrip": roundtrip, "testbed": testbed}
