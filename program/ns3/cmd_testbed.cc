@@ -89,6 +89,212 @@ RemoveFile(const std::string& p)
     return unlink(p.c_str()) == 0 || errno == ENOENT;
 }
 
+/* The files a capture folder gets per host. */
+const char* const kCaptureFiles[] = {"h%u.pcap", "sw%u-in.pcap", "sw%u-out.pcap"};
+
+std::string
+CaptureFile(const std::string& capDir, const char* pattern, uint32_t h)
+{
+    char name[64];
+    snprintf(name, sizeof name, pattern, h);
+    return capDir + "/" + name;
+}
+
+/* The sender port of every flow of the schedule, numbered as the runtime numbers them (the flow
+ * table's). Returns false with the reason in err. */
+bool
+SenderPorts(const qr_config* c,
+            const qr_flow* fl,
+            size_t nFlows,
+            std::vector<uint16_t>& ports,
+            char* err)
+{
+    qr_topology* topo = nullptr;
+    qr_flow_table* ft = nullptr;
+    if (qr_topology_star(&topo, c->topology.hosts) ||
+        qr_flow_table_for_topology(&ft, fl, nFlows, topo, err))
+    {
+        qr_topology_destroy(topo);
+        return false;
+    }
+    ports.resize(nFlows);
+    for (size_t i = 0; i < nFlows; i++)
+        ports[i] = qr_flow_table_sender_port(ft, static_cast<uint32_t>(i));
+    qr_flow_table_destroy(ft);
+    qr_topology_destroy(topo);
+    return true;
+}
+
+/* Refuse outputs that are inputs, make the folders and remove the outputs of an earlier run (a
+ * stale file is never read as new). Returns false after printing why. */
+bool
+PrepareOutputs(const std::string& dir,
+               const std::string& scenarioPath,
+               const qr_scenario* sc,
+               uint32_t hosts)
+{
+    std::string capDir = dir + "/capture", tbDir = dir + "/testbed";
+    cli_paths in{}, out{};
+    cli_paths_add_scenario(&in, scenarioPath.c_str(), sc);
+    for (const char* f : {"/results.h5",
+                          "/recording/recording.h5",
+                          "/recording/truth/truth.h5",
+                          "/recording/truth/arrivals.qra",
+                          "/testbed/flows.csv",
+                          "/testbed/ports.csv",
+                          "/capture/schedule.csv"})
+        cli_paths_add(&out, "%s%s", dir.c_str(), f);
+    for (uint32_t h = 0; h < hosts; h++)
+        for (const char* f : kCaptureFiles)
+            cli_paths_add(&out, "%s", CaptureFile(capDir, f, h).c_str());
+    if (cli_check_outputs("testbed", &out, &in) || cli_make_dir("testbed", capDir.c_str()) ||
+        cli_make_dir("testbed", tbDir.c_str()))
+        return false;
+    for (uint32_t h = 0; h < hosts; h++)
+        for (const char* f : kCaptureFiles)
+            RemoveFile(CaptureFile(capDir, f, h));
+    RemoveFile(dir + "/results.h5");
+    RemoveFile(tbDir + "/flows.csv");
+    RemoveFile(tbDir + "/ports.csv");
+    return true;
+}
+
+/* The hosts' captures become the recording (dir/recording). Returns 0 or the exit status after
+ * printing the error. */
+int
+ImportCaptures(const std::string& dir,
+               const qr_scenario* sc,
+               uint32_t hosts,
+               size_t nFlows,
+               bool quiet)
+{
+    std::vector<std::string> caps(hosts);
+    std::vector<const char*> capv(hosts);
+    std::vector<qr_host_map_entry> map(hosts);
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        caps[h] = CaptureFile(dir + "/capture", kCaptureFiles[0], h);
+        capv[h] = caps[h].c_str();
+        char addr[32];
+        tb_host_addr(h, addr, sizeof addr);
+        memset(&map[h], 0, sizeof map[h]);
+        qr_addr_parse(addr, map[h].addr);
+        map[h].host = h;
+        snprintf(map[h].capture, sizeof map[h].capture, "h%u.pcap", h);
+        map[h].line = h + 1;
+    }
+    qr_import_cfg icfg{};
+    icfg.captures = capv.data();
+    icfg.n_captures = hosts;
+    icfg.map = map.data();
+    icfg.n_map = hosts;
+    icfg.clock = QR_IMPORT_CLOCK_NONE;
+    qr_import_report* irep = nullptr;
+    char err[QR_ERRBUF_SIZE];
+    if (qr_import_run(&icfg, sc, (dir + "/recording").c_str(), &irep, err))
+        return cli_fail("testbed", "import: %s", err);
+    if (!quiet)
+        printf("import             %zu connections (the scenario has %zu flows), %" PRIu64
+               " packets\n",
+               irep->connections,
+               nFlows,
+               irep->packets);
+    qr_import_report_free(irep);
+    return 0;
+}
+
+void
+PrintTruth(const qr_testbed_truth_report& trep, uint32_t hosts)
+{
+    printf("truth              %" PRIu64 " arrivals at the switch, %" PRIu64
+           " drops (= the qdiscs' counters); host -> switch p50 %s, p99 %s\n",
+           trep.arrivals,
+           trep.drops,
+           FormatTime(trep.hop_p50_ns).c_str(),
+           FormatTime(trep.hop_p99_ns).c_str());
+    printf("%-6s %10s %8s %12s %14s %16s\n",
+           "port",
+           "arrivals",
+           "drops",
+           "max queue",
+           "drops w/ room",
+           "rate when busy");
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        const qr_testbed_port_report& r = trep.ports[h];
+        printf("%-6u %10" PRIu64 " %8" PRIu64 " %8.1f MTU %14" PRIu64 " %11.2f Mbps\n",
+               h,
+               r.arrivals,
+               r.drops,
+               static_cast<double>(r.max_queue_bytes) / 1500.0,
+               r.drops_with_room,
+               r.busy_rate_bps / 1e6);
+    }
+    fflush(stdout);
+}
+
+/* The switch's captures are the truth (dir/recording/truth, dir/testbed/ports.csv); the
+ * replay's rate follows the policy. Returns 0 or the exit status after printing the error. */
+int
+SwitchTruth(const std::string& dir,
+            qr_scenario* sc,
+            const tb_run& run,
+            uint32_t hosts,
+            uint64_t portLimit,
+            bool measuredRate,
+            bool quiet)
+{
+    const qr_config* c = qr_scenario_config(sc);
+    uint64_t nominalRate = c->links.rate_bps;
+    std::string capDir = dir + "/capture";
+    std::vector<std::string> ins(hosts), outs(hosts);
+    std::vector<qr_testbed_port> tports(hosts);
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        ins[h] = CaptureFile(capDir, kCaptureFiles[1], h);
+        outs[h] = CaptureFile(capDir, kCaptureFiles[2], h);
+        tports[h] = {ins[h].c_str(), outs[h].c_str(), run.qdisc_drops[h]};
+    }
+    qr_testbed_truth_report trep{};
+    char err[QR_ERRBUF_SIZE];
+    if (qr_testbed_truth((dir + "/recording").c_str(), tports.data(), hosts, portLimit, &trep, err))
+        return cli_fail("testbed", "ground truth: %s", err);
+    std::unique_ptr<qr_testbed_truth_report, void (*)(qr_testbed_truth_report*)> own(
+        &trep,
+        qr_testbed_truth_report_free);
+    if (qr_testbed_ports_write((dir + "/testbed/ports.csv").c_str(), &trep, portLimit, err))
+        return cli_fail("testbed", "%s", err);
+    if (!quiet)
+        PrintTruth(trep, hosts);
+    int64_t pkt;
+    if (qr_testbed_too_slow(&trep, c->links.rate_bps, &pkt))
+        fprintf(stderr,
+                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
+                "capture to the switch's, more than a packet's time at %g Mbps (%s): this "
+                "machine does not keep up with the rate, and the truth shows its delays; a "
+                "lower [links] rate gives a faithful testbed\n",
+                FormatTime(trep.hop_p99_ns).c_str(),
+                static_cast<double>(c->links.rate_bps) / 1e6,
+                FormatTime(pkt).c_str());
+    if (!quiet && trep.reordered)
+        printf("reordered          %" PRIu64
+               " packets crossed another of their direction between host and switch\n",
+               trep.reordered);
+    char kv[64];
+    if (qr_testbed_replay_rate(&trep, measuredRate, kv, sizeof kv))
+    {
+        double served = trep.ports[trep.bottleneck].busy_rate_bps;
+        if (qr_scenario_set(sc, kv, err) || qr_scenario_validate(sc, err))
+            return cli_fail("testbed", "replay rate: %s", err);
+        if (!quiet)
+            printf("replay rate        %.2f Mbps: what the bottleneck's shaper served while busy "
+                   "(nominal %g Mbps; --rate nominal replays at that)\n",
+                   served / 1e6,
+                   static_cast<double>(nominalRate) / 1e6);
+    }
+    return 0;
+}
+
 } // namespace
 
 extern "C" int
@@ -139,7 +345,6 @@ qr_cmd_testbed(int argc, char** argv)
         return 1;
     std::unique_ptr<qr_scenario, void (*)(qr_scenario*)> s(sc, qr_scenario_destroy);
     const qr_config* c = qr_scenario_config(sc);
-    uint64_t nominalRate = c->links.rate_bps;
     char err[QR_ERRBUF_SIZE];
     if (qr_testbed_check(c, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
@@ -147,7 +352,6 @@ qr_cmd_testbed(int argc, char** argv)
         return 1;
     uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);
     uint64_t portLimit = qr_testbed_port_limit(c);
-    // the schedule and its sender ports (the flow table's numbering, as in the runtime)
     qr_flow* fl = nullptr;
     size_t nFlows = 0;
     if (qr_workload_from_config(c, &fl, &nFlows, err))
@@ -155,55 +359,12 @@ qr_cmd_testbed(int argc, char** argv)
     std::unique_ptr<qr_flow, Free> flows(fl);
     if (nFlows == 0)
         return cli_fail("testbed", "%s: the scenario has no flows", scenarioPath.c_str());
-    qr_topology* topo = nullptr;
-    qr_flow_table* ft = nullptr;
-    if (qr_topology_star(&topo, c->topology.hosts) ||
-        qr_flow_table_for_topology(&ft, fl, nFlows, topo, err))
-    {
-        qr_topology_destroy(topo);
+    std::vector<uint16_t> ports;
+    if (!SenderPorts(c, fl, nFlows, ports, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
-    }
-    std::vector<uint16_t> ports(nFlows);
-    for (size_t i = 0; i < nFlows; i++)
-        ports[i] = qr_flow_table_sender_port(ft, static_cast<uint32_t>(i));
-    qr_flow_table_destroy(ft);
-    qr_topology_destroy(topo);
-
-    std::string capDir = dir + "/capture", tbDir = dir + "/testbed";
-    {
-        cli_paths in{}, out{};
-        cli_paths_add_scenario(&in, scenarioPath.c_str(), sc);
-        for (const char* f : {"/results.h5",
-                              "/recording/recording.h5",
-                              "/recording/truth/truth.h5",
-                              "/recording/truth/arrivals.qra",
-                              "/testbed/flows.csv",
-                              "/testbed/ports.csv",
-                              "/capture/schedule.csv"})
-            cli_paths_add(&out, "%s%s", dir.c_str(), f);
-        for (uint32_t h = 0; h < hosts; h++)
-            for (const char* f : {"h%u.pcap", "sw%u-in.pcap", "sw%u-out.pcap"})
-            {
-                char name[64];
-                snprintf(name, sizeof name, f, h);
-                cli_paths_add(&out, "%s/%s", capDir.c_str(), name);
-            }
-        if (cli_check_outputs("testbed", &out, &in))
-            return 1;
-    }
-    if (cli_make_dir("testbed", capDir.c_str()) || cli_make_dir("testbed", tbDir.c_str()))
+    if (!PrepareOutputs(dir, scenarioPath, sc, hosts))
         return 1;
-    for (uint32_t h = 0; h < hosts; h++)
-        for (const char* f : {"h%u.pcap", "sw%u-in.pcap", "sw%u-out.pcap"})
-        {
-            char name[64];
-            snprintf(name, sizeof name, f, h);
-            RemoveFile(capDir + "/" + name);
-        }
-    RemoveFile(dir + "/results.h5");
-    RemoveFile(tbDir + "/flows.csv");
-    RemoveFile(tbDir + "/ports.csv");
-
+    std::string capDir = dir + "/capture";
     cli_catch_signals();
     if (!quiet)
     {
@@ -226,21 +387,10 @@ qr_cmd_testbed(int argc, char** argv)
     run.capture_dir = capDir.c_str();
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
-    if (rc)
-    {
-        tb_run_free(&run);
-        cli_restore_signals();
-        return rc;
-    }
-    // each flow's outcome
     tb_flow_summary fs{};
-    if (tb_write_flows("testbed", &run, (tbDir + "/flows.csv").c_str(), &fs))
-    {
-        tb_run_free(&run);
-        cli_restore_signals();
-        return 1;
-    }
-    if (!quiet)
+    if (rc == 0 && tb_write_flows("testbed", &run, (dir + "/testbed/flows.csv").c_str(), &fs))
+        rc = 1;
+    if (rc == 0 && !quiet)
     {
         printf("traffic            %.3f s, %zu of %zu flows completed, %" PRIu64
                " retransmissions (%s)\n",
@@ -256,126 +406,16 @@ qr_cmd_testbed(int argc, char** argv)
         printf("== import -> %s/recording\n", dir.c_str());
         fflush(stdout);
     }
-    // the hosts' captures are the recording
-    std::vector<std::string> caps(hosts);
-    std::vector<const char*> capv(hosts);
-    std::vector<qr_host_map_entry> map(hosts);
-    for (uint32_t h = 0; h < hosts; h++)
-    {
-        caps[h] = capDir + "/h" + std::to_string(h) + ".pcap";
-        capv[h] = caps[h].c_str();
-        char addr[32];
-        tb_host_addr(h, addr, sizeof addr);
-        memset(&map[h], 0, sizeof map[h]);
-        qr_addr_parse(addr, map[h].addr);
-        map[h].host = h;
-        snprintf(map[h].capture, sizeof map[h].capture, "h%u.pcap", h);
-        map[h].line = h + 1;
-    }
-    qr_import_cfg icfg{};
-    icfg.captures = capv.data();
-    icfg.n_captures = hosts;
-    icfg.map = map.data();
-    icfg.n_map = hosts;
-    icfg.clock = QR_IMPORT_CLOCK_NONE;
-    qr_import_report* irep = nullptr;
-    std::string recDir = dir + "/recording";
-    rc = qr_import_run(&icfg, sc, recDir.c_str(), &irep, err);
-    if (rc)
-    {
-        tb_run_free(&run);
-        cli_restore_signals();
-        return cli_fail("testbed", "import: %s", err);
-    }
-    if (!quiet)
-        printf("import             %zu connections (the scenario has %zu flows), %" PRIu64
-               " packets\n",
-               irep->connections,
-               nFlows,
-               irep->packets);
-    qr_import_report_free(irep);
-    // the switch's captures are the truth
-    std::vector<std::string> ins(hosts), outs(hosts);
-    std::vector<qr_testbed_port> tports(hosts);
-    for (uint32_t h = 0; h < hosts; h++)
-    {
-        ins[h] = capDir + "/sw" + std::to_string(h) + "-in.pcap";
-        outs[h] = capDir + "/sw" + std::to_string(h) + "-out.pcap";
-        tports[h] = {ins[h].c_str(), outs[h].c_str(), run.qdisc_drops[h]};
-    }
-    qr_testbed_truth_report trep{};
-    rc = qr_testbed_truth(recDir.c_str(), tports.data(), hosts, portLimit, &trep, err);
+    if (rc == 0)
+        rc = ImportCaptures(dir, sc, hosts, nFlows, quiet);
+    if (rc == 0)
+        rc = SwitchTruth(dir, sc, run, hosts, portLimit, measuredRate, quiet);
     tb_run_free(&run);
     if (rc)
     {
         cli_restore_signals();
-        return cli_fail("testbed", "ground truth: %s", err);
+        return rc;
     }
-    if (qr_testbed_ports_write((tbDir + "/ports.csv").c_str(), &trep, portLimit, err))
-    {
-        qr_testbed_truth_report_free(&trep);
-        cli_restore_signals();
-        return cli_fail("testbed", "%s", err);
-    }
-    if (!quiet)
-    {
-        printf("truth              %" PRIu64 " arrivals at the switch, %" PRIu64
-               " drops (= the qdiscs' counters); host -> switch p50 %s, p99 %s\n",
-               trep.arrivals,
-               trep.drops,
-               FormatTime(trep.hop_p50_ns).c_str(),
-               FormatTime(trep.hop_p99_ns).c_str());
-        printf("%-6s %10s %8s %12s %14s %16s\n",
-               "port",
-               "arrivals",
-               "drops",
-               "max queue",
-               "drops w/ room",
-               "rate when busy");
-        for (uint32_t h = 0; h < hosts; h++)
-        {
-            const qr_testbed_port_report& r = trep.ports[h];
-            printf("%-6u %10" PRIu64 " %8" PRIu64 " %8.1f MTU %14" PRIu64 " %11.2f Mbps\n",
-                   h,
-                   r.arrivals,
-                   r.drops,
-                   static_cast<double>(r.max_queue_bytes) / 1500.0,
-                   r.drops_with_room,
-                   r.busy_rate_bps / 1e6);
-        }
-        fflush(stdout);
-    }
-    int64_t pkt;
-    if (qr_testbed_too_slow(&trep, c->links.rate_bps, &pkt))
-        fprintf(stderr,
-                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
-                "capture to the switch's, more than a packet's time at %g Mbps (%s): this "
-                "machine does not keep up with the rate, and the truth shows its delays; a "
-                "lower [links] rate gives a faithful testbed\n",
-                FormatTime(trep.hop_p99_ns).c_str(),
-                static_cast<double>(c->links.rate_bps) / 1e6,
-                FormatTime(pkt).c_str());
-    if (!quiet && trep.reordered)
-        printf("reordered          %" PRIu64
-               " packets crossed another of their direction between host and switch\n",
-               trep.reordered);
-    char kv[64];
-    if (qr_testbed_replay_rate(&trep, measuredRate, kv, sizeof kv))
-    {
-        double served = trep.ports[trep.bottleneck].busy_rate_bps;
-        if (qr_scenario_set(sc, kv, err) || qr_scenario_validate(sc, err))
-        {
-            qr_testbed_truth_report_free(&trep);
-            cli_restore_signals();
-            return cli_fail("testbed", "replay rate: %s", err);
-        }
-        if (!quiet)
-            printf("replay rate        %.2f Mbps: what the bottleneck's shaper served while busy "
-                   "(nominal %g Mbps; --rate nominal replays at that)\n",
-                   served / 1e6,
-                   static_cast<double>(nominalRate) / 1e6);
-    }
-    qr_testbed_truth_report_free(&trep);
     rc = QrReplaysAndMetrics("testbed", dir, sc, engine.c_str(), quiet);
     cli_restore_signals();
     if (rc == 0 && figures)
