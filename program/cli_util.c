@@ -202,11 +202,11 @@ int cli_pick_tagged_replay(const char *dir, char *out, size_t size)
     return best >= 0;
 }
 
-static void exact_replay_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
+static void exact_replay_progress(void *ctx, int64_t sim_ns, double wall_s, uint64_t events)
 {
     (void)wall_s;
-    cli_progress_update(ctx, "exact tagged replay at %.1f ms simulated, %llu events", sim_ms,
-                        (unsigned long long)events);
+    cli_progress_update(ctx, "exact tagged replay at %.1f ms simulated, %llu events",
+                        (double)sim_ns / 1e6, (unsigned long long)events);
 }
 
 int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *out,

@@ -150,7 +150,7 @@ int qr_cmd_clocks(int argc, char **argv)
                                           e->offset_ns,
                                           e->residual_ns,
                                           truth ? true_rel : 0,
-                                          truth && e->pairs ? e->offset_ns - (double)true_rel : 0.0,
+                                          truth && e->pairs ? e->offset_ns - true_rel : 0,
                                           e->path_ns,
                                           e->bound_ns,
                                           qr_clock_correction(e)};
@@ -166,8 +166,8 @@ int qr_cmd_clocks(int argc, char **argv)
         if (!e->pairs || h == e->reference)
             continue;
         s.estimated++;
-        sum_res += e->residual_ns * e->residual_ns;
-        double ab = fabs(rows[h].error_ns);
+        sum_res += (double)e->residual_ns * (double)e->residual_ns;
+        double ab = fabs((double)rows[h].error_ns);
         sum_abs += ab;
         sum_sq += ab * ab;
         if (ab > s.max_abs) {
@@ -194,11 +194,11 @@ int qr_cmd_clocks(int argc, char **argv)
             printf(" %14s %10s", "true_ns", "error_ns");
         printf("\n");
         for (uint32_t h = 0; h < n; h++) {
-            printf("%6u %9u %6u %14.1f %12.1f %10.1f %13" PRId64, h, rows[h].reference,
-                   rows[h].pairs, rows[h].estimate_ns, rows[h].residual_ns, rows[h].bound_ns,
-                   rows[h].correction_ns);
+            printf("%6u %9u %6u %14" PRId64 " %12" PRId64 " %10" PRId64 " %13" PRId64, h,
+                   rows[h].reference, rows[h].pairs, rows[h].estimate_ns, rows[h].residual_ns,
+                   rows[h].bound_ns, rows[h].correction_ns);
             if (truth && rows[h].pairs)
-                printf(" %14" PRId64 " %10.1f", rows[h].true_ns, rows[h].error_ns);
+                printf(" %14" PRId64 " %10" PRId64, rows[h].true_ns, rows[h].error_ns);
             else if (truth)
                 printf(" %14" PRId64 " %10s", rows[h].true_ns, "-");
             printf("\n");

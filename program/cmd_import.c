@@ -116,7 +116,8 @@ static void print_summary(const qr_import_report *r, const char *dir)
         for (uint32_t h = 0; h < r->n_hosts; h++) {
             const qr_clock_estimate *e = &r->hosts[h].clock;
             if (e->pairs)
-                printf("  host %-4u        %+.0f ns against host %u (residual %.0f ns, %u pairs)\n",
+                printf("  host %-4u        %+" PRId64 " ns against host %u (residual %" PRId64
+                       " ns, %u pairs)\n",
                        h, e->offset_ns, e->reference, e->residual_ns, e->pairs);
         }
     } else {

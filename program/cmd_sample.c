@@ -31,7 +31,7 @@ static const cli_spec spec = {
     "IN OUT.h5",
     "Sample the send times of every flow direction in IN, infer every packet's time back\n"
     "from the records, and write both to OUT.h5:\n"
-    "  /sampling/records   (flow, index, time_ns, gap_ns)  what a host would keep\n"
+    "  /sampling/records   (flow, index, time_ns, gap_num, gap_den)  what a host would keep\n"
     "  /sampling/inferred  (flow, index, true_ns, inferred_ns)  one row per packet\n"
     "  /sampling/flows     (flow, packets, records, max_error_ns)\n"
     "Prints packets, records, packets per record and the maximum inference error.\n\n"
@@ -355,8 +355,10 @@ int qr_cmd_sample(int argc, char **argv)
             }
         }
         for (size_t i = 0; i < nr; i++) {
-            qr_row_named_record row = {
-                .index = recs[i].index, .time_ns = recs[i].time_ns, .gap_ns = recs[i].gap_ns};
+            qr_row_named_record row = {.index = recs[i].index,
+                                       .time_ns = recs[i].time_ns,
+                                       .gap_num = recs[i].gap_num,
+                                       .gap_den = recs[i].gap_den};
             memcpy(row.flow, f->name, strlen(f->name));
             if (qr_h5_table_append(t_rec, &row, 1, err)) {
                 rc = cli_fail("sample", "%s", err);

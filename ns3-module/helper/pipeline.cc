@@ -31,8 +31,8 @@ Ns3ReplayEngine(void*,
         opt.arrivalsPath = o->arrivals_path ? o->arrivals_path : "";
         opt.cancel = o->cancel;
         if (o->progress)
-            opt.progress = [o](double simMs, double wallS, uint64_t events) {
-                o->progress(o->progress_ctx, simMs, wallS, events);
+            opt.progress = [o](int64_t simNs, double wallS, uint64_t events) {
+                o->progress(o->progress_ctx, simNs, wallS, events);
             };
         QreplayReplay rp(s, rec, opt);
         rp.Build();

@@ -179,7 +179,7 @@ QreplayReplay::HostTx(QreplayReplay* r, uint32_t host, Ptr<const Packet> p)
         if (r->m_opt.progress && now - r->m_lastProgress >= 0.5)
         {
             r->m_lastProgress = now;
-            r->m_opt.progress(Simulator::Now().GetSeconds() * 1e3,
+            r->m_opt.progress(Simulator::Now().GetNanoSeconds(),
                               now - r->m_wallStart,
                               Simulator::GetEventCount());
         }

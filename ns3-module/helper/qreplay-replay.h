@@ -40,7 +40,7 @@ class QreplayReplay
         qr_drop_mode mode{QR_MODE_TAGGED};
         uint64_t marginBytes{5 * 1500};
         std::string arrivalsPath; // "" writes no arrival log
-        std::function<void(double simMs, double wallS, uint64_t events)> progress;
+        std::function<void(int64_t simNs, double wallS, uint64_t events)> progress;
         const volatile std::sig_atomic_t* cancel{nullptr};
     };
 

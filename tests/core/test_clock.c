@@ -199,7 +199,7 @@ Test(clock, reconcile_discounts_pairs_that_only_saw_queueing)
     cr_assert_eq(qr_clock_reconcile(4, p, np, 0, e), QR_OK);
     for (uint32_t h = 0; h < 4; h++)
         cr_assert_leq(fabs(e[h].offset_ns - off[h]), 5.0, "host %u: %.1f vs %.1f", h,
-                      e[h].offset_ns, off[h]);
+                      (double)e[h].offset_ns, off[h]);
     cr_assert_gt(e[2].residual_ns, e[3].residual_ns, "the queued pair shows in its hosts' misfit");
 }
 
@@ -236,8 +236,8 @@ Test(clock, property_certain_interval_and_never_worse_corrections)
         for (size_t h = 0; h < n; h++) {
             double truth = off[h] - off[e[h].reference];
             cr_assert_leq(fabs(e[h].path_ns - truth), e[h].bound_ns + 1e-6,
-                          "host %zu: path %.1f, bound %.1f, true %.1f", h, e[h].path_ns,
-                          e[h].bound_ns, truth);
+                          "host %zu: path %.1f, bound %.1f, true %.1f", h, (double)e[h].path_ns,
+                          (double)e[h].bound_ns, truth);
             cr_assert(e[h].offset_ns >= e[h].path_ns - e[h].bound_ns - 1e-6 &&
                           e[h].offset_ns <= e[h].path_ns + e[h].bound_ns + 1e-6,
                       "host %zu: estimate outside its interval", h);

@@ -302,7 +302,7 @@ static void clock_case(uint64_t seed, int unqueued)
         cr_assert_eq(est[h].pairs, 2);
         if (unqueued)
             cr_assert_float_eq(est[h].offset_ns, truth, 1e-6, "seed %llu host %u: %g vs %g",
-                               (unsigned long long)seed, h, est[h].offset_ns, truth);
+                               (unsigned long long)seed, h, (double)est[h].offset_ns, truth);
         else {
             /* each pair's difference is off by (q_ab - q_ba) / 2; the fit averages them */
             int64_t worst = 0;

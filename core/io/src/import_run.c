@@ -794,12 +794,10 @@ static int shift_pcaps(struct imp *m, const int64_t *shift)
     return QR_OK;
 }
 
-/* An estimated offset in whole ns, within +-2^61 (beyond that no clock is believable). */
+/* An estimated offset in whole ns (qr_clock_reconcile keeps it within +-2^61). */
 static int64_t offset_ns(const qr_clock_estimate *e)
 {
-    double lim = 2305843009213693952.0; /* 2^61 */
-    double v = e->offset_ns != e->offset_ns ? 0 : e->offset_ns;
-    return llround(v > lim ? lim : v < -lim ? -lim : v);
+    return e->offset_ns;
 }
 
 static int reconcile(struct imp *m, int64_t *shift)

@@ -556,9 +556,9 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
                     cap_out = c2;
                 }
                 for (size_t j = 0; j < nr; j++)
-                    out[n_out++] = (qr_row_sample_record){w.dirs[k],         w.recs[j].index,
-                                                          w.recs[j].time_ns, w.recs[j].gap_ns,
-                                                          w.recs[j].gap_num, w.recs[j].gap_den};
+                    out[n_out++] =
+                        (qr_row_sample_record){w.dirs[k], w.recs[j].index, w.recs[j].time_ns,
+                                               w.recs[j].gap_num, w.recs[j].gap_den};
             }
         }
         for (size_t i = 0; i < hp->n; i++)

@@ -86,8 +86,8 @@ static const qr_h5_field import_host_fields[] = {
     {"addr", QR_H5_STR, IH(addr), 48, "address in the captures"},
     {"packets", QR_H5_U64, IH(packets), 0, "packets"},
     {"reconstructed_packets", QR_H5_U64, IH(reconstructed_packets), 0, "packets"},
-    {"clock_offset_ns", QR_H5_F64, IH(clock_offset_ns), 0, "ns, relative to clock_reference"},
-    {"clock_residual_ns", QR_H5_F64, IH(clock_residual_ns), 0, "ns (RMS)"},
+    {"clock_offset_ns", QR_H5_I64, IH(clock_offset_ns), 0, "ns, relative to clock_reference"},
+    {"clock_residual_ns", QR_H5_I64, IH(clock_residual_ns), 0, "ns (RMS)"},
     {"clock_reference", QR_H5_U32, IH(clock_reference), 0, "host"},
     {"clock_pairs", QR_H5_U32, IH(clock_pairs), 0, "pairs"},
     {"clock_applied_ns", QR_H5_I64, IH(clock_applied_ns), 0,
@@ -204,11 +204,11 @@ const qr_h5_schema qr_schema_replay_host =
 static const qr_h5_field replay_clock_fields[] = {
     {"host", QR_H5_U32, F(qr_row_replay_clock, host), 0, NULL},
     {"correction_ns", QR_H5_I64, F(qr_row_replay_clock, correction_ns), 0, "ns"},
-    {"residual_ns", QR_H5_F64, F(qr_row_replay_clock, residual_ns), 0, "ns"},
+    {"residual_ns", QR_H5_I64, F(qr_row_replay_clock, residual_ns), 0, "ns"},
     {"reference", QR_H5_U32, F(qr_row_replay_clock, reference), 0, NULL},
     {"pairs", QR_H5_U32, F(qr_row_replay_clock, pairs), 0, NULL},
-    {"estimate_ns", QR_H5_F64, F(qr_row_replay_clock, estimate_ns), 0, "ns"},
-    {"bound_ns", QR_H5_F64, F(qr_row_replay_clock, bound_ns), 0, "ns"}};
+    {"estimate_ns", QR_H5_I64, F(qr_row_replay_clock, estimate_ns), 0, "ns"},
+    {"bound_ns", QR_H5_I64, F(qr_row_replay_clock, bound_ns), 0, "ns"}};
 const qr_h5_schema qr_schema_replay_clock =
     SCHEMA("replay_clock", qr_row_replay_clock, replay_clock_fields);
 
@@ -216,7 +216,6 @@ static const qr_h5_field sample_record_fields[] = {
     {"dir", QR_H5_U32, F(qr_row_sample_record, dir), 0, NULL},
     {"index", QR_H5_U64, F(qr_row_sample_record, index), 0, "packet number in the direction"},
     {"time_ns", QR_H5_I64, F(qr_row_sample_record, time_ns), 0, "ns (recorded clock)"},
-    {"gap_ns", QR_H5_F64, F(qr_row_sample_record, gap_ns), 0, "ns"},
     {"gap_num", QR_H5_I64, F(qr_row_sample_record, gap_num), 0,
      "ns (the gap is gap_num / gap_den)"},
     {"gap_den", QR_H5_I64, F(qr_row_sample_record, gap_den), 0, "1"}};
@@ -334,12 +333,12 @@ static const qr_h5_field clock_estimate_fields[] = {
     {"host", QR_H5_U32, CE(host), 0, NULL},
     {"reference", QR_H5_U32, CE(reference), 0, "host"},
     {"pairs", QR_H5_U32, CE(pairs), 0, NULL},
-    {"estimate_ns", QR_H5_F64, CE(estimate_ns), 0, "ns"},
-    {"residual_ns", QR_H5_F64, CE(residual_ns), 0, "ns"},
+    {"estimate_ns", QR_H5_I64, CE(estimate_ns), 0, "ns"},
+    {"residual_ns", QR_H5_I64, CE(residual_ns), 0, "ns"},
     {"true_ns", QR_H5_I64, CE(true_ns), 0, "ns"},
-    {"error_ns", QR_H5_F64, CE(error_ns), 0, "ns"},
-    {"path_ns", QR_H5_F64, CE(path_ns), 0, "ns"},
-    {"bound_ns", QR_H5_F64, CE(bound_ns), 0, "ns"},
+    {"error_ns", QR_H5_I64, CE(error_ns), 0, "ns"},
+    {"path_ns", QR_H5_I64, CE(path_ns), 0, "ns"},
+    {"bound_ns", QR_H5_I64, CE(bound_ns), 0, "ns"},
     {"correction_ns", QR_H5_I64, CE(correction_ns), 0, "ns"}};
 const qr_h5_schema qr_schema_clock_estimate =
     SCHEMA("clock_estimate", qr_row_clock_estimate, clock_estimate_fields);
@@ -348,7 +347,6 @@ static const qr_h5_field named_record_fields[] = {
     {"flow", QR_H5_STR, F(qr_row_named_record, flow), QR_FLOW_NAME_MAX, NULL},
     {"index", QR_H5_U64, F(qr_row_named_record, index), 0, "packets"},
     {"time_ns", QR_H5_I64, F(qr_row_named_record, time_ns), 0, "ns"},
-    {"gap_ns", QR_H5_F64, F(qr_row_named_record, gap_ns), 0, "ns"},
     {"gap_num", QR_H5_I64, F(qr_row_named_record, gap_num), 0, "ns (the gap is gap_num / gap_den)"},
     {"gap_den", QR_H5_I64, F(qr_row_named_record, gap_den), 0, "1"}};
 const qr_h5_schema qr_schema_named_record =

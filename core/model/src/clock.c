@@ -171,10 +171,21 @@ static struct heap_ent heap_pop(struct heap_ent *h, size_t *n)
     return top;
 }
 
+/* A time in whole ns: rounded to the nearest, NaN as 0, within +-2^61 (beyond that no clock is
+ * believable). */
+static int64_t round_ns(double v)
+{
+    const double lim = 2305843009213693952.0; /* 2^61 */
+    if (v != v)
+        return 0;
+    return llround(v > lim ? lim : v < -lim ? -lim : v);
+}
+
 /* Each host's certain interval (qr_clock_estimate path_ns, bound_ns) from its component's
- * reference, and its estimate kept inside. d[i]: pair i's measured difference. */
+ * reference, and its estimate x[h] kept inside, rounded into out. d[i]: pair i's measured
+ * difference. */
 static int certain_intervals(const struct reconcile *g, const qr_owd_pair *pairs, size_t n_pairs,
-                             const double *d, qr_clock_estimate *out)
+                             const double *d, double *x, qr_clock_estimate *out)
 {
     size_t n = g->n, cap = n + 2 * n_pairs, top = 0;
     double *bound = malloc((n ? n : 1) * sizeof *bound), *path = malloc((n ? n : 1) * sizeof *path);
@@ -208,14 +219,16 @@ static int certain_intervals(const struct reconcile *g, const qr_owd_pair *pairs
         }
     }
     for (size_t h = 0; h < n; h++) {
-        if (!isfinite(bound[h]))
-            continue;
-        out[h].path_ns = path[h];
-        out[h].bound_ns = bound[h];
-        if (out[h].offset_ns < path[h] - bound[h])
-            out[h].offset_ns = path[h] - bound[h];
-        if (out[h].offset_ns > path[h] + bound[h])
-            out[h].offset_ns = path[h] + bound[h];
+        if (isfinite(bound[h])) {
+            if (x[h] < path[h] - bound[h])
+                x[h] = path[h] - bound[h];
+            if (x[h] > path[h] + bound[h])
+                x[h] = path[h] + bound[h];
+            out[h].path_ns = round_ns(path[h]);
+            out[h].bound_ns = round_ns(ceil(bound[h] + fabs((double)out[h].path_ns - path[h])));
+            out[h].certain = out[h].pairs && fabs(path[h]) > 3.0 * bound[h];
+        }
+        out[h].offset_ns = round_ns(x[h]);
     }
     free(bound), free(path), free(done), free(heap);
     return QR_OK;
@@ -223,9 +236,9 @@ static int certain_intervals(const struct reconcile *g, const qr_owd_pair *pairs
 
 int64_t qr_clock_correction(const qr_clock_estimate *e)
 {
-    if (!e || !e->pairs || !(fabs(e->path_ns) > 3.0 * e->bound_ns))
+    if (!e || !e->pairs || !e->certain)
         return 0;
-    return llround(e->offset_ns);
+    return e->offset_ns;
 }
 
 int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs, uint32_t reference,
@@ -314,11 +327,11 @@ int qr_clock_reconcile(size_t n_hosts, const qr_owd_pair *pairs, size_t n_pairs,
         }
         size_t deg = g.deg[h + 1] - g.deg[h];
         out[h] = (qr_clock_estimate){
-            x[h], deg ? sqrt(sq / sw) : 0.0, g.ref[g.comp[h]], (uint32_t)deg, 0.0, 0.0};
+            0, deg ? round_ns(sqrt(sq / sw)) : 0, g.ref[g.comp[h]], (uint32_t)deg, 0, 0, 0};
     }
     /* the certain interval: the chain of pairs from each component's reference with the smallest
      * sum of bounds (Dijkstra over a binary heap: fat trees reach 65536 hosts) */
-    if ((rc = certain_intervals(&g, pairs, n_pairs, d, out)) != QR_OK)
+    if ((rc = certain_intervals(&g, pairs, n_pairs, d, x, out)) != QR_OK)
         goto done;
     rc = QR_OK;
 done:

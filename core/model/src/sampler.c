@@ -103,7 +103,6 @@ static void open_record(const qr_sampler *s, qr_sample_record *rec)
     rec->time_ns = s->s_time;
     rec->gap_num = g.num;
     rec->gap_den = g.den;
-    rec->gap_ns = (double)g.num / (double)g.den;
 }
 
 static void start_segment(qr_sampler *s, uint64_t index, int64_t time_ns)

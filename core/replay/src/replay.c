@@ -219,8 +219,7 @@ static void report_progress(engine *e)
     double now = wall_now();
     if (now - e->last_progress >= 0.5) {
         e->last_progress = now;
-        e->o->progress(e->o->progress_ctx, (double)e->now / 1e6, now - e->wall_start,
-                       e->out->events);
+        e->o->progress(e->o->progress_ctx, e->now, now - e->wall_start, e->out->events);
     }
 }
 

@@ -28,12 +28,12 @@ typedef struct status_ctx {
     const char *name;
 } status_ctx;
 
-static void on_progress(void *ctx, double sim_ms, double wall_s, uint64_t events)
+static void on_progress(void *ctx, int64_t sim_ns, double wall_s, uint64_t events)
 {
     status_ctx *s = ctx;
     char line[256];
     snprintf(line, sizeof line, "replay %s (%s): sim %.3f ms | %.0fk events/s", s->name,
-             s->v->engine_name ? s->v->engine_name : "native", sim_ms,
+             s->v->engine_name ? s->v->engine_name : "native", (double)sim_ns / 1e6,
              wall_s > 0 ? (double)events / wall_s / 1e3 : 0.0);
     s->v->status(s->v->status_ctx, line);
 }

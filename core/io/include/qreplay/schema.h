@@ -105,7 +105,7 @@ typedef struct qr_row_import_host {
     uint8_t captured, reconstructed;
     char addr[48];
     uint64_t packets, reconstructed_packets;
-    double clock_offset_ns, clock_residual_ns; /* the reconciliation's estimate */
+    int64_t clock_offset_ns, clock_residual_ns; /* the reconciliation's estimate */
     uint32_t clock_reference, clock_pairs;
     int64_t clock_applied_ns; /* subtracted from its captured times (0: none) */
 } qr_row_import_host;
@@ -163,9 +163,9 @@ extern const qr_h5_schema qr_schema_replay_host;
 typedef struct qr_row_replay_clock {
     uint32_t host;
     int64_t correction_ns; /* taken out of its recorded send times (qr_clock_correction) */
-    double residual_ns;
+    int64_t residual_ns;
     uint32_t reference, pairs;
-    double estimate_ns, bound_ns; /* the estimate, and how far the truth can be from it */
+    int64_t estimate_ns, bound_ns; /* the estimate, and how far the truth can be from it */
 } qr_row_replay_clock;
 extern const qr_h5_schema qr_schema_replay_clock;
 
@@ -174,8 +174,7 @@ typedef struct qr_row_sample_record {
     uint32_t dir;
     uint64_t index;
     int64_t time_ns;
-    double gap_ns;
-    int64_t gap_num, gap_den; /* the gap exactly: gap_num / gap_den ns */
+    int64_t gap_num, gap_den; /* the per-packet gap after it, exactly: gap_num / gap_den ns */
 } qr_row_sample_record;
 extern const qr_h5_schema qr_schema_sample_record;
 
@@ -272,11 +271,11 @@ extern const qr_h5_schema qr_schema_clock;
 /* qreplay clocks: a host's estimated clock offset and, on a simulated recording, its error. */
 typedef struct qr_row_clock_estimate {
     uint32_t host, reference, pairs;
-    double estimate_ns, residual_ns;
-    int64_t true_ns;          /* its true offset minus the reference's (0 when unknown) */
-    double error_ns;          /* estimate_ns - true_ns (0 when unknown or not estimated) */
-    double path_ns, bound_ns; /* the true offset lies in [path - bound, path + bound] */
-    int64_t correction_ns;    /* what a reconciled replay takes out (qr_clock_correction) */
+    int64_t estimate_ns, residual_ns;
+    int64_t true_ns;           /* its true offset minus the reference's (0 when unknown) */
+    int64_t error_ns;          /* estimate_ns - true_ns (0 when unknown or not estimated) */
+    int64_t path_ns, bound_ns; /* the true offset lies in [path - bound, path + bound] */
+    int64_t correction_ns;     /* what a reconciled replay takes out (qr_clock_correction) */
 } qr_row_clock_estimate;
 extern const qr_h5_schema qr_schema_clock_estimate;
 
@@ -285,8 +284,7 @@ typedef struct qr_row_named_record {
     char flow[QR_FLOW_NAME_MAX];
     uint64_t index;
     int64_t time_ns;
-    double gap_ns;
-    int64_t gap_num, gap_den;
+    int64_t gap_num, gap_den; /* the gap exactly: gap_num / gap_den ns */
 } qr_row_named_record;
 extern const qr_h5_schema qr_schema_named_record;
 

@@ -38,24 +38,29 @@ typedef struct qr_owd_pair {
     int64_t min_ab_ns, min_ba_ns;
 } qr_owd_pair;
 
-/* One host's estimate. */
+/* One host's estimate, in whole ns (the least squares and the interval are solved in floating
+ * point and rounded once, here). */
 typedef struct qr_clock_estimate {
-    double offset_ns;   /* its clock minus its reference's, ns */
-    double residual_ns; /* RMS over its pairs of (fitted - measured) offset difference, ns,
-                           with the pairs' weights */
-    uint32_t reference; /* the host its offset is relative to */
-    uint32_t pairs;     /* pairs it belongs to; 0: nothing known (offset 0, its own reference) */
+    int64_t offset_ns;   /* its clock minus its reference's, ns (rounded to the nearest) */
+    int64_t residual_ns; /* RMS over its pairs of (fitted - measured) offset difference, ns
+                            (rounded), with the pairs' weights */
+    uint32_t reference;  /* the host its offset is relative to */
+    uint32_t pairs;      /* pairs it belongs to; 0: nothing known (offset 0, its own reference) */
     /* Where the true offset must lie: a pair's difference is off by at most half its round-trip
      * excess, so along the chain of pairs to the reference with the smallest sum of those bounds,
-     * the true offset is within bound_ns of that chain's sum of differences, path_ns. offset_ns
-     * is kept inside [path_ns - bound_ns, path_ns + bound_ns]. The reference: 0, 0. */
-    double path_ns, bound_ns;
+     * the true offset is within that sum of the chain's sum of differences. path_ns is that sum
+     * of differences rounded to the nearest ns, bound_ns the bound rounded up after widening it
+     * by the half ns path_ns may have moved: the true offset lies in [path_ns - bound_ns,
+     * path_ns + bound_ns]. offset_ns is kept inside the exact interval. The reference: 0, 0. */
+    int64_t path_ns, bound_ns;
+    /* 1 when the exact interval makes the correction certain to help (qr_clock_correction). */
+    int certain;
 } qr_clock_estimate;
 
-/* The correction to take out of a host's times (ns, rounded), or 0 when it might make the host's
- * clock worse: only when |path_ns| > 3 bound_ns is the estimate certain to be closer to the truth
- * than no correction is (the true offset d and the estimate both lie in the interval, so the
- * error is at most 2 bound_ns, while |d| >= |path_ns| - bound_ns). */
+/* The correction to take out of a host's times (ns), or 0 when it might make the host's clock
+ * worse: only when |path| > 3 bound (exactly, before rounding: e->certain) is the estimate certain
+ * to be closer to the truth than no correction is (the true offset d and the estimate both lie in
+ * the interval, so the error is at most 2 bound, while |d| >= |path| - bound). */
 int64_t qr_clock_correction(const qr_clock_estimate *e);
 
 /* Combine every pair into one offset per host: weighted least squares over the graph of measured

@@ -34,8 +34,9 @@ typedef enum { QR_SAMPLING_RATE = 0, QR_SAMPLING_GAP = 1 } qr_sampling_method;
 typedef struct qr_sample_record {
     uint64_t index;  /* index of the sampled packet in its flow direction */
     int64_t time_ns; /* its recorded send time */
-    double gap_ns;   /* per-packet gap for the packets that follow it, ns (gap_num / gap_den) */
-    int64_t gap_num; /* the gap exactly: gap_num / gap_den ns, gap_den > 0 */
+    /* the per-packet gap for the packets that follow it, exactly: gap_num / gap_den ns,
+     * gap_den > 0 */
+    int64_t gap_num;
     int64_t gap_den;
 } qr_sample_record;
 

@@ -43,7 +43,7 @@ typedef struct qr_replay_opts {
     uint64_t margin_bytes;
     const char *arrivals_path; /* write every arrival here (NULL: no log) */
     /* Called about every half second of wall time; non-NULL. */
-    void (*progress)(void *ctx, double sim_ms, double wall_s, uint64_t events);
+    void (*progress)(void *ctx, int64_t sim_ns, double wall_s, uint64_t events);
     void *progress_ctx;
     const volatile sig_atomic_t *cancel; /* stop when it becomes non-zero (NULL: never) */
 } qr_replay_opts;
