@@ -54,11 +54,6 @@ static const cli_spec spec = {
     "  qreplay runtime scenarios/faults/gray-k4.ini -o /tmp/g && qreplay blame /tmp/g\n"
     "  qreplay blame /tmp/g --no-replay --threshold 2%\n"};
 
-static void status(void *ctx, const char *line)
-{
-    cli_progress_update(ctx, "%s", line);
-}
-
 int qr_cmd_blame(int argc, char **argv)
 {
     cli_args a;
@@ -121,7 +116,7 @@ int qr_cmd_blame(int argc, char **argv)
         goto out;
     rec = in.rec;
     o.arrivals = in.arrivals[0] ? in.arrivals : NULL;
-    o.progress = status;
+    o.progress = cli_progress_line;
     o.progress_ctx = &prog;
     rc = qr_blame_run(rec, &o, &b, err);
     cli_analysis_replay_done(&in);

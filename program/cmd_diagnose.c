@@ -57,11 +57,6 @@ static const cli_spec spec = {
     "  qreplay diagnose /tmp/k4 --flows 3,17 --no-replay\n"
     "  qreplay diagnose /tmp/k4 --tail 95%\n"};
 
-static void status(void *ctx, const char *line)
-{
-    cli_progress_update(ctx, "%s", line);
-}
-
 int qr_cmd_diagnose(int argc, char **argv)
 {
     cli_args a;
@@ -139,7 +134,7 @@ int qr_cmd_diagnose(int argc, char **argv)
         goto out;
     rec = in.rec;
     o.arrivals = in.arrivals[0] ? in.arrivals : NULL;
-    o.progress = status;
+    o.progress = cli_progress_line;
     o.progress_ctx = &prog;
     rc = qr_diagnose(rec, &o, &dg, err);
     cli_analysis_replay_done(&in);

@@ -70,11 +70,6 @@ static const cli_spec spec = {
     "  qreplay trace /tmp/g --match 'src h0 and dst h15 and payload'   # profile a host pair\n"
     "  qreplay trace /tmp/g --match 'flow 12 and (dropped or queued 50us)'\n"};
 
-static void status(void *ctx, const char *line)
-{
-    cli_progress_update(ctx, "%s", line);
-}
-
 static int count_arg(const char *name, const char *s, size_t min, size_t *out)
 {
     char *end;
@@ -146,7 +141,7 @@ int qr_cmd_trace(int argc, char **argv)
     o.match = match ? match : "all";
     o.arrivals = in.arrivals;
     o.runtime = runtime;
-    o.progress = status;
+    o.progress = cli_progress_line;
     o.progress_ctx = &prog;
     rc = qr_hoptrace_run(rec, &o, &t, err);
     cli_analysis_replay_done(&in);

@@ -66,8 +66,7 @@ const cli_spec kSpec = {
 int
 EngineRuntime(void* ctx, const char* dir, qr_butterfly_runtime* out, char* errbuf)
 {
-    try
-    {
+    return QrEngineCall(errbuf, [&]() -> int {
         Butterfly* b = static_cast<Butterfly*>(ctx);
         if (!b->RunRuntime(dir, &cli_signal))
             return QR_ECANCELED;
@@ -78,12 +77,7 @@ EngineRuntime(void* ctx, const char* dir, qr_butterfly_runtime* out, char* errbu
                 b->BottleneckPort(),
                 b->RuntimeEnd()};
         return 0;
-    }
-    catch (const std::exception& e)
-    {
-        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
-        return QR_EIO;
-    }
+    });
 }
 
 int
@@ -95,8 +89,7 @@ EngineReplay(void* ctx,
              size_t* nSeries,
              char* errbuf)
 {
-    try
-    {
+    return QrEngineCall(errbuf, [&]() -> int {
         std::vector<Butterfly::SeriesPoint> points;
         if (!static_cast<Butterfly*>(ctx)
                  ->Replay(sigma, replay, *out, series ? &points : nullptr, &cli_signal))
@@ -111,12 +104,7 @@ EngineReplay(void* ctx,
             std::copy(points.begin(), points.end(), *series);
         }
         return 0;
-    }
-    catch (const std::exception& e)
-    {
-        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
-        return QR_EIO;
-    }
+    });
 }
 
 struct Printer

@@ -75,35 +75,19 @@ const cli_spec kSpec = {
 int
 EngineReplay(void* ctx, uint32_t flow, int64_t sigma, qr_row_isolated* out, char* errbuf)
 {
-    if (cli_signal)
-        return QR_ECANCELED;
-    try
-    {
+    return QrEngineCall(errbuf, [&]() -> int {
         *out = static_cast<IsolatedReplay*>(ctx)->Run(flow, sigma, 1);
         return 0;
-    }
-    catch (const std::exception& e)
-    {
-        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
-        return QR_EIO;
-    }
+    });
 }
 
 int
 EngineTrace(void* ctx, uint32_t flow, int64_t delackNs, qr_tcp_trace** out, char* errbuf)
 {
-    if (cli_signal)
-        return QR_ECANCELED;
-    try
-    {
+    return QrEngineCall(errbuf, [&]() -> int {
         static_cast<IsolatedReplay*>(ctx)->Run(flow, 0, 1, out, delackNs);
         return 0;
-    }
-    catch (const std::exception& e)
-    {
-        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
-        return QR_EIO;
-    }
+    });
 }
 
 /* The printed TCP traces, kept until the table is printed. */

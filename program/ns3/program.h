@@ -2,13 +2,38 @@
 #ifndef QREPLAY_PROGRAM_H
 #define QREPLAY_PROGRAM_H
 
+#include "report.h"
+
 #include <csignal>
+#include <cstdio>
+#include <exception>
 #include <string>
 
 extern "C"
 {
+#include "qreplay/error.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
+}
+
+/* A core job's engine callback around ns-3 code that throws: run(), which returns a qreplay code
+ * (QR_ECANCELED when interrupted); an exception becomes QR_EIO with its message in errbuf. A
+ * signal caught before the call (cli_signal) cancels it. */
+template <typename F>
+int
+QrEngineCall(char* errbuf, F run)
+{
+    if (cli_signal)
+        return QR_ECANCELED;
+    try
+    {
+        return run();
+    }
+    catch (const std::exception& e)
+    {
+        snprintf(errbuf, QR_ERRBUF_SIZE, "%s", e.what());
+        return QR_EIO;
+    }
 }
 
 /* qr_format_duration as a string: "12.345 ms" or "678.000 us". */

@@ -74,6 +74,11 @@ void cli_progress_done(cli_progress *p)
 
 volatile sig_atomic_t cli_signal = 0;
 
+void cli_progress_line(void *progress, const char *line)
+{
+    cli_progress_update(progress, "%s", line);
+}
+
 int cli_progress_status(void *progress, const char *status)
 {
     cli_progress_update(progress, "%s", status);

@@ -44,6 +44,9 @@ double cli_now(void);
  * writing and return cli_interrupted_status(): 130 for SIGINT, 143 for SIGTERM. */
 extern volatile sig_atomic_t cli_signal;
 
+/* An analysis's progress callback (void (*)(void *, const char *)) on a cli_progress. */
+void cli_progress_line(void *progress, const char *line);
+
 /* A core job's progress callback (qr_progress_fn) on a cli_progress: shows status, returns
  * non-zero (stop) once a signal came. */
 int cli_progress_status(void *progress, const char *status);
