@@ -362,75 +362,97 @@ static void tap_close(qr_capture *c, uint64_t *skipped)
     qr_capture_close(c);
 }
 
-/* Port p's ingress capture: every packet host p sent, in its recorded order. */
-static int read_ingress(struct tb *t, uint32_t p, const char *path, const qr_topology *topo,
-                        qr_testbed_port_report *pr, qr_testbed_truth_report *rep, uint64_t *skipped)
+/* Every TCP packet of a tap's capture at path, in capture order, to on(t, packet, its
+ * direction, path, ctx), counted in *count; what the reader passed over in *skipped. Returns 0
+ * or the first error (the reader's, or on's). */
+typedef int (*tap_fn)(struct tb *t, const qr_capture_packet *k, uint32_t d, const char *path,
+                      void *ctx);
+static int read_tap(struct tb *t, const char *path, uint64_t *count, uint64_t *skipped, tap_fn on,
+                    void *ctx)
 {
     qr_capture *c = NULL;
     qr_capture_packet k;
-    char d1[96];
     uint32_t d;
     int rc = qr_capture_open(&c, path, t->errbuf);
     while (!rc && (rc = tap_next(t, c, path, &k, &d)) == QR_OK) {
-        pr->ingress++;
-        uint32_t src = qr_flow_table_dir_src(t->ft, d), dst = qr_flow_table_dir_dst(t->ft, d);
-        if (src != p) {
-            rc = qri_err(t->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": a packet of %s arrived on port %u, not %u", path,
-                         k.frame, dir_text(t, d, d1, sizeof d1), p, src);
-            break;
-        }
-        /* the host's next packet of the direction, or one of the few after it: two packets
-         * sent from different CPUs can cross on their way through the veth backlogs */
-        size_t j = t->rp_next[d], end = t->rp_start[d + 1];
-        size_t lim = end - j > QR_TESTBED_REORDER ? j + QR_TESTBED_REORDER : end;
-        while (j < lim &&
-               (t->rp_used[j] || t->rp[j]->pk.seq != k.seq || t->rp[j]->pk.ack != k.ack ||
-                t->rp[j]->pk.tcp_flags != k.tcp_flags || t->rp[j]->pk.ip_len != k.ip_len))
-            j++;
-        if (j == lim) {
-            if (t->rp_next[d] == end)
-                rc = qri_err(t->errbuf, QR_EVALUE,
-                             "%s: frame %" PRIu64 ": %s: the switch saw more packets than host "
-                             "%u's capture holds (%zu)",
-                             path, k.frame, dir_text(t, d, d1, sizeof d1), p, end - t->rp_start[d]);
-            else {
-                const qr_rec_packet *r = t->rp[t->rp_next[d]];
-                rc = qri_err(t->errbuf, QR_EVALUE,
-                             "%s: frame %" PRIu64 ": %s: the switch received a packet (seq %u, "
-                             "ack %u, %u bytes) that is none of the next %d the host's capture "
-                             "holds (from its packet %u: seq %u, ack %u, %u bytes): a packet was "
-                             "lost between the host and the switch, or the host's capture is "
-                             "incomplete",
-                             path, k.frame, dir_text(t, d, d1, sizeof d1), k.seq, k.ack, k.ip_len,
-                             QR_TESTBED_REORDER, r->seq, r->pk.seq, r->pk.ack, r->pk.ip_len);
-            }
-            break;
-        }
-        if (j != t->rp_next[d])
-            rep->reordered++;
-        const qr_rec_packet *r = t->rp[j];
-        t->rp_used[j] = 1;
-        while (t->rp_next[d] < end && t->rp_used[t->rp_next[d]])
-            t->rp_next[d]++;
-        uint32_t sw, port;
-        qr_topology_host_attach(topo, dst, &sw, &port);
-        struct arr x = {.t_in = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate),
-                        .t_out = INT64_MIN,
-                        .id = qr_packet_id(d, r->seq),
-                        .dir = d,
-                        .port = port,
-                        .bytes = k.ip_len,
-                        .seq = k.seq,
-                        .ack = k.ack,
-                        .ip_id = k.ip_id,
-                        .flags = k.tcp_flags};
-        if ((rc = push_arrival(t, &x)) != QR_OK)
-            break;
-        t->hops[t->n_a - 1] = k.time_ns - t->base - r->pk.time_ns;
+        ++*count;
+        rc = on(t, &k, d, path, ctx);
     }
     tap_close(c, skipped);
     return rc == QR_END ? QR_OK : rc;
+}
+
+/* Port p's ingress capture: every packet host p sent, in its recorded order. */
+struct ingress {
+    uint32_t p;
+    const qr_topology *topo;
+    qr_testbed_truth_report *rep;
+};
+
+static int on_ingress(struct tb *t, const qr_capture_packet *kp, uint32_t d, const char *path,
+                      void *ctx)
+{
+    const struct ingress *in = ctx;
+    const qr_capture_packet k = *kp;
+    uint32_t p = in->p;
+    char d1[96];
+    uint32_t src = qr_flow_table_dir_src(t->ft, d), dst = qr_flow_table_dir_dst(t->ft, d);
+    if (src != p)
+        return qri_err(t->errbuf, QR_EVALUE,
+                       "%s: frame %" PRIu64 ": a packet of %s arrived on port %u, not %u", path,
+                       k.frame, dir_text(t, d, d1, sizeof d1), p, src);
+    /* the host's next packet of the direction, or one of the few after it: two packets
+     * sent from different CPUs can cross on their way through the veth backlogs */
+    size_t j = t->rp_next[d], end = t->rp_start[d + 1];
+    size_t lim = end - j > QR_TESTBED_REORDER ? j + QR_TESTBED_REORDER : end;
+    while (j < lim && (t->rp_used[j] || t->rp[j]->pk.seq != k.seq || t->rp[j]->pk.ack != k.ack ||
+                       t->rp[j]->pk.tcp_flags != k.tcp_flags || t->rp[j]->pk.ip_len != k.ip_len))
+        j++;
+    if (j == lim) {
+        if (t->rp_next[d] == end)
+            return qri_err(t->errbuf, QR_EVALUE,
+                           "%s: frame %" PRIu64 ": %s: the switch saw more packets than host "
+                           "%u's capture holds (%zu)",
+                           path, k.frame, dir_text(t, d, d1, sizeof d1), p, end - t->rp_start[d]);
+        const qr_rec_packet *r = t->rp[t->rp_next[d]];
+        return qri_err(t->errbuf, QR_EVALUE,
+                       "%s: frame %" PRIu64 ": %s: the switch received a packet (seq %u, "
+                       "ack %u, %u bytes) that is none of the next %d the host's capture "
+                       "holds (from its packet %u: seq %u, ack %u, %u bytes): a packet was "
+                       "lost between the host and the switch, or the host's capture is "
+                       "incomplete",
+                       path, k.frame, dir_text(t, d, d1, sizeof d1), k.seq, k.ack, k.ip_len,
+                       QR_TESTBED_REORDER, r->seq, r->pk.seq, r->pk.ack, r->pk.ip_len);
+    }
+    if (j != t->rp_next[d])
+        in->rep->reordered++;
+    const qr_rec_packet *r = t->rp[j];
+    t->rp_used[j] = 1;
+    while (t->rp_next[d] < end && t->rp_used[t->rp_next[d]])
+        t->rp_next[d]++;
+    uint32_t sw, port;
+    qr_topology_host_attach(in->topo, dst, &sw, &port);
+    struct arr x = {.t_in = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate),
+                    .t_out = INT64_MIN,
+                    .id = qr_packet_id(d, r->seq),
+                    .dir = d,
+                    .port = port,
+                    .bytes = k.ip_len,
+                    .seq = k.seq,
+                    .ack = k.ack,
+                    .ip_id = k.ip_id,
+                    .flags = k.tcp_flags};
+    int rc = push_arrival(t, &x);
+    if (rc == QR_OK)
+        t->hops[t->n_a - 1] = k.time_ns - t->base - r->pk.time_ns;
+    return rc;
+}
+
+static int read_ingress(struct tb *t, uint32_t p, const char *path, const qr_topology *topo,
+                        qr_testbed_port_report *pr, qr_testbed_truth_report *rep, uint64_t *skipped)
+{
+    struct ingress in = {p, topo, rep};
+    return read_tap(t, path, &pr->ingress, skipped, on_ingress, &in);
 }
 
 /* The arrivals of each direction, in order. */
@@ -456,60 +478,59 @@ static int index_arrivals(struct tb *t)
 }
 
 /* Port q's egress capture: each packet departs; the arrivals it passes over were dropped. */
+struct egress {
+    uint32_t q, q_port;
+};
+
+static int on_egress(struct tb *t, const qr_capture_packet *kp, uint32_t d, const char *path,
+                     void *ctx)
+{
+    const struct egress *eg = ctx;
+    const qr_capture_packet k = *kp;
+    char d1[96];
+    /* the first arrival of the direction not yet departed with the same headers (the IP
+     * ID tells retransmissions apart); those passed over were dropped, unless they leave
+     * within the reordering window */
+    size_t end = t->da_start[d + 1], i = t->da_next[d];
+    while (i < end) {
+        const struct arr *x = &t->a[t->da[i]];
+        if (x->t_out == INT64_MIN && x->seq == k.seq && x->ack == k.ack && x->ip_id == k.ip_id &&
+            x->flags == k.tcp_flags && x->bytes == k.ip_len)
+            break;
+        i++;
+    }
+    if (i == end)
+        return qri_err(t->errbuf, QR_EVALUE,
+                       "%s: frame %" PRIu64 ": %s: a packet (seq %u, IP ID %u) left port %u "
+                       "that never arrived at the switch",
+                       path, k.frame, dir_text(t, d, d1, sizeof d1), k.seq, k.ip_id, eg->q);
+    struct arr *x = &t->a[t->da[i]];
+    if (x->port != eg->q_port)
+        return qri_err(t->errbuf, QR_EVALUE,
+                       "%s: frame %" PRIu64 ": %s left on port %u, its route is another port", path,
+                       k.frame, dir_text(t, d, d1, sizeof d1), eg->q);
+    int64_t out = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate);
+    if (out < x->t_in)
+        return qri_err(t->errbuf, QR_EVALUE,
+                       "%s: frame %" PRIu64 ": %s: packet %u left %" PRId64
+                       " ns before it arrived (the captures' clocks disagree)",
+                       path, k.frame, dir_text(t, d, d1, sizeof d1), qr_packet_id_seq(x->id),
+                       x->t_in - out);
+    x->t_out = out;
+    size_t n = t->da_next[d];
+    while (n < end && t->a[t->da[n]].t_out != INT64_MIN)
+        n++;
+    if (i > n + QR_TESTBED_REORDER)
+        n = i - QR_TESTBED_REORDER; /* older ones are dropped for good */
+    t->da_next[d] = n;
+    return QR_OK;
+}
+
 static int read_egress(struct tb *t, uint32_t q, uint32_t q_port, const char *path,
                        qr_testbed_port_report *pr, uint64_t *skipped)
 {
-    qr_capture *c = NULL;
-    qr_capture_packet k;
-    char d1[96];
-    uint32_t d;
-    int rc = qr_capture_open(&c, path, t->errbuf);
-    while (!rc && (rc = tap_next(t, c, path, &k, &d)) == QR_OK) {
-        pr->egress++;
-        /* the first arrival of the direction not yet departed with the same headers (the IP
-         * ID tells retransmissions apart); those passed over were dropped, unless they leave
-         * within the reordering window */
-        size_t end = t->da_start[d + 1], i = t->da_next[d];
-        while (i < end) {
-            const struct arr *x = &t->a[t->da[i]];
-            if (x->t_out == INT64_MIN && x->seq == k.seq && x->ack == k.ack &&
-                x->ip_id == k.ip_id && x->flags == k.tcp_flags && x->bytes == k.ip_len)
-                break;
-            i++;
-        }
-        if (i == end) {
-            rc = qri_err(t->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": %s: a packet (seq %u, IP ID %u) left port %u "
-                         "that never arrived at the switch",
-                         path, k.frame, dir_text(t, d, d1, sizeof d1), k.seq, k.ip_id, q);
-            break;
-        }
-        struct arr *x = &t->a[t->da[i]];
-        if (x->port != q_port) {
-            rc = qri_err(t->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": %s left on port %u, its route is another port",
-                         path, k.frame, dir_text(t, d, d1, sizeof d1), q);
-            break;
-        }
-        int64_t out = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate);
-        if (out < x->t_in) {
-            rc = qri_err(t->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": %s: packet %u left %" PRId64
-                         " ns before it arrived (the captures' clocks disagree)",
-                         path, k.frame, dir_text(t, d, d1, sizeof d1), qr_packet_id_seq(x->id),
-                         x->t_in - out);
-            break;
-        }
-        x->t_out = out;
-        size_t n = t->da_next[d];
-        while (n < end && t->a[t->da[n]].t_out != INT64_MIN)
-            n++;
-        if (i > n + QR_TESTBED_REORDER)
-            n = i - QR_TESTBED_REORDER; /* older ones are dropped for good */
-        t->da_next[d] = n;
-    }
-    tap_close(c, skipped);
-    return rc == QR_END ? QR_OK : rc;
+    struct egress eg = {q, q_port};
+    return read_tap(t, path, &pr->egress, skipped, on_egress, &eg);
 }
 
 /* The sweep over arrivals and departures: the arrival log and the drop rows. */
