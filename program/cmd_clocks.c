@@ -62,10 +62,11 @@ static int write_h5(const char *path, const char *rec_dir, const qr_row_clock_es
 {
     qr_h5 *f = NULL;
     int rc;
-    if ((rc = qr_h5_create(&f, path, err)) != QR_OK)
+    if ((rc = qr_h5_create_result(&f, path, NULL, "qreplay clocks", err)) != QR_OK) {
+        qr_h5_abort(f);
         return rc;
-    if ((rc = qr_h5_attr_str(f, "/", "kind", "qreplay clocks", err)) ||
-        (rc = qr_h5_attr_str(f, "/", "recording", rec_dir, err)) ||
+    }
+    if ((rc = qr_h5_attr_str(f, "/", "recording", rec_dir, err)) ||
         (rc = qr_h5_attr_u64(f, "/", "truth_known", (uint64_t)truth, err)) ||
         (rc = qr_h5_attr_u64(f, "/", "hosts", s->hosts, err)) ||
         (rc = qr_h5_attr_u64(f, "/", "estimated", s->estimated, err)) ||

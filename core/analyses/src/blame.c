@@ -579,9 +579,7 @@ int qr_blame_write(const char *path, const qr_scenario *s, const qr_blame *b, ch
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay blame", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay blame", errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "threshold", b->opts.threshold, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", b->opts.arrivals ? b->opts.arrivals : "", errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "truth", b->truth, errbuf));

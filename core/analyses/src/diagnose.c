@@ -1270,9 +1270,7 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosi
             r->tail_slowdown = d->class_threshold[k];
         }
     }
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay diagnosis", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay diagnosis", errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "tail", d->opts.tail, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "dupthresh", d->opts.dupthresh, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "ack_clock_ns", d->opts.ack_clock_ns, errbuf));

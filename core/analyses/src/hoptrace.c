@@ -602,9 +602,7 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace 
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay trace", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay trace", errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "match", t->match, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", t->opts.arrivals ? t->opts.arrivals : "", errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "runtime", (uint64_t)t->opts.runtime, errbuf));

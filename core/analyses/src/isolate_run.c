@@ -79,9 +79,8 @@ int qr_isolate_run(const qr_isolate_job *job, qr_isolated_summary *sums, int *al
     qr_h5 *f = NULL;
     int rc;
     *all_match = 1;
-    QRI_TRY(qr_h5_create(&f, job->out, errbuf));
-    QRI_TRY(qr_scenario_write_h5(qr_recording_scenario(job->rec), f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay isolated replay", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, job->out, qr_recording_scenario(job->rec),
+                                "qreplay isolated replay", errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "recording", job->rec_dir, errbuf));
     QRI_TRY(replays(job, f, sums, errbuf));
     QRI_TRY(traces(job, f, all_match, errbuf));

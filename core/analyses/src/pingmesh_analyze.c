@@ -705,9 +705,7 @@ int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay pingmesh", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay pingmesh", errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "alpha", r->opts.alpha, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "ratio", r->opts.ratio, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "racks", r->n_racks, errbuf));

@@ -957,9 +957,7 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     }
     for (size_t i = 0; i < m->n_recv; i++)
         m->recv[i].time_ns += shift[m->dirs[m->recv[i].dir].dst];
-    QRI_TRY(qr_h5_create(&f, path, m->errbuf));
-    QRI_TRY(qr_scenario_write_h5(sc, f, "/", m->errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay recording", m->errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, sc, "qreplay recording", m->errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "scenario_name", "import", m->errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(QR_END_COMPLETED), m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)end, m->errbuf));

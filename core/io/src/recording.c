@@ -613,9 +613,7 @@ int qr_recording_write(const char *path, const qr_scenario *s, const qr_recordin
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay recording", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay recording", errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "scenario_name", info->scenario_name, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(info->end), errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)info->sim_end_ns, errbuf));

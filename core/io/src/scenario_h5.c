@@ -61,3 +61,14 @@ int qr_scenario_from_h5(qr_scenario **out, const char *h5_path, const char *name
     *out = s;
     return QR_OK;
 }
+
+int qr_h5_create_result(qr_h5 **out, const char *path, const qr_scenario *s, const char *kind,
+                        char *errbuf)
+{
+    int rc = qr_h5_create(out, path, errbuf);
+    if (rc == QR_OK && s)
+        rc = qr_scenario_write_h5(s, *out, "/", errbuf);
+    if (rc == QR_OK)
+        rc = qr_h5_attr_str(*out, "/", "kind", kind, errbuf);
+    return rc;
+}

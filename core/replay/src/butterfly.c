@@ -9,12 +9,9 @@
 #include "qreplay/scenario_h5.h"
 #include "qreplay/units.h"
 
-static int header(qr_h5 *f, const qr_butterfly_job *job, const qr_butterfly_runtime *rt,
-                  char *errbuf)
+static int header(qr_h5 *f, const qr_butterfly_runtime *rt, char *errbuf)
 {
     int rc;
-    QRI_TRY(qr_scenario_write_h5(job->scenario, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay butterfly", errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "runtime_short_fct_ns", rt->short_fct_ns, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "runtime_drops", rt->drops, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "runtime_end_ns", rt->end_ns, errbuf));
@@ -69,8 +66,8 @@ int qr_butterfly_run(const qr_butterfly_job *job, qr_butterfly_runtime *runtime,
         goto fail;
     }
     snprintf(path, sizeof path, "%s/butterfly.h5", job->dir);
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(header(f, job, runtime, errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, job->scenario, "qreplay butterfly", errbuf));
+    QRI_TRY(header(f, runtime, errbuf));
     QRI_TRY(qr_h5_table_open_schema(&tr, f, "/replays", &qr_schema_butterfly_replay, errbuf));
     for (size_t k = 0; k < job->n_sigmas; k++) {
         int64_t sigma = job->sigmas_ns[k];

@@ -43,9 +43,7 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create(&f, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, f, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "kind", "qreplay replay", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay replay", errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "variant", info->variant, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "mode", mode_name(info->mode), errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "th_ns", info->th_ns, errbuf));
@@ -618,9 +616,7 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
         recorded += hosts[h].packets;
 
     snprintf(path, sizeof path, "%s/results.h5", run_dir);
-    QRI_TRY(qr_h5_create(&o, path, errbuf));
-    QRI_TRY(qr_scenario_write_h5(s, o, "/", errbuf));
-    QRI_TRY(qr_h5_attr_str(o, "/", "kind", "qreplay results", errbuf));
+    QRI_TRY(qr_h5_create_result(&o, path, s, "qreplay results", errbuf));
     QRI_TRY(qr_h5_attr_str(o, "/", "scenario_name", scenario_name, errbuf));
     QRI_TRY(qr_h5_write_rows(o, "/flows", &qr_schema_flow, flows, n_flows, errbuf));
     QRI_TRY(qr_h5_group(o, "/runtime", errbuf));

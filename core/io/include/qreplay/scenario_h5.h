@@ -14,6 +14,13 @@ extern "C" {
  * Returns 0 or the writer's error. */
 int qr_scenario_write_h5(const qr_scenario *s, qr_h5 *f, const char *obj, char *errbuf);
 
+/* Start a result file at path (qr_h5_create: written under a temporary name until qr_h5_commit)
+ * with the scenario s (if not NULL) as attributes of "/" and the file's "kind" (e.g. "qreplay
+ * trace"). Caller owns *out (qr_h5_commit or qr_h5_abort, also after an error: *out may be set).
+ * Returns 0 or the writer's error naming the file. */
+int qr_h5_create_result(qr_h5 **out, const char *path, const qr_scenario *s, const char *kind,
+                        char *errbuf);
+
 /* The scenario stored in a result or recording file (its "scenario" attribute), loaded with
  * relative paths resolved against base_dir; name is what its keys' origins are called (NULL: the
  * file's path). Caller owns *out (qr_scenario_destroy). Returns 0 or an error naming the file. */
