@@ -8,8 +8,8 @@ extern "C"
 {
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
-#include "qreplay/metrics.h"
 #include "qreplay/recording.h"
+#include "qreplay/runstats.h"
 }
 
 namespace ns3

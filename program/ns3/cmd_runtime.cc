@@ -17,8 +17,8 @@
 extern "C"
 {
 #include "qreplay/error.h"
-#include "qreplay/metrics.h"
 #include "qreplay/recording.h"
+#include "qreplay/runstats.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
 }

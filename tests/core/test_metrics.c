@@ -9,6 +9,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/metrics.h"
+#include "qreplay/runstats.h"
 #include "qreplay/stats.h"
 #include "qreplay/units.h"
 
@@ -426,15 +427,17 @@ Test(busy_period, lag_medians_by_part_of_the_period)
     cr_assert_eq(qr_lag_add(&lag, 1001000, 1001007), QR_OK); /* settled: 7 */
     cr_assert_eq(qr_lag_add(&lag, 3000000, 2999990), QR_OK); /* settled: -10 (ends inclusive) */
     cr_assert_eq(qr_lag_add(&lag, 3000001, 3000901), QR_OK); /* after it: not counted */
-    double early, settled;
-    qr_lag_medians(&lag, &early, &settled);
+    int64_t early, settled;
+    int has_early, has_settled;
+    qr_lag_medians(&lag, &early, &has_early, &settled, &has_settled);
+    cr_assert(has_early && has_settled);
     cr_assert_eq(early, 300);
     cr_assert_eq(settled, -10, "nearest rank of 2 values at p50 is the first");
     qr_lag_free(&lag);
     qr_busy_period none = {0};
     qr_lag_init(&lag, &none);
     cr_assert_eq(qr_lag_add(&lag, 5, 6), QR_OK);
-    qr_lag_medians(&lag, &early, &settled);
-    cr_assert(isnan(early) && isnan(settled), "no period: no lag");
+    qr_lag_medians(&lag, &early, &has_early, &settled, &has_settled);
+    cr_assert(!has_early && !has_settled, "no period: no lag");
     qr_lag_free(&lag);
 }

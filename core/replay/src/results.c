@@ -1,240 +1,14 @@
-/* The files of a run folder, and the fidelity results of its replays (results.h). */
-#include <dirent.h>
-#include <errno.h>
+/* results.h5: the fidelity of every replay of a run folder against its runtime (results.h). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "internal.h"
 #include "qreplay/h5.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/results.h"
-
-char *qr_variant_name(qr_drop_mode mode, int64_t th_ns, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s_th_%g", mode == QR_MODE_TAGGED ? "tagged" : "plain",
-             (double)th_ns / 1e3);
-    return buf;
-}
-
-static const char *mode_name(qr_drop_mode m)
-{
-    return m == QR_MODE_TAGGED ? "tagged" : "plain";
-}
-
-static int write_sampling_attrs(qr_h5 *f, const char *g, const qr_sampling_stats *st, char *errbuf)
-{
-    int rc;
-    QRI_TRY(qr_h5_attr_u64(f, g, "packets", st->packets, errbuf));
-    QRI_TRY(qr_h5_attr_u64(f, g, "records", st->records, errbuf));
-    QRI_TRY(qr_h5_attr_f64(f, g, "compression_ratio",
-                           st->records ? (double)st->packets / (double)st->records : 0.0, errbuf));
-    QRI_TRY(qr_h5_attr_i64(f, g, "max_error_ns", st->max_error_ns, errbuf));
-fail:
-    return rc;
-}
-
-int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,
-                    const qr_row_drop *drops, size_t n_drops, const qr_row_replay_host *hosts,
-                    size_t n_hosts, const qr_row_sample_record *records, size_t n_records,
-                    char *errbuf)
-{
-    qr_h5 *f = NULL;
-    int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay replay", errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "variant", info->variant, errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "mode", mode_name(info->mode), errbuf));
-    QRI_TRY(qr_h5_attr_i64(f, "/", "th_ns", info->th_ns, errbuf));
-    QRI_TRY(qr_h5_attr_u64(f, "/", "margin_bytes", info->margin_bytes, errbuf));
-    QRI_TRY(qr_h5_attr_u64(f, "/", "events", info->events, errbuf));
-    if (info->engine)
-        QRI_TRY(qr_h5_attr_str(f, "/", "engine", info->engine, errbuf));
-    QRI_TRY(qr_h5_attr_f64(f, "/", "wall_s", info->wall_s, errbuf));
-    QRI_TRY(qr_h5_attr_i64(f, "/", "sim_end_ns", info->sim_end_ns, errbuf));
-    QRI_TRY(qr_h5_attr_i64(f, "/", "max_lateness_ns", info->max_lateness_ns, errbuf));
-    QRI_TRY(qr_h5_attr_u64(f, "/", "other_drops", info->other_drops, errbuf));
-    QRI_TRY(qr_h5_attr_u64(f, "/", "delivered", info->delivered, errbuf));
-    QRI_TRY(qr_h5_write_rows(f, "/drops", &qr_schema_drop, drops, n_drops, errbuf));
-    QRI_TRY(qr_h5_write_rows(f, "/hosts", &qr_schema_replay_host, hosts, n_hosts, errbuf));
-    QRI_TRY(qr_h5_attr_str(f, "/", "clock", info->clock ? info->clock : "recorded", errbuf));
-    if (info->n_clocks)
-        QRI_TRY(qr_h5_write_rows(f, "/clocks", &qr_schema_replay_clock, info->clocks,
-                                 info->n_clocks, errbuf));
-    QRI_TRY(qr_h5_group(f, "/sampling", errbuf));
-    QRI_TRY(write_sampling_attrs(f, "/sampling", &info->sampling, errbuf));
-    QRI_TRY(qr_h5_write_rows(f, "/sampling/records", &qr_schema_sample_record, records, n_records,
-                             errbuf));
-    return qr_h5_commit(f, errbuf);
-fail:
-    qr_h5_abort(f);
-    return rc;
-}
-
-/* Variants: by mode, then threshold in numeric order, then name. */
-static void variant_key(const char *n, size_t *mode_len, double *th)
-{
-    const char *at = strstr(n, "_th_");
-    *mode_len = at ? (size_t)(at - n) : strlen(n);
-    *th = at ? atof(at + 4) : 1e300;
-}
-
-static int cmp_variant(const void *a, const void *b)
-{
-    const char *x = *(char *const *)a, *y = *(char *const *)b;
-    size_t lx, ly;
-    double tx, ty;
-    variant_key(x, &lx, &tx);
-    variant_key(y, &ly, &ty);
-    size_t l = lx < ly ? lx : ly;
-    int c = memcmp(x, y, l);
-    if (c)
-        return c;
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    if (tx != ty)
-        return tx < ty ? -1 : 1;
-    return strcmp(x, y);
-}
-
-void qr_variants_free(char **names, size_t n)
-{
-    for (size_t i = 0; names && i < n; i++)
-        free(names[i]);
-    free(names);
-}
-
-int qr_variants_list(const char *run_dir, char ***names, size_t *n)
-{
-    char path[3 * QR_PATH_MAX];
-    *names = NULL;
-    *n = 0;
-    snprintf(path, sizeof path, "%s/replay", run_dir);
-    DIR *d = opendir(path);
-    if (!d)
-        return QR_OK;
-    char **v = NULL;
-    size_t k = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        struct stat st;
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/replay/%s/replay.h5", run_dir, e->d_name);
-        if (stat(path, &st) != 0)
-            continue;
-        if (k == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **w = realloc(v, cap * sizeof *w);
-            if (!w)
-                goto nomem;
-            v = w;
-        }
-        if (!(v[k] = strdup(e->d_name)))
-            goto nomem;
-        k++;
-    }
-    closedir(d);
-    if (k)
-        qsort(v, k, sizeof *v, cmp_variant);
-    *names = v;
-    *n = k;
-    return QR_OK;
-nomem:
-    closedir(d);
-    qr_variants_free(v, k);
-    return QR_ENOMEM;
-}
-
-int qr_arrival_log_busiest(const char *path, uint32_t *sw, uint32_t *port, char *errbuf)
-{
-    qr_arrival_reader *r = NULL;
-    qr_queue_counter *c = NULL;
-    int rc = qr_arrival_reader_open(&r, path, errbuf);
-    if (rc)
-        return rc;
-    if ((rc = qr_queue_counter_create(&c)) != QR_OK) {
-        qr_arrival_reader_close(r);
-        return qri_err(errbuf, rc, "out of memory");
-    }
-    qr_arrival a;
-    while ((rc = qr_arrival_read(r, &a, errbuf)) == QR_OK)
-        if ((rc = qr_queue_counter_add(c, a.sw, a.port)) != QR_OK) {
-            qri_err(errbuf, rc, "out of memory");
-            break;
-        }
-    if (rc == QR_END)
-        rc = qr_queue_counter_busiest(c, sw, port, NULL);
-    qr_queue_counter_destroy(c);
-    qr_arrival_reader_close(r);
-    return rc;
-}
-
-/* An arrival log read one arrival ahead. */
-struct cursor {
-    qr_arrival_reader *r;
-    qr_arrival a;
-    int done;
-};
-
-static int cursor_next(struct cursor *c, char *errbuf)
-{
-    int rc = qr_arrival_read(c->r, &c->a, errbuf);
-    if (rc == QR_END) {
-        c->done = 1;
-        return QR_OK;
-    }
-    return rc;
-}
-
-int qr_compare_arrival_logs(const char *runtime_log, const char *replay_log, uint32_t series_sw,
-                            uint32_t series_port, qr_qdiff_row_fn on_row, qr_series_fn on_series,
-                            void *ctx, qr_qdiff_stream **stream, char *errbuf)
-{
-    struct cursor a = {0}, b = {0};
-    qr_qdiff_stream *qs = NULL;
-    int rc;
-    *stream = NULL;
-    QRI_TRY(qr_arrival_reader_open(&a.r, runtime_log, errbuf));
-    QRI_TRY(qr_arrival_reader_open(&b.r, replay_log, errbuf));
-    QRI_TRY(cursor_next(&a, errbuf));
-    QRI_TRY(cursor_next(&b, errbuf));
-    if ((rc = qr_qdiff_stream_create(&qs)) != QR_OK) {
-        qri_err(errbuf, rc, "out of memory");
-        goto fail;
-    }
-    while (!a.done || !b.done) {
-        int from_run = b.done || (!a.done && a.a.time_ns <= b.a.time_ns);
-        struct cursor *c = from_run ? &a : &b;
-        const qr_arrival *x = &c->a;
-        if (!from_run && on_series && x->sw == series_sw && x->port == series_port) {
-            qr_row_queue_series pt = {x->time_ns, x->queue_bytes};
-            QRI_TRY(on_series(ctx, &pt));
-        }
-        qr_snapshot snap = {x->packet, {x->sw, x->port}, x->time_ns, x->flows, x->n_flows};
-        qr_qdiff_row row;
-        int matched = 0;
-        rc = qr_qdiff_stream_add(qs, from_run ? QR_RUN_RUNTIME : QR_RUN_REPLAY, &snap, &row,
-                                 &matched);
-        if (rc) {
-            qri_err(errbuf, rc, "%s: qdiff: %s", replay_log, qr_strerror(rc));
-            goto fail;
-        }
-        if (matched && on_row)
-            QRI_TRY(on_row(ctx, &row));
-        QRI_TRY(cursor_next(c, errbuf));
-    }
-    qr_arrival_reader_close(a.r);
-    qr_arrival_reader_close(b.r);
-    *stream = qs;
-    return QR_OK;
-fail:
-    qr_arrival_reader_close(a.r);
-    qr_arrival_reader_close(b.r);
-    qr_qdiff_stream_destroy(qs);
-    return rc;
-}
 
 void qr_variant_summaries_free(qr_variant_summary *rows)
 {
@@ -330,6 +104,75 @@ static int read_num(qr_h5_reader *r, const char *name, double *v, char *errbuf)
 }
 
 /* One variant: read its replay.h5, compare, write its group. */
+/* The summary attributes of /replay/<variant> (FORMATS.md). */
+static int variant_attrs(qr_h5 *o, const char *g, const qr_variant_summary *row, uint64_t margin,
+                         int64_t lateness, char *errbuf)
+{
+    int rc;
+    QRI_TRY(qr_h5_attr_str(o, g, "mode", row->mode, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, g, "th_ns", row->th_ns, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "margin_bytes", margin, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, g, "max_lateness_ns", lateness, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "replay_packets", row->replay_packets, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "matched_arrivals", row->matched, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "runtime_only_arrivals", row->runtime_only, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "replay_only_arrivals", row->replay_only, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_mean_mtu", row->qdiff.mean, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_p50_mtu", row->qdiff.p50, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_p99_mtu", row->qdiff.p99, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_max_mtu", row->qdiff.max, errbuf));
+    QRI_TRY(qr_h5_attr_f64(
+        o, g, "qdiff_zero_fraction",
+        row->qdiff.count ? (double)row->qdiff.zeros / (double)row->qdiff.count : 0.0, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_mean_mtu", row->qdiff_sym.mean, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_p50_mtu", row->qdiff_sym.p50, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_p99_mtu", row->qdiff_sym.p99, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_max_mtu", row->qdiff_sym.max, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "qlen_diff_mean_mtu", row->qlen.mean_mtu, errbuf));
+    QRI_TRY(qr_h5_attr_f64(
+        o, g, "qlen_longer_fraction",
+        row->qlen.count ? (double)row->qlen.longer / (double)row->qlen.count : 0.0, errbuf));
+    QRI_TRY(qr_h5_attr_f64(
+        o, g, "qlen_shorter_fraction",
+        row->qlen.count ? (double)row->qlen.shorter / (double)row->qlen.count : 0.0, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "runtime_drops", row->drops.runtime_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "replay_drops", row->drops.replay_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "dropped_in_either", row->drops.either, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "false_accepts", row->drops.false_accepts, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "false_drops", row->drops.false_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, g, "wrong_locations", row->drops.wrong_locations, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, g, "drop_error", row->drops.error, errbuf));
+fail:
+    return rc;
+}
+
+/* A replay's sampling (its records and counts) as /sampling/th_<us> of results.h5. */
+static int copy_sampling(qr_h5 *o, qr_h5_reader *rep, int64_t th_ns, char *errbuf)
+{
+    char sg[64], rp[96];
+    qr_row_sample_record *recs = NULL;
+    size_t n_recs = 0;
+    double packets, records, ratio, max_err;
+    int rc;
+    snprintf(sg, sizeof sg, "/sampling/th_%g", (double)th_ns / 1e3);
+    snprintf(rp, sizeof rp, "%s/records", sg);
+    QRI_TRY(qr_h5_read_rows(rep, "/sampling/records", &qr_schema_sample_record, (void **)&recs,
+                            &n_recs, errbuf));
+    QRI_TRY(qr_h5_write_rows(o, rp, &qr_schema_sample_record, recs, n_recs, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, sg, "th_ns", th_ns, errbuf));
+    QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "packets", &packets, errbuf));
+    QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "records", &records, errbuf));
+    QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "compression_ratio", &ratio, errbuf));
+    QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "max_error_ns", &max_err, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, sg, "packets", (uint64_t)packets, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, sg, "records", (uint64_t)records, errbuf));
+    QRI_TRY(qr_h5_attr_f64(o, sg, "compression_ratio", ratio, errbuf));
+    QRI_TRY(qr_h5_attr_i64(o, sg, "max_error_ns", (int64_t)max_err, errbuf));
+fail:
+    qr_h5_rows_free(recs);
+    return rc;
+}
+
 static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const char *run_log,
                          const qr_row_drop *run_drops, size_t n_run_drops, uint32_t bsw,
                          uint32_t bport, const qr_busy_period *busy, uint64_t recorded,
@@ -337,20 +180,19 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
                          int64_t *sampling_th, size_t *n_sampling, qr_variant_summary *row,
                          char *errbuf)
 {
-    char vdir[3 * QR_PATH_MAX], path[4 * QR_PATH_MAX], g[256], sg[64];
+    char vdir[3 * QR_PATH_MAX], path[4 * QR_PATH_MAX], g[256];
     snprintf(vdir, sizeof vdir, "%s/replay/%s", run_dir, v);
     snprintf(path, sizeof path, "%s/replay.h5", vdir);
     qr_h5_reader *rep = NULL;
     qr_row_drop *drops = NULL;
     qr_row_replay_host *hosts = NULL;
-    qr_row_sample_record *recs = NULL;
     qr_droperr *de = NULL;
     qr_qdiff_stream *qs = NULL;
     qr_row_queue_summary *queues = NULL;
     struct variant_out *out = calloc(1, sizeof *out);
     char *mode = NULL;
-    size_t n_drops = 0, n_hosts = 0, n_recs = 0, n_queues = 0;
-    double th, margin, lateness, packets, records, ratio, max_err;
+    size_t n_drops = 0, n_hosts = 0, n_queues = 0;
+    double th, margin, lateness;
     int rc;
     if (!out)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -385,21 +227,7 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
         seen |= sampling_th[i] == row->th_ns;
     if (!seen) {
         sampling_th[(*n_sampling)++] = row->th_ns;
-        snprintf(sg, sizeof sg, "/sampling/th_%g", (double)row->th_ns / 1e3);
-        char rp[96];
-        snprintf(rp, sizeof rp, "%s/records", sg);
-        QRI_TRY(qr_h5_read_rows(rep, "/sampling/records", &qr_schema_sample_record, (void **)&recs,
-                                &n_recs, errbuf));
-        QRI_TRY(qr_h5_write_rows(o, rp, &qr_schema_sample_record, recs, n_recs, errbuf));
-        QRI_TRY(qr_h5_attr_i64(o, sg, "th_ns", row->th_ns, errbuf));
-        QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "packets", &packets, errbuf));
-        QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "records", &records, errbuf));
-        QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "compression_ratio", &ratio, errbuf));
-        QRI_TRY(qr_h5_read_attr_f64(rep, "/sampling", "max_error_ns", &max_err, errbuf));
-        QRI_TRY(qr_h5_attr_u64(o, sg, "packets", (uint64_t)packets, errbuf));
-        QRI_TRY(qr_h5_attr_u64(o, sg, "records", (uint64_t)records, errbuf));
-        QRI_TRY(qr_h5_attr_f64(o, sg, "compression_ratio", ratio, errbuf));
-        QRI_TRY(qr_h5_attr_i64(o, sg, "max_error_ns", (int64_t)max_err, errbuf));
+        QRI_TRY(copy_sampling(o, rep, row->th_ns, errbuf));
     }
     qr_h5_close(rep);
     rep = NULL;
@@ -441,43 +269,14 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     snprintf(path, sizeof path, "%s/queues", g);
     QRI_TRY(qr_h5_write_rows(o, path, &qr_schema_queue_summary, queues, n_queues, errbuf));
 
-    QRI_TRY(qr_h5_attr_str(o, g, "mode", row->mode, errbuf));
-    QRI_TRY(qr_h5_attr_i64(o, g, "th_ns", row->th_ns, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "margin_bytes", (uint64_t)margin, errbuf));
-    QRI_TRY(qr_h5_attr_i64(o, g, "max_lateness_ns", (int64_t)lateness, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "replay_packets", row->replay_packets, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "matched_arrivals", row->matched, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "runtime_only_arrivals", row->runtime_only, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "replay_only_arrivals", row->replay_only, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_mean_mtu", row->qdiff.mean, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_p50_mtu", row->qdiff.p50, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_p99_mtu", row->qdiff.p99, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_max_mtu", row->qdiff.max, errbuf));
-    QRI_TRY(qr_h5_attr_f64(
-        o, g, "qdiff_zero_fraction",
-        row->qdiff.count ? (double)row->qdiff.zeros / (double)row->qdiff.count : 0.0, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_mean_mtu", row->qdiff_sym.mean, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_p50_mtu", row->qdiff_sym.p50, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_p99_mtu", row->qdiff_sym.p99, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qdiff_sym_max_mtu", row->qdiff_sym.max, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "qlen_diff_mean_mtu", row->qlen.mean_mtu, errbuf));
-    QRI_TRY(qr_h5_attr_f64(
-        o, g, "qlen_longer_fraction",
-        row->qlen.count ? (double)row->qlen.longer / (double)row->qlen.count : 0.0, errbuf));
-    QRI_TRY(qr_h5_attr_f64(
-        o, g, "qlen_shorter_fraction",
-        row->qlen.count ? (double)row->qlen.shorter / (double)row->qlen.count : 0.0, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "runtime_drops", row->drops.runtime_drops, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "replay_drops", row->drops.replay_drops, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "dropped_in_either", row->drops.either, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "false_accepts", row->drops.false_accepts, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "false_drops", row->drops.false_drops, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, g, "wrong_locations", row->drops.wrong_locations, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "drop_error", row->drops.error, errbuf));
-    double early, settled;
-    qr_lag_medians(&out->lag, &early, &settled);
-    QRI_TRY(qr_h5_attr_f64(o, g, "lag_early_ns", early, errbuf));
-    QRI_TRY(qr_h5_attr_f64(o, g, "lag_settled_ns", settled, errbuf));
+    QRI_TRY(variant_attrs(o, g, row, (uint64_t)margin, (int64_t)lateness, errbuf));
+    int64_t early, settled;
+    int has_early, has_settled;
+    qr_lag_medians(&out->lag, &early, &has_early, &settled, &has_settled);
+    if (has_early)
+        QRI_TRY(qr_h5_attr_i64(o, g, "lag_early_ns", early, errbuf));
+    if (has_settled)
+        QRI_TRY(qr_h5_attr_i64(o, g, "lag_settled_ns", settled, errbuf));
     goto done;
 nomem:
     rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", vdir);
@@ -489,7 +288,6 @@ done:
     free(mode);
     qr_h5_rows_free(drops);
     qr_h5_rows_free(hosts);
-    qr_h5_rows_free(recs);
     qr_h5_rows_free(queues);
     qr_droperr_destroy(de);
     qr_qdiff_stream_destroy(qs);

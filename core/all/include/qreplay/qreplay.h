@@ -52,6 +52,7 @@
 #include "qreplay/metrics.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
+#include "qreplay/runstats.h"
 
 /* truth */
 #include "qreplay/recorder.h"

@@ -20,6 +20,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/metrics.h"
 #include "qreplay/recording.h"
+#include "qreplay/runstats.h"
 #include "qreplay/scenario.h"
 #include "qreplay/schema.h"
 
