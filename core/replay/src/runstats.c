@@ -1,14 +1,14 @@
 /* Busiest queues, completion times, busy periods and send-time lags (runstats.h). */
+#include "qreplay/runstats.h"
+#include "internal.h"
+#include "map.h"
+#include "qreplay/flowtable.h"
+#include "qreplay/stats.h"
+#include "qreplay/units.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
-#include "map.h"
-#include "qreplay/flowtable.h"
-#include "qreplay/runstats.h"
-#include "qreplay/stats.h"
-#include "qreplay/units.h"
 
 static void free_value(uint64_t k1, uint64_t k2, void *value, void *ctx)
 {

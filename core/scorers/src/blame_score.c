@@ -42,21 +42,13 @@ static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8
     }
     for (size_t i = 0; i < b->n_conns; i++)
         row_of[b->conns[i].dir] = (uint32_t)i + 1;
-    int rc = QR_OK;
-    for (size_t i = 0; i < tr->n_link_faults; i++) {
-        const qr_row_link_fault *lf = &tr->link_faults[i];
-        if (strcmp(lf->kind, "gray") && strcmp(lf->kind, "blackhole"))
-            continue;
-        if (lf->link >= n_links) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range", path,
-                         i + 1, lf->link);
-            break;
+    int rc = qr_truth_drop_faults(tr, n_links, dirfaulty, path, errbuf) < 0 ? QR_EFORMAT : QR_OK;
+    for (uint32_t l = 0; !rc && l < n_links; l++)
+        if (dirfaulty[l]) {
+            uint32_t cable = qr_blame_cable_of(b, l);
+            *n_faulty += !faulty[cable];
+            faulty[cable] = 1;
         }
-        dirfaulty[lf->link] = 1;
-        uint32_t cable = qr_blame_cable_of(b, lf->link);
-        *n_faulty += !faulty[cable];
-        faulty[cable] = 1;
-    }
     for (size_t i = 0; !rc && i < tr->n_drops; i++) {
         const qr_row_drop *x = &tr->drops[i];
         const uint32_t *cables = NULL;

@@ -52,18 +52,15 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
         goto fail;
     }
     QRI_TRY(qr_truth_read(truth_path, &tr, errbuf));
-    for (size_t i = 0; i < tr.n_link_faults; i++) {
-        const qr_row_link_fault *lf = &tr.link_faults[i];
-        if (strcmp(lf->kind, "gray") && strcmp(lf->kind, "blackhole"))
-            continue;
-        if (lf->link >= links) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range",
-                         truth_path, i, lf->link);
-            goto fail;
-        }
-        faulty[lf->link] = faulty[qr_topology_link_reverse(topo, lf->link)] = 1;
-        x.has_truth = 1;
+    int64_t planted = qr_truth_drop_faults(&tr, links, faulty, truth_path, errbuf);
+    if (planted < 0) {
+        rc = QR_EFORMAT;
+        goto fail;
     }
+    x.has_truth = planted > 0;
+    for (uint32_t l = 0; l < links; l++) /* both directions of a faulty cable */
+        if (faulty[l])
+            faulty[qr_topology_link_reverse(topo, l)] = 1;
     uint64_t on_cable = 0, silent_off = 0;
     x.detect_after_ns = -1;
     for (size_t i = 0; i < t->n_drops; i++) {

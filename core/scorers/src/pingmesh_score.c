@@ -110,19 +110,18 @@ int qr_pingmesh_score(qr_pingmesh_result *r, const char *truth_path, char *errbu
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < tr.n_link_faults; i++) {
-        const qr_row_link_fault *lf = &tr.link_faults[i];
-        if (strcmp(lf->kind, "gray") && strcmp(lf->kind, "blackhole"))
-            continue;
-        if (lf->link >= links) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range",
-                         truth_path, i + 1, lf->link);
-            goto done;
-        }
-        uint32_t cb = cable(t, lf->link);
-        n_faulty += !faulty[cb];
-        faulty[cb] = 1;
+    /* the planted faults' directed links (in cov for now), then their cables */
+    if (qr_truth_drop_faults(&tr, links, cov, truth_path, errbuf) < 0) {
+        rc = QR_EFORMAT;
+        goto done;
     }
+    for (uint32_t l = 0; l < links; l++)
+        if (cov[l]) {
+            uint32_t cb = cable(t, l);
+            n_faulty += !faulty[cb];
+            faulty[cb] = 1;
+        }
+    memset(cov, 0, links);
     memcpy(pairs, r->pairs, r->n_pairs * sizeof *pairs);
     for (size_t q = 0; q < r->n_pairs; q++)
         pairs[q].fault_lost = pairs[q].congestion_lost = 0;

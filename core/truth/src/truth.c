@@ -79,3 +79,23 @@ void qr_truth_free(qr_truth *t)
     qr_h5_rows_free(t->probes);
     memset(t, 0, sizeof *t);
 }
+
+int64_t qr_truth_drop_faults(const qr_truth *t, uint32_t n_links, uint8_t *faulty, const char *path,
+                             char *errbuf)
+{
+    int64_t n = 0;
+    memset(faulty, 0, n_links);
+    for (size_t i = 0; i < t->n_link_faults; i++) {
+        const qr_row_link_fault *lf = &t->link_faults[i];
+        if (strcmp(lf->kind, "gray") && strcmp(lf->kind, "blackhole"))
+            continue;
+        if (lf->link >= n_links) {
+            qri_err(errbuf, QR_EFORMAT, "%s: /link_faults row %zu: link %u out of range", path,
+                    i + 1, lf->link);
+            return -1;
+        }
+        faulty[lf->link] = 1;
+        n++;
+    }
+    return n;
+}

@@ -63,6 +63,14 @@ int qr_truth_read(const char *path, qr_truth *out, char *errbuf);
 /* Release the rows of t (NULL allowed); *t is zeroed. */
 void qr_truth_free(qr_truth *t);
 
+/* The directed links of a network of n_links with a planted fault that drops (gray or
+ * blackhole): faulty[link] = 1 for each (the caller's n_links bytes, zeroed first; the other
+ * direction of the cable is not marked). Returns how many faults were marked, or -1 with
+ * QR_EFORMAT's message in errbuf ("PATH: /link_faults row R: link L out of range") for a fault
+ * on a link the network lacks. */
+int64_t qr_truth_drop_faults(const qr_truth *t, uint32_t n_links, uint8_t *faulty, const char *path,
+                             char *errbuf);
+
 /* What qr_truth_carry carried. */
 typedef struct qr_truth_carry_stats {
     uint64_t dirs_mapped;     /* the run's flow directions found among the imported ones */
