@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
@@ -275,6 +276,13 @@ int cli_analysis_open(const char *command, const char *rec_dir, const char *extr
     if (cli_check_outputs(command, &outs, &ins))
         return 1;
     if (qr_recording_open(&in->rec, rec_dir, NULL, err))
+        return cli_fail(command, "%s", err);
+    /* the arrivals must be of this recording: a replay made before the recording was replaced
+     * is refused, never read against the new one */
+    if (in->arrivals[0] &&
+        qr_arrival_log_check(in->arrivals, qr_recording_id(in->rec),
+                             "replay the recording again (qreplay replay), or name another log",
+                             err))
         return cli_fail(command, "%s", err);
     return want_replay ? cli_analysis_replay(command, out, prog, in) : 0;
 }

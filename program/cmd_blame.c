@@ -133,7 +133,7 @@ int qr_cmd_blame(int argc, char **argv)
     /* the file names its inputs; a temporary replay's log is gone, say what it was */
     if (in.tmp[0])
         b.opts.arrivals = "an exact tagged replay run by qreplay blame (not kept)";
-    if (qr_blame_write(out, qr_recording_scenario(rec), &b, err)) {
+    if (qr_blame_write(out, qr_recording_scenario(rec), qr_recording_id(rec), &b, err)) {
         rc = cli_fail("blame", "%s", err);
         goto out;
     }

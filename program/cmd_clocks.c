@@ -57,12 +57,13 @@ struct summary {
     uint32_t worst;
 };
 
-static int write_h5(const char *path, const char *rec_dir, const qr_row_clock_estimate *rows,
-                    size_t n, const struct summary *s, int truth, char *err)
+static int write_h5(const char *path, const char *rec_dir, const char *recording_id,
+                    const qr_row_clock_estimate *rows, size_t n, const struct summary *s, int truth,
+                    char *err)
 {
     qr_h5 *f = NULL;
     int rc;
-    if ((rc = qr_h5_create_result(&f, path, NULL, "qreplay clocks", err)) != QR_OK) {
+    if ((rc = qr_h5_create_result(&f, path, NULL, "qreplay clocks", recording_id, err)) != QR_OK) {
         qr_h5_abort(f);
         return rc;
     }
@@ -181,7 +182,7 @@ int qr_cmd_clocks(int argc, char **argv)
         s.rms = sqrt(sum_sq / s.estimated);
         s.residual_rms = sqrt(sum_res / s.estimated);
     }
-    if (out && write_h5(out, rec_dir, rows, n, &s, truth, err)) {
+    if (out && write_h5(out, rec_dir, qr_recording_id(r), rows, n, &s, truth, err)) {
         rc = cli_fail("clocks", "%s", err);
         goto done;
     }

@@ -143,7 +143,7 @@ int qr_cmd_diagnose(int argc, char **argv)
         rc = cli_fail("diagnose", "%s: %s", rec_dir, err);
         goto out;
     }
-    if (qr_diagnosis_write(out, qr_recording_scenario(rec), &dg, err)) {
+    if (qr_diagnosis_write(out, qr_recording_scenario(rec), qr_recording_id(rec), &dg, err)) {
         rc = cli_fail("diagnose", "%s", err);
         goto out;
     }

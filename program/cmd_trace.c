@@ -161,7 +161,7 @@ int qr_cmd_trace(int argc, char **argv)
     }
     if (in.tmp[0])
         t.opts.arrivals = "an exact tagged replay run by qreplay trace (not kept)";
-    if (qr_hoptrace_write(out, qr_recording_scenario(rec), &t, err)) {
+    if (qr_hoptrace_write(out, qr_recording_scenario(rec), qr_recording_id(rec), &t, err)) {
         rc = cli_fail("trace", "%s", err);
         goto out;
     }

@@ -117,6 +117,7 @@ QreplayReplay::Build()
         char err[QR_ERRBUF_SIZE];
         if (qr_arrival_writer_open(&m_arrivals, m_opt.arrivalsPath.c_str(), err))
             throw std::runtime_error(err);
+        qr_arrival_writer_set_recording(m_arrivals, qr_recording_id(m_rec));
     }
 }
 

@@ -210,7 +210,9 @@ qr_cmd_pingmesh(int argc, char** argv)
             rc = cli_fail("pingmesh", "%s", err);
             goto out;
         }
-        if (qr_pingmesh_write(h5.c_str(), s, &r, err))
+        char recId[QR_ID_SIZE];
+        if (qr_h5_recording_id((std::string(recDir) + "/recording.h5").c_str(), recId, err) ||
+            qr_pingmesh_write(h5.c_str(), s, recId, &r, err))
         {
             rc = cli_fail("pingmesh", "%s", err);
             goto out;

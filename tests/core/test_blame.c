@@ -87,7 +87,7 @@ static void setup(void)
                              ""};
         snprintf(h[i].pcap, sizeof h[i].pcap, "pcap/h%04u.pcap", i);
     }
-    qr_recording_info info = {"hand", QR_END_COMPLETED, 100000};
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100000};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &info, f, FLOWS, h, HOSTS, d, FLOWS - 1, NULL, 0, err),
                  QR_OK, "%s", err);

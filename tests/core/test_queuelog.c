@@ -148,14 +148,21 @@ Test(queuelog, truncated_and_foreign_logs, .init = setup, .fini = teardown)
     qr_arrival_write(w, &a, err);
     qr_arrival_write(w, &a, err);
     qr_arrival_writer_close(w, err);
-    cr_assert_eq(truncate(path, 8 + 88 + 56 + 8), 0); /* inside record 2's flows */
+    /* cut anywhere, even at a record boundary, the trailer is gone: refused */
     qr_arrival_reader *r;
-    cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_OK);
-    cr_assert_eq(qr_arrival_read(r, &a, err), QR_OK);
-    cr_assert_eq(qr_arrival_read(r, &a, err), QR_ETRUNC);
-    cr_assert(strstr(err, "record 2"), "%s", err);
-    qr_arrival_reader_close(r);
+    for (off_t cut = 8 + 88 + 56 + 8; cut >= 8 + 88; cut -= 8 + 56 + 8) {
+        cr_assert_eq(truncate(path, cut), 0);
+        cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_ETRUNC, "cut at %lld",
+                     (long long)cut);
+        cr_assert(strstr(err, "trailer") && strstr(err, path), "%s", err);
+    }
+    /* the first format (no trailer) says so */
     FILE *fp = fopen(path, "w");
+    fputs("QRARRV1\n", fp);
+    fclose(fp);
+    cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_EFORMAT);
+    cr_assert(strstr(err, "older qreplay"), "%s", err);
+    fp = fopen(path, "w");
     fputs("not an arrival log at all", fp);
     fclose(fp);
     cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_EFORMAT);
@@ -163,4 +170,57 @@ Test(queuelog, truncated_and_foreign_logs, .init = setup, .fini = teardown)
     unlink(path);
     cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_ENOENT);
     cr_assert_eq(qr_arrival_writer_open(&w, "/nonexistent/x.bin", err), QR_EIO);
+}
+
+/* The trailer counts the records: a log whose records and count disagree is damaged. */
+Test(queuelog, the_trailer_count_must_match, .init = setup, .fini = teardown)
+{
+    qr_arrival_writer *w;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_arrival_writer_open(&w, path, err), QR_OK);
+    qr_arrival a = {.packet = 1};
+    qr_arrival_write(w, &a, err);
+    qr_arrival_write(w, &a, err);
+    cr_assert_eq(qr_arrival_writer_close(w, err), QR_OK);
+    /* the count is the trailer's second field: 8 + 2 * 56 bytes of magic and records, 8 of its
+     * own magic */
+    FILE *fp = fopen(path, "r+b");
+    uint64_t three = 3;
+    cr_assert_eq(fseek(fp, 8 + 2 * 56 + 8, SEEK_SET), 0);
+    cr_assert_eq(fwrite(&three, sizeof three, 1, fp), 1);
+    fclose(fp);
+    qr_arrival_reader *r;
+    cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_arrival_reader_records(r), 3);
+    cr_assert_eq(qr_arrival_read(r, &a, err), QR_OK);
+    cr_assert_eq(qr_arrival_read(r, &a, err), QR_OK);
+    cr_assert_eq(qr_arrival_read(r, &a, err), QR_EFORMAT);
+    cr_assert(strstr(err, "trailer says 3"), "%s", err);
+    qr_arrival_reader_close(r);
+}
+
+/* A log knows its recording: the check refuses another recording's, accepts its own, and a
+ * recording without an id (older qreplay) cannot tell. */
+Test(queuelog, a_log_names_its_recording, .init = setup, .fini = teardown)
+{
+    qr_arrival_writer *w;
+    char err[QR_ERRBUF_SIZE];
+    const char *id = "0123456789abcdef0123456789abcdef";
+    cr_assert_eq(qr_arrival_writer_open(&w, path, err), QR_OK);
+    cr_assert_eq(qr_arrival_writer_set_recording(w, id), QR_OK);
+    cr_assert_eq(qr_arrival_writer_set_recording(w, "0123456789abcdef0123456789abcdef0"),
+                 QR_EINVAL);
+    cr_assert_eq(qr_arrival_writer_close(w, err), QR_OK);
+    qr_arrival_reader *r;
+    cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_OK, "%s", err);
+    cr_assert_str_eq(qr_arrival_reader_recording(r), id);
+    qr_arrival a;
+    cr_assert_eq(qr_arrival_read(r, &a, err), QR_END, "an empty log ends at once");
+    qr_arrival_reader_close(r);
+    cr_assert_eq(qr_arrival_log_check(path, id, "fix", err), QR_OK);
+    cr_assert_eq(qr_arrival_log_check(path, "", "fix", err), QR_OK);
+    cr_assert_eq(qr_arrival_log_check(path, "ffffffffffffffffffffffffffffffff", "rerun it", err),
+                 QR_ESTALE);
+    cr_assert(strstr(err, path) && strstr(err, "another recording") && strstr(err, "rerun it"),
+              "%s", err);
 }

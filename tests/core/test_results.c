@@ -205,12 +205,13 @@ Test(results, results_of_a_hand_built_run_folder)
     qr_row_host hosts[] = {{0, 1, 0, 3, 4500, "pcap/h0000.pcap"},
                            {1, 2, 0, 1, 40, "pcap/h0001.pcap"},
                            {2, 3, 0, 0, 0, "pcap/h0002.pcap"}};
-    qr_recording_info ri = {"hand", QR_END_COMPLETED, 1000};
+    qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000};
     snprintf(p, sizeof p, "%s/recording/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 3, NULL, 0, NULL, 0, err), QR_OK,
                  "%s", err);
     qr_row_drop rdrop[] = {{4, 0, 300, 0, 1, 1500, QR_DROP_THRESHOLD, 0, 3000, 2000}};
-    qr_truth_info ti = {QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0};
+    qr_truth_info ti = {
+        NULL, QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording/truth/truth.h5", dir);
     cr_assert_eq(qr_truth_write(p, s, &ti, rdrop, 1, NULL, 0, err), QR_OK, "%s", err);
     snprintf(p, sizeof p, "%s/recording/truth/arrivals.qra", dir);
@@ -221,8 +222,8 @@ Test(results, results_of_a_hand_built_run_folder)
     qr_row_drop pdrop[] = {{4, 0, 350, 0, 2, 1500, QR_DROP_TAGGED, 1, 0, 0},
                            {9, 0, 400, 0, 1, 1500, QR_DROP_TAGGED, 1, 0, 0}};
     qr_row_replay_host rh[] = {{0, 3, 4500}, {1, 1, 40}, {2, 0, 0}};
-    qr_replay_info pi = {"tagged_th_5", QR_MODE_TAGGED, 5000, 7500, 10,      0.1, 1000, 0, 0, 2,
-                         {4, 2, 0},     "recorded",     NULL, 0,    "native"};
+    qr_replay_info pi = {NULL, "tagged_th_5", QR_MODE_TAGGED, 5000, 7500, 10,      0.1, 1000, 0, 0,
+                         2,    {4, 2, 0},     "recorded",     NULL, 0,    "native"};
     snprintf(p, sizeof p, "%s/replay/tagged_th_5/replay.h5", dir);
     cr_assert_eq(qr_replay_write(p, s, &pi, pdrop, 2, rh, 3, NULL, 0, err), QR_OK, "%s", err);
     qr_variant_summary *rows;
@@ -282,16 +283,17 @@ Test(results, a_progress_callback_stops_results_leaving_nothing)
     cr_assert_eq(qr_scenario_create(&s), QR_OK);
     qr_row_flow flows[] = {{0, 0, 1, 10000, 5001, 3000, 0, 500, 500, 0, 1, 1}};
     qr_row_host hosts[] = {{0, 1, 0, 3, 4500, "pcap/h0000.pcap"}};
-    qr_recording_info ri = {"hand", QR_END_COMPLETED, 1000};
+    qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000};
     snprintf(p, sizeof p, "%s/recording/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 1, NULL, 0, NULL, 0, err), QR_OK);
-    qr_truth_info ti = {QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0};
+    qr_truth_info ti = {
+        NULL, QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording/truth/truth.h5", dir);
     cr_assert_eq(qr_truth_write(p, s, &ti, NULL, 0, NULL, 0, err), QR_OK);
     snprintf(p, sizeof p, "%s/recording/truth/arrivals.qra", dir);
     write_log(p, run_log, 4);
-    qr_replay_info pi = {"a", QR_MODE_TAGGED, 0,    7500, 10, 0.1, 1000, 0, 0,
-                         2,   {4, 2, 0},      NULL, NULL, 0,  NULL};
+    qr_replay_info pi = {NULL, "a", QR_MODE_TAGGED, 0,    7500, 10, 0.1, 1000, 0,
+                         0,    2,   {4, 2, 0},      NULL, NULL, 0,  NULL};
     for (int v = 0; v < 2; v++) {
         snprintf(p, sizeof p, "%s/replay/v%d", dir, v);
         cr_assert_eq(qr_make_dirs(p, err), QR_OK);

@@ -55,14 +55,16 @@ put("pcap", "exact", b"\x00" + trace)
 put("recording", "empty", pcap([]))
 put("recording", "three-flows", trace)
 
-arr = b"QRARRV1\n"
+# an arrival log (queuelog.h): magic, records, trailer (count and recording id)
+arr = b"QRARRV2\n"
 for i in range(8):
     flows = [(1, 1500 * i), (3, 1500)] if i else []
     arr += struct.pack("<QqIIIBBHQQq", i, 1000 * i, 0, i % 2, 1500, 0, 0, len(flows),
                        1500 * i, 3000 * i, 2000000 - 3000 * i)
     for f, n in flows:
         arr += struct.pack("<QQ", f, n)
-put("arrivals", "eight", arr)
+put("arrivals", "eight", arr + b"QRAEND2\n" + struct.pack("<Q", 8) + b"0123456789abcdef" * 2)
+put("arrivals", "cut", arr)
 
 # real kernel captures (tests/data/captures, every format and link type) for the capture reader
 for p in sorted(glob.glob(os.path.join(src, "tests", "data", "captures", "*.pcap*"))):

@@ -575,11 +575,12 @@ uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, 
     return r.flagged;
 }
 
-int qr_blame_write(const char *path, const qr_scenario *s, const qr_blame *b, char *errbuf)
+int qr_blame_write(const char *path, const qr_scenario *s, const char *recording_id,
+                   const qr_blame *b, char *errbuf)
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay blame", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay blame", recording_id, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "threshold", b->opts.threshold, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", b->opts.arrivals ? b->opts.arrivals : "", errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "truth", b->truth, errbuf));

@@ -1188,7 +1188,8 @@ void qr_diagnosis_free(qr_diagnosis *d)
 
 /* ---- output ---- */
 
-int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf)
+int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recording_id,
+                       const qr_diagnosis *d, char *errbuf)
 {
     qr_row_diag_flow *fr = calloc(d->n_flows ? d->n_flows : 1, sizeof *fr);
     qr_row_diag_event *er = calloc(d->n_events ? d->n_events : 1, sizeof *er);
@@ -1270,7 +1271,7 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosi
             r->tail_slowdown = d->class_threshold[k];
         }
     }
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay diagnosis", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay diagnosis", recording_id, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "tail", d->opts.tail, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "dupthresh", d->opts.dupthresh, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "ack_clock_ns", d->opts.ack_clock_ns, errbuf));

@@ -598,11 +598,12 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     return rc;
 }
 
-int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace *t, char *errbuf)
+int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *recording_id,
+                      const qr_hoptrace *t, char *errbuf)
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay trace", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay trace", recording_id, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "match", t->match, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", t->opts.arrivals ? t->opts.arrivals : "", errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "runtime", (uint64_t)t->opts.runtime, errbuf));

@@ -80,7 +80,7 @@ int qr_isolate_run(const qr_isolate_job *job, qr_isolated_summary *sums, int *al
     int rc;
     *all_match = 1;
     QRI_TRY(qr_h5_create_result(&f, job->out, qr_recording_scenario(job->rec),
-                                "qreplay isolated replay", errbuf));
+                                "qreplay isolated replay", qr_recording_id(job->rec), errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "recording", job->rec_dir, errbuf));
     QRI_TRY(replays(job, f, sums, errbuf));
     QRI_TRY(traces(job, f, all_match, errbuf));

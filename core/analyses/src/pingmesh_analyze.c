@@ -700,12 +700,12 @@ size_t qr_pingmesh_curve_flags(const qr_pingmesh_result *r, size_t step, uint32_
     return n;
 }
 
-int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_result *r,
-                      char *errbuf)
+int qr_pingmesh_write(const char *path, const qr_scenario *s, const char *recording_id,
+                      const qr_pingmesh_result *r, char *errbuf)
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay pingmesh", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay pingmesh", recording_id, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "alpha", r->opts.alpha, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "ratio", r->opts.ratio, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "racks", r->n_racks, errbuf));

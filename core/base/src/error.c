@@ -25,6 +25,7 @@ const char *qr_strerror(int code)
     case QR_ENOTFOUND: return "not found";
     case QR_ECANCELED: return "canceled";
     case QR_ESAMEFILE: return "an output is one of the inputs";
+    case QR_ESTALE: return "made from another recording";
     default: return "unknown error";
     }
 }

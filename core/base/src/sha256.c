@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "qreplay/random.h"
 
 int qri_sha256_file(const char *path, char out[65], uint64_t *size)
 {
@@ -36,5 +37,16 @@ int qri_sha256_file(const char *path, char out[65], uint64_t *size)
         snprintf(out + 2 * i, 3, "%02x", md[i]);
     if (size)
         *size = total;
+    return QR_OK;
+}
+
+int qr_id_of(const void *data, size_t n, char out[QR_ID_SIZE])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (EVP_Digest(data, n, md, &len, EVP_sha256(), NULL) != 1 || len < 16)
+        return QR_ENOMEM;
+    for (unsigned int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
     return QR_OK;
 }

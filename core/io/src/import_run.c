@@ -23,6 +23,7 @@
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
+#include "qreplay/version.h"
 
 /* A connection's place in the flows' order. */
 struct conn_order {
@@ -855,6 +856,34 @@ static int reconcile(struct imp *m, int64_t *shift)
 
 /* ---- output ---- */
 
+/* An imported recording's id: what determines it, the code, the scenario, the captures (their
+ * SHA-256, in order, with the hosts they belong to) and whether clocks were applied. Importing
+ * the same captures again gives the same recording, so the same id. */
+static int import_id(const qr_scenario *sc, const qr_import_report *rep, char out[QR_ID_SIZE])
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return QR_ENOMEM;
+    fputs("qreplay import\n", m);
+    fputs(qr_version(), m);
+    fputs("\n", m);
+    int rc = qr_scenario_print(sc, m);
+    for (size_t c = 0; c < rep->n_captures; c++) {
+        char line[128];
+        snprintf(line, sizeof line, "%s %u\n", rep->captures[c].sha256, rep->captures[c].host);
+        fputs(line, m);
+    }
+    fputs(rep->clock_applied ? "clock applied\n" : "clock as captured\n", m);
+    if (fclose(m) != 0 && rc == QR_OK)
+        rc = QR_ENOMEM;
+    if (rc == QR_OK)
+        rc = qr_id_of(buf, len, out);
+    free(buf);
+    return rc;
+}
+
 static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
 {
     qr_import_report *rep = m->rep;
@@ -957,7 +986,12 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     }
     for (size_t i = 0; i < m->n_recv; i++)
         m->recv[i].time_ns += shift[m->dirs[m->recv[i].dir].dst];
-    QRI_TRY(qr_h5_create_result(&f, path, sc, "qreplay recording", m->errbuf));
+    char id[QR_ID_SIZE];
+    if ((rc = import_id(sc, rep, id)) != QR_OK) {
+        qri_err(m->errbuf, rc, "out of memory");
+        goto fail;
+    }
+    QRI_TRY(qr_h5_create_result(&f, path, sc, "qreplay recording", id, m->errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "scenario_name", "import", m->errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(QR_END_COMPLETED), m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)end, m->errbuf));

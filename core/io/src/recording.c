@@ -35,6 +35,7 @@ struct qr_recording {
     struct recv_entry *received; /* sorted by packet */
     size_t n_received;
     int has_received;
+    char id[QR_ID_SIZE];
 };
 
 void qr_recording_close(qr_recording *r)
@@ -181,6 +182,10 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     }
     if (check && (rc = check_match(r->scenario, check, dir, errbuf)) != QR_OK)
         goto out;
+    char *id = NULL;
+    if (qr_h5_read_attr_str(in, "/", "recording_id", &id, NULL) == QR_OK)
+        snprintf(r->id, sizeof r->id, "%s", id);
+    qr_h5_str_free(id);
     const qr_config *c = qr_scenario_config(check ? check : r->scenario);
     rc = qr_topology_of_config(&topo, c);
     if (rc) {
@@ -270,6 +275,26 @@ out:
 const qr_scenario *qr_recording_scenario(const qr_recording *r)
 {
     return r->scenario;
+}
+
+const char *qr_recording_id(const qr_recording *r)
+{
+    return r->id;
+}
+
+int qr_h5_recording_id(const char *path, char out[QR_ID_SIZE], char *errbuf)
+{
+    qr_h5_reader *in = NULL;
+    char *id = NULL;
+    out[0] = '\0';
+    int rc = qr_h5_open(&in, path, errbuf);
+    if (rc)
+        return rc;
+    if (qr_h5_read_attr_str(in, "/", "recording_id", &id, NULL) == QR_OK)
+        snprintf(out, QR_ID_SIZE, "%s", id);
+    qr_h5_str_free(id);
+    qr_h5_close(in);
+    return QR_OK;
 }
 
 const qr_flow_table *qr_recording_flows(const qr_recording *r)
@@ -613,7 +638,7 @@ int qr_recording_write(const char *path, const qr_scenario *s, const qr_recordin
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay recording", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay recording", info->id, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "scenario_name", info->scenario_name, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(info->end), errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)info->sim_end_ns, errbuf));

@@ -63,12 +63,34 @@ int qr_scenario_from_h5(qr_scenario **out, const char *h5_path, const char *name
 }
 
 int qr_h5_create_result(qr_h5 **out, const char *path, const qr_scenario *s, const char *kind,
-                        char *errbuf)
+                        const char *recording_id, char *errbuf)
 {
     int rc = qr_h5_create(out, path, errbuf);
     if (rc == QR_OK && s)
         rc = qr_scenario_write_h5(s, *out, "/", errbuf);
     if (rc == QR_OK)
         rc = qr_h5_attr_str(*out, "/", "kind", kind, errbuf);
+    if (rc == QR_OK && recording_id && recording_id[0])
+        rc = qr_h5_attr_str(*out, "/", "recording_id", recording_id, errbuf);
+    return rc;
+}
+
+int qr_h5_check_recording(const char *path, const char *recording_id, const char *fix, char *errbuf)
+{
+    if (!recording_id || !recording_id[0])
+        return QR_OK;
+    qr_h5_reader *r = NULL;
+    char *id = NULL;
+    int rc = qr_h5_open(&r, path, errbuf);
+    if (rc)
+        return rc;
+    int missing = qr_h5_read_attr_str(r, "/", "recording_id", &id, NULL) != QR_OK;
+    if (missing || strcmp(id, recording_id))
+        rc = qri_err(errbuf, QR_ESTALE,
+                     "%s was made from %s than the one beside it (recording %s): %s", path,
+                     missing ? "an older qreplay's recording" : "another recording", recording_id,
+                     fix);
+    qr_h5_str_free(id);
+    qr_h5_close(r);
     return rc;
 }

@@ -66,7 +66,7 @@ int qr_butterfly_run(const qr_butterfly_job *job, qr_butterfly_runtime *runtime,
         goto fail;
     }
     snprintf(path, sizeof path, "%s/butterfly.h5", job->dir);
-    QRI_TRY(qr_h5_create_result(&f, path, job->scenario, "qreplay butterfly", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, job->scenario, "qreplay butterfly", NULL, errbuf));
     QRI_TRY(header(f, runtime, errbuf));
     QRI_TRY(qr_h5_table_open_schema(&tr, f, "/replays", &qr_schema_butterfly_replay, errbuf));
     for (size_t k = 0; k < job->n_sigmas; k++) {

@@ -539,6 +539,8 @@ int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
     int rc = build(&e, s, errbuf);
     if (!rc && opts->arrivals_path)
         rc = qr_arrival_writer_open(&e.log, opts->arrivals_path, errbuf);
+    if (!rc && e.log)
+        rc = qr_arrival_writer_set_recording(e.log, qr_recording_id(rec));
     for (uint32_t h = 0; !rc && h < e.hosts; h++) {
         size_t n;
         const qr_rec_packet *pkts = qr_recording_packets(rec, h, &n);

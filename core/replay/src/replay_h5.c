@@ -30,7 +30,7 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay replay", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay replay", info->recording_id, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "variant", info->variant, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "mode", mode_name(info->mode), errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "th_ns", info->th_ns, errbuf));

@@ -117,7 +117,8 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
             rc = qri_err(err, QR_ENOMEM, "out of memory");
         for (uint32_t h = 0; !rc && h < out.n_hosts; h++)
             hosts[h] = (qr_row_replay_host){h, out.sent[h], out.sent_bytes[h]};
-        qr_replay_info info = {name,
+        qr_replay_info info = {qr_recording_id(rec),
+                               name,
                                v->mode,
                                v->th_ns,
                                c->replay.margin_bytes,

@@ -391,6 +391,8 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     QRI_TRY(qr_h5_open(&rec, path, errbuf));
     QRI_TRY(qr_scenario_from_h5(&s, path, "recording", rec_dir, errbuf));
     QRI_TRY(qr_h5_read_attr_str(rec, "/", "scenario_name", &scenario_name, errbuf));
+    char rec_id[QR_ID_SIZE];
+    QRI_TRY(qr_h5_recording_id(path, rec_id, errbuf));
     QRI_TRY(qr_h5_read_rows(rec, "/flows", &qr_schema_flow, (void **)&flows, &n_flows, errbuf));
     QRI_TRY(qr_h5_read_rows(rec, "/hosts", &qr_schema_host, (void **)&hosts, &n_hosts, errbuf));
     snprintf(path, sizeof path, "%s/truth/truth.h5", rec_dir);
@@ -406,6 +408,20 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
                      run_dir);
         goto fail;
     }
+    /* every input must be of this recording: the runtime's truth and each replay */
+    QRI_TRY(qr_h5_check_recording(path, rec_id, "its recording was replaced: the truth is lost",
+                                  errbuf));
+    QRI_TRY(qr_arrival_log_check(run_log, rec_id, "its recording was replaced: the truth is lost",
+                                 errbuf));
+    for (size_t i = 0; i < n_variants; i++) {
+        char vp[4 * QR_PATH_MAX], fix[3 * QR_PATH_MAX];
+        snprintf(fix, sizeof fix, "replay again (qreplay replay %s) or remove %s/replay/%s",
+                 run_dir, run_dir, variants[i]);
+        snprintf(vp, sizeof vp, "%s/replay/%s/replay.h5", run_dir, variants[i]);
+        QRI_TRY(qr_h5_check_recording(vp, rec_id, fix, errbuf));
+        snprintf(vp, sizeof vp, "%s/replay/%s/arrivals.qra", run_dir, variants[i]);
+        QRI_TRY(qr_arrival_log_check(vp, rec_id, fix, errbuf));
+    }
     rc = qr_arrival_log_busiest(run_log, &bsw, &bport, errbuf);
     if (rc && rc != QR_ENOTFOUND)
         goto fail;
@@ -414,7 +430,7 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
         recorded += hosts[h].packets;
 
     snprintf(path, sizeof path, "%s/results.h5", run_dir);
-    QRI_TRY(qr_h5_create_result(&o, path, s, "qreplay results", errbuf));
+    QRI_TRY(qr_h5_create_result(&o, path, s, "qreplay results", rec_id, errbuf));
     QRI_TRY(qr_h5_attr_str(o, "/", "scenario_name", scenario_name, errbuf));
     QRI_TRY(qr_h5_write_rows(o, "/flows", &qr_schema_flow, flows, n_flows, errbuf));
     QRI_TRY(qr_h5_group(o, "/runtime", errbuf));

@@ -11,7 +11,9 @@
 #include "qreplay/fs.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/recorder.h"
+
 #include "qreplay/trace.h"
+#include "qreplay/version.h"
 
 #define ARRIVALS_NAME "truth/arrivals.qra"
 
@@ -28,6 +30,7 @@ struct qr_recorder {
     const qr_flow_table *ft;
     char out_dir[QR_PATH_MAX];
     char name[256];
+    char id[QR_ID_SIZE]; /* the recording's (qr_new_id) */
     int to_disk, arrivals_on, ended, committed;
     uint32_t hosts;
     size_t n_dirs, n_flows;
@@ -124,8 +127,30 @@ static int open_files(qr_recorder *r, char *errbuf)
     if (r->arrivals_on) {
         temp_of(r, ARRIVALS_NAME, p, sizeof p);
         RETURN_IF(qr_arrival_writer_open(&r->log, p, errbuf));
+        RETURN_IF(qr_arrival_writer_set_recording(r->log, r->id));
     }
     return QR_OK;
+}
+
+/* A simulated recording's id: what determines it, the code and the resolved scenario (its seed
+ * included). The same scenario run by the same code gives the same recording, so the same id. */
+static int recording_id_of(const qr_scenario *s, char out[QR_ID_SIZE])
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return QR_ENOMEM;
+    fputs("qreplay runtime\n", m);
+    fputs(qr_version(), m);
+    fputs("\n", m);
+    int rc = qr_scenario_print(s, m);
+    if (fclose(m) != 0 && rc == QR_OK)
+        rc = QR_ENOMEM;
+    if (rc == QR_OK)
+        rc = qr_id_of(buf, len, out);
+    free(buf);
+    return rc;
 }
 
 int qr_recorder_create(qr_recorder **out, const qr_scenario *s, const qr_flow_table *ft,
@@ -141,6 +166,10 @@ int qr_recorder_create(qr_recorder **out, const qr_scenario *s, const qr_flow_ta
     r->n_dirs = qr_flow_table_directions(ft);
     r->n_flows = qr_flow_table_flows(ft);
     snprintf(r->name, sizeof r->name, "%s", o && o->scenario_name ? o->scenario_name : "scenario");
+    if (recording_id_of(s, r->id) != QR_OK) {
+        free(r);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
     r->to_disk = o && o->out_dir && o->out_dir[0];
     r->arrivals_on = o && o->arrivals;
     if (r->to_disk && strlen(o->out_dir) >= sizeof r->out_dir) {
@@ -393,7 +422,8 @@ static int write_truth(qr_recorder *r, const qr_recorder_end *e, char *errbuf)
         qr_faults_row(e->faults, i, &faults[i]);
     for (size_t i = 0; !rc && i < nl; i++)
         qr_link_faults_row(e->link_faults, i, &links[i]);
-    qr_truth_info info = {e->reason,
+    qr_truth_info info = {r->id,
+                          e->reason,
                           e->sim_end_ns,
                           e->events,
                           e->wall_s,
@@ -449,7 +479,7 @@ static int write_recording(qr_recorder *r, const qr_recorder_end *e, char *errbu
                                  ""};
         qr_recorder_pcap_name(h, hosts[h].pcap, sizeof hosts[h].pcap);
     }
-    qr_recording_info info = {r->name, e->reason, e->sim_end_ns};
+    qr_recording_info info = {r->id, r->name, e->reason, e->sim_end_ns};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/recording.h5", r->out_dir);
     if (!rc)

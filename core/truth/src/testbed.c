@@ -563,6 +563,8 @@ static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_por
     if (!rc) {
         qsort(ev, ne, sizeof *ev, cmp_ev);
         rc = qr_arrival_writer_open(&w, log_path, t->errbuf);
+        if (!rc)
+            rc = qr_arrival_writer_set_recording(w, qr_recording_id(t->rec));
     }
     uint64_t total = 0;
     for (size_t e = 0; !rc && e < ne; e++) {
@@ -791,7 +793,10 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
         }
     }
     if (!rc) {
-        qr_truth_info info = {.end = QR_END_COMPLETED, .sim_end_ns = end_ns, .events = t.n_a};
+        qr_truth_info info = {.recording_id = qr_recording_id(rec),
+                              .end = QR_END_COMPLETED,
+                              .sim_end_ns = end_ns,
+                              .events = t.n_a};
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
         rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs, t.n_dirs,
                             errbuf);

@@ -12,7 +12,8 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
 {
     qr_h5 *f = NULL;
     int rc;
-    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay runtime ground truth", errbuf));
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay runtime ground truth", info->recording_id,
+                                errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "end", qr_end_reason_name(info->end), errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)info->sim_end_ns, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "events", info->events, errbuf));

@@ -59,8 +59,9 @@ static int build_map(const qr_recording *rt, const qr_recording *im, const qr_ro
     return QR_OK;
 }
 
-static int carry_arrivals(const char *in, const char *out, const uint32_t *map, size_t n_map,
-                          int64_t shift, qr_truth_carry_stats *st, char *errbuf)
+static int carry_arrivals(const char *in, const char *out, const char *recording_id,
+                          const uint32_t *map, size_t n_map, int64_t shift,
+                          qr_truth_carry_stats *st, char *errbuf)
 {
     qr_arrival_reader *r = NULL;
     qr_arrival_writer *w = NULL;
@@ -69,6 +70,8 @@ static int carry_arrivals(const char *in, const char *out, const uint32_t *map, 
     int rc = qr_arrival_reader_open(&r, in, errbuf);
     if (!rc)
         rc = qr_arrival_writer_open(&w, out, errbuf);
+    if (!rc)
+        rc = qr_arrival_writer_set_recording(w, recording_id);
     qr_arrival a;
     while (!rc && (rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
         uint32_t d = qr_packet_id_dir(a.packet);
@@ -111,14 +114,14 @@ static int carry_arrivals(const char *in, const char *out, const uint32_t *map, 
 }
 
 static int carry_truth_h5(const char *in, const char *out, const qr_scenario *s,
-                          const uint32_t *map, size_t n_map, int64_t shift,
-                          qr_truth_carry_stats *st, char *errbuf)
+                          const char *recording_id, const uint32_t *map, size_t n_map,
+                          int64_t shift, qr_truth_carry_stats *st, char *errbuf)
 {
     qr_h5_reader *r = NULL;
     qr_row_drop *drops = NULL;
     qr_row_direction *dirs = NULL;
     size_t nd = 0, ndir = 0, kd = 0, kdir = 0;
-    qr_truth_info info = {0};
+    qr_truth_info info = {.recording_id = recording_id};
     double v;
     char *end = NULL;
     int rc = qr_h5_open(&r, in, errbuf);
@@ -265,11 +268,12 @@ int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_tru
     int made = !rc;
     if (!rc) {
         snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
-        rc = carry_arrivals(in_log, path, map, n_map, shift, &s, errbuf);
+        rc = carry_arrivals(in_log, path, qr_recording_id(im), map, n_map, shift, &s, errbuf);
     }
     if (!rc) {
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
-        rc = carry_truth_h5(in_h5, path, qr_recording_scenario(im), map, n_map, shift, &s, errbuf);
+        rc = carry_truth_h5(in_h5, path, qr_recording_scenario(im), qr_recording_id(im), map, n_map,
+                            shift, &s, errbuf);
     }
     if (!rc)
         rc = qri_truth_commit(imported_rec_dir, tmp, errbuf);

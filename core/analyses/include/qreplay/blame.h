@@ -102,7 +102,8 @@ uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method);
 uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, uint8_t *flagged);
 
 /* blame.h5: /links, /connections, /curve, /summary and the scenario. */
-int qr_blame_write(const char *path, const qr_scenario *s, const qr_blame *b, char *errbuf);
+int qr_blame_write(const char *path, const qr_scenario *s, const char *recording_id,
+                   const qr_blame *b, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -191,7 +191,8 @@ void qr_diagnosis_free(qr_diagnosis *d);
 
 /* Write path (HDF5, staged and renamed): /flows, /evidence, /causes, with replay arrivals
  * /blackholes and /blackhole_series, the options as attributes, the scenario on /. */
-int qr_diagnosis_write(const char *path, const qr_scenario *s, const qr_diagnosis *d, char *errbuf);
+int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recording_id,
+                       const qr_diagnosis *d, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -141,7 +141,8 @@ void qr_hoptrace_free(qr_hoptrace *t);
 /* Write trace.h5 atomically (/packets, /hops, /drops, /profile, /summary, and /score's attributes
  * when t->truth.has_truth; the expression, the log and the scenario as attributes). Returns 0 or
  * QR_EIO. */
-int qr_hoptrace_write(const char *path, const qr_scenario *s, const qr_hoptrace *t, char *errbuf);
+int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *recording_id,
+                      const qr_hoptrace *t, char *errbuf);
 
 #ifdef __cplusplus
 }

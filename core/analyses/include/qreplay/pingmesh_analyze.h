@@ -84,8 +84,8 @@ size_t qr_pingmesh_curve_flags(const qr_pingmesh_result *r, size_t step, uint32_
                                size_t max);
 
 /* pingmesh.h5: /pairs, /racks, /places, /curve, /summary and the scenario (s). */
-int qr_pingmesh_write(const char *path, const qr_scenario *s, const qr_pingmesh_result *r,
-                      char *errbuf);
+int qr_pingmesh_write(const char *path, const qr_scenario *s, const char *recording_id,
+                      const qr_pingmesh_result *r, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ enum {
     QR_ENOTFOUND = -15, /* a looked-up item does not exist */
     QR_ECANCELED = -16, /* stopped at the caller's request (an interrupt) */
     QR_ESAMEFILE = -17, /* an output would overwrite one of the inputs */
+    QR_ESTALE = -18,    /* a result made from another recording than the one beside it */
 };
 
 /* Returns a static, human-readable description of an error code; never NULL. */

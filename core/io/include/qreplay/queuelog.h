@@ -6,9 +6,12 @@
  * The arrival log is a binary file of every switch-queue arrival of a run: the packet, the queue,
  * the time, the decision taken, the queue's and the switch's bytes and the threshold at that
  * moment, and the queue's contents per flow before the packet joined. The metrics stream it with
- * qr_arrival_reader. Format: the 8-byte magic "QRARRV1\n", then records in native little-endian
+ * qr_arrival_reader. Format: the 8-byte magic "QRARRV2\n", then records in native little-endian
  * layout: a fixed 56-byte head (qr_arrival without the flow pointer) followed by n_flows pairs of
- * (uint64 flow, uint64 bytes). */
+ * (uint64 flow, uint64 bytes); then a 48-byte trailer: "QRAEND2\n", the number of records
+ * (uint64) and the id of the recording the arrivals belong to (32 hex digits, NUL-padded; all NUL
+ * when none was given). A log without its trailer was cut and is refused; so is a log of the
+ * first format ("QRARRV1\n", which had neither). */
 #ifndef QREPLAY_QUEUELOG_H
 #define QREPLAY_QUEUELOG_H
 
@@ -64,16 +67,30 @@ int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errb
 /* Append an arrival (flows must be sorted by flow id, at most 65535). Returns 0, QR_EINVAL,
  * QR_EORDER (unsorted flows) or QR_EIO. */
 int qr_arrival_write(qr_arrival_writer *w, const qr_arrival *a, char *errbuf);
-/* Flush, close and free (NULL is allowed). Returns 0 or QR_EIO. */
+/* The recording the arrivals belong to (recording.h's qr_recording_id), written in the trailer.
+ * Returns 0 or QR_EINVAL (longer than 32 characters). */
+int qr_arrival_writer_set_recording(qr_arrival_writer *w, const char *recording_id);
+/* Write the trailer, flush, close and free (NULL is allowed). Returns 0 or QR_EIO. */
 int qr_arrival_writer_close(qr_arrival_writer *w, char *errbuf);
 
-/* Open an arrival log. Returns 0, QR_ENOENT, QR_EFORMAT (not an arrival log) with the reason. */
+/* Open an arrival log. Returns 0, QR_ENOENT, QR_EFORMAT (not an arrival log, or one of the first
+ * format) or QR_ETRUNC (no trailer: the log was cut), with the reason. */
 int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errbuf);
-/* The next arrival; a->flows is borrowed until the next call. Returns 0, QR_END, QR_ETRUNC (the
- * file ends inside a record) or QR_EFORMAT (a corrupt record), naming the record number. */
+/* The next arrival; a->flows is borrowed until the next call. Returns 0, QR_END (after the last
+ * record, when their number is the trailer's), QR_ETRUNC (a record crosses into the trailer) or
+ * QR_EFORMAT (a corrupt record, a count other than the trailer's), naming the record number. */
 int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf);
+/* The id of the recording the log belongs to ("" if its writer gave none); borrowed. */
+const char *qr_arrival_reader_recording(const qr_arrival_reader *r);
+/* The number of records the trailer announces. */
+uint64_t qr_arrival_reader_records(const qr_arrival_reader *r);
 /* Close and free; NULL is allowed. */
 void qr_arrival_reader_close(qr_arrival_reader *r);
+
+/* Whether the arrival log at path belongs to the recording whose id is recording_id: 0 (the same
+ * id, or recording_id "" or NULL: a recording of a qreplay before ids), QR_ESTALE ("PATH holds
+ * the arrivals of another recording ...: FIX") or the reader's error (a cut or damaged log). */
+int qr_arrival_log_check(const char *path, const char *recording_id, const char *fix, char *errbuf);
 
 #ifdef __cplusplus
 }

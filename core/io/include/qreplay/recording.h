@@ -16,6 +16,7 @@
 
 #include "qreplay/clock.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/random.h"
 #include "qreplay/scenario.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
@@ -49,6 +50,13 @@ void qr_recording_close(qr_recording *r);
 
 /* The scenario the recording was made with (borrowed from r). */
 const qr_scenario *qr_recording_scenario(const qr_recording *r);
+/* The recording's id: every file made from it carries it ("recording_id"), so a result of another
+ * recording is refused, never read as this one's. "" for a recording of a qreplay before ids.
+ * Borrowed from r. */
+const char *qr_recording_id(const qr_recording *r);
+/* The "recording_id" attribute of the HDF5 file at path into out ("" if it has none). Returns 0 or
+ * the reader's error naming the file. */
+int qr_h5_recording_id(const char *path, char out[QR_ID_SIZE], char *errbuf);
 /* Its flows (borrowed from r). */
 const qr_flow_table *qr_recording_flows(const qr_recording *r);
 uint32_t qr_recording_hosts(const qr_recording *r);
@@ -122,6 +130,7 @@ const char *qr_end_reason_name(qr_end_reason r);
 
 /* recording.h5: what the runtime's hosts know. */
 typedef struct qr_recording_info {
+    const char *id;            /* the recording's id (qr_new_id), stamped into what derives */
     const char *scenario_name; /* shown in figures (the scenario file's name) */
     qr_end_reason end;
     int64_t sim_end_ns;

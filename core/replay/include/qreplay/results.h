@@ -33,6 +33,7 @@ char *qr_variant_name(qr_drop_mode mode, int64_t th_ns, char *buf, size_t size);
 
 /* replay.h5: one replay. */
 typedef struct qr_replay_info {
+    const char *recording_id; /* of the recording replayed (qr_recording_id) */
     const char *variant;
     qr_drop_mode mode;
     int64_t th_ns;

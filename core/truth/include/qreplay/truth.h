@@ -23,6 +23,7 @@ extern "C" {
 
 /* truth/truth.h5: the runtime's ground truth, for scoring only. */
 typedef struct qr_truth_info {
+    const char *recording_id; /* the recording the truth is of (qr_recording_id); NULL: none */
     qr_end_reason end;
     int64_t sim_end_ns;
     uint64_t events;

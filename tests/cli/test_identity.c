@@ -1,0 +1,80 @@
+/* Run folders with an identity (issue 36): a recording's id is in everything made from it, and
+ * what was made from another recording is refused, never read as this one's. A runtime's folder
+ * replayed, then its recording replaced by an import of another run's captures (with that run's
+ * truth carried over): metrics and
+ * every analysis that would read the old replay refuse, naming it and what to do; a replay of the
+ * new recording is accepted again. The same scenario run twice by the same code is the same
+ * recording (the same id), so its replays stay valid. */
+#include "harness.h"
+
+TestSuite(identity, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
+
+#define SMALL "scenarios/single-switch.ini --set traffic.duration=2ms --set traffic.stop=4ms"
+
+static void recording_id(const char *rec_dir, char *id, size_t size)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "h5dump -a /recording_id %s/recording.h5 | grep -o '\"[0-9a-f]*\"'",
+             rec_dir);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    cr_assert_not_null(fgets(id, (int)size, p), "no recording_id in %s", rec_dir);
+    pclose(p);
+}
+
+Test(identity, results_of_a_replaced_recording_are_refused)
+{
+    cr_assert_eq(qreplay("runtime " SMALL " -o %s/a/recording --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("replay %s/a --th 0 --mode tagged --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("metrics %s/a --no-figures --quiet", dir), 0, "%s", err);
+    /* another run's captures, imported over a's recording */
+    cr_assert_eq(qreplay("runtime " SMALL " --set run.seed=7 -o %s/b/recording --quiet", dir), 0,
+                 "%s", err);
+    cr_assert_eq(qreplay("export %s/b -o %s/caps --quiet", dir, dir), 0, "%s", err);
+    cr_assert_eq(qreplay("import " SMALL " %s/caps/h*.pcap --map %s/caps/hosts.csv --truth %s/b "
+                         "-o %s/a --quiet",
+                         dir, dir, dir, dir),
+                 0, "%s", err);
+    /* the old replay is another recording's: refused, named, with what to do */
+    cr_assert_eq(qreplay("metrics %s/a --no-figures --quiet", dir), 1);
+    cr_assert(strstr(err, "replay/tagged_th_0") && strstr(err, "another recording") &&
+                  strstr(err, "qreplay replay"),
+              "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/a --no-figures --quiet", dir), 1);
+    cr_assert(strstr(err, "arrivals.qra") && strstr(err, "another recording"), "%s", err);
+    cr_assert_eq(qreplay("blame %s/a --no-figures --quiet", dir), 1);
+    cr_assert(strstr(err, "another recording"), "%s", err);
+    cr_assert(!exists("%s/a/diagnosis.h5", dir) && !exists("%s/a/blame.h5", dir));
+    /* replayed again, the folder is whole again */
+    cr_assert_eq(qreplay("replay %s/a --th 0 --mode tagged --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/a --no-figures --quiet", dir), 0, "%s", err);
+}
+
+Test(identity, the_same_scenario_and_code_is_the_same_recording)
+{
+    char a[128], b[128], c[128];
+    cr_assert_eq(qreplay("runtime " SMALL " -o %s/x/recording --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("runtime " SMALL " -o %s/y/recording --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("runtime " SMALL " --set run.seed=9 -o %s/z/recording --quiet", dir), 0,
+                 "%s", err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/x/recording", dir);
+    recording_id(p, a, sizeof a);
+    snprintf(p, sizeof p, "%s/y/recording", dir);
+    recording_id(p, b, sizeof b);
+    snprintf(p, sizeof p, "%s/z/recording", dir);
+    recording_id(p, c, sizeof c);
+    cr_assert_str_eq(a, b, "one scenario, one code: one recording");
+    cr_assert_str_neq(a, c, "another seed is another recording");
+    /* a replay of x is valid for y: they are the same recording */
+    cr_assert_eq(qreplay("replay %s/x --th 0 --mode tagged --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/y --arrivals %s/x/replay/tagged_th_0/arrivals.qra "
+                         "--no-figures --quiet",
+                         dir, dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/z --arrivals %s/x/replay/tagged_th_0/arrivals.qra "
+                         "--no-figures --quiet",
+                         dir, dir),
+                 1);
+    cr_assert(strstr(err, "another recording"), "%s", err);
+}
