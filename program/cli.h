@@ -85,6 +85,10 @@ void cli_paths_free(cli_paths *p);
  * prints the error and returns 1, else 0. Releases both lists. */
 int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs);
 
+/* Refuse to replace folder dir whole when one of inputs lies inside it: prints the error and
+ * returns 1, else 0. Does not release inputs. */
+int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs);
+
 /* The tagged replay of run folder DIR with the smallest sampling threshold that has an arrival
  * log (its name under DIR/replay into out). Returns 1 if there is one, else 0. */
 int cli_pick_tagged_replay(const char *dir, char *out, size_t size);

@@ -177,6 +177,14 @@ int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs
     return bad;
 }
 
+int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs)
+{
+    char err[QR_ERRBUF_SIZE];
+    if (qr_check_outside(dir, (const char *const *)inputs->v, inputs->n, err))
+        return cli_fail(command, "%s", err);
+    return 0;
+}
+
 int cli_pick_tagged_replay(const char *dir, char *out, size_t size)
 {
     char path[4200];

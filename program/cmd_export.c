@@ -45,24 +45,47 @@ static const cli_spec spec = {
     "  qreplay import scenarios/single-switch.ini /tmp/caps/*.pcap --map /tmp/caps/hosts.csv "
     "-o /tmp/back\n"};
 
-/* What an earlier export left: hNNNN.pcap and hosts.csv only. Returns 1 if dir holds only
- * those (or nothing), 0 if anything else, -1 if it is not a folder. */
+/* The file that marks a folder as an export, written last. */
+#define EXPORT_MARK ".qreplay-export"
+
+/* What an earlier export left: its mark, hNNNN.pcap and hosts.csv only. Returns 1 if dir is
+ * empty or holds exactly such an export, 0 if anything else (a folder of captures without the
+ * mark is someone else's: a recording's pcap/, a user's), -1 if it is not a folder. */
 static int only_an_export(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return -1;
     struct dirent *e;
-    int ok = 1;
+    int ok = 1, mark = 0, any = 0;
     while (ok && (e = readdir(d))) {
         const char *n = e->d_name;
         size_t l = strlen(n);
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "hosts.csv"))
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
+            continue;
+        any = 1;
+        if (!strcmp(n, EXPORT_MARK)) {
+            mark = 1;
+            continue;
+        }
+        if (!strcmp(n, "hosts.csv"))
             continue;
         ok = l == 10 && n[0] == 'h' && !strcmp(n + 5, ".pcap") && strspn(n + 1, "0123456789") == 4;
     }
     closedir(d);
-    return ok;
+    return ok && (mark || !any);
+}
+
+/* Mark folder tmp as the export of recording id. Returns 0 or -1 (errno). */
+static int mark_export(const char *tmp, const char *id)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/" EXPORT_MARK, tmp);
+    FILE *f = fopen(p, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "qreplay export of recording %s\n", id[0] ? id : "(no id)");
+    return fclose(f);
 }
 
 /* Remove a folder holding only files (what this command writes). */
@@ -111,8 +134,8 @@ int qr_cmd_export(int argc, char **argv)
     if (cli_exists(target) && only_an_export(target) != 1) {
         rc = cli_fail(
             "export",
-            "%s: exists and is not an earlier export (a folder of hNNNN.pcap and hosts.csv): "
-            "choose another -o",
+            "%s: exists and is not an earlier export (a folder of hNNNN.pcap and hosts.csv "
+            "marked by qreplay export): choose another -o",
             target);
         goto out_args;
     }
@@ -140,6 +163,10 @@ int qr_cmd_export(int argc, char **argv)
     cli_catch_signals();
     qr_export_stats st = {0};
     int xrc = qr_recording_export(r, tmp, &fmt, &st, err);
+    if (!xrc && mark_export(tmp, qr_recording_id(r))) {
+        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
+        xrc = QR_EIO;
+    }
     qr_recording_close(r);
     if (!xrc && cli_signal) {
         remove_flat_dir(tmp);

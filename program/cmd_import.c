@@ -193,6 +193,13 @@ int qr_cmd_import(int argc, char **argv)
         if (truth)
             cli_paths_add_recording(&ins, truth_rec);
         cli_paths_add_recording(&outs, rec);
+        /* the recording folder is replaced whole: nothing given may live in it */
+        if (cli_check_outside("import", rec, &ins)) {
+            cli_paths_free(&ins);
+            cli_paths_free(&outs);
+            rc = 1;
+            goto out;
+        }
         if (cli_check_outputs("import", &outs, &ins)) {
             rc = 1;
             goto out;

@@ -398,9 +398,24 @@ Test(cli, import_real_captures_then_replay_them)
                          "-o %s/run",
                          dir, dir),
                  1);
-    cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
+    cr_assert(strstr(err, "is inside") && strstr(err, "move it out first"), "%s", err);
     snprintf(cmd, sizeof cmd, "cmp -s %s/run/recording/pcap/h0000.pcap %s/h0000.copy", dir, dir);
     cr_assert_eq(system(cmd), 0, "the input is unchanged");
+    /* captures and a map copied anywhere into the recording folder (not only pcap/): refused,
+     * nothing deleted */
+    snprintf(cmd, sizeof cmd,
+             "cp %s/tests/data/captures/pair-a.pcap %s/tests/data/captures/pair-b.pcap "
+             "%s/run/recording/ && printf '10.77.0.1,0,pair-a.pcap\\n10.77.0.2,1,pair-b.pcap\\n' "
+             "> %s/run/recording/my-map.csv",
+             QR_SOURCE_DIR, QR_SOURCE_DIR, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s/run/recording/pair-*.pcap --map "
+                         "%s/run/recording/my-map.csv -o %s/run",
+                         dir, dir, dir),
+                 1);
+    cr_assert(strstr(err, "is inside"), "%s", err);
+    cr_assert(exists("%s/run/recording/my-map.csv", dir) &&
+              exists("%s/run/recording/pair-a.pcap", dir));
 }
 
 /* issue 13: the clock estimator on a simulated recording, where the true offsets are known, and

@@ -78,3 +78,30 @@ Test(identity, the_same_scenario_and_code_is_the_same_recording)
                  1);
     cr_assert(strstr(err, "another recording"), "%s", err);
 }
+
+/* export writes only where it wrote before: into an empty folder or over its own earlier export
+ * (marked), never over another recording's send traces or a user's folder of captures. */
+Test(identity, export_never_replaces_what_it_did_not_write)
+{
+    cr_assert_eq(qreplay("runtime " SMALL " -o %s/a/recording --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("runtime " SMALL " --set run.seed=3 -o %s/b/recording --quiet", dir), 0,
+                 "%s", err);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp -r %s/b/recording/pcap %s/b-pcap-before", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("export %s/a -o %s/b/recording/pcap --quiet", dir, dir), 1);
+    cr_assert(strstr(err, "not an earlier export"), "%s", err);
+    snprintf(cmd, sizeof cmd, "diff -r %s/b/recording/pcap %s/b-pcap-before", dir, dir);
+    cr_assert_eq(system(cmd), 0, "b's traces are untouched");
+    cr_assert_eq(qreplay("replay %s/b --th 0 --mode tagged --quiet", dir), 0, "%s", err);
+    /* a user's folder of hNNNN.pcap files without the mark */
+    snprintf(cmd, sizeof cmd, "mkdir %s/mine && cp %s/a/recording/pcap/h0000.pcap %s/mine/", dir,
+             dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("export %s/a -o %s/mine --quiet", dir, dir), 1);
+    cr_assert(exists("%s/mine/h0000.pcap", dir));
+    /* its own earlier export is replaced */
+    cr_assert_eq(qreplay("export %s/a -o %s/caps --quiet", dir, dir), 0, "%s", err);
+    cr_assert_eq(qreplay("export %s/a -o %s/caps --precision ns --quiet", dir, dir), 0, "%s", err);
+    cr_assert(exists("%s/caps/.qreplay-export", dir) && exists("%s/caps/hosts.csv", dir));
+}

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -43,6 +44,20 @@ int qr_check_output(const char *output, const char *const *inputs, size_t n, cha
             return qri_err(errbuf, QR_ESAMEFILE, "%s is %s: refusing to write over an input",
                            output, inputs[i]);
     }
+    return QR_OK;
+}
+
+int qr_check_outside(const char *dir, const char *const *inputs, size_t n, char *errbuf)
+{
+    char d[4096], in[4096];
+    if (!realpath(dir, d))
+        return QR_OK;
+    size_t nd = strlen(d);
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && inputs[i][0] && realpath(inputs[i], in) && strncmp(in, d, nd) == 0 &&
+            (in[nd] == '/' || (in[nd] == '\0' && nd > 1)))
+            return qri_err(errbuf, QR_ESAMEFILE,
+                           "%s is inside %s, which is replaced: move it out first", inputs[i], dir);
     return QR_OK;
 }
 

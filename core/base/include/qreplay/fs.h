@@ -17,6 +17,12 @@ int qr_make_dirs(const char *dir, char *errbuf);
  * QR_ESAMEFILE with "OUTPUT is INPUT: refusing to write over an input" in errbuf. */
 int qr_check_output(const char *output, const char *const *inputs, size_t n, char *errbuf);
 
+/* Whether replacing folder `dir` whole (removing it and putting another in its place) would take
+ * one of inputs[0..n) with it: an input inside dir, through any path or link. Returns 0 (none,
+ * or dir does not exist) or QR_ESAMEFILE with "INPUT is inside DIR, which is replaced: move it
+ * out first" in errbuf. */
+int qr_check_outside(const char *dir, const char *const *inputs, size_t n, char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif
