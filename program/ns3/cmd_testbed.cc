@@ -284,7 +284,7 @@ SwitchTruth(const std::string& dir,
     if (qr_testbed_replay_rate(&trep, measuredRate, kv, sizeof kv))
     {
         double served = trep.ports[trep.bottleneck].busy_rate_bps;
-        if (qr_scenario_set(sc, kv, err) || qr_scenario_validate(sc, err))
+        if (qr_scenario_replace(sc, kv, err) || qr_scenario_validate(sc, err))
             return cli_fail("testbed", "replay rate: %s", err);
         if (!quiet)
             printf("replay rate        %.2f Mbps: what the bottleneck's shaper served while busy "
@@ -348,6 +348,14 @@ qr_cmd_testbed(int argc, char** argv)
     char err[QR_ERRBUF_SIZE];
     if (qr_testbed_check(c, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    /* what the testbed sets itself after the run (the replay's rate) is checked now, before
+     * anything is built: the same key at its nominal value must take */
+    {
+        char kv[64];
+        snprintf(kv, sizeof kv, "links.rate=%" PRIu64 "bps", c->links.rate_bps);
+        if (qr_scenario_replace(sc, kv, err) || qr_scenario_validate(sc, err))
+            return cli_fail("testbed", "%s: replay rate: %s", scenarioPath.c_str(), err);
+    }
     if (tb_check_privileges("testbed"))
         return 1;
     uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);

@@ -370,3 +370,18 @@ Test(scenario, a_value_starting_with_a_semicolon)
                  QR_EVALUE);
     cr_assert(strstr(err, "v.ini:2") && strstr(err, "cannot start with ';'"), "%s", err);
 }
+
+/* A user's override is given once; a program's own adjustment after it replaces it. */
+Test(scenario, a_program_may_replace_an_override)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_scenario *s;
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_set(s, "links.rate=100Mbps", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "links.rate=50Mbps", err), QR_EDUP);
+    cr_assert(strstr(err, "given twice"), "%s", err);
+    cr_assert_eq(qr_scenario_replace(s, "links.rate=99731000bps", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_config(s)->links.rate_bps, 99731000);
+    cr_assert_eq(qr_scenario_replace(s, "links.rate=fast", err), QR_EVALUE);
+    qr_scenario_destroy(s);
+}

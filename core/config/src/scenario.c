@@ -733,7 +733,7 @@ int qr_scenario_load_string(qr_scenario *s, const char *text, const char *name,
     return do_parse(&c);
 }
 
-int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
+static int set_override(qr_scenario *s, const char *assignment, int again, char *errbuf)
 {
     if (!s || !assignment)
         return qri_err(errbuf, QR_EINVAL, "no scenario or override");
@@ -753,7 +753,7 @@ int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
         return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown section [%s]", section, key, section);
     if (!find_key(section, key, &i))
         return qri_err(errbuf, QR_EKEY, "--set %s.%s: unknown key", section, key);
-    if (s->keys[i].set_by_override)
+    if (s->keys[i].set_by_override && !again)
         return qri_err(errbuf, QR_EDUP, "--set %s.%s: given twice", section, key);
     /* a value the printed scenario could not carry would not load back the same */
     for (const char *v = eq + 1; *v; v++)
@@ -770,6 +770,16 @@ int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
     }
     s->keys[i].set_by_override = 1;
     return QR_OK;
+}
+
+int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf)
+{
+    return set_override(s, assignment, 0, errbuf);
+}
+
+int qr_scenario_replace(qr_scenario *s, const char *assignment, char *errbuf)
+{
+    return set_override(s, assignment, 1, errbuf);
 }
 
 int qr_scenario_validate(const qr_scenario *s, char *errbuf)

@@ -135,6 +135,10 @@ int qr_scenario_load_string(qr_scenario *s, const char *text, const char *name,
  * detail starting with "--set section.key". An override may be applied to any key once. */
 int qr_scenario_set(qr_scenario *s, const char *assignment, char *errbuf);
 
+/* The same, for a program's own adjustment after the user's overrides (the testbed's replay
+ * rate): a key the user already set with --set is set again, not refused. */
+int qr_scenario_replace(qr_scenario *s, const char *assignment, char *errbuf);
+
 /* Check the values against each other (e.g. k even, incast fan-in below the number of hosts).
  * Returns 0 or QR_EVALUE naming the keys. Called by the programs after every override. */
 int qr_scenario_validate(const qr_scenario *s, char *errbuf);
