@@ -378,6 +378,12 @@ qr_cmd_replay(int argc, char** argv)
         rc = cli_usage_error("replay",
                              "--name: '%s' is not a folder name (no '/', not . or ..)",
                              name);
+    /* a name is never cut: two long names would share one folder */
+    if (rc < 0 && name && strlen(name) > QR_VARIANT_NAME_MAX)
+        rc = cli_usage_error("replay",
+                             "--name: %zu characters, more than a variant's name may have (%d)",
+                             strlen(name),
+                             QR_VARIANT_NAME_MAX);
     if (rc < 0 && !IsDir(dir + "/recording"))
         rc = cli_fail("replay",
                       "%s/recording: no recording (run qreplay run or qreplay runtime -o "

@@ -105,3 +105,17 @@ Test(identity, export_never_replaces_what_it_did_not_write)
     cr_assert_eq(qreplay("export %s/a -o %s/caps --precision ns --quiet", dir, dir), 0, "%s", err);
     cr_assert(exists("%s/caps/.qreplay-export", dir) && exists("%s/caps/hosts.csv", dir));
 }
+
+/* A replay's name is a folder's: never cut (two long names would share one folder). */
+Test(identity, a_name_too_long_is_refused_not_cut)
+{
+    cr_assert_eq(qreplay("runtime " SMALL " -o %s/a/recording --quiet", dir), 0, "%s", err);
+    char name[260];
+    memset(name, 'n', 250);
+    name[250] = '\0';
+    cr_assert_eq(qreplay("replay %s/a --th 0 --name %s --quiet", dir, name), 2);
+    cr_assert(strstr(err, "--name") && strstr(err, "250 characters"), "%s", err);
+    cr_assert(!exists("%s/a/replay", dir), "nothing made");
+    name[200] = '\0';
+    cr_assert_eq(qreplay("replay %s/a --th 0 --name %s --quiet", dir, name), 0, "%s", err);
+}

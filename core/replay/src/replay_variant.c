@@ -74,6 +74,9 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
         return qri_err(err, QR_EINVAL, "replay: missing argument");
     const qr_config *c = qr_scenario_config(s);
     char name[256], dir[4096], log[4200], partial[4300], h5[4200];
+    if (v->name && strlen(v->name) > QR_VARIANT_NAME_MAX)
+        return qri_err(err, QR_EVALUE, "replay: a variant's name has at most %d characters",
+                       QR_VARIANT_NAME_MAX);
     qr_variant_settings_name(v, name, sizeof name);
     snprintf(dir, sizeof dir, "%s/replay/%s", run_dir, name);
     snprintf(log, sizeof log, "%s/arrivals.qra", dir);

@@ -81,6 +81,9 @@ typedef int (*qr_replay_engine)(void *ctx, const qr_scenario *s, const qr_record
 int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
                      const qr_replay_opts *opts, qr_replay_out *out, char *errbuf);
 
+/* The longest name a variant may have (a folder name, with room for the file system's limit). */
+#define QR_VARIANT_NAME_MAX 200
+
 /* One replay variant of a run folder. */
 typedef struct qr_variant_settings {
     qr_drop_mode mode;
