@@ -179,7 +179,10 @@ int qr_cmd_import(int argc, char **argv)
     qr_host_map_entry *entries = NULL;
     size_t n_entries = 0;
     qr_import_report *rep = NULL;
-    if (map && qr_host_map_read(map, qr_config_hosts(conf), &entries, &n_entries, err)) {
+    if (map &&
+        (qr_host_map_read(map, qr_config_hosts(conf), &entries, &n_entries, err) ||
+         qr_host_map_check_captures(entries, n_entries, map, (const char *const *)(a.pos + 1),
+                                    (size_t)a.n_pos - 1, err))) {
         rc = cli_fail("import", "%s", err);
         goto out;
     }

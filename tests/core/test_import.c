@@ -57,12 +57,13 @@ Test(import, host_map_errors_name_the_line_and_field)
         {"10.0.0.1,1,a,b\n", "found 4 fields", QR_ESYNTAX},
         {"10.0.0.1,1\n::ffff:10.0.0.1,2\n",
          ":2: address ::ffff:10.0.0.1 was already given on line 1", QR_EDUP},
+        {"10.0.0.1,1\n10.0.0.2,1\n", ":2: host 1 was already given on line 1", QR_EDUP},
         {"# nothing\n", "no address in the host map", QR_ESYNTAX},
         {"10.0.0.1,1\n10.0.0.2,2\0x\n", ":2: ", QR_ESYNTAX},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *path = write_tmp(cases[i].text);
-        if (i == 8) { /* a NUL byte inside a line */
+        if (i == 9) { /* a NUL byte inside a line */
             FILE *f = fopen(path, "wb");
             fwrite("10.0.0.1,1\n10.0.0.2,2\0x\n", 1, 24, f);
             fclose(f);
@@ -74,6 +75,25 @@ Test(import, host_map_errors_name_the_line_and_field)
         unlink(path);
     }
     cr_assert_eq(qr_host_map_read("/nonexistent.csv", 16, &m, &n, err), QR_ENOENT);
+}
+
+/* A capture the map names must be one of those given (by file name). */
+Test(import, host_map_captures_must_be_given)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_host_map_entry *m;
+    size_t n;
+    const char *path = write_tmp("10.0.0.1,0,a.pcap\n10.0.0.2,1\n10.0.0.3,2,c.pcap\n");
+    cr_assert_eq(qr_host_map_read(path, 16, &m, &n, err), QR_OK, "%s", err);
+    const char *given[] = {"caps/a.pcap", "/x/y/c.pcap", "b.pcap"};
+    cr_assert_eq(qr_host_map_check_captures(m, n, path, given, 3, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_host_map_check_captures(m, n, path, given, 2, err), QR_OK,
+                 "c.pcap is the second: %s", err);
+    const char *some[] = {"caps/a.pcap"};
+    cr_assert_eq(qr_host_map_check_captures(m, n, path, some, 1, err), QR_EVALUE);
+    cr_assert(strstr(err, ":3: capture c.pcap was not given") && strstr(err, path), "%s", err);
+    qr_host_map_free(m);
+    unlink(path);
 }
 
 Test(import, capture_owner_takes_part_in_most_packets_or_is_ambiguous)

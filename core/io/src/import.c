@@ -48,6 +48,26 @@ static const char *base_name(const char *p)
     return b ? b + 1 : p;
 }
 
+int qr_host_map_check_captures(const qr_host_map_entry *map, size_t n, const char *map_path,
+                               const char *const *captures, size_t n_captures, char *errbuf)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!map[i].capture[0])
+            continue;
+        int found = 0;
+        for (size_t c = 0; c < n_captures && !found; c++) {
+            const char *base = strrchr(captures[c], '/');
+            found = !strcmp(base ? base + 1 : captures[c], map[i].capture);
+        }
+        if (!found)
+            return qri_err(errbuf, QR_EVALUE,
+                           "%s:%ld: capture %s was not given (name it among the captures, or "
+                           "leave the map's third field empty)",
+                           map_path, map[i].line, map[i].capture);
+    }
+    return QR_OK;
+}
+
 void qr_host_map_free(qr_host_map_entry *map)
 {
     free(map);
@@ -126,6 +146,18 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
             break;
         }
         e->host = (uint32_t)h;
+        /* one address per host: a second one would make half its traffic look like a host
+         * talking to itself */
+        for (size_t k = 0; k < count; k++)
+            if (v[k].host == e->host) {
+                rc = qri_err(errbuf, QR_EDUP,
+                             "%s:%ld: host %u was already given on line %ld (one address per "
+                             "host)",
+                             path, no, e->host, v[k].line);
+                break;
+            }
+        if (rc)
+            break;
         if (nf == 3 && qri_strlcpy(e->capture, field[2], sizeof e->capture)) {
             rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: capture name longer than %zu bytes", path, no,
                          sizeof e->capture - 1);

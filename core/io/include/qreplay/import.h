@@ -29,10 +29,16 @@ typedef struct qr_host_map_entry {
  * optional header line whose first field is `address`; blank lines and lines starting with '#'
  * are ignored. Returns 0 with *out (caller owns it: qr_host_map_free) and *n, or QR_ENOENT,
  * QR_ESYNTAX / QR_EVALUE / QR_EDUP with "FILE:LINE: ..." naming the field (a bad address, a host
- * that is not a number or not in the topology, an address given twice, a missing or extra field).
+ * that is not a number or not in the topology, an address or a host given twice, a missing or
+ * extra field).
  */
 int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out, size_t *n,
                      char *errbuf);
+
+/* Every capture a map (read from map_path) names must be one of captures[0..n_captures) (by file
+ * name, the folder aside). Returns 0 or QR_EVALUE with "MAP:LINE: capture NAME was not given". */
+int qr_host_map_check_captures(const qr_host_map_entry *map, size_t n, const char *map_path,
+                               const char *const *captures, size_t n_captures, char *errbuf);
 /* Release; NULL is allowed. */
 void qr_host_map_free(qr_host_map_entry *map);
 
