@@ -670,6 +670,21 @@ static int setup(struct imp *m)
     }
     free(order);
     rep->connections = m->n_flows;
+    if (m->n_flows == 0) {
+        /* an empty recording is no recording: say what the captures held instead */
+        size_t same = 0, unplaced = 0;
+        for (size_t i = 0; i < s->n_conns; i++) {
+            int64_t a = qr_import_scan_host(s, s->conns[i].addr[0]),
+                    b = qr_import_scan_host(s, s->conns[i].addr[1]);
+            same += a >= 0 && a == b;
+            unplaced += a < 0 || b < 0;
+        }
+        rc = qri_err(m->errbuf, QR_ENOTFOUND,
+                     "no usable TCP connection in the captures: %zu connection%s seen, %zu "
+                     "between addresses of one host, %zu with an address that is no host",
+                     s->n_conns, s->n_conns == 1 ? "" : "s", same, unplaced);
+        goto done;
+    }
     char detail[QR_ERRBUF_SIZE];
     if ((rc = qr_flow_table_for_topology(&m->ft, flows, m->n_flows, m->topo, detail)) != QR_OK) {
         rc = qri_err(m->errbuf, rc, "the captured connections do not fit the topology: %s", detail);
