@@ -434,3 +434,32 @@ Test(recording, isolated_replays_of_one_sigma_are_summed)
     cr_assert_eq(s.max_send_diff_ns, 5000);
     cr_assert_eq(s.max_p99_send_diff_ns, 1200);
 }
+
+/* A /received table that is there but unreadable is damage, said as such; only a missing one is
+ * "no receive records". */
+Test(recording, a_damaged_received_table_is_not_a_missing_one)
+{
+    pcap(0, 0, data_t, 6, 0, 0);
+    pcap(1, 1, ack_t, 3, 0, 0);
+    char p[128], err[QR_ERRBUF_SIZE];
+    qr_row_flow f[] = {{0, 0, 1, 10000, 5001, 6000, 0, 90, 90, 0, 1, 1}};
+    qr_row_host h[] = {{0, 0, 7, 6, 0, "pcap/h0000.pcap"},
+                       {1, 0, 0, 3, 0, "pcap/h0001.pcap"},
+                       {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
+    qr_row_detected d[] = {qr_detected_row(1, 0, 2, 0)};
+    snprintf(p, sizeof p, "%s/recording.h5", dir);
+    qr_h5 *o = NULL;
+    cr_assert_eq(qr_h5_create_result(&o, p, scen, "qreplay recording", NULL, err), QR_OK, "%s",
+                 err);
+    cr_assert_eq(qr_h5_attr_str(o, "/", "scenario_name", "hand", err), QR_OK);
+    cr_assert_eq(qr_h5_write_rows(o, "/flows", &qr_schema_flow, f, 1, err), QR_OK);
+    cr_assert_eq(qr_h5_write_rows(o, "/hosts", &qr_schema_host, h, 3, err), QR_OK);
+    cr_assert_eq(qr_h5_write_rows(o, "/drops_detected", &qr_schema_detected, d, 1, err), QR_OK);
+    /* /received with another table's fields */
+    cr_assert_eq(qr_h5_write_rows(o, "/received", &qr_schema_detected, d, 1, err), QR_OK);
+    cr_assert_eq(qr_h5_commit(o, err), QR_OK, "%s", err);
+    qr_recording *r = NULL;
+    cr_assert_neq(qr_recording_open(&r, dir, NULL, err), QR_OK);
+    cr_assert(strstr(err, "/received is damaged") && strstr(err, "recording.h5"), "%s", err);
+    qr_recording_close(r);
+}

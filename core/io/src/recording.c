@@ -197,8 +197,15 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         (rc = qr_h5_read_rows(in, "/drops_detected", &qr_schema_detected, (void **)&det, &n_det,
                               errbuf)))
         goto out;
-    r->has_received = qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv,
-                                      detail) == QR_OK;
+    /* /received is optional (a runtime without receive records); present but unreadable is
+     * damage, said as such, not taken for missing */
+    rc = qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv, detail);
+    r->has_received = rc == QR_OK;
+    if (rc != QR_OK && rc != QR_ENOTFOUND) {
+        rc = qri_err(errbuf, rc, "%s: /received is damaged: %s", h5, detail);
+        goto out;
+    }
+    rc = QR_OK;
     qr_h5_close(in);
     in = NULL;
     r->n_hosts = qr_topology_hosts(topo);
