@@ -136,4 +136,9 @@ Test(pingmesh_cli, bad_input_is_a_clear_error)
         qreplay("pingmesh scenarios/single-switch.ini --set pingmesh.size=20B -o %s/y", dir), 1);
     cr_assert(strstr(err, "pingmesh.size") && strstr(err, "28B"), "%s", err);
     cr_assert(!exists("%s/y/recording.h5", dir));
+    /* a probe storm (it ran forever, past SIGINT): refused before anything runs, with the
+     * shortest interval that fits */
+    cr_assert_eq(qreplay("pingmesh scenarios/faults/gray-k4.ini --interval 1ns -o %s/z", dir), 1);
+    cr_assert(strstr(err, "interval 1ns") && strstr(err, "an interval of at least"), "%s", err);
+    cr_assert(!exists("%s/z", dir), "nothing made");
 }

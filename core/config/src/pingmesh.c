@@ -1,11 +1,13 @@
 /* Pingmesh probing in the runtime: the plan, the probes' schedule and source ports, and the
  * agents' log (pingmesh.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/random.h"
+#include "qreplay/units.h"
 
 int qr_probe_five_tuple(const qr_five_tuple *ft)
 {
@@ -88,6 +90,41 @@ struct qr_pingmesh {
     size_t n, cap;
 };
 
+/* Pingmesh probes lightly: the probes a host sends and answers every interval must fit in
+ * QR_PINGMESH_MAX_SHARE of its link, or the run's events grow without bound (an interval of 1 ns
+ * is a probe storm no network carries). Returns 0 or QR_EVALUE with the smallest interval that
+ * fits. */
+static int probe_load_check(const qr_pingmesh *pm, const qr_config *c, uint32_t hosts, char *errbuf)
+{
+    uint64_t *per = calloc(hosts ? hosts : 1, sizeof *per), worst = 0;
+    uint32_t at = 0;
+    if (!per)
+        return qri_err(errbuf, QR_EVALUE, "out of memory");
+    for (size_t i = 0; i < pm->n_pairs; i++) {
+        per[pm->pairs[i].src]++; /* its probe */
+        per[pm->pairs[i].dst]++; /* the answer */
+    }
+    for (uint32_t h = 0; h < hosts; h++)
+        if (per[h] > worst) {
+            worst = per[h];
+            at = h;
+        }
+    free(per);
+    double bits = (double)worst * (double)c->pingmesh.size_bytes * 8.0;
+    double min_ns = bits * 1e9 / ((double)c->links.rate_bps * QR_PINGMESH_MAX_SHARE);
+    if ((double)c->pingmesh.interval_ns >= min_ns)
+        return QR_OK;
+    char have[32], need[32];
+    qr_format_time(c->pingmesh.interval_ns, have, sizeof have);
+    qr_format_time((int64_t)ceil(min_ns), need, sizeof need);
+    return qri_err(errbuf, QR_EVALUE,
+                   "[pingmesh] interval %s: host %u would send and answer %llu probes of %llu B "
+                   "every interval, more than %.0f%% of its link: Pingmesh probes lightly (an "
+                   "interval of at least %s)",
+                   have, at, (unsigned long long)worst, (unsigned long long)c->pingmesh.size_bytes,
+                   100.0 * QR_PINGMESH_MAX_SHARE, need);
+}
+
 int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology *t, char *errbuf)
 {
     *out = NULL;
@@ -106,6 +143,10 @@ int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology 
         !(pm->next_port = malloc(hosts * sizeof *pm->next_port))) {
         qr_pingmesh_destroy(pm);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    if (probe_load_check(pm, c, hosts, errbuf)) {
+        qr_pingmesh_destroy(pm);
+        return QR_EVALUE;
     }
     pm->interval = c->pingmesh.interval_ns;
     pm->timeout = c->pingmesh.timeout_ns;

@@ -98,8 +98,14 @@ typedef struct qr_pingmesh qr_pingmesh;
 
 /* The agents of a run of c on t ([pingmesh] interval, servers, size, timeout, duration; [run]
  * seed). *out is NULL when [pingmesh] interval is 0 (no probing). Returns 0, QR_EVALUE (a size the
- * links cannot carry) or QR_ENOMEM. */
+ * links cannot carry, or an interval so short the probes would take more than
+ * QR_PINGMESH_MAX_SHARE of a host's link: the message gives the shortest that fits) or
+ * QR_ENOMEM. */
 int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology *t, char *errbuf);
+
+/* The share of a host's link its probes and answers may take (qr_pingmesh_create refuses a
+ * shorter interval). */
+#define QR_PINGMESH_MAX_SHARE 0.10
 void qr_pingmesh_destroy(qr_pingmesh *pm);
 
 /* The plan's probe pairs (how many; pair i, borrowed from pm), each probe's IP size (bytes) and
