@@ -85,6 +85,12 @@ void cli_paths_free(cli_paths *p);
  * prints the error and returns 1, else 0. Releases both lists. */
 int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs);
 
+/* Take the run folder dir for this process: an advisory lock (flock) on dir/.qreplay-lock, held
+ * until the process ends, so two commands writing into one folder fail fast instead of racing
+ * (the last one silently winning). A folder that does not exist yet is not locked. Prints the
+ * error and returns 1 when another qreplay holds it, else 0. */
+int cli_lock_folder(const char *command, const char *dir);
+
 /* Refuse to replace folder dir whole when one of inputs lies inside it: prints the error and
  * returns 1, else 0. Does not release inputs. */
 int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs);

@@ -1,10 +1,12 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -175,6 +177,31 @@ int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs
     cli_paths_free(outputs);
     cli_paths_free(inputs);
     return bad;
+}
+
+int cli_lock_folder(const char *command, const char *dir)
+{
+    char path[4200], pid[32] = "";
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    snprintf(path, sizeof path, "%s/.qreplay-lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return 0; /* a folder we cannot write into fails later, with its own message */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        return cli_fail(command,
+                        "%s is in use by another qreplay command%s%s%s: wait for it to finish", dir,
+                        pid[0] ? " (process " : "", pid, pid[0] ? ")" : "");
+    }
+    snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, strlen(pid), 0) < 0)
+        return 0; /* the lock holds; only its note of who holds it is missing */
+    return 0;     /* fd stays open: the lock is the process's until it ends */
 }
 
 int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs)

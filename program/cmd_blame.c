@@ -92,6 +92,10 @@ int qr_cmd_blame(int argc, char **argv)
         top = v;
     }
     cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    if (cli_lock_folder("blame", dir)) {
+        rc = 1;
+        goto out;
+    }
     snprintf(out, sizeof out, "%s", outp ? outp : "");
     if (!outp)
         snprintf(out, sizeof out, "%s/blame.h5", dir);

@@ -121,6 +121,10 @@ int qr_cmd_diagnose(int argc, char **argv)
         o.n_flows = n;
     }
     cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    if (cli_lock_folder("diagnose", dir)) {
+        rc = 1;
+        goto out;
+    }
     if (outp)
         snprintf(out, sizeof out, "%s", outp);
     else

@@ -210,7 +210,7 @@ int qr_cmd_import(int argc, char **argv)
     }
     struct stat st;
     made_dir = stat(dir, &st) != 0;
-    if (cli_make_dir("import", dir)) {
+    if (cli_make_dir("import", dir) || cli_lock_folder("import", dir)) {
         rc = 1;
         goto out;
     }
@@ -255,8 +255,12 @@ int qr_cmd_import(int argc, char **argv)
                    ts.drops_left);
     }
 out:
-    if (rc && made_dir)
-        rmdir(dir); /* a folder made for nothing (removed only if empty) */
+    if (rc && made_dir) { /* a folder made for nothing (removed only if empty) */
+        char lock[QR_PATH_MAX + 32];
+        snprintf(lock, sizeof lock, "%s/.qreplay-lock", dir);
+        unlink(lock);
+        rmdir(dir);
+    }
     qr_import_report_free(rep);
     qr_host_map_free(entries);
     qr_scenario_destroy(s);

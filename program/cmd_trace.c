@@ -109,6 +109,10 @@ int qr_cmd_trace(int argc, char **argv)
         (drops_s && count_arg("drops", drops_s, 0, &drops)))
         goto out;
     cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    if (cli_lock_folder("trace", dir)) {
+        rc = 1;
+        goto out;
+    }
     snprintf(out, sizeof out, "%s", outp ? outp : "");
     if (!outp)
         snprintf(out, sizeof out, "%s/trace.h5", dir);

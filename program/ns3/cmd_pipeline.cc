@@ -311,6 +311,8 @@ qr_cmd_metrics(int argc, char** argv)
     std::string dir = a.pos[0];
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     cli_args_free(&a);
+    if (cli_lock_folder("metrics", dir.c_str()))
+        return 1;
     cli_progress p;
     cli_progress_init(&p, quiet);
     cli_catch_signals();
@@ -352,6 +354,11 @@ qr_cmd_replay(int argc, char** argv)
     if (rc >= 0)
         return rc;
     std::string dir = a.pos[0];
+    if (cli_lock_folder("replay", dir.c_str()))
+    {
+        cli_args_free(&a);
+        return 1;
+    }
     bool quiet = cli_count(&a, "quiet") > 0;
     int nSets;
     const char** sets = cli_list(&a, "set", &nSets);

@@ -108,6 +108,11 @@ qr_cmd_whatif(int argc, char** argv)
     if (rc >= 0)
         return rc;
     std::string dir = a.pos[0];
+    if (cli_lock_folder("whatif", dir.c_str()))
+    {
+        cli_args_free(&a);
+        return 1;
+    }
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     int nVary;
     const char** vary = cli_list(&a, "vary", &nVary);

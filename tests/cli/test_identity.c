@@ -7,6 +7,9 @@
  * recording (the same id), so its replays stay valid. */
 #include "harness.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+
 TestSuite(identity, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
 
 #define SMALL "scenarios/single-switch.ini --set traffic.duration=2ms --set traffic.stop=4ms"
@@ -118,4 +121,25 @@ Test(identity, a_name_too_long_is_refused_not_cut)
     cr_assert(!exists("%s/a/replay", dir), "nothing made");
     name[200] = '\0';
     cr_assert_eq(qreplay("replay %s/a --th 0 --name %s --quiet", dir, name), 0, "%s", err);
+}
+
+/* Two commands writing into one run folder: the second fails at once, naming the folder and the
+ * process that holds it, and writes nothing (two whatif runs into one folder both "succeeded",
+ * the last silently winning). */
+Test(identity, a_folder_in_use_is_refused_at_once)
+{
+    cr_assert_eq(qreplay("runtime " SMALL " -o %s/a/recording --quiet", dir), 0, "%s", err);
+    char lock[256];
+    snprintf(lock, sizeof lock, "%s/a/.qreplay-lock", dir);
+    int fd = open(lock, O_RDWR | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+    cr_assert_eq(pwrite(fd, "4242\n", 5, 0), 5);
+    cr_assert_eq(qreplay("whatif %s/a --vary buffer.alpha=1,2 --no-figures --quiet", dir), 1);
+    cr_assert(strstr(err, "in use by another qreplay command (process 4242)"), "%s", err);
+    cr_assert(!exists("%s/a/whatif", dir));
+    cr_assert_eq(qreplay("replay %s/a --th 0 --quiet", dir), 1);
+    cr_assert(!exists("%s/a/replay", dir));
+    close(fd); /* released: the folder is free again */
+    cr_assert_eq(qreplay("replay %s/a --th 0 --quiet", dir), 0, "%s", err);
 }
