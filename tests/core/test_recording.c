@@ -343,15 +343,19 @@ Test(recording, queueing_everywhere_bounds_the_clock_estimate_error)
         clock_case(seed, 0);
 }
 
+/* The flow and hosts of the hand-made recordings below (6 data packets, 3 ACKs). */
+static const qr_row_flow hand_flows[] = {{0, 0, 1, 10000, 5001, 6000, 0, 90, 90, 0, 1, 1}};
+static const qr_row_host hand_hosts[] = {{0, 0, 7, 6, 0, "pcap/h0000.pcap"},
+                                         {1, 0, 0, 3, 0, "pcap/h0001.pcap"},
+                                         {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
+
 Test(recording, a_recording_without_receive_times_has_no_clock_estimate)
 {
     pcap(0, 0, data_t, 6, 0, 0);
     pcap(1, 1, ack_t, 3, 0, 0);
     char p[128], err[QR_ERRBUF_SIZE];
-    qr_row_flow f[] = {{0, 0, 1, 10000, 5001, 6000, 0, 90, 90, 0, 1, 1}};
-    qr_row_host h[] = {{0, 0, 7, 6, 0, "pcap/h0000.pcap"},
-                       {1, 0, 0, 3, 0, "pcap/h0001.pcap"},
-                       {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
+    const qr_row_flow *f = hand_flows;
+    const qr_row_host *h = hand_hosts;
     qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     /* an empty /received: nothing arrived, so no pair has a one-way delay */
@@ -442,18 +446,14 @@ Test(recording, a_damaged_received_table_is_not_a_missing_one)
     pcap(0, 0, data_t, 6, 0, 0);
     pcap(1, 1, ack_t, 3, 0, 0);
     char p[128], err[QR_ERRBUF_SIZE];
-    qr_row_flow f[] = {{0, 0, 1, 10000, 5001, 6000, 0, 90, 90, 0, 1, 1}};
-    qr_row_host h[] = {{0, 0, 7, 6, 0, "pcap/h0000.pcap"},
-                       {1, 0, 0, 3, 0, "pcap/h0001.pcap"},
-                       {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
     qr_row_detected d[] = {qr_detected_row(1, 0, 2, 0)};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     qr_h5 *o = NULL;
     cr_assert_eq(qr_h5_create_result(&o, p, scen, "qreplay recording", NULL, err), QR_OK, "%s",
                  err);
     cr_assert_eq(qr_h5_attr_str(o, "/", "scenario_name", "hand", err), QR_OK);
-    cr_assert_eq(qr_h5_write_rows(o, "/flows", &qr_schema_flow, f, 1, err), QR_OK);
-    cr_assert_eq(qr_h5_write_rows(o, "/hosts", &qr_schema_host, h, 3, err), QR_OK);
+    cr_assert_eq(qr_h5_write_rows(o, "/flows", &qr_schema_flow, hand_flows, 1, err), QR_OK);
+    cr_assert_eq(qr_h5_write_rows(o, "/hosts", &qr_schema_host, hand_hosts, 3, err), QR_OK);
     cr_assert_eq(qr_h5_write_rows(o, "/drops_detected", &qr_schema_detected, d, 1, err), QR_OK);
     /* /received with another table's fields */
     cr_assert_eq(qr_h5_write_rows(o, "/received", &qr_schema_detected, d, 1, err), QR_OK);

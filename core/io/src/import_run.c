@@ -18,6 +18,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/recording.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/topology.h"
@@ -871,31 +872,22 @@ static int reconcile(struct imp *m, int64_t *shift)
 
 /* ---- output ---- */
 
-/* An imported recording's id: what determines it, the code, the scenario, the captures (their
- * SHA-256, in order, with the hosts they belong to) and whether clocks were applied. Importing
- * the same captures again gives the same recording, so the same id. */
+/* An imported recording's id (qr_recording_id_of) from the captures (their SHA-256, in order,
+ * with the hosts they belong to) and whether clocks were applied: importing the same captures
+ * again gives the same recording. */
 static int import_id(const qr_scenario *sc, const qr_import_report *rep, char out[QR_ID_SIZE])
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m)
+    size_t size = rep->n_captures * 80 + 32;
+    char *extra = malloc(size), *at = extra;
+    if (!extra)
         return QR_ENOMEM;
-    fputs("qreplay import\n", m);
-    fputs(qr_version(), m);
-    fputs("\n", m);
-    int rc = qr_scenario_print(sc, m);
-    for (size_t c = 0; c < rep->n_captures; c++) {
-        char line[128];
-        snprintf(line, sizeof line, "%s %u\n", rep->captures[c].sha256, rep->captures[c].host);
-        fputs(line, m);
-    }
-    fputs(rep->clock_applied ? "clock applied\n" : "clock as captured\n", m);
-    if (fclose(m) != 0 && rc == QR_OK)
-        rc = QR_ENOMEM;
-    if (rc == QR_OK)
-        rc = qr_id_of(buf, len, out);
-    free(buf);
+    for (size_t c = 0; c < rep->n_captures; c++)
+        at += snprintf(at, size - (size_t)(at - extra), "%s %u\n", rep->captures[c].sha256,
+                       rep->captures[c].host);
+    snprintf(at, size - (size_t)(at - extra), "%s\n",
+             rep->clock_applied ? "clock applied" : "clock as captured");
+    int rc = qr_recording_id_of("import", sc, extra, out);
+    free(extra);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
 #include "qreplay/topology.h"
+#include "qreplay/version.h"
 
 struct host_pk {
     qr_rec_packet *pk;
@@ -287,6 +288,30 @@ const qr_scenario *qr_recording_scenario(const qr_recording *r)
 const char *qr_recording_id(const qr_recording *r)
 {
     return r->id;
+}
+
+int qr_recording_id_of(const char *kind, const qr_scenario *s, const char *extra,
+                       char out[QR_ID_SIZE])
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return QR_ENOMEM;
+    fputs("qreplay ", m);
+    fputs(kind, m);
+    fputs("\n", m);
+    fputs(qr_version(), m);
+    fputs("\n", m);
+    int rc = qr_scenario_print(s, m);
+    if (extra)
+        fputs(extra, m);
+    if (fclose(m) != 0 && rc == QR_OK)
+        rc = QR_ENOMEM;
+    if (rc == QR_OK)
+        rc = qr_id_of(buf, len, out);
+    free(buf);
+    return rc;
 }
 
 int qr_h5_recording_id(const char *path, char out[QR_ID_SIZE], char *errbuf)

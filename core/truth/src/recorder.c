@@ -11,9 +11,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/recorder.h"
-
 #include "qreplay/trace.h"
-#include "qreplay/version.h"
 
 #define ARRIVALS_NAME "truth/arrivals.qra"
 
@@ -132,27 +130,6 @@ static int open_files(qr_recorder *r, char *errbuf)
     return QR_OK;
 }
 
-/* A simulated recording's id: what determines it, the code and the resolved scenario (its seed
- * included). The same scenario run by the same code gives the same recording, so the same id. */
-static int recording_id_of(const qr_scenario *s, char out[QR_ID_SIZE])
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m)
-        return QR_ENOMEM;
-    fputs("qreplay runtime\n", m);
-    fputs(qr_version(), m);
-    fputs("\n", m);
-    int rc = qr_scenario_print(s, m);
-    if (fclose(m) != 0 && rc == QR_OK)
-        rc = QR_ENOMEM;
-    if (rc == QR_OK)
-        rc = qr_id_of(buf, len, out);
-    free(buf);
-    return rc;
-}
-
 int qr_recorder_create(qr_recorder **out, const qr_scenario *s, const qr_flow_table *ft,
                        const int64_t *offsets, const qr_recorder_opts *o, char *errbuf)
 {
@@ -166,7 +143,8 @@ int qr_recorder_create(qr_recorder **out, const qr_scenario *s, const qr_flow_ta
     r->n_dirs = qr_flow_table_directions(ft);
     r->n_flows = qr_flow_table_flows(ft);
     snprintf(r->name, sizeof r->name, "%s", o && o->scenario_name ? o->scenario_name : "scenario");
-    if (recording_id_of(s, r->id) != QR_OK) {
+    /* the same scenario run by the same code is the same recording: the same id */
+    if (qr_recording_id_of("runtime", s, NULL, r->id) != QR_OK) {
         free(r);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     }

@@ -54,6 +54,11 @@ const qr_scenario *qr_recording_scenario(const qr_recording *r);
  * recording is refused, never read as this one's. "" for a recording of a qreplay before ids.
  * Borrowed from r. */
 const char *qr_recording_id(const qr_recording *r);
+/* A recording's id from what determines it: the kind of run ("runtime", "import"), the code
+ * version, the resolved scenario (seed included) and extra (e.g. the captures' SHA-256; may be
+ * NULL). The same inputs give the same recording, so the same id. Returns 0 or QR_ENOMEM. */
+int qr_recording_id_of(const char *kind, const qr_scenario *s, const char *extra,
+                       char out[QR_ID_SIZE]);
 /* The "recording_id" attribute of the HDF5 file at path into out ("" if it has none). Returns 0 or
  * the reader's error naming the file. */
 int qr_h5_recording_id(const char *path, char out[QR_ID_SIZE], char *errbuf);
