@@ -36,7 +36,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "analysis"))
 from results_store import DocsError, STORE, TOP, experiments_file, load, store_path, write_json  # noqa: E402
-from summaries import SUMMARIES, h5, sweep_bench  # noqa: E402
+from summaries import SUMMARIES, attrs, h5, sweep_bench  # noqa: E402
 
 # Lines of printed output that carry wall times: kept, never compared.
 VOLATILE = re.compile(r"wall|events/s|\[[0-9.]+ s\]")
@@ -241,10 +241,11 @@ def adopt_sweep(name, sweep_dir, keep):
         raise DocsError("%s: no runs (load_*_seed_*)" % sweep_dir)
     for d in runs:
         with h.File(os.path.join(d, "results.h5"), "r") as f:
-            versions.add(str(f.attrs["code_version"]))
-            if str(f.attrs.get("scenario_name", "")) != scen_name:
+            a = attrs(f, ["code_version", "scenario_name"])
+            versions.add(str(a["code_version"]))
+            if str(a.get("scenario_name", "")) != scen_name:
                 raise DocsError("%s: made from scenario %s, not %s" % (
-                    d, f.attrs.get("scenario_name", "?"), case["scenario"]))
+                    d, a.get("scenario_name", "?"), case["scenario"]))
         b = sweep_bench(os.path.join(sweep_dir, "benchmarks", os.path.basename(d) + ".tsv"))
         wall += b["wall_s"]
         rss = max(rss, b["max_rss_mb"])

@@ -28,6 +28,11 @@ int qri_strlcpy(char *dst, const char *src, size_t size);
 
 /* SHA-256 (sha256.c, OpenSSL). The digest and size of a file: 0, QR_ENOENT or QR_EIO. */
 int qri_sha256_file(const char *path, char out[65], uint64_t *size);
+/* The digest of an open file's bytes from offset `from` to its end (read with pread; the file
+ * position does not move) and how many there were: 0, QR_EIO or QR_ENOMEM. */
+int qri_sha256_fd(int fd, uint64_t from, char out[65], uint64_t *size);
+/* The digest of n bytes in memory: 0 or QR_ENOMEM. */
+int qri_sha256_buf(const void *data, size_t n, char out[65]);
 
 /* The time `bytes` take on a link of rate_bps, ns, rounded down (0 if the rate is 0); exact for
  * any size (units.c). */

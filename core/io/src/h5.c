@@ -1,8 +1,11 @@
 /* HDF5 result writer: the only file of libqreplay that talks to HDF5. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -43,19 +46,49 @@ struct qr_h5_table {
         quiet_result_;                                                                             \
     })
 
+/* Every file qreplay writes starts with a user block of QR_H5_USERBLOCK bytes that HDF5 skips
+ * (h5py and h5dump read the file as usual): a line "QREPLAY-H5 1 sha256=HEX size=N\n" padded with
+ * zeros, where HEX is the SHA-256 of every byte after the block and N the file's size. A reader
+ * verifies it before libhdf5 sees a byte, so a damaged file is refused, never parsed. */
+enum { USERBLOCK = 512 };
+static const char SUM_TAG[] = "QREPLAY-H5 1 sha256=";
+/* Files up to this size are read whole and opened from memory (HDF5's core driver), so what is
+ * parsed is exactly what was verified; larger ones are verified, then opened on disk. Not static:
+ * a test lowers it to take the second way. */
+size_t qri_h5_image_max = 256u << 20;
+
+/* Once per process: HDF5 never prints (its error stack is off: every failure becomes our message)
+ * and never runs its exit handler, whose "infinite loop closing library" after a failed close (a
+ * full disk) is noise: our files are committed or removed before exit. */
+static void h5_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    H5dont_atexit();
+    H5open();
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
 int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
 {
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
+    h5_init();
     qr_h5 *f = calloc(1, sizeof *f);
     if (!f)
         return QR_ENOMEM;
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->partial, sizeof f->partial, "%s.partial-%ld", path, (long)getpid());
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    f->file = QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+    /* the 1.8 format or later: checksums on the superblock and every object header */
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    H5Pset_userblock(fcpl, USERBLOCK);
+    f->file = QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, fcpl, fapl));
     QUIET(H5Pclose(fapl));
+    QUIET(H5Pclose(fcpl));
     if (f->file < 0) {
         int rc = qri_err(errbuf, QR_EIO,
                          "%s: cannot create HDF5 file (does the folder exist and "
@@ -125,11 +158,14 @@ static int write_attr(qr_h5 *f, const char *obj, const char *name, hid_t type, c
 
 int qr_h5_attr_str(qr_h5 *f, const char *obj, const char *name, const char *value, char *errbuf)
 {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
+    /* fixed length (no variable-length string: its global-heap reference is what a damaged file
+     * crashes libhdf5 with) */
     const char *v = value ? value : "";
-    int rc = write_attr(f, obj, name, t, &v, errbuf);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(v) + 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    int rc = write_attr(f, obj, name, t, v, errbuf);
     QUIET(H5Tclose(t));
     return rc;
 }
@@ -329,6 +365,29 @@ static void release_space(qr_h5 *f)
         }
 }
 
+/* Fill the user block of a closed file with its checksum line and sync it to disk. */
+static int write_checksum(const char *partial, char *errbuf)
+{
+    int fd = open(partial, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return qri_err(errbuf, QR_EIO, "%s: cannot reopen: %s", partial, strerror(errno));
+    char hexsum[65], block[USERBLOCK];
+    uint64_t body = 0;
+    int rc = qri_sha256_fd(fd, USERBLOCK, hexsum, &body);
+    if (rc) {
+        close(fd);
+        return qri_err(errbuf, rc, "%s: cannot read back to checksum it", partial);
+    }
+    memset(block, 0, sizeof block);
+    snprintf(block, sizeof block, "%s%s size=%" PRIu64 "\n", SUM_TAG, hexsum, body + USERBLOCK);
+    if (pwrite(fd, block, sizeof block, 0) != (ssize_t)sizeof block || fsync(fd) != 0)
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot write its checksum: %s", partial,
+                     errno ? strerror(errno) : "short write");
+    if (close(fd) != 0 && !rc)
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot close: %s", partial, strerror(errno));
+    return rc;
+}
+
 int qr_h5_commit(qr_h5 *f, char *errbuf)
 {
     if (!f)
@@ -345,6 +404,8 @@ int qr_h5_commit(qr_h5 *f, char *errbuf)
     } else if (QUIET(H5Fclose(f->file)) < 0) {
         rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish HDF5 file", f->partial);
     }
+    if (!rc)
+        rc = write_checksum(f->partial, errbuf);
     if (!rc && rename(f->partial, f->path) != 0)
         rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", f->partial, f->path,
                      strerror(errno));
@@ -371,19 +432,127 @@ struct qr_h5_reader {
     char path[1024];
 };
 
+/* Parse a user block: 0 and the digest and size it names, or QR_EFORMAT. */
+static int parse_block(const char *path, const char *block, char hexsum[65], uint64_t *size,
+                       char *errbuf)
+{
+    size_t tag = sizeof SUM_TAG - 1;
+    if (memcmp(block, SUM_TAG, tag) != 0)
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: not a result file of this qreplay (no qreplay checksum at its start: "
+                       "written by another program or an older qreplay, or damaged); make it "
+                       "again with the command that wrote it",
+                       path);
+    unsigned long long n = 0;
+    int used = 0;
+    memcpy(hexsum, block + tag, 64);
+    hexsum[64] = '\0';
+    for (int i = 0; i < 64; i++)
+        if (!strchr("0123456789abcdef", hexsum[i]) || !hexsum[i])
+            return qri_err(errbuf, QR_EFORMAT, "%s: damaged (its checksum line is not one)", path);
+    if (sscanf(block + tag + 64, " size=%llu%n", &n, &used) != 1 || block[tag + 64 + used] != '\n')
+        return qri_err(errbuf, QR_EFORMAT, "%s: damaged (its checksum line is not one)", path);
+    *size = n;
+    return QR_OK;
+}
+
+/* Verify the file's checksum; for a file of at most qri_h5_image_max bytes, hand back its bytes
+ * (caller frees) so that HDF5 parses exactly what was verified. */
+static int verify_file(const char *path, unsigned char **image, size_t *image_size, char *errbuf)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return qri_err(errbuf, errno == ENOENT ? QR_ENOENT : QR_EIO, "%s: %s", path,
+                       strerror(errno));
+    struct stat st;
+    char block[USERBLOCK + 1], want[65], got[65];
+    uint64_t size = 0;
+    int rc = QR_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: not a regular file", path);
+    else if ((uint64_t)st.st_size < USERBLOCK ||
+             pread(fd, block, USERBLOCK, 0) != (ssize_t)USERBLOCK)
+        rc = qri_err(errbuf, QR_EFORMAT,
+                     "%s: not a result file of this qreplay (%lld bytes: shorter than its header)",
+                     path, (long long)st.st_size);
+    block[USERBLOCK] = '\0';
+    if (!rc)
+        rc = parse_block(path, block, want, &size, errbuf);
+    if (!rc && size != (uint64_t)st.st_size)
+        rc = qri_err(errbuf, QR_EFORMAT,
+                     "%s: damaged: %lld bytes where qreplay wrote %" PRIu64
+                     " (cut short, or written to after)",
+                     path, (long long)st.st_size, size);
+    unsigned char *buf = NULL;
+    if (!rc && size <= qri_h5_image_max) {
+        buf = malloc(size);
+        size_t have = 0;
+        while (buf && have < size) {
+            ssize_t n = pread(fd, buf + have, size - have, (off_t)have);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            have += (size_t)n;
+        }
+        if (!buf)
+            rc = QR_ENOMEM;
+        else if (have != size)
+            rc = qri_err(errbuf, QR_EIO, "%s: read error", path);
+        else
+            rc = qri_sha256_buf(buf + USERBLOCK, size - USERBLOCK, got);
+    } else if (!rc) {
+        uint64_t body = 0;
+        rc = qri_sha256_fd(fd, USERBLOCK, got, &body);
+        if (rc)
+            qri_err(errbuf, rc, "%s: read error", path);
+    }
+    close(fd);
+    if (!rc && strcmp(want, got) != 0)
+        rc = qri_err(errbuf, QR_EFORMAT,
+                     "%s: damaged: its content does not match the checksum qreplay wrote with it "
+                     "(changed or corrupted after it was written); make it again with the "
+                     "command that wrote it",
+                     path);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *image = buf;
+    *image_size = buf ? size : 0;
+    return QR_OK;
+}
+
 int qr_h5_open(qr_h5_reader **out, const char *path, char *errbuf)
 {
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
-    if (access(path, R_OK) != 0)
-        return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
-    if (QUIET(H5Fis_hdf5(path)) <= 0)
-        return qri_err(errbuf, QR_EFORMAT, "%s: not an HDF5 file (or a damaged one)", path);
+    h5_init();
+    unsigned char *image = NULL;
+    size_t image_size = 0;
+    int rc = verify_file(path, &image, &image_size, errbuf);
+    if (rc)
+        return rc;
     qr_h5_reader *r = calloc(1, sizeof *r);
-    if (!r)
+    if (!r) {
+        free(image);
         return QR_ENOMEM;
+    }
     snprintf(r->path, sizeof r->path, "%s", path);
-    r->file = QUIET(H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (image) {
+        H5Pset_fapl_core(fapl, 1 << 20, 0);
+        H5Pset_file_image(fapl, image, image_size); /* copied */
+    }
+    /* the core driver refuses an image under the name of a file that exists, and takes two images
+     * of one name for one file: give each a name of its own that no file can have (nothing can be
+     * created in /proc/self) */
+    static unsigned long images;
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/qreplay-h5-image-%lu", ++images);
+    r->file = QUIET(H5Fopen(image ? name : path, H5F_ACC_RDONLY, fapl));
+    QUIET(H5Pclose(fapl));
+    free(image);
     if (r->file < 0) {
         free(r);
         return qri_err(errbuf, QR_EFORMAT, "%s: cannot open as HDF5", path);
@@ -422,24 +591,18 @@ int qr_h5_read_attr_str(qr_h5_reader *r, const char *obj, const char *name, char
     int rc = QR_OK;
     if (H5Tget_class(ft) != H5T_STRING) {
         rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: attribute '%s' is not text", r->path, obj, name);
-    } else if (H5Tis_variable_str(ft) > 0) {
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, H5T_VARIABLE);
-        H5Tset_cset(mt, H5Tget_cset(ft));
-        char *v = NULL;
-        if (QUIET(H5Aread(a, mt, &v)) < 0 || !v)
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: cannot read '%s'", r->path, obj, name);
-        else {
-            *value = strdup(v);
-            H5free_memory(v);
-            if (!*value)
-                rc = QR_ENOMEM;
-        }
-        QUIET(H5Tclose(mt));
+    } else if (H5Tis_variable_str(ft) != 0) {
+        /* never written by this qreplay; reading one is what a damaged heap crashes libhdf5 on */
+        rc = qri_err(errbuf, QR_EFORMAT,
+                     "%s: %s: attribute '%s' is variable-length text (not written by this qreplay)",
+                     r->path, obj, name);
     } else {
         size_t n = H5Tget_size(ft);
-        char *v = calloc(1, n + 1);
-        if (!v)
+        char *v = n > 0 && n <= (1u << 20) ? calloc(1, n + 1) : NULL;
+        if (n == 0 || n > (1u << 20))
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: %s: attribute '%s' of %zu bytes", r->path, obj,
+                         name, n);
+        else if (!v)
             rc = QR_ENOMEM;
         else if (QUIET(H5Aread(a, ft, v)) < 0) {
             free(v);
@@ -493,8 +656,11 @@ int qr_h5_read_table(qr_h5_reader *r, const char *path, const qr_h5_field *field
     hssize_t n = H5Sget_simple_extent_npoints(sp);
     void *buf = NULL;
     if (!rc) {
-        buf = calloc(n > 0 ? (size_t)n : 1, row_size);
-        if (!buf)
+        buf = n >= 0 && (uint64_t)n <= SIZE_MAX / row_size ? calloc(n > 0 ? (size_t)n : 1, row_size)
+                                                           : NULL;
+        if (n < 0 || (uint64_t)n > SIZE_MAX / row_size)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: damaged size", r->path, path);
+        else if (!buf)
             rc = QR_ENOMEM;
         else if (n > 0 && QUIET(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
             rc = qri_err(errbuf, QR_EFORMAT, "%s: table %s: fields of another kind", r->path, path);
