@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import arrival_steps, figure_args, not_a, save  # noqa: E402
+from plotutil import arrival_steps, figure_args, make_outdir, not_a, save  # noqa: E402
 
 MTU = 1500.0
 
@@ -43,7 +43,7 @@ def main(argv):
     with f:
         if not_a(f, a.path, ["sigma", "typical"], "butterfly"):
             return 1
-        os.makedirs(outdir, exist_ok=True)
+        make_outdir(outdir)
         name = f.attrs.get("output.dir", b"butterfly")
         name = os.path.basename(name.decode() if isinstance(name, bytes) else str(name))
         fct = f.attrs.get("runtime_short_fct_ns", -1) / 1e6

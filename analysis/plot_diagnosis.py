@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import figure_args, not_a, save  # noqa: E402
+from plotutil import figure_args, make_outdir, not_a, save  # noqa: E402
 
 CLASSES = ["<100KB", "100KB-1MB", "1-10MB", ">10MB"]
 PARTS = ["handshake", "rto", "recovery", "receiver", "delack", "app", "queueing", "sending"]
@@ -125,7 +125,7 @@ def main(argv):
     if not_a(f, a.path, ["flows", "causes"], "qreplay diagnose"):
         return 1
     flows = f["flows"][:]
-    os.makedirs(outdir, exist_ok=True)
+    make_outdir(outdir)
     causes_figure(flows, outdir, a.quiet)
     breakdown_figure(flows, outdir, a.quiet)
     if "blackhole_series" in f and len(f["blackhole_series"]):

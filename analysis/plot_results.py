@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import arrival_steps, save  # noqa: E402
+from plotutil import arrival_steps, make_outdir, save  # noqa: E402
 
 MTU = 1500.0
 
@@ -163,7 +163,7 @@ def main(argv):
             return 1
     for path in a.results:
         outdir = a.out or os.path.join(os.path.dirname(os.path.abspath(path)), "figures")
-        os.makedirs(outdir, exist_ok=True)
+        make_outdir(outdir)
         prefix = ""
         if len(a.results) > 1:
             with h5py.File(path, "r") as f:

@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import figure_args, not_a, save  # noqa: E402
+from plotutil import figure_args, make_outdir, not_a, save  # noqa: E402
 
 TRIGGERS = {"rto": "tab:red", "after-rto": "tab:orange", "fast-retransmit": "tab:purple",
             "recovery": "tab:pink", "other": "tab:brown"}
@@ -107,7 +107,7 @@ def main(argv):
     a, f, outdir = got
     if not_a(f, a.path, ["tcp_trace"], "qreplay isolate --trace"):
         return 1
-    os.makedirs(outdir, exist_ok=True)
+    make_outdir(outdir)
     for name in sorted(f["tcp_trace"], key=int):
         flow_figure(int(name), f["tcp_trace"][name], outdir, a.quiet)
     return 0

@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from plotutil import figure_args, not_a, save  # noqa: E402
+from plotutil import figure_args, make_outdir, not_a, save  # noqa: E402
 
 LAYERS = ["edge", "agg", "core"]
 METRICS = [("drops", "drops (packets)", 1.0),
@@ -178,7 +178,7 @@ def main(argv):
     with f:
         if not_a(f, a.path, ["grid", "summary"], "what-if"):
             return 1
-        os.makedirs(outdir, exist_ok=True)
+        make_outdir(outdir)
         keys, values, n, pred, truth, base = load(f)
         vs_key(keys, values, n, pred, truth, base, outdir, a.quiet)
         heatmap(keys, values, n, pred, truth, outdir, a.quiet)

@@ -45,15 +45,68 @@ def arrival_steps(ax, t, y, shade_gaps=True, gap_label="no arrivals", **kw):
     return spans
 
 
+_made = []  # output folders this process created (taken back if it fails before any figure)
+
+
+def make_outdir(path):
+    """mkdir -p path, remembering the folders it made."""
+    path = os.path.abspath(path)
+    missing = []
+    p = path
+    while p and not os.path.isdir(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    os.makedirs(path, exist_ok=True)
+    _made.extend(missing)
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def save(fig, outdir, name, quiet):
-    """Write fig as outdir/name.png and .pdf (and say so unless quiet), then close it."""
+    """Write fig as outdir/name.png and .pdf (and say so unless quiet), then close it. Each file is
+    written under a temporary name and renamed: a figure is whole or absent. A write that fails (a
+    full disk) ends the script with one line naming the file and exit status 1, leaving no partial
+    file and no folder it made empty."""
+    import sys
+
     import matplotlib.pyplot as plt
-    for ext in ("png", "pdf"):
-        path = os.path.join(outdir, name + "." + ext)
-        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
-        if not quiet:
-            print("figure             " + path)
-    plt.close(fig)
+    path = outdir
+    try:
+        for ext in ("png", "pdf"):
+            path = os.path.join(outdir, name + "." + ext)
+            tmp = os.path.join(outdir, ".%s.%s.partial-%d" % (name, ext, os.getpid()))
+            try:
+                fig.savefig(tmp, format=ext, dpi=150 if ext == "png" else None,
+                            bbox_inches="tight")
+                os.replace(tmp, path)
+            except BaseException:
+                _unlink(tmp)
+                raise
+            if not quiet:
+                print("figure             " + path)
+    except Exception as e:
+        # the write's own error, also where the writer failed again while handling it (the PDF
+        # backend raises AttributeError after a full disk's OSError)
+        cause = e
+        while cause is not None and not isinstance(cause, OSError):
+            cause = cause.__context__ or cause.__cause__
+        if cause is None:
+            raise
+        prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "plot"
+        print("%s: cannot write %s: %s" % (prog, path, cause.strerror or cause), file=sys.stderr)
+        for d in _made:  # deepest first
+            try:
+                os.rmdir(d)  # only if empty
+            except OSError:
+                break
+        sys.exit(1)
+    finally:
+        plt.close(fig)
 
 
 def figure_args(argv, doc, what):
@@ -98,7 +151,7 @@ def figure_main(argv, doc, what, groups, kind, drawers):
     a, f, outdir = got
     if not_a(f, a.path, groups, kind):
         return 1
-    os.makedirs(outdir, exist_ok=True)
+    make_outdir(outdir)
     for draw in drawers:
         draw(f, outdir, a.quiet)
     return 0

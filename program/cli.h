@@ -54,6 +54,9 @@ void cli_recording_dir(const char *dir, char *out, size_t size);
 
 /* mkdir -p; prints and returns 1 on failure. */
 int cli_make_dir(const char *command, const char *dir);
+/* Take back what this process made for a command that failed: the lock files it created in
+ * folders it made, then those folders, each only if empty (main calls it on a non-zero exit). */
+void cli_undo_made(void);
 
 /* The project's data/ and analysis/ folders, found relative to the running program: an installed
  * qreplay (PREFIX/bin) finds PREFIX/share/qreplay/X, a build tree finds BUILD/share/qreplay/X (made

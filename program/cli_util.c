@@ -179,6 +179,41 @@ int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs
     return bad;
 }
 
+/* The folders this process made (cli_make_dir) and the lock files it created, taken back by
+ * cli_undo_made when the command fails: a failed command leaves no empty folder. */
+static struct {
+    char dir[PATH_MAX], created[PATH_MAX];
+} made[8];
+static int n_made;
+static char made_locks[8][PATH_MAX + 32];
+static int n_made_locks;
+
+int cli_make_dir(const char *command, const char *dir)
+{
+    char err[QR_ERRBUF_SIZE], created[PATH_MAX];
+    if (qr_make_dirs_noted(dir, created, sizeof created, err))
+        return cli_fail(command, "%s", err);
+    if (created[0] && n_made < (int)(sizeof made / sizeof made[0]) && strlen(dir) < PATH_MAX) {
+        snprintf(made[n_made].dir, PATH_MAX, "%s", dir);
+        snprintf(made[n_made].created, PATH_MAX, "%s", created);
+        n_made++;
+    }
+    return 0;
+}
+
+void cli_undo_made(void)
+{
+    for (int i = 0; i < n_made_locks; i++) {
+        /* only a lock in a folder this process made: another folder's lock file stays */
+        for (int k = 0; k < n_made; k++)
+            if (!strncmp(made_locks[i], made[k].created, strlen(made[k].created)))
+                unlink(made_locks[i]);
+    }
+    for (int i = n_made - 1; i >= 0; i--)
+        qr_unmake_dirs(made[i].dir, made[i].created);
+    n_made = n_made_locks = 0;
+}
+
 int cli_lock_folder(const char *command, const char *dir)
 {
     char path[4200], pid[32] = "";
@@ -186,7 +221,11 @@ int cli_lock_folder(const char *command, const char *dir)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
     snprintf(path, sizeof path, "%s/.qreplay-lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 && n_made_locks < (int)(sizeof made_locks / sizeof made_locks[0]))
+        snprintf(made_locks[n_made_locks++], sizeof made_locks[0], "%s", path);
+    if (fd < 0)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return 0; /* a folder we cannot write into fails later, with its own message */
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

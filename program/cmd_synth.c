@@ -125,8 +125,9 @@ int qr_cmd_synth(int argc, char **argv)
         }
     }
     cli_progress_done(&p);
+    errno = 0;
     if (fp && fclose(fp) != 0 && !rc)
-        rc = cli_fail("synth", "%s: write error", out);
+        rc = cli_fail("synth", "%s: %s", out, errno ? strerror(errno) : "write error");
     if (w && qr_trace_writer_close(w, err) && !rc)
         rc = cli_fail("synth", "%s", err);
     for (int64_t f = 0; f < flows; f++)

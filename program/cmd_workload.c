@@ -65,14 +65,6 @@ int cli_load_scenario(const char *command, const char *path, const char **sets, 
     return 0;
 }
 
-int cli_make_dir(const char *command, const char *dir)
-{
-    char err[QR_ERRBUF_SIZE];
-    if (qr_make_dirs(dir, err))
-        return cli_fail(command, "%s", err);
-    return 0;
-}
-
 int qr_cmd_workload(int argc, char **argv)
 {
     cli_args a;

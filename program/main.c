@@ -71,8 +71,12 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "testbed-agent") == 0) /* run by qreplay testbed in a host namespace */
         return qr_cmd_testbed_agent(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            if (rc != 0)
+                cli_undo_made(); /* a failed command leaves no folder it made empty */
+            return rc;
+        }
     fprintf(stderr, "qreplay: unknown command '%s' (try 'qreplay --help')\n", argv[1]);
     return 2;
 }

@@ -163,7 +163,7 @@ static int write_table(qr_h5 *f, int t, const void *rows, size_t n, char *errbuf
     if (rc)
         return rc;
     rc = n ? qr_h5_table_append(tab, rows, n, errbuf) : QR_OK;
-    int rc2 = qr_h5_table_close(tab, errbuf);
+    int rc2 = qr_h5_table_close(tab, rc ? NULL : errbuf);
     return rc ? rc : rc2;
 }
 

@@ -6,30 +6,67 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/common.h"
 #include "qreplay/fs.h"
 
-int qr_make_dirs(const char *dir, char *errbuf)
+int qr_make_dirs_noted(const char *dir, char *created, size_t size, char *errbuf)
 {
     char cur[3 * QR_PATH_MAX];
     size_t n = strlen(dir);
+    if (created && size)
+        created[0] = '\0';
     if (n == 0 || n >= sizeof cur)
         return qri_err(errbuf, QR_EIO, "'%s': not a usable folder name", dir);
     for (size_t i = 1; i <= n; i++) {
         if (i == n || dir[i] == '/') {
             memcpy(cur, dir, i);
             cur[i] = '\0';
-            if (mkdir(cur, 0777) != 0 && errno != EEXIST)
-                return qri_err(errbuf, QR_EIO, "%s: cannot create folder: %s", cur,
-                               strerror(errno));
+            if (mkdir(cur, 0777) == 0) {
+                if (created && size && !created[0])
+                    snprintf(created, size, "%s", cur);
+            } else if (errno != EEXIST) {
+                int e = errno;
+                if (created && created[0])
+                    qr_unmake_dirs(cur, created);
+                return qri_err(errbuf, QR_EIO, "%s: cannot create folder: %s", cur, strerror(e));
+            }
         }
     }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return qri_err(errbuf, QR_EIO, "%s: not a folder", dir);
     return QR_OK;
+}
+
+int qr_make_dirs(const char *dir, char *errbuf)
+{
+    return qr_make_dirs_noted(dir, NULL, 0, errbuf);
+}
+
+void qr_unmake_dirs(const char *dir, const char *created)
+{
+    if (!created || !created[0])
+        return;
+    char cur[3 * QR_PATH_MAX];
+    size_t top = strlen(created);
+    if (strlen(dir) >= sizeof cur || strncmp(dir, created, top) != 0)
+        return;
+    snprintf(cur, sizeof cur, "%s", dir);
+    for (;;) {
+        /* trailing slashes are not folders of their own */
+        size_t n = strlen(cur);
+        while (n > 1 && cur[n - 1] == '/')
+            cur[--n] = '\0';
+        if (n < top || (rmdir(cur) != 0 && errno != ENOENT) || n == top)
+            return;
+        char *slash = strrchr(cur, '/');
+        if (!slash || slash == cur)
+            return;
+        *slash = '\0';
+    }
 }
 
 int qr_check_output(const char *output, const char *const *inputs, size_t n, char *errbuf)
@@ -41,8 +78,15 @@ int qr_check_output(const char *output, const char *const *inputs, size_t n, cha
         struct stat in;
         if (inputs[i] && inputs[i][0] && stat(inputs[i], &in) == 0 && in.st_dev == o.st_dev &&
             in.st_ino == o.st_ino)
-            return qri_err(errbuf, QR_ESAMEFILE, "%s is %s: refusing to write over an input",
-                           output, inputs[i]);
+            return !strcmp(output, inputs[i])
+                       ? qri_err(errbuf, QR_ESAMEFILE,
+                                 "%s is given both as an input and as the output: refusing to "
+                                 "write over an input",
+                                 output)
+                       : qri_err(errbuf, QR_ESAMEFILE,
+                                 "%s is the input %s (the same file by another path or link): "
+                                 "refusing to write over an input",
+                                 output, inputs[i]);
     }
     return QR_OK;
 }

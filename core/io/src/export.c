@@ -45,7 +45,7 @@ static int write_host(const qr_recording *r, uint32_t h, const struct frame *rx,
             j++;
         }
     }
-    int crc = qr_trace_writer_close(w, errbuf);
+    int crc = qr_trace_writer_close(w, rc ? NULL : errbuf); /* the first error is the one said */
     return rc ? rc : crc;
 }
 

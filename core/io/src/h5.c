@@ -71,6 +71,22 @@ static void h5_init(void)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
+/* What a failed write or create says: the system's reason when errno names one, else a guess. */
+static const char *why(int e)
+{
+    switch (e) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EIO:
+    case EROFS:
+    case EACCES:
+    case ENOENT:
+    case ENOTDIR: return strerror(e);
+    default: return "a write failed (disk full?)";
+    }
+}
+
 int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
 {
     if (!out || !path)
@@ -86,14 +102,25 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
     /* the 1.8 format or later: checksums on the superblock and every object header */
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
     H5Pset_userblock(fcpl, USERBLOCK);
-    f->file = QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, fcpl, fapl));
+    /* create it ourselves first, with a first block of zeros, so that a folder that is missing,
+     * not writable or full is said as such (HDF5 only says it failed) */
+    int fd = open(f->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int e = fd < 0 ? errno : 0;
+    static const char zeros[4096];
+    if (fd >= 0 && write(fd, zeros, sizeof zeros) != (ssize_t)sizeof zeros)
+        e = errno ? errno : ENOSPC;
+    if (fd >= 0 && close(fd) != 0 && !e)
+        e = errno;
+    errno = 0;
+    f->file = e ? -1 : QUIET(H5Fcreate(f->partial, H5F_ACC_TRUNC, fcpl, fapl));
+    if (!e && f->file < 0)
+        e = errno;
     QUIET(H5Pclose(fapl));
     QUIET(H5Pclose(fcpl));
     if (f->file < 0) {
-        int rc = qri_err(errbuf, QR_EIO,
-                         "%s: cannot create HDF5 file (does the folder exist and "
-                         "is it writable?)",
-                         f->partial);
+        if (fd >= 0)
+            unlink(f->partial);
+        int rc = qri_err(errbuf, QR_EIO, "%s: cannot create: %s", f->partial, why(e));
         free(f);
         return rc;
     }
@@ -288,14 +315,16 @@ static int flush_rows(qr_h5_table *t, char *errbuf)
     ok = ok && fspace >= 0 &&
          QUIET(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)) >= 0;
     hid_t mspace = H5Screate_simple(1, count, NULL);
+    errno = 0;
     ok = ok && QUIET(H5Dwrite(t->dset, t->mem_type, mspace, fspace, H5P_DEFAULT, t->buf)) >= 0;
+    int e = errno;
     QUIET(H5Sclose(mspace));
     if (fspace >= 0)
         QUIET(H5Sclose(fspace));
     t->buffered = 0;
     if (!ok)
-        return qri_err(errbuf, QR_EHDF5, "%s: cannot write table %s (disk full?)", t->f->partial,
-                       t->path);
+        return qri_err(errbuf, QR_EHDF5, "%s: cannot write table %s: %s", t->f->partial, t->path,
+                       why(e));
     return QR_OK;
 }
 
@@ -397,8 +426,9 @@ int qr_h5_commit(qr_h5 *f, char *errbuf)
         return qri_err(errbuf, QR_ESTATE, "h5: commit with tables still open");
     }
     int rc = QR_OK;
+    errno = 0;
     if (QUIET(H5Fflush(f->file, H5F_SCOPE_GLOBAL)) < 0) {
-        rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish HDF5 file (disk full?)", f->partial);
+        rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish: %s", f->partial, why(errno));
         release_space(f);
         QUIET(H5Fclose(f->file));
     } else if (QUIET(H5Fclose(f->file)) < 0) {

@@ -124,7 +124,11 @@ int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
     h.ts.tv_usec = (suseconds_t)(p->time_ns % 1000000000 / (w->fmt.micro ? 1000 : 1));
     h.caplen = (bpf_u_int32)caplen;
     h.len = l2 + (p->ip_len > caplen - l2 ? p->ip_len : (bpf_u_int32)(caplen - l2));
+    errno = 0;
     pcap_dump((u_char *)w->dumper, &h, frame);
+    if (ferror(pcap_dump_file(w->dumper)))
+        return qri_err(errbuf, QR_EIO, "%s: %s", w->path,
+                       errno ? strerror(errno) : "write error (disk full?)");
     w->last_ns = p->time_ns;
     w->count++;
     return QR_OK;
@@ -135,8 +139,10 @@ int qr_trace_writer_close(qr_trace_writer *w, char *errbuf)
     if (!w)
         return QR_OK;
     int rc = QR_OK;
+    errno = 0;
     if (pcap_dump_flush(w->dumper) != 0 || ferror(pcap_dump_file(w->dumper)))
-        rc = qri_err(errbuf, QR_EIO, "%s: write error", w->path);
+        rc = qri_err(errbuf, QR_EIO, "%s: %s", w->path,
+                     errno ? strerror(errno) : "write error (disk full?)");
     FILE *fp = pcap_dump_file(w->dumper);
     /* pcap_dump_close closes the FILE; check the close ourselves by flushing first above. */
     if (fflush(fp) != 0 && !rc)

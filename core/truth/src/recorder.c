@@ -27,6 +27,7 @@ struct qr_recorder {
     const qr_scenario *s;
     const qr_flow_table *ft;
     char out_dir[QR_PATH_MAX];
+    char made[3][QR_PATH_MAX + 16]; /* the folders open_files made: out_dir, pcap/, truth/ */
     char name[256];
     char id[QR_ID_SIZE]; /* the recording's (qr_new_id) */
     int to_disk, arrivals_on, ended, committed;
@@ -82,6 +83,12 @@ static void remove_temps(qr_recorder *r)
     }
     temp_of(r, ARRIVALS_NAME, p, sizeof p);
     unlink(p);
+    /* and the folders it made, where nothing else was put */
+    for (const char *const *sub = (const char *const[]){"pcap", "truth", NULL}; *sub; sub++) {
+        snprintf(p, sizeof p, "%s/%s", r->out_dir, *sub);
+        qr_unmake_dirs(p, r->made[sub[0][0] == 'p' ? 1 : 2]);
+    }
+    qr_unmake_dirs(r->out_dir, r->made[0]);
 }
 
 void qr_recorder_destroy(qr_recorder *r)
@@ -108,9 +115,10 @@ void qr_recorder_destroy(qr_recorder *r)
 static int open_files(qr_recorder *r, char *errbuf)
 {
     char p[QR_PATH_MAX + 128], rel[64];
-    for (const char *const *sub = (const char *const[]){"pcap", "truth", NULL}; *sub; sub++) {
-        snprintf(p, sizeof p, "%s/%s", r->out_dir, *sub);
-        RETURN_IF(qr_make_dirs(p, errbuf));
+    RETURN_IF(qr_make_dirs_noted(r->out_dir, r->made[0], sizeof r->made[0], errbuf));
+    for (int i = 1; i <= 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", r->out_dir, i == 1 ? "pcap" : "truth");
+        RETURN_IF(qr_make_dirs_noted(p, r->made[i], sizeof r->made[i], errbuf));
     }
     snprintf(p, sizeof p, "%s/recording.h5", r->out_dir);
     unlink(p); /* the "complete" marker goes first */

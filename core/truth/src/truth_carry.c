@@ -107,7 +107,7 @@ static int carry_arrivals(const char *in, const char *out, const char *recording
     }
     if (rc == QR_END)
         rc = QR_OK;
-    int crc = qr_arrival_writer_close(w, errbuf);
+    int crc = qr_arrival_writer_close(w, rc ? NULL : errbuf); /* the first error is the one said */
     qr_arrival_reader_close(r);
     free(fl);
     return rc ? rc : crc;

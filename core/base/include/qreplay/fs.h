@@ -12,6 +12,14 @@ extern "C" {
  * folder: reason" (or "FOLDER: not a folder") in errbuf. */
 int qr_make_dirs(const char *dir, char *errbuf);
 
+/* The same, and `created` (of `size` bytes) says the topmost folder this call made ("" when dir
+ * existed), for qr_unmake_dirs to take back on failure. */
+int qr_make_dirs_noted(const char *dir, char *created, size_t size, char *errbuf);
+
+/* Take back what qr_make_dirs_noted made: remove dir and each parent up to `created`, each only
+ * if it is empty (nothing anyone put there is removed). Nothing happens when created is "". */
+void qr_unmake_dirs(const char *dir, const char *created);
+
 /* Whether writing `output` would overwrite one of inputs[0..n) (the same file, also through
  * another path, a symbolic or a hard link). Returns 0 (no clash, or output does not exist yet) or
  * QR_ESAMEFILE with "OUTPUT is INPUT: refusing to write over an input" in errbuf. */
