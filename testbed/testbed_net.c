@@ -30,7 +30,6 @@
 #include "qreplay/metrics.h"
 #include "qreplay/scenario.h"
 #include "qreplay/stats.h"
-#include "qreplay/testbed.h"
 #include "qreplay/workload.h"
 #include "report.h"
 
@@ -391,40 +390,30 @@ struct agent_ctx {
 static void on_agent_line(void *vctx, const char *line)
 {
     struct agent_ctx *c = vctx;
-    unsigned id;
-    int64_t a, b;
-    uint64_t bytes;
-    unsigned rt;
-    char why[96];
-    uint8_t before;
-    if (sscanf(line, "sent %u %" SCNd64 " %" SCNd64 " %" SCNu64 " %u", &id, &a, &b, &bytes, &rt) ==
-            5 &&
-        id < c->run->n_flows) {
-        tb_flow_result *r = &c->run->res[id];
+    qr_agent_report rep;
+    if (qr_agent_report_parse(line, (uint32_t)c->run->n_flows, &rep) != QR_OK)
+        return; /* not a report: the agent's other output */
+    unsigned id = rep.flow;
+    tb_flow_result *r = &c->run->res[id];
+    uint8_t before = c->fin[id];
+    if (rep.kind == QR_AGENT_SENT) {
         r->sent = 1;
-        r->start_ns = a;
-        r->end_ns = b;
-        r->bytes_sent = bytes;
-        r->retrans = rt;
-        before = c->fin[id];
+        r->start_ns = rep.a_ns;
+        r->end_ns = rep.b_ns;
+        r->bytes_sent = rep.bytes;
+        r->retrans = rep.retransmissions;
         c->fin[id] |= 1;
-    } else if (sscanf(line, "recv %u %" SCNd64 " %" SCNd64 " %" SCNu64, &id, &a, &b, &bytes) == 4 &&
-               id < c->run->n_flows) {
-        tb_flow_result *r = &c->run->res[id];
+    } else if (rep.kind == QR_AGENT_RECV) {
         r->received = 1;
-        r->first_ns = a;
-        r->last_ns = b;
-        r->bytes_received = bytes;
-        before = c->fin[id];
+        r->first_ns = rep.a_ns;
+        r->last_ns = rep.b_ns;
+        r->bytes_received = rep.bytes;
         c->fin[id] |= 2;
-    } else if (sscanf(line, "fail %u %95[^\n]", &id, why) == 2 && id < c->run->n_flows) {
-        tb_flow_result *r = &c->run->res[id];
+    } else {
         r->failed = 1;
-        snprintf(r->why, sizeof r->why, "%s", why);
-        before = c->fin[id];
+        snprintf(r->why, sizeof r->why, "%s", rep.why);
         c->fin[id] |= 3;
-    } else
-        return;
+    }
     if (before != 3 && c->fin[id] == 3)
         c->done++;
 }

@@ -344,7 +344,20 @@ Test(h5, a_file_changed_after_it_was_written_is_refused_before_hdf5_reads_it)
         cr_assert_eq(qr_h5_open(&r, path, err), QR_EFORMAT, "byte %ld", at);
         cr_assert(strstr(err, "damaged") && strstr(err, path), "%s", err);
     }
+    /* the header block itself: its line and its zeros */
+    for (long at = 21; at < 512; at += 97) {
+        fp = fopen(path, "wb");
+        orig[at] ^= 0x01;
+        fwrite(orig, 1, (size_t)size, fp);
+        orig[at] ^= 0x01;
+        fclose(fp);
+        cr_assert_eq(qr_h5_open(&r, path, err), QR_EFORMAT, "byte %ld", at);
+        cr_assert(strstr(err, "damaged") && strstr(err, path), "%s", err);
+    }
     /* cut short, and grown */
+    fp = fopen(path, "wb");
+    fwrite(orig, 1, (size_t)size, fp);
+    fclose(fp);
     cr_assert_eq(truncate(path, size - 1), 0);
     cr_assert_eq(qr_h5_open(&r, path, err), QR_EFORMAT);
     cr_assert(strstr(err, "cut short"), "%s", err);

@@ -78,3 +78,21 @@ pb = open(os.path.join(cap, "pair-b.pcap"), "rb").read()
 if len(pa) < 65536:
     put("import", "pair", struct.pack(">H", len(pa)) + pa + pb)
     put("import", "sender-only", struct.pack(">H", len(pa)) + pa)
+
+# fuzz_inputs: byte 0 picks the reader (0 host map, 1 match expression, 2 whatif --vary lines,
+# 3 agent report with byte 1 = flows - 1)
+for i, m in enumerate([b"address,host,capture\n10.0.0.2,0,a.pcap\n10.0.0.6,1,b.pcap\n",
+                       b"# a comment\n10.0.0.2,0\n\n::ffff:10.0.0.10,2\nfe80::1,1,b.pcap\n",
+                       b"address,host\n10.0.0.2,0\n10.0.0.2,1\n"]):
+    put("inputs", "map%d" % i, b"\x00" + m)
+for i, e in enumerate([b"flow 0", b"flow 0-1 and not retransmit", b"(src h0 || dst 10.0.0.6) && syn",
+                       b"dir 1 or packet 0:3", b"via 0:1 and queued 1us", b"drop threshold or tagged",
+                       b"after 2ms and before 3ms and payload", b"sport 10000 and dport 5001",
+                       b"via h0>s0", b"detected or dropped or not ack"]):
+    put("inputs", "match%d" % i, b"\x01" + e)
+for i, v in enumerate([b"buffer.alpha=0.5,1,2", b"buffer.size=1MB,2MB\nbuffer.alpha=1,4",
+                       b"links.rate=1Gbps,10Gbps", b"buffer.policy=static,dt"]):
+    put("inputs", "vary%d" % i, b"\x02" + v)
+for i, a in enumerate([b"\x03sent 0 100 200 1448 0", b"\x03recv 1 150 260 1448",
+                       b"\x00fail 0 connect: Connection refused", b"\x07sent 5 -1 -1 0 2"]):
+    put("inputs", "agent%d" % i, b"\x03" + a)

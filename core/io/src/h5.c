@@ -57,9 +57,20 @@ static const char SUM_TAG[] = "QREPLAY-H5 1 sha256=";
  * a test lowers it to take the second way. */
 size_t qri_h5_image_max = 256u << 20;
 
+/* Files of ours open now (written or read). */
+static int files_open;
+
+/* At exit: close the library only when none of our files is open. A file HDF5 failed to close (a
+ * full disk) makes its own exit handler print "infinite loop closing library" and a line of its
+ * internals; such a file was removed already, so then the library is left as it is. */
+static void h5_exit(void)
+{
+    if (files_open == 0)
+        H5close();
+}
+
 /* Once per process: HDF5 never prints (its error stack is off: every failure becomes our message)
- * and never runs its exit handler, whose "infinite loop closing library" after a failed close (a
- * full disk) is noise: our files are committed or removed before exit. */
+ * and its exit handler is ours (h5_exit). */
 static void h5_init(void)
 {
     static int done;
@@ -69,6 +80,7 @@ static void h5_init(void)
     H5dont_atexit();
     H5open();
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    atexit(h5_exit);
 }
 
 /* What a failed write or create says: the system's reason when errno names one, else a guess. */
@@ -124,6 +136,7 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
         free(f);
         return rc;
     }
+    files_open++;
     *out = f;
     return QR_OK;
 }
@@ -383,17 +396,6 @@ int qr_h5_table_close(qr_h5_table *t, char *errbuf)
     return rc;
 }
 
-/* The file is to be removed: give its space back first (a full disk is the usual reason to
- * abort), so that closing it, which flushes, cannot fail again and leave HDF5 to fail at exit. */
-static void release_space(qr_h5 *f)
-{
-    void *handle = NULL;
-    if (QUIET(H5Fget_vfd_handle(f->file, H5P_DEFAULT, &handle)) >= 0 && handle)
-        if (ftruncate(*(int *)handle, 0) != 0) {
-            /* nothing else to do: the file is removed below whatever happens */
-        }
-}
-
 /* Fill the user block of a closed file with its checksum line and sync it to disk. */
 static int write_checksum(const char *partial, char *errbuf)
 {
@@ -429,10 +431,12 @@ int qr_h5_commit(qr_h5 *f, char *errbuf)
     errno = 0;
     if (QUIET(H5Fflush(f->file, H5F_SCOPE_GLOBAL)) < 0) {
         rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish: %s", f->partial, why(errno));
-        release_space(f);
-        QUIET(H5Fclose(f->file));
+        if (QUIET(H5Fclose(f->file)) >= 0) /* else left to the exit (h5_exit) */
+            files_open--;
     } else if (QUIET(H5Fclose(f->file)) < 0) {
         rc = qri_err(errbuf, QR_EHDF5, "%s: cannot finish HDF5 file", f->partial);
+    } else {
+        files_open--;
     }
     if (!rc)
         rc = write_checksum(f->partial, errbuf);
@@ -449,10 +453,10 @@ void qr_h5_abort(qr_h5 *f)
 {
     if (!f)
         return;
-    release_space(f);
     while (f->tables)
         release_table(f->tables);
-    QUIET(H5Fclose(f->file));
+    if (QUIET(H5Fclose(f->file)) >= 0)
+        files_open--;
     unlink(f->partial);
     free(f);
 }
@@ -482,6 +486,12 @@ static int parse_block(const char *path, const char *block, char hexsum[65], uin
             return qri_err(errbuf, QR_EFORMAT, "%s: damaged (its checksum line is not one)", path);
     if (sscanf(block + tag + 64, " size=%llu%n", &n, &used) != 1 || block[tag + 64 + used] != '\n')
         return qri_err(errbuf, QR_EFORMAT, "%s: damaged (its checksum line is not one)", path);
+    /* the block is exactly what the writer wrote: that line, then zeros */
+    char again[USERBLOCK];
+    memset(again, 0, sizeof again);
+    snprintf(again, sizeof again, "%s%s size=%llu\n", SUM_TAG, hexsum, n);
+    if (memcmp(again, block, USERBLOCK) != 0)
+        return qri_err(errbuf, QR_EFORMAT, "%s: damaged (its header block was changed)", path);
     *size = n;
     return QR_OK;
 }
@@ -587,6 +597,7 @@ int qr_h5_open(qr_h5_reader **out, const char *path, char *errbuf)
         free(r);
         return qri_err(errbuf, QR_EFORMAT, "%s: cannot open as HDF5", path);
     }
+    files_open++;
     *out = r;
     return QR_OK;
 }
@@ -595,7 +606,8 @@ void qr_h5_close(qr_h5_reader *r)
 {
     if (!r)
         return;
-    H5Fclose(r->file);
+    if (QUIET(H5Fclose(r->file)) >= 0)
+        files_open--;
     free(r);
 }
 

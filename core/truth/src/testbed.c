@@ -940,3 +940,66 @@ int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint
         *out = sum;
     return rc;
 }
+
+/* A decimal number of at most `max` (or, with neg, at least -max - 1) at *p, followed by a space
+ * or the end; *p moves past it and its space. */
+static int agent_num(const char **p, int neg, uint64_t max, int64_t *s, uint64_t *u)
+{
+    const char *q = *p;
+    int minus = neg && *q == '-';
+    q += minus;
+    if (*q < '0' || *q > '9')
+        return -1;
+    uint64_t v = 0;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        if (v > (max - (uint64_t)(*q - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*q - '0');
+    }
+    if (*q != ' ' && *q != '\0' && *q != '\n')
+        return -1;
+    if (s)
+        *s = minus ? -(int64_t)v : (int64_t)v;
+    if (u)
+        *u = v;
+    *p = *q == ' ' ? q + 1 : q;
+    return 0;
+}
+
+int qr_agent_report_parse(const char *line, uint32_t n_flows, qr_agent_report *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!line)
+        return QR_ESYNTAX;
+    const char *p = line + 5;
+    uint64_t flow;
+    if (!strncmp(line, "sent ", 5))
+        out->kind = QR_AGENT_SENT;
+    else if (!strncmp(line, "recv ", 5))
+        out->kind = QR_AGENT_RECV;
+    else if (!strncmp(line, "fail ", 5))
+        out->kind = QR_AGENT_FAIL;
+    else
+        return QR_ESYNTAX;
+    if (agent_num(&p, 0, UINT32_MAX, NULL, &flow) || flow >= n_flows)
+        return QR_ESYNTAX;
+    out->flow = (uint32_t)flow;
+    if (out->kind == QR_AGENT_FAIL) {
+        size_t n = strcspn(p, "\n");
+        if (n == 0)
+            return QR_ESYNTAX;
+        snprintf(out->why, sizeof out->why, "%.*s",
+                 (int)(n < sizeof out->why ? n : sizeof out->why - 1), p);
+        return QR_OK;
+    }
+    uint64_t rt = 0;
+    if (agent_num(&p, 1, INT64_MAX, &out->a_ns, NULL) ||
+        agent_num(&p, 1, INT64_MAX, &out->b_ns, NULL) ||
+        agent_num(&p, 0, UINT64_MAX, NULL, &out->bytes) ||
+        (out->kind == QR_AGENT_SENT && agent_num(&p, 0, UINT32_MAX, NULL, &rt)))
+        return QR_ESYNTAX;
+    out->retransmissions = (uint32_t)rt;
+    if ((*p != '\0' && *p != '\n') || out->b_ns < out->a_ns)
+        return QR_ESYNTAX;
+    return QR_OK;
+}

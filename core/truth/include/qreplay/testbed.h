@@ -136,6 +136,26 @@ typedef struct qr_testbed_flow {
     const char *why;          /* failed: the reason (may be NULL) */
 } qr_testbed_flow;
 
+/* One line an agent reports on its stdout (testbed_agent.c writes them, the testbed reads them):
+ *   "sent FLOW START_NS END_NS BYTES RETRANS"  the sender's connect, its close, bytes, retransmits
+ *   "recv FLOW FIRST_NS LAST_NS BYTES"         the receiver's first and last read, bytes read
+ *   "fail FLOW REASON"                          the flow failed at this end (REASON: rest of line)
+ * Times are CLOCK_MONOTONIC ns. */
+typedef enum { QR_AGENT_SENT = 1, QR_AGENT_RECV, QR_AGENT_FAIL } qr_agent_kind;
+typedef struct qr_agent_report {
+    qr_agent_kind kind;
+    uint32_t flow;
+    int64_t a_ns, b_ns; /* sent: connect and close; recv: first and last read */
+    uint64_t bytes;
+    uint32_t retransmissions;
+    char why[96]; /* fail: the reason, cut to fit */
+} qr_agent_report;
+
+/* Parse one agent line of a run with n_flows flows. Returns 0, or QR_ESYNTAX for a line that is
+ * not a report (unknown word, missing or extra fields, a number out of range, a flow not below
+ * n_flows, END before START). Never reads past the line's NUL. */
+int qr_agent_report_parse(const char *line, uint32_t n_flows, qr_agent_report *out);
+
 /* What the flows of a run did, over all of them. */
 typedef struct qr_testbed_flow_summary {
     size_t completed, failed;       /* completed: sent and all its bytes received */

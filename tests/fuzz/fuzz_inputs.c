@@ -1,0 +1,237 @@
+/* The small text inputs of the second wave, against a recording of a star of three hosts with two
+ * flows. Byte 0 % 4 picks the reader, the rest is its text:
+ *
+ *   0  a host map (qr_host_map_read, 3 hosts; then qr_host_map_check_captures against the captures
+ *      "a.pcap" and "b.pcap"): errors name the map and its line; what is read has hosts below 3,
+ *      no address twice, no host twice;
+ *   1  a match expression (qr_match_parse against the recording, then qr_match_eval on packets of
+ *      both flows, and qr_match_hop on an arrival): errors have a message;
+ *   2  whatif --vary arguments, one per line, at most 4 (qr_whatif_grid_parse with the recording's
+ *      scenario): errors name --vary; a grid has points, its baseline among them, every point's
+ *      scenario resolves and its values are canonical text;
+ *   3  a testbed agent's report line (qr_agent_report_parse, with 1 + byte 1 flows): what is read
+ *      names a flow of the run, END not before START.
+ */
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuzz_common.h"
+#include "qreplay/error.h"
+#include "qreplay/fs.h"
+#include "qreplay/hoptrace.h"
+#include "qreplay/import.h"
+#include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
+#include "qreplay/scenario.h"
+#include "qreplay/testbed.h"
+#include "qreplay/trace.h"
+#include "qreplay/whatif.h"
+
+static char dir[128], rec_h5[200];
+static qr_recording* rec;
+
+static void
+setup(void)
+{
+    char err[QR_ERRBUF_SIZE], p[256];
+    snprintf(dir, sizeof dir, "/tmp/qr-fuzz-inputs-%ld", (long)getpid());
+    snprintf(p, sizeof p, "%s/pcap", dir);
+    if (qr_make_dirs(p, err))
+        abort();
+    qr_scenario* s;
+    if (qr_scenario_create(&s) || qr_scenario_set(s, "topology.kind=star", err))
+        abort();
+    qr_row_flow f[] = {{0, 0, 1, 10000, 5001, 3000, 0, 90, 90, 0, 1, 1},
+                       {1, 2, 1, 10000, 5001, 1500, 10, 90, 90, 0, 1, 1}};
+    qr_row_host h[] = {{0, 0, 0, 2, 3000, "pcap/h0000.pcap"},
+                       {1, 0, 0, 0, 0, "pcap/h0001.pcap"},
+                       {2, 0, 0, 1, 1500, "pcap/h0002.pcap"}};
+    for (int i = 0; i < 3; i++)
+    {
+        snprintf(p, sizeof p, "%s/pcap/h%04d.pcap", dir, i);
+        qr_trace_writer* w;
+        if (qr_trace_writer_open(&w, p, err))
+            abort();
+        for (int k = 0; k < (int)h[i].packets; k++)
+        {
+            qr_packet pk = {.time_ns = 1000 + 1300 * k,
+                            .src_ip = 0x0a000002 + 4u * (uint32_t)i, /* 10.0.0.(4i+2) */
+                            .dst_ip = 0x0a000006,
+                            .src_port = 10000,
+                            .dst_port = 5001,
+                            .proto = 6,
+                            .ip_len = 1500,
+                            .ip_id = (uint16_t)k,
+                            .seq = 1 + 1460u * (uint32_t)k,
+                            .tcp_flags = QR_TCP_ACK};
+            if (qr_trace_write(w, &pk, err))
+                abort();
+        }
+        if (qr_trace_writer_close(w, err))
+            abort();
+    }
+    qr_recording_info info = {"0123456789abcdef0123456789abcdef", "fuzz", QR_END_COMPLETED, 100000};
+    snprintf(rec_h5, sizeof rec_h5, "%s/recording.h5", dir);
+    if (qr_recording_write(rec_h5, s, &info, f, 2, h, 3, NULL, 0, NULL, 0, err))
+        abort();
+    qr_scenario_destroy(s);
+    if (qr_recording_open(&rec, dir, NULL, err))
+    {
+        fprintf(stderr, "setup: %s\n", err);
+        abort();
+    }
+}
+
+static void
+host_map(const uint8_t* data, size_t size)
+{
+    const char* path = fuzz_file(data, size, ".csv");
+    char err[QR_ERRBUF_SIZE] = "";
+    qr_host_map_entry* m = NULL;
+    size_t n = 0;
+    int rc = qr_host_map_read(path, 3, &m, &n, err);
+    FUZZ_CHECK(rc == QR_OK || (strstr(err, path) && strchr(err, ':')), "map refused: %s", err);
+    if (rc)
+        return;
+    for (size_t i = 0; i < n; i++)
+    {
+        FUZZ_CHECK(m[i].host < 3, "host %u of 3", m[i].host);
+        for (size_t j = 0; j < i; j++)
+        {
+            FUZZ_CHECK(memcmp(m[i].addr, m[j].addr, 16) != 0,
+                       "an address twice (lines %ld, %ld)",
+                       m[j].line,
+                       m[i].line);
+            FUZZ_CHECK(m[i].host != m[j].host, "host %u twice", m[i].host);
+        }
+    }
+    const char* caps[] = {"/x/a.pcap", "b.pcap"};
+    err[0] = '\0';
+    rc = qr_host_map_check_captures(m, n, path, caps, 2, err);
+    FUZZ_CHECK(rc == QR_OK || strstr(err, path), "captures refused: %s", err);
+    qr_host_map_free(m);
+}
+
+static void
+match(const uint8_t* data, size_t size)
+{
+    char expr[512];
+    size_t n = size < sizeof expr - 1 ? size : sizeof expr - 1;
+    memcpy(expr, data, n);
+    expr[n] = '\0';
+    char err[QR_ERRBUF_SIZE] = "";
+    qr_match* m = NULL;
+    int rc = qr_match_parse(&m, expr, rec, err);
+    FUZZ_CHECK(rc == QR_OK || err[0], "refused without a message: '%s'", expr);
+    if (rc)
+        return;
+    size_t np = 0;
+    const qr_rec_packet* pk = qr_recording_packets(rec, 0, &np);
+    for (uint32_t d = 0; d < 4; d++)
+    {
+        qr_match_packet p = {qr_packet_id(d, 1),
+                             d,
+                             d & 1 ? 1 : 0,
+                             d & 1 ? 0 : 1,
+                             np ? &pk[0].pk : NULL,
+                             (uint8_t)(d == 2),
+                             (uint8_t)(d == 3),
+                             d == 1 ? INT64_MIN : 5000,
+                             0};
+        qr_flow_bytes fb = {d, 3000};
+        qr_arrival a = {.packet = p.packet,
+                        .time_ns = 5000,
+                        .sw = 0,
+                        .port = 1,
+                        .bytes = 1500,
+                        .decision = d == 3 ? QR_DROP_THRESHOLD : QR_ADMIT,
+                        .n_flows = 1,
+                        .queue_bytes = 3000,
+                        .flows = &fb};
+        p.hops = qr_match_hop(m, &a, 1200);
+        int r = qr_match_eval(m, &p);
+        FUZZ_CHECK(r == 0 || r == 1, "eval %d", r);
+    }
+    qr_match_free(m);
+}
+
+static void
+whatif(const uint8_t* data, size_t size)
+{
+    char text[1024];
+    size_t n = size < sizeof text - 1 ? size : sizeof text - 1;
+    memcpy(text, data, n);
+    text[n] = '\0';
+    const char* vary[4];
+    size_t nv = 0;
+    for (char *line = text, *next; line && nv < 4; line = next)
+    {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        vary[nv++] = line;
+    }
+    char err[QR_ERRBUF_SIZE] = "";
+    qr_whatif_grid* g = NULL;
+    int rc = qr_whatif_grid_parse(&g, vary, nv, rec_h5, dir, err);
+    FUZZ_CHECK(rc == QR_OK || err[0], "refused without a message");
+    if (rc)
+        return;
+    size_t points = qr_whatif_grid_points(g), keys = qr_whatif_grid_keys(g);
+    FUZZ_CHECK(points >= 1 && qr_whatif_grid_baseline(g) < points,
+               "%zu points, baseline %zu",
+               points,
+               qr_whatif_grid_baseline(g));
+    for (size_t i = 0; i < points && i < 8; i++)
+    {
+        qr_scenario* s = NULL;
+        FUZZ_CHECK(qr_whatif_grid_scenario(g, i, &s, err) == QR_OK, "point %zu: %s", i, err);
+        qr_scenario_destroy(s);
+        for (size_t k = 0; k < keys; k++)
+            FUZZ_CHECK(qr_whatif_grid_value(g, i, k)[0], "point %zu key %zu: no value", i, k);
+    }
+    qr_whatif_grid_destroy(g);
+}
+
+static void
+agent(const uint8_t* data, size_t size)
+{
+    if (size < 1)
+        return;
+    uint32_t flows = 1u + data[0];
+    char line[256];
+    size_t n = size - 1 < sizeof line - 1 ? size - 1 : sizeof line - 1;
+    memcpy(line, data + 1, n);
+    line[n] = '\0';
+    qr_agent_report r;
+    if (qr_agent_report_parse(line, flows, &r) != QR_OK)
+        return;
+    FUZZ_CHECK(r.flow < flows, "flow %u of %u", r.flow, flows);
+    FUZZ_CHECK(r.kind == QR_AGENT_FAIL || r.b_ns >= r.a_ns, "end before start");
+    FUZZ_CHECK(r.kind != QR_AGENT_FAIL || r.why[0], "a failure without a reason");
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    if (!rec)
+        setup();
+    if (size < 1)
+        return 0;
+    switch (data[0] % 4)
+    {
+    case 0:
+        host_map(data + 1, size - 1);
+        break;
+    case 1:
+        match(data + 1, size - 1);
+        break;
+    case 2:
+        whatif(data + 1, size - 1);
+        break;
+    default:
+        agent(data + 1, size - 1);
+        break;
+    }
+    return 0;
+}
