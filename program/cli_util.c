@@ -289,6 +289,7 @@ int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *
 {
     char err[QR_ERRBUF_SIZE];
     snprintf(arrivals, size, "%s.partial-%d.qra", out, (int)getpid());
+    qr_partial_add(arrivals);
     qr_sampling_stats st;
     const qr_scenario *s = qr_recording_scenario(rec);
     qr_replay_opts ro = {QR_MODE_TAGGED, qr_scenario_config(s)->replay.margin_bytes,

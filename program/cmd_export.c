@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "qreplay/error.h"
+#include "qreplay/fs.h"
 #include "qreplay/recording.h"
 
 static const cli_opt opts[] = {
@@ -160,6 +161,7 @@ int qr_cmd_export(int argc, char **argv)
         qr_recording_close(r);
         goto out_args;
     }
+    qr_partial_add(tmp);
     cli_catch_signals();
     qr_export_stats st = {0};
     int xrc = qr_recording_export(r, tmp, &fmt, &st, err);

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "qreplay/error.h"
+#include "qreplay/fs.h"
 #include "qreplay/synth.h"
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
@@ -79,6 +80,7 @@ int qr_cmd_synth(int argc, char **argv)
     /* written under a temporary name, renamed when whole */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial-%ld", out, (long)getpid());
+    qr_partial_add(tmp);
     FILE *fp = NULL;
     qr_trace_writer *w = NULL;
     cli_catch_signals();

@@ -72,7 +72,16 @@ int main(int argc, char **argv)
         return qr_cmd_testbed_agent(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
+            /* SIGINT and SIGTERM are a flag from the start (never death in the middle of a write),
+             * and the watchdog bounds how long any command takes to stop */
+            cli_catch_signals();
+            cli_start_watchdog(commands[i].name, cli_undo_made);
             int rc = commands[i].run(argc - 1, argv + 1);
+            if (rc == 0 && cli_signal) {
+                fprintf(stderr, "qreplay %s: interrupted after its output was complete\n",
+                        commands[i].name);
+                rc = cli_interrupted_status();
+            }
             if (rc != 0)
                 cli_undo_made(); /* a failed command leaves no folder it made empty */
             return rc;

@@ -76,19 +76,17 @@ PingmeshApp::SendProbe(size_t pair, uint64_t j)
     uint16_t sport;
     if (qr_pingmesh_sent(m_pm, pair, Simulator::Now().GetNanoSeconds(), &probe, &sport) != 0)
         NS_FATAL_ERROR("pingmesh: cannot log another probe");
-    // a source port comes round again only after QR_PROBE_PORTS probes of this host: the probe
-    // that last used it is long resolved
-    auto old = m_waiting.find(sport);
-    if (old != m_waiting.end())
+    // one socket per source port (at most QR_PROBE_PORTS per host), made when the port is first
+    // used and reused by every later probe from it: an answer is matched by the probe number it
+    // carries, not by its socket
+    Ptr<Socket>& s = m_sockets[sport];
+    if (!s)
     {
-        old->second->Close();
-        m_waiting.erase(old);
+        s = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+        if (s->Bind(InetSocketAddress(Ipv4Address::GetAny(), sport)) != 0)
+            NS_FATAL_ERROR("pingmesh: cannot bind source port " << sport);
+        s->SetRecvCallback(MakeCallback(&PingmeshApp::Answered, this));
     }
-    Ptr<Socket> s = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    if (s->Bind(InetSocketAddress(Ipv4Address::GetAny(), sport)) != 0)
-        NS_FATAL_ERROR("pingmesh: cannot bind source port " << sport);
-    s->SetRecvCallback(MakeCallback(&PingmeshApp::Answered, this));
-    m_waiting[sport] = s;
     Ptr<Packet> p = Create<Packet>(qr_pingmesh_size(m_pm) - QR_PROBE_MIN_BYTES);
     ProbeTag::Attach(p, probe, 0);
     const qr_probe_pair* pr = qr_pingmesh_pair(m_pm, pair);
@@ -123,10 +121,6 @@ PingmeshApp::Answered(Ptr<Socket> s)
         if (ProbeTag::Of(p, probe, answer) && answer)
             qr_pingmesh_answered(m_pm, probe, Simulator::Now().GetNanoSeconds());
     }
-    Address local;
-    s->GetSockName(local);
-    m_waiting.erase(InetSocketAddress::ConvertFrom(local).GetPort());
-    s->Close();
 }
 
 void
@@ -135,7 +129,9 @@ PingmeshApp::DoDispose()
     for (auto& e : m_next)
         e.second.Cancel();
     m_next.clear();
-    m_waiting.clear();
+    for (auto& e : m_sockets)
+        e.second->Close();
+    m_sockets.clear();
     m_responder = nullptr;
     m_pm = nullptr;
     Application::DoDispose();

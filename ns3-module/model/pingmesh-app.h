@@ -46,7 +46,7 @@ class PingmeshApp : public Application
     uint32_t m_host{0};
     std::vector<Ipv4Address> m_addrs;
     Ptr<Socket> m_responder;
-    std::map<uint16_t, Ptr<Socket>> m_waiting; // by source port: probes not answered yet
+    std::map<uint16_t, Ptr<Socket>> m_sockets; // by source port, made once and reused
     std::map<size_t, EventId> m_next;          // each of this host's pairs' next probe
 };
 

@@ -300,6 +300,7 @@ SwitchTruth(const std::string& dir,
 extern "C" int
 qr_cmd_testbed(int argc, char** argv)
 {
+    cli_watchdog_off(); /* it stops its processes and removes its namespaces itself */
     cli_args a;
     int rc = cli_parse(&kTestbedSpec, argc, argv, &a);
     if (rc >= 0)

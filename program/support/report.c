@@ -1,4 +1,5 @@
 /* The program's terminal: error messages, progress lines and interrupts (report.h). */
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "qreplay/fs.h"
 #include "report.h"
 
 int cli_fail(const char *command, const char *fmt, ...)
@@ -93,12 +95,60 @@ static void on_signal(int sig)
 
 void cli_catch_signals(void)
 {
-    cli_signal = 0;
+    /* a signal that came before is kept (cli_signal is not reset); SIGINT is caught even where it
+     * was ignored at start (a background job of a script), so that `kill -INT` stops a command
+     * there too */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+}
+
+/* The watchdog: the bound on how long a command may take to stop after SIGINT or SIGTERM. */
+static const char *watch_command;
+static void (*watch_undo)(void);
+static volatile sig_atomic_t watch_off;
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (;;) {
+        while (!cli_signal)
+            nanosleep(&tick, NULL);
+        double t0 = cli_now();
+        while (cli_now() - t0 < CLI_STOP_GRACE_S)
+            nanosleep(&tick, NULL);
+        if (watch_off)
+            return NULL;
+        /* the command did not stop by itself: stop it here, leaving nothing it was writing */
+        qr_partial_discard_all();
+        if (watch_undo)
+            watch_undo();
+        fprintf(stderr, "qreplay %s: interrupted; nothing written\n", watch_command);
+        _exit(cli_interrupted_status());
+    }
+}
+
+void cli_start_watchdog(const char *command, void (*undo)(void))
+{
+    watch_command = command;
+    watch_undo = undo;
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    if (pthread_create(&t, &a, watchdog, NULL) != 0) {
+        /* without it, a command stops when its own loops see the signal */
+    }
+    pthread_attr_destroy(&a);
+}
+
+void cli_watchdog_off(void)
+{
+    watch_off = 1;
 }
 
 void cli_restore_signals(void)

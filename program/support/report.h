@@ -51,6 +51,17 @@ void cli_progress_line(void *progress, const char *line);
  * non-zero (stop) once a signal came. */
 int cli_progress_status(void *progress, const char *status);
 void cli_catch_signals(void);
+
+/* How long a command may take to stop by itself after SIGINT or SIGTERM before the watchdog stops
+ * it (s). */
+#define CLI_STOP_GRACE_S 0.6
+/* Start the watchdog (main does, for every command): CLI_STOP_GRACE_S after a signal that the
+ * command has not acted on, it removes every partial file (qr_partial_discard_all), calls undo (the
+ * folders the command made), says "qreplay COMMAND: interrupted; nothing written" and exits 130 or
+ * 143. */
+void cli_start_watchdog(const char *command, void (*undo)(void));
+/* A command with its own longer cleanup (the testbed's namespaces) turns the watchdog off. */
+void cli_watchdog_off(void);
 void cli_restore_signals(void);
 int cli_interrupted_status(void);
 

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "qreplay/error.h"
+#include "qreplay/fs.h"
 #include "qreplay/results.h"
 #include "qreplay/tasks.h"
 #include "qreplay/whatif.h"
@@ -372,6 +373,7 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
         return rc;
     qri_remove_tree(tmp);
     rc = qr_make_dirs(tmp, errbuf);
+    qr_partial_add(tmp);
     if (rc) {
         qr_recording_close(rec);
         return rc;

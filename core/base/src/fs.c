@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,4 +115,59 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 void qri_remove_tree(const char *dir)
 {
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The partial paths of this process (qr_partial_add): a small list, under a lock. */
+static pthread_mutex_t partial_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **partials;
+static size_t n_partials, cap_partials;
+
+void qr_partial_add(const char *path)
+{
+    char *copy = path ? strdup(path) : NULL;
+    if (!copy)
+        return;
+    pthread_mutex_lock(&partial_lock);
+    if (n_partials == cap_partials) {
+        size_t cap = cap_partials ? 2 * cap_partials : 16;
+        char **v = realloc(partials, cap * sizeof *v);
+        if (!v) {
+            pthread_mutex_unlock(&partial_lock);
+            free(copy);
+            return;
+        }
+        partials = v;
+        cap_partials = cap;
+    }
+    partials[n_partials++] = copy;
+    pthread_mutex_unlock(&partial_lock);
+}
+
+void qr_partial_done(const char *path)
+{
+    if (!path)
+        return;
+    pthread_mutex_lock(&partial_lock);
+    for (size_t i = n_partials; i-- > 0;)
+        if (!strcmp(partials[i], path)) {
+            free(partials[i]);
+            partials[i] = partials[--n_partials];
+            break;
+        }
+    pthread_mutex_unlock(&partial_lock);
+}
+
+void qr_partial_discard_all(void)
+{
+    pthread_mutex_lock(&partial_lock);
+    for (size_t i = 0; i < n_partials; i++) {
+        struct stat st;
+        if (lstat(partials[i], &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            qri_remove_tree(partials[i]);
+        else
+            unlink(partials[i]);
+    }
+    pthread_mutex_unlock(&partial_lock);
 }

@@ -11,6 +11,7 @@
 #include <hdf5.h>
 
 #include "internal.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 
 struct qr_h5 {
@@ -117,6 +118,8 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
     /* create it ourselves first, with a first block of zeros, so that a folder that is missing,
      * not writable or full is said as such (HDF5 only says it failed) */
     int fd = open(f->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd >= 0)
+        qr_partial_add(f->partial);
     int e = fd < 0 ? errno : 0;
     static const char zeros[4096];
     if (fd >= 0 && write(fd, zeros, sizeof zeros) != (ssize_t)sizeof zeros)
@@ -445,6 +448,7 @@ int qr_h5_commit(qr_h5 *f, char *errbuf)
                      strerror(errno));
     if (rc)
         unlink(f->partial);
+    qr_partial_done(f->partial);
     free(f);
     return rc;
 }
@@ -458,6 +462,7 @@ void qr_h5_abort(qr_h5 *f)
     if (QUIET(H5Fclose(f->file)) >= 0)
         files_open--;
     unlink(f->partial);
+    qr_partial_done(f->partial);
     free(f);
 }
 

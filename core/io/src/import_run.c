@@ -1217,6 +1217,7 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
     if ((rc = qr_make_dirs(pcapdir, errbuf)) != QR_OK)
         goto out;
     made_tmp = 1;
+    qr_partial_add(m.tmp);
     if ((rc = pass(&m)) != QR_OK)
         goto out;
     /* every host of the topology has its pcap, empty if it sent nothing */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
@@ -87,6 +88,7 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
     int rc = qr_make_dirs(dir, err);
     if (rc)
         return rc;
+    qr_partial_add(partial);
     unlink(h5); /* its presence marks a complete replay */
 
     qr_row_replay_clock *clocks = NULL;

@@ -128,10 +128,12 @@ static int open_files(qr_recorder *r, char *errbuf)
     for (uint32_t h = 0; h < r->hosts; h++) {
         qr_recorder_pcap_name(h, rel, sizeof rel);
         temp_of(r, rel, p, sizeof p);
+        qr_partial_add(p);
         RETURN_IF(qr_trace_writer_open(&r->pcaps[h], p, errbuf));
     }
     if (r->arrivals_on) {
         temp_of(r, ARRIVALS_NAME, p, sizeof p);
+        qr_partial_add(p);
         RETURN_IF(qr_arrival_writer_open(&r->log, p, errbuf));
         RETURN_IF(qr_arrival_writer_set_recording(r->log, r->id));
     }

@@ -13,6 +13,7 @@
 #include "qreplay/buffer.h"
 #include "qreplay/capture.h"
 #include "qreplay/common.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/queuelog.h"
@@ -832,6 +833,7 @@ static int write_csv(const char *path, void (*write)(FILE *, const void *), cons
     FILE *f = fopen(tmp, "w");
     if (!f)
         return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
+    qr_partial_add(tmp);
     write(f, ctx);
     int bad = ferror(f) != 0;
     bad |= fclose(f) != 0;

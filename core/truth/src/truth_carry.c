@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/queuelog.h"
@@ -191,6 +192,7 @@ int qri_truth_stage(const char *rec_dir, char *tmp, size_t size, char *errbuf)
     snprintf(tmp, size, "%s/truth.partial-%ld", rec_dir, (long)getpid());
     if (mkdir(tmp, 0777))
         return qri_err(errbuf, QR_EIO, "%s: %s", tmp, strerror(errno));
+    qr_partial_add(tmp);
     return QR_OK;
 }
 

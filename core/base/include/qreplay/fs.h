@@ -20,6 +20,15 @@ int qr_make_dirs_noted(const char *dir, char *created, size_t size, char *errbuf
  * if it is empty (nothing anyone put there is removed). Nothing happens when created is "". */
 void qr_unmake_dirs(const char *dir, const char *created);
 
+/* Files and folders being written under a temporary name ("NAME.partial-PID"), for a program that
+ * must leave nothing behind when it is stopped from outside its own loops: every writer adds its
+ * temporary path when it creates it and marks it done when it renames or removes it;
+ * qr_partial_discard_all removes every path still open (a file, or a folder with all in it).
+ * Safe to call from any thread. */
+void qr_partial_add(const char *path);
+void qr_partial_done(const char *path);
+void qr_partial_discard_all(void);
+
 /* Whether writing `output` would overwrite one of inputs[0..n) (the same file, also through
  * another path, a symbolic or a hard link). Returns 0 (no clash, or output does not exist yet) or
  * QR_ESAMEFILE with "OUTPUT is INPUT: refusing to write over an input" in errbuf. */
