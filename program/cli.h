@@ -58,6 +58,11 @@ int cli_make_dir(const char *command, const char *dir);
  * folders it made, then those folders, each only if empty (main calls it on a non-zero exit). */
 void cli_undo_made(void);
 
+/* After a command wrote a new recording into rec_dir: remove the results its run folder (rec_dir's
+ * parent when rec_dir is ".../recording", else rec_dir) holds of another recording
+ * (qr_run_folder_forget), saying how many unless quiet. Returns 0 or 1 after the error. */
+int cli_forget_old_results(const char *command, const char *rec_dir, int quiet);
+
 /* The project's data/ and analysis/ folders, found relative to the running program: an installed
  * qreplay (PREFIX/bin) finds PREFIX/share/qreplay/X, a build tree finds BUILD/share/qreplay/X (made
  * by the build) or the source tree's X beside BUILD. NULL if none exists. */

@@ -16,6 +16,8 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/random.h"
+#include "qreplay/recording.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
@@ -390,4 +392,32 @@ void cli_analysis_close(cli_analysis_in *in)
 {
     qr_recording_close(in->rec);
     in->rec = NULL;
+}
+
+int cli_forget_old_results(const char *command, const char *rec_dir, int quiet)
+{
+    char run_dir[PATH_MAX], h5[PATH_MAX + 32], id[QR_ID_SIZE], err[QR_ERRBUF_SIZE];
+    snprintf(run_dir, sizeof run_dir, "%s", rec_dir);
+    size_t n = strlen(run_dir);
+    while (n > 1 && run_dir[n - 1] == '/')
+        run_dir[--n] = '\0';
+    const char *base = strrchr(run_dir, '/');
+    if (!strcmp(base ? base + 1 : run_dir, "recording")) {
+        if (base == run_dir)
+            snprintf(run_dir, sizeof run_dir, "/");
+        else if (base)
+            run_dir[base - run_dir] = '\0';
+        else
+            snprintf(run_dir, sizeof run_dir, ".");
+    }
+    snprintf(h5, sizeof h5, "%s/recording.h5", rec_dir);
+    size_t gone = 0;
+    if (qr_h5_recording_id(h5, id, err) || qr_run_folder_forget(run_dir, id, &gone, err))
+        return cli_fail(command, "%s", err);
+    if (gone && !quiet)
+        fprintf(stderr,
+                "qreplay %s: removed %zu result%s made from the recording this one replaced "
+                "(in %s)\n",
+                command, gone, gone == 1 ? "" : "s", run_dir);
+    return 0;
 }

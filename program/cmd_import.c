@@ -240,7 +240,9 @@ int qr_cmd_import(int argc, char **argv)
             fprintf(stderr, "qreplay import: warning: %s\n", rep->captures[c].warning);
     if (!quiet)
         print_summary(rep, dir);
-    rc = 0;
+    rc = cli_forget_old_results("import", rec, quiet);
+    if (rc)
+        goto out;
     if (truth) {
         qr_truth_carry_stats ts;
         if (qr_truth_carry(truth_rec, rec, &ts, err)) {

@@ -144,6 +144,8 @@ QrRuntimeStep(const char* command,
         else
         {
             rt.Commit();
+            if (!dir.empty() && cli_forget_old_results(command, dir.c_str(), quiet))
+                rc = 1;
             if (!quiet)
             {
                 const qr_topology* t = rt.GetNetwork().GetTopology();

@@ -193,6 +193,11 @@ ImportCaptures(const std::string& dir,
     char err[QR_ERRBUF_SIZE];
     if (qr_import_run(&icfg, sc, (dir + "/recording").c_str(), &irep, err))
         return cli_fail("testbed", "import: %s", err);
+    if (cli_forget_old_results("testbed", (dir + "/recording").c_str(), quiet))
+    {
+        qr_import_report_free(irep);
+        return 1;
+    }
     if (!quiet)
         printf("import             %zu connections (the scenario has %zu flows), %" PRIu64
                " packets\n",

@@ -25,20 +25,41 @@ static void recording_id(const char *rec_dir, char *id, size_t size)
     pclose(p);
 }
 
-Test(identity, results_of_a_replaced_recording_are_refused)
+Test(identity, results_of_a_replaced_recording_are_removed_or_refused)
 {
     cr_assert_eq(qreplay("runtime " SMALL " -o %s/a/recording --quiet", dir), 0, "%s", err);
     cr_assert_eq(qreplay("replay %s/a --th 0 --mode tagged --quiet", dir), 0, "%s", err);
-    cr_assert_eq(qreplay("metrics %s/a --no-figures --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("metrics %s/a --quiet", dir), 0, "%s", err);
+    cr_assert(exists("%s/a/figures/qdiff_cdf.png", dir));
+    /* what the user put there */
+    char p[256];
+    snprintf(p, sizeof p, "%s/a/notes.txt", dir);
+    FILE *f = fopen(p, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/a/figures/mine.png", dir);
+    f = fopen(p, "w");
+    fputs("mine\n", f);
+    fclose(f);
     /* another run's captures, imported over a's recording */
     cr_assert_eq(qreplay("runtime " SMALL " --set run.seed=7 -o %s/b/recording --quiet", dir), 0,
                  "%s", err);
     cr_assert_eq(qreplay("export %s/b -o %s/caps --quiet", dir, dir), 0, "%s", err);
     cr_assert_eq(qreplay("import " SMALL " %s/caps/h*.pcap --map %s/caps/hosts.csv --truth %s/b "
-                         "-o %s/a --quiet",
+                         "-o %s/a",
                          dir, dir, dir, dir),
                  0, "%s", err);
-    /* the old replay is another recording's: refused, named, with what to do */
+    /* the old recording's replay, results and figures are gone, said so; the user's files stay */
+    cr_assert(strstr(err, "removed 2 results made from the recording this one replaced"), "%s",
+              err);
+    cr_assert(!exists("%s/a/replay/tagged_th_0", dir) && !exists("%s/a/results.h5", dir) &&
+              !exists("%s/a/figures/qdiff_cdf.png", dir));
+    cr_assert(exists("%s/a/notes.txt", dir) && exists("%s/a/figures/mine.png", dir));
+    /* another recording's replay put back by hand is refused, named, with what to do */
+    cr_assert_eq(qreplay("replay %s/b --th 0 --mode tagged --quiet", dir), 0, "%s", err);
+    snprintf(p, sizeof p, "mkdir -p %s/a/replay && cp -r %s/b/replay/tagged_th_0 %s/a/replay/", dir,
+             dir, dir);
+    cr_assert_eq(system(p), 0);
     cr_assert_eq(qreplay("metrics %s/a --no-figures --quiet", dir), 1);
     cr_assert(strstr(err, "replay/tagged_th_0") && strstr(err, "another recording") &&
                   strstr(err, "qreplay replay"),
@@ -51,6 +72,11 @@ Test(identity, results_of_a_replaced_recording_are_refused)
     /* replayed again, the folder is whole again */
     cr_assert_eq(qreplay("replay %s/a --th 0 --mode tagged --quiet", dir), 0, "%s", err);
     cr_assert_eq(qreplay("diagnose %s/a --no-figures --quiet", dir), 0, "%s", err);
+    /* a runtime of the same scenario over it again: its own results are kept */
+    cr_assert_eq(qreplay("runtime " SMALL " --set run.seed=7 -o %s/b/recording", dir), 0, "%s",
+                 err);
+    cr_assert(exists("%s/b/replay/tagged_th_0/replay.h5", dir) && !strstr(err, "removed"), "%s",
+              err);
 }
 
 Test(identity, the_same_scenario_and_code_is_the_same_recording)

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/random.h"
 #include "qreplay/results.h"
 #include "qreplay/tasks.h"
 #include "qreplay/whatif.h"
@@ -221,7 +222,7 @@ static const qr_h5_field error_fields[] = {
 };
 
 static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_outcome *o,
-                    char *err)
+                    const char *recording_id, char *err)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/whatif.h5", tmp);
@@ -229,6 +230,11 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
     int rc = qr_h5_create(&f, path, err);
     if (rc)
         return rc;
+    /* the recording it was replayed from, as every derived file has it */
+    if ((rc = qr_h5_attr_str(f, "/", "recording_id", recording_id, err)) != QR_OK) {
+        qr_h5_abort(f);
+        return rc;
+    }
     const qr_whatif_grid *g = job->grid;
     size_t nk = qr_whatif_grid_keys(g), np = qr_whatif_grid_points(g);
     qr_h5_field fields[2 + QR_WHATIF_MAX_KEYS];
@@ -371,6 +377,8 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
     int rc = qr_recording_open(&rec, rec_dir, NULL, errbuf);
     if (rc)
         return rc;
+    char rec_id[QR_ID_SIZE];
+    snprintf(rec_id, sizeof rec_id, "%s", qr_recording_id(rec));
     qri_remove_tree(tmp);
     rc = qr_make_dirs(tmp, errbuf);
     qr_partial_add(tmp);
@@ -426,7 +434,7 @@ int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf
                          : QR_ENOMEM;
     }
     if (!rc)
-        rc = write_h5(job, tmp, out, errbuf);
+        rc = write_h5(job, tmp, out, rec_id, errbuf);
     if (!rc) {
         char p[4300];
         snprintf(p, sizeof p, "%s/recorded.h5", tmp);

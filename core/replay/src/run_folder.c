@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/recording.h"
 #include "qreplay/results.h"
 
 char *qr_variant_name(qr_drop_mode mode, int64_t th_ns, char *buf, size_t size)
@@ -90,4 +93,96 @@ nomem:
     closedir(d);
     qr_variants_free(v, k);
     return QR_ENOMEM;
+}
+
+/* Whether path is a result file qreplay wrote of another recording than id (its id read; a file
+ * that is not ours or cannot be read is not "another's": it is left alone). */
+static int of_another(const char *path, const char *id)
+{
+    char got[QR_ID_SIZE];
+    struct stat st;
+    if (stat(path, &st) != 0 || qr_h5_recording_id(path, got, NULL) != QR_OK)
+        return 0;
+    return strcmp(got, id) != 0;
+}
+
+/* Remove run_dir/figures/PREFIX*.png|pdf. */
+static void forget_figures(const char *run_dir, const char *prefix)
+{
+    char p[3 * QR_PATH_MAX];
+    snprintf(p, sizeof p, "%s/figures", run_dir);
+    DIR *d = opendir(p);
+    if (!d)
+        return;
+    struct dirent *e;
+    size_t n = strlen(prefix);
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, n) != 0 || l < 4 ||
+            (strcmp(e->d_name + l - 4, ".png") != 0 && strcmp(e->d_name + l - 4, ".pdf") != 0))
+            continue;
+        snprintf(p, sizeof p, "%s/figures/%s", run_dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    snprintf(p, sizeof p, "%s/figures", run_dir);
+    rmdir(p); /* only if now empty */
+}
+
+int qr_run_folder_forget(const char *run_dir, const char *recording_id, size_t *removed,
+                         char *errbuf)
+{
+    static const struct {
+        const char *file;
+        const char *figures[5]; /* the prefixes of the figures drawn from it */
+    } results[] = {
+        {"results.h5", {"busiest_queue", "runtime_vs_replay", "drop_error", "qdiff_cdf", NULL}},
+        {"diagnosis.h5", {"diagnosis_", NULL}},
+        {"blame.h5", {"blame_", NULL}},
+        {"trace.h5", {"trace_", NULL}},
+        {"isolated.h5", {"tcp_trace", "isolated", NULL}},
+        {"clocks.h5", {NULL}},
+    };
+    char p[3 * QR_PATH_MAX];
+    size_t n = 0;
+    if (removed)
+        *removed = 0;
+    if (!recording_id || !recording_id[0])
+        return QR_OK;
+    for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", run_dir, results[i].file);
+        if (!of_another(p, recording_id))
+            continue;
+        if (unlink(p) != 0)
+            return qri_err(errbuf, QR_EIO,
+                           "%s: cannot remove (a result of the replaced recording): %s", p,
+                           strerror(errno));
+        n++;
+        for (int k = 0; results[i].figures[k]; k++)
+            forget_figures(run_dir, results[i].figures[k]);
+    }
+    char **names = NULL;
+    size_t nv = 0;
+    if (qr_variants_list(run_dir, &names, &nv) != QR_OK)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nv; i++) {
+        snprintf(p, sizeof p, "%s/replay/%s/replay.h5", run_dir, names[i]);
+        if (!of_another(p, recording_id))
+            continue;
+        snprintf(p, sizeof p, "%s/replay/%s", run_dir, names[i]);
+        qri_remove_tree(p);
+        n++;
+    }
+    qr_variants_free(names, nv);
+    snprintf(p, sizeof p, "%s/replay", run_dir);
+    rmdir(p); /* only if now empty */
+    snprintf(p, sizeof p, "%s/whatif/whatif.h5", run_dir);
+    if (of_another(p, recording_id)) {
+        snprintf(p, sizeof p, "%s/whatif", run_dir);
+        qri_remove_tree(p);
+        n++;
+    }
+    if (removed)
+        *removed = n;
+    return QR_OK;
 }

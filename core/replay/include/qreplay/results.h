@@ -62,6 +62,17 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
 int qr_variants_list(const char *run_dir, char ***names, size_t *n);
 void qr_variants_free(char **names, size_t n);
 
+/* After a new recording replaced the one in run_dir/recording (import, runtime or testbed over a
+ * folder): remove what qreplay derived from another recording, so that it is never read as the new
+ * one's: each replay variant (replay/NAME/) whose replay.h5 carries another recording id or none,
+ * results.h5, diagnosis.h5, blame.h5, trace.h5, isolated.h5 and clocks.h5 of another recording,
+ * whatif/ whose whatif.h5 is of another, and the figures drawn from what was removed. Only files
+ * qreplay wrote are touched (a result file is known by its checksum block: a file that is not one,
+ * or is damaged, stays, and every reader refuses it). *removed gets how many results went.
+ * Returns 0 or QR_EIO naming what could not be removed. */
+int qr_run_folder_forget(const char *run_dir, const char *recording_id, size_t *removed,
+                         char *errbuf);
+
 /* The runtime's busiest queue (most arrivals; ties to the smallest switch, port) in an arrival
  * log. Returns 0, QR_ENOTFOUND (no arrivals) or the reader's error. */
 int qr_arrival_log_busiest(const char *path, uint32_t *sw, uint32_t *port, char *errbuf);
