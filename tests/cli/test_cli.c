@@ -416,6 +416,28 @@ Test(cli, import_real_captures_then_replay_them)
     cr_assert(strstr(err, "is inside"), "%s", err);
     cr_assert(exists("%s/run/recording/my-map.csv", dir) &&
               exists("%s/run/recording/pair-a.pcap", dir));
+    /* a capture without a usable connection (one UDP datagram): an error that says why, with the
+     * counts; no folder */
+    snprintf(p, sizeof p, "%s/udp.pcap", dir);
+    f = fopen(p, "wb");
+    static const unsigned char
+        udp[] = {0x4d, 0x3c, 0xb2, 0xa1, 2,  0, 4,   0, 0,  0,  0, 0, 0,  0,
+                 0,    0,    0xff, 0xff, 0,  0, 101, 0, 0,  0,  1, 0, 0,  0,
+                 0,    0,    0,    0,    28, 0, 0,   0, 28, 0,  0, 0, /* record: 1 s, 28 bytes */
+                 0x45, 0,    0,    28,   0,  1, 0,   0, 64, 17, 0, 0, 10, 77,
+                 0,    1,    10,   77,   0,  2, /* IPv4, UDP */
+                 0x30, 0x39, 0x00, 0x35, 0,  8, 0,   0};
+    fwrite(udp, 1, sizeof udp, f);
+    fclose(f);
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s -o %s/none", p, dir), 1);
+    cr_assert(strstr(err, "udp.pcap: no TCP packet in 1 frames: 1 not TCP"), "%s", err);
+    cr_assert(!exists("%s/none", dir), "a failed import leaves no folder");
+    /* a folder where a file belongs */
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini tests/data/captures/pair-a.pcap "
+                         "--map %s -o %s/none",
+                         dir, dir),
+                 1);
+    cr_assert(strstr(err, "a folder, not a file"), "%s", err);
 }
 
 /* issue 13: the clock estimator on a simulated recording, where the true offsets are known, and

@@ -278,8 +278,12 @@ static int via(parser *p, const token *kw)
         snprintf(text, sizeof text, "%s>%s", t->text, b->text);
         uint32_t ids[2];
         size_t n;
-        if (qr_topology_link_parse(p->topo, text, ids, &n, e))
-            return fail(p, t, "%s", e);
+        if (qr_topology_link_parse(p->topo, text, ids, &n, e)) {
+            /* point at the end that is wrong: the message names it (or, for two ends that are
+             * not linked, the second) */
+            int second = strstr(e, "not linked") || (strstr(e, b->text) && !strstr(e, t->text));
+            return fail(p, second ? b : t, "%s", e);
+        }
         qr_node from, to;
         uint32_t port;
         qr_topology_link_ends(p->topo, ids[0], &from, &to, &port);

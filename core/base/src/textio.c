@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "qreplay/textio.h"
@@ -21,6 +22,11 @@ int qr_lines_open(qr_lines **out, const char *path, char *errbuf)
     FILE *fp = fopen(path, "r");
     if (!fp)
         return qri_err(errbuf, QR_ENOENT, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(fp);
+        return qri_err(errbuf, QR_EVALUE, "%s: a folder, not a file", path);
+    }
     qr_lines *l = calloc(1, sizeof *l);
     if (!l || !(l->path = strdup(path))) {
         free(l);
@@ -57,7 +63,7 @@ int qr_lines_next(qr_lines *l, char **line, size_t *len, long *lineno, char *err
         l->buf[n++] = (char)ch;
     }
     if (ferror(l->fp))
-        return qri_err(errbuf, QR_EIO, "%s: read error", l->path);
+        return qri_err(errbuf, QR_EIO, "%s: read error: %s", l->path, strerror(errno));
     if (!got)
         return QR_END;
     if (n && l->buf[n - 1] == '\r')

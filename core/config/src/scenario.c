@@ -1,11 +1,13 @@
 /* Scenario files: a fixed schema of typed keys, parsed from INI with libinih. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -704,7 +706,13 @@ int qr_scenario_load(qr_scenario *s, const char *path, char *errbuf)
         return qri_err(errbuf, QR_EINVAL, "no scenario or path");
     FILE *fp = fopen(path, "r");
     if (!fp)
-        return qri_err(errbuf, QR_ENOENT, "%s: cannot open scenario file", path);
+        return qri_err(errbuf, QR_ENOENT, "%s: cannot open scenario file: %s", path,
+                       strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(fp);
+        return qri_err(errbuf, QR_EVALUE, "%s: a folder, not a scenario file", path);
+    }
     char dir[QR_PATH_MAX];
     qri_strlcpy(dir, path, sizeof dir);
     char *slash = strrchr(dir, '/');

@@ -71,11 +71,20 @@ int qri_pcap_next(pcap_t *pc, const char *path, uint64_t count, uint64_t *offset
     if (*offset)
         *offset += 16 + x->caplen;
     /* nanoseconds (the readers ask libpcap for nanosecond precision whatever the file's) */
-    if (x->ts.tv_sec < 0 || x->ts.tv_usec < 0 || x->ts.tv_usec >= 1000000000 ||
-        (int64_t)x->ts.tv_sec > QR_TIME_MAX / 1000000000)
+    if (x->ts.tv_usec < 0 || x->ts.tv_usec >= 1000000000)
         return qri_err(errbuf, QR_EVALUE,
-                       "%s: packet %" PRIu64 ": timestamp %lld s %ld ns is outside 0 .. 2^62 ns",
-                       path, count + 1, (long long)x->ts.tv_sec, (long)x->ts.tv_usec);
+                       "%s: packet %" PRIu64 ": a damaged record header: its sub-second field is "
+                       "not a fraction of a second",
+                       path, count + 1);
+    if (x->ts.tv_sec < 0)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: packet %" PRIu64 ": a damaged record header: its seconds field is "
+                       "negative (%lld)",
+                       path, count + 1, (long long)x->ts.tv_sec);
+    if ((int64_t)x->ts.tv_sec > QR_TIME_MAX / 1000000000)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: packet %" PRIu64 ": timestamp %lld s is beyond 2^62 ns (the year 2116)",
+                       path, count + 1, (long long)x->ts.tv_sec);
     *time_ns = (int64_t)x->ts.tv_sec * 1000000000 + (int64_t)x->ts.tv_usec;
     if (*time_ns > QR_TIME_MAX)
         return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": timestamp beyond 2^62 ns", path,
