@@ -273,6 +273,20 @@ Test(workload, cdfs_that_would_not_end_or_overflow_are_refused)
     size_t n;
     cr_assert_eq(qr_workload_generate(&w, &fl, &n, err), QR_EVALUE);
     cr_assert(strstr(err, "lower the load"), "%s", err);
+    /* and incasts of more flows: 10^9/s of 10 servers for 10 ms is 10^8 flows */
+    w.load = 0;
+    w.duration_ns = 10000000;
+    w.incast_rate_per_s = 1e9;
+    w.incast_fanin = 10;
+    w.incast_size_bytes = 1000;
+    w.n_hosts = 16;
+    cr_assert_eq(qr_workload_generate(&w, &fl, &n, err), QR_EVALUE);
+    cr_assert(strstr(err, "incast_rate") && strstr(err, "1e+08 flows"), "%s", err);
+    /* a tenth of the bound is generated */
+    w.incast_rate_per_s = (double)QR_FLOWS_MAX; /* a tenth: QR_FLOWS_MAX / 10 flows in 10 ms */
+    cr_assert_eq(qr_workload_generate(&w, &fl, &n, err), QR_OK, "%s", err);
+    cr_assert(n > QR_FLOWS_MAX / 20 && n < QR_FLOWS_MAX / 5, "%zu flows", n);
+    qr_flows_free(fl);
     qr_cdf_destroy(c);
     unlink(path);
 }

@@ -280,6 +280,20 @@ int qr_workload_generate(const qr_workload_cfg *cfg, qr_flow **flows, size_t *n_
         }
     }
     if (!rc && cfg->incast_rate_per_s > 0 && cfg->duration_ns > 0) {
+        double expected =
+            cfg->incast_rate_per_s * (double)cfg->duration_ns / 1e9 * (double)cfg->incast_fanin;
+        if (expected + (double)fv.n > QR_FLOWS_MAX) {
+            gsl_rng_free(r);
+            free(others);
+            free(chosen);
+            free(fv.v);
+            return qri_err(errbuf, QR_EVALUE,
+                           "workload: the incasts would start about %.3g flows (%g/s of %u "
+                           "servers for %.3g s), more than %g with the background: lower "
+                           "[traffic] incast_rate, incast_fanin or duration",
+                           expected, cfg->incast_rate_per_s, cfg->incast_fanin,
+                           (double)cfg->duration_ns / 1e9, (double)QR_FLOWS_MAX);
+        }
         gsl_rng_set(r, (unsigned long)qr_seed_derive(cfg->seed, "workload.incast", 0));
         double mean_gap_ns = 1e9 / cfg->incast_rate_per_s;
         double t = 0;
@@ -322,8 +336,9 @@ int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n
     *flows = NULL;
     *n_flows = 0;
     qr_lines *in;
-    if (qr_lines_open(&in, path, errbuf))
-        return qri_err(errbuf, QR_ENOENT, "%s: cannot open flow list", path);
+    int orc = qr_lines_open(&in, path, errbuf); /* its message names the file and why */
+    if (orc)
+        return orc;
     static const char *const names[4] = {"src", "dst", "bytes", "start"};
     struct flowvec fv = {0};
     char *line;

@@ -35,8 +35,9 @@ double qr_cdf_mean(const qr_cdf *c);
 /* The size at cumulative probability u in [0, 1] (inverse CDF), rounded to whole bytes, >= 1. */
 uint64_t qr_cdf_quantile(const qr_cdf *c, double u);
 
-/* The most flows a schedule may hold (a flow list's lines, a generated background). */
-#define QR_FLOWS_MAX 100000000
+/* The most flows a schedule may hold (a flow list's lines, a generated background and its
+ * incasts): 20 million, some 0.8 GB of schedule; the k=16 cases hold about 10^5. */
+#define QR_FLOWS_MAX 20000000
 
 typedef struct qr_workload_cfg {
     uint64_t seed; /* master seed; streams "workload.background" and "workload.incast" */
