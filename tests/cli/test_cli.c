@@ -416,6 +416,25 @@ Test(cli, import_real_captures_then_replay_them)
     cr_assert(strstr(err, "is inside"), "%s", err);
     cr_assert(exists("%s/run/recording/my-map.csv", dir) &&
               exists("%s/run/recording/pair-a.pcap", dir));
+    /* a file of the user's in the recording folder would go with the recording: refused, kept */
+    snprintf(cmd, sizeof cmd, "rm %s/run/recording/pair-*.pcap %s/run/recording/my-map.csv", dir,
+             dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(p, sizeof p, "%s/run/recording/pcap/notes.txt", dir);
+    f = fopen(p, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/hosts2.csv", dir);
+    f = fopen(p, "w");
+    fputs("address,host,capture\n10.77.0.1,0,pair-a.pcap\n10.77.0.2,2,pair-b.pcap\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("import scenarios/single-switch.ini %s --map %s -o %s/run", caps, p, dir),
+                 1);
+    cr_assert(strstr(err, "pcap/notes.txt was not written by qreplay") &&
+                  strstr(err, "move it out first"),
+              "%s", err);
+    cr_assert(exists("%s/run/recording/pcap/notes.txt", dir) &&
+              exists("%s/run/recording/recording.h5", dir));
     /* a capture without a usable connection (one UDP datagram): an error that says why, with the
      * counts; no folder */
     snprintf(p, sizeof p, "%s/udp.pcap", dir);

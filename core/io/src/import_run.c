@@ -1,5 +1,6 @@
 /* qreplay import, second pass: a recording from operators' captures (import.h). */
 #define _XOPEN_SOURCE 700 /* nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
@@ -1175,6 +1176,50 @@ static int pass(struct imp *m)
     return finish_dirs(m);
 }
 
+/* Whether name is one qreplay writes in a recording's sub-folder sub ("" for the folder itself). */
+static int ours(const char *sub, const char *name)
+{
+    unsigned h;
+    char tail;
+    if (strstr(name, ".partial-") || strstr(name, ".old-"))
+        return 1; /* a temporary of an interrupted run */
+    if (!sub[0])
+        return !strcmp(name, "recording.h5") || !strcmp(name, "pcap") || !strcmp(name, "truth") ||
+               !strcmp(name, ".qreplay-export");
+    if (!strcmp(sub, "pcap"))
+        return sscanf(name, "h%4u.pcap%c", &h, &tail) == 1 && strlen(name) == 10;
+    return !strcmp(name, "truth.h5") || !strcmp(name, "arrivals.qra");
+}
+
+/* The recording folder is replaced whole: refuse if it holds anything qreplay did not write there,
+ * which would go with it. */
+static int check_replaceable(const char *rec_dir, char *errbuf)
+{
+    static const char *const subs[] = {"", "pcap", "truth"};
+    for (size_t i = 0; i < 3; i++) {
+        char d[QR_PATH_MAX + 16];
+        snprintf(d, sizeof d, "%s%s%s", rec_dir, subs[i][0] ? "/" : "", subs[i]);
+        DIR *dir = opendir(d);
+        if (!dir)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            if (!ours(subs[i], e->d_name)) {
+                int rc = qri_err(errbuf, QR_ESAMEFILE,
+                                 "%s/%s was not written by qreplay and would be lost when the "
+                                 "recording in %s is replaced: move it out first",
+                                 d, e->d_name, rec_dir);
+                closedir(dir);
+                return rc;
+            }
+        }
+        closedir(dir);
+    }
+    return QR_OK;
+}
+
 int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *rec_dir,
                   qr_import_report **report, char *errbuf)
 {
@@ -1182,6 +1227,9 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         return qri_err(errbuf, QR_EINVAL, "import: no capture");
     if (report)
         *report = NULL;
+    int crc = check_replaceable(rec_dir, errbuf);
+    if (crc)
+        return crc;
     struct imp m;
     memset(&m, 0, sizeof m);
     m.cfg = cfg;
