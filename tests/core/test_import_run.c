@@ -476,7 +476,9 @@ Test(import_run, failures_leave_nothing_and_keep_the_earlier_recording)
     char err[QR_ERRBUF_SIZE], dir[256], marker[300], path[256];
     snprintf(dir, sizeof dir, "%s/rec", tmpdir);
     mkdir(dir, 0755);
-    snprintf(marker, sizeof marker, "%s/earlier", dir);
+    snprintf(marker, sizeof marker, "%s/truth", dir);
+    mkdir(marker, 0755);
+    snprintf(marker, sizeof marker, "%s/truth/truth.h5", dir); /* an earlier recording's */
     fclose(fopen(marker, "w"));
     qr_scenario *s = star();
     const char *missing[1] = {"/nonexistent/x.pcap"};
