@@ -1,5 +1,6 @@
 /* The program's terminal: error messages, progress lines and interrupts (report.h). */
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -112,7 +113,9 @@ static volatile sig_atomic_t watch_off;
 
 static void *watchdog(void *arg)
 {
-    (void)arg;
+    /* running: the starter may go on (a thread still starting when the program exits leaves
+     * the sanitizers' start-up allocation behind, reported as a leak) */
+    sem_post(arg);
     struct timespec tick = {0, 20 * 1000 * 1000};
     for (;;) {
         while (!cli_signal)
@@ -135,14 +138,19 @@ void cli_start_watchdog(const char *command, void (*undo)(void))
 {
     watch_command = command;
     watch_undo = undo;
+    static sem_t started;
     pthread_t t;
     pthread_attr_t a;
+    sem_init(&started, 0, 0);
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 64 * 1024);
-    if (pthread_create(&t, &a, watchdog, NULL) != 0) {
-        /* without it, a command stops when its own loops see the signal */
+    if (pthread_create(&t, &a, watchdog, &started) == 0) {
+        while (sem_wait(&started) != 0) {
+            /* EINTR: a signal came; wait on */
+        }
     }
+    /* else without it, a command stops when its own loops see the signal */
     pthread_attr_destroy(&a);
 }
 
