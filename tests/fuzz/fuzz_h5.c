@@ -244,6 +244,19 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     path_of(slot, p, sizeof p);
     write_file(p, b, n);
     int same = n == valid_size[slot % 3] && !memcmp(b, valid[slot % 3], n);
+    /* a changed file whose block is the right sum of its bytes was summed again on purpose (the
+     * fuzzer learns the digest from the comparison): it is read like mode 1 */
+    int resummed = 0;
+    if (!same && n >= 512)
+    {
+        unsigned char* again = malloc(n);
+        if (!again)
+            abort();
+        memcpy(again, b, n);
+        fix_checksum(again, n);
+        resummed = !memcmp(again, b, 512);
+        free(again);
+    }
     int rc = 0;
     switch (slot)
     {
@@ -293,7 +306,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     }
     }
     FUZZ_CHECK(rc == QR_OK || (err[0] && strstr(err, dir)), "refused without naming it: %s", err);
-    if (!fix && !same)
+    if (!fix && !same && !resummed)
         FUZZ_CHECK(rc != QR_OK, "a changed file was read: %s", slots[slot]);
     /* put the valid file back for the next input */
     write_file(p, valid[slot % 3], valid_size[slot % 3]);
