@@ -26,6 +26,13 @@ static const cli_opt opts[] = {
     {"arrivals", 0, CLI_VALUE, "FILE", "an arrival log to take them from instead"},
     {"no-replay", 0, CLI_FLAG, NULL, "no arrivals: only what hosts recorded"},
     {"dupthresh", 0, CLI_VALUE, "N", "duplicate ACKs that start a fast retransmission (3)"},
+    {"rto-min", 0, CLI_VALUE, "TIME",
+     "imports: the hosts' minimum RTO (200ms, Linux's); a timer's resend sooner is a\n"
+     "                         tail-loss probe or RACK's"},
+    {"idle", 0, CLI_VALUE, "TIME", "imports: application idle that ends an exchange (1ms)"},
+    {"path-rate", 0, CLI_VALUE, "RATE",
+     "imports: the paths' bottleneck rate (default: the scenario's link rate if the\n"
+     "                         captures come from its network, else measured per connection)"},
     CLI_OPT_OUT("write diagnosis.h5 here (default: DIR/diagnosis.h5)"),
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
@@ -42,6 +49,16 @@ static const cli_spec spec = {
     "not enough duplicate ACKs, ACK drops), late fast retransmission, handshake loss, congestion\n"
     "without loss, receiver limit, delayed-ACK stall. A replay's arrivals add the queueing per\n"
     "hop and name the shared-buffer blackhole episodes the flow's losses fell in.\n\n"
+    "A connection is its exchanges both ways: data one way between idle periods (a request,\n"
+    "its response, a bulk transfer). For imported captures each exchange is diagnosed from what\n"
+    "its capture point could see: losses only from evidence (a receive record, retransmissions,\n"
+    "SACKs, duplicate ACKs, cumulative ACKs); a packet without a record or an ACK is \"not "
+    "seen\",\n"
+    "never lost; reordering is not loss; Linux's tail-loss probes, RACK and SACK recovery are\n"
+    "told from RTOs. The ideal comes from the connection's own path (its minimum RTT and the\n"
+    "rate it sustained, or --path-rate) unless the captures come from the scenario's network\n"
+    "(import --network scenario, the testbed); per-queue conclusions (a replay's queueing and\n"
+    "blackholes) need that too.\n\n"
     "Writes DIR/diagnosis.h5 (/flows for every flow, /evidence for the selected ones, /causes;\n"
     "with arrivals /blackholes and /blackhole_series), prints a table of the selected flows and\n"
     "the causes per size class, and draws figures (analysis/plot_diagnosis.py): causes per size\n"
@@ -66,6 +83,8 @@ int qr_cmd_diagnose(int argc, char **argv)
     const char *dir = a.pos[0], *sel = cli_value(&a, "flows"), *tail = cli_value(&a, "tail");
     const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
     const char *dup = cli_value(&a, "dupthresh"), *outp = cli_value(&a, "out");
+    const char *rto_min = cli_value(&a, "rto-min"), *idle = cli_value(&a, "idle");
+    const char *path_rate = cli_value(&a, "path-rate");
     int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
     int figures = cli_count(&a, "no-figures") == 0;
     char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
@@ -93,6 +112,18 @@ int qr_cmd_diagnose(int argc, char **argv)
             goto out;
         }
         o.dupthresh = (uint32_t)v;
+    }
+    if (rto_min && (qr_parse_time_ns(rto_min, &o.rto_min_ns, err) || o.rto_min_ns <= 0)) {
+        rc = cli_usage_error("diagnose", "--rto-min: '%s' is not a time above 0", rto_min);
+        goto out;
+    }
+    if (idle && (qr_parse_time_ns(idle, &o.idle_ns, err) || o.idle_ns <= 0)) {
+        rc = cli_usage_error("diagnose", "--idle: '%s' is not a time above 0", idle);
+        goto out;
+    }
+    if (path_rate && (qr_parse_rate_bps(path_rate, &o.path_rate_bps, err) || !o.path_rate_bps)) {
+        rc = cli_usage_error("diagnose", "--path-rate: '%s' is not a rate above 0", path_rate);
+        goto out;
     }
     if (sel && !strcmp(sel, "all")) {
         o.all = 1;
@@ -133,10 +164,24 @@ int qr_cmd_diagnose(int argc, char **argv)
                              sizeof in.arrivals);
     if (rc)
         goto out;
-    rc = cli_analysis_open("diagnose", rec_dir, NULL, out, !no_replay, &prog, &in);
+    rc = cli_analysis_open("diagnose", rec_dir, NULL, out, 0, &prog, &in);
     if (rc)
         goto out;
     rec = in.rec;
+    /* per-queue conclusions need the packets' paths: captures from an unknown network have none */
+    int no_path = qr_recording_imported(rec) && !qr_recording_network_known(rec);
+    if (no_path && (replay || arrivals)) {
+        rc = cli_fail("diagnose",
+                      "%s: the captures' network is unknown, so a replay through the scenario's "
+                      "network says nothing of their queues (import them with --network scenario "
+                      "if they were taken in it)",
+                      rec_dir);
+        goto out;
+    }
+    if (no_path)
+        in.arrivals[0] = '\0';
+    else if (!no_replay && (rc = cli_analysis_replay("diagnose", out, &prog, &in)))
+        goto out;
     o.arrivals = in.arrivals[0] ? in.arrivals : NULL;
     o.progress = cli_progress_line;
     o.progress_ctx = &prog;
@@ -155,7 +200,11 @@ int qr_cmd_diagnose(int argc, char **argv)
     if (!quiet) {
         printf("recording          %s (%zu flows, %zu selected)\n", rec_dir, dg.n_flows,
                dg.selected);
-        printf("arrivals           %s\n", cli_analysis_arrivals_text(&in));
+        if (no_path)
+            printf("arrivals           none: the captures' network is unknown (no per-queue "
+                   "conclusions; import --network scenario if they come from the scenario's)\n");
+        else
+            printf("arrivals           %s\n", cli_analysis_arrivals_text(&in));
         printf("output             %s\n\n", out);
         cli_print_diagnosis(&dg, stdout);
     }

@@ -22,6 +22,10 @@ static const cli_opt opts[] = {
      "order)"},
     {"clock", 0, CLI_VALUE, "MODE",
      "auto (default: reconcile when two hosts were captured at both ends), reconcile, none"},
+    {"network", 0, CLI_VALUE, "WHERE",
+     "unknown (default: the captures come from some network; analyses measure the\n"
+     "                         path from the packets) or scenario (they were taken in the\n"
+     "                         scenario's network: its paths, rates and queues are theirs)"},
     {"truth", 0, CLI_VALUE, "RUNDIR",
      "the captures were exported from this simulated run (qreplay export): carry its\n"
      "                         ground truth over, so qreplay metrics scores replays of the import"},
@@ -106,6 +110,9 @@ static void print_summary(const qr_import_report *r, const char *dir)
     if (r->unknown_tail)
         printf("fate unknown       %" PRIu64 " sent outside the receiver's capture\n",
                r->unknown_tail);
+    if (r->overtaken)
+        printf("reordered          %" PRIu64 " segments arrived after one sent later (not drops)\n",
+               r->overtaken);
     if (r->reordered)
         printf("IP ID jumps        %" PRIu64 " received out of IP ID order or after a jump of more "
                "than %d (not read as drops)\n",
@@ -137,8 +144,16 @@ int qr_cmd_import(int argc, char **argv)
     const char **sets = cli_list(&a, "set", &n_sets);
     const char *outdir = cli_value(&a, "out"), *map = cli_value(&a, "map");
     const char *clock = cli_value(&a, "clock"), *truth = cli_value(&a, "truth");
+    const char *network = cli_value(&a, "network");
     int quiet = cli_count(&a, "quiet") > 0;
     qr_import_cfg cfg = {0};
+    if (network && strcmp(network, "unknown") && strcmp(network, "scenario")) {
+        rc = cli_usage_error("import", "--network: '%s' is not unknown or scenario", network);
+        cli_args_free(&a);
+        return rc;
+    }
+    /* an export of a simulated run crossed the scenario's network */
+    cfg.network_known = (network && !strcmp(network, "scenario")) || truth;
     if (!clock || !strcmp(clock, "auto"))
         cfg.clock = QR_IMPORT_CLOCK_AUTO;
     else if (!strcmp(clock, "reconcile"))

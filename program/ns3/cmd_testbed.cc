@@ -189,6 +189,7 @@ ImportCaptures(const std::string& dir,
     icfg.map = map.data();
     icfg.n_map = hosts;
     icfg.clock = QR_IMPORT_CLOCK_NONE;
+    icfg.network_known = 1; /* the captures are of the testbed's own network */
     qr_import_report* irep = nullptr;
     char err[QR_ERRBUF_SIZE];
     if (qr_import_run(&icfg, sc, (dir + "/recording").c_str(), &irep, err))

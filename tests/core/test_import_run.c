@@ -20,6 +20,8 @@
 
 #define CAP(name) QR_SOURCE_DIR "/tests/data/captures/" name
 
+#include "crafted.h"
+
 static char tmpdir[128];
 
 static void make_tmp(void)
@@ -36,45 +38,6 @@ static void rm_tmp(void)
 }
 
 TestSuite(import_run, .init = make_tmp, .fini = rm_tmp);
-
-/* The 3-host star of 10 Gbps links. */
-static qr_scenario *star(void)
-{
-    char err[QR_ERRBUF_SIZE];
-    qr_scenario *s;
-    cr_assert_eq(qr_scenario_create(&s), QR_OK);
-    cr_assert_eq(qr_scenario_load_string(s,
-                                         "[topology]\nkind = star\nhosts = 3\n[links]\nrate = "
-                                         "10Gbps\ndelay = 1us\n",
-                                         "test", ".", err),
-                 QR_OK, "%s", err);
-    cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
-    return s;
-}
-
-static qr_host_map_entry entry(const char *addr, uint32_t host, const char *capture)
-{
-    qr_host_map_entry e;
-    memset(&e, 0, sizeof e);
-    cr_assert_eq(qr_addr_parse(addr, e.addr), QR_OK);
-    e.host = host;
-    e.line = host + 1;
-    snprintf(e.capture, sizeof e.capture, "%s", capture);
-    return e;
-}
-
-static qr_import_report *import(const char *const *caps, size_t n, const qr_host_map_entry *map,
-                                size_t n_map, qr_import_clock clock, const char *dir)
-{
-    char err[QR_ERRBUF_SIZE];
-    qr_scenario *s = star();
-    qr_import_cfg cfg = {caps, n, map, n_map, clock, NULL, NULL};
-    qr_import_report *r = NULL;
-    int rc = qr_import_run(&cfg, s, dir, &r, err);
-    qr_scenario_destroy(s);
-    cr_assert_eq(rc, QR_OK, "%s", err);
-    return r;
-}
 
 /* ---- pcap surgery on nanosecond little-endian pcaps (what tcpdump wrote here) ---- */
 
@@ -335,47 +298,6 @@ Test(import_run, planted_drops_are_found_segment_for_segment)
     qr_import_report_free(r);
 }
 
-/* ---- crafted captures: raw IPv4, written with qreplay's own trace writer ---- */
-
-static qr_packet tcp(int64_t t, const char *src, const char *dst, uint16_t sp, uint16_t dp,
-                     uint32_t seq, uint32_t ack, uint8_t flags, uint16_t payload, uint16_t id)
-{
-    qr_packet p;
-    memset(&p, 0, sizeof p);
-    uint8_t a[16], b[16];
-    qr_addr_parse(src, a);
-    qr_addr_parse(dst, b);
-    p.time_ns = t;
-    p.src_ip = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
-    p.dst_ip = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
-    p.src_port = sp;
-    p.dst_port = dp;
-    p.proto = 6;
-    p.ttl = 64;
-    p.ip_id = id;
-    p.ip_len = (uint16_t)(40 + payload);
-    p.seq = seq;
-    p.ack = ack;
-    p.tcp_flags = flags;
-    p.window = 1000;
-    return p;
-}
-
-static void write_capture(const char *path, const qr_packet *p, size_t n)
-{
-    char err[QR_ERRBUF_SIZE];
-    qr_trace_writer *w;
-    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
-    for (size_t i = 0; i < n; i++)
-        cr_assert_eq(qr_trace_write(w, &p[i], err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
-}
-
-#define A "192.0.2.1"
-#define B "192.0.2.2"
-#define MS 1000000
-#define ACKF QR_TCP_ACK
-
 /* Only the sender captured: the original of a retransmitted segment is the drop; the receiver is
  * reconstructed from what the sender received (its SYN-ACK's IP ID 0 starts no sequence). */
 Test(import_run, sender_only_retransmission_is_the_evidence)
@@ -458,6 +380,69 @@ Test(import_run, receiver_only_ip_id_gap_is_the_evidence)
     qr_import_report_free(r);
 }
 
+/* Both ends captured, one segment overtaken on the way (it arrives 100 us after the next one):
+ * reordered, not a drop, and its receive time kept. The same segment never arriving is a drop. */
+Test(import_run, an_overtaken_segment_is_reordered_not_lost)
+{
+    char pa[256], pb[256], dir[256];
+    snprintf(pa, sizeof pa, "%s/a.pcap", tmpdir);
+    snprintf(pb, sizeof pb, "%s/b.pcap", tmpdir);
+    for (int lose = 0; lose < 2; lose++) {
+        int64_t late = 8 * MS + 100000; /* after segment 1101+1000's arrival at 8 ms */
+        qr_packet a[] = {
+            tcp(1 * MS, A, B, 40000, 80, 100, 0, QR_TCP_SYN, 0, 10),
+            tcp(3 * MS, B, A, 80, 40000, 900, 101, QR_TCP_SYN | ACKF, 0, 0),
+            tcp(4 * MS, A, B, 40000, 80, 101, 901, ACKF, 0, 11),
+            tcp(5 * MS, A, B, 40000, 80, 101, 901, ACKF, 1000, 12),
+            tcp(5 * MS + 10000, A, B, 40000, 80, 1101, 901, ACKF, 1000, 13),
+            tcp(5 * MS + 20000, A, B, 40000, 80, 2101, 901, ACKF, 1000, 14),
+            tcp(5 * MS + 30000, A, B, 40000, 80, 3101, 901, ACKF, 1000, 15),
+            tcp(12 * MS, B, A, 80, 40000, 901, 4101, ACKF, 0, 301),
+        };
+        qr_packet b[] = {
+            tcp(2 * MS, A, B, 40000, 80, 100, 0, QR_TCP_SYN, 0, 10),
+            tcp(2 * MS + 1000, B, A, 80, 40000, 900, 101, QR_TCP_SYN | ACKF, 0, 0),
+            tcp(6 * MS, A, B, 40000, 80, 101, 901, ACKF, 0, 11),
+            tcp(7 * MS, A, B, 40000, 80, 101, 901, ACKF, 1000, 12),
+            tcp(8 * MS, A, B, 40000, 80, 2101, 901, ACKF, 1000, 14),
+            tcp(late, A, B, 40000, 80, 1101, 901, ACKF, 1000, 13),
+            tcp(9 * MS, A, B, 40000, 80, 3101, 901, ACKF, 1000, 15),
+            tcp(11 * MS, B, A, 80, 40000, 901, 4101, ACKF, 0, 301),
+        };
+        size_t nb = sizeof b / sizeof b[0];
+        if (lose) {
+            memmove(&b[5], &b[6], (nb - 6) * sizeof b[0]);
+            nb--;
+        }
+        write_capture(pa, a, sizeof a / sizeof a[0]);
+        write_capture(pb, b, nb);
+        qr_host_map_entry map[2] = {entry(A, 0, "a.pcap"), entry(B, 1, "b.pcap")};
+        const char *caps[2] = {pa, pb};
+        snprintf(dir, sizeof dir, "%s/rec%d", tmpdir, lose);
+        qr_import_report *r = import(caps, 2, map, 2, QR_IMPORT_CLOCK_NONE, dir);
+        cr_assert_eq(r->drops[QR_EVIDENCE_BOTH], (uint64_t)lose);
+        cr_assert_eq(r->overtaken, (uint64_t)!lose);
+        cr_assert_eq(r->unmatched_received, 0);
+        qr_recording *rec = open_rec(dir);
+        size_t n;
+        const qr_rec_packet *pk = qr_recording_packets(rec, 0, &n);
+        cr_assert_eq(n, 6, "SYN, ACK, four segments");
+        int64_t t;
+        int got = qr_recording_received(rec, qr_packet_id(pk[3].dir, pk[3].seq), &t);
+        cr_assert_eq(pk[3].pk.seq, 1101);
+        if (lose) {
+            cr_assert_eq(got, QR_ENOTFOUND);
+            cr_assert_eq(pk[3].drop_tag, 1);
+        } else {
+            cr_assert_eq(got, QR_OK);
+            cr_assert_eq(t, late - r->time_base_ns, "its own arrival time");
+            cr_assert_eq(pk[3].drop_tag, 0);
+        }
+        qr_recording_close(rec);
+        qr_import_report_free(r);
+    }
+}
+
 static int exists_like(const char *dir, const char *prefix)
 {
     DIR *d = opendir(dir);
@@ -482,13 +467,13 @@ Test(import_run, failures_leave_nothing_and_keep_the_earlier_recording)
     fclose(fopen(marker, "w"));
     qr_scenario *s = star();
     const char *missing[1] = {"/nonexistent/x.pcap"};
-    qr_import_cfg cfg = {missing, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL};
+    qr_import_cfg cfg = {missing, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0};
     cr_assert_eq(qr_import_run(&cfg, s, dir, NULL, err), QR_ENOENT);
     cr_assert_not_null(strstr(err, "/nonexistent/x.pcap"), "%s", err);
     /* one capture: nothing to reconcile */
     const char *one[1] = {CAP("pair-a.pcap")};
     qr_host_map_entry map[1] = {entry("10.77.0.1", 0, "pair-a.pcap")};
-    qr_import_cfg cfg2 = {one, 1, map, 1, QR_IMPORT_CLOCK_RECONCILE, NULL, NULL};
+    qr_import_cfg cfg2 = {one, 1, map, 1, QR_IMPORT_CLOCK_RECONCILE, NULL, NULL, 0};
     cr_assert_eq(qr_import_run(&cfg2, s, dir, NULL, err), QR_EVALUE);
     cr_assert_not_null(strstr(err, "--clock reconcile"), "%s", err);
     /* a capture of UDP only */
@@ -497,7 +482,7 @@ Test(import_run, failures_leave_nothing_and_keep_the_earlier_recording)
     u.proto = 17;
     write_capture(path, &u, 1);
     const char *udp[1] = {path};
-    qr_import_cfg cfg3 = {udp, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL};
+    qr_import_cfg cfg3 = {udp, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0};
     cr_assert_eq(qr_import_run(&cfg3, s, dir, NULL, err), QR_ENOTFOUND);
     cr_assert_not_null(strstr(err, "no TCP packet in 1 frames: 1 not TCP"), "%s", err);
     cr_assert_eq(access(marker, F_OK), 0, "the earlier recording is kept");

@@ -16,15 +16,29 @@
 #include "qreplay/units.h"
 
 static const char *const part_names[QR_PARTS] = {"handshake", "rto", "recovery", "receiver",
-                                                 "delack",    "app", "queueing", "sending"};
-static const char *const cause_names[QR_CAUSES] = {
-    "none",           "handshake-loss", "rto",          "rto-few-dupacks",
-    "tail-drop",      "ack-drop",       "late-fr",      "fast-retransmit",
-    "congestion",     "receiver-limit", "delack-stall", "app-limited",
-    "lost-retransmit"};
+                                                 "delack",    "app", "queueing", "sending",
+                                                 "tlp",       "loss"};
+static const char *const cause_names[QR_CAUSES] = {"none",
+                                                   "handshake-loss",
+                                                   "rto",
+                                                   "rto-few-dupacks",
+                                                   "tail-drop",
+                                                   "ack-drop",
+                                                   "late-fr",
+                                                   "fast-retransmit",
+                                                   "congestion",
+                                                   "receiver-limit",
+                                                   "delack-stall",
+                                                   "app-limited",
+                                                   "lost-retransmit",
+                                                   "tail-loss-probe",
+                                                   "rack",
+                                                   "loss",
+                                                   "unknown"};
 static const char *const event_names[QR_EV_KINDS] = {
-    "lost",      "rto",         "fast-retransmit", "recovery", "dupack",
-    "syn-again", "delayed-ack", "zero-window",     "blackhole"};
+    "lost",      "rto",         "fast-retransmit", "recovery",    "dupack",
+    "syn-again", "delayed-ack", "zero-window",     "blackhole",   "tlp",
+    "rack",      "reordered",   "spurious",        "unknown-retx"};
 static const char *const class_names[QR_DIAG_CLASSES] = {"<100KB", "100KB-1MB", "1-10MB", ">10MB"};
 
 const char *qr_diag_part_name(qr_diag_part p)
@@ -98,6 +112,16 @@ typedef struct {
      * true time, with the busy time before each) */
     struct host_busy *busy;
     uint32_t hosts;
+    int64_t *off; /* per host: its clock's offset, taken out of its times (the reconciled
+                   * estimate; imports were reconciled when imported) */
+    /* the connection model (tcpconn.h) */
+    qr_tc_cfg tcfg;
+    int imported;
+    qr_tc_pkt *tp[2];
+    const qr_rec_packet **tp_rec[2];
+    size_t tp_cap[2];
+    qr_diagnosis *out;
+    size_t cap_exchanges;
 } ctx;
 
 struct host_busy {
@@ -118,7 +142,7 @@ static int host_busy_make(ctx *x, uint32_t h)
     struct host_busy *b = &x->busy[h];
     size_t n;
     const qr_rec_packet *pk = qr_recording_packets(x->rec, h, &n);
-    int64_t off = qr_recording_clock_offset(x->rec, h);
+    int64_t off = x->off[h];
     int64_t *iv = malloc((n ? n : 1) * 2 * sizeof *iv);
     b->start = malloc((n ? n : 1) * sizeof *b->start);
     b->end = malloc((n ? n : 1) * sizeof *b->end);
@@ -194,8 +218,8 @@ static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
     if (qri_reserve((void **)&x->buf, &x->buf_cap, off + cnt, sizeof *x->buf, 256))
         return QR_ENOMEM;
     uint32_t src = qr_flow_table_dir_src(x->ft, dir), dst = qr_flow_table_dir_dst(x->ft, dir);
-    int64_t off_src = qr_recording_clock_offset(x->rec, src);
-    int64_t off_dst = qr_recording_clock_offset(x->rec, dst);
+    int64_t off_src = x->off[src];
+    int64_t off_dst = x->off[dst];
     for (uint32_t i = 0; i < cnt; i++) {
         dpkt *d = &x->buf[off + i];
         d->pk = x->idx[x->dir_first[dir] + i];
@@ -352,6 +376,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     o->size_class = qr_diag_class_of(fl->bytes);
     o->start_ns = fl->start_ns;
     o->fct_ns = -1;
+    o->min_rtt_ns = -1;
     size_t nd, na;
     int rc = load_dir(x, D, 0, &nd);
     if (!rc)
@@ -426,10 +451,10 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
                                               c->links.rate_bps, c->links.delay_ns);
     o->ideal_ns = lat_syn + lat_synack + transfer;
     if (o->completed) {
-        o->fct_ns = end - fl->start_ns;
+        o->fct_ns = end - o->start_ns;
         o->slowdown = o->ideal_ns > 0 ? (double)o->fct_ns / (double)o->ideal_ns : 0;
     }
-    int64_t stop = o->completed ? end : fl->start_ns;
+    int64_t stop = o->completed ? end : o->start_ns;
     for (size_t i = 0; i < nd; i++)
         if (!o->completed && d[i].tx > stop)
             stop = d[i].tx;
@@ -512,7 +537,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     uint32_t dupacks = 0;
     int64_t dup_thresh_t = -1;
     int zero_open = 0;
-    int64_t t_prev = fl->start_ns;
+    int64_t t_prev = o->start_ns;
     int64_t cause_ns[QR_CAUSES] = {0};
     int cur_part = QR_PART_HANDSHAKE;
     int64_t held_for_next = -1; /* the hold of the ACK ending the current gap */
@@ -691,7 +716,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
     }
     /* the cause: the one that cost the most time, if it cost at least 5% of the flow's time */
     o->cause = QR_CAUSE_NONE;
-    int64_t best = (stop - fl->start_ns) / 20;
+    int64_t best = (stop - o->start_ns) / 20;
     for (int k = 1; k < QR_CAUSES; k++)
         if (cause_ns[k] > best) {
             best = cause_ns[k];
@@ -700,6 +725,242 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
 out:
     free(hold);
     free(ev);
+    return rc;
+}
+
+/* ---- the connection model: exchanges both ways (tcpconn.h) ---- */
+
+/* The packets of flow f's direction k (0: data, 1: ACKs) as the connection model takes them:
+ * what its receiver alone saw is its record (received packets, in arrival order). */
+static int conn_dir(ctx *x, uint32_t dir, const dpkt *d, size_t n, int k, qr_tc_dir *out)
+{
+    if (qri_reserve((void **)&x->tp[k], &x->tp_cap[k], n ? n : 1, sizeof *x->tp[k], 64))
+        return QR_ENOMEM;
+    const qr_rec_packet **v = realloc(x->tp_rec[k], x->tp_cap[k] * sizeof *v);
+    if (!v)
+        return QR_ENOMEM;
+    x->tp_rec[k] = v;
+    unsigned seen = qr_recording_seen(x->rec, dir);
+    int receiver_only = !(seen & QR_TC_AT_SENDER);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (receiver_only && d[i].rx < 0)
+            continue; /* made up from an IP ID gap, not observed */
+        x->tp[k][m] = (qr_tc_pkt){&d[i].pk->pk, d[i].tx, d[i].rx};
+        x->tp_rec[k][m] = d[i].pk;
+        m++;
+    }
+    *out = (qr_tc_dir){x->tp[k], m, seen};
+    return QR_OK;
+}
+
+static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur)
+{
+    static const qr_diag_cause of_part[QR_TC_PARTS] = {[QR_TC_PART_TRANSFER] = QR_CAUSE_NONE,
+                                                       [QR_TC_PART_QUEUEING] = QR_CAUSE_CONGESTION,
+                                                       [QR_TC_PART_RTO] = QR_CAUSE_RTO,
+                                                       [QR_TC_PART_TLP] = QR_CAUSE_TLP,
+                                                       [QR_TC_PART_RECOVERY] =
+                                                           QR_CAUSE_FAST_RETRANSMIT,
+                                                       [QR_TC_PART_RWND] = QR_CAUSE_RECEIVER,
+                                                       [QR_TC_PART_APP] = QR_CAUSE_APP,
+                                                       [QR_TC_PART_LOSS] = QR_CAUSE_LOSS,
+                                                       [QR_TC_PART_DELACK] = QR_CAUSE_DELACK};
+    /* what took it beyond its ideal: nothing, if it stayed within 5% of it */
+    if (e->ideal_ns > 0 && e->end_ns >= 0 && dur - e->ideal_ns < dur / 20)
+        return QR_CAUSE_NONE;
+    int best = -1;
+    for (int p = QR_TC_PART_QUEUEING; p < QR_TC_PARTS; p++)
+        if (e->part_ns[p] > dur / 20 && (best < 0 || e->part_ns[p] > e->part_ns[best]))
+            best = p;
+    if (best < 0)
+        return e->ideal_ns > 0 ? QR_CAUSE_NONE : QR_CAUSE_UNKNOWN;
+    if (best == QR_TC_PART_RECOVERY && e->trig[QR_TC_RACK] > e->trig[QR_TC_FAST])
+        return QR_CAUSE_RACK;
+    return of_part[best];
+}
+
+static int conn_events(ctx *x, uint32_t f, const qr_tc_conn *c, const qr_tc_dir *dirs)
+{
+    static const qr_diag_event_kind of_trig[QR_TC_TRIGGERS] = {
+        [QR_TC_RTO] = QR_EV_RTO,   [QR_TC_AFTER_RTO] = QR_EV_RECOVERY,
+        [QR_TC_TLP] = QR_EV_TLP,   [QR_TC_FAST] = QR_EV_FAST,
+        [QR_TC_RACK] = QR_EV_RACK, [QR_TC_RECOVERY] = QR_EV_RECOVERY,
+        [QR_TC_SYN] = QR_EV_SYN,   [QR_TC_UNKNOWN_TRIGGER] = QR_EV_UNKNOWN_RETX};
+    int rc = QR_OK;
+    for (int k = 0; k < 2 && !rc; k++) {
+        uint32_t dir = k ? qr_dir_ack(f) : qr_dir_data(f);
+        int at_sender = (dirs[k].seen & QR_TC_AT_SENDER) != 0;
+        for (size_t i = 0; i < dirs[k].n && !rc; i++) {
+            const qr_tc_pkt_info *in = &c->info[k][i];
+            const qr_tc_pkt *p = &dirs[k].p[i];
+            uint64_t id = qr_packet_id(dir, x->tp_rec[k][i]->seq);
+            int64_t t = at_sender ? p->tx_ns : p->rx_ns;
+            uint64_t seq = (uint64_t)in->seq;
+            if (in->fate == QR_TC_LOST && in->len)
+                rc = add_event(x, f, QR_EV_LOST, t, id, seq, in->len, 0, 0);
+            if (!rc && in->trigger != QR_TC_ORIGINAL)
+                rc =
+                    add_event(x, f, of_trig[in->trigger], t, id, seq,
+                              in->trigger == QR_TC_RTO ? (int64_t)QR_CAUSE_RTO : in->dupacks, 0, 0);
+            if (!rc && in->reordered)
+                rc = add_event(x, f, QR_EV_REORDERED, t, id, seq, in->len, 0, 0);
+            if (!rc && in->spurious)
+                rc = add_event(x, f, QR_EV_SPURIOUS, t, id, seq, in->len, 0, 0);
+        }
+    }
+    return rc;
+}
+
+/* The exchanges of flow f into o (and, in the first pass, x->out->exchanges). For an import, the
+ * flow's row is the connection's: both directions, every exchange. */
+static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
+{
+    const qr_flow *fl = qr_flow_table_flow(x->ft, f);
+    size_t nd, na;
+    int rc = load_dir(x, qr_dir_data(f), 0, &nd);
+    if (!rc)
+        rc = load_dir(x, qr_dir_ack(f), nd, &na);
+    if (rc)
+        return rc;
+    qr_tc_dir dirs[2];
+    if ((rc = conn_dir(x, qr_dir_data(f), x->buf, nd, 0, &dirs[0])) ||
+        (rc = conn_dir(x, qr_dir_ack(f), x->buf + nd, na, 1, &dirs[1])))
+        return rc;
+    qr_tc_conn c;
+    if ((rc = qr_tc_analyse(&c, dirs, &x->tcfg, NULL))) {
+        qr_tc_conn_free(&c);
+        return rc;
+    }
+    uint32_t first_exchange = o->first_exchange;
+    if (x->imported) {
+        uint8_t sel = o->selected;
+        memset(o, 0, sizeof *o);
+        o->selected = sel;
+        o->flow = f;
+        o->src = fl->src;
+        o->dst = fl->dst;
+        o->bytes = c.dir[0].bytes;
+        o->start_ns = c.first_ns;
+        o->fct_ns = -1;
+    }
+    o->bytes_back = c.dir[1].bytes;
+    o->exchanges = (uint32_t)c.n_ex;
+    o->end = c.end;
+    o->min_rtt_ns = c.min_rtt_ns;
+    o->path_rate_bps = c.rate_bps;
+    o->ideal_measured = (uint8_t)x->imported;
+    o->tlps = c.dir[0].trig[QR_TC_TLP] + c.dir[1].trig[QR_TC_TLP];
+    o->racks = c.dir[0].trig[QR_TC_RACK] + c.dir[1].trig[QR_TC_RACK];
+    o->unknown_retx = c.dir[0].trig[QR_TC_UNKNOWN_TRIGGER] + c.dir[1].trig[QR_TC_UNKNOWN_TRIGGER];
+    o->undos = c.dir[0].undos + c.dir[1].undos;
+    o->not_seen = c.dir[0].not_seen + c.dir[1].not_seen;
+    o->reordered = c.dir[0].reordered + c.dir[1].reordered;
+    o->spurious = c.dir[0].spurious + c.dir[1].spurious;
+    qr_diagnosis *out = x->out;
+    o->first_exchange = first_exchange;
+    if (first_pass) {
+        o->first_exchange = (uint32_t)out->n_exchanges;
+        for (size_t i = 0; i < c.n_ex && !rc; i++) {
+            if (qri_grow((void **)&out->exchanges, &x->cap_exchanges, out->n_exchanges,
+                         sizeof *out->exchanges, 64)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+            const qr_tc_exchange *e = &c.ex[i];
+            qr_diag_exchange *r = &out->exchanges[out->n_exchanges++];
+            memset(r, 0, sizeof *r);
+            r->flow = f;
+            r->index = (uint32_t)i;
+            r->dir = e->dir;
+            r->src = e->dir ? fl->dst : fl->src;
+            r->dst = e->dir ? fl->src : fl->dst;
+            r->bytes = e->bytes;
+            r->start_ns = e->start_ns;
+            r->end_ns = e->end_ns;
+            r->idle_before_ns = e->idle_before_ns;
+            r->ideal_ns = e->ideal_ns;
+            r->slowdown = e->slowdown;
+            r->status = e->status;
+            r->vantage = e->vantage;
+            memcpy(r->part_ns, e->part_ns, sizeof r->part_ns);
+            int64_t dur = (e->end_ns >= 0 ? e->end_ns : c.last_ns) - e->start_ns;
+            r->cause = exchange_cause(e, dur);
+            r->packets = e->packets;
+            r->retransmissions = e->retransmissions;
+            r->lost = e->lost;
+            r->not_seen = e->not_seen;
+            r->reordered = e->reordered;
+            r->spurious = e->spurious;
+            memcpy(r->trig, e->trig, sizeof r->trig);
+        }
+    }
+    if (!rc && x->imported) {
+        /* the connection: its handshake, then its exchanges; the idle between them is the
+         * application's */
+        const qr_diag_exchange *ex = out->exchanges + o->first_exchange;
+        int done = c.n_ex > 0;
+        int64_t last_end = -1, hs_end = c.handshake_ns >= 0 ? c.first_ns + c.handshake_ns : -1;
+        double worst = 0;
+        int64_t worst_len = -1;
+        o->part_ns[QR_PART_HANDSHAKE] = c.handshake_ns > 0 ? c.handshake_ns : 0;
+        for (size_t i = 0; i < c.n_ex; i++) {
+            const qr_diag_exchange *e = &ex[i];
+            done &= e->status == QR_TC_COMPLETE;
+            if (e->idle_before_ns > 0)
+                o->part_ns[QR_PART_APP] += e->idle_before_ns;
+            else if (i == 0 && hs_end >= 0 && e->start_ns > hs_end)
+                o->part_ns[QR_PART_APP] += e->start_ns - hs_end;
+            static const int to_part[QR_TC_PARTS] = {
+                [QR_TC_PART_TRANSFER] = QR_PART_SENDING,  [QR_TC_PART_QUEUEING] = QR_PART_QUEUEING,
+                [QR_TC_PART_RTO] = QR_PART_RTO,           [QR_TC_PART_TLP] = QR_PART_TLP,
+                [QR_TC_PART_RECOVERY] = QR_PART_RECOVERY, [QR_TC_PART_RWND] = QR_PART_RWND,
+                [QR_TC_PART_APP] = QR_PART_APP,           [QR_TC_PART_LOSS] = QR_PART_LOSS,
+                [QR_TC_PART_DELACK] = QR_PART_DELACK};
+            for (int p = 0; p < QR_TC_PARTS; p++)
+                o->part_ns[to_part[p]] += e->part_ns[p];
+            if (e->end_ns > last_end)
+                last_end = e->end_ns;
+            o->ideal_ns += e->ideal_ns;
+            /* the connection's cause: its slowest exchange's (the longest when none has a
+             * slowdown) */
+            int64_t len = (e->end_ns >= 0 ? e->end_ns : c.last_ns) - e->start_ns;
+            if (e->slowdown > worst || (worst == 0 && len > worst_len)) {
+                if (e->slowdown > worst)
+                    worst = e->slowdown;
+                worst_len = len;
+                o->cause = e->cause;
+            }
+        }
+        o->completed = (uint8_t)done;
+        if (done) {
+            o->fct_ns = last_end - c.first_ns;
+            o->slowdown = worst;
+        }
+        o->size_class = qr_diag_class_of(c.dir[0].bytes + c.dir[1].bytes);
+        for (int k = 0; k < 2; k++) {
+            const qr_tc_dir_stats *st = &c.dir[k];
+            o->data_packets += st->data_packets;
+            o->retransmissions += st->retransmissions - st->trig[QR_TC_SYN];
+            o->rtos += st->trig[QR_TC_RTO];
+            o->fast_retransmits += st->trig[QR_TC_FAST];
+            o->lost_data += st->lost;
+            o->lost_acks += st->lost_acks;
+            if (st->max_dupacks > o->max_dupacks)
+                o->max_dupacks = st->max_dupacks;
+        }
+        o->syn_sent = 0;
+        o->synack_sent = 0;
+        for (size_t i = 0; i < dirs[0].n; i++)
+            o->syn_sent += (dirs[0].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
+        for (size_t i = 0; i < dirs[1].n; i++)
+            o->synack_sent += (dirs[1].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
+        if ((o->syn_sent > 1 || o->synack_sent > 1) && c.handshake_ns > worst_len / 2)
+            o->cause = QR_CAUSE_HANDSHAKE;
+        if (x->events)
+            rc = conn_events(x, f, &c, dirs);
+    }
+    qr_tc_conn_free(&c);
     return rc;
 }
 
@@ -967,6 +1228,22 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     x.ack_clock_ns = o->ack_clock_ns;
     x.delack_ns = o->delack_ns;
     x.dupthresh = o->dupthresh;
+    x.out = out;
+    x.imported = qr_recording_imported(rec);
+    out->imported = x.imported;
+    out->network_known = qr_recording_network_known(rec);
+    if (o->idle_ns <= 0)
+        o->idle_ns = 1000000;
+    if (o->rto_min_ns <= 0)
+        o->rto_min_ns = x.imported ? 200000000 : x.c->tcp.min_rto_ns;
+    qr_tc_cfg_default(&x.tcfg);
+    x.tcfg.dupthresh = o->dupthresh;
+    x.tcfg.ack_clock_ns = o->ack_clock_ns;
+    x.tcfg.idle_ns = o->idle_ns;
+    x.tcfg.rto_min_ns = o->rto_min_ns;
+    x.tcfg.rate_bps = o->path_rate_bps     ? o->path_rate_bps
+                      : out->network_known ? x.c->links.rate_bps
+                                           : 0;
     size_t n_flows = qr_flow_table_flows(x.ft), n_dirs = qr_flow_table_directions(x.ft);
     for (size_t i = 0; i < o->n_flows; i++)
         if (o->flows[i] >= n_flows)
@@ -989,9 +1266,26 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     uint32_t hosts = qr_recording_hosts(rec);
     x.hosts = hosts;
     x.busy = calloc(hosts ? hosts : 1, sizeof *x.busy);
-    if (!x.dir_first || !x.dir_count || !out->flows || !x.busy) {
+    x.off = calloc(hosts ? hosts : 1, sizeof *x.off);
+    if (!x.dir_first || !x.dir_count || !out->flows || !x.busy || !x.off) {
         rc = QR_ENOMEM;
         goto done;
+    }
+    if (!x.imported) {
+        /* the hosts' clocks as a deployment knows them: reconciled from the recorded one-way
+         * delays (qr_recording_estimate_clocks), never the runtime's true offsets. An import's
+         * times were reconciled when it was made. */
+        qr_clock_estimate *est = calloc(hosts ? hosts : 1, sizeof *est);
+        if (!est) {
+            rc = QR_ENOMEM;
+            goto done;
+        }
+        rc = qr_recording_estimate_clocks(rec, 0, est, NULL, errbuf);
+        for (uint32_t h = 0; !rc && h < hosts; h++)
+            x.off[h] = est[h].offset_ns;
+        free(est);
+        if (rc)
+            goto done;
     }
     for (uint32_t h = 0; h < hosts; h++) {
         size_t n;
@@ -1020,7 +1314,8 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     }
     /* pass 1: every flow */
     for (uint32_t f = 0; f < n_flows; f++) {
-        if ((rc = analyse(&x, f, &out->flows[f])))
+        if ((!x.imported && (rc = analyse(&x, f, &out->flows[f]))) ||
+            (rc = analyse_conn(&x, f, &out->flows[f], 1)))
             goto done;
         if (o->progress && (f % 2000 == 1999)) {
             char line[96];
@@ -1101,9 +1396,13 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
             continue;
         uint32_t first = (uint32_t)out->n_events;
         uint8_t sel = fl->selected;
-        if ((rc = analyse(&x, f, fl)))
+        uint32_t fx = fl->first_exchange;
+        if (!x.imported && (rc = analyse(&x, f, fl)))
             goto done;
         fl->selected = sel;
+        fl->first_exchange = fx;
+        if ((rc = analyse_conn(&x, f, fl, 0)))
+            goto done;
         if (fq) {
             flow_q *q = &fq[sel_of[f]];
             uint64_t pk = fl->data_packets - fl->lost_data;
@@ -1167,6 +1466,11 @@ done:
         free(x.busy[h].before);
     }
     free(x.busy);
+    free(x.off);
+    for (int k = 0; k < 2; k++) {
+        free(x.tp[k]);
+        free(x.tp_rec[k]);
+    }
     free(sel_of);
     free(fq);
     free(sd);
@@ -1175,12 +1479,22 @@ done:
     return rc;
 }
 
+int64_t qr_diag_exchange_duration(const qr_diagnosis *d, const qr_diag_exchange *e)
+{
+    (void)d;
+    int64_t p = 0;
+    for (int k = 0; k < QR_TC_PARTS; k++)
+        p += e->part_ns[k];
+    return e->end_ns >= 0 ? e->end_ns - e->start_ns : p;
+}
+
 void qr_diagnosis_free(qr_diagnosis *d)
 {
     if (!d)
         return;
     free(d->flows);
     free(d->events);
+    free(d->exchanges);
     free(d->blackholes);
     free(d->series);
     memset(d, 0, sizeof *d);
@@ -1193,11 +1507,12 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recor
 {
     qr_row_diag_flow *fr = calloc(d->n_flows ? d->n_flows : 1, sizeof *fr);
     qr_row_diag_event *er = calloc(d->n_events ? d->n_events : 1, sizeof *er);
+    qr_row_diag_exchange *xr = calloc(d->n_exchanges ? d->n_exchanges : 1, sizeof *xr);
     qr_row_diag_cause cr[QR_DIAG_CLASSES * QR_CAUSES];
     size_t nc = 0;
     qr_h5 *f = NULL;
     int rc = QR_OK;
-    if (!fr || !er) {
+    if (!fr || !er || !xr) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto fail;
     }
@@ -1216,7 +1531,8 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recor
         r->ideal_ns = x->ideal_ns;
         r->slowdown = x->slowdown;
         int64_t *parts[QR_PARTS] = {&r->handshake_ns, &r->rto_ns, &r->recovery_ns, &r->receiver_ns,
-                                    &r->delack_ns,    &r->app_ns, &r->queueing_ns, &r->sending_ns};
+                                    &r->delack_ns,    &r->app_ns, &r->queueing_ns, &r->sending_ns,
+                                    &r->tlp_ns,       &r->loss_ns};
         for (int p = 0; p < QR_PARTS; p++)
             *parts[p] = x->part_ns[p];
         snprintf(r->cause, sizeof r->cause, "%s", qr_diag_cause_name(x->cause));
@@ -1239,6 +1555,58 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recor
         r->worst_switch = x->worst_sw;
         r->worst_port = x->worst_port;
         r->worst_queue_ns = x->worst_queue_ns;
+        r->bytes_back = x->bytes_back;
+        r->exchanges = x->exchanges;
+        snprintf(r->end, sizeof r->end, "%s", qr_tc_end_name(x->end));
+        snprintf(r->ideal_from, sizeof r->ideal_from, "%s",
+                 x->ideal_measured ? "measured" : "topology");
+        r->min_rtt_ns = x->min_rtt_ns;
+        r->path_rate_bps = x->path_rate_bps;
+        r->tlps = x->tlps;
+        r->racks = x->racks;
+        r->undos = x->undos;
+        r->unknown_retx = x->unknown_retx;
+        r->not_seen = x->not_seen;
+        r->reordered = x->reordered;
+        r->spurious = x->spurious;
+    }
+    for (size_t i = 0; i < d->n_exchanges; i++) {
+        const qr_diag_exchange *x = &d->exchanges[i];
+        qr_row_diag_exchange *r = &xr[i];
+        r->flow = x->flow;
+        r->exchange = x->index;
+        r->dir = x->dir;
+        r->src = x->src;
+        r->dst = x->dst;
+        r->bytes = x->bytes;
+        r->start_ns = x->start_ns;
+        r->end_ns = x->end_ns;
+        r->duration_ns = qr_diag_exchange_duration(d, x);
+        r->idle_before_ns = x->idle_before_ns;
+        r->ideal_ns = x->ideal_ns;
+        r->slowdown = x->slowdown;
+        snprintf(r->status, sizeof r->status, "%s", qr_tc_status_name(x->status));
+        snprintf(r->vantage, sizeof r->vantage, "%s",
+                 x->vantage == QR_TC_AT_SENDER ? "sender" : "receiver");
+        snprintf(r->cause, sizeof r->cause, "%s", qr_diag_cause_name(x->cause));
+        int64_t *parts[QR_TC_PARTS] = {&r->transfer_ns, &r->queueing_ns, &r->rto_ns,
+                                       &r->tlp_ns,      &r->recovery_ns, &r->receiver_ns,
+                                       &r->app_ns,      &r->loss_ns,     &r->delack_ns};
+        for (int p = 0; p < QR_TC_PARTS; p++)
+            *parts[p] = x->part_ns[p];
+        r->packets = x->packets;
+        r->retransmissions = x->retransmissions;
+        r->rtos = x->trig[QR_TC_RTO];
+        r->after_rto = x->trig[QR_TC_AFTER_RTO];
+        r->tlps = x->trig[QR_TC_TLP];
+        r->fast = x->trig[QR_TC_FAST];
+        r->rack = x->trig[QR_TC_RACK];
+        r->recovery = x->trig[QR_TC_RECOVERY];
+        r->unknown_retx = x->trig[QR_TC_UNKNOWN_TRIGGER];
+        r->lost = x->lost;
+        r->not_seen = x->not_seen;
+        r->reordered = x->reordered;
+        r->spurious = x->spurious;
     }
     for (size_t i = 0; i < d->n_events; i++) {
         const qr_diag_event *x = &d->events[i];
@@ -1280,6 +1648,13 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recor
     QRI_TRY(qr_h5_attr_u64(f, "/", "blackhole_episodes", d->blackhole_episodes, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "incomplete", d->incomplete, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/flows", &qr_schema_diag_flow, fr, d->n_flows, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "imported", (uint64_t)d->imported, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "network_known", (uint64_t)d->network_known, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "rto_min_ns", d->opts.rto_min_ns, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "idle_ns", d->opts.idle_ns, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "path_rate_bps", d->opts.path_rate_bps, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/exchanges", &qr_schema_diag_exchange, xr, d->n_exchanges, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/evidence", &qr_schema_diag_event, er, d->n_events, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/causes", &qr_schema_diag_cause, cr, nc, errbuf));
     if (d->has_arrivals) {
@@ -1298,5 +1673,6 @@ fail:
         qr_h5_abort(f);
     free(fr);
     free(er);
+    free(xr);
     return rc;
 }

@@ -53,9 +53,77 @@ static const qr_h5_field diag_flow_fields[] = {
      "ns, replay arrivals: queueing summed over hops, mean per packet (0: no arrivals)"},
     {"worst_switch", QR_H5_U32, DF(worst_switch), 0, "the hop with the most queueing"},
     {"worst_port", QR_H5_U32, DF(worst_port), 0, NULL},
-    {"worst_queue_ns", QR_H5_I64, DF(worst_queue_ns), 0, "ns, mean per packet at that hop"}};
+    {"worst_queue_ns", QR_H5_I64, DF(worst_queue_ns), 0, "ns, mean per packet at that hop"},
+    {"tlp_ns", QR_H5_I64, DF(tlp_ns), 0, "ns waiting for a tail-loss probe"},
+    {"loss_ns", QR_H5_I64, DF(loss_ns), 0,
+     "ns a hole waited for its resend, seen only at the receiver (trigger unknown)"},
+    {"bytes_back", QR_H5_U64, DF(bytes_back), 0, "bytes sent by the side that accepted"},
+    {"exchanges", QR_H5_U32, DF(exchanges), 0, "its exchanges in /exchanges"},
+    {"end", QR_H5_STR, DF(end), 24, "closed, reset, open at capture end"},
+    {"ideal_from", QR_H5_STR, DF(ideal_from), 16,
+     "topology (the scenario's network) or measured (the connection's own path)"},
+    {"min_rtt_ns", QR_H5_I64, DF(min_rtt_ns), 0, "ns, measured (-1: no sample)"},
+    {"path_rate_bps", QR_H5_U64, DF(path_rate_bps), 0,
+     "bit/s the ideals use (0: unknown; measured: packet-pair dispersion, tcpconn.h)"},
+    {"tlps", QR_H5_U32, DF(tlps), 0, "tail-loss probes"},
+    {"racks", QR_H5_U32, DF(racks), 0, "retransmissions by RACK"},
+    {"undos", QR_H5_U32, DF(undos), 0, "RTOs whose original had arrived (spurious)"},
+    {"unknown_retx", QR_H5_U32, DF(unknown_retx), 0,
+     "retransmissions seen only at the receiver (trigger unknown)"},
+    {"not_seen", QR_H5_U32, DF(not_seen), 0,
+     "data packets with no receive record and no ACK: fate unknown"},
+    {"reordered", QR_H5_U32, DF(reordered), 0, "delivered after a packet sent later"},
+    {"spurious", QR_H5_U32, DF(spurious), 0, "retransmissions of bytes that had arrived"}};
 #undef DF
 const qr_h5_schema qr_schema_diag_flow = SCHEMA("diag_flow", qr_row_diag_flow, diag_flow_fields);
+
+#define XF(m) F(qr_row_diag_exchange, m)
+static const qr_h5_field diag_exchange_fields[] = {
+    {"flow", QR_H5_U32, XF(flow), 0, NULL},
+    {"exchange", QR_H5_U32, XF(exchange), 0, "its number in the connection, in start order"},
+    {"dir", QR_H5_U32, XF(dir), 0, "0: from the side that opened the connection, 1: back"},
+    {"src", QR_H5_U32, XF(src), 0, "host sending it"},
+    {"dst", QR_H5_U32, XF(dst), 0, "host"},
+    {"bytes", QR_H5_U64, XF(bytes), 0, "bytes"},
+    {"start_ns", QR_H5_I64, XF(start_ns), 0, "ns: its first byte sent (vantage sender) or arrived"},
+    {"end_ns", QR_H5_I64, XF(end_ns), 0,
+     "ns: its last byte cumulatively acknowledged (-1: not complete)"},
+    {"duration_ns", QR_H5_I64, XF(duration_ns), 0, "ns (to the capture's end if not complete)"},
+    {"idle_before_ns", QR_H5_I64, XF(idle_before_ns), 0,
+     "ns the application was idle since the previous exchange ended (-1: first)"},
+    {"ideal_ns", QR_H5_I64, XF(ideal_ns), 0,
+     "ns: one minimum RTT and its bytes after the first segment at the path rate (sender "
+     "vantage), those bytes at the path rate (receiver vantage); 0: unknown"},
+    {"slowdown", QR_H5_F64, XF(slowdown), 0, "duration / ideal (0: unknown or not complete)"},
+    {"status", QR_H5_STR, XF(status), 28, "complete, open at capture end, reset, unknown"},
+    {"vantage", QR_H5_STR, XF(vantage), 12, "sender or receiver: where its times were observed"},
+    {"cause", QR_H5_STR, XF(cause), 20, "what cost it the most time (qr_diag_cause_name)"},
+    {"transfer_ns", QR_H5_I64, XF(transfer_ns), 0, "ns sending, up to the ideal"},
+    {"queueing_ns", QR_H5_I64, XF(queueing_ns), 0, "ns sending beyond the ideal"},
+    {"rto_ns", QR_H5_I64, XF(rto_ns), 0, "ns waiting on the retransmission timer"},
+    {"tlp_ns", QR_H5_I64, XF(tlp_ns), 0, "ns waiting for a tail-loss probe"},
+    {"recovery_ns", QR_H5_I64, XF(recovery_ns), 0, "ns in fast, SACK or RACK recovery"},
+    {"receiver_ns", QR_H5_I64, XF(receiver_ns), 0, "ns the receiver's window was full"},
+    {"app_ns", QR_H5_I64, XF(app_ns), 0, "ns with nothing in flight and more to send"},
+    {"loss_ns", QR_H5_I64, XF(loss_ns), 0, "ns a hole waited for its resend (receiver vantage)"},
+    {"delack_ns", QR_H5_I64, XF(delack_ns), 0,
+     "ns its last byte waited for the receiver's ACK (receiver vantage)"},
+    {"packets", QR_H5_U32, XF(packets), 0, "data packets"},
+    {"retransmissions", QR_H5_U32, XF(retransmissions), 0, "packets"},
+    {"rtos", QR_H5_U32, XF(rtos), 0, "the retransmission timer fired"},
+    {"after_rto", QR_H5_U32, XF(after_rto), 0, "resent after an RTO"},
+    {"tlps", QR_H5_U32, XF(tlps), 0, "tail-loss probes"},
+    {"fast", QR_H5_U32, XF(fast), 0, "fast retransmissions"},
+    {"rack", QR_H5_U32, XF(rack), 0, "RACK retransmissions"},
+    {"recovery", QR_H5_U32, XF(recovery), 0, "later in a recovery"},
+    {"unknown_retx", QR_H5_U32, XF(unknown_retx), 0, "seen only at the receiver"},
+    {"lost", QR_H5_U32, XF(lost), 0, "packets lost (by the evidence of its vantage)"},
+    {"not_seen", QR_H5_U32, XF(not_seen), 0, "fate unknown"},
+    {"reordered", QR_H5_U32, XF(reordered), 0, "delivered late, not lost"},
+    {"spurious", QR_H5_U32, XF(spurious), 0, "retransmissions of bytes that had arrived"}};
+#undef XF
+const qr_h5_schema qr_schema_diag_exchange =
+    SCHEMA("diag_exchange", qr_row_diag_exchange, diag_exchange_fields);
 
 static const qr_h5_field diag_event_fields[] = {
     {"flow", QR_H5_U32, F(qr_row_diag_event, flow), 0, NULL},
@@ -125,6 +193,10 @@ static const qr_h5_field diag_bh_point_fields[] = {
 const qr_h5_schema qr_schema_diag_bh_point =
     SCHEMA("diag_bh_point", qr_row_diag_bh_point, diag_bh_point_fields);
 
-const qr_h5_schema *const qr_schemas_diagnose[] = {
-    &qr_schema_diag_flow,      &qr_schema_diag_event,    &qr_schema_diag_cause,
-    &qr_schema_diag_blackhole, &qr_schema_diag_bh_point, NULL};
+const qr_h5_schema *const qr_schemas_diagnose[] = {&qr_schema_diag_flow,
+                                                   &qr_schema_diag_exchange,
+                                                   &qr_schema_diag_event,
+                                                   &qr_schema_diag_cause,
+                                                   &qr_schema_diag_blackhole,
+                                                   &qr_schema_diag_bh_point,
+                                                   NULL};

@@ -100,6 +100,14 @@ static void ring_pop(ring *r, size_t k)
     r->n -= k;
 }
 
+/* Remove entry i, keeping the order of the others. */
+static void ring_remove(ring *r, size_t i)
+{
+    for (size_t j = i; j > 0; j--)
+        memcpy(ring_at(r, j), ring_at(r, j - 1), r->size);
+    ring_pop(r, 1);
+}
+
 /* ---- state ---- */
 
 struct sent_ent {
@@ -126,6 +134,7 @@ struct dir_state {
     uint8_t evidence, family;
     uint32_t next_seq;
     ring sent, recv, rtx;
+    ring late; /* sent, passed over by a later segment's arrival: overtaken or lost */
     uint8_t have_last;
     uint16_t last_id;
     int64_t last_send;
@@ -364,6 +373,15 @@ static int64_t *owd_slot(struct imp *m, uint32_t a, uint32_t b)
 }
 
 /* Both ends captured: match the direction's received segments to its sent ones. */
+/* How long after a later segment's arrival a passed-over one may still arrive: the longest
+ * transit of the scenario's network, and at least 1 s (captures from another network). */
+static int64_t late_bound(const struct imp *m)
+{
+    int64_t t = qr_max_transit_ns(m->topo, m->conf->links.rate_bps, m->conf->links.delay_ns,
+                                  m->conf->buffer.size_bytes);
+    return t > 1000000000 ? t : 1000000000;
+}
+
 static int match(struct imp *m, uint32_t dir)
 {
     struct dir_state *d = &m->dirs[dir];
@@ -374,6 +392,19 @@ static int match(struct imp *m, uint32_t dir)
         while (i < d->sent.n && ((struct sent_ent *)ring_at(&d->sent, i))->key != r->key)
             i++;
         if (i == d->sent.n) {
+            /* sent before segments that arrived ahead of it: overtaken on the way, not lost */
+            size_t k = 0;
+            while (k < d->late.n && ((struct sent_ent *)ring_at(&d->late, k))->key != r->key)
+                k++;
+            if (k < d->late.n) {
+                const struct sent_ent *s = ring_at(&d->late, k);
+                if ((rc = add_recv(m, dir, s->seq, r->time)) != QR_OK)
+                    return rc;
+                m->rep->overtaken++;
+                ring_remove(&d->late, k);
+                ring_pop(&d->recv, 1);
+                continue;
+            }
             const struct sent_ent *last = ring_at(&d->sent, d->sent.n - 1);
             int later = d->family == 4 ? (int16_t)(uint16_t)(r->ip_id - last->ip_id) > 0
                                        : d->sent.n <= 4096;
@@ -388,11 +419,32 @@ static int match(struct imp *m, uint32_t dir)
         int64_t first = m->scan->first_ns[m->cap_of_host[d->dst]];
         __int128 recv_first = (__int128)first - m->rep->time_base_ns;
         for (size_t j = 0; j < i; j++) {
-            const struct sent_ent *lost = ring_at(&d->sent, j);
-            if (first == INT64_MAX || (__int128)lost->time + owd < recv_first)
+            const struct sent_ent *skipped = ring_at(&d->sent, j);
+            if (first == INT64_MAX || (__int128)skipped->time + owd < recv_first)
                 m->rep->unknown_tail++; /* before the receiver's capture started */
-            else if ((rc = add_det(m, d->dst, dir, lost->seq)) != QR_OK)
+            else if ((rc = ring_push(&d->late, skipped)) != QR_OK)
+                return rc; /* lost, unless it arrives later */
+        }
+        /* a passed-over segment whose bytes arrived again in this one was lost: the sender had
+         * to resend them */
+        for (size_t k = 0; k < d->late.n;) {
+            const struct sent_ent *e = ring_at(&d->late, k);
+            if (e->key >> 32 == r->key >> 32 && e->seq != s->seq) {
+                if ((rc = add_det(m, d->dst, dir, e->seq)) != QR_OK)
+                    return rc;
+                ring_remove(&d->late, k);
+            } else {
+                k++;
+            }
+        }
+        /* what was passed over longer ago than any packet can travel was lost */
+        while (d->late.n) {
+            const struct sent_ent *e = ring_at(&d->late, 0);
+            if ((__int128)e->time + owd + late_bound(m) >= r->time)
+                break;
+            if ((rc = add_det(m, d->dst, dir, e->seq)) != QR_OK)
                 return rc;
+            ring_pop(&d->late, 1);
         }
         if ((rc = add_recv(m, dir, s->seq, r->time)) != QR_OK)
             return rc;
@@ -571,6 +623,23 @@ static int finish_dirs(struct imp *m)
         struct dir_state *d = &m->dirs[dir];
         if (d->evidence != QR_EVIDENCE_BOTH)
             continue;
+        /* passed over and never arrived: lost if the receiver's capture went on long enough */
+        const struct cap_state *rcap = &m->caps[m->cap_of_host[d->dst]];
+        int64_t *lslot = qri_map_get(&m->owd, d->src, d->dst);
+        int64_t lowd = lslot && *lslot != INT64_MAX ? *lslot : 0;
+        for (size_t i = 0; i < d->late.n; i++) {
+            const struct sent_ent *e = ring_at(&d->late, i);
+            if (rcap->last_time != INT64_MIN &&
+                (__int128)e->time + lowd + max_transit <
+                    (__int128)rcap->last_time - m->rep->time_base_ns) {
+                int rc = add_det(m, d->dst, (uint32_t)dir, e->seq);
+                if (rc)
+                    return rc;
+            } else {
+                m->rep->unknown_tail++;
+            }
+        }
+        ring_pop(&d->late, d->late.n);
         m->rep->unmatched_received += d->recv.n;
         ring_pop(&d->recv, d->recv.n);
         if (!d->sent.n)
@@ -711,6 +780,7 @@ static int setup(struct imp *m)
             d->dst = (uint32_t)qr_import_scan_host(s, c->addr[!side]);
             d->family = c->family;
             d->sent.size = sizeof(struct sent_ent);
+            d->late.size = sizeof(struct sent_ent);
             d->recv.size = sizeof(struct recv_ent);
             d->rtx.size = sizeof(struct rtx_ent);
             int sc = m->cap_of_host[d->src] >= 0, rcv = m->cap_of_host[d->dst] >= 0;
@@ -1021,11 +1091,14 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
                                                                         : "auto",
                            m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "clock_applied", (uint64_t)rep->clock_applied, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "network_known", (uint64_t)(m->cfg->network_known != 0),
+                           m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "clock_pairs", rep->clock_pairs, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "tso_split", rep->tso_split, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unmatched_received", rep->unmatched_received, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unknown_fate", rep->unknown_tail, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "reordered", rep->reordered, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "overtaken", rep->overtaken, m->errbuf));
     for (int e = 0; e < QR_EVIDENCE_COUNT; e++) {
         char name[64];
         snprintf(name, sizeof name, "directions_%s", qr_import_evidence_name(e));
@@ -1334,6 +1407,7 @@ out:
     if (m.dirs)
         for (size_t d = 0; d < 2 * m.n_flows; d++) {
             free(m.dirs[d].sent.v);
+            free(m.dirs[d].late.v);
             free(m.dirs[d].recv.v);
             free(m.dirs[d].rtx.v);
         }

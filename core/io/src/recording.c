@@ -36,6 +36,9 @@ struct qr_recording {
     struct recv_entry *received; /* sorted by packet */
     size_t n_received;
     int has_received;
+    uint8_t *seen; /* imports: per direction, whose observations it holds (NULL: both ends) */
+    size_t n_seen;
+    int network_known; /* imports: the captures come from the scenario's network */
     char id[QR_ID_SIZE];
 };
 
@@ -52,9 +55,66 @@ void qr_recording_close(qr_recording *r)
     free(r->correction);
     free(r->detected);
     free(r->received);
+    free(r->seen);
     qr_flow_table_destroy(r->flows);
     qr_scenario_destroy(r->scenario);
     free(r);
+}
+
+/* An import's /import/connections: which ends of each direction were captured. */
+static int read_import_seen(qr_recording *r, qr_h5_reader *in, const char *h5, size_t n_flows,
+                            char *errbuf)
+{
+    qr_row_import_conn *ic = NULL;
+    size_t n = 0;
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_h5_read_rows(in, "/import/connections", &qr_schema_import_conn, (void **)&ic, &n,
+                             detail);
+    if (rc == QR_ENOTFOUND)
+        return QR_OK; /* a runtime's recording: both ends of everything */
+    if (rc)
+        return qri_err(errbuf, rc, "%s: /import/connections is damaged: %s", h5, detail);
+    if (n != n_flows) {
+        qr_h5_rows_free(ic);
+        return qri_err(errbuf, QR_EFORMAT, "%s: /import/connections has %zu rows for %zu flows", h5,
+                       n, n_flows);
+    }
+    r->seen = calloc(2 * (n ? n : 1), 1);
+    if (!r->seen) {
+        qr_h5_rows_free(ic);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    r->n_seen = 2 * n;
+    for (size_t f = 0; f < n; f++) {
+        uint8_t ev[2] = {ic[f].evidence0, ic[f].evidence1};
+        for (int k = 0; k < 2; k++)
+            r->seen[2 * f + (size_t)k] = ev[k] == QR_EVIDENCE_BOTH
+                                             ? QR_TC_AT_SENDER | QR_TC_AT_RECEIVER
+                                         : ev[k] == QR_EVIDENCE_RETRANS ? QR_TC_AT_SENDER
+                                                                        : QR_TC_AT_RECEIVER;
+    }
+    qr_h5_rows_free(ic);
+    double known = 0;
+    if (qr_h5_read_attr_f64(in, "/import", "network_known", &known, NULL) == QR_OK)
+        r->network_known = known != 0;
+    return QR_OK;
+}
+
+unsigned qr_recording_seen(const qr_recording *r, uint32_t dir)
+{
+    if (!r->seen)
+        return QR_TC_AT_SENDER | QR_TC_AT_RECEIVER;
+    return dir < r->n_seen ? r->seen[dir] : 0;
+}
+
+int qr_recording_imported(const qr_recording *r)
+{
+    return r->seen != NULL;
+}
+
+int qr_recording_network_known(const qr_recording *r)
+{
+    return !r->seen || r->network_known;
 }
 
 static int cmp_recv(const void *a, const void *b)
@@ -206,7 +266,8 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         rc = qri_err(errbuf, rc, "%s: /received is damaged: %s", h5, detail);
         goto out;
     }
-    rc = QR_OK;
+    if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK)
+        goto out;
     qr_h5_close(in);
     in = NULL;
     r->n_hosts = qr_topology_hosts(topo);

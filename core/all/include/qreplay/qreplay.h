@@ -27,6 +27,7 @@
 #include "qreplay/sampler.h"
 #include "qreplay/switchport.h"
 #include "qreplay/synth.h"
+#include "qreplay/tcpconn.h"
 #include "qreplay/topology.h"
 
 /* config */

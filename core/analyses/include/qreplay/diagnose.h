@@ -39,6 +39,7 @@
 
 #include "qreplay/recording.h"
 #include "qreplay/schema_diagnose.h"
+#include "qreplay/tcpconn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,10 +55,13 @@ typedef enum {
     QR_PART_APP,
     QR_PART_QUEUEING,
     QR_PART_SENDING,
+    QR_PART_TLP,  /* waiting for a tail-loss probe (imports: Linux's TCP) */
+    QR_PART_LOSS, /* seen only at the receiver: a hole waited for its resend (trigger unknown) */
     QR_PARTS
 } qr_diag_part;
 
-/* "handshake", "rto", "recovery", "receiver", "delack", "app", "queueing", "sending". */
+/* "handshake", "rto", "recovery", "receiver", "delack", "app", "queueing", "sending", "tlp",
+ * "loss". */
 const char *qr_diag_part_name(qr_diag_part p);
 
 typedef enum {
@@ -74,12 +78,16 @@ typedef enum {
     QR_CAUSE_DELACK,          /* a delayed ACK held the sender back */
     QR_CAUSE_APP,             /* the application had nothing to send */
     QR_CAUSE_LOST_RETX,       /* RTO: the retransmission it resends was itself lost */
+    QR_CAUSE_TLP,             /* a tail loss repaired by a tail-loss probe */
+    QR_CAUSE_RACK,            /* a loss repaired by RACK (time-based detection) */
+    QR_CAUSE_LOSS,            /* a loss seen only at the receiver: what resent it is unknown */
+    QR_CAUSE_UNKNOWN,         /* the evidence cannot tell (no RTT measured, nothing observed) */
     QR_CAUSES
 } qr_diag_cause;
 
 /* "none", "handshake-loss", "rto", "rto-few-dupacks", "tail-drop", "ack-drop", "late-fr",
  * "fast-retransmit", "congestion", "receiver-limit", "delack-stall", "app-limited",
- * "lost-retransmit". */
+ * "lost-retransmit", "tail-loss-probe", "rack", "loss", "unknown". */
 const char *qr_diag_cause_name(qr_diag_cause c);
 
 /* Size classes: < 100 KB, 100 KB - 1 MB, 1 - 10 MB, > 10 MB (decimal units). */
@@ -99,7 +107,12 @@ typedef struct qr_diag_opts {
     const char *arrivals;  /* a replay's arrival log (NULL: none) */
     const uint32_t *flows; /* select these flows instead of the tail (NULL: the tail) */
     size_t n_flows;
-    int all;                                       /* select every flow */
+    int all; /* select every flow */
+    /* imports (a connection is its exchanges both ways, tcpconn.h): */
+    int64_t rto_min_ns;     /* the hosts' minimum RTO (0: Linux's 200 ms) */
+    int64_t idle_ns;        /* application idle that ends an exchange (0: 1 ms) */
+    uint64_t path_rate_bps; /* the paths' bottleneck rate (0: the scenario's link rate where the
+                             * captures come from its network, else estimated per connection) */
     void (*progress)(void *ctx, const char *line); /* may be NULL */
     void *progress_ctx;
 } qr_diag_opts;
@@ -110,15 +123,20 @@ void qr_diag_opts_default(qr_diag_opts *o);
 
 /* One piece of evidence. */
 typedef enum {
-    QR_EV_LOST = 0,    /* a packet the other end never received */
-    QR_EV_RTO,         /* a timer-triggered retransmission */
-    QR_EV_FAST,        /* a fast retransmission */
-    QR_EV_RECOVERY,    /* a retransmission within a recovery */
-    QR_EV_DUPACK,      /* a duplicate ACK reached the sender */
-    QR_EV_SYN,         /* a SYN or SYN-ACK sent again */
-    QR_EV_DELACK,      /* an ACK the receiver held */
-    QR_EV_ZERO_WINDOW, /* the receiver advertised a zero window */
-    QR_EV_BLACKHOLE,   /* a loss fell in a blackhole episode (replay arrivals) */
+    QR_EV_LOST = 0,     /* a packet the other end never received */
+    QR_EV_RTO,          /* a timer-triggered retransmission */
+    QR_EV_FAST,         /* a fast retransmission */
+    QR_EV_RECOVERY,     /* a retransmission within a recovery */
+    QR_EV_DUPACK,       /* a duplicate ACK reached the sender */
+    QR_EV_SYN,          /* a SYN or SYN-ACK sent again */
+    QR_EV_DELACK,       /* an ACK the receiver held */
+    QR_EV_ZERO_WINDOW,  /* the receiver advertised a zero window */
+    QR_EV_BLACKHOLE,    /* a loss fell in a blackhole episode (replay arrivals) */
+    QR_EV_TLP,          /* a tail-loss probe */
+    QR_EV_RACK,         /* a retransmission by RACK */
+    QR_EV_REORDERED,    /* a packet delivered after one sent later: reordered, not lost */
+    QR_EV_SPURIOUS,     /* a retransmission of bytes that had arrived */
+    QR_EV_UNKNOWN_RETX, /* a retransmission seen only at the receiver */
     QR_EV_KINDS
 } qr_diag_event_kind;
 
@@ -152,7 +170,29 @@ typedef struct qr_diag_flow {
     uint32_t worst_sw, worst_port;       /* the hop with the most queueing (replay arrivals) */
     int64_t worst_queue_ns;
     uint32_t first_event, n_events; /* its evidence in qr_diagnosis.events */
+    /* the connection as exchanges both ways (tcpconn.h) */
+    uint64_t bytes_back;                /* sent by the side that accepted it */
+    uint32_t exchanges, first_exchange; /* its exchanges in qr_diagnosis.exchanges */
+    uint8_t end;                        /* qr_tc_end */
+    uint8_t ideal_measured;             /* 1: ideal from the measured path, 0: from the topology */
+    int64_t min_rtt_ns;                 /* measured (-1: no sample) */
+    uint64_t path_rate_bps;             /* the rate its ideals use (0: unknown) */
+    uint32_t tlps, racks, undos, unknown_retx, not_seen, reordered, spurious;
 } qr_diag_flow;
+
+/* One exchange of a connection: data one way between idle periods (tcpconn.h). */
+typedef struct qr_diag_exchange {
+    uint32_t flow, index, dir; /* dir 0: from the side that opened the connection */
+    uint32_t src, dst;         /* its sender's and receiver's hosts */
+    uint64_t bytes;
+    int64_t start_ns, end_ns, idle_before_ns, ideal_ns; /* end -1: not complete */
+    double slowdown;                                    /* 0: unknown */
+    uint8_t status, vantage;                            /* qr_tc_status, QR_TC_AT_* */
+    int64_t part_ns[QR_TC_PARTS];
+    qr_diag_cause cause;
+    uint32_t packets, retransmissions, lost, not_seen, reordered, spurious;
+    uint32_t trig[QR_TC_TRIGGERS];
+} qr_diag_exchange;
 
 #define QR_DIAG_SERIES_MAX 4
 #define QR_DIAG_SERIES_MARGIN_NS 500000
@@ -163,6 +203,9 @@ typedef struct qr_diagnosis {
     size_t n_flows;
     qr_diag_event *events; /* evidence of selected flows, flow by flow, in time order */
     size_t n_events;
+    qr_diag_exchange *exchanges; /* every connection's exchanges, flow by flow */
+    size_t n_exchanges;
+    int imported, network_known;             /* qr_recording_imported, qr_recording_network_known */
     double class_threshold[QR_DIAG_CLASSES]; /* slowdown at the tail quantile (0: no flows) */
     uint32_t class_flows[QR_DIAG_CLASSES];
     uint32_t class_selected[QR_DIAG_CLASSES][QR_CAUSES]; /* selected flows by cause */
@@ -188,6 +231,9 @@ typedef struct qr_diagnosis {
  * qr_diagnosis_free releases *out (also after an error). */
 int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf);
 void qr_diagnosis_free(qr_diagnosis *d);
+
+/* An exchange's duration: start to end, or (open) the parts observed until the capture ended. */
+int64_t qr_diag_exchange_duration(const qr_diagnosis *d, const qr_diag_exchange *e);
 
 /* Write path (HDF5, staged and renamed): /flows, /evidence, /causes, with replay arrivals
  * /blackholes and /blackhole_series, the options as attributes, the scenario on /. */

@@ -29,8 +29,32 @@ typedef struct qr_row_diag_flow {
     int64_t queue_mean_ns, queue_max_ns, path_queue_ns;
     uint32_t worst_switch, worst_port;
     int64_t worst_queue_ns;
+    int64_t tlp_ns, loss_ns;
+    uint64_t bytes_back;
+    uint32_t exchanges;
+    char end[24];
+    char ideal_from[16];
+    int64_t min_rtt_ns;
+    uint64_t path_rate_bps;
+    uint32_t tlps, racks, undos, unknown_retx, not_seen, reordered, spurious;
 } qr_row_diag_flow;
 extern const qr_h5_schema qr_schema_diag_flow;
+
+/* One exchange of a connection (data one way between idle periods). */
+typedef struct qr_row_diag_exchange {
+    uint32_t flow, exchange, dir, src, dst;
+    uint64_t bytes;
+    int64_t start_ns, end_ns, duration_ns, idle_before_ns, ideal_ns;
+    double slowdown;
+    char status[28];
+    char vantage[12];
+    char cause[20];
+    int64_t transfer_ns, queueing_ns, rto_ns, tlp_ns, recovery_ns, receiver_ns, app_ns, loss_ns,
+        delack_ns;
+    uint32_t packets, retransmissions, rtos, after_rto, tlps, fast, rack, recovery, unknown_retx,
+        lost, not_seen, reordered, spurious;
+} qr_row_diag_exchange;
+extern const qr_h5_schema qr_schema_diag_exchange;
 
 /* One piece of a flow's evidence. */
 typedef struct qr_row_diag_event {

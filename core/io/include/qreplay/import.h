@@ -137,16 +137,7 @@ typedef enum {
     QR_IMPORT_CLOCK_NONE,      /* keep every capture's own clock */
 } qr_import_clock;
 
-/* How each direction's drops were known (the table above). */
-typedef enum {
-    QR_EVIDENCE_BOTH = 0,
-    QR_EVIDENCE_RETRANS,
-    QR_EVIDENCE_IPID,
-    QR_EVIDENCE_NONE,
-    QR_EVIDENCE_COUNT
-} qr_import_evidence;
-/* "both", "retrans", "ipid", "none". */
-const char *qr_import_evidence_name(int e);
+/* How each direction's drops were known (the table above): qr_import_evidence, in schema.h. */
 
 /* Why a TCP packet the first pass kept did not become part of the recording. */
 typedef enum {
@@ -167,6 +158,8 @@ typedef struct qr_import_cfg {
     qr_import_clock clock;
     qr_progress_fn progress; /* may be NULL; called every 2^16 packets; non-zero stops */
     void *progress_ctx;
+    int network_known; /* the captures were taken in the scenario's network (the testbed, an
+                        * export of a run): its paths and rates are the packets' own */
 } qr_import_cfg;
 
 /* What an import did, for its summary and the /import group. */
@@ -209,6 +202,8 @@ typedef struct qr_import_report {
     uint64_t unmatched_received; /* received segments no sent segment matched */
     uint64_t unknown_tail;       /* sent after the receiver's capture ended: fate unknown */
     uint64_t reordered;          /* IP IDs out of order or jumping (ipid evidence) */
+    uint64_t overtaken;          /* both ends captured: segments that arrived after one sent
+                                    later (reordered on the way, not lost) */
     int clock_applied;           /* reconciled offsets were applied */
     size_t clock_pairs;          /* pairs of hosts captured at both ends */
     int64_t time_base_ns;

@@ -20,6 +20,7 @@
 #include "qreplay/scenario.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
+#include "qreplay/tcpconn.h"
 #include "qreplay/trace.h"
 
 #ifdef __cplusplus
@@ -71,6 +72,20 @@ int64_t qr_recording_clock_offset(const qr_recording *r, uint32_t host);
 const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, size_t *n);
 /* Host h's packets in injection order: indices into qr_recording_packets (borrowed). */
 const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host);
+
+/* Whose observations of flow direction dir the recording holds: QR_TC_AT_SENDER (every packet
+ * its sender sent, with send times, and every packet of the other direction that reached it) and
+ * QR_TC_AT_RECEIVER (every packet that reached its receiver, in /received). A runtime records both
+ * ends of every direction; an import what its captures saw (/import/connections: "both" both,
+ * "retrans" the sender, "ipid" and "none" the receiver: then the sender's packets are
+ * reconstructed and only the received ones are observations). 0: dir out of range. */
+unsigned qr_recording_seen(const qr_recording *r, uint32_t dir);
+/* 1 if the recording was made by qreplay import. */
+int qr_recording_imported(const qr_recording *r);
+/* 1 if the scenario's network is the one the packets crossed: a runtime, or an import whose
+ * captures were said to come from it (import --network scenario; the testbed). Otherwise the
+ * paths, rates and delays the packets met are unknown. */
+int qr_recording_network_known(const qr_recording *r);
 
 /* Whether a receiver detected packet `packet` lost. */
 int qr_recording_detected(const qr_recording *r, uint64_t packet);

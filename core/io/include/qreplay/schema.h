@@ -112,6 +112,19 @@ typedef struct qr_row_import_host {
 extern const qr_h5_schema qr_schema_import_host;
 
 /* A connection of an imported recording: flow `flow`, side 0 its initiator. */
+/* How each direction of an imported connection was captured, and so how its drops were known
+ * (import.h): both ends, only the sender (retransmissions), only the receiver (IP ID gaps; IPv6:
+ * none). */
+typedef enum {
+    QR_EVIDENCE_BOTH = 0,
+    QR_EVIDENCE_RETRANS,
+    QR_EVIDENCE_IPID,
+    QR_EVIDENCE_NONE,
+    QR_EVIDENCE_COUNT
+} qr_import_evidence;
+/* "both", "retrans", "ipid", "none". */
+const char *qr_import_evidence_name(int e);
+
 typedef struct qr_row_import_conn {
     uint32_t flow;
     char addr0[48], addr1[48];

@@ -1,0 +1,1318 @@
+/* A TCP connection from its captures (tcpconn.h). */
+#include "qreplay/tcpconn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "map.h"
+#include "qreplay/error.h"
+
+#define MSG(errbuf, code, ...) qri_err(errbuf, code, __VA_ARGS__)
+
+const char *qr_tc_fate_name(int f)
+{
+    static const char *const n[] = {"-", "delivered", "lost", "not-seen"};
+    return f >= 0 && f < QR_TC_FATES ? n[f] : "?";
+}
+
+const char *qr_tc_trigger_name(int t)
+{
+    static const char *const n[] = {"original", "rto",      "after-rto", "tlp",    "fast",
+                                    "rack",     "recovery", "syn",       "unknown"};
+    return t >= 0 && t < QR_TC_TRIGGERS ? n[t] : "?";
+}
+
+const char *qr_tc_part_name(int p)
+{
+    static const char *const n[] = {"transfer", "queueing", "rto",  "tlp",   "recovery",
+                                    "receiver", "app",      "loss", "delack"};
+    return p >= 0 && p < QR_TC_PARTS ? n[p] : "?";
+}
+
+const char *qr_tc_status_name(int s)
+{
+    static const char *const n[] = {"complete", "open at capture end", "reset",
+                                    "unknown (no ACKs observed)"};
+    return s >= 0 && s <= QR_TC_NO_ACKS ? n[s] : "?";
+}
+
+const char *qr_tc_end_name(int e)
+{
+    static const char *const n[] = {"closed", "reset", "open at capture end"};
+    return e >= 0 && e <= QR_TC_END_OPEN ? n[e] : "?";
+}
+
+void qr_tc_cfg_default(qr_tc_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->dupthresh = 3;
+    c->ack_clock_ns = 1000000;
+    c->rto_min_ns = 200000000;
+    c->idle_ns = 1000000;
+}
+
+int qr_tcp_timestamps(const qr_packet *p, uint32_t *val, uint32_t *ecr)
+{
+    size_t n, have;
+    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 8, &n, &have);
+    if (!v || n != 8 || have < 8)
+        return 0;
+    *val = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+    *ecr = (uint32_t)v[4] << 24 | (uint32_t)v[5] << 16 | (uint32_t)v[6] << 8 | v[7];
+    return 1;
+}
+
+size_t qr_tcp_sack_blocks(const qr_packet *p, uint32_t left[4], uint32_t right[4])
+{
+    size_t n, have;
+    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 5, &n, &have);
+    if (!v || n % 8 || have < n)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i + 8 <= n && k < 4; i += 8, k++) {
+        left[k] =
+            (uint32_t)v[i] << 24 | (uint32_t)v[i + 1] << 16 | (uint32_t)v[i + 2] << 8 | v[i + 3];
+        right[k] = (uint32_t)v[i + 4] << 24 | (uint32_t)v[i + 5] << 16 | (uint32_t)v[i + 6] << 8 |
+                   v[i + 7];
+    }
+    return k;
+}
+
+static int wscale_of(const qr_packet *p)
+{
+    size_t n, have;
+    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 3, &n, &have);
+    if (!v || n != 1 || have < 1)
+        return -1;
+    return v[0] > 14 ? 14 : v[0];
+}
+
+/* ---- working state ---- */
+
+typedef struct {
+    int64_t t;
+    uint32_t i;  /* packet index in its direction */
+    uint8_t ack; /* 1: a packet of the other direction (an ACK reaching the sender) */
+} tev;
+
+static int tev_cmp(const void *a, const void *b)
+{
+    const tev *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->ack != y->ack)
+        return x->ack ? -1 : 1; /* an ACK before what it triggers */
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+typedef struct {
+    int64_t s, e;
+} range;
+
+typedef struct {
+    const qr_tc_dir *in[2];
+    qr_tc_conn *out;
+    qr_tc_cfg cfg;
+    uint32_t isn[2];
+    int64_t *ack[2]; /* per packet of direction d: its ACK number in the other's sequence
+                      * space (-1: no ACK flag) */
+    uint32_t mss[2]; /* largest payload */
+    int ws[2];       /* shift of the windows direction d's packets advertise */
+    int64_t min_rtt;
+    uint32_t rtt_n;
+    int64_t cover[2]; /* highest cumulative ACK of direction d's bytes its sender got */
+    range *sacked[2]; /* every SACKed range of d ever observed (merged) */
+    size_t n_sacked[2], cap_sacked[2];
+    int32_t *prev_copy[2]; /* per packet: the earlier copy it resends (-1: none known) */
+    int rst;
+    char *errbuf;
+} tc;
+
+/* relative sequence number of v, near the high-water mark *ref (advanced) */
+static int64_t unwrap(uint32_t isn, int64_t *ref, uint32_t v)
+{
+    int64_t r = *ref + (int32_t)(v - (uint32_t)(isn + (uint32_t)*ref));
+    if (r > *ref)
+        *ref = r;
+    return r;
+}
+
+static int64_t unwrap_near(uint32_t isn, int64_t ref, uint32_t v)
+{
+    return ref + (int32_t)(v - (uint32_t)(isn + (uint32_t)ref));
+}
+
+static uint32_t seg_len(const qr_packet *p)
+{
+    return qr_tcp_payload(p) + ((p->tcp_flags & QR_TCP_SYN) != 0) +
+           ((p->tcp_flags & QR_TCP_FIN) != 0);
+}
+
+static void rtt_sample(tc *x, int64_t v)
+{
+    if (v <= 0)
+        return;
+    if (x->min_rtt < 0 || v < x->min_rtt)
+        x->min_rtt = v;
+    x->rtt_n++;
+}
+
+/* Add [s, e) to a merged, sorted range list. */
+static int ranges_add(range **v, size_t *n, size_t *cap, int64_t s, int64_t e)
+{
+    if (e <= s)
+        return QR_OK;
+    size_t i = 0;
+    while (i < *n && (*v)[i].e < s)
+        i++;
+    if (i < *n && (*v)[i].s <= e) {
+        if (s < (*v)[i].s)
+            (*v)[i].s = s;
+        if (e > (*v)[i].e)
+            (*v)[i].e = e;
+        /* swallow the ones it now reaches */
+        size_t j = i + 1;
+        while (j < *n && (*v)[j].s <= (*v)[i].e) {
+            if ((*v)[j].e > (*v)[i].e)
+                (*v)[i].e = (*v)[j].e;
+            j++;
+        }
+        memmove(*v + i + 1, *v + j, (*n - j) * sizeof **v);
+        *n -= j - i - 1;
+        return QR_OK;
+    }
+    if (qri_grow((void **)v, cap, *n, sizeof **v, 8))
+        return QR_ENOMEM;
+    memmove(*v + i + 1, *v + i, (*n - i) * sizeof **v);
+    (*v)[i] = (range){s, e};
+    (*n)++;
+    return QR_OK;
+}
+
+static int64_t ranges_bytes_above(const range *v, size_t n, int64_t s)
+{
+    int64_t b = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].e > s)
+            b += v[i].e - (v[i].s > s ? v[i].s : s);
+    return b;
+}
+
+static int ranges_cover(const range *v, size_t n, int64_t s, int64_t e)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (v[m].e < e)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < n && v[lo].s <= s && v[lo].e >= e;
+}
+
+static void ranges_prune(range *v, size_t *n, int64_t una)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (v[i].e > una) {
+            v[k] = v[i];
+            if (v[k].s < una)
+                v[k].s = una;
+            k++;
+        }
+    *n = k;
+}
+
+/* ---- pass 1: sequence numbers, copies ---- */
+
+static int prepare_dir(tc *x, uint32_t d)
+{
+    const qr_tc_dir *in = x->in[d];
+    qr_tc_dir_stats *st = &x->out->dir[d];
+    st->seen = in->seen;
+    x->isn[d] = in->n ? in->p[0].pk->seq - 1 : 0;
+    for (size_t i = 0; i < in->n; i++)
+        if (in->p[i].pk->tcp_flags & QR_TCP_SYN) {
+            x->isn[d] = in->p[i].pk->seq;
+            st->isn_known = 1;
+            break;
+        }
+    x->out->info[d] = calloc(in->n ? in->n : 1, sizeof *x->out->info[d]);
+    x->prev_copy[d] = malloc((in->n ? in->n : 1) * sizeof *x->prev_copy[d]);
+    if (!x->out->info[d] || !x->prev_copy[d])
+        return QR_ENOMEM;
+    int64_t ref = 0, hi = 0;
+    qri_map last; /* sequence start -> latest copy + 1 */
+    if (qri_map_init(&last))
+        return QR_ENOMEM;
+    int rc = QR_OK;
+    x->ws[d] = -1;
+    for (size_t i = 0; i < in->n; i++) {
+        const qr_packet *p = in->p[i].pk;
+        qr_tc_pkt_info *f = &x->out->info[d][i];
+        f->seq = unwrap(x->isn[d], &ref, p->seq);
+        f->len = seg_len(p);
+        f->exchange = -1;
+        x->prev_copy[d][i] = -1;
+        uint32_t pay = qr_tcp_payload(p);
+        st->packets++;
+        if (pay > x->mss[d])
+            x->mss[d] = pay;
+        if (p->tcp_flags & QR_TCP_SYN) {
+            st->syn = 1;
+            if (x->ws[d] < 0)
+                x->ws[d] = wscale_of(p);
+        }
+        st->fin |= (p->tcp_flags & QR_TCP_FIN) != 0;
+        if (p->tcp_flags & QR_TCP_RST) {
+            st->rst = 1;
+            x->rst = 1;
+        }
+        if (!f->len)
+            continue;
+        st->data_packets += pay > 0;
+        void **slot = qri_map_slot(&last, (uint64_t)f->seq, 0);
+        if (slot) {
+            x->prev_copy[d][i] = (int32_t)((uintptr_t)*slot - 1);
+            *slot = (void *)(uintptr_t)(i + 1);
+        } else if ((rc = qri_map_put(&last, (uint64_t)f->seq, 0, (void *)(uintptr_t)(i + 1)))) {
+            break;
+        }
+        int64_t end = f->seq + pay + ((p->tcp_flags & QR_TCP_SYN) != 0);
+        if (end > hi)
+            hi = end;
+    }
+    qri_map_free(&last);
+    st->bytes = hi > 1 ? (uint64_t)(hi - 1) : 0;
+    return rc;
+}
+
+/* The ACK numbers of direction d's packets in the other direction's sequence space. */
+static int prepare_acks(tc *x, uint32_t d)
+{
+    const qr_tc_dir *in = x->in[d];
+    x->ack[d] = malloc((in->n ? in->n : 1) * sizeof *x->ack[d]);
+    if (!x->ack[d])
+        return QR_ENOMEM;
+    int64_t ref = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        const qr_packet *p = in->p[i].pk;
+        x->ack[d][i] = (p->tcp_flags & QR_TCP_ACK) ? unwrap(x->isn[d ^ 1u], &ref, p->ack) : -1;
+    }
+    return QR_OK;
+}
+
+/* ---- pass 2: the sender's timeline (direction d seen at its sender) ---- */
+
+typedef struct {
+    int64_t e, tx;
+    uint32_t i;
+} pend;
+
+static int build_events(tc *x, uint32_t d, int sender_view, tev **out, size_t *n)
+{
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    tev *ev = malloc((D->n + A->n + 1) * sizeof *ev);
+    if (!ev)
+        return QR_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < D->n; i++) {
+        int64_t t = sender_view ? D->p[i].tx_ns : D->p[i].rx_ns;
+        if (t >= 0 || sender_view)
+            ev[k++] = (tev){t, (uint32_t)i, 0};
+    }
+    for (size_t j = 0; j < A->n; j++) {
+        int64_t t = sender_view ? A->p[j].rx_ns : A->p[j].tx_ns;
+        if (sender_view ? t >= 0 : (A->seen & QR_TC_AT_SENDER) != 0)
+            ev[k++] = (tev){t, (uint32_t)j, 1};
+    }
+    qsort(ev, k, sizeof *ev, tev_cmp);
+    *out = ev;
+    *n = k;
+    return QR_OK;
+}
+
+static int mark_dsack(tc *x, uint32_t d, int64_t s, int64_t e, int64_t t)
+{
+    const qr_tc_dir *D = x->in[d];
+    qr_tc_pkt_info *info = x->out->info[d];
+    /* the latest retransmission sent before t that overlaps [s, e) */
+    for (size_t i = D->n; i-- > 0;) {
+        if (D->p[i].tx_ns > t || info[i].trigger == QR_TC_ORIGINAL || !info[i].len)
+            continue;
+        if (info[i].seq < e && info[i].seq + info[i].len > s) {
+            if (!info[i].spurious) {
+                info[i].spurious = 1;
+                x->out->dir[d].dsacks++;
+            }
+            return QR_OK;
+        }
+        if (D->p[i].tx_ns + 60000000000LL < t)
+            break;
+    }
+    return QR_OK;
+}
+
+static int sender_walk(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    qr_tc_pkt_info *info = x->out->info[d];
+    qr_tc_dir_stats *st = &x->out->dir[d];
+    const qr_tc_cfg *c = &x->cfg;
+    int acks_seen = (A->seen & QR_TC_AT_RECEIVER) != 0;
+    tev *ev;
+    size_t ne;
+    int rc = build_events(x, d, 1, &ev, &ne);
+    if (rc)
+        return rc;
+    range *sb = NULL; /* the scoreboard above una */
+    size_t nsb = 0, capsb = 0;
+    pend *orig = NULL, *retx = NULL; /* originals awaiting an RTT sample; retransmissions
+                                        awaiting their covering ACK (Eifel) */
+    size_t no = 0, cap_o = 0, ho = 0, nr = 0, cap_r = 0;
+    uint8_t *resent = calloc(D->n ? D->n : 1, 1);
+    if (!resent) {
+        free(ev);
+        return QR_ENOMEM;
+    }
+    int64_t una = 0, snd_max = 0, rec_point = 0, last_ack_t = -1, last_send_t = -1;
+    int64_t last_win = -1, cover = 0;
+    int in_rec = 0, rec_rto = 0, tlp_out = 0, after_rto_sends = -1;
+    uint32_t dupacks = 0;
+    int ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
+    uint32_t mss = x->mss[d] ? x->mss[d] : 1;
+    int64_t syn_tx = -1;
+    uint32_t syns = 0;
+    uint32_t tv0, te0;
+    int uses_ts = 0;
+    for (size_t i = 0; i < D->n && !uses_ts; i++)
+        uses_ts = qr_tcp_timestamps(D->p[i].pk, &tv0, &te0);
+    for (size_t q = 0; q < ne && !rc; q++) {
+        int64_t t = ev[q].t;
+        if (ev[q].ack) {
+            const qr_packet *ap = A->p[ev[q].i].pk;
+            int64_t a = x->ack[d ^ 1u][ev[q].i];
+            if (a < 0)
+                continue;
+            if ((ap->tcp_flags & QR_TCP_SYN) && syn_tx >= 0 && syns == 1)
+                rtt_sample(x, t - syn_tx); /* SYN out, SYN-ACK in */
+            uint32_t L[4], R[4];
+            size_t nb = qr_tcp_sack_blocks(ap, L, R);
+            int sack_new = 0;
+            for (size_t b = 0; b < nb; b++) {
+                int64_t s = unwrap_near(x->isn[d], a, L[b]), e = unwrap_near(x->isn[d], a, R[b]);
+                if (e <= s)
+                    continue;
+                int dsack = b == 0 && (s < a || (nb > 1 && s >= unwrap_near(x->isn[d], a, L[1]) &&
+                                                 e <= unwrap_near(x->isn[d], a, R[1])));
+                if (dsack) {
+                    if ((rc = mark_dsack(x, d, s, e, t)))
+                        break;
+                    continue;
+                }
+                if (!ranges_cover(sb, nsb, s, e))
+                    sack_new = 1;
+                if ((rc = ranges_add(&sb, &nsb, &capsb, s, e)) ||
+                    (rc = ranges_add(&x->sacked[d], &x->n_sacked[d], &x->cap_sacked[d], s, e)))
+                    break;
+            }
+            if (rc)
+                break;
+            int64_t win = (int64_t)ap->window << ws;
+            if (a == una && qr_tcp_payload(ap) == 0 &&
+                !(ap->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)) && una < snd_max &&
+                (win == last_win || sack_new)) {
+                dupacks++;
+                if (dupacks > st->max_dupacks)
+                    st->max_dupacks = dupacks;
+            }
+            if (a > una) {
+                una = a;
+                dupacks = 0;
+                tlp_out = 0;
+                ranges_prune(sb, &nsb, una);
+                if (in_rec && una >= rec_point)
+                    in_rec = 0;
+            }
+            if (a > cover)
+                cover = a;
+            /* RTT of originals it covers (Karn: none that was sent again). With timestamps the
+             * echoes give the samples (ts_samples): a capture's send time of a segment split
+             * from a TSO/GSO burst is the split's, and can be later than the ACK's cause */
+            for (; ho < no && orig[ho].e <= a; ho++)
+                if (!resent[orig[ho].i] && !uses_ts)
+                    rtt_sample(x, t - orig[ho].tx);
+            /* Eifel: an ACK covering a retransmission that echoes an older timestamp than the
+             * retransmission's was sent for the original */
+            uint32_t tv, te;
+            int have_ts = qr_tcp_timestamps(ap, &tv, &te);
+            size_t k = 0;
+            for (size_t r = 0; r < nr; r++) {
+                if (retx[r].e > a) {
+                    retx[k++] = retx[r];
+                    continue;
+                }
+                uint32_t rv, re_;
+                if (have_ts && qr_tcp_timestamps(D->p[retx[r].i].pk, &rv, &re_) &&
+                    (int32_t)(te - rv) < 0 && !info[retx[r].i].spurious)
+                    info[retx[r].i].spurious = 1;
+            }
+            nr = k;
+            last_win = win;
+            last_ack_t = t;
+            continue;
+        }
+        uint32_t i = ev[q].i;
+        const qr_packet *p = D->p[i].pk;
+        qr_tc_pkt_info *f = &info[i];
+        if (p->tcp_flags & QR_TCP_SYN) {
+            syns++;
+            if (syn_tx >= 0) {
+                f->trigger = QR_TC_SYN;
+                st->retransmissions++;
+                st->trig[QR_TC_SYN]++;
+            }
+            syn_tx = t;
+            if (f->seq + 1 > snd_max)
+                snd_max = f->seq + 1;
+            continue;
+        }
+        if (!f->len)
+            continue;
+        int64_t s = f->seq, e = f->seq + f->len;
+        f->dupacks = dupacks;
+        if (s < snd_max) {
+            int64_t last = last_ack_t > last_send_t ? last_ack_t : last_send_t;
+            int64_t silence = last < 0 ? INT64_MAX : t - last;
+            int timer = silence > c->ack_clock_ns;
+            int64_t above = ranges_bytes_above(sb, nsb, e);
+            qr_tc_trigger tr;
+            if (!acks_seen) {
+                tr = QR_TC_UNKNOWN_TRIGGER;
+            } else if (!timer) {
+                if (in_rec)
+                    tr = rec_rto ? QR_TC_AFTER_RTO : QR_TC_RECOVERY;
+                else if (dupacks >= c->dupthresh || above >= (int64_t)c->dupthresh * mss)
+                    tr = QR_TC_FAST;
+                else if (above > 0 || dupacks > 0)
+                    tr = QR_TC_RACK;
+                else
+                    tr = QR_TC_RECOVERY;
+            } else if (above > 0 && silence < c->rto_min_ns) {
+                tr = QR_TC_RACK;
+            } else if (e >= snd_max && !tlp_out && (s > una || silence < c->rto_min_ns)) {
+                tr = QR_TC_TLP;
+            } else {
+                tr = QR_TC_RTO;
+            }
+            f->trigger = (uint8_t)tr;
+            st->retransmissions++;
+            st->trig[tr]++;
+            if (tr == QR_TC_TLP)
+                tlp_out = 1;
+            if (tr == QR_TC_RTO ||
+                ((tr == QR_TC_FAST || tr == QR_TC_RACK || tr == QR_TC_RECOVERY) && !in_rec)) {
+                in_rec = 1;
+                rec_rto = tr == QR_TC_RTO;
+                rec_point = snd_max;
+                after_rto_sends = tr == QR_TC_RTO ? 0 : -1;
+            } else if (after_rto_sends >= 0) {
+                after_rto_sends = -1; /* it went on resending: no F-RTO */
+            }
+            /* Karn: the original of these bytes gives no RTT sample */
+            size_t lo = ho, hi = no;
+            while (lo < hi) {
+                size_t m = (lo + hi) / 2;
+                if (orig[m].e <= s)
+                    lo = m + 1;
+                else
+                    hi = m;
+            }
+            for (size_t m = lo; m < no && info[orig[m].i].seq < e; m++)
+                resent[orig[m].i] = 1;
+            if (qri_grow((void **)&retx, &cap_r, nr, sizeof *retx, 16)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+            retx[nr++] = (pend){e, t, i};
+        } else {
+            if (after_rto_sends == 0) {
+                st->frto++; /* new data right after an RTO: F-RTO probing */
+                after_rto_sends = -1;
+            }
+            if (qri_grow((void **)&orig, &cap_o, no, sizeof *orig, 64)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+            orig[no++] = (pend){e, t, i};
+        }
+        if (e > snd_max)
+            snd_max = e;
+        last_send_t = t;
+    }
+    x->cover[d] = cover;
+    free(sb);
+    free(orig);
+    free(retx);
+    free(resent);
+    free(ev);
+    return rc;
+}
+
+/* Retransmissions and reordering seen only at the receiver, in arrival order. */
+static void receiver_walk(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d];
+    qr_tc_pkt_info *info = x->out->info[d];
+    qr_tc_dir_stats *st = &x->out->dir[d];
+    int64_t high = 0, nxt = 0;
+    uint32_t max_tsv = 0;
+    int have_tsv = 0;
+    for (size_t i = 0; i < D->n; i++) {
+        if (D->p[i].rx_ns < 0 || !info[i].len)
+            continue;
+        const qr_packet *p = D->p[i].pk;
+        qr_tc_pkt_info *f = &info[i];
+        int64_t s = f->seq, e = f->seq + f->len;
+        uint32_t tv, te;
+        int ts = qr_tcp_timestamps(p, &tv, &te);
+        if (p->tcp_flags & QR_TCP_SYN) {
+            if (high > 0) {
+                f->trigger = QR_TC_SYN;
+                st->retransmissions++;
+                st->trig[QR_TC_SYN]++;
+            }
+        } else if (s < high) {
+            if (ts && have_tsv && (int32_t)(tv - max_tsv) < 0) {
+                f->reordered = 1; /* sent before what arrived ahead of it */
+            } else {
+                f->trigger = QR_TC_UNKNOWN_TRIGGER;
+                st->retransmissions++;
+                st->trig[QR_TC_UNKNOWN_TRIGGER]++;
+                if (e <= nxt)
+                    f->spurious = 1; /* everything in it had arrived */
+                else
+                    st->lost++; /* it filled a hole: an earlier copy was lost */
+            }
+        }
+        if (ts && (!have_tsv || (int32_t)(tv - max_tsv) > 0)) {
+            max_tsv = tv;
+            have_tsv = 1;
+        }
+        if (s <= nxt && e > nxt)
+            nxt = e;
+        if (e > high)
+            high = e;
+    }
+}
+
+/* ---- fates ---- */
+
+static void fates(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d];
+    qr_tc_pkt_info *info = x->out->info[d];
+    qr_tc_dir_stats *st = &x->out->dir[d];
+    if (D->seen & QR_TC_AT_RECEIVER) {
+        /* the receiver's record is complete: no record is a loss */
+        int64_t later_min = INT64_MAX; /* earliest arrival of a packet sent after i */
+        for (size_t i = D->n; i-- > 0;) {
+            qr_tc_pkt_info *f = &info[i];
+            int64_t rx = D->p[i].rx_ns;
+            f->fate = rx >= 0 ? QR_TC_DELIVERED : QR_TC_LOST;
+            if ((D->seen & QR_TC_AT_SENDER) && rx >= 0 && f->len && later_min < rx)
+                f->reordered = 1;
+            if (rx >= 0 && f->len && rx < later_min)
+                later_min = rx;
+            if (!f->len) {
+                st->lost_acks += rx < 0;
+                continue;
+            }
+            int32_t pc = x->prev_copy[d][i];
+            if ((D->seen & QR_TC_AT_SENDER) && pc >= 0 && D->p[pc].rx_ns >= 0 && rx >= 0 &&
+                f->trigger != QR_TC_ORIGINAL)
+                f->spurious = 1;
+        }
+    } else if (D->seen & QR_TC_AT_SENDER) {
+        /* only the sender: a copy sent again (and not needlessly) was lost; bytes an ACK or a SACK
+         * covers arrived; anything else is unknown */
+        uint8_t *needless = calloc(D->n ? D->n : 1, 1);
+        for (size_t i = 0; i < D->n; i++) {
+            int32_t pc = x->prev_copy[d][i];
+            if (pc >= 0 && info[i].trigger != QR_TC_ORIGINAL && info[i].spurious && needless)
+                needless[pc] = 1;
+        }
+        for (size_t i = 0; i < D->n; i++) {
+            qr_tc_pkt_info *f = &info[i];
+            if (!f->len) {
+                f->fate = QR_TC_FATE_NONE;
+                continue;
+            }
+            f->fate = QR_TC_NOT_SEEN;
+            if (f->seq + f->len <= x->cover[d] ||
+                ranges_cover(x->sacked[d], x->n_sacked[d], f->seq, f->seq + f->len))
+                f->fate = QR_TC_DELIVERED;
+        }
+        for (size_t i = 0; i < D->n; i++) {
+            int32_t pc = x->prev_copy[d][i];
+            if (pc < 0 || info[i].trigger == QR_TC_ORIGINAL)
+                continue;
+            if (needless && needless[pc]) {
+                info[pc].fate = QR_TC_DELIVERED;
+                uint8_t tr = info[i].trigger;
+                if (tr == QR_TC_FAST || tr == QR_TC_RACK || tr == QR_TC_RECOVERY)
+                    info[pc].reordered = 1;
+            } else {
+                info[pc].fate = QR_TC_LOST;
+            }
+        }
+        free(needless);
+    } else {
+        for (size_t i = 0; i < D->n; i++)
+            info[i].fate = !info[i].len         ? QR_TC_FATE_NONE
+                           : D->p[i].rx_ns >= 0 ? QR_TC_DELIVERED
+                                                : QR_TC_NOT_SEEN;
+    }
+    for (size_t i = 0; i < D->n; i++) {
+        const qr_tc_pkt_info *f = &info[i];
+        if (!f->len)
+            continue;
+        if (D->seen & QR_TC_AT_SENDER) /* else receiver_walk counted the holes */
+            st->lost += f->fate == QR_TC_LOST;
+        st->not_seen += f->fate == QR_TC_NOT_SEEN;
+        st->reordered += f->reordered;
+        st->spurious += f->spurious;
+        if (f->spurious && f->trigger == QR_TC_RTO)
+            st->undos++;
+    }
+}
+
+/* ---- pass 3: exchanges ---- */
+
+typedef struct {
+    int64_t t;
+    uint32_t d, i;
+    uint8_t data; /* 1: new data of d; 0: an ACK of d's bytes */
+} xev;
+
+static int xev_cmp(const void *a, const void *b)
+{
+    const xev *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->data != y->data) /* data before an ACK at the same time: an ACK cannot precede what it
+                             * acknowledges, and data sent as an ACK arrives continues */
+        return x->data ? -1 : 1;
+    if (x->d != y->d)
+        return x->d < y->d ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static unsigned vantage_of(const qr_tc_dir *d)
+{
+    return (d->seen & QR_TC_AT_SENDER)     ? QR_TC_AT_SENDER
+           : (d->seen & QR_TC_AT_RECEIVER) ? QR_TC_AT_RECEIVER
+                                           : 0;
+}
+
+/* When direction d's packet i is seen at d's vantage, and when the other direction's packet j
+ * (an ACK of d's bytes) is: -1 if not observed there. */
+static int64_t data_time(const tc *x, uint32_t d, size_t i)
+{
+    const qr_tc_dir *D = x->in[d];
+    return vantage_of(D) == QR_TC_AT_SENDER ? D->p[i].tx_ns : D->p[i].rx_ns;
+}
+
+static int64_t ack_time(const tc *x, uint32_t d, size_t j)
+{
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    if (vantage_of(D) == QR_TC_AT_SENDER)
+        return (A->seen & QR_TC_AT_RECEIVER) ? A->p[j].rx_ns : -1;
+    return (A->seen & QR_TC_AT_SENDER) ? A->p[j].tx_ns : -1;
+}
+
+static int find_exchanges(tc *x)
+{
+    qr_tc_conn *o = x->out;
+    size_t n = x->in[0]->n + x->in[1]->n;
+    xev *ev = malloc((n ? 2 * n : 1) * sizeof *ev); /* a packet: data of one, ACK of the other */
+    if (!ev)
+        return QR_ENOMEM;
+    size_t k = 0;
+    for (uint32_t d = 0; d < 2; d++) {
+        if (!vantage_of(x->in[d]))
+            continue;
+        const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+        for (size_t i = 0; i < D->n; i++)
+            if (qr_tcp_payload(D->p[i].pk) > 0 && data_time(x, d, i) >= 0)
+                ev[k++] = (xev){data_time(x, d, i), d, (uint32_t)i, 1};
+        for (size_t j = 0; j < A->n; j++)
+            if (x->ack[d ^ 1u][j] >= 0 && ack_time(x, d, j) >= 0)
+                ev[k++] = (xev){ack_time(x, d, j), d, (uint32_t)j, 0};
+    }
+    qsort(ev, k, sizeof *ev, xev_cmp);
+    int64_t hi[2] = {0, 0}, una[2] = {0, 0}, acked_t[2] = {-1, -1};
+    int32_t cur[2] = {-1, -1};
+    int other[2] = {0, 0};
+    size_t cap = 0;
+    int rc = QR_OK;
+    for (size_t q = 0; q < k; q++) {
+        uint32_t d = ev[q].d;
+        int64_t t = ev[q].t;
+        if (!ev[q].data) {
+            int64_t a = x->ack[d ^ 1u][ev[q].i];
+            if (a <= una[d])
+                continue;
+            una[d] = a;
+            if (cur[d] >= 0 && o->ex[cur[d]].end_ns < 0 && a >= o->ex[cur[d]].seq_hi)
+                o->ex[cur[d]].end_ns = t;
+            if (a >= hi[d])
+                acked_t[d] = t;
+            continue;
+        }
+        const qr_tc_pkt_info *f = &o->info[d][ev[q].i];
+        int64_t s = f->seq, e = f->seq + qr_tcp_payload(x->in[d]->p[ev[q].i].pk);
+        if (x->in[d]->p[ev[q].i].pk->tcp_flags & QR_TCP_SYN)
+            s++, e++;
+        if (e <= hi[d])
+            continue; /* nothing new */
+        if (s < hi[d])
+            s = hi[d];
+        int fresh = cur[d] < 0 || (una[d] >= hi[d] && acked_t[d] >= 0 &&
+                                   (t - acked_t[d] > x->cfg.idle_ns || other[d]));
+        if (fresh) {
+            if (qri_grow((void **)&o->ex, &cap, o->n_ex, sizeof *o->ex, 8)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+            qr_tc_exchange *ex = &o->ex[o->n_ex];
+            memset(ex, 0, sizeof *ex);
+            ex->dir = d;
+            ex->seq_lo = s;
+            ex->start_ns = t;
+            ex->end_ns = -1;
+            ex->vantage = (uint8_t)vantage_of(x->in[d]);
+            cur[d] = (int32_t)o->n_ex++;
+            o->dir[d].exchanges++;
+        }
+        o->ex[cur[d]].seq_hi = e;
+        o->ex[cur[d]].end_ns = -1; /* done when its new last byte is */
+        hi[d] = e;
+        other[d] = 0;
+        other[d ^ 1u] = 1;
+    }
+    free(ev);
+    int64_t last_end = -1; /* the latest end of the exchanges before */
+    for (size_t i = 0; i < o->n_ex; i++) {
+        qr_tc_exchange *ex = &o->ex[i];
+        ex->idle_before_ns = i == 0                                     ? -1
+                             : ex->start_ns > last_end && last_end >= 0 ? ex->start_ns - last_end
+                                                                        : 0;
+        if (ex->end_ns > last_end)
+            last_end = ex->end_ns;
+        ex->bytes = (uint64_t)(ex->seq_hi - ex->seq_lo);
+        ex->status = ex->end_ns >= 0 ? QR_TC_COMPLETE
+                     : !(x->in[ex->dir ^ 1u]->seen &
+                         (ex->vantage == QR_TC_AT_SENDER ? QR_TC_AT_RECEIVER : QR_TC_AT_SENDER))
+                         ? QR_TC_NO_ACKS
+                     : x->rst ? QR_TC_RESET
+                              : QR_TC_OPEN;
+    }
+    return rc;
+}
+
+/* The exchange of direction d holding relative sequence s (-1: none). */
+static int32_t exchange_of(const qr_tc_conn *o, uint32_t d, int64_t s)
+{
+    for (size_t i = o->n_ex; i-- > 0;)
+        if (o->ex[i].dir == d && o->ex[i].seq_lo <= s)
+            return s < o->ex[i].seq_hi ? (int32_t)i : -1;
+    return -1;
+}
+
+static void assign_packets(tc *x)
+{
+    qr_tc_conn *o = x->out;
+    for (uint32_t d = 0; d < 2; d++) {
+        const qr_tc_dir *D = x->in[d];
+        int32_t last = -1;
+        int64_t last_lo = INT64_MAX, last_hi = INT64_MIN;
+        for (size_t i = 0; i < D->n; i++) {
+            qr_tc_pkt_info *f = &o->info[d][i];
+            uint32_t pay = qr_tcp_payload(D->p[i].pk);
+            if (!pay)
+                continue;
+            int64_t s = f->seq + ((D->p[i].pk->tcp_flags & QR_TCP_SYN) != 0);
+            int32_t k = s >= last_lo && s < last_hi ? last : exchange_of(o, d, s);
+            f->exchange = k;
+            if (k < 0)
+                continue;
+            last = k;
+            last_lo = o->ex[k].seq_lo;
+            last_hi = o->ex[k].seq_hi;
+            qr_tc_exchange *ex = &o->ex[k];
+            ex->packets++;
+            ex->not_seen += f->fate == QR_TC_NOT_SEEN;
+            ex->reordered += f->reordered;
+            ex->spurious += f->spurious;
+            if (f->dupacks > ex->max_dupacks)
+                ex->max_dupacks = f->dupacks;
+            if (f->trigger != QR_TC_ORIGINAL) {
+                ex->retransmissions++;
+                ex->trig[f->trigger]++;
+            }
+            if (D->seen & QR_TC_AT_SENDER)
+                ex->lost += f->fate == QR_TC_LOST;
+            else if (f->trigger == QR_TC_UNKNOWN_TRIGGER && !f->spurious)
+                ex->lost++; /* it filled a hole */
+        }
+    }
+}
+
+/* ---- pass 4: where each exchange's time went ---- */
+
+static void add_gap(qr_tc_exchange *ex, int64_t end, int64_t a, int64_t b, int part)
+{
+    if (a < ex->start_ns)
+        a = ex->start_ns;
+    if (b > end)
+        b = end;
+    if (b > a)
+        ex->part_ns[part] += b - a;
+}
+
+static int64_t exchange_end(const tc *x, const qr_tc_exchange *ex)
+{
+    return ex->end_ns >= 0 ? ex->end_ns : x->out->last_ns;
+}
+
+static int sender_parts(tc *x, uint32_t d)
+{
+    const qr_tc_dir *A = x->in[d ^ 1u];
+    qr_tc_conn *o = x->out;
+    tev *ev;
+    size_t ne;
+    int rc = build_events(x, d, 1, &ev, &ne);
+    if (rc)
+        return rc;
+    int64_t una = 0, snd_max = 0, rec_point = 0, rwnd = -1, t_prev = INT64_MIN;
+    int in_rec = 0;
+    int ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
+    int64_t mss = x->mss[d] ? x->mss[d] : 1;
+    size_t k = 0; /* the first exchange of d not yet over */
+    for (size_t q = 0; q < ne; q++) {
+        int64_t t = ev[q].t;
+        while (k < o->n_ex && (o->ex[k].dir != d || exchange_end(x, &o->ex[k]) <= t_prev))
+            k++;
+        if (k < o->n_ex && t_prev != INT64_MIN) {
+            qr_tc_exchange *ex = &o->ex[k];
+            int part = QR_TC_PART_TRANSFER;
+            uint8_t tr = ev[q].ack ? QR_TC_ORIGINAL : o->info[d][ev[q].i].trigger;
+            if (tr == QR_TC_RTO)
+                part = QR_TC_PART_RTO;
+            else if (tr == QR_TC_TLP)
+                part = QR_TC_PART_TLP;
+            else if (in_rec || tr == QR_TC_RACK)
+                part = QR_TC_PART_RECOVERY;
+            else if (snd_max < ex->seq_hi && rwnd >= 0 && snd_max - una + mss > rwnd)
+                part = QR_TC_PART_RWND;
+            else if (una >= snd_max && snd_max < ex->seq_hi && snd_max >= ex->seq_lo)
+                part = QR_TC_PART_APP;
+            add_gap(ex, exchange_end(x, ex), t_prev, t, part);
+        }
+        t_prev = t;
+        if (ev[q].ack) {
+            const qr_packet *ap = A->p[ev[q].i].pk;
+            int64_t a = x->ack[d ^ 1u][ev[q].i];
+            if (a < 0)
+                continue;
+            if (a > una)
+                una = a;
+            if (in_rec && una >= rec_point)
+                in_rec = 0;
+            rwnd = (int64_t)ap->window << ws;
+            continue;
+        }
+        const qr_tc_pkt_info *f = &o->info[d][ev[q].i];
+        if (!f->len)
+            continue;
+        uint8_t tr = f->trigger;
+        if (tr == QR_TC_RTO ||
+            ((tr == QR_TC_FAST || tr == QR_TC_RACK || tr == QR_TC_TLP) && !in_rec)) {
+            in_rec = 1;
+            rec_point = snd_max;
+        }
+        if (f->seq + f->len > snd_max)
+            snd_max = f->seq + f->len;
+    }
+    free(ev);
+    return QR_OK;
+}
+
+static int receiver_parts(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d];
+    qr_tc_conn *o = x->out;
+    tev *ev;
+    size_t ne;
+    int rc = build_events(x, d, 0, &ev, &ne);
+    if (rc)
+        return rc;
+    range *got = NULL;
+    size_t ng = 0, capg = 0;
+    int64_t nxt = 1, t_prev = INT64_MIN;
+    size_t k = 0;
+    for (size_t q = 0; q < ne && !rc; q++) {
+        int64_t t = ev[q].t;
+        while (k < o->n_ex && (o->ex[k].dir != d || exchange_end(x, &o->ex[k]) <= t_prev))
+            k++;
+        if (k < o->n_ex && t_prev != INT64_MIN) {
+            qr_tc_exchange *ex = &o->ex[k];
+            int part = ng > 0              ? QR_TC_PART_LOSS
+                       : nxt >= ex->seq_hi ? QR_TC_PART_DELACK
+                                           : QR_TC_PART_TRANSFER;
+            add_gap(ex, exchange_end(x, ex), t_prev, t, part);
+        }
+        t_prev = t;
+        if (ev[q].ack)
+            continue;
+        const qr_tc_pkt_info *f = &o->info[d][ev[q].i];
+        if (!f->len || D->p[ev[q].i].rx_ns < 0)
+            continue;
+        int64_t s = f->seq, e = f->seq + f->len;
+        if (s <= nxt) {
+            if (e > nxt)
+                nxt = e;
+        } else if ((rc = ranges_add(&got, &ng, &capg, s, e))) {
+            break;
+        }
+        while (ng && got[0].s <= nxt) {
+            if (got[0].e > nxt)
+                nxt = got[0].e;
+            memmove(got, got + 1, (ng - 1) * sizeof *got);
+            ng--;
+        }
+    }
+    free(got);
+    free(ev);
+    return rc;
+}
+
+/* Direction d's deliveries as its vantage saw them, in time order: (time, bytes delivered so
+ * far). At the sender: ACK arrivals, a duplicate ACK counting one segment delivered (as Linux's
+ * delivered count does) and a cumulative ACK the rest; at the receiver: every new byte arriving.
+ * *m gets their number; the caller frees the array (NULL: none or no memory). */
+static int64_t (*deliveries(const tc *x, uint32_t d, size_t *m))[2]
+{
+    *m = 0;
+    unsigned v = vantage_of(x->in[d]);
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    size_t n = v == QR_TC_AT_SENDER ? A->n : v == QR_TC_AT_RECEIVER ? D->n : 0;
+    if (!n)
+        return NULL;
+    int64_t(*pt)[2] = malloc(n * sizeof *pt);
+    if (!pt)
+        return NULL;
+    int64_t una = 0, credit = 0, delivered = 0, high = 0;
+    int64_t mss = x->mss[d] ? x->mss[d] : 1;
+    for (size_t j = 0; j < n; j++) {
+        int64_t t, before = delivered;
+        if (v == QR_TC_AT_SENDER) {
+            t = A->p[j].rx_ns;
+            int64_t a = x->ack[d ^ 1u][j];
+            if (t < 0 || a < 0)
+                continue;
+            if (a > una) {
+                int64_t adv = a - una;
+                delivered += adv > credit ? adv - credit : 0;
+                credit = adv > credit ? 0 : credit - adv;
+                una = a;
+            } else if (a == una && una > 0 && !qr_tcp_payload(A->p[j].pk) &&
+                       !(A->p[j].pk->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN))) {
+                delivered += mss; /* a duplicate ACK: one more segment arrived */
+                credit += mss;
+            }
+        } else {
+            t = D->p[j].rx_ns;
+            const qr_tc_pkt_info *f = &x->out->info[d][j];
+            int64_t e = f->seq + f->len;
+            if (t < 0 || e <= high)
+                continue;
+            delivered += e - (f->seq > high ? f->seq : high);
+            high = e;
+        }
+        if (delivered > before) {
+            pt[*m][0] = t;
+            pt[*m][1] = delivered;
+            (*m)++;
+        }
+    }
+    return pt;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The path's bottleneck rate as the data shows it, bit/s (0: not enough data). Packet-pair
+ * dispersion: the median over consecutive deliveries of the bytes each brought over the time since
+ * the one before (a bottleneck spaces back-to-back packets, and their ACKs, by its serialization
+ * time). With fewer than 3 such pairs: the highest rate delivered over a window of at least one
+ * minimum RTT. */
+static uint64_t delivery_rate(const tc *x)
+{
+    double *r = NULL, best = 0;
+    size_t nr = 0, cap = 0;
+    for (uint32_t d = 0; d < 2; d++) {
+        size_t m;
+        int64_t(*pt)[2] = deliveries(x, d, &m);
+        for (size_t j = 1; j < m; j++) {
+            int64_t dt = pt[j][0] - pt[j - 1][0];
+            if (dt <= 0)
+                continue;
+            if (qri_grow((void **)&r, &cap, nr, sizeof *r, 64))
+                break;
+            r[nr++] = (double)(pt[j][1] - pt[j - 1][1]) * 8e9 / (double)dt;
+        }
+        size_t lo = 0;
+        for (size_t j = 0; x->min_rtt > 0 && j < m; j++) {
+            while (lo + 1 < j && pt[j][0] - pt[lo + 1][0] >= x->min_rtt)
+                lo++;
+            int64_t dt = pt[j][0] - pt[lo][0];
+            if (dt >= x->min_rtt && dt > 0) {
+                double v = (double)(pt[j][1] - pt[lo][1]) * 8e9 / (double)dt;
+                if (v > best)
+                    best = v;
+            }
+        }
+        free(pt);
+    }
+    if (nr >= 3) {
+        qsort(r, nr, sizeof *r, cmp_double);
+        best = nr % 2 ? r[nr / 2] : (r[nr / 2 - 1] + r[nr / 2]) / 2;
+    }
+    free(r);
+    return (uint64_t)best;
+}
+
+static void handshake(tc *x)
+{
+    const qr_tc_dir *D0 = x->in[0], *D1 = x->in[1];
+    qr_tc_conn *o = x->out;
+    o->handshake_ns = -1;
+    int64_t syn = -1, synack = -1, synack_tx = -1, est = -1;
+    uint32_t synacks = 0;
+    for (size_t i = 0; i < D1->n; i++)
+        if (D1->p[i].pk->tcp_flags & QR_TCP_SYN) {
+            synacks++;
+            if (synack < 0)
+                synack = D1->p[i].rx_ns;
+            synack_tx = D1->p[i].tx_ns;
+        }
+    if ((D0->seen & QR_TC_AT_SENDER) && (D1->seen & QR_TC_AT_RECEIVER)) {
+        for (size_t i = 0; i < D0->n && syn < 0; i++)
+            if (D0->p[i].pk->tcp_flags & QR_TCP_SYN)
+                syn = D0->p[i].tx_ns;
+        if (syn >= 0 && synack >= 0)
+            o->handshake_ns = synack - syn;
+    } else if ((D0->seen & QR_TC_AT_RECEIVER) && (D1->seen & QR_TC_AT_SENDER)) {
+        for (size_t i = 0; i < D0->n; i++) {
+            const qr_packet *p = D0->p[i].pk;
+            if ((p->tcp_flags & QR_TCP_SYN) && syn < 0)
+                syn = D0->p[i].rx_ns;
+            else if (syn >= 0 && !(p->tcp_flags & QR_TCP_SYN) && (p->tcp_flags & QR_TCP_ACK) &&
+                     D0->p[i].rx_ns >= 0) {
+                est = D0->p[i].rx_ns;
+                break;
+            }
+        }
+        if (syn >= 0 && est >= 0) {
+            o->handshake_ns = est - syn;
+            if (synacks == 1 && synack_tx >= 0)
+                rtt_sample(x, est - synack_tx); /* SYN-ACK out, its ACK in */
+        }
+    }
+}
+
+/* RTT samples from echoed timestamps at the end that sends d (seen there, with its arrivals). */
+static void ts_samples(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    if (!(D->seen & QR_TC_AT_SENDER) || !(A->seen & QR_TC_AT_RECEIVER))
+        return;
+    uint32_t(*tv)[2] = malloc((D->n ? D->n : 1) * sizeof *tv); /* value, index of first send */
+    if (!tv)
+        return;
+    size_t m = 0;
+    uint32_t v0 = 0;
+    for (size_t i = 0; i < D->n; i++) {
+        uint32_t v, e;
+        if (!qr_tcp_timestamps(D->p[i].pk, &v, &e))
+            continue;
+        if (!m)
+            v0 = v;
+        if (m && (uint32_t)(v - v0) <= tv[m - 1][0])
+            continue;
+        tv[m][0] = v - v0;
+        tv[m][1] = (uint32_t)i;
+        m++;
+    }
+    for (size_t j = 0; j < A->n && m; j++) {
+        uint32_t v, e;
+        if (A->p[j].rx_ns < 0 || !qr_tcp_timestamps(A->p[j].pk, &v, &e) || !e)
+            continue;
+        uint32_t key = e - v0;
+        size_t lo = 0, hi = m;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (tv[mid][0] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < m && tv[lo][0] == key)
+            rtt_sample(x, A->p[j].rx_ns - D->p[tv[lo][1]].tx_ns);
+    }
+    free(tv);
+}
+
+static void finish_exchanges(tc *x)
+{
+    qr_tc_conn *o = x->out;
+    /* a measured rate is at least what an exchange achieved while it was sending (its bytes
+     * after the first segment over its transfer time less one RTT: not its timers, recoveries,
+     * holes, window or application stalls): windows that span idle periods understate it */
+    for (size_t i = 0; o->rate_measured && i < o->n_ex; i++) {
+        const qr_tc_exchange *ex = &o->ex[i];
+        uint64_t first =
+            x->mss[ex->dir] && ex->bytes > x->mss[ex->dir] ? x->mss[ex->dir] : ex->bytes;
+        int64_t t = ex->part_ns[QR_TC_PART_TRANSFER] -
+                    (ex->vantage == QR_TC_AT_SENDER && o->min_rtt_ns > 0 ? o->min_rtt_ns : 0);
+        if (ex->end_ns < 0 || t <= 0 || ex->bytes <= first)
+            continue;
+        double r = (double)(ex->bytes - first) * 8e9 / (double)t;
+        if (r > (double)o->rate_bps)
+            o->rate_bps = (uint64_t)r;
+    }
+    for (size_t i = 0; i < o->n_ex; i++) {
+        qr_tc_exchange *ex = &o->ex[i];
+        uint64_t first =
+            x->mss[ex->dir] && ex->bytes > x->mss[ex->dir] ? x->mss[ex->dir] : ex->bytes;
+        int64_t ser = o->rate_bps ? qri_wire_ns(ex->bytes - first, o->rate_bps) : 0;
+        if (ex->vantage == QR_TC_AT_SENDER)
+            ex->ideal_ns = o->min_rtt_ns > 0 ? o->min_rtt_ns + ser : 0;
+        else
+            ex->ideal_ns = ser;
+        int64_t tr = ex->part_ns[QR_TC_PART_TRANSFER];
+        if (ex->ideal_ns > 0 && tr > ex->ideal_ns) {
+            ex->part_ns[QR_TC_PART_QUEUEING] += tr - ex->ideal_ns;
+            ex->part_ns[QR_TC_PART_TRANSFER] = ex->ideal_ns;
+        }
+        int64_t dur = exchange_end(x, ex) - ex->start_ns;
+        ex->slowdown = ex->ideal_ns > 0 && ex->end_ns >= 0 ? (double)dur / (double)ex->ideal_ns : 0;
+    }
+}
+
+int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg, char *errbuf)
+{
+    if (!out)
+        return MSG(errbuf, QR_EINVAL, "no output");
+    memset(out, 0, sizeof *out);
+    if (!dirs)
+        return MSG(errbuf, QR_EINVAL, "no directions");
+    for (uint32_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < dirs[d].n; i++)
+            if (!dirs[d].p || !dirs[d].p[i].pk)
+                return MSG(errbuf, QR_EINVAL, "direction %u packet %zu has no headers", d, i);
+    tc x = {0};
+    x.in[0] = &dirs[0];
+    x.in[1] = &dirs[1];
+    x.out = out;
+    x.min_rtt = -1;
+    x.errbuf = errbuf;
+    if (cfg)
+        x.cfg = *cfg;
+    else
+        qr_tc_cfg_default(&x.cfg);
+    if (!x.cfg.dupthresh)
+        x.cfg.dupthresh = 3;
+    int rc = QR_OK;
+    for (uint32_t d = 0; d < 2 && !rc; d++)
+        rc = prepare_dir(&x, d);
+    for (uint32_t d = 0; d < 2 && !rc; d++)
+        rc = prepare_acks(&x, d);
+    out->first_ns = INT64_MAX;
+    out->last_ns = INT64_MIN;
+    for (uint32_t d = 0; d < 2 && !rc; d++)
+        for (size_t i = 0; i < dirs[d].n; i++) {
+            int64_t ts[2] = {(dirs[d].seen & QR_TC_AT_SENDER) ? dirs[d].p[i].tx_ns : -1,
+                             dirs[d].p[i].rx_ns};
+            for (int k = 0; k < 2; k++)
+                if (ts[k] >= 0) {
+                    if (ts[k] < out->first_ns)
+                        out->first_ns = ts[k];
+                    if (ts[k] > out->last_ns)
+                        out->last_ns = ts[k];
+                }
+        }
+    if (out->first_ns == INT64_MAX)
+        out->first_ns = out->last_ns = 0;
+    for (uint32_t d = 0; d < 2 && !rc; d++) {
+        if (dirs[d].seen & QR_TC_AT_SENDER)
+            rc = sender_walk(&x, d);
+        else if (dirs[d].seen & QR_TC_AT_RECEIVER)
+            receiver_walk(&x, d);
+    }
+    if (!rc) {
+        for (uint32_t d = 0; d < 2; d++) {
+            fates(&x, d);
+            ts_samples(&x, d);
+        }
+        handshake(&x);
+        rc = find_exchanges(&x);
+    }
+    if (!rc) {
+        assign_packets(&x);
+        out->min_rtt_ns = x.min_rtt;
+        out->rtt_samples = x.rtt_n;
+        if (x.cfg.rate_bps) {
+            out->rate_bps = x.cfg.rate_bps;
+        } else {
+            out->rate_bps = delivery_rate(&x);
+            out->rate_measured = out->rate_bps > 0;
+        }
+        for (uint32_t d = 0; d < 2 && !rc; d++) {
+            unsigned v = vantage_of(&dirs[d]);
+            if (v == QR_TC_AT_SENDER && (dirs[d ^ 1u].seen & QR_TC_AT_RECEIVER))
+                rc = sender_parts(&x, d);
+            else if (v == QR_TC_AT_RECEIVER)
+                rc = receiver_parts(&x, d);
+        }
+        finish_exchanges(&x);
+        out->end = x.rst                                ? QR_TC_END_RESET
+                   : out->dir[0].fin && out->dir[1].fin ? QR_TC_END_CLOSED
+                                                        : QR_TC_END_OPEN;
+    }
+    for (uint32_t d = 0; d < 2; d++) {
+        free(x.ack[d]);
+        free(x.sacked[d]);
+        free(x.prev_copy[d]);
+    }
+    if (rc == QR_ENOMEM)
+        MSG(errbuf, rc, "out of memory");
+    return rc;
+}
+
+void qr_tc_conn_free(qr_tc_conn *c)
+{
+    if (!c)
+        return;
+    free(c->info[0]);
+    free(c->info[1]);
+    free(c->ex);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,285 @@
+/* qreplay diagnose on imported captures: crafted connections whose truth is known by construction,
+ * captured at one end or the other, imported and diagnosed. What the client's capture alone shows
+ * must give the same exchanges as the server's: both directions, idle time as the application's,
+ * a loss only where there is evidence of one, a fast retransmission told from a timeout. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crafted.h"
+#include "qreplay/diagnose.h"
+#include "qreplay/recording.h"
+
+static char tmpdir[128];
+
+static void make_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/qr-diagnose-%d", (int)getpid());
+    mkdir(tmpdir, 0755);
+}
+
+static void rm_tmp(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(diagnose, .init = make_tmp, .fini = rm_tmp);
+
+#define US 1000
+#define OWD (100 * US) /* one way, each direction: RTT 200 us */
+#define MAXW 128
+
+/* One connection on the wire: the client A (port 40000) and the server B (port 80). Each packet
+ * is in its sender's capture at its send time and, unless lost, in its receiver's one OWD
+ * later. */
+typedef struct {
+    qr_packet a[MAXW], b[MAXW];
+    size_t na, nb;
+    uint16_t id[2];
+} wire;
+
+static void send_(wire *w, int64_t t, int from_b, uint32_t seq, uint32_t ack, uint8_t flags,
+                  uint16_t payload, int lost)
+{
+    qr_packet p = from_b ? tcp(t, B, A, 80, 40000, seq, ack, flags, payload, w->id[1]++)
+                         : tcp(t, A, B, 40000, 80, seq, ack, flags, payload, w->id[0]++);
+    qr_packet *own = from_b ? w->b : w->a, *peer = from_b ? w->a : w->b;
+    size_t *n_own = from_b ? &w->nb : &w->na, *n_peer = from_b ? &w->na : &w->nb;
+    cr_assert_lt(*n_own, MAXW);
+    own[(*n_own)++] = p;
+    if (!lost) {
+        p.time_ns += OWD;
+        peer[(*n_peer)++] = p;
+    }
+}
+
+static int by_time(const void *x, const void *y)
+{
+    const qr_packet *p = x, *q = y;
+    return p->time_ns < q->time_ns ? -1 : p->time_ns > q->time_ns;
+}
+
+/* Import the client's capture (at_server 0) or the server's (1) and diagnose every flow. */
+static void diagnose_capture(wire *w, int at_server, qr_diagnosis *dg)
+{
+    char path[256], dir[256], err[QR_ERRBUF_SIZE];
+    qsort(w->a, w->na, sizeof w->a[0], by_time);
+    qsort(w->b, w->nb, sizeof w->b[0], by_time);
+    snprintf(path, sizeof path, "%s/%s.pcap", tmpdir, at_server ? "b" : "a");
+    write_capture(path, at_server ? w->b : w->a, at_server ? w->nb : w->na);
+    qr_host_map_entry map[2] = {entry(A, 0, at_server ? "" : "a.pcap"),
+                                entry(B, 1, at_server ? "b.pcap" : "")};
+    const char *caps[1] = {path};
+    snprintf(dir, sizeof dir, "%s/rec-%s", tmpdir, at_server ? "b" : "a");
+    qr_import_report *r = import(caps, 1, map, 2, QR_IMPORT_CLOCK_AUTO, dir);
+    qr_import_report_free(r);
+    qr_recording *rec;
+    cr_assert_eq(qr_recording_open(&rec, dir, NULL, err), QR_OK, "%s", err);
+    cr_assert(qr_recording_imported(rec));
+    cr_assert_not(qr_recording_network_known(rec));
+    qr_diag_opts o;
+    qr_diag_opts_default(&o);
+    o.all = 1;
+    cr_assert_eq(qr_diagnose(rec, &o, dg, err), QR_OK, "%s", err);
+    qr_recording_close(rec);
+}
+
+/* A keep-alive HTTP connection: two requests of 100 bytes, answered with 3000 and 2000 bytes in
+ * segments of 1000, 200 ms of think time between them, then both FINs. */
+static void keepalive(wire *w)
+{
+    memset(w, 0, sizeof *w);
+    int64_t t = 1 * MS;
+    send_(w, t, 0, 100, 0, QR_TCP_SYN, 0, 0);
+    send_(w, t + OWD, 1, 900, 101, QR_TCP_SYN | ACKF, 0, 0);
+    send_(w, t + 2 * OWD, 0, 101, 901, ACKF, 0, 0);
+    uint32_t cs = 101, ss = 901;
+    t += 2 * OWD + 500 * US;
+    for (int r = 0; r < 2; r++) {
+        send_(w, t, 0, cs, ss, ACKF | QR_TCP_PSH, 100, 0);
+        cs += 100;
+        int64_t ts = t + OWD + 50 * US;
+        int segs = r ? 2 : 3;
+        for (int k = 0; k < segs; k++, ts += 10 * US) {
+            send_(w, ts, 1, ss, cs, ACKF, 1000, 0);
+            ss += 1000;
+        }
+        /* the client acknowledges the last segment as it arrives */
+        send_(w, ts - 10 * US + OWD + 1 * US, 0, cs, ss, ACKF, 0, 0);
+        t = ts + 2 * OWD + 200 * MS;
+    }
+    send_(w, t, 0, cs, ss, ACKF | QR_TCP_FIN, 0, 0);
+    send_(w, t + OWD, 1, ss, cs + 1, ACKF | QR_TCP_FIN, 0, 0);
+    send_(w, t + 2 * OWD, 0, cs + 1, ss + 1, ACKF, 0, 0);
+}
+
+static void check_keepalive(const qr_diagnosis *dg, int at_server)
+{
+    cr_assert(dg->imported);
+    cr_assert_eq(dg->n_flows, 1);
+    const qr_diag_flow *f = &dg->flows[0];
+    cr_assert_eq(f->exchanges, 4, "%u exchanges", f->exchanges);
+    cr_assert_eq(f->bytes, 200);
+    cr_assert_eq(f->bytes_back, 5000, "the responses are the server's");
+    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    cr_assert(f->completed);
+    cr_assert_eq(f->retransmissions + f->lost_data + f->not_seen + f->reordered + f->rtos, 0,
+                 "nothing was lost or resent: %u %u %u %u %u", f->retransmissions, f->lost_data,
+                 f->not_seen, f->reordered, f->rtos);
+    cr_assert_eq(f->min_rtt_ns, 2 * OWD, "%lld", (long long)f->min_rtt_ns);
+    cr_assert(f->ideal_measured);
+    cr_assert_eq(f->part_ns[QR_PART_HANDSHAKE], 2 * OWD);
+    cr_assert_eq(f->part_ns[QR_PART_RTO] + f->part_ns[QR_PART_RECOVERY] + f->part_ns[QR_PART_TLP] +
+                     f->part_ns[QR_PART_LOSS],
+                 0);
+    cr_assert_geq(f->part_ns[QR_PART_APP], 200 * MS, "the think time is the application's");
+    cr_assert_neq(f->cause, QR_CAUSE_HANDSHAKE);
+    uint64_t want[4] = {100, 3000, 100, 2000};
+    for (int i = 0; i < 4; i++) {
+        const qr_diag_exchange *e = &dg->exchanges[f->first_exchange + (uint32_t)i];
+        cr_assert_eq(e->dir, (uint32_t)(i % 2));
+        cr_assert_eq(e->bytes, want[i]);
+        cr_assert_eq(e->status, QR_TC_COMPLETE);
+        cr_assert_eq(e->src, e->dir ? 1u : 0u);
+        unsigned v = (e->dir == 1) == at_server ? QR_TC_AT_SENDER : QR_TC_AT_RECEIVER;
+        cr_assert_eq(e->vantage, v, "exchange %d seen from its %s", i,
+                     v == QR_TC_AT_SENDER ? "sender" : "receiver");
+        cr_assert_neq(e->cause, QR_CAUSE_RTO);
+        if (e->vantage == QR_TC_AT_SENDER)
+            cr_assert_gt(e->slowdown, 0.99, "exchange %d: %g", i, e->slowdown);
+    }
+    cr_assert_geq(dg->exchanges[f->first_exchange + 2].idle_before_ns, 199 * MS);
+}
+
+Test(diagnose, keepalive_at_the_client)
+{
+    wire w;
+    keepalive(&w);
+    qr_diagnosis dg;
+    diagnose_capture(&w, 0, &dg);
+    check_keepalive(&dg, 0);
+    qr_diagnosis_free(&dg);
+}
+
+Test(diagnose, keepalive_at_the_server)
+{
+    wire w;
+    keepalive(&w);
+    qr_diagnosis dg;
+    diagnose_capture(&w, 1, &dg);
+    check_keepalive(&dg, 1);
+    qr_diagnosis_free(&dg);
+}
+
+/* Idle for 9 s after the handshake, then a 5000-byte download: the wait is the application's, not
+ * the handshake's, and the download is diagnosed as the server's exchange. */
+Test(diagnose, idle_after_the_handshake_is_the_applications)
+{
+    wire w;
+    memset(&w, 0, sizeof w);
+    int64_t t = 1 * MS;
+    send_(&w, t, 0, 100, 0, QR_TCP_SYN, 0, 0);
+    send_(&w, t + OWD, 1, 900, 101, QR_TCP_SYN | ACKF, 0, 0);
+    send_(&w, t + 2 * OWD, 0, 101, 901, ACKF, 0, 0);
+    t += 9000LL * MS;
+    send_(&w, t, 0, 101, 901, ACKF, 50, 0);
+    uint32_t ss = 901;
+    for (int k = 0; k < 5; k++) {
+        send_(&w, t + OWD + 20 * US + k * 10 * US, 1, ss, 151, ACKF, 1000, 0);
+        ss += 1000;
+    }
+    send_(&w, t + 2 * OWD + 61 * US, 0, 151, ss, ACKF, 0, 0);
+    qr_diagnosis dg;
+    diagnose_capture(&w, 0, &dg);
+    const qr_diag_flow *f = &dg.flows[0];
+    cr_assert_eq(f->part_ns[QR_PART_HANDSHAKE], 2 * OWD);
+    cr_assert_geq(f->part_ns[QR_PART_APP], 8999LL * MS);
+    cr_assert_eq(f->end, QR_TC_END_OPEN, "no FIN: open at capture end");
+    cr_assert_eq(f->exchanges, 2);
+    cr_assert_eq(dg.exchanges[1].bytes, 5000);
+    cr_assert_lt(f->slowdown, 3, "slowdown %g", f->slowdown);
+    cr_assert_neq(f->cause, QR_CAUSE_HANDSHAKE);
+    qr_diagnosis_free(&dg);
+}
+
+/* A download of 8 segments whose third is lost: the client sends duplicate ACKs, the server
+ * resends at the third. The server's capture shows a fast retransmission; the client's only a
+ * hole that a resend filled (the trigger unknown). Neither is an RTO, and nothing else is lost. */
+static void lossy(wire *w)
+{
+    memset(w, 0, sizeof *w);
+    int64_t t = 1 * MS;
+    send_(w, t, 0, 100, 0, QR_TCP_SYN, 0, 0);
+    send_(w, t + OWD, 1, 900, 101, QR_TCP_SYN | ACKF, 0, 0);
+    send_(w, t + 2 * OWD, 0, 101, 901, ACKF, 0, 0);
+    t += 2 * OWD + 100 * US;
+    send_(w, t, 0, 101, 901, ACKF, 50, 0);
+    int64_t ts = t + OWD + 10 * US;
+    uint32_t ss = 901;
+    int64_t dup3 = 0;
+    for (int k = 0; k < 8; k++, ts += 10 * US) {
+        send_(w, ts, 1, ss + 1000u * (uint32_t)k, 151, ACKF, 1000, k == 2);
+        /* the client's ACK: cumulative up to the hole */
+        uint32_t cum = k < 2 ? ss + 1000u * (uint32_t)(k + 1) : ss + 2000;
+        if (k != 2)
+            send_(w, ts + OWD + 1 * US, 0, 151, cum, ACKF, 0, 0);
+        if (k == 5)
+            dup3 = ts + OWD + 1 * US + OWD; /* the third duplicate reaches the server */
+    }
+    /* the resend, at once; then the client acknowledges everything */
+    send_(w, dup3 + 5 * US, 1, ss + 2000, 151, ACKF, 1000, 0);
+    send_(w, dup3 + 5 * US + OWD + 1 * US, 0, 151, ss + 8000, ACKF, 0, 0);
+}
+
+Test(diagnose, a_fast_retransmission_at_the_server_a_filled_hole_at_the_client)
+{
+    wire w;
+    qr_diagnosis dg;
+    lossy(&w);
+    diagnose_capture(&w, 1, &dg);
+    const qr_diag_flow *f = &dg.flows[0];
+    cr_assert_eq(f->retransmissions, 1);
+    cr_assert_eq(f->fast_retransmits, 1);
+    cr_assert_eq(f->rtos + f->tlps + f->unknown_retx, 0);
+    cr_assert_eq(f->lost_data, 1);
+    cr_assert_eq(f->not_seen, 0);
+    cr_assert_eq(f->max_dupacks, 5);
+    const qr_diag_exchange *e = &dg.exchanges[f->first_exchange + 1];
+    cr_assert_eq(e->vantage, QR_TC_AT_SENDER);
+    cr_assert_eq(e->trig[QR_TC_FAST], 1);
+    cr_assert_gt(e->part_ns[QR_TC_PART_RECOVERY], 0);
+    cr_assert_eq(e->cause, QR_CAUSE_FAST_RETRANSMIT,
+                 "%s: %lld ns, ideal %lld, transfer %lld, queueing %lld, recovery %lld, rate %llu",
+                 qr_diag_cause_name(e->cause), (long long)qr_diag_exchange_duration(&dg, e),
+                 (long long)e->ideal_ns, (long long)e->part_ns[QR_TC_PART_TRANSFER],
+                 (long long)e->part_ns[QR_TC_PART_QUEUEING],
+                 (long long)e->part_ns[QR_TC_PART_RECOVERY], (unsigned long long)f->path_rate_bps);
+    size_t lost_ev = 0, fast_ev = 0;
+    for (size_t i = 0; i < dg.n_events; i++) {
+        lost_ev += dg.events[i].kind == QR_EV_LOST;
+        fast_ev += dg.events[i].kind == QR_EV_FAST;
+    }
+    cr_assert_eq(lost_ev, 1);
+    cr_assert_eq(fast_ev, 1);
+    qr_diagnosis_free(&dg);
+
+    lossy(&w);
+    diagnose_capture(&w, 0, &dg);
+    f = &dg.flows[0];
+    cr_assert_eq(f->retransmissions, 1);
+    cr_assert_eq(f->unknown_retx, 1, "the client cannot see what sent it");
+    cr_assert_eq(f->rtos + f->fast_retransmits + f->tlps, 0);
+    cr_assert_eq(f->lost_data, 1, "the hole it filled");
+    cr_assert_eq(f->not_seen, 0);
+    e = &dg.exchanges[f->first_exchange + 1];
+    cr_assert_eq(e->vantage, QR_TC_AT_RECEIVER);
+    cr_assert_gt(e->part_ns[QR_TC_PART_LOSS], 0);
+    cr_assert_eq(e->cause, QR_CAUSE_LOSS, "%s", qr_diag_cause_name(e->cause));
+    qr_diagnosis_free(&dg);
+}

@@ -1,0 +1,444 @@
+/* A TCP connection from its captures (tcpconn.h): hand-built connections, each with a known truth,
+ * seen from one end, the other or both. Every case checks exact counts: exchanges, directions,
+ * bytes, completion, losses apart from reordering, and what triggered each retransmission. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qreplay/error.h"
+#include "qreplay/tcpconn.h"
+
+#define MS 1000000LL
+#define US 1000LL
+#define MAXP 256
+
+/* A connection under construction: direction 0 from the client (10.0.0.1:40000) to the server
+ * (10.0.0.2:80). Sequence numbers are relative to ISNs far from 0, so unwrapping is exercised. */
+typedef struct {
+    qr_packet pk[2][MAXP];
+    qr_tc_pkt p[2][MAXP];
+    size_t n[2];
+    uint32_t isn[2];
+    uint32_t ts; /* timestamp clock: 1 per ms of send time */
+    int use_ts, use_sack;
+} conn;
+
+static void conn_init(conn *c)
+{
+    memset(c, 0, sizeof *c);
+    c->isn[0] = 0xfffff000u; /* wraps after 4 KB */
+    c->isn[1] = 123456789u;
+    c->use_ts = 1;
+    c->use_sack = 1;
+}
+
+/* Add a packet of direction d: relative seq, payload bytes, flags, relative ack of the other
+ * direction, sent at tx and received at rx (-1: lost); SACK blocks (relative), the echo. */
+static qr_packet *add(conn *c, int d, int64_t seq, uint32_t pay, uint8_t flags, int64_t ack,
+                      int64_t tx, int64_t rx, const int64_t *sack, int nsack, uint32_t ecr)
+{
+    cr_assert_lt(c->n[d], MAXP);
+    qr_packet *p = &c->pk[d][c->n[d]];
+    memset(p, 0, sizeof *p);
+    p->src_ip = d ? 0x0a000002 : 0x0a000001;
+    p->dst_ip = d ? 0x0a000001 : 0x0a000002;
+    p->src_port = d ? 80 : 40000;
+    p->dst_port = d ? 40000 : 80;
+    p->proto = 6;
+    p->seq = c->isn[d] + (uint32_t)seq;
+    p->ack = ack >= 0 ? c->isn[!d] + (uint32_t)ack : 0;
+    p->tcp_flags = flags | (ack >= 0 ? QR_TCP_ACK : 0);
+    p->window = 65535;
+    size_t o = 0;
+    if (c->use_ts) {
+        uint8_t *b = p->tcp_opts + o;
+        uint32_t v = (uint32_t)(tx / MS) + 1000;
+        b[0] = 1;
+        b[1] = 1;
+        b[2] = 8;
+        b[3] = 10;
+        for (int k = 0; k < 4; k++) {
+            b[4 + k] = (uint8_t)(v >> (24 - 8 * k));
+            b[8 + k] = (uint8_t)(ecr >> (24 - 8 * k));
+        }
+        o += 12;
+    }
+    if (c->use_sack && nsack) {
+        uint8_t *b = p->tcp_opts + o;
+        b[0] = 1;
+        b[1] = 1;
+        b[2] = 5;
+        b[3] = (uint8_t)(2 + 8 * nsack);
+        for (int s = 0; s < 2 * nsack; s++) {
+            uint32_t v = c->isn[!d] + (uint32_t)sack[s];
+            for (int k = 0; k < 4; k++)
+                b[4 + 4 * s + k] = (uint8_t)(v >> (24 - 8 * k));
+        }
+        o += 4 + 8 * (size_t)nsack;
+    }
+    p->tcp_opt_len = (uint8_t)o;
+    p->ip_len = (uint16_t)(20 + 20 + o + pay);
+    c->p[d][c->n[d]] = (qr_tc_pkt){p, tx, rx};
+    c->n[d]++;
+    return p;
+}
+
+static uint32_t tsv(int64_t t)
+{
+    return (uint32_t)(t / MS) + 1000;
+}
+
+/* A handshake at t0 with the RTT rtt (one-way rtt/2). */
+static void handshake(conn *c, int64_t t0, int64_t rtt)
+{
+    add(c, 0, 0, 0, QR_TCP_SYN, -1, t0, t0 + rtt / 2, NULL, 0, 0);
+    add(c, 1, 0, 0, QR_TCP_SYN, 1, t0 + rtt / 2, t0 + rtt, NULL, 0, tsv(t0));
+    add(c, 0, 1, 0, 0, 1, t0 + rtt, t0 + rtt + rtt / 2, NULL, 0, tsv(t0 + rtt / 2));
+}
+
+static void analyse(conn *c, unsigned seen0, unsigned seen1, qr_tc_conn *out, qr_tc_cfg *cfg)
+{
+    qr_tc_dir dirs[2] = {{c->p[0], c->n[0], seen0}, {c->p[1], c->n[1], seen1}};
+    /* what an end did not see is not in its record */
+    for (int d = 0; d < 2; d++) {
+        unsigned seen = d ? seen1 : seen0;
+        if (!(seen & QR_TC_AT_SENDER) && (seen & QR_TC_AT_RECEIVER)) {
+            size_t k = 0;
+            for (size_t i = 0; i < c->n[d]; i++)
+                if (c->p[d][i].rx_ns >= 0)
+                    c->p[d][k++] = c->p[d][i];
+            c->n[d] = k;
+            dirs[d].n = k;
+            /* a receiver's record is in arrival order */
+            for (size_t a = 1; a < k; a++)
+                for (size_t b = a; b > 0 && c->p[d][b].rx_ns < c->p[d][b - 1].rx_ns; b--) {
+                    qr_tc_pkt tmp = c->p[d][b];
+                    c->p[d][b] = c->p[d][b - 1];
+                    c->p[d][b - 1] = tmp;
+                }
+        }
+        if (!(seen & QR_TC_AT_RECEIVER))
+            for (size_t i = 0; i < c->n[d]; i++)
+                c->p[d][i].rx_ns = -1;
+    }
+    /* a capture of the client: direction 0 at its sender, direction 1 at its receiver */
+    cr_assert_eq(qr_tc_analyse(out, dirs, cfg, NULL), QR_OK);
+}
+
+#define CLIENT QR_TC_AT_SENDER, QR_TC_AT_RECEIVER
+#define SERVER QR_TC_AT_RECEIVER, QR_TC_AT_SENDER
+#define BOTH (QR_TC_AT_SENDER | QR_TC_AT_RECEIVER), (QR_TC_AT_SENDER | QR_TC_AT_RECEIVER)
+
+/* Keep-alive HTTP: two requests, each answered by a response of several segments; 50 ms of
+ * think time between them. Seen at the client, at the server, and at both. */
+static void keepalive(conn *c)
+{
+    const int64_t rtt = 10 * MS, owd = rtt / 2;
+    conn_init(c);
+    handshake(c, 0, rtt);
+    int64_t t = rtt;
+    int64_t cseq = 1, sseq = 1;
+    for (int r = 0; r < 2; r++) {
+        uint32_t req = 120, resp = r ? 3000 : 5000;
+        add(c, 0, cseq, req, QR_TCP_PSH, sseq, t, t + owd, NULL, 0, 0);
+        cseq += req;
+        int64_t ts = t + owd + 100 * US; /* the server answers after 100 us */
+        for (uint32_t off = 0; off < resp; off += 1000) {
+            add(c, 1, sseq, 1000, 0, cseq, ts, ts + owd, NULL, 0, tsv(t));
+            sseq += 1000;
+            ts += 10 * US;
+        }
+        /* the client acknowledges the whole response at once */
+        add(c, 0, cseq, 0, 0, sseq, ts - 10 * US + owd, ts - 10 * US + 2 * owd, NULL, 0, 0);
+        t = ts + owd + 50 * MS;
+    }
+    add(c, 0, cseq, 0, QR_TCP_FIN, sseq, t, t + owd, NULL, 0, 0);
+    add(c, 1, sseq, 0, QR_TCP_FIN, cseq + 1, t + owd, t + 2 * owd, NULL, 0, 0);
+    add(c, 0, cseq + 1, 0, 0, sseq + 1, t + 2 * owd, t + 3 * owd, NULL, 0, 0);
+}
+
+static void check_keepalive(const qr_tc_conn *o, int client)
+{
+    cr_assert_eq(o->n_ex, 4, "request, response, request, response: %zu exchanges", o->n_ex);
+    uint64_t want[4] = {120, 5000, 120, 3000};
+    for (int i = 0; i < 4; i++) {
+        const qr_tc_exchange *ex = &o->ex[i];
+        cr_assert_eq(ex->dir, (uint32_t)(i % 2));
+        cr_assert_eq(ex->bytes, want[i], "exchange %d: %llu bytes", i,
+                     (unsigned long long)ex->bytes);
+        cr_assert_eq(ex->status, QR_TC_COMPLETE, "exchange %d %s", i,
+                     qr_tc_status_name(ex->status));
+        cr_assert_eq(ex->retransmissions + ex->lost + ex->not_seen + ex->reordered, 0);
+        int64_t sum = 0;
+        for (int k = 0; k < QR_TC_PARTS; k++)
+            sum += ex->part_ns[k];
+        cr_assert_eq(sum, ex->end_ns - ex->start_ns, "exchange %d: the parts sum to its time", i);
+        cr_assert_eq(ex->part_ns[QR_TC_PART_RTO] + ex->part_ns[QR_TC_PART_TLP] +
+                         ex->part_ns[QR_TC_PART_RECOVERY],
+                     0);
+    }
+    cr_assert_eq(o->ex[0].idle_before_ns, -1);
+    /* the think time is the application's: between exchanges, never in one */
+    cr_assert_geq(o->ex[2].idle_before_ns, client ? 50 * MS : 44 * MS, "%lld",
+                  (long long)o->ex[2].idle_before_ns);
+    cr_assert_eq(o->end, QR_TC_END_CLOSED);
+    cr_assert_eq(o->min_rtt_ns, 10 * MS, "min RTT %lld", (long long)o->min_rtt_ns);
+    cr_assert_eq(o->handshake_ns, 10 * MS);
+    if (client) {
+        cr_assert_eq(o->ex[0].vantage, QR_TC_AT_SENDER);
+        cr_assert_eq(o->ex[1].vantage, QR_TC_AT_RECEIVER);
+    }
+    for (int d = 0; d < 2; d++)
+        cr_assert_eq(o->dir[d].lost + o->dir[d].not_seen + o->dir[d].retransmissions, 0);
+    cr_assert_eq(o->dir[1].bytes, 8000);
+    cr_assert_eq(o->dir[0].bytes, 240);
+}
+
+Test(tcpconn, keepalive_seen_at_the_client)
+{
+    conn c;
+    keepalive(&c);
+    qr_tc_conn o;
+    analyse(&c, CLIENT, &o, NULL);
+    check_keepalive(&o, 1);
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, keepalive_seen_at_the_server)
+{
+    conn c;
+    keepalive(&c);
+    qr_tc_conn o;
+    analyse(&c, SERVER, &o, NULL);
+    check_keepalive(&o, 0);
+    cr_assert_eq(o.ex[1].vantage, QR_TC_AT_SENDER, "the server sent the response");
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, keepalive_seen_at_both_ends)
+{
+    conn c;
+    keepalive(&c);
+    qr_tc_conn o;
+    analyse(&c, BOTH, &o, NULL);
+    check_keepalive(&o, 0);
+    qr_tc_conn_free(&o);
+}
+
+/* A download from the server: segments of 1000 bytes, one RTT of 2 ms; segment `lose` (0-based)
+ * is handled as `mode` says; the client acknowledges every segment with SACK. */
+enum { M_NONE, M_LOST_FAST, M_REORDER_ONE, M_REORDER_FAST, M_TAIL_TLP, M_TAIL_RTO };
+
+static void download(conn *c, int nseg, int lose, int mode)
+{
+    const int64_t rtt = 2 * MS, owd = rtt / 2, gap = 12 * US;
+    conn_init(c);
+    handshake(c, 0, rtt);
+    add(c, 0, 1, 100, QR_TCP_PSH, 1, rtt, rtt + owd, NULL, 0, 0);
+    int64_t t0 = rtt + owd + 50 * US;
+    int64_t rx[64];
+    for (int i = 0; i < nseg; i++) {
+        int64_t tx = t0 + i * gap;
+        rx[i] = tx + owd;
+        if (i == lose && (mode == M_LOST_FAST || mode == M_TAIL_TLP || mode == M_TAIL_RTO))
+            rx[i] = -1;
+        if (i == lose && (mode == M_REORDER_ONE || mode == M_REORDER_FAST))
+            rx[i] = tx + owd + (mode == M_REORDER_ONE ? 1 : 5) * gap + gap / 2;
+        add(c, 1, 1 + 1000 * i, 1000, 0, 101, tx, rx[i], NULL, 0, tsv(rtt));
+    }
+    /* the client: an ACK per arrival, in arrival order, with SACK above a hole */
+    int order[64], n = 0;
+    for (int i = 0; i < nseg; i++)
+        if (rx[i] >= 0)
+            order[n++] = i;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (rx[order[b]] < rx[order[a]]) {
+                int tmp = order[a];
+                order[a] = order[b];
+                order[b] = tmp;
+            }
+    uint8_t got[64] = {0};
+    int64_t last_rx = 0;
+    for (int a = 0; a < n; a++) {
+        int i = order[a];
+        int was_dup = got[i];
+        got[i] = 1;
+        int64_t cum = 1;
+        while (cum < 1 + 1000LL * nseg && got[(cum - 1) / 1000])
+            cum += 1000;
+        int64_t sack[2];
+        int ns = 0;
+        if (cum < 1 + 1000 * i) {
+            sack[0] = cum + 1000;
+            int64_t e = sack[0];
+            while (e < 1 + 1000LL * nseg && got[(e - 1) / 1000])
+                e += 1000;
+            sack[1] = e;
+            ns = 1;
+        }
+        (void)was_dup;
+        add(c, 0, 101, 0, 0, cum, rx[i] + 5 * US, rx[i] + 5 * US + owd, sack, ns, tsv(rx[i] - owd));
+        last_rx = rx[i] + 5 * US + owd; /* the ACK reaches the server */
+    }
+    if (mode == M_LOST_FAST || mode == M_REORDER_FAST) {
+        /* the third duplicate ACK has reached the server: it resends the segment at once */
+        int64_t third = -1;
+        int dups = 0;
+        for (size_t j = 0; j < c->n[0]; j++) {
+            uint32_t ack = c->pk[0][j].ack - c->isn[1];
+            if (ack == (uint32_t)(1 + 1000 * lose) && c->p[0][j].tx_ns > t0 && ++dups == 4) {
+                third = c->p[0][j].rx_ns;
+                break;
+            }
+        }
+        cr_assert_geq(third, 0, "three duplicate ACKs");
+        int64_t rrx = third + 20 * US + owd;
+        add(c, 1, 1 + 1000 * lose, 1000, 0, 101, third + 20 * US, rrx, NULL, 0, tsv(rtt));
+        got[lose] = 1;
+        int64_t dsack[2] = {1 + 1000 * lose, 1 + 1000 * (lose + 1)};
+        /* the client acknowledges everything; a duplicate arrival carries a DSACK */
+        add(c, 0, 101, 0, 0, 1 + 1000LL * nseg, rrx + 5 * US, rrx + 5 * US + owd, dsack,
+            mode == M_REORDER_FAST, tsv(third + 20 * US));
+    }
+    if (mode == M_TAIL_TLP || mode == M_TAIL_RTO) {
+        /* the tail was lost: after a silence the sender resends the last segment */
+        int64_t wait = mode == M_TAIL_TLP ? 2 * rtt + 2 * MS : 250 * MS;
+        int64_t tx = last_rx + wait;
+        int64_t rrx = tx + owd;
+        add(c, 1, 1 + 1000 * lose, 1000, 0, 101, tx, rrx, NULL, 0, tsv(tx));
+        add(c, 0, 101, 0, 0, 1 + 1000LL * nseg, rrx + 5 * US, rrx + 5 * US + owd, NULL, 0, tsv(tx));
+    }
+}
+
+Test(tcpconn, download_is_the_servers_exchange)
+{
+    conn c;
+    download(&c, 20, -1, M_NONE);
+    qr_tc_conn o;
+    analyse(&c, CLIENT, &o, NULL);
+    cr_assert_eq(o.n_ex, 2);
+    cr_assert_eq(o.ex[1].dir, 1, "the bulk is sent by the side that accepted");
+    cr_assert_eq(o.ex[1].bytes, 20000);
+    cr_assert_eq(o.ex[1].status, QR_TC_COMPLETE);
+    cr_assert_eq(o.dir[1].lost + o.dir[1].retransmissions + o.dir[1].reordered, 0);
+    cr_assert_eq(o.end, QR_TC_END_OPEN, "no FIN: open at capture end");
+    cr_assert_gt(o.rate_bps, 0);
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, one_loss_repaired_by_fast_retransmit)
+{
+    conn c;
+    download(&c, 10, 2, M_LOST_FAST);
+    qr_tc_conn o;
+    analyse(&c, SERVER, &o, NULL);
+    const qr_tc_dir_stats *st = &o.dir[1];
+    cr_assert_eq(st->retransmissions, 1);
+    cr_assert_eq(st->trig[QR_TC_FAST], 1, "fast %u rack %u rto %u tlp %u", st->trig[QR_TC_FAST],
+                 st->trig[QR_TC_RACK], st->trig[QR_TC_RTO], st->trig[QR_TC_TLP]);
+    cr_assert_eq(st->lost, 1);
+    cr_assert_eq(st->reordered + st->spurious + st->not_seen, 0);
+    cr_assert_eq(o.info[1][3].fate, QR_TC_LOST, "the original of segment 2: %s",
+                 qr_tc_fate_name(o.info[1][3].fate));
+    cr_assert_eq(o.ex[1].status, QR_TC_COMPLETE);
+    cr_assert_gt(o.ex[1].part_ns[QR_TC_PART_RECOVERY], 0);
+    qr_tc_conn_free(&o);
+    /* the same, seen at the client: the hole filled by a resend is the loss */
+    download(&c, 10, 2, M_LOST_FAST);
+    analyse(&c, CLIENT, &o, NULL);
+    cr_assert_eq(o.dir[1].retransmissions, 1);
+    cr_assert_eq(o.dir[1].trig[QR_TC_UNKNOWN_TRIGGER], 1);
+    cr_assert_eq(o.dir[1].lost, 1);
+    cr_assert_eq(o.dir[1].reordered, 0);
+    cr_assert_gt(o.ex[1].part_ns[QR_TC_PART_LOSS], 0);
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, reordering_is_not_loss)
+{
+    conn c;
+    qr_tc_conn o;
+    /* overtaken by one segment: one duplicate ACK, nothing resent */
+    download(&c, 10, 2, M_REORDER_ONE);
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.dir[1].retransmissions + o.dir[1].lost + o.dir[1].not_seen, 0);
+    cr_assert_eq(o.info[1][3].fate, QR_TC_DELIVERED);
+    qr_tc_conn_free(&o);
+    download(&c, 10, 2, M_REORDER_ONE);
+    analyse(&c, BOTH, &o, NULL);
+    cr_assert_eq(o.dir[1].reordered, 1, "both ends seen: it arrived after a later one");
+    cr_assert_eq(o.dir[1].lost, 0);
+    qr_tc_conn_free(&o);
+    /* overtaken by four: resent, but the DSACK shows the original had arrived */
+    download(&c, 10, 2, M_REORDER_FAST);
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.dir[1].retransmissions, 1);
+    cr_assert_eq(o.dir[1].spurious, 1, "the DSACK marks the resend a duplicate");
+    cr_assert_eq(o.dir[1].lost, 0);
+    cr_assert_eq(o.dir[1].reordered, 1);
+    cr_assert_eq(o.info[1][3].fate, QR_TC_DELIVERED);
+    qr_tc_conn_free(&o);
+    /* at the client: the late original carries an older timestamp than what came before it */
+    download(&c, 10, 2, M_REORDER_ONE);
+    c.pk[1][1 + 2].tcp_opts[7] -= 1; /* segment 2 sent a tick before the others */
+    analyse(&c, CLIENT, &o, NULL);
+    cr_assert_eq(o.dir[1].retransmissions, 0);
+    cr_assert_eq(o.dir[1].reordered, 1);
+    cr_assert_eq(o.dir[1].lost, 0);
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, tail_loss_probe_is_not_an_rto)
+{
+    conn c;
+    qr_tc_conn o;
+    download(&c, 10, 9, M_TAIL_TLP);
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.dir[1].trig[QR_TC_TLP], 1);
+    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 0);
+    cr_assert_eq(o.dir[1].lost, 1);
+    cr_assert_gt(o.ex[1].part_ns[QR_TC_PART_TLP], 0);
+    cr_assert_eq(o.ex[1].part_ns[QR_TC_PART_RTO], 0);
+    qr_tc_conn_free(&o);
+    download(&c, 10, 9, M_TAIL_RTO);
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 1, "250 ms of silence: the timer fired");
+    cr_assert_eq(o.dir[1].trig[QR_TC_TLP], 0);
+    cr_assert_geq(o.ex[1].part_ns[QR_TC_PART_RTO], 240 * MS);
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, not_seen_is_not_lost)
+{
+    conn c;
+    qr_tc_conn o;
+    download(&c, 10, -1, M_NONE);
+    /* the capture at the server ends before the last two ACKs arrive */
+    c.n[0] -= 2;
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.dir[1].lost, 0);
+    cr_assert_eq(o.dir[1].not_seen, 2, "no ACK, no record: unknown");
+    cr_assert_eq(o.ex[1].status, QR_TC_OPEN);
+    cr_assert_eq(o.ex[1].slowdown, 0, "no slowdown for an exchange that did not end");
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, bad_input)
+{
+    qr_tc_conn o;
+    cr_assert_eq(qr_tc_analyse(&o, NULL, NULL, NULL), QR_EINVAL);
+    qr_tc_pkt p = {NULL, 0, 0};
+    qr_tc_dir d[2] = {{&p, 1, QR_TC_AT_SENDER}, {NULL, 0, 0}};
+    char err[256] = "";
+    cr_assert_eq(qr_tc_analyse(&o, d, NULL, err), QR_EINVAL);
+    cr_assert(strstr(err, "packet 0"), "%s", err);
+    qr_tc_conn_free(&o);
+    /* nothing at all: no exchange, no RTT */
+    d[0].n = 0;
+    cr_assert_eq(qr_tc_analyse(&o, d, NULL, NULL), QR_OK);
+    cr_assert_eq(o.n_ex, 0);
+    cr_assert_eq(o.min_rtt_ns, -1);
+    qr_tc_conn_free(&o);
+}
