@@ -8,7 +8,8 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
                   (mean and p99) at each queue that held a visible share of it, and each hop's
                   share of all their queueing
   trace_hops      the kept packets' queueing delay at each hop against the time they reached
-                  the hop, one colour per hop, drops marked (x) with their reason
+                  the hop, one colour per hop, drops marked (x) as the trace inferred
+                  them: counted by their switch, or silent (no counter moved)
 """
 import sys
 
@@ -20,7 +21,6 @@ import numpy as np  # noqa: E402
 
 from plotutil import figure_main, save  # noqa: E402
 
-REASONS = {1: "threshold", 2: "buffer-full", 3: "tagged", 4: "fault"}
 
 
 def title(f):
@@ -76,8 +76,12 @@ def hops_figure(f, outdir, quiet):
             ax.scatter(r["time_ns"] / 1e6, r["queue_ns"] / 1e3, s=6, color=cmap((h - 1) % 10),
                        label="hop %d" % h)
     dropped = hops[hops["decision"] != 0]
-    for code, name in REASONS.items():
-        r = dropped[dropped["decision"] == code]
+    # what the trace inferred of each drop (its /drops row): silent, or counted by its switch
+    silent = {int(d["packet"]) for d in f["drops"][:] if d["silent"]}
+    is_silent = np.array([int(p) in silent for p in dropped["packet"]], dtype=bool)
+    for mask, name in ((~is_silent, "counted by its switch"),
+                       (is_silent, "silent (no counter moved)")):
+        r = dropped[mask]
         if len(r):
             ax.scatter(r["time_ns"] / 1e6, r["queue_ns"] / 1e3, marker="x", s=30,
                        label="dropped: " + name)

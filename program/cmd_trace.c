@@ -10,6 +10,7 @@
 #include "qreplay/error.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/hoptrace_score.h"
+#include "qreplay/units.h"
 #include "tables.h"
 
 static const cli_opt opts[] = {
@@ -19,6 +20,9 @@ static const cli_opt opts[] = {
      "                         profile always cover every matched packet"},
     {"show", 0, CLI_VALUE, "N", "print the traces of the first N (5)"},
     {"drops", 0, CLI_VALUE, "N", "print the first N drops (20)"},
+    {"counter-interval", 0, CLI_VALUE, "TIME",
+     "how often the switches' drop counters are read (1ms): a drop whose trace stops at a\n"
+     "                         port whose counter did not move in its interval is silent"},
     {"replay", 0, CLI_VALUE, "NAME",
      "trace through the replay DIR/replay/NAME instead of the runtime's ground truth"},
     {"arrivals", 0, CLI_VALUE, "FILE", "trace through this arrival log (a replay's)"},
@@ -89,7 +93,7 @@ int qr_cmd_trace(int argc, char **argv)
     const char *dir = a.pos[0], *match = cli_value(&a, "match"), *outp = cli_value(&a, "out");
     const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
     const char *limit_s = cli_value(&a, "limit"), *show_s = cli_value(&a, "show");
-    const char *drops_s = cli_value(&a, "drops");
+    const char *drops_s = cli_value(&a, "drops"), *ci = cli_value(&a, "counter-interval");
     int quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
     cli_analysis_in in = {0};
@@ -108,6 +112,10 @@ int qr_cmd_trace(int argc, char **argv)
         (show_s && count_arg("show", show_s, 0, &show)) ||
         (drops_s && count_arg("drops", drops_s, 0, &drops)))
         goto out;
+    if (ci && (qr_parse_time_ns(ci, &o.counter_interval_ns, err) || o.counter_interval_ns <= 0)) {
+        rc = cli_usage_error("trace", "--counter-interval: '%s' is not a time above 0", ci);
+        goto out;
+    }
     cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     if (cli_lock_folder("trace", dir)) {
         rc = 1;

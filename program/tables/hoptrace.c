@@ -28,9 +28,14 @@ static double us(double ns)
     return ns / 1e3;
 }
 
-/* Why a drop happened, in numbers. */
+/* Why a drop happened, as the trace infers it: silent (no counter moved), or counted by its
+ * switch, with the numbers the switch had. */
 static void why(const qr_hoptrace *t, const qr_row_hop_drop *d, char *buf, size_t size)
 {
+    if (d->silent) {
+        snprintf(buf, size, "trace stops, s%u:%u counted no drop", d->sw, d->port);
+        return;
+    }
     switch (d->reason) {
     case QR_DROP_THRESHOLD:
         snprintf(buf, size, "queue %" PRIu64 " + %u B > threshold %" PRId64 " B", d->queue_bytes,
@@ -44,7 +49,9 @@ static void why(const qr_hoptrace *t, const qr_row_hop_drop *d, char *buf, size_
         snprintf(buf, size, "tagged; queue %" PRIu64 " B > threshold %" PRId64 " B - margin",
                  d->queue_bytes, d->threshold);
         break;
-    case QR_DROP_FAULT: snprintf(buf, size, "planted fault on %s", d->link_name); break;
+    case QR_DROP_FAULT:
+        snprintf(buf, size, "counter moved (%" PRIu64 " others)", d->counter_drops);
+        break;
     default: snprintf(buf, size, "?"); break;
     }
 }
@@ -79,7 +86,7 @@ static void print_packet(const qr_hoptrace *t, size_t i, FILE *out)
 
 typedef struct place_count {
     char name[32];
-    uint8_t reason;
+    uint8_t silent;
     uint64_t n;
 } place_count;
 
@@ -91,10 +98,10 @@ static int cmp_place(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-/* A congestion drop's queue (sN:P); a fault drop's link (A>B). */
+/* A counted drop's queue (sN:P); a silent drop's link (A>B). */
 static void where_of(const qr_row_hop_drop *d, char *buf, size_t size)
 {
-    if (d->reason == QR_DROP_FAULT)
+    if (d->silent)
         snprintf(buf, size, "%s", d->link_name);
     else
         snprintf(buf, size, "s%u:%u", d->sw, d->port);
@@ -104,15 +111,15 @@ static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
 {
     const qr_row_hop_summary *s = &t->summary;
     fprintf(out,
-            "\ndrop debugger: %zu drops of matched packets (threshold %" PRIu64
-            ", buffer-full %" PRIu64 ", tagged %" PRIu64 ", fault %" PRIu64
-            "); receivers detected %" PRIu64 ", senders resent %" PRIu64 "\n",
-            t->n_drops, s->drops_threshold, s->drops_buffer_full, s->drops_tagged, s->drops_fault,
-            s->detected, s->resent);
+            "\ndrop debugger: %zu drops of matched packets: %" PRIu64
+            " silent (the trace stops at a port whose drop counter did not move in its %.3g ms), "
+            "%" PRIu64 " counted; receivers detected %" PRIu64 ", senders resent %" PRIu64 "\n",
+            t->n_drops, s->silent, (double)t->opts.counter_interval_ns / 1e6,
+            (uint64_t)t->n_drops - s->silent, s->detected, s->resent);
     if (!t->n_drops)
         return;
     fprintf(out, "  %12s %-14s %5s %3s %-10s %-11s %-44s %8s %s\n", "time (ms)", "packet", "flow",
-            "hop", "where", "reason", "why", "detected", "resent after");
+            "hop", "where", "inferred", "why", "detected", "resent after");
     for (size_t i = 0; i < t->n_drops && i < max; i++) {
         const qr_row_hop_drop *d = &t->drops[i];
         char id[32], w[96], resent[32], where[32];
@@ -126,7 +133,7 @@ static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
         else
             snprintf(resent, sizeof resent, "never");
         fprintf(out, "  %12.6f %-14s %5u %3u %-10s %-11s %-44s %8s %s\n", ms(d->time_ns), id,
-                d->flow, d->hop, where, qr_decision_name((qr_decision)d->reason), w,
+                d->flow, d->hop, where, d->silent ? "silent" : "counted", w,
                 d->detected ? "yes" : "no", resent);
     }
     if (t->n_drops > max)
@@ -141,11 +148,11 @@ static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
         where_of(d, where, sizeof where);
         size_t k;
         for (k = 0; k < n; k++)
-            if (pc[k].reason == d->reason && !strcmp(pc[k].name, where))
+            if (pc[k].silent == d->silent && !strcmp(pc[k].name, where))
                 break;
         if (k == n) {
             snprintf(pc[n].name, sizeof pc[n].name, "%s", where);
-            pc[n++].reason = d->reason;
+            pc[n++].silent = d->silent;
         }
         pc[k].n++;
     }
@@ -154,7 +161,7 @@ static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
         fprintf(out, "  by place:");
         for (size_t k = 0; k < n && k < 8; k++)
             fprintf(out, "%s %s %s %" PRIu64, k ? "," : "", pc[k].name,
-                    qr_decision_name((qr_decision)pc[k].reason), pc[k].n);
+                    pc[k].silent ? "silent" : "counted", pc[k].n);
         fprintf(out, "%s\n", n > 8 ? ", ..." : "");
     }
     free(pc);
@@ -224,4 +231,13 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
     }
     print_drops(t, drops, out);
     print_profile(t, out);
+    if (t->truth.has_truth) {
+        const qr_hoptrace_truth *x = &t->truth;
+        fprintf(out,
+                "\nscore (against the planted faults, after the analysis): %" PRIu64
+                " drops inferred silent, %" PRIu64 " of them a planted fault's; %" PRIu64
+                " fault drops taken for counted ones; silent on %s: %s\n",
+                x->silent, x->silent_right, x->fault_missed,
+                x->silent_links[0] ? x->silent_links : "no link", x->right ? "right" : "not right");
+    }
 }

@@ -68,6 +68,7 @@ static qr_row_hop_drop drop(int64_t t, uint8_t reason, uint32_t link)
     memset(&d, 0, sizeof d);
     d.time_ns = t;
     d.reason = reason;
+    d.silent = reason == QR_DROP_FAULT; /* what the trace inferred: no counter moved */
     d.link = link;
     qr_topology_link_name(topo, link, d.link_name, sizeof d.link_name);
     return d;
@@ -82,12 +83,15 @@ Test(hoptrace_score, silent_drops_right_and_detection, .init = setup, .fini = te
         drop(20, QR_DROP_FAULT, gray_back), /* the cable's other direction counts */
         drop(30, QR_DROP_THRESHOLD, gray),  /* a counted drop on the cable is not silent */
         drop(40, QR_DROP_FAULT, gray),      /* second silent drop on the cable: found */
-        drop(50, QR_DROP_FAULT, gray)};
-    qr_hoptrace t = {.drops = drops, .n_drops = 5};
+        drop(50, QR_DROP_FAULT, gray),      drop(60, QR_DROP_FAULT, gray)};
+    drops[5].silent = 0; /* its port counted other drops in the interval: taken for counted */
+    qr_hoptrace t = {.drops = drops, .n_drops = 6};
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
     cr_assert(t.truth.has_truth);
     cr_assert_eq(t.truth.silent, 3);
+    cr_assert_eq(t.truth.silent_right, 3);
+    cr_assert_eq(t.truth.fault_missed, 1);
     cr_assert(t.truth.right);
     cr_assert_eq(t.truth.detect_after_drops, 4, "the debugger read 4 drops");
     cr_assert_eq(t.truth.detect_after_ns, 40);

@@ -46,7 +46,8 @@ typedef struct ctx {
     pstate *st;     /* one per slot */
     uint64_t *rate; /* per port: port_base[sw] + port */
     uint32_t *port_base;
-    uint8_t *dirfaulty; /* per directed link: a gray or blackhole fault */
+    qri_map counters; /* (queue key, counter period) -> the drops its switch counted in it */
+    int64_t counter_ns;
     qri_map groups;
     group *g;
     size_t n_g, cap_g;
@@ -58,6 +59,7 @@ void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
     memset(o, 0, sizeof *o);
     o->match = "all";
     o->limit = 1000;
+    o->counter_interval_ns = 1000000;
 }
 
 void qr_hoptrace_free(qr_hoptrace *t)
@@ -125,8 +127,7 @@ static int index_packets(ctx *x, char *errbuf)
     return QR_OK;
 }
 
-/* Each switch port's rate ([faults] rate faults in the runtime's log) and the links with gray or
- * blackhole faults. */
+/* Each switch port's rate ([faults] rate faults in the runtime's log). */
 static int port_rates(ctx *x, int runtime, char *errbuf)
 {
     uint32_t n_sw = qr_topology_switches(x->topo), n = 0;
@@ -139,8 +140,7 @@ static int port_rates(ctx *x, int runtime, char *errbuf)
     }
     x->port_base[n_sw] = n;
     x->rate = malloc((n ? n : 1) * sizeof *x->rate);
-    x->dirfaulty = calloc(qr_topology_links(x->topo) + 1, 1);
-    if (!x->rate || !x->dirfaulty)
+    if (!x->rate)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < n; i++)
         x->rate[i] = x->c->links.rate_bps;
@@ -156,9 +156,7 @@ static int port_rates(ctx *x, int runtime, char *errbuf)
         qr_node from, to;
         uint32_t port;
         qr_topology_link_ends(x->topo, link, &from, &to, &port);
-        if (f->kind == QR_LINK_GRAY || f->kind == QR_LINK_BLACKHOLE)
-            x->dirfaulty[link] = 1;
-        else if (f->kind == QR_LINK_RATE && runtime && from.kind != QR_NODE_HOST)
+        if (f->kind == QR_LINK_RATE && runtime && from.kind != QR_NODE_HOST)
             x->rate[x->port_base[from.index] + port] = f->rate_bps;
     }
     qr_link_faults_destroy(lf);
@@ -202,6 +200,19 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
             break;
         if (sum->arrivals % 1000000 == 0)
             say(o, 1, sum->arrivals, 0);
+        /* the switches' drop counters: every drop a switch decided (a fault on a link or in a
+         * switch's fabric counts nowhere), read once per counter interval */
+        if (a.decision != QR_ADMIT && a.decision != QR_DROP_FAULT) {
+            void **slot = qri_map_slot(&x->counters, qr_queue_key(a.sw, a.port),
+                                       (uint64_t)(a.time_ns / x->counter_ns));
+            if (slot)
+                *slot = (void *)((uintptr_t)*slot + 1);
+            else if (qri_map_put(&x->counters, qr_queue_key(a.sw, a.port),
+                                 (uint64_t)(a.time_ns / x->counter_ns), (void *)(uintptr_t)1)) {
+                rc = QR_ENOMEM;
+                break;
+            }
+        }
         pstate *s = state_of(x, a.packet);
         if (!s) {
             sum->unknown_arrivals++;
@@ -378,9 +389,14 @@ static int add_drop(ctx *x, qr_hoptrace *out, const pstate *s, const qr_arrival 
     d->queue_bytes = a->queue_bytes;
     d->total_bytes = a->total_bytes;
     d->threshold = a->threshold;
-    d->link = a->decision == QR_DROP_FAULT
-                  ? qr_fault_drop_link(x->topo, x->dirfaulty, a->sw, a->port, d->src)
-                  : qr_topology_port_link(x->topo, a->sw, a->port);
+    /* Everflow's drop debugger: the packet's mirrored trace stops at this switch, headed out of
+     * this port. If the port's drop counter moved in that counter interval the switch dropped it
+     * (counted); if not, it was lost silently on the link out of the port (or in the switch) */
+    void *cnt = qri_map_get(&x->counters, qr_queue_key(a->sw, a->port),
+                            (uint64_t)(a->time_ns / x->counter_ns));
+    d->counter_drops = (uint64_t)(uintptr_t)cnt;
+    d->silent = d->counter_drops == 0;
+    d->link = qr_topology_port_link(x->topo, a->sw, a->port);
     qr_topology_link_name(x->topo, d->link, d->link_name, sizeof d->link_name);
     d->resent_ns = d->payload || (s->rp->pk.tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)) ? -1 : -2;
     return QR_OK;
@@ -467,6 +483,7 @@ static int resends(ctx *x, qr_hoptrace *out, char *errbuf)
         s->drops_buffer_full += d->reason == QR_DROP_BUFFER_FULL;
         s->drops_tagged += d->reason == QR_DROP_TAGGED;
         s->drops_fault += d->reason == QR_DROP_FAULT;
+        s->silent += d->silent;
     }
     qri_map_free(&by_seq);
     free(next);
@@ -530,7 +547,7 @@ static void ctx_free(ctx *x)
     free(x->st);
     free(x->rate);
     free(x->port_base);
-    free(x->dirfaulty);
+    qri_map_free(&x->counters);
     qr_topology_destroy(x->topo);
     qr_match_free(x->m);
 }
@@ -547,9 +564,14 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
         return qri_err(errbuf, QR_EINVAL, "no arrival log to trace");
     ctx x = {.rec = rec, .ft = qr_recording_flows(rec)};
     x.c = qr_scenario_config(qr_recording_scenario(rec));
+    x.counter_ns = out->opts.counter_interval_ns > 0 ? out->opts.counter_interval_ns : 1000000;
+    out->opts.counter_interval_ns = x.counter_ns;
     int rc = qri_map_init(&x.groups);
-    if (rc)
+    if (rc || qri_map_init(&x.counters)) {
+        if (!rc)
+            qri_map_free(&x.groups);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
     rc = qr_match_parse(&x.m, out->opts.match, rec, errbuf);
     if (!rc && (rc = qr_topology_of_config(&x.topo, x.c)))
         qri_err(errbuf, rc, "cannot build the recording's topology");
@@ -607,6 +629,7 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(qr_h5_attr_str(f, "/", "match", t->match, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "arrivals", t->opts.arrivals ? t->opts.arrivals : "", errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "runtime", (uint64_t)t->opts.runtime, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "counter_interval_ns", t->opts.counter_interval_ns, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "limit", t->opts.limit, errbuf));
     QRI_TRY(
         qr_h5_write_rows(f, "/packets", &qr_schema_hop_packet, t->packets, t->n_packets, errbuf));
@@ -623,6 +646,8 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
         QRI_TRY(qr_h5_attr_u64(f, "/score", "right", (uint64_t)x->right, errbuf));
         QRI_TRY(qr_h5_attr_u64(f, "/score", "detect_after_drops", x->detect_after_drops, errbuf));
         QRI_TRY(qr_h5_attr_i64(f, "/score", "detect_after_ns", x->detect_after_ns, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/score", "silent_right", x->silent_right, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/score", "fault_missed", x->fault_missed, errbuf));
     }
     return qr_h5_commit(f, errbuf);
 fail:

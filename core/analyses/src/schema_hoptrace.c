@@ -67,7 +67,8 @@ static const qr_h5_field hop_drop_fields[] = {
     {"sw", QR_H5_U32, F(qr_row_hop_drop, sw), 0, "switch"},
     {"port", QR_H5_U32, F(qr_row_hop_drop, port), 0, "egress port"},
     {"bytes", QR_H5_U32, F(qr_row_hop_drop, bytes), 0, NULL},
-    {"reason", QR_H5_U8, F(qr_row_hop_drop, reason), 0, "qr_decision"},
+    {"reason", QR_H5_U8, F(qr_row_hop_drop, reason), 0,
+     "qr_decision, as the log has it (a runtime's: the truth, for scorers)"},
     {"tagged", QR_H5_U8, F(qr_row_hop_drop, tagged), 0, NULL},
     {"detected", QR_H5_U8, F(qr_row_hop_drop, detected), 0, "its receiver detected it lost"},
     {"retransmit", QR_H5_U8, F(qr_row_hop_drop, retransmit), 0, "it was itself a resend"},
@@ -75,10 +76,15 @@ static const qr_h5_field hop_drop_fields[] = {
     {"queue_bytes", QR_H5_U64, F(qr_row_hop_drop, queue_bytes), 0, NULL},
     {"total_bytes", QR_H5_U64, F(qr_row_hop_drop, total_bytes), 0, NULL},
     {"threshold", QR_H5_I64, F(qr_row_hop_drop, threshold), 0, NULL},
-    {"link", QR_H5_U32, F(qr_row_hop_drop, link), 0, "the directed link it was lost on"},
+    {"link", QR_H5_U32, F(qr_row_hop_drop, link), 0,
+     "the directed link out of the port where its trace stops"},
     {"link_name", QR_H5_STR, F(qr_row_hop_drop, link_name), 24, "\"s8>s16\""},
     {"resent_ns", QR_H5_I64, F(qr_row_hop_drop, resent_ns), 0,
-     "the sender's next send of the same sequence; -1: none, -2: nothing to resend"}};
+     "the sender's next send of the same sequence; -1: none, -2: nothing to resend"},
+    {"silent", QR_H5_U8, F(qr_row_hop_drop, silent), 0,
+     "inferred: 1 if the port's drop counter did not move in that counter interval"},
+    {"counter_drops", QR_H5_U64, F(qr_row_hop_drop, counter_drops), 0,
+     "drops the port's counter counted in that interval"}};
 const qr_h5_schema qr_schema_hop_drop = SCHEMA("hop_drop", qr_row_hop_drop, hop_drop_fields);
 
 static const qr_h5_field hop_profile_fields[] = {
@@ -113,6 +119,8 @@ static const qr_h5_field hop_summary_fields[] = {
     {"drops_fault", QR_H5_U64, F(qr_row_hop_summary, drops_fault), 0, NULL},
     {"detected", QR_H5_U64, F(qr_row_hop_summary, detected), 0, "drops their receiver detected"},
     {"resent", QR_H5_U64, F(qr_row_hop_summary, resent), 0, "drops their sender resent"},
+    {"silent", QR_H5_U64, F(qr_row_hop_summary, silent), 0,
+     "drops inferred silent (no counter moved)"},
     {"queue_mean_ns", QR_H5_F64, F(qr_row_hop_summary, queue_mean_ns), 0,
      "path queueing of the delivered matched packets"},
     {"queue_p99_ns", QR_H5_I64, F(qr_row_hop_summary, queue_p99_ns), 0, NULL},

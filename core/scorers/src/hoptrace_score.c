@@ -22,7 +22,7 @@ static int silent_names(const qr_hoptrace *t, char *out, size_t size)
     if (!names)
         return QR_ENOMEM;
     for (size_t i = 0; i < t->n_drops; i++)
-        if (t->drops[i].reason == QR_DROP_FAULT)
+        if (t->drops[i].silent)
             names[n++] = t->drops[i].link_name;
     qsort(names, n, sizeof *names, cmp_name);
     out[0] = '\0';
@@ -65,9 +65,11 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
     x.detect_after_ns = -1;
     for (size_t i = 0; i < t->n_drops; i++) {
         const qr_row_hop_drop *d = &t->drops[i];
-        if (d->reason != QR_DROP_FAULT)
+        x.fault_missed += d->reason == QR_DROP_FAULT && !d->silent;
+        if (!d->silent)
             continue;
         x.silent++;
+        x.silent_right += d->reason == QR_DROP_FAULT;
         int on = d->link < links && faulty[d->link];
         silent_off += !on;
         if (on && ++on_cable == 2) {

@@ -94,6 +94,7 @@ typedef struct qr_hoptrace_opts {
     int runtime;          /* the log is the runtime's: [faults] rate faults slow their ports */
     size_t limit;         /* at most this many packets in /packets and /hops (first by first-hop
                              time; 0: all); drops and the profile cover every matched packet */
+    int64_t counter_interval_ns; /* how often the switches' drop counters are read (1 ms) */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_hoptrace_opts;
@@ -103,7 +104,8 @@ typedef struct qr_hoptrace_opts {
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o);
 
 /* The trace graded against the planted faults, by a scorer (hoptrace_score.h): the analysis
- * leaves it zero. A "silent" drop is one a planted fault made: no switch counted it. */
+ * leaves it zero. A "silent" drop is one the trace inferred: its mirrored trace stops at a switch
+ * port whose drop counter did not move in that counter interval. */
 typedef struct qr_hoptrace_truth {
     int has_truth;          /* scored against a truth.h5 that planted gray or blackhole faults */
     uint64_t silent;        /* the trace's silent drops */
@@ -113,6 +115,9 @@ typedef struct qr_hoptrace_truth {
      * drop, and the time of that drop; 0 and -1 when it never did */
     uint64_t detect_after_drops;
     int64_t detect_after_ns;
+    /* the inference against the log's own decisions: silent drops a planted fault made, fault
+     * drops it took for counted ones (their port counted other drops in the interval) */
+    uint64_t silent_right, fault_missed;
 } qr_hoptrace_truth;
 
 typedef struct qr_hoptrace {

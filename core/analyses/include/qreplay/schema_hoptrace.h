@@ -56,6 +56,8 @@ typedef struct qr_row_hop_drop {
     char link_name[24];
     int64_t resent_ns; /* the sender's next send of the same sequence (recorded time); -1: none,
                           -2: nothing to resend (no data, SYN or FIN) */
+    uint8_t silent;    /* inferred: the port's drop counter did not move */
+    uint64_t counter_drops; /* drops the port's counter counted in that interval */
 } qr_row_hop_drop;
 extern const qr_h5_schema qr_schema_hop_drop;
 
@@ -73,7 +75,7 @@ extern const qr_h5_schema qr_schema_hop_profile;
 typedef struct qr_row_hop_summary {
     uint64_t arrivals, packets, unknown_arrivals, matched, unseen, kept, hops_kept;
     uint64_t delivered, dropped, drops_threshold, drops_buffer_full, drops_tagged, drops_fault;
-    uint64_t detected, resent;
+    uint64_t detected, resent, silent;
     double queue_mean_ns;
     int64_t queue_p99_ns, queue_max_ns;
     uint64_t buffer_bytes, rate_bps;
