@@ -283,3 +283,140 @@ Test(diagnose, a_fast_retransmission_at_the_server_a_filled_hole_at_the_client)
     cr_assert_eq(e->cause, QR_CAUSE_LOSS, "%s", qr_diag_cause_name(e->cause));
     qr_diagnosis_free(&dg);
 }
+
+/* ---- real applications (tests/data/captures/make_app_captures.sh): a keep-alive HTTP session
+ * of Python's HTTP/1.1 server and http.client, captured at both ends, once without loss and once
+ * with two of the server's packets dropped by a router. Every expected number is read from the
+ * captures by tshark, an independent dissector. */
+
+#define APPCAP(name) QR_SOURCE_DIR "/tests/data/captures/" name
+#define CLIENT_IP "10.78.1.1"
+#define SERVER_IP "10.78.2.1"
+
+/* The number of lines tshark prints for a display filter on a capture. */
+static long tshark_count(const char *path, const char *filter)
+{
+    char cmd[1024], line[512];
+    snprintf(cmd, sizeof cmd, "'%s' -r '%s' -Y '%s' -T fields -e frame.number 2>/dev/null",
+             QR_TSHARK, path, filter);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    long n = 0;
+    while (fgets(line, sizeof line, f))
+        n++;
+    cr_assert_eq(pclose(f), 0, "%s", cmd);
+    return n;
+}
+
+/* The stream bytes one side sent, by tshark: the highest relative sequence number its data
+ * reached. */
+static uint64_t tshark_bytes(const char *path, const char *from)
+{
+    char cmd[1024], line[512];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -r '%s' -o tcp.relative_sequence_numbers:TRUE -Y 'ip.src==%s and tcp.len > 0' "
+             "-T fields -e tcp.seq -e tcp.len 2>/dev/null",
+             QR_TSHARK, path, from);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    uint64_t hi = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *end;
+        unsigned long long seq = strtoull(line, &end, 10), len = strtoull(end, NULL, 10);
+        if (seq + len > hi)
+            hi = seq + len;
+    }
+    cr_assert_eq(pclose(f), 0, "%s", cmd);
+    return hi ? hi - 1 : 0; /* relative sequence 1 is the first byte */
+}
+
+/* Import the captures named (client, server or both) and diagnose. */
+static void diagnose_app(const char *name, int client, int server, qr_diagnosis *dg)
+{
+    char cpath[512], spath[512], dir[256], err[QR_ERRBUF_SIZE], cfile[128], sfile[128];
+    snprintf(cfile, sizeof cfile, "%s-client.pcap", name);
+    snprintf(sfile, sizeof sfile, "%s-server.pcap", name);
+    snprintf(cpath, sizeof cpath, "%s/%s", QR_SOURCE_DIR "/tests/data/captures", cfile);
+    snprintf(spath, sizeof spath, "%s/%s", QR_SOURCE_DIR "/tests/data/captures", sfile);
+    qr_host_map_entry map[2] = {entry(CLIENT_IP, 0, client ? cfile : ""),
+                                entry(SERVER_IP, 1, server ? sfile : "")};
+    const char *caps[2];
+    size_t n = 0;
+    if (client)
+        caps[n++] = cpath;
+    if (server)
+        caps[n++] = spath;
+    snprintf(dir, sizeof dir, "%s/%s-%d%d", tmpdir, name, client, server);
+    qr_import_report_free(import(caps, n, map, 2, QR_IMPORT_CLOCK_AUTO, dir));
+    qr_recording *rec;
+    cr_assert_eq(qr_recording_open(&rec, dir, NULL, err), QR_OK, "%s", err);
+    qr_diag_opts o;
+    qr_diag_opts_default(&o);
+    o.all = 1;
+    cr_assert_eq(qr_diagnose(rec, &o, dg, err), QR_OK, "%s", err);
+    qr_recording_close(rec);
+}
+
+static void check_app(const char *name, int client, int server)
+{
+    char cpath[512], spath[512];
+    snprintf(cpath, sizeof cpath, "%s/%s-client.pcap", QR_SOURCE_DIR "/tests/data/captures", name);
+    snprintf(spath, sizeof spath, "%s/%s-server.pcap", QR_SOURCE_DIR "/tests/data/captures", name);
+    const char *any = client ? cpath : spath;
+    qr_diagnosis dg;
+    diagnose_app(name, client, server, &dg);
+    cr_assert_eq(dg.n_flows, 1, "one connection");
+    const qr_diag_flow *f = &dg.flows[0];
+    /* both directions' bytes, as tshark reads them */
+    cr_assert_eq(f->bytes, tshark_bytes(any, CLIENT_IP));
+    cr_assert_eq(f->bytes_back, tshark_bytes(any, SERVER_IP), "%llu",
+                 (unsigned long long)f->bytes_back);
+    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    cr_assert(f->completed);
+    /* every request is an exchange of the client's, answered by the server's exchanges */
+    long requests = tshark_count(any, "http.request");
+    uint32_t to_server = 0;
+    uint64_t back = 0;
+    for (uint32_t i = 0; i < f->exchanges; i++) {
+        const qr_diag_exchange *e = &dg.exchanges[f->first_exchange + i];
+        cr_assert_eq(e->status, QR_TC_COMPLETE);
+        to_server += e->dir == 0;
+        back += e->dir ? e->bytes : 0;
+    }
+    cr_assert_eq(to_server, (uint32_t)requests, "%u client exchanges, %ld requests", to_server,
+                 requests);
+    cr_assert_eq(back, f->bytes_back, "the server's exchanges hold every byte it sent");
+    /* losses: the server's retransmissions (its capture, tshark's analysis); the segments the
+     * client's capture never saw before them */
+    long retx = tshark_count(spath, "ip.src==" SERVER_IP " and (tcp.analysis.retransmission or "
+                                    "tcp.analysis.fast_retransmission)");
+    long fast = tshark_count(spath, "ip.src==" SERVER_IP " and tcp.analysis.fast_retransmission");
+    long holes = tshark_count(cpath, "ip.src==" SERVER_IP " and tcp.analysis.lost_segment");
+    cr_assert_eq(f->retransmissions, (uint32_t)retx, "%u retransmissions, tshark %ld",
+                 f->retransmissions, retx);
+    cr_assert_eq(f->lost_data, (uint32_t)holes, "%u lost, tshark %ld holes", f->lost_data, holes);
+    cr_assert_eq(f->rtos + f->tlps + f->not_seen + f->reordered + f->spurious, 0);
+    if (server)
+        cr_assert_eq(f->fast_retransmits, (uint32_t)fast, "the server saw what sent them");
+    else
+        cr_assert_eq(f->unknown_retx, (uint32_t)retx, "the client cannot see what sent them");
+    qr_diagnosis_free(&dg);
+}
+
+Test(diagnose, real_http_keepalive_from_each_end)
+{
+    if (!QR_TSHARK[0])
+        cr_skip_test("tshark is not installed");
+    check_app("http-keepalive", 1, 0);
+    check_app("http-keepalive", 0, 1);
+    check_app("http-keepalive", 1, 1);
+}
+
+Test(diagnose, real_http_with_two_losses_from_each_end)
+{
+    if (!QR_TSHARK[0])
+        cr_skip_test("tshark is not installed");
+    check_app("http-lossy", 1, 0);
+    check_app("http-lossy", 0, 1);
+    check_app("http-lossy", 1, 1);
+}

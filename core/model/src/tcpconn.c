@@ -897,7 +897,7 @@ static int sender_parts(tc *x, uint32_t d)
     int rc = build_events(x, d, 1, &ev, &ne);
     if (rc)
         return rc;
-    int64_t una = 0, snd_max = 0, rec_point = 0, rwnd = -1, t_prev = INT64_MIN;
+    int64_t una = 0, snd_max = 0, rec_point = 0, rwnd = -1, t_prev = INT64_MIN, last_data_t = -1;
     int in_rec = 0;
     int ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
     int64_t mss = x->mss[d] ? x->mss[d] : 1;
@@ -920,7 +920,20 @@ static int sender_parts(tc *x, uint32_t d)
                 part = QR_TC_PART_RWND;
             else if (una >= snd_max && snd_max < ex->seq_hi && snd_max >= ex->seq_lo)
                 part = QR_TC_PART_APP;
-            add_gap(ex, exchange_end(x, ex), t_prev, t, part);
+            /* the ACK that completes it rides on the other side's data: beyond one minimum RTT
+             * after the last data left, the receiver held its ACK for its reply */
+            int64_t split = t;
+            if (ev[q].ack && t == ex->end_ns && qr_tcp_payload(A->p[ev[q].i].pk) > 0 &&
+                x->min_rtt > 0 && last_data_t >= 0) {
+                int64_t hold = t - (last_data_t + x->min_rtt);
+                int64_t from = t_prev > ex->start_ns ? t_prev : ex->start_ns;
+                if (hold > t - from)
+                    hold = t - from;
+                if (hold > 0)
+                    split = t - hold;
+            }
+            add_gap(ex, exchange_end(x, ex), t_prev, split, part);
+            add_gap(ex, exchange_end(x, ex), split, t, QR_TC_PART_DELACK);
         }
         t_prev = t;
         if (ev[q].ack) {
@@ -946,6 +959,7 @@ static int sender_parts(tc *x, uint32_t d)
         }
         if (f->seq + f->len > snd_max)
             snd_max = f->seq + f->len;
+        last_data_t = t;
     }
     free(ev);
     return QR_OK;

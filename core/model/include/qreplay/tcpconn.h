@@ -129,7 +129,9 @@ typedef enum {
     QR_TC_PART_RWND,         /* the receiver's window was full */
     QR_TC_PART_APP,          /* nothing in flight with more of the exchange still to send */
     QR_TC_PART_LOSS,         /* seen at the receiver: a hole waited for its resend */
-    QR_TC_PART_DELACK,       /* seen at the receiver: the last byte waited for its ACK */
+    QR_TC_PART_DELACK,       /* the receiver held its ACK: seen at the receiver, from the last
+                              * byte's arrival to its ACK; seen at the sender, an ACK that rode
+                              * on the other side's data, beyond one minimum RTT */
     QR_TC_PARTS
 } qr_tc_part;
 

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Make the real-application captures in this folder (run as root on Debian 12 with iproute2,
+# tcpdump, nftables, ethtool and python3 (/usr/bin/python3); nothing leaves the three namespaces this script creates).
+#
+# A client namespace (10.78.1.1) and a server namespace (10.78.2.1) joined through a router
+# namespace by two veth pairs; real Linux TCP at both ends, TSO/GSO as the kernel sets them. The
+# server is Python's own HTTP/1.1 server (http.server, keep-alive), the client Python's
+# http.client on one persistent connection: GET /5000, 200 ms of think time, GET /300000, 100 ms,
+# GET /20000, then close. Both ends are captured (tcpdump, nanosecond stamps, 128-byte snap
+# length). The server sends MTU-sized packets (TSO and GSO off); the client's side keeps the
+# kernel's defaults (GRO-merged arrivals in its capture). In the lossy run the router drops, with nftables on its ingress from the server, the
+# 30th and 60th data packet the server sends in it (numgen inc: the same packets every run), so
+# both captures show what was lost on the way. Usage: make_app_captures.sh [OUTDIR].
+#
+#   http-keepalive-client.pcap, http-keepalive-server.pcap    no loss
+#   http-lossy-client.pcap, http-lossy-server.pcap            two server packets dropped
+set -euo pipefail
+out=$(cd "${1:-$(dirname "$0")}" && pwd)
+c=qrappC$$ r=qrappR$$ s=qrappS$$
+cleanup() {
+    for ns in "$c" "$r" "$s"; do ip netns del "$ns" 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
+for ns in "$c" "$r" "$s"; do
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+done
+ip link add vc netns "$c" type veth peer name rc netns "$r"
+ip link add vs netns "$s" type veth peer name rs netns "$r"
+ip -n "$c" addr add 10.78.1.1/24 dev vc
+ip -n "$r" addr add 10.78.1.254/24 dev rc
+ip -n "$s" addr add 10.78.2.1/24 dev vs
+ip -n "$r" addr add 10.78.2.254/24 dev rs
+for x in "$c:vc" "$r:rc" "$r:rs" "$s:vs"; do ip -n "${x%%:*}" link set "${x##*:}" up; done
+ip -n "$c" route add default via 10.78.1.254
+ip -n "$s" route add default via 10.78.2.254
+ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+# the server sends MTU-sized packets (no TSO/GSO) and the router forwards them one by one (no
+# GRO), so the router's rule counts the packets on the wire; the client keeps the kernel's defaults
+ip netns exec "$s" ethtool -K vs tso off gso off >/dev/null
+ip netns exec "$r" ethtool -K rs gro off >/dev/null
+
+server='import http.server, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        n = int(self.path.strip("/"))
+        self.send_response(200)
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        self.wfile.write(b"x" * n)
+    def log_message(self, *a):
+        pass
+# TCPServer, not HTTPServer: that one looks its name up (getfqdn), 5 s without DNS
+socketserver.TCPServer.allow_reuse_address = True
+socketserver.TCPServer(("10.78.2.1", 8080), H).handle_request()'
+client='import http.client, time
+for i in range(200):
+    try:
+        k = http.client.HTTPConnection("10.78.2.1", 8080, timeout=10); k.connect(); break
+    except OSError:
+        time.sleep(0.05)
+for path, think in (("/5000", 0.2), ("/300000", 0.1), ("/20000", 0)):
+    k.request("GET", path)
+    r = k.getresponse()
+    assert len(r.read()) == int(path[1:])
+    time.sleep(think)
+k.close()'
+
+listening() {
+    for _ in $(seq 100); do
+        grep -q "listening on" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "tcpdump did not start: $(cat "$1")" >&2
+    return 1
+}
+
+# run NAME: one keep-alive session, captured at the client and at the server
+run() {
+    local name=$1
+    rm -f "$out/.logc" "$out/.logs"
+    ip netns exec "$c" tcpdump -i vc --immediate-mode -U -s 128 --time-stamp-precision=nano \
+        -w "$out/$name-client.pcap" tcp >/dev/null 2>"$out/.logc" &
+    local dc=$!
+    ip netns exec "$s" tcpdump -i vs --immediate-mode -U -s 128 --time-stamp-precision=nano \
+        -w "$out/$name-server.pcap" tcp >/dev/null 2>"$out/.logs" &
+    local ds=$!
+    listening "$out/.logc"
+    listening "$out/.logs"
+    ip netns exec "$s" timeout 30 /usr/bin/python3 -c "$server" &
+    local srv=$!
+    sleep 0.3
+    ip netns exec "$c" timeout 30 /usr/bin/python3 -c "$client"
+    wait "$srv"
+    sleep 1 # tcpdump writes what it has before it stops
+    kill -INT "$dc" "$ds"
+    wait "$dc" "$ds" || true
+    rm -f "$out/.logc" "$out/.logs"
+}
+
+run http-keepalive
+# the router drops the server's 30th and 60th data packet of the session (payload > 0)
+ip netns exec "$r" nft -f - <<'NFT'
+table netdev qrapp {
+    chain in {
+        type filter hook ingress device rs priority 0;
+        ip saddr 10.78.2.1 tcp sport 8080 ip length > 52 numgen inc mod 1000 vmap { 29 : drop, 59 : drop, * : continue }
+    }
+}
+NFT
+run http-lossy
