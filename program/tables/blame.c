@@ -82,6 +82,26 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
             fprintf(out, "%9s %9s %9s %8s %7s\n", "-", "-", "-", "-", "-");
         }
     }
+    if (b->has_truth && b->summary[0].faulty == 0) {
+        /* nothing was planted: say what was flagged and what congestion the truth saw there */
+        uint64_t cong = 0, replay = 0;
+        uint32_t flagged = 0;
+        for (size_t i = 0; i < b->n_links; i++)
+            if (b->links[i].flagged) {
+                flagged++;
+                cong += b->links[i].congestion_drops;
+                replay += b->links[i].replay_drops;
+            }
+        fprintf(out,
+                "no gray or blackhole fault was planted in this run: precision and recall do not "
+                "apply.\n007 flagged %u link%s; the truth counts %llu congestion drops on %s",
+                flagged, flagged == 1 ? "" : "s", (unsigned long long)cong,
+                flagged == 1 ? "it" : "them");
+        if (b->has_replay)
+            fprintf(out, " (the replay placed %llu there)", (unsigned long long)replay);
+        fprintf(out, ".\n");
+        return;
+    }
     if (b->has_truth)
         fprintf(out,
                 "precision/recall: of the flagged links, against the links with a planted gray or "

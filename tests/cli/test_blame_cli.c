@@ -130,6 +130,35 @@ Test(blame_cli, a_gray_cable_under_congestion)
     qr_h5_rows_free(s);
 }
 
+/* Nothing planted: blame says what it flagged and the congestion there, and no precision (there
+ * is nothing to be precise about: unknown, not 0%). */
+Test(blame_cli, no_fault_planted_no_precision)
+{
+    cr_assert_eq(
+        qreplay("runtime scenarios/faults/gray-k4.ini --set faults.gray= -o %s/n --quiet", dir), 0,
+        "%s", err);
+    cr_assert_eq(qreplay("blame %s/n --no-replay --no-figures", dir), 0, "%s", err);
+    cr_assert(strstr(out, "precision and recall do not apply"), "%s", out);
+    cr_assert_null(strstr(out, "FAULTY"), "%s", out);
+    char p[512];
+    snprintf(p, sizeof p, "%s/n/blame.h5", dir);
+    size_t ns, nl;
+    qr_row_blame_summary *s = rows_of(p, "/summary", &qr_schema_blame_summary, &ns);
+    qr_row_blame_link *l = rows_of(p, "/links", &qr_schema_blame_link, &nl);
+    cr_assert_eq(ns, 1);
+    cr_assert_eq(s[0].faulty, 0);
+    cr_assert(isnan(s[0].precision) && isnan(s[0].recall), "%g %g", s[0].precision, s[0].recall);
+    uint64_t cong = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (l[i].flagged)
+            cong += l[i].congestion_drops;
+    char want[96];
+    snprintf(want, sizeof want, "the truth counts %llu congestion drops", (unsigned long long)cong);
+    cr_assert(strstr(out, want), "%s in %s", want, out);
+    qr_h5_rows_free(s);
+    qr_h5_rows_free(l);
+}
+
 Test(blame_cli, a_hash_range_blackhole)
 {
     cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set faults.gray= --set "

@@ -66,7 +66,8 @@ static const qr_h5_field blame_curve_fields[] = {
      "best rank of a faulty link (0: none has a vote)"},
     {"flagged", QR_H5_U32, F(qr_row_blame_curve, flagged), 0, "links"},
     {"true_flagged", QR_H5_U32, F(qr_row_blame_curve, true_flagged), 0, "faulty links flagged"},
-    {"precision", QR_H5_F64, F(qr_row_blame_curve, precision), 0, "NaN: none flagged"},
+    {"precision", QR_H5_F64, F(qr_row_blame_curve, precision), 0,
+     "NaN: none flagged, or no fault planted"},
     {"recall", QR_H5_F64, F(qr_row_blame_curve, recall), 0, "NaN: no faulty link"}};
 const qr_h5_schema qr_schema_blame_curve =
     SCHEMA("blame_curve", qr_row_blame_curve, blame_curve_fields);
@@ -78,7 +79,8 @@ static const qr_h5_field blame_summary_fields[] = {
     {"flagged", QR_H5_U32, F(qr_row_blame_summary, flagged), 0, "links"},
     {"true_flagged", QR_H5_U32, F(qr_row_blame_summary, true_flagged), 0, "faulty links flagged"},
     {"faulty", QR_H5_U32, F(qr_row_blame_summary, faulty), 0, "links with a planted drop fault"},
-    {"precision", QR_H5_F64, F(qr_row_blame_summary, precision), 0, "NaN: none flagged"},
+    {"precision", QR_H5_F64, F(qr_row_blame_summary, precision), 0,
+     "NaN: none flagged, or no fault planted"},
     {"recall", QR_H5_F64, F(qr_row_blame_summary, recall), 0, "NaN: no faulty link"},
     {"culprit_accuracy", QR_H5_F64, F(qr_row_blame_summary, culprit_accuracy), 0,
      "share of scored connections whose culprit is right"},

@@ -111,7 +111,8 @@ static int score_curve(qr_blame *b, int m, const uint8_t *faulty, uint32_t n_fau
         }
         row->fault_rank = fault_rank;
         row->true_flagged = true_flagged;
-        row->precision = ratio(true_flagged, row->flagged);
+        /* with no fault planted there is nothing to be precise about: unknown, not 0 */
+        row->precision = n_faulty ? ratio(true_flagged, row->flagged) : NAN;
         row->recall = ratio(true_flagged, n_faulty);
         int all = n_faulty && true_flagged == n_faulty;
         if (all && !detect)
@@ -129,7 +130,7 @@ static int score_curve(qr_blame *b, int m, const uint8_t *faulty, uint32_t n_fau
         true_flagged += faulty[c] && (m ? b->links[c].replay_flagged : b->links[c].flagged);
     sm->true_flagged = true_flagged;
     sm->faulty = n_faulty;
-    sm->precision = ratio(true_flagged, sm->flagged);
+    sm->precision = n_faulty ? ratio(true_flagged, sm->flagged) : NAN;
     sm->recall = ratio(true_flagged, n_faulty);
     sm->detect_after = detect;
     sm->rank1_after = rank1;

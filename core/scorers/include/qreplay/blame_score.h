@@ -3,11 +3,12 @@
  * The faulty links are the cables with a planted gray or blackhole fault (/link_faults); every
  * drop of /drops is charged to its cable (a fault drop on a host's uplink to the uplink, as
  * linkfault.h takes it) as a fault or a congestion drop. Scores: precision and recall of the
- * flagged links; the detection curve's rank of the best-ranked faulty cable and the faulty cables
- * flagged at each step; the first step after which every faulty link stays flagged (detect@) and
- * after which a faulty link stays ranked first (rank1@); per connection, the cable where the
- * network really dropped most of its packets (its true cause: fault or congestion) and whether each
- * method's culprit is that cable. */
+ * flagged links (NaN where no fault was planted: nothing to score them against); the detection
+ * curve's rank of the best-ranked faulty cable and the faulty cables flagged at each step; the
+ * first step after which every faulty link stays flagged (detect@) and after which a faulty link
+ * stays ranked first (rank1@); per connection, the cable where the network really dropped most of
+ * its packets (its true cause: fault or congestion) and whether each method's culprit is that
+ * cable. */
 #ifndef QREPLAY_BLAME_SCORE_H
 #define QREPLAY_BLAME_SCORE_H
 
