@@ -3,6 +3,7 @@
  * bytes, completion, losses apart from reordering, and what triggered each retransmission. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,4 +442,171 @@ Test(tcpconn, bad_input)
     cr_assert_eq(o.n_ex, 0);
     cr_assert_eq(o.min_rtt_ns, -1);
     qr_tc_conn_free(&o);
+}
+
+/* ---- property: random connections whose truth the generator knows ----
+ *
+ * A download of n segments from the server: each original is dropped with probability p_drop
+ * (then resent 3 RTTs later, and the resend arrives), or delayed by up to 4 segment times with
+ * probability p_late; the client acknowledges every arrival (cumulative ACK, SACK of the first
+ * block above it). Timestamps tick every microsecond here, so "sent before" is always visible.
+ * Seen at both ends, a packet is lost exactly when it was dropped and reordered exactly when a
+ * packet sent after it arrived first; seen only at the sender, exactly the dropped originals are
+ * lost (none delivered is taken for lost, none lost for delivered); seen only at the receiver,
+ * the holes resends filled are the drops it could see (a lost tail leaves none) and the late
+ * originals that higher data passed are reordered. */
+
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+typedef struct {
+    int64_t tx, rx; /* rx -1: dropped */
+    int64_t seq;    /* relative, 1-based */
+    int resend;     /* 1: a resend of a dropped one */
+} gpkt;
+
+static int gpkt_rx(const void *a, const void *b)
+{
+    const gpkt *x = *(const gpkt *const *)a, *y = *(const gpkt *const *)b;
+    return x->rx < y->rx ? -1 : x->rx > y->rx;
+}
+
+static void random_download(conn *c, uint32_t seed, int *drops, int *overtaken, int *visible,
+                            int *passed)
+{
+    enum { N = 60 };
+    const int64_t owd = 50 * US, gap = 12 * US;
+    uint32_t s = seed;
+    conn_init(c);
+    handshake(c, 0, 2 * owd);
+    /* the server's timestamps tick every microsecond from its first packet on */
+    uint32_t v0 = (uint32_t)(c->p[1][0].tx_ns / US);
+    for (int k = 0; k < 4; k++)
+        c->pk[1][0].tcp_opts[4 + k] = (uint8_t)(v0 >> (24 - 8 * k));
+    add(c, 0, 1, 100, QR_TCP_PSH, 1, 2 * owd, 3 * owd, NULL, 0, 0);
+    gpkt g[2 * N];
+    int n = 0;
+    *drops = 0;
+    int64_t t0 = 4 * owd;
+    for (int i = 0; i < N; i++) {
+        gpkt *p = &g[n++];
+        p->tx = t0 + i * gap;
+        p->seq = 1 + 1000LL * i;
+        p->resend = 0;
+        uint32_t r = lcg(&s) % 100;
+        if (r < 8) {
+            p->rx = -1;
+            (*drops)++;
+            gpkt *q = &g[n++];
+            q->tx = p->tx + 6 * owd;
+            q->seq = p->seq;
+            q->resend = 1;
+            q->rx = q->tx + owd;
+        } else {
+            p->rx = p->tx + owd + (r < 20 ? (int64_t)(lcg(&s) % 4 + 1) * gap + gap / 3 : 0);
+        }
+    }
+    /* send order */
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && g[b].tx < g[b - 1].tx; b--) {
+            gpkt tmp = g[b];
+            g[b] = g[b - 1];
+            g[b - 1] = tmp;
+        }
+    /* a drop the receiver can see: something above it arrived before its resend did (a lost
+     * tail leaves no hole) */
+    *visible = 0;
+    for (int a = 0; a < n; a++) {
+        if (!g[a].resend)
+            continue;
+        int seen = 0;
+        for (int b = 0; b < n; b++)
+            seen |= g[b].rx >= 0 && g[b].seq > g[a].seq && g[b].rx < g[a].rx;
+        *visible += seen;
+    }
+    /* overtaken: a packet sent after it arrived first; passed: one with higher sequence numbers
+     * did (what a receiver can see: overtaken by a resend of lower data looks in order) */
+    *overtaken = *passed = 0;
+    for (int a = 0; a < n; a++) {
+        if (g[a].rx < 0)
+            continue;
+        int o = 0, p = 0;
+        for (int b = a + 1; b < n; b++)
+            if (g[b].rx >= 0 && g[b].rx < g[a].rx) {
+                o = 1;
+                p |= g[b].seq > g[a].seq;
+            }
+        *overtaken += o;
+        *passed += p;
+    }
+    for (int a = 0; a < n; a++) {
+        qr_packet *p = add(c, 1, g[a].seq, 1000, 0, 101, g[a].tx, g[a].rx, NULL, 0, 0);
+        /* the timestamp ticks every microsecond */
+        uint32_t v = (uint32_t)(g[a].tx / US);
+        for (int k = 0; k < 4; k++)
+            p->tcp_opts[4 + k] = (uint8_t)(v >> (24 - 8 * k));
+    }
+    /* the client's ACKs, in arrival order */
+    const gpkt *arr[2 * N];
+    int m = 0;
+    for (int a = 0; a < n; a++)
+        if (g[a].rx >= 0)
+            arr[m++] = &g[a];
+    qsort(arr, (size_t)m, sizeof arr[0], gpkt_rx);
+    uint8_t got[N] = {0};
+    for (int a = 0; a < m; a++) {
+        got[(arr[a]->seq - 1) / 1000] = 1;
+        int64_t cum = 1;
+        while (cum < 1 + 1000LL * N && got[(cum - 1) / 1000])
+            cum += 1000;
+        int64_t sack[2];
+        int ns = 0;
+        for (int k = (int)((cum - 1) / 1000) + 1; k < N && !ns; k++)
+            if (got[k]) {
+                int e = k;
+                while (e < N && got[e])
+                    e++;
+                sack[0] = 1 + 1000LL * k;
+                sack[1] = 1 + 1000LL * e;
+                ns = 1;
+            }
+        add(c, 0, 101, 0, 0, cum, arr[a]->rx + 2 * US, arr[a]->rx + 2 * US + owd, sack, ns,
+            (uint32_t)(arr[a]->tx / US));
+    }
+}
+
+Test(tcpconn, property_fates_against_the_generators_truth)
+{
+    for (uint32_t seed = 1; seed <= 150; seed++) {
+        int drops, overtaken, visible, passed;
+        conn c;
+        qr_tc_conn o;
+        random_download(&c, seed, &drops, &overtaken, &visible, &passed);
+        analyse(&c, BOTH, &o, NULL);
+        cr_assert_eq(o.dir[1].lost, (uint32_t)drops, "seed %u: both ends: %u lost, %d dropped",
+                     seed, o.dir[1].lost, drops);
+        cr_assert_eq(o.dir[1].reordered, (uint32_t)overtaken, "seed %u: %u reordered, truth %d",
+                     seed, o.dir[1].reordered, overtaken);
+        cr_assert_eq(o.dir[1].retransmissions, (uint32_t)drops);
+        qr_tc_conn_free(&o);
+
+        random_download(&c, seed, &drops, &overtaken, &visible, &passed);
+        analyse(&c, SERVER, &o, NULL);
+        cr_assert_eq(o.dir[1].lost, (uint32_t)drops, "seed %u: sender: %u lost, %d dropped", seed,
+                     o.dir[1].lost, drops);
+        cr_assert_eq(o.dir[1].not_seen, 0, "seed %u: every byte was acknowledged", seed);
+        qr_tc_conn_free(&o);
+
+        random_download(&c, seed, &drops, &overtaken, &visible, &passed);
+        analyse(&c, CLIENT, &o, NULL);
+        cr_assert_eq(o.dir[1].lost, (uint32_t)visible, "seed %u: receiver: %u holes, %d seen", seed,
+                     o.dir[1].lost, visible);
+        cr_assert_eq(o.dir[1].reordered, (uint32_t)passed, "seed %u: receiver: %u, truth %d", seed,
+                     o.dir[1].reordered, passed);
+        cr_assert_eq(o.dir[1].trig[QR_TC_UNKNOWN_TRIGGER], (uint32_t)visible);
+        qr_tc_conn_free(&o);
+    }
 }
