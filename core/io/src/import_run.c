@@ -425,11 +425,14 @@ static int match(struct imp *m, uint32_t dir)
             else if ((rc = ring_push(&d->late, skipped)) != QR_OK)
                 return rc; /* lost, unless it arrives later */
         }
-        /* a passed-over segment whose bytes arrived again in this one was lost: the sender had
-         * to resend them */
+        /* a passed-over segment whose first byte arrived again in this one was lost: the sender
+         * had to resend it (the same segment, or a larger one covering it) */
+        uint32_t r_seq = (uint32_t)(r->key >> 32), r_len = (uint32_t)(r->key >> 16) & 0xffffu;
         for (size_t k = 0; k < d->late.n;) {
             const struct sent_ent *e = ring_at(&d->late, k);
-            if (e->key >> 32 == r->key >> 32 && e->seq != s->seq) {
+            uint32_t e_seq = (uint32_t)(e->key >> 32);
+            int covered = e_seq == r_seq || (uint32_t)(e_seq - r_seq) < r_len;
+            if (covered && e->seq != s->seq) {
                 if ((rc = add_det(m, d->dst, dir, e->seq)) != QR_OK)
                     return rc;
                 ring_remove(&d->late, k);
