@@ -115,10 +115,21 @@ int qr_cmd_blame(int argc, char **argv)
         if (!cli_exists(truth_path))
             truth_path[0] = '\0';
     }
-    rc = cli_analysis_open("blame", rec_dir, truth_path, out, !no_replay, &prog, &in);
+    rc = cli_analysis_open("blame", rec_dir, truth_path, out, 0, &prog, &in);
     if (rc)
         goto out;
     rec = in.rec;
+    /* 007 votes along each connection's path: captures of an unknown network have none */
+    if (qr_recording_imported(rec) && !qr_recording_network_known(rec)) {
+        rc = cli_fail("blame",
+                      "%s: the captures' network is unknown, and so is every connection's path: "
+                      "007 votes along the paths its traceroutes find (import the captures with "
+                      "--network scenario if they were taken in the scenario's network)",
+                      rec_dir);
+        goto out;
+    }
+    if (!no_replay && (rc = cli_analysis_replay("blame", out, &prog, &in)))
+        goto out;
     o.arrivals = in.arrivals[0] ? in.arrivals : NULL;
     o.progress = cli_progress_line;
     o.progress_ctx = &prog;

@@ -191,6 +191,27 @@ Test(blame_cli, bad_input_is_a_clear_error)
     cr_assert(strstr(err, "--threshold"), "%s", err);
     cr_assert_eq(qreplay("blame %s --replay ../x", dir), 2);
     cr_assert_eq(qreplay("blame %s --no-replay --arrivals x.qra", dir), 2);
+    /* captures of an unknown network: no path to vote along, refused; taken in the scenario's
+     * network: its paths */
+    char map[512];
+    snprintf(map, sizeof map, "%s/web.csv", dir);
+    FILE *m = fopen(map, "w");
+    cr_assert_not_null(m);
+    fprintf(m, "10.78.1.1,0,http-lossy-client.pcap\n10.78.2.1,1\n");
+    fclose(m);
+    cr_assert_eq(
+        qreplay("import scenarios/single-switch.ini tests/data/captures/http-lossy-client.pcap "
+                "--map %s -o %s/web --quiet",
+                map, dir),
+        0, "%s", err);
+    cr_assert_eq(qreplay("blame %s/web --no-replay --no-figures", dir), 1);
+    cr_assert(strstr(err, "the captures' network is unknown"), "%s", err);
+    cr_assert_eq(
+        qreplay("import scenarios/single-switch.ini tests/data/captures/http-lossy-client.pcap "
+                "--map %s --network scenario -o %s/web2 --quiet",
+                map, dir),
+        0, "%s", err);
+    cr_assert_eq(qreplay("blame %s/web2 --no-replay --no-figures", dir), 0, "%s", err);
     /* unknown fault targets: the key, the rule and why; nothing written */
     const char *bad[][2] = {
         {"faults.gray=s8>s99 1%", "[faults] gray: rule 1 ('s8>s99'): no switch s99"},

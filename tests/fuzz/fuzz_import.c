@@ -1,11 +1,15 @@
 /* qreplay import end to end: two captures from one input (the first two bytes give the first's
  * length; hosts 10.77.0.1 and 10.77.0.2 own them, as in the seeds). Whatever the bytes, the
  * import fails cleanly with a message and leaves no folder, or writes a recording that reads back
- * (IP IDs consecutive per direction, packet counts as reported, drops naming recorded packets). */
+ * (IP IDs consecutive per direction, packet counts as reported, drops naming recorded packets),
+ * and that diagnose reads as connections (tcpconn.h): every complete exchange's parts sum to its
+ * time, each direction's exchanges hold at most its bytes, no more losses and unknowns than data
+ * packets, slowdowns finite and not negative. */
 #include <dirent.h>
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "qreplay/diagnose.h"
 #include "qreplay/error.h"
 #include "qreplay/import.h"
 #include "qreplay/recording.h"
@@ -76,6 +80,59 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                (unsigned long long)total,
                (unsigned long long)r->packets);
     FUZZ_CHECK(r->received <= r->packets, "more receive times than packets");
+    qr_diag_opts o;
+    qr_diag_opts_default(&o);
+    o.all = 1;
+    qr_diagnosis dg;
+    int drc = qr_diagnose(g, &o, &dg, err);
+    FUZZ_CHECK(drc == QR_OK || drc == QR_ENOMEM, "diagnose failed on an import: %s", err);
+    for (size_t i = 0; drc == QR_OK && i < dg.n_exchanges; i++)
+    {
+        const qr_diag_exchange* e = &dg.exchanges[i];
+        int64_t sum = 0;
+        for (int k = 0; k < QR_TC_PARTS; k++)
+        {
+            FUZZ_CHECK(e->part_ns[k] >= 0, "exchange %zu: part %d negative", i, k);
+            sum += e->part_ns[k];
+        }
+        if (e->end_ns >= 0)
+            FUZZ_CHECK(sum == e->end_ns - e->start_ns,
+                       "exchange %zu: parts %lld, time %lld",
+                       i,
+                       (long long)sum,
+                       (long long)(e->end_ns - e->start_ns));
+        FUZZ_CHECK(e->slowdown >= 0 && e->slowdown < 1e300,
+                   "exchange %zu: slowdown %g",
+                   i,
+                   e->slowdown);
+        FUZZ_CHECK(e->flow < dg.n_flows, "exchange %zu of flow %u", i, e->flow);
+    }
+    for (size_t f = 0; drc == QR_OK && f < dg.n_flows; f++)
+    {
+        const qr_diag_flow* x = &dg.flows[f];
+        uint64_t by_dir[2] = {0, 0};
+        for (uint32_t k = 0; k < x->exchanges; k++)
+        {
+            const qr_diag_exchange* e = &dg.exchanges[x->first_exchange + k];
+            FUZZ_CHECK(e->flow == f && e->dir < 2, "flow %zu: exchange %u misplaced", f, k);
+            by_dir[e->dir] += e->bytes;
+        }
+        FUZZ_CHECK(by_dir[0] <= x->bytes && by_dir[1] <= x->bytes_back,
+                   "flow %zu: exchanges hold %llu/%llu bytes of %llu/%llu",
+                   f,
+                   (unsigned long long)by_dir[0],
+                   (unsigned long long)by_dir[1],
+                   (unsigned long long)x->bytes,
+                   (unsigned long long)x->bytes_back);
+        FUZZ_CHECK(x->not_seen <= x->data_packets &&
+                       x->lost_data <= x->data_packets + x->retransmissions,
+                   "flow %zu: %u lost, %u not seen of %u data packets",
+                   f,
+                   x->lost_data,
+                   x->not_seen,
+                   x->data_packets);
+    }
+    qr_diagnosis_free(&dg);
     qr_recording_close(g);
     qr_import_report_free(r);
     char cmd[192];

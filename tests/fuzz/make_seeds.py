@@ -78,6 +78,17 @@ pb = open(os.path.join(cap, "pair-b.pcap"), "rb").read()
 if len(pa) < 65536:
     put("import", "pair", struct.pack(">H", len(pa)) + pa + pb)
     put("import", "sender-only", struct.pack(">H", len(pa)) + pa)
+# real HTTP keep-alive sessions (make_app_captures.sh), their addresses moved to the target's
+# (10.78.1.1 -> 10.77.0.1, 10.78.2.1 -> 10.77.0.2; IP checksums are not read)
+for name in ("http-keepalive", "http-lossy"):
+    parts = []
+    for side in ("client", "server"):
+        b = open(os.path.join(cap, "%s-%s.pcap" % (name, side)), "rb").read()
+        parts.append(b.replace(bytes([10, 78, 1, 1]), bytes([10, 77, 0, 1]))
+                      .replace(bytes([10, 78, 2, 1]), bytes([10, 77, 0, 2])))
+    if len(parts[0]) < 65536:
+        put("import", name, struct.pack(">H", len(parts[0])) + parts[0] + parts[1])
+        put("import", name + "-client", struct.pack(">H", len(parts[0])) + parts[0])
 
 # fuzz_inputs: byte 0 picks the reader (0 host map, 1 match expression, 2 whatif --vary lines,
 # 3 agent report with byte 1 = flows - 1)
