@@ -215,7 +215,7 @@ static int wscale_of(const qr_packet *p)
 static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
 {
     uint32_t cnt = x->dir_count[dir];
-    if (qri_reserve((void **)&x->buf, &x->buf_cap, off + cnt, sizeof *x->buf, 256))
+    if (qri_reserve((void **)&x->buf, &x->buf_cap, off + cnt + 1, sizeof *x->buf, 256))
         return QR_ENOMEM;
     uint32_t src = qr_flow_table_dir_src(x->ft, dir), dst = qr_flow_table_dir_dst(x->ft, dir);
     int64_t off_src = x->off[src];
@@ -730,6 +730,12 @@ out:
 
 /* ---- the connection model: exchanges both ways (tcpconn.h) ---- */
 
+/* *a += b, held at INT64_MAX (a hostile capture's times reach 2^62; their sums may not fit). */
+static void sat_add(int64_t *a, int64_t b)
+{
+    *a = b > 0 && *a > INT64_MAX - b ? INT64_MAX : *a + b;
+}
+
 /* The packets of flow f's direction k (0: data, 1: ACKs) as the connection model takes them:
  * what its receiver alone saw is its record (received packets, in arrival order). */
 static int conn_dir(ctx *x, uint32_t dir, const dpkt *d, size_t n, int k, qr_tc_dir *out)
@@ -898,9 +904,12 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
     if (!rc && x->imported) {
         /* the connection: its handshake, then its exchanges; the idle between them is the
          * application's */
-        const qr_diag_exchange *ex = out->exchanges + o->first_exchange;
+        const qr_diag_exchange *ex = c.n_ex ? out->exchanges + o->first_exchange : NULL;
         int done = c.n_ex > 0;
-        int64_t last_end = -1, hs_end = c.handshake_ns >= 0 ? c.first_ns + c.handshake_ns : -1;
+        int64_t last_end = -1, hs_end = -1;
+        if (c.handshake_ns >= 0)
+            hs_end =
+                c.first_ns > INT64_MAX - c.handshake_ns ? INT64_MAX : c.first_ns + c.handshake_ns;
         double worst = 0;
         int64_t worst_len = -1;
         o->part_ns[QR_PART_HANDSHAKE] = c.handshake_ns > 0 ? c.handshake_ns : 0;
@@ -908,9 +917,9 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
             const qr_diag_exchange *e = &ex[i];
             done &= e->status == QR_TC_COMPLETE;
             if (e->idle_before_ns > 0)
-                o->part_ns[QR_PART_APP] += e->idle_before_ns;
+                sat_add(&o->part_ns[QR_PART_APP], e->idle_before_ns);
             else if (i == 0 && hs_end >= 0 && e->start_ns > hs_end)
-                o->part_ns[QR_PART_APP] += e->start_ns - hs_end;
+                sat_add(&o->part_ns[QR_PART_APP], e->start_ns - hs_end);
             static const int to_part[QR_TC_PARTS] = {
                 [QR_TC_PART_TRANSFER] = QR_PART_SENDING,  [QR_TC_PART_QUEUEING] = QR_PART_QUEUEING,
                 [QR_TC_PART_RTO] = QR_PART_RTO,           [QR_TC_PART_TLP] = QR_PART_TLP,
@@ -918,10 +927,10 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
                 [QR_TC_PART_APP] = QR_PART_APP,           [QR_TC_PART_LOSS] = QR_PART_LOSS,
                 [QR_TC_PART_DELACK] = QR_PART_DELACK};
             for (int p = 0; p < QR_TC_PARTS; p++)
-                o->part_ns[to_part[p]] += e->part_ns[p];
+                sat_add(&o->part_ns[to_part[p]], e->part_ns[p]);
             if (e->end_ns > last_end)
                 last_end = e->end_ns;
-            o->ideal_ns += e->ideal_ns;
+            sat_add(&o->ideal_ns, e->ideal_ns);
             /* the connection's cause: its slowest exchange's (the longest when none has a
              * slowdown) */
             int64_t len = (e->end_ns >= 0 ? e->end_ns : c.last_ns) - e->start_ns;
@@ -934,7 +943,9 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
         }
         o->completed = (uint8_t)done;
         if (done) {
-            o->fct_ns = last_end - c.first_ns;
+            o->fct_ns =
+                (int64_t)((__int128)last_end - c.first_ns > INT64_MAX ? INT64_MAX
+                                                                      : last_end - c.first_ns);
             o->slowdown = worst;
         }
         o->size_class = qr_diag_class_of(c.dir[0].bytes + c.dir[1].bytes);

@@ -888,6 +888,32 @@ static int64_t exchange_end(const tc *x, const qr_tc_exchange *ex)
     return ex->end_ns >= 0 ? ex->end_ns : x->out->last_ns;
 }
 
+/* The exchanges of one direction a gap [t_prev, t) may fall in: those that started before t and
+ * had not ended by t_prev (exchanges are in start order; a direction's do not overlap unless a
+ * capture is odd, and then each gets the gap too, so every one's parts sum to its time). */
+typedef struct {
+    size_t next, n, cap;
+    size_t *v;
+} active;
+
+static int active_update(active *a, const tc *x, uint32_t d, int64_t t_prev, int64_t t)
+{
+    const qr_tc_conn *o = x->out;
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (exchange_end(x, &o->ex[a->v[i]]) > t_prev)
+            a->v[k++] = a->v[i];
+    a->n = k;
+    for (; a->next < o->n_ex && o->ex[a->next].start_ns < t; a->next++) {
+        if (o->ex[a->next].dir != d || exchange_end(x, &o->ex[a->next]) <= t_prev)
+            continue;
+        if (qri_grow((void **)&a->v, &a->cap, a->n, sizeof *a->v, 4))
+            return QR_ENOMEM;
+        a->v[a->n++] = a->next;
+    }
+    return QR_OK;
+}
+
 static int sender_parts(tc *x, uint32_t d)
 {
     const qr_tc_dir *A = x->in[d ^ 1u];
@@ -901,13 +927,13 @@ static int sender_parts(tc *x, uint32_t d)
     int in_rec = 0;
     int ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
     int64_t mss = x->mss[d] ? x->mss[d] : 1;
-    size_t k = 0; /* the first exchange of d not yet over */
+    active act = {0};
     for (size_t q = 0; q < ne; q++) {
         int64_t t = ev[q].t;
-        while (k < o->n_ex && (o->ex[k].dir != d || exchange_end(x, &o->ex[k]) <= t_prev))
-            k++;
-        if (k < o->n_ex && t_prev != INT64_MIN) {
-            qr_tc_exchange *ex = &o->ex[k];
+        if (t_prev != INT64_MIN && t > t_prev && (rc = active_update(&act, x, d, t_prev, t)))
+            break;
+        for (size_t ai = 0; t_prev != INT64_MIN && t > t_prev && ai < act.n; ai++) {
+            qr_tc_exchange *ex = &o->ex[act.v[ai]];
             int part = QR_TC_PART_TRANSFER;
             uint8_t tr = ev[q].ack ? QR_TC_ORIGINAL : o->info[d][ev[q].i].trigger;
             if (tr == QR_TC_RTO)
@@ -961,8 +987,9 @@ static int sender_parts(tc *x, uint32_t d)
             snd_max = f->seq + f->len;
         last_data_t = t;
     }
+    free(act.v);
     free(ev);
-    return QR_OK;
+    return rc;
 }
 
 static int receiver_parts(tc *x, uint32_t d)
@@ -977,13 +1004,13 @@ static int receiver_parts(tc *x, uint32_t d)
     range *got = NULL;
     size_t ng = 0, capg = 0;
     int64_t nxt = 1, t_prev = INT64_MIN;
-    size_t k = 0;
+    active act = {0};
     for (size_t q = 0; q < ne && !rc; q++) {
         int64_t t = ev[q].t;
-        while (k < o->n_ex && (o->ex[k].dir != d || exchange_end(x, &o->ex[k]) <= t_prev))
-            k++;
-        if (k < o->n_ex && t_prev != INT64_MIN) {
-            qr_tc_exchange *ex = &o->ex[k];
+        if (t_prev != INT64_MIN && t > t_prev && (rc = active_update(&act, x, d, t_prev, t)))
+            break;
+        for (size_t ai = 0; t_prev != INT64_MIN && t > t_prev && ai < act.n; ai++) {
+            qr_tc_exchange *ex = &o->ex[act.v[ai]];
             int part = ng > 0              ? QR_TC_PART_LOSS
                        : nxt >= ex->seq_hi ? QR_TC_PART_DELACK
                                            : QR_TC_PART_TRANSFER;
@@ -1009,6 +1036,7 @@ static int receiver_parts(tc *x, uint32_t d)
             ng--;
         }
     }
+    free(act.v);
     free(got);
     free(ev);
     return rc;
