@@ -172,6 +172,19 @@ static const struct keydef schema[] = {
     {"pingmesh", "duration", KT_TIME, OFF(pingmesh.duration_ns), "0", 0, 1e15, NULL,
      "probing stops after this and the run lasts at least this long (0: probe while the traffic "
      "runs)"},
+    {"traceroute", "per_connection", KT_INT, OFF(traceroute.per_connection), "0", 0, 1000, NULL,
+     "007's path discovery in the runtime: a host traces a direction's path (TCP probes with its "
+     "5-tuple, ICMP time-exceeded from the switches) when it retransmits, at most this many times "
+     "per direction (0: no traceroutes; qreplay blame needs them in a network with several paths)"},
+    {"traceroute", "per_host", KT_INT, OFF(traceroute.per_host), "10", 1, 1000000, NULL,
+     "traceroutes a host runs at most in the run (007's cap per epoch)"},
+    {"traceroute", "icmp_rate", KT_PERSEC, OFF(traceroute.icmp_rate), "1000/s", 1e-3, 1e9, NULL,
+     "ICMP errors a switch sends per second (Linux's icmp_msgs_per_sec)"},
+    {"traceroute", "icmp_burst", KT_INT, OFF(traceroute.icmp_burst), "50", 1, 1000000, NULL,
+     "burst of that limit (Linux's icmp_msgs_burst)"},
+    {"traceroute", "icmp_interval", KT_TIME, OFF(traceroute.icmp_interval_ns), "1s", 0, 1e13, NULL,
+     "a switch answers one destination at most once per interval, with a burst of 6 (Linux's "
+     "icmp_ratelimit; 0: no per-destination limit)"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };

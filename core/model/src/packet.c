@@ -164,6 +164,30 @@ int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packe
     return qr_packet_parse(buf, len, wire_len, p, NULL, 0);
 }
 
+int qr_icmp_time_exceeded_parse(const uint8_t *ip, size_t len, uint32_t *replier,
+                                qr_five_tuple *quoted, uint16_t *quoted_id)
+{
+    if (len < 20 || (ip[0] >> 4) != 4 || ip[9] != 1)
+        return 0;
+    size_t ihl = (size_t)(ip[0] & 15) * 4;
+    if (ihl < 20 || len < ihl + 8 + 20)
+        return 0;
+    const uint8_t *icmp = ip + ihl, *q = icmp + 8;
+    if (icmp[0] != 11 || (q[0] >> 4) != 4)
+        return 0;
+    size_t qihl = (size_t)(q[0] & 15) * 4;
+    if (qihl < 20 || len < ihl + 8 + qihl + 8)
+        return 0;
+    *replier = get32(ip + 12);
+    memset(quoted, 0, sizeof *quoted);
+    quoted->src_ip = get32(q + 12);
+    quoted->dst_ip = get32(q + 16);
+    quoted->proto = q[9];
+    qr_l4_ports(q[9], q + qihl, 8, &quoted->src_port, &quoted->dst_port);
+    *quoted_id = (uint16_t)(q[4] << 8 | q[5]);
+    return 1;
+}
+
 char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size)
 {
     snprintf(buf, size, "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u/%u", p->src_ip >> 24,

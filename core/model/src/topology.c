@@ -308,6 +308,30 @@ const char *qr_topology_link_name(const qr_topology *t, uint32_t id, char *buf, 
     return buf;
 }
 
+const char *qr_topology_cable_name(const qr_topology *t, uint32_t id, char *buf, size_t size)
+{
+    qr_node a, b;
+    uint32_t port;
+    char an[16], bn[16];
+    if (qr_topology_link_ends(t, id, &a, &b, &port)) {
+        snprintf(buf, size, "?");
+        return buf;
+    }
+    if (a.kind > b.kind || (a.kind == b.kind && a.index > b.index)) { /* lower end first */
+        qr_node x = a;
+        a = b;
+        b = x;
+    }
+    snprintf(buf, size, "%s-%s", qr_topology_node_name(a, an, sizeof an),
+             qr_topology_node_name(b, bn, sizeof bn));
+    return buf;
+}
+
+qr_node qr_topology_switch_node(const qr_topology *t, uint32_t sw)
+{
+    return switch_node(t, sw);
+}
+
 /* "sN" or "hN" of this topology into *n; text ends at `end`. */
 static int parse_node(const qr_topology *t, const char *text, const char *end, qr_node *n,
                       char *errbuf)
@@ -339,7 +363,7 @@ static int parse_node(const qr_topology *t, const char *text, const char *end, q
 }
 
 /* The link from a to b, if they are linked. */
-static int link_between(const qr_topology *t, qr_node a, qr_node b, uint32_t *id)
+int qr_topology_link_between(const qr_topology *t, qr_node a, qr_node b, uint32_t *id)
 {
     if (a.kind == QR_NODE_HOST) {
         uint32_t sw, p;
@@ -387,7 +411,7 @@ int qr_topology_link_parse(const qr_topology *t, const char *text, uint32_t ids[
     if (rc)
         return rc;
     char an[16], bn[16];
-    if (link_between(t, a, b, &ids[0]))
+    if (qr_topology_link_between(t, a, b, &ids[0]))
         return qri_err(errbuf, QR_EVALUE, "%s and %s are not linked",
                        qr_topology_node_name(a, an, sizeof an),
                        qr_topology_node_name(b, bn, sizeof bn));

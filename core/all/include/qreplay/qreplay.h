@@ -45,6 +45,7 @@
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
 #include "qreplay/trace.h"
+#include "qreplay/traceroute.h"
 
 /* replay */
 #include "qreplay/butterfly.h"

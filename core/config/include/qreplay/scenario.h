@@ -101,6 +101,13 @@ typedef struct qr_config {
         int64_t duration_ns; /* probing ends (0: while the traffic runs) */
     } pingmesh;
     struct {
+        int per_connection;       /* traceroutes per retransmitting direction; 0: none */
+        int per_host;             /* traceroutes per host in the run */
+        double icmp_rate;         /* each switch's ICMP errors per second (global bucket) */
+        int icmp_burst;           /* its burst */
+        int64_t icmp_interval_ns; /* per destination: one answer per interval, burst 6 */
+    } traceroute;
+    struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
         size_t n_loads;
         int seeds; /* seeds 1..seeds per load */

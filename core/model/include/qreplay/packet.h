@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/topology.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -88,6 +90,13 @@ int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet
  * set *reason to the qr_skip code of the fault. */
 int qr_ipv4_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, int *reason,
                   char *why, size_t why_size);
+
+/* An IPv4 packet ip[0..len) that is an ICMP time-exceeded (type 11): *replier gets its source
+ * address, *quoted the 5-tuple of the packet it quotes (ports from the quoted first 8 bytes of a
+ * TCP or UDP header) and *quoted_id that packet's IP ID. Returns 1, or 0 for any other packet or
+ * one too short to hold the quote (host byte order throughout). */
+int qr_icmp_time_exceeded_parse(const uint8_t *ip, size_t len, uint32_t *replier,
+                                qr_five_tuple *quoted, uint16_t *quoted_id);
 
 /* The source and destination ports of a TCP or UDP header at l4[0..len) (both start with them):
  * 1 and the ports, or 0 (another protocol, or fewer than 4 bytes) with the ports left 0. */

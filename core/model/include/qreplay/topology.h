@@ -130,6 +130,13 @@ int qr_topology_link_ends(const qr_topology *t, uint32_t id, qr_node *from, qr_n
 uint32_t qr_topology_link_reverse(const qr_topology *t, uint32_t id);
 /* "s3>s9", "h1>s0"; buf of at least 24 bytes. */
 const char *qr_topology_link_name(const qr_topology *t, uint32_t id, char *buf, size_t size);
+/* The cable link id belongs to, as 007 and blame name it: its two ends, hosts before switches,
+ * then by number ("h3-s0", "s8-s16"); "?" for an id out of range. buf of at least 24 bytes. */
+const char *qr_topology_cable_name(const qr_topology *t, uint32_t id, char *buf, size_t size);
+/* Switch sw as a node (its kind). */
+qr_node qr_topology_switch_node(const qr_topology *t, uint32_t sw);
+/* The link from node a to node b: 0, or QR_ENOTFOUND if they are not linked. */
+int qr_topology_link_between(const qr_topology *t, qr_node a, qr_node b, uint32_t *id);
 /* "h3" or "s9"; buf of at least 12 bytes. */
 const char *qr_topology_node_name(qr_node n, char *buf, size_t size);
 
