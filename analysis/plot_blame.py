@@ -7,7 +7,8 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
   blame_topology  the network drawn in layers (hosts, edge, aggregation, core), every cable
                   coloured and thickened by its 007 votes; flagged cables circled, cables with a
                   planted fault (truth) marked with a cross; with a replay, a second panel with
-                  the replay's votes (losses the replay could not place)
+                  the replay's votes (losses the replay could not place); for links a path
+                  file named (captures of an unknown network), the most voted as bars
   blame_curve     with truth: per method, the best rank of a faulty cable and the precision and
                   recall of the flagged cables against the number of voting connections seen
 """
@@ -87,8 +88,31 @@ def topology_panel(ax, links, pos, votes_field, flag_field, title):
         ax.legend(loc="upper right", fontsize=8)
 
 
+def votes_figure(links, outdir, quiet):
+    """Links named by a path file (captures of an unknown network): the most voted as bars."""
+    order = np.argsort(-np.asarray(links["votes"], dtype=float))[:30]
+    order = [i for i in order if links["votes"][i] > 0] or list(order[:1])
+    fig, ax = plt.subplots(figsize=(8, 0.3 * len(order) + 1.5))
+    names = [text(links["name"][i]) for i in order]
+    colors = ["tab:red" if links["flagged"][i] else "0.6" for i in order]
+    ax.barh(range(len(order)), [links["votes"][i] for i in order], color=colors)
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("007 votes (red: flagged by 007's rule)")
+    ax.set_title("links of the traced paths, by votes")
+    fig.tight_layout()
+    save(fig, outdir, "blame_topology", quiet)
+
+
 def topology_figure(f, outdir, quiet):
     links = f["links"][:]
+    known = np.array([text(x) in ("host-edge", "edge-agg", "agg-core") for x in links["layer"]],
+                     dtype=bool)
+    if not known.all():
+        # a path file's names are no cables of a drawable topology
+        votes_figure(links, outdir, quiet)
+        return
     pos = layout(links)
     replay = len(f["summary"]) > 1
     fig, axes = plt.subplots(1, 2 if replay else 1, figsize=(14 if replay else 8, 4.5),

@@ -32,11 +32,16 @@ static const cli_spec spec = {
     "blame",
     "DIR",
     "Find the links behind the losses hosts detected, the way 007 does (NSDI 2018): every flow\n"
-    "direction whose receiver detected a lost packet traces its path (computed here from the\n"
-    "topology and the switches' ECMP hash, as a host could) and gives each of its h links 1/h of\n"
+    "direction whose receiver detected a lost packet gives each of the h links of its path 1/h of\n"
     "a vote; links are ranked by votes, and 007's rule flags the top link while it holds at least\n"
     "1% of all votes, taking away the votes of the directions through it each time. Per\n"
     "connection, its culprit is the most voted link on its path.\n\n"
+    "The paths are the ones the hosts traced: in the runtime, [traceroute] per_connection makes\n"
+    "each host traceroute a connection when it retransmits (TCP probes with the connection's\n"
+    "5-tuple, ICMP time-exceeded from the switches under Linux's rate limits: a hop that does\n"
+    "not answer leaves its links unknown, and they get no vote); for captures, the paths of\n"
+    "qreplay import --paths FILE. A direction whose path is unknown casts no vote (counted as\n"
+    "untraced). Where the hosts share their only switch the path needs no trace.\n\n"
     "A tagged replay adds its own view: where it drops the lost packets (the congestion it can\n"
     "explain), and a second vote from only the losses it could not place anywhere. With the\n"
     "runtime's truth.h5 (planted faults: [faults] gray and blackhole) both are scored: precision\n"
@@ -119,14 +124,35 @@ int qr_cmd_blame(int argc, char **argv)
     if (rc)
         goto out;
     rec = in.rec;
-    /* 007 votes along each connection's path: captures of an unknown network have none */
-    if (qr_recording_imported(rec) && !qr_recording_network_known(rec)) {
+    /* 007 votes along the paths traceroutes found: captures of an unknown network need the
+     * user's own (import --paths); a replay and a truth need the network the packets crossed */
+    const qr_row_path *paths;
+    size_t n_paths;
+    int traced = qr_recording_paths(rec, &paths, &n_paths);
+    int known = qr_recording_network_known(rec);
+    if (!known && !traced) {
         rc = cli_fail("blame",
                       "%s: the captures' network is unknown, and so is every connection's path: "
-                      "007 votes along the paths its traceroutes find (import the captures with "
-                      "--network scenario if they were taken in the scenario's network)",
+                      "007 votes along the paths its traceroutes find (give them with qreplay "
+                      "import --paths FILE, or import with --network scenario if the captures were "
+                      "taken in the scenario's network)",
                       rec_dir);
         goto out;
+    }
+    if (!known && (replay || arrivals || truth)) {
+        rc = cli_usage_error("blame",
+                             "%s: --%s needs the network the packets crossed, and this "
+                             "recording's is unknown",
+                             rec_dir,
+                             replay     ? "replay"
+                             : arrivals ? "arrivals"
+                                        : "truth");
+        goto out;
+    }
+    if (!known) {
+        no_replay = 1;
+        in.arrivals[0] = '\0';
+        truth_path[0] = '\0';
     }
     if (!no_replay && (rc = cli_analysis_replay("blame", out, &prog, &in)))
         goto out;
@@ -141,7 +167,7 @@ int qr_cmd_blame(int argc, char **argv)
         goto out;
     }
     /* the analysis saw only what hosts observed; the scorer grades it against the truth */
-    if (truth_path[0] && qr_blame_score(&b, truth_path, err)) {
+    if (truth_path[0] && qr_blame_score(&b, rec, truth_path, err)) {
         rc = cli_fail("blame", "%s: %s", rec_dir, err);
         goto out;
     }

@@ -26,6 +26,10 @@ static const cli_opt opts[] = {
      "unknown (default: the captures come from some network; analyses measure the\n"
      "                         path from the packets) or scenario (they were taken in the\n"
      "                         scenario's network: its paths, rates and queues are theirs)"},
+    {"paths", 0, CLI_VALUE, "FILE",
+     "the paths the connections took, for qreplay blame (e.g. from your own\n"
+     "                         traceroutes): lines 'SRC SPORT DST DPORT LINK LINK ...', '*' for a\n"
+     "                         link not known; links are named as you like"},
     {"truth", 0, CLI_VALUE, "RUNDIR",
      "the captures were exported from this simulated run (qreplay export): carry its\n"
      "                         ground truth over, so qreplay metrics scores replays of the import"},
@@ -97,6 +101,10 @@ static void print_summary(const qr_import_report *r, const char *dir)
             printf("  reconstructed    host %u (%s): %" PRIu64 " packets\n", h, r->hosts[h].addr,
                    r->hosts[h].reconstructed_packets);
     printf("connections        %zu\n", r->connections);
+    if (r->paths)
+        printf("paths              %" PRIu64 " lines, %" PRIu64
+               " naming no captured connection (left out)\n",
+               r->paths, r->paths_unmatched);
     printf("packets            %" PRIu64 " (%" PRIu64 " captured packets above the MTU split)\n",
            r->packets, r->tso_split);
     for (int e = 0; e < QR_EVIDENCE_COUNT; e++)
@@ -145,6 +153,7 @@ int qr_cmd_import(int argc, char **argv)
     const char *outdir = cli_value(&a, "out"), *map = cli_value(&a, "map");
     const char *clock = cli_value(&a, "clock"), *truth = cli_value(&a, "truth");
     const char *network = cli_value(&a, "network");
+    const char *paths = cli_value(&a, "paths");
     int quiet = cli_count(&a, "quiet") > 0;
     qr_import_cfg cfg = {0};
     if (network && strcmp(network, "unknown") && strcmp(network, "scenario")) {
@@ -154,6 +163,7 @@ int qr_cmd_import(int argc, char **argv)
     }
     /* an export of a simulated run crossed the scenario's network */
     cfg.network_known = (network && !strcmp(network, "scenario")) || truth;
+    cfg.paths = paths;
     if (!clock || !strcmp(clock, "auto"))
         cfg.clock = QR_IMPORT_CLOCK_AUTO;
     else if (!strcmp(clock, "reconcile"))

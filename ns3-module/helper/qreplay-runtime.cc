@@ -1,9 +1,11 @@
 #include "qreplay-runtime.h"
 
 #include "model/five-tuple.h"
+#include "model/flow-ecmp-routing.h"
 #include "model/pingmesh-app.h"
 #include "model/qreplay-tag.h"
 
+#include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
@@ -14,6 +16,7 @@
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/tcp-header.h"
 #include "ns3/tcp-socket-base.h"
 #include "ns3/tcp-socket-state.h"
 #include "ns3/uinteger.h"
@@ -66,6 +69,9 @@ QreplayRuntime::~QreplayRuntime()
     qr_faults_destroy(m_faults);
     qr_link_faults_destroy(m_linkFaults);
     qr_pingmesh_destroy(m_pingmesh);
+    qr_tracer_destroy(m_tracer);
+    for (qr_icmp_limiter* l : m_icmp)
+        qr_icmp_limiter_destroy(l);
 }
 
 void
@@ -221,6 +227,25 @@ QreplayRuntime::Build()
                                 this);
     }
 
+    // 007's agents, when [traceroute] per_connection asks for them; the switches then answer
+    // expired TTLs under Linux's ICMP limits
+    if (qr_tracer_create(&m_tracer, c, m_net->GetTopology(), m_table->Get(), err))
+        throw std::runtime_error(err);
+    if (m_tracer)
+    {
+        for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        {
+            qr_icmp_limiter* l;
+            if (qr_icmp_limiter_create(&l, c, err))
+                throw std::runtime_error(err);
+            m_icmp.push_back(l);
+            Ptr<FlowEcmpRouting> r = DynamicCast<FlowEcmpRouting>(
+                m_net->GetSwitches().Get(sw)->GetObject<Ipv4>()->GetRoutingProtocol());
+            NS_ABORT_MSG_IF(!r, "switch " << sw << " does not route by FlowEcmpRouting");
+            r->SetIcmpLimiter(l);
+        }
+    }
+
     // recording and ground truth: the core's recorder keeps the books and writes the files
     qr_recorder_opts ro{m_opt.outDir.c_str(), m_opt.scenarioName.c_str(), m_opt.arrivals ? 1 : 0};
     if (qr_recorder_create(&m_rec, m_scenario, m_table->Get(), m_offsets.data(), &ro, err))
@@ -259,6 +284,11 @@ QreplayRuntime::Build()
 void
 QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
 {
+    if (ProbeTag::IsTrace(p))
+    {
+        rt->m_tracePackets++; // the agents' own traffic: not recorded
+        return;
+    }
     qr_packet pk;
     if (!DecodeWire(p, pk))
     {
@@ -274,8 +304,20 @@ QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
     QreplayTag tag;
     uint32_t dir = p->PeekPacketTag(tag) ? tag.flow : QR_DIR_NONE;
     char err[QR_ERRBUF_SIZE];
-    if (qr_recorder_sent(rt->m_rec, host, dir, &pk, Simulator::Now().GetNanoSeconds(), err))
+    int64_t now = Simulator::Now().GetNanoSeconds();
+    if (qr_recorder_sent(rt->m_rec, host, dir, &pk, now, err))
         rt->Fail(err);
+    uint32_t trace, n;
+    if (rt->m_tracer && dir != QR_DIR_NONE && pk.proto == 6 &&
+        (n = qr_tracer_sent(rt->m_tracer,
+                            host,
+                            dir,
+                            pk.seq,
+                            qr_tcp_payload(&pk) + ((pk.tcp_flags & QR_TCP_SYN) ? 1 : 0) +
+                                ((pk.tcp_flags & QR_TCP_FIN) ? 1 : 0),
+                            now,
+                            &trace)))
+        Simulator::ScheduleNow(&QreplayRuntime::SendTrace, rt, host, ft, pk.seq, trace, n);
     if (++rt->m_tick >= 4096)
     {
         rt->m_tick = 0;
@@ -284,8 +326,60 @@ QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
 }
 
 void
+QreplayRuntime::SendTrace(uint32_t host, qr_five_tuple ft, uint32_t seq, uint32_t trace, uint32_t n)
+{
+    // 007's probes: the connection's 5-tuple, no flags, no payload, TTL 1..n, the TTL in the IP ID
+    Ptr<Ipv4> ipv4 = m_net->GetHosts().Get(host)->GetObject<Ipv4>();
+    for (uint32_t ttl = 1; ttl <= n; ttl++)
+    {
+        Ptr<Packet> p = Create<Packet>();
+        TcpHeader th;
+        th.SetSourcePort(ft.src_port);
+        th.SetDestinationPort(ft.dst_port);
+        th.SetSequenceNumber(SequenceNumber32(seq));
+        th.SetFlags(0);
+        p->AddHeader(th);
+        ProbeTag::AttachId(p, qr_packet_id(QR_DIR_TRACE, 2 + uint64_t{trace} * 32 + ttl));
+        Ipv4Header h;
+        h.SetSource(Ipv4Address(ft.src_ip));
+        h.SetDestination(Ipv4Address(ft.dst_ip));
+        h.SetProtocol(6);
+        h.SetTtl(static_cast<uint8_t>(ttl));
+        h.SetIdentification(qr_tracer_ip_id(trace, ttl));
+        h.SetPayloadSize(p->GetSize());
+        Socket::SocketErrno e;
+        Ptr<Ipv4Route> route = ipv4->GetRoutingProtocol()->RouteOutput(p, h, nullptr, e);
+        if (route)
+            ipv4->SendWithHeader(p, h, route);
+    }
+}
+
+bool
+QreplayRuntime::TraceAnswer(uint32_t host, Ptr<const Packet> p)
+{
+    // what the agent reads from its host's packets: an ICMP time-exceeded quoting its probe
+    uint8_t buf[2 + 60 + 8 + 60 + 8];
+    uint32_t n = p->CopyData(buf, sizeof buf);
+    uint32_t replier, dir;
+    qr_five_tuple q;
+    uint16_t id;
+    if (n < 2 || !qr_icmp_time_exceeded_parse(buf + 2, n - 2, &replier, &q, &id))
+        return false;
+    if (m_table->Resolve(q, dir))
+        qr_tracer_answer(m_tracer, host, replier, dir, id, Simulator::Now().GetNanoSeconds());
+    return true;
+}
+
+void
 QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
 {
+    if (ProbeTag::IsTrace(p))
+    {
+        rt->m_tracePackets++;
+        if (rt->m_tracer)
+            rt->TraceAnswer(host, p);
+        return;
+    }
     QreplayTag tag;
     if (p->PeekPacketTag(tag))
         qr_recorder_delivered(rt->m_rec,
@@ -317,6 +411,15 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
             qr_pingmesh_dropped(m_pingmesh, probe, answer, a.sw, a.port, a.decision, a.time_ns);
         return; // probes are not recorded: no arrival log, no /drops
     }
+    if (qr_packet_id_dir(a.packet) == QR_DIR_TRACE)
+    {
+        // nor are traceroutes; the truth counts what the switches dropped of them
+        if (a.decision == QR_DROP_FAULT)
+            m_traceFaultDrops++;
+        else if (a.decision != QR_ADMIT)
+            m_traceBufferDrops++;
+        return;
+    }
     if (m_opt.arrivalHook && qr_packet_id_dir(a.packet) != QR_DIR_NONE)
         m_opt.arrivalHook(a);
     char err[QR_ERRBUF_SIZE];
@@ -329,6 +432,8 @@ QreplayRuntime::OnArrival(const qr_arrival& a)
 void
 QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char*)
 {
+    if (ProbeTag::IsTrace(item->GetPacket()))
+        return;
     uint32_t probe;
     int answer;
     if (m_pingmesh && ProbeTag::Of(item->GetPacket(), probe, answer))
@@ -358,6 +463,8 @@ QreplayRuntime::OnL3Drop(const Ipv4Header&,
 void
 QreplayRuntime::OnDeviceDrop(Ptr<const Packet> p)
 {
+    if (ProbeTag::IsTrace(p))
+        return; // a traceroute probe whose TTL expired, or one lost on a link
     QreplayTag tag;
     qr_recorder_other_drop(m_rec, p->PeekPacketTag(tag) && tag.flow < m_table->Directions());
     MaybeFinish();
@@ -483,6 +590,13 @@ QreplayRuntime::Commit()
     std::vector<qr_row_probe> probes(qr_pingmesh_probes(m_pingmesh));
     for (size_t i = 0; i < probes.size(); i++)
         qr_pingmesh_row(m_pingmesh, i, &probes[i]);
+    size_t nTr;
+    const qr_row_traceroute* tr = qr_tracer_probes(m_tracer, &nTr);
+    qr_row_path* paths = nullptr;
+    size_t nPaths = 0;
+    if (qr_tracer_paths(m_tracer, &paths, &nPaths))
+        throw std::runtime_error("out of memory");
+    std::unique_ptr<qr_row_path, decltype(&free)> pathsOwner(paths, &free);
     qr_recorder_end end{m_endReason,
                         m_end.GetNanoSeconds(),
                         m_events,
@@ -491,7 +605,14 @@ QreplayRuntime::Commit()
                         m_linkFaults,
                         m_pingmesh != nullptr,
                         probes.data(),
-                        probes.size()};
+                        probes.size(),
+                        m_tracer != nullptr,
+                        tr,
+                        nTr,
+                        paths,
+                        nPaths,
+                        m_traceFaultDrops,
+                        m_traceBufferDrops};
     char err[QR_ERRBUF_SIZE];
     if (qr_recorder_commit(m_rec, &end, err))
         throw std::runtime_error(err);

@@ -46,6 +46,7 @@ extern "C"
 #include "qreplay/scenario.h"
 #include "qreplay/schema.h"
 #include "qreplay/trace.h"
+#include "qreplay/traceroute.h"
 }
 
 namespace ns3
@@ -149,6 +150,10 @@ class QreplayRuntime
 
     uint64_t GetProbePackets() const { return m_probePackets; }
 
+    const qr_tracer* GetTracer() const { return m_tracer; }
+
+    uint64_t GetTracePackets() const { return m_tracePackets; }
+
     uint64_t GetInFlight() const;
 
     /* Set ns-3's TCP defaults from the scenario's [tcp] keys (variant, MSS 1448 with timestamps,
@@ -169,6 +174,8 @@ class QreplayRuntime
   private:
     static void HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
     static void HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
+    void SendTrace(uint32_t host, qr_five_tuple ft, uint32_t seq, uint32_t trace, uint32_t n);
+    bool TraceAnswer(uint32_t host, Ptr<const Packet> p);
     void OnArrival(const qr_arrival& a);
     void OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char* reason);
     void OnL3Drop(const Ipv4Header& h,
@@ -196,6 +203,11 @@ class QreplayRuntime
     qr_link_faults* m_linkFaults{nullptr}; // [faults] link faults; NULL: none
     qr_pingmesh* m_pingmesh{nullptr};      // [pingmesh] agents; NULL: no probing
     uint64_t m_probePackets{0};
+    qr_tracer* m_tracer{nullptr};         // [traceroute] agents; NULL: no path discovery
+    std::vector<qr_icmp_limiter*> m_icmp; // per switch, when tracing
+    uint64_t m_tracePackets{0};           // probes and answers the hosts sent or got
+    uint64_t m_traceFaultDrops{0};        // of them, dropped by a planted fault (truth)
+    uint64_t m_traceBufferDrops{0};       // dropped by a switch's buffer (truth)
     bool m_committed{false};
     std::string m_error;
     uint64_t m_events{0};

@@ -54,11 +54,35 @@ FlowEcmpRouting::GetUnroutable() const
     return m_unroutable;
 }
 
-Ptr<Ipv4Route>
-FlowEcmpRouting::RouteOutput(Ptr<Packet>, const Ipv4Header&, Ptr<NetDevice>, Socket::SocketErrno& e)
+void
+FlowEcmpRouting::SetIcmpLimiter(qr_icmp_limiter* limiter)
 {
-    e = Socket::ERROR_NOROUTETOHOST; // switches originate no traffic
-    return nullptr;
+    m_icmp = limiter;
+}
+
+Ptr<Ipv4Route>
+FlowEcmpRouting::RouteOutput(Ptr<Packet> p,
+                             const Ipv4Header& header,
+                             Ptr<NetDevice>,
+                             Socket::SocketErrno& e)
+{
+    // a switch originates only the ICMP errors of expired TTLs, and only when the run traces
+    e = Socket::ERROR_NOROUTETOHOST;
+    if (!m_icmp || !p || header.GetProtocol() != 1 ||
+        !qr_icmp_allow(m_icmp, header.GetDestination().Get(), Simulator::Now().GetNanoSeconds()))
+        return nullptr;
+    qr_five_tuple ft{0, header.GetDestination().Get(), 0, 0, 1};
+    uint32_t port;
+    if (qr_topology_route(m_topo, m_switch, &ft, &port) != 0 || port >= m_routes.size())
+        return nullptr;
+    Ptr<Ipv4Route> r = Create<Ipv4Route>();
+    r->SetOutputDevice(m_routes[port]->GetOutputDevice());
+    r->SetSource(m_routes[port]->GetSource());
+    r->SetGateway(Ipv4Address::GetAny());
+    r->SetDestination(header.GetDestination());
+    ProbeTag::AttachId(p, qr_packet_id(QR_DIR_TRACE, 1)); // not the traffic's: not recorded
+    e = Socket::ERROR_NOTERROR;
+    return r;
 }
 
 bool

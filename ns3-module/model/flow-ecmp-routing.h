@@ -15,6 +15,7 @@ extern "C"
 {
 #include "qreplay/flowtable.h"
 #include "qreplay/topology.h"
+#include "qreplay/traceroute.h"
 }
 
 namespace ns3
@@ -30,6 +31,12 @@ class FlowEcmpRouting : public Ipv4RoutingProtocol
     /* Route as switch `sw` of topology `topo` (borrowed: it must outlive the simulation);
      * portToInterface[p] is the Ipv4 interface index of port p. */
     void Setup(const qr_topology* topo, uint32_t sw, std::vector<uint32_t> portToInterface);
+    /**
+     * Answer expired TTLs with ICMP time-exceeded toward the probe's source, under the core's
+     * limiter (traceroute.h; borrowed). Without one (the default) the switch originates nothing,
+     * as before: ns-3 drops the ICMP it builds.
+     */
+    void SetIcmpLimiter(qr_icmp_limiter* limiter);
 
     /* Packets this switch could not route (destination outside the topology). */
     uint64_t GetUnroutable() const;
@@ -86,6 +93,7 @@ class FlowEcmpRouting : public Ipv4RoutingProtocol
     std::vector<uint32_t> m_portToInterface;
     std::vector<Ptr<Ipv4Route>> m_routes; // one prepared route per port
     uint64_t m_unroutable{0};
+    qr_icmp_limiter* m_icmp{nullptr};
 };
 
 } // namespace ns3

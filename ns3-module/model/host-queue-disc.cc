@@ -109,6 +109,8 @@ HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
 {
     Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
     uint32_t dir;
+    if (ProbeTag::IsTrace(item->GetPacket()))
+        return item; // 007's probes keep their own IP ID (the TTL) and take no flow's numbers
     if (!ip || !m_flows || !m_flows->Resolve(FiveTupleOf(ip->GetHeader(), ip->GetPacket()), dir))
     {
         m_unknown++;

@@ -1,5 +1,7 @@
 #include "qreplay-tag.h"
 
+#include "qreplay/traceroute.h"
+
 namespace ns3
 {
 
@@ -94,6 +96,22 @@ ProbeTag::Attach(Ptr<Packet> p, uint32_t probe, int answer)
     ProbeTag tag;
     tag.packet = qr_probe_packet_id(probe, answer);
     p->AddPacketTag(tag);
+}
+
+void
+ProbeTag::AttachId(Ptr<Packet> p, uint64_t id)
+{
+    ProbeTag tag;
+    p->RemovePacketTag(tag);
+    tag.packet = id;
+    p->AddPacketTag(tag);
+}
+
+bool
+ProbeTag::IsTrace(Ptr<const Packet> p)
+{
+    ProbeTag tag;
+    return p->PeekPacketTag(tag) && qr_packet_id_dir(tag.packet) == QR_DIR_TRACE;
 }
 
 bool

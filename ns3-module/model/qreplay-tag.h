@@ -40,8 +40,9 @@ class QreplayTag : public Tag
     uint8_t dropTag{0}; // 1: the runtime's receiver saw this packet lost
 };
 
-/* The tag of a Pingmesh probe or answer (pingmesh.h): its packet id, qr_probe_packet_id. Probes
- * carry no QreplayTag: they belong to no flow. */
+/* The tag of a Pingmesh probe or answer (pingmesh.h: its packet id, qr_probe_packet_id) or of a
+ * traceroute probe or its ICMP answer (traceroute.h: direction QR_DIR_TRACE). Probes carry no
+ * QreplayTag: they belong to no flow. */
 class ProbeTag : public Tag
 {
   public:
@@ -56,6 +57,10 @@ class ProbeTag : public Tag
     static void Attach(Ptr<Packet> p, uint32_t probe, int answer);
     /* Whether p carries a probe's tag; its probe number and whether it is the answer. */
     static bool Of(Ptr<const Packet> p, uint32_t& probe, int& answer);
+    /* Tag p with packet id `id` (a traceroute probe's or answer's), replacing any probe tag. */
+    static void AttachId(Ptr<Packet> p, uint64_t id);
+    /* Whether p is a traceroute probe or answer. */
+    static bool IsTrace(Ptr<const Packet> p);
 
     uint64_t packet{0};
 };

@@ -45,7 +45,18 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
     if (b->has_replay)
         fprintf(out, "; %llu the replay could not place", (unsigned long long)b->unexplained);
     fprintf(out, ")\n");
-    fprintf(out, "%4s  %-12s %-9s %8s %6s %4s", "rank", "link", "layer", "votes", "voters", "flag");
+    const qr_row_blame_summary *s0 = &b->summary[0];
+    if (b->n_summary)
+        fprintf(out,
+                "paths: %u traced whole, %u in part (hops that did not answer: their links get "
+                "no vote), %u unknown (no vote)\n",
+                s0->traced, s0->partial, s0->untraced);
+    if (b->n_summary && s0->untraced && s0->untraced == s0->connections)
+        fprintf(out,
+                "no direction that lost packets has a known path: in the runtime set [traceroute] "
+                "per_connection = 1;\nfor captures, give the paths with qreplay import --paths "
+                "FILE\n");
+    fprintf(out, "%4s  %-14s %-9s %8s %6s %4s", "rank", "link", "layer", "votes", "voters", "flag");
     if (b->has_replay)
         fprintf(out, " %8s %4s %6s", "replay", "flag", "r.drop");
     if (b->has_truth)
@@ -55,7 +66,7 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
         const qr_row_blame_link *l = &b->links[order[k].link];
         if (!l->rank)
             break;
-        fprintf(out, "%4u  %-12s %-9s %8.2f %6u %4s", l->rank, l->name, l->layer, l->votes,
+        fprintf(out, "%4u  %-14s %-9s %8.2f %6u %4s", l->rank, l->name, l->layer, l->votes,
                 l->voters, l->flagged ? "*" : "");
         if (b->has_replay)
             fprintf(out, " %8.2f %4s %6llu", l->replay_votes, l->replay_flagged ? "*" : "",

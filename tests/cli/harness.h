@@ -105,6 +105,18 @@ __attribute__((unused)) static void *rows_of(const char *path, const char *table
     qr_h5_close(r);
     return rows;
 }
+
+/* A numeric attribute of obj in the HDF5 file at path (0 if it has none). */
+__attribute__((unused)) static double attr_of(const char *path, const char *obj, const char *name)
+{
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    cr_assert_eq(qr_h5_open(&r, path, e), QR_OK, "%s", e);
+    double v = 0;
+    qr_h5_read_attr_f64(r, obj, name, &v, NULL);
+    qr_h5_close(r);
+    return v;
+}
 #endif
 
 #endif

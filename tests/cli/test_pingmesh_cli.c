@@ -67,9 +67,11 @@ static void check_run(const char *run)
     }
     cr_assert_eq(answered + lost + open, np);
     cr_assert_gt(probe_faults, 0, "the gray cable drops probes too");
-    cr_assert_eq(flow_faults + probe_faults, planted,
-                 "the fault's drops: %llu of flows + %llu of probes",
-                 (unsigned long long)flow_faults, (unsigned long long)probe_faults);
+    uint64_t trace_faults = (uint64_t)attr_of(truth, "/", "trace_fault_drops");
+    cr_assert_eq(flow_faults + probe_faults + trace_faults, planted,
+                 "the fault's drops: %llu of flows + %llu of probes + %llu of traceroutes",
+                 (unsigned long long)flow_faults, (unsigned long long)probe_faults,
+                 (unsigned long long)trace_faults);
     cr_assert_eq(s->fault_lost + s->congestion_lost + s->host_lost + s->late, s->lost);
     cr_assert_eq(s->answered + s->lost, s->scored);
     /* the rule: the planted cable's pod first */

@@ -73,7 +73,8 @@ static inline void hand_run_make(struct hand_run *h)
     }
     qr_recorder_completed(r, 0, 30000);
     qr_recorder_closed(r, 0);
-    qr_recorder_end e = {QR_END_COMPLETED, 40000, 10, 0.1, NULL, NULL, 0, NULL, 0};
+    qr_recorder_end e = {
+        QR_END_COMPLETED, 40000, 10, 0.1, NULL, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0};
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_OK, "%s", err);
     qr_recorder_destroy(r);
     cr_assert_eq(qr_recording_open(&h->rec, h->dir, NULL, err), QR_OK, "%s", err);

@@ -1,7 +1,8 @@
 /* 007's blame (blame.c) on a hand-made recording of a k=4 FatTree: every direction whose receiver
- * detected a loss casts one vote, split evenly over the cables of its path; the flag rule flags
- * the cable every voter crosses and nothing else once its voters are set aside; each voter's
- * culprit is that cable; and without truth nothing is scored. */
+ * detected a loss casts one vote, split evenly over the positions of its traced path (/paths), a
+ * position a hop did not answer for getting nothing; the flag rule flags the cable every voter
+ * crosses and nothing else once its voters are set aside; each voter's culprit is that cable;
+ * without truth nothing is scored; and a recording that traced nothing casts no vote. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +25,9 @@
 
 static char dir[64];
 static qr_topology *topo;
+static int with_paths = 1;
+/* the hop of flow 3's traced path that did not answer */
+#define SILENT_HOP 2
 
 /* Flow f goes from h0 to host 4 + 2f (other pods and edges): every path starts on h0's cable. */
 static uint32_t dst_of(uint32_t f)
@@ -87,7 +91,24 @@ static void setup(void)
                              ""};
         snprintf(h[i].pcap, sizeof h[i].pcap, "pcap/h%04u.pcap", i);
     }
-    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100000};
+    /* the traces: each voter's true path (its 5-tuple's), flow 3's with one hop unanswered */
+    qr_row_path paths[FLOWS * 8];
+    size_t n_paths = 0;
+    for (uint32_t i = 0; i + 1 < FLOWS; i++) {
+        qr_five_tuple ft = {qr_topology_host_addr(topo, 0), qr_topology_host_addr(topo, dst_of(i)),
+                            (uint16_t)(10000 + i), QR_SINK_PORT, 6};
+        uint32_t links[8];
+        size_t n;
+        cr_assert_eq(qr_topology_path_links(topo, 0, &ft, links, 8, &n), QR_OK);
+        for (size_t k = 0; k < n; k++) {
+            qr_row_path *r = &paths[n_paths++];
+            *r = (qr_row_path){2 * i, i, (uint32_t)k, 1000, ""};
+            if (!(i == 3 && k == SILENT_HOP))
+                qr_topology_cable_name(topo, links[k], r->link, sizeof r->link);
+        }
+    }
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100000, with_paths, NULL,
+                              0,    paths,  n_paths};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &info, f, FLOWS, h, HOSTS, d, FLOWS - 1, NULL, 0, err),
                  QR_OK, "%s", err);
@@ -115,19 +136,27 @@ Test(blame, one_vote_per_lossy_direction_and_the_shared_cable_is_flagged)
     cr_assert_eq(b.losses, FLOWS - 1);
     cr_assert_eq(b.n_conns, FLOWS - 1, "flow 4 lost nothing: it does not vote");
     cr_assert_eq(b.summary[0].connections, FLOWS - 1);
-    /* conservation: every voter casts exactly one vote, split over its path's cables */
+    /* conservation: every voter casts one vote split over its path's positions, less the share of
+     * the position its trace did not learn */
     double total = 0;
     uint32_t h0_cable = qr_blame_cable_of(&b, qr_topology_uplink(qr_blame_topology(&b), 0));
     cr_assert_lt(h0_cable, b.n_links);
     for (size_t i = 0; i < b.n_links; i++)
         total += b.links[i].votes;
-    cr_assert_float_eq(total, FLOWS - 1, 1e-9);
+    cr_assert_float_eq(total, FLOWS - 1 - 1.0 / 6, 1e-9);
+    cr_assert_float_eq(b.summary[0].votes, total, 1e-9);
+    cr_assert_eq(b.summary[0].traced, FLOWS - 2);
+    cr_assert_eq(b.summary[0].partial, 1);
+    cr_assert_eq(b.summary[0].untraced, 0);
     for (size_t k = 0; k < b.n_conns; k++) {
         const uint32_t *cables;
-        uint32_t hops, up;
-        cr_assert_eq(qr_blame_path(&b, b.conns[k].dir, &cables, &hops, &up), QR_OK);
+        uint32_t hops, len;
+        cr_assert_eq(qr_blame_path(&b, b.conns[k].dir, &cables, &hops, &len), QR_OK);
         cr_assert_eq(cables[0], h0_cable, "every path starts on h0's cable");
-        cr_assert_eq(hops, b.conns[k].hops);
+        cr_assert_eq(len, b.conns[k].hops);
+        cr_assert_eq(len, 6, "h0 to another pod: 5 switches, 6 cables");
+        cr_assert_eq(hops, b.conns[k].known);
+        cr_assert_eq(hops, b.conns[k].dir == 6 ? 5u : 6u);
         cr_assert_str_eq(b.conns[k].culprit, b.links[h0_cable].name);
         cr_assert_eq(qr_blame_culprit(&b, k, QR_BLAME_007), h0_cable);
     }
@@ -148,6 +177,41 @@ Test(blame, one_vote_per_lossy_direction_and_the_shared_cable_is_flagged)
     cr_assert_eq(b.has_truth, 0);
     cr_assert(isnan(b.summary[0].recall));
     cr_assert_eq(b.conns[0].correct, -1);
+    qr_blame_free(&b);
+    qr_recording_close(rec);
+}
+
+/* The same recording without /paths: no direction's path is known (the simulator's hash is not a
+ * path a host observed), so nobody votes and nothing is flagged. */
+static void setup_untraced(void)
+{
+    with_paths = 0;
+    setup();
+    with_paths = 1;
+}
+
+Test(blame, untraced_directions_cast_no_vote)
+{
+    teardown();
+    setup_untraced();
+    char err[QR_ERRBUF_SIZE];
+    qr_recording *rec;
+    cr_assert_eq(qr_recording_open(&rec, dir, NULL, err), QR_OK, "%s", err);
+    const qr_row_path *rows;
+    size_t n;
+    cr_assert_eq(qr_recording_paths(rec, &rows, &n), 0);
+    qr_blame b;
+    cr_assert_eq(qr_blame_run(rec, NULL, &b, err), QR_OK, "%s", err);
+    cr_assert_eq(b.summary[0].connections, FLOWS - 1);
+    cr_assert_eq(b.summary[0].untraced, FLOWS - 1);
+    cr_assert_float_eq(b.summary[0].votes, 0, 1e-12);
+    cr_assert_eq(b.summary[0].flagged, 0);
+    for (size_t i = 0; i < b.n_links; i++)
+        cr_assert_eq(b.links[i].voters, 0);
+    for (size_t k = 0; k < b.n_conns; k++) {
+        cr_assert_eq(b.conns[k].known, 0);
+        cr_assert_str_empty(b.conns[k].culprit);
+    }
     qr_blame_free(&b);
     qr_recording_close(rec);
 }

@@ -116,7 +116,8 @@ Test(recorder, books_conserve_packets_and_the_run_ends_when_all_is_done)
     /* nothing under its final name before the commit */
     cr_assert_not(exists("recording.h5"));
     cr_assert_not(exists("pcap/h0000.pcap"));
-    qr_recorder_end e = {QR_END_COMPLETED, 3000, 10, 0.1, NULL, NULL, 0, NULL, 0};
+    qr_recorder_end e = {
+        QR_END_COMPLETED, 3000, 10, 0.1, NULL, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0};
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_OK, "%s", err);
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_ESTATE);
     qr_recorder_destroy(r);

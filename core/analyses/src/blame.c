@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define MAX_PATH 8
+#define MAX_PATH 32
 #define NONE UINT32_MAX
 
 const char *qr_blame_method_name(int method)
@@ -35,18 +35,22 @@ void qr_blame_opts_default(qr_blame_opts *o)
 
 /* One flow direction's part. */
 typedef struct dir_info {
-    uint32_t cables[MAX_PATH]; /* indices into the cable table */
-    uint32_t hops;
+    uint32_t cables[MAX_PATH]; /* the known cables of its traced path, in hop order (indices into
+                                  the cable table) */
+    uint32_t hops;             /* known cables */
+    uint32_t len;              /* positions on the path, known or not: each known one gets 1/len */
     uint32_t losses, unexplained;
     int64_t first_loss, first_unexplained;
-    uint32_t replay_drops[MAX_PATH]; /* the tagged replay's drops, per path position */
-    uint32_t uplink;                 /* the directed link leaving its source host */
-    int routed;
+    uint32_t replay_drops[MAX_PATH]; /* the tagged replay's drops, per known cable */
+    int routed;                      /* a path is known (hops > 0) */
 } dir_info;
 
 /* What the analysis keeps for the scorer (qr_blame_rule, qr_blame_path, qr_blame_culprit). */
 typedef struct qr_blame_ctx {
     qr_topology *topo;
+    int topo_known;    /* the scenario's topology is the network the packets crossed */
+    uint32_t n_topo;   /* its cables: the first rows of the cable table */
+    uint32_t *by_name; /* cable indices sorted by name */
     uint32_t n_cables;
     uint32_t *cable_of;   /* directed link -> cable index */
     uint32_t *cable_link; /* cable index -> its lower directed link */
@@ -92,10 +96,10 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
     for (size_t i = 0; i < n; i++) {
         const dir_info *d = &c->dirs[voting[i]];
         for (uint32_t h = 0; h < d->hops; h++) {
-            c->votes[d->cables[h]] += 1.0 / d->hops;
+            c->votes[d->cables[h]] += 1.0 / d->len;
             c->voters[d->cables[h]]++;
         }
-        r.total += 1.0;
+        r.total += d->len ? (double)d->hops / d->len : 0.0;
     }
     for (uint32_t i = 0; i < nc; i++)
         c->order[i] = i;
@@ -123,7 +127,7 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
                 continue;
             c->removed[i] = 1;
             for (uint32_t h = 0; h < d->hops; h++)
-                left[d->cables[h]] -= 1.0 / d->hops;
+                left[d->cables[h]] -= 1.0 / d->len;
         }
     }
     return r;
@@ -231,6 +235,7 @@ static void ctx_free(qr_blame_ctx *c)
     if (!c)
         return;
     qr_topology_destroy(c->topo);
+    free(c->by_name);
     free(c->cable_of);
     free(c->cable_link);
     free(c->dirs);
@@ -269,10 +274,8 @@ static void make_cables(qr_blame_ctx *c, qr_blame *out)
             a = b;
             b = x;
         }
-        char an[16], bn[16];
         row->link = l;
-        snprintf(row->name, sizeof row->name, "%s-%s", qr_topology_node_name(a, an, sizeof an),
-                 qr_topology_node_name(b, bn, sizeof bn));
+        qr_topology_cable_name(t, l, row->name, sizeof row->name);
         snprintf(row->layer, sizeof row->layer, "%s", layer_of(a, b));
         row->a = a.index;
         row->b = b.index;
@@ -281,9 +284,133 @@ static void make_cables(qr_blame_ctx *c, qr_blame *out)
     out->n_links = nc;
 }
 
+/* Cable indices by name. */
+static int cmp_by_name(const void *a, const void *b, void *links_)
+{
+    const qr_row_blame_link *links = links_;
+    return strcmp(links[*(const uint32_t *)a].name, links[*(const uint32_t *)b].name);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The cable named `name`, or NONE. */
+static uint32_t cable_named(const qr_blame_ctx *c, const qr_blame *out, const char *name)
+{
+    size_t lo = 0, hi = out->n_links;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int d = strcmp(out->links[c->by_name[mid]].name, name);
+        if (d == 0)
+            return c->by_name[mid];
+        if (d < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NONE;
+}
+
+static int index_names(qr_blame_ctx *c, qr_blame *out)
+{
+    free(c->by_name);
+    c->by_name = malloc((out->n_links ? out->n_links : 1) * sizeof *c->by_name);
+    if (!c->by_name)
+        return QR_ENOMEM;
+    for (uint32_t i = 0; i < out->n_links; i++)
+        c->by_name[i] = i;
+    return qri_sort(c->by_name, out->n_links, sizeof *c->by_name, cmp_by_name, out->links)
+               ? QR_ENOMEM
+               : QR_OK;
+}
+
+/* The cable table: the topology's cables when it is the network the packets crossed, then every
+ * other name the traced paths hold (an import's path file names links its own way). */
+static int make_links(qr_blame_ctx *c, const qr_recording *rec, qr_blame *out)
+{
+    const qr_row_path *paths;
+    size_t n_paths;
+    qr_recording_paths(rec, &paths, &n_paths);
+    uint32_t n_topo = c->topo_known ? qr_topology_links(c->topo) / 2 : 0;
+    out->links = calloc(n_topo + n_paths + 1, sizeof *out->links);
+    const char **names = malloc((n_paths ? n_paths : 1) * sizeof *names);
+    int rc = QR_ENOMEM;
+    if (!out->links || !names)
+        goto done;
+    if (c->topo_known)
+        make_cables(c, out);
+    c->n_topo = (uint32_t)out->n_links;
+    if ((rc = index_names(c, out)))
+        goto done;
+    size_t n = 0;
+    for (size_t i = 0; i < n_paths; i++)
+        if (paths[i].link[0] && cable_named(c, out, paths[i].link) == NONE)
+            names[n++] = paths[i].link;
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (i && !strcmp(names[i], names[i - 1]))
+            continue;
+        qr_row_blame_link *row = &out->links[out->n_links++];
+        row->link = row->a = row->b = NONE;
+        snprintf(row->name, sizeof row->name, "%s", names[i]);
+        snprintf(row->layer, sizeof row->layer, "traced");
+    }
+    rc = index_names(c, out);
+done:
+    free(names);
+    return rc;
+}
+
+/* Each direction's path: the trace of it with the most known links (the first on ties); with no
+ * trace, in a known network where the two hosts share their only switch, the one path there is. */
+static void dir_paths(qr_blame_ctx *c, const qr_recording *rec, qr_blame *out)
+{
+    const qr_row_path *paths;
+    size_t n_paths;
+    qr_recording_paths(rec, &paths, &n_paths);
+    for (size_t i = 0; i < n_paths;) {
+        size_t j = i;
+        while (j < n_paths && paths[j].dir == paths[i].dir && paths[j].trace == paths[i].trace)
+            j++;
+        dir_info *x = &c->dirs[paths[i].dir]; /* checked when read */
+        uint32_t cables[MAX_PATH], known = 0, len = (uint32_t)(j - i);
+        for (size_t k = i; k < j && len <= MAX_PATH; k++) {
+            uint32_t cb = paths[k].link[0] ? cable_named(c, out, paths[k].link) : NONE;
+            if (cb != NONE)
+                cables[known++] = cb;
+        }
+        if (len <= MAX_PATH && known > x->hops) {
+            memcpy(x->cables, cables, known * sizeof *cables);
+            x->hops = known;
+            x->len = len;
+            x->routed = 1;
+        }
+        i = j;
+    }
+    if (!c->topo_known)
+        return;
+    const qr_flow_table *flows = qr_recording_flows(rec);
+    for (size_t d = 0; d < c->n_dirs; d++) {
+        dir_info *x = &c->dirs[d];
+        uint32_t links[MAX_PATH];
+        size_t n;
+        if (x->routed ||
+            qr_topology_hops(c->topo, qr_flow_table_dir_src(flows, (uint32_t)d),
+                             qr_flow_table_dir_dst(flows, (uint32_t)d)) != 1 ||
+            qr_dir_links(flows, c->topo, (uint32_t)d, links, MAX_PATH, &n) || n > MAX_PATH)
+            continue;
+        x->routed = 1;
+        x->hops = x->len = (uint32_t)n;
+        for (size_t h = 0; h < n; h++)
+            x->cables[h] = c->cable_of[links[h]];
+    }
+}
+
 /* The losses hosts detected, per direction (and those the replay did not drop). */
-static int count_losses(qr_blame_ctx *c, const qr_recording *rec, const uint64_t *replay_ids,
-                        size_t n_replay, qr_blame *out, char *errbuf)
+static void count_losses(qr_blame_ctx *c, const qr_recording *rec, const uint64_t *replay_ids,
+                         size_t n_replay, qr_blame *out)
 {
     for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
         size_t n;
@@ -292,11 +419,6 @@ static int count_losses(qr_blame_ctx *c, const qr_recording *rec, const uint64_t
             if (!p[i].drop_tag || p[i].dir >= c->n_dirs)
                 continue;
             dir_info *x = &c->dirs[p[i].dir];
-            if (!x->routed)
-                return qri_err(errbuf, QR_EVALUE,
-                               "direction %u (flow %u) lost packets but has no route in the "
-                               "recording's topology: are its hosts the topology's?",
-                               p[i].dir, qr_dir_flow(p[i].dir));
             if (!x->losses || p[i].pk.time_ns < x->first_loss)
                 x->first_loss = p[i].pk.time_ns;
             x->losses++;
@@ -310,7 +432,6 @@ static int count_losses(qr_blame_ctx *c, const qr_recording *rec, const uint64_t
             }
         }
     }
-    return QR_OK;
 }
 
 /* The detection curve of method m (the rule on the first k voters, every k up to 400, then about
@@ -391,7 +512,8 @@ static int culprits(qr_blame_ctx *c, const qr_flow_table *flows, qr_blame *out)
         row->first_loss_ns = x->first_loss;
         row->losses = x->losses;
         row->unexplained = x->unexplained;
-        row->hops = x->hops;
+        row->hops = x->len;
+        row->known = x->hops;
         uint32_t cul[2] = {culprit_of(x, votes[0]), NONE};
         if (out->has_replay) {
             uint32_t h = qri_argmax_u32(x->replay_drops, x->hops);
@@ -436,41 +558,40 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
     }
     const qr_topology *t = c->topo;
     c->threshold = out->opts.threshold;
+    c->topo_known = qr_recording_network_known(rec);
     uint32_t n_links = qr_topology_links(t);
-    c->n_cables = n_links / 2;
     c->n_dirs = qr_flow_table_directions(flows);
     size_t nd = c->n_dirs ? c->n_dirs : 1;
     c->cable_of = malloc(n_links * sizeof *c->cable_of);
     c->cable_link = malloc(n_links * sizeof *c->cable_link);
     c->dirs = calloc(nd, sizeof *c->dirs);
-    c->votes = calloc(c->n_cables, sizeof *c->votes);
-    c->left = calloc(c->n_cables, sizeof *c->left);
-    c->voters = calloc(c->n_cables, sizeof *c->voters);
-    c->rank = calloc(c->n_cables, sizeof *c->rank);
-    c->flagged = calloc(c->n_cables, 1);
-    c->removed = calloc(nd, 1);
-    c->order = calloc(c->n_cables, sizeof *c->order);
-    c->sort_tmp = calloc(c->n_cables, sizeof *c->sort_tmp);
     link_drops = calloc(n_links, sizeof *link_drops);
-    out->links = calloc(c->n_cables, sizeof *out->links);
-    if (!c->cable_of || !c->cable_link || !c->dirs || !c->votes || !c->left || !c->voters ||
-        !c->rank || !c->flagged || !c->removed || !c->order || !c->sort_tmp || !link_drops ||
-        !out->links) {
+    if (!c->cable_of || !c->cable_link || !c->dirs || !link_drops ||
+        make_links(c, rec, out) != QR_OK) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto done;
     }
-    make_cables(c, out);
-    for (size_t d = 0; d < c->n_dirs; d++) {
-        uint32_t links[MAX_PATH];
-        size_t n;
-        dir_info *x = &c->dirs[d];
-        if (qr_dir_links(flows, t, (uint32_t)d, links, MAX_PATH, &n) || n > MAX_PATH)
-            continue; /* counted below if it lost packets */
-        x->routed = 1;
-        x->hops = (uint32_t)n;
-        x->uplink = links[0];
-        for (size_t h = 0; h < n; h++)
-            x->cables[h] = c->cable_of[links[h]];
+    c->n_cables = (uint32_t)out->n_links;
+    size_t ncab = c->n_cables ? c->n_cables : 1;
+    c->votes = calloc(ncab, sizeof *c->votes);
+    c->left = calloc(ncab, sizeof *c->left);
+    c->voters = calloc(ncab, sizeof *c->voters);
+    c->rank = calloc(ncab, sizeof *c->rank);
+    c->flagged = calloc(ncab, 1);
+    c->removed = calloc(nd, 1);
+    c->order = calloc(ncab, sizeof *c->order);
+    c->sort_tmp = calloc(ncab, sizeof *c->sort_tmp);
+    if (!c->votes || !c->left || !c->voters || !c->rank || !c->flagged || !c->removed ||
+        !c->order || !c->sort_tmp) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    dir_paths(c, rec, out);
+    if (out->opts.arrivals && !c->topo_known) {
+        rc = qri_err(errbuf, QR_EINVAL,
+                     "a replay needs the network the packets crossed, and this recording's is "
+                     "unknown");
+        goto done;
     }
     if (out->opts.arrivals) {
         if (out->opts.progress)
@@ -479,12 +600,11 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
         if (rc)
             goto done;
         out->has_replay = 1;
-        for (uint32_t i = 0; i < out->n_links; i++)
+        for (uint32_t i = 0; i < c->n_topo; i++)
             out->links[i].replay_drops = link_drops[c->cable_link[i]] +
                                          link_drops[qr_topology_link_reverse(t, c->cable_link[i])];
     }
-    if ((rc = count_losses(c, rec, replay_ids, n_replay, out, errbuf)))
-        goto done;
+    count_losses(c, rec, replay_ids, n_replay, out);
     /* the voters of each method, in the order of their first loss */
     out->n_summary = out->has_replay ? 2 : 1;
     size_t cap = 0;
@@ -497,6 +617,13 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
         for (size_t d = 0; d < c->n_dirs; d++)
             if (m ? c->dirs[d].unexplained : c->dirs[d].losses)
                 c->voting[m][c->n_voting[m]++] = (uint32_t)d;
+        qr_row_blame_summary *sm = &out->summary[m];
+        for (size_t k = 0; k < c->n_voting[m]; k++) {
+            const dir_info *x = &c->dirs[c->voting[m][k]];
+            sm->untraced += x->hops == 0;
+            sm->partial += x->hops > 0 && x->hops < x->len;
+            sm->traced += x->hops > 0 && x->hops == x->len;
+        }
         by_loss key = {c->dirs, (int)m};
         if (qri_sort(c->voting[m], c->n_voting[m], sizeof *c->voting[m], cmp_first_loss, &key) ||
             rule_curve(c, (int)m, out, &cap)) {
@@ -537,19 +664,21 @@ size_t qr_blame_directions(const qr_blame *b)
 
 uint32_t qr_blame_cable_of(const qr_blame *b, uint32_t link)
 {
-    return b->ctx && link < qr_topology_links(b->ctx->topo) ? b->ctx->cable_of[link] : NONE;
+    return b->ctx && b->ctx->topo_known && link < qr_topology_links(b->ctx->topo)
+               ? b->ctx->cable_of[link]
+               : NONE;
 }
 
 int qr_blame_path(const qr_blame *b, uint32_t dir, const uint32_t **cables, uint32_t *hops,
-                  uint32_t *uplink)
+                  uint32_t *len)
 {
     if (!b->ctx || dir >= b->ctx->n_dirs || !b->ctx->dirs[dir].routed)
         return QR_ENOTFOUND;
     const dir_info *d = &b->ctx->dirs[dir];
     *cables = d->cables;
     *hops = d->hops;
-    if (uplink)
-        *uplink = d->uplink;
+    if (len)
+        *len = d->len;
     return QR_OK;
 }
 

@@ -13,7 +13,8 @@
 static const qr_h5_field blame_link_fields[] = {
     {"link", QR_H5_U32, F(qr_row_blame_link, link), 0, "the cable's lower directed link id"},
     {"name", QR_H5_STR, F(qr_row_blame_link, name), QR_LINK_NAME_MAX, "as s8-s16 or h3-s1"},
-    {"layer", QR_H5_STR, F(qr_row_blame_link, layer), 12, "host-edge, edge-agg or agg-core"},
+    {"layer", QR_H5_STR, F(qr_row_blame_link, layer), 12,
+     "host-edge, edge-agg or agg-core; traced: a path file's name"},
     {"a", QR_H5_U32, F(qr_row_blame_link, a), 0, "lower end: host (layer host-edge) or switch"},
     {"b", QR_H5_U32, F(qr_row_blame_link, b), 0, "upper end: switch"},
     {"votes", QR_H5_F64, F(qr_row_blame_link, votes), 0, "007: sum of 1/h over voting directions"},
@@ -43,7 +44,9 @@ static const qr_h5_field blame_conn_fields[] = {
     {"losses", QR_H5_U32, F(qr_row_blame_conn, losses), 0, "packets the receiver detected lost"},
     {"unexplained", QR_H5_U32, F(qr_row_blame_conn, unexplained), 0,
      "of them, packets the replay did not drop"},
-    {"hops", QR_H5_U32, F(qr_row_blame_conn, hops), 0, "links on the path"},
+    {"hops", QR_H5_U32, F(qr_row_blame_conn, hops), 0, "links on the traced path"},
+    {"known", QR_H5_U32, F(qr_row_blame_conn, known), 0,
+     "of them, links known (a hop that did not answer leaves its links unknown; 0: untraced)"},
     {"culprit", QR_H5_STR, F(qr_row_blame_conn, culprit), QR_LINK_NAME_MAX,
      "007: the link on its path with the most votes"},
     {"replay_culprit", QR_H5_STR, F(qr_row_blame_conn, replay_culprit), QR_LINK_NAME_MAX,
@@ -89,7 +92,13 @@ static const qr_h5_field blame_summary_fields[] = {
     {"detect_after", QR_H5_U32, F(qr_row_blame_summary, detect_after), 0,
      "connections after which every faulty link stays flagged (0: never)"},
     {"rank1_after", QR_H5_U32, F(qr_row_blame_summary, rank1_after), 0,
-     "connections after which a faulty link stays ranked first (0: never)"}};
+     "connections after which a faulty link stays ranked first (0: never)"},
+    {"traced", QR_H5_U32, F(qr_row_blame_summary, traced), 0,
+     "voting directions whose whole path was traced"},
+    {"partial", QR_H5_U32, F(qr_row_blame_summary, partial), 0,
+     "voting directions with links of their path unknown (hops that did not answer)"},
+    {"untraced", QR_H5_U32, F(qr_row_blame_summary, untraced), 0,
+     "voting directions with no path known (cast no vote)"}};
 const qr_h5_schema qr_schema_blame_summary =
     SCHEMA("blame_summary", qr_row_blame_summary, blame_summary_fields);
 

@@ -22,6 +22,7 @@
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
+#include "qreplay/textio.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
@@ -61,6 +62,93 @@ void qr_import_report_free(qr_import_report *r)
     free(r->captures);
     free(r->hosts);
     free(r);
+}
+
+/* ---- the user's path file (import --paths) ---- */
+
+int qr_import_paths_read(const char *path, qr_import_path **out, size_t *n, char *errbuf)
+{
+    *out = NULL;
+    *n = 0;
+    qr_lines *lines;
+    int rc = qr_lines_open(&lines, path, errbuf);
+    if (rc)
+        return rc;
+    size_t cap = 0;
+    char *line;
+    size_t len;
+    long no;
+    while ((rc = qr_lines_next(lines, &line, &len, &no, errbuf)) == QR_OK) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *save = NULL, *tok[4 + QR_IMPORT_PATH_MAX + 1];
+        size_t nt = 0;
+        for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+            if (nt == sizeof tok / sizeof tok[0]) {
+                rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: more than %d links", path, no,
+                             QR_IMPORT_PATH_MAX);
+                goto done;
+            }
+            tok[nt++] = t;
+        }
+        if (nt == 0)
+            continue;
+        if (nt < 5) {
+            rc = qri_err(errbuf, QR_ESYNTAX,
+                         "%s:%ld: expected SRC SPORT DST DPORT and at least one link, got %zu "
+                         "field%s",
+                         path, no, nt, nt == 1 ? "" : "s");
+            goto done;
+        }
+        if (qri_grow((void **)out, &cap, *n, sizeof **out, 64)) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            goto done;
+        }
+        qr_import_path *p = &(*out)[*n];
+        memset(p, 0, sizeof *p);
+        p->line = no;
+        const char *what[4] = {"source address", "source port", "destination address",
+                               "destination port"};
+        for (int k = 0; k < 4; k++) {
+            int bad;
+            if (k % 2 == 0) {
+                bad = qr_addr_parse(tok[k], k ? p->dst : p->src) != QR_OK;
+            } else {
+                char *end;
+                unsigned long v = strtoul(tok[k], &end, 10);
+                bad = !*tok[k] || *end || *tok[k] == '-' || v < 1 || v > 65535;
+                *(k == 1 ? &p->sport : &p->dport) = (uint16_t)v;
+            }
+            if (bad) {
+                rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: field %d, %s: '%s' is not one", path, no,
+                             k + 1, what[k], tok[k]);
+                goto done;
+            }
+        }
+        for (size_t k = 4; k < nt; k++) {
+            if (strlen(tok[k]) >= sizeof p->links[0]) {
+                rc =
+                    qri_err(errbuf, QR_EVALUE, "%s:%ld: field %zu: link name longer than %zu bytes",
+                            path, no, k + 1, sizeof p->links[0] - 1);
+                goto done;
+            }
+            if (strcmp(tok[k], "*"))
+                snprintf(p->links[p->n_links], sizeof p->links[0], "%s", tok[k]);
+            p->n_links++;
+        }
+        (*n)++;
+    }
+    if (rc == QR_END)
+        rc = QR_OK;
+done:
+    qr_lines_close(lines);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 /* ---- a ring buffer of fixed-size entries ---- */
@@ -965,6 +1053,54 @@ static int import_id(const qr_scenario *sc, const qr_import_report *rep, char ou
     return rc;
 }
 
+/* The recording's /paths from the path file: each line's direction by its captured endpoints
+ * (lines naming no captured connection are counted). */
+static int paths_rows(struct imp *m, qr_row_path **rows, size_t *n_rows)
+{
+    qr_import_path *p = NULL;
+    size_t n = 0, total = 0;
+    *rows = NULL;
+    *n_rows = 0;
+    int rc = qr_import_paths_read(m->cfg->paths, &p, &n, m->errbuf);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        total += p[i].n_links;
+    *rows = calloc(total + 1, sizeof **rows);
+    if (!*rows) {
+        free(p);
+        return qri_err(m->errbuf, QR_ENOMEM, "out of memory");
+    }
+    m->rep->paths = n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t dir = UINT32_MAX;
+        for (size_t c = 0; c < m->scan->n_conns && dir == UINT32_MAX; c++) {
+            const qr_import_conn *k = &m->scan->conns[c];
+            if (m->flow_of_conn[c] < 0)
+                continue;
+            for (int side = 0; side < 2; side++)
+                if (!memcmp(k->addr[side], p[i].src, 16) && k->port[side] == p[i].sport &&
+                    !memcmp(k->addr[!side], p[i].dst, 16) && k->port[!side] == p[i].dport)
+                    dir = side ? qr_dir_ack((uint32_t)m->flow_of_conn[c])
+                               : qr_dir_data((uint32_t)m->flow_of_conn[c]);
+        }
+        if (dir == UINT32_MAX) {
+            m->rep->paths_unmatched++;
+            continue;
+        }
+        for (uint32_t h = 0; h < p[i].n_links; h++) {
+            qr_row_path *r = &(*rows)[(*n_rows)++];
+            r->dir = dir;
+            r->trace = (uint32_t)i;
+            r->hop = h;
+            r->traced_ns = 0;
+            snprintf(r->link, sizeof r->link, "%s", p[i].links[h]);
+        }
+    }
+    free(p);
+    return QR_OK;
+}
+
 static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
 {
     qr_import_report *rep = m->rep;
@@ -976,8 +1112,12 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     qr_row_import_host *ih = calloc(m->n_hosts, sizeof *ih);
     qr_row_import_conn *conns = calloc(m->n_flows + 1, sizeof *conns);
     qr_h5 *f = NULL;
+    qr_row_path *paths = NULL;
+    size_t n_paths = 0;
     int rc = QR_ENOMEM;
     if (!flows || !hosts || !caps || !ih || !conns)
+        goto fail;
+    if (m->cfg->paths && (rc = paths_rows(m, &paths, &n_paths)) != QR_OK)
         goto fail;
     int64_t end = 0;
     for (size_t i = 0; i < m->scan->n_conns; i++) {
@@ -1081,6 +1221,8 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     QRI_TRY(
         qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, m->det, m->n_det, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, m->recv, m->n_recv, m->errbuf));
+    if (m->cfg->paths)
+        QRI_TRY(qr_h5_write_rows(f, "/paths", &qr_schema_path, paths, n_paths, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/import/captures", &qr_schema_import_capture, caps,
                              rep->n_captures, m->errbuf));
     QRI_TRY(
@@ -1102,6 +1244,10 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unknown_fate", rep->unknown_tail, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "reordered", rep->reordered, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "overtaken", rep->overtaken, m->errbuf));
+    QRI_TRY(
+        qr_h5_attr_str(f, "/import", "paths_file", m->cfg->paths ? m->cfg->paths : "", m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "paths", rep->paths, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "paths_unmatched", rep->paths_unmatched, m->errbuf));
     for (int e = 0; e < QR_EVIDENCE_COUNT; e++) {
         char name[64];
         snprintf(name, sizeof name, "directions_%s", qr_import_evidence_name(e));
@@ -1118,6 +1264,7 @@ fail:
     free(caps);
     free(ih);
     free(conns);
+    free(paths);
     if (rc == QR_ENOMEM)
         qri_err(m->errbuf, rc, "import: out of memory");
     return rc;

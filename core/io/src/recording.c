@@ -38,7 +38,10 @@ struct qr_recording {
     int has_received;
     uint8_t *seen; /* imports: per direction, whose observations it holds (NULL: both ends) */
     size_t n_seen;
-    int network_known; /* imports: the captures come from the scenario's network */
+    int network_known;  /* imports: the captures come from the scenario's network */
+    qr_row_path *paths; /* /paths (NULL: none) */
+    size_t n_paths;
+    int has_paths;
     char id[QR_ID_SIZE];
 };
 
@@ -56,6 +59,7 @@ void qr_recording_close(qr_recording *r)
     free(r->detected);
     free(r->received);
     free(r->seen);
+    qr_h5_rows_free(r->paths);
     qr_flow_table_destroy(r->flows);
     qr_scenario_destroy(r->scenario);
     free(r);
@@ -105,6 +109,13 @@ unsigned qr_recording_seen(const qr_recording *r, uint32_t dir)
     if (!r->seen)
         return QR_TC_AT_SENDER | QR_TC_AT_RECEIVER;
     return dir < r->n_seen ? r->seen[dir] : 0;
+}
+
+int qr_recording_paths(const qr_recording *r, const qr_row_path **rows, size_t *n)
+{
+    *rows = r->paths;
+    *n = r->n_paths;
+    return r->has_paths;
 }
 
 int qr_recording_imported(const qr_recording *r)
@@ -268,6 +279,14 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     }
     if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK)
         goto out;
+    /* /paths is optional (a run without path discovery); present but unreadable is damage */
+    rc = qr_h5_read_rows(in, "/paths", &qr_schema_path, (void **)&r->paths, &r->n_paths, detail);
+    r->has_paths = rc == QR_OK;
+    if (rc != QR_OK && rc != QR_ENOTFOUND) {
+        rc = qri_err(errbuf, rc, "%s: /paths is damaged: %s", h5, detail);
+        goto out;
+    }
+
     qr_h5_close(in);
     in = NULL;
     r->n_hosts = qr_topology_hosts(topo);
@@ -293,6 +312,12 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         rc = qri_err(errbuf, rc, "%s: /flows: %s", h5, detail);
         goto out;
     }
+    for (size_t i = 0; i < r->n_paths; i++)
+        if (r->paths[i].dir >= qr_flow_table_directions(r->flows)) {
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: /paths row %zu: direction %u is no flow's", h5,
+                         i + 1, r->paths[i].dir);
+            goto out;
+        }
     for (size_t f = 0; f < n_flows; f++)
         if (qr_flow_table_sender_port(r->flows, (uint32_t)f) != flows[f].src_port) {
             rc = qri_err(errbuf, QR_EVALUE,
@@ -740,6 +765,11 @@ int qr_recording_write(const char *path, const qr_scenario *s, const qr_recordin
     QRI_TRY(
         qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, detected, n_detected, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, received, n_received, errbuf));
+    if (info->traced) {
+        QRI_TRY(qr_h5_write_rows(f, "/traceroutes", &qr_schema_traceroute, info->traceroutes,
+                                 info->n_traceroutes, errbuf));
+        QRI_TRY(qr_h5_write_rows(f, "/paths", &qr_schema_path, info->paths, info->n_paths, errbuf));
+    }
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

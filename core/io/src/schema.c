@@ -194,6 +194,26 @@ static const qr_h5_field probe_fields[] = {
     {"drop_ns", QR_H5_I64, F(qr_row_probe, drop_ns), 0, "truth: when"}};
 const qr_h5_schema qr_schema_probe = SCHEMA("probe", qr_row_probe, probe_fields);
 
+static const qr_h5_field traceroute_fields[] = {
+    {"trace", QR_H5_U32, F(qr_row_traceroute, trace), 0, "the run's trace number"},
+    {"host", QR_H5_U32, F(qr_row_traceroute, host), 0, "the tracing host"},
+    {"dir", QR_H5_U32, F(qr_row_traceroute, dir), 0, "flow direction traced"},
+    {"ttl", QR_H5_U8, F(qr_row_traceroute, ttl), 0, NULL},
+    {"ip_id", QR_H5_U16, F(qr_row_traceroute, ip_id), 0, "trace << 5 | ttl"},
+    {"sent_ns", QR_H5_I64, F(qr_row_traceroute, sent_ns), 0, "ns"},
+    {"replier", QR_H5_U32, F(qr_row_traceroute, replier), 0, "IPv4 address; 0: no answer"},
+    {"rtt_ns", QR_H5_I64, F(qr_row_traceroute, rtt_ns), 0, "ns; -1: no answer"}};
+const qr_h5_schema qr_schema_traceroute =
+    SCHEMA("traceroute", qr_row_traceroute, traceroute_fields);
+
+static const qr_h5_field path_fields[] = {
+    {"dir", QR_H5_U32, F(qr_row_path, dir), 0, "flow direction traced"},
+    {"trace", QR_H5_U32, F(qr_row_path, trace), 0, "rows of one trace share it"},
+    {"hop", QR_H5_U32, F(qr_row_path, hop), 0, "position from the sender, from 0"},
+    {"traced_ns", QR_H5_I64, F(qr_row_path, traced_ns), 0, "ns"},
+    {"link", QR_H5_STR, F(qr_row_path, link), 48, "cable name; empty: unknown"}};
+const qr_h5_schema qr_schema_path = SCHEMA("path", qr_row_path, path_fields);
+
 static const qr_h5_field replay_host_fields[] = {
     {"host", QR_H5_U32, F(qr_row_replay_host, host), 0, NULL},
     {"packets", QR_H5_U64, F(qr_row_replay_host, packets), 0, "packets"},
@@ -380,6 +400,8 @@ const qr_h5_schema *const qr_schemas_run[] = {&qr_schema_flow,
                                               &qr_schema_fault,
                                               &qr_schema_link_fault,
                                               &qr_schema_probe,
+                                              &qr_schema_traceroute,
+                                              &qr_schema_path,
                                               &qr_schema_replay_host,
                                               &qr_schema_replay_clock,
                                               &qr_schema_sample_record,

@@ -12,6 +12,22 @@
 #define NONE UINT32_MAX
 #define MAX_PATH 8
 
+/* The cables of direction dir's true path (the one its 5-tuple took) and its uplink. */
+static int true_path(const qr_blame *b, const qr_flow_table *flows, uint32_t dir,
+                     uint32_t cables[MAX_PATH], uint32_t *hops, uint32_t *uplink)
+{
+    uint32_t links[MAX_PATH];
+    size_t n;
+    if (qr_dir_links(flows, qr_blame_topology(b), dir, links, MAX_PATH, &n) || n > MAX_PATH)
+        return QR_ENOTFOUND;
+    for (size_t h = 0; h < n; h++)
+        cables[h] = qr_blame_cable_of(b, links[h]);
+    *hops = (uint32_t)n;
+    if (uplink)
+        *uplink = links[0];
+    return QR_OK;
+}
+
 static double ratio(uint32_t a, uint32_t b)
 {
     return b ? (double)a / b : NAN;
@@ -23,8 +39,9 @@ typedef struct conn_truth {
 } conn_truth;
 
 /* The faulty cables and every drop charged to its cable and to the connection rows' paths. */
-static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8_t *faulty,
-                  uint32_t *n_faulty, qr_row_blame_link *links, conn_truth *ct, char *errbuf)
+static int charge(const qr_blame *b, const qr_flow_table *flows, const qr_truth *tr,
+                  const char *path, uint8_t *faulty, uint32_t *n_faulty, qr_row_blame_link *links,
+                  conn_truth *ct, char *errbuf)
 {
     const qr_topology *t = qr_blame_topology(b);
     uint32_t n_links = qr_topology_links(t);
@@ -51,7 +68,7 @@ static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8
         }
     for (size_t i = 0; !rc && i < tr->n_drops; i++) {
         const qr_row_drop *x = &tr->drops[i];
-        const uint32_t *cables = NULL;
+        uint32_t cables[MAX_PATH];
         uint32_t hops = 0, uplink = 0;
         if (x->sw >= qr_topology_switches(t) || x->port >= qr_topology_ports(t, x->sw) ||
             x->dir >= qr_blame_directions(b)) {
@@ -61,7 +78,7 @@ static int charge(const qr_blame *b, const qr_truth *tr, const char *path, uint8
                         path, i + 1, x->sw, x->port, x->dir);
             break;
         }
-        int routed = qr_blame_path(b, x->dir, &cables, &hops, &uplink) == QR_OK;
+        int routed = true_path(b, flows, x->dir, cables, &hops, &uplink) == QR_OK;
         uint32_t link = qr_topology_port_link(t, x->sw, x->port);
         int fault = x->reason == QR_DROP_FAULT;
         /* a fault drop on a host's uplink is taken at its edge switch (linkfault.h) */
@@ -137,10 +154,14 @@ static int score_curve(qr_blame *b, int m, const uint8_t *faulty, uint32_t n_fau
     return QR_OK;
 }
 
-int qr_blame_score(qr_blame *b, const char *truth_path, char *errbuf)
+int qr_blame_score(qr_blame *b, const qr_recording *rec, const char *truth_path, char *errbuf)
 {
     if (!qr_blame_topology(b))
         return qri_err(errbuf, QR_EINVAL, "blame: nothing to score (no qr_blame_run result)");
+    if (!qr_recording_network_known(rec))
+        return qri_err(errbuf, QR_EINVAL,
+                       "blame: the recording's network is unknown: its links are not the truth's");
+    const qr_flow_table *flows = qr_recording_flows(rec);
     qr_truth tr;
     int rc = qr_truth_read(truth_path, &tr, errbuf);
     if (rc)
@@ -157,7 +178,7 @@ int qr_blame_score(qr_blame *b, const char *truth_path, char *errbuf)
     memcpy(links, b->links, b->n_links * sizeof *links);
     for (size_t c = 0; c < b->n_links; c++)
         links[c].fault_drops = links[c].congestion_drops = 0;
-    if ((rc = charge(b, &tr, truth_path, faulty, &n_faulty, links, ct, errbuf)))
+    if ((rc = charge(b, flows, &tr, truth_path, faulty, &n_faulty, links, ct, errbuf)))
         goto done;
     /* from here on nothing fails: b changes */
     for (size_t c = 0; c < b->n_links; c++) {
@@ -169,12 +190,12 @@ int qr_blame_score(qr_blame *b, const char *truth_path, char *errbuf)
     uint32_t right[2] = {0, 0}, scored = 0;
     for (size_t i = 0; i < b->n_conns; i++) {
         qr_row_blame_conn *row = &b->conns[i];
-        const uint32_t *cables;
+        uint32_t cables[MAX_PATH];
         uint32_t hops = 0;
         row->correct = row->replay_correct = -1;
         row->true_link[0] = '\0';
         snprintf(row->true_cause, sizeof row->true_cause, "%s", "none");
-        if (qr_blame_path(b, row->dir, &cables, &hops, NULL))
+        if (true_path(b, flows, row->dir, cables, &hops, NULL))
             continue;
         uint32_t h = qri_argmax_u32(ct[i].drops, hops);
         if (h == NONE)

@@ -425,7 +425,9 @@ static int write_truth(qr_recorder *r, const qr_recorder_end *e, char *errbuf)
                           nl,
                           e->probed,
                           e->probes,
-                          e->n_probes};
+                          e->n_probes,
+                          e->trace_fault_drops,
+                          e->trace_buffer_drops};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/truth/truth.h5", r->out_dir);
     if (!rc)
@@ -467,7 +469,8 @@ static int write_recording(qr_recorder *r, const qr_recorder_end *e, char *errbu
                                  ""};
         qr_recorder_pcap_name(h, hosts[h].pcap, sizeof hosts[h].pcap);
     }
-    qr_recording_info info = {r->id, r->name, e->reason, e->sim_end_ns};
+    qr_recording_info info = {r->id,          r->name,          e->reason, e->sim_end_ns, e->traced,
+                              e->traceroutes, e->n_traceroutes, e->paths,  e->n_paths};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/recording.h5", r->out_dir);
     if (!rc)

@@ -22,6 +22,8 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     QRI_TRY(qr_h5_attr_u64(f, "/", "other_drops", info->other_drops, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "host_queue_drops", info->host_queue_drops, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "unknown_packets", info->unknown_packets, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "trace_fault_drops", info->trace_fault_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "trace_buffer_drops", info->trace_buffer_drops, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/drops", &qr_schema_drop, drops, n_drops, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/directions", &qr_schema_direction, dirs, n_dirs, errbuf));
     if (info->n_faults)
@@ -49,6 +51,12 @@ int qr_truth_read(const char *path, qr_truth *out, char *errbuf)
         rc = qri_err(errbuf, QR_EFORMAT, "%s: no sim_end_ns attribute: not a runtime's truth.h5",
                      path);
     out->sim_end_ns = (int64_t)end;
+    double td = 0;
+    if (!rc && qr_h5_read_attr_f64(r, "/", "trace_fault_drops", &td, NULL) == QR_OK)
+        out->trace_fault_drops = (uint64_t)td;
+    td = 0;
+    if (!rc && qr_h5_read_attr_f64(r, "/", "trace_buffer_drops", &td, NULL) == QR_OK)
+        out->trace_buffer_drops = (uint64_t)td;
     if (!rc)
         rc = qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&out->drops, &out->n_drops,
                              errbuf);

@@ -7,9 +7,11 @@
  * connection's most likely culprit. Here:
  *  - a vote comes from every flow direction in which the receiving host detected at least one lost
  *    packet (IP ID gaps, lossdet.h), once per direction: the hosts' view, without switch counters;
- *  - its path is what a traceroute along the direction's 5-tuple would return. A host can compute
- * it without probing, from the topology and the switches' ECMP hash (topology.h), and that is what
- * we do; a real deployment would trace it;
+ *  - its path is the one its host traced (traceroute.h: the runtime's agents trace a connection
+ *    when it retransmits; an import takes the user's path file), never the simulator's hash: a
+ *    hop that did not answer leaves its links unknown (no vote for them, 1/h for the others), a
+ *    direction never traced casts no vote. In a known network where both hosts hang off one
+ *    switch the only path there is needs no trace;
  *  - links are cables (both directions of a link are one, as a traceroute sees hops): "s8-s16";
  *  - the flag rule is 007's Algorithm 1: while the link with the most votes holds at least
  *    `threshold` (1%) of all votes cast, flag it, take away the votes of every direction whose path
@@ -69,12 +71,14 @@ typedef struct qr_blame {
     struct qr_blame_ctx *ctx;     /* the analysis's state, for the calls below; private */
 } qr_blame;
 
-/* Blame the links of a recording (its topology from its scenario). The truth columns of the rows
- * stay empty (no fault known: precision 0 of what was flagged, recall, culprit accuracy and the
- * detection points unknown; every connection's correct -1). Caller owns *out (qr_blame_free, also
- * after an error). Returns 0, QR_EINVAL (threshold outside (0, 1)), QR_EVALUE (a recording whose
- * hosts are not the topology's: "direction 12 has no route ..."), QR_ENOMEM, or the errors of
- * reading the arrival log, naming the file. */
+/* Blame the links of a recording along its traced paths (qr_recording_paths). The cables are the
+ * scenario's topology's when it is the network the packets crossed (then named as
+ * qr_topology_cable_name), followed by any other name the paths hold. The truth columns of the
+ * rows stay empty (no fault known: precision 0 of what was flagged, recall, culprit accuracy and
+ * the detection points unknown; every connection's correct -1). Caller owns *out (qr_blame_free,
+ * also after an error). Returns 0, QR_EINVAL (threshold outside (0, 1); a replay of a recording
+ * whose network is unknown), QR_ENOMEM, or the errors of reading the arrival log, naming the
+ * file. */
 int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out, char *errbuf);
 /* Release what *b holds (NULL allowed); *b is zeroed. */
 void qr_blame_free(qr_blame *b);
@@ -82,17 +86,17 @@ void qr_blame_free(qr_blame *b);
 /* What the analysis decided, for a scorer. Cables are numbered as b->links (each pair of directed
  * links of the topology, by the lower link id). All borrowed from b until qr_blame_free.
  *
- * qr_blame_topology: the topology the paths are in. qr_blame_cable_of: the cable of directed link
- * `link` (UINT32_MAX if out of range). qr_blame_path: the cables of direction dir's path, in hop
- * order (*hops of them), and the directed link leaving its source host; 0 or QR_ENOTFOUND (no
- * route). qr_blame_culprit: the culprit cable of connection row `conn` under `method`
- * (UINT32_MAX: none). */
+ * qr_blame_topology: the scenario's topology. qr_blame_cable_of: the cable of directed link
+ * `link` (UINT32_MAX if out of range or the network is unknown). qr_blame_path: the known cables
+ * of direction dir's traced path, in hop order (*hops of them), and its length with the unknown
+ * ones (*len, may be NULL); 0 or QR_ENOTFOUND (no path known). qr_blame_culprit: the culprit cable
+ * of connection row `conn` under `method` (UINT32_MAX: none). */
 const qr_topology *qr_blame_topology(const qr_blame *b);
 /* The flow directions of the recording blamed (directions are numbered below it). */
 size_t qr_blame_directions(const qr_blame *b);
 uint32_t qr_blame_cable_of(const qr_blame *b, uint32_t link);
 int qr_blame_path(const qr_blame *b, uint32_t dir, const uint32_t **cables, uint32_t *hops,
-                  uint32_t *uplink);
+                  uint32_t *len);
 uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method);
 
 /* 007's flag rule on the first k voting connections of `method` (by first loss; k is capped at

@@ -13,11 +13,12 @@ extern "C" {
 #endif
 
 /* blame.h5 (qreplay blame, blame.h): one cable, its votes under both methods and the truth. */
-#define QR_LINK_NAME_MAX 24
+#define QR_LINK_NAME_MAX 48
 typedef struct qr_row_blame_link {
-    uint32_t link; /* the cable's lower directed link id (topology.h) */
+    uint32_t link; /* the cable's lower directed link id (topology.h); UINT32_MAX: a name from a
+                      path file that is no cable of the scenario's topology */
     char name[QR_LINK_NAME_MAX];
-    char layer[12]; /* host-edge, edge-agg, agg-core */
+    char layer[12]; /* host-edge, edge-agg, agg-core; "traced" for a path file's other names */
     uint32_t a, b;  /* its ends: a host or switch number (a is the lower end), b a switch */
     double votes;
     uint32_t voters, rank;
@@ -36,6 +37,7 @@ typedef struct qr_row_blame_conn {
     uint32_t dir, flow, src, dst;
     int64_t first_loss_ns;
     uint32_t losses, unexplained, hops;
+    uint32_t known; /* links of its traced path known (0: its path is unknown) */
     char culprit[QR_LINK_NAME_MAX], replay_culprit[QR_LINK_NAME_MAX];
     char true_link[QR_LINK_NAME_MAX];
     char true_cause[12];
@@ -59,6 +61,7 @@ typedef struct qr_row_blame_summary {
     uint32_t flagged, true_flagged, faulty;
     double precision, recall, culprit_accuracy;
     uint32_t scored, detect_after, rank1_after;
+    uint32_t traced, partial, untraced; /* voting directions: whole path, part, none known */
 } qr_row_blame_summary;
 extern const qr_h5_schema qr_schema_blame_summary;
 

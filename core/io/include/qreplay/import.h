@@ -160,6 +160,7 @@ typedef struct qr_import_cfg {
     void *progress_ctx;
     int network_known; /* the captures were taken in the scenario's network (the testbed, an
                         * export of a run): its paths and rates are the packets' own */
+    const char *paths; /* a path file (qr_import_paths_read) for the recording's /paths; NULL */
 } qr_import_cfg;
 
 /* What an import did, for its summary and the /import group. */
@@ -204,6 +205,8 @@ typedef struct qr_import_report {
     uint64_t reordered;          /* IP IDs out of order or jumping (ipid evidence) */
     uint64_t overtaken;          /* both ends captured: segments that arrived after one sent
                                     later (reordered on the way, not lost) */
+    uint64_t paths;              /* path-file lines read (directions given a path) */
+    uint64_t paths_unmatched;    /* of them, lines naming no captured connection */
     int clock_applied;           /* reconciled offsets were applied */
     size_t clock_pairs;          /* pairs of hosts captured at both ends */
     int64_t time_base_ns;
@@ -211,6 +214,23 @@ typedef struct qr_import_report {
 
 /* Release a report; NULL is allowed. */
 void qr_import_report_free(qr_import_report *r);
+
+/* One line of a path file: a direction of a connection by its captured endpoints, and the links
+ * its packets cross, as the user's own traceroutes (or a map of the network) name them. */
+#define QR_IMPORT_PATH_MAX 32
+typedef struct qr_import_path {
+    uint8_t src[16], dst[16]; /* as qr_addr_parse */
+    uint16_t sport, dport;
+    uint32_t n_links;
+    char links[QR_IMPORT_PATH_MAX][48]; /* "" unknown (written "*") */
+    long line;
+} qr_import_path;
+/* Read a path file: one direction per line, "SRC SPORT DST DPORT LINK LINK ...", fields separated
+ * by blanks, a link "*" where it is unknown (a hop that did not answer), '#' to the end of a line
+ * a comment, blank lines ignored. Links are names of the user's choosing (up to 47 bytes, no
+ * blanks), at most QR_IMPORT_PATH_MAX per line. Returns 0 with *out (caller frees) and *n, or
+ * QR_ENOENT, QR_ESYNTAX / QR_EVALUE with "FILE:LINE: ..." naming the field. */
+int qr_import_paths_read(const char *path, qr_import_path **out, size_t *n, char *errbuf);
 
 /* Import: write the recording folder rec_dir (recording.h5 with the scenario, /flows, /hosts,
  * /drops_detected, /received and /import; pcap/hNNNN.pcap for every host of the topology) from

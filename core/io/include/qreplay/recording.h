@@ -87,6 +87,11 @@ int qr_recording_imported(const qr_recording *r);
  * paths, rates and delays the packets met are unknown. */
 int qr_recording_network_known(const qr_recording *r);
 
+/* The paths the hosts traced (traceroute.h: /paths, rows of a trace consecutive in hop order) or
+ * an import's path file gave; borrowed. Returns 1 if the recording has path evidence (a runtime
+ * that traced, or an import given paths), 0 if not (then *n is 0). */
+int qr_recording_paths(const qr_recording *r, const qr_row_path **rows, size_t *n);
+
 /* Whether a receiver detected packet `packet` lost. */
 int qr_recording_detected(const qr_recording *r, uint64_t packet);
 /* Whether the recording has /received (arrival times at destination hosts). */
@@ -154,11 +159,16 @@ typedef struct qr_recording_info {
     const char *scenario_name; /* shown in figures (the scenario file's name) */
     qr_end_reason end;
     int64_t sim_end_ns;
+    int traced; /* the hosts ran path discovery: /traceroutes and /paths are written */
+    const qr_row_traceroute *traceroutes;
+    size_t n_traceroutes;
+    const qr_row_path *paths;
+    size_t n_paths;
 } qr_recording_info;
 
 /* Write recording.h5 at path (under a temporary name, renamed when complete): the scenario, info,
- * and the tables /flows, /hosts, /drops_detected, /received. Returns 0 or the writer's error
- * naming the file. */
+ * and the tables /flows, /hosts, /drops_detected, /received (and /traceroutes, /paths if traced).
+ * Returns 0 or the writer's error naming the file. */
 int qr_recording_write(const char *path, const qr_scenario *s, const qr_recording_info *info,
                        const qr_row_flow *flows, size_t n_flows, const qr_row_host *hosts,
                        size_t n_hosts, const qr_row_detected *detected, size_t n_detected,

@@ -38,6 +38,7 @@
 #include "qreplay/lossdet.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/trace.h"
+#include "qreplay/traceroute.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +81,9 @@ typedef struct qr_row_received {
     int64_t time_ns;
 } qr_row_received;
 extern const qr_h5_schema qr_schema_received;
+/* recording.h5 /traceroutes and /paths (traceroute.h). */
+extern const qr_h5_schema qr_schema_traceroute;
+extern const qr_h5_schema qr_schema_path;
 
 /* An imported capture: where it came from and what was read of it. */
 typedef struct qr_row_import_capture {

@@ -107,6 +107,12 @@ typedef struct qr_recorder_end {
     int probed;                        /* the run probed: /probes is written */
     const qr_row_probe *probes;
     size_t n_probes;
+    int traced; /* the hosts ran path discovery (traceroute.h): recording.h5 gets its log */
+    const qr_row_traceroute *traceroutes;
+    size_t n_traceroutes;
+    const qr_row_path *paths;
+    size_t n_paths;
+    uint64_t trace_fault_drops, trace_buffer_drops; /* traceroute packets dropped (truth) */
 } qr_recorder_end;
 
 /* The run ended (reason): detect the lost tails, once (every packet of a completed run, or those

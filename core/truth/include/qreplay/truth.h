@@ -36,6 +36,8 @@ typedef struct qr_truth_info {
     int probed;                 /* the run probed ([pingmesh] interval): /probes is written */
     const qr_row_probe *probes; /* the Pingmesh agents' probes (pingmesh.h) */
     size_t n_probes;
+    uint64_t trace_fault_drops;  /* traceroute probes and answers a planted fault dropped */
+    uint64_t trace_buffer_drops; /* those the switches' buffers dropped */
 } qr_truth_info;
 
 /* Write truth.h5 at path (under a temporary name, renamed when complete): the scenario, info and
@@ -55,6 +57,7 @@ typedef struct qr_truth {
     size_t n_probes;
     int probed; /* the run probed: the file has /probes */
     int64_t sim_end_ns;
+    uint64_t trace_fault_drops, trace_buffer_drops; /* traceroute packets dropped (0: none) */
 } qr_truth;
 
 /* Read truth.h5 at path: /drops, /link_faults and /probes where present, the run's end. Caller
