@@ -30,6 +30,11 @@ static const cli_opt opts[] = {
      "imports: the hosts' minimum RTO (200ms, Linux's); a timer's resend sooner is a\n"
      "                         tail-loss probe or RACK's"},
     {"idle", 0, CLI_VALUE, "TIME", "imports: application idle that ends an exchange (1ms)"},
+    {"no-tlp", 0, CLI_FLAG, NULL,
+     "imports: the captured senders send no tail-loss probe (ns-3's TCP, an export of\n"
+     "                         a run; Linux with tcp_early_retrans=0): a timer's resend of the\n"
+     "                         tail after rto-min is an RTO (default: Linux's first timer resend\n"
+     "                         of the tail is its probe)"},
     {"path-rate", 0, CLI_VALUE, "RATE",
      "imports: the paths' bottleneck rate (default: the scenario's link rate if the\n"
      "                         captures come from its network, else measured per connection)"},
@@ -94,6 +99,7 @@ int qr_cmd_diagnose(int argc, char **argv)
     uint32_t *ids = NULL;
     qr_diag_opts o;
     qr_diag_opts_default(&o);
+    o.no_tlp = cli_count(&a, "no-tlp") > 0;
     cli_progress prog;
     cli_progress_init(&prog, quiet);
     rc = 2;

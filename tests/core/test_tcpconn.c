@@ -229,7 +229,7 @@ Test(tcpconn, keepalive_seen_at_both_ends)
 
 /* A download from the server: segments of 1000 bytes, one RTT of 2 ms; segment `lose` (0-based)
  * is handled as `mode` says; the client acknowledges every segment with SACK. */
-enum { M_NONE, M_LOST_FAST, M_REORDER_ONE, M_REORDER_FAST, M_TAIL_TLP, M_TAIL_RTO };
+enum { M_NONE, M_LOST_FAST, M_REORDER_ONE, M_REORDER_FAST, M_TAIL_TLP, M_TAIL_RTO, M_TAIL_TLP_RTO };
 
 static void download(conn *c, int nseg, int lose, int mode)
 {
@@ -242,7 +242,8 @@ static void download(conn *c, int nseg, int lose, int mode)
     for (int i = 0; i < nseg; i++) {
         int64_t tx = t0 + i * gap;
         rx[i] = tx + owd;
-        if (i == lose && (mode == M_LOST_FAST || mode == M_TAIL_TLP || mode == M_TAIL_RTO))
+        if (i == lose && (mode == M_LOST_FAST || mode == M_TAIL_TLP || mode == M_TAIL_RTO ||
+                          mode == M_TAIL_TLP_RTO))
             rx[i] = -1;
         if (i == lose && (mode == M_REORDER_ONE || mode == M_REORDER_FAST))
             rx[i] = tx + owd + (mode == M_REORDER_ONE ? 1 : 5) * gap + gap / 2;
@@ -303,7 +304,13 @@ static void download(conn *c, int nseg, int lose, int mode)
         add(c, 0, 101, 0, 0, 1 + 1000LL * nseg, rrx + 5 * US, rrx + 5 * US + owd, dsack,
             mode == M_REORDER_FAST, tsv(third + 20 * US));
     }
-    if (mode == M_TAIL_TLP || mode == M_TAIL_RTO) {
+    if (mode == M_TAIL_TLP_RTO) {
+        /* the tail was lost, and so was the probe Linux sent for it 250 ms later */
+        add(c, 1, 1 + 1000 * lose, 1000, 0, 101, last_rx + 250 * MS, -1, NULL, 0,
+            tsv(last_rx + 250 * MS));
+        last_rx += 250 * MS;
+    }
+    if (mode == M_TAIL_TLP || mode == M_TAIL_RTO || mode == M_TAIL_TLP_RTO) {
         /* the tail was lost: after a silence the sender resends the last segment */
         int64_t wait = mode == M_TAIL_TLP ? 2 * rtt + 2 * MS : 250 * MS;
         int64_t tx = last_rx + wait;
@@ -403,10 +410,27 @@ Test(tcpconn, tail_loss_probe_is_not_an_rto)
     cr_assert_gt(o.ex[1].part_ns[QR_TC_PART_TLP], 0);
     cr_assert_eq(o.ex[1].part_ns[QR_TC_PART_RTO], 0);
     qr_tc_conn_free(&o);
+    /* one resend of the tail after 250 ms: Linux's probe (with one segment out it waits 2 RTT +
+     * 200 ms, capped at the RTO); a sender without probes (ns-3) fired its RTO */
     download(&c, 10, 9, M_TAIL_RTO);
     analyse(&c, SERVER, &o, NULL);
-    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 1, "250 ms of silence: the timer fired");
+    cr_assert_eq(o.dir[1].trig[QR_TC_TLP], 1, "Linux probes the tail before its first RTO");
+    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 0);
+    qr_tc_conn_free(&o);
+    qr_tc_cfg cfg;
+    qr_tc_cfg_default(&cfg);
+    cfg.tlp = 0;
+    analyse(&c, SERVER, &o, &cfg);
+    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 1, "250 ms of silence, no probes: the timer fired");
     cr_assert_eq(o.dir[1].trig[QR_TC_TLP], 0);
+    cr_assert_geq(o.ex[1].part_ns[QR_TC_PART_RTO], 240 * MS);
+    qr_tc_conn_free(&o);
+    /* the probe lost too: the RTO fires next */
+    download(&c, 10, 9, M_TAIL_TLP_RTO);
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.dir[1].trig[QR_TC_TLP], 1);
+    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 1);
+    cr_assert_eq(o.dir[1].retransmissions, 2);
     cr_assert_geq(o.ex[1].part_ns[QR_TC_PART_RTO], 240 * MS);
     qr_tc_conn_free(&o);
 }

@@ -202,15 +202,6 @@ struct drop_at {
 };
 
 /* The window-scale shift of a SYN's options (-1: none). */
-static int wscale_of(const qr_packet *p)
-{
-    size_t n, have;
-    const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 3, &n, &have);
-    if (!v || n != 1 || have < 1)
-        return -1;
-    return v[0] > 14 ? 14 : v[0];
-}
-
 /* The packets of direction dir into x->buf (from off), with true times. */
 static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
 {
@@ -404,7 +395,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         if (p->tcp_flags & QR_TCP_SYN) {
             o->syn_sent++;
             if (ws_syn < 0)
-                ws_syn = wscale_of(p);
+                ws_syn = qr_tcp_wscale(p);
         }
         if (d[i].payload > mss) {
             mss = d[i].payload;
@@ -425,7 +416,7 @@ static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
         if (p->tcp_flags & QR_TCP_SYN) {
             o->synack_sent++;
             if (ws_synack < 0)
-                ws_synack = wscale_of(p);
+                ws_synack = qr_tcp_wscale(p);
         }
         if (a[j].rx < 0)
             o->lost_acks++;
@@ -1252,6 +1243,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     x.tcfg.ack_clock_ns = o->ack_clock_ns;
     x.tcfg.idle_ns = o->idle_ns;
     x.tcfg.rto_min_ns = o->rto_min_ns;
+    x.tcfg.tlp = x.imported && !o->no_tlp; /* ns-3's TCP has no tail-loss probe */
     x.tcfg.rate_bps = o->path_rate_bps     ? o->path_rate_bps
                       : out->network_known ? x.c->links.rate_bps
                                            : 0;

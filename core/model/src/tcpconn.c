@@ -50,6 +50,7 @@ void qr_tc_cfg_default(qr_tc_cfg *c)
     c->ack_clock_ns = 1000000;
     c->rto_min_ns = 200000000;
     c->idle_ns = 1000000;
+    c->tlp = 1;
 }
 
 int qr_tcp_timestamps(const qr_packet *p, uint32_t *val, uint32_t *ecr)
@@ -79,7 +80,7 @@ size_t qr_tcp_sack_blocks(const qr_packet *p, uint32_t left[4], uint32_t right[4
     return k;
 }
 
-static int wscale_of(const qr_packet *p)
+int qr_tcp_wscale(const qr_packet *p)
 {
     size_t n, have;
     const uint8_t *v = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 3, &n, &have);
@@ -263,7 +264,7 @@ static int prepare_dir(tc *x, uint32_t d)
         if (p->tcp_flags & QR_TCP_SYN) {
             st->syn = 1;
             if (x->ws[d] < 0)
-                x->ws[d] = wscale_of(p);
+                x->ws[d] = qr_tcp_wscale(p);
         }
         st->fin |= (p->tcp_flags & QR_TCP_FIN) != 0;
         if (p->tcp_flags & QR_TCP_RST) {
@@ -502,7 +503,8 @@ static int sender_walk(tc *x, uint32_t d)
                     tr = QR_TC_RECOVERY;
             } else if (above > 0 && silence < c->rto_min_ns) {
                 tr = QR_TC_RACK;
-            } else if (e >= snd_max && !tlp_out && (s > una || silence < c->rto_min_ns)) {
+            } else if (e >= snd_max && !tlp_out &&
+                       (c->tlp ? !in_rec : (s > una || silence < c->rto_min_ns))) {
                 tr = QR_TC_TLP;
             } else {
                 tr = QR_TC_RTO;
@@ -780,8 +782,12 @@ static int find_exchanges(tc *x)
             continue; /* nothing new */
         if (s < hi[d])
             s = hi[d];
-        int fresh = cur[d] < 0 || (una[d] >= hi[d] && acked_t[d] >= 0 &&
-                                   (t - acked_t[d] > x->cfg.idle_ns || other[d]));
+        /* a new exchange after application idle, or when the other side answered in between
+         * (its data all acknowledged: a request after its response; in two-way bulk the other
+         * side's data is still in flight, and this side's stream goes on) */
+        int fresh = cur[d] < 0 ||
+                    (una[d] >= hi[d] && acked_t[d] >= 0 &&
+                     (t - acked_t[d] > x->cfg.idle_ns || (other[d] && una[d ^ 1u] >= hi[d ^ 1u])));
         if (fresh) {
             if (qri_grow((void **)&o->ex, &cap, o->n_ex, sizeof *o->ex, 8)) {
                 rc = QR_ENOMEM;

@@ -113,6 +113,8 @@ typedef struct qr_diag_opts {
     int64_t idle_ns;        /* application idle that ends an exchange (0: 1 ms) */
     uint64_t path_rate_bps; /* the paths' bottleneck rate (0: the scenario's link rate where the
                              * captures come from its network, else estimated per connection) */
+    int no_tlp; /* the captured senders send no tail-loss probes (ns-3's TCP, or Linux with
+                 * tcp_early_retrans = 0); a runtime's never do */
     void (*progress)(void *ctx, const char *line); /* may be NULL */
     void *progress_ctx;
 } qr_diag_opts;

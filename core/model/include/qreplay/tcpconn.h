@@ -76,6 +76,12 @@ typedef struct qr_tc_cfg {
     int64_t rto_min_ns;   /* the sender's minimum RTO (Linux: 200 ms) */
     int64_t idle_ns;      /* idle that ends an exchange (1 ms) */
     uint64_t rate_bps;    /* the path's bottleneck rate if known (0: estimate from the data) */
+    int tlp;              /* the senders probe the tail before their first RTO, as Linux does
+                             (tcp_early_retrans, the default since 3.10): the first timer resend
+                             of the highest segment outside recovery is that probe, however long
+                             it waited (with one segment out Linux waits 2 RTT + 200 ms, capped at
+                             the RTO). 0: only a resend sooner than rto_min, or with more out
+                             below it, is a probe (1) */
 } qr_tc_cfg;
 
 /* Fill *c with the defaults above. */
@@ -203,6 +209,9 @@ typedef struct qr_tc_conn {
 int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg, char *errbuf);
 void qr_tc_conn_free(qr_tc_conn *c);
 
+/* The window scale a SYN or SYN-ACK offers (option 3, capped at 14 as RFC 7323 says), or -1 if
+ * it offers none. */
+int qr_tcp_wscale(const qr_packet *p);
 /* The TCP timestamp option of p: 1 with its value and echo, or 0. */
 int qr_tcp_timestamps(const qr_packet *p, uint32_t *val, uint32_t *ecr);
 /* The SACK blocks of p (at most 4, as [left, right) sequence numbers): their number. */
