@@ -245,6 +245,7 @@ struct cap_state {
 struct imp {
     const qr_import_cfg *cfg;
     const qr_config *conf;
+    uint64_t nic_bps; /* the rate a host's NIC serializes what its capture shows (below) */
     qr_topology *topo;
     qr_import_scan *scan;
     qr_flow_table *ft;
@@ -344,7 +345,7 @@ static uint64_t seg_key(const qr_capture_packet *p)
 
 static int64_t wire_ns(const struct imp *m, uint32_t ip_len)
 {
-    return qri_wire_ns((uint64_t)ip_len + QR_LINK_OVERHEAD_BYTES, m->conf->links.rate_bps);
+    return qri_wire_ns((uint64_t)ip_len + QR_LINK_OVERHEAD_BYTES, m->nic_bps);
 }
 
 static int add_det(struct imp *m, uint32_t receiver, uint32_t dir, uint32_t seq)
@@ -567,8 +568,7 @@ static int grow_segs(struct imp *m, size_t n)
 
 static size_t segment(struct imp *m, const qr_capture_packet *p, int *rc)
 {
-    size_t n = qr_capture_segment(p, QR_MTU_BYTES, m->conf->links.rate_bps, QR_LINK_OVERHEAD_BYTES,
-                                  NULL, 0);
+    size_t n = qr_capture_segment(p, QR_MTU_BYTES, m->nic_bps, QR_LINK_OVERHEAD_BYTES, NULL, 0);
     if (n == 0) { /* headers alone exceed the MTU: keep it whole */
         *rc = grow_segs(m, 1);
         if (!*rc)
@@ -577,8 +577,7 @@ static size_t segment(struct imp *m, const qr_capture_packet *p, int *rc)
     }
     if ((*rc = grow_segs(m, n)) != QR_OK)
         return 0;
-    qr_capture_segment(p, QR_MTU_BYTES, m->conf->links.rate_bps, QR_LINK_OVERHEAD_BYTES, m->segs,
-                       n);
+    qr_capture_segment(p, QR_MTU_BYTES, m->nic_bps, QR_LINK_OVERHEAD_BYTES, m->segs, n);
     if (n > 1)
         m->rep->tso_split++;
     return n;
@@ -1457,6 +1456,13 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
     memset(&m, 0, sizeof m);
     m.cfg = cfg;
     m.conf = qr_scenario_config(sc);
+    /* In the scenario's network a host's NIC sends at its link rate. In a network qreplay does not
+     * know, the captures' times are the only clock: a GSO burst of a fast virtual or 100G NIC
+     * must not be spread at the scenario's rate (at 10 Gbps a 400 KB burst would drift 0.3 ms
+     * behind its own ACKs); its segments go at 400 Gbps, or the scenario's rate if faster. */
+    m.nic_bps = cfg->network_known || m.conf->links.rate_bps >= QR_IMPORT_UNKNOWN_NIC_BPS
+                    ? m.conf->links.rate_bps
+                    : QR_IMPORT_UNKNOWN_NIC_BPS;
     m.errbuf = errbuf;
     m.rep = calloc(1, sizeof *m.rep);
     int64_t *shift = NULL;

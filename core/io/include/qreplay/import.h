@@ -150,6 +150,11 @@ typedef enum {
  * storage. */
 const char *qr_import_left_name(int r);
 
+/* The NIC rate of a host in a network qreplay does not know (import without --network
+ * scenario): GSO/TSO bursts are split and serialized at it, or at the scenario's rate if
+ * faster, so the captures' own times stay the clock. */
+#define QR_IMPORT_UNKNOWN_NIC_BPS 400000000000ull
+
 typedef struct qr_import_cfg {
     const char *const *captures;
     size_t n_captures;
