@@ -1,17 +1,38 @@
 /* Crafted captures for the tests of what reads imports: TCP packets as a host's capture holds
  * them (raw IPv4, written with qreplay's own trace writer), a 3-host star to import them into,
- * host map entries, and the import itself. The tests that include it make and remove tmpdir. */
+ * host map entries, the import itself, and the folder they write in (make_tmp and rm_tmp: a
+ * suite's init and fini). */
 #ifndef QR_TEST_CRAFTED_H
 #define QR_TEST_CRAFTED_H
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "qreplay/error.h"
 #include "qreplay/import.h"
 #include "qreplay/scenario.h"
 #include "qreplay/trace.h"
+
+/* The suite's scratch folder, one per test process. */
+static char tmpdir[128];
+
+static void make_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/qr-crafted-%d", (int)getpid());
+    mkdir(tmpdir, 0755);
+}
+
+static void rm_tmp(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
 
 /* The 3-host star of 10 Gbps links. */
 static qr_scenario *star(void)

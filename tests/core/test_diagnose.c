@@ -14,21 +14,6 @@
 #include "qreplay/diagnose.h"
 #include "qreplay/recording.h"
 
-static char tmpdir[128];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/qr-diagnose-%d", (int)getpid());
-    mkdir(tmpdir, 0755);
-}
-
-static void rm_tmp(void)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
 TestSuite(diagnose, .init = make_tmp, .fini = rm_tmp);
 
 #define US 1000
@@ -419,4 +404,146 @@ Test(diagnose, real_http_with_two_losses_from_each_end)
     check_app("http-lossy", 1, 0);
     check_app("http-lossy", 0, 1);
     check_app("http-lossy", 1, 1);
+}
+
+/* Gaps longer than gap_ns between consecutive data packets a side sent, by tshark (an exchange
+ * ends on application idle: each such gap starts a new one). */
+static uint32_t tshark_gaps(const char *path, const char *from, int64_t gap_ns)
+{
+    char cmd[1024], line[512];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -r '%s' -Y 'ip.src==%s and tcp.len > 0' -T fields -e frame.time_epoch "
+             "2>/dev/null",
+             QR_TSHARK, path, from);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    uint32_t gaps = 0;
+    long double prev = -1;
+    while (fgets(line, sizeof line, f)) {
+        long double t = strtold(line, NULL);
+        if (prev >= 0 && (t - prev) * 1e9L > (long double)gap_ns)
+            gaps++;
+        prev = t;
+    }
+    cr_assert_eq(pclose(f), 0, "%s", cmd);
+    return gaps;
+}
+
+/* A connection without loss whose exchanges tshark can count from the gaps in each side's data:
+ * the bytes each way, one exchange per burst of each side, every one complete. */
+static void check_bursts(const char *name, int client, int server)
+{
+    char cpath[512], spath[512];
+    snprintf(cpath, sizeof cpath, "%s/%s-client.pcap", QR_SOURCE_DIR "/tests/data/captures", name);
+    snprintf(spath, sizeof spath, "%s/%s-server.pcap", QR_SOURCE_DIR "/tests/data/captures", name);
+    const char *any = client ? cpath : spath;
+    qr_diagnosis dg;
+    diagnose_app(name, client, server, &dg);
+    cr_assert_eq(dg.n_flows, 1, "one connection");
+    const qr_diag_flow *f = &dg.flows[0];
+    cr_assert_eq(f->bytes, tshark_bytes(any, CLIENT_IP));
+    cr_assert_eq(f->bytes_back, tshark_bytes(any, SERVER_IP));
+    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    cr_assert(f->completed, "%s %d%d", name, client, server);
+    uint32_t ex[2] = {0, 0};
+    uint64_t bytes[2] = {0, 0};
+    for (uint32_t i = 0; i < f->exchanges; i++) {
+        const qr_diag_exchange *e = &dg.exchanges[f->first_exchange + i];
+        cr_assert_eq(e->status, QR_TC_COMPLETE, "%s exchange %u", name, i);
+        ex[e->dir]++;
+        bytes[e->dir] += e->bytes;
+    }
+    cr_assert_eq(bytes[0], f->bytes);
+    cr_assert_eq(bytes[1], f->bytes_back);
+    const char *ip[2] = {CLIENT_IP, SERVER_IP};
+    for (int d = 0; d < 2; d++) {
+        uint32_t want = 1 + tshark_gaps(d ? spath : cpath, ip[d], 1000000);
+        cr_assert_eq(ex[d], want, "%s %d%d: %u exchanges from %s, tshark's gaps say %u", name,
+                     client, server, ex[d], ip[d], want);
+    }
+    long retx =
+        tshark_count(any, "tcp.analysis.retransmission or tcp.analysis.fast_retransmission");
+    cr_assert_eq(retx, 0);
+    cr_assert_eq(f->retransmissions + f->lost_data + f->not_seen + f->spurious, 0);
+    qr_diagnosis_free(&dg);
+}
+
+Test(diagnose, real_request_response_with_think_time)
+{
+    if (!QR_TSHARK[0])
+        cr_skip_test("tshark is not installed");
+    check_bursts("rpc-think", 1, 0);
+    check_bursts("rpc-think", 0, 1);
+    check_bursts("rpc-think", 1, 1);
+}
+
+Test(diagnose, real_two_way_bulk)
+{
+    if (!QR_TSHARK[0])
+        cr_skip_test("tshark is not installed");
+    check_bursts("bulk-both", 1, 0);
+    check_bursts("bulk-both", 0, 1);
+    check_bursts("bulk-both", 1, 1);
+}
+
+/* A lost tail: every resend of the server's, by tshark; the first resend of a sequence number
+ * after silence is Linux's tail-loss probe, any later one its RTO; the client, which never got
+ * the lost copies, sees no resend at all. */
+static void check_tail(const char *name, int client, int server)
+{
+    char cpath[512], spath[512], cmd[1024], line[256];
+    snprintf(cpath, sizeof cpath, "%s/%s-client.pcap", QR_SOURCE_DIR "/tests/data/captures", name);
+    snprintf(spath, sizeof spath, "%s/%s-server.pcap", QR_SOURCE_DIR "/tests/data/captures", name);
+    snprintf(cmd, sizeof cmd,
+             "'%s' -r '%s' -Y 'ip.src==" SERVER_IP " and tcp.analysis.retransmission' -T fields "
+             "-e tcp.seq_raw 2>/dev/null",
+             QR_TSHARK, spath);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    unsigned long seqs[16];
+    uint32_t n = 0, probes = 0, timers = 0;
+    while (fgets(line, sizeof line, p) && n < 16) {
+        unsigned long s = strtoul(line, NULL, 10);
+        int again = 0;
+        for (uint32_t i = 0; i < n; i++)
+            again |= seqs[i] == s;
+        seqs[n++] = s;
+        probes += !again;
+        timers += again;
+    }
+    cr_assert_eq(pclose(p), 0);
+    cr_assert_gt(n, 0, "%s: the router dropped the tail", name);
+    qr_diagnosis dg;
+    diagnose_app(name, client, server, &dg);
+    const qr_diag_flow *f = &dg.flows[0];
+    if (!server) {
+        /* the client never got the lost copies: it sees one late tail and no resend */
+        cr_assert_eq(f->retransmissions + f->lost_data, 0, "%s: no evidence at the client", name);
+        cr_assert(f->completed);
+        qr_diagnosis_free(&dg);
+        return;
+    }
+    cr_assert_eq(f->retransmissions, n, "%s %d%d", name, client, server);
+    if (server) {
+        cr_assert_eq(f->tlps, probes, "%s: %u probes, tshark %u", name, f->tlps, probes);
+        cr_assert_eq(f->rtos, timers, "%s: %u RTOs, tshark %u", name, f->rtos, timers);
+        cr_assert_eq(f->fast_retransmits + f->unknown_retx, 0);
+    } else {
+        cr_assert_eq(f->unknown_retx, n, "the client cannot see what sent them");
+    }
+    cr_assert(f->completed);
+    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    qr_diagnosis_free(&dg);
+}
+
+Test(diagnose, real_tail_loss_probe_and_rto)
+{
+    if (!QR_TSHARK[0])
+        cr_skip_test("tshark is not installed");
+    check_tail("http-tail", 0, 1);
+    check_tail("http-tail", 1, 1);
+    check_tail("http-tail", 1, 0);
+    check_tail("http-rto", 0, 1);
+    check_tail("http-rto", 1, 1);
+    check_tail("http-rto", 1, 0);
 }

@@ -22,21 +22,6 @@
 
 #include "crafted.h"
 
-static char tmpdir[128];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/qr-import-run-%d", (int)getpid());
-    mkdir(tmpdir, 0755);
-}
-
-static void rm_tmp(void)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
 TestSuite(import_run, .init = make_tmp, .fini = rm_tmp);
 
 /* ---- pcap surgery on nanosecond little-endian pcaps (what tcpdump wrote here) ---- */

@@ -10,12 +10,25 @@
 # length). The server sends MTU-sized packets (TSO and GSO off); the client's side keeps the
 # kernel's defaults (GRO-merged arrivals in its capture). In the lossy run the router drops, with nftables on its ingress from the server, the
 # 30th and 60th data packet the server sends in it (numgen inc: the same packets every run), so
-# both captures show what was lost on the way. Usage: make_app_captures.sh [OUTDIR].
+# both captures show what was lost on the way. Usage: make_app_captures.sh [OUTDIR [NAME...]]
+# (default: every capture below, into this folder).
 #
 #   http-keepalive-client.pcap, http-keepalive-server.pcap    no loss
 #   http-lossy-client.pcap, http-lossy-server.pcap            two server packets dropped
+#   http-tail-*.pcap      the same session; the router drops the last packet of the last response
+#                         once (its IP length, 1228, is unique to it): Linux's tail-loss probe
+#                         resends it
+#   http-rto-*.pcap       ... dropped twice (the original and the probe): the retransmission
+#                         timer (200 ms) resends it
+#   rpc-think-*.pcap      a request/response protocol on one connection (Python sockets): five
+#                         rounds of a 200-byte request, a 3000-byte reply and 50 ms of think time
+#   bulk-both-*.pcap      two-way bulk: each side sends 400000 bytes at once, then shuts down its
+#                         sending side and reads to the end
 set -euo pipefail
 out=$(cd "${1:-$(dirname "$0")}" && pwd)
+shift || true
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(http-keepalive http-lossy http-tail http-rto rpc-think bulk-both)
 c=qrappC$$ r=qrappR$$ s=qrappS$$
 cleanup() {
     for ns in "$c" "$r" "$s"; do ip netns del "$ns" 2>/dev/null || true; done
@@ -76,9 +89,62 @@ listening() {
     return 1
 }
 
-# run NAME: one keep-alive session, captured at the client and at the server
+rpc_server='import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.78.2.1", 8080)); s.listen(1); k, _ = s.accept()
+for i in range(5):
+    need = 200
+    while need:
+        need -= len(k.recv(need))
+    k.sendall(b"r" * 3000)
+k.recv(1); k.close()'
+rpc_client='import socket, time
+for i in range(200):
+    try:
+        k = socket.create_connection(("10.78.2.1", 8080), timeout=10); break
+    except OSError:
+        time.sleep(0.05)
+for i in range(5):
+    k.sendall(b"q" * 200)
+    need = 3000
+    while need:
+        need -= len(k.recv(need))
+    time.sleep(0.05)
+k.close()'
+bulk_server='import socket, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.78.2.1", 8080)); s.listen(1); k, _ = s.accept()
+def send():
+    k.sendall(b"s" * 400000); k.shutdown(socket.SHUT_WR)
+t = threading.Thread(target=send); t.start()
+n = 0
+while True:
+    b = k.recv(65536)
+    if not b:
+        break
+    n += len(b)
+t.join(); assert n == 400000; k.close()'
+bulk_client='import socket, threading, time
+for i in range(200):
+    try:
+        k = socket.create_connection(("10.78.2.1", 8080), timeout=10); break
+    except OSError:
+        time.sleep(0.05)
+def send():
+    k.sendall(b"c" * 400000); k.shutdown(socket.SHUT_WR)
+t = threading.Thread(target=send); t.start()
+n = 0
+while True:
+    b = k.recv(65536)
+    if not b:
+        break
+    n += len(b)
+t.join(); assert n == 400000; k.close()'
+
+# run NAME [SERVER CLIENT]: one session (default: the HTTP keep-alive one), captured at the client
+# and at the server
 run() {
-    local name=$1
+    local name=$1 srvprog=${2:-$server} cliprog=${3:-$client}
     rm -f "$out/.logc" "$out/.logs"
     ip netns exec "$c" tcpdump -i vc --immediate-mode -U -s 128 --time-stamp-precision=nano \
         -w "$out/$name-client.pcap" tcp >/dev/null 2>"$out/.logc" &
@@ -88,10 +154,10 @@ run() {
     local ds=$!
     listening "$out/.logc"
     listening "$out/.logs"
-    ip netns exec "$s" timeout 30 /usr/bin/python3 -c "$server" &
+    ip netns exec "$s" timeout 30 /usr/bin/python3 -c "$srvprog" &
     local srv=$!
     sleep 0.3
-    ip netns exec "$c" timeout 30 /usr/bin/python3 -c "$client"
+    ip netns exec "$c" timeout 30 /usr/bin/python3 -c "$cliprog"
     wait "$srv"
     sleep 1 # tcpdump writes what it has before it stops
     kill -INT "$dc" "$ds"
@@ -99,14 +165,30 @@ run() {
     rm -f "$out/.logc" "$out/.logs"
 }
 
-run http-keepalive
-# the router drops the server's 30th and 60th data packet of the session (payload > 0)
-ip netns exec "$r" nft -f - <<'NFT'
+# router rules: drop the server's packets chosen by RULE (nftables netdev ingress), or none
+rules() {
+    ip netns exec "$r" nft delete table netdev qrapp 2>/dev/null || true
+    [ -n "$1" ] || return 0
+    ip netns exec "$r" nft -f - <<NFT
 table netdev qrapp {
     chain in {
         type filter hook ingress device rs priority 0;
-        ip saddr 10.78.2.1 tcp sport 8080 ip length > 52 numgen inc mod 1000 vmap { 29 : drop, 59 : drop, * : continue }
+        ip saddr 10.78.2.1 tcp sport 8080 $1
     }
 }
 NFT
-run http-lossy
+}
+
+for name in "${want[@]}"; do
+    case $name in
+    http-keepalive) rules "" && run http-keepalive ;;
+    # the server's 30th and 60th data packet of the session (payload > 0)
+    http-lossy) rules 'ip length > 52 numgen inc mod 1000 vmap { 29 : drop, 59 : drop, * : continue }' && run http-lossy ;;
+    # the last packet of GET /20000 (1176 bytes of payload: IP length 1228), once or twice
+    http-tail) rules 'ip length 1228 quota until 1228 bytes drop' && run http-tail ;;
+    http-rto) rules 'ip length 1228 quota until 2456 bytes drop' && run http-rto ;;
+    rpc-think) rules "" && run rpc-think "$rpc_server" "$rpc_client" ;;
+    bulk-both) rules "" && run bulk-both "$bulk_server" "$bulk_client" ;;
+    *) echo "make_app_captures.sh: no capture named $name" >&2; exit 2 ;;
+    esac
+done
