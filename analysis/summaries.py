@@ -291,6 +291,35 @@ def diagnose(out, opts):
             "all": diagnosis_summary(os.path.join(out, "all.h5"), False)}
 
 
+APP_FIELDS = ["exchanges", "bytes", "bytes_back", "retransmissions", "tlps", "rtos",
+              "fast_retransmits", "racks", "unknown_retx", "lost_data", "not_seen", "reordered",
+              "spurious", "completed", "end"]
+
+
+def apps(out, opts):
+    """Per real-application capture (tests/data/captures/make_app_captures.sh) and vantage
+    (client, server, both): the connection's diagnosis and its slowest exchange; the truth is
+    what the pair of captures shows was lost between them (the router sits between the two
+    captures, as a switch's ports would)."""
+    res = {}
+    for n in opts["names"]:
+        both = h5().File(os.path.join(out, n + "-both", "recording", "recording.h5"), "r")
+        truth = int(both["import"].attrs["drops_both"])
+        res[n] = {"truth_drops": truth, "views": {}}
+        for v in ("client", "server", "both"):
+            f = h5().File(os.path.join(out, n + "-" + v, "diagnosis.h5"), "r")
+            fl = rows(f["flows"])[0]
+            ex = rows(f["exchanges"])
+            slow = max(ex, key=lambda e: e["duration_ns"]) if ex else None
+            d = {k: fl[k] for k in APP_FIELDS}
+            d["cause"] = fl["cause"]
+            d["slowest"] = None if slow is None else {
+                "dir": slow["dir"], "bytes": slow["bytes"], "duration_ns": slow["duration_ns"],
+                "cause": slow["cause"], "status": slow["status"]}
+            res[n]["views"][v] = d
+    return res
+
+
 WHATIF_KEYS = ["drops", "edge_drops", "agg_drops", "core_drops", "lossy_share", "new_drops",
                "sent_after_new_drop", "all_q_p99", "edge_q_p99", "agg_q_p99", "core_q_p99",
                "all_above90", "delay_p50", "delay_p99", "flow_delay_p99", "blackholes",
@@ -378,4 +407,4 @@ def testbed(out, opts):
 SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
-             "roundtrip": roundtrip, "testbed": testbed}
+             "roundtrip": roundtrip, "testbed": testbed, "apps": apps}
