@@ -40,6 +40,13 @@ const cli_opt kOpts[] = {
      "trace these connections' TCP execution (flow numbers N,M,... or all)"},
     {"out", 'o', CLI_VALUE, "OUT.h5", "output file (default DIR/isolated.h5)"},
     {"no-figures", 0, CLI_FLAG, nullptr, "with --trace: do not draw the figures"},
+    {"captured-tcp",
+     0,
+     CLI_VALUE,
+     "WHICH",
+     "imports: whose TCP the captured hosts ran: kernel (default: refused, an isolated\n"
+     "                         replay runs ns-3's TCP and would explain ns-3, not the kernel)\n"
+     "                         or ns3 (captures exported from a qreplay run)"},
     CLI_OPT_QUIET,
 };
 
@@ -63,7 +70,12 @@ const cli_spec kSpec = {
     "ACKs, the lost packets. Written to OUT.h5 /tcp_trace/<flow>; checked against the\n"
     "recording (the traced retransmissions must be exactly the recorded ones; exit 1 if\n"
     "not); drawn as a time-sequence diagram over cwnd/ssthresh/windows per connection in\n"
-    "DIR/figures (tcp_trace_<flow>.png).\n",
+    "DIR/figures (tcp_trace_<flow>.png).\n"
+    "\n"
+    "An imported recording of real hosts is refused: their TCP is the kernel's, and an\n"
+    "isolated replay with ns-3's TCP would say what ns-3 does with their packets, not why the\n"
+    "kernel sent them (qreplay diagnose reads the kernel's recovery from the captures).\n"
+    "--captured-tcp ns3 says the captures come from a qreplay run (qreplay export).\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
@@ -161,6 +173,7 @@ qr_cmd_isolate(int argc, char** argv)
     std::string traceText = cli_value(&a, "trace") ? cli_value(&a, "trace") : "";
     bool figures = cli_count(&a, "no-figures") == 0;
     bool quiet = cli_count(&a, "quiet") > 0;
+    std::string captured = cli_value(&a, "captured-tcp") ? cli_value(&a, "captured-tcp") : "kernel";
     std::string dir = a.pos[0];
     std::string path = cli_value(&a, "out") ? cli_value(&a, "out") : dir + "/isolated.h5";
     cli_args_free(&a);
@@ -169,6 +182,10 @@ qr_cmd_isolate(int argc, char** argv)
     char err[QR_ERRBUF_SIZE];
     if (qr_parse_time_list(sigmaText, sigmas, QR_LIST_MAX, &nSigmas, err))
         return cli_usage_error("isolate", "--sigma: %s", err);
+    if (captured != "kernel" && captured != "ns3")
+        return cli_usage_error("isolate",
+                               "--captured-tcp: '%s' is not kernel or ns3",
+                               captured.c_str());
     char recBuf[4200];
     cli_recording_dir(dir.c_str(), recBuf, sizeof recBuf);
     std::string recDir = recBuf;
@@ -183,6 +200,14 @@ qr_cmd_isolate(int argc, char** argv)
     if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
         return cli_fail("isolate", "%s", err);
     std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(recRaw, qr_recording_close);
+    if (qr_recording_imported(rec.get()) && captured != "ns3")
+        return cli_fail(
+            "isolate",
+            "%s: an import of real hosts' captures: their TCP is the kernel's, and an "
+            "isolated replay runs ns-3's, so it would explain ns-3, not what the kernel "
+            "did (qreplay diagnose reads the kernel's recovery from the captures; "
+            "--captured-tcp ns3 if the captures come from a qreplay run)",
+            recDir.c_str());
     size_t nFlows = qr_flow_table_flows(qr_recording_flows(rec.get()));
     std::vector<uint32_t> flows, traced;
     if (!FlowList(flowsText, nFlows, "--flows", flows, err) ||
