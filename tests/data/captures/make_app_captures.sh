@@ -80,14 +80,7 @@ for path, think in (("/5000", 0.2), ("/300000", 0.1), ("/20000", 0)):
     time.sleep(think)
 k.close()'
 
-listening() {
-    for _ in $(seq 100); do
-        grep -q "listening on" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "tcpdump did not start: $(cat "$1")" >&2
-    return 1
-}
+. "$(dirname "$0")/capture_lib.sh"
 
 rpc_server='import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -46,14 +46,7 @@ for i in range(50):
 s.sendall(b"q"*int(sys.argv[2])); s.shutdown(socket.SHUT_WR); s.recv(1); s.close()'
 
 # wait until the tcpdump writing its messages to LOG listens (at most 10 s)
-listening() {
-    for _ in $(seq 100); do
-        grep -q "listening on" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "tcpdump did not start: $(cat "$1")" >&2
-    return 1
-}
+. "$(dirname "$0")/capture_lib.sh"
 
 # capture NAME NS IFACE SERVER_ADDR BYTES [TCPDUMP OPTIONS]: one transfer from A to B, captured
 # in NS on IFACE; ping once first so ARP/NDP frames are in the capture too
