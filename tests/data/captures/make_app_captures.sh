@@ -104,11 +104,20 @@ for i in range(5):
         need -= len(k.recv(need))
     time.sleep(0.05)
 k.close()'
-bulk_server='import socket, threading
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.78.2.1", 8080)); s.listen(1); k, _ = s.accept()
+# two-way bulk, either end: connect (or accept), send 400000 bytes from a thread while reading all
+# the other side sends, shut down the sending side
+bulk='import socket, threading, time
+if server:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.78.2.1", 8080)); s.listen(1); k, _ = s.accept()
+else:
+    for i in range(200):
+        try:
+            k = socket.create_connection(("10.78.2.1", 8080), timeout=10); break
+        except OSError:
+            time.sleep(0.05)
 def send():
-    k.sendall(b"s" * 400000); k.shutdown(socket.SHUT_WR)
+    k.sendall(b"b" * 400000); k.shutdown(socket.SHUT_WR)
 t = threading.Thread(target=send); t.start()
 n = 0
 while True:
@@ -117,22 +126,10 @@ while True:
         break
     n += len(b)
 t.join(); assert n == 400000; k.close()'
-bulk_client='import socket, threading, time
-for i in range(200):
-    try:
-        k = socket.create_connection(("10.78.2.1", 8080), timeout=10); break
-    except OSError:
-        time.sleep(0.05)
-def send():
-    k.sendall(b"c" * 400000); k.shutdown(socket.SHUT_WR)
-t = threading.Thread(target=send); t.start()
-n = 0
-while True:
-    b = k.recv(65536)
-    if not b:
-        break
-    n += len(b)
-t.join(); assert n == 400000; k.close()'
+bulk_server="server = True
+$bulk"
+bulk_client="server = False
+$bulk"
 
 # run NAME [SERVER CLIENT]: one session (default: the HTTP keep-alive one), captured at the client
 # and at the server
