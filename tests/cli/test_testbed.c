@@ -217,5 +217,13 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
     rc = qreplay("testbed scenarios/fattree-k4-websearch.ini -o %s/x", dir);
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "[topology] kind"), "%s", err);
+    /* agents and faults it does not have are refused, not ignored */
+    rc = qreplay("testbed scenarios/testbed-single-switch.ini --set traceroute.per_connection=1 "
+                 "--set pingmesh.interval=100us --set 'faults.gray=s0-h1 1%%' -o %s/x",
+                 dir);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(err, "[traceroute] per_connection") && strstr(err, "[pingmesh] interval") &&
+                  strstr(err, "[faults]") && strstr(err, "cannot honour 3 keys"),
+              "%s", err);
     cr_assert_not(exists("%s/x", dir));
 }

@@ -108,6 +108,18 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
         add_line(errbuf, &len, &n,
                  "[clock] max_offset = %" PRId64 " ns: the namespaces share one clock; give 0",
                  c->clock.max_offset_ns);
+    if (c->traceroute.per_connection)
+        add_line(errbuf, &len, &n,
+                 "[traceroute] per_connection: the testbed's hosts run no traceroute agents; "
+                 "leave it 0");
+    if (c->pingmesh.interval_ns)
+        add_line(errbuf, &len, &n,
+                 "[pingmesh] interval: the testbed's hosts run no Pingmesh agents; leave it 0");
+    if (c->faults.drop[0] || c->faults.link[0][0] || c->faults.link[1][0] || c->faults.link[2][0] ||
+        c->faults.link[3][0])
+        add_line(errbuf, &len, &n,
+                 "[faults]: the testbed plants no faults; leave drop, gray, blackhole, delay and "
+                 "rate empty");
     if (n) {
         char head[96];
         snprintf(head, sizeof head, "the testbed cannot honour %d key%s of this scenario:\n  ", n,
