@@ -233,6 +233,15 @@ int qr_cmd_import(int argc, char **argv)
             goto out;
         }
     }
+    if (paths) { /* a bad path file is said before the captures are read */
+        qr_import_path *pl = NULL;
+        size_t np = 0;
+        if (qr_import_paths_read(paths, &pl, &np, err)) {
+            rc = cli_fail("import", "--paths: %s", err);
+            goto out;
+        }
+        free(pl);
+    }
     struct stat st;
     made_dir = stat(dir, &st) != 0;
     if (cli_make_dir("import", dir) || cli_lock_folder("import", dir)) {
