@@ -48,6 +48,9 @@ static void teardown(void)
     qr_flow_table_destroy(flows);
     qr_topology_destroy(topo);
     qr_scenario_destroy(sc);
+    flows = NULL;
+    topo = NULL;
+    sc = NULL;
 }
 
 TestSuite(traceroute, .init = setup, .fini = teardown);
@@ -252,4 +255,31 @@ Test(traceroute, a_time_exceeded_is_read_from_its_bytes)
     cr_assert_eq(qr_icmp_time_exceeded_parse(b, sizeof b, &replier, &ft, &id), 0);
     b[20] = 11, b[9] = 6;
     cr_assert_eq(qr_icmp_time_exceeded_parse(b, sizeof b, &replier, &ft, &id), 0);
+}
+
+/* The IP ID holds 11 bits of the trace number: past 2048 traces an answer still finds its own
+ * trace (the newest whose number matches, of the right host and direction). */
+Test(traceroute, answers_past_2048_traces)
+{
+    teardown();
+    setup_with("3000", "3000");
+    char err[QR_ERRBUF_SIZE];
+    qr_tracer *tr;
+    cr_assert_eq(qr_tracer_create(&tr, qr_scenario_config(sc), topo, flows, err), QR_OK);
+    uint32_t d = qr_dir_data(2), trace; /* to h1, its own edge switch: one probe a trace */
+    qr_tracer_sent(tr, 0, d, 1, 100, 0, &trace);
+    for (uint32_t i = 0; i < 2600; i++)
+        cr_assert_eq(qr_tracer_sent(tr, 0, d, 1, 100, 1 + i, &trace), 1);
+    cr_assert_eq(qr_tracer_traces(tr), 2600);
+    cr_assert_eq(qr_tracer_ip_id(2500, 1), qr_tracer_ip_id(452, 1), "the same IP ID");
+    cr_assert_eq(qr_tracer_answer(tr, 0, 7, d, qr_tracer_ip_id(2500, 1), 9000), 1);
+    cr_assert_eq(qr_tracer_answer(tr, 0, 7, d, qr_tracer_ip_id(452, 1), 9000), 0,
+                 "trace 2500 has its answer; trace 452 is older with the same number");
+    size_t n;
+    const qr_row_traceroute *p = qr_tracer_probes(tr, &n);
+    cr_assert_eq(n, 2600);
+    cr_assert_eq(p[2500].replier, 7);
+    cr_assert_eq(p[452].replier, 0);
+    cr_assert_eq(qr_tracer_answer(tr, 0, 7, d, qr_tracer_ip_id(2599, 2), 9000), 0, "no TTL 2");
+    qr_tracer_destroy(tr);
 }

@@ -172,7 +172,7 @@ static const struct keydef schema[] = {
     {"pingmesh", "duration", KT_TIME, OFF(pingmesh.duration_ns), "0", 0, 1e15, NULL,
      "probing stops after this and the run lasts at least this long (0: probe while the traffic "
      "runs)"},
-    {"traceroute", "per_connection", KT_INT, OFF(traceroute.per_connection), "0", 0, 1000, NULL,
+    {"traceroute", "per_connection", KT_INT, OFF(traceroute.per_connection), "0", 0, 1000000, NULL,
      "007's path discovery in the runtime: a host traces a direction's path (TCP probes with its "
      "5-tuple, ICMP time-exceeded from the switches) when it retransmits, at most this many times "
      "per direction (0: no traceroutes; qreplay blame needs them in a network with several paths)"},

@@ -126,7 +126,7 @@ uint32_t qr_tracer_sent(qr_tracer *tr, uint32_t host, uint32_t dir, uint32_t seq
     uint32_t n = qr_topology_hops(tr->topo, src, dst);
     if (n == 0 || n > QR_TRACE_MAX_TTL)
         return 0;
-    if (qri_grow((void **)&tr->probes, &tr->cap, tr->n_probes, sizeof *tr->probes, n + 256) ||
+    if (qri_reserve((void **)&tr->probes, &tr->cap, tr->n_probes + n, sizeof *tr->probes, 256) ||
         qri_grow((void **)&tr->trace_first, &tr->trace_cap, tr->n_traces, sizeof *tr->trace_first,
                  256))
         return 0; /* out of memory: this host does not trace now */
@@ -147,14 +147,15 @@ int qr_tracer_answer(qr_tracer *tr, uint32_t host, uint32_t replier, uint32_t di
         return 0;
     uint32_t ttl = quoted_id & QR_TRACE_MAX_TTL, low = quoted_id >> 5;
     /* the trace numbers whose low 11 bits match, newest first */
-    for (uint32_t k = tr->n_traces; k-- > 0;) {
-        if ((k & 0x7ffu) != low)
+    if (ttl == 0 || low >= tr->n_traces)
+        return 0;
+    int64_t top = (int64_t)low + (int64_t)((tr->n_traces - 1 - low) & ~0x7ffu);
+    for (int64_t k = top; k >= 0; k -= 0x800) {
+        size_t i = tr->trace_first[k] + ttl - 1;
+        if (i >= tr->n_probes)
             continue;
-        size_t i = tr->trace_first[k] + (ttl ? ttl - 1 : 0);
-        if (ttl == 0 || i >= tr->n_probes)
-            return 0;
         qr_row_traceroute *p = &tr->probes[i];
-        if (p->trace != k || p->ttl != ttl || p->host != host || p->dir != dir)
+        if (p->trace != (uint32_t)k || p->ttl != ttl || p->host != host || p->dir != dir)
             continue;
         if (p->replier)
             return 0;
