@@ -775,13 +775,15 @@ APP_MECHANISMS = {"tlps": "tail-loss probe", "rtos": "RTO", "fast_retransmits": 
 
 def block_apps(name):
     """Real applications through a router (tests/data/captures): per capture and vantage, the
-    diagnosis next to what the pair of captures shows, and the share it got right: the losses it
-    reports equal the ones the pair shows (a single end may miss a loss it has no evidence of,
-    never invent one), every exchange complete."""
+    diagnosis next to what the router dropped, and the share it got right: the losses it reports
+    equal the dropped ones where the sender was captured (a receiver alone may miss a loss it has
+    no evidence of, never invent one), every exchange complete. The last column is what the import
+    of both captures counts as dropped (the pair of captures as a switch's two ports)."""
     r = load(name)["results"]
     out = ["| application | vantage | exchanges | bytes out / back | resends, by what sent them "
-           "| lost (truth) | slowest exchange: size, time, cause | right |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| lost (dropped) | slowest exchange: size, time, cause | right | pair of captures: "
+           "drops |",
+           "|---|---|---|---|---|---|---|---|---|"]
     right = total = 0
     for app, x in r.items():
         for v in ("client", "server", "both"):
@@ -799,10 +801,12 @@ def block_apps(name):
                                      else d["lost_data"] <= x["truth_drops"])
             right += ok
             total += 1
-            out.append("| %s | %s | %d | %s / %s | %s | %d (%d) | %s | %s |" % (
+            out.append("| %s | %s | %d | %s / %s | %s | %d (%d) | %s | %s | %s |" % (
                 app, v, d["exchanges"], fmt_bytes(d["bytes"]), fmt_bytes(d["bytes_back"]),
                 "%d: %s" % (d["retransmissions"], mech) if d["retransmissions"] else "0",
-                d["lost_data"], x["truth_drops"], slow, "yes" if ok else "**no**"))
+                d["lost_data"], x["truth_drops"], slow, "yes" if ok else "**no**",
+                "%d%s" % (x["pair_drops"], "" if x["pair_drops"] == x["truth_drops"]
+                          else " (wrong)") if v == "both" else ""))
     out.append("")
     out.append("Right: %d of %d diagnoses (%.0f%%)." % (right, total, 100.0 * right / total))
     out.append("")

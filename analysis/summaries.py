@@ -299,13 +299,13 @@ APP_FIELDS = ["exchanges", "bytes", "bytes_back", "retransmissions", "tlps", "rt
 def apps(out, opts):
     """Per real-application capture (tests/data/captures/make_app_captures.sh) and vantage
     (client, server, both): the connection's diagnosis and its slowest exchange; the truth is
-    what the pair of captures shows was lost between them (the router sits between the two
-    captures, as a switch's ports would)."""
+    what the router dropped (the script's nftables rules, opts["planted"]), beside what the import
+    of both captures counts as dropped (the pair of captures plays a switch's two ports)."""
     res = {}
     for n in opts["names"]:
         both = h5().File(os.path.join(out, n + "-both", "recording", "recording.h5"), "r")
-        truth = int(both["import"].attrs["drops_both"])
-        res[n] = {"truth_drops": truth, "views": {}}
+        res[n] = {"truth_drops": int(opts["planted"][n]),
+                  "pair_drops": int(both["import"].attrs["drops_both"]), "views": {}}
         for v in ("client", "server", "both"):
             f = h5().File(os.path.join(out, n + "-" + v, "diagnosis.h5"), "r")
             fl = rows(f["flows"])[0]
