@@ -361,20 +361,30 @@ static void from_each_end(app_check check, const char *name)
     check(name, 1, 1);
 }
 
+/* Diagnose a capture from the given ends (its one connection into *dg, its paths into cpath and
+ * spath) and check what holds for every connection of the corpus: both sides' stream bytes as
+ * tshark reads them, and a closed end. Returns the connection. */
+static const qr_diag_flow *diagnose_checked(const char *name, int client, int server,
+                                            qr_diagnosis *dg, char *cpath, char *spath)
+{
+    app_paths(name, cpath, spath);
+    const char *any = client ? cpath : spath;
+    diagnose_app(name, client, server, dg);
+    cr_assert_eq(dg->n_flows, 1, "one connection");
+    const qr_diag_flow *f = &dg->flows[0];
+    cr_assert_eq(f->bytes, tshark_bytes(any, CLIENT_IP), "%s %d%d", name, client, server);
+    cr_assert_eq(f->bytes_back, tshark_bytes(any, SERVER_IP), "%s %d%d: %llu", name, client, server,
+                 (unsigned long long)f->bytes_back);
+    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    return f;
+}
+
 static void check_app(const char *name, int client, int server)
 {
     char cpath[512], spath[512];
-    app_paths(name, cpath, spath);
-    const char *any = client ? cpath : spath;
     qr_diagnosis dg;
-    diagnose_app(name, client, server, &dg);
-    cr_assert_eq(dg.n_flows, 1, "one connection");
-    const qr_diag_flow *f = &dg.flows[0];
-    /* both directions' bytes, as tshark reads them */
-    cr_assert_eq(f->bytes, tshark_bytes(any, CLIENT_IP));
-    cr_assert_eq(f->bytes_back, tshark_bytes(any, SERVER_IP), "%llu",
-                 (unsigned long long)f->bytes_back);
-    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    const qr_diag_flow *f = diagnose_checked(name, client, server, &dg, cpath, spath);
+    const char *any = client ? cpath : spath;
     cr_assert(f->completed);
     /* every request is an exchange of the client's, answered by the server's exchanges */
     long requests = tshark_count(any, "http.request");
@@ -457,15 +467,9 @@ static uint32_t tshark_gaps(const char *path, const char *from, int64_t gap_ns)
 static void check_bursts(const char *name, int client, int server)
 {
     char cpath[512], spath[512];
-    app_paths(name, cpath, spath);
-    const char *any = client ? cpath : spath;
     qr_diagnosis dg;
-    diagnose_app(name, client, server, &dg);
-    cr_assert_eq(dg.n_flows, 1, "one connection");
-    const qr_diag_flow *f = &dg.flows[0];
-    cr_assert_eq(f->bytes, tshark_bytes(any, CLIENT_IP));
-    cr_assert_eq(f->bytes_back, tshark_bytes(any, SERVER_IP));
-    cr_assert_eq(f->end, QR_TC_END_CLOSED);
+    const qr_diag_flow *f = diagnose_checked(name, client, server, &dg, cpath, spath);
+    const char *any = client ? cpath : spath;
     cr_assert(f->completed, "%s %d%d", name, client, server);
     uint32_t ex[2] = {0, 0};
     uint64_t bytes[2] = {0, 0};
