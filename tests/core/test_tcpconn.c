@@ -634,3 +634,35 @@ Test(tcpconn, property_fates_against_the_generators_truth)
         qr_tc_conn_free(&o);
     }
 }
+
+/* A response whose last segment the record puts after the ACK of it (an import serializes at the
+ * link rate a burst the host's shaper let out at once, so the data's send time moves behind the
+ * ACK's arrival): the exchange is complete, at the segment's time, not open until the capture's
+ * end. */
+Test(tcpconn, an_ack_recorded_before_its_data_completes_the_exchange)
+{
+    conn c;
+    conn_init(&c);
+    int64_t rtt = 50 * US, t = 0;
+    handshake(&c, t, rtt);
+    t += rtt + 10 * US;
+    add(&c, 0, 1, 100, QR_TCP_PSH, 1, t, t + rtt / 2, NULL, 0, tsv(t)); /* the request */
+    int64_t r = t + rtt / 2 + 20 * US;
+    /* three segments of the reply, the last recorded 200 us late */
+    add(&c, 1, 1, 1448, 0, 101, r, r + rtt / 2, NULL, 0, tsv(t));
+    add(&c, 1, 1449, 1448, 0, 101, r + 1 * US, r + 1 * US + rtt / 2, NULL, 0, tsv(t));
+    int64_t late = r + 200 * US;
+    add(&c, 1, 2897, 104, QR_TCP_PSH, 101, late, r + 2 * US + rtt / 2, NULL, 0, tsv(t));
+    /* the client's ACK of all of it, reaching the server before the late send time */
+    int64_t a = r + 2 * US + rtt / 2 + 5 * US;
+    add(&c, 0, 101, 0, 0, 3001, a, a + rtt / 2, NULL, 0, tsv(r));
+    cr_assert_lt(a + rtt / 2, late);
+    qr_tc_conn o;
+    analyse(&c, BOTH, &o, NULL);
+    cr_assert_eq(o.n_ex, 2);
+    cr_assert_eq(o.ex[1].dir, 1);
+    cr_assert_eq(o.ex[1].bytes, 3000);
+    cr_assert_eq(o.ex[1].status, QR_TC_COMPLETE, "%s", qr_tc_status_name(o.ex[1].status));
+    cr_assert_eq(o.ex[1].end_ns, late);
+    qr_tc_conn_free(&o);
+}

@@ -751,7 +751,11 @@ static int conn_dir(ctx *x, uint32_t dir, const dpkt *d, size_t n, int k, qr_tc_
     return QR_OK;
 }
 
-static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur)
+/* What slowed exchange e (of duration dur) most. Queueing counts only from one full packet's
+ * time at the path's rate (path_bps; 0: unknown): less than that is no packet waiting for
+ * another, but the hosts' and the capture's own jitter (a 70-byte request 2 us late is not
+ * congestion). */
+static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur, uint64_t path_bps)
 {
     static const qr_diag_cause of_part[QR_TC_PARTS] = {[QR_TC_PART_TRANSFER] = QR_CAUSE_NONE,
                                                        [QR_TC_PART_QUEUEING] = QR_CAUSE_CONGESTION,
@@ -766,9 +770,11 @@ static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur)
     /* what took it beyond its ideal: nothing, if it stayed within 5% of it */
     if (e->ideal_ns > 0 && e->end_ns >= 0 && dur - e->ideal_ns < dur / 20)
         return QR_CAUSE_NONE;
+    int64_t queue_floor = path_bps ? qri_wire_ns(QR_MTU_BYTES, path_bps) : 0;
     int best = -1;
     for (int p = QR_TC_PART_QUEUEING; p < QR_TC_PARTS; p++)
-        if (e->part_ns[p] > dur / 20 && (best < 0 || e->part_ns[p] > e->part_ns[best]))
+        if (e->part_ns[p] > dur / 20 && (best < 0 || e->part_ns[p] > e->part_ns[best]) &&
+            (p != QR_TC_PART_QUEUEING || e->part_ns[p] >= queue_floor))
             best = p;
     if (best < 0)
         return e->ideal_ns > 0 ? QR_CAUSE_NONE : QR_CAUSE_UNKNOWN;
@@ -882,7 +888,7 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
             r->vantage = e->vantage;
             memcpy(r->part_ns, e->part_ns, sizeof r->part_ns);
             int64_t dur = (e->end_ns >= 0 ? e->end_ns : c.last_ns) - e->start_ns;
-            r->cause = exchange_cause(e, dur);
+            r->cause = exchange_cause(e, dur, c.rate_bps);
             r->packets = e->packets;
             r->retransmissions = e->retransmissions;
             r->lost = e->lost;

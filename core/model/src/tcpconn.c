@@ -804,7 +804,10 @@ static int find_exchanges(tc *x)
             o->dir[d].exchanges++;
         }
         o->ex[cur[d]].seq_hi = e;
-        o->ex[cur[d]].end_ns = -1; /* done when its new last byte is */
+        /* done when its new last byte is; an ACK that came first (the import put the data's send
+         * behind it: a NIC that serializes at the link rate what the host's shaper let out in a
+         * burst) completes it at once */
+        o->ex[cur[d]].end_ns = una[d] >= e ? t : -1;
         hi[d] = e;
         other[d] = 0;
         other[d ^ 1u] = 1;
