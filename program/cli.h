@@ -68,6 +68,8 @@ int cli_forget_old_results(const char *command, const char *rec_dir, int quiet);
  * by the build) or the source tree's X beside BUILD. NULL if none exists. */
 const char *cli_data_dir(void);
 const char *cli_analysis_dir(void);
+/* The testbed's shared files (apps.py), found like the analysis folder; NULL if not found. */
+const char *cli_testbed_dir(void);
 
 /* Draw figures with analysis/SCRIPT (Debian's python3): SCRIPT H5 -o FIGDIR [--quiet]. Returns 0,
  * or 1 after printing what failed. */

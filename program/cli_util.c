@@ -78,6 +78,12 @@ const char *cli_analysis_dir(void)
     return find_dir("analysis", buf, sizeof buf);
 }
 
+const char *cli_testbed_dir(void)
+{
+    static char buf[PATH_MAX];
+    return find_dir("testbed", buf, sizeof buf);
+}
+
 int cli_figures(const char *command, const char *script, const char *h5, const char *figdir,
                 int quiet)
 {

@@ -33,7 +33,7 @@
 #include "qreplay/workload.h"
 #include "report.h"
 
-#define MAX_PROCS (3 * QR_TESTBED_MAX_HOSTS + QR_TESTBED_MAX_HOSTS + 4)
+#define MAX_PROCS (3 * QR_TESTBED_MAX_HOSTS + QR_TESTBED_MAX_HOSTS + 2 * QR_APPS_MAX + 4)
 
 struct proc {
     pid_t pid;
@@ -499,7 +499,7 @@ static int build(struct tb *t, const tb_run *run)
             x(t, "ip", "-n", sw, "neigh", "replace", hip, "lladdr", hmac, "dev", port, "nud",
               "permanent", NULL) ||
             x(t, "ip", "-n", h, "route", "add", "10.0.0.0/16", "via", sip, "dev", "eth0", "rto_min",
-              rto, "initcwnd", icw, NULL) ||
+              rto, "initcwnd", icw, "congctl", qr_testbed_congestion(c->tcp.variant), NULL) ||
             x(t, "tc", "-n", h, "qdisc", "add", "dev", "eth0", "root", "stab", "overhead", "-14",
               "tbf", "rate", rate, "burst", burst, "limit", hlimit, NULL) ||
             x(t, "tc", "-n", sw, "qdisc", "add", "dev", port, "root", "stab", "overhead", "-14",
@@ -595,6 +595,309 @@ static uint64_t capture_lost(const struct proc *p, int *have)
     return lost;
 }
 
+/* The schedule the agents read (capture_dir/schedule.csv). Returns 0 or 1 after printing. */
+static int write_schedule(const char *command, const tb_run *run, const char *sched)
+{
+    FILE *f = fopen(sched, "w");
+    if (!f)
+        return cli_fail(command, "%s: %s", sched, strerror(errno));
+    fprintf(f, "flow,src,dst,bytes,start_ns,src_addr,src_port,dst_addr\n");
+    for (size_t i = 0; i < run->n_flows; i++) {
+        char sa[32], da[32];
+        tb_host_addr(run->flows[i].src, sa, sizeof sa);
+        tb_host_addr(run->flows[i].dst, da, sizeof da);
+        fprintf(f, "%zu,%u,%u,%" PRIu64 ",%" PRId64 ",%s,%u,%s\n", i, run->flows[i].src,
+                run->flows[i].dst, run->flows[i].bytes, run->flows[i].start_ns, sa,
+                run->src_port[i], da);
+    }
+    if (fclose(f))
+        return cli_fail(command, "%s: %s", sched, strerror(errno));
+    return 0;
+}
+
+/* Wait until the processes first..last-1 said "ready" (10 s at most). Returns 0 or 1 after
+ * printing; `what` names them in the error. */
+static int await_ready(struct tb *t, int first, int last, const char *what)
+{
+    for (int w = 0;; w++) {
+        int ready = 0;
+        for (int i = first; i < last; i++) {
+            drain(&t->p[i], on_ready, &t->p[i]);
+            ready += t->p[i].listening;
+            int st = 0;
+            if (!t->p[i].listening && exited(&t->p[i], &st)) {
+                drain(&t->p[i], NULL, NULL);
+                return cli_fail(t->cmd, "the %s exited (status %d): %s", t->p[i].name, st,
+                                t->p[i].errtext);
+            }
+        }
+        if (ready == last - first)
+            return 0;
+        if (cli_signal)
+            return 1;
+        if (w > 500)
+            return cli_fail(t->cmd, "the %s did not start within 10 s", what);
+        usleep(20000);
+    }
+}
+
+/* The agents run the scenario's flows; returns when every flow ended at both ends, or at the
+ * scenario's stop (plus 2 s), after the queues drained. Returns 0 or 1 after printing. */
+static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *self)
+{
+    const char *command = t->cmd;
+    char sched[4200];
+    snprintf(sched, sizeof sched, "%s/schedule.csv", run->capture_dir);
+    struct agent_ctx ac = {run, 0, calloc(run->n_flows ? run->n_flows : 1, 1)};
+    if (!ac.fin)
+        return cli_fail(command, "out of memory");
+    int rc = write_schedule(command, run, sched);
+    int ag_first = t->n_p;
+    char sndbuf[32], rcvbuf[32], hs[16];
+    snprintf(sndbuf, sizeof sndbuf, "%" PRIu64, run->conf->tcp.sndbuf_bytes);
+    snprintf(rcvbuf, sizeof rcvbuf, "%" PRIu64, run->conf->tcp.rcvbuf_bytes);
+    const char *cc = qr_testbed_congestion(run->conf->tcp.variant);
+    for (uint32_t i = 0; !rc && i < t->hosts; i++) {
+        snprintf(hs, sizeof hs, "%u", i);
+        char name[32];
+        snprintf(name, sizeof name, "agent of host %u", i);
+        char *argv[] = {"ip",       "netns", "exec", t->ns[i],   (char *)self, "testbed-agent",
+                        hs,         sched,   "--cc", (char *)cc, "--sndbuf",   sndbuf,
+                        "--rcvbuf", rcvbuf,  NULL};
+        if (!spawn(t, name, argv))
+            rc = cli_fail(command, "cannot start the agent of host %u", i);
+    }
+    int ag_last = t->n_p;
+    /* every agent listens before any flow starts */
+    if (!rc)
+        rc = await_ready(t, ag_first, ag_last, "agents");
+    int64_t t0 = now_real() + 200000000;
+    run->t0_ns = t0;
+    for (int i = ag_first; !rc && !cli_signal && i < ag_last; i++) {
+        char go[64];
+        int l = snprintf(go, sizeof go, "go %" PRId64 "\n", t0);
+        if (write(t->p[i].in, go, (size_t)l) != l)
+            rc = cli_fail(command, "the %s does not listen", t->p[i].name);
+    }
+    /* run until every flow ended at both ends, or the scenario's stop (plus 2 s) */
+    int64_t deadline = t0 + run->conf->traffic.stop_ns + 2000000000LL;
+    int64_t last_end = t0;
+    while (!rc && !cli_signal && ac.done < run->n_flows && now_real() < deadline) {
+        struct pollfd pf[MAX_PROCS];
+        int np = 0;
+        for (int i = 0; i < t->n_p; i++)
+            pf[np++] =
+                (struct pollfd){.fd = i >= ag_first ? t->p[i].out : t->p[i].err, .events = POLLIN};
+        poll(pf, (nfds_t)np, 100);
+        for (int i = 0; i < t->n_p; i++)
+            drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+        for (int i = 0; i < t->n_p; i++) {
+            int st = 0;
+            if (exited(&t->p[i], &st)) {
+                drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+                rc = cli_fail(command, "the %s stopped during the run (status %d): %s",
+                              t->p[i].name, st, t->p[i].errtext);
+                break;
+            }
+        }
+        double el = (double)(now_real() - t0) / 1e9;
+        cli_progress_update(prog, "testbed: %zu of %zu flows done, %.1f s", ac.done, run->n_flows,
+                            el < 0 ? 0 : el);
+    }
+    for (size_t i = 0; i < run->n_flows; i++) {
+        tb_flow_result *r = &run->res[i];
+        if (r->received && r->last_ns > last_end)
+            last_end = r->last_ns;
+        if (r->sent && r->end_ns > last_end)
+            last_end = r->end_ns;
+    }
+    run->traffic_s = (double)(last_end - t0) / 1e9;
+    /* let the queues drain and the captures' buffers reach their files */
+    for (int w = 0; !rc && !cli_signal && w < 75; w++) {
+        for (int i = 0; i < t->n_p; i++)
+            drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+        usleep(20000);
+    }
+    for (int i = ag_first; i < ag_last; i++)
+        if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
+            /* it is gone already; the teardown reaps it */
+        }
+    for (int i = ag_first; i < ag_last; i++)
+        wait_for(&t->p[i], 2.0);
+    free(ac.fin);
+    return rc;
+}
+
+/* "done SENT RECEIVED" from an application side (apps.py). */
+static void on_app_line(void *ctx, const char *line)
+{
+    uint64_t *v = ctx;
+    unsigned long long s, r;
+    char extra;
+    if (sscanf(line, "done %llu %llu %c", &s, &r, &extra) == 2) {
+        v[0] = s;
+        v[1] = r;
+        v[2] = 1;
+    }
+}
+
+/* One side of a session ended (status st): its outcome into *res. */
+static void app_side_ended(struct proc *p, int st, const uint64_t said[3], int server,
+                           tb_app_result *res)
+{
+    if (st == 0 && said[2]) {
+        if (server) {
+            res->server_ok = 1;
+            res->server_sent = said[0];
+            res->server_received = said[1];
+        } else {
+            res->client_ok = 1;
+            res->client_sent = said[0];
+            res->client_received = said[1];
+        }
+        return;
+    }
+    if (res->why[0])
+        return;
+    /* the last line it wrote on stderr */
+    size_t len = strlen(p->errtext);
+    while (len && p->errtext[len - 1] == '\n')
+        p->errtext[--len] = '\0';
+    const char *last = strrchr(p->errtext, '\n');
+    snprintf(res->why, sizeof res->why, "%s exited (status %d)%s%s", server ? "server" : "client",
+             st, len ? ": " : "", last ? last + 1 : p->errtext);
+}
+
+/* The scenario's application sessions ([traffic] apps, apps.h): each server started in its host's
+ * namespace and listening before the run starts, each client started at its time; returns when
+ * every side exited, or at the scenario's stop (plus 2 s: then what still runs is stopped and
+ * its session failed), after the queues drained. Returns 0 or 1 after printing. */
+static int run_apps(struct tb *t, tb_run *run, cli_progress *prog)
+{
+    const char *command = t->cmd;
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    size_t n = run->n_apps;
+    uint64_t(*said)[3] = calloc(2 * n + 1, sizeof *said);
+    int *srv = calloc(n + 1, sizeof *srv), *cli = calloc(n + 1, sizeof *cli);
+    if (!said || !srv || !cli) {
+        free(said);
+        free(srv);
+        free(cli);
+        return cli_fail(command, "out of memory");
+    }
+    int rc = 0, app_first = t->n_p;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const qr_app *a = &run->apps[i];
+        char addr[32], port[16], name[64];
+        tb_host_addr(a->server, addr, sizeof addr);
+        snprintf(port, sizeof port, "%u", QR_APP_FIRST_PORT + (unsigned)i);
+        snprintf(name, sizeof name, "%s server of session %zu", qr_app_name(a->kind), i);
+        char *argv[] = {"ip",       "netns",
+                        "exec",     t->ns[a->server],
+                        (char *)py, (char *)run->apps_script,
+                        "server",   (char *)qr_app_name(a->kind),
+                        addr,       port,
+                        NULL};
+        srv[i] = t->n_p;
+        if (!spawn(t, name, argv))
+            rc = cli_fail(command, "cannot start the %s", name);
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = await_ready(t, srv[i], srv[i] + 1, "application servers");
+    int64_t t0 = now_real() + 200000000;
+    run->t0_ns = t0;
+    int64_t deadline = t0 + run->conf->traffic.stop_ns + 2000000000LL;
+    size_t started = 0, ended = 0;
+    uint8_t *gone = calloc(2 * n + 1, 1);
+    if (!gone)
+        rc = cli_fail(command, "out of memory");
+    while (!rc && !cli_signal && ended < 2 * n) {
+        int64_t now = now_real();
+        if (now >= deadline)
+            break;
+        for (size_t i = 0; !rc && i < n; i++) {
+            const qr_app *a = &run->apps[i];
+            if (cli[i] || t0 + a->start_ns > now)
+                continue;
+            char addr[32], port[16], name[64];
+            tb_host_addr(a->server, addr, sizeof addr);
+            snprintf(port, sizeof port, "%u", QR_APP_FIRST_PORT + (unsigned)i);
+            snprintf(name, sizeof name, "%s client of session %zu", qr_app_name(a->kind), i);
+            char *argv[] = {"ip",       "netns",
+                            "exec",     t->ns[a->client],
+                            (char *)py, (char *)run->apps_script,
+                            "client",   (char *)qr_app_name(a->kind),
+                            addr,       port,
+                            NULL};
+            run->app_res[i].start_ns = now;
+            cli[i] = t->n_p;
+            if (!spawn(t, name, argv))
+                rc = cli_fail(command, "cannot start the %s", name);
+            started++;
+        }
+        struct pollfd pf[MAX_PROCS];
+        int np = 0;
+        for (int i = 0; i < t->n_p; i++)
+            pf[np++] = (struct pollfd){.fd = t->p[i].out, .events = POLLIN};
+        poll(pf, (nfds_t)np, 20);
+        for (size_t i = 0; i < n; i++)
+            for (int side = 0; side < 2; side++) {
+                int k = side ? srv[i] : cli[i];
+                if (!k || gone[2 * i + side])
+                    continue;
+                struct proc *p = &t->p[k];
+                drain(p, on_app_line, said[2 * i + side]);
+                int st = 0;
+                if (!exited(p, &st))
+                    continue;
+                drain(p, on_app_line, said[2 * i + side]);
+                gone[2 * i + side] = 1;
+                ended++;
+                app_side_ended(p, st, said[2 * i + side], side, &run->app_res[i]);
+                if (!side)
+                    run->app_res[i].end_ns = now_real();
+            }
+        for (int i = 0; i < app_first; i++)
+            drain(&t->p[i], NULL, NULL); /* the captures' stderr */
+        double el = (double)(now_real() - t0) / 1e9;
+        cli_progress_update(prog,
+                            "testbed: %zu of %zu sessions started, %zu of %zu sides done, "
+                            "%.1f s",
+                            started, n, ended, 2 * n, el < 0 ? 0 : el);
+    }
+    /* what still runs at the deadline: stopped, its session failed */
+    for (size_t i = 0; !rc && i < n; i++)
+        for (int side = 0; side < 2; side++) {
+            int k = side ? srv[i] : cli[i];
+            if (gone[2 * i + side])
+                continue;
+            tb_app_result *r = &run->app_res[i];
+            if (!r->why[0])
+                snprintf(r->why, sizeof r->why, "%s still running at [traffic] stop",
+                         !k     ? "client never started,"
+                         : side ? "server"
+                                : "client");
+            if (k)
+                stop_proc(&t->p[k], SIGTERM);
+        }
+    int64_t last_end = t0;
+    for (size_t i = 0; i < n; i++)
+        if (run->app_res[i].end_ns > last_end)
+            last_end = run->app_res[i].end_ns;
+    run->traffic_s = (double)(last_end - t0) / 1e9;
+    /* let the queues drain and the captures' buffers reach their files */
+    for (int w = 0; !rc && !cli_signal && w < 75; w++) {
+        for (int i = 0; i < app_first; i++)
+            drain(&t->p[i], NULL, NULL);
+        usleep(20000);
+    }
+    free(gone);
+    free(said);
+    free(srv);
+    free(cli);
+    return rc;
+}
+
 int tb_run_testbed(const char *command, tb_run *run)
 {
     static struct tb t; /* large; one run at a time per process */
@@ -609,39 +912,19 @@ int tb_run_testbed(const char *command, tb_run *run)
     if (!uname(&u))
         snprintf(run->kernel, sizeof run->kernel, "%s %s", u.sysname, u.release);
     run->res = calloc(run->n_flows ? run->n_flows : 1, sizeof *run->res);
+    run->app_res = calloc(run->n_apps ? run->n_apps : 1, sizeof *run->app_res);
     run->qdisc_drops = calloc(t.hosts, sizeof *run->qdisc_drops);
-    struct agent_ctx ac = {run, 0, calloc(run->n_flows ? run->n_flows : 1, 1)};
-    if (!run->res || !run->qdisc_drops || !ac.fin) {
-        free(ac.fin);
+    if (!run->res || !run->app_res || !run->qdisc_drops)
         return cli_fail(command, "out of memory");
-    }
     int rc = 0;
     cli_progress prog;
     cli_progress_init(&prog, run->quiet);
-    char sched[4200], self[4096];
-    snprintf(sched, sizeof sched, "%s/schedule.csv", run->capture_dir);
+    char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0)
         rc = cli_fail(command, "cannot find its own program (/proc/self/exe)");
     else
         self[sl] = 0;
-    /* the schedule the agents read */
-    FILE *f = rc ? NULL : fopen(sched, "w");
-    if (!rc && !f)
-        rc = cli_fail(command, "%s: %s", sched, strerror(errno));
-    if (f) {
-        fprintf(f, "flow,src,dst,bytes,start_ns,src_addr,src_port,dst_addr\n");
-        for (size_t i = 0; i < run->n_flows; i++) {
-            char sa[32], da[32];
-            tb_host_addr(run->flows[i].src, sa, sizeof sa);
-            tb_host_addr(run->flows[i].dst, da, sizeof da);
-            fprintf(f, "%zu,%u,%u,%" PRIu64 ",%" PRId64 ",%s,%u,%s\n", i, run->flows[i].src,
-                    run->flows[i].dst, run->flows[i].bytes, run->flows[i].start_ns, sa,
-                    run->src_port[i], da);
-        }
-        if (fclose(f))
-            rc = cli_fail(command, "%s: %s", sched, strerror(errno));
-    }
     if (!rc) {
         cli_progress_update(&prog, "testbed: building %u host namespaces and a switch", t.hosts);
         rc = build(&t, run);
@@ -666,94 +949,9 @@ int tb_run_testbed(const char *command, tb_run *run)
         cli_progress_update(&prog, "testbed: starting %d captures", cap_last - cap_first);
         rc = await_captures(&t, cap_first, cap_last);
     }
-    /* the agents */
-    int ag_first = t.n_p;
-    char sndbuf[32], rcvbuf[32], hs[16];
-    snprintf(sndbuf, sizeof sndbuf, "%" PRIu64, run->conf->tcp.sndbuf_bytes);
-    snprintf(rcvbuf, sizeof rcvbuf, "%" PRIu64, run->conf->tcp.rcvbuf_bytes);
-    const char *cc = qr_testbed_congestion(run->conf->tcp.variant);
-    for (uint32_t i = 0; !rc && i < t.hosts; i++) {
-        snprintf(hs, sizeof hs, "%u", i);
-        char name[32];
-        snprintf(name, sizeof name, "agent of host %u", i);
-        char *argv[] = {"ip",       "netns", "exec", t.ns[i],    self,       "testbed-agent",
-                        hs,         sched,   "--cc", (char *)cc, "--sndbuf", sndbuf,
-                        "--rcvbuf", rcvbuf,  NULL};
-        if (!spawn(&t, name, argv))
-            rc = cli_fail(command, "cannot start the agent of host %u", i);
-    }
-    int ag_last = t.n_p;
-    /* every agent listens before any flow starts */
-    for (int w = 0; !rc; w++) {
-        int ready = 0;
-        for (int i = ag_first; i < ag_last; i++) {
-            drain(&t.p[i], on_ready, &t.p[i]);
-            ready += t.p[i].listening;
-            int st = 0;
-            if (!t.p[i].listening && exited(&t.p[i], &st)) {
-                drain(&t.p[i], NULL, NULL);
-                rc = cli_fail(command, "the %s exited (status %d): %s", t.p[i].name, st,
-                              t.p[i].errtext);
-                break;
-            }
-        }
-        if (rc || ready == ag_last - ag_first)
-            break;
-        if (w > 500 || cli_signal) {
-            if (!cli_signal)
-                rc = cli_fail(command, "the agents did not start within 10 s");
-            break;
-        }
-        usleep(20000);
-    }
     uint64_t softnet0 = softnet_drops();
-    int64_t t0 = now_real() + 200000000;
-    run->t0_ns = t0;
-    for (int i = ag_first; !rc && !cli_signal && i < ag_last; i++) {
-        char go[64];
-        int l = snprintf(go, sizeof go, "go %" PRId64 "\n", t0);
-        if (write(t.p[i].in, go, (size_t)l) != l)
-            rc = cli_fail(command, "the %s does not listen", t.p[i].name);
-    }
-    /* run until every flow ended at both ends, or the scenario's stop (plus 2 s) */
-    int64_t deadline = t0 + run->conf->traffic.stop_ns + 2000000000LL;
-    int64_t last_end = t0;
-    while (!rc && !cli_signal && ac.done < run->n_flows && now_real() < deadline) {
-        struct pollfd pf[MAX_PROCS];
-        int np = 0;
-        for (int i = 0; i < t.n_p; i++)
-            pf[np++] =
-                (struct pollfd){.fd = i >= ag_first ? t.p[i].out : t.p[i].err, .events = POLLIN};
-        poll(pf, (nfds_t)np, 100);
-        for (int i = 0; i < t.n_p; i++)
-            drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-        for (int i = 0; i < t.n_p; i++) {
-            int st = 0;
-            if (exited(&t.p[i], &st)) {
-                drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-                rc = cli_fail(command, "the %s stopped during the run (status %d): %s", t.p[i].name,
-                              st, t.p[i].errtext);
-                break;
-            }
-        }
-        double el = (double)(now_real() - t0) / 1e9;
-        cli_progress_update(&prog, "testbed: %zu of %zu flows done, %.1f s", ac.done, run->n_flows,
-                            el < 0 ? 0 : el);
-    }
-    for (size_t i = 0; i < run->n_flows; i++) {
-        tb_flow_result *r = &run->res[i];
-        if (r->received && r->last_ns > last_end)
-            last_end = r->last_ns;
-        if (r->sent && r->end_ns > last_end)
-            last_end = r->end_ns;
-    }
-    run->traffic_s = (double)(last_end - t0) / 1e9;
-    /* let the queues drain and the captures' buffers reach their files */
-    for (int w = 0; !rc && !cli_signal && w < 75; w++) {
-        for (int i = 0; i < t.n_p; i++)
-            drain(&t.p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-        usleep(20000);
-    }
+    if (!rc)
+        rc = run->n_apps ? run_apps(&t, run, &prog) : run_agents(&t, run, &prog, self);
     cli_progress_done(&prog);
     uint64_t softnet1 = softnet_drops();
     for (uint32_t i = 0; !rc && !cli_signal && i < t.hosts; i++) {
@@ -766,12 +964,6 @@ int tb_run_testbed(const char *command, tb_run *run)
         if (!ok)
             rc = 1;
     }
-    for (int i = ag_first; i < ag_last; i++)
-        if (t.p[i].in >= 0 && write(t.p[i].in, "stop\n", 5) < 0) {
-            /* it is gone already; the teardown reaps it */
-        }
-    for (int i = ag_first; i < ag_last; i++)
-        wait_for(&t.p[i], 2.0);
     /* stop the captures: tcpdump reports what the kernel dropped */
     for (int i = cap_first; i < cap_last; i++)
         if (t.p[i].pid > 0)
@@ -803,7 +995,6 @@ int tb_run_testbed(const char *command, tb_run *run)
                       "the hosts' own qdiscs dropped %" PRIu64 " packets: raise [host] nic_queue",
                       run->host_qdisc_drops);
     teardown(&t);
-    free(ac.fin);
     if (cli_signal) {
         fprintf(stderr, "qreplay %s: interrupted; the testbed is removed\n", command);
         return cli_interrupted_status();
@@ -814,8 +1005,10 @@ int tb_run_testbed(const char *command, tb_run *run)
 void tb_run_free(tb_run *run)
 {
     free(run->res);
+    free(run->app_res);
     free(run->qdisc_drops);
     run->res = NULL;
+    run->app_res = NULL;
     run->qdisc_drops = NULL;
 }
 

@@ -4,6 +4,7 @@
 #ifndef QREPLAY_TESTBED_NET_H
 #define QREPLAY_TESTBED_NET_H
 
+#include "qreplay/apps.h"
 #include "qreplay/testbed.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -25,18 +26,25 @@ typedef struct tb_flow_result {
     char why[96];     /* failed: the reason */
 } tb_flow_result;
 
+/* One application session's outcome on the testbed: qr_testbed_app (testbed.h). */
+typedef qr_testbed_app tb_app_result;
+
 typedef struct tb_run {
-    /* in */
+    /* in: the scenario's flows, run by the agents, or its application sessions (n_apps > 0) */
     const struct qr_config *conf;
     const struct qr_flow *flows;
     size_t n_flows;
     const uint16_t *src_port; /* per flow */
-    uint64_t port_limit;      /* bytes of each switch port's FIFO */
-    const char *capture_dir;  /* where the pcaps go (exists) */
+    const qr_app *apps;
+    size_t n_apps;
+    const char *apps_script; /* testbed/apps.py */
+    uint64_t port_limit;     /* bytes of each switch port's FIFO */
+    const char *capture_dir; /* where the pcaps go (exists) */
     int quiet;
     /* out */
-    tb_flow_result *res;   /* n_flows, allocated by tb_run_testbed */
-    uint64_t *qdisc_drops; /* per switch port */
+    tb_flow_result *res;    /* n_flows, allocated by tb_run_testbed */
+    tb_app_result *app_res; /* n_apps, allocated by tb_run_testbed */
+    uint64_t *qdisc_drops;  /* per switch port */
     uint64_t host_qdisc_drops;
     int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
     double traffic_s; /* from the start to the last flow's end */
@@ -57,10 +65,11 @@ uint64_t tb_burst_bytes(uint64_t rate_bps);
 void tb_host_addr(uint32_t h, char *buf, size_t size);
 /* Whether this process may build a testbed; 0, or 1 after printing why not. */
 int tb_check_privileges(const char *command);
-/* Build the testbed, run the flows, capture, tear down. Captures: capture_dir/hN.pcap (host N,
- * both directions), swN-in.pcap and swN-out.pcap (the switch port facing host N). Returns 0, 1
- * after printing an error (a tool that failed, a capture that lost packets, an agent that died),
- * or 130/143 when interrupted. Everything it created is gone when it returns. */
+/* Build the testbed, run the flows (or the sessions), capture, tear down. Captures:
+ * capture_dir/hN.pcap (host N, both directions), swN-in.pcap and swN-out.pcap (the switch port
+ * facing host N). Returns 0, 1 after printing an error (a tool that failed, a capture that lost
+ * packets, an agent that died), or 130/143 when interrupted. Everything it created is gone when it
+ * returns. */
 int tb_run_testbed(const char *command, tb_run *run);
 void tb_run_free(tb_run *run);
 

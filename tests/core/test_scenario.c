@@ -6,8 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "qreplay/apps.h"
 #include "qreplay/error.h"
 #include "qreplay/scenario.h"
+#include "qreplay/workload.h"
 
 static qr_scenario *s;
 static char err[QR_ERRBUF_SIZE];
@@ -384,4 +386,77 @@ Test(scenario, a_program_may_replace_an_override)
     cr_assert_eq(qr_scenario_config(s)->links.rate_bps, 99731000);
     cr_assert_eq(qr_scenario_replace(s, "links.rate=fast", err), QR_EVALUE);
     qr_scenario_destroy(s);
+}
+
+/* [traffic] apps: sessions of real applications, for the testbed only. */
+Test(scenario, application_sessions)
+{
+    qr_app a[QR_APPS_MAX];
+    size_t n;
+    cr_assert_eq(qr_apps_parse(" http-keepalive 0>1, bulk-both 2>0 at 250ms ,rpc-think 1>2", 3, a,
+                               QR_APPS_MAX, &n, err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(a[0].kind, QR_APP_HTTP_KEEPALIVE);
+    cr_assert(a[0].client == 0 && a[0].server == 1 && a[0].start_ns == 0);
+    cr_assert(a[1].kind == QR_APP_BULK_BOTH && a[1].client == 2 && a[1].server == 0);
+    cr_assert_eq(a[1].start_ns, 250000000);
+    cr_assert_eq(qr_app_kind_of(qr_app_name(QR_APP_HTTP_BULK)), QR_APP_HTTP_BULK);
+    cr_assert_eq(qr_apps_parse("", 3, a, QR_APPS_MAX, &n, err), QR_OK);
+    cr_assert_eq(n, 0);
+    const char *bad[][2] = {{"ftp 0>1", "unknown application"},
+                            {"http-bulk 0-1", "CLIENT>SERVER"},
+                            {"http-bulk 0>3", "out of range"},
+                            {"http-bulk 1>1", "its own server"},
+                            {"http-bulk 0>1 on 5ms", "'at TIME'"},
+                            {"http-bulk 0>1 at", "'at TIME'"},
+                            {"http-bulk 0>1 at 5ms now", "unexpected words"},
+                            {"http-bulk 0>1 at soon", "soon"},
+                            {"http-bulk 0>1,,rpc-think 1>0", "session 2"},
+                            {"http-bulk", "expected 'NAME CLIENT>SERVER"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(qr_apps_parse(bad[i][0], 3, a, QR_APPS_MAX, &n, err), QR_EVALUE, "%s",
+                     bad[i][0]);
+        cr_assert(strstr(err, bad[i][1]), "'%s': %s", bad[i][0], err);
+    }
+    cr_assert_eq(qr_apps_parse("rpc-think 0>1, rpc-think 1>0, rpc-think 0>1", 3, a, 2, &n, err),
+                 QR_EVALUE);
+    cr_assert(strstr(err, "more than 2 sessions"), "%s", err);
+
+    /* the scenario: pattern = apps needs sessions, hosts in the network; flows refuse them */
+    cr_assert_eq(qr_scenario_load_string(s,
+                                         "[topology]\nkind = star\nhosts = 3\n[traffic]\n"
+                                         "pattern = apps\napps = http-bulk 0>1\n",
+                                         "a.ini", ".", err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
+    qr_flow *fl = NULL;
+    size_t nf = 0;
+    cr_assert_eq(qr_workload_from_config(qr_scenario_config(s), &fl, &nf, err), QR_EVALUE);
+    cr_assert(strstr(err, "only on the testbed"), "%s", err);
+    cr_assert_null(fl);
+    qr_scenario_destroy(s);
+    qr_scenario_create(&s);
+    cr_assert_eq(qr_scenario_load_string(s,
+                                         "[topology]\nkind = star\nhosts = 3\n[traffic]\n"
+                                         "pattern = apps\napps = http-bulk 0>5\n",
+                                         "a.ini", ".", err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_validate(s, err), QR_EVALUE);
+    cr_assert(strstr(err, "[traffic] apps") && strstr(err, "out of range"), "%s", err);
+    qr_scenario_destroy(s);
+    qr_scenario_create(&s);
+    cr_assert_eq(qr_scenario_set(s, "traffic.pattern=apps", err), QR_OK);
+    cr_assert_eq(qr_scenario_validate(s, err), QR_EVALUE);
+    cr_assert(strstr(err, "required when pattern = apps"), "%s", err);
+    qr_scenario_destroy(s);
+    qr_scenario_create(&s);
+    cr_assert_eq(qr_scenario_set(s, "traffic.apps=rpc-think 0>1", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_validate(s, err), QR_EVALUE);
+    cr_assert(strstr(err, "only for pattern = apps"), "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "traffic.read_rate=flow 0 1Mbps", err), QR_OK, "%s", err);
+    qr_scenario_destroy(s);
+    qr_scenario_create(&s);
+    cr_assert_eq(qr_scenario_set(s, "traffic.apps=telnet 0>1", err), QR_EVALUE);
+    cr_assert(strstr(err, "unknown application"), "%s", err);
 }

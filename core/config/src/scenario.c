@@ -13,6 +13,7 @@
 #include <ini.h>
 
 #include "internal.h"
+#include "qreplay/apps.h"
 #include "qreplay/faults.h"
 #include "qreplay/linkfault.h"
 #include "qreplay/reader.h"
@@ -39,11 +40,12 @@ enum ktype {
     KT_FAULTS,     /* [faults] drop rules (faults.h): syntax checked here, kept as given */
     KT_READERS,    /* [traffic] read_rate rules (reader.h): syntax checked here, kept as given */
     KT_LINKFAULTS, /* [faults] gray, blackhole, delay, rate (linkfault.h; min = the kind) */
+    KT_APPS,       /* [traffic] apps sessions (apps.h): syntax checked here, kept as given */
 };
 
 static const char *const topo_names[] = {"fattree", "star", NULL};
 static const char *const policy_names[] = {"dynamic", "static", NULL};
-static const char *const pattern_names[] = {"websearch", "flows", NULL};
+static const char *const pattern_names[] = {"websearch", "flows", "apps", NULL};
 static const char *const tcp_names[] = {"newreno", "dctcp", "cubic", NULL};
 static const char *const method_names[] = {"rate", "gap", NULL};
 static const char *const mode_names[] = {"plain", "tagged", NULL};
@@ -85,7 +87,8 @@ static const struct keydef schema[] = {
     {"buffer", "ecn_threshold", KT_BYTES, OFF(buffer.ecn_threshold_bytes), "0B", 0, 1e12, NULL,
      "mark ECN CE on packets joining a queue longer than this (0: never; dctcp needs it)"},
     {"traffic", "pattern", KT_ENUM, OFF(traffic.pattern), "websearch", 0, 0, pattern_names,
-     "websearch (Poisson background) or flows (explicit list)"},
+     "websearch (Poisson background), flows (explicit list) or apps (real applications, "
+     "qreplay testbed only)"},
     {"traffic", "load", KT_PERCENT, OFF(traffic.load), "30%", 0, 0, NULL,
      "offered background load on host links"},
     {"traffic", "duration", KT_TIME, OFF(traffic.duration_ns), "5ms", 0, 1e12, NULL,
@@ -100,6 +103,10 @@ static const struct keydef schema[] = {
      "response size per incast server"},
     {"traffic", "flows", KT_INPATH, OFF(traffic.flows), "", 0, 0, NULL,
      "explicit flow list (CSV: src,dst,bytes,start) for pattern = flows"},
+    {"traffic", "apps", KT_APPS, OFF(traffic.apps), "", 0, 0, NULL,
+     "pattern = apps: sessions 'NAME CLIENT>SERVER [at TIME]' separated by ',' (NAME: "
+     "http-keepalive, http-bulk, rpc-think or bulk-both; hosts by number; run by qreplay "
+     "testbed)"},
     {"traffic", "size_cdf", KT_INPATH, OFF(traffic.size_cdf), "websearch.cdf", 0, 0, NULL,
      "flow-size distribution (empirical CDF: bytes probability per line)"},
     {"tcp", "variant", KT_ENUM, OFF(tcp.variant), "newreno", 0, 0, tcp_names,
@@ -439,6 +446,14 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
         size_t n;
         rc = qr_link_fault_rules_parse((qr_link_fault_kind)kd->min, text, rules, QR_LINK_FAULTS_MAX,
                                        &n, errbuf);
+        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
+            rc = qri_err(errbuf, QR_EVALUE, "too long");
+        return rc;
+    }
+    case KT_APPS: {
+        qr_app apps[QR_APPS_MAX];
+        size_t n;
+        rc = qr_apps_parse(text, 0, apps, QR_APPS_MAX, &n, errbuf);
         if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
             rc = qri_err(errbuf, QR_EVALUE, "too long");
         return rc;
@@ -833,6 +848,16 @@ int qr_scenario_validate(const qr_scenario *s, char *errbuf)
                        QR_MTU_BYTES);
     if (c->traffic.pattern == QR_PATTERN_FLOWS && c->traffic.flows[0] == '\0')
         return qri_err(errbuf, QR_EVALUE, "[traffic] flows: required when pattern = flows");
+    if (c->traffic.pattern == QR_PATTERN_APPS) {
+        qr_app apps[QR_APPS_MAX];
+        size_t n;
+        char why[QR_ERRBUF_SIZE];
+        if (qr_apps_parse(c->traffic.apps, (uint32_t)hosts, apps, QR_APPS_MAX, &n, why))
+            return qri_err(errbuf, QR_EVALUE, "[traffic] apps: %s", why);
+        if (n == 0)
+            return qri_err(errbuf, QR_EVALUE, "[traffic] apps: required when pattern = apps");
+    } else if (c->traffic.apps[0])
+        return qri_err(errbuf, QR_EVALUE, "[traffic] apps: only for pattern = apps");
     if (c->traffic.incast_rate_per_s > 0 && c->traffic.incast_fanin >= hosts)
         return qri_err(errbuf, QR_EVALUE,
                        "[traffic] incast_fanin: %d servers need more than the %d hosts",

@@ -431,6 +431,10 @@ int qr_workload_from_config(const qr_config *c, qr_flow **flows, size_t *n_flows
 {
     char err[QR_ERRBUF_SIZE];
     uint32_t hosts = qr_config_hosts(c);
+    if (c->traffic.pattern == QR_PATTERN_APPS)
+        return qri_err(errbuf, QR_EVALUE,
+                       "[traffic] pattern = apps: real applications run only on the testbed "
+                       "(qreplay testbed); a simulation needs flows or websearch");
     if (c->traffic.pattern == QR_PATTERN_FLOWS) {
         int rc = qr_flows_load(c->traffic.flows, hosts, flows, n_flows, err);
         return rc ? qri_err(errbuf, rc, "[traffic] flows: %s", err) : QR_OK;

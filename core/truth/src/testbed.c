@@ -837,26 +837,6 @@ uint64_t qr_testbed_port_limit(const qr_config *c)
 }
 
 /* Write a CSV through a temporary name: write(f, ctx) fills it; renamed when complete. */
-static int write_csv(const char *path, void (*write)(FILE *, const void *), const void *ctx,
-                     char *errbuf)
-{
-    char tmp[QR_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.partial-%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
-    qr_partial_add(tmp);
-    write(f, ctx);
-    int bad = ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(e ? e : EIO));
-    }
-    return QR_OK;
-}
-
 struct ports_csv {
     const qr_testbed_truth_report *r;
     uint64_t limit;
@@ -882,7 +862,7 @@ int qr_testbed_ports_write(const char *path, const qr_testbed_truth_report *r, u
                            char *errbuf)
 {
     struct ports_csv x = {r, port_limit};
-    return write_csv(path, write_ports, &x, errbuf);
+    return qr_write_text_file(path, write_ports, &x, errbuf);
 }
 
 int qr_testbed_too_slow(const qr_testbed_truth_report *r, uint64_t rate_bps, int64_t *packet_ns)
@@ -949,10 +929,91 @@ int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint
     }
     free(fct);
     struct flows_csv x = {schedule, src_port, flows, n};
-    int rc = write_csv(path, write_flows, &x, errbuf);
+    int rc = qr_write_text_file(path, write_flows, &x, errbuf);
     if (!rc)
         *out = sum;
     return rc;
+}
+
+int qr_testbed_app_completed(const qr_app *app, const qr_testbed_app *r)
+{
+    uint64_t cb, sb;
+    qr_app_bytes(app->kind, &cb, &sb);
+    return r->client_ok && r->server_ok && r->client_received == sb && r->server_received == cb;
+}
+
+struct apps_csv {
+    const qr_app *apps;
+    const qr_testbed_app *res;
+    size_t n;
+};
+
+static void write_apps(FILE *f, const void *ctx)
+{
+    const struct apps_csv *x = ctx;
+    fprintf(f, "session,app,client,server,start_ns,completed,duration_ns,client_sent,"
+               "client_received,server_sent,server_received,error\n");
+    for (size_t i = 0; i < x->n; i++) {
+        const qr_app *a = &x->apps[i];
+        const qr_testbed_app *r = &x->res[i];
+        int done = qr_testbed_app_completed(a, r);
+        char why[sizeof r->why];
+        snprintf(why, sizeof why, "%s", done ? "" : r->why[0] ? r->why : "incomplete");
+        for (char *c = why; *c; c++)
+            if (*c == ',' || *c == '\n' || *c == '"')
+                *c = ';';
+        fprintf(f,
+                "%zu,%s,%u,%u,%" PRId64 ",%d,%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%s\n",
+                i, qr_app_name(a->kind), a->client, a->server, a->start_ns, done,
+                done && r->end_ns > r->start_ns ? r->end_ns - r->start_ns : -1, r->client_sent,
+                r->client_received, r->server_sent, r->server_received, why);
+    }
+}
+
+int qr_testbed_apps_write(const char *path, const qr_app *apps, const qr_testbed_app *res, size_t n,
+                          size_t *completed, char *errbuf)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += qr_testbed_app_completed(&apps[i], &res[i]) != 0;
+    struct apps_csv x = {apps, res, n};
+    int rc = qr_write_text_file(path, write_apps, &x, errbuf);
+    if (!rc)
+        *completed = k;
+    return rc;
+}
+
+int qr_testbed_app_sessions(const char *rec_dir, const qr_recording *rec, const qr_app *apps,
+                            size_t n_apps, int32_t *session, char *errbuf)
+{
+    const qr_flow_table *ft = qr_recording_flows(rec);
+    size_t n_flows = qr_flow_table_flows(ft);
+    for (size_t f = 0; f < n_flows; f++)
+        session[f] = -1;
+    char path[QR_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/recording.h5", rec_dir);
+    qr_h5_reader *r;
+    int rc = qr_h5_open(&r, path, errbuf);
+    if (rc)
+        return rc;
+    qr_row_import_conn *cv = NULL;
+    size_t nc = 0;
+    rc = qr_h5_read_rows(r, "/import/connections", &qr_schema_import_conn, (void **)&cv, &nc,
+                         errbuf);
+    qr_h5_close(r);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < nc; i++) {
+        if (cv[i].flow >= n_flows || cv[i].port1 < QR_APP_FIRST_PORT)
+            continue;
+        const qr_flow *fl = qr_flow_table_flow(ft, cv[i].flow);
+        size_t k = (size_t)(cv[i].port1 - QR_APP_FIRST_PORT);
+        if (k < n_apps && apps[k].client == fl->src && apps[k].server == fl->dst)
+            session[cv[i].flow] = (int32_t)k;
+    }
+    qr_h5_rows_free(cv);
+    return QR_OK;
 }
 
 /* A decimal number of at most `max` (or, with neg, at least -max - 1) at *p, followed by a space

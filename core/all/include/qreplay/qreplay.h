@@ -62,6 +62,7 @@
 #include "qreplay/truth.h"
 
 /* analyses */
+#include "qreplay/apps.h"
 #include "qreplay/blackhole.h"
 #include "qreplay/blame.h"
 #include "qreplay/diagnose.h"
@@ -78,6 +79,7 @@
 
 /* scorers */
 #include "qreplay/blame_score.h"
+#include "qreplay/diagnose_score.h"
 #include "qreplay/hoptrace_score.h"
 #include "qreplay/pingmesh_score.h"
 

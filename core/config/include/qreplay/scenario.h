@@ -22,7 +22,11 @@
 extern "C" {
 #endif
 
-typedef enum { QR_PATTERN_WEBSEARCH = 0, QR_PATTERN_FLOWS = 1 } qr_traffic_pattern;
+typedef enum {
+    QR_PATTERN_WEBSEARCH = 0,
+    QR_PATTERN_FLOWS = 1,
+    QR_PATTERN_APPS = 2 /* real applications (apps.h): the testbed only */
+} qr_traffic_pattern;
 typedef enum { QR_TCP_NEWRENO = 0, QR_TCP_DCTCP = 1, QR_TCP_CUBIC = 2 } qr_tcp_variant;
 
 /* The resolved values of a scenario, in base units (ns, bit/s, bytes, fractions). */
@@ -57,6 +61,7 @@ typedef struct qr_config {
         char flows[QR_PATH_MAX]; /* resolved relative to the scenario file's folder; "" if unset */
         char read_rate[QR_PATH_MAX]; /* slow readers (reader.h): 'flow F RATE, ...'; "" none */
         char size_cdf[QR_PATH_MAX];  /* flow-size CDF file, resolved like flows */
+        char apps[QR_PATH_MAX];      /* pattern = apps: 'NAME CLIENT>SERVER [at TIME], ...' */
     } traffic;
     struct {
         qr_tcp_variant variant;

@@ -71,7 +71,8 @@ int qr_flows_load(const char *path, uint32_t n_hosts, qr_flow **flows, size_t *n
 
 /* The flow schedule of a scenario: its explicit flow list (pattern = flows) or the generated
  * web-search background plus incast (pattern = websearch, sizes from traffic.size_cdf). Errors name
- * the scenario key ("[traffic] flows: FILE:LINE: reason"). Caller owns *flows (qr_flows_free). */
+ * the scenario key ("[traffic] flows: FILE:LINE: reason"); pattern = apps has no flow schedule
+ * (QR_EVALUE: the testbed runs applications). Caller owns *flows (qr_flows_free). */
 struct qr_config;
 int qr_workload_from_config(const struct qr_config *c, qr_flow **flows, size_t *n_flows,
                             char *errbuf);

@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/apps.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 
 #ifdef __cplusplus
@@ -171,6 +173,33 @@ typedef struct qr_testbed_flow_summary {
 int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint16_t *src_port,
                            const qr_testbed_flow *flows, size_t n, qr_testbed_flow_summary *out,
                            char *errbuf);
+
+/* One application session's outcome on the testbed ([traffic] pattern = apps): what each side
+ * (testbed/apps.py) said it sent and received, in application bytes. */
+typedef struct qr_testbed_app {
+    int client_ok, server_ok; /* the side exited 0 after saying "done SENT RECEIVED" */
+    int64_t start_ns, end_ns; /* the client's start and exit (CLOCK_REALTIME; end 0: never) */
+    uint64_t client_sent, client_received, server_sent, server_received;
+    char why[160]; /* not completed: the first side's reason ("" if none) */
+} qr_testbed_app;
+
+/* Whether session r of `app` completed: both sides exited well, and each received what the other
+ * side sends (qr_app_bytes). */
+int qr_testbed_app_completed(const qr_app *app, const qr_testbed_app *r);
+
+/* DIR/testbed/apps.csv: each session's schedule and outcome (session, app, client, server,
+ * start_ns, completed, duration_ns (the client's run, interpreter start included; -1 if not
+ * completed), client_sent, client_received, server_sent, server_received, error), written whole
+ * or not at all; *completed gets how many completed. Returns 0 or QR_EIO naming the file. */
+int qr_testbed_apps_write(const char *path, const qr_app *apps, const qr_testbed_app *res, size_t n,
+                          size_t *completed, char *errbuf);
+
+/* The session each connection of a testbed recording belongs to (session[f] for flow f of rec,
+ * read from rec_dir/recording.h5's /import/connections): the session whose server port
+ * (QR_APP_FIRST_PORT + i) the connection was opened to, with the session's client and server as
+ * its hosts; -1 for a connection of no session. Returns 0 or the reader's error naming the file. */
+int qr_testbed_app_sessions(const char *rec_dir, const qr_recording *rec, const qr_app *apps,
+                            size_t n_apps, int32_t *session, char *errbuf);
 
 #ifdef __cplusplus
 }
