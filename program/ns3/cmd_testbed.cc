@@ -22,9 +22,13 @@
 
 extern "C"
 {
+#include "qreplay/apps.h"
+#include "qreplay/diagnose.h"
+#include "qreplay/diagnose_score.h"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
+#include "qreplay/recording.h"
 #include "qreplay/testbed.h"
 #include "qreplay/topology.h"
 #include "qreplay/workload.h"
@@ -69,6 +73,13 @@ const cli_spec kTestbedSpec = {
     "bottleneck port measurably served, unless --rate nominal) and scored\n"
     "(DIR/results.h5, the table and figures of qreplay run). DIR/testbed/flows.csv holds each\n"
     "flow's completion time and retransmissions, DIR/testbed/ports.csv each port's queue.\n"
+    "With [traffic] pattern = apps the hosts run real applications instead of the flows\n"
+    "(testbed/apps.py: an HTTP/1.1 keep-alive session, a request/response protocol with think\n"
+    "time, a two-way bulk; [traffic] apps = 'NAME CLIENT>SERVER [at TIME], ...'); then every\n"
+    "connection is diagnosed from the hosts' captures (DIR/diagnosis.h5) and each exchange's\n"
+    "diagnosis is scored against what the switch's captures show (DIR/testbed/diagnosis.csv:\n"
+    "its drops, the queue its packets met, right, wrong or unknown); DIR/testbed/apps.csv holds\n"
+    "each session's outcome.\n"
     "Needs root, iproute2, tcpdump and ethtool. Keys the testbed cannot honour are refused.\n"
     "Everything it creates is removed when it ends, also on Ctrl-C or an error.\n",
     kTestbedOpts,
@@ -142,6 +153,9 @@ PrepareOutputs(const std::string& dir,
                           "/recording/truth/arrivals.qra",
                           "/testbed/flows.csv",
                           "/testbed/ports.csv",
+                          "/testbed/apps.csv",
+                          "/testbed/diagnosis.csv",
+                          "/diagnosis.h5",
                           "/capture/schedule.csv"})
         cli_paths_add(&out, "%s%s", dir.c_str(), f);
     for (uint32_t h = 0; h < hosts; h++)
@@ -154,8 +168,9 @@ PrepareOutputs(const std::string& dir,
         for (const char* f : kCaptureFiles)
             RemoveFile(CaptureFile(capDir, f, h));
     RemoveFile(dir + "/results.h5");
-    RemoveFile(tbDir + "/flows.csv");
-    RemoveFile(tbDir + "/ports.csv");
+    for (const char* f : {"/flows.csv", "/ports.csv", "/apps.csv", "/diagnosis.csv"})
+        RemoveFile(tbDir + f);
+    RemoveFile(dir + "/diagnosis.h5");
     return true;
 }
 
@@ -166,6 +181,7 @@ ImportCaptures(const std::string& dir,
                const qr_scenario* sc,
                uint32_t hosts,
                size_t nFlows,
+               const char* flowsWord,
                bool quiet)
 {
     std::vector<std::string> caps(hosts);
@@ -200,10 +216,11 @@ ImportCaptures(const std::string& dir,
         return 1;
     }
     if (!quiet)
-        printf("import             %zu connections (the scenario has %zu flows), %" PRIu64
+        printf("import             %zu connections (the scenario has %zu %s), %" PRIu64
                " packets\n",
                irep->connections,
                nFlows,
+               flowsWord,
                irep->packets);
     qr_import_report_free(irep);
     return 0;
@@ -301,6 +318,109 @@ SwitchTruth(const std::string& dir,
     return 0;
 }
 
+/* Real applications: every connection diagnosed from the hosts' captures (dir/diagnosis.h5), each
+ * exchange scored against the switch's captures (dir/testbed/diagnosis.csv). Returns 0 or the
+ * exit status after printing the error. */
+int
+DiagnoseApps(const std::string& dir,
+             const qr_config* c,
+             const std::vector<qr_app>& apps,
+             const tb_run& run,
+             bool quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    std::string recDir = dir + "/recording";
+    qr_recording* rec = nullptr;
+    if (qr_recording_open(&rec, recDir.c_str(), nullptr, err))
+        return cli_fail("testbed", "%s", err);
+    std::unique_ptr<qr_recording, void (*)(qr_recording*)> ownRec(rec, qr_recording_close);
+    qr_diag_opts o;
+    qr_diag_opts_default(&o);
+    o.all = 1;
+    o.rto_min_ns = c->tcp.min_rto_ns; /* the hosts' routes carry the scenario's rto_min */
+    qr_diagnosis dg{};
+    std::unique_ptr<qr_diagnosis, void (*)(qr_diagnosis*)> ownDg(&dg, qr_diagnosis_free);
+    if (qr_diagnose(rec, &o, &dg, err))
+        return cli_fail("testbed", "diagnose: %s", err);
+    if (qr_diagnosis_write((dir + "/diagnosis.h5").c_str(),
+                           qr_recording_scenario(rec),
+                           qr_recording_id(rec),
+                           &dg,
+                           err))
+        return cli_fail("testbed", "%s", err);
+    std::vector<int32_t> session(dg.n_flows + 1);
+    if (qr_testbed_app_sessions(recDir.c_str(), rec, apps.data(), apps.size(), session.data(), err))
+        return cli_fail("testbed", "%s", err);
+    std::vector<uint8_t> done(dg.n_flows + 1);
+    for (size_t f = 0; f < dg.n_flows; f++)
+        done[f] = session[f] >= 0 &&
+                  qr_testbed_app_completed(&apps[session[f]], &run.app_res[session[f]]);
+    qr_diag_score sc{};
+    std::unique_ptr<qr_diag_score, void (*)(qr_diag_score*)> ownSc(&sc, qr_diag_score_free);
+    if (qr_diagnose_score(&dg,
+                          rec,
+                          (recDir + "/truth/arrivals.qra").c_str(),
+                          done.data(),
+                          &sc,
+                          err) ||
+        qr_diag_score_write_csv((dir + "/testbed/diagnosis.csv").c_str(), &sc, err))
+        return cli_fail("testbed", "diagnosis against the switch: %s", err);
+    if (quiet)
+        return 0;
+    printf("== diagnosis of every connection (%s/diagnosis.h5) against the switch's captures\n",
+           dir.c_str());
+    printf("%-22s %4s %3s %10s %-20s %5s %8s %10s  %s\n",
+           "session",
+           "conn",
+           "ex",
+           "bytes",
+           "cause",
+           "lost",
+           "dropped",
+           "max queue",
+           "verdict (max queue: its data or ACKs at the switch)");
+    for (size_t i = 0; i < sc.n_rows; i++)
+    {
+        const qr_diag_score_row& r = sc.rows[i];
+        char who[48];
+        int32_t k = session[r.flow];
+        if (k >= 0)
+            snprintf(who,
+                     sizeof who,
+                     "%d %s %s",
+                     k,
+                     qr_app_name(apps[k].kind),
+                     r.dir == 0 ? "->" : "<-");
+        else
+            snprintf(who, sizeof who, "(none) %s", r.dir == 0 ? "->" : "<-");
+        printf("%-22s %4u %3u %10" PRIu64 " %-20s %5u %8u %6.1f MTU  %s%s%s\n",
+               who,
+               r.flow,
+               r.index,
+               r.bytes,
+               qr_diag_cause_name(r.cause),
+               r.lost,
+               r.dropped,
+               static_cast<double>(std::max(r.max_queue_bytes, r.max_ack_queue_bytes)) / 1500.0,
+               qr_diag_verdict_name(r.verdict),
+               r.why[0] ? ": " : "",
+               r.why);
+    }
+    printf("right              %zu of %zu exchanges (%zu wrong, %zu unknown); %zu of %zu "
+           "connections right in every exchange; %" PRIu64 " data packets dropped at the "
+           "switch, %" PRIu64 " losses diagnosed\n",
+           sc.right,
+           sc.n_rows,
+           sc.wrong,
+           sc.unknown,
+           sc.connections_right,
+           sc.connections,
+           sc.dropped,
+           sc.lost);
+    fflush(stdout);
+    return 0;
+}
+
 } // namespace
 
 extern "C" int
@@ -369,13 +489,34 @@ qr_cmd_testbed(int argc, char** argv)
     uint64_t portLimit = qr_testbed_port_limit(c);
     qr_flow* fl = nullptr;
     size_t nFlows = 0;
-    if (qr_workload_from_config(c, &fl, &nFlows, err))
+    bool apps = c->traffic.pattern == QR_PATTERN_APPS;
+    std::vector<qr_app> appv(QR_APPS_MAX);
+    size_t nApps = 0;
+    std::string appsScript;
+    if (apps)
+    {
+        if (qr_apps_parse(c->traffic.apps, hosts, appv.data(), appv.size(), &nApps, err))
+            return cli_fail("testbed", "%s: [traffic] apps: %s", scenarioPath.c_str(), err);
+        appv.resize(nApps);
+        const char* tdir = cli_testbed_dir();
+        if (!tdir)
+            return cli_fail("testbed",
+                            "cannot find the testbed folder (apps.py) next to the program");
+        appsScript = std::string(tdir) + "/apps.py";
+        if (access(appsScript.c_str(), R_OK) != 0)
+            return cli_fail("testbed", "%s: %s", appsScript.c_str(), strerror(errno));
+        if (access("/usr/bin/python3", X_OK) != 0)
+            return cli_fail("testbed",
+                            "/usr/bin/python3 not found: the applications are Python's (install "
+                            "the Debian package python3, ./waf deps)");
+    }
+    else if (qr_workload_from_config(c, &fl, &nFlows, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
     std::unique_ptr<qr_flow, Free> flows(fl);
-    if (nFlows == 0)
+    if (!apps && nFlows == 0)
         return cli_fail("testbed", "%s: the scenario has no flows", scenarioPath.c_str());
     std::vector<uint16_t> ports;
-    if (!SenderPorts(c, fl, nFlows, ports, err))
+    if (!apps && !SenderPorts(c, fl, nFlows, ports, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
     if (!PrepareOutputs(dir, scenarioPath, sc, hosts))
         return 1;
@@ -383,12 +524,13 @@ qr_cmd_testbed(int argc, char** argv)
     cli_catch_signals();
     if (!quiet)
     {
-        printf("== testbed: %u hosts, %g Mbps links, %" PRIu64 " B per switch port, %zu flows, %s "
+        printf("== testbed: %u hosts, %g Mbps links, %" PRIu64 " B per switch port, %zu %s, %s "
                "-> %s\n",
                hosts,
                static_cast<double>(c->links.rate_bps) / 1e6,
                portLimit,
-               nFlows,
+               apps ? nApps : nFlows,
+               apps ? "application sessions" : "flows",
                qr_testbed_congestion(c->tcp.variant),
                capDir.c_str());
         fflush(stdout);
@@ -398,14 +540,45 @@ qr_cmd_testbed(int argc, char** argv)
     run.flows = fl;
     run.n_flows = nFlows;
     run.src_port = ports.data();
+    run.apps = appv.data();
+    run.n_apps = nApps;
+    run.apps_script = appsScript.c_str();
     run.port_limit = portLimit;
     run.capture_dir = capDir.c_str();
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
     tb_flow_summary fs{};
-    if (rc == 0 && tb_write_flows("testbed", &run, (dir + "/testbed/flows.csv").c_str(), &fs))
+    size_t appsDone = 0;
+    if (rc == 0 && apps &&
+        qr_testbed_apps_write((dir + "/testbed/apps.csv").c_str(),
+                              appv.data(),
+                              run.app_res,
+                              nApps,
+                              &appsDone,
+                              err))
+        rc = cli_fail("testbed", "%s", err);
+    if (rc == 0 && apps && !quiet)
+    {
+        printf("traffic            %.3f s, %zu of %zu application sessions completed (%s)\n",
+               run.traffic_s,
+               appsDone,
+               nApps,
+               run.kernel);
+        for (size_t i = 0; i < nApps; i++)
+            if (!qr_testbed_app_completed(&appv[i], &run.app_res[i]))
+                printf("                   session %zu (%s %u>%u): %s\n",
+                       i,
+                       qr_app_name(appv[i].kind),
+                       appv[i].client,
+                       appv[i].server,
+                       run.app_res[i].why[0] ? run.app_res[i].why : "incomplete");
+        printf("== import -> %s/recording\n", dir.c_str());
+        fflush(stdout);
+    }
+    if (rc == 0 && !apps &&
+        tb_write_flows("testbed", &run, (dir + "/testbed/flows.csv").c_str(), &fs))
         rc = 1;
-    if (rc == 0 && !quiet)
+    if (rc == 0 && !apps && !quiet)
     {
         printf("traffic            %.3f s, %zu of %zu flows completed, %" PRIu64
                " retransmissions (%s)\n",
@@ -422,9 +595,16 @@ qr_cmd_testbed(int argc, char** argv)
         fflush(stdout);
     }
     if (rc == 0)
-        rc = ImportCaptures(dir, sc, hosts, nFlows, quiet);
+        rc = ImportCaptures(dir,
+                            sc,
+                            hosts,
+                            apps ? nApps : nFlows,
+                            apps ? "application sessions" : "flows",
+                            quiet);
     if (rc == 0)
         rc = SwitchTruth(dir, sc, run, hosts, portLimit, measuredRate, quiet);
+    if (rc == 0 && apps)
+        rc = DiagnoseApps(dir, c, appv, run, quiet);
     tb_run_free(&run);
     if (rc)
     {

@@ -227,3 +227,83 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
               "%s", err);
     cr_assert_not(exists("%s/x", dir));
 }
+
+/* Real applications (scenarios/testbed-apps.ini: two 3 MB HTTP downloads into one host, an HTTP
+ * keep-alive session, a two-way bulk, a request/response protocol): every session completes,
+ * every connection of the import is one of them, and the diagnosis from the hosts' captures
+ * counts exactly the data packets the switch dropped, exchange by exchange, never a loss where
+ * the switch dropped none; the scorer's drops are the truth's. */
+Test(testbed, real_applications_diagnosed_against_the_switch)
+{
+    need_root();
+    if (access("/usr/bin/python3", X_OK) != 0)
+        cr_skip_test("/usr/bin/python3 is not installed (./waf deps installs it)");
+    int before = count_netns("qrtb");
+    int rc = qreplay("testbed scenarios/testbed-apps.ini -o %s/apps --no-figures", dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+    cr_assert_eq(system("pgrep -f 'apps.py (server|client)' >/dev/null"), 256,
+                 "an application still runs");
+    char p[512], line[1024];
+    snprintf(p, sizeof p, "%s/apps/testbed/apps.csv", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    int sessions = 0;
+    while (fgets(line, sizeof line, f)) {
+        char app[32];
+        int done;
+        cr_assert_eq(sscanf(line, "%*d,%31[^,],%*u,%*u,%*d,%d", app, &done), 2, "%s", line);
+        cr_assert_eq(done, 1, "session not completed: %s", line);
+        sessions++;
+    }
+    fclose(f);
+    cr_assert_eq(sessions, 5);
+
+    snprintf(p, sizeof p, "%s/apps/testbed/diagnosis.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    unsigned long dropped = 0, control = 0, rows = 0, flows_seen = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned fl, ex, d, lost, retx, dr, dc, da;
+        unsigned long long bytes, q, qa;
+        char cause[32], status[32], verdict[16];
+        cr_assert_eq(
+            sscanf(line, "%u,%u,%u,%llu,%31[^,],%31[^,],%u,%u,%u,%u,%u,%llu,%llu,%15[^,\n]", &fl,
+                   &ex, &d, &bytes, cause, status, &lost, &retx, &dr, &dc, &da, &q, &qa, verdict),
+            14, "%s", line);
+        cr_assert_eq(lost, dr, "flow %u exchange %u: %u losses diagnosed, the switch dropped %u",
+                     fl, ex, lost, dr);
+        cr_assert_str_eq(status, "complete", "flow %u exchange %u", fl, ex);
+        if (!strcmp(cause, "rto") || !strcmp(cause, "tail-loss-probe") ||
+            !strcmp(cause, "fast-retransmit") || !strcmp(cause, "rack") ||
+            !strcmp(cause, "lost-retransmit") || !strcmp(cause, "loss"))
+            cr_assert_gt(dr, 0, "flow %u exchange %u: %s without a drop at the switch", fl, ex,
+                         cause);
+        dropped += dr;
+        control += dc;
+        rows++;
+        if (fl + 1 > flows_seen)
+            flows_seen = fl + 1;
+    }
+    fclose(f);
+    cr_assert_eq(flows_seen, 5, "%lu connections for 5 sessions", flows_seen);
+    cr_assert_gt(dropped, 0, "two downloads into one 50 KB port dropped nothing");
+    /* the scorer's drops are the switch's: data + SYN/FIN + pure ACKs = every drop */
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    snprintf(p, sizeof p, "%s/apps/recording/truth/truth.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    qr_row_drop *dv;
+    size_t nd;
+    cr_assert_eq(qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&dv, &nd, e), QR_OK, "%s",
+                 e);
+    qr_h5_rows_free(dv);
+    qr_h5_close(r);
+    cr_assert_geq(nd, dropped + control);
+    cr_assert(strstr(out, "right  ") || strstr(out, "right "), "%s", out);
+    cr_assert(exists("%s/apps/diagnosis.h5", dir));
+    cr_assert(exists("%s/apps/results.h5", dir));
+    (void)rows;
+}
