@@ -814,6 +814,51 @@ def block_apps(name):
     return "\n".join(out)
 
 
+def block_testbed_apps(name):
+    """Real applications on the testbed: per repeat and session, its connection's exchanges with
+    losses or a cause other than none, the diagnosis next to what the switch's captures show, and
+    the rate of right causes over every exchange; the wrong ones are listed with the reason."""
+    r = load(name)["results"]
+    out = ["| run | session | exchanges | losses diagnosed (dropped at the switch) | causes "
+           "diagnosed | right | wrong | unknown |",
+           "|---|---|---|---|---|---|---|---|"]
+    tot = {"right": 0, "wrong": 0, "unknown": 0}
+    wrong = []
+    for i, rep in enumerate(r["repeats"], 1):
+        for k, s in enumerate(rep["sessions"]):
+            ex = [x for x in rep["exchanges"] if x["session"] == k]
+            causes = {}
+            for x in ex:
+                causes[x["cause"]] = causes.get(x["cause"], 0) + 1
+            v = {key: sum(1 for x in ex if x["verdict"] == key) for key in tot}
+            for key in tot:
+                tot[key] += v[key]
+            wrong += [(i, s["app"], x) for x in ex if x["verdict"] == "wrong"]
+            out.append("| %d | %s %d>%d%s | %d | %d (%d) | %s | %d | %d | %d |" % (
+                i, s["app"], s["client"], s["server"], "" if s["completed"] else " (failed)",
+                len(ex), sum(x["lost"] for x in ex), sum(x["dropped"] for x in ex),
+                ", ".join("%d %s" % (n, c) for c, n in sorted(causes.items(), key=lambda t: -t[1])),
+                v["right"], v["wrong"], v["unknown"]))
+        others = [x for x in rep["exchanges"] if x["session"] < 0]
+        if others:
+            out.append("| %d | (no session) | %d | | | | | |" % (i, len(others)))
+    n = sum(tot.values())
+    out.append("")
+    out.append("Right: %d of %d exchanges (%.0f%%), %d wrong, %d unknown." % (
+        tot["right"], n, 100.0 * tot["right"] / n if n else 0, tot["wrong"], tot["unknown"]))
+    if wrong:
+        out.append("")
+        out.append("The wrong ones:")
+        out.append("")
+        for i, app, x in wrong:
+            out.append("- run %d, %s, exchange %d (%s %s): %s." % (
+                i, app, x["exchange"], "->" if x["dir"] == 0 else "<-", fmt_bytes(x["bytes"]),
+                x["why"]))
+    out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 def block_faults(cases):
     """Per case, drop rate and load: what each method flagged (right ones in brackets) and after how
     much data it found the planted cable for good."""
@@ -884,6 +929,7 @@ BLOCKS = {
     "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
+    "testbed-apps": lambda: block_testbed_apps("testbed-apps"),
 }
 
 

@@ -404,7 +404,41 @@ def testbed(out, opts):
                                      "flows": nflows}}
 
 
+def testbed_apps(out, opts):
+    """Real applications on the testbed (scenarios/testbed-apps.ini), each repeat: the sessions'
+    outcomes (testbed/apps.csv) and every exchange's diagnosis against the switch's captures
+    (testbed/diagnosis.csv), with the session each connection belongs to."""
+    reps = []
+    for i in range(1, opts["repeats"] + 1):
+        d = os.path.join(out, "rep%d" % i)
+        apps = csv_rows(os.path.join(d, "testbed", "apps.csv"))
+        rec = h5().File(os.path.join(d, "recording", "recording.h5"), "r")
+        session = {}
+        for c in rec["import"]["connections"][:]:
+            k = int(c["port1"]) - opts["first_port"]
+            if 0 <= k < len(apps):
+                session[int(c["flow"])] = k
+        rows = []
+        for r in csv_rows(os.path.join(d, "testbed", "diagnosis.csv")):
+            k = session.get(int(r["flow"]), -1)
+            rows.append({"session": k, "app": apps[k]["app"] if k >= 0 else "",
+                         "flow": int(r["flow"]), "exchange": int(r["exchange"]),
+                         "dir": int(r["dir"]), "bytes": int(r["bytes"]), "cause": r["cause"],
+                         "status": r["status"], "lost": int(r["lost"]),
+                         "retransmissions": int(r["retransmissions"]),
+                         "dropped": int(r["dropped"]), "dropped_acks": int(r["dropped_acks"]),
+                         "queue": max(int(r["max_queue_bytes"]), int(r["max_ack_queue_bytes"])),
+                         "verdict": r["verdict"], "why": r["why"]})
+        truth = h5().File(os.path.join(d, "recording", "truth", "truth.h5"), "r")
+        reps.append({"sessions": [{"app": a["app"], "client": int(a["client"]),
+                                   "server": int(a["server"]), "completed": int(a["completed"])}
+                                  for a in apps],
+                     "drops": int(truth["drops"].shape[0]), "exchanges": rows})
+    return {"repeats": reps}
+
+
 SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
-             "roundtrip": roundtrip, "testbed": testbed, "apps": apps}
+             "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
+             "testbed_apps": testbed_apps}
