@@ -771,10 +771,22 @@ static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur, uint64
     if (e->ideal_ns > 0 && e->end_ns >= 0 && dur - e->ideal_ns < dur / 20)
         return QR_CAUSE_NONE;
     int64_t queue_floor = path_bps ? qri_wire_ns(QR_MTU_BYTES, path_bps) : 0;
+    int64_t part[QR_TC_PARTS];
+    memcpy(part, e->part_ns, sizeof part);
+    if (e->lost == 0 && e->spurious > 0) {
+        /* every resend was spurious (the data had arrived): the sender waited for late ACKs,
+         * not for a loss to be repaired */
+        static const int repair[] = {QR_TC_PART_RTO, QR_TC_PART_TLP, QR_TC_PART_RECOVERY,
+                                     QR_TC_PART_LOSS};
+        for (size_t i = 0; i < sizeof repair / sizeof repair[0]; i++) {
+            part[QR_TC_PART_QUEUEING] += part[repair[i]];
+            part[repair[i]] = 0;
+        }
+    }
     int best = -1;
     for (int p = QR_TC_PART_QUEUEING; p < QR_TC_PARTS; p++)
-        if (e->part_ns[p] > dur / 20 && (best < 0 || e->part_ns[p] > e->part_ns[best]) &&
-            (p != QR_TC_PART_QUEUEING || e->part_ns[p] >= queue_floor))
+        if (part[p] > dur / 20 && (best < 0 || part[p] > part[best]) &&
+            (p != QR_TC_PART_QUEUEING || part[p] >= queue_floor))
             best = p;
     if (best < 0)
         return e->ideal_ns > 0 ? QR_CAUSE_NONE : QR_CAUSE_UNKNOWN;
