@@ -202,7 +202,8 @@ struct sent_ent {
     uint64_t key;
     uint32_t seq;
     uint16_t ip_id, ip_len;
-    int64_t time; /* first bit, sender's clock (rebased) */
+    int64_t time;      /* first bit, sender's clock (rebased) */
+    uint8_t seq_space; /* it carries sequence space (payload, SYN or FIN): a sender resends it */
 };
 
 struct recv_ent {
@@ -475,7 +476,7 @@ static int match(struct imp *m, uint32_t dir)
 {
     struct dir_state *d = &m->dirs[dir];
     int rc;
-    while (d->recv.n && d->sent.n) {
+    while (d->recv.n && (d->sent.n || d->late.n)) {
         const struct recv_ent *r = ring_at(&d->recv, 0);
         size_t i = 0;
         while (i < d->sent.n && ((struct sent_ent *)ring_at(&d->sent, i))->key != r->key)
@@ -494,6 +495,8 @@ static int match(struct imp *m, uint32_t dir)
                 ring_pop(&d->recv, 1);
                 continue;
             }
+            if (!d->sent.n)
+                break; /* its sending is still to be read */
             const struct sent_ent *last = ring_at(&d->sent, d->sent.n - 1);
             int later = d->family == 4 ? (int16_t)(uint16_t)(r->ip_id - last->ip_id) > 0
                                        : d->sent.n <= 4096;
@@ -515,12 +518,14 @@ static int match(struct imp *m, uint32_t dir)
                 return rc; /* lost, unless it arrives later */
         }
         /* a passed-over segment whose first byte arrived again in this one was lost: the sender
-         * had to resend it (the same segment, or a larger one covering it) */
+         * had to resend it (the same segment, or a larger one covering it). Not a pure ACK: it
+         * is never resent, and every ACK after the sender's last data has the same sequence
+         * number (ACKs that swap places on the way are overtaken, not lost) */
         uint32_t r_seq = (uint32_t)(r->key >> 32), r_len = (uint32_t)(r->key >> 16) & 0xffffu;
         for (size_t k = 0; k < d->late.n;) {
             const struct sent_ent *e = ring_at(&d->late, k);
             uint32_t e_seq = (uint32_t)(e->key >> 32);
-            int covered = e_seq == r_seq || (uint32_t)(e_seq - r_seq) < r_len;
+            int covered = e->seq_space && (e_seq == r_seq || (uint32_t)(e_seq - r_seq) < r_len);
             if (covered && e->seq != s->seq) {
                 if ((rc = add_det(m, d->dst, dir, e->seq)) != QR_OK)
                     return rc;
@@ -603,7 +608,9 @@ static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
             return rc;
         flow_time(m, dir, ts, d->src);
         if (d->evidence == QR_EVIDENCE_BOTH) {
-            struct sent_ent e = {seg_key(s), seq, s->ip_id, (uint16_t)s->ip_len, ts};
+            struct sent_ent e = {
+                seg_key(s),          seq, s->ip_id,
+                (uint16_t)s->ip_len, ts,  s->payload || (s->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN))};
             if ((rc = ring_push(&d->sent, &e)) != QR_OK || (rc = match(m, dir)) != QR_OK)
                 return rc;
         } else if (d->evidence == QR_EVIDENCE_RETRANS) {
