@@ -10,7 +10,6 @@
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/hoptrace.h"
-#include "qreplay/linkfault.h"
 #include "qreplay/metrics.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
@@ -42,10 +41,8 @@ typedef struct ctx {
     qr_topology *topo;
     qr_match *m;
     size_t n_dirs;
-    size_t *off;    /* n_dirs + 1: the first slot of each direction */
-    pstate *st;     /* one per slot */
-    uint64_t *rate; /* per port: port_base[sw] + port */
-    uint32_t *port_base;
+    size_t *off;      /* n_dirs + 1: the first slot of each direction */
+    pstate *st;       /* one per slot */
     qri_map counters; /* (queue key, counter period) -> the drops its switch counted in it */
     int64_t counter_ns;
     qri_map groups;
@@ -127,42 +124,6 @@ static int index_packets(ctx *x, char *errbuf)
     return QR_OK;
 }
 
-/* Each switch port's rate ([faults] rate faults in the runtime's log). */
-static int port_rates(ctx *x, int runtime, char *errbuf)
-{
-    uint32_t n_sw = qr_topology_switches(x->topo), n = 0;
-    x->port_base = calloc(n_sw + 1, sizeof *x->port_base);
-    if (!x->port_base)
-        return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    for (uint32_t s = 0; s < n_sw; s++) {
-        x->port_base[s] = n;
-        n += qr_topology_ports(x->topo, s);
-    }
-    x->port_base[n_sw] = n;
-    x->rate = malloc((n ? n : 1) * sizeof *x->rate);
-    if (!x->rate)
-        return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    for (uint32_t i = 0; i < n; i++)
-        x->rate[i] = x->c->links.rate_bps;
-    qr_link_fault_texts lft = {
-        {x->c->faults.link[0], x->c->faults.link[1], x->c->faults.link[2], x->c->faults.link[3]}};
-    qr_link_faults *lf = NULL;
-    int rc = qr_link_faults_create(&lf, &lft, x->topo, x->c->run.seed, errbuf);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < qr_link_faults_count(lf); i++) {
-        uint32_t link;
-        const qr_link_fault *f = qr_link_faults_get(lf, i, &link);
-        qr_node from, to;
-        uint32_t port;
-        qr_topology_link_ends(x->topo, link, &from, &to, &port);
-        if (f->kind == QR_LINK_RATE && runtime && from.kind != QR_NODE_HOST)
-            x->rate[x->port_base[from.index] + port] = f->rate_bps;
-    }
-    qr_link_faults_destroy(lf);
-    return QR_OK;
-}
-
 static pstate *state_of(ctx *x, uint64_t packet)
 {
     uint32_t dir = qr_packet_id_dir(packet), seq = qr_packet_id_seq(packet);
@@ -182,9 +143,11 @@ static int check_place(ctx *x, const qr_arrival *a, uint64_t record, const char 
                    path, record, a->sw, a->port);
 }
 
+/* The queueing delay at a hop: what is ahead in the FIFO, at the port's configured rate (what an
+ * operator knows; a port degraded below it by a fault nobody knows of drains slower). */
 static int64_t queue_ns_of(const ctx *x, const qr_arrival *a)
 {
-    return qri_wire_ns(a->queue_bytes, x->rate[x->port_base[a->sw] + a->port]);
+    return qri_wire_ns(a->queue_bytes, x->c->links.rate_bps);
 }
 
 static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, char *errbuf)
@@ -545,8 +508,6 @@ static void ctx_free(ctx *x)
     qri_map_free(&x->groups);
     free(x->off);
     free(x->st);
-    free(x->rate);
-    free(x->port_base);
     qri_map_free(&x->counters);
     qr_topology_destroy(x->topo);
     qr_match_free(x->m);
@@ -575,8 +536,6 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     rc = qr_match_parse(&x.m, out->opts.match, rec, errbuf);
     if (!rc && (rc = qr_topology_of_config(&x.topo, x.c)))
         qri_err(errbuf, rc, "cannot build the recording's topology");
-    if (!rc)
-        rc = port_rates(&x, opts->runtime, errbuf);
     if (!rc)
         rc = index_packets(&x, errbuf);
     out->summary.buffer_bytes = x.c->buffer.size_bytes;

@@ -19,10 +19,12 @@
  *  - the latency profiler: the queueing delay of the matched packets per hop of the path and per
  *    queue (count, mean, p50, p99, max), and each hop's share of the path's queueing.
  *
- * The queueing delay at a hop is the wire time, at the port's rate, of the bytes the queue held
- * when the packet arrived: what is ahead of it in the FIFO. The head packet may be partly sent, so
- * this is an upper bound by less than one packet's wire time. A [faults] rate fault slows its port
- * in the runtime's log (opts.runtime), not in a replay's, which does not apply faults.
+ * The queueing delay at a hop is the wire time, at the port's configured rate ([links] rate: what
+ * an operator knows), of the bytes the queue held when the packet arrived: what is ahead of it in
+ * the FIFO. The head packet may be partly sent, so this is an upper bound by less than one
+ * packet's wire time. A port degraded below its rate by a fault (the runtime's [faults] rate)
+ * drains slower than that: the trace shows its queue's bytes, and its delays too short by the
+ * rate's ratio; the planted fault is for the scorer, not for the trace.
  *
  * Grammar (words are case-sensitive; 'and', 'or', 'not' also as &&, ||, !; 'and' binds tighter
  * than 'or'; parentheses group):
@@ -91,7 +93,7 @@ int qr_match_eval(const qr_match *m, const qr_match_packet *p);
 typedef struct qr_hoptrace_opts {
     const char *match;    /* the expression ("all" if NULL) */
     const char *arrivals; /* the arrival log */
-    int runtime;          /* the log is the runtime's: [faults] rate faults slow their ports */
+    int runtime;          /* the log is the runtime's ground truth (not a replay's) */
     size_t limit;         /* at most this many packets in /packets and /hops (first by first-hop
                              time; 0: all); drops and the profile cover every matched packet */
     int64_t counter_interval_ns; /* how often the switches' drop counters are read (1 ms) */
