@@ -5,10 +5,10 @@
     apps.py client NAME ADDR PORT    run one session against ADDR:PORT
 
 NAME is http-keepalive (Python's http.server and http.client, HTTP/1.1 on one persistent
-connection: GET 5000, 200 ms think time, GET 300000, 100 ms, GET 20000, close), rpc-think (five
+connection: GET 5000, 200 ms think time, GET 300000, 100 ms, GET 20000, close), http-bulk (the
+same server and client, GET 3000000 three times back to back on one connection), rpc-think (five
 rounds of a 200-byte request, a 3000-byte reply and 50 ms of think time) or bulk-both (each side
-sends 400000 bytes at once, shuts down its sending side and reads to the end) or http-bulk (the
-same HTTP server and client, GET 1000000 three times back to back on one connection). Each side prints
+sends 400000 bytes at once, shuts down its sending side and reads to the end). Each side prints
 "done SENT RECEIVED" (application bytes) and exits 0, or says what failed on stderr and exits 1.
 Every wait is bounded (10 s per socket operation, 30 s for the first connection).
 Also used by tests/data/captures/make_app_captures.sh, which made the capture corpus."""
@@ -22,7 +22,7 @@ import time
 
 TIMEOUT = 10
 HTTP_GETS = ((5000, 0.2), (300000, 0.1), (20000, 0.0))
-HTTP_BULK_GETS = ((1000000, 0.0),) * 3
+HTTP_BULK_GETS = ((3000000, 0.0),) * 3
 RPC_ROUNDS, RPC_REQUEST, RPC_REPLY, RPC_THINK = 5, 200, 3000, 0.05
 BULK = 400000
 

@@ -768,6 +768,30 @@ static void app_side_ended(struct proc *p, int st, const uint64_t said[3], int s
              st, len ? ": " : "", last ? last + 1 : p->errtext);
 }
 
+/* Start side `server` (1) or client (0) of session i in its host's namespace. Returns 0 or 1
+ * after printing. */
+static int spawn_app(struct tb *t, const tb_run *run, size_t i, int server, const char *py)
+{
+    const qr_app *a = &run->apps[i];
+    char addr[32], port[16], name[64];
+    tb_host_addr(a->server, addr, sizeof addr);
+    snprintf(port, sizeof port, "%u", QR_APP_FIRST_PORT + (unsigned)i);
+    snprintf(name, sizeof name, "%s %s of session %zu", qr_app_name(a->kind),
+             server ? "server" : "client", i);
+    char *argv[] = {"ip",
+                    "netns",
+                    "exec",
+                    t->ns[server ? a->server : a->client],
+                    (char *)py,
+                    (char *)run->apps_script,
+                    server ? "server" : "client",
+                    (char *)qr_app_name(a->kind),
+                    addr,
+                    port,
+                    NULL};
+    return spawn(t, name, argv) ? 0 : cli_fail(t->cmd, "cannot start the %s", name);
+}
+
 /* The scenario's application sessions ([traffic] apps, apps.h): each server started in its host's
  * namespace and listening before the run starts, each client started at its time; returns when
  * every side exited, or at the scenario's stop (plus 2 s: then what still runs is stopped and
@@ -787,20 +811,8 @@ static int run_apps(struct tb *t, tb_run *run, cli_progress *prog)
     }
     int rc = 0, app_first = t->n_p;
     for (size_t i = 0; !rc && i < n; i++) {
-        const qr_app *a = &run->apps[i];
-        char addr[32], port[16], name[64];
-        tb_host_addr(a->server, addr, sizeof addr);
-        snprintf(port, sizeof port, "%u", QR_APP_FIRST_PORT + (unsigned)i);
-        snprintf(name, sizeof name, "%s server of session %zu", qr_app_name(a->kind), i);
-        char *argv[] = {"ip",       "netns",
-                        "exec",     t->ns[a->server],
-                        (char *)py, (char *)run->apps_script,
-                        "server",   (char *)qr_app_name(a->kind),
-                        addr,       port,
-                        NULL};
         srv[i] = t->n_p;
-        if (!spawn(t, name, argv))
-            rc = cli_fail(command, "cannot start the %s", name);
+        rc = spawn_app(t, run, i, 1, py);
     }
     for (size_t i = 0; !rc && i < n; i++)
         rc = await_ready(t, srv[i], srv[i] + 1, "application servers");
@@ -819,20 +831,9 @@ static int run_apps(struct tb *t, tb_run *run, cli_progress *prog)
             const qr_app *a = &run->apps[i];
             if (cli[i] || t0 + a->start_ns > now)
                 continue;
-            char addr[32], port[16], name[64];
-            tb_host_addr(a->server, addr, sizeof addr);
-            snprintf(port, sizeof port, "%u", QR_APP_FIRST_PORT + (unsigned)i);
-            snprintf(name, sizeof name, "%s client of session %zu", qr_app_name(a->kind), i);
-            char *argv[] = {"ip",       "netns",
-                            "exec",     t->ns[a->client],
-                            (char *)py, (char *)run->apps_script,
-                            "client",   (char *)qr_app_name(a->kind),
-                            addr,       port,
-                            NULL};
             run->app_res[i].start_ns = now;
             cli[i] = t->n_p;
-            if (!spawn(t, name, argv))
-                rc = cli_fail(command, "cannot start the %s", name);
+            rc = spawn_app(t, run, i, 0, py);
             started++;
         }
         struct pollfd pf[MAX_PROCS];

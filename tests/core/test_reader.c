@@ -30,7 +30,9 @@ Test(reader, rules_parse)
                          "flow 0 fast",
                          "flow 0 0bps",
                          "flow 0 1Gbps extra",
-                         "flow 1 1Gbps, flow 1 2Gbps"};
+                         "flow 1 1Gbps, flow 1 2Gbps",
+                         "flow 0 1Gbps,, flow 1 1Gbps",
+                         "flow 0 1Gbps,"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         cr_assert_eq(qr_read_rules_parse(bad[i], r, 4, &n, err), QR_EVALUE, "%s", bad[i]);

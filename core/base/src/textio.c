@@ -101,3 +101,28 @@ char *qri_trim(char *s)
         s[--n] = '\0';
     return s;
 }
+
+int qr_list_blank(const char *text)
+{
+    for (const char *c = text; c && *c; c++)
+        if (!isspace((unsigned char)*c))
+            return 0;
+    return 1;
+}
+
+char *qr_list_next(char **cursor, char sep)
+{
+    char *item = *cursor;
+    if (!item)
+        return NULL;
+    char *end = strchr(item, sep);
+    if (end)
+        *end = '\0';
+    *cursor = end ? end + 1 : NULL;
+    while (isspace((unsigned char)*item))
+        item++;
+    size_t len = strlen(item);
+    while (len && isspace((unsigned char)item[len - 1]))
+        item[--len] = '\0';
+    return item;
+}

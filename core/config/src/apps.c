@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "qreplay/error.h"
+#include "qreplay/textio.h"
 #include "qreplay/units.h"
 
 static const char *const names[QR_APP_KINDS] = {"http-keepalive", "rpc-think", "bulk-both",
@@ -29,7 +30,7 @@ void qr_app_bytes(qr_app_kind k, uint64_t *client_bytes, uint64_t *server_bytes)
     /* the request lines are HTTP/1.1 GETs with Python's headers; their size is the client's
      * (about 80 B each) and not counted here */
     static const uint64_t c[QR_APP_KINDS] = {0, 5 * 200, 400000, 0};
-    static const uint64_t s[QR_APP_KINDS] = {5000 + 300000 + 20000, 5 * 3000, 400000, 3000000};
+    static const uint64_t s[QR_APP_KINDS] = {5000 + 300000 + 20000, 5 * 3000, 400000, 9000000};
     *client_bytes = (unsigned)k < QR_APP_KINDS ? c[k] : 0;
     *server_bytes = (unsigned)k < QR_APP_KINDS ? s[k] : 0;
 }
@@ -46,18 +47,11 @@ int qr_apps_parse(const char *text, uint32_t hosts, qr_app *apps, size_t max, si
     char buf[4096];
     if (qri_strlcpy(buf, text ? text : "", sizeof buf))
         return qri_err(errbuf, QR_EVALUE, "too long");
-    if (buf[strspn(buf, " \t")] == '\0')
+    if (qr_list_blank(buf))
         return QR_OK;
     size_t k = 0;
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next)
-            *next++ = '\0';
+    for (char *rest = buf, *tok; (tok = qr_list_next(&rest, ','));) {
         k++;
-        tok += strspn(tok, " \t");
-        size_t len = strlen(tok);
-        while (len && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
-            tok[--len] = '\0';
         if (!*tok)
             return app_err(errbuf, k, tok, "an empty session");
         char name[32], pair[32], at[8], when[32], extra[8];

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "qreplay/packet.h"
+#include "qreplay/textio.h"
 
 /* TCP flag bits (RFC 793). */
 
@@ -115,21 +116,9 @@ int qr_fault_rules_parse(const char *text, qr_fault_rule *rules, size_t max, siz
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     int rc = QR_OK;
     size_t k = 0;
-    /* strtok_r would merge empty rules (";;"): find them by hand */
-    char *p = copy;
-    int blank_text = 1;
-    for (const char *c = text; *c; c++)
-        if (!isspace((unsigned char)*c))
-            blank_text = 0;
-    while (!blank_text && p && !rc) {
-        char *semi = strchr(p, ',');
-        if (semi)
-            *semi = '\0';
-        int blank = 1;
-        for (const char *c = p; *c; c++)
-            if (!isspace((unsigned char)*c))
-                blank = 0;
-        if (blank) {
+    char *rest = qr_list_blank(text) ? NULL : copy, *p;
+    while (!rc && (p = qr_list_next(&rest, ','))) {
+        if (!*p) {
             rc =
                 qri_err(errbuf, QR_EVALUE, "rule %zu is empty (rules are separated by ',')", k + 1);
         } else if (*n == max) {
@@ -140,7 +129,6 @@ int qr_fault_rules_parse(const char *text, qr_fault_rule *rules, size_t max, siz
                 (*n)++;
         }
         k++;
-        p = semi ? semi + 1 : NULL;
     }
     free(copy);
     return rc;

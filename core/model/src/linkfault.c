@@ -8,6 +8,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/random.h"
+#include "qreplay/textio.h"
 #include "qreplay/units.h"
 
 #include "internal.h"
@@ -74,25 +75,16 @@ int qr_link_fault_rules_parse(qr_link_fault_kind kind, const char *text, qr_link
     char *copy = strdup(text);
     if (!copy)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    int rc = QR_OK, blank_text = 1;
-    for (const char *c = text; *c; c++)
-        blank_text &= isspace((unsigned char)*c) != 0;
-    char *p = blank_text ? NULL : copy;
-    for (size_t k = 0; p && !rc; k++) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        int blank = 1;
-        for (const char *c = p; *c; c++)
-            blank &= isspace((unsigned char)*c) != 0;
-        if (blank)
+    int rc = QR_OK;
+    char *rest = qr_list_blank(text) ? NULL : copy, *p;
+    for (size_t k = 0; !rc && (p = qr_list_next(&rest, ',')); k++) {
+        if (!*p)
             rc =
                 qri_err(errbuf, QR_EVALUE, "rule %zu is empty (rules are separated by ',')", k + 1);
         else if (*n == max)
             rc = qri_err(errbuf, QR_EVALUE, "more than %zu rules", max);
         else if (!(rc = parse_rule(kind, p, k, &rules[*n], errbuf)))
             (*n)++;
-        p = comma ? comma + 1 : NULL;
     }
     free(copy);
     return rc;

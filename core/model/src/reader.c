@@ -7,6 +7,7 @@
 
 #include "internal.h"
 #include "qreplay/error.h"
+#include "qreplay/textio.h"
 #include "qreplay/units.h"
 
 #define UNIT 8000000000ull /* credit per byte: 8 bits x 1e9 */
@@ -23,16 +24,11 @@ int qr_read_rules_parse(const char *text, qr_read_rule *rules, size_t max, size_
     char buf[4096];
     if (qri_strlcpy(buf, text ? text : "", sizeof buf))
         return qri_err(errbuf, QR_EVALUE, "too long");
-    if (buf[strspn(buf, " \t")] == '\0')
+    if (qr_list_blank(buf))
         return QR_OK;
-    char *save = NULL;
     size_t k = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (char *rest = buf, *tok; (tok = qr_list_next(&rest, ','));) {
         k++;
-        tok += strspn(tok, " \t");
-        size_t len = strlen(tok);
-        while (len && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
-            tok[--len] = '\0';
         if (!*tok)
             return rule_err(errbuf, k, tok, "an empty rule");
         char word[16], num[32], rate[32], extra[8];

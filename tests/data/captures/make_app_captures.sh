@@ -4,6 +4,7 @@
 #
 # A client namespace (10.78.1.1) and a server namespace (10.78.2.1) joined through a router
 # namespace by two veth pairs; real Linux TCP at both ends, TSO/GSO as the kernel sets them. The
+# programs are the testbed's (testbed/apps.py). The
 # server is Python's own HTTP/1.1 server (http.server, keep-alive), the client Python's
 # http.client on one persistent connection: GET /5000, 200 ms of think time, GET /300000, 100 ms,
 # GET /20000, then close. Both ends are captured (tcpdump, nanosecond stamps, 128-byte snap
@@ -53,88 +54,14 @@ ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
 ip netns exec "$s" ethtool -K vs tso off gso off >/dev/null
 ip netns exec "$r" ethtool -K rs gro off >/dev/null
 
-server='import http.server, socketserver
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        n = int(self.path.strip("/"))
-        self.send_response(200)
-        self.send_header("Content-Length", str(n))
-        self.end_headers()
-        self.wfile.write(b"x" * n)
-    def log_message(self, *a):
-        pass
-# TCPServer, not HTTPServer: that one looks its name up (getfqdn), 5 s without DNS
-socketserver.TCPServer.allow_reuse_address = True
-socketserver.TCPServer(("10.78.2.1", 8080), H).handle_request()'
-client='import http.client, time
-for i in range(200):
-    try:
-        k = http.client.HTTPConnection("10.78.2.1", 8080, timeout=10); k.connect(); break
-    except OSError:
-        time.sleep(0.05)
-for path, think in (("/5000", 0.2), ("/300000", 0.1), ("/20000", 0)):
-    k.request("GET", path)
-    r = k.getresponse()
-    assert len(r.read()) == int(path[1:])
-    time.sleep(think)
-k.close()'
-
+# the applications are the testbed's (testbed/apps.py: the same programs made these captures)
+apps="$(cd "$(dirname "$0")/../../.." && pwd)/testbed/apps.py"
 . "$(dirname "$0")/capture_lib.sh"
 
-rpc_server='import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.78.2.1", 8080)); s.listen(1); k, _ = s.accept()
-for i in range(5):
-    need = 200
-    while need:
-        need -= len(k.recv(need))
-    k.sendall(b"r" * 3000)
-k.recv(1); k.close()'
-rpc_client='import socket, time
-for i in range(200):
-    try:
-        k = socket.create_connection(("10.78.2.1", 8080), timeout=10); break
-    except OSError:
-        time.sleep(0.05)
-for i in range(5):
-    k.sendall(b"q" * 200)
-    need = 3000
-    while need:
-        need -= len(k.recv(need))
-    time.sleep(0.05)
-k.close()'
-# two-way bulk, either end: connect (or accept), send 400000 bytes from a thread while reading all
-# the other side sends, shut down the sending side
-bulk='import socket, threading, time
-if server:
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("10.78.2.1", 8080)); s.listen(1); k, _ = s.accept()
-else:
-    for i in range(200):
-        try:
-            k = socket.create_connection(("10.78.2.1", 8080), timeout=10); break
-        except OSError:
-            time.sleep(0.05)
-def send():
-    k.sendall(b"b" * 400000); k.shutdown(socket.SHUT_WR)
-t = threading.Thread(target=send); t.start()
-n = 0
-while True:
-    b = k.recv(65536)
-    if not b:
-        break
-    n += len(b)
-t.join(); assert n == 400000; k.close()'
-bulk_server="server = True
-$bulk"
-bulk_client="server = False
-$bulk"
-
-# run NAME [SERVER CLIENT]: one session (default: the HTTP keep-alive one), captured at the client
+# run NAME [APP]: one session of APP (default: the HTTP keep-alive one), captured at the client
 # and at the server
 run() {
-    local name=$1 srvprog=${2:-$server} cliprog=${3:-$client}
+    local name=$1 app=${2:-http-keepalive}
     rm -f "$out/.logc" "$out/.logs"
     ip netns exec "$c" tcpdump -i vc --immediate-mode -U -s 128 --time-stamp-precision=nano \
         -w "$out/$name-client.pcap" tcp >/dev/null 2>"$out/.logc" &
@@ -144,10 +71,10 @@ run() {
     local ds=$!
     listening "$out/.logc"
     listening "$out/.logs"
-    ip netns exec "$s" timeout 30 /usr/bin/python3 -c "$srvprog" &
+    ip netns exec "$s" timeout 30 /usr/bin/python3 "$apps" server "$app" 10.78.2.1 8080 >/dev/null &
     local srv=$!
     sleep 0.3
-    ip netns exec "$c" timeout 30 /usr/bin/python3 -c "$cliprog"
+    ip netns exec "$c" timeout 30 /usr/bin/python3 "$apps" client "$app" 10.78.2.1 8080 >/dev/null
     wait "$srv"
     sleep 1 # tcpdump writes what it has before it stops
     kill -INT "$dc" "$ds"
@@ -177,8 +104,8 @@ for name in "${want[@]}"; do
     # the last packet of GET /20000 (1176 bytes of payload: IP length 1228), once or twice
     http-tail) rules 'ip length 1228 quota until 1228 bytes drop' && run http-tail ;;
     http-rto) rules 'ip length 1228 quota until 2456 bytes drop' && run http-rto ;;
-    rpc-think) rules "" && run rpc-think "$rpc_server" "$rpc_client" ;;
-    bulk-both) rules "" && run bulk-both "$bulk_server" "$bulk_client" ;;
+    rpc-think) rules "" && run rpc-think rpc-think ;;
+    bulk-both) rules "" && run bulk-both bulk-both ;;
     *) echo "make_app_captures.sh: no capture named $name" >&2; exit 2 ;;
     esac
 done

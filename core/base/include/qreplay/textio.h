@@ -26,6 +26,13 @@ int qr_lines_next(qr_lines *l, char **line, size_t *len, long *lineno, char *err
 /* Close; NULL is allowed. */
 void qr_lines_close(qr_lines *l);
 
+/* Lists of items separated by `sep` (a scenario's rules and sessions), walked in place: the next
+ * item of *cursor, cut at its separator and trimmed of white space at both ends ("" for an empty
+ * item, which a reader reports); *cursor moves past it, to NULL after the last item. NULL when
+ * *cursor is NULL. A text of white space alone holds no item: qr_list_blank says so. */
+char *qr_list_next(char **cursor, char sep);
+int qr_list_blank(const char *text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,7 @@
  *                   of a 200-byte request, a 3000-byte reply and 50 ms of think time.
  *   bulk-both       two-way bulk: each side sends 400000 bytes at once, shuts down its sending
  *                   side and reads to the end.
- *   http-bulk       downloads: the same HTTP/1.1 server and client, GET 1000000 B three times
+ *   http-bulk       downloads: the same HTTP/1.1 server and client, GET 3000000 B three times
  *                   back to back on one persistent connection (two of them towards one host
  *                   overflow its switch port).
  *
