@@ -54,7 +54,8 @@ static const cli_spec spec = {
     "  syn fin rst psh ack urg ece cwr    a TCP flag is set\n"
     "  payload | retransmit     carries data | resends sequence space already sent\n"
     "  detected                 its receiver detected it lost\n"
-    "  dropped | drop R         dropped | for reason R: threshold, buffer-full, tagged, fault\n"
+    "  dropped | drop R         its trace stops at a switch | as R: threshold, buffer-full,\n"
+    "                           tagged (counted so), silent (no counter moved), counted\n"
     "  tagged                   carried a drop tag (tagged replays)\n"
     "  via sN | via sN:P | via A>B    reached a switch, an egress queue, a link's queue\n"
     "  queued T                 queued at least T (\"20us\") at some hop\n"
@@ -69,7 +70,7 @@ static const cli_spec spec = {
     "expected one run or recording folder",
     "examples:\n"
     "  qreplay runtime scenarios/faults/gray-k4.ini -o /tmp/g\n"
-    "  qreplay trace /tmp/g --match 'drop fault'          # the planted fault's drops\n"
+    "  qreplay trace /tmp/g --match 'drop silent'         # drops no switch counted\n"
     "  qreplay trace /tmp/g --match 'syn and not ack'     # every connection's first SYN\n"
     "  qreplay trace /tmp/g --match 'src h0 and dst h15 and payload'   # profile a host pair\n"
     "  qreplay trace /tmp/g --match 'flow 12 and (dropped or queued 50us)'\n"};

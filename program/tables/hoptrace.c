@@ -49,8 +49,9 @@ static void why(const qr_hoptrace *t, const qr_row_hop_drop *d, char *buf, size_
         snprintf(buf, size, "tagged; queue %" PRIu64 " B > threshold %" PRId64 " B - margin",
                  d->queue_bytes, d->threshold);
         break;
-    case QR_DROP_FAULT:
-        snprintf(buf, size, "counter moved (%" PRIu64 " others)", d->counter_drops);
+    case QR_TRACE_COUNTED:
+        snprintf(buf, size, "trace stops, counter moved (%" PRIu64 " drops), reason unknown",
+                 d->counter_drops);
         break;
     default: snprintf(buf, size, "?"); break;
     }
@@ -67,7 +68,7 @@ static void print_packet(const qr_hoptrace *t, size_t i, FILE *out)
             p->dir, qr_packet_id_seq(p->packet), p->flow, qr_dir_is_ack(p->dir) ? "ack" : "data",
             p->src, p->sport, p->dst, p->dport, p->seq, p->payload, fl,
             p->retransmit ? " retransmit" : "", p->detected ? " detected-lost" : "", ms(p->sent_ns),
-            p->hops, p->fate ? qr_decision_name((qr_decision)p->fate) : "left its last switch");
+            p->hops, p->fate ? qr_trace_decision_name(p->fate) : "left its last switch");
     fprintf(out, "  %3s %-9s %12s %10s %11s %12s %11s  %s\n", "hop", "queue", "arrived (ms)",
             "queued us", "queue B", "switch B", "threshold", "decision");
     /* the hops of packet i: rows are by packet rank then hop */
@@ -80,7 +81,7 @@ static void print_packet(const qr_hoptrace *t, size_t i, FILE *out)
         snprintf(q, sizeof q, "s%u:%u", x->sw, x->port);
         fprintf(out, "  %3u %-9s %12.6f %10.2f %11" PRIu64 " %12" PRIu64 " %11" PRId64 "  %s\n",
                 x->hop, q, ms(x->time_ns), us((double)x->queue_ns), x->queue_bytes, x->total_bytes,
-                x->threshold, qr_decision_name((qr_decision)x->decision));
+                x->threshold, qr_trace_decision_name(x->decision));
     }
 }
 

@@ -361,13 +361,22 @@ static int primary(parser *p)
     if (!strcmp(w, "tagged"))
         return add_atom(p, t, (hop_atom){.kind = A_TAGGED});
     if (!strcmp(w, "drop")) {
-        const token *r = arg(p, t, "a reason (threshold, buffer-full, tagged, fault)");
+        const token *r = arg(p, t, "a reason (threshold, buffer-full, tagged, silent, counted)");
         if (!r)
             return -1;
-        for (int d = QR_DROP_THRESHOLD; d <= QR_DROP_FAULT; d++)
-            if (!strcmp(r->text, qr_decision_name((qr_decision)d)))
-                return add_atom(p, r, (hop_atom){.kind = A_DROP, .reason = (uint8_t)d});
-        return fail(p, r, "'%s' is not a drop reason (threshold, buffer-full, tagged, fault)",
+        static const int reasons[] = {QR_DROP_THRESHOLD, QR_DROP_BUFFER_FULL, QR_DROP_TAGGED,
+                                      QR_TRACE_SILENT, QR_TRACE_COUNTED};
+        for (size_t d = 0; d < sizeof reasons / sizeof reasons[0]; d++)
+            if (!strcmp(r->text, qr_trace_decision_name(reasons[d])))
+                return add_atom(p, r, (hop_atom){.kind = A_DROP, .reason = (uint8_t)reasons[d]});
+        if (!strcmp(r->text, "fault"))
+            return fail(p, r,
+                        "'%s': a planted fault is what a trace cannot see (its scorer reads it); "
+                        "'drop silent' matches the drops whose port counted none, as Everflow "
+                        "infers them",
+                        r->text);
+        return fail(p, r,
+                    "'%s' is not a drop reason (threshold, buffer-full, tagged, silent, counted)",
                     r->text);
     }
     if (!strcmp(w, "via"))
@@ -565,7 +574,7 @@ uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns)
         int hit = 0;
         switch (x->kind) {
         case A_DROPPED: hit = a->decision != QR_ADMIT; break;
-        case A_DROP: hit = a->decision == x->reason; break;
+        case A_DROP: hit = a->decision != QR_DROP_FAULT && a->decision == x->reason; break;
         case A_TAGGED: hit = a->tagged != 0; break;
         case A_VIA_SW: hit = a->sw == x->sw; break;
         case A_VIA_QUEUE: hit = a->sw == x->sw && a->port == x->port; break;
@@ -575,6 +584,26 @@ uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns)
             bits |= 1ull << i;
     }
     return bits;
+}
+
+uint64_t qr_match_fate(const qr_match *m, int fate)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < m->n_atoms; i++)
+        if (m->atoms[i].kind == A_DROP && m->atoms[i].reason == fate)
+            bits |= 1ull << i;
+    return bits;
+}
+
+const char *qr_trace_decision_name(int d)
+{
+    if (d == QR_TRACE_SILENT)
+        return "silent";
+    if (d == QR_TRACE_COUNTED)
+        return "counted";
+    if (d == QR_ADMIT || d == QR_DROP_THRESHOLD || d == QR_DROP_BUFFER_FULL || d == QR_DROP_TAGGED)
+        return qr_decision_name((qr_decision)d);
+    return "?";
 }
 
 static int eval(const qr_match *m, int i, const qr_match_packet *p)

@@ -23,8 +23,10 @@ typedef struct pstate {
     const qr_rec_packet *rp; /* NULL: no such recorded packet */
     uint64_t atoms;
     int64_t first_ns, last_ns, queue_ns;
+    int64_t drop_ns;
     uint32_t hops, hop2, rank, drop_sw, drop_port;
-    uint8_t fate, retransmit, detected, matched;
+    uint8_t fate; /* after pass 1: what the trace can say (QR_TRACE_SILENT, ...), see observed */
+    uint8_t retransmit, detected, matched;
 } pstate;
 
 typedef struct group {
@@ -150,6 +152,25 @@ static int64_t queue_ns_of(const ctx *x, const qr_arrival *a)
     return qri_wire_ns(a->queue_bytes, x->c->links.rate_bps);
 }
 
+/* The drops the switch's counter for port (sw, port) counted in the interval holding t. */
+static uint64_t counted(const ctx *x, uint32_t sw, uint32_t port, int64_t t)
+{
+    return (uint64_t)(uintptr_t)qri_map_get(&x->counters, qr_queue_key(sw, port),
+                                            (uint64_t)(t / x->counter_ns));
+}
+
+/* What a trace that stops at (sw, port) at time t can say of the log's decision: the switch's
+ * own reason where it counts one, silent where the port's counter did not move, counted (reason
+ * unknown) where it moved for other drops. A planted fault is never named. */
+static int observed(const ctx *x, int decision, uint32_t sw, uint32_t port, int64_t t)
+{
+    if (decision == QR_ADMIT)
+        return QR_ADMIT;
+    if (decision != QR_DROP_FAULT)
+        return decision;
+    return counted(x, sw, port, t) ? QR_TRACE_COUNTED : QR_TRACE_SILENT;
+}
+
 static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, char *errbuf)
 {
     qr_arrival_reader *r;
@@ -192,12 +213,21 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
             s->fate = a.decision;
             s->drop_sw = a.sw;
             s->drop_port = a.port;
+            s->drop_ns = a.time_ns;
         }
     }
     qr_arrival_reader_close(r);
-    if (rc == QR_END)
-        return QR_OK;
-    return rc;
+    if (rc != QR_END)
+        return rc;
+    /* the counters are complete: what each stopped trace can say, and the drop tests on it */
+    for (size_t i = 0; i < x->off[x->n_dirs]; i++) {
+        pstate *s = &x->st[i];
+        if (!s->rp || !s->fate)
+            continue;
+        s->fate = (uint8_t)observed(x, s->fate, s->drop_sw, s->drop_port, s->drop_ns);
+        s->atoms |= qr_match_fate(x->m, s->fate);
+    }
+    return QR_OK;
 }
 
 static int cmp_first(const void *pa, const void *pb)
@@ -344,7 +374,7 @@ static int add_drop(ctx *x, qr_hoptrace *out, const pstate *s, const qr_arrival 
     d->sw = a->sw;
     d->port = a->port;
     d->bytes = a->bytes;
-    d->reason = a->decision;
+    d->reason = s->fate; /* what the trace can say (observed) */
     d->tagged = a->tagged;
     d->detected = s->detected;
     d->retransmit = s->retransmit;
@@ -355,9 +385,7 @@ static int add_drop(ctx *x, qr_hoptrace *out, const pstate *s, const qr_arrival 
     /* Everflow's drop debugger: the packet's mirrored trace stops at this switch, headed out of
      * this port. If the port's drop counter moved in that counter interval the switch dropped it
      * (counted); if not, it was lost silently on the link out of the port (or in the switch) */
-    void *cnt = qri_map_get(&x->counters, qr_queue_key(a->sw, a->port),
-                            (uint64_t)(a->time_ns / x->counter_ns));
-    d->counter_drops = (uint64_t)(uintptr_t)cnt;
+    d->counter_drops = counted(x, a->sw, a->port, a->time_ns);
     d->silent = d->counter_drops == 0;
     d->link = qr_topology_port_link(x->topo, a->sw, a->port);
     qr_topology_link_name(x->topo, d->link, d->link_name, sizeof d->link_name);
@@ -381,14 +409,15 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
             continue;
         uint32_t hop = ++s->hop2;
         int64_t q = queue_ns_of(x, &a);
+        uint8_t seen = a.decision == QR_ADMIT ? QR_ADMIT : s->fate; /* observed */
         if (s->rank != NOT_KEPT) {
             if (qri_grow((void **)&out->hops, &x->cap_hops, out->n_hops, sizeof *out->hops, 256)) {
                 rc = QR_ENOMEM;
                 break;
             }
             out->hops[out->n_hops++] = (qr_row_hop){
-                a.packet,   s->rp->dir, hop, a.time_ns,     a.sw,          a.port,     a.bytes,
-                a.decision, a.tagged,   q,   a.queue_bytes, a.total_bytes, a.threshold};
+                a.packet, s->rp->dir, hop, a.time_ns,     a.sw,          a.port,     a.bytes,
+                seen,     a.tagged,   q,   a.queue_bytes, a.total_bytes, a.threshold};
         }
         rc = a.decision == QR_ADMIT ? profile_add(x, hop, &a, q) : add_drop(x, out, s, &a, hop);
         if (rc)
@@ -445,7 +474,7 @@ static int resends(ctx *x, qr_hoptrace *out, char *errbuf)
         s->drops_threshold += d->reason == QR_DROP_THRESHOLD;
         s->drops_buffer_full += d->reason == QR_DROP_BUFFER_FULL;
         s->drops_tagged += d->reason == QR_DROP_TAGGED;
-        s->drops_fault += d->reason == QR_DROP_FAULT;
+        s->drops_counted += d->reason == QR_TRACE_COUNTED;
         s->silent += d->silent;
     }
     qri_map_free(&by_seq);

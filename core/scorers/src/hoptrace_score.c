@@ -61,15 +61,27 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
     for (uint32_t l = 0; l < links; l++) /* both directions of a faulty cable */
         if (faulty[l])
             faulty[qr_topology_link_reverse(topo, l)] = 1;
+    /* the fault drops by packet, from the truth (the trace never names them) */
+    uint64_t *fault_ids = malloc((tr.n_drops ? tr.n_drops : 1) * sizeof *fault_ids);
+    size_t n_fault = 0;
+    if (!fault_ids) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < tr.n_drops; i++)
+        if (tr.drops[i].reason == QR_DROP_FAULT)
+            fault_ids[n_fault++] = tr.drops[i].packet;
+    qsort(fault_ids, n_fault, sizeof *fault_ids, qri_cmp_u64);
     uint64_t on_cable = 0, silent_off = 0;
     x.detect_after_ns = -1;
     for (size_t i = 0; i < t->n_drops; i++) {
         const qr_row_hop_drop *d = &t->drops[i];
-        x.fault_missed += d->reason == QR_DROP_FAULT && !d->silent;
+        int fault = bsearch(&d->packet, fault_ids, n_fault, sizeof *fault_ids, qri_cmp_u64) != NULL;
+        x.fault_missed += fault && !d->silent;
         if (!d->silent)
             continue;
         x.silent++;
-        x.silent_right += d->reason == QR_DROP_FAULT;
+        x.silent_right += fault;
         int on = d->link < links && faulty[d->link];
         silent_off += !on;
         if (on && ++on_cable == 2) {
@@ -77,6 +89,7 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
             x.detect_after_ns = d->time_ns;
         }
     }
+    free(fault_ids);
     x.right = x.silent > 0 && silent_off == 0;
     if (silent_names(t, x.silent_links, sizeof x.silent_links)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");

@@ -40,8 +40,10 @@
  *   payload                  carries data
  *   retransmit               sends sequence space its direction already sent (data, SYN or FIN)
  *   detected                 its receiver detected it lost (the recording's /drops_detected)
- *   dropped                  a switch dropped it
- *   drop R                   ... for reason R: threshold, buffer-full, tagged, fault
+ *   dropped                  its trace stops at a switch (it was dropped there or on the link out)
+ *   drop R                   ... as R: threshold, buffer-full, tagged (the switch counted it so),
+ *                            silent (the port's counter did not move: Everflow's silent drop),
+ *                            counted (the counter moved, the reason unknown)
  *   tagged                   it carried a drop tag (tagged replays)
  *   via S | via S:P | via A>B   it reached switch sS, the egress queue of sS port P, or the queue
  * of the link A>B (A a switch) queued T                 it waited at least T ("10us") in some queue
@@ -85,8 +87,21 @@ typedef struct qr_match_packet {
     uint64_t hops;
 } qr_match_packet;
 
-/* The hop tests that hold at one arrival, as a bit set (queue_ns: its queueing delay). */
+/* What a trace can say of where a packet's trace stops: the switch's own decision where it counts
+ * a drop of that kind (threshold, buffer-full, tagged: qr_decision), or one of these. A planted
+ * fault's drop (the log's QR_DROP_FAULT) is never told as such: it is silent, or counted (for
+ * reasons the counter does not give) when its port counted other drops in that interval. */
+#define QR_TRACE_SILENT 16  /* the trace stops at a port whose drop counter did not move */
+#define QR_TRACE_COUNTED 17 /* the trace stops where the counter moved; the reason is unknown */
+/* "admit", "threshold", "buffer-full", "tagged", "silent", "counted"; "?" otherwise. */
+const char *qr_trace_decision_name(int d);
+
+/* The hop tests that hold at one arrival, as a bit set (queue_ns: its queueing delay). The drop
+ * tests that need the counters (drop silent, drop counted) do not hold here: qr_match_fate. */
 uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns);
+/* The drop tests that hold for a packet whose trace stopped with the observed decision `fate`
+ * (QR_TRACE_SILENT or QR_TRACE_COUNTED), as qr_match_hop's bits. */
+uint64_t qr_match_fate(const qr_match *m, int fate);
 /* Whether packet p matches. */
 int qr_match_eval(const qr_match *m, const qr_match_packet *p);
 

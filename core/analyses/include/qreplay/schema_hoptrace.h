@@ -74,7 +74,7 @@ extern const qr_h5_schema qr_schema_hop_profile;
 /* What the trace read, matched and kept. */
 typedef struct qr_row_hop_summary {
     uint64_t arrivals, packets, unknown_arrivals, matched, unseen, kept, hops_kept;
-    uint64_t delivered, dropped, drops_threshold, drops_buffer_full, drops_tagged, drops_fault;
+    uint64_t delivered, dropped, drops_threshold, drops_buffer_full, drops_tagged, drops_counted;
     uint64_t detected, resent, silent;
     double queue_mean_ns;
     int64_t queue_p99_ns, queue_max_ns;
