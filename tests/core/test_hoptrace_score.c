@@ -1,7 +1,8 @@
 /* Everflow's traces scored against planted faults (hoptrace_score.h), on a hand-made truth.h5: only
  * drops a planted fault made are silent; right needs at least one and every one on a faulty
  * cable (either direction); detection is the second silent drop on a faulty cable, counted over
- * all the trace's drops; a run without gray or blackhole faults is not scored. */
+ * all the trace's drops; a run without gray or blackhole faults is not scored. The trace never
+ * names a fault: the scorer finds its drops in the truth's /drops. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,12 @@ static qr_scenario *scen;
 static qr_topology *topo;
 static uint32_t gray, gray_back, other;
 
-/* A k=4 FatTree whose truth planted the listed faults on the cable of `gray`. */
+/* The drops the truth says a planted fault made (packet ids), for write_truth. */
+static qr_row_drop planted[16];
+static size_t n_planted;
+
+/* A k=4 FatTree whose truth planted the listed faults on the cable of `gray`, with the drops
+ * drop() marked as the faults'. */
 static void write_truth(const char *kinds[], size_t n)
 {
     char err[QR_ERRBUF_SIZE];
@@ -31,12 +37,14 @@ static void write_truth(const char *kinds[], size_t n)
         lf[i].link = gray;
     }
     qr_truth_info info = {.sim_end_ns = 1000, .link_faults = lf, .n_link_faults = n};
-    cr_assert_eq(qr_truth_write(truth_path, scen, &info, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_truth_write(truth_path, scen, &info, planted, n_planted, NULL, 0, err), QR_OK,
+                 "%s", err);
 }
 
 static void setup(void)
 {
     char err[QR_ERRBUF_SIZE];
+    n_planted = 0;
     snprintf(dir, sizeof dir, "/tmp/qr-hopscore-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
     snprintf(truth_path, sizeof truth_path, "%s/truth.h5", dir);
@@ -62,13 +70,25 @@ static void teardown(void)
     qr_scenario_destroy(scen);
 }
 
+/* A drop the trace saw at time t (packet id t): the log's reason is the truth's (a fault's drop is
+ * in the truth's /drops); the trace itself says silent for a fault's (no counter moved) and the
+ * switch's reason for the others. */
 static qr_row_hop_drop drop(int64_t t, uint8_t reason, uint32_t link)
 {
     qr_row_hop_drop d;
     memset(&d, 0, sizeof d);
+    d.packet = (uint64_t)t;
     d.time_ns = t;
-    d.reason = reason;
-    d.silent = reason == QR_DROP_FAULT; /* what the trace inferred: no counter moved */
+    d.silent = reason == QR_DROP_FAULT;
+    d.reason = d.silent ? QR_TRACE_SILENT : reason;
+    if (reason == QR_DROP_FAULT) {
+        cr_assert_lt(n_planted, 16);
+        qr_row_drop *p = &planted[n_planted++];
+        memset(p, 0, sizeof *p);
+        p->packet = (uint64_t)t;
+        p->time_ns = t;
+        p->reason = QR_DROP_FAULT;
+    }
     d.link = link;
     qr_topology_link_name(topo, link, d.link_name, sizeof d.link_name);
     return d;
@@ -77,14 +97,15 @@ static qr_row_hop_drop drop(int64_t t, uint8_t reason, uint32_t link)
 Test(hoptrace_score, silent_drops_right_and_detection, .init = setup, .fini = teardown)
 {
     const char *kinds[] = {"gray"};
-    write_truth(kinds, 1);
     qr_row_hop_drop drops[] = {
         drop(10, QR_DROP_THRESHOLD, other), /* congestion: not silent */
         drop(20, QR_DROP_FAULT, gray_back), /* the cable's other direction counts */
         drop(30, QR_DROP_THRESHOLD, gray),  /* a counted drop on the cable is not silent */
         drop(40, QR_DROP_FAULT, gray),      /* second silent drop on the cable: found */
         drop(50, QR_DROP_FAULT, gray),      drop(60, QR_DROP_FAULT, gray)};
+    write_truth(kinds, 1);
     drops[5].silent = 0; /* its port counted other drops in the interval: taken for counted */
+    drops[5].reason = QR_TRACE_COUNTED;
     qr_hoptrace t = {.drops = drops, .n_drops = 6};
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
@@ -101,8 +122,8 @@ Test(hoptrace_score, silent_drops_right_and_detection, .init = setup, .fini = te
 Test(hoptrace_score, a_silent_drop_elsewhere_is_wrong, .init = setup, .fini = teardown)
 {
     const char *kinds[] = {"blackhole"};
-    write_truth(kinds, 1);
     qr_row_hop_drop drops[] = {drop(5, QR_DROP_FAULT, gray), drop(6, QR_DROP_FAULT, other)};
+    write_truth(kinds, 1);
     qr_hoptrace t = {.drops = drops, .n_drops = 2};
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
@@ -114,8 +135,8 @@ Test(hoptrace_score, a_silent_drop_elsewhere_is_wrong, .init = setup, .fini = te
 Test(hoptrace_score, no_silent_drop_is_not_right, .init = setup, .fini = teardown)
 {
     const char *kinds[] = {"gray"};
-    write_truth(kinds, 1);
     qr_row_hop_drop drops[] = {drop(5, QR_DROP_THRESHOLD, gray)};
+    write_truth(kinds, 1);
     qr_hoptrace t = {.drops = drops, .n_drops = 1};
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
