@@ -33,7 +33,12 @@
 #include "qreplay/workload.h"
 #include "report.h"
 
-#define MAX_PROCS (3 * QR_TESTBED_MAX_HOSTS + QR_TESTBED_MAX_HOSTS + 2 * QR_APPS_MAX + 4)
+/* the star: per host a capture, two of its switch port and an agent; the fabric: a capture per
+ * switch port (4 x 20) and host, one per fault log, an agent per host */
+#define MAX_PROCS 320
+#define MAX_NS                                                                                     \
+    (QR_FABRIC_MAX_NODES > QR_TESTBED_MAX_HOSTS ? QR_FABRIC_MAX_NODES + 1                          \
+                                                : QR_TESTBED_MAX_HOSTS + 1)
 
 struct proc {
     pid_t pid;
@@ -49,11 +54,13 @@ struct proc {
 struct tb {
     const char *cmd;
     char prefix[32];
-    char ns[QR_TESTBED_MAX_HOSTS + 1][48];
+    char ns[MAX_NS][48];
     int n_ns;
     struct proc p[MAX_PROCS];
     int n_p;
     uint32_t hosts;
+    const qr_fabric *fab; /* the fat tree's plan; NULL: the star */
+    int absent_sysctl;    /* an optional setting this kernel does not have */
 };
 
 static int64_t now_real(void)
@@ -63,9 +70,17 @@ static int64_t now_real(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void tb_host_addr(uint32_t h, char *buf, size_t size)
+static void ip4_text(uint32_t a, char *buf, size_t size)
 {
-    snprintf(buf, size, "10.0.%u.2", h);
+    snprintf(buf, size, "%u.%u.%u.%u", a >> 24, a >> 16 & 255u, a >> 8 & 255u, a & 255u);
+}
+
+void tb_host_addr(const qr_fabric *fab, uint32_t h, char *buf, size_t size)
+{
+    if (fab)
+        ip4_text(qr_topology_host_addr(qr_fabric_topology(fab), h), buf, size);
+    else
+        snprintf(buf, size, "10.0.%u.2", h);
 }
 
 /* Run a tool to its end; its output (stdout and stderr) into out. Returns its exit status, 127 if
@@ -171,6 +186,8 @@ static int ns_sysctl(struct tb *t, const char *ns, const char *path, const char 
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 5;
+    if (rc == 3 && optional)
+        t->absent_sysctl = 1;
     if (rc == 0 || (rc == 3 && optional))
         return 0;
     fprintf(stderr, "qreplay %s: namespace %s: cannot set /proc/sys/%s to %s\n", t->cmd, ns, path,
@@ -509,8 +526,284 @@ static int build(struct tb *t, const tb_run *run)
     return 0;
 }
 
+/* Write each of n values into /proc/sys/PATH inside namespace ns, in one child (setns once);
+ * optional ones may be absent (then t->absent_sysctl is set). Returns 0 or 1 after printing. */
+static int ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int n,
+                      const int *optional)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return cli_fail(t->cmd, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        char p[256];
+        snprintf(p, sizeof p, "/run/netns/%s", ns);
+        int fd = open(p, O_RDONLY);
+        if (fd < 0 || setns(fd, CLONE_NEWNET))
+            _exit(2);
+        int absent = 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(p, sizeof p, "/proc/sys/%s", kv[i][0]);
+            int f = open(p, O_WRONLY);
+            if (f < 0 && errno == ENOENT && optional[i]) {
+                absent = 1;
+                continue;
+            }
+            ssize_t w = f < 0 ? -1 : write(f, kv[i][1], strlen(kv[i][1]));
+            if (f >= 0)
+                close(f);
+            if (w != (ssize_t)strlen(kv[i][1]))
+                _exit(10 + i);
+        }
+        _exit(absent);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 5;
+    if (rc == 1)
+        t->absent_sysctl = 1;
+    if (rc <= 1)
+        return 0;
+    if (rc >= 10 && rc - 10 < n)
+        return cli_fail(t->cmd, "namespace %s: cannot set /proc/sys/%s to %s", ns, kv[rc - 10][0],
+                        kv[rc - 10][1]);
+    return cli_fail(t->cmd, "cannot enter namespace %s", ns);
+}
+
+/* Namespace ns's setup script (DIR/.nsN-PID.sh, removed after): its ip and tc commands as
+ * batches, the offloads off, and its nftables rules; errors into DIR/.nsN-PID.err. */
+static int fabric_script(struct tb *t, const tb_run *run, uint32_t ns, char *script, size_t size)
+{
+    const qr_fabric *f = t->fab;
+    const qr_config *c = run->conf;
+    const char *dir = run->capture_dir;
+    char burst[32], rto[32], icw[16], base[4200];
+    snprintf(burst, sizeof burst, "%" PRIu64, tb_burst_bytes(c->links.rate_bps));
+    snprintf(rto, sizeof rto, "%" PRId64 "ms", c->tcp.min_rto_ns / 1000000);
+    snprintf(icw, sizeof icw, "%d", c->tcp.init_cwnd);
+    snprintf(base, sizeof base, "%s/.ns%u-%ld", dir, ns, (long)getpid());
+    char ipf[4300], tcf[4300];
+    snprintf(ipf, sizeof ipf, "%s.ip", base);
+    snprintf(tcf, sizeof tcf, "%s.tc", base);
+    snprintf(script, size, "%s.sh", base);
+    FILE *ip = fopen(ipf, "w"), *tc = fopen(tcf, "w"), *sh = fopen(script, "w");
+    if (!ip || !tc || !sh) {
+        if (ip)
+            fclose(ip);
+        if (tc)
+            fclose(tc);
+        if (sh)
+            fclose(sh);
+        return cli_fail(t->cmd, "%s: %s", base, strerror(errno));
+    }
+    fprintf(sh, "set -e\nip -batch '%s'\ntc -batch '%s'\n", ipf, tcf);
+    fprintf(ip, "link set lo up\n");
+    size_t n_cables, n_routes;
+    const qr_fabric_cable *cb = qr_fabric_cables(f, &n_cables);
+    const qr_fabric_route *r = qr_fabric_routes(f, &n_routes);
+    for (size_t i = 0; i < n_cables; i++)
+        for (int j = 0; j < 2; j++) {
+            const qr_fabric_end *e = j ? &cb[i].b : &cb[i].a, *o = j ? &cb[i].a : &cb[i].b;
+            if (e->ns != ns)
+                continue;
+            char a[20], peer[20];
+            ip4_text(e->addr, a, sizeof a);
+            ip4_text(o->addr, peer, sizeof peer);
+            fprintf(ip, "addr add %s/30 dev %s\nlink set %s up\n", a, e->ifname, e->ifname);
+            fprintf(
+                ip, "neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %s nud permanent\n",
+                peer, o->mac[0], o->mac[1], o->mac[2], o->mac[3], o->mac[4], o->mac[5], e->ifname);
+            fprintf(tc,
+                    "qdisc add dev %s root stab overhead -14 tbf rate %" PRIu64
+                    "bit burst %s limit %" PRIu64 "\n",
+                    e->ifname, qr_fabric_rate(f, ns, e->ifname), burst,
+                    e->node.kind == QR_NODE_HOST ? (uint64_t)c->host.nic_queue * 1514u
+                                                 : run->port_limit);
+            fprintf(sh, "ethtool -K %s tso off gso off gro off\n", e->ifname);
+        }
+    for (size_t i = 0; i < n_routes; i++) {
+        if (r[i].ns != ns)
+            continue;
+        char p[20];
+        ip4_text(r[i].prefix, p, sizeof p);
+        if (r[i].plen)
+            fprintf(ip, "route add %s/%u", p, r[i].plen);
+        else
+            fprintf(ip, "route add default");
+        for (uint32_t v = 0; v < r[i].n_via; v++) {
+            ip4_text(r[i].via[v], p, sizeof p);
+            fprintf(ip, "%s via %s dev %s", r[i].n_via > 1 ? " nexthop" : "", p, r[i].dev[v]);
+        }
+        if (ns < qr_fabric_hosts(f)) /* the hosts' TCP settings ride on their route */
+            fprintf(ip, " rto_min %s initcwnd %s congctl %s", rto, icw,
+                    qr_testbed_congestion(c->tcp.variant));
+        fputc('\n', ip);
+    }
+    char rules[8192];
+    if (qr_fabric_nft_ruleset(f, ns, rules, sizeof rules) > 0) {
+        char file[4200], name[16];
+        snprintf(file, sizeof file, "%s/faults-%s.nft", dir,
+                 qr_fabric_ns_name(f, ns, name, sizeof name));
+        FILE *o = fopen(file, "w");
+        if (!o || fputs(rules, o) < 0 || fclose(o)) {
+            fclose(ip);
+            fclose(tc);
+            fclose(sh);
+            return cli_fail(t->cmd, "%s: %s", file, strerror(errno));
+        }
+        fprintf(sh, "nft -f '%s'\n", file);
+    }
+    fprintf(sh, "rm -f '%s' '%s'\n", ipf, tcf);
+    int bad = fclose(ip) | fclose(tc) | fclose(sh);
+    return bad ? cli_fail(t->cmd, "%s: %s", base, strerror(errno)) : 0;
+}
+
+/* The fat tree of run->fabric (fabric.h): a namespace per host and switch, a veth pair per cable,
+ * the plan's addresses, permanent neighbours, routes and kernel settings, a shaper over a byte
+ * FIFO on every interface, and the faults' nftables rules (their text kept in capture_dir). The
+ * namespaces are made in one batch, their cables in another; each namespace is then set up by its
+ * own script, a few at a time. */
+static int build_fabric(struct tb *t, const tb_run *run)
+{
+    const qr_fabric *f = t->fab;
+    const char *dir = run->capture_dir;
+    uint32_t hosts = qr_fabric_hosts(f), nn = qr_fabric_namespaces(f);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.fabric-%ld.batch", dir, (long)getpid());
+    FILE *b = fopen(path, "w");
+    if (!b)
+        return cli_fail(t->cmd, "%s: %s", path, strerror(errno));
+    for (uint32_t i = 0; i < nn; i++)
+        fprintf(b, "netns add %s\n", t->ns[i]);
+    t->n_ns = (int)nn; /* the teardown removes what exists of them */
+    int rc = fclose(b) ? cli_fail(t->cmd, "%s: %s", path, strerror(errno))
+                       : x(t, "ip", "-batch", path, NULL);
+    for (uint32_t i = 0; !rc && i < nn; i++) {
+        const char *const base[][2] = {{"net/ipv6/conf/all/disable_ipv6", "1"},
+                                       {"net/ipv6/conf/default/disable_ipv6", "1"},
+                                       {"net/ipv4/conf/all/rp_filter", "0"},
+                                       {"net/ipv4/conf/default/rp_filter", "0"}};
+        const int opt[] = {1, 1, 0, 0, 0, 0, 0, 0, 1};
+        char seed[16];
+        snprintf(seed, sizeof seed, "%u", i < hosts ? 0 : qr_fabric_hash_seed(f, i - hosts));
+        const char *const sw[][2] = {{"net/ipv6/conf/all/disable_ipv6", "1"},
+                                     {"net/ipv6/conf/default/disable_ipv6", "1"},
+                                     {"net/ipv4/conf/all/rp_filter", "0"},
+                                     {"net/ipv4/conf/default/rp_filter", "0"},
+                                     {"net/ipv4/ip_forward", "1"},
+                                     {"net/ipv4/fib_multipath_hash_policy", "3"},
+                                     {"net/ipv4/fib_multipath_hash_fields", "0x0037"},
+                                     {"net/ipv4/icmp_errors_use_inbound_ifaddr", "1"},
+                                     {"net/ipv4/fib_multipath_hash_seed", seed}};
+        int absent = t->absent_sysctl;
+        t->absent_sysctl = 0;
+        rc =
+            i < hosts ? ns_sysctls(t, t->ns[i], base, 4, opt) : ns_sysctls(t, t->ns[i], sw, 9, opt);
+        t->absent_sysctl = i >= hosts && t->absent_sysctl ? 2 /* the seed */ : absent;
+    }
+    size_t n_cables;
+    const qr_fabric_cable *cb = qr_fabric_cables(f, &n_cables);
+    if (!rc && !(b = fopen(path, "w")))
+        rc = cli_fail(t->cmd, "%s: %s", path, strerror(errno));
+    for (size_t i = 0; !rc && i < n_cables; i++) {
+        const uint8_t *m0 = cb[i].a.mac, *m1 = cb[i].b.mac;
+        fprintf(b,
+                "link add %s address %02x:%02x:%02x:%02x:%02x:%02x netns %s type veth peer name "
+                "%s address %02x:%02x:%02x:%02x:%02x:%02x netns %s\n",
+                cb[i].a.ifname, m0[0], m0[1], m0[2], m0[3], m0[4], m0[5], t->ns[cb[i].a.ns],
+                cb[i].b.ifname, m1[0], m1[1], m1[2], m1[3], m1[4], m1[5], t->ns[cb[i].b.ns]);
+    }
+    if (!rc)
+        rc = fclose(b) ? cli_fail(t->cmd, "%s: %s", path, strerror(errno))
+                       : x(t, "ip", "-batch", path, NULL);
+    unlink(path);
+    /* each namespace's script, at most 4 at once */
+    char scripts[QR_FABRIC_MAX_NODES][4300];
+    pid_t pids[QR_FABRIC_MAX_NODES];
+    int running = 0;
+    uint32_t next = 0, done = 0;
+    for (uint32_t i = 0; !rc && i < nn; i++)
+        rc = fabric_script(t, run, i, scripts[i], sizeof scripts[i]);
+    while (!rc && done < nn) {
+        while (running < 4 && next < nn) {
+            char *argv[] = {"ip", "netns", "exec", t->ns[next], "sh", scripts[next], NULL};
+            char err[4400];
+            snprintf(err, sizeof err, "%.4290s.err", scripts[next]);
+            pid_t pid = fork();
+            if (pid == 0) {
+                setpgid(0, 0);
+                int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (fd >= 0) {
+                    dup2(fd, 1);
+                    dup2(fd, 2);
+                }
+                execvp(argv[0], argv);
+                _exit(127);
+            }
+            if (pid < 0) {
+                rc = cli_fail(t->cmd, "fork: %s", strerror(errno));
+                break;
+            }
+            pids[next++] = pid;
+            running++;
+        }
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        for (uint32_t i = 0; i < next; i++) {
+            if (pids[i] != pid)
+                continue;
+            running--;
+            done++;
+            char err[4400], text[1024] = "";
+            snprintf(err, sizeof err, "%.4290s.err", scripts[i]);
+            FILE *e = fopen(err, "r");
+            size_t l = e ? fread(text, 1, sizeof text - 1, e) : 0;
+            text[l] = 0;
+            if (e)
+                fclose(e);
+            while (l && text[l - 1] == '\n')
+                text[--l] = 0;
+            if ((!WIFEXITED(st) || WEXITSTATUS(st)) && !rc)
+                rc = cli_fail(t->cmd, "setting up namespace %s failed: %s", t->ns[i], text);
+            unlink(err);
+            unlink(scripts[i]);
+        }
+    }
+    while (running > 0) { /* after an error: let the others end */
+        int st;
+        if (waitpid(-1, &st, 0) < 0 && errno != EINTR)
+            break;
+        running--;
+    }
+    return rc;
+}
+
+/* What fault rule `fault` of namespace ns dropped: its counter. */
+static uint64_t nft_drops(struct tb *t, const char *ns, uint32_t fault, int *ok)
+{
+    char out[4096], chain[32];
+    snprintf(chain, sizeof chain, "fault%u", fault);
+    char *argv[] = {"ip",    "netns",  "exec",    (char *)ns, "nft", "list",
+                    "chain", "netdev", "qreplay", chain,      NULL};
+    *ok = run_argv(argv, out, sizeof out) == 0;
+    const char *d = *ok ? strstr(out, "counter packets ") : NULL;
+    if (!d) {
+        *ok = 0;
+        fprintf(stderr, "qreplay %s: cannot read the counter of fault %u in %s\n", t->cmd, fault,
+                ns);
+        return 0;
+    }
+    return strtoull(d + 16, NULL, 10);
+}
+
+/* tcpdump of dev in ns into file: one direction (dir "in" or "out") or both (NULL); snap bytes of
+ * each frame, a kernel buffer of buf_kb. */
 static struct proc *capture(struct tb *t, const char *ns, const char *dev, const char *dir,
-                            const char *file)
+                            const char *file, const char *snap, const char *buf_kb)
 {
     char name[64];
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
@@ -526,16 +819,17 @@ static struct proc *capture(struct tb *t, const char *ns, const char *dev, const
                            dev,
                            "-n",
                            "-s",
-                           "200",
+                           snap,
                            "-B",
-                           "32768",
+                           buf_kb,
                            "--time-stamp-precision=nano",
                            "-Z",
                            "root",
                            "-w",
                            file};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        argv[n++] = (char *)fixed[i];
+        if (strncmp(dev, "nflog:", 6) || strncmp(fixed[i], "--time-stamp", 12))
+            argv[n++] = (char *)fixed[i]; /* a netfilter log has microsecond stamps only */
     if (dir) {
         argv[n++] = "-Q";
         argv[n++] = (char *)dir;
@@ -604,8 +898,8 @@ static int write_schedule(const char *command, const tb_run *run, const char *sc
     fprintf(f, "flow,src,dst,bytes,start_ns,src_addr,src_port,dst_addr\n");
     for (size_t i = 0; i < run->n_flows; i++) {
         char sa[32], da[32];
-        tb_host_addr(run->flows[i].src, sa, sizeof sa);
-        tb_host_addr(run->flows[i].dst, da, sizeof da);
+        tb_host_addr(run->fabric, run->flows[i].src, sa, sizeof sa);
+        tb_host_addr(run->fabric, run->flows[i].dst, da, sizeof da);
         fprintf(f, "%zu,%u,%u,%" PRIu64 ",%" PRId64 ",%s,%u,%s\n", i, run->flows[i].src,
                 run->flows[i].dst, run->flows[i].bytes, run->flows[i].start_ns, sa,
                 run->src_port[i], da);
@@ -774,7 +1068,7 @@ static int spawn_app(struct tb *t, const tb_run *run, size_t i, int server, cons
 {
     const qr_app *a = &run->apps[i];
     char addr[32], port[16], name[64];
-    tb_host_addr(a->server, addr, sizeof addr);
+    tb_host_addr(run->fabric, a->server, addr, sizeof addr);
     snprintf(port, sizeof port, "%u", QR_APP_FIRST_PORT + (unsigned)i);
     snprintf(name, sizeof name, "%s %s of session %zu", qr_app_name(a->kind),
              server ? "server" : "client", i);
@@ -904,18 +1198,35 @@ int tb_run_testbed(const char *command, tb_run *run)
     static struct tb t; /* large; one run at a time per process */
     memset(&t, 0, sizeof t);
     t.cmd = command;
-    t.hosts = (uint32_t)run->conf->topology.hosts;
+    t.fab = run->fabric;
+    t.hosts = t.fab ? qr_fabric_hosts(t.fab) : (uint32_t)run->conf->topology.hosts;
     snprintf(t.prefix, sizeof t.prefix, "qrtb%ld", (long)getpid());
-    for (uint32_t i = 0; i < t.hosts; i++)
-        snprintf(t.ns[i], sizeof t.ns[i], "%s-h%u", t.prefix, i);
-    snprintf(t.ns[t.hosts], sizeof t.ns[t.hosts], "%s-sw", t.prefix);
+    uint32_t n_ports = t.hosts; /* switch ports */
+    size_t n_faults = 0;
+    const qr_fabric_fault *faults = NULL;
+    if (t.fab) {
+        for (uint32_t i = 0; i < qr_fabric_namespaces(t.fab); i++) {
+            char name[16];
+            snprintf(t.ns[i], sizeof t.ns[i], "%s-%s", t.prefix,
+                     qr_fabric_ns_name(t.fab, i, name, sizeof name));
+        }
+        n_ports = 0;
+        for (uint32_t sw = 0; sw < qr_fabric_switches(t.fab); sw++)
+            n_ports += qr_topology_ports(qr_fabric_topology(t.fab), sw);
+        faults = qr_fabric_faults(t.fab, &n_faults);
+    } else {
+        for (uint32_t i = 0; i < t.hosts; i++)
+            snprintf(t.ns[i], sizeof t.ns[i], "%s-h%u", t.prefix, i);
+        snprintf(t.ns[t.hosts], sizeof t.ns[t.hosts], "%s-sw", t.prefix);
+    }
     struct utsname u;
     if (!uname(&u))
         snprintf(run->kernel, sizeof run->kernel, "%s %s", u.sysname, u.release);
     run->res = calloc(run->n_flows ? run->n_flows : 1, sizeof *run->res);
     run->app_res = calloc(run->n_apps ? run->n_apps : 1, sizeof *run->app_res);
-    run->qdisc_drops = calloc(t.hosts, sizeof *run->qdisc_drops);
-    if (!run->res || !run->app_res || !run->qdisc_drops)
+    run->qdisc_drops = calloc(n_ports, sizeof *run->qdisc_drops);
+    run->fault_drops = calloc(n_faults + 1, sizeof *run->fault_drops);
+    if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops)
         return cli_fail(command, "out of memory");
     int rc = 0;
     cli_progress prog;
@@ -926,7 +1237,12 @@ int tb_run_testbed(const char *command, tb_run *run)
         rc = cli_fail(command, "cannot find its own program (/proc/self/exe)");
     else
         self[sl] = 0;
-    if (!rc) {
+    if (!rc && t.fab) {
+        cli_progress_update(&prog, "testbed: building a fat tree of %u hosts and %u switches",
+                            t.hosts, qr_fabric_switches(t.fab));
+        rc = build_fabric(&t, run);
+        run->same_hash_seed = t.absent_sysctl == 2;
+    } else if (!rc) {
         cli_progress_update(&prog, "testbed: building %u host namespaces and a switch", t.hosts);
         rc = build(&t, run);
     }
@@ -936,13 +1252,33 @@ int tb_run_testbed(const char *command, tb_run *run)
         char file[4200], port[16];
         snprintf(port, sizeof port, "p%u", i);
         snprintf(file, sizeof file, "%s/h%u.pcap", run->capture_dir, i);
-        if (!capture(&t, t.ns[i], "eth0", NULL, file))
+        if (!capture(&t, t.ns[i], "eth0", NULL, file, "200", t.fab ? "8192" : "32768"))
             rc = cli_fail(command, "cannot start tcpdump");
+        if (t.fab)
+            continue;
         snprintf(file, sizeof file, "%s/sw%u-in.pcap", run->capture_dir, i);
-        if (!rc && !capture(&t, t.ns[t.hosts], port, "in", file))
+        if (!rc && !capture(&t, t.ns[t.hosts], port, "in", file, "200", "32768"))
             rc = cli_fail(command, "cannot start tcpdump");
         snprintf(file, sizeof file, "%s/sw%u-out.pcap", run->capture_dir, i);
-        if (!rc && !capture(&t, t.ns[t.hosts], port, "out", file))
+        if (!rc && !capture(&t, t.ns[t.hosts], port, "out", file, "200", "32768"))
+            rc = cli_fail(command, "cannot start tcpdump");
+    }
+    /* the fabric: every switch port both ways (the truth), every fault's log */
+    for (uint32_t sw = 0; !rc && t.fab && sw < qr_fabric_switches(t.fab); sw++)
+        for (uint32_t p = 0; !rc && p < qr_topology_ports(qr_fabric_topology(t.fab), sw); p++) {
+            char file[4200], port[16];
+            snprintf(port, sizeof port, "p%u", p);
+            snprintf(file, sizeof file, "%s/s%u-p%u.pcap", run->capture_dir, sw, p);
+            if (!capture(&t, t.ns[qr_fabric_switch_ns(t.fab, sw)], port, NULL, file, "96", "4096"))
+                rc = cli_fail(command, "cannot start tcpdump");
+        }
+    for (size_t i = 0; !rc && i < n_faults; i++) {
+        if (faults[i].kind != QR_LINK_GRAY && faults[i].kind != QR_LINK_BLACKHOLE)
+            continue;
+        char file[4200], dev[24];
+        snprintf(dev, sizeof dev, "nflog:%u", faults[i].group);
+        snprintf(file, sizeof file, "%s/fault-%u.pcap", run->capture_dir, faults[i].fault);
+        if (!capture(&t, t.ns[faults[i].ns], dev, NULL, file, "65535", "4096"))
             rc = cli_fail(command, "cannot start tcpdump");
     }
     int cap_last = t.n_p;
@@ -956,12 +1292,32 @@ int tb_run_testbed(const char *command, tb_run *run)
     cli_progress_done(&prog);
     uint64_t softnet1 = softnet_drops();
     for (uint32_t i = 0; !rc && !cli_signal && i < t.hosts; i++) {
-        char port[16];
-        int ok;
-        snprintf(port, sizeof port, "p%u", i);
-        run->qdisc_drops[i] = qdisc_drops(&t, t.ns[t.hosts], port, &ok);
+        int ok = 1;
+        if (!t.fab) {
+            char port[16];
+            snprintf(port, sizeof port, "p%u", i);
+            run->qdisc_drops[i] = qdisc_drops(&t, t.ns[t.hosts], port, &ok);
+        }
         if (ok)
             run->host_qdisc_drops += qdisc_drops(&t, t.ns[i], "eth0", &ok);
+        if (!ok)
+            rc = 1;
+    }
+    for (uint32_t sw = 0, at = 0; !rc && !cli_signal && t.fab && sw < qr_fabric_switches(t.fab);
+         sw++)
+        for (uint32_t p = 0; !rc && p < qr_topology_ports(qr_fabric_topology(t.fab), sw); p++) {
+            char port[16];
+            int ok;
+            snprintf(port, sizeof port, "p%u", p);
+            run->qdisc_drops[at++] =
+                qdisc_drops(&t, t.ns[qr_fabric_switch_ns(t.fab, sw)], port, &ok);
+            if (!ok)
+                rc = 1;
+        }
+    for (size_t i = 0; !rc && !cli_signal && i < n_faults; i++) {
+        int ok = 1;
+        if (faults[i].kind == QR_LINK_GRAY || faults[i].kind == QR_LINK_BLACKHOLE)
+            run->fault_drops[i] = nft_drops(&t, t.ns[faults[i].ns], faults[i].fault, &ok);
         if (!ok)
             rc = 1;
     }
@@ -1008,9 +1364,11 @@ void tb_run_free(tb_run *run)
     free(run->res);
     free(run->app_res);
     free(run->qdisc_drops);
+    free(run->fault_drops);
     run->res = NULL;
     run->app_res = NULL;
     run->qdisc_drops = NULL;
+    run->fault_drops = NULL;
 }
 
 int tb_write_flows(const char *command, const tb_run *run, const char *path, tb_flow_summary *out)

@@ -5,6 +5,7 @@
 #define QREPLAY_TESTBED_NET_H
 
 #include "qreplay/apps.h"
+#include "qreplay/fabric.h"
 #include "qreplay/testbed.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -40,11 +41,14 @@ typedef struct tb_run {
     const char *apps_script; /* testbed/apps.py */
     uint64_t port_limit;     /* bytes of each switch port's FIFO */
     const char *capture_dir; /* where the pcaps go (exists) */
+    const qr_fabric *fabric; /* a fat tree's plan (fabric.h); NULL: the star */
     int quiet;
     /* out */
     tb_flow_result *res;    /* n_flows, allocated by tb_run_testbed */
     tb_app_result *app_res; /* n_apps, allocated by tb_run_testbed */
-    uint64_t *qdisc_drops;  /* per switch port */
+    uint64_t *qdisc_drops;  /* per switch port (the fabric: switch x k + port) */
+    uint64_t *fault_drops;  /* the fabric: per fault of qr_fabric_faults, its rule's counter */
+    int same_hash_seed;     /* the fabric: this kernel has no per-switch hash seed */
     uint64_t host_qdisc_drops;
     int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
     double traffic_s; /* from the start to the last flow's end */
@@ -61,15 +65,18 @@ typedef struct tb_run {
 #define TB_TIMER_SLACK_NS 120000
 uint64_t tb_burst_bytes(uint64_t rate_bps);
 
-/* The address of host h in the testbed (text, IPv4). */
-void tb_host_addr(uint32_t h, char *buf, size_t size);
+/* The address of host h in the testbed (text, IPv4): the star's 10.0.h.2, or the fabric's plan
+ * (fab not NULL: topology.h's addresses). */
+void tb_host_addr(const qr_fabric *fab, uint32_t h, char *buf, size_t size);
 /* Whether this process may build a testbed; 0, or 1 after printing why not. */
 int tb_check_privileges(const char *command);
 /* Build the testbed, run the flows (or the sessions), capture, tear down. Captures:
- * capture_dir/hN.pcap (host N, both directions), swN-in.pcap and swN-out.pcap (the switch port
- * facing host N). Returns 0, 1 after printing an error (a tool that failed, a capture that lost
- * packets, an agent that died), or 130/143 when interrupted. Everything it created is gone when it
- * returns. */
+ * capture_dir/hN.pcap (host N, both directions), and on the star swN-in.pcap and swN-out.pcap
+ * (the switch port facing host N); on the fabric sS-pP.pcap (port P of switch S, both
+ * directions: a frame's source MAC address tells which, qr_fabric_mac) and fault-F.pcap (the
+ * packets fault F's rule dropped, its netfilter log). Returns 0, 1 after printing an error (a tool
+ * that failed, a capture that lost packets, an agent that died), or 130/143 when interrupted.
+ * Everything it created is gone when it returns. */
 int tb_run_testbed(const char *command, tb_run *run);
 void tb_run_free(tb_run *run);
 

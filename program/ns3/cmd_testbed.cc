@@ -26,6 +26,7 @@ extern "C"
 #include "qreplay/diagnose.h"
 #include "qreplay/diagnose_score.h"
 #include "qreplay/error.h"
+#include "qreplay/fabric_truth.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
 #include "qreplay/recording.h"
@@ -111,6 +112,40 @@ CaptureFile(const std::string& capDir, const char* pattern, uint32_t h)
     return capDir + "/" + name;
 }
 
+/* Every file a run writes into its capture folder: per host (the star: and its switch port), or
+ * on the fabric every switch port's capture, every fault's log and every switch's nft rules. */
+std::vector<std::string>
+CaptureFiles(const std::string& capDir, uint32_t hosts, const qr_fabric* fab)
+{
+    std::vector<std::string> v;
+    for (uint32_t h = 0; h < hosts; h++)
+        for (const char* f : kCaptureFiles)
+            if (!fab || f == kCaptureFiles[0])
+                v.push_back(CaptureFile(capDir, f, h));
+    if (!fab)
+        return v;
+    const qr_topology* t = qr_fabric_topology(fab);
+    char name[64];
+    for (uint32_t sw = 0; sw < qr_fabric_switches(fab); sw++)
+    {
+        for (uint32_t p = 0; p < qr_topology_ports(t, sw); p++)
+        {
+            snprintf(name, sizeof name, "/s%u-p%u.pcap", sw, p);
+            v.push_back(capDir + name);
+        }
+        snprintf(name, sizeof name, "/faults-s%u.nft", sw);
+        v.push_back(capDir + name);
+    }
+    size_t nf;
+    qr_fabric_faults(fab, &nf);
+    for (size_t i = 0; i < QR_LINK_FAULTS_MAX && i < nf; i++)
+    {
+        snprintf(name, sizeof name, "/fault-%zu.pcap", i + 1);
+        v.push_back(capDir + name);
+    }
+    return v;
+}
+
 /* The sender port of every flow of the schedule, numbered as the runtime numbers them (the flow
  * table's). Returns false with the reason in err. */
 bool
@@ -122,7 +157,8 @@ SenderPorts(const qr_config* c,
 {
     qr_topology* topo = nullptr;
     qr_flow_table* ft = nullptr;
-    if (qr_topology_star(&topo, c->topology.hosts) ||
+    if ((c->topology.kind == QR_TOPO_FATTREE ? qr_topology_fattree(&topo, c->topology.k)
+                                             : qr_topology_star(&topo, c->topology.hosts)) ||
         qr_flow_table_for_topology(&ft, fl, nFlows, topo, err))
     {
         qr_topology_destroy(topo);
@@ -142,9 +178,11 @@ bool
 PrepareOutputs(const std::string& dir,
                const std::string& scenarioPath,
                const qr_scenario* sc,
-               uint32_t hosts)
+               uint32_t hosts,
+               const qr_fabric* fab)
 {
     std::string capDir = dir + "/capture", tbDir = dir + "/testbed";
+    std::vector<std::string> caps = CaptureFiles(capDir, hosts, fab);
     cli_paths in{}, out{};
     cli_paths_add_scenario(&in, scenarioPath.c_str(), sc);
     for (const char* f : {"/results.h5",
@@ -155,20 +193,21 @@ PrepareOutputs(const std::string& dir,
                           "/testbed/ports.csv",
                           "/testbed/apps.csv",
                           "/testbed/diagnosis.csv",
+                          "/testbed/fabric.csv",
+                          "/testbed/paths.csv",
                           "/diagnosis.h5",
                           "/capture/schedule.csv"})
         cli_paths_add(&out, "%s%s", dir.c_str(), f);
-    for (uint32_t h = 0; h < hosts; h++)
-        for (const char* f : kCaptureFiles)
-            cli_paths_add(&out, "%s", CaptureFile(capDir, f, h).c_str());
+    for (const std::string& f : caps)
+        cli_paths_add(&out, "%s", f.c_str());
     if (cli_check_outputs("testbed", &out, &in) || cli_make_dir("testbed", capDir.c_str()) ||
         cli_make_dir("testbed", tbDir.c_str()))
         return false;
-    for (uint32_t h = 0; h < hosts; h++)
-        for (const char* f : kCaptureFiles)
-            RemoveFile(CaptureFile(capDir, f, h));
+    for (const std::string& f : caps)
+        RemoveFile(f);
     RemoveFile(dir + "/results.h5");
-    for (const char* f : {"/flows.csv", "/ports.csv", "/apps.csv", "/diagnosis.csv"})
+    for (const char* f :
+         {"/flows.csv", "/ports.csv", "/apps.csv", "/diagnosis.csv", "/fabric.csv", "/paths.csv"})
         RemoveFile(tbDir + f);
     RemoveFile(dir + "/diagnosis.h5");
     return true;
@@ -179,6 +218,7 @@ PrepareOutputs(const std::string& dir,
 int
 ImportCaptures(const std::string& dir,
                const qr_scenario* sc,
+               const qr_fabric* fab,
                uint32_t hosts,
                size_t nFlows,
                const char* flowsWord,
@@ -192,7 +232,7 @@ ImportCaptures(const std::string& dir,
         caps[h] = CaptureFile(dir + "/capture", kCaptureFiles[0], h);
         capv[h] = caps[h].c_str();
         char addr[32];
-        tb_host_addr(h, addr, sizeof addr);
+        tb_host_addr(fab, h, addr, sizeof addr);
         memset(&map[h], 0, sizeof map[h]);
         qr_addr_parse(addr, map[h].addr);
         map[h].host = h;
@@ -223,6 +263,103 @@ ImportCaptures(const std::string& dir,
                flowsWord,
                irep->packets);
     qr_import_report_free(irep);
+    return 0;
+}
+
+/* The fabric's ground truth from its switch ports' captures and the faults' logs (fabric_truth.h),
+ * written and printed. Returns 0 or 1 after printing. */
+int
+FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, bool quiet)
+{
+    const qr_topology* t = qr_fabric_topology(fab);
+    std::string rec = dir + "/recording", cap = dir + "/capture";
+    qr_fabric_truth_in in{rec.c_str(), cap.c_str(), fab, run.qdisc_drops, run.fault_drops};
+    qr_fabric_truth_report r{};
+    char err[QR_ERRBUF_SIZE];
+    if (qr_fabric_truth(&in, &r, err))
+        return cli_fail("testbed", "truth: %s", err);
+    std::unique_ptr<qr_fabric_truth_report, void (*)(qr_fabric_truth_report*)> own(
+        &r,
+        qr_fabric_truth_report_free);
+    if (qr_fabric_truth_write((dir + "/testbed/fabric.csv").c_str(),
+                              (dir + "/testbed/paths.csv").c_str(),
+                              fab,
+                              &r,
+                              err))
+        return cli_fail("testbed", "%s", err);
+    uint64_t rate = run.conf->links.rate_bps;
+    int64_t pkt = static_cast<int64_t>(1500.0 * 8e9 / static_cast<double>(rate));
+    if (r.hop_p99_ns > pkt)
+        fprintf(stderr,
+                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
+                "capture to their switch's, more than a packet's time at %g Mbps (%s): this "
+                "machine does not keep up with the rate, and the truth shows its delays; a "
+                "lower [links] rate gives a faithful testbed\n",
+                FormatTime(r.hop_p99_ns).c_str(),
+                static_cast<double>(rate) / 1e6,
+                FormatTime(pkt).c_str());
+    if (quiet)
+        return 0;
+    uint64_t qd = 0;
+    for (uint32_t q = 0; q < r.n_ports; q++)
+        qd += r.ports[q].qdisc_drops;
+    printf("truth              %" PRIu64 " packets, %" PRIu64 " delivered over %" PRIu64
+           " switch hops; %" PRIu64 " dropped by queues (the qdiscs counted %" PRIu64 "), %" PRIu64
+           " by faults\n",
+           r.packets,
+           r.delivered,
+           r.hops,
+           r.queue_drops,
+           qd,
+           r.fault_drops);
+    printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
+           FormatTime(r.hop_p50_ns).c_str(),
+           FormatTime(r.hop_p99_ns).c_str(),
+           FormatTime(pkt).c_str());
+    if (r.unrecorded || r.skipped_frames)
+        printf("                   not followed: %" PRIu64 " TCP frames of no recorded connection, "
+               "%" PRIu64 " frames that are not TCP\n",
+               r.unrecorded,
+               r.skipped_frames);
+    std::string spread;
+    for (uint32_t c = 0; c < r.n_core; c++)
+        spread += (c ? "/" : "") + std::to_string(r.core_dirs[c]);
+    printf("paths              %" PRIu64 " directions delivered; data directions across pods per "
+           "core switch: %s (Linux's ECMP)\n",
+           r.directions,
+           spread.c_str());
+    size_t nf;
+    const qr_fabric_fault* f = qr_fabric_faults(fab, &nf);
+    for (size_t i = 0; i < nf; i++)
+    {
+        char name[24];
+        qr_topology_link_name(t, f[i].link, name, sizeof name);
+        if (f[i].kind == QR_LINK_RATE)
+            printf("fault %-12u rate on %s: %.3g Mbps (its shaper)\n",
+                   f[i].fault,
+                   name,
+                   static_cast<double>(f[i].rate_bps) / 1e6);
+        else
+            printf("fault %-12u %s on %s: %" PRIu64 " of %" PRIu64 " packets dropped (= its "
+                   "rule's counter, its log)\n",
+                   f[i].fault,
+                   qr_link_fault_kind_name(f[i].kind),
+                   name,
+                   r.faults[i].dropped,
+                   r.faults[i].crossed);
+    }
+    if (r.mismatch_sw != UINT32_MAX)
+        printf("note               s%u: the captures show %" PRId64 " queue drops of recorded "
+               "packets, its qdiscs counted %" PRId64 " (the rest were probes')\n",
+               r.mismatch_sw,
+               r.mismatch_captured,
+               r.mismatch_counted);
+    if (run.same_hash_seed)
+        printf("note               this kernel has no per-switch ECMP hash seed "
+               "(fib_multipath_hash_seed, Linux 6.11): every switch hashes alike\n");
+    printf("ground truth       %s/truth/truth.h5, %s/testbed/fabric.csv, paths.csv\n",
+           rec.c_str(),
+           dir.c_str());
     return 0;
 }
 
@@ -485,7 +622,11 @@ qr_cmd_testbed(int argc, char** argv)
     }
     if (tb_check_privileges("testbed"))
         return 1;
-    uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);
+    qr_fabric* fabRaw = nullptr;
+    if (c->topology.kind == QR_TOPO_FATTREE && qr_fabric_plan(c, &fabRaw, err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    std::unique_ptr<qr_fabric, void (*)(qr_fabric*)> fab(fabRaw, qr_fabric_destroy);
+    uint32_t hosts = fabRaw ? qr_fabric_hosts(fabRaw) : static_cast<uint32_t>(c->topology.hosts);
     uint64_t portLimit = qr_testbed_port_limit(c);
     qr_flow* fl = nullptr;
     size_t nFlows = 0;
@@ -518,7 +659,7 @@ qr_cmd_testbed(int argc, char** argv)
     std::vector<uint16_t> ports;
     if (!apps && !SenderPorts(c, fl, nFlows, ports, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
-    if (!PrepareOutputs(dir, scenarioPath, sc, hosts))
+    if (!PrepareOutputs(dir, scenarioPath, sc, hosts, fabRaw))
         return 1;
     std::string capDir = dir + "/capture";
     cli_catch_signals();
@@ -545,6 +686,7 @@ qr_cmd_testbed(int argc, char** argv)
     run.apps_script = appsScript.c_str();
     run.port_limit = portLimit;
     run.capture_dir = capDir.c_str();
+    run.fabric = fabRaw;
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
     tb_flow_summary fs{};
@@ -597,17 +739,21 @@ qr_cmd_testbed(int argc, char** argv)
     if (rc == 0)
         rc = ImportCaptures(dir,
                             sc,
+                            fabRaw,
                             hosts,
                             apps ? nApps : nFlows,
                             apps ? "application sessions" : "flows",
                             quiet);
-    if (rc == 0)
+    if (rc == 0 && fabRaw)
+        rc = FabricTruth(dir, run, fabRaw, quiet);
+    else if (rc == 0)
         rc = SwitchTruth(dir, sc, run, hosts, portLimit, measuredRate, quiet);
     if (rc == 0 && apps)
         rc = DiagnoseApps(dir, c, appv, run, quiet);
     tb_run_free(&run);
-    if (rc)
+    if (rc || fabRaw)
     {
+        /* the fabric's replays would route by the simulator's hash, not the kernels' paths */
         cli_restore_signals();
         return rc;
     }

@@ -222,9 +222,14 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
     cr_assert(strstr(err, "[tcp] delack_timeout"), "%s", err);
     cr_assert(strstr(err, "[clock] max_offset"), "%s", err);
     cr_assert(strstr(err, "cannot honour 3 keys"), "%s", err);
-    rc = qreplay("testbed scenarios/fattree-k4-websearch.ini -o %s/x", dir);
+    rc = qreplay("testbed scenarios/fattree-k4-websearch.ini --set topology.k=8 -o %s/x", dir);
     cr_assert_eq(rc, 1);
-    cr_assert(strstr(err, "[topology] kind"), "%s", err);
+    cr_assert(strstr(err, "[topology] k = 8"), "%s", err);
+    /* a fat tree's delay faults: nothing here delays a link */
+    rc = qreplay("testbed scenarios/testbed-fattree.ini --set 'faults.delay=h3-s1 50us' -o %s/x",
+                 dir);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(err, "[faults] delay") && strstr(err, "netem"), "%s", err);
     /* agents and faults it does not have are refused, not ignored */
     rc = qreplay("testbed scenarios/testbed-single-switch.ini --set traceroute.per_connection=1 "
                  "--set pingmesh.interval=100us --set 'faults.gray=s0-h1 1%%' -o %s/x",
@@ -234,6 +239,134 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
                   strstr(err, "[faults]") && strstr(err, "cannot honour 3 keys"),
               "%s", err);
     cr_assert_not(exists("%s/x", dir));
+}
+
+/* A k=4 fat tree of namespaces (16 hosts, 20 switches, Linux's ECMP) with two gray links planted by
+ * nftables rules: s0's port towards host 0 (which an incast into host 0 also congests: fault drops
+ * and queue drops at one port) and host 3's uplink (dropped as it arrives at s1). The truth must
+ * account for every packet: the faults' drops are their rules' counters and only on their links,
+ * the queue drops are the qdiscs' counters, what left each host-facing port is what its host's
+ * capture received, every path runs from the sender's edge switch to the receiver's, the kernel
+ * spreads the cross-pod directions over more than one core switch, and nothing is left behind. */
+Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
+{
+    need_root();
+    if (system("command -v nft >/dev/null") != 0)
+        cr_skip_test("nft is not installed (./waf deps installs nftables)");
+    char p[512];
+    snprintf(p, sizeof p, "%s/flows.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    /* an incast into host 0 from every other pod, and cross-pod pairs */
+    fprintf(f, "src,dst,bytes,start\n4,0,250KB,0\n8,0,250KB,0\n12,0,250KB,0\n5,0,250KB,0\n"
+               "3,14,300KB,0\n2,10,200KB,0\n6,1,200KB,0\n9,7,200KB,0\n13,2,200KB,0\n"
+               "11,4,200KB,0\n15,8,200KB,0\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/ft.ini", dir);
+    f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[topology]\nkind = fattree\nk = 4\n[links]\nrate = 20Mbps\ndelay = 1us\n"
+               "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
+               "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
+               "[clock]\nmax_offset = 0\n[sampling]\nth = 0\n[faults]\n"
+               "gray = s0>h0 3%%, h3>s1 5%%\n");
+    fclose(f);
+    int before = count_netns("qrtb");
+    int rc = qreplay("testbed %s/ft.ini -o %s/run --no-figures", dir, dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+
+    /* per switch port: what the truth followed; the host-facing ports against the hosts */
+    snprintf(p, sizeof p, "%s/run/testbed/fabric.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    unsigned long qdrops = 0, qdisc = 0, ports = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned sw, port, peer;
+        char kind;
+        unsigned long in, o, qd, qc, mq;
+        cr_assert_eq(sscanf(line, "s%u,%u,%c%u,%lu,%lu,%lu,%lu,%lu", &sw, &port, &kind, &peer, &in,
+                            &o, &qd, &qc, &mq),
+                     9, "%s", line);
+        cr_assert_leq(mq, 50000 + 1500, "%s: a port's FIFO holds 50 KB", line);
+        qdrops += qd;
+        qdisc += qc;
+        ports++;
+        if (kind != 'h')
+            continue;
+        char addr[32];
+        snprintf(addr, sizeof addr, "10.%u.%u.%u", peer / 4, peer / 2 % 2, 4 * (peer % 2) + 2);
+        snprintf(p, sizeof p, "%s/run/capture/h%u.pcap", dir, peer);
+        uint64_t sent = tcp_packets(p, addr), all = tcp_packets(p, NULL);
+        cr_assert_eq(o, all - sent, "%s: s%u sent host %u %lu packets, its capture got %lu", line,
+                     sw, peer, o, (unsigned long)(all - sent));
+    }
+    fclose(f);
+    cr_assert_eq(ports, 80);
+    cr_assert_eq(qdrops, qdisc, "queue drops %lu, the qdiscs counted %lu", qdrops, qdisc);
+    cr_assert_gt(qdrops, 0, "the incast filled host 0's port");
+
+    /* the faults dropped packets, only on their links */
+    char e[QR_ERRBUF_SIZE];
+    qr_h5_reader *r;
+    snprintf(p, sizeof p, "%s/run/recording/truth/truth.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    qr_row_drop *dv;
+    size_t nd;
+    cr_assert_eq(qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&dv, &nd, e), QR_OK, "%s",
+                 e);
+    size_t fault_drops = 0, queue = 0;
+    for (size_t i = 0; i < nd; i++) {
+        if (dv[i].reason == 4 /* fault */) {
+            fault_drops++;
+            cr_assert(dv[i].sw == 0 || dv[i].sw == 1, "a fault drop at s%u", dv[i].sw);
+        } else {
+            queue++;
+        }
+    }
+    cr_assert_eq(queue, qdrops);
+    qr_h5_rows_free(dv);
+    qr_row_link_fault *lf;
+    size_t nl;
+    cr_assert_eq(qr_h5_read_rows(r, "/link_faults", &qr_schema_link_fault, (void **)&lf, &nl, e),
+                 QR_OK, "%s", e);
+    cr_assert_eq(nl, 2);
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < nl; i++) {
+        cr_assert_gt(lf[i].dropped, 0, "fault %zu dropped nothing", i);
+        cr_assert_lt(lf[i].dropped, lf[i].crossed / 4, "fault %zu: %lu of %lu", i,
+                     (unsigned long)lf[i].dropped, (unsigned long)lf[i].crossed);
+        dropped += lf[i].dropped;
+    }
+    cr_assert_eq(dropped, fault_drops);
+    qr_h5_rows_free(lf);
+    qr_h5_close(r);
+
+    /* paths: from the sender's edge switch to the receiver's; cross-pod ones over the cores */
+    snprintf(p, sizeof p, "%s/run/testbed/paths.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    unsigned cores = 0, dirs = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned d, fl, src, dst, hops, s[5] = {0};
+        int n = sscanf(line, "%u,%u,%u,%u,%u,s%u s%u s%u s%u s%u", &d, &fl, &src, &dst, &hops,
+                       &s[0], &s[1], &s[2], &s[3], &s[4]);
+        cr_assert_eq(n, 5 + (int)hops, "%s", line);
+        cr_assert_eq(hops, src / 4 != dst / 4 ? 5u : src / 2 != dst / 2 ? 3u : 1u, "%s", line);
+        cr_assert_eq(s[0], src / 2, "%s", line);
+        cr_assert_eq(s[hops - 1], dst / 2, "%s", line);
+        if (hops == 5 && d % 2 == 0) {
+            cr_assert(s[2] >= 16 && s[2] <= 19, "%s", line);
+            cores |= 1u << (s[2] - 16);
+        }
+        dirs++;
+    }
+    fclose(f);
+    cr_assert_eq(dirs, 22, "11 flows, both directions");
+    cr_assert_gt(__builtin_popcount(cores), 1, "every cross-pod direction on one core switch");
 }
 
 /* Real applications (scenarios/testbed-apps.ini: two 9 MB HTTP downloads into one host, an HTTP

@@ -409,3 +409,66 @@ Test(capture, tso_super_segments_split_at_the_mtu)
     cr_assert_eq(qr_capture_segment(&big, 1500, 0, 0, seg, 64), 0, "no rate");
     cr_assert_eq(qr_capture_segment(&big, 1500, 1, 0, NULL, 0), 3, "counts without writing");
 }
+
+/* A netfilter log record (what `tcpdump -i nflog:G` writes of an nftables `log group G` rule): the
+ * header, a packet-header TLV, and the packet, with its Ethernet header inside the payload (a
+ * netdev egress hook) or given apart in a hardware-header TLV (an IPv4 payload). */
+static size_t nflog_record(uint8_t *out, const uint8_t *frame, size_t frame_len, int hw_apart)
+{
+    size_t n = 0;
+    out[n++] = 5; /* NFPROTO_NETDEV */
+    out[n++] = 0;
+    out[n++] = 0, out[n++] = 7; /* group 7 */
+    uint8_t tlv1[8] = {8, 0, 1, 0, 0x08, 0x00, 1, 0};
+    memcpy(out + n, tlv1, 8);
+    n += 8;
+    const uint8_t *pay = hw_apart ? frame + 14 : frame;
+    size_t pay_len = hw_apart ? frame_len - 14 : frame_len;
+    if (hw_apart) {
+        out[n++] = 4 + 14, out[n++] = 0, out[n++] = 11, out[n++] = 0;
+        memcpy(out + n, frame, 14);
+        n += 16; /* padded */
+    }
+    out[n++] = (uint8_t)(4 + pay_len), out[n++] = (uint8_t)((4 + pay_len) >> 8);
+    out[n++] = 9, out[n++] = 0;
+    memcpy(out + n, pay, pay_len);
+    n += (pay_len + 3) & ~(size_t)3;
+    return n;
+}
+
+Test(capture, netfilter_log_records_give_the_packet_and_its_mac_addresses)
+{
+    uint8_t b[128], rec[256];
+    qr_capture_packet p;
+    qr_skip why;
+    size_t n = frame4(b, 0x0800, 6, 0, 5, 5, 40);
+    const uint8_t dst[6] = {2, 1, 0, 0, 9, 3}, src[6] = {2, 1, 0, 0, 8, 2};
+    memcpy(b, dst, 6);
+    memcpy(b + 6, src, 6);
+    for (int apart = 0; apart < 2; apart++) {
+        size_t r = nflog_record(rec, b, n, apart);
+        cr_assert_eq(qr_capture_decode(239 /* NFLOG */, rec, r, (uint32_t)r, &p, &why), QR_OK,
+                     "apart %d", apart);
+        cr_assert_eq(p.src_port, 5001);
+        cr_assert_eq(p.dst_port, 80);
+        cr_assert_eq(p.ip_len, 40);
+        cr_assert(p.has_mac);
+        cr_assert_arr_eq(p.mac_src, src, 6);
+        cr_assert_arr_eq(p.mac_dst, dst, 6);
+    }
+    /* an Ethernet frame carries its addresses too; a raw IP packet has none */
+    cr_assert_eq(qr_capture_decode(1, b, n, (uint32_t)n, &p, &why), QR_OK);
+    cr_assert(p.has_mac);
+    cr_assert_arr_eq(p.mac_src, src, 6);
+    cr_assert_eq(qr_capture_decode(228 /* IPV4 */, b + 14, n - 14, (uint32_t)n - 14, &p, &why),
+                 QR_OK);
+    cr_assert_not(p.has_mac);
+    /* a record without a packet, and a TLV that claims less than its own header */
+    size_t r = nflog_record(rec, b, n, 0);
+    cr_assert_eq(qr_capture_decode(239, rec, 12, 12, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_LINK);
+    rec[12] = 2, rec[13] = 0;
+    cr_assert_eq(qr_capture_decode(239, rec, r, (uint32_t)r, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_LINK);
+    cr_assert(qr_capture_link_supported(239));
+}

@@ -18,6 +18,9 @@
 #ifndef DLT_IPV6
 #define DLT_IPV6 229
 #endif
+#ifndef DLT_NFLOG
+#define DLT_NFLOG 239
+#endif
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
 #endif
@@ -56,7 +59,8 @@ int qr_capture_link_supported(int dlt)
     case DLT_LINUX_SLL:
     case DLT_LINUX_SLL2:
     case DLT_NULL:
-    case DLT_LOOP: return 1;
+    case DLT_LOOP:
+    case DLT_NFLOG: return 1;
     default: return 0;
     }
 }
@@ -211,6 +215,54 @@ static int after_tags(const uint8_t *b, size_t caplen, uint32_t wire_len, size_t
                         why);
 }
 
+/* A netfilter log record (DLT_NFLOG): a 4-byte header (family, version, group), then TLVs of a
+ * 16-bit length (with the TLV's own 4 bytes) and type in the capturing host's byte order (little
+ * endian on every machine qreplay runs on), each padded to 4 bytes. Type 9 holds the packet; type
+ * 11 the link-layer header when the packet starts after it. A netdev hook's packet may start
+ * with its Ethernet header. */
+static int nflog(const uint8_t *buf, size_t caplen, qr_capture_packet *p, qr_skip *why)
+{
+    const uint8_t *pay = NULL, *hw = NULL;
+    size_t pay_len = 0, hw_len = 0, at = 4;
+    if (caplen < 4)
+        return skip(why, QR_SKIP_BAD_LINK);
+    while (at + 4 <= caplen) {
+        size_t len = (size_t)buf[at] | (size_t)buf[at + 1] << 8;
+        unsigned type = (unsigned)buf[at + 2] | (unsigned)buf[at + 3] << 8;
+        if (len < 4)
+            return skip(why, QR_SKIP_BAD_LINK);
+        if (at + len > caplen) {
+            if (type != 9)
+                return skip(why, QR_SKIP_SNAPLEN);
+            len = caplen - at; /* the packet, cut by the snap length */
+        }
+        if (type == 9) {
+            pay = buf + at + 4;
+            pay_len = len - 4;
+        } else if (type == 11) {
+            hw = buf + at + 4;
+            hw_len = len - 4;
+        }
+        at += (len + 3) & ~(size_t)3;
+    }
+    if (!pay)
+        return skip(why, QR_SKIP_BAD_LINK);
+    if (pay_len >= 14 && pay[0] >> 4 != 4 && pay[0] >> 4 != 6 &&
+        (get16(pay + 12) == ETH_IPV4 || get16(pay + 12) == ETH_IPV6)) {
+        hw = pay;
+        hw_len = 14;
+        pay += 14;
+        pay_len -= 14;
+    }
+    int rc = by_version(pay, pay_len, 0, p, why); /* its length on the wire: unknown */
+    if (rc == 0 && hw && hw_len >= 12) {
+        p->has_mac = 1;
+        memcpy(p->mac_dst, hw, 6);
+        memcpy(p->mac_src, hw + 6, 6);
+    }
+    return rc;
+}
+
 int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_len,
                       qr_capture_packet *p, qr_skip *why)
 {
@@ -219,10 +271,18 @@ int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_
     memset(p, 0, sizeof *p);
     size_t hdr;
     switch (dlt) {
-    case DLT_EN10MB:
+    case DLT_EN10MB: {
         if (caplen < 14)
             return skip(why, wire_len >= 14 ? QR_SKIP_SNAPLEN : QR_SKIP_BAD_LINK);
-        return after_tags(buf, caplen, wire_len, 12, p, why);
+        int rc = after_tags(buf, caplen, wire_len, 12, p, why);
+        if (rc == 0) {
+            p->has_mac = 1;
+            memcpy(p->mac_dst, buf, 6);
+            memcpy(p->mac_src, buf + 6, 6);
+        }
+        return rc;
+    }
+    case DLT_NFLOG: return nflog(buf, caplen, p, why);
     case DLT_LINUX_SLL:
         if (caplen < 16)
             return skip(why, wire_len >= 16 ? QR_SKIP_SNAPLEN : QR_SKIP_BAD_LINK);
@@ -304,7 +364,7 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf)
         int rc = qri_err(errbuf, QR_EFORMAT,
                          "%s: link type %s (%d) is not one qreplay reads (it reads EN10MB "
                          "Ethernet with VLAN tags, RAW, IPV4, IPV6, LINUX_SLL, LINUX_SLL2, NULL, "
-                         "LOOP)",
+                         "LOOP, NFLOG)",
                          path, name ? name : "?", dlt);
         pcap_close(pc);
         return rc;

@@ -13,6 +13,7 @@
 #include "qreplay/buffer.h"
 #include "qreplay/capture.h"
 #include "qreplay/common.h"
+#include "qreplay/fabric.h"
 #include "qreplay/fs.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
@@ -59,11 +60,13 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
     int n = 0;
     if (errbuf)
         errbuf[0] = 0;
-    if (c->topology.kind != QR_TOPO_STAR)
+    int tree = c->topology.kind == QR_TOPO_FATTREE;
+    if (tree && (c->topology.k < 2 || c->topology.k > QR_FABRIC_MAX_K || c->topology.k % 2))
         add_line(errbuf, &len, &n,
-                 "[topology] kind: the testbed builds a star (one switch namespace); a fat tree "
-                 "needs a simulation");
-    else if (c->topology.hosts < 2 || c->topology.hosts > QR_TESTBED_MAX_HOSTS)
+                 "[topology] k = %d: the testbed builds fat trees of k = 2 or 4 on this machine "
+                 "(k=4: 16 hosts and 20 switches in namespaces)",
+                 c->topology.k);
+    else if (!tree && (c->topology.hosts < 2 || c->topology.hosts > QR_TESTBED_MAX_HOSTS))
         add_line(errbuf, &len, &n,
                  "[topology] hosts = %d: the testbed runs 2 to %d hosts on this machine",
                  c->topology.hosts, QR_TESTBED_MAX_HOSTS);
@@ -115,11 +118,23 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
     if (c->pingmesh.interval_ns)
         add_line(errbuf, &len, &n,
                  "[pingmesh] interval: the testbed's hosts run no Pingmesh agents; leave it 0");
-    if (c->faults.drop[0] || c->faults.link[0][0] || c->faults.link[1][0] || c->faults.link[2][0] ||
-        c->faults.link[3][0])
+    if (tree && c->traffic.pattern == QR_PATTERN_APPS)
         add_line(errbuf, &len, &n,
-                 "[faults]: the testbed plants no faults; leave drop, gray, blackhole, delay and "
-                 "rate empty");
+                 "[traffic] pattern = apps: the fat tree runs the scenario's flows; applications "
+                 "run on the star");
+    if (c->faults.drop[0])
+        add_line(errbuf, &len, &n,
+                 "[faults] drop: a Linux switch drops by its queue, not by a rule on its queue's "
+                 "state; plant link faults (gray, blackhole, rate) or leave it empty");
+    if (!tree && (c->faults.link[0][0] || c->faults.link[1][0] || c->faults.link[2][0] ||
+                  c->faults.link[3][0]))
+        add_line(errbuf, &len, &n,
+                 "[faults] gray, blackhole, delay, rate: the star plants no link faults; plant "
+                 "them on a fat tree ([topology] kind = fattree, k = 4)");
+    if (tree && c->faults.link[QR_LINK_DELAY][0])
+        add_line(errbuf, &len, &n,
+                 "[faults] delay: the testbed cannot delay a link (this kernel has no netem, and "
+                 "nothing else here adds delay); plant delay faults in a simulation");
     if (n) {
         char head[96];
         snprintf(head, sizeof head, "the testbed cannot honour %d key%s of this scenario:\n  ", n,
@@ -138,45 +153,6 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
 }
 
 /* ---- the ground truth ---- */
-
-/* An imported connection, keyed by its initiator's and responder's address and port. */
-struct conn {
-    uint8_t a0[16], a1[16];
-    uint16_t p0, p1;
-    uint32_t flow;
-};
-
-static int cmp_conn(const void *x, const void *y)
-{
-    const struct conn *a = x, *b = y;
-    int c = memcmp(a->a0, b->a0, 16);
-    if (!c)
-        c = memcmp(a->a1, b->a1, 16);
-    if (!c)
-        c = (int)a->p0 - (int)b->p0;
-    if (!c)
-        c = (int)a->p1 - (int)b->p1;
-    return c;
-}
-
-/* The direction of a captured packet, or UINT32_MAX if it is of no imported connection. */
-static uint32_t dir_of(const struct conn *cs, size_t n, const qr_capture_packet *p)
-{
-    struct conn k;
-    memcpy(k.a0, p->src, 16);
-    memcpy(k.a1, p->dst, 16);
-    k.p0 = p->src_port;
-    k.p1 = p->dst_port;
-    const struct conn *f = bsearch(&k, cs, n, sizeof k, cmp_conn);
-    if (f)
-        return qr_dir_data(f->flow);
-    memcpy(k.a0, p->dst, 16);
-    memcpy(k.a1, p->src, 16);
-    k.p0 = p->dst_port;
-    k.p1 = p->src_port;
-    f = bsearch(&k, cs, n, sizeof k, cmp_conn);
-    return f ? qr_dir_ack(f->flow) : UINT32_MAX;
-}
 
 /* A packet at the switch. */
 struct arr {
@@ -208,8 +184,7 @@ struct tb {
     char *errbuf;
     const qr_recording *rec;
     const qr_flow_table *ft;
-    struct conn *conns;
-    size_t n_conns;
+    qri_tb_conns conns;
     size_t n_dirs;
     /* the recording's packets per direction, in order */
     const qr_rec_packet **rp;
@@ -220,14 +195,13 @@ struct tb {
     size_t n_a, cap_a;
     uint32_t *da;
     size_t *da_start, *da_n, *da_next;
-    int64_t base;
     uint64_t rate; /* the links' */
     int64_t *hops;
 };
 
 static void tb_free(struct tb *t)
 {
-    free(t->conns);
+    qri_tb_conns_free(&t->conns);
     free(t->rp);
     free(t->rp_used);
     free(t->rp_start);
@@ -238,42 +212,6 @@ static void tb_free(struct tb *t)
     free(t->da_n);
     free(t->da_next);
     free(t->hops);
-}
-
-static int load_conns(struct tb *t, const char *rec_dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/recording.h5", rec_dir);
-    qr_h5_reader *h = NULL;
-    qr_row_import_conn *rows = NULL;
-    size_t n = 0;
-    double base = 0;
-    int rc = qr_h5_open(&h, path, t->errbuf);
-    if (!rc && qr_h5_read_rows(h, "/import/connections", &qr_schema_import_conn, (void **)&rows, &n,
-                               t->errbuf))
-        rc = qri_err(t->errbuf, QR_EFORMAT, "%s: not an imported recording (no /import)", path);
-    if (!rc)
-        rc = qr_h5_read_attr_f64(h, "/import", "time_base_ns", &base, t->errbuf);
-    qr_h5_close(h);
-    t->base = (int64_t)base;
-    if (!rc && !(t->conns = calloc(n ? n : 1, sizeof *t->conns)))
-        rc = QR_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) {
-        struct conn *c = &t->conns[i];
-        if (qr_addr_parse(rows[i].addr0, c->a0) || qr_addr_parse(rows[i].addr1, c->a1) ||
-            rows[i].flow >= qr_flow_table_flows(t->ft))
-            rc = qri_err(t->errbuf, QR_EFORMAT, "%s: /import/connections row %zu is malformed",
-                         path, i);
-        c->p0 = rows[i].port0;
-        c->p1 = rows[i].port1;
-        c->flow = rows[i].flow;
-    }
-    qr_h5_rows_free(rows);
-    if (!rc) {
-        t->n_conns = n;
-        qsort(t->conns, n, sizeof *t->conns, cmp_conn);
-    }
-    return rc;
 }
 
 /* The recording's packets, grouped by direction in their order. */
@@ -353,7 +291,7 @@ static int tap_next(struct tb *t, qr_capture *c, const char *path, qr_capture_pa
     int rc = qr_capture_next(c, k, t->errbuf);
     if (rc)
         return rc;
-    *d = dir_of(t->conns, t->n_conns, k);
+    *d = qri_tb_dir_of(&t->conns, k);
     if (*d != UINT32_MAX)
         return QR_OK;
     char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
@@ -445,7 +383,7 @@ static int on_ingress(struct tb *t, const qr_capture_packet *kp, uint32_t d, con
         t->rp_next[d]++;
     uint32_t sw, port;
     qr_topology_host_attach(in->topo, dst, &sw, &port);
-    struct arr x = {.t_in = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate),
+    struct arr x = {.t_in = k.time_ns - t->conns.base + qri_wire_ns(k.ip_len, t->rate),
                     .t_out = INT64_MIN,
                     .id = qr_packet_id(d, r->seq),
                     .dir = d,
@@ -457,7 +395,7 @@ static int on_ingress(struct tb *t, const qr_capture_packet *kp, uint32_t d, con
                     .flags = k.tcp_flags};
     int rc = push_arrival(t, &x);
     if (rc == QR_OK)
-        t->hops[t->n_a - 1] = k.time_ns - t->base - r->pk.time_ns;
+        t->hops[t->n_a - 1] = k.time_ns - t->conns.base - r->pk.time_ns;
     return rc;
 }
 
@@ -522,7 +460,7 @@ static int on_egress(struct tb *t, const qr_capture_packet *kp, uint32_t d, cons
         return qri_err(t->errbuf, QR_EVALUE,
                        "%s: frame %" PRIu64 ": %s left on port %u, its route is another port", path,
                        k.frame, dir_text(t, d, d1, sizeof d1), eg->q);
-    int64_t out = k.time_ns - t->base + qri_wire_ns(k.ip_len, t->rate);
+    int64_t out = k.time_ns - t->conns.base + qri_wire_ns(k.ip_len, t->rate);
     if (out < x->t_in)
         return qri_err(t->errbuf, QR_EVALUE,
                        "%s: frame %" PRIu64 ": %s: packet %u left %" PRId64
@@ -710,7 +648,7 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
         rc = QR_ENOMEM;
     rep.n_ports = n_ports;
     if (!rc)
-        rc = load_conns(&t, rec_dir);
+        rc = qri_tb_conns_load(rec_dir, t.ft, &t.conns, errbuf);
     if (!rc)
         rc = index_recording(&t);
     for (uint32_t p = 0; !rc && p < n_ports; p++)
@@ -832,8 +770,12 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
 
 uint64_t qr_testbed_port_limit(const qr_config *c)
 {
-    uint32_t hosts = c->topology.hosts > 0 ? (uint32_t)c->topology.hosts : 1;
-    return c->buffer.port_size_bytes ? c->buffer.port_size_bytes : c->buffer.size_bytes / hosts;
+    uint32_t ports = c->topology.kind == QR_TOPO_FATTREE ? (uint32_t)c->topology.k
+                     : c->topology.hosts > 0             ? (uint32_t)c->topology.hosts
+                                                         : 1;
+    if (!ports)
+        ports = 1;
+    return c->buffer.port_size_bytes ? c->buffer.port_size_bytes : c->buffer.size_bytes / ports;
 }
 
 /* Write a CSV through a temporary name: write(f, ctx) fills it; renamed when complete. */

@@ -57,6 +57,8 @@
 #include "qreplay/runstats.h"
 
 /* truth */
+#include "qreplay/fabric.h"
+#include "qreplay/fabric_truth.h"
 #include "qreplay/recorder.h"
 #include "qreplay/testbed.h"
 #include "qreplay/truth.h"

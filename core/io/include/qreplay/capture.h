@@ -2,8 +2,9 @@
  * microsecond or nanosecond timestamps in either byte order, and pcapng (libpcap converts every
  * interface's timestamp resolution to nanoseconds). Link types: Ethernet (with 802.1Q, 802.1ad
  * and QinQ tags), raw IP (RAW, IPV4, IPV6), Linux cooked (SLL and SLL2, what `tcpdump -i any`
- * writes) and BSD loopback (NULL, LOOP). TCP over IPv4 and IPv6 is read; every other frame is
- * counted under the reason it was left out, never dropped silently. */
+ * writes), BSD loopback (NULL, LOOP) and Linux netfilter logs (NFLOG, what `tcpdump -i nflog:N`
+ * writes of the packets an nftables `log group N` rule saw). TCP over IPv4 and IPv6 is read; every
+ * other frame is counted under the reason it was left out, never dropped silently. */
 #ifndef QREPLAY_CAPTURE_H
 #define QREPLAY_CAPTURE_H
 
@@ -35,6 +36,8 @@ typedef struct qr_capture_packet {
     uint16_t vlan;       /* the outermost 802.1Q/802.1ad VLAN id, 0 if untagged */
     uint8_t tcp_opt_len; /* bytes of TCP options captured (a multiple of 4, at most 40) */
     uint8_t tcp_opts[40];
+    uint8_t has_mac; /* an Ethernet frame (or a netfilter log record that kept its header) */
+    uint8_t mac_src[6], mac_dst[6];
 } qr_capture_packet;
 
 /* What a reader has seen so far: every frame is either kept or skipped for one reason. */

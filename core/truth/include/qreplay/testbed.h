@@ -36,7 +36,8 @@ extern "C" {
 #define QR_TESTBED_REORDER 256
 
 /* Check that the testbed can honour every key of c as a simulation would, or say which cannot: a
- * star of 2..QR_TESTBED_MAX_HOSTS hosts, the static buffer policy, no ECN marking, newreno (Linux
+ * star of 2..QR_TESTBED_MAX_HOSTS hosts or a fat tree of k = 2 or 4 (fabric.h; its link faults
+ * but delay), the static buffer policy, no ECN marking, newreno (Linux
  * reno) or cubic, delack_timeout and syn_timeout at Linux's values, delack_count 2, no host
  * processing delay and no clock offsets (the namespaces share one clock). Every key it cannot
  * honour is named in errbuf (one line each). Returns 0 or QR_EVALUE. */
@@ -107,7 +108,8 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
                      uint64_t port_limit, qr_testbed_truth_report *rep, char *errbuf);
 
 /* Each switch port's byte limit on the testbed: [buffer] port_size, or else the buffer's size
- * shared evenly by the star's ports (the static policy's rule). */
+ * shared evenly by a switch's ports (the star's hosts, a fat tree's k; the static policy's
+ * rule). */
 uint64_t qr_testbed_port_limit(const qr_config *c);
 
 /* DIR/testbed/ports.csv: one row per switch port of the truth's report (port, host,

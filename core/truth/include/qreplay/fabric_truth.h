@@ -1,0 +1,107 @@
+/* qreplay: the ground truth of a FatTree testbed run (fabric.h) from every switch port's capture
+ * and every fault's netfilter log; for scorers, never for an analysis.
+ *
+ * Each packet a host recorded is followed through the fabric: it must arrive at its edge switch on
+ * the port facing its host; from every switch it arrived at, it leaves by one port (the kernel's
+ * route: a frame a switch port's capture holds left by that port when its source MAC address is
+ * the port's own, qr_fabric_mac) and arrives at the switch or host that port leads to, until it
+ * leaves towards its destination host (delivered), or it never leaves a switch it arrived at
+ * (dropped there). A packet is matched at every tap by its direction, IP ID, sequence and
+ * acknowledgement numbers, flags and length. A dropped packet a fault's log holds was dropped by
+ * that fault (it must be at the fault's switch); any other was dropped by the queue of the port its
+ * direction leaves that switch by (where its other packets left; unknown if none did). Every drop
+ * is checked: per switch, the queue drops the captures show against the qdiscs' counters; per
+ * fault, the packets its log holds against its rule's counter. A packet that leaves a switch and
+ * never reaches the next one, or that reaches a switch without having left the one before, means a
+ * damaged capture: an error naming the capture and packet. TCP frames of no recorded connection
+ * (probes) and frames that are not TCP (ICMP, ARP) are counted, not followed.
+ *
+ * Written: REC_DIR/truth/truth.h5 (the runtime's layout: /drops with reason buffer-full or fault
+ * at their switch and port, /directions, /link_faults with what crossed each faulty link and what
+ * it dropped), whole or not at all; and by qr_fabric_truth_write_paths the path each direction
+ * took. */
+#ifndef QREPLAY_FABRIC_TRUTH_H
+#define QREPLAY_FABRIC_TRUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/fabric.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qr_fabric_truth_in {
+    const char *rec_dir;         /* the hosts' captures imported (--clock none) */
+    const char *capture_dir;     /* sS-pP.pcap per switch port, fault-F.pcap per drop fault */
+    const qr_fabric *fab;        /* the run's plan */
+    const uint64_t *qdisc_drops; /* per switch port (switch x k + port), the qdiscs' counters */
+    const uint64_t *fault_drops; /* per fault of qr_fabric_faults, its rule's counter */
+} qr_fabric_truth_in;
+
+/* One switch port: what its capture shows and its queue did. */
+typedef struct qr_fabric_port_report {
+    uint32_t sw, port;
+    uint64_t in, out;          /* recorded packets that arrived by it, that left by it */
+    uint64_t queue_drops;      /* drops charged to its queue */
+    uint64_t qdisc_drops;      /* its counter */
+    uint64_t max_queue_bytes;  /* the most its FIFO held when a packet arrived */
+} qr_fabric_port_report;
+
+typedef struct qr_fabric_fault_report {
+    uint64_t crossed; /* recorded packets that reached the faulty link (sent over it or dropped) */
+    uint64_t dropped; /* recorded packets its log holds */
+    uint64_t logged;  /* every packet its log holds (probes and non-TCP too) */
+    uint64_t counter; /* its rule's counter */
+} qr_fabric_fault_report;
+
+typedef struct qr_fabric_truth_report {
+    uint64_t packets;   /* recorded packets */
+    uint64_t delivered; /* reached their destination host */
+    uint64_t queue_drops, fault_drops;
+    uint64_t unknown_port_drops; /* queue drops at a switch its direction never left */
+    uint64_t hops;               /* switch traversals of the recorded packets */
+    /* the hop from a host's capture to its edge switch's, over every packet (p50, p99): a machine
+     * that keeps up takes well under a packet's time */
+    int64_t hop_p50_ns, hop_p99_ns;
+    uint64_t unrecorded;         /* TCP frames at switch ports of no recorded connection */
+    uint64_t skipped_frames;     /* frames that are not TCP */
+    uint32_t n_ports;
+    qr_fabric_port_report *ports; /* every switch port */
+    size_t n_faults;
+    qr_fabric_fault_report *faults; /* per fault of qr_fabric_faults */
+    /* the paths: directions followed, and per core switch the data directions that crossed it */
+    uint64_t directions;
+    uint32_t n_core;
+    uint64_t *core_dirs;
+    /* a switch whose captured queue drops differ from its qdiscs' counters (UINT32_MAX: none);
+     * only possible with unrecorded packets (probes) in its queues, else an error */
+    uint32_t mismatch_sw;
+    int64_t mismatch_captured, mismatch_counted;
+    /* per direction, its path (the switches it crossed, hop by hop; delivered packets') */
+    size_t n_dirs;
+    uint32_t (*dir_path)[5];
+    uint8_t *dir_hops; /* 0: none of its packets was delivered */
+    uint32_t *dir_src, *dir_dst;
+} qr_fabric_truth_report;
+
+/* Release what a report holds (NULL allowed); *r is zeroed. */
+void qr_fabric_truth_report_free(qr_fabric_truth_report *r);
+
+/* The truth of a fabric run (above). Returns 0 with *rep (may be NULL), QR_EVALUE (a damaged
+ * capture, a counter that disagrees: the message names the capture, frame and packet), or a
+ * reader's or writer's error. */
+int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep, char *errbuf);
+
+/* DIR/testbed/fabric.csv (per switch port: sw, port, peer, in, out, queue_drops, qdisc_drops,
+ * max_queue_bytes) and DIR/testbed/paths.csv (per flow direction: dir, flow, src, dst, hops, path
+ * as "s0 s8 s17 s12 s5"; "" when no packet was delivered), each written whole or not at all.
+ * Returns 0 or QR_EIO naming the file. */
+int qr_fabric_truth_write(const char *fabric_csv, const char *paths_csv, const qr_fabric *fab,
+                          const qr_fabric_truth_report *r, char *errbuf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
