@@ -2,22 +2,42 @@
  * the host's network namespace (not a user command).
  *
  *   qreplay testbed-agent HOST SCHEDULE [--cc NAME] [--sndbuf BYTES] [--rcvbuf BYTES]
+ *                         [--trace PER_CONNECTION PER_HOST]
+ *                         [--pinglist FILE --ping INTERVAL_NS TIMEOUT_NS END_NS]
  *
  * SCHEDULE is a CSV written by qreplay testbed: flow,src,dst,bytes,start_ns,src_addr,src_port,
- * dst_addr (start_ns from the common start). The agent listens on QR_SINK_PORT, prints "ready",
+ * dst_addr,hops (start_ns from the common start; hops: switches between the two hosts).
+ *
+ * With --trace it is also 007's agent: every few ms it reads each of its sending sockets' kernel
+ * retransmission counter (tcpi_total_retrans); when one grew, it traces that connection's path
+ * (at most PER_CONNECTION times per connection, PER_HOST in all) with crafted TCP packets of the
+ * connection's own 5-tuple, no flags, no payload, TTL 1..hops, the TTL in the IP ID (trace << 5 |
+ * ttl, as traceroute.h), through a raw socket; it reads the switches' ICMP time-exceeded answers
+ * on a raw ICMP socket and matches them by the IP ID they quote.
+ *
+ * With --pinglist it is Pingmesh's agent: FILE holds its pairs (pair,dst_addr,phase_ns); each pair
+ * probes at phase + j x INTERVAL from the start until END (-1: until stop) with a TCP connect to
+ * the probed host's QR_PROBE_PORT from a fresh port the kernel picks; the round trip is the
+ * connect's time, a probe unanswered within TIMEOUT is lost. Every agent accepts the probes of
+ * others on QR_PROBE_PORT and holds each until its prober closes it with a reset, so neither side
+ * keeps the probe's 4-tuple in TIME_WAIT. The agent listens on QR_SINK_PORT, prints "ready",
  * waits for "go T0" on stdin (T0: CLOCK_REALTIME ns), then opens each of its flows at T0 + start
  * from its port, writes exactly its bytes, shuts its side and waits for the receiver to close. It
  * prints one line per event on stdout:
  *   sent FLOW START_NS END_NS BYTES RETRANS    (END: the receiver closed after reading all)
  *   recv FLOW FIRST_NS LAST_NS BYTES           (LAST: its last byte was read; then EOF)
  *   fail FLOW REASON
- * and exits on "stop" or the end of stdin. */
+ *   probe FLOW TRACE TTL IPID SENT_NS
+ *   answer TRACE TTL REPLIER RECV_NS
+ *   ping PAIR SPORT SENT_NS RTT_NS
+ * (qr_agent_report_parse reads them) and exits on "stop" or the end of stdin. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +49,8 @@
 #include <unistd.h>
 
 #include "qreplay/flowtable.h"
+#include "qreplay/pingmesh.h"
+#include "qreplay/traceroute.h"
 #include "testbed_net.h"
 
 struct aflow {
@@ -37,6 +59,8 @@ struct aflow {
     int64_t start_ns;
     struct in_addr src_addr, dst_addr;
     uint16_t src_port;
+    uint32_t hops; /* switches between the hosts */
+    uint32_t retrans, traces;
     /* sender */
     int fd, connected, shut;
     uint64_t written;
@@ -71,9 +95,10 @@ static int read_schedule(const char *path, uint32_t host, struct aflow **out, si
             continue;
         struct aflow a;
         memset(&a, 0, sizeof a);
-        unsigned port;
-        if (sscanf(line, "%u,%u,%u,%" SCNu64 ",%" SCNd64 ",%63[^,],%u,%63[^,\n]", &a.id, &a.src,
-                   &a.dst, &a.bytes, &a.start_ns, sa, &port, da) != 8 ||
+        unsigned port, hops = 1;
+        int got = sscanf(line, "%u,%u,%u,%" SCNu64 ",%" SCNd64 ",%63[^,],%u,%63[^,\n],%u", &a.id,
+                         &a.src, &a.dst, &a.bytes, &a.start_ns, sa, &port, da, &hops);
+        if (got < 8 || hops < 1 || hops > QR_TRACE_MAX_TTL ||
             !inet_pton(AF_INET, sa, &a.src_addr) || !inet_pton(AF_INET, da, &a.dst_addr) ||
             port > 65535) {
             fprintf(stderr, "testbed-agent: %s:%ld: not a schedule line\n", path, ln);
@@ -84,6 +109,7 @@ static int read_schedule(const char *path, uint32_t host, struct aflow **out, si
         if (a.src != host && a.dst != host)
             continue;
         a.src_port = (uint16_t)port;
+        a.hops = hops;
         a.fd = a.rfd = -1;
         a.t_first = a.t_last = -1;
         if (k == cap) {
@@ -104,11 +130,18 @@ static int read_schedule(const char *path, uint32_t host, struct aflow **out, si
     return 0;
 }
 
-/* epoll tags: 0 stdin, 1 listener, 2 timer, 16 + 2i sender of flow i, 17 + 2i receiver */
+/* epoll tags: 0 stdin, 1 listener, 2 timer, 3 ICMP, 4 probe listener, 5 tick, 16 + 2i sender of
+ * flow i, 17 + 2i receiver, TAG_PING + j Pingmesh probe j */
 #define TAG_STDIN 0
 #define TAG_LISTEN 1
 #define TAG_TIMER 2
+#define TAG_ICMP 3
+#define TAG_PROBES 4
+#define TAG_TICK 5
 #define TAG_BASE 16
+#define TAG_HELD (1ull << 39) /* + fd: a probe this agent answered */
+#define TAG_PING (1ull << 40)
+#define TICK_NS 2000000 /* how often 007's agent reads the counters and probes time out */
 
 static int ep_add(int ep, int fd, uint32_t events, uint64_t tag)
 {
@@ -215,6 +248,240 @@ static int cmp_start(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* ---- 007's agent ---- */
+
+struct tracer {
+    int raw, icmp;               /* -1: not tracing */
+    uint32_t per_conn, per_host; /* the caps */
+    uint32_t traces;             /* this host's, so far (its trace numbers) */
+};
+
+static uint16_t csum16(const void *data, size_t len, uint32_t sum)
+{
+    const uint8_t *b = data;
+    for (size_t i = 0; i + 1 < len; i += 2)
+        sum += (uint32_t)b[i] << 8 | b[i + 1];
+    if (len & 1)
+        sum += (uint32_t)b[len - 1] << 8;
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)~sum;
+}
+
+/* Trace flow f's data direction: one TCP packet per TTL 1..hops with its 5-tuple. */
+static void trace_flow(struct tracer *tr, struct aflow *f)
+{
+    uint32_t trace = tr->traces++;
+    f->traces++;
+    for (uint32_t ttl = 1; ttl <= f->hops; ttl++) {
+        uint8_t pkt[40];
+        memset(pkt, 0, sizeof pkt);
+        uint16_t id = qr_tracer_ip_id(trace, ttl);
+        pkt[0] = 0x45;
+        pkt[3] = 40;
+        pkt[4] = (uint8_t)(id >> 8), pkt[5] = (uint8_t)id;
+        pkt[8] = (uint8_t)ttl;
+        pkt[9] = IPPROTO_TCP;
+        memcpy(pkt + 12, &f->src_addr, 4);
+        memcpy(pkt + 16, &f->dst_addr, 4);
+        uint8_t *t = pkt + 20;
+        t[0] = (uint8_t)(f->src_port >> 8), t[1] = (uint8_t)f->src_port;
+        t[2] = QR_SINK_PORT >> 8, t[3] = QR_SINK_PORT & 0xff;
+        t[12] = 5 << 4; /* no flags, no payload */
+        /* the TCP checksum over the pseudo-header; the kernel fills the IP one */
+        uint8_t ph[12];
+        memcpy(ph, pkt + 12, 8);
+        ph[8] = 0, ph[9] = IPPROTO_TCP, ph[10] = 0, ph[11] = 20;
+        uint32_t sum = 0;
+        for (int i = 0; i < 12; i += 2)
+            sum += (uint32_t)ph[i] << 8 | ph[i + 1];
+        uint16_t c = csum16(t, 20, sum);
+        t[16] = (uint8_t)(c >> 8), t[17] = (uint8_t)c;
+        struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr = f->dst_addr};
+        int64_t now = now_ns();
+        if (sendto(tr->raw, pkt, sizeof pkt, 0, (struct sockaddr *)&to, sizeof to) == sizeof pkt)
+            printf("probe %u %u %u %u %" PRId64 "\n", f->id, trace, ttl, id, now);
+    }
+    fflush(stdout);
+}
+
+/* Read the kernel's retransmission counter of every sending socket; trace those that grew. */
+static void tracer_tick(struct tracer *tr, struct aflow *fl, size_t n, uint32_t host)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct aflow *f = &fl[i];
+        if (f->src != host || f->fd < 0)
+            continue;
+        struct tcp_info ti;
+        socklen_t tl = sizeof ti;
+        memset(&ti, 0, sizeof ti);
+        if (getsockopt(f->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
+            continue;
+        if (ti.tcpi_total_retrans <= f->retrans)
+            continue;
+        f->retrans = ti.tcpi_total_retrans;
+        if (f->traces < tr->per_conn && tr->traces < tr->per_host)
+            trace_flow(tr, f);
+    }
+}
+
+/* ICMP time-exceeded answers to this host's probes. */
+static void tracer_answers(struct tracer *tr, struct in_addr self)
+{
+    uint8_t b[1500];
+    for (;;) {
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t r = recvfrom(tr->icmp, b, sizeof b, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (r <= 0)
+            return;
+        int64_t now = now_ns();
+        size_t ihl = (size_t)(b[0] & 15) * 4;
+        if ((size_t)r < ihl + 8 + 20 + 8 || b[ihl] != 11 || b[ihl + 1] != 0)
+            continue; /* not a time-exceeded in transit with a quoted header */
+        const uint8_t *q = b + ihl + 8;
+        size_t qihl = (size_t)(q[0] & 15) * 4;
+        if (q[9] != IPPROTO_TCP || memcmp(q + 12, &self, 4) || (size_t)r < ihl + 8 + qihl + 4)
+            continue;
+        uint16_t id = (uint16_t)(q[4] << 8 | q[5]);
+        uint32_t trace = id >> 5, ttl = id & QR_TRACE_MAX_TTL;
+        if (trace >= tr->traces || ttl == 0)
+            continue; /* not one of this host's probes */
+        printf("answer %u %u %u %" PRId64 "\n", trace, ttl, (uint32_t)ntohl(from.sin_addr.s_addr),
+               now);
+    }
+}
+
+/* ---- Pingmesh's agent ---- */
+
+struct ppair {
+    uint32_t pair;
+    struct in_addr dst;
+    int64_t phase_ns;
+    uint64_t sent; /* probes so far */
+};
+
+struct pprobe {
+    uint32_t pair;
+    int fd; /* -1: done */
+    int64_t sent_ns;
+};
+
+struct pinger {
+    struct ppair *pairs;
+    size_t n_pairs;
+    int64_t interval, timeout, end; /* end -1: until stop */
+    struct pprobe *probes;
+    size_t n, cap;
+};
+
+static int read_pinglist(const char *path, struct pinger *pg)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "testbed-agent: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    char line[256], da[64];
+    long ln = 0;
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        if (!strncmp(line, "pair,", 5))
+            continue;
+        struct ppair p = {0};
+        if (sscanf(line, "%u,%63[^,],%" SCNd64, &p.pair, da, &p.phase_ns) != 3 ||
+            !inet_pton(AF_INET, da, &p.dst) || p.phase_ns < 0) {
+            fprintf(stderr, "testbed-agent: %s:%ld: not a pinglist line\n", path, ln);
+            fclose(f);
+            return 1;
+        }
+        if (pg->n_pairs == cap) {
+            cap = cap ? 2 * cap : 32;
+            struct ppair *g = realloc(pg->pairs, cap * sizeof *g);
+            if (!g) {
+                fclose(f);
+                return 1;
+            }
+            pg->pairs = g;
+        }
+        pg->pairs[pg->n_pairs++] = p;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Close with a reset: no side keeps the probe's 4-tuple in TIME_WAIT, so a later probe that draws
+ * the same source port gets a SYN-ACK, not a challenge ACK. */
+static void close_now(int fd)
+{
+    struct linger l = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close(fd);
+}
+
+static void ping_done(struct pprobe *x, int ep, int64_t rtt)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    memset(&a, 0, sizeof a);
+    getsockname(x->fd, (struct sockaddr *)&a, &al);
+    printf("ping %u %u %" PRId64 " %" PRId64 "\n", x->pair, ntohs(a.sin_port), x->sent_ns, rtt);
+    fflush(stdout);
+    epoll_ctl(ep, EPOLL_CTL_DEL, x->fd, NULL);
+    close_now(x->fd);
+    x->fd = -1;
+}
+
+/* Send the probes now due (from t0), and time out the unanswered ones. */
+static void pinger_tick(struct pinger *pg, int ep, int64_t t0)
+{
+    int64_t now = now_ns();
+    for (size_t i = 0; i < pg->n; i++)
+        if (pg->probes[i].fd >= 0 && now - pg->probes[i].sent_ns > pg->timeout)
+            ping_done(&pg->probes[i], ep, -1);
+    for (size_t i = 0; i < pg->n_pairs; i++) {
+        struct ppair *p = &pg->pairs[i];
+        for (;;) {
+            int64_t at = t0 + p->phase_ns + (int64_t)p->sent * pg->interval;
+            if (at > now || (pg->end >= 0 && at - t0 >= pg->end))
+                break;
+            p->sent++;
+            if (pg->n == pg->cap) {
+                size_t c = pg->cap ? 2 * pg->cap : 256;
+                struct pprobe *g = realloc(pg->probes, c * sizeof *g);
+                if (!g)
+                    return;
+                pg->probes = g;
+                pg->cap = c;
+            }
+            int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            if (fd < 0)
+                continue;
+            struct sockaddr_in b = {
+                .sin_family = AF_INET, .sin_port = htons(QR_PROBE_PORT), .sin_addr = p->dst};
+            struct pprobe *x = &pg->probes[pg->n];
+            *x = (struct pprobe){p->pair, fd, now_ns()};
+            if (connect(fd, (struct sockaddr *)&b, sizeof b) && errno != EINPROGRESS) {
+                close(fd);
+                continue;
+            }
+            ep_add(ep, fd, EPOLLOUT, TAG_PING + pg->n);
+            pg->n++;
+        }
+    }
+}
+
+static void ping_event(struct pprobe *x, int ep)
+{
+    if (x->fd < 0)
+        return;
+    int err = 0;
+    socklen_t l = sizeof err;
+    getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &err, &l);
+    ping_done(x, ep, err ? -1 : now_ns() - x->sent_ns);
+}
+
 int qr_cmd_testbed_agent(int argc, char **argv)
 {
     if (argc < 3) {
@@ -223,8 +490,11 @@ int qr_cmd_testbed_agent(int argc, char **argv)
         return 2;
     }
     uint32_t host = (uint32_t)strtoul(argv[1], NULL, 10);
-    const char *cc = NULL;
+    const char *cc = NULL, *pinglist = NULL;
     int sndbuf = 0, rcvbuf = 0;
+    struct tracer tr = {-1, -1, 0, 0, 0};
+    struct pinger pg;
+    memset(&pg, 0, sizeof pg);
     for (int i = 3; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--cc"))
             cc = argv[i + 1];
@@ -232,11 +502,40 @@ int qr_cmd_testbed_agent(int argc, char **argv)
             sndbuf = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rcvbuf"))
             rcvbuf = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--trace") && i + 2 < argc) {
+            tr.per_conn = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+            tr.per_host = (uint32_t)strtoul(argv[++i + 1], NULL, 10);
+        } else if (!strcmp(argv[i], "--pinglist"))
+            pinglist = argv[i + 1];
+        else if (!strcmp(argv[i], "--ping") && i + 3 < argc) {
+            pg.interval = strtoll(argv[i + 1], NULL, 10);
+            pg.timeout = strtoll(argv[i + 2], NULL, 10);
+            pg.end = strtoll(argv[i + 3], NULL, 10);
+            i += 2;
+        }
     }
     struct aflow *fl = NULL;
     size_t n = 0;
     if (read_schedule(argv[2], host, &fl, &n))
         return 1;
+    if (pinglist && (read_pinglist(pinglist, &pg) || pg.interval <= 0 || pg.timeout <= 0)) {
+        fprintf(stderr, "testbed-agent: host %u: a pinglist needs --ping INTERVAL TIMEOUT END\n",
+                host);
+        return 1;
+    }
+    if (tr.per_conn) {
+        tr.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+        tr.icmp = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMP);
+        if (tr.raw < 0 || tr.icmp < 0) {
+            fprintf(stderr, "testbed-agent: host %u: raw sockets for 007's traceroutes: %s\n", host,
+                    strerror(errno));
+            return 1;
+        }
+    }
+    struct in_addr self = {0};
+    for (size_t i = 0; i < n; i++)
+        if (fl[i].src == host)
+            self = fl[i].src_addr;
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (rcvbuf > 0)
@@ -251,6 +550,25 @@ int qr_cmd_testbed_agent(int argc, char **argv)
     ep_add(ep, 0, EPOLLIN, TAG_STDIN);
     ep_add(ep, ls, EPOLLIN, TAG_LISTEN);
     ep_add(ep, tfd, EPOLLIN, TAG_TIMER);
+    /* Pingmesh: every agent answers probes (accepts and closes) */
+    int ps = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in pa0 = {.sin_family = AF_INET, .sin_port = htons(QR_PROBE_PORT)};
+    setsockopt(ps, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ps < 0 || bind(ps, (struct sockaddr *)&pa0, sizeof pa0) || listen(ps, 4096)) {
+        fprintf(stderr, "testbed-agent: host %u: listen on port %d: %s\n", host, QR_PROBE_PORT,
+                strerror(errno));
+        return 1;
+    }
+    ep_add(ep, ps, EPOLLIN, TAG_PROBES);
+    int tick = -1;
+    if (tr.per_conn || pg.n_pairs) {
+        tick = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+        struct itimerspec it = {{0, TICK_NS}, {0, TICK_NS}};
+        timerfd_settime(tick, 0, &it, NULL);
+        ep_add(ep, tick, EPOLLIN, TAG_TICK);
+    }
+    if (tr.icmp >= 0)
+        ep_add(ep, tr.icmp, EPOLLIN, TAG_ICMP);
     printf("ready\n");
     fflush(stdout);
     /* the flows this host sends, in start order */
@@ -307,6 +625,27 @@ int qr_cmd_testbed_agent(int argc, char **argv)
                     start_flow(&fl[i], i, ep, cc, sndbuf, rcvbuf);
                 }
                 arm(tfd, next < n_send ? t0 + fl[order[next]].start_ns : 0);
+            } else if (tag == TAG_TICK) {
+                uint64_t x;
+                if (read(tick, &x, sizeof x) < 0 && errno != EAGAIN)
+                    break;
+                if (t0 >= 0 && tr.per_conn)
+                    tracer_tick(&tr, fl, n, host);
+                if (t0 >= 0 && pg.n_pairs)
+                    pinger_tick(&pg, ep, t0);
+            } else if (tag == TAG_ICMP) {
+                tracer_answers(&tr, self);
+                fflush(stdout);
+            } else if (tag == TAG_PROBES) {
+                int fd; /* held until the prober closes (it resets): no TIME_WAIT here */
+                while ((fd = accept4(ps, NULL, NULL, SOCK_NONBLOCK)) >= 0)
+                    ep_add(ep, fd, EPOLLIN | EPOLLRDHUP, TAG_HELD + (uint64_t)fd);
+            } else if (tag >= TAG_HELD && tag < TAG_PING) {
+                int fd = (int)(tag - TAG_HELD);
+                epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+                close(fd);
+            } else if (tag >= TAG_PING) {
+                ping_event(&pg.probes[tag - TAG_PING], ep);
             } else if (tag == TAG_LISTEN) {
                 for (;;) {
                     struct sockaddr_in pa;
@@ -378,6 +717,11 @@ int qr_cmd_testbed_agent(int argc, char **argv)
             }
         }
     }
+    for (size_t i = 0; i < pg.n; i++) /* still waiting at the stop: no answer in time */
+        if (pg.probes[i].fd >= 0)
+            ping_done(&pg.probes[i], ep, -1);
+    free(pg.probes);
+    free(pg.pairs);
     free(order);
     free(fl);
     return 0;

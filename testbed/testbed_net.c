@@ -400,16 +400,89 @@ int tb_check_privileges(const char *command)
 
 struct agent_ctx {
     tb_run *run;
-    size_t done;  /* flows finished at both ends or failed */
-    uint8_t *fin; /* per flow: bit 1 sender done, bit 2 receiver done */
+    size_t done;   /* flows finished at both ends or failed */
+    uint8_t *fin;  /* per flow: bit 1 sender done, bit 2 receiver done */
+    uint32_t host; /* of the agent whose lines are read */
+    size_t cap_traces, cap_pings;
+    int oom;
 };
+
+/* 007's and Pingmesh's lines: probes logged (a trace's number is the agent's own until the run
+ * ends: qr_row_traceroute.host tells the agents apart), answers matched to their probe. */
+static void on_probe_line(struct agent_ctx *c, const qr_agent_report *rep)
+{
+    tb_run *run = c->run;
+    if (rep->kind == QR_AGENT_ANSWER) {
+        for (size_t i = run->n_traces; i-- > 0;) {
+            qr_row_traceroute *x = &run->traces[i];
+            if (x->host == c->host && x->trace == rep->trace && x->ttl == rep->ttl) {
+                if (!x->replier) {
+                    x->replier = rep->replier;
+                    x->rtt_ns = rep->a_ns - x->sent_ns;
+                }
+                return;
+            }
+        }
+        return; /* an answer to no probe of this agent: not counted */
+    }
+    if (rep->kind == QR_AGENT_PROBE) {
+        if (run->n_traces == c->cap_traces) {
+            size_t n = c->cap_traces ? 2 * c->cap_traces : 256;
+            qr_row_traceroute *g = realloc(run->traces, n * sizeof *g);
+            if (!g) {
+                c->oom = 1;
+                return;
+            }
+            run->traces = g;
+            c->cap_traces = n;
+        }
+        run->traces[run->n_traces++] = (qr_row_traceroute){.trace = rep->trace,
+                                                           .host = c->host,
+                                                           .dir = qr_dir_data(rep->flow),
+                                                           .ttl = (uint8_t)rep->ttl,
+                                                           .ip_id = (uint16_t)rep->ip_id,
+                                                           .sent_ns = rep->a_ns,
+                                                           .rtt_ns = -1};
+        return;
+    }
+    if (run->n_pings == c->cap_pings) {
+        size_t n = c->cap_pings ? 2 * c->cap_pings : 1024;
+        qr_row_probe *g = realloc(run->pings, n * sizeof *g);
+        if (!g) {
+            c->oom = 1;
+            return;
+        }
+        run->pings = g;
+        c->cap_pings = n;
+    }
+    const qr_probe_pair *pp = qr_pingmesh_pair(run->pingmesh, rep->flow);
+    run->pings[run->n_pings] = (qr_row_probe){.probe = (uint32_t)run->n_pings,
+                                              .pair = rep->flow,
+                                              .src = pp->src,
+                                              .dst = pp->dst,
+                                              .sport = rep->sport,
+                                              .sent_ns = rep->a_ns,
+                                              .rtt_ns = rep->b_ns,
+                                              .echoed = rep->b_ns >= 0};
+    run->n_pings++;
+}
 
 static void on_agent_line(void *vctx, const char *line)
 {
     struct agent_ctx *c = vctx;
     qr_agent_report rep;
+    if (!strncmp(line, "ping ", 5)) {
+        size_t pairs = c->run->pingmesh ? qr_pingmesh_pairs(c->run->pingmesh) : 0;
+        if (qr_agent_report_parse(line, (uint32_t)pairs, &rep) == QR_OK)
+            on_probe_line(c, &rep);
+        return;
+    }
     if (qr_agent_report_parse(line, (uint32_t)c->run->n_flows, &rep) != QR_OK)
         return; /* not a report: the agent's other output */
+    if (rep.kind == QR_AGENT_PROBE || rep.kind == QR_AGENT_ANSWER) {
+        on_probe_line(c, &rep);
+        return;
+    }
     unsigned id = rep.flow;
     tb_flow_result *r = &c->run->res[id];
     uint8_t before = c->fin[id];
@@ -800,10 +873,18 @@ static uint64_t nft_drops(struct tb *t, const char *ns, uint32_t fault, int *ok)
     return strtoull(d + 16, NULL, 10);
 }
 
+/* What a fabric host's capture (its recording) leaves out: its agents' own probes, 007's (TCP
+ * with no flag set, which no TCP connection sends) and Pingmesh's (connections to QR_PROBE_PORT),
+ * as a deployment records its applications' traffic, not its monitors'. The ICMP answers are
+ * not TCP: the import counts and passes them over. */
+#define TB_HOST_FILTER "not (tcp port 8765 or (tcp and tcp[13] & 0x3f = 0))"
+_Static_assert(QR_PROBE_PORT == 8765, "TB_HOST_FILTER names Pingmesh's port");
+
 /* tcpdump of dev in ns into file: one direction (dir "in" or "out") or both (NULL); snap bytes of
- * each frame, a kernel buffer of buf_kb. */
+ * each frame, a kernel buffer of buf_kb; filter: a tcpdump expression, NULL for every frame. */
 static struct proc *capture(struct tb *t, const char *ns, const char *dev, const char *dir,
-                            const char *file, const char *snap, const char *buf_kb)
+                            const char *file, const char *snap, const char *buf_kb,
+                            const char *filter)
 {
     char name[64];
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
@@ -834,6 +915,8 @@ static struct proc *capture(struct tb *t, const char *ns, const char *dev, const
         argv[n++] = "-Q";
         argv[n++] = (char *)dir;
     }
+    if (filter)
+        argv[n++] = (char *)filter;
     argv[n] = NULL;
     return spawn(t, name, argv);
 }
@@ -895,18 +978,76 @@ static int write_schedule(const char *command, const tb_run *run, const char *sc
     FILE *f = fopen(sched, "w");
     if (!f)
         return cli_fail(command, "%s: %s", sched, strerror(errno));
-    fprintf(f, "flow,src,dst,bytes,start_ns,src_addr,src_port,dst_addr\n");
+    fprintf(f, "flow,src,dst,bytes,start_ns,src_addr,src_port,dst_addr,hops\n");
     for (size_t i = 0; i < run->n_flows; i++) {
         char sa[32], da[32];
         tb_host_addr(run->fabric, run->flows[i].src, sa, sizeof sa);
         tb_host_addr(run->fabric, run->flows[i].dst, da, sizeof da);
-        fprintf(f, "%zu,%u,%u,%" PRIu64 ",%" PRId64 ",%s,%u,%s\n", i, run->flows[i].src,
+        uint32_t hops = run->fabric ? qr_topology_hops(qr_fabric_topology(run->fabric),
+                                                       run->flows[i].src, run->flows[i].dst)
+                                    : 1;
+        fprintf(f, "%zu,%u,%u,%" PRIu64 ",%" PRId64 ",%s,%u,%s,%u\n", i, run->flows[i].src,
                 run->flows[i].dst, run->flows[i].bytes, run->flows[i].start_ns, sa,
-                run->src_port[i], da);
+                run->src_port[i], da, hops);
     }
     if (fclose(f))
         return cli_fail(command, "%s: %s", sched, strerror(errno));
     return 0;
+}
+
+/* Host h's pinglist (capture_dir/pinglist-hH.csv): its pairs of Pingmesh's plan, the probed
+ * host's address and the pair's phase. Returns 0 or 1 after printing. */
+static int write_pinglist(const char *command, const tb_run *run, uint32_t h, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cli_fail(command, "%s: %s", path, strerror(errno));
+    fprintf(f, "pair,dst_addr,phase_ns\n");
+    for (size_t i = 0; i < qr_pingmesh_pairs(run->pingmesh); i++) {
+        const qr_probe_pair *p = qr_pingmesh_pair(run->pingmesh, i);
+        if (p->src != h)
+            continue;
+        char da[32];
+        tb_host_addr(run->fabric, p->dst, da, sizeof da);
+        fprintf(f, "%zu,%s,%" PRId64 "\n", i, da, qr_pingmesh_send_time(run->pingmesh, i, 0));
+    }
+    if (fclose(f))
+        return cli_fail(command, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The traces get the run's numbers: in the order they started (each agent numbered its own). */
+static int cmp_trace_start(const void *x, const void *y)
+{
+    const qr_row_traceroute *a = x, *b = y;
+    if (a->sent_ns != b->sent_ns)
+        return a->sent_ns < b->sent_ns ? -1 : 1;
+    if (a->host != b->host)
+        return a->host < b->host ? -1 : 1;
+    return (int)a->ttl - (int)b->ttl;
+}
+
+static void number_traces(tb_run *run)
+{
+    qsort(run->traces, run->n_traces, sizeof *run->traces, cmp_trace_start);
+    /* the first probe of each (host, trace) in start order gets the next number */
+    size_t n = run->n_traces;
+    uint32_t *map_host = malloc((n ? n : 1) * sizeof *map_host);
+    uint32_t *map_local = malloc((n ? n : 1) * sizeof *map_local);
+    size_t m = 0;
+    for (size_t i = 0; map_host && map_local && i < n; i++) {
+        qr_row_traceroute *x = &run->traces[i];
+        size_t j = 0;
+        while (j < m && !(map_host[j] == x->host && map_local[j] == x->trace))
+            j++;
+        if (j == m) {
+            map_host[m] = x->host;
+            map_local[m++] = x->trace;
+        }
+        x->trace = (uint32_t)j;
+    }
+    free(map_host);
+    free(map_local);
 }
 
 /* Wait until the processes first..last-1 said "ready" (10 s at most). Returns 0 or 1 after
@@ -942,7 +1083,7 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
     const char *command = t->cmd;
     char sched[4200];
     snprintf(sched, sizeof sched, "%s/schedule.csv", run->capture_dir);
-    struct agent_ctx ac = {run, 0, calloc(run->n_flows ? run->n_flows : 1, 1)};
+    struct agent_ctx ac = {.run = run, .fin = calloc(run->n_flows ? run->n_flows : 1, 1)};
     if (!ac.fin)
         return cli_fail(command, "out of memory");
     int rc = write_schedule(command, run, sched);
@@ -951,14 +1092,39 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
     snprintf(sndbuf, sizeof sndbuf, "%" PRIu64, run->conf->tcp.sndbuf_bytes);
     snprintf(rcvbuf, sizeof rcvbuf, "%" PRIu64, run->conf->tcp.rcvbuf_bytes);
     const char *cc = qr_testbed_congestion(run->conf->tcp.variant);
+    char pc[16], ph[16], pi[24], pt[24], pe[24];
+    snprintf(pc, sizeof pc, "%d", run->conf->traceroute.per_connection);
+    snprintf(ph, sizeof ph, "%d", run->conf->traceroute.per_host);
+    if (run->pingmesh) {
+        snprintf(pi, sizeof pi, "%" PRId64, run->conf->pingmesh.interval_ns);
+        snprintf(pt, sizeof pt, "%" PRId64, qr_pingmesh_timeout(run->pingmesh));
+        snprintf(pe, sizeof pe, "%" PRId64, qr_pingmesh_end(run->pingmesh));
+    }
     for (uint32_t i = 0; !rc && i < t->hosts; i++) {
         snprintf(hs, sizeof hs, "%u", i);
-        char name[32];
+        char name[32], plist[4200];
         snprintf(name, sizeof name, "agent of host %u", i);
-        char *argv[] = {"ip",       "netns", "exec", t->ns[i],   (char *)self, "testbed-agent",
-                        hs,         sched,   "--cc", (char *)cc, "--sndbuf",   sndbuf,
-                        "--rcvbuf", rcvbuf,  NULL};
-        if (!spawn(t, name, argv))
+        snprintf(plist, sizeof plist, "%s/pinglist-h%u.csv", run->capture_dir, i);
+        char *argv[24] = {"ip",       "netns", "exec", t->ns[i],   (char *)self, "testbed-agent",
+                          hs,         sched,   "--cc", (char *)cc, "--sndbuf",   sndbuf,
+                          "--rcvbuf", rcvbuf,  NULL};
+        int k = 14;
+        if (run->conf->traceroute.per_connection > 0) {
+            argv[k++] = "--trace";
+            argv[k++] = pc;
+            argv[k++] = ph;
+        }
+        if (run->pingmesh) {
+            rc = write_pinglist(command, run, i, plist);
+            argv[k++] = "--pinglist";
+            argv[k++] = plist;
+            argv[k++] = "--ping";
+            argv[k++] = pi;
+            argv[k++] = pt;
+            argv[k++] = pe;
+        }
+        argv[k] = NULL;
+        if (!rc && !spawn(t, name, argv))
             rc = cli_fail(command, "cannot start the agent of host %u", i);
     }
     int ag_last = t->n_p;
@@ -983,11 +1149,14 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
             pf[np++] =
                 (struct pollfd){.fd = i >= ag_first ? t->p[i].out : t->p[i].err, .events = POLLIN};
         poll(pf, (nfds_t)np, 100);
-        for (int i = 0; i < t->n_p; i++)
+        for (int i = 0; i < t->n_p; i++) {
+            ac.host = (uint32_t)(i - ag_first);
             drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+        }
         for (int i = 0; i < t->n_p; i++) {
             int st = 0;
             if (exited(&t->p[i], &st)) {
+                ac.host = (uint32_t)(i - ag_first);
                 drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
                 rc = cli_fail(command, "the %s stopped during the run (status %d): %s",
                               t->p[i].name, st, t->p[i].errtext);
@@ -1008,17 +1177,25 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
     run->traffic_s = (double)(last_end - t0) / 1e9;
     /* let the queues drain and the captures' buffers reach their files */
     for (int w = 0; !rc && !cli_signal && w < 75; w++) {
-        for (int i = 0; i < t->n_p; i++)
+        for (int i = 0; i < t->n_p; i++) {
+            ac.host = (uint32_t)(i - ag_first);
             drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
+        }
         usleep(20000);
     }
     for (int i = ag_first; i < ag_last; i++)
         if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
             /* it is gone already; the teardown reaps it */
         }
-    for (int i = ag_first; i < ag_last; i++)
+    for (int i = ag_first; i < ag_last; i++) {
         wait_for(&t->p[i], 2.0);
+        ac.host = (uint32_t)(i - ag_first);
+        drain(&t->p[i], on_agent_line, &ac); /* the pings still open at the stop */
+    }
     free(ac.fin);
+    if (!rc && ac.oom)
+        rc = cli_fail(command, "out of memory for the agents' probes");
+    number_traces(run);
     return rc;
 }
 
@@ -1252,15 +1429,16 @@ int tb_run_testbed(const char *command, tb_run *run)
         char file[4200], port[16];
         snprintf(port, sizeof port, "p%u", i);
         snprintf(file, sizeof file, "%s/h%u.pcap", run->capture_dir, i);
-        if (!capture(&t, t.ns[i], "eth0", NULL, file, "200", t.fab ? "8192" : "32768"))
+        if (!capture(&t, t.ns[i], "eth0", NULL, file, "200", t.fab ? "8192" : "32768",
+                     t.fab ? TB_HOST_FILTER : NULL))
             rc = cli_fail(command, "cannot start tcpdump");
         if (t.fab)
             continue;
         snprintf(file, sizeof file, "%s/sw%u-in.pcap", run->capture_dir, i);
-        if (!rc && !capture(&t, t.ns[t.hosts], port, "in", file, "200", "32768"))
+        if (!rc && !capture(&t, t.ns[t.hosts], port, "in", file, "200", "32768", NULL))
             rc = cli_fail(command, "cannot start tcpdump");
         snprintf(file, sizeof file, "%s/sw%u-out.pcap", run->capture_dir, i);
-        if (!rc && !capture(&t, t.ns[t.hosts], port, "out", file, "200", "32768"))
+        if (!rc && !capture(&t, t.ns[t.hosts], port, "out", file, "200", "32768", NULL))
             rc = cli_fail(command, "cannot start tcpdump");
     }
     /* the fabric: every switch port both ways (the truth), every fault's log */
@@ -1269,7 +1447,8 @@ int tb_run_testbed(const char *command, tb_run *run)
             char file[4200], port[16];
             snprintf(port, sizeof port, "p%u", p);
             snprintf(file, sizeof file, "%s/s%u-p%u.pcap", run->capture_dir, sw, p);
-            if (!capture(&t, t.ns[qr_fabric_switch_ns(t.fab, sw)], port, NULL, file, "96", "4096"))
+            if (!capture(&t, t.ns[qr_fabric_switch_ns(t.fab, sw)], port, NULL, file, "96", "4096",
+                         NULL))
                 rc = cli_fail(command, "cannot start tcpdump");
         }
     for (size_t i = 0; !rc && i < n_faults; i++) {
@@ -1278,7 +1457,7 @@ int tb_run_testbed(const char *command, tb_run *run)
         char file[4200], dev[24];
         snprintf(dev, sizeof dev, "nflog:%u", faults[i].group);
         snprintf(file, sizeof file, "%s/fault-%u.pcap", run->capture_dir, faults[i].fault);
-        if (!capture(&t, t.ns[faults[i].ns], dev, NULL, file, "65535", "4096"))
+        if (!capture(&t, t.ns[faults[i].ns], dev, NULL, file, "65535", "4096", NULL))
             rc = cli_fail(command, "cannot start tcpdump");
     }
     int cap_last = t.n_p;
@@ -1365,6 +1544,10 @@ void tb_run_free(tb_run *run)
     free(run->app_res);
     free(run->qdisc_drops);
     free(run->fault_drops);
+    free(run->traces);
+    free(run->pings);
+    run->traces = NULL;
+    run->pings = NULL;
     run->res = NULL;
     run->app_res = NULL;
     run->qdisc_drops = NULL;

@@ -6,7 +6,9 @@
 
 #include "qreplay/apps.h"
 #include "qreplay/fabric.h"
+#include "qreplay/pingmesh.h"
 #include "qreplay/testbed.h"
+#include "qreplay/traceroute.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,17 +40,26 @@ typedef struct tb_run {
     const uint16_t *src_port; /* per flow */
     const qr_app *apps;
     size_t n_apps;
-    const char *apps_script; /* testbed/apps.py */
-    uint64_t port_limit;     /* bytes of each switch port's FIFO */
-    const char *capture_dir; /* where the pcaps go (exists) */
-    const qr_fabric *fabric; /* a fat tree's plan (fabric.h); NULL: the star */
+    const char *apps_script;     /* testbed/apps.py */
+    uint64_t port_limit;         /* bytes of each switch port's FIFO */
+    const char *capture_dir;     /* where the pcaps go (exists) */
+    const qr_fabric *fabric;     /* a fat tree's plan (fabric.h); NULL: the star */
+    const qr_pingmesh *pingmesh; /* Pingmesh's plan ([pingmesh] interval); NULL: no probing */
     int quiet;
     /* out */
     tb_flow_result *res;    /* n_flows, allocated by tb_run_testbed */
     tb_app_result *app_res; /* n_apps, allocated by tb_run_testbed */
     uint64_t *qdisc_drops;  /* per switch port (the fabric: switch x k + port) */
     uint64_t *fault_drops;  /* the fabric: per fault of qr_fabric_faults, its rule's counter */
-    int same_hash_seed;     /* the fabric: this kernel has no per-switch hash seed */
+    /* 007's agents ([traceroute] per_connection): every probe, numbered by trace in the order
+     * the traces started, its answer (replier, rtt_ns) if one came; times CLOCK_REALTIME */
+    qr_row_traceroute *traces;
+    size_t n_traces;
+    /* Pingmesh's agents: every probe in send order (probe, pair, src, dst, sport, sent_ns,
+     * rtt_ns; the truth's columns empty); times CLOCK_REALTIME */
+    qr_row_probe *pings;
+    size_t n_pings;
+    int same_hash_seed; /* the fabric: this kernel has no per-switch hash seed */
     uint64_t host_qdisc_drops;
     int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
     double traffic_s; /* from the start to the last flow's end */

@@ -29,9 +29,11 @@ extern "C"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
+#include "qreplay/pingmesh.h"
 #include "qreplay/recording.h"
 #include "qreplay/testbed.h"
 #include "qreplay/topology.h"
+#include "qreplay/traceroute.h"
 #include "qreplay/workload.h"
 }
 
@@ -136,6 +138,11 @@ CaptureFiles(const std::string& capDir, uint32_t hosts, const qr_fabric* fab)
         snprintf(name, sizeof name, "/faults-s%u.nft", sw);
         v.push_back(capDir + name);
     }
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        snprintf(name, sizeof name, "/pinglist-h%u.csv", h);
+        v.push_back(capDir + name);
+    }
     size_t nf;
     qr_fabric_faults(fab, &nf);
     for (size_t i = 0; i < QR_LINK_FAULTS_MAX && i < nf; i++)
@@ -195,6 +202,8 @@ PrepareOutputs(const std::string& dir,
                           "/testbed/diagnosis.csv",
                           "/testbed/fabric.csv",
                           "/testbed/paths.csv",
+                          "/testbed/traceroutes.csv",
+                          "/capture/paths.txt",
                           "/diagnosis.h5",
                           "/capture/schedule.csv"})
         cli_paths_add(&out, "%s%s", dir.c_str(), f);
@@ -206,9 +215,15 @@ PrepareOutputs(const std::string& dir,
     for (const std::string& f : caps)
         RemoveFile(f);
     RemoveFile(dir + "/results.h5");
-    for (const char* f :
-         {"/flows.csv", "/ports.csv", "/apps.csv", "/diagnosis.csv", "/fabric.csv", "/paths.csv"})
+    for (const char* f : {"/flows.csv",
+                          "/ports.csv",
+                          "/apps.csv",
+                          "/diagnosis.csv",
+                          "/fabric.csv",
+                          "/paths.csv",
+                          "/traceroutes.csv"})
         RemoveFile(tbDir + f);
+    RemoveFile(capDir + "/paths.txt");
     RemoveFile(dir + "/diagnosis.h5");
     return true;
 }
@@ -219,6 +234,7 @@ int
 ImportCaptures(const std::string& dir,
                const qr_scenario* sc,
                const qr_fabric* fab,
+               const char* pathsFile,
                uint32_t hosts,
                size_t nFlows,
                const char* flowsWord,
@@ -246,6 +262,7 @@ ImportCaptures(const std::string& dir,
     icfg.n_map = hosts;
     icfg.clock = QR_IMPORT_CLOCK_NONE;
     icfg.network_known = 1; /* the captures are of the testbed's own network */
+    icfg.paths = pathsFile; /* 007's traceroutes, if any */
     qr_import_report* irep = nullptr;
     char err[QR_ERRBUF_SIZE];
     if (qr_import_run(&icfg, sc, (dir + "/recording").c_str(), &irep, err))
@@ -266,6 +283,99 @@ ImportCaptures(const std::string& dir,
     return 0;
 }
 
+/* 007's traceroutes: the agents' log (DIR/testbed/traceroutes.csv) and the paths they found, as
+ * the import's path file (DIR/capture/paths.txt: per traced direction its cables, hop by hop, the
+ * known name of any of its traces; "*" unknown). Returns 0 or 1 after printing. */
+int
+WriteTraces(const std::string& dir,
+            const qr_config* c,
+            const qr_fabric* fab,
+            const qr_flow* fl,
+            size_t nFlows,
+            const std::vector<uint16_t>& ports,
+            const tb_run& run)
+{
+    char err[QR_ERRBUF_SIZE];
+    std::string log = dir + "/testbed/traceroutes.csv", paths = dir + "/capture/paths.txt";
+    FILE* f = fopen(log.c_str(), "w");
+    if (!f)
+        return cli_fail("testbed", "%s: %s", log.c_str(), strerror(errno));
+    fprintf(f, "trace,host,flow,src,dst,sport,dport,ttl,ip_id,sent_ns,replier,rtt_ns\n");
+    for (size_t i = 0; i < run.n_traces; i++)
+    {
+        const qr_row_traceroute& x = run.traces[i];
+        char a[20] = "";
+        if (x.replier)
+            snprintf(a,
+                     sizeof a,
+                     "%u.%u.%u.%u",
+                     x.replier >> 24,
+                     x.replier >> 16 & 255u,
+                     x.replier >> 8 & 255u,
+                     x.replier & 255u);
+        uint32_t flow = qr_dir_flow(x.dir);
+        fprintf(f,
+                "%u,%u,%u,%u,%u,%u,%u,%u,%u,%" PRId64 ",%s,%" PRId64 "\n",
+                x.trace,
+                x.host,
+                flow,
+                fl[flow].src,
+                fl[flow].dst,
+                ports[flow],
+                QR_SINK_PORT,
+                x.ttl,
+                x.ip_id,
+                x.sent_ns,
+                a,
+                x.rtt_ns);
+    }
+    if (fclose(f))
+        return cli_fail("testbed", "%s: %s", log.c_str(), strerror(errno));
+    const qr_topology* t = qr_fabric_topology(fab);
+    qr_flow_table* ft = nullptr;
+    qr_row_path* rows = nullptr;
+    size_t nr = 0;
+    if (qr_flow_table_for_topology(&ft, fl, nFlows, t, err) ||
+        qr_traceroute_paths(t, ft, run.traces, run.n_traces, &rows, &nr))
+    {
+        qr_flow_table_destroy(ft);
+        return cli_fail("testbed", "traceroutes: %s", err);
+    }
+    /* per direction, hop by hop: the first known name of any of its traces */
+    std::vector<std::vector<std::string>> byDir(qr_flow_table_directions(ft));
+    for (size_t i = 0; i < nr; i++)
+    {
+        std::vector<std::string>& v = byDir[rows[i].dir];
+        if (v.size() <= rows[i].hop)
+            v.resize(rows[i].hop + 1);
+        if (v[rows[i].hop].empty())
+            v[rows[i].hop] = rows[i].link;
+    }
+    free(rows);
+    qr_flow_table_destroy(ft);
+    f = fopen(paths.c_str(), "w");
+    if (!f)
+        return cli_fail("testbed", "%s: %s", paths.c_str(), strerror(errno));
+    fprintf(f, "# 007's traceroutes on the testbed: SRC SPORT DST DPORT and the cables found\n");
+    for (size_t d = 0; d < byDir.size(); d++)
+    {
+        if (byDir[d].empty())
+            continue;
+        uint32_t flow = qr_dir_flow(static_cast<uint32_t>(d));
+        char sa[32], da[32];
+        tb_host_addr(fab, fl[flow].src, sa, sizeof sa);
+        tb_host_addr(fab, fl[flow].dst, da, sizeof da);
+        fprintf(f, "%s %u %s %u", sa, ports[flow], da, QR_SINK_PORT);
+        for (const std::string& l : byDir[d])
+            fprintf(f, " %s", l.empty() ? "*" : l.c_str());
+        fputc('\n', f);
+    }
+    if (fclose(f))
+        return cli_fail("testbed", "%s: %s", paths.c_str(), strerror(errno));
+    (void)c;
+    return 0;
+}
+
 /* The fabric's ground truth from its switch ports' captures and the faults' logs (fabric_truth.h),
  * written and printed. Returns 0 or 1 after printing. */
 int
@@ -273,7 +383,14 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
 {
     const qr_topology* t = qr_fabric_topology(fab);
     std::string rec = dir + "/recording", cap = dir + "/capture";
-    qr_fabric_truth_in in{rec.c_str(), cap.c_str(), fab, run.qdisc_drops, run.fault_drops};
+    qr_fabric_truth_in in{rec.c_str(),
+                          cap.c_str(),
+                          fab,
+                          run.qdisc_drops,
+                          run.fault_drops,
+                          run.pingmesh != nullptr,
+                          run.pings,
+                          run.n_pings};
     qr_fabric_truth_report r{};
     char err[QR_ERRBUF_SIZE];
     if (qr_fabric_truth(&in, &r, err))
@@ -304,12 +421,13 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
     for (uint32_t q = 0; q < r.n_ports; q++)
         qd += r.ports[q].qdisc_drops;
     printf("truth              %" PRIu64 " packets, %" PRIu64 " delivered over %" PRIu64
-           " switch hops; %" PRIu64 " dropped by queues (the qdiscs counted %" PRIu64 "), %" PRIu64
-           " by faults\n",
+           " switch hops; %" PRIu64 " dropped by queues (with %" PRIu64
+           " probes': the qdiscs' %" PRIu64 "), %" PRIu64 " by faults\n",
            r.packets,
            r.delivered,
            r.hops,
            r.queue_drops,
+           r.probe_queue_drops,
            qd,
            r.fault_drops);
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
@@ -348,12 +466,33 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                    r.faults[i].dropped,
                    r.faults[i].crossed);
     }
-    if (r.mismatch_sw != UINT32_MAX)
-        printf("note               s%u: the captures show %" PRId64 " queue drops of recorded "
-               "packets, its qdiscs counted %" PRId64 " (the rest were probes')\n",
-               r.mismatch_sw,
-               r.mismatch_captured,
-               r.mismatch_counted);
+    if (run.conf->traceroute.per_connection > 0)
+    {
+        uint64_t answered = 0, traces = 0;
+        for (size_t i = 0; i < run.n_traces; i++)
+        {
+            answered += run.traces[i].replier != 0;
+            traces = std::max<uint64_t>(traces, run.traces[i].trace + 1);
+        }
+        printf("007's agents       %" PRIu64 " traceroutes on retransmissions, %zu probes, %" PRIu64
+               " answered by the switches (Linux's ICMP rate limits); %" PRIu64
+               " probes seen at switch ports, %" PRIu64 " dropped by faults\n",
+               traces,
+               run.n_traces,
+               answered,
+               r.trace_probes,
+               r.trace_fault_drops);
+    }
+    if (run.pingmesh)
+        printf("Pingmesh's agents  %zu TCP connect probes, %" PRIu64 " lost: %" PRIu64
+               " by faults, %" PRIu64 " by queues, %" PRIu64 " at their hosts, %" PRIu64
+               " answered late\n",
+               run.n_pings,
+               r.pings_lost,
+               r.pings_fault,
+               r.pings_queue,
+               r.pings_host,
+               r.pings_late);
     if (run.same_hash_seed)
         printf("note               this kernel has no per-switch ECMP hash seed "
                "(fib_multipath_hash_seed, Linux 6.11): every switch hashes alike\n");
@@ -626,6 +765,11 @@ qr_cmd_testbed(int argc, char** argv)
     if (c->topology.kind == QR_TOPO_FATTREE && qr_fabric_plan(c, &fabRaw, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
     std::unique_ptr<qr_fabric, void (*)(qr_fabric*)> fab(fabRaw, qr_fabric_destroy);
+    qr_pingmesh* pmRaw = nullptr;
+    if (fabRaw && c->pingmesh.interval_ns > 0 &&
+        qr_pingmesh_create(&pmRaw, c, qr_fabric_topology(fabRaw), err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    std::unique_ptr<qr_pingmesh, void (*)(qr_pingmesh*)> pm(pmRaw, qr_pingmesh_destroy);
     uint32_t hosts = fabRaw ? qr_fabric_hosts(fabRaw) : static_cast<uint32_t>(c->topology.hosts);
     uint64_t portLimit = qr_testbed_port_limit(c);
     qr_flow* fl = nullptr;
@@ -687,6 +831,7 @@ qr_cmd_testbed(int argc, char** argv)
     run.port_limit = portLimit;
     run.capture_dir = capDir.c_str();
     run.fabric = fabRaw;
+    run.pingmesh = pmRaw;
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
     tb_flow_summary fs{};
@@ -737,13 +882,19 @@ qr_cmd_testbed(int argc, char** argv)
         fflush(stdout);
     }
     if (rc == 0)
-        rc = ImportCaptures(dir,
-                            sc,
-                            fabRaw,
-                            hosts,
-                            apps ? nApps : nFlows,
-                            apps ? "application sessions" : "flows",
-                            quiet);
+        if (rc == 0 && fabRaw && c->traceroute.per_connection > 0)
+            rc = WriteTraces(dir, c, fabRaw, fl, nFlows, ports, run);
+    std::string pathsFile = dir + "/capture/paths.txt";
+    if (rc == 0)
+        rc =
+            ImportCaptures(dir,
+                           sc,
+                           fabRaw,
+                           fabRaw && c->traceroute.per_connection > 0 ? pathsFile.c_str() : nullptr,
+                           hosts,
+                           apps ? nApps : nFlows,
+                           apps ? "application sessions" : "flows",
+                           quiet);
     if (rc == 0 && fabRaw)
         rc = FabricTruth(dir, run, fabRaw, quiet);
     else if (rc == 0)

@@ -13,6 +13,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/schema.h"
+#include "qreplay/topology.h"
 
 TestSuite(testbed, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
 
@@ -269,7 +270,8 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
                "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
                "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
                "[clock]\nmax_offset = 0\n[sampling]\nth = 0\n[faults]\n"
-               "gray = s0>h0 3%%, h3>s1 5%%\n");
+               "gray = s0>h0 3%%, h3>s1 5%%\n[traceroute]\nper_connection = 2\n"
+               "[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n");
     fclose(f);
     int before = count_netns("qrtb");
     int rc = qreplay("testbed %s/ft.ini -o %s/run --no-figures", dir, dir);
@@ -305,7 +307,19 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     }
     fclose(f);
     cr_assert_eq(ports, 80);
-    cr_assert_eq(qdrops, qdisc, "queue drops %lu, the qdiscs counted %lu", qdrops, qdisc);
+    cr_assert_geq(qdisc, qdrops, "recorded packets' queue drops %lu, the qdiscs counted %lu",
+                  qdrops, qdisc);
+    cr_assert(strstr(out, "by queues (with "), "%s", out);
+    unsigned long rec_q, probe_q, all_q;
+    const char *tl = strstr(out, "dropped by queues");
+    cr_assert_not_null(tl);
+    cr_assert_eq(sscanf(tl - 24 > out ? strstr(tl - 24, "; ") + 2 : tl,
+                        "%lu dropped by queues (with %lu probes': the qdiscs' %lu)", &rec_q,
+                        &probe_q, &all_q),
+                 3, "%s", tl);
+    cr_assert_eq(rec_q, qdrops);
+    cr_assert_eq(rec_q + probe_q, qdisc, "every queue drop is a packet the captures show");
+    cr_assert_eq(all_q, qdisc);
     cr_assert_gt(qdrops, 0, "the incast filled host 0's port");
 
     /* the faults dropped packets, only on their links */
@@ -351,10 +365,10 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     cr_assert_not_null(fgets(line, sizeof line, f));
     unsigned cores = 0, dirs = 0;
     while (fgets(line, sizeof line, f)) {
-        unsigned d, fl, src, dst, hops, s[5] = {0};
-        int n = sscanf(line, "%u,%u,%u,%u,%u,s%u s%u s%u s%u s%u", &d, &fl, &src, &dst, &hops,
-                       &s[0], &s[1], &s[2], &s[3], &s[4]);
-        cr_assert_eq(n, 5 + (int)hops, "%s", line);
+        unsigned d, fl, src, dst, sp, dp, hops, s[5] = {0};
+        int n = sscanf(line, "%u,%u,%u,%u,%u,%u,%u,s%u s%u s%u s%u s%u", &d, &fl, &src, &dst, &sp,
+                       &dp, &hops, &s[0], &s[1], &s[2], &s[3], &s[4]);
+        cr_assert_eq(n, 7 + (int)hops, "%s", line);
         cr_assert_eq(hops, src / 4 != dst / 4 ? 5u : src / 2 != dst / 2 ? 3u : 1u, "%s", line);
         cr_assert_eq(s[0], src / 2, "%s", line);
         cr_assert_eq(s[hops - 1], dst / 2, "%s", line);
@@ -367,6 +381,110 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     fclose(f);
     cr_assert_eq(dirs, 22, "11 flows, both directions");
     cr_assert_gt(__builtin_popcount(cores), 1, "every cross-pod direction on one core switch");
+
+    /* 007's traceroutes: every answer came from a switch on the direction's true path, at the
+     * hop its TTL reached, and every flow the kernel counted a retransmission of was traced */
+    qr_topology *t;
+    cr_assert_eq(qr_topology_fattree(&t, 4), QR_OK);
+    uint32_t nlinks = qr_topology_links(t), *addr = calloc(nlinks, sizeof *addr);
+    qr_topology_addresses(t, addr);
+    /* the true paths by the direction's source host and port */
+    static unsigned pth[16 * 1024][6];
+    size_t npth = 0;
+    snprintf(p, sizeof p, "%s/run/testbed/paths.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    while (fgets(line, sizeof line, f)) {
+        unsigned d, fl, src, dst, sp, dp, hops, *x = pth[npth];
+        cr_assert_geq(sscanf(line, "%u,%u,%u,%u,%u,%u,%u,", &d, &fl, &src, &dst, &sp, &dp, &hops),
+                      7);
+        x[0] = src << 16 | sp;
+        const char *at = strchr(line, 's');
+        if (at && hops)
+            sscanf(at, "s%u s%u s%u s%u s%u", &x[1], &x[2], &x[3], &x[4], &x[5]);
+        npth++;
+    }
+    fclose(f);
+    snprintf(p, sizeof p, "%s/run/testbed/traceroutes.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    unsigned traced[11] = {0}, answered = 0, probes = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned trace, host, fl, src, dst, sp, dp, ttl, id, a, b, c, e;
+        long long sent, rtt;
+        int n = sscanf(line, "%u,%u,%u,%u,%u,%u,%u,%u,%u,%lld,%u.%u.%u.%u,%lld", &trace, &host, &fl,
+                       &src, &dst, &sp, &dp, &ttl, &id, &sent, &a, &b, &c, &e, &rtt);
+        cr_assert(n == 15 || n == 10, "%s", line);
+        cr_assert_eq(host, src, "%s: the sender traces", line);
+        const unsigned *tp = NULL;
+        for (size_t i = 0; i < npth; i++)
+            if (pth[i][0] == (src << 16 | sp))
+                tp = pth[i];
+        cr_assert_not_null(tp, "%s: a direction the recording has not", line);
+        cr_assert_eq(id & 31, ttl, "%s: the TTL in the IP ID", line);
+        traced[fl] = 1;
+        probes++;
+        if (n < 15)
+            continue;
+        uint32_t ip = a << 24 | b << 16 | c << 8 | e, sw = UINT32_MAX;
+        for (uint32_t l = 0; l < nlinks; l++) {
+            qr_node from, to;
+            uint32_t port;
+            qr_topology_link_ends(t, l, &from, &to, &port);
+            if (addr[l] == ip && from.kind != QR_NODE_HOST)
+                sw = from.index;
+        }
+        cr_assert_eq(sw, tp[ttl], "%s: answered by s%u, the path's hop %u is s%u", line, sw, ttl,
+                     tp[ttl]);
+        cr_assert(rtt > 0, "%s", line);
+        answered++;
+    }
+    fclose(f);
+    free(addr);
+    qr_topology_destroy(t);
+    cr_assert_gt(answered, 0);
+    cr_assert_leq(answered, probes);
+    snprintf(p, sizeof p, "%s/run/testbed/flows.csv", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    unsigned retrans_flows = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned fl;
+        char *last = strrchr(line, ',');
+        *last = 0;
+        unsigned long rt = strtoul(strrchr(line, ',') + 1, NULL, 10);
+        sscanf(line, "%u,", &fl);
+        if (rt) {
+            retrans_flows++;
+            cr_assert(traced[fl], "flow %u retransmitted %lu times and was never traced", fl, rt);
+        }
+    }
+    fclose(f);
+    cr_assert_gt(retrans_flows, 0);
+
+    /* Pingmesh: every probe logged, its truth where it was lost; the analyses run on the folder */
+    snprintf(p, sizeof p, "%s/run/recording/truth/truth.h5", dir);
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    qr_row_probe *pv;
+    size_t np;
+    cr_assert_eq(qr_h5_read_rows(r, "/probes", &qr_schema_probe, (void **)&pv, &np, e), QR_OK, "%s",
+                 e);
+    cr_assert_gt(np, 100);
+    for (size_t i = 0; i < np; i++) {
+        cr_assert(pv[i].rtt_ns == -1 || (pv[i].rtt_ns > 0 && pv[i].rtt_ns <= 300000000),
+                  "probe %zu: rtt %lld", i, (long long)pv[i].rtt_ns);
+        if (pv[i].rtt_ns == -1 && pv[i].lost_in && pv[i].drop_reason == 4)
+            cr_assert(pv[i].drop_sw <= 1, "probe %zu: a fault drop at s%u", i, pv[i].drop_sw);
+    }
+    qr_h5_rows_free(pv);
+    qr_h5_close(r);
+    rc = qreplay("blame %s/run", dir);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    cr_assert(strstr(out, "paths:") && strstr(out, "traced whole"), "%s", out);
+    rc = qreplay("pingmesh %s/run", dir);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    cr_assert(strstr(out, "precision"), "%s", out);
 }
 
 /* Real applications (scenarios/testbed-apps.ini: two 9 MB HTTP downloads into one host, an HTTP

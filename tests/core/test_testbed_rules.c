@@ -116,3 +116,43 @@ Test(testbed_rules, ports_csv)
                           "1,1,5,5,5,0,0,4500,131000,0,0,98000000\n");
     unlink(path);
 }
+
+/* The agents' lines: the flows' and 007's and Pingmesh's, and what is not a line of theirs. */
+Test(testbed_rules, agent_lines_of_flows_traceroutes_and_pings)
+{
+    qr_agent_report r;
+    cr_assert_eq(qr_agent_report_parse("sent 3 100 250 5000 2", 4, &r), QR_OK);
+    cr_assert_eq(r.kind, QR_AGENT_SENT);
+    cr_assert_eq(r.retransmissions, 2);
+    cr_assert_eq(qr_agent_report_parse("probe 3 7 2 226 123456789", 4, &r), QR_OK);
+    cr_assert_eq(r.kind, QR_AGENT_PROBE);
+    cr_assert_eq(r.flow, 3);
+    cr_assert_eq(r.trace, 7);
+    cr_assert_eq(r.ttl, 2);
+    cr_assert_eq(r.ip_id, 226);
+    cr_assert_eq(r.a_ns, 123456789);
+    cr_assert_eq(qr_agent_report_parse("answer 7 2 184549381 123456999", 4, &r), QR_OK);
+    cr_assert_eq(r.kind, QR_AGENT_ANSWER);
+    cr_assert_eq(r.replier, 184549381u);
+    cr_assert_eq(r.a_ns, 123456999);
+    cr_assert_eq(qr_agent_report_parse("ping 9 40000 1000 -1", 10, &r), QR_OK);
+    cr_assert_eq(r.kind, QR_AGENT_PING);
+    cr_assert_eq(r.flow, 9);
+    cr_assert_eq(r.sport, 40000);
+    cr_assert_eq(r.b_ns, -1);
+    cr_assert_eq(qr_agent_report_parse("ping 9 40000 1000 2500", 10, &r), QR_OK);
+    cr_assert_eq(r.b_ns, 2500);
+    cr_assert_eq(qr_agent_report_parse("probe 4 7 2 226 1", 4, &r), QR_ESYNTAX, "flow 4 of 4");
+    const char *bad[] = {"probe 3 7 0 226 1",        /* TTL 0 */
+                         "probe 3 7 32 226 1",       /* TTL above QR_TRACE_MAX_TTL */
+                         "probe 3 7 2 65536 1",      /* IP ID out of range */
+                         "probe 3 7 2 226",          /* missing the time */
+                         "answer 7 2 184549381",     /* missing the time */
+                         "answer 7 2 184549381 1 x", /* extra field */
+                         "ping 10 40000 1000 5",     /* pair out of range */
+                         "ping 9 70000 1000 5",      /* port out of range */
+                         "ping 9 40000 1000 -2",     /* a negative round trip but -1 */
+                         "pong 9 40000 1000 5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(qr_agent_report_parse(bad[i], 10, &r), QR_ESYNTAX, "%s", bad[i]);
+}

@@ -44,6 +44,31 @@ static int cmp_addr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Every switch interface's address and its switch, sorted by address. */
+static int switch_addrs(const qr_topology *t, addr_sw **out, size_t *n)
+{
+    uint32_t n_links = qr_topology_links(t);
+    uint32_t *addr = malloc(n_links * sizeof *addr);
+    *out = malloc(n_links * sizeof **out);
+    *n = 0;
+    if (!addr || !*out) {
+        free(addr);
+        free(*out);
+        *out = NULL;
+        return QR_ENOMEM;
+    }
+    qr_topology_addresses(t, addr);
+    for (uint32_t l = 0; l < n_links; l++) {
+        qr_node from, to;
+        uint32_t port;
+        if (qr_topology_link_ends(t, l, &from, &to, &port) == QR_OK && from.kind != QR_NODE_HOST)
+            (*out)[(*n)++] = (addr_sw){addr[l], from.index};
+    }
+    free(addr);
+    qsort(*out, *n, sizeof **out, cmp_addr);
+    return QR_OK;
+}
+
 int qr_tracer_create(qr_tracer **out, const qr_config *c, const qr_topology *t,
                      const qr_flow_table *ft, char *errbuf)
 {
@@ -63,23 +88,10 @@ int qr_tracer_create(qr_tracer **out, const qr_config *c, const qr_topology *t,
     tr->n_dirs = qr_flow_table_directions(ft);
     tr->dirs = calloc(tr->n_dirs ? tr->n_dirs : 1, sizeof *tr->dirs);
     tr->host_traces = calloc(qr_topology_hosts(t), sizeof *tr->host_traces);
-    uint32_t n_links = qr_topology_links(t);
-    uint32_t *addr = malloc(n_links * sizeof *addr);
-    tr->addrs = malloc(n_links * sizeof *tr->addrs);
-    if (!tr->dirs || !tr->host_traces || !addr || !tr->addrs) {
-        free(addr);
+    if (!tr->dirs || !tr->host_traces || switch_addrs(t, &tr->addrs, &tr->n_addrs)) {
         qr_tracer_destroy(tr);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     }
-    qr_topology_addresses(t, addr);
-    for (uint32_t l = 0; l < n_links; l++) {
-        qr_node from, to;
-        uint32_t port;
-        if (qr_topology_link_ends(t, l, &from, &to, &port) == QR_OK && from.kind != QR_NODE_HOST)
-            tr->addrs[tr->n_addrs++] = (addr_sw){addr[l], from.index};
-    }
-    free(addr);
-    qsort(tr->addrs, tr->n_addrs, sizeof *tr->addrs, cmp_addr);
     *out = tr;
     return QR_OK;
 }
@@ -178,10 +190,10 @@ uint64_t qr_tracer_traces(const qr_tracer *tr)
 }
 
 /* The switch an answering address belongs to, or UINT32_MAX. */
-static uint32_t switch_of(const qr_tracer *tr, uint32_t addr)
+static uint32_t switch_of(const addr_sw *addrs, size_t n, uint32_t addr)
 {
     addr_sw key = {addr, 0};
-    const addr_sw *x = bsearch(&key, tr->addrs, tr->n_addrs, sizeof key, cmp_addr);
+    const addr_sw *x = bsearch(&key, addrs, n, sizeof key, cmp_addr);
     return x ? x->sw : UINT32_MAX;
 }
 
@@ -195,33 +207,47 @@ static void cable(const qr_topology *t, int known_a, qr_node a, int known_b, qr_
         qr_topology_cable_name(t, id, name, size);
 }
 
-int qr_tracer_paths(const qr_tracer *tr, qr_row_path **rows, size_t *n)
+static int cmp_probe(const void *x, const void *y)
+{
+    const qr_row_traceroute *a = x, *b = y;
+    if (a->trace != b->trace)
+        return a->trace < b->trace ? -1 : 1;
+    return (int)a->ttl - (int)b->ttl;
+}
+
+int qr_traceroute_paths(const qr_topology *t, const qr_flow_table *ft,
+                        const qr_row_traceroute *probes, size_t n_probes, qr_row_path **rows,
+                        size_t *n)
 {
     *rows = NULL;
     *n = 0;
-    if (!tr || !tr->n_traces)
+    if (!n_probes)
         return QR_OK;
-    size_t total = 0;
-    for (uint32_t k = 0; k < tr->n_traces; k++) {
-        size_t end = k + 1 < tr->n_traces ? tr->trace_first[k + 1] : tr->n_probes;
-        total += end - tr->trace_first[k] + 1;
-    }
-    qr_row_path *out = calloc(total, sizeof *out);
-    if (!out)
+    addr_sw *addrs = NULL;
+    size_t n_addrs = 0;
+    qr_row_traceroute *p = malloc(n_probes * sizeof *p);
+    qr_row_path *out = calloc(2 * n_probes, sizeof *out); /* hops + 1 per trace */
+    if (!p || !out || switch_addrs(t, &addrs, &n_addrs)) {
+        free(p);
+        free(out);
         return QR_ENOMEM;
-    const qr_topology *t = tr->topo;
-    for (uint32_t k = 0; k < tr->n_traces; k++) {
-        size_t first = tr->trace_first[k];
-        size_t end = k + 1 < tr->n_traces ? tr->trace_first[k + 1] : tr->n_probes;
-        const qr_row_traceroute *p = &tr->probes[first];
+    }
+    memcpy(p, probes, n_probes * sizeof *p);
+    qsort(p, n_probes, sizeof *p, cmp_probe);
+    for (size_t first = 0, end; first < n_probes; first = end) {
+        for (end = first + 1; end < n_probes && p[end].trace == p[first].trace; end++)
+            ;
         uint32_t hops = (uint32_t)(end - first);
-        uint32_t src = qr_flow_table_dir_src(tr->flows, p->dir);
-        uint32_t dst = qr_flow_table_dir_dst(tr->flows, p->dir);
+        if (hops > QR_TRACE_MAX_TTL || p[first].dir >= qr_flow_table_directions(ft))
+            continue; /* no trace of this network's */
+        uint32_t src = qr_flow_table_dir_src(ft, p[first].dir);
+        uint32_t dst = qr_flow_table_dir_dst(ft, p[first].dir);
         /* the switches: each answer's; the first and last are the hosts' own (single-homed) */
         qr_node sw[QR_TRACE_MAX_TTL + 1];
         int known[QR_TRACE_MAX_TTL + 1];
         for (uint32_t h = 0; h < hops; h++) {
-            uint32_t s = p[h].replier ? switch_of(tr, p[h].replier) : UINT32_MAX;
+            uint32_t s =
+                p[first + h].replier ? switch_of(addrs, n_addrs, p[first + h].replier) : UINT32_MAX;
             known[h] = s != UINT32_MAX;
             if (known[h])
                 sw[h] = qr_topology_switch_node(t, s);
@@ -236,10 +262,10 @@ int qr_tracer_paths(const qr_tracer *tr, qr_row_path **rows, size_t *n)
         qr_node hs = {QR_NODE_HOST, src}, hd = {QR_NODE_HOST, dst};
         for (uint32_t h = 0; h <= hops; h++) {
             qr_row_path *r = &out[(*n)++];
-            r->dir = p->dir;
-            r->trace = k;
+            r->dir = p[first].dir;
+            r->trace = p[first].trace;
             r->hop = h;
-            r->traced_ns = p->sent_ns;
+            r->traced_ns = p[first].sent_ns;
             if (h == 0)
                 cable(t, 1, hs, 1, sw[0], r->link, sizeof r->link);
             else if (h == hops)
@@ -248,8 +274,19 @@ int qr_tracer_paths(const qr_tracer *tr, qr_row_path **rows, size_t *n)
                 cable(t, known[h - 1], sw[h - 1], known[h], sw[h], r->link, sizeof r->link);
         }
     }
+    free(p);
+    free(addrs);
     *rows = out;
     return QR_OK;
+}
+
+int qr_tracer_paths(const qr_tracer *tr, qr_row_path **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    if (!tr || !tr->n_traces)
+        return QR_OK;
+    return qr_traceroute_paths(tr->topo, tr->flows, tr->probes, tr->n_probes, rows, n);
 }
 
 /* Linux's limits: a global bucket, then one per destination (inet_peer_xrlim_allow). */

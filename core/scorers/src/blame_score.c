@@ -13,11 +13,33 @@
 #define MAX_PATH 8
 
 /* The cables of direction dir's true path (the one its 5-tuple took) and its uplink. */
-static int true_path(const qr_blame *b, const qr_flow_table *flows, uint32_t dir,
-                     uint32_t cables[MAX_PATH], uint32_t *hops, uint32_t *uplink)
+static int true_path(const qr_blame *b, const qr_flow_table *flows, const qr_truth *tr,
+                     uint32_t dir, uint32_t cables[MAX_PATH], uint32_t *hops, uint32_t *uplink)
 {
     uint32_t links[MAX_PATH];
-    size_t n;
+    size_t n = 0;
+    if (tr->n_true_paths) { /* the truth's own paths (a testbed's kernels chose them) */
+        for (size_t i = 0; i < tr->n_true_paths; i++) {
+            const qr_row_path *r = &tr->true_paths[i];
+            uint32_t ids[2];
+            size_t k;
+            char err[QR_ERRBUF_SIZE];
+            if (r->dir != dir)
+                continue;
+            if (n == MAX_PATH || !r->link[0] ||
+                qr_topology_link_parse(qr_blame_topology(b), r->link, ids, &k, err))
+                return QR_ENOTFOUND;
+            links[n++] = ids[0]; /* its direction does not matter: cables are both */
+        }
+        if (!n)
+            return QR_ENOTFOUND;
+        for (size_t h = 0; h < n; h++)
+            cables[h] = qr_blame_cable_of(b, links[h]);
+        *hops = (uint32_t)n;
+        if (uplink)
+            *uplink = links[0]; /* "hS-sE": the host's uplink first */
+        return QR_OK;
+    }
     if (qr_dir_links(flows, qr_blame_topology(b), dir, links, MAX_PATH, &n) || n > MAX_PATH)
         return QR_ENOTFOUND;
     for (size_t h = 0; h < n; h++)
@@ -70,6 +92,9 @@ static int charge(const qr_blame *b, const qr_flow_table *flows, const qr_truth 
         const qr_row_drop *x = &tr->drops[i];
         uint32_t cables[MAX_PATH];
         uint32_t hops = 0, uplink = 0;
+        if (x->sw < qr_topology_switches(t) && x->port == UINT32_MAX &&
+            x->reason != QR_DROP_FAULT && x->dir < qr_blame_directions(b))
+            continue; /* a testbed's queue drop whose port no capture shows: no cable to charge */
         if (x->sw >= qr_topology_switches(t) || x->port >= qr_topology_ports(t, x->sw) ||
             x->dir >= qr_blame_directions(b)) {
             rc =
@@ -78,7 +103,7 @@ static int charge(const qr_blame *b, const qr_flow_table *flows, const qr_truth 
                         path, i + 1, x->sw, x->port, x->dir);
             break;
         }
-        int routed = true_path(b, flows, x->dir, cables, &hops, &uplink) == QR_OK;
+        int routed = true_path(b, flows, tr, x->dir, cables, &hops, &uplink) == QR_OK;
         uint32_t link = qr_topology_port_link(t, x->sw, x->port);
         int fault = x->reason == QR_DROP_FAULT;
         /* a fault drop on a host's uplink is taken at its edge switch (linkfault.h) */
@@ -195,7 +220,7 @@ int qr_blame_score(qr_blame *b, const qr_recording *rec, const char *truth_path,
         row->correct = row->replay_correct = -1;
         row->true_link[0] = '\0';
         snprintf(row->true_cause, sizeof row->true_cause, "%s", "none");
-        if (true_path(b, flows, row->dir, cables, &hops, NULL))
+        if (true_path(b, flows, &tr, row->dir, cables, &hops, NULL))
             continue;
         uint32_t h = qri_argmax_u32(ct[i].drops, hops);
         if (h == NONE)

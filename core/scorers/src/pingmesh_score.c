@@ -58,9 +58,10 @@ static int attribute_losses(qr_pingmesh_result *r, const qr_truth *tr, const cha
                            "%s: /probes row %zu: pair %u is not one of the %zu pairs of the "
                            "scenario's plan",
                            path, i + 1, p->pair, r->n_pairs);
-        if (p->lost_in > 2 || (p->lost_in && p->drop_sw != QR_PROBE_AT_HOST &&
-                               (p->drop_sw >= qr_topology_switches(t) ||
-                                p->drop_port >= qr_topology_ports(t, p->drop_sw))))
+        if (p->lost_in > 2 ||
+            (p->lost_in && p->drop_sw != QR_PROBE_AT_HOST &&
+             (p->drop_sw >= qr_topology_switches(t) ||
+              (p->drop_port != UINT32_MAX && p->drop_port >= qr_topology_ports(t, p->drop_sw)))))
             return qri_err(errbuf, QR_EFORMAT,
                            "%s: /probes row %zu: lost at switch %u port %u, which the topology "
                            "does not have",

@@ -465,9 +465,9 @@ static int walk(const qr_fabric *f, uint32_t ns, uint32_t dst_host, uint32_t dst
     for (uint32_t v = 0; v < best->n_via; v++) {
         const qr_fabric_end *me, *peer;
         if (!cable_of(f, ns, best->dev[v], &me, &peer) || peer->addr != best->via[v])
-            return qri_err(errbuf, QR_EVALUE, "h%u -> h%u: %s's next hop %s is not on %s",
-                           src_host, dst_host, qr_fabric_ns_name(f, ns, nb, sizeof nb),
-                           best->dev[v], best->dev[v]);
+            return qri_err(errbuf, QR_EVALUE, "h%u -> h%u: %s's next hop %s is not on %s", src_host,
+                           dst_host, qr_fabric_ns_name(f, ns, nb, sizeof nb), best->dev[v],
+                           best->dev[v]);
         int rc = walk(f, peer->ns, dst_host, dst, hops + 1, src_host, errbuf);
         if (rc)
             return rc;

@@ -26,16 +26,17 @@ struct obs {
     int64_t t;
     uint16_t sw;
     uint8_t port, out;
+    uint8_t ttl; /* as captured */
 };
 
 /* A recorded packet and where it was seen. */
 struct fp {
     const qr_rec_packet *r;
-    uint16_t ip_id;   /* the real one, from its host's capture (the import numbers them) */
+    uint16_t ip_id; /* the real one, from its host's capture (the import numbers them) */
     uint8_t have_id;
     struct obs o[MAX_OBS];
     uint8_t n_obs;
-    uint8_t fate; /* 0 open, 1 delivered, 2 dropped */
+    uint8_t fate;     /* 0 open, 1 delivered, 2 dropped */
     uint16_t fault;   /* the fault whose log holds it (from 1), 0 none */
     uint16_t drop_sw; /* dropped: where */
     uint8_t drop_port;
@@ -56,9 +57,123 @@ struct ft_state {
     size_t *start;   /* the packets of direction d: p[start[d] .. start[d + 1]), in order */
     uint32_t *table; /* open addressing: packet index + 1 */
     size_t mask;
-    uint8_t *dir_port; /* n_dirs x switches: the port a direction leaves a switch by */
+    uint8_t *dir_port;  /* n_dirs x switches: the port a direction leaves a switch by */
     int64_t *first_hop; /* per packet: its host's capture to its edge switch's */
+    /* every packet of no recorded connection (the agents' probes), by its headers */
+    struct opk *op;
+    size_t n_op, cap_op;
+    uint32_t *op_table;
+    size_t op_mask;
+    uint64_t *op_queue_drops; /* per switch: the queue drops of those packets */
 };
+
+/* A packet of no recorded connection, as the switch ports saw it. */
+struct opk {
+    uint32_t src, dst, seq, ack;
+    uint16_t sport, dport, ip_id, len;
+    uint8_t flags, n_obs, fate;
+    uint16_t fault, drop_sw;
+    struct obs o[MAX_OBS];
+};
+
+static uint32_t v4(const uint8_t a[16])
+{
+    return (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+}
+
+static uint64_t opk_hash(const struct opk *x)
+{
+    uint64_t h = ((uint64_t)x->src << 32 | x->dst) * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)x->sport << 48 | (uint64_t)x->dport << 32 | x->seq) * 0xbf58476d1ce4e5b9ull;
+    h ^= ((uint64_t)x->ack << 32 | (uint64_t)x->ip_id << 16 | (uint64_t)x->len << 8 | x->flags) *
+         0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
+static int opk_same(const struct opk *a, const struct opk *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->sport == b->sport && a->dport == b->dport &&
+           a->seq == b->seq && a->ack == b->ack && a->ip_id == b->ip_id && a->len == b->len &&
+           a->flags == b->flags;
+}
+
+static int op_rehash(struct ft_state *s, size_t mask)
+{
+    uint32_t *t = calloc(mask + 1, sizeof *t);
+    if (!t)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < s->n_op; i++) {
+        size_t b = (size_t)opk_hash(&s->op[i]) & mask;
+        while (t[b])
+            b = (b + 1) & mask;
+        t[b] = (uint32_t)(i + 1);
+    }
+    free(s->op_table);
+    s->op_table = t;
+    s->op_mask = mask;
+    return QR_OK;
+}
+
+/* The packet of no recorded connection a sighting (at switch sw, out or in) is of: among those
+ * with its headers, the first not yet seen so at sw, else a new one. sw UINT32_MAX (a fault's
+ * log): the first that stopped at switch `at` with no fault yet, else any with none; never a new
+ * one. NULL: none, or out of memory. */
+static struct opk *op_of(struct ft_state *s, const qr_capture_packet *k, uint32_t sw, int out,
+                         uint32_t at)
+{
+    if (k->family != 4)
+        return NULL;
+    struct opk key = {.src = v4(k->src),
+                      .dst = v4(k->dst),
+                      .seq = k->seq,
+                      .ack = k->ack,
+                      .sport = k->src_port,
+                      .dport = k->dst_port,
+                      .ip_id = k->ip_id,
+                      .len = (uint16_t)k->ip_len,
+                      .flags = k->tcp_flags};
+    if (!s->op_table && op_rehash(s, 4095))
+        return NULL;
+    size_t slot = (size_t)opk_hash(&key) & s->op_mask;
+    struct opk *any = NULL;
+    for (; s->op_table[slot]; slot = (slot + 1) & s->op_mask) {
+        struct opk *x = &s->op[s->op_table[slot] - 1];
+        if (!opk_same(x, &key))
+            continue;
+        if (sw == UINT32_MAX) {
+            if (x->fault)
+                continue;
+            if (x->fate == 2 && x->drop_sw == at)
+                return x;
+            if (!any)
+                any = x;
+            continue;
+        }
+        int seen = 0;
+        for (int i = 0; i < x->n_obs && !seen; i++)
+            seen = x->o[i].sw == sw && x->o[i].out == out;
+        if (!seen)
+            return x;
+    }
+    if (sw == UINT32_MAX)
+        return any;
+    if (2 * (s->n_op + 1) > s->op_mask) {
+        if (op_rehash(s, 2 * s->op_mask + 1))
+            return NULL;
+        return op_of(s, k, sw, out, at);
+    }
+    if (s->n_op == s->cap_op) {
+        size_t c = s->cap_op ? 2 * s->cap_op : 4096;
+        struct opk *g = realloc(s->op, c * sizeof *g);
+        if (!g)
+            return NULL;
+        s->op = g;
+        s->cap_op = c;
+    }
+    s->op[s->n_op] = key;
+    s->op_table[slot] = (uint32_t)++s->n_op;
+    return &s->op[s->n_op - 1];
+}
 
 static uint64_t key_hash(uint32_t dir, uint16_t id, uint32_t seq, uint32_t ack, uint8_t fl,
                          uint32_t len)
@@ -220,8 +335,17 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
         int out = qr_fabric_mac_owner(k.mac_src, &owner, &op) && owner.kind != QR_NODE_HOST &&
                   owner.index == sw && op == port;
         uint32_t d = qri_tb_dir_of(&s->conns, &k);
-        if (d == UINT32_MAX) {
+        if (d == UINT32_MAX || !(k.tcp_flags & 0x3f)) {
             rep->unrecorded++;
+            rep->trace_probes += d != UINT32_MAX; /* 007's: a recorded 5-tuple, no flags */
+            struct opk *x = op_of(s, &k, sw, out, 0);
+            if (!x) {
+                rc = k.family == 4 ? QR_ENOMEM : QR_OK;
+                continue;
+            }
+            if (x->n_obs < MAX_OBS)
+                x->o[x->n_obs++] = (struct obs){k.time_ns - s->conns.base, (uint16_t)sw,
+                                                (uint8_t)port, (uint8_t)out, k.ttl};
             continue;
         }
         struct fp *x = lookup(s, d, &k, sw, out);
@@ -240,8 +364,8 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
                          path, k.frame, dir_text(s, d, d1, sizeof d1), MAX_OBS);
             break;
         }
-        x->o[x->n_obs++] =
-            (struct obs){k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port, (uint8_t)out};
+        x->o[x->n_obs++] = (struct obs){k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port,
+                                        (uint8_t)out, k.ttl};
     }
     qr_capture_stats st;
     if (c) {
@@ -252,20 +376,48 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
     return rc == QR_END ? QR_OK : rc;
 }
 
-/* Fault f's log: the packets its rule dropped. */
+/* The recorded packet a fault's log entry is: among those with its key (a SYN-ACK's copies share
+ * IP ID 0), one that stopped at the fault's switch and has no fault yet, else any without one. */
+static struct fp *lookup_dropped(struct ft_state *s, uint32_t dir, const qr_capture_packet *k,
+                                 uint32_t sw)
+{
+    size_t at = key_hash(dir, k->ip_id, k->seq, k->ack, k->tcp_flags, k->ip_len) & s->mask;
+    struct fp *any = NULL;
+    for (; s->table[at]; at = (at + 1) & s->mask) {
+        struct fp *x = &s->p[s->table[at] - 1];
+        if (!same(x, dir, k) || x->fault)
+            continue;
+        if (x->fate == 2 && x->drop_sw == sw)
+            return x;
+        if (!any)
+            any = x;
+    }
+    return any;
+}
+
+/* Fault f's log: the packets its rule dropped (after every packet was followed). */
 static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault *f,
-                      qr_fabric_fault_report *fr)
+                      qr_fabric_fault_report *fr, qr_fabric_truth_report *rep)
 {
     char path[4300], d1[96];
     snprintf(path, sizeof path, "%s/fault-%u.pcap", dir, f->fault);
+    qr_node from, to;
+    uint32_t fport;
+    qr_topology_link_ends(s->topo, f->link, &from, &to, &fport);
+    uint32_t at = from.kind == QR_NODE_HOST ? to.index : from.index; /* the rule's switch */
     qr_capture *c = NULL;
     qr_capture_packet k;
     int rc = qr_capture_open(&c, path, s->errbuf);
     while (!rc && (rc = qr_capture_next(c, &k, s->errbuf)) == QR_OK) {
         uint32_t d = qri_tb_dir_of(&s->conns, &k);
-        if (d == UINT32_MAX)
+        if (d == UINT32_MAX || !(k.tcp_flags & 0x3f)) {
+            rep->trace_fault_drops += d != UINT32_MAX;
+            struct opk *x = op_of(s, &k, UINT32_MAX, 0, at);
+            if (x)
+                x->fault = (uint16_t)f->fault;
             continue;
-        struct fp *x = lookup(s, d, &k, UINT32_MAX, 0);
+        }
+        struct fp *x = lookup_dropped(s, d, &k, at);
         if (!x) {
             rc = qri_err(s->errbuf, QR_EVALUE,
                          "%s: frame %" PRIu64 ": fault %u dropped a packet of %s (IP ID %u, seq "
@@ -285,68 +437,105 @@ static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault
     return rc == QR_END ? QR_OK : rc;
 }
 
-static const struct obs *find(const struct fp *x, uint32_t sw, int out, uint32_t port)
+static const struct obs *find(const struct obs *o, int n, uint32_t sw, int out, uint32_t port)
 {
-    for (int i = 0; i < x->n_obs; i++)
-        if (x->o[i].sw == sw && x->o[i].out == out && (port == UINT32_MAX || x->o[i].port == port))
-            return &x->o[i];
+    for (int i = 0; i < n; i++)
+        if (o[i].sw == sw && o[i].out == out && (port == UINT32_MAX || o[i].port == port))
+            return &o[i];
     return NULL;
 }
 
-/* Follow packet x from its host's edge switch: delivered, or dropped where it stopped. Its
- * switches into path[0..*hops). */
+/* One switch a packet crossed: where it arrived and, unless it stopped there, left. */
+struct hop {
+    uint32_t sw;
+    const struct obs *in, *out;
+};
+
+enum walk_end { W_DELIVERED = 1, W_STOPPED, W_NOT_SENT, W_NO_NEXT, W_TOO_LONG, W_WRONG_HOST };
+
+/* Follow the sightings o[0..n) of one packet from host src's edge switch towards host dst: the
+ * switches it crossed into h[0..*hops); how it ended (W_DELIVERED, W_STOPPED at the last hop, or
+ * a damaged capture: W_NOT_SENT never at its first switch, W_NO_NEXT left the last hop by its
+ * out port and never reached the next, W_TOO_LONG, W_WRONG_HOST delivered elsewhere). */
+static enum walk_end walk(const struct ft_state *s, const struct obs *o, int n, uint32_t src,
+                          uint32_t dst, struct hop h[5], uint32_t *hops)
+{
+    uint32_t sw, port;
+    qr_topology_host_attach(s->topo, src, &sw, &port);
+    *hops = 0;
+    const struct obs *in = find(o, n, sw, 0, port);
+    if (!in)
+        return W_NOT_SENT;
+    for (;;) {
+        if (*hops == 5)
+            return W_TOO_LONG;
+        struct hop *x = &h[(*hops)++];
+        x->sw = sw;
+        x->in = in;
+        x->out = find(o, n, sw, 1, UINT32_MAX);
+        if (!x->out)
+            return W_STOPPED;
+        qr_node_kind pk;
+        uint32_t peer, pp;
+        qr_topology_link(s->topo, sw, x->out->port, &pk, &peer, &pp);
+        if (pk == QR_NODE_HOST)
+            return peer == dst ? W_DELIVERED : W_WRONG_HOST;
+        in = find(o, n, peer, 0, pp);
+        if (!in)
+            return W_NO_NEXT;
+        sw = peer;
+    }
+}
+
+/* Follow recorded packet x: delivered, or dropped where it stopped; its switches into path. */
 static int follow(struct ft_state *s, struct fp *x, uint32_t path[5], uint32_t *hops,
                   qr_fabric_truth_report *rep)
 {
     char d1[96];
     uint32_t d = x->r->dir, src = qr_flow_table_dir_src(s->ft, d),
-             dst = qr_flow_table_dir_dst(s->ft, d), sw, port;
-    qr_topology_host_attach(s->topo, src, &sw, &port);
-    *hops = 0;
-    const struct obs *in = find(x, sw, 0, port);
-    if (!in)
+             dst = qr_flow_table_dir_dst(s->ft, d), sw0, port0;
+    struct hop h[5];
+    enum walk_end e = walk(s, x->o, x->n_obs, src, dst, h, hops);
+    qr_topology_host_attach(s->topo, src, &sw0, &port0);
+    const struct hop *last = *hops ? &h[*hops - 1] : NULL;
+    switch (e) {
+    case W_NOT_SENT:
         return qri_err(s->errbuf, QR_EVALUE,
                        "%s: host %u's packet %u (IP ID %u, seq %u) never reached its switch s%u "
                        "(s%u-p%u.pcap): a capture is incomplete",
-                       dir_text(s, d, d1, sizeof d1), src, x->r->seq, x->ip_id, x->r->pk.seq,
-                       sw, sw, port);
-    s->first_hop[x - s->p] = in->t - x->r->pk.time_ns;
-    for (;;) {
-        const struct obs *out = find(x, sw, 1, UINT32_MAX);
-        if (*hops == 5)
-            return qri_err(s->errbuf, QR_EVALUE, "%s: packet %u crossed more than 5 switches",
-                           dir_text(s, d, d1, sizeof d1), x->r->seq);
-        path[(*hops)++] = sw;
-        rep->ports[sw * s->k + in->port].in++;
-        if (!out) {
-            x->fate = 2;
-            x->drop_sw = (uint16_t)sw;
-            x->drop_t = in->t;
-            return QR_OK;
-        }
-        uint8_t *dp = &s->dir_port[(size_t)d * s->switches + sw];
-        *dp = *dp == NO_PORT || *dp == out->port ? out->port : MANY_PORTS;
-        qr_node_kind pk;
-        uint32_t peer, pp;
-        qr_topology_link(s->topo, sw, out->port, &pk, &peer, &pp);
-        rep->ports[sw * s->k + out->port].out++;
-        if (pk == QR_NODE_HOST) {
-            if (peer != dst)
-                return qri_err(s->errbuf, QR_EVALUE,
-                               "%s: packet %u left s%u towards host %u, not its destination",
-                               dir_text(s, d, d1, sizeof d1), x->r->seq, sw, peer);
-            x->fate = 1;
-            return QR_OK;
-        }
-        in = find(x, peer, 0, pp);
-        if (!in)
-            return qri_err(s->errbuf, QR_EVALUE,
-                           "%s: packet %u (IP ID %u, seq %u) left s%u by port %u and never "
-                           "reached s%u (s%u-p%u.pcap): a capture is incomplete",
-                           dir_text(s, d, d1, sizeof d1), x->r->seq, x->ip_id, x->r->pk.seq,
-                           sw, out->port, peer, peer, pp);
-        sw = peer;
+                       dir_text(s, d, d1, sizeof d1), src, x->r->seq, x->ip_id, x->r->pk.seq, sw0,
+                       sw0, port0);
+    case W_TOO_LONG:
+        return qri_err(s->errbuf, QR_EVALUE, "%s: packet %u crossed more than 5 switches",
+                       dir_text(s, d, d1, sizeof d1), x->r->seq);
+    case W_WRONG_HOST:
+        return qri_err(s->errbuf, QR_EVALUE,
+                       "%s: packet %u left s%u towards a host that is not its destination",
+                       dir_text(s, d, d1, sizeof d1), x->r->seq, last->sw);
+    case W_NO_NEXT:
+        return qri_err(s->errbuf, QR_EVALUE,
+                       "%s: packet %u (IP ID %u, seq %u) left s%u by port %u and never reached "
+                       "the switch it leads to: a capture is incomplete",
+                       dir_text(s, d, d1, sizeof d1), x->r->seq, x->ip_id, x->r->pk.seq, last->sw,
+                       last->out->port);
+    default: break;
     }
+    s->first_hop[x - s->p] = h[0].in->t - x->r->pk.time_ns;
+    for (uint32_t i = 0; i < *hops; i++) {
+        path[i] = h[i].sw;
+        rep->ports[h[i].sw * s->k + h[i].in->port].in++;
+        if (!h[i].out)
+            continue;
+        rep->ports[h[i].sw * s->k + h[i].out->port].out++;
+        uint8_t *dp = &s->dir_port[(size_t)d * s->switches + h[i].sw];
+        *dp = *dp == NO_PORT || *dp == h[i].out->port ? h[i].out->port : MANY_PORTS;
+    }
+    x->fate = e == W_DELIVERED ? 1 : 2;
+    if (e == W_STOPPED) {
+        x->drop_sw = (uint16_t)last->sw;
+        x->drop_t = last->in->t;
+    }
+    return QR_OK;
 }
 
 void qr_fabric_truth_report_free(qr_fabric_truth_report *r)
@@ -360,6 +549,8 @@ void qr_fabric_truth_report_free(qr_fabric_truth_report *r)
     free(r->dir_hops);
     free(r->dir_src);
     free(r->dir_dst);
+    free(r->dir_sport);
+    free(r->dir_dport);
     memset(r, 0, sizeof *r);
 }
 
@@ -417,7 +608,7 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
         for (int j = 0; j < x->n_obs; j++) {
             if (!x->o[j].out)
                 continue;
-            const struct obs *in = find(x, x->o[j].sw, 0, UINT32_MAX);
+            const struct obs *in = find(x->o, x->n_obs, x->o[j].sw, 0, UINT32_MAX);
             size_t q = x->o[j].sw * s->k + x->o[j].port;
             ev[fill[q]++] = (struct qev){in ? in->t : x->o[j].t, x->r->pk.ip_len, -1, 0};
             ev[fill[q]++] = (struct qev){x->o[j].t, x->r->pk.ip_len, -1, 1};
@@ -451,10 +642,91 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
     return QR_OK;
 }
 
+/* Follow every packet of no recorded connection from its sender's switch: delivered, or stopped
+ * (a queue drop at its switch unless a fault's log holds it; the logs are read after this). */
+static void follow_others(struct ft_state *s)
+{
+    for (size_t i = 0; i < s->n_op; i++) {
+        struct opk *x = &s->op[i];
+        uint32_t src, dst;
+        if (qr_topology_host_of_addr(s->topo, x->src, &src) ||
+            qr_topology_host_of_addr(s->topo, x->dst, &dst))
+            continue;
+        struct hop h[5];
+        uint32_t hops;
+        enum walk_end e = walk(s, x->o, x->n_obs, src, dst, h, &hops);
+        x->fate = e == W_DELIVERED ? 1 : e == W_STOPPED ? 2 : 0;
+        if (e == W_STOPPED && h[hops - 1].in->ttl <= 1)
+            x->fate = 3; /* its TTL ran out there (007's probes do): answered, not dropped */
+        else if (e == W_STOPPED)
+            x->drop_sw = (uint16_t)h[hops - 1].sw;
+    }
+}
+
+/* A probe's request (its SYN to QR_PROBE_PORT from addr:port) or answer (the SYN-ACK back). */
+static const struct opk *probe_packet(const struct ft_state *s, uint32_t addr, uint16_t port,
+                                      int answer)
+{
+    for (size_t i = 0; i < s->n_op; i++) {
+        const struct opk *x = &s->op[i];
+        int syn = (x->flags & QR_TCP_SYN) != 0, ack = (x->flags & QR_TCP_ACK) != 0;
+        if (!syn || ack != answer)
+            continue;
+        if (!answer && x->src == addr && x->sport == port && x->dport == QR_PROBE_PORT)
+            return x;
+        if (answer && x->dst == addr && x->dport == port && x->sport == QR_PROBE_PORT)
+            return x;
+    }
+    return NULL;
+}
+
+/* Where a lost probe died, from its request's and answer's sightings: at its sender (it never
+ * reached its switch), at the switch where its request or answer stopped (a fault's log holds it,
+ * or the queue), or nowhere (answered after the agent's timeout). */
+static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_fault *faults,
+                       qr_fabric_truth_report *rep)
+{
+    uint32_t src = qr_topology_host_addr(s->topo, r->src);
+    rep->pings_lost++;
+    r->drop_port = UINT32_MAX;
+    for (int answer = 0; answer < 2; answer++) {
+        const struct opk *x = probe_packet(s, src, r->sport, answer);
+        struct hop h[5];
+        uint32_t hops = 0;
+        enum walk_end e = x ? walk(s, x->o, x->n_obs, answer ? r->dst : r->src,
+                                   answer ? r->src : r->dst, h, &hops)
+                            : W_NOT_SENT;
+        if (e == W_DELIVERED)
+            continue; /* the request reached the probed host; the answer's turn */
+        r->lost_in = (uint8_t)(1 + answer);
+        if (e != W_STOPPED) { /* never at its switch: its host's queue (or no answer sent) */
+            r->drop_sw = QR_PROBE_AT_HOST;
+            r->drop_ns = r->sent_ns;
+            rep->pings_host++;
+            return;
+        }
+        r->drop_sw = h[hops - 1].sw;
+        r->drop_ns = h[hops - 1].in->t;
+        if (x->fault) {
+            const qr_fabric_fault *f = &faults[x->fault - 1];
+            qr_node from, to;
+            uint32_t port;
+            qr_topology_link_ends(s->topo, f->link, &from, &to, &port);
+            r->drop_reason = QR_DROP_FAULT;
+            r->drop_port = from.kind == QR_NODE_HOST ? UINT32_MAX : port;
+            rep->pings_fault++;
+        } else {
+            r->drop_reason = QR_DROP_BUFFER_FULL;
+            rep->pings_queue++;
+        }
+        return;
+    }
+    rep->pings_late++; /* both ways delivered: answered, after the timeout */
+}
+
 int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_out, char *errbuf)
 {
-    if (!in || !in->rec_dir || !in->capture_dir || !in->fab || !in->qdisc_drops ||
-        !in->fault_drops)
+    if (!in || !in->rec_dir || !in->capture_dir || !in->fab || !in->qdisc_drops || !in->fault_drops)
         return qri_err(errbuf, QR_EINVAL, "fabric truth: NULL argument");
     struct ft_state s;
     memset(&s, 0, sizeof s);
@@ -465,7 +737,6 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     s.k = qr_topology_ports(s.topo, 0);
     qr_fabric_truth_report rep;
     memset(&rep, 0, sizeof rep);
-    rep.mismatch_sw = UINT32_MAX;
     qr_recording *rec = NULL;
     qr_row_drop *drops = NULL;
     qr_row_direction *dirs = NULL;
@@ -497,9 +768,11 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         rep.dir_hops = calloc(s.n_dirs + 1, 1);
         rep.dir_src = calloc(s.n_dirs + 1, sizeof *rep.dir_src);
         rep.dir_dst = calloc(s.n_dirs + 1, sizeof *rep.dir_dst);
+        rep.dir_sport = calloc(s.n_dirs + 1, sizeof *rep.dir_sport);
+        rep.dir_dport = calloc(s.n_dirs + 1, sizeof *rep.dir_dport);
         lf = calloc(n_faults + 1, sizeof *lf);
         if (!rep.ports || !rep.faults || !rep.core_dirs || !rep.dir_path || !rep.dir_hops ||
-            !rep.dir_src || !rep.dir_dst || !lf)
+            !rep.dir_src || !rep.dir_dst || !rep.dir_sport || !rep.dir_dport || !lf)
             rc = QR_ENOMEM;
     }
     for (uint32_t q = 0; !rc && q < rep.n_ports; q++) {
@@ -523,17 +796,6 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     for (uint32_t sw = 0; !rc && sw < s.switches; sw++)
         for (uint32_t p = 0; !rc && p < s.k; p++)
             rc = read_port(&s, in->capture_dir, sw, p, &rep);
-    for (size_t i = 0; !rc && i < n_faults; i++) {
-        rep.faults[i].counter = in->fault_drops[i];
-        if (faults[i].kind == QR_LINK_GRAY || faults[i].kind == QR_LINK_BLACKHOLE)
-            rc = read_fault(&s, in->capture_dir, &faults[i], &rep.faults[i]);
-        if (!rc && rep.faults[i].logged != rep.faults[i].counter)
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "%s/fault-%u.pcap: holds %" PRIu64 " packets, the rule's counter says "
-                         "%" PRIu64 " were dropped: the log is incomplete",
-                         in->capture_dir, faults[i].fault, rep.faults[i].logged,
-                         rep.faults[i].counter);
-    }
     /* every packet followed; its path, fate, and the port its direction takes at each switch */
     if (!rc && (!(drops = calloc(s.n + 1, sizeof *drops)) ||
                 !(s.first_hop = calloc(s.n + 1, sizeof *s.first_hop))))
@@ -548,17 +810,31 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         uint32_t d = x->r->dir;
         if (x->fate == 1) {
             rep.delivered++;
-            if (x->fault)
-                rc = qri_err(errbuf, QR_EVALUE,
-                             "%s: packet %u is in fault %u's log but reached host %u",
-                             dir_text(&s, d, d1, sizeof d1), x->r->seq, x->fault,
-                             qr_flow_table_dir_dst(s.ft, d));
             if (!rep.dir_hops[d]) {
                 rep.dir_hops[d] = (uint8_t)hops;
                 memcpy(rep.dir_path[d], path, hops * sizeof *path);
             }
         }
     }
+    if (!rc)
+        follow_others(&s);
+    for (size_t i = 0; !rc && i < n_faults; i++) {
+        rep.faults[i].counter = in->fault_drops[i];
+        if (faults[i].kind == QR_LINK_GRAY || faults[i].kind == QR_LINK_BLACKHOLE)
+            rc = read_fault(&s, in->capture_dir, &faults[i], &rep.faults[i], &rep);
+        if (!rc && rep.faults[i].logged != rep.faults[i].counter)
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "%s/fault-%u.pcap: holds %" PRIu64 " packets, the rule's counter says "
+                         "%" PRIu64 " were dropped: the log is incomplete",
+                         in->capture_dir, faults[i].fault, rep.faults[i].logged,
+                         rep.faults[i].counter);
+    }
+    for (size_t i = 0; !rc && i < s.n; i++)
+        if (s.p[i].fate == 1 && s.p[i].fault)
+            rc =
+                qri_err(errbuf, QR_EVALUE, "%s: packet %u is in fault %u's log but reached host %u",
+                        dir_text(&s, s.p[i].r->dir, d1, sizeof d1), s.p[i].r->seq, s.p[i].fault,
+                        qr_flow_table_dir_dst(s.ft, s.p[i].r->dir));
     if (!rc && s.n) {
         qsort(s.first_hop, s.n, sizeof *s.first_hop, qri_cmp_i64);
         rep.hop_p50_ns = qr_percentile_i64(s.first_hop, s.n, 0.5);
@@ -588,8 +864,7 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
             if (at != x->drop_sw)
                 rc = qri_err(errbuf, QR_EVALUE,
                              "%s: packet %u is in fault %u's log (at s%u) but stopped at s%u",
-                             dir_text(&s, d, d1, sizeof d1), x->r->seq, x->fault, at,
-                             x->drop_sw);
+                             dir_text(&s, d, d1, sizeof d1), x->r->seq, x->fault, at, x->drop_sw);
             if (from.kind != QR_NODE_HOST)
                 r->port = fport;
             rep.fault_drops++;
@@ -611,16 +886,16 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         for (size_t i = 0; i < n_drops; i++)
             cap += drops[i].sw == sw && drops[i].port == UINT32_MAX &&
                    drops[i].reason == QR_DROP_BUFFER_FULL;
-        if (cap != cnt && rep.mismatch_sw == UINT32_MAX) {
-            rep.mismatch_sw = sw;
-            rep.mismatch_captured = cap;
-            rep.mismatch_counted = cnt;
-            if (!rep.unrecorded)
-                rc = qri_err(errbuf, QR_EVALUE,
-                             "s%u: its captures show %" PRId64 " queue drops, its qdiscs counted "
-                             "%" PRId64 ": the captures do not hold the whole run",
-                             sw, cap, cnt);
-        }
+        int64_t probes = 0;
+        for (size_t i = 0; i < s.n_op; i++) /* the probes' */
+            probes += s.op[i].fate == 2 && s.op[i].drop_sw == sw && !s.op[i].fault;
+        rep.probe_queue_drops += (uint64_t)probes;
+        if (cap + probes != cnt)
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
+                         "probes'), its qdiscs counted %" PRId64
+                         ": the captures do not hold the whole run",
+                         sw, cap + probes, probes, cnt);
     }
     if (!rc)
         rc = queues(&s, &rep, drops, n_drops);
@@ -632,9 +907,8 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         qr_topology_link_ends(s.topo, faults[i].link, &from, &to, &fport);
         if (from.kind == QR_NODE_HOST)
             qr_topology_host_attach(s.topo, from.index, &hsw, &hport);
-        rep.faults[i].crossed =
-            from.kind == QR_NODE_HOST ? rep.ports[hsw * s.k + hport].in
-                                      : rep.ports[from.index * s.k + fport].out;
+        rep.faults[i].crossed = from.kind == QR_NODE_HOST ? rep.ports[hsw * s.k + hport].in
+                                                          : rep.ports[from.index * s.k + fport].out;
         rep.faults[i].crossed += from.kind == QR_NODE_HOST ? 0 : rep.faults[i].dropped;
         qr_link_faults_row(qr_fabric_link_faults(in->fab), i, &lf[i]);
         lf[i].crossed = rep.faults[i].crossed;
@@ -644,6 +918,10 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     for (size_t d = 0; !rc && d < s.n_dirs; d++) {
         rep.dir_src[d] = qr_flow_table_dir_src(s.ft, (uint32_t)d);
         rep.dir_dst[d] = qr_flow_table_dir_dst(s.ft, (uint32_t)d);
+        uint16_t p0, p1;
+        qri_tb_conns_ports(&s.conns, qr_dir_flow((uint32_t)d), &p0, &p1);
+        rep.dir_sport[d] = qr_dir_is_ack((uint32_t)d) ? p1 : p0;
+        rep.dir_dport[d] = qr_dir_is_ack((uint32_t)d) ? p0 : p1;
         if (!rep.dir_hops[d])
             continue;
         rep.directions++;
@@ -678,6 +956,37 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
             if (x->o[j].t > end_ns)
                 end_ns = x->o[j].t;
     }
+    /* the paths the kernels chose, as cables (a delivered packet's of each direction) */
+    qr_row_path *tp = NULL;
+    size_t n_tp = 0;
+    if (!rc && !(tp = calloc(6 * (s.n_dirs + 1), sizeof *tp)))
+        rc = QR_ENOMEM;
+    for (size_t d = 0; !rc && d < s.n_dirs; d++) {
+        uint32_t hops = rep.dir_hops[d];
+        for (uint32_t h = 0; hops && h <= hops; h++) {
+            qr_node a = h == 0 ? (qr_node){QR_NODE_HOST, rep.dir_src[d]}
+                               : qr_topology_switch_node(s.topo, rep.dir_path[d][h - 1]);
+            qr_node b = h == hops ? (qr_node){QR_NODE_HOST, rep.dir_dst[d]}
+                                  : qr_topology_switch_node(s.topo, rep.dir_path[d][h]);
+            uint32_t id;
+            qr_row_path *r = &tp[n_tp++];
+            r->dir = (uint32_t)d;
+            r->hop = h;
+            if (qr_topology_link_between(s.topo, a, b, &id) == QR_OK)
+                qr_topology_cable_name(s.topo, id, r->link, sizeof r->link);
+        }
+    }
+    qr_row_probe *pings = NULL;
+    if (!rc && in->n_pings && !(pings = malloc(in->n_pings * sizeof *pings)))
+        rc = QR_ENOMEM;
+    for (size_t i = 0; !rc && i < in->n_pings; i++) {
+        pings[i] = in->pings[i];
+        pings[i].sent_ns -= s.conns.base;
+        if (pings[i].sent_ns > end_ns) /* the run lasts as long as its agents probed */
+            end_ns = pings[i].sent_ns;
+        if (pings[i].rtt_ns < 0)
+            ping_truth(&s, &pings[i], faults, &rep);
+    }
     if (!rc)
         rc = qri_truth_stage(in->rec_dir, tmp, sizeof tmp, errbuf);
     staged = !rc;
@@ -687,10 +996,16 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
                               .sim_end_ns = end_ns,
                               .events = rep.hops,
                               .link_faults = lf,
-                              .n_link_faults = n_faults};
+                              .n_link_faults = n_faults,
+                              .probed = in->probed,
+                              .probes = pings,
+                              .n_probes = in->n_pings,
+                              .trace_fault_drops = rep.trace_fault_drops,
+                              .true_paths = tp,
+                              .n_true_paths = n_tp};
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
-        rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs,
-                            s.n_dirs, errbuf);
+        rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs, s.n_dirs,
+                            errbuf);
     }
     if (!rc)
         rc = qri_truth_commit(in->rec_dir, tmp, errbuf);
@@ -699,6 +1014,10 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     free(drops);
     free(dirs);
     free(lf);
+    free(pings);
+    free(tp);
+    free(s.op);
+    free(s.op_table);
     free(s.p);
     free(s.start);
     free(s.table);
@@ -731,18 +1050,18 @@ static void write_ports(FILE *f, const void *vctx)
         uint32_t peer, pp;
         qr_topology_link(t, p->sw, p->port, &pk, &peer, &pp);
         fprintf(f, "s%u,%u,%s%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-                p->sw, p->port, pk == QR_NODE_HOST ? "h" : "s", peer, p->in, p->out,
-                p->queue_drops, p->qdisc_drops, p->max_queue_bytes);
+                p->sw, p->port, pk == QR_NODE_HOST ? "h" : "s", peer, p->in, p->out, p->queue_drops,
+                p->qdisc_drops, p->max_queue_bytes);
     }
 }
 
 static void write_paths(FILE *f, const void *vctx)
 {
     const qr_fabric_truth_report *r = ((const struct csv_ctx *)vctx)->r;
-    fprintf(f, "dir,flow,src,dst,hops,path\n");
+    fprintf(f, "dir,flow,src,dst,sport,dport,hops,path\n");
     for (size_t d = 0; d < r->n_dirs; d++) {
-        fprintf(f, "%zu,%u,%u,%u,%u,", d, qr_dir_flow((uint32_t)d), r->dir_src[d], r->dir_dst[d],
-                r->dir_hops[d]);
+        fprintf(f, "%zu,%u,%u,%u,%u,%u,%u,", d, qr_dir_flow((uint32_t)d), r->dir_src[d],
+                r->dir_dst[d], r->dir_sport[d], r->dir_dport[d], r->dir_hops[d]);
         for (uint32_t h = 0; h < r->dir_hops[d]; h++)
             fprintf(f, "%ss%u", h ? " " : "", r->dir_path[d][h]);
         fputc('\n', f);

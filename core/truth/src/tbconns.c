@@ -49,8 +49,7 @@ uint32_t qri_tb_dir_of(const qri_tb_conns *cs, const qr_capture_packet *p)
     return f ? qr_dir_ack(f->flow) : UINT32_MAX;
 }
 
-int qri_tb_conns_load(const char *rec_dir, const qr_flow_table *ft, qri_tb_conns *out,
-                      char *errbuf)
+int qri_tb_conns_load(const char *rec_dir, const qr_flow_table *ft, qri_tb_conns *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
     char path[4200];
@@ -85,6 +84,17 @@ int qri_tb_conns_load(const char *rec_dir, const qr_flow_table *ft, qri_tb_conns
         qsort(out->c, n, sizeof *out->c, cmp_conn);
     }
     return rc;
+}
+
+void qri_tb_conns_ports(const qri_tb_conns *cs, uint32_t flow, uint16_t *p0, uint16_t *p1)
+{
+    *p0 = *p1 = 0;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->c[i].flow == flow) {
+            *p0 = cs->c[i].p0;
+            *p1 = cs->c[i].p1;
+            return;
+        }
 }
 
 void qri_tb_conns_free(qri_tb_conns *cs)

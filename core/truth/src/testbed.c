@@ -22,6 +22,7 @@
 #include "qreplay/schema.h"
 #include "qreplay/stats.h"
 #include "qreplay/testbed.h"
+#include "qreplay/traceroute.h"
 #include "qreplay/truth.h"
 #include "truth_internal.h"
 
@@ -111,13 +112,14 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
         add_line(errbuf, &len, &n,
                  "[clock] max_offset = %" PRId64 " ns: the namespaces share one clock; give 0",
                  c->clock.max_offset_ns);
-    if (c->traceroute.per_connection)
+    if (!tree && c->traceroute.per_connection)
         add_line(errbuf, &len, &n,
-                 "[traceroute] per_connection: the testbed's hosts run no traceroute agents; "
-                 "leave it 0");
-    if (c->pingmesh.interval_ns)
+                 "[traceroute] per_connection: the star has one switch to trace; 007's agents run "
+                 "on a fat tree ([topology] kind = fattree)");
+    if (!tree && c->pingmesh.interval_ns)
         add_line(errbuf, &len, &n,
-                 "[pingmesh] interval: the testbed's hosts run no Pingmesh agents; leave it 0");
+                 "[pingmesh] interval: Pingmesh's agents run on a fat tree ([topology] kind = "
+                 "fattree)");
     if (tree && c->traffic.pattern == QR_PATTERN_APPS)
         add_line(errbuf, &len, &n,
                  "[traffic] pattern = apps: the fat tree runs the scenario's flows; applications "
@@ -989,17 +991,54 @@ int qr_agent_report_parse(const char *line, uint32_t n_flows, qr_agent_report *o
     if (!line)
         return QR_ESYNTAX;
     const char *p = line + 5;
-    uint64_t flow;
+    uint64_t flow, v[4];
     if (!strncmp(line, "sent ", 5))
         out->kind = QR_AGENT_SENT;
     else if (!strncmp(line, "recv ", 5))
         out->kind = QR_AGENT_RECV;
     else if (!strncmp(line, "fail ", 5))
         out->kind = QR_AGENT_FAIL;
+    else if (!strncmp(line, "ping ", 5))
+        out->kind = QR_AGENT_PING;
+    else if (!strncmp(line, "probe ", 6))
+        out->kind = QR_AGENT_PROBE, p = line + 6;
+    else if (!strncmp(line, "answer ", 7))
+        out->kind = QR_AGENT_ANSWER, p = line + 7;
     else
         return QR_ESYNTAX;
+    if (out->kind == QR_AGENT_ANSWER) {
+        if (agent_num(&p, 0, UINT32_MAX, NULL, &v[0]) || agent_num(&p, 0, 255, NULL, &v[1]) ||
+            agent_num(&p, 0, UINT32_MAX, NULL, &v[2]) ||
+            agent_num(&p, 1, INT64_MAX, &out->a_ns, NULL) || (*p != '\0' && *p != '\n') ||
+            v[1] < 1 || v[1] > QR_TRACE_MAX_TTL)
+            return QR_ESYNTAX;
+        out->trace = (uint32_t)v[0];
+        out->ttl = (uint32_t)v[1];
+        out->replier = (uint32_t)v[2];
+        return QR_OK;
+    }
     if (agent_num(&p, 0, UINT32_MAX, NULL, &flow) || flow >= n_flows)
         return QR_ESYNTAX;
+    if (out->kind == QR_AGENT_PROBE) {
+        out->flow = (uint32_t)flow;
+        if (agent_num(&p, 0, UINT32_MAX, NULL, &v[0]) || agent_num(&p, 0, 255, NULL, &v[1]) ||
+            agent_num(&p, 0, 65535, NULL, &v[2]) || agent_num(&p, 1, INT64_MAX, &out->a_ns, NULL) ||
+            (*p != '\0' && *p != '\n') || v[1] < 1 || v[1] > QR_TRACE_MAX_TTL)
+            return QR_ESYNTAX;
+        out->trace = (uint32_t)v[0];
+        out->ttl = (uint32_t)v[1];
+        out->ip_id = (uint32_t)v[2];
+        return QR_OK;
+    }
+    if (out->kind == QR_AGENT_PING) {
+        out->flow = (uint32_t)flow;
+        if (agent_num(&p, 0, 65535, NULL, &v[0]) || agent_num(&p, 1, INT64_MAX, &out->a_ns, NULL) ||
+            agent_num(&p, 1, INT64_MAX, &out->b_ns, NULL) || (*p != '\0' && *p != '\n') ||
+            out->b_ns < -1)
+            return QR_ESYNTAX;
+        out->sport = (uint16_t)v[0];
+        return QR_OK;
+    }
     out->flow = (uint32_t)flow;
     if (out->kind == QR_AGENT_FAIL) {
         size_t n = strcspn(p, "\n");

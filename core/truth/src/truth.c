@@ -35,6 +35,9 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     if (info->probed)
         QRI_TRY(
             qr_h5_write_rows(f, "/probes", &qr_schema_probe, info->probes, info->n_probes, errbuf));
+    if (info->n_true_paths)
+        QRI_TRY(qr_h5_write_rows(f, "/true_paths", &qr_schema_path, info->true_paths,
+                                 info->n_true_paths, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);
@@ -73,6 +76,12 @@ int qr_truth_read(const char *path, qr_truth *out, char *errbuf)
         if (rc == QR_ENOTFOUND)
             rc = QR_OK;
     }
+    if (!rc) {
+        rc = qr_h5_read_rows(r, "/true_paths", &qr_schema_path, (void **)&out->true_paths,
+                             &out->n_true_paths, errbuf);
+        if (rc == QR_ENOTFOUND)
+            rc = QR_OK;
+    }
     qr_h5_close(r);
     if (rc)
         qr_truth_free(out);
@@ -86,6 +95,7 @@ void qr_truth_free(qr_truth *t)
     qr_h5_rows_free(t->drops);
     qr_h5_rows_free(t->link_faults);
     qr_h5_rows_free(t->probes);
+    qr_h5_rows_free(t->true_paths);
     memset(t, 0, sizeof *t);
 }
 

@@ -30,6 +30,8 @@ int qri_tb_conns_load(const char *rec_dir, const qr_flow_table *ft, qri_tb_conns
                       char *errbuf);
 /* The flow direction of a captured packet (data: initiator to responder), or UINT32_MAX. */
 uint32_t qri_tb_dir_of(const qri_tb_conns *cs, const qr_capture_packet *p);
+/* Flow `flow`'s initiator's and responder's ports (0, 0 if it has no connection). */
+void qri_tb_conns_ports(const qri_tb_conns *cs, uint32_t flow, uint16_t *p0, uint16_t *p1);
 void qri_tb_conns_free(qri_tb_conns *cs);
 
 #endif

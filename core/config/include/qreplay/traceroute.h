@@ -94,6 +94,12 @@ int qr_tracer_answer(qr_tracer *tr, uint32_t host, uint32_t replier, uint32_t di
 const qr_row_traceroute *qr_tracer_probes(const qr_tracer *tr, size_t *n);
 /* The traced paths (caller frees *rows). Returns 0 or QR_ENOMEM. */
 int qr_tracer_paths(const qr_tracer *tr, qr_row_path **rows, size_t *n);
+/* The paths a probe log found (the rules above): probes of one trace share its number (rows in
+ * any order; a trace's TTLs run 1..n), dir a direction of ft on topology t. Caller frees *rows.
+ * Returns 0 or QR_ENOMEM. qr_tracer_paths is this on the agents' own log. */
+int qr_traceroute_paths(const qr_topology *t, const qr_flow_table *ft,
+                        const qr_row_traceroute *probes, size_t n_probes, qr_row_path **rows,
+                        size_t *n);
 /* Traces started, and their probes answered. */
 uint64_t qr_tracer_traces(const qr_tracer *tr);
 

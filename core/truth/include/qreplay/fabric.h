@@ -133,7 +133,8 @@ void qr_fabric_mac(qr_node n, uint32_t port, uint8_t mac[6]);
 int qr_fabric_mac_owner(const uint8_t mac[6], qr_node *n, uint32_t *port);
 
 /* The nftables ruleset of namespace ns (every drop rule of its interfaces, as `nft -f` reads it)
- * into buf: "" when the namespace has none. Returns the length, or QR_EINVAL if buf is too small. */
+ * into buf: "" when the namespace has none. Returns the length, or QR_EINVAL if buf is too small.
+ */
 int qr_fabric_nft_ruleset(const qr_fabric *f, uint32_t ns, char *buf, size_t size);
 
 /* The shaper rate of an interface: [links] rate, or a rate fault's. */

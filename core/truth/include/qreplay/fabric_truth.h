@@ -9,12 +9,13 @@
  * (dropped there). A packet is matched at every tap by its direction, IP ID, sequence and
  * acknowledgement numbers, flags and length. A dropped packet a fault's log holds was dropped by
  * that fault (it must be at the fault's switch); any other was dropped by the queue of the port its
- * direction leaves that switch by (where its other packets left; unknown if none did). Every drop
- * is checked: per switch, the queue drops the captures show against the qdiscs' counters; per
- * fault, the packets its log holds against its rule's counter. A packet that leaves a switch and
- * never reaches the next one, or that reaches a switch without having left the one before, means a
- * damaged capture: an error naming the capture and packet. TCP frames of no recorded connection
- * (probes) and frames that are not TCP (ICMP, ARP) are counted, not followed.
+ * direction leaves that switch by (where its other packets left; unknown if none did). Packets of
+ * no recorded connection (the agents' probes) are followed the same way, by their headers. Every
+ * drop is checked: per switch, the queue drops the captures show (the probes' too) against the
+ * qdiscs' counters; per fault, the packets its log holds against its rule's counter. A packet that
+ * leaves a switch and never reaches the next one, or that reaches a switch without having left the
+ * one before, means a damaged capture: an error naming the capture and packet. Frames that are not
+ * TCP (ICMP, ARP) are counted, not followed.
  *
  * Written: REC_DIR/truth/truth.h5 (the runtime's layout: /drops with reason buffer-full or fault
  * at their switch and port, /directions, /link_faults with what crossed each faulty link and what
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include "qreplay/fabric.h"
+#include "qreplay/pingmesh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,15 +40,21 @@ typedef struct qr_fabric_truth_in {
     const qr_fabric *fab;        /* the run's plan */
     const uint64_t *qdisc_drops; /* per switch port (switch x k + port), the qdiscs' counters */
     const uint64_t *fault_drops; /* per fault of qr_fabric_faults, its rule's counter */
+    /* Pingmesh's agents' log (pingmesh.h; probed: the run probed), times on the captures' clock:
+     * written to truth.h5 /probes on the recording's time base, each lost probe's truth filled
+     * from the captures (its request or answer: where it stopped and why) */
+    int probed;
+    const qr_row_probe *pings;
+    size_t n_pings;
 } qr_fabric_truth_in;
 
 /* One switch port: what its capture shows and its queue did. */
 typedef struct qr_fabric_port_report {
     uint32_t sw, port;
-    uint64_t in, out;          /* recorded packets that arrived by it, that left by it */
-    uint64_t queue_drops;      /* drops charged to its queue */
-    uint64_t qdisc_drops;      /* its counter */
-    uint64_t max_queue_bytes;  /* the most its FIFO held when a packet arrived */
+    uint64_t in, out;         /* recorded packets that arrived by it, that left by it */
+    uint64_t queue_drops;     /* drops charged to its queue */
+    uint64_t qdisc_drops;     /* its counter */
+    uint64_t max_queue_bytes; /* the most its FIFO held when a packet arrived */
 } qr_fabric_port_report;
 
 typedef struct qr_fabric_fault_report {
@@ -65,8 +73,13 @@ typedef struct qr_fabric_truth_report {
     /* the hop from a host's capture to its edge switch's, over every packet (p50, p99): a machine
      * that keeps up takes well under a packet's time */
     int64_t hop_p50_ns, hop_p99_ns;
-    uint64_t unrecorded;         /* TCP frames at switch ports of no recorded connection */
-    uint64_t skipped_frames;     /* frames that are not TCP */
+    uint64_t unrecorded;        /* TCP frames at switch ports of no recorded connection */
+    uint64_t trace_probes;      /* of them, 007's probes (a recorded 5-tuple, no flags) */
+    uint64_t trace_fault_drops; /* 007's probes the faults' logs hold */
+    /* Pingmesh: lost probes, and where the truth found them lost (their request or answer
+     * stopped at a switch: by a fault, by a queue; never reached their switch; answered late) */
+    uint64_t pings_lost, pings_fault, pings_queue, pings_host, pings_late;
+    uint64_t skipped_frames; /* frames that are not TCP */
     uint32_t n_ports;
     qr_fabric_port_report *ports; /* every switch port */
     size_t n_faults;
@@ -75,15 +88,14 @@ typedef struct qr_fabric_truth_report {
     uint64_t directions;
     uint32_t n_core;
     uint64_t *core_dirs;
-    /* a switch whose captured queue drops differ from its qdiscs' counters (UINT32_MAX: none);
-     * only possible with unrecorded packets (probes) in its queues, else an error */
-    uint32_t mismatch_sw;
-    int64_t mismatch_captured, mismatch_counted;
+    uint64_t probe_queue_drops; /* queue drops of the probes (packets of no recorded
+                                   connection); with the recorded packets' = the qdiscs' */
     /* per direction, its path (the switches it crossed, hop by hop; delivered packets') */
     size_t n_dirs;
     uint32_t (*dir_path)[5];
     uint8_t *dir_hops; /* 0: none of its packets was delivered */
     uint32_t *dir_src, *dir_dst;
+    uint16_t *dir_sport, *dir_dport; /* the ports its packets carry */
 } qr_fabric_truth_report;
 
 /* Release what a report holds (NULL allowed); *r is zeroed. */
@@ -95,9 +107,9 @@ void qr_fabric_truth_report_free(qr_fabric_truth_report *r);
 int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep, char *errbuf);
 
 /* DIR/testbed/fabric.csv (per switch port: sw, port, peer, in, out, queue_drops, qdisc_drops,
- * max_queue_bytes) and DIR/testbed/paths.csv (per flow direction: dir, flow, src, dst, hops, path
- * as "s0 s8 s17 s12 s5"; "" when no packet was delivered), each written whole or not at all.
- * Returns 0 or QR_EIO naming the file. */
+ * max_queue_bytes) and DIR/testbed/paths.csv (per flow direction of the recording: dir, flow, src,
+ * dst, sport, dport, hops, path as "s0 s8 s17 s12 s5"; "" when no packet was delivered), each
+ * written whole or not at all. Returns 0 or QR_EIO naming the file. */
 int qr_fabric_truth_write(const char *fabric_csv, const char *paths_csv, const qr_fabric *fab,
                           const qr_fabric_truth_report *r, char *errbuf);
 

@@ -144,20 +144,38 @@ typedef struct qr_testbed_flow {
  *   "sent FLOW START_NS END_NS BYTES RETRANS"  the sender's connect, its close, bytes, retransmits
  *   "recv FLOW FIRST_NS LAST_NS BYTES"         the receiver's first and last read, bytes read
  *   "fail FLOW REASON"                          the flow failed at this end (REASON: rest of line)
- * Times are CLOCK_MONOTONIC ns. */
-typedef enum { QR_AGENT_SENT = 1, QR_AGENT_RECV, QR_AGENT_FAIL } qr_agent_kind;
+ *   "probe FLOW TRACE TTL IPID SENT_NS"         007's agent sent a traceroute probe of the flow's
+ *                                               data direction (its own trace number, TTL, IP ID)
+ *   "answer TRACE TTL REPLIER RECV_NS"          an ICMP time-exceeded quoting that probe came from
+ *                                               REPLIER (an IPv4 address as a number)
+ *   "ping PAIR SPORT SENT_NS RTT_NS"            Pingmesh's agent probed pair PAIR from port SPORT;
+ *                                               RTT_NS the connect's time, -1: no answer in time
+ * Times are CLOCK_REALTIME ns. */
+typedef enum {
+    QR_AGENT_SENT = 1,
+    QR_AGENT_RECV,
+    QR_AGENT_FAIL,
+    QR_AGENT_PROBE,
+    QR_AGENT_ANSWER,
+    QR_AGENT_PING
+} qr_agent_kind;
 typedef struct qr_agent_report {
     qr_agent_kind kind;
-    uint32_t flow;
-    int64_t a_ns, b_ns; /* sent: connect and close; recv: first and last read */
+    uint32_t flow;      /* sent, recv, fail, probe: the flow; ping: the pair */
+    int64_t a_ns, b_ns; /* sent: connect and close; recv: first and last read; probe: sent;
+                           answer: received; ping: sent and the round trip (-1: none) */
     uint64_t bytes;
     uint32_t retransmissions;
-    char why[96]; /* fail: the reason, cut to fit */
+    uint32_t trace, ttl, ip_id; /* probe, answer */
+    uint32_t replier;           /* answer */
+    uint16_t sport;             /* ping */
+    char why[96];               /* fail: the reason, cut to fit */
 } qr_agent_report;
 
-/* Parse one agent line of a run with n_flows flows. Returns 0, or QR_ESYNTAX for a line that is
- * not a report (unknown word, missing or extra fields, a number out of range, a flow not below
- * n_flows, END before START). Never reads past the line's NUL. */
+/* Parse one agent line of a run with n_flows flows (a ping's pair, too, must be below n_flows:
+ * give the plan's pairs when parsing pings). Returns 0, or QR_ESYNTAX for a line that is not a
+ * report (unknown word, missing or extra fields, a number out of range, a flow not below n_flows,
+ * END before START, a TTL above QR_TRACE_MAX_TTL). Never reads past the line's NUL. */
 int qr_agent_report_parse(const char *line, uint32_t n_flows, qr_agent_report *out);
 
 /* What the flows of a run did, over all of them. */

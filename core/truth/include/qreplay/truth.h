@@ -16,6 +16,7 @@
 #include "qreplay/pingmesh.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
+#include "qreplay/traceroute.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,10 +39,15 @@ typedef struct qr_truth_info {
     size_t n_probes;
     uint64_t trace_fault_drops;  /* traceroute probes and answers a planted fault dropped */
     uint64_t trace_buffer_drops; /* those the switches' buffers dropped */
+    /* the paths the directions really took, where a simulator's hash does not say it (the
+     * testbed's fabric: the kernels' ECMP): /true_paths, a recording's /paths layout (trace 0) */
+    const qr_row_path *true_paths;
+    size_t n_true_paths;
 } qr_truth_info;
 
 /* Write truth.h5 at path (under a temporary name, renamed when complete): the scenario, info and
- * the tables /drops, /directions, and /faults, /link_faults, /probes when info has them.
+ * the tables /drops, /directions, and /faults, /link_faults, /probes, /true_paths when info has
+ * them.
  * Returns 0 or the writer's error naming the file. */
 int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *info,
                    const qr_row_drop *drops, size_t n_drops, const qr_row_direction *dirs,
@@ -55,12 +61,15 @@ typedef struct qr_truth {
     size_t n_link_faults;
     qr_row_probe *probes; /* the Pingmesh probes, with where each lost one died */
     size_t n_probes;
-    int probed; /* the run probed: the file has /probes */
+    int probed;              /* the run probed: the file has /probes */
+    qr_row_path *true_paths; /* /true_paths (none: the topology's hash routes every direction) */
+    size_t n_true_paths;
     int64_t sim_end_ns;
     uint64_t trace_fault_drops, trace_buffer_drops; /* traceroute packets dropped (0: none) */
 } qr_truth;
 
-/* Read truth.h5 at path: /drops, /link_faults and /probes where present, the run's end. Caller
+/* Read truth.h5 at path: /drops, /link_faults, /probes and /true_paths where present, the run's
+ * end. Caller
  * owns *out (qr_truth_free, also after an error). Returns 0, or the reader's error naming the
  * file (QR_EFORMAT: "not a runtime's truth.h5" when sim_end_ns is missing). */
 int qr_truth_read(const char *path, qr_truth *out, char *errbuf);
