@@ -896,7 +896,46 @@ def block_faults(cases):
     return "\n".join(out)
 
 
+def block_faults_fabric(name):
+    """The fat tree on real kernels (the testbed) and in ns-3, side by side: per fault and load,
+    what each system flagged (right ones in brackets) and after how much it found the fault."""
+    def flag(x):
+        return "%d (%d)" % (x["flagged"], x.get("true_flagged", x.get("right", 0)))
+
+    def after(n, unit):
+        return "never" if not n else "%s %s" % ("{:,}".format(n), unit)
+    r = load(name)["results"]
+    runs = {(x["fault"], x["gray"], x["load"], x["world"]): x for x in r["runs"]}
+    out = ["| fault | load | | packets it dropped | 007: flagged (right) | found after | "
+           "culprits | Pingmesh: flagged (right) | found after | probes lost | Everflow: "
+           "silent-drop links | found after |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    seen = []
+    for x in r["runs"]:
+        key = (x["fault"], x["gray"], x["load"])
+        if key in seen:
+            continue
+        seen.append(key)
+        for world, label in (("testbed", "real kernels"), ("ns3", "ns-3")):
+            y = runs.get(key + (world,))
+            if not y:
+                continue
+            b7, pm, ev = y["blame"]["007"], y["pingmesh"], y["everflow"]
+            cul = b7.get("culprit_accuracy")
+            out.append("| %s %s %s | %d%% | %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |" % (
+                x["fault"], x.get("link", ""), x["gray"], x["load"], label, ev["silent"],
+                flag(b7), after(b7["detect_after"], "conns"),
+                "-" if cul is None else "%.0f%%" % (100 * cul), flag(pm),
+                after(pm["detect_after"], "probes"), pm["lost"],
+                (", ".join(ev["silent_links"]) or "none") + (" (right)" if ev["right"] else ""),
+                after(ev["detect_after_drops"], "drops")))
+    out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 BLOCKS = {
+    "faults-fabric": lambda: block_faults_fabric("faults-fabric"),
     "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
     "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),
     "diagnose-all": lambda: block_diagnose_all(DIAGNOSE_CASES),

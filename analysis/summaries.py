@@ -239,6 +239,7 @@ def faults(out, opts):
         tr = h5().File(os.path.join(d, "trace-all.h5"), "r")
         res.append({
             "gray": r["gray"], "load": r["load"],
+            **{k: r[k] for k in ("world", "fault", "link") if k in r},
             "pingmesh": {k: pm[k] for k in ("scored", "lost", "fault_lost", "congestion_lost",
                                              "flagged", "right", "precision", "recall",
                                              "detect_after", "detect_after_ns", "probe_share")},

@@ -1029,6 +1029,8 @@ static int cmp_trace_start(const void *x, const void *y)
 
 static void number_traces(tb_run *run)
 {
+    if (!run->n_traces)
+        return;
     qsort(run->traces, run->n_traces, sizeof *run->traces, cmp_trace_start);
     /* the first probe of each (host, trace) in start order gets the next number */
     size_t n = run->n_traces;

@@ -493,10 +493,16 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                r.pings_queue,
                r.pings_host,
                r.pings_late);
+    if (r.unknown_port_drops)
+        printf("note               %" PRIu64 " queue drops at a switch their direction never left: "
+               "their port is unknown (%" PRIu64 " have no arrival in the log)\n",
+               r.unknown_port_drops,
+               r.unplaced_drops);
     if (run.same_hash_seed)
         printf("note               this kernel has no per-switch ECMP hash seed "
                "(fib_multipath_hash_seed, Linux 6.11): every switch hashes alike\n");
-    printf("ground truth       %s/truth/truth.h5, %s/testbed/fabric.csv, paths.csv\n",
+    printf("ground truth       %s/truth/ (truth.h5, arrivals.qra), %s/testbed/fabric.csv, "
+           "paths.csv\n",
            rec.c_str(),
            dir.c_str());
     return 0;

@@ -485,6 +485,19 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     rc = qreplay("pingmesh %s/run", dir);
     cr_assert_eq(rc, 0, "%s%s", out, err);
     cr_assert(strstr(out, "precision"), "%s", out);
+
+    /* Everflow on the switches' mirrored copies (the truth's arrival log) and their counters: a
+     * trace that stops where no counter moved is a silent drop, and every one is a fault's */
+    rc = qreplay("trace %s/run --match dropped --no-figures", dir);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    const char *sc = strstr(out, "after the analysis): ");
+    cr_assert_not_null(sc, "%s", out);
+    unsigned long silent = 0, of_fault = 0;
+    cr_assert_eq(sscanf(sc, "after the analysis): %lu drops inferred silent, %lu of them", &silent,
+                        &of_fault),
+                 2, "%s", sc);
+    cr_assert_gt(silent, 0, "%s", out);
+    cr_assert_eq(silent, of_fault, "a silent drop that was a queue's: %s", out);
 }
 
 /* Real applications (scenarios/testbed-apps.ini: two 9 MB HTTP downloads into one host, an HTTP

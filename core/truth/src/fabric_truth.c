@@ -11,6 +11,7 @@
 #include "qreplay/common.h"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/fs.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
 #include "qreplay/stats.h"
@@ -27,6 +28,7 @@ struct obs {
     uint16_t sw;
     uint8_t port, out;
     uint8_t ttl; /* as captured */
+    uint32_t q;  /* an arrival: the bytes its egress port's FIFO held (queues()) */
 };
 
 /* A recorded packet and where it was seen. */
@@ -344,8 +346,8 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
                 continue;
             }
             if (x->n_obs < MAX_OBS)
-                x->o[x->n_obs++] = (struct obs){k.time_ns - s->conns.base, (uint16_t)sw,
-                                                (uint8_t)port, (uint8_t)out, k.ttl};
+                x->o[x->n_obs++] = (struct obs){
+                    k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port, (uint8_t)out, k.ttl, 0};
             continue;
         }
         struct fp *x = lookup(s, d, &k, sw, out);
@@ -364,8 +366,8 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
                          path, k.frame, dir_text(s, d, d1, sizeof d1), MAX_OBS);
             break;
         }
-        x->o[x->n_obs++] = (struct obs){k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port,
-                                        (uint8_t)out, k.ttl};
+        x->o[x->n_obs++] = (struct obs){
+            k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port, (uint8_t)out, k.ttl, 0};
     }
     qr_capture_stats st;
     if (c) {
@@ -559,9 +561,18 @@ void qr_fabric_truth_report_free(qr_fabric_truth_report *r)
 struct qev {
     int64_t t;
     uint32_t bytes;
-    int32_t drop; /* index into the drops, -1 */
+    int32_t drop;   /* index into the drops, -1 */
+    struct obs *in; /* the arrival's sighting (gets the bytes held), NULL */
     uint8_t dep;
 };
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    const qr_arrival *x = a, *y = b;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns < y->time_ns ? -1 : 1;
+    return x->packet < y->packet ? -1 : x->packet > y->packet;
+}
 
 static int cmp_qev(const void *a, const void *b)
 {
@@ -571,6 +582,28 @@ static int cmp_qev(const void *a, const void *b)
     return (int)y->dep - (int)x->dep; /* a departure before an arrival at one time */
 }
 
+/* The departures (out sightings) of one packet's sightings o[0..n) into the port's events, each
+ * with its arrival at that switch; count only (ev NULL) or fill. */
+static void port_events(struct ft_state *s, struct obs *o, int n, uint32_t bytes, size_t *fill,
+                        struct qev *ev)
+{
+    for (int j = 0; j < n; j++) {
+        if (!o[j].out)
+            continue;
+        size_t q = o[j].sw * s->k + o[j].port;
+        if (!ev) {
+            fill[q] += 2;
+            continue;
+        }
+        struct obs *in = (struct obs *)find(o, n, o[j].sw, 0, UINT32_MAX);
+        ev[fill[q]++] = (struct qev){in ? in->t : o[j].t, bytes, -1, in, 0};
+        ev[fill[q]++] = (struct qev){o[j].t, bytes, -1, NULL, 1};
+    }
+}
+
+/* Each port's FIFO, from every packet that left by it (the probes' too) and the queue drops charged
+ * to it: the bytes it held when each arrived; its largest into the report, an arrival's into its
+ * sighting, a drop's into its row. */
 static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *drops,
                   size_t n_drops)
 {
@@ -578,22 +611,26 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
     size_t *cnt = calloc(n_ports + 1, sizeof *cnt);
     if (!cnt)
         return QR_ENOMEM;
-    for (size_t i = 0; i < s->n; i++) {
-        const struct fp *x = &s->p[i];
-        for (int j = 0; j < x->n_obs; j++)
-            if (x->o[j].out)
-                cnt[x->o[j].sw * s->k + x->o[j].port] += 2;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < s->n; i++)
+            port_events(s, s->p[i].o, s->p[i].n_obs, 0, cnt, NULL);
+        for (size_t i = 0; i < s->n_op; i++)
+            port_events(s, s->op[i].o, s->op[i].n_obs, 0, cnt, NULL);
+        if (pass)
+            break;
+        for (size_t i = 0; i < n_drops; i++)
+            if (drops[i].port != UINT32_MAX && drops[i].reason == QR_DROP_BUFFER_FULL)
+                cnt[drops[i].sw * s->k + drops[i].port]++;
+        size_t total = 0;
+        for (size_t q = 0; q < n_ports; q++) {
+            size_t c = cnt[q];
+            cnt[q] = total;
+            total += c;
+        }
+        cnt[n_ports] = total;
+        break;
     }
-    for (size_t i = 0; i < n_drops; i++)
-        if (drops[i].port != UINT32_MAX && drops[i].reason == QR_DROP_BUFFER_FULL)
-            cnt[drops[i].sw * s->k + drops[i].port]++;
-    size_t total = 0;
-    for (size_t q = 0; q < n_ports; q++) {
-        size_t c = cnt[q];
-        cnt[q] = total;
-        total += c;
-    }
-    cnt[n_ports] = total;
+    size_t total = cnt[n_ports];
     struct qev *ev = malloc((total ? total : 1) * sizeof *ev);
     size_t *fill = calloc(n_ports + 1, sizeof *fill);
     if (!ev || !fill) {
@@ -603,21 +640,14 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
         return QR_ENOMEM;
     }
     memcpy(fill, cnt, (n_ports + 1) * sizeof *fill);
-    for (size_t i = 0; i < s->n; i++) {
-        const struct fp *x = &s->p[i];
-        for (int j = 0; j < x->n_obs; j++) {
-            if (!x->o[j].out)
-                continue;
-            const struct obs *in = find(x->o, x->n_obs, x->o[j].sw, 0, UINT32_MAX);
-            size_t q = x->o[j].sw * s->k + x->o[j].port;
-            ev[fill[q]++] = (struct qev){in ? in->t : x->o[j].t, x->r->pk.ip_len, -1, 0};
-            ev[fill[q]++] = (struct qev){x->o[j].t, x->r->pk.ip_len, -1, 1};
-        }
-    }
+    for (size_t i = 0; i < s->n; i++)
+        port_events(s, s->p[i].o, s->p[i].n_obs, s->p[i].r->pk.ip_len, fill, ev);
+    for (size_t i = 0; i < s->n_op; i++)
+        port_events(s, s->op[i].o, s->op[i].n_obs, s->op[i].len, fill, ev);
     for (size_t i = 0; i < n_drops; i++)
         if (drops[i].port != UINT32_MAX && drops[i].reason == QR_DROP_BUFFER_FULL) {
             size_t q = drops[i].sw * s->k + drops[i].port;
-            ev[fill[q]++] = (struct qev){drops[i].time_ns, drops[i].bytes, (int32_t)i, 0};
+            ev[fill[q]++] = (struct qev){drops[i].time_ns, drops[i].bytes, (int32_t)i, NULL, 0};
         }
     for (size_t q = 0; q < n_ports; q++) {
         qsort(ev + cnt[q], cnt[q + 1] - cnt[q], sizeof *ev, cmp_qev);
@@ -630,16 +660,91 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
             uint64_t h = held > 0 ? (uint64_t)held : 0;
             if (h > rep->ports[q].max_queue_bytes)
                 rep->ports[q].max_queue_bytes = h;
-            if (ev[i].drop >= 0)
+            if (ev[i].drop >= 0) {
                 drops[ev[i].drop].queue_bytes = h;
-            else
-                held += ev[i].bytes;
+                continue;
+            }
+            if (ev[i].in)
+                ev[i].in->q = (uint32_t)h;
+            held += ev[i].bytes;
         }
     }
     free(cnt);
     free(ev);
     free(fill);
     return QR_OK;
+}
+
+/* The arrival log of the recorded packets (path, queuelog.h): at every switch each reached, its
+ * arrival (its ingress capture's time), the port it left by and the bytes that port's FIFO held,
+ * admitted; where it stopped, the drop's row (fault or buffer-full; a queue drop whose port no
+ * capture shows has no arrival there: *unplaced counts them; nor has a drop by a fault on its
+ * host's uplink, which happened before the switch). In time order. */
+static int arrival_log(struct ft_state *s, const char *path, const qr_row_drop *drops,
+                       size_t n_drops, const qr_fabric_fault *faults, uint64_t *unplaced,
+                       char *errbuf)
+{
+    size_t n = 0, cap = 0;
+    qr_arrival *a = NULL;
+    const qr_row_drop *d = drops;
+    for (size_t i = 0; i < s->n; i++) {
+        struct fp *x = &s->p[i];
+        uint32_t dir = x->r->dir, hops;
+        struct hop h[5];
+        walk(s, x->o, x->n_obs, qr_flow_table_dir_src(s->ft, dir),
+             qr_flow_table_dir_dst(s->ft, dir), h, &hops);
+        for (uint32_t j = 0; j < hops; j++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 65536;
+                qr_arrival *g = realloc(a, cap * sizeof *g);
+                if (!g) {
+                    free(a);
+                    return QR_ENOMEM;
+                }
+                a = g;
+            }
+            qr_arrival *y = &a[n];
+            memset(y, 0, sizeof *y);
+            y->packet = qr_packet_id(dir, x->r->seq);
+            y->time_ns = h[j].in->t;
+            y->sw = h[j].sw;
+            y->bytes = x->r->pk.ip_len;
+            if (h[j].out) {
+                y->port = h[j].out->port;
+                y->queue_bytes = h[j].in->q;
+                n++;
+                continue;
+            }
+            /* where it stopped: its drop row (drops are in the packets' order); a fault on its
+             * host's uplink dropped it on the wire, before the switch: no mirror saw it there
+             * (the testbed's switch captures it first only because nft's ingress hook comes after
+             * the capture's tap) */
+            if (x->fault && faults[x->fault - 1].hook == QR_FABRIC_HOOK_INGRESS)
+                continue;
+            while (d < drops + n_drops && d->packet != y->packet)
+                d++;
+            if (d == drops + n_drops || d->port == UINT32_MAX) {
+                ++*unplaced;
+                d = d == drops + n_drops ? drops : d;
+                continue;
+            }
+            y->port = d->port;
+            y->decision = d->reason;
+            y->queue_bytes = d->queue_bytes;
+            n++;
+        }
+    }
+    if (n)
+        qsort(a, n, sizeof *a, cmp_arrival);
+    qr_arrival_writer *w = NULL;
+    int rc = qr_arrival_writer_open(&w, path, errbuf);
+    if (!rc)
+        rc = qr_arrival_writer_set_recording(w, qr_recording_id(s->rec));
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = qr_arrival_write(w, &a[i], errbuf);
+    int crc = qr_arrival_writer_close(w, errbuf);
+    free(a);
+    return rc ? rc : crc;
 }
 
 /* Follow every packet of no recorded connection from its sender's switch: delivered, or stopped
@@ -990,6 +1095,10 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     if (!rc)
         rc = qri_truth_stage(in->rec_dir, tmp, sizeof tmp, errbuf);
     staged = !rc;
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
+        rc = arrival_log(&s, path, drops, n_drops, faults, &rep.unplaced_drops, errbuf);
+    }
     if (!rc) {
         qr_truth_info info = {.recording_id = qr_recording_id(rec),
                               .end = QR_END_COMPLETED,

@@ -19,7 +19,10 @@
  *
  * Written: REC_DIR/truth/truth.h5 (the runtime's layout: /drops with reason buffer-full or fault
  * at their switch and port, /directions, /link_faults with what crossed each faulty link and what
- * it dropped), whole or not at all; and by qr_fabric_truth_write_paths the path each direction
+ * it dropped) and REC_DIR/truth/arrivals.qra (every switch a recorded packet reached: its arrival
+ * as its ingress capture's time, the port it left by, the bytes that port's FIFO held from the
+ * captures, admitted, or its drop: what `qreplay trace` reads as the switches' mirrored copies and
+ * drop counters), whole or not at all; and by qr_fabric_truth_write_paths the path each direction
  * took. */
 #ifndef QREPLAY_FABRIC_TRUTH_H
 #define QREPLAY_FABRIC_TRUTH_H
@@ -69,6 +72,7 @@ typedef struct qr_fabric_truth_report {
     uint64_t delivered; /* reached their destination host */
     uint64_t queue_drops, fault_drops;
     uint64_t unknown_port_drops; /* queue drops at a switch its direction never left */
+    uint64_t unplaced_drops;     /* of them, those the arrival log has no arrival for */
     uint64_t hops;               /* switch traversals of the recorded packets */
     /* the hop from a host's capture to its edge switch's, over every packet (p50, p99): a machine
      * that keeps up takes well under a packet's time */
