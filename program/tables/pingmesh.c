@@ -78,8 +78,8 @@ void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
             s->host_probe_bps_max / 1e6, 100 * s->link_share_max);
     print_matrix(r, out);
     fprintf(out, "\nplaces by how much their drop rate stands out (flagged first)\n");
-    fprintf(out, "%4s  %-7s %-14s %9s %7s %8s %8s %9s %8s", "flag", "kind", "place", "probes",
-            "lost", "rate", "rest", "llr", "suspects");
+    fprintf(out, "%4s  %-7s %-14s %9s %7s %8s %8s %9s %8s %10s %10s %-10s", "flag", "kind", "place",
+            "probes", "lost", "rate", "rest", "llr", "suspects", "rtt p99", "rest p99", "latency");
     if (r->has_truth)
         fprintf(out, "  %s", "truth");
     fputc('\n', out);
@@ -94,14 +94,22 @@ void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
         fputc(' ', out);
         rate_cell(out, p->rest_rate);
         fprintf(out, " %9.1f %8u", p->llr, p->suspects);
+        char a[24] = "-", b[24] = "-";
+        if (p->rtt_p99_ns >= 0)
+            snprintf(a, sizeof a, "%.2f ms", (double)p->rtt_p99_ns / 1e6);
+        if (p->rest_rtt_p99_ns >= 0)
+            snprintf(b, sizeof b, "%.2f ms", (double)p->rest_rtt_p99_ns / 1e6);
+        fprintf(out, " %10s %10s %-10s", a, b, p->latency);
         if (r->has_truth)
             fprintf(out, "  %s", p->faulty ? "FAULTY" : "");
         fputc('\n', out);
     }
     fprintf(out,
             "\nrule: flag the place whose drop rate stands out most (>= %.3g x the rest, "
-            "significant at %.3g over all places), set its probes aside, repeat\n",
-            r->opts.ratio, r->opts.alpha);
+            "significant at %.3g over all places), set its probes aside, repeat; latency: "
+            "congestion where its round-trip p99 is >= %.3g x the rest's (a queue delays what it "
+            "does not drop), silent where not\n",
+            r->opts.ratio, r->opts.alpha, r->opts.ratio);
     fprintf(out, "flagged %u place%s", s->flagged, s->flagged == 1 ? "" : "s");
     if (s->flagged)
         fprintf(out, " (%.1f suspect cables each)", s->mean_suspects);

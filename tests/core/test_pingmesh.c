@@ -171,6 +171,10 @@ Test(agents, schedule_ports_and_ids)
  * its exact ECMP path; every crossing of a faulty link loses it with probability p, and every
  * probe is lost with probability base besides. Faults: directed link ids. Writes truth.h5 to
  * path. */
+/* 1: a probe whose path crosses a faulty link and survives waits ten times longer (a congested
+ * queue delays what it does not drop); 0: it does not (a silent drop delays nothing). */
+static int g_congested;
+
 static void synthetic(const char *path, qr_scenario *s, const uint32_t *faulty, size_t nf, double p,
                       double base, int rounds, uint64_t seed)
 {
@@ -194,15 +198,18 @@ static void synthetic(const char *path, qr_scenario *s, const uint32_t *faulty, 
             qr_five_tuple q = {qr_topology_host_addr(t, pr->src), qr_topology_host_addr(t, pr->dst),
                                sport, QR_PROBE_PORT, QR_PROBE_PROTO};
             qr_five_tuple a = {q.dst_ip, q.src_ip, QR_PROBE_PORT, sport, QR_PROBE_PROTO};
-            int lost = 0;
+            int lost = 0, slow = 0;
             for (int leg = 0; leg < 2 && !lost; leg++) {
                 uint32_t links[8];
                 size_t n;
                 cr_assert_eq(
                     qr_topology_path_links(t, leg ? pr->dst : pr->src, leg ? &a : &q, links, 8, &n),
                     QR_OK);
-                for (size_t h = 0; h < n && !lost; h++)
-                    if (bad[links[h]] && rnd_uniform(&st) < p) {
+                for (size_t h = 0; h < n && !lost; h++) {
+                    if (!bad[links[h]])
+                        continue;
+                    slow = 1;
+                    if (rnd_uniform(&st) < p) {
                         lost = 1;
                         qr_node from, to;
                         uint32_t port;
@@ -210,6 +217,7 @@ static void synthetic(const char *path, qr_scenario *s, const uint32_t *faulty, 
                         uint32_t sw = from.kind == QR_NODE_HOST ? to.index : from.index;
                         qr_pingmesh_dropped(pm, probe, leg, sw, port, QR_DROP_FAULT, now + 10);
                     }
+                }
                 if (leg == 0 && !lost)
                     qr_pingmesh_echoed(pm, probe);
             }
@@ -218,7 +226,9 @@ static void synthetic(const char *path, qr_scenario *s, const uint32_t *faulty, 
                 qr_pingmesh_dropped(pm, probe, 0, pr->src_rack, 0, QR_DROP_THRESHOLD, now + 5);
             }
             if (!lost)
-                qr_pingmesh_answered(pm, probe, now + 20000 + (int64_t)(rnd_next(&st) % 5000));
+                qr_pingmesh_answered(pm, probe,
+                                     now + (slow && g_congested ? 10 : 1) *
+                                               (20000 + (int64_t)(rnd_next(&st) % 5000)));
         }
     size_t np = qr_pingmesh_probes(pm);
     qr_row_probe *rows = malloc(np * sizeof *rows);
@@ -283,6 +293,12 @@ static qr_row_pm_summary flags_first(qr_scenario *s, const char *links, const ch
     cr_assert_eq(r.places[0].flagged, 1, "%s: nothing flagged", links);
     cr_assert_str_eq(r.places[0].name, want, "%s", links);
     cr_assert(r.places[0].faulty);
+    /* its round trips say which kind of loss it is */
+    cr_assert_str_eq(r.places[0].latency, g_congested ? "congestion" : "silent",
+                     "%s: p99 %lld, "
+                     "rest %lld",
+                     links, (long long)r.places[0].rtt_p99_ns,
+                     (long long)r.places[0].rest_rtt_p99_ns);
     cr_assert_float_eq(r.summary.recall, 1.0, 1e-12, "%s", links);
     cr_assert_gt(r.summary.detect_after, 0);
     cr_assert_leq(r.summary.detect_after, r.summary.scored);
@@ -307,6 +323,15 @@ Test(rule, flags_the_place_a_fault_points_at)
     flags_first(s, "s16-s8,s16-s10,s16-s12,s16-s14", "spine", 0.05, 0, 5);
     /* under background loss the fault still comes first */
     flags_first(s, "s8-s16", "pod 0", 0.05, 0.002, 6);
+    qr_scenario_destroy(s);
+}
+
+Test(rule, a_congested_place_delays_what_it_does_not_drop)
+{
+    qr_scenario *s = scenario("");
+    g_congested = 1;
+    flags_first(s, "s8-s16", "pod 0", 0.02, 0.0005, 7);
+    g_congested = 0;
     qr_scenario_destroy(s);
 }
 

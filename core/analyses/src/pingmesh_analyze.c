@@ -470,6 +470,84 @@ static void matrices(ctx *x, qr_pingmesh_result *out, keyed *kv, size_t nkv, int
 }
 
 /* The rule on every scored probe: every candidate place's row, flagged ones first. */
+/* Round trips on a log scale: RTT_BINS bins of 2^(1/8) from 1 us (the last takes the rest). */
+#define RTT_BINS 200
+static size_t rtt_bin(int64_t ns)
+{
+    if (ns <= 1000)
+        return 0;
+    size_t b = (size_t)(8 * log2((double)ns / 1000.0)) + 1;
+    return b < RTT_BINS ? b : RTT_BINS - 1;
+}
+static int64_t rtt_of_bin(size_t b)
+{
+    return b ? (int64_t)(1000.0 * pow(2.0, (double)b / 8)) : 1000;
+}
+/* The 99th percentile of a histogram of n round trips (its bin's upper edge); -1 if empty. */
+static int64_t hist_p99(const uint64_t *h, uint64_t n)
+{
+    if (!n)
+        return -1;
+    uint64_t want = (uint64_t)ceil(0.99 * (double)n), seen = 0;
+    for (size_t b = 0; b < RTT_BINS; b++)
+        if ((seen += h[b]) >= want)
+            return rtt_of_bin(b);
+    return rtt_of_bin(RTT_BINS - 1);
+}
+
+/* Each place's answered round trips against the others' (qr_row_pm_place latency). */
+static int latency(ctx *x, qr_pingmesh_result *out)
+{
+    uint64_t *pair_h = calloc((x->n_pairs + 1) * RTT_BINS, sizeof *pair_h);
+    uint64_t *all = calloc(RTT_BINS, sizeof *all), *in = calloc(RTT_BINS, sizeof *in),
+             *rest = calloc(RTT_BINS, sizeof *rest);
+    if (!pair_h || !all || !in || !rest) {
+        free(pair_h);
+        free(all);
+        free(in);
+        free(rest);
+        return QR_ENOMEM;
+    }
+    uint64_t n_all = 0;
+    for (size_t i = 0; i < x->n_scored; i++) {
+        const qr_row_probe_obs *p = &x->pr[i];
+        if (p->rtt_ns < 0 || p->rtt_ns > x->timeout || p->pair >= x->n_pairs)
+            continue;
+        size_t b = rtt_bin(p->rtt_ns);
+        pair_h[p->pair * RTT_BINS + b]++;
+        all[b]++;
+        n_all++;
+    }
+    for (size_t i = 0; i < x->n_places; i++) {
+        qr_row_pm_place *pl = &out->places[i];
+        memset(in, 0, RTT_BINS * sizeof *in);
+        uint64_t n_in = 0;
+        for (size_t q = 0; q < x->n_pairs; q++)
+            for (uint8_t j = 0; j < x->n_members[q]; j++)
+                if (x->members[q][j] == i) {
+                    for (size_t b = 0; b < RTT_BINS; b++) {
+                        in[b] += pair_h[q * RTT_BINS + b];
+                        n_in += pair_h[q * RTT_BINS + b];
+                    }
+                    break;
+                }
+        for (size_t b = 0; b < RTT_BINS; b++)
+            rest[b] = all[b] - in[b];
+        pl->rtt_p99_ns = hist_p99(in, n_in);
+        pl->rest_rtt_p99_ns = hist_p99(rest, n_all - n_in);
+        if (pl->rtt_p99_ns >= 0 && pl->rest_rtt_p99_ns >= 0)
+            snprintf(pl->latency, sizeof pl->latency, "%s",
+                     (double)pl->rtt_p99_ns >= x->opts.ratio * (double)pl->rest_rtt_p99_ns
+                         ? "congestion"
+                         : "silent");
+    }
+    free(pair_h);
+    free(all);
+    free(in);
+    free(rest);
+    return QR_OK;
+}
+
 static int places(ctx *x, qr_pingmesh_result *out, flag_t *first)
 {
     qr_row_pm_summary *s = &out->summary;
@@ -504,6 +582,8 @@ static int places(ctx *x, qr_pingmesh_result *out, flag_t *first)
         suspects(x, d);
         p->suspects = (uint32_t)x->n_list;
     }
+    if (latency(x, out))
+        return QR_ENOMEM;
     for (size_t j = 0; j < nf; j++) {
         suspects(x, &x->pl[x->flags[j].place]);
         total += (double)x->n_list;

@@ -53,7 +53,13 @@ static const qr_h5_field pm_place_fields[] = {
     {"llr", QR_H5_F64, F(qr_row_pm_place, llr), 0, "Bernoulli scan log-likelihood ratio"},
     {"flagged", QR_H5_U32, F(qr_row_pm_place, flagged), 0, "order flagged, from 1; 0 not"},
     {"suspects", QR_H5_U32, F(qr_row_pm_place, suspects), 0, "cables it points at"},
-    {"faulty", QR_H5_U8, F(qr_row_pm_place, faulty), 0, "truth: 1 if a suspect is faulty"}};
+    {"faulty", QR_H5_U8, F(qr_row_pm_place, faulty), 0, "truth: 1 if a suspect is faulty"},
+    {"rtt_p99_ns", QR_H5_I64, F(qr_row_pm_place, rtt_p99_ns), 0,
+     "its answered probes' round-trip p99; -1 none"},
+    {"rest_rtt_p99_ns", QR_H5_I64, F(qr_row_pm_place, rest_rtt_p99_ns), 0,
+     "the other probes' round-trip p99; -1 none"},
+    {"latency", QR_H5_STR, F(qr_row_pm_place, latency), 12,
+     "congestion (p99 >= ratio x the rest's), silent, or empty"}};
 const qr_h5_schema qr_schema_pm_place = SCHEMA("pm_place", qr_row_pm_place, pm_place_fields);
 
 static const qr_h5_field pm_curve_fields[] = {

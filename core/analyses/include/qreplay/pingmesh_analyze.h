@@ -11,7 +11,9 @@
  * the candidates; its probes are then set aside and the rule runs again on the rest. A place holds
  * suspect cables: a server its host link, a rack its edge switch's links, a pod the links from its
  * aggregation switches to the core, the spine every aggregation-core link, a rack pair the links
- * of the paths between the two racks. */
+ * of the paths between the two racks. Each place's round trips tell what kind of loss it has, as
+ * Pingmesh reads them: a congested place delays what it does not drop (its answered probes' p99
+ * at least `ratio` times the others'), a silent drop does not. */
 #ifndef QREPLAY_PINGMESH_ANALYZE_H
 #define QREPLAY_PINGMESH_ANALYZE_H
 

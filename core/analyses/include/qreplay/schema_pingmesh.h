@@ -41,6 +41,12 @@ typedef struct qr_row_pm_place {
     uint32_t flagged; /* order flagged, from 1; 0 not flagged */
     uint32_t suspects;
     uint8_t faulty; /* truth: a suspect cable is faulty */
+    /* the round trips of its answered probes and of the others' (99th percentile; -1 none), and
+     * what they say of its losses: "congestion" where its p99 is at least `ratio` times the
+     * rest's (a queue that drops also delays), "silent" where it is not (a silent drop delays
+     * nothing), "" without answers */
+    int64_t rtt_p99_ns, rest_rtt_p99_ns;
+    char latency[12];
 } qr_row_pm_place;
 extern const qr_h5_schema qr_schema_pm_place;
 
