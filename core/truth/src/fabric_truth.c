@@ -19,6 +19,10 @@
 #include "truth_internal.h"
 
 #define MAX_OBS 12 /* in and out at each of 5 switches, and room to tell a loop */
+/* Copies of one packet with the same headers (a SYN-ACK resent: IP ID 0) leave a second or more
+ * apart (Linux's first SYN and SYN-ACK timeout is 1 s); a sighting belongs to the copy sent less
+ * than this before it. Every queue of the fabric together holds less. */
+#define COPY_WINDOW_NS 500000000LL
 #define NO_PORT 255
 #define MANY_PORTS 254
 
@@ -138,10 +142,14 @@ static struct opk *op_of(struct ft_state *s, const qr_capture_packet *k, uint32_
         return NULL;
     size_t slot = (size_t)opk_hash(&key) & s->op_mask;
     struct opk *any = NULL;
+    int64_t t = k->time_ns - s->conns.base;
     for (; s->op_table[slot]; slot = (slot + 1) & s->op_mask) {
         struct opk *x = &s->op[s->op_table[slot] - 1];
         if (!opk_same(x, &key))
             continue;
+        if (sw != UINT32_MAX && x->n_obs &&
+            (t - x->o[0].t >= COPY_WINDOW_NS || x->o[0].t - t >= COPY_WINDOW_NS))
+            continue; /* another copy of these headers, a second or more apart */
         if (sw == UINT32_MAX) {
             if (x->fault)
                 continue;
@@ -296,9 +304,11 @@ static struct fp *lookup(struct ft_state *s, uint32_t dir, const qr_capture_pack
                          int out)
 {
     size_t at = key_hash(dir, k->ip_id, k->seq, k->ack, k->tcp_flags, k->ip_len) & s->mask;
+    int64_t t = k->time_ns - s->conns.base;
     for (; s->table[at]; at = (at + 1) & s->mask) {
         struct fp *x = &s->p[s->table[at] - 1];
-        if (!same(x, dir, k))
+        if (!same(x, dir, k) || t - x->r->pk.time_ns >= COPY_WINDOW_NS ||
+            x->r->pk.time_ns - t >= COPY_WINDOW_NS)
             continue;
         int seen = 0;
         for (int i = 0; i < x->n_obs && !seen; i++)
@@ -768,21 +778,37 @@ static void follow_others(struct ft_state *s)
     }
 }
 
-/* A probe's request (its SYN to QR_PROBE_PORT from addr:port) or answer (the SYN-ACK back). */
-static const struct opk *probe_packet(const struct ft_state *s, uint32_t addr, uint16_t port,
-                                      int answer)
+static int64_t first_seen(const struct opk *x)
 {
+    int64_t t = INT64_MAX;
+    for (int i = 0; i < x->n_obs; i++)
+        if (x->o[i].t < t)
+            t = x->o[i].t;
+    return t;
+}
+
+/* A probe's request (its SYN from addr:port to peer's QR_PROBE_PORT) or answer (the SYN-ACK
+ * back), sent at sent_ns: its first copy seen within COPY_WINDOW_NS of then (a SYN-ACK resent a
+ * second later has the same headers; the kernel reuses a port for other probes). */
+static const struct opk *probe_packet(const struct ft_state *s, uint32_t addr, uint16_t port,
+                                      uint32_t peer, int64_t sent_ns, int answer)
+{
+    const struct opk *best = NULL;
     for (size_t i = 0; i < s->n_op; i++) {
         const struct opk *x = &s->op[i];
         int syn = (x->flags & QR_TCP_SYN) != 0, ack = (x->flags & QR_TCP_ACK) != 0;
         if (!syn || ack != answer)
             continue;
-        if (!answer && x->src == addr && x->sport == port && x->dport == QR_PROBE_PORT)
-            return x;
-        if (answer && x->dst == addr && x->dport == port && x->sport == QR_PROBE_PORT)
-            return x;
+        int mine =
+            answer
+                ? x->dst == addr && x->dport == port && x->src == peer && x->sport == QR_PROBE_PORT
+                : x->src == addr && x->sport == port && x->dst == peer && x->dport == QR_PROBE_PORT;
+        int64_t t = first_seen(x);
+        if (mine && t > sent_ns - COPY_WINDOW_NS && t < sent_ns + COPY_WINDOW_NS &&
+            (!best || t < first_seen(best)))
+            best = x;
     }
-    return NULL;
+    return best;
 }
 
 /* Where a lost probe died, from its request's and answer's sightings: at its sender (it never
@@ -795,7 +821,8 @@ static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_faul
     rep->pings_lost++;
     r->drop_port = UINT32_MAX;
     for (int answer = 0; answer < 2; answer++) {
-        const struct opk *x = probe_packet(s, src, r->sport, answer);
+        const struct opk *x = probe_packet(s, src, r->sport, qr_topology_host_addr(s->topo, r->dst),
+                                           r->sent_ns, answer);
         struct hop h[5];
         uint32_t hops = 0;
         enum walk_end e = x ? walk(s, x->o, x->n_obs, answer ? r->dst : r->src,
@@ -1082,15 +1109,18 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         }
     }
     qr_row_probe *pings = NULL;
+    int64_t ping_timeout =
+        rc ? 0 : qr_scenario_config(qr_recording_scenario(rec))->pingmesh.timeout_ns;
+    for (size_t i = 0; !rc && i < in->n_pings; i++) /* the run lasts as long as its agents probed */
+        if (in->pings[i].sent_ns - s.conns.base > end_ns)
+            end_ns = in->pings[i].sent_ns - s.conns.base;
     if (!rc && in->n_pings && !(pings = malloc(in->n_pings * sizeof *pings)))
         rc = QR_ENOMEM;
     for (size_t i = 0; !rc && i < in->n_pings; i++) {
         pings[i] = in->pings[i];
         pings[i].sent_ns -= s.conns.base;
-        if (pings[i].sent_ns > end_ns) /* the run lasts as long as its agents probed */
-            end_ns = pings[i].sent_ns;
-        if (pings[i].rtt_ns < 0)
-            ping_truth(&s, &pings[i], faults, &rep);
+        if (pings[i].rtt_ns < 0 && pings[i].sent_ns + ping_timeout <= end_ns)
+            ping_truth(&s, &pings[i], faults, &rep); /* (later ones were in flight at the end) */
     }
     if (!rc)
         rc = qri_truth_stage(in->rec_dir, tmp, sizeof tmp, errbuf);
