@@ -161,38 +161,56 @@ static int x(struct tb *t, const char *a0, ...)
     return 0;
 }
 
-/* Write value into /proc/sys/PATH inside namespace ns (absent files are fine when optional). */
-static int ns_sysctl(struct tb *t, const char *ns, const char *path, const char *value,
-                     int optional)
+/* Write each of n values into /proc/sys/PATH inside namespace ns, in one child (setns once);
+ * optional ones may be absent (then t->absent_sysctl is set). Returns 0 or 1 after printing. */
+static int ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int n,
+                      const int *optional)
 {
     pid_t pid = fork();
     if (pid < 0)
-        return 1;
+        return cli_fail(t->cmd, "fork: %s", strerror(errno));
     if (pid == 0) {
         char p[256];
         snprintf(p, sizeof p, "/run/netns/%s", ns);
         int fd = open(p, O_RDONLY);
         if (fd < 0 || setns(fd, CLONE_NEWNET))
             _exit(2);
-        snprintf(p, sizeof p, "/proc/sys/%s", path);
-        int f = open(p, O_WRONLY);
-        if (f < 0)
-            _exit(errno == ENOENT ? 3 : 4);
-        ssize_t w = write(f, value, strlen(value));
-        close(f);
-        _exit(w == (ssize_t)strlen(value) ? 0 : 4);
+        int absent = 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(p, sizeof p, "/proc/sys/%s", kv[i][0]);
+            int f = open(p, O_WRONLY);
+            if (f < 0 && errno == ENOENT && optional[i]) {
+                absent = 1;
+                continue;
+            }
+            ssize_t w = f < 0 ? -1 : write(f, kv[i][1], strlen(kv[i][1]));
+            if (f >= 0)
+                close(f);
+            if (w != (ssize_t)strlen(kv[i][1]))
+                _exit(10 + i);
+        }
+        _exit(absent);
     }
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 5;
-    if (rc == 3 && optional)
+    if (rc == 1)
         t->absent_sysctl = 1;
-    if (rc == 0 || (rc == 3 && optional))
+    if (rc <= 1)
         return 0;
-    fprintf(stderr, "qreplay %s: namespace %s: cannot set /proc/sys/%s to %s\n", t->cmd, ns, path,
-            value);
-    return 1;
+    if (rc >= 10 && rc - 10 < n)
+        return cli_fail(t->cmd, "namespace %s: cannot set /proc/sys/%s to %s", ns, kv[rc - 10][0],
+                        kv[rc - 10][1]);
+    return cli_fail(t->cmd, "cannot enter namespace %s", ns);
+}
+
+/* Write value into /proc/sys/PATH inside namespace ns (absent files are fine when optional). */
+static int ns_sysctl(struct tb *t, const char *ns, const char *path, const char *value,
+                     int optional)
+{
+    const char *const kv[1][2] = {{path, value}};
+    return ns_sysctls(t, ns, kv, 1, &optional);
 }
 
 /* Start a process in the background: stdin, stdout and stderr on pipes. */
@@ -407,6 +425,21 @@ struct agent_ctx {
     int oom;
 };
 
+/* Room for one more of *n rows of `size` bytes in *rows (capacity *cap, doubled from `first`).
+ * Returns 0, or 1 (out of memory: *rows unchanged). */
+static int grow(void **rows, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : first;
+    void *g = realloc(*rows, c * size);
+    if (!g)
+        return 1;
+    *rows = g;
+    *cap = c;
+    return 0;
+}
+
 /* 007's and Pingmesh's lines: probes logged (a trace's number is the agent's own until the run
  * ends: qr_row_traceroute.host tells the agents apart), answers matched to their probe. */
 static void on_probe_line(struct agent_ctx *c, const qr_agent_report *rep)
@@ -426,15 +459,9 @@ static void on_probe_line(struct agent_ctx *c, const qr_agent_report *rep)
         return; /* an answer to no probe of this agent: not counted */
     }
     if (rep->kind == QR_AGENT_PROBE) {
-        if (run->n_traces == c->cap_traces) {
-            size_t n = c->cap_traces ? 2 * c->cap_traces : 256;
-            qr_row_traceroute *g = realloc(run->traces, n * sizeof *g);
-            if (!g) {
-                c->oom = 1;
-                return;
-            }
-            run->traces = g;
-            c->cap_traces = n;
+        if (grow((void **)&run->traces, &c->cap_traces, run->n_traces, sizeof *run->traces, 256)) {
+            c->oom = 1;
+            return;
         }
         run->traces[run->n_traces++] = (qr_row_traceroute){.trace = rep->trace,
                                                            .host = c->host,
@@ -445,15 +472,9 @@ static void on_probe_line(struct agent_ctx *c, const qr_agent_report *rep)
                                                            .rtt_ns = -1};
         return;
     }
-    if (run->n_pings == c->cap_pings) {
-        size_t n = c->cap_pings ? 2 * c->cap_pings : 1024;
-        qr_row_probe *g = realloc(run->pings, n * sizeof *g);
-        if (!g) {
-            c->oom = 1;
-            return;
-        }
-        run->pings = g;
-        c->cap_pings = n;
+    if (grow((void **)&run->pings, &c->cap_pings, run->n_pings, sizeof *run->pings, 1024)) {
+        c->oom = 1;
+        return;
     }
     const qr_probe_pair *pp = qr_pingmesh_pair(run->pingmesh, rep->flow);
     run->pings[run->n_pings] = (qr_row_probe){.probe = (uint32_t)run->n_pings,
@@ -597,50 +618,6 @@ static int build(struct tb *t, const tb_run *run)
             return 1;
     }
     return 0;
-}
-
-/* Write each of n values into /proc/sys/PATH inside namespace ns, in one child (setns once);
- * optional ones may be absent (then t->absent_sysctl is set). Returns 0 or 1 after printing. */
-static int ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int n,
-                      const int *optional)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return cli_fail(t->cmd, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        char p[256];
-        snprintf(p, sizeof p, "/run/netns/%s", ns);
-        int fd = open(p, O_RDONLY);
-        if (fd < 0 || setns(fd, CLONE_NEWNET))
-            _exit(2);
-        int absent = 0;
-        for (int i = 0; i < n; i++) {
-            snprintf(p, sizeof p, "/proc/sys/%s", kv[i][0]);
-            int f = open(p, O_WRONLY);
-            if (f < 0 && errno == ENOENT && optional[i]) {
-                absent = 1;
-                continue;
-            }
-            ssize_t w = f < 0 ? -1 : write(f, kv[i][1], strlen(kv[i][1]));
-            if (f >= 0)
-                close(f);
-            if (w != (ssize_t)strlen(kv[i][1]))
-                _exit(10 + i);
-        }
-        _exit(absent);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 5;
-    if (rc == 1)
-        t->absent_sysctl = 1;
-    if (rc <= 1)
-        return 0;
-    if (rc >= 10 && rc - 10 < n)
-        return cli_fail(t->cmd, "namespace %s: cannot set /proc/sys/%s to %s", ns, kv[rc - 10][0],
-                        kv[rc - 10][1]);
-    return cli_fail(t->cmd, "cannot enter namespace %s", ns);
 }
 
 /* Namespace ns's setup script (DIR/.nsN-PID.sh, removed after): its ip and tc commands as

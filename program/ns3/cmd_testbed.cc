@@ -283,12 +283,10 @@ ImportCaptures(const std::string& dir,
     return 0;
 }
 
-/* 007's traceroutes: the agents' log (DIR/testbed/traceroutes.csv) and the paths they found, as
- * the import's path file (DIR/capture/paths.txt: per traced direction its cables, hop by hop, the
- * known name of any of its traces; "*" unknown). Returns 0 or 1 after printing. */
+/* 007's traceroutes: the agents' log (DIR/testbed/traceroutes.csv) and the paths they found as
+ * the import's path file (DIR/capture/paths.txt). Returns 0 or 1 after printing. */
 int
 WriteTraces(const std::string& dir,
-            const qr_config* c,
             const qr_fabric* fab,
             const qr_flow* fl,
             size_t nFlows,
@@ -296,83 +294,16 @@ WriteTraces(const std::string& dir,
             const tb_run& run)
 {
     char err[QR_ERRBUF_SIZE];
-    std::string log = dir + "/testbed/traceroutes.csv", paths = dir + "/capture/paths.txt";
-    FILE* f = fopen(log.c_str(), "w");
-    if (!f)
-        return cli_fail("testbed", "%s: %s", log.c_str(), strerror(errno));
-    fprintf(f, "trace,host,flow,src,dst,sport,dport,ttl,ip_id,sent_ns,replier,rtt_ns\n");
-    for (size_t i = 0; i < run.n_traces; i++)
-    {
-        const qr_row_traceroute& x = run.traces[i];
-        char a[20] = "";
-        if (x.replier)
-            snprintf(a,
-                     sizeof a,
-                     "%u.%u.%u.%u",
-                     x.replier >> 24,
-                     x.replier >> 16 & 255u,
-                     x.replier >> 8 & 255u,
-                     x.replier & 255u);
-        uint32_t flow = qr_dir_flow(x.dir);
-        fprintf(f,
-                "%u,%u,%u,%u,%u,%u,%u,%u,%u,%" PRId64 ",%s,%" PRId64 "\n",
-                x.trace,
-                x.host,
-                flow,
-                fl[flow].src,
-                fl[flow].dst,
-                ports[flow],
-                QR_SINK_PORT,
-                x.ttl,
-                x.ip_id,
-                x.sent_ns,
-                a,
-                x.rtt_ns);
-    }
-    if (fclose(f))
-        return cli_fail("testbed", "%s: %s", log.c_str(), strerror(errno));
-    const qr_topology* t = qr_fabric_topology(fab);
-    qr_flow_table* ft = nullptr;
-    qr_row_path* rows = nullptr;
-    size_t nr = 0;
-    if (qr_flow_table_for_topology(&ft, fl, nFlows, t, err) ||
-        qr_traceroute_paths(t, ft, run.traces, run.n_traces, &rows, &nr))
-    {
-        qr_flow_table_destroy(ft);
-        return cli_fail("testbed", "traceroutes: %s", err);
-    }
-    /* per direction, hop by hop: the first known name of any of its traces */
-    std::vector<std::vector<std::string>> byDir(qr_flow_table_directions(ft));
-    for (size_t i = 0; i < nr; i++)
-    {
-        std::vector<std::string>& v = byDir[rows[i].dir];
-        if (v.size() <= rows[i].hop)
-            v.resize(rows[i].hop + 1);
-        if (v[rows[i].hop].empty())
-            v[rows[i].hop] = rows[i].link;
-    }
-    free(rows);
-    qr_flow_table_destroy(ft);
-    f = fopen(paths.c_str(), "w");
-    if (!f)
-        return cli_fail("testbed", "%s: %s", paths.c_str(), strerror(errno));
-    fprintf(f, "# 007's traceroutes on the testbed: SRC SPORT DST DPORT and the cables found\n");
-    for (size_t d = 0; d < byDir.size(); d++)
-    {
-        if (byDir[d].empty())
-            continue;
-        uint32_t flow = qr_dir_flow(static_cast<uint32_t>(d));
-        char sa[32], da[32];
-        tb_host_addr(fab, fl[flow].src, sa, sizeof sa);
-        tb_host_addr(fab, fl[flow].dst, da, sizeof da);
-        fprintf(f, "%s %u %s %u", sa, ports[flow], da, QR_SINK_PORT);
-        for (const std::string& l : byDir[d])
-            fprintf(f, " %s", l.empty() ? "*" : l.c_str());
-        fputc('\n', f);
-    }
-    if (fclose(f))
-        return cli_fail("testbed", "%s: %s", paths.c_str(), strerror(errno));
-    (void)c;
+    if (qr_testbed_traces_write((dir + "/testbed/traceroutes.csv").c_str(),
+                                (dir + "/capture/paths.txt").c_str(),
+                                qr_fabric_topology(fab),
+                                fl,
+                                nFlows,
+                                ports.data(),
+                                run.traces,
+                                run.n_traces,
+                                err))
+        return cli_fail("testbed", "%s", err);
     return 0;
 }
 
@@ -889,7 +820,7 @@ qr_cmd_testbed(int argc, char** argv)
     }
     if (rc == 0)
         if (rc == 0 && fabRaw && c->traceroute.per_connection > 0)
-            rc = WriteTraces(dir, c, fabRaw, fl, nFlows, ports, run);
+            rc = WriteTraces(dir, fabRaw, fl, nFlows, ports, run);
     std::string pathsFile = dir + "/capture/paths.txt";
     if (rc == 0)
         rc =

@@ -879,6 +879,100 @@ int qr_testbed_flows_write(const char *path, const qr_flow *schedule, const uint
     return rc;
 }
 
+/* ---- 007's traceroutes on the testbed ---- */
+
+struct traces_ctx {
+    const qr_topology *t;
+    const qr_flow *flows;
+    const uint16_t *sport;
+    const qr_row_traceroute *probes;
+    size_t n;
+    char (*links)[48]; /* merged paths: per direction QR_TRACE_MAX_TTL + 1 cables */
+    uint8_t *hops;     /* per direction: 0 untraced */
+    size_t n_dirs;
+};
+
+static void ip4(uint32_t a, char *buf, size_t size)
+{
+    snprintf(buf, size, "%u.%u.%u.%u", a >> 24, a >> 16 & 255u, a >> 8 & 255u, a & 255u);
+}
+
+static void write_traces(FILE *f, const void *vctx)
+{
+    const struct traces_ctx *c = vctx;
+    fprintf(f, "trace,host,flow,src,dst,sport,dport,ttl,ip_id,sent_ns,replier,rtt_ns\n");
+    for (size_t i = 0; i < c->n; i++) {
+        const qr_row_traceroute *x = &c->probes[i];
+        uint32_t flow = qr_dir_flow(x->dir);
+        char a[20] = "";
+        if (x->replier)
+            ip4(x->replier, a, sizeof a);
+        fprintf(f, "%u,%u,%u,%u,%u,%u,%u,%u,%u,%" PRId64 ",%s,%" PRId64 "\n", x->trace, x->host,
+                flow, c->flows[flow].src, c->flows[flow].dst, c->sport[flow], QR_SINK_PORT, x->ttl,
+                x->ip_id, x->sent_ns, a, x->rtt_ns);
+    }
+}
+
+static void write_path_file(FILE *f, const void *vctx)
+{
+    const struct traces_ctx *c = vctx;
+    fprintf(f, "# 007's traceroutes on the testbed: SRC SPORT DST DPORT and the cables found\n");
+    for (size_t d = 0; d < c->n_dirs; d++) {
+        if (!c->hops[d])
+            continue;
+        uint32_t flow = qr_dir_flow((uint32_t)d);
+        char sa[20], da[20];
+        ip4(qr_topology_host_addr(c->t, c->flows[flow].src), sa, sizeof sa);
+        ip4(qr_topology_host_addr(c->t, c->flows[flow].dst), da, sizeof da);
+        fprintf(f, "%s %u %s %u", sa, c->sport[flow], da, QR_SINK_PORT);
+        for (uint32_t h = 0; h < c->hops[d]; h++) {
+            const char *l = c->links[d * (QR_TRACE_MAX_TTL + 1) + h];
+            fprintf(f, " %s", l[0] ? l : "*");
+        }
+        fputc('\n', f);
+    }
+}
+
+int qr_testbed_traces_write(const char *log_path, const char *paths_path, const qr_topology *t,
+                            const qr_flow *flows, size_t n_flows, const uint16_t *sport,
+                            const qr_row_traceroute *probes, size_t n, char *errbuf)
+{
+    qr_flow_table *ft = NULL;
+    qr_row_path *rows = NULL;
+    size_t nr = 0;
+    struct traces_ctx c = {t, flows, sport, probes, n, NULL, NULL, 0};
+    int rc = qr_flow_table_for_topology(&ft, flows, n_flows, t, errbuf);
+    if (!rc && (rc = qr_traceroute_paths(t, ft, probes, n, &rows, &nr)))
+        qri_err(errbuf, rc, "%s: out of memory", paths_path);
+    if (!rc) {
+        c.n_dirs = qr_flow_table_directions(ft);
+        c.links = calloc((c.n_dirs + 1) * (QR_TRACE_MAX_TTL + 1), sizeof *c.links);
+        c.hops = calloc(c.n_dirs + 1, 1);
+        if (!c.links || !c.hops)
+            rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", paths_path);
+    }
+    /* per direction, hop by hop: the first known name of any of its traces */
+    for (size_t i = 0; !rc && i < nr; i++) {
+        const qr_row_path *r = &rows[i];
+        if (r->dir >= c.n_dirs || r->hop > QR_TRACE_MAX_TTL)
+            continue;
+        char *l = c.links[r->dir * (QR_TRACE_MAX_TTL + 1) + r->hop];
+        if (!l[0])
+            snprintf(l, 48, "%s", r->link);
+        if (c.hops[r->dir] < r->hop + 1)
+            c.hops[r->dir] = (uint8_t)(r->hop + 1);
+    }
+    if (!rc)
+        rc = qr_write_text_file(log_path, write_traces, &c, errbuf);
+    if (!rc)
+        rc = qr_write_text_file(paths_path, write_path_file, &c, errbuf);
+    free(rows);
+    free(c.links);
+    free(c.hops);
+    qr_flow_table_destroy(ft);
+    return rc;
+}
+
 int qr_testbed_app_completed(const qr_app *app, const qr_testbed_app *r)
 {
     uint64_t cb, sb;

@@ -18,6 +18,7 @@
 #include "qreplay/flowtable.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
+#include "qreplay/traceroute.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,17 @@ typedef struct qr_testbed_flow {
     uint32_t retransmissions; /* the sender's tcpi_total_retrans */
     const char *why;          /* failed: the reason (may be NULL) */
 } qr_testbed_flow;
+
+/* 007's traceroutes of a testbed run (the agents' probes, traceroute.h rows, numbered by trace;
+ * dir the data direction of flows[flow] on topology t, sent from sport[flow]): their log at
+ * log_path (CSV: trace,host,flow,src,dst,sport,dport,ttl,ip_id,sent_ns,replier,rtt_ns; replier as
+ * an address, empty and -1 without an answer) and the paths they found at paths_path as an
+ * import's path file (qr_import_paths_read: per traced direction its cables hop by hop, the first
+ * known name of any of its traces, "*" unknown), each written whole or not at all. Returns 0, or
+ * the flow table's or writer's error naming the file. */
+int qr_testbed_traces_write(const char *log_path, const char *paths_path, const qr_topology *t,
+                            const qr_flow *flows, size_t n_flows, const uint16_t *sport,
+                            const qr_row_traceroute *probes, size_t n, char *errbuf);
 
 /* One line an agent reports on its stdout (testbed_agent.c writes them, the testbed reads them):
  *   "sent FLOW START_NS END_NS BYTES RETRANS"  the sender's connect, its close, bytes, retransmits
