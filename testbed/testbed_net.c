@@ -1171,6 +1171,10 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
         ac.host = (uint32_t)(i - ag_first);
         drain(&t->p[i], on_agent_line, &ac); /* the pings still open at the stop */
     }
+    /* the agents' last packets (the resets of the probes they closed at the stop) cross the
+     * fabric before the captures stop (0.5 s: far longer than their way through it) */
+    for (int w = 0; run->pingmesh && !cli_signal && w < 25; w++)
+        usleep(20000);
     free(ac.fin);
     if (!rc && ac.oom)
         rc = cli_fail(command, "out of memory for the agents' probes");
