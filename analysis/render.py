@@ -934,7 +934,25 @@ def block_faults_fabric(name):
     return "\n".join(out)
 
 
+def block_fabric_rates(name):
+    """The fat-tree testbed at rising link rates on this machine: what the captures followed and
+    how long packets took from their host's capture to their edge switch's."""
+    r = load(name)["results"]["runs"]
+    out = ["| link rate | flows (completed) | switch hops captured | queue drops (qdiscs) | "
+           "host to switch p50 | p99 | a packet's time | p99 / packet time |",
+           "|---|---|---|---|---|---|---|---|"]
+    for x in r:
+        out.append("| %d Mbit/s | %d (%d) | %s | %d | %.1f us | %.1f us | %.0f us | %.2f |" % (
+            x["rate_mbps"], x["flows"], x["completed"], "{:,}".format(x["hops"]),
+            x["qdisc_drops"], x["tap_delay_p50_ns"] / 1e3, x["tap_delay_p99_ns"] / 1e3,
+            x["packet_ns"] / 1e3, x["tap_delay_p99_ns"] / x["packet_ns"]))
+    out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 BLOCKS = {
+    "fabric-rates": lambda: block_fabric_rates("fabric-rates"),
     "faults-fabric": lambda: block_faults_fabric("faults-fabric"),
     "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
     "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),

@@ -438,8 +438,31 @@ def testbed_apps(out, opts):
     return {"repeats": reps}
 
 
+def fabric_rates(out, opts):
+    """The fat-tree testbed at rising link rates: what the machine kept up with. Per rate the
+    packets its captures followed, the flows, and the delay from a host's capture to its edge
+    switch's (truth.h5: a machine that keeps up takes well under a packet's time)."""
+    res = []
+    for r in opts["runs"]:
+        d = os.path.join(out, r["dir"])
+        t = attrs(h5().File(os.path.join(d, "recording", "truth", "truth.h5"), "r"))
+        with open(os.path.join(d, "testbed", "fabric.csv")) as fh:
+            ports = list(csv.DictReader(fh))
+        with open(os.path.join(d, "testbed", "flows.csv")) as fh:
+            flows = list(csv.DictReader(fh))
+        res.append({"rate_mbps": r["rate_mbps"],
+                    "hops": sum(int(x["in"]) for x in ports),
+                    "qdisc_drops": sum(int(x["qdisc_drops"]) for x in ports),
+                    "flows": len(flows),
+                    "completed": sum(int(x["completed"]) for x in flows),
+                    "tap_delay_p50_ns": t.get("tap_delay_p50_ns"),
+                    "tap_delay_p99_ns": t.get("tap_delay_p99_ns"),
+                    "packet_ns": 1500 * 8 * 1000 / r["rate_mbps"]})
+    return {"runs": res}
+
+
 SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
              "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
-             "testbed_apps": testbed_apps}
+             "testbed_apps": testbed_apps, "fabric_rates": fabric_rates}

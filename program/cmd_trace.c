@@ -23,6 +23,13 @@ static const cli_opt opts[] = {
     {"counter-interval", 0, CLI_VALUE, "TIME",
      "how often the switches' drop counters are read (1ms): a drop whose trace stops at a\n"
      "                         port whose counter did not move in its interval is silent"},
+    {"mirror", 0, CLI_VALUE, "RULE",
+     "what the switches mirror: all (every packet, the default) or everflow (Everflow's\n"
+     "                         rules: packets with SYN, FIN or RST)"},
+    {"mirror-rate", 0, CLI_VALUE, "RATE",
+     "each switch's mirror session sends copies (the first 128 B + 38 B of GRE) at RATE\n"
+     "                         (\"10Mbps\"); copies beyond its FIFO are lost (default: no limit)"},
+    {"mirror-buffer", 0, CLI_VALUE, "BYTES", "the mirror session's FIFO (64KB)"},
     {"replay", 0, CLI_VALUE, "NAME",
      "trace through the replay DIR/replay/NAME instead of the runtime's ground truth"},
     {"arrivals", 0, CLI_VALUE, "FILE", "trace through this arrival log (a replay's)"},
@@ -44,6 +51,10 @@ static const cli_spec spec = {
     "The hops come from the runtime's ground truth (DIR/truth/arrivals.qra) by default, or from a\n"
     "replay's arrival log (--replay, --arrivals); a recording without truth (an imported capture)\n"
     "uses its tagged replay, or an exact tagged replay run now.\n\n"
+    "The analyzer sees only the copies the switches mirror (--mirror) and their sessions did not\n"
+    "lose (--mirror-rate, --mirror-buffer): a trace ends at its last copy. It was delivered if\n"
+    "that copy was admitted towards its destination host; otherwise it stopped there (a queue\n"
+    "drop, a silent drop, or a lost copy: the analyzer cannot tell the last two apart).\n\n"
     "Match expressions (and, or, not, also &&, ||, !; parentheses):\n"
     "  all                      every packet\n"
     "  flow N | flow N-M        a flow (both directions) or a range of flows\n"
@@ -73,7 +84,8 @@ static const cli_spec spec = {
     "  qreplay trace /tmp/g --match 'drop silent'         # drops no switch counted\n"
     "  qreplay trace /tmp/g --match 'syn and not ack'     # every connection's first SYN\n"
     "  qreplay trace /tmp/g --match 'src h0 and dst h15 and payload'   # profile a host pair\n"
-    "  qreplay trace /tmp/g --match 'flow 12 and (dropped or queued 50us)'\n"};
+    "  qreplay trace /tmp/g --match 'flow 12 and (dropped or queued 50us)'\n"
+    "  qreplay trace /tmp/g --mirror everflow --mirror-rate 20Mbps --match dropped\n"};
 
 static int count_arg(const char *name, const char *s, size_t min, size_t *out)
 {
@@ -95,6 +107,8 @@ int qr_cmd_trace(int argc, char **argv)
     const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
     const char *limit_s = cli_value(&a, "limit"), *show_s = cli_value(&a, "show");
     const char *drops_s = cli_value(&a, "drops"), *ci = cli_value(&a, "counter-interval");
+    const char *mirror = cli_value(&a, "mirror"), *mrate = cli_value(&a, "mirror-rate");
+    const char *mbuf = cli_value(&a, "mirror-buffer");
     int quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
     cli_analysis_in in = {0};
@@ -115,6 +129,27 @@ int qr_cmd_trace(int argc, char **argv)
         goto out;
     if (ci && (qr_parse_time_ns(ci, &o.counter_interval_ns, err) || o.counter_interval_ns <= 0)) {
         rc = cli_usage_error("trace", "--counter-interval: '%s' is not a time above 0", ci);
+        goto out;
+    }
+    if (mirror && qr_mirror_parse(mirror, &o.mirror)) {
+        rc = cli_usage_error("trace", "--mirror: '%s' is not a rule (all, everflow)", mirror);
+        goto out;
+    }
+    if (mrate && (qr_parse_rate_bps(mrate, &o.mirror_rate_bps, err) || !o.mirror_rate_bps)) {
+        rc = cli_usage_error("trace", "--mirror-rate: '%s' is not a rate above 0 (\"10Mbps\")",
+                             mrate);
+        goto out;
+    }
+    if (mbuf && (qr_parse_bytes(mbuf, &o.mirror_buffer_bytes, err) ||
+                 o.mirror_buffer_bytes < QR_MIRROR_SNAP + QR_MIRROR_ENCAP)) {
+        rc = cli_usage_error("trace",
+                             "--mirror-buffer: '%s' is not a size of at least one copy (%d B)",
+                             mbuf, QR_MIRROR_SNAP + QR_MIRROR_ENCAP);
+        goto out;
+    }
+    if (mbuf && !mrate) {
+        rc = cli_usage_error("trace", "--mirror-buffer needs --mirror-rate (without a rate the "
+                                      "mirror loses nothing)");
         goto out;
     }
     cli_recording_dir(dir, rec_dir, sizeof rec_dir);

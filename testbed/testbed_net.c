@@ -1172,8 +1172,12 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
         drain(&t->p[i], on_agent_line, &ac); /* the pings still open at the stop */
     }
     /* the agents' last packets (the resets of the probes they closed at the stop) cross the
-     * fabric before the captures stop (0.5 s: far longer than their way through it) */
-    for (int w = 0; run->pingmesh && !cli_signal && w < 25; w++)
+     * fabric and reach the captures' files before the captures stop: tcpdump hands the kernel's
+     * ring to its file a block at a time, a block when it fills or 1 s after its first packet
+     * (libpcap's packet buffer timeout), and what a block holds when tcpdump is stopped is lost
+     * without being counted as dropped; so 1.3 s */
+    for (int w = 0;
+         (run->pingmesh || run->conf->traceroute.per_connection > 0) && !cli_signal && w < 65; w++)
         usleep(20000);
     free(ac.fin);
     if (!rc && ac.oom)

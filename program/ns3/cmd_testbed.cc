@@ -83,14 +83,24 @@ const cli_spec kTestbedSpec = {
     "diagnosis is scored against what the switch's captures show (DIR/testbed/diagnosis.csv:\n"
     "its drops, the queue its packets met, right, wrong or unknown); DIR/testbed/apps.csv holds\n"
     "each session's outcome.\n"
-    "Needs root, iproute2, tcpdump and ethtool. Keys the testbed cannot honour are refused.\n"
-    "Everything it creates is removed when it ends, also on Ctrl-C or an error.\n",
+    "With [topology] kind = fattree (k = 2 or 4) it builds a fat tree of host and switch\n"
+    "namespaces routed by Linux's own multipath hash (a seed per switch), captures both\n"
+    "directions of every switch port (DIR/capture/sS-pP.pcap), plants [faults] gray and\n"
+    "blackhole with nftables rules (rate with the port's shaper; delay is refused), runs 007's\n"
+    "traceroute agents ([traceroute]) and Pingmesh's probe agents ([pingmesh]) on every host,\n"
+    "and follows every packet through the switches' captures (DIR/recording/truth: the true\n"
+    "paths, every drop and whose, checked against the qdiscs' and rules' counters); then\n"
+    "qreplay blame, pingmesh and trace analyse DIR. Its flows are not replayed.\n"
+    "Needs root, iproute2, tcpdump and ethtool (and nft for faults). Keys the testbed cannot\n"
+    "honour are refused. Everything it creates is removed when it ends, also on Ctrl-C or an\n"
+    "error; after a kill -9, --cleanup removes what is left.\n",
     kTestbedOpts,
     sizeof kTestbedOpts / sizeof kTestbedOpts[0],
     0,
     1,
     "expected one SCENARIO file",
-    "example:\n  sudo qreplay testbed scenarios/testbed-single-switch.ini -o results/testbed\n"};
+    "examples:\n  sudo qreplay testbed scenarios/testbed-single-switch.ini -o results/testbed\n"
+    "  sudo qreplay testbed scenarios/testbed-fattree.ini -o /tmp/ft && qreplay blame /tmp/ft\n"};
 
 struct Free
 {

@@ -217,10 +217,30 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
             "read               %" PRIu64 " arrivals of %" PRIu64 " recorded packets (%" PRIu64
             " arrivals of packets the recording lacks, left out)\n",
             s->arrivals, s->packets, s->unknown_arrivals);
+    fprintf(out, "mirror             %s", qr_mirror_name(t->opts.mirror));
+    if (t->opts.mirror == QR_MIRROR_EVERFLOW)
+        fprintf(out, " (Everflow's rules: SYN, FIN, RST)");
+    else
+        fprintf(out, " (every packet at every switch)");
+    if (t->opts.mirror_rate_bps)
+        fprintf(out,
+                "; sessions of %.6g Mbps over %" PRIu64 " B: %" PRIu64 " of %" PRIu64
+                " copies lost",
+                (double)t->opts.mirror_rate_bps / 1e6, t->opts.mirror_buffer_bytes, s->mirror_lost,
+                s->mirror_copies);
+    else
+        fprintf(out, "; %" PRIu64 " copies, none lost (no session limit)", s->mirror_copies);
+    fputc('\n', out);
     fprintf(out,
             "matched            %" PRIu64 " packets: %" PRIu64 " left their last switch, %" PRIu64
-            " dropped, %" PRIu64 " reached no switch in the log\n",
+            " dropped, %" PRIu64 " reached no switch in the log (or no copy of them did)\n",
             s->matched, s->delivered, s->dropped, s->unseen);
+    if (s->gaps || s->in_flight)
+        fprintf(out,
+                "                   %" PRIu64
+                " delivered with a hop missing (a lost copy), %" PRIu64
+                " in flight when the log ends\n",
+                s->gaps, s->in_flight);
     fprintf(out, "kept               %" PRIu64 " in /packets and /hops", s->kept);
     if (s->kept < s->matched - s->unseen)
         fprintf(out, " (the first by time at their first switch; --limit)");

@@ -500,6 +500,113 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     cr_assert_eq(silent, of_fault, "a silent drop that was a queue's: %s", out);
 }
 
+/* Processes of a run folder still alive: its captures (tcpdump -w DIR/capture/...) and agents. */
+static int run_processes(const char *run)
+{
+    char cmd[512];
+    /* the brackets keep the pattern from matching this shell's own command line */
+    snprintf(cmd, sizeof cmd,
+             "pgrep -f -- '%s/[c]apture/' | wc -l; pgrep -f 'testbed-agen[t] ' | wc -l", run);
+    FILE *p = popen(cmd, "r");
+    int a = 0, b = 0;
+    if (p) {
+        if (fscanf(p, "%d %d", &a, &b) != 2)
+            a = b = -1;
+        pclose(p);
+    }
+    return a < 0 ? -1 : a + b;
+}
+
+/* Start a fat-tree run in the background, wait until its 36 namespaces exist and its traffic,
+ * captures, agents and nftables rules run, then send it sig; the exit status (or -1). */
+static int fat_tree_signalled(const char *ini, const char *run, int sig, int before)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && (%s testbed %s -o %s --no-figures >%s.o 2>%s.e & pid=$!; "
+             "for i in $(seq 150); do [ $(ip netns list | grep -c '^qrtb') -ge %d ] && break; "
+             "sleep 0.1; done; sleep 2; kill -%d $pid; wait $pid; echo $? >%s.status)",
+             QR_SOURCE_DIR, QR_PROGRAM, ini, run, run, run, before + 36, sig, run);
+    if (system(cmd) != 0)
+        return -1;
+    char p[512], st[32] = "";
+    snprintf(p, sizeof p, "%s.status", run);
+    slurp(p, st, sizeof st);
+    snprintf(p, sizeof p, "%s.e", run);
+    slurp(p, err, sizeof err);
+    return atoi(st);
+}
+
+/* A fat tree (36 namespaces, 96 captures, 16 agents, nftables rules) stopped by Ctrl-C during its
+ * traffic removes all of it; killed with SIGKILL it cannot, and `testbed --cleanup` then removes
+ * every namespace and process of the dead run and nothing of a live one. */
+Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
+{
+    need_root();
+    if (system("command -v nft >/dev/null") != 0)
+        cr_skip_test("nft is not installed (./waf deps installs nftables)");
+    char p[512];
+    snprintf(p, sizeof p, "%s/flows.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    /* 10 s of traffic at 20 Mbps: the signal comes during it */
+    fprintf(f, "src,dst,bytes,start\n4,0,25MB,0\n9,3,25MB,0\n14,6,25MB,0\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/ft.ini", dir);
+    f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "[topology]\nkind = fattree\nk = 4\n[links]\nrate = 20Mbps\ndelay = 1us\n"
+               "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
+               "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
+               "[clock]\nmax_offset = 0\n"
+               "[sampling]\nth = 0\n[faults]\ngray = s8-s16 1%%\n[traceroute]\n"
+               "per_connection = 1\n[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n");
+    fclose(f);
+    int before = count_netns("qrtb");
+    char run[512];
+
+    /* Ctrl-C */
+    snprintf(run, sizeof run, "%s/int", dir);
+    int st = fat_tree_signalled(p, run, SIGINT, before);
+    int left = count_netns("qrtb"), procs = run_processes(run);
+    if (left != before)
+        qreplay("testbed --cleanup");
+    cr_assert_eq(st, 130, "exit %d: %s", st, err);
+    cr_assert(strstr(err, "interrupted"), "%s", err);
+    cr_assert_eq(left, before, "%d namespaces left behind after Ctrl-C", left - before);
+    cr_assert_eq(procs, 0, "%d captures or agents still run after Ctrl-C", procs);
+    cr_assert_not(exists("%s/recording/recording.h5", run));
+
+    /* SIGKILL: nothing in the process can clean up */
+    snprintf(run, sizeof run, "%s/kill", dir);
+    st = fat_tree_signalled(p, run, SIGKILL, before);
+    int after_kill = count_netns("qrtb"), procs_kill = run_processes(run);
+    /* a namespace of a testbed that still runs (this test's own pid) */
+    char live[64], cmd[256];
+    snprintf(live, sizeof live, "qrtb%ld-decoy", (long)getpid());
+    snprintf(cmd, sizeof cmd, "ip netns add %s", live);
+    int decoy = system(cmd) == 0;
+    int rc = qreplay("testbed --cleanup");
+    int after_cleanup = count_netns("qrtb"), procs_cleanup = run_processes(run);
+    snprintf(cmd, sizeof cmd, "ip netns del %s 2>/dev/null", live);
+    if (system(cmd) != 0 && decoy)
+        cr_log_warn("could not delete %s", live);
+    cr_assert_eq(st, 128 + SIGKILL, "exit %d", st);
+    cr_assert_eq(after_kill, before + 36, "a killed run leaves its 36 namespaces (%d)",
+                 after_kill - before);
+    cr_assert_gt(procs_kill, 0, "a killed run leaves its captures and agents");
+    cr_assert(decoy);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(after_cleanup, before + 1, "--cleanup left %d namespaces (the live decoy is 1)",
+                 after_cleanup - before);
+    cr_assert_eq(procs_cleanup, 0, "%d captures or agents survive --cleanup", procs_cleanup);
+    int removed = 0;
+    for (const char *s = out; (s = strstr(s, "removing namespace qrtb")); s++)
+        removed++;
+    cr_assert_eq(removed, 36, "--cleanup reported %d namespaces:\n%s", removed, out);
+    cr_assert_null(strstr(out, live), "--cleanup removed a live testbed's namespace");
+}
+
 /* Real applications (scenarios/testbed-apps.ini: two 9 MB HTTP downloads into one host, an HTTP
  * keep-alive session, a two-way bulk, a request/response protocol): every session completes,
  * every connection of the import is one of them, and the diagnosis from the hosts' captures

@@ -182,6 +182,114 @@ Test(trace_cli, every_packet_is_conserved_against_the_log)
     qr_h5_rows_free(d);
 }
 
+static int cmp_packet(const void *x, const void *y)
+{
+    uint64_t a = ((const qr_row_hop_packet *)x)->packet, b = ((const qr_row_hop_packet *)y)->packet;
+    return a < b ? -1 : a > b;
+}
+
+/* The fate of packet id in /packets rows pk sorted by packet (cmp_packet): 0 delivered or in
+ * flight, a decision if its trace stopped, -1 if no copy of it came. */
+static int fate_of(const qr_row_hop_packet *pk, size_t n, uint64_t id)
+{
+    qr_row_hop_packet key = {.packet = id};
+    const qr_row_hop_packet *r = bsearch(&key, pk, n, sizeof *pk, cmp_packet);
+    return r ? r->fate : -1;
+}
+
+/* Everflow's analyzer sees what the switches mirror and their sessions do not lose. A session
+ * that never fills changes nothing; a busy one loses copies, every copy it kept is one hop of a
+ * trace, a trace ends at its last kept copy (so a delivered trace can miss a hop, a packet looks
+ * delivered only if it was, and a dropped one still stops somewhere, or no copy of it came);
+ * Everflow's rule mirrors exactly the SYN, FIN and RST packets' hops. */
+Test(trace_cli, a_busy_mirror_loses_copies_and_its_traces_stop_early)
+{
+    planted_run();
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/a.h5", dir);
+    snprintf(pb, sizeof pb, "%s/b.h5", dir);
+    cr_assert_eq(qreplay("trace %s/g --limit 0 -o %s --no-figures --quiet", dir, pa), 0, "%s", err);
+    size_t ns, na, nb;
+    qr_row_hop_summary *sa = rows_of(pa, "/summary", &qr_schema_hop_summary, &ns);
+    qr_row_hop_packet *a = rows_of(pa, "/packets", &qr_schema_hop_packet, &na);
+    qsort(a, na, sizeof *a, cmp_packet);
+    cr_assert_eq(sa[0].mirror_copies, sa[0].arrivals, "a lossless tap mirrors every arrival");
+    cr_assert_eq(sa[0].mirror_lost + sa[0].gaps + sa[0].in_flight, 0);
+
+    /* a session far faster than the copies: the same traces */
+    cr_assert_eq(
+        qreplay("trace %s/g --limit 0 --mirror-rate 100Tbps -o %s --no-figures --quiet", dir, pb),
+        0, "%s", err);
+    qr_row_hop_summary *sb = rows_of(pb, "/summary", &qr_schema_hop_summary, &ns);
+    cr_assert_eq(sb[0].mirror_lost, 0);
+    cr_assert_eq(sb[0].delivered, sa[0].delivered);
+    cr_assert_eq(sb[0].dropped, sa[0].dropped);
+    cr_assert_eq(sb[0].silent, sa[0].silent);
+    qr_h5_rows_free(sb);
+
+    /* 1 Gbit/s sessions with a 4 KB FIFO at switches of 10 Gbit/s ports: copies are lost */
+    cr_assert_eq(qreplay("trace %s/g --limit 0 --mirror-rate 1Gbps --mirror-buffer 4KB -o %s "
+                         "--no-figures",
+                         dir, pb),
+                 0, "%s", err);
+    cr_assert(strstr(out, "copies lost"), "%s", out);
+    sb = rows_of(pb, "/summary", &qr_schema_hop_summary, &ns);
+    qr_row_hop_packet *b = rows_of(pb, "/packets", &qr_schema_hop_packet, &nb);
+    qsort(b, nb, sizeof *b, cmp_packet);
+    cr_assert_gt(sb[0].mirror_lost, 0, "busy switches lose copies");
+    cr_assert_lt(sb[0].mirror_lost, sb[0].mirror_copies);
+    cr_assert_eq(sb[0].mirror_copies, sa[0].arrivals);
+    cr_assert_eq(sb[0].delivered + sb[0].dropped + sb[0].in_flight + sb[0].unseen, sb[0].matched);
+    uint64_t hops = 0, gaps = 0;
+    for (size_t i = 0; i < nb; i++) {
+        hops += b[i].hops;
+        uint32_t want = switches_between(b[i].src, b[i].dst);
+        cr_assert_leq(b[i].hops, want);
+        int fa = fate_of(a, na, b[i].packet);
+        cr_assert_geq(fa, 0, "a copy of packet %" PRIu64 " came though the tap saw none",
+                      b[i].packet);
+        if (b[i].in_flight) {
+            cr_assert_eq(b[i].fate, 0);
+        } else if (!b[i].fate) {
+            gaps += b[i].hops < want;
+            cr_assert_eq(fa, 0, "packet %" PRIu64 " looks delivered but was dropped", b[i].packet);
+        }
+    }
+    cr_assert_eq(hops, sb[0].mirror_copies - sb[0].mirror_lost, "every kept copy is one hop");
+    cr_assert_eq(gaps, sb[0].gaps);
+    cr_assert_gt(sb[0].dropped, sa[0].dropped, "lost copies end delivered packets' traces early");
+    /* every packet the tap saw dropped still stops somewhere, or no copy of it came */
+    for (size_t i = 0; i < na; i++) {
+        const qr_row_hop_packet *x = bsearch(&a[i], b, nb, sizeof *b, cmp_packet);
+        if (a[i].fate && x)
+            cr_assert(x->fate || x->in_flight, "packet %" PRIu64, a[i].packet);
+    }
+    qr_h5_rows_free(sb);
+    qr_h5_rows_free(b);
+
+    /* Everflow's rule: exactly the SYN, FIN and RST packets' hops */
+    cr_assert_eq(
+        qreplay("trace %s/g --limit 0 --mirror everflow -o %s --no-figures --quiet", dir, pb), 0,
+        "%s", err);
+    sb = rows_of(pb, "/summary", &qr_schema_hop_summary, &ns);
+    b = rows_of(pb, "/packets", &qr_schema_hop_packet, &nb);
+    uint64_t want = 0, got = 0;
+    for (size_t i = 0; i < na; i++)
+        if (a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST))
+            want += a[i].hops;
+    for (size_t i = 0; i < nb; i++) {
+        cr_assert(b[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST));
+        got += b[i].hops;
+    }
+    cr_assert_gt(want, 0);
+    cr_assert_eq(sb[0].mirror_copies, want);
+    cr_assert_eq(got, want);
+    qr_h5_rows_free(sa);
+    qr_h5_rows_free(a);
+    qr_h5_rows_free(sb);
+    qr_h5_rows_free(b);
+}
+
 /* splitmix64: a seeded stream for the random expressions */
 typedef struct rng {
     uint64_t x;

@@ -210,9 +210,11 @@ Test(results, results_of_a_hand_built_run_folder)
     cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 3, NULL, 0, NULL, 0, err), QR_OK,
                  "%s", err);
     qr_row_drop rdrop[] = {{4, 0, 300, 0, 1, 1500, QR_DROP_THRESHOLD, 0, 3000, 2000}};
-    qr_truth_info ti = {
-        NULL, QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0, 0, 0, NULL,
-        0};
+    qr_truth_info ti = {.recording_id = NULL,
+                        .end = QR_END_COMPLETED,
+                        .sim_end_ns = 1000,
+                        .events = 10,
+                        .wall_s = 0.1};
     snprintf(p, sizeof p, "%s/recording/truth/truth.h5", dir);
     cr_assert_eq(qr_truth_write(p, s, &ti, rdrop, 1, NULL, 0, err), QR_OK, "%s", err);
     snprintf(p, sizeof p, "%s/recording/truth/arrivals.qra", dir);
@@ -287,9 +289,11 @@ Test(results, a_progress_callback_stops_results_leaving_nothing)
     qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000, 0, NULL, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 1, NULL, 0, NULL, 0, err), QR_OK);
-    qr_truth_info ti = {
-        NULL, QR_END_COMPLETED, 1000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0, 0, 0, NULL,
-        0};
+    qr_truth_info ti = {.recording_id = NULL,
+                        .end = QR_END_COMPLETED,
+                        .sim_end_ns = 1000,
+                        .events = 10,
+                        .wall_s = 0.1};
     snprintf(p, sizeof p, "%s/recording/truth/truth.h5", dir);
     cr_assert_eq(qr_truth_write(p, s, &ti, NULL, 0, NULL, 0, err), QR_OK);
     snprintf(p, sizeof p, "%s/recording/truth/arrivals.qra", dir);

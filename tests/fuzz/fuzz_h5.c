@@ -136,9 +136,11 @@ setup(void)
     path_of(0, p, sizeof p);
     if (qr_recording_write(p, s, &info, f, 1, h, 3, NULL, 0, rx, 0, err))
         abort();
-    qr_truth_info ti = {
-        id, QR_END_COMPLETED, 100000, 10, 0.1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0, 0, 0, NULL,
-        0};
+    qr_truth_info ti = {.recording_id = id,
+                        .end = QR_END_COMPLETED,
+                        .sim_end_ns = 100000,
+                        .events = 10,
+                        .wall_s = 0.1};
     qr_row_drop drops[] = {
         {qr_packet_id(0, 3), 0, 4600, 0, 1, 1500, QR_DROP_THRESHOLD, 0, 3000, 0}};
     path_of(1, p, sizeof p);

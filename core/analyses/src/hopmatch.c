@@ -573,7 +573,7 @@ uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns)
         const hop_atom *x = &m->atoms[i];
         int hit = 0;
         switch (x->kind) {
-        case A_DROPPED: hit = a->decision != QR_ADMIT; break;
+        case A_DROPPED: break; /* where the trace stops: qr_match_fate */
         case A_DROP: hit = a->decision != QR_DROP_FAULT && a->decision == x->reason; break;
         case A_TAGGED: hit = a->tagged != 0; break;
         case A_VIA_SW: hit = a->sw == x->sw; break;
@@ -590,7 +590,8 @@ uint64_t qr_match_fate(const qr_match *m, int fate)
 {
     uint64_t bits = 0;
     for (size_t i = 0; i < m->n_atoms; i++)
-        if (m->atoms[i].kind == A_DROP && m->atoms[i].reason == fate)
+        if ((m->atoms[i].kind == A_DROP && m->atoms[i].reason == fate) ||
+            (m->atoms[i].kind == A_DROPPED && fate != QR_ADMIT))
             bits |= 1ull << i;
     return bits;
 }

@@ -24,9 +24,10 @@ typedef struct pstate {
     uint64_t atoms;
     int64_t first_ns, last_ns, queue_ns;
     int64_t drop_ns;
-    uint32_t hops, hop2, rank, drop_sw, drop_port;
+    uint32_t hops, hop2, rank, drop_sw, drop_port; /* hops: the mirrored ones */
     uint8_t fate; /* after pass 1: what the trace can say (QR_TRACE_SILENT, ...), see observed */
-    uint8_t retransmit, detected, matched;
+    uint8_t last; /* the decision at the last mirrored hop (drop_sw, drop_port at drop_ns) */
+    uint8_t retransmit, detected, matched, in_flight;
 } pstate;
 
 typedef struct group {
@@ -51,6 +52,12 @@ typedef struct ctx {
     group *g;
     size_t n_g, cap_g;
     size_t cap_hops, cap_drops;
+    /* the mirror: per switch, when its session's FIFO empties; a bit per log record whose copy
+     * the analyzer never got (not mirrored, or lost) */
+    int64_t *mirror_free;
+    uint8_t *unseen;
+    size_t cap_unseen;
+    int64_t log_end;
 } ctx;
 
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
@@ -59,6 +66,23 @@ void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
     o->match = "all";
     o->limit = 1000;
     o->counter_interval_ns = 1000000;
+    o->mirror = QR_MIRROR_ALL;
+    o->mirror_buffer_bytes = 65536;
+}
+
+const char *qr_mirror_name(int mirror)
+{
+    return mirror == QR_MIRROR_ALL ? "all" : mirror == QR_MIRROR_EVERFLOW ? "everflow" : NULL;
+}
+
+int qr_mirror_parse(const char *name, int *mirror)
+{
+    for (int m = QR_MIRROR_ALL; m <= QR_MIRROR_EVERFLOW; m++)
+        if (name && strcmp(name, qr_mirror_name(m)) == 0) {
+            *mirror = m;
+            return QR_OK;
+        }
+    return QR_EVALUE;
 }
 
 void qr_hoptrace_free(qr_hoptrace *t)
@@ -171,6 +195,56 @@ static int observed(const ctx *x, int decision, uint32_t sw, uint32_t port, int6
     return counted(x, sw, port, t) ? QR_TRACE_COUNTED : QR_TRACE_SILENT;
 }
 
+/* Whether the analyzer gets the copy switch a.sw makes of packet s at this arrival: the rule
+ * matches it, and its session's FIFO has room (the copies drain at the session's rate). */
+static int mirrored(ctx *x, const qr_hoptrace_opts *o, const pstate *s, const qr_arrival *a,
+                    qr_row_hop_summary *sum)
+{
+    if (o->mirror == QR_MIRROR_EVERFLOW &&
+        !(s->rp->pk.tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)))
+        return 0;
+    sum->mirror_copies++;
+    if (!o->mirror_rate_bps)
+        return 1;
+    uint64_t size = (a->bytes < QR_MIRROR_SNAP ? a->bytes : QR_MIRROR_SNAP) + QR_MIRROR_ENCAP;
+    int64_t *free_at = &x->mirror_free[a->sw];
+    uint64_t held = 0;
+    if (*free_at > a->time_ns)
+        held = (uint64_t)((__int128)(*free_at - a->time_ns) * (__int128)o->mirror_rate_bps /
+                          8000000000);
+    if (held + size > o->mirror_buffer_bytes) {
+        sum->mirror_lost++;
+        return 0;
+    }
+    *free_at =
+        (*free_at > a->time_ns ? *free_at : a->time_ns) + qr_link_tx_ns(size, o->mirror_rate_bps);
+    return 1;
+}
+
+static int mark_unseen(ctx *x, uint64_t record)
+{
+    size_t byte = (size_t)(record / 8);
+    if (byte >= x->cap_unseen) {
+        size_t cap = x->cap_unseen ? x->cap_unseen : 4096;
+        while (cap <= byte)
+            cap *= 2;
+        uint8_t *v = realloc(x->unseen, cap);
+        if (!v)
+            return QR_ENOMEM;
+        memset(v + x->cap_unseen, 0, cap - x->cap_unseen);
+        x->unseen = v;
+        x->cap_unseen = cap;
+    }
+    x->unseen[byte] |= (uint8_t)(1u << (record % 8));
+    return QR_OK;
+}
+
+static int is_unseen(const ctx *x, uint64_t record)
+{
+    size_t byte = (size_t)(record / 8);
+    return byte < x->cap_unseen && (x->unseen[byte] >> (record % 8) & 1);
+}
+
 static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, char *errbuf)
 {
     qr_arrival_reader *r;
@@ -197,9 +271,18 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
                 break;
             }
         }
+        if (a.time_ns > x->log_end)
+            x->log_end = a.time_ns;
         pstate *s = state_of(x, a.packet);
         if (!s) {
             sum->unknown_arrivals++;
+            continue;
+        }
+        if (!mirrored(x, o, s, &a, sum)) {
+            if (mark_unseen(x, sum->arrivals - 1)) {
+                rc = QR_ENOMEM;
+                break;
+            }
             continue;
         }
         int64_t q = queue_ns_of(x, &a);
@@ -207,24 +290,42 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
             s->first_ns = a.time_ns;
         s->last_ns = a.time_ns;
         s->atoms |= qr_match_hop(x->m, &a, q);
-        if (a.decision == QR_ADMIT) {
+        if (a.decision == QR_ADMIT)
             s->queue_ns += q;
-        } else if (!s->fate) {
-            s->fate = a.decision;
-            s->drop_sw = a.sw;
-            s->drop_port = a.port;
-            s->drop_ns = a.time_ns;
-        }
+        s->last = (uint8_t)a.decision;
+        s->drop_sw = a.sw;
+        s->drop_port = a.port;
+        s->drop_ns = a.time_ns;
     }
     qr_arrival_reader_close(r);
     if (rc != QR_END)
         return rc;
-    /* the counters are complete: what each stopped trace can say, and the drop tests on it */
+    /* the counters are complete: where each trace stops and what it can say there, and the drop
+     * tests on it. A trace whose last copy is a drop stops at that queue; one whose last copy
+     * was admitted towards its destination host was delivered; one that stops after an admit
+     * anywhere else lost its packet after that copy (a drop no switch's queue decided, or a
+     * copy the mirror lost: the analyzer cannot tell), unless the log ends before the packet
+     * could have left the network (the longest stay: every switch buffer on the longest path
+     * at the link rate) */
+    int64_t longest = (int64_t)qr_topology_max_hops(x->topo) *
+                      qr_link_tx_ns(x->c->buffer.size_bytes, x->c->links.rate_bps);
     for (size_t i = 0; i < x->off[x->n_dirs]; i++) {
         pstate *s = &x->st[i];
-        if (!s->rp || !s->fate)
+        if (!s->rp || !s->hops)
             continue;
-        s->fate = (uint8_t)observed(x, s->fate, s->drop_sw, s->drop_port, s->drop_ns);
+        int stop = s->last;
+        if (stop == QR_ADMIT) {
+            uint32_t dst = qr_flow_table_dir_dst(x->ft, s->rp->dir), sw, port;
+            qr_topology_host_attach(x->topo, dst, &sw, &port);
+            if (s->drop_sw == sw && s->drop_port == port)
+                continue; /* delivered */
+            if (x->log_end - s->drop_ns < longest) {
+                s->in_flight = 1;
+                continue;
+            }
+            stop = QR_DROP_FAULT; /* the counters tell what they can */
+        }
+        s->fate = (uint8_t)observed(x, stop, s->drop_sw, s->drop_port, s->drop_ns);
         s->atoms |= qr_match_fate(x->m, s->fate);
     }
     return QR_OK;
@@ -269,10 +370,14 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
             sum->unseen++;
             continue;
         }
-        if (s->fate)
+        if (s->fate) {
             sum->dropped++;
-        else
+        } else if (s->in_flight) {
+            sum->in_flight++;
+        } else {
             sum->delivered++;
+            sum->gaps += s->hops < qr_topology_hops(x->topo, mp.src, mp.dst);
+        }
         if (qri_grow((void **)&seen, &cap, n, sizeof *seen, 256)) {
             free(seen);
             return qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -313,6 +418,7 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
         r->retransmit = s->retransmit;
         r->detected = s->detected;
         r->fate = s->fate;
+        r->in_flight = s->in_flight;
         r->seq = k->seq;
         r->payload = qr_tcp_payload(k);
         r->bytes = k->ip_len;
@@ -405,11 +511,12 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
         if (++record % 1000000 == 0)
             say(o, 2, record, out->summary.arrivals);
         pstate *s = state_of(x, a.packet);
-        if (!s || !s->matched)
+        if (!s || !s->matched || is_unseen(x, record - 1))
             continue;
         uint32_t hop = ++s->hop2;
         int64_t q = queue_ns_of(x, &a);
-        uint8_t seen = a.decision == QR_ADMIT ? QR_ADMIT : s->fate; /* observed */
+        int stops = hop == s->hops && s->fate;     /* the trace stops here, not delivered */
+        uint8_t seen = stops ? s->fate : QR_ADMIT; /* observed */
         if (s->rank != NOT_KEPT) {
             if (qri_grow((void **)&out->hops, &x->cap_hops, out->n_hops, sizeof *out->hops, 256)) {
                 rc = QR_ENOMEM;
@@ -419,7 +526,7 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
                 a.packet, s->rp->dir, hop, a.time_ns,     a.sw,          a.port,     a.bytes,
                 seen,     a.tagged,   q,   a.queue_bytes, a.total_bytes, a.threshold};
         }
-        rc = a.decision == QR_ADMIT ? profile_add(x, hop, &a, q) : add_drop(x, out, s, &a, hop);
+        rc = stops ? add_drop(x, out, s, &a, hop) : profile_add(x, hop, &a, q);
         if (rc)
             break;
     }
@@ -540,6 +647,8 @@ static void ctx_free(ctx *x)
     qri_map_free(&x->counters);
     qr_topology_destroy(x->topo);
     qr_match_free(x->m);
+    free(x->mirror_free);
+    free(x->unseen);
 }
 
 int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
@@ -565,6 +674,16 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     rc = qr_match_parse(&x.m, out->opts.match, rec, errbuf);
     if (!rc && (rc = qr_topology_of_config(&x.topo, x.c)))
         qri_err(errbuf, rc, "cannot build the recording's topology");
+    if (!rc && !qr_mirror_name(out->opts.mirror))
+        rc = qri_err(errbuf, QR_EINVAL, "mirror rule %d is not one of all, everflow",
+                     out->opts.mirror);
+    if (!rc && out->opts.mirror_rate_bps &&
+        out->opts.mirror_buffer_bytes < QR_MIRROR_SNAP + QR_MIRROR_ENCAP)
+        rc = qri_err(errbuf, QR_EINVAL,
+                     "a mirror FIFO of %" PRIu64 " B holds no copy (%d B): it would lose them all",
+                     out->opts.mirror_buffer_bytes, QR_MIRROR_SNAP + QR_MIRROR_ENCAP);
+    if (!rc && !(x.mirror_free = calloc(qr_topology_switches(x.topo) + 1, sizeof *x.mirror_free)))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     if (!rc)
         rc = index_packets(&x, errbuf);
     out->summary.buffer_bytes = x.c->buffer.size_bytes;
@@ -619,6 +738,9 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(qr_h5_attr_u64(f, "/", "runtime", (uint64_t)t->opts.runtime, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "counter_interval_ns", t->opts.counter_interval_ns, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "limit", t->opts.limit, errbuf));
+    QRI_TRY(qr_h5_attr_str(f, "/", "mirror", qr_mirror_name(t->opts.mirror), errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "mirror_rate_bps", t->opts.mirror_rate_bps, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "mirror_buffer_bytes", t->opts.mirror_buffer_bytes, errbuf));
     QRI_TRY(
         qr_h5_write_rows(f, "/packets", &qr_schema_hop_packet, t->packets, t->n_packets, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/hops", &qr_schema_hop, t->hops, t->n_hops, errbuf));

@@ -23,9 +23,13 @@ static const qr_h5_field hop_packet_fields[] = {
      "sends sequence space its direction already sent"},
     {"detected", QR_H5_U8, F(qr_row_hop_packet, detected), 0, "its receiver detected it lost"},
     {"fate", QR_H5_U8, F(qr_row_hop_packet, fate), 0,
-     "0: left its last switch; else where its trace stops as the trace can tell: 1 threshold, 2 "
+     "0: left its last switch (or in flight); else where its trace stops as the trace can tell: 1 "
+     "threshold, 2 "
      "buffer-full, 3 tagged (counted by the switch so), 16 silent (the port counted no drop), 17 "
      "counted (the port counted other drops: reason unknown)"},
+    {"in_flight", QR_H5_U8, F(qr_row_hop_packet, in_flight), 0,
+     "fate 0 but its trace stops after an admit short of its destination, within the longest "
+     "stay in the network of the log's end"},
     {"seq", QR_H5_U32, F(qr_row_hop_packet, seq), 0, "TCP sequence number"},
     {"payload", QR_H5_U32, F(qr_row_hop_packet, payload), 0, "bytes of data"},
     {"bytes", QR_H5_U32, F(qr_row_hop_packet, bytes), 0, "IP length"},
@@ -129,7 +133,15 @@ static const qr_h5_field hop_summary_fields[] = {
     {"queue_p99_ns", QR_H5_I64, F(qr_row_hop_summary, queue_p99_ns), 0, NULL},
     {"queue_max_ns", QR_H5_I64, F(qr_row_hop_summary, queue_max_ns), 0, NULL},
     {"buffer_bytes", QR_H5_U64, F(qr_row_hop_summary, buffer_bytes), 0, "[buffer] size"},
-    {"rate_bps", QR_H5_U64, F(qr_row_hop_summary, rate_bps), 0, "[links] rate"}};
+    {"rate_bps", QR_H5_U64, F(qr_row_hop_summary, rate_bps), 0, "[links] rate"},
+    {"mirror_copies", QR_H5_U64, F(qr_row_hop_summary, mirror_copies), 0,
+     "copies the switches' mirror rule sent"},
+    {"mirror_lost", QR_H5_U64, F(qr_row_hop_summary, mirror_lost), 0,
+     "copies the mirror sessions lost (their FIFO was full)"},
+    {"gaps", QR_H5_U64, F(qr_row_hop_summary, gaps), 0,
+     "delivered matched packets whose trace misses a hop"},
+    {"in_flight", QR_H5_U64, F(qr_row_hop_summary, in_flight), 0,
+     "matched packets whose trace stops after an admit near the log's end"}};
 const qr_h5_schema qr_schema_hop_summary =
     SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
 

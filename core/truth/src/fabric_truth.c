@@ -40,6 +40,8 @@ struct fp {
     const qr_rec_packet *r;
     uint16_t ip_id; /* the real one, from its host's capture (the import numbers them) */
     uint8_t have_id;
+    int64_t host_t; /* when its host's capture saw it (the recording's time is the import's:
+                       spaced at least a wire time apart, as a NIC sends) */
     struct obs o[MAX_OBS];
     uint8_t n_obs;
     uint8_t fate;     /* 0 open, 1 delivered, 2 dropped */
@@ -274,6 +276,7 @@ static int host_ids(struct ft_state *s, const char *dir, uint32_t h, size_t *nex
         else {
             x->ip_id = k.ip_id;
             x->have_id = 1;
+            x->host_t = k.time_ns - s->conns.base;
         }
     }
     qr_capture_close(c);
@@ -532,7 +535,7 @@ static int follow(struct ft_state *s, struct fp *x, uint32_t path[5], uint32_t *
                        last->out->port);
     default: break;
     }
-    s->first_hop[x - s->p] = h[0].in->t - x->r->pk.time_ns;
+    s->first_hop[x - s->p] = h[0].in->t - x->host_t;
     for (uint32_t i = 0; i < *hops; i++) {
         path[i] = h[i].sw;
         rep->ports[h[i].sw * s->k + h[i].in->port].in++;
@@ -1141,7 +1144,10 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
                               .n_probes = in->n_pings,
                               .trace_fault_drops = rep.trace_fault_drops,
                               .true_paths = tp,
-                              .n_true_paths = n_tp};
+                              .n_true_paths = n_tp,
+                              .has_tap_delay = 1,
+                              .tap_delay_p50_ns = rep.hop_p50_ns,
+                              .tap_delay_p99_ns = rep.hop_p99_ns};
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
         rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs, s.n_dirs,
                             errbuf);

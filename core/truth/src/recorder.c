@@ -429,6 +429,9 @@ static int write_truth(qr_recorder *r, const qr_recorder_end *e, char *errbuf)
                           e->trace_fault_drops,
                           e->trace_buffer_drops,
                           NULL,
+                          0,
+                          0,
+                          0,
                           0};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/truth/truth.h5", r->out_dir);

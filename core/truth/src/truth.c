@@ -24,6 +24,10 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     QRI_TRY(qr_h5_attr_u64(f, "/", "unknown_packets", info->unknown_packets, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "trace_fault_drops", info->trace_fault_drops, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "trace_buffer_drops", info->trace_buffer_drops, errbuf));
+    if (info->has_tap_delay) {
+        QRI_TRY(qr_h5_attr_i64(f, "/", "tap_delay_p50_ns", info->tap_delay_p50_ns, errbuf));
+        QRI_TRY(qr_h5_attr_i64(f, "/", "tap_delay_p99_ns", info->tap_delay_p99_ns, errbuf));
+    }
     QRI_TRY(qr_h5_write_rows(f, "/drops", &qr_schema_drop, drops, n_drops, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/directions", &qr_schema_direction, dirs, n_dirs, errbuf));
     if (info->n_faults)

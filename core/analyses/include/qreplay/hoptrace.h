@@ -96,11 +96,13 @@ typedef struct qr_match_packet {
 /* "admit", "threshold", "buffer-full", "tagged", "silent", "counted"; "?" otherwise. */
 const char *qr_trace_decision_name(int d);
 
-/* The hop tests that hold at one arrival, as a bit set (queue_ns: its queueing delay). The drop
- * tests that need the counters (drop silent, drop counted) do not hold here: qr_match_fate. */
+/* The hop tests that hold at one arrival, as a bit set (queue_ns: its queueing delay). Where the
+ * trace stops (dropped) and the drop tests that need the counters (drop silent, drop counted) do
+ * not hold here: qr_match_fate. */
 uint64_t qr_match_hop(const qr_match *m, const qr_arrival *a, int64_t queue_ns);
 /* The drop tests that hold for a packet whose trace stopped with the observed decision `fate`
- * (QR_TRACE_SILENT or QR_TRACE_COUNTED), as qr_match_hop's bits. */
+ * (a queue's decision, QR_TRACE_SILENT or QR_TRACE_COUNTED; QR_ADMIT: it did not stop), as
+ * qr_match_hop's bits. */
 uint64_t qr_match_fate(const qr_match *m, int fate);
 /* Whether packet p matches. */
 int qr_match_eval(const qr_match *m, const qr_match_packet *p);
@@ -112,12 +114,30 @@ typedef struct qr_hoptrace_opts {
     size_t limit;         /* at most this many packets in /packets and /hops (first by first-hop
                              time; 0: all); drops and the profile cover every matched packet */
     int64_t counter_interval_ns; /* how often the switches' drop counters are read (1 ms) */
+    /* What the switches mirror to the analyzer (Everflow's match rules), and what the mirror
+     * sessions lose. QR_MIRROR_ALL: every packet at every switch (a lossless tap, the default);
+     * QR_MIRROR_EVERFLOW: Everflow's rules, packets with SYN, FIN or RST set (the debug mark of
+     * its guided probes marks no recorded packet). A switch sends each copy (the packet's first
+     * QR_MIRROR_SNAP bytes in QR_MIRROR_ENCAP bytes of encapsulation) through one mirror session
+     * of mirror_rate_bps over a FIFO of mirror_buffer_bytes; a copy that does not fit is lost,
+     * so a busy switch loses copies. mirror_rate_bps 0: no session limit (nothing is lost). */
+    int mirror;
+    uint64_t mirror_rate_bps, mirror_buffer_bytes;
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_hoptrace_opts;
 
+#define QR_MIRROR_ALL 0
+#define QR_MIRROR_EVERFLOW 1
+#define QR_MIRROR_SNAP 128
+#define QR_MIRROR_ENCAP 38 /* Ethernet, outer IPv4 and GRE */
+/* "all", "everflow"; NULL for another value. */
+const char *qr_mirror_name(int mirror);
+/* The mirror rule named name: 0 and *mirror, or QR_EVALUE. */
+int qr_mirror_parse(const char *name, int *mirror);
+
 /* Fill *o with the defaults: match "all", keep at most 1000 packets in /packets, no progress
- * callback. */
+ * callback, every packet mirrored without loss, a 64 KB mirror FIFO when a rate is set. */
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o);
 
 /* The trace graded against the planted faults, by a scorer (hoptrace_score.h): the analysis

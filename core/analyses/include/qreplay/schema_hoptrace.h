@@ -19,7 +19,8 @@ typedef struct qr_row_hop_packet {
     uint16_t sport, dport;
     uint8_t flags; /* TCP flags */
     uint8_t retransmit, detected;
-    uint8_t fate; /* 0: left its last switch; else the qr_decision that dropped it */
+    uint8_t fate;      /* 0: left its last switch; else the qr_decision that dropped it */
+    uint8_t in_flight; /* fate 0, but its trace stops after an admit near the log's end */
     uint32_t seq, payload, bytes;
     int64_t sent_ns;           /* recorded send time, on the sender's clock */
     int64_t first_ns, last_ns; /* arrival at its first and last switch */
@@ -79,6 +80,10 @@ typedef struct qr_row_hop_summary {
     double queue_mean_ns;
     int64_t queue_p99_ns, queue_max_ns;
     uint64_t buffer_bytes, rate_bps;
+    /* the mirror (hoptrace.h): copies the rule sent, copies the sessions lost, delivered traces
+     * with a hop missing, traces that stop after an admit within the longest stay in the network
+     * of the log's end (in flight, neither delivered nor dropped) */
+    uint64_t mirror_copies, mirror_lost, gaps, in_flight;
 } qr_row_hop_summary;
 extern const qr_h5_schema qr_schema_hop_summary;
 

@@ -43,6 +43,11 @@ typedef struct qr_truth_info {
      * testbed's fabric: the kernels' ECMP): /true_paths, a recording's /paths layout (trace 0) */
     const qr_row_path *true_paths;
     size_t n_true_paths;
+    /* the testbed's fabric: how long packets took from their host's capture to their edge
+     * switch's (p50, p99; a machine that keeps up takes well under a packet's time): attributes
+     * tap_delay_p50_ns, tap_delay_p99_ns when has_tap_delay */
+    int has_tap_delay;
+    int64_t tap_delay_p50_ns, tap_delay_p99_ns;
 } qr_truth_info;
 
 /* Write truth.h5 at path (under a temporary name, renamed when complete): the scenario, info and
