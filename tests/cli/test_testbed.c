@@ -242,6 +242,36 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
     cr_assert_not(exists("%s/x", dir));
 }
 
+static void need_fabric(void)
+{
+    need_root();
+    if (system("command -v nft >/dev/null") != 0)
+        cr_skip_test("nft is not installed (./waf deps installs nftables)");
+}
+
+/* DIR/ft.ini: a k=4 fat tree at 20 Mbps with these flows (DIR/flows.csv rows), the [faults] and
+ * [traceroute] lines given, and Pingmesh's agents. */
+static void write_fat_tree(const char *flows, const char *faults)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/flows.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "src,dst,bytes,start\n%s", flows);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/ft.ini", dir);
+    f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "[topology]\nkind = fattree\nk = 4\n[links]\nrate = 20Mbps\ndelay = 1us\n"
+            "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
+            "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
+            "[clock]\nmax_offset = 0\n[sampling]\nth = 0\n[faults]\n%s"
+            "[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n",
+            faults);
+    fclose(f);
+}
+
 /* A k=4 fat tree of namespaces (16 hosts, 20 switches, Linux's ECMP) with two gray links planted by
  * nftables rules: s0's port towards host 0 (which an incast into host 0 also congests: fault drops
  * and queue drops at one port) and host 3's uplink (dropped as it arrives at s1). The truth must
@@ -251,28 +281,14 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
  * spreads the cross-pod directions over more than one core switch, and nothing is left behind. */
 Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
 {
-    need_root();
-    if (system("command -v nft >/dev/null") != 0)
-        cr_skip_test("nft is not installed (./waf deps installs nftables)");
-    char p[512];
-    snprintf(p, sizeof p, "%s/flows.csv", dir);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f);
+    need_fabric();
     /* an incast into host 0 from every other pod, and cross-pod pairs */
-    fprintf(f, "src,dst,bytes,start\n4,0,250KB,0\n8,0,250KB,0\n12,0,250KB,0\n5,0,250KB,0\n"
-               "3,14,300KB,0\n2,10,200KB,0\n6,1,200KB,0\n9,7,200KB,0\n13,2,200KB,0\n"
-               "11,4,200KB,0\n15,8,200KB,0\n");
-    fclose(f);
-    snprintf(p, sizeof p, "%s/ft.ini", dir);
-    f = fopen(p, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "[topology]\nkind = fattree\nk = 4\n[links]\nrate = 20Mbps\ndelay = 1us\n"
-               "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
-               "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
-               "[clock]\nmax_offset = 0\n[sampling]\nth = 0\n[faults]\n"
-               "gray = s0>h0 3%%, h3>s1 5%%\n[traceroute]\nper_connection = 2\n"
-               "[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n");
-    fclose(f);
+    write_fat_tree("4,0,250KB,0\n8,0,250KB,0\n12,0,250KB,0\n5,0,250KB,0\n3,14,300KB,0\n"
+                   "2,10,200KB,0\n6,1,200KB,0\n9,7,200KB,0\n13,2,200KB,0\n11,4,200KB,0\n"
+                   "15,8,200KB,0\n",
+                   "gray = s0>h0 3%, h3>s1 5%\n[traceroute]\nper_connection = 2\n");
+    char p[512];
+    FILE *f;
     int before = count_netns("qrtb");
     int rc = qreplay("testbed %s/ft.ini -o %s/run --no-figures", dir, dir);
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
@@ -542,26 +558,12 @@ static int fat_tree_signalled(const char *ini, const char *run, int sig, int bef
  * every namespace and process of the dead run and nothing of a live one. */
 Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
 {
-    need_root();
-    if (system("command -v nft >/dev/null") != 0)
-        cr_skip_test("nft is not installed (./waf deps installs nftables)");
-    char p[512];
-    snprintf(p, sizeof p, "%s/flows.csv", dir);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f);
+    need_fabric();
     /* 10 s of traffic at 20 Mbps: the signal comes during it */
-    fprintf(f, "src,dst,bytes,start\n4,0,25MB,0\n9,3,25MB,0\n14,6,25MB,0\n");
-    fclose(f);
+    write_fat_tree("4,0,25MB,0\n9,3,25MB,0\n14,6,25MB,0\n",
+                   "gray = s8-s16 1%\n[traceroute]\nper_connection = 1\n");
+    char p[512];
     snprintf(p, sizeof p, "%s/ft.ini", dir);
-    f = fopen(p, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "[topology]\nkind = fattree\nk = 4\n[links]\nrate = 20Mbps\ndelay = 1us\n"
-               "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
-               "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
-               "[clock]\nmax_offset = 0\n"
-               "[sampling]\nth = 0\n[faults]\ngray = s8-s16 1%%\n[traceroute]\n"
-               "per_connection = 1\n[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n");
-    fclose(f);
     int before = count_netns("qrtb");
     char run[512];
 
