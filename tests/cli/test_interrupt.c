@@ -17,7 +17,7 @@
 static void setup(void)
 {
     qr_test_setup();
-    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-sweep-ci.ini --set traffic.duration=6ms "
+    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-sweep-ci.ini --set traffic.duration=15ms "
                          "--set traffic.load=50%% -o %s/r/recording --quiet",
                          dir),
                  0, "%s", err);
