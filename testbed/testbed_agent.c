@@ -4,6 +4,7 @@
  *   qreplay testbed-agent HOST SCHEDULE [--cc NAME] [--sndbuf BYTES] [--rcvbuf BYTES]
  *                         [--trace PER_CONNECTION PER_HOST]
  *                         [--pinglist FILE --ping INTERVAL_NS TIMEOUT_NS END_NS]
+ *                         [--guided FILE COUNT]
  *
  * SCHEDULE is a CSV written by qreplay testbed: flow,src,dst,bytes,start_ns,src_addr,src_port,
  * dst_addr,hops (start_ns from the common start; hops: switches between the two hosts).
@@ -30,7 +31,12 @@
  *   probe FLOW TRACE TTL IPID SENT_NS
  *   answer TRACE TTL REPLIER RECV_NS
  *   ping PAIR SPORT SENT_NS RTT_NS
- * (qr_agent_report_parse reads them) and exits on "stop" or the end of stdin. */
+ * (qr_agent_report_parse reads them) and exits on "stop" or the end of stdin.
+ *
+ * With --guided it sends Everflow's guided probes when it stops: FILE holds its pinned 5-tuples
+ * (src_addr,dst_addr,sport: guided_plan.h); COUNT rounds, one probe per 5-tuple each, a TCP packet
+ * with no flags to QR_PROBE_PORT, the round in its sequence number, DSCP QR_GUIDED_DSCP (the
+ * debug mark), 1 ms between rounds; then it prints "guided SENT". */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,6 +55,7 @@
 #include <unistd.h>
 
 #include "qreplay/flowtable.h"
+#include "qreplay/guided_plan.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/traceroute.h"
 #include "testbed_net.h"
@@ -268,38 +275,19 @@ static uint16_t csum16(const void *data, size_t len, uint32_t sum)
     return (uint16_t)~sum;
 }
 
+static ssize_t send_bare_tcp(int raw, struct in_addr src, struct in_addr dst, uint16_t sport,
+                             uint16_t dport, uint32_t seq, uint16_t id, uint8_t ttl, uint8_t tos);
+
 /* Trace flow f's data direction: one TCP packet per TTL 1..hops with its 5-tuple. */
 static void trace_flow(struct tracer *tr, struct aflow *f)
 {
     uint32_t trace = tr->traces++;
     f->traces++;
     for (uint32_t ttl = 1; ttl <= f->hops; ttl++) {
-        uint8_t pkt[40];
-        memset(pkt, 0, sizeof pkt);
         uint16_t id = qr_tracer_ip_id(trace, ttl);
-        pkt[0] = 0x45;
-        pkt[3] = 40;
-        pkt[4] = (uint8_t)(id >> 8), pkt[5] = (uint8_t)id;
-        pkt[8] = (uint8_t)ttl;
-        pkt[9] = IPPROTO_TCP;
-        memcpy(pkt + 12, &f->src_addr, 4);
-        memcpy(pkt + 16, &f->dst_addr, 4);
-        uint8_t *t = pkt + 20;
-        t[0] = (uint8_t)(f->src_port >> 8), t[1] = (uint8_t)f->src_port;
-        t[2] = QR_SINK_PORT >> 8, t[3] = QR_SINK_PORT & 0xff;
-        t[12] = 5 << 4; /* no flags, no payload */
-        /* the TCP checksum over the pseudo-header; the kernel fills the IP one */
-        uint8_t ph[12];
-        memcpy(ph, pkt + 12, 8);
-        ph[8] = 0, ph[9] = IPPROTO_TCP, ph[10] = 0, ph[11] = 20;
-        uint32_t sum = 0;
-        for (int i = 0; i < 12; i += 2)
-            sum += (uint32_t)ph[i] << 8 | ph[i + 1];
-        uint16_t c = csum16(t, 20, sum);
-        t[16] = (uint8_t)(c >> 8), t[17] = (uint8_t)c;
-        struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr = f->dst_addr};
         int64_t now = now_ns();
-        if (sendto(tr->raw, pkt, sizeof pkt, 0, (struct sockaddr *)&to, sizeof to) == sizeof pkt)
+        if (send_bare_tcp(tr->raw, f->src_addr, f->dst_addr, f->src_port, QR_SINK_PORT, 0, id,
+                          (uint8_t)ttl, 0) == 40)
             printf("probe %u %u %u %u %" PRId64 "\n", f->id, trace, ttl, id, now);
     }
     fflush(stdout);
@@ -482,6 +470,80 @@ static void ping_event(struct pprobe *x, int ep)
     ping_done(x, ep, err ? -1 : now_ns() - x->sent_ns);
 }
 
+/* One TCP packet with no flags and no payload from src:sport to dst:dport through raw socket
+ * raw (the kernel fills the IP checksum, and the IP ID when id is 0). Returns sendto's result. */
+static ssize_t send_bare_tcp(int raw, struct in_addr src, struct in_addr dst, uint16_t sport,
+                             uint16_t dport, uint32_t seq, uint16_t id, uint8_t ttl, uint8_t tos)
+{
+    uint8_t pkt[40];
+    memset(pkt, 0, sizeof pkt);
+    pkt[0] = 0x45;
+    pkt[1] = tos;
+    pkt[3] = 40;
+    pkt[4] = (uint8_t)(id >> 8), pkt[5] = (uint8_t)id;
+    pkt[8] = ttl;
+    pkt[9] = IPPROTO_TCP;
+    memcpy(pkt + 12, &src, 4);
+    memcpy(pkt + 16, &dst, 4);
+    uint8_t *t = pkt + 20;
+    t[0] = (uint8_t)(sport >> 8), t[1] = (uint8_t)sport;
+    t[2] = (uint8_t)(dport >> 8), t[3] = (uint8_t)dport;
+    t[4] = (uint8_t)(seq >> 24), t[5] = (uint8_t)(seq >> 16), t[6] = (uint8_t)(seq >> 8);
+    t[7] = (uint8_t)seq;
+    t[12] = 5 << 4; /* no flags, no payload */
+    /* the TCP checksum over the pseudo-header */
+    uint8_t ph[12];
+    memcpy(ph, pkt + 12, 8);
+    ph[8] = 0, ph[9] = IPPROTO_TCP, ph[10] = 0, ph[11] = 20;
+    uint32_t sum = 0;
+    for (int i = 0; i < 12; i += 2)
+        sum += (uint32_t)ph[i] << 8 | ph[i + 1];
+    uint16_t c = csum16(t, 20, sum);
+    t[16] = (uint8_t)(c >> 8), t[17] = (uint8_t)c;
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr = dst};
+    return sendto(raw, pkt, sizeof pkt, 0, (struct sockaddr *)&to, sizeof to);
+}
+
+/* Everflow's guided probes along the pinned 5-tuples of file, count rounds (above). */
+static int send_guided(const char *file, int count, uint32_t host)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "testbed-agent: host %u: %s: %s\n", host, file, strerror(errno));
+        return 1;
+    }
+    struct {
+        struct in_addr src, dst;
+        uint16_t sport;
+    } pin[QR_GUIDED_MAX_PATHS];
+    size_t n = 0;
+    char line[128], a[32], b[32];
+    unsigned sport;
+    while (n < QR_GUIDED_MAX_PATHS && fgets(line, sizeof line, f))
+        if (sscanf(line, "%31[^,],%31[^,],%u", a, b, &sport) == 3 && sport < 65536 &&
+            inet_pton(AF_INET, a, &pin[n].src) == 1 && inet_pton(AF_INET, b, &pin[n].dst) == 1)
+            pin[n++].sport = (uint16_t)sport;
+    fclose(f);
+    int raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+    if (raw < 0) {
+        fprintf(stderr, "testbed-agent: host %u: a raw socket for the guided probes: %s\n", host,
+                strerror(errno));
+        return 1;
+    }
+    uint64_t sent = 0;
+    for (int r = 0; r < count; r++) {
+        for (size_t i = 0; i < n; i++)
+            sent += send_bare_tcp(raw, pin[i].src, pin[i].dst, pin[i].sport, QR_PROBE_PORT,
+                                  (uint32_t)r, 0, 64, QR_GUIDED_TOS) == 40;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    close(raw);
+    printf("guided %" PRIu64 "\n", sent);
+    fflush(stdout);
+    return 0;
+}
+
 int qr_cmd_testbed_agent(int argc, char **argv)
 {
     if (argc < 3) {
@@ -490,8 +552,8 @@ int qr_cmd_testbed_agent(int argc, char **argv)
         return 2;
     }
     uint32_t host = (uint32_t)strtoul(argv[1], NULL, 10);
-    const char *cc = NULL, *pinglist = NULL;
-    int sndbuf = 0, rcvbuf = 0;
+    const char *cc = NULL, *pinglist = NULL, *guided = NULL;
+    int sndbuf = 0, rcvbuf = 0, guided_count = 0;
     struct tracer tr = {-1, -1, 0, 0, 0};
     struct pinger pg;
     memset(&pg, 0, sizeof pg);
@@ -505,9 +567,12 @@ int qr_cmd_testbed_agent(int argc, char **argv)
         else if (!strcmp(argv[i], "--trace") && i + 2 < argc) {
             tr.per_conn = (uint32_t)strtoul(argv[i + 1], NULL, 10);
             tr.per_host = (uint32_t)strtoul(argv[++i + 1], NULL, 10);
-        } else if (!strcmp(argv[i], "--pinglist"))
+        } else if (!strcmp(argv[i], "--pinglist")) {
             pinglist = argv[i + 1];
-        else if (!strcmp(argv[i], "--ping") && i + 3 < argc) {
+        } else if (!strcmp(argv[i], "--guided") && i + 2 < argc) {
+            guided = argv[i + 1];
+            guided_count = atoi(argv[++i + 1]);
+        } else if (!strcmp(argv[i], "--ping") && i + 3 < argc) {
             pg.interval = strtoll(argv[i + 1], NULL, 10);
             pg.timeout = strtoll(argv[i + 2], NULL, 10);
             pg.end = strtoll(argv[i + 3], NULL, 10);
@@ -705,6 +770,13 @@ int qr_cmd_testbed_agent(int argc, char **argv)
                             socklen_t tl = sizeof ti;
                             memset(&ti, 0, sizeof ti);
                             getsockopt(f->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl);
+                            /* a retransmission since the last tick (the counter is polled every
+                             * few ms): traced now, while the 5-tuple still routes the same way */
+                            if (tr.per_conn && ti.tcpi_total_retrans > f->retrans) {
+                                f->retrans = ti.tcpi_total_retrans;
+                                if (f->traces < tr.per_conn && tr.traces < tr.per_host)
+                                    trace_flow(&tr, f);
+                            }
                             printf("sent %u %" PRId64 " %" PRId64 " %" PRIu64 " %u\n", f->id,
                                    f->t_start, now_ns(), f->written, ti.tcpi_total_retrans);
                             fflush(stdout);
@@ -720,9 +792,10 @@ int qr_cmd_testbed_agent(int argc, char **argv)
     for (size_t i = 0; i < pg.n; i++) /* still waiting at the stop: no answer in time */
         if (pg.probes[i].fd >= 0)
             ping_done(&pg.probes[i], ep, -1);
+    int rc = guided && guided_count > 0 ? send_guided(guided, guided_count, host) : 0;
     free(pg.probes);
     free(pg.pairs);
     free(order);
     free(fl);
-    return 0;
+    return rc;
 }
