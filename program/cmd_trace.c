@@ -55,6 +55,11 @@ static const cli_spec spec = {
     "lose (--mirror-rate, --mirror-buffer): a trace ends at its last copy. It was delivered if\n"
     "that copy was admitted towards its destination host; otherwise it stopped there (a queue\n"
     "drop, a silent drop, or a lost copy: the analyzer cannot tell the last two apart).\n\n"
+    "A fat-tree testbed run with [everflow] guided also holds Everflow's guided probes, debug-\n"
+    "marked packets sent along pinned paths after the traffic (DIR/recording/mirror): each is\n"
+    "traced from its mirrored copies, the places that lost them while no drop counter moved are\n"
+    "silent losses, and each port the drop debugger found silent drops at is confirmed by them\n"
+    "or not (/guided in trace.h5).\n\n"
     "Match expressions (and, or, not, also &&, ||, !; parentheses):\n"
     "  all                      every packet\n"
     "  flow N | flow N-M        a flow (both directions) or a range of flows\n"
@@ -188,6 +193,9 @@ int qr_cmd_trace(int argc, char **argv)
         goto out;
     o.match = match ? match : "all";
     o.arrivals = in.arrivals;
+    char mirror_dir[4200];
+    snprintf(mirror_dir, sizeof mirror_dir, "%s/mirror", rec_dir);
+    o.mirror_dir = mirror_dir;
     o.runtime = runtime;
     o.progress = cli_progress_line;
     o.progress_ctx = &prog;

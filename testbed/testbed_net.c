@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "qreplay/error.h"
+#include "qreplay/guided_plan.h"
 #include "qreplay/metrics.h"
 #include "qreplay/scenario.h"
 #include "qreplay/stats.h"
@@ -492,6 +493,11 @@ static void on_agent_line(void *vctx, const char *line)
 {
     struct agent_ctx *c = vctx;
     qr_agent_report rep;
+    unsigned long long guided;
+    if (sscanf(line, "guided %llu", &guided) == 1) {
+        c->run->guided_sent += guided;
+        return;
+    }
     if (!strncmp(line, "ping ", 5)) {
         size_t pairs = c->run->pingmesh ? qr_pingmesh_pairs(c->run->pingmesh) : 0;
         if (qr_agent_report_parse(line, (uint32_t)pairs, &rep) == QR_OK)
@@ -993,6 +999,33 @@ static int write_pinglist(const char *command, const tb_run *run, uint32_t h, co
     return 0;
 }
 
+/* Host h's pinned 5-tuples for Everflow's guided probes (guided_plan.h): src,dst,sport lines. */
+static int write_guided(const char *command, const tb_run *run, uint32_t h, const char *path)
+{
+    qr_guided_pin *pin;
+    size_t n;
+    if (qr_guided_plan(qr_fabric_topology(run->fabric), (uint32_t)run->conf->everflow.paths,
+                       run->conf->run.seed, &pin, &n))
+        return cli_fail(command, "cannot plan the guided probes (a fat tree, 1-64 paths)");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(pin);
+        return cli_fail(command, "%s: %s", path, strerror(errno));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (pin[i].src != h)
+            continue;
+        char sa[32], da[32];
+        tb_host_addr(run->fabric, pin[i].src, sa, sizeof sa);
+        tb_host_addr(run->fabric, pin[i].dst, da, sizeof da);
+        fprintf(f, "%s,%s,%u\n", sa, da, pin[i].sport);
+    }
+    free(pin);
+    if (fclose(f))
+        return cli_fail(command, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
 /* The traces get the run's numbers: in the order they started (each agent numbered its own). */
 static int cmp_trace_start(const void *x, const void *y)
 {
@@ -1084,7 +1117,10 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
         char name[32], plist[4200];
         snprintf(name, sizeof name, "agent of host %u", i);
         snprintf(plist, sizeof plist, "%s/pinglist-h%u.csv", run->capture_dir, i);
-        char *argv[24] = {"ip",       "netns", "exec", t->ns[i],   (char *)self, "testbed-agent",
+        char gfile[4200], gcount[16];
+        snprintf(gfile, sizeof gfile, "%s/guided-h%u.csv", run->capture_dir, i);
+        snprintf(gcount, sizeof gcount, "%d", run->conf->everflow.guided);
+        char *argv[28] = {"ip",       "netns", "exec", t->ns[i],   (char *)self, "testbed-agent",
                           hs,         sched,   "--cc", (char *)cc, "--sndbuf",   sndbuf,
                           "--rcvbuf", rcvbuf,  NULL};
         int k = 14;
@@ -1101,6 +1137,12 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
             argv[k++] = pi;
             argv[k++] = pt;
             argv[k++] = pe;
+        }
+        if (!rc && run->sweep_drops) {
+            rc = write_guided(command, run, i, gfile);
+            argv[k++] = "--guided";
+            argv[k++] = gfile;
+            argv[k++] = gcount;
         }
         argv[k] = NULL;
         if (!rc && !spawn(t, name, argv))
@@ -1162,14 +1204,31 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
         }
         usleep(20000);
     }
+    /* the guided probes go when the agents stop: the counters before them */
+    for (uint32_t sw = 0, at = 0;
+         !rc && !cli_signal && run->sweep_drops && sw < qr_fabric_switches(run->fabric); sw++)
+        for (uint32_t p = 0; !rc && p < qr_topology_ports(qr_fabric_topology(run->fabric), sw);
+             p++, at++) {
+            char port[16];
+            int ok;
+            snprintf(port, sizeof port, "p%u", p);
+            run->sweep_drops[at] =
+                qdisc_drops(t, t->ns[qr_fabric_switch_ns(run->fabric, sw)], port, &ok);
+            if (!ok)
+                rc = 1;
+        }
     for (int i = ag_first; i < ag_last; i++)
         if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
             /* it is gone already; the teardown reaps it */
         }
-    for (int i = ag_first; i < ag_last; i++) {
-        wait_for(&t->p[i], 2.0);
+    for (int i = ag_first; i < ag_last; i++) { /* their last lines: the pings still open at
+                                                   the stop, the guided probes they sent */
         ac.host = (uint32_t)(i - ag_first);
-        drain(&t->p[i], on_agent_line, &ac); /* the pings still open at the stop */
+        for (int w = 0; w < 100 && !exited(&t->p[i], NULL); w++) {
+            drain(&t->p[i], on_agent_line, &ac);
+            usleep(20000);
+        }
+        drain(&t->p[i], on_agent_line, &ac);
     }
     /* the agents' last packets (the resets of the probes they closed at the stop) cross the
      * fabric and reach the captures' files before the captures stop: tcpdump hands the kernel's
@@ -1177,7 +1236,9 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
      * (libpcap's packet buffer timeout), and what a block holds when tcpdump is stopped is lost
      * without being counted as dropped; so 1.3 s */
     for (int w = 0;
-         (run->pingmesh || run->conf->traceroute.per_connection > 0) && !cli_signal && w < 65; w++)
+         (run->pingmesh || run->conf->traceroute.per_connection > 0 || run->sweep_drops) &&
+         !cli_signal && w < 65;
+         w++)
         usleep(20000);
     free(ac.fin);
     if (!rc && ac.oom)
@@ -1390,7 +1451,10 @@ int tb_run_testbed(const char *command, tb_run *run)
     run->app_res = calloc(run->n_apps ? run->n_apps : 1, sizeof *run->app_res);
     run->qdisc_drops = calloc(n_ports, sizeof *run->qdisc_drops);
     run->fault_drops = calloc(n_faults + 1, sizeof *run->fault_drops);
-    if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops)
+    if (run->fabric && run->conf->everflow.guided > 0)
+        run->sweep_drops = calloc(n_ports, sizeof *run->sweep_drops);
+    if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops ||
+        (run->fabric && run->conf->everflow.guided > 0 && !run->sweep_drops))
         return cli_fail(command, "out of memory");
     int rc = 0;
     cli_progress prog;
@@ -1475,8 +1539,10 @@ int tb_run_testbed(const char *command, tb_run *run)
             char port[16];
             int ok;
             snprintf(port, sizeof port, "p%u", p);
-            run->qdisc_drops[at++] =
-                qdisc_drops(&t, t.ns[qr_fabric_switch_ns(t.fab, sw)], port, &ok);
+            run->qdisc_drops[at] = qdisc_drops(&t, t.ns[qr_fabric_switch_ns(t.fab, sw)], port, &ok);
+            if (run->sweep_drops) /* the counter's growth while the guided probes went */
+                run->sweep_drops[at] = run->qdisc_drops[at] - run->sweep_drops[at];
+            at++;
             if (!ok)
                 rc = 1;
         }
@@ -1531,6 +1597,8 @@ void tb_run_free(tb_run *run)
     free(run->app_res);
     free(run->qdisc_drops);
     free(run->fault_drops);
+    free(run->sweep_drops);
+    run->sweep_drops = NULL;
     free(run->traces);
     free(run->pings);
     run->traces = NULL;

@@ -51,6 +51,11 @@ typedef struct tb_run {
     tb_app_result *app_res; /* n_apps, allocated by tb_run_testbed */
     uint64_t *qdisc_drops;  /* per switch port (the fabric: switch x k + port) */
     uint64_t *fault_drops;  /* the fabric: per fault of qr_fabric_faults, its rule's counter */
+    /* the fabric with [everflow] guided: what each switch port's qdisc counted from just before
+     * the agents stopped (and sent the guided probes) to the end (per switch x k + port; NULL:
+     * no guided probes), and how many the agents sent */
+    uint64_t *sweep_drops;
+    uint64_t guided_sent;
     /* 007's agents ([traceroute] per_connection): every probe, numbered by trace in the order
      * the traces started, its answer (replier, rtt_ns) if one came; times CLOCK_REALTIME */
     qr_row_traceroute *traces;

@@ -90,6 +90,13 @@ QrRuntimeStep(const char* command,
               bool quiet)
 {
     const qr_config* cfg = qr_scenario_config(s);
+    if (cfg->everflow.guided > 0)
+        return cli_fail(command,
+                        "%s: [everflow] guided = %d: guided probes are sent on the fat-tree "
+                        "testbed (qreplay testbed); the simulator's arrival log already holds "
+                        "every packet at every switch (qreplay trace); set it to 0 here",
+                        scenarioFile ? scenarioFile : "the scenario",
+                        cfg->everflow.guided);
     cli_progress progress;
     cli_progress_init(&progress, quiet);
 

@@ -345,6 +345,13 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                               &r,
                               err))
         return cli_fail("testbed", "%s", err);
+    if (qr_fabric_mirror_write((rec + "/mirror").c_str(), fab, &r, run.sweep_drops, r.base_ns, err))
+        return cli_fail("testbed", "%s", err);
+    if (run.sweep_drops && !r.n_mirror)
+        return cli_fail("testbed",
+                        "the agents sent %" PRIu64 " guided probes and no switch port's capture "
+                        "holds one: the debug mark did not cross the fabric",
+                        run.guided_sent);
     uint64_t rate = run.conf->links.rate_bps;
     int64_t pkt = static_cast<int64_t>(1500.0 * 8e9 / static_cast<double>(rate));
     if (r.hop_p99_ns > pkt)
@@ -434,6 +441,13 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                r.pings_queue,
                r.pings_host,
                r.pings_late);
+    if (run.sweep_drops)
+        printf("Everflow's probes  %" PRIu64 " guided probes sent after the traffic (%d per pinned "
+               "5-tuple), %zu copies mirrored at switch ports -> %s/mirror/\n",
+               run.guided_sent,
+               run.conf->everflow.guided,
+               r.n_mirror,
+               rec.c_str());
     if (r.unknown_port_drops)
         printf("note               %" PRIu64 " queue drops at a switch their direction never left: "
                "their port is unknown (%" PRIu64 " have no arrival in the log)\n",

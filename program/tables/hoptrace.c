@@ -168,6 +168,92 @@ static void print_drops(const qr_hoptrace *t, size_t max, FILE *out)
     free(pc);
 }
 
+static const char *port_name(uint32_t sw, uint32_t port)
+{
+    static char buf[24];
+    if (port == QR_GUIDED_INSIDE)
+        snprintf(buf, sizeof buf, "%u", sw);
+    else
+        snprintf(buf, sizeof buf, "%u:%u", sw, port);
+    return buf;
+}
+
+/* Everflow's guided probes: where they were lost, and what they say of the drop debugger's silent
+ * drops (confirmed where probes through the same port were lost silently too). */
+static void print_guided(const qr_hoptrace *t, FILE *out)
+{
+    if (!t->has_guided)
+        return;
+    const qr_guided *g = &t->guided;
+    fprintf(out,
+            "\nguided probes: %" PRIu64 " along %" PRIu64 " pinned 5-tuples (%" PRIu64
+            " with a delivered path) out of %zu switch ports, %" PRIu64 " mirrored copies; %" PRIu64
+            " delivered, %" PRIu64 " lost",
+            g->probes, g->tuples, g->pinned, g->n_ports, g->copies, g->delivered, g->lost);
+    if (g->lost)
+        fprintf(out, " (%" PRIu64 " on a link out of a port, %" PRIu64 " inside a switch)",
+                g->lost_link, g->lost_inside);
+    fprintf(out, "; %s\n",
+            g->counters_known ? "drop counters read around them" : "no drop counters (unknown)");
+    size_t shown = 0;
+    for (size_t i = 0; i < g->n_ports && g->ports[i].lost; i++, shown++)
+        if (shown < 10)
+            fprintf(out,
+                    "  s%-7s %-10s %6" PRIu64 " probes, %4" PRIu64 " lost (%.1f%%), counter %s: "
+                    "%s\n",
+                    port_name(g->ports[i].sw, g->ports[i].port), g->ports[i].link_name,
+                    g->ports[i].probes, g->ports[i].lost,
+                    100.0 * (double)g->ports[i].lost / (double)g->ports[i].probes,
+                    !g->ports[i].counters_known ? "unknown"
+                    : g->ports[i].counter_drops ? "moved"
+                                                : "still",
+                    g->ports[i].silent ? "silent loss" : "maybe the queue's");
+    if (shown > 10)
+        fprintf(out, "  ... %zu more ports lost probes (trace.h5 /guided)\n", shown - 10);
+    if (!shown)
+        fprintf(out, "  no port lost a probe (%zu ports probed)\n", g->n_ports);
+    /* the drop debugger's silent places, checked: the confirmed ones first, then the others */
+    size_t places = 0, confirmed = 0, refuted = 0, unprobed = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < t->n_drops; i++) {
+            const qr_row_hop_drop *d = &t->drops[i];
+            int first = d->silent;
+            for (size_t j = 0; first && j < i; j++)
+                first =
+                    !(t->drops[j].silent && t->drops[j].sw == d->sw && t->drops[j].port == d->port);
+            /* lost on the link out of that port, or inside that switch: what the probes show */
+            const qr_row_guided_port *r = first ? qr_guided_port(g, d->sw, d->port) : NULL;
+            const qr_row_guided_port *in =
+                first ? qr_guided_port(g, d->sw, QR_GUIDED_INSIDE) : NULL;
+            if (!r || (in && in->silent && !r->silent))
+                r = in;
+            if (!first || (pass == 0) != (r && r->silent))
+                continue;
+            places++;
+            confirmed += r && r->silent;
+            refuted += r && !r->silent;
+            unprobed += !r;
+            if (places > 10)
+                continue;
+            if (!r)
+                fprintf(out, "  silent drops out of s%u:%u (%s): no guided probe went that way\n",
+                        d->sw, d->port, d->link_name);
+            else
+                fprintf(out,
+                        "  silent drops out of s%u:%u (%s): %s by the guided probes (%" PRIu64
+                        " of %" PRIu64 " lost%s%s)\n",
+                        d->sw, d->port, d->link_name, r->silent ? "confirmed" : "not confirmed",
+                        r->lost, r->probes,
+                        r->lost && r->inside == r->lost ? " inside the switch" : "",
+                        r->lost && !r->silent ? ", the counter moved" : "");
+        }
+    if (places)
+        fprintf(out,
+                "  the drop debugger's %zu silent places: %zu confirmed by the guided probes, %zu "
+                "not, %zu not probed\n",
+                places, confirmed, refuted, unprobed);
+}
+
 static void print_profile(const qr_hoptrace *t, FILE *out)
 {
     const qr_row_hop_summary *s = &t->summary;
@@ -251,6 +337,7 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
             print_packet(t, i, out);
     }
     print_drops(t, drops, out);
+    print_guided(t, out);
     print_profile(t, out);
     if (t->truth.has_truth) {
         const qr_hoptrace_truth *x = &t->truth;
@@ -260,5 +347,12 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
                 " fault drops taken for counted ones; silent on %s: %s\n",
                 x->silent, x->silent_right, x->fault_missed,
                 x->silent_links[0] ? x->silent_links : "no link", x->right ? "right" : "not right");
+        if (t->has_guided)
+            fprintf(out,
+                    "       guided probes: silent loss at %" PRIu64 " ports (%s), %" PRIu64
+                    " of them on a planted cable; %" PRIu64 " of the %" PRIu64
+                    " planted faulty directions they crossed showed it\n",
+                    x->guided_silent, x->guided_links[0] ? x->guided_links : "none",
+                    x->guided_silent_right, x->guided_faulty_found, x->guided_faulty_probed);
     }
 }

@@ -7,13 +7,16 @@
 #include <math.h>
 #include <signal.h>
 
-#include "harness.h"
 #include "qreplay/capture.h"
 #include "qreplay/error.h"
+#include "qreplay/guided.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/schema.h"
+#include "qreplay/schema_hoptrace.h"
 #include "qreplay/topology.h"
+
+#include "harness.h"
 
 TestSuite(testbed, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
 
@@ -233,12 +236,18 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
     cr_assert(strstr(err, "[faults] delay") && strstr(err, "netem"), "%s", err);
     /* agents and faults it does not have are refused, not ignored */
     rc = qreplay("testbed scenarios/testbed-single-switch.ini --set traceroute.per_connection=1 "
-                 "--set pingmesh.interval=100us --set 'faults.gray=s0-h1 1%%' -o %s/x",
+                 "--set pingmesh.interval=100us --set 'faults.gray=s0-h1 1%%' "
+                 "--set everflow.guided=5 -o %s/x",
                  dir);
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "[traceroute] per_connection") && strstr(err, "[pingmesh] interval") &&
-                  strstr(err, "[faults]") && strstr(err, "cannot honour 3 keys"),
+                  strstr(err, "[faults]") && strstr(err, "[everflow] guided") &&
+                  strstr(err, "cannot honour 4 keys"),
               "%s", err);
+    /* the simulator sends no guided probes: refused, not ignored */
+    rc = qreplay("runtime scenarios/testbed-fattree.ini --set everflow.guided=5 -o %s/x", dir);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "[everflow] guided") && strstr(err, "testbed"), "%s", err);
     cr_assert_not(exists("%s/x", dir));
 }
 
@@ -286,7 +295,8 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     write_fat_tree("4,0,250KB,0\n8,0,250KB,0\n12,0,250KB,0\n5,0,250KB,0\n3,14,300KB,0\n"
                    "2,10,200KB,0\n6,1,200KB,0\n9,7,200KB,0\n13,2,200KB,0\n11,4,200KB,0\n"
                    "15,8,200KB,0\n",
-                   "gray = s0>h0 3%, h3>s1 5%\n[traceroute]\nper_connection = 2\n");
+                   "gray = s0>h0 3%, h3>s1 5%\n[traceroute]\nper_connection = 2\n"
+                   "[everflow]\nguided = 40\n");
     char p[512];
     FILE *f;
     int before = count_netns("qrtb");
@@ -514,6 +524,36 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
                  2, "%s", sc);
     cr_assert_gt(silent, 0, "%s", out);
     cr_assert_eq(silent, of_fault, "a silent drop that was a queue's: %s", out);
+
+    /* Everflow's guided probes after the traffic (40 along each of 8 pinned 5-tuples per host,
+     * host 12's to host 0 across s0>h0): every one mirrored at every switch port it crossed, and
+     * where they were lost silently is where a planted fault is (inside s0 headed to h0, inside
+     * s1 where host 3's uplink rule drops) */
+    cr_assert(strstr(out, "guided probes: 5120 along 128 pinned 5-tuples"), "%s", out);
+    snprintf(p, sizeof p, "%s/run/trace.h5", dir);
+    size_t ng;
+    qr_row_guided_port *g = rows_of(p, "/guided", &qr_schema_guided_port, &ng);
+    uint64_t gprobes = 0, glost = 0;
+    for (size_t i = 0; i < ng; i++) {
+        glost += g[i].lost;
+        cr_assert(g[i].counters_known);
+        if (g[i].silent)
+            cr_assert(g[i].sw == 0 || g[i].sw == 1, "silent loss at s%u port %u (%s)", g[i].sw,
+                      g[i].port, g[i].link_name);
+        if (g[i].sw == 0 && g[i].port == 0)
+            gprobes = g[i].probes;
+    }
+    qr_h5_rows_free(g);
+    cr_assert_eq(gprobes, 320, "host 12's probes towards host 0 all reached s0");
+    cr_assert_gt(glost, 0);
+    double gs = attr_of(p, "/score", "guided_silent"),
+           gr = attr_of(p, "/score", "guided_silent_right"),
+           fp = attr_of(p, "/score", "guided_faulty_probed"),
+           ff = attr_of(p, "/score", "guided_faulty_found");
+    cr_assert_geq(gs, 2, "s0 towards h0 and s1 from h3");
+    cr_assert_eq(gr, gs);
+    cr_assert_eq(fp, 1, "s0>h0: the planted direction the probes crossed (h3>s1 is a host's)");
+    cr_assert_eq(ff, 1);
 }
 
 /* Processes of a run folder still alive: its captures (tcpdump -w DIR/capture/...) and agents. */

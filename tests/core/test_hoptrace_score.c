@@ -164,3 +164,55 @@ Test(hoptrace_score, a_missing_truth_is_an_error_and_changes_nothing, .init = se
     cr_assert(strstr(err, "/nonexistent/truth.h5"), "%s", err);
     cr_assert_not(t.truth.has_truth);
 }
+
+/* A guided-probe row for link (its switch and port), lost of probes, inside of them lost inside
+ * the switch, silent as given. */
+static qr_row_guided_port guided_row(uint32_t link, uint64_t probes, uint64_t lost, uint64_t inside,
+                                     int silent)
+{
+    qr_row_guided_port r;
+    memset(&r, 0, sizeof r);
+    qr_node from, to;
+    cr_assert_eq(qr_topology_link_ends(topo, link, &from, &to, &r.port), QR_OK);
+    r.sw = from.index;
+    r.link = link;
+    qr_topology_link_name(topo, link, r.link_name, sizeof r.link_name);
+    r.probes = probes, r.lost = lost, r.inside = inside;
+    r.counters_known = 1;
+    r.silent = (uint8_t)silent;
+    return r;
+}
+
+/* The guided probes' silent places against the planted direction s8>s16: a loss inside s8 (where
+ * the faulty cable ends) is right, a loss on the link out of another port is not, nor is one
+ * inside a switch no faulty cable ends at; the planted direction they crossed counts as probed,
+ * and as found where it lost probes silently. */
+Test(hoptrace_score, guided_probes_silent_places_scored, .init = setup, .fini = teardown)
+{
+    const char *kinds[] = {"gray"};
+    write_truth(kinds, 1);
+    qr_row_guided_port rows[4] = {guided_row(gray, 160, 2, 2, 1), guided_row(other, 80, 1, 0, 1),
+                                  guided_row(gray_back, 50, 0, 0, 0)};
+    memset(&rows[3], 0, sizeof rows[3]);
+    rows[3].sw = 12;
+    rows[3].port = QR_GUIDED_INSIDE;
+    rows[3].link = UINT32_MAX;
+    snprintf(rows[3].link_name, sizeof rows[3].link_name, "s12");
+    rows[3].probes = rows[3].lost = rows[3].inside = 1;
+    rows[3].counters_known = rows[3].silent = 1;
+    qr_hoptrace t = {.has_guided = 1, .guided = {.ports = rows, .n_ports = 4}};
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
+    cr_assert_eq(t.truth.guided_silent, 3);
+    cr_assert_eq(t.truth.guided_silent_right, 1, "only the loss inside s8");
+    cr_assert_eq(t.truth.guided_faulty_probed, 1, "the planted direction s8>s16");
+    cr_assert_eq(t.truth.guided_faulty_found, 1);
+    cr_assert_str_eq(t.truth.guided_links, "s8>s16,s9>s18,s12");
+    /* the planted direction crossed without a loss: probed, not found */
+    rows[0].lost = rows[0].inside = 0;
+    rows[0].silent = 0;
+    cr_assert_eq(qr_hoptrace_score(&t, scen, truth_path, err), QR_OK, "%s", err);
+    cr_assert_eq(t.truth.guided_faulty_probed, 1);
+    cr_assert_eq(t.truth.guided_faulty_found, 0);
+    cr_assert_eq(t.truth.guided_silent_right, 0);
+}

@@ -1,5 +1,5 @@
 /* The small text inputs of the second wave, against a recording of a star of three hosts with two
- * flows. Byte 0 % 4 picks the reader, the rest is its text:
+ * flows. Byte 0 % 5 picks the reader, the rest is its text:
  *
  *   0  a host map (qr_host_map_read, 3 hosts; then qr_host_map_check_captures against the captures
  *      "a.pcap" and "b.pcap"): errors name the map and its line; what is read has hosts below 3,
@@ -10,7 +10,11 @@
  *      scenario): errors name --vary; a grid has points, its baseline among them, every point's
  *      scenario resolves and its values are canonical text;
  *   3  a testbed agent's report line (qr_agent_report_parse, with 1 + byte 1 flows): what is read
- *      names a flow of the run, END not before START.
+ *      names a flow of the run, END not before START;
+ *   4  a mirror of guided probes (guided.csv of qr_guided_run, on a k=4 fat tree, no counters):
+ *      errors name the file and line; what is read is conserved (every probe delivered or lost,
+ *      every loss on a link or inside a switch, no place losing more than crossed it, nothing
+ *      silent without counters).
  */
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +22,7 @@
 #include "fuzz_common.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/guided.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/import.h"
 #include "qreplay/queuelog.h"
@@ -212,6 +217,52 @@ agent(const uint8_t* data, size_t size)
     FUZZ_CHECK(r.kind != QR_AGENT_FAIL || r.why[0], "a failure without a reason");
 }
 
+static void
+guided(const uint8_t* data, size_t size)
+{
+    static qr_topology* tree;
+    char err[QR_ERRBUF_SIZE] = "", p[256];
+    if (!tree && qr_topology_fattree(&tree, 4))
+        abort();
+    snprintf(p, sizeof p, "%s/mirror", dir);
+    if (qr_make_dirs(p, err))
+        abort();
+    snprintf(p, sizeof p, "%s/mirror/guided.csv", dir);
+    FILE* f = fopen(p, "wb");
+    if (!f)
+        abort();
+    fwrite(data, 1, size, f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/mirror", dir);
+    qr_guided g;
+    int rc = qr_guided_run(p, tree, &g, err);
+    FUZZ_CHECK(rc == QR_OK || strstr(err, "guided.csv"),
+               "refused without naming the file: %s",
+               err);
+    if (rc)
+        return;
+    FUZZ_CHECK(g.delivered + g.lost == g.probes,
+               "%lu + %lu != %lu",
+               (unsigned long)g.delivered,
+               (unsigned long)g.lost,
+               (unsigned long)g.probes);
+    FUZZ_CHECK(g.lost_link + g.lost_inside == g.lost, "losses placed twice or not at all");
+    FUZZ_CHECK(!g.counters_known, "counters without counters.csv");
+    uint64_t lost = 0;
+    for (size_t i = 0; i < g.n_ports; i++)
+    {
+        FUZZ_CHECK(g.ports[i].lost <= g.ports[i].probes, "a place lost more than crossed it");
+        FUZZ_CHECK(g.ports[i].inside <= g.ports[i].lost, "inside losses beyond the losses");
+        FUZZ_CHECK(!g.ports[i].silent, "silent without counters");
+        lost += g.ports[i].lost;
+    }
+    FUZZ_CHECK(lost == g.lost,
+               "the places lost %lu, the probes %lu",
+               (unsigned long)lost,
+               (unsigned long)g.lost);
+    qr_guided_free(&g);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
@@ -219,7 +270,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         setup();
     if (size < 1)
         return 0;
-    switch (data[0] % 4)
+    switch (data[0] % 5)
     {
     case 0:
         host_map(data + 1, size - 1);
@@ -230,8 +281,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     case 2:
         whatif(data + 1, size - 1);
         break;
-    default:
+    case 3:
         agent(data + 1, size - 1);
+        break;
+    default:
+        guided(data + 1, size - 1);
         break;
     }
     return 0;

@@ -91,7 +91,7 @@ for name in ("http-keepalive", "http-lossy"):
         put("import", name + "-client", struct.pack(">H", len(parts[0])) + parts[0])
 
 # fuzz_inputs: byte 0 picks the reader (0 host map, 1 match expression, 2 whatif --vary lines,
-# 3 agent report with byte 1 = flows - 1)
+# 3 agent report with byte 1 = flows - 1, 4 a mirror of guided probes)
 for i, m in enumerate([b"address,host,capture\n10.0.0.2,0,a.pcap\n10.0.0.6,1,b.pcap\n",
                        b"# a comment\n10.0.0.2,0\n\n::ffff:10.0.0.10,2\nfe80::1,1,b.pcap\n",
                        b"address,host\n10.0.0.2,0\n10.0.0.2,1\n"]):
@@ -107,3 +107,9 @@ for i, v in enumerate([b"buffer.alpha=0.5,1,2", b"buffer.size=1MB,2MB\nbuffer.al
 for i, a in enumerate([b"\x03sent 0 100 200 1448 0", b"\x03recv 1 150 260 1448",
                        b"\x00fail 0 connect: Connection refused", b"\x07sent 5 -1 -1 0 2"]):
     put("inputs", "agent%d" % i, b"\x03" + a)
+GUIDED_HEAD = b"src,dst,sport,seq,switch,port,dir,time_ns\n"
+for i, g in enumerate([b"10.0.0.2,10.1.0.2,40001,0,s0,0,in,10\n10.0.0.2,10.1.0.2,40001,0,s0,2,out,20\n"
+                       b"10.0.0.2,10.1.0.2,40001,0,s8,0,in,30\n",
+                       b"10.0.0.2,10.1.0.2,40001,1,s0,0,in,5\n10.0.0.2,10.1.0.2,40002,0,s0,3,out,6\n",
+                       b"10.0.0.2,10.1.0.2,40001,0,s99,0,in,1\n"]):
+    put("inputs", "guided%d" % i, b"\x04" + GUIDED_HEAD + g)

@@ -91,6 +91,7 @@ void qr_hoptrace_free(qr_hoptrace *t)
     free(t->hops);
     free(t->drops);
     free(t->profile);
+    qr_guided_free(&t->guided);
     memset(t, 0, sizeof *t);
 }
 
@@ -698,6 +699,12 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
         rc = resends(&x, out, errbuf);
     if (!rc)
         rc = profile(&x, out, errbuf);
+    if (!rc && out->opts.mirror_dir) {
+        rc = qr_guided_run(out->opts.mirror_dir, x.topo, &out->guided, errbuf);
+        out->has_guided = rc == QR_OK;
+        if (rc == QR_ENOENT)
+            rc = QR_OK;
+    }
     if (!rc) {
         /* hops come in log order; order them by packet (its rank) then hop */
         qr_row_hop *sorted = malloc((out->n_hops ? out->n_hops : 1) * sizeof *sorted);
@@ -748,6 +755,21 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(
         qr_h5_write_rows(f, "/profile", &qr_schema_hop_profile, t->profile, t->n_profile, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_hop_summary, &t->summary, 1, errbuf));
+    if (t->has_guided) {
+        const qr_guided *g = &t->guided;
+        QRI_TRY(
+            qr_h5_write_rows(f, "/guided", &qr_schema_guided_port, g->ports, g->n_ports, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "probes", g->probes, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "copies", g->copies, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "delivered", g->delivered, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "lost", g->lost, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "lost_link", g->lost_link, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "lost_inside", g->lost_inside, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "tuples", g->tuples, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/guided", "pinned", g->pinned, errbuf));
+        QRI_TRY(
+            qr_h5_attr_u64(f, "/guided", "counters_known", (uint64_t)g->counters_known, errbuf));
+    }
     if (t->truth.has_truth) {
         const qr_hoptrace_truth *x = &t->truth;
         QRI_TRY(qr_h5_group(f, "/score", errbuf));
@@ -758,6 +780,16 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
         QRI_TRY(qr_h5_attr_i64(f, "/score", "detect_after_ns", x->detect_after_ns, errbuf));
         QRI_TRY(qr_h5_attr_u64(f, "/score", "silent_right", x->silent_right, errbuf));
         QRI_TRY(qr_h5_attr_u64(f, "/score", "fault_missed", x->fault_missed, errbuf));
+        if (t->has_guided) {
+            QRI_TRY(qr_h5_attr_u64(f, "/score", "guided_silent", x->guided_silent, errbuf));
+            QRI_TRY(
+                qr_h5_attr_u64(f, "/score", "guided_silent_right", x->guided_silent_right, errbuf));
+            QRI_TRY(qr_h5_attr_u64(f, "/score", "guided_faulty_probed", x->guided_faulty_probed,
+                                   errbuf));
+            QRI_TRY(
+                qr_h5_attr_u64(f, "/score", "guided_faulty_found", x->guided_faulty_found, errbuf));
+            QRI_TRY(qr_h5_attr_str(f, "/score", "guided_links", x->guided_links, errbuf));
+        }
     }
     return qr_h5_commit(f, errbuf);
 fail:

@@ -1,6 +1,7 @@
 /* The tables of trace.h5 (qreplay trace) (schema_hoptrace.h). */
 #include <stddef.h>
 
+#include "qreplay/guided.h"
 #include "qreplay/schema_hoptrace.h"
 
 #define F(T, m) offsetof(T, m)
@@ -145,6 +146,29 @@ static const qr_h5_field hop_summary_fields[] = {
 const qr_h5_schema qr_schema_hop_summary =
     SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
 
-const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,  &qr_schema_hop,
-                                                   &qr_schema_hop_drop,    &qr_schema_hop_profile,
-                                                   &qr_schema_hop_summary, NULL};
+static const qr_h5_field guided_port_fields[] = {
+    {"sw", QR_H5_U32, F(qr_row_guided_port, sw), 0, "switch"},
+    {"port", QR_H5_U32, F(qr_row_guided_port, port), 0, "the port the probes were headed out of"},
+    {"link", QR_H5_U32, F(qr_row_guided_port, link), 0, "the link out of it (topology id)"},
+    {"link_name", QR_H5_STR, F(qr_row_guided_port, link_name), 24, "\"s8>s16\""},
+    {"probes", QR_H5_U64, F(qr_row_guided_port, probes), 0,
+     "guided probes whose trace reached the switch headed out of the port"},
+    {"lost", QR_H5_U64, F(qr_row_guided_port, lost), 0, "of them, those whose trace stops there"},
+    {"inside", QR_H5_U64, F(qr_row_guided_port, inside), 0,
+     "of those, lost inside the switch (their last copy arrived there)"},
+    {"counter_drops", QR_H5_U64, F(qr_row_guided_port, counter_drops), 0,
+     "the port's drop counter while the probes ran"},
+    {"counters_known", QR_H5_U8, F(qr_row_guided_port, counters_known), 0,
+     "the counters were read (REC_DIR/mirror/counters.csv)"},
+    {"silent", QR_H5_U8, F(qr_row_guided_port, silent), 0,
+     "lost probes while its counter did not move"}};
+const qr_h5_schema qr_schema_guided_port =
+    SCHEMA("guided_port", qr_row_guided_port, guided_port_fields);
+
+const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,
+                                                   &qr_schema_hop,
+                                                   &qr_schema_hop_drop,
+                                                   &qr_schema_hop_profile,
+                                                   &qr_schema_hop_summary,
+                                                   &qr_schema_guided_port,
+                                                   NULL};

@@ -192,6 +192,12 @@ static const struct keydef schema[] = {
     {"traceroute", "icmp_interval", KT_TIME, OFF(traceroute.icmp_interval_ns), "1s", 0, 1e13, NULL,
      "a switch answers one destination at most once per interval, with a burst of 6 (Linux's "
      "icmp_ratelimit; 0: no per-destination limit)"},
+    {"everflow", "guided", KT_INT, OFF(everflow.guided), "0", 0, 1000, NULL,
+     "Everflow's guided probes (the fat-tree testbed): after the traffic each host sends this many "
+     "debug-marked probes along each of its pinned 5-tuples, which every switch mirrors (0: "
+     "none)"},
+    {"everflow", "paths", KT_INT, OFF(everflow.paths), "8", 1, 64, NULL,
+     "pinned 5-tuples (source ports) per host for the guided probes"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };

@@ -58,9 +58,41 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
         goto fail;
     }
     x.has_truth = planted > 0;
+    for (uint32_t l = 0; l < links; l++)
+        faulty[l] = faulty[l] != 0;
+    /* the guided probes against the planted directions, before the cables' other directions */
+    for (size_t i = 0; t->has_guided && i < t->guided.n_ports; i++) {
+        const qr_row_guided_port *g = &t->guided.ports[i];
+        if (g->link < links && faulty[g->link]) {
+            x.guided_faulty_probed++;
+            x.guided_faulty_found += g->silent;
+        }
+    }
     for (uint32_t l = 0; l < links; l++) /* both directions of a faulty cable */
-        if (faulty[l])
-            faulty[qr_topology_link_reverse(topo, l)] = 1;
+        if (faulty[l] == 1)
+            faulty[qr_topology_link_reverse(topo, l)] |= 2;
+    size_t glen = 0;
+    for (size_t i = 0; t->has_guided && i < t->guided.n_ports; i++) {
+        const qr_row_guided_port *g = &t->guided.ports[i];
+        if (!g->silent)
+            continue;
+        x.guided_silent++;
+        /* right on the link out of the port; for losses inside the switch (its ingress or its
+         * egress: the mirror cannot tell), right if a faulty cable ends at the switch */
+        int right = g->port != QR_GUIDED_INSIDE && g->link < links && faulty[g->link] &&
+                    g->lost > g->inside;
+        for (uint32_t p = 0; !right && (g->inside || g->port == QR_GUIDED_INSIDE) &&
+                             p < qr_topology_ports(topo, g->sw);
+             p++) {
+            uint32_t l = qr_topology_port_link(topo, g->sw, p);
+            right = l < links && faulty[l];
+        }
+        x.guided_silent_right += right;
+        size_t l = strlen(g->link_name);
+        if (glen + l + 2 <= sizeof x.guided_links)
+            glen += (size_t)snprintf(x.guided_links + glen, sizeof x.guided_links - glen, "%s%s",
+                                     glen ? "," : "", g->link_name);
+    }
     /* the fault drops by packet, from the truth (the trace never names them) */
     uint64_t *fault_ids = malloc((tr.n_drops ? tr.n_drops : 1) * sizeof *fault_ids);
     size_t n_fault = 0;

@@ -11,6 +11,8 @@
 #include "qreplay/common.h"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/fs.h"
+#include "qreplay/guided_plan.h"
+#include "qreplay/pingmesh.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
@@ -352,6 +354,25 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
         uint32_t d = qri_tb_dir_of(&s->conns, &k);
         if (d == UINT32_MAX || !(k.tcp_flags & 0x3f)) {
             rep->unrecorded++;
+            if (k.family == 4 && k.tos == QR_GUIDED_TOS && k.dst_port == QR_PROBE_PORT &&
+                !(k.tcp_flags & 0x3f)) {
+                if (qri_grow((void **)&rep->mirror, &rep->cap_mirror, rep->n_mirror,
+                             sizeof *rep->mirror, 1024)) {
+                    rc = QR_ENOMEM;
+                    break;
+                }
+                rep->mirror[rep->n_mirror++] =
+                    (qr_fabric_mirror_copy){(uint32_t)k.src[12] << 24 | (uint32_t)k.src[13] << 16 |
+                                                (uint32_t)k.src[14] << 8 | k.src[15],
+                                            (uint32_t)k.dst[12] << 24 | (uint32_t)k.dst[13] << 16 |
+                                                (uint32_t)k.dst[14] << 8 | k.dst[15],
+                                            k.seq,
+                                            k.src_port,
+                                            (uint16_t)sw,
+                                            (uint8_t)port,
+                                            (uint8_t)out,
+                                            k.time_ns};
+            }
             rep->trace_probes += d != UINT32_MAX; /* 007's: a recorded 5-tuple, no flags */
             struct opk *x = op_of(s, &k, sw, out, 0);
             if (!x) {
@@ -566,6 +587,7 @@ void qr_fabric_truth_report_free(qr_fabric_truth_report *r)
     free(r->dir_dst);
     free(r->dir_sport);
     free(r->dir_dport);
+    free(r->mirror);
     memset(r, 0, sizeof *r);
 }
 
@@ -972,6 +994,7 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
                         qr_flow_table_dir_dst(s.ft, s.p[i].r->dir));
     if (!rc && s.n) {
         qsort(s.first_hop, s.n, sizeof *s.first_hop, qri_cmp_i64);
+        rep.base_ns = s.conns.base;
         rep.hop_p50_ns = qr_percentile_i64(s.first_hop, s.n, 0.5);
         rep.hop_p99_ns = qr_percentile_i64(s.first_hop, s.n, 0.99);
     }
@@ -1220,5 +1243,56 @@ int qr_fabric_truth_write(const char *fabric_csv, const char *paths_csv, const q
     int rc = qr_write_text_file(fabric_csv, write_ports, &c, errbuf);
     if (!rc)
         rc = qr_write_text_file(paths_csv, write_paths, &c, errbuf);
+    return rc;
+}
+
+/* ---- Everflow's mirror of the guided probes ---- */
+
+struct mirror_ctx {
+    const qr_fabric *fab;
+    const qr_fabric_truth_report *r;
+    const uint64_t *drops;
+    int64_t base;
+};
+
+static void write_copies(FILE *f, const void *vctx)
+{
+    const struct mirror_ctx *c = vctx;
+    fprintf(f, "src,dst,sport,seq,switch,port,dir,time_ns\n");
+    for (size_t i = 0; i < c->r->n_mirror; i++) {
+        const qr_fabric_mirror_copy *x = &c->r->mirror[i];
+        fprintf(f, "%u.%u.%u.%u,%u.%u.%u.%u,%u,%u,s%u,%u,%s,%" PRId64 "\n", x->src >> 24,
+                x->src >> 16 & 255, x->src >> 8 & 255, x->src & 255, x->dst >> 24,
+                x->dst >> 16 & 255, x->dst >> 8 & 255, x->dst & 255, x->sport, x->seq, x->sw,
+                x->port, x->out ? "out" : "in", x->t - c->base);
+    }
+}
+
+static void write_counters(FILE *f, const void *vctx)
+{
+    const struct mirror_ctx *c = vctx;
+    const qr_topology *t = qr_fabric_topology(c->fab);
+    uint32_t k = qr_topology_ports(t, 0);
+    fprintf(f, "switch,port,drops\n");
+    for (uint32_t sw = 0; sw < qr_topology_switches(t); sw++)
+        for (uint32_t p = 0; p < qr_topology_ports(t, sw); p++)
+            fprintf(f, "s%u,%u,%" PRIu64 "\n", sw, p, c->drops[sw * k + p]);
+}
+
+int qr_fabric_mirror_write(const char *mirror_dir, const qr_fabric *fab,
+                           const qr_fabric_truth_report *r, const uint64_t *sweep_drops,
+                           int64_t base_ns, char *errbuf)
+{
+    if (!r->n_mirror)
+        return QR_OK;
+    struct mirror_ctx c = {fab, r, sweep_drops, base_ns};
+    char path[4200];
+    int rc = qr_make_dirs(mirror_dir, errbuf);
+    snprintf(path, sizeof path, "%s/guided.csv", mirror_dir);
+    if (!rc)
+        rc = qr_write_text_file(path, write_copies, &c, errbuf);
+    snprintf(path, sizeof path, "%s/counters.csv", mirror_dir);
+    if (!rc && sweep_drops)
+        rc = qr_write_text_file(path, write_counters, &c, errbuf);
     return rc;
 }

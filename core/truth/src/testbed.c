@@ -116,6 +116,10 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
         add_line(errbuf, &len, &n,
                  "[traceroute] per_connection: the star has one switch to trace; 007's agents run "
                  "on a fat tree ([topology] kind = fattree)");
+    if (!tree && c->everflow.guided)
+        add_line(errbuf, &len, &n,
+                 "[everflow] guided: the star has one switch; guided probes run on a fat tree "
+                 "([topology] kind = fattree)");
     if (!tree && c->pingmesh.interval_ns)
         add_line(errbuf, &len, &n,
                  "[pingmesh] interval: Pingmesh's agents run on a fat tree ([topology] kind = "

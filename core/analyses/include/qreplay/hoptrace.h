@@ -56,6 +56,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "qreplay/guided.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema_hoptrace.h"
@@ -123,6 +124,9 @@ typedef struct qr_hoptrace_opts {
      * so a busy switch loses copies. mirror_rate_bps 0: no session limit (nothing is lost). */
     int mirror;
     uint64_t mirror_rate_bps, mirror_buffer_bytes;
+    /* where the mirrored copies of Everflow's guided probes are (guided.h: REC_DIR/mirror); NULL
+     * or a folder without them: no guided probes */
+    const char *mirror_dir;
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_hoptrace_opts;
@@ -155,6 +159,10 @@ typedef struct qr_hoptrace_truth {
     /* the inference against the log's own decisions: silent drops a planted fault made, fault
      * drops it took for counted ones (their port counted other drops in the interval) */
     uint64_t silent_right, fault_missed;
+    /* the guided probes: the ports where they were lost silently, on how many planted faulty
+     * cables, and the planted faulty links (directions) they crossed, how many showed a loss */
+    uint64_t guided_silent, guided_silent_right, guided_faulty_probed, guided_faulty_found;
+    char guided_links[512];
 } qr_hoptrace_truth;
 
 typedef struct qr_hoptrace {
@@ -169,6 +177,8 @@ typedef struct qr_hoptrace {
     qr_row_hop_profile *profile; /* per hop and queue, by hop then packets */
     size_t n_profile;
     qr_row_hop_summary summary;
+    int has_guided;          /* opts.mirror_dir held guided probes' copies */
+    qr_guided guided;        /* what they show (guided.h) */
     qr_hoptrace_truth truth; /* zero unless a scorer filled it */
 } qr_hoptrace;
 

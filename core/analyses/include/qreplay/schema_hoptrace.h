@@ -87,6 +87,9 @@ typedef struct qr_row_hop_summary {
 } qr_row_hop_summary;
 extern const qr_h5_schema qr_schema_hop_summary;
 
+/* /guided: qr_row_guided_port (guided.h). */
+extern const qr_h5_schema qr_schema_guided_port;
+
 /* Every table of the file, NULL-terminated. */
 extern const qr_h5_schema *const qr_schemas_hoptrace[];
 

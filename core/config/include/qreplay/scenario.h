@@ -113,6 +113,10 @@ typedef struct qr_config {
         int64_t icmp_interval_ns; /* per destination: one answer per interval, burst 6 */
     } traceroute;
     struct {
+        int guided; /* Everflow's guided probes per pinned 5-tuple, after the traffic; 0: none */
+        int paths;  /* pinned 5-tuples per host (guided_plan.h) */
+    } everflow;
+    struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
         size_t n_loads;
         int seeds; /* seeds 1..seeds per load */

@@ -51,6 +51,16 @@ typedef struct qr_fabric_truth_in {
     size_t n_pings;
 } qr_fabric_truth_in;
 
+/* One mirrored copy of a guided probe: its addresses (IPv4, host order), source port and
+ * sequence number, the switch port whose capture holds it, whether it left by that port (out) or
+ * arrived by it, and when (the capture's clock). */
+typedef struct qr_fabric_mirror_copy {
+    uint32_t src, dst, seq;
+    uint16_t sport, sw;
+    uint8_t port, out;
+    int64_t t;
+} qr_fabric_mirror_copy;
+
 /* One switch port: what its capture shows and its queue did. */
 typedef struct qr_fabric_port_report {
     uint32_t sw, port;
@@ -100,6 +110,11 @@ typedef struct qr_fabric_truth_report {
     uint8_t *dir_hops; /* 0: none of its packets was delivered */
     uint32_t *dir_src, *dir_dst;
     uint16_t *dir_sport, *dir_dport; /* the ports its packets carry */
+    /* Everflow's mirror of its guided probes (guided_plan.h): every copy of a packet with the
+     * debug mark to QR_PROBE_PORT that a switch port's capture holds */
+    qr_fabric_mirror_copy *mirror;
+    size_t n_mirror, cap_mirror;
+    int64_t base_ns; /* the recording's time base on the captures' clock */
 } qr_fabric_truth_report;
 
 /* Release what a report holds (NULL allowed); *r is zeroed. */
@@ -116,6 +131,15 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep, c
  * written whole or not at all. Returns 0 or QR_EIO naming the file. */
 int qr_fabric_truth_write(const char *fabric_csv, const char *paths_csv, const qr_fabric *fab,
                           const qr_fabric_truth_report *r, char *errbuf);
+
+/* What Everflow's analyzer gets of its guided probes, into mirror_dir (guided.h's files): the
+ * mirrored copies (guided.csv, times on the recording's time base: capture time - base_ns) and,
+ * when sweep_drops is not NULL, what each switch port's drop counter counted while the probes ran
+ * (counters.csv; sweep_drops per switch x k + port). Each file whole or not at all; nothing when
+ * the report holds no copy. Returns 0, QR_EIO naming the file. */
+int qr_fabric_mirror_write(const char *mirror_dir, const qr_fabric *fab,
+                           const qr_fabric_truth_report *r, const uint64_t *sweep_drops,
+                           int64_t base_ns, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,375 @@
+/* Everflow's guided probes traced from their mirrored copies (guided.h). */
+#include "qreplay/guided.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qreplay/error.h"
+#include "qreplay/textio.h"
+
+typedef struct copy {
+    uint32_t src, dst, seq;
+    uint16_t sport;
+    uint16_t sw;
+    uint8_t port, out;
+    int64_t t;
+} copy;
+
+static int cmp_copy(const void *pa, const void *pb)
+{
+    const copy *a = pa, *b = pb;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->sport != b->sport)
+        return a->sport < b->sport ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return (int)a->out - (int)b->out; /* in before out at one instant */
+}
+
+static int same_tuple(const copy *a, const copy *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->sport == b->sport;
+}
+
+static int parse_addr(const char *s, uint32_t *out)
+{
+    unsigned a, b, c, d;
+    char extra;
+    if (sscanf(s, "%u.%u.%u.%u%c", &a, &b, &c, &d, &extra) != 4 || a > 255 || b > 255 ||
+        c > 255 || d > 255)
+        return -1;
+    *out = a << 24 | b << 16 | c << 8 | d;
+    return 0;
+}
+
+/* Split line at commas into at most max fields; the number found. */
+static int fields(char *line, char **f, int max)
+{
+    int n = 0;
+    for (char *s = line; s && n < max;) {
+        f[n++] = s;
+        s = strchr(s, ',');
+        if (s)
+            *s++ = 0;
+    }
+    return n;
+}
+
+static int parse_switch_port(const qr_topology *t, const char *sws, const char *ps, uint32_t *sw,
+                             uint32_t *port)
+{
+    char *end;
+    if (sws[0] != 's' || !sws[1])
+        return -1;
+    unsigned long a = strtoul(sws + 1, &end, 10);
+    if (*end || a >= qr_topology_switches(t))
+        return -1;
+    unsigned long b = strtoul(ps, &end, 10);
+    if (!*ps || *end || b >= qr_topology_ports(t, (uint32_t)a))
+        return -1;
+    *sw = (uint32_t)a;
+    *port = (uint32_t)b;
+    return 0;
+}
+
+static int read_copies(const char *path, const qr_topology *t, copy **out, size_t *n, char *errbuf)
+{
+    qr_lines *l;
+    int rc = qr_lines_open(&l, path, errbuf);
+    if (rc)
+        return rc;
+    char *line;
+    size_t len, cap = 0;
+    long no;
+    copy *v = NULL;
+    *n = 0;
+    while ((rc = qr_lines_next(l, &line, &len, &no, errbuf)) == QR_OK) {
+        if (no == 1) {
+            if (strcmp(line, "src,dst,sport,seq,switch,port,dir,time_ns")) {
+                rc = qri_err(errbuf, QR_EFORMAT,
+                             "%s:1: expected the header src,dst,sport,seq,switch,port,dir,time_ns",
+                             path);
+                break;
+            }
+            continue;
+        }
+        char *f[9];
+        copy c = {0};
+        uint32_t sw, port;
+        char *end;
+        unsigned long sport, seq;
+        long long tns;
+        if (fields(line, f, 9) != 8 || parse_addr(f[0], &c.src) || parse_addr(f[1], &c.dst) ||
+            (sport = strtoul(f[2], &end, 10), *end || !*f[2] || sport > 65535) ||
+            (seq = strtoul(f[3], &end, 10), *end || !*f[3] || seq > UINT32_MAX) ||
+            (strcmp(f[6], "in") && strcmp(f[6], "out")) ||
+            (tns = strtoll(f[7], &end, 10), *end || !*f[7])) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s:%ld: not a copy (src,dst,sport,seq,switch,port,in|out,time_ns)", path,
+                         no);
+            break;
+        }
+        if (parse_switch_port(t, f[4], f[5], &sw, &port)) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: no switch port %s:%s in the topology", path,
+                         no, f[4], f[5]);
+            break;
+        }
+        uint32_t hs, hd;
+        if (qr_topology_host_of_addr(t, c.src, &hs) || qr_topology_host_of_addr(t, c.dst, &hd)) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: %s or %s is no host of the topology", path,
+                         no, f[0], f[1]);
+            break;
+        }
+        c.src = hs, c.dst = hd, c.sport = (uint16_t)sport, c.seq = (uint32_t)seq;
+        c.sw = (uint16_t)sw, c.port = (uint8_t)port, c.out = f[6][0] == 'o', c.t = tns;
+        if (qri_grow((void **)&v, &cap, *n, sizeof *v, 1024)) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            break;
+        }
+        v[(*n)++] = c;
+    }
+    qr_lines_close(l);
+    if (rc != QR_END) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    return QR_OK;
+}
+
+/* counters.csv into drops[sw * maxp + port]; QR_ENOENT when there is none. */
+static int read_counters(const char *path, const qr_topology *t, uint32_t maxp, uint64_t *drops,
+                         char *errbuf)
+{
+    qr_lines *l;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return QR_ENOENT;
+    fclose(probe);
+    int rc = qr_lines_open(&l, path, errbuf);
+    if (rc)
+        return rc;
+    char *line;
+    size_t len;
+    long no;
+    while ((rc = qr_lines_next(l, &line, &len, &no, errbuf)) == QR_OK) {
+        if (no == 1) {
+            if (strcmp(line, "switch,port,drops"))
+                rc = qri_err(errbuf, QR_EFORMAT, "%s:1: expected the header switch,port,drops",
+                             path);
+            if (rc)
+                break;
+            continue;
+        }
+        char *f[4], *end;
+        uint32_t sw, port;
+        unsigned long long d;
+        if (fields(line, f, 4) != 3 || (d = strtoull(f[2], &end, 10), *end || !*f[2])) {
+            rc = qri_err(errbuf, QR_EFORMAT, "%s:%ld: not switch,port,drops", path, no);
+            break;
+        }
+        if (parse_switch_port(t, f[0], f[1], &sw, &port)) {
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: no switch port %s:%s in the topology", path,
+                         no, f[0], f[1]);
+            break;
+        }
+        drops[sw * maxp + port] = d;
+    }
+    qr_lines_close(l);
+    return rc == QR_END ? QR_OK : rc;
+}
+
+static int cmp_port(const void *pa, const void *pb)
+{
+    const qr_row_guided_port *a = pa, *b = pb;
+    if (a->lost != b->lost)
+        return a->lost > b->lost ? -1 : 1;
+    if (a->sw != b->sw)
+        return a->sw < b->sw ? -1 : 1;
+    return a->port < b->port ? -1 : a->port > b->port;
+}
+
+void qr_guided_free(qr_guided *g)
+{
+    free(g->ports);
+    memset(g, 0, sizeof *g);
+}
+
+const qr_row_guided_port *qr_guided_port(const qr_guided *g, uint32_t sw, uint32_t port)
+{
+    for (size_t i = 0; i < g->n_ports; i++)
+        if (g->ports[i].sw == sw && g->ports[i].port == port)
+            return &g->ports[i];
+    return NULL;
+}
+
+int qr_guided_run(const char *mirror_dir, const qr_topology *t, qr_guided *out, char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/guided.csv", mirror_dir);
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return qri_err(errbuf, QR_ENOENT, "%s: no guided probes were mirrored", path);
+    fclose(probe);
+    copy *v = NULL;
+    size_t n = 0;
+    int rc = read_copies(path, t, &v, &n, errbuf);
+    if (rc)
+        return rc;
+    uint32_t sws = qr_topology_switches(t), maxp = 0;
+    for (uint32_t s = 0; s < sws; s++)
+        if (qr_topology_ports(t, s) > maxp)
+            maxp = qr_topology_ports(t, s);
+    size_t slots = (size_t)sws * maxp;
+    uint64_t *probes = calloc(slots + 1, sizeof *probes), *lost = calloc(slots + 1, sizeof *lost);
+    uint64_t *drops = calloc(slots + 1, sizeof *drops);
+    uint64_t *arrived = calloc(sws + 1, sizeof *arrived), *inside = calloc(sws + 1, sizeof *inside);
+    uint64_t *headed = calloc(slots + 1, sizeof *headed);
+    if (!probes || !lost || !drops || !arrived || !inside || !headed) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/counters.csv", mirror_dir);
+    rc = read_counters(path, t, maxp, drops, errbuf);
+    out->counters_known = rc == QR_OK;
+    if (rc == QR_ENOENT)
+        rc = QR_OK;
+    if (rc)
+        goto done;
+    if (n)
+        qsort(v, n, sizeof *v, cmp_copy);
+    out->copies = n;
+    out->first_ns = n ? INT64_MAX : 0;
+    out->last_ns = n ? INT64_MIN : 0;
+    for (size_t a = 0; a < n;) {
+        /* one 5-tuple: v[a, b) */
+        size_t b = a;
+        while (b < n && same_tuple(&v[a], &v[b]))
+            b++;
+        out->tuples++;
+        /* its way out of each switch, from every copy that left one (the hash pins it) */
+        uint16_t way_sw[8];
+        uint8_t way[8];
+        size_t n_way = 0;
+        for (size_t i = a; i < b; i++) {
+            size_t j = 0;
+            while (v[i].out && j < n_way && way_sw[j] != v[i].sw)
+                j++;
+            if (v[i].out && j == n_way && n_way < 8) {
+                way_sw[n_way] = v[i].sw;
+                way[n_way++] = v[i].port;
+            }
+        }
+        uint32_t dsw, dport;
+        qr_topology_host_attach(t, v[a].dst, &dsw, &dport);
+        int pinned = 0;
+        for (size_t p = a; p < b;) {
+            /* one probe: v[p, q) in time order */
+            size_t q = p;
+            while (q < b && v[q].seq == v[p].seq)
+                q++;
+            out->probes++;
+            for (size_t i = p; i < q; i++) {
+                if (v[i].t < out->first_ns)
+                    out->first_ns = v[i].t;
+                if (v[i].t > out->last_ns)
+                    out->last_ns = v[i].t;
+                if (v[i].out)
+                    probes[(size_t)v[i].sw * maxp + v[i].port]++;
+                else
+                    arrived[v[i].sw]++;
+            }
+            const copy *last = &v[q - 1];
+            if (last->out && last->sw == dsw && last->port == dport) {
+                out->delivered++;
+                pinned = 1;
+            } else if (last->out) {
+                out->lost++;
+                out->lost_link++;
+                lost[(size_t)last->sw * maxp + last->port]++;
+            } else {
+                out->lost++;
+                out->lost_inside++;
+                size_t j = 0;
+                while (j < n_way && way_sw[j] != last->sw)
+                    j++;
+                if (j < n_way) { /* headed out of the port its 5-tuple leaves by */
+                    size_t at = (size_t)last->sw * maxp + way[j];
+                    lost[at]++;
+                    headed[at]++;
+                    probes[at]++;
+                } else {
+                    inside[last->sw]++;
+                }
+            }
+            p = q;
+        }
+        out->pinned += pinned;
+        a = b;
+    }
+    size_t np = 0;
+    for (size_t i = 0; i < slots; i++)
+        np += probes[i] > 0;
+    for (uint32_t s = 0; s < sws; s++)
+        np += inside[s] > 0;
+    out->ports = calloc(np ? np : 1, sizeof *out->ports);
+    if (!out->ports) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (uint32_t s = 0; s < sws; s++) {
+        uint64_t sw_drops = 0;
+        for (uint32_t p = 0; p < qr_topology_ports(t, s); p++)
+            sw_drops += drops[(size_t)s * maxp + p];
+        if (inside[s]) { /* lost inside, their way out unknown */
+            qr_row_guided_port *r = &out->ports[out->n_ports++];
+            r->sw = s;
+            r->port = QR_GUIDED_INSIDE;
+            r->link = UINT32_MAX;
+            snprintf(r->link_name, sizeof r->link_name, "s%u", s);
+            r->probes = arrived[s];
+            r->lost = inside[s];
+            r->counters_known = (uint8_t)out->counters_known;
+            r->counter_drops = sw_drops;
+            r->silent = r->lost && out->counters_known && !sw_drops;
+        }
+        for (uint32_t p = 0; p < qr_topology_ports(t, s); p++) {
+            size_t at = (size_t)s * maxp + p;
+            if (!probes[at])
+                continue;
+            qr_row_guided_port *r = &out->ports[out->n_ports++];
+            r->sw = s;
+            r->port = p;
+            r->link = qr_topology_port_link(t, s, p);
+            qr_topology_link_name(t, r->link, r->link_name, sizeof r->link_name);
+            r->probes = probes[at];
+            r->lost = lost[at];
+            r->inside = headed[at];
+            r->counters_known = (uint8_t)out->counters_known;
+            r->counter_drops = drops[at];
+            r->silent = r->lost && out->counters_known && !drops[at];
+        }
+    }
+    if (out->n_ports)
+        qsort(out->ports, out->n_ports, sizeof *out->ports, cmp_port);
+done:
+    free(v);
+    free(probes);
+    free(lost);
+    free(drops);
+    free(arrived);
+    free(inside);
+    free(headed);
+    if (rc)
+        qr_guided_free(out);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* qreplay: where Everflow's guided probes go (analysis: guided.h). Every host of a fat tree
+ * probes the host with its index in the next pod (h + hosts per pod, modulo the hosts) from
+ * `paths` source ports, so the probes of a pod cross all of its uplinks and all of the next pod's
+ * downlinks (with enough ports: the switches' hash, not this plan, picks each 5-tuple's path).
+ * Each round, each host sends one probe per 5-tuple: a TCP packet to QR_PROBE_PORT with no flags,
+ * the round in its sequence number, marked with DSCP QR_GUIDED_DSCP, which every switch mirrors. */
+#ifndef QREPLAY_GUIDED_PLAN_H
+#define QREPLAY_GUIDED_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QR_GUIDED_DSCP 1 /* the debug mark: DSCP 1, the IPv4 TOS byte 0x04 */
+#define QR_GUIDED_TOS (QR_GUIDED_DSCP << 2)
+#define QR_GUIDED_MAX_PATHS 64
+
+/* One pinned 5-tuple: src probes dst from sport (to QR_PROBE_PORT). */
+typedef struct qr_guided_pin {
+    uint32_t src, dst;
+    uint16_t sport;
+} qr_guided_pin;
+
+/* The 5-tuples (above): `paths` per host, by host, source ports distinct per host in
+ * 40000-59999 from a sequence seeded by seed. Returns 0, QR_EINVAL (not a fat tree, or paths not
+ * in 1..QR_GUIDED_MAX_PATHS) or QR_ENOMEM. Caller frees *out. */
+int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guided_pin **out,
+                   size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

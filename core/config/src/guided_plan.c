@@ -1,0 +1,43 @@
+/* Where Everflow's guided probes go (guided_plan.h). */
+#include "qreplay/guided_plan.h"
+
+#include <stdlib.h>
+
+#include "internal.h"
+#include "qreplay/random.h"
+
+int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guided_pin **out,
+                   size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    uint32_t hosts = qr_topology_hosts(t);
+    if (qr_topology_max_hops(t) != 5 || paths < 1 || paths > QR_GUIDED_MAX_PATHS)
+        return QR_EINVAL;
+    uint32_t k = 2;
+    while (k * k * k / 4 < hosts)
+        k += 2;
+    uint32_t per_pod = k * k / 4;
+    qr_guided_pin *p = malloc((size_t)hosts * paths * sizeof *p);
+    if (!p)
+        return QR_ENOMEM;
+    for (uint32_t h = 0; h < hosts; h++)
+        for (uint32_t i = 0; i < paths; i++) {
+            uint16_t port;
+            int again;
+            uint64_t draw = 0;
+            do { /* draw until a port this host does not use yet */
+                port = (uint16_t)(40000 + qr_seed_derive(seed, "guided",
+                                                         (uint64_t)h << 32 | (uint64_t)i << 16 |
+                                                             draw++) %
+                                              20000);
+                again = 0;
+                for (uint32_t j = 0; j < i; j++)
+                    again |= p[(size_t)h * paths + j].sport == port;
+            } while (again);
+            p[(size_t)h * paths + i] = (qr_guided_pin){h, (h + per_pod) % hosts, port};
+        }
+    *out = p;
+    *n = (size_t)hosts * paths;
+    return QR_OK;
+}
