@@ -934,6 +934,38 @@ def block_faults_fabric(name):
     return "\n".join(out)
 
 
+def block_faults_fabric_everflow(name):
+    """Everflow on the fat tree, per fault, load and world: the silent-drop links the drop debugger
+    found with a lossless tap, with Everflow's own rules (SYN, FIN, RST) and behind a busy mirror
+    session, and what the guided probes (the testbed's) found and said of the busy mirror's
+    silent places."""
+    def links(e):
+        return (", ".join(e["silent_links"][:3]) + (", ..." if len(e["silent_links"]) > 3 else "")
+                or "none") + (" (right)" if e["right"] else "")
+    r = load(name)["results"]
+    out = ["| fault | load | | lossless tap: silent-drop links | Everflow's rules: silent-drop "
+           "links | busy mirror: copies lost | its silent-drop links | guided probes: lost of "
+           "sent | their silent places (right) | the busy mirror's silent places: confirmed / "
+           "refuted / not probed |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for x in r["runs"]:
+        ev, sfr, busy = x["everflow"], x["everflow_sfr"], x["everflow_busy"]
+        g, gb = ev.get("guided"), busy.get("guided")
+        out.append("| %s %s %s | %d%% | %s | %s | %s | %.0f%% | %s | %s | %s | %s |" % (
+            x["fault"], x.get("link", ""), x["gray"], x["load"],
+            "real kernels" if x["world"] == "testbed" else "ns-3", links(ev), links(sfr),
+            100.0 * busy["mirror_lost"] / max(busy["mirror_copies"], 1), links(busy),
+            "%d of %d" % (g["lost"], g["probes"]) if g else "-",
+            "%s (%d)" % (", ".join(g["silent_places"]) or "none", g["guided_silent_right"])
+            if g else "-",
+            "%d / %d / %d" % (gb["debugger_places"]["confirmed"],
+                              gb["debugger_places"]["refuted"],
+                              gb["debugger_places"]["unprobed"]) if gb else "-"))
+    out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 def block_fabric_rates(name):
     """The fat-tree testbed at rising link rates on this machine: what the captures followed and
     how long packets took from their host's capture to their edge switch's."""
@@ -953,6 +985,7 @@ def block_fabric_rates(name):
 
 BLOCKS = {
     "fabric-rates": lambda: block_fabric_rates("fabric-rates"),
+    "faults-fabric-everflow": lambda: block_faults_fabric_everflow("faults-fabric"),
     "faults-fabric": lambda: block_faults_fabric("faults-fabric"),
     "whatif-errors": lambda: block_whatif_errors(WHATIF_CASES),
     "diagnose-tail": lambda: block_diagnose_tail(DIAGNOSE_CASES),

@@ -224,10 +224,28 @@ def everflow_summary(path):
     s = rows(f["summary"])[0]
     sc = attrs(f["score"])
     links = sc["silent_links"]
-    return {"matched": s["matched"], "drops": int(f["drops"].shape[0]), "silent": sc["silent"],
-            "silent_links": links.split(",") if links else [], "right": bool(sc["right"]),
-            "detect_after_drops": sc["detect_after_drops"],
-            "detect_after_ns": sc["detect_after_ns"]}
+    out = {"matched": s["matched"], "drops": int(f["drops"].shape[0]), "silent": sc["silent"],
+           "silent_links": links.split(",") if links else [], "right": bool(sc["right"]),
+           "detect_after_drops": sc["detect_after_drops"],
+           "detect_after_ns": sc["detect_after_ns"],
+           "mirror": attrs(f)["mirror"], "mirror_copies": s["mirror_copies"],
+           "mirror_lost": s["mirror_lost"]}
+    if "guided" in f:
+        g = attrs(f["guided"])
+        places = rows(f["guided"])
+        out["guided"] = {k: g[k] for k in ("probes", "lost", "tuples", "pinned")}
+        out["guided"].update({k: sc[k] for k in ("guided_silent", "guided_silent_right",
+                                                 "guided_faulty_probed", "guided_faulty_found")})
+        out["guided"]["silent_places"] = [p["link_name"] for p in places if p["silent"]]
+        # the drop debugger's silent places (switch, port) against the guided probes there
+        by_port = {(p["sw"], p["port"]): p for p in places}
+        silent = sorted({(d["sw"], d["port"]) for d in rows(f["drops"]) if d["silent"]})
+        verdict = {"confirmed": 0, "refuted": 0, "unprobed": 0}
+        for key in silent:
+            p = by_port.get(key)
+            verdict["unprobed" if p is None else "confirmed" if p["silent"] else "refuted"] += 1
+        out["guided"]["debugger_places"] = verdict
+    return out
 
 
 def faults(out, opts):
@@ -249,6 +267,7 @@ def faults(out, opts):
                       for m in bl},
             "everflow": everflow_summary(os.path.join(d, "trace-all.h5")),
             "everflow_sfr": everflow_summary(os.path.join(d, "trace-sfr.h5")),
+            "everflow_busy": everflow_summary(os.path.join(d, "trace-busy.h5")),
             "packets": rows(tr["summary"])[0]["packets"],
             "arrivals": rows(tr["summary"])[0]["arrivals"]})
     res = [no_nan(r) for r in res]

@@ -69,8 +69,8 @@ static void probe(uint16_t sport, uint32_t seq, int copies_n)
     int64_t t = 1000000 * (int64_t)seq + sport;
     for (int i = 0, c = 0; i < 5; i++) {
         qr_node prev = i ? qr_topology_switch_node(topo, path[i - 1]) : (qr_node){QR_NODE_HOST, 0};
-        qr_node next = i < 4 ? qr_topology_switch_node(topo, path[i + 1])
-                             : (qr_node){QR_NODE_HOST, 4};
+        qr_node next =
+            i < 4 ? qr_topology_switch_node(topo, path[i + 1]) : (qr_node){QR_NODE_HOST, 4};
         if (c++ < copies_n)
             fprintf(copies, "10.0.0.2,10.1.0.2,%u,%u,s%u,%u,in,%lld\n", sport, seq, path[i],
                     port_to(path[i], prev), (long long)(t += 10));
@@ -132,9 +132,9 @@ Test(guided, losses_on_a_link_and_inside_a_switch_are_placed_and_silent)
     counters(UINT32_MAX, 0);
     for (uint32_t s = 0; s < 10; s++)
         probe(40001, s, 10);
-    probe(40001, 10, 4);  /* left s8 towards s16, never arrived: the link s8>s16 */
-    probe(40001, 11, 5);  /* arrived at s16, never left: inside s16, headed to s10 */
-    probe(40002, 0, 3);   /* another 5-tuple: arrived at s8 and no probe of it ever left s8 */
+    probe(40001, 10, 4); /* left s8 towards s16, never arrived: the link s8>s16 */
+    probe(40001, 11, 5); /* arrived at s16, never left: inside s16, headed to s10 */
+    probe(40002, 0, 3);  /* another 5-tuple: arrived at s8 and no probe of it ever left s8 */
     qr_guided g;
     run(&g);
     cr_assert_eq(g.probes, 13);

@@ -43,8 +43,8 @@ static int parse_addr(const char *s, uint32_t *out)
 {
     unsigned a, b, c, d;
     char extra;
-    if (sscanf(s, "%u.%u.%u.%u%c", &a, &b, &c, &d, &extra) != 4 || a > 255 || b > 255 ||
-        c > 255 || d > 255)
+    if (sscanf(s, "%u.%u.%u.%u%c", &a, &b, &c, &d, &extra) != 4 || a > 255 || b > 255 || c > 255 ||
+        d > 255)
         return -1;
     *out = a << 24 | b << 16 | c << 8 | d;
     return 0;
@@ -124,8 +124,8 @@ static int read_copies(const char *path, const qr_topology *t, copy **out, size_
         }
         uint32_t hs, hd;
         if (qr_topology_host_of_addr(t, c.src, &hs) || qr_topology_host_of_addr(t, c.dst, &hd)) {
-            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: %s or %s is no host of the topology", path,
-                         no, f[0], f[1]);
+            rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: %s or %s is no host of the topology", path, no,
+                         f[0], f[1]);
             break;
         }
         c.src = hs, c.dst = hd, c.sport = (uint16_t)sport, c.seq = (uint32_t)seq;

@@ -27,10 +27,10 @@ int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guide
             int again;
             uint64_t draw = 0;
             do { /* draw until a port this host does not use yet */
-                port = (uint16_t)(40000 + qr_seed_derive(seed, "guided",
-                                                         (uint64_t)h << 32 | (uint64_t)i << 16 |
-                                                             draw++) %
-                                              20000);
+                port = (uint16_t)(40000 +
+                                  qr_seed_derive(seed, "guided",
+                                                 (uint64_t)h << 32 | (uint64_t)i << 16 | draw++) %
+                                      20000);
                 again = 0;
                 for (uint32_t j = 0; j < i; j++)
                     again |= p[(size_t)h * paths + j].sport == port;

@@ -58,7 +58,7 @@ typedef struct qr_guided {
     size_t n_ports;
     uint64_t copies, probes, delivered, lost;
     uint64_t lost_link, lost_inside; /* where: on a link out of a port, inside a switch */
-    uint64_t tuples, pinned; /* 5-tuples probed; of them, those with a delivered probe */
+    uint64_t tuples, pinned;         /* 5-tuples probed; of them, those with a delivered probe */
     int counters_known;
     int64_t first_ns, last_ns; /* the probes' first and last copy */
 } qr_guided;
