@@ -241,8 +241,10 @@ def everflow_summary(path):
         by_port = {(p["sw"], p["port"]): p for p in places}
         silent = sorted({(d["sw"], d["port"]) for d in rows(f["drops"]) if d["silent"]})
         verdict = {"confirmed": 0, "refuted": 0, "unprobed": 0}
-        for key in silent:
-            p = by_port.get(key)
+        for sw, port in silent:
+            p, inside = by_port.get((sw, port)), by_port.get((sw, 4294967295))
+            if inside and inside["silent"] and not (p and p["silent"]):
+                p = inside  # lost inside the switch, their way out unknown (as qreplay trace)
             verdict["unprobed" if p is None else "confirmed" if p["silent"] else "refuted"] += 1
         out["guided"]["debugger_places"] = verdict
     return out

@@ -221,11 +221,12 @@ static void print_guided(const qr_hoptrace *t, FILE *out)
             for (size_t j = 0; first && j < i; j++)
                 first =
                     !(t->drops[j].silent && t->drops[j].sw == d->sw && t->drops[j].port == d->port);
-            /* lost on the link out of that port, or inside that switch: what the probes show */
+            /* the probes headed out of that port, or, when some were lost inside the switch
+             * with no known way out (a blackhole eats every probe of its 5-tuples), those */
             const qr_row_guided_port *r = first ? qr_guided_port(g, d->sw, d->port) : NULL;
             const qr_row_guided_port *in =
                 first ? qr_guided_port(g, d->sw, QR_GUIDED_INSIDE) : NULL;
-            if (!r || (in && in->silent && !r->silent))
+            if (in && in->silent && !(r && r->silent))
                 r = in;
             if (!first || (pass == 0) != (r && r->silent))
                 continue;
@@ -244,7 +245,9 @@ static void print_guided(const qr_hoptrace *t, FILE *out)
                         " of %" PRIu64 " lost%s%s)\n",
                         d->sw, d->port, d->link_name, r->silent ? "confirmed" : "not confirmed",
                         r->lost, r->probes,
-                        r->lost && r->inside == r->lost ? " inside the switch" : "",
+                        r->port == QR_GUIDED_INSIDE ? " inside the switch, their way out unknown"
+                        : r->lost && r->inside == r->lost ? " inside the switch"
+                                                          : "",
                         r->lost && !r->silent ? ", the counter moved" : "");
         }
     if (places)
@@ -293,6 +296,43 @@ static void print_profile(const qr_hoptrace *t, FILE *out)
     }
 }
 
+/* Everflow's ECMP profile: per switch that spreads over several up ports, each member's share. */
+static void print_ecmp(const qr_hoptrace *t, FILE *out)
+{
+    if (!t->n_ecmp)
+        return;
+    fprintf(out, "\nECMP profile: the matched packets each up port of a multipath group carried "
+                 "(share of the group, flows)\n");
+    size_t groups = 0;
+    double worst = 0;
+    uint32_t worst_sw = 0;
+    for (size_t i = 0; i < t->n_ecmp;) {
+        size_t j = i;
+        double hi = 0;
+        while (j < t->n_ecmp && t->ecmp[j].sw == t->ecmp[i].sw) {
+            if (t->ecmp[j].share > hi)
+                hi = t->ecmp[j].share;
+            j++;
+        }
+        double uneven = hi * (double)(j - i); /* the busiest member against an even split */
+        if (uneven > worst) {
+            worst = uneven;
+            worst_sw = t->ecmp[i].sw;
+        }
+        if (groups++ < 12) {
+            fprintf(out, "  s%-3u", t->ecmp[i].sw);
+            for (size_t k = i; k < j; k++)
+                fprintf(out, "%s %s %.0f%% (%" PRIu64 ")", k > i ? "," : "", t->ecmp[k].link_name,
+                        100 * t->ecmp[k].share, t->ecmp[k].flows);
+            fputc('\n', out);
+        }
+        i = j;
+    }
+    if (groups > 12)
+        fprintf(out, "  ... %zu more groups in trace.h5 /ecmp\n", groups - 12);
+    fprintf(out, "  most uneven: s%u, its busiest member %.2fx an even split\n", worst_sw, worst);
+}
+
 void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE *out)
 {
     const qr_row_hop_summary *s = &t->summary;
@@ -339,6 +379,7 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
     print_drops(t, drops, out);
     print_guided(t, out);
     print_profile(t, out);
+    print_ecmp(t, out);
     if (t->truth.has_truth) {
         const qr_hoptrace_truth *x = &t->truth;
         fprintf(out,

@@ -15,6 +15,7 @@
 #include "qreplay/queuelog.h"
 #include "qreplay/schema.h"
 #include "qreplay/schema_hoptrace.h"
+#include "qreplay/topology.h"
 
 #include "harness.h"
 
@@ -129,12 +130,35 @@ Test(trace_cli, every_packet_is_conserved_against_the_log)
     qr_arrival_reader *r;
     cr_assert_eq(qr_arrival_reader_open(&r, log, e), QR_OK, "%s", e);
     qr_arrival a;
-    uint64_t records = 0, admitted = 0;
+    uint64_t records = 0, admitted = 0, up_admitted[20][4] = {{0}};
+    qr_topology *t;
+    cr_assert_eq(qr_topology_fattree(&t, 4), QR_OK);
     while (qr_arrival_read(r, &a, e) == QR_OK) {
         records++;
         admitted += a.decision == QR_ADMIT;
+        qr_node_kind k;
+        uint32_t peer, pp;
+        cr_assert_eq(qr_topology_link(t, a.sw, a.port, &k, &peer, &pp), QR_OK);
+        if (a.decision == QR_ADMIT && k > qr_topology_switch_kind(t, a.sw))
+            up_admitted[a.sw][a.port]++;
     }
     qr_arrival_reader_close(r);
+    /* the ECMP profile: every up port's admitted packets, each group's shares summing to one */
+    size_t ne;
+    qr_row_hop_ecmp *ec = rows_of(p, "/ecmp", &qr_schema_hop_ecmp, &ne);
+    cr_assert_eq(ne, 32, "the 2 up ports of each of the 8 edge and 8 aggregation switches: %zu",
+                 ne);
+    for (size_t i = 0; i < ne; i++) {
+        cr_assert_eq(ec[i].packets, up_admitted[ec[i].sw][ec[i].port], "%s", ec[i].link_name);
+        cr_assert_leq(ec[i].flows, ec[i].packets);
+        double sum = 0;
+        for (size_t j = 0; j < ne; j++)
+            if (ec[j].sw == ec[i].sw)
+                sum += ec[j].share;
+        cr_assert_float_eq(sum, 1.0, 1e-9, "s%u", ec[i].sw);
+    }
+    qr_h5_rows_free(ec);
+    qr_topology_destroy(t);
     cr_assert_eq(s[0].arrivals, records);
     cr_assert_eq(s[0].unknown_arrivals, 0);
     cr_assert_eq(nh, records, "every record is one hop of one packet");

@@ -58,6 +58,11 @@ typedef struct ctx {
     uint8_t *unseen;
     size_t cap_unseen;
     int64_t log_end;
+    /* the ECMP profile: per switch port (sw x maxp + port), the admitted matched packets, bytes
+     * and distinct flows (ecmp_seen: queue key, flow) */
+    uint32_t maxp;
+    uint64_t *ecmp_pk, *ecmp_bytes, *ecmp_flows;
+    qri_map ecmp_seen;
 } ctx;
 
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
@@ -91,6 +96,7 @@ void qr_hoptrace_free(qr_hoptrace *t)
     free(t->hops);
     free(t->drops);
     free(t->profile);
+    free(t->ecmp);
     qr_guided_free(&t->guided);
     memset(t, 0, sizeof *t);
 }
@@ -465,6 +471,68 @@ static int profile_add(ctx *x, uint32_t hop, const qr_arrival *a, int64_t q)
     return QR_OK;
 }
 
+/* Whether port is one of sw's up ports: towards a switch of a higher tier. */
+static int up_port(const ctx *x, uint32_t sw, uint32_t port)
+{
+    qr_node_kind k;
+    uint32_t peer, pp;
+    return qr_topology_link(x->topo, sw, port, &k, &peer, &pp) == QR_OK &&
+           k > qr_topology_switch_kind(x->topo, sw);
+}
+
+static int ecmp_add(ctx *x, const pstate *s, const qr_arrival *a)
+{
+    if (!up_port(x, a->sw, a->port))
+        return QR_OK;
+    size_t at = (size_t)a->sw * x->maxp + a->port;
+    x->ecmp_pk[at]++;
+    x->ecmp_bytes[at] += a->bytes;
+    uint64_t key = qr_queue_key(a->sw, a->port), flow = qr_dir_flow(s->rp->dir);
+    if (qri_map_get(&x->ecmp_seen, key, flow))
+        return QR_OK;
+    x->ecmp_flows[at]++;
+    return qri_map_put(&x->ecmp_seen, key, flow, (void *)(uintptr_t)1);
+}
+
+/* The ECMP profile's rows: every switch with more than one up port the matched packets used. */
+static int ecmp_rows(ctx *x, qr_hoptrace *out)
+{
+    uint32_t sws = qr_topology_switches(x->topo);
+    size_t n = 0;
+    for (uint32_t s = 0; s < sws; s++)
+        for (uint32_t p = 0; p < qr_topology_ports(x->topo, s); p++)
+            n += up_port(x, s, p);
+    out->ecmp = calloc(n ? n : 1, sizeof *out->ecmp);
+    if (!out->ecmp)
+        return QR_ENOMEM;
+    for (uint32_t s = 0; s < sws; s++) {
+        uint64_t group = 0;
+        uint32_t members = 0;
+        for (uint32_t p = 0; p < qr_topology_ports(x->topo, s); p++)
+            if (up_port(x, s, p)) {
+                group += x->ecmp_pk[(size_t)s * x->maxp + p];
+                members++;
+            }
+        if (members < 2 || !group)
+            continue;
+        for (uint32_t p = 0; p < qr_topology_ports(x->topo, s); p++) {
+            if (!up_port(x, s, p))
+                continue;
+            size_t at = (size_t)s * x->maxp + p;
+            qr_row_hop_ecmp *r = &out->ecmp[out->n_ecmp++];
+            r->sw = s;
+            r->port = p;
+            r->link = qr_topology_port_link(x->topo, s, p);
+            qr_topology_link_name(x->topo, r->link, r->link_name, sizeof r->link_name);
+            r->packets = x->ecmp_pk[at];
+            r->bytes = x->ecmp_bytes[at];
+            r->flows = x->ecmp_flows[at];
+            r->share = (double)r->packets / (double)group;
+        }
+    }
+    return QR_OK;
+}
+
 static int add_drop(ctx *x, qr_hoptrace *out, const pstate *s, const qr_arrival *a, uint32_t hop)
 {
     if (qri_grow((void **)&out->drops, &x->cap_drops, out->n_drops, sizeof *out->drops, 64))
@@ -528,6 +596,8 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
                 seen,     a.tagged,   q,   a.queue_bytes, a.total_bytes, a.threshold};
         }
         rc = stops ? add_drop(x, out, s, &a, hop) : profile_add(x, hop, &a, q);
+        if (!rc && !stops)
+            rc = ecmp_add(x, s, &a);
         if (rc)
             break;
     }
@@ -650,6 +720,10 @@ static void ctx_free(ctx *x)
     qr_match_free(x->m);
     free(x->mirror_free);
     free(x->unseen);
+    free(x->ecmp_pk);
+    free(x->ecmp_bytes);
+    free(x->ecmp_flows);
+    qri_map_free(&x->ecmp_seen);
 }
 
 int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
@@ -666,12 +740,11 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     x.c = qr_scenario_config(qr_recording_scenario(rec));
     x.counter_ns = out->opts.counter_interval_ns > 0 ? out->opts.counter_interval_ns : 1000000;
     out->opts.counter_interval_ns = x.counter_ns;
-    int rc = qri_map_init(&x.groups);
-    if (rc || qri_map_init(&x.counters)) {
-        if (!rc)
-            qri_map_free(&x.groups);
+    if (qri_map_init(&x.groups) || qri_map_init(&x.counters) || qri_map_init(&x.ecmp_seen)) {
+        ctx_free(&x);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     }
+    int rc;
     rc = qr_match_parse(&x.m, out->opts.match, rec, errbuf);
     if (!rc && (rc = qr_topology_of_config(&x.topo, x.c)))
         qri_err(errbuf, rc, "cannot build the recording's topology");
@@ -684,6 +757,14 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
                      "a mirror FIFO of %" PRIu64 " B holds no copy (%d B): it would lose them all",
                      out->opts.mirror_buffer_bytes, QR_MIRROR_SNAP + QR_MIRROR_ENCAP);
     if (!rc && !(x.mirror_free = calloc(qr_topology_switches(x.topo) + 1, sizeof *x.mirror_free)))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (uint32_t s = 0; !rc && s < qr_topology_switches(x.topo); s++)
+        if (qr_topology_ports(x.topo, s) > x.maxp)
+            x.maxp = qr_topology_ports(x.topo, s);
+    size_t ports = (size_t)(x.topo ? qr_topology_switches(x.topo) : 0) * x.maxp + 1;
+    if (!rc && (!(x.ecmp_pk = calloc(ports, sizeof *x.ecmp_pk)) ||
+                !(x.ecmp_bytes = calloc(ports, sizeof *x.ecmp_bytes)) ||
+                !(x.ecmp_flows = calloc(ports, sizeof *x.ecmp_flows))))
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     if (!rc)
         rc = index_packets(&x, errbuf);
@@ -699,6 +780,8 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
         rc = resends(&x, out, errbuf);
     if (!rc)
         rc = profile(&x, out, errbuf);
+    if (!rc && ecmp_rows(&x, out))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     if (!rc && out->opts.mirror_dir) {
         rc = qr_guided_run(out->opts.mirror_dir, x.topo, &out->guided, errbuf);
         out->has_guided = rc == QR_OK;
@@ -755,6 +838,7 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(
         qr_h5_write_rows(f, "/profile", &qr_schema_hop_profile, t->profile, t->n_profile, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_hop_summary, &t->summary, 1, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/ecmp", &qr_schema_hop_ecmp, t->ecmp, t->n_ecmp, errbuf));
     if (t->has_guided) {
         const qr_guided *g = &t->guided;
         QRI_TRY(

@@ -146,6 +146,17 @@ static const qr_h5_field hop_summary_fields[] = {
 const qr_h5_schema qr_schema_hop_summary =
     SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
 
+static const qr_h5_field hop_ecmp_fields[] = {
+    {"sw", QR_H5_U32, F(qr_row_hop_ecmp, sw), 0, "an edge or aggregation switch"},
+    {"port", QR_H5_U32, F(qr_row_hop_ecmp, port), 0, "one of its up ports (a member of its group)"},
+    {"link", QR_H5_U32, F(qr_row_hop_ecmp, link), 0, "the link out of it (topology id)"},
+    {"link_name", QR_H5_STR, F(qr_row_hop_ecmp, link_name), 24, "\"s0>s8\""},
+    {"packets", QR_H5_U64, F(qr_row_hop_ecmp, packets), 0, "matched packets it admitted"},
+    {"bytes", QR_H5_U64, F(qr_row_hop_ecmp, bytes), 0, "their IP bytes"},
+    {"flows", QR_H5_U64, F(qr_row_hop_ecmp, flows), 0, "distinct flows among them"},
+    {"share", QR_H5_F64, F(qr_row_hop_ecmp, share), 0, "of the group's packets"}};
+const qr_h5_schema qr_schema_hop_ecmp = SCHEMA("hop_ecmp", qr_row_hop_ecmp, hop_ecmp_fields);
+
 static const qr_h5_field guided_port_fields[] = {
     {"sw", QR_H5_U32, F(qr_row_guided_port, sw), 0, "switch"},
     {"port", QR_H5_U32, F(qr_row_guided_port, port), 0, "the port the probes were headed out of"},
@@ -165,10 +176,6 @@ static const qr_h5_field guided_port_fields[] = {
 const qr_h5_schema qr_schema_guided_port =
     SCHEMA("guided_port", qr_row_guided_port, guided_port_fields);
 
-const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,
-                                                   &qr_schema_hop,
-                                                   &qr_schema_hop_drop,
-                                                   &qr_schema_hop_profile,
-                                                   &qr_schema_hop_summary,
-                                                   &qr_schema_guided_port,
-                                                   NULL};
+const qr_h5_schema *const qr_schemas_hoptrace[] = {
+    &qr_schema_hop_packet,  &qr_schema_hop,         &qr_schema_hop_drop, &qr_schema_hop_profile,
+    &qr_schema_hop_summary, &qr_schema_guided_port, &qr_schema_hop_ecmp, NULL};

@@ -176,6 +176,8 @@ typedef struct qr_hoptrace {
     size_t n_drops;
     qr_row_hop_profile *profile; /* per hop and queue, by hop then packets */
     size_t n_profile;
+    qr_row_hop_ecmp *ecmp; /* per up port of every switch that spreads over several, by switch */
+    size_t n_ecmp;
     qr_row_hop_summary summary;
     int has_guided;          /* opts.mirror_dir held guided probes' copies */
     qr_guided guided;        /* what they show (guided.h) */

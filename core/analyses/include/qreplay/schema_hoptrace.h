@@ -72,6 +72,17 @@ typedef struct qr_row_hop_profile {
 } qr_row_hop_profile;
 extern const qr_h5_schema qr_schema_hop_profile;
 
+/* Everflow's ECMP profile: per member of each switch's group of up ports (the ports an edge or
+ * aggregation switch's multipath route spreads over), what the matched packets it admitted put on
+ * it. */
+typedef struct qr_row_hop_ecmp {
+    uint32_t sw, port, link;
+    char link_name[24];
+    uint64_t packets, bytes, flows; /* flows: distinct flows (both directions count as one) */
+    double share;                   /* of the group's packets */
+} qr_row_hop_ecmp;
+extern const qr_h5_schema qr_schema_hop_ecmp;
+
 /* What the trace read, matched and kept. */
 typedef struct qr_row_hop_summary {
     uint64_t arrivals, packets, unknown_arrivals, matched, unseen, kept, hops_kept;
