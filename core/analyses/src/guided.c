@@ -50,16 +50,17 @@ static int parse_addr(const char *s, uint32_t *out)
     return 0;
 }
 
-/* Split line at commas into at most max fields; the number found. */
+/* Split line at commas (qr_list_next: items trimmed) into at most max fields; the number found,
+ * max + 1 if there are more. */
 static int fields(char *line, char **f, int max)
 {
     int n = 0;
-    for (char *s = line; s && n < max;) {
-        f[n++] = s;
-        s = strchr(s, ',');
-        if (s)
-            *s++ = 0;
-    }
+    char *cur = line, *item;
+    while ((item = qr_list_next(&cur, ',')) && n <= max)
+        if (n < max)
+            f[n++] = item;
+        else
+            n++;
     return n;
 }
 
