@@ -269,9 +269,11 @@ def faults(out, opts):
                       for m in bl},
             "everflow": everflow_summary(os.path.join(d, "trace-all.h5")),
             "everflow_sfr": everflow_summary(os.path.join(d, "trace-sfr.h5")),
-            "everflow_busy": everflow_summary(os.path.join(d, "trace-busy.h5")),
             "packets": rows(tr["summary"])[0]["packets"],
             "arrivals": rows(tr["summary"])[0]["arrivals"]})
+        busy = os.path.join(d, "trace-busy.h5")  # a case that traced behind a busy mirror
+        if os.path.exists(busy):
+            res[-1]["everflow_busy"] = everflow_summary(busy)
     res = [no_nan(r) for r in res]
     return {"k": opts["k"], "link": opts["link"], "interval": opts["interval"], "runs": res}
 

@@ -78,8 +78,9 @@ int main(int argc, char **argv)
             cli_start_watchdog(commands[i].name, cli_undo_made);
             int rc = commands[i].run(argc - 1, argv + 1);
             /* from here a signal has its default effect (its output is complete: dying is
-             * honest), so none can arrive unseen between this check and the exit */
-            cli_restore_signals();
+             * honest), so none can arrive unseen between this check and the exit: the default,
+             * not what it was at start (a script's background job starts ignoring SIGINT) */
+            cli_default_signals();
             if (rc == 0 && cli_signal) {
                 fprintf(stderr, "qreplay %s: interrupted after its output was complete\n",
                         commands[i].name);

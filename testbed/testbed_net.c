@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "testbed_net.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -340,17 +341,53 @@ static void close_proc(struct proc *p)
     p->in = p->out = p->err = -1;
 }
 
-/* Kill whatever still runs in a namespace and delete it. */
+/* Kill every process whose network namespace is the one `ns` names (st: its /run/netns file's
+ * stat), and wait until none is left (a killed process keeps its namespace until it has exited);
+ * at most 2 s. The number it killed. */
+static size_t kill_in_ns(const struct stat *st)
+{
+    size_t killed = 0;
+    for (int round = 0; round < 100; round++) {
+        DIR *d = opendir("/proc");
+        size_t found = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            char *end, path[64];
+            long pid = strtol(e->d_name, &end, 10);
+            struct stat ps;
+            if (*end || pid <= 1 || pid == (long)getpid())
+                continue;
+            snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
+            if (stat(path, &ps) || ps.st_ino != st->st_ino || ps.st_dev != st->st_dev)
+                continue;
+            kill((pid_t)pid, SIGKILL);
+            found++;
+        }
+        if (d)
+            closedir(d);
+        if (!found)
+            break;
+        killed += round == 0 ? found : 0;
+        usleep(20000);
+    }
+    return killed;
+}
+
+/* Kill whatever runs in a namespace and delete it; then kill again what had entered it just
+ * before (a process being started into it when its testbed was killed: it holds the namespace
+ * though its name is gone). */
 static void remove_ns(const char *ns)
 {
-    char out[4096];
-    char *pids[] = {"ip", "netns", "pids", (char *)ns, NULL};
-    if (run_argv(pids, out, sizeof out) == 0)
-        for (char *s = strtok(out, " \n"); s; s = strtok(NULL, " \n"))
-            if (atoi(s) > 1)
-                kill(atoi(s), SIGKILL);
+    char out[4096], path[300];
+    struct stat st;
+    snprintf(path, sizeof path, "/run/netns/%s", ns);
+    int have = stat(path, &st) == 0;
+    if (have)
+        kill_in_ns(&st);
     char *del[] = {"ip", "netns", "del", (char *)ns, NULL};
     run_argv(del, out, sizeof out);
+    if (have)
+        kill_in_ns(&st);
 }
 
 static void teardown(struct tb *t)

@@ -159,6 +159,12 @@ void cli_watchdog_off(void)
     watch_off = 1;
 }
 
+void cli_default_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
 void cli_restore_signals(void)
 {
     sigaction(SIGINT, &old_int, NULL);

@@ -63,6 +63,10 @@ void cli_start_watchdog(const char *command, void (*undo)(void));
 /* A command with its own longer cleanup (the testbed's namespaces) turns the watchdog off. */
 void cli_watchdog_off(void);
 void cli_restore_signals(void);
+/* SIGINT and SIGTERM to their default effect (death), whatever they were at start: a signal after
+ * a command's output is complete ends the process, never goes unseen (a background job of a
+ * script starts with SIGINT ignored, and a restored "ignore" would swallow it). */
+void cli_default_signals(void);
 int cli_interrupted_status(void);
 
 #ifdef __cplusplus

@@ -31,6 +31,7 @@
 #include "qreplay/topology.h"
 
 /* config */
+#include "qreplay/guided_plan.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/scenario.h"
 #include "qreplay/workload.h"
@@ -68,6 +69,7 @@
 #include "qreplay/blackhole.h"
 #include "qreplay/blame.h"
 #include "qreplay/diagnose.h"
+#include "qreplay/guided.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/isolate_run.h"
 #include "qreplay/pingmesh_analyze.h"
