@@ -85,7 +85,7 @@ static int interrupt(const char *args, double delay_s, int sig)
     while (now_s() - t0 < delay_s) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             slurp(e, err, sizeof err);
-            cr_log_warn("%s finished (exit %d) before the signal at %.2f s: not judged", args,
+            cr_log_info("%s finished (exit %d) before the signal at %.2f s: not judged", args,
                         WIFEXITED(st) ? WEXITSTATUS(st) : -1, delay_s);
             cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", args, err);
             return 0;
@@ -96,7 +96,7 @@ static int interrupt(const char *args, double delay_s, int sig)
      * waits to be reaped): not judged either */
     if (exited_unreaped(pid)) {
         waitpid(pid, &st, 0);
-        cr_log_warn("%s finished (exit %d) just before the signal at %.2f s: not judged", args,
+        cr_log_info("%s finished (exit %d) just before the signal at %.2f s: not judged", args,
                     WIFEXITED(st) ? WEXITSTATUS(st) : -1, delay_s);
         return 0;
     }

@@ -632,7 +632,7 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
     int after_cleanup = count_netns("qrtb"), procs_cleanup = run_processes(run);
     snprintf(cmd, sizeof cmd, "ip netns del %s 2>/dev/null", live);
     if (system(cmd) != 0 && decoy)
-        cr_log_warn("could not delete %s", live);
+        cr_log_info("could not delete %s", live);
     cr_assert_eq(st, 128 + SIGKILL, "exit %d", st);
     cr_assert_eq(after_kill, before + 36, "a killed run leaves its 36 namespaces (%d)",
                  after_kill - before);
