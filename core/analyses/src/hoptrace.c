@@ -405,7 +405,7 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
     double path_sum = 0;
     for (size_t i = 0; i < n; i++) {
         pstate *s = seen[i];
-        if (!s->fate) {
+        if (!s->fate && !s->in_flight) { /* the delivered ones (the in-flight have no path yet) */
             path[n_path++] = s->queue_ns;
             path_sum += (double)s->queue_ns;
         }
