@@ -442,7 +442,9 @@ def bench_runtime_rows(name):
     """(k, setup) -> (events, wall_s, events_per_s) from a stored bench's bench_runtime printout."""
     out = {}
     for line in load(name)["results"]["volatile"]["runtime"]:
-        m = re.match(r"^(\d+)\s+(.+?)\s{2,}[0-9.]+\s+[0-9.]+\s+(\d+)\s+([0-9.]+)\s+(\d+)\s", line)
+        # (packet-hops and events per hop, printed since issue 39, are skipped)
+        m = re.match(r"^(\d+)\s+(.+?)\s{2,}[0-9.]+\s+[0-9.]+\s+(\d+)\s+(?:\d+\s+[0-9.]+\s+)?"
+                     r"([0-9.]+)\s+(\d+)\s", line)
         if m:
             out[(int(m.group(1)), m.group(2).strip())] = (int(m.group(3)), float(m.group(4)),
                                                           int(m.group(5)))

@@ -1,6 +1,9 @@
 /* Benchmark: the qreplay runtime against a plain ns-3 setup of the same FatTree and the same TCP
  * flows (Ipv4GlobalRoutingHelper, DropTail FIFO queue discs, BulkSend/PacketSink), run side by side
- * for the same simulated time. Reports setup time, events, wall time and events per wall second.
+ * for the same simulated time. Reports setup time, events, wall time, events per wall second, and
+ * events per packet-hop (a packet arriving at a switch's egress queue disc, admitted or dropped:
+ * the same count in both setups for the same traffic, so the ratio shows the events each one
+ * spends per unit of work).
  *
  *   bench_runtime [--k 4,8] [--duration 5ms] [--load 30%] [SCENARIO]
  *
@@ -46,8 +49,29 @@ struct Result
 {
     double setup{0}, wall{0};
     uint64_t events{0};
+    uint64_t hops{0}; /* packets that reached a switch's egress queue disc */
     double simMs{0};
 };
+
+/* The packets the root queue discs of the devices of `switches` received (admitted or dropped
+ * on arrival): the run's packet-hops. */
+uint64_t
+Hops(const NodeContainer& switches)
+{
+    uint64_t hops = 0;
+    for (uint32_t i = 0; i < switches.GetN(); i++)
+    {
+        Ptr<Node> n = switches.Get(i);
+        Ptr<TrafficControlLayer> tc = n->GetObject<TrafficControlLayer>();
+        for (uint32_t d = 0; tc && d < n->GetNDevices(); d++)
+        {
+            Ptr<QueueDisc> q = tc->GetRootQueueDiscOnDevice(n->GetDevice(d));
+            if (q)
+                hops += q->GetStats().nTotalReceivedPackets;
+        }
+    }
+    return hops;
+}
 
 /* The same network with ns-3's stock parts: global routing, DropTail FIFOs of 100 packets. */
 Result
@@ -110,6 +134,7 @@ RunPlain(const qr_config* c, const std::vector<qr_flow>& flows, Time simEnd)
     Simulator::Run();
     r.wall = Now() - t1;
     r.events = Simulator::GetEventCount();
+    r.hops = Hops(switches);
     r.simMs = Simulator::Now().GetSeconds() * 1e3;
     Simulator::Destroy();
     return r;
@@ -130,6 +155,7 @@ RunQreplay(const qr_scenario* s, std::vector<qr_flow>& flows, const std::string&
     rt.Commit();
     r.wall = rt.GetWallSeconds();
     r.events = rt.GetEvents();
+    r.hops = Hops(rt.GetNetwork().GetSwitches());
     r.simMs = rt.GetEnd().GetSeconds() * 1e3;
     if (end)
         *end = rt.GetEnd();
@@ -139,12 +165,14 @@ RunQreplay(const qr_scenario* s, std::vector<qr_flow>& flows, const std::string&
 void
 Row(int k, const char* what, const Result& r, const Result& base)
 {
-    printf("%-3d %-26s %8.2f %9.3f %11lu %8.2f %12.0f %8.2fx\n",
+    printf("%-3d %-26s %8.2f %9.3f %11lu %10lu %8.2f %8.2f %12.0f %8.2fx\n",
            k,
            what,
            r.setup,
            r.simMs,
            static_cast<unsigned long>(r.events),
+           static_cast<unsigned long>(r.hops),
+           r.hops ? static_cast<double>(r.events) / static_cast<double>(r.hops) : 0.0,
            r.wall,
            r.wall > 0 ? r.events / r.wall : 0.0,
            r.wall > 0 && base.wall > 0 ? base.wall / r.wall : 0.0);
@@ -183,12 +211,14 @@ main(int argc, char** argv)
            scen.c_str(),
            duration.c_str(),
            load.c_str());
-    printf("%-3s %-26s %8s %9s %11s %8s %12s %9s\n",
+    printf("%-3s %-26s %8s %9s %11s %10s %8s %8s %12s %9s\n",
            "k",
            "setup",
            "setup_s",
            "sim_ms",
            "events",
+           "pkt_hops",
+           "ev/hop",
            "wall_s",
            "events/s",
            "speedup");
