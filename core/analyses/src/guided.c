@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "qreplay/error.h"
+#include "qreplay/import.h"
 #include "qreplay/textio.h"
 
 typedef struct copy {
@@ -39,14 +40,14 @@ static int same_tuple(const copy *a, const copy *b)
     return a->src == b->src && a->dst == b->dst && a->sport == b->sport;
 }
 
+/* An IPv4 address (qr_addr_parse's text), host order. */
 static int parse_addr(const char *s, uint32_t *out)
 {
-    unsigned a, b, c, d;
-    char extra;
-    if (sscanf(s, "%u.%u.%u.%u%c", &a, &b, &c, &d, &extra) != 4 || a > 255 || b > 255 || c > 255 ||
-        d > 255)
+    uint8_t a[16];
+    static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (qr_addr_parse(s, a) || memcmp(a, v4, 12))
         return -1;
-    *out = a << 24 | b << 16 | c << 8 | d;
+    *out = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
     return 0;
 }
 

@@ -61,6 +61,7 @@ typedef struct ctx {
     /* the ECMP profile: per switch port (sw x maxp + port), the admitted matched packets, bytes
      * and distinct flows (ecmp_seen: queue key, flow) */
     uint32_t maxp;
+    uint8_t *up; /* per switch port: an up port (towards a higher tier) */
     uint64_t *ecmp_pk, *ecmp_bytes, *ecmp_flows;
     qri_map ecmp_seen;
 } ctx;
@@ -471,13 +472,10 @@ static int profile_add(ctx *x, uint32_t hop, const qr_arrival *a, int64_t q)
     return QR_OK;
 }
 
-/* Whether port is one of sw's up ports: towards a switch of a higher tier. */
+/* Whether port is one of sw's up ports (x->up, filled once by qr_hoptrace_run). */
 static int up_port(const ctx *x, uint32_t sw, uint32_t port)
 {
-    qr_node_kind k;
-    uint32_t peer, pp;
-    return qr_topology_link(x->topo, sw, port, &k, &peer, &pp) == QR_OK &&
-           k > qr_topology_switch_kind(x->topo, sw);
+    return x->up[(size_t)sw * x->maxp + port];
 }
 
 static int ecmp_add(ctx *x, const pstate *s, const qr_arrival *a)
@@ -723,6 +721,7 @@ static void ctx_free(ctx *x)
     free(x->ecmp_pk);
     free(x->ecmp_bytes);
     free(x->ecmp_flows);
+    free(x->up);
     qri_map_free(&x->ecmp_seen);
 }
 
@@ -764,8 +763,17 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     size_t ports = (size_t)(x.topo ? qr_topology_switches(x.topo) : 0) * x.maxp + 1;
     if (!rc && (!(x.ecmp_pk = calloc(ports, sizeof *x.ecmp_pk)) ||
                 !(x.ecmp_bytes = calloc(ports, sizeof *x.ecmp_bytes)) ||
-                !(x.ecmp_flows = calloc(ports, sizeof *x.ecmp_flows))))
+                !(x.ecmp_flows = calloc(ports, sizeof *x.ecmp_flows)) ||
+                !(x.up = calloc(ports, sizeof *x.up))))
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (uint32_t s = 0; !rc && s < qr_topology_switches(x.topo); s++)
+        for (uint32_t p = 0; p < qr_topology_ports(x.topo, s); p++) {
+            qr_node_kind k;
+            uint32_t peer, pp;
+            x.up[(size_t)s * x.maxp + p] =
+                qr_topology_link(x.topo, s, p, &k, &peer, &pp) == QR_OK &&
+                k > qr_topology_switch_kind(x.topo, s);
+        }
     if (!rc)
         rc = index_packets(&x, errbuf);
     out->summary.buffer_bytes = x.c->buffer.size_bytes;
