@@ -213,7 +213,11 @@ agent(const uint8_t* data, size_t size)
     if (qr_agent_report_parse(line, flows, &r) != QR_OK)
         return;
     FUZZ_CHECK(r.flow < flows, "flow %u of %u", r.flow, flows);
-    FUZZ_CHECK(r.kind == QR_AGENT_FAIL || r.b_ns >= r.a_ns, "end before start");
+    /* sent and recv carry a start and an end; a ping carries its send time and a round trip
+     * (-1: none); probes and answers carry one time */
+    FUZZ_CHECK((r.kind != QR_AGENT_SENT && r.kind != QR_AGENT_RECV) || r.b_ns >= r.a_ns,
+               "end before start");
+    FUZZ_CHECK(r.kind != QR_AGENT_PING || r.b_ns >= -1, "a round trip below -1");
     FUZZ_CHECK(r.kind != QR_AGENT_FAIL || r.why[0], "a failure without a reason");
 }
 
