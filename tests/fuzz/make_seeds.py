@@ -66,6 +66,58 @@ for i in range(8):
 put("arrivals", "eight", arr + b"QRAEND2\n" + struct.pack("<Q", 8) + b"0123456789abcdef" * 2)
 put("arrivals", "cut", arr)
 
+
+# the same arrivals in the third format (docs/FORMATS.md), encoded here from the documented layout
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([(v & 0x7f) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def zz(d):
+    d &= (1 << 64) - 1
+    return ((d << 1) ^ (0xffffffffffffffff if d >> 63 else 0)) & ((1 << 64) - 1)
+
+
+pay, prev_t, seqs, sizes, queues, sws = b"", 0, {}, {}, {}, {}
+for i in range(8):
+    flows = [(1, 1500 * i), (3, 1500)] if i else []
+    d, seq, sw, port, size, t = 0, i, 0, i % 2, 1500, 1000 * i
+    total, thr, qb = 3000 * i, 2000000 - 3000 * i, 1500 * i
+    old_q = dict(queues.get((sw, port), []))
+    pt, pthr = sws.get(sw, (0, 0))
+    flags = 0
+    flags |= 0x10 if sizes.get(d, 0) == size else 0
+    flags |= 0x20 if qb == sum(b for _, b in flows) else 0
+    dt, dthr = (total - pt), (thr - pthr)
+    flags |= 0x40 if (dthr + dt) % (1 << 64) == 0 else 0
+    flags |= 0x80 if old_q == dict(flows) else 0
+    r = bytes([flags]) + varint(zz(t - prev_t)) + varint(d) + varint(zz(seq - seqs.get(d, 0)))
+    r += varint(sw) + varint(port)
+    if not flags & 0x10:
+        r += varint(size)
+    r += varint(zz(dt))
+    if not flags & 0x40:
+        r += varint(zz(dthr))
+    if not flags & 0x80:
+        new_q = dict(flows)
+        ch = sorted(f for f in set(old_q) | set(new_q) if old_q.get(f) != new_q.get(f))
+        r += varint(len(ch))
+        for k, f in enumerate(ch):
+            r += varint(f if k == 0 else f - ch[k - 1] - 1)
+            r += varint(new_q[f] + 1 if f in new_q else 0)
+    if not flags & 0x20:
+        r += varint(zz(qb - sum(b for _, b in flows)))
+    pay += r
+    prev_t, seqs[d], sizes[d], queues[(sw, port)], sws[sw] = t, seq, size, flows, (total, thr)
+fnv = 2166136261
+for c in pay:
+    fnv = ((fnv ^ c) * 16777619) & 0xffffffff
+arr3 = b"QRARRV3\n" + struct.pack("<III", len(pay), 8, fnv) + pay
+put("arrivals", "eight-v3", arr3 + b"QRAEND3\n" + struct.pack("<Q", 8) + b"0123456789abcdef" * 2)
+
 # real kernel captures (tests/data/captures, every format and link type) for the capture reader
 for p in sorted(glob.glob(os.path.join(src, "tests", "data", "captures", "*.pcap*"))):
     put("capture", os.path.basename(p), open(p, "rb").read())

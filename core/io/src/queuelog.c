@@ -96,9 +96,11 @@ uint64_t qr_queue_flows_total(const qr_queue_flows *q)
     return q->total;
 }
 
-static const char magic[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '2', '\n'};
+static const char magic[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '3', '\n'};
+static const char magic_v2[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '2', '\n'};
 static const char magic_v1[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '1', '\n'};
-static const char end_magic[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '2', '\n'};
+static const char end_magic[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '3', '\n'};
+static const char end_magic_v2[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '2', '\n'};
 
 /* The trailer that closes a log: how many records it holds and the recording they belong to. */
 struct trailer {
@@ -108,7 +110,7 @@ struct trailer {
 };
 _Static_assert(sizeof(struct trailer) == 48, "arrival log trailer is 48 bytes");
 
-/* The fixed head of a record on disk. */
+/* The fixed head of a record of the second format (read only). */
 struct head {
     uint64_t packet;
     int64_t time_ns;
@@ -121,22 +123,211 @@ struct head {
 };
 _Static_assert(sizeof(struct head) == 56, "arrival record head is 56 bytes");
 
+/* The third format (docs/FORMATS.md): blocks of records, each a flag byte and varints, most
+ * fields as differences from the state both ends keep (the previous record, and per direction,
+ * per queue and per switch the last values seen). */
+enum {
+    F_DECISION = 0x07,
+    F_TAGGED = 0x08,
+    F_BYTES_SAME = 0x10,        /* the packet's size is its direction's previous packet's */
+    F_QUEUE_IS_SUM = 0x20,      /* queue_bytes is the sum of the flows' bytes */
+    F_THRESHOLD_FOLLOWS = 0x40, /* threshold - previous = -(total - previous), per switch */
+    F_FLOWS_SAME = 0x80,        /* the queue holds what it held at its previous arrival */
+};
+#define BLOCK_HEAD 12                 /* uint32 payload bytes, uint32 records, uint32 FNV-1a */
+#define BLOCK_TARGET (64u << 10)      /* a block is written when it reaches this */
+#define BLOCK_MAX (8u << 20)          /* larger blocks are refused as damaged */
+#define RECORD_MAX (64 + 20 * 65536u) /* the most one record can take */
+
+/* An open-addressing index from a 64-bit key to a dense slot (1-based; 0: empty). */
+struct index {
+    uint64_t *keys;
+    uint32_t *slots;
+    size_t mask, n;
+};
+
+static size_t index_hash(uint64_t k, size_t mask)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 29;
+    return (size_t)k & mask;
+}
+
+/* The slot of key (0-based), adding it as slot n (the caller grows its arrays) if absent: *added
+ * says so. Returns 0 or QR_ENOMEM. */
+static int index_find(struct index *x, uint64_t key, uint32_t *slot, int *added)
+{
+    if (2 * (x->n + 1) > x->mask + 1 || !x->keys) {
+        size_t nm = x->keys ? 2 * (x->mask + 1) - 1 : 255;
+        uint64_t *k = calloc(nm + 1, sizeof *k);
+        uint32_t *v = calloc(nm + 1, sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return QR_ENOMEM;
+        }
+        for (size_t i = 0; x->keys && i <= x->mask; i++)
+            if (x->slots[i]) {
+                size_t j = index_hash(x->keys[i], nm);
+                while (v[j])
+                    j = (j + 1) & nm;
+                k[j] = x->keys[i];
+                v[j] = x->slots[i];
+            }
+        free(x->keys);
+        free(x->slots);
+        x->keys = k;
+        x->slots = v;
+        x->mask = nm;
+    }
+    size_t j = index_hash(key, x->mask);
+    while (x->slots[j]) {
+        if (x->keys[j] == key) {
+            *slot = x->slots[j] - 1;
+            *added = 0;
+            return QR_OK;
+        }
+        j = (j + 1) & x->mask;
+    }
+    x->keys[j] = key;
+    x->slots[j] = (uint32_t)++x->n;
+    *slot = x->slots[j] - 1;
+    *added = 1;
+    return QR_OK;
+}
+
+static void index_free(struct index *x)
+{
+    free(x->keys);
+    free(x->slots);
+}
+
+struct dir_state {
+    uint32_t seq, bytes;
+};
+struct queue_state {
+    qr_flow_bytes *v;
+    size_t n, cap;
+};
+struct switch_state {
+    uint64_t total;
+    uint64_t threshold; /* int64 as its two's complement: differences wrap exactly */
+};
+
+/* What writer and reader both keep. */
+struct codec {
+    uint64_t time; /* the previous record's, as uint64 (wrapping differences) */
+    struct index dirs, queues, switches;
+    struct dir_state *dir;
+    struct queue_state *queue;
+    struct switch_state *sw;
+    size_t dir_cap, queue_cap, sw_cap;
+    qr_flow_bytes *scratch;
+    size_t scratch_cap;
+};
+
+static void codec_free(struct codec *c)
+{
+    index_free(&c->dirs);
+    index_free(&c->queues);
+    index_free(&c->switches);
+    for (size_t i = 0; i < c->queues.n; i++)
+        free(c->queue[i].v);
+    free(c->dir);
+    free(c->queue);
+    free(c->sw);
+    free(c->scratch);
+}
+
+/* The states of a record's direction, queue and switch (zeroed when first seen). */
+static int codec_states(struct codec *c, uint32_t dir, uint32_t sw, uint32_t port,
+                        struct dir_state **d, struct queue_state **q, struct switch_state **s)
+{
+    uint32_t i;
+    int added;
+    if (index_find(&c->dirs, dir, &i, &added))
+        return QR_ENOMEM;
+    if (added) {
+        if (qri_grow((void **)&c->dir, &c->dir_cap, i, sizeof *c->dir, 64))
+            return QR_ENOMEM;
+        c->dir[i] = (struct dir_state){0, 0};
+    }
+    *d = &c->dir[i];
+    if (index_find(&c->queues, qr_queue_key(sw, port), &i, &added))
+        return QR_ENOMEM;
+    if (added) {
+        if (qri_grow((void **)&c->queue, &c->queue_cap, i, sizeof *c->queue, 64))
+            return QR_ENOMEM;
+        c->queue[i] = (struct queue_state){NULL, 0, 0};
+    }
+    *q = &c->queue[i];
+    if (index_find(&c->switches, sw, &i, &added))
+        return QR_ENOMEM;
+    if (added) {
+        if (qri_grow((void **)&c->sw, &c->sw_cap, i, sizeof *c->sw, 64))
+            return QR_ENOMEM;
+        c->sw[i] = (struct switch_state){0, 0};
+    }
+    *s = &c->sw[i];
+    return QR_OK;
+}
+
+static uint64_t zz(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t unzz(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* FNV-1a, 32 bits, of a block's payload. */
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
 struct qr_arrival_writer {
     FILE *fp;
     char path[1024];
     uint64_t count;
     char recording[32];
+    struct codec c;
+    uint8_t *block;  /* BLOCK_HEAD bytes of head, then the payload */
+    size_t len, cap; /* payload bytes; the buffer's size */
+    uint32_t block_records;
 };
 
 struct qr_arrival_reader {
     FILE *fp;
     char path[1024];
+    int version; /* 2 or 3 */
     uint64_t count;
-    qr_flow_bytes *flows;
+    qr_flow_bytes *flows; /* the second format's */
     size_t cap;
     uint64_t pos, data_end; /* the offset read to, and where the trailer starts */
     struct trailer tail;
     char recording[QR_ID_SIZE];
+    struct codec c;
+    uint8_t *block;
+    size_t block_cap, at, len; /* the block read: its payload's size and the offset decoded to */
+    uint32_t block_left;       /* records of the block not yet decoded */
+    uint64_t block_no;
 };
 
 int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errbuf)
@@ -146,14 +337,21 @@ int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errb
     qr_arrival_writer *w = calloc(1, sizeof *w);
     if (!w)
         return QR_ENOMEM;
+    w->cap = BLOCK_HEAD + BLOCK_TARGET + RECORD_MAX;
+    w->block = malloc(w->cap);
+    if (!w->block) {
+        free(w);
+        return QR_ENOMEM;
+    }
     snprintf(w->path, sizeof w->path, "%s", path);
     w->fp = fopen(path, "wb");
     if (w->fp)
-        setvbuf(w->fp, NULL, _IOFBF, 1 << 20); /* millions of small records */
+        setvbuf(w->fp, NULL, _IOFBF, 1 << 20);
     if (!w->fp || fwrite(magic, 1, sizeof magic, w->fp) != sizeof magic) {
         int rc = qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
         if (w->fp)
             fclose(w->fp);
+        free(w->block);
         free(w);
         return rc;
     }
@@ -161,21 +359,126 @@ int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errb
     return QR_OK;
 }
 
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int flush_block(qr_arrival_writer *w, char *errbuf)
+{
+    if (!w->block_records)
+        return QR_OK;
+    put_u32(w->block, (uint32_t)w->len);
+    put_u32(w->block + 4, w->block_records);
+    put_u32(w->block + 8, fnv1a(w->block + BLOCK_HEAD, w->len));
+    if (fwrite(w->block, 1, BLOCK_HEAD + w->len, w->fp) != BLOCK_HEAD + w->len)
+        return qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
+    w->len = 0;
+    w->block_records = 0;
+    return QR_OK;
+}
+
 int qr_arrival_write(qr_arrival_writer *w, const qr_arrival *a, char *errbuf)
 {
     if (!w || !a || (!a->flows && a->n_flows))
         return qri_err(errbuf, QR_EINVAL, "arrivals: NULL argument");
-    for (size_t i = 1; i < a->n_flows; i++)
-        if (a->flows[i].flow <= a->flows[i - 1].flow)
+    if (a->decision > QR_DROP_FAULT || a->tagged > 1)
+        return qri_err(errbuf, QR_EINVAL, "%s: packet %" PRIu64 ": decision %u, tagged %u", w->path,
+                       a->packet, a->decision, a->tagged);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < a->n_flows; i++) {
+        if (i && a->flows[i].flow <= a->flows[i - 1].flow)
             return qri_err(errbuf, QR_EORDER, "%s: packet %" PRIu64 ": flows not sorted", w->path,
                            a->packet);
-    struct head h = {a->packet,      a->time_ns,     a->sw,       a->port,
-                     a->bytes,       a->decision,    a->tagged,   a->n_flows,
-                     a->queue_bytes, a->total_bytes, a->threshold};
-    if (fwrite(&h, sizeof h, 1, w->fp) != 1 ||
-        (a->n_flows && fwrite(a->flows, sizeof *a->flows, a->n_flows, w->fp) != a->n_flows))
-        return qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
+        sum += a->flows[i].bytes;
+    }
+    struct codec *c = &w->c;
+    uint32_t dir = qr_packet_id_dir(a->packet), seq = qr_packet_id_seq(a->packet);
+    struct dir_state *d;
+    struct queue_state *q;
+    struct switch_state *s;
+    if (codec_states(c, dir, a->sw, a->port, &d, &q, &s))
+        return QR_ENOMEM;
+    /* the queue's change: old and new merged, by flow */
+    int same = q->n == a->n_flows &&
+               (!a->n_flows || !memcmp(q->v, a->flows, a->n_flows * sizeof *a->flows));
+    uint8_t flags = (uint8_t)(a->decision | (a->tagged ? F_TAGGED : 0));
+    if (a->bytes == d->bytes)
+        flags |= F_BYTES_SAME;
+    if (a->queue_bytes == sum)
+        flags |= F_QUEUE_IS_SUM;
+    uint64_t dt = a->total_bytes - s->total, dthr = (uint64_t)a->threshold - s->threshold;
+    if (dthr == (uint64_t)0 - dt)
+        flags |= F_THRESHOLD_FOLLOWS;
+    if (same)
+        flags |= F_FLOWS_SAME;
+    uint8_t *p = w->block + BLOCK_HEAD + w->len, *p0 = p;
+    *p++ = flags;
+    p = put_varint(p, zz((uint64_t)a->time_ns - c->time));
+    p = put_varint(p, dir);
+    p = put_varint(p, zz((uint64_t)seq - d->seq));
+    p = put_varint(p, a->sw);
+    p = put_varint(p, a->port);
+    if (!(flags & F_BYTES_SAME))
+        p = put_varint(p, a->bytes);
+    p = put_varint(p, zz(dt));
+    if (!(flags & F_THRESHOLD_FOLLOWS))
+        p = put_varint(p, zz(dthr));
+    if (!same) {
+        /* count, then (gap to the previous changed flow, new bytes + 1 or 0: gone) */
+        size_t i = 0, j = 0, m = 0;
+        uint8_t *count_at = p;
+        p += 3; /* room for the count's varint (m < 2^21) */
+        uint64_t prev = 0;
+        int first = 1;
+        while (i < q->n || j < a->n_flows) {
+            uint64_t flow, v;
+            if (j == a->n_flows || (i < q->n && q->v[i].flow < a->flows[j].flow)) {
+                flow = q->v[i++].flow, v = 0;
+            } else if (i == q->n || a->flows[j].flow < q->v[i].flow) {
+                flow = a->flows[j].flow, v = a->flows[j++].bytes + 1;
+            } else {
+                int changed = q->v[i].bytes != a->flows[j].bytes;
+                flow = a->flows[j].flow, v = a->flows[j++].bytes + 1, i++;
+                if (!changed)
+                    continue;
+            }
+            p = put_varint(p, first ? flow : flow - prev - 1);
+            p = put_varint(p, v);
+            prev = flow;
+            first = 0;
+            m++;
+        }
+        /* the count goes first: move the list up to its varint's size (1 byte below 128) */
+        uint8_t cv[3], *ce = put_varint(cv, m);
+        size_t cl = (size_t)(ce - cv), list = (size_t)(p - count_at - 3);
+        memmove(count_at + cl, count_at + 3, list);
+        memcpy(count_at, cv, cl);
+        p = count_at + cl + list;
+        if (qri_reserve((void **)&q->v, &q->cap, a->n_flows, sizeof *q->v, 8))
+            return QR_ENOMEM;
+        if (a->n_flows)
+            memcpy(q->v, a->flows, a->n_flows * sizeof *q->v);
+        q->n = a->n_flows;
+    }
+    if (!(flags & F_QUEUE_IS_SUM))
+        p = put_varint(p, zz(a->queue_bytes - sum));
+    w->len += (size_t)(p - p0);
+    w->block_records++;
+    c->time = (uint64_t)a->time_ns;
+    d->seq = seq;
+    d->bytes = a->bytes;
+    s->total = a->total_bytes;
+    s->threshold = (uint64_t)a->threshold;
     w->count++;
+    if (w->len >= BLOCK_TARGET)
+        return flush_block(w, errbuf);
     return QR_OK;
 }
 
@@ -192,16 +495,18 @@ int qr_arrival_writer_close(qr_arrival_writer *w, char *errbuf)
 {
     if (!w)
         return QR_OK;
-    int rc = QR_OK;
+    int rc = flush_block(w, errbuf);
     struct trailer t;
     memset(&t, 0, sizeof t);
     memcpy(t.magic, end_magic, sizeof t.magic);
     t.count = w->count;
     memcpy(t.recording, w->recording, sizeof t.recording);
-    if (fwrite(&t, sizeof t, 1, w->fp) != 1)
+    if (rc == QR_OK && fwrite(&t, sizeof t, 1, w->fp) != 1)
         rc = qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
     if (fclose(w->fp) != 0 && rc == QR_OK)
         rc = qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
+    codec_free(&w->c);
+    free(w->block);
     free(w);
     return rc;
 }
@@ -222,7 +527,11 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
                        "id): run the command that made it again",
                        path);
     }
-    if (got != sizeof m || memcmp(m, magic, sizeof m) != 0) {
+    int version = got != sizeof m                  ? 0
+                  : !memcmp(m, magic, sizeof m)    ? 3
+                  : !memcmp(m, magic_v2, sizeof m) ? 2
+                                                   : 0;
+    if (!version) {
         fclose(fp);
         return qri_err(errbuf, QR_EFORMAT, "%s: not a qreplay arrival log", path);
     }
@@ -232,13 +541,15 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
         return QR_ENOMEM;
     }
     r->fp = fp;
+    r->version = version;
+    setvbuf(fp, NULL, _IOFBF, 1 << 20);
     snprintf(r->path, sizeof r->path, "%s", path);
     /* the trailer: without it the log was cut (its writer did not close it) */
     off_t size = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1;
     if (size < (off_t)(sizeof magic + sizeof r->tail) ||
         fseeko(fp, size - (off_t)sizeof r->tail, SEEK_SET) != 0 ||
         fread(&r->tail, sizeof r->tail, 1, fp) != 1 ||
-        memcmp(r->tail.magic, end_magic, sizeof end_magic) != 0 ||
+        memcmp(r->tail.magic, version == 3 ? end_magic : end_magic_v2, sizeof end_magic) != 0 ||
         fseeko(fp, (off_t)sizeof magic, SEEK_SET) != 0) {
         qr_arrival_reader_close(r);
         return qri_err(errbuf, QR_ETRUNC,
@@ -254,19 +565,9 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
     return QR_OK;
 }
 
-int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
+static int read_v2(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
 {
-    if (!r || !a)
-        return qri_err(errbuf, QR_EINVAL, "arrivals: NULL argument");
     struct head h;
-    if (r->pos == r->data_end) {
-        if (r->count != r->tail.count)
-            return qri_err(errbuf, QR_EFORMAT,
-                           "%s: %" PRIu64 " records, but its trailer says %" PRIu64
-                           ": the log is damaged",
-                           r->path, r->count, r->tail.count);
-        return QR_END;
-    }
     size_t got = r->data_end - r->pos >= sizeof h ? fread(&h, 1, sizeof h, r->fp) : 0;
     if (got != sizeof h)
         return qri_err(errbuf, QR_ETRUNC, "%s: record %" PRIu64 ": the log ends inside it", r->path,
@@ -293,6 +594,193 @@ int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
     return QR_OK;
 }
 
+/* The next block into r->block. */
+static int read_block(qr_arrival_reader *r, char *errbuf)
+{
+    uint8_t h[BLOCK_HEAD];
+    r->block_no++;
+    if (r->data_end - r->pos < BLOCK_HEAD || fread(h, 1, BLOCK_HEAD, r->fp) != BLOCK_HEAD)
+        return qri_err(errbuf, QR_ETRUNC,
+                       "%s: block %" PRIu64 " (after record %" PRIu64 "): the log ends inside it",
+                       r->path, r->block_no, r->count);
+    uint32_t len = get_u32(h), n = get_u32(h + 4), sum = get_u32(h + 8);
+    if (len > BLOCK_MAX || n == 0 || n > len)
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: block %" PRIu64 " (after record %" PRIu64 "): corrupt head (%" PRIu32
+                       " bytes, %" PRIu32 " records)",
+                       r->path, r->block_no, r->count, len, n);
+    if (r->data_end - r->pos - BLOCK_HEAD < len)
+        return qri_err(errbuf, QR_ETRUNC,
+                       "%s: block %" PRIu64 " (after record %" PRIu64 "): the log ends inside it",
+                       r->path, r->block_no, r->count);
+    if (qri_reserve((void **)&r->block, &r->block_cap, len, 1, 1 << 16))
+        return QR_ENOMEM;
+    if (fread(r->block, 1, len, r->fp) != len)
+        return qri_err(errbuf, QR_EIO, "%s: %s", r->path, strerror(errno));
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer past the checksum */
+    if (fnv1a(r->block, len) != sum)
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: block %" PRIu64 " (records %" PRIu64 " to %" PRIu64
+                       "): its checksum does not match: the log is damaged",
+                       r->path, r->block_no, r->count + 1, r->count + n);
+#else
+    (void)sum;
+#endif
+    r->pos += BLOCK_HEAD + (uint64_t)len;
+    r->len = len;
+    r->at = 0;
+    r->block_left = n;
+    return QR_OK;
+}
+
+/* A varint of the block at r->at; -1 past the block's end or beyond 64 bits. */
+static inline int get_varint(qr_arrival_reader *r, uint64_t *v)
+{
+    const uint8_t *p = r->block + r->at, *e = r->block + r->len;
+    uint64_t x = 0;
+    for (unsigned shift = 0; p < e && shift < 64; shift += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            if (shift == 63 && b > 1)
+                return -1;
+            r->at = (size_t)(p - r->block);
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int corrupt(qr_arrival_reader *r, char *errbuf, const char *what)
+{
+    return qri_err(errbuf, QR_EFORMAT, "%s: record %" PRIu64 " (block %" PRIu64 "): %s", r->path,
+                   r->count + 1, r->block_no, what);
+}
+
+/* Apply a record's change list to its queue. */
+static int read_flows(qr_arrival_reader *r, struct queue_state *q, char *errbuf)
+{
+    struct codec *c = &r->c;
+    uint64_t m;
+    if (get_varint(r, &m))
+        return corrupt(r, errbuf, "cut inside");
+    if (m > q->n + 65535)
+        return corrupt(r, errbuf, "more flow changes than flows");
+    if (qri_reserve((void **)&c->scratch, &c->scratch_cap, q->n + m, sizeof *c->scratch, 64))
+        return QR_ENOMEM;
+    size_t i = 0, n = 0;
+    uint64_t prev = 0;
+    for (uint64_t k = 0; k < m; k++) {
+        uint64_t gap, v;
+        if (get_varint(r, &gap) || get_varint(r, &v))
+            return corrupt(r, errbuf, "cut inside");
+        uint64_t flow = k ? prev + 1 + gap : gap;
+        if (k && flow <= prev)
+            return corrupt(r, errbuf, "flow ids out of order");
+        prev = flow;
+        while (i < q->n && q->v[i].flow < flow)
+            c->scratch[n++] = q->v[i++];
+        int present = i < q->n && q->v[i].flow == flow;
+        if (present)
+            i++;
+        else if (v == 0)
+            return corrupt(r, errbuf, "a flow leaves a queue it was not in");
+        if (v)
+            c->scratch[n++] = (qr_flow_bytes){flow, v - 1};
+    }
+    while (i < q->n)
+        c->scratch[n++] = q->v[i++];
+    if (n > 65535)
+        return corrupt(r, errbuf, "more than 65535 flows in a queue");
+    if (qri_reserve((void **)&q->v, &q->cap, n, sizeof *q->v, 8))
+        return QR_ENOMEM;
+    if (n)
+        memcpy(q->v, c->scratch, n * sizeof *q->v);
+    q->n = n;
+    return QR_OK;
+}
+
+static int read_v3(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
+{
+    if (!r->block_left) {
+        int rc = read_block(r, errbuf);
+        if (rc)
+            return rc;
+    }
+    struct codec *c = &r->c;
+    if (r->at >= r->len)
+        return corrupt(r, errbuf, "its block ends before it");
+    uint8_t flags = r->block[r->at++];
+    uint64_t dtime, dir, dseq, sw, port, bytes = 0, dtotal, dthr = 0, dq = 0;
+    if (get_varint(r, &dtime) || get_varint(r, &dir) || get_varint(r, &dseq) ||
+        get_varint(r, &sw) || get_varint(r, &port) ||
+        (!(flags & F_BYTES_SAME) && get_varint(r, &bytes)) || get_varint(r, &dtotal) ||
+        (!(flags & F_THRESHOLD_FOLLOWS) && get_varint(r, &dthr)))
+        return corrupt(r, errbuf, "cut inside");
+    if ((flags & F_DECISION) > QR_DROP_FAULT || dir > UINT32_MAX || sw > UINT32_MAX ||
+        port > UINT32_MAX || bytes > UINT32_MAX)
+        return corrupt(r, errbuf, "a field out of range");
+    struct dir_state *d;
+    struct queue_state *q;
+    struct switch_state *s;
+    if (codec_states(c, (uint32_t)dir, (uint32_t)sw, (uint32_t)port, &d, &q, &s))
+        return QR_ENOMEM;
+    uint64_t seq = d->seq + unzz(dseq);
+    if (seq > UINT32_MAX)
+        return corrupt(r, errbuf, "a packet number out of range");
+    if (!(flags & F_FLOWS_SAME)) {
+        int rc = read_flows(r, q, errbuf);
+        if (rc)
+            return rc;
+    }
+    uint64_t sum = 0;
+    if (!(flags & F_QUEUE_IS_SUM) && get_varint(r, &dq))
+        return corrupt(r, errbuf, "cut inside");
+    for (size_t i = 0; i < q->n; i++)
+        sum += q->v[i].bytes;
+    uint64_t total = s->total + unzz(dtotal);
+    uint64_t thr =
+        flags & F_THRESHOLD_FOLLOWS ? s->threshold - unzz(dtotal) : s->threshold + unzz(dthr);
+    c->time += unzz(dtime);
+    d->seq = (uint32_t)seq;
+    if (!(flags & F_BYTES_SAME))
+        d->bytes = (uint32_t)bytes;
+    s->total = total;
+    s->threshold = thr;
+    *a = (qr_arrival){qr_packet_id((uint32_t)dir, seq),
+                      (int64_t)c->time,
+                      (uint32_t)sw,
+                      (uint32_t)port,
+                      d->bytes,
+                      (uint8_t)(flags & F_DECISION),
+                      (uint8_t)(flags & F_TAGGED ? 1 : 0),
+                      (uint16_t)q->n,
+                      sum + unzz(dq),
+                      total,
+                      (int64_t)thr,
+                      q->v};
+    r->count++;
+    if (--r->block_left == 0 && r->at != r->len)
+        return corrupt(r, errbuf, "its block holds more bytes than its records");
+    return QR_OK;
+}
+
+int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
+{
+    if (!r || !a)
+        return qri_err(errbuf, QR_EINVAL, "arrivals: NULL argument");
+    if (r->pos == r->data_end && (r->version == 2 || !r->block_left)) {
+        if (r->count != r->tail.count)
+            return qri_err(errbuf, QR_EFORMAT,
+                           "%s: %" PRIu64 " records, but its trailer says %" PRIu64
+                           ": the log is damaged",
+                           r->path, r->count, r->tail.count);
+        return QR_END;
+    }
+    return r->version == 2 ? read_v2(r, a, errbuf) : read_v3(r, a, errbuf);
+}
+
 const char *qr_arrival_reader_recording(const qr_arrival_reader *r)
 {
     return r->recording;
@@ -309,6 +797,8 @@ void qr_arrival_reader_close(qr_arrival_reader *r)
         return;
     fclose(r->fp);
     free(r->flows);
+    codec_free(&r->c);
+    free(r->block);
     free(r);
 }
 
