@@ -420,3 +420,83 @@ Test(h5, two_files_open_at_once_from_disk)
     two_readers_at_once();
     qri_h5_image_max = keep;
 }
+
+/* Two tables filled at once in batches of every size (one row, a chunk less one, many chunks at
+ * once: the compressing worker's ring wraps while the other table's runs), then one table of
+ * exactly whole chunks: HDF5 reads back every row as written, and the chunks carry HDF5's own
+ * shuffle and deflate filters. */
+Test(h5, chunks_filtered_by_the_workers_read_back_through_hdf5)
+{
+    qr_h5 *f;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_h5_create(&f, path, err), QR_OK, "%s", err);
+    enum { N = 20000, CHUNK = 37 };
+    struct row *rows = calloc(N, sizeof *rows);
+    for (int i = 0; i < N; i++) {
+        snprintf(rows[i].name, sizeof rows[i].name, "r%d", i * 7919 % 10007);
+        rows[i].id = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        rows[i].t_ns = -(int64_t)i * 3;
+        rows[i].x = i * 0.25;
+        rows[i].port = (uint16_t)(i * 31);
+    }
+    qr_h5_table *a, *b, *c;
+    cr_assert_eq(qr_h5_table_create(&a, f, "/a", fields, 5, sizeof(struct row), CHUNK, err), QR_OK);
+    cr_assert_eq(qr_h5_table_create(&b, f, "/b", fields, 5, sizeof(struct row), 0, err), QR_OK);
+    size_t at = 0, bt = 0;
+    size_t sizes[] = {1, CHUNK - 1, 9 * CHUNK + 5, 2, CHUNK, 1000, 3};
+    for (int k = 0; at < N || bt < N; k++) {
+        size_t na = sizes[k % 7], nb = sizes[(k + 3) % 7] * 3;
+        na = na > N - at ? N - at : na;
+        nb = nb > N - bt ? N - bt : nb;
+        cr_assert_eq(qr_h5_table_append(a, rows + at, na, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_h5_table_append(b, rows + bt, nb, err), QR_OK, "%s", err);
+        at += na;
+        bt += nb;
+    }
+    cr_assert_eq(qr_h5_table_close(a, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_table_close(b, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_table_create(&c, f, "/c", fields, 5, sizeof(struct row), 100, err), QR_OK);
+    cr_assert_eq(qr_h5_table_append(c, rows, 1000, err), QR_OK);
+    cr_assert_eq(qr_h5_table_close(c, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_commit(f, err), QR_OK, "%s", err);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(struct row));
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 16);
+    H5Tinsert(mt, "name", offsetof(struct row, name), st);
+    H5Tinsert(mt, "id", offsetof(struct row, id), H5T_NATIVE_UINT64);
+    H5Tinsert(mt, "t_ns", offsetof(struct row, t_ns), H5T_NATIVE_INT64);
+    H5Tinsert(mt, "x", offsetof(struct row, x), H5T_NATIVE_DOUBLE);
+    H5Tinsert(mt, "port", offsetof(struct row, port), H5T_NATIVE_UINT16);
+    const char *names[] = {"/a", "/b", "/c"};
+    size_t want[] = {N, N, 1000};
+    struct row *back = calloc(N, sizeof *back);
+    for (int d = 0; d < 3; d++) {
+        hid_t ds = H5Dopen2(file, names[d], H5P_DEFAULT);
+        hid_t sp = H5Dget_space(ds);
+        hsize_t dims[1];
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        cr_assert_eq(dims[0], want[d], "%s", names[d]);
+        memset(back, 0xff, N * sizeof *back);
+        cr_assert_geq(H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+        for (size_t i = 0; i < want[d]; i++)
+            cr_assert(!strcmp(back[i].name, rows[i].name) && back[i].id == rows[i].id &&
+                          back[i].t_ns == rows[i].t_ns && back[i].x == rows[i].x &&
+                          back[i].port == rows[i].port,
+                      "%s row %zu", names[d], i);
+        hid_t dcpl = H5Dget_create_plist(ds);
+        unsigned flags, cd[8];
+        size_t ncd = 8;
+        cr_assert_eq(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_SHUFFLE);
+        ncd = 8;
+        cr_assert_eq(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
+        H5Pclose(dcpl);
+        H5Sclose(sp);
+        H5Dclose(ds);
+    }
+    H5Tclose(st);
+    H5Tclose(mt);
+    H5Fclose(file);
+    free(back);
+    free(rows);
+}

@@ -277,7 +277,7 @@ Test(queuelog, property_simulated_queues_read_back_exactly, .init = setup, .fini
                        : k == N / 2 + 1 ? INT64_MAX
                                         : t,
             .sw = sw == 3 ? UINT32_MAX : (uint32_t)sw,
-            .port = (uint32_t)(qi % 3),
+            .port = (uint32_t)(qi % 3) + (sw == 0 ? 300u : 0u), /* past the small-key table */
             .bytes = bytes,
             .decision = (uint8_t)(gsl_rng_uniform(g) < 0.9 ? 0 : gsl_rng_uniform_int(g, 5)),
             .tagged = (uint8_t)gsl_rng_uniform_int(g, 2),

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <hdf5.h>
+#include <zlib.h>
 
 #include "internal.h"
 #include "qreplay/fs.h"
@@ -22,17 +24,52 @@ struct qr_h5 {
     struct qr_h5_table *tables; /* open tables, released by abort */
 };
 
+/* Tables are chunked, shuffled and deflated (level DEFLATE). Full chunks are filtered by our own
+ * code, as HDF5's shuffle and deflate filters would (rows packed to the file type, bytes shuffled
+ * by the packed row size, zlib's compress2), on a worker thread while the caller fills the next
+ * chunk, and written with H5Dwrite_chunk by the caller's thread: HDF5 itself is only ever called
+ * from one thread. Readers decode them through HDF5's ordinary filter pipeline. */
+enum { DEFLATE = 1 };
+
+/* A chunk being filtered: its rows in, the filtered bytes out. */
+struct chunk_job {
+    unsigned char *rows;   /* chunk_rows x row_size, the caller's layout */
+    unsigned char *packed; /* chunk_rows x file_size packed, then as much shuffled */
+    unsigned char *out;    /* compressBound(chunk_rows x file_size) */
+    uLongf out_len;
+    uint64_t first_row; /* the chunk's offset in rows */
+    int err;            /* zlib's failure */
+};
+/* Chunks in a table's ring: the one being filled and those with the worker or waiting to be
+ * written (the callers append thousands of rows at once: several chunks). */
+enum { NJOBS = 8 };
+static void free_layout(struct qr_h5_table *t);
+static int job_alloc(struct qr_h5_table *t, struct chunk_job *j);
+
 struct qr_h5_table {
     qr_h5 *f;
     hid_t dset;
     hid_t mem_type;
     size_t row_size;
     size_t chunk_rows;
-    unsigned char *buf;
+    unsigned char *buf; /* the chunk being filled: jobs[fill].rows */
     size_t buffered;
     uint64_t rows;
     char path[256];
     struct qr_h5_table *next;
+    /* the packed file layout: field i at file_off[i], mem_off[i], size[i] bytes */
+    size_t n_fields, file_size;
+    size_t *file_off, *mem_off, *size;
+    /* chunk k (in the order filled) is jobs[k % NJOBS]; chunks below `written` are in the file,
+     * below `done` filtered, below `submitted` with the worker; chunk `submitted` is being filled
+     */
+    struct chunk_job jobs[NJOBS];
+    uint64_t submitted, written, done; /* done: under mu */
+    int worker;                        /* the worker thread runs */
+    int stop;                          /* under mu: the worker should exit */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
 };
 
 /* Run an HDF5 call with its automatic error printing off: the library never prints. */
@@ -270,10 +307,9 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
     t->f = f;
     t->row_size = row_size;
     t->chunk_rows = chunk_rows ? chunk_rows : (size_t)(65536 / row_size + 1);
-    t->buf = malloc(t->chunk_rows * row_size);
     snprintf(t->path, sizeof t->path, "%s", path);
     t->mem_type = H5Tcreate(H5T_COMPOUND, row_size);
-    int bad = !t->buf || t->mem_type < 0;
+    int bad = t->mem_type < 0;
     for (size_t i = 0; !bad && i < n_fields; i++) {
         hid_t ft = field_type(&fields[i]);
         bad = ft < 0 || H5Tinsert(t->mem_type, fields[i].name, fields[i].offset, ft) < 0;
@@ -283,12 +319,35 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
     hid_t file_type = bad ? -1 : H5Tcopy(t->mem_type);
     if (file_type >= 0)
         H5Tpack(file_type);
+    t->n_fields = n_fields;
+    t->file_off = calloc(n_fields, sizeof *t->file_off);
+    t->mem_off = calloc(n_fields, sizeof *t->mem_off);
+    t->size = calloc(n_fields, sizeof *t->size);
+    bad = bad || file_type < 0 || !t->file_off || !t->mem_off || !t->size;
+    for (size_t i = 0; !bad && i < n_fields; i++) {
+        int idx = H5Tget_member_index(file_type, fields[i].name);
+        hid_t mt = idx < 0 ? -1 : H5Tget_member_type(file_type, (unsigned)idx);
+        bad = mt < 0;
+        if (!bad) {
+            t->file_off[i] = H5Tget_member_offset(file_type, (unsigned)idx);
+            t->mem_off[i] = fields[i].offset;
+            t->size[i] = H5Tget_size(mt);
+            QUIET(H5Tclose(mt));
+        }
+    }
+    t->file_size = bad ? 0 : H5Tget_size(file_type);
+    bad = bad || job_alloc(t, &t->jobs[0]);
+    t->buf = t->jobs[0].rows;
+    if (bad && file_type >= 0) {
+        QUIET(H5Tclose(file_type));
+        file_type = -1;
+    }
     hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {t->chunk_rows};
     hid_t space = H5Screate_simple(1, dims, maxdims);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, chunk);
     H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 4);
+    H5Pset_deflate(dcpl, DEFLATE);
     t->dset =
         file_type < 0
             ? -1
@@ -300,7 +359,7 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
     if (t->dset < 0) {
         if (t->mem_type >= 0)
             QUIET(H5Tclose(t->mem_type));
-        free(t->buf);
+        free_layout(t);
         free(t);
         return qri_err(errbuf, QR_EHDF5, "%s: cannot create table %s", f->partial, path);
     }
@@ -320,27 +379,151 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
     return QR_OK;
 }
 
-static int flush_rows(qr_h5_table *t, char *errbuf)
+/* Pack, shuffle and deflate a chunk, as HDF5's filters would. */
+static void filter_chunk(const qr_h5_table *t, struct chunk_job *j)
 {
-    if (t->buffered == 0)
-        return QR_OK;
-    hsize_t start[1] = {t->rows - t->buffered}, count[1] = {t->buffered};
-    hsize_t size[1] = {t->rows};
-    int ok = QUIET(H5Dset_extent(t->dset, size)) >= 0;
-    hid_t fspace = ok ? QUIET(H5Dget_space(t->dset)) : -1;
-    ok = ok && fspace >= 0 &&
-         QUIET(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)) >= 0;
-    hid_t mspace = H5Screate_simple(1, count, NULL);
+    size_t n = t->chunk_rows, fs = t->file_size, total = n * fs;
+    unsigned char *packed = j->packed, *shuffled = j->packed + total;
+    for (size_t r = 0; r < n; r++) {
+        const unsigned char *src = j->rows + r * t->row_size;
+        unsigned char *dst = packed + r * fs;
+        for (size_t i = 0; i < t->n_fields; i++)
+            memcpy(dst + t->file_off[i], src + t->mem_off[i], t->size[i]);
+    }
+    /* shuffle: byte b of every row, then byte b + 1 ... */
+    for (size_t b = 0; b < fs; b++) {
+        unsigned char *o = shuffled + b * n;
+        const unsigned char *in = packed + b;
+        for (size_t r = 0; r < n; r++)
+            o[r] = in[r * fs];
+    }
+    j->out_len = compressBound((uLong)total);
+    j->err = compress2(j->out, &j->out_len, shuffled, (uLong)total, DEFLATE) != Z_OK;
+}
+
+static void *worker_main(void *arg)
+{
+    qr_h5_table *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        if (t->done < t->submitted) {
+            struct chunk_job *j = &t->jobs[t->done % NJOBS];
+            pthread_mutex_unlock(&t->mu);
+            filter_chunk(t, j);
+            pthread_mutex_lock(&t->mu);
+            t->done++;
+            pthread_cond_broadcast(&t->cv);
+        } else if (t->stop) {
+            break;
+        } else {
+            pthread_cond_wait(&t->cv, &t->mu);
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* Write a filtered chunk with the dataset grown to `rows`. */
+static int write_chunk(qr_h5_table *t, const struct chunk_job *j, uint64_t rows, char *errbuf)
+{
+    if (j->err)
+        return qri_err(errbuf, QR_ENOMEM, "%s: table %s: cannot compress a chunk", t->f->partial,
+                       t->path);
+    hsize_t size[1] = {rows}, offset[1] = {j->first_row};
     errno = 0;
-    ok = ok && QUIET(H5Dwrite(t->dset, t->mem_type, mspace, fspace, H5P_DEFAULT, t->buf)) >= 0;
-    int e = errno;
-    QUIET(H5Sclose(mspace));
-    if (fspace >= 0)
-        QUIET(H5Sclose(fspace));
-    t->buffered = 0;
+    int ok =
+        QUIET(H5Dset_extent(t->dset, size)) >= 0 &&
+        QUIET(H5Dwrite_chunk(t->dset, H5P_DEFAULT, 0, offset, (size_t)j->out_len, j->out)) >= 0;
     if (!ok)
         return qri_err(errbuf, QR_EHDF5, "%s: cannot write table %s: %s", t->f->partial, t->path,
-                       why(e));
+                       why(errno));
+    return QR_OK;
+}
+
+/* Write the chunks the worker has filtered, in order; with `until`, wait for the worker until
+ * fewer than `until` chunks are left with it. */
+static int write_done(qr_h5_table *t, uint64_t until, char *errbuf)
+{
+    while (t->written < t->submitted) {
+        pthread_mutex_lock(&t->mu);
+        while (t->done == t->written && t->submitted - t->written >= until)
+            pthread_cond_wait(&t->cv, &t->mu);
+        uint64_t done = t->done;
+        pthread_mutex_unlock(&t->mu);
+        if (done == t->written)
+            return QR_OK;
+        for (; t->written < done; t->written++) {
+            const struct chunk_job *j = &t->jobs[t->written % NJOBS];
+            int rc = write_chunk(t, j, j->first_row + t->chunk_rows, errbuf);
+            if (rc)
+                return rc;
+        }
+    }
+    return QR_OK;
+}
+
+static int job_alloc(qr_h5_table *t, struct chunk_job *j)
+{
+    if (j->rows)
+        return QR_OK;
+    j->rows = malloc(t->chunk_rows * t->row_size);
+    j->packed = malloc(2 * t->chunk_rows * t->file_size);
+    j->out = malloc(compressBound((uLong)(t->chunk_rows * t->file_size)));
+    return j->rows && j->packed && j->out ? QR_OK : QR_ENOMEM;
+}
+
+static int start_worker(qr_h5_table *t)
+{
+    if (pthread_mutex_init(&t->mu, NULL))
+        return QR_ENOMEM;
+    if (pthread_cond_init(&t->cv, NULL)) {
+        pthread_mutex_destroy(&t->mu);
+        return QR_ENOMEM;
+    }
+    if (pthread_create(&t->thread, NULL, worker_main, t)) {
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+        return QR_ENOMEM;
+    }
+    t->worker = 1;
+    return QR_OK;
+}
+
+/* The chunk being filled is full (or, at close, the last one): hand it to the worker, or at close
+ * (or without a worker) filter and write it here after the others. */
+static int flush_rows(qr_h5_table *t, int last, char *errbuf)
+{
+    struct chunk_job *j = &t->jobs[t->submitted % NJOBS];
+    if (t->buffered == 0)
+        return t->worker ? write_done(t, 1, errbuf) : QR_OK;
+    j->first_row = t->rows - t->buffered;
+    if (t->buffered < t->chunk_rows) /* the rows past the end are never read: zeros */
+        memset(j->rows + t->buffered * t->row_size, 0, (t->chunk_rows - t->buffered) * t->row_size);
+    t->buffered = 0;
+    if (!last && !t->worker)
+        start_worker(t); /* without a thread the chunks are filtered here */
+    if (last || !t->worker) {
+        int rc = t->worker ? write_done(t, 1, errbuf) : QR_OK;
+        if (rc)
+            return rc;
+        filter_chunk(t, j);
+        rc = write_chunk(t, j, last ? t->rows : j->first_row + t->chunk_rows, errbuf);
+        if (!last)
+            t->buf = j->rows; /* the same chunk again */
+        return rc;
+    }
+    /* room for the next chunk: the ring's oldest must be written */
+    int rc = write_done(t, NJOBS - 1, errbuf);
+    if (rc)
+        return rc;
+    struct chunk_job *next = &t->jobs[(t->submitted + 1) % NJOBS];
+    if (job_alloc(t, next))
+        return qri_err(errbuf, QR_ENOMEM, "%s: table %s: out of memory", t->f->partial, t->path);
+    pthread_mutex_lock(&t->mu);
+    t->submitted++;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    t->buf = next->rows;
     return QR_OK;
 }
 
@@ -359,7 +542,7 @@ int qr_h5_table_append(qr_h5_table *t, const void *rows, size_t n, char *errbuf)
         src += take * t->row_size;
         n -= take;
         if (t->buffered == t->chunk_rows) {
-            int rc = flush_rows(t, errbuf);
+            int rc = flush_rows(t, 0, errbuf);
             if (rc)
                 return rc;
         }
@@ -372,9 +555,31 @@ uint64_t qr_h5_table_rows(const qr_h5_table *t)
     return t->rows;
 }
 
-/* Unlink a table from its file and free it, without writing. */
+static void free_layout(qr_h5_table *t)
+{
+    free(t->file_off);
+    free(t->mem_off);
+    free(t->size);
+    for (int j = 0; j < NJOBS; j++) {
+        free(t->jobs[j].rows);
+        free(t->jobs[j].packed);
+        free(t->jobs[j].out);
+    }
+}
+
+/* Unlink a table from its file and free it, without writing (the worker stopped first). */
 static void release_table(qr_h5_table *t)
 {
+    if (t->worker) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = 1;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->thread, NULL);
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+        t->worker = 0;
+    }
     for (qr_h5_table **pp = &t->f->tables; *pp; pp = &(*pp)->next) {
         if (*pp == t) {
             *pp = t->next;
@@ -384,7 +589,7 @@ static void release_table(qr_h5_table *t)
     QUIET(H5Dclose(t->dset));
     QUIET(H5Tclose(t->mem_type));
     t->f->open_tables--;
-    free(t->buf);
+    free_layout(t);
     free(t);
 }
 
@@ -392,7 +597,7 @@ int qr_h5_table_close(qr_h5_table *t, char *errbuf)
 {
     if (!t)
         return QR_OK;
-    int rc = flush_rows(t, errbuf);
+    int rc = flush_rows(t, 1, errbuf);
     if (!rc)
         rc = qr_h5_attr_u64(t->f, t->path, "rows", t->rows, errbuf);
     release_table(t);

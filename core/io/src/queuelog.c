@@ -139,11 +139,15 @@ enum {
 #define BLOCK_MAX (8u << 20)          /* larger blocks are refused as damaged */
 #define RECORD_MAX (64 + 20 * 65536u) /* the most one record can take */
 
-/* An open-addressing index from a 64-bit key to a dense slot (1-based; 0: empty). */
+/* An index from a 64-bit key to a dense slot: small keys (below `direct_max`, where the caller
+ * allows it) in a flat table, the others by open addressing (slots stored 1-based; 0: empty). */
 struct index {
     uint64_t *keys;
     uint32_t *slots;
     size_t mask, n;
+    uint32_t *direct;
+    size_t direct_cap;
+    uint64_t direct_max;
 };
 
 static size_t index_hash(uint64_t k, size_t mask)
@@ -155,9 +159,24 @@ static size_t index_hash(uint64_t k, size_t mask)
 }
 
 /* The slot of key (0-based), adding it as slot n (the caller grows its arrays) if absent: *added
- * says so. Returns 0 or QR_ENOMEM. */
-static int index_find(struct index *x, uint64_t key, uint32_t *slot, int *added)
+ * says so. `small`: the key may go to the flat table (its key space is the flat table's). Returns 0
+ * or QR_ENOMEM. */
+static int index_find(struct index *x, uint64_t key, int small, uint32_t *slot, int *added)
 {
+    if (small && key < x->direct_max) {
+        if (key >= x->direct_cap) {
+            size_t old = x->direct_cap;
+            if (qri_reserve((void **)&x->direct, &x->direct_cap, (size_t)key + 1, sizeof *x->direct,
+                            256))
+                return QR_ENOMEM;
+            memset(x->direct + old, 0, (x->direct_cap - old) * sizeof *x->direct);
+        }
+        *added = !x->direct[key];
+        if (*added)
+            x->direct[key] = (uint32_t)++x->n;
+        *slot = x->direct[key] - 1;
+        return QR_OK;
+    }
     if (2 * (x->n + 1) > x->mask + 1 || !x->keys) {
         size_t nm = x->keys ? 2 * (x->mask + 1) - 1 : 255;
         uint64_t *k = calloc(nm + 1, sizeof *k);
@@ -199,6 +218,7 @@ static int index_find(struct index *x, uint64_t key, uint32_t *slot, int *added)
 
 static void index_free(struct index *x)
 {
+    free(x->direct);
     free(x->keys);
     free(x->slots);
 }
@@ -227,6 +247,13 @@ struct codec {
     size_t scratch_cap;
 };
 
+static void codec_init(struct codec *c)
+{
+    c->dirs.direct_max = 1u << 22;
+    c->queues.direct_max = 1u << 24;
+    c->switches.direct_max = 1u << 16;
+}
+
 static void codec_free(struct codec *c)
 {
     index_free(&c->dirs);
@@ -246,7 +273,7 @@ static int codec_states(struct codec *c, uint32_t dir, uint32_t sw, uint32_t por
 {
     uint32_t i;
     int added;
-    if (index_find(&c->dirs, dir, &i, &added))
+    if (index_find(&c->dirs, dir, 1, &i, &added))
         return QR_ENOMEM;
     if (added) {
         if (qri_grow((void **)&c->dir, &c->dir_cap, i, sizeof *c->dir, 64))
@@ -254,7 +281,9 @@ static int codec_states(struct codec *c, uint32_t dir, uint32_t sw, uint32_t por
         c->dir[i] = (struct dir_state){0, 0};
     }
     *d = &c->dir[i];
-    if (index_find(&c->queues, qr_queue_key(sw, port), &i, &added))
+    int small = sw < (1u << 16) && port < 256;
+    if (index_find(&c->queues, small ? (uint64_t)sw << 8 | port : qr_queue_key(sw, port), small, &i,
+                   &added))
         return QR_ENOMEM;
     if (added) {
         if (qri_grow((void **)&c->queue, &c->queue_cap, i, sizeof *c->queue, 64))
@@ -262,7 +291,7 @@ static int codec_states(struct codec *c, uint32_t dir, uint32_t sw, uint32_t por
         c->queue[i] = (struct queue_state){NULL, 0, 0};
     }
     *q = &c->queue[i];
-    if (index_find(&c->switches, sw, &i, &added))
+    if (index_find(&c->switches, sw, 1, &i, &added))
         return QR_ENOMEM;
     if (added) {
         if (qri_grow((void **)&c->sw, &c->sw_cap, i, sizeof *c->sw, 64))
@@ -343,6 +372,7 @@ int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errb
         free(w);
         return QR_ENOMEM;
     }
+    codec_init(&w->c);
     snprintf(w->path, sizeof w->path, "%s", path);
     w->fp = fopen(path, "wb");
     if (w->fp)
@@ -542,6 +572,7 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
     }
     r->fp = fp;
     r->version = version;
+    codec_init(&r->c);
     setvbuf(fp, NULL, _IOFBF, 1 << 20);
     snprintf(r->path, sizeof r->path, "%s", path);
     /* the trailer: without it the log was cut (its writer did not close it) */
