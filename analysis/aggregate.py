@@ -10,7 +10,11 @@ several sweeps' tables together, e.g. one per load), without the runs.
 Writes DIR/summary.csv and DIR/summary.h5 (one row per run and replay variant: load, seed, mode,
 threshold, qdiff mean/p50/p99/max in MTU, drops in runtime and replay, false accepts, false drops,
 wrong locations, drop error, and the run's wall time and peak memory when snakemake's benchmark file
-DIR/benchmarks/load_<L>_seed_<S>.tsv exists), and in DIR/figures (PNG and PDF):
+DIR/benchmarks/load_<L>_seed_<S>.tsv exists); DIR/points.csv and summary.h5's /points (one row per
+load and variant over its seeds: how many, and per metric the mean, the standard deviation and the
+half-width of the 95% confidence interval of the mean, Student's t with n - 1 degrees of freedom;
+empty with one seed); and in DIR/figures (PNG and PDF), with 95% intervals as error bars when a point
+has two seeds or more:
   sweep_qdiff       qdiff mean and p99 (MTU) against load, one line per threshold, per mode
   sweep_drop_error  drop error against load, plain vs tagged, one line per threshold
   sweep_error_kinds the share of false accepts, false drops and wrong locations among the drop
@@ -34,6 +38,60 @@ FIELDS = ["load_pct", "seed", "variant", "mode", "th_us", "qdiff_mean_mtu", "qdi
           "qdiff_p99_mtu", "qdiff_max_mtu", "qdiff_zero_fraction", "runtime_drops", "replay_drops",
           "false_accepts", "false_drops", "wrong_locations", "drop_error", "matched_arrivals",
           "wall_s", "max_rss_mb"]
+
+
+# the metrics summarized over seeds, per point
+POINT_METRICS = ["qdiff_mean_mtu", "qdiff_p50_mtu", "qdiff_p99_mtu", "qdiff_max_mtu", "drop_error",
+                 "false_accepts", "false_drops", "wrong_locations", "runtime_drops", "replay_drops"]
+POINT_FIELDS = ["load_pct", "variant", "mode", "th_us", "seeds"] + [
+    "%s_%s" % (m, s) for m in POINT_METRICS for s in ("mean", "sd", "ci95")]
+
+# Student's t, 0.975 quantile, for 1..30 degrees of freedom
+T975 = [12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
+        2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739,
+        2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423]
+
+
+def t975(dof):
+    """The 0.975 quantile of Student's t with dof degrees of freedom (beyond 30: the
+    Cornish-Fisher expansion around the normal's 1.959964, within 1e-4)."""
+    if dof < 1:
+        return float("nan")
+    if dof <= len(T975):
+        return T975[dof - 1]
+    z = 1.959964
+    return (z + (z ** 3 + z) / (4 * dof) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * dof ** 2) +
+            (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * dof ** 3))
+
+
+def interval(values):
+    """(n, mean, sample standard deviation, half-width of the 95% interval of the mean) of the
+    values that are numbers; the last two are nan below two values."""
+    v = [float(x) for x in values if x == x]
+    n = len(v)
+    if n == 0:
+        return 0, float("nan"), float("nan"), float("nan")
+    mean = sum(v) / n
+    if n < 2:
+        return n, mean, float("nan"), float("nan")
+    sd = (sum((x - mean) ** 2 for x in v) / (n - 1)) ** 0.5
+    return n, mean, sd, t975(n - 1) * sd / n ** 0.5
+
+
+def points(rows):
+    """One row per (load, variant): its seeds' count and per metric mean, sd and 95% interval."""
+    keys = sorted({(r["load_pct"], r["variant"], r["mode"], r["th_us"]) for r in rows},
+                  key=lambda k: (k[0], k[2], k[3]))
+    out = []
+    for load, variant, mode, th in keys:
+        sel = [r for r in rows if r["load_pct"] == load and r["variant"] == variant]
+        p = {"load_pct": load, "variant": variant, "mode": mode, "th_us": th,
+             "seeds": len({r.get("seed") for r in sel})}
+        for m in POINT_METRICS:
+            _, mean, sd, ci = interval([r.get(m, float("nan")) for r in sel])
+            p[m + "_mean"], p[m + "_sd"], p[m + "_ci95"] = mean, sd, ci
+        out.append(p)
+    return out
 
 
 def text(v):
@@ -77,12 +135,27 @@ def save(fig, outdir, name):
 
 
 def mean_by(rows, mode, th, key):
+    """Loads, the mean over seeds at each, and the half-width of its 95% interval (0 with one
+    seed: no bar)."""
     loads = sorted({r["load_pct"] for r in rows})
-    ys = []
+    ys, cis = [], []
     for l in loads:
-        v = [r[key] for r in rows if r["mode"] == mode and r["th_us"] == th and r["load_pct"] == l]
-        ys.append(np.mean(v) if v else np.nan)
-    return loads, ys
+        n, mean, _, ci = interval([r[key] for r in rows
+                                   if r["mode"] == mode and r["th_us"] == th and r["load_pct"] == l])
+        ys.append(mean if n else np.nan)
+        cis.append(ci if ci == ci else 0.0)
+    return loads, ys, cis
+
+
+def dodge(x, i, n):
+    """Loads shifted a little per line (of n) so that their error bars do not hide each other."""
+    return [v + 0.4 * (i - (n - 1) / 2) for v in x]
+
+
+def seeds_note(rows):
+    """What the error bars are, for a title."""
+    n = len({r.get("seed") for r in rows})
+    return "; %d seeds per point, bars: 95%% intervals of the mean" % n if n > 1 else ""
 
 
 def figures(rows, outdir, name):
@@ -90,31 +163,37 @@ def figures(rows, outdir, name):
     ths = sorted({r["th_us"] for r in rows})
     fig, axes = plt.subplots(1, len(modes), figsize=(5 * len(modes), 3.8), squeeze=False)
     for ax, mode in zip(axes[0], modes):
-        for th in ths:
-            x, m = mean_by(rows, mode, th, "qdiff_mean_mtu")
-            _, p = mean_by(rows, mode, th, "qdiff_p99_mtu")
-            line, = ax.plot(x, m, "o-", label="mean, th = %g us" % th)
-            ax.plot(x, p, "s--", color=line.get_color(), label="p99, th = %g us" % th)
+        for i, th in enumerate(ths):
+            x, m, mc = mean_by(rows, mode, th, "qdiff_mean_mtu")
+            _, p, pc = mean_by(rows, mode, th, "qdiff_p99_mtu")
+            x = dodge(x, i, len(ths))
+            line = ax.errorbar(x, m, yerr=mc, fmt="o-", capsize=3,
+                               label="mean, th = %g us" % th).lines[0]
+            ax.errorbar(x, p, yerr=pc, fmt="s--", capsize=3, color=line.get_color(),
+                        label="p99, th = %g us" % th)
         ax.set_xlabel("load (%)")
         ax.set_ylabel("qdiff (MTU)")
         ax.set_title("%s replay" % mode)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("qdiff against load (%s)" % name)
+    fig.suptitle("qdiff against load (%s)%s" % (name, seeds_note(rows)))
     fig.tight_layout()
     save(fig, outdir, "sweep_qdiff")
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for mode, style in (("plain", "s--"), ("tagged", "o-")):
-        for th in ths:
-            x, e = mean_by(rows, mode, th, "drop_error")
+        for i, th in enumerate(ths):
+            x, e, ec = mean_by(rows, mode, th, "drop_error")
+            x = dodge(x, i + (len(ths) if mode == "tagged" else 0), 2 * len(ths))
             if not np.all(np.isnan(e)):
-                ax.plot(x, 100 * np.array(e), style, label="%s, th = %g us" % (mode, th))
+                ax.errorbar(x, 100 * np.array(e), yerr=100 * np.array(ec), fmt=style, capsize=3,
+                            label="%s, th = %g us" % (mode, th))
     ax.set_xlabel("load (%)")
     ax.set_ylabel("drop error (%)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title("drop error against load, plain vs tagged (%s)" % name)
+    ax.set_title("drop error against load, plain vs tagged (%s)%s" % (name, seeds_note(rows)),
+                 fontsize=9)
     save(fig, outdir, "sweep_drop_error")
 
     th = ths[len(ths) // 2]
@@ -205,6 +284,13 @@ def main(argv):
         w.writeheader()
         for r in rows:
             w.writerow(r)
+    pts = points(rows)
+    tmpp = os.path.join(a.out, "points.csv.partial")
+    with open(tmpp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=POINT_FIELDS)
+        w.writeheader()
+        for p in pts:
+            w.writerow({k: ("" if isinstance(v, float) and v != v else v) for k, v in p.items()})
     dt = np.dtype([(k, "S32") if k in ("variant", "mode") else (k, "f8") for k in FIELDS])
     arr = np.array([tuple(r[k].encode() if isinstance(r[k], str) else r[k] for k in FIELDS) for r in rows],
                    dtype=dt)
@@ -215,7 +301,16 @@ def main(argv):
         for k in FIELDS:
             if k.endswith("_mtu"):
                 d.attrs["unit:" + k] = "MTU"
+        pdt = np.dtype([(k, "S32") if k in ("variant", "mode") else (k, "f8") for k in POINT_FIELDS])
+        parr = np.array([tuple(p[k].encode() if isinstance(p[k], str) else p[k] for k in POINT_FIELDS)
+                         for p in pts], dtype=pdt)
+        d = f.create_dataset("points", data=parr, compression="gzip")
+        d.attrs["interval"] = "95% interval of the mean over seeds, Student's t with seeds - 1 dof"
+        for k in POINT_FIELDS:
+            if "_mtu_" in k:
+                d.attrs["unit:" + k] = "MTU"
     os.replace(tmph5, os.path.join(a.out, "summary.h5"))
+    os.replace(tmpp, os.path.join(a.out, "points.csv"))
     os.replace(tmp, os.path.join(a.out, "summary.csv"))
     figures(rows, a.out, a.name)
     return 0

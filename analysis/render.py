@@ -197,6 +197,35 @@ def block_run_variants(name):
     return "\n".join([VARIANT_HEAD] + [variant_row(v) for v in vs]) + "\n\n" + provenance(name)
 
 
+def with_ci(p, key, fmt, scale=1.0):
+    """A point's mean over seeds with its 95% interval: "0.412 ± 0.031" (the mean alone with one
+    seed)."""
+    m, ci = p[key + "_mean"], p[key + "_ci95"]
+    if m is None:
+        return "-"
+    if ci is None:
+        return fmt % (scale * m)
+    return (fmt + " ± " + fmt) % (scale * m, scale * ci)
+
+
+def block_sweep_points(name):
+    """A sweep's points over seeds: mean and 95% interval of the mean per load and variant."""
+    d = load(name)
+    pts = d["results"].get("points")
+    if not pts:
+        raise DocsError("%s: no points over seeds (stored before issue 39): store it again" % name)
+    out = ["| load | variant | seeds | qdiff mean (MTU) | qdiff p99 (MTU) | drop error | "
+           "false accepts | false drops | wrong locations |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for p in sorted(pts, key=lambda p: (p["load_pct"], p["mode"], p["th_us"])):
+        out.append("| %g%% | %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            p["load_pct"], p["variant"], p["seeds"], with_ci(p, "qdiff_mean_mtu", "%.3f"),
+            with_ci(p, "qdiff_p99_mtu", "%.2f"), with_ci(p, "drop_error", "%.2f%%", 100.0),
+            with_ci(p, "false_accepts", "%.1f"), with_ci(p, "false_drops", "%.1f"),
+            with_ci(p, "wrong_locations", "%.1f")))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 def sweep_pick(d, load, mode, th_us):
     """A sweep's row at a load, of a drop mode at a threshold."""
     return pick([r for r in d["results"]["rows"] if float(r["load_pct"]) == load], mode, th_us,
@@ -1014,6 +1043,7 @@ BLOCKS = {
     "single-switch-evidence": lambda: block_single_switch_evidence("single-switch"),
     "single-switch-seeds": lambda: block_seeds("single-switch-seeds"),
     "sweep-ci-variants": lambda: block_sweep_variants("sweep-ci", 30.0),
+    "sweep-ci-points": lambda: block_sweep_points("sweep-ci"),
     "bench": lambda: block_bench("bench"),
     "bench-compare": lambda: block_bench_compare("bench-before", "bench"),
     "replay-engines": lambda: block_engines("replay-engines"),

@@ -166,6 +166,12 @@ def sweep(out, opts):
     with open(os.path.join(out, "sweep", "summary.csv")) as fh:
         table = list(csv.DictReader(fh))
     res = {"rows": [{k: num(r[k]) for k in SUMMARY_KEEP} for r in table]}
+    ppath = os.path.join(out, "sweep", "points.csv")
+    if os.path.exists(ppath):  # the points over seeds (sweeps of aggregate.py since issue 39)
+        with open(ppath) as fh:
+            res["points"] = [{k: (v if k in ("variant", "mode") else
+                                  (round(float(v), 9) if v != "" else None))
+                              for k, v in r.items()} for r in csv.DictReader(fh)]
     h = h5()
     perf = []
     for d in sorted(glob.glob(os.path.join(out, "sweep", "load_*_seed_*"))):

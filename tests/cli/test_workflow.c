@@ -18,17 +18,26 @@ Test(workflow, tiny_sweep_runs_aggregates_and_resumes)
     slurp(log, text, sizeof text);
     cr_assert_eq(st, 0, "snakemake failed:\n%s", text);
     for (int i = 0; i < 2; i++)
-        cr_assert(exists("%s/sw/load_%s_seed_1/results.h5", dir, i ? "30" : "10"));
+        for (int seed = 1; seed <= 3; seed++)
+            cr_assert(exists("%s/sw/load_%s_seed_%d/results.h5", dir, i ? "30" : "10", seed));
     char csv[4096];
     snprintf(cmd, sizeof cmd, "%s/sw/summary.csv", dir);
     slurp(cmd, csv, sizeof csv);
     int lines = 0;
     for (char *p = csv; *p; p++)
         lines += *p == '\n';
-    cr_assert_eq(lines, 1 + 2 * 2, "header + 2 loads x 2 variants:\n%s", csv);
+    cr_assert_eq(lines, 1 + 2 * 3 * 2, "header + 2 loads x 3 seeds x 2 variants:\n%s", csv);
     cr_assert(strstr(csv, "load_pct,seed,variant") && strstr(csv, "tagged_th_5") &&
-                  strstr(csv, "30.0,1,plain_th_5"),
+                  strstr(csv, "30.0,1,plain_th_5") && strstr(csv, "30.0,3,plain_th_5"),
               "%s", csv);
+    /* the points over seeds: checked against the summary by the docs' own reader */
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/tests/tools/check_points.py %s/sw/summary.csv %s/sw/points.csv "
+             "> %s 2>&1",
+             QR_SOURCE_DIR, dir, dir, log);
+    st = system(cmd);
+    slurp(log, text, sizeof text);
+    cr_assert_eq(st, 0, "points.csv does not follow from summary.csv:\n%s", text);
     cr_assert(exists("%s/sw/summary.h5", dir));
     const char *figs[] = {"sweep_qdiff", "sweep_drop_error", "sweep_error_kinds"};
     for (int i = 0; i < 3; i++)

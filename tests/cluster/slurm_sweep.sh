@@ -81,7 +81,8 @@ snakemake "${common[@]}" out="$tmp/cluster" --jobs 2 --latency-wait 30 \
     --cluster "sbatch --parsable --cpus-per-task=1 --mem=2G --output=$tmp/log/job-%j.out" \
     > "$tmp/log/snake-cluster.log" 2>&1 || { echo "FAIL: cluster sweep"; tail -30 "$tmp/log/snake-cluster.log"; exit 1; }
 jobs=$(grep -c "Submitted job .* with external jobid" "$tmp/log/snake-cluster.log" || true)
-[ "$jobs" -ge 2 ] || { echo "FAIL: $jobs jobs went through sbatch"; tail -30 "$tmp/log/snake-cluster.log"; exit 1; }
+# one job per (load, seed): 2 loads x 3 seeds
+[ "$jobs" -ge 6 ] || { echo "FAIL: $jobs jobs went through sbatch, not one per seed"; tail -30 "$tmp/log/snake-cluster.log"; exit 1; }
 echo "cluster sweep: $jobs jobs submitted through sbatch"
 snakemake "${common[@]}" out="$tmp/local" --cores 2 > "$tmp/log/snake-local.log" 2>&1 ||
     { echo "FAIL: local sweep"; tail -30 "$tmp/log/snake-local.log"; exit 1; }
@@ -95,4 +96,8 @@ if ! diff <(strip "$tmp/cluster/summary.csv") <(strip "$tmp/local/summary.csv");
     echo "FAIL: the cluster's summary differs from the local one"; exit 1
 fi
 echo "cluster summary equals the local one ($(($(wc -l < "$tmp/local/summary.csv") - 1)) rows)"
+if ! diff "$tmp/cluster/points.csv" "$tmp/local/points.csv"; then
+    echo "FAIL: the cluster's points over seeds differ from the local ones"; exit 1
+fi
+echo "cluster points over seeds equal the local ones ($(($(wc -l < "$tmp/local/points.csv") - 1)) points)"
 echo "1 passed, 0 failed"
