@@ -514,6 +514,32 @@ def block_engines(name):
              "%s.</sub>" % loads if loads else ""))
 
 
+def block_commands(name):
+    """Whole commands per network: metrics' rate, both replay engines as processes, the log."""
+    d = load(name)
+    r = d["results"]
+    out = ["| network | runtime arrivals | `qreplay metrics` (arrivals compared) | its rate | "
+           "`replay --engine native` | `--engine ns3` | ns3 / native | arrival log | "
+           "logs identical |", "|---|---|---|---|---|---|---|---|---|"]
+    loads = []
+    for net in sorted(k for k in r if k != "volatile"):
+        x, v = r[net], r["volatile"][net]
+        out.append("| %s | %s | %.2f s, %.0f MB (%s) | %.1fM/s | %.3f s, %.0f MB | %.2f s, "
+                   "%.0f MB | %.1fx | %.2f bytes per arrival | %s |" % (
+                       net.replace("k", "k="), "{:,}".format(x["runtime_arrivals"]),
+                       v["metrics"]["wall_s"], v["metrics"]["peak_rss_mb"],
+                       "{:,}".format(x["arrivals_compared"]),
+                       v["metrics"]["arrivals_per_s"] / 1e6, v["replay"]["native"]["wall_s"],
+                       v["replay"]["native"]["peak_rss_mb"], v["replay"]["ns3"]["wall_s"],
+                       v["replay"]["ns3"]["peak_rss_mb"], v["ns3_over_native"],
+                       x["log_bytes"] / max(1, x["replay_arrivals"]),
+                       "yes" if x["logs_identical"] else "NO"))
+        loads.append("%s %.1f / %.1f" % (net, v["load"][0], v["load"][1]))
+    return ("\n".join(out) + "\n\n" + provenance(name) +
+            "<br><sub>Machine load (1-minute average, 2 cores) before / after: %s.</sub>" %
+            ", ".join(loads))
+
+
 K16_LONG = {10.0: "k16-long-10", 30.0: "k16-long-30", 80.0: "k16-long-80"}
 
 
@@ -1047,6 +1073,7 @@ BLOCKS = {
     "bench": lambda: block_bench("bench"),
     "bench-compare": lambda: block_bench_compare("bench-before", "bench"),
     "replay-engines": lambda: block_engines("replay-engines"),
+    "bench-commands": lambda: block_commands("bench-commands"),
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
     "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
     "testbed": lambda: block_testbed("testbed-single-switch"),

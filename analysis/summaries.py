@@ -222,6 +222,24 @@ def engines(out, opts):
     return res
 
 
+def commands(out, opts):
+    """Per network (opts nets: a qreplay run, then bench_commands.py --json NET/commands.json):
+    what the commands handled (deterministic) and their wall times, memory and ratios
+    (volatile)."""
+    res, vol = {}, {}
+    for net in opts["nets"]:
+        with open(os.path.join(out, net, "commands.json")) as fh:
+            b = json.load(fh)
+        res[net] = {"runtime_arrivals": b["runtime_arrivals"], "variants": len(b["variants"]),
+                    "arrivals_compared": b["metrics"]["arrivals_compared"],
+                    "replay_arrivals": b["replay_arrivals"], "log_bytes": b["log_bytes"],
+                    "logs_identical": b["logs_identical"]}
+        vol[net] = {"metrics": b["metrics"], "replay": b["replay"],
+                    "ns3_over_native": b["ns3_over_native"], "load": b["load"]}
+    res["volatile"] = vol
+    return res
+
+
 def everflow_summary(path):
     """Everflow's view of one trace, as its scorer graded it (trace.h5 /score): the links where
     traced packets vanished silently, right if they are the planted cable, and how many drops the
@@ -492,6 +510,7 @@ def fabric_rates(out, opts):
 
 SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
+             "commands": commands,
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
              "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
              "testbed_apps": testbed_apps, "fabric_rates": fabric_rates}

@@ -126,6 +126,8 @@ static int ev_less(const event *x, const event *y)
     return x->t != y->t ? x->t < y->t : x->seq < y->seq;
 }
 
+/* The events: a 4-ary heap on (time, sequence number), shallower than a binary one (fewer cache
+ * lines touched per pop, its four children side by side). */
 static int schedule(engine *e, int64_t t, uint32_t kind, uint32_t a, uint32_t b)
 {
     if (qri_grow((void **)&e->heap, &e->cap_ev, e->n_ev, sizeof *e->heap, 1024))
@@ -133,7 +135,7 @@ static int schedule(engine *e, int64_t t, uint32_t kind, uint32_t a, uint32_t b)
     event ev = {t, e->seq++, kind, a, b};
     size_t i = e->n_ev++;
     while (i > 0) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / 4;
         if (!ev_less(&ev, &e->heap[p]))
             break;
         e->heap[i] = e->heap[p];
@@ -148,10 +150,13 @@ static event pop(engine *e)
     event top = e->heap[0], last = e->heap[--e->n_ev];
     size_t i = 0, n = e->n_ev;
     for (;;) {
-        size_t l = 2 * i + 1;
-        if (l >= n)
+        size_t c = 4 * i + 1;
+        if (c >= n)
             break;
-        size_t m = l + 1 < n && ev_less(&e->heap[l + 1], &e->heap[l]) ? l + 1 : l;
+        size_t m = c, end = c + 4 < n ? c + 4 : n;
+        for (size_t k = c + 1; k < end; k++)
+            if (ev_less(&e->heap[k], &e->heap[m]))
+                m = k;
         if (!ev_less(&e->heap[m], &last))
             break;
         e->heap[i] = e->heap[m];
