@@ -103,8 +103,8 @@ def main(argv):
                                           "identical" if same else "DIFFERENT", "{:,}".format(n),
                                           size / n if n else 0.0))
     finally:
-        for n in names.values():
-            shutil.rmtree(os.path.join(d, "replay", n), ignore_errors=True)
+        for name in names.values():
+            shutil.rmtree(os.path.join(d, "replay", name), ignore_errors=True)
     load_after = os.getloadavg()[0]
     print("machine load after: %.2f" % load_after)
     if a.json:
