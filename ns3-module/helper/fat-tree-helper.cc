@@ -7,17 +7,33 @@
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
+#include "ns3/object-factory.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/queue-size.h"
 #include "ns3/queue.h"
+#include "ns3/simulator.h"
 #include "ns3/traffic-control-layer.h"
 #include "ns3/uinteger.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 namespace ns3
 {
+
+void
+FatTreeHelper::FreshSimulation()
+{
+    Simulator::Destroy();
+    const char* env = getenv("NS_GLOBAL_VALUE");
+    if (env && strstr(env, "SchedulerType"))
+        return;
+    ObjectFactory f;
+    f.SetTypeId("ns3::CalendarScheduler");
+    Simulator::SetScheduler(f);
+}
 
 FatTreeHelper::FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets)
     : m_rate(rate),

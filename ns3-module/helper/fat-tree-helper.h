@@ -29,6 +29,12 @@ namespace ns3
 class FatTreeHelper
 {
   public:
+    /* Start a fresh simulation (Simulator::Destroy) on ns-3's calendar-queue scheduler: the same
+     * events in the same order as the default map scheduler (ties go by insertion either way),
+     * byte-identical outputs, 7% less wall time at k=8 (issue 39). NS_GLOBAL_VALUE's
+     * SchedulerType, if set, is left in charge. */
+    static void FreshSimulation();
+
     /* Link settings; the switch-side device queue holds one packet (the queue disc holds the
      * backlog), the host NIC queue hostQueuePackets. */
     FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets = 1000);

@@ -50,7 +50,7 @@ void
 QreplayReplay::Build()
 {
     const qr_config* c = m_cfg;
-    Simulator::Destroy();
+    FatTreeHelper::FreshSimulation();
     m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps),
                                             NanoSeconds(c->links.delay_ns));
     if (c->topology.kind == QR_TOPO_FATTREE)

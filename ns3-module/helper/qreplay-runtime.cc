@@ -133,7 +133,7 @@ QreplayRuntime::Build()
         qr_flows_free(f);
     }
 
-    Simulator::Destroy(); // a fresh simulation: node numbers, time and events start over
+    FatTreeHelper::FreshSimulation(); // node numbers, time and events start over
     RngSeedManager::SetSeed(
         static_cast<uint32_t>(qr_seed_derive(c->run.seed, "ns3", 0) % 4294967295u) + 1);
     RngSeedManager::SetRun(1);
