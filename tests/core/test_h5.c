@@ -425,7 +425,24 @@ Test(h5, two_files_open_at_once_from_disk)
  * once: the compressing worker's ring wraps while the other table's runs), then one table of
  * exactly whole chunks: HDF5 reads back every row as written, and the chunks carry HDF5's own
  * shuffle and deflate filters. */
+extern int qri_h5_workers;
+
+static void chunks_read_back(void);
+
 Test(h5, chunks_filtered_by_the_workers_read_back_through_hdf5)
+{
+    chunks_read_back();
+}
+
+/* The same with three workers, which finish chunks out of order: still written in order. */
+Test(h5, chunks_filtered_by_three_workers_read_back_through_hdf5)
+{
+    qri_h5_workers = 3;
+    chunks_read_back();
+    qri_h5_workers = 1;
+}
+
+static void chunks_read_back(void)
 {
     qr_h5 *f;
     char err[QR_ERRBUF_SIZE];

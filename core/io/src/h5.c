@@ -26,9 +26,9 @@ struct qr_h5 {
 
 /* Tables are chunked, shuffled and deflated (level DEFLATE). Full chunks are filtered by our own
  * code, as HDF5's shuffle and deflate filters would (rows packed to the file type, bytes shuffled
- * by the packed row size, zlib's compress2), on a worker thread while the caller fills the next
- * chunk, and written with H5Dwrite_chunk by the caller's thread: HDF5 itself is only ever called
- * from one thread. Readers decode them through HDF5's ordinary filter pipeline. */
+ * by the packed row size, zlib's compress2), on worker threads while the caller fills the next
+ * chunks, and written in order with H5Dwrite_chunk by the caller's thread: HDF5 itself is only
+ * ever called from one thread. Readers decode them through HDF5's ordinary filter pipeline. */
 enum { DEFLATE = 1 };
 
 /* A chunk being filtered: its rows in, the filtered bytes out. */
@@ -39,10 +39,17 @@ struct chunk_job {
     uLongf out_len;
     uint64_t first_row; /* the chunk's offset in rows */
     int err;            /* zlib's failure */
+    int filtered;       /* under the table's mu: ready to write */
 };
 /* Chunks in a table's ring: the one being filled and those with the worker or waiting to be
  * written (the callers append thousands of rows at once: several chunks). */
 enum { NJOBS = 8 };
+/* Threads filtering a table's chunks (claimed in order, finished in any order, written in order):
+ * qri_h5_workers of them, at most MAX_WORKERS. One: on this 2-core machine a second made qreplay
+ * metrics slower (1.8 s -> 2.0 s at k=8), the caller's thread being as busy as the compression.
+ * Not static: a test raises it to finish chunks out of order. */
+enum { MAX_WORKERS = 4 };
+int qri_h5_workers = 1;
 static void free_layout(struct qr_h5_table *t);
 static int job_alloc(struct qr_h5_table *t, struct chunk_job *j);
 
@@ -61,13 +68,13 @@ struct qr_h5_table {
     size_t n_fields, file_size;
     size_t *file_off, *mem_off, *size;
     /* chunk k (in the order filled) is jobs[k % NJOBS]; chunks below `written` are in the file,
-     * below `done` filtered, below `submitted` with the worker; chunk `submitted` is being filled
-     */
+     * below `claimed` taken by a worker, below `submitted` handed over; chunk `submitted` is being
+     * filled */
     struct chunk_job jobs[NJOBS];
-    uint64_t submitted, written, done; /* done: under mu */
-    int worker;                        /* the worker thread runs */
-    int stop;                          /* under mu: the worker should exit */
-    pthread_t thread;
+    uint64_t submitted, written, claimed; /* claimed: under mu */
+    int worker;                           /* the worker threads run: how many */
+    int stop;                             /* under mu: the workers should exit */
+    pthread_t thread[MAX_WORKERS];
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -406,12 +413,12 @@ static void *worker_main(void *arg)
     qr_h5_table *t = arg;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        if (t->done < t->submitted) {
-            struct chunk_job *j = &t->jobs[t->done % NJOBS];
+        if (t->claimed < t->submitted) {
+            struct chunk_job *j = &t->jobs[t->claimed++ % NJOBS];
             pthread_mutex_unlock(&t->mu);
             filter_chunk(t, j);
             pthread_mutex_lock(&t->mu);
-            t->done++;
+            j->filtered = 1;
             pthread_cond_broadcast(&t->cv);
         } else if (t->stop) {
             break;
@@ -440,24 +447,24 @@ static int write_chunk(qr_h5_table *t, const struct chunk_job *j, uint64_t rows,
     return QR_OK;
 }
 
-/* Write the chunks the worker has filtered, in order; with `until`, wait for the worker until
- * fewer than `until` chunks are left with it. */
+/* Write the chunks the workers have filtered, in order; wait for them while `until` or more
+ * chunks are with them (1: until every chunk is written). */
 static int write_done(qr_h5_table *t, uint64_t until, char *errbuf)
 {
     while (t->written < t->submitted) {
+        struct chunk_job *j = &t->jobs[t->written % NJOBS];
         pthread_mutex_lock(&t->mu);
-        while (t->done == t->written && t->submitted - t->written >= until)
+        while (!j->filtered && t->submitted - t->written >= until)
             pthread_cond_wait(&t->cv, &t->mu);
-        uint64_t done = t->done;
+        int ready = j->filtered;
+        j->filtered = 0;
         pthread_mutex_unlock(&t->mu);
-        if (done == t->written)
+        if (!ready)
             return QR_OK;
-        for (; t->written < done; t->written++) {
-            const struct chunk_job *j = &t->jobs[t->written % NJOBS];
-            int rc = write_chunk(t, j, j->first_row + t->chunk_rows, errbuf);
-            if (rc)
-                return rc;
-        }
+        int rc = write_chunk(t, j, j->first_row + t->chunk_rows, errbuf);
+        t->written++;
+        if (rc)
+            return rc;
     }
     return QR_OK;
 }
@@ -480,12 +487,15 @@ static int start_worker(qr_h5_table *t)
         pthread_mutex_destroy(&t->mu);
         return QR_ENOMEM;
     }
-    if (pthread_create(&t->thread, NULL, worker_main, t)) {
+    int n = qri_h5_workers < 1 ? 1 : qri_h5_workers > MAX_WORKERS ? MAX_WORKERS : qri_h5_workers;
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t->thread[i], NULL, worker_main, t) == 0)
+            t->worker++;
+    if (!t->worker) {
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
         return QR_ENOMEM;
     }
-    t->worker = 1;
     return QR_OK;
 }
 
@@ -575,7 +585,8 @@ static void release_table(qr_h5_table *t)
         t->stop = 1;
         pthread_cond_broadcast(&t->cv);
         pthread_mutex_unlock(&t->mu);
-        pthread_join(t->thread, NULL);
+        for (int i = 0; i < t->worker; i++)
+            pthread_join(t->thread[i], NULL);
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
         t->worker = 0;

@@ -668,6 +668,11 @@ static int read_block(qr_arrival_reader *r, char *errbuf)
 static inline int get_varint(qr_arrival_reader *r, uint64_t *v)
 {
     const uint8_t *p = r->block + r->at, *e = r->block + r->len;
+    if (p < e && !(*p & 0x80)) { /* most fields: one byte */
+        *v = *p;
+        r->at++;
+        return 0;
+    }
     uint64_t x = 0;
     for (unsigned shift = 0; p < e && shift < 64; shift += 7) {
         uint8_t b = *p++;
