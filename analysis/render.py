@@ -32,6 +32,7 @@ import os
 import re
 import sys
 
+from intervals import interval
 from results_store import DocsError, TOP, experiments_file, load, store_path, stored
 
 DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
@@ -226,10 +227,48 @@ def block_sweep_points(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def seeds_of(d):
+    """How many seeds a stored sweep ran per point."""
+    return len({r.get("seed") for r in d["results"]["rows"]})
+
+
 def sweep_pick(d, load, mode, th_us):
-    """A sweep's row at a load, of a drop mode at a threshold."""
-    return pick([r for r in d["results"]["rows"] if float(r["load_pct"]) == load], mode, th_us,
-                "%s at %g%% load" % (d["case"], load))
+    """A sweep's row at a load, of a drop mode at a threshold; with several seeds, the means over
+    them, and in "_ci" each metric's 95% interval half-width and in "_seeds" the rows of every
+    seed."""
+    rows_ = [r for r in d["results"]["rows"] if float(r["load_pct"]) == load and
+             r["mode"] == mode and float(r["th_us"]) == th_us]
+    if seeds_of(d) <= 1:
+        return pick(rows_, mode, th_us, "%s at %g%% load" % (d["case"], load))
+    if not rows_:
+        raise DocsError("%s at %g%% load: no %s variant at th = %g us" % (d["case"], load, mode,
+                                                                         th_us))
+    out, ci = {"mode": mode, "th_us": th_us, "load_pct": load}, {}
+    for k, v in rows_[0].items():
+        if isinstance(v, (int, float)) and k not in ("load_pct", "seed", "th_us"):
+            _, out[k], _, ci[k] = interval([r[k] for r in rows_])
+    out["_ci"], out["_seeds"] = ci, rows_
+    return out
+
+
+def paired(a, b, key):
+    """The mean over seeds of a[key] - b[key] (a, b: sweep_pick of one sweep) and its 95% interval
+    (seed by seed: both come from the same runtime); the interval is nan with one seed."""
+    if "_seeds" not in a:
+        return a[key] - b[key], float("nan")
+    byseed = {r["seed"]: r[key] for r in b["_seeds"]}
+    _, m, _, ci = interval([r[key] - byseed[r["seed"]] for r in a["_seeds"]])
+    return m, ci
+
+
+def pm(value, ci, fmt):
+    """value, with " ± ci" when there is an interval."""
+    return fmt % value + ("" if ci != ci else " ± " + fmt % ci)
+
+
+def count(row, key):
+    """A count of a sweep_pick: as it is, or its mean over seeds with one decimal."""
+    return "%d" % row[key] if "_ci" not in row else "%.1f" % row[key]
 
 
 def block_k8_table(name):
@@ -238,15 +277,24 @@ def block_k8_table(name):
     out = ["| load | qdiff mean / p99, tagged th=2 | th=5 | th=10 | drop error plain th=5 | "
            "tagged th=2 | th=5 | th=10 | runtime drops | FA / FD / WL (tagged th=5) |",
            "|---|---|---|---|---|---|---|---|---|---|"]
+    n = seeds_of(d)
+    if n > 1:
+        out[0] = out[0].replace("| load |", "| load (%d seeds: mean ± 95%% interval) |" % n)
+
+    def ci(r, k, fmt, scale=1.0):
+        c = r.get("_ci", {}).get(k, float("nan"))
+        return pm(scale * r[k], scale * c, fmt)
+
     for L in loads:
         t = {th: sweep_pick(d, L, "tagged", th) for th in (2, 5, 10)}
         p5 = sweep_pick(d, L, "plain", 5)
-        out.append("| %g%% | %s | %s | %s | %s | %s | %s | %s | %d | %d / %d / %d |" % (
-            L, *["%.3f / %.2f" % (t[th]["qdiff_mean_mtu"], t[th]["qdiff_p99_mtu"])
+        out.append("| %g%% | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |" % (
+            L, *["%s / %s" % (ci(t[th], "qdiff_mean_mtu", "%.3f"), ci(t[th], "qdiff_p99_mtu", "%.2f"))
                  for th in (2, 5, 10)],
-            pct(p5["drop_error"]), *[pct(t[th]["drop_error"]) for th in (2, 5, 10)],
-            t[5]["runtime_drops"], t[5]["false_accepts"], t[5]["false_drops"],
-            t[5]["wrong_locations"]))
+            ci(p5, "drop_error", "%.2f%%", 100.0),
+            *[ci(t[th], "drop_error", "%.2f%%", 100.0) for th in (2, 5, 10)],
+            count(t[5], "runtime_drops"), count(t[5], "false_accepts"),
+            count(t[5], "false_drops"), count(t[5], "wrong_locations")))
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
@@ -566,26 +614,35 @@ def block_paper_full(_):
         return 3 if key == "qdiff_mean_mtu" else 2
 
     def q(key, at):
-        return lambda net: "%.*f" % (digits(key), row(net, at, "tagged", 5)[key])
+        def f(net):
+            r = row(net, at, "tagged", 5)
+            return pm(r[key], r.get("_ci", {}).get(key, float("nan")), "%%.%df" % digits(key))
+        return f
 
     def inc(key, at):
-        return lambda net: "%+.*f" % (digits(key), row(net, at, "tagged", 5)[key] -
-                                      row(net, at, "tagged", 2)[key])
+        def f(net):
+            m, ci = paired(row(net, at, "tagged", 5), row(net, at, "tagged", 2), key)
+            return pm(m, ci, "%%+.%df" % digits(key)).replace("± +", "± ")
+        return f
 
     def err(mode, at):
-        return lambda net: pct(row(net, at, mode, 5)["drop_error"])
+        def f(net):
+            r = row(net, at, mode, 5)
+            return pm(100.0 * r["drop_error"], 100.0 * r.get("_ci", {}).get("drop_error",
+                                                                           float("nan")), "%.2f%%")
+        return f
 
     def wl(at):
         def f(net):
             r = row(net, at, "tagged", 5)
-            return "%d (%.2f%%)" % (r["wrong_locations"], 100.0 * r["wrong_locations"] /
+            return "%s (%.2f%%)" % (count(r, "wrong_locations"), 100.0 * r["wrong_locations"] /
                                     max(1, r["runtime_drops"]))
         return f
 
     def fd(at):
         def f(net):
             r = row(net, at, "tagged", 5)
-            return "%d FD, %d FA" % (r["false_drops"], r["false_accepts"])
+            return "%s FD, %s FA" % (count(r, "false_drops"), count(r, "false_accepts"))
         return f
 
     rows_ = [("qdiff mean, 30%", ref("qdiff_mean_30"), q("qdiff_mean_mtu", 30.0)),
@@ -611,8 +668,11 @@ def block_paper_full(_):
               fd(30.0)),
              ("false drops / false accepts, 80%", "no false drops; the rest false accepts",
               fd(80.0))]
+    k8s = load_case_for("k8s", 30.0) if os.path.exists(store_path("k8-paper-scaled")) else None
+    n8s = seeds_of(k8s) if k8s else 1
     out = ["| tagged th = 5 us unless named (qdiff in MTU) | reference (k=16) | ours, k=8, 20 ms "
-           "per load | k=8, incast scaled to 300/s | ours, k=16, long runs |",
+           "per load | k=8, incast scaled to 300/s%s | ours, k=16, long runs |" % (
+               ", %d seeds (mean ± 95%% interval)" % n8s if n8s > 1 else ""),
            "|---|---|---|---|---|"]
     for label, reference, f in rows_:
         out.append("| %s | %s | %s | %s | %s |" % (label, reference, cell("k8", f), cell("k8s", f),
@@ -635,7 +695,9 @@ def block_runtime_cost(_):
                 continue
             names.append(name)
             d = load(name)
-            for r in sorted(d["results"]["runs"], key=lambda r: float(r["run"].split("_")[1])):
+            # one seed per load (the first): the others cost the same
+            runs = [r for r in d["results"]["runs"] if r["run"].endswith("_seed_1")]
+            for r in sorted(runs, key=lambda r: float(r["run"].split("_")[1])):
                 v = r["volatile"]
                 ms = r["sim_end_ns"] / 1e6
                 out.append("| %s, %s%% | %d | %s | %.1fM | %.0f ms | %.2fM | %s | %.1f s | "
