@@ -44,6 +44,21 @@ static void teardown(void)
 
 TestSuite(h5, .init = setup, .fini = teardown);
 
+/* struct row as an HDF5 memory type, for reading back with the library itself; *st: its string
+ * member's type (the caller closes both). */
+static hid_t row_type(hid_t *st)
+{
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(struct row));
+    *st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(*st, 16);
+    H5Tinsert(mt, "name", offsetof(struct row, name), *st);
+    H5Tinsert(mt, "id", offsetof(struct row, id), H5T_NATIVE_UINT64);
+    H5Tinsert(mt, "t_ns", offsetof(struct row, t_ns), H5T_NATIVE_INT64);
+    H5Tinsert(mt, "x", offsetof(struct row, x), H5T_NATIVE_DOUBLE);
+    H5Tinsert(mt, "port", offsetof(struct row, port), H5T_NATIVE_UINT16);
+    return mt;
+}
+
 static int exists(const char *p)
 {
     struct stat st;
@@ -91,14 +106,7 @@ Test(h5, table_round_trip_with_units_and_attributes)
     hsize_t dims[1];
     H5Sget_simple_extent_dims(sp, dims, NULL);
     cr_assert_eq(dims[0], n);
-    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(struct row));
-    hid_t st = H5Tcopy(H5T_C_S1);
-    H5Tset_size(st, 16);
-    H5Tinsert(mt, "name", offsetof(struct row, name), st);
-    H5Tinsert(mt, "id", offsetof(struct row, id), H5T_NATIVE_UINT64);
-    H5Tinsert(mt, "t_ns", offsetof(struct row, t_ns), H5T_NATIVE_INT64);
-    H5Tinsert(mt, "x", offsetof(struct row, x), H5T_NATIVE_DOUBLE);
-    H5Tinsert(mt, "port", offsetof(struct row, port), H5T_NATIVE_UINT16);
+    hid_t st, mt = row_type(&st);
     struct row *back = calloc(n, sizeof *back);
     cr_assert_geq(H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
     for (size_t i = 0; i < n; i++) {
@@ -477,14 +485,7 @@ static void chunks_read_back(void)
     cr_assert_eq(qr_h5_table_close(c, err), QR_OK, "%s", err);
     cr_assert_eq(qr_h5_commit(f, err), QR_OK, "%s", err);
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(struct row));
-    hid_t st = H5Tcopy(H5T_C_S1);
-    H5Tset_size(st, 16);
-    H5Tinsert(mt, "name", offsetof(struct row, name), st);
-    H5Tinsert(mt, "id", offsetof(struct row, id), H5T_NATIVE_UINT64);
-    H5Tinsert(mt, "t_ns", offsetof(struct row, t_ns), H5T_NATIVE_INT64);
-    H5Tinsert(mt, "x", offsetof(struct row, x), H5T_NATIVE_DOUBLE);
-    H5Tinsert(mt, "port", offsetof(struct row, port), H5T_NATIVE_UINT16);
+    hid_t st, mt = row_type(&st);
     const char *names[] = {"/a", "/b", "/c"};
     size_t want[] = {N, N, 1000};
     struct row *back = calloc(N, sizeof *back);
