@@ -263,7 +263,7 @@ def paired(a, b, key):
 
 def pm(value, ci, fmt):
     """value, with " ± ci" when there is an interval."""
-    return fmt % value + ("" if ci != ci else " ± " + fmt % ci)
+    return fmt % value + ("" if ci != ci else " ± " + fmt.replace("+", "") % ci)
 
 
 def count(row, key):
@@ -295,6 +295,98 @@ def block_k8_table(name):
             *[ci(t[th], "drop_error", "%.2f%%", 100.0) for th in (2, 5, 10)],
             count(t[5], "runtime_drops"), count(t[5], "false_accepts"),
             count(t[5], "false_drops"), count(t[5], "wrong_locations")))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def welch(a, b, key):
+    """Mean of a[key] minus mean of b[key] over independent seeds (two loads: other runs), and the
+    half-width of its 95% interval (Welch: the two spreads apart, Welch-Satterthwaite degrees of
+    freedom, rounded down)."""
+    va, vb = [r[key] for r in a["_seeds"]], [r[key] for r in b["_seeds"]]
+    na, ma, sa, _ = interval(va)
+    nb, mb, sb, _ = interval(vb)
+    se2 = sa * sa / na + sb * sb / nb
+    if se2 == 0:
+        return ma - mb, 0.0
+    dof = se2 * se2 / ((sa * sa / na) ** 2 / (na - 1) + (sb * sb / nb) ** 2 / (nb - 1))
+    from intervals import t975
+    return ma - mb, t975(max(1, int(dof))) * se2 ** 0.5
+
+
+def verdict(lo, hi, claim):
+    """Whether an interval [lo, hi] supports a claim "above 0" ('>'), "below 0" ('<') or "about
+    0" ('='): holds, cannot tell, or does not hold."""
+    if claim == ">":
+        return "holds" if lo > 0 else "cannot tell" if hi > 0 else "does not hold"
+    if claim == "<":
+        return "holds" if hi < 0 else "cannot tell" if lo < 0 else "does not hold"
+    return "cannot tell apart (consistent)" if lo <= 0 <= hi else "does not hold"
+
+
+def block_seed_claims(name):
+    """The single-seed conclusions about a multi-seed sweep, seed 1 against the mean and 95%
+    interval over every seed: which hold, which the seeds cannot tell, which do not hold."""
+    d = load(name)
+    n = seeds_of(d)
+    if n < 2:
+        raise DocsError("%s: one seed: nothing to say about seeds" % name)
+    refv = {k: v["value"] for k, v in experiments_file("reference.json").items() if k != "_about"}
+
+    def row(L, mode="tagged", th=5):
+        return sweep_pick(d, float(L), mode, th)
+
+    def s1(r, key):
+        return [x for x in r["_seeds"] if x["seed"] == 1][0][key]
+
+    out = ["| single-seed conclusion (tagged, th = 5 us unless named) | seed 1 | %d seeds: mean ± "
+           "95%% interval | verdict |" % n, "|---|---|---|---|"]
+
+    def across(label, L1, L2, key, claim, fmt, scale=1.0):
+        a, b = row(L2), row(L1)
+        m, ci = welch(a, b, key)
+        out.append("| %s | %s | %s | %s |" % (label, (fmt % (scale * (s1(a, key) - s1(b, key)))),
+                                              pm(scale * m, scale * ci, fmt),
+                                              verdict(m - ci, m + ci, claim)))
+
+    def against(label, L, key, refkey, claim, fmt, scale=1.0, mode="tagged"):
+        r = row(L, mode)
+        m, ci = r[key] - refv[refkey], r["_ci"][key]
+        out.append("| %s | %s | %s | %s |" % (label, fmt % (scale * s1(r, key)),
+                                              pm(scale * r[key], scale * ci, fmt),
+                                              verdict(m - ci, m + ci, claim)))
+
+    def thstep(label, L, key, refkey, claim, fmt):
+        a, b = row(L, "tagged", 5), row(L, "tagged", 2)
+        m, ci = paired(a, b, key)
+        lim = refv[refkey]
+        out.append("| %s | %s | %s | %s |" % (label, fmt % (s1(a, key) - s1(b, key)),
+                                              pm(m, ci, fmt), verdict(m - ci - lim, m + ci - lim,
+                                                                      claim)))
+
+    across("qdiff mean: flat from 10% to 30% (30% minus 10%)", 10, 30, "qdiff_mean_mtu", "=",
+           "%+.3f")
+    across("qdiff mean: rises from 30% to 80% (80% minus 30%)", 30, 80, "qdiff_mean_mtu", ">",
+           "%+.3f")
+    across("qdiff p99: does not fall from 10% to 80% (80% minus 10%)", 10, 80, "qdiff_p99_mtu",
+           "=", "%+.2f")
+    for L in (30, 80):
+        against("qdiff mean at %d%%: below the reference's %s MTU" % (L, ref("qdiff_mean_%d" % L)),
+                L, "qdiff_mean_mtu", "qdiff_mean_%d" % L, "<", "%.3f")
+        against("qdiff p99 at %d%%: below the reference's %s MTU" % (L, ref("qdiff_p99_%d" % L)),
+                L, "qdiff_p99_mtu", "qdiff_p99_%d" % L, "<", "%.2f")
+    for L in (30, 80):
+        thstep("th 2 -> 5 us at %d%%, mean: under the reference's 0.3 MTU" % L, L,
+               "qdiff_mean_mtu", "th_2_to_5_mean", "<", "%+.3f")
+        thstep("th 2 -> 5 us at %d%%, p99: above the reference's 1.8 MTU" % L, L,
+               "qdiff_p99_mtu", "th_2_to_5_p99", ">", "%+.2f")
+    against("plain drop error at 30%%: above the reference's %s" % ref("drop_error_plain_30"), 30,
+            "drop_error", "drop_error_plain_30", ">", "%.2f%%", 100.0, mode="plain")
+    for L in (10, 30, 80):
+        against("tagged drop error at %d%%: below the reference's %s" % (
+            L, ref("drop_error_tagged_%d" % L)), L, "drop_error", "drop_error_tagged_%d" % L, "<",
+            "%.2f%%", 100.0)
+    across("tagged drop error: rises from 30% to 80% (80% minus 30%)", 30, 80, "drop_error", ">",
+           "%+.2f%%", 100.0)
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
@@ -622,7 +714,7 @@ def block_paper_full(_):
     def inc(key, at):
         def f(net):
             m, ci = paired(row(net, at, "tagged", 5), row(net, at, "tagged", 2), key)
-            return pm(m, ci, "%%+.%df" % digits(key)).replace("± +", "± ")
+            return pm(m, ci, "%%+.%df" % digits(key))
         return f
 
     def err(mode, at):
@@ -1122,6 +1214,7 @@ BLOCKS = {
     "k8-table": lambda: block_k8_table("k8-sweep"),
     "k8-paper-table": lambda: block_k8_table("k8-paper"),
     "k8-paper-scaled-table": lambda: block_k8_table("k8-paper-scaled"),
+    "k8-paper-scaled-claims": lambda: block_seed_claims("k8-paper-scaled"),
     "paper-full": lambda: block_paper_full(None),
     "runtime-cost": lambda: block_runtime_cost(None),
     "side-by-side": lambda: block_side_by_side(None),
