@@ -597,9 +597,21 @@ def block_single_switch_evidence(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def bench_printouts(d):
+    """A stored bench's printouts of bench_core and bench_runtime: kept as its commands' stdout
+    (older stores kept them in results.volatile)."""
+    v = d["results"].get("volatile")
+    if v:
+        return {"core": v["core"], "runtime": v["runtime"]}
+    out = {}
+    for cmd, lines in zip(d["commands"], d["stdout"]):
+        out["core" if "bench_core" in cmd else "runtime"] = [x for x in lines if x.strip()]
+    return out
+
+
 def block_bench(name):
     d = load(name)
-    v = d["results"]["volatile"]
+    v = bench_printouts(d)
     loads = ", ".join("%s: load %.1f before, %.1f after" % ((t["command"],) + tuple(t["load"]))
                       for t in d["timings"] if "load" in t)
     return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s%s" %
@@ -610,7 +622,7 @@ def block_bench(name):
 def bench_runtime_rows(name):
     """(k, setup) -> (events, wall_s, events_per_s) from a stored bench's bench_runtime printout."""
     out = {}
-    for line in load(name)["results"]["volatile"]["runtime"]:
+    for line in bench_printouts(load(name))["runtime"]:
         # (packet-hops and events per hop, printed since issue 39, are skipped)
         m = re.match(r"^(\d+)\s+(.+?)\s{2,}[0-9.]+\s+[0-9.]+\s+(\d+)\s+(?:\d+\s+[0-9.]+\s+)?"
                      r"([0-9.]+)\s+(\d+)\s", line)
