@@ -118,6 +118,11 @@ Test(pipeline, exactness_oracle_on_k4)
     size_t na, nb;
     struct akey *x = arrivals(a, &na), *y = arrivals(b, &nb);
     cr_assert_eq(na, nb);
+    /* the compact log (issue 39): at most 16 bytes per arrival on a real run (about 10 here) */
+    struct stat st;
+    cr_assert_eq(stat(a, &st), 0);
+    cr_assert_leq((double)st.st_size / (double)na, 16.0, "%s: %.2f bytes per arrival", a,
+                  (double)st.st_size / (double)na);
     for (size_t i = 0; i < na; i++)
         cr_assert(memcmp(&x[i], &y[i], sizeof x[i]) == 0,
                   "arrival %zu differs: packet %lu at switch %u port %u, %ld ns", i,
