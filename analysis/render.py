@@ -674,7 +674,7 @@ def block_commands(name):
            "`replay --engine native` | `--engine ns3` | ns3 / native | arrival log | "
            "logs identical |", "|---|---|---|---|---|---|---|---|---|"]
     loads = []
-    for net in sorted(k for k in r if k != "volatile"):
+    for net in sorted((k for k in r if k != "volatile"), key=lambda k: int(k[1:])):
         x, v = r[net], r["volatile"][net]
         out.append("| %s | %s | %.2f s, %.0f MB (%s) | %.1fM/s | %.3f s, %.0f MB | %.2f s, "
                    "%.0f MB | %.1fx | %.2f bytes per arrival | %s |" % (
