@@ -32,7 +32,7 @@ import os
 import re
 import sys
 
-from intervals import interval
+from intervals import interval, t975
 from results_store import DocsError, TOP, experiments_file, load, store_path, stored
 
 DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
@@ -204,9 +204,7 @@ def with_ci(p, key, fmt, scale=1.0):
     m, ci = p[key + "_mean"], p[key + "_ci95"]
     if m is None:
         return "-"
-    if ci is None:
-        return fmt % (scale * m)
-    return (fmt + " ± " + fmt) % (scale * m, scale * ci)
+    return pm(scale * m, float("nan") if ci is None else scale * ci, fmt)
 
 
 def block_sweep_points(name):
@@ -309,7 +307,6 @@ def welch(a, b, key):
     if se2 == 0:
         return ma - mb, 0.0
     dof = se2 * se2 / ((sa * sa / na) ** 2 / (na - 1) + (sb * sb / nb) ** 2 / (nb - 1))
-    from intervals import t975
     return ma - mb, t975(max(1, int(dof))) * se2 ** 0.5
 
 

@@ -5,7 +5,7 @@ half-width of the 95% interval of the mean with Student's t quantile found by in
 density (Simpson) and bisecting, not from aggregate.py's table.
 
 usage: check_points.py SUMMARY.csv POINTS.csv
-       check_points.py --self-test      (aggregate.py's t quantiles for 1..200 degrees of freedom)
+       check_points.py --self-test      (analysis/intervals.py's t quantiles, 1..200 degrees of freedom)
 Exit 0 when every number agrees (relative 1e-6), 1 with the first disagreement."""
 import csv
 import math
@@ -50,13 +50,13 @@ def num(v):
 def self_test():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                     "analysis"))
-    import aggregate
+    import intervals
     for dof in list(range(1, 41)) + [50, 80, 120, 200]:
-        want, got = t_quantile(0.975, dof), aggregate.t975(dof)
+        want, got = t_quantile(0.975, dof), intervals.t975(dof)
         if abs(want - got) > 2e-4:
-            print("t(0.975, %d): aggregate.py %.5f, integrated %.5f" % (dof, got, want))
+            print("t(0.975, %d): intervals.py %.5f, integrated %.5f" % (dof, got, want))
             return 1
-    print("t quantiles of aggregate.py agree for 1..40, 50, 80, 120, 200 degrees of freedom")
+    print("t quantiles of analysis/intervals.py agree for 1..40, 50, 80, 120, 200 degrees of freedom")
     return 0
 
 

@@ -67,6 +67,7 @@ struct qr_h5_table {
     /* the packed file layout: field i at file_off[i], mem_off[i], size[i] bytes */
     size_t n_fields, file_size;
     size_t *file_off, *mem_off, *size;
+    int packed_rows; /* the caller's layout is the packed one: no copy */
     /* chunk k (in the order filled) is jobs[k % NJOBS]; chunks below `written` are in the file,
      * below `claimed` taken by a worker, below `submitted` handed over; chunk `submitted` is being
      * filled */
@@ -343,6 +344,10 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
         }
     }
     t->file_size = bad ? 0 : H5Tget_size(file_type);
+    /* the caller's rows are the file's when every field sits where packing puts it */
+    t->packed_rows = !bad && t->file_size == row_size;
+    for (size_t i = 0; t->packed_rows && i < n_fields; i++)
+        t->packed_rows = t->file_off[i] == t->mem_off[i];
     bad = bad || job_alloc(t, &t->jobs[0]);
     t->buf = t->jobs[0].rows;
     if (bad && file_type >= 0) {
@@ -390,12 +395,16 @@ int qr_h5_table_create(qr_h5_table **out, qr_h5 *f, const char *path, const qr_h
 static void filter_chunk(const qr_h5_table *t, struct chunk_job *j)
 {
     size_t n = t->chunk_rows, fs = t->file_size, total = n * fs;
-    unsigned char *packed = j->packed, *shuffled = j->packed + total;
-    for (size_t r = 0; r < n; r++) {
-        const unsigned char *src = j->rows + r * t->row_size;
-        unsigned char *dst = packed + r * fs;
-        for (size_t i = 0; i < t->n_fields; i++)
-            memcpy(dst + t->file_off[i], src + t->mem_off[i], t->size[i]);
+    const unsigned char *packed = j->rows; /* rows without padding are packed already */
+    unsigned char *shuffled = j->packed + total;
+    if (!t->packed_rows) {
+        for (size_t r = 0; r < n; r++) {
+            const unsigned char *src = j->rows + r * t->row_size;
+            unsigned char *dst = j->packed + r * fs;
+            for (size_t i = 0; i < t->n_fields; i++)
+                memcpy(dst + t->file_off[i], src + t->mem_off[i], t->size[i]);
+        }
+        packed = j->packed;
     }
     /* shuffle: byte b of every row, then byte b + 1 ... */
     for (size_t b = 0; b < fs; b++) {

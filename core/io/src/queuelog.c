@@ -229,6 +229,7 @@ struct dir_state {
 struct queue_state {
     qr_flow_bytes *v;
     size_t n, cap;
+    uint64_t sum; /* the reader's: the flows' bytes, kept as they change */
 };
 struct switch_state {
     uint64_t total;
@@ -267,39 +268,33 @@ static void codec_free(struct codec *c)
     free(c->scratch);
 }
 
+/* The state of key in x's dense array *array (*cap elements of `size` bytes), zeroed when the key
+ * is first seen; NULL when out of memory. */
+static void *state_of(struct index *x, uint64_t key, int small, void **array, size_t *cap,
+                      size_t size)
+{
+    uint32_t i;
+    int added;
+    if (index_find(x, key, small, &i, &added))
+        return NULL;
+    if (added) {
+        if (qri_grow(array, cap, i, size, 64))
+            return NULL;
+        memset((char *)*array + (size_t)i * size, 0, size);
+    }
+    return (char *)*array + (size_t)i * size;
+}
+
 /* The states of a record's direction, queue and switch (zeroed when first seen). */
 static int codec_states(struct codec *c, uint32_t dir, uint32_t sw, uint32_t port,
                         struct dir_state **d, struct queue_state **q, struct switch_state **s)
 {
-    uint32_t i;
-    int added;
-    if (index_find(&c->dirs, dir, 1, &i, &added))
-        return QR_ENOMEM;
-    if (added) {
-        if (qri_grow((void **)&c->dir, &c->dir_cap, i, sizeof *c->dir, 64))
-            return QR_ENOMEM;
-        c->dir[i] = (struct dir_state){0, 0};
-    }
-    *d = &c->dir[i];
     int small = sw < (1u << 16) && port < 256;
-    if (index_find(&c->queues, small ? (uint64_t)sw << 8 | port : qr_queue_key(sw, port), small, &i,
-                   &added))
-        return QR_ENOMEM;
-    if (added) {
-        if (qri_grow((void **)&c->queue, &c->queue_cap, i, sizeof *c->queue, 64))
-            return QR_ENOMEM;
-        c->queue[i] = (struct queue_state){NULL, 0, 0};
-    }
-    *q = &c->queue[i];
-    if (index_find(&c->switches, sw, 1, &i, &added))
-        return QR_ENOMEM;
-    if (added) {
-        if (qri_grow((void **)&c->sw, &c->sw_cap, i, sizeof *c->sw, 64))
-            return QR_ENOMEM;
-        c->sw[i] = (struct switch_state){0, 0};
-    }
-    *s = &c->sw[i];
-    return QR_OK;
+    *d = state_of(&c->dirs, dir, 1, (void **)&c->dir, &c->dir_cap, sizeof **d);
+    *q = state_of(&c->queues, small ? (uint64_t)sw << 8 | port : qr_queue_key(sw, port), small,
+                  (void **)&c->queue, &c->queue_cap, sizeof **q);
+    *s = state_of(&c->switches, sw, 1, (void **)&c->sw, &c->sw_cap, sizeof **s);
+    return *d && *q && *s ? QR_OK : QR_ENOMEM;
 }
 
 static uint64_t zz(uint64_t d)
@@ -706,7 +701,7 @@ static int read_flows(qr_arrival_reader *r, struct queue_state *q, char *errbuf)
     if (qri_reserve((void **)&c->scratch, &c->scratch_cap, q->n + m, sizeof *c->scratch, 64))
         return QR_ENOMEM;
     size_t i = 0, n = 0;
-    uint64_t prev = 0;
+    uint64_t prev = 0, sum = q->sum;
     for (uint64_t k = 0; k < m; k++) {
         uint64_t gap, v;
         if (get_varint(r, &gap) || get_varint(r, &v))
@@ -719,11 +714,13 @@ static int read_flows(qr_arrival_reader *r, struct queue_state *q, char *errbuf)
             c->scratch[n++] = q->v[i++];
         int present = i < q->n && q->v[i].flow == flow;
         if (present)
-            i++;
+            sum -= q->v[i++].bytes;
         else if (v == 0)
             return corrupt(r, errbuf, "a flow leaves a queue it was not in");
-        if (v)
+        if (v) {
             c->scratch[n++] = (qr_flow_bytes){flow, v - 1};
+            sum += v - 1;
+        }
     }
     while (i < q->n)
         c->scratch[n++] = q->v[i++];
@@ -734,6 +731,7 @@ static int read_flows(qr_arrival_reader *r, struct queue_state *q, char *errbuf)
     if (n)
         memcpy(q->v, c->scratch, n * sizeof *q->v);
     q->n = n;
+    q->sum = sum;
     return QR_OK;
 }
 
@@ -770,11 +768,8 @@ static int read_v3(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
         if (rc)
             return rc;
     }
-    uint64_t sum = 0;
     if (!(flags & F_QUEUE_IS_SUM) && get_varint(r, &dq))
         return corrupt(r, errbuf, "cut inside");
-    for (size_t i = 0; i < q->n; i++)
-        sum += q->v[i].bytes;
     uint64_t total = s->total + unzz(dtotal);
     uint64_t thr =
         flags & F_THRESHOLD_FOLLOWS ? s->threshold - unzz(dtotal) : s->threshold + unzz(dthr);
@@ -792,7 +787,7 @@ static int read_v3(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
                       (uint8_t)(flags & F_DECISION),
                       (uint8_t)(flags & F_TAGGED ? 1 : 0),
                       (uint16_t)q->n,
-                      sum + unzz(dq),
+                      q->sum + unzz(dq),
                       total,
                       (int64_t)thr,
                       q->v};
