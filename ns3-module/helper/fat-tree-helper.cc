@@ -1,6 +1,6 @@
 #include "fat-tree-helper.h"
 
-#include "../model/flow-ecmp-routing.h"
+#include "../model/fabric-switch.h"
 
 #include "ns3/channel.h"
 #include "ns3/double.h"
@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace ns3
@@ -78,22 +79,21 @@ FatTreeHelper::Build()
     InternetStackHelper stack;
     Ipv4StaticRoutingHelper staticRouting;
     stack.SetRoutingHelper(staticRouting);
-    stack.Install(m_hosts);
-    stack.Install(m_switches);
+    stack.Install(m_hosts); // switches forward below IP (FabricSwitch): no stack of their own
 
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", DataRateValue(m_rate));
     p2p.SetChannelAttribute("Delay", TimeValue(m_delay));
     m_switchDevices.assign(nSw, {});
     m_hostDevices.assign(nHosts, nullptr);
-    std::vector<std::vector<uint32_t>> portIf(nSw);
+    std::vector<std::vector<uint32_t>> portAddr(nSw);
     std::vector<uint32_t> addr(qr_topology_links(m_topo)); // the core's address plan
     qr_topology_addresses(m_topo, addr.data());
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
         uint32_t ports = qr_topology_ports(m_topo, sw);
         m_switchDevices[sw].resize(ports);
-        portIf[sw].resize(ports);
+        portAddr[sw].resize(ports);
     }
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
@@ -107,23 +107,19 @@ FatTreeHelper::Build()
             Ptr<Node> a = m_switches.Get(sw);
             Ptr<Node> b = kind == QR_NODE_HOST ? m_hosts.Get(peer) : m_switches.Get(peer);
             NetDeviceContainer d = p2p.Install(a, b);
-            Ptr<Ipv4> ia = a->GetObject<Ipv4>(), ib = b->GetObject<Ipv4>();
             uint32_t addrA = addr[qr_topology_port_link(m_topo, sw, port)];
-            uint32_t addrB = kind == QR_NODE_HOST
-                                 ? addr[qr_topology_uplink(m_topo, peer)]
-                                 : addr[qr_topology_port_link(m_topo, peer, peerPort)];
-            uint32_t ifA = ia->AddInterface(d.Get(0));
-            uint32_t ifB = ib->AddInterface(d.Get(1));
-            ia->AddAddress(ifA, Ipv4InterfaceAddress(Addr(addrA), Ipv4Mask("255.255.255.252")));
-            ib->AddAddress(ifB, Ipv4InterfaceAddress(Addr(addrB), Ipv4Mask("255.255.255.252")));
-            ia->SetUp(ifA);
-            ib->SetUp(ifB);
             // switch-side device queues hold one packet: the backlog lives in the queue disc
             d.Get(0)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
             m_switchDevices[sw][port] = d.Get(0);
-            portIf[sw][port] = ifA;
+            portAddr[sw][port] = addrA;
             if (kind == QR_NODE_HOST)
             {
+                Ptr<Ipv4> ib = b->GetObject<Ipv4>();
+                uint32_t ifB = ib->AddInterface(d.Get(1));
+                ib->AddAddress(ifB,
+                               Ipv4InterfaceAddress(Addr(addr[qr_topology_uplink(m_topo, peer)]),
+                                                    Ipv4Mask("255.255.255.252")));
+                ib->SetUp(ifB);
                 d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(
                     QueueSize(QueueSizeUnit::PACKETS, m_hostQueuePackets));
                 m_hostDevices[peer] = d.Get(1);
@@ -134,16 +130,15 @@ FatTreeHelper::Build()
                 d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(
                     QueueSize("1p"));
                 m_switchDevices[peer][peerPort] = d.Get(1);
-                portIf[peer][peerPort] = ifB;
+                portAddr[peer][peerPort] = addr[qr_topology_port_link(m_topo, peer, peerPort)];
             }
         }
     }
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
-        Ptr<Ipv4> ipv4 = m_switches.Get(sw)->GetObject<Ipv4>();
-        Ptr<FlowEcmpRouting> r = CreateObject<FlowEcmpRouting>();
-        ipv4->SetRoutingProtocol(r);
-        r->Setup(m_topo, sw, portIf[sw]);
+        Ptr<FabricSwitch> f = CreateObject<FabricSwitch>();
+        f->Setup(m_switches.Get(sw), m_topo, sw, m_switchDevices[sw], portAddr[sw]);
+        m_fabric.push_back(f);
     }
 }
 
@@ -163,6 +158,12 @@ NodeContainer
 FatTreeHelper::GetSwitches() const
 {
     return m_switches;
+}
+
+Ptr<FabricSwitch>
+FatTreeHelper::GetSwitch(uint32_t sw) const
+{
+    return m_fabric.at(sw);
 }
 
 Ptr<NetDevice>
@@ -236,6 +237,11 @@ FatTreeHelper::InstallSharedBuffers(
         Ptr<TrafficControlLayer> tc = m_switches.Get(sw)->GetObject<TrafficControlLayer>();
         for (uint32_t port = 0; port < ports; port++)
         {
+            // the port's backlog may wait in the device: admission and release are the shared
+            // buffer's (at enqueue and at the end of transmission), wherever the packet waits,
+            // and a device queue that never fills never stops the queue disc (no wake event)
+            m_switchDevices[sw][port]->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(
+                QueueSize(QueueSizeUnit::PACKETS, std::numeric_limits<uint32_t>::max()));
             Ptr<SharedBufferQueueDisc> q = CreateObject<SharedBufferQueueDisc>();
             q->Attach(buffer, port, m_switchDevices[sw][port]);
             tc->SetRootQueueDiscOnDevice(m_switchDevices[sw][port], q);

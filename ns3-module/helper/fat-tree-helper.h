@@ -1,9 +1,12 @@
 /* qreplay ns-3 module: builds a FatTree (any even k) or a star from the core's qr_topology: nodes,
  * point-to-point links with the scenario's rate and delay, addresses (host h: the core's
- * qr_topology_host_addr), host default routes, and FlowEcmpRouting on every switch. */
+ * qr_topology_host_addr), host default routes; hosts run ns-3's Internet stack, switches a
+ * FabricSwitch that forwards below IP (no stack of their own) into the traffic-control layer of
+ * each port. */
 #ifndef QREPLAY_NS3_FAT_TREE_HELPER_H
 #define QREPLAY_NS3_FAT_TREE_HELPER_H
 
+#include "model/fabric-switch.h"
 #include "model/host-queue-disc.h"
 #include "model/shared-buffer-queue-disc.h"
 
@@ -36,7 +39,8 @@ class FatTreeHelper
     static void FreshSimulation();
 
     /* Link settings; the switch-side device queue holds one packet (the queue disc holds the
-     * backlog), the host NIC queue hostQueuePackets. */
+     * backlog; InstallSharedBuffers lets the backlog wait in the device instead), the host NIC
+     * queue hostQueuePackets. */
     FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets = 1000);
     ~FatTreeHelper();
     FatTreeHelper(const FatTreeHelper&) = delete;
@@ -52,6 +56,8 @@ class FatTreeHelper
     /* The device of port `port` of switch `sw`, and of host h's NIC. */
     Ptr<NetDevice> GetSwitchDevice(uint32_t sw, uint32_t port) const;
     Ptr<NetDevice> GetHostDevice(uint32_t host) const;
+    /* Switch sw's forwarding: its ICMP limiter, drop trace and counters. */
+    Ptr<FabricSwitch> GetSwitch(uint32_t sw) const;
     Ipv4Address GetHostAddress(uint32_t host) const;
 
     /* Give every switch one SharedBuffer of sizeBytes (dynamic-threshold alpha; further
@@ -91,6 +97,7 @@ class FatTreeHelper
     NodeContainer m_switches;
     std::vector<std::vector<Ptr<NetDevice>>> m_switchDevices; // [sw][port]
     std::vector<Ptr<NetDevice>> m_hostDevices;
+    std::vector<Ptr<FabricSwitch>> m_fabric;
     std::vector<Ptr<SharedBuffer>> m_buffers;
     std::vector<std::vector<Ptr<SharedBufferQueueDisc>>> m_queueDiscs;
     std::vector<Ptr<HostQueueDisc>> m_hostQueueDiscs;

@@ -73,9 +73,9 @@ QreplayReplay::Build()
     for (uint32_t sw = 0; sw < qr_topology_switches(topo); sw++)
     {
         // IP drops at a switch (no route, TTL expired) are losses too
-        m_net->GetSwitches().Get(sw)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+        m_net->GetSwitch(sw)->TraceConnectWithoutContext(
             "Drop",
-            MakeCallback(&QreplayReplay::OnIpDrop, this));
+            MakeCallback(&QreplayReplay::OnOtherDrop, this));
         for (uint32_t port = 0; port < qr_topology_ports(topo, sw); port++)
         {
             m_net->GetQueueDisc(sw, port)->TraceConnectWithoutContext(
@@ -213,16 +213,6 @@ QreplayReplay::OnArrival(const qr_arrival& a)
 
 void
 QreplayReplay::OnOtherDrop(Ptr<const Packet>)
-{
-    m_otherDrops++;
-}
-
-void
-QreplayReplay::OnIpDrop(const Ipv4Header&,
-                        Ptr<const Packet>,
-                        Ipv4L3Protocol::DropReason,
-                        Ptr<Ipv4>,
-                        uint32_t)
 {
     m_otherDrops++;
 }

@@ -90,11 +90,6 @@ class QreplayReplay
     static void HostRx(QreplayReplay* r, uint32_t host, Ptr<const Packet> p);
     void OnArrival(const qr_arrival& a);
     void OnOtherDrop(Ptr<const Packet> p);
-    void OnIpDrop(const Ipv4Header& h,
-                  Ptr<const Packet> p,
-                  Ipv4L3Protocol::DropReason reason,
-                  Ptr<Ipv4> ipv4,
-                  uint32_t iface);
 
     const qr_scenario* m_scenario;
     const qr_config* m_cfg;

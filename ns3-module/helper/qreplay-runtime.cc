@@ -1,7 +1,7 @@
 #include "qreplay-runtime.h"
 
+#include "model/fabric-switch.h"
 #include "model/five-tuple.h"
-#include "model/flow-ecmp-routing.h"
 #include "model/pingmesh-app.h"
 #include "model/qreplay-tag.h"
 
@@ -239,10 +239,7 @@ QreplayRuntime::Build()
             if (qr_icmp_limiter_create(&l, c, err))
                 throw std::runtime_error(err);
             m_icmp.push_back(l);
-            Ptr<FlowEcmpRouting> r = DynamicCast<FlowEcmpRouting>(
-                m_net->GetSwitches().Get(sw)->GetObject<Ipv4>()->GetRoutingProtocol());
-            NS_ABORT_MSG_IF(!r, "switch " << sw << " does not route by FlowEcmpRouting");
-            r->SetIcmpLimiter(l);
+            m_net->GetSwitch(sw)->SetIcmpLimiter(l);
         }
     }
 
@@ -275,9 +272,9 @@ QreplayRuntime::Build()
             dev->TraceConnectWithoutContext("PhyTxDrop",
                                             MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
         }
-        m_net->GetSwitches().Get(sw)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+        m_net->GetSwitch(sw)->TraceConnectWithoutContext(
             "Drop",
-            MakeCallback(&QreplayRuntime::OnL3Drop, this));
+            MakeCallback(&QreplayRuntime::OnDeviceDrop, this));
     }
 }
 
@@ -448,16 +445,6 @@ QreplayRuntime::OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char*)
         return;
     }
     qr_recorder_host_queue_drop(m_rec);
-}
-
-void
-QreplayRuntime::OnL3Drop(const Ipv4Header&,
-                         Ptr<const Packet> p,
-                         Ipv4L3Protocol::DropReason,
-                         Ptr<Ipv4>,
-                         uint32_t)
-{
-    OnDeviceDrop(p);
 }
 
 void

@@ -178,11 +178,6 @@ class QreplayRuntime
     bool TraceAnswer(uint32_t host, Ptr<const Packet> p);
     void OnArrival(const qr_arrival& a);
     void OnHostQueueDrop(Ptr<const QueueDiscItem> item, const char* reason);
-    void OnL3Drop(const Ipv4Header& h,
-                  Ptr<const Packet> p,
-                  Ipv4L3Protocol::DropReason r,
-                  Ptr<Ipv4> ipv4,
-                  uint32_t iface);
     void OnDeviceDrop(Ptr<const Packet> p);
     void OnComplete(uint32_t flow, Time t);
     void OnClosed(uint32_t flow);
