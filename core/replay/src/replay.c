@@ -16,7 +16,14 @@
  *    the admission decision at its egress queue (the arrival log), and a transmission if the port
  *    is free.
  * Memory holds the packets in flight and the events pending; each host's packets are read from
- * the recording one by one as they become due. */
+ * the recording one by one as they become due.
+ *
+ * Only SEND and TXDONE events go through the heap. Every link has the same delay, so the RECV of
+ * a transmission, scheduled right after its TXDONE (the next sequence number) at its time plus the
+ * delay, falls in the same order among RECVs as its TXDONE among TXDONEs: it joins a FIFO when its
+ * TXDONE is taken. A FLUSH is scheduled at the current time, after every event already due then:
+ * a FIFO too. The next event is the least (time, sequence number) of the three heads, exactly the
+ * heap's order. */
 #include "qreplay/replay.h"
 
 #include <stdlib.h>
@@ -84,6 +91,12 @@ typedef struct swstate {
     uint8_t flush_scheduled;
 } swstate;
 
+/* Events in (time, sequence number) order, in a ring (capacity a power of two). */
+typedef struct evring {
+    event *v;
+    size_t cap, head, n;
+} evring;
+
 typedef struct engine {
     const qr_config *c;
     const qr_recording *rec;
@@ -94,9 +107,10 @@ typedef struct engine {
     device *dev;
     swstate *sw;
     qr_queue_flows **flows; /* per switch device */
-    /* events: a binary heap */
+    /* events: SEND and TXDONE in a 4-ary heap, RECV and FLUSH in FIFOs */
     event *heap;
     size_t n_ev, cap_ev;
+    evring recv, flush;
     uint64_t seq;
     int64_t now;
     /* packets */
@@ -143,6 +157,32 @@ static int schedule(engine *e, int64_t t, uint32_t kind, uint32_t a, uint32_t b)
     }
     e->heap[i] = ev;
     return 0;
+}
+
+static int ring_push(engine *e, evring *r, event ev)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        event *v = malloc(cap * sizeof *v);
+        if (!v)
+            return qri_err(e->err, QR_ENOMEM, "replay: out of memory (events)");
+        for (size_t i = 0; i < r->n; i++)
+            v[i] = r->v[(r->head + i) & (r->cap - 1)];
+        free(r->v);
+        r->v = v;
+        r->cap = cap;
+        r->head = 0;
+    }
+    r->v[(r->head + r->n++) & (r->cap - 1)] = ev;
+    return 0;
+}
+
+static event ring_pop(evring *r)
+{
+    event ev = r->v[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
+    r->n--;
+    return ev;
 }
 
 static event pop(engine *e)
@@ -255,15 +295,19 @@ static int transmit_start(engine *e, uint32_t di, uint32_t p)
         d->cur_flow = x->flow;
     }
     int64_t t = tx_ns(e, bytes + QR_LINK_OVERHEAD_BYTES);
-    int rc = schedule(e, e->now + t, EV_TXDONE, di, 0);
-    if (!rc)
-        rc = schedule(e, e->now + t + e->c->links.delay_ns, EV_RECV, d->peer, p);
+    int rc = schedule(e, e->now + t, EV_TXDONE, di, p);
+    e->seq++; /* the RECV's, scheduled with it: it joins its FIFO when the TXDONE is taken */
     return rc;
 }
 
-static int on_txdone(engine *e, uint32_t di)
+static int on_txdone(engine *e, const event *ev)
 {
+    uint32_t di = ev->a;
     device *d = &e->dev[di];
+    int rc = ring_push(e, &e->recv,
+                       (event){ev->t + e->c->links.delay_ns, ev->seq + 1, EV_RECV, d->peer, ev->b});
+    if (rc)
+        return rc;
     d->busy = 0;
     if (d->sw != NIL) { /* PhyTxEnd: the packet's bytes leave the buffer */
         qr_buffer_release(e->sw[d->sw].buf, d->port, d->cur_bytes);
@@ -344,7 +388,7 @@ static int on_recv(engine *e, uint32_t di, uint32_t p)
         (pending){qr_same_time_key(1, e->pk[p].id, NULL, 0), s->arrivals++, p, port};
     if (!s->flush_scheduled) {
         s->flush_scheduled = 1;
-        return schedule(e, e->now, EV_FLUSH, d->sw, 0);
+        return ring_push(e, &e->flush, (event){e->now, e->seq++, EV_FLUSH, d->sw, 0});
     }
     return 0;
 }
@@ -521,10 +565,32 @@ static void teardown(engine *e)
     free(e->flows);
     free(e->dev);
     free(e->heap);
+    free(e->recv.v);
+    free(e->flush.v);
     free(e->pk);
     free(e->next_inj);
     free(e->tx_cache);
     qr_topology_destroy(e->topo);
+}
+
+/* The least of the heap's, the RECV FIFO's and the FLUSH FIFO's first events; 0 when none is
+ * left. */
+static int next_event(engine *e, event *out)
+{
+    const event *best = e->n_ev ? &e->heap[0] : NULL;
+    evring *from = NULL;
+    if (e->recv.n && (!best || ev_less(&e->recv.v[e->recv.head], best))) {
+        best = &e->recv.v[e->recv.head];
+        from = &e->recv;
+    }
+    if (e->flush.n && (!best || ev_less(&e->flush.v[e->flush.head], best))) {
+        best = &e->flush.v[e->flush.head];
+        from = &e->flush;
+    }
+    if (!best)
+        return 0;
+    *out = from ? ring_pop(from) : pop(e);
+    return 1;
 }
 
 int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
@@ -554,13 +620,13 @@ int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
             rc = schedule(&e, t > 0 ? t : 0, EV_SEND, h, 0);
         }
     }
-    while (!rc && e.n_ev > 0 && !out->cancelled) {
-        event ev = pop(&e);
+    event ev;
+    while (!rc && next_event(&e, &ev) && !out->cancelled) {
         e.now = ev.t;
         out->events++;
         switch (ev.kind) {
         case EV_SEND: rc = on_send(&e, ev.a); break;
-        case EV_TXDONE: rc = on_txdone(&e, ev.a); break;
+        case EV_TXDONE: rc = on_txdone(&e, &ev); break;
         case EV_RECV: rc = on_recv(&e, ev.a, ev.b); break;
         default: rc = on_flush(&e, ev.a); break;
         }
