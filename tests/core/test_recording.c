@@ -166,6 +166,28 @@ Test(recording, packets_of_no_flow_and_cut_pcaps_are_named)
               err);
 }
 
+Test(recording, of_two_damaged_pcaps_the_first_host_is_named)
+{
+    /* the pcaps are read by several threads side by side: the error must still be the one that
+     * reading the hosts in turn would give, every time */
+    pcap(0, 0, data_t, 6, 1, 0); /* IP IDs from 1 */
+    pcap(1, 1, ack_t, 3, 0, 0);
+    recording(6, 4); /* host 1: one packet short */
+    for (int i = 0; i < 50; i++) {
+        qr_recording *r = NULL;
+        char err[QR_ERRBUF_SIZE];
+        cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_EFORMAT, "try %d: %s", i, err);
+        cr_assert_null(r);
+        cr_assert(strstr(err, "h0000.pcap") && strstr(err, "IP ID 1"), "try %d: %s", i, err);
+    }
+    pcap(0, 0, data_t, 6, 0, 0); /* host 0 repaired: now host 1's is the error */
+    qr_recording *r = NULL;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_ETRUNC, "%s", err);
+    cr_assert(strstr(err, "h0001.pcap") && strstr(err, "3 packets") && strstr(err, "says 4"), "%s",
+              err);
+}
+
 Test(recording, a_scenario_for_another_network_is_refused)
 {
     pcap(0, 0, data_t, 6, 0, 0);

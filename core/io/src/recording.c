@@ -1,5 +1,7 @@
 /* A recording read back for replay (recording.h). */
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,8 @@
 #include "qreplay/sampler.h"
 #include "qreplay/topology.h"
 #include "qreplay/version.h"
+
+#include <unistd.h>
 
 struct host_pk {
     qr_rec_packet *pk;
@@ -225,9 +229,84 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
     return QR_OK;
 }
 
+/* The hosts' pcaps, read by a few threads side by side: each claims the next unread host, so a
+ * thread's hosts rise and its first failure is its lowest; the error reported is the lowest host's
+ * of all, as reading them in turn would report (every host is read either way). A host's packets,
+ * IDs and directions are its own (next[d] only for directions the host sends), the flow table and
+ * the detected drops are only read. */
+struct pcap_job {
+    qr_recording *r;
+    const qr_row_host *hosts;
+    const char *dir;
+    uint32_t *next;
+    atomic_uint claim;
+};
+
+struct pcap_worker {
+    struct pcap_job *job;
+    pthread_t thread;
+    int started, rc;
+    uint32_t host; /* of rc */
+    char err[QR_ERRBUF_SIZE];
+};
+
+static void *read_pcaps(void *arg)
+{
+    struct pcap_worker *w = arg;
+    struct pcap_job *j = w->job;
+    char path[3 * QR_PATH_MAX], err[QR_ERRBUF_SIZE];
+    for (;;) {
+        uint32_t h = atomic_fetch_add(&j->claim, 1);
+        if (h >= j->r->n_hosts)
+            break;
+        char pcap[sizeof j->hosts[h].pcap + 1];
+        memcpy(pcap, j->hosts[h].pcap, sizeof j->hosts[h].pcap);
+        pcap[sizeof j->hosts[h].pcap] = '\0';
+        snprintf(path, sizeof path, "%s/%s", j->dir, pcap);
+        int rc = read_pcap(j->r, h, path, j->hosts[h].packets, j->next, err);
+        if (rc != QR_OK && w->rc == QR_OK) {
+            w->rc = rc;
+            w->host = h;
+            memcpy(w->err, err, sizeof err);
+        }
+    }
+    return NULL;
+}
+
+static int read_all_pcaps(qr_recording *r, const qr_row_host *hosts, const char *dir,
+                          uint32_t *next, char *errbuf)
+{
+    enum { MAX_READERS = 4 };
+    struct pcap_job job = {r, hosts, dir, next, 0};
+    struct pcap_worker w[MAX_READERS];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cpus > 1 ? (int)(cpus < MAX_READERS ? cpus : MAX_READERS) : 1;
+    if ((uint32_t)n > r->n_hosts)
+        n = r->n_hosts ? (int)r->n_hosts : 1;
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < n; i++) {
+        w[i].job = &job;
+        w[i].rc = QR_OK;
+    }
+    for (int i = 1; i < n; i++) /* a thread that does not start leaves its share to the others */
+        w[i].started = pthread_create(&w[i].thread, NULL, read_pcaps, &w[i]) == 0;
+    read_pcaps(&w[0]);
+    for (int i = 1; i < n; i++)
+        if (w[i].started)
+            pthread_join(w[i].thread, NULL);
+    int first = -1;
+    for (int i = 0; i < n; i++)
+        if (w[i].rc != QR_OK && (first < 0 || w[i].host < w[first].host))
+            first = i;
+    if (first < 0)
+        return QR_OK;
+    memcpy(errbuf, w[first].err, QR_ERRBUF_SIZE);
+    return w[first].rc;
+}
+
 int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf)
 {
-    char h5[2 * QR_PATH_MAX], path[3 * QR_PATH_MAX];
+    char h5[2 * QR_PATH_MAX];
     snprintf(h5, sizeof h5, "%s/recording.h5", dir);
     *out = NULL;
     qr_recording *r = calloc(1, sizeof *r);
@@ -341,14 +420,7 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto out;
     }
-    for (uint32_t h = 0; h < r->n_hosts; h++) {
-        char pcap[sizeof hosts[h].pcap + 1];
-        memcpy(pcap, hosts[h].pcap, sizeof hosts[h].pcap);
-        pcap[sizeof hosts[h].pcap] = '\0';
-        snprintf(path, sizeof path, "%s/%s", dir, pcap);
-        if ((rc = read_pcap(r, h, path, hosts[h].packets, next, errbuf)) != QR_OK)
-            goto out;
-    }
+    rc = read_all_pcaps(r, hosts, dir, next, errbuf);
 out:
     qr_h5_close(in);
     qr_h5_rows_free(flows);
