@@ -138,6 +138,48 @@ static int cmp_recv(const void *a, const void *b)
                        &((const struct recv_entry *)b)->packet);
 }
 
+/* Sort the receive entries by packet id: least significant digit first, a byte per pass, passes
+ * over bytes that every id shares left out (ids are direction << 32 | number: most high bytes are
+ * zero). Stable, O(n) per pass; the ids are unique, so the order is the one qsort gave. */
+static int sort_received(struct recv_entry *v, size_t n)
+{
+    if (n < 64) {
+        qsort(v, n, sizeof *v, cmp_recv);
+        return QR_OK;
+    }
+    size_t(*count)[256] = calloc(8, sizeof *count);
+    struct recv_entry *tmp = malloc(n * sizeof *tmp);
+    if (!count || !tmp) {
+        free(count);
+        free(tmp);
+        return QR_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 8; b++)
+            count[b][(v[i].packet >> (8 * b)) & 0xff]++;
+    struct recv_entry *from = v, *to = tmp;
+    for (int b = 0; b < 8; b++) {
+        if (count[b][(v[0].packet >> (8 * b)) & 0xff] == n)
+            continue; /* every id has this byte */
+        size_t at = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = count[b][d];
+            count[b][d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[count[b][(from[i].packet >> (8 * b)) & 0xff]++] = from[i];
+        struct recv_entry *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != v)
+        memcpy(v, from, n * sizeof *v);
+    free(count);
+    free(tmp);
+    return QR_OK;
+}
+
 static const char *key_value(const qr_scenario *s, const char *key)
 {
     const char *v = "";
@@ -411,7 +453,10 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     for (size_t i = 0; i < n_recv; i++)
         r->received[i] =
             (struct recv_entry){qr_packet_id(recv[i].dir, recv[i].seq), recv[i].time_ns};
-    qsort(r->received, n_recv, sizeof *r->received, cmp_recv);
+    if ((rc = sort_received(r->received, n_recv)) != QR_OK) {
+        rc = qri_err(errbuf, rc, "out of memory");
+        goto out;
+    }
     r->n_received = n_recv;
     for (size_t h = 0; h < n_hosts; h++)
         r->offsets[h] = hosts[h].clock_offset_ns;
@@ -692,6 +737,29 @@ static int cmp_order(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Sort a host's injection keys. They come in recorded order and their times are within th of
+ * recorded times that rise, so they are nearly sorted: insertion sort, O(n + inversions), with a
+ * budget of moves past which the rest is left to qsort. (time, index) is a total order: either
+ * way the same result. */
+static void sort_order(struct order_key *k, size_t n)
+{
+    size_t moves = 0, budget = 8 * n + 64;
+    for (size_t i = 1; i < n; i++) {
+        struct order_key x = k[i];
+        size_t j = i;
+        while (j > 0 && cmp_order(&x, &k[j - 1]) < 0) {
+            k[j] = k[j - 1];
+            j--;
+            if (++moves > budget) {
+                k[j] = x; /* still a permutation of the keys */
+                qsort(k, n, sizeof *k, cmp_order);
+                return;
+            }
+        }
+        k[j] = x;
+    }
+}
+
 int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
                         qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
                         char *errbuf)
@@ -778,8 +846,7 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
         }
         for (size_t i = 0; i < hp->n; i++)
             w.keys[i] = (struct order_key){hp->pk[i].time_ns, (uint32_t)i};
-        if (hp->n)
-            qsort(w.keys, hp->n, sizeof *w.keys, cmp_order);
+        sort_order(w.keys, hp->n);
         for (size_t i = 0; i < hp->n; i++)
             hp->order[i] = w.keys[i].index;
     }
