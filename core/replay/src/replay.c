@@ -11,7 +11,7 @@
  *    starts its next packet, if any;
  *  - RECV(d, p): packet p reached device d: a host counts it; a switch routes it and holds it for
  *    FLUSH (scheduled at the first such arrival in a nanosecond, so after every event already due
- *    then, as the ns-3 module's FlowEcmpRouting does);
+ *    then, as the ns-3 module's FabricSwitch does);
  *  - FLUSH(s): the packets switch s received this nanosecond, by packet id, each in turn: TTL,
  *    the admission decision at its egress queue (the arrival log), and a transmission if the port
  *    is free.
@@ -378,7 +378,7 @@ static int on_recv(engine *e, uint32_t di, uint32_t p)
     uint32_t port;
     if (qr_topology_route(e->topo, d->sw, &e->pk[p].ft, &port) != 0 ||
         port >= qr_topology_ports(e->topo, d->sw)) {
-        e->out->other_drops++; /* unroutable: ns-3's IP drops it */
+        e->out->other_drops++; /* unroutable: the ns-3 switch drops it */
         pkt_free(e, p);
         return 0;
     }
@@ -461,7 +461,7 @@ static int on_flush(engine *e, uint32_t swi)
     for (size_t i = 0; i < n; i++) {
         pending pd = s->pend[i];
         pkt *x = &e->pk[pd.pkt];
-        x->ttl--; /* Ipv4L3Protocol::IpForward */
+        x->ttl--; /* FabricSwitch::Forward */
         if (x->ttl == 0) {
             e->out->other_drops++;
             pkt_free(e, pd.pkt);

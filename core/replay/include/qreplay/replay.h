@@ -20,8 +20,8 @@
  *    switch queue; the packets reaching one switch in that nanosecond join its queues in the
  *    order of their packet ids (qr_same_time_key), switch by switch in the order each switch
  *    first received one;
- *  - a switch decrements the TTL (a packet whose TTL reaches 0 vanishes, as ns-3's IP drops it)
- *    and releases a packet's bytes from its buffer when the packet's last bit has left. */
+ *  - a switch decrements the TTL (a packet whose TTL reaches 0 vanishes, as the ns-3 switch drops
+ * it) and releases a packet's bytes from its buffer when the packet's last bit has left. */
 #ifndef QREPLAY_CORE_REPLAY_H
 #define QREPLAY_CORE_REPLAY_H
 
