@@ -631,6 +631,17 @@ def block_bench(name):
              "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
 
 
+def block_bench_runtime(name):
+    """A stored bench_runtime printout alone, with its command line and the machine's load."""
+    d = load(name)
+    cmd = d["commands"][0].replace("{build}", "build")
+    loads = ", ".join("load %.1f before, %.1f after" % tuple(t["load"]) for t in d["timings"]
+                      if "load" in t)
+    return ("```\n$ %s\n%s\n```\n%s%s" % (
+        cmd, "\n".join(bench_printouts(d)["runtime"]), provenance(name),
+        "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
+
+
 def bench_runtime_rows(name):
     """(k, setup) -> (events, wall_s, events_per_s) from a stored bench's bench_runtime printout."""
     out = {}
@@ -1259,6 +1270,7 @@ BLOCKS = {
     "sweep-ci-points": lambda: block_sweep_points("sweep-ci"),
     "bench": lambda: block_bench("bench"),
     "bench-compare": lambda: block_bench_compare("bench-before", "bench"),
+    "bench-k16": lambda: block_bench_runtime("bench-k16"),
     "replay-engines": lambda: block_engines("replay-engines"),
     "bench-commands": lambda: block_commands("bench-commands"),
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
