@@ -78,6 +78,10 @@ FabricSwitch::Setup(Ptr<Node> node,
     }
     for (const Ptr<NetDevice>& dev : m_ports)
         node->RegisterProtocolHandler(MakeCallback(&FabricSwitch::Receive, this), IPV4, dev);
+    // the node's handlers and the flush event point at this object: it lives and is disposed
+    // with the node (node->GetObject<FabricSwitch>() finds it)
+    if (!node->GetObject<FabricSwitch>())
+        node->AggregateObject(Ptr<FabricSwitch>(this));
 }
 
 void

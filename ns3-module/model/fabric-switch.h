@@ -42,7 +42,8 @@ class FabricSwitch : public Object
 
     /* Forward as switch `sw` of topology `topo` (borrowed: it must outlive the simulation) on
      * `node`, whose port p is ports[p] with address addr[p] (/30). Registers the IPv4 handler of
-     * every port and aggregates a traffic-control layer to the node if it has none. */
+     * every port, aggregates a traffic-control layer to the node if it has none, and aggregates
+     * itself to the node. */
     void Setup(Ptr<Node> node,
                const qr_topology* topo,
                uint32_t sw,

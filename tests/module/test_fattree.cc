@@ -127,6 +127,9 @@ RunPairs(int k)
         cr_assert_null(ft.GetSwitches().Get(sw)->GetObject<Ipv4>().operator->(),
                        "switch %u has an IP stack: switches forward below IP",
                        sw);
+        cr_assert(ft.GetSwitches().Get(sw)->GetObject<FabricSwitch>() == ft.GetSwitch(sw),
+                  "switch %u's FabricSwitch is not aggregated to its node",
+                  sw);
         cr_assert_eq(ft.GetSwitch(sw)->GetUnroutable(), 0);
         cr_assert_eq(ft.GetSwitch(sw)->GetForSwitch(), 0);
     }
