@@ -273,9 +273,9 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
 
 /* The hosts' pcaps, read by a few threads side by side: each claims the next unread host, so a
  * thread's hosts rise and its first failure is its lowest; the error reported is the lowest host's
- * of all, as reading them in turn would report (every host is read either way). A host's packets,
- * IDs and directions are its own (next[d] only for directions the host sends), the flow table and
- * the detected drops are only read. */
+ * of all, the one reading them in turn would report (the threads read every host, even after an
+ * error). A host's packets, IDs and directions are its own (next[d] only for directions the host
+ * sends); the flow table and the detected drops are only read. */
 struct pcap_job {
     qr_recording *r;
     const qr_row_host *hosts;
