@@ -264,6 +264,17 @@ def pm(value, ci, fmt):
     return fmt % value + ("" if ci != ci else " ± " + fmt.replace("+", "") % ci)
 
 
+def row_pm(row, key, fmt, scale=1.0):
+    """A metric of a sweep_pick (scaled), with " ± its interval" when it is a mean over seeds."""
+    return pm(scale * row[key], scale * row.get("_ci", {}).get(key, float("nan")), fmt)
+
+
+def load_note(loads, what=""):
+    """The docs' footnote of the machine's load during a stored measurement ("" without one)."""
+    return ("<br><sub>Machine load (1-minute average, 2 cores)%s: %s.</sub>" % (what, loads)
+            if loads else "")
+
+
 def count(row, key):
     """A count of a sweep_pick: as it is, or its mean over seeds with one decimal."""
     return "%d" % row[key] if "_ci" not in row else "%.1f" % row[key]
@@ -279,18 +290,15 @@ def block_k8_table(name):
     if n > 1:
         out[0] = out[0].replace("| load |", "| load (%d seeds: mean ± 95%% interval) |" % n)
 
-    def ci(r, k, fmt, scale=1.0):
-        c = r.get("_ci", {}).get(k, float("nan"))
-        return pm(scale * r[k], scale * c, fmt)
-
     for L in loads:
         t = {th: sweep_pick(d, L, "tagged", th) for th in (2, 5, 10)}
         p5 = sweep_pick(d, L, "plain", 5)
         out.append("| %g%% | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |" % (
-            L, *["%s / %s" % (ci(t[th], "qdiff_mean_mtu", "%.3f"), ci(t[th], "qdiff_p99_mtu", "%.2f"))
+            L, *["%s / %s" % (row_pm(t[th], "qdiff_mean_mtu", "%.3f"),
+                              row_pm(t[th], "qdiff_p99_mtu", "%.2f"))
                  for th in (2, 5, 10)],
-            ci(p5, "drop_error", "%.2f%%", 100.0),
-            *[ci(t[th], "drop_error", "%.2f%%", 100.0) for th in (2, 5, 10)],
+            row_pm(p5, "drop_error", "%.2f%%", 100.0),
+            *[row_pm(t[th], "drop_error", "%.2f%%", 100.0) for th in (2, 5, 10)],
             count(t[5], "runtime_drops"), count(t[5], "false_accepts"),
             count(t[5], "false_drops"), count(t[5], "wrong_locations")))
     return "\n".join(out) + "\n\n" + provenance(name)
@@ -627,8 +635,7 @@ def block_bench(name):
     loads = ", ".join("%s: load %.1f before, %.1f after" % ((t["command"],) + tuple(t["load"]))
                       for t in d["timings"] if "load" in t)
     return ("```\n$ build/bench_core\n%s\n$ build/bench_runtime\n%s\n```\n%s%s" %
-            ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name),
-             "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
+            ("\n".join(v["core"]), "\n".join(v["runtime"]), provenance(name), load_note(loads)))
 
 
 def block_bench_runtime(name):
@@ -637,9 +644,8 @@ def block_bench_runtime(name):
     cmd = d["commands"][0].replace("{build}", "build")
     loads = ", ".join("load %.1f before, %.1f after" % tuple(t["load"]) for t in d["timings"]
                       if "load" in t)
-    return ("```\n$ %s\n%s\n```\n%s%s" % (
-        cmd, "\n".join(bench_printouts(d)["runtime"]), provenance(name),
-        "<br><sub>Machine load (1-minute average, 2 cores): %s.</sub>" % loads if loads else ""))
+    return "```\n$ %s\n%s\n```\n%s%s" % (cmd, "\n".join(bench_printouts(d)["runtime"]),
+                                           provenance(name), load_note(loads))
 
 
 def bench_runtime_rows(name):
@@ -687,8 +693,7 @@ def block_engines(name):
     loads = ", ".join("%.1f / %.1f" % tuple(t["load"]) for t in d["timings"]
                       if "bench_replay" in t["command"] and "load" in t)
     return ("\n".join(out) + "\n\n" + provenance(name) +
-            ("<br><sub>Machine load (1-minute average, 2 cores) before / after each bench_replay: "
-             "%s.</sub>" % loads if loads else ""))
+            load_note(loads, " before / after each bench_replay"))
 
 
 def block_commands(name):
@@ -712,9 +717,8 @@ def block_commands(name):
                        x["log_bytes"] / max(1, x["replay_arrivals"]),
                        "yes" if x["logs_identical"] else "NO"))
         loads.append("%s %.1f / %.1f" % (net, v["load"][0], v["load"][1]))
-    return ("\n".join(out) + "\n\n" + provenance(name) +
-            "<br><sub>Machine load (1-minute average, 2 cores) before / after: %s.</sub>" %
-            ", ".join(loads))
+    return "\n".join(out) + "\n\n" + provenance(name) + load_note(", ".join(loads),
+                                                                 " before / after")
 
 
 K16_LONG = {10.0: "k16-long-10", 30.0: "k16-long-30", 80.0: "k16-long-80"}
@@ -745,7 +749,7 @@ def block_paper_full(_):
     def q(key, at):
         def f(net):
             r = row(net, at, "tagged", 5)
-            return pm(r[key], r.get("_ci", {}).get(key, float("nan")), "%%.%df" % digits(key))
+            return row_pm(r, key, "%%.%df" % digits(key))
         return f
 
     def inc(key, at):
@@ -756,9 +760,7 @@ def block_paper_full(_):
 
     def err(mode, at):
         def f(net):
-            r = row(net, at, mode, 5)
-            return pm(100.0 * r["drop_error"], 100.0 * r.get("_ci", {}).get("drop_error",
-                                                                           float("nan")), "%.2f%%")
+            return row_pm(row(net, at, mode, 5), "drop_error", "%.2f%%", 100.0)
         return f
 
     def wl(at):

@@ -86,14 +86,12 @@ FatTreeHelper::Build()
     p2p.SetChannelAttribute("Delay", TimeValue(m_delay));
     m_switchDevices.assign(nSw, {});
     m_hostDevices.assign(nHosts, nullptr);
-    std::vector<std::vector<uint32_t>> portAddr(nSw);
     std::vector<uint32_t> addr(qr_topology_links(m_topo)); // the core's address plan
     qr_topology_addresses(m_topo, addr.data());
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
         uint32_t ports = qr_topology_ports(m_topo, sw);
         m_switchDevices[sw].resize(ports);
-        portAddr[sw].resize(ports);
     }
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
@@ -111,7 +109,6 @@ FatTreeHelper::Build()
             // switch-side device queues hold one packet: the backlog lives in the queue disc
             d.Get(0)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(QueueSize("1p"));
             m_switchDevices[sw][port] = d.Get(0);
-            portAddr[sw][port] = addrA;
             if (kind == QR_NODE_HOST)
             {
                 Ptr<Ipv4> ib = b->GetObject<Ipv4>();
@@ -130,14 +127,16 @@ FatTreeHelper::Build()
                 d.Get(1)->GetObject<PointToPointNetDevice>()->GetQueue()->SetMaxSize(
                     QueueSize("1p"));
                 m_switchDevices[peer][peerPort] = d.Get(1);
-                portAddr[peer][peerPort] = addr[qr_topology_port_link(m_topo, peer, peerPort)];
             }
         }
     }
     for (uint32_t sw = 0; sw < nSw; sw++)
     {
+        std::vector<uint32_t> portAddr(qr_topology_ports(m_topo, sw)); // the plan's, per port
+        for (uint32_t port = 0; port < portAddr.size(); port++)
+            portAddr[port] = addr[qr_topology_port_link(m_topo, sw, port)];
         Ptr<FabricSwitch> f = CreateObject<FabricSwitch>();
-        f->Setup(m_switches.Get(sw), m_topo, sw, m_switchDevices[sw], portAddr[sw]);
+        f->Setup(m_switches.Get(sw), m_topo, sw, m_switchDevices[sw], portAddr);
         m_fabric.push_back(f);
     }
 }
