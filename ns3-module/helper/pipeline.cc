@@ -18,11 +18,16 @@ namespace ns3
 int
 Ns3ReplayEngine(void*,
                 const qr_scenario* s,
-                const qr_recording* rec,
+                qr_recording* rec,
                 const qr_replay_opts* o,
                 qr_replay_out* out,
                 char* err)
 {
+    if (qr_recording_streamed(rec))
+    {
+        snprintf(err, QR_ERRBUF_SIZE, "the ns-3 replay reads a recording whole, not streamed");
+        return QR_EINVAL;
+    }
     try
     {
         QreplayReplay::Options opt;

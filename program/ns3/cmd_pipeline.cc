@@ -74,6 +74,13 @@ const cli_opt kReplayOpts[] = {
      "                         (take out the offsets estimated from the recording: qreplay "
      "clocks)"},
     {"scenario", 0, CLI_VALUE, "FILE", "scenario to replay with instead of the recording's"},
+    {"read",
+     0,
+     CLI_VALUE,
+     "HOW",
+     "stream (default with the native engine and recorded clocks: the captures are\n"
+     "                         read and sampled as the replay goes, memory independent of the\n"
+     "                         recording's length) or whole (read into memory first)"},
     CLI_OPT_ENGINE,
     CLI_OPT_SET,
     CLI_OPT_QUIET,
@@ -364,7 +371,7 @@ qr_cmd_replay(int argc, char** argv)
     const char** sets = cli_list(&a, "set", &nSets);
     const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
                *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario"),
-               *clock = cli_value(&a, "clock");
+               *clock = cli_value(&a, "clock"), *read = cli_value(&a, "read");
     const char* engine = QrEngineOption("replay", cli_value(&a, "engine"));
     qr_variant_settings set{};
     set.mode = QR_MODE_TAGGED;
@@ -380,6 +387,12 @@ qr_cmd_replay(int argc, char** argv)
     else if (rc < 0 && clock && strcmp(clock, "recorded"))
         rc =
             cli_usage_error("replay", "--clock: unknown clock '%s' (recorded or reconcile)", clock);
+    if (rc < 0 && read && strcmp(read, "stream") && strcmp(read, "whole"))
+        rc = cli_usage_error("replay", "--read: '%s' is neither stream nor whole", read);
+    if (rc < 0 && read && !strcmp(read, "stream") && (set.reconcile || strcmp(engine, "native")))
+        rc = cli_usage_error("replay",
+                             "--read stream: only the native engine with recorded clocks "
+                             "streams (the ns-3 engine and --clock reconcile read whole)");
     if (rc < 0 && name &&
         (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')))
         rc = cli_usage_error("replay",
@@ -426,13 +439,28 @@ qr_cmd_replay(int argc, char** argv)
             if (lrc)
                 throw std::runtime_error(err);
         }
-        RecordingPtr rec = OpenRecording(dir + "/recording", s.get());
         const qr_config* c = qr_scenario_config(s.get());
         set.th_ns = c->sampling.th_ns[0];
         if (th && qr_parse_time_ns(th, &set.th_ns, err))
             throw std::runtime_error(std::string("--th: ") + err);
         if (set.th_ns < 0)
             throw std::runtime_error("--th: must not be negative");
+        bool stream = read ? !strcmp(read, "stream") : !set.reconcile && !strcmp(engine, "native");
+        RecordingPtr rec(nullptr, qr_recording_close);
+        if (stream)
+        {
+            qr_recording* r = nullptr;
+            if (qr_recording_open_stream(&r,
+                                         (dir + "/recording").c_str(),
+                                         s.get(),
+                                         c->sampling.method,
+                                         set.th_ns,
+                                         err))
+                throw std::runtime_error(err);
+            rec.reset(r);
+        }
+        else
+            rec = OpenRecording(dir + "/recording", s.get());
         set.name = name;
         set.engine_name = engine;
         set.cancel = &cli_signal;
@@ -458,6 +486,22 @@ qr_cmd_replay(int argc, char** argv)
                                     ReplayEngineByName(engine),
                                     nullptr,
                                     err);
+        if (vrc == QR_EORDER && qr_recording_stream_unordered(rec.get()) && !read)
+        {
+            // a capture going back in time across directions: the same replay, read whole
+            cli_progress_done(&p);
+            if (!quiet)
+                fprintf(stderr, "qreplay replay: %s; reading the recording whole\n", err);
+            rec.reset();
+            rec = OpenRecording(dir + "/recording", s.get());
+            vrc = qr_replay_variant(dir.c_str(),
+                                    s.get(),
+                                    rec.get(),
+                                    &set,
+                                    ReplayEngineByName(engine),
+                                    nullptr,
+                                    err);
+        }
         cli_progress_done(&p);
         if (vrc && vrc != QR_ECANCELED)
             throw std::runtime_error(err);

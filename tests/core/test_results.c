@@ -228,7 +228,7 @@ Test(results, results_of_a_hand_built_run_folder)
     qr_replay_info pi = {NULL, "tagged_th_5", QR_MODE_TAGGED, 5000, 7500, 10,      0.1, 1000, 0, 0,
                          2,    {4, 2, 0},     "recorded",     NULL, 0,    "native"};
     snprintf(p, sizeof p, "%s/replay/tagged_th_5/replay.h5", dir);
-    cr_assert_eq(qr_replay_write(p, s, &pi, pdrop, 2, rh, 3, NULL, 0, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_replay_write(p, s, &pi, pdrop, 2, rh, 3, NULL, 0, NULL, err), QR_OK, "%s", err);
     qr_variant_summary *rows;
     size_t n;
     cr_assert_eq(qr_results_write(dir, NULL, NULL, &rows, &n, err), QR_OK, "%s", err);
@@ -306,7 +306,8 @@ Test(results, a_progress_callback_stops_results_leaving_nothing)
         snprintf(p, sizeof p, "%s/replay/v%d/arrivals.qra", dir, v);
         write_log(p, rep_log, 4);
         snprintf(p, sizeof p, "%s/replay/v%d/replay.h5", dir, v);
-        cr_assert_eq(qr_replay_write(p, s, &pi, NULL, 0, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_replay_write(p, s, &pi, NULL, 0, NULL, 0, NULL, 0, NULL, err), QR_OK, "%s",
+                     err);
     }
     qr_variant_summary *rows = NULL;
     size_t n = 0;

@@ -352,3 +352,73 @@ Test(sampler, series_rejects_time_going_back_naming_the_packet)
     cr_assert(strstr(err, "packet 2"), "%s", err);
     qr_sampler_destroy(s);
 }
+
+/* What a streamed reader asks of an open segment (qr_sampler_peek, qr_sampler_open_until): on
+ * seeded random series, at every step the peeked record is the one finish would emit, a next
+ * packet at exactly the open-until time joins the segment and one a nanosecond later closes it,
+ * with the peeked record. */
+static void open_until_case(qr_sampling_method m, int64_t th, uint64_t seed)
+{
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, seed);
+    qr_sampler_cfg cfg = {.method = m, .th_ns = th};
+    qr_sampler *s;
+    cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+    int64_t t = 1000;
+    size_t joins = 0, closes = 0;
+    qr_sample_record r, peek;
+    int e;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_sampler_peek(s, &peek), 0, "nothing is open before a packet");
+    for (int i = 0; i < 3000; i++) {
+        cr_assert_eq(qr_sampler_push(s, t, &r, &e, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_sampler_peek(s, &peek), 1);
+        int64_t until;
+        if (qr_sampler_open_until(s, &until)) {
+            cr_assert_geq(until, t, "the segment closes before its own last packet");
+            /* try both sides on copies of the sampler's state */
+            for (int side = 0; side < 2; side++) {
+                qr_sampler *c;
+                cr_assert_eq(qr_sampler_create(&c, &cfg), QR_OK);
+                memcpy(c, s, qr_sampler_state_size());
+                cr_assert_eq(qr_sampler_push(c, until + side, &r, &e, err), QR_OK, "%s", err);
+                cr_assert_eq(e, side, "a packet at open-until%s %s", side ? " + 1 ns" : "",
+                             side ? "joined" : "closed the segment");
+                if (side)
+                    cr_assert(r.index == peek.index && r.time_ns == peek.time_ns &&
+                                  r.gap_num == peek.gap_num && r.gap_den == peek.gap_den,
+                              "the closed record is not the peeked one");
+                qr_sampler_destroy(c);
+            }
+            joins++;
+        } else {
+            cr_assert_eq(m, QR_SAMPLING_RATE, "a gap segment always has a last joining time");
+            cr_assert_eq(peek.index, qr_sampler_packets(s) - 1,
+                         "only a one-packet rate segment "
+                         "takes any next packet");
+        }
+        closes += (size_t)e;
+        /* steady runs, jitter and pauses */
+        double u = gsl_rng_uniform(g);
+        t += u < 0.7    ? 1200 + (int64_t)gsl_rng_uniform_int(g, 2 * (unsigned long)th + 1)
+             : u < 0.95 ? (int64_t)gsl_rng_uniform_int(g, 3 * (unsigned long)th + 1)
+                        : 100000 + (int64_t)gsl_rng_uniform_int(g, 100000);
+    }
+    cr_assert_gt(joins, 100u);
+    cr_assert_gt(closes, 10u);
+    qr_sample_record fin;
+    cr_assert_eq(qr_sampler_peek(s, &peek), 1);
+    cr_assert_eq(qr_sampler_finish(s, &fin, &e), QR_OK);
+    cr_assert(e && fin.index == peek.index && fin.gap_num == peek.gap_num &&
+              fin.gap_den == peek.gap_den);
+    qr_sampler_destroy(s);
+    gsl_rng_free(g);
+}
+
+Test(sampler, the_open_segment_is_final_past_its_last_joining_time)
+{
+    open_until_case(QR_SAMPLING_RATE, 5000, 1);
+    open_until_case(QR_SAMPLING_RATE, 2000, 2);
+    open_until_case(QR_SAMPLING_RATE, 0, 3);
+    open_until_case(QR_SAMPLING_GAP, 5000, 4);
+}

@@ -165,7 +165,7 @@ setup(void)
                          0,
                          NULL};
     path_of(2, p, sizeof p);
-    if (qr_replay_write(p, s, &ri, drops, 1, NULL, 0, NULL, 0, err))
+    if (qr_replay_write(p, s, &ri, drops, 1, NULL, 0, NULL, 0, NULL, err))
         abort();
     snprintf(p, sizeof p, "%s/replay/tagged_th_5/arrivals.qra", dir);
     write_log(p, id);

@@ -14,40 +14,9 @@
 #include "qreplay/sampler.h"
 #include "qreplay/topology.h"
 #include "qreplay/version.h"
+#include "recording_internal.h"
 
 #include <unistd.h>
-
-struct host_pk {
-    qr_rec_packet *pk;
-    size_t n, cap;
-    uint32_t *order;
-};
-
-struct recv_entry {
-    uint64_t packet;
-    int64_t time_ns;
-};
-
-struct qr_recording {
-    qr_scenario *scenario;
-    qr_flow_table *flows;
-    uint32_t n_hosts;
-    struct host_pk *hosts;
-    int64_t *offsets;
-    int64_t *correction; /* taken out of every recorded send time (NULL: none) */
-    uint64_t *detected;  /* sorted packet ids */
-    size_t n_detected;
-    struct recv_entry *received; /* sorted by packet */
-    size_t n_received;
-    int has_received;
-    uint8_t *seen; /* imports: per direction, whose observations it holds (NULL: both ends) */
-    size_t n_seen;
-    int network_known;  /* imports: the captures come from the scenario's network */
-    qr_row_path *paths; /* /paths (NULL: none) */
-    size_t n_paths;
-    int has_paths;
-    char id[QR_ID_SIZE];
-};
 
 void qr_recording_close(qr_recording *r)
 {
@@ -58,6 +27,10 @@ void qr_recording_close(qr_recording *r)
         free(r->hosts[h].order);
     }
     free(r->hosts);
+    free(r->cursor);
+    free(r->dir);
+    qr_h5_rows_free(r->host_rows);
+    qri_rec_stream_free(r->stream, r->n_hosts);
     free(r->offsets);
     free(r->correction);
     free(r->detected);
@@ -346,14 +319,11 @@ static int read_all_pcaps(qr_recording *r, const qr_row_host *hosts, const char 
     return w[first].rc;
 }
 
-int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf)
+int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
+                       char *errbuf)
 {
     char h5[2 * QR_PATH_MAX];
     snprintf(h5, sizeof h5, "%s/recording.h5", dir);
-    *out = NULL;
-    qr_recording *r = calloc(1, sizeof *r);
-    if (!r)
-        return qri_err(errbuf, QR_ENOMEM, "out of memory");
     qr_h5_reader *in = NULL;
     qr_row_flow *flows = NULL;
     qr_row_host *hosts = NULL;
@@ -361,7 +331,6 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     qr_row_received *recv = NULL;
     qr_topology *topo = NULL;
     qr_flow *fl = NULL;
-    uint32_t *next = NULL;
     size_t n_flows = 0, n_hosts = 0, n_det = 0, n_recv = 0;
     char detail[QR_ERRBUF_SIZE];
     int rc = qr_h5_open(&in, h5, detail);
@@ -392,7 +361,9 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
         goto out;
     /* /received is optional (a runtime without receive records); present but unreadable is
      * damage, said as such, not taken for missing */
-    rc = qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv, detail);
+    rc = received ? qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv,
+                                    detail)
+                  : QR_ENOTFOUND;
     r->has_received = rc == QR_OK;
     if (rc != QR_OK && rc != QR_ENOTFOUND) {
         rc = qri_err(errbuf, rc, "%s: /received is damaged: %s", h5, detail);
@@ -460,12 +431,14 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     r->n_received = n_recv;
     for (size_t h = 0; h < n_hosts; h++)
         r->offsets[h] = hosts[h].clock_offset_ns;
-    next = calloc(qr_flow_table_directions(r->flows) + 1, sizeof *next);
-    if (!next) {
+    r->cursor = calloc(n_hosts ? n_hosts : 1, sizeof *r->cursor);
+    r->dir = strdup(dir);
+    if (!r->cursor || !r->dir) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto out;
     }
-    rc = read_all_pcaps(r, hosts, dir, next, errbuf);
+    r->host_rows = hosts;
+    hosts = NULL;
 out:
     qr_h5_close(in);
     qr_h5_rows_free(flows);
@@ -474,6 +447,21 @@ out:
     qr_h5_rows_free(recv);
     qr_topology_destroy(topo);
     free(fl);
+    return rc;
+}
+
+int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf)
+{
+    *out = NULL;
+    qr_recording *r = calloc(1, sizeof *r);
+    if (!r)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    int rc = qri_recording_load(r, dir, check, 1, errbuf);
+    uint32_t *next = NULL;
+    if (!rc && !(next = calloc(qr_flow_table_directions(r->flows) + 1, sizeof *next)))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    if (!rc)
+        rc = read_all_pcaps(r, r->host_rows, dir, next, errbuf);
     free(next);
     if (rc) {
         qr_recording_close(r);
@@ -553,6 +541,36 @@ const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, 
     return r->hosts[host].pk;
 }
 
+int qr_recording_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, char *errbuf)
+{
+    if (r->stream)
+        return qri_rec_stream_next(r, h, p, errbuf);
+    const struct host_pk *hp = &r->hosts[h];
+    *p = r->cursor[h] < hp->n ? &hp->pk[hp->order[r->cursor[h]]] : NULL;
+    return QR_OK;
+}
+
+void qr_recording_take(qr_recording *r, uint32_t h)
+{
+    if (r->stream)
+        qri_rec_stream_take(r, h);
+    else
+        r->cursor[h]++;
+}
+
+int qr_recording_rewind(qr_recording *r)
+{
+    if (r->stream)
+        return qri_rec_stream_started(r->stream) ? QR_ESTATE : QR_OK;
+    memset(r->cursor, 0, r->n_hosts * sizeof *r->cursor);
+    return QR_OK;
+}
+
+int qr_recording_streamed(const qr_recording *r)
+{
+    return r->stream != NULL;
+}
+
 const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host)
 {
     return r->hosts[host].order;
@@ -581,6 +599,8 @@ int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_
 
 int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction)
 {
+    if (r->stream)
+        return QR_ESTATE;
     if (!r->correction && !correction)
         return QR_OK;
     if (!r->correction && !(r->correction = calloc(r->n_hosts, sizeof *r->correction)))
@@ -629,6 +649,8 @@ static void owd_free(uint64_t a, uint64_t b, void *value, void *ctx)
 int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
                                  size_t *n_pairs, char *errbuf)
 {
+    if (r->stream)
+        return qri_err(errbuf, QR_ESTATE, "a streamed recording has no packets in memory");
     if (!r->has_received)
         return qri_err(errbuf, QR_ESTATE,
                        "the recording has no /received table: its receive times are unknown");
@@ -766,6 +788,8 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
 {
     qr_sampler_cfg cfg = {method, th_ns};
     qr_sampler *s = NULL;
+    if (r->stream)
+        return qri_err(errbuf, QR_ESTATE, "a streamed recording is sampled as it is read");
     if (qr_sampler_create(&s, &cfg))
         return qri_err(errbuf, QR_EINVAL, "sampling: bad threshold");
     qr_sampling_stats st = {0, 0, 0};
@@ -849,6 +873,7 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
         sort_order(w.keys, hp->n);
         for (size_t i = 0; i < hp->n; i++)
             hp->order[i] = w.keys[i].index;
+        r->cursor[h] = 0;
     }
 done:
     qr_sampler_destroy(s);

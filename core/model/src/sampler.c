@@ -48,6 +48,11 @@ void qr_sampler_reset(qr_sampler *s)
     *s = (qr_sampler){.cfg = cfg};
 }
 
+size_t qr_sampler_state_size(void)
+{
+    return sizeof(struct qr_sampler);
+}
+
 uint64_t qr_sampler_packets(const qr_sampler *s)
 {
     return s->n;
@@ -174,6 +179,36 @@ int qr_sampler_finish(qr_sampler *s, qr_sample_record *rec, int *emitted)
     s->finished = 1;
     s->have_s = 0;
     return QR_OK;
+}
+
+int qr_sampler_peek(const qr_sampler *s, qr_sample_record *rec)
+{
+    if (!s || !s->have_s || s->finished)
+        return 0;
+    open_record(s, rec);
+    return 1;
+}
+
+int qr_sampler_open_until(const qr_sampler *s, int64_t *until)
+{
+    if (!s || !s->have_s || s->finished)
+        return 0;
+    if (s->cfg.method == QR_SAMPLING_GAP) {
+        /* the next packet joins when its gap is at most th */
+        __int128 u = (__int128)s->last_time + s->cfg.th_ns;
+        *until = u > INT64_MAX ? INT64_MAX : (int64_t)u;
+        return 1;
+    }
+    if (!(s->have_lo && s->have_hi))
+        return 0;
+    /* packet n at time t joins while (t - s_time - th) / (n - s_index) <= hi, i.e. t <= s_time +
+     * th + (n - s_index) hi; t is an integer, so the floor of the product bounds it exactly */
+    __int128 n = (__int128)(s->n - s->s_index);
+    __int128 prod = n * s->hi.num;
+    __int128 fl = prod >= 0 ? prod / s->hi.den : -((-prod + s->hi.den - 1) / s->hi.den);
+    __int128 u = (__int128)s->s_time + s->cfg.th_ns + fl;
+    *until = u > INT64_MAX ? INT64_MAX : u < INT64_MIN ? INT64_MIN : (int64_t)u;
+    return 1;
 }
 
 /* round(num / den), half away from zero (as llround), den > 0. */

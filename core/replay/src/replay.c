@@ -99,7 +99,7 @@ typedef struct evring {
 
 typedef struct engine {
     const qr_config *c;
-    const qr_recording *rec;
+    qr_recording *rec;
     const qr_replay_opts *o;
     qr_replay_out *out;
     qr_topology *topo;
@@ -118,7 +118,6 @@ typedef struct engine {
     uint32_t n_pk, free_pk;
     size_t cap_pk;
     size_t alive;
-    size_t *next_inj; /* per host: next position in its injection order */
     qr_arrival_writer *log;
     size_t cap_drops;
     int64_t *tx_cache; /* qr_link_tx_ns of every wire size, -1 until computed */
@@ -317,18 +316,31 @@ static int on_txdone(engine *e, const event *ev)
     return p == NIL ? 0 : transmit_start(e, di, p);
 }
 
+/* What ns-3 would do differently from this engine: refuse it (before running for a recording
+ * read whole, as the stream reads it otherwise). */
+static int check_packet(const qr_rec_packet *p, uint32_t h, char *err)
+{
+    uint16_t len = p->pk.ip_len;
+    if (len <= QR_MTU_BYTES && len >= 20)
+        return QR_OK;
+    return qri_err(err, QR_EVALUE,
+                   "host %u, packet #%u of direction %u: IP length %u is %s; the native engine "
+                   "does not model it (ns-3 would %s it): replay with --engine ns3",
+                   h, p->seq, p->dir, len,
+                   len < 20 ? "below an IP header" : "above the links' 1500-byte MTU",
+                   len < 20 ? "fail to parse" : "fragment");
+}
+
 static int on_send(engine *e, uint32_t h)
 {
-    size_t n;
-    const qr_rec_packet *pkts = qr_recording_packets(e->rec, h, &n);
-    const uint32_t *order = qr_recording_order(e->rec, h);
-    size_t *next = &e->next_inj[h];
-    while (*next < n) {
-        const qr_rec_packet *rp = &pkts[order[*next]];
+    const qr_rec_packet *rp;
+    int rc;
+    while ((rc = qr_recording_next(e->rec, h, &rp, e->err)) == QR_OK && rp) {
         int64_t due = rp->time_ns > 0 ? rp->time_ns : 0;
         if (due > e->now)
             break;
-        (*next)++;
+        if ((rc = check_packet(rp, h, e->err)) != QR_OK)
+            return rc;
         uint32_t p = pkt_new(e);
         if (p == NIL)
             return qri_err(e->err, QR_ENOMEM, "replay: out of memory (packets)");
@@ -350,19 +362,18 @@ static int on_send(engine *e, uint32_t h)
         x->host_bytes = (uint16_t)(rp->pk.ip_len > hdr ? rp->pk.ip_len : hdr);
         x->ttl = rp->pk.ttl ? rp->pk.ttl : 64;
         x->tag = e->o->mode == QR_MODE_TAGGED ? rp->drop_tag : 0;
+        qr_recording_take(e->rec, h);
         device *d = &e->dev[h];
         if (d->busy) {
             fifo_push(e, d, p);
-        } else {
-            int rc = transmit_start(e, h, p);
-            if (rc)
-                return rc;
+        } else if ((rc = transmit_start(e, h, p)) != QR_OK) {
+            return rc;
         }
     }
-    if (*next < n) {
-        int64_t t = pkts[order[*next]].time_ns;
-        return schedule(e, t > 0 ? t : 0, EV_SEND, h, 0);
-    }
+    if (rc)
+        return rc;
+    if (rp)
+        return schedule(e, rp->time_ns > 0 ? rp->time_ns : 0, EV_SEND, h, 0);
     return 0;
 }
 
@@ -474,22 +485,16 @@ static int on_flush(engine *e, uint32_t swi)
     return 0;
 }
 
-/* What ns-3 would do differently from this engine: refuse it before running. */
+/* A recording read whole is checked before running. */
 static int check_recording(const qr_recording *rec, uint32_t hosts, char *err)
 {
-    for (uint32_t h = 0; h < hosts; h++) {
+    for (uint32_t h = 0; h < hosts && !qr_recording_streamed(rec); h++) {
         size_t n;
         const qr_rec_packet *pkts = qr_recording_packets(rec, h, &n);
         for (size_t i = 0; i < n; i++) {
-            uint16_t len = pkts[i].pk.ip_len;
-            if (len > QR_MTU_BYTES || len < 20)
-                return qri_err(err, QR_EVALUE,
-                               "host %u, packet %zu (direction %u, #%u): IP length %u is %s; the "
-                               "native engine does not model it (ns-3 would %s it): replay with "
-                               "--engine ns3",
-                               h, i, pkts[i].dir, pkts[i].seq, len,
-                               len < 20 ? "below an IP header" : "above the links' 1500-byte MTU",
-                               len < 20 ? "fail to parse" : "fragment");
+            int rc = check_packet(&pkts[i], h, err);
+            if (rc)
+                return rc;
         }
     }
     return 0;
@@ -517,12 +522,10 @@ static int build(engine *e, const qr_scenario *s, char *err)
     }
     e->dev = calloc(e->n_dev, sizeof *e->dev);
     e->flows = calloc(e->n_dev, sizeof *e->flows);
-    e->next_inj = calloc(e->hosts, sizeof *e->next_inj);
     e->out->sent = calloc(e->hosts, sizeof *e->out->sent);
     e->out->sent_bytes = calloc(e->hosts, sizeof *e->out->sent_bytes);
     e->tx_cache = malloc((65536 + 64) * sizeof *e->tx_cache);
-    if (!e->dev || !e->flows || !e->next_inj || !e->out->sent || !e->out->sent_bytes ||
-        !e->tx_cache)
+    if (!e->dev || !e->flows || !e->out->sent || !e->out->sent_bytes || !e->tx_cache)
         return qri_err(err, QR_ENOMEM, "replay: out of memory");
     memset(e->tx_cache, 0xff, (65536 + 64) * sizeof *e->tx_cache);
     e->out->n_hosts = e->hosts;
@@ -568,7 +571,6 @@ static void teardown(engine *e)
     free(e->recv.v);
     free(e->flush.v);
     free(e->pk);
-    free(e->next_inj);
     free(e->tx_cache);
     qr_topology_destroy(e->topo);
 }
@@ -593,8 +595,8 @@ static int next_event(engine *e, event *out)
     return 1;
 }
 
-int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
-                     const qr_replay_opts *opts, qr_replay_out *out, char *errbuf)
+int qr_replay_native(void *ctx, const qr_scenario *s, qr_recording *rec, const qr_replay_opts *opts,
+                     qr_replay_out *out, char *errbuf)
 {
     (void)ctx;
     if (!s || !rec || !opts || !out)
@@ -608,17 +610,16 @@ int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
     e.free_pk = NIL;
     e.wall_start = e.last_progress = wall_now();
     int rc = build(&e, s, errbuf);
+    if (!rc && qr_recording_rewind(rec))
+        rc = qri_err(errbuf, QR_ESTATE, "replay: a streamed recording is read once");
     if (!rc && opts->arrivals_path)
         rc = qr_arrival_writer_open(&e.log, opts->arrivals_path, errbuf);
     if (!rc && e.log)
         rc = qr_arrival_writer_set_recording(e.log, qr_recording_id(rec));
     for (uint32_t h = 0; !rc && h < e.hosts; h++) {
-        size_t n;
-        const qr_rec_packet *pkts = qr_recording_packets(rec, h, &n);
-        if (n > 0) {
-            int64_t t = pkts[qr_recording_order(rec, h)[0]].time_ns;
-            rc = schedule(&e, t > 0 ? t : 0, EV_SEND, h, 0);
-        }
+        const qr_rec_packet *first;
+        if ((rc = qr_recording_next(rec, h, &first, errbuf)) == QR_OK && first)
+            rc = schedule(&e, first->time_ns > 0 ? first->time_ns : 0, EV_SEND, h, 0);
     }
     event ev;
     while (!rc && next_event(&e, &ev) && !out->cancelled) {

@@ -1,5 +1,6 @@
 /* replay.h5: one replay's own result file (results.h). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "internal.h"
 #include "qreplay/h5.h"
@@ -26,9 +27,11 @@ fail:
 int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,
                     const qr_row_drop *drops, size_t n_drops, const qr_row_replay_host *hosts,
                     size_t n_hosts, const qr_row_sample_record *records, size_t n_records,
-                    char *errbuf)
+                    FILE *more_records, char *errbuf)
 {
     qr_h5 *f = NULL;
+    qr_h5_table *t = NULL;
+    qr_row_sample_record *block = NULL;
     int rc;
     QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay replay", info->recording_id, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "variant", info->variant, errbuf));
@@ -51,11 +54,32 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
                                  info->n_clocks, errbuf));
     QRI_TRY(qr_h5_group(f, "/sampling", errbuf));
     QRI_TRY(write_sampling_attrs(f, "/sampling", &info->sampling, errbuf));
-    QRI_TRY(qr_h5_write_rows(f, "/sampling/records", &qr_schema_sample_record, records, n_records,
-                             errbuf));
+    QRI_TRY(qr_h5_table_open_schema(&t, f, "/sampling/records", &qr_schema_sample_record, errbuf));
+    QRI_TRY(qr_h5_table_append(t, records, n_records, errbuf));
+    if (more_records) {
+        enum { BLOCK = 65536 };
+        if (!(block = malloc(BLOCK * sizeof *block))) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            goto fail;
+        }
+        size_t got;
+        while ((got = fread(block, sizeof *block, BLOCK, more_records)) > 0)
+            QRI_TRY(qr_h5_table_append(t, block, got, errbuf));
+        if (ferror(more_records)) {
+            rc = qri_err(errbuf, QR_EIO, "%s: the sampling records cannot be read back", path);
+            goto fail;
+        }
+    }
+    rc = qr_h5_table_close(t, errbuf);
+    t = NULL;
+    free(block);
+    block = NULL;
+    if (rc)
+        goto fail;
     return qr_h5_commit(f, errbuf);
 fail:
-    qr_h5_abort(f);
+    free(block);
+    qr_h5_abort(f); /* and t, if still open */
     return rc;
 }
 

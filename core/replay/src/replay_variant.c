@@ -97,13 +97,22 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
     size_t n_recs = 0;
     qr_sampling_stats sst = {0};
     qr_replay_out out = {0};
-    int corrected = 0;
-    if (v->reconcile) {
+    int corrected = 0, streamed = qr_recording_streamed(rec);
+    FILE *more_recs = NULL;
+    qr_sampling_method smethod;
+    int64_t sth;
+    if (streamed && (v->reconcile || qr_recording_stream_sampling(rec, &smethod, &sth) ||
+                     smethod != c->sampling.method || sth != v->th_ns))
+        rc = qri_err(err, QR_EINVAL,
+                     "replay: a streamed recording is sampled at the variant's threshold, with "
+                     "the clocks as recorded");
+    if (!rc && v->reconcile) {
         rc = reconcile(rec, &clocks, &n_clocks, err);
         corrected = rc == 0;
     }
-    if (!rc && (rc = qr_recording_sample(rec, c->sampling.method, v->th_ns, &sst, &recs, &n_recs,
-                                         err)) != 0)
+    if (!rc && !streamed &&
+        (rc = qr_recording_sample(rec, c->sampling.method, v->th_ns, &sst, &recs, &n_recs, err)) !=
+            0)
         qri_err_prefix(err, "sampling");
     if (!rc) {
         status_ctx sc = {v, name};
@@ -113,6 +122,8 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
         rc = engine(engine_ctx, s, rec, &o, &out, err);
         if (!rc && out.cancelled)
             rc = QR_ECANCELED;
+        if (!rc && streamed)
+            rc = qr_recording_stream_end(rec, &sst, &more_recs, err);
     }
     if (!rc && rename(partial, log) != 0)
         rc = qri_err(err, QR_EIO, "%s: cannot rename: %s", log, strerror(errno));
@@ -140,7 +151,7 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
                                v->engine_name ? v->engine_name : "native"};
         if (!rc)
             rc = qr_replay_write(h5, s, &info, out.drops, out.n_drops, hosts, out.n_hosts, recs,
-                                 n_recs, err);
+                                 n_recs, more_recs, err);
         free(hosts);
     }
     if (corrected)

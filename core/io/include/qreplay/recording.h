@@ -13,10 +13,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "qreplay/clock.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/random.h"
+#include "qreplay/sampler.h"
 #include "qreplay/scenario.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
@@ -142,6 +144,51 @@ typedef struct qr_sampling_stats {
 int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
                         qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
                         char *errbuf);
+
+/* The injection cursor, one per host, read by the native replay engine: qr_recording_next gives
+ * host h's next packet in injection order (*p NULL when none is left), valid until
+ * qr_recording_take moves past it. Whole: the order of the last qr_recording_sample (which rewinds
+ * every cursor). Streamed: the packets as the stream releases them. Returns 0, or a streamed
+ * reader's error naming the file and packet. */
+int qr_recording_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, char *errbuf);
+void qr_recording_take(qr_recording *r, uint32_t h);
+/* Put every cursor back at its host's first packet. Returns 0, or QR_ESTATE for a stream that
+ * has been read from (a stream is read once). */
+int qr_recording_rewind(qr_recording *r);
+
+/* A streamed recording (for one replay at one threshold, without reading it whole): recording.h5
+ * is read as by qr_recording_open but for /received, whose rows are per packet (so
+ * qr_recording_has_received is 0: a stream has no receive times); the pcaps are read as the cursors
+ * ask, one open reader per host, each direction's send times sampled at th_ns with `method` while
+ * they are read. A host's packet is released, in injection order (by inferred time; ties in
+ * recorded order), once no packet not yet read or not yet inferred can come before it: every unread
+ * packet of a capture in time order is inferred at or after its recorded time less th (rate) or at
+ * or after the open segment's first time (gap), and a segment's record is final once the capture
+ * has passed the last time at which the direction's next packet could still join it
+ * (qr_sampler_open_until). So memory holds, per host, the packets of the time one open segment
+ * spans, not the recording. The records go to a temporary file as the sampler emits them
+ * (qr_recording_stream_end). A capture whose times go back across directions by more than that can
+ * hold stops the stream: the cursor returns QR_EORDER and qr_recording_stream_unordered is 1; such
+ * a recording is read whole. The IP IDs, flows and packet counts are checked as qr_recording_open
+ * checks them, when read. A streamed recording has no packets in memory (qr_recording_packets gives
+ * none; qr_recording_sample, clock estimation and correction refuse it with QR_ESTATE) and is read
+ * once. The soft limit on open files is raised to hold a reader per host; where the hard limit is
+ * too low, QR_ESTATE says so (read whole instead). Caller owns *out (qr_recording_close). */
+int qr_recording_open_stream(qr_recording **out, const char *dir, const qr_scenario *check,
+                             qr_sampling_method method, int64_t th_ns, char *errbuf);
+/* 1 if r was opened by qr_recording_open_stream. */
+int qr_recording_streamed(const qr_recording *r);
+/* The stream's sampling method and threshold. Returns 0, or QR_ESTATE if r is not streamed. */
+int qr_recording_stream_sampling(const qr_recording *r, qr_sampling_method *method, int64_t *th_ns);
+/* 1 if the stream stopped at a capture going back in time (read the recording whole instead). */
+int qr_recording_stream_unordered(const qr_recording *r);
+/* After every cursor returned NULL: the sampling's counts (as qr_recording_sample's) and the
+ * records as a temporary file of qr_row_sample_record rows, positioned at its start (borrowed;
+ * closed by qr_recording_close; records of one direction in index order, directions in the order
+ * their records were emitted). Returns 0, QR_ESTATE (not streamed, or a cursor not at its end),
+ * or QR_ESTATE if a rate-based inference missed th. */
+int qr_recording_stream_end(qr_recording *r, qr_sampling_stats *stats, FILE **records,
+                            char *errbuf);
 
 /* How a simulated run ended. */
 typedef enum {

@@ -68,6 +68,21 @@ int qr_sampler_push(qr_sampler *s, int64_t time_ns, qr_sample_record *rec, int *
 /* Close the flow direction: emits the open record, if any (*emitted = 1). Returns 0. */
 int qr_sampler_finish(qr_sampler *s, qr_sample_record *rec, int *emitted);
 
+/* The open segment, for a reader that streams (recording.h): its sampled packet's index and time,
+ * and the record qr_sampler_finish would emit now (the record of the segment if no further packet
+ * joins it). Returns 1, or 0 if no segment is open. */
+int qr_sampler_peek(const qr_sampler *s, qr_sample_record *rec);
+
+/* The latest send time at which the direction's next packet could still join the open segment:
+ * once a reader knows every later packet of the direction is sent after *until, the segment's
+ * record is final (qr_sampler_peek's). Returns 1, or 0 if there is no such time (no open segment,
+ * or a rate segment of one packet, which any next packet joins). */
+int qr_sampler_open_until(const qr_sampler *s, int64_t *until);
+
+/* The size of a sampler's state: a copy made with memcpy into another sampler of the same
+ * settings is an independent sampler at the same point (for tests and look-ahead). */
+size_t qr_sampler_state_size(void);
+
 /* Number of packets pushed since the last reset. */
 uint64_t qr_sampler_packets(const qr_sampler *s);
 

@@ -72,14 +72,14 @@ void qr_replay_out_free(qr_replay_out *out);
 /* An engine: replay rec's injection orders (qr_recording_sample) on s's network. Fills *out
  * (zeroed first by the caller; qr_replay_out_free releases it, also after an error). Returns 0
  * (also when cancelled: out->cancelled), or an error with a message naming the file or packet. */
-typedef int (*qr_replay_engine)(void *ctx, const qr_scenario *s, const qr_recording *rec,
+typedef int (*qr_replay_engine)(void *ctx, const qr_scenario *s, qr_recording *rec,
                                 const qr_replay_opts *opts, qr_replay_out *out, char *errbuf);
 
 /* The native engine (ctx unused). Refuses, before running, a network unlike the recording's
  * (QR_EVALUE) and a packet ns-3 would fragment or could not parse (IP length above the links'
  * MTU or below its header: QR_EVALUE naming the host and packet: use the ns-3 engine). */
-int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec,
-                     const qr_replay_opts *opts, qr_replay_out *out, char *errbuf);
+int qr_replay_native(void *ctx, const qr_scenario *s, qr_recording *rec, const qr_replay_opts *opts,
+                     qr_replay_out *out, char *errbuf);
 
 /* The longest name a variant may have (a folder name, with room for the file system's limit). */
 #define QR_VARIANT_NAME_MAX 200

@@ -50,11 +50,13 @@ typedef struct qr_replay_info {
 } qr_replay_info;
 
 /* Write replay.h5 at path (under a temporary name, renamed when complete): the scenario, info and
- * the tables /drops, /hosts, /sampling/records. Returns 0 or the writer's error naming the file. */
+ * the tables /drops, /hosts, /sampling/records: the n_records records, then (more_records not
+ * NULL) the qr_row_sample_record rows of that file to its end, read a block at a time. Returns 0
+ * or the writer's error naming the file. */
 int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info *info,
                     const qr_row_drop *drops, size_t n_drops, const qr_row_replay_host *hosts,
                     size_t n_hosts, const qr_row_sample_record *records, size_t n_records,
-                    char *errbuf);
+                    FILE *more_records, char *errbuf);
 
 /* The complete replays in run_dir/replay (folders holding replay.h5), by mode, then threshold in
  * numeric order, then name. Caller owns *names (qr_variants_free). Returns 0 or QR_ENOMEM (an
