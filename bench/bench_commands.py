@@ -7,13 +7,14 @@ usage: bench_commands.py RUN_DIR [--qreplay PATH] [--th 5us] [--mode tagged] [--
 
 RUN_DIR holds a study run (qreplay run: a recording and its replays). Measures, each command as
 its own process (wall time and peak memory from wait4), best of --repeat runs:
-  replay   `qreplay replay RUN_DIR --engine native` and `--engine ns3` at the same threshold and
-           mode: everything a user waits for (opening and sampling the recording, the replay,
-           writing the arrival log and replay.h5); the ratio ns3 / native; whether the two arrival
-           logs are byte for byte identical; the log's bytes per arrival.
+  replay   `qreplay replay RUN_DIR --engine native` (streaming the captures), `--engine ns3` and
+           `--engine native --read whole` at the same threshold and mode: everything a user waits
+           for (opening and sampling the recording, the replay, writing the arrival log and
+           replay.h5); the ratio ns3 / native; whether the three arrival logs are byte for byte
+           identical; the log's bytes per arrival.
   metrics  `qreplay metrics RUN_DIR --no-figures`: arrivals compared per second, counting for each
            replay variant its own arrivals and the runtime's it is compared with.
-The replays this writes go to RUN_DIR/replay/bench-native-PID and bench-ns3-PID and are removed
+The replays this writes go to RUN_DIR/replay/bench-ENGINE-PID and are removed
 at the end (before metrics runs, so its numbers are the run's own variants). Prints the machine's
 1-minute load average before and after; --json also writes every number to FILE.
 """
@@ -86,18 +87,21 @@ def main(argv):
     names = {}
     res = {}
     try:
-        for eng in ("native", "ns3"):
+        for eng in ("native", "ns3", "native-whole"):
             names[eng] = "bench-%s-%d" % (eng, os.getpid())
-            res[eng] = best([q, "replay", d, "--th", a.th, "--mode", a.mode, "--engine", eng,
-                             "--name", names[eng], "-q"], a.repeat)
+            extra = ["--read", "whole"] if eng == "native-whole" else []
+            res[eng] = best([q, "replay", d, "--th", a.th, "--mode", a.mode, "--engine",
+                             eng.split("-")[0], "--name", names[eng], "-q"] + extra, a.repeat)
         logs = {e: os.path.join(d, "replay", n, "arrivals.qra") for e, n in names.items()}
         n = log_records(logs["native"])
         size = os.path.getsize(logs["native"])
-        same = open(logs["native"], "rb").read() == open(logs["ns3"], "rb").read()
-        for eng in ("native", "ns3"):
+        same = open(logs["native"], "rb").read() == open(logs["ns3"], "rb").read() == \
+            open(logs["native-whole"], "rb").read()
+        for eng in ("native", "ns3", "native-whole"):
             w, rss = res[eng]
+            label = "replay --read whole" if eng == "native-whole" else "replay --engine " + eng
             print("%-28s %9.3f %9.1f %12.3gM/s  (arrivals written per second)" % (
-                "replay --engine " + eng, w, rss, n / w / 1e6))
+                label, w, rss, n / w / 1e6))
         print("replay: ns3 / native %.1fx as whole processes; arrival logs %s; %s arrivals, "
               "%.2f bytes per arrival" % (res["ns3"][0] / res["native"][0],
                                           "identical" if same else "DIFFERENT", "{:,}".format(n),
