@@ -479,13 +479,16 @@ qr_cmd_replay(int argc, char** argv)
         }
         set.status = StatusLine;
         set.status_ctx = &p;
-        int vrc = qr_replay_variant(dir.c_str(),
-                                    s.get(),
-                                    rec.get(),
-                                    &set,
-                                    ReplayEngineByName(engine),
-                                    nullptr,
-                                    err);
+        auto replay = [&]() {
+            return qr_replay_variant(dir.c_str(),
+                                     s.get(),
+                                     rec.get(),
+                                     &set,
+                                     ReplayEngineByName(engine),
+                                     nullptr,
+                                     err);
+        };
+        int vrc = replay();
         if (vrc == QR_EORDER && qr_recording_stream_unordered(rec.get()) && !read)
         {
             // a capture going back in time across directions: the same replay, read whole
@@ -494,13 +497,7 @@ qr_cmd_replay(int argc, char** argv)
                 fprintf(stderr, "qreplay replay: %s; reading the recording whole\n", err);
             rec.reset();
             rec = OpenRecording(dir + "/recording", s.get());
-            vrc = qr_replay_variant(dir.c_str(),
-                                    s.get(),
-                                    rec.get(),
-                                    &set,
-                                    ReplayEngineByName(engine),
-                                    nullptr,
-                                    err);
+            vrc = replay();
         }
         cli_progress_done(&p);
         if (vrc && vrc != QR_ECANCELED)

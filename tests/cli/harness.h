@@ -38,6 +38,20 @@ __attribute__((unused)) static void slurp(const char *path, char *buf, size_t si
         fclose(f);
 }
 
+/* A whole file as bytes (caller frees); *n gets its size. */
+__attribute__((unused)) static unsigned char *slurp_bin(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: missing", path);
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(sz > 0 ? (size_t)sz : 1);
+    *n = fread(b, 1, (size_t)sz, f);
+    fclose(f);
+    return b;
+}
+
 /* Run `qreplay ARGS` (a shell fragment) in the source folder; returns the exit status. */
 __attribute__((unused)) static int qreplay(const char *fmt, ...)
 {

@@ -17,19 +17,6 @@ static void runtime(const char *scenario, const char *sets)
     cr_assert_eq(rc, 0, "runtime %s: %s", scenario, err);
 }
 
-static unsigned char *slurp_bin(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s: missing", path);
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(sz > 0 ? (size_t)sz : 1);
-    *n = fread(b, 1, (size_t)sz, f);
-    fclose(f);
-    return b;
-}
-
 static double attr(qr_h5_reader *r, const char *name)
 {
     double v = -1;

@@ -13,19 +13,6 @@
 
 TestSuite(stream, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
 
-static unsigned char *slurp_bin(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s: missing", path);
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(sz > 0 ? (size_t)sz : 1);
-    *n = fread(b, 1, (size_t)sz, f);
-    fclose(f);
-    return b;
-}
-
 static void same_file(const char *a, const char *b, const char *what)
 {
     char pa[512], pb[512];
