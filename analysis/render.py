@@ -700,20 +700,27 @@ def block_commands(name):
     """Whole commands per network: metrics' rate, both replay engines as processes, the log."""
     d = load(name)
     r = d["results"]
+    nets = sorted((k for k in r if k != "volatile"), key=lambda k: int(k[1:]))
+    # since the stream (issue 39) the bench also runs the native engine reading whole
+    whole = all("native-whole" in r["volatile"][n]["replay"] for n in nets)
     out = ["| network | runtime arrivals | `qreplay metrics` (arrivals compared) | its rate | "
-           "`replay --engine native` | `--engine ns3` | ns3 / native | arrival log | "
-           "logs identical |", "|---|---|---|---|---|---|---|---|---|"]
+           "`replay --engine native`%s | `--engine ns3` | ns3 / native | %sarrival log | "
+           "logs identical |" % (" (streamed)" if whole else "",
+                                 "`--read whole` | " if whole else ""),
+           "|---|---|---|---|---|---|---|---|---|" + ("---|" if whole else "")]
     loads = []
-    for net in sorted((k for k in r if k != "volatile"), key=lambda k: int(k[1:])):
+    for net in nets:
         x, v = r[net], r["volatile"][net]
+        rw = v["replay"].get("native-whole")
         out.append("| %s | %s | %.2f s, %.0f MB (%s) | %.1fM/s | %.3f s, %.0f MB | %.2f s, "
-                   "%.0f MB | %.1fx | %.2f bytes per arrival | %s |" % (
+                   "%.0f MB | %.1fx | %s%.2f bytes per arrival | %s |" % (
                        net.replace("k", "k="), "{:,}".format(x["runtime_arrivals"]),
                        v["metrics"]["wall_s"], v["metrics"]["peak_rss_mb"],
                        "{:,}".format(x["arrivals_compared"]),
                        v["metrics"]["arrivals_per_s"] / 1e6, v["replay"]["native"]["wall_s"],
                        v["replay"]["native"]["peak_rss_mb"], v["replay"]["ns3"]["wall_s"],
                        v["replay"]["ns3"]["peak_rss_mb"], v["ns3_over_native"],
+                       "%.3f s, %.0f MB | " % (rw["wall_s"], rw["peak_rss_mb"]) if whole else "",
                        x["log_bytes"] / max(1, x["replay_arrivals"]),
                        "yes" if x["logs_identical"] else "NO"))
         loads.append("%s %.1f / %.1f" % (net, v["load"][0], v["load"][1]))
