@@ -45,6 +45,7 @@ typedef struct sdir {
     uint32_t seg;        /* changes with the open segment (a new one, a closed one) */
     uint32_t ver;        /* changes with every packet the segment takes */
     uint8_t closed;      /* the open segment's record is final */
+    int64_t s_time;      /* the open segment's first time */
 } sdir;
 
 typedef struct shost {
@@ -206,6 +207,13 @@ static void host_path(const qr_recording *r, uint32_t h, char *path, size_t size
     snprintf(path, size, "%s/%s", r->dir, pcap);
 }
 
+/* host h's capture's path in buf (3 * QR_PATH_MAX), for an error: not made per packet */
+static const char *hpath(const qr_recording *r, uint32_t h, char *buf)
+{
+    host_path(r, h, buf, 3 * QR_PATH_MAX);
+    return buf;
+}
+
 static int fail_unordered(struct qri_rec_stream *st, const char *path, const char *what,
                           char *errbuf)
 {
@@ -247,18 +255,17 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
 {
     struct qri_rec_stream *st = r->stream;
     shost *hs = &st->hosts[h];
-    char path[3 * QR_PATH_MAX];
-    host_path(r, h, path, sizeof path);
+    char path[3 * QR_PATH_MAX]; /* made only where it is needed: not per packet */
     int rc;
     if (!hs->opened) {
         hs->opened = 1;
-        if ((rc = qr_trace_reader_open(&hs->tr, path, errbuf)) != QR_OK)
+        if ((rc = qr_trace_reader_open(&hs->tr, hpath(r, h, path), errbuf)) != QR_OK)
             return rc;
     }
     qr_packet pk;
     rc = qr_trace_read(hs->tr, &pk, errbuf);
     if (rc == QR_END)
-        return host_end(st, hs, path, errbuf);
+        return host_end(st, hs, hpath(r, h, path), errbuf);
     if (rc)
         return rc;
     uint64_t n = qr_trace_reader_count(hs->tr);
@@ -267,16 +274,16 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
     if (qr_flow_table_resolve(r->flows, &ft, &d) != QR_OK ||
         qr_flow_table_dir_src(r->flows, d) != h)
         return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": belongs to no flow of host %u",
-                       path, n, h);
+                       hpath(r, h, path), n, h);
     if (pk.ip_id != (uint16_t)st->next_seq[d])
         return qri_err(errbuf, QR_EFORMAT,
                        "%s: packet %" PRIu64
                        ": IP ID %u, expected %u (IDs must be consecutive per flow direction)",
-                       path, n, pk.ip_id, (unsigned)(uint16_t)st->next_seq[d]);
+                       hpath(r, h, path), n, pk.ip_id, (unsigned)(uint16_t)st->next_seq[d]);
     uint32_t seq = st->next_seq[d]++;
     uint32_t slot = slot_new(hs);
     if (slot == NIL)
-        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", hpath(r, h, path));
     spkt *p = &hs->pool[slot];
     p->rp = (qr_rec_packet){.pk = pk, .dir = d, .seq = seq, .time_ns = pk.time_ns};
     p->rp.drop_tag = (uint8_t)qr_recording_detected(r, qr_packet_id(d, seq));
@@ -289,7 +296,7 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
     if (!sd->smp) {
         if (qri_grow((void **)&hs->dirs, &hs->cap_dirs, hs->n_dirs, sizeof *hs->dirs, 16) ||
             qr_sampler_create(&sd->smp, &st->cfg))
-            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", hpath(r, h, path));
         hs->dirs[hs->n_dirs++] = d;
         sd->head = sd->tail = NIL;
     }
@@ -297,13 +304,14 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
     int em;
     char detail[QR_ERRBUF_SIZE];
     if ((rc = qr_sampler_push(sd->smp, pk.time_ns, &rec, &em, detail)) != QR_OK)
-        return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling direction %u: %s", path, n, d,
-                       detail);
+        return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling direction %u: %s",
+                       hpath(r, h, path), n, d, detail);
     if (em) {
         if ((rc = emit(st, d, &rec, errbuf)) != QR_OK)
             return rc;
         if ((rc = resolve(st, hs, sd, &rec)) != QR_OK)
-            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed", path, n);
+            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed", hpath(r, h, path),
+                           n);
         sd->closed = 0;
         sd->seg++;
     } else if (sd->closed) {
@@ -312,16 +320,17 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
                  "packet %" PRIu64 " (direction %u, at %" PRId64
                  " ns) joins a send-time segment the capture had passed",
                  n, d, pk.time_ns);
-        return fail_unordered(st, path, what, errbuf);
+        return fail_unordered(st, hpath(r, h, path), what, errbuf);
     }
-    qr_sample_record open;
-    qr_sampler_peek(sd->smp, &open);
     int waiting_before = sd->head != NIL;
-    if (open.index == seq) { /* it starts a segment: its time is its own */
+    /* a direction's first packet, and the one that closed a segment, start one: their time is
+     * their own */
+    if (em || qr_sampler_packets(sd->smp) == 1) {
+        sd->s_time = pk.time_ns;
         if ((rc = make_ready(st, hs, slot, pk.time_ns)) != QR_OK)
             return qri_err(errbuf, rc, "out of memory");
         if (st->cfg.method == QR_SAMPLING_GAP &&
-            heap_push(&hs->floor, (skey){open.time_ns, d, sd->seg}))
+            heap_push(&hs->floor, (skey){sd->s_time, d, sd->seg}))
             return qri_err(errbuf, QR_ENOMEM, "out of memory");
     } else {
         if (sd->tail == NIL)
@@ -330,7 +339,7 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
             hs->pool[sd->tail].next = slot;
         sd->tail = slot;
         if (!waiting_before && st->cfg.method == QR_SAMPLING_RATE &&
-            heap_push(&hs->floor, (skey){open.time_ns - st->cfg.th_ns, d, sd->seg}))
+            heap_push(&hs->floor, (skey){sd->s_time - st->cfg.th_ns, d, sd->seg}))
             return qri_err(errbuf, QR_ENOMEM, "out of memory");
     }
     sd->ver++;
@@ -344,7 +353,8 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
         if (k.b != o->ver || o->closed || !o->smp || !qr_sampler_peek(o->smp, &rec))
             continue;
         if ((rc = resolve(st, hs, o, &rec)) != QR_OK)
-            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed", path, n);
+            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed", hpath(r, h, path),
+                           n);
         o->closed = 1;
         o->seg++;
     }
