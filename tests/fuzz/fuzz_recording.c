@@ -69,5 +69,33 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                    err);
         qr_recording_close(r);
     }
+    /* the same capture streamed (qr_recording_open_stream): every host drained through its
+     * cursor; the stream accepts what the whole reader accepts and refuses naming the file */
+    qr_recording* sr = NULL;
+    char serr[QR_ERRBUF_SIZE] = "";
+    int src = qr_recording_open_stream(&sr, dir, NULL, QR_SAMPLING_RATE, 5000, serr);
+    for (uint32_t h = 0; src == QR_OK && h < 3; h++)
+    {
+        const qr_rec_packet* pk;
+        while ((src = qr_recording_next(sr, h, &pk, serr)) == QR_OK && pk)
+            qr_recording_take(sr, h);
+    }
+    if (src == QR_OK)
+    {
+        qr_sampling_stats st;
+        FILE* recs;
+        src = qr_recording_stream_end(sr, &st, &recs, serr);
+        FUZZ_CHECK(src == QR_OK, "stream end: %s", serr);
+    }
+    FUZZ_CHECK((src == QR_OK) == (rc == QR_OK),
+               "whole %d, streamed %d: %s | %s",
+               rc,
+               src,
+               err,
+               serr);
+    FUZZ_CHECK(src == QR_OK || (serr[0] && strstr(serr, dir)),
+               "stream refused without naming it: %s",
+               serr);
+    qr_recording_close(sr);
     return 0;
 }
