@@ -68,6 +68,7 @@ struct qr_h5_table {
     size_t n_fields, file_size;
     size_t *file_off, *mem_off, *size;
     int packed_rows; /* the caller's layout is the packed one: no copy */
+    int rle;         /* deflate with run-length matches only (qr_h5_table_rle) */
     /* chunk k (in the order filled) is jobs[k % NJOBS]; chunks below `written` are in the file,
      * below `claimed` taken by a worker, below `submitted` handed over; chunk `submitted` is being
      * filled */
@@ -413,11 +414,13 @@ static void filter_chunk(const qr_h5_table *t, struct chunk_job *j)
         for (size_t r = 0; r < n; r++)
             o[r] = in[r * fs];
     }
-    /* zlib's format, as compress2 writes it, with run-length matches only (Z_RLE): shuffled
-     * tables are mostly runs of equal bytes, which RLE finds at a fraction of level 1's cost */
+    /* zlib's format, as compress2 writes it; a table marked rle with run-length matches only
+     * (Z_RLE): shuffled tables are mostly runs of equal bytes, which RLE finds at a fraction of
+     * level 1's cost, at some size on tables of varied bytes */
     z_stream z;
     memset(&z, 0, sizeof z);
-    j->err = deflateInit2(&z, DEFLATE, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK;
+    j->err =
+        deflateInit2(&z, DEFLATE, Z_DEFLATED, 15, 8, t->rle ? Z_RLE : Z_DEFAULT_STRATEGY) != Z_OK;
     if (j->err)
         return;
     z.next_in = shuffled;
@@ -623,6 +626,12 @@ static void release_table(qr_h5_table *t)
     t->f->open_tables--;
     free_layout(t);
     free(t);
+}
+
+void qr_h5_table_rle(qr_h5_table *t)
+{
+    if (t)
+        t->rle = 1;
 }
 
 int qr_h5_table_close(qr_h5_table *t, char *errbuf)

@@ -250,6 +250,7 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     /* qdiff: both arrival logs in time order, matched by (packet, queue) */
     snprintf(path, sizeof path, "%s/qdiff", g);
     QRI_TRY(qr_h5_table_open_schema(&out->qdiff, o, path, &qr_schema_qdiff, errbuf));
+    qr_h5_table_rle(out->qdiff); /* the table whose compression bounded qreplay metrics */
     snprintf(path, sizeof path, "%s/arrivals.qra", vdir);
     QRI_TRY(qr_compare_arrival_logs(run_log, path, bsw, bport, on_qdiff_row, on_series_point, out,
                                     &qs, errbuf));
