@@ -380,7 +380,7 @@ static void open_until_case(qr_sampling_method m, int64_t th, uint64_t seed)
             for (int side = 0; side < 2; side++) {
                 qr_sampler *c;
                 cr_assert_eq(qr_sampler_create(&c, &cfg), QR_OK);
-                memcpy(c, s, qr_sampler_state_size());
+                qr_sampler_copy(c, s);
                 cr_assert_eq(qr_sampler_push(c, until + side, &r, &e, err), QR_OK, "%s", err);
                 cr_assert_eq(e, side, "a packet at open-until%s %s", side ? " + 1 ns" : "",
                              side ? "joined" : "closed the segment");

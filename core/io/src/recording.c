@@ -251,8 +251,6 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
  * sends); the flow table and the detected drops are only read. */
 struct pcap_job {
     qr_recording *r;
-    const qr_row_host *hosts;
-    const char *dir;
     uint32_t *next;
     atomic_uint claim;
 };
@@ -265,6 +263,14 @@ struct pcap_worker {
     char err[QR_ERRBUF_SIZE];
 };
 
+void qri_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size_t size)
+{
+    char pcap[sizeof r->host_rows[h].pcap + 1];
+    memcpy(pcap, r->host_rows[h].pcap, sizeof r->host_rows[h].pcap);
+    pcap[sizeof r->host_rows[h].pcap] = '\0';
+    snprintf(path, size, "%s/%s", r->dir, pcap);
+}
+
 static void *read_pcaps(void *arg)
 {
     struct pcap_worker *w = arg;
@@ -274,11 +280,8 @@ static void *read_pcaps(void *arg)
         uint32_t h = atomic_fetch_add(&j->claim, 1);
         if (h >= j->r->n_hosts)
             break;
-        char pcap[sizeof j->hosts[h].pcap + 1];
-        memcpy(pcap, j->hosts[h].pcap, sizeof j->hosts[h].pcap);
-        pcap[sizeof j->hosts[h].pcap] = '\0';
-        snprintf(path, sizeof path, "%s/%s", j->dir, pcap);
-        int rc = read_pcap(j->r, h, path, j->hosts[h].packets, j->next, err);
+        qri_recording_pcap_path(j->r, h, path, sizeof path);
+        int rc = read_pcap(j->r, h, path, j->r->host_rows[h].packets, j->next, err);
         if (rc != QR_OK && w->rc == QR_OK) {
             w->rc = rc;
             w->host = h;
@@ -288,11 +291,10 @@ static void *read_pcaps(void *arg)
     return NULL;
 }
 
-static int read_all_pcaps(qr_recording *r, const qr_row_host *hosts, const char *dir,
-                          uint32_t *next, char *errbuf)
+static int read_all_pcaps(qr_recording *r, uint32_t *next, char *errbuf)
 {
     enum { MAX_READERS = 4 };
-    struct pcap_job job = {r, hosts, dir, next, 0};
+    struct pcap_job job = {r, next, 0};
     struct pcap_worker w[MAX_READERS];
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cpus > 1 ? (int)(cpus < MAX_READERS ? cpus : MAX_READERS) : 1;
@@ -461,7 +463,7 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     if (!rc && !(next = calloc(qr_flow_table_directions(r->flows) + 1, sizeof *next)))
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     if (!rc)
-        rc = read_all_pcaps(r, r->host_rows, dir, next, errbuf);
+        rc = read_all_pcaps(r, next, errbuf);
     free(next);
     if (rc) {
         qr_recording_close(r);

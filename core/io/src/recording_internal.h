@@ -43,6 +43,8 @@ struct qr_recording {
 
 struct qri_rec_stream;
 
+/* recording.c: host h's capture, r->dir/its /hosts pcap name, into path (size bytes). */
+void qri_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size_t size);
 /* recording.c: recording.h5 read into r (everything but the pcaps; /received, a row per packet,
  * only with received). */
 int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *check, int received,

@@ -199,18 +199,10 @@ static int resolve(struct qri_rec_stream *st, shost *hs, sdir *sd, const qr_samp
     return QR_OK;
 }
 
-static void host_path(const qr_recording *r, uint32_t h, char *path, size_t size)
-{
-    char pcap[sizeof r->host_rows[h].pcap + 1];
-    memcpy(pcap, r->host_rows[h].pcap, sizeof r->host_rows[h].pcap);
-    pcap[sizeof r->host_rows[h].pcap] = '\0';
-    snprintf(path, size, "%s/%s", r->dir, pcap);
-}
-
 /* host h's capture's path in buf (3 * QR_PATH_MAX), for an error: not made per packet */
 static const char *hpath(const qr_recording *r, uint32_t h, char *buf)
 {
-    host_path(r, h, buf, 3 * QR_PATH_MAX);
+    qri_recording_pcap_path(r, h, buf, 3 * QR_PATH_MAX);
     return buf;
 }
 
@@ -392,7 +384,7 @@ int qri_rec_stream_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, ch
             if (hs->released &&
                 (k.key < hs->rel_time || (k.key == hs->rel_time && k.b < hs->rel_index))) {
                 char what[200], path[3 * QR_PATH_MAX];
-                host_path(r, h, path, sizeof path);
+                hpath(r, h, path);
                 snprintf(what, sizeof what,
                          "packet %u would be injected at %" PRId64
                          " ns, before one already injected at %" PRId64 " ns",

@@ -48,9 +48,9 @@ void qr_sampler_reset(qr_sampler *s)
     *s = (qr_sampler){.cfg = cfg};
 }
 
-size_t qr_sampler_state_size(void)
+void qr_sampler_copy(qr_sampler *dst, const qr_sampler *src)
 {
-    return sizeof(struct qr_sampler);
+    *dst = *src;
 }
 
 uint64_t qr_sampler_packets(const qr_sampler *s)

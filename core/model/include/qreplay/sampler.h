@@ -79,9 +79,8 @@ int qr_sampler_peek(const qr_sampler *s, qr_sample_record *rec);
  * or a rate segment of one packet, which any next packet joins). */
 int qr_sampler_open_until(const qr_sampler *s, int64_t *until);
 
-/* The size of a sampler's state: a copy made with memcpy into another sampler of the same
- * settings is an independent sampler at the same point (for tests and look-ahead). */
-size_t qr_sampler_state_size(void);
+/* Make dst (any sampler) an independent copy of src at the same point, settings included. */
+void qr_sampler_copy(qr_sampler *dst, const qr_sampler *src);
 
 /* Number of packets pushed since the last reset. */
 uint64_t qr_sampler_packets(const qr_sampler *s);
