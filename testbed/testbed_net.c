@@ -663,6 +663,27 @@ static int build(struct tb *t, const tb_run *run)
     return 0;
 }
 
+/* A switch's own traffic, counted where no capture can see it all (nftables, table ip
+ * qreplay_own): chain out, every IPv4 packet the switch itself sends (ICMP answers to 007's
+ * probes and traceroutes) before its egress queue, which may drop it; chain in, every one it
+ * takes for itself that is not TCP. Appended to rules[0..len); the new length, or -1 if size is
+ * too small. */
+static int add_own_counters(char *rules, size_t len, size_t size)
+{
+    int w = snprintf(rules + len, size - len,
+                     "table ip qreplay_own {\n"
+                     "  chain out {\n"
+                     "    type filter hook output priority 0; policy accept;\n"
+                     "    counter\n"
+                     "  }\n"
+                     "  chain in {\n"
+                     "    type filter hook input priority 0; policy accept;\n"
+                     "    meta l4proto != tcp counter\n"
+                     "  }\n"
+                     "}\n");
+    return w < 0 || (size_t)w >= size - len ? -1 : (int)(len + (size_t)w);
+}
+
 /* Namespace ns's setup script (DIR/.nsN-PID.sh, removed after): its ip and tc commands as
  * batches, the offloads off, and its nftables rules; errors into DIR/.nsN-PID.err. */
 static int fabric_script(struct tb *t, const tb_run *run, uint32_t ns, char *script, size_t size)
@@ -733,7 +754,10 @@ static int fabric_script(struct tb *t, const tb_run *run, uint32_t ns, char *scr
         fputc('\n', ip);
     }
     char rules[8192];
-    if (qr_fabric_nft_ruleset(f, ns, rules, sizeof rules) > 0) {
+    int len = qr_fabric_nft_ruleset(f, ns, rules, sizeof rules);
+    if (len >= 0 && ns >= qr_fabric_hosts(f)) /* a switch: what it sends and takes itself */
+        len = add_own_counters(rules, (size_t)len, sizeof rules);
+    if (len > 0) {
         char file[4200], name[16];
         snprintf(file, sizeof file, "%s/faults-%s.nft", dir,
                  qr_fabric_ns_name(f, ns, name, sizeof name));
@@ -888,6 +912,23 @@ static uint64_t nft_drops(struct tb *t, const char *ns, uint32_t fault, int *ok)
         *ok = 0;
         fprintf(stderr, "qreplay %s: cannot read the counter of fault %u in %s\n", t->cmd, fault,
                 ns);
+        return 0;
+    }
+    return strtoull(d + 16, NULL, 10);
+}
+
+/* A switch's own counter (own_counters): chain "out" or "in" of table ip qreplay_own. */
+static uint64_t own_count(struct tb *t, const char *ns, const char *chain, int *ok)
+{
+    char out[4096];
+    char *argv[] = {"ip",    "netns", "exec",        (char *)ns,    "nft", "list",
+                    "chain", "ip",    "qreplay_own", (char *)chain, NULL};
+    *ok = run_argv(argv, out, sizeof out) == 0;
+    const char *d = *ok ? strstr(out, "counter packets ") : NULL;
+    if (!d) {
+        *ok = 0;
+        fprintf(stderr, "qreplay %s: cannot read the counter of its own packets (%s) in %s\n",
+                t->cmd, chain, ns);
         return 0;
     }
     return strtoull(d + 16, NULL, 10);
@@ -1488,10 +1529,13 @@ int tb_run_testbed(const char *command, tb_run *run)
     run->app_res = calloc(run->n_apps ? run->n_apps : 1, sizeof *run->app_res);
     run->qdisc_drops = calloc(n_ports, sizeof *run->qdisc_drops);
     run->fault_drops = calloc(n_faults + 1, sizeof *run->fault_drops);
+    uint32_t n_sw = t.fab ? qr_fabric_switches(t.fab) : 1;
+    run->own_sent = calloc(n_sw, sizeof *run->own_sent);
+    run->own_taken = calloc(n_sw, sizeof *run->own_taken);
     if (run->fabric && run->conf->everflow.guided > 0)
         run->sweep_drops = calloc(n_ports, sizeof *run->sweep_drops);
-    if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops ||
-        (run->fabric && run->conf->everflow.guided > 0 && !run->sweep_drops))
+    if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops || !run->own_sent ||
+        !run->own_taken || (run->fabric && run->conf->everflow.guided > 0 && !run->sweep_drops))
         return cli_fail(command, "out of memory");
     int rc = 0;
     cli_progress prog;
@@ -1583,6 +1627,15 @@ int tb_run_testbed(const char *command, tb_run *run)
             if (!ok)
                 rc = 1;
         }
+    for (uint32_t sw = 0; !rc && !cli_signal && t.fab && sw < qr_fabric_switches(t.fab); sw++) {
+        const char *ns = t.ns[qr_fabric_switch_ns(t.fab, sw)];
+        int ok;
+        run->own_sent[sw] = own_count(&t, ns, "out", &ok);
+        if (ok)
+            run->own_taken[sw] = own_count(&t, ns, "in", &ok);
+        if (!ok)
+            rc = 1;
+    }
     for (size_t i = 0; !rc && !cli_signal && i < n_faults; i++) {
         int ok = 1;
         if (faults[i].kind == QR_LINK_GRAY || faults[i].kind == QR_LINK_BLACKHOLE)
@@ -1634,6 +1687,9 @@ void tb_run_free(tb_run *run)
     free(run->app_res);
     free(run->qdisc_drops);
     free(run->fault_drops);
+    free(run->own_sent);
+    free(run->own_taken);
+    run->own_sent = run->own_taken = NULL;
     free(run->sweep_drops);
     run->sweep_drops = NULL;
     free(run->traces);

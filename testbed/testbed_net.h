@@ -51,6 +51,9 @@ typedef struct tb_run {
     tb_app_result *app_res; /* n_apps, allocated by tb_run_testbed */
     uint64_t *qdisc_drops;  /* per switch port (the fabric: switch x k + port) */
     uint64_t *fault_drops;  /* the fabric: per fault of qr_fabric_faults, its rule's counter */
+    /* the fabric, per switch: the IPv4 packets it sent itself (before its queues) and those not
+     * TCP it took for itself, by its nftables counters */
+    uint64_t *own_sent, *own_taken;
     /* the fabric with [everflow] guided: what each switch port's qdisc counted from just before
      * the agents stopped (and sent the guided probes) to the end (per switch x k + port; NULL:
      * no guided probes), and how many the agents sent */

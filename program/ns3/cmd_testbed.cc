@@ -329,6 +329,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                           fab,
                           run.qdisc_drops,
                           run.fault_drops,
+                          run.own_sent,
+                          run.own_taken,
                           run.pingmesh != nullptr,
                           run.pings,
                           run.n_pings};
@@ -369,13 +371,14 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
     for (uint32_t q = 0; q < r.n_ports; q++)
         qd += r.ports[q].qdisc_drops;
     printf("truth              %" PRIu64 " packets, %" PRIu64 " delivered over %" PRIu64
-           " switch hops; %" PRIu64 " dropped by queues (with %" PRIu64
-           " probes': the qdiscs' %" PRIu64 "), %" PRIu64 " by faults\n",
+           " switch hops; %" PRIu64 " dropped by queues (with %" PRIu64 " probes' and %" PRIu64
+           " not TCP: the qdiscs' %" PRIu64 "), %" PRIu64 " by faults\n",
            r.packets,
            r.delivered,
            r.hops,
            r.queue_drops,
            r.probe_queue_drops,
+           r.other_queue_drops,
            qd,
            r.fault_drops);
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
@@ -423,11 +426,13 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
             traces = std::max<uint64_t>(traces, run.traces[i].trace + 1);
         }
         printf("007's agents       %" PRIu64 " traceroutes on retransmissions, %zu probes, %" PRIu64
-               " answered by the switches (Linux's ICMP rate limits); %" PRIu64
-               " probes seen at switch ports, %" PRIu64 " dropped by faults\n",
+               " answered by the switches (Linux's ICMP rate limits; they sent %" PRIu64
+               " packets themselves); %" PRIu64 " probes seen at switch ports, %" PRIu64
+               " dropped by faults\n",
                traces,
                run.n_traces,
                answered,
+               r.own_sent,
                r.trace_probes,
                r.trace_fault_drops);
     }

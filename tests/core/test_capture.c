@@ -1,8 +1,11 @@
 /* Operators' captures: real kernel captures (tests/data/captures, made by make_captures.sh) read
  * in every format and link type, checked packet by packet against tshark's own dissection, and
  * every skip reason on crafted frames. */
+#define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <inttypes.h>
+#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +301,86 @@ Test(capture, every_skip_reason_on_crafted_frames)
     cr_assert_eq(qr_capture_decode(108, lo, 44, 44, &p, &why), 1);
     cr_assert_eq(why, QR_SKIP_NOT_IP);
     cr_assert_eq(qr_capture_decode(105 /* 802.11 */, lo, 44, 44, &p, &why), QR_EINVAL);
+}
+
+struct skips {
+    uint64_t n[QR_SKIP_COUNT];
+    uint64_t icmp, last_frame;
+    int64_t last_t;
+};
+
+static void on_skip(void *ctx, const qr_capture_packet *p, qr_skip why)
+{
+    struct skips *s = ctx;
+    s->n[why]++;
+    cr_assert_gt(p->frame, s->last_frame, "frames in order");
+    s->last_frame = p->frame;
+    s->last_t = p->time_ns;
+    cr_assert(p->has_mac, "an Ethernet frame's addresses");
+    cr_assert_eq(p->mac_src[5], (uint8_t)p->frame, "frame %" PRIu64 "'s own source MAC", p->frame);
+    if (why == QR_SKIP_NOT_TCP) {
+        s->icmp++;
+        cr_assert_eq(p->family, 4);
+        cr_assert_eq(p->src[12], 10);
+        cr_assert_eq(p->src[15], 1);
+        cr_assert_eq(p->dst[15], 2);
+        cr_assert_eq(p->ip_len, 56);
+        cr_assert_eq(p->ttl, 64);
+    }
+}
+
+/* The frames the reader passes over reach the skip callback, one call per frame counted in the
+ * stats, with what of them was decoded; the TCP frames still come back as packets. */
+Test(capture, skipped_frames_reach_the_callback)
+{
+    char path[] = "/tmp/qr-skip-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    pcap_t *pd = pcap_open_dead(1 /* EN10MB */, 65535);
+    pcap_dumper_t *d = pcap_dump_open(pd, path);
+    cr_assert_not_null(d);
+    /* per frame: TCP, ICMP (proto 1), ARP, UDP, a later TCP fragment */
+    const unsigned kind[][3] = {{0x0800, 6, 0}, {0x0800, 1, 0},  {0x0806, 6, 0},
+                                {0x0800, 1, 0}, {0x0800, 17, 0}, {0x0800, 6, 0},
+                                {0x0800, 1, 0}, {0x0800, 6, 16}, {0x0800, 6, 0}};
+    for (size_t i = 0; i < sizeof kind / sizeof *kind; i++) {
+        uint8_t b[128];
+        int other = kind[i][0] == 0x0800 && kind[i][1] != 6;
+        size_t n = frame4(b, kind[i][0], kind[i][1], kind[i][2], 5, 5, other ? 56 : 40);
+        if (other)
+            n = 14 + 56;
+        b[14 + 8] = 64;
+        b[11] = (uint8_t)(i + 1); /* the source MAC names the frame */
+        struct pcap_pkthdr h = {
+            .ts = {1000 + (long)i, 0}, .caplen = (bpf_u_int32)n, .len = (bpf_u_int32)n};
+        pcap_dump((u_char *)d, &h, b);
+    }
+    pcap_dump_close(d);
+    pcap_close(pd);
+    char err[QR_ERRBUF_SIZE];
+    qr_capture *c;
+    cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
+    struct skips s = {0};
+    qr_capture_on_skip(c, on_skip, &s);
+    qr_capture_packet p;
+    int tcp = 0, rc;
+    while ((rc = qr_capture_next(c, &p, err)) == QR_OK)
+        tcp++;
+    cr_assert_eq(rc, QR_END, "%s", err);
+    qr_capture_stats st;
+    qr_capture_stats_get(c, &st);
+    cr_assert_eq(tcp, 3);
+    cr_assert_eq(st.frames, 9);
+    for (int w = 0; w < QR_SKIP_COUNT; w++)
+        cr_assert_eq(s.n[w], st.skipped[w], "reason %d: %" PRIu64 " calls, %" PRIu64 " counted", w,
+                     s.n[w], st.skipped[w]);
+    cr_assert_eq(s.icmp, 4, "three ICMP packets and a UDP one");
+    cr_assert_eq(s.n[QR_SKIP_NOT_IP], 1);
+    cr_assert_eq(s.n[QR_SKIP_FRAGMENT], 1);
+    cr_assert_eq(s.last_t, 1007 * 1000000000ll, "the last skipped frame's time");
+    qr_capture_close(c);
+    unlink(path);
 }
 
 Test(capture, ipv6_extension_headers_and_fragments)

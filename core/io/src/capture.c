@@ -37,6 +37,8 @@ struct qr_capture {
     char link[64];
     char warning[1200];
     qr_capture_stats stats;
+    qr_capture_skip_fn on_skip;
+    void *on_skip_ctx;
 };
 
 static uint16_t get16(const uint8_t *b)
@@ -112,18 +114,18 @@ static int ipv4(const uint8_t *b, size_t len, uint32_t wire, qr_capture_packet *
     int reason;
     if (qr_ipv4_parse(b, len, wire, &q, &reason, NULL, 0) != QR_OK)
         return skip(why, (qr_skip)reason);
-    if (q.proto != 6)
-        return skip(why, QR_SKIP_NOT_TCP);
-    if (get16(b + 6) & 0x2000) /* more fragments: the segment is not whole here */
-        return skip(why, QR_SKIP_FRAGMENT);
-    size_t ihl = (size_t)(b[0] & 0x0f) * 4;
-    p->family = 4;
+    p->family = 4; /* the IP header's fields, also of a packet of another protocol */
     mapped4(p->src, q.src_ip);
     mapped4(p->dst, q.dst_ip);
     p->ip_len = q.ip_len;
     p->ip_id = q.ip_id;
     p->tos = q.tos;
     p->ttl = q.ttl;
+    if (q.proto != 6)
+        return skip(why, QR_SKIP_NOT_TCP);
+    if (get16(b + 6) & 0x2000) /* more fragments: the segment is not whole here */
+        return skip(why, QR_SKIP_FRAGMENT);
+    size_t ihl = (size_t)(b[0] & 0x0f) * 4;
     return tcp(b + ihl, len - ihl, (size_t)q.ip_len - ihl, p, why);
 }
 
@@ -275,7 +277,7 @@ int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_
         if (caplen < 14)
             return skip(why, wire_len >= 14 ? QR_SKIP_SNAPLEN : QR_SKIP_BAD_LINK);
         int rc = after_tags(buf, caplen, wire_len, 12, p, why);
-        if (rc == 0) {
+        if (rc == 0 || rc == 1) {
             p->has_mac = 1;
             memcpy(p->mac_dst, buf, 6);
             memcpy(p->mac_src, buf + 6, 6);
@@ -402,6 +404,11 @@ int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf)
         rc = qr_capture_decode(c->dlt, data, h->caplen, h->len, p, &why);
         if (rc == 1) {
             c->stats.skipped[why]++;
+            if (c->on_skip) {
+                p->time_ns = t;
+                p->frame = c->stats.frames;
+                c->on_skip(c->on_skip_ctx, p, why);
+            }
             continue;
         }
         if (rc != QR_OK)
@@ -413,6 +420,14 @@ int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf)
         return QR_OK;
     }
     return QR_END;
+}
+
+void qr_capture_on_skip(qr_capture *c, qr_capture_skip_fn fn, void *ctx)
+{
+    if (c) {
+        c->on_skip = fn;
+        c->on_skip_ctx = ctx;
+    }
 }
 
 const char *qr_capture_link(const qr_capture *c)

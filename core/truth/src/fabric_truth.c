@@ -74,7 +74,8 @@ struct ft_state {
     size_t n_op, cap_op;
     uint32_t *op_table;
     size_t op_mask;
-    uint64_t *op_queue_drops; /* per switch: the queue drops of those packets */
+    /* per switch: the IPv4 frames not TCP its ports' captures show arriving and leaving */
+    uint64_t *other_in, *other_out;
 };
 
 /* A packet of no recorded connection, as the switch ports saw it. */
@@ -332,6 +333,25 @@ static const char *dir_text(const struct ft_state *s, uint32_t d, char *buf, siz
     return buf;
 }
 
+struct port_ctx {
+    struct ft_state *s;
+    uint32_t sw, port;
+};
+
+/* A frame of a switch port's capture that is not TCP: an IPv4 packet of another protocol is
+ * counted as arriving or leaving by its source MAC. */
+static void other_frame(void *ctx, const qr_capture_packet *k, qr_skip why)
+{
+    const struct port_ctx *c = ctx;
+    qr_node owner;
+    uint32_t op;
+    if (why != QR_SKIP_NOT_TCP || k->family != 4 || !k->has_mac)
+        return;
+    int out = qr_fabric_mac_owner(k->mac_src, &owner, &op) && owner.kind != QR_NODE_HOST &&
+              owner.index == c->sw && op == c->port;
+    (out ? c->s->other_out : c->s->other_in)[c->sw]++;
+}
+
 /* Every frame of switch sw's port `port` capture. */
 static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t port,
                      qr_fabric_truth_report *rep)
@@ -340,7 +360,9 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
     snprintf(path, sizeof path, "%s/s%u-p%u.pcap", dir, sw, port);
     qr_capture *c = NULL;
     qr_capture_packet k;
+    struct port_ctx pc = {s, sw, port};
     int rc = qr_capture_open(&c, path, s->errbuf);
+    qr_capture_on_skip(c, other_frame, &pc);
     while (!rc && (rc = qr_capture_next(c, &k, s->errbuf)) == QR_OK) {
         qr_node owner;
         uint32_t op;
@@ -883,7 +905,8 @@ static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_faul
 
 int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_out, char *errbuf)
 {
-    if (!in || !in->rec_dir || !in->capture_dir || !in->fab || !in->qdisc_drops || !in->fault_drops)
+    if (!in || !in->rec_dir || !in->capture_dir || !in->fab || !in->qdisc_drops ||
+        !in->fault_drops || !in->own_sent || !in->own_taken)
         return qri_err(errbuf, QR_EINVAL, "fabric truth: NULL argument");
     struct ft_state s;
     memset(&s, 0, sizeof s);
@@ -902,7 +925,10 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     const qr_fabric_fault *faults = qr_fabric_faults(in->fab, &n_faults);
     char tmp[4200], path[4300], d1[96];
     int staged = 0;
-    int rc = qr_recording_open(&rec, in->rec_dir, NULL, errbuf);
+    s.other_in = calloc(s.switches + 1, sizeof *s.other_in);
+    s.other_out = calloc(s.switches + 1, sizeof *s.other_out);
+    int rc = !s.other_in || !s.other_out ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
+                                         : qr_recording_open(&rec, in->rec_dir, NULL, errbuf);
     if (!rc) {
         s.rec = rec;
         s.ft = qr_recording_flows(rec);
@@ -1048,12 +1074,24 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         for (size_t i = 0; i < s.n_op; i++) /* the probes' */
             probes += s.op[i].fate == 2 && s.op[i].drop_sw == sw && !s.op[i].fault;
         rep.probe_queue_drops += (uint64_t)probes;
-        if (cap + probes != cnt)
+        /* what is not TCP: what arrived and what it sent itself, less what it took itself and
+         * what left */
+        int64_t others = (int64_t)(s.other_in[sw] + in->own_sent[sw]) -
+                         (int64_t)(in->own_taken[sw] + s.other_out[sw]);
+        rep.own_sent += in->own_sent[sw];
+        if (others < 0)
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "s%u: its captures show %" PRIu64 " packets that are not TCP leaving it, "
+                         "more than the %" PRIu64 " that arrived and the %" PRIu64
+                         " it sent itself (less %" PRIu64 " it took): the counters missed some",
+                         sw, s.other_out[sw], s.other_in[sw], in->own_sent[sw], in->own_taken[sw]);
+        else if (cap + probes + others != cnt)
             rc = qri_err(errbuf, QR_EVALUE,
                          "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
-                         "probes'), its qdiscs counted %" PRId64
-                         ": the captures do not hold the whole run",
-                         sw, cap + probes, probes, cnt);
+                         "probes', %" PRId64 " of packets that are not TCP), its qdiscs counted "
+                         "%" PRId64 ": the captures do not hold the whole run",
+                         sw, cap + probes + others, probes, others, cnt);
+        rep.other_queue_drops += (uint64_t)(others > 0 ? others : 0);
     }
     if (!rc)
         rc = queues(&s, &rep, drops, n_drops);
@@ -1184,6 +1222,8 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     free(lf);
     free(pings);
     free(tp);
+    free(s.other_in);
+    free(s.other_out);
     free(s.op);
     free(s.op_table);
     free(s.p);

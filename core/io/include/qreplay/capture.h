@@ -60,6 +60,14 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf);
  * "FILE: frame N: reason" in errbuf. */
 int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf);
 
+/* Called by qr_capture_next for every frame it passes over, with why and what of the frame was
+ * decoded before it was left out: time_ns and frame always; has_mac and the MAC addresses of an
+ * Ethernet frame; family, addresses, ip_len, ip_id, tos and ttl of an IPv4 packet of another
+ * protocol (QR_SKIP_NOT_TCP); for the other reasons, the fields decoded before the fault (do not
+ * rely on them). NULL fn: none (the default). */
+typedef void (*qr_capture_skip_fn)(void *ctx, const qr_capture_packet *p, qr_skip why);
+void qr_capture_on_skip(qr_capture *c, qr_capture_skip_fn fn, void *ctx);
+
 /* The capture's link type name (e.g. "EN10MB", "LINUX_SLL2"); borrowed. */
 const char *qr_capture_link(const qr_capture *c);
 /* Counts so far. */
@@ -71,7 +79,8 @@ void qr_capture_close(qr_capture *c);
 
 /* Decode one frame of libpcap link type dlt (DLT_* value) captured with caplen of its wire_len
  * bytes. Returns 0 with *p filled (time_ns and frame left 0), 1 if the frame is not a TCP packet
- * (the reason in *why), QR_EINVAL for a link type qreplay does not read. */
+ * (the reason in *why, *p as qr_capture_on_skip describes), QR_EINVAL for a link type qreplay does
+ * not read. */
 int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_len,
                       qr_capture_packet *p, qr_skip *why);
 

@@ -43,6 +43,10 @@ typedef struct qr_fabric_truth_in {
     const qr_fabric *fab;        /* the run's plan */
     const uint64_t *qdisc_drops; /* per switch port (switch x k + port), the qdiscs' counters */
     const uint64_t *fault_drops; /* per fault of qr_fabric_faults, its rule's counter */
+    /* per switch, its nftables counters: the IPv4 packets it sent itself (its ICMP answers), and
+     * those not TCP it took for itself; with its captures' frames that are not TCP, they give the
+     * queue drops of such packets, which no capture holds */
+    const uint64_t *own_sent, *own_taken;
     /* Pingmesh's agents' log (pingmesh.h; probed: the run probed), times on the captures' clock:
      * written to truth.h5 /probes on the recording's time base, each lost probe's truth filled
      * from the captures (its request or answer: where it stopped and why) */
@@ -103,7 +107,12 @@ typedef struct qr_fabric_truth_report {
     uint32_t n_core;
     uint64_t *core_dirs;
     uint64_t probe_queue_drops; /* queue drops of the probes (packets of no recorded
-                                   connection); with the recorded packets' = the qdiscs' */
+                                   connection) */
+    /* queue drops of packets that are not TCP (the switches' ICMP answers): per switch, what
+     * arrived not TCP plus what it sent itself less what it took itself and what left not TCP;
+     * with the recorded packets' and the probes' = the qdiscs' */
+    uint64_t other_queue_drops;
+    uint64_t own_sent; /* packets the switches sent themselves */
     /* per direction, its path (the switches it crossed, hop by hop; delivered packets') */
     size_t n_dirs;
     uint32_t (*dir_path)[5];
