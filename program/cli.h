@@ -38,6 +38,7 @@ int qr_cmd_metrics(int argc, char **argv);
 int qr_cmd_run(int argc, char **argv);
 int qr_cmd_butterfly(int argc, char **argv);
 int qr_cmd_isolate(int argc, char **argv);
+int qr_cmd_light(int argc, char **argv);
 int qr_cmd_whatif(int argc, char **argv);
 int qr_cmd_testbed(int argc, char **argv); /* C++, in program/ns3 */
 

@@ -33,6 +33,7 @@ static const qr_cli_command commands[] = {
      qr_cmd_whatif},
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},
     {"isolate", "replay each TCP connection alone through a packet corrector", qr_cmd_isolate},
+    {"light", "DETER's light record of a recording (replay it: replay --from light)", qr_cmd_light},
     {"testbed", "run a scenario on real Linux TCP in namespaces and score the replay",
      qr_cmd_testbed},
 };

@@ -37,8 +37,9 @@ namespace
 
 struct Ctx
 {
-    std::vector<qr_tcp_sent> sent[2]; // per local direction (0 data, 1 ACKs), in send order
-    qr_tcp_trace* trace{nullptr};     // tracing: the connection's TCP execution
+    std::vector<qr_tcp_sent> sent[2];      // per local direction (0 data, 1 ACKs), in send order
+    std::vector<qr_packet>* keep{nullptr}; // regenerating: the whole packets, per direction
+    qr_tcp_trace* trace{nullptr};          // tracing: the connection's TCP execution
     bool tracing{false};
     int64_t delackNs{0};
     uint32_t flow{0};
@@ -76,6 +77,11 @@ Tx(Ctx* c, uint32_t host, Ptr<const Packet> p)
         return;
     c->sent[tag.flow].push_back(
         qr_tcp_sent{pk.tcp_flags, pk.seq, pk.ack, pk.window, pk.ip_len, NowNs()});
+    if (c->keep)
+    {
+        pk.time_ns = NowNs();
+        c->keep[tag.flow].push_back(pk);
+    }
     if (c->trace && host == 1) // the receiver's segments, at its interface
         TraceAtReceiver(c, QR_TT_TX, pk);
 }
@@ -162,27 +168,23 @@ IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const qr_recording* 
                                  "version of qreplay runtime)");
 }
 
-IsolatedReplay::Result
-IsolatedReplay::Run(uint32_t flow,
-                    int64_t sigma_ns,
-                    uint32_t stream,
-                    qr_tcp_trace** trace,
-                    int64_t delack_ns)
+IsolatedReplay::IsolatedReplay(const qr_light* light)
+    : m_scenario(qr_light_scenario(light)),
+      m_light(light)
 {
-    const qr_config* c = qr_scenario_config(m_scenario);
-    const qr_flow_table* ft = qr_recording_flows(m_rec);
-    // the runtime's packets of the connection, per direction, with true send times (the core's)
-    char cerr[QR_ERRBUF_SIZE];
-    qr_isolated_conn conn;
-    if (qr_isolated_conn_of(m_rec, flow, &conn, cerr))
-    {
-        qr_isolated_conn_free(&conn);
-        throw std::runtime_error(cerr);
-    }
-    std::unique_ptr<qr_isolated_conn, void (*)(qr_isolated_conn*)> connOwned(&conn,
-                                                                             qr_isolated_conn_free);
-    const qr_flow& fl = *qr_flow_table_flow(ft, flow);
+}
 
+void
+IsolatedReplay::Simulate(const qr_flow& fl,
+                         int64_t lastNs,
+                         int64_t sigma_ns,
+                         uint32_t stream,
+                         const CorrectorQueueDisc::Fate& fate,
+                         void* state,
+                         uint64_t corr[4])
+{
+    Ctx* ctx = static_cast<Ctx*>(state);
+    const qr_config* c = qr_scenario_config(m_scenario);
     Simulator::Destroy();
     QreplayRuntime::ConfigureTcp(c);
     FatTreeHelper net(DataRate(c->links.rate_bps),
@@ -197,51 +199,84 @@ IsolatedReplay::Run(uint32_t flow,
                               c->run.seed,
                               stream);
     // the correctors: local direction d of the replay is direction 2 flow + d of the runtime
-    const qr_recording* rec = m_rec;
-    const qr_isolated_conn* cn = &conn;
-    CorrectorQueueDisc::Fate fate = [rec,
-                                     cn](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive) {
-        int l = 0;
-        if (!qr_isolated_fate(cn, rec, dir, seq, &l, &arrive))
-            return false;
-        lost = l != 0;
-        return true;
-    };
-    Ptr<CorrectorQueueDisc> corr[2];
+    Ptr<CorrectorQueueDisc> q[2];
     for (uint32_t port = 0; port < 2; port++)
     {
-        corr[port] = CreateObject<CorrectorQueueDisc>();
-        corr[port]->Setup(fate, DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
+        q[port] = CreateObject<CorrectorQueueDisc>();
+        q[port]->Setup(fate, DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
         net.GetSwitches().Get(0)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
             net.GetSwitchDevice(0, port),
-            corr[port]);
+            q[port]);
     }
     Ptr<FlowSinkApp> sink = CreateObject<FlowSinkApp>();
     sink->Setup(&table, MakeNullCallback<void, uint32_t, Time>());
-    std::vector<uint64_t> readBps(qr_flow_table_flows(ft));
+    size_t nFlows =
+        qr_flow_table_flows(m_rec ? qr_recording_flows(m_rec) : qr_light_flows(m_light));
+    std::vector<uint64_t> readBps(nFlows);
     char err[QR_ERRBUF_SIZE];
     if (qr_read_rates_resolve(c->traffic.read_rate, readBps.size(), readBps.data(), err))
         throw std::runtime_error(err);
-    sink->SetReadRates({readBps[flow]}); // the replay's flow 0 is the runtime's `flow`
+    sink->SetReadRates({readBps[fl.id]}); // the replay's flow 0 is the runtime's `flow`
     net.GetHosts().Get(1)->AddApplication(sink);
+    Ptr<FlowSenderApp> snd = CreateObject<FlowSenderApp>();
+    snd->Setup(&table, {0}, MakeNullCallback<void, uint32_t>(), MakeNullCallback<void, uint32_t>());
+    if (ctx->tracing)
+        snd->SetSocketCallback(MakeBoundCallback(&SenderSocket, ctx));
+    net.GetHosts().Get(0)->AddApplication(snd);
+    for (uint32_t h = 0; h < 2; h++)
+        net.GetHostDevice(h)->TraceConnectWithoutContext("PhyTxBegin",
+                                                         MakeBoundCallback(&Tx, ctx, h));
+    if (ctx->tracing)
+        net.GetHostDevice(1)->TraceConnectWithoutContext("PhyRxEnd",
+                                                         MakeBoundCallback(&RxAtReceiver, ctx));
+    Simulator::Stop(NanoSeconds(qr_isolated_stop_ns(c, lastNs)));
+    Simulator::Run();
+    corr[0] = q[0]->GetLate() + q[1]->GetLate();
+    corr[1] = static_cast<uint64_t>(std::max(q[0]->GetMaxLateNs(), q[1]->GetMaxLateNs()));
+    corr[2] = q[0]->GetUnknown() + q[1]->GetUnknown();
+    corr[3] = q[0]->GetUnmarkable() + q[1]->GetUnmarkable();
+    Simulator::Destroy();
+}
+
+IsolatedReplay::Result
+IsolatedReplay::Run(uint32_t flow,
+                    int64_t sigma_ns,
+                    uint32_t stream,
+                    qr_tcp_trace** trace,
+                    int64_t delack_ns)
+{
+    if (!m_rec)
+        throw std::runtime_error("an isolated replay from a light record regenerates packets");
+    const qr_flow_table* ft = qr_recording_flows(m_rec);
+    // the runtime's packets of the connection, per direction, with true send times (the core's)
+    char cerr[QR_ERRBUF_SIZE];
+    qr_isolated_conn conn;
+    if (qr_isolated_conn_of(m_rec, flow, &conn, cerr))
+    {
+        qr_isolated_conn_free(&conn);
+        throw std::runtime_error(cerr);
+    }
+    std::unique_ptr<qr_isolated_conn, void (*)(qr_isolated_conn*)> connOwned(&conn,
+                                                                             qr_isolated_conn_free);
+    const qr_flow& fl = *qr_flow_table_flow(ft, flow);
+    const qr_recording* rec = m_rec;
+    const qr_isolated_conn* cn = &conn;
+    CorrectorQueueDisc::Fate fate =
+        [rec, cn](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce) {
+            int l = 0, m = 0;
+            if (!qr_isolated_fate(cn, rec, dir, seq, &l, &arrive, &m))
+                return false;
+            lost = l != 0;
+            ce = m != 0;
+            return true;
+        };
     Ctx ctx;
     ctx.tracing = trace != nullptr;
     ctx.delackNs = delack_ns;
     ctx.flow = flow;
     std::unique_ptr<qr_tcp_trace, void (*)(qr_tcp_trace*)> owned(nullptr, qr_tcp_trace_destroy);
-    Ptr<FlowSenderApp> snd = CreateObject<FlowSenderApp>();
-    snd->Setup(&table, {0}, MakeNullCallback<void, uint32_t>(), MakeNullCallback<void, uint32_t>());
-    if (ctx.tracing)
-        snd->SetSocketCallback(MakeBoundCallback(&SenderSocket, &ctx));
-    net.GetHosts().Get(0)->AddApplication(snd);
-    for (uint32_t h = 0; h < 2; h++)
-        net.GetHostDevice(h)->TraceConnectWithoutContext("PhyTxBegin",
-                                                         MakeBoundCallback(&Tx, &ctx, h));
-    if (ctx.tracing)
-        net.GetHostDevice(1)->TraceConnectWithoutContext("PhyRxEnd",
-                                                         MakeBoundCallback(&RxAtReceiver, &ctx));
-    Simulator::Stop(NanoSeconds(qr_isolated_stop_ns(c, conn.last_ns)));
-    Simulator::Run();
+    uint64_t corr[4];
+    Simulate(fl, conn.last_ns, sigma_ns, stream, fate, &ctx, corr);
     owned.reset(ctx.trace);
 
     const qr_tcp_sent* const w[2] = {conn.sent[0], conn.sent[1]};
@@ -260,21 +295,49 @@ IsolatedReplay::Run(uint32_t flow,
              cmp.first_mismatch,
              cmp.max_send_diff_ns,
              cmp.p99_send_diff_ns,
-             corr[0]->GetLate() + corr[1]->GetLate(),
-             std::max(corr[0]->GetMaxLateNs(), corr[1]->GetMaxLateNs()),
-             corr[0]->GetUnknown() + corr[1]->GetUnknown()};
-    Simulator::Destroy();
+             corr[0],
+             static_cast<int64_t>(corr[1]),
+             corr[2]};
     if (trace)
     {
         if (!owned)
             throw std::runtime_error("flow " + std::to_string(flow) +
                                      ": the traced connection never opened a socket");
-
+        char err[QR_ERRBUF_SIZE];
         if (qr_tcp_trace_finish(owned.get(), m_rec, err))
             throw std::runtime_error(err);
         *trace = owned.release();
     }
     return r;
+}
+
+IsolatedReplay::Regenerated
+IsolatedReplay::Regenerate(uint32_t flow, std::vector<qr_packet> out[2])
+{
+    if (!m_light)
+        throw std::runtime_error("regenerating packets needs a light record");
+    const qr_flow_table* ft = qr_light_flows(m_light);
+    if (flow >= qr_flow_table_flows(ft))
+        throw std::runtime_error("flow " + std::to_string(flow) + ": the record has " +
+                                 std::to_string(qr_flow_table_flows(ft)) + " connections");
+    const qr_light* l = m_light;
+    CorrectorQueueDisc::Fate fate =
+        [l, flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce) {
+            int x = 0, m = 0;
+            if (!qr_light_fate(l, 2 * flow + dir, seq, &x, &arrive, &m))
+                return false;
+            lost = x != 0;
+            ce = m != 0;
+            return true;
+        };
+    Ctx ctx;
+    ctx.flow = flow;
+    ctx.keep = out;
+    out[0].clear();
+    out[1].clear();
+    uint64_t corr[4];
+    Simulate(*qr_flow_table_flow(ft, flow), qr_light_last_ns(l, flow), 0, 1, fate, &ctx, corr);
+    return Regenerated{corr[0], static_cast<int64_t>(corr[1]), corr[2], corr[3]};
 }
 
 } // namespace ns3

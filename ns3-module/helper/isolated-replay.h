@@ -16,11 +16,14 @@
 #ifndef QREPLAY_NS3_ISOLATED_REPLAY_H
 #define QREPLAY_NS3_ISOLATED_REPLAY_H
 
+#include "model/corrector-queue-disc.h"
+
 #include <cstdint>
 #include <vector>
 
 extern "C"
 {
+#include "qreplay/light.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
 #include "qreplay/tcptrace.h"
@@ -48,9 +51,36 @@ class IsolatedReplay
                qr_tcp_trace** trace = nullptr,
                int64_t delack_ns = 0);
 
+    /* From a light record (light.h): its scenario, each connection's fates. */
+    explicit IsolatedReplay(const qr_light* light);
+
+    /* What regenerating a connection met at its correctors: packets sent after their recorded
+     * arrival (and the worst by how much), packets the record does not have, packets the record
+     * says arrived marked CE that were not ECN-capable. */
+    struct Regenerated
+    {
+        uint64_t late;
+        int64_t max_late_ns;
+        uint64_t unknown, unmarkable;
+    };
+
+    /* Replay flow's connection alone from the light record (no jitter), its packets into out[0]
+     * (data) and out[1] (ACKs) in send order, pk.time_ns when the replay sent them. */
+    Regenerated Regenerate(uint32_t flow, std::vector<qr_packet> out[2]);
+
   private:
+    void Simulate(const qr_flow& fl,
+                  int64_t lastNs,
+                  int64_t sigma_ns,
+                  uint32_t stream,
+                  const CorrectorQueueDisc::Fate& fate,
+                  void* ctx, // the .cc's per-replay state
+
+                  uint64_t corr[4]);
+
     const qr_scenario* m_scenario;
-    const qr_recording* m_rec;
+    const qr_recording* m_rec{nullptr};
+    const qr_light* m_light{nullptr};
 };
 
 } // namespace ns3

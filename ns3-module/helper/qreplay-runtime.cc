@@ -378,17 +378,19 @@ QreplayRuntime::HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
         return;
     }
     QreplayTag tag;
+    // what the receiving host can see: the 5-tuple, the IP ID and the ECN field
+    qr_packet pk;
+    bool decoded = DecodeWire(p, pk);
     if (p->PeekPacketTag(tag))
         qr_recorder_delivered(rt->m_rec,
                               host,
                               tag.flow,
                               tag.Seq(),
                               p->GetSize() - 2, // less the point-to-point header
-                              Simulator::Now().GetNanoSeconds());
-    // what the receiving host can see: the 5-tuple and the IP ID
-    qr_packet pk;
+                              Simulator::Now().GetNanoSeconds(),
+                              decoded && (pk.tos & 3) == 3);
     uint32_t dir;
-    if (DecodeWire(p, pk))
+    if (decoded)
     {
         qr_five_tuple ft{pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
         if (rt->m_table->Resolve(ft, dir) && qr_recorder_observed(rt->m_rec, host, dir, pk.ip_id))

@@ -42,11 +42,11 @@ bool
 CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
     QreplayTag tag;
-    bool lost = false;
+    bool lost = false, ce = false;
     int64_t arrive = 0;
     Time now = Simulator::Now();
     Time release = now;
-    if (!item->GetPacket()->PeekPacketTag(tag) || !m_fate(tag.flow, tag.Seq(), lost, arrive))
+    if (!item->GetPacket()->PeekPacketTag(tag) || !m_fate(tag.flow, tag.Seq(), lost, arrive, ce))
     {
         m_unknown++;
     }
@@ -70,6 +70,8 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
             m_late++;
             m_maxLate = std::max(m_maxLate, late);
         }
+        if (ce && !item->Mark()) // the runtime's switch marked it: so does the corrector
+            m_unmarkable++;
     }
     return EnqueueUntil(item, release);
 }

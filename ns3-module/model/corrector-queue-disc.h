@@ -22,8 +22,9 @@ class CorrectorQueueDisc : public TimedFifoQueueDisc
     static constexpr const char* RECORDED_LOSS_DROP = "recorded-loss";
 
     /* The runtime's fate of packet seq of direction dir: false if unknown; else lost, or the time
-     * its last bit reached the destination host. */
-    using Fate = std::function<bool(uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive_ns)>;
+     * its last bit reached the destination host and whether it arrived marked ECN CE. */
+    using Fate =
+        std::function<bool(uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive_ns, bool& ce)>;
 
     static TypeId GetTypeId();
     CorrectorQueueDisc();
@@ -35,6 +36,9 @@ class CorrectorQueueDisc : public TimedFifoQueueDisc
     uint64_t GetUnknown() const { return m_unknown; }
 
     uint64_t GetLate() const { return m_late; }
+
+    // packets the recording says arrived marked CE that were not ECN-capable here
+    uint64_t GetUnmarkable() const { return m_unmarkable; }
 
     int64_t GetMaxLateNs() const { return m_maxLate; }
 
@@ -51,6 +55,7 @@ class CorrectorQueueDisc : public TimedFifoQueueDisc
     DataRate m_rate;
     Time m_delay;
     uint64_t m_unknown{0}, m_late{0}, m_dropped{0};
+    uint64_t m_unmarkable{0}; // packets to mark CE that were not ECN-capable
     int64_t m_maxLate{0};
 };
 

@@ -67,7 +67,7 @@ static inline void hand_run_make(struct hand_run *h)
                         .queue_bytes = 3000 * (uint64_t)i};
         cr_assert_eq(qr_recorder_arrival(r, &a, err), QR_OK, "%s", err);
         if (i != 1) {
-            qr_recorder_delivered(r, 1, 0, i, 1500, 20000 + 1000 * i);
+            qr_recorder_delivered(r, 1, 0, i, 1500, 20000 + 1000 * i, 0);
             cr_assert_eq(qr_recorder_observed(r, 1, 0, i), QR_OK);
         }
     }

@@ -92,12 +92,12 @@ Test(recorder, books_conserve_packets_and_the_run_ends_when_all_is_done)
     qr_arrival pass = {.packet = qr_packet_id(0, 0), .time_ns = 500, .bytes = 1500};
     cr_assert_eq(qr_recorder_arrival(r, &pass, err), QR_OK);
     cr_assert_eq(qr_recorder_arrival(r, &drop, err), QR_OK);
-    qr_recorder_delivered(r, 1, 0, 0, 1500, 900);
+    qr_recorder_delivered(r, 1, 0, 0, 1500, 900, 0);
     cr_assert_eq(qr_recorder_observed(r, 1, 0, 0), QR_OK);
     qr_recorder_completed(r, 0, 2900);
     qr_recorder_closed(r, 0);
     cr_assert_not(qr_recorder_all_done(r), "packet 2 is still in flight");
-    qr_recorder_delivered(r, 1, 0, 2, 1500, 3000);
+    qr_recorder_delivered(r, 1, 0, 2, 1500, 3000, 0);
     cr_assert_eq(qr_recorder_observed(r, 1, 0, 2), QR_OK);
     cr_assert(qr_recorder_all_done(r));
     size_t n;
@@ -141,7 +141,7 @@ Test(recorder, tails_count_only_packets_sent_before_the_cutoff)
         if (i == 1)
             qr_recorder_cutoff(r); /* two packets sent by the cutoff */
     }
-    qr_recorder_delivered(r, 1, 0, 0, 1500, 500);
+    qr_recorder_delivered(r, 1, 0, 0, 1500, 500, 0);
     cr_assert_eq(qr_recorder_observed(r, 1, 0, 0), QR_OK);
     cr_assert_eq(qr_recorder_end_run(r, QR_END_STOP, err), QR_OK, "%s", err);
     size_t n, nc;

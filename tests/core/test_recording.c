@@ -77,7 +77,7 @@ static void recording(uint64_t packets0, uint64_t packets1)
                        {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
     qr_row_detected d[] = {qr_detected_row(1, 0, 2, 0)};
     qr_row_received r[] = {{0, 0, 40}, {0, 1, 50}, {1, 0, 60}};
-    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, scen, &info, f, 1, h, 3, d, 1, r, 3, err), QR_OK, "%s", err);
     pcap(2, 0, NULL, 0, 0, 0);
@@ -308,7 +308,8 @@ static void clock_case(uint64_t seed, int unqueued)
         snprintf(hr[h].pcap, sizeof hr[h].pcap, "pcap/h%04u.pcap", h);
     }
     qr_flow_table_destroy(ft);
-    qr_recording_info info = {NULL, "clocks", QR_END_COMPLETED, 100000, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {NULL, "clocks", QR_END_COMPLETED, 100000, 0, NULL, 0, NULL, 0,
+                              NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, scen, &info, rf, 3, hr, 3, NULL, 0, recv, n_recv, err),
                  QR_OK, "%s", err);
@@ -378,7 +379,7 @@ Test(recording, a_recording_without_receive_times_has_no_clock_estimate)
     char p[128], err[QR_ERRBUF_SIZE];
     const qr_row_flow *f = hand_flows;
     const qr_row_host *h = hand_hosts;
-    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     /* an empty /received: nothing arrived, so no pair has a one-way delay */
     cr_assert_eq(qr_recording_write(p, scen, &info, f, 1, h, 3, NULL, 0, NULL, 0, err), QR_OK);
@@ -413,16 +414,16 @@ Test(recording, an_isolated_replay_takes_its_connection_fates_and_stop_from_the_
         cr_assert_eq(c.sent[0][i].time_ns, data_t[i] - 7);
     cr_assert_eq(c.sent[1][2].time_ns, 30000);
     cr_assert_eq(c.last_ns, 30000);
-    int lost;
+    int lost, ce;
     int64_t at;
-    cr_assert_eq(qr_isolated_fate(&c, r, 0, 1, &lost, &at), 1);
+    cr_assert_eq(qr_isolated_fate(&c, r, 0, 1, &lost, &at, &ce), 1);
     cr_assert(!lost && at == 50, "received at 50 on host 1's true clock");
-    cr_assert_eq(qr_isolated_fate(&c, r, 0, 2, &lost, &at), 1);
+    cr_assert_eq(qr_isolated_fate(&c, r, 0, 2, &lost, &at, &ce), 1);
     cr_assert(lost, "no receive record: lost");
-    cr_assert_eq(qr_isolated_fate(&c, r, 1, 0, &lost, &at), 1);
+    cr_assert_eq(qr_isolated_fate(&c, r, 1, 0, &lost, &at, &ce), 1);
     cr_assert(!lost && at == 60 - 7, "an ACK received on host 0's clock, back to true time");
-    cr_assert_eq(qr_isolated_fate(&c, r, 0, 6, &lost, &at), 0, "more than the runtime sent");
-    cr_assert_eq(qr_isolated_fate(&c, r, 2, 0, &lost, &at), 0);
+    cr_assert_eq(qr_isolated_fate(&c, r, 0, 6, &lost, &at, &ce), 0, "more than the runtime sent");
+    cr_assert_eq(qr_isolated_fate(&c, r, 2, 0, &lost, &at, &ce), 0);
     const qr_config *cfg = qr_scenario_config(scen);
     int64_t want = 30000 + 4 * cfg->tcp.min_rto_ns + cfg->tcp.delack_timeout_ns + 1000000;
     cr_assert_eq(qr_isolated_stop_ns(cfg, 30000),

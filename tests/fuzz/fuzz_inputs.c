@@ -75,8 +75,17 @@ setup(void)
         if (qr_trace_writer_close(w, err))
             abort();
     }
-    qr_recording_info info =
-        {"0123456789abcdef0123456789abcdef", "fuzz", QR_END_COMPLETED, 100000, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {"0123456789abcdef0123456789abcdef",
+                              "fuzz",
+                              QR_END_COMPLETED,
+                              100000,
+                              0,
+                              NULL,
+                              0,
+                              NULL,
+                              0,
+                              NULL,
+                              0};
     snprintf(rec_h5, sizeof rec_h5, "%s/recording.h5", dir);
     if (qr_recording_write(rec_h5, s, &info, f, 2, h, 3, NULL, 0, NULL, 0, err))
         abort();

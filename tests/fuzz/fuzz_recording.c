@@ -28,8 +28,17 @@ setup(void)
     qr_row_host h[] = {{0, 0, 0, 0, 0, "pcap/h0000.pcap"},
                        {1, 0, 0, 0, 0, "pcap/h0001.pcap"},
                        {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
-    qr_recording_info info =
-        {"0123456789abcdef0123456789abcdef", "fuzz", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {"0123456789abcdef0123456789abcdef",
+                              "fuzz",
+                              QR_END_COMPLETED,
+                              100,
+                              0,
+                              NULL,
+                              0,
+                              NULL,
+                              0,
+                              NULL,
+                              0};
     for (int i = 1; i < 3; i++)
     {
         snprintf(p, sizeof p, "%s/pcap/h%04d.pcap", dir, i);

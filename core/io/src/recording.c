@@ -35,6 +35,8 @@ void qr_recording_close(qr_recording *r)
     free(r->correction);
     free(r->detected);
     free(r->received);
+    free(r->ce);
+    free(r->light_order);
     free(r->seen);
     qr_h5_rows_free(r->paths);
     qr_flow_table_destroy(r->flows);
@@ -371,6 +373,29 @@ int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *chec
         rc = qri_err(errbuf, rc, "%s: /received is damaged: %s", h5, detail);
         goto out;
     }
+    /* /received_ce: a runtime whose switches mark ECN (optional, like /received) */
+    if (received) {
+        qr_row_received *ce = NULL;
+        size_t n_ce = 0;
+        rc = qr_h5_read_rows(in, "/received_ce", &qr_schema_received, (void **)&ce, &n_ce, detail);
+        if (rc != QR_OK && rc != QR_ENOTFOUND) {
+            rc = qri_err(errbuf, rc, "%s: /received_ce is damaged: %s", h5, detail);
+            goto out;
+        }
+        if (rc == QR_OK) {
+            r->ce = malloc((n_ce ? n_ce : 1) * sizeof *r->ce);
+            if (!r->ce) {
+                qr_h5_rows_free(ce);
+                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                goto out;
+            }
+            for (size_t i = 0; i < n_ce; i++)
+                r->ce[i] = qr_packet_id(ce[i].dir, ce[i].seq);
+            qsort(r->ce, n_ce, sizeof *r->ce, qri_cmp_u64);
+            r->n_ce = n_ce;
+        }
+        qr_h5_rows_free(ce);
+    }
     if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK)
         goto out;
     /* /paths is optional (a run without path discovery); present but unreadable is damage */
@@ -583,6 +608,16 @@ int qr_recording_detected(const qr_recording *r, uint64_t packet)
     return bsearch(&packet, r->detected, r->n_detected, sizeof *r->detected, qri_cmp_u64) != NULL;
 }
 
+int qr_recording_has_ce(const qr_recording *r)
+{
+    return r->ce != NULL;
+}
+
+int qr_recording_ce(const qr_recording *r, uint64_t packet)
+{
+    return r->ce && bsearch(&packet, r->ce, r->n_ce, sizeof *r->ce, qri_cmp_u64) != NULL;
+}
+
 int qr_recording_has_received(const qr_recording *r)
 {
     return r->has_received;
@@ -792,6 +827,8 @@ int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_n
     qr_sampler *s = NULL;
     if (r->stream)
         return qri_err(errbuf, QR_ESTATE, "a streamed recording is sampled as it is read");
+    if (r->light) /* its samples are the record's */
+        return qri_light_sample(r, method, th_ns, stats, records, n_records, errbuf);
     if (qr_sampler_create(&s, &cfg))
         return qri_err(errbuf, QR_EINVAL, "sampling: bad threshold");
     qr_sampling_stats st = {0, 0, 0};
@@ -931,6 +968,9 @@ int qr_recording_write(const char *path, const qr_scenario *s, const qr_recordin
     QRI_TRY(
         qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, detected, n_detected, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, received, n_received, errbuf));
+    if (qr_scenario_config(s)->buffer.ecn_threshold_bytes > 0)
+        QRI_TRY(
+            qr_h5_write_rows(f, "/received_ce", &qr_schema_received, info->ce, info->n_ce, errbuf));
     if (info->traced) {
         QRI_TRY(qr_h5_write_rows(f, "/traceroutes", &qr_schema_traceroute, info->traceroutes,
                                  info->n_traceroutes, errbuf));

@@ -28,6 +28,10 @@ struct qr_recording {
     struct recv_entry *received; /* sorted by packet */
     size_t n_received;
     int has_received;
+    uint64_t *ce; /* /received_ce: sorted packet ids (NULL: not recorded) */
+    size_t n_ce;
+    const struct qr_light *light; /* qr_recording_from_light: its record (NULL: pcaps) */
+    int64_t *light_order;         /* scratch of qr_recording_sample on a light recording */
     uint8_t *seen; /* imports: per direction, whose observations it holds (NULL: both ends) */
     size_t n_seen;
     int network_known;  /* imports: the captures come from the scenario's network */
@@ -49,6 +53,10 @@ void qri_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size
  * only with received). */
 int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
                        char *errbuf);
+/* light.c: qr_recording_sample of a recording made by qr_recording_from_light */
+int qri_light_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
+                     qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
+                     char *errbuf);
 /* recstream.c */
 void qri_rec_stream_free(struct qri_rec_stream *st, uint32_t n_hosts);
 int qri_rec_stream_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, char *errbuf);

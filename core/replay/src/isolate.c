@@ -50,12 +50,14 @@ void qr_isolated_conn_free(qr_isolated_conn *c)
 }
 
 int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir, uint32_t seq,
-                     int *lost, int64_t *arrive_ns)
+                     int *lost, int64_t *arrive_ns, int *ce)
 {
     if (dir > 1 || seq >= c->n_sent[dir])
         return 0;
     int64_t t;
-    *lost = qr_recording_received(rec, qr_packet_id(2 * c->flow + dir, seq), &t) != QR_OK;
+    uint64_t id = qr_packet_id(2 * c->flow + dir, seq);
+    *lost = qr_recording_received(rec, id, &t) != QR_OK;
+    *ce = !*lost && qr_recording_ce(rec, id);
     /* /received is on the receiving host's clock: back to true time */
     *arrive_ns = *lost ? 0 : t - c->recv_offset[dir];
     return 1;

@@ -44,6 +44,8 @@ struct qr_recorder {
     size_t n_detected, cap_detected;
     qr_row_received *received;
     size_t n_received, cap_received;
+    qr_row_received *ce; /* the received packets marked CE */
+    size_t n_ce, cap_ce;
     qr_lossdet *lossdet;
     qr_trace_writer **pcaps;
     qr_arrival_writer *log;
@@ -109,6 +111,7 @@ void qr_recorder_destroy(qr_recorder *r)
     free(r->drops);
     free(r->detected);
     free(r->received);
+    free(r->ce);
     free(r);
 }
 
@@ -223,7 +226,7 @@ void qr_recorder_unknown(qr_recorder *r)
 }
 
 void qr_recorder_delivered(qr_recorder *r, uint32_t host, uint32_t dir, uint64_t seq,
-                           uint64_t bytes, int64_t now_ns)
+                           uint64_t bytes, int64_t now_ns, int ce)
 {
     if (dir >= r->n_dirs)
         return;
@@ -235,6 +238,8 @@ void qr_recorder_delivered(qr_recorder *r, uint32_t host, uint32_t dir, uint64_t
     /* on the receiving host's clock, as its own capture would show it */
     int64_t off = host < r->hosts ? r->offsets[host] : 0;
     r->received[r->n_received++] = (qr_row_received){dir, (uint32_t)seq, now_ns + off};
+    if (ce && !qri_grow((void **)&r->ce, &r->cap_ce, r->n_ce, sizeof *r->ce, 256))
+        r->ce[r->n_ce++] = (qr_row_received){dir, (uint32_t)seq, now_ns + off};
 }
 
 int qr_recorder_observed(qr_recorder *r, uint32_t host, uint32_t dir, uint16_t ip_id)
@@ -474,8 +479,9 @@ static int write_recording(qr_recorder *r, const qr_recorder_end *e, char *errbu
                                  ""};
         qr_recorder_pcap_name(h, hosts[h].pcap, sizeof hosts[h].pcap);
     }
-    qr_recording_info info = {r->id,          r->name,          e->reason, e->sim_end_ns, e->traced,
-                              e->traceroutes, e->n_traceroutes, e->paths,  e->n_paths};
+    qr_recording_info info = {r->id,      r->name,        e->reason,        e->sim_end_ns,
+                              e->traced,  e->traceroutes, e->n_traceroutes, e->paths,
+                              e->n_paths, r->ce,          r->n_ce};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/recording.h5", r->out_dir);
     if (!rc)

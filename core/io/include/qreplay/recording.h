@@ -98,6 +98,10 @@ int qr_recording_paths(const qr_recording *r, const qr_row_path **rows, size_t *
 int qr_recording_detected(const qr_recording *r, uint64_t packet);
 /* Whether the recording has /received (arrival times at destination hosts). */
 int qr_recording_has_received(const qr_recording *r);
+/* Whether the recording has /received_ce (a runtime whose switches mark ECN), and whether packet
+ * `packet` reached its destination host marked CE. */
+int qr_recording_has_ce(const qr_recording *r);
+int qr_recording_ce(const qr_recording *r, uint64_t packet);
 /* When packet `packet` reached its destination host. Returns 0 or QR_ENOTFOUND (lost). */
 int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_ns);
 
@@ -211,6 +215,10 @@ typedef struct qr_recording_info {
     size_t n_traceroutes;
     const qr_row_path *paths;
     size_t n_paths;
+    /* the received packets that arrived marked ECN CE: /received_ce, written when the scenario
+     * marks ([buffer] ecn_threshold) */
+    const qr_row_received *ce;
+    size_t n_ce;
 } qr_recording_info;
 
 /* Write recording.h5 at path (under a temporary name, renamed when complete): the scenario, info,

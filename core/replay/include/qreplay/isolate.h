@@ -34,10 +34,11 @@ int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn
 void qr_isolated_conn_free(qr_isolated_conn *c);
 
 /* The fate of packet seq of local direction dir: 1 with *lost (no receive record: the network
- * dropped it) or *arrive_ns (its last bit reached the receiver, true time); 0 for a packet the
- * recording does not have (the replay sent more than the runtime did). */
+ * dropped it) or *arrive_ns (its last bit reached the receiver, true time) and *ce (it arrived
+ * marked ECN CE: /received_ce); 0 for a packet the recording does not have (the replay sent more
+ * than the runtime did). */
 int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir, uint32_t seq,
-                     int *lost, int64_t *arrive_ns);
+                     int *lost, int64_t *arrive_ns, int *ce);
 
 /* When the replay stops: long enough after the last recorded packet for a backed-off RTO or two
  * (4 min_rto + delack_timeout + 1 ms), but not past the runtime's own [traffic] stop, where the

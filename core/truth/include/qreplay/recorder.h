@@ -70,9 +70,10 @@ int qr_recorder_sent(qr_recorder *r, uint32_t host, uint32_t dir, qr_packet *pk,
 void qr_recorder_unknown(qr_recorder *r);
 
 /* Packet `seq` of direction dir (payload and headers `bytes`) reached host `host` at true time
- * now_ns: delivered, and its receive time on the host's clock for /received. */
+ * now_ns: delivered, and its receive time on the host's clock for /received; ce: it arrived
+ * marked ECN CE (also in /received_ce, written when the scenario marks). */
 void qr_recorder_delivered(qr_recorder *r, uint32_t host, uint32_t dir, uint64_t seq,
-                           uint64_t bytes, int64_t now_ns);
+                           uint64_t bytes, int64_t now_ns, int ce);
 /* What host `host` saw of an arriving packet: its direction (resolved from the 5-tuple) and IP
  * ID; a gap in the IP IDs is a detected drop (/drops_detected). */
 int qr_recorder_observed(qr_recorder *r, uint32_t host, uint32_t dir, uint16_t ip_id);

@@ -1,0 +1,1363 @@
+/* DETER's light record (light.h): written from a runtime's recording, read back, and turned into
+ * the recording a queue replay reads once the packets are regenerated. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "internal.h"
+#include "qreplay/fs.h"
+#include "qreplay/light.h"
+#include "recording_internal.h"
+
+#define MAGIC "QRLIGHT1"
+#define BLOCK_HDR 16 /* part, th, reserved (u8 u8 u16), raw length, stored length, CRC-32 (u32) */
+#define CHUNK 1024   /* connections per chunk */
+#define MAX_BLOCK (1u << 30)
+#define PART_END 0xff
+
+/* packet flags of a direction, in the reader */
+#define F_LOST 1
+#define F_DETECTED 2
+#define F_CE 4
+
+static const char *const part_names[] = {"header",  "config",   "calls", "loss",
+                                         "timers",  "samples",  "received", "order"};
+
+const char *qr_light_part_name(qr_light_part p)
+{
+    return (unsigned)p < QR_LIGHT_PARTS ? part_names[p] : "unknown";
+}
+
+/* ---- bytes and varints ---- */
+
+struct buf {
+    uint8_t *b;
+    size_t n, cap;
+    int oom;
+};
+
+static void put(struct buf *w, const void *p, size_t n)
+{
+    if (w->oom)
+        return;
+    if (w->n + n > w->cap) {
+        size_t c = w->cap ? 2 * w->cap : 4096;
+        while (c < w->n + n)
+            c *= 2;
+        uint8_t *g = realloc(w->b, c);
+        if (!g) {
+            w->oom = 1;
+            return;
+        }
+        w->b = g;
+        w->cap = c;
+    }
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+static void put_uv(struct buf *w, uint64_t v)
+{
+    uint8_t t[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        t[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    t[n++] = (uint8_t)v;
+    put(w, t, n);
+}
+
+static void put_sv(struct buf *w, int64_t v)
+{
+    put_uv(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+struct rd {
+    const uint8_t *p, *end;
+    int bad;
+};
+
+static uint64_t get_uv(struct rd *r)
+{
+    uint64_t v = 0;
+    for (int s = 0; s < 64; s += 7) {
+        if (r->p >= r->end) {
+            r->bad = 1;
+            return 0;
+        }
+        uint8_t c = *r->p++;
+        v |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80))
+            return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t get_sv(struct rd *r)
+{
+    uint64_t u = get_uv(r);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* a count that must fit what is left of the block (each item takes a byte at least) */
+static uint64_t get_count(struct rd *r, uint64_t max)
+{
+    uint64_t n = get_uv(r);
+    if (n > max || n > (uint64_t)(r->end - r->p))
+        r->bad = 1;
+    return r->bad ? 0 : n;
+}
+
+static void le32(uint8_t *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t rd32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* ---- writing ---- */
+
+struct writer {
+    FILE *f;
+    const char *path;
+    qr_light_stats *st;
+    char *err;
+};
+
+/* One block: raw deflated at level 9 (an empty raw block is not written). */
+static int block(struct writer *w, unsigned part, unsigned th, const struct buf *raw)
+{
+    if (raw->oom)
+        return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
+    uLongf clen = compressBound((uLong)raw->n);
+    uint8_t *c = malloc(clen + BLOCK_HDR);
+    if (!c)
+        return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
+    if (raw->n && compress2(c + BLOCK_HDR, &clen, raw->b, (uLong)raw->n, 9) != Z_OK) {
+        free(c);
+        return qri_err(w->err, QR_ENOMEM, "light record: deflate failed");
+    }
+    if (!raw->n)
+        clen = 0;
+    c[0] = (uint8_t)part;
+    c[1] = (uint8_t)th;
+    c[2] = c[3] = 0;
+    le32(c + 4, (uint32_t)raw->n);
+    le32(c + 8, (uint32_t)clen);
+    le32(c + 12, (uint32_t)crc32(0L, raw->b, (uInt)raw->n));
+    size_t total = BLOCK_HDR + clen;
+    int ok = fwrite(c, 1, total, w->f) == total;
+    free(c);
+    if (!ok)
+        return qri_err(w->err, QR_EIO, "%s: cannot write: %s", w->path, strerror(errno));
+    if (part < QR_LIGHT_PARTS) {
+        w->st->bytes[part] += total;
+        w->st->raw[part] += raw->n;
+        if ((part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER) && th < QR_LIGHT_MAX_TH)
+            w->st->th_bytes[th] += total;
+    }
+    w->st->file_bytes += total;
+    return QR_OK;
+}
+
+/* the index lists of every direction's packets in its sender's recorded order */
+struct dirs {
+    size_t n_dirs;
+    uint32_t *start, *idx; /* direction d: idx[start[d] .. start[d + 1]) into its host's packets */
+};
+
+static int dirs_of(const qr_recording *rec, struct dirs *d)
+{
+    const qr_flow_table *ft = qr_recording_flows(rec);
+    d->n_dirs = qr_flow_table_directions(ft);
+    d->start = calloc(d->n_dirs + 2, sizeof *d->start);
+    size_t total = 0;
+    for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
+        size_t n;
+        qr_recording_packets(rec, h, &n);
+        total += n;
+    }
+    d->idx = malloc((total + 1) * sizeof *d->idx);
+    if (!d->start || !d->idx)
+        return QR_ENOMEM;
+    for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(rec, h, &n);
+        for (size_t i = 0; i < n; i++)
+            d->start[p[i].dir + 2]++;
+    }
+    for (size_t k = 2; k < d->n_dirs + 2; k++)
+        d->start[k] += d->start[k - 1];
+    for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(rec, h, &n);
+        for (size_t i = 0; i < n; i++)
+            d->idx[d->start[p[i].dir + 1]++] = (uint32_t)i;
+    }
+    return QR_OK;
+}
+
+struct okey {
+    int64_t t;
+    uint32_t dir, seq, rec; /* rec: the packet's place in its host's recorded order */
+};
+
+static int cmp_light(const void *a, const void *b)
+{
+    const struct okey *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->dir != y->dir)
+        return x->dir < y->dir ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct okey *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_method method,
+                        const int64_t *th, size_t n_th, char *scen, size_t scen_len)
+{
+    char line[256];
+    snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_id=%s\n",
+             qr_recording_id(rec));
+    put(b, line, strlen(line));
+    snprintf(line, sizeof line, "hosts=%u\nflows=%zu\nmethod=%s\nthresholds=",
+             qr_recording_hosts(rec), qr_flow_table_flows(qr_recording_flows(rec)),
+             method == QR_SAMPLING_GAP ? "gap" : "rate");
+    put(b, line, strlen(line));
+    for (size_t i = 0; i < n_th; i++) {
+        snprintf(line, sizeof line, "%s%" PRId64, i ? "," : "", th[i]);
+        put(b, line, strlen(line));
+    }
+    put(b, "\noffsets=", 9);
+    for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
+        snprintf(line, sizeof line, "%s%" PRId64, h ? "," : "", qr_recording_clock_offset(rec, h));
+        put(b, line, strlen(line));
+    }
+    put(b, "\nscenario=\n", 11);
+    put(b, scen, scen_len);
+}
+
+int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int64_t *th_ns,
+                   size_t n_th, const char *path, qr_light_stats *stats, char *errbuf)
+{
+    qr_light_stats st;
+    memset(&st, 0, sizeof st);
+    if (!rec || !path || !th_ns || n_th < 1 || n_th > QR_LIGHT_MAX_TH)
+        return qri_err(errbuf, QR_EINVAL, "light record: 1 to %d thresholds", QR_LIGHT_MAX_TH);
+    for (size_t i = 0; i < n_th; i++)
+        if (th_ns[i] < 0 || th_ns[i] > QR_TIME_MAX || (i && th_ns[i] <= th_ns[i - 1]))
+            return qri_err(errbuf, QR_EINVAL,
+                           "light record: the thresholds must be increasing and not negative");
+    if (qr_recording_streamed(rec))
+        return qri_err(errbuf, QR_ESTATE, "light record: read the recording whole");
+    if (qr_recording_imported(rec))
+        return qri_err(errbuf, QR_ESTATE,
+                       "light record: an import's connections ran a kernel's TCP, which the "
+                       "isolated replay (ns-3's TCP) cannot regenerate; a light record is of a "
+                       "runtime's recording");
+    if (!qr_recording_has_received(rec))
+        return qri_err(errbuf, QR_ESTATE,
+                       "light record: the recording has no /received table (the receive times "
+                       "the isolated replay needs)");
+    const qr_flow_table *ft = qr_recording_flows(rec);
+    size_t n_flows = qr_flow_table_flows(ft);
+    uint32_t n_hosts = qr_recording_hosts(rec);
+    st.n_th = n_th;
+    memcpy(st.th_ns, th_ns, n_th * sizeof *th_ns);
+    st.connections = n_flows;
+
+    struct dirs d = {0};
+    struct buf part[QR_LIGHT_PARTS];
+    memset(part, 0, sizeof part);
+    struct buf *samp = calloc(n_th, sizeof *samp);
+    int64_t **inferred = calloc(n_th, sizeof *inferred); /* per th: per host packet (flat) */
+    size_t *host_base = calloc(n_hosts + 1, sizeof *host_base);
+    qr_sample_record *recs = NULL;
+    int64_t *times = NULL;
+    struct okey *keys = NULL, *keys2 = NULL;
+    qr_sampler *sm = NULL;
+    char *scen = NULL;
+    size_t scen_len = 0;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.partial-%ld", path, (long)getpid());
+    struct writer w = {NULL, path, &st, errbuf};
+    int rc = QR_OK;
+    if (!samp || !inferred || !host_base || dirs_of(rec, &d)) {
+        rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+        goto done;
+    }
+    size_t total = 0, most = 1;
+    for (uint32_t h = 0; h < n_hosts; h++) {
+        size_t n;
+        qr_recording_packets(rec, h, &n);
+        host_base[h] = total;
+        total += n;
+        if (n > most)
+            most = n;
+    }
+    host_base[n_hosts] = total;
+    recs = malloc(most * sizeof *recs);
+    times = malloc(most * sizeof *times);
+    keys = malloc(most * sizeof *keys);
+    keys2 = malloc(most * sizeof *keys2);
+    for (size_t i = 0; i < n_th; i++)
+        if (!(inferred[i] = malloc((total + 1) * sizeof **inferred)))
+            rc = QR_ENOMEM;
+    if (rc || !recs || !times || !keys || !keys2) {
+        rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+        goto done;
+    }
+    FILE *ms = open_memstream(&scen, &scen_len);
+    if (!ms || qr_scenario_print(qr_recording_scenario(rec), ms) || fclose(ms)) {
+        rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+        goto done;
+    }
+    w.f = fopen(tmp, "wb");
+    if (!w.f) {
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        goto done;
+    }
+    qr_partial_add(tmp);
+    if (fwrite(MAGIC, 1, 8, w.f) != 8) {
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot write: %s", path, strerror(errno));
+        goto done;
+    }
+    st.file_bytes = 8;
+    header_text(&part[QR_LIGHT_HEADER], rec, method, th_ns, n_th, scen, scen_len);
+    if ((rc = block(&w, QR_LIGHT_HEADER, 0, &part[QR_LIGHT_HEADER])))
+        goto done;
+
+    qr_sampler_cfg cfg = {method, th_ns[0]};
+    int64_t prev_start = 0; /* the connections' starts, delta-coded across chunks */
+    for (size_t f0 = 0; !rc && f0 < n_flows; f0 += CHUNK) {
+        size_t f1 = f0 + CHUNK < n_flows ? f0 + CHUNK : n_flows;
+        for (int p = 0; p < QR_LIGHT_PARTS; p++)
+            part[p].n = 0;
+        for (size_t i = 0; i < n_th; i++)
+            samp[i].n = 0;
+        /* the calls' pattern table of this chunk: the runtime's applications write a flow's
+         * bytes at its start and close (flags 1: close after) */
+        uint64_t *pat = malloc((f1 - f0) * sizeof *pat);
+        size_t n_pat = 0;
+        if (!pat) {
+            rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+            break;
+        }
+        struct buf calls = {0};
+        for (size_t f = f0; f < f1; f++) {
+            const qr_flow *fl = qr_flow_table_flow(ft, (uint32_t)f);
+            put_uv(&part[QR_LIGHT_CONFIG], fl->src);
+            put_uv(&part[QR_LIGHT_CONFIG], fl->dst);
+            put_sv(&part[QR_LIGHT_CONFIG], fl->start_ns - prev_start);
+            put_uv(&part[QR_LIGHT_CONFIG], fl->incast);
+            prev_start = fl->start_ns;
+            size_t k = 0;
+            while (k < n_pat && pat[k] != fl->bytes)
+                k++;
+            if (k == n_pat)
+                pat[n_pat++] = fl->bytes;
+            put_uv(&calls, 1); /* one call */
+            put_uv(&calls, k); /* its pattern */
+            put_sv(&calls, 0); /* at the flow's start */
+            for (uint32_t side = 0; side < 2; side++) {
+                uint32_t dir = (uint32_t)(2 * f + side);
+                uint32_t host = qr_flow_table_dir_src(ft, dir);
+                size_t nh;
+                const qr_rec_packet *hp = qr_recording_packets(rec, host, &nh);
+                const uint32_t *ix = d.idx + d.start[dir];
+                size_t n = d.start[dir + 1] - d.start[dir];
+                st.directions++;
+                st.packets += n;
+                /* loss: packets sent; lost (no receive record), detected, CE: delta-coded */
+                struct buf *L = &part[QR_LIGHT_LOSS];
+                put_uv(L, n);
+                for (int kind = 0; kind < 3; kind++) {
+                    uint64_t cnt = 0;
+                    for (size_t j = 0; j < n; j++) {
+                        uint64_t id = qr_packet_id(dir, (uint32_t)j);
+                        int64_t t;
+                        int in = kind == 0   ? qr_recording_received(rec, id, &t) != QR_OK
+                                 : kind == 1 ? qr_recording_detected(rec, id)
+                                             : qr_recording_ce(rec, id);
+                        cnt += in != 0;
+                    }
+                    put_uv(L, cnt);
+                    uint64_t last = 0;
+                    for (size_t j = 0; j < n; j++) {
+                        uint64_t id = qr_packet_id(dir, (uint32_t)j);
+                        int64_t t;
+                        int in = kind == 0   ? qr_recording_received(rec, id, &t) != QR_OK
+                                 : kind == 1 ? qr_recording_detected(rec, id)
+                                             : qr_recording_ce(rec, id);
+                        if (in) {
+                            put_uv(L, j - last);
+                            last = j;
+                        }
+                    }
+                    (kind == 0 ? &st.lost : kind == 1 ? &st.detected : &st.ce)[0] += cnt;
+                }
+                /* receive times, delta-coded from the flow's start */
+                int64_t prev = fl->start_ns;
+                for (size_t j = 0; j < n; j++) {
+                    int64_t t;
+                    if (qr_recording_received(rec, qr_packet_id(dir, (uint32_t)j), &t) != QR_OK)
+                        continue;
+                    put_sv(&part[QR_LIGHT_RECEIVED], t - prev);
+                    prev = t;
+                    st.received++;
+                }
+                /* samples at every threshold */
+                for (size_t j = 0; j < n; j++)
+                    times[j] = hp[ix[j]].pk.time_ns;
+                for (size_t i = 0; !rc && i < n_th; i++) {
+                    cfg.th_ns = th_ns[i];
+                    qr_sampler_destroy(sm);
+                    sm = NULL;
+                    size_t nr = 0;
+                    int64_t *inf = inferred[i] + host_base[host];
+                    if (qr_sampler_create(&sm, &cfg)) {
+                        rc = qri_err(errbuf, QR_EINVAL, "light record: bad threshold");
+                        break;
+                    }
+                    if (n) {
+                        int64_t *tmpinf = (int64_t *)keys2; /* room for n */
+                        if ((rc = qr_sample_series(sm, times, n, recs, &nr, tmpinf, NULL, errbuf)))
+                            break;
+                        for (size_t j = 0; j < n; j++)
+                            inf[ix[j]] = tmpinf[j];
+                    }
+                    put_uv(&samp[i], nr);
+                    uint64_t pidx = 0;
+                    int64_t pt = fl->start_ns;
+                    for (size_t j = 0; j < nr; j++) {
+                        put_uv(&samp[i], recs[j].index - pidx);
+                        put_sv(&samp[i], recs[j].time_ns - pt);
+                        put_sv(&samp[i], recs[j].gap_num);
+                        put_uv(&samp[i], (uint64_t)recs[j].gap_den);
+                        pidx = recs[j].index;
+                        pt = recs[j].time_ns;
+                    }
+                    st.th_records[i] += nr;
+                    st.sample_records += nr;
+                }
+            }
+        }
+        put_uv(&part[QR_LIGHT_CALLS], n_pat);
+        for (size_t k = 0; k < n_pat; k++) {
+            put_uv(&part[QR_LIGHT_CALLS], pat[k]);
+            put_uv(&part[QR_LIGHT_CALLS], 1); /* flags: close after */
+        }
+        put(&part[QR_LIGHT_CALLS], calls.b, calls.n);
+        if (calls.oom)
+            part[QR_LIGHT_CALLS].oom = 1;
+        free(calls.b);
+        free(pat);
+        for (int p = QR_LIGHT_CONFIG; !rc && p <= QR_LIGHT_RECEIVED; p++) {
+            if (p == QR_LIGHT_SAMPLES) {
+                for (size_t i = 0; !rc && i < n_th; i++)
+                    rc = block(&w, QR_LIGHT_SAMPLES, (unsigned)i, &samp[i]);
+            } else if (p != QR_LIGHT_TIMERS) {
+                rc = block(&w, (unsigned)p, 0, &part[p]);
+            }
+        }
+    }
+    /* the order among equal inferred times, per threshold and host: a replay sorts by (time,
+     * direction, number); where the recording's order (its send order) differs, the group's
+     * permutation */
+    for (size_t i = 0; !rc && i < n_th; i++) {
+        struct buf *o = &part[QR_LIGHT_ORDER];
+        o->n = 0;
+        for (uint32_t h = 0; h < n_hosts; h++) {
+            size_t n;
+            const qr_rec_packet *hp = qr_recording_packets(rec, h, &n);
+            const int64_t *inf = inferred[i] + host_base[h];
+            for (size_t j = 0; j < n; j++)
+                keys[j] = (struct okey){inf[j], hp[j].dir, hp[j].seq, (uint32_t)j};
+            memcpy(keys2, keys, n * sizeof *keys);
+            qsort(keys, n, sizeof *keys, cmp_light);
+            qsort(keys2, n, sizeof *keys2, cmp_rec);
+            uint64_t groups = 0;
+            for (size_t j = 0; j < n;) {
+                size_t e = j + 1;
+                while (e < n && keys[e].t == keys[j].t)
+                    e++;
+                for (size_t q = j; q < e; q++)
+                    if (keys[q].rec != keys2[q].rec) {
+                        groups++;
+                        break;
+                    }
+                j = e;
+            }
+            put_uv(o, groups);
+            size_t last = 0;
+            for (size_t j = 0; j < n;) {
+                size_t e = j + 1;
+                while (e < n && keys[e].t == keys[j].t)
+                    e++;
+                int differs = 0;
+                for (size_t q = j; q < e; q++)
+                    differs |= keys[q].rec != keys2[q].rec;
+                if (differs) {
+                    put_uv(o, j - last);
+                    put_uv(o, e - j);
+                    for (size_t q = j; q < e; q++) {
+                        size_t r = j;
+                        while (keys[r].rec != keys2[q].rec)
+                            r++;
+                        put_uv(o, r - j);
+                    }
+                    last = j;
+                }
+                j = e;
+            }
+        }
+        rc = block(&w, QR_LIGHT_ORDER, (unsigned)i, o);
+    }
+    if (!rc) {
+        struct buf end = {0};
+        put_uv(&end, st.connections);
+        put_uv(&end, st.packets);
+        rc = block(&w, PART_END, 0, &end);
+        free(end.b);
+    }
+    if (!rc && (fflush(w.f) || fsync(fileno(w.f))))
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (w.f && fclose(w.f) && !rc)
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot write: %s", path, strerror(errno));
+    w.f = NULL;
+    if (!rc && rename(tmp, path))
+        rc = qri_err(errbuf, QR_EIO, "%s: cannot rename: %s", path, strerror(errno));
+done:
+    if (w.f)
+        fclose(w.f);
+    unlink(tmp);
+    qr_partial_done(tmp);
+    for (int p = 0; p < QR_LIGHT_PARTS; p++)
+        free(part[p].b);
+    for (size_t i = 0; samp && i < n_th; i++)
+        free(samp[i].b);
+    for (size_t i = 0; inferred && i < n_th; i++)
+        free(inferred[i]);
+    free(samp);
+    free(inferred);
+    free(host_base);
+    free(recs);
+    free(times);
+    free(keys);
+    free(keys2);
+    free(d.start);
+    free(d.idx);
+    free(scen);
+    qr_sampler_destroy(sm);
+    if (!rc && stats)
+        *stats = st;
+    return rc;
+}
+
+/* ---- reading ---- */
+
+struct ldir {
+    uint32_t n;        /* packets sent */
+    size_t at;         /* its packets' place in the flat arrays */
+    int64_t last_send; /* inferred at the smallest threshold */
+};
+
+struct lgroup {
+    uint64_t pos; /* in the host's (time, direction, number) order */
+    uint32_t m;
+    uint32_t *rank; /* m */
+};
+
+struct lhost_order {
+    struct lgroup *g;
+    size_t n;
+};
+
+struct qr_light {
+    char path[4096];
+    char id[QR_ID_SIZE];
+    qr_scenario *scenario;
+    char *scenario_text;
+    qr_flow *flows;
+    size_t n_flows;
+    qr_flow_table *ft;
+    uint32_t n_hosts;
+    int64_t *offsets;
+    qr_sampling_method method;
+    qr_light_stats st;
+    struct ldir *dirs;
+    size_t n_dirs;
+    uint8_t *flags;     /* per packet: F_* */
+    int64_t *recv;      /* per packet: receive time (receiver's clock); lost: 0 */
+    qr_sample_record **recs[QR_LIGHT_MAX_TH]; /* per th, per direction */
+    size_t *n_recs[QR_LIGHT_MAX_TH];
+    struct lhost_order *order[QR_LIGHT_MAX_TH]; /* per th, per host */
+};
+
+void qr_light_close(qr_light *l)
+{
+    if (!l)
+        return;
+    qr_scenario_destroy(l->scenario);
+    free(l->scenario_text);
+    free(l->flows);
+    qr_flow_table_destroy(l->ft);
+    free(l->offsets);
+    free(l->dirs);
+    free(l->flags);
+    free(l->recv);
+    for (size_t i = 0; i < QR_LIGHT_MAX_TH; i++) {
+        for (size_t d = 0; l->recs[i] && d < l->n_dirs; d++)
+            free(l->recs[i][d]);
+        free(l->recs[i]);
+        free(l->n_recs[i]);
+        for (uint32_t h = 0; l->order[i] && h < l->n_hosts; h++) {
+            for (size_t g = 0; g < l->order[i][h].n; g++)
+                free(l->order[i][h].g[g].rank);
+            free(l->order[i][h].g);
+        }
+        free(l->order[i]);
+    }
+    free(l);
+}
+
+/* "key=value" of the header's line for key, into out (size bytes). */
+static int header_value(const char *text, const char *key, char *out, size_t size)
+{
+    size_t kl = strlen(key);
+    for (const char *p = text; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+            size_t vl = len - kl - 1;
+            if (vl >= size)
+                return 0;
+            memcpy(out, p + kl + 1, vl);
+            out[vl] = 0;
+            return 1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static int parse_header(qr_light *l, const char *text, size_t len, const char *dir, char *err)
+{
+    char v[65536];
+    const char *scen = NULL;
+    for (size_t i = 0; i + 10 <= len; i++)
+        if ((i == 0 || text[i - 1] == '\n') && !strncmp(text + i, "scenario=\n", 10)) {
+            scen = text + i + 10;
+            break;
+        }
+    char kind[64];
+    if (!header_value(text, "kind", kind, sizeof kind) || strcmp(kind, "qreplay light record") ||
+        !header_value(text, "version", v, sizeof v) || strcmp(v, "1") || !scen)
+        return qri_err(err, QR_EFORMAT, "%s: the header is not a light record's (version 1)",
+                       l->path);
+    if (header_value(text, "recording_id", v, sizeof v))
+        snprintf(l->id, sizeof l->id, "%s", v);
+    char *end;
+    if (!header_value(text, "hosts", v, sizeof v) ||
+        (l->n_hosts = (uint32_t)strtoul(v, &end, 10), *end) || !l->n_hosts ||
+        l->n_hosts > 1u << 20)
+        return qri_err(err, QR_EFORMAT, "%s: header: bad hosts", l->path);
+    if (!header_value(text, "flows", v, sizeof v) ||
+        (l->n_flows = strtoull(v, &end, 10), *end) || l->n_flows > 1u << 28)
+        return qri_err(err, QR_EFORMAT, "%s: header: bad flows", l->path);
+    if (!header_value(text, "method", v, sizeof v) || (strcmp(v, "rate") && strcmp(v, "gap")))
+        return qri_err(err, QR_EFORMAT, "%s: header: bad method", l->path);
+    l->method = !strcmp(v, "gap") ? QR_SAMPLING_GAP : QR_SAMPLING_RATE;
+    if (!header_value(text, "thresholds", v, sizeof v))
+        return qri_err(err, QR_EFORMAT, "%s: header: no thresholds", l->path);
+    for (char *p = v; *p && l->st.n_th < QR_LIGHT_MAX_TH;) {
+        long long t = strtoll(p, &end, 10);
+        if (end == p || t < 0 || t > QR_TIME_MAX ||
+            (l->st.n_th && t <= l->st.th_ns[l->st.n_th - 1]) || (*end && *end != ','))
+            return qri_err(err, QR_EFORMAT, "%s: header: bad thresholds", l->path);
+        l->st.th_ns[l->st.n_th++] = t;
+        p = *end ? end + 1 : end;
+    }
+    if (!l->st.n_th)
+        return qri_err(err, QR_EFORMAT, "%s: header: no thresholds", l->path);
+    l->offsets = calloc(l->n_hosts, sizeof *l->offsets);
+    if (!l->offsets)
+        return qri_err(err, QR_ENOMEM, "out of memory");
+    char *ov = malloc(len + 1);
+    if (!ov)
+        return qri_err(err, QR_ENOMEM, "out of memory");
+    if (header_value(text, "offsets", ov, len + 1)) {
+        char *p = ov;
+        for (uint32_t h = 0; h < l->n_hosts; h++) {
+            long long t = strtoll(p, &end, 10);
+            if (end == p || (*end && *end != ',')) {
+                free(ov);
+                return qri_err(err, QR_EFORMAT, "%s: header: bad offsets", l->path);
+            }
+            l->offsets[h] = t;
+            p = *end ? end + 1 : end;
+        }
+    }
+    free(ov);
+    l->scenario_text = strndup(scen, len - (size_t)(scen - text));
+    char detail[QR_ERRBUF_SIZE];
+    int rc = !l->scenario_text ? QR_ENOMEM : qr_scenario_create(&l->scenario);
+    if (!rc)
+        rc = qr_scenario_load_string(l->scenario, l->scenario_text, l->path, dir, detail);
+    if (!rc)
+        rc = qr_scenario_validate(l->scenario, detail);
+    if (rc)
+        return qri_err(err, QR_EFORMAT, "%s: its scenario does not load: %s", l->path,
+                       rc == QR_ENOMEM ? "out of memory" : detail);
+    if (qr_config_hosts(qr_scenario_config(l->scenario)) != l->n_hosts)
+        return qri_err(err, QR_EFORMAT, "%s: header: %u hosts, its scenario has %u", l->path,
+                       l->n_hosts, qr_config_hosts(qr_scenario_config(l->scenario)));
+    return QR_OK;
+}
+
+/* The flows' directions' packets: room for n more. */
+static int grow_packets(qr_light *l, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return QR_OK;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    uint8_t *f = realloc(l->flags, c);
+    if (!f)
+        return QR_ENOMEM;
+    l->flags = f;
+    int64_t *r = realloc(l->recv, c * sizeof *r);
+    if (!r)
+        return QR_ENOMEM;
+    l->recv = r;
+    *cap = c;
+    return QR_OK;
+}
+
+int qr_light_open(qr_light **out, const char *path, char *errbuf)
+{
+    *out = NULL;
+    qr_light *l = calloc(1, sizeof *l);
+    if (!l)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    snprintf(l->path, sizeof l->path, "%s", path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        qr_light_close(l);
+        return qri_err(errbuf, e == ENOENT ? QR_ENOENT : QR_EIO, "%s: %s", path, strerror(e));
+    }
+    int rc = QR_OK;
+    uint8_t magic[8], hdr[BLOCK_HDR];
+    uint8_t *cbuf = NULL, *raw = NULL;
+    size_t pk_cap = 0, pk_n = 0, flows_done = 0, dirs_done[QR_LIGHT_MAX_TH] = {0};
+    size_t recv_dirs_done = 0, order_done[QR_LIGHT_MAX_TH] = {0};
+    size_t calls_done = 0, loss_done = 0;
+    uint64_t block_no = 0, offset = 8;
+    int ended = 0, have_header = 0;
+    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8)) {
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: not a light record (no %s magic)", path, "QRLIGHT1");
+        goto out;
+    }
+    l->st.file_bytes = 8;
+    while (!rc && !ended) {
+        size_t got = fread(hdr, 1, BLOCK_HDR, f);
+        block_no++;
+        if (got != BLOCK_HDR) {
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: cut at byte %" PRIu64 " (block %" PRIu64
+                         "): no end block",
+                         path, offset + got, block_no);
+            break;
+        }
+        unsigned part = hdr[0], th = hdr[1];
+        uint32_t rlen = rd32(hdr + 4), clen = rd32(hdr + 8), crc = rd32(hdr + 12);
+        if ((part >= QR_LIGHT_PARTS && part != PART_END) || rlen > MAX_BLOCK ||
+            clen > MAX_BLOCK || hdr[2] || hdr[3] || (part == QR_LIGHT_HEADER && !rlen) ||
+            ((part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER) && th >= l->st.n_th) ||
+            (part != QR_LIGHT_SAMPLES && part != QR_LIGHT_ORDER && th) ||
+            (part != QR_LIGHT_HEADER && !have_header) || (part == QR_LIGHT_HEADER && have_header)) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: block %" PRIu64 " (byte %" PRIu64 "): a bad block header (part %u, "
+                         "threshold %u, %u bytes)",
+                         path, block_no, offset, part, th, rlen);
+            break;
+        }
+        free(cbuf);
+        free(raw);
+        cbuf = malloc(clen + 1);
+        raw = malloc(rlen + 1);
+        if (!cbuf || !raw) {
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            break;
+        }
+        uLongf have = rlen;
+        if (fread(cbuf, 1, clen, f) != clen ||
+            (rlen && (uncompress(raw, &have, cbuf, clen) != Z_OK || have != rlen)) ||
+            (uint32_t)crc32(0L, raw, rlen) != crc) {
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: block %" PRIu64 " (%s, byte %" PRIu64
+                         "): cut short, not deflated data, or its CRC does not match",
+                         path, block_no, part == PART_END ? "end" : qr_light_part_name(part),
+                         offset);
+            break;
+        }
+        offset += BLOCK_HDR + clen;
+        l->st.file_bytes += BLOCK_HDR + clen;
+        if (part < QR_LIGHT_PARTS) {
+            l->st.bytes[part] += BLOCK_HDR + clen;
+            l->st.raw[part] += rlen;
+            if (part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER)
+                l->st.th_bytes[th] += BLOCK_HDR + clen;
+        }
+        struct rd r = {raw, raw + rlen, 0};
+        const char *what = "";
+        if (part == QR_LIGHT_HEADER) {
+            have_header = 1;
+            if ((rc = parse_header(l, (const char *)raw, rlen, dir, errbuf)))
+                break;
+            l->flows = malloc((l->n_flows ? l->n_flows : 1) * sizeof *l->flows);
+            l->n_dirs = 2 * l->n_flows;
+            l->dirs = calloc(l->n_dirs + 1, sizeof *l->dirs);
+            for (size_t i = 0; i < l->st.n_th; i++) {
+                l->recs[i] = calloc(l->n_dirs + 1, sizeof *l->recs[i]);
+                l->n_recs[i] = calloc(l->n_dirs + 1, sizeof *l->n_recs[i]);
+                l->order[i] = calloc(l->n_hosts, sizeof *l->order[i]);
+                if (!l->recs[i] || !l->n_recs[i] || !l->order[i])
+                    rc = QR_ENOMEM;
+            }
+            if (rc || !l->flows || !l->dirs) {
+                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                break;
+            }
+            continue;
+        } else if (part == QR_LIGHT_CONFIG) {
+            what = "config";
+            int64_t start = flows_done ? l->flows[flows_done - 1].start_ns : 0;
+            while (r.p < r.end && !r.bad && flows_done < l->n_flows) {
+                qr_flow *fl = &l->flows[flows_done];
+                fl->id = flows_done;
+                fl->src = (uint32_t)get_uv(&r);
+                fl->dst = (uint32_t)get_uv(&r);
+                start += get_sv(&r);
+                fl->start_ns = start;
+                fl->incast = (uint32_t)get_uv(&r);
+                fl->bytes = 0;
+                if (fl->src >= l->n_hosts || fl->dst >= l->n_hosts || fl->src == fl->dst)
+                    r.bad = 1;
+                flows_done++;
+            }
+            if (r.p != r.end)
+                r.bad = 1;
+        } else if (part == QR_LIGHT_CALLS) {
+            what = "calls";
+            uint64_t n_pat = get_count(&r, 1u << 20);
+            uint64_t *pat = calloc(n_pat + 1, sizeof *pat);
+            if (!pat) {
+                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                break;
+            }
+            for (uint64_t k = 0; k < n_pat && !r.bad; k++) {
+                pat[k] = get_uv(&r);
+                if (get_uv(&r) != 1) /* flags: write and close, the only call a runtime makes */
+                    r.bad = 1;
+            }
+            while (r.p < r.end && !r.bad && calls_done < flows_done) {
+                uint64_t n_calls = get_uv(&r), k = get_uv(&r);
+                int64_t at = get_sv(&r);
+                if (n_calls != 1 || k >= n_pat || at != 0)
+                    r.bad = 1;
+                else
+                    l->flows[calls_done++].bytes = pat[k];
+            }
+            free(pat);
+            if (r.p != r.end)
+                r.bad = 1;
+        } else if (part == QR_LIGHT_LOSS) {
+            what = "loss";
+            while (r.p < r.end && !r.bad && loss_done < 2 * flows_done) {
+                struct ldir *d = &l->dirs[loss_done];
+                uint64_t n = get_uv(&r);
+                if (n > UINT32_MAX || pk_n + n > ((size_t)1 << 36)) {
+                    r.bad = 1;
+                    break;
+                }
+                d->n = (uint32_t)n;
+                d->at = pk_n;
+                if (grow_packets(l, &pk_cap, pk_n + n)) {
+                    rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                    break;
+                }
+                memset(l->flags + pk_n, 0, n);
+                memset(l->recv + pk_n, 0, n * sizeof *l->recv);
+                pk_n += n;
+                for (int kind = 0; kind < 3 && !r.bad; kind++) {
+                    uint64_t cnt = get_count(&r, n), s = 0;
+                    for (uint64_t j = 0; j < cnt && !r.bad; j++) {
+                        uint64_t delta = get_uv(&r);
+                        if ((j && !delta) || delta >= n || s + delta >= n) {
+                            r.bad = 1;
+                            break;
+                        }
+                        s += delta;
+                        l->flags[d->at + s] |= kind == 0 ? F_LOST : kind == 1 ? F_DETECTED : F_CE;
+                    }
+                    (kind == 0 ? &l->st.lost : kind == 1 ? &l->st.detected : &l->st.ce)[0] += cnt;
+                }
+                for (uint64_t j = 0; j < n; j++)
+                    if ((l->flags[d->at + j] & F_CE) && (l->flags[d->at + j] & F_LOST))
+                        r.bad = 1; /* a lost packet did not arrive marked */
+                l->st.packets += n;
+                l->st.directions++;
+                loss_done++;
+            }
+            if (!rc && r.p != r.end)
+                r.bad = 1;
+        } else if (part == QR_LIGHT_RECEIVED) {
+            what = "received";
+            while (r.p < r.end && !r.bad && recv_dirs_done < loss_done) {
+                const struct ldir *d = &l->dirs[recv_dirs_done];
+                int64_t t = l->flows[recv_dirs_done / 2].start_ns;
+                for (uint32_t j = 0; j < d->n && !r.bad; j++) {
+                    if (l->flags[d->at + j] & F_LOST)
+                        continue;
+                    t += get_sv(&r);
+                    l->recv[d->at + j] = t;
+                    l->st.received++;
+                }
+                recv_dirs_done++;
+            }
+            /* a chunk's directions whose packets were all lost take no bytes */
+            while (!r.bad && r.p == r.end && recv_dirs_done < loss_done) {
+                const struct ldir *d = &l->dirs[recv_dirs_done];
+                uint32_t got_any = 0;
+                for (uint32_t j = 0; j < d->n; j++)
+                    got_any |= !(l->flags[d->at + j] & F_LOST);
+                if (got_any)
+                    break;
+                recv_dirs_done++;
+            }
+            if (r.p != r.end || recv_dirs_done != loss_done)
+                r.bad = 1;
+        } else if (part == QR_LIGHT_SAMPLES) {
+            what = "samples";
+            size_t *done = &dirs_done[th];
+            while (r.p < r.end && !r.bad && *done < loss_done) {
+                const struct ldir *d = &l->dirs[*done];
+                uint64_t nr = get_count(&r, d->n);
+                if (d->n && !nr)
+                    r.bad = 1;
+                qr_sample_record *v = malloc((nr ? nr : 1) * sizeof *v);
+                if (!v) {
+                    rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                    break;
+                }
+                l->recs[th][*done] = v;
+                l->n_recs[th][*done] = nr;
+                uint64_t idx = 0;
+                int64_t t = l->flows[*done / 2].start_ns;
+                for (uint64_t j = 0; j < nr && !r.bad; j++) {
+                    uint64_t di = get_uv(&r);
+                    if ((j && !di) || (!j && di) || idx + di >= d->n)
+                        r.bad = 1;
+                    idx += di;
+                    t += get_sv(&r);
+                    v[j].index = idx;
+                    v[j].time_ns = t;
+                    v[j].gap_num = get_sv(&r);
+                    uint64_t den = get_uv(&r);
+                    if (!den || den > INT64_MAX || t < 0 || t > QR_TIME_MAX)
+                        r.bad = 1;
+                    v[j].gap_den = (int64_t)den;
+                }
+                l->st.th_records[th] += nr;
+                l->st.sample_records += nr;
+                (*done)++;
+            }
+            if (!rc && r.p != r.end)
+                r.bad = 1;
+        } else if (part == QR_LIGHT_ORDER) {
+            what = "order";
+            for (uint32_t h = 0; h < l->n_hosts && !r.bad && !rc; h++) {
+                struct lhost_order *o = &l->order[th][h];
+                uint64_t n = get_count(&r, (uint64_t)1 << 32);
+                o->g = calloc(n ? n : 1, sizeof *o->g);
+                if (!o->g) {
+                    rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                    break;
+                }
+                o->n = n;
+                uint64_t pos = 0;
+                for (uint64_t g = 0; g < n && !r.bad; g++) {
+                    uint64_t dp = get_uv(&r), m = get_count(&r, 1u << 24);
+                    if ((g && !dp) || m < 2)
+                        r.bad = 1;
+                    pos += dp;
+                    o->g[g].pos = pos;
+                    o->g[g].m = (uint32_t)m;
+                    o->g[g].rank = calloc(m ? m : 1, sizeof *o->g[g].rank);
+                    if (!o->g[g].rank) {
+                        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                        break;
+                    }
+                    uint8_t *seen = calloc(m ? m : 1, 1);
+                    for (uint64_t q = 0; q < m && !r.bad && seen; q++) {
+                        uint64_t rk = get_uv(&r);
+                        if (rk >= m || seen[rk])
+                            r.bad = 1;
+                        else
+                            seen[rk] = 1, o->g[g].rank[q] = (uint32_t)rk;
+                    }
+                    if (!seen)
+                        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                    free(seen);
+                }
+            }
+            order_done[th]++;
+            if (!rc && r.p != r.end)
+                r.bad = 1;
+        } else if (part == PART_END) {
+            what = "end";
+            uint64_t c = get_uv(&r), p = get_uv(&r);
+            if (r.bad || r.p != r.end || c != l->n_flows || flows_done != l->n_flows ||
+                calls_done != l->n_flows || loss_done != l->n_dirs || p != l->st.packets ||
+                recv_dirs_done != l->n_dirs) {
+                rc = qri_err(errbuf, QR_EFORMAT,
+                             "%s: the end block counts %" PRIu64 " connections and %" PRIu64
+                             " packets; the blocks before it hold %zu connections, %zu of their "
+                             "calls, %zu directions and %" PRIu64 " packets",
+                             path, c, p, flows_done, calls_done, loss_done, l->st.packets);
+                break;
+            }
+            for (size_t i = 0; i < l->st.n_th; i++)
+                if (dirs_done[i] != l->n_dirs || order_done[i] != 1) {
+                    rc = qri_err(errbuf, QR_EFORMAT,
+                                 "%s: threshold %" PRId64 " ns: samples of %zu of %zu directions, "
+                                 "%zu order blocks",
+                                 path, l->st.th_ns[i], dirs_done[i], l->n_dirs, order_done[i]);
+                    break;
+                }
+            ended = 1;
+            continue;
+        }
+        if (!rc && r.bad)
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: block %" PRIu64 " (%s, byte %" PRIu64
+                         "): a value out of range or cut short, near byte %zu of its %u",
+                         path, block_no, what, offset - BLOCK_HDR - clen,
+                         (size_t)(r.p - raw), rlen);
+    }
+    if (!rc && fgetc(f) != EOF)
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: bytes after the end block", path);
+    if (!rc) {
+        char detail[QR_ERRBUF_SIZE];
+        qr_topology *topo = NULL;
+        rc = qr_topology_of_config(&topo, qr_scenario_config(l->scenario));
+        if (!rc)
+            rc = qr_flow_table_for_topology(&l->ft, l->flows, l->n_flows, topo, detail);
+        else
+            snprintf(detail, sizeof detail, "bad topology");
+        qr_topology_destroy(topo);
+        if (rc)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: its connections: %s", path, detail);
+        l->st.connections = l->n_flows;
+    }
+    /* every direction's last inferred send time at the smallest threshold */
+    for (size_t d = 0; !rc && d < l->n_dirs; d++) {
+        int64_t t = l->flows[d / 2].start_ns;
+        if (l->dirs[d].n &&
+            qr_sample_infer(l->recs[0][d], l->n_recs[0][d], l->dirs[d].n - 1, &t) != QR_OK)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: direction %zu: its samples do not infer", path,
+                         d);
+        l->dirs[d].last_send = t;
+    }
+out:
+    free(cbuf);
+    free(raw);
+    fclose(f);
+    if (rc) {
+        qr_light_close(l);
+        return rc;
+    }
+    *out = l;
+    return QR_OK;
+}
+
+const qr_scenario *qr_light_scenario(const qr_light *l)
+{
+    return l->scenario;
+}
+const qr_flow_table *qr_light_flows(const qr_light *l)
+{
+    return l->ft;
+}
+const char *qr_light_scenario_text(const qr_light *l)
+{
+    return l->scenario_text;
+}
+const char *qr_light_path(const qr_light *l)
+{
+    return l->path;
+}
+const char *qr_light_id(const qr_light *l)
+{
+    return l->id;
+}
+uint32_t qr_light_hosts(const qr_light *l)
+{
+    return l->n_hosts;
+}
+qr_sampling_method qr_light_method(const qr_light *l)
+{
+    return l->method;
+}
+void qr_light_stats_get(const qr_light *l, qr_light_stats *out)
+{
+    *out = l->st;
+}
+
+uint32_t qr_light_sent(const qr_light *l, uint32_t dir)
+{
+    return dir < l->n_dirs ? l->dirs[dir].n : 0;
+}
+
+int64_t qr_light_last_ns(const qr_light *l, uint32_t flow)
+{
+    if (flow >= l->n_flows)
+        return 0;
+    int64_t t = l->flows[flow].start_ns;
+    for (uint32_t k = 0; k < 2; k++) {
+        const struct ldir *d = &l->dirs[2 * flow + k];
+        /* the samples are on the sender's clock */
+        uint32_t host = k ? l->flows[flow].dst : l->flows[flow].src;
+        int64_t s = d->last_send - l->offsets[host];
+        if (d->n && s > t)
+            t = s;
+    }
+    return t;
+}
+
+int qr_light_fate(const qr_light *l, uint32_t dir, uint32_t seq, int *lost, int64_t *arrive_ns,
+                  int *ce)
+{
+    if (dir >= l->n_dirs || seq >= l->dirs[dir].n)
+        return 0;
+    size_t at = l->dirs[dir].at + seq;
+    *lost = (l->flags[at] & F_LOST) != 0;
+    *ce = (l->flags[at] & F_CE) != 0;
+    uint32_t to = dir % 2 ? l->flows[dir / 2].src : l->flows[dir / 2].dst;
+    *arrive_ns = *lost ? 0 : l->recv[at] - l->offsets[to];
+    return 1;
+}
+
+/* ---- the recording a replay reads ---- */
+
+int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_packet *const *packets,
+                            const size_t *n, char *errbuf)
+{
+    *out = NULL;
+    for (size_t d = 0; d < l->n_dirs; d++)
+        if (n[d] != l->dirs[d].n)
+            return qri_err(errbuf, QR_EVALUE,
+                           "direction %zu (flow %zu): %zu packets regenerated, the record has %u",
+                           d, d / 2, n[d], l->dirs[d].n);
+    qr_recording *r = calloc(1, sizeof *r);
+    if (!r)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    char detail[QR_ERRBUF_SIZE];
+    qr_topology *topo = NULL;
+    int rc = qr_scenario_create(&r->scenario);
+    if (!rc)
+        rc = qr_scenario_load_string(r->scenario, l->scenario_text, l->path, ".", detail);
+    if (!rc)
+        rc = qr_topology_of_config(&topo, qr_scenario_config(r->scenario));
+    if (!rc)
+        rc = qr_flow_table_for_topology(&r->flows, l->flows, l->n_flows, topo, detail);
+    qr_topology_destroy(topo);
+    if (rc) {
+        qr_recording_close(r);
+        return qri_err(errbuf, rc, "%s: %s", l->path, detail);
+    }
+    snprintf(r->id, sizeof r->id, "%s", l->id);
+    r->n_hosts = l->n_hosts;
+    r->hosts = calloc(l->n_hosts, sizeof *r->hosts);
+    r->offsets = malloc(l->n_hosts * sizeof *r->offsets);
+    r->cursor = calloc(l->n_hosts, sizeof *r->cursor);
+    r->dir = strdup(".");
+    size_t n_det = 0;
+    for (size_t i = 0; i < l->st.packets; i++)
+        n_det += (l->flags[i] & F_DETECTED) != 0;
+    r->detected = malloc((n_det ? n_det : 1) * sizeof *r->detected);
+    r->received = malloc(sizeof *r->received);
+    if (!r->hosts || !r->offsets || !r->cursor || !r->dir || !r->detected || !r->received) {
+        qr_recording_close(r);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    memcpy(r->offsets, l->offsets, l->n_hosts * sizeof *r->offsets);
+    r->network_known = 1;
+    r->light = l;
+    /* each host's packets: its directions in order, each in its order */
+    for (size_t d = 0; d < l->n_dirs; d++)
+        r->hosts[qr_flow_table_dir_src(r->flows, (uint32_t)d)].cap += n[d];
+    for (uint32_t h = 0; h < l->n_hosts; h++) {
+        struct host_pk *hp = &r->hosts[h];
+        hp->pk = malloc((hp->cap ? hp->cap : 1) * sizeof *hp->pk);
+        hp->order = malloc((hp->cap ? hp->cap : 1) * sizeof *hp->order);
+        if (!hp->pk || !hp->order) {
+            qr_recording_close(r);
+            return qri_err(errbuf, QR_ENOMEM, "out of memory");
+        }
+    }
+    for (size_t d = 0; d < l->n_dirs; d++) {
+        struct host_pk *hp = &r->hosts[qr_flow_table_dir_src(r->flows, (uint32_t)d)];
+        for (size_t j = 0; j < n[d]; j++) {
+            uint8_t fl = l->flags[l->dirs[d].at + j];
+            qr_rec_packet *p = &hp->pk[hp->n];
+            *p = (qr_rec_packet){packets[d][j], (uint32_t)d, (uint32_t)j, 0,
+                                 (uint8_t)((fl & F_DETECTED) != 0)};
+            hp->order[hp->n] = (uint32_t)hp->n;
+            hp->n++;
+            if (fl & F_DETECTED)
+                r->detected[r->n_detected++] = qr_packet_id((uint32_t)d, (uint32_t)j);
+        }
+    }
+    qsort(r->detected, r->n_detected, sizeof *r->detected, qri_cmp_u64);
+    *out = r;
+    return QR_OK;
+}
+
+struct lkey {
+    int64_t t;
+    uint32_t i; /* index into the host's packets, which are in (direction, number) order */
+};
+
+static int cmp_lkey(const void *a, const void *b)
+{
+    const struct lkey *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int qri_light_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
+                     qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
+                     char *errbuf)
+{
+    const qr_light *l = r->light;
+    size_t ti = 0;
+    while (ti < l->st.n_th && l->st.th_ns[ti] != th_ns)
+        ti++;
+    if (ti == l->st.n_th || method != l->method) {
+        char list[256] = "";
+        for (size_t i = 0; i < l->st.n_th; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%" PRId64 " ns",
+                     i ? ", " : "", l->st.th_ns[i]);
+        return qri_err(errbuf, QR_EINVAL,
+                       "%s holds send times sampled (%s) at %s; not at %" PRId64 " ns (%s)",
+                       l->path, l->method == QR_SAMPLING_GAP ? "gap" : "rate", list, th_ns,
+                       method == QR_SAMPLING_GAP ? "gap" : "rate");
+    }
+    qr_sampling_stats st = {0, 0, 0};
+    size_t n_out = 0;
+    qr_row_sample_record *out =
+        records ? malloc((l->st.th_records[ti] ? l->st.th_records[ti] : 1) * sizeof *out) : NULL;
+    struct lkey *keys = NULL;
+    size_t kcap = 0;
+    int rc = records && !out ? QR_ENOMEM : QR_OK;
+    for (uint32_t h = 0; !rc && h < r->n_hosts; h++) {
+        struct host_pk *hp = &r->hosts[h];
+        if (hp->n > kcap) {
+            free(keys);
+            kcap = hp->n;
+            if (!(keys = malloc(kcap * sizeof *keys))) {
+                rc = QR_ENOMEM;
+                break;
+            }
+        }
+        for (size_t i = 0; i < hp->n;) {
+            uint32_t d = hp->pk[i].dir;
+            const qr_sample_record *rv = l->recs[ti][d];
+            size_t nr = l->n_recs[ti][d], pos = 0;
+            size_t e = i;
+            for (; e < hp->n && hp->pk[e].dir == d; e++) {
+                int64_t t;
+                if (qr_sample_infer_next(rv, nr, &pos, hp->pk[e].seq, &t) != QR_OK) {
+                    rc = qri_err(errbuf, QR_EVALUE, "%s: direction %u packet %u: no inference",
+                                 l->path, d, hp->pk[e].seq);
+                    break;
+                }
+                hp->pk[e].time_ns = t;
+            }
+            if (rc)
+                break;
+            st.packets += e - i;
+            st.records += nr;
+            for (size_t j = 0; out && j < nr; j++)
+                out[n_out++] =
+                    (qr_row_sample_record){d, rv[j].index, rv[j].time_ns, rv[j].gap_num,
+                                           rv[j].gap_den};
+            i = e;
+        }
+        if (rc)
+            break;
+        for (size_t i = 0; i < hp->n; i++)
+            keys[i] = (struct lkey){hp->pk[i].time_ns, (uint32_t)i};
+        qsort(keys, hp->n, sizeof *keys, cmp_lkey);
+        for (size_t i = 0; i < hp->n; i++)
+            hp->order[i] = keys[i].i;
+        /* the groups of equal times whose send order the record keeps */
+        const struct lhost_order *o = &l->order[ti][h];
+        for (size_t g = 0; g < o->n; g++) {
+            const struct lgroup *x = &o->g[g];
+            if (x->pos + x->m > hp->n) {
+                rc = qri_err(errbuf, QR_EFORMAT, "%s: host %u: an order group beyond its packets",
+                             l->path, h);
+                break;
+            }
+            for (uint32_t q = 0; q < x->m; q++)
+                keys[q].i = hp->order[x->pos + x->rank[q]];
+            for (uint32_t q = 0; q < x->m; q++)
+                hp->order[x->pos + q] = keys[q].i;
+        }
+        r->cursor[h] = 0;
+    }
+    free(keys);
+    if (rc == QR_ENOMEM)
+        qri_err(errbuf, rc, "sampling: out of memory");
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    if (stats)
+        *stats = st;
+    if (records) {
+        *records = out;
+        *n_records = n_out;
+    }
+    return QR_OK;
+}
