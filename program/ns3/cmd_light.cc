@@ -191,11 +191,11 @@ QrLightRegenerate(const qr_light* l,
         {
             uint32_t d = 2 * f + k;
             if (out[k].size() != qr_light_sent(l, d) || g.unknown)
-                throw std::runtime_error(
-                    "flow " + std::to_string(f) + (k ? " ACKs" : " data") + ": regenerated " +
-                    std::to_string(out[k].size()) + " packets, the record has " +
-                    std::to_string(qr_light_sent(l, d)) +
-                    " (the replay's TCP did not repeat the runtime's)");
+                throw std::runtime_error("flow " + std::to_string(f) + (k ? " ACKs" : " data") +
+                                         ": regenerated " + std::to_string(out[k].size()) +
+                                         " packets, the record has " +
+                                         std::to_string(qr_light_sent(l, d)) +
+                                         " (the replay's TCP did not repeat the runtime's)");
             // the runtime's addresses and ports: the isolated replay ran on two other hosts
             uint32_t src = k ? fl->dst : fl->src, dst = k ? fl->src : fl->dst;
             uint16_t sport = k ? QR_SINK_PORT : qr_flow_table_sender_port(ft, f);
@@ -213,8 +213,7 @@ QrLightRegenerate(const qr_light* l,
             if (w.size() != out[k].size())
                 throw std::runtime_error("flow " + std::to_string(f) + (k ? " ACKs" : " data") +
                                          ": regenerated " + std::to_string(out[k].size()) +
-                                         " packets, the recording has " +
-                                         std::to_string(w.size()));
+                                         " packets, the recording has " + std::to_string(w.size()));
             for (size_t i = 0; i < w.size(); i++)
             {
                 const qr_packet &a = *w[i], &b = out[k][i];
@@ -325,8 +324,7 @@ qr_cmd_light(int argc, char** argv)
             for (size_t i = 0; i < c->sampling.n_th && nTh < QR_LIGHT_MAX_TH; i++)
                 th[nTh++] = c->sampling.th_ns[i];
         qr_light_stats st;
-        if (!rc &&
-            qr_light_write(r, c->sampling.method, th, nTh, out.c_str(), &st, err))
+        if (!rc && qr_light_write(r, c->sampling.method, th, nTh, out.c_str(), &st, err))
             rc = cli_fail("light", "%s", err);
         if (!rc && !quiet)
         {

@@ -75,8 +75,13 @@ Test(light, regenerated_packets_and_arrival_logs_equal_the_pcaps_at_every_thresh
     unsigned long long conns = number_after(out, "light record"),
                        bytes = number_after(strstr(out, "marked CE"), "),");
     cr_assert_gt(conns, 50u, "%s", out);
-    static const char *parts[] = {"config", "calls", "loss", "timers", "received",
-                                  "samples th 2.000 us", "samples th 10.000 us"};
+    static const char *parts[] = {"config",
+                                  "calls",
+                                  "loss",
+                                  "timers",
+                                  "received",
+                                  "samples th 2.000 us",
+                                  "samples th 10.000 us"};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         cr_assert(strstr(out, parts[i]), "no %s line in:\n%s", parts[i], out);
     long light = file_size("%s/run/recording/%s", "light.qrl");

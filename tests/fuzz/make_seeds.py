@@ -165,3 +165,28 @@ for i, g in enumerate([b"10.0.0.2,10.1.0.2,40001,0,s0,0,in,10\n10.0.0.2,10.1.0.2
                        b"10.0.0.2,10.1.0.2,40001,1,s0,0,in,5\n10.0.0.2,10.1.0.2,40002,0,s0,3,out,6\n",
                        b"10.0.0.2,10.1.0.2,40001,0,s99,0,in,1\n"]):
     put("inputs", "guided%d" % i, b"\x04" + GUIDED_HEAD + g)
+
+
+# light records (fuzz_light's framing: mode, flows, then blocks of part, threshold, length, raw)
+def light_block(part, th, raw):
+    return bytes([part, th]) + struct.pack("<H", len(raw)) + raw
+
+
+def uv(*vs):
+    return b"".join(varint(v) for v in vs)
+
+
+LIGHT = [
+    (1, 0, uv(0, 1, zz(1000), 0, 2, 3, zz(500), 0)),                   # config
+    (2, 0, uv(1, 3000, 1, 1, 0, zz(0), 1, 0, zz(0))),                  # calls
+    (3, 0, uv(3, 1, 1, 1, 1, 0, 2, 0, 0, 0, 3, 0, 0, 1, 2, 2, 0, 0, 0)),  # loss
+    (5, 0, uv(1, 0, zz(10), zz(1200), 1, 1, 0, zz(5000), zz(100), 1,
+              1, 0, zz(3), zz(1200), 1, 1, 0, zz(4000), zz(0), 1)),       # samples
+    (6, 0, uv(zz(3000), zz(2400), zz(6000), zz(50), zz(100), zz(1200), zz(1200), zz(4500),
+              zz(10))),                                                   # received
+    (7, 0, uv(0, 0, 0, 0)),                                               # order
+    (0xff, 0, uv(2, 10)),                                                 # end
+]
+put("light", "two-flows", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT))
+put("light", "no-end", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT[:-1]))
+put("light", "raw", b"\x01QRLIGHT1" + bytes(16))

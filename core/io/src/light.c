@@ -17,7 +17,8 @@
 #define MAGIC "QRLIGHT1"
 #define BLOCK_HDR 16 /* part, th, reserved (u8 u8 u16), raw length, stored length, CRC-32 (u32) */
 #define CHUNK 1024   /* connections per chunk */
-#define MAX_BLOCK (1u << 30)
+#define MAX_BLOCK (1u << 26)     /* 64 MiB: a chunk's part (the writer ends a chunk sooner) */
+#define CHUNK_PACKETS (1u << 20) /* ... or at this many packets */
 #define PART_END 0xff
 
 /* packet flags of a direction, in the reader */
@@ -25,8 +26,8 @@
 #define F_DETECTED 2
 #define F_CE 4
 
-static const char *const part_names[] = {"header",  "config",   "calls", "loss",
-                                         "timers",  "samples",  "received", "order"};
+static const char *const part_names[] = {"header", "config",  "calls",    "loss",
+                                         "timers", "samples", "received", "order"};
 
 const char *qr_light_part_name(qr_light_part p)
 {
@@ -106,6 +107,17 @@ static int64_t get_sv(struct rd *r)
     return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 }
 
+/* t + d, a time in [-QR_TIME_MAX, QR_TIME_MAX] (else the read is bad) */
+static int64_t add_time(struct rd *r, int64_t t, int64_t d)
+{
+    int64_t v;
+    if (__builtin_add_overflow(t, d, &v) || v > QR_TIME_MAX || v < -QR_TIME_MAX) {
+        r->bad = 1;
+        return 0;
+    }
+    return v;
+}
+
 /* a count that must fit what is left of the block (each item takes a byte at least) */
 static uint64_t get_count(struct rd *r, uint64_t max)
 {
@@ -140,6 +152,9 @@ static int block(struct writer *w, unsigned part, unsigned th, const struct buf 
 {
     if (raw->oom)
         return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
+    if (raw->n > MAX_BLOCK)
+        return qri_err(w->err, QR_EVALUE, "%s: its %s part of one chunk exceeds %u bytes", w->path,
+                       part < QR_LIGHT_PARTS ? part_names[part] : "end", MAX_BLOCK);
     uLongf clen = compressBound((uLong)raw->n);
     uint8_t *c = malloc(clen + BLOCK_HDR);
     if (!c)
@@ -238,9 +253,9 @@ static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_meth
     snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_id=%s\n",
              qr_recording_id(rec));
     put(b, line, strlen(line));
-    snprintf(line, sizeof line, "hosts=%u\nflows=%zu\nmethod=%s\nthresholds=",
-             qr_recording_hosts(rec), qr_flow_table_flows(qr_recording_flows(rec)),
-             method == QR_SAMPLING_GAP ? "gap" : "rate");
+    snprintf(
+        line, sizeof line, "hosts=%u\nflows=%zu\nmethod=%s\nthresholds=", qr_recording_hosts(rec),
+        qr_flow_table_flows(qr_recording_flows(rec)), method == QR_SAMPLING_GAP ? "gap" : "rate");
     put(b, line, strlen(line));
     for (size_t i = 0; i < n_th; i++) {
         snprintf(line, sizeof line, "%s%" PRId64, i ? "," : "", th[i]);
@@ -347,8 +362,11 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
 
     qr_sampler_cfg cfg = {method, th_ns[0]};
     int64_t prev_start = 0; /* the connections' starts, delta-coded across chunks */
-    for (size_t f0 = 0; !rc && f0 < n_flows; f0 += CHUNK) {
-        size_t f1 = f0 + CHUNK < n_flows ? f0 + CHUNK : n_flows;
+    for (size_t f0 = 0, f1; !rc && f0 < n_flows; f0 = f1) {
+        /* a chunk: CHUNK connections, fewer if they sent CHUNK_PACKETS packets */
+        uint64_t in_chunk = 0;
+        for (f1 = f0; f1 < n_flows && f1 - f0 < CHUNK && in_chunk < CHUNK_PACKETS; f1++)
+            in_chunk += (uint64_t)(d.start[2 * f1 + 2] - d.start[2 * f1]);
         for (int p = 0; p < QR_LIGHT_PARTS; p++)
             part[p].n = 0;
         for (size_t i = 0; i < n_th; i++)
@@ -575,9 +593,10 @@ done:
 /* ---- reading ---- */
 
 struct ldir {
-    uint32_t n;        /* packets sent */
-    size_t at;         /* its packets' place in the flat arrays */
-    int64_t last_send; /* inferred at the smallest threshold */
+    uint32_t n, n_lost; /* packets sent, lost */
+    size_t at;          /* its packets' place in the flat arrays */
+    size_t loss_off;    /* its lists in its chunk's loss block (while reading) */
+    int64_t last_send;  /* inferred at the smallest threshold */
 };
 
 struct lgroup {
@@ -605,8 +624,8 @@ struct qr_light {
     qr_light_stats st;
     struct ldir *dirs;
     size_t n_dirs;
-    uint8_t *flags;     /* per packet: F_* */
-    int64_t *recv;      /* per packet: receive time (receiver's clock); lost: 0 */
+    uint8_t *flags; /* per packet: F_* */
+    int64_t *recv;  /* per packet: receive time (receiver's clock); lost: 0 */
     qr_sample_record **recs[QR_LIGHT_MAX_TH]; /* per th, per direction */
     size_t *n_recs[QR_LIGHT_MAX_TH];
     struct lhost_order *order[QR_LIGHT_MAX_TH]; /* per th, per host */
@@ -677,11 +696,10 @@ static int parse_header(qr_light *l, const char *text, size_t len, const char *d
         snprintf(l->id, sizeof l->id, "%s", v);
     char *end;
     if (!header_value(text, "hosts", v, sizeof v) ||
-        (l->n_hosts = (uint32_t)strtoul(v, &end, 10), *end) || !l->n_hosts ||
-        l->n_hosts > 1u << 20)
+        (l->n_hosts = (uint32_t)strtoul(v, &end, 10), *end) || !l->n_hosts || l->n_hosts > 1u << 20)
         return qri_err(err, QR_EFORMAT, "%s: header: bad hosts", l->path);
-    if (!header_value(text, "flows", v, sizeof v) ||
-        (l->n_flows = strtoull(v, &end, 10), *end) || l->n_flows > 1u << 28)
+    if (!header_value(text, "flows", v, sizeof v) || (l->n_flows = strtoull(v, &end, 10), *end) ||
+        l->n_flows > 1u << 28)
         return qri_err(err, QR_EFORMAT, "%s: header: bad flows", l->path);
     if (!header_value(text, "method", v, sizeof v) || (strcmp(v, "rate") && strcmp(v, "gap")))
         return qri_err(err, QR_EFORMAT, "%s: header: bad method", l->path);
@@ -775,7 +793,8 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
     }
     int rc = QR_OK;
     uint8_t magic[8], hdr[BLOCK_HDR];
-    uint8_t *cbuf = NULL, *raw = NULL;
+    uint8_t *cbuf = NULL, *raw = NULL, *loss_raw = NULL;
+    size_t loss_len = 0;
     size_t pk_cap = 0, pk_n = 0, flows_done = 0, dirs_done[QR_LIGHT_MAX_TH] = {0};
     size_t recv_dirs_done = 0, order_done[QR_LIGHT_MAX_TH] = {0};
     size_t calls_done = 0, loss_done = 0;
@@ -790,15 +809,15 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
         size_t got = fread(hdr, 1, BLOCK_HDR, f);
         block_no++;
         if (got != BLOCK_HDR) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: cut at byte %" PRIu64 " (block %" PRIu64
-                         "): no end block",
-                         path, offset + got, block_no);
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: cut at byte %" PRIu64 " (block %" PRIu64 "): no end block", path,
+                         offset + got, block_no);
             break;
         }
         unsigned part = hdr[0], th = hdr[1];
         uint32_t rlen = rd32(hdr + 4), clen = rd32(hdr + 8), crc = rd32(hdr + 12);
-        if ((part >= QR_LIGHT_PARTS && part != PART_END) || rlen > MAX_BLOCK ||
-            clen > MAX_BLOCK || hdr[2] || hdr[3] || (part == QR_LIGHT_HEADER && !rlen) ||
+        if ((part >= QR_LIGHT_PARTS && part != PART_END) || rlen > MAX_BLOCK || clen > MAX_BLOCK ||
+            hdr[2] || hdr[3] || (part == QR_LIGHT_HEADER && !rlen) ||
             ((part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER) && th >= l->st.n_th) ||
             (part != QR_LIGHT_SAMPLES && part != QR_LIGHT_ORDER && th) ||
             (part != QR_LIGHT_HEADER && !have_header) || (part == QR_LIGHT_HEADER && have_header)) {
@@ -864,7 +883,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                 fl->id = flows_done;
                 fl->src = (uint32_t)get_uv(&r);
                 fl->dst = (uint32_t)get_uv(&r);
-                start += get_sv(&r);
+                start = add_time(&r, start, get_sv(&r));
                 fl->start_ns = start;
                 fl->incast = (uint32_t)get_uv(&r);
                 fl->bytes = 0;
@@ -899,70 +918,83 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
             if (r.p != r.end)
                 r.bad = 1;
         } else if (part == QR_LIGHT_LOSS) {
+            /* checked here, decoded with the chunk's receive times: no packet's memory before
+             * its bytes are read (a lost packet takes one here, a received one there) */
             what = "loss";
             while (r.p < r.end && !r.bad && loss_done < 2 * flows_done) {
                 struct ldir *d = &l->dirs[loss_done];
                 uint64_t n = get_uv(&r);
-                if (n > UINT32_MAX || pk_n + n > ((size_t)1 << 36)) {
+                if (n > UINT32_MAX) {
                     r.bad = 1;
                     break;
                 }
                 d->n = (uint32_t)n;
-                d->at = pk_n;
-                if (grow_packets(l, &pk_cap, pk_n + n)) {
-                    rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-                    break;
-                }
-                memset(l->flags + pk_n, 0, n);
-                memset(l->recv + pk_n, 0, n * sizeof *l->recv);
-                pk_n += n;
+                d->loss_off = (size_t)(r.p - raw);
                 for (int kind = 0; kind < 3 && !r.bad; kind++) {
                     uint64_t cnt = get_count(&r, n), s = 0;
                     for (uint64_t j = 0; j < cnt && !r.bad; j++) {
                         uint64_t delta = get_uv(&r);
-                        if ((j && !delta) || delta >= n || s + delta >= n) {
+                        if ((j && !delta) || delta >= n || s + delta >= n)
                             r.bad = 1;
-                            break;
-                        }
                         s += delta;
-                        l->flags[d->at + s] |= kind == 0 ? F_LOST : kind == 1 ? F_DETECTED : F_CE;
                     }
+                    if (kind == 0)
+                        d->n_lost = (uint32_t)cnt;
                     (kind == 0 ? &l->st.lost : kind == 1 ? &l->st.detected : &l->st.ce)[0] += cnt;
                 }
-                for (uint64_t j = 0; j < n; j++)
-                    if ((l->flags[d->at + j] & F_CE) && (l->flags[d->at + j] & F_LOST))
-                        r.bad = 1; /* a lost packet did not arrive marked */
                 l->st.packets += n;
                 l->st.directions++;
                 loss_done++;
             }
-            if (!rc && r.p != r.end)
+            if (r.p != r.end)
                 r.bad = 1;
+            free(loss_raw);
+            loss_raw = raw; /* kept for the chunk's receive times */
+            loss_len = rlen;
+            raw = NULL;
         } else if (part == QR_LIGHT_RECEIVED) {
             what = "received";
-            while (r.p < r.end && !r.bad && recv_dirs_done < loss_done) {
-                const struct ldir *d = &l->dirs[recv_dirs_done];
+            while (!r.bad && !rc && recv_dirs_done < loss_done) {
+                struct ldir *d = &l->dirs[recv_dirs_done];
+                uint64_t n = d->n, need = n - d->n_lost;
+                if (need > (uint64_t)(r.end - r.p) || !loss_raw || d->loss_off > loss_len) {
+                    r.bad = 1;
+                    break;
+                }
+                if (n && grow_packets(l, &pk_cap, pk_n + n)) {
+                    rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                    break;
+                }
+                d->at = pk_n;
+                if (n) {
+                    memset(l->flags + pk_n, 0, n);
+                    memset(l->recv + pk_n, 0, n * sizeof *l->recv);
+                }
+                pk_n += n;
+                struct rd q = {loss_raw + d->loss_off, loss_raw + loss_len, 0};
+                for (int kind = 0; kind < 3; kind++) {
+                    uint64_t cnt = get_uv(&q), s = 0;
+                    for (uint64_t j = 0; j < cnt && !q.bad; j++) {
+                        s += get_uv(&q);
+                        if (s < n)
+                            l->flags[d->at + s] |= kind == 0   ? F_LOST
+                                                   : kind == 1 ? F_DETECTED
+                                                               : F_CE;
+                    }
+                }
                 int64_t t = l->flows[recv_dirs_done / 2].start_ns;
                 for (uint32_t j = 0; j < d->n && !r.bad; j++) {
+                    if ((l->flags[d->at + j] & F_CE) && (l->flags[d->at + j] & F_LOST))
+                        r.bad = 1; /* a lost packet did not arrive marked */
                     if (l->flags[d->at + j] & F_LOST)
                         continue;
-                    t += get_sv(&r);
+                    t = add_time(&r, t, get_sv(&r));
                     l->recv[d->at + j] = t;
                     l->st.received++;
                 }
                 recv_dirs_done++;
             }
-            /* a chunk's directions whose packets were all lost take no bytes */
-            while (!r.bad && r.p == r.end && recv_dirs_done < loss_done) {
-                const struct ldir *d = &l->dirs[recv_dirs_done];
-                uint32_t got_any = 0;
-                for (uint32_t j = 0; j < d->n; j++)
-                    got_any |= !(l->flags[d->at + j] & F_LOST);
-                if (got_any)
-                    break;
-                recv_dirs_done++;
-            }
-            if (r.p != r.end || recv_dirs_done != loss_done)
+            if (!rc && (r.p != r.end || recv_dirs_done != loss_done))
                 r.bad = 1;
         } else if (part == QR_LIGHT_SAMPLES) {
             what = "samples";
@@ -986,7 +1018,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                     if ((j && !di) || (!j && di) || idx + di >= d->n)
                         r.bad = 1;
                     idx += di;
-                    t += get_sv(&r);
+                    t = add_time(&r, t, get_sv(&r));
                     v[j].index = idx;
                     v[j].time_ns = t;
                     v[j].gap_num = get_sv(&r);
@@ -1003,6 +1035,8 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                 r.bad = 1;
         } else if (part == QR_LIGHT_ORDER) {
             what = "order";
+            if (order_done[th]) /* one per threshold */
+                r.bad = 1;
             for (uint32_t h = 0; h < l->n_hosts && !r.bad && !rc; h++) {
                 struct lhost_order *o = &l->order[th][h];
                 uint64_t n = get_count(&r, (uint64_t)1 << 32);
@@ -1066,11 +1100,11 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
             continue;
         }
         if (!rc && r.bad)
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: block %" PRIu64 " (%s, byte %" PRIu64
-                         "): a value out of range or cut short, near byte %zu of its %u",
-                         path, block_no, what, offset - BLOCK_HDR - clen,
-                         (size_t)(r.p - raw), rlen);
+            rc =
+                qri_err(errbuf, QR_EFORMAT,
+                        "%s: block %" PRIu64 " (%s, byte %" PRIu64
+                        "): a value out of range or cut short, near byte %zu of its %u",
+                        path, block_no, what, offset - BLOCK_HDR - clen, (size_t)(r.p - raw), rlen);
     }
     if (!rc && fgetc(f) != EOF)
         rc = qri_err(errbuf, QR_EFORMAT, "%s: bytes after the end block", path);
@@ -1092,13 +1126,14 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
         int64_t t = l->flows[d / 2].start_ns;
         if (l->dirs[d].n &&
             qr_sample_infer(l->recs[0][d], l->n_recs[0][d], l->dirs[d].n - 1, &t) != QR_OK)
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: direction %zu: its samples do not infer", path,
-                         d);
+            rc =
+                qri_err(errbuf, QR_EFORMAT, "%s: direction %zu: its samples do not infer", path, d);
         l->dirs[d].last_send = t;
     }
 out:
     free(cbuf);
     free(raw);
+    free(loss_raw);
     fclose(f);
     if (rc) {
         qr_light_close(l);
@@ -1318,9 +1353,8 @@ int qri_light_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
             st.packets += e - i;
             st.records += nr;
             for (size_t j = 0; out && j < nr; j++)
-                out[n_out++] =
-                    (qr_row_sample_record){d, rv[j].index, rv[j].time_ns, rv[j].gap_num,
-                                           rv[j].gap_den};
+                out[n_out++] = (qr_row_sample_record){d, rv[j].index, rv[j].time_ns, rv[j].gap_num,
+                                                      rv[j].gap_den};
             i = e;
         }
         if (rc)
