@@ -269,6 +269,40 @@ QrLightRegenerate(const qr_light* l,
     return r;
 }
 
+int
+QrLightStep(const char* command,
+            const std::string& dir,
+            const std::string& out,
+            const int64_t* thOpt,
+            size_t nThOpt,
+            bool quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_recording* r = nullptr;
+    if (qr_recording_open(&r, dir.c_str(), nullptr, err))
+        return cli_fail(command, "%s", err);
+    std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(r, qr_recording_close);
+    const qr_config* c = qr_scenario_config(qr_recording_scenario(r));
+    int64_t th[QR_LIGHT_MAX_TH];
+    size_t nTh = 0;
+    for (size_t i = 0; i < (thOpt ? nThOpt : c->sampling.n_th) && nTh < QR_LIGHT_MAX_TH; i++)
+        th[nTh++] = thOpt ? thOpt[i] : c->sampling.th_ns[i];
+    qr_light_stats st;
+    if (qr_light_write(r, c->sampling.method, th, nTh, out.c_str(), &st, err))
+        return cli_fail(command, "%s", err);
+    if (!quiet)
+    {
+        QrLightPrintCosts(stdout, st, PcapBytes(dir + "/pcap"));
+        std::string run = dir.size() > 10 && dir.compare(dir.size() - 10, 10, "/recording") == 0
+                              ? dir.substr(0, dir.size() - 10)
+                              : dir;
+        printf("output             %s (next: qreplay replay %s --from light)\n",
+               out.c_str(),
+               run.c_str());
+    }
+    return 0;
+}
+
 extern "C" int
 qr_cmd_light(int argc, char** argv)
 {
@@ -283,7 +317,6 @@ qr_cmd_light(int argc, char** argv)
     const char *thOpt = cli_value(&a, "th"), *outOpt = cli_value(&a, "out");
     std::string out = outOpt ? outOpt : dir + "/light.qrl";
     char err[QR_ERRBUF_SIZE];
-    qr_recording* r = nullptr;
     rc = 0;
     {
         cli_paths in{}, outs{};
@@ -292,51 +325,30 @@ qr_cmd_light(int argc, char** argv)
         if (cli_check_outputs("light", &outs, &in))
             rc = 1;
     }
-    if (!rc && qr_recording_open(&r, dir.c_str(), nullptr, err))
-        rc = cli_fail("light", "%s", err);
-    std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(r, qr_recording_close);
     int64_t th[QR_LIGHT_MAX_TH];
     size_t nTh = 0;
-    if (!rc)
+    if (!rc && thOpt)
     {
-        const qr_config* c = qr_scenario_config(qr_recording_scenario(r));
-        if (thOpt)
+        std::string list = thOpt;
+        size_t at = 0;
+        while (!rc && at <= list.size())
         {
-            std::string list = thOpt;
-            size_t at = 0;
-            while (!rc && at <= list.size())
-            {
-                size_t e = list.find(',', at);
-                std::string one = list.substr(at, e == std::string::npos ? e : e - at);
-                if (nTh == QR_LIGHT_MAX_TH)
-                    rc = cli_usage_error("light", "--th: at most %d thresholds", QR_LIGHT_MAX_TH);
-                else if (qr_parse_time_ns(one.c_str(), &th[nTh], err) || th[nTh] < 0)
-                    rc = cli_usage_error("light", "--th: '%s': not a time", one.c_str());
-                else if (nTh && th[nTh] <= th[nTh - 1])
-                    rc = cli_usage_error("light", "--th: give the thresholds in increasing order");
-                nTh++;
-                if (e == std::string::npos)
-                    break;
-                at = e + 1;
-            }
-        }
-        else
-            for (size_t i = 0; i < c->sampling.n_th && nTh < QR_LIGHT_MAX_TH; i++)
-                th[nTh++] = c->sampling.th_ns[i];
-        qr_light_stats st;
-        if (!rc && qr_light_write(r, c->sampling.method, th, nTh, out.c_str(), &st, err))
-            rc = cli_fail("light", "%s", err);
-        if (!rc && !quiet)
-        {
-            QrLightPrintCosts(stdout, st, PcapBytes(dir + "/pcap"));
-            std::string run = dir.size() > 10 && dir.compare(dir.size() - 10, 10, "/recording") == 0
-                                  ? dir.substr(0, dir.size() - 10)
-                                  : dir;
-            printf("output             %s (next: qreplay replay %s --from light)\n",
-                   out.c_str(),
-                   run.c_str());
+            size_t e = list.find(',', at);
+            std::string one = list.substr(at, e == std::string::npos ? e : e - at);
+            if (nTh == QR_LIGHT_MAX_TH)
+                rc = cli_usage_error("light", "--th: at most %d thresholds", QR_LIGHT_MAX_TH);
+            else if (qr_parse_time_ns(one.c_str(), &th[nTh], err) || th[nTh] < 0)
+                rc = cli_usage_error("light", "--th: '%s': not a time", one.c_str());
+            else if (nTh && th[nTh] <= th[nTh - 1])
+                rc = cli_usage_error("light", "--th: give the thresholds in increasing order");
+            nTh++;
+            if (e == std::string::npos)
+                break;
+            at = e + 1;
         }
     }
+    if (!rc)
+        rc = QrLightStep("light", dir, out, thOpt ? th : nullptr, nTh, quiet);
     cli_args_free(&a);
     return rc;
 }

@@ -29,6 +29,12 @@ static const cli_opt kOpts[] = {
     CLI_OPT_SET,
     CLI_OPT_OUT("output folder (default: the scenario's [output] dir)"),
     {"no-arrivals", 0, CLI_FLAG, nullptr, "do not write truth/arrivals.qra (large on big runs)"},
+    {"light",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "also write DIR/light.qrl, DETER's light record (qreplay light; reads the recording\n"
+     "                         back whole after the run)"},
     CLI_OPT_QUIET,
 };
 
@@ -244,6 +250,9 @@ qr_cmd_runtime(int argc, char** argv)
                        dir,
                        cli_count(&a, "no-arrivals") == 0,
                        cli_count(&a, "quiet") > 0);
+    if (rc == 0 && cli_count(&a, "light") > 0)
+        rc =
+            QrLightStep("runtime", dir, dir + "/light.qrl", nullptr, 0, cli_count(&a, "quiet") > 0);
     cli_restore_signals();
     qr_scenario_destroy(s);
     cli_args_free(&a);

@@ -48,6 +48,15 @@ qr_recording* QrLightRegenerate(const qr_light* l,
                                 uint64_t* compared,
                                 uint64_t* unmarkable);
 
+/* Write the light record of the recording in dir to out: the samples at th[0..nTh) (NULL: the
+ * scenario's [sampling] th); prints its costs unless quiet. Returns the exit status. */
+int QrLightStep(const char* command,
+                const std::string& dir,
+                const std::string& out,
+                const int64_t* th,
+                size_t nTh,
+                bool quiet);
+
 /* The cost table of a light record, by part, per packet and per connection; with pcap_bytes,
  * the record at each threshold against them. */
 void QrLightPrintCosts(FILE* out, const qr_light_stats& st, uint64_t pcap_bytes);

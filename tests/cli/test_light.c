@@ -137,11 +137,10 @@ Test(light, dctcp_connections_regenerate_with_their_ce_marks)
 {
     int rc = qreplay("runtime scenarios/fattree-k4-websearch.ini --set tcp.variant=dctcp --set "
                      "buffer.ecn_threshold=20KB --set traffic.duration=2ms -o %s/run/recording "
-                     "--quiet",
+                     "--light",
                      dir);
-    cr_assert_eq(rc, 0, "runtime: %s", err);
-    rc = qreplay("light %s/run --th 5us", dir);
-    cr_assert_eq(rc, 0, "light: %s", err);
+    cr_assert_eq(rc, 0, "runtime: %s", err); /* the runtime writes the record itself */
+    cr_assert(exists("%s/run/recording/light.qrl", dir));
     unsigned long long ce = number_after(strstr(out, "detected lost"), ",");
     cr_assert_gt(ce, 100u, "the switches marked almost nothing: %s", out);
     rc = qreplay("replay %s/run --from light --check --th 5us --name l", dir);

@@ -17,7 +17,8 @@
 
 static char scen[8192];
 
-static void header(FILE* f, unsigned flows, unsigned n_th)
+static void
+header(FILE* f, unsigned flows, unsigned n_th)
 {
     if (!scen[0])
     {
@@ -33,10 +34,15 @@ static void header(FILE* f, unsigned flows, unsigned n_th)
         qr_scenario_destroy(s);
     }
     static char text[16384];
-    snprintf(text, sizeof text,
+    snprintf(text,
+             sizeof text,
              "kind=qreplay light record\nversion=1\nrecording_id=fuzz\nhosts=4\nflows=%u\n"
              "method=rate\nthresholds=%s\noffsets=0,0,0,0\nscenario=\n%s",
-             flows, n_th == 1 ? "5000" : n_th == 2 ? "0,5000" : "2000,5000,10000", scen);
+             flows,
+             n_th == 1   ? "5000"
+             : n_th == 2 ? "0,5000"
+                         : "2000,5000,10000",
+             scen);
     size_t n = strlen(text);
     uLongf cl = compressBound(n);
     static unsigned char c[32768];
@@ -50,7 +56,8 @@ static void header(FILE* f, unsigned flows, unsigned n_th)
     fwrite(c, 1, cl, f);
 }
 
-static void framed(FILE* f, unsigned part, unsigned th, const uint8_t* raw, size_t n)
+static void
+framed(FILE* f, unsigned part, unsigned th, const uint8_t* raw, size_t n)
 {
     static unsigned char c[1 << 17];
     uLongf cl = sizeof c;
@@ -126,7 +133,9 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (!pk[d])
             abort();
     }
-    FUZZ_CHECK(total == st.packets, "%llu packets, the stats say %llu", (unsigned long long)total,
+    FUZZ_CHECK(total == st.packets,
+               "%llu packets, the stats say %llu",
+               (unsigned long long)total,
                (unsigned long long)st.packets);
     for (size_t f = 0; f < qr_flow_table_flows(ft); f++)
         (void)qr_light_last_ns(l, (uint32_t)f);
@@ -144,8 +153,10 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             FUZZ_CHECK(rc == QR_OK || err[0], "sampling refused without a message");
             FUZZ_CHECK(i < st.n_th || rc != QR_OK, "sampled at a threshold it lacks");
             if (rc == QR_OK)
-                FUZZ_CHECK(ss.packets == total, "sampled %llu of %llu packets",
-                           (unsigned long long)ss.packets, (unsigned long long)total);
+                FUZZ_CHECK(ss.packets == total,
+                           "sampled %llu of %llu packets",
+                           (unsigned long long)ss.packets,
+                           (unsigned long long)total);
         }
         qr_recording_close(r);
     }
