@@ -168,8 +168,9 @@ IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const qr_recording* 
                                  "version of qreplay runtime)");
 }
 
-IsolatedReplay::IsolatedReplay(const qr_light* light)
+IsolatedReplay::IsolatedReplay(const qr_light* light, const qr_recording* regenerated)
     : m_scenario(qr_light_scenario(light)),
+      m_rec(regenerated),
       m_light(light)
 {
 }
@@ -246,7 +247,8 @@ IsolatedReplay::Run(uint32_t flow,
                     int64_t delack_ns)
 {
     if (!m_rec)
-        throw std::runtime_error("an isolated replay from a light record regenerates packets");
+        throw std::runtime_error("an isolated replay from a light record compares with its "
+                                 "regenerated packets: regenerate them first");
     const qr_flow_table* ft = qr_recording_flows(m_rec);
     // the runtime's packets of the connection, per direction, with true send times (the core's)
     char cerr[QR_ERRBUF_SIZE];
@@ -261,10 +263,12 @@ IsolatedReplay::Run(uint32_t flow,
     const qr_flow& fl = *qr_flow_table_flow(ft, flow);
     const qr_recording* rec = m_rec;
     const qr_isolated_conn* cn = &conn;
+    const qr_light* light = m_light;
     CorrectorQueueDisc::Fate fate =
-        [rec, cn](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce) {
+        [rec, cn, light, flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce) {
             int l = 0, m = 0;
-            if (!qr_isolated_fate(cn, rec, dir, seq, &l, &arrive, &m))
+            if (light ? !qr_light_fate(light, 2 * flow + dir, seq, &l, &arrive, &m)
+                      : !qr_isolated_fate(cn, rec, dir, seq, &l, &arrive, &m))
                 return false;
             lost = l != 0;
             ce = m != 0;

@@ -51,8 +51,10 @@ class IsolatedReplay
                qr_tcp_trace** trace = nullptr,
                int64_t delack_ns = 0);
 
-    /* From a light record (light.h): its scenario, each connection's fates. */
-    explicit IsolatedReplay(const qr_light* light);
+    /* From a light record (light.h): its scenario, each connection's fates. Run also needs
+     * regenerated: the record's packets regenerated (qr_recording_from_light), against which a
+     * replay with jitter is compared. */
+    explicit IsolatedReplay(const qr_light* light, const qr_recording* regenerated = nullptr);
 
     /* What regenerating a connection met at its correctors: packets sent after their recorded
      * arrival (and the worst by how much), packets the record does not have, packets the record

@@ -39,6 +39,13 @@ const cli_opt kOpts[] = {
      "IDS",
      "trace these connections' TCP execution (flow numbers N,M,... or all)"},
     {"out", 'o', CLI_VALUE, "OUT.h5", "output file (default DIR/isolated.h5)"},
+    {"from",
+     0,
+     CLI_VALUE,
+     "WHAT",
+     "pcap (default: the recorded captures and /received) or light (DIR/light.qrl, from\n"
+     "                         qreplay light: the fates from the record alone; each replay is\n"
+     "                         compared with the record's packets regenerated without jitter)"},
     {"no-figures", 0, CLI_FLAG, nullptr, "with --trace: do not draw the figures"},
     {"captured-tcp",
      0,
@@ -174,6 +181,7 @@ qr_cmd_isolate(int argc, char** argv)
     bool figures = cli_count(&a, "no-figures") == 0;
     bool quiet = cli_count(&a, "quiet") > 0;
     std::string captured = cli_value(&a, "captured-tcp") ? cli_value(&a, "captured-tcp") : "kernel";
+    std::string from = cli_value(&a, "from") ? cli_value(&a, "from") : "pcap";
     std::string dir = a.pos[0];
     std::string path = cli_value(&a, "out") ? cli_value(&a, "out") : dir + "/isolated.h5";
     cli_args_free(&a);
@@ -182,6 +190,8 @@ qr_cmd_isolate(int argc, char** argv)
     char err[QR_ERRBUF_SIZE];
     if (qr_parse_time_list(sigmaText, sigmas, QR_LIST_MAX, &nSigmas, err))
         return cli_usage_error("isolate", "--sigma: %s", err);
+    if (from != "pcap" && from != "light")
+        return cli_usage_error("isolate", "--from: '%s' is neither pcap nor light", from.c_str());
     if (captured != "kernel" && captured != "ns3")
         return cli_usage_error("isolate",
                                "--captured-tcp: '%s' is not kernel or ns3",
@@ -196,8 +206,31 @@ qr_cmd_isolate(int argc, char** argv)
         if (cli_check_outputs("isolate", &outs, &in))
             return 1;
     }
+    cli_progress p;
+    cli_progress_init(&p, quiet);
     qr_recording* recRaw = nullptr;
-    if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
+    std::unique_ptr<qr_light, void (*)(qr_light*)> light(nullptr, qr_light_close);
+    if (from == "light")
+    {
+        qr_light* l = nullptr;
+        if (qr_light_open(&l, (recDir + "/light.qrl").c_str(), err))
+            return cli_fail("isolate", "%s", err);
+        light.reset(l);
+        try
+        {
+            uint64_t compared, unmarkable;
+            cli_catch_signals();
+            recRaw = QrLightRegenerate(l, nullptr, &p, &compared, &unmarkable);
+            cli_restore_signals();
+        }
+        catch (const std::exception& e)
+        {
+            cli_progress_done(&p);
+            cli_restore_signals();
+            return cli_fail("isolate", "%s", e.what());
+        }
+    }
+    else if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
         return cli_fail("isolate", "%s", err);
     std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(recRaw, qr_recording_close);
     if (qr_recording_imported(rec.get()) && captured != "ns3")
@@ -213,14 +246,15 @@ qr_cmd_isolate(int argc, char** argv)
     if (!FlowList(flowsText, nFlows, "--flows", flows, err) ||
         (!traceText.empty() && !FlowList(traceText, nFlows, "--trace", traced, err)))
         return cli_usage_error("isolate", "%s (flows of the recording)", err);
-    cli_progress p;
-    cli_progress_init(&p, quiet);
     cli_catch_signals();
     std::vector<qr_isolated_summary> sums(nSigmas);
     int allMatch = 1;
     try
     {
-        IsolatedReplay iso(qr_recording_scenario(rec.get()), rec.get());
+        std::unique_ptr<IsolatedReplay> isoOwned(
+            light ? new IsolatedReplay(light.get(), rec.get())
+                  : new IsolatedReplay(qr_recording_scenario(rec.get()), rec.get()));
+        IsolatedReplay& iso = *isoOwned;
         Printer printer{&p, {}};
         qr_isolate_job job{};
         job.rec = rec.get();

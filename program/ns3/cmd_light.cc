@@ -202,6 +202,7 @@ QrLightRegenerate(const qr_light* l,
             uint16_t dport = k ? qr_flow_table_sender_port(ft, f) : QR_SINK_PORT;
             for (qr_packet& x : out[k])
             {
+                x.time_ns += qr_light_clock_offset(l, src); // on the sender's clock, as recorded
                 x.src_ip = qr_flow_table_host_addr(ft, src);
                 x.dst_ip = qr_flow_table_host_addr(ft, dst);
                 x.src_port = sport;

@@ -224,3 +224,39 @@ Test(light, damaged_records_and_thresholds_it_lacks_are_clear_errors)
     rc = qreplay("light %s/run --th 5us,2us", dir);
     cr_assert_eq(rc, 2, "decreasing thresholds: %d %s", rc, err);
 }
+
+/* sigma's row of isolate's table: conns, identical, late */
+static void isolate_row(const char *sigma, unsigned long long *conns, unsigned long long *same,
+                        unsigned long long *late)
+{
+    const char *row = strstr(out, sigma);
+    cr_assert_not_null(row, "no %s row in:\n%s", sigma, out);
+    char a[32], b[32], c[32], d[32];
+    cr_assert_eq(sscanf(row + strlen(sigma), "%llu %llu %31s %31s %31s %31s %llu", conns, same, a,
+                        b, c, d, late),
+                 7, "%s", row);
+}
+
+/* DESIGN.md's butterfly case: its isolated replays (the remedy) run from the light record alone,
+ * the fates of the record: every connection repeats its packets at every jitter, and the
+ * correctors hold back as many packets as with the pcaps and /received (the same fates). */
+Test(light, the_butterfly_isolated_replay_runs_from_the_record)
+{
+    int rc = qreplay("runtime scenarios/butterfly.ini -o %s/run/recording --light --quiet", dir);
+    cr_assert_eq(rc, 0, "runtime: %s", err);
+    rc = qreplay("isolate %s/run --from light --sigma 0,1us -o %s/light.h5", dir, dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    unsigned long long c0, s0, l0, c1, s1, l1, pc, ps, pl;
+    isolate_row("\n0 ns", &c0, &s0, &l0);
+    isolate_row("1.000 us", &c1, &s1, &l1);
+    cr_assert_eq(c0, 5);
+    cr_assert_eq(s0, c0, "not every connection regenerates:\n%s", out);
+    cr_assert_eq(s1, c1, "a connection did not repeat itself under 1 us of jitter:\n%s", out);
+    cr_assert_eq(l0, 0);
+    cr_assert_gt(l1, 100u, "jitter made no packet late: a weak check");
+    rc = qreplay("isolate %s/run --sigma 1us -o %s/pcap.h5", dir, dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    isolate_row("1.000 us", &pc, &ps, &pl);
+    cr_assert_eq(ps, pc);
+    cr_assert_eq(pl, l1, "late packets: %llu from the record, %llu from the pcaps", l1, pl);
+}

@@ -1163,6 +1163,10 @@ const char *qr_light_id(const qr_light *l)
 {
     return l->id;
 }
+int64_t qr_light_clock_offset(const qr_light *l, uint32_t h)
+{
+    return h < l->n_hosts ? l->offsets[h] : 0;
+}
 uint32_t qr_light_hosts(const qr_light *l)
 {
     return l->n_hosts;

@@ -74,6 +74,8 @@ const char *qr_light_id(const qr_light *l);
 const char *qr_light_scenario_text(const qr_light *l);
 const char *qr_light_path(const qr_light *l);
 uint32_t qr_light_hosts(const qr_light *l);
+/* Host h's clock offset as the runtime set it (0 beyond the hosts). */
+int64_t qr_light_clock_offset(const qr_light *l, uint32_t h);
 qr_sampling_method qr_light_method(const qr_light *l);
 void qr_light_stats_get(const qr_light *l, qr_light_stats *out);
 /* Packets direction dir sent (0 beyond the directions). */
