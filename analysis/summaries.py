@@ -141,6 +141,69 @@ def sample(out, opts):
                                "packets_per_record", "max_error_ns"])}
 
 
+LIGHT_PARTS = ["header", "config", "calls", "loss", "timers", "samples", "received", "order"]
+
+
+def light_blocks(path):
+    """A light record's bytes (docs/FORMATS.md#the-light-record): per part, and per threshold the
+    samples and order blocks, each block with its 16-byte header; the thresholds (ns)."""
+    import struct
+    import zlib
+    with open(path, "rb") as fh:
+        b = fh.read()
+    if b[:8] != b"QRLIGHT1":
+        raise ValueError("%s: not a light record" % path)
+    parts, per_th, ths, at = dict.fromkeys(LIGHT_PARTS, 0), {}, [], 8
+    while at < len(b):
+        part, th = b[at], b[at + 1]
+        rlen, clen, _ = struct.unpack_from("<III", b, at + 4)
+        size = 16 + clen
+        if part == 0:
+            text = zlib.decompress(b[at + 16:at + 16 + clen]).decode()
+            line = [x for x in text.split("\n") if x.startswith("thresholds=")][0]
+            ths = [int(x) for x in line.split("=", 1)[1].split(",")]
+        if part < len(LIGHT_PARTS):
+            parts[LIGHT_PARTS[part]] += size
+            if LIGHT_PARTS[part] in ("samples", "order"):
+                per_th[th] = per_th.get(th, 0) + size
+        at += size
+    fixed = len(b) - sum(per_th.values())
+    return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths,
+            "at_th_bytes": [fixed + per_th.get(i, 0) for i in range(len(ths))],
+            "th_bytes": [per_th.get(i, 0) for i in range(len(ths))]}
+
+
+def light(out, opts):
+    """DETER's light record against the same run's pcaps, raw and compressed (headers only: the
+    runtime's pcaps hold headers; xz -9e and gzip -9), per load; and the fidelity of each tagged
+    replay (the threshold study's storage axis)."""
+    import gzip
+    import lzma
+    res = []
+    for load, sub in sorted(opts["runs"].items(), key=lambda kv: float(kv[0])):
+        run = os.path.join(out, sub)
+        rec_dir = os.path.join(run, "recording")
+        rec = h5().File(os.path.join(rec_dir, "recording.h5"), "r")
+        packets = int(sum(h["packets"] for h in rec["hosts"][:]))
+        pcaps = sorted(glob.glob(os.path.join(rec_dir, "pcap", "*.pcap")))
+        raw = xz = gz = 0
+        for p in pcaps:
+            with open(p, "rb") as fh:
+                data = fh.read()
+            raw += len(data)
+            xz += len(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+            gz += len(gzip.compress(data, 9, mtime=0))
+        _, var = variants_of(os.path.join(run, "results.h5"))
+        d = {"load_pct": float(load), "connections": int(rec["flows"].shape[0]),
+             "packets": packets, "pcap_bytes": raw, "pcap_xz_bytes": xz, "pcap_gzip_bytes": gz,
+             "variants": [{k: v.get(k) for k in ("variant", "th_ns", "mode", "qdiff_mean_mtu",
+                                                  "qdiff_p99_mtu", "drop_error")}
+                          for v in var]}
+        d.update(light_blocks(os.path.join(rec_dir, "light.qrl")))
+        res.append(d)
+    return {"loads": res}
+
+
 SUMMARY_KEEP = ["load_pct", "seed", "variant", "mode", "th_us", "qdiff_mean_mtu", "qdiff_p50_mtu",
                 "qdiff_p99_mtu", "qdiff_max_mtu", "qdiff_zero_fraction", "runtime_drops",
                 "replay_drops", "false_accepts", "false_drops", "wrong_locations", "drop_error",
@@ -509,6 +572,7 @@ def fabric_rates(out, opts):
 
 
 SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+             "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
