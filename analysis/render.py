@@ -507,6 +507,42 @@ def block_clocks(names):
     return "\n".join(out) + "\n\n" + provenance(*names)
 
 
+def block_light(names):
+    """DETER's light record: its cost by part and its size at each sampling threshold against the
+    same run's pcaps (raw, xz -9e, gzip -9), next to the tagged replay's fidelity at that
+    threshold (the threshold study's storage axis)."""
+    out = ["| case | load | th | light record B/packet | B/connection | of the pcaps | "
+           "of the pcaps xz -9e | of gzip -9 | qdiff mean / p99 (tagged) | drop error |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    parts = ["| case | load | connections / packets | header | config | calls | loss | timers | "
+             "received | samples 2 / 5 / 10 us (with order) | pcaps raw / xz / gzip |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        for r in load(n)["results"]["loads"]:
+            pk, cn = float(r["packets"]), float(r["connections"])
+            for i, th in enumerate(r["thresholds_ns"]):
+                b = r["at_th_bytes"][i]
+                v = next((x for x in r["variants"] if x["variant"].startswith("tagged") and
+                          x["th_ns"] == th), None)
+                fid = ("%.3f / %.3f MTU | %s" % (v["qdiff_mean_mtu"], v["qdiff_p99_mtu"],
+                                                 pct(v["drop_error"]))
+                       if v else "- | -")
+                out.append("| %s | %g%% | %g us | %.3f | %.0f | %s | %s | %s | %s |" % (
+                    n, r["load_pct"], th / 1000.0, b / pk, b / cn, pct(b / r["pcap_bytes"]),
+                    pct(b / r["pcap_xz_bytes"]), pct(b / r["pcap_gzip_bytes"]), fid))
+            p = r["parts"]
+            parts.append("| %s | %g%% | %d / %d | %s | %s | %s | %s | %s | %s | %s | %.1f / %.2f / "
+                         "%.2f |" % (
+                             n, r["load_pct"], r["connections"], r["packets"],
+                             *("%.3f" % (p[k] / pk) for k in ("header", "config", "calls", "loss",
+                                                               "timers", "received")),
+                             " / ".join("%.3f" % (x / pk) for x in r["th_bytes"]),
+                             r["pcap_bytes"] / pk, r["pcap_xz_bytes"] / pk,
+                             r["pcap_gzip_bytes"] / pk))
+    return ("\n".join(out) + "\n\nBytes per packet by part:\n\n" + "\n".join(parts) + "\n\n" +
+            provenance(*names))
+
+
 def block_roundtrip(name):
     """The round trip: the runtime's recording replayed directly and through its exported
     captures (us timestamps, clocks reconciled by the import), both scored against the runtime."""
@@ -1292,6 +1328,7 @@ BLOCKS = {
     "bench-commands": lambda: block_commands("bench-commands"),
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
     "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
+    "light": lambda: block_light(["light-k4", "light-k8"]),
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "testbed-apps": lambda: block_testbed_apps("testbed-apps"),

@@ -246,6 +246,28 @@ static int cmp_rec(const void *a, const void *b)
     return x->rec < y->rec ? -1 : x->rec > y->rec;
 }
 
+/* The scenario as INI text, every key at its value and nothing else (no comments, no origins):
+ * input files by their names only, since the record is read on other machines and its replay reads
+ * no workload file (the connections are in the record). */
+static int scenario_text(const qr_scenario *s, FILE *out)
+{
+    const char *last = "";
+    for (size_t i = 0; i < qr_scenario_key_count(); i++) {
+        const char *sec, *key, *val, *origin, *help;
+        if (qr_scenario_key(s, i, &sec, &key, &val, &origin, &help))
+            return QR_EINVAL;
+        if (strcmp(sec, last))
+            fprintf(out, "%s[%s]\n", *last ? "\n" : "", sec);
+        last = sec;
+        if (!strcmp(sec, "traffic") && (!strcmp(key, "flows") || !strcmp(key, "size_cdf"))) {
+            const char *base = strrchr(val, '/');
+            val = base ? base + 1 : val;
+        }
+        fprintf(out, "%s = %s\n", key, val);
+    }
+    return ferror(out) ? QR_EIO : QR_OK;
+}
+
 static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_method method,
                         const int64_t *th, size_t n_th, char *scen, size_t scen_len)
 {
@@ -341,7 +363,7 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
         goto done;
     }
     FILE *ms = open_memstream(&scen, &scen_len);
-    if (!ms || qr_scenario_print(qr_recording_scenario(rec), ms) || fclose(ms)) {
+    if (!ms || scenario_text(qr_recording_scenario(rec), ms) || fclose(ms)) {
         rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
         goto done;
     }
