@@ -543,6 +543,23 @@ def block_light(names):
             provenance(*names))
 
 
+def block_light_claims(names):
+    """What the light-storage tables say, in words: the record at 5 us against the compressed
+    pcaps, with and without the receive times, and the receive times' share."""
+    out = []
+    for n in names:
+        for r in load(n)["results"]["loads"]:
+            i = r["thresholds_ns"].index(5000)
+            at5, rec = r["at_th_bytes"][i], r["parts"]["received"]
+            out.append("- `%s` at %g%% (%d connections, %d packets): %.2f bytes per packet at 5 us, "
+                       "%s of the pcaps xz -9e compressed; the receive times are %s of it (%.2f "
+                       "bytes per packet); without them %s." % (
+                           n, r["load_pct"], r["connections"], r["packets"], at5 / r["packets"],
+                           pct(at5 / r["pcap_xz_bytes"], 1), pct(rec / at5, 0),
+                           rec / r["packets"], pct((at5 - rec) / r["pcap_xz_bytes"], 1)))
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
 def block_roundtrip(name):
     """The round trip: the runtime's recording replayed directly and through its exported
     captures (us timestamps, clocks reconciled by the import), both scored against the runtime."""
@@ -1329,6 +1346,7 @@ BLOCKS = {
     "clocks": lambda: block_clocks(["clock-k4", "clock-k8", "clock-k16"]),
     "roundtrip": lambda: block_roundtrip("roundtrip-k4"),
     "light": lambda: block_light(["light-k4", "light-k8"]),
+    "light-claims": lambda: block_light_claims(["light-k4", "light-k8"]),
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "testbed-apps": lambda: block_testbed_apps("testbed-apps"),

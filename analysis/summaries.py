@@ -145,7 +145,7 @@ LIGHT_PARTS = ["header", "config", "calls", "loss", "timers", "samples", "receiv
 
 
 def light_blocks(path):
-    """A light record's bytes (docs/FORMATS.md#the-light-record): per part, and per threshold the
+    """A light record's bytes (docs/FORMATS.md, "The light record"): per part, and per threshold the
     samples and order blocks, each block with its 16-byte header; the thresholds (ns)."""
     import struct
     import zlib

@@ -248,7 +248,7 @@ static int cmp_rec(const void *a, const void *b)
 
 /* The scenario as INI text, every key at its value and nothing else (no comments, no origins):
  * input files by their names only, since the record is read on other machines and its replay reads
- * no workload file (the connections are in the record). */
+ * no workload file (the connections are in the record); not [output] dir. */
 static int scenario_text(const qr_scenario *s, FILE *out)
 {
     const char *last = "";
@@ -256,6 +256,8 @@ static int scenario_text(const qr_scenario *s, FILE *out)
         const char *sec, *key, *val, *origin, *help;
         if (qr_scenario_key(s, i, &sec, &key, &val, &origin, &help))
             return QR_EINVAL;
+        if (!strcmp(sec, "output") && !strcmp(key, "dir"))
+            continue; /* where the runtime wrote, on its machine */
         if (strcmp(sec, last))
             fprintf(out, "%s[%s]\n", *last ? "\n" : "", sec);
         last = sec;

@@ -5,7 +5,7 @@
  * them by running each connection's TCP again (the isolated replay, isolate.h), gives them the
  * record's inferred send times and pushes them through the switch-queue replay.
  *
- * The file (docs/FORMATS.md#the-light-record) is a magic, then blocks, each one part of the
+ * The file (docs/FORMATS.md, "The light record") is a magic, then blocks, each one part of the
  * record for a chunk of connections, deflated on its own (zlib) with a CRC-32 of its raw bytes,
  * so what each part costs is measured and a reader can go chunk by chunk. */
 #ifndef QREPLAY_LIGHT_H
