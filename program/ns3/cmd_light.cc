@@ -59,13 +59,6 @@ const cli_spec kSpec = {
     "expected one recording folder DIR",
     nullptr};
 
-bool
-IsDir(const std::string& p)
-{
-    struct stat st;
-    return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* The bytes of every pcap in dir. */
 uint64_t
 PcapBytes(const std::string& dir)
@@ -311,9 +304,9 @@ qr_cmd_light(int argc, char** argv)
     int rc = cli_parse(&kSpec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    std::string dir = a.pos[0];
-    if (IsDir(dir + "/recording"))
-        dir += "/recording";
+    char recBuf[4200];
+    cli_recording_dir(a.pos[0], recBuf, sizeof recBuf);
+    std::string dir = recBuf;
     bool quiet = cli_count(&a, "quiet") > 0;
     const char *thOpt = cli_value(&a, "th"), *outOpt = cli_value(&a, "out");
     std::string out = outOpt ? outOpt : dir + "/light.qrl";

@@ -465,24 +465,26 @@ qr_cmd_replay(int argc, char** argv)
                                               qr_light_path(l),
                                               (dir + "/recording").c_str(),
                                               err);
-            for (int i = 0; !lrc && i < nSets; i++)
-                lrc = qr_scenario_set(sc, sets[i], err);
-            if (!lrc)
-                lrc = qr_scenario_validate(sc, err);
             if (lrc)
                 throw std::runtime_error(err);
         }
-        if (!s)
+        else if (!s)
         {
-            // the recording's own scenario, with the overrides
+            // the recording's own scenario
             std::string h5 = dir + "/recording/recording.h5";
             int lrc =
                 qr_scenario_from_h5(&sc, h5.c_str(), nullptr, (dir + "/recording").c_str(), err);
             s.reset(sc);
+            if (lrc)
+                throw std::runtime_error(err);
+        }
+        if (!scen) // the overrides, over the record's or the recording's own scenario
+        {
+            int lrc = 0;
             for (int i = 0; !lrc && i < nSets; i++)
-                lrc = qr_scenario_set(sc, sets[i], err);
+                lrc = qr_scenario_set(s.get(), sets[i], err);
             if (!lrc)
-                lrc = qr_scenario_validate(sc, err);
+                lrc = qr_scenario_validate(s.get(), err);
             if (lrc)
                 throw std::runtime_error(err);
         }

@@ -53,6 +53,26 @@ __attribute__((unused)) static unsigned char *slurp_bin(const char *path, size_t
 }
 
 /* Run `qreplay ARGS` (a shell fragment) in the source folder; returns the exit status. */
+/* DIR/run/replay/A and B wrote the same arrival log, byte for byte (and more than a few arrivals).
+ */
+__attribute__((unused)) static void same_arrival_logs(const char *a, const char *b,
+                                                      const char *what)
+{
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/run/replay/%s/arrivals.qra", dir, a);
+    snprintf(pb, sizeof pb, "%s/run/replay/%s/arrivals.qra", dir, b);
+    size_t na, nb;
+    unsigned char *x = slurp_bin(pa, &na), *y = slurp_bin(pb, &nb);
+    cr_assert_gt(na, 8u + 56u * 10, "%s: the replay logged almost nothing", what);
+    size_t diff = 0;
+    while (diff < na && diff < nb && x[diff] == y[diff])
+        diff++;
+    cr_assert(na == nb && diff == na, "%s: arrival logs differ at byte %zu (%zu and %zu bytes)",
+              what, diff, na, nb);
+    free(x);
+    free(y);
+}
+
 __attribute__((unused)) static int qreplay(const char *fmt, ...)
 {
     char args[2048], cmd[4096], o[128], e[128];

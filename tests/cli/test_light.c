@@ -15,23 +15,6 @@
 
 TestSuite(light, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 900);
 
-static void same_log(const char *a, const char *b, const char *what)
-{
-    char pa[512], pb[512];
-    snprintf(pa, sizeof pa, "%s/run/replay/%s/arrivals.qra", dir, a);
-    snprintf(pb, sizeof pb, "%s/run/replay/%s/arrivals.qra", dir, b);
-    size_t na, nb;
-    unsigned char *x = slurp_bin(pa, &na), *y = slurp_bin(pb, &nb);
-    cr_assert_gt(na, 8u + 56u * 10, "%s: the replay logged almost nothing", what);
-    size_t diff = 0;
-    while (diff < na && diff < nb && x[diff] == y[diff])
-        diff++;
-    cr_assert(na == nb && diff == na, "%s: arrival logs differ at byte %zu (%zu and %zu bytes)",
-              what, diff, na, nb);
-    free(x);
-    free(y);
-}
-
 static uint64_t drops_of(const char *variant)
 {
     char p[512], e[QR_ERRBUF_SIZE];
@@ -116,7 +99,7 @@ Test(light, regenerated_packets_and_arrival_logs_equal_the_pcaps_at_every_thresh
                 unsigned long long compared = number_after(out, "recorded one (");
                 cr_assert_gt(compared, 1000u, "%s", out);
             }
-            same_log(pv, lv, what);
+            same_arrival_logs(pv, lv, what);
             cr_assert_eq(drops_of(pv), drops_of(lv), "%s: the replays' drops", what);
         }
     cr_assert_gt(drops_of("p02"), 0u, "the plain replay dropped nothing: a weak check");
@@ -127,7 +110,7 @@ Test(light, regenerated_packets_and_arrival_logs_equal_the_pcaps_at_every_thresh
     cr_assert_eq(system(cmd), 0);
     rc = qreplay("replay %s/run --from light --th 5us --name alone -q", dir);
     cr_assert_eq(rc, 0, "the record alone: %s", err);
-    same_log("p11", "alone", "tagged th 5us from the record alone");
+    same_arrival_logs("p11", "alone", "tagged th 5us from the record alone");
     rc = qreplay("replay %s/run --from light --check --th 5us --name x -q", dir);
     cr_assert_eq(rc, 1, "--check without the captures must fail");
     cr_assert(strstr(err, "recording"), "%s", err);
@@ -147,7 +130,7 @@ Test(light, dctcp_connections_regenerate_with_their_ce_marks)
     cr_assert_eq(rc, 0, "%s", err);
     rc = qreplay("replay %s/run --th 5us --name p -q", dir);
     cr_assert_eq(rc, 0, "%s", err);
-    same_log("p", "l", "dctcp tagged th 5us");
+    same_arrival_logs("p", "l", "dctcp tagged th 5us");
     /* the pcap-based isolated replay carries the marks too (/received_ce) */
     rc = qreplay("isolate %s/run --sigma 0 -o %s/iso.h5", dir, dir);
     cr_assert_eq(rc, 0, "%s", err);

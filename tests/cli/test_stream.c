@@ -13,23 +13,6 @@
 
 TestSuite(stream, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
 
-static void same_file(const char *a, const char *b, const char *what)
-{
-    char pa[512], pb[512];
-    snprintf(pa, sizeof pa, "%s/run/replay/%s/arrivals.qra", dir, a);
-    snprintf(pb, sizeof pb, "%s/run/replay/%s/arrivals.qra", dir, b);
-    size_t na, nb;
-    unsigned char *x = slurp_bin(pa, &na), *y = slurp_bin(pb, &nb);
-    cr_assert_gt(na, 8u + 56u * 10, "%s: the replay logged almost nothing", what);
-    size_t diff = 0;
-    while (diff < na && diff < nb && x[diff] == y[diff])
-        diff++;
-    cr_assert(na == nb && diff == na, "%s: arrival logs differ at byte %zu (%zu and %zu bytes)",
-              what, diff, na, nb);
-    free(x);
-    free(y);
-}
-
 static int cmp_rec(const void *a, const void *b)
 {
     const qr_row_sample_record *x = a, *y = b;
@@ -40,7 +23,7 @@ static int cmp_rec(const void *a, const void *b)
 
 static void same_replay(const char *a, const char *b, const char *what)
 {
-    same_file(a, b, what);
+    same_arrival_logs(a, b, what);
     char pa[512], pb[512], e[QR_ERRBUF_SIZE];
     snprintf(pa, sizeof pa, "%s/run/replay/%s/replay.h5", dir, a);
     snprintf(pb, sizeof pb, "%s/run/replay/%s/replay.h5", dir, b);

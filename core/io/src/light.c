@@ -270,6 +270,16 @@ static int scenario_text(const qr_scenario *s, FILE *out)
     return ferror(out) ? QR_EIO : QR_OK;
 }
 
+/* Whether packet id is in the loss part's list `kind`: 0 lost (no receive record), 1 detected
+ * lost by its receiver, 2 arrived marked CE. */
+static int in_list(const qr_recording *rec, int kind, uint64_t id)
+{
+    int64_t t;
+    return kind == 0   ? qr_recording_received(rec, id, &t) != QR_OK
+           : kind == 1 ? qr_recording_detected(rec, id) != 0
+                       : qr_recording_ce(rec, id) != 0;
+}
+
 static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_method method,
                         const int64_t *th, size_t n_th, char *scen, size_t scen_len)
 {
@@ -433,23 +443,12 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
                 put_uv(L, n);
                 for (int kind = 0; kind < 3; kind++) {
                     uint64_t cnt = 0;
-                    for (size_t j = 0; j < n; j++) {
-                        uint64_t id = qr_packet_id(dir, (uint32_t)j);
-                        int64_t t;
-                        int in = kind == 0   ? qr_recording_received(rec, id, &t) != QR_OK
-                                 : kind == 1 ? qr_recording_detected(rec, id)
-                                             : qr_recording_ce(rec, id);
-                        cnt += in != 0;
-                    }
+                    for (size_t j = 0; j < n; j++)
+                        cnt += in_list(rec, kind, qr_packet_id(dir, (uint32_t)j));
                     put_uv(L, cnt);
                     uint64_t last = 0;
                     for (size_t j = 0; j < n; j++) {
-                        uint64_t id = qr_packet_id(dir, (uint32_t)j);
-                        int64_t t;
-                        int in = kind == 0   ? qr_recording_received(rec, id, &t) != QR_OK
-                                 : kind == 1 ? qr_recording_detected(rec, id)
-                                             : qr_recording_ce(rec, id);
-                        if (in) {
+                        if (in_list(rec, kind, qr_packet_id(dir, (uint32_t)j))) {
                             put_uv(L, j - last);
                             last = j;
                         }
