@@ -87,14 +87,21 @@ QrLightPrintCosts(FILE* out, const qr_light_stats& st, uint64_t pcap_bytes)
     double pk = st.packets ? static_cast<double>(st.packets) : 1.0;
     double cn = st.connections ? static_cast<double>(st.connections) : 1.0;
     fprintf(out,
-            "light record       %" PRIu64 " connections, %" PRIu64 " packets (%" PRIu64
-            " lost, %" PRIu64 " detected lost, %" PRIu64 " marked CE), %" PRIu64 " bytes\n",
+            "light record       %" PRIu64 " connections (%" PRIu64 " socket calls), %" PRIu64
+            " packets (%" PRIu64 " lost, %" PRIu64 " detected lost, %" PRIu64
+            " marked CE), %" PRIu64 " bytes\n",
             st.connections,
+            st.calls,
             st.packets,
             st.lost,
             st.detected,
             st.ce,
             st.file_bytes);
+    if (st.unobserved)
+        fprintf(out,
+                "                   %" PRIu64 " directions not captured at both ends: their "
+                "losses and receive times, or send times, are not in the record\n",
+                st.unobserved);
     fprintf(out, "%-18s %12s %12s %12s\n", "part", "bytes", "B/packet", "B/connection");
     for (int p = 0; p < QR_LIGHT_PARTS; p++)
     {
@@ -152,6 +159,10 @@ QrLightRegenerate(const qr_light* l,
                   uint64_t* compared,
                   uint64_t* unmarkable)
 {
+    if (qr_light_unregenerable(l))
+        throw std::runtime_error(
+            std::string(qr_light_path(l)) +
+            ": its packets cannot be regenerated: " + qr_light_unregenerable(l));
     const qr_flow_table* ft = qr_light_flows(l);
     size_t nFlows = qr_flow_table_flows(ft), nDirs = qr_flow_table_directions(ft);
     std::vector<std::vector<qr_packet>> pk(nDirs);

@@ -243,3 +243,44 @@ Test(light, the_butterfly_isolated_replay_runs_from_the_record)
     cr_assert_eq(ps, pc);
     cr_assert_eq(pl, l1, "late packets: %llu from the record, %llu from the pcaps", l1, pl);
 }
+
+/* An import of real hosts' captures (an HTTP keep-alive connection, tests/data/captures): its
+ * light record is derived from the captures (the application's writes from the connection's
+ * exchanges both ways; a direction seen at one end only keeps what that end saw), and a replay
+ * from it is refused with the reason: the kernel's TCP is not ns-3's. */
+Test(light, an_import_gets_a_record_and_its_replay_is_refused_with_the_reason)
+{
+    char map[512];
+    snprintf(map, sizeof map, "%s/map.csv", dir);
+    FILE *f = fopen(map, "w");
+    cr_assert_not_null(f);
+    fputs("10.78.1.1,0,http-tail-client.pcap\n10.78.2.1,1,http-tail-server.pcap\n", f);
+    fclose(f);
+    int rc = qreplay("import scenarios/single-switch.ini tests/data/captures/http-tail-client.pcap "
+                     "tests/data/captures/http-tail-server.pcap --map %s -o %s/run --quiet",
+                     map, dir);
+    cr_assert_eq(rc, 0, "import: %s", err);
+    rc = qreplay("light %s/run", dir);
+    cr_assert_eq(rc, 0, "light of an import: %s", err);
+    unsigned long long calls = number_after(out, "connections (");
+    cr_assert_gt(calls, 2u, "a keep-alive connection's requests and responses: %s", out);
+    cr_assert_null(strstr(out, "not captured at both ends"), "%s", out);
+    rc = qreplay("replay %s/run --from light --th 5us --name bad", dir);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(err, "kernel's TCP") && strstr(err, "light.qrl"), "%s", err);
+    cr_assert(!exists("%s/run/replay/bad/replay.h5", dir));
+    rc = qreplay("isolate %s/run --from light -o %s/iso.h5", dir, dir);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(err, "kernel's TCP"), "%s", err);
+    /* the client's capture alone: the server's direction is seen at its receiver only */
+    f = fopen(map, "w");
+    fputs("10.78.1.1,0,http-tail-client.pcap\n10.78.2.1,1,\n", f);
+    fclose(f);
+    rc = qreplay("import scenarios/single-switch.ini tests/data/captures/http-tail-client.pcap "
+                 "--map %s -o %s/one --quiet",
+                 map, dir);
+    cr_assert_eq(rc, 0, "import: %s", err);
+    rc = qreplay("light %s/one", dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert(strstr(out, "2 directions not captured at both ends"), "%s", out);
+}

@@ -179,13 +179,13 @@ def uv(*vs):
 LIGHT = [
     (1, 0, uv(0, 1, zz(1000), 0, 2, 3, zz(500), 0)),                   # config
     (2, 0, uv(1, 3000, 1, 1, 0, zz(0), 1, 0, zz(0))),                  # calls
-    (3, 0, uv(3, 1, 1, 1, 1, 0, 2, 0, 0, 0, 3, 0, 0, 1, 2, 2, 0, 0, 0)),  # loss
+    (3, 0, uv(3, 3, 1, 1, 1, 1, 0, 3, 2, 0, 0, 0, 3, 3, 0, 0, 1, 2, 3, 2, 0, 0, 0)),  # loss
     (5, 0, uv(1, 0, zz(10), zz(1200), 1, 1, 0, zz(5000), zz(100), 1,
               1, 0, zz(3), zz(1200), 1, 1, 0, zz(4000), zz(0), 1)),       # samples
     (6, 0, uv(zz(3000), zz(2400), zz(6000), zz(50), zz(100), zz(1200), zz(1200), zz(4500),
               zz(10))),                                                   # received
     (7, 0, uv(0, 0, 0, 0)),                                               # order
-    (0xff, 0, uv(2, 10)),                                                 # end
+    (0xff, 0, uv(2, 10) + b"0123456789abcdef0123456789abcdef"),           # end
 ]
 put("light", "two-flows", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT))
 put("light", "no-end", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT[:-1]))

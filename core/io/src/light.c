@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "qreplay/fs.h"
 #include "qreplay/light.h"
+#include "qreplay/tcpconn.h"
 #include "recording_internal.h"
 
 #define MAGIC "QRLIGHT1"
@@ -25,6 +26,7 @@
 #define F_LOST 1
 #define F_DETECTED 2
 #define F_CE 4
+#define F_UNKNOWN 8 /* its receiver was not seen, and nothing says it was lost */
 
 static const char *const part_names[] = {"header", "config",  "calls",    "loss",
                                          "timers", "samples", "received", "order"};
@@ -147,8 +149,9 @@ struct writer {
     char *err;
 };
 
-/* One block: raw deflated at level 9 (an empty raw block is not written). */
-static int block(struct writer *w, unsigned part, unsigned th, const struct buf *raw)
+/* One block: raw deflated at `level` (9; the end block 0, stored: its recording id, which
+ * changes with the code's version, then costs the same bytes whatever its digits). */
+static int block_at(struct writer *w, unsigned part, unsigned th, const struct buf *raw, int level)
 {
     if (raw->oom)
         return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
@@ -159,7 +162,7 @@ static int block(struct writer *w, unsigned part, unsigned th, const struct buf 
     uint8_t *c = malloc(clen + BLOCK_HDR);
     if (!c)
         return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
-    if (raw->n && compress2(c + BLOCK_HDR, &clen, raw->b, (uLong)raw->n, 9) != Z_OK) {
+    if (raw->n && compress2(c + BLOCK_HDR, &clen, raw->b, (uLong)raw->n, level) != Z_OK) {
         free(c);
         return qri_err(w->err, QR_ENOMEM, "light record: deflate failed");
     }
@@ -184,6 +187,11 @@ static int block(struct writer *w, unsigned part, unsigned th, const struct buf 
     }
     w->st->file_bytes += total;
     return QR_OK;
+}
+
+static int block(struct writer *w, unsigned part, unsigned th, const struct buf *raw)
+{
+    return block_at(w, part, th, raw, 9);
 }
 
 /* the index lists of every direction's packets in its sender's recorded order */
@@ -270,22 +278,130 @@ static int scenario_text(const qr_scenario *s, FILE *out)
     return ferror(out) ? QR_EIO : QR_OK;
 }
 
-/* Whether packet id is in the loss part's list `kind`: 0 lost (no receive record), 1 detected
- * lost by its receiver, 2 arrived marked CE. */
-static int in_list(const qr_recording *rec, int kind, uint64_t id)
+/* Whether packet id is in the loss part's list `kind`: 0 lost (no receive record, where the
+ * receiver was seen; else none is known lost), 1 detected lost by its receiver, 2 arrived marked
+ * CE. */
+static int in_list(const qr_recording *rec, int kind, unsigned seen, uint64_t id)
 {
     int64_t t;
-    return kind == 0   ? qr_recording_received(rec, id, &t) != QR_OK
+    return kind == 0   ? (seen & QR_TC_AT_RECEIVER) && qr_recording_received(rec, id, &t) != QR_OK
            : kind == 1 ? qr_recording_detected(rec, id) != 0
                        : qr_recording_ce(rec, id) != 0;
+}
+
+/* Connection f's socket calls into calls, their patterns (bytes, flags) in pat[0..*n_pat): a
+ * runtime's application writes the flow's bytes at its start and closes (flags 1: close after);
+ * an import's from its exchanges as the connection model reads them from the captures (tcpconn.h):
+ * per exchange the bytes its side wrote and when it started (flags 2: the accepting side; 1: the
+ * side's last, before its FIN). */
+static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_t **pat,
+                      size_t *n_pat, size_t *cap_pat, struct buf *calls, uint64_t *n_calls,
+                      char *errbuf)
+{
+    const qr_flow_table *ft = qr_recording_flows(rec);
+    const qr_flow *fl = qr_flow_table_flow(ft, f);
+    uint64_t one[2];
+    int64_t at0 = 0;
+    uint64_t *want = one;
+    int64_t *at = &at0;
+    size_t n = 0;
+    qr_tc_conn c;
+    memset(&c, 0, sizeof c);
+    qr_tc_pkt *tp[2] = {NULL, NULL};
+    int rc = QR_OK;
+    if (!imported) {
+        one[0] = fl->bytes;
+        one[1] = 1;
+        n = 1;
+    } else {
+        qr_tc_dir dirs[2];
+        for (uint32_t k = 0; k < 2 && !rc; k++) {
+            uint32_t dir = 2 * f + k;
+            size_t nh;
+            const qr_rec_packet *hp =
+                qr_recording_packets(rec, qr_flow_table_dir_src(ft, dir), &nh);
+            unsigned seen = qr_recording_seen(rec, dir);
+            tp[k] = malloc((nh ? nh : 1) * sizeof *tp[k]);
+            if (!tp[k]) {
+                rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+                break;
+            }
+            size_t m = 0;
+            for (size_t i = 0; i < nh; i++) {
+                if (hp[i].dir != dir)
+                    continue;
+                int64_t rx;
+                if (qr_recording_received(rec, qr_packet_id(dir, hp[i].seq), &rx) != QR_OK)
+                    rx = -1;
+                if (!(seen & QR_TC_AT_SENDER) && rx < 0)
+                    continue; /* made up from an IP ID gap, not observed */
+                tp[k][m++] = (qr_tc_pkt){&hp[i].pk, hp[i].pk.time_ns, rx};
+            }
+            dirs[k] = (qr_tc_dir){tp[k], m, seen};
+        }
+        if (!rc && qr_tc_analyse(&c, dirs, NULL, errbuf))
+            rc =
+                qri_err(errbuf, QR_ENOMEM, "light record: flow %u: the connection model failed", f);
+        if (!rc && c.n_ex) {
+            want = malloc(2 * c.n_ex * sizeof *want);
+            at = malloc(c.n_ex * sizeof *at);
+            if (!want || !at) {
+                free(want == one ? NULL : want);
+                free(at == &at0 ? NULL : at);
+                want = one;
+                at = &at0;
+                rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+            }
+        }
+        for (size_t e = 0; !rc && e < c.n_ex; e++) {
+            const qr_tc_exchange *x = &c.ex[e];
+            int last = 1;
+            for (size_t g = e + 1; g < c.n_ex; g++)
+                last &= c.ex[g].dir != x->dir;
+            want[2 * n] = x->bytes;
+            want[2 * n + 1] = (x->dir ? 2u : 0u) | (last && c.dir[x->dir].fin ? 1u : 0u);
+            at[n++] = x->start_ns - fl->start_ns;
+        }
+    }
+    put_uv(calls, n);
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t k = 0;
+        while (k < *n_pat && ((*pat)[2 * k] != want[2 * i] || (*pat)[2 * k + 1] != want[2 * i + 1]))
+            k++;
+        if (k == *n_pat) {
+            if (*n_pat == *cap_pat) {
+                uint64_t *g = realloc(*pat, *cap_pat * 4 * sizeof *g);
+                if (!g) {
+                    rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
+                    break;
+                }
+                *pat = g;
+                *cap_pat *= 2;
+            }
+            (*pat)[2 * k] = want[2 * i];
+            (*pat)[2 * k + 1] = want[2 * i + 1];
+            (*n_pat)++;
+        }
+        put_uv(calls, k);
+        put_sv(calls, at[i]);
+    }
+    *n_calls += n;
+    if (want != one)
+        free(want);
+    if (at != &at0)
+        free(at);
+    qr_tc_conn_free(&c);
+    free(tp[0]);
+    free(tp[1]);
+    return rc;
 }
 
 static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_method method,
                         const int64_t *th, size_t n_th, char *scen, size_t scen_len)
 {
     char line[256];
-    snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_id=%s\n",
-             qr_recording_id(rec));
+    snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_kind=%s\n",
+             qr_recording_imported(rec) ? "import" : "runtime");
     put(b, line, strlen(line));
     snprintf(
         line, sizeof line, "hosts=%u\nflows=%zu\nmethod=%s\nthresholds=", qr_recording_hosts(rec),
@@ -317,12 +433,8 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
                            "light record: the thresholds must be increasing and not negative");
     if (qr_recording_streamed(rec))
         return qri_err(errbuf, QR_ESTATE, "light record: read the recording whole");
-    if (qr_recording_imported(rec))
-        return qri_err(errbuf, QR_ESTATE,
-                       "light record: an import's connections ran a kernel's TCP, which the "
-                       "isolated replay (ns-3's TCP) cannot regenerate; a light record is of a "
-                       "runtime's recording");
-    if (!qr_recording_has_received(rec))
+    int imported = qr_recording_imported(rec);
+    if (!imported && !qr_recording_has_received(rec))
         return qri_err(errbuf, QR_ESTATE,
                        "light record: the recording has no /received table (the receive times "
                        "the isolated replay needs)");
@@ -407,8 +519,8 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
             samp[i].n = 0;
         /* the calls' pattern table of this chunk: the runtime's applications write a flow's
          * bytes at its start and close (flags 1: close after) */
-        uint64_t *pat = malloc((f1 - f0) * sizeof *pat);
-        size_t n_pat = 0;
+        size_t n_pat = 0, cap_pat = 64;
+        uint64_t *pat = malloc(cap_pat * 2 * sizeof *pat); /* (bytes, flags) */
         if (!pat) {
             rc = qri_err(errbuf, QR_ENOMEM, "light record: out of memory");
             break;
@@ -421,14 +533,9 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
             put_sv(&part[QR_LIGHT_CONFIG], fl->start_ns - prev_start);
             put_uv(&part[QR_LIGHT_CONFIG], fl->incast);
             prev_start = fl->start_ns;
-            size_t k = 0;
-            while (k < n_pat && pat[k] != fl->bytes)
-                k++;
-            if (k == n_pat)
-                pat[n_pat++] = fl->bytes;
-            put_uv(&calls, 1); /* one call */
-            put_uv(&calls, k); /* its pattern */
-            put_sv(&calls, 0); /* at the flow's start */
+            if ((rc = conn_calls(rec, (uint32_t)f, imported, &pat, &n_pat, &cap_pat, &calls,
+                                 &st.calls, errbuf)))
+                break;
             for (uint32_t side = 0; side < 2; side++) {
                 uint32_t dir = (uint32_t)(2 * f + side);
                 uint32_t host = qr_flow_table_dir_src(ft, dir);
@@ -440,15 +547,18 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
                 st.packets += n;
                 /* loss: packets sent; lost (no receive record), detected, CE: delta-coded */
                 struct buf *L = &part[QR_LIGHT_LOSS];
+                unsigned seen = qr_recording_seen(rec, dir);
+                st.unobserved += seen != (QR_TC_AT_SENDER | QR_TC_AT_RECEIVER);
+                put_uv(L, seen);
                 put_uv(L, n);
                 for (int kind = 0; kind < 3; kind++) {
                     uint64_t cnt = 0;
                     for (size_t j = 0; j < n; j++)
-                        cnt += in_list(rec, kind, qr_packet_id(dir, (uint32_t)j));
+                        cnt += in_list(rec, kind, seen, qr_packet_id(dir, (uint32_t)j));
                     put_uv(L, cnt);
                     uint64_t last = 0;
                     for (size_t j = 0; j < n; j++) {
-                        if (in_list(rec, kind, qr_packet_id(dir, (uint32_t)j))) {
+                        if (in_list(rec, kind, seen, qr_packet_id(dir, (uint32_t)j))) {
                             put_uv(L, j - last);
                             last = j;
                         }
@@ -457,7 +567,7 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
                 }
                 /* receive times, delta-coded from the flow's start */
                 int64_t prev = fl->start_ns;
-                for (size_t j = 0; j < n; j++) {
+                for (size_t j = 0; (seen & QR_TC_AT_RECEIVER) && j < n; j++) {
                     int64_t t;
                     if (qr_recording_received(rec, qr_packet_id(dir, (uint32_t)j), &t) != QR_OK)
                         continue;
@@ -478,13 +588,16 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
                         rc = qri_err(errbuf, QR_EINVAL, "light record: bad threshold");
                         break;
                     }
-                    if (n) {
+                    if (n && (seen & QR_TC_AT_SENDER)) {
                         int64_t *tmpinf = (int64_t *)keys2; /* room for n */
                         if ((rc = qr_sample_series(sm, times, n, recs, &nr, tmpinf, NULL, errbuf)))
                             break;
                         for (size_t j = 0; j < n; j++)
                             inf[ix[j]] = tmpinf[j];
                     }
+                    if (!(seen & QR_TC_AT_SENDER)) /* its send times are not observations */
+                        for (size_t j = 0; j < n; j++)
+                            inf[ix[j]] = hp[ix[j]].pk.time_ns;
                     put_uv(&samp[i], nr);
                     uint64_t pidx = 0;
                     int64_t pt = fl->start_ns;
@@ -503,8 +616,8 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
         }
         put_uv(&part[QR_LIGHT_CALLS], n_pat);
         for (size_t k = 0; k < n_pat; k++) {
-            put_uv(&part[QR_LIGHT_CALLS], pat[k]);
-            put_uv(&part[QR_LIGHT_CALLS], 1); /* flags: close after */
+            put_uv(&part[QR_LIGHT_CALLS], pat[2 * k]);
+            put_uv(&part[QR_LIGHT_CALLS], pat[2 * k + 1]);
         }
         put(&part[QR_LIGHT_CALLS], calls.b, calls.n);
         if (calls.oom)
@@ -576,7 +689,9 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
         struct buf end = {0};
         put_uv(&end, st.connections);
         put_uv(&end, st.packets);
-        rc = block(&w, PART_END, 0, &end);
+        const char *id = qr_recording_id(rec);
+        put(&end, id, strlen(id)); /* the rest of the block */
+        rc = block_at(&w, PART_END, 0, &end, 0);
         free(end.b);
     }
     if (!rc && (fflush(w.f) || fsync(fileno(w.f))))
@@ -617,6 +732,7 @@ done:
 
 struct ldir {
     uint32_t n, n_lost; /* packets sent, lost */
+    unsigned seen;      /* QR_TC_AT_*: which ends a capture saw */
     size_t at;          /* its packets' place in the flat arrays */
     size_t loss_off;    /* its lists in its chunk's loss block (while reading) */
     int64_t last_send;  /* inferred at the smallest threshold */
@@ -644,6 +760,8 @@ struct qr_light {
     uint32_t n_hosts;
     int64_t *offsets;
     qr_sampling_method method;
+    int imported;  /* recording_kind=import */
+    char why[256]; /* why its packets cannot be regenerated ("" if they can) */
     qr_light_stats st;
     struct ldir *dirs;
     size_t n_dirs;
@@ -715,8 +833,15 @@ static int parse_header(qr_light *l, const char *text, size_t len, const char *d
         !header_value(text, "version", v, sizeof v) || strcmp(v, "1") || !scen)
         return qri_err(err, QR_EFORMAT, "%s: the header is not a light record's (version 1)",
                        l->path);
-    if (header_value(text, "recording_id", v, sizeof v))
-        snprintf(l->id, sizeof l->id, "%s", v);
+    if (header_value(text, "recording_kind", v, sizeof v)) {
+        if (strcmp(v, "runtime") && strcmp(v, "import"))
+            return qri_err(err, QR_EFORMAT, "%s: header: recording_kind '%s'", l->path, v);
+        l->imported = !strcmp(v, "import");
+        if (l->imported)
+            snprintf(l->why, sizeof l->why,
+                     "it is of an import: its hosts ran a kernel's TCP, which the isolated replay "
+                     "(ns-3's TCP) does not repeat");
+    }
     char *end;
     if (!header_value(text, "hosts", v, sizeof v) ||
         (l->n_hosts = (uint32_t)strtoul(v, &end, 10), *end) || !l->n_hosts || l->n_hosts > 1u << 20)
@@ -869,6 +994,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                          offset);
             break;
         }
+        raw[rlen] = 0; /* the header is read as text */
         offset += BLOCK_HDR + clen;
         l->st.file_bytes += BLOCK_HDR + clen;
         if (part < QR_LIGHT_PARTS) {
@@ -924,19 +1050,43 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                 rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
                 break;
             }
+            uint8_t *pflags = calloc(n_pat + 1, 1);
+            if (!pflags) {
+                free(pat);
+                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                break;
+            }
             for (uint64_t k = 0; k < n_pat && !r.bad; k++) {
                 pat[k] = get_uv(&r);
-                if (get_uv(&r) != 1) /* flags: write and close, the only call a runtime makes */
+                uint64_t fl = get_uv(&r); /* 1: close after; 2: by the accepting side */
+                if (fl > 3)
                     r.bad = 1;
+                pflags[k] = (uint8_t)fl;
             }
             while (r.p < r.end && !r.bad && calls_done < flows_done) {
-                uint64_t n_calls = get_uv(&r), k = get_uv(&r);
-                int64_t at = get_sv(&r);
-                if (n_calls != 1 || k >= n_pat || at != 0)
-                    r.bad = 1;
-                else
-                    l->flows[calls_done++].bytes = pat[k];
+                uint64_t n_calls = get_count(&r, UINT32_MAX);
+                qr_flow *fl = &l->flows[calls_done++];
+                for (uint64_t c = 0; c < n_calls && !r.bad; c++) {
+                    uint64_t k = get_uv(&r);
+                    int64_t at = get_sv(&r);
+                    if (k >= n_pat) {
+                        r.bad = 1;
+                        break;
+                    }
+                    if (!(pflags[k] & 2))
+                        fl->bytes += pat[k];
+                    /* the runtime's application: one write of the flow's bytes at its start,
+                     * then close; anything else the isolated replay cannot run */
+                    if ((n_calls != 1 || pflags[k] != 1 || at != 0) && !l->why[0])
+                        snprintf(l->why, sizeof l->why,
+                                 "connection %zu's application wrote %" PRIu64
+                                 " times or from both sides (the isolated replay's writes "
+                                 "once, from the opening side)",
+                                 calls_done - 1, n_calls);
+                }
+                l->st.calls += n_calls;
             }
+            free(pflags);
             free(pat);
             if (r.p != r.end)
                 r.bad = 1;
@@ -946,10 +1096,17 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
             what = "loss";
             while (r.p < r.end && !r.bad && loss_done < 2 * flows_done) {
                 struct ldir *d = &l->dirs[loss_done];
-                uint64_t n = get_uv(&r);
-                if (n > UINT32_MAX) {
+                uint64_t seen = get_uv(&r), n = get_uv(&r);
+                if (n > UINT32_MAX || seen < 1 || seen > 3) {
                     r.bad = 1;
                     break;
+                }
+                d->seen = (unsigned)seen;
+                if (seen != (QR_TC_AT_SENDER | QR_TC_AT_RECEIVER)) {
+                    l->st.unobserved++;
+                    if (!l->why[0])
+                        snprintf(l->why, sizeof l->why, "direction %zu was not captured at its %s",
+                                 loss_done, seen & QR_TC_AT_SENDER ? "receiver" : "sender");
                 }
                 d->n = (uint32_t)n;
                 d->loss_off = (size_t)(r.p - raw);
@@ -979,7 +1136,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
             what = "received";
             while (!r.bad && !rc && recv_dirs_done < loss_done) {
                 struct ldir *d = &l->dirs[recv_dirs_done];
-                uint64_t n = d->n, need = n - d->n_lost;
+                uint64_t n = d->n, need = d->seen & QR_TC_AT_RECEIVER ? n - d->n_lost : 0;
                 if (need > (uint64_t)(r.end - r.p) || !loss_raw || d->loss_off > loss_len) {
                     r.bad = 1;
                     break;
@@ -1011,6 +1168,10 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                         r.bad = 1; /* a lost packet did not arrive marked */
                     if (l->flags[d->at + j] & F_LOST)
                         continue;
+                    if (!(d->seen & QR_TC_AT_RECEIVER)) {
+                        l->flags[d->at + j] |= F_UNKNOWN;
+                        continue;
+                    }
                     t = add_time(&r, t, get_sv(&r));
                     l->recv[d->at + j] = t;
                     l->st.received++;
@@ -1025,8 +1186,8 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
             while (r.p < r.end && !r.bad && *done < loss_done) {
                 const struct ldir *d = &l->dirs[*done];
                 uint64_t nr = get_count(&r, d->n);
-                if (d->n && !nr)
-                    r.bad = 1;
+                if (d->seen & QR_TC_AT_SENDER ? d->n && !nr : nr != 0)
+                    r.bad = 1; /* samples are of observed send times only */
                 qr_sample_record *v = malloc((nr ? nr : 1) * sizeof *v);
                 if (!v) {
                     rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -1101,6 +1262,15 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
         } else if (part == PART_END) {
             what = "end";
             uint64_t c = get_uv(&r), p = get_uv(&r);
+            size_t id_len = r.bad ? 0 : (size_t)(r.end - r.p);
+            if (id_len < sizeof l->id) { /* the recording's id: the rest of the block */
+                memcpy(l->id, r.p, id_len);
+                l->id[id_len] = 0;
+                for (size_t k = 0; k < id_len; k++)
+                    if (!strchr("0123456789abcdef", l->id[k]) || !l->id[k])
+                        r.bad = 1;
+                r.p = r.end;
+            }
             if (r.bad || r.p != r.end || c != l->n_flows || flows_done != l->n_flows ||
                 calls_done != l->n_flows || loss_done != l->n_dirs || p != l->st.packets ||
                 recv_dirs_done != l->n_dirs) {
@@ -1147,7 +1317,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
     /* every direction's last inferred send time at the smallest threshold */
     for (size_t d = 0; !rc && d < l->n_dirs; d++) {
         int64_t t = l->flows[d / 2].start_ns;
-        if (l->dirs[d].n &&
+        if (l->dirs[d].n && l->n_recs[0][d] &&
             qr_sample_infer(l->recs[0][d], l->n_recs[0][d], l->dirs[d].n - 1, &t) != QR_OK)
             rc =
                 qri_err(errbuf, QR_EFORMAT, "%s: direction %zu: its samples do not infer", path, d);
@@ -1173,6 +1343,14 @@ const qr_scenario *qr_light_scenario(const qr_light *l)
 const qr_flow_table *qr_light_flows(const qr_light *l)
 {
     return l->ft;
+}
+const char *qr_light_unregenerable(const qr_light *l)
+{
+    return l->why[0] ? l->why : NULL;
+}
+int qr_light_imported(const qr_light *l)
+{
+    return l->imported;
 }
 const char *qr_light_scenario_text(const qr_light *l)
 {
@@ -1230,6 +1408,8 @@ int qr_light_fate(const qr_light *l, uint32_t dir, uint32_t seq, int *lost, int6
     if (dir >= l->n_dirs || seq >= l->dirs[dir].n)
         return 0;
     size_t at = l->dirs[dir].at + seq;
+    if (l->flags[at] & F_UNKNOWN)
+        return 0;
     *lost = (l->flags[at] & F_LOST) != 0;
     *ce = (l->flags[at] & F_CE) != 0;
     uint32_t to = dir % 2 ? l->flows[dir / 2].src : l->flows[dir / 2].dst;
@@ -1243,6 +1423,9 @@ int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_pack
                             const size_t *n, char *errbuf)
 {
     *out = NULL;
+    if (l->why[0])
+        return qri_err(errbuf, QR_ESTATE, "%s: its packets cannot be regenerated: %s", l->path,
+                       l->why);
     for (size_t d = 0; d < l->n_dirs; d++)
         if (n[d] != l->dirs[d].n)
             return qri_err(errbuf, QR_EVALUE,

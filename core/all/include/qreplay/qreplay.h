@@ -40,6 +40,7 @@
 #include "qreplay/capture.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
+#include "qreplay/light.h"
 #include "qreplay/probelog.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
