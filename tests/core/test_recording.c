@@ -10,6 +10,7 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/isolate.h"
+#include "qreplay/light.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
@@ -484,5 +485,92 @@ Test(recording, a_damaged_received_table_is_not_a_missing_one)
     qr_recording *r = NULL;
     cr_assert_neq(qr_recording_open(&r, dir, NULL, err), QR_OK);
     cr_assert(strstr(err, "/received is damaged") && strstr(err, "recording.h5"), "%s", err);
+    qr_recording_close(r);
+}
+
+/* The light record of a hand recording (light.h) read back: every packet's fate (lost, or its
+ * receive time less the receiver's offset) equals the isolated replay's from the recording, the
+ * detected loss is its drop tag, the samples infer each packet's recorded send time exactly at
+ * th 0 and within th at 5 us, the connection's last send time is the recording's; the recording
+ * made from it refuses another packet count and a threshold the record lacks. */
+Test(recording, a_light_record_keeps_every_fate_and_send_time)
+{
+    pcap(0, 0, data_t, 6, 0, 0);
+    pcap(1, 1, ack_t, 3, 0, 0);
+    recording(6, 3);
+    qr_recording *r;
+    char err[QR_ERRBUF_SIZE], path[128];
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/light.qrl", dir);
+    const int64_t th[] = {0, 5000};
+    qr_light_stats st;
+    cr_assert_eq(qr_light_write(r, QR_SAMPLING_RATE, th, 2, path, &st, err), QR_OK, "%s", err);
+    cr_assert_eq(st.packets, 9);
+    cr_assert_eq(st.received, 3);
+    cr_assert_eq(st.lost, 6, "data 2..5 and ACKs 1..2 have no receive record");
+    cr_assert_eq(st.detected, 1);
+    cr_assert_eq(st.calls, 1);
+    cr_assert_eq(qr_light_write(r, QR_SAMPLING_RATE, (int64_t[]){5000, 2000}, 2, path, &st, err),
+                 QR_EINVAL, "thresholds must increase");
+    qr_light *l;
+    cr_assert_eq(qr_light_open(&l, path, err), QR_OK, "%s", err);
+    cr_assert_str_eq(qr_light_id(l), qr_recording_id(r));
+    cr_assert_null(qr_light_unregenerable(l));
+    cr_assert_eq(qr_light_sent(l, 0), 6);
+    cr_assert_eq(qr_light_sent(l, 1), 3);
+    qr_isolated_conn c;
+    cr_assert_eq(qr_isolated_conn_of(r, 0, &c, err), QR_OK, "%s", err);
+    for (uint32_t d = 0; d < 2; d++)
+        for (uint32_t s = 0; s <= c.n_sent[d]; s++) {
+            int lost = -1, ce = -1, lost2 = -2, ce2 = -2;
+            int64_t at = -1, at2 = -2;
+            int k = qr_light_fate(l, d, s, &lost, &at, &ce),
+                k2 = qr_isolated_fate(&c, r, d, s, &lost2, &at2, &ce2);
+            cr_assert_eq(k, k2, "dir %u packet %u: known", d, s);
+            if (k)
+                cr_assert(lost == lost2 && (lost || at == at2) && ce == ce2,
+                          "dir %u packet %u: lost %d/%d at %lld/%lld", d, s, lost, lost2,
+                          (long long)at, (long long)at2);
+        }
+    cr_assert_eq(qr_light_last_ns(l, 0), c.last_ns);
+    /* the recording made of the record's packets (here the recorded ones) */
+    size_t nh0, nh1;
+    const qr_rec_packet *p0 = qr_recording_packets(r, 0, &nh0),
+                        *p1 = qr_recording_packets(r, 1, &nh1);
+    qr_packet dpk[6], apk[3];
+    for (size_t i = 0; i < 6; i++)
+        dpk[i] = p0[i].pk;
+    for (size_t i = 0; i < 3; i++)
+        apk[i] = p1[i].pk;
+    const qr_packet *pk[2] = {dpk, apk};
+    size_t n[2] = {6, 2};
+    qr_recording *lr;
+    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, err), QR_EVALUE);
+    cr_assert(strstr(err, "direction 1") && strstr(err, "2 packets"), "%s", err);
+    n[1] = 3;
+    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, err), QR_OK, "%s", err);
+    qr_sampling_stats ss;
+    cr_assert_eq(qr_recording_sample(lr, QR_SAMPLING_RATE, 7777, &ss, NULL, NULL, err), QR_EINVAL);
+    cr_assert(strstr(err, "5000 ns") && strstr(err, "not at 7777 ns"), "%s", err);
+    for (int t = 0; t < 2; t++) {
+        cr_assert_eq(qr_recording_sample(lr, QR_SAMPLING_RATE, th[t], &ss, NULL, NULL, err), QR_OK,
+                     "%s", err);
+        cr_assert_eq(ss.packets, 9);
+        for (uint32_t h = 0; h < 2; h++) {
+            size_t nl;
+            const qr_rec_packet *lp = qr_recording_packets(lr, h, &nl);
+            cr_assert_eq(nl, h ? 3u : 6u);
+            for (size_t i = 0; i < nl; i++) {
+                int64_t want = (h ? ack_t : data_t)[i], got = lp[i].time_ns;
+                cr_assert(got >= want - th[t] && got <= want + th[t],
+                          "th %lld host %u packet %zu: inferred %lld, sent %lld", (long long)th[t],
+                          h, i, (long long)got, (long long)want);
+                cr_assert_eq(lp[i].drop_tag, h == 0 && i == 2, "the receiver's detected loss");
+            }
+        }
+    }
+    qr_recording_close(lr);
+    qr_light_close(l);
+    qr_isolated_conn_free(&c);
     qr_recording_close(r);
 }
