@@ -50,8 +50,10 @@ const cli_spec kSpec = {
     "send times sampled at every threshold of --th (rate or gap, the scenario's method) and\n"
     "the receive times the isolated replay needs; no packet. 'qreplay replay DIR --from\n"
     "light' regenerates the packets by replaying each connection's TCP alone and replays\n"
-    "the queues from them. Prints what each part costs per packet and per connection,\n"
-    "against the recording's pcaps.\n",
+    "the queues from them. Of an import, the socket calls are the connection's exchanges\n"
+    "both ways and a direction captured at one end keeps what that end saw; its packets\n"
+    "cannot be regenerated (a kernel's TCP). Prints what each part costs per packet and\n"
+    "per connection, against the recording's pcaps.\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
