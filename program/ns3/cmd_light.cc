@@ -149,11 +149,8 @@ QrLightPrintCosts(FILE* out, const qr_light_stats& st, uint64_t pcap_bytes)
     }
 }
 
-/* Regenerate every connection of l, one isolated replay each; into a recording a queue replay
- * reads (qr_recording_from_light). With check (the same run's recording, read whole), every
- * regenerated packet is compared with the recorded one: TCP flags, sequence and
- * acknowledgment numbers, window, IP length, IP ID, TOS, TTL and the TCP options' length (their
- * content holds the timestamp clock, in ms). Throws naming the first difference. */
+/* Regenerate every connection of l, one isolated replay each, into a recording a queue replay
+ * reads (qr_recording_from_light, which names, addresses and checks the packets). */
 qr_recording*
 QrLightRegenerate(const qr_light* l,
                   const qr_recording* check,
@@ -171,95 +168,18 @@ QrLightRegenerate(const qr_light* l,
     IsolatedReplay iso(l);
     *compared = 0;
     *unmarkable = 0;
-    // the recorded packets of every direction, when checking
-    std::vector<std::vector<const qr_packet*>> rec(check ? nDirs : 0);
-    if (check)
-        for (uint32_t h = 0; h < qr_recording_hosts(check); h++)
-        {
-            size_t n;
-            const qr_rec_packet* rp = qr_recording_packets(check, h, &n);
-            for (size_t i = 0; i < n; i++)
-                if (rp[i].dir < nDirs)
-                    rec[rp[i].dir].push_back(&rp[i].pk);
-        }
     for (uint32_t f = 0; f < nFlows; f++)
     {
         if (cli_signal)
             throw std::runtime_error("interrupted");
-        char line[160];
-        snprintf(line, sizeof line, "regenerating: connection %u of %zu", f + 1, nFlows);
-        cli_progress_update(p, "%s", line);
-        std::vector<qr_packet> out[2];
-        IsolatedReplay::Regenerated g = iso.Regenerate(f, out);
+        cli_progress_update(p, "regenerating: connection %u of %zu", f + 1, nFlows);
+        IsolatedReplay::Regenerated g = iso.Regenerate(f, &pk[2 * f]);
         *unmarkable += g.unmarkable;
-        const qr_flow* fl = qr_flow_table_flow(ft, f);
-        for (uint32_t k = 0; k < 2; k++)
-        {
-            uint32_t d = 2 * f + k;
-            if (out[k].size() != qr_light_sent(l, d) || g.unknown)
-                throw std::runtime_error("flow " + std::to_string(f) + (k ? " ACKs" : " data") +
-                                         ": regenerated " + std::to_string(out[k].size()) +
-                                         " packets, the record has " +
-                                         std::to_string(qr_light_sent(l, d)) +
-                                         " (the replay's TCP did not repeat the runtime's)");
-            // the runtime's addresses and ports: the isolated replay ran on two other hosts
-            uint32_t src = k ? fl->dst : fl->src, dst = k ? fl->src : fl->dst;
-            uint16_t sport = k ? QR_SINK_PORT : qr_flow_table_sender_port(ft, f);
-            uint16_t dport = k ? qr_flow_table_sender_port(ft, f) : QR_SINK_PORT;
-            for (qr_packet& x : out[k])
-            {
-                x.time_ns += qr_light_clock_offset(l, src); // on the sender's clock, as recorded
-                x.src_ip = qr_flow_table_host_addr(ft, src);
-                x.dst_ip = qr_flow_table_host_addr(ft, dst);
-                x.src_port = sport;
-                x.dst_port = dport;
-            }
-            if (!check)
-                continue;
-            const std::vector<const qr_packet*>& w = rec[d];
-            if (w.size() != out[k].size())
-                throw std::runtime_error("flow " + std::to_string(f) + (k ? " ACKs" : " data") +
-                                         ": regenerated " + std::to_string(out[k].size()) +
-                                         " packets, the recording has " + std::to_string(w.size()));
-            for (size_t i = 0; i < w.size(); i++)
-            {
-                const qr_packet &a = *w[i], &b = out[k][i];
-                if (a.tcp_flags != b.tcp_flags || a.seq != b.seq || a.ack != b.ack ||
-                    a.window != b.window || a.ip_len != b.ip_len || a.ip_id != b.ip_id ||
-                    a.tos != b.tos || a.ttl != b.ttl || a.tcp_opt_len != b.tcp_opt_len ||
-                    a.src_ip != b.src_ip || a.dst_ip != b.dst_ip || a.src_port != b.src_port ||
-                    a.dst_port != b.dst_port)
-                {
-                    char e[512];
-                    snprintf(e,
-                             sizeof e,
-                             "flow %u %s packet %zu: regenerated flags 0x%02x seq %u ack %u win %u "
-                             "len %u id %u tos 0x%02x; the recording has flags 0x%02x seq %u ack "
-                             "%u win %u len %u id %u tos 0x%02x",
-                             f,
-                             k ? "ACKs" : "data",
-                             i,
-                             b.tcp_flags,
-                             b.seq,
-                             b.ack,
-                             b.window,
-                             b.ip_len,
-                             b.ip_id,
-                             b.tos,
-                             a.tcp_flags,
-                             a.seq,
-                             a.ack,
-                             a.window,
-                             a.ip_len,
-                             a.ip_id,
-                             a.tos);
-                    throw std::runtime_error(e);
-                }
-                (*compared)++;
-            }
-        }
-        pk[2 * f].swap(out[0]);
-        pk[2 * f + 1].swap(out[1]);
+        if (g.unknown)
+            throw std::runtime_error("flow " + std::to_string(f) + ": the replay sent " +
+                                     std::to_string(g.unknown) +
+                                     " packets the record does not have (the replay's TCP did "
+                                     "not repeat the runtime's)");
     }
     cli_progress_done(p);
     std::vector<const qr_packet*> ptr(nDirs);
@@ -271,7 +191,7 @@ QrLightRegenerate(const qr_light* l,
     }
     qr_recording* r = nullptr;
     char err[QR_ERRBUF_SIZE];
-    if (qr_recording_from_light(&r, l, ptr.data(), n.data(), err))
+    if (qr_recording_from_light(&r, l, ptr.data(), n.data(), check, compared, err))
         throw std::runtime_error(err);
     return r;
 }

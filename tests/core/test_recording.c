@@ -545,10 +545,20 @@ Test(recording, a_light_record_keeps_every_fate_and_send_time)
     const qr_packet *pk[2] = {dpk, apk};
     size_t n[2] = {6, 2};
     qr_recording *lr;
-    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, err), QR_EVALUE);
+    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, NULL, NULL, err), QR_EVALUE);
     cr_assert(strstr(err, "direction 1") && strstr(err, "2 packets"), "%s", err);
     n[1] = 3;
-    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, err), QR_OK, "%s", err);
+    /* the recorded packets, named and checked against the recording: every one equal */
+    uint64_t compared = 0;
+    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, r, &compared, err), QR_OK, "%s", err);
+    cr_assert_eq(compared, 9);
+    qr_recording_close(lr);
+    /* one packet changed: named */
+    dpk[4].window ^= 1;
+    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, r, &compared, err), QR_EVALUE);
+    cr_assert(strstr(err, "flow 0 data packet 4"), "%s", err);
+    dpk[4].window ^= 1;
+    cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, NULL, NULL, err), QR_OK, "%s", err);
     qr_sampling_stats ss;
     cr_assert_eq(qr_recording_sample(lr, QR_SAMPLING_RATE, 7777, &ss, NULL, NULL, err), QR_EINVAL);
     cr_assert(strstr(err, "5000 ns") && strstr(err, "not at 7777 ns"), "%s", err);

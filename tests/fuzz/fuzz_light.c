@@ -142,7 +142,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     for (size_t f = 0; f < qr_flow_table_flows(ft); f++)
         (void)qr_light_last_ns(l, (uint32_t)f);
     qr_recording* r;
-    if (qr_recording_from_light(&r, l, pk, n, err) != QR_OK)
+    if (qr_recording_from_light(&r, l, pk, n, NULL, NULL, err) != QR_OK)
         FUZZ_CHECK(err[0], "refused without a message");
     else
     {

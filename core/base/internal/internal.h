@@ -71,4 +71,50 @@ char *qri_trim(char *s);
 /* Remove a folder and everything in it (no symlinks followed); errors are ignored. fs.c. */
 void qri_remove_tree(const char *dir);
 
+/* LEB128 varints and zigzag signed values, as the arrival logs and the light record store them:
+ * qri_varint_put writes v at p (at most 10 bytes) and returns the byte after it; qri_varint_get
+ * reads one from *p (before e), advancing *p, and returns 0, or -1 cut short or beyond 64 bits. */
+static inline uint64_t qri_zigzag(int64_t d)
+{
+    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static inline int64_t qri_unzigzag(uint64_t z)
+{
+    return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
+
+static inline uint8_t *qri_varint_put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline int qri_varint_get(const uint8_t **pp, const uint8_t *e, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    if (p < e && !(*p & 0x80)) { /* most values: one byte */
+        *v = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (unsigned shift = 0; p < e && shift < 64; shift += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            if (shift == 63 && b > 1)
+                return -1;
+            *pp = p;
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 #endif

@@ -46,19 +46,9 @@ struct buf {
 
 static void put(struct buf *w, const void *p, size_t n)
 {
-    if (w->oom)
+    if (w->oom || qri_reserve((void **)&w->b, &w->cap, w->n + n, 1, 4096)) {
+        w->oom = 1;
         return;
-    if (w->n + n > w->cap) {
-        size_t c = w->cap ? 2 * w->cap : 4096;
-        while (c < w->n + n)
-            c *= 2;
-        uint8_t *g = realloc(w->b, c);
-        if (!g) {
-            w->oom = 1;
-            return;
-        }
-        w->b = g;
-        w->cap = c;
     }
     memcpy(w->b + w->n, p, n);
     w->n += n;
@@ -67,18 +57,12 @@ static void put(struct buf *w, const void *p, size_t n)
 static void put_uv(struct buf *w, uint64_t v)
 {
     uint8_t t[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        t[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    t[n++] = (uint8_t)v;
-    put(w, t, n);
+    put(w, t, (size_t)(qri_varint_put(t, v) - t));
 }
 
 static void put_sv(struct buf *w, int64_t v)
 {
-    put_uv(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    put_uv(w, qri_zigzag(v));
 }
 
 struct rd {
@@ -89,24 +73,16 @@ struct rd {
 static uint64_t get_uv(struct rd *r)
 {
     uint64_t v = 0;
-    for (int s = 0; s < 64; s += 7) {
-        if (r->p >= r->end) {
-            r->bad = 1;
-            return 0;
-        }
-        uint8_t c = *r->p++;
-        v |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80))
-            return v;
+    if (r->bad || qri_varint_get(&r->p, r->end, &v)) {
+        r->bad = 1;
+        return 0;
     }
-    r->bad = 1;
-    return 0;
+    return v;
 }
 
 static int64_t get_sv(struct rd *r)
 {
-    uint64_t u = get_uv(r);
-    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+    return qri_unzigzag(get_uv(r));
 }
 
 /* t + d, a time in [-QR_TIME_MAX, QR_TIME_MAX] (else the read is bad) */
@@ -446,6 +422,7 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
     st.connections = n_flows;
 
     struct dirs d = {0};
+    struct buf list = {0}; /* a loss list being written */
     struct buf part[QR_LIGHT_PARTS];
     memset(part, 0, sizeof part);
     struct buf *samp = calloc(n_th, sizeof *samp);
@@ -551,18 +528,19 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
                 st.unobserved += seen != (QR_TC_AT_SENDER | QR_TC_AT_RECEIVER);
                 put_uv(L, seen);
                 put_uv(L, n);
-                for (int kind = 0; kind < 3; kind++) {
-                    uint64_t cnt = 0;
+                for (int kind = 0; kind < 3; kind++) { /* its count, then its list */
+                    uint64_t cnt = 0, last = 0;
+                    list.n = 0;
                     for (size_t j = 0; j < n; j++)
-                        cnt += in_list(rec, kind, seen, qr_packet_id(dir, (uint32_t)j));
-                    put_uv(L, cnt);
-                    uint64_t last = 0;
-                    for (size_t j = 0; j < n; j++) {
                         if (in_list(rec, kind, seen, qr_packet_id(dir, (uint32_t)j))) {
-                            put_uv(L, j - last);
+                            put_uv(&list, j - last);
                             last = j;
+                            cnt++;
                         }
-                    }
+                    put_uv(L, cnt);
+                    put(L, list.b, list.n);
+                    if (list.oom)
+                        L->oom = 1;
                     (kind == 0 ? &st.lost : kind == 1 ? &st.detected : &st.ce)[0] += cnt;
                 }
                 /* receive times, delta-coded from the flow's start */
@@ -706,6 +684,7 @@ done:
         fclose(w.f);
     unlink(tmp);
     qr_partial_done(tmp);
+    free(list.b);
     for (int p = 0; p < QR_LIGHT_PARTS; p++)
         free(part[p].b);
     for (size_t i = 0; samp && i < n_th; i++)
@@ -1348,10 +1327,6 @@ const char *qr_light_unregenerable(const qr_light *l)
 {
     return l->why[0] ? l->why : NULL;
 }
-int qr_light_imported(const qr_light *l)
-{
-    return l->imported;
-}
 const char *qr_light_scenario_text(const qr_light *l)
 {
     return l->scenario_text;
@@ -1363,10 +1338,6 @@ const char *qr_light_path(const qr_light *l)
 const char *qr_light_id(const qr_light *l)
 {
     return l->id;
-}
-int64_t qr_light_clock_offset(const qr_light *l, uint32_t h)
-{
-    return h < l->n_hosts ? l->offsets[h] : 0;
 }
 uint32_t qr_light_hosts(const qr_light *l)
 {
@@ -1419,8 +1390,65 @@ int qr_light_fate(const qr_light *l, uint32_t dir, uint32_t seq, int *lost, int6
 
 /* ---- the recording a replay reads ---- */
 
+static int same_headers(const qr_packet *a, const qr_packet *b)
+{
+    return a->tcp_flags == b->tcp_flags && a->seq == b->seq && a->ack == b->ack &&
+           a->window == b->window && a->ip_len == b->ip_len && a->ip_id == b->ip_id &&
+           a->tos == b->tos && a->ttl == b->ttl && a->tcp_opt_len == b->tcp_opt_len &&
+           a->src_ip == b->src_ip && a->dst_ip == b->dst_ip && a->src_port == b->src_port &&
+           a->dst_port == b->dst_port;
+}
+
+/* Every packet of check against the regenerated one of r (whose hosts hold their directions in
+ * order, each from at[d]). */
+static int check_packets(const qr_recording *r, const qr_recording *check, const size_t *at,
+                         const size_t *n, size_t n_dirs, uint64_t *compared, char *errbuf)
+{
+    size_t *seen = calloc(n_dirs + 1, sizeof *seen);
+    if (!seen)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    int rc = QR_OK;
+    uint64_t count = 0;
+    for (uint32_t h = 0; !rc && h < qr_recording_hosts(check); h++) {
+        size_t m;
+        const qr_rec_packet *p = qr_recording_packets(check, h, &m);
+        for (size_t i = 0; !rc && i < m; i++) {
+            uint32_t d = p[i].dir;
+            if (d >= n_dirs || p[i].seq >= n[d]) {
+                rc = qri_err(errbuf, QR_EVALUE,
+                             "flow %u %s: the recording has packet %u, %zu were regenerated", d / 2,
+                             d % 2 ? "ACKs" : "data", p[i].seq, d < n_dirs ? n[d] : 0);
+                break;
+            }
+            const qr_packet *a = &p[i].pk, *b = &r->hosts[qr_flow_table_dir_src(r->flows, d)]
+                                                     .pk[at[d] + p[i].seq]
+                                                     .pk;
+            if (!same_headers(a, b))
+                rc = qri_err(errbuf, QR_EVALUE,
+                             "flow %u %s packet %u: regenerated flags 0x%02x seq %u ack %u win %u "
+                             "len %u id %u tos 0x%02x; the recording has flags 0x%02x seq %u ack "
+                             "%u win %u len %u id %u tos 0x%02x",
+                             d / 2, d % 2 ? "ACKs" : "data", p[i].seq, b->tcp_flags, b->seq, b->ack,
+                             b->window, b->ip_len, b->ip_id, b->tos, a->tcp_flags, a->seq, a->ack,
+                             a->window, a->ip_len, a->ip_id, a->tos);
+            seen[d]++;
+            count++;
+        }
+    }
+    for (size_t d = 0; !rc && d < n_dirs; d++)
+        if (seen[d] != n[d])
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "flow %zu %s: %zu packets regenerated, the recording has %zu", d / 2,
+                         d % 2 ? "ACKs" : "data", n[d], seen[d]);
+    free(seen);
+    if (!rc && compared)
+        *compared = count;
+    return rc;
+}
+
 int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_packet *const *packets,
-                            const size_t *n, char *errbuf)
+                            const size_t *n, const qr_recording *check, uint64_t *compared,
+                            char *errbuf)
 {
     *out = NULL;
     if (l->why[0])
@@ -1478,13 +1506,29 @@ int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_pack
             return qri_err(errbuf, QR_ENOMEM, "out of memory");
         }
     }
+    size_t *at = malloc((l->n_dirs + 1) * sizeof *at); /* each direction's first in its host */
+    if (!at) {
+        qr_recording_close(r);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
     for (size_t d = 0; d < l->n_dirs; d++) {
-        struct host_pk *hp = &r->hosts[qr_flow_table_dir_src(r->flows, (uint32_t)d)];
+        /* the runtime's addresses and ports (the replay ran on its own two hosts), the sender's
+         * clock */
+        const qr_flow *f = qr_flow_table_flow(r->flows, (uint32_t)(d / 2));
+        uint32_t src = d % 2 ? f->dst : f->src, dst = d % 2 ? f->src : f->dst;
+        uint16_t sender = qr_flow_table_sender_port(r->flows, (uint32_t)(d / 2));
+        struct host_pk *hp = &r->hosts[src];
+        at[d] = hp->n;
         for (size_t j = 0; j < n[d]; j++) {
             uint8_t fl = l->flags[l->dirs[d].at + j];
             qr_rec_packet *p = &hp->pk[hp->n];
             *p = (qr_rec_packet){packets[d][j], (uint32_t)d, (uint32_t)j, 0,
                                  (uint8_t)((fl & F_DETECTED) != 0)};
+            p->pk.time_ns += l->offsets[src];
+            p->pk.src_ip = qr_flow_table_host_addr(r->flows, src);
+            p->pk.dst_ip = qr_flow_table_host_addr(r->flows, dst);
+            p->pk.src_port = d % 2 ? QR_SINK_PORT : sender;
+            p->pk.dst_port = d % 2 ? sender : QR_SINK_PORT;
             hp->order[hp->n] = (uint32_t)hp->n;
             hp->n++;
             if (fl & F_DETECTED)
@@ -1492,6 +1536,12 @@ int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_pack
         }
     }
     qsort(r->detected, r->n_detected, sizeof *r->detected, qri_cmp_u64);
+    int crc = check ? check_packets(r, check, at, n, l->n_dirs, compared, errbuf) : QR_OK;
+    free(at);
+    if (crc) {
+        qr_recording_close(r);
+        return crc;
+    }
     *out = r;
     return QR_OK;
 }

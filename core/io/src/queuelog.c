@@ -299,22 +299,17 @@ static int codec_states(struct codec *c, uint32_t dir, uint32_t sw, uint32_t por
 
 static uint64_t zz(uint64_t d)
 {
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+    return qri_zigzag((int64_t)d);
 }
 
 static uint64_t unzz(uint64_t z)
 {
-    return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+    return (uint64_t)qri_unzigzag(z);
 }
 
 static uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
+    return qri_varint_put(p, v);
 }
 
 /* FNV-1a, 32 bits, of a block's payload. */
@@ -662,25 +657,11 @@ static int read_block(qr_arrival_reader *r, char *errbuf)
 /* A varint of the block at r->at; -1 past the block's end or beyond 64 bits. */
 static inline int get_varint(qr_arrival_reader *r, uint64_t *v)
 {
-    const uint8_t *p = r->block + r->at, *e = r->block + r->len;
-    if (p < e && !(*p & 0x80)) { /* most fields: one byte */
-        *v = *p;
-        r->at++;
-        return 0;
-    }
-    uint64_t x = 0;
-    for (unsigned shift = 0; p < e && shift < 64; shift += 7) {
-        uint8_t b = *p++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            if (shift == 63 && b > 1)
-                return -1;
-            r->at = (size_t)(p - r->block);
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
+    const uint8_t *p = r->block + r->at;
+    if (qri_varint_get(&p, r->block + r->len, v))
+        return -1;
+    r->at = (size_t)(p - r->block);
+    return 0;
 }
 
 static int corrupt(qr_arrival_reader *r, char *errbuf, const char *what)
