@@ -46,6 +46,8 @@ struct buf {
 
 static void put(struct buf *w, const void *p, size_t n)
 {
+    if (!n) /* an empty list: p may be NULL */
+        return;
     if (w->oom || qri_reserve((void **)&w->b, &w->cap, w->n + n, 1, 4096)) {
         w->oom = 1;
         return;
