@@ -191,7 +191,67 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
 struct owner_count {
     uint8_t addr[16];
     uint64_t involved, sent;
+    uint64_t near; /* handshakes whose timing puts the capture at this address */
 };
+
+static void conn_key(const qr_capture_packet *p, uint8_t key[36], int *src_first);
+
+/* One connection's handshake as a capture saw it: where the capture was taken shows in its
+ * timing. At the client, the SYN-ACK comes a round trip after the SYN and the client's ACK leaves
+ * at once; at the server, the SYN-ACK leaves at once and the ACK comes a round trip later. */
+/* How many times longer a round trip is than a host's turnaround, at least, for the handshake
+ * to tell where it was captured. */
+#define HANDSHAKE_RATIO 4
+
+struct handshake {
+    uint8_t client[16], server[16];
+    int64_t syn_ns, synack_ns;
+    uint32_t synack_seq;
+    uint8_t state; /* 1: a SYN seen, 2: its SYN-ACK, 3: done */
+};
+
+/* Feed p to its connection's handshake; when the handshake ends, *near is the address the capture
+ * was taken nearer to (NULL: the timing cannot tell). */
+static int handshake_step(qri_map *hs, const qr_capture_packet *p, const uint8_t **near)
+{
+    *near = NULL;
+    uint8_t key[36];
+    int src_first;
+    conn_key(p, key, &src_first);
+    uint64_t k1, k2;
+    qri_hash36(key, &k1, &k2);
+    struct handshake *h = qri_map_get(hs, k1, k2);
+    int syn = (p->tcp_flags & QR_TCP_SYN) != 0, ack = (p->tcp_flags & QR_TCP_ACK) != 0;
+    if (!h) {
+        if (!syn || ack)
+            return QR_OK;
+        if (!(h = calloc(1, sizeof *h)) || qri_map_put(hs, k1, k2, h)) {
+            free(h);
+            return QR_ENOMEM;
+        }
+    }
+    if (syn && !ack && h->state <= 1) {
+        memcpy(h->client, p->src, 16);
+        memcpy(h->server, p->dst, 16);
+        h->syn_ns = p->time_ns;
+        h->state = 1;
+    } else if (syn && ack && h->state >= 1 && h->state <= 2 && !memcmp(p->src, h->server, 16)) {
+        h->synack_ns = p->time_ns;
+        h->synack_seq = p->seq;
+        h->state = 2;
+    } else if (!syn && ack && h->state == 2 && !memcmp(p->src, h->client, 16) &&
+               p->ack == h->synack_seq + 1u) {
+        int64_t to_synack = h->synack_ns - h->syn_ns, to_ack = p->time_ns - h->synack_ns;
+        h->state = 3;
+        /* decisive only when one gap is a round trip and the other a host's turnaround: on a
+         * path whose round trip is no longer than the hosts' own processing (a veth pair,
+         * loopback), the timing cannot tell */
+        if (to_synack >= 0 && to_ack >= 0 &&
+            (to_ack < to_synack / HANDSHAKE_RATIO || to_synack < to_ack / HANDSHAKE_RATIO))
+            *near = to_ack < to_synack ? h->client : h->server;
+    }
+    return QR_OK;
+}
 
 struct owner_pick {
     struct owner_count best, second; /* by packets involved in, then sent, then address */
@@ -201,6 +261,8 @@ static int better(const struct owner_count *a, const struct owner_count *b)
 {
     if (a->involved != b->involved)
         return a->involved > b->involved;
+    if (a->near != b->near)
+        return a->near > b->near;
     if (a->sent != b->sent)
         return a->sent > b->sent;
     return memcmp(a->addr, b->addr, 16) < 0;
@@ -246,27 +308,38 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
     int rc = qr_capture_open(&c, path, errbuf);
     if (rc)
         return rc;
-    qri_map counts;
+    qri_map counts, hs;
     if (qri_map_init(&counts)) {
+        qr_capture_close(c);
+        return QR_ENOMEM;
+    }
+    if (qri_map_init(&hs)) {
+        qri_map_free(&counts);
         qr_capture_close(c);
         return QR_ENOMEM;
     }
     qr_capture_packet p;
     while ((rc = qr_capture_next(c, &p, errbuf)) == QR_OK) {
         struct owner_count *s = count_of(&counts, p.src), *d = s ? count_of(&counts, p.dst) : NULL;
-        if (!d) {
+        const uint8_t *near;
+        if (!d || handshake_step(&hs, &p, &near)) {
             rc = QR_ENOMEM;
             break;
         }
         s->involved++;
         s->sent++;
         d->involved++;
+        if (near)
+            (near == s->addr || !memcmp(near, s->addr, 16) ? s : d)->near++;
     }
+    qri_map_foreach(&hs, free_value, NULL);
+    qri_map_free(&hs);
     qr_capture_stats st;
     qr_capture_stats_get(c, &st);
     if (stats)
         *stats = st;
-    struct owner_pick best = {{{0}, 0, 0}, {{0}, 0, 0}};
+    struct owner_pick best;
+    memset(&best, 0, sizeof best);
     if (rc == QR_END) {
         rc = QR_OK;
         qri_map_foreach(&counts, pick, &best);
@@ -281,11 +354,12 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
                                              qr_skip_name(i));
             rc = qri_err(errbuf, QR_ENOTFOUND, "%s: no TCP packet in %" PRIu64 " frames%s%s", path,
                          st.frames, used ? ": " : "", counts_text);
-        } else if (best.second.involved == best.best.involved) {
+        } else if (best.second.involved == best.best.involved &&
+                   best.second.near == best.best.near) {
             rc = qri_err(errbuf, QR_EVALUE,
                          "%s: cannot tell whose capture it is: %s and %s both take part in all "
-                         "%" PRIu64 " of its TCP packets; name its host in a host map "
-                         "(address,host,%s)",
+                         "%" PRIu64 " of its TCP packets and no handshake's timing tells which "
+                         "end it was taken at; name its host in a host map (address,host,%s)",
                          path, qr_addr_text(best.best.addr, a, sizeof a),
                          qr_addr_text(best.second.addr, b, sizeof b), best.best.involved,
                          base_name(path));
