@@ -121,10 +121,13 @@ static void print_summary(const qr_import_report *r, const char *dir)
     if (r->overtaken)
         printf("reordered          %" PRIu64 " segments arrived after one sent later (not drops)\n",
                r->overtaken);
-    if (r->reordered)
-        printf("IP ID jumps        %" PRIu64 " received out of IP ID order or after a jump of more "
-               "than %d (not read as drops)\n",
-               r->reordered, QR_IPID_MAX_GAP);
+    if (r->hole_reordered || r->hole_not_captured || r->hole_unknown)
+        printf("sequence holes     receiver only: %" PRIu64
+               " filled by a resend (drops above), %" PRIu64
+               " by a late original (reordered), %" PRIu64
+               " acknowledged but not captured, %" PRIu64 " of unknown fate\n",
+               r->drops[QR_EVIDENCE_IPID] + r->drops[QR_EVIDENCE_NONE], r->hole_reordered,
+               r->hole_not_captured, r->hole_unknown);
     if (r->clock_pairs) {
         printf("clock              %zu pairs of hosts; offsets %s\n", r->clock_pairs,
                r->clock_applied ? "applied" : "estimated, not applied (--clock none)");

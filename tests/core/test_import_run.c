@@ -330,39 +330,78 @@ Test(import_run, sender_only_retransmission_is_the_evidence)
     qr_import_report_free(r);
 }
 
-/* Only the receiver captured: an IP ID gap is a lost packet, put into the reconstructed sender's
- * sequence between its neighbours and tagged. */
-Test(import_run, receiver_only_ip_id_gap_is_the_evidence)
+/* Only the receiver captured (B): what closes a hole in A's sequence numbers decides. Each case
+ * is the handshake (A's ACK with IP ID 19), segments of 1000 bytes at 101, 1101 and 3101 (IDs 20,
+ * 21, 23: the hole [2101, 3101)), then what follows. Conservation: the recording's data bytes are
+ * the captured ones plus exactly the bytes of the drops, and no packet is made up without a hole a
+ * resend fills. */
+Test(import_run, receiver_only_holes_need_evidence)
 {
     char path[256], dir[256];
     snprintf(path, sizeof path, "%s/b.pcap", tmpdir);
-    qr_packet p[] = {
-        tcp(1 * MS, A, B, 40000, 80, 100, 0, QR_TCP_SYN, 0, 7),
-        tcp(2 * MS, B, A, 80, 40000, 900, 101, QR_TCP_SYN | ACKF, 0, 0),
-        tcp(3 * MS, A, B, 40000, 80, 101, 901, ACKF, 1000, 20),
-        tcp(4 * MS, A, B, 40000, 80, 1101, 901, ACKF, 1000, 21),
-        tcp(6 * MS, A, B, 40000, 80, 3101, 901, ACKF, 1000, 23),
-        tcp(7 * MS, B, A, 80, 40000, 901, 2101, ACKF, 0, 300),
-    };
-    write_capture(path, p, sizeof p / sizeof p[0]);
-    qr_host_map_entry map[1] = {entry(B, 1, "b.pcap")};
-    const char *caps[1] = {path};
     snprintf(dir, sizeof dir, "%s/rec", tmpdir);
-    qr_import_report *r = import(caps, 1, map, 1, QR_IMPORT_CLOCK_AUTO, dir);
-    cr_assert_eq(r->drops[QR_EVIDENCE_IPID], 1);
-    cr_assert_eq(r->hosts[0].reconstructed_packets, 5, "4 received and 1 lost");
-    cr_assert_eq(r->received, 4);
-    qr_recording *rec = open_rec(dir);
-    size_t n;
-    const qr_rec_packet *pk = qr_recording_packets(rec, 0, &n);
-    cr_assert_eq(n, 5);
-    for (size_t i = 0; i < n; i++) {
-        cr_assert_eq(pk[i].drop_tag, i == 3, "packet %zu", i);
-        if (i)
-            cr_assert_gt(pk[i].pk.time_ns, pk[i - 1].pk.time_ns, "in order");
+    struct {
+        const char *what;
+        uint16_t id_hole, id_fill; /* IDs of the segment opening the hole and of its filler */
+        int fill, ack_after;       /* a filler captured; B acknowledges up to 4101 after */
+        uint64_t drops, reordered, not_captured, unknown;
+    } cases[] = {
+        {"a resend (newer ID) fills it", 23, 24, 1, 1, 1, 0, 0, 0},
+        {"the late original (older ID) fills it", 23, 22, 1, 1, 0, 1, 0, 0},
+        {"acknowledged, no filler captured", 23, 0, 0, 1, 0, 0, 1, 0},
+        {"open at the capture's end", 23, 0, 0, 0, 0, 0, 0, 1},
+        {"one counter for many connections: IDs jump by 30, no hole", 0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int no_hole = c == 4;
+        qr_packet p[9];
+        size_t n = 0;
+        p[n++] = tcp(1 * MS, A, B, 40000, 80, 100, 0, QR_TCP_SYN, 0, 7);
+        p[n++] = tcp(2 * MS, B, A, 80, 40000, 900, 101, QR_TCP_SYN | ACKF, 0, 0);
+        p[n++] = tcp(2 * MS + 10000, A, B, 40000, 80, 101, 901, ACKF, 0, 19);
+        p[n++] = tcp(3 * MS, A, B, 40000, 80, 101, 901, ACKF, 1000, 20);
+        p[n++] = tcp(4 * MS, A, B, 40000, 80, 1101, 901, ACKF, 1000, no_hole ? 50 : 21);
+        p[n++] = tcp(6 * MS, A, B, 40000, 80, no_hole ? 2101 : 3101, 901, ACKF, 1000,
+                     no_hole ? 80 : cases[c].id_hole);
+        if (cases[c].fill)
+            p[n++] = tcp(8 * MS, A, B, 40000, 80, 2101, 901, ACKF, 1000, cases[c].id_fill);
+        p[n++] = tcp(9 * MS, B, A, 80, 40000, 901, cases[c].ack_after || no_hole ? 4101 : 2101,
+                     ACKF, 0, 300);
+        write_capture(path, p, n);
+        qr_host_map_entry map[1] = {entry(B, 1, "b.pcap")};
+        const char *caps[1] = {path};
+        qr_import_report *r = import(caps, 1, map, 1, QR_IMPORT_CLOCK_AUTO, dir);
+        cr_assert_eq(r->drops[QR_EVIDENCE_IPID], cases[c].drops, "%s", cases[c].what);
+        cr_assert_eq(r->hole_reordered, cases[c].reordered, "%s", cases[c].what);
+        cr_assert_eq(r->hole_not_captured, cases[c].not_captured, "%s", cases[c].what);
+        cr_assert_eq(r->hole_unknown, cases[c].unknown, "%s", cases[c].what);
+        size_t captured = n - 2; /* A's packets: all but the SYN-ACK and B's last ACK */
+        cr_assert_eq(r->hosts[0].reconstructed_packets, captured + cases[c].drops, "%s",
+                     cases[c].what);
+        qr_recording *rec = open_rec(dir);
+        size_t np;
+        const qr_rec_packet *pk = qr_recording_packets(rec, 0, &np);
+        cr_assert_eq(np, captured + cases[c].drops, "%s", cases[c].what);
+        uint64_t bytes = 0, tagged = 0, tagged_bytes = 0;
+        for (size_t i = 0; i < np; i++) {
+            uint32_t pay = pk[i].pk.ip_len - 40u;
+            bytes += pay;
+            if (pk[i].drop_tag) {
+                tagged++;
+                tagged_bytes += pay;
+                cr_assert_eq(pk[i].pk.seq, 2101, "the lost packet carries the hole: %s",
+                             cases[c].what);
+            }
+            if (i)
+                cr_assert_geq(pk[i].pk.time_ns, pk[i - 1].pk.time_ns, "in order");
+        }
+        uint64_t captured_bytes = 1000u * (captured - 2); /* all but the SYN and the ACK */
+        cr_assert_eq(tagged, cases[c].drops);
+        cr_assert_eq(bytes, captured_bytes + tagged_bytes, "%s", cases[c].what);
+        cr_assert_eq(tagged_bytes, 1000u * cases[c].drops);
+        qr_recording_close(rec);
+        qr_import_report_free(r);
     }
-    qr_recording_close(rec);
-    qr_import_report_free(r);
 }
 
 /* Both ends captured, one segment overtaken on the way (it arrives 100 us after the next one):

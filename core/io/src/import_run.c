@@ -218,14 +218,28 @@ struct rtx_ent {
     uint8_t lost;
 };
 
+/* Bytes a receiver-only direction is missing: [lo, hi), opened by a segment with these IP ID and
+ * TCP timestamp. */
+struct hole {
+    uint32_t lo, hi;
+    uint16_t id_after;
+    uint32_t ts_after;
+    uint8_t has_ts;
+};
+#define QR_IMPORT_HOLES_MAX 16
+
 struct dir_state {
     uint32_t src, dst; /* hosts */
     uint8_t evidence, family;
     uint32_t next_seq;
     ring sent, recv, rtx;
     ring late; /* sent, passed over by a later segment's arrival: overtaken or lost */
-    uint8_t have_last;
+    uint8_t have_last, have_hi;
     uint16_t last_id;
+    uint32_t hi;              /* receiver only: the highest sequence received */
+    uint64_t id_up, id_other; /* receiver only: IP IDs that rose from one packet to the next */
+    struct hole holes[QR_IMPORT_HOLES_MAX];
+    size_t n_holes;
     int64_t last_send;
     uint64_t drops;
 };
@@ -421,7 +435,10 @@ static int emit(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t
     q.tos = s->tos;
     q.ttl = s->ttl;
     q.ip_id = (uint16_t)d->next_seq;
-    q.ip_len = (uint16_t)(s->ip_len > 65535 ? 65535 : s->ip_len);
+    /* the simulated network is IPv4 with 20-byte headers: an IPv6 packet keeps its TCP header
+     * and payload, not its 40-byte header (its IP length was 40 + the payload length) */
+    uint32_t ip_len = s->family == 6 ? 20u + s->tcp_hdr_len + s->payload : s->ip_len;
+    q.ip_len = (uint16_t)(ip_len > 65535 ? 65535 : ip_len);
     q.seq = s->seq;
     q.ack = s->ack;
     q.tcp_flags = s->tcp_flags;
@@ -588,10 +605,16 @@ static size_t segment(struct imp *m, const qr_capture_packet *p, int *rc)
     return n;
 }
 
+static void receiver_acked(struct imp *m, struct dir_state *d, uint32_t ack);
+
 /* A packet its capture's host sent. */
 static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
 {
     struct dir_state *d = &m->dirs[dir];
+    struct dir_state *rev = &m->dirs[dir ^ 1u];
+    if ((rev->evidence == QR_EVIDENCE_IPID || rev->evidence == QR_EVIDENCE_NONE) &&
+        (p->tcp_flags & QR_TCP_ACK))
+        receiver_acked(m, rev, p->ack);
     int64_t t = p->time_ns - m->rep->time_base_ns;
     if (t < m->nic_free[d->src])
         t = m->nic_free[d->src];
@@ -635,6 +658,173 @@ static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
     return QR_OK;
 }
 
+/* ---- only the receiver captured: what its sequence numbers say ----
+ *
+ * A data segment that starts beyond the highest byte received opens a hole: the bytes between
+ * were sent and have not arrived (yet). What closes the hole says what happened to them:
+ *  - a segment filling it that was sent after the one that opened it (a newer IP ID from a
+ *    sender whose IDs increase, or a newer TCP timestamp) is a resend: the original was lost.
+ *    One packet is made up for it, carrying exactly the bytes it fills, just before the resend;
+ *  - a segment filling it that was sent before (an older ID or timestamp) was reordered on the
+ *    way: nothing was lost;
+ *  - a filler whose IDs and timestamps cannot tell (IDs constant or random, no timestamps) leaves
+ *    the fate unknown, counted;
+ *  - the receiver acknowledging the hole's bytes without a filler captured means they arrived and
+ *    the capture missed them (a busy capture, a snap of the traffic): not lost, counted;
+ *  - a hole still open when the capture ends is unknown, counted.
+ * IP ID gaps alone make up nothing: hosts that number all their connections with one counter
+ * leave gaps of dozens between a connection's packets. */
+
+static int tsval_of(const qr_capture_packet *p, uint32_t *v)
+{
+    for (size_t i = 0; i < p->tcp_opt_len;) {
+        uint8_t kind = p->tcp_opts[i];
+        if (kind == 0)
+            break;
+        if (kind == 1) {
+            i++;
+            continue;
+        }
+        if (i + 1 >= p->tcp_opt_len || p->tcp_opts[i + 1] < 2)
+            break;
+        uint8_t len = p->tcp_opts[i + 1];
+        if (kind == 8 && len == 10 && i + 10 <= p->tcp_opt_len) {
+            const uint8_t *o = p->tcp_opts + i + 2;
+            *v = (uint32_t)o[0] << 24 | (uint32_t)o[1] << 16 | (uint32_t)o[2] << 8 | o[3];
+            return 1;
+        }
+        i += len;
+    }
+    return 0;
+}
+
+/* Was s sent after the segment that opened hole h? 1 yes, 0 no, -1 cannot tell. */
+static int sent_after(const struct dir_state *d, const struct hole *h, const qr_capture_packet *s)
+{
+    uint32_t tv;
+    if (h->has_ts && tsval_of(s, &tv) && tv != h->ts_after)
+        return (int32_t)(tv - h->ts_after) > 0;
+    /* IDs that increase along the direction (one counter per connection or per host) order its
+     * packets; constant or random ones do not */
+    if (d->family == 4 && d->id_up >= 3 && d->id_up >= 9 * (d->id_up + d->id_other) / 10 &&
+        s->ip_id != h->id_after)
+        return (int16_t)(uint16_t)(s->ip_id - h->id_after) > 0;
+    return -1;
+}
+
+static void hole_remove(struct dir_state *d, size_t i)
+{
+    d->holes[i] = d->holes[--d->n_holes];
+}
+
+/* The direction's IP IDs: rising from one packet to the next, or not (after s was judged). */
+static void count_ids(struct dir_state *d, const qr_capture_packet *s)
+{
+    if (d->family != 4 || (s->tcp_flags & QR_TCP_SYN))
+        return;
+    if (d->have_last && s->ip_id != d->last_id &&
+        (uint16_t)(s->ip_id - d->last_id) <= QR_IPID_MAX_GAP)
+        d->id_up++;
+    else if (d->have_last)
+        d->id_other++;
+    d->last_id = s->ip_id;
+    d->have_last = 1;
+}
+
+static int receiver_holes(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t *ts)
+{
+    struct dir_state *d = &m->dirs[dir];
+    int syn = (s->tcp_flags & QR_TCP_SYN) != 0;
+    uint32_t len = s->payload + (uint32_t)syn + ((s->tcp_flags & QR_TCP_FIN) != 0);
+    if (syn) {
+        d->hi = s->seq + 1u;
+        d->have_hi = 1;
+        return QR_OK;
+    }
+    if (!s->payload)
+        return QR_OK;
+    if (!d->have_hi) {
+        d->hi = s->seq + len;
+        d->have_hi = 1;
+        return QR_OK;
+    }
+    uint32_t end = s->seq + len;
+    if ((int32_t)(s->seq - d->hi) > 0) { /* a hole opens */
+        if (d->n_holes == QR_IMPORT_HOLES_MAX) {
+            m->rep->hole_unknown++; /* too many open at once: the oldest's fate stays unknown */
+            hole_remove(d, 0);
+        }
+        struct hole *h = &d->holes[d->n_holes++];
+        *h = (struct hole){d->hi, s->seq, s->ip_id, 0, 0};
+        h->has_ts = (uint8_t)tsval_of(s, &h->ts_after);
+    }
+    /* what this segment fills of the open holes */
+    for (size_t i = d->n_holes; i-- > 0;) {
+        struct hole *h = &d->holes[i];
+        if ((int32_t)(s->seq - h->hi) >= 0 || (int32_t)(end - h->lo) <= 0)
+            continue;
+        uint32_t lo = (int32_t)(s->seq - h->lo) > 0 ? s->seq : h->lo;
+        uint32_t hi = (int32_t)(end - h->hi) < 0 ? end : h->hi;
+        int after = sent_after(d, h, s);
+        if (after == 1) {
+            qr_capture_packet lost = *s;
+            lost.seq = lo;
+            lost.payload = hi - lo;
+            lost.tcp_flags = (uint8_t)(s->tcp_flags & ~(QR_TCP_FIN | QR_TCP_RST));
+            lost.ip_len = 20u + s->tcp_hdr_len + lost.payload;
+            int64_t tg = *ts < m->nic_free[d->src] ? m->nic_free[d->src] : *ts;
+            uint32_t seq;
+            int rc = emit(m, dir, &lost, tg, &seq);
+            if (!rc)
+                rc = add_det(m, d->dst, dir, seq);
+            if (rc)
+                return rc;
+            m->rep->hosts[d->src].reconstructed_packets++;
+            flow_time(m, dir, tg, d->dst);
+            if (*ts < m->nic_free[d->src])
+                *ts = m->nic_free[d->src];
+        } else if (after == 0) {
+            m->rep->hole_reordered++;
+        } else {
+            m->rep->hole_unknown++;
+        }
+        /* what is left of the hole: below and above what was filled */
+        struct hole rest = *h;
+        int keep_lo = (int32_t)(lo - h->lo) > 0, keep_hi = (int32_t)(h->hi - hi) > 0;
+        if (keep_lo)
+            h->hi = lo;
+        if (keep_hi) {
+            if (!keep_lo) {
+                h->lo = hi;
+            } else if (d->n_holes < QR_IMPORT_HOLES_MAX) {
+                rest.lo = hi;
+                d->holes[d->n_holes++] = rest;
+            } else {
+                m->rep->hole_unknown++;
+            }
+        }
+        if (!keep_lo && !keep_hi)
+            hole_remove(d, i);
+    }
+    if ((int32_t)(end - d->hi) > 0)
+        d->hi = end;
+    return QR_OK;
+}
+
+/* The receiver (the captured host) acknowledged up to ack: holes below it arrived uncaptured. */
+static void receiver_acked(struct imp *m, struct dir_state *d, uint32_t ack)
+{
+    for (size_t i = d->n_holes; i-- > 0;) {
+        struct hole *h = &d->holes[i];
+        if ((int32_t)(ack - h->hi) >= 0) {
+            m->rep->hole_not_captured++;
+            hole_remove(d, i);
+        } else if ((int32_t)(ack - h->lo) > 0) {
+            h->lo = ack;
+        }
+    }
+}
+
 /* A packet its capture's host received. */
 static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
 {
@@ -669,38 +859,9 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
         if (ts < m->nic_free[d->src])
             ts = m->nic_free[d->src];
         qr_import_host_report *h = &m->rep->hosts[d->src];
-        /* a SYN's IP ID starts no sequence (Linux sends its SYN-ACK with ID 0 and numbers the
-         * connection's packets from another value); a gap beyond QR_IPID_MAX_GAP is a jump of the
-         * sender's counter, not a loss */
-        int syn = (s->tcp_flags & QR_TCP_SYN) != 0;
-        if (d->evidence == QR_EVIDENCE_IPID && d->have_last && !syn) {
-            uint16_t gap = (uint16_t)(s->ip_id - (uint16_t)(d->last_id + 1));
-            if (gap > QR_IPID_MAX_GAP) {
-                m->rep->reordered++;
-            } else {
-                /* the lost packets: like this one, spread between their neighbours */
-                for (uint16_t g = 0; g < gap; g++) {
-                    int64_t tg =
-                        clamp62(d->last_send + ((__int128)ts - d->last_send) * (g + 1) / (gap + 1));
-                    if (tg < m->nic_free[d->src])
-                        tg = m->nic_free[d->src];
-                    uint32_t seq;
-                    if ((rc = emit(m, dir, s, tg, &seq)) != QR_OK ||
-                        (rc = add_det(m, d->dst, dir, seq)) != QR_OK)
-                        return rc;
-                    h->reconstructed_packets++;
-                    flow_time(m, dir, tg, d->dst);
-                }
-                if (ts < m->nic_free[d->src])
-                    ts = m->nic_free[d->src];
-            }
-        }
-        if (d->evidence == QR_EVIDENCE_IPID && !syn &&
-            (!d->have_last || (uint16_t)(s->ip_id - d->last_id) > QR_IPID_MAX_GAP + 1u ||
-             (int16_t)(uint16_t)(s->ip_id - d->last_id) > 0)) {
-            d->last_id = s->ip_id;
-            d->have_last = 1;
-        }
+        if ((rc = receiver_holes(m, dir, s, &ts)) != QR_OK)
+            return rc;
+        count_ids(d, s);
         d->last_send = ts;
         uint32_t seq;
         if ((rc = emit(m, dir, s, ts, &seq)) != QR_OK || (rc = add_recv(m, dir, seq, tr)) != QR_OK)
@@ -718,6 +879,8 @@ static int finish_dirs(struct imp *m)
                                             m->conf->links.delay_ns, m->conf->buffer.size_bytes);
     for (size_t dir = 0; dir < 2 * m->n_flows; dir++) {
         struct dir_state *d = &m->dirs[dir];
+        m->rep->hole_unknown += d->n_holes; /* still open at the capture's end */
+        d->n_holes = 0;
         if (d->evidence != QR_EVIDENCE_BOTH)
             continue;
         /* passed over and never arrived: lost if the receiver's capture went on long enough */
@@ -1249,6 +1412,9 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unmatched_received", rep->unmatched_received, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unknown_fate", rep->unknown_tail, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "reordered", rep->reordered, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "hole_reordered", rep->hole_reordered, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "hole_not_captured", rep->hole_not_captured, m->errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/import", "hole_unknown", rep->hole_unknown, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "overtaken", rep->overtaken, m->errbuf));
     QRI_TRY(
         qr_h5_attr_str(f, "/import", "paths_file", m->cfg->paths ? m->cfg->paths : "", m->errbuf));

@@ -47,12 +47,16 @@ int qr_addr_parse(const char *text, uint8_t out[16]);
 
 /* Whose capture it is, when no host map says: the address taking part in the most of its TCP
  * packets (a host's capture holds only its own connections, so its address is in every packet,
- * whoever sends more), ties broken by the packets it sent. When two addresses take part in
- * equally many packets (a capture of one peer only, or a mirror), the capture cannot tell: that is
- * an error asking for a host map. *sent gets the owner's packets sent, *stats the capture's counts
- * (both may be NULL). Returns 0, a qr_capture_open or qr_capture_next error, QR_ENOTFOUND for a
- * capture without a TCP packet ("FILE: no TCP packet in N frames: ..." with the skip counts), or
- * QR_EVALUE for an ambiguous one ("FILE: cannot tell whose capture it is: ..."). */
+ * whoever sends more). When two addresses take part in equally many packets (a capture of one
+ * peer only), the handshakes' timing decides: at the client the SYN-ACK comes a round trip after
+ * the SYN and the ACK leaves at once, at the server the reverse (one gap at least 4 times the
+ * other, or the handshake does not tell); the address more handshakes put the capture at wins, then
+ * the one that sent more. When neither tells (no handshake, or as many each way), the capture
+ * cannot tell: that is an error asking for a host map. *sent gets the owner's packets sent, *stats
+ * the capture's counts (both may be NULL). Returns 0, a qr_capture_open or qr_capture_next error,
+ * QR_ENOTFOUND for a capture without a TCP packet ("FILE: no TCP packet in N frames: ..." with the
+ * skip counts), or QR_EVALUE for an ambiguous one ("FILE: cannot tell whose capture it is: ...").
+ */
 int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
                      char *errbuf);
 
@@ -120,15 +124,20 @@ int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16]);
  *             IPv6 by sequence number, length and TCP timestamp) that never reaches the
  *             receiver's capture is a drop; /received holds every match's receive time
  *   retrans   only the sender captured: a segment whose data is sent again was lost
- *   ipid      only the receiver captured (IPv4): gaps of at most QR_IPID_MAX_GAP in the IP IDs
- *             after the handshake (a SYN's ID starts no sequence); the sender is reconstructed
- *             (send time = receive time - the unloaded path latency), lost packets included
- *   none      only the receiver captured, IPv6: no evidence; the sender is reconstructed
+ *   ipid      only the receiver captured (IPv4), and
+ *   none      only the receiver captured (IPv6): a hole in the sequence numbers that a resend
+ *             fills (sent after the segment that opened it: a newer IP ID, where the sender's IDs
+ *             rise from packet to packet, or a newer TCP timestamp) was a loss, and one packet is
+ *             made up for it with exactly the bytes the resend fills; a hole filled by an older
+ *             segment was reordering, one the receiver acknowledged with no filler captured was
+ *             missed by the capture, the rest are unknown (all counted). IP ID gaps alone make up
+ *             nothing. The sender is reconstructed (send time = receive time - the unloaded path
+ *             latency)
  * Times are rebased: recorded time = capture time - the host's applied clock offset - time_base_ns
  * (a reconstructed packet: its receiver's offset). */
 
-/* The largest IP ID gap read as lost packets; a larger one (or one going back) is a jump of the
- * sender's counter, counted in qr_import_report.reordered. */
+/* The largest rise from one IP ID to the next that still counts as the IDs rising (a sender whose
+ * IDs rise orders its packets by them). */
 #define QR_IPID_MAX_GAP 1024
 
 typedef enum {
@@ -207,7 +216,14 @@ typedef struct qr_import_report {
     uint64_t received;           /* matched receive times (/received rows) */
     uint64_t unmatched_received; /* received segments no sent segment matched */
     uint64_t unknown_tail;       /* sent after the receiver's capture ended: fate unknown */
-    uint64_t reordered;          /* IP IDs out of order or jumping (ipid evidence) */
+    uint64_t reordered;          /* unused since IP ID gaps make up no packet (0) */
+    uint64_t hole_reordered;     /* receiver only: holes filled by a segment sent before the one
+                                    that opened them (reordered on the way, not lost) */
+    uint64_t hole_not_captured;  /* receiver only: holes the receiver acknowledged with no filler
+                                    captured: they arrived and the capture missed them */
+    uint64_t hole_unknown;       /* receiver only: holes filled by a segment whose IP ID and
+                                    timestamp cannot tell a resend from a late original, or still
+                                    open at the capture's end */
     uint64_t overtaken;          /* both ends captured: segments that arrived after one sent
                                     later (reordered on the way, not lost) */
     uint64_t paths;              /* path-file lines read (directions given a path) */
