@@ -1,0 +1,329 @@
+#!/usr/bin/python3
+"""qreplay against tshark, connection by connection, over a corpus of public captures.
+
+For every capture: tshark's reading of each TCP connection (its own dissection and TCP analysis)
+is the reference; qreplay's is what `qreplay import` and `qreplay diagnose --flows all` make of
+the same capture, alone. The two are matched by their ends (addresses and ports, as captured) and
+start order, then compared fact by fact:
+
+  bytes0, bytes1   stream bytes each way (0: from the side that opened it), SYN and FIN aside
+  end              closed (both FINs, the last acknowledged), reset, open
+  syn_retries      SYNs sent again by the opener; synack_retries, SYN-ACKs sent again
+  resent           data segments sent again (tshark: retransmission or fast retransmission)
+  spurious         resends of data that had arrived
+  dupacks_max      the longest run of duplicate ACKs
+  zero_windows     zero-window advertisements
+  out_of_order     segments that arrived after one sent later
+  duplicates       frames captured twice (removed, as editcap -D does)
+  established      the handshake completed
+
+A disagreement is a failure unless tests/data/corpus/differences.tsv lists it (capture, fact,
+reason): a documented difference of definition between the two tools, never a tolerance. A listed
+difference that no longer occurs is reported too (the list must shrink as the code improves).
+
+Usage: corpus_check.py --qreplay build/qreplay [--json OUT] [--work DIR] [--only NAME] CORPUS_DIR
+Exit 0 when every disagreement is listed, 1 otherwise, 2 on a usage or tool error.
+"""
+import argparse
+import collections
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+except ImportError:  # pragma: no cover
+    sys.exit("corpus_check: needs python3-h5py (Debian)")
+
+FACTS = ["established", "bytes0", "bytes1", "end", "syn_retries", "synack_retries", "resent",
+         "spurious", "dupacks_max", "zero_windows", "out_of_order", "duplicates"]
+
+TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.dst", "ipv6.dst",
+                 "tcp.srcport", "tcp.dstport", "tcp.stream", "tcp.len", "tcp.seq_raw",
+                 "tcp.ack_raw", "tcp.flags.syn", "tcp.flags.ack", "tcp.flags.fin",
+                 "tcp.flags.reset", "tcp.window_size_value", "tcp.analysis.retransmission",
+                 "tcp.analysis.fast_retransmission", "tcp.analysis.spurious_retransmission",
+                 "tcp.analysis.duplicate_ack_num", "tcp.analysis.zero_window",
+                 "tcp.analysis.out_of_order", "ip.id", "frame.len", "ip.proto", "ipv6.nxt"]
+
+
+def last(v):
+    """The innermost of a field tshark repeats (a tunnel's inner header comes last)."""
+    return v.split(",")[-1] if v else ""
+
+
+def seq_after(a, b):
+    return ((a - b) & 0xFFFFFFFF) < 0x80000000
+
+
+def tshark_conns(path):
+    """Per tcp.stream: the facts tshark's dissection gives."""
+    cmd = ["tshark", "-n", "-r", path, "-Y", "tcp", "-o", "tcp.relative_sequence_numbers:FALSE",
+           "-o", "tcp.analyze_sequence_numbers:TRUE", "-T", "fields", "-E", "separator=\t",
+           "-E", "occurrence=a"]
+    for f in TSHARK_FIELDS:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if out.returncode not in (0, 2):  # 2: a cut last record, still read
+        raise RuntimeError(f"tshark failed on {path}: {out.stderr.strip()[:300]}")
+    streams = collections.OrderedDict()
+    for line in out.stdout.splitlines():
+        v = dict(zip(TSHARK_FIELDS, line.split("\t")))
+        if not v.get("tcp.stream"):
+            continue
+        # tunnelled TCP (IP in IP, 6in4, GRE) has two IP headers: qreplay reads the outer one only
+        nip = len(v["ip.src"].split(",")) if v["ip.src"] else 0
+        nip6 = len(v["ipv6.src"].split(",")) if v["ipv6.src"] else 0
+        tunnelled = nip + nip6 > 1
+        src = last(v["ipv6.src"]) or last(v["ip.src"])
+        dst = last(v["ipv6.dst"]) or last(v["ip.dst"])
+        sport, dport = int(last(v["tcp.srcport"])), int(last(v["tcp.dstport"]))
+        stream = int(last(v["tcp.stream"]))
+        s = streams.setdefault(stream, {"pkts": [], "tunnelled": False})
+        s["tunnelled"] |= tunnelled
+        s["pkts"].append({
+            "t": float(v["frame.time_epoch"]), "src": (src, sport), "dst": (dst, dport),
+            "len": int(last(v["tcp.len"]) or 0), "seq": int(last(v["tcp.seq_raw"]) or 0),
+            "ack": int(last(v["tcp.ack_raw"]) or 0),
+            "syn": last(v["tcp.flags.syn"]) in ("1", "True"),
+            "ackf": last(v["tcp.flags.ack"]) in ("1", "True"),
+            "fin": last(v["tcp.flags.fin"]) in ("1", "True"),
+            "rst": last(v["tcp.flags.reset"]) in ("1", "True"),
+            "win": int(last(v["tcp.window_size_value"]) or 0),
+            "retx": bool(v["tcp.analysis.retransmission"] or v["tcp.analysis.fast_retransmission"]),
+            "spur": bool(v["tcp.analysis.spurious_retransmission"]),
+            "dupnum": max([int(x) for x in v["tcp.analysis.duplicate_ack_num"].split(",") if x]
+                          or [0]),
+            "zw": bool(v["tcp.analysis.zero_window"]),
+            "ooo": bool(v["tcp.analysis.out_of_order"]),
+        })
+    conns = []
+    for stream, s in streams.items():
+        p = s["pkts"]
+        opener = next((x["src"] for x in p if x["syn"] and not x["ackf"]), None)
+        if opener is None:
+            opener = next((x["dst"] for x in p if x["syn"] and x["ackf"]), p[0]["src"])
+        peer = p[0]["dst"] if p[0]["src"] == opener else p[0]["src"]
+        f = {"stream": stream, "ends": (opener, peer), "start": p[0]["t"],
+             "tunnelled": s["tunnelled"], "frames": len(p)}
+        dirs = [[x for x in p if x["src"] == opener], [x for x in p if x["src"] != opener]]
+        for k in (0, 1):
+            d = dirs[k]
+            isn = next((x["seq"] for x in d if x["syn"]), None)
+            data = [x for x in d if x["len"] > 0]
+            if not data:
+                f[f"bytes{k}"] = 0
+                continue
+            base = (isn + 1) & 0xFFFFFFFF if isn is not None else min(
+                data, key=lambda x: (x["seq"] - data[0]["seq"] + 0x80000000) & 0xFFFFFFFF)["seq"]
+            hi = max(((x["seq"] + x["len"] - base) & 0xFFFFFFFF) for x in data
+                     if ((x["seq"] + x["len"] - base) & 0xFFFFFFFF) < 0x80000000)
+            f[f"bytes{k}"] = hi
+        syns = [x for x in dirs[0] if x["syn"] and not x["ackf"]]
+        synacks = [x for x in dirs[1] if x["syn"] and x["ackf"]]
+        f["syn_retries"] = max(0, len(syns) - 1)
+        f["synack_retries"] = max(0, len(synacks) - 1)
+        f["established"] = int(bool(synacks) and any(x["ackf"] and not x["syn"] for x in dirs[0])
+                               and bool(syns))
+        fins = [next((x for x in reversed(d) if x["fin"]), None) for d in dirs]
+        if any(x["rst"] for x in p):
+            f["end"] = "reset"
+        elif all(fins):
+            # both FINs, the later one acknowledged by the other side
+            k = 0 if fins[0]["t"] >= fins[1]["t"] else 1
+            fin_end = (fins[k]["seq"] + fins[k]["len"] + 1) & 0xFFFFFFFF
+            acked = any(x["ackf"] and seq_after(x["ack"], fin_end - 1) and x["t"] >= fins[k]["t"]
+                        for x in dirs[k ^ 1])
+            f["end"] = "closed" if acked else "open"
+        else:
+            f["end"] = "open"
+        f["resent"] = sum(1 for x in p if x["retx"] and x["len"] > 0)
+        f["spurious"] = sum(1 for x in p if x["spur"] and x["len"] > 0)
+        f["dupacks_max"] = max([x["dupnum"] for x in p] or [0])
+        f["zero_windows"] = sum(1 for x in p if x["zw"])
+        f["out_of_order"] = sum(1 for x in p if x["ooo"])
+        f["duplicates"] = 0  # tshark does not remove duplicated frames; see duplicate_frames()
+        conns.append(f)
+    return conns
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def qreplay_conns(qreplay, scenario, path, work):
+    """What qreplay import + diagnose make of the capture: (conns, error)."""
+    out = os.path.join(work, "run")
+    shutil.rmtree(out, ignore_errors=True)
+    r = run([qreplay, "import", scenario, path, "-o", out, "-q"])
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
+    r = run([qreplay, "diagnose", out, "--flows", "all", "--no-replay", "--no-figures", "-q"])
+    if r.returncode != 0:
+        return None, "diagnose: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+    with h5py.File(os.path.join(out, "recording", "recording.h5"), "r") as rec, \
+            h5py.File(os.path.join(out, "diagnosis.h5"), "r") as dg:
+        conns = rec["import/connections"][:]
+        flows = {int(x["flow"]): x for x in dg["flows"][:]}
+        names = conns.dtype.names
+    res = []
+    for c in conns:
+        fl = flows.get(int(c["flow"]))
+        if fl is None:
+            continue
+        a0, a1 = c["addr0"].decode(), c["addr1"].decode()
+        f = {"ends": ((a0, int(c["port0"])), (a1, int(c["port1"]))), "flow": int(c["flow"]),
+             "start": int(fl["start_ns"])}
+        f["bytes0"] = int(fl["bytes"])
+        f["bytes1"] = int(fl["bytes_back"])
+        end = fl["end"].decode()
+        f["end"] = {"closed": "closed", "reset": "reset"}.get(end, "open")
+        f["syn_retries"] = max(0, int(fl["syn_sent"]) - 1)
+        f["synack_retries"] = max(0, int(fl["synack_sent"]) - 1)
+        f["established"] = int(int(fl["syn_sent"]) > 0 and int(fl["synack_sent"]) > 0
+                               and int(fl["handshake_ns"]) > 0)
+        f["resent"] = int(fl["retransmissions"])
+        f["spurious"] = int(fl["spurious"])
+        f["dupacks_max"] = int(fl["max_dupacks"])
+        f["zero_windows"] = int(fl["zero_windows"])
+        f["out_of_order"] = int(fl["reordered"])
+        f["duplicates"] = int(c["duplicates"]) if "duplicates" in names else 0
+        f["drops"] = int(c["drops0"]) + int(c["drops1"])
+        res.append(f)
+    return res, None
+
+
+def key(ends):
+    return tuple(sorted(ends))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus")
+    ap.add_argument("--qreplay", default="build/qreplay")
+    ap.add_argument("--scenario", default=None,
+                    help="the network to import into (default: scenarios/fattree-k16-paper.ini)")
+    ap.add_argument("--differences", default=None,
+                    help="listed differences (default: CORPUS/differences.tsv)")
+    ap.add_argument("--json", help="write the agreement table and every disagreement here")
+    ap.add_argument("--work", help="scratch folder (default: a temporary one)")
+    ap.add_argument("--only", action="append", help="only this capture (repeatable)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every disagreement")
+    a = ap.parse_args()
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    scenario = a.scenario or os.path.join(top, "scenarios", "fattree-k16-paper.ini")
+    diff_path = a.differences or os.path.join(a.corpus, "differences.tsv")
+    listed = {}
+    if os.path.exists(diff_path):
+        with open(diff_path, newline="") as fh:
+            for n, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+                if not row or row[0].startswith("#"):
+                    continue
+                if len(row) < 3:
+                    sys.exit(f"{diff_path}:{n}: expected capture, fact, reason")
+                listed[(row[0], row[1])] = row[2]
+    with open(os.path.join(a.corpus, "manifest.tsv"), newline="") as fh:
+        manifest = [r for r in csv.DictReader(fh, delimiter="\t")]
+    files = [m["file"] for m in manifest if not a.only or m["file"] in a.only]
+    work = a.work or tempfile.mkdtemp(prefix="qreplay-corpus-")
+    agree = collections.Counter()
+    total = collections.Counter()
+    unlisted, seen_listed, rows = [], set(), []
+    n_conns = n_matched = drops = resends = 0
+    try:
+        for name in files:
+            path = os.path.join(a.corpus, name)
+            ref = tshark_conns(path)
+            ours, err = qreplay_conns(a.qreplay, scenario, path, work)
+            n_conns += len(ref)
+            if ours is None:
+                what = (name, "import")
+                if what in listed:
+                    seen_listed.add(what)
+                else:
+                    unlisted.append({"capture": name, "fact": "import", "error": err})
+                rows.append({"capture": name, "connections": len(ref), "error": err})
+                continue
+            drops += sum(f["drops"] for f in ours)
+            resends += sum(r["resent"] for r in ref if key(r["ends"]) in {key(f["ends"]) for f in ours})
+            by_key = collections.defaultdict(list)
+            for f in ours:
+                by_key[key(f["ends"])].append(f)
+            for f in by_key.values():
+                f.sort(key=lambda x: x["start"])
+            mism = collections.Counter()
+            for r in ref:
+                cand = by_key.get(key(r["ends"]))
+                facts_of = "tunnelled" if r["tunnelled"] else "connection"
+                if not cand:
+                    what = (name, "tunnelled" if r["tunnelled"] else "connection")
+                    total["connection"] += 1
+                    if what in listed:
+                        seen_listed.add(what)
+                        continue
+                    unlisted.append({"capture": name, "fact": facts_of, "stream": r["stream"],
+                                     "ends": r["ends"], "ours": "missing"})
+                    mism["connection"] += 1
+                    continue
+                q = cand.pop(0)
+                n_matched += 1
+                total["connection"] += 1
+                agree["connection"] += 1
+                # the opener: qreplay's flow source must be tshark's opener
+                flip = q["ends"][0] != r["ends"][0]
+                for fact in FACTS:
+                    qv = q[fact]
+                    if flip and fact in ("bytes0", "bytes1"):
+                        qv = q["bytes1" if fact == "bytes0" else "bytes0"]
+                    total[fact] += 1
+                    if qv == r[fact]:
+                        agree[fact] += 1
+                        continue
+                    what = (name, fact)
+                    if what in listed:
+                        seen_listed.add(what)
+                        agree[fact + " (listed)"] += 1
+                        continue
+                    mism[fact] += 1
+                    unlisted.append({"capture": name, "fact": fact, "stream": r["stream"],
+                                     "ends": r["ends"], "tshark": r[fact], "qreplay": qv})
+            for extra in by_key.values():
+                for q in extra:
+                    total["connection"] += 1
+                    unlisted.append({"capture": name, "fact": "connection", "ends": q["ends"],
+                                     "tshark": "missing"})
+            rows.append({"capture": name, "connections": len(ref), "disagreements": dict(mism)})
+            print(f"{name}: {len(ref)} connections, "
+                  f"{sum(mism.values())} unlisted disagreement(s)", file=sys.stderr)
+    finally:
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
+    stale = sorted(set(listed) - seen_listed)
+    print(f"corpus: {len(files)} captures, {n_conns} connections (tshark), {n_matched} matched")
+    print(f"drops the import recorded: {drops}; data segments tshark sees resent in the same "
+          f"connections: {resends}")
+    print(f"{'fact':<16}{'agree':>8}{'listed':>8}{'of':>8}")
+    for fact in ["connection"] + FACTS:
+        print(f"{fact:<16}{agree[fact]:>8}{agree[fact + ' (listed)']:>8}{total[fact]:>8}")
+    for u in unlisted if a.verbose else unlisted[:40]:
+        print("DISAGREE", json.dumps(u, default=str))
+    if len(unlisted) > 40 and not a.verbose:
+        print(f"... {len(unlisted) - 40} more (-v)")
+    for s in stale:
+        print(f"LISTED BUT AGREES NOW: {s[0]}\t{s[1]} (remove it from {diff_path})")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"captures": len(files), "connections": n_conns, "matched": n_matched, "drops": drops, "resends": resends,
+                       "agree": agree, "total": total, "unlisted": unlisted, "stale": stale,
+                       "rows": rows}, fh, indent=1, default=str)
+    ok = not unlisted and not stale
+    print(f"{sum(agree[f] for f in FACTS)} passed, {len(unlisted)} failed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
