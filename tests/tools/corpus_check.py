@@ -14,7 +14,6 @@ start order, then compared fact by fact:
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window advertisements
   out_of_order     segments that arrived after one sent later
-  duplicates       frames captured twice (removed, as editcap -D does)
   established      the handshake completed
 
 A disagreement is a failure unless tests/data/corpus/differences.tsv lists it (capture, fact,
@@ -40,7 +39,7 @@ except ImportError:  # pragma: no cover
     sys.exit("corpus_check: needs python3-h5py (Debian)")
 
 FACTS = ["established", "bytes0", "bytes1", "end", "syn_retries", "synack_retries", "resent",
-         "spurious", "dupacks_max", "zero_windows", "out_of_order", "duplicates"]
+         "spurious", "dupacks_max", "zero_windows", "out_of_order"]
 
 TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.dst", "ipv6.dst",
                  "tcp.srcport", "tcp.dstport", "tcp.stream", "tcp.len", "tcp.seq_raw",
@@ -146,7 +145,6 @@ def tshark_conns(path):
         f["dupacks_max"] = max([x["dupnum"] for x in p] or [0])
         f["zero_windows"] = sum(1 for x in p if x["zw"])
         f["out_of_order"] = sum(1 for x in p if x["ooo"])
-        f["duplicates"] = 0  # tshark does not remove duplicated frames; see duplicate_frames()
         conns.append(f)
     return conns
 
@@ -169,7 +167,6 @@ def qreplay_conns(qreplay, scenario, path, work):
             h5py.File(os.path.join(out, "diagnosis.h5"), "r") as dg:
         conns = rec["import/connections"][:]
         flows = {int(x["flow"]): x for x in dg["flows"][:]}
-        names = conns.dtype.names
     res = []
     for c in conns:
         fl = flows.get(int(c["flow"]))
@@ -191,7 +188,6 @@ def qreplay_conns(qreplay, scenario, path, work):
         f["dupacks_max"] = int(fl["max_dupacks"])
         f["zero_windows"] = int(fl["zero_windows"])
         f["out_of_order"] = int(fl["reordered"])
-        f["duplicates"] = int(c["duplicates"]) if "duplicates" in names else 0
         f["drops"] = int(c["drops0"]) + int(c["drops1"])
         res.append(f)
     return res, None
