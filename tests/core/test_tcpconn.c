@@ -666,3 +666,35 @@ Test(tcpconn, an_ack_recorded_before_its_data_completes_the_exchange)
     cr_assert_eq(o.ex[1].end_ns, late);
     qr_tc_conn_free(&o);
 }
+
+/* Duplicate ACKs and zero windows as the capture shows them (tshark's definitions), from every
+ * vantage: the server sends 5 segments, the second lost; the client ACKs 1001, then three
+ * duplicates, a window update with the same number (not a duplicate; the run goes on), one more
+ * duplicate; then its window closes twice (a zero window, again zero, 100, zero again). */
+Test(tcpconn, duplicate_ack_runs_and_zero_window_episodes_as_captured)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    for (int v = 0; v < 3; v++) {
+        conn c;
+        conn_init(&c);
+        handshake(&c, 0, MS);
+        int64_t t = 2 * MS;
+        for (int i = 0; i < 5; i++)
+            add(&c, 1, 1 + 1000 * i, 1000, 0, 1, t + i * US, i == 1 ? -1 : t + i * US + MS, NULL, 0,
+                0);
+        const uint16_t win[] = {65535, 65535, 65535, 65535, 30000, 30000, 0, 0, 100, 0};
+        const int64_t ack[] = {1001, 1001, 1001, 1001, 1001, 1001, 5001, 5001, 5001, 5001};
+        for (int k = 0; k < 10; k++) {
+            qr_packet *p =
+                add(&c, 0, 1, 0, 0, ack[k], t + 2 * MS + k * US, t + 3 * MS + k * US, NULL, 0, 0);
+            p->window = win[k];
+        }
+        qr_tc_conn o;
+        analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+        cr_assert_eq(o.dir[0].dupacks, 4, "vantage %d", v);
+        cr_assert_eq(o.dir[0].dupack_run, 4, "vantage %d", v);
+        cr_assert_eq(o.dir[0].zero_window_episodes, 2, "vantage %d", v);
+        cr_assert_eq(o.dir[1].dupacks + o.dir[1].zero_window_episodes, 0, "data carries none");
+        qr_tc_conn_free(&o);
+    }
+}

@@ -12,7 +12,7 @@ start order, then compared fact by fact:
   resent           data segments sent again (tshark: retransmission or fast retransmission)
   spurious         resends of data that had arrived
   dupacks_max      the longest run of duplicate ACKs
-  zero_windows     zero-window advertisements
+  zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
   out_of_order     segments that arrived after one sent later
   established      the handshake completed
 
@@ -143,7 +143,16 @@ def tshark_conns(path):
         f["resent"] = sum(1 for x in p if x["retx"] and x["len"] > 0)
         f["spurious"] = sum(1 for x in p if x["spur"] and x["len"] > 0)
         f["dupacks_max"] = max([x["dupnum"] for x in p] or [0])
-        f["zero_windows"] = sum(1 for x in p if x["zw"])
+        # episodes: a zero-window frame after a direction's nonzero window (or first)
+        f["zero_windows"] = 0
+        for d in dirs:
+            zero = False
+            for x in d:
+                if x["syn"] or x["fin"] or x["rst"]:
+                    continue
+                if x["zw"] and not zero:
+                    f["zero_windows"] += 1
+                zero = x["zw"]
         f["out_of_order"] = sum(1 for x in p if x["ooo"])
         conns.append(f)
     return conns
@@ -185,7 +194,7 @@ def qreplay_conns(qreplay, scenario, path, work):
                                and int(fl["handshake_ns"]) > 0)
         f["resent"] = int(fl["retransmissions"])
         f["spurious"] = int(fl["spurious"])
-        f["dupacks_max"] = int(fl["max_dupacks"])
+        f["dupacks_max"] = int(fl["dupack_run"])
         f["zero_windows"] = int(fl["zero_windows"])
         f["out_of_order"] = int(fl["reordered"])
         f["drops"] = int(c["drops0"]) + int(c["drops1"])
@@ -209,15 +218,20 @@ def main():
     ap.add_argument("--work", help="scratch folder (default: a temporary one)")
     ap.add_argument("--only", action="append", help="only this capture (repeatable)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every disagreement")
+    ap.add_argument("--update", action="store_true",
+                    help="rewrite the differences file: drop the rows that agree now, append a "
+                         "'defect:' row for each new disagreement (review them before committing)")
     a = ap.parse_args()
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     scenario = a.scenario or os.path.join(top, "scenarios", "fattree-k16-paper.ini")
     diff_path = a.differences or os.path.join(a.corpus, "differences.tsv")
-    listed = {}
+    listed, header = {}, []
     if os.path.exists(diff_path):
         with open(diff_path, newline="") as fh:
             for n, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
                 if not row or row[0].startswith("#"):
+                    if row and not listed:
+                        header.append("\t".join(row))
                     continue
                 if len(row) < 3:
                     sys.exit(f"{diff_path}:{n}: expected capture, fact, reason")
@@ -316,6 +330,23 @@ def main():
             json.dump({"captures": len(files), "connections": n_conns, "matched": n_matched, "drops": drops, "resends": resends,
                        "agree": agree, "total": total, "unlisted": unlisted, "stale": stale,
                        "rows": rows}, fh, indent=1, default=str)
+    if a.update:
+        keep = [(k, r) for k, r in listed.items() if k not in set(stale)]
+        new = collections.OrderedDict()
+        for u in unlisted:
+            k = (u["capture"], u["fact"])
+            if k in new:
+                continue
+            n = sum(1 for x in unlisted if (x["capture"], x["fact"]) == k)
+            new[k] = (f"defect: {u['error']}" if "error" in u else
+                      f"defect: {n} connection(s) disagree, e.g. stream {u.get('stream')}: "
+                      f"tshark {u.get('tshark')}, qreplay {u.get('qreplay')}")
+        with open(diff_path, "w") as fh:
+            fh.write("".join(h + "\n" for h in header))
+            for (c, f), r in keep + list(new.items()):
+                fh.write(f"{c}\t{f}\t{r}\n")
+        print(f"{diff_path}: {len(stale)} row(s) dropped, {len(new)} added")
+        return 0
     ok = not unlisted and not stale
     print(f"{sum(agree[f] for f in FACTS)} passed, {len(unlisted)} failed")
     return 0 if ok else 1

@@ -968,6 +968,10 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
             o->lost_acks += st->lost_acks;
             if (st->max_dupacks > o->max_dupacks)
                 o->max_dupacks = st->max_dupacks;
+            o->dupacks += st->dupacks;
+            if (st->dupack_run > o->dupack_run)
+                o->dupack_run = st->dupack_run;
+            o->zero_windows += st->zero_window_episodes;
         }
         o->syn_sent = 0;
         o->synack_sent = 0;
@@ -1590,6 +1594,8 @@ int qr_diagnosis_write(const char *path, const qr_scenario *s, const char *recor
         r->not_seen = x->not_seen;
         r->reordered = x->reordered;
         r->spurious = x->spurious;
+        r->dupacks = x->dupacks;
+        r->dupack_run = x->dupack_run;
     }
     for (size_t i = 0; i < d->n_exchanges; i++) {
         const qr_diag_exchange *x = &d->exchanges[i];

@@ -73,7 +73,10 @@ static const qr_h5_field diag_flow_fields[] = {
     {"not_seen", QR_H5_U32, DF(not_seen), 0,
      "data packets with no receive record and no ACK: fate unknown"},
     {"reordered", QR_H5_U32, DF(reordered), 0, "delivered after a packet sent later"},
-    {"spurious", QR_H5_U32, DF(spurious), 0, "retransmissions of bytes that had arrived"}};
+    {"spurious", QR_H5_U32, DF(spurious), 0, "retransmissions of bytes that had arrived"},
+    {"dupacks", QR_H5_U32, DF(dupacks), 0,
+     "duplicate ACKs as captured, both ways (imports; tshark's definition)"},
+    {"dupack_run", QR_H5_U32, DF(dupack_run), 0, "the longest run of them"}};
 #undef DF
 const qr_h5_schema qr_schema_diag_flow = SCHEMA("diag_flow", qr_row_diag_flow, diag_flow_fields);
 

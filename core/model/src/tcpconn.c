@@ -1268,6 +1268,40 @@ static void finish_exchanges(tc *x)
     }
 }
 
+/* Duplicate-ACK runs and zero-window episodes as the direction's packets show them, in the order
+ * they were observed (qr_tc_dir_stats). */
+static void ack_runs(const qr_tc_dir *D, qr_tc_dir_stats *st)
+{
+    uint32_t next = 0, last_ack = 0, run = 0;
+    uint16_t last_win = 0;
+    int have = 0, zero = 0;
+    for (size_t i = 0; i < D->n; i++) {
+        const qr_packet *p = D->p[i].pk;
+        uint32_t pay = qr_tcp_payload(p);
+        int ctl = (p->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) != 0;
+        if (have && (p->tcp_flags & QR_TCP_ACK) && !pay && !ctl && p->window &&
+            p->window == last_win && p->seq == next && p->ack == last_ack) {
+            st->dupacks++;
+            if (++run > st->dupack_run)
+                st->dupack_run = run;
+        } else if (!have || p->ack != last_ack) {
+            run = 0;
+        }
+        if (!ctl && p->window == 0 && !zero)
+            st->zero_window_episodes++;
+        if (!ctl)
+            zero = p->window == 0;
+        uint32_t end =
+            p->seq + pay + ((p->tcp_flags & QR_TCP_SYN) != 0) + ((p->tcp_flags & QR_TCP_FIN) != 0);
+        if (!have || (int32_t)(end - next) > 0)
+            next = end;
+        if (p->tcp_flags & QR_TCP_ACK)
+            last_ack = p->ack;
+        last_win = p->window;
+        have = 1;
+    }
+}
+
 int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg, char *errbuf)
 {
     if (!out)
@@ -1312,6 +1346,8 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
         }
     if (out->first_ns == INT64_MAX)
         out->first_ns = out->last_ns = 0;
+    for (uint32_t d = 0; d < 2 && !rc; d++)
+        ack_runs(&dirs[d], &out->dir[d]);
     for (uint32_t d = 0; d < 2 && !rc; d++) {
         if (dirs[d].seen & QR_TC_AT_SENDER)
             rc = sender_walk(&x, d);

@@ -180,6 +180,8 @@ typedef struct qr_diag_flow {
     int64_t min_rtt_ns;                 /* measured (-1: no sample) */
     uint64_t path_rate_bps;             /* the rate its ideals use (0: unknown) */
     uint32_t tlps, racks, undos, unknown_retx, not_seen, reordered, spurious;
+    uint32_t dupacks, dupack_run; /* duplicate ACKs as captured, both ways (tcpconn.h): all, and
+                                     the longest run; imports only (0 for a runtime's flows) */
 } qr_diag_flow;
 
 /* One exchange of a connection: data one way between idle periods (tcpconn.h). */

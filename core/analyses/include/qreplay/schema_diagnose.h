@@ -37,6 +37,7 @@ typedef struct qr_row_diag_flow {
     int64_t min_rtt_ns;
     uint64_t path_rate_bps;
     uint32_t tlps, racks, undos, unknown_retx, not_seen, reordered, spurious;
+    uint32_t dupacks, dupack_run;
 } qr_row_diag_flow;
 extern const qr_h5_schema qr_schema_diag_flow;
 
