@@ -555,3 +555,71 @@ Test(capture, netfilter_log_records_give_the_packet_and_its_mac_addresses)
     cr_assert_eq(why, QR_SKIP_BAD_LINK);
     cr_assert(qr_capture_link_supported(239));
 }
+
+/* Duplicated frames, as a port mirror gives them: over seeded random streams where some frames
+ * are captured again 0 to 4 frames later, qr_capture_dedup(5) removes exactly the copies and
+ * keeps every original (a resend has its own IP ID: kept); without it every frame is read. */
+Test(capture, dedup_removes_exactly_the_copies)
+{
+    char path[64], err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "/tmp/qr-dedup-%d.pcap", (int)getpid());
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    for (unsigned long seed = 1; seed <= 20; seed++) {
+        gsl_rng_set(r, seed);
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
+        fwrite(hdr, sizeof hdr, 1, f);
+        uint16_t pending[64];
+        size_t n_pending = 0, originals = 0, copies = 0, frames = 0;
+        for (uint16_t id = 1; id <= 200; id++) {
+            uint16_t ids[2] = {id, 0};
+            size_t k = 1;
+            /* a copy of a recent frame (at most 4 frames back), or a resend: same sequence,
+             * new IP ID */
+            if (n_pending && gsl_rng_uniform(r) < 0.3)
+                ids[k++] =
+                    pending[n_pending - 1 - gsl_rng_uniform_int(r, n_pending < 4 ? n_pending : 4)];
+            for (size_t j = 0; j < k; j++) {
+                uint8_t ip[40] = {0x45, 0, 0, 40};
+                ip[4] = (uint8_t)(ids[j] >> 8), ip[5] = (uint8_t)ids[j];
+                ip[9] = 6;
+                ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+                ip[20 + 12] = 0x50, ip[20 + 13] = 0x10;
+                ip[24 + 3] = (uint8_t)(ids[j] % 7); /* sequence numbers repeat: resends */
+                uint32_t rec[4] = {1700000000, (uint32_t)frames, 40, 40};
+                fwrite(rec, sizeof rec, 1, f);
+                fwrite(ip, sizeof ip, 1, f);
+                frames++;
+                if (j)
+                    copies++;
+                else
+                    originals++;
+            }
+            if (n_pending == 64)
+                memmove(pending, pending + 1, --n_pending * sizeof *pending);
+            pending[n_pending++] = id;
+        }
+        fclose(f);
+        for (int dedup = 0; dedup < 2; dedup++) {
+            qr_capture *c;
+            cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
+            if (dedup)
+                qr_capture_dedup(c, 5);
+            qr_capture_packet p;
+            size_t kept = 0;
+            int rc;
+            while ((rc = qr_capture_next(c, &p, err)) == QR_OK)
+                kept++;
+            cr_assert_eq(rc, QR_END, "%s", err);
+            qr_capture_stats st;
+            qr_capture_stats_get(c, &st);
+            cr_assert_eq(kept, dedup ? originals : frames, "seed %lu", seed);
+            cr_assert_eq(st.skipped[QR_SKIP_DUPLICATE], dedup ? copies : 0, "seed %lu", seed);
+            cr_assert_eq(st.frames, frames);
+            qr_capture_close(c);
+        }
+    }
+    gsl_rng_free(r);
+    unlink(path);
+}

@@ -187,6 +187,7 @@ Test(import, capture_owner_of_a_host_with_two_peers)
     for (int i = 0; i < 30; i++) {
         uint8_t ip[40] = {0x45, 0, 0, 40};
         ip[9] = 6;
+        ip[5] = (uint8_t)i; /* its own IP ID: not a copy of the frame before */
         int up = i < 20, from_host = !up && i % 2;
         uint8_t host[4] = {10, 0, 0, 5}, peer[4] = {10, 0, 0, (uint8_t)(up ? 9 : 7)};
         memcpy(ip + 12, from_host ? host : peer, 4);

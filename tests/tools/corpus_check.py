@@ -2,7 +2,7 @@
 """qreplay against tshark, connection by connection, over a corpus of public captures.
 
 For every capture: tshark's reading of each TCP connection (its own dissection and TCP analysis)
-is the reference; qreplay's is what `qreplay import` and `qreplay diagnose --flows all` make of
+of the capture's TCP frames with duplicated frames removed by editcap -D 5 is the reference; qreplay's is what `qreplay import` and `qreplay diagnose --flows all` make of
 the same capture, alone. The two are matched by their ends (addresses and ports, as captured) and
 start order, then compared fact by fact:
 
@@ -14,6 +14,9 @@ start order, then compared fact by fact:
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
   out_of_order     segments that arrived after one sent later
+and per capture (the import reads it whole):
+  duplicates       frames captured twice that the import removed, against editcap -D 5 over the
+                   capture's TCP frames
   established      the handshake completed
 
 A disagreement is a failure unless tests/data/corpus/differences.tsv lists it (capture, fact,
@@ -28,6 +31,7 @@ import collections
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -158,6 +162,21 @@ def tshark_conns(path):
     return conns
 
 
+def editcap_duplicates(path, work):
+    """Frames editcap -D 5 removes from the capture's TCP frames (tshark's filter first)."""
+    tcp = os.path.join(work, "tcp.pcapng")
+    r = subprocess.run(["tshark", "-n", "-r", path, "-Y", "tcp && !icmp && !icmpv6", "-w", tcp],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode not in (0, 2):
+        raise RuntimeError(f"tshark failed on {path}: {r.stderr.strip()[:300]}")
+    r = subprocess.run(["editcap", "-D", "5", tcp, os.path.join(work, "dedup.pcapng")],
+                       capture_output=True, text=True, timeout=300)
+    m = re.search(r"(\d+) packets? skipped with duplicate window", r.stdout + r.stderr)
+    if r.returncode != 0 or not m:
+        raise RuntimeError(f"editcap -D failed on {path}: {(r.stdout + r.stderr).strip()[:300]}")
+    return int(m.group(1))
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
 
@@ -175,6 +194,7 @@ def qreplay_conns(qreplay, scenario, path, work):
     with h5py.File(os.path.join(out, "recording", "recording.h5"), "r") as rec, \
             h5py.File(os.path.join(out, "diagnosis.h5"), "r") as dg:
         conns = rec["import/connections"][:]
+        dups = int(rec["import/captures"]["skip_duplicate"].sum())
         flows = {int(x["flow"]): x for x in dg["flows"][:]}
     res = []
     for c in conns:
@@ -199,7 +219,7 @@ def qreplay_conns(qreplay, scenario, path, work):
         f["out_of_order"] = int(fl["reordered"])
         f["drops"] = int(c["drops0"]) + int(c["drops1"])
         res.append(f)
-    return res, None
+    return (res, dups), None
 
 
 def key(ends):
@@ -247,7 +267,9 @@ def main():
     try:
         for name in files:
             path = os.path.join(a.corpus, name)
-            ref = tshark_conns(path)
+            # the reference reads the capture as the import does: duplicated frames removed
+            ref_dups = editcap_duplicates(path, work)
+            ref = tshark_conns(os.path.join(work, "dedup.pcapng"))
             ours, err = qreplay_conns(a.qreplay, scenario, path, work)
             n_conns += len(ref)
             if ours is None:
@@ -258,6 +280,16 @@ def main():
                     unlisted.append({"capture": name, "fact": "import", "error": err})
                 rows.append({"capture": name, "connections": len(ref), "error": err})
                 continue
+            ours, dups = ours
+            total["duplicates"] += 1
+            if dups == ref_dups:
+                agree["duplicates"] += 1
+            elif (name, "duplicates") in listed:
+                seen_listed.add((name, "duplicates"))
+                agree["duplicates (listed)"] += 1
+            else:
+                unlisted.append({"capture": name, "fact": "duplicates", "tshark": ref_dups,
+                                 "qreplay": dups})
             drops += sum(f["drops"] for f in ours)
             resends += sum(r["resent"] for r in ref if key(r["ends"]) in {key(f["ends"]) for f in ours})
             by_key = collections.defaultdict(list)
@@ -317,7 +349,7 @@ def main():
     print(f"drops the import recorded: {drops}; data segments tshark sees resent in the same "
           f"connections: {resends}")
     print(f"{'fact':<16}{'agree':>8}{'listed':>8}{'of':>8}")
-    for fact in ["connection"] + FACTS:
+    for fact in ["connection"] + FACTS + ["duplicates"]:
         print(f"{fact:<16}{agree[fact]:>8}{agree[fact + ' (listed)']:>8}{total[fact]:>8}")
     for u in unlisted if a.verbose else unlisted[:40]:
         print("DISAGREE", json.dumps(u, default=str))

@@ -9,6 +9,7 @@
 #include <pcap/pcap.h>
 
 #include "internal.h"
+#include "map.h"
 #include "pcap_internal.h"
 #include "qreplay/capture.h"
 
@@ -39,6 +40,9 @@ struct qr_capture {
     qr_capture_stats stats;
     qr_capture_skip_fn on_skip;
     void *on_skip_ctx;
+    unsigned dedup;                        /* the window of qr_capture_dedup (0: off) */
+    uint64_t recent[QR_CAPTURE_DEDUP_MAX]; /* the last kept TCP packets' header hashes */
+    unsigned n_recent, next_recent;
 };
 
 static uint16_t get16(const uint8_t *b)
@@ -385,6 +389,42 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf)
     return QR_OK;
 }
 
+/* Whether p's headers equal one of the last c->dedup kept packets' (a 64-bit hash of every
+ * field read: addresses, ports, sequence and acknowledgment numbers, flags, window, IP ID and
+ * length, payload bytes, TOS, TTL, VLAN and the TCP options); remember it if not. */
+static int seen_recently(qr_capture *c, const qr_capture_packet *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+#define MIX(v) (h = qri_mix64(h ^ (uint64_t)(v)))
+    for (int i = 0; i < 16; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, p->src + i, 8);
+        memcpy(&b, p->dst + i, 8);
+        MIX(a);
+        MIX(b);
+    }
+    MIX((uint64_t)p->src_port << 48 | (uint64_t)p->dst_port << 32 | p->family);
+    MIX((uint64_t)p->seq << 32 | p->ack);
+    MIX((uint64_t)p->tcp_flags << 56 | (uint64_t)p->window << 40 | (uint64_t)p->ip_id << 24 |
+        (uint64_t)p->tos << 16 | (uint64_t)p->ttl << 8 | p->tcp_opt_len);
+    MIX((uint64_t)p->ip_len << 32 | p->payload);
+    MIX(p->vlan);
+    for (unsigned i = 0; i < p->tcp_opt_len; i += 8) {
+        uint64_t o = 0;
+        memcpy(&o, p->tcp_opts + i, p->tcp_opt_len - i < 8 ? p->tcp_opt_len - i : 8);
+        MIX(o);
+    }
+#undef MIX
+    for (unsigned i = 0; i < c->n_recent; i++)
+        if (c->recent[i] == h)
+            return 1;
+    c->recent[c->next_recent] = h;
+    c->next_recent = (c->next_recent + 1) % c->dedup;
+    if (c->n_recent < c->dedup)
+        c->n_recent++;
+    return 0;
+}
+
 int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf)
 {
     if (!c || !p)
@@ -416,10 +456,22 @@ int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf)
                            c->stats.frames);
         p->time_ns = t;
         p->frame = c->stats.frames;
+        if (c->dedup && seen_recently(c, p)) {
+            c->stats.skipped[QR_SKIP_DUPLICATE]++;
+            if (c->on_skip)
+                c->on_skip(c->on_skip_ctx, p, QR_SKIP_DUPLICATE);
+            continue;
+        }
         c->stats.kept++;
         return QR_OK;
     }
     return QR_END;
+}
+
+void qr_capture_dedup(qr_capture *c, unsigned window)
+{
+    if (c)
+        c->dedup = window > QR_CAPTURE_DEDUP_MAX ? QR_CAPTURE_DEDUP_MAX : window;
 }
 
 void qr_capture_on_skip(qr_capture *c, qr_capture_skip_fn fn, void *ctx)

@@ -308,6 +308,7 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
     int rc = qr_capture_open(&c, path, errbuf);
     if (rc)
         return rc;
+    qr_capture_dedup(c, QR_IMPORT_DEDUP_WINDOW);
     qri_map counts, hs;
     if (qri_map_init(&counts)) {
         qr_capture_close(c);
@@ -656,6 +657,7 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         qr_capture *r;
         if ((rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK)
             goto fail;
+        qr_capture_dedup(r, QR_IMPORT_DEDUP_WINDOW);
         qr_capture_packet p;
         s->first_ns[c] = INT64_MAX;
         while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {

@@ -1368,6 +1368,7 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
         x->skip_bad_link = cr->stats.skipped[QR_SKIP_BAD_LINK];
         x->skip_bad_ip = cr->stats.skipped[QR_SKIP_BAD_IP];
         x->skip_bad_tcp = cr->stats.skipped[QR_SKIP_BAD_TCP];
+        x->skip_duplicate = cr->stats.skipped[QR_SKIP_DUPLICATE];
         x->left_same_host = cr->left[QR_IMPORT_LEFT_SAME_HOST];
         x->left_not_owner = cr->left[QR_IMPORT_LEFT_NOT_OWNER];
         x->left_duplicate = cr->left[QR_IMPORT_LEFT_DUPLICATE];
@@ -1510,8 +1511,10 @@ static int pass(struct imp *m)
     for (size_t c = 0; c < s->n_captures; c++) {
         m->caps[c].host = s->owner_host[c];
         m->caps[c].last_time = INT64_MIN;
-        if ((rc = qr_capture_open(&m->caps[c].c, m->cfg->captures[c], m->errbuf)) != QR_OK ||
-            (rc = read_next(m, c)) != QR_OK)
+        if ((rc = qr_capture_open(&m->caps[c].c, m->cfg->captures[c], m->errbuf)) != QR_OK)
+            return rc;
+        qr_capture_dedup(m->caps[c].c, QR_IMPORT_DEDUP_WINDOW);
+        if ((rc = read_next(m, c)) != QR_OK)
             return rc;
         qri_strlcpy(m->rep->captures[c].link, qr_capture_link(m->caps[c].c),
                     sizeof m->rep->captures[c].link);

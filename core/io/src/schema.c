@@ -70,6 +70,7 @@ static const qr_h5_field import_capture_fields[] = {
     {"skip_bad_link", QR_H5_U64, IC(skip_bad_link), 0, "frames"},
     {"skip_bad_ip", QR_H5_U64, IC(skip_bad_ip), 0, "frames"},
     {"skip_bad_tcp", QR_H5_U64, IC(skip_bad_tcp), 0, "frames"},
+    {"skip_duplicate", QR_H5_U64, IC(skip_duplicate), 0, "frames captured twice (editcap -D)"},
     {"left_same_host", QR_H5_U64, IC(left_same_host), 0, "packets"},
     {"left_not_owner", QR_H5_U64, IC(left_not_owner), 0, "packets"},
     {"left_duplicate", QR_H5_U64, IC(left_duplicate), 0, "packets"},

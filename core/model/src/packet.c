@@ -11,7 +11,8 @@ static const char *const skip_names[QR_SKIP_COUNT] = {[QR_SKIP_NOT_IP] = "not IP
                                                       [QR_SKIP_SNAPLEN] = "cut by the snap length",
                                                       [QR_SKIP_BAD_LINK] = "bad link header",
                                                       [QR_SKIP_BAD_IP] = "bad IP header",
-                                                      [QR_SKIP_BAD_TCP] = "bad TCP header"};
+                                                      [QR_SKIP_BAD_TCP] = "bad TCP header",
+                                                      [QR_SKIP_DUPLICATE] = "captured twice"};
 
 const char *qr_skip_name(int reason)
 {

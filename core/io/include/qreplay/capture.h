@@ -68,6 +68,15 @@ int qr_capture_next(qr_capture *c, qr_capture_packet *p, char *errbuf);
 typedef void (*qr_capture_skip_fn)(void *ctx, const qr_capture_packet *p, qr_skip why);
 void qr_capture_on_skip(qr_capture *c, qr_capture_skip_fn fn, void *ctx);
 
+/* Remove duplicated frames from now on, as editcap -D does: a TCP packet whose headers equal
+ * one of the last `window` kept packets' (every field read: addresses, ports, sequence and
+ * acknowledgment numbers, flags, window, IP ID and length, payload bytes, TOS, TTL, VLAN, TCP
+ * options) is skipped as QR_SKIP_DUPLICATE, as a port mirror or a capture on two interfaces gives.
+ * A retransmission is never one: it has its own IP ID (IPv4) or, on the hosts that send TCP
+ * timestamps, its own timestamp. window 0 turns it off; at most QR_CAPTURE_DEDUP_MAX. */
+#define QR_CAPTURE_DEDUP_MAX 16
+void qr_capture_dedup(qr_capture *c, unsigned window);
+
 /* The capture's link type name (e.g. "EN10MB", "LINUX_SLL2"); borrowed. */
 const char *qr_capture_link(const qr_capture *c);
 /* Counts so far. */

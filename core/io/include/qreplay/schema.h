@@ -96,7 +96,7 @@ typedef struct qr_row_import_capture {
     char sha256[65];
     uint64_t frames, tcp, sent, received;
     uint64_t skip_not_ip, skip_not_tcp, skip_fragment, skip_snaplen, skip_bad_link, skip_bad_ip,
-        skip_bad_tcp;
+        skip_bad_tcp, skip_duplicate;
     uint64_t left_same_host, left_not_owner, left_duplicate;
     uint64_t clamped; /* sent packets whose timestamp went back */
     char warning[256];

@@ -55,6 +55,8 @@ typedef enum qr_skip {
     QR_SKIP_BAD_LINK,   /* a link-layer header cut short or malformed */
     QR_SKIP_BAD_IP,     /* an IP header that contradicts itself or the frame (lengths, version) */
     QR_SKIP_BAD_TCP,    /* a TCP header length below 20 bytes or beyond the IP packet */
+    QR_SKIP_DUPLICATE,  /* the same TCP packet again, captured twice (a capture reader that
+                           removes duplicates, as editcap -D does: qr_capture_dedup) */
     QR_SKIP_COUNT
 } qr_skip;
 
