@@ -558,3 +558,34 @@ Test(diagnose, real_tail_loss_probe_and_rto)
     from_each_end(check_tail, "http-tail");
     from_each_end(check_tail, "http-rto");
 }
+
+/* A connection never established: 4 SYNs over 15 s (Linux's 1, 2, 4... s back-off), unanswered,
+ * or refused by a RST. The cause is the handshake, its time the SYNs', from either end. */
+Test(diagnose, a_connection_never_established_is_the_handshakes)
+{
+    for (int refused = 0; refused < 2; refused++)
+        for (int at_server = 0; at_server < 2; at_server++) {
+            wire w;
+            memset(&w, 0, sizeof w);
+            int64_t t = 1 * MS, back = 1000LL * MS;
+            for (int k = 0; k < 4; k++, t += back, back *= 2)
+                send_(&w, t, 0, 100, 0, QR_TCP_SYN, 0, 0);
+            t -= back / 2;
+            if (refused)
+                send_(&w, t + OWD, 1, 0, 101, QR_TCP_RST | ACKF, 0, 0);
+            qr_diagnosis dg;
+            diagnose_capture(&w, at_server, &dg);
+            cr_assert_eq(dg.n_flows, 1);
+            const qr_diag_flow *f = &dg.flows[0];
+            cr_assert_eq(f->cause, QR_CAUSE_HANDSHAKE, "refused %d at_server %d: %s", refused,
+                         at_server, qr_diag_cause_name(f->cause));
+            cr_assert_eq(f->syn_sent, 4);
+            cr_assert_eq(f->exchanges, 0);
+            cr_assert_eq(f->completed, 0);
+            /* the first SYN to the last SYN, or at the client to the RST's arrival */
+            int64_t span = 7000LL * MS + (refused && !at_server ? 2 * OWD : 0);
+            cr_assert_eq(f->part_ns[QR_PART_HANDSHAKE], span, "%lld",
+                         (long long)f->part_ns[QR_PART_HANDSHAKE]);
+            qr_diagnosis_free(&dg);
+        }
+}

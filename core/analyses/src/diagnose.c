@@ -981,6 +981,12 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
             o->synack_sent += (dirs[1].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
         if ((o->syn_sent > 1 || o->synack_sent > 1) && c.handshake_ns > worst_len / 2)
             o->cause = QR_CAUSE_HANDSHAKE;
+        if (o->syn_sent > 0 && c.handshake_ns < 0 && c.n_ex == 0) {
+            /* never established: every SYN went unanswered, or was refused; its whole time was
+             * the handshake's (the SYNs sent and when, in syn_sent and the SYN events) */
+            o->cause = QR_CAUSE_HANDSHAKE;
+            o->part_ns[QR_PART_HANDSHAKE] = c.last_ns - c.first_ns;
+        }
         if (x->events)
             rc = conn_events(x, f, &c, dirs);
     }
