@@ -328,3 +328,29 @@ Test(import, scan_with_a_map_and_too_small_a_topology)
     cr_assert_eq(qr_import_scan_run(none, 1, NULL, 0, 16, &s, err), QR_ENOENT);
     cr_assert_not_null(strstr(err, "/nonexistent.pcap"));
 }
+
+/* A host map that contradicts the capture's own handshake is said in a warning, not overruled;
+ * one that agrees says nothing. */
+Test(import, a_map_against_the_handshake_is_warned_about)
+{
+    char path[64], err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "/tmp/qr-hsmap-%d.pcap", (int)getpid());
+    handshake_pcap(path, 1, 30000, 50); /* taken at the client 10.0.0.5 */
+    const char *caps[1] = {path};
+    for (int wrong = 0; wrong < 2; wrong++) {
+        qr_host_map_entry map[1] = {{.host = 0, .line = 3}};
+        qr_addr_parse(wrong ? "10.0.0.9" : "10.0.0.5", map[0].addr);
+        snprintf(map[0].capture, sizeof map[0].capture, "%s", path + 5);
+        qr_import_scan *s;
+        cr_assert_eq(qr_import_scan_run(caps, 1, map, 1, 4, &s, err), QR_OK, "%s", err);
+        if (wrong)
+            cr_assert_not_null(strstr(s->warning[0], "the host map (line 3) gives it to 10.0.0.9, "
+                                                     "but 10.0.0.5 takes part"),
+                               "%s", s->warning[0]);
+        else
+            cr_assert_str_empty(s->warning[0]);
+        cr_assert_eq(s->owner_host[0], 0, "the map stands");
+        qr_import_scan_free(s);
+    }
+    unlink(path);
+}

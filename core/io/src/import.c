@@ -507,6 +507,7 @@ void qr_import_scan_free(qr_import_scan *s)
     free(s->addr);
     free(s->addr_host);
     free(s->first_ns);
+    free(s->warning);
     if (s->index) {
         qri_map_free(s->index);
         free(s->index);
@@ -626,7 +627,8 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
     s->owner_host = malloc(n_captures * sizeof *s->owner_host);
     s->stats = calloc(n_captures, sizeof *s->stats);
     s->first_ns = malloc(n_captures * sizeof *s->first_ns);
-    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns)
+    s->warning = calloc(n_captures, sizeof *s->warning);
+    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns || !s->warning)
         goto fail;
     /* each capture's owner: named by the map, else the address sending most */
     for (size_t c = 0; c < n_captures; c++) {
@@ -648,6 +650,20 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         if (named) {
             memcpy(s->owner[c], named->addr, 16);
             s->owner_host[c] = named->host;
+            /* a map that contradicts the capture's own packets: said, not overruled */
+            uint8_t own[16];
+            char e2[QR_ERRBUF_SIZE], a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+            int orc = qr_capture_owner(captures[c], own, NULL, NULL, e2);
+            if (orc == QR_OK && memcmp(own, named->addr, 16))
+                snprintf(s->warning[c], sizeof s->warning[c],
+                         "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
+                         "of its packets or its handshakes' timing puts the capture there",
+                         base_name(captures[c]), named->line,
+                         qr_addr_text(named->addr, a, sizeof a), qr_addr_text(own, b, sizeof b));
+            else if (orc != QR_OK && orc != QR_EVALUE && orc != QR_ENOTFOUND) {
+                rc = qri_err(errbuf, orc, "%s", e2);
+                goto fail;
+            }
         } else if ((rc = qr_capture_owner(captures[c], s->owner[c], NULL, NULL, errbuf)) != QR_OK) {
             goto fail;
         }

@@ -1570,6 +1570,12 @@ static int pass(struct imp *m)
         qr_capture_stats_get(m->caps[c].c, &m->rep->captures[c].stats);
         qri_strlcpy(m->rep->captures[c].warning, qr_capture_warning(m->caps[c].c),
                     sizeof m->rep->captures[c].warning);
+        if (s->warning[c][0]) {
+            char *w = m->rep->captures[c].warning;
+            size_t used = strlen(w);
+            snprintf(w + used, sizeof m->rep->captures[c].warning - used, "%s%s", used ? "; " : "",
+                     s->warning[c]);
+        }
     }
     return finish_dirs(m);
 }

@@ -91,8 +91,10 @@ typedef struct qr_import_scan {
     uint8_t (*addr)[16]; /* every address of a connection, with its host */
     uint32_t *addr_host;
     size_t n_addrs;
-    int64_t *first_ns; /* per capture: its earliest TCP packet (INT64_MAX: none) */
-    void *index;       /* private: address -> host */
+    int64_t *first_ns;    /* per capture: its earliest TCP packet (INT64_MAX: none) */
+    char (*warning)[512]; /* per capture: the host map names another address than its packets
+                             point to (qr_capture_owner); "" if none */
+    void *index;          /* private: address -> host */
 } qr_import_scan;
 
 /* The first pass: read every capture, find the connections, and give every address a host of the
