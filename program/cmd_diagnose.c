@@ -29,7 +29,8 @@ static const cli_opt opts[] = {
     {"rto-min", 0, CLI_VALUE, "TIME",
      "imports: the hosts' minimum RTO (200ms, Linux's); a timer's resend sooner is a\n"
      "                         tail-loss probe or RACK's"},
-    {"idle", 0, CLI_VALUE, "TIME", "imports: application idle that ends an exchange (1ms)"},
+    {"idle", 0, CLI_VALUE, "TIME",
+     "imports: application idle that ends an exchange (1ms, and at least 2 smoothed RTTs)"},
     {"no-tlp", 0, CLI_FLAG, NULL,
      "imports: the captured senders send no tail-loss probe (ns-3's TCP, an export of\n"
      "                         a run; Linux with tcp_early_retrans=0): a timer's resend of the\n"

@@ -698,3 +698,32 @@ Test(tcpconn, duplicate_ack_runs_and_zero_window_episodes_as_captured)
         qr_tc_conn_free(&o);
     }
 }
+
+/* A download over a 100 ms path, seen at the client: the server sends a window, waits a round
+ * trip for its ACKs, sends the next. At the client each window comes 100 ms after its ACK left:
+ * that is TCP, not the application, so it stays one exchange (with a 1 ms idle rule alone it was
+ * one exchange per round trip). A pause of 10 round trips is the application's: two exchanges. */
+Test(tcpconn, idle_is_measured_in_round_trips)
+{
+    for (int pause = 0; pause < 2; pause++) {
+        conn c;
+        conn_init(&c);
+        const int64_t rtt = 100 * MS;
+        handshake(&c, 0, rtt);
+        int64_t t = rtt, seq = 1;
+        for (int w = 0; w < 5; w++) {
+            int64_t send = t + (w == 3 && pause ? 10 * rtt : 0);
+            for (int k = 0; k < 2; k++, seq += 1000)
+                add(&c, 1, seq, 1000, 0, 1, send + k * US, send + rtt / 2 + k * US, NULL, 0,
+                    tsv(t));
+            add(&c, 0, 1, 0, 0, seq, send + rtt / 2 + 2 * US, send + rtt + 2 * US, NULL, 0,
+                tsv(send));
+            t = send + rtt + 3 * US;
+        }
+        qr_tc_conn o;
+        analyse(&c, CLIENT, &o, NULL);
+        cr_assert_eq(o.dir[1].exchanges, pause ? 2u : 1u, "pause %d: %u exchanges", pause,
+                     o.dir[1].exchanges);
+        qr_tc_conn_free(&o);
+    }
+}

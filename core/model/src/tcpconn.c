@@ -122,6 +122,7 @@ typedef struct {
     int ws[2];       /* shift of the windows direction d's packets advertise */
     int64_t min_rtt;
     uint32_t rtt_n;
+    int64_t srtt;     /* smoothed RTT of the samples (0: none) */
     int64_t cover[2]; /* highest cumulative ACK of direction d's bytes its sender got */
     range *sacked[2]; /* every SACKed range of d ever observed (merged) */
     size_t n_sacked[2], cap_sacked[2];
@@ -156,6 +157,8 @@ static void rtt_sample(tc *x, int64_t v)
         return;
     if (x->min_rtt < 0 || v < x->min_rtt)
         x->min_rtt = v;
+    /* smoothed as RFC 6298 smooths it: srtt += (sample - srtt) / 8 */
+    x->srtt = x->rtt_n ? x->srtt + (v - x->srtt) / 8 : v;
     x->rtt_n++;
 }
 
@@ -737,6 +740,11 @@ static int64_t ack_time(const tc *x, uint32_t d, size_t j)
 
 static int find_exchanges(tc *x)
 {
+    /* the application was idle only beyond a few round trips: at the receiver, the next window
+     * comes a round trip after its ACK left, and that is TCP, not the application */
+    int64_t idle = x->cfg.idle_ns;
+    if (x->srtt > 0 && x->srtt <= INT64_MAX / QR_TC_IDLE_RTTS && QR_TC_IDLE_RTTS * x->srtt > idle)
+        idle = QR_TC_IDLE_RTTS * x->srtt;
     qr_tc_conn *o = x->out;
     size_t n = x->in[0]->n + x->in[1]->n;
     xev *ev = malloc((n ? 2 * n : 1) * sizeof *ev); /* a packet: data of one, ACK of the other */
@@ -785,9 +793,9 @@ static int find_exchanges(tc *x)
         /* a new exchange after application idle, or when the other side answered in between
          * (its data all acknowledged: a request after its response; in two-way bulk the other
          * side's data is still in flight, and this side's stream goes on) */
-        int fresh = cur[d] < 0 ||
-                    (una[d] >= hi[d] && acked_t[d] >= 0 &&
-                     (t - acked_t[d] > x->cfg.idle_ns || (other[d] && una[d ^ 1u] >= hi[d ^ 1u])));
+        int fresh =
+            cur[d] < 0 || (una[d] >= hi[d] && acked_t[d] >= 0 &&
+                           (t - acked_t[d] > idle || (other[d] && una[d ^ 1u] >= hi[d ^ 1u])));
         if (fresh) {
             if (qri_grow((void **)&o->ex, &cap, o->n_ex, sizeof *o->ex, 8)) {
                 rc = QR_ENOMEM;

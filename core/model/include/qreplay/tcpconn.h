@@ -74,7 +74,8 @@ typedef struct qr_tc_cfg {
     uint32_t dupthresh;   /* duplicate ACKs (or SACKed segments) of a fast retransmission (3) */
     int64_t ack_clock_ns; /* a retransmission this soon after an ACK arrived is ACK-clocked (1 ms)*/
     int64_t rto_min_ns;   /* the sender's minimum RTO (Linux: 200 ms) */
-    int64_t idle_ns;      /* idle that ends an exchange (1 ms) */
+    int64_t idle_ns;      /* idle that ends an exchange: at least this (1 ms) and at least
+                             QR_TC_IDLE_RTTS smoothed RTTs of the connection's samples */
     uint64_t rate_bps;    /* the path's bottleneck rate if known (0: estimate from the data) */
     int tlp;              /* the senders probe the tail before their first RTO, as Linux does
                              (tcp_early_retrans, the default since 3.10): the first timer resend
@@ -83,6 +84,9 @@ typedef struct qr_tc_cfg {
                              the RTO). 0: only a resend sooner than rto_min, or with more out
                              below it, is a probe (1) */
 } qr_tc_cfg;
+
+/* How many smoothed round trips of silence, at least, end an exchange. */
+#define QR_TC_IDLE_RTTS 2
 
 /* Fill *c with the defaults above. */
 void qr_tc_cfg_default(qr_tc_cfg *c);
