@@ -727,3 +727,26 @@ Test(tcpconn, idle_is_measured_in_round_trips)
         qr_tc_conn_free(&o);
     }
 }
+
+/* Stream bytes count the data (and the ISN's SYN), never a FIN or a second SYN-ACK whose sequence
+ * number lies far beyond it (seen in public captures: a middlebox's FIN 1.9 GB ahead, a second
+ * SYN-ACK with another ISN). tshark counts the same. */
+Test(tcpconn, bytes_are_the_data_not_a_far_fin_or_syn)
+{
+    for (int odd = 0; odd < 3; odd++) {
+        conn c;
+        conn_init(&c);
+        handshake(&c, 0, MS);
+        if (odd == 2) /* a second SYN-ACK, another ISN 100 MB on */
+            add(&c, 1, 100000000, 0, QR_TCP_SYN, 1, 2 * MS, 3 * MS, NULL, 0, 0);
+        add(&c, 1, 1, 3000, 0, 1, 4 * MS, 5 * MS, NULL, 0, 0);
+        add(&c, 0, 1, 0, 0, 3001, 6 * MS, 7 * MS, NULL, 0, 0);
+        if (odd == 1) /* a FIN 1.9 GB beyond the data */
+            add(&c, 1, 1900000000, 0, QR_TCP_FIN, 1, 8 * MS, 9 * MS, NULL, 0, 0);
+        qr_tc_conn o;
+        analyse(&c, CLIENT, &o, NULL);
+        cr_assert_eq(o.dir[1].bytes, 3000, "case %d: %llu", odd,
+                     (unsigned long long)o.dir[1].bytes);
+        qr_tc_conn_free(&o);
+    }
+}

@@ -380,7 +380,7 @@ def main():
         print(f"{diff_path}: {len(stale)} row(s) dropped, {len(new)} added")
         return 0
     ok = not unlisted and not stale
-    print(f"{sum(agree[f] for f in FACTS)} passed, {len(unlisted)} failed")
+    print(f"{sum(agree[f] for f in FACTS)} passed, {len(unlisted) + len(stale)} failed")
     return 0 if ok else 1
 
 
