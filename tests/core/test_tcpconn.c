@@ -750,3 +750,26 @@ Test(tcpconn, bytes_are_the_data_not_a_far_fin_or_syn)
         qr_tc_conn_free(&o);
     }
 }
+
+/* Seen at the receiver: segments 1 to 4 of 1000 bytes, the second lost; then a resend of the
+ * third (its bytes were already captured, above the hole: spurious, not a loss) and of the second
+ * (it fills the hole: the original was lost). */
+Test(tcpconn, a_resend_of_bytes_already_captured_above_a_hole_is_spurious)
+{
+    conn c;
+    conn_init(&c);
+    c.use_ts = 0; /* no timestamps: the order of arrival alone */
+    handshake(&c, 0, MS);
+    int64_t t = 2 * MS;
+    for (int i = 0; i < 4; i++)
+        add(&c, 1, 1 + 1000 * i, 1000, 0, 1, t + i * US, i == 1 ? -1 : t + MS + i * US, NULL, 0, 0);
+    add(&c, 1, 2001, 1000, 0, 1, t + 3 * MS, t + 4 * MS, NULL, 0, 0);
+    add(&c, 1, 1001, 1000, 0, 1, t + 5 * MS, t + 6 * MS, NULL, 0, 0);
+    add(&c, 0, 1, 0, 0, 4001, t + 6 * MS + US, t + 7 * MS, NULL, 0, 0);
+    qr_tc_conn o;
+    analyse(&c, CLIENT, &o, NULL);
+    cr_assert_eq(o.dir[1].retransmissions, 2);
+    cr_assert_eq(o.dir[1].spurious, 1, "the third again: it had arrived");
+    cr_assert_eq(o.dir[1].lost, 1, "the second: its hole filled by the resend");
+    qr_tc_conn_free(&o);
+}

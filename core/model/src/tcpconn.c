@@ -571,12 +571,15 @@ static int sender_walk(tc *x, uint32_t d)
 }
 
 /* Retransmissions and reordering seen only at the receiver, in arrival order. */
-static void receiver_walk(tc *x, uint32_t d)
+static int receiver_walk(tc *x, uint32_t d)
 {
     const qr_tc_dir *D = x->in[d];
     qr_tc_pkt_info *info = x->out->info[d];
     qr_tc_dir_stats *st = &x->out->dir[d];
-    int64_t high = 0, nxt = 0;
+    int64_t high = 0;
+    range *got = NULL; /* the bytes that have arrived, merged */
+    size_t n_got = 0, cap_got = 0;
+    int rc = QR_OK;
     uint32_t max_tsv = 0;
     int have_tsv = 0;
     for (size_t i = 0; i < D->n; i++) {
@@ -600,8 +603,8 @@ static void receiver_walk(tc *x, uint32_t d)
                 f->trigger = QR_TC_UNKNOWN_TRIGGER;
                 st->retransmissions++;
                 st->trig[QR_TC_UNKNOWN_TRIGGER]++;
-                if (e <= nxt)
-                    f->spurious = 1; /* everything in it had arrived */
+                if (ranges_cover(got, n_got, s, e))
+                    f->spurious = 1; /* everything in it had arrived, above a hole or not */
                 else
                     st->lost++; /* it filled a hole: an earlier copy was lost */
             }
@@ -610,11 +613,13 @@ static void receiver_walk(tc *x, uint32_t d)
             max_tsv = tv;
             have_tsv = 1;
         }
-        if (s <= nxt && e > nxt)
-            nxt = e;
+        if ((rc = ranges_add(&got, &n_got, &cap_got, s, e)) != QR_OK)
+            break;
         if (e > high)
             high = e;
     }
+    free(got);
+    return rc;
 }
 
 /* ---- fates ---- */
@@ -1364,7 +1369,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
         if (dirs[d].seen & QR_TC_AT_SENDER)
             rc = sender_walk(&x, d);
         else if (dirs[d].seen & QR_TC_AT_RECEIVER)
-            receiver_walk(&x, d);
+            rc = receiver_walk(&x, d);
     }
     if (!rc) {
         for (uint32_t d = 0; d < 2; d++) {
