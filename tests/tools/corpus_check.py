@@ -218,6 +218,7 @@ def qreplay_conns(qreplay, scenario, path, work):
         f["zero_windows"] = int(fl["zero_windows"])
         f["out_of_order"] = int(fl["reordered"])
         f["drops"] = int(c["drops0"]) + int(c["drops1"])
+        f["packets"] = int(c["packets0"]) + int(c["packets1"])
         res.append(f)
     return (res, dups), None
 
@@ -312,8 +313,19 @@ def main():
                     mism["connection"] += 1
                     continue
                 q = cand.pop(0)
-                n_matched += 1
                 total["connection"] += 1
+                if q["packets"] == 0:
+                    # the capture holds other hosts' traffic (a router's or a mirror's): the
+                    # import read it as its owner's and left this connection out, counted
+                    what = (name, "left out")
+                    if what in listed:
+                        seen_listed.add(what)
+                        agree["left out (listed)"] += 1
+                    else:
+                        unlisted.append({"capture": name, "fact": "left out", "stream": r["stream"],
+                                         "ends": r["ends"], "qreplay": "left out"})
+                    continue
+                n_matched += 1
                 agree["connection"] += 1
                 # the opener: qreplay's flow source must be tshark's opener
                 flip = q["ends"][0] != r["ends"][0]
@@ -349,6 +361,8 @@ def main():
     print(f"drops the import recorded: {drops}; data segments tshark sees resent in the same "
           f"connections: {resends}")
     print(f"{'fact':<16}{'agree':>8}{'listed':>8}{'of':>8}")
+    print(f"{'left out':<16}{0:>8}{agree['left out (listed)']:>8}{total['connection']:>8}"
+          "   (connections of other hosts in a capture read as one host's)")
     for fact in ["connection"] + FACTS + ["duplicates"]:
         print(f"{fact:<16}{agree[fact]:>8}{agree[fact + ' (listed)']:>8}{total[fact]:>8}")
     for u in unlisted if a.verbose else unlisted[:40]:
