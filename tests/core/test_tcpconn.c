@@ -773,3 +773,28 @@ Test(tcpconn, a_resend_of_bytes_already_captured_above_a_hole_is_spurious)
     cr_assert_eq(o.dir[1].lost, 1, "the second: its hole filled by the resend");
     qr_tc_conn_free(&o);
 }
+
+/* TCP keep-alives (a byte below the sender's next sequence number, every 75 s) and the peer's
+ * answers: each answer repeats the peer's last ACK, window and sequence number, yet it is a
+ * keep-alive ACK, not a duplicate ACK (tshark's reading), from either end. */
+Test(tcpconn, keepalive_acks_are_not_duplicate_acks)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    for (int v = 0; v < 3; v++) {
+        conn c;
+        conn_init(&c);
+        handshake(&c, 0, MS);
+        add(&c, 0, 1, 100, 0, 1, 2 * MS, 3 * MS, NULL, 0, 0);
+        add(&c, 1, 1, 0, 0, 101, 3 * MS, 4 * MS, NULL, 0, 0);
+        for (int k = 1; k <= 3; k++) {
+            int64_t t = k * 75000LL * MS;
+            add(&c, 0, 100, 0, 0, 1, t, t + MS, NULL, 0, 0);
+            add(&c, 1, 1, 0, 0, 101, t + MS, t + 2 * MS, NULL, 0, 0);
+        }
+        qr_tc_conn o;
+        analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+        cr_assert_eq(o.dir[1].dupacks, 0, "vantage %d: %u", v, o.dir[1].dupacks);
+        cr_assert_eq(o.dir[0].dupacks, 0, "the probes are not duplicates either");
+        qr_tc_conn_free(&o);
+    }
+}

@@ -1285,19 +1285,58 @@ static void finish_exchanges(tc *x)
     }
 }
 
-/* Duplicate-ACK runs and zero-window episodes as the direction's packets show them, in the order
- * they were observed (qr_tc_dir_stats). */
-static void ack_runs(const qr_tc_dir *D, qr_tc_dir_stats *st)
+/* When a packet of a direction was observed: sent, where its sender was captured, else arrived. */
+static int64_t observed_ns(const qr_tc_dir *D, size_t i)
 {
-    uint32_t next = 0, last_ack = 0, run = 0;
-    uint16_t last_win = 0;
-    int have = 0, zero = 0;
+    return (D->seen & QR_TC_AT_SENDER) ? D->p[i].tx_ns : D->p[i].rx_ns;
+}
+
+/* Per packet of D (observed order): whether it is a keep-alive, one byte (or none) below the
+ * direction's next sequence number, as Linux and Windows send them. *out is caller-owned. */
+static int keepalives(const qr_tc_dir *D, uint8_t **out)
+{
+    *out = calloc(D->n ? D->n : 1, 1);
+    if (!*out)
+        return QR_ENOMEM;
+    uint32_t next = 0;
+    int have = 0;
     for (size_t i = 0; i < D->n; i++) {
         const qr_packet *p = D->p[i].pk;
         uint32_t pay = qr_tcp_payload(p);
         int ctl = (p->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) != 0;
+        if (have && !ctl && pay <= 1 && p->seq == next - 1u)
+            (*out)[i] = 1;
+        uint32_t end =
+            p->seq + pay + ((p->tcp_flags & QR_TCP_SYN) != 0) + ((p->tcp_flags & QR_TCP_FIN) != 0);
+        if (!have || (int32_t)(end - next) > 0)
+            next = end;
+        have = 1;
+    }
+    return QR_OK;
+}
+
+/* Duplicate-ACK runs and zero-window episodes as the direction's packets show them, in the order
+ * they were observed (qr_tc_dir_stats). An ACK answering the other direction's keep-alive (the
+ * other side's latest packet before it) is a keep-alive ACK, not a duplicate, as tshark has it. */
+static int ack_runs(const qr_tc_dir *D, const qr_tc_dir *O, qr_tc_dir_stats *st)
+{
+    uint8_t *ka;
+    if (keepalives(O, &ka))
+        return QR_ENOMEM;
+    uint32_t next = 0, last_ack = 0, run = 0;
+    uint16_t last_win = 0;
+    int have = 0, zero = 0;
+    size_t o = 0; /* O's packets observed up to now */
+    for (size_t i = 0; i < D->n; i++) {
+        const qr_packet *p = D->p[i].pk;
+        uint32_t pay = qr_tcp_payload(p);
+        int ctl = (p->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) != 0;
+        int64_t t = observed_ns(D, i);
+        while (o < O->n && (observed_ns(O, o) < 0 || observed_ns(O, o) <= t))
+            o++;
+        int answers_keepalive = o > 0 && ka[o - 1];
         if (have && (p->tcp_flags & QR_TCP_ACK) && !pay && !ctl && p->window &&
-            p->window == last_win && p->seq == next && p->ack == last_ack) {
+            p->window == last_win && p->seq == next && p->ack == last_ack && !answers_keepalive) {
             st->dupacks++;
             if (++run > st->dupack_run)
                 st->dupack_run = run;
@@ -1317,6 +1356,8 @@ static void ack_runs(const qr_tc_dir *D, qr_tc_dir_stats *st)
         last_win = p->window;
         have = 1;
     }
+    free(ka);
+    return QR_OK;
 }
 
 int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg, char *errbuf)
@@ -1364,7 +1405,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
     if (out->first_ns == INT64_MAX)
         out->first_ns = out->last_ns = 0;
     for (uint32_t d = 0; d < 2 && !rc; d++)
-        ack_runs(&dirs[d], &out->dir[d]);
+        rc = ack_runs(&dirs[d], &dirs[d ^ 1u], &out->dir[d]);
     for (uint32_t d = 0; d < 2 && !rc; d++) {
         if (dirs[d].seen & QR_TC_AT_SENDER)
             rc = sender_walk(&x, d);

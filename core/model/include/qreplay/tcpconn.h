@@ -184,7 +184,9 @@ typedef struct qr_tc_dir_stats {
     uint32_t exchanges;
     /* what this direction's packets show as captured (tshark's definitions): a duplicate ACK
      * carries no payload, SYN, FIN or RST, a nonzero window equal to the direction's previous
-     * one, the direction's next sequence number and its previous acknowledgment number; a run
+     * one, the direction's next sequence number and its previous acknowledgment number, and does
+     * not answer the other side's keep-alive (its latest packet one byte or none below its next
+     * sequence number: a keep-alive ACK); a run
      * ends at another acknowledgment number. A zero-window episode starts where the direction
      * advertises a zero window (no SYN, FIN or RST) after a nonzero one, or first. */
     uint32_t dupacks, dupack_run, zero_window_episodes;
