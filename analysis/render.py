@@ -1095,6 +1095,44 @@ APP_MECHANISMS = {"tlps": "tail-loss probe", "rtos": "RTO", "fast_retransmits": 
                   "racks": "RACK", "unknown_retx": "resend (what sent it unknown)"}
 
 
+CORPUS_ROWS = [("left out", "connections of other hosts, left out (a capture of several hosts)"),
+               ("established", "the handshake completed"),
+               ("bytes0", "bytes from the side that opened it"), ("bytes1", "bytes back"),
+               ("end", "end: closed, reset or open"), ("syn_retries", "SYNs sent again"),
+               ("synack_retries", "SYN-ACKs sent again"), ("resent", "data segments resent"),
+               ("spurious", "spurious resends"), ("dupacks_max", "longest duplicate-ACK run"),
+               ("zero_windows", "zero-window episodes"), ("out_of_order", "out-of-order segments"),
+               ("duplicates", "frames captured twice (per capture, against editcap -D)")]
+
+
+def block_corpus(name):
+    """Every connection of the public capture corpus against tshark: per fact, how many agree,
+    how many disagree as differences of definition and as defects still open (both listed in
+    tests/data/corpus/differences.tsv), of how many compared."""
+    r = load(name)["results"]
+    out = ["| fact | agree | differ by definition | differ: open defect | compared |",
+           "|---|---|---|---|---|"]
+    for key, label in CORPUS_ROWS:
+        f = r["facts"][key]
+        agree = "-" if key == "left out" else "%d (%.1f%%)" % (
+            f["agree"], 100.0 * f["agree"] / f["of"] if f["of"] else 0.0)
+        out.append("| %s | %s | %d | %d | %d |" % (label, agree, f["definition"], f["defect"],
+                                                  f["of"]))
+    refused = r["refused"]
+    out.append("")
+    out.append("%d captures, %d connections (tshark's count); %d connections in captures the "
+               "import refuses on purpose (listed: loopback only, tunnels, snap lengths libpcap "
+               "refuses, one peer with no telling handshake)%s; %d diagnosed and compared. Drops "
+               "the import recorded: %d, where tshark sees %d data segments resent in the same "
+               "connections." % (
+                   r["captures"], r["connections"], refused.get("definition", 0),
+                   ", %d in captures it refuses wrongly" % refused["defect"]
+                   if refused.get("defect") else "", r["diagnosed"], r["drops"], r["resends"]))
+    out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 def block_apps(name):
     """Real applications through a router (tests/data/captures): per capture and vantage, the
     diagnosis next to what the router dropped, and the share it got right: the losses it reports
@@ -1349,6 +1387,7 @@ BLOCKS = {
     "light-claims": lambda: block_light_claims(["light-k4", "light-k8"]),
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
+    "tshark-corpus": lambda: block_corpus("tshark-corpus"),
     "testbed-apps": lambda: block_testbed_apps("testbed-apps"),
 }
 

@@ -571,7 +571,32 @@ def fabric_rates(out, opts):
     return {"runs": res}
 
 
-SUMMARIES = {"run": run, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+CORPUS_FACTS = ["left out", "established", "bytes0", "bytes1", "end", "syn_retries",
+                "synack_retries", "resent", "spurious", "dupacks_max", "zero_windows",
+                "out_of_order", "duplicates"]
+
+
+def corpus(out, opts):
+    """The public capture corpus against tshark (tests/tools/corpus_check.py --json): per fact,
+    the connections (captures, for duplicates) that agree, that disagree as listed in
+    differences.tsv by kind (definition, defect), and all compared; the connections of captures
+    the import refused, and the drops it recorded against tshark's resends."""
+    with open(os.path.join(out, "corpus.json")) as fh:
+        d = json.load(fh)
+    facts = {}
+    for f in CORPUS_FACTS:
+        k = d["kinds"].get(f, {})
+        facts[f] = {"agree": int(d["agree"].get(f, 0)), "definition": int(k.get("definition", 0)),
+                    "defect": int(k.get("defect", 0)),
+                    "of": int(d["total"].get("duplicates" if f == "duplicates" else
+                                             "connection" if f == "left out" else f, 0))}
+    return {"captures": d["captures"], "connections": d["connections"],
+            "diagnosed": d["matched"], "refused": {k: int(v) for k, v in d["refused"].items()},
+            "drops": d["drops"], "resends": d["resends"], "unlisted": len(d["unlisted"]),
+            "facts": facts}
+
+
+SUMMARIES = {"run": run, "corpus": corpus, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,

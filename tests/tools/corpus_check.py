@@ -265,6 +265,8 @@ def main():
     total = collections.Counter()
     unlisted, seen_listed, rows = [], set(), []
     n_conns = n_matched = drops = resends = 0
+    kinds = collections.defaultdict(collections.Counter)  # listed rows used, per fact and kind
+    refused = collections.Counter()  # connections of captures the import refused, per kind
     try:
         for name in files:
             path = os.path.join(a.corpus, name)
@@ -277,6 +279,7 @@ def main():
                 what = (name, "import")
                 if what in listed:
                     seen_listed.add(what)
+                    refused[listed[what].split(":")[0]] += len(ref)
                 else:
                     unlisted.append({"capture": name, "fact": "import", "error": err})
                 rows.append({"capture": name, "connections": len(ref), "error": err})
@@ -288,6 +291,7 @@ def main():
             elif (name, "duplicates") in listed:
                 seen_listed.add((name, "duplicates"))
                 agree["duplicates (listed)"] += 1
+                kinds["duplicates"][listed[(name, "duplicates")].split(":")[0]] += 1
             else:
                 unlisted.append({"capture": name, "fact": "duplicates", "tshark": ref_dups,
                                  "qreplay": dups})
@@ -321,6 +325,7 @@ def main():
                     if what in listed:
                         seen_listed.add(what)
                         agree["left out (listed)"] += 1
+                        kinds["left out"][listed[what].split(":")[0]] += 1
                     else:
                         unlisted.append({"capture": name, "fact": "left out", "stream": r["stream"],
                                          "ends": r["ends"], "qreplay": "left out"})
@@ -341,6 +346,7 @@ def main():
                     if what in listed:
                         seen_listed.add(what)
                         agree[fact + " (listed)"] += 1
+                        kinds[fact][listed[what].split(":")[0]] += 1
                         continue
                     mism[fact] += 1
                     unlisted.append({"capture": name, "fact": fact, "stream": r["stream"],
@@ -374,6 +380,7 @@ def main():
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"captures": len(files), "connections": n_conns, "matched": n_matched, "drops": drops, "resends": resends,
+                       "kinds": kinds, "refused": refused,
                        "agree": agree, "total": total, "unlisted": unlisted, "stale": stale,
                        "rows": rows}, fh, indent=1, default=str)
     if a.update:
