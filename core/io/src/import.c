@@ -301,6 +301,55 @@ static struct owner_count *count_of(qri_map *m, const uint8_t a[16])
     return x;
 }
 
+/* What tells whose capture it is, gathered packet by packet: each address's packets and the
+ * handshakes' votes (qr_capture_owner; the scan gathers it too, for a mapped capture). */
+struct owner_acc {
+    qri_map counts, hs;
+};
+
+static int owner_acc_init(struct owner_acc *a)
+{
+    if (qri_map_init(&a->counts))
+        return QR_ENOMEM;
+    if (qri_map_init(&a->hs)) {
+        qri_map_free(&a->counts);
+        return QR_ENOMEM;
+    }
+    return QR_OK;
+}
+
+static int owner_acc_add(struct owner_acc *a, const qr_capture_packet *p)
+{
+    struct owner_count *s = count_of(&a->counts, p->src),
+                       *d = s ? count_of(&a->counts, p->dst) : NULL;
+    const uint8_t *near;
+    if (!d || handshake_step(&a->hs, p, &near))
+        return QR_ENOMEM;
+    s->involved++;
+    s->sent++;
+    d->involved++;
+    if (near)
+        (!memcmp(near, s->addr, 16) ? s : d)->near++;
+    return QR_OK;
+}
+
+/* The two best addresses; 1 when the best one is decided (not tied with the second). */
+static int owner_acc_pick(struct owner_acc *a, struct owner_pick *best)
+{
+    memset(best, 0, sizeof *best);
+    qri_map_foreach(&a->counts, pick, best);
+    return best->best.involved > 0 &&
+           (best->second.involved != best->best.involved || best->second.near != best->best.near);
+}
+
+static void owner_acc_free(struct owner_acc *a)
+{
+    qri_map_foreach(&a->hs, free_value, NULL);
+    qri_map_free(&a->hs);
+    qri_map_foreach(&a->counts, free_value, NULL);
+    qri_map_free(&a->counts);
+}
+
 int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
                      char *errbuf)
 {
@@ -309,32 +358,17 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
     if (rc)
         return rc;
     qr_capture_dedup(c, QR_IMPORT_DEDUP_WINDOW);
-    qri_map counts, hs;
-    if (qri_map_init(&counts)) {
-        qr_capture_close(c);
-        return QR_ENOMEM;
-    }
-    if (qri_map_init(&hs)) {
-        qri_map_free(&counts);
+    struct owner_acc acc;
+    if (owner_acc_init(&acc)) {
         qr_capture_close(c);
         return QR_ENOMEM;
     }
     qr_capture_packet p;
-    while ((rc = qr_capture_next(c, &p, errbuf)) == QR_OK) {
-        struct owner_count *s = count_of(&counts, p.src), *d = s ? count_of(&counts, p.dst) : NULL;
-        const uint8_t *near;
-        if (!d || handshake_step(&hs, &p, &near)) {
+    while ((rc = qr_capture_next(c, &p, errbuf)) == QR_OK)
+        if (owner_acc_add(&acc, &p)) {
             rc = QR_ENOMEM;
             break;
         }
-        s->involved++;
-        s->sent++;
-        d->involved++;
-        if (near)
-            (near == s->addr || !memcmp(near, s->addr, 16) ? s : d)->near++;
-    }
-    qri_map_foreach(&hs, free_value, NULL);
-    qri_map_free(&hs);
     qr_capture_stats st;
     qr_capture_stats_get(c, &st);
     if (stats)
@@ -343,7 +377,7 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
     memset(&best, 0, sizeof best);
     if (rc == QR_END) {
         rc = QR_OK;
-        qri_map_foreach(&counts, pick, &best);
+        int decided = owner_acc_pick(&acc, &best);
         char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
         if (best.best.involved == 0) {
             char counts_text[512] = "";
@@ -355,8 +389,7 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
                                              qr_skip_name(i));
             rc = qri_err(errbuf, QR_ENOTFOUND, "%s: no TCP packet in %" PRIu64 " frames%s%s", path,
                          st.frames, used ? ": " : "", counts_text);
-        } else if (best.second.involved == best.best.involved &&
-                   best.second.near == best.best.near) {
+        } else if (!decided) {
             rc = qri_err(errbuf, QR_EVALUE,
                          "%s: cannot tell whose capture it is: %s and %s both take part in all "
                          "%" PRIu64 " of its TCP packets and no handshake's timing tells which "
@@ -366,8 +399,7 @@ int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capt
                          base_name(path));
         }
     }
-    qri_map_foreach(&counts, free_value, NULL);
-    qri_map_free(&counts);
+    owner_acc_free(&acc);
     qr_capture_close(c);
     if (rc)
         return rc;
@@ -622,13 +654,15 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         return QR_ENOMEM;
     }
     int rc = QR_ENOMEM;
+    long *map_line = NULL;
     s->n_captures = n_captures;
     s->owner = calloc(n_captures, sizeof *s->owner);
     s->owner_host = malloc(n_captures * sizeof *s->owner_host);
     s->stats = calloc(n_captures, sizeof *s->stats);
     s->first_ns = malloc(n_captures * sizeof *s->first_ns);
     s->warning = calloc(n_captures, sizeof *s->warning);
-    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns || !s->warning)
+    map_line = calloc(n_captures, sizeof *map_line); /* the map's line naming it, 0: none */
+    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns || !s->warning || !map_line)
         goto fail;
     /* each capture's owner: named by the map, else the address sending most */
     for (size_t c = 0; c < n_captures; c++) {
@@ -650,20 +684,7 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         if (named) {
             memcpy(s->owner[c], named->addr, 16);
             s->owner_host[c] = named->host;
-            /* a map that contradicts the capture's own packets: said, not overruled */
-            uint8_t own[16];
-            char e2[QR_ERRBUF_SIZE], a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
-            int orc = qr_capture_owner(captures[c], own, NULL, NULL, e2);
-            if (orc == QR_OK && memcmp(own, named->addr, 16))
-                snprintf(s->warning[c], sizeof s->warning[c],
-                         "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
-                         "of its packets or its handshakes' timing puts the capture there",
-                         base_name(captures[c]), named->line,
-                         qr_addr_text(named->addr, a, sizeof a), qr_addr_text(own, b, sizeof b));
-            else if (orc != QR_OK && orc != QR_EVALUE && orc != QR_ENOTFOUND) {
-                rc = qri_err(errbuf, orc, "%s", e2);
-                goto fail;
-            }
+            map_line[c] = named->line;
         } else if ((rc = qr_capture_owner(captures[c], s->owner[c], NULL, NULL, errbuf)) != QR_OK) {
             goto fail;
         }
@@ -674,9 +695,21 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         if ((rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK)
             goto fail;
         qr_capture_dedup(r, QR_IMPORT_DEDUP_WINDOW);
+        /* a mapped capture: what its own packets say of whose it is, to check the map */
+        struct owner_acc acc;
+        int check = map_line[c] != 0;
+        if (check && owner_acc_init(&acc)) {
+            qr_capture_close(r);
+            rc = QR_ENOMEM;
+            goto fail;
+        }
         qr_capture_packet p;
         s->first_ns[c] = INT64_MAX;
         while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {
+            if (check && owner_acc_add(&acc, &p)) {
+                rc = QR_ENOMEM;
+                break;
+            }
             if (p.time_ns < s->first_ns[c])
                 s->first_ns[c] = p.time_ns;
             size_t at;
@@ -695,6 +728,20 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         }
         qr_capture_stats_get(r, &s->stats[c]);
         qr_capture_close(r);
+        if (check) {
+            /* a map that contradicts the capture's own packets: said, not overruled */
+            struct owner_pick best;
+            char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+            if (rc == QR_END && owner_acc_pick(&acc, &best) &&
+                memcmp(best.best.addr, s->owner[c], 16))
+                snprintf(s->warning[c], sizeof s->warning[c],
+                         "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
+                         "of its packets or its handshakes' timing puts the capture there",
+                         base_name(captures[c]), map_line[c],
+                         qr_addr_text(s->owner[c], a, sizeof a),
+                         qr_addr_text(best.best.addr, b, sizeof b));
+            owner_acc_free(&acc);
+        }
         if (rc != QR_END)
             goto fail;
     }
@@ -712,10 +759,12 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
     if ((rc = assign_hosts(s, map, n_map, n_hosts, errbuf)) != QR_OK)
         goto fail;
     free(st.acc);
+    free(map_line);
     qri_map_free(&st.index);
     *out = s;
     return QR_OK;
 fail:
+    free(map_line);
     free(st.acc);
     qri_map_free(&st.index);
     qr_import_scan_free(s);

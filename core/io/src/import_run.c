@@ -675,27 +675,15 @@ static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
  * IP ID gaps alone make up nothing: hosts that number all their connections with one counter
  * leave gaps of dozens between a connection's packets. */
 
+/* The TCP timestamp's value of p, if it carries one (the packet codec's option walk). */
 static int tsval_of(const qr_capture_packet *p, uint32_t *v)
 {
-    for (size_t i = 0; i < p->tcp_opt_len;) {
-        uint8_t kind = p->tcp_opts[i];
-        if (kind == 0)
-            break;
-        if (kind == 1) {
-            i++;
-            continue;
-        }
-        if (i + 1 >= p->tcp_opt_len || p->tcp_opts[i + 1] < 2)
-            break;
-        uint8_t len = p->tcp_opts[i + 1];
-        if (kind == 8 && len == 10 && i + 10 <= p->tcp_opt_len) {
-            const uint8_t *o = p->tcp_opts + i + 2;
-            *v = (uint32_t)o[0] << 24 | (uint32_t)o[1] << 16 | (uint32_t)o[2] << 8 | o[3];
-            return 1;
-        }
-        i += len;
-    }
-    return 0;
+    size_t n, have;
+    const uint8_t *o = qr_tcp_option(p->tcp_opts, p->tcp_opt_len, 8, &n, &have);
+    if (!o || n != 8 || have < 8)
+        return 0;
+    *v = (uint32_t)o[0] << 24 | (uint32_t)o[1] << 16 | (uint32_t)o[2] << 8 | o[3];
+    return 1;
 }
 
 /* Was s sent after the segment that opened hole h? 1 yes, 0 no, -1 cannot tell. */
@@ -1412,7 +1400,6 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     QRI_TRY(qr_h5_attr_u64(f, "/import", "tso_split", rep->tso_split, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unmatched_received", rep->unmatched_received, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "unknown_fate", rep->unknown_tail, m->errbuf));
-    QRI_TRY(qr_h5_attr_u64(f, "/import", "reordered", rep->reordered, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "hole_reordered", rep->hole_reordered, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "hole_not_captured", rep->hole_not_captured, m->errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/import", "hole_unknown", rep->hole_unknown, m->errbuf));

@@ -1306,8 +1306,7 @@ static int keepalives(const qr_tc_dir *D, uint8_t **out)
         int ctl = (p->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) != 0;
         if (have && !ctl && pay <= 1 && p->seq == next - 1u)
             (*out)[i] = 1;
-        uint32_t end =
-            p->seq + pay + ((p->tcp_flags & QR_TCP_SYN) != 0) + ((p->tcp_flags & QR_TCP_FIN) != 0);
+        uint32_t end = p->seq + seg_len(p);
         if (!have || (int32_t)(end - next) > 0)
             next = end;
         have = 1;
@@ -1347,8 +1346,7 @@ static int ack_runs(const qr_tc_dir *D, const qr_tc_dir *O, qr_tc_dir_stats *st)
             st->zero_window_episodes++;
         if (!ctl)
             zero = p->window == 0;
-        uint32_t end =
-            p->seq + pay + ((p->tcp_flags & QR_TCP_SYN) != 0) + ((p->tcp_flags & QR_TCP_FIN) != 0);
+        uint32_t end = p->seq + seg_len(p);
         if (!have || (int32_t)(end - next) > 0)
             next = end;
         if (p->tcp_flags & QR_TCP_ACK)

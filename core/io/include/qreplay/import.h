@@ -222,7 +222,6 @@ typedef struct qr_import_report {
     uint64_t received;           /* matched receive times (/received rows) */
     uint64_t unmatched_received; /* received segments no sent segment matched */
     uint64_t unknown_tail;       /* sent after the receiver's capture ended: fate unknown */
-    uint64_t reordered;          /* unused since IP ID gaps make up no packet (0) */
     uint64_t hole_reordered;     /* receiver only: holes filled by a segment sent before the one
                                     that opened them (reordered on the way, not lost) */
     uint64_t hole_not_captured;  /* receiver only: holes the receiver acknowledged with no filler
