@@ -287,9 +287,9 @@ static int prepare_dir(tc *x, uint32_t d)
         /* a FIN carries no byte, and a SYN only the ISN's: one far beyond the data (a
          * middlebox's, or another connection's on the same ports, a second SYN-ACK with another
          * ISN) must not make up a stream */
-        int isn_syn = (p->tcp_flags & QR_TCP_SYN) && f->seq == 0;
-        int64_t end = f->seq + pay + isn_syn;
-        if ((pay || isn_syn) && end > hi)
+        int syn = (p->tcp_flags & QR_TCP_SYN) != 0;
+        int64_t end = f->seq + pay + syn; /* as the exchanges count it: a SYN takes one */
+        if ((pay || (syn && f->seq == 0)) && end > hi)
             hi = end;
     }
     qri_map_free(&last);
