@@ -792,8 +792,12 @@ static int find_exchanges(tc *x)
             continue;
         }
         const qr_tc_pkt_info *f = &o->info[d][ev[q].i];
-        int64_t s = f->seq, e = f->seq + qr_tcp_payload(x->in[d]->p[ev[q].i].pk);
-        if (x->in[d]->p[ev[q].i].pk->tcp_flags & QR_TCP_SYN)
+        uint32_t pay = qr_tcp_payload(x->in[d]->p[ev[q].i].pk);
+        int syn = (x->in[d]->p[ev[q].i].pk->tcp_flags & QR_TCP_SYN) != 0;
+        if (!pay && !(syn && f->seq == 0))
+            continue; /* moves the stream no further: the same rule as the stream's bytes */
+        int64_t s = f->seq, e = f->seq + pay;
+        if (syn)
             s++, e++;
         if (e <= hi[d])
             continue; /* nothing new */
