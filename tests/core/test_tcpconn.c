@@ -798,3 +798,41 @@ Test(tcpconn, keepalive_acks_are_not_duplicate_acks)
         qr_tc_conn_free(&o);
     }
 }
+
+/* Conservation over random segments, at every vantage: the exchanges of a direction never hold
+ * more bytes than its stream. The segments are hostile on purpose (data at the SYN's own sequence
+ * number or before it, SYNs and FINs anywhere, with or without data, any order), as a capture of
+ * a middlebox or a scan gives; the fuzzer found two such cases, this checks the rule on many. */
+Test(tcpconn, property_exchanges_hold_no_more_than_the_stream)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    uint32_t r = 12345;
+    for (int run = 0; run < 600; run++) {
+        conn c;
+        conn_init(&c);
+        c.use_ts = run & 1;
+        if (run % 3)
+            handshake(&c, 0, MS);
+        int np = 2 + (int)((r = r * 1103515245u + 12345u) >> 16) % 20;
+        for (int i = 0; i < np; i++) {
+            r = r * 1103515245u + 12345u;
+            int d = (r >> 8) & 1;
+            int64_t seq = (int64_t)((r >> 10) % 6000) - 3;
+            uint32_t pay = (r >> 20) & 1 ? (r >> 21) % 1500 : 0;
+            uint8_t fl = ((r >> 3) & 7) == 0 ? QR_TCP_SYN : ((r >> 3) & 7) == 1 ? QR_TCP_FIN : 0;
+            int64_t t = (int64_t)(i + 1) * MS + (r & 0xff) * US;
+            add(&c, d, seq, pay, fl, (r >> 6) & 1 ? (int64_t)((r >> 12) % 6000) : -1, t,
+                (r >> 4) & 1 ? t + MS / 2 : -1, NULL, 0, 0);
+        }
+        int v = run % 3;
+        qr_tc_conn o;
+        analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+        uint64_t held[2] = {0, 0};
+        for (size_t i = 0; i < o.n_ex; i++)
+            held[o.ex[i].dir] += o.ex[i].bytes;
+        for (int d = 0; d < 2; d++)
+            cr_assert_leq(held[d], o.dir[d].bytes, "run %d dir %d: exchanges hold %llu of %llu",
+                          run, d, (unsigned long long)held[d], (unsigned long long)o.dir[d].bytes);
+        qr_tc_conn_free(&o);
+    }
+}

@@ -803,6 +803,11 @@ static int find_exchanges(tc *x)
             continue; /* nothing new */
         if (s < hi[d])
             s = hi[d];
+        if (s < 1)
+            s = 1; /* byte 0 is the SYN's: data there (no SYN seen) or before it is not the stream's
+                    */
+        if (e <= s)
+            continue;
         /* a new exchange after application idle, or when the other side answered in between
          * (its data all acknowledged: a request after its response; in two-way bulk the other
          * side's data is still in flight, and this side's stream goes on) */
