@@ -261,6 +261,7 @@ def main():
         manifest = [r for r in csv.DictReader(fh, delimiter="\t")]
     files = [m["file"] for m in manifest if not a.only or m["file"] in a.only]
     work = a.work or tempfile.mkdtemp(prefix="qreplay-corpus-")
+    os.makedirs(work, exist_ok=True)
     agree = collections.Counter()
     total = collections.Counter()
     unlisted, seen_listed, rows = [], set(), []
@@ -362,7 +363,8 @@ def main():
     finally:
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)
-    stale = sorted(set(listed) - seen_listed)
+    checked = set(files)  # with --only, the rows of other captures are neither used nor stale
+    stale = sorted(k for k in set(listed) - seen_listed if k[0] in checked)
     print(f"corpus: {len(files)} captures, {n_conns} connections (tshark), {n_matched} matched")
     print(f"drops the import recorded: {drops}; data segments tshark sees resent in the same "
           f"connections: {resends}")
