@@ -100,6 +100,30 @@ static void print_summary(const qr_import_report *r, const char *dir)
         if (r->hosts[h].reconstructed)
             printf("  reconstructed    host %u (%s): %" PRIu64 " packets\n", h, r->hosts[h].addr,
                    r->hosts[h].reconstructed_packets);
+    /* how each sender numbers its IPv4 IDs: what they can say about order and loss */
+    uint32_t kinds[QR_IPID_KINDS] = {0}, senders = 0;
+    for (uint32_t h = 0; h < r->n_hosts; h++)
+        if (r->hosts[h].addr[0] && r->hosts[h].ipid_kind < QR_IPID_KINDS) {
+            kinds[r->hosts[h].ipid_kind]++;
+            senders++;
+        }
+    if (senders) {
+        printf("ip ids            ");
+        for (int k = 1, first = 1; k <= QR_IPID_KINDS; k++) {
+            int kk = k % QR_IPID_KINDS; /* unknown last */
+            if (kinds[kk])
+                printf("%s %u %s", first ? "" : ",", kinds[kk], qr_ipid_kind_name(kk)), first = 0;
+        }
+        printf(" (hosts)\n");
+        for (uint32_t h = 0, shown = 0; h < r->n_hosts && senders <= 8; h++) {
+            const qr_import_host_report *x = &r->hosts[h];
+            if (!x->addr[0] || shown++ == 8)
+                continue;
+            printf("  ip ids           host %u (%s): %s, %" PRIu64 " of %" PRIu64 " steps rising\n",
+                   h, x->addr, qr_ipid_kind_name(x->ipid_kind), x->ipid.one + x->ipid.up,
+                   x->ipid.steps);
+        }
+    }
     printf("connections        %zu\n", r->connections);
     if (r->paths)
         printf("paths              %" PRIu64 " lines, %" PRIu64

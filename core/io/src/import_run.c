@@ -48,6 +48,28 @@ const char *qr_import_evidence_name(int e)
     return e >= 0 && e < QR_EVIDENCE_COUNT ? n[e] : "?";
 }
 
+const char *qr_ipid_kind_name(int k)
+{
+    static const char *const n[] = {
+        "unknown", "per connection", "one counter per host", "random", "zero", "constant", "mixed"};
+    return k >= 0 && k < QR_IPID_KINDS ? n[k] : "?";
+}
+
+qr_ipid_kind qr_ipid_classify(const qr_ipid_stats *s)
+{
+    if (s->steps < 3)
+        return QR_IPID_UNKNOWN;
+    if (s->same == s->steps)
+        return s->nonzero ? QR_IPID_CONSTANT : QR_IPID_ZERO;
+    uint64_t rise = s->one + s->up;
+    if (10 * rise >= 9 * s->steps) {
+        if (s->directions >= 2 && s->host_steps >= 3)
+            return 10 * s->host_up >= 9 * s->host_steps ? QR_IPID_PER_HOST : QR_IPID_PER_CONN;
+        return 10 * s->one >= 9 * s->steps ? QR_IPID_PER_CONN : QR_IPID_PER_HOST;
+    }
+    return 2 * rise < s->steps ? QR_IPID_RANDOM : QR_IPID_MIXED;
+}
+
 const char *qr_import_left_name(int r)
 {
     static const char *const n[] = {"same host at both ends", "not to or from the capture's host",
@@ -236,6 +258,9 @@ struct dir_state {
     ring late; /* sent, passed over by a later segment's arrival: overtaken or lost */
     uint8_t have_last, have_hi;
     uint16_t last_id;
+    uint8_t cls_have; /* the sender's IP IDs, every captured packet (qr_ipid_stats) */
+    uint16_t cls_id;
+    uint32_t cls_prev_pay;    /* the previous packet's payload */
     uint32_t hi;              /* receiver only: the highest sequence received */
     uint64_t id_up, id_other; /* receiver only: IP IDs that rose from one packet to the next */
     struct hole holes[QR_IMPORT_HOLES_MAX];
@@ -271,7 +296,8 @@ struct imp {
     uint32_t n_hosts;
     qr_trace_writer **w;
     int64_t *nic_free;
-    int32_t *cap_of_host; /* the capture a host's packets come from, -1 none */
+    int32_t *host_last_id; /* the last IPv4 ID a host sent, in capture time order; -1 none */
+    int32_t *cap_of_host;  /* the capture a host's packets come from, -1 none */
     uint8_t *reconstructed;
     qri_map dir_index; /* directional 5-tuple -> conn * 2 + side + 1 */
     qri_map owd;       /* (sender host, receiver host) -> min one-way delay + 1 (stored as ptr) */
@@ -608,8 +634,44 @@ static size_t segment(struct imp *m, const qr_capture_packet *p, int *rc)
 static void receiver_acked(struct imp *m, struct dir_state *d, uint32_t ack);
 
 /* A packet its capture's host sent. */
+/* A captured IPv4 packet of direction dir, as its frame was (before any TSO/GRO split): the
+ * sender's IP ID steps. */
+static void note_ipid(struct imp *m, uint32_t dir, const qr_capture_packet *p)
+{
+    struct dir_state *d = &m->dirs[dir];
+    if (d->family != 4 || (p->tcp_flags & (QR_TCP_SYN | QR_TCP_RST)))
+        return;
+    qr_ipid_stats *st = &m->rep->hosts[d->src].ipid;
+    st->nonzero |= p->ip_id != 0;
+    if (d->cls_have) {
+        uint16_t step = (uint16_t)(p->ip_id - d->cls_id);
+        uint32_t frame = d->cls_prev_pay > 536 ? (d->cls_prev_pay + 535) / 536 : 1;
+        st->directions += d->cls_have == 1; /* its first step */
+        d->cls_have = 2;
+        st->steps++;
+        if (!step)
+            st->same++;
+        else if (step <= frame)
+            st->one++;
+        else if (step <= QR_IPID_MAX_GAP)
+            st->up++;
+    } else {
+        d->cls_have = 1;
+    }
+    d->cls_id = p->ip_id;
+    d->cls_prev_pay = p->payload;
+    int32_t *last = &m->host_last_id[d->src];
+    if (*last >= 0) {
+        uint16_t step = (uint16_t)(p->ip_id - (uint16_t)*last);
+        st->host_steps++;
+        st->host_up += step && step <= QR_IPID_MAX_GAP;
+    }
+    *last = p->ip_id;
+}
+
 static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
 {
+    note_ipid(m, dir, p);
     struct dir_state *d = &m->dirs[dir];
     struct dir_state *rev = &m->dirs[dir ^ 1u];
     if ((rev->evidence == QR_EVIDENCE_IPID || rev->evidence == QR_EVIDENCE_NONE) &&
@@ -816,6 +878,7 @@ static void receiver_acked(struct imp *m, struct dir_state *d, uint32_t ack)
 /* A packet its capture's host received. */
 static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
 {
+    note_ipid(m, dir, p);
     struct dir_state *d = &m->dirs[dir];
     struct dir_state *rev = &m->dirs[dir ^ 1u];
     int rc;
@@ -925,16 +988,18 @@ static int setup(struct imp *m)
     m->w = calloc(m->n_hosts, sizeof *m->w);
     m->nic_free = calloc(m->n_hosts, sizeof *m->nic_free);
     m->cap_of_host = malloc(m->n_hosts * sizeof *m->cap_of_host);
+    m->host_last_id = malloc(m->n_hosts * sizeof *m->host_last_id);
     m->reconstructed = calloc(m->n_hosts, 1);
     m->flow_of_conn = malloc((s->n_conns + 1) * sizeof *m->flow_of_conn);
     m->caps = calloc(s->n_captures, sizeof *m->caps);
     qr_flow *flows = malloc((s->n_conns + 1) * sizeof *flows);
     int rc = QR_ENOMEM;
     if (!rep->captures || !rep->hosts || !m->w || !m->nic_free || !m->cap_of_host ||
-        !m->reconstructed || !m->flow_of_conn || !m->caps || !flows)
+        !m->host_last_id || !m->reconstructed || !m->flow_of_conn || !m->caps || !flows)
         goto done;
     for (uint32_t h = 0; h < m->n_hosts; h++) {
         m->cap_of_host[h] = -1;
+        m->host_last_id[h] = -1;
         rep->hosts[h].host = h;
         rep->hosts[h].clock.reference = h;
     }
@@ -1334,6 +1399,9 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
         x->clock_reference = hr->clock.reference;
         x->clock_pairs = hr->clock.pairs;
         x->clock_applied_ns = hr->clock_applied_ns;
+        x->ipid = hr->ipid_kind;
+        x->ipid_steps = hr->ipid.steps;
+        x->ipid_rising = hr->ipid.one + hr->ipid.up;
     }
     for (size_t c = 0; c < rep->n_captures; c++) {
         const qr_import_capture_report *cr = &rep->captures[c];
@@ -1564,6 +1632,8 @@ static int pass(struct imp *m)
                      s->warning[c]);
         }
     }
+    for (uint32_t h = 0; h < m->n_hosts; h++)
+        m->rep->hosts[h].ipid_kind = (uint8_t)qr_ipid_classify(&m->rep->hosts[h].ipid);
     return finish_dirs(m);
 }
 
@@ -1744,6 +1814,7 @@ out:
     free(m.ftimes);
     free(m.w);
     free(m.nic_free);
+    free(m.host_last_id);
     free(m.cap_of_host);
     free(m.reconstructed);
     free(m.flow_of_conn);

@@ -92,7 +92,11 @@ static const qr_h5_field import_host_fields[] = {
     {"clock_reference", QR_H5_U32, IH(clock_reference), 0, "host"},
     {"clock_pairs", QR_H5_U32, IH(clock_pairs), 0, "pairs"},
     {"clock_applied_ns", QR_H5_I64, IH(clock_applied_ns), 0,
-     "ns, subtracted from its captured times"}};
+     "ns, subtracted from its captured times"},
+    {"ipid", QR_H5_U8, IH(ipid), 0,
+     "0 unknown, 1 per connection, 2 one counter per host, 3 random, 4 zero, 5 constant, 6 mixed"},
+    {"ipid_steps", QR_H5_U64, IH(ipid_steps), 0, "steps from one of its packets to the next"},
+    {"ipid_rising", QR_H5_U64, IH(ipid_rising), 0, "steps"}};
 const qr_h5_schema qr_schema_import_host =
     SCHEMA("import_host", qr_row_import_host, import_host_fields);
 

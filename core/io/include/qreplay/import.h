@@ -198,6 +198,40 @@ typedef struct qr_import_capture_report {
     char warning[1100]; /* e.g. a cut last record; "" if none */
 } qr_import_capture_report;
 
+/* How a sender numbers the IP IDs of its IPv4 packets, read from every one of them the captures
+ * hold (SYNs and resets aside: many stacks send those with ID 0). The import orders a receiver-only
+ * direction's packets by rising IDs (per connection or per host alike); the kind is reported so
+ * that a reader knows what the IDs could say. */
+typedef enum {
+    QR_IPID_UNKNOWN = 0, /* fewer than 3 steps from one packet to the next (or IPv6 only) */
+    QR_IPID_PER_CONN,    /* each connection its own counter (Linux) */
+    QR_IPID_PER_HOST,    /* one counter for all its connections (Windows, many appliances) */
+    QR_IPID_RANDOM,      /* no order (OpenBSD, some firewalls) */
+    QR_IPID_ZERO,        /* always 0 (DF set, no counter) */
+    QR_IPID_CONSTANT,    /* always one other value */
+    QR_IPID_MIXED,       /* none of these over 90% of its steps */
+    QR_IPID_KINDS
+} qr_ipid_kind;
+/* "unknown", "per connection", "one counter per host", "random", "zero", "constant", "mixed";
+ * "?" out of range. Static storage. */
+const char *qr_ipid_kind_name(int k);
+
+/* The steps from one packet of a sender to its next: within a connection's direction (steps),
+ * and over all its connections in capture time order (host_steps). A step rises when the ID grows
+ * by 1 to QR_IPID_MAX_GAP; it is "one" when it grows by no more than the packets the previous
+ * frame can hold (1, or a TSO/GRO frame's count at the smallest MSS, 536 bytes). */
+typedef struct qr_ipid_stats {
+    uint64_t steps, same, one, up; /* up: the rising steps that are not "one" */
+    uint64_t host_steps, host_up;  /* host_up: rising, "one" or not */
+    uint64_t directions;           /* connection directions with a step */
+    uint8_t nonzero;               /* some ID was not 0 */
+} qr_ipid_stats;
+/* The kind: constant/zero when every step keeps the ID; per connection or per host when 90% of
+ * steps rise (with two directions or more, by whether the IDs also rise over the host's
+ * connections merged in time; with one, by whether 90% of the steps are "one"); random when under
+ * half rise; else mixed. */
+qr_ipid_kind qr_ipid_classify(const qr_ipid_stats *s);
+
 typedef struct qr_import_host_report {
     uint32_t host;
     uint8_t captured;            /* a capture of this host was read */
@@ -207,6 +241,8 @@ typedef struct qr_import_host_report {
     uint64_t reconstructed_packets;
     qr_clock_estimate clock;
     int64_t clock_applied_ns; /* its offset subtracted from its times (0 with --clock none) */
+    qr_ipid_stats ipid;       /* the IP IDs it sent, as captured */
+    uint8_t ipid_kind;        /* qr_ipid_kind */
 } qr_import_host_report;
 
 typedef struct qr_import_report {

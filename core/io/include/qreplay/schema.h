@@ -112,6 +112,8 @@ typedef struct qr_row_import_host {
     int64_t clock_offset_ns, clock_residual_ns; /* the reconciliation's estimate */
     uint32_t clock_reference, clock_pairs;
     int64_t clock_applied_ns; /* subtracted from its captured times (0: none) */
+    uint8_t ipid;             /* how it numbers IPv4 IDs (qr_ipid_kind, import.h) */
+    uint64_t ipid_steps, ipid_rising;
 } qr_row_import_host;
 extern const qr_h5_schema qr_schema_import_host;
 
