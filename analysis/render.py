@@ -1099,10 +1099,13 @@ CORPUS_ROWS = [("left out", "connections of other hosts, left out (a capture of 
                ("established", "the handshake completed"),
                ("bytes0", "bytes from the side that opened it"), ("bytes1", "bytes back"),
                ("end", "end: closed, reset or open"), ("syn_retries", "SYNs sent again"),
-               ("synack_retries", "SYN-ACKs sent again"), ("resent", "data segments resent"),
+               ("synack_retries", "SYN-ACKs sent again"), ("resent", "data segments and FINs resent"),
                ("spurious", "spurious resends"), ("dupacks_max", "longest duplicate-ACK run"),
                ("zero_windows", "zero-window episodes"), ("out_of_order", "out-of-order segments"),
-               ("duplicates", "frames captured twice (per capture, against editcap -D)")]
+               ("duplicates", "frames captured twice (per capture, against editcap -D)"),
+               ("conservation", "recorded bytes = captured + made-up drops' (per direction)"),
+               ("drops supported", "drops recorded <= tshark's resends and hole fillers "
+                                   "(per direction)")]
 
 
 def block_corpus(name):
@@ -1123,7 +1126,7 @@ def block_corpus(name):
     out.append("%d captures, %d connections (tshark's count); %d connections in captures the "
                "import refuses on purpose (listed: loopback only, tunnels, snap lengths libpcap "
                "refuses, one peer with no telling handshake)%s; %d diagnosed and compared. Drops "
-               "the import recorded: %d, where tshark sees %d data segments resent in the same "
+               "the import recorded: %d, where tshark sees %d data segments and FINs resent in the same "
                "connections." % (
                    r["captures"], r["connections"], refused.get("definition", 0),
                    ", %d in captures it refuses wrongly" % refused["defect"]

@@ -117,8 +117,8 @@ static void print_summary(const qr_import_report *r, const char *dir)
         printf(" (hosts)\n");
         for (uint32_t h = 0, shown = 0; h < r->n_hosts && senders <= 8; h++) {
             const qr_import_host_report *x = &r->hosts[h];
-            if (!x->addr[0] || shown++ == 8)
-                continue;
+            if (!x->addr[0] || !x->ipid.steps || shown++ == 8)
+                continue; /* no step: nothing to tell (the aggregate says "unknown") */
             printf("  ip ids           host %u (%s): %s, %" PRIu64 " of %" PRIu64 " steps rising\n",
                    h, x->addr, qr_ipid_kind_name(x->ipid_kind), x->ipid.one + x->ipid.up,
                    x->ipid.steps);

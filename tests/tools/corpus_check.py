@@ -9,7 +9,8 @@ start order, then compared fact by fact:
   bytes0, bytes1   stream bytes each way (0: from the side that opened it), SYN and FIN aside
   end              closed (both FINs, the last acknowledged), reset, open
   syn_retries      SYNs sent again by the opener; synack_retries, SYN-ACKs sent again
-  resent           data segments sent again (tshark: retransmission or fast retransmission)
+  resent           data segments and FINs sent again (tshark: retransmission or fast
+                   retransmission); SYNs are syn_retries
   spurious         resends of data that had arrived
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
@@ -144,8 +145,10 @@ def tshark_conns(path):
             f["end"] = "closed" if acked else "open"
         else:
             f["end"] = "open"
-        f["resent"] = sum(1 for x in p if x["retx"] and x["len"] > 0)
-        f["spurious"] = sum(1 for x in p if x["spur"] and x["len"] > 0)
+        # segments that carry sequence space (data or a FIN) sent again; SYNs are syn_retries
+        seqsp = [x for x in p if (x["len"] > 0 or x["fin"]) and not x["syn"]]
+        f["resent"] = sum(1 for x in seqsp if x["retx"])
+        f["spurious"] = sum(1 for x in seqsp if x["spur"])
         f["dupacks_max"] = max([x["dupnum"] for x in p] or [0])
         # episodes: a zero-window frame after a direction's nonzero window (or first)
         f["zero_windows"] = 0
@@ -158,6 +161,13 @@ def tshark_conns(path):
                     f["zero_windows"] += 1
                 zero = x["zw"]
         f["out_of_order"] = sum(1 for x in p if x["ooo"])
+        # what the conservation check needs, per direction (0: the opener's)
+        f["cap_bytes"] = [sum(x["len"] for x in d) for d in dirs]
+        # segments that came again or filled a hole (tshark: retransmission, or out of order
+        # where tshark's timing rule and the import's IP ID or timestamp order differ): each
+        # drop the import records needs one
+        f["resent_dir"] = [sum(1 for x in d if (x["retx"] or x["ooo"]) and
+                               (x["len"] > 0 or x["fin"] or x["syn"])) for d in dirs]
         conns.append(f)
     return conns
 
@@ -196,6 +206,7 @@ def qreplay_conns(qreplay, scenario, path, work):
         conns = rec["import/connections"][:]
         dups = int(rec["import/captures"]["skip_duplicate"].sum())
         flows = {int(x["flow"]): x for x in dg["flows"][:]}
+    total, invented, drops_dir, made_dir = recording_bytes(out)
     res = []
     for c in conns:
         fl = flows.get(int(c["flow"]))
@@ -219,8 +230,58 @@ def qreplay_conns(qreplay, scenario, path, work):
         f["out_of_order"] = int(fl["reordered"])
         f["drops"] = int(c["drops0"]) + int(c["drops1"])
         f["packets"] = int(c["packets0"]) + int(c["packets1"])
+        fl = int(c["flow"])
+        f["rec_bytes"] = [total[2 * fl], total[2 * fl + 1]]  # side 0: its addr0 (the opener)
+        f["made_bytes"] = [invented[2 * fl], invented[2 * fl + 1]]
+        f["drops_dir"] = [drops_dir[2 * fl], drops_dir[2 * fl + 1]]
         res.append(f)
     return (res, dups), None
+
+
+def recording_bytes(out):
+    """Per recording flow direction (2 * flow + side, side 0 the flow's source): payload bytes of
+    every packet in the recording's pcaps, and of the packets the import made up (drops of a
+    direction only its receiver captured), both read back with tshark."""
+    rec = os.path.join(out, "recording")
+    with h5py.File(os.path.join(rec, "recording.h5"), "r") as h:
+        flows = h["flows"][:]
+        addr = {int(x["host"]): int(x["addr"]) for x in h["hosts"][:]}
+        conns = {int(c["flow"]): c for c in h["import/connections"][:]}
+        det = h["drops_detected"][:] if "drops_detected" in h else []
+    key_dir = {}
+    for fl in flows:
+        f = int(fl["id"])
+        a, b = addr[int(fl["src"])], addr[int(fl["dst"])]
+        key_dir[(a, int(fl["src_port"]), b, int(fl["dst_port"]))] = 2 * f
+        key_dir[(b, int(fl["dst_port"]), a, int(fl["src_port"]))] = 2 * f + 1
+    # evidence 2 (ipid) and 3 (none): only the receiver captured, its drops made up
+    made_up = {(int(d["dir"]), int(d["ip_id"])) for d in det
+               if int(conns[int(d["dir"]) // 2]["evidence%d" % (int(d["dir"]) % 2)]) >= 2}
+    total, invented = collections.Counter(), collections.Counter()
+    pdir = os.path.join(rec, "pcap")
+    pcaps = sorted(os.path.join(pdir, n) for n in os.listdir(pdir))
+    merged = os.path.join(out, "merged.pcap")  # one tshark run, not one per host
+    r = run(["mergecap", "-a", "-F", "pcap", "-w", merged] + pcaps) if pcaps else None
+    if r is not None and r.returncode != 0:
+        raise RuntimeError(f"mergecap failed on {pdir}: {r.stderr.strip()[:300]}")
+    for name in [merged] if pcaps else []:
+        r = run(["tshark", "-n", "-r", name, "-Y", "tcp", "-T", "fields",
+                 "-E", "separator=\t", "-e", "ip.src", "-e", "tcp.srcport", "-e", "ip.dst",
+                 "-e", "tcp.dstport", "-e", "ip.id", "-e", "tcp.len"])
+        if r.returncode != 0:
+            raise RuntimeError(f"tshark failed on {name}: {r.stderr.strip()[:300]}")
+        for line in r.stdout.splitlines():
+            src, sp, dst, dp, ipid, ln = line.split("\t")
+            ip = lambda t: int.from_bytes(bytes(int(x) for x in t.split(".")), "big")
+            d = key_dir.get((ip(src), int(sp), ip(dst), int(dp)))
+            if d is None:
+                raise RuntimeError(f"{name}: a packet of no flow ({line})")
+            total[d] += int(ln)
+            if (d, int(ipid, 16)) in made_up:
+                invented[d] += int(ln)
+    counts = collections.Counter(int(d["dir"]) for d in det)
+    made = collections.Counter(d for d, _ in made_up)
+    return total, invented, counts, made
 
 
 def key(ends):
@@ -352,6 +413,33 @@ def main():
                     mism[fact] += 1
                     unlisted.append({"capture": name, "fact": fact, "stream": r["stream"],
                                      "ends": r["ends"], "tshark": r[fact], "qreplay": qv})
+                # conservation: the recording holds the captured bytes and those of the drops
+                # it made up, nothing else; and no drop where tshark sees no resend
+                k = 1 if flip else 0
+                for side in (0, 1):
+                    rd = side ^ k  # the reference's direction of the recording's side
+                    for fact, ok, val in (
+                            ("conservation",
+                             q["rec_bytes"][side] - q["made_bytes"][side] == r["cap_bytes"][rd],
+                             f"recording {q['rec_bytes'][side]} B ({q['made_bytes'][side]} made "
+                             f"up), captured {r['cap_bytes'][rd]} B"),
+                            ("drops supported", q["drops_dir"][side] <= r["resent_dir"][rd],
+                             f"{q['drops_dir'][side]} drops, tshark sees {r['resent_dir'][rd]} "
+                             "resends or hole fillers")):
+                        total[fact] += 1
+                        if ok:
+                            agree[fact] += 1
+                            continue
+                        what = (name, fact)
+                        if what in listed:
+                            seen_listed.add(what)
+                            agree[fact + " (listed)"] += 1
+                            kinds[fact][listed[what].split(":")[0]] += 1
+                            continue
+                        mism[fact] += 1
+                        unlisted.append({"capture": name, "fact": fact, "stream": r["stream"],
+                                         "ends": r["ends"], "direction": rd, "tshark": val,
+                                         "qreplay": val})
             for extra in by_key.values():
                 for q in extra:
                     total["connection"] += 1
@@ -371,7 +459,7 @@ def main():
     print(f"{'fact':<16}{'agree':>8}{'listed':>8}{'of':>8}")
     print(f"{'left out':<16}{0:>8}{agree['left out (listed)']:>8}{total['connection']:>8}"
           "   (connections of other hosts in a capture read as one host's)")
-    for fact in ["connection"] + FACTS + ["duplicates"]:
+    for fact in ["connection"] + FACTS + ["duplicates", "conservation", "drops supported"]:
         print(f"{fact:<16}{agree[fact]:>8}{agree[fact + ' (listed)']:>8}{total[fact]:>8}")
     for u in unlisted if a.verbose else unlisted[:40]:
         print("DISAGREE", json.dumps(u, default=str))
