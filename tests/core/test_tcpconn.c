@@ -786,15 +786,22 @@ Test(tcpconn, keepalive_acks_are_not_duplicate_acks)
         handshake(&c, 0, MS);
         add(&c, 0, 1, 100, 0, 1, 2 * MS, 3 * MS, NULL, 0, 0);
         add(&c, 1, 1, 0, 0, 101, 3 * MS, 4 * MS, NULL, 0, 0);
-        for (int k = 1; k <= 3; k++) {
+        /* Linux probes with no byte; Windows with the last byte again, which the peer answers
+         * with a D-SACK of it: neither is a resend, spurious or not */
+        const int64_t dsack[2] = {100, 101};
+        for (int k = 1; k <= 4; k++) {
             int64_t t = k * 75000LL * MS;
-            add(&c, 0, 100, 0, 0, 1, t, t + MS, NULL, 0, 0);
-            add(&c, 1, 1, 0, 0, 101, t + MS, t + 2 * MS, NULL, 0, 0);
+            uint32_t byte = (uint32_t)(k & 1);
+            add(&c, 0, 100, byte, 0, 1, t, t + MS, NULL, 0, 0);
+            add(&c, 1, 1, 0, 0, 101, t + MS, t + 2 * MS, dsack, (int)byte, 0);
         }
         qr_tc_conn o;
         analyse(&c, seen[v][0], seen[v][1], &o, NULL);
         cr_assert_eq(o.dir[1].dupacks, 0, "vantage %d: %u", v, o.dir[1].dupacks);
         cr_assert_eq(o.dir[0].dupacks, 0, "the probes are not duplicates either");
+        cr_assert_eq(o.dir[0].retransmissions, 0, "vantage %d: a keep-alive is no resend", v);
+        cr_assert_eq(o.dir[0].spurious, 0, "vantage %d: nor a spurious one", v);
+        cr_assert_eq(o.dir[0].lost, 0, "vantage %d", v);
         qr_tc_conn_free(&o);
     }
 }

@@ -11,10 +11,14 @@ start order, then compared fact by fact:
   syn_retries      SYNs sent again by the opener; synack_retries, SYN-ACKs sent again
   resent           data segments and FINs sent again (tshark: retransmission or fast
                    retransmission); SYNs are syn_retries
-  spurious         resends of data that had arrived
+  spurious         resends of data that had arrived (tshark: already acknowledged when resent;
+                   qreplay also counts a resend a later D-SACK reports arrived twice: where
+                   that alone makes the difference, it counts as one of definition)
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
-  out_of_order     segments that arrived after one sent later
+  out_of_order     segments that arrived after one sent later (qreplay also counts the original
+                   of a resend a later D-SACK shows was not needed: a difference of definition
+                   the check finds itself, as for spurious)
 and per capture (the import reads it whole):
   duplicates       frames captured twice that the import removed, against editcap -D 5 over the
                    capture's TCP frames
@@ -52,7 +56,8 @@ TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.d
                  "tcp.flags.reset", "tcp.window_size_value", "tcp.analysis.retransmission",
                  "tcp.analysis.fast_retransmission", "tcp.analysis.spurious_retransmission",
                  "tcp.analysis.duplicate_ack_num", "tcp.analysis.zero_window",
-                 "tcp.analysis.out_of_order", "ip.id", "frame.len", "ip.proto", "ipv6.nxt"]
+                 "tcp.analysis.out_of_order", "ip.id", "frame.len", "ip.proto", "ipv6.nxt",
+                 "tcp.options.sack.dsack_le", "tcp.options.sack.dsack_re"]
 
 
 def last(v):
@@ -104,6 +109,9 @@ def tshark_conns(path):
                           or [0]),
             "zw": bool(v["tcp.analysis.zero_window"]),
             "ooo": bool(v["tcp.analysis.out_of_order"]),
+            "dsack": (int(last(v["tcp.options.sack.dsack_le"])),
+                      int(last(v["tcp.options.sack.dsack_re"])))
+            if v["tcp.options.sack.dsack_le"] and v["tcp.options.sack.dsack_re"] else None,
         })
     conns = []
     for stream, s in streams.items():
@@ -149,6 +157,29 @@ def tshark_conns(path):
         seqsp = [x for x in p if (x["len"] > 0 or x["fin"]) and not x["syn"]]
         f["resent"] = sum(1 for x in seqsp if x["retx"])
         f["spurious"] = sum(1 for x in seqsp if x["spur"])
+        # qreplay's definition (RFC 2883): also a resend that a later D-SACK from the other side
+        # reports arrived twice (each D-SACK names one: the latest resend before it that
+        # overlaps its block); tshark counts only resends of data acknowledged when sent
+        marked = set()
+        for d_, o_ in ((dirs[0], dirs[1]), (dirs[1], dirs[0])):
+            resends = [i for i, x in enumerate(d_) if x["retx"] and (x["len"] > 0 or x["fin"])
+                       and not x["syn"]]
+            for y in o_:
+                if not y["dsack"]:
+                    continue
+                le, re_ = y["dsack"]
+                for i in reversed(resends):
+                    x = d_[i]
+                    lo, hi = x["seq"], (x["seq"] + max(x["len"], 1)) & 0xFFFFFFFF
+                    if (x["t"] <= y["t"] and (id(d_), i) not in marked
+                            and seq_after(hi, le + 1) and seq_after(re_, lo + 1)):
+                        marked.add((id(d_), i))
+                        break
+        dsacked = [x for d_ in dirs for i, x in enumerate(d_) if (id(d_), i) in marked]
+        f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"])
+        # qreplay also counts the original of a resend a D-SACK shows was not needed as
+        # reordered (it arrived, late: Linux's reordering detection); tshark cannot see it
+        f["ooo_dsack"] = sum(1 for x in p if x["ooo"]) + sum(1 for x in dsacked if not x["spur"])
         f["dupacks_max"] = max([x["dupnum"] for x in p] or [0])
         # episodes: a zero-window frame after a direction's nonzero window (or first)
         f["zero_windows"] = 0
@@ -403,6 +434,12 @@ def main():
                     total[fact] += 1
                     if qv == r[fact]:
                         agree[fact] += 1
+                        continue
+                    if (fact == "spurious" and qv == r["spurious_dsack"]) or (
+                            fact == "out_of_order" and qv == r["ooo_dsack"]):
+                        # a difference of definition the check finds itself: D-SACKed resends
+                        agree[fact + " (listed)"] += 1
+                        kinds[fact]["definition"] += 1
                         continue
                     what = (name, fact)
                     if what in listed:

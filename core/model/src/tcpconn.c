@@ -231,6 +231,8 @@ static void ranges_prune(range *v, size_t *n, int64_t una)
 
 /* ---- pass 1: sequence numbers, copies ---- */
 
+static int keepalives(const qr_tc_dir *D, uint8_t **out);
+
 static int prepare_dir(tc *x, uint32_t d)
 {
     const qr_tc_dir *in = x->in[d];
@@ -248,16 +250,21 @@ static int prepare_dir(tc *x, uint32_t d)
     if (!x->out->info[d] || !x->prev_copy[d])
         return QR_ENOMEM;
     int64_t ref = 0, hi = 0;
-    qri_map last; /* sequence start -> latest copy + 1 */
-    if (qri_map_init(&last))
+    uint8_t *ka; /* keep-alives: their byte (if any) was sent long ago; not a resend */
+    if (keepalives(in, &ka))
         return QR_ENOMEM;
+    qri_map last; /* sequence start -> latest copy + 1 */
+    if (qri_map_init(&last)) {
+        free(ka);
+        return QR_ENOMEM;
+    }
     int rc = QR_OK;
     x->ws[d] = -1;
     for (size_t i = 0; i < in->n; i++) {
         const qr_packet *p = in->p[i].pk;
         qr_tc_pkt_info *f = &x->out->info[d][i];
         f->seq = unwrap(x->isn[d], &ref, p->seq);
-        f->len = seg_len(p);
+        f->len = ka[i] ? 0 : seg_len(p);
         f->exchange = -1;
         x->prev_copy[d][i] = -1;
         uint32_t pay = qr_tcp_payload(p);
@@ -293,6 +300,7 @@ static int prepare_dir(tc *x, uint32_t d)
             hi = end;
     }
     qri_map_free(&last);
+    free(ka);
     st->bytes = hi > 1 ? (uint64_t)(hi - 1) : 0;
     return rc;
 }
