@@ -843,3 +843,29 @@ Test(tcpconn, property_exchanges_hold_no_more_than_the_stream)
         qr_tc_conn_free(&o);
     }
 }
+
+/* A connection is closed when both FINs were acknowledged, at every vantage: a last ACK lost (or
+ * after the capture ended) leaves it open at capture end, as does a second FIN beyond the first
+ * that nobody acknowledged. */
+Test(tcpconn, closed_means_both_fins_acknowledged)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    for (int v = 0; v < 3; v++)
+        for (int variant = 0; variant < 3; variant++) {
+            conn c;
+            conn_init(&c);
+            handshake(&c, 0, MS);
+            add(&c, 0, 1, 100, 0, 1, 2 * MS, 3 * MS, NULL, 0, 0);
+            add(&c, 1, 1, 0, QR_TCP_FIN, 101, 4 * MS, 5 * MS, NULL, 0, 0);
+            add(&c, 0, 101, 0, QR_TCP_FIN, 2, 6 * MS, 7 * MS, NULL, 0, 0);
+            if (variant == 2) /* a second FIN one further on: never acknowledged */
+                add(&c, 1, 2, 0, QR_TCP_FIN, 102, 8 * MS, 9 * MS, NULL, 0, 0);
+            if (variant != 1) /* variant 1: the last ACK never came */
+                add(&c, 1, 2 + (variant == 2), 0, 0, 102, 10 * MS, 11 * MS, NULL, 0, 0);
+            qr_tc_conn o;
+            analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+            cr_assert_eq(o.end, variant == 0 ? QR_TC_END_CLOSED : QR_TC_END_OPEN,
+                         "vantage %d, variant %d: %d", v, variant, o.end);
+            qr_tc_conn_free(&o);
+        }
+}

@@ -7,7 +7,7 @@ the same capture, alone. The two are matched by their ends (addresses and ports,
 start order, then compared fact by fact:
 
   bytes0, bytes1   stream bytes each way (0: from the side that opened it), SYN and FIN aside
-  end              closed (both FINs, the last acknowledged), reset, open
+  end              closed (both FINs, each acknowledged), reset, open
   syn_retries      SYNs sent again by the opener; synack_retries, SYN-ACKs sent again
   resent           data segments and FINs sent again (tshark: retransmission or fast
                    retransmission); SYNs are syn_retries
@@ -145,12 +145,12 @@ def tshark_conns(path):
         if any(x["rst"] for x in p):
             f["end"] = "reset"
         elif all(fins):
-            # both FINs, the later one acknowledged by the other side
-            k = 0 if fins[0]["t"] >= fins[1]["t"] else 1
-            fin_end = (fins[k]["seq"] + fins[k]["len"] + 1) & 0xFFFFFFFF
-            acked = any(x["ackf"] and seq_after(x["ack"], fin_end - 1) and x["t"] >= fins[k]["t"]
-                        for x in dirs[k ^ 1])
-            f["end"] = "closed" if acked else "open"
+            # both FINs, each acknowledged (ACK past the FIN) by the other side after it was sent
+            def acked(k):
+                fin_end = (fins[k]["seq"] + fins[k]["len"] + 1) & 0xFFFFFFFF
+                return any(x["ackf"] and seq_after(x["ack"], fin_end) and x["t"] >= fins[k]["t"]
+                           for x in dirs[k ^ 1])
+            f["end"] = "closed" if acked(0) and acked(1) else "open"
         else:
             f["end"] = "open"
         # segments that carry sequence space (data or a FIN) sent again; SYNs are syn_retries

@@ -116,10 +116,11 @@ typedef struct {
     qr_tc_conn *out;
     qr_tc_cfg cfg;
     uint32_t isn[2];
-    int64_t *ack[2]; /* per packet of direction d: its ACK number in the other's sequence
-                      * space (-1: no ACK flag) */
-    uint32_t mss[2]; /* largest payload */
-    int ws[2];       /* shift of the windows direction d's packets advertise */
+    int64_t *ack[2];    /* per packet of direction d: its ACK number in the other's sequence
+                         * space (-1: no ACK flag) */
+    uint32_t mss[2];    /* largest payload */
+    int64_t fin_end[2]; /* the sequence after direction d's (last) FIN; 0: none */
+    int ws[2];          /* shift of the windows direction d's packets advertise */
     int64_t min_rtt;
     uint32_t rtt_n;
     int64_t srtt;     /* smoothed RTT of the samples (0: none) */
@@ -233,6 +234,18 @@ static void ranges_prune(range *v, size_t *n, int64_t una)
 
 static int keepalives(const qr_tc_dir *D, uint8_t **out);
 
+/* Direction d sent a FIN and the other side acknowledged it (as the captures show: a FIN whose
+ * ACK was lost, or came after the capture ended, leaves the connection open at capture end). */
+static int fin_acked(const tc *x, uint32_t d)
+{
+    if (!x->fin_end[d] || !x->ack[d ^ 1u])
+        return 0;
+    for (size_t j = 0; j < x->in[d ^ 1u]->n; j++)
+        if (x->ack[d ^ 1u][j] >= x->fin_end[d])
+            return 1;
+    return 0;
+}
+
 static int prepare_dir(tc *x, uint32_t d)
 {
     const qr_tc_dir *in = x->in[d];
@@ -276,7 +289,11 @@ static int prepare_dir(tc *x, uint32_t d)
             if (x->ws[d] < 0)
                 x->ws[d] = qr_tcp_wscale(p);
         }
-        st->fin |= (p->tcp_flags & QR_TCP_FIN) != 0;
+        if (p->tcp_flags & QR_TCP_FIN) {
+            st->fin = 1;
+            if (f->seq + pay + 1 > x->fin_end[d])
+                x->fin_end[d] = f->seq + pay + 1;
+        }
         if (p->tcp_flags & QR_TCP_RST) {
             st->rst = 1;
             x->rst = 1;
@@ -1453,9 +1470,9 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
                 rc = receiver_parts(&x, d);
         }
         finish_exchanges(&x);
-        out->end = x.rst                                ? QR_TC_END_RESET
-                   : out->dir[0].fin && out->dir[1].fin ? QR_TC_END_CLOSED
-                                                        : QR_TC_END_OPEN;
+        out->end = x.rst                                  ? QR_TC_END_RESET
+                   : fin_acked(&x, 0) && fin_acked(&x, 1) ? QR_TC_END_CLOSED
+                                                          : QR_TC_END_OPEN;
     }
     for (uint32_t d = 0; d < 2; d++) {
         free(x.ack[d]);
