@@ -10,7 +10,10 @@ start order, then compared fact by fact:
   end              closed (both FINs, each acknowledged), reset, open
   syn_retries      SYNs sent again by the opener; synack_retries, SYN-ACKs sent again
   resent           data segments and FINs sent again (tshark: retransmission or fast
-                   retransmission); SYNs are syn_retries
+                   retransmission); SYNs are syn_retries. A segment tshark calls out of order
+                   (by its timing rule) that a newer TCP timestamp, or an IP ID above the
+                   direction's highest, shows was sent after the rest is a resend to qreplay:
+                   where that makes the difference, it is one of definition
   spurious         resends of data that had arrived (tshark: already acknowledged when resent;
                    qreplay also counts a resend a later D-SACK reports arrived twice: where
                    that alone makes the difference, it counts as one of definition)
@@ -57,7 +60,8 @@ TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.d
                  "tcp.analysis.fast_retransmission", "tcp.analysis.spurious_retransmission",
                  "tcp.analysis.duplicate_ack_num", "tcp.analysis.zero_window",
                  "tcp.analysis.out_of_order", "ip.id", "frame.len", "ip.proto", "ipv6.nxt",
-                 "tcp.options.sack.dsack_le", "tcp.options.sack.dsack_re"]
+                 "tcp.options.sack.dsack_le", "tcp.options.sack.dsack_re",
+                 "tcp.options.timestamp.tsval"]
 
 
 def last(v):
@@ -112,6 +116,9 @@ def tshark_conns(path):
             "dsack": (int(last(v["tcp.options.sack.dsack_le"])),
                       int(last(v["tcp.options.sack.dsack_re"])))
             if v["tcp.options.sack.dsack_le"] and v["tcp.options.sack.dsack_re"] else None,
+            "tsval": int(last(v["tcp.options.timestamp.tsval"]))
+            if v["tcp.options.timestamp.tsval"] else None,
+            "ipid": int(last(v["ip.id"]), 16) if v["ip.id"] else None,
         })
     conns = []
     for stream, s in streams.items():
@@ -177,9 +184,30 @@ def tshark_conns(path):
                         break
         dsacked = [x for d_ in dirs for i, x in enumerate(d_) if (id(d_), i) in marked]
         f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"])
+        # a segment tshark calls out of order (by its timing rule) that was sent after everything
+        # before it (a newer TCP timestamp, or an IP ID 1 to 1024 above the direction's highest):
+        # a resend to qreplay, its original lost
+        later = 0
+        for d_ in dirs:
+            top_ts = top_id = None
+            for x in d_:
+                if x["ooo"] and x["len"] > 0 and (
+                        (x["tsval"] is not None and top_ts is not None
+                         and 0 < ((x["tsval"] - top_ts) & 0xFFFFFFFF) < 0x80000000)
+                        or (x["tsval"] is None and x["ipid"] is not None and top_id is not None
+                            and 0 < ((x["ipid"] - top_id) & 0xFFFF) <= 1024)):
+                    later += 1
+                if x["tsval"] is not None and (top_ts is None or 0 < ((x["tsval"] - top_ts)
+                                                                     & 0xFFFFFFFF) < 0x80000000):
+                    top_ts = x["tsval"]
+                if x["ipid"] is not None and (top_id is None or
+                                              0 < ((x["ipid"] - top_id) & 0xFFFF) <= 1024):
+                    top_id = x["ipid"]
+        f["resent_def"] = f["resent"] + later
         # qreplay also counts the original of a resend a D-SACK shows was not needed as
         # reordered (it arrived, late: Linux's reordering detection); tshark cannot see it
-        f["ooo_dsack"] = sum(1 for x in p if x["ooo"]) + sum(1 for x in dsacked if not x["spur"])
+        f["ooo_def"] = (sum(1 for x in p if x["ooo"]) - later
+                        + sum(1 for x in dsacked if not x["spur"]))
         f["dupacks_max"] = max([x["dupnum"] for x in p] or [0])
         # episodes: a zero-window frame after a direction's nonzero window (or first)
         f["zero_windows"] = 0
@@ -436,7 +464,8 @@ def main():
                         agree[fact] += 1
                         continue
                     if (fact == "spurious" and qv == r["spurious_dsack"]) or (
-                            fact == "out_of_order" and qv == r["ooo_dsack"]):
+                            fact == "out_of_order" and qv == r["ooo_def"]) or (
+                            fact == "resent" and qv == r["resent_def"]):
                         # a difference of definition the check finds itself: D-SACKed resends
                         agree[fact + " (listed)"] += 1
                         kinds[fact]["definition"] += 1
