@@ -15,7 +15,8 @@ start order, then compared fact by fact:
                    direction's highest, shows was sent after the rest is a resend to qreplay:
                    where that makes the difference, it is one of definition
   spurious         resends of data that had arrived (tshark: already acknowledged when resent;
-                   qreplay also counts a resend a later D-SACK reports arrived twice: where
+                   qreplay also counts a resend a later D-SACK reports arrived twice, and one
+                   whose first ACK echoes an older timestamp than its own (Eifel): where
                    that alone makes the difference, it counts as one of definition)
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
@@ -61,7 +62,7 @@ TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.d
                  "tcp.analysis.duplicate_ack_num", "tcp.analysis.zero_window",
                  "tcp.analysis.out_of_order", "ip.id", "frame.len", "ip.proto", "ipv6.nxt",
                  "tcp.options.sack.dsack_le", "tcp.options.sack.dsack_re",
-                 "tcp.options.timestamp.tsval"]
+                 "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr"]
 
 
 def last(v):
@@ -119,6 +120,8 @@ def tshark_conns(path):
             "tsval": int(last(v["tcp.options.timestamp.tsval"]))
             if v["tcp.options.timestamp.tsval"] else None,
             "ipid": int(last(v["ip.id"]), 16) if v["ip.id"] else None,
+            "tsecr": int(last(v["tcp.options.timestamp.tsecr"]))
+            if v["tcp.options.timestamp.tsecr"] else None,
         })
     conns = []
     for stream, s in streams.items():
@@ -183,7 +186,21 @@ def tshark_conns(path):
                         marked.add((id(d_), i))
                         break
         dsacked = [x for d_ in dirs for i, x in enumerate(d_) if (id(d_), i) in marked]
-        f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"])
+        # and (Eifel, RFC 3522) a resend whose bytes the first ACK to cover them acknowledges
+        # with the echo of an older timestamp than the resend's: the original had arrived
+        eifel = 0
+        for d_, o_ in ((dirs[0], dirs[1]), (dirs[1], dirs[0])):
+            for i, x in enumerate(d_):
+                if (not x["retx"] or x["spur"] or (id(d_), i) in marked or x["tsval"] is None
+                        or x["syn"] or not (x["len"] > 0 or x["fin"])):
+                    continue
+                end = (x["seq"] + x["len"] + (1 if x["fin"] else 0)) & 0xFFFFFFFF
+                y = next((y for y in o_ if y["t"] >= x["t"] and y["ackf"]
+                          and seq_after(y["ack"], end)), None)
+                if y is not None and y["tsecr"] is not None and \
+                        0 < ((x["tsval"] - y["tsecr"]) & 0xFFFFFFFF) < 0x80000000:
+                    eifel += 1
+        f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"]) + eifel
         # a segment tshark calls out of order (by its timing rule) that was sent after everything
         # before it (a newer TCP timestamp, or an IP ID 1 to 1024 above the direction's highest):
         # a resend to qreplay, its original lost
