@@ -472,57 +472,48 @@ def main():
                 agree["connection"] += 1
                 # the opener: qreplay's flow source must be tshark's opener
                 flip = q["ends"][0] != r["ends"][0]
+                def judge(fact, ok, definition, row):
+                    """Count one comparison: agreed, a difference of definition the check
+                    computes itself, listed in differences.tsv, or a failure."""
+                    total[fact] += 1
+                    if ok:
+                        agree[fact] += 1
+                    elif definition:
+                        agree[fact + " (listed)"] += 1
+                        kinds[fact]["definition"] += 1
+                    elif (name, fact) in listed:
+                        seen_listed.add((name, fact))
+                        agree[fact + " (listed)"] += 1
+                        kinds[fact][listed[(name, fact)].split(":")[0]] += 1
+                    else:
+                        mism[fact] += 1
+                        unlisted.append(dict({"capture": name, "fact": fact,
+                                              "stream": r["stream"], "ends": r["ends"]}, **row))
+
                 for fact in FACTS:
                     qv = q[fact]
                     if flip and fact in ("bytes0", "bytes1"):
                         qv = q["bytes1" if fact == "bytes0" else "bytes0"]
-                    total[fact] += 1
-                    if qv == r[fact]:
-                        agree[fact] += 1
-                        continue
-                    if (fact == "spurious" and qv == r["spurious_dsack"]) or (
-                            fact == "out_of_order" and qv == r["ooo_def"]) or (
-                            fact == "resent" and qv == r["resent_def"]):
-                        # a difference of definition the check finds itself: D-SACKed resends
-                        agree[fact + " (listed)"] += 1
-                        kinds[fact]["definition"] += 1
-                        continue
-                    what = (name, fact)
-                    if what in listed:
-                        seen_listed.add(what)
-                        agree[fact + " (listed)"] += 1
-                        kinds[fact][listed[what].split(":")[0]] += 1
-                        continue
-                    mism[fact] += 1
-                    unlisted.append({"capture": name, "fact": fact, "stream": r["stream"],
-                                     "ends": r["ends"], "tshark": r[fact], "qreplay": qv})
+                    # differences of definition the check finds itself (D-SACK, Eifel, hole
+                    # fillers sent after the rest)
+                    own = {"spurious": "spurious_dsack", "out_of_order": "ooo_def",
+                           "resent": "resent_def"}.get(fact)
+                    judge(fact, qv == r[fact], own is not None and qv == r[own],
+                          {"tshark": r[fact], "qreplay": qv})
                 # conservation: the recording holds the captured bytes and those of the drops
                 # it made up, nothing else; and no drop where tshark sees no resend
                 k = 1 if flip else 0
                 for side in (0, 1):
                     rd = side ^ k  # the reference's direction of the recording's side
-                    for fact, ok, val in (
-                            ("conservation",
-                             q["rec_bytes"][side] - q["made_bytes"][side] == r["cap_bytes"][rd],
-                             f"recording {q['rec_bytes'][side]} B ({q['made_bytes'][side]} made "
-                             f"up), captured {r['cap_bytes'][rd]} B"),
-                            ("drops supported", q["drops_dir"][side] <= r["resent_dir"][rd],
-                             f"{q['drops_dir'][side]} drops, tshark sees {r['resent_dir'][rd]} "
-                             "resends or hole fillers")):
-                        total[fact] += 1
-                        if ok:
-                            agree[fact] += 1
-                            continue
-                        what = (name, fact)
-                        if what in listed:
-                            seen_listed.add(what)
-                            agree[fact + " (listed)"] += 1
-                            kinds[fact][listed[what].split(":")[0]] += 1
-                            continue
-                        mism[fact] += 1
-                        unlisted.append({"capture": name, "fact": fact, "stream": r["stream"],
-                                         "ends": r["ends"], "direction": rd, "tshark": val,
-                                         "qreplay": val})
+                    val = (f"recording {q['rec_bytes'][side]} B ({q['made_bytes'][side]} made "
+                           f"up), captured {r['cap_bytes'][rd]} B")
+                    judge("conservation",
+                          q["rec_bytes"][side] - q["made_bytes"][side] == r["cap_bytes"][rd],
+                          False, {"direction": rd, "tshark": val, "qreplay": val})
+                    val = (f"{q['drops_dir'][side]} drops, tshark sees {r['resent_dir'][rd]} "
+                           "resends or hole fillers")
+                    judge("drops supported", q["drops_dir"][side] <= r["resent_dir"][rd], False,
+                          {"direction": rd, "tshark": val, "qreplay": val})
             for extra in by_key.values():
                 for q in extra:
                     total["connection"] += 1
