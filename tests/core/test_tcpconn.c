@@ -869,3 +869,24 @@ Test(tcpconn, closed_means_both_fins_acknowledged)
             qr_tc_conn_free(&o);
         }
 }
+
+/* A capture that starts mid-connection (no SYN): the stream starts at the lowest byte captured,
+ * even when a later packet holds it (a resend of what was sent before the capture began), as
+ * tshark counts; at every vantage. */
+Test(tcpconn, mid_connection_bytes_start_at_the_lowest_byte_captured)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    for (int v = 0; v < 3; v++) {
+        conn c;
+        conn_init(&c);
+        add(&c, 1, 5001, 1000, 0, 1, 1 * MS, 2 * MS, NULL, 0, 0);
+        add(&c, 1, 6001, 1000, 0, 1, 1 * MS + US, 2 * MS + US, NULL, 0, 0);
+        add(&c, 1, 3001, 2000, 0, 1, 3 * MS, 4 * MS, NULL, 0, 0); /* below the first */
+        add(&c, 0, 1, 0, 0, 7001, 5 * MS, 6 * MS, NULL, 0, 0);
+        qr_tc_conn o;
+        analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+        cr_assert_eq(o.dir[1].bytes, 4000, "vantage %d: %llu", v,
+                     (unsigned long long)o.dir[1].bytes);
+        qr_tc_conn_free(&o);
+    }
+}

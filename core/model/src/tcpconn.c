@@ -266,6 +266,19 @@ static int prepare_dir(tc *x, uint32_t d)
     uint8_t *ka; /* keep-alives: their byte (if any) was sent long ago; not a resend */
     if (keepalives(in, &ka))
         return QR_ENOMEM;
+    if (!st->isn_known) {
+        /* no SYN (a capture that starts mid-connection): the stream starts at the lowest byte
+         * captured, which a later packet may hold (a resend of what came before the capture) */
+        int64_t r = 0, lo = INT64_MAX;
+        for (size_t i = 0; i < in->n; i++)
+            if (!ka[i] && qr_tcp_payload(in->p[i].pk)) {
+                int64_t v = unwrap(x->isn[d], &r, in->p[i].pk->seq);
+                if (v < lo)
+                    lo = v;
+            }
+        if (lo < 1 && lo > INT32_MIN)
+            x->isn[d] += (uint32_t)(int32_t)(lo - 1);
+    }
     qri_map last; /* sequence start -> latest copy + 1 */
     if (qri_map_init(&last)) {
         free(ka);
