@@ -267,8 +267,9 @@ static int prepare_dir(tc *x, uint32_t d)
     if (keepalives(in, &ka))
         return QR_ENOMEM;
     if (!st->isn_known) {
-        /* no SYN (a capture that starts mid-connection): the stream starts at the lowest byte
-         * captured, which a later packet may hold (a resend of what came before the capture) */
+        /* no SYN (a capture that starts mid-connection): the stream starts at the lowest data
+         * byte captured, which a later packet may hold (a resend of what came before the
+         * capture); pure ACKs before it say nothing of the bytes, as tshark counts */
         int64_t r = 0, lo = INT64_MAX;
         for (size_t i = 0; i < in->n; i++)
             if (!ka[i] && qr_tcp_payload(in->p[i].pk)) {
@@ -276,7 +277,7 @@ static int prepare_dir(tc *x, uint32_t d)
                 if (v < lo)
                     lo = v;
             }
-        if (lo < 1 && lo > INT32_MIN)
+        if (lo != INT64_MAX && lo > INT32_MIN && lo < INT32_MAX)
             x->isn[d] += (uint32_t)(int32_t)(lo - 1);
     }
     qri_map last; /* sequence start -> latest copy + 1 */
