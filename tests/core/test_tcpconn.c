@@ -890,3 +890,109 @@ Test(tcpconn, mid_connection_bytes_start_at_the_lowest_byte_captured)
         qr_tc_conn_free(&o);
     }
 }
+
+/* Both ends of both directions seen: why each RTO fired, from what became of the copy it resent,
+ * of what came after it and of the receiver's ACKs. A classic sender (ns-3's: no probe, no RACK)
+ * fires its RTO 250 ms into the silence. */
+static void why_of_the_rto(conn *c, int nseg, int lose, qr_tc_why want, int64_t delack)
+{
+    qr_tc_cfg cfg;
+    qr_tc_cfg_default(&cfg);
+    cfg.classic = 1;
+    cfg.delack_ns = delack;
+    qr_tc_conn o;
+    analyse(c, BOTH, &o, &cfg);
+    cr_assert_eq(o.dir[1].trig[QR_TC_RTO], 1, "lose %d", lose);
+    cr_assert_eq(o.dir[1].trig[QR_TC_TLP] + o.dir[1].trig[QR_TC_RACK], 0);
+    size_t r = c->n[1];
+    for (size_t i = 0; i < c->n[1]; i++)
+        if (o.info[1][i].trigger == QR_TC_RTO)
+            r = i;
+    cr_assert_lt(r, c->n[1]);
+    cr_assert_eq(o.info[1][r].why, want, "lose %d of %d: %s, want %s", lose, nseg,
+                 qr_tc_why_name(o.info[1][r].why), qr_tc_why_name(want));
+    const qr_tc_exchange *ex = &o.ex[1];
+    /* its wait counts to its reason: the timer's (or, held, the delayed ACK's) */
+    int part = want == QR_TC_WHY_ACK_HELD ? QR_TC_PART_DELACK : QR_TC_PART_RTO;
+    cr_assert_geq(ex->part_ns[part], 240 * MS, "%s part %lld", qr_tc_part_name(part),
+                  (long long)ex->part_ns[part]);
+    cr_assert_geq(ex->why_ns[want], 240 * MS);
+    int64_t sum = 0;
+    for (int k = 0; k < QR_TC_PARTS; k++)
+        sum += ex->part_ns[k];
+    cr_assert_eq(sum, ex->end_ns - ex->start_ns);
+    qr_tc_conn_free(&o);
+    /* one end only: the evidence is missing, and the answer says so */
+    analyse(c, SERVER, &o, &cfg);
+    for (size_t i = 0; i < c->n[1]; i++)
+        cr_assert_eq(o.info[1][i].why, QR_TC_WHY_UNKNOWN);
+    qr_tc_conn_free(&o);
+}
+
+Test(tcpconn, why_the_timer_fired_from_both_ends)
+{
+    conn c;
+    /* the last segment lost: nothing after it could bring a duplicate ACK */
+    download(&c, 10, 9, M_TAIL_RTO);
+    why_of_the_rto(&c, 10, 9, QR_TC_WHY_TAIL, 0);
+    /* the 8th of 10 lost: two segments after it, two duplicate ACKs, one short */
+    download(&c, 10, 7, M_TAIL_RTO);
+    why_of_the_rto(&c, 10, 7, QR_TC_WHY_FEW_DUPACKS, 0);
+    /* nothing lost, the receiver's last ACK lost on its way back */
+    download(&c, 10, -1, M_NONE);
+    size_t last = c.n[0] - 1;
+    int64_t t = c.p[0][last].rx_ns + 250 * MS;
+    c.p[0][last].rx_ns = -1;
+    add(&c, 1, 1 + 1000 * 9, 1000, 0, 101, t, t + MS, NULL, 0, tsv(t));
+    add(&c, 0, 101, 0, 0, 1 + 1000 * 10, t + MS + 5 * US, t + 2 * MS, NULL, 0, tsv(t));
+    why_of_the_rto(&c, 10, -1, QR_TC_WHY_ACK_LOST, 0);
+    /* nothing lost, the receiver held its last ACK 300 ms (past the sender's timer) */
+    download(&c, 10, -1, M_NONE);
+    last = c.n[0] - 1;
+    t = c.p[0][last].rx_ns + 250 * MS;
+    c.p[0][last].tx_ns += 300 * MS;
+    c.p[0][last].rx_ns += 300 * MS;
+    add(&c, 1, 1 + 1000 * 9, 1000, 0, 101, t, t + MS, NULL, 0, tsv(t));
+    why_of_the_rto(&c, 10, -1, QR_TC_WHY_ACK_HELD, 40 * MS);
+}
+
+/* The receiver's ACK holds, and an exchange that ends when its receiver had every byte
+ * (end_at_arrival: a flow completion time) rather than at its ACK. */
+Test(tcpconn, holds_and_the_end_at_arrival)
+{
+    conn c;
+    download(&c, 10, -1, M_NONE);
+    size_t last = c.n[0] - 1;
+    int64_t last_rx = -1;
+    for (size_t i = 0; i < c.n[1]; i++)
+        if (c.p[1][i].rx_ns > last_rx)
+            last_rx = c.p[1][i].rx_ns;
+    c.p[0][last].tx_ns += 30 * MS; /* held 30 ms */
+    c.p[0][last].rx_ns += 30 * MS;
+    qr_tc_cfg cfg;
+    qr_tc_cfg_default(&cfg);
+    cfg.delack_ns = 20 * MS;
+    qr_tc_conn o;
+    analyse(&c, BOTH, &o, &cfg);
+    cr_assert_eq(o.info[0][last].hold_ns, 30 * MS + 5 * US);
+    cr_assert_eq(o.dir[0].held_acks, 1);
+    cr_assert_eq(o.ex[1].end_ns, c.p[0][last].rx_ns, "ends at its ACK by default");
+    cr_assert_geq(o.ex[1].part_ns[QR_TC_PART_DELACK], 30 * MS, "the sender waited on the hold");
+    qr_tc_conn_free(&o);
+    cfg.end_at_arrival = 1;
+    analyse(&c, BOTH, &o, &cfg);
+    cr_assert_eq(o.ex[1].end_ns, last_rx, "ends when the last byte arrived");
+    cr_assert_eq(o.ex[1].status, QR_TC_COMPLETE);
+    int64_t sum = 0;
+    for (int k = 0; k < QR_TC_PARTS; k++)
+        sum += o.ex[1].part_ns[k];
+    cr_assert_eq(sum, o.ex[1].end_ns - o.ex[1].start_ns);
+    cr_assert_eq(o.ex[1].part_ns[QR_TC_PART_DELACK], 0, "the hold came after the last byte");
+    qr_tc_conn_free(&o);
+    /* without a delayed-ACK bound, a hold is measured but not called the timer's */
+    cfg.delack_ns = 0;
+    analyse(&c, BOTH, &o, &cfg);
+    cr_assert_eq(o.dir[0].held_acks, 0);
+    cr_assert_eq(o.info[0][last].hold_ns, 30 * MS + 5 * US);
+    qr_tc_conn_free(&o);
+}

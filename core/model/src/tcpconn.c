@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "map.h"
 #include "qreplay/error.h"
+#include "qreplay/topology.h"
 
 #define MSG(errbuf, code, ...) qri_err(errbuf, code, __VA_ARGS__)
 
@@ -21,6 +22,13 @@ const char *qr_tc_trigger_name(int t)
     static const char *const n[] = {"original", "rto",      "after-rto", "tlp",    "fast",
                                     "rack",     "recovery", "syn",       "unknown"};
     return t >= 0 && t < QR_TC_TRIGGERS ? n[t] : "?";
+}
+
+const char *qr_tc_why_name(int w)
+{
+    static const char *const n[] = {"unknown",  "rto",      "tail-drop",          "few-dupacks",
+                                    "ack-lost", "ack-held", "retransmission-lost"};
+    return w >= 0 && w < QR_TC_WHYS ? n[w] : "?";
 }
 
 const char *qr_tc_part_name(int p)
@@ -119,6 +127,7 @@ typedef struct {
     int64_t *ack[2];    /* per packet of direction d: its ACK number in the other's sequence
                          * space (-1: no ACK flag) */
     uint32_t mss[2];    /* largest payload */
+    uint32_t hdr[2];    /* the IP and TCP headers of the segment that carried it */
     int64_t fin_end[2]; /* the sequence after direction d's (last) FIN; 0: none */
     int ws[2];          /* shift of the windows direction d's packets advertise */
     int64_t min_rtt;
@@ -293,11 +302,14 @@ static int prepare_dir(tc *x, uint32_t d)
         f->seq = unwrap(x->isn[d], &ref, p->seq);
         f->len = ka[i] ? 0 : seg_len(p);
         f->exchange = -1;
+        f->hold_ns = -1;
         x->prev_copy[d][i] = -1;
         uint32_t pay = qr_tcp_payload(p);
         st->packets++;
-        if (pay > x->mss[d])
+        if (pay > x->mss[d]) {
             x->mss[d] = pay;
+            x->hdr[d] = p->ip_len > pay ? p->ip_len - pay : 0;
+        }
         if (p->tcp_flags & QR_TCP_SYN) {
             st->syn = 1;
             if (x->ws[d] < 0)
@@ -541,12 +553,15 @@ static int sender_walk(tc *x, uint32_t d)
             } else if (!timer) {
                 if (in_rec)
                     tr = rec_rto ? QR_TC_AFTER_RTO : QR_TC_RECOVERY;
-                else if (dupacks >= c->dupthresh || above >= (int64_t)c->dupthresh * mss)
-                    tr = QR_TC_FAST;
-                else if (above > 0 || dupacks > 0)
+                else if (dupacks >= c->dupthresh || above >= (int64_t)c->dupthresh * mss ||
+                         c->classic)
+                    tr = QR_TC_FAST; /* a classic sender resends outside its timer only so */
+                else if ((above > 0 || dupacks > 0) && !c->classic)
                     tr = QR_TC_RACK;
                 else
                     tr = QR_TC_RECOVERY;
+            } else if (c->classic) {
+                tr = QR_TC_RTO;
             } else if (above > 0 && silence < c->rto_min_ns) {
                 tr = QR_TC_RACK;
             } else if (e >= snd_max && !tlp_out &&
@@ -558,6 +573,7 @@ static int sender_walk(tc *x, uint32_t d)
             f->trigger = (uint8_t)tr;
             st->retransmissions++;
             st->trig[tr]++;
+            st->late_fast += tr == QR_TC_FAST && dupacks > c->dupthresh;
             if (tr == QR_TC_TLP)
                 tlp_out = 1;
             if (tr == QR_TC_RTO ||
@@ -733,12 +749,124 @@ static void fates(tc *x, uint32_t d)
         if (!f->len)
             continue;
         if (D->seen & QR_TC_AT_SENDER) /* else receiver_walk counted the holes */
-            st->lost += f->fate == QR_TC_LOST;
+            st->lost += f->fate == QR_TC_LOST && !(D->p[i].pk->tcp_flags & QR_TCP_SYN);
         st->not_seen += f->fate == QR_TC_NOT_SEEN;
         st->reordered += f->reordered;
         st->spurious += f->spurious;
         if (f->spurious && f->trigger == QR_TC_RTO)
             st->undos++;
+    }
+}
+
+/* ---- both ends: how long receivers held their ACKs, and why each RTO fired ---- */
+
+/* Data of a segment for its receiver: payload or a FIN (a SYN's byte is the handshake's). */
+static int carries_data(const qr_packet *p)
+{
+    return qr_tcp_payload(p) > 0 || (p->tcp_flags & QR_TCP_FIN);
+}
+
+/* The holds of the acknowledgments of direction d's data, where d's receiver was seen and its
+ * ACKs were seen leaving it (one host's record): each one's send time less the arrival of the
+ * oldest data it was first to acknowledge (the first to arrive after that receiver's previous
+ * ACK). An ACK the delayed-ACK timer would have sent, but a later segment forced out early (a
+ * duplicate, say), is still held from the first. */
+static int ack_holds(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    if (!(D->seen & QR_TC_AT_RECEIVER) || !(A->seen & QR_TC_AT_SENDER))
+        return QR_OK;
+    qr_tc_pkt_info *ai = x->out->info[d ^ 1u];
+    int64_t *rx = malloc((D->n ? D->n : 1) * sizeof *rx);
+    if (!rx)
+        return QR_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < D->n; i++)
+        if (D->p[i].rx_ns >= 0 && x->out->info[d][i].len && carries_data(D->p[i].pk))
+            rx[k++] = D->p[i].rx_ns;
+    qsort(rx, k, sizeof *rx, qri_cmp_i64);
+    size_t p = 0;
+    int64_t acked = 0, first_rx = -1;
+    for (size_t j = 0; j < A->n; j++) {
+        for (; p < k && rx[p] <= A->p[j].tx_ns; p++)
+            if (first_rx < 0)
+                first_rx = rx[p];
+        const qr_packet *ap = A->p[j].pk;
+        int64_t an = x->ack[d ^ 1u][j];
+        int syn = (ap->tcp_flags & QR_TCP_SYN) != 0;
+        if (!syn && first_rx >= 0 && an > acked) {
+            ai[j].hold_ns = A->p[j].tx_ns - first_rx;
+            x->out->dir[d ^ 1u].held_acks +=
+                x->cfg.delack_ns > 0 && ai[j].hold_ns >= x->cfg.delack_ns;
+        }
+        if (!syn && an > acked)
+            acked = an;
+        if (ap->tcp_flags & QR_TCP_ACK)
+            first_rx = -1;
+    }
+    free(rx);
+    return QR_OK;
+}
+
+/* Why the timer fired for each RTO of direction d, where both ends of both directions were seen:
+ * from the fate of the copy it resent (the latest before it), what arrived after that copy, and
+ * what became of the ACKs the receiver sent before the timer fired. */
+static void rto_reasons(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
+    const unsigned both = QR_TC_AT_SENDER | QR_TC_AT_RECEIVER;
+    if ((D->seen & both) != both || (A->seen & both) != both)
+        return;
+    qr_tc_pkt_info *info = x->out->info[d];
+    const qr_tc_pkt_info *ai = x->out->info[d ^ 1u];
+    int64_t delack = x->cfg.delack_ns;
+    for (size_t r = 0; r < D->n; r++) {
+        if (info[r].trigger != QR_TC_RTO)
+            continue;
+        int64_t t = D->p[r].tx_ns, s0 = info[r].seq;
+        size_t k = D->n, copies = 0;
+        for (size_t i = 0; i < r; i++)
+            if (D->p[i].tx_ns < t && info[i].len && info[i].seq <= s0 &&
+                s0 < info[i].seq + info[i].len) {
+                k = i;
+                copies++;
+            }
+        qr_tc_why w = QR_TC_WHY_PLAIN;
+        if (k == D->n) {
+            info[r].why = (uint8_t)w;
+            continue;
+        }
+        int64_t rxk = D->p[k].rx_ns;
+        if (rxk < 0 && copies > 1) {
+            w = QR_TC_WHY_RETX_LOST; /* only the timer resends a lost retransmission */
+        } else if (rxk >= 0) {
+            /* its data arrived: the ACKs did not come back in time */
+            int lost = 0, held = 0, any = 0;
+            for (size_t j = 0; j < A->n; j++) {
+                if (A->p[j].tx_ns < rxk || A->p[j].tx_ns > t)
+                    continue;
+                any = 1;
+                lost |= A->p[j].rx_ns < 0;
+                held |= delack > 0 && ai[j].hold_ns >= delack;
+            }
+            w = lost ? QR_TC_WHY_ACK_LOST : held || !any ? QR_TC_WHY_ACK_HELD : QR_TC_WHY_PLAIN;
+        } else {
+            /* lost: what arrived after it could each have brought a duplicate ACK */
+            uint32_t after = 0;
+            for (size_t i = k + 1; i < D->n; i++)
+                if (D->p[i].tx_ns < t && carries_data(D->p[i].pk) && D->p[i].rx_ns >= 0)
+                    after++;
+            if (after == 0) {
+                w = QR_TC_WHY_TAIL;
+            } else if (after < x->cfg.dupthresh) {
+                w = QR_TC_WHY_FEW_DUPACKS;
+            } else {
+                for (size_t j = 0; j < A->n; j++)
+                    if (A->p[j].tx_ns >= D->p[k].tx_ns && A->p[j].tx_ns <= t && A->p[j].rx_ns < 0)
+                        w = QR_TC_WHY_ACK_LOST;
+            }
+        }
+        info[r].why = (uint8_t)w;
     }
 }
 
@@ -784,6 +912,80 @@ static int64_t ack_time(const tc *x, uint32_t d, size_t j)
     if (vantage_of(D) == QR_TC_AT_SENDER)
         return (A->seen & QR_TC_AT_RECEIVER) ? A->p[j].rx_ns : -1;
     return (A->seen & QR_TC_AT_SENDER) ? A->p[j].tx_ns : -1;
+}
+
+typedef struct {
+    int64_t t, s, e;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* cfg.end_at_arrival: each exchange of a direction whose receiver was seen ends when the
+ * receiver had every byte up to its last (-1: it never did). */
+static int arrival_ends(tc *x)
+{
+    qr_tc_conn *o = x->out;
+    for (uint32_t d = 0; d < 2; d++) {
+        const qr_tc_dir *D = x->in[d];
+        if (!(D->seen & QR_TC_AT_RECEIVER))
+            continue;
+        size_t first = o->n_ex;
+        for (size_t i = 0; i < o->n_ex && first == o->n_ex; i++)
+            if (o->ex[i].dir == d)
+                first = i;
+        if (first == o->n_ex)
+            continue;
+        span *v = malloc((D->n ? D->n : 1) * sizeof *v);
+        if (!v)
+            return QR_ENOMEM;
+        size_t k = 0;
+        for (size_t i = 0; i < D->n; i++) {
+            uint32_t pay = qr_tcp_payload(D->p[i].pk);
+            if (pay && D->p[i].rx_ns >= 0) {
+                int64_t s = x->out->info[d][i].seq + ((D->p[i].pk->tcp_flags & QR_TCP_SYN) != 0);
+                v[k++] = (span){D->p[i].rx_ns, s, s + pay};
+            }
+        }
+        qsort(v, k, sizeof *v, span_cmp);
+        range *got = NULL;
+        size_t ng = 0, cap = 0, next = first;
+        int64_t cont = o->ex[first].seq_lo;
+        for (size_t i = first; i < o->n_ex; i++)
+            if (o->ex[i].dir == d)
+                o->ex[i].end_ns = -1;
+        int rc = QR_OK;
+        for (size_t i = 0; i < k && next < o->n_ex && !rc; i++) {
+            if (v[i].s <= cont) {
+                if (v[i].e > cont)
+                    cont = v[i].e;
+            } else if ((rc = ranges_add(&got, &ng, &cap, v[i].s, v[i].e))) {
+                break;
+            }
+            while (ng && got[0].s <= cont) {
+                if (got[0].e > cont)
+                    cont = got[0].e;
+                memmove(got, got + 1, (ng - 1) * sizeof *got);
+                ng--;
+            }
+            for (; next < o->n_ex; next++) {
+                qr_tc_exchange *ex = &o->ex[next];
+                if (ex->dir != d)
+                    continue;
+                if (cont < ex->seq_hi)
+                    break;
+                ex->end_ns = v[i].t > ex->start_ns ? v[i].t : ex->start_ns;
+            }
+        }
+        free(got);
+        free(v);
+        if (rc)
+            return rc;
+    }
+    return QR_OK;
 }
 
 static int find_exchanges(tc *x)
@@ -878,6 +1080,8 @@ static int find_exchanges(tc *x)
         other[d ^ 1u] = 1;
     }
     free(ev);
+    if (!rc && x->cfg.end_at_arrival)
+        rc = arrival_ends(x);
     int64_t last_end = -1; /* the latest end of the exchanges before */
     for (size_t i = 0; i < o->n_ex; i++) {
         qr_tc_exchange *ex = &o->ex[i];
@@ -936,6 +1140,7 @@ static void assign_packets(tc *x)
             if (f->trigger != QR_TC_ORIGINAL) {
                 ex->retransmissions++;
                 ex->trig[f->trigger]++;
+                ex->late_fast += f->trigger == QR_TC_FAST && f->dupacks > x->cfg.dupthresh;
             }
             if (D->seen & QR_TC_AT_SENDER)
                 ex->lost += f->fate == QR_TC_LOST;
@@ -947,14 +1152,17 @@ static void assign_packets(tc *x)
 
 /* ---- pass 4: where each exchange's time went ---- */
 
-static void add_gap(qr_tc_exchange *ex, int64_t end, int64_t a, int64_t b, int part)
+/* Adds the part of [a, b) inside the exchange to its part; returns how much that was. */
+static int64_t add_gap(qr_tc_exchange *ex, int64_t end, int64_t a, int64_t b, int part)
 {
     if (a < ex->start_ns)
         a = ex->start_ns;
     if (b > end)
         b = end;
-    if (b > a)
-        ex->part_ns[part] += b - a;
+    if (b <= a)
+        return 0;
+    ex->part_ns[part] += b - a;
+    return b - a;
 }
 
 static int64_t exchange_end(const tc *x, const qr_tc_exchange *ex)
@@ -988,9 +1196,20 @@ static int active_update(active *a, const tc *x, uint32_t d, int64_t t_prev, int
     return QR_OK;
 }
 
+/* The time in [a, b) direction d's sender's link spent on other connections (0: unknown). */
+static int64_t link_busy(const tc *x, uint32_t d, int64_t a, int64_t b)
+{
+    if (!x->cfg.link_busy || b <= a)
+        return 0;
+    int64_t v = x->cfg.link_busy(x->cfg.link_ctx, d, a, b);
+    return v < 0 ? 0 : v > b - a ? b - a : v;
+}
+
 static int sender_parts(tc *x, uint32_t d)
 {
     const qr_tc_dir *A = x->in[d ^ 1u];
+    const qr_tc_pkt_info *held = x->out->info[d ^ 1u];
+    int64_t delack = x->cfg.delack_ns;
     qr_tc_conn *o = x->out;
     tev *ev;
     size_t ne;
@@ -998,7 +1217,7 @@ static int sender_parts(tc *x, uint32_t d)
     if (rc)
         return rc;
     int64_t una = 0, snd_max = 0, rec_point = 0, rwnd = -1, t_prev = INT64_MIN, last_data_t = -1;
-    int in_rec = 0;
+    int in_rec = 0, prev_ack = 0, rec_why = -1; /* rec_why: the recovery's RTO's (-1: none) */
     int ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
     int64_t mss = x->mss[d] ? x->mss[d] : 1;
     active act = {0};
@@ -1010,8 +1229,9 @@ static int sender_parts(tc *x, uint32_t d)
             qr_tc_exchange *ex = &o->ex[act.v[ai]];
             int part = QR_TC_PART_TRANSFER;
             uint8_t tr = ev[q].ack ? QR_TC_ORIGINAL : o->info[d][ev[q].i].trigger;
+            uint8_t why = ev[q].ack ? QR_TC_WHY_UNKNOWN : o->info[d][ev[q].i].why;
             if (tr == QR_TC_RTO)
-                part = QR_TC_PART_RTO;
+                part = why == QR_TC_WHY_ACK_HELD ? QR_TC_PART_DELACK : QR_TC_PART_RTO;
             else if (tr == QR_TC_TLP)
                 part = QR_TC_PART_TLP;
             else if (in_rec || tr == QR_TC_RACK)
@@ -1022,20 +1242,49 @@ static int sender_parts(tc *x, uint32_t d)
                 part = QR_TC_PART_APP;
             /* the ACK that completes it rides on the other side's data: beyond one minimum RTT
              * after the last data left, the receiver held its ACK for its reply */
-            int64_t split = t;
+            int64_t split = t, from = t_prev > ex->start_ns ? t_prev : ex->start_ns;
+            int64_t hold = -1;
             if (ev[q].ack && t == ex->end_ns && qr_tcp_payload(A->p[ev[q].i].pk) > 0 &&
-                x->min_rtt > 0 && last_data_t >= 0) {
-                int64_t hold = t - (last_data_t + x->min_rtt);
-                int64_t from = t_prev > ex->start_ns ? t_prev : ex->start_ns;
-                if (hold > t - from)
-                    hold = t - from;
-                if (hold > 0)
-                    split = t - hold;
+                x->min_rtt > 0 && last_data_t >= 0)
+                hold = t - (last_data_t + x->min_rtt);
+            /* between two ACKs, the second one the receiver held for its delayed-ACK timer: the
+             * sender's wait for it was that stall (less the time its link was busy) */
+            if (ev[q].ack && prev_ack && part == QR_TC_PART_TRANSFER && delack > 0 &&
+                held[ev[q].i].hold_ns >= delack) {
+                int64_t h = held[ev[q].i].hold_ns, room = t - from - link_busy(x, d, from, t);
+                if (h > room)
+                    h = room;
+                if (h > hold)
+                    hold = h;
             }
-            add_gap(ex, exchange_end(x, ex), t_prev, split, part);
-            add_gap(ex, exchange_end(x, ex), split, t, QR_TC_PART_DELACK);
+            if (hold > t - from)
+                hold = t - from;
+            if (hold > 0)
+                split = t - hold;
+            int64_t end = exchange_end(x, ex);
+            if (part == QR_TC_PART_APP) {
+                /* nothing of it in flight while the link sent others' packets: its turn */
+                int64_t a = from, b = split < end ? split : end;
+                int64_t busy = link_busy(x, d, a, b);
+                if (busy > 0) {
+                    ex->part_ns[QR_TC_PART_QUEUEING] += busy;
+                    ex->part_ns[QR_TC_PART_APP] += b - a - busy;
+                    a = b;
+                }
+                add_gap(ex, end, a, b, part);
+            } else {
+                int64_t added = add_gap(ex, end, t_prev, split, part);
+                if (tr == QR_TC_RTO)
+                    ex->why_ns[why] += added;
+                else if (part == QR_TC_PART_RECOVERY && rec_why >= 0)
+                    ex->after_rto_ns[rec_why] += added;
+            }
+            int64_t added = add_gap(ex, end, split, t, QR_TC_PART_DELACK);
+            if (tr == QR_TC_RTO)
+                ex->why_ns[why] += added;
         }
         t_prev = t;
+        prev_ack = ev[q].ack;
         if (ev[q].ack) {
             const qr_packet *ap = A->p[ev[q].i].pk;
             int64_t a = x->ack[d ^ 1u][ev[q].i];
@@ -1056,6 +1305,7 @@ static int sender_parts(tc *x, uint32_t d)
             ((tr == QR_TC_FAST || tr == QR_TC_RACK || tr == QR_TC_TLP) && !in_rec)) {
             in_rec = 1;
             rec_point = snd_max;
+            rec_why = tr == QR_TC_RTO ? f->why : -1;
         }
         if (f->seq + f->len > snd_max)
             snd_max = f->seq + f->len;
@@ -1318,9 +1568,27 @@ static void finish_exchanges(tc *x)
         qr_tc_exchange *ex = &o->ex[i];
         uint64_t first =
             x->mss[ex->dir] && ex->bytes > x->mss[ex->dir] ? x->mss[ex->dir] : ex->bytes;
-        int64_t ser = o->rate_bps ? qri_wire_ns(ex->bytes - first, o->rate_bps) : 0;
-        if (ex->vantage == QR_TC_AT_SENDER)
-            ex->ideal_ns = o->min_rtt_ns > 0 ? o->min_rtt_ns + ser : 0;
+        /* the rest at the path's rate: a measured rate is of payload (deliveries); a link rate
+         * the caller gives carries every segment's headers and framing too */
+        uint64_t wire = ex->bytes - first;
+        if (!o->rate_measured && x->mss[ex->dir])
+            wire += (wire + x->mss[ex->dir] - 1) / x->mss[ex->dir] *
+                    (x->hdr[ex->dir] + QR_LINK_OVERHEAD_BYTES);
+        int64_t ser = o->rate_bps ? qri_wire_ns(wire, o->rate_bps) : 0;
+        int64_t rtt = o->min_rtt_ns;
+        int to_arrival = x->cfg.end_at_arrival && (x->in[ex->dir]->seen & QR_TC_AT_RECEIVER);
+        /* from the first byte sent to the last acknowledged is a round trip; to the last
+         * arrived (end_at_arrival), half of one */
+        if (rtt > 0 && to_arrival)
+            rtt /= 2;
+        int64_t known = to_arrival && x->cfg.path_ideal
+                            ? x->cfg.path_ideal(x->cfg.path_ctx, ex->dir, ex->bytes,
+                                                x->mss[ex->dir], x->hdr[ex->dir])
+                            : 0;
+        if (known > 0)
+            ex->ideal_ns = known;
+        else if (ex->vantage == QR_TC_AT_SENDER)
+            ex->ideal_ns = rtt > 0 ? rtt + ser : 0;
         else
             ex->ideal_ns = ser;
         int64_t tr = ex->part_ns[QR_TC_PART_TRANSFER];
@@ -1463,8 +1731,13 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
             fates(&x, d);
             ts_samples(&x, d);
         }
+        for (uint32_t d = 0; d < 2 && !rc; d++)
+            rc = ack_holds(&x, d);
+        for (uint32_t d = 0; d < 2 && !rc; d++)
+            rto_reasons(&x, d);
         handshake(&x);
-        rc = find_exchanges(&x);
+        if (!rc)
+            rc = find_exchanges(&x);
     }
     if (!rc) {
         assign_packets(&x);

@@ -27,7 +27,9 @@
  *    outstanding or sooner than the minimum RTO), or an RTO (the timer fired: the first unacked
  *    segment after at least the minimum RTO of silence). Spurious retransmissions are counted,
  *    an RTO whose original arrived is an undo (F-RTO, DSACK or timestamps), and new data sent
- *    right after an RTO is F-RTO at work;
+ *    right after an RTO is F-RTO at work; where both ends of both directions were seen, why
+ *    each RTO fired (a tail drop, too few duplicate ACKs, a lost or held ACK, a lost
+ *    retransmission) and how long the receiver held each ACK;
  *  - exchanges: a direction's data split where the application was idle (everything it sent was
  *    acknowledged and it sent nothing for idle_ns, or the other side sent data in between: a
  *    request and its response). Each has its bytes, start (first byte sent, or where only the
@@ -77,12 +79,34 @@ typedef struct qr_tc_cfg {
     int64_t idle_ns;      /* idle that ends an exchange: at least this (1 ms) and at least
                              QR_TC_IDLE_RTTS smoothed RTTs of the connection's samples */
     uint64_t rate_bps;    /* the path's bottleneck rate if known (0: estimate from the data) */
-    int tlp;              /* the senders probe the tail before their first RTO, as Linux does
-                             (tcp_early_retrans, the default since 3.10): the first timer resend
-                             of the highest segment outside recovery is that probe, however long
-                             it waited (with one segment out Linux waits 2 RTT + 200 ms, capped at
-                             the RTO). 0: only a resend sooner than rto_min, or with more out
-                             below it, is a probe (1) */
+    /* with end_at_arrival, an exchange's ideal if the path is known: the time from the first
+     * of `bytes` (in segments of `mss` payload and `hdr` header bytes) leaving direction d's
+     * sender to the last arriving, alone on the empty path (NULL or 0: from the measured
+     * minimum RTT and rate) */
+    int64_t (*path_ideal)(void *ctx, uint32_t d, uint64_t bytes, uint32_t mss, uint32_t hdr);
+    void *path_ctx;
+    int tlp;            /* the senders probe the tail before their first RTO, as Linux does
+                           (tcp_early_retrans, the default since 3.10): the first timer resend
+                           of the highest segment outside recovery is that probe, however long
+                           it waited (with one segment out Linux waits 2 RTT + 200 ms, capped at
+                           the RTO). 0: only a resend sooner than rto_min, or with more out
+                           below it, is a probe (1) */
+    int classic;        /* the senders detect loss by duplicate ACKs and their RTO only, as
+                           ns-3's TCP does: no RACK, no tail-loss probe (overrides tlp); an
+                           ACK-clocked resend outside a recovery is a fast retransmission
+                           (late with more than dupthresh duplicates), every timer resend an
+                           RTO (0) */
+    int64_t delack_ns;  /* a receiver that held an ACK this long or longer held it for its
+                           delayed-ACK timer (0: unknown; then only a receiver that sent no
+                           ACK at all before the sender's timer fired held one) */
+    int end_at_arrival; /* where a direction's receiver was seen, its exchanges end when the
+                           receiver had every byte of them (a flow completion time), not when
+                           the last byte was acknowledged (0) */
+    /* the time in [from, to) that the link of direction d's sender was busy sending other
+     * connections' packets (NULL: unknown): nothing of this connection in flight then is the
+     * connection waiting its turn on the link (queueing), not the application */
+    int64_t (*link_busy)(void *ctx, uint32_t d, int64_t from, int64_t to);
+    void *link_ctx;
 } qr_tc_cfg;
 
 /* How many smoothed round trips of silence, at least, end an exchange. */
@@ -118,6 +142,27 @@ typedef enum {
 /* "original", "rto", "after-rto", "tlp", "fast", "rack", "recovery", "syn", "unknown"; "?". */
 const char *qr_tc_trigger_name(int t);
 
+/* Why the retransmission timer fired, where both ends of both directions were seen (the record
+ * of the receiver and of the sender, with every ACK's send and arrival): */
+typedef enum {
+    QR_TC_WHY_UNKNOWN = 0, /* one end only: the evidence is missing */
+    QR_TC_WHY_PLAIN,       /* its data was lost and enough came after it to be duplicate ACKs;
+                            * none of the reasons below */
+    QR_TC_WHY_TAIL,        /* its data was lost and nothing sent after it arrived: no duplicate
+                            * ACK could come (a tail drop) */
+    QR_TC_WHY_FEW_DUPACKS, /* its data was lost and fewer than dupthresh segments after it
+                            * arrived */
+    QR_TC_WHY_ACK_LOST,    /* its data arrived; an ACK of it was lost on the way back */
+    QR_TC_WHY_ACK_HELD,    /* its data arrived; the receiver held its ACK (delack_ns or longer)
+                            * or sent none before the timer fired */
+    QR_TC_WHY_RETX_LOST,   /* it resent a retransmission that was lost as well */
+    QR_TC_WHYS
+} qr_tc_why;
+
+/* "unknown", "rto", "tail-drop", "few-dupacks", "ack-lost", "ack-held", "retransmission-lost";
+ * "?". */
+const char *qr_tc_why_name(int w);
+
 typedef struct qr_tc_pkt_info {
     int64_t seq;       /* relative sequence number (the SYN is 0, the first data byte 1) */
     uint32_t len;      /* payload, +1 for SYN, +1 for FIN */
@@ -125,8 +170,12 @@ typedef struct qr_tc_pkt_info {
     uint8_t trigger;   /* qr_tc_trigger */
     uint8_t reordered; /* delivered after a packet sent later, or its resend was not needed */
     uint8_t spurious;  /* a retransmission of bytes that had arrived */
+    uint8_t why;       /* qr_tc_why, for an RTO's retransmission */
     uint32_t dupacks;  /* duplicate ACKs the sender had when it went out */
     int32_t exchange;  /* index into qr_tc_conn.ex; -1: none (no data) */
+    int64_t hold_ns;   /* an acknowledgment of the other direction's data: how long its sender
+                        * (that data's receiver) held it, from the arrival of the oldest data it
+                        * was first to acknowledge; -1: acknowledged nothing new, or unknown */
 } qr_tc_pkt_info;
 
 /* The parts of an exchange's time (they sum to its duration). */
@@ -141,7 +190,9 @@ typedef enum {
     QR_TC_PART_LOSS,         /* seen at the receiver: a hole waited for its resend */
     QR_TC_PART_DELACK,       /* the receiver held its ACK: seen at the receiver, from the last
                               * byte's arrival to its ACK; seen at the sender, an ACK that rode
-                              * on the other side's data, beyond one minimum RTT */
+                              * on the other side's data, beyond one minimum RTT; both ends
+                              * seen, the sender waiting on an ACK held delack_ns or longer
+                              * (also when its timer fired first: an RTO of why ack-held) */
     QR_TC_PARTS
 } qr_tc_part;
 
@@ -169,9 +220,15 @@ typedef struct qr_tc_exchange {
     uint8_t vantage;          /* QR_TC_AT_SENDER or QR_TC_AT_RECEIVER: where its times are from */
     uint32_t packets, retransmissions, lost, not_seen, reordered, spurious, max_dupacks;
     uint32_t trig[QR_TC_TRIGGERS]; /* retransmissions by trigger */
+    uint32_t late_fast;            /* fast retransmissions sent after more than dupthresh
+                                    * duplicate ACKs */
     int64_t part_ns[QR_TC_PARTS];
-    int64_t ideal_ns; /* 0: unknown (no RTT measured) */
-    double slowdown;  /* duration / ideal; 0: unknown */
+    int64_t why_ns[QR_TC_WHYS];       /* its RTO part and the delack part of held ACKs' RTOs,
+                                       * by why the timer fired */
+    int64_t after_rto_ns[QR_TC_WHYS]; /* its recovery part after an RTO (what the timer's
+                                       * go-back-N resent), by why that timer fired */
+    int64_t ideal_ns;                 /* 0: unknown (no RTT measured) */
+    double slowdown;                  /* duration / ideal; 0: unknown */
 } qr_tc_exchange;
 
 typedef struct qr_tc_dir_stats {
@@ -180,7 +237,8 @@ typedef struct qr_tc_dir_stats {
     uint64_t bytes;                   /* stream bytes (highest sequence reached, SYN/FIN aside) */
     uint32_t packets, data_packets, retransmissions, lost, not_seen, reordered, spurious;
     uint32_t trig[QR_TC_TRIGGERS];
-    uint32_t dsacks, undos, frto, max_dupacks, lost_acks;
+    uint32_t dsacks, undos, frto, max_dupacks, lost_acks, late_fast;
+    uint32_t held_acks; /* its acknowledgments held delack_ns or longer (cfg.delack_ns > 0) */
     uint32_t exchanges;
     /* what this direction's packets show as captured (tshark's definitions): a duplicate ACK
      * carries no payload, SYN, FIN or RST, a nonzero window equal to the direction's previous
