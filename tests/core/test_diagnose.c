@@ -589,3 +589,21 @@ Test(diagnose, a_connection_never_established_is_the_handshakes)
             qr_diagnosis_free(&dg);
         }
 }
+
+/* One SYN the capture ends on, unanswered and not refused: nothing shows the handshake failed
+ * (the answer may have come after the capture): unknown, not handshake. */
+Test(diagnose, one_unanswered_syn_at_the_end_is_unknown)
+{
+    for (int at_server = 0; at_server < 2; at_server++) {
+        wire w;
+        memset(&w, 0, sizeof w);
+        send_(&w, 1 * MS, 0, 100, 0, QR_TCP_SYN, 0, 0);
+        qr_diagnosis dg;
+        diagnose_capture(&w, at_server, &dg);
+        cr_assert_eq(dg.n_flows, 1);
+        cr_assert_eq(dg.flows[0].cause, QR_CAUSE_UNKNOWN, "at_server %d: %s", at_server,
+                     qr_diag_cause_name(dg.flows[0].cause));
+        cr_assert_eq(dg.flows[0].syn_sent, 1);
+        qr_diagnosis_free(&dg);
+    }
+}

@@ -98,8 +98,7 @@ typedef struct {
     const qr_rec_packet **idx;       /* packets of every direction, in recorded order */
     dpkt *buf;                       /* scratch: a direction's packets */
     size_t buf_cap;
-    int64_t ack_clock_ns, delack_ns;
-    uint32_t dupthresh;
+    int64_t delack_ns; /* a hold this long is the delayed-ACK timer's (0: unknown) */
     /* evidence being collected (NULL: not collecting) */
     qr_diag_event **events;
     size_t *n_events, *cap_events;
@@ -116,7 +115,8 @@ typedef struct {
                    * estimate; imports were reconciled when imported) */
     /* the connection model (tcpconn.h) */
     qr_tc_cfg tcfg;
-    int imported;
+    int imported, network_known;
+    int64_t rec_end_ns; /* the last packet's time in the recording (sent or received) */
     qr_tc_pkt *tp[2];
     const qr_rec_packet **tp_rec[2];
     size_t tp_cap[2];
@@ -201,7 +201,6 @@ struct drop_at {
     int64_t time_ns;
 };
 
-/* The window-scale shift of a SYN's options (-1: none). */
 /* The packets of direction dir into x->buf (from off), with true times. */
 static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
 {
@@ -236,489 +235,6 @@ static int add_event(ctx *x, uint32_t flow, qr_diag_event_kind kind, int64_t t, 
     return QR_OK;
 }
 
-/* A sender-side event: a data-direction packet sent, or an ACK-direction packet arriving. */
-typedef struct {
-    int64_t t;
-    uint32_t i;  /* index into the direction's list */
-    uint8_t ack; /* 1: ACK arrival */
-} sev;
-
-static int sev_cmp(const void *a, const void *b)
-{
-    const sev *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->ack != y->ack)
-        return x->ack ? -1 : 1; /* an ACK before what it triggers */
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
-typedef struct {
-    int64_t s, e, t;
-} span;
-
-static int span_t_cmp(const void *a, const void *b)
-{
-    const span *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
-}
-
-/* When the receiver had every data byte (1 .. 1 + bytes of relative sequence): -1 if never. */
-static int64_t completion_time(const dpkt *d, size_t n, uint32_t isn, uint64_t bytes)
-{
-    span *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return -2;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (d[i].payload > 0 && d[i].rx >= 0) {
-            int64_t s = (int64_t)(uint32_t)(d[i].pk->pk.seq - isn);
-            v[k++] = (span){s, s + d[i].payload, d[i].rx};
-        }
-    qsort(v, k, sizeof *v, span_t_cmp);
-    int64_t cont = 1, end = -1;
-    size_t pend = 0; /* v[0..pend) hold spans not yet joined, reused in place */
-    for (size_t i = 0; i < k && end < 0; i++) {
-        v[pend++] = v[i];
-        int grew = 1;
-        while (grew) {
-            grew = 0;
-            for (size_t j = 0; j < pend; j++) {
-                if (v[j].s <= cont) {
-                    if (v[j].e > cont)
-                        cont = v[j].e;
-                    v[j] = v[--pend];
-                    grew = 1;
-                    j--;
-                }
-            }
-        }
-        if (cont >= 1 + (int64_t)bytes)
-            end = v[i].t;
-    }
-    free(v);
-    return bytes == 0 ? -1 : end;
-}
-
-/* RTO sub-cause, for a timer retransmission at time t of relative sequence s0. */
-static qr_diag_cause rto_cause(const ctx *x, const dpkt *d, size_t nd, const dpkt *a, size_t na,
-                               const int64_t *hold, uint32_t isn, int64_t s0, int64_t t)
-{
-    /* the latest transmission of s0 before t, and how many there were */
-    size_t k = nd, copies = 0;
-    for (size_t i = 0; i < nd; i++) {
-        if (d[i].tx >= t)
-            break;
-        int64_t s = (int64_t)(uint32_t)(d[i].pk->pk.seq - isn);
-        uint32_t len = d[i].payload + ((d[i].pk->pk.tcp_flags & QR_TCP_FIN) ? 1u : 0u);
-        if (len && s <= s0 && s0 < s + (int64_t)len) {
-            k = i;
-            copies++;
-        }
-    }
-    if (k == nd)
-        return QR_CAUSE_RTO;
-    /* it was itself a retransmission and was lost again: only the timer resends that */
-    if (d[k].rx < 0 && copies > 1)
-        return QR_CAUSE_LOST_RETX;
-    /* packets after it that reached the receiver: each could have brought a duplicate ACK */
-    int64_t n_after = 0;
-    for (size_t i = k + 1; i < nd && d[i].tx < t; i++)
-        n_after += (d[i].payload > 0 || (d[i].pk->pk.tcp_flags & QR_TCP_FIN)) && d[i].rx >= 0;
-    if (d[k].rx >= 0) {
-        /* its data arrived: the ACKs did not come back in time */
-        int lost_ack = 0, held = 0;
-        for (size_t j = 0; j < na; j++) {
-            if (a[j].tx < d[k].rx || a[j].tx > t)
-                continue;
-            lost_ack |= a[j].rx < 0;
-            held |= hold[j] >= x->delack_ns;
-        }
-        if (lost_ack)
-            return QR_CAUSE_ACK_DROP;
-        /* no ACK left the receiver before the timer, or the first one was held */
-        int any = 0;
-        for (size_t j = 0; j < na; j++)
-            any |= a[j].tx >= d[k].rx && a[j].tx <= t;
-        if (held || !any)
-            return QR_CAUSE_DELACK;
-        return QR_CAUSE_RTO;
-    }
-    if (n_after == 0)
-        return QR_CAUSE_TAIL_DROP;
-    if (n_after < (int64_t)x->dupthresh)
-        return QR_CAUSE_RTO_FEW_DUPACKS;
-    for (size_t j = 0; j < na; j++)
-        if (a[j].tx >= d[k].tx && a[j].tx <= t && a[j].rx < 0)
-            return QR_CAUSE_ACK_DROP;
-    return QR_CAUSE_RTO;
-}
-
-/* Analyse flow f into *o; with evidence if x->events. */
-static int analyse(ctx *x, uint32_t f, qr_diag_flow *o)
-{
-    const qr_flow *fl = qr_flow_table_flow(x->ft, f);
-    uint32_t D = qr_dir_data(f), A = qr_dir_ack(f);
-    memset(o, 0, sizeof *o);
-    o->flow = f;
-    o->src = fl->src;
-    o->dst = fl->dst;
-    o->bytes = fl->bytes;
-    o->size_class = qr_diag_class_of(fl->bytes);
-    o->start_ns = fl->start_ns;
-    o->fct_ns = -1;
-    o->min_rtt_ns = -1;
-    size_t nd, na;
-    int rc = load_dir(x, D, 0, &nd);
-    if (!rc)
-        rc = load_dir(x, A, nd, &na);
-    if (rc)
-        return rc;
-    dpkt *d = x->buf, *a = x->buf + nd;
-    if (nd == 0)
-        return QR_OK;
-    if (!x->busy[fl->src].made && (rc = host_busy_make(x, fl->src)))
-        return rc;
-    uint32_t isn = d[0].pk->pk.seq;
-    for (size_t i = 0; i < nd; i++)
-        if (d[i].pk->pk.tcp_flags & QR_TCP_SYN) {
-            isn = d[i].pk->pk.seq;
-            break;
-        }
-    if (!(d[0].pk->pk.tcp_flags & QR_TCP_SYN))
-        isn = d[0].pk->pk.seq - 1; /* a capture that starts mid-connection */
-    int ws_syn = -1, ws_synack = -1;
-    uint32_t mss = 1, hdr = 52, last_len = 52;
-    int64_t data_end = 0;
-    for (size_t i = 0; i < nd; i++) {
-        const qr_packet *p = &d[i].pk->pk;
-        if (p->tcp_flags & QR_TCP_SYN) {
-            o->syn_sent++;
-            if (ws_syn < 0)
-                ws_syn = qr_tcp_wscale(p);
-        }
-        if (d[i].payload > mss) {
-            mss = d[i].payload;
-            hdr = p->ip_len - d[i].payload;
-        }
-        int64_t s = (int64_t)(uint32_t)(p->seq - isn);
-        int64_t e = s + d[i].payload + ((p->tcp_flags & QR_TCP_FIN) ? 1 : 0);
-        if (d[i].payload || (p->tcp_flags & QR_TCP_FIN)) {
-            o->data_packets++;
-            if (e > data_end)
-                data_end = e;
-            if (d[i].rx < 0)
-                o->lost_data++;
-        }
-    }
-    for (size_t j = 0; j < na; j++) {
-        const qr_packet *p = &a[j].pk->pk;
-        if (p->tcp_flags & QR_TCP_SYN) {
-            o->synack_sent++;
-            if (ws_synack < 0)
-                ws_synack = qr_tcp_wscale(p);
-        }
-        if (a[j].rx < 0)
-            o->lost_acks++;
-    }
-    int ws = ws_syn >= 0 && ws_synack >= 0 ? ws_synack : 0;
-
-    /* completion and the ideal */
-    int64_t end = completion_time(d, nd, isn, fl->bytes);
-    if (end == -2)
-        return QR_ENOMEM;
-    o->completed = end >= 0;
-    const qr_config *c = x->c;
-    uint64_t npk = fl->bytes ? (fl->bytes + mss - 1) / mss : 0;
-    uint64_t last_payload = fl->bytes - (npk ? (npk - 1) * mss : 0);
-    last_len = (uint32_t)(hdr + last_payload);
-    int64_t lat_syn =
-        qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, 60, c->links.rate_bps, c->links.delay_ns);
-    int64_t lat_synack =
-        qr_unloaded_latency_ns(x->topo, fl->dst, fl->src, 60, c->links.rate_bps, c->links.delay_ns);
-    int64_t transfer = (int64_t)(npk ? npk - 1 : 0) *
-                           qri_wire_ns(mss + hdr + QR_LINK_OVERHEAD_BYTES, c->links.rate_bps) +
-                       qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, last_len,
-                                              c->links.rate_bps, c->links.delay_ns);
-    o->ideal_ns = lat_syn + lat_synack + transfer;
-    if (o->completed) {
-        o->fct_ns = end - o->start_ns;
-        o->slowdown = o->ideal_ns > 0 ? (double)o->fct_ns / (double)o->ideal_ns : 0;
-    }
-    int64_t stop = o->completed ? end : o->start_ns;
-    for (size_t i = 0; i < nd; i++)
-        if (!o->completed && d[i].tx > stop)
-            stop = d[i].tx;
-
-    /* one-way queueing of data packets */
-    int64_t qsum = 0;
-    uint64_t qn = 0;
-    for (size_t i = 0; i < nd; i++) {
-        if (d[i].rx < 0 || !d[i].payload)
-            continue;
-        int64_t q = d[i].rx - d[i].tx -
-                    qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, d[i].pk->pk.ip_len,
-                                           c->links.rate_bps, c->links.delay_ns);
-        if (q < 0)
-            q = 0;
-        qsum += q;
-        qn++;
-        if (q > o->queue_max_ns)
-            o->queue_max_ns = q;
-    }
-    o->queue_mean_ns = qn ? qsum / (int64_t)qn : 0;
-
-    /* the receiver's ACK holds: an ACK's send time minus the arrival of the oldest data it
-     * acknowledges for the first time (the first to arrive after the receiver's previous ACK).
-     * An ACK the delayed-ACK timer would have sent but a later segment forced out early (a
-     * duplicate, say) is still held from the first. */
-    int64_t *hold = calloc(na ? na : 1, sizeof *hold);
-    sev *ev = malloc((nd + na + 1) * sizeof *ev);
-    if (!hold || !ev) {
-        free(hold);
-        free(ev);
-        return QR_ENOMEM;
-    }
-    {
-        /* data arrivals at the receiver in time order */
-        size_t k = 0;
-        for (size_t i = 0; i < nd; i++)
-            if (d[i].rx >= 0 && (d[i].payload || (d[i].pk->pk.tcp_flags & QR_TCP_FIN)))
-                ev[k++] = (sev){d[i].rx, (uint32_t)i, 0};
-        qsort(ev, k, sizeof *ev, sev_cmp);
-        size_t p = 0;
-        uint32_t acked = 0;
-        int64_t first_rx = -1;
-        for (size_t j = 0; j < na; j++) {
-            for (; p < k && ev[p].t <= a[j].tx; p++)
-                if (first_rx < 0)
-                    first_rx = ev[p].t;
-            const qr_packet *ap = &a[j].pk->pk;
-            uint32_t an = ap->ack - isn;
-            hold[j] = -1;
-            if (!(ap->tcp_flags & QR_TCP_SYN) && first_rx >= 0 && an > acked) {
-                hold[j] = a[j].tx - first_rx;
-                if (hold[j] >= x->delack_ns && x->delack_ns > 0) {
-                    o->delayed_acks++;
-                    if ((rc = add_event(x, f, QR_EV_DELACK, a[j].tx, qr_packet_id(A, a[j].pk->seq),
-                                        an, hold[j], 0, 0)))
-                        goto out;
-                }
-            }
-            if (an > acked && !(ap->tcp_flags & QR_TCP_SYN))
-                acked = an;
-            if (ap->tcp_flags & QR_TCP_ACK)
-                first_rx = -1;
-        }
-    }
-
-    /* the sender's timeline */
-    size_t ne = 0;
-    for (size_t i = 0; i < nd; i++)
-        ev[ne++] = (sev){d[i].tx, (uint32_t)i, 0};
-    for (size_t j = 0; j < na; j++)
-        if (a[j].rx >= 0)
-            ev[ne++] = (sev){a[j].rx, (uint32_t)j, 1};
-    qsort(ev, ne, sizeof *ev, sev_cmp);
-
-    int64_t snd_max = 0, una = 0, rwnd = INT64_MAX, last_ack_rx = -1, rec_point = 0;
-    int64_t last_send = -1;
-    int in_rec = 0, synack_in = 0;
-    qr_diag_cause rec_cause = QR_CAUSE_FAST_RETRANSMIT; /* what the current recovery counts to */
-    uint32_t dupacks = 0;
-    int64_t dup_thresh_t = -1;
-    int zero_open = 0;
-    int64_t t_prev = o->start_ns;
-    int64_t cause_ns[QR_CAUSES] = {0};
-    int cur_part = QR_PART_HANDSHAKE;
-    int64_t held_for_next = -1; /* the hold of the ACK ending the current gap */
-    for (size_t q = 0; q <= ne; q++) {
-        int64_t t = q < ne ? ev[q].t : stop;
-        if (t > stop)
-            t = stop;
-        /* classify the gap [t_prev, t) by the state after the previous event */
-        int part = cur_part;
-        int timer = 0;
-        qr_diag_cause timer_sub = QR_CAUSE_RTO; /* the sub-cause of a timer's retransmission */
-        if (q < ne && !ev[q].ack) {
-            const dpkt *p = &d[ev[q].i];
-            int64_t s = (int64_t)(uint32_t)(p->pk->pk.seq - isn);
-            int isdata = p->payload || (p->pk->pk.tcp_flags & QR_TCP_FIN);
-            if (isdata && s < snd_max && synack_in) {
-                /* a timer's retransmission comes after silence: no ACK and no send just before */
-                int64_t last = last_ack_rx > last_send ? last_ack_rx : last_send;
-                timer = last < 0 || ev[q].t - last > x->ack_clock_ns;
-                if (timer)
-                    timer_sub = rto_cause(x, d, nd, a, na, hold, isn, s, ev[q].t);
-            }
-        }
-        if (part != QR_PART_HANDSHAKE) {
-            if (timer)
-                part = timer_sub == QR_CAUSE_DELACK ? QR_PART_DELACK : QR_PART_RTO;
-            else if (in_rec)
-                part = QR_PART_RECOVERY;
-            else if (snd_max < data_end && rwnd < snd_max - una + (int64_t)mss)
-                part = QR_PART_RWND; /* also nothing in flight before a closed window */
-            else if (snd_max < data_end && una >= snd_max)
-                part = QR_PART_APP;
-            else
-                part = QR_PART_SENDING;
-        }
-        if (t > t_prev) {
-            int64_t gap = t - t_prev;
-            /* the time the host's link spent sending its other packets: the flow waited its
-             * turn on it (sharing, not the application, not a held ACK) */
-            const struct host_busy *hb = &x->busy[fl->src];
-            int64_t shared = 0;
-            if (part == QR_PART_APP || part == QR_PART_SENDING)
-                shared = host_busy_until(hb, t) - host_busy_until(hb, t_prev);
-            if (part == QR_PART_SENDING && held_for_next >= x->delack_ns && x->delack_ns > 0 &&
-                q < ne && ev[q].ack) {
-                /* the ACK ending the gap was held by the delayed-ACK timer: the sender's idle
-                 * time waiting on it is the stall */
-                int64_t h = held_for_next < gap - shared ? held_for_next : gap - shared;
-                o->part_ns[QR_PART_DELACK] += h;
-                cause_ns[QR_CAUSE_DELACK] += h;
-                gap -= h;
-            }
-            if (part == QR_PART_APP) {
-                o->part_ns[QR_PART_QUEUEING] += shared;
-                cause_ns[QR_CAUSE_CONGESTION] += shared;
-                gap -= shared;
-            }
-            o->part_ns[part] += gap;
-            if (part == QR_PART_RECOVERY)
-                cause_ns[rec_cause] += gap;
-            else if (part == QR_PART_RWND)
-                cause_ns[QR_CAUSE_RECEIVER] += gap;
-            else if (part == QR_PART_APP)
-                cause_ns[QR_CAUSE_APP] += gap;
-            else if (part == QR_PART_HANDSHAKE && (o->syn_sent > 1 || o->synack_sent > 1))
-                cause_ns[QR_CAUSE_HANDSHAKE] += gap;
-            if (timer)
-                cause_ns[timer_sub] += gap;
-        }
-        if (t >= stop || q == ne)
-            break;
-        t_prev = t;
-        held_for_next = -1;
-        /* apply event q */
-        if (ev[q].ack) {
-            const dpkt *p = &a[ev[q].i];
-            const qr_packet *ap = &p->pk->pk;
-            if (ap->tcp_flags & QR_TCP_SYN) {
-                if (!synack_in) {
-                    synack_in = 1;
-                    cur_part = QR_PART_SENDING;
-                }
-                last_ack_rx = ev[q].t;
-                continue;
-            }
-            int64_t an = (int64_t)(uint32_t)(ap->ack - isn);
-            int64_t win = (int64_t)ap->window << ws;
-            if (an > una) {
-                una = an;
-                dupacks = 0;
-                dup_thresh_t = -1;
-                if (in_rec && una >= rec_point)
-                    in_rec = 0;
-            } else if (an == una && p->payload == 0 && win == rwnd && una < snd_max &&
-                       !(ap->tcp_flags & QR_TCP_FIN)) {
-                dupacks++;
-                if (dupacks > o->max_dupacks)
-                    o->max_dupacks = dupacks;
-                if (dupacks == x->dupthresh) {
-                    dup_thresh_t = ev[q].t;
-                    if ((rc = add_event(x, f, QR_EV_DUPACK, ev[q].t, qr_packet_id(A, p->pk->seq),
-                                        (uint64_t)an, dupacks, 0, 0)))
-                        goto out;
-                }
-            }
-            if (win == 0 && !zero_open) {
-                o->zero_windows++;
-                if ((rc = add_event(x, f, QR_EV_ZERO_WINDOW, ev[q].t, qr_packet_id(A, p->pk->seq),
-                                    (uint64_t)an, 0, 0, 0)))
-                    goto out;
-            }
-            zero_open = win == 0;
-            rwnd = win;
-            last_ack_rx = ev[q].t;
-            /* the next gap, if it ends at an ACK, may be that ACK's hold */
-            if (q + 1 < ne && ev[q + 1].ack)
-                held_for_next = hold[ev[q + 1].i];
-        } else {
-            const dpkt *p = &d[ev[q].i];
-            const qr_packet *dp = &p->pk->pk;
-            uint64_t id = qr_packet_id(D, p->pk->seq);
-            if (dp->tcp_flags & QR_TCP_SYN) {
-                if (o->syn_sent > 1 && p != &d[0] &&
-                    (rc = add_event(x, f, QR_EV_SYN, ev[q].t, id, 0, o->syn_sent, 0, 0)))
-                    goto out;
-                continue;
-            }
-            int64_t s = (int64_t)(uint32_t)(dp->seq - isn);
-            int64_t len = p->payload + ((dp->tcp_flags & QR_TCP_FIN) ? 1 : 0);
-            if (!len)
-                continue;
-            if (p->rx < 0 &&
-                (rc = add_event(x, f, QR_EV_LOST, ev[q].t, id, (uint64_t)s, len, 0, 0)))
-                goto out;
-            if (s < snd_max) {
-                o->retransmissions++;
-                if (timer) {
-                    o->rtos++;
-                    qr_diag_cause sub = timer_sub;
-                    /* what it resends until everything sent before is acknowledged (go-back-N
-                     * in slow start) is the RTO's recovery */
-                    in_rec = 1;
-                    rec_point = snd_max;
-                    rec_cause = sub;
-                    if ((rc = add_event(x, f, QR_EV_RTO, ev[q].t, id, (uint64_t)s, (int64_t)sub, 0,
-                                        0)))
-                        goto out;
-                } else if (!in_rec) {
-                    o->fast_retransmits++;
-                    int rec_late = dupacks > x->dupthresh;
-                    o->late_fast_retransmits += (uint32_t)rec_late;
-                    rec_cause = rec_late ? QR_CAUSE_LATE_FR : QR_CAUSE_FAST_RETRANSMIT;
-                    in_rec = 1;
-                    rec_point = snd_max;
-                    if (rec_late && dup_thresh_t >= 0)
-                        cause_ns[QR_CAUSE_LATE_FR] += ev[q].t - dup_thresh_t;
-                    if ((rc = add_event(x, f, QR_EV_FAST, ev[q].t, id, (uint64_t)s, dupacks, 0, 0)))
-                        goto out;
-                } else if ((rc = add_event(x, f, QR_EV_RECOVERY, ev[q].t, id, (uint64_t)s, dupacks,
-                                           0, 0))) {
-                    goto out;
-                }
-            }
-            if (s + len > snd_max)
-                snd_max = s + len;
-            last_send = ev[q].t;
-        }
-    }
-    /* what the handshake would have taken on an empty network stays "handshake"; sending time
-     * beyond the ideal transfer is queueing and sharing */
-    if (o->part_ns[QR_PART_SENDING] > transfer) {
-        int64_t qpart = o->part_ns[QR_PART_SENDING] - transfer;
-        o->part_ns[QR_PART_QUEUEING] += qpart;
-        o->part_ns[QR_PART_SENDING] -= qpart;
-        cause_ns[QR_CAUSE_CONGESTION] += qpart;
-    }
-    /* the cause: the one that cost the most time, if it cost at least 5% of the flow's time */
-    o->cause = QR_CAUSE_NONE;
-    int64_t best = (stop - o->start_ns) / 20;
-    for (int k = 1; k < QR_CAUSES; k++)
-        if (cause_ns[k] > best) {
-            best = cause_ns[k];
-            o->cause = (qr_diag_cause)k;
-        }
-out:
-    free(hold);
-    free(ev);
-    return rc;
-}
-
 /* ---- the connection model: exchanges both ways (tcpconn.h) ---- */
 
 /* *a += b, held at INT64_MAX (a hostile capture's times reach 2^62; their sums may not fit). */
@@ -751,48 +267,71 @@ static int conn_dir(ctx *x, uint32_t dir, const dpkt *d, size_t n, int k, qr_tc_
     return QR_OK;
 }
 
-/* What slowed exchange e (of duration dur) most. Queueing counts only from one full packet's
- * time at the path's rate (path_bps; 0: unknown): less than that is no packet waiting for
- * another, but the hosts' and the capture's own jitter (a 70-byte request 2 us late is not
+/* The cause a timer's wait is named by, from why it fired. */
+static qr_diag_cause why_cause(int why)
+{
+    switch (why) {
+    case QR_TC_WHY_TAIL: return QR_CAUSE_TAIL_DROP;
+    case QR_TC_WHY_FEW_DUPACKS: return QR_CAUSE_RTO_FEW_DUPACKS;
+    case QR_TC_WHY_ACK_LOST: return QR_CAUSE_ACK_DROP;
+    case QR_TC_WHY_ACK_HELD: return QR_CAUSE_DELACK;
+    case QR_TC_WHY_RETX_LOST: return QR_CAUSE_LOST_RETX;
+    default: return QR_CAUSE_RTO;
+    }
+}
+
+/* What slowed exchange e (of duration dur) most: the cause that cost it the most time, if that
+ * was at least 5% of it. A timer's wait, and the go-back-N recovery after it, count to why the
+ * timer fired; the rest of a recovery to what started it. Queueing counts only from one full
+ * packet's time at the path's rate (path_bps; 0: unknown): less than that is no packet waiting
+ * for another, but the hosts' and the capture's own jitter (a 70-byte request 2 us late is not
  * congestion). */
 static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur, uint64_t path_bps)
 {
-    static const qr_diag_cause of_part[QR_TC_PARTS] = {[QR_TC_PART_TRANSFER] = QR_CAUSE_NONE,
-                                                       [QR_TC_PART_QUEUEING] = QR_CAUSE_CONGESTION,
-                                                       [QR_TC_PART_RTO] = QR_CAUSE_RTO,
-                                                       [QR_TC_PART_TLP] = QR_CAUSE_TLP,
-                                                       [QR_TC_PART_RECOVERY] =
-                                                           QR_CAUSE_FAST_RETRANSMIT,
-                                                       [QR_TC_PART_RWND] = QR_CAUSE_RECEIVER,
-                                                       [QR_TC_PART_APP] = QR_CAUSE_APP,
-                                                       [QR_TC_PART_LOSS] = QR_CAUSE_LOSS,
-                                                       [QR_TC_PART_DELACK] = QR_CAUSE_DELACK};
     /* what took it beyond its ideal: nothing, if it stayed within 5% of it */
     if (e->ideal_ns > 0 && e->end_ns >= 0 && dur - e->ideal_ns < dur / 20)
         return QR_CAUSE_NONE;
-    int64_t queue_floor = path_bps ? qri_wire_ns(QR_MTU_BYTES, path_bps) : 0;
-    int64_t part[QR_TC_PARTS];
-    memcpy(part, e->part_ns, sizeof part);
-    if (e->lost == 0 && e->spurious > 0) {
-        /* every resend was spurious (the data had arrived): the sender waited for late ACKs,
-         * not for a loss to be repaired */
-        static const int repair[] = {QR_TC_PART_RTO, QR_TC_PART_TLP, QR_TC_PART_RECOVERY,
-                                     QR_TC_PART_LOSS};
+    const int64_t *part = e->part_ns;
+    int64_t cause_ns[QR_CAUSES] = {0};
+    int64_t after_rto = 0, rto_known = 0;
+    for (int w = 0; w < QR_TC_WHYS; w++) {
+        after_rto += e->after_rto_ns[w];
+        if (w != QR_TC_WHY_UNKNOWN)
+            rto_known += e->why_ns[w];
+        if (w != QR_TC_WHY_ACK_HELD) /* its wait is in the delack part */
+            cause_ns[why_cause(w)] += e->why_ns[w];
+        cause_ns[why_cause(w)] += e->after_rto_ns[w];
+    }
+    qr_diag_cause recovery = e->late_fast > 0                            ? QR_CAUSE_LATE_FR
+                             : e->trig[QR_TC_RACK] > e->trig[QR_TC_FAST] ? QR_CAUSE_RACK
+                                                                         : QR_CAUSE_FAST_RETRANSMIT;
+    cause_ns[recovery] += part[QR_TC_PART_RECOVERY] - after_rto;
+    cause_ns[QR_CAUSE_CONGESTION] += part[QR_TC_PART_QUEUEING];
+    cause_ns[QR_CAUSE_TLP] += part[QR_TC_PART_TLP];
+    cause_ns[QR_CAUSE_RECEIVER] += part[QR_TC_PART_RWND];
+    cause_ns[QR_CAUSE_APP] += part[QR_TC_PART_APP];
+    cause_ns[QR_CAUSE_LOSS] += part[QR_TC_PART_LOSS];
+    cause_ns[QR_CAUSE_DELACK] += part[QR_TC_PART_DELACK];
+    if (e->lost == 0 && e->spurious > 0 && rto_known == 0) {
+        /* every resend was spurious (the data had arrived) and nothing shows why: the sender
+         * waited for late ACKs, not for a loss to be repaired */
+        static const qr_diag_cause repair[] = {QR_CAUSE_RTO,     QR_CAUSE_TLP,
+                                               QR_CAUSE_RACK,    QR_CAUSE_FAST_RETRANSMIT,
+                                               QR_CAUSE_LATE_FR, QR_CAUSE_LOSS};
         for (size_t i = 0; i < sizeof repair / sizeof repair[0]; i++) {
-            part[QR_TC_PART_QUEUEING] += part[repair[i]];
-            part[repair[i]] = 0;
+            cause_ns[QR_CAUSE_CONGESTION] += cause_ns[repair[i]];
+            cause_ns[repair[i]] = 0;
         }
     }
+    int64_t queue_floor = path_bps ? qri_wire_ns(QR_MTU_BYTES, path_bps) : 0;
     int best = -1;
-    for (int p = QR_TC_PART_QUEUEING; p < QR_TC_PARTS; p++)
-        if (part[p] > dur / 20 && (best < 0 || part[p] > part[best]) &&
-            (p != QR_TC_PART_QUEUEING || part[p] >= queue_floor))
-            best = p;
+    for (int k = 0; k < QR_CAUSES; k++)
+        if (cause_ns[k] > dur / 20 && (best < 0 || cause_ns[k] > cause_ns[best]) &&
+            (k != QR_CAUSE_CONGESTION || cause_ns[k] >= queue_floor))
+            best = k;
     if (best < 0)
         return e->ideal_ns > 0 ? QR_CAUSE_NONE : QR_CAUSE_UNKNOWN;
-    if (best == QR_TC_PART_RECOVERY && e->trig[QR_TC_RACK] > e->trig[QR_TC_FAST])
-        return QR_CAUSE_RACK;
-    return of_part[best];
+    return (qr_diag_cause)best;
 }
 
 static int conn_events(ctx *x, uint32_t f, const qr_tc_conn *c, const qr_tc_dir *dirs)
@@ -815,20 +354,111 @@ static int conn_events(ctx *x, uint32_t f, const qr_tc_conn *c, const qr_tc_dir 
             if (in->fate == QR_TC_LOST && in->len)
                 rc = add_event(x, f, QR_EV_LOST, t, id, seq, in->len, 0, 0);
             if (!rc && in->trigger != QR_TC_ORIGINAL)
-                rc =
-                    add_event(x, f, of_trig[in->trigger], t, id, seq,
-                              in->trigger == QR_TC_RTO ? (int64_t)QR_CAUSE_RTO : in->dupacks, 0, 0);
+                rc = add_event(x, f, of_trig[in->trigger], t, id, seq,
+                               in->trigger == QR_TC_RTO ? (int64_t)why_cause(in->why) : in->dupacks,
+                               0, 0);
             if (!rc && in->reordered)
                 rc = add_event(x, f, QR_EV_REORDERED, t, id, seq, in->len, 0, 0);
             if (!rc && in->spurious)
                 rc = add_event(x, f, QR_EV_SPURIOUS, t, id, seq, in->len, 0, 0);
+            /* an acknowledgment its sender held for the delayed-ACK timer: when it left, what
+             * it acknowledged, and how long it was held */
+            if (!rc && x->delack_ns > 0 && in->hold_ns >= x->delack_ns &&
+                (dirs[k].seen & QR_TC_AT_SENDER))
+                rc = add_event(x, f, QR_EV_DELACK, p->tx_ns, id,
+                               (uint64_t)(uint32_t)(p->pk->ack - dirs[k ^ 1].p[0].pk->seq +
+                                                    (uint32_t)c->info[k ^ 1][0].seq),
+                               in->hold_ns, 0, 0);
         }
     }
     return rc;
 }
 
-/* The exchanges of flow f into o (and, in the first pass, x->out->exchanges). For an import, the
- * flow's row is the connection's: both directions, every exchange. */
+/* From the first of `bytes` leaving src to the last arriving at dst, alone on the empty network
+ * (the scenario's topology and links): segments of mss payload and hdr header bytes back to back
+ * at the link rate, the last one store-and-forward at every hop. */
+static int64_t transfer_ideal(const ctx *x, uint32_t src, uint32_t dst, uint64_t bytes,
+                              uint32_t mss, uint32_t hdr)
+{
+    const qr_config *c = x->c;
+    if (!mss)
+        mss = 1;
+    uint64_t npk = bytes ? (bytes + mss - 1) / mss : 0;
+    uint64_t last_payload = bytes - (npk ? (npk - 1) * mss : 0);
+    return (int64_t)(npk ? npk - 1 : 0) *
+               qri_wire_ns(mss + hdr + QR_LINK_OVERHEAD_BYTES, c->links.rate_bps) +
+           qr_unloaded_latency_ns(x->topo, src, dst, (uint32_t)(hdr + last_payload),
+                                  c->links.rate_bps, c->links.delay_ns);
+}
+
+/* The ideal of a flow on an empty network: the handshake (SYN out, SYN-ACK back, unloaded), then
+ * its bytes in segments as large as its largest. */
+static int64_t topology_ideal(const ctx *x, const qr_flow *fl, const qr_tc_dir *data)
+{
+    const qr_config *c = x->c;
+    uint32_t mss = 1, hdr = 52;
+    for (size_t i = 0; i < data->n; i++) {
+        uint32_t pay = qr_tcp_payload(data->p[i].pk);
+        if (pay > mss) {
+            mss = pay;
+            hdr = data->p[i].pk->ip_len - pay;
+        }
+    }
+    return qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, 60, c->links.rate_bps,
+                                  c->links.delay_ns) +
+           qr_unloaded_latency_ns(x->topo, fl->dst, fl->src, 60, c->links.rate_bps,
+                                  c->links.delay_ns) +
+           transfer_ideal(x, fl->src, fl->dst, fl->bytes, mss, hdr);
+}
+
+/* One-way queueing of the data packets that arrived: their delay beyond the unloaded one. */
+static void data_queueing(const ctx *x, const qr_flow *fl, const qr_tc_dir *data, qr_diag_flow *o)
+{
+    int64_t qsum = 0;
+    uint64_t qn = 0;
+    for (size_t i = 0; i < data->n; i++) {
+        const qr_tc_pkt *p = &data->p[i];
+        if (p->rx_ns < 0 || !qr_tcp_payload(p->pk))
+            continue;
+        int64_t q = p->rx_ns - p->tx_ns -
+                    qr_unloaded_latency_ns(x->topo, fl->src, fl->dst, p->pk->ip_len,
+                                           x->c->links.rate_bps, x->c->links.delay_ns);
+        if (q < 0)
+            q = 0;
+        qsum += q;
+        qn++;
+        if (q > o->queue_max_ns)
+            o->queue_max_ns = q;
+    }
+    o->queue_mean_ns = qn ? qsum / (int64_t)qn : 0;
+}
+
+/* The time in [from, to) that the link of direction d's sender spent sending (any of its
+ * packets, this connection's in flight included: a gap with nothing of it in flight is
+ * another's). */
+typedef struct {
+    ctx *x;
+    uint32_t host[2];
+} busy_ctx;
+
+static int64_t conn_link_busy(void *p, uint32_t d, int64_t from, int64_t to)
+{
+    busy_ctx *b = p;
+    ctx *x = b->x;
+    uint32_t h = b->host[d & 1u];
+    if (!x->busy[h].made && host_busy_make(x, h))
+        return 0;
+    return host_busy_until(&x->busy[h], to) - host_busy_until(&x->busy[h], from);
+}
+
+static int64_t conn_path_ideal(void *p, uint32_t d, uint64_t bytes, uint32_t mss, uint32_t hdr)
+{
+    const busy_ctx *b = p;
+    return transfer_ideal(b->x, b->host[d & 1u], b->host[(d & 1u) ^ 1u], bytes, mss, hdr);
+}
+
+/* Flow f's row, from the connection model (both directions, every exchange), and in the first
+ * pass its exchanges into x->out->exchanges. */
 static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
 {
     const qr_flow *fl = qr_flow_table_flow(x->ft, f);
@@ -842,23 +472,31 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
     if ((rc = conn_dir(x, qr_dir_data(f), x->buf, nd, 0, &dirs[0])) ||
         (rc = conn_dir(x, qr_dir_ack(f), x->buf + nd, na, 1, &dirs[1])))
         return rc;
+    busy_ctx bc = {x, {fl->src, fl->dst}};
+    qr_tc_cfg cfg = x->tcfg;
+    if (x->network_known) {
+        cfg.link_busy = conn_link_busy;
+        cfg.link_ctx = &bc;
+    }
+    if (!x->imported) { /* the topology's ideal */
+        cfg.path_ideal = conn_path_ideal;
+        cfg.path_ctx = &bc;
+    }
     qr_tc_conn c;
-    if ((rc = qr_tc_analyse(&c, dirs, &x->tcfg, NULL))) {
+    if ((rc = qr_tc_analyse(&c, dirs, &cfg, NULL))) {
         qr_tc_conn_free(&c);
         return rc;
     }
     uint32_t first_exchange = o->first_exchange;
-    if (x->imported) {
-        uint8_t sel = o->selected;
-        memset(o, 0, sizeof *o);
-        o->selected = sel;
-        o->flow = f;
-        o->src = fl->src;
-        o->dst = fl->dst;
-        o->bytes = c.dir[0].bytes;
-        o->start_ns = c.first_ns;
-        o->fct_ns = -1;
-    }
+    uint8_t sel = o->selected;
+    memset(o, 0, sizeof *o);
+    o->selected = sel;
+    o->flow = f;
+    o->src = fl->src;
+    o->dst = fl->dst;
+    o->bytes = c.dir[0].bytes;
+    o->start_ns = c.first_ns;
+    o->fct_ns = -1;
     o->bytes_back = c.dir[1].bytes;
     o->exchanges = (uint32_t)c.n_ex;
     o->end = c.end;
@@ -910,86 +548,107 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
             memcpy(r->trig, e->trig, sizeof r->trig);
         }
     }
-    if (!rc && x->imported) {
-        /* the connection: its handshake, then its exchanges; the idle between them is the
-         * application's */
-        const qr_diag_exchange *ex = c.n_ex ? out->exchanges + o->first_exchange : NULL;
-        int done = c.n_ex > 0;
-        int64_t last_end = -1, hs_end = -1;
-        if (c.handshake_ns >= 0)
-            hs_end =
-                c.first_ns > INT64_MAX - c.handshake_ns ? INT64_MAX : c.first_ns + c.handshake_ns;
-        double worst = 0;
-        int64_t worst_len = -1;
-        o->part_ns[QR_PART_HANDSHAKE] = c.handshake_ns > 0 ? c.handshake_ns : 0;
-        for (size_t i = 0; i < c.n_ex; i++) {
-            const qr_diag_exchange *e = &ex[i];
-            done &= e->status == QR_TC_COMPLETE;
-            if (e->idle_before_ns > 0)
-                sat_add(&o->part_ns[QR_PART_APP], e->idle_before_ns);
-            else if (i == 0 && hs_end >= 0 && e->start_ns > hs_end)
-                sat_add(&o->part_ns[QR_PART_APP], e->start_ns - hs_end);
-            static const int to_part[QR_TC_PARTS] = {
-                [QR_TC_PART_TRANSFER] = QR_PART_SENDING,  [QR_TC_PART_QUEUEING] = QR_PART_QUEUEING,
-                [QR_TC_PART_RTO] = QR_PART_RTO,           [QR_TC_PART_TLP] = QR_PART_TLP,
-                [QR_TC_PART_RECOVERY] = QR_PART_RECOVERY, [QR_TC_PART_RWND] = QR_PART_RWND,
-                [QR_TC_PART_APP] = QR_PART_APP,           [QR_TC_PART_LOSS] = QR_PART_LOSS,
-                [QR_TC_PART_DELACK] = QR_PART_DELACK};
-            for (int p = 0; p < QR_TC_PARTS; p++)
-                sat_add(&o->part_ns[to_part[p]], e->part_ns[p]);
-            if (e->end_ns > last_end)
-                last_end = e->end_ns;
-            sat_add(&o->ideal_ns, e->ideal_ns);
-            /* the connection's cause: its slowest exchange's (the longest when none has a
-             * slowdown) */
-            int64_t len = (e->end_ns >= 0 ? e->end_ns : c.last_ns) - e->start_ns;
-            if (e->slowdown > worst || (worst == 0 && len > worst_len)) {
-                if (e->slowdown > worst)
-                    worst = e->slowdown;
-                worst_len = len;
-                o->cause = e->cause;
-            }
-        }
-        o->completed = (uint8_t)done;
-        if (done) {
-            o->fct_ns =
-                (int64_t)((__int128)last_end - c.first_ns > INT64_MAX ? INT64_MAX
-                                                                      : last_end - c.first_ns);
-            o->slowdown = worst;
-        }
-        o->size_class = qr_diag_class_of(c.dir[0].bytes + c.dir[1].bytes);
-        for (int k = 0; k < 2; k++) {
-            const qr_tc_dir_stats *st = &c.dir[k];
-            o->data_packets += st->data_packets;
-            o->retransmissions += st->retransmissions - st->trig[QR_TC_SYN];
-            o->rtos += st->trig[QR_TC_RTO];
-            o->fast_retransmits += st->trig[QR_TC_FAST];
-            o->lost_data += st->lost;
-            o->lost_acks += st->lost_acks;
-            if (st->max_dupacks > o->max_dupacks)
-                o->max_dupacks = st->max_dupacks;
-            o->dupacks += st->dupacks;
-            if (st->dupack_run > o->dupack_run)
-                o->dupack_run = st->dupack_run;
-            o->zero_windows += st->zero_window_episodes;
-        }
-        o->syn_sent = 0;
-        o->synack_sent = 0;
-        for (size_t i = 0; i < dirs[0].n; i++)
-            o->syn_sent += (dirs[0].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
-        for (size_t i = 0; i < dirs[1].n; i++)
-            o->synack_sent += (dirs[1].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
-        if ((o->syn_sent > 1 || o->synack_sent > 1) && c.handshake_ns > worst_len / 2)
-            o->cause = QR_CAUSE_HANDSHAKE;
-        if (o->syn_sent > 0 && c.handshake_ns < 0 && c.n_ex == 0) {
-            /* never established: every SYN went unanswered, or was refused; its whole time was
-             * the handshake's (the SYNs sent and when, in syn_sent and the SYN events) */
-            o->cause = QR_CAUSE_HANDSHAKE;
-            o->part_ns[QR_PART_HANDSHAKE] = c.last_ns - c.first_ns;
-        }
-        if (x->events)
-            rc = conn_events(x, f, &c, dirs);
+    if (rc) {
+        qr_tc_conn_free(&c);
+        return rc;
     }
+    /* the connection: its handshake, then its exchanges; the idle between them is the
+     * application's */
+    const qr_diag_exchange *ex = c.n_ex ? out->exchanges + o->first_exchange : NULL;
+    int done = c.n_ex > 0;
+    int64_t last_end = -1, hs_end = -1;
+    if (c.handshake_ns >= 0)
+        hs_end = c.first_ns > INT64_MAX - c.handshake_ns ? INT64_MAX : c.first_ns + c.handshake_ns;
+    double worst = 0;
+    int64_t worst_len = -1;
+    o->part_ns[QR_PART_HANDSHAKE] = c.handshake_ns > 0 ? c.handshake_ns : 0;
+    for (size_t i = 0; i < c.n_ex; i++) {
+        const qr_diag_exchange *e = &ex[i];
+        done &= e->status == QR_TC_COMPLETE;
+        if (e->idle_before_ns > 0)
+            sat_add(&o->part_ns[QR_PART_APP], e->idle_before_ns);
+        else if (i == 0 && hs_end >= 0 && e->start_ns > hs_end)
+            sat_add(&o->part_ns[QR_PART_APP], e->start_ns - hs_end);
+        static const int to_part[QR_TC_PARTS] = {
+            [QR_TC_PART_TRANSFER] = QR_PART_SENDING,  [QR_TC_PART_QUEUEING] = QR_PART_QUEUEING,
+            [QR_TC_PART_RTO] = QR_PART_RTO,           [QR_TC_PART_TLP] = QR_PART_TLP,
+            [QR_TC_PART_RECOVERY] = QR_PART_RECOVERY, [QR_TC_PART_RWND] = QR_PART_RWND,
+            [QR_TC_PART_APP] = QR_PART_APP,           [QR_TC_PART_LOSS] = QR_PART_LOSS,
+            [QR_TC_PART_DELACK] = QR_PART_DELACK};
+        for (int p = 0; p < QR_TC_PARTS; p++)
+            sat_add(&o->part_ns[to_part[p]], e->part_ns[p]);
+        if (e->end_ns > last_end)
+            last_end = e->end_ns;
+        sat_add(&o->ideal_ns, e->ideal_ns);
+        /* the connection's cause: its slowest exchange's (the longest when none has a
+         * slowdown) */
+        int64_t len = (e->end_ns >= 0 ? e->end_ns : c.last_ns) - e->start_ns;
+        if (e->slowdown > worst || (worst == 0 && len > worst_len)) {
+            if (e->slowdown > worst)
+                worst = e->slowdown;
+            worst_len = len;
+            o->cause = e->cause;
+        }
+    }
+    o->completed = (uint8_t)done;
+    if (done) {
+        o->fct_ns = (int64_t)((__int128)last_end - c.first_ns > INT64_MAX ? INT64_MAX
+                                                                          : last_end - c.first_ns);
+        o->slowdown = worst;
+    }
+    o->size_class = qr_diag_class_of(c.dir[0].bytes + c.dir[1].bytes);
+    for (int k = 0; k < 2; k++) {
+        const qr_tc_dir_stats *st = &c.dir[k];
+        o->data_packets += st->data_packets;
+        o->retransmissions += st->retransmissions - st->trig[QR_TC_SYN];
+        o->rtos += st->trig[QR_TC_RTO];
+        o->fast_retransmits += st->trig[QR_TC_FAST];
+        o->late_fast_retransmits += st->late_fast;
+        o->lost_data += st->lost;
+        o->lost_acks += st->lost_acks;
+        o->delayed_acks += st->held_acks;
+        if (st->max_dupacks > o->max_dupacks)
+            o->max_dupacks = st->max_dupacks;
+        o->dupacks += st->dupacks;
+        if (st->dupack_run > o->dupack_run)
+            o->dupack_run = st->dupack_run;
+        o->zero_windows += st->zero_window_episodes;
+    }
+    for (size_t i = 0; i < dirs[0].n; i++)
+        o->syn_sent += (dirs[0].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
+    for (size_t i = 0; i < dirs[1].n; i++)
+        o->synack_sent += (dirs[1].p[i].pk->tcp_flags & QR_TCP_SYN) != 0;
+    if ((o->syn_sent > 1 || o->synack_sent > 1) && c.handshake_ns > worst_len / 2)
+        o->cause = QR_CAUSE_HANDSHAKE;
+    if (o->syn_sent > 0 && c.handshake_ns < 0 && c.n_ex == 0) {
+        /* never established: every SYN went unanswered, or was refused; its whole time was
+         * the handshake's (the SYNs sent and when, in syn_sent and the SYN events). One SYN
+         * unanswered and not refused shows trouble only if the recording went on past the
+         * time its timer would have sent it again; before that it is unknown */
+        int waited = x->rec_end_ns - c.last_ns >= QR_DIAG_SYN_RTO_NS;
+        o->cause = o->syn_sent > 1 || c.end == QR_TC_END_RESET || waited ? QR_CAUSE_HANDSHAKE
+                                                                         : QR_CAUSE_UNKNOWN;
+        o->part_ns[QR_PART_HANDSHAKE] = c.last_ns - c.first_ns;
+    }
+    if (!x->imported) {
+        /* a simulated flow: it starts when its application opened it (its SYN may wait for the
+         * host's link), its size is the workload's, its ideal the topology's on an empty
+         * network, and its one-way queueing is measured against the unloaded delay */
+        if (fl->start_ns < c.first_ns) {
+            sat_add(&o->part_ns[QR_PART_HANDSHAKE], c.first_ns - fl->start_ns);
+            if (done)
+                sat_add(&o->fct_ns, c.first_ns - fl->start_ns);
+            o->start_ns = fl->start_ns;
+        }
+        o->bytes = fl->bytes;
+        o->size_class = qr_diag_class_of(fl->bytes);
+        o->ideal_ns = topology_ideal(x, fl, &dirs[0]);
+        if (done)
+            o->slowdown = o->ideal_ns > 0 ? (double)o->fct_ns / (double)o->ideal_ns : 0;
+        data_queueing(x, fl, &dirs[0], o);
+    }
+    if (x->events)
+        rc = conn_events(x, f, &c, dirs);
     qr_tc_conn_free(&c);
     return rc;
 }
@@ -1253,11 +912,9 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         if (o->ack_clock_ns > 1000000 || o->ack_clock_ns <= 0)
             o->ack_clock_ns = 1000000;
     }
+    int64_t delack_given = o->delack_ns > 0 ? o->delack_ns : 0;
     if (o->delack_ns <= 0)
         o->delack_ns = x.c->tcp.delack_timeout_ns / 2;
-    x.ack_clock_ns = o->ack_clock_ns;
-    x.delack_ns = o->delack_ns;
-    x.dupthresh = o->dupthresh;
     x.out = out;
     x.imported = qr_recording_imported(rec);
     out->imported = x.imported;
@@ -1271,7 +928,16 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     x.tcfg.ack_clock_ns = o->ack_clock_ns;
     x.tcfg.idle_ns = o->idle_ns;
     x.tcfg.rto_min_ns = o->rto_min_ns;
-    x.tcfg.tlp = x.imported && !o->no_tlp; /* ns-3's TCP has no tail-loss probe */
+    x.tcfg.tlp = x.imported && !o->no_tlp;
+    /* ns-3's TCP (the runtime's) has neither RACK nor a tail-loss probe; its flows complete
+     * when their receiver has every byte (the papers' FCT) */
+    x.tcfg.classic = !x.imported;
+    x.tcfg.end_at_arrival = !x.imported;
+    /* a simulated receiver's delayed-ACK timer is the scenario's; a captured one's is known
+     * only when given */
+    x.tcfg.delack_ns = x.imported ? delack_given : o->delack_ns;
+    x.delack_ns = x.tcfg.delack_ns;
+    x.network_known = out->network_known;
     x.tcfg.rate_bps = o->path_rate_bps     ? o->path_rate_bps
                       : out->network_known ? x.c->links.rate_bps
                                            : 0;
@@ -1318,12 +984,23 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         if (rc)
             goto done;
     }
+    x.rec_end_ns = INT64_MIN;
     for (uint32_t h = 0; h < hosts; h++) {
         size_t n;
         const qr_rec_packet *p = qr_recording_packets(rec, h, &n);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             if (p[i].dir < n_dirs)
                 x.dir_count[p[i].dir]++;
+            int64_t t;
+            if (p[i].pk.time_ns - x.off[h] > x.rec_end_ns)
+                x.rec_end_ns = p[i].pk.time_ns - x.off[h];
+            if (p[i].dir < n_dirs &&
+                qr_recording_received(rec, qr_packet_id(p[i].dir, p[i].seq), &t) == 0) {
+                uint32_t dst = qr_flow_table_dir_dst(x.ft, p[i].dir);
+                if (dst < hosts && t - x.off[dst] > x.rec_end_ns)
+                    x.rec_end_ns = t - x.off[dst];
+            }
+        }
         total += n;
     }
     x.idx = malloc((total ? total : 1) * sizeof *x.idx);
@@ -1345,8 +1022,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     }
     /* pass 1: every flow */
     for (uint32_t f = 0; f < n_flows; f++) {
-        if ((!x.imported && (rc = analyse(&x, f, &out->flows[f]))) ||
-            (rc = analyse_conn(&x, f, &out->flows[f], 1)))
+        if ((rc = analyse_conn(&x, f, &out->flows[f], 1)))
             goto done;
         if (o->progress && (f % 2000 == 1999)) {
             char line[96];
@@ -1426,12 +1102,6 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         if (!fl->selected)
             continue;
         uint32_t first = (uint32_t)out->n_events;
-        uint8_t sel = fl->selected;
-        uint32_t fx = fl->first_exchange;
-        if (!x.imported && (rc = analyse(&x, f, fl)))
-            goto done;
-        fl->selected = sel;
-        fl->first_exchange = fx;
         if ((rc = analyse_conn(&x, f, fl, 0)))
             goto done;
         if (fq) {

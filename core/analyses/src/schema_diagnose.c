@@ -40,7 +40,7 @@ static const qr_h5_field diag_flow_fields[] = {
      "recoveries after more duplicate ACKs than the threshold"},
     {"max_dupacks", QR_H5_U32, DF(max_dupacks), 0, "duplicate ACKs in a row, at most"},
     {"lost_data", QR_H5_U32, DF(lost_data), 0, "data packets never received"},
-    {"lost_acks", QR_H5_U32, DF(lost_acks), 0, "ACK-direction packets never received"},
+    {"lost_acks", QR_H5_U32, DF(lost_acks), 0, "packets without data never received"},
     {"syn_sent", QR_H5_U32, DF(syn_sent), 0, "packets"},
     {"synack_sent", QR_H5_U32, DF(synack_sent), 0, "packets"},
     {"delayed_acks", QR_H5_U32, DF(delayed_acks), 0, "ACKs held at least the delack bound"},
@@ -90,13 +90,15 @@ static const qr_h5_field diag_exchange_fields[] = {
     {"bytes", QR_H5_U64, XF(bytes), 0, "bytes"},
     {"start_ns", QR_H5_I64, XF(start_ns), 0, "ns: its first byte sent (vantage sender) or arrived"},
     {"end_ns", QR_H5_I64, XF(end_ns), 0,
-     "ns: its last byte cumulatively acknowledged (-1: not complete)"},
+     "ns: its last byte cumulatively acknowledged; a runtime's flow: its last byte arrived (-1: "
+     "not complete)"},
     {"duration_ns", QR_H5_I64, XF(duration_ns), 0, "ns (to the capture's end if not complete)"},
     {"idle_before_ns", QR_H5_I64, XF(idle_before_ns), 0,
      "ns the application was idle since the previous exchange ended (-1: first)"},
     {"ideal_ns", QR_H5_I64, XF(ideal_ns), 0,
      "ns: one minimum RTT and its bytes after the first segment at the path rate (sender "
-     "vantage), those bytes at the path rate (receiver vantage); 0: unknown"},
+     "vantage), those bytes at the path rate (receiver vantage); a runtime's flow: its bytes "
+     "alone on the scenario's empty network; 0: unknown"},
     {"slowdown", QR_H5_F64, XF(slowdown), 0, "duration / ideal (0: unknown or not complete)"},
     {"status", QR_H5_STR, XF(status), 28, "complete, open at capture end, reset, unknown"},
     {"vantage", QR_H5_STR, XF(vantage), 12, "sender or receiver: where its times were observed"},

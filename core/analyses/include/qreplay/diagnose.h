@@ -5,31 +5,36 @@
  * arrival log, when given, adds the queueing along the path and the shared-buffer blackhole
  * episodes (blackhole.h) the flow's losses fell in.
  *
- * Per flow:
- *  - FCT: from the flow's start to the arrival of its last data byte at the receiver;
- *  - ideal FCT, alone on an empty network: the handshake (SYN out, SYN-ACK back, unloaded), the
- *    serialization of every data packet at the link rate, and the unloaded latency of the last
- *    one (store and forward at every hop); slowdown = FCT / ideal;
- *  - a time breakdown that partitions the FCT (qr_diag_part): the handshake; waiting on an RTO
- *    (from the sender's last event before a timer-triggered retransmission to it); loss recovery
- *    (a fast retransmission to the ACK of everything sent before it); receiver-limited (bytes in
- *    flight within one MSS of the advertised window, or the window at zero, with data left);
- *    stalled on a delayed ACK (the delayed-ACK timer held the ACK of data the receiver had while
- *    the sender and its link were idle; also a timer's wait whose sub-cause is the delayed-ACK
- *    stall); application-limited (nothing in flight, data left, no timer, and the sender's link
- *    idle: while it carries the host's other packets the flow waits its turn, which is sharing);
- *    queueing and sharing (that, and the rest beyond the ideal transfer time); sending at full
- *    window (the rest);
- *  - a root cause (qr_diag_cause) with its evidence: the packets and times that show it.
+ * Every connection, simulated, imported or from the testbed, goes through the one model of a TCP
+ * connection (tcpconn.h): what happened to each packet, what sent each retransmission and why
+ * each RTO fired, its exchanges and where their time went. A flow's row is its connection's:
+ *  - FCT: from the flow's start to the end of its last exchange. A simulated flow ends when its
+ *    receiver had every byte (the replay papers' FCT: the model's end_at_arrival), a captured one
+ *    when its last byte was acknowledged;
+ *  - ideal FCT: a simulated flow's alone on an empty network (the handshake, SYN out and SYN-ACK
+ *    back unloaded, the serialization of every data packet at the link rate and the unloaded
+ *    latency of the last one); a captured one's from the measured path (the sum of its
+ *    exchanges' ideals: minimum RTT and bottleneck rate); slowdown = FCT / ideal;
+ *  - a time breakdown that partitions the FCT (qr_diag_part): the handshake, the application's
+ *    idle time between exchanges, and each exchange's parts (tcpconn.h qr_tc_part): waiting on an
+ *    RTO, a tail-loss probe, a recovery, the receiver's window, a delayed ACK (the receiver held
+ *    the ACK the sender waited for, as long as the delayed-ACK timer or longer; also a timer's
+ *    wait that such a hold caused), the application (nothing in flight, data left, and the
+ *    sender's link idle: while the link carries the host's other packets the flow waits its
+ *    turn, which is queueing), a hole at the receiver, queueing and sharing beyond the ideal, and
+ *    sending;
+ *  - a root cause (qr_diag_cause), its slowest exchange's, with its evidence: the packets and
+ *    times that show it.
  *
- * Retransmissions are told apart by what triggered them: one sent within `ack_clock_ns` of an ACK
- * arriving is ACK-clocked (fast retransmission if dupthresh duplicate ACKs preceded it, else part
- * of a recovery); any other is a timer's (RTO). An RTO's sub-cause: its lost packet had no packet
- * after it (tail drop) or fewer than dupthresh (not enough duplicate ACKs); it was a
+ * A simulated sender (ns-3's TCP) detects loss by duplicate ACKs and its RTO only (the model's
+ * `classic`); a captured one is Linux-like (RACK, tail-loss probes). Where both ends of both
+ * directions were recorded, an RTO's sub-cause says why the timer fired: its lost packet had no
+ * packet after it (tail drop) or fewer than dupthresh (not enough duplicate ACKs); it was a
  * retransmission lost again (lost retransmission: NewReno resends a lost retransmission only on
- * its timer); its data had arrived
- * but the ACKs were lost (ACK drops) or held by the receiver (delayed-ACK stall). An ACK's hold is
- * its send time minus the arrival of the oldest data it acknowledges for the first time. */
+ * its timer); its data had arrived but the ACKs were lost (ACK drops) or held by the receiver
+ * (delayed-ACK stall). An ACK's hold is its send time minus the arrival of the oldest data it
+ * acknowledges for the first time; a hold of `delack_ns` or more is the delayed-ACK timer's
+ * (simulated receivers: half the scenario's delack_timeout; captured ones only when given). */
 #ifndef QREPLAY_DIAGNOSE_H
 #define QREPLAY_DIAGNOSE_H
 
@@ -90,6 +95,10 @@ typedef enum {
  * "lost-retransmit", "tail-loss-probe", "rack", "loss", "unknown". */
 const char *qr_diag_cause_name(qr_diag_cause c);
 
+/* A SYN's first retransmission timeout (RFC 6298's initial RTO, 1 s): a lone SYN unanswered for
+ * this long, the recording going on, failed its handshake. */
+#define QR_DIAG_SYN_RTO_NS 1000000000LL
+
 /* Size classes: < 100 KB, 100 KB - 1 MB, 1 - 10 MB, > 10 MB (decimal units). */
 #define QR_DIAG_CLASSES 4
 /* The name of size class c ("<100KB", ...; "?" out of range; static storage), and the class of a
@@ -103,12 +112,13 @@ typedef struct qr_diag_opts {
     int64_t ack_clock_ns;  /* a retransmission this soon after an ACK is ACK-clocked (0: from
                             * the scenario: min(min_rto / 2, 1 ms)) */
     int64_t delack_ns;     /* an ACK held this long is delayed (0: half the scenario's
-                            * delayed-ACK timeout) */
+                            * delayed-ACK timeout for a simulated recording; unknown for an
+                            * import) */
     const char *arrivals;  /* a replay's arrival log (NULL: none) */
     const uint32_t *flows; /* select these flows instead of the tail (NULL: the tail) */
     size_t n_flows;
     int all; /* select every flow */
-    /* imports (a connection is its exchanges both ways, tcpconn.h): */
+    /* the connection model (tcpconn.h): */
     int64_t rto_min_ns;     /* the hosts' minimum RTO (0: Linux's 200 ms) */
     int64_t idle_ns;        /* application idle that ends an exchange (0: 1 ms) */
     uint64_t path_rate_bps; /* the paths' bottleneck rate (0: the scenario's link rate where the
