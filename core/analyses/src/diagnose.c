@@ -115,7 +115,7 @@ typedef struct {
                    * estimate; imports were reconciled when imported) */
     /* the connection model (tcpconn.h) */
     qr_tc_cfg tcfg;
-    int imported, network_known;
+    int imported;
     int64_t rec_end_ns; /* the last packet's time in the recording (sent or received) */
     qr_tc_pkt *tp[2];
     const qr_rec_packet **tp_rec[2];
@@ -474,7 +474,9 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
         return rc;
     busy_ctx bc = {x, {fl->src, fl->dst}};
     qr_tc_cfg cfg = x->tcfg;
-    if (x->network_known) {
+    if (!x->imported) {
+        /* a simulated host's link runs at exactly the scenario's rate; a captured host's
+         * interface may be faster than the network's bottleneck (a testbed's veth) */
         cfg.link_busy = conn_link_busy;
         cfg.link_ctx = &bc;
     }
@@ -937,7 +939,6 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
      * only when given */
     x.tcfg.delack_ns = x.imported ? delack_given : o->delack_ns;
     x.delack_ns = x.tcfg.delack_ns;
-    x.network_known = out->network_known;
     x.tcfg.rate_bps = o->path_rate_bps     ? o->path_rate_bps
                       : out->network_known ? x.c->links.rate_bps
                                            : 0;
