@@ -137,6 +137,7 @@ typedef struct {
     range *sacked[2]; /* every SACKed range of d ever observed (merged) */
     size_t n_sacked[2], cap_sacked[2];
     int32_t *prev_copy[2]; /* per packet: the earlier copy it resends (-1: none known) */
+    uint8_t *ka[2];        /* per packet: a keep-alive (keepalives) */
     int rst;
     char *errbuf;
 } tc;
@@ -272,9 +273,10 @@ static int prepare_dir(tc *x, uint32_t d)
     if (!x->out->info[d] || !x->prev_copy[d])
         return QR_ENOMEM;
     int64_t ref = 0, hi = 0;
-    uint8_t *ka; /* keep-alives: their byte (if any) was sent long ago; not a resend */
-    if (keepalives(in, &ka))
+    if (keepalives(in, &x->ka[d]))
         return QR_ENOMEM;
+    const uint8_t *ka = x->ka[d]; /* keep-alives: their byte (if any) was sent long ago; not a
+                                   * resend */
     if (!st->isn_known) {
         /* no SYN (a capture that starts mid-connection): the stream starts at the lowest data
          * byte captured, which a later packet may hold (a resend of what came before the
@@ -290,10 +292,8 @@ static int prepare_dir(tc *x, uint32_t d)
             x->isn[d] += (uint32_t)(int32_t)(lo - 1);
     }
     qri_map last; /* sequence start -> latest copy + 1 */
-    if (qri_map_init(&last)) {
-        free(ka);
+    if (qri_map_init(&last))
         return QR_ENOMEM;
-    }
     int rc = QR_OK;
     x->ws[d] = -1;
     for (size_t i = 0; i < in->n; i++) {
@@ -343,7 +343,6 @@ static int prepare_dir(tc *x, uint32_t d)
             hi = end;
     }
     qri_map_free(&last);
-    free(ka);
     st->bytes = hi > 1 ? (uint64_t)(hi - 1) : 0;
     return rc;
 }
@@ -1633,11 +1632,11 @@ static int keepalives(const qr_tc_dir *D, uint8_t **out)
 /* Duplicate-ACK runs and zero-window episodes as the direction's packets show them, in the order
  * they were observed (qr_tc_dir_stats). An ACK answering the other direction's keep-alive (the
  * other side's latest packet before it) is a keep-alive ACK, not a duplicate, as tshark has it. */
-static int ack_runs(const qr_tc_dir *D, const qr_tc_dir *O, qr_tc_dir_stats *st)
+/* Direction d's duplicate-ACK runs and zero-window episodes (qr_tc_dir_stats). */
+static void ack_runs(const tc *x, uint32_t d, qr_tc_dir_stats *st)
 {
-    uint8_t *ka;
-    if (keepalives(O, &ka))
-        return QR_ENOMEM;
+    const qr_tc_dir *D = x->in[d], *O = x->in[d ^ 1u];
+    const uint8_t *ka = x->ka[d ^ 1u];
     uint32_t next = 0, last_ack = 0, run = 0;
     uint16_t last_win = 0;
     int have = 0, zero = 0;
@@ -1670,8 +1669,6 @@ static int ack_runs(const qr_tc_dir *D, const qr_tc_dir *O, qr_tc_dir_stats *st)
         last_win = p->window;
         have = 1;
     }
-    free(ka);
-    return QR_OK;
 }
 
 int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg, char *errbuf)
@@ -1719,7 +1716,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
     if (out->first_ns == INT64_MAX)
         out->first_ns = out->last_ns = 0;
     for (uint32_t d = 0; d < 2 && !rc; d++)
-        rc = ack_runs(&dirs[d], &dirs[d ^ 1u], &out->dir[d]);
+        ack_runs(&x, d, &out->dir[d]);
     for (uint32_t d = 0; d < 2 && !rc; d++) {
         if (dirs[d].seen & QR_TC_AT_SENDER)
             rc = sender_walk(&x, d);
@@ -1765,6 +1762,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
         free(x.ack[d]);
         free(x.sacked[d]);
         free(x.prev_copy[d]);
+        free(x.ka[d]);
     }
     if (rc == QR_ENOMEM)
         MSG(errbuf, rc, "out of memory");
