@@ -996,3 +996,26 @@ Test(tcpconn, holds_and_the_end_at_arrival)
     cr_assert_eq(o.info[0][last].hold_ns, 30 * MS + 5 * US);
     qr_tc_conn_free(&o);
 }
+
+/* A resend that crosses in the sender's host with the ACK already covering it (captured 10 us
+ * after that ACK, 300 ms after the one before): the ACK did not send it, the timer did; it was
+ * spurious and its original was not reordered (tshark: a spurious retransmission, not out of
+ * order; zeek-tls13draft16 in the corpus). */
+Test(tcpconn, a_resend_crossing_the_ack_that_covers_it_is_the_timers)
+{
+    conn c;
+    download(&c, 10, -1, M_NONE);
+    size_t last = c.n[0] - 1;
+    c.p[0][last].tx_ns += 300 * MS;
+    c.p[0][last].rx_ns += 300 * MS;
+    int64_t t = c.p[0][last].rx_ns + 10 * US;
+    add(&c, 1, 1 + 1000 * 9, 1000, 0, 101, t, t + MS, NULL, 0, tsv(t));
+    qr_tc_conn o;
+    analyse(&c, SERVER, &o, NULL);
+    size_t r = c.n[1] - 1;
+    cr_assert(o.info[1][r].trigger == QR_TC_TLP || o.info[1][r].trigger == QR_TC_RTO, "%s",
+              qr_tc_trigger_name(o.info[1][r].trigger));
+    cr_assert_eq(o.info[1][r].spurious, 1);
+    cr_assert_eq(o.dir[1].reordered, 0);
+    qr_tc_conn_free(&o);
+}

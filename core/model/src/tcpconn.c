@@ -436,6 +436,7 @@ static int sender_walk(tc *x, uint32_t d)
         return QR_ENOMEM;
     }
     int64_t una = 0, snd_max = 0, rec_point = 0, last_ack_t = -1, last_send_t = -1;
+    int64_t before_una_t = -1; /* the latest ACK arrival before the one that moved una last */
     int64_t last_win = -1, cover = 0;
     int in_rec = 0, rec_rto = 0, tlp_out = 0, after_rto_sends = -1;
     uint32_t dupacks = 0;
@@ -488,6 +489,7 @@ static int sender_walk(tc *x, uint32_t d)
             }
             if (a > una) {
                 una = a;
+                before_una_t = last_ack_t;
                 dupacks = 0;
                 tlp_out = 0;
                 ranges_prune(sb, &nsb, una);
@@ -542,7 +544,11 @@ static int sender_walk(tc *x, uint32_t d)
         int64_t s = f->seq, e = f->seq + f->len;
         f->dupacks = dupacks;
         if (s < snd_max) {
-            int64_t last = last_ack_t > last_send_t ? last_ack_t : last_send_t;
+            /* an ACK that already covered these bytes did not send them again: the two
+             * crossed in the host (the resend was on its way), so what sent it is judged from
+             * before that ACK */
+            int64_t ack_t = e <= una ? before_una_t : last_ack_t;
+            int64_t last = ack_t > last_send_t ? ack_t : last_send_t;
             int64_t silence = last < 0 ? INT64_MAX : t - last;
             int timer = silence > c->ack_clock_ns;
             int64_t above = ranges_bytes_above(sb, nsb, e);
@@ -570,6 +576,8 @@ static int sender_walk(tc *x, uint32_t d)
                 tr = QR_TC_RTO;
             }
             f->trigger = (uint8_t)tr;
+            if (e <= una)
+                f->spurious = 1; /* an ACK had already covered its bytes: they had arrived */
             st->retransmissions++;
             st->trig[tr]++;
             st->late_fast += tr == QR_TC_FAST && dupacks > c->dupthresh;
