@@ -16,8 +16,9 @@ start order, then compared fact by fact:
                    where that makes the difference, it is one of definition
   spurious         resends of data that had arrived (tshark: already acknowledged when resent;
                    qreplay also counts a resend a later D-SACK reports arrived twice, and one
-                   whose first ACK echoes an older timestamp than its own (Eifel): where
-                   that alone makes the difference, it counts as one of definition)
+                   (a late hole filler too) whose first ACK echoes an older timestamp than its
+                   own (Eifel): where that alone makes the difference, it counts as one of
+                   definition)
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
   out_of_order     segments that arrived after one sent later (qreplay also counts the original
@@ -186,13 +187,36 @@ def tshark_conns(path):
                         marked.add((id(d_), i))
                         break
         dsacked = [x for d_ in dirs for i, x in enumerate(d_) if (id(d_), i) in marked]
-        # and (Eifel, RFC 3522) a resend whose bytes the first ACK to cover them acknowledges
-        # with the echo of an older timestamp than the resend's: the original had arrived
+        # a segment tshark calls out of order (by its timing rule) that was sent after everything
+        # before it (a newer TCP timestamp, or an IP ID 1 to 1024 above the direction's highest):
+        # a resend to qreplay, its original lost
+        later = 0
+        late = set()  # those segments, (direction, index)
+        for d_ in dirs:
+            top_ts = top_id = None
+            for i, x in enumerate(d_):
+                if x["ooo"] and x["len"] > 0 and (
+                        (x["tsval"] is not None and top_ts is not None
+                         and 0 < ((x["tsval"] - top_ts) & 0xFFFFFFFF) < 0x80000000)
+                        or (x["tsval"] is None and x["ipid"] is not None and top_id is not None
+                            and 0 < ((x["ipid"] - top_id) & 0xFFFF) <= 1024)):
+                    later += 1
+                    late.add((id(d_), i))
+                if x["tsval"] is not None and (top_ts is None or 0 < ((x["tsval"] - top_ts)
+                                                                     & 0xFFFFFFFF) < 0x80000000):
+                    top_ts = x["tsval"]
+                if x["ipid"] is not None and (top_id is None or
+                                              0 < ((x["ipid"] - top_id) & 0xFFFF) <= 1024):
+                    top_id = x["ipid"]
+        # and (Eifel, RFC 3522) a resend (one tshark calls so, or one of the late hole fillers
+        # above) whose bytes the first ACK to cover them acknowledges with the echo of an older
+        # timestamp than the resend's: the original had arrived
         eifel = 0
         for d_, o_ in ((dirs[0], dirs[1]), (dirs[1], dirs[0])):
             for i, x in enumerate(d_):
-                if (not x["retx"] or x["spur"] or (id(d_), i) in marked or x["tsval"] is None
-                        or x["syn"] or not (x["len"] > 0 or x["fin"])):
+                key = (id(d_), i)
+                if (not (x["retx"] or key in late) or x["spur"] or key in marked
+                        or x["tsval"] is None or x["syn"] or not (x["len"] > 0 or x["fin"])):
                     continue
                 end = (x["seq"] + x["len"] + (1 if x["fin"] else 0)) & 0xFFFFFFFF
                 y = next((y for y in o_ if y["t"] >= x["t"] and y["ackf"]
@@ -201,25 +225,6 @@ def tshark_conns(path):
                         0 < ((x["tsval"] - y["tsecr"]) & 0xFFFFFFFF) < 0x80000000:
                     eifel += 1
         f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"]) + eifel
-        # a segment tshark calls out of order (by its timing rule) that was sent after everything
-        # before it (a newer TCP timestamp, or an IP ID 1 to 1024 above the direction's highest):
-        # a resend to qreplay, its original lost
-        later = 0
-        for d_ in dirs:
-            top_ts = top_id = None
-            for x in d_:
-                if x["ooo"] and x["len"] > 0 and (
-                        (x["tsval"] is not None and top_ts is not None
-                         and 0 < ((x["tsval"] - top_ts) & 0xFFFFFFFF) < 0x80000000)
-                        or (x["tsval"] is None and x["ipid"] is not None and top_id is not None
-                            and 0 < ((x["ipid"] - top_id) & 0xFFFF) <= 1024)):
-                    later += 1
-                if x["tsval"] is not None and (top_ts is None or 0 < ((x["tsval"] - top_ts)
-                                                                     & 0xFFFFFFFF) < 0x80000000):
-                    top_ts = x["tsval"]
-                if x["ipid"] is not None and (top_id is None or
-                                              0 < ((x["ipid"] - top_id) & 0xFFFF) <= 1024):
-                    top_id = x["ipid"]
         f["resent_def"] = f["resent"] + later
         # qreplay also counts the original of a resend a D-SACK shows was not needed as
         # reordered (it arrived, late: Linux's reordering detection); tshark cannot see it
