@@ -17,8 +17,8 @@ start order, then compared fact by fact:
   spurious         resends of data that had arrived (tshark: already acknowledged when resent;
                    qreplay also counts a resend a later D-SACK reports arrived twice, and one
                    (a late hole filler too) whose first ACK echoes an older timestamp than its
-                   own (Eifel), and where the capture is at the receiver, a resend of bytes an
-                   earlier frame already brought: where that alone makes the difference, it
+                   own (Eifel), and where the capture is at the receiver, a resend of bytes (or
+                   a FIN) an earlier frame already brought: where that alone makes the difference, it
                    counts as one of definition)
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
@@ -235,10 +235,10 @@ def tshark_conns(path):
             seen = []  # [lo, hi) of the direction's payload captured so far (relative)
             base = d_[0]["seq"] if d_ else 0
             for i, x in enumerate(d_):
-                if x["len"] <= 0 or x["syn"]:
+                if not (x["len"] > 0 or x["fin"]) or x["syn"]:
                     continue
                 lo = (x["seq"] - base) & 0xFFFFFFFF
-                hi = lo + x["len"]
+                hi = lo + x["len"] + (1 if x["fin"] else 0)  # a FIN takes a sequence number
                 key = (id(d_), i)
                 if ((x["retx"] or key in late) and not x["spur"] and key not in marked
                         and key not in eifels and any(a <= lo and hi <= b for a, b in seen)):
