@@ -23,8 +23,9 @@ start order, then compared fact by fact:
   dupacks_max      the longest run of duplicate ACKs
   zero_windows     zero-window episodes (a zero window after a nonzero one, per direction)
   out_of_order     segments that arrived after one sent later (qreplay also counts the original
-                   of a resend a later D-SACK shows was not needed: a difference of definition
-                   the check finds itself, as for spurious)
+                   of a resend a later D-SACK shows was not needed, and where the capture is at
+                   the sender, a segment of its own tshark calls out of order is a resend to
+                   qreplay: differences of definition the check finds itself, as for spurious)
 and per capture (the import reads it whole):
   duplicates       frames captured twice that the import removed, against editcap -D 5 over the
                    capture's TCP frames
@@ -260,6 +261,11 @@ def tshark_conns(path):
                 seen = merged
         f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"]) + eifel
         f["resent_def"] = f["resent"] + later
+        # a segment of its own that tshark calls out of order (its timing rule), where the
+        # capture was taken at the sender (known once the import has said whose capture it
+        # is): bytes it had sent before, sent again, a resend to qreplay
+        f["ooo_dir"] = [sum(1 for i, x in enumerate(d_) if x["ooo"] and x["len"] > 0
+                            and (id(d_), i) not in late) for d_ in dirs]
         # qreplay also counts the original of a resend a D-SACK shows was not needed as
         # reordered (it arrived, late: Linux's reordering detection); tshark cannot see it
         f["ooo_def"] = (sum(1 for x in p if x["ooo"]) - later
@@ -543,6 +549,12 @@ def main():
                     if fact == "spurious":  # + those already held where the receiver was captured
                         want += sum(r["held_dir"][k] for k in (0, 1)
                                     if r["ends"][k ^ 1][0] in q["owners"])
+                    at_sender = sum(r["ooo_dir"][k] for k in (0, 1)
+                                    if r["ends"][k][0] in q["owners"])
+                    if fact == "resent":
+                        want += at_sender
+                    if fact == "out_of_order":
+                        want -= at_sender
                     judge(fact, qv == r[fact], own is not None and qv == want,
                           {"tshark": r[fact], "qreplay": qv})
                 # conservation: the recording holds the captured bytes and those of the drops
