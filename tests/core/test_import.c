@@ -207,6 +207,40 @@ Test(import, capture_owner_of_a_host_with_two_peers)
     unlink(path);
 }
 
+/* An any-interface capture of a host that talks to two peers and, much more, to itself over
+ * loopback (a local proxy): packets from an address to itself say nothing of whose capture it
+ * is (ndpi-tls_heur__vmess-tcp: 127.0.0.1 was taken for the host). */
+Test(import, capture_owner_is_not_loopback_talking_to_itself)
+{
+    char path[64], err[QR_ERRBUF_SIZE], t[QR_ADDR_TEXT_MAX];
+    snprintf(path, sizeof path, "/tmp/qr-owner-lo-%d.pcap", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
+    fwrite(hdr, sizeof hdr, 1, f);
+    for (int i = 0; i < 70; i++) {
+        uint8_t ip[40] = {0x45, 0, 0, 40};
+        ip[9] = 6;
+        ip[4] = (uint8_t)(i >> 8), ip[5] = (uint8_t)i;
+        uint8_t host[4] = {10, 0, 0, 5}, peer[4] = {10, 0, 0, (uint8_t)(i < 20 ? 9 : 7)};
+        uint8_t lo[4] = {127, 0, 0, 1};
+        int local = i >= 30, from_host = i % 2;
+        memcpy(ip + 12, local ? lo : from_host ? host : peer, 4);
+        memcpy(ip + 16, local ? lo : from_host ? peer : host, 4);
+        ip[20] = 0x30, ip[21] = (uint8_t)(local ? (i % 2 ? 0x39 : 0x38) : 0x40);
+        ip[22] = 0x30, ip[23] = (uint8_t)(local ? (i % 2 ? 0x38 : 0x39) : 0x41);
+        ip[20 + 12] = 0x50, ip[20 + 13] = 0x10;
+        uint32_t rec[4] = {1700000000, (uint32_t)i, 40, 40};
+        fwrite(rec, sizeof rec, 1, f);
+        fwrite(ip, sizeof ip, 1, f);
+    }
+    fclose(f);
+    uint8_t a[16];
+    cr_assert_eq(qr_capture_owner(path, a, NULL, NULL, err), QR_OK, "%s", err);
+    cr_assert_str_eq(qr_addr_text(a, t, sizeof t), "10.0.0.5",
+                     "the host, although 127.0.0.1 is in more packets");
+    unlink(path);
+}
+
 Test(import, a_capture_without_tcp_is_a_clear_error)
 {
     char err[QR_ERRBUF_SIZE];

@@ -320,6 +320,11 @@ static int owner_acc_init(struct owner_acc *a)
 
 static int owner_acc_add(struct owner_acc *a, const qr_capture_packet *p)
 {
+    /* a packet from an address to itself (loopback, or a host talking to itself) is left out
+     * of the recording and says nothing of which host's capture it is: counted, it would make
+     * 127.0.0.1 the owner of an any-interface capture full of local traffic */
+    if (!memcmp(p->src, p->dst, 16))
+        return QR_OK;
     struct owner_count *s = count_of(&a->counts, p->src),
                        *d = s ? count_of(&a->counts, p->dst) : NULL;
     const uint8_t *near;
