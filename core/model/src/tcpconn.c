@@ -815,66 +815,138 @@ static int ack_holds(tc *x, uint32_t d)
     return QR_OK;
 }
 
+/* The other direction's packets by send time, with how many of them, up to each, were lost or
+ * held delack_ns or longer: the ACKs a receiver sent in a window, counted in O(log n). */
+typedef struct {
+    int64_t *tx;
+    uint32_t *lost, *held; /* prefix counts: [k] over the first k */
+    size_t n;
+} ack_index;
+
+typedef struct {
+    int64_t tx;
+    uint8_t lost, held;
+} ack_ent;
+
+static int ack_ent_cmp(const void *a, const void *b)
+{
+    const ack_ent *x = a, *y = b;
+    return x->tx < y->tx ? -1 : x->tx > y->tx;
+}
+
+static int ack_index_make(ack_index *ix, const qr_tc_dir *A, const qr_tc_pkt_info *ai,
+                          int64_t delack)
+{
+    size_t n = A->n;
+    ack_ent *e = malloc((n ? n : 1) * sizeof *e);
+    ix->tx = malloc((n ? n : 1) * sizeof *ix->tx);
+    ix->lost = calloc(n + 1, sizeof *ix->lost);
+    ix->held = calloc(n + 1, sizeof *ix->held);
+    ix->n = n;
+    if (!e || !ix->tx || !ix->lost || !ix->held) {
+        free(e);
+        return QR_ENOMEM;
+    }
+    for (size_t j = 0; j < n; j++)
+        e[j] = (ack_ent){A->p[j].tx_ns, A->p[j].rx_ns<0, delack> 0 && ai[j].hold_ns >= delack};
+    qsort(e, n, sizeof *e, ack_ent_cmp);
+    for (size_t j = 0; j < n; j++) {
+        ix->tx[j] = e[j].tx;
+        ix->lost[j + 1] = ix->lost[j] + e[j].lost;
+        ix->held[j + 1] = ix->held[j] + e[j].held;
+    }
+    free(e);
+    return QR_OK;
+}
+
+/* The first index whose send time is at least t (strictly more with after). */
+static size_t ack_index_find(const ack_index *ix, int64_t t, int after)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (ix->tx[m] < t || (after && ix->tx[m] == t))
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+static void ack_index_free(ack_index *ix)
+{
+    free(ix->tx);
+    free(ix->lost);
+    free(ix->held);
+}
+
+/* How far back an RTO's resend is looked for among other segments, and how far after it what
+ * arrived is counted (a hostile capture must not make this quadratic). */
+#define QR_TC_WHY_SCAN 4096
+
 /* Why the timer fired for each RTO of direction d, where both ends of both directions were seen:
  * from the fate of the copy it resent (the latest before it), what arrived after that copy, and
  * what became of the ACKs the receiver sent before the timer fired. */
-static void rto_reasons(tc *x, uint32_t d)
+static int rto_reasons(tc *x, uint32_t d)
 {
     const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
     const unsigned both = QR_TC_AT_SENDER | QR_TC_AT_RECEIVER;
     if ((D->seen & both) != both || (A->seen & both) != both)
-        return;
+        return QR_OK;
     qr_tc_pkt_info *info = x->out->info[d];
-    const qr_tc_pkt_info *ai = x->out->info[d ^ 1u];
-    int64_t delack = x->cfg.delack_ns;
-    for (size_t r = 0; r < D->n; r++) {
+    ack_index ix;
+    int rc = ack_index_make(&ix, A, x->out->info[d ^ 1u], x->cfg.delack_ns);
+    for (size_t r = 0; r < D->n && !rc; r++) {
         if (info[r].trigger != QR_TC_RTO)
             continue;
         int64_t t = D->p[r].tx_ns, s0 = info[r].seq;
-        size_t k = D->n, copies = 0;
-        for (size_t i = 0; i < r; i++)
-            if (D->p[i].tx_ns < t && info[i].len && info[i].seq <= s0 &&
-                s0 < info[i].seq + info[i].len) {
-                k = i;
-                copies++;
-            }
+        /* the copy it resent: the latest one before it holding its first byte */
+        size_t k = D->n;
+        if (x->prev_copy[d][r] >= 0) {
+            k = (size_t)x->prev_copy[d][r];
+        } else {
+            for (size_t i = r, scanned = 0; i-- > 0 && scanned < QR_TC_WHY_SCAN; scanned++)
+                if (info[i].len && info[i].seq <= s0 && s0 < info[i].seq + info[i].len) {
+                    k = i;
+                    break;
+                }
+        }
         qr_tc_why w = QR_TC_WHY_PLAIN;
         if (k == D->n) {
             info[r].why = (uint8_t)w;
             continue;
         }
         int64_t rxk = D->p[k].rx_ns;
-        if (rxk < 0 && copies > 1) {
+        if (rxk < 0 && info[k].trigger != QR_TC_ORIGINAL) {
             w = QR_TC_WHY_RETX_LOST; /* only the timer resends a lost retransmission */
         } else if (rxk >= 0) {
-            /* its data arrived: the ACKs did not come back in time */
-            int lost = 0, held = 0, any = 0;
-            for (size_t j = 0; j < A->n; j++) {
-                if (A->p[j].tx_ns < rxk || A->p[j].tx_ns > t)
-                    continue;
-                any = 1;
-                lost |= A->p[j].rx_ns < 0;
-                held |= delack > 0 && ai[j].hold_ns >= delack;
-            }
+            /* its data arrived: the ACKs the receiver sent from then to the timer did not come
+             * back (one lost), or it held them (or sent none) */
+            size_t lo = ack_index_find(&ix, rxk, 0), hi = ack_index_find(&ix, t, 1);
+            int any = hi > lo;
+            int lost = any && ix.lost[hi] > ix.lost[lo];
+            int held = any && ix.held[hi] > ix.held[lo];
             w = lost ? QR_TC_WHY_ACK_LOST : held || !any ? QR_TC_WHY_ACK_HELD : QR_TC_WHY_PLAIN;
         } else {
             /* lost: what arrived after it could each have brought a duplicate ACK */
             uint32_t after = 0;
-            for (size_t i = k + 1; i < D->n; i++)
-                if (D->p[i].tx_ns < t && carries_data(D->p[i].pk) && D->p[i].rx_ns >= 0)
-                    after++;
+            for (size_t i = k + 1; i < r && i <= k + QR_TC_WHY_SCAN && after < x->cfg.dupthresh;
+                 i++)
+                after += carries_data(D->p[i].pk) && D->p[i].rx_ns >= 0;
             if (after == 0) {
                 w = QR_TC_WHY_TAIL;
             } else if (after < x->cfg.dupthresh) {
                 w = QR_TC_WHY_FEW_DUPACKS;
             } else {
-                for (size_t j = 0; j < A->n; j++)
-                    if (A->p[j].tx_ns >= D->p[k].tx_ns && A->p[j].tx_ns <= t && A->p[j].rx_ns < 0)
-                        w = QR_TC_WHY_ACK_LOST;
+                size_t lo = ack_index_find(&ix, D->p[k].tx_ns, 0), hi = ack_index_find(&ix, t, 1);
+                if (hi > lo && ix.lost[hi] > ix.lost[lo])
+                    w = QR_TC_WHY_ACK_LOST;
             }
         }
         info[r].why = (uint8_t)w;
     }
+    ack_index_free(&ix);
+    return rc;
 }
 
 /* ---- pass 3: exchanges ---- */
@@ -1739,7 +1811,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
         for (uint32_t d = 0; d < 2 && !rc; d++)
             rc = ack_holds(&x, d);
         for (uint32_t d = 0; d < 2 && !rc; d++)
-            rto_reasons(&x, d);
+            rc = rto_reasons(&x, d);
         handshake(&x);
         if (!rc)
             rc = find_exchanges(&x);
