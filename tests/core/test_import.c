@@ -175,27 +175,44 @@ Test(import, capture_owner_from_the_handshake_timing)
     unlink(path);
 }
 
+/* A raw-IP pcap at path; raw_ack writes a 40-byte IPv4 TCP ACK into it. */
+static FILE *raw_pcap(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
+    fwrite(hdr, sizeof hdr, 1, f);
+    return f;
+}
+
+static void raw_ack(FILE *f, uint32_t us, const uint8_t src[4], const uint8_t dst[4],
+                    uint16_t sport, uint16_t dport, uint16_t ip_id)
+{
+    uint8_t ip[40] = {0x45, 0, 0, 40};
+    ip[9] = 6;
+    ip[4] = (uint8_t)(ip_id >> 8), ip[5] = (uint8_t)ip_id; /* its own: not a copy of another */
+    memcpy(ip + 12, src, 4);
+    memcpy(ip + 16, dst, 4);
+    ip[20] = (uint8_t)(sport >> 8), ip[21] = (uint8_t)sport;
+    ip[22] = (uint8_t)(dport >> 8), ip[23] = (uint8_t)dport;
+    ip[20 + 12] = 0x50, ip[20 + 13] = 0x10;
+    uint32_t rec[4] = {1700000000, us, 40, 40};
+    fwrite(rec, sizeof rec, 1, f);
+    fwrite(ip, sizeof ip, 1, f);
+}
+
 /* A host talking to two peers: its address is in every packet, each peer's in some. */
 Test(import, capture_owner_of_a_host_with_two_peers)
 {
     char path[64], err[QR_ERRBUF_SIZE], t[QR_ADDR_TEXT_MAX];
     snprintf(path, sizeof path, "/tmp/qr-owner-%d.pcap", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
-    fwrite(hdr, sizeof hdr, 1, f);
+    FILE *f = raw_pcap(path);
     /* peer 10.0.0.9 uploads a lot to the host 10.0.0.5; the host talks to 10.0.0.7 a little */
     for (int i = 0; i < 30; i++) {
-        uint8_t ip[40] = {0x45, 0, 0, 40};
-        ip[9] = 6;
-        ip[5] = (uint8_t)i; /* its own IP ID: not a copy of the frame before */
         int up = i < 20, from_host = !up && i % 2;
         uint8_t host[4] = {10, 0, 0, 5}, peer[4] = {10, 0, 0, (uint8_t)(up ? 9 : 7)};
-        memcpy(ip + 12, from_host ? host : peer, 4);
-        memcpy(ip + 16, from_host ? peer : host, 4);
-        ip[20 + 12] = 0x50, ip[20 + 13] = 0x10;
-        uint32_t rec[4] = {1700000000, (uint32_t)i, 40, 40};
-        fwrite(rec, sizeof rec, 1, f);
-        fwrite(ip, sizeof ip, 1, f);
+        raw_ack(f, (uint32_t)i, from_host ? host : peer, from_host ? peer : host, 0, 0,
+                (uint16_t)i);
     }
     fclose(f);
     uint8_t a[16];
@@ -214,24 +231,17 @@ Test(import, capture_owner_is_not_loopback_talking_to_itself)
 {
     char path[64], err[QR_ERRBUF_SIZE], t[QR_ADDR_TEXT_MAX];
     snprintf(path, sizeof path, "/tmp/qr-owner-lo-%d.pcap", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
-    fwrite(hdr, sizeof hdr, 1, f);
+    FILE *f = raw_pcap(path);
     for (int i = 0; i < 70; i++) {
-        uint8_t ip[40] = {0x45, 0, 0, 40};
-        ip[9] = 6;
-        ip[4] = (uint8_t)(i >> 8), ip[5] = (uint8_t)i;
         uint8_t host[4] = {10, 0, 0, 5}, peer[4] = {10, 0, 0, (uint8_t)(i < 20 ? 9 : 7)};
         uint8_t lo[4] = {127, 0, 0, 1};
         int local = i >= 30, from_host = i % 2;
-        memcpy(ip + 12, local ? lo : from_host ? host : peer, 4);
-        memcpy(ip + 16, local ? lo : from_host ? peer : host, 4);
-        ip[20] = 0x30, ip[21] = (uint8_t)(local ? (i % 2 ? 0x39 : 0x38) : 0x40);
-        ip[22] = 0x30, ip[23] = (uint8_t)(local ? (i % 2 ? 0x38 : 0x39) : 0x41);
-        ip[20 + 12] = 0x50, ip[20 + 13] = 0x10;
-        uint32_t rec[4] = {1700000000, (uint32_t)i, 40, 40};
-        fwrite(rec, sizeof rec, 1, f);
-        fwrite(ip, sizeof ip, 1, f);
+        if (local)
+            raw_ack(f, (uint32_t)i, lo, lo, i % 2 ? 12345 : 1080, i % 2 ? 1080 : 12345,
+                    (uint16_t)i);
+        else
+            raw_ack(f, (uint32_t)i, from_host ? host : peer, from_host ? peer : host, 40000, 443,
+                    (uint16_t)i);
     }
     fclose(f);
     uint8_t a[16];
