@@ -83,9 +83,8 @@ void qr_diag_opts_default(qr_diag_opts *o)
 
 typedef struct {
     const qr_rec_packet *pk;
-    int64_t tx;       /* true send time */
-    int64_t rx;       /* true arrival time at the other end, -1: lost */
-    uint32_t payload; /* TCP payload bytes */
+    int64_t tx; /* send time, on the reconciled clock (the hosts' estimated offsets out) */
+    int64_t rx; /* arrival time at the other end, likewise; -1: no record */
 } dpkt;
 
 typedef struct {
@@ -217,7 +216,6 @@ static int load_dir(ctx *x, uint32_t dir, size_t off, size_t *n)
         int64_t t;
         d->rx = qr_recording_received(x->rec, qr_packet_id(dir, d->pk->seq), &t) == 0 ? t - off_dst
                                                                                       : -1;
-        d->payload = qr_tcp_payload(&d->pk->pk);
     }
     *n = cnt;
     return QR_OK;
@@ -445,9 +443,7 @@ static int64_t conn_link_busy(void *p, uint32_t d, int64_t from, int64_t to)
 {
     busy_ctx *b = p;
     ctx *x = b->x;
-    uint32_t h = b->host[d & 1u];
-    if (!x->busy[h].made && host_busy_make(x, h))
-        return 0;
+    uint32_t h = b->host[d & 1u]; /* made by analyse_conn */
     return host_busy_until(&x->busy[h], to) - host_busy_until(&x->busy[h], from);
 }
 
@@ -475,12 +471,14 @@ static int analyse_conn(ctx *x, uint32_t f, qr_diag_flow *o, int first_pass)
     busy_ctx bc = {x, {fl->src, fl->dst}};
     qr_tc_cfg cfg = x->tcfg;
     if (!x->imported) {
-        /* a simulated host's link runs at exactly the scenario's rate; a captured host's
-         * interface may be faster than the network's bottleneck (a testbed's veth) */
+        /* a simulated host's link runs at exactly the scenario's rate (a captured host's
+         * interface may be faster than the network's bottleneck: a testbed's veth), and the
+         * ideal is the topology's */
+        for (int k = 0; k < 2; k++)
+            if (!x->busy[bc.host[k]].made && (rc = host_busy_make(x, bc.host[k])))
+                return rc;
         cfg.link_busy = conn_link_busy;
         cfg.link_ctx = &bc;
-    }
-    if (!x->imported) { /* the topology's ideal */
         cfg.path_ideal = conn_path_ideal;
         cfg.path_ctx = &bc;
     }

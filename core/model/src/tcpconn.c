@@ -240,6 +240,25 @@ static void ranges_prune(range *v, size_t *n, int64_t una)
     *n = k;
 }
 
+/* Bytes [s, e) arriving at a receiver whose bytes are contiguous up to *cont: the prefix grows
+ * by them and by every range held above it that they join; the rest wait in v (merged). */
+static int prefix_add(range **v, size_t *n, size_t *cap, int64_t *cont, int64_t s, int64_t e)
+{
+    if (s <= *cont) {
+        if (e > *cont)
+            *cont = e;
+    } else if (ranges_add(v, n, cap, s, e)) {
+        return QR_ENOMEM;
+    }
+    while (*n && (*v)[0].s <= *cont) {
+        if ((*v)[0].e > *cont)
+            *cont = (*v)[0].e;
+        memmove(*v, *v + 1, (*n - 1) * sizeof **v);
+        (*n)--;
+    }
+    return QR_OK;
+}
+
 /* ---- pass 1: sequence numbers, copies ---- */
 
 static int keepalives(const qr_tc_dir *D, uint8_t **out);
@@ -561,7 +580,7 @@ static int sender_walk(tc *x, uint32_t d)
                 else if (dupacks >= c->dupthresh || above >= (int64_t)c->dupthresh * mss ||
                          c->classic)
                     tr = QR_TC_FAST; /* a classic sender resends outside its timer only so */
-                else if ((above > 0 || dupacks > 0) && !c->classic)
+                else if (above > 0 || dupacks > 0)
                     tr = QR_TC_RACK;
                 else
                     tr = QR_TC_RECOVERY;
@@ -1038,18 +1057,8 @@ static int arrival_ends(tc *x)
                 o->ex[i].end_ns = -1;
         int rc = QR_OK;
         for (size_t i = 0; i < k && next < o->n_ex && !rc; i++) {
-            if (v[i].s <= cont) {
-                if (v[i].e > cont)
-                    cont = v[i].e;
-            } else if ((rc = ranges_add(&got, &ng, &cap, v[i].s, v[i].e))) {
+            if ((rc = prefix_add(&got, &ng, &cap, &cont, v[i].s, v[i].e)))
                 break;
-            }
-            while (ng && got[0].s <= cont) {
-                if (got[0].e > cont)
-                    cont = got[0].e;
-                memmove(got, got + 1, (ng - 1) * sizeof *got);
-                ng--;
-            }
             for (; next < o->n_ex; next++) {
                 qr_tc_exchange *ex = &o->ex[next];
                 if (ex->dir != d)
@@ -1425,19 +1434,8 @@ static int receiver_parts(tc *x, uint32_t d)
         const qr_tc_pkt_info *f = &o->info[d][ev[q].i];
         if (!f->len || D->p[ev[q].i].rx_ns < 0)
             continue;
-        int64_t s = f->seq, e = f->seq + f->len;
-        if (s <= nxt) {
-            if (e > nxt)
-                nxt = e;
-        } else if ((rc = ranges_add(&got, &ng, &capg, s, e))) {
+        if ((rc = prefix_add(&got, &ng, &capg, &nxt, f->seq, f->seq + f->len)))
             break;
-        }
-        while (ng && got[0].s <= nxt) {
-            if (got[0].e > nxt)
-                nxt = got[0].e;
-            memmove(got, got + 1, (ng - 1) * sizeof *got);
-            ng--;
-        }
     }
     free(act.v);
     free(got);
@@ -1712,7 +1710,6 @@ static int keepalives(const qr_tc_dir *D, uint8_t **out)
 /* Duplicate-ACK runs and zero-window episodes as the direction's packets show them, in the order
  * they were observed (qr_tc_dir_stats). An ACK answering the other direction's keep-alive (the
  * other side's latest packet before it) is a keep-alive ACK, not a duplicate, as tshark has it. */
-/* Direction d's duplicate-ACK runs and zero-window episodes (qr_tc_dir_stats). */
 static void ack_runs(const tc *x, uint32_t d, qr_tc_dir_stats *st)
 {
     const qr_tc_dir *D = x->in[d], *O = x->in[d ^ 1u];
