@@ -806,6 +806,37 @@ Test(tcpconn, keepalive_acks_are_not_duplicate_acks)
     }
 }
 
+/* Each copy that arrives again draws its own D-SACK (RFC 2883): three resends of a segment whose
+ * original had arrived (its ACK lost), each acknowledged with a D-SACK, the three ACKs coming
+ * after the last resend, are three spurious resends, whatever else marked one of them before. */
+Test(tcpconn, each_dsack_names_its_own_resend)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    for (int v = 0; v < 3; v++) {
+        for (int use_ts = 0; use_ts < 2; use_ts++) {
+            conn c;
+            conn_init(&c);
+            c.use_ts = use_ts;
+            handshake(&c, 0, MS);
+            add(&c, 0, 1, 100, 0, 1, 2 * MS, 3 * MS, NULL, 0, 0);
+            add(&c, 1, 1, 0, 0, 101, 3 * MS, -1, NULL, 0, 0); /* its ACK lost */
+            const int64_t dsack[2] = {1, 101};
+            const int64_t resend[3] = {250 * MS, 750 * MS, 1750 * MS};
+            for (int k = 0; k < 3; k++)
+                add(&c, 0, 1, 100, 0, 1, resend[k], resend[k] + MS, NULL, 0, 0);
+            for (int k = 0; k < 3; k++)
+                add(&c, 1, 1, 0, 0, 101, 1800 * MS + k * US, 1801 * MS + k * US, dsack, 1, 0);
+            qr_tc_conn o;
+            analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+            cr_assert_eq(o.dir[0].retransmissions, 3, "vantage %d", v);
+            cr_assert_eq(o.dir[0].spurious, 3, "vantage %d, timestamps %d: %u", v, use_ts,
+                         o.dir[0].spurious);
+            cr_assert_eq(o.dir[0].lost, 0, "vantage %d", v);
+            qr_tc_conn_free(&o);
+        }
+    }
+}
+
 /* Conservation over random segments, at every vantage: the exchanges of a direction never hold
  * more bytes than its stream. The segments are hostile on purpose (data at the SYN's own sequence
  * number or before it, SYNs and FINs anywhere, with or without data, any order), as a capture of

@@ -411,25 +411,27 @@ static int build_events(tc *x, uint32_t d, int sender_view, tev **out, size_t *n
     return QR_OK;
 }
 
-static int mark_dsack(tc *x, uint32_t d, int64_t s, int64_t e, int64_t t)
+/* A D-SACK reports one copy of [s, e) that arrived twice: the latest retransmission sent before t
+ * that overlaps it and no earlier D-SACK named (dsacked: per packet of d), as each copy that
+ * arrived again draws its own (RFC 2883). */
+static void mark_dsack(tc *x, uint32_t d, int64_t s, int64_t e, int64_t t, uint8_t *dsacked)
 {
     const qr_tc_dir *D = x->in[d];
     qr_tc_pkt_info *info = x->out->info[d];
-    /* the latest retransmission sent before t that overlaps [s, e) */
     for (size_t i = D->n; i-- > 0;) {
-        if (D->p[i].tx_ns > t || info[i].trigger == QR_TC_ORIGINAL || !info[i].len)
+        if (D->p[i].tx_ns > t || info[i].trigger == QR_TC_ORIGINAL || !info[i].len || dsacked[i])
             continue;
         if (info[i].seq < e && info[i].seq + info[i].len > s) {
+            dsacked[i] = 1;
             if (!info[i].spurious) {
                 info[i].spurious = 1;
                 x->out->dir[d].dsacks++;
             }
-            return QR_OK;
+            return;
         }
         if (D->p[i].tx_ns + 60000000000LL < t)
             break;
     }
-    return QR_OK;
 }
 
 static int sender_walk(tc *x, uint32_t d)
@@ -449,8 +451,10 @@ static int sender_walk(tc *x, uint32_t d)
     pend *orig = NULL, *retx = NULL; /* originals awaiting an RTT sample; retransmissions
                                         awaiting their covering ACK (Eifel) */
     size_t no = 0, cap_o = 0, ho = 0, nr = 0, cap_r = 0;
-    uint8_t *resent = calloc(D->n ? D->n : 1, 1);
-    if (!resent) {
+    uint8_t *resent = calloc(D->n ? D->n : 1, 1), *dsacked = calloc(D->n ? D->n : 1, 1);
+    if (!resent || !dsacked) {
+        free(resent);
+        free(dsacked);
         free(ev);
         return QR_ENOMEM;
     }
@@ -486,8 +490,7 @@ static int sender_walk(tc *x, uint32_t d)
                 int dsack = b == 0 && (s < a || (nb > 1 && s >= unwrap_near(x->isn[d], a, L[1]) &&
                                                  e <= unwrap_near(x->isn[d], a, R[1])));
                 if (dsack) {
-                    if ((rc = mark_dsack(x, d, s, e, t)))
-                        break;
+                    mark_dsack(x, d, s, e, t, dsacked);
                     continue;
                 }
                 if (!ranges_cover(sb, nsb, s, e))
@@ -647,6 +650,7 @@ static int sender_walk(tc *x, uint32_t d)
     free(orig);
     free(retx);
     free(resent);
+    free(dsacked);
     free(ev);
     return rc;
 }
