@@ -70,9 +70,23 @@ static void print_summary(const qr_import_report *r, const char *dir)
     for (size_t c = 0; c < r->n_captures; c++) {
         const qr_import_capture_report *x = &r->captures[c];
         printf("capture            %s (%s, host %u = %s)\n", x->path, x->link, x->host, x->owner);
+        /* a router's or mirror's capture: the other hosts its connections' timing puts it at */
+        uint32_t in_view = 0;
+        for (uint32_t h = 0; h < r->n_hosts; h++)
+            if (r->hosts[h].capture == (int32_t)c && r->hosts[h].vantage == QR_VANTAGE_TIMING) {
+                if (in_view++ == 0)
+                    printf("  also in view     a router's or mirror's capture: by their "
+                           "connections' timing, host");
+                if (in_view <= 8)
+                    printf(" %u (%s)", h, r->hosts[h].addr);
+            }
+        if (in_view > 8)
+            printf(" and %u more", in_view - 8);
+        if (in_view)
+            printf("\n");
         printf("  frames           %" PRIu64 ": %" PRIu64 " TCP, %" PRIu64 " sent and %" PRIu64
-               " received by its host\n",
-               x->stats.frames, x->stats.kept, x->sent, x->received);
+               " received by its host%s\n",
+               x->stats.frames, x->stats.kept, x->sent, x->received, in_view ? "s" : "");
         for (int k = 0; k < QR_SKIP_COUNT; k++)
             if (x->stats.skipped[k])
                 printf("  left out         %" PRIu64 " %s\n", x->stats.skipped[k], qr_skip_name(k));

@@ -644,3 +644,167 @@ Test(import_run, property_ip_id_kinds_are_told_apart)
         }
 #undef RND
 }
+
+/* ---- a router's or mirror's capture: several hosts' connections in one file ---- */
+
+struct mirror {
+    qr_packet p[400];
+    size_t n;
+    uint16_t id[16]; /* each address's IP ID counter, by its last byte */
+};
+
+/* A connection from x to y as a capture taken near one of them saw it: the near end answers
+ * after turn_ns, the far end a round trip (rtt_ns) later; a handshake or not (a capture that
+ * starts mid-connection), then `rounds` exchanges of 100 bytes each way. */
+static void mirror_conn(struct mirror *m, int64_t t, const char *x, const char *y, uint16_t port,
+                        int x_near, int handshake, int rounds, int64_t rtt_ns, int64_t turn_ns)
+{
+    int64_t gx = x_near ? turn_ns : rtt_ns, gy = x_near ? rtt_ns : turn_ns;
+    uint16_t *idx = &m->id[x[strlen(x) - 1] - '0'], *idy = &m->id[y[strlen(y) - 1] - '0'];
+    uint32_t sx = 1000, sy = 5000;
+    if (handshake) {
+        m->p[m->n++] = tcp(t, x, y, port, 80, sx - 1, 0, QR_TCP_SYN, 0, (*idx)++);
+        m->p[m->n++] = tcp(t += gy, y, x, 80, port, sy - 1, sx, QR_TCP_SYN | ACKF, 0, (*idy)++);
+        m->p[m->n++] = tcp(t += gx, x, y, port, 80, sx, sy, ACKF, 0, (*idx)++);
+    }
+    for (int r = 0; r < rounds; r++) {
+        m->p[m->n++] = tcp(t += 20 * MS, x, y, port, 80, sx, sy, ACKF, 100, (*idx)++);
+        sx += 100;
+        m->p[m->n++] = tcp(t += gy, y, x, 80, port, sy, sx, ACKF, 0, (*idy)++);
+        m->p[m->n++] = tcp(t += 20 * MS, y, x, 80, port, sy, sx, ACKF, 100, (*idy)++);
+        sy += 100;
+        m->p[m->n++] = tcp(t += gx, x, y, port, 80, sx, sy, ACKF, 0, (*idx)++);
+    }
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    const qr_packet *x = a, *y = b;
+    return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+/* Property: a capture of several hosts' connections (at a router or a mirror port) gives each
+ * host whose connections' timing puts the capture next to it, found by the handshake or, without
+ * one, by each end's quickest turnaround; wherever the capture was taken (near the local hosts or
+ * near their remote peers), no other. A connection whose timing cannot tell stays out, counted.
+ * Two hosts in view talking to each other: each packet sent by one and received by the other, at
+ * one clock, nothing lost. And every packet is accounted for. */
+Test(import_run, property_a_mirror_capture_gives_the_hosts_its_timing_puts_it_at)
+{
+    char path[256], dir[256], err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "%s/mirror.pcap", tmpdir);
+    qr_scenario *s;
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_load_string(s,
+                                         "[topology]\nkind = star\nhosts = 8\n[links]\nrate = "
+                                         "10Gbps\ndelay = 1us\n",
+                                         "test", ".", err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_validate(s, err), QR_OK, "%s", err);
+    const int64_t rtts[3] = {200000, 10 * MS, 80 * MS};
+    for (int remote = 0; remote < 2; remote++)
+        for (int k = 0; k < 3; k++) {
+            int64_t rtt = rtts[k], turn = rtt / 50;
+            struct mirror *m = calloc(1, sizeof *m);
+            cr_assert_not_null(m);
+            /* the owner (most packets), with its server */
+            mirror_conn(m, 0, "10.0.1.1", "10.9.0.1", 40001, !remote, 1, 12, rtt, turn);
+            /* a handshake tells; turnarounds tell; neither tells (within a factor of 4) */
+            mirror_conn(m, 3 * MS, "10.0.1.2", "10.9.0.2", 40002, !remote, 1, 2, rtt, turn);
+            mirror_conn(m, 5 * MS, "10.0.1.3", "10.9.0.3", 40003, !remote, 0, 3, rtt, turn);
+            mirror_conn(m, 7 * MS, "10.0.1.4", "10.9.0.4", 40004, !remote, 0, 3, rtt, rtt / 2);
+            size_t undecided = 4 * 3;
+            /* two local hosts talking (both near the capture) */
+            size_t first_local = m->n;
+            if (!remote)
+                mirror_conn(m, 9 * MS, "10.0.1.2", "10.0.1.3", 40005, 1, 1, 2, turn, turn);
+            size_t locals = m->n - first_local;
+            qsort(m->p, m->n, sizeof m->p[0], cmp_time);
+            write_capture(path, m->p, m->n);
+            snprintf(dir, sizeof dir, "%s/mirror-%d-%d", tmpdir, remote, k);
+            const char *caps[1] = {path};
+            qr_import_cfg cfg = {caps, 1, NULL, 0, QR_IMPORT_CLOCK_NONE, NULL, NULL, 0, NULL};
+            qr_import_report *r = NULL;
+            cr_assert_eq(qr_import_run(&cfg, s, dir, &r, err), QR_OK, "%s", err);
+            const qr_import_capture_report *c = &r->captures[0];
+            cr_assert_str_eq(c->owner, remote ? "10.9.0.1" : "10.0.1.1",
+                             "the owner: in the most packets (the server's with remote)");
+            const char *want[2][2] = {{"10.0.1.2", "10.0.1.3"}, {"10.9.0.2", "10.9.0.3"}};
+            uint32_t in_view = 0;
+            for (uint32_t h = 0; h < r->n_hosts; h++) {
+                const qr_import_host_report *x = &r->hosts[h];
+                int timing = !strcmp(x->addr, want[remote][0]) || !strcmp(x->addr, want[remote][1]);
+                int owner = !strcmp(x->addr, c->owner);
+                cr_assert_eq(x->captured, timing || owner, "remote %d rtt %" PRId64 ": %s", remote,
+                             rtt, x->addr);
+                cr_assert_eq(x->capture, timing || owner ? 0 : -1, "%s", x->addr);
+                cr_assert_eq(x->vantage,
+                             owner    ? QR_VANTAGE_PACKETS
+                             : timing ? QR_VANTAGE_TIMING
+                                      : QR_VANTAGE_NONE,
+                             "%s", x->addr);
+                in_view += timing;
+            }
+            cr_assert_eq(in_view, 2);
+            cr_assert_eq(c->left[QR_IMPORT_LEFT_NOT_OWNER], undecided,
+                         "the connection whose timing cannot tell: out, counted");
+            cr_assert_eq(c->left[QR_IMPORT_LEFT_DUPLICATE], 0);
+            uint64_t left = 0;
+            for (int i = 0; i < QR_IMPORT_LEFT_COUNT; i++)
+                left += c->left[i];
+            cr_assert_eq(c->sent + c->received, c->stats.kept - left + locals,
+                         "each packet once, two hosts in view talking: sent and received");
+            cr_assert_eq(r->drops[QR_EVIDENCE_BOTH] + r->drops[QR_EVIDENCE_RETRANS] +
+                             r->drops[QR_EVIDENCE_IPID] + r->drops[QR_EVIDENCE_NONE],
+                         0, "nothing was lost");
+            cr_assert_eq(r->directions[QR_EVIDENCE_BOTH], remote ? 0 : 2,
+                         "the local pair's two directions");
+            cr_assert_eq(r->unmatched_received, 0);
+            qr_import_report_free(r);
+            if (!remote) {
+                /* 10.0.1.2's own capture as well, given after the mirror's: its packets come from
+                 * there, the mirror's copies of them are counted as a second capture's */
+                char own[256];
+                snprintf(own, sizeof own, "%s/own.pcap", tmpdir);
+                qr_packet *o = malloc(m->n * sizeof *o);
+                cr_assert_not_null(o);
+                size_t no = 0, a_remote = 0;
+                uint8_t a2[16];
+                qr_addr_parse("10.0.1.2", a2);
+                uint32_t a = (uint32_t)a2[12] << 24 | (uint32_t)a2[13] << 16 |
+                             (uint32_t)a2[14] << 8 | a2[15];
+                for (size_t i = 0; i < m->n; i++)
+                    if (m->p[i].src_ip == a || m->p[i].dst_ip == a) {
+                        o[no++] = m->p[i];
+                        a_remote += (m->p[i].src_ip >> 24) == 10 && (m->p[i].dst_ip >> 24) == 10 &&
+                                    ((m->p[i].src_ip ^ m->p[i].dst_ip) >> 16) != 0;
+                    }
+                write_capture(own, o, no);
+                free(o);
+                const char *two[2] = {path, own};
+                qr_import_cfg cfg2 = {two, 2, NULL, 0, QR_IMPORT_CLOCK_NONE, NULL, NULL, 0, NULL};
+                snprintf(dir, sizeof dir, "%s/mirror-own-%d", tmpdir, k);
+                cr_assert_eq(qr_import_run(&cfg2, s, dir, &r, err), QR_OK, "%s", err);
+                for (uint32_t h = 0; h < r->n_hosts; h++)
+                    if (!strcmp(r->hosts[h].addr, "10.0.1.2")) {
+                        cr_assert_eq(r->hosts[h].capture, 1,
+                                     "its own capture, though given second");
+                        cr_assert_eq(r->hosts[h].vantage, QR_VANTAGE_PACKETS);
+                    }
+                c = &r->captures[0];
+                cr_assert_eq(c->left[QR_IMPORT_LEFT_DUPLICATE], a_remote,
+                             "the mirror's copies of its connection with its remote peer");
+                left = 0;
+                for (int i = 0; i < QR_IMPORT_LEFT_COUNT; i++)
+                    left += c->left[i];
+                cr_assert_eq(c->sent + c->received, c->stats.kept - left,
+                             "the local pair's packets: each end from its own capture");
+                cr_assert_eq(r->directions[QR_EVIDENCE_BOTH], 2);
+                cr_assert_eq(r->drops[QR_EVIDENCE_BOTH], 0);
+                cr_assert_eq(r->unmatched_received, 0);
+                qr_import_report_free(r);
+            }
+            free(m);
+        }
+    qr_scenario_destroy(s);
+}

@@ -326,7 +326,9 @@ def qreplay_conns(qreplay, scenario, path, work):
             h5py.File(os.path.join(out, "diagnosis.h5"), "r") as dg:
         conns = rec["import/connections"][:]
         dups = int(rec["import/captures"]["skip_duplicate"].sum())
-        owners = {x.decode() for x in rec["import/captures"]["owner"]}
+        # the hosts whose packets a capture gives (its owner, and at a router or mirror port
+        # the others its timing puts it next to)
+        owners = {x["addr"].decode() for x in rec["import/hosts"][:] if x["captured"]}
         flows = {int(x["flow"]): x for x in dg["flows"][:]}
     total, invented, drops_dir, made_dir = recording_bytes(out)
     res = []
@@ -589,7 +591,7 @@ def main():
           f"connections: {resends}")
     print(f"{'fact':<16}{'agree':>8}{'listed':>8}{'of':>8}")
     print(f"{'left out':<16}{0:>8}{agree['left out (listed)']:>8}{total['connection']:>8}"
-          "   (connections of other hosts in a capture read as one host's)")
+          "   (connections whose timing does not say which of their ends a capture was next to)")
     for fact in ["connection"] + FACTS + ["duplicates", "conservation", "drops supported"]:
         print(f"{fact:<16}{agree[fact]:>8}{agree[fact + ' (listed)']:>8}{total[fact]:>8}")
     for u in unlisted if a.verbose else unlisted[:40]:

@@ -196,61 +196,97 @@ struct owner_count {
 
 static void conn_key(const qr_capture_packet *p, uint8_t key[36], int *src_first);
 
-/* One connection's handshake as a capture saw it: where the capture was taken shows in its
- * timing. At the client, the SYN-ACK comes a round trip after the SYN and the client's ACK leaves
- * at once; at the server, the SYN-ACK leaves at once and the ACK comes a round trip later. */
-/* How many times longer a round trip is than a host's turnaround, at least, for the handshake
- * to tell where it was captured. */
+/* Where a capture was taken shows in the timing of each connection: the end it was taken next to
+ * answers at once, the other a round trip later.
+ *  - The handshake: at the client the SYN-ACK comes a round trip after the SYN and the client's ACK
+ *    leaves at once; at the server the SYN-ACK leaves at once and the ACK comes a round trip later.
+ *  - Without one (a capture that starts mid-connection): each end's quickest turnaround, from the
+ *    other end's latest segment to the first acknowledgment covering it. */
+/* How many times longer a round trip is than a host's turnaround, at least, for the timing to tell
+ * where it was captured. */
 #define HANDSHAKE_RATIO 4
+/* How many turnarounds of each end, at least, for their quickest to tell where the capture was
+ * taken: a lone ACK may have waited for the delayed-ACK timer (40 to 500 ms), and a lone answer
+ * for its application. */
+#define TURN_SAMPLES 3
 
-struct handshake {
-    uint8_t client[16], server[16];
+struct conn_vote {
+    uint8_t end[2][16]; /* the connection key's order */
+    uint64_t packets;
+    /* the handshake */
+    uint8_t client, state; /* client: which end sent the SYN; state 1: a SYN seen, 2: its
+                              SYN-ACK, 3: done */
     int64_t syn_ns, synack_ns;
     uint32_t synack_seq;
-    uint8_t state; /* 1: a SYN seen, 2: its SYN-ACK, 3: done */
+    int8_t hs_near; /* the end the handshake puts the capture at, -1: none */
+    /* turnarounds */
+    int64_t data_ns[2], turn_min[2];
+    uint32_t turns[2];
+    uint32_t data_end[2];
+    uint8_t pending[2];
 };
 
-/* Feed p to its connection's handshake; when the handshake ends, *near is the address the capture
- * was taken nearer to (NULL: the timing cannot tell). */
-static int handshake_step(qri_map *hs, const qr_capture_packet *p, const uint8_t **near)
+/* The end of v the capture was taken next to, -1 when its timing cannot tell: the handshake's
+ * verdict unless the ends' quickest turnarounds say the other end answers quicker (a client that
+ * was slow to send the handshake's last ACK); without a handshake, the turnarounds' when one is at
+ * least HANDSHAKE_RATIO times the other (each the quickest of TURN_SAMPLES at least). */
+static int vote_near(const struct conn_vote *v)
 {
-    *near = NULL;
-    uint8_t key[36];
-    int src_first;
-    conn_key(p, key, &src_first);
-    uint64_t k1, k2;
-    qri_hash36(key, &k1, &k2);
-    struct handshake *h = qri_map_get(hs, k1, k2);
+    if (v->hs_near >= 0) /* any turnaround against it is enough to doubt it */
+        return v->turns[0] && v->turns[1] && v->turn_min[v->hs_near] > v->turn_min[!v->hs_near]
+                   ? -1
+                   : v->hs_near;
+    if (v->turns[0] < TURN_SAMPLES || v->turns[1] < TURN_SAMPLES)
+        return -1;
+    if (v->turn_min[0] < v->turn_min[1] / HANDSHAKE_RATIO)
+        return 0;
+    if (v->turn_min[1] < v->turn_min[0] / HANDSHAKE_RATIO)
+        return 1;
+    return -1;
+}
+
+/* Feed p, sent by end e of its connection, to v. Returns 1 when p completed the handshake. */
+static int vote_step(struct conn_vote *v, const qr_capture_packet *p, int e)
+{
     int syn = (p->tcp_flags & QR_TCP_SYN) != 0, ack = (p->tcp_flags & QR_TCP_ACK) != 0;
-    if (!h) {
-        if (!syn || ack)
-            return QR_OK;
-        if (!(h = calloc(1, sizeof *h)) || qri_map_put(hs, k1, k2, h)) {
-            free(h);
-            return QR_ENOMEM;
-        }
-    }
-    if (syn && !ack && h->state <= 1) {
-        memcpy(h->client, p->src, 16);
-        memcpy(h->server, p->dst, 16);
-        h->syn_ns = p->time_ns;
-        h->state = 1;
-    } else if (syn && ack && h->state >= 1 && h->state <= 2 && !memcmp(p->src, h->server, 16)) {
-        h->synack_ns = p->time_ns;
-        h->synack_seq = p->seq;
-        h->state = 2;
-    } else if (!syn && ack && h->state == 2 && !memcmp(p->src, h->client, 16) &&
-               p->ack == h->synack_seq + 1u) {
-        int64_t to_synack = h->synack_ns - h->syn_ns, to_ack = p->time_ns - h->synack_ns;
-        h->state = 3;
+    int done = 0;
+    v->packets++;
+    if (syn && !ack && v->state <= 1) {
+        v->client = (uint8_t)e;
+        v->syn_ns = p->time_ns;
+        v->state = 1;
+    } else if (syn && ack && v->state >= 1 && v->state <= 2 && e != v->client) {
+        v->synack_ns = p->time_ns;
+        v->synack_seq = p->seq;
+        v->state = 2;
+    } else if (!syn && ack && v->state == 2 && e == v->client && p->ack == v->synack_seq + 1u) {
+        int64_t to_synack = v->synack_ns - v->syn_ns, to_ack = p->time_ns - v->synack_ns;
+        v->state = 3;
+        done = 1;
         /* decisive only when one gap is a round trip and the other a host's turnaround: on a
          * path whose round trip is no longer than the hosts' own processing (a veth pair,
          * loopback), the timing cannot tell */
         if (to_synack >= 0 && to_ack >= 0 &&
             (to_ack < to_synack / HANDSHAKE_RATIO || to_synack < to_ack / HANDSHAKE_RATIO))
-            *near = to_ack < to_synack ? h->client : h->server;
+            v->hs_near = (int8_t)(to_ack < to_synack ? v->client : !v->client);
     }
-    return QR_OK;
+    int o = !e;
+    if (ack && v->pending[o] && (int32_t)(p->ack - v->data_end[o]) >= 0) {
+        int64_t t = p->time_ns - v->data_ns[o];
+        if (t >= 0) {
+            v->turns[e]++;
+            if (t < v->turn_min[e])
+                v->turn_min[e] = t;
+        }
+        v->pending[o] = 0;
+    }
+    uint32_t len = p->payload + (syn ? 1u : 0u) + ((p->tcp_flags & QR_TCP_FIN) ? 1u : 0u);
+    if (len) {
+        v->data_ns[e] = p->time_ns;
+        v->data_end[e] = p->seq + len;
+        v->pending[e] = 1;
+    }
+    return done;
 }
 
 struct owner_pick {
@@ -301,17 +337,17 @@ static struct owner_count *count_of(qri_map *m, const uint8_t a[16])
     return x;
 }
 
-/* What tells whose capture it is, gathered packet by packet: each address's packets and the
- * handshakes' votes (qr_capture_owner; the scan gathers it too, for a mapped capture). */
+/* What tells whose capture it is, gathered packet by packet: each address's packets, and each
+ * connection's timing (qr_capture_owner and the scan). */
 struct owner_acc {
-    qri_map counts, hs;
+    qri_map counts, conns;
 };
 
 static int owner_acc_init(struct owner_acc *a)
 {
     if (qri_map_init(&a->counts))
         return QR_ENOMEM;
-    if (qri_map_init(&a->hs)) {
+    if (qri_map_init(&a->conns)) {
         qri_map_free(&a->counts);
         return QR_ENOMEM;
     }
@@ -327,14 +363,30 @@ static int owner_acc_add(struct owner_acc *a, const qr_capture_packet *p)
         return QR_OK;
     struct owner_count *s = count_of(&a->counts, p->src),
                        *d = s ? count_of(&a->counts, p->dst) : NULL;
-    const uint8_t *near;
-    if (!d || handshake_step(&a->hs, p, &near))
+    if (!d)
         return QR_ENOMEM;
+    uint8_t key[36];
+    int src_first;
+    conn_key(p, key, &src_first);
+    uint64_t k1, k2;
+    qri_hash36(key, &k1, &k2);
+    struct conn_vote *v = qri_map_get(&a->conns, k1, k2);
+    if (!v) {
+        if (!(v = calloc(1, sizeof *v)) || qri_map_put(&a->conns, k1, k2, v)) {
+            free(v);
+            return QR_ENOMEM;
+        }
+        memcpy(v->end[0], key, 16);
+        memcpy(v->end[1], key + 16, 16);
+        v->hs_near = -1;
+        v->turn_min[0] = v->turn_min[1] = INT64_MAX;
+    }
+    int e = !src_first;
     s->involved++;
     s->sent++;
     d->involved++;
-    if (near)
-        (!memcmp(near, s->addr, 16) ? s : d)->near++;
+    if (vote_step(v, p, e) && v->hs_near >= 0)
+        (v->hs_near == e ? s : d)->near++;
     return QR_OK;
 }
 
@@ -349,63 +401,240 @@ static int owner_acc_pick(struct owner_acc *a, struct owner_pick *best)
 
 static void owner_acc_free(struct owner_acc *a)
 {
-    qri_map_foreach(&a->hs, free_value, NULL);
-    qri_map_free(&a->hs);
+    qri_map_foreach(&a->conns, free_value, NULL);
+    qri_map_free(&a->conns);
     qri_map_foreach(&a->counts, free_value, NULL);
     qri_map_free(&a->counts);
 }
 
-int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
-                     char *errbuf)
+/* The other hosts a capture holds in view: a capture taken at a router or a mirror port holds
+ * connections of several hosts. Each connection none of the owner's covers goes to the end its
+ * timing puts the capture next to (vote_near); those ends, the one most connections point to
+ * first, are its other hosts. A connection whose timing cannot tell stays out (counted by the
+ * import as not the capture's host's). */
+struct near_addr {
+    uint8_t addr[16];
+    uint64_t votes, packets;
+};
+
+struct locals_acc {
+    const uint8_t *owner;
+    qri_map votes; /* address -> struct near_addr */
+    int oom;
+};
+
+/* The end of a connection the owner takes no part in that its timing puts the capture next to;
+ * -1: the owner's connection, or the timing cannot tell. */
+static int near_other(const struct conn_vote *v, const uint8_t *owner)
+{
+    if (!memcmp(v->end[0], owner, 16) || !memcmp(v->end[1], owner, 16))
+        return -1;
+    return vote_near(v);
+}
+
+static void gather_near(uint64_t k1, uint64_t k2, void *value, void *ctx)
+{
+    (void)k1, (void)k2;
+    const struct conn_vote *v = value;
+    struct locals_acc *l = ctx;
+    int near = near_other(v, l->owner);
+    if (near < 0)
+        return;
+    const uint8_t *a = v->end[near];
+    struct near_addr *x = qri_map_get(&l->votes, key_hi(a), key_lo(a));
+    if (!x) {
+        if (!(x = calloc(1, sizeof *x)) || qri_map_put(&l->votes, key_hi(a), key_lo(a), x)) {
+            free(x);
+            l->oom = 1;
+            return;
+        }
+        memcpy(x->addr, a, 16);
+    }
+    x->votes++;
+    x->packets += v->packets;
+}
+
+static void count_value(uint64_t k1, uint64_t k2, void *value, void *ctx)
+{
+    (void)k1, (void)k2, (void)value;
+    ++*(size_t *)ctx;
+}
+
+struct near_list {
+    struct near_addr *v;
+    size_t n;
+};
+
+static void list_near(uint64_t k1, uint64_t k2, void *value, void *ctx)
+{
+    (void)k1, (void)k2;
+    struct near_list *l = ctx;
+    l->v[l->n++] = *(const struct near_addr *)value;
+}
+
+static int cmp_near(const void *a, const void *b)
+{
+    const struct near_addr *x = a, *y = b;
+    if (x->votes != y->votes)
+        return x->votes > y->votes ? -1 : 1;
+    if (x->packets != y->packets)
+        return x->packets > y->packets ? -1 : 1;
+    return memcmp(x->addr, y->addr, 16);
+}
+
+/* The candidates' ranks, and each candidate's connections by the rank of their far end (0: not a
+ * candidate), as compressed rows: far[first[i] .. first[i + 1]). */
+struct adj_acc {
+    const uint8_t *owner;
+    qri_map *rank; /* address -> index in the sorted list + 1 */
+    size_t *first, *fill;
+    size_t *far;
+};
+
+static void adj_count(uint64_t k1, uint64_t k2, void *value, void *ctx)
+{
+    (void)k1, (void)k2;
+    const struct conn_vote *v = value;
+    struct adj_acc *a = ctx;
+    int near = near_other(v, a->owner);
+    if (near < 0)
+        return;
+    size_t i = (uintptr_t)qri_map_get(a->rank, key_hi(v->end[near]), key_lo(v->end[near])) - 1;
+    size_t f = (uintptr_t)qri_map_get(a->rank, key_hi(v->end[!near]), key_lo(v->end[!near]));
+    if (a->far)
+        a->far[a->fill[i]++] = f;
+    else
+        a->first[i + 1]++;
+}
+
+/* The capture's other hosts, in order, into *out (caller frees) and *n. A candidate is taken when
+ * one of its connections has a far end not taken before it (two hosts of a mirror talking to each
+ * other need one of them only). */
+static int owner_acc_locals(struct owner_acc *a, const uint8_t owner[16], uint8_t (**out)[16],
+                            size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    struct locals_acc l = {owner, {0}, 0};
+    if (qri_map_init(&l.votes))
+        return QR_ENOMEM;
+    qri_map_foreach(&a->conns, gather_near, &l);
+    size_t count = 0;
+    qri_map_foreach(&l.votes, count_value, &count);
+    struct near_list list = {NULL, 0};
+    qri_map rank;
+    struct adj_acc adj = {owner, &rank, NULL, NULL, NULL};
+    uint8_t *taken = NULL;
+    int rc = QR_ENOMEM, rank_ok = !qri_map_init(&rank);
+    if (l.oom || !rank_ok || !(list.v = malloc((count + 1) * sizeof *list.v)) ||
+        !(*out = malloc((count + 1) * sizeof **out)) ||
+        !(adj.first = calloc(count + 2, sizeof *adj.first)) ||
+        !(adj.fill = malloc((count + 1) * sizeof *adj.fill)) || !(taken = calloc(count + 1, 1)))
+        goto done;
+    qri_map_foreach(&l.votes, list_near, &list);
+    qsort(list.v, list.n, sizeof *list.v, cmp_near);
+    for (size_t i = 0; i < list.n; i++)
+        if (qri_map_put(&rank, key_hi(list.v[i].addr), key_lo(list.v[i].addr),
+                        (void *)(uintptr_t)(i + 1)))
+            goto done;
+    qri_map_foreach(&a->conns, adj_count, &adj);
+    for (size_t i = 0; i < list.n; i++) {
+        adj.fill[i] = adj.first[i];
+        adj.first[i + 1] += adj.first[i];
+    }
+    if (!(adj.far = malloc((adj.first[list.n] + 1) * sizeof *adj.far)))
+        goto done;
+    qri_map_foreach(&a->conns, adj_count, &adj);
+    for (size_t i = 0; i < list.n; i++) {
+        for (size_t j = adj.first[i]; j < adj.first[i + 1] && !taken[i]; j++) {
+            size_t f = adj.far[j]; /* rank + 1 of the far end, 0: not a candidate */
+            taken[i] = !f || f - 1 >= i || !taken[f - 1];
+        }
+        if (taken[i])
+            memcpy((*out)[(*n)++], list.v[i].addr, 16);
+    }
+    rc = QR_OK;
+done:
+    qri_map_foreach(&l.votes, free_value, NULL);
+    qri_map_free(&l.votes);
+    if (rank_ok)
+        qri_map_free(&rank);
+    free(list.v);
+    free(adj.first);
+    free(adj.fill);
+    free(adj.far);
+    free(taken);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* Read every packet of a capture into acc; *st gets its counts. */
+static int votes_read(const char *path, struct owner_acc *acc, qr_capture_stats *st, char *errbuf)
 {
     qr_capture *c;
     int rc = qr_capture_open(&c, path, errbuf);
     if (rc)
         return rc;
     qr_capture_dedup(c, QR_IMPORT_DEDUP_WINDOW);
-    struct owner_acc acc;
-    if (owner_acc_init(&acc)) {
-        qr_capture_close(c);
-        return QR_ENOMEM;
-    }
     qr_capture_packet p;
     while ((rc = qr_capture_next(c, &p, errbuf)) == QR_OK)
-        if (owner_acc_add(&acc, &p)) {
+        if (owner_acc_add(acc, &p)) {
             rc = QR_ENOMEM;
             break;
         }
+    qr_capture_stats_get(c, st);
+    qr_capture_close(c);
+    return rc == QR_END ? QR_OK : rc;
+}
+
+/* Whose capture it is, from its votes (qr_capture_owner's rule and errors). */
+static int owner_decide(const char *path, struct owner_acc *acc, const qr_capture_stats *st,
+                        struct owner_pick *best, char *errbuf)
+{
+    int decided = owner_acc_pick(acc, best);
+    char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+    if (best->best.involved == 0) {
+        char counts_text[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < QR_SKIP_COUNT; i++)
+            if (st->skipped[i] && used < sizeof counts_text)
+                used += (size_t)snprintf(counts_text + used, sizeof counts_text - used,
+                                         "%s%" PRIu64 " %s", used ? ", " : "", st->skipped[i],
+                                         qr_skip_name(i));
+        return qri_err(errbuf, QR_ENOTFOUND, "%s: no TCP packet in %" PRIu64 " frames%s%s", path,
+                       st->frames, used ? ": " : "", counts_text);
+    }
+    if (!decided)
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: cannot tell whose capture it is: %s and %s both take part in all "
+                       "%" PRIu64 " of its TCP packets and no handshake's timing tells which "
+                       "end it was taken at; name its host in a host map (address,host,%s)",
+                       path, qr_addr_text(best->best.addr, a, sizeof a),
+                       qr_addr_text(best->second.addr, b, sizeof b), best->best.involved,
+                       base_name(path));
+    return QR_OK;
+}
+
+int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
+                     char *errbuf)
+{
+    struct owner_acc acc;
+    if (owner_acc_init(&acc))
+        return QR_ENOMEM;
     qr_capture_stats st;
-    qr_capture_stats_get(c, &st);
-    if (stats)
-        *stats = st;
+    memset(&st, 0, sizeof st);
     struct owner_pick best;
     memset(&best, 0, sizeof best);
-    if (rc == QR_END) {
-        rc = QR_OK;
-        int decided = owner_acc_pick(&acc, &best);
-        char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
-        if (best.best.involved == 0) {
-            char counts_text[512] = "";
-            size_t used = 0;
-            for (int i = 0; i < QR_SKIP_COUNT; i++)
-                if (st.skipped[i] && used < sizeof counts_text)
-                    used += (size_t)snprintf(counts_text + used, sizeof counts_text - used,
-                                             "%s%" PRIu64 " %s", used ? ", " : "", st.skipped[i],
-                                             qr_skip_name(i));
-            rc = qri_err(errbuf, QR_ENOTFOUND, "%s: no TCP packet in %" PRIu64 " frames%s%s", path,
-                         st.frames, used ? ": " : "", counts_text);
-        } else if (!decided) {
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "%s: cannot tell whose capture it is: %s and %s both take part in all "
-                         "%" PRIu64 " of its TCP packets and no handshake's timing tells which "
-                         "end it was taken at; name its host in a host map (address,host,%s)",
-                         path, qr_addr_text(best.best.addr, a, sizeof a),
-                         qr_addr_text(best.second.addr, b, sizeof b), best.best.involved,
-                         base_name(path));
-        }
-    }
+    int rc = votes_read(path, &acc, &st, errbuf);
+    if (stats)
+        *stats = st;
+    if (!rc)
+        rc = owner_decide(path, &acc, &st, &best, errbuf);
     owner_acc_free(&acc);
-    qr_capture_close(c);
     if (rc)
         return rc;
     memcpy(addr, best.best.addr, 16);
@@ -545,6 +774,9 @@ void qr_import_scan_free(qr_import_scan *s)
     free(s->addr_host);
     free(s->first_ns);
     free(s->warning);
+    free(s->view_capture);
+    free(s->view_addr);
+    free(s->view_how);
     if (s->index) {
         qri_map_free(s->index);
         free(s->index);
@@ -570,7 +802,7 @@ static int cmp_addr(const void *a, const void *b)
 static int assign_hosts(qr_import_scan *s, const qr_host_map_entry *map, size_t n_map,
                         uint32_t n_hosts, char *errbuf)
 {
-    size_t cap = 2 * s->n_conns + s->n_captures + 1;
+    size_t cap = 2 * s->n_conns + s->n_views + 1;
     s->addr = malloc(cap * sizeof *s->addr);
     s->addr_host = malloc(cap * sizeof *s->addr_host);
     uint8_t *taken = calloc(n_hosts ? n_hosts : 1, 1);
@@ -586,8 +818,12 @@ static int assign_hosts(qr_import_scan *s, const qr_host_map_entry *map, size_t 
     for (size_t i = 0; i < n_map; i++)
         taken[map[i].host] = 1;
     size_t n_rest = 0;
-    for (size_t c = 0; c < s->n_captures; c++)
-        memcpy(rest[n_rest++], s->owner[c], 16);
+    for (size_t v = 0; v < s->n_views; v++) /* each capture's owner first, in capture order */
+        if (s->view_how[v] != QR_VANTAGE_TIMING)
+            memcpy(rest[n_rest++], s->view_addr[v], 16);
+    for (size_t v = 0; v < s->n_views; v++)
+        if (s->view_how[v] == QR_VANTAGE_TIMING)
+            memcpy(rest[n_rest++], s->view_addr[v], 16);
     size_t n_owners = n_rest;
     for (size_t i = 0; i < s->n_conns; i++)
         for (int k = 0; k < 2; k++)
@@ -641,6 +877,37 @@ done:
     return rc;
 }
 
+/* Append capture c's hosts in view: its owner (how), then others (by timing). */
+static int add_views(qr_import_scan *s, uint32_t c, const uint8_t owner[16], int how,
+                     const uint8_t (*others)[16], size_t n_others)
+{
+    size_t n = s->n_views + 1 + n_others;
+    uint32_t *vc = realloc(s->view_capture, n * sizeof *vc);
+    if (vc)
+        s->view_capture = vc;
+    uint8_t(*va)[16] = realloc(s->view_addr, n * sizeof *va);
+    if (va)
+        s->view_addr = va;
+    uint8_t *vh = realloc(s->view_how, n);
+    if (vh)
+        s->view_how = vh;
+    if (!vc || !va || !vh)
+        return QR_ENOMEM;
+    for (size_t i = 0; i <= n_others; i++) {
+        size_t v = s->n_views++;
+        s->view_capture[v] = c;
+        memcpy(s->view_addr[v], i ? others[i - 1] : owner, 16);
+        s->view_how[v] = (uint8_t)(i ? QR_VANTAGE_TIMING : how);
+    }
+    return QR_OK;
+}
+
+const char *qr_import_vantage_name(int v)
+{
+    static const char *const names[] = {"none", "host map", "most packets", "timing"};
+    return v >= 0 && v < QR_VANTAGE_COUNT ? names[v] : "?";
+}
+
 int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_host_map_entry *map,
                        size_t n_map, uint32_t n_hosts, qr_import_scan **out, char *errbuf)
 {
@@ -659,17 +926,16 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         return QR_ENOMEM;
     }
     int rc = QR_ENOMEM;
-    long *map_line = NULL;
     s->n_captures = n_captures;
     s->owner = calloc(n_captures, sizeof *s->owner);
     s->owner_host = malloc(n_captures * sizeof *s->owner_host);
     s->stats = calloc(n_captures, sizeof *s->stats);
     s->first_ns = malloc(n_captures * sizeof *s->first_ns);
     s->warning = calloc(n_captures, sizeof *s->warning);
-    map_line = calloc(n_captures, sizeof *map_line); /* the map's line naming it, 0: none */
-    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns || !s->warning || !map_line)
+    if (!s->owner || !s->owner_host || !s->stats || !s->first_ns || !s->warning)
         goto fail;
-    /* each capture's owner: named by the map, else the address sending most */
+    /* each capture's owner (named by the map, else the address in the most packets) and the
+     * other hosts it holds in view */
     for (size_t c = 0; c < n_captures; c++) {
         s->owner_host[c] = UINT32_MAX;
         const qr_host_map_entry *named = NULL;
@@ -686,35 +952,63 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
             }
             named = &map[m];
         }
-        if (named) {
-            memcpy(s->owner[c], named->addr, 16);
-            s->owner_host[c] = named->host;
-            map_line[c] = named->line;
-        } else if ((rc = qr_capture_owner(captures[c], s->owner[c], NULL, NULL, errbuf)) != QR_OK) {
-            goto fail;
-        }
-    }
-    /* the connections */
-    for (size_t c = 0; c < n_captures; c++) {
-        qr_capture *r;
-        if ((rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK)
-            goto fail;
-        qr_capture_dedup(r, QR_IMPORT_DEDUP_WINDOW);
-        /* a mapped capture: what its own packets say of whose it is, to check the map */
         struct owner_acc acc;
-        int check = map_line[c] != 0;
-        if (check && owner_acc_init(&acc)) {
-            qr_capture_close(r);
+        if (owner_acc_init(&acc)) {
             rc = QR_ENOMEM;
             goto fail;
         }
+        qr_capture_stats st;
+        struct owner_pick best;
+        memset(&best, 0, sizeof best);
+        rc = votes_read(captures[c], &acc, &st, errbuf);
+        if (!rc && named) {
+            memcpy(s->owner[c], named->addr, 16);
+            s->owner_host[c] = named->host;
+            /* a map that contradicts the capture's own packets: said, not overruled */
+            char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+            if (owner_acc_pick(&acc, &best) && memcmp(best.best.addr, s->owner[c], 16))
+                snprintf(s->warning[c], sizeof s->warning[c],
+                         "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
+                         "of its packets or its handshakes' timing puts the capture there",
+                         base_name(captures[c]), named->line,
+                         qr_addr_text(s->owner[c], a, sizeof a),
+                         qr_addr_text(best.best.addr, b, sizeof b));
+        } else if (!rc && (rc = owner_decide(captures[c], &acc, &st, &best, errbuf)) == QR_OK) {
+            memcpy(s->owner[c], best.best.addr, 16);
+        }
+        uint8_t(*others)[16] = NULL;
+        size_t n_others = 0;
+        if (!rc)
+            rc = owner_acc_locals(&acc, s->owner[c], &others, &n_others);
+        owner_acc_free(&acc);
+        if (!rc)
+            rc = add_views(s, (uint32_t)c, s->owner[c], named ? QR_VANTAGE_MAP : QR_VANTAGE_PACKETS,
+                           others, n_others);
+        free(others);
+        if (rc)
+            goto fail;
+    }
+    /* the connections */
+    for (size_t c = 0; c < n_captures; c++) {
+        qri_map in_view; /* the capture's hosts' addresses */
+        if (qri_map_init(&in_view)) {
+            rc = QR_ENOMEM;
+            goto fail;
+        }
+        rc = QR_OK;
+        for (size_t v = 0; v < s->n_views && !rc; v++)
+            if (s->view_capture[v] == c &&
+                qri_map_put(&in_view, key_hi(s->view_addr[v]), key_lo(s->view_addr[v]), (void *)1))
+                rc = QR_ENOMEM;
+        qr_capture *r = NULL;
+        if (rc || (rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK) {
+            qri_map_free(&in_view);
+            goto fail;
+        }
+        qr_capture_dedup(r, QR_IMPORT_DEDUP_WINDOW);
         qr_capture_packet p;
         s->first_ns[c] = INT64_MAX;
         while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {
-            if (check && owner_acc_add(&acc, &p)) {
-                rc = QR_ENOMEM;
-                break;
-            }
             if (p.time_ns < s->first_ns[c])
                 s->first_ns[c] = p.time_ns;
             size_t at;
@@ -722,7 +1016,8 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
             if ((rc = conn_find(&st, &p, (uint32_t)c, &at, &side)) != QR_OK)
                 break;
             qr_import_conn *k = &s->conns[at];
-            int view = memcmp(p.src, s->owner[c], 16) != 0; /* 0: the sender's own capture */
+            /* 0: the sender's own capture */
+            int view = !qri_map_get(&in_view, key_hi(p.src), key_lo(p.src));
             track(&st.acc[at].t[side][view], &p);
             if (side == 0 && view == 0 && p.time_ns < k->own_first_ns)
                 k->own_first_ns = p.time_ns;
@@ -733,20 +1028,7 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         }
         qr_capture_stats_get(r, &s->stats[c]);
         qr_capture_close(r);
-        if (check) {
-            /* a map that contradicts the capture's own packets: said, not overruled */
-            struct owner_pick best;
-            char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
-            if (rc == QR_END && owner_acc_pick(&acc, &best) &&
-                memcmp(best.best.addr, s->owner[c], 16))
-                snprintf(s->warning[c], sizeof s->warning[c],
-                         "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
-                         "of its packets or its handshakes' timing puts the capture there",
-                         base_name(captures[c]), map_line[c],
-                         qr_addr_text(s->owner[c], a, sizeof a),
-                         qr_addr_text(best.best.addr, b, sizeof b));
-            owner_acc_free(&acc);
-        }
+        qri_map_free(&in_view);
         if (rc != QR_END)
             goto fail;
     }
@@ -764,12 +1046,10 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
     if ((rc = assign_hosts(s, map, n_map, n_hosts, errbuf)) != QR_OK)
         goto fail;
     free(st.acc);
-    free(map_line);
     qri_map_free(&st.index);
     *out = s;
     return QR_OK;
 fail:
-    free(map_line);
     free(st.acc);
     qri_map_free(&st.index);
     qr_import_scan_free(s);

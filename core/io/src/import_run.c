@@ -34,6 +34,12 @@ struct conn_order {
     size_t index;
 };
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int cmp_conn_order(const void *a, const void *b)
 {
     const struct conn_order *x = a, *y = b;
@@ -278,7 +284,8 @@ struct cap_state {
     qr_capture *c;
     qr_capture_packet next;
     int has_next;
-    uint32_t host;
+    uint32_t *view; /* the hosts it holds in view, sorted */
+    size_t n_view;
     int64_t last_time;
 };
 
@@ -1004,11 +1011,33 @@ static int setup(struct imp *m)
         rep->hosts[h].clock.reference = h;
     }
     int64_t first = INT64_MAX;
+    for (uint32_t h = 0; h < m->n_hosts; h++)
+        rep->hosts[h].capture = -1;
+    /* each host's packets come from the first capture holding it in view: every capture's owner
+     * first (its own capture), then the hosts a router's or mirror's capture holds by timing */
+    for (size_t i = 0; i < 2 * s->n_views; i++) {
+        size_t v = i % s->n_views;
+        if ((i < s->n_views) == (s->view_how[v] == QR_VANTAGE_TIMING))
+            continue;
+        int64_t h = qr_import_scan_host(s, s->view_addr[v]);
+        uint32_t c = s->view_capture[v];
+        struct cap_state *cs = &m->caps[c];
+        uint32_t *grown = realloc(cs->view, (cs->n_view + 1) * sizeof *grown);
+        if (!grown)
+            goto done;
+        cs->view = grown;
+        cs->view[cs->n_view++] = (uint32_t)h;
+        if (m->cap_of_host[h] < 0) {
+            m->cap_of_host[h] = (int32_t)c;
+            rep->hosts[h].captured = 1;
+            rep->hosts[h].capture = (int32_t)c;
+            rep->hosts[h].vantage = s->view_how[v];
+        }
+    }
+    for (size_t c = 0; c < s->n_captures; c++)
+        qsort(m->caps[c].view, m->caps[c].n_view, sizeof *m->caps[c].view, cmp_u32);
     for (size_t c = 0; c < s->n_captures; c++) {
         uint32_t h = s->owner_host[c];
-        if (m->cap_of_host[h] < 0)
-            m->cap_of_host[h] = (int32_t)c;
-        rep->hosts[h].captured = 1;
         if (s->first_ns[c] < first)
             first = s->first_ns[c];
         qr_import_capture_report *cr = &rep->captures[c];
@@ -1226,6 +1255,13 @@ static int reconcile(struct imp *m, int64_t *shift)
         }
         uint32_t ref = m->scan->owner_host[0];
         if ((rc = qr_clock_reconcile(m->n_hosts, acc.v, acc.n, ref, est)) == QR_OK) {
+            /* the hosts a router's or mirror's capture holds in view share its one clock */
+            for (uint32_t h = 0; h < m->n_hosts; h++) {
+                int32_t c = m->cap_of_host[h];
+                if (c >= 0 && m->scan->owner_host[c] != h) {
+                    est[h] = est[m->scan->owner_host[c]];
+                }
+            }
             for (uint32_t h = 0; h < m->n_hosts; h++)
                 rep->hosts[h].clock = est[h];
             if (m->cfg->clock != QR_IMPORT_CLOCK_NONE) {
@@ -1402,6 +1438,8 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
         x->ipid = hr->ipid_kind;
         x->ipid_steps = hr->ipid.steps;
         x->ipid_rising = hr->ipid.one + hr->ipid.up;
+        x->capture = hr->capture;
+        x->vantage = hr->vantage;
     }
     for (size_t c = 0; c < rep->n_captures; c++) {
         const qr_import_capture_report *cr = &rep->captures[c];
@@ -1559,12 +1597,17 @@ static int read_next(struct imp *m, size_t c)
     return rc == QR_END ? QR_OK : rc;
 }
 
+/* Whether capture cs holds host h in view. */
+static int in_view(const struct cap_state *cs, uint32_t h)
+{
+    return cs->n_view && bsearch(&h, cs->view, cs->n_view, sizeof h, cmp_u32) != NULL;
+}
+
 static int pass(struct imp *m)
 {
     const qr_import_scan *s = m->scan;
     int rc;
     for (size_t c = 0; c < s->n_captures; c++) {
-        m->caps[c].host = s->owner_host[c];
         m->caps[c].last_time = INT64_MIN;
         if ((rc = qr_capture_open(&m->caps[c].c, m->cfg->captures[c], m->errbuf)) != QR_OK)
             return rc;
@@ -1606,20 +1649,25 @@ static int pass(struct imp *m)
         int back = p.time_ns < cs->last_time;
         if (!back)
             cs->last_time = p.time_ns;
-        if (m->cap_of_host[cs->host] != (int32_t)c) {
-            cr->left[QR_IMPORT_LEFT_DUPLICATE]++;
-        } else if (d->src == cs->host) {
+        /* sent by a host whose packets this capture gives, received by one, or both (two hosts
+         * a router's or mirror's capture holds in view): one capture, one clock */
+        int as_sent = m->cap_of_host[d->src] == (int32_t)c,
+            as_recv = m->cap_of_host[d->dst] == (int32_t)c;
+        if (as_sent) {
+            qr_capture_packet q = p;
             cr->sent++;
             cr->clamped += (uint64_t)back;
-            rc = on_send(m, dir, &p);
-        } else if (d->dst == cs->host) {
-            cr->received++;
-            rc = on_receive(m, dir, &p);
-        } else {
-            cr->left[QR_IMPORT_LEFT_NOT_OWNER]++;
+            if ((rc = on_send(m, dir, &q)) != QR_OK)
+                return rc;
         }
-        if (rc)
-            return rc;
+        if (as_recv) {
+            cr->received++;
+            if ((rc = on_receive(m, dir, &p)) != QR_OK)
+                return rc;
+        }
+        if (!as_sent && !as_recv)
+            cr->left[in_view(cs, d->src) || in_view(cs, d->dst) ? QR_IMPORT_LEFT_DUPLICATE
+                                                                : QR_IMPORT_LEFT_NOT_OWNER]++;
     }
     for (size_t c = 0; c < s->n_captures; c++) {
         qr_capture_stats_get(m->caps[c].c, &m->rep->captures[c].stats);
@@ -1797,8 +1845,10 @@ out:
     if (made_tmp)
         qri_remove_tree(m.tmp);
     if (m.caps)
-        for (size_t c = 0; m.scan && c < m.scan->n_captures; c++)
+        for (size_t c = 0; m.scan && c < m.scan->n_captures; c++) {
             qr_capture_close(m.caps[c].c);
+            free(m.caps[c].view);
+        }
     if (m.dirs)
         for (size_t d = 0; d < 2 * m.n_flows; d++) {
             free(m.dirs[d].sent.v);

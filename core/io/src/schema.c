@@ -96,7 +96,9 @@ static const qr_h5_field import_host_fields[] = {
     {"ipid", QR_H5_U8, IH(ipid), 0,
      "0 unknown, 1 per connection, 2 one counter per host, 3 random, 4 zero, 5 constant, 6 mixed"},
     {"ipid_steps", QR_H5_U64, IH(ipid_steps), 0, "steps from one of its packets to the next"},
-    {"ipid_rising", QR_H5_U64, IH(ipid_rising), 0, "steps"}};
+    {"ipid_rising", QR_H5_U64, IH(ipid_rising), 0, "steps"},
+    {"capture", QR_H5_I32, IH(capture), 0, "row of /import/captures, -1 none"},
+    {"vantage", QR_H5_U8, IH(vantage), 0, "0 none, 1 host map, 2 most packets, 3 timing"}};
 const qr_h5_schema qr_schema_import_host =
     SCHEMA("import_host", qr_row_import_host, import_host_fields);
 

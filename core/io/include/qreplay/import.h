@@ -60,6 +60,18 @@ int qr_addr_parse(const char *text, uint8_t out[16]);
 int qr_capture_owner(const char *path, uint8_t addr[16], uint64_t *sent, qr_capture_stats *stats,
                      char *errbuf);
 
+/* Why a host's packets are read from a capture (qr_import_scan). */
+typedef enum {
+    QR_VANTAGE_NONE = 0, /* no capture holds it in view */
+    QR_VANTAGE_MAP,      /* the host map names the capture as its */
+    QR_VANTAGE_PACKETS,  /* it takes part in the most of the capture's packets (qr_capture_owner) */
+    QR_VANTAGE_TIMING,   /* a router's or mirror's capture: its connections' timing puts the
+                            capture next to it */
+    QR_VANTAGE_COUNT
+} qr_import_vantage;
+/* "none", "host map", "most packets", "timing"; "?" out of range. Static storage. */
+const char *qr_import_vantage_name(int v);
+
 /* A TCP connection found in the captures. Side 0 is the initiator (the sender of its SYN, or, when
  * the capture starts mid-connection, of the first packet seen); side 1 the responder. */
 typedef struct qr_import_conn {
@@ -94,7 +106,16 @@ typedef struct qr_import_scan {
     int64_t *first_ns;    /* per capture: its earliest TCP packet (INT64_MAX: none) */
     char (*warning)[512]; /* per capture: the host map names another address than its packets
                              point to (qr_capture_owner); "" if none */
-    void *index;          /* private: address -> host */
+    /* Every host a capture holds in view, capture by capture: its owner first, then, for a capture
+     * taken at a router or a mirror port (connections of several hosts), each address that the
+     * timing of a connection the others do not cover puts the capture next to (the handshake's,
+     * else each end's quickest turnaround from a segment to its acknowledgment, one at least 4
+     * times the other). A connection whose timing cannot tell stays out, counted. */
+    size_t n_views;
+    uint32_t *view_capture;
+    uint8_t (*view_addr)[16];
+    uint8_t *view_how; /* qr_import_vantage */
+    void *index;       /* private: address -> host */
 } qr_import_scan;
 
 /* The first pass: read every capture, find the connections, and give every address a host of the
@@ -157,8 +178,9 @@ typedef enum {
 /* Why a TCP packet the first pass kept did not become part of the recording. */
 typedef enum {
     QR_IMPORT_LEFT_SAME_HOST = 0, /* both ends of its connection are one host */
-    QR_IMPORT_LEFT_NOT_OWNER,     /* neither sent nor received by its capture's host (mirrored) */
-    QR_IMPORT_LEFT_DUPLICATE,     /* a second capture of a host already captured saw it */
+    QR_IMPORT_LEFT_NOT_OWNER,     /* neither sent nor received by a host its capture holds in
+                                     view (a mirror's connection whose timing cannot tell) */
+    QR_IMPORT_LEFT_DUPLICATE,     /* a host in its capture's view is read from another capture */
     QR_IMPORT_LEFT_COUNT
 } qr_import_left;
 /* The name of a qr_import_left reason ("same host at both ends", ...; "?" out of range); static
@@ -235,6 +257,8 @@ qr_ipid_kind qr_ipid_classify(const qr_ipid_stats *s);
 typedef struct qr_import_host_report {
     uint32_t host;
     uint8_t captured;            /* a capture of this host was read */
+    int32_t capture;             /* the capture its packets are read from, -1: none */
+    uint8_t vantage;             /* why that one (qr_import_vantage) */
     uint8_t reconstructed;       /* it sent packets known only from its peers' captures */
     char addr[QR_ADDR_TEXT_MAX]; /* its first address in the captures ("" if none) */
     uint64_t packets, bytes;     /* in its recorded pcap */

@@ -114,6 +114,8 @@ typedef struct qr_row_import_host {
     int64_t clock_applied_ns; /* subtracted from its captured times (0: none) */
     uint8_t ipid;             /* how it numbers IPv4 IDs (qr_ipid_kind, import.h) */
     uint64_t ipid_steps, ipid_rising;
+    int32_t capture; /* the capture (row of /import/captures) its packets come from, -1: none */
+    uint8_t vantage; /* why that one (qr_import_vantage, import.h) */
 } qr_row_import_host;
 extern const qr_h5_schema qr_schema_import_host;
 
