@@ -382,10 +382,14 @@ Test(import_run, receiver_only_holes_need_evidence)
         size_t np;
         const qr_rec_packet *pk = qr_recording_packets(rec, 0, &np);
         cr_assert_eq(np, captured + cases[c].drops, "%s", cases[c].what);
-        uint64_t bytes = 0, tagged = 0, tagged_bytes = 0;
+        uint64_t bytes = 0, tagged = 0, tagged_bytes = 0, late = 0;
         for (size_t i = 0; i < np; i++) {
             uint32_t pay = pk[i].pk.ip_len - 40u;
             bytes += pay;
+            if (qr_recording_late(rec, qr_packet_id(pk[i].dir, pk[i].seq))) {
+                late++;
+                cr_assert_eq(pk[i].pk.seq, 2101, "the late original is marked: %s", cases[c].what);
+            }
             if (pk[i].drop_tag) {
                 tagged++;
                 tagged_bytes += pay;
@@ -397,6 +401,7 @@ Test(import_run, receiver_only_holes_need_evidence)
         }
         uint64_t captured_bytes = 1000u * (captured - 2); /* all but the SYN and the ACK */
         cr_assert_eq(tagged, cases[c].drops);
+        cr_assert_eq(late, cases[c].reordered, "%s", cases[c].what);
         cr_assert_eq(bytes, captured_bytes + tagged_bytes, "%s", cases[c].what);
         cr_assert_eq(tagged_bytes, 1000u * cases[c].drops);
         qr_recording_close(rec);

@@ -80,7 +80,7 @@ static qr_packet *add(conn *c, int d, int64_t seq, uint32_t pay, uint8_t flags, 
     }
     p->tcp_opt_len = (uint8_t)o;
     p->ip_len = (uint16_t)(20 + 20 + o + pay);
-    c->p[d][c->n[d]] = (qr_tc_pkt){p, tx, rx};
+    c->p[d][c->n[d]] = (qr_tc_pkt){p, tx, rx, 0};
     c->n[d]++;
     return p;
 }
@@ -454,7 +454,7 @@ Test(tcpconn, bad_input)
 {
     qr_tc_conn o;
     cr_assert_eq(qr_tc_analyse(&o, NULL, NULL, NULL), QR_EINVAL);
-    qr_tc_pkt p = {NULL, 0, 0};
+    qr_tc_pkt p = {NULL, 0, 0, 0};
     qr_tc_dir d[2] = {{&p, 1, QR_TC_AT_SENDER}, {NULL, 0, 0}};
     char err[256] = "";
     cr_assert_eq(qr_tc_analyse(&o, d, NULL, err), QR_EINVAL);
@@ -802,6 +802,31 @@ Test(tcpconn, keepalive_acks_are_not_duplicate_acks)
         cr_assert_eq(o.dir[0].retransmissions, 0, "vantage %d: a keep-alive is no resend", v);
         cr_assert_eq(o.dir[0].spurious, 0, "vantage %d: nor a spurious one", v);
         cr_assert_eq(o.dir[0].lost, 0, "vantage %d", v);
+        qr_tc_conn_free(&o);
+    }
+}
+
+/* Seen at the receiver only, without timestamps: a segment arriving below what arrived before is
+ * a resend, unless what was captured there shows it was sent before (an import's late original,
+ * told by its rising IP ID): then it was reordered on the way, and nothing was resent or lost. */
+Test(tcpconn, a_late_original_at_the_receiver_is_reordered)
+{
+    for (int before = 0; before < 2; before++) {
+        conn c;
+        conn_init(&c);
+        c.use_ts = 0;
+        handshake(&c, 0, MS);
+        int64_t t = 2 * MS;
+        add(&c, 0, 1, 1000, 0, 1, t, t + MS, NULL, 0, 0);
+        add(&c, 0, 1001, 1000, 0, 1, t + 10 * US, t + 3 * MS, NULL, 0, 0);
+        c.p[0][c.n[0] - 1].sent_before = (uint8_t)before;
+        add(&c, 0, 2001, 1000, 0, 1, t + 20 * US, t + 2 * MS, NULL, 0, 0);
+        add(&c, 1, 1, 0, 0, 3001, t + 3 * MS + US, t + 4 * MS, NULL, 0, 0);
+        qr_tc_conn o;
+        analyse(&c, SERVER, &o, NULL);
+        cr_assert_eq(o.dir[0].retransmissions, before ? 0u : 1u, "marked %d", before);
+        cr_assert_eq(o.dir[0].reordered, before ? 1u : 0u, "marked %d", before);
+        cr_assert_eq(o.dir[0].lost, before ? 0u : 1u, "unmarked: it filled a hole, so lost");
         qr_tc_conn_free(&o);
     }
 }

@@ -57,6 +57,16 @@ except ImportError:  # pragma: no cover
 FACTS = ["established", "bytes0", "bytes1", "end", "syn_retries", "synack_retries", "resent",
          "spurious", "dupacks_max", "zero_windows", "out_of_order"]
 
+MTU = 1500  # the simulated network's (qreplay's QR_MTU_BYTES)
+
+
+def more(x):
+    """The segments beyond the first of a frame above the MTU (TSO at its sender, GRO at its
+    receiver): qreplay splits it at the MTU as the NIC sent it, so a resend of one is as many
+    resends, spurious or not."""
+    return max(0, -(-x["len"] // (MTU - 20 - x["hdr"])) - 1)
+
+
 TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.dst", "ipv6.dst",
                  "tcp.srcport", "tcp.dstport", "tcp.stream", "tcp.len", "tcp.seq_raw",
                  "tcp.ack_raw", "tcp.flags.syn", "tcp.flags.ack", "tcp.flags.fin",
@@ -65,7 +75,7 @@ TSHARK_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.d
                  "tcp.analysis.duplicate_ack_num", "tcp.analysis.zero_window",
                  "tcp.analysis.out_of_order", "ip.id", "frame.len", "ip.proto", "ipv6.nxt",
                  "tcp.options.sack.dsack_le", "tcp.options.sack.dsack_re",
-                 "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr"]
+                 "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr", "tcp.hdr_len"]
 
 
 def last(v):
@@ -105,6 +115,7 @@ def tshark_conns(path):
         s["pkts"].append({
             "t": float(v["frame.time_epoch"]), "src": (src, sport), "dst": (dst, dport),
             "len": int(last(v["tcp.len"]) or 0), "seq": int(last(v["tcp.seq_raw"]) or 0),
+            "hdr": int(last(v["tcp.hdr_len"]) or 20),
             "ack": int(last(v["tcp.ack_raw"]) or 0),
             "syn": last(v["tcp.flags.syn"]) in ("1", "True"),
             "ackf": last(v["tcp.flags.ack"]) in ("1", "True"),
@@ -249,7 +260,7 @@ def tshark_conns(path):
                 key = (id(d_), i)
                 if ((x["retx"] or key in late) and not x["spur"] and key not in marked
                         and key not in eifels and any(a <= lo and hi <= b for a, b in seen)):
-                    f["held_dir"][k] += 1
+                    f["held_dir"][k] += 1 + more(x)
                 seen.append((lo, hi))
                 seen.sort()
                 merged = []
@@ -259,8 +270,9 @@ def tshark_conns(path):
                     else:
                         merged.append((a, b))
                 seen = merged
-        f["spurious_dsack"] = f["spurious"] + sum(1 for x in dsacked if not x["spur"]) + eifel
-        f["resent_def"] = f["resent"] + later
+        f["spurious_dsack"] = (f["spurious"] + sum(1 for x in dsacked if not x["spur"]) + eifel
+                               + sum(more(x) for x in seqsp if x["spur"]))
+        f["resent_def"] = f["resent"] + later + sum(more(x) for x in seqsp if x["retx"])
         # a segment of its own that tshark calls out of order (its timing rule), where the
         # capture was taken at the sender (known once the import has said whose capture it
         # is): bytes it had sent before, sent again, a resend to qreplay

@@ -257,7 +257,9 @@ static int conn_dir(ctx *x, uint32_t dir, const dpkt *d, size_t n, int k, qr_tc_
     for (size_t i = 0; i < n; i++) {
         if (receiver_only && d[i].rx < 0)
             continue; /* made up from an IP ID gap, not observed */
-        x->tp[k][m] = (qr_tc_pkt){&d[i].pk->pk, d[i].tx, d[i].rx};
+        uint8_t before =
+            receiver_only && qr_recording_late(x->rec, qr_packet_id(d[i].pk->dir, d[i].pk->seq));
+        x->tp[k][m] = (qr_tc_pkt){&d[i].pk->pk, d[i].tx, d[i].rx, before};
         x->tp_rec[k][m] = d[i].pk;
         m++;
     }

@@ -650,6 +650,9 @@ struct seqtrack {
     uint32_t seq0, end;
     uint64_t bytes, packets;
     uint8_t known;
+    uint8_t have_id;
+    uint16_t last_id;
+    uint64_t id_up, id_back, id_other;
 };
 
 struct conn_acc {
@@ -676,6 +679,19 @@ static void track(struct seqtrack *t, const qr_capture_packet *p)
 {
     t->packets++;
     int syn = (p->tcp_flags & QR_TCP_SYN) != 0;
+    if (p->family == 4 && !(p->tcp_flags & (QR_TCP_SYN | QR_TCP_RST))) {
+        uint16_t up = (uint16_t)(p->ip_id - t->last_id), back = (uint16_t)(t->last_id - p->ip_id);
+        if (t->have_id) {
+            if (up && up <= QR_IPID_MAX_GAP)
+                t->id_up++;
+            else if (back && back <= QR_IPID_MAX_GAP)
+                t->id_back++;
+            else
+                t->id_other++;
+        }
+        t->last_id = p->ip_id;
+        t->have_id = 1;
+    }
     if (!syn && p->payload == 0)
         return;
     uint32_t start = p->seq + (syn ? 1u : 0u);
@@ -1042,6 +1058,9 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
             s->conns[i].seq0[side] = t->seq0;
             s->conns[i].seq_end[side] = t->end;
             s->conns[i].seq_known[side] = t->known;
+            s->conns[i].id_up[side] = t->id_up;
+            s->conns[i].id_back[side] = t->id_back;
+            s->conns[i].id_other[side] = t->id_other;
         }
     if ((rc = assign_hosts(s, map, n_map, n_hosts, errbuf)) != QR_OK)
         goto fail;

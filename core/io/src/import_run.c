@@ -262,13 +262,13 @@ struct dir_state {
     uint32_t next_seq;
     ring sent, recv, rtx;
     ring late; /* sent, passed over by a later segment's arrival: overtaken or lost */
-    uint8_t have_last, have_hi;
-    uint16_t last_id;
+    uint8_t have_hi;
     uint8_t cls_have; /* the sender's IP IDs, every captured packet (qr_ipid_stats) */
     uint16_t cls_id;
-    uint32_t cls_prev_pay;    /* the previous packet's payload */
-    uint32_t hi;              /* receiver only: the highest sequence received */
-    uint64_t id_up, id_other; /* receiver only: IP IDs that rose from one packet to the next */
+    uint32_t cls_prev_pay; /* the previous packet's payload */
+    uint32_t hi;           /* receiver only: the highest sequence received */
+    uint8_t ids_count_up;  /* its sender numbers IP IDs up (a counter per connection or per host):
+                              they order its packets */
     struct hole holes[QR_IMPORT_HOLES_MAX];
     size_t n_holes;
     int64_t last_send;
@@ -315,6 +315,8 @@ struct imp {
     size_t n_det, cap_det;
     qr_row_received *recv;
     size_t n_recv, cap_recv;
+    qr_row_received *late; /* /import/late: late originals at a receiver-only direction */
+    size_t n_late, cap_late;
     qr_import_report *rep;
     char tmp[QR_PATH_MAX + 64];
     uint64_t packets_seen;
@@ -412,19 +414,27 @@ static int add_det(struct imp *m, uint32_t receiver, uint32_t dir, uint32_t seq)
     return QR_OK;
 }
 
+/* Append r to the growing table *v (*n rows of *cap). */
+static int push_row(qr_row_received **v, size_t *n, size_t *cap, qr_row_received r)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 4096;
+        qr_row_received *g = realloc(*v, c * sizeof *g);
+        if (!g)
+            return QR_ENOMEM;
+        *v = g;
+        *cap = c;
+    }
+    (*v)[(*n)++] = r;
+    return QR_OK;
+}
+
 static int add_recv(struct imp *m, uint32_t dir, uint32_t seq, int64_t t)
 {
-    if (m->n_recv == m->cap_recv) {
-        size_t cap = m->cap_recv ? 2 * m->cap_recv : 4096;
-        qr_row_received *v = realloc(m->recv, cap * sizeof *v);
-        if (!v)
-            return QR_ENOMEM;
-        m->recv = v;
-        m->cap_recv = cap;
-    }
-    m->recv[m->n_recv++] = (qr_row_received){dir, seq, t};
-    m->rep->received++;
-    return QR_OK;
+    int rc = push_row(&m->recv, &m->n_recv, &m->cap_recv, (qr_row_received){dir, seq, t});
+    if (!rc)
+        m->rep->received++;
+    return rc;
 }
 
 static void flow_time(struct imp *m, uint32_t dir, int64_t t, uint32_t clock_host)
@@ -761,10 +771,7 @@ static int sent_after(const struct dir_state *d, const struct hole *h, const qr_
     uint32_t tv;
     if (h->has_ts && tsval_of(s, &tv) && tv != h->ts_after)
         return (int32_t)(tv - h->ts_after) > 0;
-    /* IDs that increase along the direction (one counter per connection or per host) order its
-     * packets; constant or random ones do not */
-    if (d->family == 4 && d->id_up >= 3 && d->id_up >= 9 * (d->id_up + d->id_other) / 10 &&
-        s->ip_id != h->id_after)
+    if (d->ids_count_up && s->ip_id != h->id_after)
         return (int16_t)(uint16_t)(s->ip_id - h->id_after) > 0;
     return -1;
 }
@@ -774,22 +781,11 @@ static void hole_remove(struct dir_state *d, size_t i)
     d->holes[i] = d->holes[--d->n_holes];
 }
 
-/* The direction's IP IDs: rising from one packet to the next, or not (after s was judged). */
-static void count_ids(struct dir_state *d, const qr_capture_packet *s)
+/* *late: s filled a hole and was sent before the segment that opened it. */
+static int receiver_holes(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t *ts,
+                          int *late)
 {
-    if (d->family != 4 || (s->tcp_flags & QR_TCP_SYN))
-        return;
-    if (d->have_last && s->ip_id != d->last_id &&
-        (uint16_t)(s->ip_id - d->last_id) <= QR_IPID_MAX_GAP)
-        d->id_up++;
-    else if (d->have_last)
-        d->id_other++;
-    d->last_id = s->ip_id;
-    d->have_last = 1;
-}
-
-static int receiver_holes(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t *ts)
-{
+    *late = 0;
     struct dir_state *d = &m->dirs[dir];
     int syn = (s->tcp_flags & QR_TCP_SYN) != 0;
     uint32_t len = s->payload + (uint32_t)syn + ((s->tcp_flags & QR_TCP_FIN) != 0);
@@ -842,6 +838,7 @@ static int receiver_holes(struct imp *m, uint32_t dir, const qr_capture_packet *
                 *ts = m->nic_free[d->src];
         } else if (after == 0) {
             m->rep->hole_reordered++;
+            *late = 1;
         } else {
             m->rep->hole_unknown++;
         }
@@ -917,12 +914,17 @@ static int on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p)
         if (ts < m->nic_free[d->src])
             ts = m->nic_free[d->src];
         qr_import_host_report *h = &m->rep->hosts[d->src];
-        if ((rc = receiver_holes(m, dir, s, &ts)) != QR_OK)
+        int late;
+        if ((rc = receiver_holes(m, dir, s, &ts, &late)) != QR_OK)
             return rc;
-        count_ids(d, s);
         d->last_send = ts;
         uint32_t seq;
         if ((rc = emit(m, dir, s, ts, &seq)) != QR_OK || (rc = add_recv(m, dir, seq, tr)) != QR_OK)
+            return rc;
+        /* sent before what arrived ahead of it: the recording gives its sender's packets in
+         * arrival order, so the late original is marked as such, not taken for a resend */
+        if (late && (rc = push_row(&m->late, &m->n_late, &m->cap_late,
+                                   (qr_row_received){dir, seq, tr})) != QR_OK)
             return rc;
         h->reconstructed_packets++;
         flow_time(m, dir, ts, d->dst);
@@ -1121,6 +1123,13 @@ static int setup(struct imp *m)
             d->src = (uint32_t)qr_import_scan_host(s, c->addr[side]);
             d->dst = (uint32_t)qr_import_scan_host(s, c->addr[!side]);
             d->family = c->family;
+            /* IDs that rise along the direction (one counter per connection or per host, a
+             * packet overtaken on the way a step back) order its packets, over the whole capture;
+             * constant or random ones do not (a random step is within QR_IPID_MAX_GAP either way
+             * 1 time in 32) */
+            uint64_t up = c->id_up[side], near = up + c->id_back[side];
+            d->ids_count_up =
+                c->family == 4 && up >= 3 && near >= 9 * (near + c->id_other[side]) / 10;
             d->sent.size = sizeof(struct sent_ent);
             d->late.size = sizeof(struct sent_ent);
             d->recv.size = sizeof(struct recv_ent);
@@ -1471,6 +1480,8 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     }
     for (size_t i = 0; i < m->n_recv; i++)
         m->recv[i].time_ns += shift[m->dirs[m->recv[i].dir].dst];
+    for (size_t i = 0; i < m->n_late; i++)
+        m->late[i].time_ns += shift[m->dirs[m->late[i].dir].dst];
     char id[QR_ID_SIZE];
     if ((rc = import_id(sc, rep, id)) != QR_OK) {
         qri_err(m->errbuf, rc, "out of memory");
@@ -1493,6 +1504,8 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
         qr_h5_write_rows(f, "/import/hosts", &qr_schema_import_host, ih, m->n_hosts, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/import/connections", &qr_schema_import_conn, conns, m->n_flows,
                              m->errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/import/late", &qr_schema_received, m->late, m->n_late, m->errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/import", "time_base_ns", rep->time_base_ns, m->errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/import", "clock",
                            m->cfg->clock == QR_IMPORT_CLOCK_NONE        ? "none"
@@ -1872,6 +1885,7 @@ out:
     free(m.segs);
     free(m.det);
     free(m.recv);
+    free(m.late);
     qr_flow_table_destroy(m.ft);
     qr_topology_destroy(m.topo);
     qr_import_scan_free(m.scan);

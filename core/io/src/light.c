@@ -313,7 +313,9 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
                     rx = -1;
                 if (!(seen & QR_TC_AT_SENDER) && rx < 0)
                     continue; /* made up from an IP ID gap, not observed */
-                tp[k][m++] = (qr_tc_pkt){&hp[i].pk, hp[i].pk.time_ns, rx};
+                uint8_t before = !(seen & QR_TC_AT_SENDER) &&
+                                 qr_recording_late(rec, qr_packet_id(dir, hp[i].seq));
+                tp[k][m++] = (qr_tc_pkt){&hp[i].pk, hp[i].pk.time_ns, rx, before};
             }
             dirs[k] = (qr_tc_dir){tp[k], m, seen};
         }

@@ -36,12 +36,39 @@ void qr_recording_close(qr_recording *r)
     free(r->detected);
     free(r->received);
     free(r->ce);
+    free(r->late);
     free(r->light_order);
     free(r->seen);
     qr_h5_rows_free(r->paths);
     qr_flow_table_destroy(r->flows);
     qr_scenario_destroy(r->scenario);
     free(r);
+}
+
+/* An optional table of packets (rows of /received's columns) as sorted packet ids into *ids
+ * (NULL: the table is absent); present but unreadable is damage, said as such. */
+static int read_ids(qr_h5_reader *in, const char *h5, const char *name, uint64_t **ids, size_t *n,
+                    char *errbuf)
+{
+    qr_row_received *rows = NULL;
+    size_t k = 0;
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_h5_read_rows(in, name, &qr_schema_received, (void **)&rows, &k, detail);
+    if (rc == QR_ENOTFOUND)
+        return QR_OK;
+    if (rc)
+        return qri_err(errbuf, rc, "%s: %s is damaged: %s", h5, name, detail);
+    *ids = malloc((k ? k : 1) * sizeof **ids);
+    if (!*ids) {
+        qr_h5_rows_free(rows);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < k; i++)
+        (*ids)[i] = qr_packet_id(rows[i].dir, rows[i].seq);
+    qsort(*ids, k, sizeof **ids, qri_cmp_u64);
+    *n = k;
+    qr_h5_rows_free(rows);
+    return QR_OK;
 }
 
 /* An import's /import/connections: which ends of each direction were captured. */
@@ -374,29 +401,10 @@ int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *chec
         goto out;
     }
     /* /received_ce: a runtime whose switches mark ECN (optional, like /received) */
-    if (received) {
-        qr_row_received *ce = NULL;
-        size_t n_ce = 0;
-        rc = qr_h5_read_rows(in, "/received_ce", &qr_schema_received, (void **)&ce, &n_ce, detail);
-        if (rc != QR_OK && rc != QR_ENOTFOUND) {
-            rc = qri_err(errbuf, rc, "%s: /received_ce is damaged: %s", h5, detail);
-            goto out;
-        }
-        if (rc == QR_OK) {
-            r->ce = malloc((n_ce ? n_ce : 1) * sizeof *r->ce);
-            if (!r->ce) {
-                qr_h5_rows_free(ce);
-                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-                goto out;
-            }
-            for (size_t i = 0; i < n_ce; i++)
-                r->ce[i] = qr_packet_id(ce[i].dir, ce[i].seq);
-            qsort(r->ce, n_ce, sizeof *r->ce, qri_cmp_u64);
-            r->n_ce = n_ce;
-        }
-        qr_h5_rows_free(ce);
-    }
-    if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK)
+    if (received && (rc = read_ids(in, h5, "/received_ce", &r->ce, &r->n_ce, errbuf)) != QR_OK)
+        goto out;
+    if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK ||
+        (rc = read_ids(in, h5, "/import/late", &r->late, &r->n_late, errbuf)) != QR_OK)
         goto out;
     /* /paths is optional (a run without path discovery); present but unreadable is damage */
     rc = qr_h5_read_rows(in, "/paths", &qr_schema_path, (void **)&r->paths, &r->n_paths, detail);
@@ -616,6 +624,11 @@ int qr_recording_has_ce(const qr_recording *r)
 int qr_recording_ce(const qr_recording *r, uint64_t packet)
 {
     return r->ce && bsearch(&packet, r->ce, r->n_ce, sizeof *r->ce, qri_cmp_u64) != NULL;
+}
+
+int qr_recording_late(const qr_recording *r, uint64_t packet)
+{
+    return r->late && bsearch(&packet, r->late, r->n_late, sizeof *r->late, qri_cmp_u64) != NULL;
 }
 
 int qr_recording_has_received(const qr_recording *r)

@@ -30,6 +30,8 @@ struct qr_recording {
     int has_received;
     uint64_t *ce; /* /received_ce: sorted packet ids (NULL: not recorded) */
     size_t n_ce;
+    uint64_t *late; /* /import/late: sorted packet ids (NULL: none recorded) */
+    size_t n_late;
     const struct qr_light *light; /* qr_recording_from_light: its record (NULL: pcaps) */
     int64_t *light_order;         /* scratch of qr_recording_sample on a light recording */
     uint8_t *seen; /* imports: per direction, whose observations it holds (NULL: both ends) */

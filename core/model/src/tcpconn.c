@@ -682,7 +682,7 @@ static int receiver_walk(tc *x, uint32_t d)
                 st->trig[QR_TC_SYN]++;
             }
         } else if (s < high) {
-            if (ts && have_tsv && (int32_t)(tv - max_tsv) < 0) {
+            if ((ts && have_tsv && (int32_t)(tv - max_tsv) < 0) || D->p[i].sent_before) {
                 f->reordered = 1; /* sent before what arrived ahead of it */
             } else {
                 f->trigger = QR_TC_UNKNOWN_TRIGGER;

@@ -86,6 +86,9 @@ typedef struct qr_import_conn {
     uint32_t capture;     /* that capture's index */
     uint64_t packets[2];  /* captured packets sent by each side, as captured (no TSO split) */
     uint64_t bytes[2]; /* stream bytes each side sent: its sequence range, SYN and FIN excluded */
+    /* IPv4: the steps from each side's packet to its next, as captured (SYNs and resets aside):
+     * rising by 1 to QR_IPID_MAX_GAP, falling by as much (a packet overtaken on the way), other */
+    uint64_t id_up[2], id_back[2], id_other[2];
     /* private: sequence tracking */
     uint32_t seq0[2], seq_end[2];
     uint8_t seq_known[2];

@@ -102,6 +102,10 @@ int qr_recording_has_received(const qr_recording *r);
  * `packet` reached its destination host marked CE. */
 int qr_recording_has_ce(const qr_recording *r);
 int qr_recording_ce(const qr_recording *r, uint64_t packet);
+/* Whether packet `packet` of an import is a late original: in a direction only its receiver
+ * captured, the receiver's capture (a rising IP ID or TCP timestamp) shows it was sent before
+ * segments that arrived ahead of it (/import/late). */
+int qr_recording_late(const qr_recording *r, uint64_t packet);
 /* When packet `packet` reached its destination host. Returns 0 or QR_ENOTFOUND (lost). */
 int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_ns);
 

@@ -63,6 +63,9 @@ typedef struct qr_tc_pkt {
     const qr_packet *pk; /* its headers (borrowed) */
     int64_t tx_ns;       /* when it left its sender (used when seen at the sender) */
     int64_t rx_ns;       /* when it reached its receiver; -1: no record */
+    uint8_t sent_before; /* seen at the receiver only: what was captured there (its IP ID) shows it
+                            was sent before segments that arrived ahead of it (a late original,
+                            not a resend) */
 } qr_tc_pkt;
 
 typedef struct qr_tc_dir {
