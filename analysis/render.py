@@ -1095,7 +1095,8 @@ APP_MECHANISMS = {"tlps": "tail-loss probe", "rtos": "RTO", "fast_retransmits": 
                   "racks": "RACK", "unknown_retx": "resend (what sent it unknown)"}
 
 
-CORPUS_ROWS = [("left out", "connections of other hosts, left out (a capture of several hosts)"),
+CORPUS_ROWS = [("left out", "connections of a router's or mirror's capture whose timing cannot "
+                             "tell which end it was next to, left out"),
                ("established", "the handshake completed"),
                ("bytes0", "bytes from the side that opened it"), ("bytes1", "bytes back"),
                ("end", "end: closed, reset or open"), ("syn_retries", "SYNs sent again"),
