@@ -26,6 +26,9 @@ start order, then compared fact by fact:
                    of a resend a later D-SACK shows was not needed, and where the capture is at
                    the sender, a segment of its own tshark calls out of order is a resend to
                    qreplay: differences of definition the check finds itself, as for spurious)
+  duration         from the connection's first frame to its last, to the nanosecond: qreplay's
+                   from the recording, each packet at its time where it was captured (its send
+                   time where its sender was, else its receive time; made-up drops aside)
 and per capture (the import reads it whole):
   duplicates       frames captured twice that the import removed, against editcap -D 5 over the
                    capture's TCP frames
@@ -55,9 +58,15 @@ except ImportError:  # pragma: no cover
     sys.exit("corpus_check: needs python3-h5py (Debian)")
 
 FACTS = ["established", "bytes0", "bytes1", "end", "syn_retries", "synack_retries", "resent",
-         "spurious", "dupacks_max", "zero_windows", "out_of_order"]
+         "spurious", "dupacks_max", "zero_windows", "out_of_order", "duration"]
 
 MTU = 1500  # the simulated network's (qreplay's QR_MTU_BYTES)
+
+
+def epoch_ns(text):
+    """tshark's frame.time_epoch (seconds, up to 9 decimals) as integer nanoseconds."""
+    s, _, frac = text.strip().partition(".")
+    return int(s) * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
 def more(x):
@@ -113,7 +122,8 @@ def tshark_conns(path):
         s = streams.setdefault(stream, {"pkts": [], "tunnelled": False})
         s["tunnelled"] |= tunnelled
         s["pkts"].append({
-            "t": float(v["frame.time_epoch"]), "src": (src, sport), "dst": (dst, dport),
+            "t": float(v["frame.time_epoch"]), "t_ns": epoch_ns(v["frame.time_epoch"]),
+            "src": (src, sport), "dst": (dst, dport),
             "len": int(last(v["tcp.len"]) or 0), "seq": int(last(v["tcp.seq_raw"]) or 0),
             "hdr": int(last(v["tcp.hdr_len"]) or 20),
             "ack": int(last(v["tcp.ack_raw"]) or 0),
@@ -145,7 +155,8 @@ def tshark_conns(path):
             opener = next((x["dst"] for x in p if x["syn"] and x["ackf"]), p[0]["src"])
         peer = p[0]["dst"] if p[0]["src"] == opener else p[0]["src"]
         f = {"stream": stream, "ends": (opener, peer), "start": p[0]["t"],
-             "tunnelled": s["tunnelled"], "frames": len(p)}
+             "tunnelled": s["tunnelled"], "frames": len(p),
+             "duration": max(x["t_ns"] for x in p) - min(x["t_ns"] for x in p)}
         dirs = [[x for x in p if x["src"] == opener], [x for x in p if x["src"] != opener]]
         for k in (0, 1):
             d = dirs[k]
@@ -342,7 +353,7 @@ def qreplay_conns(qreplay, scenario, path, work):
         # the others its timing puts it next to)
         owners = {x["addr"].decode() for x in rec["import/hosts"][:] if x["captured"]}
         flows = {int(x["flow"]): x for x in dg["flows"][:]}
-    total, invented, drops_dir, made_dir = recording_bytes(out)
+    total, invented, drops_dir, made_dir, span = recording_bytes(out)
     res = []
     for c in conns:
         fl = flows.get(int(c["flow"]))
@@ -371,6 +382,7 @@ def qreplay_conns(qreplay, scenario, path, work):
         f["rec_bytes"] = [total[2 * fl], total[2 * fl + 1]]  # side 0: its addr0 (the opener)
         f["made_bytes"] = [invented[2 * fl], invented[2 * fl + 1]]
         f["drops_dir"] = [drops_dir[2 * fl], drops_dir[2 * fl + 1]]
+        f["duration"] = span[fl][1] - span[fl][0] if fl in span else None
         res.append(f)
     return (res, dups), None
 
@@ -385,6 +397,7 @@ def recording_bytes(out):
         addr = {int(x["host"]): int(x["addr"]) for x in h["hosts"][:]}
         conns = {int(c["flow"]): c for c in h["import/connections"][:]}
         det = h["drops_detected"][:] if "drops_detected" in h else []
+        recv = {(int(x["dir"]), int(x["seq"])): int(x["time_ns"]) for x in h["received"][:]}
     key_dir = {}
     for fl in flows:
         f = int(fl["id"])
@@ -395,6 +408,7 @@ def recording_bytes(out):
     made_up = {(int(d["dir"]), int(d["ip_id"])) for d in det
                if int(conns[int(d["dir"]) // 2]["evidence%d" % (int(d["dir"]) % 2)]) >= 2}
     total, invented = collections.Counter(), collections.Counter()
+    span = {}  # flow -> [first, last]: where each packet was captured (below)
     pdir = os.path.join(rec, "pcap")
     pcaps = sorted(os.path.join(pdir, n) for n in os.listdir(pdir))
     merged = os.path.join(out, "merged.pcap")  # one tshark run, not one per host
@@ -404,21 +418,32 @@ def recording_bytes(out):
     for name in [merged] if pcaps else []:
         r = run(["tshark", "-n", "-r", name, "-Y", "tcp", "-T", "fields",
                  "-E", "separator=\t", "-e", "ip.src", "-e", "tcp.srcport", "-e", "ip.dst",
-                 "-e", "tcp.dstport", "-e", "ip.id", "-e", "tcp.len"])
+                 "-e", "tcp.dstport", "-e", "ip.id", "-e", "tcp.len", "-e", "frame.time_epoch"])
         if r.returncode != 0:
             raise RuntimeError(f"tshark failed on {name}: {r.stderr.strip()[:300]}")
         for line in r.stdout.splitlines():
-            src, sp, dst, dp, ipid, ln = line.split("\t")
+            src, sp, dst, dp, ipid, ln, when = line.split("\t")
             ip = lambda t: int.from_bytes(bytes(int(x) for x in t.split(".")), "big")
             d = key_dir.get((ip(src), int(sp), ip(dst), int(dp)))
             if d is None:
                 raise RuntimeError(f"{name}: a packet of no flow ({line})")
             total[d] += int(ln)
-            if (d, int(ipid, 16)) in made_up:
+            seq = int(ipid, 16)  # the recording numbers each direction's packets in its IP IDs
+            if (d, seq) in made_up:
                 invented[d] += int(ln)
+                continue
+            # its time where it was captured: sent, where its sender was; else received
+            if int(conns[d // 2]["evidence%d" % (d % 2)]) < 2:
+                t = epoch_ns(when)
+            elif (d, seq) in recv:
+                t = recv[(d, seq)]
+            else:
+                continue
+            s = span.setdefault(d // 2, [t, t])
+            s[0], s[1] = min(s[0], t), max(s[1], t)
     counts = collections.Counter(int(d["dir"]) for d in det)
     made = collections.Counter(d for d, _ in made_up)
-    return total, invented, counts, made
+    return total, invented, counts, made, span
 
 
 def key(ends):
