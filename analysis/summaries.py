@@ -573,7 +573,7 @@ def fabric_rates(out, opts):
 
 CORPUS_FACTS = ["left out", "established", "bytes0", "bytes1", "end", "syn_retries",
                 "synack_retries", "resent", "spurious", "dupacks_max", "zero_windows",
-                "out_of_order", "duplicates", "conservation", "drops supported"]
+                "out_of_order", "duration", "duplicates", "conservation", "drops supported"]
 
 
 def corpus(out, opts):
