@@ -590,14 +590,16 @@ static int run_processes(const char *run)
 }
 
 /* Start a fat-tree run in the background, wait until its 36 namespaces exist and its traffic,
- * captures, agents and nftables rules run, then send it sig; the exit status (or -1). */
+ * captures, agents and nftables rules run (its first agent is up, then 1 s: under a sanitizer the
+ * set-up takes longer than any fixed wait), then send it sig; the exit status (or -1). */
 static int fat_tree_signalled(const char *ini, const char *run, int sig, int before)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "cd %s && (%s testbed %s -o %s --no-figures >%s.o 2>%s.e & pid=$!; "
              "for i in $(seq 150); do [ $(ip netns list | grep -c '^qrtb') -ge %d ] && break; "
-             "sleep 0.1; done; sleep 2; kill -%d $pid; wait $pid; echo $? >%s.status)",
+             "sleep 0.1; done; for i in $(seq 300); do pgrep -f 'testbed-agen[t] ' >/dev/null && "
+             "break; sleep 0.1; done; sleep 1; kill -%d $pid; wait $pid; echo $? >%s.status)",
              QR_SOURCE_DIR, QR_PROGRAM, ini, run, run, run, before + 36, sig, run);
     if (system(cmd) != 0)
         return -1;
