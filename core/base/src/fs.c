@@ -171,25 +171,3 @@ void qr_partial_discard_all(void)
     }
     pthread_mutex_unlock(&partial_lock);
 }
-
-int qr_write_text_file(const char *path, void (*write)(FILE *, const void *), const void *ctx,
-                       char *errbuf)
-{
-    char tmp[QR_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.partial-%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
-    qr_partial_add(tmp);
-    write(f, ctx);
-    int bad = ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        qr_partial_done(tmp);
-        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(e ? e : EIO));
-    }
-    qr_partial_done(tmp);
-    return QR_OK;
-}

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "qreplay/fs.h"
 #include "qreplay/h5.h"
+#include "qreplay/txn.h"
 
 struct qr_h5 {
     hid_t file;
@@ -150,6 +151,10 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
 {
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
+    int orc = qr_output_check(path, QR_OUT_FILE, errbuf);
+    if (orc)
+        return orc;
+    qr_leftovers_remove(path);
     h5_init();
     qr_h5 *f = calloc(1, sizeof *f);
     if (!f)
@@ -233,6 +238,7 @@ static int write_attr(qr_h5 *f, const char *obj, const char *name, hid_t type, c
     if (QUIET(H5Aexists(o, name)) > 0)
         H5Adelete(o, name);
     hid_t space = H5Screate(H5S_SCALAR);
+    errno = 0;
     hid_t a = QUIET(H5Acreate2(o, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
     herr_t w = a >= 0 ? QUIET(H5Awrite(a, type, value)) : -1;
     if (a >= 0)
@@ -240,8 +246,8 @@ static int write_attr(qr_h5 *f, const char *obj, const char *name, hid_t type, c
     QUIET(H5Sclose(space));
     H5Oclose(o);
     if (w < 0)
-        return qri_err(errbuf, QR_EHDF5, "%s: cannot write attribute %s of %s", f->partial, name,
-                       obj);
+        return qri_err(errbuf, QR_EHDF5, "%s: cannot write attribute %s of %s: %s", f->path, name,
+                       obj, why(errno));
     return QR_OK;
 }
 
@@ -689,9 +695,8 @@ int qr_h5_commit(qr_h5 *f, char *errbuf)
     }
     if (!rc)
         rc = write_checksum(f->partial, errbuf);
-    if (!rc && rename(f->partial, f->path) != 0)
-        rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", f->partial, f->path,
-                     strerror(errno));
+    if (!rc)
+        rc = qr_commit_path(f->partial, f->path, errbuf);
     if (rc)
         unlink(f->partial);
     qr_partial_done(f->partial);

@@ -13,6 +13,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/light.h"
 #include "qreplay/tcpconn.h"
+#include "qreplay/txn.h"
 #include "recording_internal.h"
 
 #define MAGIC "QRLIGHT1"
@@ -440,6 +441,7 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
     size_t scen_len = 0;
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.partial-%ld", path, (long)getpid());
+    qr_leftovers_remove(path);
     struct writer w = {NULL, path, &st, errbuf};
     int rc = QR_OK;
     if (!samp || !inferred || !host_base || dirs_of(rec, &d)) {
@@ -681,8 +683,8 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
     if (w.f && fclose(w.f) && !rc)
         rc = qri_err(errbuf, QR_EIO, "%s: cannot write: %s", path, strerror(errno));
     w.f = NULL;
-    if (!rc && rename(tmp, path))
-        rc = qri_err(errbuf, QR_EIO, "%s: cannot rename: %s", path, strerror(errno));
+    if (!rc)
+        rc = qr_commit_path(tmp, path, errbuf);
 done:
     if (w.f)
         fclose(w.f);

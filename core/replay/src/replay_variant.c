@@ -11,6 +11,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
+#include "qreplay/txn.h"
 
 const char *qr_variant_settings_name(const qr_variant_settings *v, char *buf, size_t size)
 {
@@ -125,8 +126,8 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
         if (!rc && streamed)
             rc = qr_recording_stream_end(rec, &sst, &more_recs, err);
     }
-    if (!rc && rename(partial, log) != 0)
-        rc = qri_err(err, QR_EIO, "%s: cannot rename: %s", log, strerror(errno));
+    if (!rc)
+        rc = qr_commit_path(partial, log, err);
     if (!rc) {
         qr_row_replay_host *hosts = calloc(out.n_hosts ? out.n_hosts : 1, sizeof *hosts);
         if (!hosts)

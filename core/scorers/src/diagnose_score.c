@@ -11,6 +11,7 @@
 #include "qreplay/flowtable.h"
 #include "qreplay/fs.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/txn.h"
 #include "qreplay/units.h"
 
 const char *qr_diag_verdict_name(int v)

@@ -18,6 +18,7 @@
 #include "qreplay/schema.h"
 #include "qreplay/stats.h"
 #include "qreplay/truth.h"
+#include "qreplay/txn.h"
 #include "truth_internal.h"
 
 #define MAX_OBS 12 /* in and out at each of 5 switches, and room to tell a loop */

@@ -12,6 +12,7 @@
 #include "qreplay/lossdet.h"
 #include "qreplay/recorder.h"
 #include "qreplay/trace.h"
+#include "qreplay/txn.h"
 
 #define ARRIVALS_NAME "truth/arrivals.qra"
 
@@ -397,8 +398,9 @@ static int rename_files(qr_recorder *r, char *errbuf)
             snprintf(rel, sizeof rel, "%s", ARRIVALS_NAME);
         temp_of(r, rel, from, sizeof from);
         snprintf(to, sizeof to, "%s/%s", r->out_dir, rel);
-        if (rename(from, to))
-            return qri_err(errbuf, QR_EIO, "%s: cannot rename: %s", to, strerror(errno));
+        int rc = qr_commit_path(from, to, errbuf);
+        if (rc)
+            return rc;
     }
     return QR_OK;
 }

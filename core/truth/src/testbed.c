@@ -24,6 +24,7 @@
 #include "qreplay/testbed.h"
 #include "qreplay/traceroute.h"
 #include "qreplay/truth.h"
+#include "qreplay/txn.h"
 #include "truth_internal.h"
 
 const char *qr_testbed_congestion(qr_tcp_variant v)

@@ -11,6 +11,7 @@
 #include "qreplay/stats.h"
 #include "qreplay/tasks.h"
 #include "qreplay/textio.h"
+#include "qreplay/txn.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
 

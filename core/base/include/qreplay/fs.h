@@ -41,12 +41,6 @@ int qr_check_output(const char *output, const char *const *inputs, size_t n, cha
  * out first" in errbuf. */
 int qr_check_outside(const char *dir, const char *const *inputs, size_t n, char *errbuf);
 
-/* Write a text file whole or not at all: `write` fills a temporary file beside path (registered
- * with qr_partial_add), which replaces path only if every write and the close succeeded. Returns
- * 0 or QR_EIO naming path. */
-int qr_write_text_file(const char *path, void (*write)(FILE *, const void *), const void *ctx,
-                       char *errbuf);
-
 #ifdef __cplusplus
 }
 #endif
