@@ -102,6 +102,37 @@ int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs
  * error and returns 1 when another qreplay holds it, else 0. */
 int cli_lock_folder(const char *command, const char *dir);
 
+/* A command's output folder as one transaction (txn.h): cli_txn_begin makes dir if absent, takes
+ * its lock, removes what killed commands left beside it, and opens a stage (a hard-link copy of
+ * dir) in t->work, where the command writes everything; messages name dir, not the stage.
+ * cli_txn_commit swaps the stage in at once; cli_txn_abort (or any exit without a commit) leaves
+ * dir as it was. Each prints its error and returns 1, or returns 0. */
+typedef struct cli_txn {
+    char dir[4096];
+    char work[4096 + 32];
+    struct qr_stage *stage;
+} cli_txn;
+int cli_txn_begin(const char *command, const char *dir, int quiet, cli_txn *t);
+/* The same for a command that writes a recording into rec_dir: when rec_dir is a run folder's
+ * "recording", the run folder is the transaction (work: its stage's recording folder), else
+ * rec_dir itself, which must not be a run folder (holding recording/, replay/ or results.h5: a
+ * recording written there would take a run's results for its own). work gets where to write. */
+int cli_txn_begin_recording(const char *command, const char *rec_dir, int quiet, cli_txn *t,
+                            char *work, size_t size);
+int cli_txn_commit(const char *command, cli_txn *t);
+void cli_txn_abort(cli_txn *t);
+
+/* The command's output folder as the one transaction main finishes: cli_output_folder begins it
+ * (cli_txn_begin) and gives the folder to write in (NULL after printing the error); a second call
+ * with the same dir gives the same. cli_output_recording is cli_txn_begin_recording's. main calls
+ * cli_output_finish with the command's status: 0 commits (its error gives 1), else aborts. */
+const char *cli_output_folder(const char *command, const char *dir, int quiet);
+const char *cli_output_recording(const char *command, const char *rec_dir, int quiet);
+int cli_output_finish(const char *command, int rc);
+/* An analysis's run folder: with -o FILE (outp) the folder as given, only read; without, its
+ * output folder (cli_output_folder), where DIR/NAME.h5 and the figures go. NULL after an error. */
+const char *cli_analysis_folder(const char *command, const char *dir, const char *outp, int quiet);
+
 /* Refuse to replace folder dir whole when one of inputs lies inside it: prints the error and
  * returns 1, else 0. Does not release inputs. */
 int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs);

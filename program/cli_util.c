@@ -1,7 +1,9 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
+#include "qreplay/txn.h"
 
 int cli_exists(const char *path)
 {
@@ -100,6 +103,9 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
     if (pid < 0)
         return cli_fail(command, "cannot start %s", py);
     if (pid == 0) {
+        /* Ctrl-C reaches the whole process group: the drawing stops when this process says so
+         * (SIGTERM below), not with a Python traceback of its own */
+        signal(SIGINT, SIG_IGN);
         if (quiet)
             execlp(py, py, path, h5, "-o", figdir, "--quiet", (char *)NULL);
         else
@@ -107,11 +113,25 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
         _exit(127);
     }
     int st;
-    while (waitpid(pid, &st, 0) < 0)
-        ;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        if (cli_signal) {
+            /* stopped: the drawing ends before this command does, never writing after it */
+            kill(pid, SIGTERM);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            return cli_interrupted_status();
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return cli_fail(command, "drawing the figures failed (%s %s %s -o %s); %s is complete", py,
-                        path, h5, figdir, h5);
+        return cli_fail(command,
+                        "drawing the figures failed (%s %s %s -o %s); nothing written "
+                        "(--no-figures writes the results without them)",
+                        py, path, cli_shown(h5), cli_shown(figdir));
     return 0;
 }
 
@@ -179,9 +199,13 @@ int cli_check_outputs(const char *command, cli_paths *outputs, cli_paths *inputs
 {
     char err[QR_ERRBUF_SIZE];
     int bad = 0;
-    for (size_t i = 0; i < outputs->n && !bad; i++)
-        if (qr_check_output(outputs->v[i], (const char *const *)inputs->v, inputs->n, err))
+    for (size_t i = 0; i < outputs->n && !bad; i++) {
+        struct stat st;
+        int kind = stat(outputs->v[i], &st) == 0 && S_ISDIR(st.st_mode) ? QR_OUT_DIR : QR_OUT_FILE;
+        if (qr_output_check(outputs->v[i], kind, err) ||
+            qr_check_output(outputs->v[i], (const char *const *)inputs->v, inputs->n, err))
             bad = cli_fail(command, "%s", err);
+    }
     cli_paths_free(outputs);
     cli_paths_free(inputs);
     return bad;
@@ -224,31 +248,158 @@ void cli_undo_made(void)
 
 int cli_lock_folder(const char *command, const char *dir)
 {
-    char path[4200], pid[32] = "";
+    char err[QR_ERRBUF_SIZE], path[PATH_MAX + 32];
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
     snprintf(path, sizeof path, "%s/.qreplay-lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0 && n_made_locks < (int)(sizeof made_locks / sizeof made_locks[0]))
+    int existed = access(path, F_OK) == 0, fd;
+    if (qr_folder_lock(dir, &fd, err))
+        return cli_fail(command, "%s", err);
+    if (!existed && n_made_locks < (int)(sizeof made_locks / sizeof made_locks[0]))
         snprintf(made_locks[n_made_locks++], sizeof made_locks[0], "%s", path);
-    if (fd < 0)
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return 0; /* a folder we cannot write into fails later, with its own message */
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-        pid[n > 0 ? n : 0] = '\0';
-        pid[strcspn(pid, "\n")] = '\0';
-        close(fd);
-        return cli_fail(command,
-                        "%s is in use by another qreplay command%s%s%s: wait for it to finish", dir,
-                        pid[0] ? " (process " : "", pid, pid[0] ? ")" : "");
+    return 0; /* fd stays open: the lock is the process's until it ends */
+}
+
+int cli_txn_begin(const char *command, const char *dir, int quiet, cli_txn *t)
+{
+    char err[QR_ERRBUF_SIZE];
+    memset(t, 0, sizeof *t);
+    if (strlen(dir) >= sizeof t->dir)
+        return cli_fail(command, "%s: path too long", dir);
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    if (qr_output_check(dir, QR_OUT_DIR, err))
+        return cli_fail(command, "%s", err);
+    /* a folder that exists is locked; a new one is not made before its commit (whatever stops
+     * this command, it is not there): its stage is locked instead, and the commit never
+     * replaces a folder another command made meanwhile */
+    int exists = cli_exists(dir);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    while (slash && slash > parent && slash[1] == '\0') { /* trailing slashes */
+        *slash = '\0';
+        slash = strrchr(parent, '/');
     }
-    snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, strlen(pid), 0) < 0)
-        return 0; /* the lock holds; only its note of who holds it is missing */
-    return 0;     /* fd stays open: the lock is the process's until it ends */
+    if (!exists && slash && slash > parent) {
+        *slash = '\0';
+        if (cli_make_dir(command, parent))
+            return 1;
+    }
+    if (exists && cli_lock_folder(command, dir))
+        return 1;
+    if (qr_stage_begin(&t->stage, dir, err))
+        return cli_fail(command, "%s", err);
+    snprintf(t->work, sizeof t->work, "%s", qr_stage_path(t->stage));
+    int fd;
+    if (!exists && qr_folder_lock(t->work, &fd, err)) {
+        qr_stage_abort(t->stage);
+        t->stage = NULL;
+        return cli_fail(command, "%s", err);
+    }
+    const char *first;
+    size_t n = qr_stage_leftovers(t->stage, &first);
+    if (n && !quiet)
+        fprintf(stderr, "qreplay %s: %zu file%s left by an interrupted command removed (%s%s)\n",
+                command, n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : "");
+    cli_alias_set(t->work, t->dir);
+    return 0;
+}
+
+int cli_txn_begin_recording(const char *command, const char *rec_dir, int quiet, cli_txn *t,
+                            char *work, size_t size)
+{
+    memset(t, 0, sizeof *t);
+    char run[PATH_MAX];
+    snprintf(run, sizeof run, "%s", rec_dir);
+    size_t n = strlen(run);
+    while (n > 1 && run[n - 1] == '/')
+        run[--n] = '\0';
+    char *slash = strrchr(run, '/');
+    const char *base = slash ? slash + 1 : run;
+    if (!strcmp(base, "recording")) {
+        /* a run folder's recording: the run folder is the transaction, so that what was made
+         * from the old recording goes in the same swap */
+        if (!slash)
+            snprintf(run, sizeof run, ".");
+        else if (slash == run)
+            run[1] = '\0';
+        else
+            *slash = '\0';
+        if (cli_txn_begin(command, run, quiet, t))
+            return 1;
+        snprintf(work, size, "%s/recording", t->work);
+        return 0;
+    }
+    static const char *const marks[] = {"recording", "replay", "results.h5"};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof p, "%s/%s", run, marks[i]);
+        if (cli_exists(p))
+            return cli_fail(command,
+                            "%s is a run folder (it holds %s): a recording goes into its "
+                            "recording folder (-o %s/recording); nothing written",
+                            rec_dir, marks[i], run);
+    }
+    if (cli_txn_begin(command, run, quiet, t))
+        return 1;
+    snprintf(work, size, "%s", t->work);
+    return 0;
+}
+
+int cli_txn_commit(const char *command, cli_txn *t)
+{
+    char err[QR_ERRBUF_SIZE];
+    if (!t->stage)
+        return 0;
+    int rc = qr_stage_commit(t->stage, err);
+    t->stage = NULL;
+    cli_alias_set(NULL, NULL);
+    return rc ? cli_fail(command, "%s", err) : 0;
+}
+
+void cli_txn_abort(cli_txn *t)
+{
+    if (t->stage)
+        qr_stage_abort(t->stage);
+    t->stage = NULL;
+    cli_alias_set(NULL, NULL);
+}
+
+/* The command's one output folder (cli_output_folder), finished by main. */
+static cli_txn output;
+static char output_work[sizeof output.work + 16];
+
+const char *cli_output_folder(const char *command, const char *dir, int quiet)
+{
+    if (output.stage)
+        return strcmp(output.dir, dir) ? (cli_fail(command, "two output folders"), NULL)
+                                       : output.work;
+    return cli_txn_begin(command, dir, quiet, &output) ? NULL : output.work;
+}
+
+const char *cli_output_recording(const char *command, const char *rec_dir, int quiet)
+{
+    return cli_txn_begin_recording(command, rec_dir, quiet, &output, output_work,
+                                   sizeof output_work)
+               ? NULL
+               : output_work;
+}
+
+const char *cli_analysis_folder(const char *command, const char *dir, const char *outp, int quiet)
+{
+    return outp ? dir : cli_output_folder(command, dir, quiet);
+}
+
+int cli_output_finish(const char *command, int rc)
+{
+    if (!output.stage)
+        return rc;
+    if (rc != 0) {
+        cli_txn_abort(&output);
+        return rc;
+    }
+    return cli_txn_commit(command, &output);
 }
 
 int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs)
@@ -391,7 +542,7 @@ void cli_analysis_replay_done(cli_analysis_in *in)
 const char *cli_analysis_arrivals_text(const cli_analysis_in *in)
 {
     return in->tmp[0] ? "an exact tagged replay run now (not kept)"
-                      : (in->arrivals[0] ? in->arrivals : "none (--no-replay)");
+                      : (in->arrivals[0] ? cli_shown(in->arrivals) : "none (--no-replay)");
 }
 
 void cli_analysis_close(cli_analysis_in *in)
@@ -424,6 +575,6 @@ int cli_forget_old_results(const char *command, const char *rec_dir, int quiet)
         fprintf(stderr,
                 "qreplay %s: removed %zu result%s made from the recording this one replaced "
                 "(in %s)\n",
-                command, gone, gone == 1 ? "" : "s", run_dir);
+                command, gone, gone == 1 ? "" : "s", cli_shown(run_dir));
     return 0;
 }

@@ -23,7 +23,7 @@ static const cli_opt opts[] = {
     {"no-replay", 0, CLI_FLAG, NULL, "007's votes only"},
     {"truth", 0, CLI_VALUE, "FILE",
      "score against this truth.h5 (default: the recording's truth/truth.h5 if there)"},
-    CLI_OPT_OUT("write blame.h5 here (default: DIR/blame.h5)"),
+    CLI_OPT_OUT_FILE("write blame.h5 here (default: DIR/blame.h5)"),
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
 };
@@ -96,11 +96,12 @@ int qr_cmd_blame(int argc, char **argv)
         }
         top = v;
     }
-    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
-    if (cli_lock_folder("blame", dir)) {
+    /* DIR/blame.h5 and its figures: the run folder is the transaction (main commits) */
+    if (!(dir = cli_analysis_folder("blame", dir, outp, quiet))) {
         rc = 1;
         goto out;
     }
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     snprintf(out, sizeof out, "%s", outp ? outp : "");
     if (!outp)
         snprintf(out, sizeof out, "%s/blame.h5", dir);
@@ -180,10 +181,10 @@ int qr_cmd_blame(int argc, char **argv)
     }
     rc = 0;
     if (!quiet) {
-        printf("recording          %s\n", rec_dir);
+        printf("recording          %s\n", cli_shown(rec_dir));
         printf("replay             %s\n", cli_analysis_arrivals_text(&in));
         printf("truth              %s\n", truth_path[0] ? truth_path : "none (no scoring)");
-        printf("output             %s\n\n", out);
+        printf("output             %s\n\n", cli_shown(out));
         cli_print_blame(&b, top, stdout);
     }
     if (figures) {

@@ -39,7 +39,7 @@ static const cli_opt opts[] = {
     {"path-rate", 0, CLI_VALUE, "RATE",
      "imports: the paths' bottleneck rate (default: the scenario's link rate if the\n"
      "                         captures come from its network, else measured per connection)"},
-    CLI_OPT_OUT("write diagnosis.h5 here (default: DIR/diagnosis.h5)"),
+    CLI_OPT_OUT_FILE("write diagnosis.h5 here (default: DIR/diagnosis.h5)"),
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
 };
@@ -158,11 +158,12 @@ int qr_cmd_diagnose(int argc, char **argv)
         o.flows = ids;
         o.n_flows = n;
     }
-    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
-    if (cli_lock_folder("diagnose", dir)) {
+    /* DIR/diagnosis.h5 and its figures: the run folder is the transaction (main commits) */
+    if (!(dir = cli_analysis_folder("diagnose", dir, outp, quiet))) {
         rc = 1;
         goto out;
     }
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     if (outp)
         snprintf(out, sizeof out, "%s", outp);
     else
@@ -205,14 +206,14 @@ int qr_cmd_diagnose(int argc, char **argv)
     }
     rc = 0;
     if (!quiet) {
-        printf("recording          %s (%zu flows, %zu selected)\n", rec_dir, dg.n_flows,
+        printf("recording          %s (%zu flows, %zu selected)\n", cli_shown(rec_dir), dg.n_flows,
                dg.selected);
         if (no_path)
             printf("arrivals           none: the captures' network is unknown (no per-queue "
                    "conclusions; import --network scenario if they come from the scenario's)\n");
         else
             printf("arrivals           %s\n", cli_analysis_arrivals_text(&in));
-        printf("output             %s\n\n", out);
+        printf("output             %s\n\n", cli_shown(out));
         cli_print_diagnosis(&dg, stdout);
     }
     if (figures && dg.selected) {

@@ -15,6 +15,7 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/recording.h"
+#include "qreplay/txn.h"
 
 static const cli_opt opts[] = {
     CLI_OPT_OUT("the folder to write the captures and hosts.csv to (default: DIR/captures)"),
@@ -156,6 +157,7 @@ int qr_cmd_export(int argc, char **argv)
         goto out_args;
     }
     snprintf(tmp, sizeof tmp, "%s.partial-%ld", target, (long)getpid());
+    qr_leftovers_remove(target);
     if (mkdir(tmp, 0777)) {
         rc = cli_fail("export", "%s: %s", tmp, strerror(errno));
         qr_recording_close(r);

@@ -226,7 +226,6 @@ int qr_cmd_import(int argc, char **argv)
     char dir[QR_PATH_MAX], rec[QR_PATH_MAX + 16];
     snprintf(dir, sizeof dir, "%s", outdir ? outdir : conf->output.dir);
     snprintf(rec, sizeof rec, "%s/recording", dir);
-    int made_dir = 0;
     char truth_rec[QR_PATH_MAX + 16] = "";
     if (truth) {
         char probe[QR_PATH_MAX + 64];
@@ -283,12 +282,15 @@ int qr_cmd_import(int argc, char **argv)
         }
         free(pl);
     }
-    struct stat st;
-    made_dir = stat(dir, &st) != 0;
-    if (cli_make_dir("import", dir) || cli_lock_folder("import", dir)) {
+    /* the run folder is the transaction: the new recording and the removal of what was made
+     * from the old one are swapped in at once (main commits) */
+    const char *work = cli_output_folder("import", dir, quiet);
+    if (!work) {
         rc = 1;
         goto out;
     }
+    char rec_work[QR_PATH_MAX + 64];
+    snprintf(rec_work, sizeof rec_work, "%s/recording", work);
     cfg.captures = (const char *const *)(a.pos + 1);
     cfg.n_captures = (size_t)(a.n_pos - 1);
     cfg.map = entries;
@@ -298,7 +300,7 @@ int qr_cmd_import(int argc, char **argv)
     cfg.progress = cli_progress_status;
     cfg.progress_ctx = &p;
     cli_catch_signals();
-    rc = qr_import_run(&cfg, s, rec, &rep, err);
+    rc = qr_import_run(&cfg, s, rec_work, &rep, err);
     cli_progress_done(&p);
     cli_restore_signals();
     if (rc == QR_ECANCELED || cli_signal) {
@@ -315,13 +317,13 @@ int qr_cmd_import(int argc, char **argv)
             fprintf(stderr, "qreplay import: warning: %s\n", rep->captures[c].warning);
     if (!quiet)
         print_summary(rep, dir);
-    rc = cli_forget_old_results("import", rec, quiet);
+    rc = cli_forget_old_results("import", rec_work, quiet);
     if (rc)
         goto out;
     if (truth) {
         qr_truth_carry_stats ts;
-        if (qr_truth_carry(truth_rec, rec, &ts, err)) {
-            rc = cli_fail("import", "--truth: %s (the recording was written, without truth)", err);
+        if (qr_truth_carry(truth_rec, rec_work, &ts, err)) {
+            rc = cli_fail("import", "--truth: %s; nothing written", err);
             goto out;
         }
         if (!quiet)
@@ -332,12 +334,6 @@ int qr_cmd_import(int argc, char **argv)
                    ts.drops_left);
     }
 out:
-    if (rc && made_dir) { /* a folder made for nothing (removed only if empty) */
-        char lock[QR_PATH_MAX + 32];
-        snprintf(lock, sizeof lock, "%s/.qreplay-lock", dir);
-        unlink(lock);
-        rmdir(dir);
-    }
     qr_import_report_free(rep);
     qr_host_map_free(entries);
     qr_scenario_destroy(s);

@@ -11,6 +11,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/synth.h"
 #include "qreplay/trace.h"
+#include "qreplay/txn.h"
 #include "qreplay/units.h"
 
 static const cli_opt opts[] = {
@@ -80,6 +81,7 @@ int qr_cmd_synth(int argc, char **argv)
     /* written under a temporary name, renamed when whole */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial-%ld", out, (long)getpid());
+    qr_leftovers_remove(out);
     qr_partial_add(tmp);
     FILE *fp = NULL;
     qr_trace_writer *w = NULL;
@@ -135,8 +137,8 @@ int qr_cmd_synth(int argc, char **argv)
     for (int64_t f = 0; f < flows; f++)
         free(cur[f].times);
     free(cur);
-    if (!rc && rename(tmp, out) != 0)
-        rc = cli_fail("synth", "%s: cannot rename the finished file: %s", out, strerror(errno));
+    if (!rc && qr_commit_path(tmp, out, err) != 0)
+        rc = cli_fail("synth", "%s", err);
     cli_restore_signals();
     if (rc) {
         remove(tmp);

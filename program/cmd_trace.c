@@ -33,7 +33,7 @@ static const cli_opt opts[] = {
     {"replay", 0, CLI_VALUE, "NAME",
      "trace through the replay DIR/replay/NAME instead of the runtime's ground truth"},
     {"arrivals", 0, CLI_VALUE, "FILE", "trace through this arrival log (a replay's)"},
-    CLI_OPT_OUT("write trace.h5 here (default: DIR/trace.h5)"),
+    CLI_OPT_OUT_FILE("write trace.h5 here (default: DIR/trace.h5)"),
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
 };
@@ -157,11 +157,12 @@ int qr_cmd_trace(int argc, char **argv)
                                       "mirror loses nothing)");
         goto out;
     }
-    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
-    if (cli_lock_folder("trace", dir)) {
+    /* DIR/trace.h5 and its figures: the run folder is the transaction (main commits) */
+    if (!(dir = cli_analysis_folder("trace", dir, outp, quiet))) {
         rc = 1;
         goto out;
     }
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     snprintf(out, sizeof out, "%s", outp ? outp : "");
     if (!outp)
         snprintf(out, sizeof out, "%s/trace.h5", dir);
@@ -223,8 +224,8 @@ int qr_cmd_trace(int argc, char **argv)
     }
     rc = 0;
     if (!quiet) {
-        printf("recording          %s\n", rec_dir);
-        printf("output             %s\n", out);
+        printf("recording          %s\n", cli_shown(rec_dir));
+        printf("output             %s\n", cli_shown(out));
         cli_print_hoptrace(&t, show, drops, stdout);
     }
     if (figures && t.summary.matched > t.summary.unseen) {

@@ -45,13 +45,16 @@ static void usage(FILE *out)
                  "how faithfully\nthe switch queues come back.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'qreplay COMMAND --help' describes a command. --version prints the version.\n\n"
-                 "Every command: -o/--out DIR names an output folder, --quiet prints only errors,\n"
-                 "--set section.key=value overrides a scenario key (repeatable); summaries go to\n"
-                 "stdout, progress and errors to stderr.\n\n"
-                 "Exit status: 0 on success, 1 on an error (one line on stderr naming the file,\n"
-                 "line, packet or key), 2 on a usage error, 130 when interrupted (SIGINT) and 143\n"
-                 "when terminated (SIGTERM); an interrupted command leaves no partial output.\n");
+    fprintf(out,
+            "\n'qreplay COMMAND --help' describes a command. --version prints the version.\n\n"
+            "Every command: -o/--out names its output (a folder DIR, or a file where its help\n"
+            "says FILE), --quiet prints only errors,\n"
+            "--set section.key=value overrides a scenario key (repeatable); summaries go to\n"
+            "stdout, progress and errors to stderr.\n\n"
+            "Exit status: 0 on success, 1 on an error (one line on stderr naming the file,\n"
+            "line, packet or key), 2 on a usage error, 130 when interrupted (SIGINT) and 143\n"
+            "when terminated (SIGTERM). A command builds its whole output beside the old one and\n"
+            "swaps it in only when complete: whatever stops it, the old output is untouched.\n");
 }
 
 int main(int argc, char **argv)
@@ -78,6 +81,8 @@ int main(int argc, char **argv)
             cli_catch_signals();
             cli_start_watchdog(commands[i].name, cli_undo_made);
             int rc = commands[i].run(argc - 1, argv + 1);
+            /* the output folder is swapped in whole, or left as it was */
+            rc = cli_output_finish(commands[i].name, rc);
             /* from here a signal has its default effect (its output is complete: dying is
              * honest), so none can arrive unseen between this check and the exit: the default,
              * not what it was at start (a script's background job starts ignoring SIGINT) */

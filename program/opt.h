@@ -71,6 +71,11 @@ void cli_help(const cli_spec *spec, FILE *out);
     {                                                                                              \
         "out", 'o', CLI_VALUE, "DIR", what                                                         \
     }
+/* -o naming one output file (not a folder). */
+#define CLI_OPT_OUT_FILE(what)                                                                     \
+    {                                                                                              \
+        "out", 'o', CLI_VALUE, "FILE", what                                                        \
+    }
 #define CLI_OPT_ENGINE                                                                             \
     {                                                                                              \
         "engine", 0, CLI_VALUE, "E",                                                               \

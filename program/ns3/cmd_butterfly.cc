@@ -178,6 +178,16 @@ qr_cmd_butterfly(int argc, char** argv)
     cli_progress_init(&p, quiet);
     cli_catch_signals();
     rc = 0;
+    // DIR/runtime, butterfly.h5 and the figures are swapped in whole (main commits)
+    std::string shownDir = dir;
+    const char* work = cli_output_folder("butterfly", dir.c_str(), quiet);
+    if (!work)
+    {
+        cli_restore_signals();
+        qr_scenario_destroy(s);
+        return 1;
+    }
+    dir = work;
     std::string h5path = dir + "/butterfly.h5";
     {
         cli_paths in{}, out{};
@@ -197,7 +207,7 @@ qr_cmd_butterfly(int argc, char** argv)
     unlink(h5path.c_str());
     if (!quiet)
     {
-        printf("== runtime -> %s/runtime\n", dir.c_str());
+        printf("== runtime -> %s/runtime\n", shownDir.c_str());
         fflush(stdout);
     }
     qr_row_butterfly_sigma* rows = nullptr;
@@ -245,7 +255,7 @@ qr_cmd_butterfly(int argc, char** argv)
                        r.run_reproduced_pct,
                        100 * r.zero_after_divergence_mean);
             }
-            printf("output             %s\n", h5path.c_str());
+            printf("output             %s\n", cli_shown(h5path.c_str()));
             fflush(stdout);
         }
     }
@@ -255,7 +265,6 @@ qr_cmd_butterfly(int argc, char** argv)
         rc = cli_fail("butterfly", "%s", e.what());
     }
     free(rows);
-    cli_restore_signals();
     qr_scenario_destroy(s);
     if (rc == 0 && figures)
         rc = cli_figures("butterfly",
@@ -263,5 +272,6 @@ qr_cmd_butterfly(int argc, char** argv)
                          h5path.c_str(),
                          (dir + "/figures").c_str(),
                          quiet);
+    cli_restore_signals();
     return rc;
 }

@@ -183,7 +183,8 @@ qr_cmd_isolate(int argc, char** argv)
     std::string captured = cli_value(&a, "captured-tcp") ? cli_value(&a, "captured-tcp") : "kernel";
     std::string from = cli_value(&a, "from") ? cli_value(&a, "from") : "pcap";
     std::string dir = a.pos[0];
-    std::string path = cli_value(&a, "out") ? cli_value(&a, "out") : dir + "/isolated.h5";
+    bool inDir = !cli_value(&a, "out");
+    std::string path = inDir ? "" : cli_value(&a, "out");
     cli_args_free(&a);
     int64_t sigmas[QR_LIST_MAX];
     size_t nSigmas = 0;
@@ -196,6 +197,15 @@ qr_cmd_isolate(int argc, char** argv)
         return cli_usage_error("isolate",
                                "--captured-tcp: '%s' is not kernel or ns3",
                                captured.c_str());
+    if (inDir)
+    {
+        // DIR/isolated.h5 and its figures: the folder is the transaction (main commits it)
+        const char* work = cli_output_folder("isolate", dir.c_str(), quiet);
+        if (!work)
+            return 1;
+        dir = work;
+        path = dir + "/isolated.h5";
+    }
     char recBuf[4200];
     cli_recording_dir(dir.c_str(), recBuf, sizeof recBuf);
     std::string recDir = recBuf;
@@ -227,6 +237,11 @@ qr_cmd_isolate(int argc, char** argv)
         {
             cli_progress_done(&p);
             cli_restore_signals();
+            if (cli_signal)
+            {
+                fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
+                return cli_interrupted_status();
+            }
             return cli_fail("isolate", "%s", e.what());
         }
     }
@@ -304,7 +319,7 @@ qr_cmd_isolate(int argc, char** argv)
                 printf("TCP execution traces (exact replay, /tcp_trace):\n");
             for (const std::string& l : printer.traces)
                 printf("  %s", l.c_str());
-            printf("output             %s\n", path.c_str());
+            printf("output             %s\n", cli_shown(path.c_str()));
         }
         if (rc == 0 && !allMatch)
         {

@@ -224,8 +224,8 @@ QrLightStep(const char* command,
                               ? dir.substr(0, dir.size() - 10)
                               : dir;
         printf("output             %s (next: qreplay replay %s --from light)\n",
-               out.c_str(),
-               run.c_str());
+               cli_shown(out.c_str()),
+               cli_shown(run.c_str()));
     }
     return 0;
 }
@@ -238,10 +238,17 @@ qr_cmd_light(int argc, char** argv)
     if (rc >= 0)
         return rc;
     char recBuf[4200];
-    cli_recording_dir(a.pos[0], recBuf, sizeof recBuf);
-    std::string dir = recBuf;
     bool quiet = cli_count(&a, "quiet") > 0;
     const char *thOpt = cli_value(&a, "th"), *outOpt = cli_value(&a, "out");
+    // DIR/recording/light.qrl: written in the folder's transaction (main commits)
+    const char* folder = outOpt ? a.pos[0] : cli_output_folder("light", a.pos[0], quiet);
+    if (!folder)
+    {
+        cli_args_free(&a);
+        return 1;
+    }
+    cli_recording_dir(folder, recBuf, sizeof recBuf);
+    std::string dir = recBuf;
     std::string out = outOpt ? outOpt : dir + "/light.qrl";
     char err[QR_ERRBUF_SIZE];
     rc = 0;

@@ -167,12 +167,30 @@ qr_cmd_pingmesh(int argc, char** argv)
         }
         dir = outOpt ? outOpt : qr_scenario_config(s)->output.dir;
         cli_catch_signals();
+        // the recording and pingmesh.h5 in one folder, swapped in whole (main commits)
+        const char* work = cli_output_recording("pingmesh", dir.c_str(), quiet);
+        if (!work)
+        {
+            cli_restore_signals();
+            goto out;
+        }
+        dir = work;
         rc = QrRuntimeStep("pingmesh", s, arg, dir, true, quiet);
         cli_restore_signals();
         if (rc)
             goto out;
         if (!quiet)
             printf("\n");
+    }
+    if (IsDir(arg))
+    {
+        const char* work = cli_output_folder("pingmesh", dir.c_str(), quiet);
+        if (!work)
+        {
+            rc = 1;
+            goto out;
+        }
+        dir = work;
     }
     {
         char recDir[4096];
@@ -220,7 +238,9 @@ qr_cmd_pingmesh(int argc, char** argv)
         rc = 0;
         if (!quiet)
         {
-            printf("run                %s\noutput             %s\n\n", dir.c_str(), h5.c_str());
+            printf("run                %s\noutput             %s\n\n",
+                   cli_shown(dir.c_str()),
+                   cli_shown(h5.c_str()));
             cli_print_pingmesh(&r, stdout);
         }
         if (cli_count(&a, "no-figures") == 0)

@@ -292,7 +292,7 @@ QrReplaysAndMetrics(const char* command,
             if (!quiet)
             {
                 cli_progress_done(&p);
-                printf("== metrics -> %s/results.h5\n", dir.c_str());
+                printf("== metrics -> %s/results.h5\n", cli_shown(dir.c_str()));
                 fflush(stdout);
             }
             Results(dir, &p, quiet);
@@ -332,8 +332,10 @@ qr_cmd_metrics(int argc, char** argv)
     std::string dir = a.pos[0];
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     cli_args_free(&a);
-    if (cli_lock_folder("metrics", dir.c_str()))
+    const char* work = cli_output_folder("metrics", dir.c_str(), quiet);
+    if (!work)
         return 1;
+    dir = work;
     cli_progress p;
     cli_progress_init(&p, quiet);
     cli_catch_signals();
@@ -342,7 +344,7 @@ qr_cmd_metrics(int argc, char** argv)
         CheckMetricsOutputs("metrics", dir);
         Results(dir, &p, quiet);
         if (!quiet)
-            printf("output             %s/results.h5\n", dir.c_str());
+            printf("output             %s/results.h5\n", cli_shown(dir.c_str()));
         fflush(stdout);
     }
     catch (const Interrupted&)
@@ -358,13 +360,14 @@ qr_cmd_metrics(int argc, char** argv)
         cli_restore_signals();
         return *e.what() ? cli_fail("metrics", "%s", e.what()) : 1;
     }
+    int frc = figures ? cli_figures("metrics",
+                                    "plot_results.py",
+                                    (dir + "/results.h5").c_str(),
+                                    (dir + "/figures").c_str(),
+                                    quiet)
+                      : 0;
     cli_restore_signals();
-    return figures ? cli_figures("metrics",
-                                 "plot_results.py",
-                                 (dir + "/results.h5").c_str(),
-                                 (dir + "/figures").c_str(),
-                                 quiet)
-                   : 0;
+    return frc;
 }
 
 extern "C" int
@@ -375,11 +378,6 @@ qr_cmd_replay(int argc, char** argv)
     if (rc >= 0)
         return rc;
     std::string dir = a.pos[0];
-    if (cli_lock_folder("replay", dir.c_str()))
-    {
-        cli_args_free(&a);
-        return 1;
-    }
     bool quiet = cli_count(&a, "quiet") > 0;
     int nSets;
     const char** sets = cli_list(&a, "set", &nSets);
@@ -428,12 +426,45 @@ qr_cmd_replay(int argc, char** argv)
                              "--name: %zu characters, more than a variant's name may have (%d)",
                              strlen(name),
                              QR_VARIANT_NAME_MAX);
+    /* a replay changes the network, never what was recorded: a key it cannot apply is refused,
+     * not recorded as if it had been */
+    for (int i = 0; rc < 0 && i < nSets; i++)
+    {
+        static const char* const kFixed[] = {"traffic.",
+                                             "host.",
+                                             "clock.",
+                                             "sweep.",
+                                             "pingmesh.",
+                                             "traceroute.",
+                                             "everflow.",
+                                             "output.",
+                                             "tcp."};
+        for (const char* k : kFixed)
+            if (!strncmp(sets[i], k, strlen(k)) && (!light || strcmp(k, "tcp.")))
+            {
+                rc = cli_fail("replay",
+                              "--set %s: a replay cannot apply [%.*s] keys (the traffic, the "
+                              "hosts and their TCP are the recording's; a replay changes the "
+                              "network: [buffer], [links], [faults], [replay], [sampling]%s); "
+                              "nothing written",
+                              sets[i],
+                              (int)strlen(k) - 1,
+                              k,
+                              light ? "" : ", and [tcp] with --from light");
+                break;
+            }
+    }
     if (rc < 0 && !IsDir(dir + "/recording"))
         rc = cli_fail("replay",
                       "%s/recording: no recording (run qreplay run or qreplay runtime -o "
                       "%s/recording)",
                       dir.c_str(),
                       dir.c_str());
+    const char* work = rc < 0 ? cli_output_folder("replay", dir.c_str(), quiet) : nullptr;
+    if (rc < 0 && !work)
+        rc = 1;
+    if (work)
+        dir = work;
     qr_scenario* sc = nullptr;
     if (rc < 0 && scen && cli_load_scenario("replay", scen, sets, nSets, &sc))
         rc = 1;
@@ -577,7 +608,9 @@ qr_cmd_replay(int argc, char** argv)
             // a capture going back in time across directions: the same replay, read whole
             cli_progress_done(&p);
             if (!quiet)
-                fprintf(stderr, "qreplay replay: %s; reading the recording whole\n", err);
+                fprintf(stderr,
+                        "qreplay replay: %s; reading the recording whole\n",
+                        cli_shown(err));
             rec.reset();
             rec = OpenRecording(dir + "/recording", s.get());
             vrc = replay();
@@ -595,15 +628,22 @@ qr_cmd_replay(int argc, char** argv)
             rc = 0;
             if (!quiet)
                 printf("replay             %s/replay/%s (next: qreplay metrics %s)\n",
-                       dir.c_str(),
+                       cli_shown(dir.c_str()),
                        vname,
-                       dir.c_str());
+                       cli_shown(dir.c_str()));
         }
     }
     catch (const std::exception& e)
     {
         cli_progress_done(&p);
-        rc = *e.what() ? cli_fail("replay", "%s", e.what()) : 1;
+        if (cli_signal)
+        {
+            // stopped in the middle of a step (the light record's regeneration): an interrupt
+            fprintf(stderr, "qreplay replay: interrupted; nothing written\n");
+            rc = cli_interrupted_status();
+        }
+        else
+            rc = *e.what() ? cli_fail("replay", "%s", e.what()) : 1;
     }
     cli_restore_signals();
     cli_args_free(&a);
@@ -637,6 +677,12 @@ qr_cmd_run(int argc, char** argv)
         return 1;
     ScenarioPtr s(sc, qr_scenario_destroy);
     cli_catch_signals();
+    // the whole study is built beside the run folder and swapped in at once (main commits)
+    const char* work = cli_output_folder("run", dir.c_str(), quiet);
+    if (!work)
+        return 1;
+    std::string shown = dir;
+    dir = work;
     {
         cli_paths in{}, out{};
         cli_paths_add_scenario(&in, scenarioPath.c_str(), sc);
@@ -656,17 +702,17 @@ qr_cmd_run(int argc, char** argv)
     unlink((dir + "/results.h5").c_str());
     ClearReplays(dir);
     if (!quiet)
-        printf("== runtime -> %s/recording\n", dir.c_str());
+        printf("== runtime -> %s/recording\n", shown.c_str());
     fflush(stdout);
     rc = QrRuntimeStep("run", sc, scenarioPath.c_str(), dir + "/recording", true, quiet);
     if (rc == 0)
         rc = QrReplaysAndMetrics("run", dir, sc, engine.c_str(), quiet);
-    cli_restore_signals();
     if (rc == 0 && figures)
         rc = cli_figures("run",
                          "plot_results.py",
                          (dir + "/results.h5").c_str(),
                          (dir + "/figures").c_str(),
                          quiet);
+    cli_restore_signals();
     return rc;
 }

@@ -184,7 +184,8 @@ QrRuntimeStep(const char* command,
                        rt.GetEvents(),
                        rt.GetWallSeconds(),
                        rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
-                printf("output             %s/recording.h5 (+ pcap/, truth/)\n", dir.c_str());
+                printf("output             %s/recording.h5 (+ pcap/, truth/)\n",
+                       cli_shown(dir.c_str()));
                 cli_print_faults(rt.GetFaults(), stdout);
                 cli_print_link_faults(rt.GetLinkFaults(), stdout);
                 if (const qr_pingmesh* pm = rt.GetPingmesh())
@@ -243,16 +244,19 @@ qr_cmd_runtime(int argc, char** argv)
     const qr_config* cfg = qr_scenario_config(s);
     const char* out = cli_value(&a, "out");
     std::string dir = out ? out : cfg->output.dir;
+    bool quiet = cli_count(&a, "quiet") > 0;
     cli_catch_signals();
-    rc = QrRuntimeStep("runtime",
-                       s,
-                       a.pos[0],
-                       dir,
-                       cli_count(&a, "no-arrivals") == 0,
-                       cli_count(&a, "quiet") > 0);
+    cli_txn txn;
+    char work[sizeof txn.work + 16];
+    rc = cli_txn_begin_recording("runtime", dir.c_str(), quiet, &txn, work, sizeof work);
+    if (rc == 0)
+        rc = QrRuntimeStep("runtime", s, a.pos[0], work, cli_count(&a, "no-arrivals") == 0, quiet);
     if (rc == 0 && cli_count(&a, "light") > 0)
-        rc =
-            QrLightStep("runtime", dir, dir + "/light.qrl", nullptr, 0, cli_count(&a, "quiet") > 0);
+        rc = QrLightStep("runtime", work, std::string(work) + "/light.qrl", nullptr, 0, quiet);
+    if (rc == 0)
+        rc = cli_txn_commit("runtime", &txn);
+    else
+        cli_txn_abort(&txn);
     cli_restore_signals();
     qr_scenario_destroy(s);
     cli_args_free(&a);

@@ -190,7 +190,8 @@ SenderPorts(const qr_config* c,
 }
 
 /* Refuse outputs that are inputs, make the folders and remove the outputs of an earlier run (a
- * stale file is never read as new). Returns false after printing why. */
+ * stale file is never read as new), all in the run folder's stage (dir). Returns false after
+ * printing why. */
 bool
 PrepareOutputs(const std::string& dir,
                const std::string& scenarioPath,
@@ -452,7 +453,7 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                run.guided_sent,
                run.conf->everflow.guided,
                r.n_mirror,
-               rec.c_str());
+               cli_shown(rec.c_str()));
     if (r.unknown_port_drops)
         printf("note               %" PRIu64 " queue drops at a switch their direction never left: "
                "their port is unknown (%" PRIu64 " have no arrival in the log)\n",
@@ -463,8 +464,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                "(fib_multipath_hash_seed, Linux 6.11): every switch hashes alike\n");
     printf("ground truth       %s/truth/ (truth.h5, arrivals.qra), %s/testbed/fabric.csv, "
            "paths.csv\n",
-           rec.c_str(),
-           dir.c_str());
+           cli_shown(rec.c_str()),
+           cli_shown(dir.c_str()));
     return 0;
 }
 
@@ -610,7 +611,7 @@ DiagnoseApps(const std::string& dir,
     if (quiet)
         return 0;
     printf("== diagnosis of every connection (%s/diagnosis.h5) against the switch's captures\n",
-           dir.c_str());
+           cli_shown(dir.c_str()));
     printf("%-22s %4s %3s %10s %-20s %5s %8s %10s  %s\n",
            "session",
            "conn",
@@ -769,6 +770,14 @@ qr_cmd_testbed(int argc, char** argv)
     std::vector<uint16_t> ports;
     if (!apps && !SenderPorts(c, fl, nFlows, ports, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    // the run folder is the transaction: the run is built beside the old one (its captures
+    // included) and swapped in whole when complete; a failure or an interrupt leaves the old
+    // untouched and nothing of the new (main commits or aborts)
+    std::string shownDir = dir;
+    const char* work = cli_output_folder("testbed", dir.c_str(), quiet);
+    if (!work)
+        return 1;
+    dir = work;
     if (!PrepareOutputs(dir, scenarioPath, sc, hosts, fabRaw))
         return 1;
     std::string capDir = dir + "/capture";
@@ -783,7 +792,7 @@ qr_cmd_testbed(int argc, char** argv)
                apps ? nApps : nFlows,
                apps ? "application sessions" : "flows",
                qr_testbed_congestion(c->tcp.variant),
-               capDir.c_str());
+               cli_shown(capDir.c_str()));
         fflush(stdout);
     }
     tb_run run{};
@@ -825,7 +834,7 @@ qr_cmd_testbed(int argc, char** argv)
                        appv[i].client,
                        appv[i].server,
                        run.app_res[i].why[0] ? run.app_res[i].why : "incomplete");
-        printf("== import -> %s/recording\n", dir.c_str());
+        printf("== import -> %s/recording\n", shownDir.c_str());
         fflush(stdout);
     }
     if (rc == 0 && !apps &&
@@ -844,7 +853,7 @@ qr_cmd_testbed(int argc, char** argv)
             printf("FCT                p50 %s, p99 %s\n",
                    FormatTime(fs.fct_p50_ns).c_str(),
                    FormatTime(fs.fct_p99_ns).c_str());
-        printf("== import -> %s/recording\n", dir.c_str());
+        printf("== import -> %s/recording\n", shownDir.c_str());
         fflush(stdout);
     }
     if (rc == 0)

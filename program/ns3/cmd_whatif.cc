@@ -108,12 +108,15 @@ qr_cmd_whatif(int argc, char** argv)
     if (rc >= 0)
         return rc;
     std::string dir = a.pos[0];
-    if (cli_lock_folder("whatif", dir.c_str()))
+    bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    // DIR/whatif is swapped in with the run folder, whole (main commits)
+    const char* work = cli_output_folder("whatif", dir.c_str(), quiet);
+    if (!work)
     {
         cli_args_free(&a);
         return 1;
     }
-    bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    dir = work;
     int nVary;
     const char** vary = cli_list(&a, "vary", &nVary);
     const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
@@ -217,7 +220,7 @@ qr_cmd_whatif(int argc, char** argv)
         if (!quiet)
         {
             cli_print_whatif(stdout, grid, &out);
-            printf("whatif             %s/whatif/whatif.h5\n", dir.c_str());
+            printf("whatif             %s/whatif/whatif.h5\n", cli_shown(dir.c_str()));
         }
         fflush(stdout);
         if (figures)

@@ -11,25 +11,68 @@
 #include "qreplay/fs.h"
 #include "report.h"
 
+/* The stage of the command's output folder and the folder's own name: every message names the
+ * folder, never the stage it is built in (cli_alias_set). */
+static char alias_from[4200], alias_to[4200];
+
+void cli_alias_set(const char *from, const char *to)
+{
+    snprintf(alias_from, sizeof alias_from, "%s", from ? from : "");
+    snprintf(alias_to, sizeof alias_to, "%s", to ? to : "");
+}
+
+/* Rewrite every occurrence of the stage's path in text (in place, at most size bytes). */
+static void unalias(char *text, size_t size)
+{
+    size_t nf = strlen(alias_from), nt = strlen(alias_to);
+    if (!nf)
+        return;
+    char *at = text;
+    while ((at = strstr(at, alias_from))) {
+        size_t tail = strlen(at + nf);
+        if ((size_t)(at - text) + nt + tail + 1 > size)
+            return;
+        memmove(at + nt, at + nf, tail + 1);
+        memcpy(at, alias_to, nt);
+        at += nt;
+    }
+}
+
+const char *cli_shown(const char *path)
+{
+    static char buf[8][4400];
+    static int next;
+    char *b = buf[next++ % 8];
+    snprintf(b, sizeof buf[0], "%s", path ? path : "");
+    unalias(b, sizeof buf[0]);
+    return b;
+}
+
+static void vreport(const char *command, const char *tail, const char *fmt, va_list ap)
+{
+    char msg[8192];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    unalias(msg, sizeof msg);
+    fprintf(stderr, "qreplay %s: %s%s\n", command, msg, tail);
+}
+
 int cli_fail(const char *command, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "qreplay %s: ", command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vreport(command, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return 1;
 }
 
 int cli_usage_error(const char *command, const char *fmt, ...)
 {
+    char tail[256];
+    snprintf(tail, sizeof tail, " (try 'qreplay %s --help')", command);
     va_list ap;
-    fprintf(stderr, "qreplay %s: ", command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vreport(command, tail, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (try 'qreplay %s --help')\n", command);
     return 2;
 }
 
@@ -58,9 +101,12 @@ void cli_progress_update(cli_progress *p, const char *fmt, ...)
     p->last = now;
     va_list ap;
     va_start(ap, fmt);
+    char line[4096];
+    vsnprintf(line, sizeof line, fmt, ap);
+    unalias(line, sizeof line);
     if (p->tty)
         fputs("\r\033[K", stderr);
-    vfprintf(stderr, fmt, ap);
+    fputs(line, stderr);
     fprintf(stderr, " [%.1f s]", now - p->start);
     if (!p->tty)
         fputc('\n', stderr);

@@ -19,6 +19,12 @@ extern "C" {
 /* Print "qreplay COMMAND: message" on stderr and return 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* While a command builds its output folder `to` in a stage `from` (txn.h), every message of
+ * cli_fail, cli_usage_error and the progress names `to` instead; cli_shown(path) rewrites a path
+ * for the command's own summaries (a static buffer, one of 8 in turn). NULL ends it. */
+void cli_alias_set(const char *from, const char *to);
+const char *cli_shown(const char *path);
+
 /* Usage error: message plus "try 'qreplay COMMAND --help'"; returns 2. */
 int cli_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -399,7 +399,7 @@ Test(pipeline, interrupts_and_inputs_are_respected)
     cr_assert_eq(qreplay("replay --quiet %s/r --th 5us --name done", dir), 0, "%s", err);
     /* a replay interrupted: no folder, no files; what was complete is kept */
     snprintf(args, sizeof args, "replay %s/r --th 0 --name cut", dir);
-    snprintf(pat, sizeof pat, "%s/r/replay/cut/arrivals.qra.partial-*", dir);
+    snprintf(pat, sizeof pat, "%s/r.partial-*/replay/cut/arrivals.qra.partial-*", dir);
     cr_assert_eq(interrupt_when(args, pat, "TERM"), 143);
     cr_assert_not(exists("%s/r/replay/cut", dir), "an interrupted replay leaves no folder");
     no_partials(dir);
@@ -447,7 +447,10 @@ Test(pipeline, interrupts_and_inputs_are_respected)
     snprintf(p, sizeof p, "%s/scenarios/single-switch.ini", QR_SOURCE_DIR);
     cr_assert_eq(symlink(p, ln), 0);
     cr_assert_eq(qreplay("runtime scenarios/single-switch.ini -o %s/s2", dir), 1);
-    cr_assert(strstr(err, "refusing to write over an input"), "%s", err);
+    cr_assert(strstr(err, "s2/recording.h5 is a symbolic link"),
+              "an output is never written "
+              "through a link: %s",
+              err);
     cr_assert_eq(qreplay("scenario scenarios/single-switch.ini --get topology.kind"), 0,
                  "the scenario file is intact");
     /* a replay's name cannot leave DIR/replay */

@@ -578,7 +578,9 @@ static int run_processes(const char *run)
     char cmd[512];
     /* the brackets keep the pattern from matching this shell's own command line */
     snprintf(cmd, sizeof cmd,
-             "pgrep -f -- '%s/[c]apture/' | wc -l; pgrep -f 'testbed-agen[t] ' | wc -l", run);
+             "pgrep -f -- '%s(\\.partial-[0-9]+)?/[c]apture/' | wc -l; "
+             "pgrep -f 'testbed-agen[t] ' | wc -l",
+             run);
     FILE *p = popen(cmd, "r");
     int a = 0, b = 0;
     if (p) {
@@ -623,7 +625,7 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
     char p[512];
     snprintf(p, sizeof p, "%s/ft.ini", dir);
     int before = count_netns("qrtb");
-    char run[512];
+    char run[512], cmd[1200];
 
     /* Ctrl-C */
     snprintf(run, sizeof run, "%s/int", dir);
@@ -636,13 +638,16 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
     cr_assert_eq(left, before, "%d namespaces left behind after Ctrl-C", left - before);
     cr_assert_eq(procs, 0, "%d captures or agents still run after Ctrl-C", procs);
     cr_assert_not(exists("%s/recording/recording.h5", run));
+    /* the run was built beside its folder: nothing of it is left, not even the folder it made */
+    snprintf(cmd, sizeof cmd, "ls -d %s %s.partial-* 2>/dev/null | grep -q .", run, run);
+    cr_assert_neq(system(cmd), 0, "an interrupted run left its folder or its stage");
 
     /* SIGKILL: nothing in the process can clean up */
     snprintf(run, sizeof run, "%s/kill", dir);
     st = fat_tree_signalled(p, run, SIGKILL, before);
     int after_kill = count_netns("qrtb"), procs_kill = run_processes(run);
     /* a namespace of a testbed that still runs (this test's own pid) */
-    char live[64], cmd[256];
+    char live[64];
     snprintf(live, sizeof live, "qrtb%ld-decoy", (long)getpid());
     snprintf(cmd, sizeof cmd, "ip netns add %s", live);
     int decoy = system(cmd) == 0;
@@ -665,6 +670,13 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
         removed++;
     cr_assert_eq(removed, 36, "--cleanup reported %d namespaces:\n%s", removed, out);
     cr_assert_null(strstr(out, live), "--cleanup removed a live testbed's namespace");
+    /* the killed run's stage is left beside its folder; the next command on the folder removes
+     * it (whether or not that command succeeds) and the folder was never touched */
+    snprintf(cmd, sizeof cmd, "ls -d %s.partial-* 2>/dev/null | grep -q .", run);
+    cr_assert_eq(system(cmd), 0, "a killed run's stage is not where it was built");
+    cr_assert_not(exists("%s/recording", run), "the killed run wrote into its folder");
+    cr_assert_eq(qreplay("metrics --no-figures %s", run), 1);
+    cr_assert_neq(system(cmd), 0, "the next command left the killed run's stage");
 }
 
 /* Real applications (scenarios/testbed-apps.ini: two 9 MB HTTP downloads into one host, an HTTP
