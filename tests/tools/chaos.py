@@ -1,0 +1,410 @@
+#!/usr/bin/python3
+"""The chaos harness: every command that writes, stopped at random moments, must leave its output
+exactly as it was (old) or exactly as a complete run makes it (new), and the next command must work.
+
+For each case an "old" state is built once (a run folder, a recording, an earlier output). Then,
+per trial, the old state is copied fresh and the command is started on it and stopped:
+  - SIGINT or SIGTERM at a random moment (up to 1.3 times an uninterrupted run's duration): exit
+    0, 130 or 143 (or death by the signal, in the program's first milliseconds or after its
+    output is complete); nothing partial anywhere;
+  - SIGKILL at a random moment: nothing can clean up, so a stage may be left beside the output
+    (named NAME.partial-PID), never inside it;
+  - a full disk (root only): the trial runs on a tmpfs as small as the old state plus a random
+    number of bytes of what the command writes; exit 0 or 1 with "No space left on device".
+After each, the output folder must equal the old state (every file byte for byte) or the new one
+(the same files as an uninterrupted run; each file whole: a result file's checksum block verifies;
+every file byte for byte except HDF5 result files, which hold the time they were written, and
+whose recording ids must be the new run's). Then the same command runs again, uninterrupted: it
+must succeed, give the new state and leave no leftover anywhere (it removes a killed run's stage).
+
+Prints, per case, the trials by kind and how each ended (old or new), and with --json writes the
+same as a table. Exit status 1 on any violation (each one printed), 0 otherwise.
+
+  tests/tools/chaos.py --qreplay build/qreplay [--trials N] [--seed S] [--only CASE] [--json F]
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TINY = ["scenarios/single-switch.ini", "--set", "traffic.duration=2ms"]
+LEFTOVER = re.compile(r".+\.(partial|old)-[0-9]+(\..*)?$")
+USERBLOCK = 512
+
+# Each case: a name, the old state (commands run once, in order, in the fixture folder R), the
+# command under test, and the output it writes (a folder or a file, relative to R). "{R}" is the
+# root of a trial. Commands read only what is under R or in the source tree.
+CASES = [
+    {"name": "runtime",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["runtime"] + TINY + ["--set", "run.seed=2", "-o", "{R}/run/recording", "--quiet"],
+     "out": "run"},
+    {"name": "run",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["run"] + TINY + ["--set", "run.seed=3", "--no-figures", "-o", "{R}/run", "--quiet"],
+     "out": "run"},
+    {"name": "run-new-folder",
+     "old": [],
+     "cmd": ["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"],
+     "out": "run"},
+    {"name": "import",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "files": {"hosts.csv": "address,host,capture\n10.77.0.1,0,pair-a.pcap\n"
+                            "10.77.0.2,2,pair-b.pcap\n"},
+     "cmd": ["import", "scenarios/single-switch.ini", "tests/data/captures/pair-a.pcap",
+             "tests/data/captures/pair-b.pcap", "--map", "{R}/hosts.csv", "-o", "{R}/run",
+             "--quiet"],
+     "out": "run"},
+    {"name": "replay",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["replay", "{R}/run", "--th", "0", "--name", "tagged_th_5", "--quiet"],
+     "out": "run"},
+    {"name": "metrics",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"],
+             ["replay", "{R}/run", "--th", "0", "--name", "extra", "--quiet"]],
+     "cmd": ["metrics", "{R}/run", "--no-figures", "--quiet"],
+     "out": "run"},
+    {"name": "diagnose",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["diagnose", "{R}/run", "--no-figures", "--quiet"],
+     "out": "run"},
+    {"name": "blame",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["blame", "{R}/run", "--no-figures", "--quiet"],
+     "out": "run"},
+    {"name": "trace",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["trace", "{R}/run", "--no-figures", "--quiet"],
+     "out": "run"},
+    {"name": "light",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
+     "cmd": ["light", "{R}/run", "--quiet"],
+     "out": "run"},
+    {"name": "pingmesh",
+     "old": [["pingmesh"] + TINY + ["--no-figures", "-o", "{R}/pm", "--quiet"]],
+     "cmd": ["pingmesh"] + TINY + ["--set", "run.seed=4", "--no-figures", "-o", "{R}/pm",
+                                   "--quiet"],
+     "out": "pm"},
+    {"name": "butterfly",
+     "old": [["butterfly", "scenarios/butterfly.ini", "--sigma", "0,1us", "--replays", "2",
+              "--no-figures", "-o", "{R}/bf", "--quiet"]],
+     "cmd": ["butterfly", "scenarios/butterfly.ini", "--sigma", "0,10ns", "--replays", "3",
+             "--no-figures", "-o", "{R}/bf", "--quiet"],
+     "out": "bf"},
+    {"name": "clocks",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"],
+             ["clocks", "{R}/run", "-o", "{R}/clocks.h5", "--quiet"]],
+     "cmd": ["clocks", "{R}/run", "-o", "{R}/clocks.h5", "--reference", "1", "--quiet"],
+     "out": "clocks.h5"},
+    {"name": "sample",
+     "old": [["synth", "--quiet", "--packets", "20000", "{R}/s.pcap"],
+             ["sample", "{R}/s.pcap", "{R}/s.h5", "--quiet"]],
+     "cmd": ["sample", "{R}/s.pcap", "{R}/s.h5", "--th", "2us", "--quiet"],
+     "out": "s.h5"},
+]
+
+
+def fill(args, root):
+    return [a.replace("{R}", root) for a in args]
+
+
+def run_plain(qreplay, args, root):
+    p = subprocess.run([qreplay] + fill(args, root), cwd=SRC, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stderr
+
+
+def h5_id(path):
+    """(whole, recording id) of a qreplay result file: the checksum block verified."""
+    with open(path, "rb") as f:
+        data = f.read()
+    head = data[:USERBLOCK].split(b"\n")[0].decode("ascii", "replace")
+    m = re.match(r"QREPLAY-H5 1 sha256=([0-9a-f]{64}) size=([0-9]+)$", head)
+    if not m:
+        return False, None
+    whole = (int(m.group(2)) == len(data)
+             and hashlib.sha256(data[USERBLOCK:]).hexdigest() == m.group(1))
+    rid = None
+    if whole:
+        try:
+            import h5py
+            with h5py.File(path, "r") as h:
+                v = h.attrs.get("recording_id")
+                rid = v.decode() if isinstance(v, bytes) else (str(v) if v is not None else None)
+        except Exception:  # noqa: BLE001 - any unreadable file is not whole
+            return False, None
+    return whole, rid
+
+
+def state(path, allow_stage=False):
+    """A folder's (or file's) state: {relative path: ("d"|"l"|sha|("h5", whole, id))}; names of
+    leftovers found (any, or only beside the output when allow_stage)."""
+    out, leftovers = {}, []
+    if os.path.isfile(path) or not os.path.exists(path):
+        if os.path.isfile(path):
+            out["."] = entry(path)
+        return out, leftovers
+    for top, dirs, files in os.walk(path):
+        for n in sorted(dirs + files):
+            full = os.path.join(top, n)
+            rel = os.path.relpath(full, path)
+            if LEFTOVER.match(n):
+                leftovers.append(rel)
+                continue
+            if n == ".qreplay-lock":
+                out[rel] = "lock"  # its content notes the holder's process
+            elif os.path.islink(full):
+                out[rel] = "l:" + os.readlink(full)
+            elif os.path.isdir(full):
+                out[rel] = "d"
+            else:
+                out[rel] = entry(full)
+        dirs[:] = [d for d in dirs if not LEFTOVER.match(d)]
+    return out, leftovers
+
+
+def entry(path):
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if head.startswith(b"QREPLAY-H5"):
+        whole, rid = h5_id(path)
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        return ("h5", whole, rid, digest)
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def same_old(now, old):
+    return now == old
+
+
+def same_new(now, new):
+    """Every path of new, nothing else; each file whole; non-HDF5 files byte for byte; HDF5
+    result files of the same recording (they hold the time they were written)."""
+    if set(now) != set(new):
+        return False
+    for k, v in new.items():
+        w = now[k]
+        if isinstance(v, tuple):
+            if not isinstance(w, tuple) or not w[1] or w[2] != v[2]:
+                return False
+        elif w != v:
+            return False
+    return True
+
+
+def siblings(root, out):
+    """Leftovers beside the output (the stage of a killed command)."""
+    base = os.path.basename(out)
+    parent = os.path.dirname(out) or root
+    return [n for n in os.listdir(parent) if n.startswith(base + ".") and LEFTOVER.match(n)]
+
+
+def du(path):
+    total = 0
+    for top, _, files in os.walk(path):
+        for n in files:
+            try:
+                total += os.lstat(os.path.join(top, n)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class Checker:
+    def __init__(self, args):
+        self.a = args
+        self.rng = random.Random(args.seed)
+        self.work = tempfile.mkdtemp(prefix="qr-chaos-")
+        self.failures = []
+        self.table = []
+
+    def fail(self, case, what):
+        self.failures.append("%s: %s" % (case, what))
+        print("  FAIL %s: %s" % (case, what), flush=True)
+
+    def fixture(self, case):
+        root = os.path.join(self.work, "fix-" + case["name"])
+        os.makedirs(root)
+        for name, text in case.get("files", {}).items():
+            with open(os.path.join(root, name), "w") as f:
+                f.write(text)
+        for cmd in case["old"]:
+            rc, err = run_plain(self.a.qreplay, cmd, root)
+            if rc:
+                raise SystemExit("chaos: %s: setting up the old state failed: %s" %
+                                 (case["name"], err.strip()))
+        return root
+
+    def trial_root(self, fixture, where=None):
+        root = os.path.join(where or self.work, "trial")
+        if os.path.exists(root):
+            shutil.rmtree(root)
+        shutil.copytree(fixture, root, symlinks=True)
+        return root
+
+    def run_case(self, case):
+        name = case["name"]
+        fix = self.fixture(case)
+        old, _ = state(os.path.join(fix, case["out"]))
+        # the new state: an uninterrupted run on a copy
+        root = self.trial_root(fix)
+        t0 = time.monotonic()
+        rc, err = run_plain(self.a.qreplay, case["cmd"], root)
+        span = time.monotonic() - t0
+        if rc:
+            self.fail(name, "the uninterrupted command fails: %s" % err.strip())
+            return
+        new, left = state(os.path.join(root, case["out"]))
+        if left or siblings(root, os.path.join(root, case["out"])):
+            self.fail(name, "an uninterrupted run leaves leftovers: %s" % left)
+        grown = max(du(root) - du(fix), 4096)
+        counts = {}
+        kinds = ["INT", "TERM", "KILL"] + (["DISK"] if self.a.full_disk else [])
+        for i in range(self.a.trials):
+            kind = kinds[i % len(kinds)]
+            ended = self.trial(case, fix, old, new, span, grown, kind)
+            if ended:
+                counts.setdefault(kind, {"old": 0, "new": 0})[ended] += 1
+        row = {"case": name, "command": case["cmd"][0], "span_s": round(span, 3)}
+        for k in kinds:
+            c = counts.get(k, {"old": 0, "new": 0})
+            row[k] = c
+        self.table.append(row)
+        print("%-15s %s" % (name, "  ".join(
+            "%s %d old/%d new" % (k, row[k]["old"], row[k]["new"]) for k in kinds)), flush=True)
+
+    def trial(self, case, fix, old, new, span, grown, kind):
+        name = case["name"]
+        mnt = None
+        where = None
+        if kind == "DISK":
+            mnt = os.path.join(self.work, "mnt")
+            os.makedirs(mnt, exist_ok=True)
+            size = du(fix) * 2 + 256 * 1024 + self.rng.randrange(grown + 1)
+            size = (size + 4095) // 4096 * 4096
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % size, "qr-chaos", mnt],
+                              stderr=subprocess.DEVNULL).returncode:
+                self.fail(name, "cannot mount a tmpfs (needs root)")
+                return None
+            where = mnt
+        try:
+            try:
+                root = self.trial_root(fix, where)
+            except OSError:
+                return None  # the old state does not fit: no trial
+            out = os.path.join(root, case["out"])
+            if kind == "DISK":
+                # fill all but a random share of what the command writes
+                st = os.statvfs(mnt)
+                free = st.f_bavail * st.f_frsize
+                keep = self.rng.randrange(grown + 1)
+                if free > keep:
+                    subprocess.run(["fallocate", "-l", str(free - keep),
+                                    os.path.join(mnt, "filler")], stderr=subprocess.DEVNULL)
+                p = subprocess.run([self.a.qreplay] + fill(case["cmd"], root), cwd=SRC,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                rc, err = p.returncode, p.stderr
+                if os.path.exists(os.path.join(mnt, "filler")):
+                    os.unlink(os.path.join(mnt, "filler"))
+                if rc not in (0, 1) or (rc == 1 and "No space left on device" not in err):
+                    self.fail(name, "full disk: exit %d: %s" % (rc, err.strip()))
+            else:
+                sig = {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "KILL": signal.SIGKILL}[kind]
+                p = subprocess.Popen([self.a.qreplay] + fill(case["cmd"], root), cwd=SRC,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                time.sleep(self.rng.uniform(0, 1.3 * span))
+                p.send_signal(sig)
+                err = p.communicate()[1]
+                rc = p.returncode
+                # or death by the signal itself: before the program catches it (its first
+                # milliseconds) or after its output is complete; the state says which
+                ok = {"INT": (0, 130, -2), "TERM": (0, 143, -15), "KILL": (0, -9)}[kind]
+                if rc not in ok:
+                    self.fail(name, "%s: exit %d: %s" % (kind, rc, err.strip()))
+            now, left = state(out)
+            beside = siblings(root, out)
+            if left:
+                self.fail(name, "%s: leftovers inside the output: %s" % (kind, left))
+            if beside and kind != "KILL":
+                self.fail(name, "%s: leftovers beside the output: %s" % (kind, beside))
+            ended = "old" if same_old(now, old) else "new" if same_new(now, new) else None
+            if ended is None:
+                gone = sorted(set(old) - set(now))[:5]
+                added = sorted(set(now) - set(old))[:5]
+                self.fail(name, "%s: neither old nor new (exit %d; vs old: %s missing, %s added): %s"
+                          % (kind, rc, gone, added, err.strip()[:300]))
+            if kind != "DISK" or ended == "old":
+                # the next command works and cleans up
+                if mnt:
+                    # off the full disk: the folder as the trial left it, then the disk goes
+                    safe = os.path.join(self.work, "trial-next")
+                    if os.path.exists(safe):
+                        shutil.rmtree(safe)
+                    shutil.copytree(root, safe, symlinks=True)
+                    subprocess.run(["umount", mnt])
+                    mnt = None
+                    root, out = safe, os.path.join(safe, case["out"])
+                rc2, err2 = run_plain(self.a.qreplay, case["cmd"], root)
+                after, left2 = state(out)
+                if rc2 or not same_new(after, new) or left2 or siblings(root, out):
+                    self.fail(name, "%s: the next command: exit %d, new state %s, leftovers %s: %s"
+                              % (kind, rc2, same_new(after, new), left2 + siblings(root, out),
+                                 err2.strip()[:300]))
+            return ended
+        finally:
+            if mnt:
+                subprocess.run(["umount", mnt])
+
+    def close(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--qreplay", default=os.path.join(SRC, "build", "qreplay"))
+    ap.add_argument("--trials", type=int, default=8, help="interruptions per case (default 8)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", help="comma-separated case names")
+    ap.add_argument("--json", help="write the table here")
+    ap.add_argument("--no-full-disk", dest="full_disk", action="store_false",
+                    help="no full-disk trials (they need root)")
+    a = ap.parse_args()
+    a.qreplay = os.path.abspath(a.qreplay)
+    if a.full_disk and os.geteuid() != 0:
+        print("chaos: not root: no full-disk trials", file=sys.stderr)
+        a.full_disk = False
+    only = set(a.only.split(",")) if a.only else None
+    c = Checker(a)
+    try:
+        for case in CASES:
+            if only and case["name"] not in only:
+                continue
+            c.run_case(case)
+    finally:
+        c.close()
+    if a.json:
+        tmp = a.json + ".partial-%d" % os.getpid()
+        with open(tmp, "w") as f:
+            json.dump({"trials_per_case": a.trials, "seed": a.seed, "cases": c.table}, f,
+                      indent=1)
+        os.replace(tmp, a.json)
+    tried = sum(sum(v["old"] + v["new"] for k, v in r.items() if isinstance(v, dict))
+                for r in c.table)
+    print("chaos: %d cases, %d interruptions ended old or new, %d violations" %
+          (len(c.table), tried, len(c.failures)))
+    return 1 if c.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
