@@ -494,6 +494,45 @@ int cli_replay_arrivals(const char *command, const char *dir, const char *replay
     return 0;
 }
 
+int cli_check_light(const char *command, const char *rec_dir, const char *light_path,
+                    const char *light_id)
+{
+    char err[QR_ERRBUF_SIZE], h5[PATH_MAX + 32], id[QR_ID_SIZE];
+    snprintf(h5, sizeof h5, "%s/recording.h5", rec_dir);
+    if (!cli_exists(h5))
+        return 0; /* a light record alone: nothing to compare */
+    if (qr_h5_recording_id(h5, id, err))
+        return cli_fail(command, "%s", err);
+    if (id[0] && strcmp(id, light_id))
+        return cli_fail(command,
+                        "%s is the light record of another recording (%s) than %s (%s): make it "
+                        "again from this one (qreplay light %s)",
+                        light_path, light_id[0] ? light_id : "none named", h5, id, rec_dir);
+    return 0;
+}
+
+int cli_check_log(const char *command, const char *log, const char *recording_id, const char *fix)
+{
+    char err[QR_ERRBUF_SIZE], dir[PATH_MAX], h5[PATH_MAX + 16], source[QR_ID_SIZE] = "";
+    snprintf(dir, sizeof dir, "%s", log);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    snprintf(h5, sizeof h5, "%s/replay.h5", dir);
+    int replay = cli_exists(h5);
+    if (replay && qr_h5_text_attr(h5, "arrivals_id", source, sizeof source, err))
+        return cli_fail(command, "%s", err);
+    if (!replay && !strcmp(base, "truth"))
+        snprintf(source, sizeof source, "%s", QR_ARRIVALS_TRUTH);
+    if (qr_arrival_log_check_source(log, recording_id, source, replay ? h5 : NULL, fix, err))
+        return cli_fail(command, "%s", err);
+    return 0;
+}
+
 int cli_analysis_open(const char *command, const char *rec_dir, const char *extra, const char *out,
                       int want_replay, cli_progress *prog, cli_analysis_in *in)
 {
@@ -512,12 +551,11 @@ int cli_analysis_open(const char *command, const char *rec_dir, const char *extr
     if (qr_recording_open(&in->rec, rec_dir, NULL, err))
         return cli_fail(command, "%s", err);
     /* the arrivals must be of this recording: a replay made before the recording was replaced
-     * is refused, never read against the new one */
+     * is refused, never read against the new one; and of the run its folder says */
     if (in->arrivals[0] &&
-        qr_arrival_log_check(in->arrivals, qr_recording_id(in->rec),
-                             "replay the recording again (qreplay replay), or name another log",
-                             err))
-        return cli_fail(command, "%s", err);
+        cli_check_log(command, in->arrivals, qr_recording_id(in->rec),
+                      "replay the recording again (qreplay replay), or name another log"))
+        return 1;
     return want_replay ? cli_analysis_replay(command, out, prog, in) : 0;
 }
 

@@ -9,6 +9,7 @@
 #include "opt.h"
 #include "qreplay/blackhole.h"
 #include "qreplay/error.h"
+#include "qreplay/recording.h"
 #include "qreplay/units.h"
 
 static const cli_opt opts[] = {
@@ -103,6 +104,22 @@ int qr_cmd_blackholes(int argc, char **argv)
                       replay ? " (qreplay replay DIR writes one per replay; see DIR/replay/)"
                              : " (a run folder or recording of qreplay run or runtime?)");
         goto out;
+    }
+    if (!ends_with(dir, ".qra")) {
+        /* a run folder's log: of its recording, and of the run its folder names */
+        char rec[4096], h5[4200], id[QR_ID_SIZE];
+        cli_recording_dir(dir, rec, sizeof rec);
+        snprintf(h5, sizeof h5, "%s/recording.h5", rec);
+        if (qr_h5_recording_id(h5, id, err)) {
+            rc = cli_fail("blackholes", "%s", err);
+            goto out;
+        }
+        if (cli_check_log("blackholes", path, id,
+                          replay ? "replay the recording again (qreplay replay)"
+                                 : "run the recording again (qreplay runtime)")) {
+            rc = 1;
+            goto out;
+        }
     }
     qr_blackhole *e = NULL;
     size_t n = 0;

@@ -9,6 +9,7 @@
 #include "opt.h"
 #include "qreplay/blame_score.h"
 #include "qreplay/error.h"
+#include "qreplay/scenario_h5.h"
 #include "qreplay/units.h"
 #include "tables.h"
 
@@ -125,6 +126,15 @@ int qr_cmd_blame(int argc, char **argv)
     if (rc)
         goto out;
     rec = in.rec;
+    /* the truth graded against must be this recording's */
+    if (truth_path[0] &&
+        qr_h5_check_recording(truth_path, qr_recording_id(rec),
+                              "name this recording's truth, or import the captures with --truth "
+                              "RUN to carry a run's truth over (qreplay import)",
+                              err)) {
+        rc = cli_fail("blame", "%s", err);
+        goto out;
+    }
     /* 007 votes along the paths traceroutes found: captures of an unknown network need the
      * user's own (import --paths); a replay and a truth need the network the packets crossed */
     const qr_row_path *paths;

@@ -226,6 +226,11 @@ qr_cmd_isolate(int argc, char** argv)
         if (qr_light_open(&l, (recDir + "/light.qrl").c_str(), err))
             return cli_fail("isolate", "%s", err);
         light.reset(l);
+        if (cli_check_light("isolate",
+                            recDir.c_str(),
+                            cli_shown((recDir + "/light.qrl").c_str()),
+                            qr_light_id(l)))
+            return 1;
         try
         {
             uint64_t compared, unmarkable;

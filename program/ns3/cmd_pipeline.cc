@@ -487,6 +487,11 @@ qr_cmd_replay(int argc, char** argv)
             if (qr_light_open(&l, (dir + "/recording/light.qrl").c_str(), err))
                 throw std::runtime_error(err);
             lightRec.reset(l);
+            if (cli_check_light("replay",
+                                (dir + "/recording").c_str(),
+                                cli_shown((dir + "/recording/light.qrl").c_str()),
+                                qr_light_id(l)))
+                throw std::runtime_error("");
             // the record's own scenario, with the overrides
             int lrc = qr_scenario_create(&sc);
             s.reset(sc);

@@ -225,8 +225,8 @@ Test(results, results_of_a_hand_built_run_folder)
     qr_row_drop pdrop[] = {{4, 0, 350, 0, 2, 1500, QR_DROP_TAGGED, 1, 0, 0},
                            {9, 0, 400, 0, 1, 1500, QR_DROP_TAGGED, 1, 0, 0}};
     qr_row_replay_host rh[] = {{0, 3, 4500}, {1, 1, 40}, {2, 0, 0}};
-    qr_replay_info pi = {NULL, "tagged_th_5", QR_MODE_TAGGED, 5000, 7500, 10,      0.1, 1000, 0, 0,
-                         2,    {4, 2, 0},     "recorded",     NULL, 0,    "native"};
+    qr_replay_info pi = {NULL, "tagged_th_5", QR_MODE_TAGGED, 5000, 7500, 10,       0.1, 1000, 0, 0,
+                         2,    {4, 2, 0},     "recorded",     NULL, 0,    "native", NULL};
     snprintf(p, sizeof p, "%s/replay/tagged_th_5/replay.h5", dir);
     cr_assert_eq(qr_replay_write(p, s, &pi, pdrop, 2, rh, 3, NULL, 0, NULL, err), QR_OK, "%s", err);
     qr_variant_summary *rows;
@@ -298,8 +298,8 @@ Test(results, a_progress_callback_stops_results_leaving_nothing)
     cr_assert_eq(qr_truth_write(p, s, &ti, NULL, 0, NULL, 0, err), QR_OK);
     snprintf(p, sizeof p, "%s/recording/truth/arrivals.qra", dir);
     write_log(p, run_log, 4);
-    qr_replay_info pi = {NULL, "a", QR_MODE_TAGGED, 0,    7500, 10, 0.1, 1000, 0,
-                         0,    2,   {4, 2, 0},      NULL, NULL, 0,  NULL};
+    qr_replay_info pi = {NULL, "a", QR_MODE_TAGGED, 0,    7500, 10, 0.1,  1000, 0,
+                         0,    2,   {4, 2, 0},      NULL, NULL, 0,  NULL, NULL};
     for (int v = 0; v < 2; v++) {
         snprintf(p, sizeof p, "%s/replay/v%d", dir, v);
         cr_assert_eq(qr_make_dirs(p, err), QR_OK);

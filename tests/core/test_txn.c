@@ -64,7 +64,9 @@ static void snap_into(const char *root, const char *rel, char **buf, size_t *len
                 *buf = realloc(*buf, *cap);
             }
             *len += (size_t)sprintf(*buf + *len, "%s %c [%s]\n", r,
-                                    S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f',
+                                    S_ISDIR(st.st_mode)   ? 'd'
+                                    : S_ISLNK(st.st_mode) ? 'l'
+                                                          : 'f',
                                     content);
             if (S_ISDIR(st.st_mode))
                 snap_into(root, r, buf, len, cap);
@@ -300,8 +302,8 @@ Test(txn, killed_at_random_moments_the_folder_is_old_or_new, .timeout = 120)
         waitpid(pid, &st, 0);
         char *now = snap(run);
         int is_old = !strcmp(now, old), is_new = !strcmp(now, new);
-        cr_assert(is_old || is_new, "kill %d: neither old nor new:\n%s\nold:\n%s\nnew:\n%s", k,
-                  now, old, new);
+        cr_assert(is_old || is_new, "kill %d: neither old nor new:\n%s\nold:\n%s\nnew:\n%s", k, now,
+                  old, new);
         olds += is_old;
         news += is_new && !is_old;
         if (is_old)

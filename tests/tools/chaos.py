@@ -17,6 +17,10 @@ every file byte for byte except HDF5 result files, which hold the time they were
 whose recording ids must be the new run's). Then the same command runs again, uninterrupted: it
 must succeed, give the new state and leave no leftover anywhere (it removes a killed run's stage).
 
+Then the mixes: a run folder with one file of another run of the same scenario in it (copied,
+hard-linked or linked), or one file swapped between two of its replays; every command that reads
+that file must refuse it (exit 1, saying it is another's).
+
 Prints, per case, the trials by kind and how each ended (old or new), and with --json writes the
 same as a table. Exit status 1 on any violation (each one printed), 0 otherwise.
 
@@ -221,6 +225,29 @@ def du(path):
     return total
 
 
+# Mixes: which commands read a file of a run folder (relative path pattern -> commands; {M} is the
+# mixed folder, {V} the replay's name in the path).
+READERS = [
+    (r"recording/recording\.h5$", [["replay", "{M}", "--th", "0", "--name", "z", "--quiet"],
+                                  ["metrics", "{M}", "--no-figures", "--quiet"]]),
+    (r"recording/pcap/h[0-9]+\.pcap$", [["replay", "{M}", "--th", "0", "--name", "z", "--quiet"]]),
+    (r"recording/truth/truth\.h5$", [["metrics", "{M}", "--no-figures", "--quiet"]]),
+    (r"recording/truth/arrivals\.qra$", [["metrics", "{M}", "--no-figures", "--quiet"],
+                                        ["blackholes", "{M}", "--quiet"]]),
+    (r"recording/light\.qrl$", [["replay", "{M}", "--from", "light", "--quiet"]]),
+    (r"replay/([^/]+)/replay\.h5$", [["metrics", "{M}", "--no-figures", "--quiet"]]),
+    (r"replay/([^/]+)/arrivals\.qra$", [["metrics", "{M}", "--no-figures", "--quiet"],
+                                       ["diagnose", "{M}", "--replay", "{V}", "--no-figures",
+                                        "--quiet"],
+                                       ["blackholes", "{M}", "--replay", "{V}", "--quiet"]]),
+]
+
+
+def sha_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 class Checker:
     def __init__(self, args):
         self.a = args
@@ -366,6 +393,82 @@ class Checker:
             if mnt:
                 subprocess.run(["umount", mnt])
 
+    def mixes(self, n):
+        """Two run folders of one scenario (seeds 1 and 2); n times a copy of the first with one
+        file taken from the second (copied, hard-linked or linked) or swapped between two of its
+        replays; every command that reads that file must refuse the mix, naming it."""
+        base = os.path.join(self.work, "mix")
+        os.makedirs(base)
+        runs = []
+        for seed in (1, 2):
+            d = os.path.join(base, "s%d" % seed)
+            for cmd in (["run"] + TINY + ["--set", "run.seed=%d" % seed, "--set",
+                                          "sampling.th=5us", "--no-figures", "-o", d, "--quiet"],
+                        ["light", d, "--quiet"]):
+                rc, err = run_plain(self.a.qreplay, cmd, base)
+                if rc:
+                    raise SystemExit("chaos: mixes: setting up failed: %s" % err.strip())
+            runs.append(d)
+        a, b = runs
+        files = []
+        for top, _, names in os.walk(a):
+            for nm in names:
+                rel = os.path.relpath(os.path.join(top, nm), a)
+                if any(re.match(pat, rel) for pat, _ in READERS):
+                    files.append(rel)
+        files.sort()
+        replays = sorted(os.listdir(os.path.join(a, "replay")))
+        tried = {}
+        for i in range(n):
+            m = os.path.join(base, "m")
+            if os.path.exists(m):
+                shutil.rmtree(m)
+            shutil.copytree(a, m, symlinks=True)
+            how = self.rng.choice(["copy", "hardlink", "symlink", "swap"])
+            if how == "swap":
+                kind = self.rng.choice(["replay.h5", "arrivals.qra"])
+                x, y = self.rng.sample(replays, 2)
+                fx = os.path.join(m, "replay", x, kind)
+                fy = os.path.join(m, "replay", y, kind)
+                tmp = fx + ".swap"
+                os.rename(fx, tmp)
+                os.rename(fy, fx)
+                os.rename(tmp, fy)
+                rel = os.path.join("replay", x, kind)
+            else:
+                rel = self.rng.choice(files)
+                src = os.path.join(b, rel)
+                if not os.path.exists(src) or sha_of(src) == sha_of(os.path.join(a, rel)):
+                    continue  # the same bytes in both: no mix
+                dst = os.path.join(m, rel)
+                os.unlink(dst)
+                if how == "copy":
+                    shutil.copy2(src, dst)
+                elif how == "hardlink":
+                    os.link(src, dst)
+                else:
+                    os.symlink(src, dst)
+            for pat, cmds in READERS:
+                mm = re.match(pat, rel)
+                if not mm:
+                    continue
+                v = mm.group(1) if mm.groups() else ""
+                for cmd in cmds:
+                    args = [x.replace("{M}", m).replace("{V}", v) for x in cmd]
+                    rc, err = run_plain(self.a.qreplay, args, base)
+                    key = "%s %s" % (how, os.path.basename(rel))
+                    tried[key] = tried.get(key, 0) + 1
+                    if rc != 1 or not err.strip():
+                        self.fail("mix", "%s of %s: qreplay %s: exit %d (a mix must be refused): "
+                                  "%s" % (how, rel, args[0], rc, err.strip()[:200]))
+                    elif "another" not in err and "not the" not in err:
+                        self.fail("mix", "%s of %s: qreplay %s refused it without saying it is "
+                                  "a mix: %s" % (how, rel, args[0], err.strip()[:300]))
+        self.table.append({"case": "mixes", "command": "readers", "tried": tried})
+        print("%-15s %d reads of mixed folders refused (%s)" % (
+            "mixes", sum(tried.values()),
+            ", ".join("%s %d" % kv for kv in sorted(tried.items()))), flush=True)
+
     def close(self):
         shutil.rmtree(self.work, ignore_errors=True)
 
@@ -376,6 +479,8 @@ def main():
     ap.add_argument("--trials", type=int, default=8, help="interruptions per case (default 8)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", help="comma-separated case names")
+    ap.add_argument("--mixes", type=int, default=12,
+                    help="folders with one file of another run in them (default 12)")
     ap.add_argument("--json", help="write the table here")
     ap.add_argument("--no-full-disk", dest="full_disk", action="store_false",
                     help="no full-disk trials (they need root)")
@@ -391,6 +496,8 @@ def main():
             if only and case["name"] not in only:
                 continue
             c.run_case(case)
+        if a.mixes and (not only or "mixes" in only):
+            c.mixes(a.mixes)
     finally:
         c.close()
     if a.json:
@@ -399,8 +506,8 @@ def main():
             json.dump({"trials_per_case": a.trials, "seed": a.seed, "cases": c.table}, f,
                       indent=1)
         os.replace(tmp, a.json)
-    tried = sum(sum(v["old"] + v["new"] for k, v in r.items() if isinstance(v, dict))
-                for r in c.table)
+    tried = sum(sum(v["old"] + v["new"] for k, v in r.items() if isinstance(v, dict)
+                    and "old" in v) for r in c.table)
     print("chaos: %d cases, %d interruptions ended old or new, %d violations" %
           (len(c.table), tried, len(c.failures)))
     return 1 if c.failures else 0

@@ -1,10 +1,10 @@
 /* Outputs as transactions (txn.h). */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <signal.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,6 +27,7 @@
 #include "qreplay/trace.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
+#include "recording_internal.h"
 
 /* A connection's place in the flows' order. */
 struct conn_order {
@@ -1493,6 +1494,7 @@ static int write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)end, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/flows", &qr_schema_flow, flows, m->n_flows, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/hosts", &qr_schema_host, hosts, m->n_hosts, m->errbuf));
+    QRI_TRY(qri_recording_write_pcaps(f, m->tmp, m->n_hosts, m->errbuf));
     QRI_TRY(
         qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, m->det, m->n_det, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, m->recv, m->n_recv, m->errbuf));

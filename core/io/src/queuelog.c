@@ -1,9 +1,12 @@
 /* Per-queue flow accounting and the binary arrival log. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/buffer.h"
@@ -96,19 +99,24 @@ uint64_t qr_queue_flows_total(const qr_queue_flows *q)
     return q->total;
 }
 
-static const char magic[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '3', '\n'};
+static const char magic[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '4', '\n'};
+static const char magic_v3[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '3', '\n'};
 static const char magic_v2[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '2', '\n'};
 static const char magic_v1[8] = {'Q', 'R', 'A', 'R', 'R', 'V', '1', '\n'};
-static const char end_magic[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '3', '\n'};
+static const char end_magic[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '4', '\n'};
+static const char end_magic_v3[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '3', '\n'};
 static const char end_magic_v2[8] = {'Q', 'R', 'A', 'E', 'N', 'D', '2', '\n'};
 
-/* The trailer that closes a log: how many records it holds and the recording they belong to. */
+/* The trailer that closes a log: how many records it holds, the recording they belong to and the
+ * run that wrote them (the fourth format; the second and third end after the recording). */
 struct trailer {
     char magic[8];
     uint64_t count;
     char recording[32]; /* hex digits, NUL-padded; all NUL: none given */
+    char source[32];    /* "truth", or a replay's id; NUL-padded; all NUL: none given */
 };
-_Static_assert(sizeof(struct trailer) == 48, "arrival log trailer is 48 bytes");
+_Static_assert(sizeof(struct trailer) == 80, "arrival log trailer is 80 bytes");
+#define TRAILER_V3 48 /* the trailer of the second and third formats: no source */
 
 /* The fixed head of a record of the second format (read only). */
 struct head {
@@ -325,7 +333,7 @@ struct qr_arrival_writer {
     FILE *fp;
     char path[1024];
     uint64_t count;
-    char recording[32];
+    char recording[32], source[32];
     struct codec c;
     uint8_t *block;  /* BLOCK_HEAD bytes of head, then the payload */
     size_t len, cap; /* payload bytes; the buffer's size */
@@ -335,13 +343,13 @@ struct qr_arrival_writer {
 struct qr_arrival_reader {
     FILE *fp;
     char path[1024];
-    int version; /* 2 or 3 */
+    int version; /* 2, 3 or 4 (3 and 4 code records alike) */
     uint64_t count;
     qr_flow_bytes *flows; /* the second format's */
     size_t cap;
     uint64_t pos, data_end; /* the offset read to, and where the trailer starts */
     struct trailer tail;
-    char recording[QR_ID_SIZE];
+    char recording[QR_ID_SIZE], source[QR_ID_SIZE];
     struct codec c;
     uint8_t *block;
     size_t block_cap, at, len; /* the block read: its payload's size and the offset decoded to */
@@ -511,6 +519,40 @@ int qr_arrival_writer_set_recording(qr_arrival_writer *w, const char *recording_
     return QR_OK;
 }
 
+int qr_arrival_writer_set_source(qr_arrival_writer *w, const char *source)
+{
+    if (!w || !source || strlen(source) > sizeof w->source)
+        return QR_EINVAL;
+    memset(w->source, 0, sizeof w->source);
+    memcpy(w->source, source, strlen(source));
+    return QR_OK;
+}
+
+int qr_arrival_log_stamp_source(const char *path, const char *source, char *errbuf)
+{
+    struct trailer t;
+    if (!source || strlen(source) > sizeof t.source)
+        return qri_err(errbuf, QR_EINVAL, "arrivals: a source has at most 32 characters");
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    int rc = QR_OK;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)(sizeof magic + sizeof t) ||
+        pread(fd, &t, sizeof t, st.st_size - (off_t)sizeof t) != (ssize_t)sizeof t ||
+        memcmp(t.magic, end_magic, sizeof end_magic) != 0)
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: not a whole arrival log of the fourth format", path);
+    if (!rc) {
+        memset(t.source, 0, sizeof t.source);
+        memcpy(t.source, source, strlen(source));
+        if (pwrite(fd, &t, sizeof t, st.st_size - (off_t)sizeof t) != (ssize_t)sizeof t)
+            rc = qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (close(fd) != 0 && !rc)
+        rc = qri_err(errbuf, QR_EIO, "%s: %s", path, strerror(errno));
+    return rc;
+}
+
 int qr_arrival_writer_close(qr_arrival_writer *w, char *errbuf)
 {
     if (!w)
@@ -521,6 +563,7 @@ int qr_arrival_writer_close(qr_arrival_writer *w, char *errbuf)
     memcpy(t.magic, end_magic, sizeof t.magic);
     t.count = w->count;
     memcpy(t.recording, w->recording, sizeof t.recording);
+    memcpy(t.source, w->source, sizeof t.source);
     if (rc == QR_OK && fwrite(&t, sizeof t, 1, w->fp) != 1)
         rc = qri_err(errbuf, QR_EIO, "%s: %s", w->path, strerror(errno));
     if (fclose(w->fp) != 0 && rc == QR_OK)
@@ -548,7 +591,8 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
                        path);
     }
     int version = got != sizeof m                  ? 0
-                  : !memcmp(m, magic, sizeof m)    ? 3
+                  : !memcmp(m, magic, sizeof m)    ? 4
+                  : !memcmp(m, magic_v3, sizeof m) ? 3
                   : !memcmp(m, magic_v2, sizeof m) ? 2
                                                    : 0;
     if (!version) {
@@ -567,10 +611,10 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
     snprintf(r->path, sizeof r->path, "%s", path);
     /* the trailer: without it the log was cut (its writer did not close it) */
     off_t size = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1;
-    if (size < (off_t)(sizeof magic + sizeof r->tail) ||
-        fseeko(fp, size - (off_t)sizeof r->tail, SEEK_SET) != 0 ||
-        fread(&r->tail, sizeof r->tail, 1, fp) != 1 ||
-        memcmp(r->tail.magic, version == 3 ? end_magic : end_magic_v2, sizeof end_magic) != 0 ||
+    size_t tail = version == 4 ? sizeof r->tail : TRAILER_V3;
+    const char *end = version == 4 ? end_magic : version == 3 ? end_magic_v3 : end_magic_v2;
+    if (size < (off_t)(sizeof magic + tail) || fseeko(fp, size - (off_t)tail, SEEK_SET) != 0 ||
+        fread(&r->tail, tail, 1, fp) != 1 || memcmp(r->tail.magic, end, sizeof end_magic) != 0 ||
         fseeko(fp, (off_t)sizeof magic, SEEK_SET) != 0) {
         qr_arrival_reader_close(r);
         return qri_err(errbuf, QR_ETRUNC,
@@ -579,9 +623,12 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
                        path);
     }
     r->pos = sizeof magic;
-    r->data_end = (uint64_t)size - sizeof r->tail;
+    r->data_end = (uint64_t)size - tail;
     memcpy(r->recording, r->tail.recording, sizeof r->tail.recording);
     r->recording[sizeof r->tail.recording] = '\0';
+    if (version == 4)
+        memcpy(r->source, r->tail.source, sizeof r->tail.source);
+    r->source[sizeof r->tail.source] = '\0';
     *out = r;
     return QR_OK;
 }
@@ -825,6 +872,12 @@ void qr_drop_row_of(const qr_arrival *a, qr_row_drop *row)
 
 int qr_arrival_log_check(const char *path, const char *recording_id, const char *fix, char *errbuf)
 {
+    return qr_arrival_log_check_source(path, recording_id, NULL, NULL, fix, errbuf);
+}
+
+int qr_arrival_log_check_source(const char *path, const char *recording_id, const char *source,
+                                const char *source_file, const char *fix, char *errbuf)
+{
     qr_arrival_reader *r = NULL;
     int rc = qr_arrival_reader_open(&r, path, errbuf);
     if (rc == QR_OK && recording_id && recording_id[0] &&
@@ -833,6 +886,28 @@ int qr_arrival_log_check(const char *path, const char *recording_id, const char 
                      "%s holds the arrivals of %s, not of recording %s beside it: %s", path,
                      qr_arrival_reader_recording(r)[0] ? "another recording" : "an unnamed run",
                      recording_id, fix);
+    /* a log of the third format or older names no source: nothing to compare */
+    if (rc == QR_OK && source && source[0] && r->version == 4 && strcmp(r->source, source)) {
+        const char *got = r->source;
+        rc = !strcmp(source, QR_ARRIVALS_TRUTH)
+                 ? qri_err(errbuf, QR_ESTALE,
+                           "%s holds a replay's arrivals (%s), not the recorded run's: %s", path,
+                           got[0] ? got : "no source named", fix)
+             : !strcmp(got, QR_ARRIVALS_TRUTH)
+                 ? qri_err(errbuf, QR_ESTALE,
+                           "%s holds the recorded run's arrivals, not the replay %s describes: %s",
+                           path, source_file ? source_file : source, fix)
+                 : qri_err(errbuf, QR_ESTALE,
+                           "%s holds the arrivals of another replay (%s) than the one %s "
+                           "describes (%s): %s",
+                           path, got[0] ? got : "none named", source_file ? source_file : "",
+                           source, fix);
+    }
     qr_arrival_reader_close(r);
     return rc;
+}
+
+const char *qr_arrival_reader_source(const qr_arrival_reader *r)
+{
+    return r->source;
 }

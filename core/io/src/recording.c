@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "map.h"
@@ -12,6 +13,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
+#include "qreplay/schema.h"
 #include "qreplay/topology.h"
 #include "qreplay/version.h"
 #include "recording_internal.h"
@@ -350,6 +352,71 @@ static int read_all_pcaps(qr_recording *r, uint32_t *next, char *errbuf)
     return w[first].rc;
 }
 
+/* The file of host h's pcap in rec_dir. */
+static void pcap_file(const char *rec_dir, uint32_t h, char *path, size_t size)
+{
+    snprintf(path, size, "%s/pcap/h%04u.pcap", rec_dir, h);
+}
+
+int qri_recording_write_pcaps(qr_h5 *f, const char *rec_dir, uint32_t n_hosts, char *errbuf)
+{
+    qr_row_pcap *rows = calloc(n_hosts ? n_hosts : 1, sizeof *rows);
+    if (!rows)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    size_t n = 0;
+    int rc = QR_OK;
+    for (uint32_t h = 0; !rc && h < n_hosts; h++) {
+        char path[3 * QR_PATH_MAX];
+        pcap_file(rec_dir, h, path, sizeof path);
+        int hr = qri_sha256_file(path, rows[n].sha256, &rows[n].bytes);
+        if (hr == QR_ENOENT)
+            continue;
+        if (hr)
+            rc = qri_err(errbuf, QR_EIO, "%s: cannot read it back", path);
+        rows[n++].host = h;
+    }
+    if (!rc)
+        rc = qr_h5_write_rows(f, "/pcaps", &qr_schema_pcap, rows, n, errbuf);
+    free(rows);
+    return rc;
+}
+
+/* Whether every pcap /pcaps names is the one the recording wrote: its size, then its SHA-256.
+ * A recording without /pcaps (of a qreplay before them) is not checked. */
+static int check_pcaps(qr_h5_reader *in, const char *h5, const char *dir, char *errbuf)
+{
+    qr_row_pcap *rows = NULL;
+    size_t n = 0;
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_h5_read_rows(in, "/pcaps", &qr_schema_pcap, (void **)&rows, &n, detail);
+    if (rc == QR_ENOTFOUND)
+        return QR_OK;
+    if (rc)
+        return qri_err(errbuf, rc, "%s: /pcaps is damaged: %s", h5, detail);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char path[3 * QR_PATH_MAX], sha[65];
+        uint64_t bytes = 0;
+        struct stat st;
+        pcap_file(dir, rows[i].host, path, sizeof path);
+        if (stat(path, &st) != 0)
+            continue; /* a missing pcap is said by the reader that needs it */
+        if ((uint64_t)st.st_size != rows[i].bytes)
+            rc = qri_err(errbuf, QR_ESTALE,
+                         "%s is not the pcap %s recorded (%" PRIu64 " bytes, recorded %" PRIu64
+                         "): another run's? Put this recording's back, or record again",
+                         path, h5, (uint64_t)st.st_size, rows[i].bytes);
+        else if (qri_sha256_file(path, sha, &bytes) != QR_OK)
+            rc = qri_err(errbuf, QR_EIO, "%s: cannot read it", path);
+        else if (strcmp(sha, rows[i].sha256) != 0)
+            rc = qri_err(errbuf, QR_ESTALE,
+                         "%s is not the pcap %s recorded (its SHA-256 differs): another run's? "
+                         "Put this recording's back, or record again",
+                         path, h5);
+    }
+    qr_h5_rows_free(rows);
+    return rc;
+}
+
 int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
                        char *errbuf)
 {
@@ -405,6 +472,9 @@ int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *chec
         goto out;
     if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK ||
         (rc = read_ids(in, h5, "/import/late", &r->late, &r->n_late, errbuf)) != QR_OK)
+        goto out;
+    /* the pcaps beside it must be the ones it recorded */
+    if ((rc = check_pcaps(in, h5, dir, errbuf)) != QR_OK)
         goto out;
     /* /paths is optional (a run without path discovery); present but unreadable is damage */
     rc = qr_h5_read_rows(in, "/paths", &qr_schema_path, (void **)&r->paths, &r->n_paths, detail);
@@ -551,6 +621,21 @@ int qr_h5_recording_id(const char *path, char out[QR_ID_SIZE], char *errbuf)
     if (qr_h5_read_attr_str(in, "/", "recording_id", &id, NULL) == QR_OK)
         snprintf(out, QR_ID_SIZE, "%s", id);
     qr_h5_str_free(id);
+    qr_h5_close(in);
+    return QR_OK;
+}
+
+int qr_h5_text_attr(const char *path, const char *name, char *out, size_t size, char *errbuf)
+{
+    qr_h5_reader *in = NULL;
+    char *v = NULL;
+    out[0] = '\0';
+    int rc = qr_h5_open(&in, path, errbuf);
+    if (rc)
+        return rc;
+    if (qr_h5_read_attr_str(in, "/", name, &v, NULL) == QR_OK)
+        snprintf(out, size, "%s", v);
+    qr_h5_str_free(v);
     qr_h5_close(in);
     return QR_OK;
 }
@@ -978,6 +1063,16 @@ int qr_recording_write(const char *path, const qr_scenario *s, const qr_recordin
     QRI_TRY(qr_h5_attr_u64(f, "/", "sim_end_ns", (uint64_t)info->sim_end_ns, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/flows", &qr_schema_flow, flows, n_flows, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/hosts", &qr_schema_host, hosts, n_hosts, errbuf));
+    {
+        char dir[3 * QR_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        QRI_TRY(qri_recording_write_pcaps(f, dir, (uint32_t)n_hosts, errbuf));
+    }
     QRI_TRY(
         qr_h5_write_rows(f, "/drops_detected", &qr_schema_detected, detected, n_detected, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, received, n_received, errbuf));

@@ -51,6 +51,10 @@ struct qri_rec_stream;
 
 /* recording.c: host h's capture, r->dir/its /hosts pcap name, into path (size bytes). */
 void qri_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size_t size);
+/* recording.h5 /pcaps: the size and SHA-256 of each host's pcap (rec_dir/pcap/hNNNN.pcap, those
+ * that exist), so that a reader can refuse another run's. Returns 0 or the writer's error. */
+struct qr_h5;
+int qri_recording_write_pcaps(struct qr_h5 *f, const char *rec_dir, uint32_t n_hosts, char *errbuf);
 /* recording.c: recording.h5 read into r (everything but the pcaps; /received, a row per packet,
  * only with received). */
 int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *check, int received,

@@ -35,6 +35,12 @@ static const qr_h5_field host_fields[] = {
     {"pcap", QR_H5_STR, F(qr_row_host, pcap), 32, NULL}};
 const qr_h5_schema qr_schema_host = SCHEMA("host", qr_row_host, host_fields);
 
+static const qr_h5_field pcap_fields[] = {
+    {"host", QR_H5_U32, F(qr_row_pcap, host), 0, NULL},
+    {"bytes", QR_H5_U64, F(qr_row_pcap, bytes), 0, "bytes (the file's size)"},
+    {"sha256", QR_H5_STR, F(qr_row_pcap, sha256), 65, "hex (the whole file's)"}};
+const qr_h5_schema qr_schema_pcap = SCHEMA("pcap", qr_row_pcap, pcap_fields);
+
 static const qr_h5_field detected_fields[] = {
     {"receiver", QR_H5_U32, F(qr_row_detected, receiver), 0, "host"},
     {"dir", QR_H5_U32, F(qr_row_detected, dir), 0, "flow direction (2 flow + 1 for ACKs)"},
@@ -397,6 +403,7 @@ const qr_h5_schema qr_schema_named_flow =
 
 const qr_h5_schema *const qr_schemas_run[] = {&qr_schema_flow,
                                               &qr_schema_host,
+                                              &qr_schema_pcap,
                                               &qr_schema_detected,
                                               &qr_schema_received,
                                               &qr_schema_import_capture,

@@ -41,6 +41,8 @@ int qr_replay_write(const char *path, const qr_scenario *s, const qr_replay_info
     QRI_TRY(qr_h5_attr_u64(f, "/", "events", info->events, errbuf));
     if (info->engine)
         QRI_TRY(qr_h5_attr_str(f, "/", "engine", info->engine, errbuf));
+    if (info->arrivals_id)
+        QRI_TRY(qr_h5_attr_str(f, "/", "arrivals_id", info->arrivals_id, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "wall_s", info->wall_s, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "sim_end_ns", info->sim_end_ns, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "max_lateness_ns", info->max_lateness_ns, errbuf));

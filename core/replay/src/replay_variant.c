@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/fs.h"
 #include "qreplay/h5.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/txn.h"
@@ -126,6 +128,20 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
         if (!rc && streamed)
             rc = qr_recording_stream_end(rec, &sst, &more_recs, err);
     }
+    /* this replay's own id: its log and its replay.h5 name it, so that neither is read with
+     * another's */
+    char id_text[512], digest[65], arrivals_id[33];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(id_text, sizeof id_text, "%s|%s|%d|%lld|%llu|%s|%d|%ld|%lld.%09ld",
+             qr_recording_id(rec), name, (int)v->mode, (long long)v->th_ns,
+             (unsigned long long)c->replay.margin_bytes, v->engine_name ? v->engine_name : "",
+             v->reconcile, (long)getpid(), (long long)now.tv_sec, now.tv_nsec);
+    if (!rc && qri_sha256_buf(id_text, strlen(id_text), digest))
+        rc = qri_err(err, QR_ENOMEM, "out of memory");
+    snprintf(arrivals_id, sizeof arrivals_id, "%.32s", digest);
+    if (!rc)
+        rc = qr_arrival_log_stamp_source(partial, arrivals_id, err);
     if (!rc)
         rc = qr_commit_path(partial, log, err);
     if (!rc) {
@@ -149,7 +165,8 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
                                v->reconcile ? "reconciled" : "recorded",
                                clocks,
                                n_clocks,
-                               v->engine_name ? v->engine_name : "native"};
+                               v->engine_name ? v->engine_name : "native",
+                               arrivals_id};
         if (!rc)
             rc = qr_replay_write(h5, s, &info, out.drops, out.n_drops, hosts, out.n_hosts, recs,
                                  n_recs, more_recs, err);

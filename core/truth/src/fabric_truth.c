@@ -798,6 +798,8 @@ static int arrival_log(struct ft_state *s, const char *path, const qr_row_drop *
     int rc = qr_arrival_writer_open(&w, path, errbuf);
     if (!rc)
         rc = qr_arrival_writer_set_recording(w, qr_recording_id(s->rec));
+    if (!rc)
+        rc = qr_arrival_writer_set_source(w, QR_ARRIVALS_TRUTH);
     for (size_t i = 0; !rc && i < n; i++)
         rc = qr_arrival_write(w, &a[i], errbuf);
     int crc = qr_arrival_writer_close(w, errbuf);

@@ -140,6 +140,7 @@ static int open_files(qr_recorder *r, char *errbuf)
         qr_partial_add(p);
         RETURN_IF(qr_arrival_writer_open(&r->log, p, errbuf));
         RETURN_IF(qr_arrival_writer_set_recording(r->log, r->id));
+        RETURN_IF(qr_arrival_writer_set_source(r->log, QR_ARRIVALS_TRUTH));
     }
     return QR_OK;
 }

@@ -523,6 +523,8 @@ static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_por
         rc = qr_arrival_writer_open(&w, log_path, t->errbuf);
         if (!rc)
             rc = qr_arrival_writer_set_recording(w, qr_recording_id(t->rec));
+        if (!rc)
+            rc = qr_arrival_writer_set_source(w, QR_ARRIVALS_TRUTH);
     }
     uint64_t total = 0;
     for (size_t e = 0; !rc && e < ne; e++) {

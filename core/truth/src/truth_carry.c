@@ -73,6 +73,8 @@ static int carry_arrivals(const char *in, const char *out, const char *recording
         rc = qr_arrival_writer_open(&w, out, errbuf);
     if (!rc)
         rc = qr_arrival_writer_set_recording(w, recording_id);
+    if (!rc)
+        rc = qr_arrival_writer_set_source(w, QR_ARRIVALS_TRUTH);
     qr_arrival a;
     while (!rc && (rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
         uint32_t d = qr_packet_id_dir(a.packet);

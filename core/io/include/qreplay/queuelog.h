@@ -6,12 +6,11 @@
  * The arrival log is a binary file of every switch-queue arrival of a run: the packet, the queue,
  * the time, the decision taken, the queue's and the switch's bytes and the threshold at that
  * moment, and the queue's contents per flow before the packet joined. The metrics stream it with
- * qr_arrival_reader. Format: the 8-byte magic "QRARRV2\n", then records in native little-endian
- * layout: a fixed 56-byte head (qr_arrival without the flow pointer) followed by n_flows pairs of
- * (uint64 flow, uint64 bytes); then a 48-byte trailer: "QRAEND2\n", the number of records
- * (uint64) and the id of the recording the arrivals belong to (32 hex digits, NUL-padded; all NUL
- * when none was given). A log without its trailer was cut and is refused; so is a log of the
- * first format ("QRARRV1\n", which had neither). */
+ * qr_arrival_reader. docs/FORMATS.md gives the format: the magic "QRARRV4\n", blocks of
+ * delta-coded records, and an 80-byte trailer: "QRAEND4\n", the number of records, the id of the
+ * recording the arrivals belong to and the run that wrote them (the recorded run, or one replay).
+ * A log without its trailer was cut and is refused. Logs of the second and third formats are
+ * still read (they name no run); the first format is refused. */
 #ifndef QREPLAY_QUEUELOG_H
 #define QREPLAY_QUEUELOG_H
 
@@ -70,6 +69,14 @@ int qr_arrival_write(qr_arrival_writer *w, const qr_arrival *a, char *errbuf);
 /* The recording the arrivals belong to (recording.h's qr_recording_id), written in the trailer.
  * Returns 0 or QR_EINVAL (longer than 32 characters). */
 int qr_arrival_writer_set_recording(qr_arrival_writer *w, const char *recording_id);
+/* The run that wrote the arrivals (at most 32 characters), written in the trailer: the recorded
+ * run's own log (truth/arrivals.qra) says QR_ARRIVALS_TRUTH, a replay's log its replay.h5's
+ * arrivals_id. Returns 0 or QR_EINVAL. */
+#define QR_ARRIVALS_TRUTH "truth"
+int qr_arrival_writer_set_source(qr_arrival_writer *w, const char *source);
+/* Set the source of a whole log of the fourth format at path (a writer that does not know it
+ * when the log is written: a replay engine). Returns 0, QR_EFORMAT or QR_EIO. */
+int qr_arrival_log_stamp_source(const char *path, const char *source, char *errbuf);
 /* Write the trailer, flush, close and free (NULL is allowed). Returns 0 or QR_EIO. */
 int qr_arrival_writer_close(qr_arrival_writer *w, char *errbuf);
 
@@ -82,6 +89,9 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
 int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf);
 /* The id of the recording the log belongs to ("" if its writer gave none); borrowed. */
 const char *qr_arrival_reader_recording(const qr_arrival_reader *r);
+/* The run that wrote it (qr_arrival_writer_set_source; "" if none was named or the log is of the
+ * third format or older); borrowed. */
+const char *qr_arrival_reader_source(const qr_arrival_reader *r);
 /* The number of records the trailer announces. */
 uint64_t qr_arrival_reader_records(const qr_arrival_reader *r);
 /* Close and free; NULL is allowed. */
@@ -91,6 +101,12 @@ void qr_arrival_reader_close(qr_arrival_reader *r);
  * id, or recording_id "" or NULL: a recording of a qreplay before ids), QR_ESTALE ("PATH holds
  * the arrivals of another recording ...: FIX") or the reader's error (a cut or damaged log). */
 int qr_arrival_log_check(const char *path, const char *recording_id, const char *fix, char *errbuf);
+/* The same, and (source not NULL or "") that the run that wrote it is source: the recorded run's
+ * (QR_ARRIVALS_TRUTH) or the replay whose replay.h5 (source_file, named in the message) gives
+ * that arrivals_id. A log of the third format or older names no run and passes. QR_ESTALE names
+ * both files and fix. */
+int qr_arrival_log_check_source(const char *path, const char *recording_id, const char *source,
+                                const char *source_file, const char *fix, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -65,6 +65,9 @@ int qr_recording_id_of(const char *kind, const qr_scenario *s, const char *extra
 /* The "recording_id" attribute of the HDF5 file at path into out ("" if it has none). Returns 0 or
  * the reader's error naming the file. */
 int qr_h5_recording_id(const char *path, char out[QR_ID_SIZE], char *errbuf);
+/* The text attribute `name` of the root of result file path into out (size bytes; "" when the
+ * file has none). Returns 0 or the reader's error. */
+int qr_h5_text_attr(const char *path, const char *name, char *out, size_t size, char *errbuf);
 /* Its flows (borrowed from r). */
 const qr_flow_table *qr_recording_flows(const qr_recording *r);
 uint32_t qr_recording_hosts(const qr_recording *r);

@@ -72,6 +72,15 @@ typedef struct qr_row_host {
 } qr_row_host;
 extern const qr_h5_schema qr_schema_host;
 
+/* A host's pcap as the recording wrote it (recording.h5 /pcaps): a reader refuses a pcap of
+ * another size or digest, which another run put there. */
+typedef struct qr_row_pcap {
+    uint32_t host;
+    uint64_t bytes;
+    char sha256[65];
+} qr_row_pcap;
+extern const qr_h5_schema qr_schema_pcap;
+
 /* qr_row_detected: the row struct is in lossdet.h. */
 extern const qr_h5_schema qr_schema_detected;
 

@@ -46,7 +46,8 @@ typedef struct qr_replay_info {
     const char *clock;                 /* "recorded" or "reconciled" (NULL: recorded) */
     const qr_row_replay_clock *clocks; /* reconciled: the correction of each host */
     size_t n_clocks;
-    const char *engine; /* the engine that ran it: "native" or "ns3" (NULL: not stored) */
+    const char *engine;      /* the engine that ran it: "native" or "ns3" (NULL: not stored) */
+    const char *arrivals_id; /* this replay's own id, also its arrival log's source (NULL: none) */
 } qr_replay_info;
 
 /* Write replay.h5 at path (under a temporary name, renamed when complete): the scenario, info and
