@@ -1138,6 +1138,36 @@ def block_corpus(name):
     return "\n".join(out)
 
 
+CHAOS_KINDS = (("INT", "SIGINT"), ("TERM", "SIGTERM"), ("KILL", "SIGKILL"), ("DISK", "full disk"))
+
+
+def block_chaos(name):
+    """The chaos harness: per writing command, its interruptions by kind and how each ended (the
+    output old, or the complete new one; a third outcome fails the harness), and the mixed run
+    folders every reader refused."""
+    r = load(name)["results"]
+    out = ["| case | " + " | ".join("%s: old / new" % label for _, label in CHAOS_KINDS) +
+           " | interruptions |", "|---|" + "---|" * (len(CHAOS_KINDS) + 1)]
+    total = 0
+    for c in r["cases"]:
+        cells, n = [], 0
+        for k, _ in CHAOS_KINDS:
+            v = c["kinds"].get(k)
+            cells.append("%d / %d" % (v["old"], v["new"]) if v else "-")
+            n += v["old"] + v["new"] if v else 0
+        total += n
+        out.append("| `%s` | %s | %d |" % (c["case"], " | ".join(cells), n))
+    mixes = sum(r["mixes"].values())
+    out.append("")
+    out.append("%d interruptions of %d cases, every one ended old or new, and the next command "
+               "worked. %d reads of run folders holding one file of another run (copied, "
+               "hard-linked, linked, or swapped between two replays), every one refused." % (
+                   total, len(r["cases"]), mixes))
+    out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 def block_apps(name):
     """Real applications through a router (tests/data/captures): per capture and vantage, the
     diagnosis next to what the router dropped, and the share it got right: the losses it reports
@@ -1393,6 +1423,7 @@ BLOCKS = {
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "tshark-corpus": lambda: block_corpus("tshark-corpus"),
+    "chaos": lambda: block_chaos("chaos"),
     "testbed-apps": lambda: block_testbed_apps("testbed-apps"),
 }
 

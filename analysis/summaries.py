@@ -596,7 +596,25 @@ def corpus(out, opts):
             "facts": facts}
 
 
-SUMMARIES = {"run": run, "corpus": corpus, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def chaos(out, opts):
+    """The chaos harness (tests/tools/chaos.py --json): per case, how many interruptions of each
+    kind ended with the output old and how many new (a violation fails the command, so none are
+    stored); the mixes tried by how and file, all refused."""
+    with open(os.path.join(out, "chaos.json")) as fh:
+        d = json.load(fh)
+    cases, mixes = [], {}
+    for r in d["cases"]:
+        if r["case"] == "mixes":
+            mixes = {k: int(v) for k, v in r["tried"].items()}
+            continue
+        cases.append({"case": r["case"], "command": r["command"],
+                      "kinds": {k: {"old": int(v["old"]), "new": int(v["new"])}
+                                for k, v in r.items() if isinstance(v, dict)}})
+    return {"trials_per_case": int(d["trials_per_case"]), "seed": int(d["seed"]), "cases": cases,
+            "mixes": mixes}
+
+
+SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -99,34 +100,102 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
     const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", dir, script);
+    /* its output through this process: the lines name the output folder, not its stage */
+    int po[2], pe[2];
+    if (pipe(po) != 0)
+        return cli_fail(command, "cannot start %s: %s", py, strerror(errno));
+    if (pipe(pe) != 0) {
+        close(po[0]);
+        close(po[1]);
+        return cli_fail(command, "cannot start %s: %s", py, strerror(errno));
+    }
+    fflush(stdout);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
         return cli_fail(command, "cannot start %s", py);
+    }
     if (pid == 0) {
         /* Ctrl-C reaches the whole process group: the drawing stops when this process says so
          * (SIGTERM below), not with a Python traceback of its own */
         signal(SIGINT, SIG_IGN);
+        dup2(po[1], STDOUT_FILENO);
+        dup2(pe[1], STDERR_FILENO);
+        close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
         if (quiet)
             execlp(py, py, path, h5, "-o", figdir, "--quiet", (char *)NULL);
         else
             execlp(py, py, path, h5, "-o", figdir, (char *)NULL);
         _exit(127);
     }
-    int st;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid || (w < 0 && errno != EINTR))
-            break;
-        if (cli_signal) {
+    close(po[1]);
+    close(pe[1]);
+    struct {
+        int fd;
+        FILE *to;
+        char buf[8192];
+        size_t n;
+    } ch[2] = {{po[0], stdout, "", 0}, {pe[0], stderr, "", 0}};
+    int st = 0, open_fds = 2, done = 0, stopped = 0;
+    while (open_fds > 0 || !done) {
+        struct pollfd pf[2];
+        int np = 0;
+        for (int i = 0; i < 2; i++)
+            if (ch[i].fd >= 0)
+                pf[np++] = (struct pollfd){.fd = ch[i].fd, .events = POLLIN};
+        if (np)
+            poll(pf, (nfds_t)np, 20);
+        for (int i = 0; i < 2; i++) {
+            if (ch[i].fd < 0)
+                continue;
+            int ready = 0;
+            for (int k = 0; k < np; k++)
+                ready |= pf[k].fd == ch[i].fd && pf[k].revents;
+            if (!ready)
+                continue;
+            ssize_t r = read(ch[i].fd, ch[i].buf + ch[i].n, sizeof ch[i].buf - 1 - ch[i].n);
+            if (r <= 0) {
+                if (ch[i].n) {
+                    ch[i].buf[ch[i].n] = '\0';
+                    cli_write_shown(ch[i].to, ch[i].buf);
+                    ch[i].n = 0;
+                }
+                close(ch[i].fd);
+                ch[i].fd = -1;
+                open_fds--;
+                continue;
+            }
+            ch[i].n += (size_t)r;
+            ch[i].buf[ch[i].n] = '\0';
+            char *nl;
+            while ((nl = strchr(ch[i].buf, '\n')) || ch[i].n == sizeof ch[i].buf - 1) {
+                size_t len = nl ? (size_t)(nl - ch[i].buf) + 1 : ch[i].n;
+                char line[sizeof ch[i].buf];
+                memcpy(line, ch[i].buf, len);
+                line[len] = '\0';
+                cli_write_shown(ch[i].to, line);
+                memmove(ch[i].buf, ch[i].buf + len, ch[i].n - len + 1);
+                ch[i].n -= len;
+            }
+        }
+        if (!done) {
+            pid_t w = waitpid(pid, &st, WNOHANG);
+            if (w == pid || (w < 0 && errno != EINTR))
+                done = 1;
+        }
+        if (!done && cli_signal && !stopped) {
             /* stopped: the drawing ends before this command does, never writing after it */
             kill(pid, SIGTERM);
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                ;
-            return cli_interrupted_status();
+            stopped = 1;
         }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        if (!np && !done) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
     }
+    fflush(stdout);
+    if (stopped)
+        return cli_interrupted_status();
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return cli_fail(command,
                         "drawing the figures failed (%s %s %s -o %s); nothing written "

@@ -59,6 +59,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    cli_filter_stdout(); /* summaries name a command's output folder, never its stage */
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -849,6 +849,13 @@ qr_cmd_testbed(int argc, char** argv)
                nFlows,
                fs.retransmissions,
                run.kernel);
+        if (run.stopped)
+            fprintf(stderr,
+                    "qreplay testbed: warning: %zu of %zu flows did not complete before "
+                    "[traffic] stop = %s: the agents reset them then\n",
+                    nFlows - fs.completed,
+                    nFlows,
+                    FormatTime(c->traffic.stop_ns).c_str());
         if (fs.completed)
             printf("FCT                p50 %s, p99 %s\n",
                    FormatTime(fs.fct_p50_ns).c_str(),

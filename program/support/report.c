@@ -1,4 +1,5 @@
 /* The program's terminal: error messages, progress lines and interrupts (report.h). */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -36,6 +37,58 @@ static void unalias(char *text, size_t size)
         memcpy(at, alias_to, nt);
         at += nt;
     }
+}
+
+/* stdout through the alias: every printf of a command names the output folder, not its stage.
+ * The stream is unbuffered, so one printf is one write here and a path is never cut in two. */
+static FILE *real_stdout;
+
+static ssize_t shown_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    char text[16384];
+    size_t k = n < sizeof text - 1 ? n : sizeof text - 1;
+    if (k < n || !alias_from[0]) {
+        if (fwrite(buf, 1, n, real_stdout) != n)
+            return -1;
+    } else {
+        memcpy(text, buf, k);
+        text[k] = '\0';
+        unalias(text, sizeof text);
+        size_t m = strlen(text);
+        if (fwrite(text, 1, m, real_stdout) != m)
+            return -1;
+    }
+    if (memchr(buf, '\n', n) && fflush(real_stdout) != 0)
+        return -1;
+    return (ssize_t)n;
+}
+
+static int shown_close(void *cookie)
+{
+    (void)cookie;
+    return fflush(real_stdout);
+}
+
+void cli_filter_stdout(void)
+{
+    if (real_stdout)
+        return;
+    cookie_io_functions_t io = {NULL, shown_write, NULL, shown_close};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (!f)
+        return;
+    setvbuf(f, NULL, _IONBF, 0);
+    real_stdout = stdout;
+    stdout = f;
+}
+
+void cli_write_shown(FILE *to, const char *text)
+{
+    char buf[16384];
+    snprintf(buf, sizeof buf, "%s", text);
+    unalias(buf, sizeof buf);
+    fputs(buf, to);
 }
 
 const char *cli_shown(const char *path)

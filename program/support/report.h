@@ -5,6 +5,7 @@
 #define QREPLAY_REPORT_H
 
 #include <signal.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,10 @@ int cli_fail(const char *command, const char *fmt, ...) __attribute__((format(pr
  * for the command's own summaries (a static buffer, one of 8 in turn). NULL ends it. */
 void cli_alias_set(const char *from, const char *to);
 const char *cli_shown(const char *path);
+/* stdout through the same rewriting (main calls it first): a printf of any command names the
+ * output folder. cli_write_shown writes text (a child's lines) to `to` rewritten. */
+void cli_filter_stdout(void);
+void cli_write_shown(FILE *to, const char *text);
 
 /* Usage error: message plus "try 'qreplay COMMAND --help'"; returns 2. */
 int cli_usage_error(const char *command, const char *fmt, ...)

@@ -457,3 +457,88 @@ Test(pipeline, interrupts_and_inputs_are_respected)
     cr_assert_eq(qreplay("replay %s/r --name ../recording", dir), 2);
     cr_assert(strstr(err, "--name"), "%s", err);
 }
+
+/* Issue 54: a run folder is a transaction. The hostile cases, each checked for what it must not
+ * do to what was there: runtime -o a run folder, an output that is a device or a FIFO, a lock
+ * file that is a link, two writers into one folder, a replay of keys it cannot apply. */
+Test(pipeline, a_run_folder_is_a_transaction)
+{
+    const char *tiny = "scenarios/single-switch.ini --set traffic.duration=2ms";
+    cr_assert_eq(qreplay("run %s --no-figures -o %s/r --quiet", tiny, dir), 0, "%s", err);
+    char cmd[1024], before[600], after[600], p0[600];
+    snprintf(before, sizeof before, "%s/before", dir);
+    snprintf(after, sizeof after, "%s/after", dir);
+    snprintf(cmd, sizeof cmd,
+             "cd %s/r && find . -type f ! -name .qreplay-lock | sort | xargs sha256sum > %s", dir,
+             before);
+    cr_assert_eq(system(cmd), 0);
+    /* runtime -o RUNFOLDER (forgetting /recording): refused, the run's replays kept */
+    cr_assert_eq(qreplay("runtime %s --set run.seed=9 -o %s/r", tiny, dir), 1);
+    cr_assert(strstr(err, "is a run folder") && strstr(err, "/r/recording"), "%s", err);
+    cr_assert_eq(qreplay("pingmesh %s --set run.seed=9 -o %s/r --no-figures", tiny, dir), 1);
+    cr_assert(strstr(err, "is a run folder"), "%s", err);
+    /* a replay of keys it cannot apply: refused, nothing recorded */
+    cr_assert_eq(qreplay("replay %s/r --set traffic.load=90%% --name load", dir), 1);
+    cr_assert(strstr(err, "traffic.load") && strstr(err, "cannot apply"), "%s", err);
+    cr_assert_eq(qreplay("replay %s/r --set tcp.min_rto=1ms --name rto", dir), 1);
+    cr_assert_not(exists("%s/r/replay/load", dir));
+    /* outputs that are devices or FIFOs: refused, the device untouched */
+    struct stat st;
+    cr_assert_eq(qreplay("sample %s/r/recording/pcap/h0000.pcap /dev/null", dir), 1);
+    cr_assert(strstr(err, "/dev/null is a character device"), "%s", err);
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "/dev/null is no longer a device");
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/fifo.h5", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(qreplay("diagnose %s/r -o %s --no-figures", dir, fifo), 1);
+    cr_assert(strstr(err, "a FIFO"), "%s", err);
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode));
+    /* the lock file as a link to a victim: refused, the victim untouched */
+    char victim[600], lock[600];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("precious\n", f);
+    fclose(f);
+    snprintf(lock, sizeof lock, "%s/r/.qreplay-lock", dir);
+    cr_assert_eq(unlink(lock), 0);
+    cr_assert_eq(symlink(victim, lock), 0);
+    cr_assert_eq(qreplay("metrics %s/r --no-figures", dir), 1);
+    cr_assert(strstr(err, "symbolic link") && strstr(err, "lock"), "%s", err);
+    char text[64] = "";
+    f = fopen(victim, "r");
+    cr_assert_not_null(fgets(text, sizeof text, f));
+    fclose(f);
+    cr_assert_str_eq(text, "precious\n", "the lock wrote through the link");
+    cr_assert_eq(unlink(lock), 0);
+    /* nothing above changed the run folder */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/r && find . -type f ! -name .qreplay-lock | sort | xargs sha256sum > %s && cmp "
+             "-s %s %s",
+             dir, after, before, after);
+    cr_assert_eq(system(cmd), 0, "a refused command changed the run folder");
+    /* two runtimes into one folder: the second is refused while the first holds it */
+    snprintf(p0, sizeof p0, "%s/two", dir);
+    cr_assert_eq(mkdir(p0, 0777), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && (%s runtime scenarios/fattree-k4-websearch.ini -o %s/two/recording "
+             "--quiet & a=$!; for i in $(seq 500); do ls -d %s/two.partial-* >/dev/null 2>&1 "
+             "&& break; sleep 0.01; done; %s runtime %s -o %s/two/recording --quiet 2>%s/two.err; "
+             "echo $? > %s/two.rc; wait $a)",
+             QR_SOURCE_DIR, QR_PROGRAM, dir, dir, QR_PROGRAM, tiny, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "the first runtime failed");
+    char p[600], rc2[16] = "", e2[2048] = "";
+    snprintf(p, sizeof p, "%s/two.rc", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(fgets(rc2, sizeof rc2, f));
+    fclose(f);
+    snprintf(p, sizeof p, "%s/two.err", dir);
+    f = fopen(p, "r");
+    size_t n = fread(e2, 1, sizeof e2 - 1, f);
+    e2[n] = '\0';
+    fclose(f);
+    cr_assert_eq(atoi(rc2), 1, "two runtimes into one folder both ran: %s", e2);
+    cr_assert(strstr(e2, "in use by another qreplay command"), "%s", e2);
+    cr_assert(exists("%s/two/recording/recording.h5", dir), "the first runtime's output is lost");
+}

@@ -81,7 +81,13 @@ Test(whatif, a_row_per_point_the_baseline_is_the_plain_replay)
     snprintf(a, sizeof a, "%s/rt/whatif/points/p000/replay/prediction/arrivals.qra", dir);
     snprintf(b, sizeof b, "%s/rt/replay/plain_th_2/arrivals.qra", dir);
     cr_assert(exists("%s", b));
-    cr_assert(same_file(a, b), "the baseline's arrivals differ from the plain replay's");
+    /* the same arrivals, byte for byte but the last 32: each log names the replay that wrote it */
+    size_t na, nb;
+    unsigned char *x = slurp_bin(a, &na), *y = slurp_bin(b, &nb);
+    cr_assert(na == nb && na > 32 && memcmp(x, y, na - 32) == 0,
+              "the baseline's arrivals differ from the plain replay's");
+    free(x);
+    free(y);
 }
 
 Test(whatif, validate_puts_the_truth_next_to_the_prediction)

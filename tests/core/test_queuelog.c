@@ -186,10 +186,10 @@ Test(queuelog, the_trailer_count_must_match, .init = setup, .fini = teardown)
     qr_arrival_write(w, &a, err);
     qr_arrival_write(w, &a, err);
     cr_assert_eq(qr_arrival_writer_close(w, err), QR_OK);
-    /* the count is the trailer's second field: 40 bytes before the end */
+    /* the count is the trailer's second field: 72 bytes before the end (80-byte trailer) */
     FILE *fp = fopen(path, "r+b");
     uint64_t three = 3;
-    cr_assert_eq(fseek(fp, -40, SEEK_END), 0);
+    cr_assert_eq(fseek(fp, -72, SEEK_END), 0);
     cr_assert_eq(fwrite(&three, sizeof three, 1, fp), 1);
     fclose(fp);
     qr_arrival_reader *r;
@@ -342,8 +342,8 @@ Test(queuelog, damage_is_refused, .init = setup, .fini = teardown)
     cr_assert_eq(qr_arrival_writer_close(w, err), QR_OK);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
-    /* magic 8, block head 12, records, trailer 48 */
-    for (off_t at = 8; at < st.st_size - 48; at++) {
+    /* magic 8, block head 12, records, trailer 80 */
+    for (off_t at = 8; at < st.st_size - 80; at++) {
         FILE *fp = fopen(path, "r+b");
         fseeko(fp, at, SEEK_SET);
         int c = fgetc(fp);

@@ -182,6 +182,7 @@ Test(recording, of_two_damaged_pcaps_the_first_host_is_named)
         cr_assert(strstr(err, "h0000.pcap") && strstr(err, "IP ID 1"), "try %d: %s", i, err);
     }
     pcap(0, 0, data_t, 6, 0, 0); /* host 0 repaired: now host 1's is the error */
+    recording(6, 4);             /* of these pcaps (/pcaps: their sizes and digests) */
     qr_recording *r = NULL;
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_ETRUNC, "%s", err);

@@ -14,7 +14,8 @@ per trial, the old state is copied fresh and the command is started on it and st
 After each, the output folder must equal the old state (every file byte for byte) or the new one
 (the same files as an uninterrupted run; each file whole: a result file's checksum block verifies;
 every file byte for byte except HDF5 result files, which hold the time they were written, and
-whose recording ids must be the new run's). Then the same command runs again, uninterrupted: it
+whose recording ids must be the new run's, and arrival logs, whose trailer names the replay that
+wrote each). Then the same command runs again, uninterrupted: it
 must succeed, give the new state and leave no leftover anywhere (it removes a killed run's stage).
 
 Then the mixes: a run folder with one file of another run of the same scenario in it (copied,
@@ -179,6 +180,12 @@ def state(path, allow_stage=False):
 def entry(path):
     with open(path, "rb") as f:
         head = f.read(16)
+    if head.startswith(b"QRARRV4\n"):
+        # an arrival log: its bytes but the trailer's last 32, the run that wrote it (a replay's
+        # own id, new at every replay)
+        with open(path, "rb") as f:
+            data = f.read()
+        return ("qra", hashlib.sha256(data[:-32]).hexdigest(), hashlib.sha256(data).hexdigest())
     if head.startswith(b"QREPLAY-H5"):
         whole, rid = h5_id(path)
         with open(path, "rb") as f:
@@ -199,8 +206,11 @@ def same_new(now, new):
         return False
     for k, v in new.items():
         w = now[k]
-        if isinstance(v, tuple):
-            if not isinstance(w, tuple) or not w[1] or w[2] != v[2]:
+        if isinstance(v, tuple) and v[0] == "h5":
+            if not isinstance(w, tuple) or w[0] != "h5" or not w[1] or w[2] != v[2]:
+                return False
+        elif isinstance(v, tuple) and v[0] == "qra":
+            if not isinstance(w, tuple) or w[:2] != v[:2]:
                 return False
         elif w != v:
             return False

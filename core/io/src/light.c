@@ -989,6 +989,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
                 l->st.th_bytes[th] += BLOCK_HDR + clen;
         }
         struct rd r = {raw, raw + rlen, 0};
+        const uint8_t *block_start = raw; /* raw may be handed on (the loss part keeps it) */
         const char *what = "";
         if (part == QR_LIGHT_HEADER) {
             have_header = 1;
@@ -1278,11 +1279,11 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
             continue;
         }
         if (!rc && r.bad)
-            rc =
-                qri_err(errbuf, QR_EFORMAT,
-                        "%s: block %" PRIu64 " (%s, byte %" PRIu64
-                        "): a value out of range or cut short, near byte %zu of its %u",
-                        path, block_no, what, offset - BLOCK_HDR - clen, (size_t)(r.p - raw), rlen);
+            rc = qri_err(errbuf, QR_EFORMAT,
+                         "%s: block %" PRIu64 " (%s, byte %" PRIu64
+                         "): a value out of range or cut short, near byte %zu of its %u",
+                         path, block_no, what, offset - BLOCK_HDR - clen,
+                         (size_t)(r.p - block_start), rlen);
     }
     if (!rc && fgetc(f) != EOF)
         rc = qri_err(errbuf, QR_EFORMAT, "%s: bytes after the end block", path);

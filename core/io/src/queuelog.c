@@ -886,8 +886,8 @@ int qr_arrival_log_check_source(const char *path, const char *recording_id, cons
                      "%s holds the arrivals of %s, not of recording %s beside it: %s", path,
                      qr_arrival_reader_recording(r)[0] ? "another recording" : "an unnamed run",
                      recording_id, fix);
-    /* a log of the third format or older names no source: nothing to compare */
-    if (rc == QR_OK && source && source[0] && r->version == 4 && strcmp(r->source, source)) {
+    /* a log of the third format or older, or one whose writer named no run: nothing to compare */
+    if (rc == QR_OK && source && source[0] && r->source[0] && strcmp(r->source, source)) {
         const char *got = r->source;
         rc = !strcmp(source, QR_ARRIVALS_TRUTH)
                  ? qri_err(errbuf, QR_ESTALE,
@@ -900,8 +900,7 @@ int qr_arrival_log_check_source(const char *path, const char *recording_id, cons
                  : qri_err(errbuf, QR_ESTALE,
                            "%s holds the arrivals of another replay (%s) than the one %s "
                            "describes (%s): %s",
-                           path, got[0] ? got : "none named", source_file ? source_file : "",
-                           source, fix);
+                           path, got, source_file ? source_file : "", source, fix);
     }
     qr_arrival_reader_close(r);
     return rc;

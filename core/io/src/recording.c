@@ -400,7 +400,12 @@ static int check_pcaps(qr_h5_reader *in, const char *h5, const char *dir, char *
         pcap_file(dir, rows[i].host, path, sizeof path);
         if (stat(path, &st) != 0)
             continue; /* a missing pcap is said by the reader that needs it */
-        if ((uint64_t)st.st_size != rows[i].bytes)
+        if ((uint64_t)st.st_size < rows[i].bytes)
+            rc = qri_err(errbuf, QR_ETRUNC,
+                         "%s is cut short: %" PRIu64 " bytes of the %" PRIu64 " %s recorded "
+                         "(record again, or put the whole pcap back)",
+                         path, (uint64_t)st.st_size, rows[i].bytes, h5);
+        else if ((uint64_t)st.st_size != rows[i].bytes)
             rc = qri_err(errbuf, QR_ESTALE,
                          "%s is not the pcap %s recorded (%" PRIu64 " bytes, recorded %" PRIu64
                          "): another run's? Put this recording's back, or record again",

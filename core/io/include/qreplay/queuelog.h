@@ -103,7 +103,8 @@ void qr_arrival_reader_close(qr_arrival_reader *r);
 int qr_arrival_log_check(const char *path, const char *recording_id, const char *fix, char *errbuf);
 /* The same, and (source not NULL or "") that the run that wrote it is source: the recorded run's
  * (QR_ARRIVALS_TRUTH) or the replay whose replay.h5 (source_file, named in the message) gives
- * that arrivals_id. A log of the third format or older names no run and passes. QR_ESTALE names
+ * that arrivals_id. A log that names no run (the third format or older, or a writer that gave
+ * none) passes. QR_ESTALE names
  * both files and fix. */
 int qr_arrival_log_check_source(const char *path, const char *recording_id, const char *source,
                                 const char *source_file, const char *fix, char *errbuf);
