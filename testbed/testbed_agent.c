@@ -792,6 +792,14 @@ int qr_cmd_testbed_agent(int argc, char **argv)
     for (size_t i = 0; i < pg.n; i++) /* still waiting at the stop: no answer in time */
         if (pg.probes[i].fd >= 0)
             ping_done(&pg.probes[i], ep, -1);
+    /* a flow still open at the stop ([traffic] stop came first) ends now, with a reset: no byte
+     * of it leaves after the stop */
+    for (size_t i = 0; i < n; i++) {
+        if (fl[i].fd >= 0)
+            close_now(fl[i].fd);
+        if (fl[i].rfd >= 0)
+            close_now(fl[i].rfd);
+    }
     int rc = guided && guided_count > 0 ? send_guided(guided, guided_count, host) : 0;
     free(pg.probes);
     free(pg.pairs);

@@ -1238,8 +1238,9 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
         if (write(t->p[i].in, go, (size_t)l) != l)
             rc = cli_fail(command, "the %s does not listen", t->p[i].name);
     }
-    /* run until every flow ended at both ends, or the scenario's stop (plus 2 s) */
-    int64_t deadline = t0 + run->conf->traffic.stop_ns + 2000000000LL;
+    /* run until every flow ended at both ends, or the scenario's stop: [traffic] stop ends the
+     * traffic here as it ends the runtime's simulation */
+    int64_t deadline = t0 + run->conf->traffic.stop_ns;
     int64_t last_end = t0;
     while (!rc && !cli_signal && ac.done < run->n_flows && now_real() < deadline) {
         struct pollfd pf[MAX_PROCS];
@@ -1274,6 +1275,14 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
             last_end = r->end_ns;
     }
     run->traffic_s = (double)(last_end - t0) / 1e9;
+    if (!rc && !cli_signal && ac.done < run->n_flows) {
+        /* stopped at [traffic] stop: the agents reset what is still open, now */
+        run->stopped = 1;
+        for (int i = ag_first; i < ag_last; i++)
+            if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
+                /* it is gone already; the teardown reaps it */
+            }
+    }
     /* let the queues drain and the captures' buffers reach their files */
     for (int w = 0; !rc && !cli_signal && w < 75; w++) {
         for (int i = 0; i < t->n_p; i++) {
@@ -1415,7 +1424,7 @@ static int run_apps(struct tb *t, tb_run *run, cli_progress *prog)
         rc = await_ready(t, srv[i], srv[i] + 1, "application servers");
     int64_t t0 = now_real() + 200000000;
     run->t0_ns = t0;
-    int64_t deadline = t0 + run->conf->traffic.stop_ns + 2000000000LL;
+    int64_t deadline = t0 + run->conf->traffic.stop_ns; /* [traffic] stop */
     size_t started = 0, ended = 0;
     uint8_t *gone = calloc(2 * n + 1, 1);
     if (!gone)

@@ -71,6 +71,7 @@ typedef struct tb_run {
     uint64_t host_qdisc_drops;
     int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
     double traffic_s; /* from the start to the last flow's end */
+    int stopped;      /* [traffic] stop came before every flow ended: the agents reset the rest */
     char kernel[128];
 } tb_run;
 

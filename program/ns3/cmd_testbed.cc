@@ -373,7 +373,7 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
         qd += r.ports[q].qdisc_drops;
     printf("truth              %" PRIu64 " packets, %" PRIu64 " delivered over %" PRIu64
            " switch hops; %" PRIu64 " dropped by queues (with %" PRIu64 " probes' and %" PRIu64
-           " not TCP: the qdiscs' %" PRIu64 "), %" PRIu64 " by faults\n",
+           " not TCP: the qdiscs' %" PRIu64 "), %" PRIu64 " by faults (and %" PRIu64 " not TCP)\n",
            r.packets,
            r.delivered,
            r.hops,
@@ -381,7 +381,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
            r.probe_queue_drops,
            r.other_queue_drops,
            qd,
-           r.fault_drops);
+           r.fault_drops,
+           r.other_fault_drops);
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
            FormatTime(r.hop_p50_ns).c_str(),
            FormatTime(r.hop_p99_ns).c_str(),
