@@ -75,8 +75,10 @@ struct ft_state {
     size_t n_op, cap_op;
     uint32_t *op_table;
     size_t op_mask;
-    /* per switch: the IPv4 frames not TCP its ports' captures show arriving and leaving */
-    uint64_t *other_in, *other_out;
+    /* per switch: the IPv4 frames not TCP its ports' captures show arriving and leaving, and
+     * those a fault's rule on it dropped (its log: the switches' ICMP answers cross the faulty
+     * link too) */
+    uint64_t *other_in, *other_out, *other_fault;
 };
 
 /* A packet of no recorded connection, as the switch ports saw it. */
@@ -455,6 +457,19 @@ static struct fp *lookup_dropped(struct ft_state *s, uint32_t dir, const qr_capt
 }
 
 /* Fault f's log: the packets its rule dropped (after every packet was followed). */
+/* A frame of a fault's log that is not TCP: an IPv4 packet the rule on switch *at dropped. */
+struct fault_ctx {
+    struct ft_state *s;
+    uint32_t sw;
+};
+
+static void fault_other(void *ctx, const qr_capture_packet *k, qr_skip why)
+{
+    const struct fault_ctx *c = ctx;
+    if (why == QR_SKIP_NOT_TCP && k->family == 4)
+        c->s->other_fault[c->sw]++;
+}
+
 static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault *f,
                       qr_fabric_fault_report *fr, qr_fabric_truth_report *rep)
 {
@@ -467,6 +482,8 @@ static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault
     qr_capture *c = NULL;
     qr_capture_packet k;
     int rc = qr_capture_open(&c, path, s->errbuf);
+    struct fault_ctx fc = {s, at};
+    qr_capture_on_skip(c, fault_other, &fc);
     while (!rc && (rc = qr_capture_next(c, &k, s->errbuf)) == QR_OK) {
         uint32_t d = qri_tb_dir_of(&s->conns, &k);
         if (d == UINT32_MAX || !(k.tcp_flags & 0x3f)) {
@@ -930,8 +947,10 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     int staged = 0;
     s.other_in = calloc(s.switches + 1, sizeof *s.other_in);
     s.other_out = calloc(s.switches + 1, sizeof *s.other_out);
-    int rc = !s.other_in || !s.other_out ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
-                                         : qr_recording_open(&rec, in->rec_dir, NULL, errbuf);
+    s.other_fault = calloc(s.switches + 1, sizeof *s.other_fault);
+    int rc = !s.other_in || !s.other_out || !s.other_fault
+                 ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
+                 : qr_recording_open(&rec, in->rec_dir, NULL, errbuf);
     if (!rc) {
         s.rec = rec;
         s.ft = qr_recording_flows(rec);
@@ -1077,17 +1096,20 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         for (size_t i = 0; i < s.n_op; i++) /* the probes' */
             probes += s.op[i].fate == 2 && s.op[i].drop_sw == sw && !s.op[i].fault;
         rep.probe_queue_drops += (uint64_t)probes;
-        /* what is not TCP: what arrived and what it sent itself, less what it took itself and
-         * what left */
+        /* what is not TCP: what arrived and what it sent itself, less what it took itself,
+         * what left and what a fault's rule on it dropped (its log) */
         int64_t others = (int64_t)(s.other_in[sw] + in->own_sent[sw]) -
-                         (int64_t)(in->own_taken[sw] + s.other_out[sw]);
+                         (int64_t)(in->own_taken[sw] + s.other_out[sw] + s.other_fault[sw]);
+        rep.other_fault_drops += s.other_fault[sw];
         rep.own_sent += in->own_sent[sw];
         if (others < 0)
             rc = qri_err(errbuf, QR_EVALUE,
                          "s%u: its captures show %" PRIu64 " packets that are not TCP leaving it, "
                          "more than the %" PRIu64 " that arrived and the %" PRIu64
-                         " it sent itself (less %" PRIu64 " it took): the counters missed some",
-                         sw, s.other_out[sw], s.other_in[sw], in->own_sent[sw], in->own_taken[sw]);
+                         " it sent itself (less %" PRIu64 " it took and %" PRIu64
+                         " its faults dropped): the counters missed some",
+                         sw, s.other_out[sw], s.other_in[sw], in->own_sent[sw], in->own_taken[sw],
+                         s.other_fault[sw]);
         else if (cap + probes + others != cnt)
             rc = qri_err(errbuf, QR_EVALUE,
                          "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
@@ -1227,6 +1249,7 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     free(tp);
     free(s.other_in);
     free(s.other_out);
+    free(s.other_fault);
     free(s.op);
     free(s.op_table);
     free(s.p);

@@ -112,6 +112,9 @@ typedef struct qr_fabric_truth_report {
      * arrived not TCP plus what it sent itself less what it took itself and what left not TCP;
      * with the recorded packets' and the probes' = the qdiscs' */
     uint64_t other_queue_drops;
+    /* packets that are not TCP the faults' rules dropped (their logs; not in fault_drops, which
+     * are the recorded connections') */
+    uint64_t other_fault_drops;
     uint64_t own_sent; /* packets the switches sent themselves */
     /* per direction, its path (the switches it crossed, hop by hop; delivered packets') */
     size_t n_dirs;
