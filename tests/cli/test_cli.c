@@ -49,6 +49,13 @@ Test(cli, help_and_usage_errors)
     cr_assert(strstr(out, "-o, --out DIR") && strstr(out, "--no-arrivals") &&
                   strstr(out, "-h, --help"),
               "%s", out);
+    /* an output that is one file says FILE, not DIR */
+    static const char *files[] = {"diagnose", "blame", "trace", "isolate", "clocks"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        cr_assert_eq(qreplay("%s --help", files[i]), 0);
+        cr_assert(strstr(out, "-o, --out ") && !strstr(out, "-o, --out DIR"), "%s --help: %s",
+                  files[i], out);
+    }
 }
 
 /* --set has no fixed cap: 100 of them reach the scenario, which refuses a key set twice (not a

@@ -325,3 +325,37 @@ Test(light, an_import_gets_a_record_and_its_replay_is_refused_with_the_reason)
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert(strstr(out, "2 directions not captured at both ends"), "%s", out);
 }
+
+/* Issue 54: replay and isolate from the light record, stopped by SIGINT or SIGTERM while the
+ * record's connections are regenerated: 130 or 143 (not 1), the run folder as it was. */
+Test(light, an_interrupted_regeneration_exits_130_or_143)
+{
+    int rc =
+        qreplay("runtime scenarios/fattree-k4-websearch.ini -o %s/run/recording --light -q", dir);
+    cr_assert_eq(rc, 0, "runtime: %s", err);
+    static const struct {
+        const char *args, *sig;
+        int status;
+    } runs[] = {{"replay %s/run --from light --th 5us", "INT", 130},
+                {"replay %s/run --from light --th 5us", "TERM", 143},
+                {"isolate %s/run --from light --sigma 0", "INT", 130}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[512], cmd[2048];
+        snprintf(args, sizeof args, runs[i].args, dir);
+        /* the signal once the command works in its stage (it regenerates the record first) */
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && (%s %s -q 2>%s/int.err & p=$!; for i in $(seq 1000); do "
+                 "ls -d %s/run.partial-* >/dev/null 2>&1 && break; sleep 0.005; done; "
+                 "kill -%s $p; wait $p; echo $? >%s/int.rc)",
+                 QR_SOURCE_DIR, QR_PROGRAM, args, dir, dir, runs[i].sig, dir);
+        cr_assert_eq(system(cmd), 0);
+        char p[512], st[16] = "";
+        snprintf(p, sizeof p, "%s/int.rc", dir);
+        FILE *f = fopen(p, "r");
+        cr_assert_not_null(fgets(st, sizeof st, f));
+        fclose(f);
+        cr_assert_eq(atoi(st), runs[i].status, "%s, SIG%s: exit %s", args, runs[i].sig, st);
+        cr_assert(!exists("%s/run/replay", dir) && !exists("%s/run/isolated.h5", dir),
+                  "%s, SIG%s: the run folder changed", args, runs[i].sig);
+    }
+}

@@ -518,6 +518,36 @@ Test(pipeline, a_run_folder_is_a_transaction)
              "-s %s %s",
              dir, after, before, after);
     cr_assert_eq(system(cmd), 0, "a refused command changed the run folder");
+    /* the recorded run's log put in a replay's folder, one replay's log in another's, another
+     * recording's light record: each refused by its readers, naming it */
+    cr_assert_eq(qreplay("light %s/r --quiet", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("run %s --set run.seed=5 --no-figures -o %s/other --quiet", tiny, dir), 0,
+                 "%s", err);
+    cr_assert_eq(qreplay("light %s/other --quiet", dir), 0, "%s", err);
+    static const struct {
+        const char *from, *to, *command, *options, *says;
+    } mixes[] = {
+        {"r/recording/truth/arrivals.qra", "replay/tagged_th_5/arrivals.qra", "metrics", "",
+         "recorded run's arrivals"},
+        {"r/replay/plain_th_5/arrivals.qra", "replay/tagged_th_5/arrivals.qra", "diagnose",
+         "--replay tagged_th_5 --no-figures", "another replay"},
+        {"other/recording/light.qrl", "recording/light.qrl", "replay", "--from light",
+         "another recording"},
+        {"other/recording/pcap/h0001.pcap", "recording/pcap/h0001.pcap", "replay", "--th 0",
+         "h0001.pcap"},
+        {"other/recording/truth/truth.h5", "recording/truth/truth.h5", "metrics", "",
+         "another recording"},
+    };
+    for (size_t i = 0; i < sizeof mixes / sizeof mixes[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cp -a %s/r %s/mix && cp %s/%s %s/mix/%s", dir, dir, dir,
+                 mixes[i].from, dir, mixes[i].to);
+        cr_assert_eq(system(cmd), 0);
+        cr_assert_eq(qreplay("%s %s/mix %s --quiet", mixes[i].command, dir, mixes[i].options), 1,
+                     "%s: the mix was read", mixes[i].from);
+        cr_assert(strstr(err, mixes[i].says), "%s: %s", mixes[i].from, err);
+        snprintf(cmd, sizeof cmd, "rm -rf %s/mix", dir);
+        cr_assert_eq(system(cmd), 0);
+    }
     /* two runtimes into one folder: the second is refused while the first holds it */
     snprintf(p0, sizeof p0, "%s/two", dir);
     cr_assert_eq(mkdir(p0, 0777), 0);

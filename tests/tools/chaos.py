@@ -15,7 +15,8 @@ After each, the output folder must equal the old state (every file byte for byte
 (the same files as an uninterrupted run; each file whole: a result file's checksum block verifies;
 every file byte for byte except HDF5 result files, which hold the time they were written, and
 whose recording ids must be the new run's, and arrival logs, whose trailer names the replay that
-wrote each). Then the same command runs again, uninterrupted: it
+wrote each, and figures, whose PDFs hold the time they were drawn: whole is enough). Then the
+same command runs again, uninterrupted: it
 must succeed, give the new state and leave no leftover anywhere (it removes a killed run's stage).
 
 Then the mixes: a run folder with one file of another run of the same scenario in it (copied,
@@ -77,6 +78,12 @@ CASES = [
      "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"],
              ["replay", "{R}/run", "--th", "0", "--name", "extra", "--quiet"]],
      "cmd": ["metrics", "{R}/run", "--no-figures", "--quiet"],
+     "out": "run"},
+    {"name": "metrics-figures",
+     "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"],
+             ["metrics", "{R}/run", "--quiet"],
+             ["replay", "{R}/run", "--th", "0", "--name", "extra", "--quiet"]],
+     "cmd": ["metrics", "{R}/run", "--quiet"],
      "out": "run"},
     {"name": "diagnose",
      "old": [["run"] + TINY + ["--no-figures", "-o", "{R}/run", "--quiet"]],
@@ -180,6 +187,14 @@ def state(path, allow_stage=False):
 def entry(path):
     with open(path, "rb") as f:
         head = f.read(16)
+    if path.endswith((".png", ".pdf")):
+        # a figure: whole (PNG's IEND, PDF's %%EOF at its end); its bytes hold the time it was
+        # drawn (PDF), so a new one is compared by being whole, an old one byte for byte
+        with open(path, "rb") as f:
+            data = f.read()
+        whole = data.rstrip().endswith(b"%%EOF") if path.endswith(".pdf") else \
+            data.startswith(b"\x89PNG") and data[-12:-4] == b"\0\0\0\0IEND"
+        return ("fig", whole, hashlib.sha256(data).hexdigest())
     if head.startswith(b"QRARRV4\n"):
         # an arrival log: its bytes but the trailer's last 32, the run that wrote it (a replay's
         # own id, new at every replay)
@@ -208,6 +223,9 @@ def same_new(now, new):
         w = now[k]
         if isinstance(v, tuple) and v[0] == "h5":
             if not isinstance(w, tuple) or w[0] != "h5" or not w[1] or w[2] != v[2]:
+                return False
+        elif isinstance(v, tuple) and v[0] == "fig":
+            if not isinstance(w, tuple) or w[0] != "fig" or not w[1]:
                 return False
         elif isinstance(v, tuple) and v[0] == "qra":
             if not isinstance(w, tuple) or w[:2] != v[:2]:
