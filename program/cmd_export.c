@@ -180,12 +180,12 @@ int qr_cmd_export(int argc, char **argv)
         remove_flat_dir(tmp);
         rc = cli_fail("export", "%s", err);
     } else {
-        if (cli_exists(target))
-            remove_flat_dir(target);
-        if (rename(tmp, target)) {
-            rc = cli_fail("export", "%s: %s", target, strerror(errno));
+        /* in place of the earlier export at once (an exchange), then the old one goes */
+        if (qr_commit_path(tmp, target, err)) {
+            rc = cli_fail("export", "%s", err);
             remove_flat_dir(tmp);
         } else {
+            qr_partial_done(tmp);
             rc = 0;
             if (!quiet) {
                 printf("captures           %" PRIu32 " (%s, %s timestamps)\n", st.captures,

@@ -104,11 +104,13 @@ int qr_cmd_workload(int argc, char **argv)
     }
     qr_clock_offsets(cfg->run.seed, cfg->clock.max_offset_ns, hosts, offsets);
 
-    if (cli_make_dir("workload", outdir)) {
+    /* DIR/workload.h5: the folder is the transaction (main commits) */
+    const char *work = cli_output_folder("workload", outdir, quiet);
+    if (!work) {
         rc = 1;
         goto out;
     }
-    snprintf(path, sizeof path, "%s/workload.h5", outdir);
+    snprintf(path, sizeof path, "%s/workload.h5", work);
     {
         cli_paths ins = {0}, outs = {0};
         cli_paths_add_scenario(&ins, scenario_file, s);
@@ -176,7 +178,7 @@ int qr_cmd_workload(int argc, char **argv)
             printf("offered load       %.2f%% of host links over %s (target %.2f%%)\n",
                    100 * offered, dur, 100 * cfg->traffic.load);
         printf("clock offsets      %" PRId64 " .. %" PRId64 " ns\n", omin, omax);
-        printf("output             %s\n", path);
+        printf("output             %s\n", cli_shown(path));
     }
 out:
     qr_h5_abort(h5); /* also releases tables left open by an error */
