@@ -792,14 +792,40 @@ int qr_cmd_testbed_agent(int argc, char **argv)
     for (size_t i = 0; i < pg.n; i++) /* still waiting at the stop: no answer in time */
         if (pg.probes[i].fd >= 0)
             ping_done(&pg.probes[i], ep, -1);
-    /* a flow still open at the stop ([traffic] stop came first) ends now, with a reset: no byte
-     * of it leaves after the stop */
-    for (size_t i = 0; i < n; i++) {
-        if (fl[i].fd >= 0)
+    /* a flow still open at the stop ([traffic] stop came first) ends now: its sender resets it,
+     * so no byte of it leaves after the stop; its receiver reads what is still in flight until
+     * that reset (or the flow's end) arrives, at most 300 ms, and only then closes. Closed
+     * first, a receiver's kernel would answer each segment still in flight with the same reset,
+     * identical frames a capture cannot tell from one captured twice. */
+    for (size_t i = 0; i < n; i++)
+        if (fl[i].fd >= 0) {
             close_now(fl[i].fd);
-        if (fl[i].rfd >= 0)
-            close_now(fl[i].rfd);
+            fl[i].fd = -2;
+        }
+    int64_t until = now_ns() + 300000000LL;
+    for (int open_rx = 1; open_rx && now_ns() < until;) {
+        open_rx = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (fl[i].rfd < 0)
+                continue;
+            ssize_t r;
+            while ((r = recv(fl[i].rfd, rbuf, sizeof rbuf, 0)) > 0)
+                ;
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+                close(fl[i].rfd);
+                fl[i].rfd = -2;
+            } else {
+                open_rx = 1;
+            }
+        }
+        if (open_rx) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
     }
+    for (size_t i = 0; i < n; i++)
+        if (fl[i].rfd >= 0)
+            close(fl[i].rfd);
     int rc = guided && guided_count > 0 ? send_guided(guided, guided_count, host) : 0;
     free(pg.probes);
     free(pg.pairs);

@@ -107,6 +107,7 @@ static int run_argv(char *const argv[], char *out, size_t outsz)
         int nul = open("/dev/null", O_RDONLY);
         if (nul >= 0)
             dup2(nul, 0);
+        signal(SIGPIPE, SIG_DFL); /* the testbed ignores it; its programs do not */
         execvp(argv[0], argv);
         fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -233,6 +234,7 @@ static struct proc *spawn(struct tb *t, const char *name, char *const argv[])
         dup2(err[1], 2);
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
+        signal(SIGPIPE, SIG_DFL); /* the testbed ignores it; its programs do not */
         execvp(argv[0], argv);
         fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -854,6 +856,7 @@ static int build_fabric(struct tb *t, const tb_run *run)
                     dup2(fd, 1);
                     dup2(fd, 2);
                 }
+                signal(SIGPIPE, SIG_DFL); /* the testbed ignores it; its programs do not */
                 execvp(argv[0], argv);
                 _exit(127);
             }
@@ -1304,7 +1307,7 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
             if (!ok)
                 rc = 1;
         }
-    for (int i = ag_first; i < ag_last; i++)
+    for (int i = ag_first; i < ag_last && !run->stopped; i++)
         if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
             /* it is gone already; the teardown reaps it */
         }
@@ -1510,6 +1513,9 @@ int tb_run_testbed(const char *command, tb_run *run)
     static struct tb t; /* large; one run at a time per process */
     memset(&t, 0, sizeof t);
     t.cmd = command;
+    /* a write to a program that is gone (an agent that stopped) fails with EPIPE, said or
+     * ignored where it happens, never death by SIGPIPE in the middle of a run */
+    signal(SIGPIPE, SIG_IGN);
     t.fab = run->fabric;
     t.hosts = t.fab ? qr_fabric_hosts(t.fab) : (uint32_t)run->conf->topology.hosts;
     snprintf(t.prefix, sizeof t.prefix, "qrtb%ld", (long)getpid());

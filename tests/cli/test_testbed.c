@@ -192,6 +192,30 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     qr_h5_close(r);
 }
 
+/* Issue 54: [traffic] stop ends the traffic as it ends the runtime's simulation: a flow far longer
+ * than the stop is reset by its agent then (a warning says so), the run still completes, and its
+ * capture holds less than the flow's bytes. It used to run 2 s past the stop, and then died of
+ * SIGPIPE writing "stop" to agents that had gone. */
+Test(testbed, traffic_stop_ends_the_run)
+{
+    need_root();
+    write_scenario("stop.ini", "0,1,40MB,0\n1,2,20KB,0\n");
+    int before = count_netns("qrtb");
+    int rc =
+        qreplay("testbed %s/stop.ini --set traffic.stop=500ms -o %s/stop --no-figures", dir, dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+    cr_assert(strstr(err, "1 of 2 flows did not complete before [traffic] stop"), "%s", err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/stop/capture/h0.pcap", dir);
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    /* headers only, about 90 bytes per 1448-byte segment: the whole flow would be > 2.4 MB */
+    cr_assert_lt(st.st_size, 2400000, "the capture holds the whole 40 MB flow: %ld bytes",
+                 (long)st.st_size);
+    cr_assert(exists("%s/stop/results.h5", dir), "the stopped run was not scored");
+}
+
 Test(testbed, ctrl_c_removes_everything)
 {
     need_root();
