@@ -164,10 +164,17 @@ void qr_partial_discard_all(void)
         struct stat st;
         if (lstat(partials[i], &st) != 0)
             continue;
-        if (S_ISDIR(st.st_mode))
-            qri_remove_tree(partials[i]);
-        else
+        if (S_ISDIR(st.st_mode)) {
+            /* out of the writers' way first: a thread still writing creates nothing more under
+             * the old name while the tree goes */
+            char gone[3 * QR_PATH_MAX + 16];
+            snprintf(gone, sizeof gone, "%s.gone", partials[i]);
+            const char *victim = rename(partials[i], gone) == 0 ? gone : partials[i];
+            for (int k = 0; k < 3; k++)
+                qri_remove_tree(victim);
+        } else {
             unlink(partials[i]);
+        }
     }
     pthread_mutex_unlock(&partial_lock);
 }
