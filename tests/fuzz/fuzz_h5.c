@@ -163,6 +163,7 @@ setup(void)
                          NULL,
                          NULL,
                          0,
+                         NULL,
                          NULL};
     path_of(2, p, sizeof p);
     if (qr_replay_write(p, s, &ri, drops, 1, NULL, 0, NULL, 0, NULL, err))
