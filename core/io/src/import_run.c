@@ -25,6 +25,7 @@
 #include "qreplay/textio.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
+#include "qreplay/txn.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
 #include "recording_internal.h"
@@ -1833,25 +1834,11 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         rc = qri_err(errbuf, QR_ECANCELED, "import: interrupted");
         goto out;
     }
-    /* in place of any earlier recording, at once */
-    struct stat st;
-    char old[sizeof m.tmp + 16];
-    snprintf(old, sizeof old, "%s.old-%ld", rec_dir, (long)getpid());
-    int had = stat(rec_dir, &st) == 0;
-    if (had && rename(rec_dir, old)) {
-        rc = qri_err(errbuf, QR_EIO, "%s: cannot replace it: %s", rec_dir, strerror(errno));
+    /* in place of any earlier recording, at once (an exchange, then the old one goes) */
+    if ((rc = qr_commit_path(m.tmp, rec_dir, errbuf)) != QR_OK)
         goto out;
-    }
-    if (rename(m.tmp, rec_dir)) {
-        rc = qri_err(errbuf, QR_EIO, "%s: %s", rec_dir, strerror(errno));
-        if (had)
-            rename(old, rec_dir);
-        goto out;
-    }
+    qr_partial_done(m.tmp);
     made_tmp = 0;
-    if (had)
-        qri_remove_tree(old);
-    rc = QR_OK;
 out:
     hash_free(&hash);
     if (m.w)

@@ -412,20 +412,18 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     /* every input must be of this recording: the runtime's truth and each replay */
     QRI_TRY(qr_h5_check_recording(path, rec_id, "its recording was replaced: the truth is lost",
                                   errbuf));
-    QRI_TRY(qr_arrival_log_check_source(run_log, rec_id, QR_ARRIVALS_TRUTH, NULL,
-                                        "put the recorded run's own log back, or run it again "
-                                        "(qreplay runtime)",
-                                        errbuf));
+    QRI_TRY(qr_run_log_check(run_log, rec_id,
+                             "put the recorded run's own log back, or run it again "
+                             "(qreplay runtime)",
+                             errbuf));
     for (size_t i = 0; i < n_variants; i++) {
-        char vp[4 * QR_PATH_MAX], fix[3 * QR_PATH_MAX], aid[QR_ID_SIZE];
+        char vp[4 * QR_PATH_MAX], fix[3 * QR_PATH_MAX];
         snprintf(fix, sizeof fix, "replay again (qreplay replay %s) or remove %s/replay/%s",
                  run_dir, run_dir, variants[i]);
         snprintf(vp, sizeof vp, "%s/replay/%s/replay.h5", run_dir, variants[i]);
         QRI_TRY(qr_h5_check_recording(vp, rec_id, fix, errbuf));
-        QRI_TRY(qr_h5_text_attr(vp, "arrivals_id", aid, sizeof aid, errbuf));
-        char log[4 * QR_PATH_MAX];
-        snprintf(log, sizeof log, "%s/replay/%s/arrivals.qra", run_dir, variants[i]);
-        QRI_TRY(qr_arrival_log_check_source(log, rec_id, aid, vp, fix, errbuf));
+        snprintf(vp, sizeof vp, "%s/replay/%s/arrivals.qra", run_dir, variants[i]);
+        QRI_TRY(qr_run_log_check(vp, rec_id, fix, errbuf));
     }
     rc = qr_arrival_log_busiest(run_log, &bsw, &bport, errbuf);
     if (rc && rc != QR_ENOTFOUND)

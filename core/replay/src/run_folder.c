@@ -186,3 +186,25 @@ int qr_run_folder_forget(const char *run_dir, const char *recording_id, size_t *
         *removed = n;
     return QR_OK;
 }
+
+int qr_run_log_check(const char *log, const char *recording_id, const char *fix, char *errbuf)
+{
+    char dir[3 * QR_PATH_MAX], h5[3 * QR_PATH_MAX + 16], source[QR_ID_SIZE] = "";
+    snprintf(dir, sizeof dir, "%s", log);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    snprintf(h5, sizeof h5, "%s/replay.h5", dir);
+    struct stat st;
+    int replay = stat(h5, &st) == 0;
+    int rc = replay ? qr_h5_text_attr(h5, "arrivals_id", source, sizeof source, errbuf) : QR_OK;
+    if (rc)
+        return rc;
+    if (!replay && !strcmp(base, "truth"))
+        snprintf(source, sizeof source, "%s", QR_ARRIVALS_TRUTH);
+    return qr_arrival_log_check_source(log, recording_id, source, replay ? h5 : NULL, fix, errbuf);
+}

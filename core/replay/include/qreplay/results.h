@@ -76,6 +76,13 @@ void qr_variants_free(char **names, size_t n);
 int qr_run_folder_forget(const char *run_dir, const char *recording_id, size_t *removed,
                          char *errbuf);
 
+/* Whether arrival log `log` may be read with the recording recording_id: of that recording
+ * (qr_arrival_log_check) and of the run its folder names: beside a replay.h5, the replay whose
+ * arrivals_id it holds; in a folder named truth, the recorded run (QR_ARRIVALS_TRUTH); elsewhere
+ * (a log named directly) the recording only. Returns 0, QR_ESTALE naming both files and fix, or
+ * the reader's error. */
+int qr_run_log_check(const char *log, const char *recording_id, const char *fix, char *errbuf);
+
 /* The runtime's busiest queue (most arrivals; ties to the smallest switch, port) in an arrival
  * log. Returns 0, QR_ENOTFOUND (no arrivals) or the reader's error. */
 int qr_arrival_log_busiest(const char *path, uint32_t *sw, uint32_t *port, char *errbuf);
