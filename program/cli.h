@@ -158,10 +158,6 @@ int cli_exact_tagged_replay(const char *command, struct qr_recording *rec, const
 
 /* The inputs of an analysis of a recording that may read an arrival log (diagnose, blame, trace).
  */
-/* Whether arrival log `log` may be read with the recording recording_id: of that recording, and
- * of the run its folder names (beside a replay.h5: that replay; in a truth folder: the recorded
- * run). Prints the error naming both files and fix, and returns 1; else 0. */
-int cli_check_log(const char *command, const char *log, const char *recording_id, const char *fix);
 
 /* Whether light record light_path (its recording id light_id) belongs to the recording in
  * rec_dir (when rec_dir holds one): prints the error naming both and returns 1; else 0. */

@@ -375,26 +375,34 @@ int cli_txn_begin(const char *command, const char *dir, int quiet, cli_txn *t)
     return 0;
 }
 
+/* The run folder of recording folder rec_dir into run (size bytes): its parent when rec_dir is a
+ * run folder's "recording" (returns 1), else rec_dir itself, trailing slashes off (returns 0). */
+static int run_of_recording(const char *rec_dir, char *run, size_t size)
+{
+    snprintf(run, size, "%s", rec_dir);
+    size_t n = strlen(run);
+    while (n > 1 && run[n - 1] == '/')
+        run[--n] = '\0';
+    char *slash = strrchr(run, '/');
+    if (strcmp(slash ? slash + 1 : run, "recording") != 0)
+        return 0;
+    if (!slash)
+        snprintf(run, size, ".");
+    else if (slash == run)
+        run[1] = '\0';
+    else
+        *slash = '\0';
+    return 1;
+}
+
 int cli_txn_begin_recording(const char *command, const char *rec_dir, int quiet, cli_txn *t,
                             char *work, size_t size)
 {
     memset(t, 0, sizeof *t);
     char run[PATH_MAX];
-    snprintf(run, sizeof run, "%s", rec_dir);
-    size_t n = strlen(run);
-    while (n > 1 && run[n - 1] == '/')
-        run[--n] = '\0';
-    char *slash = strrchr(run, '/');
-    const char *base = slash ? slash + 1 : run;
-    if (!strcmp(base, "recording")) {
+    if (run_of_recording(rec_dir, run, sizeof run)) {
         /* a run folder's recording: the run folder is the transaction, so that what was made
          * from the old recording goes in the same swap */
-        if (!slash)
-            snprintf(run, sizeof run, ".");
-        else if (slash == run)
-            run[1] = '\0';
-        else
-            *slash = '\0';
         if (cli_txn_begin(command, run, quiet, t))
             return 1;
         snprintf(work, size, "%s/recording", t->work);
@@ -580,28 +588,6 @@ int cli_check_light(const char *command, const char *rec_dir, const char *light_
     return 0;
 }
 
-int cli_check_log(const char *command, const char *log, const char *recording_id, const char *fix)
-{
-    char err[QR_ERRBUF_SIZE], dir[PATH_MAX], h5[PATH_MAX + 16], source[QR_ID_SIZE] = "";
-    snprintf(dir, sizeof dir, "%s", log);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    const char *base = strrchr(dir, '/');
-    base = base ? base + 1 : dir;
-    snprintf(h5, sizeof h5, "%s/replay.h5", dir);
-    int replay = cli_exists(h5);
-    if (replay && qr_h5_text_attr(h5, "arrivals_id", source, sizeof source, err))
-        return cli_fail(command, "%s", err);
-    if (!replay && !strcmp(base, "truth"))
-        snprintf(source, sizeof source, "%s", QR_ARRIVALS_TRUTH);
-    if (qr_arrival_log_check_source(log, recording_id, source, replay ? h5 : NULL, fix, err))
-        return cli_fail(command, "%s", err);
-    return 0;
-}
-
 int cli_analysis_open(const char *command, const char *rec_dir, const char *extra, const char *out,
                       int want_replay, cli_progress *prog, cli_analysis_in *in)
 {
@@ -622,9 +608,9 @@ int cli_analysis_open(const char *command, const char *rec_dir, const char *extr
     /* the arrivals must be of this recording: a replay made before the recording was replaced
      * is refused, never read against the new one; and of the run its folder says */
     if (in->arrivals[0] &&
-        cli_check_log(command, in->arrivals, qr_recording_id(in->rec),
-                      "replay the recording again (qreplay replay), or name another log"))
-        return 1;
+        qr_run_log_check(in->arrivals, qr_recording_id(in->rec),
+                         "replay the recording again (qreplay replay), or name another log", err))
+        return cli_fail(command, "%s", err);
     return want_replay ? cli_analysis_replay(command, out, prog, in) : 0;
 }
 
@@ -661,19 +647,7 @@ void cli_analysis_close(cli_analysis_in *in)
 int cli_forget_old_results(const char *command, const char *rec_dir, int quiet)
 {
     char run_dir[PATH_MAX], h5[PATH_MAX + 32], id[QR_ID_SIZE], err[QR_ERRBUF_SIZE];
-    snprintf(run_dir, sizeof run_dir, "%s", rec_dir);
-    size_t n = strlen(run_dir);
-    while (n > 1 && run_dir[n - 1] == '/')
-        run_dir[--n] = '\0';
-    const char *base = strrchr(run_dir, '/');
-    if (!strcmp(base ? base + 1 : run_dir, "recording")) {
-        if (base == run_dir)
-            snprintf(run_dir, sizeof run_dir, "/");
-        else if (base)
-            run_dir[base - run_dir] = '\0';
-        else
-            snprintf(run_dir, sizeof run_dir, ".");
-    }
+    run_of_recording(rec_dir, run_dir, sizeof run_dir);
     snprintf(h5, sizeof h5, "%s/recording.h5", rec_dir);
     size_t gone = 0;
     if (qr_h5_recording_id(h5, id, err) || qr_run_folder_forget(run_dir, id, &gone, err))

@@ -10,6 +10,7 @@
 #include "qreplay/blackhole.h"
 #include "qreplay/error.h"
 #include "qreplay/recording.h"
+#include "qreplay/results.h"
 #include "qreplay/units.h"
 
 static const cli_opt opts[] = {
@@ -114,10 +115,11 @@ int qr_cmd_blackholes(int argc, char **argv)
             rc = cli_fail("blackholes", "%s", err);
             goto out;
         }
-        if (cli_check_log("blackholes", path, id,
-                          replay ? "replay the recording again (qreplay replay)"
-                                 : "run the recording again (qreplay runtime)")) {
-            rc = 1;
+        if (qr_run_log_check(path, id,
+                             replay ? "replay the recording again (qreplay replay)"
+                                    : "run the recording again (qreplay runtime)",
+                             err)) {
+            rc = cli_fail("blackholes", "%s", err);
             goto out;
         }
     }
