@@ -1104,7 +1104,7 @@ CORPUS_ROWS = [("left out", "connections of a router's or mirror's capture whose
                ("spurious", "spurious resends"), ("dupacks_max", "longest duplicate-ACK run"),
                ("zero_windows", "zero-window episodes"), ("out_of_order", "out-of-order segments"),
                ("duration", "duration, first frame to last (to the ns)"),
-               ("duplicates", "frames captured twice (per capture, against editcap -D)"),
+               ("duplicates", "frames captured twice (per capture, against editcap's MD5s)"),
                ("conservation", "recorded bytes = captured + made-up drops' (per direction)"),
                ("drops supported", "drops recorded <= tshark's resends and hole fillers "
                                    "(per direction)")]

@@ -623,3 +623,124 @@ Test(capture, dedup_removes_exactly_the_copies)
     gsl_rng_free(r);
     unlink(path);
 }
+
+/* One raw-IP frame of a TCP packet between 10.0.0.1:1000 (from_a) and 10.0.0.2:2000, IPv4 with
+ * ip_id or IPv6, at t_us microseconds: its headers vary only by seq and the direction. */
+static void dedup_frame(FILE *f, int v6, int from_a, uint16_t ip_id, uint32_t seq, uint64_t t_us)
+{
+    uint8_t b[60] = {0};
+    size_t ip = v6 ? 40 : 20, n = ip + 20;
+    uint8_t a[2] = {1, 2};
+    if (!from_a)
+        a[0] = 2, a[1] = 1;
+    if (v6) {
+        b[0] = 0x60, b[5] = 20, b[6] = 6, b[7] = 64;
+        b[8] = 0xfd, b[23] = a[0], b[24] = 0xfd, b[39] = a[1];
+    } else {
+        b[0] = 0x45, b[3] = (uint8_t)n, b[4] = (uint8_t)(ip_id >> 8), b[5] = (uint8_t)ip_id;
+        b[6] = 0x40, b[8] = 64, b[9] = 6, b[12] = 10, b[15] = a[0], b[16] = 10, b[19] = a[1];
+    }
+    uint8_t *t = b + ip;
+    uint16_t sp = from_a ? 1000 : 2000, dp = from_a ? 2000 : 1000;
+    t[0] = (uint8_t)(sp >> 8), t[1] = (uint8_t)sp, t[2] = (uint8_t)(dp >> 8), t[3] = (uint8_t)dp;
+    t[4] = (uint8_t)(seq >> 24), t[5] = (uint8_t)(seq >> 16), t[6] = (uint8_t)(seq >> 8);
+    t[7] = (uint8_t)seq;
+    t[12] = 0x50, t[13] = 0x10, t[14] = 0xff;
+    uint32_t rec[4] = {(uint32_t)(1700000000 + t_us / 1000000), (uint32_t)(t_us % 1000000),
+                       (uint32_t)n, (uint32_t)n};
+    fwrite(rec, sizeof rec, 1, f);
+    fwrite(b, n, 1, f);
+}
+
+/* The same bytes sent twice by a stack are not a capture's copy. Over seeded random
+ * conversations whose packets carry nothing that tells two sendings apart (IPv4 with IP ID 0,
+ * or IPv6) and repeat their headers often, with the three ways equal headers arise:
+ *   - a capture's copy, 0-100 us after the frame, before the other end's next packet: removed;
+ *   - a timer's resend, 1 ms or more later: kept;
+ *   - an answer sent again, as soon as 0 us later, but after the other end sent something (a
+ *     SYN again gets its SYN-ACK again; an out-of-order segment its duplicate ACK): kept;
+ * qr_capture_dedup(5) removes exactly the copies. With IPv4 IDs that rise, only copies repeat. */
+Test(capture, dedup_keeps_the_same_bytes_sent_again)
+{
+    char path[64], err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "/tmp/qr-dedup2-%d.pcap", (int)getpid());
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    for (unsigned long seed = 1; seed <= 60; seed++) {
+        gsl_rng_set(r, seed);
+        int kind = (int)(seed % 3); /* 0: IPv4 ID 0, 1: IPv6, 2: IPv4 IDs that rise */
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 101 /* raw IP */};
+        fwrite(hdr, sizeof hdr, 1, f);
+        struct {
+            int from_a;
+            uint32_t seq;
+            uint16_t id;
+            uint64_t t;
+        } sent[8]; /* the last packets sent (originals), newest last */
+        size_t n_sent = 0, originals = 0, copies = 0;
+        uint64_t t = 0;
+        uint16_t id = 1;
+        int last_from = -1;
+        for (int i = 0; i < 300; i++) {
+            double u = gsl_rng_uniform(r);
+            int from_a = (int)gsl_rng_uniform_int(r, 2);
+            uint32_t seq = (uint32_t)gsl_rng_uniform_int(r, 3);
+            if (u < 0.25 && n_sent) { /* the capture's copy of one of its last frames of the
+                                       * direction that spoke last, none of the other since */
+                size_t k = gsl_rng_uniform_int(r, n_sent < 4 ? n_sent : 4);
+                size_t at = n_sent - 1 - k;
+                uint64_t gap = gsl_rng_uniform_int(r, 100);
+                int ok = t + gap - sent[at].t < QR_CAPTURE_DEDUP_SAME_NS / 1000;
+                for (size_t j = at; j < n_sent; j++)
+                    ok &= sent[j].from_a == sent[n_sent - 1].from_a;
+                if (ok) {
+                    t += gap;
+                    dedup_frame(f, kind == 1, sent[at].from_a, kind == 2 ? sent[at].id : 0,
+                                sent[at].seq, t);
+                    copies++;
+                    continue;
+                }
+            }
+            if (u < 0.5 && n_sent) { /* the same headers as a recent packet, sent again */
+                size_t k = gsl_rng_uniform_int(r, n_sent < 4 ? n_sent : 4);
+                from_a = sent[n_sent - 1 - k].from_a;
+                seq = sent[n_sent - 1 - k].seq;
+                if (last_from == from_a) /* a timer's resend */
+                    t += 1000 + gsl_rng_uniform_int(r, 3000);
+            }
+            /* an answer may come at once; a packet of the direction that just spoke, only after
+             * a millisecond (unless it differs from the recent ones) */
+            if (last_from == from_a)
+                t += 1000;
+            dedup_frame(f, kind == 1, from_a, kind == 2 ? id : 0, seq, t);
+            originals++;
+            last_from = from_a;
+            if (n_sent == 8)
+                memmove(sent, sent + 1, --n_sent * sizeof *sent);
+            sent[n_sent].from_a = from_a, sent[n_sent].seq = seq;
+            sent[n_sent].id = id++, sent[n_sent].t = t;
+            n_sent++;
+        }
+        fclose(f);
+        qr_capture *c;
+        cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
+        qr_capture_dedup(c, 5);
+        qr_capture_packet p;
+        size_t kept = 0;
+        int rc;
+        while ((rc = qr_capture_next(c, &p, err)) == QR_OK)
+            kept++;
+        cr_assert_eq(rc, QR_END, "%s", err);
+        qr_capture_stats st;
+        qr_capture_stats_get(c, &st);
+        cr_assert_eq(kept, originals, "seed %lu (kind %d): kept %zu of %zu sent, %zu copies", seed,
+                     kind, kept, originals, copies);
+        cr_assert_eq(st.skipped[QR_SKIP_DUPLICATE], copies, "seed %lu", seed);
+        cr_assert(copies > 5 && originals > 100, "seed %lu: %zu copies, %zu sent", seed, copies,
+                  originals);
+        qr_capture_close(c);
+    }
+    gsl_rng_free(r);
+    unlink(path);
+}

@@ -2,7 +2,9 @@
 """qreplay against tshark, connection by connection, over a corpus of public captures.
 
 For every capture: tshark's reading of each TCP connection (its own dissection and TCP analysis)
-of the capture's TCP frames with duplicated frames removed by editcap -D 5 is the reference; qreplay's is what `qreplay import` and `qreplay diagnose --flows all` make of
+of the capture's TCP frames with duplicated frames removed (by editcap's MD5s under the import's
+rule, reference_duplicates) is the reference; qreplay's is what `qreplay import` and `qreplay
+diagnose --flows all` make of
 the same capture, alone. The two are matched by their ends (addresses and ports, as captured) and
 start order, then compared fact by fact:
 
@@ -30,8 +32,10 @@ start order, then compared fact by fact:
                    from the recording, each packet at its time where it was captured (its send
                    time where its sender was, else its receive time; made-up drops aside)
 and per capture (the import reads it whole):
-  duplicates       frames captured twice that the import removed, against editcap -D 5 over the
-                   capture's TCP frames
+  duplicates       frames captured twice that the import removed, against editcap's MD5s over
+                   the capture's TCP frames under the import's rule (equal bytes within 5 frames;
+                   with IPv4 ID 0 or IPv6, also within 1 ms, with no answer from the other end
+                   in between: the same bytes a stack sent again are kept)
   established      the handshake completed
 
 A disagreement is a failure unless tests/data/corpus/differences.tsv lists it (capture, fact,
@@ -316,19 +320,63 @@ def tshark_conns(path):
     return conns
 
 
-def editcap_duplicates(path, work):
-    """Frames editcap -D 5 removes from the capture's TCP frames (tshark's filter first)."""
+SAME_NS = 1_000_000  # core/io/include/qreplay/capture.h: QR_CAPTURE_DEDUP_SAME_NS
+DEDUP_WINDOW = 5  # core/io/include/qreplay/import.h: QR_IMPORT_DEDUP_WINDOW
+
+
+def reference_duplicates(path, work):
+    """The frames captured twice among the capture's TCP frames (tshark's filter first), by the
+    import's documented rule with editcap's identity and tshark's dissection: a frame whose length
+    and MD5 (editcap -D 0 -V) equal one of the previous 5 kept frames'; where equal bytes prove
+    nothing (IPv4 ID 0, IPv6), only if it came less than 1 ms after that frame and no frame of its
+    connection's other direction was kept in between (a stack's answer sent again). Writes
+    dedup.pcapng without them (editcap deleting the frames by number); returns their count."""
     tcp = os.path.join(work, "tcp.pcapng")
     r = subprocess.run(["tshark", "-n", "-r", path, "-Y", "tcp && !icmp && !icmpv6", "-w", tcp],
                        capture_output=True, text=True, timeout=300)
     if r.returncode not in (0, 2):
         raise RuntimeError(f"tshark failed on {path}: {r.stderr.strip()[:300]}")
-    r = subprocess.run(["editcap", "-D", "5", tcp, os.path.join(work, "dedup.pcapng")],
+    r = subprocess.run(["editcap", "-D", "0", "-V", tcp, os.path.join(work, "hashed.pcapng")],
                        capture_output=True, text=True, timeout=300)
-    m = re.search(r"(\d+) packets? skipped with duplicate window", r.stdout + r.stderr)
-    if r.returncode != 0 or not m:
-        raise RuntimeError(f"editcap -D failed on {path}: {(r.stdout + r.stderr).strip()[:300]}")
-    return int(m.group(1))
+    hashes = {int(m.group(1)): (int(m.group(2)), m.group(3)) for m in re.finditer(
+        r"Packet: (\d+), Len: (\d+), MD5 Hash: ([0-9a-f]+)", r.stdout + r.stderr)}
+    if r.returncode != 0:
+        raise RuntimeError(f"editcap -V failed on {path}: {(r.stdout + r.stderr).strip()[:300]}")
+    r = subprocess.run(["tshark", "-n", "-r", tcp, "-T", "fields", "-E", "occurrence=l",
+                        "-e", "frame.number", "-e", "frame.time_epoch", "-e", "ip.id",
+                        "-e", "ip.src", "-e", "ipv6.src", "-e", "tcp.srcport",
+                        "-e", "ip.dst", "-e", "ipv6.dst", "-e", "tcp.dstport"],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode not in (0, 2):
+        raise RuntimeError(f"tshark failed on {tcp}: {r.stderr.strip()[:300]}")
+    recent, dups = [], []
+    for line in r.stdout.splitlines():
+        f = line.split("\t")
+        n = int(f[0])
+        if n not in hashes:
+            raise RuntimeError(f"editcap -V gave no hash for frame {n} of {path}")
+        sec, _, frac = f[1].partition(".")
+        t = int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+        src, dst = (f[3] or f[4], f[5]), (f[6] or f[7], f[8])
+        proves = f[2] not in ("", "0x0000", "0")
+        copy = False
+        for k, (h, t0, _) in enumerate(recent):
+            if h != hashes[n]:
+                continue
+            copy = proves or (t - t0 < SAME_NS and
+                              all(e != (dst, src) for _, _, e in recent[k + 1:]))
+            if copy:
+                break
+        if copy:
+            dups.append(n)
+            continue
+        recent = (recent + [(hashes[n], t, (src, dst))])[-DEDUP_WINDOW:]
+    out = os.path.join(work, "dedup.pcapng")
+    r = subprocess.run(["editcap", tcp, out] + [str(n) for n in dups],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"editcap failed on {tcp}: {(r.stdout + r.stderr).strip()[:300]}")
+    return len(dups)
 
 
 def run(cmd, **kw):
@@ -495,7 +543,7 @@ def main():
         for name in files:
             path = os.path.join(a.corpus, name)
             # the reference reads the capture as the import does: duplicated frames removed
-            ref_dups = editcap_duplicates(path, work)
+            ref_dups = reference_duplicates(path, work)
             ref = tshark_conns(os.path.join(work, "dedup.pcapng"))
             ours, err = qreplay_conns(a.qreplay, scenario, path, work)
             n_conns += len(ref)

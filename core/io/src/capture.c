@@ -40,8 +40,12 @@ struct qr_capture {
     qr_capture_stats stats;
     qr_capture_skip_fn on_skip;
     void *on_skip_ctx;
-    unsigned dedup;                        /* the window of qr_capture_dedup (0: off) */
-    uint64_t recent[QR_CAPTURE_DEDUP_MAX]; /* the last kept TCP packets' header hashes */
+    unsigned dedup;       /* the window of qr_capture_dedup (0: off) */
+    struct recent {       /* the last kept TCP packets, oldest first from */
+        uint64_t headers; /* next_recent - n_recent: every field's hash, */
+        uint64_t ends;    /* their addresses and ports' (source first) */
+        int64_t time_ns;
+    } recent[QR_CAPTURE_DEDUP_MAX];
     unsigned n_recent, next_recent;
 };
 
@@ -389,9 +393,21 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf)
     return QR_OK;
 }
 
-/* Whether p's headers equal one of the last c->dedup kept packets' (a 64-bit hash of every
- * field read: addresses, ports, sequence and acknowledgment numbers, flags, window, IP ID and
- * length, payload bytes, TOS, TTL, VLAN and the TCP options); remember it if not. */
+static uint64_t ends_hash(const uint8_t *a, uint16_t ap, const uint8_t *b, uint16_t bp)
+{
+    uint64_t h = 0x84222325cbf29ce4ull;
+    for (int i = 0; i < 16; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        h = qri_mix64(h ^ x);
+        h = qri_mix64(h ^ y);
+    }
+    return qri_mix64(h ^ ((uint64_t)ap << 16 | bp));
+}
+
+/* Whether p is a copy of one of the last c->dedup kept packets (qr_capture_dedup's rule);
+ * remember it if not. */
 static int seen_recently(qr_capture *c, const qr_capture_packet *p)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -415,10 +431,23 @@ static int seen_recently(qr_capture *c, const qr_capture_packet *p)
         MIX(o);
     }
 #undef MIX
-    for (unsigned i = 0; i < c->n_recent; i++)
-        if (c->recent[i] == h)
+    uint64_t ends = ends_hash(p->src, p->src_port, p->dst, p->dst_port);
+    uint64_t back = ends_hash(p->dst, p->dst_port, p->src, p->src_port);
+    /* an IPv4 ID tells two sendings apart, except 0 (stacks that set DF may send 0 always) */
+    int proves = p->family == 4 && p->ip_id != 0;
+    unsigned first = c->next_recent + c->dedup - c->n_recent;
+    for (unsigned k = 0; k < c->n_recent; k++) {
+        const struct recent *r = &c->recent[(first + k) % c->dedup];
+        if (r->headers != h)
+            continue;
+        int copy = proves || p->time_ns - r->time_ns < QR_CAPTURE_DEDUP_SAME_NS;
+        for (unsigned j = k + 1; copy && j < c->n_recent; j++)
+            if (c->recent[(first + j) % c->dedup].ends == back)
+                copy = proves; /* an answer to something the other end sent in between */
+        if (copy)
             return 1;
-    c->recent[c->next_recent] = h;
+    }
+    c->recent[c->next_recent] = (struct recent){h, ends, p->time_ns};
     c->next_recent = (c->next_recent + 1) % c->dedup;
     if (c->n_recent < c->dedup)
         c->n_recent++;

@@ -76,7 +76,9 @@ static const qr_h5_field import_capture_fields[] = {
     {"skip_bad_link", QR_H5_U64, IC(skip_bad_link), 0, "frames"},
     {"skip_bad_ip", QR_H5_U64, IC(skip_bad_ip), 0, "frames"},
     {"skip_bad_tcp", QR_H5_U64, IC(skip_bad_tcp), 0, "frames"},
-    {"skip_duplicate", QR_H5_U64, IC(skip_duplicate), 0, "frames captured twice (editcap -D)"},
+    {"skip_duplicate", QR_H5_U64, IC(skip_duplicate), 0,
+     "frames captured twice (equal headers within 5 frames; IP ID 0 and IPv6 within 1 ms with no "
+     "answer between)"},
     {"left_same_host", QR_H5_U64, IC(left_same_host), 0, "packets"},
     {"left_not_owner", QR_H5_U64, IC(left_not_owner), 0, "packets"},
     {"left_duplicate", QR_H5_U64, IC(left_duplicate), 0, "packets"},

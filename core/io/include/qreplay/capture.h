@@ -72,9 +72,15 @@ void qr_capture_on_skip(qr_capture *c, qr_capture_skip_fn fn, void *ctx);
  * one of the last `window` kept packets' (every field read: addresses, ports, sequence and
  * acknowledgment numbers, flags, window, IP ID and length, payload bytes, TOS, TTL, VLAN, TCP
  * options) is skipped as QR_SKIP_DUPLICATE, as a port mirror or a capture on two interfaces gives.
- * A retransmission is never one: it has its own IP ID (IPv4) or, on the hosts that send TCP
- * timestamps, its own timestamp. window 0 turns it off; at most QR_CAPTURE_DEDUP_MAX. */
+ * Where equal headers prove nothing, a stack may have sent the same bytes twice: an IPv4 packet
+ * with IP ID 0 or an IPv6 packet (no per-packet identification; a TCP timestamp, where sent,
+ * ticks only every millisecond or so). Such a packet is a duplicate only if it came less than
+ * QR_CAPTURE_DEDUP_SAME_NS after its copy (sooner than any TCP timer resends) and no packet of its
+ * connection's other direction was captured in between (a SYN sent again gets its SYN-ACK again,
+ * byte for byte; an out-of-order segment gets its duplicate ACK). window 0 turns it off; at most
+ * QR_CAPTURE_DEDUP_MAX. */
 #define QR_CAPTURE_DEDUP_MAX 16
+#define QR_CAPTURE_DEDUP_SAME_NS 1000000
 void qr_capture_dedup(qr_capture *c, unsigned window);
 
 /* The capture's link type name (e.g. "EN10MB", "LINUX_SLL2"); borrowed. */

@@ -162,8 +162,9 @@ int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16]);
  * Times are rebased: recorded time = capture time - the host's applied clock offset - time_base_ns
  * (a reconstructed packet: its receiver's offset). */
 
-/* Duplicated frames are removed as editcap -D does, over this many previous TCP packets of a
- * capture (qr_capture_dedup; editcap's default window is 5). */
+/* Duplicated frames are removed over this many previous TCP packets of a capture
+ * (qr_capture_dedup: as editcap -D, whose default window is 5, but keeping the same bytes a stack
+ * sent twice). */
 #define QR_IMPORT_DEDUP_WINDOW 5
 
 /* The largest rise from one IP ID to the next that still counts as the IDs rising (a sender whose

@@ -56,7 +56,7 @@ typedef enum qr_skip {
     QR_SKIP_BAD_IP,     /* an IP header that contradicts itself or the frame (lengths, version) */
     QR_SKIP_BAD_TCP,    /* a TCP header length below 20 bytes or beyond the IP packet */
     QR_SKIP_DUPLICATE,  /* the same TCP packet again, captured twice (a capture reader that
-                           removes duplicates, as editcap -D does: qr_capture_dedup) */
+                           removes duplicates: qr_capture_dedup) */
     QR_SKIP_COUNT
 } qr_skip;
 
