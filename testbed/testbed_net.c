@@ -1320,16 +1320,6 @@ static int run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char 
         }
         drain(&t->p[i], on_agent_line, &ac);
     }
-    /* the agents' last packets (the resets of the probes they closed at the stop) cross the
-     * fabric and reach the captures' files before the captures stop: tcpdump hands the kernel's
-     * ring to its file a block at a time, a block when it fills or 1 s after its first packet
-     * (libpcap's packet buffer timeout), and what a block holds when tcpdump is stopped is lost
-     * without being counted as dropped; so 1.3 s */
-    for (int w = 0;
-         (run->pingmesh || run->conf->traceroute.per_connection > 0 || run->sweep_drops) &&
-         !cli_signal && w < 65;
-         w++)
-        usleep(20000);
     free(ac.fin);
     if (!rc && ac.oom)
         rc = cli_fail(command, "out of memory for the agents' probes");
@@ -1508,6 +1498,58 @@ static int run_apps(struct tb *t, tb_run *run, cli_progress *prog)
     return rc;
 }
 
+/* Packets in the fabric's queues, summed over every namespace's qdiscs ("backlog Nb Mp");
+ * -1 if tc cannot say. */
+static long fabric_backlog(struct tb *t)
+{
+    long sum = 0;
+    for (int i = 0; i < t->n_ns; i++) {
+        char out[16384];
+        char *argv[] = {"tc", "-n", t->ns[i], "-s", "qdisc", "show", NULL};
+        if (run_argv(argv, out, sizeof out) != 0)
+            return -1;
+        for (const char *b = strstr(out, "backlog "); b; b = strstr(b + 8, "backlog ")) {
+            const char *pk = strchr(b + 8, ' ');
+            sum += pk ? strtol(pk + 1, NULL, 10) : 0;
+        }
+    }
+    return sum;
+}
+
+/* The end of a run: nothing in flight when the counters are read and the captures stop. Every
+ * host stops sending (a direct-action classic BPF program on its port's egress hook returns
+ * TC_ACT_SHOT, before its qdisc and its capture: what the kernel still sends once the agents are
+ * gone, a SYN-ACK or a reset sent again, is never sent), the queues drain, and libpcap's packet
+ * buffer timeout (1 s) passes so that every capture's last block reaches its file; a block
+ * tcpdump holds when it is stopped is lost without being counted. Without it a packet captured
+ * entering a switch in the last microseconds, and not leaving, counts as a queue drop the qdisc
+ * never made. Returns 0 or 1 after printing. */
+static int quiesce(struct tb *t)
+{
+    for (uint32_t h = 0; h < t->hosts; h++) {
+        char *add[] = {"tc", "-n", t->ns[h], "qdisc", "add", "dev", "eth0", "clsact", NULL};
+        char *drop[] = {"tc",     "-n",  t->ns[h], "filter",   "add",        "dev", "eth0",
+                        "egress", "bpf", "da",     "bytecode", "1,6 0 0 2,", NULL};
+        char out[1024];
+        if (run_argv(add, out, sizeof out) != 0 || run_argv(drop, out, sizeof out) != 0)
+            return cli_fail(t->cmd, "cannot stop host %u's traffic at the end (tc clsact, bpf): %s",
+                            h, out);
+    }
+    long q = 0;
+    for (int w = 0; w < 150 && !cli_signal && (q = fabric_backlog(t)) > 0; w++)
+        usleep(20000);
+    if (q < 0)
+        return cli_fail(t->cmd, "cannot read the qdiscs' backlogs (tc -s qdisc show)");
+    if (q > 0)
+        fprintf(stderr,
+                "qreplay %s: warning: %ld packets still queued 3 s after the hosts went "
+                "quiet\n",
+                t->cmd, q);
+    for (int w = 0; w < 55 && !cli_signal; w++)
+        usleep(20000);
+    return 0;
+}
+
 int tb_run_testbed(const char *command, tb_run *run)
 {
     static struct tb t; /* large; one run at a time per process */
@@ -1615,6 +1657,10 @@ int tb_run_testbed(const char *command, tb_run *run)
     uint64_t softnet0 = softnet_drops();
     if (!rc)
         rc = run->n_apps ? run_apps(&t, run, &prog) : run_agents(&t, run, &prog, self);
+    if (!rc && !cli_signal) {
+        cli_progress_update(&prog, "testbed: the hosts go quiet, the queues drain");
+        rc = quiesce(&t);
+    }
     cli_progress_done(&prog);
     uint64_t softnet1 = softnet_drops();
     for (uint32_t i = 0; !rc && !cli_signal && i < t.hosts; i++) {
