@@ -556,12 +556,31 @@ Test(capture, netfilter_log_records_give_the_packet_and_its_mac_addresses)
     cr_assert(qr_capture_link_supported(239));
 }
 
+/* Reads path whole, duplicates removed over window dedup (0: none): the packets kept, its
+ * statistics into st. */
+static size_t read_dedup(const char *path, unsigned dedup, qr_capture_stats *st)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_capture *c;
+    cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
+    qr_capture_dedup(c, dedup);
+    qr_capture_packet p;
+    size_t kept = 0;
+    int rc;
+    while ((rc = qr_capture_next(c, &p, err)) == QR_OK)
+        kept++;
+    cr_assert_eq(rc, QR_END, "%s", err);
+    qr_capture_stats_get(c, st);
+    qr_capture_close(c);
+    return kept;
+}
+
 /* Duplicated frames, as a port mirror gives them: over seeded random streams where some frames
  * are captured again 0 to 4 frames later, qr_capture_dedup(5) removes exactly the copies and
  * keeps every original (a resend has its own IP ID: kept); without it every frame is read. */
 Test(capture, dedup_removes_exactly_the_copies)
 {
-    char path[64], err[QR_ERRBUF_SIZE];
+    char path[64];
     snprintf(path, sizeof path, "/tmp/qr-dedup-%d.pcap", (int)getpid());
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     for (unsigned long seed = 1; seed <= 20; seed++) {
@@ -602,22 +621,11 @@ Test(capture, dedup_removes_exactly_the_copies)
         }
         fclose(f);
         for (int dedup = 0; dedup < 2; dedup++) {
-            qr_capture *c;
-            cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
-            if (dedup)
-                qr_capture_dedup(c, 5);
-            qr_capture_packet p;
-            size_t kept = 0;
-            int rc;
-            while ((rc = qr_capture_next(c, &p, err)) == QR_OK)
-                kept++;
-            cr_assert_eq(rc, QR_END, "%s", err);
             qr_capture_stats st;
-            qr_capture_stats_get(c, &st);
+            size_t kept = read_dedup(path, dedup ? 5 : 0, &st);
             cr_assert_eq(kept, dedup ? originals : frames, "seed %lu", seed);
             cr_assert_eq(st.skipped[QR_SKIP_DUPLICATE], dedup ? copies : 0, "seed %lu", seed);
             cr_assert_eq(st.frames, frames);
-            qr_capture_close(c);
         }
     }
     gsl_rng_free(r);
@@ -662,7 +670,7 @@ static void dedup_frame(FILE *f, int v6, int from_a, uint16_t ip_id, uint32_t se
  * qr_capture_dedup(5) removes exactly the copies. With IPv4 IDs that rise, only copies repeat. */
 Test(capture, dedup_keeps_the_same_bytes_sent_again)
 {
-    char path[64], err[QR_ERRBUF_SIZE];
+    char path[64];
     snprintf(path, sizeof path, "/tmp/qr-dedup2-%d.pcap", (int)getpid());
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     for (unsigned long seed = 1; seed <= 60; seed++) {
@@ -723,23 +731,13 @@ Test(capture, dedup_keeps_the_same_bytes_sent_again)
             n_sent++;
         }
         fclose(f);
-        qr_capture *c;
-        cr_assert_eq(qr_capture_open(&c, path, err), QR_OK, "%s", err);
-        qr_capture_dedup(c, 5);
-        qr_capture_packet p;
-        size_t kept = 0;
-        int rc;
-        while ((rc = qr_capture_next(c, &p, err)) == QR_OK)
-            kept++;
-        cr_assert_eq(rc, QR_END, "%s", err);
         qr_capture_stats st;
-        qr_capture_stats_get(c, &st);
+        size_t kept = read_dedup(path, 5, &st);
         cr_assert_eq(kept, originals, "seed %lu (kind %d): kept %zu of %zu sent, %zu copies", seed,
                      kind, kept, originals, copies);
         cr_assert_eq(st.skipped[QR_SKIP_DUPLICATE], copies, "seed %lu", seed);
         cr_assert(copies > 5 && originals > 100, "seed %lu: %zu copies, %zu sent", seed, copies,
                   originals);
-        qr_capture_close(c);
     }
     gsl_rng_free(r);
     unlink(path);
