@@ -15,6 +15,8 @@
 #include "qreplay/h5.h"
 #include "qreplay/schema.h"
 
+#include "h5_tuning.h" /* core/io/src: the tuning knobs as arguments */
+
 struct row {
     char name[16];
     uint64_t id;
@@ -381,10 +383,11 @@ Test(h5, a_file_changed_after_it_was_written_is_refused_before_hdf5_reads_it)
     free(orig);
 }
 
-extern size_t qri_h5_image_max; /* h5.c: files up to this size are read into memory */
-
-static void two_readers_at_once(void)
+/* image_max: files up to this size are read into memory (0: every file from disk) */
+static void two_readers_at_once(size_t image_max)
 {
+    qri_h5_tuning tu = QRI_H5_TUNING_DEFAULT;
+    tu.image_max = image_max;
     /* two readers open at once: files of their own, never taken for one another */
     char err[QR_ERRBUF_SIZE] = "", other[300];
     write_small();
@@ -394,8 +397,8 @@ static void two_readers_at_once(void)
     cr_assert_eq(qr_h5_attr_str(f, "/", "who", "b", err), QR_OK);
     cr_assert_eq(qr_h5_commit(f, err), QR_OK);
     qr_h5_reader *a, *b;
-    cr_assert_eq(qr_h5_open(&a, path, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_h5_open(&b, other, err), QR_OK, "%s", err);
+    cr_assert_eq(qri_h5_open_tuned(&a, path, tu, err), QR_OK, "%s", err);
+    cr_assert_eq(qri_h5_open_tuned(&b, other, tu, err), QR_OK, "%s", err);
     char *v = NULL;
     cr_assert_eq(qr_h5_read_attr_str(b, "/", "who", &v, err), QR_OK, "%s", err);
     cr_assert_str_eq(v, "b");
@@ -411,50 +414,45 @@ static void two_readers_at_once(void)
     fseek(fp, -3, SEEK_END);
     fputc('!', fp);
     fclose(fp);
-    cr_assert_eq(qr_h5_open(&b, other, err), QR_EFORMAT);
+    cr_assert_eq(qri_h5_open_tuned(&b, other, tu, err), QR_EFORMAT);
     cr_assert(strstr(err, "damaged"), "%s", err);
     unlink(other);
 }
 
 Test(h5, two_files_open_at_once_from_memory)
 {
-    two_readers_at_once();
+    two_readers_at_once(QRI_H5_TUNING_DEFAULT.image_max);
 }
 
 Test(h5, two_files_open_at_once_from_disk)
 {
-    size_t keep = qri_h5_image_max;
-    qri_h5_image_max = 0; /* every file is verified, then read by HDF5 from disk */
-    two_readers_at_once();
-    qri_h5_image_max = keep;
+    two_readers_at_once(0); /* every file is verified, then read by HDF5 from disk */
 }
 
 /* Two tables filled at once in batches of every size (one row, a chunk less one, many chunks at
  * once: the compressing worker's ring wraps while the other table's runs), then one table of
  * exactly whole chunks: HDF5 reads back every row as written, and the chunks carry HDF5's own
  * shuffle and deflate filters. */
-extern int qri_h5_workers;
-
-static void chunks_read_back(void);
+static void chunks_read_back(int workers);
 
 Test(h5, chunks_filtered_by_the_workers_read_back_through_hdf5)
 {
-    chunks_read_back();
+    chunks_read_back(1);
 }
 
 /* The same with three workers, which finish chunks out of order: still written in order. */
 Test(h5, chunks_filtered_by_three_workers_read_back_through_hdf5)
 {
-    qri_h5_workers = 3;
-    chunks_read_back();
-    qri_h5_workers = 1;
+    chunks_read_back(3);
 }
 
-static void chunks_read_back(void)
+static void chunks_read_back(int workers)
 {
     qr_h5 *f;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_h5_create(&f, path, err), QR_OK, "%s", err);
+    qri_h5_tuning tu = QRI_H5_TUNING_DEFAULT;
+    tu.workers = workers;
+    cr_assert_eq(qri_h5_create_tuned(&f, path, tu, err), QR_OK, "%s", err);
     enum { N = 20000, CHUNK = 37 };
     struct row *rows = calloc(N, sizeof *rows);
     for (int i = 0; i < N; i++) {

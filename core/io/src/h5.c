@@ -12,6 +12,7 @@
 #include <hdf5.h>
 #include <zlib.h>
 
+#include "h5_tuning.h"
 #include "internal.h"
 #include "qreplay/fs.h"
 #include "qreplay/h5.h"
@@ -23,6 +24,7 @@ struct qr_h5 {
     char partial[1100];
     int open_tables;
     struct qr_h5_table *tables; /* open tables, released by abort */
+    int workers;                /* its tables' filtering threads (qri_h5_tuning) */
 };
 
 /* Tables are chunked, shuffled and deflated (level DEFLATE). Full chunks are filtered by our own
@@ -45,12 +47,8 @@ struct chunk_job {
 /* Chunks in a table's ring: the one being filled and those with the worker or waiting to be
  * written (the callers append thousands of rows at once: several chunks). */
 enum { NJOBS = 8 };
-/* Threads filtering a table's chunks (claimed in order, finished in any order, written in order):
- * qri_h5_workers of them, at most MAX_WORKERS. One: on this 2-core machine a second made qreplay
- * metrics slower (1.8 s -> 2.0 s at k=8), the caller's thread being as busy as the compression.
- * Not static: a test raises it to finish chunks out of order. */
+/* Threads filtering a table's chunks: the file's tuning (h5_tuning.h), at most MAX_WORKERS. */
 enum { MAX_WORKERS = 4 };
-int qri_h5_workers = 1;
 static void free_layout(struct qr_h5_table *t);
 static int job_alloc(struct qr_h5_table *t, struct chunk_job *j);
 
@@ -100,10 +98,6 @@ struct qr_h5_table {
  * verifies it before libhdf5 sees a byte, so a damaged file is refused, never parsed. */
 enum { USERBLOCK = 512 };
 static const char SUM_TAG[] = "QREPLAY-H5 1 sha256=";
-/* Files up to this size are read whole and opened from memory (HDF5's core driver), so what is
- * parsed is exactly what was verified; larger ones are verified, then opened on disk. Not static:
- * a test lowers it to take the second way. */
-size_t qri_h5_image_max = 256u << 20;
 
 /* Files of ours open now (written or read). */
 static int files_open;
@@ -149,6 +143,11 @@ static const char *why(int e)
 
 int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
 {
+    return qri_h5_create_tuned(out, path, QRI_H5_TUNING_DEFAULT, errbuf);
+}
+
+int qri_h5_create_tuned(qr_h5 **out, const char *path, qri_h5_tuning tuning, char *errbuf)
+{
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
     int orc = qr_output_check(path, QR_OUT_FILE, errbuf);
@@ -161,6 +160,9 @@ int qr_h5_create(qr_h5 **out, const char *path, char *errbuf)
         return QR_ENOMEM;
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->partial, sizeof f->partial, "%s.partial-%ld", path, (long)getpid());
+    f->workers = tuning.workers < 1             ? 1
+                 : tuning.workers > MAX_WORKERS ? MAX_WORKERS
+                                                : tuning.workers;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     /* the 1.8 format or later: checksums on the superblock and every object header */
@@ -517,8 +519,7 @@ static int start_worker(qr_h5_table *t)
         pthread_mutex_destroy(&t->mu);
         return QR_ENOMEM;
     }
-    int n = qri_h5_workers < 1 ? 1 : qri_h5_workers > MAX_WORKERS ? MAX_WORKERS : qri_h5_workers;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < t->f->workers; i++)
         if (pthread_create(&t->thread[i], NULL, worker_main, t) == 0)
             t->worker++;
     if (!t->worker) {
@@ -752,9 +753,10 @@ static int parse_block(const char *path, const char *block, char hexsum[65], uin
     return QR_OK;
 }
 
-/* Verify the file's checksum; for a file of at most qri_h5_image_max bytes, hand back its bytes
- * (caller frees) so that HDF5 parses exactly what was verified. */
-static int verify_file(const char *path, unsigned char **image, size_t *image_size, char *errbuf)
+/* Verify the file's checksum; for a file of at most image_max bytes, hand back its bytes (caller
+ * frees) so that HDF5 parses exactly what was verified. */
+static int verify_file(const char *path, size_t image_max, unsigned char **image,
+                       size_t *image_size, char *errbuf)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -780,7 +782,7 @@ static int verify_file(const char *path, unsigned char **image, size_t *image_si
                      " (cut short, or written to after)",
                      path, (long long)st.st_size, size);
     unsigned char *buf = NULL;
-    if (!rc && size <= qri_h5_image_max) {
+    if (!rc && size <= image_max) {
         buf = malloc(size);
         size_t have = 0;
         while (buf && have < size) {
@@ -826,12 +828,17 @@ static int verify_file(const char *path, unsigned char **image, size_t *image_si
 
 int qr_h5_open(qr_h5_reader **out, const char *path, char *errbuf)
 {
+    return qri_h5_open_tuned(out, path, QRI_H5_TUNING_DEFAULT, errbuf);
+}
+
+int qri_h5_open_tuned(qr_h5_reader **out, const char *path, qri_h5_tuning tuning, char *errbuf)
+{
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "h5: NULL argument");
     h5_init();
     unsigned char *image = NULL;
     size_t image_size = 0;
-    int rc = verify_file(path, &image, &image_size, errbuf);
+    int rc = verify_file(path, tuning.image_max, &image, &image_size, errbuf);
     if (rc)
         return rc;
     qr_h5_reader *r = calloc(1, sizeof *r);
