@@ -99,6 +99,7 @@ Test(export, a_missing_folder_is_an_error_naming_it)
     char err[QR_ERRBUF_SIZE] = "";
     qr_trace_format fmt = {QR_TRACE_LINK_IPV4, 0};
     qr_export_stats st;
-    cr_assert_neq(qr_recording_export(h.rec, "/nonexistent/caps", &fmt, &st, err), QR_OK);
+    int rc = qr_recording_export(h.rec, "/nonexistent/caps", &fmt, &st, err);
+    cr_assert_eq(rc, QR_EIO, "%d: %s", rc, err);
     cr_assert(strstr(err, "/nonexistent/caps"), "%s", err);
 }

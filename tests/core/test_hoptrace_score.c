@@ -160,7 +160,8 @@ Test(hoptrace_score, a_missing_truth_is_an_error_and_changes_nothing, .init = se
 {
     qr_hoptrace t = {0};
     char err[QR_ERRBUF_SIZE] = "";
-    cr_assert_neq(qr_hoptrace_score(&t, scen, "/nonexistent/truth.h5", err), QR_OK);
+    int rc = qr_hoptrace_score(&t, scen, "/nonexistent/truth.h5", err);
+    cr_assert_eq(rc, QR_ENOENT, "%d: %s", rc, err);
     cr_assert(strstr(err, "/nonexistent/truth.h5"), "%s", err);
     cr_assert_not(t.truth.has_truth);
 }

@@ -484,7 +484,8 @@ Test(recording, a_damaged_received_table_is_not_a_missing_one)
     cr_assert_eq(qr_h5_write_rows(o, "/received", &qr_schema_detected, d, 1, err), QR_OK);
     cr_assert_eq(qr_h5_commit(o, err), QR_OK, "%s", err);
     qr_recording *r = NULL;
-    cr_assert_neq(qr_recording_open(&r, dir, NULL, err), QR_OK);
+    int rc = qr_recording_open(&r, dir, NULL, err);
+    cr_assert_eq(rc, QR_EFORMAT, "%d: %s", rc, err);
     cr_assert(strstr(err, "/received is damaged") && strstr(err, "recording.h5"), "%s", err);
     qr_recording_close(r);
 }

@@ -175,8 +175,11 @@ Test(units, time_lists)
     const char *bad[] = {"", "5", "-1ns", "1ns,1ns", "1ns,,2ns", "1ns,", ",1ns", "1,2,3"};
     const char *why[] = {"empty list", "no unit",    "negative",   "listed twice",
                          "empty item", "empty item", "empty item", "no unit"};
+    const int code[] = {QR_EVALUE, QR_EUNIT,  QR_EVALUE, QR_EVALUE,
+                        QR_EVALUE, QR_EVALUE, QR_EVALUE, QR_EUNIT};
     for (int i = 0; i < 8; i++) {
-        cr_assert_neq(qr_parse_time_list(bad[i], v, 16, &n, err), QR_OK, "'%s'", bad[i]);
+        int rc = qr_parse_time_list(bad[i], v, 16, &n, err);
+        cr_assert_eq(rc, code[i], "%d (want %d): '%s'", rc, code[i], bad[i]);
         cr_assert(strstr(err, why[i]), "'%s': %s", bad[i], err);
     }
     cr_assert_eq(qr_parse_time_list("1ns,2ns,3ns", v, 2, &n, err), QR_EVALUE);
