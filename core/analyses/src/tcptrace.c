@@ -13,18 +13,12 @@
 
 static const char *const var_names[QR_TT_N_VARS] = {"cwnd", "ssthresh",  "cong_state", "rto",
                                                     "rtt",  "in_flight", "rwnd",       "adv_wnd"};
-static const char *const state_names[] = {"open", "disorder", "cwr", "recovery", "loss"};
 static const char *const trigger_names[QR_TT_N_TRIGGERS] = {
     "", "rto", "after-rto", "fast-retransmit", "recovery", "other"};
 
 const char *qr_tt_var_name(int v)
 {
     return v >= 0 && v < QR_TT_N_VARS ? var_names[v] : "?";
-}
-
-const char *qr_tt_cong_state_name(int64_t s)
-{
-    return s >= 0 && s <= QR_TT_LOSS ? state_names[s] : "?";
 }
 
 const char *qr_tt_trigger_name(int t)

@@ -78,13 +78,6 @@ static int cdf_build(qr_cdf **out, const double *x, const double *p, size_t n, c
     return QR_OK;
 }
 
-int qr_cdf_create(qr_cdf **out, const double *bytes, const double *prob, size_t n, char *errbuf)
-{
-    if (!out || (!bytes && n) || (!prob && n))
-        return qri_err(errbuf, QR_EINVAL, "cdf: NULL argument");
-    return cdf_build(out, bytes, prob, n, NULL, "cdf", errbuf);
-}
-
 int qr_cdf_load(qr_cdf **out, const char *path, char *errbuf)
 {
     if (!out || !path)

@@ -918,12 +918,6 @@ static int add_views(qr_import_scan *s, uint32_t c, const uint8_t owner[16], int
     return QR_OK;
 }
 
-const char *qr_import_vantage_name(int v)
-{
-    static const char *const names[] = {"none", "host map", "most packets", "timing"};
-    return v >= 0 && v < QR_VANTAGE_COUNT ? names[v] : "?";
-}
-
 int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_host_map_entry *map,
                        size_t n_map, uint32_t n_hosts, qr_import_scan **out, char *errbuf)
 {

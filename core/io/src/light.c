@@ -1346,14 +1346,6 @@ const char *qr_light_id(const qr_light *l)
 {
     return l->id;
 }
-uint32_t qr_light_hosts(const qr_light *l)
-{
-    return l->n_hosts;
-}
-qr_sampling_method qr_light_method(const qr_light *l)
-{
-    return l->method;
-}
 void qr_light_stats_get(const qr_light *l, qr_light_stats *out)
 {
     *out = l->st;

@@ -905,8 +905,3 @@ int qr_arrival_log_check_source(const char *path, const char *recording_id, cons
     qr_arrival_reader_close(r);
     return rc;
 }
-
-const char *qr_arrival_reader_source(const qr_arrival_reader *r)
-{
-    return r->source;
-}

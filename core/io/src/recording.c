@@ -706,11 +706,6 @@ int qr_recording_detected(const qr_recording *r, uint64_t packet)
     return bsearch(&packet, r->detected, r->n_detected, sizeof *r->detected, qri_cmp_u64) != NULL;
 }
 
-int qr_recording_has_ce(const qr_recording *r)
-{
-    return r->ce != NULL;
-}
-
 int qr_recording_ce(const qr_recording *r, uint64_t packet)
 {
     return r->ce && bsearch(&packet, r->ce, r->n_ce, sizeof *r->ce, qri_cmp_u64) != NULL;

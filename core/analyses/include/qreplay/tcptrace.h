@@ -68,9 +68,6 @@ typedef enum {
     QR_TT_LOSS = 4
 } qr_tt_cong_state;
 
-/* "open", "disorder", "cwr", "recovery", "loss"; "?". */
-const char *qr_tt_cong_state_name(int64_t s);
-
 /* What triggered a retransmission. */
 typedef enum {
     QR_TT_NOT_RETX = 0,

@@ -23,9 +23,6 @@ typedef struct qr_cdf qr_cdf;
  * Caller owns *out (qr_cdf_destroy). */
 int qr_cdf_load(qr_cdf **out, const char *path, char *errbuf);
 
-/* Build a CDF from n points. Same checks as qr_cdf_load. Caller owns *out. */
-int qr_cdf_create(qr_cdf **out, const double *bytes, const double *prob, size_t n, char *errbuf);
-
 /* Release; NULL is allowed. */
 void qr_cdf_destroy(qr_cdf *c);
 

@@ -69,8 +69,6 @@ typedef enum {
                             capture next to it */
     QR_VANTAGE_COUNT
 } qr_import_vantage;
-/* "none", "host map", "most packets", "timing"; "?" out of range. Static storage. */
-const char *qr_import_vantage_name(int v);
 
 /* A TCP connection found in the captures. Side 0 is the initiator (the sender of its SYN, or, when
  * the capture starts mid-connection, of the first packet seen); side 1 the responder. */

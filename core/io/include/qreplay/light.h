@@ -79,8 +79,6 @@ const char *qr_light_unregenerable(const qr_light *l);
 /* The scenario as the record holds it (INI text, as qr_scenario_print wrote it). */
 const char *qr_light_scenario_text(const qr_light *l);
 const char *qr_light_path(const qr_light *l);
-uint32_t qr_light_hosts(const qr_light *l);
-qr_sampling_method qr_light_method(const qr_light *l);
 void qr_light_stats_get(const qr_light *l, qr_light_stats *out);
 /* Packets direction dir sent (0 beyond the directions). */
 uint32_t qr_light_sent(const qr_light *l, uint32_t dir);

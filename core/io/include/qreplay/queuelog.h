@@ -89,9 +89,6 @@ int qr_arrival_reader_open(qr_arrival_reader **out, const char *path, char *errb
 int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf);
 /* The id of the recording the log belongs to ("" if its writer gave none); borrowed. */
 const char *qr_arrival_reader_recording(const qr_arrival_reader *r);
-/* The run that wrote it (qr_arrival_writer_set_source; "" if none was named or the log is of the
- * third format or older); borrowed. */
-const char *qr_arrival_reader_source(const qr_arrival_reader *r);
 /* The number of records the trailer announces. */
 uint64_t qr_arrival_reader_records(const qr_arrival_reader *r);
 /* Close and free; NULL is allowed. */

@@ -101,9 +101,8 @@ int qr_recording_paths(const qr_recording *r, const qr_row_path **rows, size_t *
 int qr_recording_detected(const qr_recording *r, uint64_t packet);
 /* Whether the recording has /received (arrival times at destination hosts). */
 int qr_recording_has_received(const qr_recording *r);
-/* Whether the recording has /received_ce (a runtime whose switches mark ECN), and whether packet
- * `packet` reached its destination host marked CE. */
-int qr_recording_has_ce(const qr_recording *r);
+/* Whether packet `packet` reached its destination host marked CE (/received_ce: a runtime whose
+ * switches mark ECN; 0 for a recording without it). */
 int qr_recording_ce(const qr_recording *r, uint64_t packet);
 /* Whether packet `packet` of an import is a late original: in a direction only its receiver
  * captured, the receiver's capture (a rising IP ID or TCP timestamp) shows it was sent before
