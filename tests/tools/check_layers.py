@@ -10,6 +10,10 @@
 3. The program, the ns-3 module and the testbed runtime include no private core header.
 4. Every public function of the core has a doc comment: a comment ends just above it, or above the
    group of declarations (and #defines) it stands in.
+5. No core source includes a header by a relative path ("../"), which would reach another layer
+   around the build's link lines.
+6. Every public function of the core has a caller (in the core, the program, the ns-3 module,
+   the testbed, the benchmarks or the tests).
 
 Exit status 0 when all hold, 1 with every violation listed. `--graph` prints the module graph
 (DOT) instead. Usage: check_layers.py [--graph] [SOURCE_DIR]
@@ -153,6 +157,11 @@ def check(src):
         node = "%s/%s" % (layer, module)
         graph.setdefault(node, set())
         for inc in INCLUDE.findall(text):
+            if ".." in inc.split("/"):
+                problems.append("%s: includes %s by a relative path: a layer's headers are "
+                                "reached as qreplay/NAME.h, through what the build links" %
+                                (os.path.relpath(path, src), inc))
+                continue
             if inc.startswith("qreplay/"):
                 target = header_layer.get(inc)
                 if target is None:
@@ -220,7 +229,41 @@ def check(src):
                                 and not os.path.exists(os.path.join(root, inc)):
                             problems.append("%s: includes the core's private header %s" %
                                             (os.path.relpath(p, src), inc))
+    problems += uncalled(src, files)
     return layers, deps, graph, problems
+
+
+def uncalled(src, files):
+    """Public functions of the core that nothing calls: no use outside their own declaration and
+    definition in the core, the program, the ns-3 module, the testbed, the benchmarks or the
+    tests."""
+    declared = {}
+    for path in sorted(files):
+        if path.endswith(".h") and "/include/qreplay/" in path:
+            with open(path, errors="replace") as fh:
+                for i, line in enumerate(fh.read().split("\n")):
+                    m = DECL.match(line)
+                    if m and not line.startswith("static"):
+                        declared.setdefault(m.group(1), "%s:%d" % (os.path.relpath(path, src), i + 1))
+    uses = dict.fromkeys(declared, 0)
+    word = re.compile(r"\bqr_[a-z0-9_]+\b")
+    for top in ("core", "program", "ns3-module", "testbed", "bench", "tests"):
+        for root, _, fs in os.walk(os.path.join(src, top)):
+            for f in fs:
+                if not f.endswith((".c", ".h", ".cc")):
+                    continue
+                p = os.path.join(root, f)
+                public = p.endswith(".h") and "/include/qreplay/" in p
+                with open(p, errors="replace") as fh:
+                    code = COMMENT.sub(" ", fh.read())
+                for line in code.split("\n"):
+                    m = DECL.match(line)
+                    defined = m.group(1) if m and not public else None
+                    for w in word.findall(line):
+                        if w in uses and not public and w != defined:
+                            uses[w] += 1
+    return ["%s: %s is public and nothing calls it" % (where, name)
+            for name, where in sorted(declared.items(), key=lambda x: x[1]) if not uses[name]]
 
 
 def main(argv):

@@ -25,20 +25,3 @@ uint64_t qr_seed_derive(uint64_t master, const char *name, uint64_t index)
     s = splitmix64(s ^ index);
     return s ? s : 1;
 }
-
-int qr_new_id(char out[QR_ID_SIZE])
-{
-    unsigned char b[16];
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t n = getrandom(b + got, sizeof b - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return QR_EIO;
-        got += (size_t)n;
-    }
-    for (size_t i = 0; i < sizeof b; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-    return QR_OK;
-}

@@ -30,7 +30,7 @@ struct qr_recorder {
     char out_dir[QR_PATH_MAX];
     char made[3][QR_PATH_MAX + 16]; /* the folders open_files made: out_dir, pcap/, truth/ */
     char name[256];
-    char id[QR_ID_SIZE]; /* the recording's (qr_new_id) */
+    char id[QR_ID_SIZE]; /* the recording's (qr_recording_id_of) */
     int to_disk, arrivals_on, ended, committed;
     uint32_t hosts;
     size_t n_dirs, n_flows;

@@ -17,10 +17,6 @@ uint64_t qr_seed_derive(uint64_t master, const char *name, uint64_t index);
 /* The length of an id's text: 32 hex digits and the NUL. */
 #define QR_ID_SIZE 33
 
-/* A new identifier: 128 bits from the kernel's random source (getrandom) as 32 lowercase hex
- * digits into out (QR_ID_SIZE bytes). Returns 0 or QR_EIO (no random source). */
-int qr_new_id(char out[QR_ID_SIZE]);
-
 /* The identifier of some content: the first 128 bits of the SHA-256 of data[0..n), as 32
  * lowercase hex digits (equal content, equal id). Returns 0 or QR_ENOMEM. */
 int qr_id_of(const void *data, size_t n, char out[QR_ID_SIZE]);

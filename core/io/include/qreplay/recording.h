@@ -212,7 +212,7 @@ const char *qr_end_reason_name(qr_end_reason r);
 
 /* recording.h5: what the runtime's hosts know. */
 typedef struct qr_recording_info {
-    const char *id;            /* the recording's id (qr_new_id), stamped into what derives */
+    const char *id; /* the recording's id (qr_recording_id_of), stamped into what derives */
     const char *scenario_name; /* shown in figures (the scenario file's name) */
     qr_end_reason end;
     int64_t sim_end_ns;
