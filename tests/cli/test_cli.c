@@ -82,10 +82,12 @@ Test(cli, many_set_overrides)
 
 Test(cli, sigterm_exits_143_and_leaves_nothing)
 {
+    /* the signal once its stage exists: mid-run, whatever the machine's speed */
     cr_assert_eq(qreplay("runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
-                         "--set traffic.stop=400ms -o %s/term 2>%s/term.err & pid=$!; sleep 1; "
-                         "kill -TERM $pid; wait $pid",
-                         dir, dir),
+                         "--set traffic.stop=400ms -o %s/term 2>%s/term.err & pid=$!; "
+                         "for i in $(seq 6000); do ls -d %s/term.partial-* >/dev/null 2>&1 && "
+                         "break; sleep 0.005; done; kill -TERM $pid; wait $pid",
+                         dir, dir, dir),
                  143);
     cr_assert_not(exists("%s/term/recording.h5", dir));
     no_partials(dir);
@@ -322,14 +324,14 @@ Test(cli, runtime_bad_inputs_are_clear_errors_that_leave_no_recording)
 
 Test(cli, runtime_interrupted_leaves_nothing)
 {
-    /* 200 ms of k=4 traffic take far longer than the 1 s before SIGINT */
-    cr_assert_eq(
-        qreplay(
-            "runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
-            "--set traffic.stop=400ms -o %s/int 2>%s/int.err & pid=$!; sleep 1; kill -INT $pid; "
-            "wait $pid",
-            dir, dir),
-        130);
+    /* the signal once its stage exists: mid-run, whatever the machine's speed (200 ms of k=4
+     * traffic take far longer than its first steps) */
+    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-websearch.ini --set traffic.duration=200ms "
+                         "--set traffic.stop=400ms -o %s/int 2>%s/int.err & pid=$!; "
+                         "for i in $(seq 6000); do ls -d %s/int.partial-* >/dev/null 2>&1 && "
+                         "break; sleep 0.005; done; kill -INT $pid; wait $pid",
+                         dir, dir, dir),
+                 130);
     char path[256], msg[1024];
     snprintf(path, sizeof path, "%s/int.err", dir);
     slurp(path, msg, sizeof msg);
