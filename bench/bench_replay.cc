@@ -64,14 +64,20 @@ Child(const std::string& run,
     int rc = qr_recording_open(&rec, (run + "/recording").c_str(), nullptr, r.err);
     const qr_scenario* s = rec ? qr_recording_scenario(rec) : nullptr;
     qr_sampling_stats st{};
+    qr_plan* plan = nullptr;
+    qr_plan_cursor* cur = nullptr;
     if (!rc)
-        rc = qr_recording_sample(rec,
-                                 qr_scenario_config(s)->sampling.method,
-                                 th,
-                                 &st,
-                                 nullptr,
-                                 nullptr,
-                                 r.err);
+        rc = qr_plan_sample(&plan,
+                            rec,
+                            nullptr,
+                            qr_scenario_config(s)->sampling.method,
+                            th,
+                            &st,
+                            nullptr,
+                            nullptr,
+                            r.err);
+    if (!rc)
+        rc = qr_plan_cursor_create(&cur, rec, plan);
     if (!rc)
     {
         r.rssBeforeMb = MaxRssMb(RUSAGE_SELF);
@@ -80,7 +86,8 @@ Child(const std::string& run,
         o.margin_bytes = qr_scenario_config(s)->replay.margin_bytes;
         o.arrivals_path = log.c_str();
         qr_replay_out out{};
-        rc = ns3::ReplayEngineByName(engine)(nullptr, s, rec, &o, &out, r.err);
+        rc = ns3::ReplayEngineByName(
+            engine)(nullptr, s, rec, qr_plan_cursor_source(cur), &o, &out, r.err);
         r.wall = out.wall_s;
         r.hops = out.packet_hops;
         r.events = out.events;
@@ -89,6 +96,8 @@ Child(const std::string& run,
         qr_replay_out_free(&out);
     }
     r.ok = rc == 0;
+    qr_plan_cursor_free(cur);
+    qr_plan_free(plan);
     qr_recording_close(rec);
     ssize_t n = write(fd, &r, sizeof r);
     return n == static_cast<ssize_t>(sizeof r) && r.ok ? 0 : 1;

@@ -151,9 +151,16 @@ int cli_replay_arrivals(const char *command, const char *dir, const char *replay
 /* An exact tagged replay of rec (every send time as recorded, native engine) for one analysis:
  * its arrival log goes to "OUT.partial-PID.qra" (path into arrivals; the caller unlinks it when
  * done), with progress on prog. Returns 0, or the exit status after printing the error
- * (interrupted: 130); the log is gone then. Sets every packet's injection time in rec. */
+ * (interrupted: 130); the log is gone then. */
 struct qr_recording;
-int cli_exact_tagged_replay(const char *command, struct qr_recording *rec, const char *out,
+/* The hosts' clock offsets an isolated replay of rec (in rec_dir) takes out of its times: for a
+ * simulated run the simulator's true ones, read from its truth (qr_truth_clock_offsets) here, in
+ * the program, where the truth's use can be seen; for an import none (*out NULL: its times are on
+ * one clock already). Returns 0 (caller frees *out), or the exit status after printing the
+ * error. */
+int cli_clock_offsets(const char *command, const char *rec_dir, const struct qr_recording *rec,
+                      int64_t **out);
+int cli_exact_tagged_replay(const char *command, const struct qr_recording *rec, const char *out,
                             cli_progress *prog, char *arrivals, size_t size);
 
 /* The inputs of an analysis of a recording that may read an arrival log (diagnose, blame, trace).

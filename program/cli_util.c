@@ -24,6 +24,7 @@
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
+#include "qreplay/truth.h"
 #include "qreplay/txn.h"
 
 int cli_exists(const char *path)
@@ -520,7 +521,7 @@ static void exact_replay_progress(void *ctx, int64_t sim_ns, double wall_s, uint
                         (double)sim_ns / 1e6, (unsigned long long)events);
 }
 
-int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *out,
+int cli_exact_tagged_replay(const char *command, const qr_recording *rec, const char *out,
                             cli_progress *prog, char *arrivals, size_t size)
 {
     char err[QR_ERRBUF_SIZE];
@@ -534,9 +535,15 @@ int cli_exact_tagged_replay(const char *command, qr_recording *rec, const char *
     qr_replay_out rout = {0};
     cli_catch_signals();
     ro.cancel = &cli_signal;
-    int rc = qr_recording_sample(rec, QR_SAMPLING_RATE, 0, &st, NULL, NULL, err);
+    qr_plan *plan = NULL;
+    qr_plan_cursor *cur = NULL;
+    int rc = qr_plan_sample(&plan, rec, NULL, QR_SAMPLING_RATE, 0, &st, NULL, NULL, err);
+    if (!rc && (rc = qr_plan_cursor_create(&cur, rec, plan)) != QR_OK)
+        snprintf(err, sizeof err, "out of memory");
     if (!rc)
-        rc = qr_replay_native(NULL, s, rec, &ro, &rout, err);
+        rc = qr_replay_native(NULL, s, rec, qr_plan_cursor_source(cur), &ro, &rout, err);
+    qr_plan_cursor_free(cur);
+    qr_plan_free(plan);
     int cancelled = rout.cancelled;
     qr_replay_out_free(&rout);
     cli_restore_signals();
@@ -657,5 +664,23 @@ int cli_forget_old_results(const char *command, const char *rec_dir, int quiet)
                 "qreplay %s: removed %zu result%s made from the recording this one replaced "
                 "(in %s)\n",
                 command, gone, gone == 1 ? "" : "s", cli_shown(run_dir));
+    return 0;
+}
+
+int cli_clock_offsets(const char *command, const char *rec_dir, const qr_recording *rec,
+                      int64_t **out)
+{
+    *out = NULL;
+    if (qr_recording_imported(rec))
+        return 0; /* its times are on its reference host's clock already */
+    uint32_t n = qr_recording_hosts(rec);
+    char err[QR_ERRBUF_SIZE];
+    if (!(*out = calloc(n ? n : 1, sizeof **out)))
+        return cli_fail(command, "out of memory");
+    if (qr_truth_clock_offsets(rec_dir, n, *out, err)) {
+        free(*out);
+        *out = NULL;
+        return cli_fail(command, "%s", err);
+    }
     return 0;
 }

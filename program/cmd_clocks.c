@@ -8,10 +8,12 @@
 
 #include "cli.h"
 #include "opt.h"
+#include "qreplay/clock_score.h"
 #include "qreplay/error.h"
 #include "qreplay/h5.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
+#include "qreplay/truth.h"
 
 static const cli_opt opts[] = {
     {"reference", 0, CLI_VALUE, "HOST", "the host whose clock the estimates are relative to (0)"},
@@ -48,45 +50,6 @@ static const cli_spec spec = {
     "  qreplay clocks results/fattree-k4-websearch\n"
     "  qreplay clocks runs/k8 -o runs/k8/clocks.h5\n"
     "  qreplay replay results/fattree-k4-websearch --th 5us --clock reconcile\n"};
-
-struct summary {
-    uint32_t hosts, estimated, unreached, applied, left_n;
-    double left_sum, raw_sum;
-    uint64_t pairs;
-    double mean_abs, rms, max_abs, residual_rms;
-    uint32_t worst;
-};
-
-static int write_h5(const char *path, const char *rec_dir, const char *recording_id,
-                    const qr_row_clock_estimate *rows, size_t n, const struct summary *s, int truth,
-                    char *err)
-{
-    qr_h5 *f = NULL;
-    int rc;
-    if ((rc = qr_h5_create_result(&f, path, NULL, "qreplay clocks", recording_id, err)) != QR_OK) {
-        qr_h5_abort(f);
-        return rc;
-    }
-    if ((rc = qr_h5_attr_str(f, "/", "recording", rec_dir, err)) ||
-        (rc = qr_h5_attr_u64(f, "/", "truth_known", (uint64_t)truth, err)) ||
-        (rc = qr_h5_attr_u64(f, "/", "hosts", s->hosts, err)) ||
-        (rc = qr_h5_attr_u64(f, "/", "estimated", s->estimated, err)) ||
-        (rc = qr_h5_attr_u64(f, "/", "pairs", s->pairs, err)) ||
-        (rc = qr_h5_attr_f64(f, "/", "error_mean_abs_ns", s->mean_abs, err)) ||
-        (rc = qr_h5_attr_f64(f, "/", "error_rms_ns", s->rms, err)) ||
-        (rc = qr_h5_attr_f64(f, "/", "error_max_abs_ns", s->max_abs, err)) ||
-        (rc = qr_h5_attr_f64(f, "/", "residual_rms_ns", s->residual_rms, err)) ||
-        (rc = qr_h5_attr_u64(f, "/", "corrected", s->applied, err)) ||
-        (rc = qr_h5_attr_f64(f, "/", "raw_mean_abs_ns", s->left_n ? s->raw_sum / s->left_n : 0.0,
-                             err)) ||
-        (rc = qr_h5_attr_f64(f, "/", "left_mean_abs_ns", s->left_n ? s->left_sum / s->left_n : 0.0,
-                             err)) ||
-        (rc = qr_h5_write_rows(f, "/clocks", &qr_schema_clock_estimate, rows, n, err))) {
-        qr_h5_abort(f);
-        return rc;
-    }
-    return qr_h5_commit(f, err);
-}
 
 int qr_cmd_clocks(int argc, char **argv)
 {
@@ -127,6 +90,7 @@ int qr_cmd_clocks(int argc, char **argv)
     qr_clock_estimate *est = calloc(n, sizeof *est);
     qr_row_clock_estimate *rows = calloc(n, sizeof *rows);
     size_t pairs = 0;
+    int64_t *true_off = NULL; /* the truth's offsets (a runtime's recording) */
     if (!est || !rows) {
         rc = cli_fail("clocks", "out of memory");
         goto done;
@@ -135,54 +99,18 @@ int qr_cmd_clocks(int argc, char **argv)
         rc = cli_fail("clocks", "%s: %s", rec_dir, err);
         goto done;
     }
-    /* the runtime keeps its ground truth next to the recording; an import has none */
+    /* the runtime keeps its ground truth next to the recording; an import has none. The true
+     * offsets come from it, for the scoring columns only */
     snprintf(probe, sizeof probe, "%s/truth/truth.h5", rec_dir);
     int truth = cli_exists(probe);
-    struct summary s = {0};
-    s.hosts = n;
-    s.pairs = pairs;
-    double sum_abs = 0, sum_sq = 0, sum_res = 0;
-    for (uint32_t h = 0; h < n; h++) {
-        const qr_clock_estimate *e = &est[h];
-        int64_t true_rel =
-            qr_recording_clock_offset(r, h) - qr_recording_clock_offset(r, e->reference);
-        rows[h] = (qr_row_clock_estimate){h,
-                                          e->reference,
-                                          e->pairs,
-                                          e->offset_ns,
-                                          e->residual_ns,
-                                          truth ? true_rel : 0,
-                                          truth && e->pairs ? e->offset_ns - true_rel : 0,
-                                          e->path_ns,
-                                          e->bound_ns,
-                                          qr_clock_correction(e)};
-        s.applied += rows[h].correction_ns != 0;
-        if (truth && h != e->reference) {
-            /* what a reconciled replay leaves of the offset: the correction's error, or the raw
-             * offset where no correction is taken out */
-            s.left_sum += fabs((double)rows[h].correction_ns - (double)true_rel);
-            s.raw_sum += fabs((double)true_rel);
-            s.left_n++;
-        }
-        s.unreached += e->pairs == 0;
-        if (!e->pairs || h == e->reference)
-            continue;
-        s.estimated++;
-        sum_res += (double)e->residual_ns * (double)e->residual_ns;
-        double ab = fabs((double)rows[h].error_ns);
-        sum_abs += ab;
-        sum_sq += ab * ab;
-        if (ab > s.max_abs) {
-            s.max_abs = ab;
-            s.worst = h;
-        }
+    true_off = truth ? calloc(n ? n : 1, sizeof *true_off) : NULL;
+    if (truth && (!true_off || qr_truth_clock_offsets(rec_dir, n, true_off, err))) {
+        rc = true_off ? cli_fail("clocks", "%s", err) : cli_fail("clocks", "out of memory");
+        goto done;
     }
-    if (s.estimated) {
-        s.mean_abs = sum_abs / s.estimated;
-        s.rms = sqrt(sum_sq / s.estimated);
-        s.residual_rms = sqrt(sum_res / s.estimated);
-    }
-    if (out && write_h5(out, rec_dir, qr_recording_id(r), rows, n, &s, truth, err)) {
+    qr_clock_summary s;
+    qr_clock_score(est, n, pairs, truth ? true_off : NULL, rows, &s);
+    if (out && qr_clock_score_write(out, rec_dir, qr_recording_id(r), rows, n, &s, err)) {
         rc = cli_fail("clocks", "%s", err);
         goto done;
     }
@@ -227,6 +155,7 @@ int qr_cmd_clocks(int argc, char **argv)
 done:
     free(est);
     free(rows);
+    free(true_off);
     qr_recording_close(r);
     cli_args_free(&a);
     return rc;

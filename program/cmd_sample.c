@@ -11,7 +11,7 @@
 #include "opt.h"
 #include "qreplay/common.h"
 #include "qreplay/error.h"
-#include "qreplay/h5.h"
+#include "qreplay/sample_h5.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/textio.h"
@@ -302,23 +302,10 @@ int qr_cmd_sample(int argc, char **argv)
         return rc;
     }
 
-    qr_sampler *s = NULL;
-    qr_h5 *h5 = NULL;
-    qr_h5_table *t_rec = NULL, *t_inf = NULL, *t_flow = NULL;
-    qr_sample_record *recs = NULL;
-    int64_t *inferred = NULL;
-    size_t cap = 0;
-    uint64_t n_records = 0, done = 0;
-    int64_t max_err = 0;
-
-    if (qr_sampler_create(&s, &cfg)) {
-        rc = cli_fail("sample", "out of memory");
-        goto out;
-    }
-    if (qr_h5_create(&h5, out, err) ||
-        qr_h5_table_open_schema(&t_rec, h5, "/sampling/records", &qr_schema_named_record, err) ||
-        qr_h5_table_open_schema(&t_inf, h5, "/sampling/inferred", &qr_schema_named_inferred, err) ||
-        qr_h5_table_open_schema(&t_flow, h5, "/sampling/flows", &qr_schema_named_flow, err)) {
+    qr_sample_file *sf = NULL;
+    qr_sample_file_stats st = {0};
+    uint64_t done = 0;
+    if (qr_sample_file_create(&sf, out, in, &cfg, err)) {
         rc = cli_fail("sample", "%s", err);
         goto out;
     }
@@ -327,127 +314,42 @@ int qr_cmd_sample(int argc, char **argv)
             rc = interrupted();
             goto out;
         }
-        struct flow *f = &fs.flows[fi];
-        if (f->n > cap) {
-            cap = f->n;
-            free(recs);
-            free(inferred);
-            recs = malloc(cap * sizeof *recs);
-            inferred = malloc(cap * sizeof *inferred);
-            if (!recs || !inferred) {
-                rc = cli_fail("sample", "out of memory");
-                goto out;
-            }
-        }
-        size_t nr = 0;
-        int64_t flow_err = 0;
-        if (qr_sample_series(s, f->times, f->n, recs, &nr, inferred, &flow_err, err)) {
-            rc = cli_fail("sample", "%s: flow %s: %s", in, f->name, err);
+        const struct flow *f = &fs.flows[fi];
+        if (qr_sample_file_flow(sf, f->name, f->times, f->n, NULL, err)) {
+            rc = cli_fail("sample", "%s: %s", in, err);
             goto out;
         }
-        for (size_t i = 0; i < f->n; i++) {
-            qr_row_named_inferred row = {
-                .index = i, .true_ns = f->times[i], .inferred_ns = inferred[i]};
-            memcpy(row.flow, f->name, strlen(f->name));
-            if (qr_h5_table_append(t_inf, &row, 1, err)) {
-                rc = cli_fail("sample", "%s", err);
-                goto out;
-            }
-        }
-        for (size_t i = 0; i < nr; i++) {
-            qr_row_named_record row = {.index = recs[i].index,
-                                       .time_ns = recs[i].time_ns,
-                                       .gap_num = recs[i].gap_num,
-                                       .gap_den = recs[i].gap_den};
-            memcpy(row.flow, f->name, strlen(f->name));
-            if (qr_h5_table_append(t_rec, &row, 1, err)) {
-                rc = cli_fail("sample", "%s", err);
-                goto out;
-            }
-        }
-        qr_row_named_flow fr = {.packets = f->n, .records = nr, .max_error_ns = flow_err};
-        memcpy(fr.flow, f->name, strlen(f->name));
-        if (qr_h5_table_append(t_flow, &fr, 1, err)) {
-            rc = cli_fail("sample", "%s", err);
-            goto out;
-        }
-        if (cfg.method == QR_SAMPLING_RATE && flow_err > cfg.th_ns) {
-            rc = cli_fail("sample",
-                          "%s: flow %s: an inferred time is %" PRId64 " ns off at th = %" PRId64
-                          " ns: the bound is broken (a defect of qreplay; please report it)",
-                          in, f->name, flow_err, cfg.th_ns);
-            goto out;
-        }
-        n_records += nr;
-        if (flow_err > max_err)
-            max_err = flow_err;
         done += f->n;
         cli_progress_update(&p, "sample: %" PRIu64 " of %" PRIu64 " packets sampled", done,
                             fs.packets);
     }
     cli_progress_done(&p);
-    double ppr = n_records ? (double)fs.packets / (double)n_records : 0.0;
-    char th_text[32];
-    qr_format_time(cfg.th_ns, th_text, sizeof th_text);
-    rc = qr_h5_table_close(t_rec, err);
-    t_rec = NULL;
-    if (!rc)
-        rc = qr_h5_table_close(t_inf, err);
-    t_inf = NULL;
-    if (!rc)
-        rc = qr_h5_table_close(t_flow, err);
-    t_flow = NULL;
-    if (!rc)
-        rc = qr_h5_attr_str(h5, "/", "code_version", qr_version(), err);
-    if (!rc)
-        rc = qr_h5_attr_str(h5, "/", "command", "sample", err);
-    if (!rc)
-        rc = qr_h5_attr_str(h5, "/sampling", "input", in, err);
-    if (!rc)
-        rc = qr_h5_attr_str(h5, "/sampling", "method",
-                            cfg.method == QR_SAMPLING_RATE ? "rate" : "gap", err);
-    if (!rc)
-        rc = qr_h5_attr_i64(h5, "/sampling", "th_ns", cfg.th_ns, err);
-    if (!rc)
-        rc = qr_h5_attr_u64(h5, "/sampling", "packets", fs.packets, err);
-    if (!rc)
-        rc = qr_h5_attr_u64(h5, "/sampling", "flows", fs.n, err);
-    if (!rc)
-        rc = qr_h5_attr_u64(h5, "/sampling", "records", n_records, err);
-    if (!rc)
-        rc = qr_h5_attr_f64(h5, "/sampling", "packets_per_record", ppr, err);
-    if (!rc)
-        rc = qr_h5_attr_i64(h5, "/sampling", "max_error_ns", max_err, err);
-    if (rc) {
-        rc = cli_fail("sample", "%s", err);
-        goto out;
-    }
     if (cli_signal) {
         rc = interrupted();
         goto out;
     }
-    rc = qr_h5_commit(h5, err);
-    h5 = NULL;
+    rc = qr_sample_file_commit(sf, &st, err);
+    sf = NULL;
     if (rc) {
         rc = cli_fail("sample", "%s", err);
         goto out;
     }
+    double ppr = st.records ? (double)st.packets / (double)st.records : 0.0;
+    char th_text[32];
+    qr_format_time(cfg.th_ns, th_text, sizeof th_text);
     if (!quiet) {
         printf("input              %s\n", in);
         printf("method             %s, th = %s\n", cfg.method == QR_SAMPLING_RATE ? "rate" : "gap",
                th_text);
         printf("flows              %zu\n", fs.n);
         printf("packets            %" PRIu64 "\n", fs.packets);
-        printf("records            %" PRIu64 "\n", n_records);
+        printf("records            %" PRIu64 "\n", st.records);
         printf("packets/record     %.2f\n", ppr);
-        printf("max error          %" PRId64 " ns\n", max_err);
+        printf("max error          %" PRId64 " ns\n", st.max_error_ns);
         printf("output             %s\n", out);
     }
 out:
-    qr_h5_abort(h5); /* also releases tables left open by an error */
-    qr_sampler_destroy(s);
-    free(recs);
-    free(inferred);
+    qr_sample_file_abort(sf);
     flowset_free(&fs);
     cli_restore_signals();
     cli_args_free(&a);

@@ -12,13 +12,11 @@
 #include "qreplay/common.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
-#include "qreplay/h5.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
-#include "qreplay/scenario_h5.h"
-#include "qreplay/schema.h"
 #include "qreplay/units.h"
 #include "qreplay/workload.h"
+#include "qreplay/workload_h5.h"
 
 static const cli_opt opts[] = {
     CLI_OPT_SET,
@@ -90,9 +88,6 @@ int qr_cmd_workload(int argc, char **argv)
     qr_flow *flows = NULL;
     size_t n_flows = 0;
     int64_t *offsets = calloc(hosts, sizeof *offsets);
-    qr_h5 *h5 = NULL;
-    qr_row_workload_flow *rows = NULL;
-    qr_row_clock *clock = NULL;
     char path[QR_PATH_MAX + 32];
     if (!offsets) {
         rc = cli_fail("workload", "out of memory");
@@ -121,45 +116,15 @@ int qr_cmd_workload(int argc, char **argv)
             goto out;
         }
     }
-    uint64_t bg_bytes = 0, bg_flows = 0, incasts = 0;
+    uint64_t bg_flows = 0, incasts = 0;
     for (size_t i = 0; i < n_flows; i++) {
-        if (flows[i].incast == 0) {
-            bg_bytes += flows[i].bytes;
+        if (flows[i].incast == 0)
             bg_flows++;
-        } else if (flows[i].incast > incasts) {
+        else if (flows[i].incast > incasts)
             incasts = flows[i].incast;
-        }
     }
-    double offered =
-        cfg->traffic.duration_ns > 0
-            ? (double)bg_bytes * 8.0 /
-                  ((double)cfg->traffic.duration_ns * 1e-9 * (double)cfg->links.rate_bps * hosts)
-            : 0.0;
-    rows = malloc((n_flows ? n_flows : 1) * sizeof *rows);
-    clock = malloc(hosts * sizeof *clock);
-    if (!rows || !clock) {
-        rc = cli_fail("workload", "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < n_flows; i++)
-        rows[i] = (qr_row_workload_flow){flows[i].id,    flows[i].src,      flows[i].dst,
-                                         flows[i].bytes, flows[i].start_ns, flows[i].incast};
-    for (uint32_t h = 0; h < hosts; h++)
-        clock[h] = (qr_row_clock){h, offsets[h]};
-    rc = qr_h5_create(&h5, path, err);
-    if (!rc)
-        rc = qr_scenario_write_h5(s, h5, "/", err);
-    if (!rc)
-        rc = qr_h5_write_rows(h5, "/flows", &qr_schema_workload_flow, rows, n_flows, err);
-    if (!rc)
-        rc = qr_h5_attr_f64(h5, "/flows", "offered_load", offered, err);
-    if (!rc)
-        rc = qr_h5_write_rows(h5, "/clock", &qr_schema_clock, clock, hosts, err);
-    if (!rc) {
-        rc = qr_h5_commit(h5, err);
-        h5 = NULL;
-    }
-    if (rc) {
+    double offered = qr_workload_offered_load(cfg, flows, n_flows, hosts);
+    if ((rc = qr_workload_write(path, s, flows, n_flows, offsets, hosts, err)) != QR_OK) {
         rc = cli_fail("workload", "%s", err);
         goto out;
     }
@@ -181,11 +146,8 @@ int qr_cmd_workload(int argc, char **argv)
         printf("output             %s\n", cli_shown(path));
     }
 out:
-    qr_h5_abort(h5); /* also releases tables left open by an error */
     free(offsets);
     qr_flows_free(flows);
-    free(rows);
-    free(clock);
     qr_scenario_destroy(s);
     return rc;
 }

@@ -34,7 +34,7 @@ class FatTreeHelper
   public:
     /* Start a fresh simulation (Simulator::Destroy) on ns-3's calendar-queue scheduler: the same
      * events in the same order as the default map scheduler (ties go by insertion either way),
-     * byte-identical outputs, 7% less wall time at k=8 (issue 39). NS_GLOBAL_VALUE's
+     * byte-identical outputs, 7% less wall time at k=8. NS_GLOBAL_VALUE's
      * SchedulerType, if set, is left in charge. */
     static void FreshSimulation();
 

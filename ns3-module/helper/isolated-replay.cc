@@ -159,9 +159,12 @@ SenderSocket(Ctx* c, uint32_t, Ptr<Socket> s)
 
 } // namespace
 
-IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const qr_recording* rec)
+IsolatedReplay::IsolatedReplay(const qr_scenario* scenario,
+                               const qr_recording* rec,
+                               const int64_t* offsets)
     : m_scenario(scenario),
-      m_rec(rec)
+      m_rec(rec),
+      m_offsets(offsets)
 {
     if (!qr_recording_has_received(rec))
         throw std::runtime_error("the recording has no /received table (record it again with this "
@@ -171,6 +174,7 @@ IsolatedReplay::IsolatedReplay(const qr_scenario* scenario, const qr_recording* 
 IsolatedReplay::IsolatedReplay(const qr_light* light, const qr_recording* regenerated)
     : m_scenario(qr_light_scenario(light)),
       m_rec(regenerated),
+      m_offsets(qr_light_clock_offsets(light)),
       m_light(light)
 {
 }
@@ -253,7 +257,7 @@ IsolatedReplay::Run(uint32_t flow,
     // the runtime's packets of the connection, per direction, with true send times (the core's)
     char cerr[QR_ERRBUF_SIZE];
     qr_isolated_conn conn;
-    if (qr_isolated_conn_of(m_rec, flow, &conn, cerr))
+    if (qr_isolated_conn_of(m_rec, m_offsets, flow, &conn, cerr))
     {
         qr_isolated_conn_free(&conn);
         throw std::runtime_error(cerr);

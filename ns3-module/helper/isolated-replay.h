@@ -37,8 +37,10 @@ class IsolatedReplay
   public:
     using Result = qr_row_isolated;
 
-    /* scenario: the recording's (links, TCP, processing delay). rec must have /received. */
-    IsolatedReplay(const qr_scenario* scenario, const qr_recording* rec);
+    /* scenario: the recording's (links, TCP, processing delay). rec must have /received.
+     * offsets: each host's clock offset to take out of its times (qr_isolated_conn_of; nullptr:
+     * none), borrowed. */
+    IsolatedReplay(const qr_scenario* scenario, const qr_recording* rec, const int64_t* offsets);
 
     /* Replay flow f with processing-delay jitter sigma (random stream `stream`). Throws
      * std::runtime_error. With trace, also trace the connection's TCP execution (the sender
@@ -82,6 +84,7 @@ class IsolatedReplay
 
     const qr_scenario* m_scenario;
     const qr_recording* m_rec{nullptr};
+    const int64_t* m_offsets{nullptr};
     const qr_light* m_light{nullptr};
 };
 

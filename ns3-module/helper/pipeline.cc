@@ -18,16 +18,12 @@ namespace ns3
 int
 Ns3ReplayEngine(void*,
                 const qr_scenario* s,
-                qr_recording* rec,
+                const qr_recording* rec,
+                qr_source* src,
                 const qr_replay_opts* o,
                 qr_replay_out* out,
                 char* err)
 {
-    if (qr_recording_streamed(rec))
-    {
-        snprintf(err, QR_ERRBUF_SIZE, "the ns-3 replay reads a recording whole, not streamed");
-        return QR_EINVAL;
-    }
     try
     {
         QreplayReplay::Options opt;
@@ -39,7 +35,7 @@ Ns3ReplayEngine(void*,
             opt.progress = [o](int64_t simNs, double wallS, uint64_t events) {
                 o->progress(o->progress_ctx, simNs, wallS, events);
             };
-        QreplayReplay rp(s, rec, opt);
+        QreplayReplay rp(s, rec, src, opt);
         rp.Build();
         rp.Run();
         out->cancelled = rp.Cancelled();

@@ -20,7 +20,8 @@ namespace ns3
  * exception of the simulation) come back as QR_EIO with the message in errbuf. */
 int Ns3ReplayEngine(void* ctx,
                     const qr_scenario* s,
-                    qr_recording* rec,
+                    const qr_recording* rec,
+                    qr_source* src,
                     const qr_replay_opts* opts,
                     qr_replay_out* out,
                     char* errbuf);

@@ -31,10 +31,14 @@ Swallow(Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&)
     return true;
 }
 
-QreplayReplay::QreplayReplay(const qr_scenario* scenario, const qr_recording* rec, Options options)
+QreplayReplay::QreplayReplay(const qr_scenario* scenario,
+                             const qr_recording* rec,
+                             qr_source* src,
+                             Options options)
     : m_scenario(scenario),
       m_cfg(qr_scenario_config(scenario)),
       m_rec(rec),
+      m_src(src),
       m_opt(std::move(options))
 {
 }
@@ -88,7 +92,6 @@ QreplayReplay::Build()
                                             MakeCallback(&QreplayReplay::OnOtherDrop, this));
         }
     }
-    m_next.assign(hosts, 0);
     m_due.assign(hosts, {});
     m_dueHead.assign(hosts, 0);
     m_sent.assign(hosts, 0);
@@ -104,13 +107,15 @@ QreplayReplay::Build()
                                         MakeBoundCallback(&QreplayReplay::HostTx, this, h));
         dev->TraceConnectWithoutContext("MacRx",
                                         MakeBoundCallback(&QreplayReplay::HostRx, this, h));
-        size_t n;
-        const qr_rec_packet* pk = qr_recording_packets(m_rec, h, &n);
-        if (n > 0)
-        {
-            int64_t t = pk[qr_recording_order(m_rec, h)[0]].time_ns;
-            Simulator::Schedule(NanoSeconds(t > 0 ? t : 0), &QreplayReplay::SendNext, this, h);
-        }
+        qr_injection first;
+        char err[QR_ERRBUF_SIZE];
+        if (m_src->next(m_src, h, &first, err))
+            throw std::runtime_error(err);
+        if (first.p)
+            Simulator::Schedule(NanoSeconds(qr_injection_due(&first)),
+                                &QreplayReplay::SendNext,
+                                this,
+                                h);
     }
     if (!m_opt.arrivalsPath.empty())
     {
@@ -124,15 +129,18 @@ QreplayReplay::Build()
 void
 QreplayReplay::SendNext(uint32_t h)
 {
-    size_t n;
-    const qr_rec_packet* pkts = qr_recording_packets(m_rec, h, &n);
-    const uint32_t* order = qr_recording_order(m_rec, h);
     int64_t now = Simulator::Now().GetNanoSeconds();
     Ptr<NetDevice> dev = m_net->GetHostDevice(h);
+    qr_injection in;
+    char err[QR_ERRBUF_SIZE];
     // everything due now (several packets may share an injection time after sampling)
-    while (m_next[h] < n && std::max<int64_t>(pkts[order[m_next[h]]].time_ns, 0) <= now)
+    for (;;)
     {
-        const qr_rec_packet& rp = pkts[order[m_next[h]++]];
+        if (m_src->next(m_src, h, &in, err))
+            throw std::runtime_error(err);
+        if (!in.p || qr_injection_due(&in) > now)
+            break;
+        const qr_rec_packet& rp = *in.p;
         uint8_t buf[QR_TRACE_CAPLEN_MAX];
         size_t hdr = qr_packet_encode(&rp.pk, buf);
         std::vector<uint8_t> bytes(std::max<size_t>(rp.pk.ip_len, hdr), 0);
@@ -142,14 +150,15 @@ QreplayReplay::SendNext(uint32_t h)
         tag.Set(rp.dir, rp.seq);
         tag.dropTag = m_opt.mode == QR_MODE_TAGGED ? rp.drop_tag : 0;
         p->AddPacketTag(tag);
-        m_due[h].push_back(std::max<int64_t>(rp.time_ns, 0));
+        m_due[h].push_back(qr_injection_due(&in));
+        m_src->take(m_src, h);
         dev->Send(p, dev->GetBroadcast(), Ipv4L3Protocol::PROT_NUMBER);
     }
-    if (m_next[h] < n)
-    {
-        int64_t t = std::max<int64_t>(pkts[order[m_next[h]]].time_ns, 0);
-        Simulator::Schedule(NanoSeconds(t - now), &QreplayReplay::SendNext, this, h);
-    }
+    if (in.p)
+        Simulator::Schedule(NanoSeconds(qr_injection_due(&in) - now),
+                            &QreplayReplay::SendNext,
+                            this,
+                            h);
 }
 
 void

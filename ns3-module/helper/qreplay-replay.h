@@ -27,6 +27,8 @@ extern "C"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
+#include "qreplay/source.h"
+#include "qreplay/units.h"
 }
 
 namespace ns3
@@ -38,7 +40,7 @@ class QreplayReplay
     struct Options
     {
         qr_drop_mode mode{QR_MODE_TAGGED};
-        uint64_t marginBytes{5 * 1500};
+        uint64_t marginBytes{5 * QR_MTU_BYTES};
         std::string arrivalsPath; // "" writes no arrival log
         std::function<void(int64_t simNs, double wallS, uint64_t events)> progress;
         const volatile std::sig_atomic_t* cancel{nullptr};
@@ -47,7 +49,10 @@ class QreplayReplay
     using Drop = qr_row_drop;
 
     /* scenario: the network and buffers to replay on (its topology must be the recording's). */
-    QreplayReplay(const qr_scenario* scenario, const qr_recording* rec, Options options);
+    QreplayReplay(const qr_scenario* scenario,
+                  const qr_recording* rec,
+                  qr_source* src,
+                  Options options);
     ~QreplayReplay(); // closes the arrival log and destroys the simulation
     QreplayReplay(const QreplayReplay&) = delete;
     QreplayReplay& operator=(const QreplayReplay&) = delete;
@@ -94,9 +99,9 @@ class QreplayReplay
     const qr_scenario* m_scenario;
     const qr_config* m_cfg;
     const qr_recording* m_rec;
+    qr_source* m_src; // the packets, host by host in injection order
     Options m_opt;
     std::unique_ptr<FatTreeHelper> m_net;
-    std::vector<size_t> m_next;              // per host: next position in its injection order
     std::vector<int64_t> m_expected;         // per host: injection time of the packet being sent
     std::vector<std::vector<int64_t>> m_due; // per host: injection times queued at the NIC, FIFO
     std::vector<size_t> m_dueHead;

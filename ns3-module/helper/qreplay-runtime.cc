@@ -310,8 +310,7 @@ QreplayRuntime::HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p)
                             host,
                             dir,
                             pk.seq,
-                            qr_tcp_payload(&pk) + ((pk.tcp_flags & QR_TCP_SYN) ? 1 : 0) +
-                                ((pk.tcp_flags & QR_TCP_FIN) ? 1 : 0),
+                            qr_tcp_seq_len(qr_tcp_payload(&pk), pk.tcp_flags),
                             now,
                             &trace)))
         Simulator::ScheduleNow(&QreplayRuntime::SendTrace, rt, host, ft, pk.seq, trace, n);

@@ -70,7 +70,7 @@ SharedBuffer::GetTypeId()
                           MakeEnumChecker(QR_MODE_PLAIN, "Plain", QR_MODE_TAGGED, "Tagged"))
             .AddAttribute("Margin",
                           "Occupancy margin of the tagged drop decision (bytes)",
-                          UintegerValue(5 * 1500),
+                          UintegerValue(5 * QR_MTU_BYTES),
                           MakeUintegerAccessor(&SharedBuffer::m_marginBytes),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("EcnThreshold",

@@ -34,6 +34,7 @@ extern "C"
 #include "qreplay/linkfault.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/switchport.h"
+#include "qreplay/units.h"
 }
 
 namespace ns3
@@ -72,7 +73,7 @@ class SharedBuffer : public Object
     uint64_t m_portBytes{0};
     uint32_t m_switch{0};
     qr_drop_mode m_mode{QR_MODE_PLAIN};
-    uint64_t m_marginBytes{5 * 1500};
+    uint64_t m_marginBytes{5 * QR_MTU_BYTES};
     uint64_t m_ecnThresholdBytes{0};
     qr_faults* m_faults{nullptr};
     qr_link_faults* m_linkFaults{nullptr};

@@ -266,6 +266,10 @@ qr_cmd_isolate(int argc, char** argv)
     if (!FlowList(flowsText, nFlows, "--flows", flows, err) ||
         (!traceText.empty() && !FlowList(traceText, nFlows, "--trace", traced, err)))
         return cli_usage_error("isolate", "%s (flows of the recording)", err);
+    int64_t* offsetsRaw = nullptr;
+    if (!light && (rc = cli_clock_offsets("isolate", recDir.c_str(), rec.get(), &offsetsRaw)))
+        return rc;
+    std::unique_ptr<int64_t, void (*)(void*)> offsets(offsetsRaw, free);
     cli_catch_signals();
     std::vector<qr_isolated_summary> sums(nSigmas);
     int allMatch = 1;
@@ -273,7 +277,7 @@ qr_cmd_isolate(int argc, char** argv)
     {
         std::unique_ptr<IsolatedReplay> isoOwned(
             light ? new IsolatedReplay(light.get(), rec.get())
-                  : new IsolatedReplay(qr_recording_scenario(rec.get()), rec.get()));
+                  : new IsolatedReplay(qr_recording_scenario(rec.get()), rec.get(), offsets.get()));
         IsolatedReplay& iso = *isoOwned;
         Printer printer{&p, {}};
         qr_isolate_job job{};

@@ -214,8 +214,12 @@ QrLightStep(const char* command,
     size_t nTh = 0;
     for (size_t i = 0; i < (thOpt ? nThOpt : c->sampling.n_th) && nTh < QR_LIGHT_MAX_TH; i++)
         th[nTh++] = thOpt ? thOpt[i] : c->sampling.th_ns[i];
+    int64_t* offsetsRaw = nullptr;
+    if (int orc = cli_clock_offsets(command, dir.c_str(), r, &offsetsRaw))
+        return orc;
+    std::unique_ptr<int64_t, void (*)(void*)> offsets(offsetsRaw, free);
     qr_light_stats st;
-    if (qr_light_write(r, c->sampling.method, th, nTh, out.c_str(), &st, err))
+    if (qr_light_write(r, offsets.get(), c->sampling.method, th, nTh, out.c_str(), &st, err))
         return cli_fail(command, "%s", err);
     if (!quiet)
     {

@@ -195,13 +195,17 @@ qr_cmd_pingmesh(int argc, char** argv)
     {
         char recDir[4096];
         cli_recording_dir(dir.c_str(), recDir, sizeof recDir);
+        // the analysis reads the agents' log; the truth, where there is one, only scores it
+        std::string log = std::string(recDir) + "/probes.h5";
         std::string truth = std::string(recDir) + "/truth/truth.h5";
         std::string h5 = dir + "/pingmesh.h5";
-        if (!cli_exists(truth.c_str()))
+        bool scored = cli_exists(truth.c_str());
+        if (!cli_exists(log.c_str()))
         {
             rc = cli_fail("pingmesh",
-                          "%s: no truth/truth.h5: not a runtime's run folder (pingmesh needs the "
-                          "runtime's probes)",
+                          "%s: no probe log (recording/probes.h5): the run's hosts did not probe "
+                          "(give qreplay pingmesh a scenario; a run of an older qreplay kept the "
+                          "log in its truth: run it again)",
                           dir.c_str());
             goto out;
         }
@@ -216,21 +220,24 @@ qr_cmd_pingmesh(int argc, char** argv)
         cli_progress_init(&prog, quiet);
         o.progress = Status;
         o.progress_ctx = &prog;
-        rc = qr_pingmesh_evaluate(truth.c_str(), &o, &r, err);
+        char recId[QR_ID_SIZE];
+        if (qr_h5_recording_id((std::string(recDir) + "/recording.h5").c_str(), recId, err) ||
+            qr_h5_check_recording(log.c_str(), recId, "run qreplay runtime again", err))
+            rc = QR_ESTALE;
+        else
+            rc = qr_pingmesh_evaluate(log.c_str(), scored ? truth.c_str() : nullptr, &o, &r, err);
         cli_progress_done(&prog);
         if (rc)
         {
             rc = cli_fail("pingmesh", "%s", err);
             goto out;
         }
-        if (!s && qr_scenario_from_h5(&s, truth.c_str(), nullptr, nullptr, err))
+        if (!s && qr_scenario_from_h5(&s, log.c_str(), nullptr, nullptr, err))
         {
             rc = cli_fail("pingmesh", "%s", err);
             goto out;
         }
-        char recId[QR_ID_SIZE];
-        if (qr_h5_recording_id((std::string(recDir) + "/recording.h5").c_str(), recId, err) ||
-            qr_pingmesh_write(h5.c_str(), s, recId, &r, err))
+        if (qr_pingmesh_write(h5.c_str(), s, recId, &r, err))
         {
             rc = cli_fail("pingmesh", "%s", err);
             goto out;

@@ -271,9 +271,10 @@ QrReplaysAndMetrics(const char* command,
                 printf("== replay %s\n", name);
                 fflush(stdout);
             }
+            qr_replay_input in{rec.get(), nullptr, nullptr};
             int vrc = qr_replay_variant(dir.c_str(),
                                         sc,
-                                        rec.get(),
+                                        &in,
                                         &set,
                                         ReplayEngineByName(engine),
                                         nullptr,
@@ -533,6 +534,8 @@ qr_cmd_replay(int argc, char** argv)
         bool stream = !light && (read ? !strcmp(read, "stream")
                                       : !set.reconcile && !strcmp(engine, "native"));
         RecordingPtr rec(nullptr, qr_recording_close);
+        std::unique_ptr<qr_pcap_stream, void (*)(qr_pcap_stream*)> streamed(nullptr,
+                                                                            qr_pcap_stream_close);
         std::string lightName;
         if (light)
         {
@@ -568,15 +571,15 @@ qr_cmd_replay(int argc, char** argv)
         }
         else if (stream)
         {
-            qr_recording* r = nullptr;
-            if (qr_recording_open_stream(&r,
-                                         (dir + "/recording").c_str(),
-                                         s.get(),
-                                         c->sampling.method,
-                                         set.th_ns,
-                                         err))
+            qr_pcap_stream* st = nullptr;
+            if (qr_pcap_stream_open(&st,
+                                    (dir + "/recording").c_str(),
+                                    s.get(),
+                                    c->sampling.method,
+                                    set.th_ns,
+                                    err))
                 throw std::runtime_error(err);
-            rec.reset(r);
+            streamed.reset(st);
         }
         else
             rec = OpenRecording(dir + "/recording", s.get());
@@ -599,16 +602,17 @@ qr_cmd_replay(int argc, char** argv)
         set.status = StatusLine;
         set.status_ctx = &p;
         auto replay = [&]() {
+            qr_replay_input in{rec.get(), light ? lightRec.get() : nullptr, streamed.get()};
             return qr_replay_variant(dir.c_str(),
                                      s.get(),
-                                     rec.get(),
+                                     &in,
                                      &set,
                                      ReplayEngineByName(engine),
                                      nullptr,
                                      err);
         };
         int vrc = replay();
-        if (vrc == QR_EORDER && qr_recording_stream_unordered(rec.get()) && !read)
+        if (vrc == QR_EORDER && streamed && qr_pcap_stream_unordered(streamed.get()) && !read)
         {
             // a capture going back in time across directions: the same replay, read whole
             cli_progress_done(&p);
@@ -616,7 +620,7 @@ qr_cmd_replay(int argc, char** argv)
                 fprintf(stderr,
                         "qreplay replay: %s; reading the recording whole\n",
                         cli_shown(err));
-            rec.reset();
+            streamed.reset();
             rec = OpenRecording(dir + "/recording", s.get());
             vrc = replay();
         }

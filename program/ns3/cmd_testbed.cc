@@ -318,6 +318,22 @@ WriteTraces(const std::string& dir,
     return 0;
 }
 
+/* The one rule (qr_testbed_too_slow), said once: a machine that did not keep up. */
+void
+WarnIfTooSlow(int64_t hopP99Ns, uint64_t rateBps)
+{
+    int64_t pkt;
+    if (qr_testbed_too_slow(hopP99Ns, rateBps, &pkt))
+        fprintf(stderr,
+                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
+                "capture to their switch's, more than a packet's time at %g Mbps (%s): this "
+                "machine does not keep up with the rate, and the truth shows its delays; a "
+                "lower [links] rate gives a faithful testbed\n",
+                FormatTime(hopP99Ns).c_str(),
+                static_cast<double>(rateBps) / 1e6,
+                FormatTime(pkt).c_str());
+}
+
 /* The fabric's ground truth from its switch ports' captures and the faults' logs (fabric_truth.h),
  * written and printed. Returns 0 or 1 after printing. */
 int
@@ -355,17 +371,7 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                         "the agents sent %" PRIu64 " guided probes and no switch port's capture "
                         "holds one: the debug mark did not cross the fabric",
                         run.guided_sent);
-    uint64_t rate = run.conf->links.rate_bps;
-    int64_t pkt = static_cast<int64_t>(1500.0 * 8e9 / static_cast<double>(rate));
-    if (r.hop_p99_ns > pkt)
-        fprintf(stderr,
-                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
-                "capture to their switch's, more than a packet's time at %g Mbps (%s): this "
-                "machine does not keep up with the rate, and the truth shows its delays; a "
-                "lower [links] rate gives a faithful testbed\n",
-                FormatTime(r.hop_p99_ns).c_str(),
-                static_cast<double>(rate) / 1e6,
-                FormatTime(pkt).c_str());
+    WarnIfTooSlow(r.hop_p99_ns, run.conf->links.rate_bps);
     if (quiet)
         return 0;
     uint64_t qd = 0;
@@ -383,6 +389,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
            qd,
            r.fault_drops,
            r.other_fault_drops);
+    int64_t pkt;
+    qr_testbed_too_slow(r.hop_p99_ns, run.conf->links.rate_bps, &pkt); /* a packet's time */
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
            FormatTime(r.hop_p50_ns).c_str(),
            FormatTime(r.hop_p99_ns).c_str(),
@@ -533,16 +541,7 @@ SwitchTruth(const std::string& dir,
         return cli_fail("testbed", "%s", err);
     if (!quiet)
         PrintTruth(trep, hosts);
-    int64_t pkt;
-    if (qr_testbed_too_slow(&trep, c->links.rate_bps, &pkt))
-        fprintf(stderr,
-                "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
-                "capture to the switch's, more than a packet's time at %g Mbps (%s): this "
-                "machine does not keep up with the rate, and the truth shows its delays; a "
-                "lower [links] rate gives a faithful testbed\n",
-                FormatTime(trep.hop_p99_ns).c_str(),
-                static_cast<double>(c->links.rate_bps) / 1e6,
-                FormatTime(pkt).c_str());
+    WarnIfTooSlow(trep.hop_p99_ns, c->links.rate_bps);
     if (!quiet && trep.reordered)
         printf("reordered          %" PRIu64
                " packets crossed another of their direction between host and switch\n",

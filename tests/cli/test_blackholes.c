@@ -1,4 +1,4 @@
-/* qreplay blackholes on the shipped shared-buffer case (scenarios/blackhole.ini, DESIGN.md
+/* qreplay blackholes on the shipped shared-buffer case (scenarios/blackhole.ini, docs/model.md
  * section 4): the burst toward B blackholes A's queue, named with B's port as the culprit; the
  * same flows on a static buffer (no sharing) give none; a replay that repeats the runtime finds
  * the same episodes; bad options, a missing replay and a truncated log are clear errors. */

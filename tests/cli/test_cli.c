@@ -16,6 +16,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
+#include "qreplay/truth.h"
 
 TestSuite(cli, .init = qr_test_setup, .fini = qr_test_teardown);
 
@@ -191,7 +192,7 @@ Test(cli, sample_bad_inputs_leave_no_result)
     /* truncated pcap */
     snprintf(p, sizeof p, "%s/t.pcap", dir);
     cr_assert_eq(truncate(p, 24 + 500 * 56 + 30), 0);
-    /* issue 11: a capture cut in its last record (tcpdump killed) keeps its whole packets */
+    /* A capture cut in its last record (tcpdump killed) keeps its whole packets */
     cr_assert_eq(qreplay("sample %s/t.pcap %s/o.h5", dir, dir), 0, "%s", err);
     cr_assert(strstr(err, "warning") && strstr(err, "t.pcap") && strstr(err, "at byte 28024") &&
                   strstr(err, "500 whole packets"),
@@ -340,7 +341,7 @@ Test(cli, runtime_interrupted_leaves_nothing)
     no_partials(dir);
 }
 
-/* Issue 11, class 5: a full disk while HDF5 is written is one clear line and exit 1: no HDF5
+/* A full disk while HDF5 is written is one clear line and exit 1: no HDF5
  * diagnostics, no crash at exit, nothing left. Needs root for a small tmpfs. */
 Test(cli, a_full_disk_is_a_clear_error)
 {
@@ -363,7 +364,7 @@ Test(cli, a_full_disk_is_a_clear_error)
     cr_assert(empty, "a failed write leaves nothing on the full disk");
 }
 
-/* issue 13: real captures of both ends in, a recording replay and isolate read; bad inputs are
+/* Real captures of both ends in, a recording replay and isolate read; bad inputs are
  * clear errors that write nothing and never touch an input. */
 Test(cli, import_real_captures_then_replay_them)
 {
@@ -473,7 +474,7 @@ Test(cli, import_real_captures_then_replay_them)
     cr_assert(strstr(err, "a folder, not a file"), "%s", err);
 }
 
-/* issue 13: the clock estimator on a simulated recording, where the true offsets are known, and
+/* The clock estimator on a simulated recording, where the true offsets are known, and
  * the replay variant that applies it. On the star every pair of hosts sees an unqueued packet
  * each way (the handshake), so the estimates are exact and the reconciled tagged replay at th = 0
  * repeats the runtime's queue packet for packet, where the raw offsets do not. */
@@ -515,7 +516,7 @@ Test(cli, clocks_are_estimated_and_a_reconciled_replay_uses_them)
     cr_assert(strstr(err, "nothing"), "%s", err);
 }
 
-/* issue 13, the round trip: a simulated recording exported as the Ethernet captures its hosts
+/* The round trip: a simulated recording exported as the Ethernet captures its hosts
  * would take (microsecond timestamps, every host's clock off by up to 5 us), turned into pcapng by
  * editcap and imported back, gives the same flows, packets and drops, and send and receive times
  * within 1 us (the timestamps' resolution) plus the clock estimate's error of the true ones. */
@@ -584,9 +585,12 @@ Test(cli, an_exported_recording_imports_back_the_same)
     /* the clock estimate: within the timestamps' resolution of the true offsets */
     cr_assert_eq(n_ih, 3);
     uint32_t n_hosts = qr_recording_hosts(rt);
-    int64_t est_err[3];
+    int64_t est_err[3], toff[3]; /* toff: the run's true clock offsets, from its truth */
+    char rt_dir[4200];
+    snprintf(rt_dir, sizeof rt_dir, "%s/rt/recording", dir);
+    cr_assert_eq(qr_truth_clock_offsets(rt_dir, n_hosts, toff, e), 0, "%s", e);
     for (uint32_t h = 0; h < n_hosts; h++) {
-        int64_t truth = qr_recording_clock_offset(rt, h) - qr_recording_clock_offset(rt, 0);
+        int64_t truth = toff[h] - toff[0];
         est_err[h] = ih[h].clock_applied_ns - truth;
         cr_assert_leq(llabs(est_err[h]), 1000, "host %u: estimate %" PRId64 " ns, true %" PRId64, h,
                       ih[h].clock_applied_ns, truth);
@@ -599,7 +603,7 @@ Test(cli, an_exported_recording_imports_back_the_same)
         const qr_rec_packet *a = qr_recording_packets(rt, h, &na);
         const qr_rec_packet *b = qr_recording_packets(bk, h, &nb);
         cr_assert_eq(na, nb, "host %u", h);
-        const int64_t off_h = qr_recording_clock_offset(rt, h) - qr_recording_clock_offset(rt, 0);
+        const int64_t off_h = toff[h] - toff[0];
         for (size_t i = 0; i < na; i++) {
             uint32_t fb_ = qr_dir_flow(b[i].dir);
             uint32_t dir =
@@ -622,7 +626,7 @@ Test(cli, an_exported_recording_imports_back_the_same)
             cr_assert_eq(la, lb, "host %u packet %zu: received in one and not the other", h, i);
             if (la == 0) {
                 uint32_t d = qr_flow_table_dir_dst(ft, a[i].dir);
-                int64_t off_d = qr_recording_clock_offset(rt, d) - qr_recording_clock_offset(rt, 0);
+                int64_t off_d = toff[d] - toff[0];
                 cr_assert_leq(llabs(rb + base - (ra - off_d)), 1000 + llabs(est_err[d]),
                               "host %u packet %zu: received at %" PRId64 ", true %" PRId64, h, i,
                               rb + base, ra - off_d);
@@ -681,7 +685,7 @@ Test(cli, an_exported_recording_imports_back_the_same)
     cr_assert_eq(system(cmd), 0, "export is deterministic");
 }
 
-/* issue 14: the static buffer policy (each port its own limit, as a Linux switch of bfifos) in the
+/* The static buffer policy (each port its own limit, as a Linux switch of bfifos) in the
  * runtime and the replay: every drop is a port at its limit, and the exact replay (th = 0, no
  * clock offsets) repeats the runtime in both modes. */
 Test(cli, static_buffer_policy_runs_and_replays_exactly)

@@ -1,4 +1,4 @@
-/* Run folders with an identity (issue 36): a recording's id is in everything made from it, and
+/* Run folders with an identity: a recording's id is in everything made from it, and
  * what was made from another recording is refused, never read as this one's. A runtime's folder
  * replayed, then its recording replaced by an import of another run's captures (with that run's
  * truth carried over): metrics and

@@ -261,8 +261,8 @@ static void isolate_row(const char *sigma, unsigned long long *conns, unsigned l
                  7, "%s", row);
 }
 
-/* DESIGN.md's butterfly case: its isolated replays (the remedy) run from the light record alone,
- * the fates of the record: every connection repeats its packets at every jitter, and the
+/* docs/model.md's butterfly case: its isolated replays (the remedy) run from the light record
+ * alone, the fates of the record: every connection repeats its packets at every jitter, and the
  * correctors hold back as many packets as with the pcaps and /received (the same fates). */
 Test(light, the_butterfly_isolated_replay_runs_from_the_record)
 {
@@ -326,7 +326,7 @@ Test(light, an_import_gets_a_record_and_its_replay_is_refused_with_the_reason)
     cr_assert(strstr(out, "2 directions not captured at both ends"), "%s", out);
 }
 
-/* Issue 54: replay and isolate from the light record, stopped by SIGINT or SIGTERM while the
+/* Replay and isolate from the light record, stopped by SIGINT or SIGTERM while the
  * record's connections are regenerated: 130 or 143 (not 1), the run folder as it was. */
 Test(light, an_interrupted_regeneration_exits_130_or_143)
 {

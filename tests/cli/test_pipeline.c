@@ -118,7 +118,7 @@ Test(pipeline, exactness_oracle_on_k4)
     size_t na, nb;
     struct akey *x = arrivals(a, &na), *y = arrivals(b, &nb);
     cr_assert_eq(na, nb);
-    /* the compact log (issue 39): at most 16 bytes per arrival on a real run (about 10 here) */
+    /* the compact log: at most 16 bytes per arrival on a real run (about 10 here) */
     struct stat st;
     cr_assert_eq(stat(a, &st), 0);
     cr_assert_leq((double)st.st_size / (double)na, 16.0, "%s: %.2f bytes per arrival", a,
@@ -388,7 +388,7 @@ static int interrupt_when(const char *cmd_fmt, const char *pattern, const char *
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* Issue 11, classes 1 and 6: no command writes over its inputs; an interrupted command exits
+/* No command writes over its inputs; an interrupted command exits
  * 130 (SIGINT) or 143 (SIGTERM), leaves nothing partial and keeps what was complete. */
 Test(pipeline, interrupts_and_inputs_are_respected)
 {
@@ -404,7 +404,7 @@ Test(pipeline, interrupts_and_inputs_are_respected)
     cr_assert_not(exists("%s/r/replay/cut", dir), "an interrupted replay leaves no folder");
     no_partials(dir);
     cr_assert(exists("%s/r/replay/done/replay.h5", dir), "complete replays are kept");
-    /* issue 11, class 5: a corrupt or missing arrival log is a clear error (and leaks nothing:
+    /* A corrupt or missing arrival log is a clear error (and leaks nothing:
      * the ASan pass runs this) */
     snprintf(p, sizeof p, "%s/r/replay/done/arrivals.qra", dir);
     cr_assert_eq(truncate(p, 100), 0);
@@ -458,7 +458,7 @@ Test(pipeline, interrupts_and_inputs_are_respected)
     cr_assert(strstr(err, "--name"), "%s", err);
 }
 
-/* Issue 54: a run folder is a transaction. The hostile cases, each checked for what it must not
+/* A run folder is a transaction. The hostile cases, each checked for what it must not
  * do to what was there: runtime -o a run folder, an output that is a device or a FIFO, a lock
  * file that is a link, two writers into one folder, a replay of keys it cannot apply. */
 Test(pipeline, a_run_folder_is_a_transaction)

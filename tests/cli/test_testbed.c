@@ -192,7 +192,7 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     qr_h5_close(r);
 }
 
-/* Issue 54: [traffic] stop ends the traffic as it ends the runtime's simulation: a flow far longer
+/* [traffic] stop ends the traffic as it ends the runtime's simulation: a flow far longer
  * than the stop is reset by its agent then (a warning says so), the run still completes, and its
  * capture holds less than the flow's bytes. It used to run 2 s past the stop, and then died of
  * SIGPIPE writing "stop" to agents that had gone. */

@@ -1,5 +1,5 @@
 /* Shared-buffer blackhole episodes (blackhole.h): a switch simulated on the core's shared buffer
- * (DESIGN.md section 4's case: a burst toward one port shrinks another queue's threshold below its
+ * (docs/model.md's case: a burst toward one port shrinks another queue's threshold below its
  * length), the same switch without the burst, a hand-made stream, properties on seeded random
  * streams (switches are independent, counts add up, episodes at one queue are more than a gap
  * apart, a threshold that never falls gives none) and the file scan's errors. */

@@ -1,4 +1,4 @@
-/* Shared buffer with dynamic thresholds and the replay drop decision (DESIGN.md section 3). */
+/* Shared buffer with dynamic thresholds and the replay drop decision (docs/model.md). */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <stdlib.h>
@@ -164,7 +164,7 @@ Test(buffer, decision_names)
     cr_assert_str_eq(qr_decision_name(QR_DROP_TAGGED), "tagged");
 }
 
-/* The static policy (issue 14): every port holds at most its own L bytes, whatever the others
+/* The static policy: every port holds at most its own L bytes, whatever the others
  * hold; the tagged rule uses L as the threshold. */
 Test(buffer, static_rule_is_a_per_port_limit)
 {

@@ -17,6 +17,7 @@
 #include "qreplay/metrics.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/pingmesh_score.h"
+#include "qreplay/probelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
@@ -249,6 +250,11 @@ static void synthetic(const char *path, qr_scenario *s, const uint32_t *faulty, 
     ti.probes = rows;
     ti.n_probes = np;
     cr_assert_eq(qr_truth_write(path, s, &ti, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
+    /* the agents' log, the analysis's only input, beside it */
+    char log[300];
+    snprintf(log, sizeof log, "%s.log.h5", path);
+    cr_assert_eq(qr_probe_log_write(log, s, NULL, ti.sim_end_ns, NULL, 0, rows, np, err), QR_OK,
+                 "%s", err);
     free(rows);
     free(lf);
     free(bad);
@@ -256,16 +262,18 @@ static void synthetic(const char *path, qr_scenario *s, const uint32_t *faulty, 
     qr_topology_destroy(t);
 }
 
-static char g_path[256];
+static char g_path[256], g_log[300];
 
 static void setup(void)
 {
     snprintf(g_path, sizeof g_path, "/tmp/qr-test-pingmesh-%d.h5", (int)getpid());
+    snprintf(g_log, sizeof g_log, "%s.log.h5", g_path);
 }
 
 static void teardown(void)
 {
     unlink(g_path);
+    unlink(g_log);
 }
 
 /* The rule on a planted fault: the first flagged place is `want` and every flagged place but
@@ -288,8 +296,18 @@ static qr_row_pm_summary flags_first(qr_scenario *s, const char *links, const ch
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r;
-    cr_assert_eq(qr_pingmesh_evaluate(g_path, &o, &r, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pingmesh_evaluate(g_log, g_path, &o, &r, err), QR_OK, "%s", err);
     cr_assert_geq(r.n_places, 1);
+    /* the analysis is the same without the truth: only the scoring columns are missing */
+    qr_pingmesh_result bare;
+    cr_assert_eq(qr_pingmesh_evaluate(g_log, NULL, &o, &bare, err), QR_OK, "%s", err);
+    cr_assert_eq(bare.n_places, r.n_places);
+    for (size_t i = 0; i < r.n_places; i++)
+        cr_assert(bare.places[i].flagged == r.places[i].flagged &&
+                      !strcmp(bare.places[i].name, r.places[i].name) && !bare.places[i].faulty,
+                  "place %zu", i);
+    cr_assert_not(bare.has_truth);
+    qr_pingmesh_free(&bare);
     cr_assert_eq(r.places[0].flagged, 1, "%s: nothing flagged", links);
     cr_assert_str_eq(r.places[0].name, want, "%s", links);
     cr_assert(r.places[0].faulty);
@@ -343,7 +361,7 @@ Test(rule, flags_nothing_on_uniform_loss_and_conserves_probes)
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r;
-    cr_assert_eq(qr_pingmesh_evaluate(g_path, &o, &r, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pingmesh_evaluate(g_log, g_path, &o, &r, err), QR_OK, "%s", err);
     cr_assert_eq(r.summary.flagged, 0, "uniform loss points nowhere");
     cr_assert(isnan(r.summary.recall), "no faults: nothing to recall");
     /* conservation: pairs sum to the scored probes, cells to their pairs */
@@ -411,17 +429,20 @@ Test(rule, a_log_that_is_not_the_scenarios_is_an_error)
     ti.probes = rows;
     ti.n_probes = nr;
     cr_assert_eq(qr_truth_write(other, small, &ti, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
+    char other_log[320];
+    snprintf(other_log, sizeof other_log, "%s.log.h5", other);
+    cr_assert_eq(qr_probe_log_write(other_log, small, NULL, ti.sim_end_ns, NULL, 0, rows, nr, err),
+                 QR_OK, "%s", err);
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r;
-    cr_assert_eq(qr_pingmesh_evaluate(other, &o, &r, err), QR_EFORMAT);
+    cr_assert_eq(qr_pingmesh_evaluate(other_log, other, &o, &r, err), QR_EFORMAT);
     cr_assert(strstr(err, "/probes row") && strstr(err, "plan"), "%s", err);
-    /* a truth.h5 without probes */
-    ti.probed = 0;
-    cr_assert_eq(qr_truth_write(other, small, &ti, NULL, 0, NULL, 0, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_pingmesh_evaluate(other, &o, &r, err), QR_ENOTFOUND);
-    cr_assert(strstr(err, "has no /probes"), "%s", err);
+    /* a truth.h5 is not a probe log: the analysis refuses to read it */
+    cr_assert_eq(qr_pingmesh_evaluate(other, NULL, &o, &r, err), QR_EFORMAT);
+    cr_assert(strstr(err, "not a probe log"), "%s", err);
     unlink(other);
+    unlink(other_log);
     qr_h5_rows_free(rows);
     qr_scenario_destroy(small);
 }

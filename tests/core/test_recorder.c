@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "qreplay/error.h"
+#include "qreplay/h5.h"
 #include "qreplay/recorder.h"
 #include "qreplay/recording.h"
 #include "qreplay/topology.h"
@@ -126,7 +127,24 @@ Test(recorder, books_conserve_packets_and_the_run_ends_when_all_is_done)
     cr_assert_eq(files_in("truth"), 2);
     qr_recording *rec;
     cr_assert_eq(qr_recording_open(&rec, dir, NULL, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_recording_clock_offset(rec, 0), offsets[0]);
+    /* the hosts' clock offsets are the truth's alone: the recording does not hold them */
+    int64_t got[3] = {-1, -1, -1};
+    cr_assert_eq(qr_truth_clock_offsets(dir, qr_recording_hosts(rec), got, err), QR_OK, "%s", err);
+    for (uint32_t h = 0; h < 3; h++)
+        cr_assert_eq(got[h], offsets[h], "host %u", h);
+    cr_assert_eq(qr_truth_clock_offsets(dir, 2, got, err), QR_EFORMAT);
+    char h5[4200];
+    snprintf(h5, sizeof h5, "%s/recording.h5", dir);
+    qr_h5_reader *in;
+    qr_row_host *hosts;
+    size_t nh;
+    cr_assert_eq(qr_h5_open(&in, h5, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_read_rows(in, "/hosts", &qr_schema_host, (void **)&hosts, &nh, err), QR_OK);
+    for (size_t h = 0; h < nh; h++)
+        cr_assert_eq(hosts[h].clock_offset_ns, 0, "host %zu: /hosts holds no true offset", h);
+    qr_h5_rows_free(hosts);
+    qr_h5_close(in);
+    cr_assert_eq(qr_truth_clock_offsets("/nonexistent", 3, got, err), QR_ENOENT);
     qr_recording_close(rec);
 }
 

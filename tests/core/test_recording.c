@@ -12,6 +12,7 @@
 #include "qreplay/isolate.h"
 #include "qreplay/light.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/schema.h"
@@ -96,7 +97,6 @@ Test(recording, names_packets_and_tags_the_detected_drop)
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
     cr_assert_eq(qr_recording_hosts(r), 3);
-    cr_assert_eq(qr_recording_clock_offset(r, 0), 7);
     size_t n;
     const qr_rec_packet *pk = qr_recording_packets(r, 0, &n);
     cr_assert_eq(n, 6);
@@ -115,7 +115,8 @@ Test(recording, names_packets_and_tags_the_detected_drop)
     qr_sampling_stats st;
     qr_row_sample_record *recs;
     size_t nr;
-    cr_assert_eq(qr_recording_sample(r, QR_SAMPLING_RATE, 0, &st, &recs, &nr, err), QR_OK);
+    qr_plan *plan;
+    cr_assert_eq(qr_plan_sample(&plan, r, NULL, QR_SAMPLING_RATE, 0, &st, &recs, &nr, err), QR_OK);
     cr_assert_eq(st.packets, 9);
     cr_assert_eq(st.max_error_ns, 0);
     cr_assert_eq(st.records, nr);
@@ -123,18 +124,27 @@ Test(recording, names_packets_and_tags_the_detected_drop)
         cr_assert(recs[i].dir == 0 || recs[i].dir == 1);
     qr_h5_rows_free(recs);
     pk = qr_recording_packets(r, 0, &n);
+    size_t nt;
+    const int64_t *t0 = qr_plan_times(plan, 0, &nt);
+    cr_assert_eq(nt, n);
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(pk[i].time_ns, data_t[i]);
-    /* th = 5 us: within the bound, and the injection order follows the injection times */
-    cr_assert_eq(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err), QR_OK);
+        cr_assert_eq(t0[i], data_t[i]);
+    qr_plan_free(plan);
+    /* th = 5 us: within the bound, and the injection order follows the injection times; the
+     * recording is unchanged */
+    cr_assert_eq(qr_plan_sample(&plan, r, NULL, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err),
+                 QR_OK);
     cr_assert_leq(st.max_error_ns, 5000);
     cr_assert_lt(st.records, 9, "a steady rate needs fewer records than packets");
-    const uint32_t *order = qr_recording_order(r, 0);
+    const uint32_t *order = qr_plan_order(plan, 0);
+    t0 = qr_plan_times(plan, 0, &nt);
     for (size_t i = 0; i < n; i++) {
-        cr_assert_leq(llabs(pk[i].time_ns - data_t[i]), 5000);
+        cr_assert_eq(pk[i].pk.time_ns, data_t[i]);
+        cr_assert_leq(llabs(t0[i] - data_t[i]), 5000);
         if (i)
-            cr_assert_leq(pk[order[i - 1]].time_ns, pk[order[i]].time_ns);
+            cr_assert_leq(t0[order[i - 1]], t0[order[i]]);
     }
+    qr_plan_free(plan);
     qr_recording_close(r);
 }
 
@@ -218,12 +228,15 @@ Test(recording, a_recording_with_no_packets)
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
     qr_sampling_stats st;
-    cr_assert_eq(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err), QR_OK);
+    qr_plan *plan;
+    cr_assert_eq(qr_plan_sample(&plan, r, NULL, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err),
+                 QR_OK);
     cr_assert_eq(st.packets, 0);
+    qr_plan_free(plan);
     qr_recording_close(r);
 }
 
-/* Clock reconciliation on a recording (issue 13): three hosts with random clock offsets, flows
+/* Clock reconciliation on a recording: three hosts with random clock offsets, flows
  * 0->1, 1->2 and 0->2, every packet received after the unloaded latency plus a random queueing
  * delay, on the receiver's clock. With one unqueued packet per direction the estimate is exact
  * (offset(h) - offset(0)); with queueing everywhere it is off by at most half the smallest delay.
@@ -337,20 +350,25 @@ static void clock_case(uint64_t seed, int unqueued)
                           (unsigned long long)seed, h);
         }
     }
-    /* a correction moves every send time by exactly its amount, and the estimate does not move */
-    size_t n;
-    const qr_rec_packet *pk = qr_recording_packets(r, 1, &n);
-    int64_t first = pk[0].pk.time_ns, corr[3] = {5, -700, 123456};
-    cr_assert_eq(qr_recording_set_clock_correction(r, corr), QR_OK);
-    cr_assert_eq(pk[0].pk.time_ns, first + 700);
-    cr_assert_eq(qr_recording_clock_correction(r, 2), 123456);
+    /* a correction moves every injection time by exactly its amount (th = 0), and neither the
+     * recording nor the estimate moves */
+    int64_t corr[3] = {5, -700, 1234}; /* send times stay positive (the sampler refuses less) */
+    qr_plan *plan;
+    cr_assert_eq(qr_plan_sample(&plan, r, corr, QR_SAMPLING_RATE, 0, NULL, NULL, NULL, err), QR_OK,
+                 "%s", err);
+    for (uint32_t h = 0; h < 3; h++) {
+        size_t n, nt;
+        const qr_rec_packet *pk = qr_recording_packets(r, h, &n);
+        const int64_t *t = qr_plan_times(plan, h, &nt);
+        cr_assert_eq(nt, n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(t[i], pk[i].pk.time_ns - corr[h], "host %u packet %zu", h, i);
+    }
+    qr_plan_free(plan);
     qr_clock_estimate again[3];
     cr_assert_eq(qr_recording_estimate_clocks(r, 0, again, NULL, err), QR_OK, "%s", err);
     for (uint32_t h = 0; h < 3; h++)
         cr_assert_float_eq(again[h].offset_ns, est[h].offset_ns, 1e-6);
-    cr_assert_eq(qr_recording_set_clock_correction(r, NULL), QR_OK);
-    cr_assert_eq(pk[0].pk.time_ns, first);
-    cr_assert_eq(qr_recording_clock_correction(r, 2), 0);
     cr_assert_eq(qr_recording_estimate_clocks(r, 3, est, NULL, err), QR_EINVAL);
     qr_recording_close(r);
 #undef RND
@@ -406,9 +424,10 @@ Test(recording, an_isolated_replay_takes_its_connection_fates_and_stop_from_the_
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
     qr_isolated_conn c;
-    cr_assert_eq(qr_isolated_conn_of(r, 1, &c, err), QR_EVALUE);
+    const int64_t offsets[3] = {7, 0, 0}; /* what the program passes: the hosts' clock offsets */
+    cr_assert_eq(qr_isolated_conn_of(r, offsets, 1, &c, err), QR_EVALUE);
     cr_assert(strstr(err, "flow 1: the recording has 1 flows"), "%s", err);
-    cr_assert_eq(qr_isolated_conn_of(r, 0, &c, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_isolated_conn_of(r, offsets, 0, &c, err), QR_OK, "%s", err);
     cr_assert_eq(c.n_sent[0], 6);
     cr_assert_eq(c.n_sent[1], 3);
     /* host 0's clock is 7 ns ahead: its send times come back by 7 ns; host 1's are true */
@@ -506,22 +525,27 @@ Test(recording, a_light_record_keeps_every_fate_and_send_time)
     snprintf(path, sizeof path, "%s/light.qrl", dir);
     const int64_t th[] = {0, 5000};
     qr_light_stats st;
-    cr_assert_eq(qr_light_write(r, QR_SAMPLING_RATE, th, 2, path, &st, err), QR_OK, "%s", err);
+    const int64_t offsets[3] = {7, 0, 0};
+    cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, th, 2, path, &st, err), QR_OK, "%s",
+                 err);
     cr_assert_eq(st.packets, 9);
     cr_assert_eq(st.received, 3);
     cr_assert_eq(st.lost, 6, "data 2..5 and ACKs 1..2 have no receive record");
     cr_assert_eq(st.detected, 1);
     cr_assert_eq(st.calls, 1);
-    cr_assert_eq(qr_light_write(r, QR_SAMPLING_RATE, (int64_t[]){5000, 2000}, 2, path, &st, err),
-                 QR_EINVAL, "thresholds must increase");
+    cr_assert_eq(
+        qr_light_write(r, offsets, QR_SAMPLING_RATE, (int64_t[]){5000, 2000}, 2, path, &st, err),
+        QR_EINVAL, "thresholds must increase");
     qr_light *l;
     cr_assert_eq(qr_light_open(&l, path, err), QR_OK, "%s", err);
     cr_assert_str_eq(qr_light_id(l), qr_recording_id(r));
     cr_assert_null(qr_light_unregenerable(l));
     cr_assert_eq(qr_light_sent(l, 0), 6);
     cr_assert_eq(qr_light_sent(l, 1), 3);
+    for (uint32_t h = 0; h < 3; h++)
+        cr_assert_eq(qr_light_clock_offsets(l)[h], offsets[h], "the record keeps the offsets");
     qr_isolated_conn c;
-    cr_assert_eq(qr_isolated_conn_of(r, 0, &c, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_isolated_conn_of(r, offsets, 0, &c, err), QR_OK, "%s", err);
     for (uint32_t d = 0; d < 2; d++)
         for (uint32_t s = 0; s <= c.n_sent[d]; s++) {
             int lost = -1, ce = -1, lost2 = -2, ce2 = -2;
@@ -562,24 +586,29 @@ Test(recording, a_light_record_keeps_every_fate_and_send_time)
     dpk[4].window ^= 1;
     cr_assert_eq(qr_recording_from_light(&lr, l, pk, n, NULL, NULL, err), QR_OK, "%s", err);
     qr_sampling_stats ss;
-    cr_assert_eq(qr_recording_sample(lr, QR_SAMPLING_RATE, 7777, &ss, NULL, NULL, err), QR_EINVAL);
+    qr_plan *plan;
+    cr_assert_eq(qr_light_plan(&plan, l, lr, QR_SAMPLING_RATE, 7777, &ss, NULL, NULL, err),
+                 QR_EINVAL);
     cr_assert(strstr(err, "5000 ns") && strstr(err, "not at 7777 ns"), "%s", err);
     for (int t = 0; t < 2; t++) {
-        cr_assert_eq(qr_recording_sample(lr, QR_SAMPLING_RATE, th[t], &ss, NULL, NULL, err), QR_OK,
-                     "%s", err);
+        cr_assert_eq(qr_light_plan(&plan, l, lr, QR_SAMPLING_RATE, th[t], &ss, NULL, NULL, err),
+                     QR_OK, "%s", err);
         cr_assert_eq(ss.packets, 9);
         for (uint32_t h = 0; h < 2; h++) {
-            size_t nl;
+            size_t nl, nt;
             const qr_rec_packet *lp = qr_recording_packets(lr, h, &nl);
+            const int64_t *lt = qr_plan_times(plan, h, &nt);
             cr_assert_eq(nl, h ? 3u : 6u);
+            cr_assert_eq(nt, nl);
             for (size_t i = 0; i < nl; i++) {
-                int64_t want = (h ? ack_t : data_t)[i], got = lp[i].time_ns;
+                int64_t want = (h ? ack_t : data_t)[i], got = lt[i];
                 cr_assert(got >= want - th[t] && got <= want + th[t],
                           "th %lld host %u packet %zu: inferred %lld, sent %lld", (long long)th[t],
                           h, i, (long long)got, (long long)want);
                 cr_assert_eq(lp[i].drop_tag, h == 0 && i == 2, "the receiver's detected loss");
             }
         }
+        qr_plan_free(plan);
     }
     qr_recording_close(lr);
     qr_light_close(l);

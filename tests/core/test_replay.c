@@ -39,13 +39,19 @@ Test(replay, native_times_and_fates_by_hand)
     char err[QR_ERRBUF_SIZE], log[128];
     const qr_config *c = qr_scenario_config(h.scen);
     qr_sampling_stats st;
-    cr_assert_eq(qr_recording_sample(h.rec, c->sampling.method, 0, &st, NULL, NULL, err), QR_OK,
-                 "%s", err);
+    qr_plan *plan;
+    qr_plan_cursor *cur;
+    cr_assert_eq(qr_plan_sample(&plan, h.rec, NULL, c->sampling.method, 0, &st, NULL, NULL, err),
+                 QR_OK, "%s", err);
     cr_assert_eq(st.max_error_ns, 0, "th = 0 keeps every recorded time");
+    cr_assert_eq(qr_plan_cursor_create(&cur, h.rec, plan), QR_OK);
     snprintf(log, sizeof log, "%s/replay.qra", h.dir);
     qr_replay_opts o = {QR_MODE_TAGGED, c->replay.margin_bytes, log, progress, NULL, NULL};
     qr_replay_out out = {0};
-    cr_assert_eq(qr_replay_native(NULL, h.scen, h.rec, &o, &out, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_replay_native(NULL, h.scen, h.rec, qr_plan_cursor_source(cur), &o, &out, err),
+                 QR_OK, "%s", err);
+    qr_plan_cursor_free(cur);
+    qr_plan_free(plan);
     cr_assert_eq(out.sent[0], 3);
     cr_assert_eq(out.sent_bytes[0], 4500);
     cr_assert_eq(out.delivered, 3, "the replay admits what the runtime dropped: no queue here");
@@ -82,11 +88,17 @@ Test(replay, another_network_is_refused_before_running)
     cr_assert_eq(qr_scenario_set(other, "topology.kind=star", err), QR_OK, "%s", err);
     cr_assert_eq(qr_scenario_set(other, "topology.hosts=5", err), QR_OK, "%s", err);
     const qr_config *c = qr_scenario_config(h.scen);
-    qr_sampling_stats st;
-    cr_assert_eq(qr_recording_sample(h.rec, c->sampling.method, 0, &st, NULL, NULL, err), QR_OK);
+    qr_plan *plan;
+    qr_plan_cursor *cur;
+    cr_assert_eq(qr_plan_sample(&plan, h.rec, NULL, c->sampling.method, 0, NULL, NULL, NULL, err),
+                 QR_OK);
+    cr_assert_eq(qr_plan_cursor_create(&cur, h.rec, plan), QR_OK);
     qr_replay_opts o = {QR_MODE_TAGGED, 0, NULL, progress, NULL, NULL};
     qr_replay_out out = {0};
-    cr_assert_eq(qr_replay_native(NULL, other, h.rec, &o, &out, err), QR_EVALUE);
+    cr_assert_eq(qr_replay_native(NULL, other, h.rec, qr_plan_cursor_source(cur), &o, &out, err),
+                 QR_EVALUE);
+    qr_plan_cursor_free(cur);
+    qr_plan_free(plan);
     cr_assert_neq(err[0], '\0');
     qr_replay_out_free(&out);
     qr_scenario_destroy(other);

@@ -112,7 +112,7 @@ Test(sampler, fractional_gap_is_exact)
     free(r);
 }
 
-/* Regression (issue 11): on Unix-epoch nanosecond timestamps double arithmetic lost up to 256 ns
+/* Regression: on Unix-epoch nanosecond timestamps double arithmetic lost up to 256 ns
  * (th = 0 gave 224 ns, th = 5 us gave 5168 ns). Property: flows placed anywhere in [0, 2^62],
  * with steady, jittered and huge gaps, keep every inferred time within th exactly. */
 Test(sampler, bound_holds_on_absolute_timestamps_over_the_whole_range)
@@ -421,4 +421,15 @@ Test(sampler, the_open_segment_is_final_past_its_last_joining_time)
     open_until_case(QR_SAMPLING_RATE, 2000, 2);
     open_until_case(QR_SAMPLING_RATE, 0, 3);
     open_until_case(QR_SAMPLING_GAP, 5000, 4);
+}
+
+/* The bound every whole sampling is checked against: a rate sampling off by more than th is a
+ * defect said loudly; exactly th, or the gap strawman (no bound), is not. */
+Test(sampler, the_bound_check_fires_only_past_th_for_rate)
+{
+    char err[QR_ERRBUF_SIZE] = "";
+    cr_assert_eq(qr_sampling_bound_check(QR_SAMPLING_RATE, 5000, 5000, err), QR_OK);
+    cr_assert_eq(qr_sampling_bound_check(QR_SAMPLING_RATE, 5000, 5001, err), QR_ESTATE);
+    cr_assert(strstr(err, "5001 ns off") && strstr(err, "bound is broken"), "%s", err);
+    cr_assert_eq(qr_sampling_bound_check(QR_SAMPLING_GAP, 5000, 900000, err), QR_OK);
 }

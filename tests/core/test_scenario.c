@@ -133,7 +133,7 @@ Test(scenario, first_error_wins_and_later_lines_are_not_blamed)
     cr_assert(strstr(err, "g.ini:2:"), "%s", err);
 }
 
-/* Issue 11, class 7: lines longer than inih's buffer load (a scenario in a folder with a long
+/* Lines longer than inih's buffer load (a scenario in a folder with a long
  * path prints such lines), and the printed scenario loads back to the same values. */
 Test(scenario, long_lines_load_and_round_trip)
 {
@@ -160,7 +160,7 @@ Test(scenario, long_lines_load_and_round_trip)
     cr_assert(strstr(err, "sec.ini:1"), "%s", err);
 }
 
-/* Issue 11, class 3: a NUL or control byte is no longer the silent end of a line. */
+/* A NUL or control byte is no longer the silent end of a line. */
 Test(scenario, nul_and_control_bytes_are_errors)
 {
     char path[] = "/tmp/qr-nul-XXXXXX";
@@ -177,7 +177,7 @@ Test(scenario, nul_and_control_bytes_are_errors)
     unlink(path);
 }
 
-/* Issue 11, class 7: --set values that a scenario file could not carry are refused, and a
+/* --set values that a scenario file could not carry are refused, and a
  * relative input path given with --set is stored absolute (it then reloads from anywhere). */
 Test(scenario, set_values_round_trip)
 {
@@ -330,7 +330,7 @@ Test(scenario, sweep_loads_are_a_strict_percent_list)
     }
 }
 
-/* Issue 11, class 4: every key's value is one the whole pipeline can represent; beyond, a clear
+/* Every key's value is one the whole pipeline can represent; beyond, a clear
  * error with the range. */
 Test(scenario, values_outside_what_the_pipeline_represents)
 {

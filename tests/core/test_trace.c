@@ -216,7 +216,7 @@ Test(trace, truncated_packet_is_reported_with_its_number)
     qr_packet out;
     cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
     cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
-    /* issue 11: a capture cut in its last record keeps its whole packets, and says where */
+    /* A capture cut in its last record keeps its whole packets, and says where */
     cr_assert_str_eq(qr_trace_reader_warning(rd), "");
     cr_assert_eq(qr_trace_read(rd, &out, err), QR_END);
     cr_assert_eq(qr_trace_read(rd, &out, err), QR_END);
@@ -254,7 +254,7 @@ Test(trace, backwards_timestamps_and_short_captures)
     cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
     cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
     cr_assert_eq(out.time_ns, 5000000000LL);
-    /* issue 11: order matters within a flow direction only (the sampler checks it there) */
+    /* Order matters within a flow direction only (the sampler checks it there) */
     cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK, "%s", err);
     cr_assert_eq(out.time_ns, 4000000000LL);
     qr_trace_reader_close(rd);
@@ -270,7 +270,7 @@ Test(trace, backwards_timestamps_and_short_captures)
     qr_trace_reader_close(rd);
 }
 
-/* Issue 11, class 3 and 8: every kind of packet the reader cannot take is a clear error that says
+/* Every kind of packet the reader cannot take is a clear error that says
  * what it is; UDP keeps its ports. */
 static int read_one(const uint8_t *pkt, unsigned caplen, unsigned len, long ns, qr_packet *out,
                     char *err)

@@ -190,8 +190,8 @@ Test(whatif, hand_example_on_a_star)
     write_log(path, log, 4);
     qr_scenario *s = star(kStar, "ecn_threshold = 2000B\n");
     qr_whatif_result r;
-    cr_assert_eq(qr_whatif_measure(path, s, NULL, 3, QR_WHATIF_PREDICTION, &r, err), QR_OK, "%s",
-                 err);
+    cr_assert_eq(qr_whatif_measure(path, s, NULL, NULL, 3, QR_WHATIF_PREDICTION, &r, err), QR_OK,
+                 "%s", err);
     const qr_whatif_row *w = &r.row;
     cr_assert_eq(w->point, 3);
     cr_assert_eq(w->arrivals, 4);
@@ -227,7 +227,7 @@ Test(whatif, hand_example_on_a_star)
     log[2].queue_bytes = 3000;
     write_log(path, log, 4);
     qr_whatif_result r2;
-    cr_assert_eq(qr_whatif_measure(path, s, NULL, 3, QR_WHATIF_PREDICTION, &r2, err), QR_OK);
+    cr_assert_eq(qr_whatif_measure(path, s, NULL, NULL, 3, QR_WHATIF_PREDICTION, &r2, err), QR_OK);
     cr_assert_eq(r2.row.model_mismatches, 1);
     qr_whatif_result_free(&r2);
 
@@ -260,16 +260,16 @@ Test(whatif, bad_logs_are_errors_naming_the_arrival)
     qr_arrival log[] = {arr(1, 1000, 0, 0, 2000, QR_ADMIT), arr(2, 900, 1, 0, 2000, QR_ADMIT)};
     write_log(path, log, 2);
     qr_whatif_result r;
-    cr_assert_eq(qr_whatif_measure(path, s, NULL, 0, QR_WHATIF_TRUTH, &r, err), QR_EFORMAT);
+    cr_assert_eq(qr_whatif_measure(path, s, NULL, NULL, 0, QR_WHATIF_TRUTH, &r, err), QR_EFORMAT);
     cr_assert(strstr(err, "b.qra: arrival 2: time 900 ns is before"), "%s", err);
     log[1].time_ns = 2000;
     log[1].port = 7; /* the star has 3 ports */
     write_log(path, log, 2);
-    cr_assert_eq(qr_whatif_measure(path, s, NULL, 0, QR_WHATIF_TRUTH, &r, err), QR_EFORMAT);
+    cr_assert_eq(qr_whatif_measure(path, s, NULL, NULL, 0, QR_WHATIF_TRUTH, &r, err), QR_EFORMAT);
     cr_assert(strstr(err, "arrival 2: switch 0 port 7 is not in the scenario's network"), "%s",
               err);
     snprintf(path, sizeof path, "%s/none.qra", tmp);
-    cr_assert_eq(qr_whatif_measure(path, s, NULL, 0, QR_WHATIF_TRUTH, &r, err), QR_ENOENT);
+    cr_assert_eq(qr_whatif_measure(path, s, NULL, NULL, 0, QR_WHATIF_TRUTH, &r, err), QR_ENOENT);
     qr_scenario_destroy(s);
 }
 
@@ -318,8 +318,8 @@ Test(whatif, properties_on_random_fifo_streams)
         write_log(path, log, N);
         qr_scenario *s = star(STAR(8), "");
         qr_whatif_result r;
-        cr_assert_eq(qr_whatif_measure(path, s, NULL, 0, QR_WHATIF_PREDICTION, &r, err), QR_OK,
-                     "%s", err);
+        cr_assert_eq(qr_whatif_measure(path, s, NULL, NULL, 0, QR_WHATIF_PREDICTION, &r, err),
+                     QR_OK, "%s", err);
         const qr_whatif_row *w = &r.row;
         cr_assert_eq(w->model_mismatches, 0, "seed %u", seed);
         cr_assert_eq(w->arrivals, N);

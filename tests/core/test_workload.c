@@ -10,7 +10,11 @@
 #include <gsl/gsl_rng.h>
 
 #include "qreplay/error.h"
+#include "qreplay/h5.h"
+#include "qreplay/scenario.h"
+#include "qreplay/schema.h"
 #include "qreplay/workload.h"
+#include "qreplay/workload_h5.h"
 
 static const char *websearch = QR_SOURCE_DIR "/data/websearch.cdf";
 
@@ -232,7 +236,7 @@ Test(workload, explicit_flow_lists)
     unlink(path);
 }
 
-/* Issue 11, class 3: the text readers. */
+/* The text readers. */
 Test(workload, cdfs_that_would_not_end_or_overflow_are_refused)
 {
     const char *path = "/tmp/qr-cdf-bad.txt";
@@ -320,4 +324,44 @@ Test(workload, flow_lists_keep_their_columns)
     cr_assert_eq(qr_flows_load(path, 3, &f, &n, err), QR_ESYNTAX);
     cr_assert(strstr(err, ":2:") && strstr(err, "NUL"), "%s", err);
     unlink(path);
+}
+
+/* The offered load counts background bytes only, over the host links' capacity in the duration;
+ * the file written with it holds every flow and clock offset. */
+Test(workload, offered_load_counts_background_bytes_and_the_file_holds_it)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_scenario *s;
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    cr_assert_eq(qr_scenario_set(s, "topology.kind=star", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "topology.hosts=4", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "links.rate=1Gbps", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(s, "traffic.duration=1ms", err), QR_OK, "%s", err);
+    const qr_config *c = qr_scenario_config(s);
+    /* 4 hosts x 1 Gbps x 1 ms = 500000 bytes of capacity */
+    qr_flow f[3] = {{0, 0, 1, 100000, 0, 0}, {1, 1, 2, 150000, 10, 0}, {2, 2, 3, 999999, 20, 1}};
+    cr_assert_float_eq(qr_workload_offered_load(c, f, 3, 4), 0.5, 1e-12, "the incast flow is out");
+    cr_assert_float_eq(qr_workload_offered_load(c, f, 3, 0), 0.0, 1e-12);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/qr-workload-%d.h5", (int)getpid());
+    int64_t off[4] = {1, 2, 3, 4};
+    cr_assert_eq(qr_workload_write(path, s, f, 3, off, 4, err), QR_OK, "%s", err);
+    qr_h5_reader *r;
+    qr_row_workload_flow *rows;
+    qr_row_clock *clk;
+    size_t n, m;
+    double offered;
+    cr_assert_eq(qr_h5_open(&r, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_h5_read_rows(r, "/flows", &qr_schema_workload_flow, (void **)&rows, &n, err),
+                 QR_OK);
+    cr_assert_eq(qr_h5_read_rows(r, "/clock", &qr_schema_clock, (void **)&clk, &m, err), QR_OK);
+    cr_assert_eq(qr_h5_read_attr_f64(r, "/flows", "offered_load", &offered, err), QR_OK);
+    qr_h5_close(r);
+    cr_assert(n == 3 && rows[2].bytes == 999999 && rows[2].incast == 1);
+    cr_assert(m == 4 && clk[3].offset_ns == 4);
+    cr_assert_float_eq(offered, 0.5, 1e-12);
+    qr_h5_rows_free(rows);
+    qr_h5_rows_free(clk);
+    unlink(path);
+    qr_scenario_destroy(s);
 }

@@ -25,6 +25,7 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/h5.h"
+#include "qreplay/plan.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/random.h"
 #include "qreplay/recording.h"
@@ -270,10 +271,13 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (rc == QR_OK)
         {
             qr_sampling_stats st;
-            FUZZ_CHECK(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err) ==
-                           QR_OK,
-                       "sampling: %s",
-                       err);
+            qr_plan* plan = NULL;
+            FUZZ_CHECK(
+                qr_plan_sample(&plan, r, NULL, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err) ==
+                    QR_OK,
+                "sampling: %s",
+                err);
+            qr_plan_free(plan);
             qr_recording_close(r);
         }
         break;

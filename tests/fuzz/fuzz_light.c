@@ -151,7 +151,9 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             int64_t th = i < st.n_th ? st.th_ns[i] : 7777;
             qr_sampling_stats ss;
             err[0] = 0;
-            int rc = qr_recording_sample(r, QR_SAMPLING_RATE, th, &ss, NULL, NULL, err);
+            qr_plan* plan = NULL;
+            int rc = qr_light_plan(&plan, l, r, QR_SAMPLING_RATE, th, &ss, NULL, NULL, err);
+            qr_plan_free(plan);
             FUZZ_CHECK(rc == QR_OK || err[0], "sampling refused without a message");
             FUZZ_CHECK(i < st.n_th || rc != QR_OK, "sampled at a threshold it lacks");
             if (rc == QR_OK)

@@ -7,6 +7,8 @@
 #include "fuzz_common.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/pcap_stream.h"
+#include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/trace.h"
@@ -67,35 +69,66 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (size)
         fwrite(data, 1, size, f);
     fclose(f);
-    qr_recording* r;
+    qr_recording* r = NULL;
+    qr_plan* plan = NULL;
+    qr_plan_cursor* cur = NULL;
     int rc = qr_recording_open(&r, dir, NULL, err);
     FUZZ_CHECK(rc == QR_OK || (err[0] && strstr(err, dir)), "refused without naming it: %s", err);
     if (rc == QR_OK)
     {
         qr_sampling_stats st;
-        FUZZ_CHECK(qr_recording_sample(r, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err) == QR_OK,
+        FUZZ_CHECK(qr_plan_sample(&plan, r, NULL, QR_SAMPLING_RATE, 5000, &st, NULL, NULL, err) ==
+                       QR_OK,
                    "sampling: %s",
                    err);
-        qr_recording_close(r);
+        FUZZ_CHECK(qr_plan_cursor_create(&cur, r, plan) == QR_OK, "out of memory");
     }
-    /* the same capture streamed (qr_recording_open_stream): every host drained through its
-     * cursor; the stream accepts what the whole reader accepts and refuses naming the file */
-    qr_recording* sr = NULL;
+    /* the same capture streamed (pcap_stream.h): every host drained through its source; the
+     * stream accepts what the whole reader accepts, refuses naming the file, and where both
+     * accept gives every host's packets in the same order at the same times as the plan */
+    qr_pcap_stream* sr = NULL;
     char serr[QR_ERRBUF_SIZE] = "";
-    int src = qr_recording_open_stream(&sr, dir, NULL, QR_SAMPLING_RATE, 5000, serr);
+    int src = qr_pcap_stream_open(&sr, dir, NULL, QR_SAMPLING_RATE, 5000, serr);
     for (uint32_t h = 0; src == QR_OK && h < 3; h++)
     {
-        const qr_rec_packet* pk;
-        while ((src = qr_recording_next(sr, h, &pk, serr)) == QR_OK && pk)
-            qr_recording_take(sr, h);
+        qr_source* s = qr_pcap_stream_source(sr);
+        qr_source* w = cur ? qr_plan_cursor_source(cur) : NULL;
+        qr_injection a, b;
+        while ((src = s->next(s, h, &a, serr)) == QR_OK && a.p)
+        {
+            if (w)
+            {
+                FUZZ_CHECK(w->next(w, h, &b, err) == QR_OK && b.p,
+                           "host %u: the plan ends first",
+                           h);
+                FUZZ_CHECK(a.p->dir == b.p->dir && a.p->seq == b.p->seq && a.time_ns == b.time_ns,
+                           "host %u: streamed %u/%u at %lld, planned %u/%u at %lld",
+                           h,
+                           a.p->dir,
+                           a.p->seq,
+                           (long long)a.time_ns,
+                           b.p->dir,
+                           b.p->seq,
+                           (long long)b.time_ns);
+                w->take(w, h);
+            }
+            s->take(s, h);
+        }
+        if (src == QR_OK && w)
+            FUZZ_CHECK(w->next(w, h, &b, err) == QR_OK && !b.p,
+                       "host %u: the stream ends first",
+                       h);
     }
     if (src == QR_OK)
     {
         qr_sampling_stats st;
         FILE* recs;
-        src = qr_recording_stream_end(sr, &st, &recs, serr);
+        src = qr_pcap_stream_end(sr, &st, &recs, serr);
         FUZZ_CHECK(src == QR_OK, "stream end: %s", serr);
     }
+    qr_plan_cursor_free(cur);
+    qr_plan_free(plan);
+    qr_recording_close(r);
     FUZZ_CHECK((src == QR_OK) == (rc == QR_OK),
                "whole %d, streamed %d: %s | %s",
                rc,
@@ -105,6 +138,6 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     FUZZ_CHECK(src == QR_OK || (serr[0] && strstr(serr, dir)),
                "stream refused without naming it: %s",
                serr);
-    qr_recording_close(sr);
+    qr_pcap_stream_close(sr);
     return 0;
 }

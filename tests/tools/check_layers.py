@@ -14,6 +14,10 @@
    around the build's link lines.
 6. Every public function of the core has a caller (in the core, the program, the ns-3 module,
    the testbed, the benchmarks or the tests).
+7. No call cycle between the core's sources, by symbol: an edge A.c -> B.c is a call in A.c of a
+   function B.c defines (not static); any cycle is printed and fails. Calls through a function
+   pointer (a source's next packet, an engine) are not edges: that is how data flows down
+   without a lower module naming a higher one.
 
 Exit status 0 when all hold, 1 with every violation listed. `--graph` prints the module graph
 (DOT) instead. Usage: check_layers.py [--graph] [SOURCE_DIR]
@@ -230,7 +234,32 @@ def check(src):
                             problems.append("%s: includes the core's private header %s" %
                                             (os.path.relpath(p, src), inc))
     problems += uncalled(src, files)
+    calls = call_graph(src, files)
+    for cyc in find_cycles(calls):
+        problems.append("call cycle: " + " -> ".join(cyc))
     return layers, deps, graph, problems
+
+
+DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(qri?_\w+)\s*\([^;{}]*\)\s*\{", re.M)
+CALL = re.compile(r"\b(qri?_\w+)\s*\(")
+
+
+def call_graph(src, files):
+    """{source: set of sources whose functions it calls} over the core's .c files, by symbol."""
+    code, defined_in = {}, {}
+    for path in sorted(files):
+        if not path.endswith(".c"):
+            continue
+        rel = os.path.relpath(path, src)
+        with open(path, errors="replace") as fh:
+            code[rel] = COMMENT.sub(" ", fh.read())
+        for name in DEFINITION.findall(code[rel]):
+            defined_in.setdefault(name, rel)
+    graph = {}
+    for rel, text in code.items():
+        graph[rel] = {defined_in[n] for n in CALL.findall(text)
+                      if n in defined_in and defined_in[n] != rel}
+    return graph
 
 
 def uncalled(src, files):
@@ -281,7 +310,7 @@ def main(argv):
     for p in problems:
         print("check_layers: " + p)
     n_edges = sum(len(v) for v in graph.values())
-    print("layers %s: %d modules, %d include edges, no include cycle%s" %
+    print("layers %s: %d modules, %d include edges, no include cycle, no call cycle%s" %
           ("; ".join("%s on %s" % (x, ", ".join(deps[x]) or "nothing") for x in layers),
            len(graph), n_edges, "" if not problems else "; %d problems" % len(problems)))
     return 1 if problems else 0

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "qreplay/buffer.h"
 #include "qreplay/error.h"
+#include "qreplay/units.h"
 
 typedef struct bh_queue {
     int seen;
@@ -46,7 +47,7 @@ void qr_blackhole_opts_default(qr_blackhole_opts *o)
 {
     o->window_ns = 500000;
     o->gap_ns = 100000;
-    o->min_fall_bytes = 1500;
+    o->min_fall_bytes = QR_MTU_BYTES;
     o->min_shrink_bytes = 15000;
 }
 

@@ -237,8 +237,8 @@ static uint64_t hist_max(const qr_hist *h)
     return (uint64_t)s.max;
 }
 
-static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr_whatif_kind kind,
-                  qr_whatif_result *out)
+static int finish(struct measure *m, const qr_recording *rec, const qr_plan *plan, uint32_t point,
+                  qr_whatif_kind kind, qr_whatif_result *out)
 {
     qr_whatif_row *row = &out->row;
     int64_t last = m->last_end_ns > m->last_ns ? m->last_end_ns : m->last_ns;
@@ -289,14 +289,15 @@ static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr
     row->lossy_share = row->flows ? (double)row->flows_lossy / (double)row->flows : 0;
     row->flow_delay_p50_ns = llround(qr_hist_quantile(m->hflow, 0.5));
     row->flow_delay_p99_ns = llround(qr_hist_quantile(m->hflow, 0.99));
-    if (rec && row->flows_new_drop)
+    if (rec && plan && row->flows_new_drop)
         for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
             size_t n;
             const qr_rec_packet *pk = qr_recording_packets(rec, h, &n);
+            const int64_t *inject = qr_plan_times(plan, h, &n);
             for (size_t i = 0; i < n; i++) {
                 size_t f = qr_dir_flow(pk[i].dir);
                 if (f < m->n_flows && m->flows[f].first_new_drop >= 0 &&
-                    pk[i].time_ns > m->flows[f].first_new_drop)
+                    inject[i] > m->flows[f].first_new_drop)
                     row->sent_after_new_drop++;
             }
         }
@@ -338,7 +339,8 @@ static int finish(struct measure *m, const qr_recording *rec, uint32_t point, qr
 }
 
 int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recording *rec,
-                      uint32_t point, qr_whatif_kind kind, qr_whatif_result *out, char *errbuf)
+                      const qr_plan *plan, uint32_t point, qr_whatif_kind kind,
+                      qr_whatif_result *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
     out->row.point = point;
@@ -408,7 +410,7 @@ int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recor
         rc = QR_OK;
     qr_arrival_reader_close(r);
     if (!rc)
-        rc = finish(&m, rec, point, kind, out);
+        rc = finish(&m, rec, plan, point, kind, out);
     const qr_blackhole *eps = NULL;
     size_t n_eps = 0;
     if (!rc)

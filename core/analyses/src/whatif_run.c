@@ -66,7 +66,7 @@ static void prune_runtime(const char *dir)
 }
 
 /* One run (a task: it may run in another process, so its result goes to a file). */
-static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
+static int run_one(const qr_whatif_job *job, const qr_recording *rec, const char *tmp,
                    const struct run *r, char *err)
 {
     char pd[4096], path[4300], arr[4300];
@@ -77,7 +77,7 @@ static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
     result_path(path, sizeof path, tmp, r);
     if (r->what == RUN_RECORDED) {
         snprintf(arr, sizeof arr, "%s/recording/truth/arrivals.qra", job->run_dir);
-        rc = qr_whatif_measure(arr, qr_recording_scenario(rec), NULL,
+        rc = qr_whatif_measure(arr, qr_recording_scenario(rec), NULL, NULL,
                                (uint32_t)qr_whatif_grid_baseline(job->grid), QR_WHATIF_RECORDED,
                                &res, err);
         if (!rc)
@@ -100,11 +100,19 @@ static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
         v.name = "prediction";
         v.engine_name = job->engine_name;
         v.cancel = job->cancel;
-        rc = qr_replay_variant(pd, s, rec, &v, job->engine, job->engine_ctx, err);
+        qr_replay_input in = {rec, NULL, NULL};
+        rc = qr_replay_variant(pd, s, &in, &v, job->engine, job->engine_ctx, err);
         snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
+        /* the replay's injection times: the same plan the variant made (a value of rec, the
+         * method and the threshold) */
+        qr_plan *plan = NULL;
         if (!rc)
-            rc =
-                qr_whatif_measure(arr, s, rec, (uint32_t)r->point, QR_WHATIF_PREDICTION, &res, err);
+            rc = qr_plan_sample(&plan, rec, NULL, qr_scenario_config(s)->sampling.method, v.th_ns,
+                                NULL, NULL, NULL, err);
+        if (!rc)
+            rc = qr_whatif_measure(arr, s, rec, plan, (uint32_t)r->point, QR_WHATIF_PREDICTION,
+                                   &res, err);
+        qr_plan_free(plan);
         if (!rc && job->prune)
             unlink(arr);
     } else {
@@ -113,7 +121,8 @@ static int run_one(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
         rc = job->runtime(job->runtime_ctx, s, rd, err);
         snprintf(arr, sizeof arr, "%s/truth/arrivals.qra", rd);
         if (!rc)
-            rc = qr_whatif_measure(arr, s, NULL, (uint32_t)r->point, QR_WHATIF_TRUTH, &res, err);
+            rc = qr_whatif_measure(arr, s, NULL, NULL, (uint32_t)r->point, QR_WHATIF_TRUTH, &res,
+                                   err);
         if (!rc && job->prune)
             prune_runtime(rd);
     }
@@ -144,7 +153,7 @@ static int read_one(const char *path, qr_whatif_result *out, char *err)
 /* The job's tasks: its runs, in the order they start. */
 struct runs_ctx {
     const qr_whatif_job *job;
-    qr_recording *rec;
+    const qr_recording *rec;
     const char *tmp;
     const struct run *runs;
 };
@@ -170,7 +179,7 @@ static void describe(const qr_whatif_job *job, const struct run *r, char *buf, s
         snprintf(buf + n, size - n, ") %s", run_names[r->what]);
 }
 
-static int run_all(const qr_whatif_job *job, qr_recording *rec, const char *tmp,
+static int run_all(const qr_whatif_job *job, const qr_recording *rec, const char *tmp,
                    const struct run *runs, size_t n, char *errbuf)
 {
     enum { NAME_SIZE = 512 };

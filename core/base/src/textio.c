@@ -110,6 +110,27 @@ int qr_list_blank(const char *text)
     return 1;
 }
 
+int qr_list_each(const char *text, char sep, const char *noun, qr_list_item_fn item, void *ctx,
+                 char *errbuf)
+{
+    char buf[4096], why[QR_ERRBUF_SIZE];
+    if (qri_strlcpy(buf, text ? text : "", sizeof buf))
+        return qri_err(errbuf, QR_EVALUE, "too long");
+    if (qr_list_blank(buf))
+        return QR_OK;
+    size_t k = 0;
+    for (char *rest = buf, *tok; (tok = qr_list_next(&rest, sep));) {
+        k++;
+        why[0] = '\0';
+        if (!*tok)
+            snprintf(why, sizeof why, "an empty %s", noun);
+        else if (!item(ctx, k, tok, why))
+            continue;
+        return qri_err(errbuf, QR_EVALUE, "%s %zu ('%s'): %s", noun, k, tok, why);
+    }
+    return QR_OK;
+}
+
 char *qr_list_next(char **cursor, char sep)
 {
     char *item = *cursor;

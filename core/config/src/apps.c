@@ -35,62 +35,63 @@ void qr_app_bytes(qr_app_kind k, uint64_t *client_bytes, uint64_t *server_bytes)
     *server_bytes = (unsigned)k < QR_APP_KINDS ? s[k] : 0;
 }
 
-static int app_err(char *errbuf, size_t k, const char *text, const char *why)
+/* A refusal of one session: its reason into why, 1. */
+static int refuse(char *why, const char *what)
 {
-    return qri_err(errbuf, QR_EVALUE, "session %zu ('%s'): %s", k, text, why);
+    snprintf(why, QR_ERRBUF_SIZE, "%s", what);
+    return 1;
+}
+
+struct apps_ctx {
+    uint32_t hosts;
+    qr_app *apps;
+    size_t max, *n;
+};
+
+static int one_app(void *ctx, size_t k, const char *tok, char *why)
+{
+    (void)k;
+    struct apps_ctx *c = ctx;
+    char name[32], pair[32], at[8], when[32], extra[8];
+    int got = sscanf(tok, "%31s %31s %7s %31s %7s", name, pair, at, when, extra);
+    if (got < 2)
+        return refuse(why, "expected 'NAME CLIENT>SERVER [at TIME]'");
+    int kind = qr_app_kind_of(name);
+    if (kind < 0)
+        return refuse(why,
+                      "unknown application (http-keepalive, http-bulk, rpc-think or bulk-both)");
+    char *gt = strchr(pair, '>');
+    if (!gt)
+        return refuse(why, "expected CLIENT>SERVER (host numbers)");
+    *gt = '\0';
+    int64_t cl, sv, start = 0;
+    int64_t top = c->hosts ? (int64_t)c->hosts - 1 : INT32_MAX;
+    if (qr_parse_int(pair, 0, top, &cl, why) || qr_parse_int(gt + 1, 0, top, &sv, why))
+        return c->hosts ? refuse(why, "a host out of range (the network's hosts are numbered "
+                                      "from 0)")
+                        : 1;
+    if (cl == sv)
+        return refuse(why, "the client is its own server");
+    if (got == 3 || (got >= 4 && strcmp(at, "at")))
+        return refuse(why, "expected 'at TIME' after the hosts");
+    if (got > 4)
+        return refuse(why, "unexpected words after the time");
+    if (got == 4 && qr_parse_time_ns(when, &start, why))
+        return 1;
+    if (start < 0)
+        return refuse(why, "a start before the run's");
+    if (*c->n >= c->max) {
+        snprintf(why, QR_ERRBUF_SIZE, "more than %zu sessions", c->max);
+        return 1;
+    }
+    c->apps[(*c->n)++] = (qr_app){(qr_app_kind)kind, (uint32_t)cl, (uint32_t)sv, start};
+    return 0;
 }
 
 int qr_apps_parse(const char *text, uint32_t hosts, qr_app *apps, size_t max, size_t *n,
                   char *errbuf)
 {
     *n = 0;
-    char buf[4096];
-    if (qri_strlcpy(buf, text ? text : "", sizeof buf))
-        return qri_err(errbuf, QR_EVALUE, "too long");
-    if (qr_list_blank(buf))
-        return QR_OK;
-    size_t k = 0;
-    for (char *rest = buf, *tok; (tok = qr_list_next(&rest, ','));) {
-        k++;
-        if (!*tok)
-            return app_err(errbuf, k, tok, "an empty session");
-        char name[32], pair[32], at[8], when[32], extra[8];
-        int got = sscanf(tok, "%31s %31s %7s %31s %7s", name, pair, at, when, extra);
-        if (got < 2)
-            return app_err(errbuf, k, tok, "expected 'NAME CLIENT>SERVER [at TIME]'");
-        int kind = qr_app_kind_of(name);
-        if (kind < 0)
-            return app_err(
-                errbuf, k, tok,
-                "unknown application (http-keepalive, http-bulk, rpc-think or bulk-both)");
-        char *gt = strchr(pair, '>');
-        if (!gt)
-            return app_err(errbuf, k, tok, "expected CLIENT>SERVER (host numbers)");
-        *gt = '\0';
-        char why[QR_ERRBUF_SIZE];
-        int64_t cl, sv, start = 0;
-        int64_t top = hosts ? (int64_t)hosts - 1 : INT32_MAX;
-        if (qr_parse_int(pair, 0, top, &cl, why) || qr_parse_int(gt + 1, 0, top, &sv, why))
-            return app_err(errbuf, k, tok,
-                           hosts ? "a host out of range (the network's hosts "
-                                   "are numbered from 0)"
-                                 : why);
-        if (cl == sv)
-            return app_err(errbuf, k, tok, "the client is its own server");
-        if (got == 3 || (got >= 4 && strcmp(at, "at")))
-            return app_err(errbuf, k, tok, "expected 'at TIME' after the hosts");
-        if (got > 4)
-            return app_err(errbuf, k, tok, "unexpected words after the time");
-        if (got == 4 && qr_parse_time_ns(when, &start, why))
-            return app_err(errbuf, k, tok, why);
-        if (start < 0)
-            return app_err(errbuf, k, tok, "a start before the run's");
-        if (*n >= max) {
-            char lim[64];
-            snprintf(lim, sizeof lim, "more than %zu sessions", max);
-            return app_err(errbuf, k, tok, lim);
-        }
-        apps[(*n)++] = (qr_app){(qr_app_kind)kind, (uint32_t)cl, (uint32_t)sv, start};
-    }
-    return QR_OK;
+    struct apps_ctx c = {hosts, apps, max, n};
+    return qr_list_each(text, ',', "session", one_app, &c, errbuf);
 }

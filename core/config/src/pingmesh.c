@@ -130,7 +130,7 @@ int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology 
     *out = NULL;
     if (c->pingmesh.interval_ns <= 0)
         return QR_OK;
-    if (c->pingmesh.size_bytes < QR_PROBE_MIN_BYTES || c->pingmesh.size_bytes > 1500)
+    if (c->pingmesh.size_bytes < QR_PROBE_MIN_BYTES || c->pingmesh.size_bytes > QR_MTU_BYTES)
         return qri_err(errbuf, QR_EVALUE,
                        "[pingmesh] size: %llu B is not a probe size (28 B of headers to 1500 B)",
                        (unsigned long long)c->pingmesh.size_bytes);

@@ -456,3 +456,16 @@ void qr_flows_free(qr_flow *flows)
 {
     free(flows);
 }
+
+double qr_workload_offered_load(const struct qr_config *c, const qr_flow *flows, size_t n,
+                                uint32_t hosts)
+{
+    uint64_t bg_bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        if (flows[i].incast == 0)
+            bg_bytes += flows[i].bytes;
+    if (c->traffic.duration_ns <= 0 || !hosts)
+        return 0.0;
+    return (double)bg_bytes * 8.0 /
+           ((double)c->traffic.duration_ns * 1e-9 * (double)c->links.rate_bps * hosts);
+}

@@ -280,7 +280,7 @@ static int vote_step(struct conn_vote *v, const qr_capture_packet *p, int e)
         }
         v->pending[o] = 0;
     }
-    uint32_t len = p->payload + (syn ? 1u : 0u) + ((p->tcp_flags & QR_TCP_FIN) ? 1u : 0u);
+    uint32_t len = qr_tcp_seq_len(p->payload, p->tcp_flags);
     if (len) {
         v->data_ns[e] = p->time_ns;
         v->data_end[e] = p->seq + len;

@@ -718,8 +718,7 @@ static int on_send(struct imp *m, uint32_t dir, qr_capture_packet *p)
             if ((rc = ring_push(&d->sent, &e)) != QR_OK || (rc = match(m, dir)) != QR_OK)
                 return rc;
         } else if (d->evidence == QR_EVIDENCE_RETRANS) {
-            uint32_t len = s->payload + ((s->tcp_flags & QR_TCP_SYN) != 0) +
-                           ((s->tcp_flags & QR_TCP_FIN) != 0);
+            uint32_t len = qr_tcp_seq_len(s->payload, s->tcp_flags);
             if (!len)
                 continue;
             for (size_t i = d->rtx.n; i-- > 0;) {

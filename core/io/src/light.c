@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "internal.h"
+#include "plan_internal.h"
 #include "qreplay/fs.h"
 #include "qreplay/light.h"
 #include "qreplay/tcpconn.h"
@@ -377,8 +378,9 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
     return rc;
 }
 
-static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_method method,
-                        const int64_t *th, size_t n_th, char *scen, size_t scen_len)
+static void header_text(struct buf *b, const qr_recording *rec, const int64_t *offsets,
+                        qr_sampling_method method, const int64_t *th, size_t n_th, char *scen,
+                        size_t scen_len)
 {
     char line[256];
     snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_kind=%s\n",
@@ -394,15 +396,16 @@ static void header_text(struct buf *b, const qr_recording *rec, qr_sampling_meth
     }
     put(b, "\noffsets=", 9);
     for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
-        snprintf(line, sizeof line, "%s%" PRId64, h ? "," : "", qr_recording_clock_offset(rec, h));
+        snprintf(line, sizeof line, "%s%" PRId64, h ? "," : "", offsets ? offsets[h] : 0);
         put(b, line, strlen(line));
     }
     put(b, "\nscenario=\n", 11);
     put(b, scen, scen_len);
 }
 
-int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int64_t *th_ns,
-                   size_t n_th, const char *path, qr_light_stats *stats, char *errbuf)
+int qr_light_write(const qr_recording *rec, const int64_t *offsets, qr_sampling_method method,
+                   const int64_t *th_ns, size_t n_th, const char *path, qr_light_stats *stats,
+                   char *errbuf)
 {
     qr_light_stats st;
     memset(&st, 0, sizeof st);
@@ -412,7 +415,7 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
         if (th_ns[i] < 0 || th_ns[i] > QR_TIME_MAX || (i && th_ns[i] <= th_ns[i - 1]))
             return qri_err(errbuf, QR_EINVAL,
                            "light record: the thresholds must be increasing and not negative");
-    if (qr_recording_streamed(rec))
+    if (!qr_recording_has_packets(rec))
         return qri_err(errbuf, QR_ESTATE, "light record: read the recording whole");
     int imported = qr_recording_imported(rec);
     if (!imported && !qr_recording_has_received(rec))
@@ -485,7 +488,7 @@ int qr_light_write(const qr_recording *rec, qr_sampling_method method, const int
         goto done;
     }
     st.file_bytes = 8;
-    header_text(&part[QR_LIGHT_HEADER], rec, method, th_ns, n_th, scen, scen_len);
+    header_text(&part[QR_LIGHT_HEADER], rec, offsets, method, th_ns, n_th, scen, scen_len);
     if ((rc = block(&w, QR_LIGHT_HEADER, 0, &part[QR_LIGHT_HEADER])))
         goto done;
 
@@ -1342,6 +1345,11 @@ const char *qr_light_path(const qr_light *l)
 {
     return l->path;
 }
+const int64_t *qr_light_clock_offsets(const qr_light *l)
+{
+    return l->offsets;
+}
+
 const char *qr_light_id(const qr_light *l)
 {
     return l->id;
@@ -1478,29 +1486,24 @@ int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_pack
     snprintf(r->id, sizeof r->id, "%s", l->id);
     r->n_hosts = l->n_hosts;
     r->hosts = calloc(l->n_hosts, sizeof *r->hosts);
-    r->offsets = malloc(l->n_hosts * sizeof *r->offsets);
-    r->cursor = calloc(l->n_hosts, sizeof *r->cursor);
     r->dir = strdup(".");
     size_t n_det = 0;
     for (size_t i = 0; i < l->st.packets; i++)
         n_det += (l->flags[i] & F_DETECTED) != 0;
     r->detected = malloc((n_det ? n_det : 1) * sizeof *r->detected);
     r->received = malloc(sizeof *r->received);
-    if (!r->hosts || !r->offsets || !r->cursor || !r->dir || !r->detected || !r->received) {
+    if (!r->hosts || !r->dir || !r->detected || !r->received) {
         qr_recording_close(r);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     }
-    memcpy(r->offsets, l->offsets, l->n_hosts * sizeof *r->offsets);
     r->network_known = 1;
-    r->light = l;
     /* each host's packets: its directions in order, each in its order */
     for (size_t d = 0; d < l->n_dirs; d++)
         r->hosts[qr_flow_table_dir_src(r->flows, (uint32_t)d)].cap += n[d];
     for (uint32_t h = 0; h < l->n_hosts; h++) {
         struct host_pk *hp = &r->hosts[h];
         hp->pk = malloc((hp->cap ? hp->cap : 1) * sizeof *hp->pk);
-        hp->order = malloc((hp->cap ? hp->cap : 1) * sizeof *hp->order);
-        if (!hp->pk || !hp->order) {
+        if (!hp->pk) {
             qr_recording_close(r);
             return qri_err(errbuf, QR_ENOMEM, "out of memory");
         }
@@ -1521,14 +1524,13 @@ int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_pack
         for (size_t j = 0; j < n[d]; j++) {
             uint8_t fl = l->flags[l->dirs[d].at + j];
             qr_rec_packet *p = &hp->pk[hp->n];
-            *p = (qr_rec_packet){packets[d][j], (uint32_t)d, (uint32_t)j, 0,
+            *p = (qr_rec_packet){packets[d][j], (uint32_t)d, (uint32_t)j,
                                  (uint8_t)((fl & F_DETECTED) != 0)};
             p->pk.time_ns += l->offsets[src];
             p->pk.src_ip = qr_flow_table_host_addr(r->flows, src);
             p->pk.dst_ip = qr_flow_table_host_addr(r->flows, dst);
             p->pk.src_port = d % 2 ? QR_SINK_PORT : sender;
             p->pk.dst_port = d % 2 ? sender : QR_SINK_PORT;
-            hp->order[hp->n] = (uint32_t)hp->n;
             hp->n++;
             if (fl & F_DETECTED)
                 r->detected[r->n_detected++] = qr_packet_id((uint32_t)d, (uint32_t)j);
@@ -1545,24 +1547,11 @@ int qr_recording_from_light(qr_recording **out, const qr_light *l, const qr_pack
     return QR_OK;
 }
 
-struct lkey {
-    int64_t t;
-    uint32_t i; /* index into the host's packets, which are in (direction, number) order */
-};
-
-static int cmp_lkey(const void *a, const void *b)
+int qr_light_plan(qr_plan **out, const qr_light *l, const qr_recording *rec,
+                  qr_sampling_method method, int64_t th_ns, qr_sampling_stats *stats,
+                  qr_row_sample_record **records, size_t *n_records, char *errbuf)
 {
-    const struct lkey *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
-int qri_light_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
-                     qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
-                     char *errbuf)
-{
-    const qr_light *l = r->light;
+    *out = NULL;
     size_t ti = 0;
     while (ti < l->st.n_th && l->st.th_ns[ti] != th_ns)
         ti++;
@@ -1576,81 +1565,75 @@ int qri_light_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
                        l->path, l->method == QR_SAMPLING_GAP ? "gap" : "rate", list, th_ns,
                        method == QR_SAMPLING_GAP ? "gap" : "rate");
     }
+    if (qr_recording_hosts(rec) != l->n_hosts || strcmp(qr_recording_id(rec), l->id))
+        return qri_err(errbuf, QR_EINVAL, "%s: the packets are not regenerated from this record",
+                       l->path);
     qr_sampling_stats st = {0, 0, 0};
     size_t n_out = 0;
-    qr_row_sample_record *out =
-        records ? malloc((l->st.th_records[ti] ? l->st.th_records[ti] : 1) * sizeof *out) : NULL;
-    struct lkey *keys = NULL;
-    size_t kcap = 0;
-    int rc = records && !out ? QR_ENOMEM : QR_OK;
-    for (uint32_t h = 0; !rc && h < r->n_hosts; h++) {
-        struct host_pk *hp = &r->hosts[h];
-        if (hp->n > kcap) {
-            free(keys);
-            kcap = hp->n;
-            if (!(keys = malloc(kcap * sizeof *keys))) {
-                rc = QR_ENOMEM;
-                break;
-            }
-        }
-        for (size_t i = 0; i < hp->n;) {
-            uint32_t d = hp->pk[i].dir;
+    qr_row_sample_record *o =
+        records ? malloc((l->st.th_records[ti] ? l->st.th_records[ti] : 1) * sizeof *o) : NULL;
+    qr_plan *p = NULL;
+    uint32_t *group = NULL;
+    size_t gcap = 0;
+    int rc = records && !o ? QR_ENOMEM : qri_plan_alloc(&p, rec);
+    for (uint32_t h = 0; !rc && h < l->n_hosts; h++) {
+        size_t n;
+        const qr_rec_packet *pk = qr_recording_packets(rec, h, &n);
+        /* the host's packets: its directions in order, each in its order */
+        for (size_t i = 0; !rc && i < n;) {
+            uint32_t d = pk[i].dir;
             const qr_sample_record *rv = l->recs[ti][d];
             size_t nr = l->n_recs[ti][d], pos = 0;
             size_t e = i;
-            for (; e < hp->n && hp->pk[e].dir == d; e++) {
-                int64_t t;
-                if (qr_sample_infer_next(rv, nr, &pos, hp->pk[e].seq, &t) != QR_OK) {
+            for (; e < n && pk[e].dir == d; e++)
+                if (qr_sample_infer_next(rv, nr, &pos, pk[e].seq, &p->time[h][e]) != QR_OK) {
                     rc = qri_err(errbuf, QR_EVALUE, "%s: direction %u packet %u: no inference",
-                                 l->path, d, hp->pk[e].seq);
+                                 l->path, d, pk[e].seq);
                     break;
                 }
-                hp->pk[e].time_ns = t;
-            }
-            if (rc)
-                break;
             st.packets += e - i;
             st.records += nr;
-            for (size_t j = 0; out && j < nr; j++)
-                out[n_out++] = (qr_row_sample_record){d, rv[j].index, rv[j].time_ns, rv[j].gap_num,
-                                                      rv[j].gap_den};
+            for (size_t j = 0; !rc && o && j < nr; j++)
+                o[n_out++] = (qr_row_sample_record){d, rv[j].index, rv[j].time_ns, rv[j].gap_num,
+                                                    rv[j].gap_den};
             i = e;
         }
-        if (rc)
+        if (rc || (rc = qri_plan_order_host(p, h)) != QR_OK)
             break;
-        for (size_t i = 0; i < hp->n; i++)
-            keys[i] = (struct lkey){hp->pk[i].time_ns, (uint32_t)i};
-        qsort(keys, hp->n, sizeof *keys, cmp_lkey);
-        for (size_t i = 0; i < hp->n; i++)
-            hp->order[i] = keys[i].i;
         /* the groups of equal times whose send order the record keeps */
-        const struct lhost_order *o = &l->order[ti][h];
-        for (size_t g = 0; g < o->n; g++) {
-            const struct lgroup *x = &o->g[g];
-            if (x->pos + x->m > hp->n) {
+        const struct lhost_order *g = &l->order[ti][h];
+        uint32_t *ord = p->order[h];
+        for (size_t k = 0; k < g->n; k++) {
+            const struct lgroup *x = &g->g[k];
+            if (x->pos + x->m > n) {
                 rc = qri_err(errbuf, QR_EFORMAT, "%s: host %u: an order group beyond its packets",
                              l->path, h);
                 break;
             }
+            if (x->m > gcap) {
+                free(group);
+                if (!(group = malloc((gcap = x->m) * sizeof *group))) {
+                    rc = QR_ENOMEM;
+                    break;
+                }
+            }
             for (uint32_t q = 0; q < x->m; q++)
-                keys[q].i = hp->order[x->pos + x->rank[q]];
-            for (uint32_t q = 0; q < x->m; q++)
-                hp->order[x->pos + q] = keys[q].i;
+                group[q] = ord[x->pos + x->rank[q]];
+            memcpy(ord + x->pos, group, x->m * sizeof *group);
         }
-        r->cursor[h] = 0;
     }
-    free(keys);
-    if (rc == QR_ENOMEM)
-        qri_err(errbuf, rc, "sampling: out of memory");
+    free(group);
     if (rc) {
-        free(out);
-        return rc;
+        free(o);
+        qr_plan_free(p);
+        return rc == QR_ENOMEM ? qri_err(errbuf, rc, "sampling: out of memory") : rc;
     }
     if (stats)
         *stats = st;
     if (records) {
-        *records = out;
+        *records = o;
         *n_records = n_out;
     }
+    *out = p;
     return QR_OK;
 }

@@ -1,5 +1,6 @@
 /* The Pingmesh agents' log of a run (probelog.h). */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -17,13 +18,34 @@ const qr_h5_schema qr_schema_probe_obs = {"probe", probe_obs_fields,
                                           sizeof probe_obs_fields / sizeof probe_obs_fields[0],
                                           sizeof(qr_row_probe_obs)};
 
-/* The bytes of a /directions row the hosts know: what they sent. */
-typedef struct {
-    uint64_t sent_bytes;
-} sent_row;
-static const qr_h5_field sent_fields[] = {
-    {"sent_bytes", QR_H5_U64, offsetof(sent_row, sent_bytes), 0, NULL}};
-static const qr_h5_schema sent_schema = {"direction", sent_fields, 1, sizeof(sent_row)};
+int qr_probe_log_write(const char *path, const qr_scenario *s, const char *recording_id,
+                       int64_t end_ns, const qr_row_direction *dirs, size_t n_dirs,
+                       const qr_row_probe *probes, size_t n, char *errbuf)
+{
+    uint64_t traffic = 0;
+    for (size_t i = 0; i < n_dirs; i++)
+        traffic += dirs[i].sent_bytes;
+    qr_row_probe_obs *obs = calloc(n ? n : 1, sizeof *obs);
+    if (!obs)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const qr_row_probe *p = &probes[i];
+        obs[i] = (qr_row_probe_obs){p->probe, p->pair,    p->src,    p->dst,
+                                    p->sport, p->sent_ns, p->rtt_ns, p->echoed};
+    }
+    qr_h5 *f = NULL;
+    int rc;
+    QRI_TRY(qr_h5_create_result(&f, path, s, "qreplay probe log", recording_id, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "sim_end_ns", end_ns, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "traffic_bytes", traffic, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/probes", &qr_schema_probe_obs, obs, n, errbuf));
+    free(obs);
+    return qr_h5_commit(f, errbuf);
+fail:
+    free(obs);
+    qr_h5_abort(f);
+    return rc;
+}
 
 int qr_probe_log_read(const char *path, qr_probe_log *out, char *errbuf)
 {
@@ -32,29 +54,22 @@ int qr_probe_log_read(const char *path, qr_probe_log *out, char *errbuf)
         return qri_err(errbuf, QR_EINVAL, "%s: path too long", path);
     int rc = qr_scenario_from_h5(&out->scenario, path, NULL, NULL, errbuf);
     qr_h5_reader *r = NULL;
-    sent_row *dirs = NULL;
-    size_t nd = 0;
-    double end = 0;
+    char *kind = NULL;
+    double end = 0, traffic = 0;
     if (!rc)
         rc = qr_h5_open(&r, path, errbuf);
-    if (!rc && qr_h5_read_attr_f64(r, "/", "sim_end_ns", &end, errbuf))
-        rc = qri_err(errbuf, QR_EFORMAT, "%s: no sim_end_ns attribute: not a runtime's truth.h5",
+    if (!rc &&
+        (qr_h5_read_attr_str(r, "/", "kind", &kind, NULL) || strcmp(kind, "qreplay probe log") ||
+         qr_h5_read_attr_f64(r, "/", "sim_end_ns", &end, NULL) ||
+         qr_h5_read_attr_f64(r, "/", "traffic_bytes", &traffic, NULL)))
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: not a probe log (kind, sim_end_ns, traffic_bytes)",
                      path);
+    qr_h5_str_free(kind);
     out->sim_end_ns = (int64_t)end;
-    if (!rc) {
+    out->traffic_bytes = (uint64_t)traffic;
+    if (!rc)
         rc = qr_h5_read_rows(r, "/probes", &qr_schema_probe_obs, (void **)&out->probes,
                              &out->n_probes, errbuf);
-        if (rc == QR_ENOTFOUND)
-            rc = qri_err(errbuf, QR_ENOTFOUND,
-                         "%s has no /probes: the run did not probe (set [pingmesh] interval, or "
-                         "give qreplay pingmesh the scenario)",
-                         path);
-    }
-    if (!rc)
-        rc = qr_h5_read_rows(r, "/directions", &sent_schema, (void **)&dirs, &nd, errbuf);
-    for (size_t i = 0; !rc && i < nd; i++)
-        out->traffic_bytes += dirs[i].sent_bytes;
-    qr_h5_rows_free(dirs);
     qr_h5_close(r);
     if (rc)
         qr_probe_log_free(out);

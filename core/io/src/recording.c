@@ -26,20 +26,14 @@ void qr_recording_close(qr_recording *r)
         return;
     for (uint32_t h = 0; r->hosts && h < r->n_hosts; h++) {
         free(r->hosts[h].pk);
-        free(r->hosts[h].order);
     }
     free(r->hosts);
-    free(r->cursor);
     free(r->dir);
     qr_h5_rows_free(r->host_rows);
-    qri_rec_stream_free(r->stream, r->n_hosts);
-    free(r->offsets);
-    free(r->correction);
     free(r->detected);
     free(r->received);
     free(r->ce);
     free(r->late);
-    free(r->light_order);
     free(r->seen);
     qr_h5_rows_free(r->paths);
     qr_flow_table_destroy(r->flows);
@@ -252,7 +246,7 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
             break;
         }
         uint32_t seq = next[d]++;
-        qr_rec_packet rp = {.pk = pk, .dir = d, .seq = seq, .time_ns = pk.time_ns};
+        qr_rec_packet rp = {.pk = pk, .dir = d, .seq = seq};
         rp.drop_tag = (uint8_t)qr_recording_detected(r, qr_packet_id(d, seq));
         if ((rc = push_packet(hp, &rp)) != QR_OK) {
             qri_err(errbuf, rc, "%s: out of memory", path);
@@ -267,11 +261,6 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
     if (hp->n != expected)
         return qri_err(errbuf, QR_ETRUNC, "%s: %zu packets, the recording says %" PRIu64 " (%s)",
                        path, hp->n, expected, cut[0] ? cut : "truncated?");
-    hp->order = malloc((hp->n ? hp->n : 1) * sizeof *hp->order);
-    if (!hp->order)
-        return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < hp->n; i++)
-        hp->order[i] = (uint32_t)i;
     return QR_OK;
 }
 
@@ -294,7 +283,7 @@ struct pcap_worker {
     char err[QR_ERRBUF_SIZE];
 };
 
-void qri_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size_t size)
+void qr_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size_t size)
 {
     char pcap[sizeof r->host_rows[h].pcap + 1];
     memcpy(pcap, r->host_rows[h].pcap, sizeof r->host_rows[h].pcap);
@@ -311,7 +300,7 @@ static void *read_pcaps(void *arg)
         uint32_t h = atomic_fetch_add(&j->claim, 1);
         if (h >= j->r->n_hosts)
             break;
-        qri_recording_pcap_path(j->r, h, path, sizeof path);
+        qr_recording_pcap_path(j->r, h, path, sizeof path);
         int rc = read_pcap(j->r, h, path, j->r->host_rows[h].packets, j->next, err);
         if (rc != QR_OK && w->rc == QR_OK) {
             w->rc = rc;
@@ -422,8 +411,8 @@ static int check_pcaps(qr_h5_reader *in, const char *h5, const char *dir, char *
     return rc;
 }
 
-int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
-                       char *errbuf)
+static int load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
+                char *errbuf)
 {
     char h5[2 * QR_PATH_MAX];
     snprintf(h5, sizeof h5, "%s/recording.h5", dir);
@@ -499,11 +488,10 @@ int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *chec
         goto out;
     }
     fl = malloc((n_flows ? n_flows : 1) * sizeof *fl);
-    r->offsets = malloc(n_hosts * sizeof *r->offsets);
     r->hosts = calloc(n_hosts, sizeof *r->hosts);
     r->detected = malloc((n_det ? n_det : 1) * sizeof *r->detected);
     r->received = malloc((n_recv ? n_recv : 1) * sizeof *r->received);
-    if (!fl || !r->offsets || !r->hosts || !r->detected || !r->received) {
+    if (!fl || !r->hosts || !r->detected || !r->received) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto out;
     }
@@ -539,11 +527,8 @@ int qri_recording_load(qr_recording *r, const char *dir, const qr_scenario *chec
         goto out;
     }
     r->n_received = n_recv;
-    for (size_t h = 0; h < n_hosts; h++)
-        r->offsets[h] = hosts[h].clock_offset_ns;
-    r->cursor = calloc(n_hosts ? n_hosts : 1, sizeof *r->cursor);
     r->dir = strdup(dir);
-    if (!r->cursor || !r->dir) {
+    if (!r->dir) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto out;
     }
@@ -566,7 +551,7 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     qr_recording *r = calloc(1, sizeof *r);
     if (!r)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    int rc = qri_recording_load(r, dir, check, 1, errbuf);
+    int rc = load(r, dir, check, 1, errbuf);
     uint32_t *next = NULL;
     if (!rc && !(next = calloc(qr_flow_table_directions(r->flows) + 1, sizeof *next)))
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -579,6 +564,33 @@ int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *ch
     }
     *out = r;
     return QR_OK;
+}
+
+int qr_recording_open_tables(qr_recording **out, const char *dir, const qr_scenario *check,
+                             char *errbuf)
+{
+    *out = NULL;
+    qr_recording *r = calloc(1, sizeof *r);
+    if (!r)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    int rc = load(r, dir, check, 0, errbuf);
+    r->tables_only = 1;
+    if (rc) {
+        qr_recording_close(r);
+        return rc;
+    }
+    *out = r;
+    return QR_OK;
+}
+
+int qr_recording_has_packets(const qr_recording *r)
+{
+    return !r->tables_only;
+}
+
+uint64_t qr_recording_pcap_packets(const qr_recording *r, uint32_t h)
+{
+    return h < r->n_hosts && r->host_rows ? r->host_rows[h].packets : 0;
 }
 
 const qr_scenario *qr_recording_scenario(const qr_recording *r)
@@ -655,50 +667,10 @@ uint32_t qr_recording_hosts(const qr_recording *r)
     return r->n_hosts;
 }
 
-int64_t qr_recording_clock_offset(const qr_recording *r, uint32_t host)
-{
-    return r->offsets[host];
-}
-
 const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, size_t *n)
 {
     *n = r->hosts[host].n;
     return r->hosts[host].pk;
-}
-
-int qr_recording_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, char *errbuf)
-{
-    if (r->stream)
-        return qri_rec_stream_next(r, h, p, errbuf);
-    const struct host_pk *hp = &r->hosts[h];
-    *p = r->cursor[h] < hp->n ? &hp->pk[hp->order[r->cursor[h]]] : NULL;
-    return QR_OK;
-}
-
-void qr_recording_take(qr_recording *r, uint32_t h)
-{
-    if (r->stream)
-        qri_rec_stream_take(r, h);
-    else
-        r->cursor[h]++;
-}
-
-int qr_recording_rewind(qr_recording *r)
-{
-    if (r->stream)
-        return qri_rec_stream_started(r->stream) ? QR_ESTATE : QR_OK;
-    memset(r->cursor, 0, r->n_hosts * sizeof *r->cursor);
-    return QR_OK;
-}
-
-int qr_recording_streamed(const qr_recording *r)
-{
-    return r->stream != NULL;
-}
-
-const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host)
-{
-    return r->hosts[host].order;
 }
 
 int qr_recording_detected(const qr_recording *r, uint64_t packet)
@@ -732,33 +704,6 @@ int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_
     return QR_OK;
 }
 
-int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction)
-{
-    if (r->stream)
-        return QR_ESTATE;
-    if (!r->correction && !correction)
-        return QR_OK;
-    if (!r->correction && !(r->correction = calloc(r->n_hosts, sizeof *r->correction)))
-        return QR_ENOMEM;
-    for (uint32_t h = 0; h < r->n_hosts; h++) {
-        int64_t want = correction ? correction[h] : 0;
-        int64_t delta = want - r->correction[h];
-        for (size_t i = 0; delta && i < r->hosts[h].n; i++)
-            r->hosts[h].pk[i].pk.time_ns -= delta;
-        r->correction[h] = want;
-    }
-    if (!correction) {
-        free(r->correction);
-        r->correction = NULL;
-    }
-    return QR_OK;
-}
-
-int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host)
-{
-    return r->correction ? r->correction[host] : 0;
-}
-
 /* qr_recording_estimate_clocks: one pair's smallest one-way delay beyond the unloaded latency. */
 struct owd_acc {
     qri_map *m;
@@ -784,8 +729,6 @@ static void owd_free(uint64_t a, uint64_t b, void *value, void *ctx)
 int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
                                  size_t *n_pairs, char *errbuf)
 {
-    if (r->stream)
-        return qri_err(errbuf, QR_ESTATE, "a streamed recording has no packets in memory");
     if (!r->has_received)
         return qri_err(errbuf, QR_ESTATE,
                        "the recording has no /received table: its receive times are unknown");
@@ -803,7 +746,6 @@ int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_c
                        rc ? "the recording's topology does not build" : "out of memory");
     }
     for (uint32_t h = 0; h < r->n_hosts && rc == QR_OK; h++) {
-        int64_t corr = qr_recording_clock_correction(r, h);
         for (size_t i = 0; i < r->hosts[h].n && rc == QR_OK; i++) {
             const qr_rec_packet *p = &r->hosts[h].pk[i];
             const qr_flow *f = qr_flow_table_flow(r->flows, p->dir / 2);
@@ -812,7 +754,7 @@ int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_c
             if (qr_recording_received(r, qr_packet_id(p->dir, p->seq), &recv) != QR_OK)
                 continue;
             /* both times as recorded, each on its host's clock */
-            int64_t d = recv - (p->pk.time_ns + corr) -
+            int64_t d = recv - p->pk.time_ns -
                         qr_unloaded_latency_ns(topo, h, to, p->pk.ip_len, c->links.rate_bps,
                                                c->links.delay_ns);
             int64_t *slot = qri_map_get(&owd, h, to);
@@ -840,204 +782,6 @@ int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_c
     qri_map_free(&owd);
     qr_topology_destroy(topo);
     return rc == QR_OK ? QR_OK : qri_err(errbuf, rc, "clock estimation: out of memory");
-}
-
-/* Injection order: by injection time, ties in recorded order. */
-struct order_key {
-    int64_t time_ns;
-    uint32_t index;
-};
-
-/* The per-host work arrays of qr_recording_sample, sized for the largest host. */
-struct scratch {
-    int64_t *times, *inferred;
-    uint32_t *idx, *dirs, *count, *start;
-    struct order_key *keys;
-    qr_sample_record *recs;
-};
-
-static void scratch_free(struct scratch *w)
-{
-    free(w->times);
-    free(w->inferred);
-    free(w->idx);
-    free(w->dirs);
-    free(w->count);
-    free(w->start);
-    free(w->keys);
-    free(w->recs);
-    memset(w, 0, sizeof *w);
-}
-
-static int scratch_grow(struct scratch *w, size_t n)
-{
-    scratch_free(w);
-    w->times = malloc(n * sizeof *w->times);
-    w->inferred = malloc(n * sizeof *w->inferred);
-    w->idx = malloc(n * sizeof *w->idx);
-    w->dirs = malloc(n * sizeof *w->dirs);
-    w->count = malloc((n + 1) * sizeof *w->count);
-    w->start = malloc((n + 1) * sizeof *w->start);
-    w->keys = malloc(n * sizeof *w->keys);
-    w->recs = malloc(n * sizeof *w->recs);
-    return w->times && w->inferred && w->idx && w->dirs && w->count && w->start && w->keys &&
-                   w->recs
-               ? QR_OK
-               : QR_ENOMEM;
-}
-
-static int cmp_order(const void *a, const void *b)
-{
-    const struct order_key *x = a, *y = b;
-    if (x->time_ns != y->time_ns)
-        return x->time_ns < y->time_ns ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* Sort a host's injection keys. They come in recorded order and their times are within th of
- * recorded times that rise, so they are nearly sorted: insertion sort, O(n + inversions), with a
- * budget of moves past which the rest is left to qsort. (time, index) is a total order: either
- * way the same result. */
-static void sort_order(struct order_key *k, size_t n)
-{
-    size_t moves = 0, budget = 8 * n + 64;
-    for (size_t i = 1; i < n; i++) {
-        struct order_key x = k[i];
-        size_t j = i;
-        while (j > 0 && cmp_order(&x, &k[j - 1]) < 0) {
-            k[j] = k[j - 1];
-            j--;
-            if (++moves > budget) {
-                k[j] = x; /* still a permutation of the keys */
-                qsort(k, n, sizeof *k, cmp_order);
-                return;
-            }
-        }
-        k[j] = x;
-    }
-}
-
-int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
-                        qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
-                        char *errbuf)
-{
-    qr_sampler_cfg cfg = {method, th_ns};
-    qr_sampler *s = NULL;
-    if (r->stream)
-        return qri_err(errbuf, QR_ESTATE, "a streamed recording is sampled as it is read");
-    if (r->light) /* its samples are the record's */
-        return qri_light_sample(r, method, th_ns, stats, records, n_records, errbuf);
-    if (qr_sampler_create(&s, &cfg))
-        return qri_err(errbuf, QR_EINVAL, "sampling: bad threshold");
-    qr_sampling_stats st = {0, 0, 0};
-    size_t n_dirs = qr_flow_table_directions(r->flows);
-    /* per direction: its packets' indices within the host, in send order */
-    uint32_t *slot = malloc((n_dirs + 1) * sizeof *slot);
-    size_t cap = 0, n_out = 0, cap_out = 0;
-    struct scratch w = {0};
-    qr_row_sample_record *out = NULL;
-    int rc = QR_OK;
-    if (!slot) {
-        rc = QR_ENOMEM;
-        goto done;
-    }
-    for (uint32_t h = 0; h < r->n_hosts; h++) {
-        struct host_pk *hp = &r->hosts[h];
-        if (hp->n > cap) {
-            cap = hp->n;
-            if ((rc = scratch_grow(&w, cap)) != QR_OK)
-                goto done;
-        }
-        /* the host's directions in order of first appearance, and each one's packets */
-        size_t nd = 0;
-        for (size_t i = 0; i < hp->n; i++)
-            slot[hp->pk[i].dir] = UINT32_MAX;
-        for (size_t i = 0; i < hp->n; i++) {
-            uint32_t d = hp->pk[i].dir;
-            if (slot[d] == UINT32_MAX) {
-                slot[d] = (uint32_t)nd;
-                w.dirs[nd] = d;
-                w.count[nd++] = 0;
-            }
-            w.count[slot[d]]++;
-        }
-        size_t acc = 0;
-        for (size_t k = 0; k < nd; k++) {
-            w.start[k] = (uint32_t)acc;
-            acc += w.count[k];
-            w.count[k] = 0;
-        }
-        for (size_t i = 0; i < hp->n; i++) {
-            uint32_t k = slot[hp->pk[i].dir];
-            w.idx[w.start[k] + w.count[k]++] = (uint32_t)i;
-        }
-        for (size_t k = 0; k < nd; k++) {
-            const uint32_t *ix = w.idx + w.start[k];
-            for (size_t j = 0; j < w.count[k]; j++)
-                w.times[j] = hp->pk[ix[j]].pk.time_ns;
-            size_t nr = 0;
-            int64_t worst = 0;
-            if ((rc = qr_sample_series(s, w.times, w.count[k], w.recs, &nr, w.inferred, &worst,
-                                       errbuf)))
-                goto done;
-            for (size_t j = 0; j < w.count[k]; j++)
-                hp->pk[ix[j]].time_ns = w.inferred[j];
-            if (worst > st.max_error_ns)
-                st.max_error_ns = worst;
-            st.packets += w.count[k];
-            st.records += nr;
-            if (records) {
-                if (n_out + nr > cap_out) {
-                    size_t c2 = cap_out ? 2 * cap_out : 1024;
-                    while (c2 < n_out + nr)
-                        c2 *= 2;
-                    qr_row_sample_record *v = realloc(out, c2 * sizeof *v);
-                    if (!v) {
-                        rc = QR_ENOMEM;
-                        goto done;
-                    }
-                    out = v;
-                    cap_out = c2;
-                }
-                for (size_t j = 0; j < nr; j++)
-                    out[n_out++] =
-                        (qr_row_sample_record){w.dirs[k], w.recs[j].index, w.recs[j].time_ns,
-                                               w.recs[j].gap_num, w.recs[j].gap_den};
-            }
-        }
-        for (size_t i = 0; i < hp->n; i++)
-            w.keys[i] = (struct order_key){hp->pk[i].time_ns, (uint32_t)i};
-        sort_order(w.keys, hp->n);
-        for (size_t i = 0; i < hp->n; i++)
-            hp->order[i] = w.keys[i].index;
-        r->cursor[h] = 0;
-    }
-done:
-    qr_sampler_destroy(s);
-    free(slot);
-    scratch_free(&w);
-    if (rc) {
-        free(out);
-        if (rc == QR_ENOMEM)
-            qri_err(errbuf, rc, "sampling: out of memory");
-        return rc;
-    }
-    if (method == QR_SAMPLING_RATE && st.max_error_ns > th_ns) {
-        free(out);
-        return qri_err(errbuf, QR_ESTATE,
-                       "sampling at th = %" PRId64 " ns inferred a time %" PRId64
-                       " ns off: the bound is broken (a defect of qreplay; please report it)",
-                       th_ns, st.max_error_ns);
-    }
-    if (stats)
-        *stats = st;
-    if (records) {
-        *records = out;
-        *n_records = n_out;
-    } else {
-        free(out);
-    }
-    return QR_OK;
 }
 
 const char *qr_end_reason_name(qr_end_reason r)

@@ -204,6 +204,11 @@ uint32_t qr_tcp_payload(const qr_packet *p)
     return p->ip_len > hdr ? p->ip_len - hdr : 0;
 }
 
+uint32_t qr_tcp_seq_len(uint32_t payload, uint8_t tcp_flags)
+{
+    return payload + ((tcp_flags & QR_TCP_SYN) != 0) + ((tcp_flags & QR_TCP_FIN) != 0);
+}
+
 const uint8_t *qr_tcp_option(const uint8_t *opts, size_t len, uint8_t kind, size_t *declared,
                              size_t *present)
 {
@@ -238,7 +243,7 @@ int qr_seq_step(qr_seq_state *s, uint8_t flags, uint32_t seq, uint32_t len, uint
     if (!counts || !s->have_isn)
         return 0;
     int retx = *rel < s->high;
-    uint64_t end = *rel + len + ((flags & QR_TCP_SYN) ? 1 : 0) + ((flags & QR_TCP_FIN) ? 1 : 0);
+    uint64_t end = *rel + qr_tcp_seq_len(len, flags);
     if (end > s->high)
         s->high = end;
     return retx;

@@ -13,52 +13,51 @@
 #define UNIT 8000000000ull /* credit per byte: 8 bits x 1e9 */
 #define CAP ((uint64_t)QR_READ_BURST_BYTES * UNIT)
 
-static int rule_err(char *errbuf, size_t k, const char *text, const char *why)
+struct rules_ctx {
+    qr_read_rule *rules;
+    size_t max, *n;
+};
+
+static int one_rule(void *ctx, size_t k, const char *tok, char *why)
 {
-    return qri_err(errbuf, QR_EVALUE, "rule %zu ('%s'): %s", k, text, why);
+    (void)k;
+    struct rules_ctx *c = ctx;
+    char word[16], num[32], rate[32], extra[8];
+    int got = sscanf(tok, "%15s %31s %31s %7s", word, num, rate, extra);
+    const char *bad = got < 1 || strcmp(word, "flow") ? "expected 'flow F RATE'"
+                      : got < 3 ? "expected 'flow F RATE' (a flow number and a rate)"
+                      : got > 3 ? "unexpected words after the rate"
+                                : NULL;
+    if (bad) {
+        snprintf(why, QR_ERRBUF_SIZE, "%s", bad);
+        return 1;
+    }
+    int64_t f;
+    uint64_t bps;
+    if (qr_parse_int(num, 0, UINT32_MAX, &f, why) || qr_parse_rate_bps(rate, &bps, why))
+        return 1;
+    if (bps == 0) {
+        snprintf(why, QR_ERRBUF_SIZE, "a rate of 0 would never read");
+        return 1;
+    }
+    for (size_t i = 0; i < *c->n; i++)
+        if (c->rules[i].flow == (uint32_t)f) {
+            snprintf(why, QR_ERRBUF_SIZE, "this flow already has a read rate");
+            return 1;
+        }
+    if (*c->n >= c->max) {
+        snprintf(why, QR_ERRBUF_SIZE, "more than %zu rules", c->max);
+        return 1;
+    }
+    c->rules[(*c->n)++] = (qr_read_rule){(uint32_t)f, bps};
+    return 0;
 }
 
 int qr_read_rules_parse(const char *text, qr_read_rule *rules, size_t max, size_t *n, char *errbuf)
 {
     *n = 0;
-    char buf[4096];
-    if (qri_strlcpy(buf, text ? text : "", sizeof buf))
-        return qri_err(errbuf, QR_EVALUE, "too long");
-    if (qr_list_blank(buf))
-        return QR_OK;
-    size_t k = 0;
-    for (char *rest = buf, *tok; (tok = qr_list_next(&rest, ','));) {
-        k++;
-        if (!*tok)
-            return rule_err(errbuf, k, tok, "an empty rule");
-        char word[16], num[32], rate[32], extra[8];
-        int got = sscanf(tok, "%15s %31s %31s %7s", word, num, rate, extra);
-        if (got < 1 || strcmp(word, "flow"))
-            return rule_err(errbuf, k, tok, "expected 'flow F RATE'");
-        if (got < 3)
-            return rule_err(errbuf, k, tok, "expected 'flow F RATE' (a flow number and a rate)");
-        if (got > 3)
-            return rule_err(errbuf, k, tok, "unexpected words after the rate");
-        char why[QR_ERRBUF_SIZE];
-        int64_t f;
-        if (qr_parse_int(num, 0, UINT32_MAX, &f, why))
-            return rule_err(errbuf, k, tok, why);
-        uint64_t bps;
-        if (qr_parse_rate_bps(rate, &bps, why))
-            return rule_err(errbuf, k, tok, why);
-        if (bps == 0)
-            return rule_err(errbuf, k, tok, "a rate of 0 would never read");
-        for (size_t i = 0; i < *n; i++)
-            if (rules[i].flow == (uint32_t)f)
-                return rule_err(errbuf, k, tok, "this flow already has a read rate");
-        if (*n >= max) {
-            char lim[64];
-            snprintf(lim, sizeof lim, "more than %zu rules", max);
-            return rule_err(errbuf, k, tok, lim);
-        }
-        rules[(*n)++] = (qr_read_rule){(uint32_t)f, bps};
-    }
-    return QR_OK;
+    struct rules_ctx c = {rules, max, n};
+    return qr_list_each(text, ',', "rule", one_rule, &c, errbuf);
 }
 
 int qr_read_rates_resolve(const char *text, size_t n_flows, uint64_t *rates, char *errbuf)

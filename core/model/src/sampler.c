@@ -1,4 +1,4 @@
-/* Rate-based and gap-based send-time sampling (DESIGN.md section 3). */
+/* Rate-based and gap-based send-time sampling (docs/model.md). */
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -295,4 +295,15 @@ int qr_sample_series(qr_sampler *s, const int64_t *times, size_t n, qr_sample_re
     if (max_error_ns)
         *max_error_ns = worst;
     return QR_OK;
+}
+
+int qr_sampling_bound_check(qr_sampling_method method, int64_t th_ns, int64_t max_error_ns,
+                            char *errbuf)
+{
+    if (method != QR_SAMPLING_RATE || max_error_ns <= th_ns)
+        return QR_OK;
+    return qri_err(errbuf, QR_ESTATE,
+                   "sampling at th = %" PRId64 " ns inferred a time %" PRId64
+                   " ns off: the bound is broken (a defect of qreplay; please report it)",
+                   th_ns, max_error_ns);
 }

@@ -158,8 +158,7 @@ static int64_t unwrap_near(uint32_t isn, int64_t ref, uint32_t v)
 
 static uint32_t seg_len(const qr_packet *p)
 {
-    return qr_tcp_payload(p) + ((p->tcp_flags & QR_TCP_SYN) != 0) +
-           ((p->tcp_flags & QR_TCP_FIN) != 0);
+    return qr_tcp_seq_len(qr_tcp_payload(p), p->tcp_flags);
 }
 
 static void rtt_sample(tc *x, int64_t v)

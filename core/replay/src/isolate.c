@@ -5,7 +5,8 @@
 #include "internal.h"
 #include "qreplay/isolate.h"
 
-int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn *out, char *errbuf)
+int qr_isolated_conn_of(const qr_recording *rec, const int64_t *offsets, uint32_t flow,
+                        qr_isolated_conn *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
     const qr_flow_table *ft = qr_recording_flows(rec);
@@ -15,11 +16,11 @@ int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn
     const qr_flow *fl = qr_flow_table_flow(ft, flow);
     out->flow = flow;
     out->last_ns = fl->start_ns;
-    out->recv_offset[0] = qr_recording_clock_offset(rec, fl->dst);
-    out->recv_offset[1] = qr_recording_clock_offset(rec, fl->src);
+    out->recv_offset[0] = offsets ? offsets[fl->dst] : 0;
+    out->recv_offset[1] = offsets ? offsets[fl->src] : 0;
     for (uint32_t d = 0; d < 2; d++) {
         uint32_t host = d == 0 ? fl->src : fl->dst;
-        int64_t offset = qr_recording_clock_offset(rec, host);
+        int64_t offset = offsets ? offsets[host] : 0;
         size_t n, cap = 0;
         const qr_rec_packet *pk = qr_recording_packets(rec, host, &n);
         for (size_t i = 0; i < n; i++) {

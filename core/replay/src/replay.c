@@ -99,8 +99,8 @@ typedef struct evring {
 
 typedef struct engine {
     const qr_config *c;
-    qr_recording *rec;
-    int streamed; /* its packets are checked as they are taken, not before running */
+    const qr_recording *rec;
+    qr_source *src;
     const qr_replay_opts *o;
     qr_replay_out *out;
     qr_topology *topo;
@@ -317,8 +317,8 @@ static int on_txdone(engine *e, const event *ev)
     return p == NIL ? 0 : transmit_start(e, di, p);
 }
 
-/* What ns-3 would do differently from this engine: refuse it (before running for a recording
- * read whole, as the stream reads it otherwise). */
+/* What ns-3 would do differently from this engine: refuse it (as the packet comes to be injected:
+ * a source may be a stream). */
 static int check_packet(const qr_rec_packet *p, uint32_t h, char *err)
 {
     uint16_t len = p->pk.ip_len;
@@ -334,13 +334,14 @@ static int check_packet(const qr_rec_packet *p, uint32_t h, char *err)
 
 static int on_send(engine *e, uint32_t h)
 {
-    const qr_rec_packet *rp;
+    qr_injection in;
     int rc;
-    while ((rc = qr_recording_next(e->rec, h, &rp, e->err)) == QR_OK && rp) {
-        int64_t due = rp->time_ns > 0 ? rp->time_ns : 0;
+    while ((rc = e->src->next(e->src, h, &in, e->err)) == QR_OK && in.p) {
+        const qr_rec_packet *rp = in.p;
+        int64_t due = qr_injection_due(&in);
         if (due > e->now)
             break;
-        if (e->streamed && (rc = check_packet(rp, h, e->err)) != QR_OK)
+        if ((rc = check_packet(rp, h, e->err)) != QR_OK)
             return rc;
         uint32_t p = pkt_new(e);
         if (p == NIL)
@@ -363,7 +364,7 @@ static int on_send(engine *e, uint32_t h)
         x->host_bytes = (uint16_t)(rp->pk.ip_len > hdr ? rp->pk.ip_len : hdr);
         x->ttl = rp->pk.ttl ? rp->pk.ttl : 64;
         x->tag = e->o->mode == QR_MODE_TAGGED ? rp->drop_tag : 0;
-        qr_recording_take(e->rec, h);
+        e->src->take(e->src, h);
         device *d = &e->dev[h];
         if (d->busy) {
             fifo_push(e, d, p);
@@ -373,8 +374,8 @@ static int on_send(engine *e, uint32_t h)
     }
     if (rc)
         return rc;
-    if (rp)
-        return schedule(e, rp->time_ns > 0 ? rp->time_ns : 0, EV_SEND, h, 0);
+    if (in.p)
+        return schedule(e, qr_injection_due(&in), EV_SEND, h, 0);
     return 0;
 }
 
@@ -486,21 +487,6 @@ static int on_flush(engine *e, uint32_t swi)
     return 0;
 }
 
-/* A recording read whole is checked before running. */
-static int check_recording(const qr_recording *rec, uint32_t hosts, char *err)
-{
-    for (uint32_t h = 0; h < hosts && !qr_recording_streamed(rec); h++) {
-        size_t n;
-        const qr_rec_packet *pkts = qr_recording_packets(rec, h, &n);
-        for (size_t i = 0; i < n; i++) {
-            int rc = check_packet(&pkts[i], h, err);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
-}
-
 static int build(engine *e, const qr_scenario *s, char *err)
 {
     const qr_config *c = e->c;
@@ -552,7 +538,7 @@ static int build(engine *e, const qr_scenario *s, char *err)
                 return qri_err(err, QR_ENOMEM, "replay: out of memory");
         }
     }
-    return check_recording(e->rec, e->hosts, err);
+    return QR_OK;
 }
 
 static void teardown(engine *e)
@@ -596,32 +582,30 @@ static int next_event(engine *e, event *out)
     return 1;
 }
 
-int qr_replay_native(void *ctx, const qr_scenario *s, qr_recording *rec, const qr_replay_opts *opts,
-                     qr_replay_out *out, char *errbuf)
+int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec, qr_source *src,
+                     const qr_replay_opts *opts, qr_replay_out *out, char *errbuf)
 {
     (void)ctx;
-    if (!s || !rec || !opts || !out)
+    if (!s || !rec || !src || !opts || !out)
         return qri_err(errbuf, QR_EINVAL, "replay: missing argument");
     engine e = {0};
     e.c = qr_scenario_config(s);
     e.rec = rec;
-    e.streamed = qr_recording_streamed(rec);
+    e.src = src;
     e.o = opts;
     e.out = out;
     e.err = errbuf;
     e.free_pk = NIL;
     e.wall_start = e.last_progress = wall_now();
     int rc = build(&e, s, errbuf);
-    if (!rc && qr_recording_rewind(rec))
-        rc = qri_err(errbuf, QR_ESTATE, "replay: a streamed recording is read once");
     if (!rc && opts->arrivals_path)
         rc = qr_arrival_writer_open(&e.log, opts->arrivals_path, errbuf);
     if (!rc && e.log)
         rc = qr_arrival_writer_set_recording(e.log, qr_recording_id(rec));
     for (uint32_t h = 0; !rc && h < e.hosts; h++) {
-        const qr_rec_packet *first;
-        if ((rc = qr_recording_next(rec, h, &first, errbuf)) == QR_OK && first)
-            rc = schedule(&e, first->time_ns > 0 ? first->time_ns : 0, EV_SEND, h, 0);
+        qr_injection first;
+        if ((rc = src->next(src, h, &first, errbuf)) == QR_OK && first.p)
+            rc = schedule(&e, qr_injection_due(&first), EV_SEND, h, 0);
     }
     event ev;
     while (!rc && next_event(&e, &ev) && !out->cancelled) {

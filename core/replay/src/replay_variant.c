@@ -42,39 +42,101 @@ static void on_progress(void *ctx, int64_t sim_ns, double wall_s, uint64_t event
     s->v->status(s->v->status_ctx, line);
 }
 
-/* The hosts' estimated clock offsets out of rec's send times; clocks gets a row per host. */
-static int reconcile(qr_recording *rec, qr_row_replay_clock **clocks, size_t *n_clocks, char *err)
+/* Stage 1, the clocks: the hosts' clock offsets estimated from rec's own send and receive times
+ * (host 0 the reference): *corr gets the correction to take out of each host's send times and
+ * *clocks a row per host for replay.h5. */
+static int estimate_clocks(const qr_recording *rec, int64_t **corr, qr_row_replay_clock **clocks,
+                           size_t *n_clocks, char *err)
 {
     uint32_t n = qr_recording_hosts(rec);
     qr_clock_estimate *est = calloc(n ? n : 1, sizeof *est);
-    int64_t *corr = calloc(n ? n : 1, sizeof *corr);
+    *corr = calloc(n ? n : 1, sizeof **corr);
     *clocks = calloc(n ? n : 1, sizeof **clocks);
-    int rc = !est || !corr || !*clocks ? qri_err(err, QR_ENOMEM, "out of memory") : 0;
+    int rc = !est || !*corr || !*clocks ? qri_err(err, QR_ENOMEM, "out of memory") : 0;
     if (!rc)
         rc = qr_recording_estimate_clocks(rec, 0, est, NULL, err);
     for (uint32_t h = 0; !rc && h < n; h++) {
-        corr[h] = qr_clock_correction(&est[h]);
+        (*corr)[h] = qr_clock_correction(&est[h]);
         (*clocks)[h] = (qr_row_replay_clock){h,
-                                             corr[h],
+                                             (*corr)[h],
                                              est[h].residual_ns,
                                              est[h].reference,
                                              est[h].pairs,
                                              est[h].offset_ns,
                                              est[h].bound_ns};
     }
-    if (!rc && qr_recording_set_clock_correction(rec, corr))
-        rc = qri_err(err, QR_ENOMEM, "out of memory");
     *n_clocks = rc ? 0 : n;
     free(est);
-    free(corr);
     return rc;
 }
 
-int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *rec,
+/* What the stages before the engine made, released together. */
+typedef struct variant_plan {
+    int64_t *corr;
+    qr_row_replay_clock *clocks;
+    size_t n_clocks;
+    qr_plan *plan;
+    qr_plan_cursor *cursor;
+    qr_sampling_stats sst;
+    qr_row_sample_record *recs;
+    size_t n_recs;
+} variant_plan;
+
+static void variant_plan_free(variant_plan *vp)
+{
+    free(vp->corr);
+    free(vp->clocks);
+    qr_plan_cursor_free(vp->cursor);
+    qr_plan_free(vp->plan);
+    qr_h5_rows_free(vp->recs);
+    memset(vp, 0, sizeof *vp);
+}
+
+/* Stages 1-3: the input's packets as a source, with what made it. */
+static int plan_source(const qr_replay_input *in, const qr_config *c, const qr_variant_settings *v,
+                       variant_plan *vp, qr_source **src, char *err)
+{
+    if (in->stream) {
+        qr_sampling_method m;
+        int64_t th;
+        qr_pcap_stream_sampling(in->stream, &m, &th);
+        if (in->rec || in->light || v->reconcile || m != c->sampling.method || th != v->th_ns)
+            return qri_err(err, QR_EINVAL,
+                           "replay: a streamed recording is sampled at the variant's threshold, "
+                           "with the clocks as recorded");
+        *src = qr_pcap_stream_source(in->stream);
+        return QR_OK;
+    }
+    if (!in->rec || (in->light && v->reconcile))
+        return qri_err(err, QR_EINVAL,
+                       "replay: no recording, or a light record's times with the clocks "
+                       "reconciled");
+    int rc;
+    if (v->reconcile &&
+        (rc = estimate_clocks(in->rec, &vp->corr, &vp->clocks, &vp->n_clocks, err)) != QR_OK)
+        return rc;
+    rc = in->light ? qr_light_plan(&vp->plan, in->light, in->rec, c->sampling.method, v->th_ns,
+                                   &vp->sst, &vp->recs, &vp->n_recs, err)
+                   : qr_plan_sample(&vp->plan, in->rec, vp->corr, c->sampling.method, v->th_ns,
+                                    &vp->sst, &vp->recs, &vp->n_recs, err);
+    if (rc) {
+        qri_err_prefix(err, "sampling");
+        return rc;
+    }
+    if (qr_plan_cursor_create(&vp->cursor, in->rec, vp->plan))
+        return qri_err(err, QR_ENOMEM, "out of memory");
+    *src = qr_plan_cursor_source(vp->cursor);
+    return QR_OK;
+}
+
+int qr_replay_variant(const char *run_dir, const qr_scenario *s, const qr_replay_input *in,
                       const qr_variant_settings *v, qr_replay_engine engine, void *engine_ctx,
                       char *err)
 {
-    if (!run_dir || !s || !rec || !v || !engine)
+    if (!run_dir || !s || !in || !v || !engine)
+        return qri_err(err, QR_EINVAL, "replay: missing argument");
+    const qr_recording *rec = in->stream ? qr_pcap_stream_recording(in->stream) : in->rec;
+    if (!rec)
         return qri_err(err, QR_EINVAL, "replay: missing argument");
     const qr_config *c = qr_scenario_config(s);
     char name[256], dir[4096], log[4200], partial[4300], h5[4200];
@@ -94,39 +156,21 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
     qr_partial_add(partial);
     unlink(h5); /* its presence marks a complete replay */
 
-    qr_row_replay_clock *clocks = NULL;
-    size_t n_clocks = 0;
-    qr_row_sample_record *recs = NULL;
-    size_t n_recs = 0;
-    qr_sampling_stats sst = {0};
+    variant_plan vp = {0};
     qr_replay_out out = {0};
-    int corrected = 0, streamed = qr_recording_streamed(rec);
     FILE *more_recs = NULL;
-    qr_sampling_method smethod;
-    int64_t sth;
-    if (streamed && (v->reconcile || qr_recording_stream_sampling(rec, &smethod, &sth) ||
-                     smethod != c->sampling.method || sth != v->th_ns))
-        rc = qri_err(err, QR_EINVAL,
-                     "replay: a streamed recording is sampled at the variant's threshold, with "
-                     "the clocks as recorded");
-    if (!rc && v->reconcile) {
-        rc = reconcile(rec, &clocks, &n_clocks, err);
-        corrected = rc == 0;
-    }
-    if (!rc && !streamed &&
-        (rc = qr_recording_sample(rec, c->sampling.method, v->th_ns, &sst, &recs, &n_recs, err)) !=
-            0)
-        qri_err_prefix(err, "sampling");
+    qr_source *src = NULL;
+    rc = plan_source(in, c, v, &vp, &src, err);
     if (!rc) {
         status_ctx sc = {v, name};
         qr_replay_opts o = {v->mode, c->replay.margin_bytes,
                             partial, v->status ? on_progress : NULL,
                             &sc,     v->cancel};
-        rc = engine(engine_ctx, s, rec, &o, &out, err);
+        rc = engine(engine_ctx, s, rec, src, &o, &out, err);
         if (!rc && out.cancelled)
             rc = QR_ECANCELED;
-        if (!rc && streamed)
-            rc = qr_recording_stream_end(rec, &sst, &more_recs, err);
+        if (!rc && in->stream)
+            rc = qr_pcap_stream_end(in->stream, &vp.sst, &more_recs, err);
     }
     /* this replay's own id: its log and its replay.h5 name it, so that neither is read with
      * another's */
@@ -161,22 +205,19 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *r
                                out.max_late_ns,
                                out.other_drops,
                                out.delivered,
-                               sst,
+                               vp.sst,
                                v->reconcile ? "reconciled" : "recorded",
-                               clocks,
-                               n_clocks,
+                               vp.clocks,
+                               vp.n_clocks,
                                v->engine_name ? v->engine_name : "native",
                                arrivals_id};
         if (!rc)
-            rc = qr_replay_write(h5, s, &info, out.drops, out.n_drops, hosts, out.n_hosts, recs,
-                                 n_recs, more_recs, err);
+            rc = qr_replay_write(h5, s, &info, out.drops, out.n_drops, hosts, out.n_hosts, vp.recs,
+                                 vp.n_recs, more_recs, err);
         free(hosts);
     }
-    if (corrected)
-        qr_recording_set_clock_correction(rec, NULL);
     qr_replay_out_free(&out);
-    qr_h5_rows_free(recs);
-    free(clocks);
+    variant_plan_free(&vp);
     unlink(partial);
     if (rc) {
         unlink(log);

@@ -167,15 +167,15 @@ done:
     return rc;
 }
 
-int qr_pingmesh_evaluate(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
-                         char *errbuf)
+int qr_pingmesh_evaluate(const char *log_path, const char *truth_path, const qr_pingmesh_opts *o,
+                         qr_pingmesh_result *out, char *errbuf)
 {
     qr_probe_log log;
     memset(out, 0, sizeof *out);
-    int rc = qr_probe_log_read(truth_path, &log, errbuf);
+    int rc = qr_probe_log_read(log_path, &log, errbuf);
     if (!rc)
         rc = qr_pingmesh_run(&log, o, out, errbuf);
-    if (!rc)
+    if (!rc && truth_path)
         rc = qr_pingmesh_score(out, truth_path, errbuf);
     qr_probe_log_free(&log);
     return rc;

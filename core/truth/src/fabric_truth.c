@@ -13,6 +13,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/guided_plan.h"
 #include "qreplay/pingmesh.h"
+#include "qreplay/probelog.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
@@ -1237,6 +1238,11 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
         snprintf(path, sizeof path, "%s/truth.h5", tmp);
         rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs, s.n_dirs,
                             errbuf);
+    }
+    if (!rc && in->probed) { /* the agents' log: an observation, beside the captures' import */
+        snprintf(path, sizeof path, "%s/probes.h5", in->rec_dir);
+        rc = qr_probe_log_write(path, qr_recording_scenario(rec), qr_recording_id(rec), end_ns,
+                                dirs, s.n_dirs, pings, in->n_pings, errbuf);
     }
     if (!rc)
         rc = qri_truth_commit(in->rec_dir, tmp, errbuf);

@@ -10,6 +10,7 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/probelog.h"
 #include "qreplay/recorder.h"
 #include "qreplay/trace.h"
 #include "qreplay/txn.h"
@@ -418,6 +419,11 @@ static int write_truth(qr_recorder *r, const qr_recorder_end *e, char *errbuf)
         qr_faults_row(e->faults, i, &faults[i]);
     for (size_t i = 0; !rc && i < nl; i++)
         qr_link_faults_row(e->link_faults, i, &links[i]);
+    qr_row_clock *clocks = calloc(r->hosts ? r->hosts : 1, sizeof *clocks);
+    if (!clocks && !rc)
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (uint32_t h = 0; !rc && h < r->hosts; h++)
+        clocks[h] = (qr_row_clock){h, r->offsets[h]};
     qr_truth_info info = {r->id,
                           e->reason,
                           e->sim_end_ns,
@@ -440,11 +446,14 @@ static int write_truth(qr_recorder *r, const qr_recorder_end *e, char *errbuf)
                           0,
                           0,
                           0,
-                          0};
+                          0,
+                          clocks,
+                          r->hosts};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/truth/truth.h5", r->out_dir);
     if (!rc)
         rc = qr_truth_write(p, r->s, &info, r->drops, r->n_drops, r->dirs, r->n_dirs, errbuf);
+    free(clocks);
     free(faults);
     free(links);
     return rc;
@@ -474,12 +483,9 @@ static int write_recording(qr_recorder *r, const qr_recorder_end *e, char *errbu
                                  x->closed};
     }
     for (uint32_t h = 0; !rc && h < r->hosts; h++) {
-        hosts[h] = (qr_row_host){h,
-                                 qr_flow_table_host_addr(r->ft, h),
-                                 r->offsets[h],
-                                 r->host_packets[h],
-                                 r->host_bytes[h],
-                                 ""};
+        /* a host does not know its clock's offset: the truth holds it (/clocks) */
+        hosts[h] = (qr_row_host){
+            h, qr_flow_table_host_addr(r->ft, h), 0, r->host_packets[h], r->host_bytes[h], ""};
         qr_recorder_pcap_name(h, hosts[h].pcap, sizeof hosts[h].pcap);
     }
     qr_recording_info info = {r->id,      r->name,        e->reason,        e->sim_end_ns,
@@ -516,6 +522,12 @@ int qr_recorder_commit(qr_recorder *r, const qr_recorder_end *end, char *errbuf)
     RETURN_IF(rename_files(r, errbuf));
     r->committed = 1; /* the captures have their names: they stay */
     RETURN_IF(write_truth(r, end, errbuf));
+    if (end->probed) { /* the agents' log: an observation, beside the captures */
+        char p[QR_PATH_MAX + 64];
+        snprintf(p, sizeof p, "%s/probes.h5", r->out_dir);
+        RETURN_IF(qr_probe_log_write(p, r->s, r->id, end->sim_end_ns, r->dirs, r->n_dirs,
+                                     end->probes, end->n_probes, errbuf));
+    }
     return write_recording(r, end, errbuf); /* last: its presence marks a complete recording */
 }
 

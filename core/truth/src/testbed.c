@@ -25,6 +25,7 @@
 #include "qreplay/traceroute.h"
 #include "qreplay/truth.h"
 #include "qreplay/txn.h"
+#include "qreplay/units.h"
 #include "truth_internal.h"
 
 const char *qr_testbed_congestion(qr_tcp_variant v)
@@ -816,10 +817,10 @@ int qr_testbed_ports_write(const char *path, const qr_testbed_truth_report *r, u
     return qr_write_text_file(path, write_ports, &x, errbuf);
 }
 
-int qr_testbed_too_slow(const qr_testbed_truth_report *r, uint64_t rate_bps, int64_t *packet_ns)
+int qr_testbed_too_slow(int64_t hop_p99_ns, uint64_t rate_bps, int64_t *packet_ns)
 {
-    *packet_ns = (int64_t)(1500.0 * 8e9 / (double)rate_bps);
-    return r->hop_p99_ns > *packet_ns;
+    *packet_ns = (int64_t)((double)QR_MTU_BYTES * 8e9 / (double)rate_bps);
+    return hop_p99_ns > *packet_ns;
 }
 
 int qr_testbed_replay_rate(const qr_testbed_truth_report *r, int measured, char *buf, size_t size)

@@ -1,6 +1,8 @@
 /* The runtime's ground truth file, truth/truth.h5 (truth.h). */
 #include "qreplay/truth.h"
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/h5.h"
@@ -42,6 +44,9 @@ int qr_truth_write(const char *path, const qr_scenario *s, const qr_truth_info *
     if (info->n_true_paths)
         QRI_TRY(qr_h5_write_rows(f, "/true_paths", &qr_schema_path, info->true_paths,
                                  info->n_true_paths, errbuf));
+    if (info->n_clocks)
+        QRI_TRY(
+            qr_h5_write_rows(f, "/clocks", &qr_schema_clock, info->clocks, info->n_clocks, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);
@@ -89,6 +94,45 @@ int qr_truth_read(const char *path, qr_truth *out, char *errbuf)
     qr_h5_close(r);
     if (rc)
         qr_truth_free(out);
+    return rc;
+}
+
+int qr_truth_clock_offsets(const char *rec_dir, uint32_t n_hosts, int64_t *out, char *errbuf)
+{
+    char path[QR_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/truth/truth.h5", rec_dir);
+    if (access(path, F_OK) != 0)
+        return qri_err(errbuf, QR_ENOENT,
+                       "%s: no truth: the true clock offsets are known only for a runtime's "
+                       "recording",
+                       path);
+    qr_h5_reader *r = NULL;
+    qr_row_clock *rows = NULL;
+    size_t n = 0;
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_h5_open(&r, path, errbuf);
+    if (!rc) {
+        rc = qr_h5_read_rows(r, "/clocks", &qr_schema_clock, (void **)&rows, &n, detail);
+        if (rc == QR_ENOTFOUND)
+            qri_err(errbuf, rc,
+                    "%s has no /clocks (written before the truth held the clock offsets): run "
+                    "qreplay runtime again",
+                    path);
+        else if (rc)
+            qri_err(errbuf, rc, "%s", detail);
+    }
+    if (!rc && n != n_hosts)
+        rc = qri_err(errbuf, QR_EFORMAT, "%s: /clocks has %zu hosts, the recording %u", path, n,
+                     n_hosts);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (rows[i].host >= n_hosts)
+            rc = qri_err(errbuf, QR_EFORMAT, "%s: /clocks row %zu: host %u", path, i + 1,
+                         rows[i].host);
+        else
+            out[rows[i].host] = rows[i].offset_ns;
+    }
+    qr_h5_rows_free(rows);
+    qr_h5_close(r);
     return rc;
 }
 

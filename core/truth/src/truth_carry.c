@@ -261,8 +261,14 @@ int qr_truth_carry(const char *run_rec_dir, const char *imported_rec_dir, qr_tru
         uint32_t ref = n_ih ? ih[0].clock_reference : 0;
         if (ref >= qr_recording_hosts(rt))
             rc = qri_err(errbuf, QR_EFORMAT, "%s: clock reference host %u", path, ref);
-        else
-            shift = qr_recording_clock_offset(rt, ref) - (int64_t)base;
+        else {
+            int64_t *off = calloc(qr_recording_hosts(rt), sizeof *off);
+            rc = off ? qr_truth_clock_offsets(run_rec_dir, qr_recording_hosts(rt), off, errbuf)
+                     : qri_err(errbuf, QR_ENOMEM, "out of memory");
+            if (!rc)
+                shift = off[ref] - (int64_t)base;
+            free(off);
+        }
         s.shift_ns = shift;
     }
     for (size_t d = 0; !rc && d < n_map; d++)

@@ -42,13 +42,18 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/light.h"
+#include "qreplay/pcap_stream.h"
+#include "qreplay/plan.h"
 #include "qreplay/probelog.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
+#include "qreplay/sample_h5.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
+#include "qreplay/source.h"
 #include "qreplay/trace.h"
 #include "qreplay/traceroute.h"
+#include "qreplay/workload_h5.h"
 
 /* replay */
 #include "qreplay/butterfly.h"
@@ -85,6 +90,7 @@
 
 /* scorers */
 #include "qreplay/blame_score.h"
+#include "qreplay/clock_score.h"
 #include "qreplay/diagnose_score.h"
 #include "qreplay/hoptrace_score.h"
 #include "qreplay/pingmesh_score.h"

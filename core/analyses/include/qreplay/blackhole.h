@@ -3,7 +3,7 @@
  * In a shared buffer every queue's dynamic threshold is alpha times the free buffer, so a burst
  * toward one port raises the switch's occupancy and lowers the threshold of every other queue. A
  * queue whose threshold falls below its length drops every arrival while its own length is
- * falling: a blackhole, though the queue itself is not congested (DESIGN.md section 4's shared-
+ * falling: a blackhole, though the queue itself is not congested (docs/model.md's shared-
  * buffer case).
  *
  * A blackhole drop is an arrival at queue Q dropped because Q is above its threshold
@@ -36,7 +36,7 @@ extern "C" {
 typedef struct qr_blackhole_opts {
     int64_t window_ns;         /* how long a queue's peak is remembered (default 500 us) */
     int64_t gap_ns;            /* drops further apart start a new episode (default 100 us) */
-    uint64_t min_fall_bytes;   /* how far below its peak a queue must be (default 1500) */
+    uint64_t min_fall_bytes;   /* how far below its peak a queue must be (default QR_MTU_BYTES) */
     uint64_t min_shrink_bytes; /* how far the threshold must have fallen (default 15000) */
 } qr_blackhole_opts;
 

@@ -145,10 +145,12 @@ typedef struct qr_whatif_result {
 } qr_whatif_result;
 
 /* Measure the run whose arrival log is `arrivals` on s's network. rec (may be NULL) names the
- * packets its hosts saw lost and their injection times (for the new-drop counts). Returns 0 or an
- * error naming the file and record. out is filled (free it with qr_whatif_result_free). */
+ * packets its hosts saw lost, plan (with rec) their injection times (for the new-drop counts).
+ * Returns 0 or an error naming the file and record. out is filled (free it with
+ * qr_whatif_result_free). */
 int qr_whatif_measure(const char *arrivals, const qr_scenario *s, const qr_recording *rec,
-                      uint32_t point, qr_whatif_kind kind, qr_whatif_result *out, char *errbuf);
+                      const qr_plan *plan, uint32_t point, qr_whatif_kind kind,
+                      qr_whatif_result *out, char *errbuf);
 void qr_whatif_result_free(qr_whatif_result *r);
 
 /* Results into one set of tables at the root of f (/summary, /queues, /quantiles, /blackholes;

@@ -33,6 +33,15 @@ void qr_lines_close(qr_lines *l);
 char *qr_list_next(char **cursor, char sep);
 int qr_list_blank(const char *text);
 
+/* A list's reader, said once: walk the items of text (at most 4095 bytes) separated by sep
+ * (qr_list_next), calling item(ctx, k, text of item k, why) for each, k from 1. An empty item, or
+ * an item whose call returns non-zero with its reason in why (QR_ERRBUF_SIZE bytes), stops the
+ * walk with QR_EVALUE and "NOUN k ('ITEM'): WHY" in errbuf; a blank text has no items. Returns 0
+ * or QR_EVALUE. */
+typedef int (*qr_list_item_fn)(void *ctx, size_t k, const char *item, char *why);
+int qr_list_each(const char *text, char sep, const char *noun, qr_list_item_fn item, void *ctx,
+                 char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,6 +78,11 @@ int qr_workload_from_config(const struct qr_config *c, qr_flow **flows, size_t *
  * allowed. */
 void qr_flows_free(qr_flow *flows);
 
+/* The load flows[0..n) offer: their background bytes (incast flows left out) over what the hosts'
+ * links carry in c's [traffic] duration (0 when the duration is 0). */
+double qr_workload_offered_load(const struct qr_config *c, const qr_flow *flows, size_t n,
+                                uint32_t hosts);
+
 #ifdef __cplusplus
 }
 #endif

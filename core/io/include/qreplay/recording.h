@@ -5,9 +5,8 @@
  * named as in the runtime (flowtable.h): its direction from the 5-tuple, its number from its place
  * in the direction, checked against the IP ID.
  *
- * Sampling: qr_recording_sample samples the send times of every direction at a threshold and
- * infers them back (th = 0: exact), giving each host's packets an injection time and an injection
- * order (by that time; ties keep the recorded order): what a replay injects. */
+ * A recording is a value: once opened it never changes. What a replay injects and when is made
+ * from it (plan.h: an injection plan; pcap_stream.h: the captures streamed), never stored in it. */
 #ifndef QREPLAY_RECORDING_H
 #define QREPLAY_RECORDING_H
 
@@ -31,11 +30,9 @@ extern "C" {
 
 /* One recorded packet. */
 typedef struct qr_rec_packet {
-    qr_packet pk; /* as recorded (pk.time_ns: the recorded send time, on the host's clock) */
-    uint32_t dir; /* flow direction */
-    uint32_t seq; /* number within the direction */
-    int64_t
-        time_ns; /* injection time (inferred by the last qr_recording_sample; recorded before) */
+    qr_packet pk;     /* as recorded (pk.time_ns: the recorded send time, on the host's clock) */
+    uint32_t dir;     /* flow direction */
+    uint32_t seq;     /* number within the direction */
     uint8_t drop_tag; /* a receiver saw this packet lost */
 } qr_rec_packet;
 
@@ -48,8 +45,22 @@ typedef struct qr_recording qr_recording;
  * (qr_recording_close). */
 int qr_recording_open(qr_recording **out, const char *dir, const qr_scenario *check, char *errbuf);
 
+/* recording.h5 of dir alone, checked as qr_recording_open checks it (the pcaps' sizes and
+ * digests included), without reading the pcaps or /received: a recording with no packets and no
+ * receive times (qr_recording_has_received is 0), for a reader that streams the pcaps
+ * (pcap_stream.h). Returns as qr_recording_open. */
+int qr_recording_open_tables(qr_recording **out, const char *dir, const qr_scenario *check,
+                             char *errbuf);
+
 /* Release; NULL is allowed. */
 void qr_recording_close(qr_recording *r);
+/* 0 for a recording opened by qr_recording_open_tables (no packets read), 1 otherwise. */
+int qr_recording_has_packets(const qr_recording *r);
+
+/* Host h's capture (the folder and its /hosts pcap name) into path (size bytes), and the number of
+ * packets /hosts says it holds. */
+void qr_recording_pcap_path(const qr_recording *r, uint32_t h, char *path, size_t size);
+uint64_t qr_recording_pcap_packets(const qr_recording *r, uint32_t h);
 
 /* The scenario the recording was made with (borrowed from r). */
 const qr_scenario *qr_recording_scenario(const qr_recording *r);
@@ -71,12 +82,9 @@ int qr_h5_text_attr(const char *path, const char *name, char *out, size_t size, 
 /* Its flows (borrowed from r). */
 const qr_flow_table *qr_recording_flows(const qr_recording *r);
 uint32_t qr_recording_hosts(const qr_recording *r);
-int64_t qr_recording_clock_offset(const qr_recording *r, uint32_t host);
 
 /* Host h's packets in recorded order (borrowed; *n gets their number). */
 const qr_rec_packet *qr_recording_packets(const qr_recording *r, uint32_t host, size_t *n);
-/* Host h's packets in injection order: indices into qr_recording_packets (borrowed). */
-const uint32_t *qr_recording_order(const qr_recording *r, uint32_t host);
 
 /* Whose observations of flow direction dir the recording holds: QR_TC_AT_SENDER (every packet
  * its sender sent, with send times, and every packet of the other direction that reached it) and
@@ -115,17 +123,10 @@ int qr_recording_received(const qr_recording *r, uint64_t packet, int64_t *time_
  * unloaded latency of every host pair (recorded send time on the sender's clock, /received on the
  * receiver's) in both directions, combined by qr_clock_reconcile with host `reference` at 0.
  * out has qr_recording_hosts entries; *n_pairs (may be NULL) gets the pairs measured both ways.
- * Uses the recorded times whatever correction is set. Returns 0, QR_ESTATE (no /received),
+ * Returns 0, QR_ESTATE (no /received),
  * QR_EINVAL (reference beyond the hosts) or QR_ENOMEM, with a message in errbuf. */
 int qr_recording_estimate_clocks(const qr_recording *r, uint32_t reference, qr_clock_estimate *out,
                                  size_t *n_pairs, char *errbuf);
-/* Take correction[h] ns out of every recorded send time of host h (pk.time_ns), in place of any
- * correction set before; NULL restores the recorded times. Injection times and orders are stale
- * until the next qr_recording_sample. Returns 0 or QR_ENOMEM. */
-int qr_recording_set_clock_correction(qr_recording *r, const int64_t *correction);
-/* The correction set for host h (0 if none). */
-int64_t qr_recording_clock_correction(const qr_recording *r, uint32_t host);
-
 /* What qr_recording_export wrote. */
 typedef struct qr_export_stats {
     uint32_t captures;       /* files written: hosts that sent or received anything */
@@ -133,72 +134,13 @@ typedef struct qr_export_stats {
 } qr_export_stats;
 
 /* Write every host's traffic as a capture taken on that host would hold it: each packet it sent
- * at its send time (pk.time_ns: recorded, less any correction set) and each packet it received
+ * at its recorded send time (pk.time_ns) and each packet it received
  * at its /received time, both on its own clock, in time order, headers only (caplen below the
  * length), in format fmt, to dir/hNNNN.pcap; and dir/hosts.csv (address,host,capture), the map
  * qreplay import reads. dir must exist; hosts without traffic get no file. Returns 0, QR_ESTATE
  * (no /received), or the writer's error naming the file. */
 int qr_recording_export(const qr_recording *r, const char *dir, const qr_trace_format *fmt,
                         qr_export_stats *st, char *errbuf);
-
-/* What a sampling of every direction gave. */
-typedef struct qr_sampling_stats {
-    uint64_t packets, records;
-    int64_t max_error_ns; /* largest |inferred - recorded| */
-} qr_sampling_stats;
-
-/* Sample every direction at th_ns with `method`, set every packet's injection time and re-sort
- * the injection orders. With records, *records gets every record (direction by direction, hosts
- * in order; caller owns it: qr_h5_rows_free) and *n_records their number. Returns 0, QR_EINVAL,
- * QR_ENOMEM, or QR_ESTATE if a rate-based inference ever missed th (it cannot: say so loudly). */
-int qr_recording_sample(qr_recording *r, qr_sampling_method method, int64_t th_ns,
-                        qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
-                        char *errbuf);
-
-/* The injection cursor, one per host, read by the native replay engine: qr_recording_next gives
- * host h's next packet in injection order (*p NULL when none is left), valid until
- * qr_recording_take moves past it. Whole: the order of the last qr_recording_sample (which rewinds
- * every cursor). Streamed: the packets as the stream releases them. Returns 0, or a streamed
- * reader's error naming the file and packet. */
-int qr_recording_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, char *errbuf);
-void qr_recording_take(qr_recording *r, uint32_t h);
-/* Put every cursor back at its host's first packet. Returns 0, or QR_ESTATE for a stream that
- * has been read from (a stream is read once). */
-int qr_recording_rewind(qr_recording *r);
-
-/* A streamed recording (for one replay at one threshold, without reading it whole): recording.h5
- * is read as by qr_recording_open but for /received, whose rows are per packet (so
- * qr_recording_has_received is 0: a stream has no receive times); the pcaps are read as the cursors
- * ask, one open reader per host, each direction's send times sampled at th_ns with `method` while
- * they are read. A host's packet is released, in injection order (by inferred time; ties in
- * recorded order), once no packet not yet read or not yet inferred can come before it: every unread
- * packet of a capture in time order is inferred at or after its recorded time less th (rate) or at
- * or after the open segment's first time (gap), and a segment's record is final once the capture
- * has passed the last time at which the direction's next packet could still join it
- * (qr_sampler_open_until). So memory holds, per host, the packets of the time one open segment
- * spans, not the recording. The records go to a temporary file as the sampler emits them
- * (qr_recording_stream_end). A capture whose times go back across directions by more than that can
- * hold stops the stream: the cursor returns QR_EORDER and qr_recording_stream_unordered is 1; such
- * a recording is read whole. The IP IDs, flows and packet counts are checked as qr_recording_open
- * checks them, when read. A streamed recording has no packets in memory (qr_recording_packets gives
- * none; qr_recording_sample, clock estimation and correction refuse it with QR_ESTATE) and is read
- * once. The soft limit on open files is raised to hold a reader per host; where the hard limit is
- * too low, QR_ESTATE says so (read whole instead). Caller owns *out (qr_recording_close). */
-int qr_recording_open_stream(qr_recording **out, const char *dir, const qr_scenario *check,
-                             qr_sampling_method method, int64_t th_ns, char *errbuf);
-/* 1 if r was opened by qr_recording_open_stream. */
-int qr_recording_streamed(const qr_recording *r);
-/* The stream's sampling method and threshold. Returns 0, or QR_ESTATE if r is not streamed. */
-int qr_recording_stream_sampling(const qr_recording *r, qr_sampling_method *method, int64_t *th_ns);
-/* 1 if the stream stopped at a capture going back in time (read the recording whole instead). */
-int qr_recording_stream_unordered(const qr_recording *r);
-/* After every cursor returned NULL: the sampling's counts (as qr_recording_sample's) and the
- * records as a temporary file of qr_row_sample_record rows, positioned at its start (borrowed;
- * closed by qr_recording_close; records of one direction in index order, directions in the order
- * their records were emitted). Returns 0, QR_ESTATE (not streamed, or a cursor not at its end),
- * or QR_ESTATE if a rate-based inference missed th. */
-int qr_recording_stream_end(qr_recording *r, qr_sampling_stats *stats, FILE **records,
-                            char *errbuf);
 
 /* How a simulated run ended. */
 typedef enum {

@@ -1,5 +1,5 @@
 /* qreplay: a switch's shared buffer with dynamic thresholds (Choudhury-Hahne), the static
- * per-port alternative, and the replay drop decision (DESIGN.md section 3).
+ * per-port alternative, and the replay drop decision (docs/model.md).
  *
  * One qr_buffer per switch holds B (bytes), alpha, the bytes held by each egress queue q_i and the
  * total Q. Its policy sets every queue's threshold T:

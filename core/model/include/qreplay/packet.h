@@ -84,6 +84,9 @@ const uint8_t *qr_tcp_option(const uint8_t *opts, size_t len, uint8_t kind, size
                              size_t *present);
 /* A TCP packet's payload bytes: its IP length less a 20-byte IP header and its TCP header. */
 uint32_t qr_tcp_payload(const qr_packet *p);
+/* The sequence space a TCP segment takes: its payload bytes, and one each for SYN and FIN. The one
+ * rule for every reader of sequence numbers. */
+uint32_t qr_tcp_seq_len(uint32_t payload, uint8_t tcp_flags);
 int qr_packet_decode(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p);
 int qr_packet_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, char *why,
                     size_t why_size);

@@ -5,7 +5,7 @@
  * the packets after it, up to the next record, follow at `gap` ns each". Inference gives packet i
  * the time  r.time_ns + (i - r.index) * r.gap_ns  of the last record r with r.index <= i.
  *
- * QR_SAMPLING_RATE (rate-based, DESIGN.md section 3): every inferred time is within th of the true
+ * QR_SAMPLING_RATE (rate-based, docs/model.md): every inferred time is within th of the true
  * time, exactly: the feasible gaps are kept as exact fractions, a record's gap is an exact fraction
  * (the midpoint of the feasible gaps when it fits in 64 bits, else an end of them), and inference
  * rounds k * gap exactly in integers, so the bound holds for any times in [0, QR_TIME_MAX]
@@ -28,7 +28,7 @@ extern "C" {
 /* The largest send time (ns) and threshold the sampler takes is QR_TIME_MAX (common.h): 2^62 ns,
  * past the year 2116 in Unix-epoch nanoseconds. Every reader accepts times in [0, QR_TIME_MAX]. */
 
-/* How send times are sampled (DESIGN.md section 3): rate-based (bounded error) or gap-based. */
+/* How send times are sampled (docs/model.md): rate-based (bounded error) or gap-based. */
 typedef enum { QR_SAMPLING_RATE = 0, QR_SAMPLING_GAP = 1 } qr_sampling_method;
 
 typedef struct qr_sample_record {
@@ -103,6 +103,12 @@ int qr_sample_infer_next(const qr_sample_record *recs, size_t n, size_t *pos, ui
  * backwards; the detail names the packet index). Borrows every array. */
 int qr_sample_series(qr_sampler *s, const int64_t *times, size_t n, qr_sample_record *recs,
                      size_t *n_recs, int64_t *inferred, int64_t *max_error_ns, char *errbuf);
+
+/* The rate-based sampler's promise, checked where a whole sampling ends (a plan, a stream): every
+ * inferred time within th_ns of the true one. Returns 0, or QR_ESTATE saying the bound is broken
+ * (it cannot be: a defect to report) when method is rate and max_error_ns exceeds th_ns. */
+int qr_sampling_bound_check(qr_sampling_method method, int64_t th_ns, int64_t max_error_ns,
+                            char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* qreplay: the structure of the simulated networks and per-flow ECMP routing (DESIGN.md section 3).
+/* qreplay: the structure of the simulated networks and per-flow ECMP routing (docs/model.md).
  *
  * A k-ary FatTree (k even): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 core switches,
  * k^3/4 hosts. A star: one switch with n hosts (n <= 63). Switches are numbered edges first

@@ -1,5 +1,5 @@
 /* qreplay: comparing a replay with its runtime beyond qdiff: what the butterfly experiment and the
- * isolated per-connection replay measure (DESIGN.md section 4).
+ * isolated per-connection replay measure (docs/model.md).
  *
  *  - Queue divergence at one queue: for every packet arriving there in both runs, the difference
  *    of the queue's bytes at that arrival; when it first differs, the share of later arrivals at

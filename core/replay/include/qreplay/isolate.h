@@ -27,10 +27,13 @@ typedef struct qr_isolated_conn {
     int64_t recv_offset[2]; /* the receiving host's clock offset of each direction */
 } qr_isolated_conn;
 
-/* The connection of flow `flow` in rec. Caller owns *out (qr_isolated_conn_free, also after an
- * error). Returns 0, QR_EVALUE ("flow 12: the recording has 10 flows") or QR_ENOMEM. */
-int qr_isolated_conn_of(const qr_recording *rec, uint32_t flow, qr_isolated_conn *out,
-                        char *errbuf);
+/* The connection of flow `flow` in rec, each host's clock offset (offsets, one per host; NULL: 0,
+ * the times already on one clock) taken out of its times. The offsets are an input the program
+ * passes where it can be seen: a simulated run's true ones (qr_truth_clock_offsets) or an
+ * estimate. Caller owns *out (qr_isolated_conn_free, also after an error). Returns 0, QR_EVALUE
+ * ("flow 12: the recording has 10 flows") or QR_ENOMEM. */
+int qr_isolated_conn_of(const qr_recording *rec, const int64_t *offsets, uint32_t flow,
+                        qr_isolated_conn *out, char *errbuf);
 void qr_isolated_conn_free(qr_isolated_conn *c);
 
 /* The fate of packet seq of local direction dir: 1 with *lost (no receive record: the network

@@ -1,4 +1,4 @@
-/* qreplay: replay-fidelity metrics (DESIGN.md section 3): qdiff and drop error, with summaries.
+/* qreplay: replay-fidelity metrics (docs/model.md): qdiff and drop error, with summaries.
  *
  * A snapshot is what a switch queue held, per flow, at the moment a packet arrived at it. Snapshots
  * of the runtime and of the replay are matched by (packet, queue). For a matched pair:

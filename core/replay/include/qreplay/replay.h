@@ -29,9 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/light.h"
+#include "qreplay/pcap_stream.h"
+#include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 #include "qreplay/schema.h"
+#include "qreplay/source.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,17 +73,20 @@ typedef struct qr_replay_out {
 /* Release what an engine put in out (NULL is allowed); out is zeroed. */
 void qr_replay_out_free(qr_replay_out *out);
 
-/* An engine: replay rec's injection orders (qr_recording_sample) on s's network. Fills *out
- * (zeroed first by the caller; qr_replay_out_free releases it, also after an error). Returns 0
- * (also when cancelled: out->cancelled), or an error with a message naming the file or packet. */
-typedef int (*qr_replay_engine)(void *ctx, const qr_scenario *s, qr_recording *rec,
-                                const qr_replay_opts *opts, qr_replay_out *out, char *errbuf);
+/* An engine: inject the packets src gives (source.h), host by host in its order, on s's network;
+ * rec is the recording they come from (its hosts, flows and id). Fills *out (zeroed first by the
+ * caller; qr_replay_out_free releases it, also after an error). Returns 0 (also when cancelled:
+ * out->cancelled), or an error with a message naming the file or packet. */
+typedef int (*qr_replay_engine)(void *ctx, const qr_scenario *s, const qr_recording *rec,
+                                qr_source *src, const qr_replay_opts *opts, qr_replay_out *out,
+                                char *errbuf);
 
-/* The native engine (ctx unused). Refuses, before running, a network unlike the recording's
- * (QR_EVALUE) and a packet ns-3 would fragment or could not parse (IP length above the links'
- * MTU or below its header: QR_EVALUE naming the host and packet: use the ns-3 engine). */
-int qr_replay_native(void *ctx, const qr_scenario *s, qr_recording *rec, const qr_replay_opts *opts,
-                     qr_replay_out *out, char *errbuf);
+/* The native engine (ctx unused). Refuses a network unlike the recording's (QR_EVALUE, before
+ * running) and a packet ns-3 would fragment or could not parse (IP length above the links' MTU or
+ * below its header: QR_EVALUE naming the host and packet, when it comes to be injected: use the
+ * ns-3 engine). */
+int qr_replay_native(void *ctx, const qr_scenario *s, const qr_recording *rec, qr_source *src,
+                     const qr_replay_opts *opts, qr_replay_out *out, char *errbuf);
 
 /* The longest name a variant may have (a folder name, with room for the file system's limit). */
 #define QR_VARIANT_NAME_MAX 200
@@ -106,12 +113,26 @@ size_t qr_variant_plan(const qr_config *c, qr_variant_settings *out, size_t max)
 /* The variant's folder name into buf (size bytes); returns buf. */
 const char *qr_variant_settings_name(const qr_variant_settings *v, char *buf, size_t size);
 
-/* Sample rec at v->th_ns and replay it with `engine` on s's network into
- * run_dir/replay/<name>/: arrivals.qra and replay.h5, both or neither (a run that fails or is
- * cancelled removes what it wrote, and the folder if it made it). With v->reconcile the hosts'
- * estimated clock offsets (host 0 the reference) are taken out of the send times for this replay
- * only. Returns 0, QR_ECANCELED, or an error naming the file. */
-int qr_replay_variant(const char *run_dir, const qr_scenario *s, qr_recording *rec,
+/* What a variant replays, one of:
+ *  - rec alone: the observations read whole; its send times are sampled at the variant's
+ *    threshold (plan.h), after the estimated clock offsets are taken out with v->reconcile;
+ *  - rec and light: rec regenerated from the light record (qr_recording_from_light), whose own
+ *    samples give the send times (qr_light_plan; no reconcile);
+ *  - stream: the captures streamed, sampled as they are read at the threshold they were opened
+ *    with (pcap_stream.h; no reconcile). */
+typedef struct qr_replay_input {
+    const qr_recording *rec;
+    const qr_light *light;
+    qr_pcap_stream *stream;
+} qr_replay_input;
+
+/* Replay `in` with `engine` on s's network into run_dir/replay/<name>/: arrivals.qra and
+ * replay.h5, both or neither (a run that fails or is cancelled removes what it wrote, and the
+ * folder if it made it). The stages run once, top to bottom: clock estimates (v->reconcile: host
+ * 0 the reference) -> corrections -> the injection plan (or the stream) -> the engine -> the
+ * files. Returns 0, QR_ECANCELED, or an error naming the file (QR_EINVAL: an input unlike the
+ * ones above, or a stream opened at another threshold). */
+int qr_replay_variant(const char *run_dir, const qr_scenario *s, const qr_replay_input *in,
                       const qr_variant_settings *v, qr_replay_engine engine, void *engine_ctx,
                       char *errbuf);
 

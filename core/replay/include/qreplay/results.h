@@ -19,6 +19,7 @@
 #include "qreplay/common.h"
 #include "qreplay/fs.h"
 #include "qreplay/metrics.h"
+#include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/runstats.h"
 #include "qreplay/scenario.h"
@@ -112,7 +113,7 @@ typedef struct qr_variant_summary {
 } qr_variant_summary;
 
 /* Compare every replay under run_dir/replay with the runtime and write run_dir/results.h5
- * (DESIGN.md section 5). progress (may be NULL) is called at every variant and every 2^16
+ * (docs/FORMATS.md). progress (may be NULL) is called at every variant and every 2^16
  * arrivals; when it asks to stop, nothing is written and QR_ECANCELED returned. *rows gets one
  * summary per variant, in qr_variants_list order (caller owns it: free with
  * qr_variant_summaries_free). Returns 0 or an error naming the file. */

@@ -22,11 +22,12 @@ extern "C" {
  * reader's error. r is unchanged on an error. */
 int qr_pingmesh_score(qr_pingmesh_result *r, const char *truth_path, char *errbuf);
 
-/* The whole evaluation of a run's truth.h5: its probe log read (probelog.h), analysed with o and
- * scored. Caller owns *out (qr_pingmesh_free, also after an error). Returns 0 or the first
+/* The whole evaluation of a run: its probe log (probes.h5 at log_path: probelog.h) read, analysed
+ * with o, and scored against truth.h5 at truth_path (NULL: not scored, the truth columns stay
+ * unknown). Caller owns *out (qr_pingmesh_free, also after an error). Returns 0 or the first
  * error of the three steps. */
-int qr_pingmesh_evaluate(const char *truth_path, const qr_pingmesh_opts *o, qr_pingmesh_result *out,
-                         char *errbuf);
+int qr_pingmesh_evaluate(const char *log_path, const char *truth_path, const qr_pingmesh_opts *o,
+                         qr_pingmesh_result *out, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,10 @@ typedef struct qr_truth_info {
      * tap_delay_p50_ns, tap_delay_p99_ns when has_tap_delay */
     int has_tap_delay;
     int64_t tap_delay_p50_ns, tap_delay_p99_ns;
+    /* the hosts' true clock offsets (what each host's clock reads less true time): /clocks. Only
+     * the truth holds them; a recording's hosts do not know them. */
+    const qr_row_clock *clocks;
+    size_t n_clocks;
 } qr_truth_info;
 
 /* Write truth.h5 at path (under a temporary name, renamed when complete): the scenario, info and
@@ -78,6 +82,14 @@ typedef struct qr_truth {
  * owns *out (qr_truth_free, also after an error). Returns 0, or the reader's error naming the
  * file (QR_EFORMAT: "not a runtime's truth.h5" when sim_end_ns is missing). */
 int qr_truth_read(const char *path, qr_truth *out, char *errbuf);
+
+/* The hosts' true clock offsets of the runtime whose recording is rec_dir (its truth/truth.h5
+ * /clocks) into out (n_hosts entries). For a scorer, or for the program to pass where a consumer
+ * needs true times and says so (the isolated replay of a simulated run). Returns 0, QR_ENOENT (no
+ * truth: an import or a folder without truth/), QR_ENOTFOUND (a truth written before it held
+ * the clocks: run the runtime again), QR_EFORMAT (another number of hosts), or the reader's
+ * error naming the file. */
+int qr_truth_clock_offsets(const char *rec_dir, uint32_t n_hosts, int64_t *out, char *errbuf);
 /* Release the rows of t (NULL allowed); *t is zeroed. */
 void qr_truth_free(qr_truth *t);
 

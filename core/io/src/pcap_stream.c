@@ -1,4 +1,4 @@
-/* A recording streamed for one replay (recording.h: qr_recording_open_stream).
+/* A recording's pcaps streamed for one replay (pcap_stream.h).
  *
  * Per host: one pcap reader, the packets read and not yet taken (a pool), and three heaps:
  *  - ready: packets whose injection time is known, by (time, recorded index);
@@ -19,12 +19,13 @@
 #include <sys/resource.h>
 
 #include "internal.h"
-#include "recording_internal.h"
+#include "qreplay/pcap_stream.h"
 
 #define NIL UINT32_MAX
 
 typedef struct spkt {
     qr_rec_packet rp;
+    int64_t time;   /* its injection time, once known */
     uint32_t index; /* its place in the host's capture */
     uint32_t next;  /* the direction's waiting list; the free list */
 } spkt;
@@ -59,13 +60,17 @@ typedef struct shost {
     sheap ready, until, floor;
     uint32_t *dirs; /* the directions it sent */
     size_t n_dirs, cap_dirs;
-    uint32_t cur; /* the packet qr_recording_next gave, NIL */
+    uint32_t cur; /* the packet the source's next gave, NIL */
     int released;
     int64_t rel_time;
     uint32_t rel_index;
 } shost;
 
-struct qri_rec_stream {
+struct qr_pcap_stream {
+    qr_source src;     /* first: the source is the stream */
+    qr_recording *rec; /* recording.h5's tables (qr_recording_open_tables) */
+    const qr_flow_table *flows;
+    uint32_t n_hosts;
     qr_sampler_cfg cfg;
     int64_t slack; /* unread packets are inferred at or after their time less this */
     sdir *dirs;
@@ -118,10 +123,11 @@ static skey heap_pop(sheap *h)
     return top;
 }
 
-void qri_rec_stream_free(struct qri_rec_stream *st, uint32_t n_hosts)
+void qr_pcap_stream_close(qr_pcap_stream *st)
 {
     if (!st)
         return;
+    uint32_t n_hosts = st->n_hosts;
     for (size_t d = 0; st->dirs && d < st->n_dirs; d++)
         qr_sampler_destroy(st->dirs[d].smp);
     free(st->dirs);
@@ -140,6 +146,7 @@ void qri_rec_stream_free(struct qri_rec_stream *st, uint32_t n_hosts)
     free(st->hosts);
     if (st->records)
         fclose(st->records);
+    qr_recording_close(st->rec);
     free(st);
 }
 
@@ -162,7 +169,7 @@ static uint32_t slot_new(shost *hs)
     return i;
 }
 
-static int emit(struct qri_rec_stream *st, uint32_t d, const qr_sample_record *rec, char *errbuf)
+static int emit(qr_pcap_stream *st, uint32_t d, const qr_sample_record *rec, char *errbuf)
 {
     qr_row_sample_record row = {d, rec->index, rec->time_ns, rec->gap_num, rec->gap_den};
     if (fwrite(&row, sizeof row, 1, st->records) != 1)
@@ -171,18 +178,18 @@ static int emit(struct qri_rec_stream *st, uint32_t d, const qr_sample_record *r
     return QR_OK;
 }
 
-static int make_ready(struct qri_rec_stream *st, shost *hs, uint32_t slot, int64_t t)
+static int make_ready(qr_pcap_stream *st, shost *hs, uint32_t slot, int64_t t)
 {
     spkt *p = &hs->pool[slot];
     int64_t e = t > p->rp.pk.time_ns ? t - p->rp.pk.time_ns : p->rp.pk.time_ns - t;
     if (e > st->st.max_error_ns)
         st->st.max_error_ns = e;
-    p->rp.time_ns = t;
+    p->time = t;
     return heap_push(&hs->ready, (skey){t, slot, p->index});
 }
 
 /* The segment's record is known: its waiting packets get their times. */
-static int resolve(struct qri_rec_stream *st, shost *hs, sdir *sd, const qr_sample_record *rec)
+static int resolve(qr_pcap_stream *st, shost *hs, sdir *sd, const qr_sample_record *rec)
 {
     for (uint32_t i = sd->head; i != NIL;) {
         uint32_t nx = hs->pool[i].next;
@@ -200,14 +207,13 @@ static int resolve(struct qri_rec_stream *st, shost *hs, sdir *sd, const qr_samp
 }
 
 /* host h's capture's path in buf (3 * QR_PATH_MAX), for an error: not made per packet */
-static const char *hpath(const qr_recording *r, uint32_t h, char *buf)
+static const char *hpath(const qr_pcap_stream *st, uint32_t h, char *buf)
 {
-    qri_recording_pcap_path(r, h, buf, 3 * QR_PATH_MAX);
+    qr_recording_pcap_path(st->rec, h, buf, 3 * QR_PATH_MAX);
     return buf;
 }
 
-static int fail_unordered(struct qri_rec_stream *st, const char *path, const char *what,
-                          char *errbuf)
+static int fail_unordered(qr_pcap_stream *st, const char *path, const char *what, char *errbuf)
 {
     st->unordered = 1;
     return qri_err(errbuf, QR_EORDER,
@@ -217,7 +223,7 @@ static int fail_unordered(struct qri_rec_stream *st, const char *path, const cha
 }
 
 /* The capture ended: every direction's last record, every packet's time. */
-static int host_end(struct qri_rec_stream *st, shost *hs, const char *path, char *errbuf)
+static int host_end(qr_pcap_stream *st, shost *hs, const char *path, char *errbuf)
 {
     char cut[1300];
     snprintf(cut, sizeof cut, "%s", qr_trace_reader_warning(hs->tr));
@@ -243,42 +249,41 @@ static int host_end(struct qri_rec_stream *st, shost *hs, const char *path, char
 }
 
 /* Read host h's next packet, sample it, and settle what it settles. */
-static int read_one(qr_recording *r, uint32_t h, char *errbuf)
+static int read_one(qr_pcap_stream *st, uint32_t h, char *errbuf)
 {
-    struct qri_rec_stream *st = r->stream;
     shost *hs = &st->hosts[h];
     char path[3 * QR_PATH_MAX]; /* made only where it is needed: not per packet */
     int rc;
     if (!hs->opened) {
         hs->opened = 1;
-        if ((rc = qr_trace_reader_open(&hs->tr, hpath(r, h, path), errbuf)) != QR_OK)
+        if ((rc = qr_trace_reader_open(&hs->tr, hpath(st, h, path), errbuf)) != QR_OK)
             return rc;
     }
     qr_packet pk;
     rc = qr_trace_read(hs->tr, &pk, errbuf);
     if (rc == QR_END)
-        return host_end(st, hs, hpath(r, h, path), errbuf);
+        return host_end(st, hs, hpath(st, h, path), errbuf);
     if (rc)
         return rc;
     uint64_t n = qr_trace_reader_count(hs->tr);
     qr_five_tuple ft = {pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
     uint32_t d;
-    if (qr_flow_table_resolve(r->flows, &ft, &d) != QR_OK ||
-        qr_flow_table_dir_src(r->flows, d) != h)
+    if (qr_flow_table_resolve(st->flows, &ft, &d) != QR_OK ||
+        qr_flow_table_dir_src(st->flows, d) != h)
         return qri_err(errbuf, QR_EFORMAT, "%s: packet %" PRIu64 ": belongs to no flow of host %u",
-                       hpath(r, h, path), n, h);
+                       hpath(st, h, path), n, h);
     if (pk.ip_id != (uint16_t)st->next_seq[d])
         return qri_err(errbuf, QR_EFORMAT,
                        "%s: packet %" PRIu64
                        ": IP ID %u, expected %u (IDs must be consecutive per flow direction)",
-                       hpath(r, h, path), n, pk.ip_id, (unsigned)(uint16_t)st->next_seq[d]);
+                       hpath(st, h, path), n, pk.ip_id, (unsigned)(uint16_t)st->next_seq[d]);
     uint32_t seq = st->next_seq[d]++;
     uint32_t slot = slot_new(hs);
     if (slot == NIL)
-        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", hpath(r, h, path));
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", hpath(st, h, path));
     spkt *p = &hs->pool[slot];
-    p->rp = (qr_rec_packet){.pk = pk, .dir = d, .seq = seq, .time_ns = pk.time_ns};
-    p->rp.drop_tag = (uint8_t)qr_recording_detected(r, qr_packet_id(d, seq));
+    p->rp = (qr_rec_packet){.pk = pk, .dir = d, .seq = seq};
+    p->rp.drop_tag = (uint8_t)qr_recording_detected(st->rec, qr_packet_id(d, seq));
     p->index = hs->n_read++;
     if (pk.time_ns > hs->last)
         hs->last = pk.time_ns;
@@ -288,7 +293,7 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
     if (!sd->smp) {
         if (qri_grow((void **)&hs->dirs, &hs->cap_dirs, hs->n_dirs, sizeof *hs->dirs, 16) ||
             qr_sampler_create(&sd->smp, &st->cfg))
-            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", hpath(r, h, path));
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", hpath(st, h, path));
         hs->dirs[hs->n_dirs++] = d;
         sd->head = sd->tail = NIL;
     }
@@ -297,13 +302,13 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
     char detail[QR_ERRBUF_SIZE];
     if ((rc = qr_sampler_push(sd->smp, pk.time_ns, &rec, &em, detail)) != QR_OK)
         return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling direction %u: %s",
-                       hpath(r, h, path), n, d, detail);
+                       hpath(st, h, path), n, d, detail);
     if (em) {
         if ((rc = emit(st, d, &rec, errbuf)) != QR_OK)
             return rc;
         if ((rc = resolve(st, hs, sd, &rec)) != QR_OK)
-            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed", hpath(r, h, path),
-                           n);
+            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed",
+                           hpath(st, h, path), n);
         sd->closed = 0;
         sd->seg++;
     } else if (sd->closed) {
@@ -312,7 +317,7 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
                  "packet %" PRIu64 " (direction %u, at %" PRId64
                  " ns) joins a send-time segment the capture had passed",
                  n, d, pk.time_ns);
-        return fail_unordered(st, hpath(r, h, path), what, errbuf);
+        return fail_unordered(st, hpath(st, h, path), what, errbuf);
     }
     int waiting_before = sd->head != NIL;
     /* a direction's first packet, and the one that closed a segment, start one: their time is
@@ -345,8 +350,8 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
         if (k.b != o->ver || o->closed || !o->smp || !qr_sampler_peek(o->smp, &rec))
             continue;
         if ((rc = resolve(st, hs, o, &rec)) != QR_OK)
-            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed", hpath(r, h, path),
-                           n);
+            return qri_err(errbuf, rc, "%s: packet %" PRIu64 ": sampling failed",
+                           hpath(st, h, path), n);
         o->closed = 1;
         o->seg++;
     }
@@ -354,7 +359,7 @@ static int read_one(qr_recording *r, uint32_t h, char *errbuf)
 }
 
 /* The least time a packet not yet ready can be given. */
-static int64_t host_floor(struct qri_rec_stream *st, shost *hs)
+static int64_t host_floor(qr_pcap_stream *st, shost *hs)
 {
     if (hs->eof)
         return INT64_MAX;
@@ -371,11 +376,11 @@ static int64_t host_floor(struct qri_rec_stream *st, shost *hs)
     return f;
 }
 
-int qri_rec_stream_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, char *errbuf)
+static int stream_next(qr_source *self, uint32_t h, qr_injection *out, char *errbuf)
 {
-    struct qri_rec_stream *st = r->stream;
+    qr_pcap_stream *st = (qr_pcap_stream *)self;
     shost *hs = &st->hosts[h];
-    *p = NULL;
+    *out = (qr_injection){NULL, 0};
     if (st->unordered)
         return qri_err(errbuf, QR_EORDER, "the stream stopped at a capture going back in time");
     while (hs->cur == NIL) {
@@ -384,7 +389,7 @@ int qri_rec_stream_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, ch
             if (hs->released &&
                 (k.key < hs->rel_time || (k.key == hs->rel_time && k.b < hs->rel_index))) {
                 char what[200], path[3 * QR_PATH_MAX];
-                hpath(r, h, path);
+                hpath(st, h, path);
                 snprintf(what, sizeof what,
                          "packet %u would be injected at %" PRId64
                          " ns, before one already injected at %" PRId64 " ns",
@@ -399,17 +404,17 @@ int qri_rec_stream_next(qr_recording *r, uint32_t h, const qr_rec_packet **p, ch
         }
         if (hs->eof)
             return QR_OK;
-        int rc = read_one(r, h, errbuf);
+        int rc = read_one(st, h, errbuf);
         if (rc)
             return rc;
     }
-    *p = &hs->pool[hs->cur].rp;
+    *out = (qr_injection){&hs->pool[hs->cur].rp, hs->pool[hs->cur].time};
     return QR_OK;
 }
 
-void qri_rec_stream_take(qr_recording *r, uint32_t h)
+static void stream_take(qr_source *self, uint32_t h)
 {
-    shost *hs = &r->stream->hosts[h];
+    shost *hs = &((qr_pcap_stream *)self)->hosts[h];
     if (hs->cur == NIL)
         return;
     hs->pool[hs->cur].next = hs->free;
@@ -436,8 +441,8 @@ static int file_limit(uint32_t hosts, char *errbuf)
     return QR_OK;
 }
 
-int qr_recording_open_stream(qr_recording **out, const char *dir, const qr_scenario *check,
-                             qr_sampling_method method, int64_t th_ns, char *errbuf)
+int qr_pcap_stream_open(qr_pcap_stream **out, const char *dir, const qr_scenario *check,
+                        qr_sampling_method method, int64_t th_ns, char *errbuf)
 {
     *out = NULL;
     qr_sampler *probe = NULL;
@@ -445,71 +450,69 @@ int qr_recording_open_stream(qr_recording **out, const char *dir, const qr_scena
     if (qr_sampler_create(&probe, &cfg))
         return qri_err(errbuf, QR_EINVAL, "sampling: bad threshold or method");
     qr_sampler_destroy(probe);
-    qr_recording *r = calloc(1, sizeof *r);
-    if (!r)
+    qr_pcap_stream *st = calloc(1, sizeof *st);
+    if (!st)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    int rc = qri_recording_load(r, dir, check, 0, errbuf); /* no /received: per packet */
-    struct qri_rec_stream *st = NULL;
-    if (!rc && !(st = r->stream = calloc(1, sizeof *st)))
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    int rc = qr_recording_open_tables(&st->rec, dir, check, errbuf);
     if (!rc) {
+        st->src = (qr_source){stream_next, stream_take};
+        st->flows = qr_recording_flows(st->rec);
+        st->n_hosts = qr_recording_hosts(st->rec);
         st->cfg = cfg;
         st->slack = method == QR_SAMPLING_RATE ? th_ns : 0;
-        st->n_dirs = qr_flow_table_directions(r->flows) + 1;
+        st->n_dirs = qr_flow_table_directions(st->flows) + 1;
         st->dirs = calloc(st->n_dirs, sizeof *st->dirs);
         st->next_seq = calloc(st->n_dirs, sizeof *st->next_seq);
-        st->hosts = calloc((size_t)r->n_hosts + 1, sizeof *st->hosts);
+        st->hosts = calloc((size_t)st->n_hosts + 1, sizeof *st->hosts);
         if (!st->dirs || !st->next_seq || !st->hosts)
             rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     }
     if (!rc) {
-        for (uint32_t h = 0; h < r->n_hosts; h++)
-            st->hosts[h] = (shost){.expected = r->host_rows[h].packets, .free = NIL, .cur = NIL};
+        for (uint32_t h = 0; h < st->n_hosts; h++)
+            st->hosts[h] =
+                (shost){.expected = qr_recording_pcap_packets(st->rec, h), .free = NIL, .cur = NIL};
         if (!(st->records = tmpfile()))
             rc = qri_err(errbuf, QR_EIO, "sampling: cannot create a temporary file for records");
     }
     if (!rc)
-        rc = file_limit(r->n_hosts, errbuf);
+        rc = file_limit(st->n_hosts, errbuf);
     if (rc) {
-        qr_recording_close(r);
+        qr_pcap_stream_close(st);
         return rc;
     }
-    *out = r;
+    *out = st;
     return QR_OK;
 }
 
-int qri_rec_stream_started(const struct qri_rec_stream *st)
+const qr_recording *qr_pcap_stream_recording(const qr_pcap_stream *st)
 {
-    return st->st.packets > 0 || st->unordered;
+    return st->rec;
 }
 
-int qr_recording_stream_sampling(const qr_recording *r, qr_sampling_method *method, int64_t *th_ns)
+qr_source *qr_pcap_stream_source(qr_pcap_stream *st)
 {
-    if (!r->stream)
-        return QR_ESTATE;
-    *method = r->stream->cfg.method;
-    *th_ns = r->stream->cfg.th_ns;
-    return QR_OK;
+    return &st->src;
 }
 
-int qr_recording_stream_unordered(const qr_recording *r)
+void qr_pcap_stream_sampling(const qr_pcap_stream *st, qr_sampling_method *method, int64_t *th_ns)
 {
-    return r->stream && r->stream->unordered;
+    *method = st->cfg.method;
+    *th_ns = st->cfg.th_ns;
 }
 
-int qr_recording_stream_end(qr_recording *r, qr_sampling_stats *stats, FILE **records, char *errbuf)
+int qr_pcap_stream_unordered(const qr_pcap_stream *st)
 {
-    struct qri_rec_stream *st = r->stream;
-    if (!st)
-        return qri_err(errbuf, QR_ESTATE, "the recording is not streamed");
-    for (uint32_t h = 0; h < r->n_hosts; h++)
+    return st->unordered;
+}
+
+int qr_pcap_stream_end(qr_pcap_stream *st, qr_sampling_stats *stats, FILE **records, char *errbuf)
+{
+    for (uint32_t h = 0; h < st->n_hosts; h++)
         if (!st->hosts[h].eof || st->hosts[h].ready.n || st->hosts[h].cur != NIL)
             return qri_err(errbuf, QR_ESTATE, "host %u's packets are not all taken", h);
-    if (st->cfg.method == QR_SAMPLING_RATE && st->st.max_error_ns > st->cfg.th_ns)
-        return qri_err(errbuf, QR_ESTATE,
-                       "sampling at th = %" PRId64 " ns inferred a time %" PRId64
-                       " ns off: the bound is broken (a defect of qreplay; please report it)",
-                       st->cfg.th_ns, st->st.max_error_ns);
+    int rc = qr_sampling_bound_check(st->cfg.method, st->cfg.th_ns, st->st.max_error_ns, errbuf);
+    if (rc)
+        return rc;
     if (fflush(st->records) != 0 || fseek(st->records, 0, SEEK_SET) != 0)
         return qri_err(errbuf, QR_EIO, "sampling: the records' temporary file cannot be read");
     *stats = st->st;
