@@ -4,7 +4,7 @@
 Every number in README.md and docs/*.md that a command produced lives in a summary under
 data/results/ (experiments/run.py stores them) and is written into the docs by this script, never
 by hand. It runs nothing and reads nothing else: the summaries, and the reference numbers the
-results are compared with (experiments/reference.json, from DESIGN.md).
+results are compared with (experiments/reference.json, stated in docs/model.md).
 
   render.py            rewrite the generated parts of the docs
   render.py --check    only say whether they are up to date (with a diff); exit 1 if not
@@ -37,11 +37,12 @@ from results_store import DocsError, TOP, experiments_file, load, store_path, st
 
 DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
         "docs/slow-flows.md", "docs/faulty-links.md", "docs/whatif.md", "docs/testbed.md",
-        "docs/sweeps.md", "docs/program.md", "docs/development.md", "CHANGELOG.md"]
+        "docs/sweeps.md", "docs/program.md", "docs/development.md", "docs/benchmarks.md",
+        "CHANGELOG.md"]
 
 
 def ref(key):
-    """A reference number's text as DESIGN.md gives it (experiments/reference.json)."""
+    """A reference number's text as the paper gives it (experiments/reference.json)."""
     refs = experiments_file("reference.json")
     if key not in refs:
         raise DocsError("experiments/reference.json: no reference '%s'" % key)
@@ -212,7 +213,7 @@ def block_sweep_points(name):
     d = load(name)
     pts = d["results"].get("points")
     if not pts:
-        raise DocsError("%s: no points over seeds (stored before issue 39): store it again" % name)
+        raise DocsError("%s: no points over seeds (stored before sweeps kept them): store it again" % name)
     out = ["| load | variant | seeds | qdiff mean (MTU) | qdiff p99 (MTU) | drop error | "
            "false accepts | false drops | wrong locations |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -614,7 +615,7 @@ def block_testbed(name):
                                                            min(drops), max(drops)))
     out.append("| ns-3 runtime, same scenario | %s | %d | |" % (cells(r["ns3"]["variants"]),
                                                              r["ns3"]["drops"]))
-    out.append("| paper's testbed (DESIGN.md) | %s | | | | | |" % ref("testbed_qdiff"))
+    out.append("| paper's testbed (model.md) | %s | | | | | |" % ref("testbed_qdiff"))
     # how well ns-3 predicts the real run: FCTs of the same flows
     out += ["", "| flows | testbed FCT p50 / max (all runs) | ns-3 FCT p50 / max | "
             "testbed retransmissions per run | ns-3 drops vs testbed drops |",
@@ -705,7 +706,7 @@ def bench_runtime_rows(name):
     """(k, setup) -> (events, wall_s, events_per_s) from a stored bench's bench_runtime printout."""
     out = {}
     for line in bench_printouts(load(name))["runtime"]:
-        # (packet-hops and events per hop, printed since issue 39, are skipped)
+        # (packet-hops and events per hop, printed by newer benches, are skipped)
         m = re.match(r"^(\d+)\s+(.+?)\s{2,}[0-9.]+\s+[0-9.]+\s+(\d+)\s+(?:\d+\s+[0-9.]+\s+)?"
                      r"([0-9.]+)\s+(\d+)\s", line)
         if m:
@@ -715,8 +716,8 @@ def bench_runtime_rows(name):
 
 
 def block_bench_compare(before, after):
-    """bench_runtime before and after the runtime work of issues 15 and 39, row by row; the
-    speed-up is the wall times' ratio (the same simulated time: since issue 39 the qreplay rows
+    """bench_runtime before and after the runtime work, row by row; the
+    speed-up is the wall times' ratio (the same simulated time: since then the qreplay rows
     schedule fewer events for the same packets, so events per second would understate it)."""
     b, a = bench_runtime_rows(before), bench_runtime_rows(after)
     out = ["| k | setup | events | wall before | wall after | events/s before | events/s after | "
@@ -754,7 +755,7 @@ def block_commands(name):
     d = load(name)
     r = d["results"]
     nets = sorted((k for k in r if k != "volatile"), key=lambda k: int(k[1:]))
-    # since the stream (issue 39) the bench also runs the native engine reading whole
+    # since the stream the bench also runs the native engine reading whole
     whole = all("native-whole" in r["volatile"][n]["replay"] for n in nets)
     out = ["| network | runtime arrivals | `qreplay metrics` (arrivals compared) | its rate | "
            "`replay --engine native`%s | `--engine ns3` | ns3 / native | %sarrival log | "

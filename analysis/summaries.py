@@ -230,7 +230,7 @@ def sweep(out, opts):
         table = list(csv.DictReader(fh))
     res = {"rows": [{k: num(r[k]) for k in SUMMARY_KEEP} for r in table]}
     ppath = os.path.join(out, "sweep", "points.csv")
-    if os.path.exists(ppath):  # the points over seeds (sweeps of aggregate.py since issue 39)
+    if os.path.exists(ppath):  # the points over seeds (sweeps of aggregate.py)
         with open(ppath) as fh:
             res["points"] = [{k: (v if k in ("variant", "mode") else
                                   (round(float(v), 9) if v != "" else None))
