@@ -1,10 +1,14 @@
 /* Every long command stops when interrupted (SIGINT: exit 130, SIGTERM: 143) within a second of
- * the signal, leaving no partial file. Each command is started on an input that keeps it busy for
- * longer than the delay before the signal; one that finished first cannot be judged and is said so
- * (it is not counted as stopped). The bound is a property of the command, not a speed: a command
- * that looks at the signal only between long steps (or never) takes seconds or runs to its end. */
+ * the signal, leaving no partial file. Each command is signalled once it has done some of its work:
+ * once it and its children have used a given CPU time (an event of the command, not of the clock:
+ * a loaded or slower machine reaches it later, at the same point of the work). One that finished
+ * first cannot be judged and is said so (it is not counted as stopped). The bound is a property
+ * of the command, not a speed: a command that looks at the signal only between long steps (or
+ * never) takes seconds or runs to its end. */
+#include <dirent.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -41,6 +45,57 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Process pid's parent and the CPU time it used (user + system, s), from /proc/PID/stat; 0 if it
+ * is gone. */
+static int proc_stat(long pid, long *ppid, double *cpu)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close = strrchr(buf, ')'); /* fields after the command's name */
+    char state;
+    unsigned long utime, stime;
+    if (!close || sscanf(close + 2, "%c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &state,
+                         ppid, &utime, &stime) != 4)
+        return 0;
+    *cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+    return 1;
+}
+
+/* The CPU time pid and its children and grandchildren used so far (s). */
+static double tree_cpu_s(pid_t pid)
+{
+    long pp;
+    double total = 0, c;
+    if (!proc_stat(pid, &pp, &total))
+        return 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    long kids[256];
+    size_t nk = 0;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && proc_stat(atol(e->d_name), &pp, &c) &&
+            pp == pid && nk < 256) {
+            total += c;
+            kids[nk++] = atol(e->d_name);
+        }
+    if (d)
+        rewinddir(d);
+    while (d && nk && (e = readdir(d)))
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && proc_stat(atol(e->d_name), &pp, &c))
+            for (size_t i = 0; i < nk; i++)
+                if (pp == kids[i])
+                    total += c;
+    if (d)
+        closedir(d);
+    return total;
+}
+
 /* Whether process pid has exited and waits to be reaped (state Z in /proc/PID/stat). */
 static int exited_unreaped(pid_t pid)
 {
@@ -56,9 +111,10 @@ static int exited_unreaped(pid_t pid)
     return close && close[1] == ' ' && close[2] == 'Z';
 }
 
-/* Run `qreplay ARGS` (D in args is the scratch folder), send sig after delay_s, and check how it
- * stopped. Returns 1 if it was judged, 0 if it finished before the signal. */
-static int interrupt(const char *args, double delay_s, int sig)
+/* Run `qreplay ARGS` (D in args is the scratch folder), send sig once it (with its children) has
+ * used cpu_s of CPU time, and check how it stopped. Returns 1 if it was judged, 0 if it finished
+ * before the signal. */
+static int interrupt(const char *args, double cpu_s, int sig)
 {
     char expanded[2048] = "", cmd[2300], e[128];
     for (const char *p = args; *p; p++) {
@@ -80,24 +136,23 @@ static int interrupt(const char *args, double delay_s, int sig)
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
-    double t0 = now_s();
     int st = 0;
-    while (now_s() - t0 < delay_s) {
+    while (tree_cpu_s(pid) < cpu_s) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             slurp(e, err, sizeof err);
-            cr_log_info("%s finished (exit %d) before the signal at %.2f s: not judged", args,
-                        WIFEXITED(st) ? WEXITSTATUS(st) : -1, delay_s);
+            cr_log_info("%s finished (exit %d) before the signal at %.2f s of CPU: not judged",
+                        args, WIFEXITED(st) ? WEXITSTATUS(st) : -1, cpu_s);
             cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", args, err);
             return 0;
         }
-        sleep_us(10000);
+        sleep_us(2000);
     }
     /* finished between the last look and now (kill succeeds on a process that has exited and
      * waits to be reaped): not judged either */
     if (exited_unreaped(pid)) {
         waitpid(pid, &st, 0);
-        cr_log_info("%s finished (exit %d) just before the signal at %.2f s: not judged", args,
-                    WIFEXITED(st) ? WEXITSTATUS(st) : -1, delay_s);
+        cr_log_info("%s finished (exit %d) just before the signal at %.2f s of CPU: not judged",
+                    args, WIFEXITED(st) ? WEXITSTATUS(st) : -1, cpu_s);
         return 0;
     }
     cr_assert_eq(kill(pid, sig), 0);

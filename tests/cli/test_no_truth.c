@@ -21,13 +21,14 @@ Test(no_truth, every_analysis_works_or_names_what_it_needs)
 {
     /* a fat tree with a planted gray cable, probing agents and path discovery */
     cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set pingmesh.interval=200us "
-                         "--set traceroute.per_connection=2 -o %s/full --quiet",
+                         "--set traceroute.per_connection=2 -o %s/full/recording --quiet",
                          dir),
                  0, "%s", err);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cp -r %s/full %s/obs && rm -rf %s/obs/truth", dir, dir, dir);
+    snprintf(cmd, sizeof cmd, "cp -r %s/full %s/obs && rm -rf %s/obs/recording/truth", dir, dir,
+             dir);
     cr_assert_eq(system(cmd), 0);
-    cr_assert(!exists("%s/obs/truth", dir));
+    cr_assert(!exists("%s/obs/recording/truth", dir));
 
     /* the analyses of observations: they work */
     static const char *const works[] = {
@@ -43,7 +44,7 @@ Test(no_truth, every_analysis_works_or_names_what_it_needs)
     for (size_t i = 0; i < sizeof works / sizeof works[0]; i++) {
         int rc = qreplay(works[i], dir);
         cr_assert_eq(rc, 0, "'%s' without truth: exit %d: %s", works[i], rc, err);
-        cr_assert(!exists("%s/obs/truth", dir), "'%s' made a truth", works[i]);
+        cr_assert(!exists("%s/obs/recording/truth", dir), "'%s' made a truth", works[i]);
     }
     /* an analysis that does not grade gives the same answer with or without the truth */
     cr_assert_eq(qreplay("pingmesh %s/full -q --no-figures", dir), 0, "%s", err);
@@ -65,7 +66,7 @@ Test(no_truth, every_analysis_works_or_names_what_it_needs)
     static const struct {
         const char *cmd, *says;
     } needs[] = {
-        {"metrics %s/obs -q", "truth"},
+        {"metrics %s/obs -q", "no truth: metrics grades"},
         {"isolate %s/obs --flows 0 -q", "truth"},
         {"light %s/obs -q", "truth"},
         {"blackholes %s/obs -q", "truth/arrivals.qra"},
@@ -77,5 +78,5 @@ Test(no_truth, every_analysis_works_or_names_what_it_needs)
         no_partials(b);
     }
     cr_assert(!exists("%s/obs/results.h5", dir));
-    cr_assert(!exists("%s/obs/light.qrl", dir));
+    cr_assert(!exists("%s/obs/recording/light.qrl", dir));
 }

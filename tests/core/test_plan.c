@@ -79,8 +79,8 @@ static uint64_t make_recording(uint64_t seed)
     size_t nf = 1 + rnd(&s) % MAX_FLOWS;
     qr_flow fl[MAX_FLOWS];
     for (size_t f = 0; f < nf; f++) {
-        uint32_t a = (uint32_t)(rnd(&s) % HOSTS), b = (uint32_t)((a + 1 + rnd(&s) % (HOSTS - 1)) %
-                                                                 HOSTS);
+        uint32_t a = (uint32_t)(rnd(&s) % HOSTS),
+                 b = (uint32_t)((a + 1 + rnd(&s) % (HOSTS - 1)) % HOSTS);
         fl[f] = (qr_flow){f, a, b, 1000, (int64_t)(f * 1000), 0};
     }
     qr_flow_table *ft;
@@ -134,8 +134,18 @@ static uint64_t make_recording(uint64_t seed)
     }
     qr_row_flow rows[MAX_FLOWS];
     for (size_t f = 0; f < nf; f++)
-        rows[f] = (qr_row_flow){f,    fl[f].src, fl[f].dst, qr_flow_table_sender_port(ft, (uint32_t)f),
-                                QR_SINK_PORT, 1000, fl[f].start_ns, -1, -1, 0, 0, 0};
+        rows[f] = (qr_row_flow){f,
+                                fl[f].src,
+                                fl[f].dst,
+                                qr_flow_table_sender_port(ft, (uint32_t)f),
+                                QR_SINK_PORT,
+                                1000,
+                                fl[f].start_ns,
+                                -1,
+                                -1,
+                                0,
+                                0,
+                                0};
     qr_row_detected det[] = {qr_detected_row(0, 0, 1, 0)};
     qr_recording_info info = {NULL, "generated", QR_END_COMPLETED, 0, 0, NULL, 0, NULL, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);

@@ -33,9 +33,9 @@ Test(sample_h5, flows_sampled_inferred_and_counted)
     qr_row_named_inferred *inf;
     size_t n;
     cr_assert_eq(qr_h5_open(&r, path, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_h5_read_rows(r, "/sampling/inferred", &qr_schema_named_inferred,
-                                 (void **)&inf, &n, err),
-                 QR_OK, "%s", err);
+    cr_assert_eq(
+        qr_h5_read_rows(r, "/sampling/inferred", &qr_schema_named_inferred, (void **)&inf, &n, err),
+        QR_OK, "%s", err);
     qr_h5_close(r);
     cr_assert_eq(n, 500);
     for (size_t i = 0; i < n; i++)

@@ -44,12 +44,12 @@ int qr_sample_file_create(qr_sample_file **out, const char *path, const char *in
     }
     f->cfg = *cfg;
     int rc = qr_sampler_create(&f->s, cfg) ? qri_err(errbuf, QR_EINVAL, "sampling: bad threshold")
-                                            : QR_OK;
+                                           : QR_OK;
     if (!rc)
         rc = qr_h5_create(&f->h5, path, errbuf);
     if (!rc)
-        rc = qr_h5_table_open_schema(&f->t_rec, f->h5, "/sampling/records",
-                                     &qr_schema_named_record, errbuf);
+        rc = qr_h5_table_open_schema(&f->t_rec, f->h5, "/sampling/records", &qr_schema_named_record,
+                                     errbuf);
     if (!rc)
         rc = qr_h5_table_open_schema(&f->t_inf, f->h5, "/sampling/inferred",
                                      &qr_schema_named_inferred, errbuf);
@@ -91,7 +91,8 @@ int qr_sample_file_flow(qr_sample_file *f, const char *name, const int64_t *time
     if ((rc = qr_sampling_bound_check(f->cfg.method, f->cfg.th_ns, err_ns, detail)) != QR_OK)
         return qri_err(errbuf, rc, "flow %s: %s", name, detail);
     for (size_t i = 0; i < n && !rc; i++) {
-        qr_row_named_inferred row = {.index = i, .true_ns = times[i], .inferred_ns = f->inferred[i]};
+        qr_row_named_inferred row = {
+            .index = i, .true_ns = times[i], .inferred_ns = f->inferred[i]};
         memcpy(row.flow, name, len);
         rc = qr_h5_table_append(f->t_inf, &row, 1, errbuf);
     }

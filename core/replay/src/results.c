@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "qreplay/h5.h"
@@ -397,6 +398,13 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     QRI_TRY(qr_h5_read_rows(rec, "/flows", &qr_schema_flow, (void **)&flows, &n_flows, errbuf));
     QRI_TRY(qr_h5_read_rows(rec, "/hosts", &qr_schema_host, (void **)&hosts, &n_hosts, errbuf));
     snprintf(path, sizeof path, "%s/truth/truth.h5", rec_dir);
+    if (access(path, F_OK) != 0) {
+        rc = qri_err(errbuf, QR_ENOENT,
+                     "%s: no truth: metrics grades replays against the runtime's ground truth, "
+                     "which a run folder of observations alone does not have",
+                     path);
+        goto fail;
+    }
     QRI_TRY(qr_h5_open(&truth, path, errbuf));
     QRI_TRY(qr_h5_read_rows(truth, "/drops", &qr_schema_drop, (void **)&run_drops, &n_run_drops,
                             errbuf));

@@ -43,8 +43,7 @@ const qr_recording *qr_pcap_stream_recording(const qr_pcap_stream *st);
 /* The packets as a source (borrowed from st). */
 qr_source *qr_pcap_stream_source(qr_pcap_stream *st);
 /* The sampling it was opened with. */
-void qr_pcap_stream_sampling(const qr_pcap_stream *st, qr_sampling_method *method,
-                             int64_t *th_ns);
+void qr_pcap_stream_sampling(const qr_pcap_stream *st, qr_sampling_method *method, int64_t *th_ns);
 /* 1 if the stream stopped at a capture going back in time (read the recording whole instead). */
 int qr_pcap_stream_unordered(const qr_pcap_stream *st);
 /* After every host's source returned none: the sampling's counts (as qr_plan_sample's) and the
@@ -52,8 +51,7 @@ int qr_pcap_stream_unordered(const qr_pcap_stream *st);
  * closed by qr_pcap_stream_close; records of one direction in index order, directions in the
  * order their records were emitted). Returns 0, QR_ESTATE (a host's packets not all taken, or a
  * rate-based inference that missed th), or QR_EIO. */
-int qr_pcap_stream_end(qr_pcap_stream *st, qr_sampling_stats *stats, FILE **records,
-                       char *errbuf);
+int qr_pcap_stream_end(qr_pcap_stream *st, qr_sampling_stats *stats, FILE **records, char *errbuf);
 
 #ifdef __cplusplus
 }
