@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/pcap_stream.h"
 #include "qreplay/plan.h"
 #include "qreplay/recording.h"
+#include "qreplay/replay.h"
 #include "qreplay/topology.h"
 #include "qreplay/trace.h"
 
@@ -332,5 +334,40 @@ Test(plan, a_bad_threshold_is_refused_and_a_stream_refuses_it_too)
     cr_assert_null(plan, "no plan after a refusal");
     qr_pcap_stream *ps;
     cr_assert_eq(qr_pcap_stream_open(&ps, dir, NULL, QR_SAMPLING_RATE, -1, err), QR_EINVAL);
+    qr_recording_close(r);
+}
+
+/* A variant's input is one of its three forms; anything else is refused before an engine runs,
+ * and leaves no replay folder behind. */
+Test(plan, a_variant_refuses_an_input_it_cannot_replay)
+{
+    char err[QR_ERRBUF_SIZE], rd[128];
+    make_recording(5);
+    qr_recording *r, *tables;
+    cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_recording_open_tables(&tables, dir, NULL, err), QR_OK, "%s", err);
+    qr_pcap_stream *ps;
+    cr_assert_eq(qr_pcap_stream_open(&ps, dir, NULL, QR_SAMPLING_RATE, 5000, err), QR_OK, "%s",
+                 err);
+    snprintf(rd, sizeof rd, "%s/run", dir);
+    qr_variant_settings v = {0};
+    v.mode = QR_MODE_TAGGED;
+    v.th_ns = 5000;
+    const qr_scenario *s = qr_recording_scenario(r);
+    qr_replay_input none = {NULL, NULL, NULL}, tab = {tables, NULL, NULL}, st = {NULL, NULL, ps};
+    cr_assert_eq(qr_replay_variant(rd, s, &none, &v, qr_replay_native, NULL, err), QR_EINVAL);
+    cr_assert_eq(qr_replay_variant(rd, s, &tab, &v, qr_replay_native, NULL, err), QR_EINVAL);
+    cr_assert(strstr(err, "not read"), "%s", err);
+    v.reconcile = 1;
+    cr_assert_eq(qr_replay_variant(rd, s, &st, &v, qr_replay_native, NULL, err), QR_EINVAL);
+    cr_assert(strstr(err, "streamed"), "%s", err);
+    v.reconcile = 0;
+    v.th_ns = 2000; /* the stream was opened at 5 us */
+    cr_assert_eq(qr_replay_variant(rd, s, &st, &v, qr_replay_native, NULL, err), QR_EINVAL);
+    char p[256];
+    snprintf(p, sizeof p, "%s/replay/tagged_th_2", rd);
+    cr_assert_neq(access(p, F_OK), 0, "no folder left behind");
+    qr_pcap_stream_close(ps);
+    qr_recording_close(tables);
     qr_recording_close(r);
 }

@@ -107,10 +107,10 @@ static int plan_source(const qr_replay_input *in, const qr_config *c, const qr_v
         *src = qr_pcap_stream_source(in->stream);
         return QR_OK;
     }
-    if (!in->rec || (in->light && v->reconcile))
+    if (!in->rec || !qr_recording_has_packets(in->rec) || (in->light && v->reconcile))
         return qri_err(err, QR_EINVAL,
-                       "replay: no recording, or a light record's times with the clocks "
-                       "reconciled");
+                       "replay: no recording, one whose packets were not read, or a light "
+                       "record's times with the clocks reconciled");
     int rc;
     if (v->reconcile &&
         (rc = estimate_clocks(in->rec, &vp->corr, &vp->clocks, &vp->n_clocks, err)) != QR_OK)
