@@ -9,6 +9,7 @@ functions (analysis/summaries.py) that read what its commands wrote. This script
 
   run.py store CASE... | quick | long    run the cases' commands, write data/results/CASE.json
   run.py verify CASE... | quick          run them again, compare with the stored summaries
+         [--except CASE]                 (store and verify) leave a case out of those named
   run.py adopt CASE SWEEP_DIR            a sweep case from a finished workflow folder instead of
                                          running it (a long sweep spans several sittings)
   run.py list                            the cases, their kind and commands
@@ -278,6 +279,8 @@ def main(argv=None):
         s.add_argument("--keep", metavar="DIR", help="keep every case's outputs in DIR/CASE")
         s.add_argument("--reuse", metavar="DIR", help="do not run: extract from DIR/CASE, kept "
                        "by an earlier --keep")
+        s.add_argument("--except", dest="skip", metavar="CASE", action="append", default=[],
+                       help="leave this case out of the ones named (repeatable)")
     sub.add_parser("list")
     a = ap.parse_args(argv)
     try:
@@ -308,7 +311,10 @@ def main(argv=None):
                 store_path(a.case), a.case, a.sweep_dir, fresh["code_version"]))
             return 0
         failed = 0
-        for name in select(a.cases):
+        for n in a.skip:
+            if n not in all_cases:
+                raise DocsError("--except: unknown case '%s' (cases: %s)" % (n, ", ".join(all_cases)))
+        for name in [n for n in select(a.cases) if n not in a.skip]:
             if all_cases[name]["kind"] == "archive":
                 if name in a.cases:
                     raise DocsError("%s: an archive of older code (%s), kept to compare with; "
