@@ -9,6 +9,7 @@
 #include "opt.h"
 #include "qreplay/blackhole.h"
 #include "qreplay/error.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/units.h"
@@ -28,8 +29,9 @@ static const cli_spec spec = {
     "DIR|ARRIVALS.qra",
     "Find the shared-buffer blackholes of a run: episodes where a switch queue drops packets\n"
     "while its own length is falling, because other queues of the switch grew, the switch's\n"
-    "occupancy rose and the dynamic threshold fell below the queue. Reads the runtime's arrival\n"
-    "log (DIR/recording/truth/arrivals.qra, or DIR/truth/ for a recording folder), a replay's\n"
+    "occupancy rose and the dynamic threshold fell below the queue. Reads what the run's switches\n"
+    "mirrored (DIR/recording/mirror/copies.qra, or DIR/mirror/ for a recording folder: each\n"
+    "copy with the switch's decision, queue, occupancy and threshold), a replay's arrival log\n"
     "(--replay NAME) or the arrival log given. Prints one row per episode: the queue, its time\n"
     "span, its drops, its length and threshold at its peak and at the first drop, and the queues\n"
     "whose growth shrank the threshold (culprits, largest growth first).\n\n"
@@ -98,12 +100,13 @@ int qr_cmd_blackholes(int argc, char **argv)
     } else {
         char rec[4096];
         cli_recording_dir(dir, rec, sizeof rec);
-        snprintf(path, sizeof path, "%s/truth/arrivals.qra", rec);
+        snprintf(path, sizeof path, "%s/" QR_MIRROR_COPIES, rec);
     }
     if (!cli_exists(path)) {
         rc = cli_fail("blackholes", "%s: no arrival log there%s", path,
                       replay ? " (qreplay replay DIR writes one per replay; see DIR/replay/)"
-                             : " (a run folder or recording of qreplay run or runtime?)");
+                             : " (a run folder or recording of qreplay run or runtime, made "
+                               "with arrivals? an import has no switches: --replay)");
         goto out;
     }
     if (!ends_with(dir, ".qra")) {

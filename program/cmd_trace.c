@@ -10,6 +10,7 @@
 #include "qreplay/error.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/hoptrace_score.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/units.h"
 #include "tables.h"
 
@@ -31,7 +32,7 @@ static const cli_opt opts[] = {
      "                         (\"10Mbps\"); copies beyond its FIFO are lost (default: no limit)"},
     {"mirror-buffer", 0, CLI_VALUE, "BYTES", "the mirror session's FIFO (64KB)"},
     {"replay", 0, CLI_VALUE, "NAME",
-     "trace through the replay DIR/replay/NAME instead of the runtime's ground truth"},
+     "trace through the replay DIR/replay/NAME instead of the switches' mirrored copies"},
     {"arrivals", 0, CLI_VALUE, "FILE", "trace through this arrival log (a replay's)"},
     CLI_OPT_OUT_FILE("write trace.h5 here (default: DIR/trace.h5)"),
     CLI_OPT_NO_FIGURES,
@@ -48,9 +49,11 @@ static const cli_spec spec = {
     "the drop debugger (every drop of a matched packet: where, why in numbers, whether its\n"
     "receiver detected it and when its sender resent it) and the latency profiler (queueing per\n"
     "hop and queue: mean, p50, p99, max, share of the path's).\n\n"
-    "The hops come from the runtime's ground truth (DIR/truth/arrivals.qra) by default, or from a\n"
-    "replay's arrival log (--replay, --arrivals); a recording without truth (an imported capture)\n"
-    "uses its tagged replay, or an exact tagged replay run now.\n\n"
+    "The hops come from what the run's switches mirrored (DIR/recording/mirror/copies.qra: each\n"
+    "copy with the switch's own decision and buffer stamps, written by the runtime and the\n"
+    "testbeds) by default, or from a replay's arrival log (--replay, --arrivals); a recording\n"
+    "without mirrored copies (an imported capture) uses its tagged replay, or an exact tagged\n"
+    "replay run now.\n\n"
     "The analyzer sees only the copies the switches mirror (--mirror) and their sessions did not\n"
     "lose (--mirror-rate, --mirror-buffer): a trace ends at its last copy. It was delivered if\n"
     "that copy was admitted towards its destination host; otherwise it stopped there (a queue\n"
@@ -171,7 +174,7 @@ int qr_cmd_trace(int argc, char **argv)
         if (rc)
             goto out;
     } else {
-        snprintf(arr, sizeof in.arrivals, "%s/truth/arrivals.qra", rec_dir);
+        snprintf(arr, sizeof in.arrivals, "%s/" QR_MIRROR_COPIES, rec_dir);
         runtime = 1;
         if (!cli_exists(arr)) {
             runtime = 0;
@@ -198,6 +201,7 @@ int qr_cmd_trace(int argc, char **argv)
     snprintf(mirror_dir, sizeof mirror_dir, "%s/mirror", rec_dir);
     o.mirror_dir = mirror_dir;
     o.runtime = runtime;
+    o.observed_until_ns = runtime ? qr_recording_end_ns(rec) : 0;
     o.progress = cli_progress_line;
     o.progress_ctx = &prog;
     rc = qr_hoptrace_run(rec, &o, &t, err);

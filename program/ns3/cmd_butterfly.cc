@@ -20,6 +20,7 @@ extern "C"
 #include "qreplay/butterfly.h"
 #include "qreplay/compare.h"
 #include "qreplay/error.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/schema.h"
 #include "qreplay/units.h"
 }
@@ -193,7 +194,8 @@ qr_cmd_butterfly(int argc, char** argv)
         cli_paths in{}, out{};
         cli_paths_add_scenario(&in, scenarioFile.c_str(), s);
         cli_paths_add(&out, "%s", h5path.c_str());
-        for (const char* f : {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra"})
+        for (const char* f :
+             {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra", "/" QR_MIRROR_COPIES})
             cli_paths_add(&out, "%s/runtime%s", dir.c_str(), f);
         cli_paths_add_dir(&out, (dir + "/runtime/pcap").c_str());
         int bad = cli_check_outputs("butterfly", &out, &in);

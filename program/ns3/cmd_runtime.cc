@@ -17,6 +17,7 @@
 extern "C"
 {
 #include "qreplay/error.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/runstats.h"
 #include "qreplay/scenario.h"
@@ -28,7 +29,11 @@ using namespace ns3;
 static const cli_opt kOpts[] = {
     CLI_OPT_SET,
     CLI_OPT_OUT("output folder (default: the scenario's [output] dir)"),
-    {"no-arrivals", 0, CLI_FLAG, nullptr, "do not write truth/arrivals.qra (large on big runs)"},
+    {"no-arrivals",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "do not write truth/arrivals.qra nor mirror/copies.qra (large on big runs)"},
     {"light",
      0,
      CLI_FLAG,
@@ -50,6 +55,8 @@ static const cli_spec kSpec = {
     "  DIR/truth/truth.h5      ground truth: /drops (switch, port, reason), /directions\n"
     "                          (packets sent, delivered, dropped)\n"
     "  DIR/truth/arrivals.qra  every switch-queue arrival with the bytes per flow queued\n"
+    "  DIR/mirror/copies.qra   what the switches mirror of those arrivals to Everflow's\n"
+    "                          analyzer (their own decisions and buffer stamps; qreplay trace)\n"
     "The run ends when every flow has completed and the network is empty, or at\n"
     "[traffic] stop. Files get their final names only when the run succeeds; Ctrl-C stops\n"
     "cleanly and leaves nothing. docs/FORMATS.md describes every file.\n",
@@ -132,7 +139,8 @@ QrRuntimeStep(const char* command,
     {
         cli_paths in{}, out{};
         cli_paths_add_scenario(&in, scenarioFile, s);
-        for (const char* f : {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra"})
+        for (const char* f :
+             {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra", "/" QR_MIRROR_COPIES})
             cli_paths_add(&out, "%s%s", dir.c_str(), f);
         for (uint32_t h = 0; h < qr_config_hosts(cfg); h++)
             cli_paths_add(&out, "%s/%s", dir.c_str(), QreplayRuntime::PcapName(h).c_str());

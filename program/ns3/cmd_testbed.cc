@@ -30,6 +30,7 @@ extern "C"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
 #include "qreplay/pingmesh.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/testbed.h"
 #include "qreplay/topology.h"
@@ -207,6 +208,7 @@ PrepareOutputs(const std::string& dir,
                           "/recording/recording.h5",
                           "/recording/truth/truth.h5",
                           "/recording/truth/arrivals.qra",
+                          "/recording/" QR_MIRROR_COPIES,
                           "/testbed/flows.csv",
                           "/testbed/ports.csv",
                           "/testbed/apps.csv",
@@ -322,8 +324,7 @@ WriteTraces(const std::string& dir,
 void
 WarnIfTooSlow(int64_t hopP99Ns, uint64_t rateBps)
 {
-    int64_t pkt;
-    if (qr_testbed_too_slow(hopP99Ns, rateBps, &pkt))
+    if (qr_testbed_too_slow(hopP99Ns, rateBps))
         fprintf(stderr,
                 "qreplay testbed: warning: 1%% of the packets took over %s from their host's "
                 "capture to their switch's, more than a packet's time at %g Mbps (%s): this "
@@ -331,7 +332,7 @@ WarnIfTooSlow(int64_t hopP99Ns, uint64_t rateBps)
                 "lower [links] rate gives a faithful testbed\n",
                 FormatTime(hopP99Ns).c_str(),
                 static_cast<double>(rateBps) / 1e6,
-                FormatTime(pkt).c_str());
+                FormatTime(qr_testbed_packet_ns(rateBps)).c_str());
 }
 
 /* The fabric's ground truth from its switch ports' captures and the faults' logs (fabric_truth.h),
@@ -389,12 +390,10 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
            qd,
            r.fault_drops,
            r.other_fault_drops);
-    int64_t pkt;
-    qr_testbed_too_slow(r.hop_p99_ns, run.conf->links.rate_bps, &pkt); /* a packet's time */
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
            FormatTime(r.hop_p50_ns).c_str(),
            FormatTime(r.hop_p99_ns).c_str(),
-           FormatTime(pkt).c_str());
+           FormatTime(qr_testbed_packet_ns(run.conf->links.rate_bps)).c_str());
     if (r.unrecorded || r.skipped_frames)
         printf("                   not followed: %" PRIu64 " TCP frames of no recorded connection, "
                "%" PRIu64 " frames that are not TCP\n",

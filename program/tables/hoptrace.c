@@ -338,7 +338,7 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
     const qr_row_hop_summary *s = &t->summary;
     fprintf(out, "match              %s\n", t->match);
     fprintf(out, "arrival log        %s (%s)\n", t->opts.arrivals,
-            t->opts.runtime ? "the runtime's ground truth" : "a replay's");
+            t->opts.runtime ? "the switches' mirrored copies" : "a replay's");
     fprintf(out,
             "read               %" PRIu64 " arrivals of %" PRIu64 " recorded packets (%" PRIu64
             " arrivals of packets the recording lacks, left out)\n",

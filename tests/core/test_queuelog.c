@@ -409,3 +409,83 @@ Test(queuelog, second_format_still_read, .init = setup, .fini = teardown)
     cr_assert_eq(qr_arrival_read(r, &a, err), QR_END, "%s", err);
     qr_arrival_reader_close(r);
 }
+
+/* The switches' mirrored copies (qr_mirror_write_from) of random logs, over seeds: record for
+ * record the same arrival, but with no queue contents and a planted fault's drop admitted (the
+ * switch does not know of it); the same recording, the run "mirror" (and not "truth"); a cut log
+ * leaves no copies file. */
+Test(queuelog, property_mirror_copies_are_what_the_switch_knows, .init = setup, .fini = teardown)
+{
+    char err[QR_ERRBUF_SIZE], dir[256], mirror[300];
+    snprintf(dir, sizeof dir, "/tmp/qr-test-mirror-%d", getpid());
+    snprintf(mirror, sizeof mirror, "%s/mirror/copies.qra", dir);
+    static const char id[] = "0123456789abcdef0123456789abcdef";
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(g, seed);
+        enum { N = 3000 };
+        static qr_arrival want[N];
+        static qr_flow_bytes fl[N][3];
+        qr_arrival_writer *w;
+        cr_assert_eq(qr_arrival_writer_open(&w, path, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_arrival_writer_set_recording(w, id), QR_OK);
+        cr_assert_eq(qr_arrival_writer_set_source(w, QR_ARRIVALS_TRUTH), QR_OK);
+        size_t n = gsl_rng_uniform_int(g, N);
+        for (size_t k = 0; k < n; k++) {
+            uint16_t nf = (uint16_t)gsl_rng_uniform_int(g, 4);
+            for (uint16_t j = 0; j < nf; j++)
+                fl[k][j] = (qr_flow_bytes){j * 7 + 1, 1 + gsl_rng_uniform_int(g, 9000)};
+            want[k] = (qr_arrival){.packet = gsl_rng_get(g),
+                                   .time_ns = (int64_t)(k * 1000 + gsl_rng_uniform_int(g, 999)),
+                                   .sw = (uint32_t)gsl_rng_uniform_int(g, 20),
+                                   .port = (uint32_t)gsl_rng_uniform_int(g, 4),
+                                   .bytes = 40 + (uint32_t)gsl_rng_uniform_int(g, 1460),
+                                   .decision = (uint8_t)gsl_rng_uniform_int(g, 5),
+                                   .tagged = (uint8_t)gsl_rng_uniform_int(g, 2),
+                                   .n_flows = nf,
+                                   .queue_bytes = gsl_rng_uniform_int(g, 100000),
+                                   .total_bytes = gsl_rng_uniform_int(g, 1000000),
+                                   .threshold = (int64_t)gsl_rng_uniform_int(g, 2000000),
+                                   .flows = fl[k]};
+            cr_assert_eq(qr_arrival_write(w, &want[k], err), QR_OK, "%s", err);
+        }
+        cr_assert_eq(qr_arrival_writer_close(w, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_mirror_write_from(path, mirror, err), QR_OK, "seed %u: %s", seed, err);
+        qr_arrival_reader *r;
+        cr_assert_eq(qr_arrival_reader_open(&r, mirror, err), QR_OK, "%s", err);
+        cr_assert_str_eq(qr_arrival_reader_recording(r), id);
+        cr_assert_eq(qr_arrival_reader_records(r), n);
+        qr_arrival a;
+        for (size_t k = 0; k < n; k++) {
+            cr_assert_eq(qr_arrival_read(r, &a, err), QR_OK, "%s", err);
+            const qr_arrival *x = &want[k];
+            cr_assert(a.packet == x->packet && a.time_ns == x->time_ns && a.sw == x->sw &&
+                          a.port == x->port && a.bytes == x->bytes && a.tagged == x->tagged &&
+                          a.queue_bytes == x->queue_bytes && a.total_bytes == x->total_bytes &&
+                          a.threshold == x->threshold,
+                      "seed %u record %zu", seed, k);
+            cr_assert_eq(a.decision, x->decision == QR_DROP_FAULT ? QR_ADMIT : x->decision,
+                         "seed %u record %zu", seed, k);
+            cr_assert_eq(a.n_flows, 0, "no queue contents in a copy");
+        }
+        cr_assert_eq(qr_arrival_read(r, &a, err), QR_END);
+        qr_arrival_reader_close(r);
+        cr_assert_eq(qr_arrival_log_check_source(mirror, id, QR_ARRIVALS_MIRROR, NULL, "x", err),
+                     QR_OK, "%s", err);
+        cr_assert_eq(qr_arrival_log_check_source(mirror, id, QR_ARRIVALS_TRUTH, NULL, "x", err),
+                     QR_ESTALE);
+        gsl_rng_free(g);
+    }
+    /* a cut log: refused, and the copies of the last good one stay as they were */
+    struct stat before, after;
+    cr_assert_eq(stat(mirror, &before), 0);
+    cr_assert_eq(truncate(path, 100), 0);
+    cr_assert_eq(qr_mirror_write_from(path, mirror, err), QR_ETRUNC, "%s", err);
+    cr_assert_eq(stat(mirror, &after), 0);
+    cr_assert(before.st_ino == after.st_ino && before.st_size == after.st_size);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s/mirror | grep -q partial", dir);
+    cr_assert_neq(system(cmd), 0, "a temporary file left behind");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

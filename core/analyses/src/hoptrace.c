@@ -22,7 +22,7 @@
 typedef struct pstate {
     const qr_rec_packet *rp; /* NULL: no such recorded packet */
     uint64_t atoms;
-    int64_t first_ns, last_ns, queue_ns;
+    int64_t first_ns, last_ns, queue_ns, last_q; /* last_q: the queueing at the last copy */
     int64_t drop_ns;
     uint32_t hops, hop2, rank, drop_sw, drop_port; /* hops: the mirrored ones */
     uint8_t fate; /* after pass 1: what the trace can say (QR_TRACE_SILENT, ...), see observed */
@@ -300,6 +300,7 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
         s->atoms |= qr_match_hop(x->m, &a, q);
         if (a.decision == QR_ADMIT)
             s->queue_ns += q;
+        s->last_q = q;
         s->last = (uint8_t)a.decision;
         s->drop_sw = a.sw;
         s->drop_port = a.port;
@@ -310,13 +311,15 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
         return rc;
     /* the counters are complete: where each trace stops and what it can say there, and the drop
      * tests on it. A trace whose last copy is a drop stops at that queue; one whose last copy
-     * was admitted towards its destination host was delivered; one that stops after an admit
-     * anywhere else lost its packet after that copy (a drop no switch's queue decided, or a
-     * copy the mirror lost: the analyzer cannot tell), unless the log ends before the packet
-     * could have left the network (the longest stay: every switch buffer on the longest path
-     * at the link rate) */
-    int64_t longest = (int64_t)qr_topology_max_hops(x->topo) *
-                      qr_link_tx_ns(x->c->buffer.size_bytes, x->c->links.rate_bps);
+     * was admitted towards its destination host was delivered (unless, in the switches' copies,
+     * that host's receive record says it was lost: then on the last link); one that stops after an
+     * admit anywhere else lost its packet after that copy (a drop no switch's queue decided, or a
+     * copy the mirror lost: the analyzer cannot tell), unless the observation ends (the mirror
+     * sessions stopped, or the log's last arrival) before its next copy was due: the longest
+     * stay at one hop (the switch's whole buffer ahead of it at the link rate, then the link) */
+    int64_t end = o->observed_until_ns > x->log_end ? o->observed_until_ns : x->log_end;
+    int64_t longest =
+        qr_link_tx_ns(x->c->buffer.size_bytes, x->c->links.rate_bps) + x->c->links.delay_ns;
     for (size_t i = 0; i < x->off[x->n_dirs]; i++) {
         pstate *s = &x->st[i];
         if (!s->rp || !s->hops)
@@ -325,13 +328,19 @@ static int pass1(ctx *x, const qr_hoptrace_opts *o, qr_row_hop_summary *sum, cha
         if (stop == QR_ADMIT) {
             uint32_t dst = qr_flow_table_dir_dst(x->ft, s->rp->dir), sw, port;
             qr_topology_host_attach(x->topo, dst, &sw, &port);
-            if (s->drop_sw == sw && s->drop_port == port)
-                continue; /* delivered */
-            if (x->log_end - s->drop_ns < longest) {
+            /* left towards its host: delivered, unless (a real network's copies) the host saw
+             * it lost: its receive record says it was lost on the last link, where no copy
+             * follows. A replay's log is its whole network: what it delivered, it delivered. */
+            if (s->drop_sw == sw && s->drop_port == port &&
+                !(o->runtime &&
+                  qr_recording_detected(x->rec, qr_packet_id(s->rp->dir, s->rp->seq))))
+                continue;
+            if (end - s->drop_ns < longest) {
                 s->in_flight = 1;
                 continue;
             }
-            stop = QR_DROP_FAULT; /* the counters tell what they can */
+            stop = QR_DROP_FAULT;     /* the counters tell what they can */
+            s->queue_ns -= s->last_q; /* the hop it stopped at is its drop's, as a queue drop's */
         }
         s->fate = (uint8_t)observed(x, stop, s->drop_sw, s->drop_port, s->drop_ns);
         s->atoms |= qr_match_fate(x->m, s->fate);

@@ -1709,9 +1709,13 @@ static int ours(const char *sub, const char *name)
         return 1; /* a temporary of an interrupted run */
     if (!sub[0])
         return !strcmp(name, "recording.h5") || !strcmp(name, "pcap") || !strcmp(name, "truth") ||
-               !strcmp(name, ".qreplay-export");
+               !strcmp(name, "mirror") || !strcmp(name, "probes.h5") ||
+               !strcmp(name, "light.qrl") || !strcmp(name, ".qreplay-export");
     if (!strcmp(sub, "pcap"))
         return sscanf(name, "h%4u.pcap%c", &h, &tail) == 1 && strlen(name) == 10;
+    if (!strcmp(sub, "mirror")) /* the switches' copies (queuelog.h); the guided probes' */
+        return !strcmp(name, "copies.qra") || !strcmp(name, "guided.csv") ||
+               !strcmp(name, "counters.csv");
     return !strcmp(name, "truth.h5") || !strcmp(name, "arrivals.qra");
 }
 
@@ -1719,8 +1723,8 @@ static int ours(const char *sub, const char *name)
  * which would go with it. */
 static int check_replaceable(const char *rec_dir, char *errbuf)
 {
-    static const char *const subs[] = {"", "pcap", "truth"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const subs[] = {"", "pcap", "truth", "mirror"};
+    for (size_t i = 0; i < 4; i++) {
         char d[QR_PATH_MAX + 16];
         snprintf(d, sizeof d, "%s%s%s", rec_dir, subs[i][0] ? "/" : "", subs[i]);
         DIR *dir = opendir(d);

@@ -11,9 +11,11 @@
 #include "internal.h"
 #include "qreplay/buffer.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/fs.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/random.h"
 #include "qreplay/schema.h"
+#include "qreplay/txn.h"
 
 struct qr_queue_flows {
     qr_flow_bytes *v; /* sorted by flow, bytes > 0 */
@@ -859,6 +861,57 @@ void qr_arrival_reader_close(qr_arrival_reader *r)
     codec_free(&r->c);
     free(r->block);
     free(r);
+}
+
+void qr_mirror_copy(const qr_arrival *a, qr_arrival *copy)
+{
+    *copy = *a;
+    if (copy->decision == QR_DROP_FAULT)
+        copy->decision = QR_ADMIT; /* the switch forwarded it; what lost it, it does not know */
+    copy->n_flows = 0;
+    copy->flows = NULL;
+}
+
+int qr_mirror_write_from(const char *log, const char *mirror_path, char *errbuf)
+{
+    char dir[QR_PATH_MAX], tmp[QR_PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s", mirror_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        int rc = qr_make_dirs(dir, errbuf);
+        if (rc)
+            return rc;
+    }
+    snprintf(tmp, sizeof tmp, "%s.partial-%ld", mirror_path, (long)getpid());
+    qr_arrival_reader *r = NULL;
+    qr_arrival_writer *w = NULL;
+    int rc = qr_arrival_reader_open(&r, log, errbuf);
+    if (!rc) {
+        qr_partial_add(tmp);
+        rc = qr_arrival_writer_open(&w, tmp, errbuf);
+    }
+    if (!rc)
+        rc = qr_arrival_writer_set_recording(w, qr_arrival_reader_recording(r));
+    if (!rc)
+        rc = qr_arrival_writer_set_source(w, QR_ARRIVALS_MIRROR);
+    qr_arrival a, copy;
+    while (!rc && (rc = qr_arrival_read(r, &a, errbuf)) == QR_OK) {
+        qr_mirror_copy(&a, &copy);
+        rc = qr_arrival_write(w, &copy, errbuf);
+    }
+    if (rc == QR_END)
+        rc = QR_OK;
+    qr_arrival_reader_close(r);
+    int crc = w ? qr_arrival_writer_close(w, rc ? NULL : errbuf) : QR_OK;
+    if (!rc)
+        rc = crc;
+    if (!rc)
+        rc = qr_commit_path(tmp, mirror_path, errbuf);
+    if (rc)
+        unlink(tmp);
+    qr_partial_done(tmp);
+    return rc;
 }
 
 void qr_drop_row_of(const qr_arrival *a, qr_row_drop *row)

@@ -440,6 +440,9 @@ static int load(qr_recording *r, const char *dir, const qr_scenario *check, int 
     if (qr_h5_read_attr_str(in, "/", "recording_id", &id, NULL) == QR_OK)
         snprintf(r->id, sizeof r->id, "%s", id);
     qr_h5_str_free(id);
+    double end = 0;
+    if (qr_h5_read_attr_f64(in, "/", "sim_end_ns", &end, NULL) == QR_OK && end > 0 && end < 9e18)
+        r->end_ns = (int64_t)end;
     const qr_config *c = qr_scenario_config(check ? check : r->scenario);
     rc = qr_topology_of_config(&topo, c);
     if (rc) {
@@ -601,6 +604,11 @@ const qr_scenario *qr_recording_scenario(const qr_recording *r)
 const char *qr_recording_id(const qr_recording *r)
 {
     return r->id;
+}
+
+int64_t qr_recording_end_ns(const qr_recording *r)
+{
+    return r->end_ns;
 }
 
 int qr_recording_id_of(const char *kind, const qr_scenario *s, const char *extra,

@@ -36,8 +36,9 @@ struct qr_recording {
     size_t n_paths;
     int has_paths;
     char id[QR_ID_SIZE];
-    char *dir;              /* the recording folder */
-    int tables_only;        /* qr_recording_open_tables: no packets read */
+    int64_t end_ns;  /* when the run stopped recording (recording.h5 sim_end_ns; 0: unknown) */
+    char *dir;       /* the recording folder */
+    int tables_only; /* qr_recording_open_tables: no packets read */
     qr_row_host *host_rows; /* /hosts (pcap names, packet counts); kept for a stream */
 };
 

@@ -206,5 +206,7 @@ int qr_run_log_check(const char *log, const char *recording_id, const char *fix,
         return rc;
     if (!replay && !strcmp(base, "truth"))
         snprintf(source, sizeof source, "%s", QR_ARRIVALS_TRUTH);
+    if (!replay && !strcmp(base, "mirror"))
+        snprintf(source, sizeof source, "%s", QR_ARRIVALS_MIRROR);
     return qr_arrival_log_check_source(log, recording_id, source, replay ? h5 : NULL, fix, errbuf);
 }

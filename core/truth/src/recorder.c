@@ -16,6 +16,7 @@
 #include "qreplay/txn.h"
 
 #define ARRIVALS_NAME "truth/arrivals.qra"
+#define MIRROR_NAME QR_MIRROR_COPIES
 
 /* Return x's error, if any. */
 #define RETURN_IF(x)                                                                               \
@@ -29,7 +30,7 @@ struct qr_recorder {
     const qr_scenario *s;
     const qr_flow_table *ft;
     char out_dir[QR_PATH_MAX];
-    char made[3][QR_PATH_MAX + 16]; /* the folders open_files made: out_dir, pcap/, truth/ */
+    char made[4][QR_PATH_MAX + 16]; /* folders open_files made: out_dir, pcap/, truth/, mirror/ */
     char name[256];
     char id[QR_ID_SIZE]; /* the recording's (qr_recording_id_of) */
     int to_disk, arrivals_on, ended, committed;
@@ -50,7 +51,7 @@ struct qr_recorder {
     size_t n_ce, cap_ce;
     qr_lossdet *lossdet;
     qr_trace_writer **pcaps;
-    qr_arrival_writer *log;
+    qr_arrival_writer *log, *mirror; /* the truth's log; the switches' mirrored copies */
     uint64_t flows_closed;
     qr_recorder_counts c;
 };
@@ -74,7 +75,8 @@ static void close_writers(qr_recorder *r)
         r->pcaps[h] = NULL;
     }
     qr_arrival_writer_close(r->log, err);
-    r->log = NULL;
+    qr_arrival_writer_close(r->mirror, err);
+    r->log = r->mirror = NULL;
 }
 
 static void remove_temps(qr_recorder *r)
@@ -87,10 +89,13 @@ static void remove_temps(qr_recorder *r)
     }
     temp_of(r, ARRIVALS_NAME, p, sizeof p);
     unlink(p);
+    temp_of(r, MIRROR_NAME, p, sizeof p);
+    unlink(p);
     /* and the folders it made, where nothing else was put */
-    for (const char *const *sub = (const char *const[]){"pcap", "truth", NULL}; *sub; sub++) {
-        snprintf(p, sizeof p, "%s/%s", r->out_dir, *sub);
-        qr_unmake_dirs(p, r->made[sub[0][0] == 'p' ? 1 : 2]);
+    static const char *const subs[] = {"pcap", "truth", "mirror"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", r->out_dir, subs[i]);
+        qr_unmake_dirs(p, r->made[i + 1]);
     }
     qr_unmake_dirs(r->out_dir, r->made[0]);
 }
@@ -121,8 +126,11 @@ static int open_files(qr_recorder *r, char *errbuf)
 {
     char p[QR_PATH_MAX + 128], rel[64];
     RETURN_IF(qr_make_dirs_noted(r->out_dir, r->made[0], sizeof r->made[0], errbuf));
-    for (int i = 1; i <= 2; i++) {
-        snprintf(p, sizeof p, "%s/%s", r->out_dir, i == 1 ? "pcap" : "truth");
+    static const char *const subs[] = {"pcap", "truth", "mirror"};
+    for (int i = 1; i <= 3; i++) {
+        if (i == 3 && !r->arrivals_on)
+            break;
+        snprintf(p, sizeof p, "%s/%s", r->out_dir, subs[i - 1]);
         RETURN_IF(qr_make_dirs_noted(p, r->made[i], sizeof r->made[i], errbuf));
     }
     snprintf(p, sizeof p, "%s/recording.h5", r->out_dir);
@@ -142,6 +150,11 @@ static int open_files(qr_recorder *r, char *errbuf)
         RETURN_IF(qr_arrival_writer_open(&r->log, p, errbuf));
         RETURN_IF(qr_arrival_writer_set_recording(r->log, r->id));
         RETURN_IF(qr_arrival_writer_set_source(r->log, QR_ARRIVALS_TRUTH));
+        temp_of(r, MIRROR_NAME, p, sizeof p);
+        qr_partial_add(p);
+        RETURN_IF(qr_arrival_writer_open(&r->mirror, p, errbuf));
+        RETURN_IF(qr_arrival_writer_set_recording(r->mirror, r->id));
+        RETURN_IF(qr_arrival_writer_set_source(r->mirror, QR_ARRIVALS_MIRROR));
     }
     return QR_OK;
 }
@@ -271,6 +284,11 @@ int qr_recorder_arrival(qr_recorder *r, const qr_arrival *a, char *errbuf)
     }
     if (r->log)
         RETURN_IF(qr_arrival_write(r->log, a, errbuf));
+    if (r->mirror) {
+        qr_arrival copy;
+        qr_mirror_copy(a, &copy);
+        RETURN_IF(qr_arrival_write(r->mirror, &copy, errbuf));
+    }
     if (a->decision == QR_ADMIT)
         return QR_OK;
     if (qri_grow((void **)&r->drops, &r->cap_drops, r->n_drops, sizeof *r->drops, 256))
@@ -382,22 +400,23 @@ static int rename_files(qr_recorder *r, char *errbuf)
         if (rc2 && !rc)
             rc = qri_err(errbuf, rc2, "%s", err);
     }
-    if (r->log) {
-        int rc2 = qr_arrival_writer_close(r->log, err);
-        r->log = NULL;
+    for (qr_arrival_writer **w = (qr_arrival_writer *[]){r->log, r->mirror}, **e = w + 2; w < e;
+         w++) {
+        int rc2 = qr_arrival_writer_close(*w, err);
         if (rc2 && !rc)
             rc = qri_err(errbuf, rc2, "%s", err);
     }
+    r->log = r->mirror = NULL;
     if (rc)
         return rc;
     char rel[64], from[QR_PATH_MAX + 128], to[QR_PATH_MAX + 128];
-    for (uint32_t h = 0; h <= r->hosts; h++) {
-        if (h == r->hosts && !r->arrivals_on)
+    for (uint32_t h = 0; h <= r->hosts + 1; h++) {
+        if (h >= r->hosts && !r->arrivals_on)
             break;
         if (h < r->hosts)
             qr_recorder_pcap_name(h, rel, sizeof rel);
         else
-            snprintf(rel, sizeof rel, "%s", ARRIVALS_NAME);
+            snprintf(rel, sizeof rel, "%s", h == r->hosts ? ARRIVALS_NAME : MIRROR_NAME);
         temp_of(r, rel, from, sizeof from);
         snprintf(to, sizeof to, "%s/%s", r->out_dir, rel);
         int rc = qr_commit_path(from, to, errbuf);

@@ -817,10 +817,14 @@ int qr_testbed_ports_write(const char *path, const qr_testbed_truth_report *r, u
     return qr_write_text_file(path, write_ports, &x, errbuf);
 }
 
-int qr_testbed_too_slow(int64_t hop_p99_ns, uint64_t rate_bps, int64_t *packet_ns)
+int64_t qr_testbed_packet_ns(uint64_t rate_bps)
 {
-    *packet_ns = (int64_t)((double)QR_MTU_BYTES * 8e9 / (double)rate_bps);
-    return hop_p99_ns > *packet_ns;
+    return (int64_t)((double)QR_MTU_BYTES * 8e9 / (double)rate_bps);
+}
+
+int qr_testbed_too_slow(int64_t hop_p99_ns, uint64_t rate_bps)
+{
+    return hop_p99_ns > qr_testbed_packet_ns(rate_bps);
 }
 
 int qr_testbed_replay_rate(const qr_testbed_truth_report *r, int measured, char *buf, size_t size)

@@ -202,6 +202,15 @@ int qri_truth_commit(const char *rec_dir, const char *tmp, char *errbuf)
 {
     char dst[4200];
     struct stat sb;
+    /* the switches' mirrored copies of the arrivals, an observation file of their own */
+    char log[4200], mirror[4200];
+    snprintf(log, sizeof log, "%s/arrivals.qra", tmp);
+    snprintf(mirror, sizeof mirror, "%s/%s", rec_dir, QR_MIRROR_COPIES);
+    if (stat(log, &sb) == 0) {
+        int rc = qr_mirror_write_from(log, mirror, errbuf);
+        if (rc)
+            return rc;
+    }
     snprintf(dst, sizeof dst, "%s/truth", rec_dir);
     if (stat(dst, &sb) == 0)
         qri_truth_discard(dst);

@@ -9,8 +9,9 @@
 #include "qreplay/flowtable.h"
 
 /* A recording's truth/ folder written whole or not at all (truth_carry.c): stage makes
- * REC_DIR/truth.partial-PID (its path in tmp), commit replaces REC_DIR/truth with it, discard
- * removes a staged or old folder of arrivals.qra and truth.h5. */
+ * REC_DIR/truth.partial-PID (its path in tmp), commit replaces REC_DIR/truth with it (after
+ * writing REC_DIR/QR_MIRROR_COPIES, the switches' copies, from its arrival log if it has one),
+ * discard removes a staged or old folder of arrivals.qra and truth.h5. */
 int qri_truth_stage(const char *rec_dir, char *tmp, size_t size, char *errbuf);
 int qri_truth_commit(const char *rec_dir, const char *tmp, char *errbuf);
 void qri_truth_discard(const char *dir);

@@ -111,9 +111,13 @@ int qr_match_eval(const qr_match *m, const qr_match_packet *p);
 typedef struct qr_hoptrace_opts {
     const char *match;    /* the expression ("all" if NULL) */
     const char *arrivals; /* the arrival log */
-    int runtime;          /* the log is the runtime's ground truth (not a replay's) */
-    size_t limit;         /* at most this many packets in /packets and /hops (first by first-hop
-                             time; 0: all); drops and the profile cover every matched packet */
+    int runtime;          /* the log is the switches' mirrored copies (not a replay's) */
+    /* when the mirror sessions stopped (the run's end: qr_recording_end_ns); a trace that ends
+     * in an admitted copy less than a packet's longest stay in the network before then is in
+     * flight, not lost. 0: the log's last arrival. */
+    int64_t observed_until_ns;
+    size_t limit; /* at most this many packets in /packets and /hops (first by first-hop
+                     time; 0: all); drops and the profile cover every matched packet */
     int64_t counter_interval_ns; /* how often the switches' drop counters are read (1 ms) */
     /* What the switches mirror to the analyzer (Everflow's match rules), and what the mirror
      * sessions lose. QR_MIRROR_ALL: every packet at every switch (a lossless tap, the default);

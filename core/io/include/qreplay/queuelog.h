@@ -53,6 +53,25 @@ typedef struct qr_arrival {
     const qr_flow_bytes *flows; /* the queue's contents before the packet joined */
 } qr_arrival;
 
+/* Everflow's mirror, an observation file of its own (REC_DIR/QR_MIRROR_COPIES, written by the
+ * runtime and the testbeds beside the truth's log): the copies the switches mirror to the
+ * analyzer, one per arrival of a recorded packet at a switch port, in the arrival log's format
+ * with the run QR_ARRIVALS_MIRROR. A copy holds what the switch itself knows of the arrival: the
+ * packet, the time, the port it is headed out of, its size, the switch's own decision (admitted,
+ * or dropped by its buffer: threshold, full, tagged, as a mirror-on-drop copy says) and the buffer
+ * telemetry it stamps on the copy (the queue's and the switch's bytes and the dynamic threshold
+ * before the packet joined). It holds neither the queue's contents per flow nor a drop the switch
+ * did not decide: the copy of a packet that a planted fault lost is an admitted one. */
+#define QR_ARRIVALS_MIRROR "mirror"
+#define QR_MIRROR_COPIES "mirror/copies.qra"
+/* The copy a switch mirrors of arrival a (its flows: none). */
+void qr_mirror_copy(const qr_arrival *a, qr_arrival *copy);
+/* Write the mirror's copies of every arrival of the log at `log` into mirror_path, whole or not at
+ * all (a temporary file beside it, renamed when complete; the folder is made). For the testbeds,
+ * whose log is put together from the switches' own port captures after the run; the runtime
+ * writes its copies as the arrivals happen. Returns 0, the reader's error or QR_EIO. */
+int qr_mirror_write_from(const char *log, const char *mirror_path, char *errbuf);
+
 /* The drop row (schema.h) of an arrival that was not admitted. */
 struct qr_row_drop;
 void qr_drop_row_of(const qr_arrival *a, struct qr_row_drop *row);

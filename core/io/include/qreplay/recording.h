@@ -68,6 +68,9 @@ const qr_scenario *qr_recording_scenario(const qr_recording *r);
  * recording is refused, never read as this one's. "" for a recording of a qreplay before ids.
  * Borrowed from r. */
 const char *qr_recording_id(const qr_recording *r);
+/* When the run stopped recording, on the simulator's clock (recording.h5 sim_end_ns: the hosts'
+ * captures and the switches' mirror sessions stopped then); 0 if unknown (an import). */
+int64_t qr_recording_end_ns(const qr_recording *r);
 /* A recording's id from what determines it: the kind of run ("runtime", "import"), the code
  * version, the resolved scenario (seed included) and extra (e.g. the captures' SHA-256; may be
  * NULL). The same inputs give the same recording, so the same id. Returns 0 or QR_ENOMEM. */

@@ -79,7 +79,8 @@ int qr_run_folder_forget(const char *run_dir, const char *recording_id, size_t *
 
 /* Whether arrival log `log` may be read with the recording recording_id: of that recording
  * (qr_arrival_log_check) and of the run its folder names: beside a replay.h5, the replay whose
- * arrivals_id it holds; in a folder named truth, the recorded run (QR_ARRIVALS_TRUTH); elsewhere
+ * arrivals_id it holds; in a folder named truth, the recorded run (QR_ARRIVALS_TRUTH); in one
+ * named mirror, the switches' mirrored copies of it (QR_ARRIVALS_MIRROR); elsewhere
  * (a log named directly) the recording only. Returns 0, QR_ESTALE naming both files and fix, or
  * the reader's error. */
 int qr_run_log_check(const char *log, const char *recording_id, const char *fix, char *errbuf);

@@ -120,11 +120,13 @@ uint64_t qr_testbed_port_limit(const qr_config *c);
 int qr_testbed_ports_write(const char *path, const qr_testbed_truth_report *r, uint64_t port_limit,
                            char *errbuf);
 
+/* A packet's time (QR_MTU_BYTES) at rate_bps, in nanoseconds. */
+int64_t qr_testbed_packet_ns(uint64_t rate_bps);
 /* Whether the machine kept up with the rate: 1 if the 99th percentile of the hop from a host's
  * capture to the switch's (hop_p99_ns: the star's truth report, or the fabric's) took longer than
- * a packet's time (QR_MTU_BYTES) at rate_bps (*packet_ns gets that time), else 0. A slow machine's
- * truth shows its own delays. The one rule of both testbeds. */
-int qr_testbed_too_slow(int64_t hop_p99_ns, uint64_t rate_bps, int64_t *packet_ns);
+ * a packet's time at rate_bps, else 0. A slow machine's truth shows its own delays. The one rule
+ * of both testbeds. */
+int qr_testbed_too_slow(int64_t hop_p99_ns, uint64_t rate_bps);
 
 /* The rate the replays run at: with `measured`, what the bottleneck port's shaper served while
  * busy (a token bucket falls short of its rate when its timer wakes late, and a replay at the
