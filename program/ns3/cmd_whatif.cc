@@ -21,6 +21,7 @@ extern "C"
 #include "qreplay/error.h"
 #include "qreplay/units.h"
 #include "qreplay/whatif.h"
+#include "qreplay/whatif_score.h"
 }
 
 using namespace ns3;
@@ -124,7 +125,8 @@ qr_cmd_whatif(int argc, char** argv)
     const char* engine = QrEngineOption("whatif", cli_value(&a, "engine"));
     qr_whatif_job job{};
     job.mode = QR_MODE_PLAIN;
-    job.validate = cli_count(&a, "validate") > 0;
+    qr_whatif_validation val{};
+    val.closed_loop = cli_count(&a, "validate") > 0;
     job.prune = cli_count(&a, "prune") > 0;
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     int nCores = nc > 0 ? (int)nc : 1;
@@ -186,7 +188,7 @@ qr_cmd_whatif(int argc, char** argv)
     job.grid = grid;
     job.engine = ReplayEngineByName(engine);
     job.engine_name = engine;
-    job.runtime = RuntimeForWhatif;
+    val.runtime = RuntimeForWhatif;
     job.cancel = &cli_signal;
     cli_progress progress;
     cli_progress_init(&progress, quiet);
@@ -197,14 +199,17 @@ qr_cmd_whatif(int argc, char** argv)
         size_t np = qr_whatif_grid_points(grid);
         printf("== whatif: %zu points%s, %d at once -> %s/whatif\n",
                np,
-               job.validate ? " (prediction and truth)" : "",
+               val.closed_loop ? " (prediction and truth)" : "",
                pool.cores,
                dir.c_str());
         fflush(stdout);
     }
     cli_catch_signals();
     qr_whatif_outcome out{};
-    int wrc = qr_whatif_run(&job, &out, err);
+    // the predictions are the analysis's; a scorer grades them where a truth is there (the
+    // recorded run's own queues) or asked for (--validate: the closed loop at every point)
+    bool graded = val.closed_loop || stat((recDir + "/truth/arrivals.qra").c_str(), &st) == 0;
+    int wrc = graded ? qr_whatif_validate(&job, &val, &out, err) : qr_whatif_run(&job, &out, err);
     cli_progress_done(&progress);
     cli_restore_signals();
     if (wrc == QR_ECANCELED)

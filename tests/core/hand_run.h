@@ -39,22 +39,14 @@ static inline qr_packet hand_data(const struct hand_run *h, uint16_t i)
     return k;
 }
 
-static inline void hand_run_make(struct hand_run *h)
+/* Record the hand run's packets into dir (a recording folder, made) with scenario scen. */
+static inline void hand_run_record(const struct hand_run *h, const char *dir,
+                                   const qr_scenario *scen)
 {
     char err[QR_ERRBUF_SIZE];
-    snprintf(h->dir, sizeof h->dir, "/tmp/qr-handrun-XXXXXX");
-    cr_assert_not_null(mkdtemp(h->dir));
-    cr_assert_eq(qr_topology_star(&h->topo, 3), QR_OK);
-    qr_flow flows[] = {{0, 0, 1, 4500, 0, 0}};
-    cr_assert_eq(qr_flow_table_for_topology(&h->ft, flows, 1, h->topo, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_scenario_create(&h->scen), QR_OK);
-    cr_assert_eq(qr_scenario_set(h->scen, "topology.kind=star", err), QR_OK, "%s", err);
-    cr_assert_eq(qr_scenario_set(h->scen, "topology.hosts=3", err), QR_OK, "%s", err);
-    qr_five_tuple t = {.dst_ip = qr_flow_table_host_addr(h->ft, 1)};
-    cr_assert_eq(qr_topology_route(h->topo, 0, &t, &h->port_to_h1), QR_OK);
     qr_recorder *r;
-    qr_recorder_opts o = {h->dir, "hand", 1};
-    cr_assert_eq(qr_recorder_create(&r, h->scen, h->ft, hand_offsets, &o, err), QR_OK, "%s", err);
+    qr_recorder_opts o = {dir, "hand", 1};
+    cr_assert_eq(qr_recorder_create(&r, scen, h->ft, hand_offsets, &o, err), QR_OK, "%s", err);
     for (uint16_t i = 0; i < 3; i++) {
         qr_packet k = hand_data(h, i);
         cr_assert_eq(qr_recorder_sent(r, 0, 0, &k, 1000 * i, err), QR_OK, "%s", err);
@@ -77,6 +69,22 @@ static inline void hand_run_make(struct hand_run *h)
         QR_END_COMPLETED, 40000, 10, 0.1, NULL, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0};
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_OK, "%s", err);
     qr_recorder_destroy(r);
+}
+
+static inline void hand_run_make(struct hand_run *h)
+{
+    char err[QR_ERRBUF_SIZE];
+    snprintf(h->dir, sizeof h->dir, "/tmp/qr-handrun-XXXXXX");
+    cr_assert_not_null(mkdtemp(h->dir));
+    cr_assert_eq(qr_topology_star(&h->topo, 3), QR_OK);
+    qr_flow flows[] = {{0, 0, 1, 4500, 0, 0}};
+    cr_assert_eq(qr_flow_table_for_topology(&h->ft, flows, 1, h->topo, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_create(&h->scen), QR_OK);
+    cr_assert_eq(qr_scenario_set(h->scen, "topology.kind=star", err), QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_set(h->scen, "topology.hosts=3", err), QR_OK, "%s", err);
+    qr_five_tuple t = {.dst_ip = qr_flow_table_host_addr(h->ft, 1)};
+    cr_assert_eq(qr_topology_route(h->topo, 0, &t, &h->port_to_h1), QR_OK);
+    hand_run_record(h, h->dir, h->scen);
     cr_assert_eq(qr_recording_open(&h->rec, h->dir, NULL, err), QR_OK, "%s", err);
 }
 

@@ -19,6 +19,7 @@
 #include "qreplay/replay.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/whatif.h"
+#include "qreplay/whatif_score.h"
 
 static char tmp[64];
 

@@ -18,31 +18,22 @@
 #include "qreplay/tasks.h"
 #include "qreplay/whatif.h"
 
-enum { RUN_PRED, RUN_TRUTH, RUN_RECORDED };
-static const char *const run_names[] = {"prediction", "truth", "recorded"};
-
-struct run {
-    int what;
-    size_t point;
-};
-
-static void point_dir(char *buf, size_t size, const char *tmp, size_t point)
+void qr_whatif_result_path(const qr_whatif_work *w, const char *run, size_t p, char *buf,
+                           size_t size)
 {
-    snprintf(buf, size, "%s/points/p%03zu", tmp, point);
+    if (!strcmp(run, "recorded"))
+        snprintf(buf, size, "%s/recorded.h5", w->tmp);
+    else
+        snprintf(buf, size, "%s/points/p%03zu/%s.h5", w->tmp, p, run);
 }
 
-static void result_path(char *buf, size_t size, const char *tmp, const struct run *r)
+int qr_whatif_point_dir(const qr_whatif_work *w, size_t p, char *buf, size_t size, char *errbuf)
 {
-    if (r->what == RUN_RECORDED)
-        snprintf(buf, size, "%s/recorded.h5", tmp);
-    else {
-        char pd[4096];
-        point_dir(pd, sizeof pd, tmp, r->point);
-        snprintf(buf, size, "%s/%s.h5", pd, run_names[r->what]);
-    }
+    snprintf(buf, size, "%s/points/p%03zu", w->tmp, p);
+    return qr_make_dirs(buf, errbuf);
 }
 
-static int write_result(const char *path, const qr_whatif_result *res, char *err)
+int qr_whatif_result_save(const char *path, const qr_whatif_result *res, char *err)
 {
     qr_h5 *f;
     int rc = qr_h5_create(&f, path, err);
@@ -56,85 +47,7 @@ static int write_result(const char *path, const qr_whatif_result *res, char *err
     return qr_h5_commit(f, err);
 }
 
-static void prune_runtime(const char *dir)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/truth/arrivals.qra", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/pcap", dir);
-    qri_remove_tree(p);
-}
-
-/* One run (a task: it may run in another process, so its result goes to a file). */
-static int run_one(const qr_whatif_job *job, const qr_recording *rec, const char *tmp,
-                   const struct run *r, char *err)
-{
-    char pd[4096], path[4300], arr[4300];
-    qr_scenario *s = NULL;
-    int rc;
-    qr_whatif_result res;
-    memset(&res, 0, sizeof res);
-    result_path(path, sizeof path, tmp, r);
-    if (r->what == RUN_RECORDED) {
-        snprintf(arr, sizeof arr, "%s/recording/truth/arrivals.qra", job->run_dir);
-        rc = qr_whatif_measure(arr, qr_recording_scenario(rec), NULL, NULL,
-                               (uint32_t)qr_whatif_grid_baseline(job->grid), QR_WHATIF_RECORDED,
-                               &res, err);
-        if (!rc)
-            rc = write_result(path, &res, err);
-        qr_whatif_result_free(&res);
-        return rc;
-    }
-    point_dir(pd, sizeof pd, tmp, r->point);
-    rc = qr_make_dirs(pd, err);
-    if (rc)
-        return rc;
-    rc = qr_whatif_grid_scenario(job->grid, r->point, &s, err);
-    if (rc)
-        return rc;
-    if (r->what == RUN_PRED) {
-        qr_variant_settings v;
-        memset(&v, 0, sizeof v);
-        v.mode = job->mode;
-        v.th_ns = job->th_ns;
-        v.name = "prediction";
-        v.engine_name = job->engine_name;
-        v.cancel = job->cancel;
-        qr_replay_input in = {rec, NULL, NULL};
-        rc = qr_replay_variant(pd, s, &in, &v, job->engine, job->engine_ctx, err);
-        snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
-        /* the replay's injection times: the same plan the variant made (a value of rec, the
-         * method and the threshold) */
-        qr_plan *plan = NULL;
-        if (!rc)
-            rc = qr_plan_sample(&plan, rec, NULL, qr_scenario_config(s)->sampling.method, v.th_ns,
-                                NULL, NULL, NULL, err);
-        if (!rc)
-            rc = qr_whatif_measure(arr, s, rec, plan, (uint32_t)r->point, QR_WHATIF_PREDICTION,
-                                   &res, err);
-        qr_plan_free(plan);
-        if (!rc && job->prune)
-            unlink(arr);
-    } else {
-        char rd[4200];
-        snprintf(rd, sizeof rd, "%s/runtime", pd);
-        rc = job->runtime(job->runtime_ctx, s, rd, err);
-        snprintf(arr, sizeof arr, "%s/truth/arrivals.qra", rd);
-        if (!rc)
-            rc = qr_whatif_measure(arr, s, NULL, NULL, (uint32_t)r->point, QR_WHATIF_TRUTH, &res,
-                                   err);
-        if (!rc && job->prune)
-            prune_runtime(rd);
-    }
-    if (!rc)
-        rc = write_result(path, &res, err);
-    qr_whatif_result_free(&res);
-    qr_scenario_destroy(s);
-    return rc;
-}
-
-/* The one run a point's file holds. */
-static int read_one(const char *path, qr_whatif_result *out, char *err)
+int qr_whatif_result_load(const char *path, qr_whatif_result *out, char *err)
 {
     qr_whatif_result *rs;
     size_t n;
@@ -150,56 +63,60 @@ static int read_one(const char *path, qr_whatif_result *out, char *err)
     return QR_OK;
 }
 
-/* The job's tasks: its runs, in the order they start. */
-struct runs_ctx {
-    const qr_whatif_job *job;
-    const qr_recording *rec;
-    const char *tmp;
-    const struct run *runs;
-};
-
-static int run_task(void *ctx, size_t i, char *err)
+int qr_whatif_predict(const qr_whatif_work *w, size_t p, char *err)
 {
-    const struct runs_ctx *c = ctx;
-    return run_one(c->job, c->rec, c->tmp, &c->runs[i], err);
+    const qr_whatif_job *job = w->job;
+    char pd[4096], path[4300], arr[4300];
+    qr_scenario *s = NULL;
+    qr_whatif_result res;
+    memset(&res, 0, sizeof res);
+    qr_whatif_result_path(w, "prediction", p, path, sizeof path);
+    int rc = qr_whatif_point_dir(w, p, pd, sizeof pd, err);
+    if (!rc)
+        rc = qr_whatif_grid_scenario(job->grid, p, &s, err);
+    if (rc)
+        return rc;
+    qr_variant_settings v;
+    memset(&v, 0, sizeof v);
+    v.mode = job->mode;
+    v.th_ns = job->th_ns;
+    v.name = "prediction";
+    v.engine_name = job->engine_name;
+    v.cancel = job->cancel;
+    qr_replay_input in = {w->rec, NULL, NULL};
+    rc = qr_replay_variant(pd, s, &in, &v, job->engine, job->engine_ctx, err);
+    snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
+    /* the replay's injection times: the same plan the variant made (a value of rec, the method
+     * and the threshold) */
+    qr_plan *plan = NULL;
+    if (!rc)
+        rc = qr_plan_sample(&plan, w->rec, NULL, qr_scenario_config(s)->sampling.method, v.th_ns,
+                            NULL, NULL, NULL, err);
+    if (!rc)
+        rc = qr_whatif_measure(arr, s, w->rec, plan, (uint32_t)p, QR_WHATIF_PREDICTION, &res, err);
+    qr_plan_free(plan);
+    if (!rc && job->prune)
+        unlink(arr);
+    if (!rc)
+        rc = qr_whatif_result_save(path, &res, err);
+    qr_whatif_result_free(&res);
+    qr_scenario_destroy(s);
+    return rc;
 }
 
-static void describe(const qr_whatif_job *job, const struct run *r, char *buf, size_t size)
+void qr_whatif_describe(const qr_whatif_job *job, size_t p, const char *run, char *buf, size_t size)
 {
-    if (r->what == RUN_RECORDED) {
+    if (!strcmp(run, "recorded")) {
         snprintf(buf, size, "the recorded runtime");
         return;
     }
-    size_t n = (size_t)snprintf(buf, size, "point %zu (", r->point);
+    size_t n = (size_t)snprintf(buf, size, "point %zu (", p);
     for (size_t k = 0; k < qr_whatif_grid_keys(job->grid) && n < size; k++)
         n += (size_t)snprintf(buf + n, size - n, "%s%s=%s", k ? " " : "",
                               qr_whatif_grid_key(job->grid, k),
-                              qr_whatif_grid_value(job->grid, r->point, k));
+                              qr_whatif_grid_value(job->grid, p, k));
     if (n < size)
-        snprintf(buf + n, size - n, ") %s", run_names[r->what]);
-}
-
-static int run_all(const qr_whatif_job *job, const qr_recording *rec, const char *tmp,
-                   const struct run *runs, size_t n, char *errbuf)
-{
-    enum { NAME_SIZE = 512 };
-    char *text = calloc(n ? n : 1, NAME_SIZE);
-    const char **names = calloc(n ? n : 1, sizeof *names);
-    int rc = QR_OK;
-    if (!text || !names)
-        rc = QR_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) {
-        describe(job, &runs[i], text + i * NAME_SIZE, NAME_SIZE);
-        names[i] = text + i * NAME_SIZE;
-    }
-    struct runs_ctx c = {job, rec, tmp, runs};
-    if (!rc)
-        rc = qr_tasks_run(&job->runner, n, run_task, &c, names, job->cancel, errbuf);
-    if (!rc && job->cancel && *job->cancel)
-        rc = QR_ECANCELED;
-    free(names);
-    free(text);
-    return rc;
+        snprintf(buf + n, size - n, ") %s", run);
 }
 
 struct grid_row {
@@ -287,7 +204,7 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
     if (!rc)
         rc = qr_h5_attr_str(f, "/", "engine", job->engine_name ? job->engine_name : "native", err);
     if (!rc)
-        rc = qr_h5_attr_u64(f, "/", "validated", (uint64_t)(job->validate != 0), err);
+        rc = qr_h5_attr_u64(f, "/", "validated", (uint64_t)(o->truth != NULL), err);
     if (!rc)
         rc = qr_h5_attr_str(f, "/", "caveat", QR_WHATIF_CAVEAT, err);
     /* every run's tables: predictions, then truths, then the recorded runtime */
@@ -365,97 +282,111 @@ void qr_whatif_outcome_free(qr_whatif_outcome *o)
     memset(o, 0, sizeof *o);
 }
 
+/* Give the work up: nothing left. */
+static void abandon(qr_whatif_work *w)
+{
+    qr_recording_close(w->rec);
+    w->rec = NULL;
+    qri_remove_tree(w->tmp);
+    qr_partial_done(w->tmp);
+}
+
+int qr_whatif_begin(const qr_whatif_job *job, qr_whatif_work *w, char *errbuf)
+{
+    memset(w, 0, sizeof *w);
+    w->job = job;
+    snprintf(w->rec_dir, sizeof w->rec_dir, "%s/recording", job->run_dir);
+    snprintf(w->tmp, sizeof w->tmp, "%s/whatif.partial-%ld", job->run_dir, (long)getpid());
+    int rc = qr_recording_open(&w->rec, w->rec_dir, NULL, errbuf);
+    if (rc)
+        return rc;
+    snprintf(w->rec_id, sizeof w->rec_id, "%s", qr_recording_id(w->rec));
+    qri_remove_tree(w->tmp);
+    rc = qr_make_dirs(w->tmp, errbuf);
+    qr_partial_add(w->tmp);
+    if (rc)
+        abandon(w);
+    return rc;
+}
+
+int qr_whatif_collect(const qr_whatif_work *w, qr_whatif_outcome *out, char *errbuf)
+{
+    size_t np = qr_whatif_grid_points(w->job->grid);
+    out->n = np;
+    out->pred = calloc(np ? np : 1, sizeof *out->pred);
+    if (!out->pred)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t p = 0; p < np; p++) {
+        char path[4300];
+        qr_whatif_result_path(w, "prediction", p, path, sizeof path);
+        int rc = qr_whatif_result_load(path, &out->pred[p], errbuf);
+        if (rc)
+            return rc;
+    }
+    return QR_OK;
+}
+
+int qr_whatif_finish(qr_whatif_work *w, int rc, qr_whatif_outcome *o, char *errbuf)
+{
+    char final_dir[4096];
+    snprintf(final_dir, sizeof final_dir, "%s/whatif", w->job->run_dir);
+    qr_recording_close(w->rec);
+    w->rec = NULL;
+    if (!rc)
+        rc = write_h5(w->job, w->tmp, o, w->rec_id, errbuf);
+    if (!rc) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/recorded.h5", w->tmp);
+        unlink(p);
+        qri_remove_tree(final_dir);
+        if (rename(w->tmp, final_dir))
+            rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", w->tmp, final_dir,
+                         strerror(errno));
+        else
+            qr_partial_done(w->tmp);
+    }
+    if (rc) {
+        abandon(w);
+        qr_whatif_outcome_free(o);
+    }
+    return rc;
+}
+
+/* The job's predictions, one task per point. */
+struct predict_ctx {
+    const qr_whatif_work *w;
+};
+
+static int predict_task(void *ctx, size_t i, char *err)
+{
+    return qr_whatif_predict(((const struct predict_ctx *)ctx)->w, i, err);
+}
+
 int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
-    char rec_dir[4096], truth_log[4200], final_dir[4096], tmp[4200];
-    snprintf(rec_dir, sizeof rec_dir, "%s/recording", job->run_dir);
-    snprintf(truth_log, sizeof truth_log, "%s/truth/arrivals.qra", rec_dir);
-    snprintf(final_dir, sizeof final_dir, "%s/whatif", job->run_dir);
-    snprintf(tmp, sizeof tmp, "%s/whatif.partial-%ld", job->run_dir, (long)getpid());
-    struct stat st;
-    int has_truth = stat(truth_log, &st) == 0;
-    if (job->validate && !job->runtime)
-        return qri_err(errbuf, QR_EINVAL, "--validate needs a program with a runtime");
-    if (job->validate && !has_truth)
-        return qri_err(errbuf, QR_EVALUE,
-                       "%s: no truth arrival log: --validate needs a recording made by qreplay's "
-                       "runtime (an imported capture has no closed loop to rerun)",
-                       truth_log);
-    qr_recording *rec;
-    int rc = qr_recording_open(&rec, rec_dir, NULL, errbuf);
+    qr_whatif_work w;
+    int rc = qr_whatif_begin(job, &w, errbuf);
     if (rc)
         return rc;
-    char rec_id[QR_ID_SIZE];
-    snprintf(rec_id, sizeof rec_id, "%s", qr_recording_id(rec));
-    qri_remove_tree(tmp);
-    rc = qr_make_dirs(tmp, errbuf);
-    qr_partial_add(tmp);
-    if (rc) {
-        qr_recording_close(rec);
-        return rc;
-    }
+    enum { NAME_SIZE = 512 };
     size_t np = qr_whatif_grid_points(job->grid);
-    size_t n_runs = np * (job->validate ? 2 : 1) + (size_t)has_truth;
-    struct run *runs = calloc(n_runs, sizeof *runs);
-    if (!runs)
-        rc = QR_ENOMEM;
-    size_t k = 0;
-    /* the longest first: the runtimes, then the replays */
-    for (size_t p = 0; !rc && job->validate && p < np; p++)
-        runs[k++] = (struct run){RUN_TRUTH, p};
-    for (size_t p = 0; !rc && p < np; p++)
-        runs[k++] = (struct run){RUN_PRED, p};
-    if (!rc && has_truth)
-        runs[k++] = (struct run){RUN_RECORDED, qr_whatif_grid_baseline(job->grid)};
-    if (!rc)
-        rc = run_all(job, rec, tmp, runs, n_runs, errbuf);
-    qr_recording_close(rec);
-    free(runs);
-    out->n = np;
-    if (!rc) {
-        out->pred = calloc(np, sizeof *out->pred);
-        out->truth = job->validate ? calloc(np, sizeof *out->truth) : NULL;
-        if (!out->pred || (job->validate && !out->truth))
-            rc = QR_ENOMEM;
-    }
+    char *text = calloc(np ? np : 1, NAME_SIZE);
+    const char **names = calloc(np ? np : 1, sizeof *names);
+    if (!text || !names)
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     for (size_t p = 0; !rc && p < np; p++) {
-        char path[4300];
-        struct run r = {RUN_PRED, p};
-        result_path(path, sizeof path, tmp, &r);
-        rc = read_one(path, &out->pred[p], errbuf);
-        if (!rc && job->validate) {
-            r.what = RUN_TRUTH;
-            result_path(path, sizeof path, tmp, &r);
-            rc = read_one(path, &out->truth[p], errbuf);
-        }
+        qr_whatif_describe(job, p, "prediction", text + p * NAME_SIZE, NAME_SIZE);
+        names[p] = text + p * NAME_SIZE;
     }
-    if (!rc && has_truth) {
-        char path[4300];
-        struct run r = {RUN_RECORDED, 0};
-        result_path(path, sizeof path, tmp, &r);
-        rc = read_one(path, &out->recorded, errbuf);
-        out->has_recorded = !rc;
-    }
-    if (!rc && job->validate) {
-        out->errors = calloc(np, sizeof *out->errors);
-        rc = out->errors ? qr_whatif_errors(out->pred, out->truth, np, out->errors, &out->agree)
-                         : QR_ENOMEM;
-    }
+    struct predict_ctx c = {&w};
     if (!rc)
-        rc = write_h5(job, tmp, out, rec_id, errbuf);
-    if (!rc) {
-        char p[4300];
-        snprintf(p, sizeof p, "%s/recorded.h5", tmp);
-        unlink(p);
-        qri_remove_tree(final_dir);
-        if (rename(tmp, final_dir))
-            rc = qri_err(errbuf, QR_EIO, "%s: cannot rename to %s: %s", tmp, final_dir,
-                         strerror(errno));
-    }
-    if (rc) {
-        qri_remove_tree(tmp);
-        qr_whatif_outcome_free(out);
-    }
-    return rc;
+        rc = qr_tasks_run(&job->runner, np, predict_task, &c, names, job->cancel, errbuf);
+    if (!rc && job->cancel && *job->cancel)
+        rc = QR_ECANCELED;
+    free(names);
+    free(text);
+    if (!rc)
+        rc = qr_whatif_collect(&w, out, errbuf);
+    return qr_whatif_finish(&w, rc, out, errbuf);
 }

@@ -94,5 +94,6 @@
 #include "qreplay/diagnose_score.h"
 #include "qreplay/hoptrace_score.h"
 #include "qreplay/pingmesh_score.h"
+#include "qreplay/whatif_score.h"
 
 #endif

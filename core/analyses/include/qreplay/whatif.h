@@ -182,26 +182,14 @@ typedef struct qr_whatif_error_row {
     double delay_ks;     /* largest gap between the two delay CDFs (on the quantile grid) */
 } qr_whatif_error_row;
 
-/* (pred - truth) / truth; 0 if both are 0, and pred / 1 byte... i.e. if truth is 0: pred > 0
- * gives +1 (marked as "predicted where none"), both 0 gives 0. */
-double qr_whatif_rel(double pred, double truth);
-
-/* Per point errors, and whether conclusions survive: Kendall's tau between the predicted and
- * true orderings of the points by drops and by p99 delay, and whether the best point (fewest
- * drops; lowest p99 delay) is the same. pred, truth: n rows in point order; quantiles: the
- * results' delay quantiles (layer 3 rows) of the same points. */
+/* Whether the conclusions survive (a scorer fills it: whatif_score.h): Kendall's tau between the
+ * predicted and true orderings of the points by drops and by p99 delay, and the best point (fewest
+ * drops; lowest p99 delay) of each. */
 typedef struct qr_whatif_agreement {
     double tau_drops, tau_delay_p99;
     int best_drops_same, best_delay_same;
     uint32_t best_drops_pred, best_drops_true, best_delay_pred, best_delay_true;
 } qr_whatif_agreement;
-/* Fill rows[0..n) with each point's prediction against its truth and *agree with whether the
- * rankings agree. pred and truth: n results in point order. Returns 0 or QR_ENOMEM. */
-int qr_whatif_errors(const qr_whatif_result *pred, const qr_whatif_result *truth, size_t n,
-                     qr_whatif_error_row *rows, qr_whatif_agreement *agree);
-
-/* Kendall's tau-b of two orderings of n values (ties handled); 0 for n < 2. */
-double qr_kendall_tau(const double *a, const double *b, size_t n);
 
 /* ---- the whole job ---- */
 
@@ -225,35 +213,60 @@ typedef struct qr_whatif_outcome {
 /* Release what *o holds (NULL allowed); *o is zeroed. */
 void qr_whatif_outcome_free(qr_whatif_outcome *o);
 
-/* The closed-loop runtime of a scenario into dir (the recording and its truth arrival log),
- * supplied by the program that has a runtime (the ns-3 module). Returns 0, QR_ECANCELED, or an
- * error with its message in errbuf. */
-typedef int (*qr_whatif_runtime_fn)(void *ctx, const qr_scenario *s, const char *dir, char *errbuf);
-
 typedef struct qr_whatif_job {
     const char *run_dir; /* holds recording/ ; the output goes to run_dir/whatif/ */
     const qr_whatif_grid *grid;
     qr_drop_mode mode;
     int64_t th_ns;
-    int validate;
-    int prune; /* delete each point's arrival logs and runtime captures once measured */
+    int prune; /* delete each point's arrival logs (and runtime captures) once measured */
     qr_replay_engine engine;
     void *engine_ctx;
     const char *engine_name;
-    qr_whatif_runtime_fn runtime; /* needed with validate */
-    void *runtime_ctx;
     const volatile sig_atomic_t *cancel;
-    /* Who runs the runs (each one task: a point's prediction or truth, or the recorded
-     * runtime's measurement); zeroed: one after the other in this process. */
+    /* Who runs the runs (each one task: a point's prediction, or a scorer's run); zeroed: one
+     * after the other in this process. */
     qr_task_runner runner;
 } qr_whatif_job;
 
-/* Run every point (and its truth with validate) as tasks of job->runner, measure them, and
- * write run_dir/whatif/whatif.h5: /grid, /summary, /queues, /quantiles, /blackholes (every run,
- * kind 0 prediction, 1 truth, 2 recorded), /errors with validate, each point's resolved scenario
- * as attributes of /scenarios/pNNN. A folder whatif/ left by an earlier job is replaced; on an
- * error or cancel nothing is left. Returns 0, QR_ECANCELED or an error (errbuf names the point). */
+/* Predict every point as a task of job->runner, measure it, and write run_dir/whatif/whatif.h5:
+ * /grid, /summary, /queues, /quantiles, /blackholes (kind 0, prediction), each point's resolved
+ * scenario as attributes of /scenarios/pNNN. A folder whatif/ left by an earlier job is replaced;
+ * on an error or cancel nothing is left. Reads the recording's observations only; grading the
+ * predictions against the closed loop is a scorer's (whatif_score.h: qr_whatif_validate).
+ * Returns 0, QR_ECANCELED or an error (errbuf names the point). */
 int qr_whatif_run(const qr_whatif_job *job, qr_whatif_outcome *out, char *errbuf);
+
+/* The parts of a job, for a scorer that adds runs of its own to the same tasks: the work folder
+ * (run_dir/whatif.partial-PID) with the recording open. */
+typedef struct qr_whatif_work {
+    const qr_whatif_job *job;
+    qr_recording *rec;
+    char rec_dir[4096], tmp[4200], rec_id[QR_ID_SIZE];
+} qr_whatif_work;
+/* Open the recording and make the work folder. Returns 0 or an error (nothing left). */
+int qr_whatif_begin(const qr_whatif_job *job, qr_whatif_work *w, char *errbuf);
+/* The file of one run's result in the work folder: run "prediction" or "truth" of point p
+ * (points/pNNN/RUN.h5), or "recorded" (recorded.h5; p unused). */
+void qr_whatif_result_path(const qr_whatif_work *w, const char *run, size_t p, char *buf,
+                           size_t size);
+/* Point p's folder in the work folder (made if missing). Returns 0 or QR_EIO. */
+int qr_whatif_point_dir(const qr_whatif_work *w, size_t p, char *buf, size_t size, char *errbuf);
+/* What a task is, for progress lines: "point 3 (buffer.size=2MB) prediction". */
+void qr_whatif_describe(const qr_whatif_job *job, size_t p, const char *run, char *buf,
+                        size_t size);
+/* Point p's prediction (a task): the replay of the recording on the point's scenario, measured
+ * into its result file. */
+int qr_whatif_predict(const qr_whatif_work *w, size_t p, char *errbuf);
+/* One run's result file: write res; read back the one run it holds. */
+int qr_whatif_result_save(const char *path, const qr_whatif_result *res, char *errbuf);
+int qr_whatif_result_load(const char *path, qr_whatif_result *out, char *errbuf);
+/* Read every point's prediction into out (out->n, out->pred). */
+int qr_whatif_collect(const qr_whatif_work *w, qr_whatif_outcome *out, char *errbuf);
+/* End the work: with rc 0, write whatif.h5 from o (its truths, recorded run and errors where o
+ * has them) and put the folder in place of run_dir/whatif; with an error (rc, or the writer's),
+ * leave nothing and free o. The recording is closed, the work folder gone, either way. Returns rc
+ * or the writer's error. */
+int qr_whatif_finish(qr_whatif_work *w, int rc, qr_whatif_outcome *o, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-/* What-if analysis: predictions against their truths, relative errors and rank agreement
- * (whatif.h). */
+/* The what-if graded: predictions against their truths, relative errors and rank agreement
+ * (whatif_score.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
@@ -17,6 +17,7 @@
 #include "qreplay/switchport.h"
 #include "qreplay/topology.h"
 #include "qreplay/whatif.h"
+#include "qreplay/whatif_score.h"
 
 double qr_whatif_rel(double pred, double truth)
 {
