@@ -24,6 +24,7 @@ extern "C"
 {
 #include "qreplay/error.h"
 #include "qreplay/light.h"
+#include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario_h5.h"
@@ -412,10 +413,14 @@ qr_cmd_replay(int argc, char** argv)
         rc = cli_usage_error("replay", "--check: only with --from light");
     if (rc < 0 && read && strcmp(read, "stream") && strcmp(read, "whole"))
         rc = cli_usage_error("replay", "--read: '%s' is neither stream nor whole", read);
-    if (rc < 0 && read && !strcmp(read, "stream") && (set.reconcile || strcmp(engine, "native")))
-        rc = cli_usage_error("replay",
-                             "--read stream: only the native engine with recorded clocks "
-                             "streams (the ns-3 engine and --clock reconcile read whole)");
+    qr_read_mode readMode = !read                     ? QR_READ_AUTO
+                            : !strcmp(read, "stream") ? QR_READ_STREAM
+                                                      : QR_READ_WHOLE;
+    set.engine_name = engine;
+    int streams = 0;
+    char rerr[QR_ERRBUF_SIZE];
+    if (rc < 0 && !light && qr_replay_read_streams(readMode, &set, &streams, rerr))
+        rc = cli_usage_error("replay", "%s", rerr);
     if (rc < 0 && name &&
         (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')))
         rc = cli_usage_error("replay",
@@ -531,11 +536,7 @@ qr_cmd_replay(int argc, char** argv)
             throw std::runtime_error(std::string("--th: ") + err);
         if (set.th_ns < 0)
             throw std::runtime_error("--th: must not be negative");
-        bool stream = !light && (read ? !strcmp(read, "stream")
-                                      : !set.reconcile && !strcmp(engine, "native"));
         RecordingPtr rec(nullptr, qr_recording_close);
-        std::unique_ptr<qr_pcap_stream, void (*)(qr_pcap_stream*)> streamed(nullptr,
-                                                                            qr_pcap_stream_close);
         std::string lightName;
         if (light)
         {
@@ -569,20 +570,6 @@ qr_cmd_replay(int argc, char** argv)
                 name = lightName.c_str();
             }
         }
-        else if (stream)
-        {
-            qr_pcap_stream* st = nullptr;
-            if (qr_pcap_stream_open(&st,
-                                    (dir + "/recording").c_str(),
-                                    s.get(),
-                                    c->sampling.method,
-                                    set.th_ns,
-                                    err))
-                throw std::runtime_error(err);
-            streamed.reset(st);
-        }
-        else
-            rec = OpenRecording(dir + "/recording", s.get());
         set.name = name;
         set.engine_name = engine;
         set.cancel = &cli_signal;
@@ -601,30 +588,33 @@ qr_cmd_replay(int argc, char** argv)
         }
         set.status = StatusLine;
         set.status_ctx = &p;
-        auto replay = [&]() {
-            qr_replay_input in{rec.get(), light ? lightRec.get() : nullptr, streamed.get()};
-            return qr_replay_variant(dir.c_str(),
-                                     s.get(),
-                                     &in,
-                                     &set,
-                                     ReplayEngineByName(engine),
-                                     nullptr,
-                                     err);
-        };
-        int vrc = replay();
-        if (vrc == QR_EORDER && streamed && qr_pcap_stream_unordered(streamed.get()) && !read)
+        int vrc;
+        char note[QR_ERRBUF_SIZE + 64] = "";
+        if (light)
         {
-            // a capture going back in time across directions: the same replay, read whole
-            cli_progress_done(&p);
-            if (!quiet)
-                fprintf(stderr,
-                        "qreplay replay: %s; reading the recording whole\n",
-                        cli_shown(err));
-            streamed.reset();
-            rec = OpenRecording(dir + "/recording", s.get());
-            vrc = replay();
+            qr_replay_input in{rec.get(), lightRec.get(), nullptr};
+            vrc = qr_replay_variant(dir.c_str(),
+                                    s.get(),
+                                    &in,
+                                    &set,
+                                    ReplayEngineByName(engine),
+                                    nullptr,
+                                    err);
         }
+        else
+            vrc = qr_replay_recording(dir.c_str(),
+                                      (dir + "/recording").c_str(),
+                                      s.get(),
+                                      readMode,
+                                      &set,
+                                      ReplayEngineByName(engine),
+                                      nullptr,
+                                      note,
+                                      sizeof note,
+                                      err);
         cli_progress_done(&p);
+        if (note[0] && !quiet)
+            fprintf(stderr, "qreplay replay: %s\n", cli_shown(note));
         if (vrc && vrc != QR_ECANCELED)
             throw std::runtime_error(err);
         if (vrc == QR_ECANCELED)
@@ -698,7 +688,8 @@ qr_cmd_run(int argc, char** argv)
         for (const char* f : {"/results.h5",
                               "/recording/recording.h5",
                               "/recording/truth/truth.h5",
-                              "/recording/truth/arrivals.qra"})
+                              "/recording/truth/arrivals.qra",
+                              "/recording/" QR_MIRROR_COPIES})
             cli_paths_add(&out, "%s%s", dir.c_str(), f);
         cli_paths_add_dir(&out, (dir + "/recording/pcap").c_str());
         int bad = cli_check_outputs("run", &out, &in);

@@ -45,9 +45,9 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Process pid's parent and the CPU time it used (user + system, s), from /proc/PID/stat; 0 if it
- * is gone. */
-static int proc_stat(long pid, long *ppid, double *cpu)
+/* Process pid's state, parent and the CPU time it used (user + system, s), from /proc/PID/stat;
+ * 0 if it is gone. */
+static int proc_stat(long pid, char *state, long *ppid, double *cpu)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -58,57 +58,55 @@ static int proc_stat(long pid, long *ppid, double *cpu)
     fclose(f);
     buf[n] = 0;
     const char *close = strrchr(buf, ')'); /* fields after the command's name */
-    char state;
     unsigned long utime, stime;
-    if (!close || sscanf(close + 2, "%c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &state,
+    if (!close || sscanf(close + 2, "%c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", state,
                          ppid, &utime, &stime) != 4)
         return 0;
     *cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
     return 1;
 }
 
-/* The CPU time pid and its children and grandchildren used so far (s). */
+/* The CPU time pid and all its descendants used so far (s): every process's parent and CPU time
+ * from one pass over /proc, then the tree summed. */
 static double tree_cpu_s(pid_t pid)
 {
-    long pp;
-    double total = 0, c;
-    if (!proc_stat(pid, &pp, &total))
-        return 0;
+    enum { MAX = 4096 };
+    static long ids[MAX], parents[MAX];
+    static double cpus[MAX];
+    static char in_tree[MAX];
+    size_t n = 0;
     DIR *d = opendir("/proc");
     struct dirent *e;
-    long kids[256];
-    size_t nk = 0;
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && proc_stat(atol(e->d_name), &pp, &c) &&
-            pp == pid && nk < 256) {
-            total += c;
-            kids[nk++] = atol(e->d_name);
-        }
-    if (d)
-        rewinddir(d);
-    while (d && nk && (e = readdir(d)))
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && proc_stat(atol(e->d_name), &pp, &c))
-            for (size_t i = 0; i < nk; i++)
-                if (pp == kids[i])
-                    total += c;
+    char state;
+    while (d && n < MAX && (e = readdir(d)))
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+            proc_stat(atol(e->d_name), &state, &parents[n], &cpus[n]))
+            ids[n++] = atol(e->d_name);
     if (d)
         closedir(d);
+    double total = 0;
+    for (size_t i = 0; i < n; i++)
+        in_tree[i] = ids[i] == pid;
+    /* a child is in the tree if its parent is: repeat until nothing joins (depth is small) */
+    for (int joined = 1; joined;) {
+        joined = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; !in_tree[i] && j < n; j++)
+                if (in_tree[j] && parents[i] == ids[j])
+                    in_tree[i] = 1, joined = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        total += in_tree[i] ? cpus[i] : 0;
     return total;
 }
 
-/* Whether process pid has exited and waits to be reaped (state Z in /proc/PID/stat). */
+/* Whether process pid has exited and waits to be reaped (state Z). */
 static int exited_unreaped(pid_t pid)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *close = strrchr(buf, ')'); /* the state follows the command's name */
-    return close && close[1] == ' ' && close[2] == 'Z';
+    char state;
+    long pp;
+    double c;
+    return !proc_stat(pid, &state, &pp, &c) || state == 'Z';
 }
 
 /* Run `qreplay ARGS` (D in args is the scratch folder), send sig once it (with its children) has
@@ -145,7 +143,7 @@ static int interrupt(const char *args, double cpu_s, int sig)
             cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", args, err);
             return 0;
         }
-        sleep_us(2000);
+        sleep_us(20000);
     }
     /* finished between the last look and now (kill succeeds on a process that has exited and
      * waits to be reaped): not judged either */

@@ -245,3 +245,51 @@ size_t qr_variant_plan(const qr_config *c, qr_variant_settings *out, size_t max)
         }
     return n;
 }
+
+int qr_replay_read_streams(qr_read_mode read, const qr_variant_settings *v, int *stream,
+                           char *errbuf)
+{
+    int can = !v->reconcile && (!v->engine_name || !strcmp(v->engine_name, "native"));
+    *stream = read == QR_READ_WHOLE ? 0 : can;
+    if (read == QR_READ_STREAM && !can)
+        return qri_err(errbuf, QR_EINVAL,
+                       "--read stream: only the native engine with recorded clocks streams (the "
+                       "ns-3 engine and --clock reconcile read whole)");
+    return QR_OK;
+}
+
+int qr_replay_recording(const char *run_dir, const char *rec_dir, const qr_scenario *s,
+                        qr_read_mode read, const qr_variant_settings *v, qr_replay_engine engine,
+                        void *engine_ctx, char *note, size_t note_size, char *errbuf)
+{
+    if (note && note_size)
+        note[0] = '\0';
+    int stream;
+    int rc = qr_replay_read_streams(read, v, &stream, errbuf);
+    if (rc)
+        return rc;
+    if (stream) {
+        const qr_config *c = qr_scenario_config(s);
+        qr_pcap_stream *st = NULL;
+        rc = qr_pcap_stream_open(&st, rec_dir, s, c->sampling.method, v->th_ns, errbuf);
+        if (rc)
+            return rc;
+        qr_replay_input in = {NULL, NULL, st};
+        rc = qr_replay_variant(run_dir, s, &in, v, engine, engine_ctx, errbuf);
+        int unordered = qr_pcap_stream_unordered(st);
+        qr_pcap_stream_close(st);
+        if (!(rc == QR_EORDER && unordered && read == QR_READ_AUTO))
+            return rc;
+        /* a capture going back in time across directions: the same replay, read whole */
+        if (note && note_size)
+            snprintf(note, note_size, "%s; reading the recording whole", errbuf);
+    }
+    qr_recording *rec = NULL;
+    rc = qr_recording_open(&rec, rec_dir, s, errbuf);
+    if (rc)
+        return rc;
+    qr_replay_input in = {rec, NULL, NULL};
+    rc = qr_replay_variant(run_dir, s, &in, v, engine, engine_ctx, errbuf);
+    qr_recording_close(rec);
+    return rc;
+}

@@ -136,6 +136,26 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, const qr_replay
                       const qr_variant_settings *v, qr_replay_engine engine, void *engine_ctx,
                       char *errbuf);
 
+/* How a replay reads a recording folder's captures: where it can stream (QR_READ_AUTO), streamed
+ * (QR_READ_STREAM), or read whole into memory first (QR_READ_WHOLE). */
+typedef enum { QR_READ_AUTO = 0, QR_READ_STREAM = 1, QR_READ_WHOLE = 2 } qr_read_mode;
+
+/* Whether the variant's replay streams: only the native engine with the clocks as recorded can
+ * (the ns-3 engine and reconciled clocks read whole). *stream gets 1 or 0. Returns 0, or
+ * QR_EINVAL when QR_READ_STREAM was asked where it cannot, with the reason. */
+int qr_replay_read_streams(qr_read_mode read, const qr_variant_settings *v, int *stream,
+                           char *errbuf);
+
+/* The variant's replay of recording folder rec_dir (its captures, read as `read` and
+ * qr_replay_read_streams say; check: the scenario the recording must match, qr_recording_open's)
+ * with qr_replay_variant. Under QR_READ_AUTO, a capture whose times go back across directions
+ * further than a stream holds (qr_pcap_stream_unordered) is read whole and the replay run again;
+ * *note (note_size bytes, may be NULL) then says why, else is "". Returns what qr_replay_variant
+ * returns, or the reader's error. */
+int qr_replay_recording(const char *run_dir, const char *rec_dir, const qr_scenario *s,
+                        qr_read_mode read, const qr_variant_settings *v, qr_replay_engine engine,
+                        void *engine_ctx, char *note, size_t note_size, char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif
