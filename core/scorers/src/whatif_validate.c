@@ -71,8 +71,8 @@ static int recorded_run(const qr_whatif_work *w, char *err)
     memset(&res, 0, sizeof res);
     snprintf(arr, sizeof arr, "%s/truth/arrivals.qra", w->rec_dir);
     int rc = qr_whatif_measure(arr, qr_recording_scenario(w->rec), NULL, NULL,
-                               (uint32_t)qr_whatif_grid_baseline(w->job->grid),
-                               QR_WHATIF_RECORDED, &res, err);
+                               (uint32_t)qr_whatif_grid_baseline(w->job->grid), QR_WHATIF_RECORDED,
+                               &res, err);
     qr_whatif_result_path(w, "recorded", 0, path, sizeof path);
     if (!rc)
         rc = qr_whatif_result_save(path, &res, err);

@@ -32,10 +32,14 @@
 #include "qreplay/topology.h"
 
 /* config */
-#include "qreplay/guided_plan.h"
-#include "qreplay/pingmesh.h"
+#include "qreplay/apps.h"
 #include "qreplay/scenario.h"
 #include "qreplay/workload.h"
+
+/* agents */
+#include "qreplay/guided_plan.h"
+#include "qreplay/pingmesh.h"
+#include "qreplay/traceroute.h"
 
 /* io */
 #include "qreplay/capture.h"
@@ -52,7 +56,6 @@
 #include "qreplay/schema.h"
 #include "qreplay/source.h"
 #include "qreplay/trace.h"
-#include "qreplay/traceroute.h"
 #include "qreplay/workload_h5.h"
 
 /* replay */
@@ -72,7 +75,6 @@
 #include "qreplay/truth.h"
 
 /* analyses */
-#include "qreplay/apps.h"
 #include "qreplay/blackhole.h"
 #include "qreplay/blame.h"
 #include "qreplay/diagnose.h"
