@@ -371,3 +371,51 @@ Test(plan, a_variant_refuses_an_input_it_cannot_replay)
     qr_recording_close(tables);
     qr_recording_close(r);
 }
+
+/* A variant hands back the plan it ran (qr_variant_settings.plan_out): the same times and order
+ * as the plan sampled apart, over seeds; nothing on an error. */
+Test(plan, a_variant_hands_back_the_plan_it_ran)
+{
+    char err[QR_ERRBUF_SIZE], rd[128];
+    snprintf(rd, sizeof rd, "%s/run", dir);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        make_recording(seed);
+        qr_recording *r;
+        cr_assert_eq(qr_recording_open(&r, dir, NULL, err), QR_OK, "%s", err);
+        const qr_scenario *s = qr_recording_scenario(r);
+        qr_plan *got = NULL, *want = NULL;
+        qr_variant_settings v = {0};
+        v.mode = QR_MODE_TAGGED;
+        v.th_ns = (int64_t)(seed * 1000);
+        v.plan_out = &got;
+        qr_replay_input in = {r, NULL, NULL};
+        cr_assert_eq(qr_replay_variant(rd, s, &in, &v, qr_replay_native, NULL, err), QR_OK,
+                     "seed %llu: %s", (unsigned long long)seed, err);
+        cr_assert_not_null(got);
+        cr_assert_eq(qr_plan_sample(&want, r, NULL, qr_scenario_config(s)->sampling.method, v.th_ns,
+                                    NULL, NULL, NULL, err),
+                     QR_OK, "%s", err);
+        for (uint32_t h = 0; h < HOSTS; h++) {
+            size_t na, nb;
+            const int64_t *a = qr_plan_times(got, h, &na), *b = qr_plan_times(want, h, &nb);
+            cr_assert_eq(na, nb);
+            cr_assert_eq(memcmp(a, b, na * sizeof *a), 0, "seed %llu host %u: the times",
+                         (unsigned long long)seed, h);
+            cr_assert_eq(
+                memcmp(qr_plan_order(got, h), qr_plan_order(want, h), na * sizeof(uint32_t)), 0,
+                "seed %llu host %u: the order", (unsigned long long)seed, h);
+        }
+        qr_plan_free(got);
+        qr_plan_free(want);
+        /* an error: nothing handed back */
+        got = (qr_plan *)&v;
+        v.name = "../x";
+        v.th_ns = -1;
+        cr_assert_neq(qr_replay_variant(rd, s, &in, &v, qr_replay_native, NULL, err), QR_OK);
+        cr_assert(got == NULL || got == (qr_plan *)&v, "a plan handed back after an error");
+        qr_recording_close(r);
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf %s/pcap %s/recording.h5 %s", dir, dir, rd);
+        cr_assert_eq(system(cmd), 0);
+    }
+}

@@ -83,15 +83,12 @@ int qr_whatif_predict(const qr_whatif_work *w, size_t p, char *err)
     v.name = "prediction";
     v.engine_name = job->engine_name;
     v.cancel = job->cancel;
+    /* the replay's injection times: the plan the variant made, handed back */
+    qr_plan *plan = NULL;
+    v.plan_out = &plan;
     qr_replay_input in = {w->rec, NULL, NULL};
     rc = qr_replay_variant(pd, s, &in, &v, job->engine, job->engine_ctx, err);
     snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
-    /* the replay's injection times: the same plan the variant made (a value of rec, the method
-     * and the threshold) */
-    qr_plan *plan = NULL;
-    if (!rc)
-        rc = qr_plan_sample(&plan, w->rec, NULL, qr_scenario_config(s)->sampling.method, v.th_ns,
-                            NULL, NULL, NULL, err);
     if (!rc)
         rc = qr_whatif_measure(arr, s, w->rec, plan, (uint32_t)p, QR_WHATIF_PREDICTION, &res, err);
     qr_plan_free(plan);

@@ -217,6 +217,11 @@ int qr_replay_variant(const char *run_dir, const qr_scenario *s, const qr_replay
         free(hosts);
     }
     qr_replay_out_free(&out);
+    if (v->plan_out) {
+        *v->plan_out = rc ? NULL : vp.plan;
+        if (!rc)
+            vp.plan = NULL;
+    }
     variant_plan_free(&vp);
     unlink(partial);
     if (rc) {

@@ -102,6 +102,10 @@ typedef struct qr_variant_settings {
     /* A one-line status, about every half second (may be NULL). */
     void (*status)(void *ctx, const char *line);
     void *status_ctx;
+    /* If not NULL: on success, the injection plan the replay ran (plan.h; the input read whole
+     * or a light record) is handed back here, for a caller that measures the replay against its
+     * injection times (caller frees: qr_plan_free); NULL for a stream. */
+    qr_plan **plan_out;
 } qr_variant_settings;
 
 /* The study's plan for a scenario (qreplay run, testbed): every [sampling] threshold in order,
