@@ -489,3 +489,69 @@ Test(queuelog, property_mirror_copies_are_what_the_switch_knows, .init = setup, 
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* A long log with one byte changed deep inside: every record before the damaged block comes back
+ * as written, in order, then the error names the block and the first record it held; reading
+ * again gives the error again. A reader closed after a few records is fine. */
+Test(queuelog, a_long_log_stops_at_its_damage, .init = setup, .fini = teardown)
+{
+    enum { N = 150000 };
+    char err[QR_ERRBUF_SIZE];
+    qr_arrival_writer *w;
+    cr_assert_eq(qr_arrival_writer_open(&w, path, err), QR_OK, "%s", err);
+    qr_flow_bytes fl[2] = {{3, 1500}, {9, 40}};
+    for (uint64_t k = 0; k < N; k++) {
+        qr_arrival a = {.packet = k * 7,
+                        .time_ns = (int64_t)(k * 100),
+                        .sw = (uint32_t)(k % 5),
+                        .port = (uint32_t)(k % 3),
+                        .bytes = 40 + (uint32_t)(k % 1460),
+                        .decision = (uint8_t)(k % 11 == 0),
+                        .n_flows = (uint16_t)(k % 3),
+                        .queue_bytes = k % 3 ? 1540 : 0,
+                        .flows = fl};
+        if (a.n_flows == 1)
+            a.queue_bytes = 1500;
+        cr_assert_eq(qr_arrival_write(w, &a, err), QR_OK, "%s", err);
+    }
+    cr_assert_eq(qr_arrival_writer_close(w, err), QR_OK, "%s", err);
+    /* a reader closed early */
+    qr_arrival_reader *r;
+    qr_arrival a;
+    cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_OK, "%s", err);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(qr_arrival_read(r, &a, err), QR_OK, "%s", err);
+    qr_arrival_reader_close(r);
+    /* one byte changed at two thirds of the file */
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    long at = (long)st.st_size * 2 / 3;
+    fseek(f, at, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, at, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    cr_assert_eq(qr_arrival_reader_open(&r, path, err), QR_OK, "%s", err);
+    uint64_t k = 0;
+    int rc;
+    while ((rc = qr_arrival_read(r, &a, err)) == QR_OK) {
+        cr_assert(a.packet == k * 7 && a.time_ns == (int64_t)(k * 100) && a.n_flows == k % 3,
+                  "record %llu", (unsigned long long)k);
+        if (a.n_flows)
+            cr_assert_eq(memcmp(a.flows, fl, a.n_flows * sizeof *fl), 0);
+        k++;
+    }
+    cr_assert_eq(rc, QR_EFORMAT, "%s", err);
+    cr_assert_gt(k, N / 3);
+    cr_assert_lt(k, N);
+    char want[64];
+    snprintf(want, sizeof want, "(records %llu to", (unsigned long long)k + 1);
+    cr_assert(strstr(err, want) && strstr(err, "checksum"), "after %llu records: %s",
+              (unsigned long long)k, err);
+    err[0] = '\0';
+    cr_assert_eq(qr_arrival_read(r, &a, err), QR_EFORMAT, "the error again");
+    cr_assert(strstr(err, want), "%s", err);
+    qr_arrival_reader_close(r);
+}

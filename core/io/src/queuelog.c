@@ -357,6 +357,8 @@ struct qr_arrival_reader {
     size_t block_cap, at, len; /* the block read: its payload's size and the offset decoded to */
     uint32_t block_left;       /* records of the block not yet decoded */
     uint64_t block_no;
+    int failed; /* the error that stopped the reading (every later read gives it again) */
+    char failure[QR_ERRBUF_SIZE];
 };
 
 int qr_arrival_writer_open(qr_arrival_writer **out, const char *path, char *errbuf)
@@ -827,10 +829,28 @@ static int read_v3(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
     return QR_OK;
 }
 
+static int read_one(qr_arrival_reader *r, qr_arrival *a, char *errbuf);
+
 int qr_arrival_read(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
 {
     if (!r || !a)
         return qri_err(errbuf, QR_EINVAL, "arrivals: NULL argument");
+    if (r->failed) {
+        if (errbuf)
+            snprintf(errbuf, QR_ERRBUF_SIZE, "%s", r->failure);
+        return r->failed;
+    }
+    int rc = read_one(r, a, r->failure);
+    if (rc && rc != QR_END) {
+        r->failed = rc;
+        if (errbuf)
+            snprintf(errbuf, QR_ERRBUF_SIZE, "%s", r->failure);
+    }
+    return rc;
+}
+
+static int read_one(qr_arrival_reader *r, qr_arrival *a, char *errbuf)
+{
     if (r->pos == r->data_end && (r->version == 2 || !r->block_left)) {
         if (r->count != r->tail.count)
             return qri_err(errbuf, QR_EFORMAT,
