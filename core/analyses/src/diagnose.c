@@ -886,6 +886,121 @@ static int event_cmp(const void *a, const void *b)
     return (int)x->kind - (int)y->kind;
 }
 
+/* The options' defaults from the scenario and what the recording is (a simulated run or an
+ * import), into o and the connection model's settings x->tcfg. */
+static void resolve_opts(ctx *x, qr_diag_opts *o, qr_diagnosis *out)
+{
+    if (o->ack_clock_ns <= 0) {
+        o->ack_clock_ns = x->c->tcp.min_rto_ns / 2;
+        if (o->ack_clock_ns > 1000000 || o->ack_clock_ns <= 0)
+            o->ack_clock_ns = 1000000;
+    }
+    int64_t delack_given = o->delack_ns > 0 ? o->delack_ns : 0;
+    if (o->delack_ns <= 0)
+        o->delack_ns = x->c->tcp.delack_timeout_ns / 2;
+    x->out = out;
+    x->imported = qr_recording_imported(x->rec);
+    out->imported = x->imported;
+    out->network_known = qr_recording_network_known(x->rec);
+    if (o->idle_ns <= 0)
+        o->idle_ns = 1000000;
+    if (o->rto_min_ns <= 0)
+        o->rto_min_ns = x->imported ? 200000000 : x->c->tcp.min_rto_ns;
+    qr_tc_cfg_default(&x->tcfg);
+    x->tcfg.dupthresh = o->dupthresh;
+    x->tcfg.ack_clock_ns = o->ack_clock_ns;
+    x->tcfg.idle_ns = o->idle_ns;
+    x->tcfg.rto_min_ns = o->rto_min_ns;
+    x->tcfg.tlp = x->imported && !o->no_tlp;
+    /* ns-3's TCP (the runtime's) has neither RACK nor a tail-loss probe; its flows complete
+     * when their receiver has every byte (the papers' FCT) */
+    x->tcfg.classic = !x->imported;
+    x->tcfg.end_at_arrival = !x->imported;
+    /* a simulated receiver's delayed-ACK timer is the scenario's; a captured one's is known
+     * only when given */
+    x->tcfg.delack_ns = x->imported ? delack_given : o->delack_ns;
+    x->delack_ns = x->tcfg.delack_ns;
+    x->tcfg.rate_bps = o->path_rate_bps     ? o->path_rate_bps
+                       : out->network_known ? x->c->links.rate_bps
+                                            : 0;
+}
+
+/* Every direction's recorded packets in order (x->idx from x->dir_first, x->dir_count of each),
+ * and the recording's end on the reconciled clocks (x->rec_end_ns). Returns 0 or QR_ENOMEM. */
+static int index_packets(ctx *x, size_t n_dirs)
+{
+    size_t total = 0;
+    x->rec_end_ns = INT64_MIN;
+    for (uint32_t h = 0; h < x->hosts; h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(x->rec, h, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (p[i].dir < n_dirs)
+                x->dir_count[p[i].dir]++;
+            int64_t t;
+            if (p[i].pk.time_ns - x->off[h] > x->rec_end_ns)
+                x->rec_end_ns = p[i].pk.time_ns - x->off[h];
+            if (p[i].dir < n_dirs &&
+                qr_recording_received(x->rec, qr_packet_id(p[i].dir, p[i].seq), &t) == 0) {
+                uint32_t dst = qr_flow_table_dir_dst(x->ft, p[i].dir);
+                if (dst < x->hosts && t - x->off[dst] > x->rec_end_ns)
+                    x->rec_end_ns = t - x->off[dst];
+            }
+        }
+        total += n;
+    }
+    x->idx = malloc((total ? total : 1) * sizeof *x->idx);
+    if (!x->idx)
+        return QR_ENOMEM;
+    for (size_t d = 0, acc = 0; d < n_dirs; d++) {
+        x->dir_first[d] = (uint32_t)acc;
+        acc += x->dir_count[d];
+        x->dir_count[d] = 0;
+    }
+    for (uint32_t h = 0; h < x->hosts; h++) {
+        size_t n;
+        const qr_rec_packet *p = qr_recording_packets(x->rec, h, &n);
+        for (size_t i = 0; i < n; i++)
+            if (p[i].dir < n_dirs)
+                x->idx[x->dir_first[p[i].dir] + x->dir_count[p[i].dir]++] = &p[i];
+    }
+    return QR_OK;
+}
+
+/* Each size class's tail threshold and the flows selected (the tail, --flows or --all): their
+ * index among the selected in sel_of, -1 for the others. sd: room for every flow's slowdown. */
+static void select_tail(qr_diagnosis *out, const qr_diag_opts *o, double *sd, int32_t *sel_of)
+{
+    for (uint32_t k = 0; k < QR_DIAG_CLASSES; k++) {
+        size_t m = 0;
+        for (size_t f = 0; f < out->n_flows; f++)
+            if (out->flows[f].completed && out->flows[f].size_class == k)
+                sd[m++] = out->flows[f].slowdown;
+        out->class_flows[k] = (uint32_t)m;
+        if (!m)
+            continue;
+        qsort(sd, m, sizeof *sd, cmp_double);
+        out->class_threshold[k] = sd[qr_percentile_rank(o->tail, m) - 1];
+    }
+    for (size_t f = 0; f < out->n_flows; f++) {
+        qr_diag_flow *fl = &out->flows[f];
+        out->incomplete += !fl->completed;
+        if (o->all)
+            fl->selected = 1;
+        else if (o->flows) {
+            for (size_t i = 0; i < o->n_flows; i++)
+                fl->selected |= o->flows[i] == f;
+        } else {
+            /* above the tail quantile: strictly above, or the largest when all are equal */
+            double th = out->class_threshold[fl->size_class];
+            fl->selected = fl->completed && fl->slowdown >= th && out->class_flows[fl->size_class];
+        }
+        sel_of[f] = -1;
+        if (fl->selected)
+            sel_of[f] = (int32_t)out->selected++;
+    }
+}
+
 int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf)
 {
     if (!rec || !out)
@@ -909,39 +1024,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     x.s = qr_recording_scenario(rec);
     x.c = qr_scenario_config(x.s);
     x.ft = qr_recording_flows(rec);
-    if (o->ack_clock_ns <= 0) {
-        o->ack_clock_ns = x.c->tcp.min_rto_ns / 2;
-        if (o->ack_clock_ns > 1000000 || o->ack_clock_ns <= 0)
-            o->ack_clock_ns = 1000000;
-    }
-    int64_t delack_given = o->delack_ns > 0 ? o->delack_ns : 0;
-    if (o->delack_ns <= 0)
-        o->delack_ns = x.c->tcp.delack_timeout_ns / 2;
-    x.out = out;
-    x.imported = qr_recording_imported(rec);
-    out->imported = x.imported;
-    out->network_known = qr_recording_network_known(rec);
-    if (o->idle_ns <= 0)
-        o->idle_ns = 1000000;
-    if (o->rto_min_ns <= 0)
-        o->rto_min_ns = x.imported ? 200000000 : x.c->tcp.min_rto_ns;
-    qr_tc_cfg_default(&x.tcfg);
-    x.tcfg.dupthresh = o->dupthresh;
-    x.tcfg.ack_clock_ns = o->ack_clock_ns;
-    x.tcfg.idle_ns = o->idle_ns;
-    x.tcfg.rto_min_ns = o->rto_min_ns;
-    x.tcfg.tlp = x.imported && !o->no_tlp;
-    /* ns-3's TCP (the runtime's) has neither RACK nor a tail-loss probe; its flows complete
-     * when their receiver has every byte (the papers' FCT) */
-    x.tcfg.classic = !x.imported;
-    x.tcfg.end_at_arrival = !x.imported;
-    /* a simulated receiver's delayed-ACK timer is the scenario's; a captured one's is known
-     * only when given */
-    x.tcfg.delack_ns = x.imported ? delack_given : o->delack_ns;
-    x.delack_ns = x.tcfg.delack_ns;
-    x.tcfg.rate_bps = o->path_rate_bps     ? o->path_rate_bps
-                      : out->network_known ? x.c->links.rate_bps
-                                           : 0;
+    resolve_opts(&x, o, out);
     size_t n_flows = qr_flow_table_flows(x.ft), n_dirs = qr_flow_table_directions(x.ft);
     for (size_t i = 0; i < o->n_flows; i++)
         if (o->flows[i] >= n_flows)
@@ -960,7 +1043,6 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     x.dir_count = calloc(n_dirs + 1, sizeof *x.dir_count);
     out->flows = calloc(n_flows ? n_flows : 1, sizeof *out->flows);
     out->n_flows = n_flows;
-    size_t total = 0;
     uint32_t hosts = qr_recording_hosts(rec);
     x.hosts = hosts;
     x.busy = calloc(hosts ? hosts : 1, sizeof *x.busy);
@@ -985,42 +1067,8 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         if (rc)
             goto done;
     }
-    x.rec_end_ns = INT64_MIN;
-    for (uint32_t h = 0; h < hosts; h++) {
-        size_t n;
-        const qr_rec_packet *p = qr_recording_packets(rec, h, &n);
-        for (size_t i = 0; i < n; i++) {
-            if (p[i].dir < n_dirs)
-                x.dir_count[p[i].dir]++;
-            int64_t t;
-            if (p[i].pk.time_ns - x.off[h] > x.rec_end_ns)
-                x.rec_end_ns = p[i].pk.time_ns - x.off[h];
-            if (p[i].dir < n_dirs &&
-                qr_recording_received(rec, qr_packet_id(p[i].dir, p[i].seq), &t) == 0) {
-                uint32_t dst = qr_flow_table_dir_dst(x.ft, p[i].dir);
-                if (dst < hosts && t - x.off[dst] > x.rec_end_ns)
-                    x.rec_end_ns = t - x.off[dst];
-            }
-        }
-        total += n;
-    }
-    x.idx = malloc((total ? total : 1) * sizeof *x.idx);
-    if (!x.idx) {
-        rc = QR_ENOMEM;
+    if ((rc = index_packets(&x, n_dirs))) /* x.idx, x.dir_first, x.dir_count, x.rec_end_ns */
         goto done;
-    }
-    for (size_t d = 0, acc = 0; d < n_dirs; d++) {
-        x.dir_first[d] = (uint32_t)acc;
-        acc += x.dir_count[d];
-        x.dir_count[d] = 0;
-    }
-    for (uint32_t h = 0; h < hosts; h++) {
-        size_t n;
-        const qr_rec_packet *p = qr_recording_packets(rec, h, &n);
-        for (size_t i = 0; i < n; i++)
-            if (p[i].dir < n_dirs)
-                x.idx[x.dir_first[p[i].dir] + x.dir_count[p[i].dir]++] = &p[i];
-    }
     /* pass 1: every flow */
     for (uint32_t f = 0; f < n_flows; f++) {
         if ((rc = analyse_conn(&x, f, &out->flows[f], 1)))
@@ -1038,34 +1086,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
         rc = QR_ENOMEM;
         goto done;
     }
-    for (uint32_t k = 0; k < QR_DIAG_CLASSES; k++) {
-        size_t m = 0;
-        for (size_t f = 0; f < n_flows; f++)
-            if (out->flows[f].completed && out->flows[f].size_class == k)
-                sd[m++] = out->flows[f].slowdown;
-        out->class_flows[k] = (uint32_t)m;
-        if (!m)
-            continue;
-        qsort(sd, m, sizeof *sd, cmp_double);
-        out->class_threshold[k] = sd[qr_percentile_rank(o->tail, m) - 1];
-    }
-    for (size_t f = 0; f < n_flows; f++) {
-        qr_diag_flow *fl = &out->flows[f];
-        out->incomplete += !fl->completed;
-        if (o->all)
-            fl->selected = 1;
-        else if (o->flows) {
-            for (size_t i = 0; i < o->n_flows; i++)
-                fl->selected |= o->flows[i] == f;
-        } else {
-            /* above the tail quantile: strictly above, or the largest when all are equal */
-            double th = out->class_threshold[fl->size_class];
-            fl->selected = fl->completed && fl->slowdown >= th && out->class_flows[fl->size_class];
-        }
-        sel_of[f] = -1;
-        if (fl->selected)
-            sel_of[f] = (int32_t)out->selected++;
-    }
+    select_tail(out, o, sd, sel_of);
     /* replay arrivals: drops, queueing per hop, blackholes */
     if (o->arrivals) {
         out->has_arrivals = 1;
