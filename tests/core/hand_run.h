@@ -99,4 +99,18 @@ static inline void hand_run_free(struct hand_run *h)
     qr_scenario_destroy(h->scen);
 }
 
+/* A suite on the hand run: h and err, the run made before each test and removed after it. */
+#define HAND_RUN_SUITE(name)                                                                       \
+    static struct hand_run h;                                                                      \
+    static char err[QR_ERRBUF_SIZE];                                                               \
+    static void name##_setup(void)                                                                 \
+    {                                                                                              \
+        hand_run_make(&h);                                                                         \
+    }                                                                                              \
+    static void name##_teardown(void)                                                              \
+    {                                                                                              \
+        hand_run_free(&h);                                                                         \
+    }                                                                                              \
+    TestSuite(name, .init = name##_setup, .fini = name##_teardown)
+
 #endif

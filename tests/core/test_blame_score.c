@@ -7,20 +7,7 @@
 #include "hand_run.h"
 #include "qreplay/blame_score.h"
 
-static struct hand_run h;
-static char err[QR_ERRBUF_SIZE];
-
-static void setup(void)
-{
-    hand_run_make(&h);
-}
-
-static void teardown(void)
-{
-    hand_run_free(&h);
-}
-
-TestSuite(blame_score, .init = setup, .fini = teardown);
+HAND_RUN_SUITE(blame_score);
 
 static void run_blame(qr_blame *b)
 {
@@ -79,7 +66,7 @@ Test(blame_score, scoring_twice_gives_the_same_columns)
     cr_assert_eq(qr_blame_score(&b, h.rec, truth_of(h.dir), err), QR_OK, "%s", err);
     cr_assert_eq(a.n_links, b.n_links);
     cr_assert(memcmp(a.links, b.links, a.n_links * sizeof *a.links) == 0,
-                 "a second scoring replaces the truth columns, never adds to them");
+              "a second scoring replaces the truth columns, never adds to them");
     cr_assert(memcmp(a.conns, b.conns, a.n_conns * sizeof *a.conns) == 0);
     qr_blame_free(&a);
     qr_blame_free(&b);

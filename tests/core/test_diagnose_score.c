@@ -8,20 +8,7 @@
 #include "qreplay/diagnose_score.h"
 #include "qreplay/queuelog.h"
 
-static struct hand_run h;
-static char err[QR_ERRBUF_SIZE];
-
-static void setup(void)
-{
-    hand_run_make(&h);
-}
-
-static void teardown(void)
-{
-    hand_run_free(&h);
-}
-
-TestSuite(diagnose_score, .init = setup, .fini = teardown);
+HAND_RUN_SUITE(diagnose_score);
 
 static const char *log_of(const char *name)
 {
