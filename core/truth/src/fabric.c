@@ -342,7 +342,8 @@ const qr_fabric_route *qr_fabric_routes(const qr_fabric *f, size_t *n)
 }
 const qr_fabric_fault *qr_fabric_faults(const qr_fabric *f, size_t *n)
 {
-    *n = f->n_faults;
+    if (n)
+        *n = f->n_faults;
     return f->faults;
 }
 const qr_link_faults *qr_fabric_link_faults(const qr_fabric *f)

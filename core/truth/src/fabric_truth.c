@@ -924,6 +924,415 @@ static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_faul
     rep->pings_late++; /* both ways delivered: answered, after the timeout */
 }
 
+/* What qr_fabric_truth builds, stage by stage, before it writes the truth. */
+struct ft_out {
+    qr_fabric_truth_report rep;
+    qr_recording *rec;
+    qr_row_drop *drops;
+    size_t n_drops;
+    qr_row_direction *dirs;
+    qr_row_link_fault *lf;
+    qr_row_path *tp;
+    size_t n_tp;
+    qr_row_probe *pings;
+    int64_t end_ns;
+};
+
+/* The recording, the counters' arrays and the report's, one row per port. */
+static int ft_open(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_in *in)
+{
+    char *errbuf = s->errbuf;
+    qr_fabric_truth_report *rep = &o->rep;
+    size_t n_faults;
+    qr_fabric_faults(in->fab, &n_faults);
+    s->other_in = calloc(s->switches + 1, sizeof *s->other_in);
+    s->other_out = calloc(s->switches + 1, sizeof *s->other_out);
+    s->other_fault = calloc(s->switches + 1, sizeof *s->other_fault);
+    int rc = !s->other_in || !s->other_out || !s->other_fault
+                 ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
+                 : qr_recording_open(&o->rec, in->rec_dir, NULL, errbuf);
+    if (!rc) {
+        s->rec = o->rec;
+        s->ft = qr_recording_flows(o->rec);
+        s->n_dirs = qr_flow_table_directions(s->ft);
+        if (qr_recording_hosts(o->rec) != qr_fabric_hosts(in->fab))
+            rc = qri_err(errbuf, QR_EVALUE, "%s: %u hosts, the fabric has %u", in->rec_dir,
+                         qr_recording_hosts(o->rec), qr_fabric_hosts(in->fab));
+    }
+    rep->n_ports = s->switches * s->k;
+    rep->n_faults = n_faults;
+    rep->n_core = 0;
+    for (uint32_t sw = 0; sw < s->switches; sw++)
+        rep->n_core += qr_topology_switch_kind(s->topo, sw) == QR_NODE_CORE;
+    if (!rc) {
+        rep->n_dirs = s->n_dirs;
+        rep->ports = calloc(rep->n_ports, sizeof *rep->ports);
+        rep->faults = calloc(n_faults + 1, sizeof *rep->faults);
+        rep->core_dirs = calloc(rep->n_core + 1, sizeof *rep->core_dirs);
+        rep->dir_path = calloc(s->n_dirs + 1, sizeof *rep->dir_path);
+        rep->dir_hops = calloc(s->n_dirs + 1, 1);
+        rep->dir_src = calloc(s->n_dirs + 1, sizeof *rep->dir_src);
+        rep->dir_dst = calloc(s->n_dirs + 1, sizeof *rep->dir_dst);
+        rep->dir_sport = calloc(s->n_dirs + 1, sizeof *rep->dir_sport);
+        rep->dir_dport = calloc(s->n_dirs + 1, sizeof *rep->dir_dport);
+        o->lf = calloc(n_faults + 1, sizeof *o->lf);
+        if (!rep->ports || !rep->faults || !rep->core_dirs || !rep->dir_path || !rep->dir_hops ||
+            !rep->dir_src || !rep->dir_dst || !rep->dir_sport || !rep->dir_dport || !o->lf)
+            rc = QR_ENOMEM;
+    }
+    for (uint32_t q = 0; !rc && q < rep->n_ports; q++) {
+        rep->ports[q].sw = q / s->k;
+        rep->ports[q].port = q % s->k;
+        rep->ports[q].qdisc_drops = in->qdisc_drops[q];
+    }
+    return rc;
+}
+
+/* The recorded packets, their hosts' IP IDs, and every sighting at a switch port. */
+static int ft_read(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_in *in)
+{
+    int rc = qri_tb_conns_load(in->rec_dir, s->ft, &s->conns, s->errbuf);
+    if (!rc)
+        rc = index_packets(s);
+    size_t *next = rc ? NULL : calloc(s->n_dirs + 1, sizeof *next);
+    if (!rc && !next)
+        rc = QR_ENOMEM;
+    for (uint32_t h = 0; !rc && h < qr_fabric_hosts(in->fab); h++)
+        rc = host_ids(s, in->capture_dir, h, next);
+    free(next);
+    if (!rc)
+        rc = hash_packets(s);
+    o->rep.packets = s->n;
+    for (uint32_t sw = 0; !rc && sw < s->switches; sw++)
+        for (uint32_t p = 0; !rc && p < s->k; p++)
+            rc = read_port(s, in->capture_dir, sw, p, &o->rep);
+    return rc;
+}
+
+/* Every packet followed; its path, fate, and the port its direction takes at each switch. */
+static int ft_follow(struct ft_state *s, struct ft_out *o)
+{
+    qr_fabric_truth_report *rep = &o->rep;
+    if (!(o->drops = calloc(s->n + 1, sizeof *o->drops)) ||
+        !(s->first_hop = calloc(s->n + 1, sizeof *s->first_hop)))
+        return QR_ENOMEM;
+    for (size_t i = 0; i < s->n; i++) {
+        struct fp *x = &s->p[i];
+        uint32_t path[5], hops;
+        int rc = follow(s, x, path, &hops, rep);
+        if (rc)
+            return rc;
+        rep->hops += hops;
+        uint32_t d = x->r->dir;
+        if (x->fate == 1) {
+            rep->delivered++;
+            if (!rep->dir_hops[d]) {
+                rep->dir_hops[d] = (uint8_t)hops;
+                memcpy(rep->dir_path[d], path, hops * sizeof *path);
+            }
+        }
+    }
+    follow_others(s);
+    return QR_OK;
+}
+
+/* The faults' logs read and held against their rules' counters; no packet of a log delivered. */
+static int ft_check_faults(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_in *in)
+{
+    qr_fabric_truth_report *rep = &o->rep;
+    size_t n_faults;
+    const qr_fabric_fault *faults = qr_fabric_faults(in->fab, &n_faults);
+    char d1[96];
+    int rc = QR_OK;
+    for (size_t i = 0; !rc && i < n_faults; i++) {
+        rep->faults[i].counter = in->fault_drops[i];
+        if (faults[i].kind == QR_LINK_GRAY || faults[i].kind == QR_LINK_BLACKHOLE)
+            rc = read_fault(s, in->capture_dir, &faults[i], &rep->faults[i], rep);
+        if (!rc && rep->faults[i].logged != rep->faults[i].counter)
+            rc = qri_err(s->errbuf, QR_EVALUE,
+                         "%s/fault-%u.pcap: holds %" PRIu64 " packets, the rule's counter says "
+                         "%" PRIu64 " were dropped: the log is incomplete",
+                         in->capture_dir, faults[i].fault, rep->faults[i].logged,
+                         rep->faults[i].counter);
+    }
+    for (size_t i = 0; !rc && i < s->n; i++)
+        if (s->p[i].fate == 1 && s->p[i].fault)
+            rc = qri_err(s->errbuf, QR_EVALUE,
+                         "%s: packet %u is in fault %u's log but reached host %u",
+                         dir_text(s, s->p[i].r->dir, d1, sizeof d1), s->p[i].r->seq, s->p[i].fault,
+                         qr_flow_table_dir_dst(s->ft, s->p[i].r->dir));
+    if (!rc && s->n) {
+        qsort(s->first_hop, s->n, sizeof *s->first_hop, qri_cmp_i64);
+        rep->base_ns = s->conns.base;
+        rep->hop_p50_ns = qr_percentile_i64(s->first_hop, s->n, 0.5);
+        rep->hop_p99_ns = qr_percentile_i64(s->first_hop, s->n, 0.99);
+    }
+    return rc;
+}
+
+/* The drops: by the fault whose log holds them, else by their port's queue. */
+static int ft_drops(struct ft_state *s, struct ft_out *o)
+{
+    qr_fabric_truth_report *rep = &o->rep;
+    const qr_fabric_fault *faults = qr_fabric_faults(s->fab, NULL);
+    char d1[96];
+    for (size_t i = 0; i < s->n; i++) {
+        struct fp *x = &s->p[i];
+        if (x->fate != 2)
+            continue;
+        uint32_t d = x->r->dir;
+        uint8_t port = s->dir_port[(size_t)d * s->switches + x->drop_sw];
+        qr_row_drop *r = &o->drops[o->n_drops++];
+        *r = (qr_row_drop){.packet = qr_packet_id(d, x->r->seq),
+                           .dir = d,
+                           .time_ns = x->drop_t,
+                           .sw = x->drop_sw,
+                           .port = port < MANY_PORTS ? port : UINT32_MAX,
+                           .bytes = x->r->pk.ip_len,
+                           .reason = x->fault ? QR_DROP_FAULT : QR_DROP_BUFFER_FULL};
+        if (!x->fault) {
+            rep->queue_drops++;
+            if (r->port == UINT32_MAX)
+                rep->unknown_port_drops++;
+            else
+                rep->ports[r->sw * s->k + r->port].queue_drops++;
+            continue;
+        }
+        const qr_fabric_fault *f = &faults[x->fault - 1];
+        qr_node from, to;
+        uint32_t fport;
+        qr_topology_link_ends(s->topo, f->link, &from, &to, &fport);
+        uint32_t at = from.kind == QR_NODE_HOST ? to.index : from.index;
+        if (from.kind != QR_NODE_HOST)
+            r->port = fport;
+        rep->fault_drops++;
+        if (at != x->drop_sw)
+            return qri_err(s->errbuf, QR_EVALUE,
+                           "%s: packet %u is in fault %u's log (at s%u) but stopped at s%u",
+                           dir_text(s, d, d1, sizeof d1), x->r->seq, x->fault, at, x->drop_sw);
+    }
+    return QR_OK;
+}
+
+/* One switch's queue drops, as its captures show them, against its qdiscs' counters. */
+static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_in *in,
+                           uint32_t sw)
+{
+    qr_fabric_truth_report *rep = &o->rep;
+    int64_t cap = 0, cnt = 0;
+    for (uint32_t p = 0; p < s->k; p++) {
+        cap += (int64_t)rep->ports[sw * s->k + p].queue_drops;
+        cnt += (int64_t)rep->ports[sw * s->k + p].qdisc_drops;
+    }
+    for (size_t i = 0; i < o->n_drops; i++)
+        cap += o->drops[i].sw == sw && o->drops[i].port == UINT32_MAX &&
+               o->drops[i].reason == QR_DROP_BUFFER_FULL;
+    int64_t probes = 0;
+    for (size_t i = 0; i < s->n_op; i++) /* the probes' */
+        probes += s->op[i].fate == 2 && s->op[i].drop_sw == sw && !s->op[i].fault;
+    rep->probe_queue_drops += (uint64_t)probes;
+    /* what is not TCP: what arrived and what it sent itself, less what it took itself,
+     * what left and what a fault's rule on it dropped (its log) */
+    int64_t others = (int64_t)(s->other_in[sw] + in->own_sent[sw]) -
+                     (int64_t)(in->own_taken[sw] + s->other_out[sw] + s->other_fault[sw]);
+    rep->other_fault_drops += s->other_fault[sw];
+    rep->own_sent += in->own_sent[sw];
+    if (others < 0)
+        return qri_err(s->errbuf, QR_EVALUE,
+                       "s%u: its captures show %" PRIu64 " packets that are not TCP leaving it, "
+                       "more than the %" PRIu64 " that arrived and the %" PRIu64
+                       " it sent itself (less %" PRIu64 " it took and %" PRIu64
+                       " its faults dropped): the counters missed some",
+                       sw, s->other_out[sw], s->other_in[sw], in->own_sent[sw], in->own_taken[sw],
+                       s->other_fault[sw]);
+    if (cap + probes + others != cnt)
+        return qri_err(s->errbuf, QR_EVALUE,
+                       "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
+                       "probes', %" PRId64 " of packets that are not TCP), its qdiscs counted "
+                       "%" PRId64 ": the captures do not hold the whole run",
+                       sw, cap + probes + others, probes, others, cnt);
+    rep->other_queue_drops += (uint64_t)others;
+    return QR_OK;
+}
+
+/* What crossed each faulty link: its sending end's departures (a host's: its switch's arrivals
+ * from it) and its drops. */
+static void ft_faults_crossed(struct ft_state *s, struct ft_out *o)
+{
+    qr_fabric_truth_report *rep = &o->rep;
+    size_t n_faults;
+    const qr_fabric_fault *faults = qr_fabric_faults(s->fab, &n_faults);
+    for (size_t i = 0; i < n_faults; i++) {
+        qr_node from, to;
+        uint32_t fport, hsw = 0, hport = 0;
+        qr_topology_link_ends(s->topo, faults[i].link, &from, &to, &fport);
+        if (from.kind == QR_NODE_HOST)
+            qr_topology_host_attach(s->topo, from.index, &hsw, &hport);
+        rep->faults[i].crossed = from.kind == QR_NODE_HOST
+                                     ? rep->ports[hsw * s->k + hport].in
+                                     : rep->ports[from.index * s->k + fport].out;
+        rep->faults[i].crossed += from.kind == QR_NODE_HOST ? 0 : rep->faults[i].dropped;
+        qr_link_faults_row(qr_fabric_link_faults(s->fab), i, &o->lf[i]);
+        o->lf[i].crossed = rep->faults[i].crossed;
+        o->lf[i].dropped = rep->faults[i].dropped;
+    }
+}
+
+/* Each direction's ends and counts, the data directions each core switch carried, and the
+ * last sighting of any packet. */
+static int ft_directions(struct ft_state *s, struct ft_out *o)
+{
+    qr_fabric_truth_report *rep = &o->rep;
+    for (size_t d = 0; d < s->n_dirs; d++) {
+        rep->dir_src[d] = qr_flow_table_dir_src(s->ft, (uint32_t)d);
+        rep->dir_dst[d] = qr_flow_table_dir_dst(s->ft, (uint32_t)d);
+        uint16_t p0, p1;
+        qri_tb_conns_ports(&s->conns, qr_dir_flow((uint32_t)d), &p0, &p1);
+        rep->dir_sport[d] = qr_dir_is_ack((uint32_t)d) ? p1 : p0;
+        rep->dir_dport[d] = qr_dir_is_ack((uint32_t)d) ? p0 : p1;
+        if (!rep->dir_hops[d])
+            continue;
+        rep->directions++;
+        if (rep->dir_hops[d] == 5 && !qr_dir_is_ack((uint32_t)d))
+            for (uint32_t c = 0, sw = 0; sw < s->switches; sw++)
+                if (qr_topology_switch_kind(s->topo, sw) == QR_NODE_CORE) {
+                    rep->core_dirs[c] += rep->dir_path[d][2] == sw;
+                    c++;
+                }
+    }
+    if (!(o->dirs = calloc(s->n_dirs + 1, sizeof *o->dirs)))
+        return QR_ENOMEM;
+    for (size_t d = 0; d < s->n_dirs; d++)
+        o->dirs[d] = (qr_row_direction){.dir = (uint32_t)d,
+                                        .flow = qr_dir_flow((uint32_t)d),
+                                        .src = rep->dir_src[d],
+                                        .dst = rep->dir_dst[d]};
+    for (size_t i = 0; i < s->n; i++) {
+        const struct fp *x = &s->p[i];
+        qr_row_direction *r = &o->dirs[x->r->dir];
+        r->sent++;
+        r->sent_bytes += x->r->pk.ip_len;
+        if (x->fate == 1) {
+            r->delivered++;
+            r->delivered_bytes += x->r->pk.ip_len;
+        } else {
+            r->dropped++;
+            r->dropped_bytes += x->r->pk.ip_len;
+        }
+        for (int j = 0; j < x->n_obs; j++)
+            if (x->o[j].t > o->end_ns)
+                o->end_ns = x->o[j].t;
+    }
+    return QR_OK;
+}
+
+/* The paths the kernels chose, as cables (a delivered packet's of each direction). */
+static int ft_true_paths(struct ft_state *s, struct ft_out *o)
+{
+    const qr_fabric_truth_report *rep = &o->rep;
+    if (!(o->tp = calloc(6 * (s->n_dirs + 1), sizeof *o->tp)))
+        return QR_ENOMEM;
+    for (size_t d = 0; d < s->n_dirs; d++) {
+        uint32_t hops = rep->dir_hops[d];
+        for (uint32_t h = 0; hops && h <= hops; h++) {
+            qr_node a = h == 0 ? (qr_node){QR_NODE_HOST, rep->dir_src[d]}
+                               : qr_topology_switch_node(s->topo, rep->dir_path[d][h - 1]);
+            qr_node b = h == hops ? (qr_node){QR_NODE_HOST, rep->dir_dst[d]}
+                                  : qr_topology_switch_node(s->topo, rep->dir_path[d][h]);
+            uint32_t id;
+            qr_row_path *r = &o->tp[o->n_tp++];
+            r->dir = (uint32_t)d;
+            r->hop = h;
+            if (qr_topology_link_between(s->topo, a, b, &id) == QR_OK)
+                qr_topology_cable_name(s->topo, id, r->link, sizeof r->link);
+        }
+    }
+    return QR_OK;
+}
+
+/* The agents' probes on the run's clock; why each unanswered one went unanswered. */
+static int ft_pings(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_in *in)
+{
+    const qr_fabric_fault *faults = qr_fabric_faults(s->fab, NULL);
+    int64_t timeout = qr_scenario_config(qr_recording_scenario(o->rec))->pingmesh.timeout_ns;
+    for (size_t i = 0; i < in->n_pings; i++) /* the run lasts as long as its agents probed */
+        if (in->pings[i].sent_ns - s->conns.base > o->end_ns)
+            o->end_ns = in->pings[i].sent_ns - s->conns.base;
+    if (in->n_pings && !(o->pings = malloc(in->n_pings * sizeof *o->pings)))
+        return QR_ENOMEM;
+    for (size_t i = 0; i < in->n_pings; i++) {
+        o->pings[i] = in->pings[i];
+        o->pings[i].sent_ns -= s->conns.base;
+        if (o->pings[i].rtt_ns < 0 && o->pings[i].sent_ns + timeout <= o->end_ns)
+            ping_truth(s, &o->pings[i], faults, &o->rep); /* (later ones were in flight) */
+    }
+    return QR_OK;
+}
+
+/* The truth's files staged together and committed at once; the agents' probe log beside them. */
+static int ft_write(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_in *in)
+{
+    char *errbuf = s->errbuf;
+    const qr_fabric_fault *faults = qr_fabric_faults(s->fab, NULL);
+    char tmp[4200], path[4300];
+    int rc = qri_truth_stage(in->rec_dir, tmp, sizeof tmp, errbuf);
+    if (rc)
+        return rc;
+    snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
+    rc = arrival_log(s, path, o->drops, o->n_drops, faults, &o->rep.unplaced_drops, errbuf);
+    if (!rc) {
+        qr_truth_info info = {.recording_id = qr_recording_id(o->rec),
+                              .end = QR_END_COMPLETED,
+                              .sim_end_ns = o->end_ns,
+                              .events = o->rep.hops,
+                              .link_faults = o->lf,
+                              .n_link_faults = o->rep.n_faults,
+                              .probed = in->probed,
+                              .probes = o->pings,
+                              .n_probes = in->n_pings,
+                              .trace_fault_drops = o->rep.trace_fault_drops,
+                              .true_paths = o->tp,
+                              .n_true_paths = o->n_tp,
+                              .has_tap_delay = 1,
+                              .tap_delay_p50_ns = o->rep.hop_p50_ns,
+                              .tap_delay_p99_ns = o->rep.hop_p99_ns};
+        snprintf(path, sizeof path, "%s/truth.h5", tmp);
+        rc = qr_truth_write(path, qr_recording_scenario(o->rec), &info, o->drops, o->n_drops,
+                            o->dirs, s->n_dirs, errbuf);
+    }
+    if (!rc && in->probed) { /* the agents' log: an observation, beside the captures' import */
+        snprintf(path, sizeof path, "%s/probes.h5", in->rec_dir);
+        rc = qr_probe_log_write(path, qr_recording_scenario(o->rec), qr_recording_id(o->rec),
+                                o->end_ns, o->dirs, s->n_dirs, o->pings, in->n_pings, errbuf);
+    }
+    if (!rc)
+        rc = qri_truth_commit(in->rec_dir, tmp, errbuf);
+    if (rc)
+        qri_truth_discard(tmp);
+    return rc;
+}
+
+static void ft_free(struct ft_state *s, struct ft_out *o)
+{
+    free(o->drops);
+    free(o->dirs);
+    free(o->lf);
+    free(o->pings);
+    free(o->tp);
+    free(s->other_in);
+    free(s->other_out);
+    free(s->other_fault);
+    free(s->op);
+    free(s->op_table);
+    free(s->p);
+    free(s->start);
+    free(s->table);
+    free(s->dir_port);
+    free(s->first_hop);
+    qri_tb_conns_free(&s->conns);
+    qr_recording_close(o->rec);
+}
+
 int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_out, char *errbuf)
 {
     if (!in || !in->rec_dir || !in->capture_dir || !in->fab || !in->qdisc_drops ||
@@ -936,435 +1345,35 @@ int qr_fabric_truth(const qr_fabric_truth_in *in, qr_fabric_truth_report *rep_ou
     s.topo = qr_fabric_topology(in->fab);
     s.switches = qr_fabric_switches(in->fab);
     s.k = qr_topology_ports(s.topo, 0);
-    qr_fabric_truth_report rep;
-    memset(&rep, 0, sizeof rep);
-    qr_recording *rec = NULL;
-    qr_row_drop *drops = NULL;
-    qr_row_direction *dirs = NULL;
-    qr_row_link_fault *lf = NULL;
-    size_t n_drops = 0, n_faults;
-    const qr_fabric_fault *faults = qr_fabric_faults(in->fab, &n_faults);
-    char tmp[4200], path[4300], d1[96];
-    int staged = 0;
-    s.other_in = calloc(s.switches + 1, sizeof *s.other_in);
-    s.other_out = calloc(s.switches + 1, sizeof *s.other_out);
-    s.other_fault = calloc(s.switches + 1, sizeof *s.other_fault);
-    int rc = !s.other_in || !s.other_out || !s.other_fault
-                 ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
-                 : qr_recording_open(&rec, in->rec_dir, NULL, errbuf);
-    if (!rc) {
-        s.rec = rec;
-        s.ft = qr_recording_flows(rec);
-        s.n_dirs = qr_flow_table_directions(s.ft);
-        if (qr_recording_hosts(rec) != qr_fabric_hosts(in->fab))
-            rc = qri_err(errbuf, QR_EVALUE, "%s: %u hosts, the fabric has %u", in->rec_dir,
-                         qr_recording_hosts(rec), qr_fabric_hosts(in->fab));
-    }
-    rep.n_ports = s.switches * s.k;
-    rep.n_faults = n_faults;
-    rep.n_core = 0;
-    for (uint32_t sw = 0; sw < s.switches; sw++)
-        rep.n_core += qr_topology_switch_kind(s.topo, sw) == QR_NODE_CORE;
-    if (!rc) {
-        rep.n_dirs = s.n_dirs;
-        rep.ports = calloc(rep.n_ports, sizeof *rep.ports);
-        rep.faults = calloc(n_faults + 1, sizeof *rep.faults);
-        rep.core_dirs = calloc(rep.n_core + 1, sizeof *rep.core_dirs);
-        rep.dir_path = calloc(s.n_dirs + 1, sizeof *rep.dir_path);
-        rep.dir_hops = calloc(s.n_dirs + 1, 1);
-        rep.dir_src = calloc(s.n_dirs + 1, sizeof *rep.dir_src);
-        rep.dir_dst = calloc(s.n_dirs + 1, sizeof *rep.dir_dst);
-        rep.dir_sport = calloc(s.n_dirs + 1, sizeof *rep.dir_sport);
-        rep.dir_dport = calloc(s.n_dirs + 1, sizeof *rep.dir_dport);
-        lf = calloc(n_faults + 1, sizeof *lf);
-        if (!rep.ports || !rep.faults || !rep.core_dirs || !rep.dir_path || !rep.dir_hops ||
-            !rep.dir_src || !rep.dir_dst || !rep.dir_sport || !rep.dir_dport || !lf)
-            rc = QR_ENOMEM;
-    }
-    for (uint32_t q = 0; !rc && q < rep.n_ports; q++) {
-        rep.ports[q].sw = q / s.k;
-        rep.ports[q].port = q % s.k;
-        rep.ports[q].qdisc_drops = in->qdisc_drops[q];
-    }
+    struct ft_out o;
+    memset(&o, 0, sizeof o);
+    int rc = ft_open(&s, &o, in);
     if (!rc)
-        rc = qri_tb_conns_load(in->rec_dir, s.ft, &s.conns, errbuf);
+        rc = ft_read(&s, &o, in);
     if (!rc)
-        rc = index_packets(&s);
-    size_t *next = rc ? NULL : calloc(s.n_dirs + 1, sizeof *next);
-    if (!rc && !next)
-        rc = QR_ENOMEM;
-    for (uint32_t h = 0; !rc && h < qr_fabric_hosts(in->fab); h++)
-        rc = host_ids(&s, in->capture_dir, h, next);
-    free(next);
+        rc = ft_follow(&s, &o);
     if (!rc)
-        rc = hash_packets(&s);
-    rep.packets = s.n;
+        rc = ft_check_faults(&s, &o, in);
+    if (!rc)
+        rc = ft_drops(&s, &o);
     for (uint32_t sw = 0; !rc && sw < s.switches; sw++)
-        for (uint32_t p = 0; !rc && p < s.k; p++)
-            rc = read_port(&s, in->capture_dir, sw, p, &rep);
-    /* every packet followed; its path, fate, and the port its direction takes at each switch */
-    if (!rc && (!(drops = calloc(s.n + 1, sizeof *drops)) ||
-                !(s.first_hop = calloc(s.n + 1, sizeof *s.first_hop))))
-        rc = QR_ENOMEM;
-    for (size_t i = 0; !rc && i < s.n; i++) {
-        struct fp *x = &s.p[i];
-        uint32_t path[5], hops;
-        rc = follow(&s, x, path, &hops, &rep);
-        if (rc)
-            break;
-        rep.hops += hops;
-        uint32_t d = x->r->dir;
-        if (x->fate == 1) {
-            rep.delivered++;
-            if (!rep.dir_hops[d]) {
-                rep.dir_hops[d] = (uint8_t)hops;
-                memcpy(rep.dir_path[d], path, hops * sizeof *path);
-            }
-        }
-    }
+        rc = ft_check_switch(&s, &o, in, sw);
     if (!rc)
-        follow_others(&s);
-    for (size_t i = 0; !rc && i < n_faults; i++) {
-        rep.faults[i].counter = in->fault_drops[i];
-        if (faults[i].kind == QR_LINK_GRAY || faults[i].kind == QR_LINK_BLACKHOLE)
-            rc = read_fault(&s, in->capture_dir, &faults[i], &rep.faults[i], &rep);
-        if (!rc && rep.faults[i].logged != rep.faults[i].counter)
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "%s/fault-%u.pcap: holds %" PRIu64 " packets, the rule's counter says "
-                         "%" PRIu64 " were dropped: the log is incomplete",
-                         in->capture_dir, faults[i].fault, rep.faults[i].logged,
-                         rep.faults[i].counter);
-    }
-    for (size_t i = 0; !rc && i < s.n; i++)
-        if (s.p[i].fate == 1 && s.p[i].fault)
-            rc =
-                qri_err(errbuf, QR_EVALUE, "%s: packet %u is in fault %u's log but reached host %u",
-                        dir_text(&s, s.p[i].r->dir, d1, sizeof d1), s.p[i].r->seq, s.p[i].fault,
-                        qr_flow_table_dir_dst(s.ft, s.p[i].r->dir));
-    if (!rc && s.n) {
-        qsort(s.first_hop, s.n, sizeof *s.first_hop, qri_cmp_i64);
-        rep.base_ns = s.conns.base;
-        rep.hop_p50_ns = qr_percentile_i64(s.first_hop, s.n, 0.5);
-        rep.hop_p99_ns = qr_percentile_i64(s.first_hop, s.n, 0.99);
-    }
-    /* the drops: by the fault whose log holds them, else by their port's queue */
-    for (size_t i = 0; !rc && i < s.n; i++) {
-        struct fp *x = &s.p[i];
-        if (x->fate != 2)
-            continue;
-        uint32_t d = x->r->dir;
-        uint8_t port = s.dir_port[(size_t)d * s.switches + x->drop_sw];
-        qr_row_drop *r = &drops[n_drops++];
-        *r = (qr_row_drop){.packet = qr_packet_id(d, x->r->seq),
-                           .dir = d,
-                           .time_ns = x->drop_t,
-                           .sw = x->drop_sw,
-                           .port = port < MANY_PORTS ? port : UINT32_MAX,
-                           .bytes = x->r->pk.ip_len,
-                           .reason = x->fault ? QR_DROP_FAULT : QR_DROP_BUFFER_FULL};
-        if (x->fault) {
-            const qr_fabric_fault *f = &faults[x->fault - 1];
-            qr_node from, to;
-            uint32_t fport;
-            qr_topology_link_ends(s.topo, f->link, &from, &to, &fport);
-            uint32_t at = from.kind == QR_NODE_HOST ? to.index : from.index;
-            if (at != x->drop_sw)
-                rc = qri_err(errbuf, QR_EVALUE,
-                             "%s: packet %u is in fault %u's log (at s%u) but stopped at s%u",
-                             dir_text(&s, d, d1, sizeof d1), x->r->seq, x->fault, at, x->drop_sw);
-            if (from.kind != QR_NODE_HOST)
-                r->port = fport;
-            rep.fault_drops++;
-        } else {
-            rep.queue_drops++;
-            if (r->port == UINT32_MAX)
-                rep.unknown_port_drops++;
-            else
-                rep.ports[r->sw * s.k + r->port].queue_drops++;
-        }
-    }
-    /* the queues' drops against their counters, switch by switch */
-    for (uint32_t sw = 0; !rc && sw < s.switches; sw++) {
-        int64_t cap = 0, cnt = 0;
-        for (uint32_t p = 0; p < s.k; p++) {
-            cap += (int64_t)rep.ports[sw * s.k + p].queue_drops;
-            cnt += (int64_t)rep.ports[sw * s.k + p].qdisc_drops;
-        }
-        for (size_t i = 0; i < n_drops; i++)
-            cap += drops[i].sw == sw && drops[i].port == UINT32_MAX &&
-                   drops[i].reason == QR_DROP_BUFFER_FULL;
-        int64_t probes = 0;
-        for (size_t i = 0; i < s.n_op; i++) /* the probes' */
-            probes += s.op[i].fate == 2 && s.op[i].drop_sw == sw && !s.op[i].fault;
-        rep.probe_queue_drops += (uint64_t)probes;
-        /* what is not TCP: what arrived and what it sent itself, less what it took itself,
-         * what left and what a fault's rule on it dropped (its log) */
-        int64_t others = (int64_t)(s.other_in[sw] + in->own_sent[sw]) -
-                         (int64_t)(in->own_taken[sw] + s.other_out[sw] + s.other_fault[sw]);
-        rep.other_fault_drops += s.other_fault[sw];
-        rep.own_sent += in->own_sent[sw];
-        if (others < 0)
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "s%u: its captures show %" PRIu64 " packets that are not TCP leaving it, "
-                         "more than the %" PRIu64 " that arrived and the %" PRIu64
-                         " it sent itself (less %" PRIu64 " it took and %" PRIu64
-                         " its faults dropped): the counters missed some",
-                         sw, s.other_out[sw], s.other_in[sw], in->own_sent[sw], in->own_taken[sw],
-                         s.other_fault[sw]);
-        else if (cap + probes + others != cnt)
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
-                         "probes', %" PRId64 " of packets that are not TCP), its qdiscs counted "
-                         "%" PRId64 ": the captures do not hold the whole run",
-                         sw, cap + probes + others, probes, others, cnt);
-        rep.other_queue_drops += (uint64_t)(others > 0 ? others : 0);
-    }
+        rc = queues(&s, &o.rep, o.drops, o.n_drops);
     if (!rc)
-        rc = queues(&s, &rep, drops, n_drops);
-    /* what crossed each faulty link: its sending end's departures (a host's: its switch's
-     * arrivals from it) and its drops */
-    for (size_t i = 0; !rc && i < n_faults; i++) {
-        qr_node from, to;
-        uint32_t fport, hsw = 0, hport = 0;
-        qr_topology_link_ends(s.topo, faults[i].link, &from, &to, &fport);
-        if (from.kind == QR_NODE_HOST)
-            qr_topology_host_attach(s.topo, from.index, &hsw, &hport);
-        rep.faults[i].crossed = from.kind == QR_NODE_HOST ? rep.ports[hsw * s.k + hport].in
-                                                          : rep.ports[from.index * s.k + fport].out;
-        rep.faults[i].crossed += from.kind == QR_NODE_HOST ? 0 : rep.faults[i].dropped;
-        qr_link_faults_row(qr_fabric_link_faults(in->fab), i, &lf[i]);
-        lf[i].crossed = rep.faults[i].crossed;
-        lf[i].dropped = rep.faults[i].dropped;
-    }
-    /* the data directions each core switch carried */
-    for (size_t d = 0; !rc && d < s.n_dirs; d++) {
-        rep.dir_src[d] = qr_flow_table_dir_src(s.ft, (uint32_t)d);
-        rep.dir_dst[d] = qr_flow_table_dir_dst(s.ft, (uint32_t)d);
-        uint16_t p0, p1;
-        qri_tb_conns_ports(&s.conns, qr_dir_flow((uint32_t)d), &p0, &p1);
-        rep.dir_sport[d] = qr_dir_is_ack((uint32_t)d) ? p1 : p0;
-        rep.dir_dport[d] = qr_dir_is_ack((uint32_t)d) ? p0 : p1;
-        if (!rep.dir_hops[d])
-            continue;
-        rep.directions++;
-        if (rep.dir_hops[d] == 5 && !qr_dir_is_ack((uint32_t)d))
-            for (uint32_t c = 0, sw = 0; sw < s.switches; sw++)
-                if (qr_topology_switch_kind(s.topo, sw) == QR_NODE_CORE) {
-                    rep.core_dirs[c] += rep.dir_path[d][2] == sw;
-                    c++;
-                }
-    }
-    if (!rc && !(dirs = calloc(s.n_dirs + 1, sizeof *dirs)))
-        rc = QR_ENOMEM;
-    int64_t end_ns = 0;
-    for (size_t d = 0; !rc && d < s.n_dirs; d++)
-        dirs[d] = (qr_row_direction){.dir = (uint32_t)d,
-                                     .flow = qr_dir_flow((uint32_t)d),
-                                     .src = rep.dir_src[d],
-                                     .dst = rep.dir_dst[d]};
-    for (size_t i = 0; !rc && i < s.n; i++) {
-        const struct fp *x = &s.p[i];
-        qr_row_direction *r = &dirs[x->r->dir];
-        r->sent++;
-        r->sent_bytes += x->r->pk.ip_len;
-        if (x->fate == 1) {
-            r->delivered++;
-            r->delivered_bytes += x->r->pk.ip_len;
-        } else {
-            r->dropped++;
-            r->dropped_bytes += x->r->pk.ip_len;
-        }
-        for (int j = 0; j < x->n_obs; j++)
-            if (x->o[j].t > end_ns)
-                end_ns = x->o[j].t;
-    }
-    /* the paths the kernels chose, as cables (a delivered packet's of each direction) */
-    qr_row_path *tp = NULL;
-    size_t n_tp = 0;
-    if (!rc && !(tp = calloc(6 * (s.n_dirs + 1), sizeof *tp)))
-        rc = QR_ENOMEM;
-    for (size_t d = 0; !rc && d < s.n_dirs; d++) {
-        uint32_t hops = rep.dir_hops[d];
-        for (uint32_t h = 0; hops && h <= hops; h++) {
-            qr_node a = h == 0 ? (qr_node){QR_NODE_HOST, rep.dir_src[d]}
-                               : qr_topology_switch_node(s.topo, rep.dir_path[d][h - 1]);
-            qr_node b = h == hops ? (qr_node){QR_NODE_HOST, rep.dir_dst[d]}
-                                  : qr_topology_switch_node(s.topo, rep.dir_path[d][h]);
-            uint32_t id;
-            qr_row_path *r = &tp[n_tp++];
-            r->dir = (uint32_t)d;
-            r->hop = h;
-            if (qr_topology_link_between(s.topo, a, b, &id) == QR_OK)
-                qr_topology_cable_name(s.topo, id, r->link, sizeof r->link);
-        }
-    }
-    qr_row_probe *pings = NULL;
-    int64_t ping_timeout =
-        rc ? 0 : qr_scenario_config(qr_recording_scenario(rec))->pingmesh.timeout_ns;
-    for (size_t i = 0; !rc && i < in->n_pings; i++) /* the run lasts as long as its agents probed */
-        if (in->pings[i].sent_ns - s.conns.base > end_ns)
-            end_ns = in->pings[i].sent_ns - s.conns.base;
-    if (!rc && in->n_pings && !(pings = malloc(in->n_pings * sizeof *pings)))
-        rc = QR_ENOMEM;
-    for (size_t i = 0; !rc && i < in->n_pings; i++) {
-        pings[i] = in->pings[i];
-        pings[i].sent_ns -= s.conns.base;
-        if (pings[i].rtt_ns < 0 && pings[i].sent_ns + ping_timeout <= end_ns)
-            ping_truth(&s, &pings[i], faults, &rep); /* (later ones were in flight at the end) */
-    }
+        ft_faults_crossed(&s, &o);
     if (!rc)
-        rc = qri_truth_stage(in->rec_dir, tmp, sizeof tmp, errbuf);
-    staged = !rc;
-    if (!rc) {
-        snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
-        rc = arrival_log(&s, path, drops, n_drops, faults, &rep.unplaced_drops, errbuf);
-    }
-    if (!rc) {
-        qr_truth_info info = {.recording_id = qr_recording_id(rec),
-                              .end = QR_END_COMPLETED,
-                              .sim_end_ns = end_ns,
-                              .events = rep.hops,
-                              .link_faults = lf,
-                              .n_link_faults = n_faults,
-                              .probed = in->probed,
-                              .probes = pings,
-                              .n_probes = in->n_pings,
-                              .trace_fault_drops = rep.trace_fault_drops,
-                              .true_paths = tp,
-                              .n_true_paths = n_tp,
-                              .has_tap_delay = 1,
-                              .tap_delay_p50_ns = rep.hop_p50_ns,
-                              .tap_delay_p99_ns = rep.hop_p99_ns};
-        snprintf(path, sizeof path, "%s/truth.h5", tmp);
-        rc = qr_truth_write(path, qr_recording_scenario(rec), &info, drops, n_drops, dirs, s.n_dirs,
-                            errbuf);
-    }
-    if (!rc && in->probed) { /* the agents' log: an observation, beside the captures' import */
-        snprintf(path, sizeof path, "%s/probes.h5", in->rec_dir);
-        rc = qr_probe_log_write(path, qr_recording_scenario(rec), qr_recording_id(rec), end_ns,
-                                dirs, s.n_dirs, pings, in->n_pings, errbuf);
-    }
+        rc = ft_directions(&s, &o);
     if (!rc)
-        rc = qri_truth_commit(in->rec_dir, tmp, errbuf);
-    if (rc && staged)
-        qri_truth_discard(tmp);
-    free(drops);
-    free(dirs);
-    free(lf);
-    free(pings);
-    free(tp);
-    free(s.other_in);
-    free(s.other_out);
-    free(s.other_fault);
-    free(s.op);
-    free(s.op_table);
-    free(s.p);
-    free(s.start);
-    free(s.table);
-    free(s.dir_port);
-    free(s.first_hop);
-    qri_tb_conns_free(&s.conns);
-    qr_recording_close(rec);
+        rc = ft_true_paths(&s, &o);
+    if (!rc)
+        rc = ft_pings(&s, &o, in);
+    if (!rc)
+        rc = ft_write(&s, &o, in);
+    ft_free(&s, &o);
     if (!rc && rep_out)
-        *rep_out = rep;
+        *rep_out = o.rep;
     else
-        qr_fabric_truth_report_free(&rep);
-    return rc;
-}
-
-/* ---- the CSV files ---- */
-
-struct csv_ctx {
-    const qr_fabric *fab;
-    const qr_fabric_truth_report *r;
-};
-
-static void write_ports(FILE *f, const void *vctx)
-{
-    const struct csv_ctx *c = vctx;
-    const qr_topology *t = qr_fabric_topology(c->fab);
-    fprintf(f, "switch,port,peer,in,out,queue_drops,qdisc_drops,max_queue_bytes\n");
-    for (uint32_t q = 0; q < c->r->n_ports; q++) {
-        const qr_fabric_port_report *p = &c->r->ports[q];
-        qr_node_kind pk;
-        uint32_t peer, pp;
-        qr_topology_link(t, p->sw, p->port, &pk, &peer, &pp);
-        fprintf(f, "s%u,%u,%s%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-                p->sw, p->port, pk == QR_NODE_HOST ? "h" : "s", peer, p->in, p->out, p->queue_drops,
-                p->qdisc_drops, p->max_queue_bytes);
-    }
-}
-
-static void write_paths(FILE *f, const void *vctx)
-{
-    const qr_fabric_truth_report *r = ((const struct csv_ctx *)vctx)->r;
-    fprintf(f, "dir,flow,src,dst,sport,dport,hops,path\n");
-    for (size_t d = 0; d < r->n_dirs; d++) {
-        fprintf(f, "%zu,%u,%u,%u,%u,%u,%u,", d, qr_dir_flow((uint32_t)d), r->dir_src[d],
-                r->dir_dst[d], r->dir_sport[d], r->dir_dport[d], r->dir_hops[d]);
-        for (uint32_t h = 0; h < r->dir_hops[d]; h++)
-            fprintf(f, "%ss%u", h ? " " : "", r->dir_path[d][h]);
-        fputc('\n', f);
-    }
-}
-
-int qr_fabric_truth_write(const char *fabric_csv, const char *paths_csv, const qr_fabric *fab,
-                          const qr_fabric_truth_report *r, char *errbuf)
-{
-    struct csv_ctx c = {fab, r};
-    int rc = qr_write_text_file(fabric_csv, write_ports, &c, errbuf);
-    if (!rc)
-        rc = qr_write_text_file(paths_csv, write_paths, &c, errbuf);
-    return rc;
-}
-
-/* ---- Everflow's mirror of the guided probes ---- */
-
-struct mirror_ctx {
-    const qr_fabric *fab;
-    const qr_fabric_truth_report *r;
-    const uint64_t *drops;
-    int64_t base;
-};
-
-static void write_copies(FILE *f, const void *vctx)
-{
-    const struct mirror_ctx *c = vctx;
-    fprintf(f, "src,dst,sport,seq,switch,port,dir,time_ns\n");
-    for (size_t i = 0; i < c->r->n_mirror; i++) {
-        const qr_fabric_mirror_copy *x = &c->r->mirror[i];
-        fprintf(f, "%u.%u.%u.%u,%u.%u.%u.%u,%u,%u,s%u,%u,%s,%" PRId64 "\n", x->src >> 24,
-                x->src >> 16 & 255, x->src >> 8 & 255, x->src & 255, x->dst >> 24,
-                x->dst >> 16 & 255, x->dst >> 8 & 255, x->dst & 255, x->sport, x->seq, x->sw,
-                x->port, x->out ? "out" : "in", x->t - c->base);
-    }
-}
-
-static void write_counters(FILE *f, const void *vctx)
-{
-    const struct mirror_ctx *c = vctx;
-    const qr_topology *t = qr_fabric_topology(c->fab);
-    uint32_t k = qr_topology_ports(t, 0);
-    fprintf(f, "switch,port,drops\n");
-    for (uint32_t sw = 0; sw < qr_topology_switches(t); sw++)
-        for (uint32_t p = 0; p < qr_topology_ports(t, sw); p++)
-            fprintf(f, "s%u,%u,%" PRIu64 "\n", sw, p, c->drops[sw * k + p]);
-}
-
-int qr_fabric_mirror_write(const char *mirror_dir, const qr_fabric *fab,
-                           const qr_fabric_truth_report *r, const uint64_t *sweep_drops,
-                           int64_t base_ns, char *errbuf)
-{
-    if (!r->n_mirror)
-        return QR_OK;
-    struct mirror_ctx c = {fab, r, sweep_drops, base_ns};
-    char path[4200];
-    int rc = qr_make_dirs(mirror_dir, errbuf);
-    snprintf(path, sizeof path, "%s/guided.csv", mirror_dir);
-    if (!rc)
-        rc = qr_write_text_file(path, write_copies, &c, errbuf);
-    snprintf(path, sizeof path, "%s/counters.csv", mirror_dir);
-    if (!rc && sweep_drops)
-        rc = qr_write_text_file(path, write_counters, &c, errbuf);
+        qr_fabric_truth_report_free(&o.rep);
     return rc;
 }
