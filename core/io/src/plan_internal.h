@@ -1,4 +1,5 @@
-/* qreplay internal: the plan's layout, for the modules that make plans (plan.c, light.c). */
+/* qreplay internal: the plan's layout, for the modules that make plans (plan.c, light_recording.c).
+ */
 #ifndef QREPLAY_PLAN_INTERNAL_H
 #define QREPLAY_PLAN_INTERNAL_H
 

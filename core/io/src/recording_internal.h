@@ -1,5 +1,5 @@
 /* qreplay internal: the recording's state, shared by the reader (recording.c) and the
- * modules that build one (import_run.c, light.c: qr_recording_from_light). */
+ * modules that build one (import_run.c, light_recording.c: qr_recording_from_light). */
 #ifndef QREPLAY_RECORDING_INTERNAL_H
 #define QREPLAY_RECORDING_INTERNAL_H
 

@@ -1,0 +1,65 @@
+/* qreplay internal: the light record's file format constants and the reader's state, shared by
+ * the reader (light_read.c) and the recording built from a light record (light_recording.c); the
+ * writer (light_write.c) shares the constants. */
+#ifndef QREPLAY_LIGHT_INTERNAL_H
+#define QREPLAY_LIGHT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qreplay/light.h"
+
+#define MAGIC "QRLIGHT1"
+#define BLOCK_HDR 16 /* part, th, reserved (u8 u8 u16), raw length, stored length, CRC-32 (u32) */
+#define MAX_BLOCK (1u << 26) /* 64 MiB: a chunk's part (the writer ends a chunk sooner) */
+#define PART_END 0xff
+
+/* packet flags of a direction, in the reader */
+#define F_LOST 1
+#define F_DETECTED 2
+#define F_CE 4
+#define F_UNKNOWN 8 /* its receiver was not seen, and nothing says it was lost */
+
+struct ldir {
+    uint32_t n, n_lost; /* packets sent, lost */
+    unsigned seen;      /* QR_TC_AT_*: which ends a capture saw */
+    size_t at;          /* its packets' place in the flat arrays */
+    size_t loss_off;    /* its lists in its chunk's loss block (while reading) */
+    int64_t last_send;  /* inferred at the smallest threshold */
+};
+
+struct lgroup {
+    uint64_t pos; /* in the host's (time, direction, number) order */
+    uint32_t m;
+    uint32_t *rank; /* m */
+};
+
+struct lhost_order {
+    struct lgroup *g;
+    size_t n;
+};
+
+struct qr_light {
+    char path[4096];
+    char id[QR_ID_SIZE];
+    qr_scenario *scenario;
+    char *scenario_text;
+    qr_flow *flows;
+    size_t n_flows;
+    qr_flow_table *ft;
+    uint32_t n_hosts;
+    int64_t *offsets;
+    qr_sampling_method method;
+    int imported;  /* recording_kind=import */
+    char why[256]; /* why its packets cannot be regenerated ("" if they can) */
+    qr_light_stats st;
+    struct ldir *dirs;
+    size_t n_dirs;
+    uint8_t *flags; /* per packet: F_* */
+    int64_t *recv;  /* per packet: receive time (receiver's clock); lost: 0 */
+    qr_sample_record **recs[QR_LIGHT_MAX_TH]; /* per th, per direction */
+    size_t *n_recs[QR_LIGHT_MAX_TH];
+    struct lhost_order *order[QR_LIGHT_MAX_TH]; /* per th, per host */
+};
+
+#endif
