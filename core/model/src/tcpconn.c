@@ -433,223 +433,264 @@ static void mark_dsack(tc *x, uint32_t d, int64_t s, int64_t e, int64_t t, uint8
     }
 }
 
+/* The sender's state as sender_walk replays its timeline. */
+struct walk {
+    uint32_t d;
+    const qr_tc_dir *D, *A;
+    qr_tc_pkt_info *info;
+    qr_tc_dir_stats *st;
+    int acks_seen, uses_ts, ws;
+    uint32_t mss;
+    range *sb; /* the scoreboard above una */
+    size_t nsb, capsb;
+    pend *orig, *retx; /* originals awaiting an RTT sample; retransmissions awaiting their
+                          covering ACK (Eifel) */
+    size_t no, cap_o, ho, nr, cap_r;
+    uint8_t *resent, *dsacked;
+    int64_t una, snd_max, rec_point, last_ack_t, last_send_t;
+    int64_t before_una_t; /* the latest ACK arrival before the one that moved una last */
+    int64_t last_win, cover;
+    int in_rec, rec_rto, tlp_out, after_rto_sends;
+    uint32_t dupacks;
+    int64_t syn_tx;
+    uint32_t syns;
+};
+
+/* An ACK's SACK blocks into the scoreboard (a D-SACK marks the copy it reports); *sack_new: one
+ * told the sender something new. */
+static int walk_sack(tc *x, struct walk *w, const qr_packet *ap, int64_t a, int64_t t,
+                     int *sack_new)
+{
+    uint32_t d = w->d, L[4], R[4];
+    size_t nb = qr_tcp_sack_blocks(ap, L, R);
+    *sack_new = 0;
+    for (size_t b = 0; b < nb; b++) {
+        int64_t s = unwrap_near(x->isn[d], a, L[b]), e = unwrap_near(x->isn[d], a, R[b]);
+        if (e <= s)
+            continue;
+        int dsack = b == 0 && (s < a || (nb > 1 && s >= unwrap_near(x->isn[d], a, L[1]) &&
+                                         e <= unwrap_near(x->isn[d], a, R[1])));
+        if (dsack) {
+            mark_dsack(x, d, s, e, t, w->dsacked);
+            continue;
+        }
+        if (!ranges_cover(w->sb, w->nsb, s, e))
+            *sack_new = 1;
+        int rc = ranges_add(&w->sb, &w->nsb, &w->capsb, s, e);
+        if (!rc)
+            rc = ranges_add(&x->sacked[d], &x->n_sacked[d], &x->cap_sacked[d], s, e);
+        if (rc)
+            return rc;
+    }
+    return QR_OK;
+}
+
+/* An ACK (packet ai of the other direction) arriving at the sender at t. */
+static int walk_ack(tc *x, struct walk *w, uint32_t ai, int64_t t)
+{
+    const qr_packet *ap = w->A->p[ai].pk;
+    int64_t a = x->ack[w->d ^ 1u][ai];
+    if (a < 0)
+        return QR_OK;
+    if ((ap->tcp_flags & QR_TCP_SYN) && w->syn_tx >= 0 && w->syns == 1)
+        rtt_sample(x, t - w->syn_tx); /* SYN out, SYN-ACK in */
+    int sack_new;
+    int rc = walk_sack(x, w, ap, a, t, &sack_new);
+    if (rc)
+        return rc;
+    int64_t win = (int64_t)ap->window << w->ws;
+    if (a == w->una && qr_tcp_payload(ap) == 0 && !(ap->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)) &&
+        w->una < w->snd_max && (win == w->last_win || sack_new)) {
+        w->dupacks++;
+        if (w->dupacks > w->st->max_dupacks)
+            w->st->max_dupacks = w->dupacks;
+    }
+    if (a > w->una) {
+        w->una = a;
+        w->before_una_t = w->last_ack_t;
+        w->dupacks = 0;
+        w->tlp_out = 0;
+        ranges_prune(w->sb, &w->nsb, w->una);
+        if (w->in_rec && w->una >= w->rec_point)
+            w->in_rec = 0;
+    }
+    if (a > w->cover)
+        w->cover = a;
+    /* RTT of originals it covers (Karn: none that was sent again). With timestamps the echoes
+     * give the samples (ts_samples): a capture's send time of a segment split from a TSO/GSO
+     * burst is the split's, and can be later than the ACK's cause */
+    for (; w->ho < w->no && w->orig[w->ho].e <= a; w->ho++)
+        if (!w->resent[w->orig[w->ho].i] && !w->uses_ts)
+            rtt_sample(x, t - w->orig[w->ho].tx);
+    /* Eifel: an ACK covering a retransmission that echoes an older timestamp than the
+     * retransmission's was sent for the original */
+    uint32_t tv, te;
+    int have_ts = qr_tcp_timestamps(ap, &tv, &te);
+    size_t k = 0;
+    for (size_t r = 0; r < w->nr; r++) {
+        if (w->retx[r].e > a) {
+            w->retx[k++] = w->retx[r];
+            continue;
+        }
+        uint32_t rv, re_;
+        if (have_ts && qr_tcp_timestamps(w->D->p[w->retx[r].i].pk, &rv, &re_) &&
+            (int32_t)(te - rv) < 0 && !w->info[w->retx[r].i].spurious)
+            w->info[w->retx[r].i].spurious = 1;
+    }
+    w->nr = k;
+    w->last_win = win;
+    w->last_ack_t = t;
+    return QR_OK;
+}
+
+/* What sent bytes [s, e) again at t, from what the sender had seen. */
+static qr_tc_trigger walk_trigger(const tc *x, const struct walk *w, int64_t s, int64_t e,
+                                  int64_t t)
+{
+    const qr_tc_cfg *c = &x->cfg;
+    /* an ACK that already covered these bytes did not send them again: the two crossed in the
+     * host (the resend was on its way), so what sent it is judged from before that ACK */
+    int64_t ack_t = e <= w->una ? w->before_una_t : w->last_ack_t;
+    int64_t last = ack_t > w->last_send_t ? ack_t : w->last_send_t;
+    int64_t silence = last < 0 ? INT64_MAX : t - last;
+    int timer = silence > c->ack_clock_ns;
+    int64_t above = ranges_bytes_above(w->sb, w->nsb, e);
+    if (!w->acks_seen)
+        return QR_TC_UNKNOWN_TRIGGER;
+    if (!timer) {
+        if (w->in_rec)
+            return w->rec_rto ? QR_TC_AFTER_RTO : QR_TC_RECOVERY;
+        if (w->dupacks >= c->dupthresh || above >= (int64_t)c->dupthresh * w->mss || c->classic)
+            return QR_TC_FAST; /* a classic sender resends outside its timer only so */
+        return above > 0 || w->dupacks > 0 ? QR_TC_RACK : QR_TC_RECOVERY;
+    }
+    if (c->classic)
+        return QR_TC_RTO;
+    if (above > 0 && silence < c->rto_min_ns)
+        return QR_TC_RACK;
+    if (e >= w->snd_max && !w->tlp_out &&
+        (c->tlp ? !w->in_rec : (s > w->una || silence < c->rto_min_ns)))
+        return QR_TC_TLP;
+    return QR_TC_RTO;
+}
+
+/* Packet i, bytes [s, e) below snd_max, sent again at t. */
+static int walk_resend(tc *x, struct walk *w, uint32_t i, int64_t s, int64_t e, int64_t t)
+{
+    qr_tc_pkt_info *f = &w->info[i];
+    qr_tc_trigger tr = walk_trigger(x, w, s, e, t);
+    f->trigger = (uint8_t)tr;
+    if (e <= w->una)
+        f->spurious = 1; /* an ACK had already covered its bytes: they had arrived */
+    w->st->retransmissions++;
+    w->st->trig[tr]++;
+    w->st->late_fast += tr == QR_TC_FAST && w->dupacks > x->cfg.dupthresh;
+    if (tr == QR_TC_TLP)
+        w->tlp_out = 1;
+    if (tr == QR_TC_RTO ||
+        ((tr == QR_TC_FAST || tr == QR_TC_RACK || tr == QR_TC_RECOVERY) && !w->in_rec)) {
+        w->in_rec = 1;
+        w->rec_rto = tr == QR_TC_RTO;
+        w->rec_point = w->snd_max;
+        w->after_rto_sends = tr == QR_TC_RTO ? 0 : -1;
+    } else if (w->after_rto_sends >= 0) {
+        w->after_rto_sends = -1; /* it went on resending: no F-RTO */
+    }
+    /* Karn: the original of these bytes gives no RTT sample */
+    size_t lo = w->ho, hi = w->no;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (w->orig[m].e <= s)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    for (size_t m = lo; m < w->no && w->info[w->orig[m].i].seq < e; m++)
+        w->resent[w->orig[m].i] = 1;
+    if (qri_grow((void **)&w->retx, &w->cap_r, w->nr, sizeof *w->retx, 16))
+        return QR_ENOMEM;
+    w->retx[w->nr++] = (pend){e, t, i};
+    return QR_OK;
+}
+
+/* Packet i of direction d leaving the sender at t. */
+static int walk_send(tc *x, struct walk *w, uint32_t i, int64_t t)
+{
+    const qr_packet *p = w->D->p[i].pk;
+    qr_tc_pkt_info *f = &w->info[i];
+    if (p->tcp_flags & QR_TCP_SYN) {
+        w->syns++;
+        if (w->syn_tx >= 0) {
+            f->trigger = QR_TC_SYN;
+            w->st->retransmissions++;
+            w->st->trig[QR_TC_SYN]++;
+        }
+        w->syn_tx = t;
+        if (f->seq + 1 > w->snd_max)
+            w->snd_max = f->seq + 1;
+        return QR_OK;
+    }
+    if (!f->len)
+        return QR_OK;
+    int64_t s = f->seq, e = f->seq + f->len;
+    f->dupacks = w->dupacks;
+    if (s < w->snd_max) {
+        int rc = walk_resend(x, w, i, s, e, t);
+        if (rc)
+            return rc;
+    } else {
+        if (w->after_rto_sends == 0) {
+            w->st->frto++; /* new data right after an RTO: F-RTO probing */
+            w->after_rto_sends = -1;
+        }
+        if (qri_grow((void **)&w->orig, &w->cap_o, w->no, sizeof *w->orig, 64))
+            return QR_ENOMEM;
+        w->orig[w->no++] = (pend){e, t, i};
+    }
+    if (e > w->snd_max)
+        w->snd_max = e;
+    w->last_send_t = t;
+    return QR_OK;
+}
+
+/* Direction d's timeline at its sender: its sends and the ACKs it got, in time order; each
+ * resend's trigger, dupacks, RTT samples, the scoreboard and the highest byte ACKed. */
 static int sender_walk(tc *x, uint32_t d)
 {
-    const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
-    qr_tc_pkt_info *info = x->out->info[d];
-    qr_tc_dir_stats *st = &x->out->dir[d];
-    const qr_tc_cfg *c = &x->cfg;
-    int acks_seen = (A->seen & QR_TC_AT_RECEIVER) != 0;
-    tev *ev;
-    size_t ne;
+    struct walk w = {.d = d,
+                     .D = x->in[d],
+                     .A = x->in[d ^ 1u],
+                     .info = x->out->info[d],
+                     .st = &x->out->dir[d],
+                     .last_ack_t = -1,
+                     .last_send_t = -1,
+                     .before_una_t = -1,
+                     .last_win = -1,
+                     .after_rto_sends = -1,
+                     .syn_tx = -1};
+    w.acks_seen = (w.A->seen & QR_TC_AT_RECEIVER) != 0;
+    w.ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
+    w.mss = x->mss[d] ? x->mss[d] : 1;
+    uint32_t tv0, te0;
+    for (size_t i = 0; i < w.D->n && !w.uses_ts; i++)
+        w.uses_ts = qr_tcp_timestamps(w.D->p[i].pk, &tv0, &te0);
+    tev *ev = NULL;
+    size_t ne = 0;
     int rc = build_events(x, d, 1, &ev, &ne);
     if (rc)
         return rc;
-    range *sb = NULL; /* the scoreboard above una */
-    size_t nsb = 0, capsb = 0;
-    pend *orig = NULL, *retx = NULL; /* originals awaiting an RTT sample; retransmissions
-                                        awaiting their covering ACK (Eifel) */
-    size_t no = 0, cap_o = 0, ho = 0, nr = 0, cap_r = 0;
-    uint8_t *resent = calloc(D->n ? D->n : 1, 1), *dsacked = calloc(D->n ? D->n : 1, 1);
-    if (!resent || !dsacked) {
-        free(resent);
-        free(dsacked);
-        free(ev);
-        return QR_ENOMEM;
-    }
-    int64_t una = 0, snd_max = 0, rec_point = 0, last_ack_t = -1, last_send_t = -1;
-    int64_t before_una_t = -1; /* the latest ACK arrival before the one that moved una last */
-    int64_t last_win = -1, cover = 0;
-    int in_rec = 0, rec_rto = 0, tlp_out = 0, after_rto_sends = -1;
-    uint32_t dupacks = 0;
-    int ws = x->ws[d] >= 0 && x->ws[d ^ 1u] >= 0 ? x->ws[d ^ 1u] : 0;
-    uint32_t mss = x->mss[d] ? x->mss[d] : 1;
-    int64_t syn_tx = -1;
-    uint32_t syns = 0;
-    uint32_t tv0, te0;
-    int uses_ts = 0;
-    for (size_t i = 0; i < D->n && !uses_ts; i++)
-        uses_ts = qr_tcp_timestamps(D->p[i].pk, &tv0, &te0);
-    for (size_t q = 0; q < ne && !rc; q++) {
-        int64_t t = ev[q].t;
-        if (ev[q].ack) {
-            const qr_packet *ap = A->p[ev[q].i].pk;
-            int64_t a = x->ack[d ^ 1u][ev[q].i];
-            if (a < 0)
-                continue;
-            if ((ap->tcp_flags & QR_TCP_SYN) && syn_tx >= 0 && syns == 1)
-                rtt_sample(x, t - syn_tx); /* SYN out, SYN-ACK in */
-            uint32_t L[4], R[4];
-            size_t nb = qr_tcp_sack_blocks(ap, L, R);
-            int sack_new = 0;
-            for (size_t b = 0; b < nb; b++) {
-                int64_t s = unwrap_near(x->isn[d], a, L[b]), e = unwrap_near(x->isn[d], a, R[b]);
-                if (e <= s)
-                    continue;
-                int dsack = b == 0 && (s < a || (nb > 1 && s >= unwrap_near(x->isn[d], a, L[1]) &&
-                                                 e <= unwrap_near(x->isn[d], a, R[1])));
-                if (dsack) {
-                    mark_dsack(x, d, s, e, t, dsacked);
-                    continue;
-                }
-                if (!ranges_cover(sb, nsb, s, e))
-                    sack_new = 1;
-                if ((rc = ranges_add(&sb, &nsb, &capsb, s, e)) ||
-                    (rc = ranges_add(&x->sacked[d], &x->n_sacked[d], &x->cap_sacked[d], s, e)))
-                    break;
-            }
-            if (rc)
-                break;
-            int64_t win = (int64_t)ap->window << ws;
-            if (a == una && qr_tcp_payload(ap) == 0 &&
-                !(ap->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN)) && una < snd_max &&
-                (win == last_win || sack_new)) {
-                dupacks++;
-                if (dupacks > st->max_dupacks)
-                    st->max_dupacks = dupacks;
-            }
-            if (a > una) {
-                una = a;
-                before_una_t = last_ack_t;
-                dupacks = 0;
-                tlp_out = 0;
-                ranges_prune(sb, &nsb, una);
-                if (in_rec && una >= rec_point)
-                    in_rec = 0;
-            }
-            if (a > cover)
-                cover = a;
-            /* RTT of originals it covers (Karn: none that was sent again). With timestamps the
-             * echoes give the samples (ts_samples): a capture's send time of a segment split
-             * from a TSO/GSO burst is the split's, and can be later than the ACK's cause */
-            for (; ho < no && orig[ho].e <= a; ho++)
-                if (!resent[orig[ho].i] && !uses_ts)
-                    rtt_sample(x, t - orig[ho].tx);
-            /* Eifel: an ACK covering a retransmission that echoes an older timestamp than the
-             * retransmission's was sent for the original */
-            uint32_t tv, te;
-            int have_ts = qr_tcp_timestamps(ap, &tv, &te);
-            size_t k = 0;
-            for (size_t r = 0; r < nr; r++) {
-                if (retx[r].e > a) {
-                    retx[k++] = retx[r];
-                    continue;
-                }
-                uint32_t rv, re_;
-                if (have_ts && qr_tcp_timestamps(D->p[retx[r].i].pk, &rv, &re_) &&
-                    (int32_t)(te - rv) < 0 && !info[retx[r].i].spurious)
-                    info[retx[r].i].spurious = 1;
-            }
-            nr = k;
-            last_win = win;
-            last_ack_t = t;
-            continue;
-        }
-        uint32_t i = ev[q].i;
-        const qr_packet *p = D->p[i].pk;
-        qr_tc_pkt_info *f = &info[i];
-        if (p->tcp_flags & QR_TCP_SYN) {
-            syns++;
-            if (syn_tx >= 0) {
-                f->trigger = QR_TC_SYN;
-                st->retransmissions++;
-                st->trig[QR_TC_SYN]++;
-            }
-            syn_tx = t;
-            if (f->seq + 1 > snd_max)
-                snd_max = f->seq + 1;
-            continue;
-        }
-        if (!f->len)
-            continue;
-        int64_t s = f->seq, e = f->seq + f->len;
-        f->dupacks = dupacks;
-        if (s < snd_max) {
-            /* an ACK that already covered these bytes did not send them again: the two
-             * crossed in the host (the resend was on its way), so what sent it is judged from
-             * before that ACK */
-            int64_t ack_t = e <= una ? before_una_t : last_ack_t;
-            int64_t last = ack_t > last_send_t ? ack_t : last_send_t;
-            int64_t silence = last < 0 ? INT64_MAX : t - last;
-            int timer = silence > c->ack_clock_ns;
-            int64_t above = ranges_bytes_above(sb, nsb, e);
-            qr_tc_trigger tr;
-            if (!acks_seen) {
-                tr = QR_TC_UNKNOWN_TRIGGER;
-            } else if (!timer) {
-                if (in_rec)
-                    tr = rec_rto ? QR_TC_AFTER_RTO : QR_TC_RECOVERY;
-                else if (dupacks >= c->dupthresh || above >= (int64_t)c->dupthresh * mss ||
-                         c->classic)
-                    tr = QR_TC_FAST; /* a classic sender resends outside its timer only so */
-                else if (above > 0 || dupacks > 0)
-                    tr = QR_TC_RACK;
-                else
-                    tr = QR_TC_RECOVERY;
-            } else if (c->classic) {
-                tr = QR_TC_RTO;
-            } else if (above > 0 && silence < c->rto_min_ns) {
-                tr = QR_TC_RACK;
-            } else if (e >= snd_max && !tlp_out &&
-                       (c->tlp ? !in_rec : (s > una || silence < c->rto_min_ns))) {
-                tr = QR_TC_TLP;
-            } else {
-                tr = QR_TC_RTO;
-            }
-            f->trigger = (uint8_t)tr;
-            if (e <= una)
-                f->spurious = 1; /* an ACK had already covered its bytes: they had arrived */
-            st->retransmissions++;
-            st->trig[tr]++;
-            st->late_fast += tr == QR_TC_FAST && dupacks > c->dupthresh;
-            if (tr == QR_TC_TLP)
-                tlp_out = 1;
-            if (tr == QR_TC_RTO ||
-                ((tr == QR_TC_FAST || tr == QR_TC_RACK || tr == QR_TC_RECOVERY) && !in_rec)) {
-                in_rec = 1;
-                rec_rto = tr == QR_TC_RTO;
-                rec_point = snd_max;
-                after_rto_sends = tr == QR_TC_RTO ? 0 : -1;
-            } else if (after_rto_sends >= 0) {
-                after_rto_sends = -1; /* it went on resending: no F-RTO */
-            }
-            /* Karn: the original of these bytes gives no RTT sample */
-            size_t lo = ho, hi = no;
-            while (lo < hi) {
-                size_t m = (lo + hi) / 2;
-                if (orig[m].e <= s)
-                    lo = m + 1;
-                else
-                    hi = m;
-            }
-            for (size_t m = lo; m < no && info[orig[m].i].seq < e; m++)
-                resent[orig[m].i] = 1;
-            if (qri_grow((void **)&retx, &cap_r, nr, sizeof *retx, 16)) {
-                rc = QR_ENOMEM;
-                break;
-            }
-            retx[nr++] = (pend){e, t, i};
-        } else {
-            if (after_rto_sends == 0) {
-                st->frto++; /* new data right after an RTO: F-RTO probing */
-                after_rto_sends = -1;
-            }
-            if (qri_grow((void **)&orig, &cap_o, no, sizeof *orig, 64)) {
-                rc = QR_ENOMEM;
-                break;
-            }
-            orig[no++] = (pend){e, t, i};
-        }
-        if (e > snd_max)
-            snd_max = e;
-        last_send_t = t;
-    }
-    x->cover[d] = cover;
-    free(sb);
-    free(orig);
-    free(retx);
-    free(resent);
-    free(dsacked);
+    w.resent = calloc(w.D->n ? w.D->n : 1, 1);
+    w.dsacked = calloc(w.D->n ? w.D->n : 1, 1);
+    if (!w.resent || !w.dsacked)
+        rc = QR_ENOMEM;
+    for (size_t q = 0; q < ne && !rc; q++)
+        rc = ev[q].ack ? walk_ack(x, &w, ev[q].i, ev[q].t) : walk_send(x, &w, ev[q].i, ev[q].t);
+    x->cover[d] = w.cover;
+    free(w.sb);
+    free(w.orig);
+    free(w.retx);
+    free(w.resent);
+    free(w.dsacked);
     free(ev);
     return rc;
 }
