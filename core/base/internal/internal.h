@@ -56,8 +56,9 @@ int qri_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
 void qri_sort_buf(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
                   void *ctx, void *scratch);
 
-/* Comparisons for qsort of int64_t and uint64_t, increasing (stats.c). */
+/* Comparisons for qsort of int64_t, uint32_t and uint64_t, increasing (stats.c). */
 int qri_cmp_i64(const void *a, const void *b);
+int qri_cmp_u32(const void *a, const void *b);
 int qri_cmp_u64(const void *a, const void *b);
 
 /* The index of the largest of counts[0..n) (the first on ties); UINT32_MAX if all are 0 (stats.c).

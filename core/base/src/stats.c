@@ -13,6 +13,12 @@ int qri_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+int qri_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 int qri_cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
