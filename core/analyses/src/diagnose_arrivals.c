@@ -8,15 +8,8 @@
 #include "qreplay/queuelog.h"
 #include "qreplay/units.h"
 
-
-
-
-
-
-
-
 int qri_diag_read_arrivals(qri_diag_ctx *x, qr_diagnosis *out, const int32_t *sel_of, flow_q *fq,
-                         qr_blackhole_detector *bh, char *errbuf)
+                           qr_blackhole_detector *bh, char *errbuf)
 {
     qr_arrival_reader *r = NULL;
     int rc = qr_arrival_reader_open(&r, out->opts.arrivals, errbuf);
@@ -86,7 +79,6 @@ void qri_diag_blackhole_row(const qr_blackhole *e, qr_row_diag_blackhole *r)
     r->culprit_growth_bytes = e->n_culprits ? e->culprits[0].growth_bytes : 0;
     r->series = -1;
 }
-
 
 #define SERIES_PORTS 5 /* the queue and up to 4 culprits */
 

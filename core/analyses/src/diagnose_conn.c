@@ -10,12 +10,6 @@
 #include "qreplay/packet.h"
 #include "qreplay/units.h"
 
-
-
-
-
-
-
 static int busy_cmp(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
@@ -82,8 +76,6 @@ static int64_t host_busy_until(const struct host_busy *b, int64_t t)
     return b->before[i] + (t < b->end[i] ? t : b->end[i]) - b->start[i];
 }
 
-
-
 /* The packets of direction dir into x->buf (from off), with true times. */
 static int load_dir(qri_diag_ctx *x, uint32_t dir, size_t off, size_t *n)
 {
@@ -105,8 +97,8 @@ static int load_dir(qri_diag_ctx *x, uint32_t dir, size_t off, size_t *n)
     return QR_OK;
 }
 
-int qri_diag_add_event(qri_diag_ctx *x, uint32_t flow, qr_diag_event_kind kind, int64_t t, uint64_t packet,
-                     uint64_t tcp_seq, int64_t value, uint32_t sw, uint32_t port)
+int qri_diag_add_event(qri_diag_ctx *x, uint32_t flow, qr_diag_event_kind kind, int64_t t,
+                       uint64_t packet, uint64_t tcp_seq, int64_t value, uint32_t sw, uint32_t port)
 {
     if (!x->events)
         return QR_OK;
@@ -116,7 +108,6 @@ int qri_diag_add_event(qri_diag_ctx *x, uint32_t flow, qr_diag_event_kind kind, 
         (qr_diag_event){flow, kind, t, packet, tcp_seq, value, sw, port};
     return QR_OK;
 }
-
 
 /* *a += b, held at INT64_MAX (a hostile capture's times reach 2^62; their sums may not fit). */
 static void sat_add(int64_t *a, int64_t b)
@@ -237,9 +228,9 @@ static int conn_events(qri_diag_ctx *x, uint32_t f, const qr_tc_conn *c, const q
             if (in->fate == QR_TC_LOST && in->len)
                 rc = qri_diag_add_event(x, f, QR_EV_LOST, t, id, seq, in->len, 0, 0);
             if (!rc && in->trigger != QR_TC_ORIGINAL)
-                rc = qri_diag_add_event(x, f, of_trig[in->trigger], t, id, seq,
-                               in->trigger == QR_TC_RTO ? (int64_t)why_cause(in->why) : in->dupacks,
-                               0, 0);
+                rc = qri_diag_add_event(
+                    x, f, of_trig[in->trigger], t, id, seq,
+                    in->trigger == QR_TC_RTO ? (int64_t)why_cause(in->why) : in->dupacks, 0, 0);
             if (!rc && in->reordered)
                 rc = qri_diag_add_event(x, f, QR_EV_REORDERED, t, id, seq, in->len, 0, 0);
             if (!rc && in->spurious)
@@ -249,9 +240,9 @@ static int conn_events(qri_diag_ctx *x, uint32_t f, const qr_tc_conn *c, const q
             if (!rc && x->delack_ns > 0 && in->hold_ns >= x->delack_ns &&
                 (dirs[k].seen & QR_TC_AT_SENDER))
                 rc = qri_diag_add_event(x, f, QR_EV_DELACK, p->tx_ns, id,
-                               (uint64_t)(uint32_t)(p->pk->ack - dirs[k ^ 1].p[0].pk->seq +
-                                                    (uint32_t)c->info[k ^ 1][0].seq),
-                               in->hold_ns, 0, 0);
+                                        (uint64_t)(uint32_t)(p->pk->ack - dirs[k ^ 1].p[0].pk->seq +
+                                                             (uint32_t)c->info[k ^ 1][0].seq),
+                                        in->hold_ns, 0, 0);
         }
     }
     return rc;
@@ -295,7 +286,8 @@ static int64_t topology_ideal(const qri_diag_ctx *x, const qr_flow *fl, const qr
 }
 
 /* One-way queueing of the data packets that arrived: their delay beyond the unloaded one. */
-static void data_queueing(const qri_diag_ctx *x, const qr_flow *fl, const qr_tc_dir *data, qr_diag_flow *o)
+static void data_queueing(const qri_diag_ctx *x, const qr_flow *fl, const qr_tc_dir *data,
+                          qr_diag_flow *o)
 {
     int64_t qsum = 0;
     uint64_t qn = 0;
@@ -471,8 +463,8 @@ static int64_t conn_parts(qr_diag_flow *o, const qr_tc_conn *c, const qr_diag_ex
     int done = c->n_ex > 0;
     int64_t last_end = -1, hs_end = -1;
     if (c->handshake_ns >= 0)
-        hs_end = c->first_ns > INT64_MAX - c->handshake_ns ? INT64_MAX
-                                                           : c->first_ns + c->handshake_ns;
+        hs_end =
+            c->first_ns > INT64_MAX - c->handshake_ns ? INT64_MAX : c->first_ns + c->handshake_ns;
     double worst = 0;
     int64_t worst_len = -1;
     o->part_ns[QR_PART_HANDSHAKE] = c->handshake_ns > 0 ? c->handshake_ns : 0;
@@ -498,9 +490,9 @@ static int64_t conn_parts(qr_diag_flow *o, const qr_tc_conn *c, const qr_diag_ex
     }
     o->completed = (uint8_t)done;
     if (done) {
-        o->fct_ns = (int64_t)((__int128)last_end - c->first_ns > INT64_MAX
-                                  ? INT64_MAX
-                                  : last_end - c->first_ns);
+        o->fct_ns =
+            (int64_t)((__int128)last_end - c->first_ns > INT64_MAX ? INT64_MAX
+                                                                   : last_end - c->first_ns);
         o->slowdown = worst;
     }
     return worst_len;

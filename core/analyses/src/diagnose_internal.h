@@ -84,7 +84,8 @@ typedef struct {
 
 /* An event of flow f into the evidence being collected (none while x->events is NULL). */
 int qri_diag_add_event(qri_diag_ctx *x, uint32_t flow, qr_diag_event_kind kind, int64_t t,
-                       uint64_t packet, uint64_t tcp_seq, int64_t value, uint32_t sw, uint32_t port);
+                       uint64_t packet, uint64_t tcp_seq, int64_t value, uint32_t sw,
+                       uint32_t port);
 
 /* Flow f's row, from the connection model (both directions, every exchange), and in the first
  * pass its exchanges into x->out->exchanges. */

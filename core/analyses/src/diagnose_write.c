@@ -112,8 +112,7 @@ static void event_row(const qr_diag_event *x, qr_row_diag_event *r)
     r->tcp_seq = x->tcp_seq;
     r->value = x->value;
     if (x->kind == QR_EV_RTO)
-        snprintf(r->detail, sizeof r->detail, "%s",
-                 qr_diag_cause_name((qr_diag_cause)x->value));
+        snprintf(r->detail, sizeof r->detail, "%s", qr_diag_cause_name((qr_diag_cause)x->value));
     r->sw = x->sw;
     r->port = x->port;
 }

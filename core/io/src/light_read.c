@@ -70,7 +70,6 @@ static uint32_t rd32(const uint8_t *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-
 void qr_light_close(qr_light *l)
 {
     if (!l)

@@ -352,9 +352,9 @@ struct lw {
     struct dirs d;
     struct buf list; /* a loss list being written */
     struct buf part[QR_LIGHT_PARTS];
-    struct buf *samp;    /* per th */
-    int64_t **inferred;  /* per th: per host packet (flat) */
-    size_t *host_base;   /* per host: its first packet in inferred[th] */
+    struct buf *samp;   /* per th */
+    int64_t **inferred; /* per th: per host packet (flat) */
+    size_t *host_base;  /* per host: its first packet in inferred[th] */
     qr_sample_record *recs;
     int64_t *times;
     struct okey *keys, *keys2; /* the order part's sorts; keys2 also the sampler's scratch */
