@@ -317,6 +317,102 @@ static int check_range(const struct keydef *kd, const char *text, double v, char
 }
 
 /* Parse text as the key's type and store it in cfg. */
+/* A rule list's key (link faults, applications, faults, readers): its syntax checked now, its
+ * text kept as given in field. */
+static int parse_rules(const struct keydef *kd, const char *text, char *field, char *errbuf)
+{
+    int rc = QR_EINVAL;
+    size_t n;
+    switch (kd->type) {
+    case KT_LINKFAULTS: {
+        qr_link_fault rules[QR_LINK_FAULTS_MAX];
+        rc = qr_link_fault_rules_parse((qr_link_fault_kind)kd->min, text, rules, QR_LINK_FAULTS_MAX,
+                                       &n, errbuf);
+        break;
+    }
+    case KT_APPS: {
+        qr_app apps[QR_APPS_MAX];
+        rc = qr_apps_parse(text, 0, apps, QR_APPS_MAX, &n, errbuf);
+        break;
+    }
+    case KT_FAULTS: {
+        qr_fault_rule faults[QR_FAULT_RULES_MAX];
+        rc = qr_fault_rules_parse(text, faults, QR_FAULT_RULES_MAX, &n, errbuf);
+        break;
+    }
+    case KT_READERS: {
+        qr_read_rule readers[QR_READ_RULES_MAX];
+        rc = qr_read_rules_parse(text, readers, QR_READ_RULES_MAX, &n, errbuf);
+        break;
+    }
+    default: break;
+    }
+    if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
+        rc = qri_err(errbuf, QR_EVALUE, "too long");
+    return rc;
+}
+
+/* A list key: thresholds (times), loads (percentages) or a set of names. */
+static int parse_list(const struct keydef *kd, const char *text, qr_config *cfg, char *field,
+                      char *errbuf)
+{
+    int rc;
+    char copy[QR_PATH_MAX];
+    if (qri_strlcpy(copy, text, sizeof copy))
+        return qri_err(errbuf, QR_EVALUE, "list is too long");
+    int64_t times[QR_LIST_MAX];
+    double pct[QR_LIST_MAX];
+    size_t n = 0;
+    unsigned set = 0;
+    char *save = NULL;
+    int items = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        tok = qri_trim(tok);
+        items++;
+        if (kd->type == KT_TIMELIST) {
+            continue; /* parsed whole below */
+        } else if (kd->type == KT_PERCENTLIST) {
+            if (n == QR_LIST_MAX)
+                return qri_err(errbuf, QR_EVALUE, "more than %d values", QR_LIST_MAX);
+            rc = qr_parse_percent(tok, &pct[n], errbuf);
+            if (rc)
+                return rc;
+            for (size_t j = 0; j < n; j++)
+                if (pct[j] == pct[n])
+                    return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
+            n++;
+        } else {
+            int v;
+            rc = parse_enum(tok, kd->names, &v, errbuf);
+            if (rc)
+                return rc;
+            if (set & (1u << v))
+                return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
+            set |= 1u << v;
+        }
+    }
+    if (items == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
+        return qri_err(errbuf, QR_EVALUE, "'%s' is not a comma-separated list", text);
+    if (kd->type == KT_TIMELIST) {
+        rc = qr_parse_time_list(text, times, QR_LIST_MAX, &n, errbuf);
+        for (size_t j = 0; !rc && j < n; j++) {
+            char item[32];
+            rc = check_range(kd, qr_format_time(times[j], item, sizeof item), (double)times[j],
+                             errbuf);
+        }
+        if (rc)
+            return rc;
+        memcpy(cfg->sampling.th_ns, times, n * sizeof times[0]);
+        cfg->sampling.n_th = n;
+    } else if (kd->type == KT_PERCENTLIST) {
+        memcpy(cfg->sweep.loads, pct, n * sizeof pct[0]);
+        cfg->sweep.n_loads = n;
+    } else {
+        *(unsigned *)field = set;
+    }
+    return QR_OK;
+}
+
 static int parse_value(const struct keydef *kd, const char *text, const char *base_dir,
                        const char *data_dir, qr_config *cfg, char *errbuf)
 {
@@ -390,92 +486,12 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
     }
     case KT_TIMELIST:
     case KT_PERCENTLIST:
-    case KT_ENUMSET: {
-        char copy[QR_PATH_MAX];
-        if (qri_strlcpy(copy, text, sizeof copy))
-            return qri_err(errbuf, QR_EVALUE, "list is too long");
-        int64_t times[QR_LIST_MAX];
-        double pct[QR_LIST_MAX];
-        size_t n = 0;
-        unsigned set = 0;
-        char *save = NULL;
-        int items = 0;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            tok = qri_trim(tok);
-            items++;
-            if (kd->type == KT_TIMELIST) {
-                continue; /* parsed whole below */
-            } else if (kd->type == KT_PERCENTLIST) {
-                if (n == QR_LIST_MAX)
-                    return qri_err(errbuf, QR_EVALUE, "more than %d values", QR_LIST_MAX);
-                rc = qr_parse_percent(tok, &pct[n], errbuf);
-                if (rc)
-                    return rc;
-                for (size_t j = 0; j < n; j++)
-                    if (pct[j] == pct[n])
-                        return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
-                n++;
-            } else {
-                int v;
-                rc = parse_enum(tok, kd->names, &v, errbuf);
-                if (rc)
-                    return rc;
-                if (set & (1u << v))
-                    return qri_err(errbuf, QR_EVALUE, "'%s' is listed twice", tok);
-                set |= 1u << v;
-            }
-        }
-        if (items == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
-            return qri_err(errbuf, QR_EVALUE, "'%s' is not a comma-separated list", text);
-        if (kd->type == KT_TIMELIST) {
-            rc = qr_parse_time_list(text, times, QR_LIST_MAX, &n, errbuf);
-            for (size_t j = 0; !rc && j < n; j++) {
-                char item[32];
-                rc = check_range(kd, qr_format_time(times[j], item, sizeof item), (double)times[j],
-                                 errbuf);
-            }
-            if (rc)
-                return rc;
-            memcpy(cfg->sampling.th_ns, times, n * sizeof times[0]);
-            cfg->sampling.n_th = n;
-        } else if (kd->type == KT_PERCENTLIST) {
-            memcpy(cfg->sweep.loads, pct, n * sizeof pct[0]);
-            cfg->sweep.n_loads = n;
-        } else {
-            *(unsigned *)field = set;
-        }
-        return QR_OK;
-    }
+    case KT_ENUMSET: return parse_list(kd, text, cfg, field, errbuf);
     case KT_INPATH: return resolve_input(text, base_dir, data_dir, field, errbuf);
-    case KT_LINKFAULTS: {
-        qr_link_fault rules[QR_LINK_FAULTS_MAX];
-        size_t n;
-        rc = qr_link_fault_rules_parse((qr_link_fault_kind)kd->min, text, rules, QR_LINK_FAULTS_MAX,
-                                       &n, errbuf);
-        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
-            rc = qri_err(errbuf, QR_EVALUE, "too long");
-        return rc;
-    }
-    case KT_APPS: {
-        qr_app apps[QR_APPS_MAX];
-        size_t n;
-        rc = qr_apps_parse(text, 0, apps, QR_APPS_MAX, &n, errbuf);
-        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
-            rc = qri_err(errbuf, QR_EVALUE, "too long");
-        return rc;
-    }
+    case KT_LINKFAULTS:
+    case KT_APPS:
     case KT_FAULTS:
-    case KT_READERS: { /* rule lists: the syntax checked now, the text kept as given */
-        qr_fault_rule faults[QR_FAULT_RULES_MAX];
-        qr_read_rule readers[QR_READ_RULES_MAX];
-        size_t n;
-        rc = kd->type == KT_FAULTS
-                 ? qr_fault_rules_parse(text, faults, QR_FAULT_RULES_MAX, &n, errbuf)
-                 : qr_read_rules_parse(text, readers, QR_READ_RULES_MAX, &n, errbuf);
-        if (!rc && qri_strlcpy(field, text, QR_PATH_MAX))
-            rc = qri_err(errbuf, QR_EVALUE, "too long");
-        return rc;
-    }
+    case KT_READERS: return parse_rules(kd, text, field, errbuf);
     case KT_OUTPATH:
         if (text[0] == '\0')
             return qri_err(errbuf, QR_EVALUE, "empty folder name");
