@@ -130,11 +130,24 @@ int qr_recorded_retransmissions(const qr_recording *rec, uint32_t flow, uint32_t
     return QR_OK;
 }
 
-int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
+/* What qr_tcp_trace_finish carries from one event to the next. */
+struct finish {
+    qr_seq_state st[2];
+    uint64_t sent[2];
+    int64_t state;
+    int state_fresh; /* the state changed and no retransmission has gone out since */
+    uint32_t dup;
+    int have_ack;
+    uint64_t high_ack;
+    /* per end: when the oldest segment it received since it last sent an ACK arrived */
+    int64_t unacked_rx[2];
+    uint64_t *traced[2]; /* per end: the relative sequence of each retransmission */
+    size_t n_traced[2], cap_traced[2];
+};
+
+/* Each end's initial sequence number (isn) and room for the trace's segments and variables. */
+static int finish_alloc(qr_tcp_trace *t, uint32_t isn[2], char *errbuf)
 {
-    if (t->nomem)
-        return qri_err(errbuf, QR_ENOMEM, "flow %" PRIu32 ": out of memory tracing", t->sum.flow);
-    uint32_t isn[2] = {0, 0};
     int have[2] = {0, 0};
     size_t n_segs = 0, n_vars = 0;
     for (size_t i = 0; i < t->n; i++) {
@@ -158,138 +171,168 @@ int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
     t->vars = calloc(n_vars ? n_vars : 1, sizeof *t->vars);
     if (!t->segs || !t->vars)
         return qri_err(errbuf, QR_ENOMEM, "flow %" PRIu32 ": out of memory", t->sum.flow);
+    return QR_OK;
+}
+
+/* A change of one of TCP's variables. */
+static void finish_var(qr_tcp_trace *t, struct finish *F, qr_tt_var_change v)
+{
     qr_tt_summary *s = &t->sum;
-    uint32_t flow = s->flow;
+    t->vars[t->n_vars++] = v;
+    if (v.var == QR_TT_CONG_STATE && v.value != F->state) {
+        F->state = v.value;
+        F->state_fresh = 1;
+    } else if (v.var == QR_TT_CWND && v.value > s->max_cwnd) {
+        s->max_cwnd = v.value;
+    } else if (v.var == QR_TT_SSTHRESH && (s->min_ssthresh < 0 || v.value < s->min_ssthresh)) {
+        s->min_ssthresh = v.value;
+    }
+}
+
+/* A segment end e received: the oldest unacknowledged arrival, and the sender's duplicate
+ * ACKs. */
+static void finish_rx(struct finish *F, qr_tt_segment *g)
+{
+    uint32_t e = g->end;
+    if (F->unacked_rx[e] == INT64_MIN && (g->len > 0 || (g->flags & (QR_TCP_SYN | QR_TCP_FIN))))
+        F->unacked_rx[e] = g->time_ns;
+    int pure = g->len == 0 && !(g->flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) &&
+               (g->flags & QR_TCP_ACK);
+    if (e == QR_TT_SENDER && (g->flags & QR_TCP_ACK)) {
+        if (!F->have_ack || g->ack > F->high_ack) {
+            F->have_ack = 1;
+            F->high_ack = g->ack;
+            F->dup = 0;
+        } else if (pure && g->ack == F->high_ack && F->st[QR_TT_SENDER].high > g->ack) {
+            F->dup++;
+        }
+        g->dupacks = F->dup;
+    }
+}
+
+/* What sent a retransmission, from TCP's congestion state when it left. */
+static qr_tt_trigger finish_trigger(struct finish *F, const qr_tt_segment *g)
+{
+    qr_tt_trigger trig;
+    if ((g->flags & QR_TCP_SYN) || g->end == QR_TT_RECEIVER)
+        trig = QR_TT_TRIG_RTO;
+    else if (F->state == QR_TT_LOSS)
+        trig = F->state_fresh ? QR_TT_TRIG_RTO : QR_TT_TRIG_AFTER_RTO;
+    else if (F->state == QR_TT_RECOVERY)
+        trig = F->state_fresh ? QR_TT_TRIG_FAST : QR_TT_TRIG_RECOVERY;
+    else
+        trig = QR_TT_TRIG_OTHER;
+    if (g->end == QR_TT_SENDER && !(g->flags & QR_TCP_SYN))
+        F->state_fresh = 0;
+    return trig;
+}
+
+/* A segment end e sent (seq: its absolute sequence number): its packet, whether the recording
+ * lost it, a retransmission's trigger, and how long a pure ACK was held. */
+static int finish_tx(qr_tcp_trace *t, struct finish *F, qr_tt_segment *g, uint32_t seq,
+                     const qr_recording *rec)
+{
+    qr_tt_summary *s = &t->sum;
+    uint32_t e = g->end;
+    uint64_t rel;
+    int retx = qr_seq_step(&F->st[e], g->flags, seq, g->len, &rel);
+    g->packet = qr_packet_id(2 * s->flow + e, F->sent[e]++);
+    int64_t at;
+    g->lost = rec && qr_recording_received(rec, g->packet, &at) != QR_OK;
+    s->lost += g->lost;
+    if (e == QR_TT_SENDER)
+        g->dupacks = F->dup;
+    if (retx) {
+        qr_tt_trigger trig = finish_trigger(F, g);
+        g->retx = (uint8_t)trig;
+        s->retransmissions++;
+        s->by_trigger[trig]++;
+        if (trig == QR_TT_TRIG_FAST && F->dup > s->dupack_threshold)
+            s->late_fast_retransmits++;
+        if (qri_grow((void **)&F->traced[e], &F->cap_traced[e], F->n_traced[e],
+                     sizeof *F->traced[e], 16))
+            return QR_ENOMEM;
+        F->traced[e][F->n_traced[e]++] = g->seq;
+    }
+    if (e == QR_TT_RECEIVER && g->len == 0 && (g->flags & QR_TCP_ACK) &&
+        !(g->flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST))) {
+        g->held_ns = F->unacked_rx[e] == INT64_MIN ? 0 : g->time_ns - F->unacked_rx[e];
+        if (g->held_ns >= t->delack_ns) {
+            g->delack = QR_TT_ACK_DELAYED;
+            s->delayed_acks++;
+            if (g->held_ns > s->max_held_ns)
+                s->max_held_ns = g->held_ns;
+        } else {
+            g->delack = QR_TT_ACK_IMMEDIATE;
+            s->immediate_acks++;
+        }
+    }
+    if (g->flags & QR_TCP_ACK)
+        F->unacked_rx[e] = INT64_MIN; /* everything received so far is acknowledged */
+    return QR_OK;
+}
+
+/* Whether the traced retransmissions are the recording's, end by end. */
+static int finish_compare(qr_tcp_trace *t, const struct finish *F, const qr_recording *rec)
+{
+    qr_tt_summary *s = &t->sum;
+    s->recorded_retransmissions = 0;
+    s->matches_recording = rec != NULL;
+    for (uint32_t e = 0; rec && e < 2; e++) {
+        uint64_t *recorded;
+        size_t n_recorded;
+        if (qr_recorded_retransmissions(rec, s->flow, e, &recorded, &n_recorded))
+            return QR_ENOMEM;
+        s->recorded_retransmissions += n_recorded;
+        if (n_recorded != F->n_traced[e] ||
+            (n_recorded && memcmp(recorded, F->traced[e], n_recorded * sizeof *recorded)))
+            s->matches_recording = 0;
+        free(recorded);
+    }
+    return QR_OK;
+}
+
+int qr_tcp_trace_finish(qr_tcp_trace *t, const qr_recording *rec, char *errbuf)
+{
+    if (t->nomem)
+        return qri_err(errbuf, QR_ENOMEM, "flow %" PRIu32 ": out of memory tracing", t->sum.flow);
+    uint32_t isn[2] = {0, 0};
+    int rc = finish_alloc(t, isn, errbuf);
+    if (rc)
+        return rc;
+    qr_tt_summary *s = &t->sum;
     memset(s->by_trigger, 0, sizeof s->by_trigger);
     s->retransmissions = s->late_fast_retransmits = s->lost = 0;
     s->delayed_acks = s->immediate_acks = 0;
     s->max_held_ns = 0;
     s->max_cwnd = s->min_ssthresh = -1;
-
-    qr_seq_state st[2] = {{0}, {0}};
-    uint64_t sent[2] = {0, 0};
-    int64_t state = QR_TT_OPEN;
-    int state_fresh = 0; /* the state changed and no retransmission has gone out since */
-    uint32_t dup = 0;
-    int have_ack = 0;
-    uint64_t high_ack = 0;
-    /* per end: when the oldest segment it received since it last sent an ACK arrived */
-    int64_t unacked_rx[2] = {INT64_MIN, INT64_MIN};
-    uint64_t *traced[2] = {NULL, NULL};
-    size_t n_traced[2] = {0, 0}, cap_traced[2] = {0, 0};
-    for (size_t i = 0; i < t->n; i++) {
+    struct finish F = {.state = QR_TT_OPEN, .unacked_rx = {INT64_MIN, INT64_MIN}};
+    for (size_t i = 0; !rc && i < t->n; i++) {
         const raw *r = &t->ev[i];
         if (r->is_var) {
-            qr_tt_var_change v = r->var;
-            t->vars[t->n_vars++] = v;
-            if (v.var == QR_TT_CONG_STATE && v.value != state) {
-                state = v.value;
-                state_fresh = 1;
-            } else if (v.var == QR_TT_CWND && v.value > s->max_cwnd) {
-                s->max_cwnd = v.value;
-            } else if (v.var == QR_TT_SSTHRESH &&
-                       (s->min_ssthresh < 0 || v.value < s->min_ssthresh)) {
-                s->min_ssthresh = v.value;
-            }
+            finish_var(t, &F, r->var);
             continue;
         }
         qr_tt_segment g = r->seg;
-        uint32_t e = g.end;
         uint32_t seq = (uint32_t)g.seq, ack = (uint32_t)g.ack;
-        /* the sender of this segment: e when sent, the other end when received */
-        uint32_t from = g.dir == QR_TT_TX ? e : 1 - e;
+        /* the sender of this segment: its end when sent, the other end when received */
+        uint32_t from = g.dir == QR_TT_TX ? g.end : 1 - g.end;
         g.seq = (uint32_t)(seq - isn[from]);
         g.ack = (g.flags & QR_TCP_ACK) ? (uint32_t)(ack - isn[1 - from]) : 0;
-        if (g.dir == QR_TT_RX) {
-            if (unacked_rx[e] == INT64_MIN && (g.len > 0 || (g.flags & (QR_TCP_SYN | QR_TCP_FIN))))
-                unacked_rx[e] = g.time_ns;
-            int pure = g.len == 0 && !(g.flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) &&
-                       (g.flags & QR_TCP_ACK);
-            if (e == QR_TT_SENDER && (g.flags & QR_TCP_ACK)) {
-                if (!have_ack || g.ack > high_ack) {
-                    have_ack = 1;
-                    high_ack = g.ack;
-                    dup = 0;
-                } else if (pure && g.ack == high_ack && st[QR_TT_SENDER].high > g.ack) {
-                    dup++;
-                }
-                g.dupacks = dup;
-            }
-        } else {
-            uint64_t rel;
-            int retx = qr_seq_step(&st[e], g.flags, seq, g.len, &rel);
-            g.packet = qr_packet_id(2 * flow + e, sent[e]++);
-            int64_t at;
-            g.lost = rec && qr_recording_received(rec, g.packet, &at) != QR_OK;
-            s->lost += g.lost;
-            if (e == QR_TT_SENDER)
-                g.dupacks = dup;
-            if (retx) {
-                qr_tt_trigger trig;
-                if ((g.flags & QR_TCP_SYN) || e == QR_TT_RECEIVER)
-                    trig = QR_TT_TRIG_RTO;
-                else if (state == QR_TT_LOSS)
-                    trig = state_fresh ? QR_TT_TRIG_RTO : QR_TT_TRIG_AFTER_RTO;
-                else if (state == QR_TT_RECOVERY)
-                    trig = state_fresh ? QR_TT_TRIG_FAST : QR_TT_TRIG_RECOVERY;
-                else
-                    trig = QR_TT_TRIG_OTHER;
-                if (e == QR_TT_SENDER && !(g.flags & QR_TCP_SYN))
-                    state_fresh = 0;
-                g.retx = (uint8_t)trig;
-                s->retransmissions++;
-                s->by_trigger[trig]++;
-                if (trig == QR_TT_TRIG_FAST && dup > s->dupack_threshold)
-                    s->late_fast_retransmits++;
-                if (qri_grow((void **)&traced[e], &cap_traced[e], n_traced[e], sizeof *traced[e],
-                             16)) {
-                    free(traced[0]);
-                    free(traced[1]);
-                    return qri_err(errbuf, QR_ENOMEM, "flow %" PRIu32 ": out of memory", flow);
-                }
-                traced[e][n_traced[e]++] = g.seq;
-            }
-            if (e == QR_TT_RECEIVER && g.len == 0 && (g.flags & QR_TCP_ACK) &&
-                !(g.flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST))) {
-                g.held_ns = unacked_rx[e] == INT64_MIN ? 0 : g.time_ns - unacked_rx[e];
-                if (g.held_ns >= t->delack_ns) {
-                    g.delack = QR_TT_ACK_DELAYED;
-                    s->delayed_acks++;
-                    if (g.held_ns > s->max_held_ns)
-                        s->max_held_ns = g.held_ns;
-                } else {
-                    g.delack = QR_TT_ACK_IMMEDIATE;
-                    s->immediate_acks++;
-                }
-            }
-            if (g.flags & QR_TCP_ACK)
-                unacked_rx[e] = INT64_MIN; /* everything received so far is acknowledged */
-        }
+        if (g.dir == QR_TT_RX)
+            finish_rx(&F, &g);
+        else
+            rc = finish_tx(t, &F, &g, seq, rec);
         t->segs[t->n_segs++] = g;
     }
     s->segments = t->n_segs;
     s->var_changes = t->n_vars;
-    s->recorded_retransmissions = 0;
-    s->matches_recording = rec != NULL;
-    for (uint32_t e = 0; e < 2; e++) {
-        if (!rec) {
-            free(traced[e]);
-            continue;
-        }
-        uint64_t *recorded;
-        size_t n_recorded;
-        if (qr_recorded_retransmissions(rec, flow, e, &recorded, &n_recorded)) {
-            free(traced[0]);
-            free(traced[1]);
-            return qri_err(errbuf, QR_ENOMEM, "flow %" PRIu32 ": out of memory", flow);
-        }
-        s->recorded_retransmissions += n_recorded;
-        if (n_recorded != n_traced[e] ||
-            (n_recorded && memcmp(recorded, traced[e], n_recorded * sizeof *recorded)))
-            s->matches_recording = 0;
-        free(recorded);
-        free(traced[e]);
-    }
+    if (!rc)
+        rc = finish_compare(t, &F, rec);
+    free(F.traced[0]);
+    free(F.traced[1]);
+    if (rc)
+        return qri_err(errbuf, rc, "flow %" PRIu32 ": out of memory", s->flow);
     free(t->ev);
     t->ev = NULL;
     t->n = t->cap = 0;
