@@ -213,6 +213,131 @@ const qr_row_guided_port *qr_guided_port(const qr_guided *g, uint32_t sw, uint32
     return NULL;
 }
 
+/* Per port (sw * maxp + port) and per switch, what the mirrored copies show. */
+struct tally {
+    uint32_t sws, maxp;
+    uint64_t *probes, *lost, *drops, *headed; /* per port */
+    uint64_t *arrived, *inside;               /* per switch */
+};
+
+/* One 5-tuple's probes, v[a, b) sorted by probe then time: each probe delivered, lost on a link
+ * (its last copy left a port) or lost inside a switch (its last copy arrived there: charged to
+ * the port its 5-tuple leaves by when another probe showed it). Returns whether any probe was
+ * delivered (the hash pinned its path). */
+static int tally_tuple(const qr_topology *t, const copy *v, size_t a, size_t b, struct tally *y,
+                       qr_guided *out)
+{
+    /* its way out of each switch, from every copy that left one (the hash pins it) */
+    uint16_t way_sw[8];
+    uint8_t way[8];
+    size_t n_way = 0;
+    for (size_t i = a; i < b; i++) {
+        size_t j = 0;
+        while (v[i].out && j < n_way && way_sw[j] != v[i].sw)
+            j++;
+        if (v[i].out && j == n_way && n_way < 8) {
+            way_sw[n_way] = v[i].sw;
+            way[n_way++] = v[i].port;
+        }
+    }
+    uint32_t dsw, dport, maxp = y->maxp;
+    qr_topology_host_attach(t, v[a].dst, &dsw, &dport);
+    int pinned = 0;
+    for (size_t p = a; p < b;) {
+        /* one probe: v[p, q) in time order */
+        size_t q = p;
+        while (q < b && v[q].seq == v[p].seq)
+            q++;
+        out->probes++;
+        for (size_t i = p; i < q; i++) {
+            if (v[i].t < out->first_ns)
+                out->first_ns = v[i].t;
+            if (v[i].t > out->last_ns)
+                out->last_ns = v[i].t;
+            if (v[i].out)
+                y->probes[(size_t)v[i].sw * maxp + v[i].port]++;
+            else
+                y->arrived[v[i].sw]++;
+        }
+        const copy *last = &v[q - 1];
+        p = q;
+        if (last->out && last->sw == dsw && last->port == dport) {
+            out->delivered++;
+            pinned = 1;
+            continue;
+        }
+        out->lost++;
+        if (last->out) {
+            out->lost_link++;
+            y->lost[(size_t)last->sw * maxp + last->port]++;
+            continue;
+        }
+        out->lost_inside++;
+        size_t j = 0;
+        while (j < n_way && way_sw[j] != last->sw)
+            j++;
+        if (j < n_way) { /* headed out of the port its 5-tuple leaves by */
+            size_t at = (size_t)last->sw * maxp + way[j];
+            y->lost[at]++;
+            y->headed[at]++;
+            y->probes[at]++;
+        } else {
+            y->inside[last->sw]++;
+        }
+    }
+    return pinned;
+}
+
+/* One row per port that probes left by, and per switch that lost probes inside with their way
+ * out unknown, each against the switch's drop counters. */
+static int port_rows(const qr_topology *t, const struct tally *y, qr_guided *out)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < (size_t)y->sws * y->maxp; i++)
+        np += y->probes[i] > 0;
+    for (uint32_t s = 0; s < y->sws; s++)
+        np += y->inside[s] > 0;
+    out->ports = calloc(np ? np : 1, sizeof *out->ports);
+    if (!out->ports)
+        return QR_ENOMEM;
+    for (uint32_t s = 0; s < y->sws; s++) {
+        uint64_t sw_drops = 0;
+        for (uint32_t p = 0; p < qr_topology_ports(t, s); p++)
+            sw_drops += y->drops[(size_t)s * y->maxp + p];
+        if (y->inside[s]) { /* lost inside, their way out unknown */
+            qr_row_guided_port *r = &out->ports[out->n_ports++];
+            r->sw = s;
+            r->port = QR_GUIDED_INSIDE;
+            r->link = UINT32_MAX;
+            snprintf(r->link_name, sizeof r->link_name, "s%u", s);
+            r->probes = y->arrived[s];
+            r->lost = y->inside[s];
+            r->counters_known = (uint8_t)out->counters_known;
+            r->counter_drops = sw_drops;
+            r->silent = r->lost && out->counters_known && !sw_drops;
+        }
+        for (uint32_t p = 0; p < qr_topology_ports(t, s); p++) {
+            size_t at = (size_t)s * y->maxp + p;
+            if (!y->probes[at])
+                continue;
+            qr_row_guided_port *r = &out->ports[out->n_ports++];
+            r->sw = s;
+            r->port = p;
+            r->link = qr_topology_port_link(t, s, p);
+            qr_topology_link_name(t, r->link, r->link_name, sizeof r->link_name);
+            r->probes = y->probes[at];
+            r->lost = y->lost[at];
+            r->inside = y->headed[at];
+            r->counters_known = (uint8_t)out->counters_known;
+            r->counter_drops = y->drops[at];
+            r->silent = r->lost && out->counters_known && !y->drops[at];
+        }
+    }
+    if (out->n_ports)
+        qsort(out->ports, out->n_ports, sizeof *out->ports, cmp_port);
+    return QR_OK;
+}
+
 int qr_guided_run(const char *mirror_dir, const qr_topology *t, qr_guided *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
@@ -227,150 +352,49 @@ int qr_guided_run(const char *mirror_dir, const qr_topology *t, qr_guided *out, 
     int rc = read_copies(path, t, &v, &n, errbuf);
     if (rc)
         return rc;
-    uint32_t sws = qr_topology_switches(t), maxp = 0;
-    for (uint32_t s = 0; s < sws; s++)
-        if (qr_topology_ports(t, s) > maxp)
-            maxp = qr_topology_ports(t, s);
-    size_t slots = (size_t)sws * maxp;
-    uint64_t *probes = calloc(slots + 1, sizeof *probes), *lost = calloc(slots + 1, sizeof *lost);
-    uint64_t *drops = calloc(slots + 1, sizeof *drops);
-    uint64_t *arrived = calloc(sws + 1, sizeof *arrived), *inside = calloc(sws + 1, sizeof *inside);
-    uint64_t *headed = calloc(slots + 1, sizeof *headed);
-    if (!probes || !lost || !drops || !arrived || !inside || !headed) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto done;
+    struct tally y = {.sws = qr_topology_switches(t)};
+    for (uint32_t s = 0; s < y.sws; s++)
+        if (qr_topology_ports(t, s) > y.maxp)
+            y.maxp = qr_topology_ports(t, s);
+    size_t slots = (size_t)y.sws * y.maxp;
+    y.probes = calloc(slots + 1, sizeof *y.probes);
+    y.lost = calloc(slots + 1, sizeof *y.lost);
+    y.drops = calloc(slots + 1, sizeof *y.drops);
+    y.headed = calloc(slots + 1, sizeof *y.headed);
+    y.arrived = calloc(y.sws + 1, sizeof *y.arrived);
+    y.inside = calloc(y.sws + 1, sizeof *y.inside);
+    if (!y.probes || !y.lost || !y.drops || !y.arrived || !y.inside || !y.headed)
+        rc = QR_ENOMEM;
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/counters.csv", mirror_dir);
+        rc = read_counters(path, t, y.maxp, y.drops, errbuf);
+        out->counters_known = rc == QR_OK;
+        if (rc == QR_ENOENT)
+            rc = QR_OK;
     }
-    snprintf(path, sizeof path, "%s/counters.csv", mirror_dir);
-    rc = read_counters(path, t, maxp, drops, errbuf);
-    out->counters_known = rc == QR_OK;
-    if (rc == QR_ENOENT)
-        rc = QR_OK;
-    if (rc)
-        goto done;
-    if (n)
-        qsort(v, n, sizeof *v, cmp_copy);
-    out->copies = n;
-    out->first_ns = n ? INT64_MAX : 0;
-    out->last_ns = n ? INT64_MIN : 0;
-    for (size_t a = 0; a < n;) {
-        /* one 5-tuple: v[a, b) */
-        size_t b = a;
-        while (b < n && same_tuple(&v[a], &v[b]))
-            b++;
-        out->tuples++;
-        /* its way out of each switch, from every copy that left one (the hash pins it) */
-        uint16_t way_sw[8];
-        uint8_t way[8];
-        size_t n_way = 0;
-        for (size_t i = a; i < b; i++) {
-            size_t j = 0;
-            while (v[i].out && j < n_way && way_sw[j] != v[i].sw)
-                j++;
-            if (v[i].out && j == n_way && n_way < 8) {
-                way_sw[n_way] = v[i].sw;
-                way[n_way++] = v[i].port;
-            }
+    if (!rc) {
+        if (n)
+            qsort(v, n, sizeof *v, cmp_copy);
+        out->copies = n;
+        out->first_ns = n ? INT64_MAX : 0;
+        out->last_ns = n ? INT64_MIN : 0;
+        for (size_t a = 0, b; a < n; a = b) { /* one 5-tuple: v[a, b) */
+            for (b = a; b < n && same_tuple(&v[a], &v[b]); b++)
+                ;
+            out->tuples++;
+            out->pinned += tally_tuple(t, v, a, b, &y, out);
         }
-        uint32_t dsw, dport;
-        qr_topology_host_attach(t, v[a].dst, &dsw, &dport);
-        int pinned = 0;
-        for (size_t p = a; p < b;) {
-            /* one probe: v[p, q) in time order */
-            size_t q = p;
-            while (q < b && v[q].seq == v[p].seq)
-                q++;
-            out->probes++;
-            for (size_t i = p; i < q; i++) {
-                if (v[i].t < out->first_ns)
-                    out->first_ns = v[i].t;
-                if (v[i].t > out->last_ns)
-                    out->last_ns = v[i].t;
-                if (v[i].out)
-                    probes[(size_t)v[i].sw * maxp + v[i].port]++;
-                else
-                    arrived[v[i].sw]++;
-            }
-            const copy *last = &v[q - 1];
-            if (last->out && last->sw == dsw && last->port == dport) {
-                out->delivered++;
-                pinned = 1;
-            } else if (last->out) {
-                out->lost++;
-                out->lost_link++;
-                lost[(size_t)last->sw * maxp + last->port]++;
-            } else {
-                out->lost++;
-                out->lost_inside++;
-                size_t j = 0;
-                while (j < n_way && way_sw[j] != last->sw)
-                    j++;
-                if (j < n_way) { /* headed out of the port its 5-tuple leaves by */
-                    size_t at = (size_t)last->sw * maxp + way[j];
-                    lost[at]++;
-                    headed[at]++;
-                    probes[at]++;
-                } else {
-                    inside[last->sw]++;
-                }
-            }
-            p = q;
-        }
-        out->pinned += pinned;
-        a = b;
+        rc = port_rows(t, &y, out);
     }
-    size_t np = 0;
-    for (size_t i = 0; i < slots; i++)
-        np += probes[i] > 0;
-    for (uint32_t s = 0; s < sws; s++)
-        np += inside[s] > 0;
-    out->ports = calloc(np ? np : 1, sizeof *out->ports);
-    if (!out->ports) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (uint32_t s = 0; s < sws; s++) {
-        uint64_t sw_drops = 0;
-        for (uint32_t p = 0; p < qr_topology_ports(t, s); p++)
-            sw_drops += drops[(size_t)s * maxp + p];
-        if (inside[s]) { /* lost inside, their way out unknown */
-            qr_row_guided_port *r = &out->ports[out->n_ports++];
-            r->sw = s;
-            r->port = QR_GUIDED_INSIDE;
-            r->link = UINT32_MAX;
-            snprintf(r->link_name, sizeof r->link_name, "s%u", s);
-            r->probes = arrived[s];
-            r->lost = inside[s];
-            r->counters_known = (uint8_t)out->counters_known;
-            r->counter_drops = sw_drops;
-            r->silent = r->lost && out->counters_known && !sw_drops;
-        }
-        for (uint32_t p = 0; p < qr_topology_ports(t, s); p++) {
-            size_t at = (size_t)s * maxp + p;
-            if (!probes[at])
-                continue;
-            qr_row_guided_port *r = &out->ports[out->n_ports++];
-            r->sw = s;
-            r->port = p;
-            r->link = qr_topology_port_link(t, s, p);
-            qr_topology_link_name(t, r->link, r->link_name, sizeof r->link_name);
-            r->probes = probes[at];
-            r->lost = lost[at];
-            r->inside = headed[at];
-            r->counters_known = (uint8_t)out->counters_known;
-            r->counter_drops = drops[at];
-            r->silent = r->lost && out->counters_known && !drops[at];
-        }
-    }
-    if (out->n_ports)
-        qsort(out->ports, out->n_ports, sizeof *out->ports, cmp_port);
-done:
+    if (rc == QR_ENOMEM)
+        qri_err(errbuf, rc, "out of memory");
     free(v);
-    free(probes);
-    free(lost);
-    free(drops);
-    free(arrived);
-    free(inside);
-    free(headed);
+    free(y.probes);
+    free(y.lost);
+    free(y.drops);
+    free(y.arrived);
+    free(y.inside);
+    free(y.headed);
     if (rc)
         qr_guided_free(out);
     return rc;
