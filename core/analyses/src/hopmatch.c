@@ -321,6 +321,109 @@ static int via(parser *p, const token *kw)
 
 static int parse_or(parser *p);
 
+/* "drop REASON": a replay drop of that reason (a planted fault is refused: traces cannot see it).
+ */
+static int drop_test(parser *p, const token *t)
+{
+    const token *r = arg(p, t, "a reason (threshold, buffer-full, tagged, silent, counted)");
+    if (!r)
+        return -1;
+    static const int reasons[] = {QR_DROP_THRESHOLD, QR_DROP_BUFFER_FULL, QR_DROP_TAGGED,
+                                  QR_TRACE_SILENT, QR_TRACE_COUNTED};
+    for (size_t d = 0; d < sizeof reasons / sizeof reasons[0]; d++)
+        if (!strcmp(r->text, qr_trace_decision_name(reasons[d])))
+            return add_atom(p, r, (hop_atom){.kind = A_DROP, .reason = (uint8_t)reasons[d]});
+    if (!strcmp(r->text, "fault"))
+        return fail(p, r,
+                    "'%s': a planted fault is what a trace cannot see (its scorer reads it); "
+                    "'drop silent' matches the drops whose port counted none, as Everflow "
+                    "infers them",
+                    r->text);
+    return fail(p, r, "'%s' is not a drop reason (threshold, buffer-full, tagged, silent, counted)",
+                r->text);
+}
+
+/* "flow N" or "flow N-M": the recording's flows checked. */
+static int flow_test(parser *p, const token *t)
+{
+    const token *v = arg(p, t, "a flow number or range N-M");
+    if (!v)
+        return -1;
+    uint64_t lo, hi;
+    char s[128];
+    snprintf(s, sizeof s, "%s", v->text);
+    char *dash = strchr(s, '-');
+    if (dash)
+        *dash = '\0';
+    if (number(s, UINT32_MAX, &lo) || (dash && number(dash + 1, UINT32_MAX, &hi)))
+        return fail(p, v, "'%s' is not a flow number or range N-M", v->text);
+    if (!dash)
+        hi = lo;
+    size_t nf = qr_flow_table_flows(p->ft);
+    if (hi < lo)
+        return fail(p, v, "%s", "the range ends before it starts");
+    if (hi >= nf) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the recording has flows 0-%zu", nf ? nf - 1 : 0);
+        return fail(p, v, "%s", nf ? msg : "the recording has no flows");
+    }
+    return add_node(p, (node){.kind = N_FLOW, .u1 = lo, .u2 = hi});
+}
+
+/* "dir N": one direction of the recording. */
+static int dir_test(parser *p, const token *t)
+{
+    const token *v = arg(p, t, "a direction number");
+    uint64_t d;
+    if (!v)
+        return -1;
+    size_t nd = qr_flow_table_directions(p->ft);
+    if (number(v->text, UINT32_MAX, &d))
+        return fail(p, v, "'%s' is not a direction number", v->text);
+    if (d >= nd) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the recording has directions 0-%zu", nd ? nd - 1 : 0);
+        return fail(p, v, "%s", msg);
+    }
+    return add_node(p, (node){.kind = N_DIR, .u1 = d});
+}
+
+/* "packet ID" or "packet DIR:NUMBER". */
+static int packet_test(parser *p, const token *t)
+{
+    const token *v = arg(p, t, "a packet id or DIR:NUMBER");
+    if (!v)
+        return -1;
+    uint64_t id, d, s;
+    const char *colon = strchr(v->text, ':');
+    if (colon) {
+        char a[128];
+        snprintf(a, sizeof a, "%.*s", (int)(colon - v->text), v->text);
+        if (number(a, UINT32_MAX, &d) || number(colon + 1, UINT32_MAX, &s))
+            return fail(p, v, "'%s' is not a packet (an id or DIR:NUMBER)", v->text);
+        id = qr_packet_id((uint32_t)d, s);
+    } else if (number(v->text, UINT64_MAX, &id)) {
+        return fail(p, v, "'%s' is not a packet (an id or DIR:NUMBER)", v->text);
+    }
+    return add_node(p, (node){.kind = N_PACKET, .u1 = id});
+}
+
+/* "A>B": a 5-tuple's ends, each a host (hN or an address) with an optional port. */
+static int tuple_test(parser *p, const token *t)
+{
+    if (!is(peek(p), ">", NULL))
+        return fail(p, peek(p), "%s", "expected '>' between the ends of a 5-tuple (A>B)");
+    p->pos++;
+    const token *b = arg(p, t, "the destination of A>B");
+    node n = {.kind = N_TUPLE};
+    uint32_t sh, dh;
+    if (!b || endpoint(p, t, &sh, &n.p1) || endpoint(p, b, &dh, &n.p2))
+        return -1;
+    n.u1 = sh;
+    n.u2 = dh;
+    return add_node(p, n);
+}
+
 static int primary(parser *p)
 {
     const token *t = peek(p);
@@ -360,25 +463,8 @@ static int primary(parser *p)
         return add_atom(p, t, (hop_atom){.kind = A_DROPPED});
     if (!strcmp(w, "tagged"))
         return add_atom(p, t, (hop_atom){.kind = A_TAGGED});
-    if (!strcmp(w, "drop")) {
-        const token *r = arg(p, t, "a reason (threshold, buffer-full, tagged, silent, counted)");
-        if (!r)
-            return -1;
-        static const int reasons[] = {QR_DROP_THRESHOLD, QR_DROP_BUFFER_FULL, QR_DROP_TAGGED,
-                                      QR_TRACE_SILENT, QR_TRACE_COUNTED};
-        for (size_t d = 0; d < sizeof reasons / sizeof reasons[0]; d++)
-            if (!strcmp(r->text, qr_trace_decision_name(reasons[d])))
-                return add_atom(p, r, (hop_atom){.kind = A_DROP, .reason = (uint8_t)reasons[d]});
-        if (!strcmp(r->text, "fault"))
-            return fail(p, r,
-                        "'%s': a planted fault is what a trace cannot see (its scorer reads it); "
-                        "'drop silent' matches the drops whose port counted none, as Everflow "
-                        "infers them",
-                        r->text);
-        return fail(p, r,
-                    "'%s' is not a drop reason (threshold, buffer-full, tagged, silent, counted)",
-                    r->text);
-    }
+    if (!strcmp(w, "drop"))
+        return drop_test(p, t);
     if (!strcmp(w, "via"))
         return via(p, t);
     if (!strcmp(w, "queued")) {
@@ -393,62 +479,12 @@ static int primary(parser *p)
             return -1;
         return add_node(p, (node){.kind = w[0] == 'a' ? N_AFTER : N_BEFORE, .t = ns});
     }
-    if (!strcmp(w, "flow")) {
-        const token *v = arg(p, t, "a flow number or range N-M");
-        if (!v)
-            return -1;
-        uint64_t lo, hi;
-        char s[128];
-        snprintf(s, sizeof s, "%s", v->text);
-        char *dash = strchr(s, '-');
-        if (dash)
-            *dash = '\0';
-        if (number(s, UINT32_MAX, &lo) || (dash && number(dash + 1, UINT32_MAX, &hi)))
-            return fail(p, v, "'%s' is not a flow number or range N-M", v->text);
-        if (!dash)
-            hi = lo;
-        size_t nf = qr_flow_table_flows(p->ft);
-        if (hi < lo)
-            return fail(p, v, "%s", "the range ends before it starts");
-        if (hi >= nf) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "the recording has flows 0-%zu", nf ? nf - 1 : 0);
-            return fail(p, v, "%s", nf ? msg : "the recording has no flows");
-        }
-        return add_node(p, (node){.kind = N_FLOW, .u1 = lo, .u2 = hi});
-    }
-    if (!strcmp(w, "dir")) {
-        const token *v = arg(p, t, "a direction number");
-        uint64_t d;
-        if (!v)
-            return -1;
-        size_t nd = qr_flow_table_directions(p->ft);
-        if (number(v->text, UINT32_MAX, &d))
-            return fail(p, v, "'%s' is not a direction number", v->text);
-        if (d >= nd) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "the recording has directions 0-%zu", nd ? nd - 1 : 0);
-            return fail(p, v, "%s", msg);
-        }
-        return add_node(p, (node){.kind = N_DIR, .u1 = d});
-    }
-    if (!strcmp(w, "packet")) {
-        const token *v = arg(p, t, "a packet id or DIR:NUMBER");
-        if (!v)
-            return -1;
-        uint64_t id, d, s;
-        const char *colon = strchr(v->text, ':');
-        if (colon) {
-            char a[128];
-            snprintf(a, sizeof a, "%.*s", (int)(colon - v->text), v->text);
-            if (number(a, UINT32_MAX, &d) || number(colon + 1, UINT32_MAX, &s))
-                return fail(p, v, "'%s' is not a packet (an id or DIR:NUMBER)", v->text);
-            id = qr_packet_id((uint32_t)d, s);
-        } else if (number(v->text, UINT64_MAX, &id)) {
-            return fail(p, v, "'%s' is not a packet (an id or DIR:NUMBER)", v->text);
-        }
-        return add_node(p, (node){.kind = N_PACKET, .u1 = id});
-    }
+    if (!strcmp(w, "flow"))
+        return flow_test(p, t);
+    if (!strcmp(w, "dir"))
+        return dir_test(p, t);
+    if (!strcmp(w, "packet"))
+        return packet_test(p, t);
     if (!strcmp(w, "src") || !strcmp(w, "dst") || !strcmp(w, "host")) {
         const token *v = arg(p, t, "a host (hN or an IPv4 address)");
         uint32_t h;
@@ -464,19 +500,8 @@ static int primary(parser *p)
     if (!strcmp(w, "port"))
         return port_arg(p, t, N_PORT);
     /* A>B */
-    if (is(peek(p), ">", NULL) || ((w[0] == 'h' || (w[0] >= '0' && w[0] <= '9')) && peek(p))) {
-        if (!is(peek(p), ">", NULL))
-            return fail(p, peek(p), "%s", "expected '>' between the ends of a 5-tuple (A>B)");
-        p->pos++;
-        const token *b = arg(p, t, "the destination of A>B");
-        node n = {.kind = N_TUPLE};
-        uint32_t sh, dh;
-        if (!b || endpoint(p, t, &sh, &n.p1) || endpoint(p, b, &dh, &n.p2))
-            return -1;
-        n.u1 = sh;
-        n.u2 = dh;
-        return add_node(p, n);
-    }
+    if (is(peek(p), ">", NULL) || ((w[0] == 'h' || (w[0] >= '0' && w[0] <= '9')) && peek(p)))
+        return tuple_test(p, t);
     return fail(p, t, "'%s' is not a test (see qreplay trace --help for the grammar)", w);
 }
 
