@@ -321,8 +321,7 @@ static int via(parser *p, const token *kw)
 
 static int parse_or(parser *p);
 
-/* "drop REASON": a replay drop of that reason (a planted fault is refused: traces cannot see it).
- */
+/* "drop REASON": a replay drop of that reason (a planted fault is refused: no trace sees it). */
 static int drop_test(parser *p, const token *t)
 {
     const token *r = arg(p, t, "a reason (threshold, buffer-full, tagged, silent, counted)");

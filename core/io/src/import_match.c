@@ -108,7 +108,6 @@ int qri_imp_index_dirs(struct imp *m)
     return QR_OK;
 }
 
-
 /* The TCP timestamp value (option 8), or 0. */
 static uint32_t tsval(const qr_capture_packet *p)
 {
@@ -127,7 +126,6 @@ static uint64_t seg_key(const qr_capture_packet *p)
         return k | p->ip_id;
     return k | (tsval(p) & 0xffff);
 }
-
 
 static int add_det(struct imp *m, uint32_t receiver, uint32_t dir, uint32_t seq)
 {

@@ -40,7 +40,6 @@ static int cmp_conn_order(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-
 /* The report's and the state's per-host and per-capture arrays. */
 static int setup_alloc(struct imp *m)
 {
@@ -165,9 +164,9 @@ static int setup_flows(struct imp *m)
             continue;
         }
         m->flow_of_conn[i] = (int64_t)m->n_flows;
-        flows[m->n_flows] = (qr_flow){m->n_flows,   (uint32_t)a,
-                                      (uint32_t)b,  c->bytes[0],
-                                      c->first_ns - m->rep->time_base_ns, 0};
+        flows[m->n_flows] = (qr_flow){
+            m->n_flows, (uint32_t)a, (uint32_t)b, c->bytes[0], c->first_ns - m->rep->time_base_ns,
+            0};
         m->n_flows++;
     }
     free(order);

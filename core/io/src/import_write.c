@@ -144,8 +144,7 @@ static int64_t flow_rows(const struct imp *m, size_t i, const int64_t *shift, qr
 static void host_rows(const struct imp *m, uint32_t h, qr_row_host *hosts, qr_row_import_host *ih)
 {
     const qr_import_host_report *hr = &m->rep->hosts[h];
-    hosts[h] =
-        (qr_row_host){h, qr_topology_host_addr(m->topo, h), 0, hr->packets, hr->bytes, ""};
+    hosts[h] = (qr_row_host){h, qr_topology_host_addr(m->topo, h), 0, hr->packets, hr->bytes, ""};
     snprintf(hosts[h].pcap, sizeof hosts[h].pcap, "pcap/h%04u.pcap", h);
     qr_row_import_host *x = &ih[h];
     x->host = h;
