@@ -625,6 +625,89 @@ void qr_testbed_truth_report_free(qr_testbed_truth_report *r)
     }
 }
 
+/* Every packet a host sent reached the switch (its ingress capture). */
+static int all_reached(const struct tb *t, const qr_testbed_port *ports, char *errbuf)
+{
+    for (size_t d = 0; d < t->n_dirs; d++) {
+        if (t->rp_next[d] == t->rp_start[d + 1])
+            continue;
+        char d1[96];
+        const qr_rec_packet *r = t->rp[t->rp_next[d]];
+        return qri_err(errbuf, QR_EVALUE,
+                       "%s: %s: host %u sent %zu packets the switch never saw, the first at "
+                       "%" PRId64 " ns (seq %u)",
+                       ports[qr_flow_table_dir_src(t->ft, (uint32_t)d)].ingress,
+                       dir_text(t, (uint32_t)d, d1, sizeof d1),
+                       qr_flow_table_dir_src(t->ft, (uint32_t)d),
+                       t->rp_start[d + 1] - t->rp_next[d], r->pk.time_ns, r->pk.seq);
+    }
+    return QR_OK;
+}
+
+/* Port p's report made about the queue towards host p (the sweep counted by switch port), its
+ * rate and totals, and its drops held against its qdisc's counter. */
+static int port_totals(const qr_topology *topo, const qr_testbed_port *ports, uint32_t n_ports,
+                       qr_testbed_truth_report *rep, char *errbuf)
+{
+    qr_testbed_port_report *byport = calloc(n_ports, sizeof *byport);
+    if (!byport)
+        return QR_ENOMEM;
+    for (uint32_t q = 0; q < n_ports; q++) {
+        uint32_t s2, port;
+        qr_topology_host_attach(topo, q, &s2, &port);
+        byport[q] = rep->ports[port];
+        byport[q].ingress = rep->ports[q].ingress;
+        byport[q].egress = rep->ports[q].egress;
+    }
+    memcpy(rep->ports, byport, n_ports * sizeof *byport);
+    free(byport);
+    for (uint32_t q = 0; q < n_ports; q++) {
+        qr_testbed_port_report *pr = &rep->ports[q];
+        pr->qdisc_drops = ports[q].qdisc_drops;
+        pr->busy_rate_bps =
+            pr->busy_ns > 0 ? (double)pr->busy_bytes * 8e9 / (double)pr->busy_ns : 0.0;
+        if (pr->max_queue_bytes > rep->ports[rep->bottleneck].max_queue_bytes)
+            rep->bottleneck = q;
+        rep->arrivals += pr->arrivals;
+        rep->drops += pr->drops;
+        if (ports[q].qdisc_drops != UINT64_MAX && ports[q].qdisc_drops != pr->drops)
+            return qri_err(errbuf, QR_EVALUE,
+                           "port %u: the switch captures show %" PRIu64
+                           " drops, its qdisc counted %" PRIu64
+                           ": the captures do not hold the whole run (%s, %s)",
+                           q, pr->drops, ports[q].qdisc_drops, ports[q].ingress, ports[q].egress);
+    }
+    return QR_OK;
+}
+
+/* The directions' counts: sent, delivered and dropped, in packets and bytes. */
+static int direction_rows(const struct tb *t, qr_row_direction **out)
+{
+    qr_row_direction *dirs = calloc(t->n_dirs ? t->n_dirs : 1, sizeof *dirs);
+    if (!dirs)
+        return QR_ENOMEM;
+    for (size_t d = 0; d < t->n_dirs; d++) {
+        dirs[d] = (qr_row_direction){.dir = (uint32_t)d,
+                                     .flow = qr_dir_flow((uint32_t)d),
+                                     .src = qr_flow_table_dir_src(t->ft, (uint32_t)d),
+                                     .dst = qr_flow_table_dir_dst(t->ft, (uint32_t)d)};
+        for (size_t i = t->da_start[d]; i < t->da_start[d + 1]; i++) {
+            const struct arr *x = &t->a[t->da[i]];
+            dirs[d].sent++;
+            dirs[d].sent_bytes += x->bytes;
+            if (x->t_out == INT64_MIN) {
+                dirs[d].dropped++;
+                dirs[d].dropped_bytes += x->bytes;
+            } else {
+                dirs[d].delivered++;
+                dirs[d].delivered_bytes += x->bytes;
+            }
+        }
+    }
+    *out = dirs;
+    return QR_OK;
+}
+
 int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t n_ports,
                      uint64_t port_limit, qr_testbed_truth_report *rep_out, char *errbuf)
 {
@@ -663,19 +746,8 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
         rc = index_recording(&t);
     for (uint32_t p = 0; !rc && p < n_ports; p++)
         rc = read_ingress(&t, p, ports[p].ingress, topo, &rep.ports[p], &rep, &rep.skipped_frames);
-    /* every packet a host sent reached the switch */
-    for (size_t d = 0; !rc && d < t.n_dirs; d++)
-        if (t.rp_next[d] != t.rp_start[d + 1]) {
-            char d1[96];
-            const qr_rec_packet *r = t.rp[t.rp_next[d]];
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "%s: %s: host %u sent %zu packets the switch never saw, the first at "
-                         "%" PRId64 " ns (seq %u)",
-                         ports[qr_flow_table_dir_src(t.ft, (uint32_t)d)].ingress,
-                         dir_text(&t, (uint32_t)d, d1, sizeof d1),
-                         qr_flow_table_dir_src(t.ft, (uint32_t)d), t.rp_start[d + 1] - t.rp_next[d],
-                         r->pk.time_ns, r->pk.seq);
-        }
+    if (!rc)
+        rc = all_reached(&t, ports, errbuf);
     if (!rc)
         rc = index_arrivals(&t);
     uint32_t sw = 0;
@@ -699,60 +771,10 @@ int qr_testbed_truth(const char *rec_dir, const qr_testbed_port *ports, uint32_t
         snprintf(path, sizeof path, "%s/arrivals.qra", tmp);
         rc = sweep(&t, path, sw, n_ports, port_limit, &rep, &drops, &n_drops, &end_ns);
     }
-    /* port p's report is about the queue towards host p; the sweep counted by switch port */
-    if (!rc) {
-        qr_testbed_port_report *byport = calloc(n_ports, sizeof *byport);
-        if (!byport)
-            rc = QR_ENOMEM;
-        for (uint32_t q = 0; !rc && q < n_ports; q++) {
-            uint32_t s2, port;
-            qr_topology_host_attach(topo, q, &s2, &port);
-            byport[q] = rep.ports[port];
-            byport[q].ingress = rep.ports[q].ingress;
-            byport[q].egress = rep.ports[q].egress;
-        }
-        if (!rc) {
-            memcpy(rep.ports, byport, n_ports * sizeof *byport);
-            free(byport);
-        }
-    }
-    for (uint32_t q = 0; !rc && q < n_ports; q++) {
-        qr_testbed_port_report *pr = &rep.ports[q];
-        pr->qdisc_drops = ports[q].qdisc_drops;
-        pr->busy_rate_bps =
-            pr->busy_ns > 0 ? (double)pr->busy_bytes * 8e9 / (double)pr->busy_ns : 0.0;
-        if (pr->max_queue_bytes > rep.ports[rep.bottleneck].max_queue_bytes)
-            rep.bottleneck = q;
-        rep.arrivals += pr->arrivals;
-        rep.drops += pr->drops;
-        if (ports[q].qdisc_drops != UINT64_MAX && ports[q].qdisc_drops != pr->drops)
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "port %u: the switch captures show %" PRIu64
-                         " drops, its qdisc counted %" PRIu64
-                         ": the captures do not hold the whole run (%s, %s)",
-                         q, pr->drops, ports[q].qdisc_drops, ports[q].ingress, ports[q].egress);
-    }
-    /* the directions' counts */
-    if (!rc && !(dirs = calloc(t.n_dirs ? t.n_dirs : 1, sizeof *dirs)))
-        rc = QR_ENOMEM;
-    for (size_t d = 0; !rc && d < t.n_dirs; d++) {
-        dirs[d] = (qr_row_direction){.dir = (uint32_t)d,
-                                     .flow = qr_dir_flow((uint32_t)d),
-                                     .src = qr_flow_table_dir_src(t.ft, (uint32_t)d),
-                                     .dst = qr_flow_table_dir_dst(t.ft, (uint32_t)d)};
-        for (size_t i = t.da_start[d]; i < t.da_start[d + 1]; i++) {
-            const struct arr *x = &t.a[t.da[i]];
-            dirs[d].sent++;
-            dirs[d].sent_bytes += x->bytes;
-            if (x->t_out == INT64_MIN) {
-                dirs[d].dropped++;
-                dirs[d].dropped_bytes += x->bytes;
-            } else {
-                dirs[d].delivered++;
-                dirs[d].delivered_bytes += x->bytes;
-            }
-        }
-    }
+    if (!rc)
+        rc = port_totals(topo, ports, n_ports, &rep, errbuf);
+    if (!rc)
+        rc = direction_rows(&t, &dirs);
     if (!rc) {
         qr_truth_info info = {.recording_id = qr_recording_id(rec),
                               .end = QR_END_COMPLETED,
