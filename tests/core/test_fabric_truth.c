@@ -1,0 +1,512 @@
+/* The FatTree testbed's truth (fabric_truth.h) without root: a run made here as its captures
+ * would hold it. Connections between random hosts of a k=4 fat tree, each direction on one
+ * shortest path chosen at random (as ECMP pins a 5-tuple), every packet written to its sender's
+ * and receiver's captures and to the capture of every switch port it crossed (arriving with the
+ * previous hop's source MAC, leaving with the port's own), a few data packets dropped at a switch
+ * on their way (no capture past it; the qdisc's counter says so) and sent again. The truth must
+ * find exactly what was planted: every drop at its switch and port, every path, every port's
+ * counts; and a capture that lost a frame or a counter that disagrees must be an error naming it. */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qreplay/error.h"
+#include "qreplay/fabric.h"
+#include "qreplay/fabric_truth.h"
+#include "qreplay/import.h"
+#include "qreplay/scenario.h"
+#include "qreplay/packet.h"
+#include "qreplay/topology.h"
+
+#define K 4
+#define MAX_FRAMES 20000
+#define US 1000LL
+
+static char dir[128];
+
+/* One frame on one wire: whose capture holds it, when, and its bytes' fields. */
+typedef struct {
+    int64_t t;
+    uint8_t mac[6];
+    uint32_t src, dst; /* IPv4, host order */
+    uint16_t sport, dport, ip_id, payload;
+    uint32_t seq, ack;
+    uint8_t flags, ttl;
+} frame;
+
+/* A capture being made: its frames, sorted by time when written. */
+typedef struct {
+    frame *f;
+    size_t n, cap;
+} capture;
+
+/* A direction's path: the switches and the ports it arrives and leaves by. */
+typedef struct {
+    uint32_t n, sw[5], in[5], out[5];
+} path;
+
+/* A direction as the hosts' captures name it, and the path it took. */
+typedef struct {
+    uint32_t src, dst;
+    uint16_t sport, dport;
+    path p;
+} way;
+
+typedef struct {
+    qr_scenario *sc;
+    qr_fabric *fab;
+    const qr_topology *t;
+    uint32_t hosts, switches;
+    capture *host_cap, *port_cap; /* per host; per switch x K + port */
+    uint64_t *qdisc;              /* per switch x K + port: the drops planted there */
+    /* what the truth must find */
+    uint64_t planted, packets, delivered, hops;
+    uint64_t *in, *out; /* per switch x K + port: recorded packets that arrived by it, left it */
+    way ways[64];
+    size_t n_ways;
+    unsigned seed;
+} run;
+
+static unsigned rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (*s >> 16) & 0x7fff;
+}
+
+static void add(capture *c, const frame *f)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 64;
+        c->f = realloc(c->f, c->cap * sizeof *c->f);
+        cr_assert(c->f);
+    }
+    c->f[c->n++] = *f;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const frame *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static void put16(uint8_t *b, unsigned v)
+{
+    b[0] = (uint8_t)(v >> 8);
+    b[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *b, uint32_t v)
+{
+    put16(b, v >> 16);
+    put16(b + 2, v & 0xffff);
+}
+
+/* An Ethernet pcap of c's frames, in time order. */
+static void write_pcap(const char *path, capture *c)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "%s", path);
+    const uint32_t gh[6] = {0xa1b2c3d4u, 0x00040002u, 0, 0, 65535, 1};
+    fwrite(gh, 4, 1, f);
+    uint16_t ver[2] = {2, 4};
+    fwrite(ver, 2, 2, f);
+    fwrite(&gh[2], 4, 4, f);
+    qsort(c->f, c->n, sizeof *c->f, by_time);
+    for (size_t i = 0; i < c->n; i++) {
+        const frame *x = &c->f[i];
+        uint8_t b[14 + 40];
+        memset(b, 0, sizeof b);
+        memset(b, 0x02, 6); /* the destination: nobody checks it */
+        memcpy(b + 6, x->mac, 6);
+        put16(b + 12, 0x0800);
+        uint8_t *ip = b + 14;
+        ip[0] = 0x45;
+        put16(ip + 2, 40u + x->payload);
+        put16(ip + 4, x->ip_id);
+        put16(ip + 6, 0x4000);
+        ip[8] = x->ttl;
+        ip[9] = 6;
+        put32(ip + 12, x->src);
+        put32(ip + 16, x->dst);
+        uint32_t sum = 0;
+        for (int j = 0; j < 20; j += 2)
+            sum += (uint32_t)ip[j] << 8 | ip[j + 1];
+        while (sum >> 16)
+            sum = (sum & 0xffff) + (sum >> 16);
+        put16(ip + 10, ~sum & 0xffff);
+        uint8_t *tcp = ip + 20;
+        put16(tcp, x->sport);
+        put16(tcp + 2, x->dport);
+        put32(tcp + 4, x->seq);
+        put32(tcp + 8, x->ack);
+        tcp[12] = 5 << 4;
+        tcp[13] = x->flags;
+        put16(tcp + 14, 65535);
+        uint32_t rec[4] = {(uint32_t)(x->t / 1000000000), (uint32_t)(x->t % 1000000000 / 1000),
+                           sizeof b, 14u + 40u + x->payload};
+        fwrite(rec, 4, 4, f);
+        fwrite(b, 1, sizeof b, f); /* the payload is not captured (snap length 54) */
+    }
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* A shortest path from host a to host b, chosen at random among them. */
+static path route(run *r, uint32_t a, uint32_t b)
+{
+    uint32_t sa, pa, sb, pb;
+    qr_topology_host_attach(r->t, a, &sa, &pa);
+    qr_topology_host_attach(r->t, b, &sb, &pb);
+    int dist[64];
+    for (uint32_t s = 0; s < r->switches; s++)
+        dist[s] = -1;
+    uint32_t queue[64], head = 0, tail = 0;
+    dist[sb] = 0;
+    queue[tail++] = sb;
+    while (head < tail) {
+        uint32_t s = queue[head++];
+        for (uint32_t p = 0; p < qr_topology_ports(r->t, s); p++) {
+            qr_node_kind k;
+            uint32_t peer, pp;
+            if (qr_topology_link(r->t, s, p, &k, &peer, &pp) || k == QR_NODE_HOST ||
+                dist[peer] >= 0)
+                continue;
+            dist[peer] = dist[s] + 1;
+            queue[tail++] = peer;
+        }
+    }
+    path x = {0};
+    uint32_t s = sa, in = pa;
+    for (;;) {
+        x.sw[x.n] = s;
+        x.in[x.n] = in;
+        if (s == sb) {
+            x.out[x.n++] = pb;
+            return x;
+        }
+        uint32_t next[K], next_in[K], m = 0;
+        for (uint32_t p = 0; p < qr_topology_ports(r->t, s); p++) {
+            qr_node_kind k;
+            uint32_t peer, pp;
+            if (!qr_topology_link(r->t, s, p, &k, &peer, &pp) && k != QR_NODE_HOST &&
+                dist[peer] == dist[s] - 1) {
+                next[m] = p;
+                next_in[m++] = pp;
+            }
+        }
+        cr_assert_gt(m, 0);
+        uint32_t c = rnd(&r->seed) % m, peer, pp;
+        qr_node_kind k;
+        qr_topology_link(r->t, s, next[c], &k, &peer, &pp);
+        x.out[x.n++] = next[c];
+        s = peer;
+        in = next_in[c];
+    }
+}
+
+/* Packet f leaves its sender at f->t along p: its sighting at every port it crosses, and at its
+ * receiver; dropped at hop `drop` (p.n: not dropped), after arriving there. */
+static void send(run *r, frame f, const path *p, uint32_t from, uint32_t to, uint32_t drop)
+{
+    qr_fabric_mac((qr_node){QR_NODE_HOST, from}, 0, f.mac);
+    f.ttl = 64;
+    add(&r->host_cap[from], &f);
+    r->packets++;
+    for (uint32_t h = 0; h < p->n; h++) {
+        f.t += 2 * US; /* the wire, and the capture's stamp */
+        size_t in = (size_t)p->sw[h] * K + p->in[h], out = (size_t)p->sw[h] * K + p->out[h];
+        add(&r->port_cap[in], &f);
+        r->in[in]++;
+        r->hops++;
+        if (h == drop) {
+            r->qdisc[out]++;
+            r->planted++;
+            return;
+        }
+        f.t += 3 * US;
+        f.ttl--;
+        qr_fabric_mac(qr_topology_switch_node(r->t, p->sw[h]), p->out[h], f.mac);
+        add(&r->port_cap[out], &f);
+        r->out[out]++;
+    }
+    f.t += 2 * US;
+    add(&r->host_cap[to], &f);
+    r->delivered++;
+}
+
+/* Connection i from host a to host b at t0: a handshake, `segs` data segments each ACKed, some
+ * dropped on the way and sent again 1 ms later, then both FINs. */
+static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, uint32_t segs)
+{
+    path ab = route(r, a, b), ba = route(r, b, a);
+    uint32_t A = qr_topology_host_addr(r->t, a), B = qr_topology_host_addr(r->t, b);
+    uint16_t pa = (uint16_t)(40000 + i), pb = 5001;
+    cr_assert_lt(r->n_ways + 2, 64);
+    r->ways[r->n_ways++] = (way){a, b, pa, pb, ab};
+    r->ways[r->n_ways++] = (way){b, a, pb, pa, ba};
+    uint16_t ida = (uint16_t)(rnd(&r->seed) * 2), idb = (uint16_t)(rnd(&r->seed) * 2);
+    uint32_t isa = rnd(&r->seed) << 16, isb = rnd(&r->seed) << 8;
+    int64_t t = t0;
+    frame f = {0};
+#define PKT(T, FROM_A, SEQ, ACK, FL, PAY)                                                          \
+    (frame)                                                                                        \
+    {                                                                                              \
+        .t = (T), .src = (FROM_A) ? A : B, .dst = (FROM_A) ? B : A, .sport = (FROM_A) ? pa : pb,    \
+        .dport = (FROM_A) ? pb : pa, .ip_id = (FROM_A) ? ida++ : idb++, .payload = (PAY),          \
+        .seq = (SEQ), .ack = (ACK), .flags = (FL)                                                  \
+    }
+    f = PKT(t, 1, isa, 0, QR_TCP_SYN, 0);
+    send(r, f, &ab, a, b, ab.n);
+    t += 100 * US;
+    f = PKT(t, 0, isb, isa + 1, QR_TCP_SYN | QR_TCP_ACK, 0);
+    send(r, f, &ba, b, a, ba.n);
+    t += 100 * US;
+    f = PKT(t, 1, isa + 1, isb + 1, QR_TCP_ACK, 0);
+    send(r, f, &ab, a, b, ab.n);
+    uint32_t resend[64], n_resend = 0;
+    for (uint32_t k = 0; k < segs; k++) {
+        t += 100 * US;
+        uint32_t seq = isa + 1 + 1000 * k;
+        /* one in five data segments dropped somewhere on its path, never the first (so its
+         * direction's port at every switch is known from another packet) */
+        uint32_t drop = k > 0 && rnd(&r->seed) % 5 == 0 ? rnd(&r->seed) % ab.n : ab.n;
+        f = PKT(t, 1, seq, isb + 1, QR_TCP_ACK, 1000);
+        send(r, f, &ab, a, b, drop);
+        if (drop < ab.n)
+            resend[n_resend++] = seq;
+        else {
+            f = PKT(t + 50 * US, 0, isb + 1, seq + 1000, QR_TCP_ACK, 0);
+            send(r, f, &ba, b, a, ba.n);
+        }
+    }
+    for (uint32_t k = 0; k < n_resend; k++) {
+        t += 1000 * US;
+        f = PKT(t, 1, resend[k], isb + 1, QR_TCP_ACK, 1000);
+        send(r, f, &ab, a, b, ab.n);
+        f = PKT(t + 50 * US, 0, isb + 1, resend[k] + 1000, QR_TCP_ACK, 0);
+        send(r, f, &ba, b, a, ba.n);
+    }
+    uint32_t end = isa + 1 + 1000 * segs;
+    t += 100 * US;
+    f = PKT(t, 1, end, isb + 1, QR_TCP_FIN | QR_TCP_ACK, 0);
+    send(r, f, &ab, a, b, ab.n);
+    t += 100 * US;
+    f = PKT(t, 0, isb + 1, end + 1, QR_TCP_FIN | QR_TCP_ACK, 0);
+    send(r, f, &ba, b, a, ba.n);
+    t += 100 * US;
+    f = PKT(t, 1, end + 1, isb + 2, QR_TCP_ACK, 0);
+    send(r, f, &ab, a, b, ab.n);
+#undef PKT
+}
+
+static void run_make(run *r, unsigned seed, uint32_t conns)
+{
+    memset(r, 0, sizeof *r);
+    r->seed = seed;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_scenario_create(&r->sc), QR_OK);
+    cr_assert_eq(qr_scenario_load_string(r->sc,
+                                         "[topology]\nkind = fattree\nk = 4\n[links]\nrate = "
+                                         "20Mbps\ndelay = 1us\n",
+                                         "test", ".", err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(qr_scenario_validate(r->sc, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_fabric_plan(qr_scenario_config(r->sc), &r->fab, err), QR_OK, "%s", err);
+    r->t = qr_fabric_topology(r->fab);
+    r->hosts = qr_fabric_hosts(r->fab);
+    r->switches = qr_fabric_switches(r->fab);
+    r->host_cap = calloc(r->hosts, sizeof *r->host_cap);
+    r->port_cap = calloc((size_t)r->switches * K, sizeof *r->port_cap);
+    r->qdisc = calloc((size_t)r->switches * K, sizeof *r->qdisc);
+    r->in = calloc((size_t)r->switches * K, sizeof *r->in);
+    r->out = calloc((size_t)r->switches * K, sizeof *r->out);
+    for (uint32_t i = 0; i < conns; i++) {
+        uint32_t a = rnd(&r->seed) % r->hosts, b = rnd(&r->seed) % (r->hosts - 1);
+        b += b >= a;
+        connection(r, i, a, b, 1000000000LL + (int64_t)i * 37 * US, 3 + rnd(&r->seed) % 12);
+    }
+}
+
+static void run_free(run *r)
+{
+    for (uint32_t h = 0; h < r->hosts; h++)
+        free(r->host_cap[h].f);
+    for (size_t q = 0; q < (size_t)r->switches * K; q++)
+        free(r->port_cap[q].f);
+    free(r->host_cap);
+    free(r->port_cap);
+    free(r->qdisc);
+    free(r->in);
+    free(r->out);
+    qr_fabric_destroy(r->fab);
+    qr_scenario_destroy(r->sc);
+}
+
+/* The captures written and the hosts' imported into dir/rec (as the testbed does). */
+static void run_write(run *r)
+{
+    char path[300], cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/cap'", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    for (uint32_t sw = 0; sw < r->switches; sw++)
+        for (uint32_t p = 0; p < K; p++) {
+            snprintf(path, sizeof path, "%s/cap/s%u-p%u.pcap", dir, sw, p);
+            write_pcap(path, &r->port_cap[sw * K + p]);
+        }
+    char (*caps)[300] = calloc(r->hosts, sizeof *caps);
+    const char **capv = calloc(r->hosts, sizeof *capv);
+    qr_host_map_entry *map = calloc(r->hosts, sizeof *map);
+    for (uint32_t h = 0; h < r->hosts; h++) {
+        snprintf(caps[h], sizeof caps[h], "%s/cap/h%u.pcap", dir, h);
+        write_pcap(caps[h], &r->host_cap[h]);
+        capv[h] = caps[h];
+        uint32_t a = qr_topology_host_addr(r->t, h);
+        char addr[32];
+        snprintf(addr, sizeof addr, "%u.%u.%u.%u", a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255);
+        cr_assert_eq(qr_addr_parse(addr, map[h].addr), QR_OK);
+        map[h].host = h;
+        map[h].line = h + 1;
+        snprintf(map[h].capture, sizeof map[h].capture, "h%u.pcap", h);
+    }
+    qr_import_cfg cfg = {0};
+    cfg.captures = capv;
+    cfg.n_captures = r->hosts;
+    cfg.map = map;
+    cfg.n_map = r->hosts;
+    cfg.clock = QR_IMPORT_CLOCK_NONE;
+    cfg.network_known = 1;
+    qr_import_report *rep = NULL;
+    char err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "%s/rec", dir);
+    cr_assert_eq(qr_import_run(&cfg, r->sc, path, &rep, err), QR_OK, "%s", err);
+    cr_assert_eq(rep->packets, r->packets, "the import holds every packet sent");
+    qr_import_report_free(rep);
+    free(caps);
+    free(capv);
+    free(map);
+}
+
+static int truth(run *r, qr_fabric_truth_report *rep, char *err)
+{
+    char rec[300], cap[300];
+    snprintf(rec, sizeof rec, "%s/rec", dir);
+    snprintf(cap, sizeof cap, "%s/cap", dir);
+    static const uint64_t none[64] = {0};
+    qr_fabric_truth_in in = {rec, cap, r->fab, r->qdisc, none, none, none, 0, NULL, 0};
+    memset(rep, 0, sizeof *rep);
+    return qr_fabric_truth(&in, rep, err);
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/qr-fabric-truth-%d", (int)getpid());
+}
+
+static void teardown(void)
+{
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(fabric_truth, .init = setup, .fini = teardown);
+
+Test(fabric_truth, finds_every_planted_drop_path_and_count_over_seeds)
+{
+    for (unsigned seed = 1; seed <= 6; seed++) {
+        run r;
+        run_make(&r, seed, 6 + seed);
+        run_write(&r);
+        qr_fabric_truth_report rep;
+        char err[QR_ERRBUF_SIZE];
+        cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
+        cr_assert_gt(r.planted, 0, "seed %u plants drops", seed);
+        cr_assert_eq(rep.packets, r.packets, "seed %u", seed);
+        cr_assert_eq(rep.delivered, r.delivered, "seed %u", seed);
+        cr_assert_eq(rep.queue_drops, r.planted, "seed %u", seed);
+        cr_assert_eq(rep.fault_drops, 0);
+        cr_assert_eq(rep.unknown_port_drops, 0);
+        cr_assert_eq(rep.hops, r.hops, "seed %u", seed);
+        cr_assert_eq(rep.packets, rep.delivered + rep.queue_drops, "conservation, seed %u", seed);
+        for (uint32_t q = 0; q < rep.n_ports; q++) {
+            cr_assert_eq(rep.ports[q].queue_drops, r.qdisc[q], "seed %u, s%u port %u", seed,
+                         q / K, q % K);
+            cr_assert_eq(rep.ports[q].in, r.in[q], "seed %u, s%u port %u", seed, q / K, q % K);
+            cr_assert_eq(rep.ports[q].out, r.out[q], "seed %u, s%u port %u", seed, q / K, q % K);
+        }
+        /* every direction's path is the one its packets took */
+        cr_assert_eq(rep.n_dirs, r.n_ways, "seed %u", seed);
+        for (size_t d = 0; d < rep.n_dirs; d++) {
+            const way *w = NULL;
+            for (size_t j = 0; j < r.n_ways && !w; j++)
+                if (r.ways[j].src == rep.dir_src[d] && r.ways[j].dst == rep.dir_dst[d] &&
+                    r.ways[j].sport == rep.dir_sport[d] && r.ways[j].dport == rep.dir_dport[d])
+                    w = &r.ways[j];
+            cr_assert(w, "seed %u: direction %zu is one the captures hold", seed, d);
+            cr_assert_eq(rep.dir_hops[d], w->p.n, "seed %u: direction %zu", seed, d);
+            for (uint32_t h = 0; h < w->p.n; h++)
+                cr_assert_eq(rep.dir_path[d][h], w->p.sw[h], "seed %u: direction %zu, hop %u",
+                             seed, d, h);
+        }
+        qr_fabric_truth_report_free(&rep);
+        run_free(&r);
+    }
+}
+
+Test(fabric_truth, a_counter_that_disagrees_names_the_switch)
+{
+    run r;
+    run_make(&r, 11, 8);
+    run_write(&r);
+    size_t q = 0;
+    while (!r.qdisc[q])
+        q++;
+    r.qdisc[q]--; /* the qdisc counted one drop fewer than the captures show */
+    qr_fabric_truth_report rep;
+    char err[QR_ERRBUF_SIZE], want[64];
+    cr_assert_eq(truth(&r, &rep, err), QR_EVALUE);
+    snprintf(want, sizeof want, "s%zu: its captures show", q / K);
+    cr_assert(strstr(err, want), "%s", err);
+    char truth_dir[300];
+    struct stat st;
+    snprintf(truth_dir, sizeof truth_dir, "%s/rec/truth", dir);
+    cr_assert_neq(stat(truth_dir, &st), 0, "no truth is written from inconsistent captures");
+    run_free(&r);
+}
+
+Test(fabric_truth, a_capture_missing_a_frame_is_an_error_naming_it)
+{
+    run r;
+    run_make(&r, 12, 8);
+    /* a frame that arrived at a switch other than a host's edge switch, lost from its capture */
+    size_t q = 0, victim = 0;
+    for (; q < (size_t)r.switches * K; q++) {
+        qr_node_kind k;
+        uint32_t peer, pp;
+        qr_topology_link(r.t, (uint32_t)(q / K), (uint32_t)(q % K), &k, &peer, &pp);
+        capture *c = &r.port_cap[q];
+        for (victim = 0; k != QR_NODE_HOST && victim < c->n; victim++) {
+            qr_node owner;
+            uint32_t op;
+            if (qr_fabric_mac_owner(c->f[victim].mac, &owner, &op) &&
+                !(owner.kind != QR_NODE_HOST && owner.index == q / K && op == q % K))
+                break; /* arriving */
+        }
+        if (k != QR_NODE_HOST && victim < c->n)
+            break;
+    }
+    cr_assert_lt(q, (size_t)r.switches * K);
+    capture *c = &r.port_cap[q];
+    memmove(&c->f[victim], &c->f[victim + 1], (c->n - victim - 1) * sizeof *c->f);
+    c->n--;
+    run_write(&r);
+    qr_fabric_truth_report rep;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(truth(&r, &rep, err), QR_EVALUE);
+    cr_assert(strstr(err, "never reached the switch it leads to: a capture is incomplete"), "%s",
+              err);
+    run_free(&r);
+}
