@@ -5,7 +5,7 @@
  * previous hop's source MAC, leaving with the port's own), a few data packets dropped at a switch
  * on their way (no capture past it; the qdisc's counter says so) and sent again. The truth must
  * find exactly what was planted: every drop at its switch and port, every path, every port's
- * counts; and a capture that lost a frame or a counter that disagrees must be an error naming it. */
+ * counts; a capture that lost a frame or a counter that disagrees is an error naming it. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,8 +18,8 @@
 #include "qreplay/fabric.h"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/import.h"
-#include "qreplay/scenario.h"
 #include "qreplay/packet.h"
+#include "qreplay/scenario.h"
 #include "qreplay/topology.h"
 
 #define K 4
@@ -252,12 +252,16 @@ static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, u
     int64_t t = t0;
     frame f = {0};
 #define PKT(T, FROM_A, SEQ, ACK, FL, PAY)                                                          \
-    (frame)                                                                                        \
-    {                                                                                              \
-        .t = (T), .src = (FROM_A) ? A : B, .dst = (FROM_A) ? B : A, .sport = (FROM_A) ? pa : pb,    \
-        .dport = (FROM_A) ? pb : pa, .ip_id = (FROM_A) ? ida++ : idb++, .payload = (PAY),          \
-        .seq = (SEQ), .ack = (ACK), .flags = (FL)                                                  \
-    }
+    (frame){.t = (T),                                                                              \
+            .src = (FROM_A) ? A : B,                                                               \
+            .dst = (FROM_A) ? B : A,                                                               \
+            .sport = (FROM_A) ? pa : pb,                                                           \
+            .dport = (FROM_A) ? pb : pa,                                                           \
+            .ip_id = (FROM_A) ? ida++ : idb++,                                                     \
+            .payload = (PAY),                                                                      \
+            .seq = (SEQ),                                                                          \
+            .ack = (ACK),                                                                          \
+            .flags = (FL)}
     f = PKT(t, 1, isa, 0, QR_TCP_SYN, 0);
     send(r, f, &ab, a, b, ab.n);
     t += 100 * US;
@@ -356,7 +360,7 @@ static void run_write(run *r)
             snprintf(path, sizeof path, "%s/cap/s%u-p%u.pcap", dir, sw, p);
             write_pcap(path, &r->port_cap[sw * K + p]);
         }
-    char (*caps)[300] = calloc(r->hosts, sizeof *caps);
+    char(*caps)[300] = calloc(r->hosts, sizeof *caps);
     const char **capv = calloc(r->hosts, sizeof *capv);
     qr_host_map_entry *map = calloc(r->hosts, sizeof *map);
     for (uint32_t h = 0; h < r->hosts; h++) {
@@ -432,8 +436,8 @@ Test(fabric_truth, finds_every_planted_drop_path_and_count_over_seeds)
         cr_assert_eq(rep.hops, r.hops, "seed %u", seed);
         cr_assert_eq(rep.packets, rep.delivered + rep.queue_drops, "conservation, seed %u", seed);
         for (uint32_t q = 0; q < rep.n_ports; q++) {
-            cr_assert_eq(rep.ports[q].queue_drops, r.qdisc[q], "seed %u, s%u port %u", seed,
-                         q / K, q % K);
+            cr_assert_eq(rep.ports[q].queue_drops, r.qdisc[q], "seed %u, s%u port %u", seed, q / K,
+                         q % K);
             cr_assert_eq(rep.ports[q].in, r.in[q], "seed %u, s%u port %u", seed, q / K, q % K);
             cr_assert_eq(rep.ports[q].out, r.out[q], "seed %u, s%u port %u", seed, q / K, q % K);
         }
@@ -448,8 +452,8 @@ Test(fabric_truth, finds_every_planted_drop_path_and_count_over_seeds)
             cr_assert(w, "seed %u: direction %zu is one the captures hold", seed, d);
             cr_assert_eq(rep.dir_hops[d], w->p.n, "seed %u: direction %zu", seed, d);
             for (uint32_t h = 0; h < w->p.n; h++)
-                cr_assert_eq(rep.dir_path[d][h], w->p.sw[h], "seed %u: direction %zu, hop %u",
-                             seed, d, h);
+                cr_assert_eq(rep.dir_path[d][h], w->p.sw[h], "seed %u: direction %zu, hop %u", seed,
+                             d, h);
         }
         qr_fabric_truth_report_free(&rep);
         run_free(&r);
