@@ -116,7 +116,7 @@ int qr_cmd_export(int argc, char **argv)
     const char *dir = a.pos[0], *out = cli_value(&a, "out"), *prec = cli_value(&a, "precision"),
                *link = cli_value(&a, "link");
     int quiet = cli_count(&a, "quiet") > 0;
-    qr_trace_format fmt = {QR_TRACE_LINK_ETHERNET, 1};
+    qr_pcap_format fmt = {QR_PCAP_LINK_ETHERNET, 1};
     if (prec && strcmp(prec, "us") && strcmp(prec, "ns")) {
         rc = cli_usage_error("export", "--precision: '%s' (us or ns)", prec);
         goto out_args;
@@ -126,7 +126,7 @@ int qr_cmd_export(int argc, char **argv)
         goto out_args;
     }
     fmt.micro = !prec || !strcmp(prec, "us");
-    fmt.link = !link || !strcmp(link, "ethernet") ? QR_TRACE_LINK_ETHERNET : QR_TRACE_LINK_IPV4;
+    fmt.link = !link || !strcmp(link, "ethernet") ? QR_PCAP_LINK_ETHERNET : QR_PCAP_LINK_IPV4;
     char rec_dir[4096], target[4096], tmp[4200], err[QR_ERRBUF_SIZE];
     cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     if (out)
@@ -189,7 +189,7 @@ int qr_cmd_export(int argc, char **argv)
             rc = 0;
             if (!quiet) {
                 printf("captures           %" PRIu32 " (%s, %s timestamps)\n", st.captures,
-                       fmt.link == QR_TRACE_LINK_ETHERNET ? "Ethernet" : "raw IPv4",
+                       fmt.link == QR_PCAP_LINK_ETHERNET ? "Ethernet" : "raw IPv4",
                        fmt.micro ? "microsecond" : "nanosecond");
                 printf("frames             %" PRIu64 " sent, %" PRIu64 " received\n", st.sent,
                        st.received);

@@ -11,11 +11,11 @@
 #include "opt.h"
 #include "qreplay/common.h"
 #include "qreplay/error.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/sample_h5.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/textio.h"
-#include "qreplay/trace.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
 
@@ -139,28 +139,28 @@ static int interrupted(void)
 static int load_pcap(const char *path, struct flowset *fs, cli_progress *p)
 {
     char err[QR_ERRBUF_SIZE];
-    qr_trace_reader *r;
-    if (qr_trace_reader_open(&r, path, err))
+    qr_pcap_reader *r;
+    if (qr_pcap_reader_open(&r, path, err))
         return cli_fail("sample", "%s", err);
     qr_packet pk;
     int rc;
-    while ((rc = qr_trace_read(r, &pk, err)) == QR_OK) {
+    while ((rc = qr_pcap_read(r, &pk, err)) == QR_OK) {
         char name[QR_FLOW_NAME_MAX];
         struct flow *f = flow_get(fs, qr_packet_flow_name(&pk, name, sizeof name));
         if (!f || flow_push(f, pk.time_ns)) {
-            qr_trace_reader_close(r);
+            qr_pcap_reader_close(r);
             return cli_fail("sample", "out of memory");
         }
         fs->packets++;
         cli_progress_update(p, "sample: read %" PRIu64 " packets", fs->packets);
         if (cli_signal) {
-            qr_trace_reader_close(r);
+            qr_pcap_reader_close(r);
             return interrupted();
         }
     }
-    if (rc == QR_END && qr_trace_reader_warning(r)[0])
-        fprintf(stderr, "qreplay sample: warning: %s\n", qr_trace_reader_warning(r));
-    qr_trace_reader_close(r);
+    if (rc == QR_END && qr_pcap_reader_warning(r)[0])
+        fprintf(stderr, "qreplay sample: warning: %s\n", qr_pcap_reader_warning(r));
+    qr_pcap_reader_close(r);
     if (rc != QR_END)
         return cli_fail("sample", "%s", err);
     return 0;

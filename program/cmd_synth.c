@@ -9,8 +9,8 @@
 #include "opt.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/synth.h"
-#include "qreplay/trace.h"
 #include "qreplay/txn.h"
 #include "qreplay/units.h"
 
@@ -84,11 +84,11 @@ int qr_cmd_synth(int argc, char **argv)
     qr_leftovers_remove(out);
     qr_partial_add(tmp);
     FILE *fp = NULL;
-    qr_trace_writer *w = NULL;
+    qr_pcap_writer *w = NULL;
     cli_catch_signals();
     if (!rc && csv && !(fp = fopen(tmp, "w")))
         rc = cli_fail("synth", "%s: cannot create file", out);
-    if (!rc && !csv && qr_trace_writer_open(&w, tmp, err))
+    if (!rc && !csv && qr_pcap_writer_open(&w, tmp, err))
         rc = cli_fail("synth", "%s", err);
     if (!rc && csv)
         fprintf(fp, "flow,time_ns\n");
@@ -118,7 +118,7 @@ int qr_cmd_synth(int argc, char **argv)
                             .ack = 1,
                             .tcp_flags = QR_TCP_ACK | QR_TCP_PSH,
                             .window = 65535};
-            if (qr_trace_write(w, &pk, err))
+            if (qr_pcap_write(w, &pk, err))
                 rc = cli_fail("synth", "%s", err);
         }
         b->next++;
@@ -132,7 +132,7 @@ int qr_cmd_synth(int argc, char **argv)
     errno = 0;
     if (fp && fclose(fp) != 0 && !rc)
         rc = cli_fail("synth", "%s: %s", out, errno ? strerror(errno) : "write error");
-    if (w && qr_trace_writer_close(w, err) && !rc)
+    if (w && qr_pcap_writer_close(w, err) && !rc)
         rc = cli_fail("synth", "%s", err);
     for (int64_t f = 0; f < flows; f++)
         free(cur[f].times);

@@ -141,7 +141,7 @@ QreplayReplay::SendNext(uint32_t h)
         if (!in.p || qr_injection_due(&in) > now)
             break;
         const qr_rec_packet& rp = *in.p;
-        uint8_t buf[QR_TRACE_CAPLEN_MAX];
+        uint8_t buf[QR_PCAP_CAPLEN_MAX];
         size_t hdr = qr_packet_encode(&rp.pk, buf);
         std::vector<uint8_t> bytes(std::max<size_t>(rp.pk.ip_len, hdr), 0);
         std::copy(buf, buf + hdr, bytes.begin());

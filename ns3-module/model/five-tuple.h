@@ -10,8 +10,8 @@ extern "C"
 {
 #include "qreplay/error.h"
 #include "qreplay/packet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 }
 
 namespace ns3

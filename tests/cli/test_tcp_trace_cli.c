@@ -8,10 +8,10 @@
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/h5.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
 #include "qreplay/schema_tcptrace.h"
-#include "qreplay/trace.h"
 
 TestSuite(tcp_trace_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 600);
 

@@ -15,8 +15,8 @@
 
 #include "qreplay/error.h"
 #include "qreplay/import.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/scenario.h"
-#include "qreplay/trace.h"
 
 /* The suite's scratch folder, one per test process. */
 static char tmpdir[128];
@@ -100,11 +100,11 @@ static qr_packet tcp(int64_t t, const char *src, const char *dst, uint16_t sp, u
 static void write_capture(const char *path, const qr_packet *p, size_t n)
 {
     char err[QR_ERRBUF_SIZE];
-    qr_trace_writer *w;
-    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    qr_pcap_writer *w;
+    cr_assert_eq(qr_pcap_writer_open(&w, path, err), QR_OK, "%s", err);
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(qr_trace_write(w, &p[i], err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
+        cr_assert_eq(qr_pcap_write(w, &p[i], err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK);
 }
 
 #define A "192.0.2.1"

@@ -15,9 +15,9 @@
 #include "qreplay/flowtable.h"
 #include "qreplay/fs.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 
 #define HOSTS 16
 #define FLOWS 5
@@ -40,8 +40,8 @@ static void write_pcaps(void)
     char p[128], err[QR_ERRBUF_SIZE];
     for (uint32_t h = 0; h < HOSTS; h++) {
         snprintf(p, sizeof p, "%s/pcap/h%04u.pcap", dir, h);
-        qr_trace_writer *w;
-        cr_assert_eq(qr_trace_writer_open(&w, p, err), QR_OK, "%s", err);
+        qr_pcap_writer *w;
+        cr_assert_eq(qr_pcap_writer_open(&w, p, err), QR_OK, "%s", err);
         for (uint32_t i = 0; h == 0 && i < PACKETS; i++)
             for (uint32_t f = 0; f < FLOWS; f++) {
                 qr_packet k = {.time_ns = (int64_t)(i * FLOWS + f) * 1000,
@@ -55,9 +55,9 @@ static void write_pcaps(void)
                 k.src_port = (uint16_t)(10000 + f);
                 k.dst_port = QR_SINK_PORT;
                 k.seq = 1 + i * 1460;
-                cr_assert_eq(qr_trace_write(w, &k, err), QR_OK, "%s", err);
+                cr_assert_eq(qr_pcap_write(w, &k, err), QR_OK, "%s", err);
             }
-        cr_assert_eq(qr_trace_writer_close(w, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK, "%s", err);
     }
 }
 

@@ -15,7 +15,7 @@
 
 #include "qreplay/capture.h"
 #include "qreplay/error.h"
-#include "qreplay/trace.h"
+#include "qreplay/pcap_file.h"
 
 #define CAP(name) QR_SOURCE_DIR "/tests/data/captures/" name
 

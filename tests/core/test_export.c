@@ -9,7 +9,7 @@
 
 #include "hand_run.h"
 #include "qreplay/capture.h"
-#include "qreplay/trace.h"
+#include "qreplay/pcap_file.h"
 
 static struct hand_run h;
 static char out[96];
@@ -51,7 +51,7 @@ static size_t frames(const char *name, int64_t *t, uint16_t *id, size_t max)
 Test(export, each_host_sees_its_own_traffic_on_its_own_clock)
 {
     char err[QR_ERRBUF_SIZE];
-    qr_trace_format fmt = {QR_TRACE_LINK_ETHERNET, 0};
+    qr_pcap_format fmt = {QR_PCAP_LINK_ETHERNET, 0};
     qr_export_stats st;
     cr_assert_eq(qr_recording_export(h.rec, out, &fmt, &st, err), QR_OK, "%s", err);
     cr_assert_eq(st.captures, 2, "host 2 sent and received nothing");
@@ -85,7 +85,7 @@ Test(export, each_host_sees_its_own_traffic_on_its_own_clock)
 Test(export, microsecond_captures_truncate_as_tcpdump_does)
 {
     char err[QR_ERRBUF_SIZE];
-    qr_trace_format fmt = {QR_TRACE_LINK_IPV4, 1};
+    qr_pcap_format fmt = {QR_PCAP_LINK_IPV4, 1};
     qr_export_stats st;
     cr_assert_eq(qr_recording_export(h.rec, out, &fmt, &st, err), QR_OK, "%s", err);
     int64_t t[8];
@@ -97,7 +97,7 @@ Test(export, microsecond_captures_truncate_as_tcpdump_does)
 Test(export, a_missing_folder_is_an_error_naming_it)
 {
     char err[QR_ERRBUF_SIZE] = "";
-    qr_trace_format fmt = {QR_TRACE_LINK_IPV4, 0};
+    qr_pcap_format fmt = {QR_PCAP_LINK_IPV4, 0};
     qr_export_stats st;
     int rc = qr_recording_export(h.rec, "/nonexistent/caps", &fmt, &st, err);
     cr_assert_eq(rc, QR_EIO, "%d: %s", rc, err);

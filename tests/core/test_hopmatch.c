@@ -13,8 +13,8 @@
 #include "qreplay/flowtable.h"
 #include "qreplay/fs.h"
 #include "qreplay/hoptrace.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
-#include "qreplay/trace.h"
 
 static char dir[64];
 static qr_recording *rec;
@@ -23,9 +23,9 @@ static void empty_pcap(uint32_t h)
 {
     char p[128], err[QR_ERRBUF_SIZE];
     snprintf(p, sizeof p, "%s/pcap/h%04u.pcap", dir, h);
-    qr_trace_writer *w;
-    cr_assert_eq(qr_trace_writer_open(&w, p, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK, "%s", err);
+    qr_pcap_writer *w;
+    cr_assert_eq(qr_pcap_writer_open(&w, p, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK, "%s", err);
 }
 
 static void setup(void)

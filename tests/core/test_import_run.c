@@ -13,9 +13,9 @@
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
-#include "qreplay/trace.h"
 #include "qreplay/units.h"
 
 #define CAP(name) QR_SOURCE_DIR "/tests/data/captures/" name

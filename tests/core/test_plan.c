@@ -19,12 +19,12 @@
 
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/pcap_stream.h"
 #include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/replay.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 
 #define HOSTS 4
 #define MAX_FLOWS 6
@@ -122,15 +122,15 @@ static uint64_t make_recording(uint64_t seed)
     qr_row_host hosts[HOSTS];
     for (uint32_t h = 0; h < HOSTS; h++) {
         snprintf(p, sizeof p, "%s/pcap/h%04u.pcap", dir, h);
-        qr_trace_writer *w;
-        cr_assert_eq(qr_trace_writer_open(&w, p, err), QR_OK, "%s", err);
+        qr_pcap_writer *w;
+        cr_assert_eq(qr_pcap_writer_open(&w, p, err), QR_OK, "%s", err);
         uint64_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (qr_flow_table_dir_src(ft, all[i].dir) == h) {
-                cr_assert_eq(qr_trace_write(w, &all[i].pk, err), QR_OK, "%s", err);
+                cr_assert_eq(qr_pcap_write(w, &all[i].pk, err), QR_OK, "%s", err);
                 k++;
             }
-        cr_assert_eq(qr_trace_writer_close(w, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK, "%s", err);
         hosts[h] = (qr_row_host){h, qr_flow_table_host_addr(ft, h), 0, k, 0, ""};
         snprintf(hosts[h].pcap, sizeof hosts[h].pcap, "pcap/h%04u.pcap", h);
     }

@@ -12,11 +12,11 @@
 #include "qreplay/isolate.h"
 #include "qreplay/light.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/schema.h"
-#include "qreplay/trace.h"
 
 static char dir[64];
 static qr_scenario *scen;
@@ -51,8 +51,8 @@ static void pcap(uint32_t h, int dir_ack, const int64_t *t, size_t n, uint16_t f
 {
     char p[128], err[QR_ERRBUF_SIZE];
     snprintf(p, sizeof p, "%s/pcap/h%04u.pcap", dir, h);
-    qr_trace_writer *w;
-    cr_assert_eq(qr_trace_writer_open(&w, p, err), QR_OK, "%s", err);
+    qr_pcap_writer *w;
+    cr_assert_eq(qr_pcap_writer_open(&w, p, err), QR_OK, "%s", err);
     for (size_t i = 0; i < n; i++) {
         qr_packet pk = {.time_ns = t[i],
                         .proto = 6,
@@ -65,9 +65,9 @@ static void pcap(uint32_t h, int dir_ack, const int64_t *t, size_t n, uint16_t f
         pk.dst_ip = dir_ack ? a : b;
         pk.src_port = dir_ack ? QR_SINK_PORT : (uint16_t)(foreign_port ? 12345 : 10000);
         pk.dst_port = dir_ack ? 10000 : QR_SINK_PORT;
-        cr_assert_eq(qr_trace_write(w, &pk, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_write(w, &pk, err), QR_OK, "%s", err);
     }
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK, "%s", err);
 }
 
 static void recording(uint64_t packets0, uint64_t packets1)
@@ -258,10 +258,10 @@ static void clock_case(uint64_t seed, int unqueued)
     qr_flow fl[3] = {{0, 0, 1, 15000, 0, 0}, {1, 1, 2, 15000, 0, 0}, {2, 0, 2, 15000, 0, 0}};
     qr_flow_table *ft;
     cr_assert_eq(qr_flow_table_for_topology(&ft, fl, 3, topo, err), QR_OK, "%s", err);
-    qr_trace_writer *w[3];
+    qr_pcap_writer *w[3];
     for (uint32_t h = 0; h < 3; h++) {
         snprintf(p, sizeof p, "%s/pcap/h%04u.pcap", dir, h);
-        cr_assert_eq(qr_trace_writer_open(&w[h], p, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_writer_open(&w[h], p, err), QR_OK, "%s", err);
     }
     qr_row_received recv[60];
     qr_packet out[3][40];
@@ -300,8 +300,8 @@ static void clock_case(uint64_t seed, int unqueued)
         /* a pcap is in time order: the host's directions interleaved */
         qsort(out[h], count[h], sizeof out[h][0], cmp_packet_time);
         for (uint64_t i = 0; i < count[h]; i++)
-            cr_assert_eq(qr_trace_write(w[h], &out[h][i], err), QR_OK, "%s", err);
-        cr_assert_eq(qr_trace_writer_close(w[h], err), QR_OK, "%s", err);
+            cr_assert_eq(qr_pcap_write(w[h], &out[h][i], err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_writer_close(w[h], err), QR_OK, "%s", err);
     }
     qr_row_flow rf[3];
     for (uint32_t f = 0; f < 3; f++)

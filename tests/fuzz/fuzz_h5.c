@@ -25,6 +25,7 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/h5.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/plan.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/random.h"
@@ -32,7 +33,6 @@
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
 #include "qreplay/scenario_h5.h"
-#include "qreplay/trace.h"
 #include "qreplay/truth.h"
 
 static char dir[128];
@@ -128,8 +128,8 @@ setup(void)
     for (int i = 0; i < 3; i++)
     {
         snprintf(p, sizeof p, "%s/recording/pcap/h%04d.pcap", dir, i);
-        qr_trace_writer* w;
-        if (qr_trace_writer_open(&w, p, err) || qr_trace_writer_close(w, err))
+        qr_pcap_writer* w;
+        if (qr_pcap_writer_open(&w, p, err) || qr_pcap_writer_close(w, err))
             abort();
     }
     qr_recording_info info = {id, "fuzz", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};

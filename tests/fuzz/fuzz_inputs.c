@@ -25,11 +25,11 @@
 #include "qreplay/guided.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/import.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 #include "qreplay/testbed.h"
-#include "qreplay/trace.h"
 #include "qreplay/whatif.h"
 
 static char dir[128], rec_h5[200];
@@ -54,8 +54,8 @@ setup(void)
     for (int i = 0; i < 3; i++)
     {
         snprintf(p, sizeof p, "%s/pcap/h%04d.pcap", dir, i);
-        qr_trace_writer* w;
-        if (qr_trace_writer_open(&w, p, err))
+        qr_pcap_writer* w;
+        if (qr_pcap_writer_open(&w, p, err))
             abort();
         for (int k = 0; k < (int)h[i].packets; k++)
         {
@@ -69,10 +69,10 @@ setup(void)
                             .ip_id = (uint16_t)k,
                             .seq = 1 + 1460u * (uint32_t)k,
                             .tcp_flags = QR_TCP_ACK};
-            if (qr_trace_write(w, &pk, err))
+            if (qr_pcap_write(w, &pk, err))
                 abort();
         }
-        if (qr_trace_writer_close(w, err))
+        if (qr_pcap_writer_close(w, err))
             abort();
     }
     qr_recording_info info = {"0123456789abcdef0123456789abcdef",

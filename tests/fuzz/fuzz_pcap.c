@@ -6,8 +6,8 @@
 #include "fuzz_common.h"
 #include "qreplay/common.h"
 #include "qreplay/error.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/sampler.h"
-#include "qreplay/trace.h"
 
 enum
 {
@@ -22,8 +22,8 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     int64_t th = (int64_t)data[0] * 100; /* 0 .. 25.5 us */
     const char* path = fuzz_file(data + 1, size - 1, ".pcap");
     char err[QR_ERRBUF_SIZE] = "";
-    qr_trace_reader* r;
-    if (qr_trace_reader_open(&r, path, err) != QR_OK)
+    qr_pcap_reader* r;
+    if (qr_pcap_reader_open(&r, path, err) != QR_OK)
     {
         FUZZ_CHECK(err[0], "open refused without a message");
         return 0;
@@ -33,14 +33,14 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     size_t n = 0;
     qr_packet p;
     int rc;
-    while (n < MAX_PACKETS && (rc = qr_trace_read(r, &p, err)) == QR_OK)
+    while (n < MAX_PACKETS && (rc = qr_pcap_read(r, &p, err)) == QR_OK)
     {
         FUZZ_CHECK(p.time_ns >= 0 && p.time_ns <= QR_TIME_MAX, "time %lld", (long long)p.time_ns);
         times[n] = p.time_ns;
         keys[n++] = (uint64_t)p.src_ip << 32 ^ p.dst_ip ^ (uint64_t)p.src_port << 16 ^ p.dst_port;
     }
     FUZZ_CHECK(n == MAX_PACKETS || rc == QR_END || err[0], "read refused without a message");
-    qr_trace_reader_close(r);
+    qr_pcap_reader_close(r);
     /* per flow direction: sampling within th */
     qr_sampler* s;
     qr_sampler_cfg cfg = {QR_SAMPLING_RATE, th};

@@ -7,11 +7,11 @@
 #include "fuzz_common.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/pcap_stream.h"
 #include "qreplay/plan.h"
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
-#include "qreplay/trace.h"
 
 static char dir[128];
 
@@ -44,8 +44,8 @@ setup(void)
     for (int i = 1; i < 3; i++)
     {
         snprintf(p, sizeof p, "%s/pcap/h%04d.pcap", dir, i);
-        qr_trace_writer* w;
-        if (qr_trace_writer_open(&w, p, err) || qr_trace_writer_close(w, err))
+        qr_pcap_writer* w;
+        if (qr_pcap_writer_open(&w, p, err) || qr_pcap_writer_close(w, err))
             abort();
     }
     /* /hosts says host 0 sent 0 packets: an input with packets is refused by its count, one

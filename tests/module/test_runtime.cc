@@ -23,10 +23,10 @@
 extern "C"
 {
 #include "qreplay/error.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
-#include "qreplay/trace.h"
 }
 
 using namespace ns3;
@@ -154,13 +154,13 @@ CheckPcaps(const QreplayRuntime& rt, const std::string& dir, bool tshark)
     for (uint32_t h = 0; h < hosts; h++)
     {
         std::string path = dir + "/" + QreplayRuntime::PcapName(h);
-        qr_trace_reader* r;
+        qr_pcap_reader* r;
         char err[QR_ERRBUF_SIZE];
-        cr_assert_eq(qr_trace_reader_open(&r, path.c_str(), err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_reader_open(&r, path.c_str(), err), QR_OK, "%s", err);
         qr_packet p;
         int rc;
         uint64_t n = 0;
-        while ((rc = qr_trace_read(r, &p, err)) == QR_OK)
+        while ((rc = qr_pcap_read(r, &p, err)) == QR_OK)
         {
             n++;
             cr_assert_geq(p.time_ns, rt.GetClockOffsets()[h]);
@@ -178,7 +178,7 @@ CheckPcaps(const QreplayRuntime& rt, const std::string& dir, bool tshark)
             perDir[d]++;
         }
         cr_assert_eq(rc, QR_END, "%s", err);
-        qr_trace_reader_close(r);
+        qr_pcap_reader_close(r);
         if (tshark && QR_TSHARK[0])
         {
             std::string cmd = std::string(QR_TSHARK) + " -r '" + path +
@@ -681,12 +681,12 @@ Test(runtime, processing_delay_and_jitter_at_the_host)
         rt.Run();
         rt.Commit();
         CheckConservationAndDetection(rt);
-        qr_trace_reader* r;
+        qr_pcap_reader* r;
         qr_packet p;
-        cr_assert_eq(qr_trace_reader_open(&r, (opt.outDir + "/pcap/h0001.pcap").c_str(), err),
+        cr_assert_eq(qr_pcap_reader_open(&r, (opt.outDir + "/pcap/h0001.pcap").c_str(), err),
                      QR_OK);
-        cr_assert_eq(qr_trace_read(r, &p, err), QR_OK);
-        qr_trace_reader_close(r);
+        cr_assert_eq(qr_pcap_read(r, &p, err), QR_OK);
+        qr_pcap_reader_close(r);
         cr_assert_eq(p.tcp_flags & QR_TCP_SYN, QR_TCP_SYN);
         cr_assert_eq(p.time_ns,
                      1000000 + delay + rt.GetClockOffsets()[1],

@@ -8,8 +8,8 @@
 #include "qreplay/buffer.h"
 #include "qreplay/error.h"
 #include "qreplay/hoptrace.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 #include "qreplay/units.h"
 
 #include "internal.h"

@@ -11,8 +11,8 @@
 #include "qreplay/h5.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/metrics.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 
 #include "internal.h"
 #include "map.h"

@@ -8,8 +8,8 @@
 #include "internal.h"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/schema.h"
-#include "qreplay/trace.h"
 
 static const char *const var_names[QR_TT_N_VARS] = {"cwnd", "ssthresh",  "cong_state", "rto",
                                                     "rtt",  "in_flight", "rwnd",       "adv_wnd"};

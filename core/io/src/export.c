@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
-#include "qreplay/trace.h"
 
 /* A frame in one host's capture: a packet of host `host`'s send list, at `time_ns`. */
 struct frame {
@@ -26,30 +26,30 @@ static int cmp_frame(const void *a, const void *b)
 }
 
 static int write_host(const qr_recording *r, uint32_t h, const struct frame *rx, size_t n_rx,
-                      const char *path, const qr_trace_format *fmt, char *errbuf)
+                      const char *path, const qr_pcap_format *fmt, char *errbuf)
 {
     size_t n_tx = 0;
     const qr_rec_packet *tx = qr_recording_packets(r, h, &n_tx);
-    qr_trace_writer *w = NULL;
-    int rc = qr_trace_writer_open_as(&w, path, fmt, errbuf);
+    qr_pcap_writer *w = NULL;
+    int rc = qr_pcap_writer_open_as(&w, path, fmt, errbuf);
     size_t i = 0, j = 0;
     while (!rc && (i < n_tx || j < n_rx)) {
         /* the two lists are each in time order; at a tie the received packet goes first (a
          * packet sent in the nanosecond another arrived may be its answer) */
         if (j == n_rx || (i < n_tx && tx[i].pk.time_ns < rx[j].time_ns)) {
-            rc = qr_trace_write(w, &tx[i++].pk, errbuf);
+            rc = qr_pcap_write(w, &tx[i++].pk, errbuf);
         } else {
             qr_packet p = qr_recording_packets(r, rx[j].host, &(size_t){0})[rx[j].index].pk;
             p.time_ns = rx[j].time_ns;
-            rc = qr_trace_write(w, &p, errbuf);
+            rc = qr_pcap_write(w, &p, errbuf);
             j++;
         }
     }
-    int crc = qr_trace_writer_close(w, rc ? NULL : errbuf); /* the first error is the one said */
+    int crc = qr_pcap_writer_close(w, rc ? NULL : errbuf); /* the first error is the one said */
     return rc ? rc : crc;
 }
 
-int qr_recording_export(const qr_recording *r, const char *dir, const qr_trace_format *fmt,
+int qr_recording_export(const qr_recording *r, const char *dir, const qr_pcap_format *fmt,
                         qr_export_stats *st, char *errbuf)
 {
     if (!r || !dir || !fmt)

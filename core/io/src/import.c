@@ -9,8 +9,8 @@
 #include "internal.h"
 #include "map.h"
 #include "qreplay/import.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/textio.h"
-#include "qreplay/trace.h"
 
 int qr_addr_parse(const char *text, uint8_t out[16])
 {

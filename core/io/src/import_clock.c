@@ -15,12 +15,12 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/textio.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 #include "qreplay/txn.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
@@ -70,14 +70,14 @@ int qri_imp_shift_pcaps(struct imp *m, const int64_t *shift)
             continue;
         snprintf(in, sizeof in, "%s/pcap/h%04u.pcap", m->tmp, h);
         snprintf(out, sizeof out, "%s/pcap/h%04u.shifted", m->tmp, h);
-        qr_trace_reader *r = NULL;
-        qr_trace_writer *w = NULL;
-        int rc = qr_trace_reader_open(&r, in, m->errbuf);
+        qr_pcap_reader *r = NULL;
+        qr_pcap_writer *w = NULL;
+        int rc = qr_pcap_reader_open(&r, in, m->errbuf);
         if (!rc)
-            rc = qr_trace_writer_open(&w, out, m->errbuf);
+            rc = qr_pcap_writer_open(&w, out, m->errbuf);
         qr_packet p;
         int64_t nic = 0;
-        while (!rc && (rc = qr_trace_read(r, &p, m->errbuf)) == QR_OK) {
+        while (!rc && (rc = qr_pcap_read(r, &p, m->errbuf)) == QR_OK) {
             uint32_t clock = h;
             if (m->reconstructed[h] && qr_topology_host_of_addr(m->topo, p.dst_ip, &clock))
                 clock = h;
@@ -89,12 +89,12 @@ int qri_imp_shift_pcaps(struct imp *m, const int64_t *shift)
             }
             p.time_ns = t < nic ? nic : (int64_t)t;
             nic = p.time_ns + wire_ns(m, p.ip_len);
-            rc = qr_trace_write(w, &p, m->errbuf);
+            rc = qr_pcap_write(w, &p, m->errbuf);
         }
         if (rc == QR_END)
             rc = QR_OK;
-        qr_trace_reader_close(r);
-        int wc = qr_trace_writer_close(w, m->errbuf);
+        qr_pcap_reader_close(r);
+        int wc = qr_pcap_writer_close(w, m->errbuf);
         if (!rc)
             rc = wc;
         if (!rc && rename(out, in))

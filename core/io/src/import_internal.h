@@ -11,8 +11,8 @@
 #include "map.h"
 #include "qreplay/capture.h"
 #include "qreplay/import.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 #include "qreplay/units.h"
 
 typedef struct ring {
@@ -95,7 +95,7 @@ struct imp {
     struct dir_state *dirs;
     struct flow_times *ftimes;
     uint32_t n_hosts;
-    qr_trace_writer **w;
+    qr_pcap_writer **w;
     int64_t *nic_free;
     int32_t *host_last_id; /* the last IPv4 ID a host sent, in capture time order; -1 none */
     int32_t *cap_of_host;  /* the capture a host's packets come from, -1 none */
@@ -136,7 +136,7 @@ int64_t qri_imp_find_dir(struct imp *m, const qr_capture_packet *p);
 /* The directional 5-tuples of the connections kept into m->dir_index. */
 int qri_imp_index_dirs(struct imp *m);
 /* Host host's trace writer, opened when first needed. */
-int qri_imp_writer(struct imp *m, uint32_t host, qr_trace_writer **out);
+int qri_imp_writer(struct imp *m, uint32_t host, qr_pcap_writer **out);
 /* A packet of direction dir in its sender's capture, and in its receiver's. */
 int qri_imp_on_send(struct imp *m, uint32_t dir, qr_capture_packet *p);
 int qri_imp_on_receive(struct imp *m, uint32_t dir, qr_capture_packet *p);

@@ -16,12 +16,12 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/textio.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 #include "qreplay/txn.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
@@ -176,12 +176,12 @@ static void flow_time(struct imp *m, uint32_t dir, int64_t t, uint32_t clock_hos
 }
 
 /* Host `host`'s trace qri_imp_writer, opened on first use. */
-int qri_imp_writer(struct imp *m, uint32_t host, qr_trace_writer **out)
+int qri_imp_writer(struct imp *m, uint32_t host, qr_pcap_writer **out)
 {
     if (!m->w[host]) {
         char path[sizeof m->tmp + 32];
         snprintf(path, sizeof path, "%s/pcap/h%04u.pcap", m->tmp, host);
-        int rc = qr_trace_writer_open(&m->w[host], path, m->errbuf);
+        int rc = qr_pcap_writer_open(&m->w[host], path, m->errbuf);
         if (rc)
             return rc;
     }
@@ -222,10 +222,10 @@ static int emit(struct imp *m, uint32_t dir, const qr_capture_packet *s, int64_t
                        "host %u: a packet sent at %" PRId64
                        " ns after the first one: beyond 2^62 ns",
                        d->src, t);
-    qr_trace_writer *w;
+    qr_pcap_writer *w;
     int rc = qri_imp_writer(m, d->src, &w);
     if (!rc)
-        rc = qr_trace_write(w, &q, m->errbuf);
+        rc = qr_pcap_write(w, &q, m->errbuf);
     if (rc)
         return rc;
     qr_import_host_report *h = &m->rep->hosts[d->src];

@@ -18,12 +18,12 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/recording.h"
 #include "qreplay/sampler.h"
 #include "qreplay/schema.h"
 #include "qreplay/textio.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 #include "qreplay/txn.h"
 #include "qreplay/units.h"
 #include "qreplay/version.h"
@@ -283,10 +283,10 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         goto out;
     /* every host of the topology has its pcap, empty if it sent nothing */
     for (uint32_t h = 0; h < m.n_hosts; h++) {
-        qr_trace_writer *w;
+        qr_pcap_writer *w;
         if ((rc = qri_imp_writer(&m, h, &w)) != QR_OK)
             goto out;
-        rc = qr_trace_writer_close(w, errbuf);
+        rc = qr_pcap_writer_close(w, errbuf);
         m.w[h] = NULL;
         if (rc)
             goto out;
@@ -324,7 +324,7 @@ out:
     hash_free(&hash);
     if (m.w)
         for (uint32_t h = 0; h < m.n_hosts; h++)
-            qr_trace_writer_close(m.w[h], NULL);
+            qr_pcap_writer_close(m.w[h], NULL);
     if (made_tmp)
         qri_remove_tree(m.tmp);
     if (m.caps)

@@ -1,4 +1,4 @@
-/* Private libpcap helpers of the io layer (trace.c), shared with captures (capture.c). */
+/* Private libpcap helpers of the io layer (pcap_file.c), shared with captures (capture.c). */
 #ifndef QREPLAY_PCAP_INTERNAL_H
 #define QREPLAY_PCAP_INTERNAL_H
 
@@ -9,7 +9,7 @@
  * end, also when the file ends inside its last record (then warning says where); QR_EFORMAT for
  * a corrupt record, QR_EVALUE for a timestamp outside [0, 2^62] ns, "PATH: packet N: ..." in
  * errbuf (count: packets read before). *offset: the byte offset of the next record, kept up to
- * date (start with qri_pcap_first_offset; 0 means not known, as in pcapng). trace.c. */
+ * date (start with qri_pcap_first_offset; 0 means not known, as in pcapng). pcap_file.c. */
 struct pcap;
 struct pcap_pkthdr;
 uint64_t qri_pcap_first_offset(struct pcap *pc);

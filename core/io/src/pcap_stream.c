@@ -50,7 +50,7 @@ typedef struct sdir {
 } sdir;
 
 typedef struct shost {
-    qr_trace_reader *tr;
+    qr_pcap_reader *tr;
     int opened, eof;
     uint64_t expected;
     uint32_t n_read;
@@ -135,7 +135,7 @@ void qr_pcap_stream_close(qr_pcap_stream *st)
     if (st->hosts) {
         for (uint32_t h = 0; h < n_hosts; h++) {
             shost *hs = &st->hosts[h];
-            qr_trace_reader_close(hs->tr);
+            qr_pcap_reader_close(hs->tr);
             free(hs->pool);
             free(hs->ready.v);
             free(hs->until.v);
@@ -226,7 +226,7 @@ static int fail_unordered(qr_pcap_stream *st, const char *path, const char *what
 static int host_end(qr_pcap_stream *st, shost *hs, const char *path, char *errbuf)
 {
     char cut[1300];
-    snprintf(cut, sizeof cut, "%s", qr_trace_reader_warning(hs->tr));
+    snprintf(cut, sizeof cut, "%s", qr_pcap_reader_warning(hs->tr));
     if (hs->n_read != hs->expected)
         return qri_err(errbuf, QR_ETRUNC,
                        "%s: %" PRIu32 " packets, the recording says %" PRIu64 " (%s)", path,
@@ -242,7 +242,7 @@ static int host_end(qr_pcap_stream *st, shost *hs, const char *path, char *errbu
         qr_sampler_destroy(sd->smp);
         sd->smp = NULL;
     }
-    qr_trace_reader_close(hs->tr);
+    qr_pcap_reader_close(hs->tr);
     hs->tr = NULL;
     hs->eof = 1;
     return QR_OK;
@@ -256,16 +256,16 @@ static int read_one(qr_pcap_stream *st, uint32_t h, char *errbuf)
     int rc;
     if (!hs->opened) {
         hs->opened = 1;
-        if ((rc = qr_trace_reader_open(&hs->tr, hpath(st, h, path), errbuf)) != QR_OK)
+        if ((rc = qr_pcap_reader_open(&hs->tr, hpath(st, h, path), errbuf)) != QR_OK)
             return rc;
     }
     qr_packet pk;
-    rc = qr_trace_read(hs->tr, &pk, errbuf);
+    rc = qr_pcap_read(hs->tr, &pk, errbuf);
     if (rc == QR_END)
         return host_end(st, hs, hpath(st, h, path), errbuf);
     if (rc)
         return rc;
-    uint64_t n = qr_trace_reader_count(hs->tr);
+    uint64_t n = qr_pcap_reader_count(hs->tr);
     qr_five_tuple ft = {pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
     uint32_t d;
     if (qr_flow_table_resolve(st->flows, &ft, &d) != QR_OK ||

@@ -222,14 +222,14 @@ static int push_packet(struct host_pk *h, const qr_rec_packet *p)
 static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t expected,
                      uint32_t *next, char *errbuf)
 {
-    qr_trace_reader *tr = NULL;
-    int rc = qr_trace_reader_open(&tr, path, errbuf);
+    qr_pcap_reader *tr = NULL;
+    int rc = qr_pcap_reader_open(&tr, path, errbuf);
     if (rc)
         return rc;
     struct host_pk *hp = &r->hosts[h];
     qr_packet pk;
-    while ((rc = qr_trace_read(tr, &pk, errbuf)) == QR_OK) {
-        uint64_t n = qr_trace_reader_count(tr);
+    while ((rc = qr_pcap_read(tr, &pk, errbuf)) == QR_OK) {
+        uint64_t n = qr_pcap_reader_count(tr);
         qr_five_tuple ft = {pk.src_ip, pk.dst_ip, pk.src_port, pk.dst_port, pk.proto};
         uint32_t d;
         if (qr_flow_table_resolve(r->flows, &ft, &d) != QR_OK ||
@@ -254,8 +254,8 @@ static int read_pcap(qr_recording *r, uint32_t h, const char *path, uint64_t exp
         }
     }
     char cut[1300];
-    snprintf(cut, sizeof cut, "%s", rc == QR_END ? qr_trace_reader_warning(tr) : "");
-    qr_trace_reader_close(tr);
+    snprintf(cut, sizeof cut, "%s", rc == QR_END ? qr_pcap_reader_warning(tr) : "");
+    qr_pcap_reader_close(tr);
     if (rc != QR_END)
         return rc;
     if (hp->n != expected)

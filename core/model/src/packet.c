@@ -46,7 +46,7 @@ static uint32_t get32(const uint8_t *b)
 size_t qr_packet_encode(const qr_packet *p, uint8_t *buf)
 {
     size_t opt = p->tcp_opt_len > QR_TCP_OPTIONS_MAX ? QR_TCP_OPTIONS_MAX : p->tcp_opt_len & ~3u;
-    memset(buf, 0, QR_TRACE_CAPLEN + opt);
+    memset(buf, 0, QR_PCAP_CAPLEN + opt);
     buf[0] = 0x45; /* IPv4, 20-byte header */
     buf[1] = p->tos;
     put16(buf + 2, p->ip_len);
@@ -71,7 +71,7 @@ size_t qr_packet_encode(const qr_packet *p, uint8_t *buf)
     t[13] = p->tcp_flags;
     put16(t + 14, p->window);
     memcpy(t + 20, p->tcp_opts, opt);
-    return QR_TRACE_CAPLEN + opt;
+    return QR_PCAP_CAPLEN + opt;
 }
 
 int qr_ipv4_parse(const uint8_t *buf, size_t len, uint32_t wire_len, qr_packet *p, int *reason,

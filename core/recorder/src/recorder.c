@@ -10,9 +10,9 @@
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/probelog.h"
 #include "qreplay/recorder.h"
-#include "qreplay/trace.h"
 #include "qreplay/txn.h"
 
 #define ARRIVALS_NAME "truth/arrivals.qra"
@@ -50,7 +50,7 @@ struct qr_recorder {
     qr_row_received *ce; /* the received packets marked CE */
     size_t n_ce, cap_ce;
     qr_lossdet *lossdet;
-    qr_trace_writer **pcaps;
+    qr_pcap_writer **pcaps;
     qr_arrival_writer *log, *mirror; /* the truth's log; the switches' mirrored copies */
     uint64_t flows_closed;
     qr_recorder_counts c;
@@ -71,7 +71,7 @@ static void close_writers(qr_recorder *r)
 {
     char err[QR_ERRBUF_SIZE];
     for (uint32_t h = 0; r->pcaps && h < r->hosts; h++) {
-        qr_trace_writer_close(r->pcaps[h], err);
+        qr_pcap_writer_close(r->pcaps[h], err);
         r->pcaps[h] = NULL;
     }
     qr_arrival_writer_close(r->log, err);
@@ -142,7 +142,7 @@ static int open_files(qr_recorder *r, char *errbuf)
         qr_recorder_pcap_name(h, rel, sizeof rel);
         temp_of(r, rel, p, sizeof p);
         qr_partial_add(p);
-        RETURN_IF(qr_trace_writer_open(&r->pcaps[h], p, errbuf));
+        RETURN_IF(qr_pcap_writer_open(&r->pcaps[h], p, errbuf));
     }
     if (r->arrivals_on) {
         temp_of(r, ARRIVALS_NAME, p, sizeof p);
@@ -233,7 +233,7 @@ int qr_recorder_sent(qr_recorder *r, uint32_t host, uint32_t dir, qr_packet *pk,
     if (!r->pcaps || host >= r->hosts)
         return QR_OK;
     pk->time_ns = now_ns + r->offsets[host];
-    return qr_trace_write(r->pcaps[host], pk, errbuf);
+    return qr_pcap_write(r->pcaps[host], pk, errbuf);
 }
 
 void qr_recorder_unknown(qr_recorder *r)
@@ -395,7 +395,7 @@ static int rename_files(qr_recorder *r, char *errbuf)
     char err[QR_ERRBUF_SIZE];
     int rc = QR_OK;
     for (uint32_t h = 0; h < r->hosts; h++) {
-        int rc2 = qr_trace_writer_close(r->pcaps[h], err);
+        int rc2 = qr_pcap_writer_close(r->pcaps[h], err);
         r->pcaps[h] = NULL;
         if (rc2 && !rc)
             rc = qri_err(errbuf, rc2, "%s", err);

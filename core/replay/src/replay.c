@@ -33,9 +33,9 @@
 #include "internal.h"
 #include "qreplay/buffer.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/topology.h"
-#include "qreplay/trace.h"
 #include "qreplay/units.h"
 
 void qr_replay_out_free(qr_replay_out *out)
@@ -348,8 +348,8 @@ static int on_send(engine *e, uint32_t h)
             return qri_err(e->err, QR_ENOMEM, "replay: out of memory (packets)");
         pkt *x = &e->pk[p];
         size_t hdr =
-            QR_TRACE_CAPLEN + (rp->pk.tcp_opt_len > QR_TCP_OPTIONS_MAX ? QR_TCP_OPTIONS_MAX
-                                                                       : rp->pk.tcp_opt_len & ~3u);
+            QR_PCAP_CAPLEN + (rp->pk.tcp_opt_len > QR_TCP_OPTIONS_MAX ? QR_TCP_OPTIONS_MAX
+                                                                      : rp->pk.tcp_opt_len & ~3u);
         x->id = qr_packet_id(rp->dir, rp->seq);
         x->due = due;
         x->ft = (qr_five_tuple){.src_ip = rp->pk.src_ip,

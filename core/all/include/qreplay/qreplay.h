@@ -46,6 +46,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/light.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/pcap_stream.h"
 #include "qreplay/plan.h"
 #include "qreplay/probelog.h"
@@ -55,7 +56,6 @@
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
 #include "qreplay/source.h"
-#include "qreplay/trace.h"
 #include "qreplay/workload_h5.h"
 
 /* replay */

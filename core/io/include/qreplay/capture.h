@@ -26,7 +26,7 @@ typedef struct qr_capture_packet {
     uint8_t src[16], dst[16];
     uint16_t src_port, dst_port;
     uint32_t seq, ack;
-    uint8_t tcp_flags; /* QR_TCP_* of trace.h */
+    uint8_t tcp_flags; /* QR_TCP_* of packet.h */
     uint16_t window;
     uint8_t tcp_hdr_len; /* bytes, 20..60 */
     uint32_t ip_len;     /* IPv4 total length; IPv6: 40 + payload length */

@@ -16,13 +16,13 @@
 
 #include "qreplay/clock.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/random.h"
 #include "qreplay/sampler.h"
 #include "qreplay/scenario.h"
 #include "qreplay/scenario_h5.h"
 #include "qreplay/schema.h"
 #include "qreplay/tcpconn.h"
-#include "qreplay/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,7 +142,7 @@ typedef struct qr_export_stats {
  * length), in format fmt, to dir/hNNNN.pcap; and dir/hosts.csv (address,host,capture), the map
  * qreplay import reads. dir must exist; hosts without traffic get no file. Returns 0, QR_ESTATE
  * (no /received), or the writer's error naming the file. */
-int qr_recording_export(const qr_recording *r, const char *dir, const qr_trace_format *fmt,
+int qr_recording_export(const qr_recording *r, const char *dir, const qr_pcap_format *fmt,
                         qr_export_stats *st, char *errbuf);
 
 /* How a simulated run ended. */

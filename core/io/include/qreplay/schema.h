@@ -36,8 +36,8 @@
 #include "qreplay/h5.h"
 #include "qreplay/linkfault.h"
 #include "qreplay/lossdet.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/pingmesh.h"
-#include "qreplay/trace.h"
 #include "qreplay/traceroute.h"
 
 #ifdef __cplusplus

@@ -13,10 +13,10 @@
 extern "C" {
 #endif
 
-/* Bytes captured per packet: IPv4 header + TCP header without options (QR_TRACE_CAPLEN), and at
+/* Bytes captured per packet: IPv4 header + TCP header without options (QR_PCAP_CAPLEN), and at
  * most (with 40 bytes of TCP options). */
-#define QR_TRACE_CAPLEN 40
-#define QR_TRACE_CAPLEN_MAX 80
+#define QR_PCAP_CAPLEN 40
+#define QR_PCAP_CAPLEN_MAX 80
 #define QR_TCP_OPTIONS_MAX 40
 
 /* TCP flag bits. */
@@ -69,7 +69,7 @@ const char *qr_skip_name(int reason);
 char *qr_packet_flow_name(const qr_packet *p, char *buf, size_t size);
 
 /* Serialize a packet's IPv4 + TCP headers with the TCP options (network byte order, valid IP
- * checksum) into buf[QR_TRACE_CAPLEN_MAX]; returns the bytes written (40 + tcp_opt_len, options
+ * checksum) into buf[QR_PCAP_CAPLEN_MAX]; returns the bytes written (40 + tcp_opt_len, options
  * beyond 40 bytes or not a multiple of 4 are cut to fit). Decode reads them back (options only as
  * far as captured): returns 0 or QR_EFORMAT; qr_packet_parse does the same and writes why a packet
  * cannot be read into why[why_size] (may be NULL). wire_len is the packet's length on the wire

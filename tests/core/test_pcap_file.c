@@ -11,7 +11,7 @@
 #include <pcap/pcap.h>
 
 #include "qreplay/error.h"
-#include "qreplay/trace.h"
+#include "qreplay/pcap_file.h"
 
 static char path[256];
 
@@ -58,12 +58,12 @@ static void assert_same(const qr_packet *a, const qr_packet *b, int i)
 
 static void write_packets(const qr_packet *p, size_t n)
 {
-    qr_trace_writer *w;
+    qr_pcap_writer *w;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_writer_open(&w, path, err), QR_OK, "%s", err);
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(qr_trace_write(w, &p[i], err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_write(w, &p[i], err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK, "%s", err);
 }
 
 Test(trace, round_trip_keeps_every_field)
@@ -78,17 +78,17 @@ Test(trace, round_trip_keeps_every_field)
         in[i] = random_packet(r, t);
     }
     write_packets(in, N);
-    qr_trace_reader *rd;
+    qr_pcap_reader *rd;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK, "%s", err);
     qr_packet out;
     for (int i = 0; i < N; i++) {
-        cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK, "%s", err);
         assert_same(&out, &in[i], i);
     }
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_END);
-    cr_assert_eq(qr_trace_reader_count(rd), N);
-    qr_trace_reader_close(rd);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_END);
+    cr_assert_eq(qr_pcap_reader_count(rd), N);
+    qr_pcap_reader_close(rd);
     gsl_rng_free(r);
 }
 
@@ -98,21 +98,21 @@ Test(trace, times_a_pcap_cannot_hold_are_refused)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 2);
-    qr_packet last = random_packet(r, QR_TRACE_TIME_END - 1);
+    qr_packet last = random_packet(r, QR_PCAP_TIME_END - 1);
     write_packets(&last, 1);
-    qr_trace_reader *rd;
+    qr_pcap_reader *rd;
     char err[QR_ERRBUF_SIZE];
     qr_packet out;
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK, "%s", err);
-    cr_assert_eq(out.time_ns, QR_TRACE_TIME_END - 1);
-    qr_trace_reader_close(rd);
-    qr_trace_writer *w;
-    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
-    qr_packet next = random_packet(r, QR_TRACE_TIME_END);
-    cr_assert_eq(qr_trace_write(w, &next, err), QR_EVALUE);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK, "%s", err);
+    cr_assert_eq(out.time_ns, QR_PCAP_TIME_END - 1);
+    qr_pcap_reader_close(rd);
+    qr_pcap_writer *w;
+    cr_assert_eq(qr_pcap_writer_open(&w, path, err), QR_OK, "%s", err);
+    qr_packet next = random_packet(r, QR_PCAP_TIME_END);
+    cr_assert_eq(qr_pcap_write(w, &next, err), QR_EVALUE);
     cr_assert_not_null(strstr(err, "beyond what a pcap record holds"), "%s", err);
-    qr_trace_writer_close(w, err);
+    qr_pcap_writer_close(w, err);
     gsl_rng_free(r);
 }
 
@@ -163,9 +163,9 @@ Test(trace, tshark_reads_the_same_packets)
 
 static int open_error(char *err)
 {
-    qr_trace_reader *rd = NULL;
-    int rc = qr_trace_reader_open(&rd, path, err);
-    qr_trace_reader_close(rd);
+    qr_pcap_reader *rd = NULL;
+    int rc = qr_pcap_reader_open(&rd, path, err);
+    qr_pcap_reader_close(rd);
     return rc;
 }
 
@@ -189,7 +189,7 @@ Test(trace, empty_missing_and_foreign_files)
     cr_assert(strstr(err, "not a readable pcap"), "%s", err);
     unlink(path);
     cr_assert_eq(open_error(err), QR_ENOENT);
-    cr_assert_eq(qr_trace_reader_open(NULL, path, err), QR_EINVAL);
+    cr_assert_eq(qr_pcap_reader_open(NULL, path, err), QR_EINVAL);
 }
 
 Test(trace, other_link_types_are_refused)
@@ -210,28 +210,28 @@ Test(trace, truncated_packet_is_reported_with_its_number)
         in[i] = (qr_packet){.time_ns = 1000 * i, .proto = 6, .ip_len = 1500, .ip_id = (uint16_t)i};
     write_packets(in, 3);
     cr_assert_eq(truncate(path, 24 + 2 * (16 + 40) + 16 + 20), 0); /* cut inside packet 3 */
-    qr_trace_reader *rd;
+    qr_pcap_reader *rd;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK, "%s", err);
     qr_packet out;
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK);
     /* A capture cut in its last record keeps its whole packets, and says where */
-    cr_assert_str_eq(qr_trace_reader_warning(rd), "");
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_END);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_END);
-    cr_assert(strstr(qr_trace_reader_warning(rd), "at byte 136") &&
-                  strstr(qr_trace_reader_warning(rd), "2 whole packets"),
-              "%s", qr_trace_reader_warning(rd));
-    qr_trace_reader_close(rd);
+    cr_assert_str_eq(qr_pcap_reader_warning(rd), "");
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_END);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_END);
+    cr_assert(strstr(qr_pcap_reader_warning(rd), "at byte 136") &&
+                  strstr(qr_pcap_reader_warning(rd), "2 whole packets"),
+              "%s", qr_pcap_reader_warning(rd));
+    qr_pcap_reader_close(rd);
     /* cut inside a record header */
     write_packets(in, 3);
     cr_assert_eq(truncate(path, 24 + 16 + 40 + 7), 0);
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_END, "%s", err);
-    cr_assert(strstr(qr_trace_reader_warning(rd), "at byte 80"), "%s", qr_trace_reader_warning(rd));
-    qr_trace_reader_close(rd);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_END, "%s", err);
+    cr_assert(strstr(qr_pcap_reader_warning(rd), "at byte 80"), "%s", qr_pcap_reader_warning(rd));
+    qr_pcap_reader_close(rd);
 }
 
 Test(trace, backwards_timestamps_and_short_captures)
@@ -239,7 +239,7 @@ Test(trace, backwards_timestamps_and_short_captures)
     /* write a nanosecond pcap directly with libpcap: packet 2 goes back in time */
     pcap_t *p = pcap_open_dead_with_tstamp_precision(DLT_RAW, 65535, PCAP_TSTAMP_PRECISION_NANO);
     pcap_dumper_t *d = pcap_dump_open(p, path);
-    uint8_t buf[QR_TRACE_CAPLEN_MAX];
+    uint8_t buf[QR_PCAP_CAPLEN_MAX];
     qr_packet pk = {.proto = 6, .ip_len = 100};
     qr_packet_encode(&pk, buf);
     struct pcap_pkthdr h = {.caplen = 40, .len = 100};
@@ -248,26 +248,26 @@ Test(trace, backwards_timestamps_and_short_captures)
     h.ts.tv_sec = 4;
     pcap_dump((u_char *)d, &h, buf);
     pcap_dump_close(d);
-    qr_trace_reader *rd;
+    qr_pcap_reader *rd;
     char err[QR_ERRBUF_SIZE];
     qr_packet out;
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK);
     cr_assert_eq(out.time_ns, 5000000000LL);
     /* Order matters within a flow direction only (the sampler checks it there) */
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_OK, "%s", err);
     cr_assert_eq(out.time_ns, 4000000000LL);
-    qr_trace_reader_close(rd);
+    qr_pcap_reader_close(rd);
     /* a capture too short for the headers */
     d = pcap_dump_open(p, path);
     h.caplen = 10;
     pcap_dump((u_char *)d, &h, buf);
     pcap_dump_close(d);
     pcap_close(p);
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK);
-    cr_assert_eq(qr_trace_read(rd, &out, err), QR_EFORMAT);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK);
+    cr_assert_eq(qr_pcap_read(rd, &out, err), QR_EFORMAT);
     cr_assert(strstr(err, "packet 1") && strstr(err, "snap length"), "%s", err);
-    qr_trace_reader_close(rd);
+    qr_pcap_reader_close(rd);
 }
 
 /* Every kind of packet the reader cannot take is a clear error that says
@@ -283,16 +283,16 @@ static int read_one(const uint8_t *pkt, unsigned caplen, unsigned len, long ns, 
     pcap_dump((u_char *)d, &h, pkt);
     pcap_dump_close(d);
     pcap_close(p);
-    qr_trace_reader *rd;
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_OK, "%s", err);
-    int rc = qr_trace_read(rd, out, err);
-    qr_trace_reader_close(rd);
+    qr_pcap_reader *rd;
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_OK, "%s", err);
+    int rc = qr_pcap_read(rd, out, err);
+    qr_pcap_reader_close(rd);
     return rc;
 }
 
 Test(trace, each_unreadable_packet_says_what_it_is)
 {
-    uint8_t b[QR_TRACE_CAPLEN_MAX];
+    uint8_t b[QR_PCAP_CAPLEN_MAX];
     qr_packet pk = {.proto = 6, .ip_len = 1500, .src_port = 7, .dst_port = 9}, out;
     char err[QR_ERRBUF_SIZE];
     qr_packet_encode(&pk, b);
@@ -348,9 +348,9 @@ Test(trace, an_ethernet_capture_says_what_to_do)
     pcap_dumper_t *d = pcap_dump_open(p, path);
     pcap_dump_close(d);
     pcap_close(p);
-    qr_trace_reader *rd;
+    qr_pcap_reader *rd;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_trace_reader_open(&rd, path, err), QR_EFORMAT);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, err), QR_EFORMAT);
     cr_assert(strstr(err, "EN10MB") && strstr(err, "Ethernet") && strstr(err, "import"), "%s", err);
 }
 
@@ -358,7 +358,7 @@ Test(trace, microsecond_pcaps_are_read_in_nanoseconds)
 {
     pcap_t *p = pcap_open_dead(DLT_RAW, 65535);
     pcap_dumper_t *d = pcap_dump_open(p, path);
-    uint8_t buf[QR_TRACE_CAPLEN_MAX];
+    uint8_t buf[QR_PCAP_CAPLEN_MAX];
     qr_packet pk = {.proto = 6, .ip_len = 40, .src_port = 80};
     qr_packet_encode(&pk, buf);
     struct pcap_pkthdr h = {.caplen = 40, .len = 40};
@@ -367,32 +367,32 @@ Test(trace, microsecond_pcaps_are_read_in_nanoseconds)
     pcap_dump((u_char *)d, &h, buf);
     pcap_dump_close(d);
     pcap_close(p);
-    qr_trace_reader *rd;
+    qr_pcap_reader *rd;
     qr_packet out;
-    cr_assert_eq(qr_trace_reader_open(&rd, path, NULL), QR_OK);
-    cr_assert_eq(qr_trace_read(rd, &out, NULL), QR_OK);
+    cr_assert_eq(qr_pcap_reader_open(&rd, path, NULL), QR_OK);
+    cr_assert_eq(qr_pcap_read(rd, &out, NULL), QR_OK);
     cr_assert_eq(out.time_ns, 2000007000LL);
     cr_assert_eq(out.src_port, 80);
-    qr_trace_reader_close(rd);
+    qr_pcap_reader_close(rd);
 }
 
 Test(trace, writer_refuses_bad_packets)
 {
-    qr_trace_writer *w;
+    qr_pcap_writer *w;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK);
+    cr_assert_eq(qr_pcap_writer_open(&w, path, err), QR_OK);
     qr_packet p = {.time_ns = 100, .proto = 6, .ip_len = 60};
-    cr_assert_eq(qr_trace_write(w, &p, err), QR_OK);
+    cr_assert_eq(qr_pcap_write(w, &p, err), QR_OK);
     p.time_ns = 99;
-    cr_assert_eq(qr_trace_write(w, &p, err), QR_EORDER);
+    cr_assert_eq(qr_pcap_write(w, &p, err), QR_EORDER);
     p.time_ns = 200;
     p.ip_len = 20;
-    cr_assert_eq(qr_trace_write(w, &p, err), QR_EVALUE);
+    cr_assert_eq(qr_pcap_write(w, &p, err), QR_EVALUE);
     p.ip_len = 60;
     p.time_ns = -1;
-    cr_assert_eq(qr_trace_write(w, &p, err), QR_EVALUE);
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
-    cr_assert_eq(qr_trace_writer_open(&w, "/nonexistent/dir/x.pcap", err), QR_EIO);
+    cr_assert_eq(qr_pcap_write(w, &p, err), QR_EVALUE);
+    cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK);
+    cr_assert_eq(qr_pcap_writer_open(&w, "/nonexistent/dir/x.pcap", err), QR_EIO);
 }
 
 Test(trace, flow_names)
@@ -406,9 +406,9 @@ Test(trace, flow_names)
 Test(trace, tcp_options_round_trip_and_tshark_sees_the_payload_length)
 {
     /* a data segment as ns-3 sends it: 20 B IP, 32 B TCP (NOP NOP timestamp), 1448 B payload */
-    qr_trace_writer *w;
+    qr_pcap_writer *w;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_trace_writer_open(&w, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_writer_open(&w, path, err), QR_OK, "%s", err);
     qr_packet pk = {.time_ns = 1000,
                     .src_ip = 0x0a000002,
                     .dst_ip = 0x0a000102,
@@ -423,18 +423,18 @@ Test(trace, tcp_options_round_trip_and_tshark_sees_the_payload_length)
                     .window = 100,
                     .tcp_opt_len = 12,
                     .tcp_opts = {1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9}};
-    cr_assert_eq(qr_trace_write(w, &pk, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_write(w, &pk, err), QR_OK, "%s", err);
     pk.ip_len = 50;
-    cr_assert_eq(qr_trace_write(w, &pk, err), QR_EVALUE, "50 B cannot hold 52 B of headers");
-    cr_assert_eq(qr_trace_writer_close(w, err), QR_OK);
-    qr_trace_reader *r;
+    cr_assert_eq(qr_pcap_write(w, &pk, err), QR_EVALUE, "50 B cannot hold 52 B of headers");
+    cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK);
+    qr_pcap_reader *r;
     qr_packet out;
-    cr_assert_eq(qr_trace_reader_open(&r, path, err), QR_OK, "%s", err);
-    cr_assert_eq(qr_trace_read(r, &out, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_reader_open(&r, path, err), QR_OK, "%s", err);
+    cr_assert_eq(qr_pcap_read(r, &out, err), QR_OK, "%s", err);
     cr_assert_eq(out.tcp_opt_len, 12);
     cr_assert_arr_eq(out.tcp_opts, pk.tcp_opts, 12);
     cr_assert_eq(out.ip_len, 1500);
-    qr_trace_reader_close(r);
+    qr_pcap_reader_close(r);
     if (QR_TSHARK[0] == '\0')
         cr_skip_test("tshark not found at configure time");
     char cmd[512];

@@ -12,23 +12,23 @@
 #include "internal.h"
 #include "pcap_internal.h"
 #include "qreplay/capture.h"
+#include "qreplay/pcap_file.h"
 #include "qreplay/sampler.h"
-#include "qreplay/trace.h"
 
 #ifndef DLT_IPV4
 #define DLT_IPV4 228
 #endif
 
-struct qr_trace_writer {
+struct qr_pcap_writer {
     pcap_t *pcap;
     pcap_dumper_t *dumper;
     char path[1024];
     int64_t last_ns;
     uint64_t count;
-    qr_trace_format fmt;
+    qr_pcap_format fmt;
 };
 
-struct qr_trace_reader {
+struct qr_pcap_reader {
     pcap_t *pcap;
     char path[1024];
     int dlt;
@@ -50,26 +50,26 @@ static void put32(uint8_t *b, uint32_t v)
     put16(b + 2, (uint16_t)v);
 }
 
-int qr_trace_writer_open(qr_trace_writer **out, const char *path, char *errbuf)
+int qr_pcap_writer_open(qr_pcap_writer **out, const char *path, char *errbuf)
 {
-    const qr_trace_format ours = {QR_TRACE_LINK_IPV4, 0};
-    return qr_trace_writer_open_as(out, path, &ours, errbuf);
+    const qr_pcap_format ours = {QR_PCAP_LINK_IPV4, 0};
+    return qr_pcap_writer_open_as(out, path, &ours, errbuf);
 }
 
-int qr_trace_writer_open_as(qr_trace_writer **out, const char *path, const qr_trace_format *fmt,
-                            char *errbuf)
+int qr_pcap_writer_open_as(qr_pcap_writer **out, const char *path, const qr_pcap_format *fmt,
+                           char *errbuf)
 {
     if (!out || !path || !fmt)
         return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
-    if (fmt->link != QR_TRACE_LINK_IPV4 && fmt->link != QR_TRACE_LINK_ETHERNET)
+    if (fmt->link != QR_PCAP_LINK_IPV4 && fmt->link != QR_PCAP_LINK_ETHERNET)
         return qri_err(errbuf, QR_EINVAL, "%s: unknown link type %d", path, (int)fmt->link);
-    qr_trace_writer *w = calloc(1, sizeof *w);
+    qr_pcap_writer *w = calloc(1, sizeof *w);
     if (!w)
         return QR_ENOMEM;
     snprintf(w->path, sizeof w->path, "%s", path);
     w->fmt = *fmt;
     w->pcap = pcap_open_dead_with_tstamp_precision(
-        fmt->link == QR_TRACE_LINK_ETHERNET ? DLT_EN10MB : DLT_IPV4, 65535,
+        fmt->link == QR_PCAP_LINK_ETHERNET ? DLT_EN10MB : DLT_IPV4, 65535,
         fmt->micro ? PCAP_TSTAMP_PRECISION_MICRO : PCAP_TSTAMP_PRECISION_NANO);
     if (!w->pcap) {
         free(w);
@@ -86,29 +86,29 @@ int qr_trace_writer_open_as(qr_trace_writer **out, const char *path, const qr_tr
     return QR_OK;
 }
 
-int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
+int qr_pcap_write(qr_pcap_writer *w, const qr_packet *p, char *errbuf)
 {
     if (!w || !p)
         return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
     if (p->time_ns < 0)
         return qri_err(errbuf, QR_EVALUE, "%s: packet %" PRIu64 ": negative time", w->path,
                        w->count);
-    if (p->time_ns >= QR_TRACE_TIME_END)
+    if (p->time_ns >= QR_PCAP_TIME_END)
         return qri_err(errbuf, QR_EVALUE,
                        "%s: packet %" PRIu64 ": time %" PRId64
                        " ns is beyond what a pcap record holds (2^31 s, the year 2038)",
                        w->path, w->count, p->time_ns);
-    if (p->proto == 6 && p->ip_len < QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u))
+    if (p->proto == 6 && p->ip_len < QR_PCAP_CAPLEN + (p->tcp_opt_len & ~3u))
         return qri_err(errbuf, QR_EVALUE,
                        "%s: packet %" PRIu64 ": IP length %u below its headers (%u bytes)", w->path,
-                       w->count, p->ip_len, QR_TRACE_CAPLEN + (p->tcp_opt_len & ~3u));
+                       w->count, p->ip_len, QR_PCAP_CAPLEN + (p->tcp_opt_len & ~3u));
     if (w->count > 0 && p->time_ns < w->last_ns)
         return qri_err(errbuf, QR_EORDER,
                        "%s: packet %" PRIu64 ": time %" PRId64 " ns before the previous %" PRId64
                        " ns",
                        w->path, w->count, p->time_ns, w->last_ns);
-    uint8_t frame[14 + QR_TRACE_CAPLEN_MAX];
-    size_t l2 = w->fmt.link == QR_TRACE_LINK_ETHERNET ? 14 : 0;
+    uint8_t frame[14 + QR_PCAP_CAPLEN_MAX];
+    size_t l2 = w->fmt.link == QR_PCAP_LINK_ETHERNET ? 14 : 0;
     if (l2) {
         /* dst and src MAC 02:00:a.b.c.d of the IPv4 addresses, then type IPv4 */
         frame[0] = frame[6] = 0x02;
@@ -134,7 +134,7 @@ int qr_trace_write(qr_trace_writer *w, const qr_packet *p, char *errbuf)
     return QR_OK;
 }
 
-int qr_trace_writer_close(qr_trace_writer *w, char *errbuf)
+int qr_pcap_writer_close(qr_pcap_writer *w, char *errbuf)
 {
     if (!w)
         return QR_OK;
@@ -153,7 +153,7 @@ int qr_trace_writer_close(qr_trace_writer *w, char *errbuf)
     return rc;
 }
 
-int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
+int qr_pcap_reader_open(qr_pcap_reader **out, const char *path, char *errbuf)
 {
     if (!out || !path)
         return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
@@ -176,7 +176,7 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
         pcap_close(pc);
         return rc;
     }
-    qr_trace_reader *r = calloc(1, sizeof *r);
+    qr_pcap_reader *r = calloc(1, sizeof *r);
     if (!r) {
         pcap_close(pc);
         return QR_ENOMEM;
@@ -189,7 +189,7 @@ int qr_trace_reader_open(qr_trace_reader **out, const char *path, char *errbuf)
     return QR_OK;
 }
 
-int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
+int qr_pcap_read(qr_pcap_reader *r, qr_packet *p, char *errbuf)
 {
     if (!r || !p)
         return qri_err(errbuf, QR_EINVAL, "trace: NULL argument");
@@ -213,17 +213,17 @@ int qr_trace_read(qr_trace_reader *r, qr_packet *p, char *errbuf)
     return QR_OK;
 }
 
-const char *qr_trace_reader_warning(const qr_trace_reader *r)
+const char *qr_pcap_reader_warning(const qr_pcap_reader *r)
 {
     return r->warning;
 }
 
-uint64_t qr_trace_reader_count(const qr_trace_reader *r)
+uint64_t qr_pcap_reader_count(const qr_pcap_reader *r)
 {
     return r->count;
 }
 
-void qr_trace_reader_close(qr_trace_reader *r)
+void qr_pcap_reader_close(qr_pcap_reader *r)
 {
     if (!r)
         return;
