@@ -372,26 +372,40 @@ qr_cmd_metrics(int argc, char** argv)
     return frc;
 }
 
-extern "C" int
-qr_cmd_replay(int argc, char** argv)
+namespace
 {
-    cli_args a;
-    int rc = cli_parse(&kReplaySpec, argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    std::string dir = a.pos[0];
-    bool quiet = cli_count(&a, "quiet") > 0;
-    int nSets;
-    const char** sets = cli_list(&a, "set", &nSets);
-    const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
-               *name = cli_value(&a, "name"), *scen = cli_value(&a, "scenario"),
-               *clock = cli_value(&a, "clock"), *read = cli_value(&a, "read"),
-               *from = cli_value(&a, "from");
-    bool light = from && !strcmp(from, "light"), check = cli_count(&a, "check") > 0;
-    const char* engine = QrEngineOption("replay", cli_value(&a, "engine"));
+
+/* What `qreplay replay` was asked, its options checked. */
+struct ReplayArgs
+{
+    std::string dir;
+    bool quiet = false, light = false, check = false;
+    int nSets = 0;
+    const char** sets = nullptr;
+    const char *th = nullptr, *name = nullptr, *scen = nullptr, *engine = nullptr;
     qr_variant_settings set{};
+    qr_read_mode readMode = QR_READ_AUTO;
+};
+
+/* The options into r, each checked. Returns -1, or the exit status after the usage error. */
+int
+ReplayOptions(cli_args* a, ReplayArgs* r)
+{
+    r->dir = a->pos[0];
+    r->quiet = cli_count(a, "quiet") > 0;
+    r->sets = cli_list(a, "set", &r->nSets);
+    const char *mode = cli_value(a, "mode"), *clock = cli_value(a, "clock"),
+               *read = cli_value(a, "read"), *from = cli_value(a, "from");
+    r->th = cli_value(a, "th");
+    r->name = cli_value(a, "name");
+    r->scen = cli_value(a, "scenario");
+    r->light = from && !strcmp(from, "light");
+    r->check = cli_count(a, "check") > 0;
+    r->engine = QrEngineOption("replay", cli_value(a, "engine"));
+    qr_variant_settings& set = r->set;
     set.mode = QR_MODE_TAGGED;
-    rc = engine ? -1 : 2;
+    const char* name = r->name;
+    int rc = r->engine ? -1 : 2;
     if (mode && !strcmp(mode, "plain"))
         set.mode = QR_MODE_PLAIN;
     else if (mode && !strcmp(mode, "tagged"))
@@ -405,21 +419,19 @@ qr_cmd_replay(int argc, char** argv)
             cli_usage_error("replay", "--clock: unknown clock '%s' (recorded or reconcile)", clock);
     if (rc < 0 && from && strcmp(from, "pcap") && strcmp(from, "light"))
         rc = cli_usage_error("replay", "--from: '%s' is neither pcap nor light", from);
-    if (rc < 0 && light && (read || set.reconcile || scen))
+    if (rc < 0 && r->light && (read || set.reconcile || r->scen))
         rc = cli_usage_error("replay",
                              "--from light: the record's own scenario and sampled send times "
                              "(no --read, --clock reconcile or --scenario)");
-    if (rc < 0 && check && !light)
+    if (rc < 0 && r->check && !r->light)
         rc = cli_usage_error("replay", "--check: only with --from light");
     if (rc < 0 && read && strcmp(read, "stream") && strcmp(read, "whole"))
         rc = cli_usage_error("replay", "--read: '%s' is neither stream nor whole", read);
-    qr_read_mode readMode = !read                     ? QR_READ_AUTO
-                            : !strcmp(read, "stream") ? QR_READ_STREAM
-                                                      : QR_READ_WHOLE;
-    set.engine_name = engine;
+    r->readMode = !read ? QR_READ_AUTO : !strcmp(read, "stream") ? QR_READ_STREAM : QR_READ_WHOLE;
+    set.engine_name = r->engine;
     int streams = 0;
     char rerr[QR_ERRBUF_SIZE];
-    if (rc < 0 && !light && qr_replay_read_streams(readMode, &set, &streams, rerr))
+    if (rc < 0 && !r->light && qr_replay_read_streams(r->readMode, &set, &streams, rerr))
         rc = cli_usage_error("replay", "%s", rerr);
     if (rc < 0 && name &&
         (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')))
@@ -432,47 +444,234 @@ qr_cmd_replay(int argc, char** argv)
                              "--name: %zu characters, more than a variant's name may have (%d)",
                              strlen(name),
                              QR_VARIANT_NAME_MAX);
-    /* a replay changes the network, never what was recorded: a key it cannot apply is refused,
-     * not recorded as if it had been */
-    for (int i = 0; rc < 0 && i < nSets; i++)
-    {
-        static const char* const kFixed[] = {"traffic.",
-                                             "host.",
-                                             "clock.",
-                                             "sweep.",
-                                             "pingmesh.",
-                                             "traceroute.",
-                                             "everflow.",
-                                             "output.",
-                                             "tcp."};
+    return rc;
+}
+
+/* A replay changes the network, never what was recorded: a key it cannot apply is refused, not
+ * recorded as if it had been. Returns -1, or the exit status after the error. */
+int
+ReplayRefuseFixedKeys(const ReplayArgs& r)
+{
+    static const char* const kFixed[] = {"traffic.",
+                                         "host.",
+                                         "clock.",
+                                         "sweep.",
+                                         "pingmesh.",
+                                         "traceroute.",
+                                         "everflow.",
+                                         "output.",
+                                         "tcp."};
+    for (int i = 0; i < r.nSets; i++)
         for (const char* k : kFixed)
-            if (!strncmp(sets[i], k, strlen(k)) && (!light || strcmp(k, "tcp.")))
-            {
-                rc = cli_fail("replay",
-                              "--set %s: a replay cannot apply [%.*s] keys (the traffic, the "
-                              "hosts and their TCP are the recording's; a replay changes the "
-                              "network: [buffer], [links], [faults], [replay], [sampling]%s); "
-                              "nothing written",
-                              sets[i],
-                              (int)strlen(k) - 1,
-                              k,
-                              light ? "" : ", and [tcp] with --from light");
-                break;
-            }
+            if (!strncmp(r.sets[i], k, strlen(k)) && (!r.light || strcmp(k, "tcp.")))
+                return cli_fail("replay",
+                                "--set %s: a replay cannot apply [%.*s] keys (the traffic, the "
+                                "hosts and their TCP are the recording's; a replay changes the "
+                                "network: [buffer], [links], [faults], [replay], [sampling]%s); "
+                                "nothing written",
+                                r.sets[i],
+                                (int)strlen(k) - 1,
+                                k,
+                                r.light ? "" : ", and [tcp] with --from light");
+    return -1;
+}
+
+/* The scenario the replay runs: --scenario's (in s already), else the light record's or the
+ * recording's own, with the --set overrides. Throws with the error. */
+void
+ReplayScenario(const ReplayArgs& r, qr_light* l, ScenarioPtr& s)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_scenario* sc = nullptr;
+    std::string recDir = r.dir + "/recording";
+    int lrc = 0;
+    if (l)
+    {
+        lrc = qr_scenario_create(&sc);
+        s.reset(sc);
+        if (!lrc)
+            lrc = qr_scenario_load_string(sc,
+                                          qr_light_scenario_text(l),
+                                          qr_light_path(l),
+                                          recDir.c_str(),
+                                          err);
     }
-    if (rc < 0 && !IsDir(dir + "/recording"))
+    else if (!s)
+    {
+        std::string h5 = recDir + "/recording.h5";
+        lrc = qr_scenario_from_h5(&sc, h5.c_str(), nullptr, recDir.c_str(), err);
+        s.reset(sc);
+    }
+    if (lrc)
+        throw std::runtime_error(err);
+    if (r.scen)
+        return;
+    for (int i = 0; !lrc && i < r.nSets; i++)
+        lrc = qr_scenario_set(s.get(), r.sets[i], err);
+    if (!lrc)
+        lrc = qr_scenario_validate(s.get(), err);
+    if (lrc)
+        throw std::runtime_error(err);
+}
+
+/* The light record's packets regenerated by isolated replays (each checked against the
+ * recording with --check); the variant's default name gets "_light". Throws with the error. */
+qr_recording*
+ReplayRegenerate(ReplayArgs& r, qr_light* l, cli_progress* p, std::string* lightName)
+{
+    RecordingPtr against(nullptr, qr_recording_close);
+    if (r.check)
+        against = OpenRecording(r.dir + "/recording", nullptr);
+    uint64_t compared = 0, unmarkable = 0;
+    RecordingPtr rec(QrLightRegenerate(l, against.get(), p, &compared, &unmarkable),
+                     qr_recording_close);
+    if (unmarkable)
+        throw std::runtime_error(std::to_string(unmarkable) +
+                                 " packets the record says arrived marked CE were not "
+                                 "ECN-capable when regenerated");
+    qr_light_stats lst;
+    qr_light_stats_get(l, &lst);
+    if (!r.quiet)
+        printf("regenerated        %" PRIu64 " connections, %" PRIu64
+               " packets by isolated replays%s\n",
+               lst.connections,
+               lst.packets,
+               r.check ? (", every one equal to the recorded one (" + std::to_string(compared) +
+                          " compared)")
+                             .c_str()
+                       : "");
+    if (!r.name)
+    {
+        char base[256];
+        qr_variant_settings tmp = r.set;
+        tmp.name = nullptr;
+        *lightName = std::string(qr_variant_settings_name(&tmp, base, sizeof base)) + "_light";
+        r.name = lightName->c_str();
+    }
+    return rec.release();
+}
+
+/* The replay itself, once the scenario is known. Returns the exit status; throws with the
+ * error. */
+int
+ReplayRun(ReplayArgs& r, ScenarioPtr& s, qr_light* l, cli_progress* p)
+{
+    char err[QR_ERRBUF_SIZE];
+    const std::string& dir = r.dir;
+    qr_variant_settings& set = r.set;
+    set.th_ns = qr_scenario_config(s.get())->sampling.th_ns[0];
+    if (r.th && qr_parse_time_ns(r.th, &set.th_ns, err))
+        throw std::runtime_error(std::string("--th: ") + err);
+    if (set.th_ns < 0)
+        throw std::runtime_error("--th: must not be negative");
+    RecordingPtr rec(nullptr, qr_recording_close);
+    std::string lightName;
+    if (l)
+        rec.reset(ReplayRegenerate(r, l, p, &lightName));
+    set.name = r.name;
+    set.engine_name = r.engine;
+    set.cancel = &cli_signal;
+    char vname[256];
+    qr_variant_settings_name(&set, vname, sizeof vname);
+    cli_paths in{}, out{};
+    cli_paths_add_recording(&in, (dir + "/recording").c_str());
+    cli_paths_add_scenario(&in, r.scen, s.get());
+    std::string vdir = dir + "/replay/" + vname;
+    cli_paths_add(&out, "%s/replay.h5", vdir.c_str());
+    cli_paths_add(&out, "%s/arrivals.qra", vdir.c_str());
+    if (cli_check_outputs("replay", &out, &in))
+        throw std::runtime_error("");
+    set.status = StatusLine;
+    set.status_ctx = p;
+    int vrc;
+    char note[QR_ERRBUF_SIZE + 64] = "";
+    if (l)
+    {
+        qr_replay_input rin{rec.get(), l, nullptr};
+        vrc = qr_replay_variant(dir.c_str(),
+                                s.get(),
+                                &rin,
+                                &set,
+                                ReplayEngineByName(r.engine),
+                                nullptr,
+                                err);
+    }
+    else
+        vrc = qr_replay_recording(dir.c_str(),
+                                  (dir + "/recording").c_str(),
+                                  s.get(),
+                                  r.readMode,
+                                  &set,
+                                  ReplayEngineByName(r.engine),
+                                  nullptr,
+                                  note,
+                                  sizeof note,
+                                  err);
+    cli_progress_done(p);
+    if (note[0] && !r.quiet)
+        fprintf(stderr, "qreplay replay: %s\n", cli_shown(note));
+    if (vrc && vrc != QR_ECANCELED)
+        throw std::runtime_error(err);
+    if (vrc == QR_ECANCELED)
+    {
+        fprintf(stderr, "qreplay replay: interrupted; nothing written\n");
+        return cli_interrupted_status();
+    }
+    if (!r.quiet)
+        printf("replay             %s/replay/%s (next: qreplay metrics %s)\n",
+               cli_shown(dir.c_str()),
+               vname,
+               cli_shown(dir.c_str()));
+    return 0;
+}
+
+/* The light record of DIR/recording, opened and checked against the recording it was made
+ * from. Throws with the error. */
+qr_light*
+ReplayOpenLight(const std::string& dir)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_light* l = nullptr;
+    std::string path = dir + "/recording/light.qrl";
+    if (qr_light_open(&l, path.c_str(), err))
+        throw std::runtime_error(err);
+    if (cli_check_light("replay",
+                        (dir + "/recording").c_str(),
+                        cli_shown(path.c_str()),
+                        qr_light_id(l)))
+    {
+        qr_light_close(l);
+        throw std::runtime_error("");
+    }
+    return l;
+}
+
+} // namespace
+
+extern "C" int
+qr_cmd_replay(int argc, char** argv)
+{
+    cli_args a;
+    int rc = cli_parse(&kReplaySpec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    ReplayArgs r;
+    rc = ReplayOptions(&a, &r);
+    if (rc < 0)
+        rc = ReplayRefuseFixedKeys(r);
+    if (rc < 0 && !IsDir(r.dir + "/recording"))
         rc = cli_fail("replay",
                       "%s/recording: no recording (run qreplay run or qreplay runtime -o "
                       "%s/recording)",
-                      dir.c_str(),
-                      dir.c_str());
-    const char* work = rc < 0 ? cli_output_folder("replay", dir.c_str(), quiet) : nullptr;
+                      r.dir.c_str(),
+                      r.dir.c_str());
+    const char* work = rc < 0 ? cli_output_folder("replay", r.dir.c_str(), r.quiet) : nullptr;
     if (rc < 0 && !work)
         rc = 1;
     if (work)
-        dir = work;
+        r.dir = work;
     qr_scenario* sc = nullptr;
-    if (rc < 0 && scen && cli_load_scenario("replay", scen, sets, nSets, &sc))
+    if (rc < 0 && r.scen && cli_load_scenario("replay", r.scen, r.sets, r.nSets, &sc))
         rc = 1;
     if (rc >= 0)
     {
@@ -481,156 +680,15 @@ qr_cmd_replay(int argc, char** argv)
     }
     ScenarioPtr s(sc, qr_scenario_destroy);
     cli_progress p;
-    cli_progress_init(&p, quiet);
+    cli_progress_init(&p, r.quiet);
     cli_catch_signals();
-    char err[QR_ERRBUF_SIZE];
     std::unique_ptr<qr_light, void (*)(qr_light*)> lightRec(nullptr, qr_light_close);
     try
     {
-        if (light)
-        {
-            qr_light* l = nullptr;
-            if (qr_light_open(&l, (dir + "/recording/light.qrl").c_str(), err))
-                throw std::runtime_error(err);
-            lightRec.reset(l);
-            if (cli_check_light("replay",
-                                (dir + "/recording").c_str(),
-                                cli_shown((dir + "/recording/light.qrl").c_str()),
-                                qr_light_id(l)))
-                throw std::runtime_error("");
-            // the record's own scenario, with the overrides
-            int lrc = qr_scenario_create(&sc);
-            s.reset(sc);
-            if (!lrc)
-                lrc = qr_scenario_load_string(sc,
-                                              qr_light_scenario_text(l),
-                                              qr_light_path(l),
-                                              (dir + "/recording").c_str(),
-                                              err);
-            if (lrc)
-                throw std::runtime_error(err);
-        }
-        else if (!s)
-        {
-            // the recording's own scenario
-            std::string h5 = dir + "/recording/recording.h5";
-            int lrc =
-                qr_scenario_from_h5(&sc, h5.c_str(), nullptr, (dir + "/recording").c_str(), err);
-            s.reset(sc);
-            if (lrc)
-                throw std::runtime_error(err);
-        }
-        if (!scen) // the overrides, over the record's or the recording's own scenario
-        {
-            int lrc = 0;
-            for (int i = 0; !lrc && i < nSets; i++)
-                lrc = qr_scenario_set(s.get(), sets[i], err);
-            if (!lrc)
-                lrc = qr_scenario_validate(s.get(), err);
-            if (lrc)
-                throw std::runtime_error(err);
-        }
-        const qr_config* c = qr_scenario_config(s.get());
-        set.th_ns = c->sampling.th_ns[0];
-        if (th && qr_parse_time_ns(th, &set.th_ns, err))
-            throw std::runtime_error(std::string("--th: ") + err);
-        if (set.th_ns < 0)
-            throw std::runtime_error("--th: must not be negative");
-        RecordingPtr rec(nullptr, qr_recording_close);
-        std::string lightName;
-        if (light)
-        {
-            RecordingPtr against(nullptr, qr_recording_close);
-            if (check)
-                against = OpenRecording(dir + "/recording", nullptr);
-            uint64_t compared = 0, unmarkable = 0;
-            rec.reset(QrLightRegenerate(lightRec.get(), against.get(), &p, &compared, &unmarkable));
-            if (unmarkable)
-                throw std::runtime_error(std::to_string(unmarkable) +
-                                         " packets the record says arrived marked CE were not "
-                                         "ECN-capable when regenerated");
-            qr_light_stats lst;
-            qr_light_stats_get(lightRec.get(), &lst);
-            if (!quiet)
-                printf("regenerated        %" PRIu64 " connections, %" PRIu64
-                       " packets by isolated replays%s\n",
-                       lst.connections,
-                       lst.packets,
-                       check ? (", every one equal to the recorded one (" +
-                                std::to_string(compared) + " compared)")
-                                   .c_str()
-                             : "");
-            if (!name)
-            {
-                char base[256];
-                qr_variant_settings tmp = set;
-                tmp.name = nullptr;
-                lightName =
-                    std::string(qr_variant_settings_name(&tmp, base, sizeof base)) + "_light";
-                name = lightName.c_str();
-            }
-        }
-        set.name = name;
-        set.engine_name = engine;
-        set.cancel = &cli_signal;
-        char vname[256];
-        qr_variant_settings_name(&set, vname, sizeof vname);
-        {
-            cli_paths in{}, out{};
-            cli_paths_add_recording(&in, (dir + "/recording").c_str());
-            cli_paths_add_scenario(&in, scen, s.get());
-            std::string vdir = dir + "/replay/" + vname;
-            cli_paths_add(&out, "%s/replay.h5", vdir.c_str());
-            cli_paths_add(&out, "%s/arrivals.qra", vdir.c_str());
-            int bad = cli_check_outputs("replay", &out, &in);
-            if (bad)
-                throw std::runtime_error("");
-        }
-        set.status = StatusLine;
-        set.status_ctx = &p;
-        int vrc;
-        char note[QR_ERRBUF_SIZE + 64] = "";
-        if (light)
-        {
-            qr_replay_input in{rec.get(), lightRec.get(), nullptr};
-            vrc = qr_replay_variant(dir.c_str(),
-                                    s.get(),
-                                    &in,
-                                    &set,
-                                    ReplayEngineByName(engine),
-                                    nullptr,
-                                    err);
-        }
-        else
-            vrc = qr_replay_recording(dir.c_str(),
-                                      (dir + "/recording").c_str(),
-                                      s.get(),
-                                      readMode,
-                                      &set,
-                                      ReplayEngineByName(engine),
-                                      nullptr,
-                                      note,
-                                      sizeof note,
-                                      err);
-        cli_progress_done(&p);
-        if (note[0] && !quiet)
-            fprintf(stderr, "qreplay replay: %s\n", cli_shown(note));
-        if (vrc && vrc != QR_ECANCELED)
-            throw std::runtime_error(err);
-        if (vrc == QR_ECANCELED)
-        {
-            fprintf(stderr, "qreplay replay: interrupted; nothing written\n");
-            rc = cli_interrupted_status();
-        }
-        else
-        {
-            rc = 0;
-            if (!quiet)
-                printf("replay             %s/replay/%s (next: qreplay metrics %s)\n",
-                       cli_shown(dir.c_str()),
-                       vname,
-                       cli_shown(dir.c_str()));
-        }
+        if (r.light)
+            lightRec.reset(ReplayOpenLight(r.dir));
+        ReplayScenario(r, lightRec.get(), s);
+        rc = ReplayRun(r, s, lightRec.get(), &p);
     }
     catch (const std::exception& e)
     {
