@@ -544,276 +544,294 @@ static int send_guided(const char *file, int count, uint32_t host)
     return 0;
 }
 
-int qr_cmd_testbed_agent(int argc, char **argv)
-{
-    if (argc < 3) {
-        fprintf(stderr, "usage: qreplay testbed-agent HOST SCHEDULE [--cc NAME] [--sndbuf N] "
-                        "[--rcvbuf N] (run by qreplay testbed)\n");
-        return 2;
-    }
-    uint32_t host = (uint32_t)strtoul(argv[1], NULL, 10);
-    const char *cc = NULL, *pinglist = NULL, *guided = NULL;
-    int sndbuf = 0, rcvbuf = 0, guided_count = 0;
-    struct tracer tr = {-1, -1, 0, 0, 0};
+/* One agent's state: its host, the schedule's flows, its sockets and its clock. */
+struct agent {
+    uint32_t host;
+    const char *cc, *pinglist, *guided;
+    int sndbuf, rcvbuf, guided_count;
+    struct tracer tr;
     struct pinger pg;
-    memset(&pg, 0, sizeof pg);
+    struct aflow *fl;
+    size_t n;
+    size_t *order, n_send, next; /* the flows this host sends, in start order; the next one */
+    struct in_addr self;
+    int ls, ps, ep, tfd, tick;
+    int64_t t0; /* the run's start ("go"), -1 before */
+    char inbuf[256];
+    size_t inlen;
+    int running;
+};
+
+/* A buffer to drain sockets into. */
+static char rbuf[1 << 16];
+
+static void agent_args(struct agent *a, int argc, char **argv)
+{
     for (int i = 3; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--cc"))
-            cc = argv[i + 1];
+            a->cc = argv[i + 1];
         else if (!strcmp(argv[i], "--sndbuf"))
-            sndbuf = atoi(argv[i + 1]);
+            a->sndbuf = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rcvbuf"))
-            rcvbuf = atoi(argv[i + 1]);
+            a->rcvbuf = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--trace") && i + 2 < argc) {
-            tr.per_conn = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-            tr.per_host = (uint32_t)strtoul(argv[++i + 1], NULL, 10);
+            a->tr.per_conn = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+            a->tr.per_host = (uint32_t)strtoul(argv[++i + 1], NULL, 10);
         } else if (!strcmp(argv[i], "--pinglist")) {
-            pinglist = argv[i + 1];
+            a->pinglist = argv[i + 1];
         } else if (!strcmp(argv[i], "--guided") && i + 2 < argc) {
-            guided = argv[i + 1];
-            guided_count = atoi(argv[++i + 1]);
+            a->guided = argv[i + 1];
+            a->guided_count = atoi(argv[++i + 1]);
         } else if (!strcmp(argv[i], "--ping") && i + 3 < argc) {
-            pg.interval = strtoll(argv[i + 1], NULL, 10);
-            pg.timeout = strtoll(argv[i + 2], NULL, 10);
-            pg.end = strtoll(argv[i + 3], NULL, 10);
+            a->pg.interval = strtoll(argv[i + 1], NULL, 10);
+            a->pg.timeout = strtoll(argv[i + 2], NULL, 10);
+            a->pg.end = strtoll(argv[i + 3], NULL, 10);
             i += 2;
         }
     }
-    struct aflow *fl = NULL;
-    size_t n = 0;
-    if (read_schedule(argv[2], host, &fl, &n))
-        return 1;
-    if (pinglist && (read_pinglist(pinglist, &pg) || pg.interval <= 0 || pg.timeout <= 0)) {
-        fprintf(stderr, "testbed-agent: host %u: a pinglist needs --ping INTERVAL TIMEOUT END\n",
-                host);
-        return 1;
+}
+
+/* A listening socket on port, added to the agent's epoll with tag. Returns it, or -1 after
+ * saying why. */
+static int agent_listen(struct agent *a, uint16_t port, int rcvbuf, uint64_t tag)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
+    struct sockaddr_in la = {.sin_family = AF_INET, .sin_port = htons(port)};
+    if (s >= 0) {
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (rcvbuf > 0)
+            setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     }
-    if (tr.per_conn) {
-        tr.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
-        tr.icmp = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMP);
-        if (tr.raw < 0 || tr.icmp < 0) {
-            fprintf(stderr, "testbed-agent: host %u: raw sockets for 007's traceroutes: %s\n", host,
-                    strerror(errno));
+    if (s < 0 || bind(s, (struct sockaddr *)&la, sizeof la) || listen(s, 4096)) {
+        fprintf(stderr, "testbed-agent: host %u: listen on port %d: %s\n", a->host, port,
+                strerror(errno));
+        return -1;
+    }
+    ep_add(a->ep, s, EPOLLIN, tag);
+    return s;
+}
+
+/* The sockets: the sink's and the probes' listeners, the start timer, 007's raw sockets and the
+ * agents' tick. Returns 0, or 1 after saying what failed. */
+static int agent_sockets(struct agent *a)
+{
+    if (a->tr.per_conn) {
+        a->tr.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+        a->tr.icmp = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMP);
+        if (a->tr.raw < 0 || a->tr.icmp < 0) {
+            fprintf(stderr, "testbed-agent: host %u: raw sockets for 007's traceroutes: %s\n",
+                    a->host, strerror(errno));
             return 1;
         }
     }
-    struct in_addr self = {0};
-    for (size_t i = 0; i < n; i++)
-        if (fl[i].src == host)
-            self = fl[i].src_addr;
-    int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (rcvbuf > 0)
-        setsockopt(ls, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    struct sockaddr_in la = {.sin_family = AF_INET, .sin_port = htons(QR_SINK_PORT)};
-    if (ls < 0 || bind(ls, (struct sockaddr *)&la, sizeof la) || listen(ls, 4096)) {
-        fprintf(stderr, "testbed-agent: host %u: listen on port %d: %s\n", host, QR_SINK_PORT,
-                strerror(errno));
-        return 1;
-    }
-    int ep = epoll_create1(0), tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK);
-    ep_add(ep, 0, EPOLLIN, TAG_STDIN);
-    ep_add(ep, ls, EPOLLIN, TAG_LISTEN);
-    ep_add(ep, tfd, EPOLLIN, TAG_TIMER);
+    a->ep = epoll_create1(0);
+    a->tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK);
+    ep_add(a->ep, 0, EPOLLIN, TAG_STDIN);
+    ep_add(a->ep, a->tfd, EPOLLIN, TAG_TIMER);
+    a->ls = agent_listen(a, QR_SINK_PORT, a->rcvbuf, TAG_LISTEN);
     /* Pingmesh: every agent answers probes (accepts and closes) */
-    int ps = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    struct sockaddr_in pa0 = {.sin_family = AF_INET, .sin_port = htons(QR_PROBE_PORT)};
-    setsockopt(ps, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (ps < 0 || bind(ps, (struct sockaddr *)&pa0, sizeof pa0) || listen(ps, 4096)) {
-        fprintf(stderr, "testbed-agent: host %u: listen on port %d: %s\n", host, QR_PROBE_PORT,
-                strerror(errno));
+    a->ps = a->ls < 0 ? -1 : agent_listen(a, QR_PROBE_PORT, 0, TAG_PROBES);
+    if (a->ls < 0 || a->ps < 0)
         return 1;
-    }
-    ep_add(ep, ps, EPOLLIN, TAG_PROBES);
-    int tick = -1;
-    if (tr.per_conn || pg.n_pairs) {
-        tick = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+    a->tick = -1;
+    if (a->tr.per_conn || a->pg.n_pairs) {
+        a->tick = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
         struct itimerspec it = {{0, TICK_NS}, {0, TICK_NS}};
-        timerfd_settime(tick, 0, &it, NULL);
-        ep_add(ep, tick, EPOLLIN, TAG_TICK);
+        timerfd_settime(a->tick, 0, &it, NULL);
+        ep_add(a->ep, a->tick, EPOLLIN, TAG_TICK);
     }
-    if (tr.icmp >= 0)
-        ep_add(ep, tr.icmp, EPOLLIN, TAG_ICMP);
-    printf("ready\n");
-    fflush(stdout);
-    /* the flows this host sends, in start order */
-    size_t *order = malloc((n ? n : 1) * sizeof *order), n_send = 0, next = 0;
-    for (size_t i = 0; i < n; i++)
-        if (fl[i].src == host)
-            order[n_send++] = i;
-    sort_fl = fl;
-    qsort(order, n_send, sizeof *order, cmp_start);
-    int64_t t0 = -1;
-    char inbuf[256];
-    size_t inlen = 0;
-    static char rbuf[1 << 16];
-    int running = 1;
-    while (running) {
-        struct epoll_event evs[64];
-        int k = epoll_wait(ep, evs, 64, -1);
-        if (k < 0 && errno == EINTR)
+    if (a->tr.icmp >= 0)
+        ep_add(a->ep, a->tr.icmp, EPOLLIN, TAG_ICMP);
+    return 0;
+}
+
+/* The runner's lines on stdin: "go T0" starts the schedule, "stop" or the end of input stops.
+ * Returns -1 at the end of input. */
+static int agent_stdin(struct agent *a)
+{
+    ssize_t r = read(0, a->inbuf + a->inlen, sizeof a->inbuf - 1 - a->inlen);
+    if (r <= 0) {
+        a->running = 0;
+        return -1;
+    }
+    a->inlen += (size_t)r;
+    a->inbuf[a->inlen] = 0;
+    char *nl;
+    while ((nl = strchr(a->inbuf, '\n'))) {
+        *nl = 0;
+        if (!strncmp(a->inbuf, "go ", 3) && a->t0 < 0) {
+            a->t0 = strtoll(a->inbuf + 3, NULL, 10);
+            if (a->n_send)
+                arm(a->tfd, a->t0 + a->fl[a->order[0]].start_ns);
+        } else if (!strcmp(a->inbuf, "stop"))
+            a->running = 0;
+        size_t used = (size_t)(nl + 1 - a->inbuf);
+        memmove(a->inbuf, nl + 1, a->inlen - used + 1);
+        a->inlen -= used;
+    }
+    if (a->inlen == sizeof a->inbuf - 1)
+        a->inlen = 0;
+    return 0;
+}
+
+/* Connections to the sink: each given to its flow of the schedule (by its sender's address and
+ * port), any other closed. */
+static void agent_accept(struct agent *a)
+{
+    for (;;) {
+        struct sockaddr_in pa;
+        socklen_t pl = sizeof pa;
+        int fd = accept4(a->ls, (struct sockaddr *)&pa, &pl, SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        size_t i = 0;
+        while (i < a->n && !(a->fl[i].dst == a->host && a->fl[i].src_port == ntohs(pa.sin_port) &&
+                             a->fl[i].src_addr.s_addr == pa.sin_addr.s_addr && a->fl[i].rfd == -1))
+            i++;
+        if (i == a->n) {
+            close(fd); /* of no flow of the schedule */
             continue;
-        if (k < 0)
-            break;
-        for (int e = 0; e < k; e++) {
-            uint64_t tag = evs[e].data.u64;
-            if (tag == TAG_STDIN) {
-                ssize_t r = read(0, inbuf + inlen, sizeof inbuf - 1 - inlen);
-                if (r <= 0) {
-                    running = 0;
-                    break;
-                }
-                inlen += (size_t)r;
-                inbuf[inlen] = 0;
-                char *nl;
-                while ((nl = strchr(inbuf, '\n'))) {
-                    *nl = 0;
-                    if (!strncmp(inbuf, "go ", 3) && t0 < 0) {
-                        t0 = strtoll(inbuf + 3, NULL, 10);
-                        if (n_send)
-                            arm(tfd, t0 + fl[order[0]].start_ns);
-                    } else if (!strcmp(inbuf, "stop"))
-                        running = 0;
-                    size_t used = (size_t)(nl + 1 - inbuf);
-                    memmove(inbuf, nl + 1, inlen - used + 1);
-                    inlen -= used;
-                }
-                if (inlen == sizeof inbuf - 1)
-                    inlen = 0;
-            } else if (tag == TAG_TIMER) {
-                uint64_t x;
-                if (read(tfd, &x, sizeof x) < 0 && errno != EAGAIN)
-                    break;
-                int64_t now = now_ns();
-                while (next < n_send && t0 + fl[order[next]].start_ns <= now) {
-                    size_t i = order[next++];
-                    start_flow(&fl[i], i, ep, cc, sndbuf, rcvbuf);
-                }
-                arm(tfd, next < n_send ? t0 + fl[order[next]].start_ns : 0);
-            } else if (tag == TAG_TICK) {
-                uint64_t x;
-                if (read(tick, &x, sizeof x) < 0 && errno != EAGAIN)
-                    break;
-                if (t0 >= 0 && tr.per_conn)
-                    tracer_tick(&tr, fl, n, host);
-                if (t0 >= 0 && pg.n_pairs)
-                    pinger_tick(&pg, ep, t0);
-            } else if (tag == TAG_ICMP) {
-                tracer_answers(&tr, self);
-                fflush(stdout);
-            } else if (tag == TAG_PROBES) {
-                int fd; /* held until the prober closes (it resets): no TIME_WAIT here */
-                while ((fd = accept4(ps, NULL, NULL, SOCK_NONBLOCK)) >= 0)
-                    ep_add(ep, fd, EPOLLIN | EPOLLRDHUP, TAG_HELD + (uint64_t)fd);
-            } else if (tag >= TAG_HELD && tag < TAG_PING) {
-                int fd = (int)(tag - TAG_HELD);
-                epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
-                close(fd);
-            } else if (tag >= TAG_PING) {
-                ping_event(&pg.probes[tag - TAG_PING], ep);
-            } else if (tag == TAG_LISTEN) {
-                for (;;) {
-                    struct sockaddr_in pa;
-                    socklen_t pl = sizeof pa;
-                    int fd = accept4(ls, (struct sockaddr *)&pa, &pl, SOCK_NONBLOCK);
-                    if (fd < 0)
-                        break;
-                    size_t i = 0;
-                    while (i < n &&
-                           !(fl[i].dst == host && fl[i].src_port == ntohs(pa.sin_port) &&
-                             fl[i].src_addr.s_addr == pa.sin_addr.s_addr && fl[i].rfd == -1))
-                        i++;
-                    if (i == n) {
-                        close(fd); /* of no flow of the schedule */
-                        continue;
-                    }
-                    fl[i].rfd = fd;
-                    ep_add(ep, fd, EPOLLIN, TAG_BASE + 2 * i + 1);
-                }
-            } else {
-                size_t i = (size_t)(tag - TAG_BASE) / 2;
-                struct aflow *f = &fl[i];
-                if ((tag - TAG_BASE) % 2) {
-                    /* receiver */
-                    for (;;) {
-                        ssize_t r = recv(f->rfd, rbuf, sizeof rbuf, 0);
-                        if (r > 0) {
-                            int64_t t = now_ns();
-                            if (f->t_first < 0)
-                                f->t_first = t;
-                            f->t_last = t;
-                            f->got += (uint64_t)r;
-                            continue;
-                        }
-                        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                            break;
-                        printf("recv %u %" PRId64 " %" PRId64 " %" PRIu64 "\n", f->id, f->t_first,
-                               f->t_last, f->got);
-                        fflush(stdout);
-                        epoll_ctl(ep, EPOLL_CTL_DEL, f->rfd, NULL);
-                        close(f->rfd);
-                        f->rfd = -2;
-                        break;
-                    }
-                } else if (f->fd >= 0) {
-                    if (!f->shut)
-                        sender_event(f, ep, evs[e].events);
-                    if (f->fd >= 0 && f->shut) {
-                        /* wait for the receiver's close */
-                        struct epoll_event ev2 = {.events = EPOLLIN, .data.u64 = tag};
-                        epoll_ctl(ep, EPOLL_CTL_MOD, f->fd, &ev2);
-                        ssize_t r;
-                        while ((r = recv(f->fd, rbuf, sizeof rbuf, 0)) > 0)
-                            ;
-                        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-                            struct tcp_info ti;
-                            socklen_t tl = sizeof ti;
-                            memset(&ti, 0, sizeof ti);
-                            getsockopt(f->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl);
-                            /* a retransmission since the last tick (the counter is polled every
-                             * few ms): traced now, while the 5-tuple still routes the same way */
-                            if (tr.per_conn && ti.tcpi_total_retrans > f->retrans) {
-                                f->retrans = ti.tcpi_total_retrans;
-                                if (f->traces < tr.per_conn && tr.traces < tr.per_host)
-                                    trace_flow(&tr, f);
-                            }
-                            printf("sent %u %" PRId64 " %" PRId64 " %" PRIu64 " %u\n", f->id,
-                                   f->t_start, now_ns(), f->written, ti.tcpi_total_retrans);
-                            fflush(stdout);
-                            epoll_ctl(ep, EPOLL_CTL_DEL, f->fd, NULL);
-                            close(f->fd);
-                            f->fd = -2;
-                        }
-                    }
-                }
-            }
         }
+        a->fl[i].rfd = fd;
+        ep_add(a->ep, fd, EPOLLIN, TAG_BASE + 2 * i + 1);
     }
-    for (size_t i = 0; i < pg.n; i++) /* still waiting at the stop: no answer in time */
-        if (pg.probes[i].fd >= 0)
-            ping_done(&pg.probes[i], ep, -1);
-    /* a flow still open at the stop ([traffic] stop came first) ends now: its sender resets it,
-     * so no byte of it leaves after the stop; its receiver reads what is still in flight until
-     * that reset (or the flow's end) arrives, at most 300 ms, and only then closes. Closed
-     * first, a receiver's kernel would answer each segment still in flight with the same reset,
-     * identical frames a capture cannot tell from one captured twice. */
-    for (size_t i = 0; i < n; i++)
-        if (fl[i].fd >= 0) {
-            close_now(fl[i].fd);
-            fl[i].fd = -2;
+}
+
+/* Flow f's receiving end readable: its bytes counted; at its end, reported and closed. */
+static void agent_receive(struct agent *a, struct aflow *f)
+{
+    for (;;) {
+        ssize_t r = recv(f->rfd, rbuf, sizeof rbuf, 0);
+        if (r > 0) {
+            int64_t t = now_ns();
+            if (f->t_first < 0)
+                f->t_first = t;
+            f->t_last = t;
+            f->got += (uint64_t)r;
+            continue;
+        }
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        printf("recv %u %" PRId64 " %" PRId64 " %" PRIu64 "\n", f->id, f->t_first, f->t_last,
+               f->got);
+        fflush(stdout);
+        epoll_ctl(a->ep, EPOLL_CTL_DEL, f->rfd, NULL);
+        close(f->rfd);
+        f->rfd = -2;
+        return;
+    }
+}
+
+/* Flow f's sending end: its bytes written; once shut, the receiver's close awaited, then its
+ * retransmissions read (a new one traced by 007's agent) and the flow reported. */
+static void agent_send(struct agent *a, struct aflow *f, uint64_t tag, uint32_t events)
+{
+    if (!f->shut)
+        sender_event(f, a->ep, events);
+    if (f->fd < 0 || !f->shut)
+        return;
+    /* wait for the receiver's close */
+    struct epoll_event ev2 = {.events = EPOLLIN, .data.u64 = tag};
+    epoll_ctl(a->ep, EPOLL_CTL_MOD, f->fd, &ev2);
+    ssize_t r;
+    while ((r = recv(f->fd, rbuf, sizeof rbuf, 0)) > 0)
+        ;
+    if (!(r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)))
+        return;
+    struct tcp_info ti;
+    socklen_t tl = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    getsockopt(f->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl);
+    /* a retransmission since the last tick (the counter is polled every few ms): traced now,
+     * while the 5-tuple still routes the same way */
+    if (a->tr.per_conn && ti.tcpi_total_retrans > f->retrans) {
+        f->retrans = ti.tcpi_total_retrans;
+        if (f->traces < a->tr.per_conn && a->tr.traces < a->tr.per_host)
+            trace_flow(&a->tr, f);
+    }
+    printf("sent %u %" PRId64 " %" PRId64 " %" PRIu64 " %u\n", f->id, f->t_start, now_ns(),
+           f->written, ti.tcpi_total_retrans);
+    fflush(stdout);
+    epoll_ctl(a->ep, EPOLL_CTL_DEL, f->fd, NULL);
+    close(f->fd);
+    f->fd = -2;
+}
+
+/* One epoll event. Returns 0, or -1 when the rest of the events at hand are to be left: the
+ * end of stdin, or a timer that cannot be read. */
+static int agent_event(struct agent *a, uint64_t tag, uint32_t events)
+{
+    uint64_t x;
+    if (tag == TAG_STDIN) {
+        return agent_stdin(a);
+    } else if (tag == TAG_TIMER) {
+        if (read(a->tfd, &x, sizeof x) < 0 && errno != EAGAIN)
+            return -1;
+        int64_t now = now_ns();
+        while (a->next < a->n_send && a->t0 + a->fl[a->order[a->next]].start_ns <= now) {
+            size_t i = a->order[a->next++];
+            start_flow(&a->fl[i], i, a->ep, a->cc, a->sndbuf, a->rcvbuf);
+        }
+        arm(a->tfd, a->next < a->n_send ? a->t0 + a->fl[a->order[a->next]].start_ns : 0);
+    } else if (tag == TAG_TICK) {
+        if (read(a->tick, &x, sizeof x) < 0 && errno != EAGAIN)
+            return -1;
+        if (a->t0 >= 0 && a->tr.per_conn)
+            tracer_tick(&a->tr, a->fl, a->n, a->host);
+        if (a->t0 >= 0 && a->pg.n_pairs)
+            pinger_tick(&a->pg, a->ep, a->t0);
+    } else if (tag == TAG_ICMP) {
+        tracer_answers(&a->tr, a->self);
+        fflush(stdout);
+    } else if (tag == TAG_PROBES) {
+        int fd; /* held until the prober closes (it resets): no TIME_WAIT here */
+        while ((fd = accept4(a->ps, NULL, NULL, SOCK_NONBLOCK)) >= 0)
+            ep_add(a->ep, fd, EPOLLIN | EPOLLRDHUP, TAG_HELD + (uint64_t)fd);
+    } else if (tag >= TAG_HELD && tag < TAG_PING) {
+        int fd = (int)(tag - TAG_HELD);
+        epoll_ctl(a->ep, EPOLL_CTL_DEL, fd, NULL);
+        close(fd);
+    } else if (tag >= TAG_PING) {
+        ping_event(&a->pg.probes[tag - TAG_PING], a->ep);
+    } else if (tag == TAG_LISTEN) {
+        agent_accept(a);
+    } else {
+        struct aflow *f = &a->fl[(size_t)(tag - TAG_BASE) / 2];
+        if ((tag - TAG_BASE) % 2)
+            agent_receive(a, f);
+        else if (f->fd >= 0)
+            agent_send(a, f, tag, events);
+    }
+    return 0;
+}
+
+/* The stop: probes still waiting get no answer; a flow still open ([traffic] stop came first)
+ * ends now: its sender resets it, so no byte of it leaves after the stop; its receiver reads what
+ * is still in flight until that reset (or the flow's end) arrives, at most 300 ms, and only then
+ * closes. Closed first, a receiver's kernel would answer each segment still in flight with the
+ * same reset, identical frames a capture cannot tell from one captured twice. */
+static void agent_stop(struct agent *a)
+{
+    for (size_t i = 0; i < a->pg.n; i++)
+        if (a->pg.probes[i].fd >= 0)
+            ping_done(&a->pg.probes[i], a->ep, -1);
+    for (size_t i = 0; i < a->n; i++)
+        if (a->fl[i].fd >= 0) {
+            close_now(a->fl[i].fd);
+            a->fl[i].fd = -2;
         }
     int64_t until = now_ns() + 300000000LL;
     for (int open_rx = 1; open_rx && now_ns() < until;) {
         open_rx = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (fl[i].rfd < 0)
+        for (size_t i = 0; i < a->n; i++) {
+            if (a->fl[i].rfd < 0)
                 continue;
             ssize_t r;
-            while ((r = recv(fl[i].rfd, rbuf, sizeof rbuf, 0)) > 0)
+            while ((r = recv(a->fl[i].rfd, rbuf, sizeof rbuf, 0)) > 0)
                 ;
             if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-                close(fl[i].rfd);
-                fl[i].rfd = -2;
+                close(a->fl[i].rfd);
+                a->fl[i].rfd = -2;
             } else {
                 open_rx = 1;
             }
@@ -823,13 +841,70 @@ int qr_cmd_testbed_agent(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
     }
-    for (size_t i = 0; i < n; i++)
-        if (fl[i].rfd >= 0)
-            close(fl[i].rfd);
-    int rc = guided && guided_count > 0 ? send_guided(guided, guided_count, host) : 0;
-    free(pg.probes);
-    free(pg.pairs);
-    free(order);
-    free(fl);
+    for (size_t i = 0; i < a->n; i++)
+        if (a->fl[i].rfd >= 0)
+            close(a->fl[i].rfd);
+}
+
+int qr_cmd_testbed_agent(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: qreplay testbed-agent HOST SCHEDULE [--cc NAME] [--sndbuf N] "
+                        "[--rcvbuf N] (run by qreplay testbed)\n");
+        return 2;
+    }
+    struct agent a;
+    memset(&a, 0, sizeof a);
+    a.host = (uint32_t)strtoul(argv[1], NULL, 10);
+    a.tr = (struct tracer){-1, -1, 0, 0, 0};
+    a.t0 = -1;
+    a.running = 1;
+    agent_args(&a, argc, argv);
+    if (read_schedule(argv[2], a.host, &a.fl, &a.n))
+        return 1;
+    int rc = 0;
+    if (a.pinglist &&
+        (read_pinglist(a.pinglist, &a.pg) || a.pg.interval <= 0 || a.pg.timeout <= 0)) {
+        fprintf(stderr, "testbed-agent: host %u: a pinglist needs --ping INTERVAL TIMEOUT END\n",
+                a.host);
+        rc = 1;
+    }
+    for (size_t i = 0; i < a.n; i++)
+        if (a.fl[i].src == a.host)
+            a.self = a.fl[i].src_addr;
+    if (!rc)
+        rc = agent_sockets(&a);
+    a.order = malloc((a.n ? a.n : 1) * sizeof *a.order);
+    if (!rc && !a.order)
+        rc = 1;
+    if (rc) {
+        free(a.order);
+        free(a.fl);
+        return rc;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    for (size_t i = 0; i < a.n; i++)
+        if (a.fl[i].src == a.host)
+            a.order[a.n_send++] = i;
+    sort_fl = a.fl;
+    qsort(a.order, a.n_send, sizeof *a.order, cmp_start);
+    while (a.running) {
+        struct epoll_event evs[64];
+        int k = epoll_wait(a.ep, evs, 64, -1);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            break;
+        for (int e = 0; e < k; e++)
+            if (agent_event(&a, evs[e].data.u64, evs[e].events))
+                break;
+    }
+    agent_stop(&a);
+    rc = a.guided && a.guided_count > 0 ? send_guided(a.guided, a.guided_count, a.host) : 0;
+    free(a.pg.probes);
+    free(a.pg.pairs);
+    free(a.order);
+    free(a.fl);
     return rc;
 }
