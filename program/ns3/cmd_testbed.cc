@@ -663,6 +663,119 @@ DiagnoseApps(const std::string& dir,
     return 0;
 }
 
+/* qreplay testbed --cleanup: the namespaces an interrupted run left. */
+int
+TestbedCleanup()
+{
+    if (geteuid() != 0)
+        return cli_fail("testbed", "--cleanup needs root (it deletes network namespaces)");
+    int n = tb_cleanup_stale("testbed");
+    printf("removed %d namespace%s\n", n, n == 1 ? "" : "s");
+    return 0;
+}
+
+/* The scenario's application sessions into appv (*nApps of them) and the script that runs them.
+ * Returns -1, or the exit status after the error. */
+int
+TestbedApps(const qr_config* c,
+            uint32_t hosts,
+            const std::string& scenarioPath,
+            std::vector<qr_app>& appv,
+            size_t* nApps,
+            std::string* script)
+{
+    char err[QR_ERRBUF_SIZE];
+    if (qr_apps_parse(c->traffic.apps, hosts, appv.data(), appv.size(), nApps, err))
+        return cli_fail("testbed", "%s: [traffic] apps: %s", scenarioPath.c_str(), err);
+    appv.resize(*nApps);
+    const char* tdir = cli_testbed_dir();
+    if (!tdir)
+        return cli_fail("testbed", "cannot find the testbed folder (apps.py) next to the program");
+    *script = std::string(tdir) + "/apps.py";
+    if (access(script->c_str(), R_OK) != 0)
+        return cli_fail("testbed", "%s: %s", script->c_str(), strerror(errno));
+    if (access("/usr/bin/python3", X_OK) != 0)
+        return cli_fail("testbed",
+                        "/usr/bin/python3 not found: the applications are Python's (install "
+                        "the Debian package python3, ./waf deps)");
+    return -1;
+}
+
+/* The sessions' outcomes to DIR/testbed/apps.csv and, unless quiet, on stdout. Returns 0 or the
+ * exit status after the error. */
+int
+TestbedAppsReport(const std::string& dir,
+                  const std::string& shownDir,
+                  const std::vector<qr_app>& appv,
+                  const tb_run& run,
+                  bool quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    size_t nApps = appv.size(), appsDone = 0;
+    if (qr_testbed_apps_write((dir + "/testbed/apps.csv").c_str(),
+                              appv.data(),
+                              run.app_res,
+                              nApps,
+                              &appsDone,
+                              err))
+        return cli_fail("testbed", "%s", err);
+    if (quiet)
+        return 0;
+    printf("traffic            %.3f s, %zu of %zu application sessions completed (%s)\n",
+           run.traffic_s,
+           appsDone,
+           nApps,
+           run.kernel);
+    for (size_t i = 0; i < nApps; i++)
+        if (!qr_testbed_app_completed(&appv[i], &run.app_res[i]))
+            printf("                   session %zu (%s %u>%u): %s\n",
+                   i,
+                   qr_app_name(appv[i].kind),
+                   appv[i].client,
+                   appv[i].server,
+                   run.app_res[i].why[0] ? run.app_res[i].why : "incomplete");
+    printf("== import -> %s/recording\n", shownDir.c_str());
+    fflush(stdout);
+    return 0;
+}
+
+/* The flows' outcomes to DIR/testbed/flows.csv and, unless quiet, on stdout (a warning when
+ * [traffic] stop cut some short). Returns 0 or 1 after the error. */
+int
+TestbedFlowsReport(const std::string& dir,
+                   const std::string& shownDir,
+                   const tb_run& run,
+                   bool quiet)
+{
+    tb_flow_summary fs{};
+    if (tb_write_flows("testbed", &run, (dir + "/testbed/flows.csv").c_str(), &fs))
+        return 1;
+    if (quiet)
+        return 0;
+    size_t nFlows = run.n_flows;
+    printf("traffic            %.3f s, %zu of %zu flows completed, %" PRIu64
+           " retransmissions (%s)\n",
+           run.traffic_s,
+           fs.completed,
+           nFlows,
+           fs.retransmissions,
+           run.kernel);
+    if (run.stopped)
+        fprintf(stderr,
+                "qreplay testbed: warning: %zu of %zu flows did not complete before "
+                "[traffic] stop = %s: the agents reset them then\n",
+                nFlows - fs.completed,
+                nFlows,
+                FormatTime(run.conf->traffic.stop_ns).c_str());
+    if (fs.completed)
+        printf("FCT                p50 %s, p99 %s\n",
+               FormatTime(fs.fct_p50_ns).c_str(),
+               FormatTime(fs.fct_p99_ns).c_str());
+    printf("== import -> %s/recording\n", shownDir.c_str());
+    fflush(stdout);
+    return 0;
+}
+
 } // namespace
 
 extern "C" int
@@ -676,11 +789,7 @@ qr_cmd_testbed(int argc, char** argv)
     if (cli_count(&a, "cleanup"))
     {
         cli_args_free(&a);
-        if (geteuid() != 0)
-            return cli_fail("testbed", "--cleanup needs root (it deletes network namespaces)");
-        int n = tb_cleanup_stale("testbed");
-        printf("removed %d namespace%s\n", n, n == 1 ? "" : "s");
-        return 0;
+        return TestbedCleanup();
     }
     if (a.n_pos != 1)
     {
@@ -746,20 +855,9 @@ qr_cmd_testbed(int argc, char** argv)
     std::string appsScript;
     if (apps)
     {
-        if (qr_apps_parse(c->traffic.apps, hosts, appv.data(), appv.size(), &nApps, err))
-            return cli_fail("testbed", "%s: [traffic] apps: %s", scenarioPath.c_str(), err);
-        appv.resize(nApps);
-        const char* tdir = cli_testbed_dir();
-        if (!tdir)
-            return cli_fail("testbed",
-                            "cannot find the testbed folder (apps.py) next to the program");
-        appsScript = std::string(tdir) + "/apps.py";
-        if (access(appsScript.c_str(), R_OK) != 0)
-            return cli_fail("testbed", "%s: %s", appsScript.c_str(), strerror(errno));
-        if (access("/usr/bin/python3", X_OK) != 0)
-            return cli_fail("testbed",
-                            "/usr/bin/python3 not found: the applications are Python's (install "
-                            "the Debian package python3, ./waf deps)");
+        rc = TestbedApps(c, hosts, scenarioPath, appv, &nApps, &appsScript);
+        if (rc >= 0)
+            return rc;
     }
     else if (qr_workload_from_config(c, &fl, &nFlows, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
@@ -808,63 +906,11 @@ qr_cmd_testbed(int argc, char** argv)
     run.pingmesh = pmRaw;
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
-    tb_flow_summary fs{};
-    size_t appsDone = 0;
-    if (rc == 0 && apps &&
-        qr_testbed_apps_write((dir + "/testbed/apps.csv").c_str(),
-                              appv.data(),
-                              run.app_res,
-                              nApps,
-                              &appsDone,
-                              err))
-        rc = cli_fail("testbed", "%s", err);
-    if (rc == 0 && apps && !quiet)
-    {
-        printf("traffic            %.3f s, %zu of %zu application sessions completed (%s)\n",
-               run.traffic_s,
-               appsDone,
-               nApps,
-               run.kernel);
-        for (size_t i = 0; i < nApps; i++)
-            if (!qr_testbed_app_completed(&appv[i], &run.app_res[i]))
-                printf("                   session %zu (%s %u>%u): %s\n",
-                       i,
-                       qr_app_name(appv[i].kind),
-                       appv[i].client,
-                       appv[i].server,
-                       run.app_res[i].why[0] ? run.app_res[i].why : "incomplete");
-        printf("== import -> %s/recording\n", shownDir.c_str());
-        fflush(stdout);
-    }
-    if (rc == 0 && !apps &&
-        tb_write_flows("testbed", &run, (dir + "/testbed/flows.csv").c_str(), &fs))
-        rc = 1;
-    if (rc == 0 && !apps && !quiet)
-    {
-        printf("traffic            %.3f s, %zu of %zu flows completed, %" PRIu64
-               " retransmissions (%s)\n",
-               run.traffic_s,
-               fs.completed,
-               nFlows,
-               fs.retransmissions,
-               run.kernel);
-        if (run.stopped)
-            fprintf(stderr,
-                    "qreplay testbed: warning: %zu of %zu flows did not complete before "
-                    "[traffic] stop = %s: the agents reset them then\n",
-                    nFlows - fs.completed,
-                    nFlows,
-                    FormatTime(c->traffic.stop_ns).c_str());
-        if (fs.completed)
-            printf("FCT                p50 %s, p99 %s\n",
-                   FormatTime(fs.fct_p50_ns).c_str(),
-                   FormatTime(fs.fct_p99_ns).c_str());
-        printf("== import -> %s/recording\n", shownDir.c_str());
-        fflush(stdout);
-    }
     if (rc == 0)
-        if (rc == 0 && fabRaw && c->traceroute.per_connection > 0)
-            rc = WriteTraces(dir, fabRaw, fl, nFlows, ports, run);
+        rc = apps ? TestbedAppsReport(dir, shownDir, appv, run, quiet)
+                  : TestbedFlowsReport(dir, shownDir, run, quiet);
+    if (rc == 0 && fabRaw && c->traceroute.per_connection > 0)
+        rc = WriteTraces(dir, fabRaw, fl, nFlows, ports, run);
     std::string pathsFile = dir + "/capture/paths.txt";
     if (rc == 0)
         rc =
