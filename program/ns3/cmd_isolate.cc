@@ -165,6 +165,78 @@ FlowList(const std::string& text,
     return true;
 }
 
+/* The light record of recDir opened into light and its packets regenerated into *rec. Returns
+ * -1, or the exit status after the error or the interrupt. */
+int
+IsolateFromLight(const std::string& recDir,
+                 cli_progress* p,
+                 std::unique_ptr<qr_light, void (*)(qr_light*)>& light,
+                 qr_recording** rec)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_light* l = nullptr;
+    if (qr_light_open(&l, (recDir + "/light.qrl").c_str(), err))
+        return cli_fail("isolate", "%s", err);
+    light.reset(l);
+    if (cli_check_light("isolate",
+                        recDir.c_str(),
+                        cli_shown((recDir + "/light.qrl").c_str()),
+                        qr_light_id(l)))
+        return 1;
+    try
+    {
+        uint64_t compared, unmarkable;
+        cli_catch_signals();
+        *rec = QrLightRegenerate(l, nullptr, p, &compared, &unmarkable);
+        cli_restore_signals();
+    }
+    catch (const std::exception& e)
+    {
+        cli_progress_done(p);
+        cli_restore_signals();
+        if (cli_signal)
+        {
+            fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
+            return cli_interrupted_status();
+        }
+        return cli_fail("isolate", "%s", e.what());
+    }
+    return -1;
+}
+
+/* The table of the replays per sigma, the TCP execution traces, and where they went. */
+void
+PrintIsolated(const int64_t* sigmas,
+              size_t nSigmas,
+              size_t nFlows,
+              const std::vector<qr_isolated_summary>& sums,
+              const Printer& printer,
+              const std::string& path)
+{
+    printf("%-10s %8s %10s %14s %14s %8s %12s\n",
+           "sigma",
+           "conns",
+           "identical",
+           "max send diff",
+           "max p99 diff",
+           "late",
+           "max late");
+    for (size_t k = 0; k < nSigmas; k++)
+        printf("%-10s %8zu %10" PRIu64 " %14s %14s %8" PRIu64 " %12s\n",
+               FormatTime(sigmas[k]).c_str(),
+               nFlows,
+               sums[k].identical,
+               FormatTime(sums[k].max_send_diff_ns).c_str(),
+               FormatTime(sums[k].max_p99_send_diff_ns).c_str(),
+               sums[k].late,
+               FormatTime(sums[k].max_late_ns).c_str());
+    if (!printer.traces.empty())
+        printf("TCP execution traces (exact replay, /tcp_trace):\n");
+    for (const std::string& l : printer.traces)
+        printf("  %s", l.c_str());
+    printf("output             %s\n", cli_shown(path.c_str()));
+}
+
 } // namespace
 
 extern "C" int
@@ -222,33 +294,9 @@ qr_cmd_isolate(int argc, char** argv)
     std::unique_ptr<qr_light, void (*)(qr_light*)> light(nullptr, qr_light_close);
     if (from == "light")
     {
-        qr_light* l = nullptr;
-        if (qr_light_open(&l, (recDir + "/light.qrl").c_str(), err))
-            return cli_fail("isolate", "%s", err);
-        light.reset(l);
-        if (cli_check_light("isolate",
-                            recDir.c_str(),
-                            cli_shown((recDir + "/light.qrl").c_str()),
-                            qr_light_id(l)))
-            return 1;
-        try
-        {
-            uint64_t compared, unmarkable;
-            cli_catch_signals();
-            recRaw = QrLightRegenerate(l, nullptr, &p, &compared, &unmarkable);
-            cli_restore_signals();
-        }
-        catch (const std::exception& e)
-        {
-            cli_progress_done(&p);
-            cli_restore_signals();
-            if (cli_signal)
-            {
-                fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
-                return cli_interrupted_status();
-            }
-            return cli_fail("isolate", "%s", e.what());
-        }
+        rc = IsolateFromLight(recDir, &p, light, &recRaw);
+        if (rc >= 0)
+            return rc;
     }
     else if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
         return cli_fail("isolate", "%s", err);
@@ -306,30 +354,7 @@ qr_cmd_isolate(int argc, char** argv)
         else if (rc)
             rc = cli_fail("isolate", "%s", err);
         if (rc == 0 && !quiet)
-        {
-            printf("%-10s %8s %10s %14s %14s %8s %12s\n",
-                   "sigma",
-                   "conns",
-                   "identical",
-                   "max send diff",
-                   "max p99 diff",
-                   "late",
-                   "max late");
-            for (size_t k = 0; k < nSigmas; k++)
-                printf("%-10s %8zu %10" PRIu64 " %14s %14s %8" PRIu64 " %12s\n",
-                       FormatTime(sigmas[k]).c_str(),
-                       flows.size(),
-                       sums[k].identical,
-                       FormatTime(sums[k].max_send_diff_ns).c_str(),
-                       FormatTime(sums[k].max_p99_send_diff_ns).c_str(),
-                       sums[k].late,
-                       FormatTime(sums[k].max_late_ns).c_str());
-            if (!printer.traces.empty())
-                printf("TCP execution traces (exact replay, /tcp_trace):\n");
-            for (const std::string& l : printer.traces)
-                printf("  %s", l.c_str());
-            printf("output             %s\n", cli_shown(path.c_str()));
-        }
+            PrintIsolated(sigmas, nSigmas, flows.size(), sums, printer, path);
         if (rc == 0 && !allMatch)
         {
             fprintf(stderr,
