@@ -87,6 +87,124 @@ IsDir(const char* p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* qreplay pingmesh SCENARIO: the scenario run with the agents on (--interval, or its own
+ * interval, or the default), into the recording of the output folder *dir. Returns 0, or the
+ * exit status after the error. */
+static int
+PingmeshRun(const char* arg,
+            const char* interval,
+            const char** sets,
+            int nSets,
+            const char* outOpt,
+            bool quiet,
+            qr_scenario** s,
+            std::string* dir)
+{
+    char err[QR_ERRBUF_SIZE];
+    std::vector<const char*> all(sets, sets + nSets);
+    std::string iv;
+    bool userSet = false;
+    for (int i = 0; i < nSets; i++)
+        userSet |= strncmp(sets[i], "pingmesh.interval=", 18) == 0;
+    if (interval && userSet)
+        return cli_usage_error("pingmesh",
+                               "--interval and --set pingmesh.interval say the same thing");
+    if (interval)
+    {
+        int64_t ns;
+        if (qr_parse_time_ns(interval, &ns, err) || ns <= 0)
+            return cli_usage_error("pingmesh", "--interval: '%s' is not a time above 0", interval);
+        iv = std::string("pingmesh.interval=") + interval;
+        all.push_back(iv.c_str());
+    }
+    if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), s))
+        return 1;
+    if (qr_scenario_config(*s)->pingmesh.interval_ns == 0)
+    {
+        qr_scenario_destroy(*s);
+        *s = nullptr;
+        all.push_back(QR_PINGMESH_DEFAULT_INTERVAL);
+        if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), s))
+            return 1;
+    }
+    *dir = outOpt ? outOpt : qr_scenario_config(*s)->output.dir;
+    cli_catch_signals();
+    // the recording and pingmesh.h5 in one folder, swapped in whole (main commits)
+    const char* work = cli_output_recording("pingmesh", dir->c_str(), quiet);
+    if (!work)
+    {
+        cli_restore_signals();
+        return 1;
+    }
+    *dir = work;
+    int rc = QrRuntimeStep("pingmesh", *s, arg, *dir, true, quiet);
+    cli_restore_signals();
+    if (!rc && !quiet)
+        printf("\n");
+    return rc;
+}
+
+/* The analysis of the run in dir: the agents' probe log (scored against the truth where there
+ * is one) into dir/pingmesh.h5, its summary and figures. Returns the exit status. */
+static int
+PingmeshAnalyse(const std::string& dir,
+                qr_scenario** s,
+                qr_pingmesh_opts* o,
+                qr_pingmesh_result* r,
+                bool quiet,
+                bool figures)
+{
+    char err[QR_ERRBUF_SIZE], recDir[4096];
+    cli_recording_dir(dir.c_str(), recDir, sizeof recDir);
+    // the analysis reads the agents' log; the truth, where there is one, only scores it
+    std::string log = std::string(recDir) + "/probes.h5";
+    std::string truth = std::string(recDir) + "/truth/truth.h5";
+    std::string h5 = dir + "/pingmesh.h5";
+    bool scored = cli_exists(truth.c_str());
+    if (!cli_exists(log.c_str()))
+        return cli_fail("pingmesh",
+                        "%s: no probe log (recording/probes.h5): the run's hosts did not probe "
+                        "(give qreplay pingmesh a scenario; a run of an older qreplay kept the "
+                        "log in its truth: run it again)",
+                        dir.c_str());
+    cli_paths ins{}, outs{};
+    cli_paths_add_recording(&ins, recDir);
+    cli_paths_add(&outs, "%s", h5.c_str());
+    if (cli_check_outputs("pingmesh", &outs, &ins))
+        return 1;
+    cli_progress prog;
+    cli_progress_init(&prog, quiet);
+    o->progress = Status;
+    o->progress_ctx = &prog;
+    char recId[QR_ID_SIZE];
+    int rc;
+    if (qr_h5_recording_id((std::string(recDir) + "/recording.h5").c_str(), recId, err) ||
+        qr_h5_check_recording(log.c_str(), recId, "run qreplay runtime again", err))
+        rc = QR_ESTALE;
+    else
+        rc = qr_pingmesh_evaluate(log.c_str(), scored ? truth.c_str() : nullptr, o, r, err);
+    cli_progress_done(&prog);
+    if (!rc && !*s)
+        rc = qr_scenario_from_h5(s, log.c_str(), nullptr, nullptr, err);
+    if (!rc)
+        rc = qr_pingmesh_write(h5.c_str(), *s, recId, r, err);
+    if (rc)
+        return cli_fail("pingmesh", "%s", err);
+    if (!quiet)
+    {
+        printf("run                %s\noutput             %s\n\n",
+               cli_shown(dir.c_str()),
+               cli_shown(h5.c_str()));
+        cli_print_pingmesh(r, stdout);
+    }
+    return figures ? cli_figures("pingmesh",
+                                 "plot_pingmesh.py",
+                                 h5.c_str(),
+                                 (dir + "/figures").c_str(),
+                                 quiet)
+                   : 0;
+}
+
 extern "C" int
 qr_cmd_pingmesh(int argc, char** argv)
 {
@@ -97,7 +215,7 @@ qr_cmd_pingmesh(int argc, char** argv)
     const char* arg = a.pos[0];
     const char* interval = cli_value(&a, "interval");
     const char* outOpt = cli_value(&a, "out");
-    bool quiet = cli_count(&a, "quiet") > 0;
+    bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     qr_pingmesh_opts o;
     qr_pingmesh_opts_default(&o);
     qr_pingmesh_result r{};
@@ -106,158 +224,25 @@ qr_cmd_pingmesh(int argc, char** argv)
     char err[QR_ERRBUF_SIZE];
     int nSets;
     const char** sets = cli_list(&a, "set", &nSets);
-    cli_progress prog;
-    rc = 2;
     if (qr_pingmesh_opts_parse(&o, cli_value(&a, "alpha"), cli_value(&a, "ratio"), err))
-    {
         rc = cli_usage_error("pingmesh", "%s", err);
-        goto out;
-    }
-    if (!cli_exists(arg))
-    {
+    else if (!cli_exists(arg))
         rc = cli_fail("pingmesh", "%s: no such scenario file or run folder", arg);
-        goto out;
-    }
-    if (IsDir(arg))
-    {
-        if (interval || nSets || outOpt)
-        {
-            rc = cli_usage_error("pingmesh",
-                                 "--interval, --set and -o run a scenario; %s is a run folder",
-                                 arg);
-            goto out;
-        }
-    }
+    else if (IsDir(arg) && (interval || nSets || outOpt))
+        rc = cli_usage_error("pingmesh",
+                             "--interval, --set and -o run a scenario; %s is a run folder",
+                             arg);
+    else if (!IsDir(arg))
+        rc = PingmeshRun(arg, interval, sets, nSets, outOpt, quiet, &s, &dir);
     else
     {
-        // run the scenario with the agents on
-        std::vector<const char*> all(sets, sets + nSets);
-        std::string iv;
-        bool userSet = false;
-        for (int i = 0; i < nSets; i++)
-            userSet |= strncmp(sets[i], "pingmesh.interval=", 18) == 0;
-        if (interval && userSet)
-        {
-            rc = cli_usage_error("pingmesh",
-                                 "--interval and --set pingmesh.interval say the same thing");
-            goto out;
-        }
-        if (interval)
-        {
-            int64_t ns;
-            if (qr_parse_time_ns(interval, &ns, err) || ns <= 0)
-            {
-                rc =
-                    cli_usage_error("pingmesh", "--interval: '%s' is not a time above 0", interval);
-                goto out;
-            }
-            iv = std::string("pingmesh.interval=") + interval;
-            all.push_back(iv.c_str());
-        }
-        rc = 1;
-        if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), &s))
-            goto out;
-        if (qr_scenario_config(s)->pingmesh.interval_ns == 0)
-        {
-            qr_scenario_destroy(s);
-            s = nullptr;
-            all.push_back(QR_PINGMESH_DEFAULT_INTERVAL);
-            if (cli_load_scenario("pingmesh", arg, all.data(), static_cast<int>(all.size()), &s))
-                goto out;
-        }
-        dir = outOpt ? outOpt : qr_scenario_config(s)->output.dir;
-        cli_catch_signals();
-        // the recording and pingmesh.h5 in one folder, swapped in whole (main commits)
-        const char* work = cli_output_recording("pingmesh", dir.c_str(), quiet);
-        if (!work)
-        {
-            cli_restore_signals();
-            goto out;
-        }
-        dir = work;
-        rc = QrRuntimeStep("pingmesh", s, arg, dir, true, quiet);
-        cli_restore_signals();
-        if (rc)
-            goto out;
-        if (!quiet)
-            printf("\n");
-    }
-    if (IsDir(arg))
-    {
         const char* work = cli_output_folder("pingmesh", dir.c_str(), quiet);
-        if (!work)
-        {
-            rc = 1;
-            goto out;
-        }
-        dir = work;
+        rc = work ? 0 : 1;
+        if (work)
+            dir = work;
     }
-    {
-        char recDir[4096];
-        cli_recording_dir(dir.c_str(), recDir, sizeof recDir);
-        // the analysis reads the agents' log; the truth, where there is one, only scores it
-        std::string log = std::string(recDir) + "/probes.h5";
-        std::string truth = std::string(recDir) + "/truth/truth.h5";
-        std::string h5 = dir + "/pingmesh.h5";
-        bool scored = cli_exists(truth.c_str());
-        if (!cli_exists(log.c_str()))
-        {
-            rc = cli_fail("pingmesh",
-                          "%s: no probe log (recording/probes.h5): the run's hosts did not probe "
-                          "(give qreplay pingmesh a scenario; a run of an older qreplay kept the "
-                          "log in its truth: run it again)",
-                          dir.c_str());
-            goto out;
-        }
-        cli_paths ins{}, outs{};
-        cli_paths_add_recording(&ins, recDir);
-        cli_paths_add(&outs, "%s", h5.c_str());
-        if (cli_check_outputs("pingmesh", &outs, &ins))
-        {
-            rc = 1;
-            goto out;
-        }
-        cli_progress_init(&prog, quiet);
-        o.progress = Status;
-        o.progress_ctx = &prog;
-        char recId[QR_ID_SIZE];
-        if (qr_h5_recording_id((std::string(recDir) + "/recording.h5").c_str(), recId, err) ||
-            qr_h5_check_recording(log.c_str(), recId, "run qreplay runtime again", err))
-            rc = QR_ESTALE;
-        else
-            rc = qr_pingmesh_evaluate(log.c_str(), scored ? truth.c_str() : nullptr, &o, &r, err);
-        cli_progress_done(&prog);
-        if (rc)
-        {
-            rc = cli_fail("pingmesh", "%s", err);
-            goto out;
-        }
-        if (!s && qr_scenario_from_h5(&s, log.c_str(), nullptr, nullptr, err))
-        {
-            rc = cli_fail("pingmesh", "%s", err);
-            goto out;
-        }
-        if (qr_pingmesh_write(h5.c_str(), s, recId, &r, err))
-        {
-            rc = cli_fail("pingmesh", "%s", err);
-            goto out;
-        }
-        rc = 0;
-        if (!quiet)
-        {
-            printf("run                %s\noutput             %s\n\n",
-                   cli_shown(dir.c_str()),
-                   cli_shown(h5.c_str()));
-            cli_print_pingmesh(&r, stdout);
-        }
-        if (cli_count(&a, "no-figures") == 0)
-            rc = cli_figures("pingmesh",
-                             "plot_pingmesh.py",
-                             h5.c_str(),
-                             (dir + "/figures").c_str(),
-                             quiet);
-    }
-out:
+    if (rc == 0)
+        rc = PingmeshAnalyse(dir, &s, &o, &r, quiet, figures);
     qr_pingmesh_free(&r);
     qr_scenario_destroy(s);
     cli_args_free(&a);
