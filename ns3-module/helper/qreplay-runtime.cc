@@ -132,7 +132,23 @@ QreplayRuntime::Build()
         flows.assign(f, f + n);
         qr_flows_free(f);
     }
+    BuildNetwork(flows);
+    m_offsets.assign(hosts, 0);
+    if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
+        throw std::runtime_error("[clock] max_offset: invalid");
 
+    InstallApps();
+    InstallAgents();
+    InstallRecorder();
+}
+
+/* The simulation started over, TCP configured, the network built with its shared buffers, faults
+ * and host queues, and the flows' table. */
+void
+QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
+{
+    char err[QR_ERRBUF_SIZE];
+    const qr_config* c = m_cfg;
     FatTreeHelper::FreshSimulation(); // node numbers, time and events start over
     RngSeedManager::SetSeed(
         static_cast<uint32_t>(qr_seed_derive(c->run.seed, "ns3", 0) % 4294967295u) + 1);
@@ -174,12 +190,15 @@ QreplayRuntime::Build()
                                  NanoSeconds(c->host.proc_jitter_ns),
                                  c->run.seed,
                                  m_opt.jitterStream);
+}
 
-    m_offsets.assign(hosts, 0);
-    if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
-        throw std::runtime_error("[clock] max_offset: invalid");
-
-    // applications: a sink on every host, a sender on every host that starts flows
+/* A sink on every host, a sender on every host that starts flows. */
+void
+QreplayRuntime::InstallApps()
+{
+    char err[QR_ERRBUF_SIZE];
+    const qr_config* c = m_cfg;
+    uint32_t hosts = qr_config_hosts(c);
     std::vector<uint64_t> readBps(m_table->Flows());
     if (qr_read_rates_resolve(c->traffic.read_rate, readBps.size(), readBps.data(), err))
         throw std::runtime_error(err);
@@ -205,7 +224,15 @@ QreplayRuntime::Build()
             snd->SetStartTime(Seconds(0));
         }
     }
+}
 
+/* Pingmesh's agents and 007's, when the scenario asks for them. */
+void
+QreplayRuntime::InstallAgents()
+{
+    char err[QR_ERRBUF_SIZE];
+    const qr_config* c = m_cfg;
+    uint32_t hosts = qr_config_hosts(c);
     // Pingmesh agents, when [pingmesh] interval asks for them
     if (qr_pingmesh_create(&m_pingmesh, c, m_net->GetTopology(), err))
         throw std::runtime_error(err);
@@ -242,8 +269,15 @@ QreplayRuntime::Build()
             m_net->GetSwitch(sw)->SetIcmpLimiter(l);
         }
     }
+}
 
-    // recording and ground truth: the core's recorder keeps the books and writes the files
+/* The core's recorder, which keeps the books and writes the files, fed by the hosts' devices and
+ * every switch port's queue and device. */
+void
+QreplayRuntime::InstallRecorder()
+{
+    char err[QR_ERRBUF_SIZE];
+    uint32_t hosts = qr_config_hosts(m_cfg);
     qr_recorder_opts ro{m_opt.outDir.c_str(), m_opt.scenarioName.c_str(), m_opt.arrivals ? 1 : 0};
     if (qr_recorder_create(&m_rec, m_scenario, m_table->Get(), m_offsets.data(), &ro, err))
         throw std::runtime_error(err);

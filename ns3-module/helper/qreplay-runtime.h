@@ -172,6 +172,10 @@ class QreplayRuntime
     static std::string PcapName(uint32_t host);
 
   private:
+    void BuildNetwork(const std::vector<qr_flow>& flows);
+    void InstallApps();
+    void InstallAgents();
+    void InstallRecorder();
     static void HostTx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
     static void HostRx(QreplayRuntime* rt, uint32_t host, Ptr<const Packet> p);
     void SendTrace(uint32_t host, qr_five_tuple ft, uint32_t seq, uint32_t trace, uint32_t n);
