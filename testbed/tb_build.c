@@ -93,26 +93,27 @@ int tbi_build_star(struct tb *t, const tb_run *run)
         snprintf(sip, sizeof sip, "10.0.%u.1", i);
         snprintf(haddr, sizeof haddr, "%s/24", hip);
         snprintf(saddr, sizeof saddr, "%s/24", sip);
-        if (tbi_x(t, "ip", "link", "add", "eth0", "address", hmac, "netns", h, "type", "veth", "peer",
-              "name", port, "address", smac, "netns", sw, NULL) ||
+        if (tbi_x(t, "ip", "link", "add", "eth0", "address", hmac, "netns", h, "type", "veth",
+                  "peer", "name", port, "address", smac, "netns", sw, NULL) ||
             tbi_x(t, "ip", "-n", h, "addr", "add", haddr, "dev", "eth0", NULL) ||
             tbi_x(t, "ip", "-n", sw, "addr", "add", saddr, "dev", port, NULL) ||
             tbi_x(t, "ip", "netns", "exec", h, "ethtool", "-K", "eth0", "tso", "off", "gso", "off",
-              "gro", "off", NULL) ||
+                  "gro", "off", NULL) ||
             tbi_x(t, "ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off",
-              "gro", "off", NULL) ||
+                  "gro", "off", NULL) ||
             tbi_x(t, "ip", "-n", h, "link", "set", "eth0", "up", NULL) ||
             tbi_x(t, "ip", "-n", sw, "link", "set", port, "up", NULL) ||
             tbi_x(t, "ip", "-n", h, "neigh", "replace", sip, "lladdr", smac, "dev", "eth0", "nud",
-              "permanent", NULL) ||
+                  "permanent", NULL) ||
             tbi_x(t, "ip", "-n", sw, "neigh", "replace", hip, "lladdr", hmac, "dev", port, "nud",
-              "permanent", NULL) ||
-            tbi_x(t, "ip", "-n", h, "route", "add", "10.0.0.0/16", "via", sip, "dev", "eth0", "rto_min",
-              rto, "initcwnd", icw, "congctl", qr_testbed_congestion(c->tcp.variant), NULL) ||
-            tbi_x(t, "tc", "-n", h, "qdisc", "add", "dev", "eth0", "root", "stab", "overhead", "-14",
-              "tbf", "rate", rate, "burst", burst, "limit", hlimit, NULL) ||
+                  "permanent", NULL) ||
+            tbi_x(t, "ip", "-n", h, "route", "add", "10.0.0.0/16", "via", sip, "dev", "eth0",
+                  "rto_min", rto, "initcwnd", icw, "congctl", qr_testbed_congestion(c->tcp.variant),
+                  NULL) ||
+            tbi_x(t, "tc", "-n", h, "qdisc", "add", "dev", "eth0", "root", "stab", "overhead",
+                  "-14", "tbf", "rate", rate, "burst", burst, "limit", hlimit, NULL) ||
             tbi_x(t, "tc", "-n", sw, "qdisc", "add", "dev", port, "root", "stab", "overhead", "-14",
-              "tbf", "rate", rate, "burst", burst, "limit", plimit, NULL))
+                  "tbf", "rate", rate, "burst", burst, "limit", plimit, NULL))
             return 1;
     }
     return 0;
@@ -269,8 +270,8 @@ int tbi_build_fabric(struct tb *t, const tb_run *run)
                                      {"net/ipv4/fib_multipath_hash_seed", seed}};
         int absent = t->absent_sysctl;
         t->absent_sysctl = 0;
-        rc =
-            i < hosts ? tbi_ns_sysctls(t, t->ns[i], base, 4, opt) : tbi_ns_sysctls(t, t->ns[i], sw, 9, opt);
+        rc = i < hosts ? tbi_ns_sysctls(t, t->ns[i], base, 4, opt)
+                       : tbi_ns_sysctls(t, t->ns[i], sw, 9, opt);
         t->absent_sysctl = i >= hosts && t->absent_sysctl ? 2 /* the seed */ : absent;
     }
     size_t n_cables;
@@ -393,8 +394,7 @@ uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok)
 /* tcpdump of dev in ns into file: one direction (dir "in" or "out") or both (NULL); snap bytes of
  * each frame, a kernel buffer of buf_kb; filter: a tcpdump expression, NULL for every frame. */
 struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,
-                            const char *file, const char *snap, const char *buf_kb,
-                            const char *filter)
+                         const char *file, const char *snap, const char *buf_kb, const char *filter)
 {
     char name[64];
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;

@@ -53,7 +53,8 @@ int64_t tbi_now_real(void);
 void tbi_ip4_text(uint32_t a, char *buf, size_t size);
 int tbi_run_argv(char *const argv[], char *out, size_t outsz);
 int tbi_x(struct tb *t, const char *a0, ...);
-int tbi_ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int n, const int *optional);
+int tbi_ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int n,
+                   const int *optional);
 int tbi_ns_sysctl(struct tb *t, const char *ns, const char *path, const char *value, int optional);
 struct proc *tbi_spawn(struct tb *t, const char *name, char *const argv[]);
 void tbi_drain(struct proc *p, void (*on_line)(void *, const char *), void *ctx);
@@ -68,7 +69,9 @@ int tbi_build_star(struct tb *t, const tb_run *run);
 int tbi_build_fabric(struct tb *t, const tb_run *run);
 uint64_t tbi_nft_drops(struct tb *t, const char *ns, uint32_t fault, int *ok);
 uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok);
-struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir, const char *file, const char *snap, const char *buf_kb, const char *filter);
+struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,
+                         const char *file, const char *snap, const char *buf_kb,
+                         const char *filter);
 int tbi_await_captures(struct tb *t, int first, int last);
 void tbi_on_ready(void *ctx, const char *line);
 uint64_t tbi_capture_lost(const struct proc *p, int *have);

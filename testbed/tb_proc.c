@@ -129,7 +129,7 @@ int tbi_x(struct tb *t, const char *a0, ...)
 /* Write each of n values into /proc/sys/PATH inside namespace ns, in one child (setns once);
  * optional ones may be absent (then t->absent_sysctl is set). Returns 0 or 1 after printing. */
 int tbi_ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int n,
-                      const int *optional)
+                   const int *optional)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -171,8 +171,7 @@ int tbi_ns_sysctls(struct tb *t, const char *ns, const char *const kv[][2], int 
 }
 
 /* Write value into /proc/sys/PATH inside namespace ns (absent files are fine when optional). */
-int tbi_ns_sysctl(struct tb *t, const char *ns, const char *path, const char *value,
-                     int optional)
+int tbi_ns_sysctl(struct tb *t, const char *ns, const char *path, const char *value, int optional)
 {
     const char *const kv[1][2] = {{path, value}};
     return tbi_ns_sysctls(t, ns, kv, 1, &optional);
@@ -306,8 +305,8 @@ static void close_proc(struct proc *p)
 }
 
 /* Kill every process whose network namespace is the one `ns` names (st: its /run/netns file's
- * stat), and wait until none is left (a killed process keeps its namespace until it has tbi_exited);
- * at most 2 s. The number it killed. */
+ * stat), and wait until none is left (a killed process keeps its namespace until it has
+ * tbi_exited); at most 2 s. The number it killed. */
 static size_t kill_in_ns(const struct stat *st)
 {
     size_t killed = 0;
@@ -415,4 +414,3 @@ int tb_check_privileges(const char *command)
                             tools[i][0], tools[i][1]);
     return 0;
 }
-

@@ -1,6 +1,7 @@
 /* qreplay testbed: the network namespaces, qdiscs, captures and agents of one testbed run
- * (testbed_net.c). The algorithms (what a run can honour, its ground truth) are the core's
- * (qreplay/testbed.h); this is the plumbing around the kernel's tools. */
+ * (testbed_net.c, tb_proc.c, tb_build.c, tb_agents.c). The algorithms (what a run can honour, its
+ * ground truth) are the core's (qreplay/testbed.h); this is the plumbing around the kernel's tools.
+ */
 #ifndef QREPLAY_TESTBED_NET_H
 #define QREPLAY_TESTBED_NET_H
 

@@ -1,7 +1,7 @@
 /* qreplay: the FatTree testbed's plan (qreplay testbed on a [topology] kind = fattree scenario):
  * which namespaces, veth pairs, addresses, routes and kernel settings make a k-ary FatTree of real
  * Linux hosts and switches, and which nftables rules and shapers plant the scenario's [faults].
- * The testbed's plumbing (testbed/testbed_net.c) carries the plan out with ip, tc and nft; the
+ * The testbed's plumbing (testbed/tb_build.c) carries the plan out with ip, tc and nft; the
  * ground truth of a run is fabric_truth.h's.
  *
  * Nodes: host h is namespace h, switch s namespace hosts + s (numbered as topology.h numbers
