@@ -281,39 +281,35 @@ int tbi_await_ready(struct tb *t, int first, int last, const char *what)
 
 /* The agents run the scenario's flows; returns when every flow ended at both ends, or at the
  * scenario's stop (plus 2 s), after the queues drained. Returns 0 or 1 after printing. */
-int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *self)
+/* An agent in every host's namespace, each given the schedule, its pinglist and its guided
+ * probes as the scenario asks. Returns 0, or the exit status after the error. */
+static int start_agents(struct tb *t, const tb_run *run, const char *self, const char *sched)
 {
     const char *command = t->cmd;
-    char sched[4200];
-    snprintf(sched, sizeof sched, "%s/schedule.csv", run->capture_dir);
-    struct agent_ctx ac = {.run = run, .fin = calloc(run->n_flows ? run->n_flows : 1, 1)};
-    if (!ac.fin)
-        return cli_fail(command, "out of memory");
-    int rc = write_schedule(command, run, sched);
-    int ag_first = t->n_p;
     char sndbuf[32], rcvbuf[32], hs[16];
     snprintf(sndbuf, sizeof sndbuf, "%" PRIu64, run->conf->tcp.sndbuf_bytes);
     snprintf(rcvbuf, sizeof rcvbuf, "%" PRIu64, run->conf->tcp.rcvbuf_bytes);
     const char *cc = qr_testbed_congestion(run->conf->tcp.variant);
-    char pc[16], ph[16], pi[24], pt[24], pe[24];
+    char pc[16], ph[16], pi[24], pt[24], pe[24], gcount[16];
     snprintf(pc, sizeof pc, "%d", run->conf->traceroute.per_connection);
     snprintf(ph, sizeof ph, "%d", run->conf->traceroute.per_host);
+    snprintf(gcount, sizeof gcount, "%d", run->conf->everflow.guided);
     if (run->pingmesh) {
         snprintf(pi, sizeof pi, "%" PRId64, run->conf->pingmesh.interval_ns);
         snprintf(pt, sizeof pt, "%" PRId64, qr_pingmesh_timeout(run->pingmesh));
         snprintf(pe, sizeof pe, "%" PRId64, qr_pingmesh_end(run->pingmesh));
     }
+    int rc = 0;
     for (uint32_t i = 0; !rc && i < t->hosts; i++) {
         snprintf(hs, sizeof hs, "%u", i);
-        char name[32], plist[4200];
+        char name[32], plist[4200], gfile[4200];
         snprintf(name, sizeof name, "agent of host %u", i);
         snprintf(plist, sizeof plist, "%s/pinglist-h%u.csv", run->capture_dir, i);
-        char gfile[4200], gcount[16];
         snprintf(gfile, sizeof gfile, "%s/guided-h%u.csv", run->capture_dir, i);
-        snprintf(gcount, sizeof gcount, "%d", run->conf->everflow.guided);
-        char *argv[28] = {"ip",       "netns", "exec", t->ns[i],   (char *)self, "testbed-agent",
-                          hs,         sched,   "--cc", (char *)cc, "--sndbuf",   sndbuf,
-                          "--rcvbuf", rcvbuf,  NULL};
+        char *argv[28] = {"ip",         "netns",         "exec",     t->ns[i],
+                          (char *)self, "testbed-agent", hs,         (char *)sched,
+                          "--cc",       (char *)cc,      "--sndbuf", sndbuf,
+                          "--rcvbuf",   rcvbuf,          NULL};
         int k = 14;
         if (run->conf->traceroute.per_connection > 0) {
             argv[k++] = "--trace";
@@ -339,6 +335,88 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
         if (!rc && !tbi_spawn(t, name, argv))
             rc = cli_fail(command, "cannot start the agent of host %u", i);
     }
+    return rc;
+}
+
+/* Every process's lines read (the agents' [ag_first, ...) by the line protocol). */
+static void drain_all(struct tb *t, struct agent_ctx *ac, int ag_first)
+{
+    for (int i = 0; i < t->n_p; i++) {
+        ac->host = (uint32_t)(i - ag_first);
+        tbi_drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, ac);
+    }
+}
+
+/* The run until every flow ended at both ends, or the scenario's stop: [traffic] stop ends the
+ * traffic here as it ends the runtime's simulation. Returns 0, or the exit status after a
+ * process stopped. */
+static int watch_agents(struct tb *t, tb_run *run, struct agent_ctx *ac, int ag_first,
+                        cli_progress *prog)
+{
+    int64_t t0 = run->t0_ns, deadline = t0 + run->conf->traffic.stop_ns;
+    while (!cli_signal && ac->done < run->n_flows && tbi_now_real() < deadline) {
+        struct pollfd pf[MAX_PROCS];
+        int np = 0;
+        for (int i = 0; i < t->n_p; i++)
+            pf[np++] =
+                (struct pollfd){.fd = i >= ag_first ? t->p[i].out : t->p[i].err, .events = POLLIN};
+        poll(pf, (nfds_t)np, 100);
+        drain_all(t, ac, ag_first);
+        for (int i = 0; i < t->n_p; i++) {
+            int st = 0;
+            if (tbi_exited(&t->p[i], &st)) {
+                ac->host = (uint32_t)(i - ag_first);
+                tbi_drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, ac);
+                return cli_fail(t->cmd, "the %s stopped during the run (status %d): %s",
+                                t->p[i].name, st, t->p[i].errtext);
+            }
+        }
+        double el = (double)(tbi_now_real() - t0) / 1e9;
+        cli_progress_update(prog, "testbed: %zu of %zu flows done, %.1f s", ac->done, run->n_flows,
+                            el < 0 ? 0 : el);
+    }
+    return 0;
+}
+
+/* The guided probes go when the agents stop: the switch ports' counters before them. Returns 0
+ * or 1. */
+static int sweep_counters(struct tb *t, tb_run *run)
+{
+    for (uint32_t sw = 0, at = 0; sw < qr_fabric_switches(run->fabric); sw++)
+        for (uint32_t p = 0; p < qr_topology_ports(qr_fabric_topology(run->fabric), sw);
+             p++, at++) {
+            char port[16];
+            int ok;
+            snprintf(port, sizeof port, "p%u", p);
+            run->sweep_drops[at] =
+                tbi_qdisc_drops(t, t->ns[qr_fabric_switch_ns(run->fabric, sw)], port, &ok);
+            if (!ok)
+                return 1;
+        }
+    return 0;
+}
+
+/* "stop" to the agents [first, last) (one already gone is reaped by the teardown). */
+static void stop_agents(struct tb *t, int first, int last)
+{
+    for (int i = first; i < last; i++)
+        if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
+            /* it is gone already; the teardown reaps it */
+        }
+}
+
+int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *self)
+{
+    const char *command = t->cmd;
+    char sched[4200];
+    snprintf(sched, sizeof sched, "%s/schedule.csv", run->capture_dir);
+    struct agent_ctx ac = {.run = run, .fin = calloc(run->n_flows ? run->n_flows : 1, 1)};
+    if (!ac.fin)
+        return cli_fail(command, "out of memory");
+    int rc = write_schedule(command, run, sched);
+    int ag_first = t->n_p;
+    if (!rc)
+        rc = start_agents(t, run, self, sched);
     int ag_last = t->n_p;
     /* every agent listens before any flow starts */
     if (!rc)
@@ -351,35 +429,9 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
         if (write(t->p[i].in, go, (size_t)l) != l)
             rc = cli_fail(command, "the %s does not listen", t->p[i].name);
     }
-    /* run until every flow ended at both ends, or the scenario's stop: [traffic] stop ends the
-     * traffic here as it ends the runtime's simulation */
-    int64_t deadline = t0 + run->conf->traffic.stop_ns;
+    if (!rc)
+        rc = watch_agents(t, run, &ac, ag_first, prog);
     int64_t last_end = t0;
-    while (!rc && !cli_signal && ac.done < run->n_flows && tbi_now_real() < deadline) {
-        struct pollfd pf[MAX_PROCS];
-        int np = 0;
-        for (int i = 0; i < t->n_p; i++)
-            pf[np++] =
-                (struct pollfd){.fd = i >= ag_first ? t->p[i].out : t->p[i].err, .events = POLLIN};
-        poll(pf, (nfds_t)np, 100);
-        for (int i = 0; i < t->n_p; i++) {
-            ac.host = (uint32_t)(i - ag_first);
-            tbi_drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-        }
-        for (int i = 0; i < t->n_p; i++) {
-            int st = 0;
-            if (tbi_exited(&t->p[i], &st)) {
-                ac.host = (uint32_t)(i - ag_first);
-                tbi_drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-                rc = cli_fail(command, "the %s stopped during the run (status %d): %s",
-                              t->p[i].name, st, t->p[i].errtext);
-                break;
-            }
-        }
-        double el = (double)(tbi_now_real() - t0) / 1e9;
-        cli_progress_update(prog, "testbed: %zu of %zu flows done, %.1f s", ac.done, run->n_flows,
-                            el < 0 ? 0 : el);
-    }
     for (size_t i = 0; i < run->n_flows; i++) {
         tb_flow_result *r = &run->res[i];
         if (r->received && r->last_ns > last_end)
@@ -391,36 +443,17 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
     if (!rc && !cli_signal && ac.done < run->n_flows) {
         /* stopped at [traffic] stop: the agents reset what is still open, now */
         run->stopped = 1;
-        for (int i = ag_first; i < ag_last; i++)
-            if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
-                /* it is gone already; the teardown reaps it */
-            }
+        stop_agents(t, ag_first, ag_last);
     }
     /* let the queues drain and the captures' buffers reach their files */
     for (int w = 0; !rc && !cli_signal && w < 75; w++) {
-        for (int i = 0; i < t->n_p; i++) {
-            ac.host = (uint32_t)(i - ag_first);
-            tbi_drain(&t->p[i], i >= ag_first ? on_agent_line : NULL, &ac);
-        }
+        drain_all(t, &ac, ag_first);
         usleep(20000);
     }
-    /* the guided probes go when the agents stop: the counters before them */
-    for (uint32_t sw = 0, at = 0;
-         !rc && !cli_signal && run->sweep_drops && sw < qr_fabric_switches(run->fabric); sw++)
-        for (uint32_t p = 0; !rc && p < qr_topology_ports(qr_fabric_topology(run->fabric), sw);
-             p++, at++) {
-            char port[16];
-            int ok;
-            snprintf(port, sizeof port, "p%u", p);
-            run->sweep_drops[at] =
-                tbi_qdisc_drops(t, t->ns[qr_fabric_switch_ns(run->fabric, sw)], port, &ok);
-            if (!ok)
-                rc = 1;
-        }
-    for (int i = ag_first; i < ag_last && !run->stopped; i++)
-        if (t->p[i].in >= 0 && write(t->p[i].in, "stop\n", 5) < 0) {
-            /* it is gone already; the teardown reaps it */
-        }
+    if (!rc && !cli_signal && run->sweep_drops)
+        rc = sweep_counters(t, run);
+    if (!run->stopped)
+        stop_agents(t, ag_first, ag_last);
     for (int i = ag_first; i < ag_last; i++) { /* their last lines: the pings still open at
                                                    the stop, the guided probes they sent */
         ac.host = (uint32_t)(i - ag_first);
