@@ -183,6 +183,72 @@ static void print_summary(const qr_import_report *r, const char *dir)
     printf("output             %s/recording/recording.h5 (+ pcap/)\n", dir);
 }
 
+/* --clock: auto (or none given), reconcile or none. Returns 0, or -1 for another word. */
+static int import_clock(const char *clock, qr_import_clock *out)
+{
+    if (!clock || !strcmp(clock, "auto"))
+        *out = QR_IMPORT_CLOCK_AUTO;
+    else if (!strcmp(clock, "reconcile"))
+        *out = QR_IMPORT_CLOCK_RECONCILE;
+    else if (!strcmp(clock, "none"))
+        *out = QR_IMPORT_CLOCK_NONE;
+    else
+        return -1;
+    return 0;
+}
+
+/* What the import reads (the scenario, the captures, the map, --truth's recording truth_rec)
+ * outside the recording folder rec it replaces whole, every output writable, and the path file
+ * readable before any capture is read. Returns 0, or 1 after saying what is wrong. */
+static int import_check_inputs(const cli_args *a, const qr_scenario *s, const char *map,
+                               const char *truth_rec, const char *rec, const char *paths)
+{
+    cli_paths ins = {0}, outs = {0};
+    cli_paths_add_scenario(&ins, a->pos[0], s);
+    for (int i = 1; i < a->n_pos; i++)
+        cli_paths_add(&ins, "%s", a->pos[i]);
+    if (map)
+        cli_paths_add(&ins, "%s", map);
+    if (truth_rec)
+        cli_paths_add_recording(&ins, truth_rec);
+    cli_paths_add_recording(&outs, rec);
+    /* the recording folder is replaced whole: nothing given may live in it */
+    if (cli_check_outside("import", rec, &ins)) {
+        cli_paths_free(&ins);
+        cli_paths_free(&outs);
+        return 1;
+    }
+    if (cli_check_outputs("import", &outs, &ins))
+        return 1;
+    if (paths) { /* a bad path file is said before the captures are read */
+        char err[QR_ERRBUF_SIZE];
+        qr_import_path *pl = NULL;
+        size_t np = 0;
+        if (qr_import_paths_read(paths, &pl, &np, err))
+            return cli_fail("import", "--paths: %s", err);
+        free(pl);
+    }
+    return 0;
+}
+
+/* --truth: the simulated run's truth carried onto the import's directions. Returns 0, or the
+ * exit status after the error. */
+static int import_carry_truth(const char *truth_rec, const char *rec_work, const char *rec,
+                              int quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_truth_carry_stats ts;
+    if (qr_truth_carry(truth_rec, rec_work, &ts, err))
+        return cli_fail("import", "--truth: %s; nothing written", err);
+    if (!quiet)
+        printf("truth              %s/truth from %s: %" PRIu64 " arrivals, %" PRIu64
+               " drops, %" PRIu64 " flow directions (left out: %" PRIu64 " arrivals, %" PRIu64
+               " drops of directions not imported)\n",
+               rec, truth_rec, ts.arrivals, ts.drops, ts.dirs_mapped, ts.arrivals_left,
+               ts.drops_left);
+    return 0;
+}
+
 int qr_cmd_import(int argc, char **argv)
 {
     cli_args a;
@@ -205,13 +271,7 @@ int qr_cmd_import(int argc, char **argv)
     /* an export of a simulated run crossed the scenario's network */
     cfg.network_known = (network && !strcmp(network, "scenario")) || truth;
     cfg.paths = paths;
-    if (!clock || !strcmp(clock, "auto"))
-        cfg.clock = QR_IMPORT_CLOCK_AUTO;
-    else if (!strcmp(clock, "reconcile"))
-        cfg.clock = QR_IMPORT_CLOCK_RECONCILE;
-    else if (!strcmp(clock, "none"))
-        cfg.clock = QR_IMPORT_CLOCK_NONE;
-    else {
+    if (import_clock(clock, &cfg.clock)) {
         rc = cli_usage_error("import", "--clock: '%s' is not auto, reconcile or none", clock);
         cli_args_free(&a);
         return rc;
@@ -251,36 +311,9 @@ int qr_cmd_import(int argc, char **argv)
         rc = cli_fail("import", "%s", err);
         goto out;
     }
-    {
-        cli_paths ins = {0}, outs = {0};
-        cli_paths_add_scenario(&ins, a.pos[0], s);
-        for (int i = 1; i < a.n_pos; i++)
-            cli_paths_add(&ins, "%s", a.pos[i]);
-        if (map)
-            cli_paths_add(&ins, "%s", map);
-        if (truth)
-            cli_paths_add_recording(&ins, truth_rec);
-        cli_paths_add_recording(&outs, rec);
-        /* the recording folder is replaced whole: nothing given may live in it */
-        if (cli_check_outside("import", rec, &ins)) {
-            cli_paths_free(&ins);
-            cli_paths_free(&outs);
-            rc = 1;
-            goto out;
-        }
-        if (cli_check_outputs("import", &outs, &ins)) {
-            rc = 1;
-            goto out;
-        }
-    }
-    if (paths) { /* a bad path file is said before the captures are read */
-        qr_import_path *pl = NULL;
-        size_t np = 0;
-        if (qr_import_paths_read(paths, &pl, &np, err)) {
-            rc = cli_fail("import", "--paths: %s", err);
-            goto out;
-        }
-        free(pl);
+    if (import_check_inputs(&a, s, map, truth ? truth_rec : NULL, rec, paths)) {
+        rc = 1;
+        goto out;
     }
     /* the run folder is the transaction: the new recording and the removal of what was made
      * from the old one are swapped in at once (main commits) */
@@ -320,19 +353,8 @@ int qr_cmd_import(int argc, char **argv)
     rc = cli_forget_old_results("import", rec_work, quiet);
     if (rc)
         goto out;
-    if (truth) {
-        qr_truth_carry_stats ts;
-        if (qr_truth_carry(truth_rec, rec_work, &ts, err)) {
-            rc = cli_fail("import", "--truth: %s; nothing written", err);
-            goto out;
-        }
-        if (!quiet)
-            printf("truth              %s/truth from %s: %" PRIu64 " arrivals, %" PRIu64
-                   " drops, %" PRIu64 " flow directions (left out: %" PRIu64 " arrivals, %" PRIu64
-                   " drops of directions not imported)\n",
-                   rec, truth_rec, ts.arrivals, ts.drops, ts.dirs_mapped, ts.arrivals_left,
-                   ts.drops_left);
-    }
+    if (truth)
+        rc = import_carry_truth(truth_rec, rec_work, rec, quiet);
 out:
     qr_import_report_free(rep);
     qr_host_map_free(entries);
