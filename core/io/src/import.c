@@ -918,6 +918,126 @@ static int add_views(qr_import_scan *s, uint32_t c, const uint8_t owner[16], int
     return QR_OK;
 }
 
+/* Capture c's owner (named by the map, else the address in the most packets; a map that
+ * contradicts the packets is said in a warning, not overruled) and the other hosts it holds in
+ * view. */
+static int scan_owner(qr_import_scan *s, const char *const *captures, size_t c,
+                      const qr_host_map_entry *map, size_t n_map, char *errbuf)
+{
+    int rc;
+    s->owner_host[c] = UINT32_MAX;
+    const qr_host_map_entry *named = NULL;
+    for (size_t m = 0; m < n_map; m++) {
+        if (!map[m].capture[0] ||
+            (strcmp(map[m].capture, captures[c]) && strcmp(map[m].capture, base_name(captures[c]))))
+            continue;
+        if (named && named->host != map[m].host) {
+            return qri_err(errbuf, QR_EVALUE,
+                           "%s: the host map gives it to host %" PRIu32 " (line %ld) and to "
+                           "host %" PRIu32 " (line %ld)",
+                           captures[c], named->host, named->line, map[m].host, map[m].line);
+        }
+        named = &map[m];
+    }
+    struct owner_acc acc;
+    if (owner_acc_init(&acc)) {
+        return QR_ENOMEM;
+    }
+    qr_capture_stats st;
+    struct owner_pick best;
+    memset(&best, 0, sizeof best);
+    rc = votes_read(captures[c], &acc, &st, errbuf);
+    if (!rc && named) {
+        memcpy(s->owner[c], named->addr, 16);
+        s->owner_host[c] = named->host;
+        /* a map that contradicts the capture's own packets: said, not overruled */
+        char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
+        if (owner_acc_pick(&acc, &best) && memcmp(best.best.addr, s->owner[c], 16))
+            snprintf(s->warning[c], sizeof s->warning[c],
+                     "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
+                     "of its packets or its handshakes' timing puts the capture there",
+                     base_name(captures[c]), named->line, qr_addr_text(s->owner[c], a, sizeof a),
+                     qr_addr_text(best.best.addr, b, sizeof b));
+    } else if (!rc && (rc = owner_decide(captures[c], &acc, &st, &best, errbuf)) == QR_OK) {
+        memcpy(s->owner[c], best.best.addr, 16);
+    }
+    uint8_t(*others)[16] = NULL;
+    size_t n_others = 0;
+    if (!rc)
+        rc = owner_acc_locals(&acc, s->owner[c], &others, &n_others);
+    owner_acc_free(&acc);
+    if (!rc)
+        rc = add_views(s, (uint32_t)c, s->owner[c], named ? QR_VANTAGE_MAP : QR_VANTAGE_PACKETS,
+                       others, n_others);
+    free(others);
+    return rc;
+}
+
+/* Capture c's connections: their packets per side and vantage (its hosts' own, or seen in
+ * passing), first times, SYNs and FINs. */
+static int scan_conns(qr_import_scan *s, struct scan_state *st, const char *const *captures,
+                      size_t c, char *errbuf)
+{
+    int rc;
+    qri_map in_view; /* the capture's hosts' addresses */
+    if (qri_map_init(&in_view)) {
+        return QR_ENOMEM;
+    }
+    rc = QR_OK;
+    for (size_t v = 0; v < s->n_views && !rc; v++)
+        if (s->view_capture[v] == c &&
+            qri_map_put(&in_view, key_hi(s->view_addr[v]), key_lo(s->view_addr[v]), (void *)1))
+            rc = QR_ENOMEM;
+    qr_capture *r = NULL;
+    if (rc || (rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK) {
+        qri_map_free(&in_view);
+        return rc;
+    }
+    qr_capture_dedup(r, QR_IMPORT_DEDUP_WINDOW);
+    qr_capture_packet p;
+    s->first_ns[c] = INT64_MAX;
+    while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {
+        if (p.time_ns < s->first_ns[c])
+            s->first_ns[c] = p.time_ns;
+        size_t at;
+        int side;
+        if ((rc = conn_find(st, &p, (uint32_t)c, &at, &side)) != QR_OK)
+            break;
+        qr_import_conn *k = &s->conns[at];
+        /* 0: the sender's own capture */
+        int view = !qri_map_get(&in_view, key_hi(p.src), key_lo(p.src));
+        track(&st->acc[at].t[side][view], &p);
+        if (side == 0 && view == 0 && p.time_ns < k->own_first_ns)
+            k->own_first_ns = p.time_ns;
+        if (side == 0 && (p.tcp_flags & (QR_TCP_SYN | QR_TCP_ACK)) == QR_TCP_SYN)
+            k->syn = 1;
+        if (p.tcp_flags & QR_TCP_FIN)
+            k->fin[side] = 1;
+    }
+    qr_capture_stats_get(r, &s->stats[c]);
+    qr_capture_close(r);
+    qri_map_free(&in_view);
+    return rc == QR_END ? QR_OK : rc;
+}
+
+/* Each direction from its sender's capture where there is one, else as received. */
+static void scan_directions(qr_import_scan *s, const struct scan_state *st)
+{
+    for (size_t i = 0; i < s->n_conns; i++)
+        for (int side = 0; side < 2; side++) {
+            const struct seqtrack *own = &st->acc[i].t[side][0], *other = &st->acc[i].t[side][1];
+            const struct seqtrack *t = own->known ? own : other;
+            s->conns[i].packets[side] = t->packets;
+            s->conns[i].bytes[side] = t->bytes;
+            s->conns[i].seq0[side] = t->seq0;
+            s->conns[i].seq_end[side] = t->end;
+            s->conns[i].seq_known[side] = t->known;
+            s->conns[i].id_up[side] = t->id_up;
+            s->conns[i].id_back[side] = t->id_back;
+            s->conns[i].id_other[side] = t->id_other;
+        }
+}
+
 int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_host_map_entry *map,
                        size_t n_map, uint32_t n_hosts, qr_import_scan **out, char *errbuf)
 {
@@ -946,116 +1066,13 @@ int qr_import_scan_run(const char *const *captures, size_t n_captures, const qr_
         goto fail;
     /* each capture's owner (named by the map, else the address in the most packets) and the
      * other hosts it holds in view */
-    for (size_t c = 0; c < n_captures; c++) {
-        s->owner_host[c] = UINT32_MAX;
-        const qr_host_map_entry *named = NULL;
-        for (size_t m = 0; m < n_map; m++) {
-            if (!map[m].capture[0] || (strcmp(map[m].capture, captures[c]) &&
-                                       strcmp(map[m].capture, base_name(captures[c]))))
-                continue;
-            if (named && named->host != map[m].host) {
-                rc = qri_err(errbuf, QR_EVALUE,
-                             "%s: the host map gives it to host %" PRIu32 " (line %ld) and to "
-                             "host %" PRIu32 " (line %ld)",
-                             captures[c], named->host, named->line, map[m].host, map[m].line);
-                goto fail;
-            }
-            named = &map[m];
-        }
-        struct owner_acc acc;
-        if (owner_acc_init(&acc)) {
-            rc = QR_ENOMEM;
+    for (size_t c = 0; c < n_captures; c++)
+        if ((rc = scan_owner(s, captures, c, map, n_map, errbuf)))
             goto fail;
-        }
-        qr_capture_stats st;
-        struct owner_pick best;
-        memset(&best, 0, sizeof best);
-        rc = votes_read(captures[c], &acc, &st, errbuf);
-        if (!rc && named) {
-            memcpy(s->owner[c], named->addr, 16);
-            s->owner_host[c] = named->host;
-            /* a map that contradicts the capture's own packets: said, not overruled */
-            char a[QR_ADDR_TEXT_MAX], b[QR_ADDR_TEXT_MAX];
-            if (owner_acc_pick(&acc, &best) && memcmp(best.best.addr, s->owner[c], 16))
-                snprintf(s->warning[c], sizeof s->warning[c],
-                         "%s: the host map (line %ld) gives it to %s, but %s takes part in more "
-                         "of its packets or its handshakes' timing puts the capture there",
-                         base_name(captures[c]), named->line,
-                         qr_addr_text(s->owner[c], a, sizeof a),
-                         qr_addr_text(best.best.addr, b, sizeof b));
-        } else if (!rc && (rc = owner_decide(captures[c], &acc, &st, &best, errbuf)) == QR_OK) {
-            memcpy(s->owner[c], best.best.addr, 16);
-        }
-        uint8_t(*others)[16] = NULL;
-        size_t n_others = 0;
-        if (!rc)
-            rc = owner_acc_locals(&acc, s->owner[c], &others, &n_others);
-        owner_acc_free(&acc);
-        if (!rc)
-            rc = add_views(s, (uint32_t)c, s->owner[c], named ? QR_VANTAGE_MAP : QR_VANTAGE_PACKETS,
-                           others, n_others);
-        free(others);
-        if (rc)
+    for (size_t c = 0; c < n_captures; c++)
+        if ((rc = scan_conns(s, &st, captures, c, errbuf)))
             goto fail;
-    }
-    /* the connections */
-    for (size_t c = 0; c < n_captures; c++) {
-        qri_map in_view; /* the capture's hosts' addresses */
-        if (qri_map_init(&in_view)) {
-            rc = QR_ENOMEM;
-            goto fail;
-        }
-        rc = QR_OK;
-        for (size_t v = 0; v < s->n_views && !rc; v++)
-            if (s->view_capture[v] == c &&
-                qri_map_put(&in_view, key_hi(s->view_addr[v]), key_lo(s->view_addr[v]), (void *)1))
-                rc = QR_ENOMEM;
-        qr_capture *r = NULL;
-        if (rc || (rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK) {
-            qri_map_free(&in_view);
-            goto fail;
-        }
-        qr_capture_dedup(r, QR_IMPORT_DEDUP_WINDOW);
-        qr_capture_packet p;
-        s->first_ns[c] = INT64_MAX;
-        while ((rc = qr_capture_next(r, &p, errbuf)) == QR_OK) {
-            if (p.time_ns < s->first_ns[c])
-                s->first_ns[c] = p.time_ns;
-            size_t at;
-            int side;
-            if ((rc = conn_find(&st, &p, (uint32_t)c, &at, &side)) != QR_OK)
-                break;
-            qr_import_conn *k = &s->conns[at];
-            /* 0: the sender's own capture */
-            int view = !qri_map_get(&in_view, key_hi(p.src), key_lo(p.src));
-            track(&st.acc[at].t[side][view], &p);
-            if (side == 0 && view == 0 && p.time_ns < k->own_first_ns)
-                k->own_first_ns = p.time_ns;
-            if (side == 0 && (p.tcp_flags & (QR_TCP_SYN | QR_TCP_ACK)) == QR_TCP_SYN)
-                k->syn = 1;
-            if (p.tcp_flags & QR_TCP_FIN)
-                k->fin[side] = 1;
-        }
-        qr_capture_stats_get(r, &s->stats[c]);
-        qr_capture_close(r);
-        qri_map_free(&in_view);
-        if (rc != QR_END)
-            goto fail;
-    }
-    /* each direction from its sender's capture where there is one, else as received */
-    for (size_t i = 0; i < s->n_conns; i++)
-        for (int side = 0; side < 2; side++) {
-            const struct seqtrack *own = &st.acc[i].t[side][0], *other = &st.acc[i].t[side][1];
-            const struct seqtrack *t = own->known ? own : other;
-            s->conns[i].packets[side] = t->packets;
-            s->conns[i].bytes[side] = t->bytes;
-            s->conns[i].seq0[side] = t->seq0;
-            s->conns[i].seq_end[side] = t->end;
-            s->conns[i].seq_known[side] = t->known;
-            s->conns[i].id_up[side] = t->id_up;
-            s->conns[i].id_back[side] = t->id_back;
-            s->conns[i].id_other[side] = t->id_other;
-        }
+    scan_directions(s, &st);
     if ((rc = assign_hosts(s, map, n_map, n_hosts, errbuf)) != QR_OK)
         goto fail;
     free(st.acc);
