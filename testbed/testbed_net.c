@@ -212,17 +212,23 @@ static int read_counters(struct tb *t, tb_run *run)
     return ok ? 0 : 1;
 }
 
-/* The captures [first, last) stopped: each tcpdump reports what the kernel dropped, and a run
- * with a loss is not scored. Returns 0, or the exit status after the error (check: 0, only
- * stop them). */
+/* The captures [first, last) stopped: each tcpdump exits (its file then whole) and reports
+ * what the kernel dropped, and a run with a loss or a capture that does not exit is not scored.
+ * Returns 0, or the exit status after the error (check: 0, only stop them). */
 static int stop_captures(struct tb *t, int first, int last, int check)
 {
     for (int i = first; i < last; i++)
         if (t->p[i].pid > 0)
             kill(t->p[i].pid, SIGINT);
     for (int i = first; i < last; i++)
-        tbi_wait_for(&t->p[i], 5.0);
+        tbi_wait_for(&t->p[i], check ? 30.0 : 5.0);
     for (int i = first; check && i < last; i++) {
+        /* its statistics come before it closes its file: only an exit says the file is whole */
+        if (!tbi_exited(&t->p[i], NULL))
+            return cli_fail(t->cmd,
+                            "%s did not exit within 30 s of being stopped: its file may not "
+                            "be whole, so the run is not scored",
+                            t->p[i].name);
         tbi_drain(&t->p[i], NULL, NULL);
         int have;
         uint64_t lost = tbi_capture_lost(&t->p[i], &have);
