@@ -663,6 +663,44 @@ DiagnoseApps(const std::string& dir,
     return 0;
 }
 
+/* What the testbed cannot honour, and the replay's rate it sets after the run, checked before
+ * anything is built; then root. Returns -1, or the exit status after the error. */
+int
+TestbedCheck(qr_scenario* sc, const std::string& scenarioPath)
+{
+    char err[QR_ERRBUF_SIZE];
+    const qr_config* c = qr_scenario_config(sc);
+    if (qr_testbed_check(c, err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    /* the same key at its nominal value must take */
+    char kv[64];
+    snprintf(kv, sizeof kv, "links.rate=%" PRIu64 "bps", c->links.rate_bps);
+    if (qr_scenario_replace(sc, kv, err) || qr_scenario_validate(sc, err))
+        return cli_fail("testbed", "%s: replay rate: %s", scenarioPath.c_str(), err);
+    return tb_check_privileges("testbed") ? 1 : -1;
+}
+
+/* The run's first line: its size, rate, buffer, traffic and congestion control. */
+void
+TestbedBanner(const qr_config* c,
+              uint32_t hosts,
+              uint64_t portLimit,
+              size_t items,
+              bool apps,
+              const std::string& capDir)
+{
+    printf("== testbed: %u hosts, %g Mbps links, %" PRIu64 " B per switch port, %zu %s, %s "
+           "-> %s\n",
+           hosts,
+           static_cast<double>(c->links.rate_bps) / 1e6,
+           portLimit,
+           items,
+           apps ? "application sessions" : "flows",
+           qr_testbed_congestion(c->tcp.variant),
+           cli_shown(capDir.c_str()));
+    fflush(stdout);
+}
+
 /* qreplay testbed --cleanup: the namespaces an interrupted run left. */
 int
 TestbedCleanup()
@@ -824,18 +862,8 @@ qr_cmd_testbed(int argc, char** argv)
     std::unique_ptr<qr_scenario, void (*)(qr_scenario*)> s(sc, qr_scenario_destroy);
     const qr_config* c = qr_scenario_config(sc);
     char err[QR_ERRBUF_SIZE];
-    if (qr_testbed_check(c, err))
-        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
-    /* what the testbed sets itself after the run (the replay's rate) is checked now, before
-     * anything is built: the same key at its nominal value must take */
-    {
-        char kv[64];
-        snprintf(kv, sizeof kv, "links.rate=%" PRIu64 "bps", c->links.rate_bps);
-        if (qr_scenario_replace(sc, kv, err) || qr_scenario_validate(sc, err))
-            return cli_fail("testbed", "%s: replay rate: %s", scenarioPath.c_str(), err);
-    }
-    if (tb_check_privileges("testbed"))
-        return 1;
+    if ((rc = TestbedCheck(sc, scenarioPath)) >= 0)
+        return rc;
     qr_fabric* fabRaw = nullptr;
     if (c->topology.kind == QR_TOPO_FATTREE && qr_fabric_plan(c, &fabRaw, err))
         return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
@@ -880,18 +908,7 @@ qr_cmd_testbed(int argc, char** argv)
     std::string capDir = dir + "/capture";
     cli_catch_signals();
     if (!quiet)
-    {
-        printf("== testbed: %u hosts, %g Mbps links, %" PRIu64 " B per switch port, %zu %s, %s "
-               "-> %s\n",
-               hosts,
-               static_cast<double>(c->links.rate_bps) / 1e6,
-               portLimit,
-               apps ? nApps : nFlows,
-               apps ? "application sessions" : "flows",
-               qr_testbed_congestion(c->tcp.variant),
-               cli_shown(capDir.c_str()));
-        fflush(stdout);
-    }
+        TestbedBanner(c, hosts, portLimit, apps ? nApps : nFlows, apps, capDir);
     tb_run run{};
     run.conf = c;
     run.flows = fl;
