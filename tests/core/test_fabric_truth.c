@@ -115,7 +115,8 @@ static void write_pcap(const char *path, capture *c)
     uint16_t ver[2] = {2, 4};
     fwrite(ver, 2, 2, f);
     fwrite(&gh[2], 4, 4, f);
-    qsort(c->f, c->n, sizeof *c->f, by_time);
+    if (c->n) /* an empty capture has no frames to sort (and c->f is NULL) */
+        qsort(c->f, c->n, sizeof *c->f, by_time);
     for (size_t i = 0; i < c->n; i++) {
         const frame *x = &c->f[i];
         uint8_t b[14 + 40];
