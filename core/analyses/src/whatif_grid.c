@@ -133,6 +133,127 @@ static int parse_values(qr_whatif_grid *g, const char *key, char *list,
     return rc;
 }
 
+/* The values of every --vary key as parsed, and where the baseline's value is among them. */
+struct axes {
+    char (*vals)[QR_WHATIF_MAX_POINTS][QR_WHATIF_VALUE_SIZE];
+    size_t n_vals[QR_WHATIF_MAX_KEYS], base_idx[QR_WHATIF_MAX_KEYS];
+    int has_base[QR_WHATIF_MAX_KEYS];
+    char base_vals[QR_WHATIF_MAX_KEYS][QR_WHATIF_VALUE_SIZE];
+};
+
+/* The key name of --vary argument `arg` into key, checked (a what-if key, with values). */
+static int vary_key(const char *arg, char key[48], char *errbuf)
+{
+    const char *eq = strchr(arg, '=');
+    size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (klen >= 48)
+        return qri_err(errbuf, QR_EKEY, "--vary %.40s...: not a what-if key", arg);
+    memcpy(key, arg, klen);
+    key[klen] = 0;
+    if (!is_whatif_key(key)) {
+        char list[256] = "";
+        for (size_t j = 0; qr_whatif_keys[j]; j++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
+                     qr_whatif_keys[j]);
+        return qri_err(errbuf, QR_EKEY, "--vary %s: not a what-if key (one of: %s)", key, list);
+    }
+    if (!eq)
+        return qri_err(errbuf, QR_EVALUE, "--vary %s: no values (give %s=V1,V2,...)", key, key);
+    return QR_OK;
+}
+
+/* --vary argument i (KEY=V1,V2,...) into the grid's key i and its values into ax. */
+static int parse_vary(qr_whatif_grid *g, const char *arg, size_t i, const qr_scenario *base,
+                      struct axes *ax, char *errbuf)
+{
+    char key[48];
+    int rc = vary_key(arg, key, errbuf);
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < i; j++)
+        if (!strcmp(g->keys[j], key))
+            return qri_err(errbuf, QR_EVALUE, "--vary %s: given twice", key);
+    strcpy(g->keys[i], key);
+    g->n_keys = i + 1;
+    char *list = strdup(strchr(arg, '=') + 1);
+    if (!list)
+        return QR_ENOMEM;
+    rc = parse_values(g, key, list, ax->vals[i], &ax->n_vals[i], qr_scenario_config(base),
+                      &ax->has_base[i], &ax->base_idx[i], errbuf);
+    free(list);
+    if (!rc) {
+        char section[32], name[32];
+        const char *v;
+        split_key(key, section, name);
+        rc = qr_scenario_get(base, section, name, &v);
+        if (!rc)
+            qri_strlcpy(ax->base_vals[i], v, QR_WHATIF_VALUE_SIZE);
+    }
+    return rc;
+}
+
+/* The grid's points: the product of the keys' values, with the baseline first when it is not in
+ * the product. */
+static int make_points(qr_whatif_grid *g, const struct axes *ax, size_t n_vary, char *errbuf)
+{
+    size_t product = 1;
+    for (size_t i = 0; i < n_vary; i++) {
+        product *= ax->n_vals[i];
+        if (product > QR_WHATIF_MAX_POINTS)
+            return qri_err(errbuf, QR_EVALUE, "--vary: the grid has more than %d points",
+                           QR_WHATIF_MAX_POINTS);
+    }
+    int base_in = 1; /* is the baseline in the product? */
+    for (size_t i = 0; i < n_vary; i++)
+        base_in &= ax->has_base[i];
+    g->n_points = product + !base_in;
+    g->values = calloc(g->n_points, sizeof *g->values);
+    if (!g->values)
+        return QR_ENOMEM;
+    size_t p = 0;
+    if (!base_in) {
+        for (size_t i = 0; i < n_vary; i++)
+            strcpy(g->values[0][i], ax->base_vals[i]);
+        g->baseline = 0;
+        p = 1;
+    }
+    for (size_t idx = 0; idx < product; idx++, p++) {
+        size_t rem = idx;
+        int is_base = 1;
+        for (size_t i = n_vary; i-- > 0;) {
+            strcpy(g->values[p][i], ax->vals[i][rem % ax->n_vals[i]]);
+            is_base &= ax->has_base[i] && rem % ax->n_vals[i] == ax->base_idx[i];
+            rem /= ax->n_vals[i];
+        }
+        if (is_base && base_in)
+            g->baseline = p;
+    }
+    return QR_OK;
+}
+
+/* Every point must be a valid scenario. */
+static int check_points(const qr_whatif_grid *g, size_t n_vary, char *errbuf)
+{
+    for (size_t p = 0; p < g->n_points; p++) {
+        qr_scenario *s;
+        char detail[QR_ERRBUF_SIZE];
+        int rc = qr_whatif_grid_scenario(g, p, &s, detail);
+        if (!rc) {
+            rc = qr_scenario_validate(s, detail);
+            qr_scenario_destroy(s);
+        }
+        if (rc) {
+            char what[512] = "";
+            for (size_t i = 0; i < n_vary; i++)
+                snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s=%s", i ? " " : "",
+                         g->keys[i], g->values[p][i]);
+            return qri_err(errbuf, rc, "--vary: the point %s is not a valid scenario: %s", what,
+                           detail);
+        }
+    }
+    return QR_OK;
+}
+
 int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n_vary,
                          const char *rec_h5, const char *base_dir, char *errbuf)
 {
@@ -141,121 +262,28 @@ int qr_whatif_grid_parse(qr_whatif_grid **out, const char *const *vary, size_t n
     if (n_vary > QR_WHATIF_MAX_KEYS)
         return qri_err(errbuf, QR_EVALUE, "at most %d --vary keys", QR_WHATIF_MAX_KEYS);
     qr_whatif_grid *g = calloc(1, sizeof *g);
-    if (!g)
+    struct axes *ax = calloc(1, sizeof *ax);
+    if (!g || !ax) {
+        free(g);
+        free(ax);
         return QR_ENOMEM;
+    }
     g->rec_h5 = strdup(rec_h5);
     g->base_dir = strdup(base_dir ? base_dir : ".");
-    char(*vals)[QR_WHATIF_MAX_POINTS][QR_WHATIF_VALUE_SIZE] = calloc(n_vary, sizeof *vals);
-    size_t n_vals[QR_WHATIF_MAX_KEYS] = {0}, base_idx[QR_WHATIF_MAX_KEYS] = {0};
-    int has_base[QR_WHATIF_MAX_KEYS] = {0};
-    char base_vals[QR_WHATIF_MAX_KEYS][QR_WHATIF_VALUE_SIZE];
-    int rc = g->rec_h5 && g->base_dir && vals ? QR_OK : QR_ENOMEM;
+    ax->vals = calloc(n_vary, sizeof *ax->vals);
+    int rc = g->rec_h5 && g->base_dir && ax->vals ? QR_OK : QR_ENOMEM;
     qr_scenario *base = NULL;
     if (!rc)
         rc = scenario_with(g, NULL, 0, &base, errbuf);
-    for (size_t i = 0; !rc && i < n_vary; i++) {
-        const char *eq = strchr(vary[i], '=');
-        char key[48];
-        size_t klen = eq ? (size_t)(eq - vary[i]) : strlen(vary[i]);
-        if (klen >= sizeof key) {
-            rc = qri_err(errbuf, QR_EKEY, "--vary %.40s...: not a what-if key", vary[i]);
-            break;
-        }
-        memcpy(key, vary[i], klen);
-        key[klen] = 0;
-        if (!is_whatif_key(key)) {
-            char list[256] = "";
-            for (size_t j = 0; qr_whatif_keys[j]; j++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
-                         qr_whatif_keys[j]);
-            rc = qri_err(errbuf, QR_EKEY, "--vary %s: not a what-if key (one of: %s)", key, list);
-            break;
-        }
-        if (!eq) {
-            rc = qri_err(errbuf, QR_EVALUE, "--vary %s: no values (give %s=V1,V2,...)", key, key);
-            break;
-        }
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(g->keys[j], key))
-                rc = qri_err(errbuf, QR_EVALUE, "--vary %s: given twice", key);
-        if (rc)
-            break;
-        strcpy(g->keys[i], key);
-        g->n_keys = i + 1;
-        char *list = strdup(eq + 1);
-        if (!list) {
-            rc = QR_ENOMEM;
-            break;
-        }
-        rc = parse_values(g, key, list, vals[i], &n_vals[i], qr_scenario_config(base), &has_base[i],
-                          &base_idx[i], errbuf);
-        free(list);
-        if (!rc) {
-            char section[32], name[32];
-            const char *v;
-            split_key(key, section, name);
-            rc = qr_scenario_get(base, section, name, &v);
-            if (!rc)
-                qri_strlcpy(base_vals[i], v, QR_WHATIF_VALUE_SIZE);
-        }
-    }
-    size_t product = 1;
-    for (size_t i = 0; !rc && i < n_vary; i++) {
-        product *= n_vals[i];
-        if (product > QR_WHATIF_MAX_POINTS)
-            rc = qri_err(errbuf, QR_EVALUE, "--vary: the grid has more than %d points",
-                         QR_WHATIF_MAX_POINTS);
-    }
-    /* Is the baseline in the product? */
-    int base_in = 1;
     for (size_t i = 0; !rc && i < n_vary; i++)
-        base_in &= has_base[i];
-    if (!rc) {
-        g->n_points = product + !base_in;
-        g->values = calloc(g->n_points, sizeof *g->values);
-        if (!g->values)
-            rc = QR_ENOMEM;
-    }
-    if (!rc) {
-        size_t p = 0;
-        if (!base_in) {
-            for (size_t i = 0; i < n_vary; i++)
-                strcpy(g->values[0][i], base_vals[i]);
-            g->baseline = 0;
-            p = 1;
-        }
-        for (size_t idx = 0; idx < product; idx++, p++) {
-            size_t rem = idx;
-            int is_base = 1;
-            for (size_t i = n_vary; i-- > 0;) {
-                strcpy(g->values[p][i], vals[i][rem % n_vals[i]]);
-                is_base &= has_base[i] && rem % n_vals[i] == base_idx[i];
-                rem /= n_vals[i];
-            }
-            if (is_base && base_in)
-                g->baseline = p;
-        }
-        /* every point must be a valid scenario */
-        for (size_t p2 = 0; !rc && p2 < g->n_points; p2++) {
-            qr_scenario *s;
-            char detail[QR_ERRBUF_SIZE];
-            rc = qr_whatif_grid_scenario(g, p2, &s, detail);
-            if (!rc) {
-                rc = qr_scenario_validate(s, detail);
-                qr_scenario_destroy(s);
-            }
-            if (rc) {
-                char what[512] = "";
-                for (size_t i = 0; i < n_vary; i++)
-                    snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s=%s",
-                             i ? " " : "", g->keys[i], g->values[p2][i]);
-                rc = qri_err(errbuf, rc, "--vary: the point %s is not a valid scenario: %s", what,
-                             detail);
-            }
-        }
-    }
+        rc = parse_vary(g, vary[i], i, base, ax, errbuf);
+    if (!rc)
+        rc = make_points(g, ax, n_vary, errbuf);
+    if (!rc)
+        rc = check_points(g, n_vary, errbuf);
     qr_scenario_destroy(base);
-    free(vals);
+    free(ax->vals);
+    free(ax);
     if (rc) {
         qr_whatif_grid_destroy(g);
         return rc;

@@ -144,21 +144,9 @@ static const qr_h5_field error_fields[] = {
     EF("delay_ks", QR_H5_F64, delay_ks, "1"),
 };
 
-static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_outcome *o,
-                    const char *recording_id, char *err)
+/* /grid: a row per point (its values of the keys, and which is the baseline). */
+static int write_grid(qr_h5 *f, const qr_whatif_grid *g, char *err)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/whatif.h5", tmp);
-    qr_h5 *f;
-    int rc = qr_h5_create(&f, path, err);
-    if (rc)
-        return rc;
-    /* the recording it was replayed from, as every derived file has it */
-    if ((rc = qr_h5_attr_str(f, "/", "recording_id", recording_id, err)) != QR_OK) {
-        qr_h5_abort(f);
-        return rc;
-    }
-    const qr_whatif_grid *g = job->grid;
     size_t nk = qr_whatif_grid_keys(g), np = qr_whatif_grid_points(g);
     qr_h5_field fields[2 + QR_WHATIF_MAX_KEYS];
     fields[0] = (qr_h5_field){"point", QR_H5_U32, offsetof(struct grid_row, point), 0, NULL};
@@ -169,16 +157,15 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
                                       QR_WHATIF_VALUE_SIZE, NULL};
     struct grid_row *gr = calloc(np, sizeof *gr);
     if (!gr)
-        rc = QR_ENOMEM;
-    for (size_t p = 0; !rc && p < np; p++) {
+        return QR_ENOMEM;
+    for (size_t p = 0; p < np; p++) {
         gr[p].point = (uint32_t)p;
         gr[p].baseline = p == qr_whatif_grid_baseline(g);
         for (size_t k = 0; k < nk; k++)
             qri_strlcpy(gr[p].v[k], qr_whatif_grid_value(g, p, k), QR_WHATIF_VALUE_SIZE);
     }
     qr_h5_table *t = NULL;
-    if (!rc)
-        rc = qr_h5_table_create(&t, f, "/grid", fields, 2 + nk, sizeof *gr, 0, err);
+    int rc = qr_h5_table_create(&t, f, "/grid", fields, 2 + nk, sizeof *gr, 0, err);
     if (!rc)
         rc = qr_h5_table_append(t, gr, np, err);
     if (t) {
@@ -190,60 +177,63 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
     for (size_t k = 0; k < nk; k++)
         snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", k ? "," : "",
                  qr_whatif_grid_key(g, k));
-    char vname[128];
-    qr_variant_name(job->mode, job->th_ns, vname, sizeof vname);
     if (!rc)
         rc = qr_h5_attr_str(f, "/grid", "keys", keys, err);
-    if (!rc)
-        rc = qr_h5_attr_u64(f, "/", "baseline", qr_whatif_grid_baseline(g), err);
-    if (!rc)
-        rc = qr_h5_attr_str(f, "/", "replay", vname, err);
-    if (!rc)
-        rc = qr_h5_attr_str(f, "/", "engine", job->engine_name ? job->engine_name : "native", err);
-    if (!rc)
-        rc = qr_h5_attr_u64(f, "/", "validated", (uint64_t)(o->truth != NULL), err);
-    if (!rc)
-        rc = qr_h5_attr_str(f, "/", "caveat", QR_WHATIF_CAVEAT, err);
-    /* every run's tables: predictions, then truths, then the recorded runtime */
+    return rc;
+}
+
+/* Every run's tables: predictions, then truths, then the recorded runtime. */
+static int write_runs(qr_h5 *f, const qr_whatif_outcome *o, char *err)
+{
     size_t n_all = o->n * (1 + (o->truth != NULL)) + (o->has_recorded != 0);
     qr_whatif_result *all = calloc(n_all ? n_all : 1, sizeof *all);
-    if (!rc && !all)
-        rc = QR_ENOMEM;
-    if (!rc) {
-        size_t k = 0;
-        for (size_t i = 0; i < o->n; i++)
-            all[k++] = o->pred[i];
-        for (size_t i = 0; o->truth && i < o->n; i++)
-            all[k++] = o->truth[i];
-        if (o->has_recorded)
-            all[k++] = o->recorded;
-        rc = qr_whatif_results_write(f, all, k, err);
-    }
+    if (!all)
+        return QR_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < o->n; i++)
+        all[k++] = o->pred[i];
+    for (size_t i = 0; o->truth && i < o->n; i++)
+        all[k++] = o->truth[i];
+    if (o->has_recorded)
+        all[k++] = o->recorded;
+    int rc = qr_whatif_results_write(f, all, k, err);
     free(all);
-    if (!rc && o->errors) {
-        rc = qr_h5_table_create(&t, f, "/errors", error_fields,
-                                sizeof error_fields / sizeof error_fields[0], sizeof *o->errors, 0,
-                                err);
-        if (!rc) {
-            rc = qr_h5_table_append(t, o->errors, o->n, err);
-            int rc2 = qr_h5_table_close(t, err);
-            rc = rc ? rc : rc2;
-        }
-        const qr_whatif_agreement *a = &o->agree;
-        if (!rc)
-            rc = qr_h5_attr_f64(f, "/errors", "tau_drops", a->tau_drops, err);
-        if (!rc)
-            rc = qr_h5_attr_f64(f, "/errors", "tau_delay_p99", a->tau_delay_p99, err);
-        if (!rc)
-            rc = qr_h5_attr_u64(f, "/errors", "best_drops_pred", a->best_drops_pred, err);
-        if (!rc)
-            rc = qr_h5_attr_u64(f, "/errors", "best_drops_true", a->best_drops_true, err);
-        if (!rc)
-            rc = qr_h5_attr_u64(f, "/errors", "best_delay_pred", a->best_delay_pred, err);
-        if (!rc)
-            rc = qr_h5_attr_u64(f, "/errors", "best_delay_true", a->best_delay_true, err);
+    return rc;
+}
+
+/* /errors: the predictions' errors against the closed loop, and how well they rank the points. */
+static int write_errors(qr_h5 *f, const qr_whatif_outcome *o, char *err)
+{
+    qr_h5_table *t = NULL;
+    int rc =
+        qr_h5_table_create(&t, f, "/errors", error_fields,
+                           sizeof error_fields / sizeof error_fields[0], sizeof *o->errors, 0, err);
+    if (!rc) {
+        rc = qr_h5_table_append(t, o->errors, o->n, err);
+        int rc2 = qr_h5_table_close(t, err);
+        rc = rc ? rc : rc2;
     }
-    for (size_t p = 0; !rc && p < np; p++) {
+    const qr_whatif_agreement *a = &o->agree;
+    if (!rc)
+        rc = qr_h5_attr_f64(f, "/errors", "tau_drops", a->tau_drops, err);
+    if (!rc)
+        rc = qr_h5_attr_f64(f, "/errors", "tau_delay_p99", a->tau_delay_p99, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/errors", "best_drops_pred", a->best_drops_pred, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/errors", "best_drops_true", a->best_drops_true, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/errors", "best_delay_pred", a->best_delay_pred, err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/errors", "best_delay_true", a->best_delay_true, err);
+    return rc;
+}
+
+/* /scenarios/pNNN: every point's whole scenario. */
+static int write_scenarios(qr_h5 *f, const qr_whatif_grid *g, char *err)
+{
+    int rc = QR_OK;
+    for (size_t p = 0; !rc && p < qr_whatif_grid_points(g); p++) {
         char obj[64];
         snprintf(obj, sizeof obj, "/scenarios/p%03zu", p);
         qr_scenario *s;
@@ -255,6 +245,41 @@ static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_o
             qr_scenario_destroy(s);
         }
     }
+    return rc;
+}
+
+static int write_h5(const qr_whatif_job *job, const char *tmp, const qr_whatif_outcome *o,
+                    const char *recording_id, char *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/whatif.h5", tmp);
+    qr_h5 *f;
+    int rc = qr_h5_create(&f, path, err);
+    if (rc)
+        return rc;
+    /* the recording it was replayed from, as every derived file has it */
+    rc = qr_h5_attr_str(f, "/", "recording_id", recording_id, err);
+    const qr_whatif_grid *g = job->grid;
+    if (!rc)
+        rc = write_grid(f, g, err);
+    char vname[128];
+    qr_variant_name(job->mode, job->th_ns, vname, sizeof vname);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/", "baseline", qr_whatif_grid_baseline(g), err);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/", "replay", vname, err);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/", "engine", job->engine_name ? job->engine_name : "native", err);
+    if (!rc)
+        rc = qr_h5_attr_u64(f, "/", "validated", (uint64_t)(o->truth != NULL), err);
+    if (!rc)
+        rc = qr_h5_attr_str(f, "/", "caveat", QR_WHATIF_CAVEAT, err);
+    if (!rc)
+        rc = write_runs(f, o, err);
+    if (!rc && o->errors)
+        rc = write_errors(f, o, err);
+    if (!rc)
+        rc = write_scenarios(f, g, err);
     if (rc) {
         qr_h5_abort(f);
         return rc;

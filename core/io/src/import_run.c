@@ -226,6 +226,88 @@ static int check_replaceable(const char *rec_dir, char *errbuf)
     return QR_OK;
 }
 
+/* Everything the import's state holds (the report aside). */
+static void imp_free(struct imp *m)
+{
+    if (m->caps)
+        for (size_t c = 0; m->scan && c < m->scan->n_captures; c++) {
+            qr_capture_close(m->caps[c].c);
+            free(m->caps[c].view);
+        }
+    if (m->dirs)
+        for (size_t d = 0; d < 2 * m->n_flows; d++) {
+            free(m->dirs[d].sent.v);
+            free(m->dirs[d].late.v);
+            free(m->dirs[d].recv.v);
+            free(m->dirs[d].rtx.v);
+        }
+    qri_map_foreach(&m->owd, qri_imp_free_owd, NULL);
+    qri_map_free(&m->owd);
+    qri_map_free(&m->dir_index);
+    free(m->dirs);
+    free(m->ftimes);
+    free(m->w);
+    free(m->nic_free);
+    free(m->host_last_id);
+    free(m->cap_of_host);
+    free(m->reconstructed);
+    free(m->flow_of_conn);
+    free(m->caps);
+    free(m->segs);
+    free(m->det);
+    free(m->recv);
+    free(m->late);
+    qr_flow_table_destroy(m->ft);
+    qr_topology_destroy(m->topo);
+    qr_import_scan_free(m->scan);
+}
+
+/* Every host of the topology has its pcap, empty if it sent nothing. */
+static int close_pcaps(struct imp *m)
+{
+    for (uint32_t h = 0; h < m->n_hosts; h++) {
+        qr_pcap_writer *w;
+        int rc = qri_imp_writer(m, h, &w);
+        if (rc)
+            return rc;
+        rc = qr_pcap_writer_close(w, m->errbuf);
+        m->w[h] = NULL;
+        if (rc)
+            return rc;
+    }
+    return QR_OK;
+}
+
+/* The new recording's folder beside rec_dir (any left by an earlier run removed), with its pcap/.
+ */
+static int make_tmp(struct imp *m, const char *rec_dir)
+{
+    if (snprintf(m->tmp, sizeof m->tmp, "%s.partial-%ld", rec_dir, (long)getpid()) >=
+        (int)sizeof m->tmp)
+        return qri_err(m->errbuf, QR_EVALUE, "%s: path too long", rec_dir);
+    qri_remove_tree(m->tmp);
+    char pcapdir[sizeof m->tmp + 8];
+    snprintf(pcapdir, sizeof pcapdir, "%s/pcap", m->tmp);
+    int rc = qr_make_dirs(pcapdir, m->errbuf);
+    if (!rc)
+        qr_partial_add(m->tmp);
+    return rc;
+}
+
+/* The captures' SHA-256 and sizes into the report, once the hashing thread is done. */
+static int take_hashes(struct imp *m, struct hash_job *hash)
+{
+    hash_join(hash);
+    if (hash->failed)
+        return qri_err(m->errbuf, QR_EIO, "%s: cannot read it again",
+                       m->cfg->captures[hash->failed - 1]);
+    for (size_t c = 0; c < m->cfg->n_captures; c++) {
+        memcpy(m->rep->captures[c].sha256, hash->sha[c], 65);
+        m->rep->captures[c].size_bytes = hash->size[c];
+    }
+    return QR_OK;
+}
+
 int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *rec_dir,
                   qr_import_report **report, char *errbuf)
 {
@@ -267,30 +349,13 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
                                  qr_topology_hosts(m.topo), &m.scan, errbuf)) != QR_OK ||
         (rc = qri_imp_setup(&m)) != QR_OK)
         goto out;
-    if (snprintf(m.tmp, sizeof m.tmp, "%s.partial-%ld", rec_dir, (long)getpid()) >=
-        (int)sizeof m.tmp) {
-        rc = qri_err(errbuf, QR_EVALUE, "%s: path too long", rec_dir);
-        goto out;
-    }
-    qri_remove_tree(m.tmp);
-    char pcapdir[sizeof m.tmp + 8];
-    snprintf(pcapdir, sizeof pcapdir, "%s/pcap", m.tmp);
-    if ((rc = qr_make_dirs(pcapdir, errbuf)) != QR_OK)
+    if ((rc = make_tmp(&m, rec_dir)) != QR_OK)
         goto out;
     made_tmp = 1;
-    qr_partial_add(m.tmp);
     if ((rc = pass(&m)) != QR_OK)
         goto out;
-    /* every host of the topology has its pcap, empty if it sent nothing */
-    for (uint32_t h = 0; h < m.n_hosts; h++) {
-        qr_pcap_writer *w;
-        if ((rc = qri_imp_writer(&m, h, &w)) != QR_OK)
-            goto out;
-        rc = qr_pcap_writer_close(w, errbuf);
-        m.w[h] = NULL;
-        if (rc)
-            goto out;
-    }
+    if ((rc = close_pcaps(&m)) != QR_OK)
+        goto out;
     shift = calloc(m.n_hosts, sizeof *shift);
     if (!shift) {
         rc = QR_ENOMEM;
@@ -300,15 +365,8 @@ int qr_import_run(const qr_import_cfg *cfg, const qr_scenario *sc, const char *r
         goto out;
     if (m.rep->clock_applied && (rc = qri_imp_shift_pcaps(&m, shift)) != QR_OK)
         goto out;
-    hash_join(&hash);
-    if (hash.failed) {
-        rc = qri_err(errbuf, QR_EIO, "%s: cannot read it again", cfg->captures[hash.failed - 1]);
+    if ((rc = take_hashes(&m, &hash)) != QR_OK)
         goto out;
-    }
-    for (size_t c = 0; c < cfg->n_captures; c++) {
-        memcpy(m.rep->captures[c].sha256, hash.sha[c], 65);
-        m.rep->captures[c].size_bytes = hash.size[c];
-    }
     if ((rc = qri_imp_write_h5(&m, sc, shift)) != QR_OK)
         goto out;
     if (cfg->progress && cfg->progress(cfg->progress_ctx, "import: done")) {
@@ -327,38 +385,8 @@ out:
             qr_pcap_writer_close(m.w[h], NULL);
     if (made_tmp)
         qri_remove_tree(m.tmp);
-    if (m.caps)
-        for (size_t c = 0; m.scan && c < m.scan->n_captures; c++) {
-            qr_capture_close(m.caps[c].c);
-            free(m.caps[c].view);
-        }
-    if (m.dirs)
-        for (size_t d = 0; d < 2 * m.n_flows; d++) {
-            free(m.dirs[d].sent.v);
-            free(m.dirs[d].late.v);
-            free(m.dirs[d].recv.v);
-            free(m.dirs[d].rtx.v);
-        }
-    qri_map_foreach(&m.owd, qri_imp_free_owd, NULL);
-    qri_map_free(&m.owd);
-    qri_map_free(&m.dir_index);
+    imp_free(&m);
     free(shift);
-    free(m.dirs);
-    free(m.ftimes);
-    free(m.w);
-    free(m.nic_free);
-    free(m.host_last_id);
-    free(m.cap_of_host);
-    free(m.reconstructed);
-    free(m.flow_of_conn);
-    free(m.caps);
-    free(m.segs);
-    free(m.det);
-    free(m.recv);
-    free(m.late);
-    qr_flow_table_destroy(m.ft);
-    qr_topology_destroy(m.topo);
-    qr_import_scan_free(m.scan);
     if (rc == QR_ENOMEM)
         qri_err(errbuf, rc, "import: out of memory");
     if (rc || !report)

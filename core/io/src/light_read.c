@@ -579,6 +579,94 @@ static int finish_open(qr_light *l, const char *path, char *errbuf)
     return QR_OK;
 }
 
+/* The record's blocks read one by one: the current block's part, threshold and inflated bytes. */
+struct blocks {
+    FILE *f;
+    const char *path;
+    uint8_t *cbuf, *raw;
+    uint64_t block_no, offset;
+    unsigned part, th;
+    uint32_t rlen, clen;
+    int have_header;
+};
+
+/* The next block's header checked, its bytes inflated and checked against their CRC. */
+static int next_block(struct blocks *b, qr_light *l, char *errbuf)
+{
+    uint8_t hdr[BLOCK_HDR];
+    size_t got = fread(hdr, 1, BLOCK_HDR, b->f);
+    b->block_no++;
+    if (got != BLOCK_HDR)
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: cut at byte %" PRIu64 " (block %" PRIu64 "): no end block", b->path,
+                       b->offset + got, b->block_no);
+    unsigned part = hdr[0], th = hdr[1];
+    uint32_t rlen = rd32(hdr + 4), clen = rd32(hdr + 8), crc = rd32(hdr + 12);
+    if ((part >= QR_LIGHT_PARTS && part != PART_END) || rlen > MAX_BLOCK || clen > MAX_BLOCK ||
+        hdr[2] || hdr[3] || (part == QR_LIGHT_HEADER && !rlen) ||
+        ((part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER) && th >= l->st.n_th) ||
+        (part != QR_LIGHT_SAMPLES && part != QR_LIGHT_ORDER && th) ||
+        (part != QR_LIGHT_HEADER && !b->have_header) || (part == QR_LIGHT_HEADER && b->have_header))
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: block %" PRIu64 " (byte %" PRIu64 "): a bad block header (part %u, "
+                       "threshold %u, %u bytes)",
+                       b->path, b->block_no, b->offset, part, th, rlen);
+    free(b->cbuf);
+    free(b->raw);
+    b->cbuf = malloc(clen + 1);
+    b->raw = malloc(rlen + 1);
+    if (!b->cbuf || !b->raw)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    uLongf have = rlen;
+    if (fread(b->cbuf, 1, clen, b->f) != clen ||
+        (rlen && (uncompress(b->raw, &have, b->cbuf, clen) != Z_OK || have != rlen)) ||
+        (uint32_t)crc32(0L, b->raw, rlen) != crc)
+        return qri_err(errbuf, QR_EFORMAT,
+                       "%s: block %" PRIu64 " (%s, byte %" PRIu64
+                       "): cut short, not deflated data, or its CRC does not match",
+                       b->path, b->block_no, part == PART_END ? "end" : qr_light_part_name(part),
+                       b->offset);
+    b->raw[rlen] = 0; /* the header is read as text */
+    b->offset += BLOCK_HDR + clen;
+    b->part = part;
+    b->th = th;
+    b->rlen = rlen;
+    b->clen = clen;
+    l->st.file_bytes += BLOCK_HDR + clen;
+    if (part < QR_LIGHT_PARTS) {
+        l->st.bytes[part] += BLOCK_HDR + clen;
+        l->st.raw[part] += rlen;
+        if (part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER)
+            l->st.th_bytes[th] += BLOCK_HDR + clen;
+    }
+    return QR_OK;
+}
+
+/* The current block taken into the record by its part's reader (the header block aside). */
+static int read_part(struct opening *o, struct blocks *b, char *errbuf)
+{
+    struct rd r = {b->raw, b->raw + b->rlen, 0};
+    const uint8_t *block_start = b->raw; /* raw may be handed on (the loss part keeps it) */
+    const char *what = qr_light_part_name(b->part);
+    int rc = QR_OK;
+    switch (b->part) {
+    case QR_LIGHT_CONFIG: rc = read_config(o, &r); break;
+    case QR_LIGHT_CALLS: rc = read_calls(o, &r); break;
+    case QR_LIGHT_LOSS: rc = read_loss(o, &r, &b->raw, b->rlen); break;
+    case QR_LIGHT_RECEIVED: rc = read_received(o, &r); break;
+    case QR_LIGHT_SAMPLES: rc = read_samples(o, &r, b->th); break;
+    case QR_LIGHT_ORDER: rc = read_order(o, &r, b->th); break;
+    default: break;
+    }
+    if (!rc && r.bad)
+        rc = qri_err(errbuf, QR_EFORMAT,
+                     "%s: block %" PRIu64 " (%s, byte %" PRIu64
+                     "): a value out of range or cut short, near byte %zu of its %u",
+                     b->path, b->block_no, what, b->offset - BLOCK_HDR - b->clen,
+                     (size_t)(r.p - block_start), b->rlen);
+    return rc;
+}
+
 int qr_light_open(qr_light **out, const char *path, char *errbuf)
 {
     *out = NULL;
@@ -600,111 +688,34 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
         return qri_err(errbuf, e == ENOENT ? QR_ENOENT : QR_EIO, "%s: %s", path, strerror(e));
     }
     int rc = QR_OK;
-    uint8_t magic[8], hdr[BLOCK_HDR];
-    uint8_t *cbuf = NULL, *raw = NULL;
+    uint8_t magic[8];
     struct opening o = {.l = l, .errbuf = errbuf};
-    uint64_t block_no = 0, offset = 8;
-    int ended = 0, have_header = 0;
+    struct blocks b = {.f = f, .path = path, .offset = 8};
+    int ended = 0;
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8)) {
         rc = qri_err(errbuf, QR_EFORMAT, "%s: not a light record (no %s magic)", path, "QRLIGHT1");
         goto out;
     }
     l->st.file_bytes = 8;
-    while (!rc && !ended) {
-        size_t got = fread(hdr, 1, BLOCK_HDR, f);
-        block_no++;
-        if (got != BLOCK_HDR) {
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: cut at byte %" PRIu64 " (block %" PRIu64 "): no end block", path,
-                         offset + got, block_no);
-            break;
-        }
-        unsigned part = hdr[0], th = hdr[1];
-        uint32_t rlen = rd32(hdr + 4), clen = rd32(hdr + 8), crc = rd32(hdr + 12);
-        if ((part >= QR_LIGHT_PARTS && part != PART_END) || rlen > MAX_BLOCK || clen > MAX_BLOCK ||
-            hdr[2] || hdr[3] || (part == QR_LIGHT_HEADER && !rlen) ||
-            ((part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER) && th >= l->st.n_th) ||
-            (part != QR_LIGHT_SAMPLES && part != QR_LIGHT_ORDER && th) ||
-            (part != QR_LIGHT_HEADER && !have_header) || (part == QR_LIGHT_HEADER && have_header)) {
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: block %" PRIu64 " (byte %" PRIu64 "): a bad block header (part %u, "
-                         "threshold %u, %u bytes)",
-                         path, block_no, offset, part, th, rlen);
-            break;
-        }
-        free(cbuf);
-        free(raw);
-        cbuf = malloc(clen + 1);
-        raw = malloc(rlen + 1);
-        if (!cbuf || !raw) {
-            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-            break;
-        }
-        uLongf have = rlen;
-        if (fread(cbuf, 1, clen, f) != clen ||
-            (rlen && (uncompress(raw, &have, cbuf, clen) != Z_OK || have != rlen)) ||
-            (uint32_t)crc32(0L, raw, rlen) != crc) {
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: block %" PRIu64 " (%s, byte %" PRIu64
-                         "): cut short, not deflated data, or its CRC does not match",
-                         path, block_no, part == PART_END ? "end" : qr_light_part_name(part),
-                         offset);
-            break;
-        }
-        raw[rlen] = 0; /* the header is read as text */
-        offset += BLOCK_HDR + clen;
-        l->st.file_bytes += BLOCK_HDR + clen;
-        if (part < QR_LIGHT_PARTS) {
-            l->st.bytes[part] += BLOCK_HDR + clen;
-            l->st.raw[part] += rlen;
-            if (part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER)
-                l->st.th_bytes[th] += BLOCK_HDR + clen;
-        }
-        struct rd r = {raw, raw + rlen, 0};
-        const uint8_t *block_start = raw; /* raw may be handed on (the loss part keeps it) */
-        const char *what = "";
-        if (part == QR_LIGHT_HEADER) {
-            have_header = 1;
-            rc = read_header(l, (const char *)raw, rlen, dir, errbuf);
-            continue;
-        } else if (part == QR_LIGHT_CONFIG) {
-            what = "config";
-            rc = read_config(&o, &r);
-        } else if (part == QR_LIGHT_CALLS) {
-            what = "calls";
-            rc = read_calls(&o, &r);
-        } else if (part == QR_LIGHT_LOSS) {
-            what = "loss";
-            rc = read_loss(&o, &r, &raw, rlen);
-        } else if (part == QR_LIGHT_RECEIVED) {
-            what = "received";
-            rc = read_received(&o, &r);
-        } else if (part == QR_LIGHT_SAMPLES) {
-            what = "samples";
-            rc = read_samples(&o, &r, th);
-        } else if (part == QR_LIGHT_ORDER) {
-            what = "order";
-            rc = read_order(&o, &r, th);
-        } else if (part == PART_END) {
-            what = "end";
+    while (!rc && !ended && (rc = next_block(&b, l, errbuf)) == QR_OK) {
+        if (b.part == QR_LIGHT_HEADER) {
+            b.have_header = 1;
+            rc = read_header(l, (const char *)b.raw, b.rlen, dir, errbuf);
+        } else if (b.part == PART_END) {
+            struct rd r = {b.raw, b.raw + b.rlen, 0};
             rc = read_end(&o, &r, path);
             ended = 1;
-            continue;
+        } else {
+            rc = read_part(&o, &b, errbuf);
         }
-        if (!rc && r.bad)
-            rc = qri_err(errbuf, QR_EFORMAT,
-                         "%s: block %" PRIu64 " (%s, byte %" PRIu64
-                         "): a value out of range or cut short, near byte %zu of its %u",
-                         path, block_no, what, offset - BLOCK_HDR - clen,
-                         (size_t)(r.p - block_start), rlen);
     }
     if (!rc && fgetc(f) != EOF)
         rc = qri_err(errbuf, QR_EFORMAT, "%s: bytes after the end block", path);
     if (!rc)
         rc = finish_open(l, path, errbuf);
 out:
-    free(cbuf);
-    free(raw);
+    free(b.cbuf);
+    free(b.raw);
     free(o.loss_raw);
     fclose(f);
     if (rc) {

@@ -411,31 +411,119 @@ static int check_pcaps(qr_h5_reader *in, const char *h5, const char *dir, char *
     return rc;
 }
 
-static int load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
-                char *errbuf)
+/* recording.h5's tables as read, before they become the recording's. */
+struct tables {
+    qr_row_flow *flows;
+    qr_row_host *hosts;
+    qr_row_detected *det;
+    qr_row_received *recv;
+    size_t n_flows, n_hosts, n_det, n_recv;
+};
+
+static void tables_free(struct tables *t)
 {
-    char h5[2 * QR_PATH_MAX];
-    snprintf(h5, sizeof h5, "%s/recording.h5", dir);
-    qr_h5_reader *in = NULL;
-    qr_row_flow *flows = NULL;
-    qr_row_host *hosts = NULL;
-    qr_row_detected *det = NULL;
-    qr_row_received *recv = NULL;
-    qr_topology *topo = NULL;
-    qr_flow *fl = NULL;
-    size_t n_flows = 0, n_hosts = 0, n_det = 0, n_recv = 0;
+    qr_h5_rows_free(t->flows);
+    qr_h5_rows_free(t->hosts);
+    qr_h5_rows_free(t->det);
+    qr_h5_rows_free(t->recv);
+}
+
+/* The tables of recording.h5 (h5, in the recording folder dir), and the pcaps beside it checked. */
+static int read_tables(qr_recording *r, qr_h5_reader *in, const char *h5, const char *dir,
+                       int received, struct tables *t, char *errbuf)
+{
     char detail[QR_ERRBUF_SIZE];
-    int rc = qr_h5_open(&in, h5, detail);
-    if (rc) {
-        rc = qri_err(errbuf, rc, "%s (not a complete recording: run qreplay runtime)", detail);
-        goto out;
+    int rc;
+    if ((rc = qr_h5_read_rows(in, "/flows", &qr_schema_flow, (void **)&t->flows, &t->n_flows,
+                              errbuf)) ||
+        (rc = qr_h5_read_rows(in, "/hosts", &qr_schema_host, (void **)&t->hosts, &t->n_hosts,
+                              errbuf)) ||
+        (rc = qr_h5_read_rows(in, "/drops_detected", &qr_schema_detected, (void **)&t->det,
+                              &t->n_det, errbuf)))
+        return rc;
+    /* /received is optional (a runtime without receive records); present but unreadable is
+     * damage, said as such, not taken for missing */
+    rc = received ? qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&t->recv,
+                                    &t->n_recv, detail)
+                  : QR_ENOTFOUND;
+    r->has_received = rc == QR_OK;
+    if (rc != QR_OK && rc != QR_ENOTFOUND)
+        return qri_err(errbuf, rc, "%s: /received is damaged: %s", h5, detail);
+    /* /received_ce: a runtime whose switches mark ECN (optional, like /received) */
+    if (received && (rc = read_ids(in, h5, "/received_ce", &r->ce, &r->n_ce, errbuf)) != QR_OK)
+        return rc;
+    if ((rc = read_import_seen(r, in, h5, t->n_flows, errbuf)) != QR_OK ||
+        (rc = read_ids(in, h5, "/import/late", &r->late, &r->n_late, errbuf)) != QR_OK)
+        return rc;
+    /* the pcaps beside it must be the ones it recorded */
+    if ((rc = check_pcaps(in, h5, dir, errbuf)) != QR_OK)
+        return rc;
+    /* /paths is optional (a run without path discovery); present but unreadable is damage */
+    rc = qr_h5_read_rows(in, "/paths", &qr_schema_path, (void **)&r->paths, &r->n_paths, detail);
+    r->has_paths = rc == QR_OK;
+    if (rc != QR_OK && rc != QR_ENOTFOUND)
+        return qri_err(errbuf, rc, "%s: /paths is damaged: %s", h5, detail);
+    return QR_OK;
+}
+
+/* The recording's flow table from /flows, on the topology; /paths and the ports checked by it. */
+static int build_flows(qr_recording *r, const qr_topology *topo, const char *h5,
+                       const struct tables *t, char *errbuf)
+{
+    char detail[QR_ERRBUF_SIZE];
+    qr_flow *fl = malloc((t->n_flows ? t->n_flows : 1) * sizeof *fl);
+    if (!fl)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t f = 0; f < t->n_flows; f++) {
+        const qr_row_flow *x = &t->flows[f];
+        fl[f] = (qr_flow){x->id, x->src, x->dst, x->bytes, x->start_ns, x->incast};
     }
-    if ((rc = qr_scenario_from_h5(&r->scenario, h5, NULL, dir, detail)) != QR_OK) {
-        rc = qri_err(errbuf, rc, "%s: its scenario does not load: %s", h5, detail);
-        goto out;
-    }
+    int rc = qr_flow_table_for_topology(&r->flows, fl, t->n_flows, topo, detail);
+    free(fl);
+    if (rc != QR_OK)
+        return qri_err(errbuf, rc, "%s: /flows: %s", h5, detail);
+    for (size_t i = 0; i < r->n_paths; i++)
+        if (r->paths[i].dir >= qr_flow_table_directions(r->flows))
+            return qri_err(errbuf, QR_EFORMAT, "%s: /paths row %zu: direction %u is no flow's", h5,
+                           i + 1, r->paths[i].dir);
+    for (size_t f = 0; f < t->n_flows; f++)
+        if (qr_flow_table_sender_port(r->flows, (uint32_t)f) != t->flows[f].src_port)
+            return qri_err(errbuf, QR_EVALUE,
+                           "%s: /flows: flow %zu has port %u, not the runtime's numbering", h5, f,
+                           t->flows[f].src_port);
+    return QR_OK;
+}
+
+/* The drops the receivers detected and the receive times, sorted for lookup. */
+static int take_packets(qr_recording *r, const struct tables *t, char *errbuf)
+{
+    r->detected = malloc((t->n_det ? t->n_det : 1) * sizeof *r->detected);
+    r->received = malloc((t->n_recv ? t->n_recv : 1) * sizeof *r->received);
+    if (!r->detected || !r->received)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < t->n_det; i++)
+        r->detected[i] = t->det[i].packet;
+    qsort(r->detected, t->n_det, sizeof *r->detected, qri_cmp_u64);
+    r->n_detected = t->n_det;
+    for (size_t i = 0; i < t->n_recv; i++)
+        r->received[i] =
+            (struct recv_entry){qr_packet_id(t->recv[i].dir, t->recv[i].seq), t->recv[i].time_ns};
+    if (sort_received(r->received, t->n_recv) != QR_OK)
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    r->n_received = t->n_recv;
+    return QR_OK;
+}
+
+/* recording.h5's identity: its scenario (checked against `check`), id and end. */
+static int read_head(qr_recording *r, qr_h5_reader *in, const char *h5, const char *dir,
+                     const qr_scenario *check, char *errbuf)
+{
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_scenario_from_h5(&r->scenario, h5, NULL, dir, detail);
+    if (rc != QR_OK)
+        return qri_err(errbuf, rc, "%s: its scenario does not load: %s", h5, detail);
     if (check && (rc = check_match(r->scenario, check, dir, errbuf)) != QR_OK)
-        goto out;
+        return rc;
     char *id = NULL;
     if (qr_h5_read_attr_str(in, "/", "recording_id", &id, NULL) == QR_OK)
         snprintf(r->id, sizeof r->id, "%s", id);
@@ -443,108 +531,57 @@ static int load(qr_recording *r, const char *dir, const qr_scenario *check, int 
     double end = 0;
     if (qr_h5_read_attr_f64(in, "/", "sim_end_ns", &end, NULL) == QR_OK && end > 0 && end < 9e18)
         r->end_ns = (int64_t)end;
+    return QR_OK;
+}
+
+static int load(qr_recording *r, const char *dir, const qr_scenario *check, int received,
+                char *errbuf)
+{
+    char h5[2 * QR_PATH_MAX];
+    snprintf(h5, sizeof h5, "%s/recording.h5", dir);
+    qr_h5_reader *in = NULL;
+    qr_topology *topo = NULL;
+    struct tables t = {0};
+    char detail[QR_ERRBUF_SIZE];
+    int rc = qr_h5_open(&in, h5, detail);
+    if (rc) {
+        rc = qri_err(errbuf, rc, "%s (not a complete recording: run qreplay runtime)", detail);
+        goto out;
+    }
+    if ((rc = read_head(r, in, h5, dir, check, errbuf)) != QR_OK)
+        goto out;
     const qr_config *c = qr_scenario_config(check ? check : r->scenario);
     rc = qr_topology_of_config(&topo, c);
     if (rc) {
         rc = qri_err(errbuf, QR_EVALUE, "%s: bad topology", h5);
         goto out;
     }
-    if ((rc = qr_h5_read_rows(in, "/flows", &qr_schema_flow, (void **)&flows, &n_flows, errbuf)) ||
-        (rc = qr_h5_read_rows(in, "/hosts", &qr_schema_host, (void **)&hosts, &n_hosts, errbuf)) ||
-        (rc = qr_h5_read_rows(in, "/drops_detected", &qr_schema_detected, (void **)&det, &n_det,
-                              errbuf)))
+    if ((rc = read_tables(r, in, h5, dir, received, &t, errbuf)) != QR_OK)
         goto out;
-    /* /received is optional (a runtime without receive records); present but unreadable is
-     * damage, said as such, not taken for missing */
-    rc = received ? qr_h5_read_rows(in, "/received", &qr_schema_received, (void **)&recv, &n_recv,
-                                    detail)
-                  : QR_ENOTFOUND;
-    r->has_received = rc == QR_OK;
-    if (rc != QR_OK && rc != QR_ENOTFOUND) {
-        rc = qri_err(errbuf, rc, "%s: /received is damaged: %s", h5, detail);
-        goto out;
-    }
-    /* /received_ce: a runtime whose switches mark ECN (optional, like /received) */
-    if (received && (rc = read_ids(in, h5, "/received_ce", &r->ce, &r->n_ce, errbuf)) != QR_OK)
-        goto out;
-    if ((rc = read_import_seen(r, in, h5, n_flows, errbuf)) != QR_OK ||
-        (rc = read_ids(in, h5, "/import/late", &r->late, &r->n_late, errbuf)) != QR_OK)
-        goto out;
-    /* the pcaps beside it must be the ones it recorded */
-    if ((rc = check_pcaps(in, h5, dir, errbuf)) != QR_OK)
-        goto out;
-    /* /paths is optional (a run without path discovery); present but unreadable is damage */
-    rc = qr_h5_read_rows(in, "/paths", &qr_schema_path, (void **)&r->paths, &r->n_paths, detail);
-    r->has_paths = rc == QR_OK;
-    if (rc != QR_OK && rc != QR_ENOTFOUND) {
-        rc = qri_err(errbuf, rc, "%s: /paths is damaged: %s", h5, detail);
-        goto out;
-    }
-
     qr_h5_close(in);
     in = NULL;
     r->n_hosts = qr_topology_hosts(topo);
-    if (n_hosts != r->n_hosts) {
+    if (t.n_hosts != r->n_hosts) {
         rc = qri_err(errbuf, QR_EVALUE,
                      "the scenario does not match the recording in %s: %u hosts, recorded %zu", dir,
-                     r->n_hosts, n_hosts);
+                     r->n_hosts, t.n_hosts);
         goto out;
     }
-    fl = malloc((n_flows ? n_flows : 1) * sizeof *fl);
-    r->hosts = calloc(n_hosts, sizeof *r->hosts);
-    r->detected = malloc((n_det ? n_det : 1) * sizeof *r->detected);
-    r->received = malloc((n_recv ? n_recv : 1) * sizeof *r->received);
-    if (!fl || !r->hosts || !r->detected || !r->received) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t f = 0; f < n_flows; f++)
-        fl[f] = (qr_flow){flows[f].id,    flows[f].src,      flows[f].dst,
-                          flows[f].bytes, flows[f].start_ns, flows[f].incast};
-    if ((rc = qr_flow_table_for_topology(&r->flows, fl, n_flows, topo, detail)) != QR_OK) {
-        rc = qri_err(errbuf, rc, "%s: /flows: %s", h5, detail);
-        goto out;
-    }
-    for (size_t i = 0; i < r->n_paths; i++)
-        if (r->paths[i].dir >= qr_flow_table_directions(r->flows)) {
-            rc = qri_err(errbuf, QR_EFORMAT, "%s: /paths row %zu: direction %u is no flow's", h5,
-                         i + 1, r->paths[i].dir);
-            goto out;
-        }
-    for (size_t f = 0; f < n_flows; f++)
-        if (qr_flow_table_sender_port(r->flows, (uint32_t)f) != flows[f].src_port) {
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "%s: /flows: flow %zu has port %u, not the runtime's numbering", h5, f,
-                         flows[f].src_port);
-            goto out;
-        }
-    for (size_t i = 0; i < n_det; i++)
-        r->detected[i] = det[i].packet;
-    qsort(r->detected, n_det, sizeof *r->detected, qri_cmp_u64);
-    r->n_detected = n_det;
-    for (size_t i = 0; i < n_recv; i++)
-        r->received[i] =
-            (struct recv_entry){qr_packet_id(recv[i].dir, recv[i].seq), recv[i].time_ns};
-    if ((rc = sort_received(r->received, n_recv)) != QR_OK) {
-        rc = qri_err(errbuf, rc, "out of memory");
-        goto out;
-    }
-    r->n_received = n_recv;
+    r->hosts = calloc(t.n_hosts, sizeof *r->hosts);
     r->dir = strdup(dir);
-    if (!r->dir) {
+    if (!r->hosts || !r->dir) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto out;
     }
-    r->host_rows = hosts;
-    hosts = NULL;
+    if ((rc = build_flows(r, topo, h5, &t, errbuf)) != QR_OK ||
+        (rc = take_packets(r, &t, errbuf)) != QR_OK)
+        goto out;
+    r->host_rows = t.hosts;
+    t.hosts = NULL;
 out:
     qr_h5_close(in);
-    qr_h5_rows_free(flows);
-    qr_h5_rows_free(hosts);
-    qr_h5_rows_free(det);
-    qr_h5_rows_free(recv);
+    tables_free(&t);
     qr_topology_destroy(topo);
-    free(fl);
     return rc;
 }
 

@@ -174,6 +174,78 @@ fail:
     return rc;
 }
 
+/* The drop error of a replay's drops against the runtime's (0 or QR_ENOMEM). */
+static int variant_droperr(const qr_row_drop *run_drops, size_t n_run_drops,
+                           const qr_row_drop *drops, size_t n_drops, qr_variant_summary *row)
+{
+    qr_droperr *de = NULL;
+    int rc = qr_droperr_create(&de);
+    for (size_t i = 0; !rc && i < n_run_drops; i++)
+        if (qr_droperr_add(de, QR_RUN_RUNTIME, run_drops[i].packet,
+                           (qr_location){run_drops[i].sw, run_drops[i].port}) == QR_ENOMEM)
+            rc = QR_ENOMEM;
+    for (size_t i = 0; !rc && i < n_drops; i++)
+        if (qr_droperr_add(de, QR_RUN_REPLAY, drops[i].packet,
+                           (qr_location){drops[i].sw, drops[i].port}) == QR_ENOMEM)
+            rc = QR_ENOMEM;
+    if (!rc)
+        qr_droperr_result(de, &row->drops);
+    qr_droperr_destroy(de);
+    return rc;
+}
+
+/* Group g's qdiff, busiest_queue and queues: both arrival logs in time order, matched by (packet,
+ * queue); their summaries into row. */
+static int write_qdiff(qr_h5 *o, const char *g, const char *run_log, const char *replay_log,
+                       struct variant_out *out, qr_variant_summary *row)
+{
+    char path[512], *errbuf = out->errbuf;
+    qr_qdiff_stream *qs = NULL;
+    qr_row_queue_summary *queues = NULL;
+    size_t n_queues = 0;
+    int rc;
+    snprintf(path, sizeof path, "%s/qdiff", g);
+    QRI_TRY(qr_h5_table_open_schema(&out->qdiff, o, path, &qr_schema_qdiff, errbuf));
+    qr_h5_table_rle(out->qdiff); /* the table whose compression bounded qreplay metrics */
+    QRI_TRY(qr_compare_arrival_logs(run_log, replay_log, out->bsw, out->bport, on_qdiff_row,
+                                    on_series_point, out, &qs, errbuf));
+    QRI_TRY(flush_rows(out));
+    rc = qr_h5_table_close(out->qdiff, errbuf);
+    out->qdiff = NULL;
+    if (rc)
+        goto fail;
+    snprintf(path, sizeof path, "%s/busiest_queue", g);
+    QRI_TRY(qr_h5_write_rows(o, path, &qr_schema_queue_series, out->series, out->n_series, errbuf));
+    qr_qdiff_stream_summary(qs, &row->qdiff, &row->qdiff_sym);
+    qr_qdiff_stream_qlen(qs, &row->qlen);
+    qr_qdiff_stream_pending(qs, &row->runtime_only, &row->replay_only);
+    row->matched = row->qdiff.count;
+    if ((rc = qr_qdiff_stream_queue_rows(qs, &queues, &n_queues)) != QR_OK) {
+        rc = qri_err(errbuf, rc, "%s: out of memory", replay_log);
+        goto fail;
+    }
+    snprintf(path, sizeof path, "%s/queues", g);
+    QRI_TRY(qr_h5_write_rows(o, path, &qr_schema_queue_summary, queues, n_queues, errbuf));
+fail:
+    qr_h5_rows_free(queues);
+    qr_qdiff_stream_destroy(qs);
+    return rc;
+}
+
+/* Group g's lag medians, where there is one. */
+static int write_lag(qr_h5 *o, const char *g, qr_lag *lag, char *errbuf)
+{
+    int64_t early, settled;
+    int has_early, has_settled, rc = QR_OK;
+    qr_lag_medians(lag, &early, &has_early, &settled, &has_settled);
+    if (has_early)
+        QRI_TRY(qr_h5_attr_i64(o, g, "lag_early_ns", early, errbuf));
+    if (has_settled)
+        QRI_TRY(qr_h5_attr_i64(o, g, "lag_settled_ns", settled, errbuf));
+fail:
+    return rc;
+}
+
 static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const char *run_log,
                          const qr_row_drop *run_drops, size_t n_run_drops, uint32_t bsw,
                          uint32_t bport, const qr_busy_period *busy, uint64_t recorded,
@@ -187,12 +259,9 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     qr_h5_reader *rep = NULL;
     qr_row_drop *drops = NULL;
     qr_row_replay_host *hosts = NULL;
-    qr_droperr *de = NULL;
-    qr_qdiff_stream *qs = NULL;
-    qr_row_queue_summary *queues = NULL;
     struct variant_out *out = calloc(1, sizeof *out);
     char *mode = NULL;
-    size_t n_drops = 0, n_hosts = 0, n_queues = 0;
+    size_t n_drops = 0, n_hosts = 0;
     double th, margin, lateness;
     int rc;
     if (!out)
@@ -235,64 +304,21 @@ static int write_variant(qr_h5 *o, const char *run_dir, const char *v, const cha
     snprintf(path, sizeof path, "%s/drops", g);
     QRI_TRY(qr_h5_write_rows(o, path, &qr_schema_drop, drops, n_drops, errbuf));
 
-    /* drop error */
-    if ((rc = qr_droperr_create(&de)) != QR_OK)
-        goto nomem;
-    for (size_t i = 0; i < n_run_drops; i++)
-        if ((rc = qr_droperr_add(de, QR_RUN_RUNTIME, run_drops[i].packet,
-                                 (qr_location){run_drops[i].sw, run_drops[i].port})) == QR_ENOMEM)
-            goto nomem;
-    for (size_t i = 0; i < n_drops; i++)
-        if ((rc = qr_droperr_add(de, QR_RUN_REPLAY, drops[i].packet,
-                                 (qr_location){drops[i].sw, drops[i].port})) == QR_ENOMEM)
-            goto nomem;
-    qr_droperr_result(de, &row->drops);
-
-    /* qdiff: both arrival logs in time order, matched by (packet, queue) */
-    snprintf(path, sizeof path, "%s/qdiff", g);
-    QRI_TRY(qr_h5_table_open_schema(&out->qdiff, o, path, &qr_schema_qdiff, errbuf));
-    qr_h5_table_rle(out->qdiff); /* the table whose compression bounded qreplay metrics */
-    snprintf(path, sizeof path, "%s/arrivals.qra", vdir);
-    QRI_TRY(qr_compare_arrival_logs(run_log, path, bsw, bport, on_qdiff_row, on_series_point, out,
-                                    &qs, errbuf));
-    QRI_TRY(flush_rows(out));
-    rc = qr_h5_table_close(out->qdiff, errbuf);
-    out->qdiff = NULL;
-    if (rc)
+    if ((rc = variant_droperr(run_drops, n_run_drops, drops, n_drops, row)) != QR_OK) {
+        rc = qri_err(errbuf, rc, "%s: out of memory", vdir);
         goto fail;
-    snprintf(path, sizeof path, "%s/busiest_queue", g);
-    QRI_TRY(qr_h5_write_rows(o, path, &qr_schema_queue_series, out->series, out->n_series, errbuf));
-    qr_qdiff_stream_summary(qs, &row->qdiff, &row->qdiff_sym);
-    qr_qdiff_stream_qlen(qs, &row->qlen);
-    qr_qdiff_stream_pending(qs, &row->runtime_only, &row->replay_only);
-    row->matched = row->qdiff.count;
-    if ((rc = qr_qdiff_stream_queue_rows(qs, &queues, &n_queues)) != QR_OK)
-        goto nomem;
-    snprintf(path, sizeof path, "%s/queues", g);
-    QRI_TRY(qr_h5_write_rows(o, path, &qr_schema_queue_summary, queues, n_queues, errbuf));
-
+    }
+    snprintf(path, sizeof path, "%s/arrivals.qra", vdir);
+    QRI_TRY(write_qdiff(o, g, run_log, path, out, row));
     QRI_TRY(variant_attrs(o, g, row, (uint64_t)margin, (int64_t)lateness, errbuf));
-    int64_t early, settled;
-    int has_early, has_settled;
-    qr_lag_medians(&out->lag, &early, &has_early, &settled, &has_settled);
-    if (has_early)
-        QRI_TRY(qr_h5_attr_i64(o, g, "lag_early_ns", early, errbuf));
-    if (has_settled)
-        QRI_TRY(qr_h5_attr_i64(o, g, "lag_settled_ns", settled, errbuf));
-    goto done;
-nomem:
-    rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", vdir);
+    QRI_TRY(write_lag(o, g, &out->lag, errbuf));
 fail:
-done:
     if (out->qdiff)
         qr_h5_table_close(out->qdiff, NULL);
     qr_h5_close(rep);
     free(mode);
     qr_h5_rows_free(drops);
     qr_h5_rows_free(hosts);
-    qr_h5_rows_free(queues);
-    qr_droperr_destroy(de);
-    qr_qdiff_stream_destroy(qs);
     free(out->series);
     qr_lag_free(&out->lag);
     free(out);
@@ -367,6 +393,54 @@ fail:
     return rc;
 }
 
+/* Every input of this recording: the runtime's truth (truth_h5) and log, and each replay. */
+static int check_inputs(const char *run_dir, const char *truth_h5, const char *run_log,
+                        const char *rec_id, char *const *variants, size_t n_variants, char *errbuf)
+{
+    int rc;
+    QRI_TRY(qr_h5_check_recording(truth_h5, rec_id, "its recording was replaced: the truth is lost",
+                                  errbuf));
+    QRI_TRY(qr_run_log_check(run_log, rec_id,
+                             "put the recorded run's own log back, or run it again "
+                             "(qreplay runtime)",
+                             errbuf));
+    for (size_t i = 0; i < n_variants; i++) {
+        char vp[4 * QR_PATH_MAX], fix[3 * QR_PATH_MAX];
+        snprintf(fix, sizeof fix, "replay again (qreplay replay %s) or remove %s/replay/%s",
+                 run_dir, run_dir, variants[i]);
+        snprintf(vp, sizeof vp, "%s/replay/%s/replay.h5", run_dir, variants[i]);
+        QRI_TRY(qr_h5_check_recording(vp, rec_id, fix, errbuf));
+        snprintf(vp, sizeof vp, "%s/replay/%s/arrivals.qra", run_dir, variants[i]);
+        QRI_TRY(qr_run_log_check(vp, rec_id, fix, errbuf));
+    }
+fail:
+    return rc;
+}
+
+/* /runtime: its drops, packets, busiest queue, that queue's series and busy period (into *busy). */
+static int write_runtime(qr_h5 *o, const char *run_log, const qr_row_drop *run_drops,
+                         size_t n_run_drops, uint64_t recorded, uint32_t bsw, uint32_t bport,
+                         qr_busy_period *busy, char *errbuf)
+{
+    qr_row_queue_series *series = NULL;
+    size_t n_series = 0;
+    int rc;
+    QRI_TRY(qr_h5_group(o, "/runtime", errbuf));
+    QRI_TRY(qr_h5_write_rows(o, "/runtime/drops", &qr_schema_drop, run_drops, n_run_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "drops", n_run_drops, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "packets", recorded, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "busiest_switch", bsw, errbuf));
+    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "busiest_port", bport, errbuf));
+    QRI_TRY(runtime_series(run_log, bsw, bport, &series, &n_series, errbuf));
+    QRI_TRY(qr_h5_write_rows(o, "/runtime/busiest_queue", &qr_schema_queue_series, series, n_series,
+                             errbuf));
+    qr_busy_period_find(series, n_series, busy);
+    QRI_TRY(write_busy_period(o, busy, errbuf));
+fail:
+    free(series);
+    return rc;
+}
+
 int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
                      qr_variant_summary **rows, size_t *n_rows, char *errbuf)
 {
@@ -378,11 +452,10 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     qr_row_flow *flows = NULL;
     qr_row_drop *run_drops = NULL;
     qr_row_host *hosts = NULL;
-    qr_row_queue_series *series = NULL;
     char **variants = NULL, *scenario_name = NULL;
     qr_variant_summary *out = NULL;
     int64_t *sampling_th = NULL;
-    size_t n_flows = 0, n_run_drops = 0, n_hosts = 0, n_series = 0, n_variants = 0, n_sampling = 0;
+    size_t n_flows = 0, n_run_drops = 0, n_hosts = 0, n_variants = 0, n_sampling = 0;
     qr_h5 *o = NULL;
     uint32_t bsw = 0, bport = 0;
     qr_busy_period busy;
@@ -417,22 +490,7 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
                      run_dir);
         goto fail;
     }
-    /* every input must be of this recording: the runtime's truth and each replay */
-    QRI_TRY(qr_h5_check_recording(path, rec_id, "its recording was replaced: the truth is lost",
-                                  errbuf));
-    QRI_TRY(qr_run_log_check(run_log, rec_id,
-                             "put the recorded run's own log back, or run it again "
-                             "(qreplay runtime)",
-                             errbuf));
-    for (size_t i = 0; i < n_variants; i++) {
-        char vp[4 * QR_PATH_MAX], fix[3 * QR_PATH_MAX];
-        snprintf(fix, sizeof fix, "replay again (qreplay replay %s) or remove %s/replay/%s",
-                 run_dir, run_dir, variants[i]);
-        snprintf(vp, sizeof vp, "%s/replay/%s/replay.h5", run_dir, variants[i]);
-        QRI_TRY(qr_h5_check_recording(vp, rec_id, fix, errbuf));
-        snprintf(vp, sizeof vp, "%s/replay/%s/arrivals.qra", run_dir, variants[i]);
-        QRI_TRY(qr_run_log_check(vp, rec_id, fix, errbuf));
-    }
+    QRI_TRY(check_inputs(run_dir, path, run_log, rec_id, variants, n_variants, errbuf));
     rc = qr_arrival_log_busiest(run_log, &bsw, &bport, errbuf);
     if (rc && rc != QR_ENOTFOUND)
         goto fail;
@@ -444,17 +502,7 @@ int qr_results_write(const char *run_dir, qr_progress_fn progress, void *ctx,
     QRI_TRY(qr_h5_create_result(&o, path, s, "qreplay results", rec_id, errbuf));
     QRI_TRY(qr_h5_attr_str(o, "/", "scenario_name", scenario_name, errbuf));
     QRI_TRY(qr_h5_write_rows(o, "/flows", &qr_schema_flow, flows, n_flows, errbuf));
-    QRI_TRY(qr_h5_group(o, "/runtime", errbuf));
-    QRI_TRY(qr_h5_write_rows(o, "/runtime/drops", &qr_schema_drop, run_drops, n_run_drops, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "drops", n_run_drops, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "packets", recorded, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "busiest_switch", bsw, errbuf));
-    QRI_TRY(qr_h5_attr_u64(o, "/runtime", "busiest_port", bport, errbuf));
-    QRI_TRY(runtime_series(run_log, bsw, bport, &series, &n_series, errbuf));
-    QRI_TRY(qr_h5_write_rows(o, "/runtime/busiest_queue", &qr_schema_queue_series, series, n_series,
-                             errbuf));
-    qr_busy_period_find(series, n_series, &busy);
-    QRI_TRY(write_busy_period(o, &busy, errbuf));
+    QRI_TRY(write_runtime(o, run_log, run_drops, n_run_drops, recorded, bsw, bport, &busy, errbuf));
     QRI_TRY(write_incast_shares(o, truth, flows, n_flows, run_drops, n_run_drops, errbuf));
 
     out = calloc(n_variants, sizeof *out);
@@ -494,7 +542,6 @@ fail:
     qr_h5_rows_free(flows);
     qr_h5_rows_free(run_drops);
     qr_h5_rows_free(hosts);
-    free(series);
     free(sampling_th);
     qr_variants_free(variants, n_variants);
     free(out);

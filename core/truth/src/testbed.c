@@ -493,31 +493,120 @@ static int read_egress(struct tb *t, uint32_t q, uint32_t q_port, const char *pa
 }
 
 /* The sweep over arrivals and departures: the arrival log and the drop rows. */
+/* The switch's queues as the sweep replays them: per port the flows held, their bytes and the
+ * last departure; the whole buffer's bytes; the drops so far. */
+struct sweep {
+    struct tb *t;
+    qr_testbed_truth_report *rep;
+    qr_queue_flows **qf;
+    uint64_t *qbytes;
+    int64_t *last_dep;
+    uint64_t total;
+    qr_row_drop *drops;
+    size_t nd, capd;
+};
+
+/* Packet x left its port at time t. */
+static int sweep_departure(struct sweep *st, const struct arr *x, int64_t t)
+{
+    uint32_t p = x->port;
+    /* the port's service while busy: this packet waited for the previous one */
+    qr_testbed_port_report *pr = &st->rep->ports[p];
+    if (st->last_dep[p] != INT64_MIN && x->t_in <= st->last_dep[p]) {
+        pr->busy_bytes += x->bytes;
+        pr->busy_ns += t - st->last_dep[p];
+    }
+    st->last_dep[p] = t;
+    int rc = qr_queue_flows_remove(st->qf[p], x->dir, x->bytes);
+    if (rc)
+        rc = qri_err(st->t->errbuf, QR_ESTATE, "queue of port %u: a departure it did not hold", p);
+    st->qbytes[p] -= x->bytes;
+    st->total -= x->bytes;
+    return rc;
+}
+
+/* Packet x reached its port of switch sw: its arrival record, and admitted or dropped. */
+static int sweep_arrival(struct sweep *st, const struct arr *x, uint32_t sw, uint64_t limit,
+                         qr_arrival_writer *w)
+{
+    uint32_t p = x->port;
+    const qr_flow_bytes *fl;
+    size_t nf = qr_queue_flows_snapshot(st->qf[p], &fl);
+    int dropped = x->t_out == INT64_MIN;
+    qr_arrival a = {.packet = x->id,
+                    .time_ns = x->t_in,
+                    .sw = sw,
+                    .port = p,
+                    .bytes = x->bytes,
+                    .decision = dropped ? QR_DROP_THRESHOLD : QR_ADMIT,
+                    .tagged = 0,
+                    .n_flows = (uint16_t)(nf > 65535 ? 65535 : nf),
+                    .queue_bytes = st->qbytes[p],
+                    .total_bytes = st->total,
+                    .threshold = (int64_t)limit,
+                    .flows = fl};
+    int rc = qr_arrival_write(w, &a, st->t->errbuf);
+    qr_testbed_port_report *pr = &st->rep->ports[p];
+    pr->arrivals++;
+    if (st->qbytes[p] > pr->max_queue_bytes)
+        pr->max_queue_bytes = st->qbytes[p];
+    int fits = st->qbytes[p] + x->bytes <= limit;
+    if (dropped) {
+        pr->drops++;
+        pr->drops_with_room += fits;
+        if (qri_grow((void **)&st->drops, &st->capd, st->nd, sizeof *st->drops, 256))
+            return QR_ENOMEM;
+        qr_drop_row_of(&a, &st->drops[st->nd++]);
+        return rc;
+    }
+    pr->admits_over_limit += !fits;
+    if (!rc)
+        rc = qr_queue_flows_add(st->qf[p], x->dir, x->bytes);
+    st->qbytes[p] += x->bytes;
+    st->total += x->bytes;
+    return rc;
+}
+
+/* The median and largest sojourn of the packets that left. */
+static int sweep_sojourns(const struct tb *t, qr_testbed_truth_report *rep)
+{
+    int64_t *soj = malloc((t->n_a + 1) * sizeof *soj);
+    size_t ns = 0;
+    if (!soj)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < t->n_a; i++)
+        if (t->a[i].t_out != INT64_MIN)
+            soj[ns++] = t->a[i].t_out - t->a[i].t_in;
+    if (ns) {
+        qsort(soj, ns, sizeof *soj, qri_cmp_i64);
+        rep->sojourn_p50_ns = qr_percentile_i64(soj, ns, 0.5);
+        rep->sojourn_max_ns = soj[ns - 1];
+    }
+    free(soj);
+    return QR_OK;
+}
+
 static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_ports, uint64_t limit,
                  qr_testbed_truth_report *rep, qr_row_drop **drops_out, size_t *n_drops,
                  int64_t *end_ns)
 {
-    size_t ne = 0;
+    size_t ne = 0, np = n_ports ? n_ports : 1;
     struct ev *ev = malloc((2 * t->n_a + 1) * sizeof *ev);
-    qr_queue_flows **qf = calloc(n_ports ? n_ports : 1, sizeof *qf);
-    uint64_t *qbytes = calloc(n_ports ? n_ports : 1, sizeof *qbytes);
-    int64_t *last_dep = malloc((n_ports ? n_ports : 1) * sizeof *last_dep);
-    qr_row_drop *drops = NULL;
-    size_t nd = 0, capd = 0;
-    int64_t *soj = malloc((t->n_a + 1) * sizeof *soj);
-    size_t ns = 0;
+    struct sweep st = {.t = t,
+                       .rep = rep,
+                       .qf = calloc(np, sizeof *st.qf),
+                       .qbytes = calloc(np, sizeof *st.qbytes),
+                       .last_dep = malloc(np * sizeof *st.last_dep)};
     qr_arrival_writer *w = NULL;
-    int rc = ev && qf && qbytes && soj && last_dep ? QR_OK : QR_ENOMEM;
+    int rc = ev && st.qf && st.qbytes && st.last_dep ? QR_OK : QR_ENOMEM;
     for (uint32_t p = 0; !rc && p < n_ports; p++)
-        last_dep[p] = INT64_MIN;
+        st.last_dep[p] = INT64_MIN;
     for (uint32_t p = 0; !rc && p < n_ports; p++)
-        rc = qr_queue_flows_create(&qf[p]);
+        rc = qr_queue_flows_create(&st.qf[p]);
     for (size_t i = 0; !rc && i < t->n_a; i++) {
         ev[ne++] = (struct ev){t->a[i].t_in, (uint32_t)i, 0};
-        if (t->a[i].t_out != INT64_MIN) {
+        if (t->a[i].t_out != INT64_MIN)
             ev[ne++] = (struct ev){t->a[i].t_out, (uint32_t)i, 1};
-            soj[ns++] = t->a[i].t_out - t->a[i].t_in;
-        }
     }
     if (!rc) {
         qsort(ev, ne, sizeof *ev, cmp_ev);
@@ -527,68 +616,13 @@ static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_por
         if (!rc)
             rc = qr_arrival_writer_set_source(w, QR_ARRIVALS_TRUTH);
     }
-    uint64_t total = 0;
     for (size_t e = 0; !rc && e < ne; e++) {
         const struct arr *x = &t->a[ev[e].idx];
-        uint32_t p = x->port;
         if (ev[e].departure) {
-            /* the port's service while busy: this packet waited for the previous one */
-            qr_testbed_port_report *pr = &rep->ports[p];
-            if (last_dep[p] != INT64_MIN && x->t_in <= last_dep[p]) {
-                pr->busy_bytes += x->bytes;
-                pr->busy_ns += ev[e].t - last_dep[p];
-            }
-            last_dep[p] = ev[e].t;
-            rc = qr_queue_flows_remove(qf[p], x->dir, x->bytes);
-            if (rc)
-                rc = qri_err(t->errbuf, QR_ESTATE, "queue of port %u: a departure it did not hold",
-                             p);
-            qbytes[p] -= x->bytes;
-            total -= x->bytes;
+            rc = sweep_departure(&st, x, ev[e].t);
             continue;
         }
-        const qr_flow_bytes *fl;
-        size_t nf = qr_queue_flows_snapshot(qf[p], &fl);
-        int dropped = x->t_out == INT64_MIN;
-        qr_arrival a = {.packet = x->id,
-                        .time_ns = x->t_in,
-                        .sw = sw,
-                        .port = p,
-                        .bytes = x->bytes,
-                        .decision = dropped ? QR_DROP_THRESHOLD : QR_ADMIT,
-                        .tagged = 0,
-                        .n_flows = (uint16_t)(nf > 65535 ? 65535 : nf),
-                        .queue_bytes = qbytes[p],
-                        .total_bytes = total,
-                        .threshold = (int64_t)limit,
-                        .flows = fl};
-        rc = qr_arrival_write(w, &a, t->errbuf);
-        qr_testbed_port_report *pr = &rep->ports[p];
-        pr->arrivals++;
-        if (qbytes[p] > pr->max_queue_bytes)
-            pr->max_queue_bytes = qbytes[p];
-        int fits = qbytes[p] + x->bytes <= limit;
-        if (dropped) {
-            pr->drops++;
-            pr->drops_with_room += fits;
-            if (nd == capd) {
-                size_t c = capd ? 2 * capd : 256;
-                qr_row_drop *g = realloc(drops, c * sizeof *g);
-                if (!g) {
-                    rc = QR_ENOMEM;
-                    break;
-                }
-                drops = g;
-                capd = c;
-            }
-            qr_drop_row_of(&a, &drops[nd++]);
-        } else {
-            pr->admits_over_limit += !fits;
-            if (!rc)
-                rc = qr_queue_flows_add(qf[p], x->dir, x->bytes);
-            qbytes[p] += x->bytes;
-            total += x->bytes;
-        }
+        rc = sweep_arrival(&st, x, sw, limit, w);
         *end_ns = x->t_in;
     }
     if (ne && ev[ne - 1].t > *end_ns)
@@ -596,24 +630,20 @@ static int sweep(struct tb *t, const char *log_path, uint32_t sw, uint32_t n_por
     int crc = qr_arrival_writer_close(w, t->errbuf);
     if (!rc)
         rc = crc;
-    if (!rc && ns) {
-        qsort(soj, ns, sizeof *soj, qri_cmp_i64);
-        rep->sojourn_p50_ns = qr_percentile_i64(soj, ns, 0.5);
-        rep->sojourn_max_ns = soj[ns - 1];
-    }
-    for (uint32_t p = 0; qf && p < n_ports; p++)
-        qr_queue_flows_destroy(qf[p]);
-    free(qf);
-    free(qbytes);
-    free(last_dep);
+    if (!rc)
+        rc = sweep_sojourns(t, rep);
+    for (uint32_t p = 0; st.qf && p < n_ports; p++)
+        qr_queue_flows_destroy(st.qf[p]);
+    free(st.qf);
+    free(st.qbytes);
+    free(st.last_dep);
     free(ev);
-    free(soj);
     if (rc) {
-        free(drops);
+        free(st.drops);
         return rc;
     }
-    *drops_out = drops;
-    *n_drops = nd;
+    *drops_out = st.drops;
+    *n_drops = st.nd;
     return QR_OK;
 }
 
