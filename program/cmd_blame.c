@@ -60,13 +60,58 @@ static const cli_spec spec = {
     "  qreplay runtime scenarios/faults/gray-k4.ini -o /tmp/g && qreplay blame /tmp/g\n"
     "  qreplay blame /tmp/g --no-replay --threshold 2%\n"};
 
+/* --threshold and --top into o and *top. Returns -1, or the exit code of a usage error. */
+static int parse_options(const cli_args *a, qr_blame_opts *o, size_t *top)
+{
+    const char *thr = cli_value(a, "threshold"), *top_s = cli_value(a, "top");
+    char err[QR_ERRBUF_SIZE];
+    qr_blame_opts_default(o);
+    if (thr &&
+        (qr_parse_percent(thr, &o->threshold, err) || !(o->threshold > 0 && o->threshold < 1)))
+        return cli_usage_error("blame", "--threshold: '%s' is not a percentage between 0 and 100",
+                               thr);
+    if (top_s) {
+        char *end;
+        unsigned long v = strtoul(top_s, &end, 10);
+        if (!*top_s || *end || *top_s == '-' || v < 1 || v > 100000)
+            return cli_usage_error("blame", "--top: '%s' is not a count from 1", top_s);
+        *top = v;
+    }
+    return -1;
+}
+
+/* 007 votes along the paths traceroutes found: captures of an unknown network need the user's own
+ * (import --paths); a replay and a truth (`needs`: the option asking for one, or NULL) need the
+ * network the packets crossed. Returns -1, or the exit code of the refusal. */
+static int check_network(const qr_recording *rec, const char *rec_dir, const char *needs)
+{
+    const qr_row_path *paths;
+    size_t n_paths;
+    int traced = qr_recording_paths(rec, &paths, &n_paths);
+    if (qr_recording_network_known(rec))
+        return -1;
+    if (!traced)
+        return cli_fail("blame",
+                        "%s: the captures' network is unknown, and so is every connection's path: "
+                        "007 votes along the paths its traceroutes find (give them with qreplay "
+                        "import --paths FILE, or import with --network scenario if the captures "
+                        "were taken in the scenario's network)",
+                        rec_dir);
+    if (needs)
+        return cli_usage_error("blame",
+                               "%s: --%s needs the network the packets crossed, and this "
+                               "recording's is unknown",
+                               rec_dir, needs);
+    return -1;
+}
+
 int qr_cmd_blame(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_parse(&spec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    const char *dir = a.pos[0], *thr = cli_value(&a, "threshold"), *top_s = cli_value(&a, "top");
+    const char *dir = a.pos[0];
     const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
     const char *truth = cli_value(&a, "truth"), *outp = cli_value(&a, "out");
     int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
@@ -77,26 +122,11 @@ int qr_cmd_blame(int argc, char **argv)
     qr_recording *rec = NULL;
     qr_blame b = {0};
     qr_blame_opts o;
-    qr_blame_opts_default(&o);
     size_t top = 15;
     cli_progress prog;
     cli_progress_init(&prog, quiet);
-    rc = 2;
-    if (thr &&
-        (qr_parse_percent(thr, &o.threshold, err) || !(o.threshold > 0 && o.threshold < 1))) {
-        rc = cli_usage_error("blame", "--threshold: '%s' is not a percentage between 0 and 100",
-                             thr);
+    if ((rc = parse_options(&a, &o, &top)) >= 0)
         goto out;
-    }
-    if (top_s) {
-        char *end;
-        unsigned long v = strtoul(top_s, &end, 10);
-        if (!*top_s || *end || *top_s == '-' || v < 1 || v > 100000) {
-            rc = cli_usage_error("blame", "--top: '%s' is not a count from 1", top_s);
-            goto out;
-        }
-        top = v;
-    }
     /* DIR/blame.h5 and its figures: the run folder is the transaction (main commits) */
     if (!(dir = cli_analysis_folder("blame", dir, outp, quiet))) {
         rc = 1;
@@ -110,14 +140,13 @@ int qr_cmd_blame(int argc, char **argv)
                              sizeof in.arrivals);
     if (rc)
         goto out;
-    rc = 2;
     if (truth) {
         snprintf(truth_path, sizeof truth_path, "%s", truth);
         if (!cli_exists(truth_path)) {
             rc = cli_fail("blame", "--truth %s: no such file", truth);
             goto out;
         }
-    } else {
+    } else { /* the scorer's, where the run folder has it */
         snprintf(truth_path, sizeof truth_path, "%s/truth/truth.h5", rec_dir);
         if (!cli_exists(truth_path))
             truth_path[0] = '\0';
@@ -135,32 +164,13 @@ int qr_cmd_blame(int argc, char **argv)
         rc = cli_fail("blame", "%s", err);
         goto out;
     }
-    /* 007 votes along the paths traceroutes found: captures of an unknown network need the
-     * user's own (import --paths); a replay and a truth need the network the packets crossed */
-    const qr_row_path *paths;
-    size_t n_paths;
-    int traced = qr_recording_paths(rec, &paths, &n_paths);
-    int known = qr_recording_network_known(rec);
-    if (!known && !traced) {
-        rc = cli_fail("blame",
-                      "%s: the captures' network is unknown, and so is every connection's path: "
-                      "007 votes along the paths its traceroutes find (give them with qreplay "
-                      "import --paths FILE, or import with --network scenario if the captures were "
-                      "taken in the scenario's network)",
-                      rec_dir);
+    if ((rc = check_network(rec, rec_dir,
+                            replay     ? "replay"
+                            : arrivals ? "arrivals"
+                            : truth    ? "truth"
+                                       : NULL)) >= 0)
         goto out;
-    }
-    if (!known && (replay || arrivals || truth)) {
-        rc = cli_usage_error("blame",
-                             "%s: --%s needs the network the packets crossed, and this "
-                             "recording's is unknown",
-                             rec_dir,
-                             replay     ? "replay"
-                             : arrivals ? "arrivals"
-                                        : "truth");
-        goto out;
-    }
-    if (!known) {
+    if (!qr_recording_network_known(rec)) {
         no_replay = 1;
         in.arrivals[0] = '\0';
         truth_path[0] = '\0';

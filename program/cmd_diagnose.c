@@ -80,17 +80,89 @@ static const cli_spec spec = {
     "  qreplay diagnose /tmp/k4 --flows 3,17 --no-replay\n"
     "  qreplay diagnose /tmp/k4 --tail 95%\n"};
 
+/* The options that shape the diagnosis into o (*ids: the flows asked for, the caller frees them).
+ * Returns -1, or the exit code of a usage error. */
+static int parse_options(const cli_args *a, qr_diag_opts *o, uint32_t **ids)
+{
+    const char *sel = cli_value(a, "flows"), *tail = cli_value(a, "tail");
+    const char *dup = cli_value(a, "dupthresh"), *rto_min = cli_value(a, "rto-min");
+    const char *idle = cli_value(a, "idle"), *path_rate = cli_value(a, "path-rate");
+    char err[QR_ERRBUF_SIZE];
+    qr_diag_opts_default(o);
+    o->no_tlp = cli_count(a, "no-tlp") > 0;
+    if (tail) {
+        if (qr_parse_percent(tail, &o->tail, err) || !(o->tail > 0 && o->tail < 1)) {
+            return cli_usage_error("diagnose", "--tail: '%s' is not a percentage between 0 and 100",
+                                   tail);
+        }
+    }
+    if (dup) {
+        char *end;
+        unsigned long v = strtoul(dup, &end, 10);
+        if (!*dup || *end || v < 1 || v > 1000) {
+            return cli_usage_error("diagnose", "--dupthresh: '%s' is not a count from 1", dup);
+        }
+        o->dupthresh = (uint32_t)v;
+    }
+    if (rto_min && (qr_parse_time_ns(rto_min, &o->rto_min_ns, err) || o->rto_min_ns <= 0)) {
+        return cli_usage_error("diagnose", "--rto-min: '%s' is not a time above 0", rto_min);
+    }
+    if (idle && (qr_parse_time_ns(idle, &o->idle_ns, err) || o->idle_ns <= 0)) {
+        return cli_usage_error("diagnose", "--idle: '%s' is not a time above 0", idle);
+    }
+    if (path_rate && (qr_parse_rate_bps(path_rate, &o->path_rate_bps, err) || !o->path_rate_bps)) {
+        return cli_usage_error("diagnose", "--path-rate: '%s' is not a rate above 0", path_rate);
+    }
+    if (sel && !strcmp(sel, "all")) {
+        o->all = 1;
+    } else if (sel && strcmp(sel, "tail") != 0) {
+        size_t n = 1;
+        for (const char *p = sel; *p; p++)
+            n += *p == ',';
+        *ids = calloc(n, sizeof **ids);
+        if (!*ids) {
+            return cli_fail("diagnose", "out of memory");
+        }
+        const char *p = sel;
+        for (size_t i = 0; i < n; i++) {
+            char *end;
+            unsigned long v = strtoul(p, &end, 10);
+            if (end == p || (*end != ',' && *end) || v > UINT32_MAX || *p == '-' || *p == '+') {
+                return cli_usage_error(
+                    "diagnose", "--flows: '%s' is not tail, all or a list of flow numbers", sel);
+            }
+            (*ids)[i] = (uint32_t)v;
+            p = end + 1;
+        }
+        o->flows = *ids;
+        o->n_flows = n;
+    }
+    return -1;
+}
+
+/* What was read, and the diagnosis, on standard output. */
+static void print_summary(const char *rec_dir, int no_path, const cli_analysis_in *in,
+                          const char *out, const qr_diagnosis *dg)
+{
+    printf("recording          %s (%zu flows, %zu selected)\n", cli_shown(rec_dir), dg->n_flows,
+           dg->selected);
+    if (no_path)
+        printf("arrivals           none: the captures' network is unknown (no per-queue "
+               "conclusions; import --network scenario if they come from the scenario's)\n");
+    else
+        printf("arrivals           %s\n", cli_analysis_arrivals_text(in));
+    printf("output             %s\n\n", cli_shown(out));
+    cli_print_diagnosis(dg, stdout);
+}
+
 int qr_cmd_diagnose(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_parse(&spec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    const char *dir = a.pos[0], *sel = cli_value(&a, "flows"), *tail = cli_value(&a, "tail");
+    const char *dir = a.pos[0], *outp = cli_value(&a, "out");
     const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
-    const char *dup = cli_value(&a, "dupthresh"), *outp = cli_value(&a, "out");
-    const char *rto_min = cli_value(&a, "rto-min"), *idle = cli_value(&a, "idle");
-    const char *path_rate = cli_value(&a, "path-rate");
     int quiet = cli_count(&a, "quiet") > 0, no_replay = cli_count(&a, "no-replay") > 0;
     int figures = cli_count(&a, "no-figures") == 0;
     char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
@@ -99,65 +171,10 @@ int qr_cmd_diagnose(int argc, char **argv)
     qr_diagnosis dg = {0};
     uint32_t *ids = NULL;
     qr_diag_opts o;
-    qr_diag_opts_default(&o);
-    o.no_tlp = cli_count(&a, "no-tlp") > 0;
     cli_progress prog;
     cli_progress_init(&prog, quiet);
-    rc = 2;
-    if (tail) {
-        if (qr_parse_percent(tail, &o.tail, err) || !(o.tail > 0 && o.tail < 1)) {
-            rc = cli_usage_error("diagnose", "--tail: '%s' is not a percentage between 0 and 100",
-                                 tail);
-            goto out;
-        }
-    }
-    if (dup) {
-        char *end;
-        unsigned long v = strtoul(dup, &end, 10);
-        if (!*dup || *end || v < 1 || v > 1000) {
-            rc = cli_usage_error("diagnose", "--dupthresh: '%s' is not a count from 1", dup);
-            goto out;
-        }
-        o.dupthresh = (uint32_t)v;
-    }
-    if (rto_min && (qr_parse_time_ns(rto_min, &o.rto_min_ns, err) || o.rto_min_ns <= 0)) {
-        rc = cli_usage_error("diagnose", "--rto-min: '%s' is not a time above 0", rto_min);
+    if ((rc = parse_options(&a, &o, &ids)) >= 0)
         goto out;
-    }
-    if (idle && (qr_parse_time_ns(idle, &o.idle_ns, err) || o.idle_ns <= 0)) {
-        rc = cli_usage_error("diagnose", "--idle: '%s' is not a time above 0", idle);
-        goto out;
-    }
-    if (path_rate && (qr_parse_rate_bps(path_rate, &o.path_rate_bps, err) || !o.path_rate_bps)) {
-        rc = cli_usage_error("diagnose", "--path-rate: '%s' is not a rate above 0", path_rate);
-        goto out;
-    }
-    if (sel && !strcmp(sel, "all")) {
-        o.all = 1;
-    } else if (sel && strcmp(sel, "tail") != 0) {
-        size_t n = 1;
-        for (const char *p = sel; *p; p++)
-            n += *p == ',';
-        ids = calloc(n, sizeof *ids);
-        if (!ids) {
-            rc = cli_fail("diagnose", "out of memory");
-            goto out;
-        }
-        const char *p = sel;
-        for (size_t i = 0; i < n; i++) {
-            char *end;
-            unsigned long v = strtoul(p, &end, 10);
-            if (end == p || (*end != ',' && *end) || v > UINT32_MAX || *p == '-' || *p == '+') {
-                rc = cli_usage_error(
-                    "diagnose", "--flows: '%s' is not tail, all or a list of flow numbers", sel);
-                goto out;
-            }
-            ids[i] = (uint32_t)v;
-            p = end + 1;
-        }
-        o.flows = ids;
-        o.n_flows = n;
-    }
     /* DIR/diagnosis.h5 and its figures: the run folder is the transaction (main commits) */
     if (!(dir = cli_analysis_folder("diagnose", dir, outp, quiet))) {
         rc = 1;
@@ -205,17 +222,8 @@ int qr_cmd_diagnose(int argc, char **argv)
         goto out;
     }
     rc = 0;
-    if (!quiet) {
-        printf("recording          %s (%zu flows, %zu selected)\n", cli_shown(rec_dir), dg.n_flows,
-               dg.selected);
-        if (no_path)
-            printf("arrivals           none: the captures' network is unknown (no per-queue "
-                   "conclusions; import --network scenario if they come from the scenario's)\n");
-        else
-            printf("arrivals           %s\n", cli_analysis_arrivals_text(&in));
-        printf("output             %s\n\n", cli_shown(out));
-        cli_print_diagnosis(&dg, stdout);
-    }
+    if (!quiet)
+        print_summary(rec_dir, no_path, &in, out, &dg);
     if (figures && dg.selected) {
         char figdir[4300];
         snprintf(figdir, sizeof figdir, "%s/figures", dir);

@@ -105,6 +105,38 @@ static int count_arg(const char *name, const char *s, size_t min, size_t *out)
     return 0;
 }
 
+/* The options that shape the trace into o, and how much of it to print. Returns -1, or the exit
+ * code of a usage error. */
+static int parse_options(const cli_args *a, qr_hoptrace_opts *o, size_t *show, size_t *drops)
+{
+    const char *limit_s = cli_value(a, "limit"), *show_s = cli_value(a, "show");
+    const char *drops_s = cli_value(a, "drops"), *ci = cli_value(a, "counter-interval");
+    const char *mirror = cli_value(a, "mirror"), *mrate = cli_value(a, "mirror-rate");
+    const char *mbuf = cli_value(a, "mirror-buffer");
+    char err[QR_ERRBUF_SIZE];
+    qr_hoptrace_opts_default(o);
+    if ((limit_s && count_arg("limit", limit_s, 0, &o->limit)) ||
+        (show_s && count_arg("show", show_s, 0, show)) ||
+        (drops_s && count_arg("drops", drops_s, 0, drops)))
+        return 2;
+    if (ci && (qr_parse_time_ns(ci, &o->counter_interval_ns, err) || o->counter_interval_ns <= 0))
+        return cli_usage_error("trace", "--counter-interval: '%s' is not a time above 0", ci);
+    if (mirror && qr_mirror_parse(mirror, &o->mirror))
+        return cli_usage_error("trace", "--mirror: '%s' is not a rule (all, everflow)", mirror);
+    if (mrate && (qr_parse_rate_bps(mrate, &o->mirror_rate_bps, err) || !o->mirror_rate_bps))
+        return cli_usage_error("trace", "--mirror-rate: '%s' is not a rate above 0 (\"10Mbps\")",
+                               mrate);
+    if (mbuf && (qr_parse_bytes(mbuf, &o->mirror_buffer_bytes, err) ||
+                 o->mirror_buffer_bytes < QR_MIRROR_SNAP + QR_MIRROR_ENCAP))
+        return cli_usage_error("trace",
+                               "--mirror-buffer: '%s' is not a size of at least one copy (%d B)",
+                               mbuf, QR_MIRROR_SNAP + QR_MIRROR_ENCAP);
+    if (mbuf && !mrate)
+        return cli_usage_error("trace", "--mirror-buffer needs --mirror-rate (without a rate the "
+                                        "mirror loses nothing)");
+    return -1;
+}
+
 int qr_cmd_trace(int argc, char **argv)
 {
     cli_args a;
@@ -113,10 +145,6 @@ int qr_cmd_trace(int argc, char **argv)
         return rc;
     const char *dir = a.pos[0], *match = cli_value(&a, "match"), *outp = cli_value(&a, "out");
     const char *replay = cli_value(&a, "replay"), *arrivals = cli_value(&a, "arrivals");
-    const char *limit_s = cli_value(&a, "limit"), *show_s = cli_value(&a, "show");
-    const char *drops_s = cli_value(&a, "drops"), *ci = cli_value(&a, "counter-interval");
-    const char *mirror = cli_value(&a, "mirror"), *mrate = cli_value(&a, "mirror-rate");
-    const char *mbuf = cli_value(&a, "mirror-buffer");
     int quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     char err[QR_ERRBUF_SIZE], rec_dir[4096], out[4200];
     cli_analysis_in in = {0};
@@ -125,41 +153,12 @@ int qr_cmd_trace(int argc, char **argv)
     qr_match *m = NULL;
     qr_hoptrace t = {0};
     qr_hoptrace_opts o;
-    qr_hoptrace_opts_default(&o);
     size_t show = 5, drops = 20;
     int runtime = 0;
     cli_progress prog;
     cli_progress_init(&prog, quiet);
-    rc = 2;
-    if ((limit_s && count_arg("limit", limit_s, 0, &o.limit)) ||
-        (show_s && count_arg("show", show_s, 0, &show)) ||
-        (drops_s && count_arg("drops", drops_s, 0, &drops)))
+    if ((rc = parse_options(&a, &o, &show, &drops)) >= 0)
         goto out;
-    if (ci && (qr_parse_time_ns(ci, &o.counter_interval_ns, err) || o.counter_interval_ns <= 0)) {
-        rc = cli_usage_error("trace", "--counter-interval: '%s' is not a time above 0", ci);
-        goto out;
-    }
-    if (mirror && qr_mirror_parse(mirror, &o.mirror)) {
-        rc = cli_usage_error("trace", "--mirror: '%s' is not a rule (all, everflow)", mirror);
-        goto out;
-    }
-    if (mrate && (qr_parse_rate_bps(mrate, &o.mirror_rate_bps, err) || !o.mirror_rate_bps)) {
-        rc = cli_usage_error("trace", "--mirror-rate: '%s' is not a rate above 0 (\"10Mbps\")",
-                             mrate);
-        goto out;
-    }
-    if (mbuf && (qr_parse_bytes(mbuf, &o.mirror_buffer_bytes, err) ||
-                 o.mirror_buffer_bytes < QR_MIRROR_SNAP + QR_MIRROR_ENCAP)) {
-        rc = cli_usage_error("trace",
-                             "--mirror-buffer: '%s' is not a size of at least one copy (%d B)",
-                             mbuf, QR_MIRROR_SNAP + QR_MIRROR_ENCAP);
-        goto out;
-    }
-    if (mbuf && !mrate) {
-        rc = cli_usage_error("trace", "--mirror-buffer needs --mirror-rate (without a rate the "
-                                      "mirror loses nothing)");
-        goto out;
-    }
     /* DIR/trace.h5 and its figures: the run folder is the transaction (main commits) */
     if (!(dir = cli_analysis_folder("trace", dir, outp, quiet))) {
         rc = 1;

@@ -139,6 +139,47 @@ OnRuntime(void* ctx, const qr_butterfly_runtime* rt)
 
 } // namespace
 
+/* Whether the butterfly may write its outputs in dir (none of them is an input). */
+static bool
+CheckOutputs(const std::string& scenarioFile,
+             const qr_scenario* s,
+             const std::string& dir,
+             const std::string& h5path)
+{
+    cli_paths in{}, out{};
+    cli_paths_add_scenario(&in, scenarioFile.c_str(), s);
+    cli_paths_add(&out, "%s", h5path.c_str());
+    for (const char* f :
+         {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra", "/" QR_MIRROR_COPIES})
+        cli_paths_add(&out, "%s/runtime%s", dir.c_str(), f);
+    cli_paths_add_dir(&out, (dir + "/runtime/pcap").c_str());
+    return cli_check_outputs("butterfly", &out, &in) == 0;
+}
+
+/* A line per sigma: how often the short flow and the whole run were reproduced. */
+static void
+PrintSigmas(const qr_row_butterfly_sigma* rows, size_t nSigmas, const std::string& h5path)
+{
+    printf("%-10s %8s %16s %16s %22s\n",
+           "sigma",
+           "replays",
+           "short flow same",
+           "whole run same",
+           "queue diff 0 after");
+    for (size_t k = 0; k < nSigmas; k++)
+    {
+        const qr_row_butterfly_sigma& r = rows[k];
+        printf("%-10s %8u %15.1f%% %15.1f%% %21.1f%%\n",
+               FormatTime(r.sigma_ns).c_str(),
+               r.replays,
+               r.short_reproduced_pct,
+               r.run_reproduced_pct,
+               100 * r.zero_after_divergence_mean);
+    }
+    printf("output             %s\n", cli_shown(h5path.c_str()));
+    fflush(stdout);
+}
+
 extern "C" int
 qr_cmd_butterfly(int argc, char** argv)
 {
@@ -190,21 +231,11 @@ qr_cmd_butterfly(int argc, char** argv)
     }
     dir = work;
     std::string h5path = dir + "/butterfly.h5";
+    if (!CheckOutputs(scenarioFile, s, dir, h5path))
     {
-        cli_paths in{}, out{};
-        cli_paths_add_scenario(&in, scenarioFile.c_str(), s);
-        cli_paths_add(&out, "%s", h5path.c_str());
-        for (const char* f :
-             {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra", "/" QR_MIRROR_COPIES})
-            cli_paths_add(&out, "%s/runtime%s", dir.c_str(), f);
-        cli_paths_add_dir(&out, (dir + "/runtime/pcap").c_str());
-        int bad = cli_check_outputs("butterfly", &out, &in);
-        if (bad)
-        {
-            cli_restore_signals();
-            qr_scenario_destroy(s);
-            return 1;
-        }
+        cli_restore_signals();
+        qr_scenario_destroy(s);
+        return 1;
     }
     unlink(h5path.c_str());
     if (!quiet)
@@ -240,26 +271,7 @@ qr_cmd_butterfly(int argc, char** argv)
         else if (rc)
             rc = cli_fail("butterfly", "%s", err);
         else if (!quiet)
-        {
-            printf("%-10s %8s %16s %16s %22s\n",
-                   "sigma",
-                   "replays",
-                   "short flow same",
-                   "whole run same",
-                   "queue diff 0 after");
-            for (size_t k = 0; k < nSigmas; k++)
-            {
-                const qr_row_butterfly_sigma& r = rows[k];
-                printf("%-10s %8u %15.1f%% %15.1f%% %21.1f%%\n",
-                       FormatTime(r.sigma_ns).c_str(),
-                       r.replays,
-                       r.short_reproduced_pct,
-                       r.run_reproduced_pct,
-                       100 * r.zero_after_divergence_mean);
-            }
-            printf("output             %s\n", cli_shown(h5path.c_str()));
-            fflush(stdout);
-        }
+            PrintSigmas(rows, nSigmas, h5path);
     }
     catch (const std::exception& e)
     {

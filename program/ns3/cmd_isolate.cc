@@ -239,6 +239,62 @@ PrintIsolated(const int64_t* sigmas,
 
 } // namespace
 
+/* The recording in recDir, or the light record beside it (--from light) with its regenerated
+ * recording. Returns -1, or the exit code after saying why not. */
+static int
+OpenForIsolate(const std::string& recDir,
+               const std::string& from,
+               const std::string& captured,
+               cli_progress* p,
+               std::unique_ptr<qr_light, void (*)(qr_light*)>& light,
+               std::unique_ptr<qr_recording, void (*)(qr_recording*)>& rec)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_recording* recRaw = nullptr;
+    if (from == "light")
+    {
+        int rc = IsolateFromLight(recDir, p, light, &recRaw);
+        if (rc >= 0)
+            return rc;
+    }
+    else if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
+        return cli_fail("isolate", "%s", err);
+    rec.reset(recRaw);
+    if (qr_recording_imported(rec.get()) && captured != "ns3")
+        return cli_fail(
+            "isolate",
+            "%s: an import of real hosts' captures: their TCP is the kernel's, and an "
+            "isolated replay runs ns-3's, so it would explain ns-3, not what the kernel "
+            "did (qreplay diagnose reads the kernel's recovery from the captures; "
+            "--captured-tcp ns3 if the captures come from a qreplay run)",
+            recDir.c_str());
+    return -1;
+}
+
+/* The exit code of qr_isolate_run's rc, after saying why it is not 0. */
+static int
+IsolateStatus(int rc, const char* err)
+{
+    if (rc == QR_ECANCELED)
+    {
+        fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
+        return cli_interrupted_status();
+    }
+    return rc ? cli_fail("isolate", "%s", err) : 0;
+}
+
+/* 1 after saying so when the traced retransmissions were not the recorded ones, else 0. */
+static int
+RepeatStatus(int allMatch)
+{
+    if (allMatch)
+        return 0;
+    fprintf(stderr,
+            "qreplay isolate: the traced retransmissions differ from the recorded ones "
+            "(see above); the replay did not repeat the runtime\n");
+    return 1;
+}
+
 extern "C" int
 qr_cmd_isolate(int argc, char** argv)
 {
@@ -290,25 +346,10 @@ qr_cmd_isolate(int argc, char** argv)
     }
     cli_progress p;
     cli_progress_init(&p, quiet);
-    qr_recording* recRaw = nullptr;
     std::unique_ptr<qr_light, void (*)(qr_light*)> light(nullptr, qr_light_close);
-    if (from == "light")
-    {
-        rc = IsolateFromLight(recDir, &p, light, &recRaw);
-        if (rc >= 0)
-            return rc;
-    }
-    else if (qr_recording_open(&recRaw, recDir.c_str(), nullptr, err))
-        return cli_fail("isolate", "%s", err);
-    std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(recRaw, qr_recording_close);
-    if (qr_recording_imported(rec.get()) && captured != "ns3")
-        return cli_fail(
-            "isolate",
-            "%s: an import of real hosts' captures: their TCP is the kernel's, and an "
-            "isolated replay runs ns-3's, so it would explain ns-3, not what the kernel "
-            "did (qreplay diagnose reads the kernel's recovery from the captures; "
-            "--captured-tcp ns3 if the captures come from a qreplay run)",
-            recDir.c_str());
+    std::unique_ptr<qr_recording, void (*)(qr_recording*)> rec(nullptr, qr_recording_close);
+    if ((rc = OpenForIsolate(recDir, from, captured, &p, light, rec)) >= 0)
+        return rc;
     size_t nFlows = qr_flow_table_flows(qr_recording_flows(rec.get()));
     std::vector<uint32_t> flows, traced;
     if (!FlowList(flowsText, nFlows, "--flows", flows, err) ||
@@ -346,22 +387,11 @@ qr_cmd_isolate(int argc, char** argv)
         job.progress_ctx = &printer;
         rc = qr_isolate_run(&job, sums.data(), &allMatch, err);
         cli_progress_done(&p);
-        if (rc == QR_ECANCELED)
-        {
-            fprintf(stderr, "qreplay isolate: interrupted; nothing written\n");
-            rc = cli_interrupted_status();
-        }
-        else if (rc)
-            rc = cli_fail("isolate", "%s", err);
+        rc = IsolateStatus(rc, err);
         if (rc == 0 && !quiet)
             PrintIsolated(sigmas, nSigmas, flows.size(), sums, printer, path);
-        if (rc == 0 && !allMatch)
-        {
-            fprintf(stderr,
-                    "qreplay isolate: the traced retransmissions differ from the recorded ones "
-                    "(see above); the replay did not repeat the runtime\n");
-            rc = 1;
-        }
+        if (rc == 0)
+            rc = RepeatStatus(allMatch);
         if (rc == 0 && !traced.empty() && figures)
         {
             fflush(stdout);

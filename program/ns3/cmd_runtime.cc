@@ -94,6 +94,88 @@ FctSummary(const QreplayRuntime& rt)
            FormatTime(fs.max_ns);
 }
 
+/* Whether the runtime may write its outputs in dir (none of them is an input). */
+static bool
+CheckRuntimeOutputs(const char* command,
+                    const qr_scenario* s,
+                    const char* scenarioFile,
+                    const std::string& dir)
+{
+    cli_paths in{}, out{};
+    cli_paths_add_scenario(&in, scenarioFile, s);
+    for (const char* f :
+         {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra", "/" QR_MIRROR_COPIES})
+        cli_paths_add(&out, "%s%s", dir.c_str(), f);
+    for (uint32_t h = 0; h < qr_config_hosts(qr_scenario_config(s)); h++)
+        cli_paths_add(&out, "%s/%s", dir.c_str(), QreplayRuntime::PcapName(h).c_str());
+    return cli_check_outputs(command, &out, &in) == 0;
+}
+
+/* What the runtime did, on standard output. */
+static void
+PrintRuntimeSummary(const QreplayRuntime& rt, const std::string& dir)
+{
+    const qr_topology* t = rt.GetNetwork().GetTopology();
+    uint64_t sent = 0, drops = rt.GetDrops().size();
+    for (const auto& d : rt.GetDirStats())
+        sent += d.sent;
+    printf("network            %u hosts, %u switches\n",
+           qr_topology_hosts(t),
+           qr_topology_switches(t));
+    printf("flows              %zu, %" PRIu64 " completed\n",
+           rt.GetFlows().Flows(),
+           rt.GetFlowsCompleted());
+    printf("completion times   %s\n", FctSummary(rt).c_str());
+    printf("packets sent       %" PRIu64 "\n", sent);
+    printf("switch drops       %" PRIu64 " (receivers detected %zu)\n",
+           drops,
+           rt.GetDetected().size());
+    printf("simulated          %s (%s)\n",
+           FormatTime(rt.GetEnd().GetNanoSeconds()).c_str(),
+           rt.GetEndReason() == QR_END_COMPLETED ? "all flows completed"
+                                                 : "stopped at [traffic] stop");
+    printf("events             %" PRIu64 " in %.2f s wall (%.0f events/s)\n",
+           rt.GetEvents(),
+           rt.GetWallSeconds(),
+           rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
+    printf("output             %s/recording.h5 (+ pcap/, truth/)\n", cli_shown(dir.c_str()));
+    cli_print_faults(rt.GetFaults(), stdout);
+    cli_print_link_faults(rt.GetLinkFaults(), stdout);
+    if (const qr_pingmesh* pm = rt.GetPingmesh())
+        printf("pingmesh           %zu probes by %zu pairs, %" PRIu64
+               " probe packets (not recorded; truth/truth.h5 /probes)\n",
+               qr_pingmesh_probes(pm),
+               qr_pingmesh_pairs(pm),
+               rt.GetProbePackets());
+}
+
+/* What the recording lacks: flows cut by the stop, packets lost where no recording sees them. */
+static void
+WarnRuntime(const char* command, const QreplayRuntime& rt, const qr_config* cfg)
+{
+    if (rt.GetEndReason() != QR_END_COMPLETED)
+        fprintf(stderr,
+                "qreplay %s: warning: %" PRIu64 " of %zu flows did not complete "
+                "before [traffic] stop = %s\n",
+                command,
+                rt.GetFlows().Flows() - rt.GetFlowsCompleted(),
+                rt.GetFlows().Flows(),
+                FormatTime(cfg->traffic.stop_ns).c_str());
+    if (rt.GetHostQueueDrops())
+        fprintf(stderr,
+                "qreplay %s: warning: hosts dropped %" PRIu64 " of their own packets (NIC "
+                "queue full; raise [host] nic_queue): no recording shows them\n",
+                command,
+                rt.GetHostQueueDrops());
+    if (rt.GetOtherDrops() || rt.GetUnknownPackets())
+        fprintf(stderr,
+                "qreplay %s: warning: %" PRIu64 " packets lost outside the shared "
+                "buffers, %" PRIu64 " packets of no flow\n",
+                command,
+                rt.GetOtherDrops(),
+                rt.GetUnknownPackets());
+}
+
 int
 QrRuntimeStep(const char* command,
               const qr_scenario* s,
@@ -135,19 +217,9 @@ QrRuntimeStep(const char* command,
                             p.packets,
                             left);
     };
+    if (!CheckRuntimeOutputs(command, s, scenarioFile, dir))
+        return 1;
     int rc = 0;
-    {
-        cli_paths in{}, out{};
-        cli_paths_add_scenario(&in, scenarioFile, s);
-        for (const char* f :
-             {"/recording.h5", "/truth/truth.h5", "/truth/arrivals.qra", "/" QR_MIRROR_COPIES})
-            cli_paths_add(&out, "%s%s", dir.c_str(), f);
-        for (uint32_t h = 0; h < qr_config_hosts(cfg); h++)
-            cli_paths_add(&out, "%s/%s", dir.c_str(), QreplayRuntime::PcapName(h).c_str());
-        int bad = cli_check_outputs(command, &out, &in);
-        if (bad)
-            return 1;
-    }
     try
     {
         QreplayRuntime rt(s, opt);
@@ -168,62 +240,8 @@ QrRuntimeStep(const char* command,
             if (!dir.empty() && cli_forget_old_results(command, dir.c_str(), quiet))
                 rc = 1;
             if (!quiet)
-            {
-                const qr_topology* t = rt.GetNetwork().GetTopology();
-                uint64_t sent = 0, drops = rt.GetDrops().size();
-                for (const auto& d : rt.GetDirStats())
-                    sent += d.sent;
-                printf("network            %u hosts, %u switches\n",
-                       qr_topology_hosts(t),
-                       qr_topology_switches(t));
-                printf("flows              %zu, %" PRIu64 " completed\n",
-                       rt.GetFlows().Flows(),
-                       rt.GetFlowsCompleted());
-                printf("completion times   %s\n", FctSummary(rt).c_str());
-                printf("packets sent       %" PRIu64 "\n", sent);
-                printf("switch drops       %" PRIu64 " (receivers detected %zu)\n",
-                       drops,
-                       rt.GetDetected().size());
-                printf("simulated          %s (%s)\n",
-                       FormatTime(rt.GetEnd().GetNanoSeconds()).c_str(),
-                       rt.GetEndReason() == QR_END_COMPLETED ? "all flows completed"
-                                                             : "stopped at [traffic] stop");
-                printf("events             %" PRIu64 " in %.2f s wall (%.0f events/s)\n",
-                       rt.GetEvents(),
-                       rt.GetWallSeconds(),
-                       rt.GetWallSeconds() > 0 ? rt.GetEvents() / rt.GetWallSeconds() : 0.0);
-                printf("output             %s/recording.h5 (+ pcap/, truth/)\n",
-                       cli_shown(dir.c_str()));
-                cli_print_faults(rt.GetFaults(), stdout);
-                cli_print_link_faults(rt.GetLinkFaults(), stdout);
-                if (const qr_pingmesh* pm = rt.GetPingmesh())
-                    printf("pingmesh           %zu probes by %zu pairs, %" PRIu64
-                           " probe packets (not recorded; truth/truth.h5 /probes)\n",
-                           qr_pingmesh_probes(pm),
-                           qr_pingmesh_pairs(pm),
-                           rt.GetProbePackets());
-            }
-            if (rt.GetEndReason() != QR_END_COMPLETED)
-                fprintf(stderr,
-                        "qreplay %s: warning: %" PRIu64 " of %zu flows did not complete "
-                        "before [traffic] stop = %s\n",
-                        command,
-                        rt.GetFlows().Flows() - rt.GetFlowsCompleted(),
-                        rt.GetFlows().Flows(),
-                        FormatTime(cfg->traffic.stop_ns).c_str());
-            if (rt.GetHostQueueDrops())
-                fprintf(stderr,
-                        "qreplay %s: warning: hosts dropped %" PRIu64 " of their own packets (NIC "
-                        "queue full; raise [host] nic_queue): no recording shows them\n",
-                        command,
-                        rt.GetHostQueueDrops());
-            if (rt.GetOtherDrops() || rt.GetUnknownPackets())
-                fprintf(stderr,
-                        "qreplay %s: warning: %" PRIu64 " packets lost outside the shared "
-                        "buffers, %" PRIu64 " packets of no flow\n",
-                        command,
-                        rt.GetOtherDrops(),
-                        rt.GetUnknownPackets());
+                PrintRuntimeSummary(rt, dir);
+            WarnRuntime(command, rt, cfg);
         }
     }
     catch (const std::exception& e)

@@ -335,77 +335,14 @@ WarnIfTooSlow(int64_t hopP99Ns, uint64_t rateBps)
                 FormatTime(qr_testbed_packet_ns(rateBps)).c_str());
 }
 
-/* The fabric's ground truth from its switch ports' captures and the faults' logs (fabric_truth.h),
- * written and printed. Returns 0 or 1 after printing. */
-int
-FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, bool quiet)
+/* The fabric's faults and what the agents' probes met, printed. */
+void
+PrintFabricAgents(const std::string& rec,
+                  const tb_run& run,
+                  const qr_fabric* fab,
+                  const qr_fabric_truth_report& r)
 {
     const qr_topology* t = qr_fabric_topology(fab);
-    std::string rec = dir + "/recording", cap = dir + "/capture";
-    qr_fabric_truth_in in{rec.c_str(),
-                          cap.c_str(),
-                          fab,
-                          run.qdisc_drops,
-                          run.fault_drops,
-                          run.own_sent,
-                          run.own_taken,
-                          run.pingmesh != nullptr,
-                          run.pings,
-                          run.n_pings};
-    qr_fabric_truth_report r{};
-    char err[QR_ERRBUF_SIZE];
-    if (qr_fabric_truth(&in, &r, err))
-        return cli_fail("testbed", "truth: %s", err);
-    std::unique_ptr<qr_fabric_truth_report, void (*)(qr_fabric_truth_report*)> own(
-        &r,
-        qr_fabric_truth_report_free);
-    if (qr_fabric_truth_write((dir + "/testbed/fabric.csv").c_str(),
-                              (dir + "/testbed/paths.csv").c_str(),
-                              fab,
-                              &r,
-                              err))
-        return cli_fail("testbed", "%s", err);
-    if (qr_fabric_mirror_write((rec + "/mirror").c_str(), fab, &r, run.sweep_drops, r.base_ns, err))
-        return cli_fail("testbed", "%s", err);
-    if (run.sweep_drops && !r.n_mirror)
-        return cli_fail("testbed",
-                        "the agents sent %" PRIu64 " guided probes and no switch port's capture "
-                        "holds one: the debug mark did not cross the fabric",
-                        run.guided_sent);
-    WarnIfTooSlow(r.hop_p99_ns, run.conf->links.rate_bps);
-    if (quiet)
-        return 0;
-    uint64_t qd = 0;
-    for (uint32_t q = 0; q < r.n_ports; q++)
-        qd += r.ports[q].qdisc_drops;
-    printf("truth              %" PRIu64 " packets, %" PRIu64 " delivered over %" PRIu64
-           " switch hops; %" PRIu64 " dropped by queues (with %" PRIu64 " probes' and %" PRIu64
-           " not TCP: the qdiscs' %" PRIu64 "), %" PRIu64 " by faults (and %" PRIu64 " not TCP)\n",
-           r.packets,
-           r.delivered,
-           r.hops,
-           r.queue_drops,
-           r.probe_queue_drops,
-           r.other_queue_drops,
-           qd,
-           r.fault_drops,
-           r.other_fault_drops);
-    printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
-           FormatTime(r.hop_p50_ns).c_str(),
-           FormatTime(r.hop_p99_ns).c_str(),
-           FormatTime(qr_testbed_packet_ns(run.conf->links.rate_bps)).c_str());
-    if (r.unrecorded || r.skipped_frames)
-        printf("                   not followed: %" PRIu64 " TCP frames of no recorded connection, "
-               "%" PRIu64 " frames that are not TCP\n",
-               r.unrecorded,
-               r.skipped_frames);
-    std::string spread;
-    for (uint32_t c = 0; c < r.n_core; c++)
-        spread += (c ? "/" : "") + std::to_string(r.core_dirs[c]);
-    printf("paths              %" PRIu64 " directions delivered; data directions across pods per "
-           "core switch: %s (Linux's ECMP)\n",
-           r.directions,
-           spread.c_str());
     size_t nf;
     const qr_fabric_fault* f = qr_fabric_faults(fab, &nf);
     for (size_t i = 0; i < nf; i++)
@@ -462,6 +399,48 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                run.conf->everflow.guided,
                r.n_mirror,
                cli_shown(rec.c_str()));
+}
+
+/* The fabric's ground truth printed. */
+void
+PrintFabricTruth(const std::string& dir,
+                 const tb_run& run,
+                 const qr_fabric* fab,
+                 const qr_fabric_truth_report& r)
+{
+    std::string rec = dir + "/recording";
+    uint64_t qd = 0;
+    for (uint32_t q = 0; q < r.n_ports; q++)
+        qd += r.ports[q].qdisc_drops;
+    printf("truth              %" PRIu64 " packets, %" PRIu64 " delivered over %" PRIu64
+           " switch hops; %" PRIu64 " dropped by queues (with %" PRIu64 " probes' and %" PRIu64
+           " not TCP: the qdiscs' %" PRIu64 "), %" PRIu64 " by faults (and %" PRIu64 " not TCP)\n",
+           r.packets,
+           r.delivered,
+           r.hops,
+           r.queue_drops,
+           r.probe_queue_drops,
+           r.other_queue_drops,
+           qd,
+           r.fault_drops,
+           r.other_fault_drops);
+    printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
+           FormatTime(r.hop_p50_ns).c_str(),
+           FormatTime(r.hop_p99_ns).c_str(),
+           FormatTime(qr_testbed_packet_ns(run.conf->links.rate_bps)).c_str());
+    if (r.unrecorded || r.skipped_frames)
+        printf("                   not followed: %" PRIu64 " TCP frames of no recorded connection, "
+               "%" PRIu64 " frames that are not TCP\n",
+               r.unrecorded,
+               r.skipped_frames);
+    std::string spread;
+    for (uint32_t c = 0; c < r.n_core; c++)
+        spread += (c ? "/" : "") + std::to_string(r.core_dirs[c]);
+    printf("paths              %" PRIu64 " directions delivered; data directions across pods per "
+           "core switch: %s (Linux's ECMP)\n",
+           r.directions,
+           spread.c_str());
+    PrintFabricAgents(rec, run, fab, r);
     if (r.unknown_port_drops)
         printf("note               %" PRIu64 " queue drops at a switch their direction never left: "
                "their port is unknown (%" PRIu64 " have no arrival in the log)\n",
@@ -474,6 +453,47 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
            "paths.csv\n",
            cli_shown(rec.c_str()),
            cli_shown(dir.c_str()));
+}
+
+/* The fabric's ground truth from its switch ports' captures and the faults' logs (fabric_truth.h),
+ * written and printed. Returns 0 or 1 after printing. */
+int
+FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, bool quiet)
+{
+    std::string rec = dir + "/recording", cap = dir + "/capture";
+    qr_fabric_truth_in in{rec.c_str(),
+                          cap.c_str(),
+                          fab,
+                          run.qdisc_drops,
+                          run.fault_drops,
+                          run.own_sent,
+                          run.own_taken,
+                          run.pingmesh != nullptr,
+                          run.pings,
+                          run.n_pings};
+    qr_fabric_truth_report r{};
+    char err[QR_ERRBUF_SIZE];
+    if (qr_fabric_truth(&in, &r, err))
+        return cli_fail("testbed", "truth: %s", err);
+    std::unique_ptr<qr_fabric_truth_report, void (*)(qr_fabric_truth_report*)> own(
+        &r,
+        qr_fabric_truth_report_free);
+    if (qr_fabric_truth_write((dir + "/testbed/fabric.csv").c_str(),
+                              (dir + "/testbed/paths.csv").c_str(),
+                              fab,
+                              &r,
+                              err))
+        return cli_fail("testbed", "%s", err);
+    if (qr_fabric_mirror_write((rec + "/mirror").c_str(), fab, &r, run.sweep_drops, r.base_ns, err))
+        return cli_fail("testbed", "%s", err);
+    if (run.sweep_drops && !r.n_mirror)
+        return cli_fail("testbed",
+                        "the agents sent %" PRIu64 " guided probes and no switch port's capture "
+                        "holds one: the debug mark did not cross the fabric",
+                        run.guided_sent);
+    WarnIfTooSlow(r.hop_p99_ns, run.conf->links.rate_bps);
+    if (!quiet)
+        PrintFabricTruth(dir, run, fab, r);
     return 0;
 }
 
@@ -814,6 +834,76 @@ TestbedFlowsReport(const std::string& dir,
     return 0;
 }
 
+/* What the testbed's hosts run: the scenario's flows (with their senders' ports) or its
+ * applications. */
+struct TestbedWork
+{
+    bool apps = false;
+    std::vector<qr_app> appv = std::vector<qr_app>(QR_APPS_MAX);
+    size_t nApps = 0;
+    std::string appsScript;
+    std::unique_ptr<qr_flow, Free> flows;
+    size_t nFlows = 0;
+    std::vector<uint16_t> ports;
+};
+
+/* The scenario's workload into w. Returns -1, or the exit code after saying why not. */
+int
+TestbedWorkload(const qr_config* c, uint32_t hosts, const std::string& scenarioPath, TestbedWork& w)
+{
+    char err[QR_ERRBUF_SIZE];
+    w.apps = c->traffic.pattern == QR_PATTERN_APPS;
+    if (w.apps)
+        return TestbedApps(c, hosts, scenarioPath, w.appv, &w.nApps, &w.appsScript);
+    qr_flow* fl = nullptr;
+    if (qr_workload_from_config(c, &fl, &w.nFlows, err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    w.flows.reset(fl);
+    if (w.nFlows == 0)
+        return cli_fail("testbed", "%s: the scenario has no flows", scenarioPath.c_str());
+    if (!SenderPorts(c, fl, w.nFlows, w.ports, err))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    return -1;
+}
+
+/* After the run: its report, the traceroutes, the recording imported from the hosts' captures,
+ * the ground truth from the switches' and the applications' diagnosis. Returns the exit code. */
+int
+TestbedRecord(const std::string& dir,
+              const std::string& shownDir,
+              qr_scenario* sc,
+              const TestbedWork& w,
+              const tb_run& run,
+              bool measuredRate,
+              bool quiet)
+{
+    const qr_config* c = qr_scenario_config(sc);
+    const qr_fabric* fab = run.fabric;
+    uint32_t hosts = fab ? qr_fabric_hosts(fab) : static_cast<uint32_t>(c->topology.hosts);
+    bool traced = fab && c->traceroute.per_connection > 0;
+    int rc = w.apps ? TestbedAppsReport(dir, shownDir, w.appv, run, quiet)
+                    : TestbedFlowsReport(dir, shownDir, run, quiet);
+    if (rc == 0 && traced)
+        rc = WriteTraces(dir, fab, w.flows.get(), w.nFlows, w.ports, run);
+    std::string pathsFile = dir + "/capture/paths.txt";
+    if (rc == 0)
+        rc = ImportCaptures(dir,
+                            sc,
+                            fab,
+                            traced ? pathsFile.c_str() : nullptr,
+                            hosts,
+                            w.apps ? w.nApps : w.nFlows,
+                            w.apps ? "application sessions" : "flows",
+                            quiet);
+    if (rc == 0 && fab)
+        rc = FabricTruth(dir, run, fab, quiet);
+    else if (rc == 0)
+        rc = SwitchTruth(dir, sc, run, hosts, run.port_limit, measuredRate, quiet);
+    if (rc == 0 && w.apps)
+        rc = DiagnoseApps(dir, c, w.appv, run, quiet);
+    return rc;
+}
+
 } // namespace
 
 extern "C" int
@@ -875,26 +965,10 @@ qr_cmd_testbed(int argc, char** argv)
     std::unique_ptr<qr_pingmesh, void (*)(qr_pingmesh*)> pm(pmRaw, qr_pingmesh_destroy);
     uint32_t hosts = fabRaw ? qr_fabric_hosts(fabRaw) : static_cast<uint32_t>(c->topology.hosts);
     uint64_t portLimit = qr_testbed_port_limit(c);
-    qr_flow* fl = nullptr;
-    size_t nFlows = 0;
-    bool apps = c->traffic.pattern == QR_PATTERN_APPS;
-    std::vector<qr_app> appv(QR_APPS_MAX);
-    size_t nApps = 0;
-    std::string appsScript;
-    if (apps)
-    {
-        rc = TestbedApps(c, hosts, scenarioPath, appv, &nApps, &appsScript);
-        if (rc >= 0)
-            return rc;
-    }
-    else if (qr_workload_from_config(c, &fl, &nFlows, err))
-        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
-    std::unique_ptr<qr_flow, Free> flows(fl);
-    if (!apps && nFlows == 0)
-        return cli_fail("testbed", "%s: the scenario has no flows", scenarioPath.c_str());
-    std::vector<uint16_t> ports;
-    if (!apps && !SenderPorts(c, fl, nFlows, ports, err))
-        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    TestbedWork w;
+    if ((rc = TestbedWorkload(c, hosts, scenarioPath, w)) >= 0)
+        return rc;
+    bool apps = w.apps;
     // the run folder is the transaction: the run is built beside the old one (its captures
     // included) and swapped in whole when complete; a failure or an interrupt leaves the old
     // untouched and nothing of the new (main commits or aborts)
@@ -908,15 +982,15 @@ qr_cmd_testbed(int argc, char** argv)
     std::string capDir = dir + "/capture";
     cli_catch_signals();
     if (!quiet)
-        TestbedBanner(c, hosts, portLimit, apps ? nApps : nFlows, apps, capDir);
+        TestbedBanner(c, hosts, portLimit, apps ? w.nApps : w.nFlows, apps, capDir);
     tb_run run{};
     run.conf = c;
-    run.flows = fl;
-    run.n_flows = nFlows;
-    run.src_port = ports.data();
-    run.apps = appv.data();
-    run.n_apps = nApps;
-    run.apps_script = appsScript.c_str();
+    run.flows = w.flows.get();
+    run.n_flows = w.nFlows;
+    run.src_port = w.ports.data();
+    run.apps = w.appv.data();
+    run.n_apps = w.nApps;
+    run.apps_script = w.appsScript.c_str();
     run.port_limit = portLimit;
     run.capture_dir = capDir.c_str();
     run.fabric = fabRaw;
@@ -924,27 +998,7 @@ qr_cmd_testbed(int argc, char** argv)
     run.quiet = quiet;
     rc = tb_run_testbed("testbed", &run);
     if (rc == 0)
-        rc = apps ? TestbedAppsReport(dir, shownDir, appv, run, quiet)
-                  : TestbedFlowsReport(dir, shownDir, run, quiet);
-    if (rc == 0 && fabRaw && c->traceroute.per_connection > 0)
-        rc = WriteTraces(dir, fabRaw, fl, nFlows, ports, run);
-    std::string pathsFile = dir + "/capture/paths.txt";
-    if (rc == 0)
-        rc =
-            ImportCaptures(dir,
-                           sc,
-                           fabRaw,
-                           fabRaw && c->traceroute.per_connection > 0 ? pathsFile.c_str() : nullptr,
-                           hosts,
-                           apps ? nApps : nFlows,
-                           apps ? "application sessions" : "flows",
-                           quiet);
-    if (rc == 0 && fabRaw)
-        rc = FabricTruth(dir, run, fabRaw, quiet);
-    else if (rc == 0)
-        rc = SwitchTruth(dir, sc, run, hosts, portLimit, measuredRate, quiet);
-    if (rc == 0 && apps)
-        rc = DiagnoseApps(dir, c, appv, run, quiet);
+        rc = TestbedRecord(dir, shownDir, sc, w, run, measuredRate, quiet);
     tb_run_free(&run);
     if (rc || fabRaw)
     {

@@ -101,6 +101,70 @@ RuntimeForWhatif(void*, const qr_scenario* s, const char* dir, char* errbuf)
 
 } // namespace
 
+/* --mode, --prune and --cores into job and nCores. Returns -1, or the exit code of a usage
+ * error. */
+static int
+WhatifOptions(const cli_args* a, qr_whatif_job& job, int& nCores)
+{
+    const char *mode = cli_value(a, "mode"), *cores = cli_value(a, "cores");
+    job.mode = QR_MODE_PLAIN;
+    job.prune = cli_count(a, "prune") > 0;
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    nCores = nc > 0 ? (int)nc : 1;
+    if (mode && !strcmp(mode, "tagged"))
+        job.mode = QR_MODE_TAGGED;
+    else if (mode && strcmp(mode, "plain"))
+        return cli_usage_error("whatif",
+                               "--mode: unknown replay mode '%s' (plain or tagged)",
+                               mode);
+    if (cores)
+    {
+        char* end;
+        long v = strtol(cores, &end, 10);
+        if (*end || v < 1 || v > 1024)
+            return cli_usage_error("whatif",
+                                   "--cores: '%s' is not a number of runs in 1..1024",
+                                   cores);
+        nCores = (int)v;
+    }
+    return -1;
+}
+
+/* The grid of --vary over the recording in dir, and --th (default: the baseline's first
+ * threshold) into job. Returns -1, or the exit code after saying why not. */
+static int
+WhatifGrid(const cli_args* a, const std::string& dir, qr_whatif_job& job, qr_whatif_grid** grid)
+{
+    int nVary;
+    const char** vary = cli_list(a, "vary", &nVary);
+    const char* th = cli_value(a, "th");
+    std::string recDir = dir + "/recording", recH5 = recDir + "/recording.h5";
+    struct stat st;
+    if (stat(recH5.c_str(), &st) != 0)
+        return cli_fail("whatif",
+                        "%s: no recording (run qreplay run or qreplay runtime -o %s/recording)",
+                        recH5.c_str(),
+                        dir.c_str());
+    char err[QR_ERRBUF_SIZE];
+    if (qr_whatif_grid_parse(grid,
+                             vary,
+                             (size_t)(nVary > 0 ? nVary : 0),
+                             recH5.c_str(),
+                             recDir.c_str(),
+                             err))
+        return cli_usage_error("whatif", "%s", err);
+    qr_scenario* base = nullptr;
+    if (qr_whatif_grid_scenario(*grid, qr_whatif_grid_baseline(*grid), &base, err))
+        return cli_fail("whatif", "%s", err);
+    job.th_ns = qr_scenario_config(base)->sampling.th_ns[0];
+    qr_scenario_destroy(base);
+    if (th && qr_parse_time_ns(th, &job.th_ns, err))
+        return cli_usage_error("whatif", "--th: %s", err);
+    if (job.th_ns < 0)
+        return cli_usage_error("whatif", "--th: must not be negative");
+    return -1;
+}
+
 extern "C" int
 qr_cmd_whatif(int argc, char** argv)
 {
@@ -118,72 +182,24 @@ qr_cmd_whatif(int argc, char** argv)
         return 1;
     }
     dir = work;
-    int nVary;
-    const char** vary = cli_list(&a, "vary", &nVary);
-    const char *mode = cli_value(&a, "mode"), *th = cli_value(&a, "th"),
-               *cores = cli_value(&a, "cores");
     const char* engine = QrEngineOption("whatif", cli_value(&a, "engine"));
     qr_whatif_job job{};
-    job.mode = QR_MODE_PLAIN;
     qr_whatif_validation val{};
     val.closed_loop = cli_count(&a, "validate") > 0;
-    job.prune = cli_count(&a, "prune") > 0;
-    long nc = sysconf(_SC_NPROCESSORS_ONLN);
-    int nCores = nc > 0 ? (int)nc : 1;
-    rc = engine ? -1 : 2;
-    if (rc < 0 && mode && !strcmp(mode, "tagged"))
-        job.mode = QR_MODE_TAGGED;
-    else if (rc < 0 && mode && strcmp(mode, "plain"))
-        rc = cli_usage_error("whatif", "--mode: unknown replay mode '%s' (plain or tagged)", mode);
-    if (rc < 0 && cores)
-    {
-        char* end;
-        long v = strtol(cores, &end, 10);
-        if (*end || v < 1 || v > 1024)
-            rc = cli_usage_error("whatif",
-                                 "--cores: '%s' is not a number of runs in 1..1024",
-                                 cores);
-        else
-            nCores = (int)v;
-    }
-    std::string recDir = dir + "/recording", recH5 = recDir + "/recording.h5";
-    struct stat st;
-    if (rc < 0 && stat(recH5.c_str(), &st) != 0)
-        rc = cli_fail("whatif",
-                      "%s: no recording (run qreplay run or qreplay runtime -o %s/recording)",
-                      recH5.c_str(),
-                      dir.c_str());
-    char err[QR_ERRBUF_SIZE];
+    int nCores = 1;
     qr_whatif_grid* grid = nullptr;
-    if (rc < 0 && qr_whatif_grid_parse(&grid,
-                                       vary,
-                                       (size_t)(nVary > 0 ? nVary : 0),
-                                       recH5.c_str(),
-                                       recDir.c_str(),
-                                       err))
-        rc = cli_usage_error("whatif", "%s", err);
-    qr_scenario* base = nullptr;
+    rc = engine ? WhatifOptions(&a, job, nCores) : 2;
     if (rc < 0)
-    {
-        if (qr_whatif_grid_scenario(grid, qr_whatif_grid_baseline(grid), &base, err))
-            rc = cli_fail("whatif", "%s", err);
-    }
-    if (rc < 0)
-    {
-        job.th_ns = qr_scenario_config(base)->sampling.th_ns[0];
-        if (th && qr_parse_time_ns(th, &job.th_ns, err))
-            rc = cli_usage_error("whatif", "--th: %s", err);
-        else if (job.th_ns < 0)
-            rc = cli_usage_error("whatif", "--th: must not be negative");
-    }
+        rc = WhatifGrid(&a, dir, job, &grid);
     if (rc >= 0)
     {
-        qr_scenario_destroy(base);
         qr_whatif_grid_destroy(grid);
         cli_args_free(&a);
         return rc;
     }
-    qr_scenario_destroy(base);
+    std::string recDir = dir + "/recording";
+    char err[QR_ERRBUF_SIZE];
+    struct stat st;
     job.run_dir = dir.c_str();
     job.grid = grid;
     job.engine = ReplayEngineByName(engine);
