@@ -98,9 +98,9 @@ Test(truth_carry, every_arrival_and_drop_is_carried_renamed_and_moved_by_one_shi
     cr_assert_eq(qr_h5_read_attr_f64(in, "/import", "time_base_ns", &base, err), QR_OK, "%s", err);
     qr_row_import_host *ih;
     size_t n_ih;
-    cr_assert_eq(qr_h5_read_rows(in, "/import/hosts", &qr_schema_import_host, (void **)&ih, &n_ih,
-                                 err),
-                 QR_OK, "%s", err);
+    cr_assert_eq(
+        qr_h5_read_rows(in, "/import/hosts", &qr_schema_import_host, (void **)&ih, &n_ih, err),
+        QR_OK, "%s", err);
     cr_assert_gt(n_ih, 0);
     cr_assert_eq(st.shift_ns, hand_offsets[ih[0].clock_reference] - (int64_t)base);
     qr_h5_rows_free(ih);
