@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "qreplay/light.h"
 
@@ -13,6 +14,34 @@
 #define BLOCK_HDR 16 /* part, th, reserved (u8 u8 u16), raw length, stored length, CRC-32 (u32) */
 #define MAX_BLOCK (1u << 26) /* 64 MiB: a chunk's part (the writer ends a chunk sooner) */
 #define PART_END 0xff
+
+/* A block's raw bytes as they are made: put bytes, put varints; out of memory is remembered
+ * (oom) and said when the block is written. */
+struct qri_lbuf {
+    uint8_t *b;
+    size_t n, cap;
+    int oom;
+};
+void qri_lbuf_put(struct qri_lbuf *w, const void *p, size_t n);
+void qri_lbuf_uv(struct qri_lbuf *w, uint64_t v);
+
+/* A block as read (qri_light_block_read): its part, threshold and inflated bytes; `no` and
+ * `offset` count the blocks and bytes read so far (start offset at the first block's byte). */
+struct qri_block {
+    uint8_t *cbuf, *raw;
+    uint64_t no, offset;
+    unsigned part, th;
+    uint32_t rlen, clen;
+};
+
+/* One block of raw[0..n) deflated at level, written to f; *stored: its bytes in the file. Returns
+ * 0, QR_EVALUE (over MAX_BLOCK), QR_ENOMEM or QR_EIO, naming path. */
+int qri_light_block_write(FILE *f, const char *path, unsigned part, unsigned th, const uint8_t *raw,
+                          size_t n, int level, size_t *stored, char *err);
+/* The next block of f into b: its header's lengths checked, inflated, its CRC checked. Returns 0,
+ * QR_EFORMAT naming path, block and byte, or QR_ENOMEM. */
+int qri_light_block_read(FILE *f, const char *path, struct qri_block *b, char *err);
+void qri_light_block_free(struct qri_block *b);
 
 /* packet flags of a direction, in the reader */
 #define F_LOST 1

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "internal.h"
 #include "light_internal.h"
@@ -63,11 +62,6 @@ static uint64_t get_count(struct rd *r, uint64_t max)
     if (n > max || n > (uint64_t)(r->end - r->p))
         r->bad = 1;
     return r->bad ? 0 : n;
-}
-
-static uint32_t rd32(const uint8_t *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
 void qr_light_close(qr_light *l)
@@ -579,72 +573,46 @@ static int finish_open(qr_light *l, const char *path, char *errbuf)
     return QR_OK;
 }
 
-/* The record's blocks read one by one: the current block's part, threshold and inflated bytes. */
+/* The record's blocks read one by one (the current one in b), and whether its header was read. */
 struct blocks {
     FILE *f;
     const char *path;
-    uint8_t *cbuf, *raw;
-    uint64_t block_no, offset;
-    unsigned part, th;
-    uint32_t rlen, clen;
+    struct qri_block b;
     int have_header;
 };
 
-/* The next block's header checked, its bytes inflated and checked against their CRC. */
-static int next_block(struct blocks *b, qr_light *l, char *errbuf)
+/* The next block read and checked as a block of this flavour: its part and threshold. */
+static int next_block(struct blocks *bs, qr_light *l, char *errbuf)
 {
-    uint8_t hdr[BLOCK_HDR];
-    size_t got = fread(hdr, 1, BLOCK_HDR, b->f);
-    b->block_no++;
-    if (got != BLOCK_HDR)
-        return qri_err(errbuf, QR_EFORMAT,
-                       "%s: cut at byte %" PRIu64 " (block %" PRIu64 "): no end block", b->path,
-                       b->offset + got, b->block_no);
-    unsigned part = hdr[0], th = hdr[1];
-    uint32_t rlen = rd32(hdr + 4), clen = rd32(hdr + 8), crc = rd32(hdr + 12);
-    if ((part >= QR_LIGHT_PARTS && part != PART_END) || rlen > MAX_BLOCK || clen > MAX_BLOCK ||
-        hdr[2] || hdr[3] || (part == QR_LIGHT_HEADER && !rlen) ||
+    struct qri_block *b = &bs->b;
+    uint64_t at = b->offset;
+    int rc = qri_light_block_read(bs->f, bs->path, b, errbuf);
+    if (rc)
+        return rc;
+    unsigned part = b->part, th = b->th;
+    if ((part >= QR_LIGHT_PARTS && part != PART_END) || (part == QR_LIGHT_HEADER && !b->rlen) ||
         ((part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER) && th >= l->st.n_th) ||
         (part != QR_LIGHT_SAMPLES && part != QR_LIGHT_ORDER && th) ||
-        (part != QR_LIGHT_HEADER && !b->have_header) || (part == QR_LIGHT_HEADER && b->have_header))
+        (part != QR_LIGHT_HEADER && !bs->have_header) ||
+        (part == QR_LIGHT_HEADER && bs->have_header))
         return qri_err(errbuf, QR_EFORMAT,
                        "%s: block %" PRIu64 " (byte %" PRIu64 "): a bad block header (part %u, "
                        "threshold %u, %u bytes)",
-                       b->path, b->block_no, b->offset, part, th, rlen);
-    free(b->cbuf);
-    free(b->raw);
-    b->cbuf = malloc(clen + 1);
-    b->raw = malloc(rlen + 1);
-    if (!b->cbuf || !b->raw)
-        return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    uLongf have = rlen;
-    if (fread(b->cbuf, 1, clen, b->f) != clen ||
-        (rlen && (uncompress(b->raw, &have, b->cbuf, clen) != Z_OK || have != rlen)) ||
-        (uint32_t)crc32(0L, b->raw, rlen) != crc)
-        return qri_err(errbuf, QR_EFORMAT,
-                       "%s: block %" PRIu64 " (%s, byte %" PRIu64
-                       "): cut short, not deflated data, or its CRC does not match",
-                       b->path, b->block_no, part == PART_END ? "end" : qr_light_part_name(part),
-                       b->offset);
-    b->raw[rlen] = 0; /* the header is read as text */
-    b->offset += BLOCK_HDR + clen;
-    b->part = part;
-    b->th = th;
-    b->rlen = rlen;
-    b->clen = clen;
-    l->st.file_bytes += BLOCK_HDR + clen;
+                       bs->path, b->no, at, part, th, b->rlen);
+    l->st.file_bytes += BLOCK_HDR + b->clen;
     if (part < QR_LIGHT_PARTS) {
-        l->st.bytes[part] += BLOCK_HDR + clen;
-        l->st.raw[part] += rlen;
+        l->st.bytes[part] += BLOCK_HDR + b->clen;
+        l->st.raw[part] += b->rlen;
         if (part == QR_LIGHT_SAMPLES || part == QR_LIGHT_ORDER)
-            l->st.th_bytes[th] += BLOCK_HDR + clen;
+            l->st.th_bytes[th] += BLOCK_HDR + b->clen;
     }
     return QR_OK;
 }
 
 /* The current block taken into the record by its part's reader (the header block aside). */
-static int read_part(struct opening *o, struct blocks *b, char *errbuf)
+static int read_part(struct opening *o, struct blocks *bs, char *errbuf)
 {
+    struct qri_block *b = &bs->b;
     struct rd r = {b->raw, b->raw + b->rlen, 0};
     const uint8_t *block_start = b->raw; /* raw may be handed on (the loss part keeps it) */
     const char *what = qr_light_part_name(b->part);
@@ -662,7 +630,7 @@ static int read_part(struct opening *o, struct blocks *b, char *errbuf)
         rc = qri_err(errbuf, QR_EFORMAT,
                      "%s: block %" PRIu64 " (%s, byte %" PRIu64
                      "): a value out of range or cut short, near byte %zu of its %u",
-                     b->path, b->block_no, what, b->offset - BLOCK_HDR - b->clen,
+                     bs->path, b->no, what, b->offset - BLOCK_HDR - b->clen,
                      (size_t)(r.p - block_start), b->rlen);
     return rc;
 }
@@ -690,7 +658,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
     int rc = QR_OK;
     uint8_t magic[8];
     struct opening o = {.l = l, .errbuf = errbuf};
-    struct blocks b = {.f = f, .path = path, .offset = 8};
+    struct blocks b = {.f = f, .path = path, .b = {.offset = 8}};
     int ended = 0;
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8)) {
         rc = qri_err(errbuf, QR_EFORMAT, "%s: not a light record (no %s magic)", path, "QRLIGHT1");
@@ -698,11 +666,11 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
     }
     l->st.file_bytes = 8;
     while (!rc && !ended && (rc = next_block(&b, l, errbuf)) == QR_OK) {
-        if (b.part == QR_LIGHT_HEADER) {
+        if (b.b.part == QR_LIGHT_HEADER) {
             b.have_header = 1;
-            rc = read_header(l, (const char *)b.raw, b.rlen, dir, errbuf);
-        } else if (b.part == PART_END) {
-            struct rd r = {b.raw, b.raw + b.rlen, 0};
+            rc = read_header(l, (const char *)b.b.raw, b.b.rlen, dir, errbuf);
+        } else if (b.b.part == PART_END) {
+            struct rd r = {b.b.raw, b.b.raw + b.b.rlen, 0};
             rc = read_end(&o, &r, path);
             ended = 1;
         } else {
@@ -714,8 +682,7 @@ int qr_light_open(qr_light **out, const char *path, char *errbuf)
     if (!rc)
         rc = finish_open(l, path, errbuf);
 out:
-    free(b.cbuf);
-    free(b.raw);
+    qri_light_block_free(&b.b);
     free(o.loss_raw);
     fclose(f);
     if (rc) {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "internal.h"
 #include "light_internal.h"
@@ -20,39 +19,9 @@
 #define CHUNK 1024               /* connections per chunk */
 #define CHUNK_PACKETS (1u << 20) /* ... or at this many packets */
 
-struct buf {
-    uint8_t *b;
-    size_t n, cap;
-    int oom;
-};
-
-static void put(struct buf *w, const void *p, size_t n)
+static void put_sv(struct qri_lbuf *w, int64_t v)
 {
-    if (!n) /* an empty list: p may be NULL */
-        return;
-    if (w->oom || qri_reserve((void **)&w->b, &w->cap, w->n + n, 1, 4096)) {
-        w->oom = 1;
-        return;
-    }
-    memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-
-static void put_uv(struct buf *w, uint64_t v)
-{
-    uint8_t t[10];
-    put(w, t, (size_t)(qri_varint_put(t, v) - t));
-}
-
-static void put_sv(struct buf *w, int64_t v)
-{
-    put_uv(w, qri_zigzag(v));
-}
-
-static void le32(uint8_t *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
+    qri_lbuf_uv(w, qri_zigzag(v));
 }
 
 struct writer {
@@ -64,34 +33,18 @@ struct writer {
 
 /* One block: raw deflated at `level` (9; the end block 0, stored: its recording id, which
  * changes with the code's version, then costs the same bytes whatever its digits). */
-static int block_at(struct writer *w, unsigned part, unsigned th, const struct buf *raw, int level)
+static int block_at(struct writer *w, unsigned part, unsigned th, const struct qri_lbuf *raw,
+                    int level)
 {
     if (raw->oom)
         return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
     if (raw->n > MAX_BLOCK)
         return qri_err(w->err, QR_EVALUE, "%s: its %s part of one chunk exceeds %u bytes", w->path,
                        part < QR_LIGHT_PARTS ? qr_light_part_name(part) : "end", MAX_BLOCK);
-    uLongf clen = compressBound((uLong)raw->n);
-    uint8_t *c = malloc(clen + BLOCK_HDR);
-    if (!c)
-        return qri_err(w->err, QR_ENOMEM, "light record: out of memory");
-    if (raw->n && compress2(c + BLOCK_HDR, &clen, raw->b, (uLong)raw->n, level) != Z_OK) {
-        free(c);
-        return qri_err(w->err, QR_ENOMEM, "light record: deflate failed");
-    }
-    if (!raw->n)
-        clen = 0;
-    c[0] = (uint8_t)part;
-    c[1] = (uint8_t)th;
-    c[2] = c[3] = 0;
-    le32(c + 4, (uint32_t)raw->n);
-    le32(c + 8, (uint32_t)clen);
-    le32(c + 12, (uint32_t)crc32(0L, raw->b, (uInt)raw->n));
-    size_t total = BLOCK_HDR + clen;
-    int ok = fwrite(c, 1, total, w->f) == total;
-    free(c);
-    if (!ok)
-        return qri_err(w->err, QR_EIO, "%s: cannot write: %s", w->path, strerror(errno));
+    size_t total;
+    int rc = qri_light_block_write(w->f, w->path, part, th, raw->b, raw->n, level, &total, w->err);
+    if (rc)
+        return rc;
     if (part < QR_LIGHT_PARTS) {
         w->st->bytes[part] += total;
         w->st->raw[part] += raw->n;
@@ -102,7 +55,7 @@ static int block_at(struct writer *w, unsigned part, unsigned th, const struct b
     return QR_OK;
 }
 
-static int block(struct writer *w, unsigned part, unsigned th, const struct buf *raw)
+static int block(struct writer *w, unsigned part, unsigned th, const struct qri_lbuf *raw)
 {
     return block_at(w, part, th, raw, 9);
 }
@@ -208,7 +161,7 @@ static int in_list(const qr_recording *rec, int kind, unsigned seen, uint64_t id
  * per exchange the bytes its side wrote and when it started (flags 2: the accepting side; 1: the
  * side's last, before its FIN). */
 static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_t **pat,
-                      size_t *n_pat, size_t *cap_pat, struct buf *calls, uint64_t *n_calls,
+                      size_t *n_pat, size_t *cap_pat, struct qri_lbuf *calls, uint64_t *n_calls,
                       char *errbuf)
 {
     const qr_flow_table *ft = qr_recording_flows(rec);
@@ -278,7 +231,7 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
             at[n++] = x->start_ns - fl->start_ns;
         }
     }
-    put_uv(calls, n);
+    qri_lbuf_uv(calls, n);
     for (size_t i = 0; !rc && i < n; i++) {
         size_t k = 0;
         while (k < *n_pat && ((*pat)[2 * k] != want[2 * i] || (*pat)[2 * k + 1] != want[2 * i + 1]))
@@ -297,7 +250,7 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
             (*pat)[2 * k + 1] = want[2 * i + 1];
             (*n_pat)++;
         }
-        put_uv(calls, k);
+        qri_lbuf_uv(calls, k);
         put_sv(calls, at[i]);
     }
     *n_calls += n;
@@ -311,29 +264,29 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
     return rc;
 }
 
-static void header_text(struct buf *b, const qr_recording *rec, const int64_t *offsets,
+static void header_text(struct qri_lbuf *b, const qr_recording *rec, const int64_t *offsets,
                         qr_sampling_method method, const int64_t *th, size_t n_th, char *scen,
                         size_t scen_len)
 {
     char line[256];
     snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_kind=%s\n",
              qr_recording_imported(rec) ? "import" : "runtime");
-    put(b, line, strlen(line));
+    qri_lbuf_put(b, line, strlen(line));
     snprintf(
         line, sizeof line, "hosts=%u\nflows=%zu\nmethod=%s\nthresholds=", qr_recording_hosts(rec),
         qr_flow_table_flows(qr_recording_flows(rec)), method == QR_SAMPLING_GAP ? "gap" : "rate");
-    put(b, line, strlen(line));
+    qri_lbuf_put(b, line, strlen(line));
     for (size_t i = 0; i < n_th; i++) {
         snprintf(line, sizeof line, "%s%" PRId64, i ? "," : "", th[i]);
-        put(b, line, strlen(line));
+        qri_lbuf_put(b, line, strlen(line));
     }
-    put(b, "\noffsets=", 9);
+    qri_lbuf_put(b, "\noffsets=", 9);
     for (uint32_t h = 0; h < qr_recording_hosts(rec); h++) {
         snprintf(line, sizeof line, "%s%" PRId64, h ? "," : "", offsets ? offsets[h] : 0);
-        put(b, line, strlen(line));
+        qri_lbuf_put(b, line, strlen(line));
     }
-    put(b, "\nscenario=\n", 11);
-    put(b, scen, scen_len);
+    qri_lbuf_put(b, "\nscenario=\n", 11);
+    qri_lbuf_put(b, scen, scen_len);
 }
 
 /* One qr_light_write: what it reads, the buffers it fills, and the file it writes. */
@@ -350,11 +303,11 @@ struct lw {
     struct writer w;
     char tmp[4200];
     struct dirs d;
-    struct buf list; /* a loss list being written */
-    struct buf part[QR_LIGHT_PARTS];
-    struct buf *samp;   /* per th */
-    int64_t **inferred; /* per th: per host packet (flat) */
-    size_t *host_base;  /* per host: its first packet in inferred[th] */
+    struct qri_lbuf list; /* a loss list being written */
+    struct qri_lbuf part[QR_LIGHT_PARTS];
+    struct qri_lbuf *samp; /* per th */
+    int64_t **inferred;    /* per th: per host packet (flat) */
+    size_t *host_base;     /* per host: its first packet in inferred[th] */
     qr_sample_record *recs;
     int64_t *times;
     struct okey *keys, *keys2; /* the order part's sorts; keys2 also the sampler's scratch */
@@ -440,21 +393,21 @@ static int lw_begin(struct lw *s, const int64_t *offsets, qr_sampling_method met
  * delta-coded. */
 static void lw_loss(struct lw *s, uint32_t dir, size_t n, unsigned seen)
 {
-    struct buf *L = &s->part[QR_LIGHT_LOSS];
+    struct qri_lbuf *L = &s->part[QR_LIGHT_LOSS];
     s->st.unobserved += seen != (QR_TC_AT_SENDER | QR_TC_AT_RECEIVER);
-    put_uv(L, seen);
-    put_uv(L, n);
+    qri_lbuf_uv(L, seen);
+    qri_lbuf_uv(L, n);
     for (int kind = 0; kind < 3; kind++) { /* its count, then its list */
         uint64_t cnt = 0, last = 0;
         s->list.n = 0;
         for (size_t j = 0; j < n; j++)
             if (in_list(s->rec, kind, seen, qr_packet_id(dir, (uint32_t)j))) {
-                put_uv(&s->list, j - last);
+                qri_lbuf_uv(&s->list, j - last);
                 last = j;
                 cnt++;
             }
-        put_uv(L, cnt);
-        put(L, s->list.b, s->list.n);
+        qri_lbuf_uv(L, cnt);
+        qri_lbuf_put(L, s->list.b, s->list.n);
         if (s->list.oom)
             L->oom = 1;
         (kind == 0 ? &s->st.lost : kind == 1 ? &s->st.detected : &s->st.ce)[0] += cnt;
@@ -485,15 +438,15 @@ static int lw_samples(struct lw *s, size_t i, uint32_t dir, const qr_flow *fl, u
     if (!(seen & QR_TC_AT_SENDER)) /* its send times are not observations */
         for (size_t j = 0; j < n; j++)
             inf[ix[j]] = hp[ix[j]].pk.time_ns;
-    struct buf *b = &s->samp[i];
-    put_uv(b, nr);
+    struct qri_lbuf *b = &s->samp[i];
+    qri_lbuf_uv(b, nr);
     uint64_t pidx = 0;
     int64_t pt = fl->start_ns;
     for (size_t j = 0; j < nr; j++) {
-        put_uv(b, s->recs[j].index - pidx);
+        qri_lbuf_uv(b, s->recs[j].index - pidx);
         put_sv(b, s->recs[j].time_ns - pt);
         put_sv(b, s->recs[j].gap_num);
-        put_uv(b, (uint64_t)s->recs[j].gap_den);
+        qri_lbuf_uv(b, (uint64_t)s->recs[j].gap_den);
         pidx = s->recs[j].index;
         pt = s->recs[j].time_ns;
     }
@@ -543,28 +496,28 @@ static int lw_chunk(struct lw *s, size_t f0, size_t f1)
     uint64_t *pat = malloc(cap_pat * 2 * sizeof *pat); /* (bytes, flags) */
     if (!pat)
         return qri_err(s->w.err, QR_ENOMEM, "light record: out of memory");
-    struct buf calls = {0};
+    struct qri_lbuf calls = {0};
     int rc = QR_OK;
     for (size_t f = f0; !rc && f < f1; f++) {
         const qr_flow *fl = qr_flow_table_flow(s->ft, (uint32_t)f);
-        struct buf *c = &s->part[QR_LIGHT_CONFIG];
-        put_uv(c, fl->src);
-        put_uv(c, fl->dst);
+        struct qri_lbuf *c = &s->part[QR_LIGHT_CONFIG];
+        qri_lbuf_uv(c, fl->src);
+        qri_lbuf_uv(c, fl->dst);
         put_sv(c, fl->start_ns - s->prev_start);
-        put_uv(c, fl->incast);
+        qri_lbuf_uv(c, fl->incast);
         s->prev_start = fl->start_ns;
         rc = conn_calls(s->rec, (uint32_t)f, s->imported, &pat, &n_pat, &cap_pat, &calls,
                         &s->st.calls, s->w.err);
         for (uint32_t side = 0; !rc && side < 2; side++)
             rc = lw_direction(s, (uint32_t)(2 * f + side), fl);
     }
-    struct buf *c = &s->part[QR_LIGHT_CALLS];
-    put_uv(c, n_pat);
+    struct qri_lbuf *c = &s->part[QR_LIGHT_CALLS];
+    qri_lbuf_uv(c, n_pat);
     for (size_t k = 0; k < n_pat; k++) {
-        put_uv(c, pat[2 * k]);
-        put_uv(c, pat[2 * k + 1]);
+        qri_lbuf_uv(c, pat[2 * k]);
+        qri_lbuf_uv(c, pat[2 * k + 1]);
     }
-    put(c, calls.b, calls.n);
+    qri_lbuf_put(c, calls.b, calls.n);
     if (calls.oom)
         c->oom = 1;
     free(calls.b);
@@ -582,7 +535,7 @@ static int lw_chunk(struct lw *s, size_t f0, size_t f1)
 
 /* Host h's order among equal inferred times at threshold i: a replay sorts by (time, direction,
  * number); where the recording's order (its send order) differs, the group's permutation. */
-static void lw_host_order(struct lw *s, size_t i, uint32_t h, struct buf *o)
+static void lw_host_order(struct lw *s, size_t i, uint32_t h, struct qri_lbuf *o)
 {
     size_t n;
     const qr_rec_packet *hp = qr_recording_packets(s->rec, h, &n);
@@ -596,7 +549,7 @@ static void lw_host_order(struct lw *s, size_t i, uint32_t h, struct buf *o)
     uint64_t groups = 0;
     for (int pass = 0; pass < 2; pass++) { /* count the groups, then write them */
         if (pass)
-            put_uv(o, groups);
+            qri_lbuf_uv(o, groups);
         size_t last = 0;
         for (size_t j = 0; j < n;) {
             size_t e = j + 1;
@@ -608,13 +561,13 @@ static void lw_host_order(struct lw *s, size_t i, uint32_t h, struct buf *o)
             if (differs && !pass)
                 groups++;
             if (differs && pass) {
-                put_uv(o, j - last);
-                put_uv(o, e - j);
+                qri_lbuf_uv(o, j - last);
+                qri_lbuf_uv(o, e - j);
                 for (size_t q = j; q < e; q++) {
                     size_t r = j;
                     while (keys[r].rec != keys2[q].rec)
                         r++;
-                    put_uv(o, r - j);
+                    qri_lbuf_uv(o, r - j);
                 }
                 last = j;
             }
@@ -627,11 +580,11 @@ static void lw_host_order(struct lw *s, size_t i, uint32_t h, struct buf *o)
 static int lw_end(struct lw *s)
 {
     char *errbuf = s->w.err;
-    struct buf end = {0};
-    put_uv(&end, s->st.connections);
-    put_uv(&end, s->st.packets);
+    struct qri_lbuf end = {0};
+    qri_lbuf_uv(&end, s->st.connections);
+    qri_lbuf_uv(&end, s->st.packets);
     const char *id = qr_recording_id(s->rec);
-    put(&end, id, strlen(id)); /* the rest of the block */
+    qri_lbuf_put(&end, id, strlen(id)); /* the rest of the block */
     int rc = block_at(&s->w, PART_END, 0, &end, 0);
     free(end.b);
     if (!rc && (fflush(s->w.f) || fsync(fileno(s->w.f))))
@@ -703,7 +656,7 @@ int qr_light_write(const qr_recording *rec, const int64_t *offsets, qr_sampling_
         rc = lw_chunk(s, f0, f1);
     }
     for (size_t i = 0; !rc && i < n_th; i++) {
-        struct buf *o = &s->part[QR_LIGHT_ORDER];
+        struct qri_lbuf *o = &s->part[QR_LIGHT_ORDER];
         o->n = 0;
         for (uint32_t h = 0; h < s->n_hosts; h++)
             lw_host_order(s, i, h, o);
