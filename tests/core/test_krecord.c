@@ -1,0 +1,322 @@
+/* The kernel record (krecord.h), written from generated event streams and read back: the same
+ * connections, every sent segment's IP size in order (a GSO packet split into the NIC's segments,
+ * runs coded however they fall), the sampler's records equal to qr_sample_series over the same
+ * send times (two implementations that must agree), calls, resends, holes, CE marks and zero
+ * windows counted as fed, events after a close kept with their connection, a reused port a new
+ * connection; over many seeds. And the errors: a flipped byte, a cut file, a file that is no
+ * record, an abandoned writer leaving the old record in place. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qreplay/error.h"
+#include "qreplay/krecord.h"
+
+static char dir[64], path[128], err[QR_ERRBUF_SIZE];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/qr-krec-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/h.qrk", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(krecord, .init = setup, .fini = teardown);
+
+/* splitmix64: the cases' randomness, by seed */
+typedef struct qr_random {
+    uint64_t s;
+} qr_random;
+
+static uint64_t qr_random_below(qr_random *r, uint64_t n)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) % n;
+}
+
+#define T0 1700000000000000000LL
+#define MAXSEG 4096
+
+/* What a generated connection sent and saw, to compare the record with. */
+struct gen {
+    qr_krec_ends ends;
+    uint32_t sizes[MAXSEG];
+    int64_t times[MAXSEG];
+    size_t n;
+    uint64_t calls[2], call_bytes[2], resends[3], holes, ce, zero;
+};
+
+static qr_krec_ends ends_of(uint32_t i, uint16_t lport)
+{
+    qr_krec_ends e = {.family = 4, .lport = lport, .rport = 5001};
+    e.laddr[0] = 10, e.laddr[3] = 1;
+    e.raddr[0] = 10, e.raddr[2] = (uint8_t)(i >> 8), e.raddr[3] = (uint8_t)(2 + i);
+    return e;
+}
+
+static qr_krec_header header(void)
+{
+    qr_krec_header h = {"h0", 4026531840u, T0, QR_SAMPLING_RATE, 3, {1000, 5000, 10000}};
+    return h;
+}
+
+/* Connection g's traffic at times from *t on: a SYN, data in GSO packets and single segments, a
+ * resend out of sequence, arrivals with a hole, a CE mark and a zero window, calls. */
+static void feed(qr_krec_writer *w, struct gen *g, qr_random *r, int64_t *t)
+{
+    const uint16_t hdr = 52;
+    uint32_t seq = 1000;
+    cr_assert_eq(qr_krec_sent(w, &g->ends, seq - 1, 60, 60, 0, 0x02, *t, err), QR_OK, "%s", err);
+    g->sizes[g->n] = 60, g->times[g->n++] = *t;
+    uint32_t rx = 7000;
+    for (int k = 0; k < 40 && g->n < MAXSEG - 64; k++) {
+        *t += 1 + (int64_t)qr_random_below(r, 20000);
+        uint32_t mss = 1448, pay;
+        uint32_t kind = (uint32_t)qr_random_below(r, 10);
+        if (kind < 4) { /* a GSO packet of several segments */
+            uint32_t segs = 2 + (uint32_t)qr_random_below(r, 30);
+            pay = segs * mss - (uint32_t)qr_random_below(r, mss);
+            cr_assert_eq(qr_krec_sent(w, &g->ends, seq, hdr + pay, hdr, mss, 0x10, *t, err), QR_OK,
+                         "%s", err);
+            for (uint32_t off = 0; off < pay; off += mss) {
+                uint32_t p = pay - off < mss ? pay - off : mss;
+                g->sizes[g->n] = hdr + p, g->times[g->n++] = *t;
+            }
+            seq += pay;
+        } else if (kind < 8) { /* one segment, often full-sized (runs) */
+            pay = kind < 6 ? mss : 1 + (uint32_t)qr_random_below(r, mss);
+            cr_assert_eq(qr_krec_sent(w, &g->ends, seq, hdr + pay, hdr, 0, 0x18, *t, err), QR_OK);
+            g->sizes[g->n] = hdr + pay, g->times[g->n++] = *t;
+            seq += pay;
+        } else { /* a resend of an earlier segment, and why */
+            qr_krec_resend why = (qr_krec_resend)qr_random_below(r, 3);
+            cr_assert_eq(qr_krec_resent(w, &g->ends, seq - mss, why, *t, err), QR_OK, "%s", err);
+            g->resends[why]++;
+            cr_assert_eq(qr_krec_sent(w, &g->ends, seq - mss, hdr + mss, hdr, 0, 0x10, *t, err),
+                         QR_OK);
+            g->sizes[g->n] = hdr + mss, g->times[g->n++] = *t;
+        }
+        /* what arrived from the peer: in order, or after a hole */
+        uint32_t gap = k && qr_random_below(r, 8) == 0 ? 1448 : 0; /* a hole after the first */
+        int ce = qr_random_below(r, 12) == 0;
+        uint32_t win = qr_random_below(r, 15) == 0 ? 0 : 65535;
+        cr_assert_eq(qr_krec_arrived(w, &g->ends, rx + gap, hdr + 100, hdr, 0x10, ce, win, *t, err),
+                     QR_OK);
+        g->holes += gap != 0;
+        g->ce += ce;
+        g->zero += win == 0;
+        rx += gap + 100;
+        int recv = (int)qr_random_below(r, 2);
+        uint32_t bytes = 1 + (uint32_t)qr_random_below(r, 100000);
+        cr_assert_eq(qr_krec_call(w, &g->ends, recv, bytes, *t, err), QR_OK);
+        g->calls[recv]++;
+        g->call_bytes[recv] += bytes;
+    }
+}
+
+static void check_conn(const qr_krec *k, const qr_krec_conn *c, const struct gen *g)
+{
+    cr_assert(!memcmp(&c->ends, &g->ends, sizeof g->ends), "connection %u: its ends", c->id);
+    size_t n;
+    const uint32_t *sizes = qr_krec_sizes(k, c->id, &n);
+    cr_assert_eq(n, g->n, "connection %u: %zu segments, fed %zu", c->id, n, g->n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(sizes[i], g->sizes[i], "connection %u, segment %zu", c->id, i);
+    cr_assert(c->calls[0] == g->calls[0] && c->calls[1] == g->calls[1] &&
+              c->call_bytes[0] == g->call_bytes[0] && c->call_bytes[1] == g->call_bytes[1]);
+    cr_assert(c->resends[0] == g->resends[0] && c->resends[1] == g->resends[1] &&
+              c->resends[2] == g->resends[2]);
+    cr_assert(c->holes == g->holes && c->ce == g->ce && c->zero_windows == g->zero);
+    /* the samples: what the sampler makes of the same send times, whole */
+    const qr_krec_header *h = qr_krec_header_of(k);
+    for (size_t i = 0; i < h->n_th; i++) {
+        qr_sampler *s;
+        qr_sampler_cfg cfg = {h->method, h->th_ns[i]};
+        cr_assert_eq(qr_sampler_create(&s, &cfg), QR_OK);
+        qr_sample_record want[MAXSEG];
+        size_t nw, ng;
+        cr_assert_eq(qr_sample_series(s, g->times, g->n, want, &nw, NULL, NULL, err), QR_OK);
+        qr_sampler_destroy(s);
+        const qr_sample_record *got = qr_krec_samples(k, c->id, i, &ng);
+        cr_assert_eq(ng, nw, "connection %u, threshold %zu: %zu records, the series %zu", c->id, i,
+                     ng, nw);
+        for (size_t j = 0; j < nw; j++)
+            cr_assert(got[j].index == want[j].index && got[j].time_ns == want[j].time_ns &&
+                          got[j].gap_num == want[j].gap_num && got[j].gap_den == want[j].gap_den,
+                      "connection %u, threshold %zu, record %zu", c->id, i, j);
+    }
+}
+
+Test(krecord, what_is_fed_reads_back_over_many_seeds)
+{
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        qr_random rs0 = {seed}, *r = &rs0;
+        size_t nc = 1 + (size_t)qr_random_below(r, 5);
+        struct gen *g = calloc(nc, sizeof *g);
+        qr_krec_header h = header();
+        qr_krec_writer *w;
+        cr_assert_eq(qr_krec_writer_open(&w, path, &h, err), QR_OK, "%s", err);
+        int64_t t = T0 + 1000;
+        for (size_t i = 0; i < nc; i++) {
+            g[i].ends = ends_of((uint32_t)i, (uint16_t)(40000 + i));
+            feed(w, &g[i], r, &t);
+            if (qr_random_below(r, 2)) { /* closed, then an application's late read */
+                cr_assert_eq(qr_krec_state(w, &g[i].ends, ++t, 4, 7, err), QR_OK);
+                cr_assert_eq(qr_krec_call(w, &g[i].ends, 1, 100, ++t, err), QR_OK);
+                g[i].calls[1]++, g[i].call_bytes[1] += 100;
+            }
+        }
+        qr_krec_stats ws;
+        cr_assert_eq(qr_krec_writer_close(w, 1234, 5, &ws, err), QR_OK, "%s", err);
+        qr_krec *k;
+        cr_assert_eq(qr_krec_open(&k, path, err), QR_OK, "seed %llu: %s", (unsigned long long)seed,
+                     err);
+        qr_krec_stats rs;
+        qr_krec_stats_get(k, &rs);
+        cr_assert(rs.events == 1234 && rs.lost_events == 5, "the kernel's counts kept");
+        cr_assert(rs.packets == ws.packets && rs.nic_packets == ws.nic_packets &&
+                  rs.payload_bytes == ws.payload_bytes && rs.connections == nc);
+        const qr_krec_conn *c;
+        cr_assert_eq(qr_krec_conns(k, &c), nc);
+        for (size_t i = 0; i < nc; i++)
+            check_conn(k, &c[i], &g[i]);
+        qr_krec_close(k);
+        free(g);
+    }
+}
+
+Test(krecord, a_reused_port_is_a_new_connection_and_a_listener_none)
+{
+    qr_krec_header h = header();
+    qr_krec_writer *w;
+    cr_assert_eq(qr_krec_writer_open(&w, path, &h, err), QR_OK, "%s", err);
+    qr_krec_ends e = ends_of(0, 40000), listener = e;
+    listener.rport = 0;
+    cr_assert_eq(qr_krec_state(w, &listener, T0 + 1, 7, 10, err), QR_OK);
+    for (int i = 0; i < 2; i++) {
+        int64_t t = T0 + 100 + 1000 * i;
+        cr_assert_eq(qr_krec_sent(w, &e, 5, 60, 60, 0, 0x02, t, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_krec_state(w, &e, t + 1, 2, 1, err), QR_OK);
+        cr_assert_eq(qr_krec_state(w, &e, t + 2, 1, 7, err), QR_OK);
+        cr_assert_eq(qr_krec_sent(w, &e, 6, 52, 52, 0, 0x10, t + 3, err), QR_OK); /* TIME_WAIT */
+    }
+    cr_assert_eq(qr_krec_writer_close(w, 8, 0, NULL, err), QR_OK, "%s", err);
+    qr_krec *k;
+    cr_assert_eq(qr_krec_open(&k, path, err), QR_OK, "%s", err);
+    const qr_krec_conn *c;
+    cr_assert_eq(qr_krec_conns(k, &c), 2, "two connections, no listener");
+    for (int i = 0; i < 2; i++)
+        cr_assert(!c[i].mid && c[i].close_ns == T0 + 100 + 1000 * i + 2 && c[i].packets == 2,
+                  "connection %d: seen from its SYN, closed, its last ACK after the close kept", i);
+    qr_krec_close(k);
+}
+
+static void write_small(const char *p)
+{
+    qr_krec_header h = header();
+    qr_krec_writer *w;
+    cr_assert_eq(qr_krec_writer_open(&w, p, &h, err), QR_OK, "%s", err);
+    qr_krec_ends e = ends_of(0, 40000);
+    for (int i = 0; i < 50; i++)
+        cr_assert_eq(
+            qr_krec_sent(w, &e, 1000u + 1448u * (uint32_t)i, 1500, 52, 0, 0x10, T0 + 1000 * i, err),
+            QR_OK);
+    cr_assert_eq(qr_krec_writer_close(w, 50, 0, NULL, err), QR_OK, "%s", err);
+}
+
+/* Whether k holds what write_small wrote. */
+static int same_as_small(const qr_krec *k)
+{
+    qr_krec_stats st;
+    qr_krec_stats_get(k, &st);
+    size_t n;
+    const uint32_t *sizes = qr_krec_sizes(k, 0, &n);
+    int ok = st.connections == 1 && st.packets == 50 && st.events == 50 && n == 50 &&
+             !strcmp(qr_krec_host(k), "h0");
+    for (size_t i = 0; ok && i < n; i++)
+        ok = sizes[i] == 1500;
+    return ok;
+}
+
+static size_t file_size(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    size_t n = (size_t)ftell(f);
+    fclose(f);
+    return n;
+}
+
+Test(krecord, damage_is_refused_naming_the_file)
+{
+    write_small(path);
+    size_t n = file_size(path);
+    char bad[160], cmd[512];
+    qr_krec *k;
+    /* every byte flipped in turn: refused, or (a bit no reader reads) the same record */
+    for (size_t at = 0; at < n; at++) {
+        snprintf(bad, sizeof bad, "%s/flip.qrk", dir);
+        snprintf(cmd, sizeof cmd, "cp %s %s", path, bad);
+        cr_assert_eq(system(cmd), 0);
+        FILE *f = fopen(bad, "r+b");
+        fseek(f, (long)at, SEEK_SET);
+        int b = fgetc(f);
+        fseek(f, (long)at, SEEK_SET);
+        fputc(b ^ 0x40, f);
+        fclose(f);
+        int rc = qr_krec_open(&k, bad, err);
+        if (rc == QR_OK) { /* a bit deflate does not read (padding): the same record */
+            cr_assert(same_as_small(k), "byte %zu flipped: read as another record", at);
+            qr_krec_close(k);
+            continue;
+        }
+        cr_assert_eq(rc, QR_EFORMAT, "byte %zu flipped: %d", at, rc);
+        cr_assert(strstr(err, "flip.qrk"), "%s", err);
+    }
+    /* cut anywhere */
+    for (size_t len = 0; len < n; len += 7) {
+        snprintf(cmd, sizeof cmd, "head -c %zu %s > %s/cut.qrk", len, path, dir);
+        cr_assert_eq(system(cmd), 0);
+        snprintf(bad, sizeof bad, "%s/cut.qrk", dir);
+        cr_assert_eq(qr_krec_open(&k, bad, err), QR_EFORMAT, "cut at %zu", len);
+    }
+    snprintf(bad, sizeof bad, "%s/none.qrk", dir);
+    cr_assert_eq(qr_krec_open(&k, bad, err), QR_ENOENT);
+}
+
+Test(krecord, an_abandoned_record_leaves_the_old_one)
+{
+    write_small(path);
+    size_t n = file_size(path);
+    qr_krec_header h = header();
+    qr_krec_writer *w;
+    cr_assert_eq(qr_krec_writer_open(&w, path, &h, err), QR_OK, "%s", err);
+    qr_krec_ends e = ends_of(1, 40001);
+    cr_assert_eq(qr_krec_sent(w, &e, 1, 1500, 52, 0, 0x10, T0 + 5, err), QR_OK);
+    /* an event before the start is refused, naming the file */
+    cr_assert_eq(qr_krec_sent(w, &e, 1, 1500, 52, 0, 0x10, T0 - 5, err), QR_EVALUE);
+    cr_assert(strstr(err, "h.qrk") && strstr(err, "before the record's start"), "%s", err);
+    qr_krec_writer_abort(w);
+    cr_assert_eq(file_size(path), n, "the old record is untouched");
+    qr_krec *k;
+    cr_assert_eq(qr_krec_open(&k, path, err), QR_OK, "%s", err);
+    qr_krec_stats st;
+    qr_krec_stats_get(k, &st);
+    cr_assert_eq(st.packets, 50);
+    qr_krec_close(k);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c partial", dir);
+    cr_assert_neq(system(cmd), 0, "no partial file left");
+}
