@@ -24,6 +24,7 @@ int qr_cmd_sample(int argc, char **argv);
 int qr_cmd_import(int argc, char **argv);
 int qr_cmd_clocks(int argc, char **argv);
 int qr_cmd_export(int argc, char **argv);
+int qr_cmd_record(int argc, char **argv);
 int qr_cmd_blackholes(int argc, char **argv);
 int qr_cmd_diagnose(int argc, char **argv);
 int qr_cmd_blame(int argc, char **argv);

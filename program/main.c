@@ -34,6 +34,7 @@ static const qr_cli_command commands[] = {
     {"butterfly", "closed-loop replays with timing jitter against the runtime", qr_cmd_butterfly},
     {"isolate", "replay each TCP connection alone through a packet corrector", qr_cmd_isolate},
     {"light", "DETER's light record of a recording (replay it: replay --from light)", qr_cmd_light},
+    {"record", "DETER's record of a real Linux host's TCP, from the kernel (eBPF)", qr_cmd_record},
     {"testbed", "run a scenario on real Linux TCP in namespaces and score the replay",
      qr_cmd_testbed},
 };

@@ -1,0 +1,211 @@
+/* qreplay record: DETER's always-on record of a real Linux host's TCP, from the kernel's own
+ * tracepoints (eBPF), and qreplay record --show: what a record holds and costs. */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "krec_agent.h"
+#include "opt.h"
+#include "qreplay/error.h"
+#include "qreplay/krecord.h"
+#include "qreplay/units.h"
+
+static const cli_opt opts[] = {
+    {"netns", 0, CLI_VALUE, "NAME", "record this network namespace (ip netns) instead of our own"},
+    CLI_OPT_OUT("the record's file (default: NAME.qrk for --netns NAME, else host.qrk)"),
+    {"th", 0, CLI_VALUE, "LIST", "send-time sampling thresholds (default 1us,5us,10us)"},
+    {"method", 0, CLI_VALUE, "rate|gap", "the sampler (rate: bounded error; the default)"},
+    {"duration", 0, CLI_VALUE, "TIME", "stop after this long (default: at Ctrl-C or SIGTERM)"},
+    {"show", 0, CLI_VALUE, "FILE", "print what the record FILE holds and costs, then exit"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "record",
+    "",
+    "Record this host's TCP (or a network namespace's, --netns) as DETER does, with the kernel's\n"
+    "own tracepoints (eBPF, CO-RE): connections (ends, open, close), the application's socket\n"
+    "calls (sizes and times), every packet handed to the NIC reduced to what a replay needs (IP\n"
+    "sizes run-length coded, GSO packets as the segments the NIC sends, send times through the\n"
+    "rate-based sampler at each threshold), TCP's resends with the kernel's reason (RTO, fast,\n"
+    "probe), and what arrived: sequence holes, ECN CE marks, zero windows. No payload and no\n"
+    "per-packet time are kept.\n\n"
+    "The record (docs/FORMATS.md, \"The kernel record\") is written as the events come, in\n"
+    "memory bounded by the open connections, and put in place whole at the end: Ctrl-C stops\n"
+    "within a second with a complete record. Events the kernel could not hand over (a full ring\n"
+    "buffer) are counted and reported. Needs root, a kernel with BTF and its TCP tracepoints;\n"
+    "tracefs is mounted if it is not.\n",
+    opts,
+    sizeof opts / sizeof opts[0],
+    0,
+    0,
+    "takes no arguments (options only)",
+    "examples:\n"
+    "  sudo qreplay record --duration 60s -o /var/tmp/host.qrk\n"
+    "  sudo qreplay record --netns h0 -o h0.qrk        # one testbed host, until Ctrl-C\n"
+    "  qreplay record --show h0.qrk\n"};
+
+static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_header *h)
+{
+    printf("record             %s (%" PRIu64 " bytes)\n", cli_shown(path), s->file_bytes);
+    printf("connections        %" PRIu64 " (%" PRIu64 " closed while recorded)\n", s->connections,
+           s->closed);
+    printf("socket calls       %" PRIu64 " sends (%" PRIu64 " B), %" PRIu64 " receives (%" PRIu64
+           " B)\n",
+           s->calls[0], s->call_bytes[0], s->calls[1], s->call_bytes[1]);
+    printf("packets sent       %" PRIu64 " (%" PRIu64 " B, %" PRIu64 " of payload; %" PRIu64
+           " handed to the NIC)\n",
+           s->packets, s->bytes, s->payload_bytes, s->nic_packets);
+    printf("resends            %" PRIu64 " RTO, %" PRIu64 " fast, %" PRIu64 " probe\n",
+           s->resends[QR_KREC_RTO], s->resends[QR_KREC_FAST], s->resends[QR_KREC_PROBE]);
+    printf("arrived            %" PRIu64 " sequence holes (%" PRIu64 " B), %" PRIu64
+           " CE marks, %" PRIu64 " zero windows\n",
+           s->holes, s->hole_bytes, s->ce, s->zero_windows);
+    for (size_t i = 0; h && i < h->n_th; i++) {
+        char t[32];
+        printf("samples at %-7s %" PRIu64 " records\n", qr_format_time(h->th_ns[i], t, sizeof t),
+               s->sample_records[i]);
+    }
+    printf("events             %" PRIu64 " from the kernel, %" PRIu64
+           " lost (ring buffer full)%s\n",
+           s->events, s->lost_events, s->lost_events ? ": the record misses them" : "");
+    if (s->reordered)
+        printf("note               %" PRIu64 " send times before their connection's previous "
+               "one (the CPUs' clocks): taken as the previous\n",
+               s->reordered);
+    printf("bytes per part    ");
+    for (unsigned p = 0; p < QR_KREC_PARTS; p++)
+        printf(" %s %" PRIu64, qr_krec_part_name((qr_krec_part)p), s->part_bytes[p]);
+    printf("\n");
+}
+
+/* A line per connection (the first 20). */
+static void print_conns(const qr_krec *k)
+{
+    const qr_krec_conn *c;
+    size_t n = qr_krec_conns(k, &c);
+    if (n)
+        printf("\n%-4s %-44s %9s %9s %10s %8s %8s\n", "conn", "this end -> peer", "open (s)",
+               "close (s)", "packets", "sends", "resends");
+    int64_t t0 = qr_krec_header_of(k)->start_ns;
+    for (size_t i = 0; i < n && i < 20; i++) {
+        char l[64], r[64], ends[160], close[32] = "open";
+        int af = c[i].ends.family == 6 ? AF_INET6 : AF_INET;
+        inet_ntop(af, c[i].ends.laddr, l, sizeof l);
+        inet_ntop(af, c[i].ends.raddr, r, sizeof r);
+        snprintf(ends, sizeof ends, "%s:%u -> %s:%u", l, c[i].ends.lport, r, c[i].ends.rport);
+        if (c[i].close_ns)
+            snprintf(close, sizeof close, "%.6f", (double)(c[i].close_ns - t0) / 1e9);
+        printf("%-4u %-44s %9.6f%s %9s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "\n", c[i].id, ends,
+               (double)(c[i].open_ns - t0) / 1e9, c[i].mid ? "*" : " ", close, c[i].packets,
+               c[i].calls[0], c[i].resends[0] + c[i].resends[1] + c[i].resends[2]);
+    }
+    if (n > 20)
+        printf("... and %zu more\n", n - 20);
+    if (n)
+        printf("(* first seen after it opened: open before the record started)\n");
+}
+
+static int show(const char *path)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_krec *k;
+    if (qr_krec_open(&k, path, err))
+        return cli_fail("record", "%s", err);
+    qr_krec_stats st;
+    qr_krec_stats_get(k, &st);
+    printf("host               %s\n", qr_krec_host(k)[0] ? qr_krec_host(k) : "(this host)");
+    print_stats(path, &st, qr_krec_header_of(k));
+    print_conns(k);
+    qr_krec_close(k);
+    return 0;
+}
+
+static void on_ready(void *ctx)
+{
+    const char *out = ctx;
+    fprintf(stderr, "qreplay record: recording to %s (Ctrl-C stops)\n", cli_shown(out));
+}
+
+static void on_progress(void *ctx, const qr_krec_stats *st, double elapsed)
+{
+    (void)ctx;
+    fprintf(stderr, "\rrecord: %.0f s | %" PRIu64 " events | %" PRIu64 " lost   ", elapsed,
+            st->events, st->lost_events);
+}
+
+/* The options into o. Returns -1, or the exit code of a usage error. */
+static int parse_options(const cli_args *a, qr_kagent_opts *o)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *th = cli_value(a, "th"), *method = cli_value(a, "method");
+    const char *duration = cli_value(a, "duration");
+    if (qr_parse_time_list(th ? th : "1us,5us,10us", o->th_ns, QR_KREC_MAX_TH, &o->n_th, err))
+        return cli_usage_error("record", "--th: %s", err);
+    for (size_t i = 1; i < o->n_th; i++)
+        if (o->th_ns[i] <= o->th_ns[i - 1])
+            return cli_usage_error("record", "--th: thresholds in increasing order");
+    if (method && strcmp(method, "rate") && strcmp(method, "gap"))
+        return cli_usage_error("record", "--method: '%s' is not rate or gap", method);
+    o->method = method && !strcmp(method, "gap") ? QR_SAMPLING_GAP : QR_SAMPLING_RATE;
+    int64_t d = 0;
+    if (duration && (qr_parse_time_ns(duration, &d, err) || d <= 0))
+        return cli_usage_error("record", "--duration: '%s' is not a time above 0", duration);
+    o->duration_s = (double)d / 1e9;
+    return -1;
+}
+
+int qr_cmd_record(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (cli_value(&a, "show")) {
+        rc = show(cli_value(&a, "show"));
+        cli_args_free(&a);
+        return rc;
+    }
+    qr_kagent_opts o = {0};
+    if ((rc = parse_options(&a, &o)) >= 0) {
+        cli_args_free(&a);
+        return rc;
+    }
+    int quiet = cli_count(&a, "quiet") > 0;
+    char out[4096];
+    const char *netns = cli_value(&a, "netns");
+    snprintf(out, sizeof out, "%s", cli_value(&a, "out") ? cli_value(&a, "out") : "");
+    if (!out[0])
+        snprintf(out, sizeof out, "%s.qrk", netns ? netns : "host");
+    o.netns = netns;
+    o.out = out;
+    o.stop = &cli_signal;
+    o.ready = quiet ? NULL : on_ready;
+    o.progress = quiet ? NULL : on_progress;
+    o.ctx = out;
+    cli_args_free(&a);
+    cli_watchdog_off(); /* it stops by itself, within 0.1 s, and writes the record whole */
+    cli_catch_signals();
+    char err[QR_ERRBUF_SIZE];
+    qr_krec_stats st;
+    rc = qr_kagent_run(&o, &st, err);
+    int stopped = cli_signal;
+    cli_signal = 0; /* the way to stop it: the record is complete, not interrupted */
+    cli_restore_signals();
+    if (!quiet)
+        fprintf(stderr, "\n");
+    if (rc)
+        return cli_fail("record", "%s", err);
+    if (!quiet && stopped)
+        fprintf(stderr, "qreplay record: stopped by signal %d; the record is complete\n", stopped);
+    if (!quiet) {
+        qr_krec_header h = {0};
+        h.n_th = o.n_th;
+        memcpy(h.th_ns, o.th_ns, sizeof h.th_ns);
+        print_stats(out, &st, &h);
+    }
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* qreplay record on this machine's kernel (root only; skipped with the reason otherwise): a host
+ * namespace talks TCP to another over a veth pair while the recorder and tcpdump both watch it;
+ * tcpdump's capture is the oracle. The packets the record says were handed to the NIC are the
+ * capture's frames from the host, their payload bytes the capture's; the socket calls' bytes are
+ * what the applications sent and read; SIGINT ends it with a complete record and status 0; no
+ * event is lost at this rate. The errors: a namespace that does not exist, bad options, each
+ * leaving an earlier record as it was. Namespaces and processes are removed on every path, and
+ * every step is bounded by `timeout`. */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+
+#include "harness.h"
+
+TestSuite(record, .init = qr_test_setup, .fini = qr_test_teardown);
+
+/* A number after `label` in text (the first one), or -1. */
+static long long number_after(const char *text, const char *label)
+{
+    const char *p = strstr(text, label);
+    long long v = -1;
+    if (p && sscanf(p + strlen(label), " %lld", &v) != 1)
+        v = -1;
+    return v;
+}
+
+static void need_root(void)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root: qreplay record loads BPF programs and the test creates network "
+                     "namespaces (CI runs as root)");
+    if (system("command -v tcpdump >/dev/null && command -v tshark >/dev/null && "
+               "command -v python3 >/dev/null") != 0)
+        cr_skip_test("tcpdump, tshark or python3 is not installed (./waf deps installs them)");
+    if (qreplay("record --duration 1ms -o %s/probe.qrk -q", dir) != 0 &&
+        strstr(err, "built without the kernel recorder"))
+        cr_skip_test("%s", err);
+}
+
+/* The script: two namespaces, a server that reads each connection whole then answers 1000 bytes,
+ * a client making 3 connections of 20 sends (3000 + 500 j bytes), the recorder and tcpdump on the
+ * client's namespace, SIGINT to the recorder at the end. Its exit status is the recorder's. */
+static int run_script(const char *ns)
+{
+    char path[160], cmd[400];
+    snprintf(path, sizeof path, "%s/run.sh", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "set -u\n"
+            "A=%sa B=%sb D=%s Q=%s\n"
+            "cleanup() { kill $SRV $TD $REC 2>/dev/null; ip netns del $A 2>/dev/null; "
+            "ip netns del $B 2>/dev/null; }\n"
+            "trap cleanup EXIT\n"
+            "ip netns add $A && ip netns add $B || exit 90\n"
+            "ip link add ${A}0 netns $A type veth peer name ${B}0 netns $B || exit 90\n"
+            "ip -n $A addr add 10.77.0.1/24 dev ${A}0; ip -n $B addr add 10.77.0.2/24 dev ${B}0\n"
+            "ip -n $A link set ${A}0 up; ip -n $B link set ${B}0 up\n"
+            "timeout 60 ip netns exec $B python3 -c '\n"
+            "import socket\n"
+            "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            "s.bind((\"10.77.0.2\", 5001)); s.listen(8)\n"
+            "for i in range(3):\n"
+            "    c, _ = s.accept()\n"
+            "    while c.recv(65536): pass\n"
+            "    c.sendall(b\"x\" * 1000); c.close()\n"
+            "' & SRV=$!\n"
+            "timeout 60 ip netns exec $A tcpdump -i ${A}0 -s 128 -U -w $D/a.pcap 2>$D/td.err & "
+            "TD=$!\n"
+            "timeout 60 $Q record --netns $A -o $D/a.qrk > $D/rec.out 2> $D/rec.err & REC=$!\n"
+            /* both watching before the traffic: the recorder says so, tcpdump too */
+            "for i in $(seq 100); do grep -q 'Ctrl-C stops' $D/rec.err && grep -q listening "
+            "$D/td.err && break; sleep 0.1; done\n"
+            "timeout 60 ip netns exec $A python3 -c '\n"
+            "import socket, time\n"
+            "time.sleep(0.2)\n"
+            "for i in range(3):\n"
+            "    c = socket.create_connection((\"10.77.0.2\", 5001))\n"
+            "    for j in range(20): c.sendall(b\"y\" * (3000 + 500 * j))\n"
+            "    c.shutdown(socket.SHUT_WR)\n"
+            "    while c.recv(65536): pass\n"
+            "    c.close()\n"
+            "' || exit 91\n"
+            "wait $SRV\n"
+            "sleep 0.3\n"
+            "kill -INT $REC; wait $REC; RC=$?\n"
+            "kill -INT $TD; wait $TD\n"
+            "exit $RC\n",
+            ns, ns, dir, QR_PROGRAM);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "timeout 120 bash %s > %s/script.out 2>&1", path, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* tshark's count and TCP payload sum of the frames from 10.77.0.1 in the capture. */
+static void capture_counts(long long *frames, long long *payload)
+{
+    char cmd[400], p[160], text[256];
+    snprintf(p, sizeof p, "%s/tshark.out", dir);
+    snprintf(cmd, sizeof cmd,
+             "tshark -r %s/a.pcap -Y 'ip.src==10.77.0.1 && tcp' -T fields -e tcp.len 2>/dev/null "
+             "| awk '{n++; s+=$1} END {print n+0, s+0}' > %s",
+             dir, p);
+    cr_assert_eq(system(cmd), 0);
+    slurp(p, text, sizeof text);
+    cr_assert_eq(sscanf(text, "%lld %lld", frames, payload), 2, "%s", text);
+}
+
+Test(record, the_record_agrees_with_tcpdump_on_the_same_host, .timeout = 180)
+{
+    need_root();
+    char ns[32], text[4096];
+    snprintf(ns, sizeof ns, "qrrec%d", (int)getpid() % 100000);
+    int rc = run_script(ns);
+    snprintf(text, sizeof text, "%s/script.out", dir);
+    slurp(text, out, sizeof out);
+    snprintf(text, sizeof text, "%s/rec.err", dir);
+    slurp(text, err, sizeof err);
+    cr_assert_eq(rc, 0, "the recorder's status after SIGINT: %d\n%s\n%s", rc, out, err);
+    cr_assert(strstr(err, "stopped by signal 2; the record is complete"), "%s", err);
+    cr_assert_neq(system("ip netns list | grep -q qrrec"), 0, "the namespaces are gone");
+    cr_assert_eq(qreplay("record --show %s/a.qrk", dir), 0, "%s", err);
+    long long frames, payload;
+    capture_counts(&frames, &payload);
+    cr_assert_gt(frames, 20, "the capture holds the traffic");
+    long long nic = -1, pay = -1;
+    const char *p = strstr(out, "packets sent");
+    cr_assert(p && sscanf(p, "packets sent %*d (%*d B, %lld of payload; %lld", &pay, &nic) == 2,
+              "%s", out);
+    cr_assert_eq(nic, frames, "packets handed to the NIC: record %lld, tcpdump %lld\n%s", nic,
+                 frames, out);
+    cr_assert_eq(pay, payload, "payload: record %lld, tcpdump %lld", pay, payload);
+    cr_assert_eq(pay, 3 * (20 * 3000 + 500 * 190), "every byte the client sent");
+    cr_assert_eq(number_after(out, "connections"), 3, "%s", out);
+    cr_assert(strstr(out, "3 closed while recorded"), "%s", out);
+    cr_assert(strstr(out, "60 sends (465000 B), 3 receives (3000 B)"), "%s", out);
+    cr_assert(strstr(out, "0 lost (ring buffer full)"), "%s", out);
+    cr_assert_gt(number_after(out, "samples at 1us"), 2, "a record per connection at least");
+    cr_assert_neq(system("ls /tmp/qr-cli-*/ 2>/dev/null | grep -q 'a.qrk.partial'"), 0);
+}
+
+Test(record, bad_requests_are_refused_and_leave_the_old_record, .timeout = 60)
+{
+    need_root();
+    cr_assert_eq(qreplay("record --duration 50ms -o %s/old.qrk -q", dir), 0, "%s", err);
+    size_t n0, n1;
+    char p[160];
+    snprintf(p, sizeof p, "%s/old.qrk", dir);
+    unsigned char *before = slurp_bin(p, &n0);
+    cr_assert_eq(qreplay("record --netns qr-no-such-ns -o %s/old.qrk -q", dir), 1);
+    cr_assert(strstr(err, "qr-no-such-ns") && strstr(err, "no such network namespace"), "%s", err);
+    cr_assert_eq(qreplay("record --th 5us,1us -o %s/old.qrk", dir), 2);
+    cr_assert(strstr(err, "--th"), "%s", err);
+    cr_assert_eq(qreplay("record --duration -3s -o %s/old.qrk", dir), 2);
+    cr_assert_eq(qreplay("record --show %s/none.qrk", dir), 1);
+    cr_assert(strstr(err, "none.qrk"), "%s", err);
+    unsigned char *after = slurp_bin(p, &n1);
+    cr_assert(n0 == n1 && !memcmp(before, after, n0), "the old record is untouched");
+    free(before);
+    free(after);
+}
