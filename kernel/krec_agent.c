@@ -124,14 +124,31 @@ realtime_offset(void)
     return best;
 }
 
+/* A namespace recorded: its inode number, its record, the events it was handed. */
+struct nsrec
+{
+    uint32_t inum;
+    size_t order; /* its place among the namespaces given */
+    qr_krec_writer* w;
+    uint64_t events;
+};
+
 struct agent
 {
-    qr_krec_writer* w;
+    struct nsrec* ns; /* sorted by inum */
+    size_t n;
     int64_t offset;
     uint64_t events;
     int rc, dump;
     char* err;
 };
+
+static int
+cmp_nsrec(const void* a, const void* b)
+{
+    const struct nsrec *x = a, *y = b;
+    return x->inum < y->inum ? -1 : x->inum > y->inum;
+}
 
 static void
 ends_of(const struct qr_kev* e, qr_krec_ends* x)
@@ -150,6 +167,12 @@ on_event(void* ctx, void* data, size_t size)
     const struct qr_kev* e = data;
     if (a->rc || size < sizeof *e)
         return 0;
+    struct nsrec key = {.inum = e->netns};
+    struct nsrec* r = bsearch(&key, a->ns, a->n, sizeof *a->ns, cmp_nsrec);
+    if (!r)
+        return 0; /* not recorded (the program filters: cannot happen) */
+    qr_krec_writer* w = r->w;
+    r->events++;
     qr_krec_ends x;
     ends_of(e, &x);
     int64_t t = (int64_t)e->t_ns + a->offset;
@@ -168,16 +191,16 @@ on_event(void* ctx, void* data, size_t size)
     switch (e->kind)
     {
     case QR_KEV_STATE:
-        a->rc = qr_krec_state(a->w, &x, t, (int)e->aux, (int)e->len, a->err);
+        a->rc = qr_krec_state(w, &x, t, (int)e->aux, (int)e->len, a->err);
         break;
     case QR_KEV_SEND:
-        a->rc = qr_krec_call(a->w, &x, 0, e->len, t, a->err);
+        a->rc = qr_krec_call(w, &x, 0, e->len, t, a->err);
         break;
     case QR_KEV_RECV:
-        a->rc = qr_krec_call(a->w, &x, 1, e->len, t, a->err);
+        a->rc = qr_krec_call(w, &x, 1, e->len, t, a->err);
         break;
     case QR_KEV_XMIT:
-        a->rc = qr_krec_sent(a->w,
+        a->rc = qr_krec_sent(w,
                              &x,
                              e->seq,
                              e->len,
@@ -188,11 +211,10 @@ on_event(void* ctx, void* data, size_t size)
                              a->err);
         break;
     case QR_KEV_RETX:
-        a->rc = qr_krec_resent(a->w, &x, e->seq, (qr_krec_resend)e->aux, t, a->err);
+        a->rc = qr_krec_resent(w, &x, e->seq, (qr_krec_resend)e->aux, t, a->err);
         break;
     case QR_KEV_RX:
-        a->rc =
-            qr_krec_arrived(a->w, &x, e->seq, e->len, e->hdr, e->flags, e->ce, e->aux, t, a->err);
+        a->rc = qr_krec_arrived(w, &x, e->seq, e->len, e->hdr, e->flags, e->ce, e->aux, t, a->err);
         break;
     default:
         break;
@@ -262,41 +284,87 @@ poll_events(const qr_kagent_opts* o,
     return a->rc;
 }
 
+/* The namespaces' inode numbers and records, sorted by inode (a namespace named twice refused). */
+static int
+open_records(const qr_kagent_opts* o, struct agent* a, char* errbuf)
+{
+    size_t n = o->n_netns ? o->n_netns : 1;
+    a->ns = calloc(n, sizeof *a->ns);
+    if (!a->ns)
+        return fail(errbuf, QR_ENOMEM, "out of memory");
+    int64_t start = clock_ns(CLOCK_REALTIME) - 1000000;
+    for (size_t i = 0; i < n; i++)
+    {
+        const char* name = o->n_netns ? o->netns[i] : NULL;
+        a->ns[i].order = i;
+        int rc = netns_inode(name, &a->ns[i].inum, errbuf);
+        for (size_t j = 0; !rc && j < i; j++)
+            if (a->ns[j].inum == a->ns[i].inum)
+                rc = fail(errbuf, QR_EVALUE, "--netns %s: the same namespace twice", name);
+        qr_krec_header h = {name ? name : "", a->ns[i].inum, start, o->method, o->n_th, {0}};
+        memcpy(h.th_ns, o->th_ns, sizeof h.th_ns);
+        if (!rc)
+            rc = qr_krec_writer_open(&a->ns[i].w, o->out[i], &h, errbuf);
+        a->n = i + 1;
+        if (rc)
+            return rc;
+    }
+    qsort(a->ns, a->n, sizeof *a->ns, cmp_nsrec);
+    return QR_OK;
+}
+
+/* Every record put in place (lost: the recorder's, whatever the namespace), or every one dropped
+ * (rc). st[i]: namespace i's, in the order given. */
+static int
+close_records(struct agent* a, int rc, uint64_t lost, qr_krec_stats* st, char* errbuf)
+{
+    for (size_t i = 0; i < a->n; i++)
+    {
+        if (rc)
+        {
+            qr_krec_writer_abort(a->ns[i].w);
+            continue;
+        }
+        rc = qr_krec_writer_close(a->ns[i].w,
+                                  a->ns[i].events,
+                                  lost,
+                                  st ? &st[a->ns[i].order] : NULL,
+                                  errbuf);
+    }
+    free(a->ns);
+    return rc;
+}
+
 int
 qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
 {
     char why[512];
     if (qr_kagent_missing(why, sizeof why))
         return fail(errbuf, QR_ESTATE, "qreplay record cannot run here: %s", why);
-    uint32_t inum = 0;
-    int rc = netns_inode(o->netns, &inum, errbuf);
-    if (rc)
-        return rc;
     libbpf_set_print(bpf_log);
-    struct qr_record_bpf* s = qr_record_bpf__open_and_load();
-    if (!s)
-        return fail(errbuf,
-                    QR_EIO,
-                    "the kernel refused the recorder's BPF program: %s (QREPLAY_BPF_LOG=1 prints "
-                    "the verifier's log)",
-                    strerror(errno));
-    uint32_t k = 0;
-    uint64_t v = inum;
-    struct ring_buffer* rb = NULL;
     struct agent a = {.offset = realtime_offset(),
                       .err = errbuf,
                       .dump = getenv("QREPLAY_KEV_DUMP") != NULL};
-    qr_krec_header h = {o->netns ? o->netns : "",
-                        inum,
-                        clock_ns(CLOCK_REALTIME) - 1000000,
-                        o->method,
-                        o->n_th,
-                        {0}};
-    memcpy(h.th_ns, o->th_ns, sizeof h.th_ns);
-    if (bpf_map__update_elem(s->maps.state, &k, sizeof k, &v, sizeof v, 0))
-        rc = fail(errbuf, QR_EIO, "the recorder's namespace filter: %s", strerror(errno));
-    if (!rc)
-        rc = qr_krec_writer_open(&a.w, o->out, &h, errbuf);
+    int rc = open_records(o, &a, errbuf);
+    struct qr_record_bpf* s = rc ? NULL : qr_record_bpf__open_and_load();
+    if (!rc && !s)
+        rc = fail(errbuf,
+                  QR_EIO,
+                  "the kernel refused the recorder's BPF program: %s (QREPLAY_BPF_LOG=1 prints "
+                  "the verifier's log)",
+                  strerror(errno));
+    for (size_t i = 0; !rc && i < a.n; i++)
+    {
+        uint32_t idx = (uint32_t)i;
+        if (bpf_map__update_elem(s->maps.recorded,
+                                 &a.ns[i].inum,
+                                 sizeof a.ns[i].inum,
+                                 &idx,
+                                 sizeof idx,
+                                 0))
+            rc = fail(errbuf, QR_EIO, "the recorder's namespace filter: %s", strerror(errno));
+    }
+    struct ring_buffer* rb = NULL;
     if (!rc && !(rb = ring_buffer__new(bpf_map__fd(s->maps.events), on_event, &a, NULL)))
         rc = fail(errbuf, QR_EIO, "the recorder's ring buffer: %s", strerror(errno));
     if (!rc && qr_record_bpf__attach(s))
@@ -308,19 +376,18 @@ qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
         o->ready(o->ctx);
     if (!rc)
         rc = poll_events(o, rb, &a, s);
-    qr_record_bpf__detach(s);
-    if (!rc && rb) /* what the kernel handed over before the detach */
-        ring_buffer__consume(rb);
+    uint64_t lost = 0;
+    if (s)
+    {
+        qr_record_bpf__detach(s);
+        if (!rc && rb) /* what the kernel handed over before the detach */
+            ring_buffer__consume(rb);
+        lost = lost_events(s);
+    }
     rc = rc ? rc : a.rc;
-    uint64_t lost = lost_events(s);
     ring_buffer__free(rb);
     qr_record_bpf__destroy(s);
-    if (rc)
-    {
-        qr_krec_writer_abort(a.w);
-        return rc;
-    }
-    return qr_krec_writer_close(a.w, a.events, lost, st, errbuf);
+    return close_records(&a, rc, lost, st, errbuf);
 }
 
 #else

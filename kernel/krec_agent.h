@@ -17,8 +17,9 @@ extern "C"
 
     typedef struct qr_kagent_opts
     {
-        const char* netns; /* a named namespace (ip netns); NULL: the agent's own */
-        const char* out;   /* the record's path */
+        const char* const* netns; /* named namespaces (ip netns), n_netns; none: the agent's own */
+        size_t n_netns;
+        const char* const* out; /* each one's record (n_netns paths; one without namespaces) */
         qr_sampling_method method;
         size_t n_th;
         int64_t th_ns[QR_KREC_MAX_TH];
@@ -33,7 +34,8 @@ extern "C"
      * tracefs is mounted at /sys/kernel/tracing when it is not. why holds the detail. */
     const char* qr_kagent_missing(char* why, size_t size);
 
-    /* Record until stopped; the record is put in place whole at the end (on an error, nothing is).
+    /* Record until stopped; each record is put in place whole at the end (on an error, none is).
+     * st (may be NULL): each record's stats, in the namespaces' order (one without namespaces).
      * Returns 0, or a QR_* code with errbuf saying what went wrong. */
     int qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf);
 

@@ -1,4 +1,5 @@
-/* The kernel recorder's BPF program (qreplay record): TCP's events on one network namespace, as
+/* The kernel recorder's BPF program (qreplay record): TCP's events on the network namespaces in
+ * `recorded`, as
  * fixed-size records (record_events.h) in a ring buffer. Attached to tracepoints only (no kprobe,
  * no fentry), read through BTF (CO-RE). It does no reduction: the agent (krec_agent.c) hands every
  * event to the core's kernel-record writer. An event the ring buffer has no room for is counted in
@@ -23,7 +24,7 @@ struct
     __uint(max_entries, 1 << 22);
 } events SEC(".maps");
 
-/* [0]: the network namespace recorded (its inode number); [1]: events lost (no room) */
+/* [1]: events lost (no room); [0] unused */
 struct
 {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -62,12 +63,19 @@ remember(const void* sk, const struct qr_kev* e)
     bpf_map_update_elem(&sock_ends_of, &k, &v, BPF_ANY);
 }
 
+/* The network namespaces recorded (their inode numbers), each the agent's index of its record. */
+struct
+{
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __type(key, __u32);
+    __type(value, __u32);
+} recorded SEC(".maps");
+
 static __always_inline int
 wanted(__u32 netns)
 {
-    __u32 k = 0;
-    __u64* v = bpf_map_lookup_elem(&state, &k);
-    return v && *v == netns;
+    return bpf_map_lookup_elem(&recorded, &netns) != 0;
 }
 
 static __always_inline struct qr_kev*

@@ -11,11 +11,14 @@
 #include "opt.h"
 #include "qreplay/error.h"
 #include "qreplay/krecord.h"
+#include "qreplay/txn.h"
 #include "qreplay/units.h"
 
 static const cli_opt opts[] = {
-    {"netns", 0, CLI_VALUE, "NAME", "record this network namespace (ip netns) instead of our own"},
-    CLI_OPT_OUT("the record's file (default: NAME.qrk for --netns NAME, else host.qrk)"),
+    {"netns", 0, CLI_VALUE, "LIST",
+     "record these network namespaces (ip netns; comma-separated) instead of our own"},
+    CLI_OPT_OUT("the record (default NAME.qrk, or host.qrk); with several namespaces a folder "
+                "(default record/) of NAME.qrk, swapped in whole"),
     {"th", 0, CLI_VALUE, "LIST", "send-time sampling thresholds (default 1us,5us,10us)"},
     {"method", 0, CLI_VALUE, "rate|gap", "the sampler (rate: bounded error; the default)"},
     {"duration", 0, CLI_VALUE, "TIME", "stop after this long (default: at Ctrl-C or SIGTERM)"},
@@ -46,6 +49,7 @@ static const cli_spec spec = {
     "examples:\n"
     "  sudo qreplay record --duration 60s -o /var/tmp/host.qrk\n"
     "  sudo qreplay record --netns h0 -o h0.qrk        # one testbed host, until Ctrl-C\n"
+    "  sudo qreplay record --netns h0,h1,h2 -o rec/     # one process, a record per namespace\n"
     "  qreplay record --show h0.qrk\n"};
 
 static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_header *h)
@@ -158,6 +162,85 @@ static int parse_options(const cli_args *a, qr_kagent_opts *o)
     return -1;
 }
 
+#define MAX_NS 4096
+
+/* The namespaces of --netns (a comma-separated list) into names[] (pointing into buf). */
+static int netns_list(const char *text, char *buf, size_t size, const char **names, size_t *n)
+{
+    *n = 0;
+    if (!text)
+        return -1;
+    snprintf(buf, size, "%s", text);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_NS)
+            return cli_usage_error("record", "--netns: at most %d namespaces", MAX_NS);
+        if (!*p || strchr(p, '/'))
+            return cli_usage_error("record", "--netns: '%s' is not a namespace's name", p);
+        names[(*n)++] = p;
+    }
+    if (!*n)
+        return cli_usage_error("record", "--netns: no namespace named");
+    return -1;
+}
+
+/* Record: into one file, or (several namespaces) into a folder swapped in whole. */
+static int record(qr_kagent_opts *o, const char *out_opt, int quiet)
+{
+    char err[QR_ERRBUF_SIZE], one[4096];
+    size_t n = o->n_netns ? o->n_netns : 1;
+    const char **outs = calloc(n, sizeof *outs);
+    char *paths = calloc(n, 4200);
+    qr_krec_stats *st = calloc(n, sizeof *st);
+    qr_stage *stage = NULL;
+    int rc = outs && paths && st ? QR_OK : QR_ENOMEM;
+    if (!rc && n == 1) {
+        snprintf(one, sizeof one, "%s", out_opt ? out_opt : "");
+        if (!one[0])
+            snprintf(one, sizeof one, "%s.qrk", o->n_netns ? o->netns[0] : "host");
+        outs[0] = one;
+    } else if (!rc) { /* a folder: one record per namespace, NAME.qrk */
+        rc = qr_stage_begin(&stage, out_opt ? out_opt : "record", err);
+        for (size_t i = 0; !rc && i < n; i++) {
+            snprintf(paths + i * 4200, 4200, "%s/%s.qrk", qr_stage_path(stage), o->netns[i]);
+            outs[i] = paths + i * 4200;
+        }
+    }
+    o->out = outs;
+    o->ctx = (void *)(n == 1 ? one : out_opt ? out_opt : "record");
+    cli_watchdog_off(); /* it stops by itself, within 0.1 s, and writes the records whole */
+    cli_catch_signals();
+    if (!rc)
+        rc = qr_kagent_run(o, st, err);
+    int stopped = cli_signal;
+    cli_signal = 0; /* the way to stop it: the record is complete, not interrupted */
+    cli_restore_signals();
+    if (!rc && stage)
+        rc = qr_stage_commit(stage, err);
+    else
+        qr_stage_abort(stage);
+    if (!quiet)
+        fprintf(stderr, "\n");
+    if (!rc && !quiet) {
+        if (stopped)
+            fprintf(stderr, "qreplay record: stopped by signal %d; the record is complete\n",
+                    stopped);
+        qr_krec_header h = {0};
+        h.n_th = o->n_th;
+        memcpy(h.th_ns, o->th_ns, sizeof h.th_ns);
+        for (size_t i = 0; i < n; i++) {
+            if (n > 1)
+                printf("%s== %s\n", i ? "\n" : "", o->netns[i]);
+            print_stats(n == 1 ? one : o->netns[i], &st[i], &h);
+        }
+    }
+    free(outs);
+    free(paths);
+    free(st);
+    if (rc == QR_ENOMEM)
+        return cli_fail("record", "out of memory");
+    return rc ? cli_fail("record", "%s", err) : 0;
+}
+
 int qr_cmd_record(int argc, char **argv)
 {
     cli_args a;
@@ -170,42 +253,21 @@ int qr_cmd_record(int argc, char **argv)
         return rc;
     }
     qr_kagent_opts o = {0};
-    if ((rc = parse_options(&a, &o)) >= 0) {
+    static char nsbuf[1 << 16];
+    static const char *names[MAX_NS];
+    if ((rc = parse_options(&a, &o)) >= 0 ||
+        (rc = netns_list(cli_value(&a, "netns"), nsbuf, sizeof nsbuf, names, &o.n_netns)) >= 0) {
         cli_args_free(&a);
         return rc;
     }
+    o.netns = names;
     int quiet = cli_count(&a, "quiet") > 0;
-    char out[4096];
-    const char *netns = cli_value(&a, "netns");
-    snprintf(out, sizeof out, "%s", cli_value(&a, "out") ? cli_value(&a, "out") : "");
-    if (!out[0])
-        snprintf(out, sizeof out, "%s.qrk", netns ? netns : "host");
-    o.netns = netns;
-    o.out = out;
+    char out_opt[4096] = "";
+    if (cli_value(&a, "out"))
+        snprintf(out_opt, sizeof out_opt, "%s", cli_value(&a, "out"));
     o.stop = &cli_signal;
     o.ready = quiet ? NULL : on_ready;
     o.progress = quiet ? NULL : on_progress;
-    o.ctx = out;
     cli_args_free(&a);
-    cli_watchdog_off(); /* it stops by itself, within 0.1 s, and writes the record whole */
-    cli_catch_signals();
-    char err[QR_ERRBUF_SIZE];
-    qr_krec_stats st;
-    rc = qr_kagent_run(&o, &st, err);
-    int stopped = cli_signal;
-    cli_signal = 0; /* the way to stop it: the record is complete, not interrupted */
-    cli_restore_signals();
-    if (!quiet)
-        fprintf(stderr, "\n");
-    if (rc)
-        return cli_fail("record", "%s", err);
-    if (!quiet && stopped)
-        fprintf(stderr, "qreplay record: stopped by signal %d; the record is complete\n", stopped);
-    if (!quiet) {
-        qr_krec_header h = {0};
-        h.n_th = o.n_th;
-        memcpy(h.th_ns, o.th_ns, sizeof h.th_ns);
-        print_stats(out, &st, &h);
-    }
-    return 0;
+    return record(&o, out_opt[0] ? out_opt : NULL, quiet);
 }

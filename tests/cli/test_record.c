@@ -1,11 +1,11 @@
 /* qreplay record on this machine's kernel (root only; skipped with the reason otherwise): a host
- * namespace talks TCP to another over a veth pair while the recorder and tcpdump both watch it;
- * tcpdump's capture is the oracle. The packets the record says were handed to the NIC are the
- * capture's frames from the host, their payload bytes the capture's; the socket calls' bytes are
- * what the applications sent and read; SIGINT ends it with a complete record and status 0; no
- * event is lost at this rate. The errors: a namespace that does not exist, bad options, each
- * leaving an earlier record as it was. Namespaces and processes are removed on every path, and
- * every step is bounded by `timeout`. */
+ * namespace talks TCP to another over a veth pair while one recorder records both (a record each)
+ * and tcpdump watches each; tcpdump's captures are the oracle. The packets a host's record says
+ * were handed to the NIC are its capture's frames from the host, their payload bytes the capture's;
+ * the socket calls' bytes are what the applications sent and read; SIGINT ends it with a complete
+ * record and status 0; no event is lost at this rate. The errors: a namespace that does not exist,
+ * bad options, each leaving an earlier record as it was. Namespaces and processes are removed on
+ * every path, and every step is bounded by `timeout`. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 
@@ -48,7 +48,8 @@ static int run_script(const char *ns)
     fprintf(f,
             "set -u\n"
             "A=%sa B=%sb D=%s Q=%s\n"
-            "cleanup() { kill $SRV $TD $REC 2>/dev/null; ip netns del $A 2>/dev/null; "
+            "SRV= TD= TDB= REC=\n"
+            "cleanup() { kill $SRV $TD $TDB $REC 2>/dev/null; ip netns del $A 2>/dev/null; "
             "ip netns del $B 2>/dev/null; }\n"
             "trap cleanup EXIT\n"
             "ip netns add $A && ip netns add $B || exit 90\n"
@@ -66,10 +67,12 @@ static int run_script(const char *ns)
             "' & SRV=$!\n"
             "timeout 60 ip netns exec $A tcpdump -i ${A}0 -s 128 -U -w $D/a.pcap 2>$D/td.err & "
             "TD=$!\n"
-            "timeout 60 $Q record --netns $A -o $D/a.qrk > $D/rec.out 2> $D/rec.err & REC=$!\n"
+            "timeout 60 ip netns exec $B tcpdump -i ${B}0 -s 128 -U -w $D/b.pcap 2>$D/tdb.err & "
+            "TDB=$!\n"
+            "timeout 60 $Q record --netns $A,$B -o $D/rec > $D/rec.out 2> $D/rec.err & REC=$!\n"
             /* both watching before the traffic: the recorder says so, tcpdump too */
             "for i in $(seq 100); do grep -q 'Ctrl-C stops' $D/rec.err && grep -q listening "
-            "$D/td.err && break; sleep 0.1; done\n"
+            "$D/td.err && grep -q listening $D/tdb.err && break; sleep 0.1; done\n"
             "timeout 60 ip netns exec $A python3 -c '\n"
             "import socket, time\n"
             "time.sleep(0.2)\n"
@@ -83,7 +86,7 @@ static int run_script(const char *ns)
             "wait $SRV\n"
             "sleep 0.3\n"
             "kill -INT $REC; wait $REC; RC=$?\n"
-            "kill -INT $TD; wait $TD\n"
+            "kill -INT $TD $TDB; wait $TD $TDB\n"
             "exit $RC\n",
             ns, ns, dir, QR_PROGRAM);
     fclose(f);
@@ -92,21 +95,22 @@ static int run_script(const char *ns)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* tshark's count and TCP payload sum of the frames from 10.77.0.1 in the capture. */
-static void capture_counts(long long *frames, long long *payload)
+/* tshark's count and TCP payload sum of the frames from address `from` in capture `name`. */
+static void capture_counts(const char *name, const char *from, long long *frames,
+                           long long *payload)
 {
     char cmd[400], p[160], text[256];
     snprintf(p, sizeof p, "%s/tshark.out", dir);
     snprintf(cmd, sizeof cmd,
-             "tshark -r %s/a.pcap -Y 'ip.src==10.77.0.1 && tcp' -T fields -e tcp.len 2>/dev/null "
+             "tshark -r %s/%s -Y 'ip.src==%s && tcp' -T fields -e tcp.len 2>/dev/null "
              "| awk '{n++; s+=$1} END {print n+0, s+0}' > %s",
-             dir, p);
+             dir, name, from, p);
     cr_assert_eq(system(cmd), 0);
     slurp(p, text, sizeof text);
     cr_assert_eq(sscanf(text, "%lld %lld", frames, payload), 2, "%s", text);
 }
 
-Test(record, the_record_agrees_with_tcpdump_on_the_same_host, .timeout = 180)
+Test(record, each_hosts_record_agrees_with_tcpdump_on_that_host, .timeout = 180)
 {
     need_root();
     char ns[32], text[4096];
@@ -119,24 +123,36 @@ Test(record, the_record_agrees_with_tcpdump_on_the_same_host, .timeout = 180)
     cr_assert_eq(rc, 0, "the recorder's status after SIGINT: %d\n%s\n%s", rc, out, err);
     cr_assert(strstr(err, "stopped by signal 2; the record is complete"), "%s", err);
     cr_assert_neq(system("ip netns list | grep -q qrrec"), 0, "the namespaces are gone");
-    cr_assert_eq(qreplay("record --show %s/a.qrk", dir), 0, "%s", err);
-    long long frames, payload;
-    capture_counts(&frames, &payload);
-    cr_assert_gt(frames, 20, "the capture holds the traffic");
-    long long nic = -1, pay = -1;
-    const char *p = strstr(out, "packets sent");
-    cr_assert(p && sscanf(p, "packets sent %*d (%*d B, %lld of payload; %lld", &pay, &nic) == 2,
-              "%s", out);
-    cr_assert_eq(nic, frames, "packets handed to the NIC: record %lld, tcpdump %lld\n%s", nic,
-                 frames, out);
-    cr_assert_eq(pay, payload, "payload: record %lld, tcpdump %lld", pay, payload);
-    cr_assert_eq(pay, 3 * (20 * 3000 + 500 * 190), "every byte the client sent");
-    cr_assert_eq(number_after(out, "connections"), 3, "%s", out);
-    cr_assert(strstr(out, "3 closed while recorded"), "%s", out);
+    /* each host's record against its own capture: the client's, then the server's */
+    const char *rec[2] = {"a", "b"}, *from[2] = {"10.77.0.1", "10.77.0.2"};
+    const long long sent[2] = {3 * (20 * 3000 + 500 * 190), 3 * 1000};
+    for (int h = 0; h < 2; h++) {
+        cr_assert_eq(qreplay("record --show %s/rec/%s%s.qrk", dir, ns, rec[h]), 0, "%s", err);
+        char pcap[16];
+        snprintf(pcap, sizeof pcap, "%s.pcap", rec[h]);
+        long long frames, payload, nic = -1, pay = -1;
+        capture_counts(pcap, from[h], &frames, &payload);
+        cr_assert_gt(frames, 5, "the capture holds the traffic");
+        const char *p = strstr(out, "packets sent");
+        cr_assert(p && sscanf(p, "packets sent %*d (%*d B, %lld of payload; %lld", &pay, &nic) == 2,
+                  "%s", out);
+        cr_assert_eq(nic, frames,
+                     "host %s: packets handed to the NIC: record %lld, tcpdump %lld\n%s", rec[h],
+                     nic, frames, out);
+        cr_assert_eq(pay, payload, "host %s: payload: record %lld, tcpdump %lld", rec[h], pay,
+                     payload);
+        cr_assert_eq(pay, sent[h], "host %s: every byte its application sent", rec[h]);
+        cr_assert_eq(number_after(out, "connections"), 3, "%s", out);
+        cr_assert(strstr(out, "0 lost (ring buffer full)"), "%s", out);
+        cr_assert_gt(number_after(out, "samples at 1us"), 2, "a record per connection at least");
+    }
+    /* the client's calls: 60 sends and the three answers; the server's: the mirror image */
+    cr_assert_eq(qreplay("record --show %s/rec/%sa.qrk", dir, ns), 0, "%s", err);
     cr_assert(strstr(out, "60 sends (465000 B), 3 receives (3000 B)"), "%s", out);
-    cr_assert(strstr(out, "0 lost (ring buffer full)"), "%s", out);
-    cr_assert_gt(number_after(out, "samples at 1us"), 2, "a record per connection at least");
-    cr_assert_neq(system("ls /tmp/qr-cli-*/ 2>/dev/null | grep -q 'a.qrk.partial'"), 0);
+    cr_assert(strstr(out, "3 closed while recorded"), "%s", out);
+    cr_assert_eq(qreplay("record --show %s/rec/%sb.qrk", dir, ns), 0, "%s", err);
+    cr_assert(strstr(out, "3 sends (3000 B)") && strstr(out, "receives (465000 B)"), "%s", out);
+    cr_assert_neq(system("ls /tmp/qr-cli-*/ 2>/dev/null | grep -q 'rec.partial'"), 0);
 }
 
 Test(record, bad_requests_are_refused_and_leave_the_old_record, .timeout = 60)
