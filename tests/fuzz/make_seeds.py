@@ -190,3 +190,19 @@ LIGHT = [
 put("light", "two-flows", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT))
 put("light", "no-end", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT[:-1]))
 put("light", "raw", b"\x01QRLIGHT1" + bytes(16))
+
+# kernel records (fuzz_krec's framing: mode, then blocks of part, threshold, length, raw): one
+# connection seen from its SYN, a resend, a hole, a CE mark, a zero window, closed
+KREC = [
+    (1, 0, uv(0, 0, zz(100)) + bytes([4, 10, 0, 0, 1]) + uv(40000) + bytes([10, 0, 0, 2]) +
+     uv(5001) + uv(0, 2, zz(5000))),                                       # conns
+    (3, 0, uv(0, 1, 60, 1, 999) + uv(0, 10, 1500, 0)),                     # sent
+    (4, 0, uv(0, 0, zz(100), zz(1200), 1)),                                # samples
+    (2, 0, uv(0, 0, zz(200), 14480)),                                      # calls
+    (5, 0, uv(0, 2448, 2, zz(300))),                                       # resent
+    (6, 0, uv(0, 0, zz(400), 7000, 1448) + uv(0, 1, zz(10)) + uv(0, 2, zz(10))),  # arrived
+    (0xff, 0, uv(20, 0, 1, 1, 11, 1, 0, 2, 14480)),                        # end
+]
+put("krec", "one-conn", b"\x00" + b"".join(light_block(*b) for b in KREC))
+put("krec", "no-end", b"\x00" + b"".join(light_block(*b) for b in KREC[:-1]))
+put("krec", "raw", b"\x01QRLIGHTK" + bytes(16))

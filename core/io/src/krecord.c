@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "light_internal.h"
 #include "map.h"
+#include "qreplay/capture.h"
 #include "qreplay/fs.h"
 #include "qreplay/krecord.h"
 #include "qreplay/txn.h"
@@ -661,14 +662,21 @@ struct kpart {
     size_t n, cap;
 };
 
+/* A reader of part p's bytes, times from t (a part never written has no bytes, and no pointer). */
+static struct kin kin_of(const struct kpart *p, int64_t t)
+{
+    struct kin r = {p->b, p->b ? p->b + p->n : NULL, 0, t};
+    return r;
+}
+
 struct qr_krec {
     char path[4096], host[256];
     qr_krec_header h;
     qr_krec_stats st;
     qr_krec_conn *conns;
     size_t n_conns;
-    uint32_t **sizes;
-    size_t *n_sizes;
+    qr_krec_run **runs; /* per connection: its runs of sent segments, as stored */
+    size_t *n_runs;
     qr_sample_record **recs[QR_KREC_MAX_TH];
     size_t *n_recs[QR_KREC_MAX_TH];
     struct kpart part[QR_KREC_PARTS], samples[QR_KREC_MAX_TH];
@@ -682,8 +690,8 @@ void qr_krec_close(qr_krec *k)
     if (!k)
         return;
     for (size_t c = 0; c < k->n_conns; c++) {
-        if (k->sizes)
-            free(k->sizes[c]);
+        if (k->runs)
+            free(k->runs[c]);
         for (size_t i = 0; i < QR_KREC_MAX_TH; i++)
             if (k->recs[i])
                 free(k->recs[i][c]);
@@ -695,8 +703,8 @@ void qr_krec_close(qr_krec *k)
     }
     for (size_t p = 0; p < QR_KREC_PARTS; p++)
         free(k->part[p].b);
-    free(k->sizes);
-    free(k->n_sizes);
+    free(k->runs);
+    free(k->n_runs);
     free(k->conns);
     free(k);
 }
@@ -768,7 +776,7 @@ static int read_blocks(qr_krec *k, FILE *f, char *errbuf)
             if (b.part == QR_KREC_SAMPLES && b.th >= k->h.n_th)
                 rc = bad(k, "samples", "a threshold the header does not have", errbuf);
             else if (append(p, b.raw, b.rlen))
-                rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+                rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         }
         if (!rc && b.part < QR_KREC_PARTS)
             k->st.part_bytes[b.part] += BLOCK_HDR + b.clen;
@@ -782,8 +790,7 @@ static int read_blocks(qr_krec *k, FILE *f, char *errbuf)
 
 static int read_conns(qr_krec *k, char *errbuf)
 {
-    struct kin r = {k->part[QR_KREC_CONNS].b, k->part[QR_KREC_CONNS].b + k->part[QR_KREC_CONNS].n,
-                    0, k->h.start_ns};
+    struct kin r = kin_of(&k->part[QR_KREC_CONNS], k->h.start_ns);
     size_t cap = 0;
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), kind = get_uv(&r);
@@ -799,7 +806,7 @@ static int read_conns(qr_krec *k, char *errbuf)
             continue;
         }
         if (qri_grow((void **)&k->conns, &cap, k->n_conns, sizeof *k->conns, 64))
-            return qri_err(errbuf, QR_ENOMEM, "out of memory");
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         qr_krec_conn *c = &k->conns[k->n_conns++];
         memset(c, 0, sizeof *c);
         c->id = (uint32_t)id;
@@ -826,31 +833,28 @@ static int read_conns(qr_krec *k, char *errbuf)
 
 static int read_sent(qr_krec *k, uint64_t max_packets, char *errbuf)
 {
-    struct kin r = {k->part[QR_KREC_SENT].b, k->part[QR_KREC_SENT].b + k->part[QR_KREC_SENT].n, 0,
-                    0};
+    struct kin r = kin_of(&k->part[QR_KREC_SENT], 0);
     size_t *cap = calloc(k->n_conns + 1, sizeof *cap);
     if (!cap)
-        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
     int rc = QR_OK;
     while (!rc && !r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), count = get_uv(&r), size = get_uv(&r), jump = get_uv(&r);
-        if (jump)
-            get_uv(&r);
+        uint64_t seq = jump ? get_uv(&r) : 0;
         if (r.bad || id >= k->n_conns || !count || size < 40 || size > 65535 || jump > 1 ||
-            k->st.packets + count > max_packets) {
+            seq > UINT32_MAX || count > max_packets - k->st.packets) {
             rc = bad(k, "sent",
                      "a run of no connection, of no packets, of a bad size, or more "
                      "packets than the end block counts",
                      errbuf);
             break;
         }
-        if (qri_reserve((void **)&k->sizes[id], &cap[id], k->n_sizes[id] + count, sizeof **k->sizes,
-                        256)) {
-            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        if (qri_grow((void **)&k->runs[id], &cap[id], k->n_runs[id], sizeof **k->runs, 16)) {
+            rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
             break;
         }
-        for (uint64_t i = 0; i < count; i++)
-            k->sizes[id][k->n_sizes[id]++] = (uint32_t)size;
+        k->runs[id][k->n_runs[id]++] =
+            (qr_krec_run){count, (uint32_t)size, (uint8_t)jump, (uint32_t)seq};
         k->conns[id].packets += count;
         k->conns[id].bytes += count * size;
         k->st.packets += count;
@@ -865,12 +869,13 @@ static int read_sent(qr_krec *k, uint64_t max_packets, char *errbuf)
 static int read_samples(qr_krec *k, size_t th, char *errbuf)
 {
     struct kpart *p = &k->samples[th];
-    struct kin r = {p->b, p->b + p->n, 0, k->h.start_ns};
+    struct kin r = kin_of(p, k->h.start_ns);
     size_t *cap = calloc(k->n_conns + 1, sizeof *cap);
     k->recs[th] = calloc(k->n_conns + 1, sizeof *k->recs[th]);
     k->n_recs[th] = calloc(k->n_conns + 1, sizeof *k->n_recs[th]);
-    int rc =
-        cap && k->recs[th] && k->n_recs[th] ? QR_OK : qri_err(errbuf, QR_ENOMEM, "out of memory");
+    int rc = cap && k->recs[th] && k->n_recs[th]
+                 ? QR_OK
+                 : qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
     while (!rc && !r.bad && r.p < r.end) {
         qr_sample_record s;
         uint64_t id = get_uv(&r);
@@ -879,14 +884,14 @@ static int read_samples(qr_krec *k, size_t th, char *errbuf)
         s.gap_num = qri_unzigzag(get_uv(&r));
         s.gap_den = (int64_t)get_uv(&r);
         size_t n = id < k->n_conns ? k->n_recs[th][id] : 0;
-        if (r.bad || id >= k->n_conns || s.gap_den <= 0 || s.index >= k->n_sizes[id] ||
+        if (r.bad || id >= k->n_conns || s.gap_den <= 0 || s.index >= k->conns[id].packets ||
             (n && s.index <= k->recs[th][id][n - 1].index)) {
             rc = bad(k, "samples", "a record of no connection, of no packet, or out of order",
                      errbuf);
             break;
         }
         if (qri_grow((void **)&k->recs[th][id], &cap[id], n, sizeof s, 16)) {
-            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+            rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
             break;
         }
         k->recs[th][id][k->n_recs[th][id]++] = s;
@@ -903,7 +908,7 @@ static int read_events(qr_krec *k, char *errbuf)
 {
     struct kpart *cp = &k->part[QR_KREC_CALLS], *rp = &k->part[QR_KREC_RESENT],
                  *ap = &k->part[QR_KREC_ARRIVED];
-    struct kin r = {cp->b, cp->b + cp->n, 0, k->h.start_ns};
+    struct kin r = kin_of(cp, k->h.start_ns);
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), recv = get_uv(&r);
         get_time(&r);
@@ -915,7 +920,7 @@ static int read_events(qr_krec *k, char *errbuf)
         k->st.calls[recv]++;
         k->st.call_bytes[recv] += bytes;
     }
-    r = (struct kin){rp->b, rp->b + rp->n, 0, k->h.start_ns};
+    r = kin_of(rp, k->h.start_ns);
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r);
         get_uv(&r);
@@ -927,7 +932,7 @@ static int read_events(qr_krec *k, char *errbuf)
         k->conns[id].resends[why]++;
         k->st.resends[why]++;
     }
-    r = (struct kin){ap->b, ap->b + ap->n, 0, k->h.start_ns};
+    r = kin_of(ap, k->h.start_ns);
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), kind = get_uv(&r);
         get_time(&r);
@@ -959,7 +964,7 @@ int qr_krec_open(qr_krec **out, const char *path, char *errbuf)
                        strerror(errno));
     qr_krec *k = calloc(1, sizeof *k);
     char magic[8];
-    int rc = k ? QR_OK : qri_err(errbuf, QR_ENOMEM, "out of memory");
+    int rc = k ? QR_OK : qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
     if (!rc) {
         snprintf(k->path, sizeof k->path, "%s", path);
         if (fread(magic, 1, 8, f) != 8 || memcmp(magic, KMAGIC, 8))
@@ -976,9 +981,9 @@ int qr_krec_open(qr_krec **out, const char *path, char *errbuf)
         rc = bad(k, "end", "cut short", errbuf);
     if (!rc)
         rc = read_conns(k, errbuf);
-    if (!rc && (!(k->sizes = calloc(k->n_conns + 1, sizeof *k->sizes)) ||
-                !(k->n_sizes = calloc(k->n_conns + 1, sizeof *k->n_sizes))))
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    if (!rc && (!(k->runs = calloc(k->n_conns + 1, sizeof *k->runs)) ||
+                !(k->n_runs = calloc(k->n_conns + 1, sizeof *k->n_runs))))
+        rc = qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
     if (!rc)
         rc = read_sent(k, end[4], errbuf);
     for (size_t i = 0; !rc && i < k->h.n_th; i++)
@@ -1027,14 +1032,45 @@ size_t qr_krec_conns(const qr_krec *k, const qr_krec_conn **conns)
     return k->n_conns;
 }
 
-const uint32_t *qr_krec_sizes(const qr_krec *k, uint32_t c, size_t *n)
+const qr_krec_run *qr_krec_runs(const qr_krec *k, uint32_t c, size_t *n)
 {
-    *n = c < k->n_conns ? k->n_sizes[c] : 0;
-    return c < k->n_conns ? k->sizes[c] : NULL;
+    *n = c < k->n_conns ? k->n_runs[c] : 0;
+    return *n ? k->runs[c] : NULL;
 }
 
 const qr_sample_record *qr_krec_samples(const qr_krec *k, uint32_t c, size_t i, size_t *n)
 {
     *n = c < k->n_conns && i < k->h.n_th ? k->n_recs[i][c] : 0;
     return *n ? k->recs[i][c] : NULL;
+}
+
+int qr_krec_check_capture(const char *record, const char *capture, qr_krec_capture_check *out,
+                          char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    qr_krec *k;
+    int rc = qr_krec_open(&k, record, errbuf);
+    if (rc)
+        return rc;
+    out->record_packets = k->st.nic_packets;
+    out->record_payload = k->st.payload_bytes;
+    qr_capture *c = NULL;
+    rc = qr_capture_open(&c, capture, errbuf);
+    qr_capture_packet p;
+    while (!rc && (rc = qr_capture_next(c, &p, errbuf)) == QR_OK) {
+        /* the capture's IPv4 addresses are IPv4-mapped (::ffff:a.b.c.d), the record's raw */
+        const uint8_t *src = p.family == 6 ? p.src : p.src + 12;
+        size_t n = p.family == 6 ? 16 : 4;
+        for (size_t i = 0; i < k->n_conns; i++)
+            if (k->conns[i].ends.family == p.family && !memcmp(k->conns[i].ends.laddr, src, n)) {
+                out->capture_frames++;
+                out->capture_payload += p.payload;
+                break;
+            }
+    }
+    if (rc == QR_END)
+        rc = QR_OK;
+    qr_capture_close(c);
+    qr_krec_close(k);
+    return rc;
 }

@@ -130,10 +130,32 @@ const char *qr_krec_host(const qr_krec *k);
 /* What the record is of (its host borrowed from k). */
 const qr_krec_header *qr_krec_header_of(const qr_krec *k);
 size_t qr_krec_conns(const qr_krec *k, const qr_krec_conn **conns);
-/* Connection c's sent packets' IP sizes in send order (n: how many; borrowed). */
-const uint32_t *qr_krec_sizes(const qr_krec *k, uint32_t c, size_t *n);
+/* A run of sent segments: count segments of one IP size, in sequence order from the previous
+ * run's end, or (jump) from sequence number seq (a resend, the record's first). */
+typedef struct qr_krec_run {
+    uint64_t count;
+    uint32_t size;
+    uint8_t jump;
+    uint32_t seq;
+} qr_krec_run;
+
+/* Connection c's sent segments in send order, as runs (n: how many; borrowed): memory as the
+ * file's, whatever the number of packets. */
+const qr_krec_run *qr_krec_runs(const qr_krec *k, uint32_t c, size_t *n);
 /* Its sampler records at threshold i (borrowed). */
 const qr_sample_record *qr_krec_samples(const qr_krec *k, uint32_t c, size_t i, size_t *n);
+
+/* A record against a capture of its host's interface (tcpdump's, the oracle): the packets the
+ * record says were handed to the NIC and their payload, the capture's TCP frames sent from an
+ * address of the record's connections and theirs. */
+typedef struct qr_krec_capture_check {
+    uint64_t record_packets, record_payload;
+    uint64_t capture_frames, capture_payload;
+} qr_krec_capture_check;
+
+/* Read both and count. Returns 0, or a reader's error naming the file. */
+int qr_krec_check_capture(const char *record, const char *capture, qr_krec_capture_check *out,
+                          char *errbuf);
 
 #ifdef __cplusplus
 }
