@@ -131,7 +131,9 @@ static int show(const char *path)
 static void on_ready(void *ctx)
 {
     const char *out = ctx;
-    fprintf(stderr, "qreplay record: recording to %s (Ctrl-C stops)\n", cli_shown(out));
+    fprintf(stderr,
+            "qreplay record: listening on the kernel's TCP, recording to %s (Ctrl-C stops)\n",
+            cli_shown(out));
 }
 
 static void on_progress(void *ctx, const qr_krec_stats *st, double elapsed)

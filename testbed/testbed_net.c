@@ -245,6 +245,49 @@ static int stop_captures(struct tb *t, int first, int last, int check)
     return 0;
 }
 
+/* The kernel recorder on every host (one process: qreplay record --netns ...), started once the
+ * captures listen, and waited for until it listens too. Returns 0, or 1 after the error. */
+static int start_recorder(struct tb *t, const tb_run *run, const char *self, int *idx)
+{
+    static char list[MAX_NS * 48], out[4200];
+    list[0] = 0;
+    for (uint32_t i = 0; i < t->hosts; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", t->ns[i]);
+    snprintf(out, sizeof out, "%s/record", run->capture_dir);
+    char *argv[] = {(char *)self, "record", "--netns", list, "-o", out, NULL};
+    *idx = t->n_p;
+    if (!tbi_spawn(t, "the kernel recorder", argv))
+        return cli_fail(t->cmd, "cannot start the kernel recorder");
+    return tbi_await_captures(t, *idx, *idx + 1);
+}
+
+/* The recorder stopped (SIGINT: it writes its records whole) after the captures, its records
+ * named by host: capture_dir/record/hN.qrk. Returns 0, or the exit status after the error (check:
+ * 0, only stop it). */
+static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
+{
+    struct proc *p = &t->p[idx];
+    if (p->pid > 0)
+        kill(p->pid, SIGINT);
+    tbi_wait_for(p, check ? 30.0 : 5.0);
+    tbi_drain(p, NULL, NULL);
+    int st = -1;
+    if (!check)
+        return 0;
+    if (!tbi_exited(p, &st) || st != 0 || !strstr(p->errtext, "the record is complete"))
+        return cli_fail(t->cmd,
+                        "the kernel recorder did not end with complete records (status %d): %s", st,
+                        p->errtext);
+    for (uint32_t i = 0; i < t->hosts; i++) {
+        char from[4300], to[4300];
+        snprintf(from, sizeof from, "%s/record/%s.qrk", run->capture_dir, t->ns[i]);
+        snprintf(to, sizeof to, "%s/record/h%u.qrk", run->capture_dir, i);
+        if (rename(from, to))
+            return cli_fail(t->cmd, "%s: %s", from, strerror(errno));
+    }
+    return 0;
+}
+
 int tb_run_testbed(const char *command, tb_run *run)
 {
     static struct tb t; /* large; one run at a time per process */
@@ -282,10 +325,14 @@ int tb_run_testbed(const char *command, tb_run *run)
     int cap_first = t.n_p;
     if (!rc)
         rc = start_captures(&t, run);
-    int cap_last = t.n_p;
+    int cap_last = t.n_p, rec = -1;
     if (!rc) {
         cli_progress_update(&prog, "testbed: starting %d captures", cap_last - cap_first);
         rc = tbi_await_captures(&t, cap_first, cap_last);
+    }
+    if (!rc && run->record) {
+        cli_progress_update(&prog, "testbed: starting the kernel recorder on %u hosts", t.hosts);
+        rc = start_recorder(&t, run, self, &rec);
     }
     uint64_t softnet0 = tbi_softnet_drops();
     if (!rc)
@@ -301,6 +348,11 @@ int tb_run_testbed(const char *command, tb_run *run)
     int stopped = stop_captures(&t, cap_first, cap_last, !rc && !cli_signal);
     if (!rc)
         rc = stopped;
+    if (rec >= 0) {
+        stopped = stop_recorder(&t, run, rec, !rc && !cli_signal);
+        if (!rc)
+            rc = stopped;
+    }
     if (!rc && !cli_signal && softnet1 != softnet0)
         rc = cli_fail(command,
                       "the kernel dropped %" PRIu64 " packets in its receive backlog "

@@ -46,6 +46,8 @@ typedef struct tb_run {
     const char *capture_dir;     /* where the pcaps go (exists) */
     const qr_fabric *fabric;     /* a fat tree's plan (fabric.h); NULL: the star */
     const qr_pingmesh *pingmesh; /* Pingmesh's plan ([pingmesh] interval); NULL: no probing */
+    int record; /* run the kernel recorder (qreplay record) on every host beside tcpdump: one
+                 * process, capture_dir/record/hN.qrk */
     int quiet;
     /* out */
     tb_flow_result *res;    /* n_flows, allocated by tb_run_testbed */

@@ -29,6 +29,7 @@ extern "C"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
+#include "qreplay/krecord.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
@@ -45,6 +46,12 @@ const cli_opt kTestbedOpts[] = {
     CLI_OPT_ENGINE,
     CLI_OPT_SET,
     CLI_OPT_OUT("run folder (default: the scenario's [output] dir)"),
+    {"record",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "run the kernel recorder (qreplay record, eBPF) on every host beside tcpdump and check each "
+     "host's record against its capture"},
     {"cleanup",
      0,
      CLI_FLAG,
@@ -866,6 +873,57 @@ TestbedWorkload(const qr_config* c, uint32_t hosts, const std::string& scenarioP
     return -1;
 }
 
+/* The kernel recorder's records against the hosts' captures: every host's packets handed to the
+ * NIC and their payload are its capture's (core: qr_krec_check_capture), and no event was lost.
+ * Returns 0, or 1 after saying which host differs. */
+int
+CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
+{
+    uint64_t packets = 0, payload = 0, lost = 0, bytes = 0;
+    for (uint32_t h = 0; h < hosts; h++)
+    {
+        char rec[4400], cap[4400], err[QR_ERRBUF_SIZE];
+        snprintf(rec, sizeof rec, "%s/capture/record/h%u.qrk", dir.c_str(), h);
+        snprintf(cap, sizeof cap, "%s/capture/h%u.pcap", dir.c_str(), h);
+        qr_krec_capture_check k;
+        if (qr_krec_check_capture(rec, cap, &k, err))
+            return cli_fail("testbed", "%s", err);
+        if (k.record_packets != k.capture_frames || k.record_payload != k.capture_payload)
+            return cli_fail("testbed",
+                            "host %u: the kernel recorder saw %" PRIu64 " packets (%" PRIu64
+                            " B of payload) handed to the NIC, its capture %" PRIu64
+                            " frames (%" PRIu64 " B)",
+                            h,
+                            k.record_packets,
+                            k.record_payload,
+                            k.capture_frames,
+                            k.capture_payload);
+        qr_krec* kr;
+        if (qr_krec_open(&kr, rec, err))
+            return cli_fail("testbed", "%s", err);
+        qr_krec_stats st;
+        qr_krec_stats_get(kr, &st);
+        qr_krec_close(kr);
+        lost = st.lost_events; /* the recorder's, the same in every record */
+        bytes += st.file_bytes;
+        packets += k.record_packets;
+        payload += k.record_payload;
+    }
+    if (lost)
+        return cli_fail("testbed",
+                        "the kernel recorder lost %" PRIu64 " events (its ring buffer was full)",
+                        lost);
+    if (!quiet)
+        printf("kernel recorder    every host's record = its capture: %" PRIu64
+               " packets to the NIC, %" PRIu64 " B of payload; no event lost; %" PRIu64
+               " B of records in %s/capture/record/\n",
+               packets,
+               payload,
+               bytes,
+               cli_shown(dir.c_str()));
+    return 0;
+}
+
 /* After the run: its report, the traceroutes, the recording imported from the hosts' captures,
  * the ground truth from the switches' and the applications' diagnosis. Returns the exit code. */
 int
@@ -901,6 +959,8 @@ TestbedRecord(const std::string& dir,
         rc = SwitchTruth(dir, sc, run, hosts, run.port_limit, measuredRate, quiet);
     if (rc == 0 && w.apps)
         rc = DiagnoseApps(dir, c, w.appv, run, quiet);
+    if (rc == 0 && run.record)
+        rc = CheckRecords(dir, hosts, quiet);
     return rc;
 }
 
@@ -927,6 +987,7 @@ qr_cmd_testbed(int argc, char** argv)
     int nSets;
     const char** sets = cli_list(&a, "set", &nSets);
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
+    bool record = cli_count(&a, "record") > 0;
     std::string scenarioPath = a.pos[0];
     const char* outOpt = cli_value(&a, "out");
     const char* rateOpt = cli_value(&a, "rate");
@@ -996,6 +1057,7 @@ qr_cmd_testbed(int argc, char** argv)
     run.fabric = fabRaw;
     run.pingmesh = pmRaw;
     run.quiet = quiet;
+    run.record = record;
     rc = tb_run_testbed("testbed", &run);
     if (rc == 0)
         rc = TestbedRecord(dir, shownDir, sc, w, run, measuredRate, quiet);
