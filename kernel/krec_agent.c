@@ -16,6 +16,7 @@
 #include "qreplay/error.h"
 
 #ifdef QR_HAVE_KREC
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "record.skel.h"
@@ -239,12 +240,23 @@ netns_inode(const char* name, uint32_t* inum, char* errbuf)
     return QR_OK;
 }
 
+/* The events lost: those the ring buffer had no room for, and the runs of the program the kernel
+ * skipped (a program that interrupted itself: its recursion misses). */
 static uint64_t
 lost_events(struct qr_record_bpf* s)
 {
     uint32_t k = 1;
     uint64_t v = 0;
     bpf_map__lookup_elem(s->maps.state, &k, sizeof k, &v, sizeof v, 0);
+    struct bpf_program* p;
+    bpf_object__for_each_program(p, s->obj)
+    {
+        struct bpf_prog_info info;
+        uint32_t len = sizeof info;
+        memset(&info, 0, sizeof info);
+        if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0)
+            v += info.recursion_misses;
+    }
     return v;
 }
 

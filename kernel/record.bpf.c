@@ -257,12 +257,16 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
     return 0;
 }
 
-SEC("tracepoint/net/net_dev_start_xmit")
+/* The packets' two tracepoints are raw tracepoints: a tracepoint program is skipped (and counted
+ * as missed) when any other BPF program runs on its CPU, and a qdisc's timer sends packets from
+ * a softirq that interrupts one (measured: 8 of 340 packets missed behind a token bucket); a raw
+ * tracepoint program is skipped only when it interrupts itself. */
+SEC("raw_tp/net_dev_start_xmit")
 
 int
-on_xmit(struct trace_event_raw_net_dev_start_xmit* ctx)
+on_xmit(struct bpf_raw_tracepoint_args* ctx)
 {
-    struct sk_buff* skb = (struct sk_buff*)ctx->skbaddr;
+    struct sk_buff* skb = (struct sk_buff*)ctx->args[0];
     __u32 ns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
     if (!wanted(ns))
         return 0;
@@ -279,11 +283,14 @@ on_xmit(struct trace_event_raw_net_dev_start_xmit* ctx)
     e->kind = QR_KEV_XMIT;
     e->netns = ns;
     /* a GSO packet: its IP length is the whole (the header's may not say it) */
-    if (ctx->gso_segs > 1)
+    struct skb_shared_info* sh = (struct skb_shared_info*)(head + BPF_CORE_READ(skb, end));
+    __u16 segs = BPF_CORE_READ(sh, gso_segs), size = BPF_CORE_READ(sh, gso_size);
+    if (segs > 1)
     {
-        e->len = ctx->len - ctx->network_offset;
-        e->segs = ctx->gso_segs;
-        e->aux = ctx->gso_size;
+        unsigned char* data = BPF_CORE_READ(skb, data);
+        e->len = BPF_CORE_READ(skb, len) - (__u32)((head + nh) - data);
+        e->segs = segs;
+        e->aux = size;
     }
     else
     {
@@ -293,12 +300,12 @@ on_xmit(struct trace_event_raw_net_dev_start_xmit* ctx)
     return 0;
 }
 
-SEC("tracepoint/net/netif_receive_skb")
+SEC("raw_tp/netif_receive_skb")
 
 int
-on_rx(struct trace_event_raw_net_dev_template* ctx)
+on_rx(struct bpf_raw_tracepoint_args* ctx)
 {
-    struct sk_buff* skb = (struct sk_buff*)ctx->skbaddr;
+    struct sk_buff* skb = (struct sk_buff*)ctx->args[0];
     __u32 ns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
     if (!wanted(ns))
         return 0;

@@ -74,7 +74,7 @@ static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_
                s->sample_records[i]);
     }
     printf("events             %" PRIu64 " from the kernel, %" PRIu64
-           " lost (ring buffer full)%s\n",
+           " lost (a full ring buffer, or runs the kernel skipped)%s\n",
            s->events, s->lost_events, s->lost_events ? ": the record misses them" : "");
     if (s->reordered)
         printf("note               %" PRIu64 " send times before their connection's previous "

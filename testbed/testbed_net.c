@@ -269,12 +269,15 @@ static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
     struct proc *p = &t->p[idx];
     if (p->pid > 0)
         kill(p->pid, SIGINT);
-    tbi_wait_for(p, check ? 30.0 : 5.0);
+    int st = -1, exited = 0; /* its status: tbi_wait_for would reap it without */
+    for (int i = 0; i < (check ? 1500 : 250) && !(exited = tbi_exited(p, &st)); i++) {
+        tbi_drain(p, NULL, NULL);
+        usleep(20000);
+    }
     tbi_drain(p, NULL, NULL);
-    int st = -1;
     if (!check)
         return 0;
-    if (!tbi_exited(p, &st) || st != 0 || !strstr(p->errtext, "the record is complete"))
+    if (!exited || st != 0 || !strstr(p->errtext, "the record is complete"))
         return cli_fail(t->cmd,
                         "the kernel recorder did not end with complete records (status %d): %s", st,
                         p->errtext);
