@@ -11,25 +11,10 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "fuzz_blocks.h"
 #include "fuzz_common.h"
 #include "qreplay/error.h"
 #include "qreplay/krecord.h"
-
-static void
-framed(FILE* f, unsigned part, unsigned th, const uint8_t* raw, size_t n)
-{
-    static unsigned char c[1 << 17];
-    uLongf cl = sizeof c;
-    if (compress2(c, &cl, raw, n, 1) != Z_OK)
-        abort();
-    unsigned char h[16] = {(uint8_t)part, (uint8_t)th};
-    uint32_t v[3] = {(uint32_t)n, (uint32_t)cl, (uint32_t)crc32(0, raw, (uInt)n)};
-    for (int i = 0; i < 3; i++)
-        for (int b = 0; b < 4; b++)
-            h[4 + 4 * i + b] = (uint8_t)(v[i] >> (8 * b));
-    fwrite(h, 1, 16, f);
-    fwrite(c, 1, cl, f);
-}
 
 static const char*
 build(const uint8_t* data, size_t size)
@@ -52,16 +37,7 @@ build(const uint8_t* data, size_t size)
              : n_th == 2 ? "0,5000"
                          : "1000,5000,10000");
     framed(f, 0, 0, (const uint8_t*)text, strlen(text));
-    for (size_t at = 1; at + 4 <= size;)
-    {
-        unsigned part = data[at] == 0xff ? 0xff : data[at] % 7, th = data[at + 1] % 4;
-        size_t n = (size_t)data[at + 2] | (size_t)data[at + 3] << 8;
-        at += 4;
-        if (n > size - at)
-            n = size - at;
-        framed(f, part, th, data + at, n);
-        at += n;
-    }
+    framed_all(f, data, size, 1, 7, 4);
     fclose(f);
     return path;
 }

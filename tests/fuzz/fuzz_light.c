@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "fuzz_blocks.h"
 #include "fuzz_common.h"
 #include "qreplay/error.h"
 #include "qreplay/light.h"
@@ -56,22 +57,6 @@ header(FILE* f, unsigned flows, unsigned n_th)
     fwrite(c, 1, cl, f);
 }
 
-static void
-framed(FILE* f, unsigned part, unsigned th, const uint8_t* raw, size_t n)
-{
-    static unsigned char c[1 << 17];
-    uLongf cl = sizeof c;
-    if (compress2(c, &cl, raw, n, 1) != Z_OK)
-        abort();
-    unsigned char h[16] = {(uint8_t)part, (uint8_t)th};
-    uint32_t v[3] = {(uint32_t)n, (uint32_t)cl, (uint32_t)crc32(0, raw, (uInt)n)};
-    for (int i = 0; i < 3; i++)
-        for (int b = 0; b < 4; b++)
-            h[4 + 4 * i + b] = (uint8_t)(v[i] >> (8 * b));
-    fwrite(h, 1, 16, f);
-    fwrite(c, 1, cl, f);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
@@ -88,16 +73,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             abort();
         fwrite("QRLIGHT1", 1, 8, f);
         header(f, data[1] % 9, 1 + (data[0] >> 1) % 3);
-        for (size_t at = 2; at + 4 <= size;)
-        {
-            unsigned part = data[at] == 0xff ? 0xff : data[at] % 8, th = data[at + 1];
-            size_t n = (size_t)data[at + 2] | (size_t)data[at + 3] << 8;
-            at += 4;
-            if (n > size - at)
-                n = size - at;
-            framed(f, part, th, data + at, n);
-            at += n;
-        }
+        framed_all(f, data, size, 2, 8, 0);
         fclose(f);
     }
     char err[QR_ERRBUF_SIZE] = "";
