@@ -168,6 +168,20 @@ Test(record, bad_requests_are_refused_and_leave_the_old_record, .timeout = 60)
     cr_assert_eq(qreplay("record --th 5us,1us -o %s/old.qrk", dir), 2);
     cr_assert(strstr(err, "--th"), "%s", err);
     cr_assert_eq(qreplay("record --duration -3s -o %s/old.qrk", dir), 2);
+    /* not root: said, and nothing written */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups %s record "
+             "--duration 1s -o /tmp/qr-never.qrk > %s/nobody.out 2>&1",
+             QR_PROGRAM, dir);
+    int st = system(cmd);
+    char text[2048];
+    snprintf(p, sizeof p, "%s/nobody.out", dir);
+    slurp(p, text, sizeof text);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "as nobody: status %d\n%s", st, text);
+    cr_assert(strstr(text, "cannot run here: it runs as root"), "%s", text);
+    cr_assert_not(exists("/tmp/qr-never.qrk"));
+    snprintf(p, sizeof p, "%s/old.qrk", dir);
     cr_assert_eq(qreplay("record --show %s/none.qrk", dir), 1);
     cr_assert(strstr(err, "none.qrk"), "%s", err);
     unsigned char *after = slurp_bin(p, &n1);
