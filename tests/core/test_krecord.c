@@ -51,7 +51,7 @@ static uint64_t qr_random_below(qr_random *r, uint64_t n)
 /* What a generated connection sent and saw, to compare the record with. */
 struct gen {
     qr_krec_ends ends;
-    uint32_t sizes[MAXSEG];
+    uint32_t sizes[MAXSEG], seqs[MAXSEG], spans[MAXSEG];
     int64_t times[MAXSEG];
     size_t n;
     uint64_t calls[2], call_bytes[2], resends[3], holes, ce, zero;
@@ -71,6 +71,11 @@ static qr_krec_header header(void)
     return h;
 }
 
+static void push(struct gen *g, uint32_t size, uint32_t seq, uint32_t span, int64_t t)
+{
+    g->sizes[g->n] = size, g->seqs[g->n] = seq, g->spans[g->n] = span, g->times[g->n++] = t;
+}
+
 /* Connection g's traffic at times from *t on: a SYN, data in GSO packets and single segments, a
  * resend out of sequence, arrivals with a hole, a CE mark and a zero window, calls. */
 static void feed(qr_krec_writer *w, struct gen *g, qr_random *r, int64_t *t)
@@ -78,7 +83,7 @@ static void feed(qr_krec_writer *w, struct gen *g, qr_random *r, int64_t *t)
     const uint16_t hdr = 52;
     uint32_t seq = 1000;
     cr_assert_eq(qr_krec_sent(w, &g->ends, seq - 1, 60, 60, 0, 0x02, *t, err), QR_OK, "%s", err);
-    g->sizes[g->n] = 60, g->times[g->n++] = *t;
+    push(g, 60, seq - 1, 1, *t);
     uint32_t rx = 7000;
     for (int k = 0; k < 40 && g->n < MAXSEG - 64; k++) {
         *t += 1 + (int64_t)qr_random_below(r, 20000);
@@ -91,13 +96,13 @@ static void feed(qr_krec_writer *w, struct gen *g, qr_random *r, int64_t *t)
                          "%s", err);
             for (uint32_t off = 0; off < pay; off += mss) {
                 uint32_t p = pay - off < mss ? pay - off : mss;
-                g->sizes[g->n] = hdr + p, g->times[g->n++] = *t;
+                push(g, hdr + p, seq + off, p, *t);
             }
             seq += pay;
         } else if (kind < 8) { /* one segment, often full-sized (runs) */
             pay = kind < 6 ? mss : 1 + (uint32_t)qr_random_below(r, mss);
             cr_assert_eq(qr_krec_sent(w, &g->ends, seq, hdr + pay, hdr, 0, 0x18, *t, err), QR_OK);
-            g->sizes[g->n] = hdr + pay, g->times[g->n++] = *t;
+            push(g, hdr + pay, seq, pay, *t);
             seq += pay;
         } else { /* a resend of an earlier segment, and why */
             qr_krec_resend why = (qr_krec_resend)qr_random_below(r, 3);
@@ -105,7 +110,7 @@ static void feed(qr_krec_writer *w, struct gen *g, qr_random *r, int64_t *t)
             g->resends[why]++;
             cr_assert_eq(qr_krec_sent(w, &g->ends, seq - mss, hdr + mss, hdr, 0, 0x10, *t, err),
                          QR_OK);
-            g->sizes[g->n] = hdr + mss, g->times[g->n++] = *t;
+            push(g, hdr + mss, seq - mss, mss, *t);
         }
         /* what arrived from the peer: in order, or after a hole */
         uint32_t gap = k && qr_random_below(r, 8) == 0 ? 1448 : 0; /* a hole after the first */
@@ -123,6 +128,11 @@ static void feed(qr_krec_writer *w, struct gen *g, qr_random *r, int64_t *t)
         g->calls[recv]++;
         g->call_bytes[recv] += bytes;
     }
+    /* the last data and the FIN in one GSO packet: the FIN on its last segment */
+    *t += 1000;
+    cr_assert_eq(qr_krec_sent(w, &g->ends, seq, hdr + 2000, hdr, 1448, 0x11, *t, err), QR_OK);
+    push(g, hdr + 1448, seq, 1448, *t);
+    push(g, hdr + 552, seq + 1448, 553, *t);
 }
 
 /* Connection c's segment sizes, its runs expanded (at most max). */
@@ -147,6 +157,19 @@ static void check_conn(const qr_krec *k, const qr_krec_conn *c, const struct gen
     cr_assert_eq(c->packets, g->n);
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(sizes[i], g->sizes[i], "connection %u, segment %zu", c->id, i);
+    /* every segment's sequence range, from the runs alone */
+    size_t nr;
+    const qr_krec_run *runs = qr_krec_runs(k, c->id, &nr);
+    qr_krec_walk wk;
+    qr_krec_walk_start(&wk, runs, nr);
+    qr_krec_segment sg;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(qr_krec_walk_next(&wk, &sg), "connection %u: the walk ends at %zu", c->id, i);
+        cr_assert(sg.size == g->sizes[i] && sg.seq == g->seqs[i] && sg.span == g->spans[i],
+                  "connection %u segment %zu: seq %u span %u, fed seq %u span %u", c->id, i, sg.seq,
+                  sg.span, g->seqs[i], g->spans[i]);
+    }
+    cr_assert(!qr_krec_walk_next(&wk, &sg));
     cr_assert(c->calls[0] == g->calls[0] && c->calls[1] == g->calls[1] &&
               c->call_bytes[0] == g->call_bytes[0] && c->call_bytes[1] == g->call_bytes[1]);
     cr_assert(c->resends[0] == g->resends[0] && c->resends[1] == g->resends[1] &&

@@ -62,7 +62,7 @@ static void put_time(struct kbuf *w, int64_t t)
 struct kconn {
     uint32_t id;
     qr_krec_ends ends;
-    uint32_t run_count, run_size;
+    uint32_t run_count, run_size, run_shape; /* shape: header bytes << 3 | SYN, FIN, RST */
     uint32_t next_seq, rx_next;
     int have_seq, have_rx;
     int64_t last_sent; /* the previous segment's send time */
@@ -203,6 +203,7 @@ static void end_run(qr_krec_writer *w, struct kconn *c)
     put_uv(b, c->id);
     put_uv(b, c->run_count);
     put_uv(b, c->run_size);
+    put_uv(b, c->run_shape);
     put_uv(b, 0); /* no jump: in sequence */
     c->run_count = 0;
 }
@@ -313,7 +314,7 @@ int qr_krec_writer_open(qr_krec_writer **out, const char *path, const qr_krec_he
     struct kbuf *hb = &w->part[QR_KREC_HEADER];
     char text[1024];
     int n = snprintf(text, sizeof text,
-                     "format=qreplay kernel record 1\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
+                     "format=qreplay kernel record 2\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
                      "\nmethod=%s\nth_ns=",
                      w->host, h->netns, h->start_ns, h->method == QR_SAMPLING_GAP ? "gap" : "rate");
     for (size_t i = 0; i < h->n_th && n < (int)sizeof text; i++)
@@ -380,22 +381,30 @@ int qr_krec_call(qr_krec_writer *w, const qr_krec_ends *e, int receive, uint32_t
     return event_done(w, c, t_ns);
 }
 
-/* One segment of `size` IP bytes and `payload` bytes of sequence space at seq. */
-static int segment(qr_krec_writer *w, struct kconn *c, uint32_t seq, uint32_t size, uint32_t span,
-                   int64_t t)
+/* The flags a run keeps (SYN, FIN, RST: they take sequence space or end it). */
+#define RUN_FLAGS (TCP_SYN | TCP_FIN | 0x04)
+
+/* One segment of `size` IP bytes, `hdr` of them headers, with flags fl, at seq. */
+static int segment(qr_krec_writer *w, struct kconn *c, uint32_t seq, uint32_t size, uint16_t hdr,
+                   uint8_t fl, int64_t t)
 {
-    if (c->have_seq && seq == c->next_seq && c->run_count && size == c->run_size) {
+    uint32_t shape = (uint32_t)hdr << 3 | (fl & RUN_FLAGS);
+    uint32_t span = size - hdr + (fl & TCP_SYN ? 1 : 0) + (fl & TCP_FIN ? 1 : 0);
+    if (c->have_seq && seq == c->next_seq && c->run_count && size == c->run_size &&
+        shape == c->run_shape) {
         c->run_count++;
     } else if (c->have_seq && seq == c->next_seq) {
         end_run(w, c);
         c->run_count = 1;
         c->run_size = size;
+        c->run_shape = shape;
     } else { /* out of sequence (a resend, or the record's first): its number kept */
         end_run(w, c);
         struct kbuf *b = &w->part[QR_KREC_SENT];
         put_uv(b, c->id);
         put_uv(b, 1);
         put_uv(b, size);
+        put_uv(b, shape);
         put_uv(b, 1);
         put_uv(b, seq);
     }
@@ -438,15 +447,15 @@ int qr_krec_sent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_
     if (!c)
         return event_done(w, c, t_ns);
     w->st.payload_bytes += ip_len - hdr;
-    uint32_t payload = ip_len - hdr,
-             extra = (tcp_flags & TCP_SYN ? 1 : 0) + (tcp_flags & TCP_FIN ? 1 : 0);
+    uint32_t payload = ip_len - hdr;
     w->st.nic_packets++;
     if (gso_size == 0 || payload <= gso_size) {
-        rc = segment(w, c, seq, ip_len, payload + extra, t_ns);
-    } else { /* the segments the NIC sends */
+        rc = segment(w, c, seq, ip_len, hdr, tcp_flags, t_ns);
+    } else { /* the segments the NIC sends (a FIN on the last) */
         for (uint32_t off = 0; !rc && off < payload; off += gso_size) {
             uint32_t p = payload - off < gso_size ? payload - off : gso_size;
-            rc = segment(w, c, seq + off, hdr + p, p + (off + p == payload ? extra : 0), t_ns);
+            rc = segment(w, c, seq + off, hdr + p, hdr,
+                         off + p == payload ? tcp_flags : (uint8_t)(tcp_flags & ~TCP_FIN), t_ns);
         }
     }
     return rc ? rc : event_done(w, c, t_ns);
@@ -717,7 +726,12 @@ static int bad(const qr_krec *k, const char *part, const char *what, char *errbu
 /* The header's text: host, namespace, start, method, thresholds. */
 static int read_kheader(qr_krec *k, const char *text, char *errbuf)
 {
-    const char *f = strstr(text, "format=qreplay kernel record 1\n");
+    if (!strncmp(text, "format=qreplay kernel record 1\n", 31))
+        return bad(k, "header",
+                   "format 1, of a development build (its runs have no headers and flags): "
+                   "record again",
+                   errbuf);
+    const char *f = strstr(text, "format=qreplay kernel record 2\n");
     const char *h = strstr(text, "\nhost="), *ns = strstr(text, "\nnetns=");
     const char *st = strstr(text, "\nstart_ns="), *m = strstr(text, "\nmethod=");
     const char *th = strstr(text, "\nth_ns=");
@@ -839,13 +853,13 @@ static int read_sent(qr_krec *k, uint64_t max_packets, char *errbuf)
         return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
     int rc = QR_OK;
     while (!rc && !r.bad && r.p < r.end) {
-        uint64_t id = get_uv(&r), count = get_uv(&r), size = get_uv(&r), jump = get_uv(&r);
-        uint64_t seq = jump ? get_uv(&r) : 0;
+        uint64_t id = get_uv(&r), count = get_uv(&r), size = get_uv(&r), shape = get_uv(&r);
+        uint64_t jump = get_uv(&r), seq = jump ? get_uv(&r) : 0, hdr = shape >> 3;
         if (r.bad || id >= k->n_conns || !count || size < 40 || size > 65535 || jump > 1 ||
-            seq > UINT32_MAX || count > max_packets - k->st.packets) {
+            seq > UINT32_MAX || count > max_packets - k->st.packets || hdr < 40 || hdr > size) {
             rc = bad(k, "sent",
-                     "a run of no connection, of no packets, of a bad size, or more "
-                     "packets than the end block counts",
+                     "a run of no connection, of no packets, of a bad size or header, or "
+                     "more packets than the end block counts",
                      errbuf);
             break;
         }
@@ -854,7 +868,8 @@ static int read_sent(qr_krec *k, uint64_t max_packets, char *errbuf)
             break;
         }
         k->runs[id][k->n_runs[id]++] =
-            (qr_krec_run){count, (uint32_t)size, (uint8_t)jump, (uint32_t)seq};
+            (qr_krec_run){count,         (uint32_t)size, (uint8_t)jump,
+                          (uint32_t)seq, (uint16_t)hdr,  (uint8_t)(shape & 7)};
         k->conns[id].packets += count;
         k->conns[id].bytes += count * size;
         k->st.packets += count;
@@ -1036,6 +1051,34 @@ const qr_krec_run *qr_krec_runs(const qr_krec *k, uint32_t c, size_t *n)
 {
     *n = c < k->n_conns ? k->n_runs[c] : 0;
     return *n ? k->runs[c] : NULL;
+}
+
+void qr_krec_walk_start(qr_krec_walk *w, const qr_krec_run *runs, size_t n)
+{
+    *w = (qr_krec_walk){runs, n, 0, 0, 0, 0};
+}
+
+int qr_krec_walk_next(qr_krec_walk *w, qr_krec_segment *s)
+{
+    while (w->run < w->n && w->in_run == w->runs[w->run].count) {
+        w->run++;
+        w->in_run = 0;
+    }
+    if (w->run == w->n)
+        return 0;
+    const qr_krec_run *r = &w->runs[w->run];
+    s->size = r->size;
+    s->hdr = r->hdr;
+    s->flags = r->flags;
+    s->jump = r->jump;
+    s->seq = r->jump ? r->seq : w->next_seq;
+    s->span = r->size - r->hdr + (r->flags & TCP_SYN ? 1 : 0) + (r->flags & TCP_FIN ? 1 : 0);
+    uint32_t end = s->seq + s->span;
+    if (!w->have_seq || (int32_t)(end - w->next_seq) > 0)
+        w->next_seq = end;
+    w->have_seq = 1;
+    w->in_run++;
+    return 1;
 }
 
 const qr_sample_record *qr_krec_samples(const qr_krec *k, uint32_t c, size_t i, size_t *n)

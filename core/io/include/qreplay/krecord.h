@@ -130,14 +130,41 @@ const char *qr_krec_host(const qr_krec *k);
 /* What the record is of (its host borrowed from k). */
 const qr_krec_header *qr_krec_header_of(const qr_krec *k);
 size_t qr_krec_conns(const qr_krec *k, const qr_krec_conn **conns);
-/* A run of sent segments: count segments of one IP size, in sequence order from the previous
- * run's end, or (jump) from sequence number seq (a resend, the record's first). */
+/* A run of sent segments: count segments of one IP size, hdr of it headers, in sequence order
+ * from the previous run's end (the highest sequence number sent so far), or (jump) from sequence
+ * number seq (a resend, the record's first). flags: the SYN (0x02), FIN (0x01) and RST (0x04)
+ * each segment carries. A segment takes size - hdr bytes of sequence space, one more for SYN and
+ * one more for FIN. */
 typedef struct qr_krec_run {
     uint64_t count;
     uint32_t size;
     uint8_t jump;
     uint32_t seq;
+    uint16_t hdr;
+    uint8_t flags;
 } qr_krec_run;
+
+/* Walks a connection's runs segment by segment, each with its sequence number. */
+typedef struct qr_krec_walk {
+    const qr_krec_run *runs;
+    size_t n, run;
+    uint64_t in_run;
+    uint32_t next_seq; /* the highest sequence number sent so far */
+    int have_seq;
+} qr_krec_walk;
+
+/* One sent segment. */
+typedef struct qr_krec_segment {
+    uint32_t seq, span; /* its sequence space: [seq, seq + span) */
+    uint32_t size;      /* IP bytes */
+    uint16_t hdr;
+    uint8_t flags;
+    uint8_t jump; /* out of sequence (a resend, or the record's first) */
+} qr_krec_segment;
+
+void qr_krec_walk_start(qr_krec_walk *w, const qr_krec_run *runs, size_t n);
+/* The next segment into *s; 0 when none is left. */
+int qr_krec_walk_next(qr_krec_walk *w, qr_krec_segment *s);
 
 /* Connection c's sent segments in send order, as runs (n: how many; borrowed): memory as the
  * file's, whatever the number of packets. */
