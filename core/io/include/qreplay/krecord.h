@@ -162,6 +162,7 @@ typedef struct qr_krec_segment {
     uint8_t jump; /* out of sequence (a resend, or the record's first) */
 } qr_krec_segment;
 
+/* Starts *w at the first segment of runs[0..n). */
 void qr_krec_walk_start(qr_krec_walk *w, const qr_krec_run *runs, size_t n);
 /* The next segment into *s; 0 when none is left. */
 int qr_krec_walk_next(qr_krec_walk *w, qr_krec_segment *s);
