@@ -586,19 +586,7 @@ int qr_krec_set_plan(qr_plan **out, const qr_krec_set *ks, qr_sampling_method me
     int rc = records && !o ? QR_ENOMEM : qri_plan_alloc(&p, ks->rec);
     if (!rc)
         rc = plan_times(ks, ks->rec, ti, p, &st, o, &n_out, errbuf);
-    if (rc) {
-        free(o);
-        qr_plan_free(p);
-        return rc == QR_ENOMEM ? qri_err(errbuf, rc, "sampling: out of memory") : rc;
-    }
-    if (stats)
-        *stats = st;
-    if (records) {
-        *records = o;
-        *n_records = n_out;
-    }
-    *out = p;
-    return QR_OK;
+    return qri_plan_hand_over(rc, p, o, n_out, &st, out, stats, records, n_records, errbuf);
 }
 
 /* The records' method and thresholds, the same in each. */

@@ -25,7 +25,7 @@
 #define LINGER_NS 10000000000LL
 
 enum { CONN_OPEN = 0, CONN_MID = 1, CONN_CLOSED = 2 };
-enum { ARR_HOLE = 0, ARR_CE = 1, ARR_ZERO_WINDOW = 2 };
+enum { ARR_HOLE = QR_KREC_HOLE, ARR_CE = QR_KREC_CE, ARR_ZERO_WINDOW = QR_KREC_ZERO_WINDOW };
 
 static const char *const part_names[] = {"header",  "conns",  "calls",  "sent",
                                          "samples", "resent", "arrived"};
@@ -686,6 +686,8 @@ struct qr_krec {
     size_t n_conns;
     qr_krec_run **runs; /* per connection: its runs of sent segments, as stored */
     size_t *n_runs;
+    qr_krec_event **ev[2]; /* per connection: [0] its resends, [1] its arrivals, in time order */
+    size_t *n_ev[2];
     qr_sample_record **recs[QR_KREC_MAX_TH];
     size_t *n_recs[QR_KREC_MAX_TH];
     struct kpart part[QR_KREC_PARTS], samples[QR_KREC_MAX_TH];
@@ -701,6 +703,9 @@ void qr_krec_close(qr_krec *k)
     for (size_t c = 0; c < k->n_conns; c++) {
         if (k->runs)
             free(k->runs[c]);
+        for (int e = 0; e < 2; e++)
+            if (k->ev[e])
+                free(k->ev[e][c]);
         for (size_t i = 0; i < QR_KREC_MAX_TH; i++)
             if (k->recs[i])
                 free(k->recs[i][c]);
@@ -714,6 +719,10 @@ void qr_krec_close(qr_krec *k)
         free(k->part[p].b);
     free(k->runs);
     free(k->n_runs);
+    for (int e = 0; e < 2; e++) {
+        free(k->ev[e]);
+        free(k->n_ev[e]);
+    }
     free(k->conns);
     free(k);
 }
@@ -919,8 +928,35 @@ static int read_samples(qr_krec *k, size_t th, char *errbuf)
 }
 
 /* The calls, resends and arrivals: counted per connection. */
+static int read_calls_and_events(qr_krec *k, size_t *cap[2], char *errbuf);
+
+/* Event x of connection id kept in list e (0 resends, 1 arrivals); cap: the lists' capacities. */
+static int keep_event(qr_krec *k, int e, uint64_t id, size_t *cap, qr_krec_event x)
+{
+    if (qri_grow((void **)&k->ev[e][id], &cap[id], k->n_ev[e][id], sizeof x, 8))
+        return QR_ENOMEM;
+    k->ev[e][id][k->n_ev[e][id]++] = x;
+    return QR_OK;
+}
+
 static int read_events(qr_krec *k, char *errbuf)
 {
+    size_t *cap[2];
+    for (int e = 0; e < 2; e++) {
+        k->ev[e] = calloc(k->n_conns + 1, sizeof *k->ev[e]);
+        k->n_ev[e] = calloc(k->n_conns + 1, sizeof *k->n_ev[e]);
+        cap[e] = calloc(k->n_conns + 1, sizeof *cap[e]);
+    }
+    int rc = read_calls_and_events(k, cap, errbuf);
+    free(cap[0]);
+    free(cap[1]);
+    return rc;
+}
+
+static int read_calls_and_events(qr_krec *k, size_t *cap[2], char *errbuf)
+{
+    if (!k->ev[0] || !k->ev[1] || !k->n_ev[0] || !k->n_ev[1] || !cap[0] || !cap[1])
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
     struct kpart *cp = &k->part[QR_KREC_CALLS], *rp = &k->part[QR_KREC_RESENT],
                  *ap = &k->part[QR_KREC_ARRIVED];
     struct kin r = kin_of(cp, k->h.start_ns);
@@ -937,26 +973,30 @@ static int read_events(qr_krec *k, char *errbuf)
     }
     r = kin_of(rp, k->h.start_ns);
     while (!r.bad && r.p < r.end) {
-        uint64_t id = get_uv(&r);
-        get_uv(&r);
-        uint64_t why = get_uv(&r);
-        get_time(&r);
-        if (r.bad || id >= k->n_conns || why > QR_KREC_RTO)
+        uint64_t id = get_uv(&r), seq = get_uv(&r), why = get_uv(&r);
+        int64_t t = get_time(&r);
+        if (r.bad || id >= k->n_conns || why > QR_KREC_RTO || seq > UINT32_MAX)
             return bad(k, "resent", "a resend of no connection, of no reason, or cut short",
                        errbuf);
+        if (keep_event(k, 0, id, cap[0], (qr_krec_event){t, (uint32_t)why, (uint32_t)seq, 0}))
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         k->conns[id].resends[why]++;
         k->st.resends[why]++;
     }
     r = kin_of(ap, k->h.start_ns);
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), kind = get_uv(&r);
-        get_time(&r);
-        if (r.bad || id >= k->n_conns || kind > ARR_ZERO_WINDOW)
+        int64_t t = get_time(&r);
+        uint64_t from = kind == ARR_HOLE ? get_uv(&r) : 0, n = kind == ARR_HOLE ? get_uv(&r) : 0;
+        if (r.bad || id >= k->n_conns || kind > ARR_ZERO_WINDOW || from > UINT32_MAX ||
+            n > UINT32_MAX)
             return bad(k, "arrived", "an arrival of no connection, of no kind, or cut short",
                        errbuf);
+        if (keep_event(k, 1, id, cap[1],
+                       (qr_krec_event){t, (uint32_t)kind, (uint32_t)from, (uint32_t)n}))
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         if (kind == ARR_HOLE) {
-            get_uv(&r);
-            k->st.hole_bytes += get_uv(&r);
+            k->st.hole_bytes += n;
             k->conns[id].holes++;
             k->st.holes++;
         } else if (kind == ARR_CE) {
@@ -1079,6 +1119,18 @@ int qr_krec_walk_next(qr_krec_walk *w, qr_krec_segment *s)
     w->have_seq = 1;
     w->in_run++;
     return 1;
+}
+
+const qr_krec_event *qr_krec_resends(const qr_krec *k, uint32_t c, size_t *n)
+{
+    *n = c < k->n_conns ? k->n_ev[0][c] : 0;
+    return *n ? k->ev[0][c] : NULL;
+}
+
+const qr_krec_event *qr_krec_arrivals(const qr_krec *k, uint32_t c, size_t *n)
+{
+    *n = c < k->n_conns ? k->n_ev[1][c] : 0;
+    return *n ? k->ev[1][c] : NULL;
 }
 
 const qr_sample_record *qr_krec_samples(const qr_krec *k, uint32_t c, size_t i, size_t *n)

@@ -244,17 +244,5 @@ int qr_light_plan(qr_plan **out, const qr_light *l, const qr_recording *rec,
         }
     }
     free(group);
-    if (rc) {
-        free(o);
-        qr_plan_free(p);
-        return rc == QR_ENOMEM ? qri_err(errbuf, rc, "sampling: out of memory") : rc;
-    }
-    if (stats)
-        *stats = st;
-    if (records) {
-        *records = o;
-        *n_records = n_out;
-    }
-    *out = p;
-    return QR_OK;
+    return qri_plan_hand_over(rc, p, o, n_out, &st, out, stats, records, n_records, errbuf);
 }

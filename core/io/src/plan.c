@@ -102,6 +102,25 @@ static void sort_order(struct order_key *k, size_t n)
     }
 }
 
+int qri_plan_hand_over(int rc, qr_plan *p, qr_row_sample_record *o, size_t n_out,
+                       const qr_sampling_stats *st, qr_plan **out, qr_sampling_stats *stats,
+                       qr_row_sample_record **records, size_t *n_records, char *errbuf)
+{
+    if (rc) {
+        free(o);
+        qr_plan_free(p);
+        return rc == QR_ENOMEM ? qri_err(errbuf, rc, "sampling: out of memory") : rc;
+    }
+    if (stats)
+        *stats = *st;
+    if (records) {
+        *records = o;
+        *n_records = n_out;
+    }
+    *out = p;
+    return QR_OK;
+}
+
 int qri_plan_order_host(qr_plan *p, uint32_t h)
 {
     size_t n = p->n[h];

@@ -167,6 +167,20 @@ void qr_krec_walk_start(qr_krec_walk *w, const qr_krec_run *runs, size_t n);
 /* The next segment into *s; 0 when none is left. */
 int qr_krec_walk_next(qr_krec_walk *w, qr_krec_segment *s);
 
+/* An event of a connection: a resend (kind a qr_krec_resend, seq its sequence number) or an
+ * arrival (kind below; a hole: seq the sequence number expected, bytes missing before the
+ * packet that arrived). */
+enum { QR_KREC_HOLE = 0, QR_KREC_CE = 1, QR_KREC_ZERO_WINDOW = 2 };
+typedef struct qr_krec_event {
+    int64_t t_ns;
+    uint32_t kind;
+    uint32_t seq, bytes;
+} qr_krec_event;
+
+/* Connection c's resends and its arrivals' events, each in time order (borrowed). */
+const qr_krec_event *qr_krec_resends(const qr_krec *k, uint32_t c, size_t *n);
+const qr_krec_event *qr_krec_arrivals(const qr_krec *k, uint32_t c, size_t *n);
+
 /* Connection c's sent segments in send order, as runs (n: how many; borrowed): memory as the
  * file's, whatever the number of packets. */
 const qr_krec_run *qr_krec_runs(const qr_krec *k, uint32_t c, size_t *n);
