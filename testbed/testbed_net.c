@@ -29,6 +29,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/guided_plan.h"
+#include "qreplay/krecord.h"
 #include "qreplay/metrics.h"
 #include "qreplay/scenario.h"
 #include "qreplay/stats.h"
@@ -245,6 +246,12 @@ static int stop_captures(struct tb *t, int first, int last, int check)
     return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The kernel recorder on every host (one process: qreplay record --netns ...), started once the
  * captures listen, and waited for until it listens too. Returns 0, or 1 after the error. */
 static int start_recorder(struct tb *t, const tb_run *run, const char *self, int *idx)
@@ -253,8 +260,22 @@ static int start_recorder(struct tb *t, const tb_run *run, const char *self, int
     list[0] = 0;
     for (uint32_t i = 0; i < t->hosts; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", t->ns[i]);
-    snprintf(out, sizeof out, "%s/record", run->capture_dir);
-    char *argv[] = {(char *)self, "record", "--netns", list, "-o", out, NULL};
+    snprintf(out, sizeof out, "%s", run->record_dir);
+    /* the scenario's thresholds (increasing, each once, as many as a record holds) and method:
+     * what the run's replays sample at, so that the records replay the same variants */
+    static char th[QR_KREC_MAX_TH * 24];
+    int64_t v[QR_LIST_MAX];
+    size_t n = run->conf->sampling.n_th, m = 0;
+    memcpy(v, run->conf->sampling.th_ns, n * sizeof *v);
+    qsort(v, n, sizeof *v, cmp_i64);
+    th[0] = 0;
+    for (size_t i = 0; i < n && m < QR_KREC_MAX_TH; i++)
+        if (!i || v[i] != v[i - 1])
+            snprintf(th + strlen(th), sizeof th - strlen(th), "%s%" PRId64 "ns", m++ ? "," : "",
+                     v[i]);
+    char *method = run->conf->sampling.method == QR_SAMPLING_GAP ? "gap" : "rate";
+    char *argv[] = {(char *)self, "record", "--netns", list, "--th", th,
+                    "--method",   method,   "-o",      out,  NULL};
     *idx = t->n_p;
     if (!tbi_spawn(t, "the kernel recorder", argv))
         return cli_fail(t->cmd, "cannot start the kernel recorder");
@@ -262,7 +283,7 @@ static int start_recorder(struct tb *t, const tb_run *run, const char *self, int
 }
 
 /* The recorder stopped (SIGINT: it writes its records whole) after the captures, its records
- * named by host: capture_dir/record/hN.qrk. Returns 0, or the exit status after the error (check:
+ * named by host: record_dir/hN.qrk. Returns 0, or the exit status after the error (check:
  * 0, only stop it). */
 static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
 {
@@ -283,8 +304,8 @@ static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
                         p->errtext);
     for (uint32_t i = 0; i < t->hosts; i++) {
         char from[4300], to[4300];
-        snprintf(from, sizeof from, "%s/record/%s.qrk", run->capture_dir, t->ns[i]);
-        snprintf(to, sizeof to, "%s/record/h%u.qrk", run->capture_dir, i);
+        snprintf(from, sizeof from, "%s/%s.qrk", run->record_dir, t->ns[i]);
+        snprintf(to, sizeof to, "%s/h%u.qrk", run->record_dir, i);
         if (rename(from, to))
             return cli_fail(t->cmd, "%s: %s", from, strerror(errno));
     }

@@ -47,7 +47,9 @@ typedef struct tb_run {
     const qr_fabric *fabric;     /* a fat tree's plan (fabric.h); NULL: the star */
     const qr_pingmesh *pingmesh; /* Pingmesh's plan ([pingmesh] interval); NULL: no probing */
     int record; /* run the kernel recorder (qreplay record) on every host beside tcpdump: one
-                 * process, capture_dir/record/hN.qrk */
+                 * process, record_dir/hN.qrk */
+    const char *record_dir; /* with record: where the records go (qreplay replay --from record
+                               reads the run folder's record/) */
     int quiet;
     /* out */
     tb_flow_result *res;    /* n_flows, allocated by tb_run_testbed */

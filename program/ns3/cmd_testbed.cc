@@ -883,7 +883,7 @@ CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
     for (uint32_t h = 0; h < hosts; h++)
     {
         char rec[4400], cap[4400], err[QR_ERRBUF_SIZE];
-        snprintf(rec, sizeof rec, "%s/capture/record/h%u.qrk", dir.c_str(), h);
+        snprintf(rec, sizeof rec, "%s/record/h%u.qrk", dir.c_str(), h);
         snprintf(cap, sizeof cap, "%s/capture/h%u.pcap", dir.c_str(), h);
         qr_krec_capture_check k;
         if (qr_krec_check_capture(rec, cap, &k, err))
@@ -916,7 +916,7 @@ CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
     if (!quiet)
         printf("kernel recorder    every host's record = its capture: %" PRIu64
                " packets to the NIC, %" PRIu64 " B of payload; no event lost; %" PRIu64
-               " B of records in %s/capture/record/\n",
+               " B of records in %s/record/\n",
                packets,
                payload,
                bytes,
@@ -1040,7 +1040,7 @@ qr_cmd_testbed(int argc, char** argv)
     dir = work;
     if (!PrepareOutputs(dir, scenarioPath, sc, hosts, fabRaw))
         return 1;
-    std::string capDir = dir + "/capture";
+    std::string capDir = dir + "/capture", recordDir = dir + "/record";
     cli_catch_signals();
     if (!quiet)
         TestbedBanner(c, hosts, portLimit, apps ? w.nApps : w.nFlows, apps, capDir);
@@ -1058,6 +1058,7 @@ qr_cmd_testbed(int argc, char** argv)
     run.pingmesh = pmRaw;
     run.quiet = quiet;
     run.record = record;
+    run.record_dir = recordDir.c_str();
     rc = tb_run_testbed("testbed", &run);
     if (rc == 0)
         rc = TestbedRecord(dir, shownDir, sc, w, run, measuredRate, quiet);

@@ -3,7 +3,8 @@
  * and tcpdump watches each; tcpdump's captures are the oracle. The packets a host's record says
  * were handed to the NIC are its capture's frames from the host, their payload bytes the capture's;
  * the socket calls' bytes are what the applications sent and read; SIGINT ends it with a complete
- * record and status 0; no event is lost at this rate. The errors: a namespace that does not exist,
+ * record and status 0; no event is lost at this rate. Replayed from the two records, every segment
+ * the captures hold is a packet of the recording. The errors: a namespace that does not exist,
  * bad options, each leaving an earlier record as it was. Namespaces and processes are removed on
  * every path, and every step is bounded by `timeout`. */
 #include <criterion/criterion.h>
@@ -86,6 +87,8 @@ static int run_script(const char *ns)
             "wait $SRV\n"
             "sleep 0.3\n"
             "kill -INT $REC; wait $REC; RC=$?\n"
+            /* libpcap's buffer timeout (1 s): tcpdump's last block in its file before it stops */
+            "sleep 1.2\n"
             "kill -INT $TD $TDB; wait $TD $TDB\n"
             "exit $RC\n",
             ns, ns, dir, QR_PROGRAM);
@@ -95,19 +98,22 @@ static int run_script(const char *ns)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* tshark's count and TCP payload sum of the frames from address `from` in capture `name`. */
+/* tshark's count, TCP payload sum and segments on the wire of the frames from address `from` in
+ * capture `name` (a GSO frame of L payload bytes is ceil(L / 1448) segments: the MSS of a
+ * 1500-byte MTU with TCP timestamps). */
 static void capture_counts(const char *name, const char *from, long long *frames,
-                           long long *payload)
+                           long long *payload, long long *segs)
 {
     char cmd[400], p[160], text[256];
     snprintf(p, sizeof p, "%s/tshark.out", dir);
     snprintf(cmd, sizeof cmd,
              "tshark -r %s/%s -Y 'ip.src==%s && tcp' -T fields -e tcp.len 2>/dev/null "
-             "| awk '{n++; s+=$1} END {print n+0, s+0}' > %s",
+             "| awk '{n++; s+=$1; g += $1 > 1448 ? int(($1 + 1447) / 1448) : 1} "
+             "END {print n+0, s+0, g+0}' > %s",
              dir, name, from, p);
     cr_assert_eq(system(cmd), 0);
     slurp(p, text, sizeof text);
-    cr_assert_eq(sscanf(text, "%lld %lld", frames, payload), 2, "%s", text);
+    cr_assert_eq(sscanf(text, "%lld %lld %lld", frames, payload, segs), 3, "%s", text);
 }
 
 Test(record, each_hosts_record_agrees_with_tcpdump_on_that_host, .timeout = 180)
@@ -130,8 +136,8 @@ Test(record, each_hosts_record_agrees_with_tcpdump_on_that_host, .timeout = 180)
         cr_assert_eq(qreplay("record --show %s/rec/%s%s.qrk", dir, ns, rec[h]), 0, "%s", err);
         char pcap[16];
         snprintf(pcap, sizeof pcap, "%s.pcap", rec[h]);
-        long long frames, payload, nic = -1, pay = -1;
-        capture_counts(pcap, from[h], &frames, &payload);
+        long long frames, payload, segs, nic = -1, pay = -1;
+        capture_counts(pcap, from[h], &frames, &payload, &segs);
         cr_assert_gt(frames, 5, "the capture holds the traffic");
         const char *p = strstr(out, "packets sent");
         cr_assert(p && sscanf(p, "packets sent %*d (%*d B, %lld of payload; %lld", &pay, &nic) == 2,
@@ -153,6 +159,35 @@ Test(record, each_hosts_record_agrees_with_tcpdump_on_that_host, .timeout = 180)
     cr_assert_eq(qreplay("record --show %s/rec/%sb.qrk", dir, ns), 0, "%s", err);
     cr_assert(strstr(out, "3 sends (3000 B)") && strstr(out, "receives (465000 B)"), "%s", out);
     cr_assert_neq(system("ls /tmp/qr-cli-*/ 2>/dev/null | grep -q 'rec.partial'"), 0);
+
+    /* the two records replayed on a star of two hosts: every connection at both ends, every
+     * segment the captures hold from either host (tshark, the oracle) */
+    long long fa, fb, x, y;
+    capture_counts("a.pcap", from[0], &x, &y, &fa);
+    capture_counts("b.pcap", from[1], &x, &y, &fb);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "mkdir %s/run && mv %s/rec %s/run/record && printf '[topology]\\nkind = star\\n"
+             "hosts = 2\\n' > %s/two.ini",
+             dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("replay %s/run --from record", dir), 1);
+    cr_assert(strstr(err, "--scenario"), "%s", err);
+    cr_assert_eq(qreplay("replay %s/run --from record --clock reconcile", dir), 2);
+    cr_assert_eq(qreplay("replay %s/run --from record --scenario %s/two.ini --th 3us", dir, dir),
+                 1);
+    cr_assert(strstr(err, "1000 ns, 5000 ns, 10000 ns"), "%s", err);
+    cr_assert_eq(qreplay("replay %s/run --from record --scenario %s/two.ini --th 1us", dir, dir), 0,
+                 "%s", err);
+    const char *r = strstr(out, "records ");
+    long long flows = -1, both = -1, packets = -1;
+    cr_assert(r && sscanf(r, "records %*d hosts: %lld flows (%lld seen at both ends), %lld packets",
+                          &flows, &both, &packets) == 3,
+              "%s", out);
+    cr_assert(flows == 3 && both == 3, "%s", out);
+    cr_assert_eq(packets, fa + fb, "records %lld packets, the captures %lld + %lld", packets, fa,
+                 fb);
+    cr_assert(exists("%s/run/replay/tagged_th_1_record/replay.h5", dir), "%s", out);
 }
 
 Test(record, bad_requests_are_refused_and_leave_the_old_record, .timeout = 60)

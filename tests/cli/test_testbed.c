@@ -112,7 +112,17 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
                   strstr(out, "no event lost"),
               "%s", out);
     for (int h = 0; h < 3; h++)
-        cr_assert(exists("%s/run/capture/record/h%d.qrk", dir, h), "host %d's record", h);
+        cr_assert(exists("%s/run/record/h%d.qrk", dir, h), "host %d's record", h);
+    /* the records alone make the recording the captures made: every connection at both ends,
+     * as many packets (each one's size checked against the capture's by the reader) */
+    const char *im = strstr(out, "\nimport "), *rr = strstr(out, "\nrecords ");
+    unsigned long im_pk = 0, rr_pk = 0, rr_fl = 0, rr_both = 0;
+    cr_assert(im && rr, "%s", out);
+    cr_assert_eq(sscanf(strstr(im, "), ") + 3, "%lu packets", &im_pk), 1, "%s", im);
+    cr_assert_eq(sscanf(strstr(rr, ": ") + 2, "%lu flows (%lu seen at both ends), %lu packets",
+                        &rr_fl, &rr_both, &rr_pk),
+                 3, "%s", rr);
+    cr_assert(rr_fl == 4 && rr_both == 4 && rr_pk == im_pk && im_pk > 0, "%s", out);
 
     /* every packet a host sent reached the switch's port facing it */
     char p[512];
@@ -184,8 +194,9 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     /* the replays ran and every metric is a number */
     snprintf(p, sizeof p, "%s/run/results.h5", dir);
     cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
-    for (const char *const *v = (const char *const[]){"plain_th_0", "tagged_th_0", "plain_th_500",
-                                                      "tagged_th_500", NULL};
+    for (const char *const *v =
+             (const char *const[]){"plain_th_0", "tagged_th_0", "plain_th_500", "tagged_th_500",
+                                   "plain_th_0_record", "tagged_th_500_record", NULL};
          *v; v++) {
         char g[64];
         snprintf(g, sizeof g, "/replay/%s", *v);

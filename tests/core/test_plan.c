@@ -354,7 +354,8 @@ Test(plan, a_variant_refuses_an_input_it_cannot_replay)
     v.mode = QR_MODE_TAGGED;
     v.th_ns = 5000;
     const qr_scenario *s = qr_recording_scenario(r);
-    qr_replay_input none = {NULL, NULL, NULL}, tab = {tables, NULL, NULL}, st = {NULL, NULL, ps};
+    qr_replay_input none = {NULL, NULL, NULL, NULL}, tab = {tables, NULL, NULL, NULL},
+                    st = {NULL, NULL, ps, NULL};
     cr_assert_eq(qr_replay_variant(rd, s, &none, &v, qr_replay_native, NULL, err), QR_EINVAL);
     cr_assert_eq(qr_replay_variant(rd, s, &tab, &v, qr_replay_native, NULL, err), QR_EINVAL);
     cr_assert(strstr(err, "not read"), "%s", err);
@@ -388,7 +389,7 @@ Test(plan, a_variant_hands_back_the_plan_it_ran)
         v.mode = QR_MODE_TAGGED;
         v.th_ns = (int64_t)(seed * 1000);
         v.plan_out = &got;
-        qr_replay_input in = {r, NULL, NULL};
+        qr_replay_input in = {r, NULL, NULL, NULL};
         cr_assert_eq(qr_replay_variant(rd, s, &in, &v, qr_replay_native, NULL, err), QR_OK,
                      "seed %llu: %s", (unsigned long long)seed, err);
         cr_assert_not_null(got);

@@ -86,7 +86,7 @@ int qr_whatif_predict(const qr_whatif_work *w, size_t p, char *err)
     /* the replay's injection times: the plan the variant made, handed back */
     qr_plan *plan = NULL;
     v.plan_out = &plan;
-    qr_replay_input in = {w->rec, NULL, NULL};
+    qr_replay_input in = {w->rec, NULL, NULL, NULL};
     rc = qr_replay_variant(pd, s, &in, &v, job->engine, job->engine_ctx, err);
     snprintf(arr, sizeof arr, "%s/replay/prediction/arrivals.qra", pd);
     if (!rc)

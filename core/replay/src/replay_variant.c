@@ -100,25 +100,30 @@ static int plan_source(const qr_replay_input *in, const qr_config *c, const qr_v
         qr_sampling_method m;
         int64_t th;
         qr_pcap_stream_sampling(in->stream, &m, &th);
-        if (in->rec || in->light || v->reconcile || m != c->sampling.method || th != v->th_ns)
+        if (in->rec || in->light || in->krec || v->reconcile || m != c->sampling.method ||
+            th != v->th_ns)
             return qri_err(err, QR_EINVAL,
                            "replay: a streamed recording is sampled at the variant's threshold, "
                            "with the clocks as recorded");
         *src = qr_pcap_stream_source(in->stream);
         return QR_OK;
     }
-    if (!in->rec || !qr_recording_has_packets(in->rec) || (in->light && v->reconcile))
+    if (!in->rec || !qr_recording_has_packets(in->rec) ||
+        ((in->light || in->krec) && v->reconcile) ||
+        (in->krec && in->rec != qr_krec_set_recording(in->krec)))
         return qri_err(err, QR_EINVAL,
-                       "replay: no recording, one whose packets were not read, or a light "
-                       "record's times with the clocks reconciled");
+                       "replay: no recording, one whose packets were not read, or a light or "
+                       "kernel record's times with the clocks reconciled");
     int rc;
     if (v->reconcile &&
         (rc = estimate_clocks(in->rec, &vp->corr, &vp->clocks, &vp->n_clocks, err)) != QR_OK)
         return rc;
-    rc = in->light ? qr_light_plan(&vp->plan, in->light, in->rec, c->sampling.method, v->th_ns,
-                                   &vp->sst, &vp->recs, &vp->n_recs, err)
-                   : qr_plan_sample(&vp->plan, in->rec, vp->corr, c->sampling.method, v->th_ns,
-                                    &vp->sst, &vp->recs, &vp->n_recs, err);
+    rc = in->light  ? qr_light_plan(&vp->plan, in->light, in->rec, c->sampling.method, v->th_ns,
+                                    &vp->sst, &vp->recs, &vp->n_recs, err)
+         : in->krec ? qr_krec_set_plan(&vp->plan, in->krec, c->sampling.method, v->th_ns, &vp->sst,
+                                       &vp->recs, &vp->n_recs, err)
+                    : qr_plan_sample(&vp->plan, in->rec, vp->corr, c->sampling.method, v->th_ns,
+                                     &vp->sst, &vp->recs, &vp->n_recs, err);
     if (rc) {
         qri_err_prefix(err, "sampling");
         return rc;
@@ -279,7 +284,7 @@ int qr_replay_recording(const char *run_dir, const char *rec_dir, const qr_scena
         rc = qr_pcap_stream_open(&st, rec_dir, s, c->sampling.method, v->th_ns, errbuf);
         if (rc)
             return rc;
-        qr_replay_input in = {NULL, NULL, st};
+        qr_replay_input in = {NULL, NULL, st, NULL};
         rc = qr_replay_variant(run_dir, s, &in, v, engine, engine_ctx, errbuf);
         int unordered = qr_pcap_stream_unordered(st);
         qr_pcap_stream_close(st);
@@ -293,7 +298,7 @@ int qr_replay_recording(const char *run_dir, const char *rec_dir, const qr_scena
     rc = qr_recording_open(&rec, rec_dir, s, errbuf);
     if (rc)
         return rc;
-    qr_replay_input in = {rec, NULL, NULL};
+    qr_replay_input in = {rec, NULL, NULL, NULL};
     rc = qr_replay_variant(run_dir, s, &in, v, engine, engine_ctx, errbuf);
     qr_recording_close(rec);
     return rc;

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/krec_recording.h"
 #include "qreplay/light.h"
 #include "qreplay/pcap_stream.h"
 #include "qreplay/plan.h"
@@ -128,6 +129,7 @@ typedef struct qr_replay_input {
     const qr_recording *rec;
     const qr_light *light;
     qr_pcap_stream *stream;
+    const qr_krec_set *krec; /* kernel records: rec is their recording (krec_recording.h) */
 } qr_replay_input;
 
 /* Replay `in` with `engine` on s's network into run_dir/replay/<name>/: arrivals.qra and
