@@ -1,10 +1,11 @@
 /* The recording made from hosts' kernel records (krec_recording.h), against generated traffic
  * whose truth the generator keeps: over many seeds, connections between three recorded hosts
  * (some seen by one end only), a loopback one, one to a host not recorded, segments lost and
- * resent (fast, by timer, or as a probe), the receiver's holes. Every flow's ends and opener,
- * every direction's packets (size, sequence number, SYN/ACK), the loss tags exactly the
- * transmissions the sender resent by fast retransmit or timer (a probe: none), the receiver's
- * confirmations, the counts of what was left out, and every planned send time equal to
+ * resent (fast, by timer, or as a probe; two at once as one GSO packet with one event, or as two
+ * packets with an event each; lost again and resent a timeout later), the receiver's holes. Every
+ * flow's ends and opener, every direction's packets (size, sequence number, SYN/ACK), the loss tags
+ * exactly the transmissions the sender resent by fast retransmit or timer (a probe: none), the
+ * receiver's confirmations, the counts of what was left out, and every planned send time equal to
  * qr_sample_infer over the sender's samples (two implementations that must agree). And the
  * errors: an address in two records, other thresholds, more records than hosts, no connection,
  * a threshold the records do not hold. */
@@ -107,32 +108,74 @@ static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_
         g->n[1]++; /* the SYN-ACK that was sent, not recorded */
     }
     t += 20000;
-    uint32_t seq = cs + 1, lost_seq = 0, lost_size = 0;
-    int lost = 0, n_data = 10 + (int)rnd(s, 40);
+    uint32_t seq = cs + 1, lost_seq = 0, lost_size = 0, hole_lo = 0, hole_hi = 0;
+    int lost = 0, relost = 0, n_data = 10 + (int)rnd(s, 40);
     for (int k = 0; k < n_data; k++, t += 1000 + (int64_t)rnd(s, 30000)) {
         uint32_t pay = rnd(s, 3) ? 1448 : 1 + (uint32_t)rnd(s, 1448);
         sent(cw, g, 0, &ce, seq, HDR + pay, HDR, 0x10, t);
         int drop = !lost && rnd(s, 5) == 0;
         if (drop)
-            lost = 1, lost_seq = seq, lost_size = HDR + pay;
+            lost = 1, relost = 0, lost_seq = seq, lost_size = HDR + pay, hole_lo = seq,
+            hole_hi = seq + pay;
         else if (sw)
             cr_assert_eq(
                 qr_krec_arrived(sw, &se, seq, HDR + pay, HDR, 0x10, 0, 65535, t + 5000, err),
                 QR_OK);
         seq += pay;
         if (lost && !drop) { /* after the next segment arrived: the resend, and why */
+            if (relost)      /* a resend lost again is resent a timeout later */
+                t += 200000;
             qr_krec_resend why = (qr_krec_resend)rnd(s, 3);
             uint32_t orig = last_holding(g, 0, lost_seq);
+            /* now and then with the full segment after it, as one GSO packet: one resend event,
+             * two segments, both tagged (the sender's conclusion; the second had arrived) */
+            int two = lost_size == HDR + 1448 && orig + 1 < g->n[0] &&
+                      g->seq[0][orig + 1] == lost_seq + 1448 &&
+                      g->size[0][orig + 1] == HDR + 1448 && rnd(s, 2);
+            /* or as two packets, each its own event and reason */
+            int apart = two && rnd(s, 2);
+            qr_krec_resend why_b = apart ? (qr_krec_resend)rnd(s, 3) : why;
             cr_assert_eq(qr_krec_resent(cw, &ce, lost_seq, why, t + 100, err), QR_OK, "%s", err);
-            sent(cw, g, 0, &ce, lost_seq, lost_size, HDR, 0x10, t + 100);
-            if (why != QR_KREC_PROBE) {
-                g->tagged[0][orig] = 1;
-                g->confirmed[0][orig] = sw != NULL;
+            if (apart) {
+                sent(cw, g, 0, &ce, lost_seq, HDR + 1448, HDR, 0x10, t + 100);
+                cr_assert_eq(qr_krec_resent(cw, &ce, lost_seq + 1448, why_b, t + 102, err), QR_OK);
+                sent(cw, g, 0, &ce, lost_seq + 1448, HDR + 1448, HDR, 0x10, t + 102);
+            } else if (two) {
+                cr_assert_eq(
+                    qr_krec_sent(cw, &ce, lost_seq, HDR + 2896, HDR, 1448, 0x10, t + 100, err),
+                    QR_OK, "%s", err);
+                for (int q = 0; q < 2; q++) {
+                    uint32_t i = g->n[0]++;
+                    g->size[0][i] = HDR + 1448, g->seq[0][i] = lost_seq + 1448u * (uint32_t)q;
+                    g->flags[0][i] = 0x10;
+                }
+            } else {
+                sent(cw, g, 0, &ce, lost_seq, lost_size, HDR, 0x10, t + 100);
             }
-            /* lost again now and then: the resend is the transmission tagged next */
-            lost = why != QR_KREC_PROBE && rnd(s, 4) == 0;
-            if (!lost && sw)
-                cr_assert_eq(qr_krec_arrived(sw, &se, lost_seq, lost_size, HDR, 0x10, 0, 65535,
+            if (why != QR_KREC_PROBE) {
+                /* confirmed where the receiver's hole (the first loss of the range) covers it */
+                g->tagged[0][orig] = 1;
+                g->confirmed[0][orig] = sw && (int32_t)(g->seq[0][orig] - hole_hi) < 0 &&
+                                        (int32_t)(hole_lo - g->seq[0][orig]) <= 0;
+                if (two && !apart)
+                    g->tagged[0][orig + 1] = 1;
+            }
+            if (apart && why_b != QR_KREC_PROBE)
+                g->tagged[0][orig + 1] = 1;
+            /* lost again now and then: the resend is the transmission tagged next (of a GSO
+             * resend, its first segment and all, or its second alone, the first arriving) */
+            lost = relost = why != QR_KREC_PROBE && rnd(s, 4) == 0;
+            int second = lost && two && rnd(s, 2);
+            if (second) {
+                if (sw)
+                    cr_assert_eq(qr_krec_arrived(sw, &se, lost_seq, HDR + 1448, HDR, 0x10, 0, 65535,
+                                                 t + 5100, err),
+                                 QR_OK);
+                lost_seq += 1448;
+            }
+            for (int q = 0; !lost && sw && q < 1 + two; q++)
+                cr_assert_eq(qr_krec_arrived(sw, &se, lost_seq + 1448u * (uint32_t)q,
+                                             two ? HDR + 1448 : lost_size, HDR, 0x10, 0, 65535,
                                              t + 5100, err),
                              QR_OK);
         }

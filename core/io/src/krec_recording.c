@@ -399,19 +399,30 @@ static int64_t covering(const struct seg_span *sp, size_t j, uint32_t seq)
     return -1;
 }
 
-/* The resend event that segment s repeats: the next of kind in ev[*at..) at its sequence number
- * (a few ahead at most: an event the kernel could not hand over is skipped), or, continuing the
- * previous resent segment, that one's (a resent packet of several segments). Returns the kind
- * or -1 (no event: no reason known). */
+/* How long after a resent packet is handed to the NIC its resend event may come, beyond the
+ * inference error of its send time (the finest threshold): the kernel traces a resend right
+ * after it transmits it. */
+#define RESEND_SLACK_NS 20000
+
+/* The resend event that segment s (sent at t_s, inferred within tol) repeats. A resent packet
+ * of several segments (GSO) has one event, at its first segment: s continuing the previous
+ * resent segment is of its packet unless the next event is at s's sequence number and its time
+ * (then s was a packet of its own). Else the next event at s's sequence number, a few ahead at
+ * most (an event the kernel could not hand over is skipped). Returns the kind, or -1 (no event:
+ * no reason known). */
 static int resend_kind(const qr_krec_event *ev, size_t n, size_t *at, const qr_krec_segment *s,
-                       uint32_t prev_end, int prev_kind)
+                       int64_t t_s, int64_t tol, uint32_t prev_end, int prev_kind)
 {
+    int64_t d = *at < n ? ev[*at].t_ns - t_s : 0;
+    int own = *at < n && ev[*at].seq == s->seq && d <= tol + RESEND_SLACK_NS && d >= -tol;
+    if (prev_kind >= 0 && s->seq == prev_end && !own)
+        return prev_kind;
     for (size_t i = *at; i < n && i < *at + 16; i++)
         if (ev[i].seq == s->seq) {
             *at = i + 1;
             return (int)ev[i].kind;
         }
-    return prev_kind >= 0 && s->seq == prev_end ? prev_kind : -1;
+    return -1;
 }
 
 /* Direction d's packets from its sender's record into host h's list, its loss tags from the
@@ -439,9 +450,12 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
     qr_krec_walk w;
     qr_krec_segment s;
     qr_krec_walk_start(&w, runs, n_runs);
-    size_t at = 0;
+    size_t at = 0, n_smp, pos = 0;
     uint32_t prev_end = 0;
     int prev_kind = -1;
+    /* each segment's send time, inferred at the finest threshold (its error within it) */
+    const qr_sample_record *smp = qr_krec_samples(ks->k[se->rec], se->conn, 0, &n_smp);
+    int64_t tol = qr_krec_header_of(ks->k[se->rec])->th_ns[0];
     for (uint32_t j = 0; j < sc->packets && qr_krec_walk_next(&w, &s); j++) {
         if (s.size > UINT16_MAX || s.hdr < 40 || s.hdr > s.size) {
             free(sp);
@@ -470,7 +484,10 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
             prev_kind = -1;
             continue;
         }
-        int kind = resend_kind(ev, n_ev, &at, &s, prev_end, prev_kind);
+        int64_t t_s = 0;
+        if (qr_sample_infer_next(smp, n_smp, &pos, j, &t_s) != QR_OK)
+            t_s = INT64_MIN / 2; /* no time: never its own event by time */
+        int kind = resend_kind(ev, n_ev, &at, &s, t_s, tol, prev_end, prev_kind);
         prev_end = s.seq + s.span, prev_kind = kind;
         if (kind < 0)
             ks->st.unexplained++;
