@@ -240,14 +240,12 @@ netns_inode(const char* name, uint32_t* inum, char* errbuf)
     return QR_OK;
 }
 
-/* The events lost: those the ring buffer had no room for, and the runs of the program the kernel
- * skipped (a program that interrupted itself: its recursion misses). */
-static uint64_t
-lost_events(struct qr_record_bpf* s)
+/* The programs' totals as the kernel counted them: the runs it skipped (a program that
+ * interrupted itself: its recursion misses), and (with BPF_ENABLE_STATS on) their runs and time
+ * in the kernel. */
+static void
+prog_totals(struct qr_record_bpf* s, uint64_t* misses, uint64_t* runs, uint64_t* ns)
 {
-    uint32_t k = 1;
-    uint64_t v = 0;
-    bpf_map__lookup_elem(s->maps.state, &k, sizeof k, &v, sizeof v, 0);
     struct bpf_program* p;
     bpf_object__for_each_program(p, s->obj)
     {
@@ -255,8 +253,23 @@ lost_events(struct qr_record_bpf* s)
         uint32_t len = sizeof info;
         memset(&info, 0, sizeof info);
         if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0)
-            v += info.recursion_misses;
+        {
+            *misses += info.recursion_misses;
+            *runs += info.run_cnt;
+            *ns += info.run_time_ns;
+        }
     }
+}
+
+/* The events lost: those the ring buffer had no room for (or whose packet headers could not be
+ * read), and the runs of the programs the kernel skipped. */
+static uint64_t
+lost_events(struct qr_record_bpf* s)
+{
+    uint32_t k = 1;
+    uint64_t v = 0, runs = 0, ns = 0;
+    bpf_map__lookup_elem(s->maps.state, &k, sizeof k, &v, sizeof v, 0);
+    prog_totals(s, &v, &runs, &ns);
     return v;
 }
 
@@ -384,6 +397,8 @@ qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
                   QR_EIO,
                   "attaching the recorder to TCP's tracepoints: %s",
                   strerror(errno));
+    /* the kernel counts the programs' runs and time while this descriptor is open */
+    int stats_fd = rc ? -1 : bpf_enable_stats(BPF_STATS_RUN_TIME);
     if (!rc && o->ready)
         o->ready(o->ctx);
     if (!rc)
@@ -392,10 +407,19 @@ qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
     if (s)
     {
         qr_record_bpf__detach(s);
+        uint64_t misses = 0, runs = 0, ns = 0;
+        if (stats_fd >= 0)
+            prog_totals(s, &misses, &runs, &ns);
+        if (o->bpf_runs)
+            *o->bpf_runs = runs;
+        if (o->bpf_ns)
+            *o->bpf_ns = ns;
         if (!rc && rb) /* what the kernel handed over before the detach */
             ring_buffer__consume(rb);
         lost = lost_events(s);
     }
+    if (stats_fd >= 0)
+        close(stats_fd);
     rc = rc ? rc : a.rc;
     ring_buffer__free(rb);
     qr_record_bpf__destroy(s);

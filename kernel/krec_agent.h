@@ -28,6 +28,10 @@ extern "C"
         void (*ready)(void* ctx);    /* attached: events from now on are recorded (may be NULL) */
         void (*progress)(void* ctx, const qr_krec_stats* st, double elapsed_s); /* every second */
         void* ctx;
+        /* out (may be NULL): the BPF programs' runs and their time in the kernel (ns), counted
+         * by the kernel while the agent runs (BPF_ENABLE_STATS; 0 where the kernel cannot) */
+        uint64_t* bpf_runs;
+        uint64_t* bpf_ns;
     } qr_kagent_opts;
 
     /* What this machine lacks for the recorder (root, BTF, tracefs, a tracepoint), NULL if nothing:

@@ -24,7 +24,7 @@ struct
     __uint(max_entries, 1 << 22);
 } events SEC(".maps");
 
-/* [1]: events lost (no room); [0] unused */
+/* [1]: events lost (no room, or a packet whose headers could not be read); [0] unused */
 struct
 {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -212,18 +212,21 @@ on_recv(struct bpf_raw_tracepoint_args* ctx)
 }
 
 /* The IP and TCP headers at ip: ends (outgoing: the source is this host), sequence number,
- * lengths, flags, window, ECN. 0, or -1 for a packet that is not TCP. */
+ * lengths, flags, window, ECN. 0, -1 for a packet that is not TCP, or -2 for one whose headers
+ * could not be read (lost: counted). */
 static __always_inline int
 parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
 {
     __u8 v;
     if (bpf_probe_read_kernel(&v, 1, ip))
-        return -1;
+        return -2;
     __u32 iph, total;
     if (v >> 4 == 4)
     {
         struct iphdr h;
-        if (bpf_probe_read_kernel(&h, sizeof h, ip) || h.protocol != IPPROTO_TCP)
+        if (bpf_probe_read_kernel(&h, sizeof h, ip))
+            return -2;
+        if (h.protocol != IPPROTO_TCP)
             return -1;
         e->family = AF_INET;
         __builtin_memcpy(outgoing ? e->laddr : e->raddr, &h.saddr, 4);
@@ -235,7 +238,9 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
     else if (v >> 4 == 6)
     {
         struct ipv6hdr h;
-        if (bpf_probe_read_kernel(&h, sizeof h, ip) || h.nexthdr != IPPROTO_TCP)
+        if (bpf_probe_read_kernel(&h, sizeof h, ip))
+            return -2;
+        if (h.nexthdr != IPPROTO_TCP)
             return -1;
         e->family = AF_INET6;
         __builtin_memcpy(outgoing ? e->laddr : e->raddr, &h.saddr, 16);
@@ -250,7 +255,7 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
     }
     struct tcphdr t;
     if (bpf_probe_read_kernel(&t, sizeof t, ip + iph))
-        return -1;
+        return -2;
     __u16 sport = bpf_ntohs(t.source), dport = bpf_ntohs(t.dest);
     e->lport = outgoing ? sport : dport;
     e->rport = outgoing ? dport : sport;
@@ -263,6 +268,26 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
     if (!outgoing)
         e->aux = bpf_ntohs(t.window);
     return 0;
+}
+
+/* After parse (rc): 0 to go on; else the event dropped, and counted lost when the packet is an
+ * IP packet (skb->protocol) whose headers could not be read or were not IP's. */
+static __always_inline int
+unreadable(int rc, const struct sk_buff* skb, struct qr_kev* e)
+{
+    if (!rc)
+        return 0;
+    __u8 family = e->family;
+    bpf_ringbuf_discard(e, 0);
+    __u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
+    if (rc == -2 || ((proto == 0x0800 || proto == 0x86dd) && !family))
+    {
+        __u32 k = 1;
+        __u64* v = bpf_map_lookup_elem(&state, &k);
+        if (v)
+            __sync_fetch_and_add(v, 1);
+    }
+    return 1;
 }
 
 SEC("raw_tp/net_dev_start_xmit")
@@ -279,11 +304,8 @@ on_xmit(struct bpf_raw_tracepoint_args* ctx)
     struct qr_kev* e = reserve();
     if (!e)
         return 0;
-    if (parse(head + nh, 1, e))
-    {
-        bpf_ringbuf_discard(e, 0);
+    if (unreadable(parse(head + nh, 1, e), skb, e))
         return 0;
-    }
     e->kind = QR_KEV_XMIT;
     e->netns = ns;
     /* a GSO packet: its IP length is the whole (the header's may not say it) */
@@ -317,11 +339,8 @@ on_rx(struct bpf_raw_tracepoint_args* ctx)
     struct qr_kev* e = reserve();
     if (!e)
         return 0;
-    if (parse(data, 0, e))
-    {
-        bpf_ringbuf_discard(e, 0);
+    if (unreadable(parse(data, 0, e), skb, e))
         return 0;
-    }
     e->kind = QR_KEV_RX;
     e->netns = ns;
     bpf_ringbuf_submit(e, 0);
