@@ -26,6 +26,9 @@ struct proc {
     char outbuf[4096];
     size_t outlen;
     int listening;
+    int64_t start_ns;        /* when it was started (CLOCK_MONOTONIC) */
+    int64_t cpu_ns, wall_ns; /* once reaped: its user and system CPU time, and how long it ran */
+    int reaped;
 };
 
 struct tb {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -178,6 +179,23 @@ int tbi_ns_sysctl(struct tb *t, const char *ns, const char *path, const char *va
 }
 
 /* Start a process in the background: stdin, stdout and stderr on pipes. */
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* p reaped by wait4: its CPU time (user and system, its children's included) and run time. */
+static void reaped(struct proc *p, const struct rusage *ru)
+{
+    p->cpu_ns = ((int64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000 +
+                ((int64_t)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
+    p->wall_ns = mono_ns() - p->start_ns;
+    p->reaped = 1;
+    p->pid = -1;
+}
+
 struct proc *tbi_spawn(struct tb *t, const char *name, char *const argv[])
 {
     if (t->n_p == MAX_PROCS)
@@ -215,6 +233,7 @@ struct proc *tbi_spawn(struct tb *t, const char *name, char *const argv[])
     p->out = out[0];
     p->err = err[0];
     snprintf(p->name, sizeof p->name, "%s", name);
+    p->start_ns = mono_ns();
     return p;
 }
 
@@ -261,9 +280,10 @@ int tbi_exited(struct proc *p, int *status)
     if (p->pid <= 0)
         return 1;
     int st = 0;
-    pid_t r = waitpid(p->pid, &st, WNOHANG);
+    struct rusage ru;
+    pid_t r = wait4(p->pid, &st, WNOHANG, &ru);
     if (r == p->pid) {
-        p->pid = -1;
+        reaped(p, &ru);
         if (status)
             *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         return 1;
@@ -287,7 +307,9 @@ void tbi_stop_proc(struct proc *p, int sig)
         if (p->pid > 0) {
             kill(p->pid, SIGKILL);
             int st = 0;
-            waitpid(p->pid, &st, 0);
+            struct rusage ru;
+            if (wait4(p->pid, &st, 0, &ru) == p->pid)
+                reaped(p, &ru);
             p->pid = -1;
         }
     }

@@ -312,6 +312,33 @@ static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
     return 0;
 }
 
+/* The captures' [first, last) and the recorder's (rec; -1: none) CPU into run->procs. */
+static void keep_cpu(const struct tb *t, tb_run *run, int first, int last, int rec)
+{
+    free(run->procs);
+    run->n_procs = 0;
+    run->procs = calloc((size_t)(last - first) + 2, sizeof *run->procs);
+    for (int i = first; run->procs && i <= last; i++) {
+        const struct proc *p = &t->p[i < last ? i : rec];
+        if ((i == last && rec < 0) || !p->reaped)
+            continue;
+        tb_proc_cpu *c = &run->procs[run->n_procs++];
+        snprintf(c->name, sizeof c->name, "%s", p->name);
+        c->cpu_s = (double)p->cpu_ns / 1e9;
+        c->wall_s = (double)p->wall_ns / 1e9;
+        /* the recorder's BPF programs run in the kernel, charged to what they interrupted: the
+         * recorder says what the kernel counted */
+        const char *b = i == last ? strstr(p->errtext, "its BPF programs ran ") : NULL;
+        double s = 0;
+        if (b && sscanf(b, "its BPF programs ran %*u times, %lf s", &s) == 1) {
+            c = &run->procs[run->n_procs++];
+            snprintf(c->name, sizeof c->name, "the kernel recorder's BPF programs");
+            c->cpu_s = s;
+            c->wall_s = (double)p->wall_ns / 1e9;
+        }
+    }
+}
+
 int tb_run_testbed(const char *command, tb_run *run)
 {
     static struct tb t; /* large; one run at a time per process */
@@ -377,6 +404,7 @@ int tb_run_testbed(const char *command, tb_run *run)
         if (!rc)
             rc = stopped;
     }
+    keep_cpu(&t, run, cap_first, cap_last, rec);
     if (!rc && !cli_signal && softnet1 != softnet0)
         rc = cli_fail(command,
                       "the kernel dropped %" PRIu64 " packets in its receive backlog "
@@ -397,6 +425,9 @@ int tb_run_testbed(const char *command, tb_run *run)
 
 void tb_run_free(tb_run *run)
 {
+    free(run->procs);
+    run->procs = NULL;
+    run->n_procs = 0;
     free(run->res);
     free(run->app_res);
     free(run->qdisc_drops);

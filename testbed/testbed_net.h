@@ -33,6 +33,14 @@ typedef struct tb_flow_result {
 /* One application session's outcome on the testbed: qr_testbed_app (testbed.h). */
 typedef qr_testbed_app tb_app_result;
 
+/* A process of the run: what it cost, from the kernel's accounting when it was reaped. */
+typedef struct tb_proc_cpu {
+    char name[64]; /* "tcpdump of h0.pcap", "the kernel recorder", ... */
+    double cpu_s;  /* user and system CPU seconds (a BPF program's time in the kernel is
+                      charged to whatever it interrupted, not to its loader) */
+    double wall_s; /* from start to exit */
+} tb_proc_cpu;
+
 typedef struct tb_run {
     /* in: the scenario's flows, run by the agents, or its application sessions (n_apps > 0) */
     const struct qr_config *conf;
@@ -52,6 +60,8 @@ typedef struct tb_run {
                                reads the run folder's record/) */
     int quiet;
     /* out */
+    tb_proc_cpu *procs; /* the captures' and the recorder's CPU (allocated by tb_run_testbed) */
+    size_t n_procs;
     tb_flow_result *res;    /* n_flows, allocated by tb_run_testbed */
     tb_app_result *app_res; /* n_apps, allocated by tb_run_testbed */
     uint64_t *qdisc_drops;  /* per switch port (the fabric: switch x k + port) */

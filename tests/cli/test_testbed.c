@@ -107,22 +107,51 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
     /* the kernel recorder beside tcpdump on every host: each host's record says it handed its
-     * NIC what its capture holds (checked by the testbed, said in its summary) */
-    cr_assert(strstr(out, "kernel recorder    every host's record = its capture") &&
-                  strstr(out, "no event lost"),
-              "%s", out);
-    for (int h = 0; h < 3; h++)
-        cr_assert(exists("%s/run/record/h%d.qrk", dir, h), "host %d's record", h);
-    /* the records alone make the recording the captures made: every connection at both ends,
-     * as many packets (each one's size checked against the capture's by the reader) */
-    const char *im = strstr(out, "\nimport "), *rr = strstr(out, "\nrecords ");
-    unsigned long im_pk = 0, rr_pk = 0, rr_fl = 0, rr_both = 0;
-    cr_assert(im && rr, "%s", out);
-    cr_assert_eq(sscanf(strstr(im, "), ") + 3, "%lu packets", &im_pk), 1, "%s", im);
-    cr_assert_eq(sscanf(strstr(rr, ": ") + 2, "%lu flows (%lu seen at both ends), %lu packets",
-                        &rr_fl, &rr_both, &rr_pk),
-                 3, "%s", rr);
-    cr_assert(rr_fl == 4 && rr_both == 4 && rr_pk == im_pk && im_pk > 0, "%s", out);
+     * NIC what its capture holds (checked by the testbed, said in its summary); records that
+     * do not (this kernel sometimes runs no program for a packet it sends, not counted by it)
+     * are set aside with a warning and not replayed, the run standing on its captures */
+    int refused = strstr(err, "the records are set aside") != NULL;
+    if (refused) {
+        cr_log_warn("the testbed set the records aside: %s", err);
+        cr_assert(exists("%s/run/record-refused/h0.qrk", dir) && !exists("%s/run/record", dir));
+    } else {
+        cr_assert(strstr(out, "kernel recorder    every host's record = its capture") &&
+                      strstr(out, "no event lost"),
+                  "%s", out);
+        for (int h = 0; h < 3; h++)
+            cr_assert(exists("%s/run/record/h%d.qrk", dir, h), "host %d's record", h);
+        /* the records alone make the recording the captures made: every connection at both
+         * ends, as many packets (each one's size checked against the capture's by the reader) */
+        const char *im = strstr(out, "\nimport "), *rr = strstr(out, "\nrecords ");
+        unsigned long im_pk = 0, rr_pk = 0, rr_fl = 0, rr_both = 0;
+        cr_assert(im && rr, "%s", out);
+        cr_assert_eq(sscanf(strstr(im, "), ") + 3, "%lu packets", &im_pk), 1, "%s", im);
+        cr_assert_eq(sscanf(strstr(rr, ": ") + 2, "%lu flows (%lu seen at both ends), %lu packets",
+                            &rr_fl, &rr_both, &rr_pk),
+                     3, "%s", rr);
+        cr_assert(rr_fl == 4 && rr_both == 4 && rr_pk == im_pk && im_pk > 0, "%s", out);
+    }
+    /* what the captures and the recorder cost: every one there, no more CPU than its run time on
+     * this machine's cores */
+    char pl[512];
+    snprintf(pl, sizeof pl, "%s/run/testbed/processes.csv", dir);
+    FILE *pf = fopen(pl, "r");
+    cr_assert_not_null(pf);
+    int seen_rec = 0, seen_bpf = 0, seen_h0 = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_not_null(fgets(pl, sizeof pl, pf));
+    cr_assert_str_eq(pl, "process,cpu_s,wall_s\n");
+    while (fgets(pl, sizeof pl, pf)) {
+        char name[128];
+        double cpu, wall;
+        cr_assert_eq(sscanf(pl, "%127[^,],%lf,%lf", name, &cpu, &wall), 3, "%s", pl);
+        cr_assert(cpu >= 0 && wall > 0 && cpu <= wall * (double)cores, "%s", pl);
+        seen_rec += !strcmp(name, "the kernel recorder");
+        seen_bpf += !strcmp(name, "the kernel recorder's BPF programs");
+        seen_h0 += !strcmp(name, "tcpdump of h0.pcap");
+    }
+    fclose(pf);
+    cr_assert(seen_rec == 1 && seen_bpf == 1 && seen_h0 == 1);
 
     /* every packet a host sent reached the switch's port facing it */
     char p[512];
@@ -197,7 +226,7 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     for (const char *const *v =
              (const char *const[]){"plain_th_0", "tagged_th_0", "plain_th_500", "tagged_th_500",
                                    "plain_th_0_record", "tagged_th_500_record", NULL};
-         *v; v++) {
+         *v && !(refused && strstr(*v, "_record")); v++) {
         char g[64];
         snprintf(g, sizeof g, "/replay/%s", *v);
         for (const char *const *a =
