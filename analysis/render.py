@@ -38,7 +38,7 @@ from results_store import DocsError, TOP, experiments_file, load, store_path, st
 DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
         "docs/slow-flows.md", "docs/faulty-links.md", "docs/whatif.md", "docs/testbed.md",
         "docs/sweeps.md", "docs/program.md", "docs/development.md", "docs/benchmarks.md",
-        "CHANGELOG.md"]
+        "docs/record.md", "CHANGELOG.md"]
 
 
 def ref(key):
@@ -559,6 +559,70 @@ def block_light_claims(names):
                            pct(at5 / r["pcap_xz_bytes"], 1), pct(rec / at5, 0),
                            rec / r["packets"], pct((at5 - rec) / r["pcap_xz_bytes"], 1)))
     return "\n".join(out) + "\n\n" + provenance(*names)
+
+
+def block_record(name):
+    """qreplay record on the testbed beside tcpdump: the records' size against the same hosts'
+    header captures (DETER's comparison), by part; the recorder's CPU against tcpdump's; and each
+    tagged variant replayed from the captures and from the records."""
+    reps = load(name)["results"]["repeats"]
+    kept = [r for r in reps if not r["refused"]]
+    ths = kept[0]["thresholds_ns"]
+    size = ["| run | hosts / connections / packets | " +
+            " | ".join("record at %g us: B/packet, of the header captures raw / gzip -9 / xz -9e"
+                       % (t / 1000.0) for t in ths) + " | header captures B/packet raw / xz |",
+            "|---|---|" + "---|" * (len(ths) + 1)]
+    parts = ["| run | " + " | ".join(KREC_PART_NAMES) + " | samples per threshold |",
+             "|---|" + "---|" * (len(KREC_PART_NAMES) + 1)]
+    cpu = ["| run | run time | recorder (user + system) | its BPF programs (kernel) | "
+           "recorder total, of one CPU | tcpdump per host, of one CPU |", "|---|---|---|---|---|---|"]
+    fid = ["| run | th | tagged from the captures: qdiff mean / p99, drop error | "
+           "from the records | plain from the captures | from the records |",
+           "|---|---|---|---|---|---|"]
+    for i, r in enumerate(reps, 1):
+        if r["refused"]:
+            size.append("| %d | the records differed from the captures: set aside |" % i)
+            continue
+        pk = float(r["segments"])
+        cells = ["%.2f, %s / %s / %s" % (b / pk, pct(b / r["pcap_headers_bytes"]),
+                                          pct(b / r["pcap_headers_gzip_bytes"]),
+                                          pct(b / r["pcap_headers_xz_bytes"]))
+                 for b in r["at_th_bytes"]]
+        size.append("| %d | %d / %d / %d | %s | %.1f / %.2f |" % (
+            i, r["hosts"], r["connections"], r["segments"], " | ".join(cells),
+            r["pcap_headers_bytes"] / pk, r["pcap_headers_xz_bytes"] / pk))
+        parts.append("| %d | %s | %s |" % (
+            i, " | ".join("%.3f" % (r["parts"][k] / pk) for k in KREC_PART_KEYS),
+            " / ".join("%.3f" % (b / pk) for b in r["th_bytes"])))
+        pr = {x["process"]: x for x in (r["processes"] or [])}
+        rec, bpf = pr.get("the kernel recorder"), pr.get("the kernel recorder's BPF programs")
+        dumps = [x for k, x in pr.items() if k.startswith("tcpdump of h")]
+        if rec and bpf and dumps:
+            wall = float(rec["wall_s"])
+            tot = float(rec["cpu_s"]) + float(bpf["cpu_s"])
+            tcpd = sum(float(x["cpu_s"]) / float(x["wall_s"]) for x in dumps) / len(dumps)
+            cpu.append("| %d | %.2f s | %.3f s | %.3f s | %s (%s per host) | %s |" % (
+                i, wall, float(rec["cpu_s"]), float(bpf["cpu_s"]), pct(tot / wall),
+                pct(tot / wall / r["hosts"]), pct(tcpd)))
+        var = {v["variant"]: v for v in r["variants"]}
+        for t in ths:
+            def cell(v):
+                return ("%.2f / %.2f MTU, %s" % (v["qdiff_mean_mtu"], v["qdiff_p99_mtu"],
+                                                 pct(v["drop_error"], 1)) if v else "-")
+            b = "th_%g" % (t / 1000.0)
+            fid.append("| %d | %g us | %s | %s | %s | %s |" % (
+                i, t / 1000.0, cell(var.get("tagged_" + b)), cell(var.get("tagged_" + b + "_record")),
+                cell(var.get("plain_" + b)), cell(var.get("plain_" + b + "_record"))))
+    return ("DETER: " + ref("record_size") + " of the compressed header traces, at " +
+            ref("record_cpu") + " CPU.\n\n" + "\n".join(size) +
+            "\n\nBytes per packet by part (the records of all hosts):\n\n" + "\n".join(parts) +
+            "\n\nCPU:\n\n" + "\n".join(cpu) + "\n\nFidelity against the switch's captures:\n\n" +
+            "\n".join(fid) + "\n\n" + provenance(name))
+
+
+KREC_PART_KEYS = ["header", "conns", "calls", "sent", "samples", "resent", "arrived", "framing"]
+KREC_PART_NAMES = ["header", "connections", "calls", "sent (sizes)", "samples (all thresholds)",
+                   "resends", "arrivals", "framing and end"]
 
 
 def block_roundtrip(name):
@@ -1422,6 +1486,7 @@ BLOCKS = {
     "light": lambda: block_light(["light-k4", "light-k8"]),
     "light-claims": lambda: block_light_claims(["light-k4", "light-k8"]),
     "testbed": lambda: block_testbed("testbed-single-switch"),
+    "record-testbed": lambda: block_record("record-testbed"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "tshark-corpus": lambda: block_corpus("tshark-corpus"),
     "chaos": lambda: block_chaos("chaos"),

@@ -614,10 +614,130 @@ def chaos(out, opts):
             "mixes": mixes}
 
 
+KREC_PARTS = ["header", "conns", "calls", "sent", "samples", "resent", "arrived"]
+KREC_END = ["events", "lost_events", "connections", "closed", "segments", "calls", "moved",
+            "nic_packets", "payload_bytes"]
+
+
+def uvs(b):
+    """The LEB128 varints of b, in order."""
+    out, v, shift = [], 0, 0
+    for x in b:
+        v |= (x & 0x7f) << shift
+        shift += 7
+        if not x & 0x80:
+            out.append(v)
+            v, shift = 0, 0
+    return out
+
+
+def krec_blocks(path):
+    """A kernel record's bytes (docs/FORMATS.md, "The kernel record"): per part (each block with
+    its 16-byte header; the magic and the end block as "framing"), per threshold the samples'
+    blocks, the thresholds (ns) and the end block's counts."""
+    import struct
+    import zlib
+    with open(path, "rb") as fh:
+        b = fh.read()
+    if b[:8] != b"QRLIGHTK":
+        raise ValueError("%s: not a kernel record" % path)
+    parts, per_th, ths, end, at = dict.fromkeys(KREC_PARTS + ["framing"], 0), {}, [], {}, 8
+    parts["framing"] = 8
+    while at < len(b):
+        part, th = b[at], b[at + 1]
+        rlen, clen, _ = struct.unpack_from("<III", b, at + 4)
+        size = 16 + clen
+        raw = zlib.decompress(b[at + 16:at + 16 + clen])
+        if part == 0:
+            line = [x for x in raw.decode().split("\n") if x.startswith("th_ns=")][0]
+            ths = [int(x) for x in line.split("=", 1)[1].split(",")]
+        if part == 255:
+            end = dict(zip(KREC_END, uvs(raw)))
+            parts["framing"] += size
+        else:
+            parts[KREC_PARTS[part]] += size
+            if KREC_PARTS[part] == "samples":
+                per_th[th] = per_th.get(th, 0) + size
+        at += size
+    return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths, "end": end,
+            "th_bytes": [per_th.get(i, 0) for i in range(len(ths))]}
+
+
+def headers_only(path):
+    """A capture (pcap, any snap length) with every frame cut after its TCP header (Ethernet, IPv4
+    or IPv6, TCP: what tcpdump -s keeps at the smallest snap length that holds them), as bytes."""
+    import struct
+    with open(path, "rb") as fh:
+        b = fh.read()
+    magic = struct.unpack_from("<I", b, 0)[0]
+    e = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+    out, at = [b[:24]], 24
+    while at + 16 <= len(b):
+        ts, tf, cap, orig = struct.unpack_from(e + "IIII", b, at)
+        frame = b[at + 16:at + 16 + cap]
+        keep = cap
+        if cap >= 34 and frame[12:14] == b"\x08\x00":
+            ihl = (frame[14] & 15) * 4
+            if frame[23] == 6 and cap >= 14 + ihl + 13:
+                keep = min(cap, 14 + ihl + (frame[14 + ihl + 12] >> 4) * 4)
+        elif cap >= 54 + 13 and frame[12:14] == b"\x86\xdd" and frame[20] == 6:
+            keep = min(cap, 54 + (frame[54 + 12] >> 4) * 4)
+        out.append(struct.pack(e + "IIII", ts, tf, keep, orig) + frame[:keep])
+        at += 16 + cap
+    return b"".join(out)
+
+
+def record_testbed(out, opts):
+    """qreplay record beside tcpdump on the testbed, per repeat: the hosts' records by part and per
+    threshold against the same hosts' captures cut to their headers, raw, gzip -9 and xz -9e
+    (DETER's comparison), the processes' CPU (testbed/processes.csv), and every variant's fidelity
+    replayed from the captures and from the records (<variant>_record), both against the switch."""
+    import gzip
+    import lzma
+    reps = []
+    for i in range(1, opts["repeats"] + 1):
+        run = os.path.join(out, "rep%d" % i)
+        recs = [krec_blocks(p) for p in sorted(glob.glob(os.path.join(run, "record", "h*.qrk")))]
+        procs = os.path.join(run, "testbed", "processes.csv")
+        _, var = variants_of(os.path.join(run, "results.h5"))
+        if not recs:  # the testbed set them aside (record-refused): they differ from the captures
+            reps.append({"refused": True, "processes": csv_rows(procs),
+                         "variants": [{k: v.get(k) for k in ("variant", "th_ns", "mode")}
+                                      for v in var]})
+            continue
+        raw = xz = gz = 0
+        for p in sorted(glob.glob(os.path.join(run, "capture", "h*.pcap"))):
+            data = headers_only(p)
+            raw += len(data)
+            xz += len(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+            gz += len(gzip.compress(data, 9, mtime=0))
+        parts = {k: sum(r["parts"][k] for r in recs) for k in recs[0]["parts"]}
+        ths = recs[0]["thresholds_ns"]
+        th_bytes = [sum(r["th_bytes"][j] for r in recs) for j in range(len(ths))]
+        fixed = sum(r["file_bytes"] for r in recs) - sum(th_bytes)
+        d = {"refused": False, "hosts": len(recs),
+             "segments": sum(r["end"]["segments"] for r in recs),
+             "nic_packets": sum(r["end"]["nic_packets"] for r in recs),
+             "connections": sum(r["end"]["connections"] for r in recs),
+             "lost_events": max(r["end"]["lost_events"] for r in recs),
+             "file_bytes": sum(r["file_bytes"] for r in recs), "parts": parts,
+             "thresholds_ns": ths, "th_bytes": th_bytes,
+             "at_th_bytes": [fixed + x for x in th_bytes],
+             "pcap_headers_bytes": raw, "pcap_headers_xz_bytes": xz,
+             "pcap_headers_gzip_bytes": gz,
+             "processes": csv_rows(procs) if os.path.exists(procs) else None,
+             "variants": [{k: v.get(k) for k in ("variant", "th_ns", "mode", "qdiff_mean_mtu",
+                                                  "qdiff_p99_mtu", "runtime_drops", "replay_drops",
+                                                  "drop_error")} for v in var]}
+        reps.append(d)
+    return {"repeats": reps}
+
+
 SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
              "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
-             "testbed_apps": testbed_apps, "fabric_rates": fabric_rates}
+             "testbed_apps": testbed_apps, "fabric_rates": fabric_rates,
+             "record_testbed": record_testbed}
