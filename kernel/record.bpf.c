@@ -212,8 +212,8 @@ on_recv(struct bpf_raw_tracepoint_args* ctx)
 }
 
 /* The IP and TCP headers at ip: ends (outgoing: the source is this host), sequence number,
- * lengths, flags, window, ECN. 0, -1 for a packet that is not TCP, or -2 for one whose headers
- * could not be read (lost: counted). */
+ * lengths, flags, window, ECN. 0, -1 for an IP packet that is not TCP, -2 for one whose headers
+ * could not be read, -3 for no IP header at ip. */
 static __always_inline int
 parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
 {
@@ -251,7 +251,7 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
     }
     else
     {
-        return -1;
+        return -3;
     }
     struct tcphdr t;
     if (bpf_probe_read_kernel(&t, sizeof t, ip + iph))
@@ -270,17 +270,16 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
     return 0;
 }
 
-/* After parse (rc): 0 to go on; else the event dropped, and counted lost when the packet is an
- * IP packet (skb->protocol) whose headers could not be read or were not IP's. */
+/* After parse (rc): 0 to go on; else the event dropped, and counted lost when the packet's
+ * headers could not be read, or skb->protocol says IP where no IP header is. */
 static __always_inline int
 unreadable(int rc, const struct sk_buff* skb, struct qr_kev* e)
 {
     if (!rc)
         return 0;
-    __u8 family = e->family;
     bpf_ringbuf_discard(e, 0);
     __u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
-    if (rc == -2 || ((proto == 0x0800 || proto == 0x86dd) && !family))
+    if (rc == -2 || (rc == -3 && (proto == 0x0800 || proto == 0x86dd)))
     {
         __u32 k = 1;
         __u64* v = bpf_map_lookup_elem(&state, &k);
