@@ -319,8 +319,10 @@ static void keep_cpu(const struct tb *t, tb_run *run, int first, int last, int r
     run->n_procs = 0;
     run->procs = calloc((size_t)(last - first) + 2, sizeof *run->procs);
     for (int i = first; run->procs && i <= last; i++) {
+        if (i == last && rec < 0)
+            continue;
         const struct proc *p = &t->p[i < last ? i : rec];
-        if ((i == last && rec < 0) || !p->reaped)
+        if (!p->reaped)
             continue;
         tb_proc_cpu *c = &run->procs[run->n_procs++];
         snprintf(c->name, sizeof c->name, "%s", p->name);
