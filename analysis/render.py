@@ -576,9 +576,9 @@ def block_record(name):
              "|---|" + "---|" * (len(KREC_PART_NAMES) + 1)]
     cpu = ["| run | run time | recorder (user + system) | its BPF programs (kernel) | "
            "recorder total, of one CPU | tcpdump per host, of one CPU |", "|---|---|---|---|---|---|"]
-    fid = ["| run | th | tagged from the captures: qdiff mean / p99, drop error | "
-           "from the records | plain from the captures | from the records |",
-           "|---|---|---|---|---|---|"]
+    fid = ["| run | bottleneck's rate while busy | th | tagged from the captures: qdiff mean / "
+           "p99, drop error | from the records | plain from the captures | from the records |",
+           "|---|---|---|---|---|---|---|"]
     for i, r in enumerate(reps, 1):
         if r["refused"]:
             size.append("| %d | the records differed from the captures: set aside |" % i)
@@ -610,8 +610,8 @@ def block_record(name):
                 return ("%.2f / %.2f MTU, %s" % (v["qdiff_mean_mtu"], v["qdiff_p99_mtu"],
                                                  pct(v["drop_error"], 1)) if v else "-")
             b = "th_%g" % (t / 1000.0)
-            fid.append("| %d | %g us | %s | %s | %s | %s |" % (
-                i, t / 1000.0, cell(var.get("tagged_" + b)), cell(var.get("tagged_" + b + "_record")),
+            fid.append("| %d | %.1f Mbps | %g us | %s | %s | %s | %s |" % (
+                i, r["busy_rate_bps"] / 1e6, t / 1000.0, cell(var.get("tagged_" + b)), cell(var.get("tagged_" + b + "_record")),
                 cell(var.get("plain_" + b)), cell(var.get("plain_" + b + "_record"))))
     return ("DETER: " + ref("record_size") + " of the compressed header traces, at " +
             ref("record_cpu") + " CPU.\n\n" + "\n".join(size) +

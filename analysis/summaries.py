@@ -700,8 +700,12 @@ def record_testbed(out, opts):
         recs = [krec_blocks(p) for p in sorted(glob.glob(os.path.join(run, "record", "h*.qrk")))]
         procs = os.path.join(run, "testbed", "processes.csv")
         _, var = variants_of(os.path.join(run, "results.h5"))
+        ports = csv_rows(os.path.join(run, "testbed", "ports.csv"))
+        # what the bottleneck (the port whose queue grew largest) served while busy: below the
+        # links' rate when the machine did not keep up
+        busy = float(max(ports, key=lambda p: int(p["max_queue_bytes"]))["busy_rate_bps"])
         if not recs:  # the testbed set them aside (record-refused): they differ from the captures
-            reps.append({"refused": True, "processes": csv_rows(procs),
+            reps.append({"refused": True, "busy_rate_bps": busy, "processes": csv_rows(procs),
                          "variants": [{k: v.get(k) for k in ("variant", "th_ns", "mode")}
                                       for v in var]})
             continue
@@ -715,7 +719,7 @@ def record_testbed(out, opts):
         ths = recs[0]["thresholds_ns"]
         th_bytes = [sum(r["th_bytes"][j] for r in recs) for j in range(len(ths))]
         fixed = sum(r["file_bytes"] for r in recs) - sum(th_bytes)
-        d = {"refused": False, "hosts": len(recs),
+        d = {"refused": False, "busy_rate_bps": busy, "hosts": len(recs),
              "segments": sum(r["end"]["segments"] for r in recs),
              "nic_packets": sum(r["end"]["nic_packets"] for r in recs),
              "connections": sum(r["end"]["connections"] for r in recs),
