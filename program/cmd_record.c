@@ -34,7 +34,8 @@ static const cli_spec spec = {
     "calls (sizes and times), every packet handed to the NIC reduced to what a replay needs (IP\n"
     "sizes run-length coded, GSO packets as the segments the NIC sends, send times through the\n"
     "rate-based sampler at each threshold), TCP's resends with the kernel's reason (RTO, fast,\n"
-    "probe), and what arrived: sequence holes, ECN CE marks, zero windows. No payload and no\n"
+    "probe), and what arrived: sequence holes, duplicates (resends that were not needed), ECN\n"
+    "CE marks, zero windows. No payload and no\n"
     "per-packet time are kept.\n\n"
     "The record (docs/FORMATS.md, \"The kernel record\") is written as the events come, in\n"
     "memory bounded by the open connections, and put in place whole at the end: Ctrl-C stops\n"
@@ -66,8 +67,8 @@ static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_
     printf("resends            %" PRIu64 " RTO, %" PRIu64 " fast, %" PRIu64 " probe\n",
            s->resends[QR_KREC_RTO], s->resends[QR_KREC_FAST], s->resends[QR_KREC_PROBE]);
     printf("arrived            %" PRIu64 " sequence holes (%" PRIu64 " B), %" PRIu64
-           " CE marks, %" PRIu64 " zero windows\n",
-           s->holes, s->hole_bytes, s->ce, s->zero_windows);
+           " duplicates (%" PRIu64 " B), %" PRIu64 " CE marks, %" PRIu64 " zero windows\n",
+           s->holes, s->hole_bytes, s->duplicates, s->duplicate_bytes, s->ce, s->zero_windows);
     for (size_t i = 0; h && i < h->n_th; i++) {
         char t[32];
         printf("samples at %-7s %" PRIu64 " records\n", qr_format_time(h->th_ns[i], t, sizeof t),

@@ -233,6 +233,107 @@ Test(krecord, what_is_fed_reads_back_over_many_seeds)
     }
 }
 
+/* The receiver's holes and duplicates against a byte map of what arrived (the oracle): packets
+ * of a stream arrive lost, reordered, resent and duplicated at random; every arrival's bytes
+ * below the highest arrived that had arrived before are a duplicate at its sequence number,
+ * every jump beyond it a hole; the calls read back with their times. */
+Test(krecord, holes_and_duplicates_agree_with_a_byte_map_over_many_seeds)
+{
+    enum { SEGS = 120, MSS = 100, SPACE = SEGS * MSS };
+    static uint8_t got[SPACE];
+    int many_holes = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        qr_random rs0 = {seed}, *r = &rs0;
+        qr_krec_header h = header();
+        qr_krec_writer *w;
+        cr_assert_eq(qr_krec_writer_open(&w, path, &h, err), QR_OK, "%s", err);
+        qr_krec_ends e = ends_of(0, 40000);
+        const uint32_t base = 4000000000u; /* the sequence space wraps on the way */
+        int64_t t = T0 + 10;
+        uint32_t rx_next = 0, n_dup = 0, n_hole = 0, max_runs = 0;
+        uint64_t dup_bytes = 0, hole_bytes = 0;
+        uint32_t dup_at[4 * SEGS], dup_n[4 * SEGS];
+        int64_t call_t[SEGS];
+        memset(got, 0, sizeof got);
+        /* a SYN first (the stream's start), then segments in a shuffled, lossy, repeating order */
+        cr_assert_eq(qr_krec_arrived(w, &e, base - 1, 52, 52, 0x02, 0, 65535, t, err), QR_OK);
+        for (uint32_t i = 0; i < 3 * SEGS; i++) {
+            uint32_t sg =
+                i < SEGS && qr_random_below(r, 4) ? i : (uint32_t)qr_random_below(r, SEGS);
+            uint32_t off = sg * MSS, len = MSS;
+            if (qr_random_below(r, 6) == 0) /* a resend of two segments in one */
+                len = off + 2 * MSS <= SPACE ? 2 * MSS : MSS;
+            t += 1 + (int64_t)qr_random_below(r, 5000);
+            cr_assert_eq(qr_krec_arrived(w, &e, base + off, 52 + len, 52, 0x10, 0, 65535, t, err),
+                         QR_OK, "%s", err);
+            if (off > rx_next) {
+                n_hole++, hole_bytes += off - rx_next;
+            } else {
+                uint32_t below = off + len < rx_next ? len : rx_next - off, d = 0;
+                for (uint32_t b = off; b < off + below; b++)
+                    d += got[b];
+                if (d) {
+                    dup_at[n_dup] = base + off, dup_n[n_dup++] = d;
+                    dup_bytes += d;
+                }
+            }
+            for (uint32_t b = off; b < off + len; b++)
+                got[b] = 1;
+            if (off + len > rx_next)
+                rx_next = off + len;
+            uint32_t runs = 0; /* the holes the receiver must track now */
+            for (uint32_t b = 0; b < rx_next; b++)
+                runs += !got[b] && (b == 0 || got[b - 1]);
+            max_runs = runs > max_runs ? runs : max_runs;
+            if (i < SEGS) {
+                call_t[i] = t;
+                cr_assert_eq(qr_krec_call(w, &e, 1, i + 1, t, err), QR_OK);
+            }
+        }
+        qr_krec_stats ws;
+        cr_assert_eq(qr_krec_writer_close(w, 1, 0, &ws, err), QR_OK, "%s", err);
+        qr_krec *k;
+        cr_assert_eq(qr_krec_open(&k, path, err), QR_OK, "%s", err);
+        size_t na, nc, j = 0, kept = 0;
+        const qr_krec_event *a = qr_krec_arrivals(k, 0, &na);
+        int exact = max_runs <= 16; /* else holes beyond the 16 tracked: fewer told, none made */
+        many_holes += !exact;
+        for (size_t i = 0; i < na; i++)
+            if (a[i].kind == QR_KREC_DUPLICATE) {
+                while (!exact && j < n_dup && dup_at[j] != a[i].seq)
+                    j++;
+                cr_assert(j < n_dup && a[i].seq == dup_at[j] &&
+                              (exact ? a[i].bytes == dup_n[j] : a[i].bytes <= dup_n[j]),
+                          "seed %llu: duplicate %zu at %u of %u B; the map's at %u of %u B",
+                          (unsigned long long)seed, kept, a[i].seq, a[i].bytes,
+                          j < n_dup ? dup_at[j] : 0, j < n_dup ? dup_n[j] : 0);
+                j++, kept++;
+            }
+        if (!exact) {
+            cr_assert(ws.duplicates <= n_dup && ws.duplicate_bytes <= dup_bytes &&
+                      ws.holes == n_hole && ws.hole_bytes == hole_bytes);
+            qr_krec_close(k);
+            continue;
+        }
+        cr_assert_eq(kept, n_dup);
+        cr_assert(ws.duplicates == n_dup && ws.duplicate_bytes == dup_bytes && ws.holes == n_hole &&
+                      ws.hole_bytes == hole_bytes,
+                  "seed %llu: written %llu duplicates (%llu B), %llu holes; the map says %u (%llu "
+                  "B), %u",
+                  (unsigned long long)seed, (unsigned long long)ws.duplicates,
+                  (unsigned long long)ws.duplicate_bytes, (unsigned long long)ws.holes, n_dup,
+                  (unsigned long long)dup_bytes, n_hole);
+        const qr_krec_event *c = qr_krec_calls(k, 0, &nc);
+        cr_assert_eq(nc, SEGS);
+        for (size_t i = 0; i < nc; i++)
+            cr_assert(c[i].kind == 1 && c[i].bytes == i + 1 && c[i].t_ns == call_t[i],
+                      "call %zu read back", i);
+        qr_krec_close(k);
+    }
+    cr_assert(many_holes > 0 && many_holes < 40, "%d of 40 streams beyond 16 holes: both kinds",
+              many_holes);
+}
+
 Test(krecord, a_reused_port_is_a_new_connection_and_a_listener_none)
 {
     qr_krec_header h = header();

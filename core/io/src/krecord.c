@@ -25,7 +25,16 @@
 #define LINGER_NS 10000000000LL
 
 enum { CONN_OPEN = 0, CONN_MID = 1, CONN_CLOSED = 2 };
-enum { ARR_HOLE = QR_KREC_HOLE, ARR_CE = QR_KREC_CE, ARR_ZERO_WINDOW = QR_KREC_ZERO_WINDOW };
+enum {
+    ARR_HOLE = QR_KREC_HOLE,
+    ARR_CE = QR_KREC_CE,
+    ARR_ZERO_WINDOW = QR_KREC_ZERO_WINDOW,
+    ARR_DUPLICATE = QR_KREC_DUPLICATE
+};
+/* The holes a connection's receiver tracks at once, to tell a packet that fills one from a
+ * duplicate; beyond them the highest absorbs the next (bytes that had arrived are then taken as
+ * missing: a duplicate of them is not told, never a fill taken for a duplicate). */
+#define RX_HOLES 16
 
 static const char *const part_names[] = {"header",  "conns",  "calls",  "sent",
                                          "samples", "resent", "arrived"};
@@ -65,6 +74,8 @@ struct kconn {
     uint32_t run_count, run_size, run_shape; /* shape: header bytes << 3 | SYN, FIN, RST */
     uint32_t next_seq, rx_next;
     int have_seq, have_rx;
+    uint32_t hole_lo[RX_HOLES], hole_hi[RX_HOLES]; /* sequence ranges not arrived below rx_next */
+    unsigned n_holes;
     int64_t last_sent; /* the previous segment's send time */
     int closed;
     int64_t closed_at;
@@ -314,7 +325,7 @@ int qr_krec_writer_open(qr_krec_writer **out, const char *path, const qr_krec_he
     struct kbuf *hb = &w->part[QR_KREC_HEADER];
     char text[1024];
     int n = snprintf(text, sizeof text,
-                     "format=qreplay kernel record 2\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
+                     "format=qreplay kernel record 3\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
                      "\nmethod=%s\nth_ns=",
                      w->host, h->netns, h->start_ns, h->method == QR_SAMPLING_GAP ? "gap" : "rate");
     for (size_t i = 0; i < h->n_th && n < (int)sizeof text; i++)
@@ -482,6 +493,54 @@ int qr_krec_resent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, qr_kr
     return event_done(w, c, t_ns);
 }
 
+/* The receiver's hole [lo, hi), above every hole tracked or split off one (when RX_HOLES are
+ * tracked the highest absorbs it, and the bytes between them: tracked holes never overlap). */
+static void add_hole(struct kconn *c, uint32_t lo, uint32_t hi)
+{
+    if (c->n_holes < RX_HOLES) {
+        c->hole_lo[c->n_holes] = lo, c->hole_hi[c->n_holes++] = hi;
+        return;
+    }
+    unsigned top = 0;
+    for (unsigned i = 1; i < RX_HOLES; i++)
+        if ((int32_t)(c->hole_hi[i] - c->hole_hi[top]) > 0)
+            top = i;
+    if ((int32_t)(hi - c->hole_hi[top]) > 0)
+        c->hole_hi[top] = hi;
+}
+
+/* The bytes of [lo, hi) (below rx_next) that fill the receiver's holes, taken out of them. */
+static uint32_t fill_holes(struct kconn *c, uint32_t lo, uint32_t hi)
+{
+    uint32_t filled = 0;
+    for (unsigned i = 0; i < c->n_holes;) {
+        uint32_t a = c->hole_lo[i], b = c->hole_hi[i];
+        uint32_t s = (int32_t)(lo - a) > 0 ? lo : a, e = (int32_t)(hi - b) < 0 ? hi : b;
+        if ((int32_t)(e - s) <= 0) {
+            i++;
+            continue;
+        }
+        filled += e - s;
+        if (s == a && e == b) { /* filled whole */
+            c->n_holes--;
+            memmove(&c->hole_lo[i], &c->hole_lo[i + 1], (c->n_holes - i) * sizeof c->hole_lo[0]);
+            memmove(&c->hole_hi[i], &c->hole_hi[i + 1], (c->n_holes - i) * sizeof c->hole_hi[0]);
+            continue;
+        }
+        if (s == a)
+            c->hole_lo[i] = e;
+        else if (e == b)
+            c->hole_hi[i] = s;
+        else if (c->n_holes < RX_HOLES) { /* its middle: two holes */
+            c->hole_hi[i] = s;
+            add_hole(c, e, b);
+        } /* else no room to split: the hole stays whole (its middle, filled, counts as missing:
+           * a duplicate of it would be taken for a fill) */
+        i++;
+    }
+    return filled;
+}
+
 static void put_arrival(qr_krec_writer *w, struct kconn *c, unsigned kind, int64_t t)
 {
     struct kbuf *b = &w->part[QR_KREC_ARRIVED];
@@ -512,6 +571,18 @@ int qr_krec_arrived(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint
         put_uv(b, seq - c->rx_next);
         w->st.holes++;
         w->st.hole_bytes += seq - c->rx_next;
+        add_hole(c, c->rx_next, seq);
+    } else if (c->have_rx && span && (int32_t)(seq - c->rx_next) < 0) {
+        uint32_t below = (int32_t)(seq + span - c->rx_next) > 0 ? c->rx_next - seq : span;
+        uint32_t dup = below - fill_holes(c, seq, seq + below);
+        if (dup) { /* bytes that had arrived before: a resend that was not needed */
+            put_arrival(w, c, ARR_DUPLICATE, t_ns);
+            struct kbuf *b = &w->part[QR_KREC_ARRIVED];
+            put_uv(b, seq);
+            put_uv(b, dup);
+            w->st.duplicates++;
+            w->st.duplicate_bytes += dup;
+        }
     }
     if (!c->have_rx || (int32_t)(seq + span - c->rx_next) > 0)
         c->rx_next = seq + span;
@@ -686,8 +757,9 @@ struct qr_krec {
     size_t n_conns;
     qr_krec_run **runs; /* per connection: its runs of sent segments, as stored */
     size_t *n_runs;
-    qr_krec_event **ev[2]; /* per connection: [0] its resends, [1] its arrivals, in time order */
-    size_t *n_ev[2];
+    qr_krec_event **ev[3]; /* per connection: [0] its resends, [1] its arrivals, [2] its calls,
+                            * in time order */
+    size_t *n_ev[3];
     qr_sample_record **recs[QR_KREC_MAX_TH];
     size_t *n_recs[QR_KREC_MAX_TH];
     struct kpart part[QR_KREC_PARTS], samples[QR_KREC_MAX_TH];
@@ -703,7 +775,7 @@ void qr_krec_close(qr_krec *k)
     for (size_t c = 0; c < k->n_conns; c++) {
         if (k->runs)
             free(k->runs[c]);
-        for (int e = 0; e < 2; e++)
+        for (int e = 0; e < 3; e++)
             if (k->ev[e])
                 free(k->ev[e][c]);
         for (size_t i = 0; i < QR_KREC_MAX_TH; i++)
@@ -719,7 +791,7 @@ void qr_krec_close(qr_krec *k)
         free(k->part[p].b);
     free(k->runs);
     free(k->n_runs);
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 3; e++) {
         free(k->ev[e]);
         free(k->n_ev[e]);
     }
@@ -735,12 +807,13 @@ static int bad(const qr_krec *k, const char *part, const char *what, char *errbu
 /* The header's text: host, namespace, start, method, thresholds. */
 static int read_kheader(qr_krec *k, const char *text, char *errbuf)
 {
-    if (!strncmp(text, "format=qreplay kernel record 1\n", 31))
+    if (!strncmp(text, "format=qreplay kernel record 1\n", 31) ||
+        !strncmp(text, "format=qreplay kernel record 2\n", 31))
         return bad(k, "header",
-                   "format 1, of a development build (its runs have no headers and flags): "
-                   "record again",
+                   "an older format, of a development build (format 1: its runs have no headers "
+                   "and flags; format 2: its receivers did not tell duplicates): record again",
                    errbuf);
-    const char *f = strstr(text, "format=qreplay kernel record 2\n");
+    const char *f = strstr(text, "format=qreplay kernel record 3\n");
     const char *h = strstr(text, "\nhost="), *ns = strstr(text, "\nnetns=");
     const char *st = strstr(text, "\nstart_ns="), *m = strstr(text, "\nmethod=");
     const char *th = strstr(text, "\nth_ns=");
@@ -928,9 +1001,10 @@ static int read_samples(qr_krec *k, size_t th, char *errbuf)
 }
 
 /* The calls, resends and arrivals: counted per connection. */
-static int read_calls_and_events(qr_krec *k, size_t *cap[2], char *errbuf);
+static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf);
 
-/* Event x of connection id kept in list e (0 resends, 1 arrivals); cap: the lists' capacities. */
+/* Event x of connection id kept in list e (0 resends, 1 arrivals, 2 calls); cap: the lists'
+ * capacities. */
 static int keep_event(qr_krec *k, int e, uint64_t id, size_t *cap, qr_krec_event x)
 {
     if (qri_grow((void **)&k->ev[e][id], &cap[id], k->n_ev[e][id], sizeof x, 8))
@@ -941,31 +1015,34 @@ static int keep_event(qr_krec *k, int e, uint64_t id, size_t *cap, qr_krec_event
 
 static int read_events(qr_krec *k, char *errbuf)
 {
-    size_t *cap[2];
-    for (int e = 0; e < 2; e++) {
+    size_t *cap[3];
+    for (int e = 0; e < 3; e++) {
         k->ev[e] = calloc(k->n_conns + 1, sizeof *k->ev[e]);
         k->n_ev[e] = calloc(k->n_conns + 1, sizeof *k->n_ev[e]);
         cap[e] = calloc(k->n_conns + 1, sizeof *cap[e]);
     }
     int rc = read_calls_and_events(k, cap, errbuf);
-    free(cap[0]);
-    free(cap[1]);
+    for (int e = 0; e < 3; e++)
+        free(cap[e]);
     return rc;
 }
 
-static int read_calls_and_events(qr_krec *k, size_t *cap[2], char *errbuf)
+static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf)
 {
-    if (!k->ev[0] || !k->ev[1] || !k->n_ev[0] || !k->n_ev[1] || !cap[0] || !cap[1])
-        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
+    for (int e = 0; e < 3; e++)
+        if (!k->ev[e] || !k->n_ev[e] || !cap[e])
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
     struct kpart *cp = &k->part[QR_KREC_CALLS], *rp = &k->part[QR_KREC_RESENT],
                  *ap = &k->part[QR_KREC_ARRIVED];
     struct kin r = kin_of(cp, k->h.start_ns);
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), recv = get_uv(&r);
-        get_time(&r);
+        int64_t t = get_time(&r);
         uint64_t bytes = get_uv(&r);
-        if (r.bad || id >= k->n_conns || recv > 1)
+        if (r.bad || id >= k->n_conns || recv > 1 || bytes > UINT32_MAX)
             return bad(k, "calls", "a call of no connection, or cut short", errbuf);
+        if (keep_event(k, 2, id, cap[2], (qr_krec_event){t, (uint32_t)recv, 0, (uint32_t)bytes}))
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         k->conns[id].calls[recv]++;
         k->conns[id].call_bytes[recv] += bytes;
         k->st.calls[recv]++;
@@ -987,8 +1064,9 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[2], char *errbuf)
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), kind = get_uv(&r);
         int64_t t = get_time(&r);
-        uint64_t from = kind == ARR_HOLE ? get_uv(&r) : 0, n = kind == ARR_HOLE ? get_uv(&r) : 0;
-        if (r.bad || id >= k->n_conns || kind > ARR_ZERO_WINDOW || from > UINT32_MAX ||
+        int ranged = kind == ARR_HOLE || kind == ARR_DUPLICATE;
+        uint64_t from = ranged ? get_uv(&r) : 0, n = ranged ? get_uv(&r) : 0;
+        if (r.bad || id >= k->n_conns || kind > ARR_DUPLICATE || from > UINT32_MAX ||
             n > UINT32_MAX)
             return bad(k, "arrived", "an arrival of no connection, of no kind, or cut short",
                        errbuf);
@@ -999,6 +1077,10 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[2], char *errbuf)
             k->st.hole_bytes += n;
             k->conns[id].holes++;
             k->st.holes++;
+        } else if (kind == ARR_DUPLICATE) {
+            k->conns[id].duplicates++;
+            k->st.duplicates++;
+            k->st.duplicate_bytes += n;
         } else if (kind == ARR_CE) {
             k->conns[id].ce++;
             k->st.ce++;
@@ -1131,6 +1213,12 @@ const qr_krec_event *qr_krec_arrivals(const qr_krec *k, uint32_t c, size_t *n)
 {
     *n = c < k->n_conns ? k->n_ev[1][c] : 0;
     return *n ? k->ev[1][c] : NULL;
+}
+
+const qr_krec_event *qr_krec_calls(const qr_krec *k, uint32_t c, size_t *n)
+{
+    *n = c < k->n_conns ? k->n_ev[2][c] : 0;
+    return *n ? k->ev[2][c] : NULL;
 }
 
 const qr_sample_record *qr_krec_samples(const qr_krec *k, uint32_t c, size_t i, size_t *n)

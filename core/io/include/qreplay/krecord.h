@@ -68,6 +68,7 @@ typedef struct qr_krec_stats {
     uint64_t payload_bytes;               /* TCP payload in what was sent */
     uint64_t resends[3];                  /* by qr_krec_resend */
     uint64_t arrived, holes, hole_bytes, ce, zero_windows;
+    uint64_t duplicates, duplicate_bytes; /* arrivals of bytes that had arrived before */
     uint64_t sample_records[QR_KREC_MAX_TH];
     uint64_t events, lost_events; /* handed over by the kernel; lost on the way (ring full) */
     uint64_t reordered; /* send times before their connection's previous one (CPUs' skew): moved */
@@ -116,6 +117,7 @@ typedef struct qr_krec_conn {
     int64_t open_ns, close_ns; /* close_ns 0: still open at the end */
     int mid;                   /* first seen after it opened (already open at the start) */
     uint64_t packets, bytes, calls[2], call_bytes[2], resends[3], holes, ce, zero_windows;
+    uint64_t duplicates;
 } qr_krec_conn;
 
 typedef struct qr_krec qr_krec;
@@ -167,19 +169,23 @@ void qr_krec_walk_start(qr_krec_walk *w, const qr_krec_run *runs, size_t n);
 /* The next segment into *s; 0 when none is left. */
 int qr_krec_walk_next(qr_krec_walk *w, qr_krec_segment *s);
 
-/* An event of a connection: a resend (kind a qr_krec_resend, seq its sequence number) or an
+/* An event of a connection: a resend (kind a qr_krec_resend, seq its sequence number), an
  * arrival (kind below; a hole: seq the sequence number expected, bytes missing before the
- * packet that arrived). */
-enum { QR_KREC_HOLE = 0, QR_KREC_CE = 1, QR_KREC_ZERO_WINDOW = 2 };
+ * packet that arrived; a duplicate: bytes from seq that had all arrived before, and filled no
+ * hole the receiver tracked) or a socket call (kind 0 a send, 1 a receive; bytes what it
+ * returned). */
+enum { QR_KREC_HOLE = 0, QR_KREC_CE = 1, QR_KREC_ZERO_WINDOW = 2, QR_KREC_DUPLICATE = 3 };
 typedef struct qr_krec_event {
     int64_t t_ns;
     uint32_t kind;
     uint32_t seq, bytes;
 } qr_krec_event;
 
-/* Connection c's resends and its arrivals' events, each in time order (borrowed). */
+/* Connection c's resends, its arrivals' events and its socket calls, each in time order
+ * (borrowed). */
 const qr_krec_event *qr_krec_resends(const qr_krec *k, uint32_t c, size_t *n);
 const qr_krec_event *qr_krec_arrivals(const qr_krec *k, uint32_t c, size_t *n);
+const qr_krec_event *qr_krec_calls(const qr_krec *k, uint32_t c, size_t *n);
 
 /* Connection c's sent segments in send order, as runs (n: how many; borrowed): memory as the
  * file's, whatever the number of packets. */
