@@ -293,14 +293,17 @@ ReplayRecordsSummary(const qr_krec_set* ks)
     qr_krec_set_stats_get(ks, &st);
     printf("records            %zu hosts: %" PRIu64 " flows (%" PRIu64
            " seen at both ends), %" PRIu64 " packets, %" PRIu64 " tagged lost (%" PRIu64
-           " confirmed by the receiver's holes), %" PRIu64 " probes\n",
+           " confirmed by the receiver's holes), %" PRIu64 " probes (%" PRIu64
+           " repaired a loss), %" PRIu64 " fast or timer resends not needed (duplicates)\n",
            st.records,
            st.flows,
            st.both_ends,
            st.packets,
            st.lost,
            st.lost_confirmed,
-           st.probes);
+           st.probes,
+           st.probe_repairs,
+           st.spurious);
     uint64_t out = st.loopback + st.same_host + st.no_host + st.not_in_like;
     if (out || st.unrecorded_dirs || st.unexplained || st.lost_events)
         printf("left out           %" PRIu64 " connection ends (%" PRIu64 " loopback, %" PRIu64

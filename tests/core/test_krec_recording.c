@@ -4,11 +4,12 @@
  * resent (fast, by timer, or as a probe; two at once as one GSO packet with one event, or as two
  * packets with an event each; lost again and resent a timeout later), the receiver's holes. Every
  * flow's ends and opener, every direction's packets (size, sequence number, SYN/ACK), the loss tags
- * exactly the transmissions the sender resent by fast retransmit or timer (a probe: none), the
- * receiver's confirmations, the counts of what was left out, and every planned send time equal to
- * qr_sample_infer over the sender's samples (two implementations that must agree). And the
- * errors: an address in two records, other thresholds, more records than hosts, no connection,
- * a threshold the records do not hold. */
+ * exactly the transmissions whose resend did not arrive as a duplicate where the receiver was
+ * recorded (a probe's included, a resend of bytes that had arrived not), else those the sender
+ * resent by fast retransmit or timer (a probe: none), the receiver's confirmations, the counts of
+ * what was left out, and every planned send time equal to qr_sample_infer over the sender's samples
+ * (two implementations that must agree). And the errors: an address in two records, other
+ * thresholds, more records than hosts, no connection, a threshold the records do not hold. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,30 @@ struct gconn {
     int server_recorded;
     uint32_t n[2], size[2][MAXP], seq[2][MAXP];
     uint8_t flags[2][MAXP], tagged[2][MAXP], confirmed[2][MAXP];
+    uint32_t arr_lo[MAXP], arr_hi[MAXP], n_arr; /* the client's data the server received */
 };
+
+/* The server received [lo, hi) of the client's data. */
+static void got(struct gconn *g, uint32_t lo, uint32_t hi)
+{
+    cr_assert_lt(g->n_arr, MAXP);
+    g->arr_lo[g->n_arr] = lo, g->arr_hi[g->n_arr++] = hi;
+}
+
+/* Whether every byte of [lo, hi) had reached the server. */
+static int all_got(const struct gconn *g, uint32_t lo, uint32_t hi)
+{
+    while ((int32_t)(hi - lo) > 0) {
+        uint32_t i = 0;
+        while (i < g->n_arr &&
+               !((int32_t)(lo - g->arr_lo[i]) >= 0 && (int32_t)(lo - g->arr_hi[i]) < 0))
+            i++;
+        if (i == g->n_arr)
+            return 0;
+        lo = g->arr_hi[i];
+    }
+    return 1;
+}
 
 static qr_krec_ends ends(uint32_t l, uint16_t lp, uint32_t r, uint16_t rp)
 {
@@ -117,10 +141,12 @@ static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_
         if (drop)
             lost = 1, relost = 0, lost_seq = seq, lost_size = HDR + pay, hole_lo = seq,
             hole_hi = seq + pay;
-        else if (sw)
+        else if (sw) {
             cr_assert_eq(
                 qr_krec_arrived(sw, &se, seq, HDR + pay, HDR, 0x10, 0, 65535, t + 5000, err),
                 QR_OK);
+            got(g, seq, seq + pay);
+        }
         seq += pay;
         if (lost && !drop) { /* after the next segment arrived: the resend, and why */
             if (relost)      /* a resend lost again is resent a timeout later */
@@ -152,32 +178,33 @@ static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_
             } else {
                 sent(cw, g, 0, &ce, lost_seq, lost_size, HDR, 0x10, t + 100);
             }
-            if (why != QR_KREC_PROBE) {
-                /* confirmed where the receiver's hole (the first loss of the range) covers it */
-                g->tagged[0][orig] = 1;
-                g->confirmed[0][orig] = sw && (int32_t)(g->seq[0][orig] - hole_hi) < 0 &&
-                                        (int32_t)(hole_lo - g->seq[0][orig]) <= 0;
-                if (two && !apart)
-                    g->tagged[0][orig + 1] = 1;
-            }
-            if (apart && why_b != QR_KREC_PROBE)
-                g->tagged[0][orig + 1] = 1;
             /* lost again now and then: the resend is the transmission tagged next (of a GSO
              * resend, its first segment and all, or its second alone, the first arriving) */
             lost = relost = why != QR_KREC_PROBE && rnd(s, 4) == 0;
             int second = lost && two && rnd(s, 2);
-            if (second) {
-                if (sw)
-                    cr_assert_eq(qr_krec_arrived(sw, &se, lost_seq, HDR + 1448, HDR, 0x10, 0, 65535,
+            /* the tags: with the receiver recorded, each resent segment's original where the
+             * resend did not arrive, or arrived with bytes missing until then (not a duplicate);
+             * without it, where TCP resent it by fast retransmit or timer (a probe: none) */
+            for (uint32_t q = 0; q < 1u + (uint32_t)two; q++) {
+                uint32_t lo = lost_seq + 1448u * q, hi = lo + (two ? 1448u : lost_size - HDR);
+                int arrives = !lost || (second && q == 0);
+                qr_krec_resend wq = q ? why_b : why;
+                int tag = sw ? !arrives || !all_got(g, lo, hi) : wq != QR_KREC_PROBE;
+                if (tag) { /* confirmed where the receiver's hole (the first loss) covers it */
+                    g->tagged[0][orig + q] = 1;
+                    g->confirmed[0][orig + q] = sw &&
+                                                (int32_t)(g->seq[0][orig + q] - hole_hi) < 0 &&
+                                                (int32_t)(hole_lo - g->seq[0][orig + q]) <= 0;
+                }
+                if (sw && arrives) {
+                    cr_assert_eq(qr_krec_arrived(sw, &se, lo, HDR + (hi - lo), HDR, 0x10, 0, 65535,
                                                  t + 5100, err),
                                  QR_OK);
-                lost_seq += 1448;
+                    got(g, lo, hi);
+                }
             }
-            for (int q = 0; !lost && sw && q < 1 + two; q++)
-                cr_assert_eq(qr_krec_arrived(sw, &se, lost_seq + 1448u * (uint32_t)q,
-                                             two ? HDR + 1448 : lost_size, HDR, 0x10, 0, 65535,
-                                             t + 5100, err),
-                             QR_OK);
+            if (second)
+                lost_seq += 1448;
         }
         if (sw && k % 2)
             sent(sw, g, 1, &se, ss + 1, HDR, HDR, 0x10, t + 5200);

@@ -425,8 +425,74 @@ static int resend_kind(const qr_krec_event *ev, size_t n, size_t *at, const qr_k
     return -1;
 }
 
+/* A resend of a direction: its segment, the transmission it repeats, why, when. */
+struct resend {
+    size_t j, orig;
+    int kind;
+    int64_t t;
+};
+
+/* Whether the receiver's record shows the bytes of resend x arriving as a duplicate (they had
+ * all arrived before: the resend was not needed), between its sending and the next transmission
+ * of its first byte (x's time and the next's inferred within tol; the hosts' clocks one). */
+static int arrived_twice(const struct resend *x, const struct resend *next, size_t n_next,
+                         const struct seg_span *sp, const qr_krec_event *arr, size_t n_arr,
+                         int64_t tol)
+{
+    uint32_t lo = sp[x->j].seq, hi = lo + (sp[x->j].span ? sp[x->j].span : 1);
+    int64_t until = INT64_MAX;
+    for (size_t i = 0; i < n_next && i < 64; i++)
+        if ((int32_t)(lo - sp[next[i].j].seq) >= 0 &&
+            (int32_t)(lo - (sp[next[i].j].seq + sp[next[i].j].span)) < 0) {
+            until = next[i].t - tol;
+            break;
+        }
+    for (size_t i = 0; i < n_arr; i++)
+        if (arr[i].kind == QR_KREC_DUPLICATE && arr[i].t_ns >= x->t - tol && arr[i].t_ns < until &&
+            (int32_t)(arr[i].seq - hi) < 0 && (int32_t)(lo - (arr[i].seq + arr[i].bytes)) < 0)
+            return 1;
+    return 0;
+}
+
+/* The loss tags of direction d's resends rs[0..n) on its packets pk (the first of the
+ * direction's): with the receiver's record whole (no event lost), a transmission was lost
+ * where its resend did not arrive as a duplicate, whatever TCP's reason (a probe that repaired
+ * a tail loss included, a spurious timeout not); else where TCP resent it by fast retransmit or
+ * its timer (its own conclusion; a probe concludes nothing). */
+static void tag_losses(qr_krec_set *ks, qr_rec_packet *pk, const struct resend *rs, size_t n,
+                       const struct seg_span *sp, const qr_krec *rk, uint32_t rconn, int64_t tol)
+{
+    size_t n_arr = 0;
+    const qr_krec_event *arr = rk ? qr_krec_arrivals(rk, rconn, &n_arr) : NULL;
+    qr_krec_stats rst = {0};
+    if (rk)
+        qr_krec_stats_get(rk, &rst);
+    int whole = rk && !rst.lost_events;
+    for (size_t i = 0; i < n; i++) {
+        const struct resend *x = &rs[i];
+        if (x->kind < 0)
+            ks->st.unexplained++;
+        else if (x->kind == QR_KREC_PROBE)
+            ks->st.probes++;
+        int lost;
+        if (whole) {
+            lost = !arrived_twice(x, rs + i + 1, n - i - 1, sp, arr, n_arr, tol);
+            ks->st.spurious += !lost && x->kind > QR_KREC_PROBE;
+            ks->st.probe_repairs += lost && x->kind == QR_KREC_PROBE;
+        } else {
+            lost = x->kind > QR_KREC_PROBE;
+        }
+        qr_rec_packet *o = &pk[x->orig];
+        if (lost && !o->drop_tag) {
+            o->drop_tag = 1;
+            ks->st.lost++;
+            ks->st.lost_confirmed += in_hole(arr, n_arr, sp[x->orig].seq, sp[x->orig].span);
+        }
+    }
+}
+
 /* Direction d's packets from its sender's record into host h's list, its loss tags from the
- * sender's resends (confirmed by the receiver's holes). */
+ * sender's resends and the receiver's arrivals (tag_losses). */
 static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
 {
     const struct end_ref *se = &ks->dir_end[d], *re = &ks->dir_end[d ^ 1u];
@@ -439,12 +505,12 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
     uint32_t src = d % 2 ? f->dst : f->src, dst = d % 2 ? f->src : f->dst;
     uint16_t sender = qr_flow_table_sender_port(r->flows, d / 2);
     struct host_pk *hp = &r->hosts[src];
-    size_t n_runs, n_ev, n_arr = 0;
+    size_t n_runs, n_ev;
     const qr_krec_run *runs = qr_krec_runs(ks->k[se->rec], se->conn, &n_runs);
     const qr_krec_event *ev = qr_krec_resends(ks->k[se->rec], se->conn, &n_ev);
-    const qr_krec_event *arr =
-        re->rec >= 0 ? qr_krec_arrivals(ks->k[re->rec], re->conn, &n_arr) : NULL;
     struct seg_span *sp = malloc((sc->packets ? sc->packets : 1) * sizeof *sp);
+    struct resend *rs = NULL;
+    size_t n_rs = 0, cap_rs = 0, first = hp->n;
     if (!sp || qri_reserve((void **)&hp->pk, &hp->cap, hp->n + sc->packets, sizeof *hp->pk, 64))
         return free(sp), QR_ENOMEM;
     qr_krec_walk w;
@@ -459,6 +525,7 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
     for (uint32_t j = 0; j < sc->packets && qr_krec_walk_next(&w, &s); j++) {
         if (s.size > UINT16_MAX || s.hdr < 40 || s.hdr > s.size) {
             free(sp);
+            free(rs);
             return qri_err(ks->err, QR_EFORMAT,
                            "%s: connection %u segment %u: %u bytes with %u of headers",
                            qr_krec_host(ks->k[se->rec]), sc->id, j, s.size, s.hdr);
@@ -489,20 +556,14 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
             t_s = INT64_MIN / 2; /* no time: never its own event by time */
         int kind = resend_kind(ev, n_ev, &at, &s, t_s, tol, prev_end, prev_kind);
         prev_end = s.seq + s.span, prev_kind = kind;
-        if (kind < 0)
-            ks->st.unexplained++;
-        else if (kind == QR_KREC_PROBE)
-            ks->st.probes++;
-        else {
-            qr_rec_packet *o = &hp->pk[hp->n - 1 - (j - (uint32_t)orig)];
-            if (!o->drop_tag) {
-                o->drop_tag = 1;
-                ks->st.lost++;
-                ks->st.lost_confirmed += in_hole(arr, n_arr, sp[orig].seq, sp[orig].span);
-            }
-        }
+        if (qri_grow((void **)&rs, &cap_rs, n_rs, sizeof *rs, 16))
+            return free(sp), free(rs), QR_ENOMEM;
+        rs[n_rs++] = (struct resend){j, (size_t)orig, kind, t_s};
     }
+    tag_losses(ks, &hp->pk[first], rs, n_rs, sp, re->rec >= 0 ? ks->k[re->rec] : NULL, re->conn,
+               tol);
     free(sp);
+    free(rs);
     ks->st.packets += sc->packets;
     return QR_OK;
 }

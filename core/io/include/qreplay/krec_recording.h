@@ -6,10 +6,14 @@
  * address); seen at both ends, the two are one flow. Its packets are what the sender's record
  * says it handed to its NIC, segment by segment (a direction whose sender was not recorded has
  * none: counted); its send times are inferred from the record's sampled times at a threshold the
- * record holds (no other time is known); a segment is tagged lost when its sender resent its
- * bytes by fast retransmit or by the retransmission timer (the kernel's own conclusion, from its
- * congestion state); a probe (a tail loss probe) tags nothing. With the receiver recorded too,
- * the tags its sequence holes confirm are counted.
+ * record holds (no other time is known). Where the receiver's record is whole (the kernel
+ * handed over every event), a transmission is tagged lost when its resend did not arrive there
+ * as a duplicate (bytes that had all arrived before): a probe that repaired a tail loss tags its
+ * loss, a spurious timeout tags nothing (the hosts' clocks taken as one, within the finest
+ * threshold: one machine's namespaces). Else it is tagged lost when its sender resent its bytes
+ * by fast retransmit or by the retransmission timer (the kernel's own conclusion, from its
+ * congestion state); a probe (a tail loss probe) tags nothing. The tags the receiver's sequence
+ * holes confirm are counted.
  *
  * With `like` (the import of the same run's captures, as the testbed makes both), the flows are
  * named as that recording's (by the addresses and ports of its /import/connections, its time
@@ -51,7 +55,9 @@ typedef struct qr_krec_set_stats {
     uint64_t packets;
     uint64_t lost;           /* segments tagged lost */
     uint64_t lost_confirmed; /* of them, in a hole the receiver's record saw */
-    uint64_t probes;         /* resends that were probes: no loss concluded */
+    uint64_t probes;         /* resends that were probes */
+    uint64_t spurious;       /* fast or timer resends that arrived as duplicates: no loss */
+    uint64_t probe_repairs;  /* probes that did not: the loss they repaired */
     uint64_t unexplained;    /* resent segments with no resend event (it was not handed
                                 over): no reason known, no loss concluded */
     uint64_t lost_events;    /* events the kernel could not hand over, over the records */
