@@ -40,6 +40,8 @@ struct qr_krec_set {
     qr_recording *rec;
     struct end_ref *dir_end; /* per direction: the sender's end */
     size_t *dir_at;          /* per direction: its first packet in its sender host's list */
+    qr_krec_seg **dir_seg;   /* per direction: what each of its segments was */
+    size_t *dir_n;           /* per direction: its segments */
     size_t n_dirs;
     int64_t base_ns;
     qr_krec_set_stats st;
@@ -459,8 +461,9 @@ static int arrived_twice(const struct resend *x, const struct resend *next, size
  * where its resend did not arrive as a duplicate, whatever TCP's reason (a probe that repaired
  * a tail loss included, a spurious timeout not); else where TCP resent it by fast retransmit or
  * its timer (its own conclusion; a probe concludes nothing). */
-static void tag_losses(qr_krec_set *ks, qr_rec_packet *pk, const struct resend *rs, size_t n,
-                       const struct seg_span *sp, const qr_krec *rk, uint32_t rconn, int64_t tol)
+static void tag_losses(qr_krec_set *ks, qr_rec_packet *pk, qr_krec_seg *seg,
+                       const struct resend *rs, size_t n, const struct seg_span *sp,
+                       const qr_krec *rk, uint32_t rconn, int64_t tol)
 {
     size_t n_arr = 0;
     const qr_krec_event *arr = rk ? qr_krec_arrivals(rk, rconn, &n_arr) : NULL;
@@ -479,6 +482,7 @@ static void tag_losses(qr_krec_set *ks, qr_rec_packet *pk, const struct resend *
             lost = !arrived_twice(x, rs + i + 1, n - i - 1, sp, arr, n_arr, tol);
             ks->st.spurious += !lost && x->kind > QR_KREC_PROBE;
             ks->st.probe_repairs += lost && x->kind == QR_KREC_PROBE;
+            seg[x->j].duplicate = (uint8_t)!lost;
         } else {
             lost = x->kind > QR_KREC_PROBE;
         }
@@ -509,9 +513,11 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
     const qr_krec_run *runs = qr_krec_runs(ks->k[se->rec], se->conn, &n_runs);
     const qr_krec_event *ev = qr_krec_resends(ks->k[se->rec], se->conn, &n_ev);
     struct seg_span *sp = malloc((sc->packets ? sc->packets : 1) * sizeof *sp);
+    qr_krec_seg *seg = ks->dir_seg[d] = calloc(sc->packets ? sc->packets : 1, sizeof *seg);
     struct resend *rs = NULL;
     size_t n_rs = 0, cap_rs = 0, first = hp->n;
-    if (!sp || qri_reserve((void **)&hp->pk, &hp->cap, hp->n + sc->packets, sizeof *hp->pk, 64))
+    if (!sp || !seg ||
+        qri_reserve((void **)&hp->pk, &hp->cap, hp->n + sc->packets, sizeof *hp->pk, 64))
         return free(sp), QR_ENOMEM;
     qr_krec_walk w;
     qr_krec_segment s;
@@ -531,6 +537,8 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
                            qr_krec_host(ks->k[se->rec]), sc->id, j, s.size, s.hdr);
         }
         sp[j] = (struct seg_span){s.seq, s.span};
+        seg[j] = (qr_krec_seg){-1, 0, j};
+        ks->dir_n[d] = j + 1;
         qr_rec_packet *p = &hp->pk[hp->n++];
         memset(p, 0, sizeof *p);
         p->dir = d, p->seq = j;
@@ -556,12 +564,14 @@ static int make_dir(qr_krec_set *ks, qr_recording *r, uint32_t d)
             t_s = INT64_MIN / 2; /* no time: never its own event by time */
         int kind = resend_kind(ev, n_ev, &at, &s, t_s, tol, prev_end, prev_kind);
         prev_end = s.seq + s.span, prev_kind = kind;
+        seg[j].resend = (int8_t)(kind < 0 ? QR_KREC_UNEXPLAINED : kind);
+        seg[j].orig = (uint32_t)orig;
         if (qri_grow((void **)&rs, &cap_rs, n_rs, sizeof *rs, 16))
             return free(sp), free(rs), QR_ENOMEM;
         rs[n_rs++] = (struct resend){j, (size_t)orig, kind, t_s};
     }
-    tag_losses(ks, &hp->pk[first], rs, n_rs, sp, re->rec >= 0 ? ks->k[re->rec] : NULL, re->conn,
-               tol);
+    tag_losses(ks, &hp->pk[first], seg, rs, n_rs, sp, re->rec >= 0 ? ks->k[re->rec] : NULL,
+               re->conn, tol);
     free(sp);
     free(rs);
     ks->st.packets += sc->packets;
@@ -730,9 +740,12 @@ static int make_packets(qr_krec_set *ks, qr_recording *r)
     r->seen = calloc(ks->n_dirs + 1, 1);
     r->n_seen = ks->n_dirs;
     ks->dir_at = calloc(ks->n_dirs + 1, sizeof *ks->dir_at);
+    ks->dir_seg = calloc(ks->n_dirs + 1, sizeof *ks->dir_seg);
+    ks->dir_n = calloc(ks->n_dirs + 1, sizeof *ks->dir_n);
     r->received = malloc(sizeof *r->received);
     r->dir = strdup(".");
-    if (!r->hosts || !r->seen || !ks->dir_at || !r->received || !r->dir)
+    if (!r->hosts || !r->seen || !ks->dir_at || !ks->dir_seg || !ks->dir_n || !r->received ||
+        !r->dir)
         return QR_ENOMEM;
     for (uint32_t d = 0; d < ks->n_dirs; d++) {
         const qr_flow *f = qr_flow_table_flow(r->flows, d / 2);
@@ -860,6 +873,10 @@ void qr_krec_set_close(qr_krec_set *ks)
     qr_recording_close(ks->rec);
     free(ks->dir_end);
     free(ks->dir_at);
+    for (size_t d = 0; ks->dir_seg && d < ks->n_dirs; d++)
+        free(ks->dir_seg[d]);
+    free(ks->dir_seg);
+    free(ks->dir_n);
     free(ks);
 }
 
@@ -876,4 +893,33 @@ void qr_krec_set_stats_get(const qr_krec_set *ks, qr_krec_set_stats *st)
 const qr_krec_header *qr_krec_set_header(const qr_krec_set *ks)
 {
     return qr_krec_header_of(ks->k[0]);
+}
+
+const qr_rec_packet *qr_krec_set_direction(const qr_krec_set *ks, uint32_t d,
+                                           const qr_krec_seg **segs, size_t *n)
+{
+    *segs = NULL;
+    *n = 0;
+    if (d >= ks->n_dirs || !ks->dir_seg[d])
+        return NULL;
+    const qr_flow *f = qr_flow_table_flow(ks->rec->flows, d / 2);
+    *segs = ks->dir_seg[d];
+    *n = ks->dir_n[d];
+    return &ks->rec->hosts[d % 2 ? f->dst : f->src].pk[ks->dir_at[d]];
+}
+
+int qr_krec_set_end(const qr_krec_set *ks, uint32_t d, const qr_krec **k, uint32_t *conn)
+{
+    *k = NULL;
+    *conn = 0;
+    if (d >= ks->n_dirs || ks->dir_end[d].rec < 0)
+        return QR_ENOTFOUND;
+    *k = ks->k[ks->dir_end[d].rec];
+    *conn = ks->dir_end[d].conn;
+    return QR_OK;
+}
+
+int64_t qr_krec_set_time_base(const qr_krec_set *ks)
+{
+    return ks->base_ns;
 }

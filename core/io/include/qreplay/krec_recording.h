@@ -91,6 +91,28 @@ int qr_krec_set_plan(qr_plan **out, const qr_krec_set *ks, qr_sampling_method me
                      qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
                      char *errbuf);
 
+/* What a segment of a direction was, from its sender's record. */
+#define QR_KREC_UNEXPLAINED 3 /* a resend with no resend event (not handed over): why unknown */
+typedef struct qr_krec_seg {
+    int8_t resend;     /* -1: sent for the first time; else why it was resent: a qr_krec_resend
+                          or QR_KREC_UNEXPLAINED */
+    uint8_t duplicate; /* a resend that arrived at the receiver as a duplicate (its bytes had all
+                          arrived before), known where the receiver's record is whole */
+    uint32_t orig;     /* a resend: the segment it repeats (the latest before it that held its
+                          first byte); else its own index */
+} qr_krec_seg;
+
+/* Direction d's packets in the set's recording (in send order, borrowed; their times the
+ * inference at the finest threshold, relative to the time base) with what each segment was in
+ * *segs; *n how many. NULL and 0: its sender was not recorded. */
+const qr_rec_packet *qr_krec_set_direction(const qr_krec_set *ks, uint32_t d,
+                                           const qr_krec_seg **segs, size_t *n);
+/* The end that sent direction d: its record and its connection there. Returns 0, or
+ * QR_ENOTFOUND (not recorded: *k NULL). */
+int qr_krec_set_end(const qr_krec_set *ks, uint32_t d, const qr_krec **k, uint32_t *conn);
+/* The Unix-epoch ns of the recording's time 0 (subtract it from a record's times). */
+int64_t qr_krec_set_time_base(const qr_krec_set *ks);
+
 #ifdef __cplusplus
 }
 #endif
