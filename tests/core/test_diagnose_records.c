@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "krec_gen.h"
 #include "qreplay/diagnose.h"
 #include "qreplay/error.h"
 #include "qreplay/krec_recording.h"
@@ -25,10 +26,7 @@ static qr_scenario *scen;
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/qr-diagrec-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    for (int i = 0; i < 2; i++)
-        snprintf(paths[i], sizeof paths[i], "%s/h%d.qrk", dir, i);
+    kg_scratch(dir, sizeof dir, "/tmp/qr-diagrec-XXXXXX", paths, 2);
     cr_assert_eq(qr_scenario_create(&scen), QR_OK);
     cr_assert_eq(qr_scenario_set(scen, "topology.kind=star", err), QR_OK, "%s", err);
     cr_assert_eq(qr_scenario_set(scen, "topology.hosts=2", err), QR_OK, "%s", err);
@@ -37,23 +35,13 @@ static void setup(void)
 static void teardown(void)
 {
     qr_scenario_destroy(scen);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    kg_scratch_remove(dir);
 }
 
 TestSuite(diagnose_records, .init = setup, .fini = teardown);
 
-static uint64_t rnd(uint64_t *s, uint64_t n)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (z ^ (z >> 31)) % n;
-}
-
-#define T0 1700000000000000000LL
-#define HDR 52
+#define T0 KG_T0
+#define HDR KG_HDR
 #define MAXX 16
 
 /* What the generator planted in each exchange of a connection. */
@@ -68,28 +56,20 @@ struct gconn {
     uint32_t n;
 };
 
-static qr_krec_ends ends(uint32_t l, uint16_t lp, uint32_t r, uint16_t rp)
-{
-    qr_krec_ends e = {.family = 4, .lport = lp, .rport = rp};
-    e.laddr[0] = 10, e.laddr[3] = (uint8_t)(l + 1);
-    e.raddr[0] = 10, e.raddr[3] = (uint8_t)(r + 1);
-    return e;
-}
-
 /* One direction's message of `bytes` from writer w (ends e) to writer r (ends re), from seq at
  * time *t: each segment sent, lost (resent after the next one, fast or by timer) or arrived (now
  * and then resent by timer all the same: a spurious resend). Then the receiver's read. */
 static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
-                    const qr_krec_ends *re, uint32_t *seq, uint64_t bytes, int64_t *t,
-                    uint64_t *s, struct gex *x)
+                    const qr_krec_ends *re, uint32_t *seq, uint64_t bytes, int64_t *t, uint64_t *s,
+                    struct gex *x)
 {
     cr_assert_eq(qr_krec_call(w, e, 0, (uint32_t)bytes, *t, err), QR_OK, "%s", err);
     int64_t last_arrival = *t;
     for (uint64_t off = 0; off < bytes; off += 1448) {
         uint32_t pay = (uint32_t)(bytes - off < 1448 ? bytes - off : 1448);
-        *t += 2000 + (int64_t)rnd(s, 20000);
+        *t += 2000 + (int64_t)kg_rnd(s, 20000);
         cr_assert_eq(qr_krec_sent(w, e, *seq, HDR + pay, HDR, 0, 0x18, *t, err), QR_OK, "%s", err);
-        int lost = rnd(s, 6) == 0, spurious = !lost && rnd(s, 10) == 0;
+        int lost = kg_rnd(s, 6) == 0, spurious = !lost && kg_rnd(s, 10) == 0;
         if (!lost && r) {
             cr_assert_eq(
                 qr_krec_arrived(r, re, *seq, HDR + pay, HDR, 0x18, 0, 65535, *t + 30000, err),
@@ -97,8 +77,8 @@ static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
             last_arrival = *t + 30000;
         }
         if (lost || spurious) {
-            *t += lost ? 300000 + (int64_t)rnd(s, 300000) : 250000000;
-            qr_krec_resend why = lost && rnd(s, 2) ? QR_KREC_FAST : QR_KREC_RTO;
+            *t += lost ? 300000 + (int64_t)kg_rnd(s, 300000) : 250000000;
+            qr_krec_resend why = lost && kg_rnd(s, 2) ? QR_KREC_FAST : QR_KREC_RTO;
             cr_assert_eq(qr_krec_resent(w, e, *seq, why, *t + 1, err), QR_OK, "%s", err);
             cr_assert_eq(qr_krec_sent(w, e, *seq, HDR + pay, HDR, 0, 0x18, *t, err), QR_OK);
             if (r)
@@ -125,9 +105,9 @@ static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
 static void gen_conn(qr_krec_writer *w[2], uint16_t port, uint64_t *s, int64_t *t,
                      int server_recorded, struct gconn *g)
 {
-    qr_krec_ends ce = ends(0, port, 1, 80), se = ends(1, 80, 0, port);
+    qr_krec_ends ce = kg_ends(0, port, 1, 80), se = kg_ends(1, 80, 0, port);
     qr_krec_writer *sw = server_recorded ? w[1] : NULL;
-    uint32_t cs = 1000 + (uint32_t)rnd(s, 1u << 30), ss = 5000;
+    uint32_t cs = 1000 + (uint32_t)kg_rnd(s, 1u << 30), ss = 5000;
     cr_assert_eq(qr_krec_sent(w[0], &ce, cs, 60, 60, 0, 0x02, *t, err), QR_OK, "%s", err);
     if (sw) {
         cr_assert_eq(qr_krec_arrived(sw, &se, cs, 60, 60, 0x02, 0, 65535, *t + 30000, err), QR_OK);
@@ -136,17 +116,17 @@ static void gen_conn(qr_krec_writer *w[2], uint16_t port, uint64_t *s, int64_t *
     cr_assert_eq(qr_krec_sent(w[0], &ce, cs + 1, HDR, HDR, 0, 0x10, *t + 62000, err), QR_OK);
     *t += 100000;
     uint32_t cseq = cs + 1, sseq = ss + 1;
-    uint32_t rounds = 1 + (uint32_t)rnd(s, 4);
+    uint32_t rounds = 1 + (uint32_t)kg_rnd(s, 4);
     memset(g, 0, sizeof *g);
     for (uint32_t k = 0; k < rounds; k++) {
         struct gex *q = &g->ex[g->n++];
         q->dir = 0;
-        message(w[0], &ce, sw, &se, &cseq, 1 + rnd(s, 4000), t, s, q);
+        message(w[0], &ce, sw, &se, &cseq, 1 + kg_rnd(s, 4000), t, s, q);
         if (!sw)
             continue; /* no server recorded: no response to generate from it */
         struct gex *a = &g->ex[g->n++];
         a->dir = 1;
-        message(sw, &se, w[0], &ce, &sseq, 1 + rnd(s, 20000), t, s, a);
+        message(sw, &se, w[0], &ce, &sseq, 1 + kg_rnd(s, 20000), t, s, a);
     }
 }
 
@@ -169,7 +149,8 @@ static void check_conn(const qr_diagnosis *d, uint32_t f, const struct gconn *g,
         if (!server_recorded) { /* the receiver's record is missing: no end, nothing concluded */
             cr_assert_eq(e->end_ns, -1);
             cr_assert_eq(e->status, QR_TC_NO_ACKS);
-            cr_assert_eq(e->lost, x->resent); /* the kernel's conclusion: every fast or timer resend */
+            cr_assert_eq(e->lost,
+                         x->resent); /* the kernel's conclusion: every fast or timer resend */
             continue;
         }
         cr_assert_eq(e->lost, x->lost, "flow %u exchange %u: %u lost, planted %u", f, i, e->lost,
@@ -202,10 +183,10 @@ Test(diagnose_records, exchanges_losses_and_parts_agree_with_the_planted_truth_o
         uint64_t s = seed;
         struct gconn g[3];
         int recorded[3];
-        uint32_t n = 1 + (uint32_t)rnd(&s, 3);
+        uint32_t n = 1 + (uint32_t)kg_rnd(&s, 3);
         int64_t t = T0 + 1000;
         for (uint32_t c = 0; c < n; c++) {
-            recorded[c] = c == 0 || rnd(&s, 3) != 0; /* the first: h1's address known */
+            recorded[c] = c == 0 || kg_rnd(&s, 3) != 0; /* the first: h1's address known */
             unrecorded += !recorded[c];
             gen_conn(w, (uint16_t)(40000 + c), &s, &t, recorded[c], &g[c]);
             t += 50000000;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "krec_gen.h"
 #include "qreplay/error.h"
 #include "qreplay/krec_recording.h"
 
@@ -25,10 +26,7 @@ static qr_scenario *scen;
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/qr-krecset-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    for (int i = 0; i < 4; i++)
-        snprintf(paths[i], sizeof paths[i], "%s/h%d.qrk", dir, i);
+    kg_scratch(dir, sizeof dir, "/tmp/qr-krecset-XXXXXX", paths, 4);
     cr_assert_eq(qr_scenario_create(&scen), QR_OK);
     cr_assert_eq(qr_scenario_set(scen, "topology.kind=star", err), QR_OK, "%s", err);
     cr_assert_eq(qr_scenario_set(scen, "topology.hosts=3", err), QR_OK, "%s", err);
@@ -37,25 +35,15 @@ static void setup(void)
 static void teardown(void)
 {
     qr_scenario_destroy(scen);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    kg_scratch_remove(dir);
 }
 
 TestSuite(krec_recording, .init = setup, .fini = teardown);
 
-static uint64_t rnd(uint64_t *s, uint64_t n)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (z ^ (z >> 31)) % n;
-}
-
-#define T0 1700000000000000000LL
+#define T0 KG_T0
 #define MAXC 12
 #define MAXP 256
-#define HDR 52
+#define HDR KG_HDR
 
 /* A generated connection: its hosts, whether the server's record has it, and per direction
  * (0 the client's) what was sent and which transmissions are lost by the sender's account. */
@@ -89,14 +77,6 @@ static int all_got(const struct gconn *g, uint32_t lo, uint32_t hi)
     return 1;
 }
 
-static qr_krec_ends ends(uint32_t l, uint16_t lp, uint32_t r, uint16_t rp)
-{
-    qr_krec_ends e = {.family = 4, .lport = lp, .rport = rp};
-    e.laddr[0] = 10, e.laddr[3] = (uint8_t)(l + 1);
-    e.raddr[0] = 10, e.raddr[3] = (uint8_t)(r + 1);
-    return e;
-}
-
 static void sent(qr_krec_writer *w, struct gconn *g, int d, const qr_krec_ends *e, uint32_t seq,
                  uint32_t size, uint32_t hdr, uint8_t fl, int64_t t)
 {
@@ -120,10 +100,10 @@ static uint32_t last_holding(const struct gconn *g, int d, uint32_t seq)
  * server's ACKs; w[h] is host h's writer (the server's NULL when it does not record it). */
 static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_t *s, int64_t t)
 {
-    qr_krec_ends ce = ends(g->client, port, g->server, 5001);
-    qr_krec_ends se = ends(g->server, 5001, g->client, port);
+    qr_krec_ends ce = kg_ends(g->client, port, g->server, 5001);
+    qr_krec_ends se = kg_ends(g->server, 5001, g->client, port);
     qr_krec_writer *cw = w[g->client], *sw = g->server_recorded ? w[g->server] : NULL;
-    uint32_t cs = 1000 + (uint32_t)rnd(s, 1u << 30), ss = 7000;
+    uint32_t cs = 1000 + (uint32_t)kg_rnd(s, 1u << 30), ss = 7000;
     sent(cw, g, 0, &ce, cs, 60, 60, 0x02, t);
     if (sw) {
         cr_assert_eq(qr_krec_arrived(sw, &se, cs, 60, 60, 0x02, 0, 65535, t + 5000, err), QR_OK);
@@ -133,11 +113,11 @@ static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_
     }
     t += 20000;
     uint32_t seq = cs + 1, lost_seq = 0, lost_size = 0, hole_lo = 0, hole_hi = 0;
-    int lost = 0, relost = 0, n_data = 10 + (int)rnd(s, 40);
-    for (int k = 0; k < n_data; k++, t += 1000 + (int64_t)rnd(s, 30000)) {
-        uint32_t pay = rnd(s, 3) ? 1448 : 1 + (uint32_t)rnd(s, 1448);
+    int lost = 0, relost = 0, n_data = 10 + (int)kg_rnd(s, 40);
+    for (int k = 0; k < n_data; k++, t += 1000 + (int64_t)kg_rnd(s, 30000)) {
+        uint32_t pay = kg_rnd(s, 3) ? 1448 : 1 + (uint32_t)kg_rnd(s, 1448);
         sent(cw, g, 0, &ce, seq, HDR + pay, HDR, 0x10, t);
-        int drop = !lost && rnd(s, 5) == 0;
+        int drop = !lost && kg_rnd(s, 5) == 0;
         if (drop)
             lost = 1, relost = 0, lost_seq = seq, lost_size = HDR + pay, hole_lo = seq,
             hole_hi = seq + pay;
@@ -151,16 +131,16 @@ static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_
         if (lost && !drop) { /* after the next segment arrived: the resend, and why */
             if (relost)      /* a resend lost again is resent a timeout later */
                 t += 200000;
-            qr_krec_resend why = (qr_krec_resend)rnd(s, 3);
+            qr_krec_resend why = (qr_krec_resend)kg_rnd(s, 3);
             uint32_t orig = last_holding(g, 0, lost_seq);
             /* now and then with the full segment after it, as one GSO packet: one resend event,
              * two segments, both tagged (the sender's conclusion; the second had arrived) */
             int two = lost_size == HDR + 1448 && orig + 1 < g->n[0] &&
                       g->seq[0][orig + 1] == lost_seq + 1448 &&
-                      g->size[0][orig + 1] == HDR + 1448 && rnd(s, 2);
+                      g->size[0][orig + 1] == HDR + 1448 && kg_rnd(s, 2);
             /* or as two packets, each its own event and reason */
-            int apart = two && rnd(s, 2);
-            qr_krec_resend why_b = apart ? (qr_krec_resend)rnd(s, 3) : why;
+            int apart = two && kg_rnd(s, 2);
+            qr_krec_resend why_b = apart ? (qr_krec_resend)kg_rnd(s, 3) : why;
             cr_assert_eq(qr_krec_resent(cw, &ce, lost_seq, why, t + 100, err), QR_OK, "%s", err);
             if (apart) {
                 sent(cw, g, 0, &ce, lost_seq, HDR + 1448, HDR, 0x10, t + 100);
@@ -180,8 +160,8 @@ static void gen_conn(qr_krec_writer **w, struct gconn *g, uint16_t port, uint64_
             }
             /* lost again now and then: the resend is the transmission tagged next (of a GSO
              * resend, its first segment and all, or its second alone, the first arriving) */
-            lost = relost = why != QR_KREC_PROBE && rnd(s, 4) == 0;
-            int second = lost && two && rnd(s, 2);
+            lost = relost = why != QR_KREC_PROBE && kg_rnd(s, 4) == 0;
+            int second = lost && two && kg_rnd(s, 2);
             /* the tags: with the receiver recorded, each resent segment's original where the
              * resend did not arrive, or arrived with bytes missing until then (not a duplicate);
              * without it, where TCP resent it by fast retransmit or timer (a probe: none) */
@@ -234,14 +214,14 @@ static void generate(uint64_t seed, struct gen *G)
     int64_t t = T0 + 1000;
     for (size_t c = 0; c < MAXC; c++, t += 10000000) {
         struct gconn *g = &G->c[G->n++];
-        g->client = (uint32_t)rnd(&s, 3);
-        g->server = (g->client + 1 + (uint32_t)rnd(&s, 2)) % 3;
-        g->server_recorded = rnd(&s, 5) != 0;
+        g->client = (uint32_t)kg_rnd(&s, 3);
+        g->server = (g->client + 1 + (uint32_t)kg_rnd(&s, 2)) % 3;
+        g->server_recorded = kg_rnd(&s, 5) != 0;
         gen_conn(w, g, (uint16_t)(40000 + c), &s, t);
     }
-    qr_krec_ends lo = ends(0, 40999, 0, 5001);
+    qr_krec_ends lo = kg_ends(0, 40999, 0, 5001);
     lo.laddr[0] = lo.raddr[0] = 127;
-    qr_krec_ends far = ends(1, 41000, 8, 5001);
+    qr_krec_ends far = kg_ends(1, 41000, 8, 5001);
     cr_assert_eq(qr_krec_sent(w[0], &lo, 1, 60, 60, 0, 0x02, t, err), QR_OK);
     cr_assert_eq(qr_krec_sent(w[1], &far, 1, 60, 60, 0, 0x02, t, err), QR_OK);
     for (uint32_t i = 0; i < 3; i++)
@@ -382,7 +362,7 @@ static void one_record(const char *p, const char *label, uint32_t self, uint32_t
     qr_krec_header h = {label, 1, T0, QR_SAMPLING_RATE, 1, {th}};
     qr_krec_writer *w;
     cr_assert_eq(qr_krec_writer_open(&w, p, &h, err), QR_OK, "%s", err);
-    qr_krec_ends e = ends(self, 40000, peer, 5001);
+    qr_krec_ends e = kg_ends(self, 40000, peer, 5001);
     cr_assert_eq(qr_krec_sent(w, &e, 1, 60, 60, 0, 0x02, T0 + 10, err), QR_OK);
     cr_assert_eq(qr_krec_writer_close(w, 0, 0, NULL, err), QR_OK, "%s", err);
 }

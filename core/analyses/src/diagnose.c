@@ -160,7 +160,7 @@ static int diag_setup(qri_diag_ctx *x, const qr_recording *rec, qr_diagnosis *ou
         return qri_err(errbuf, QR_EVALUE, "--tail: %g is not a quantile in (0, 1)", o->tail);
     if (o->dupthresh == 0)
         o->dupthresh = 3;
-    if (!qr_recording_has_received(rec))
+    if (!x->krec && !qr_recording_has_received(rec))
         return qri_err(errbuf, QR_ESTATE,
                        "the recording has no /received (arrival times at the receivers): diagnosis "
                        "needs both ends of every connection");
@@ -329,7 +329,9 @@ static void ctx_free(qri_diag_ctx *x)
     }
 }
 
-int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf)
+/* The diagnosis of rec, or (ks) of the kernel records it is made from. */
+static int diagnose(const qr_recording *rec, const qr_krec_set *ks, const qr_diag_opts *opts,
+                    qr_diagnosis *out, char *errbuf)
 {
     if (!rec || !out)
         return qri_err(errbuf, QR_EINVAL, "no recording");
@@ -339,6 +341,7 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     else
         qr_diag_opts_default(&out->opts);
     qri_diag_ctx x = {0};
+    x.krec = ks;
     int32_t *sel_of = NULL;
     flow_q *fq = NULL;
     double *sd = NULL;
@@ -375,6 +378,19 @@ int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis 
     if (rc == QR_ENOMEM)
         qri_err(errbuf, rc, "out of memory");
     return rc;
+}
+
+int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf)
+{
+    return diagnose(rec, NULL, opts, out, errbuf);
+}
+
+int qr_diagnose_records(const qr_krec_set *ks, const qr_diag_opts *opts, qr_diagnosis *out,
+                        char *errbuf)
+{
+    if (!ks)
+        return qri_err(errbuf, QR_EINVAL, "no records");
+    return diagnose(qr_krec_set_recording(ks), ks, opts, out, errbuf);
 }
 
 int64_t qr_diag_exchange_duration(const qr_diagnosis *d, const qr_diag_exchange *e)

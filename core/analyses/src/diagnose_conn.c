@@ -248,23 +248,6 @@ static int conn_events(qri_diag_ctx *x, uint32_t f, const qr_tc_conn *c, const q
     return rc;
 }
 
-/* From the first of `bytes` leaving src to the last arriving at dst, alone on the empty network
- * (the scenario's topology and links): segments of mss payload and hdr header bytes back to back
- * at the link rate, the last one store-and-forward at every hop. */
-static int64_t transfer_ideal(const qri_diag_ctx *x, uint32_t src, uint32_t dst, uint64_t bytes,
-                              uint32_t mss, uint32_t hdr)
-{
-    const qr_config *c = x->c;
-    if (!mss)
-        mss = 1;
-    uint64_t npk = bytes ? (bytes + mss - 1) / mss : 0;
-    uint64_t last_payload = bytes - (npk ? (npk - 1) * mss : 0);
-    return (int64_t)(npk ? npk - 1 : 0) *
-               qri_wire_ns(mss + hdr + QR_LINK_OVERHEAD_BYTES, c->links.rate_bps) +
-           qr_unloaded_latency_ns(x->topo, src, dst, (uint32_t)(hdr + last_payload),
-                                  c->links.rate_bps, c->links.delay_ns);
-}
-
 /* The ideal of a flow on an empty network: the handshake (SYN out, SYN-ACK back, unloaded), then
  * its bytes in segments as large as its largest. */
 static int64_t topology_ideal(const qri_diag_ctx *x, const qr_flow *fl, const qr_tc_dir *data)
@@ -282,7 +265,7 @@ static int64_t topology_ideal(const qri_diag_ctx *x, const qr_flow *fl, const qr
                                   c->links.delay_ns) +
            qr_unloaded_latency_ns(x->topo, fl->dst, fl->src, 60, c->links.rate_bps,
                                   c->links.delay_ns) +
-           transfer_ideal(x, fl->src, fl->dst, fl->bytes, mss, hdr);
+           qri_diag_transfer_ideal(x, fl->src, fl->dst, fl->bytes, mss, hdr);
 }
 
 /* One-way queueing of the data packets that arrived: their delay beyond the unloaded one. */
@@ -327,7 +310,7 @@ static int64_t conn_link_busy(void *p, uint32_t d, int64_t from, int64_t to)
 static int64_t conn_path_ideal(void *p, uint32_t d, uint64_t bytes, uint32_t mss, uint32_t hdr)
 {
     const busy_ctx *b = p;
-    return transfer_ideal(b->x, b->host[d & 1u], b->host[(d & 1u) ^ 1u], bytes, mss, hdr);
+    return qri_diag_transfer_ideal(b->x, b->host[d & 1u], b->host[(d & 1u) ^ 1u], bytes, mss, hdr);
 }
 
 /* Flow f's packets both ways through the connection model: dirs and c (free c with
@@ -546,7 +529,7 @@ int qri_diag_analyse_conn(qri_diag_ctx *x, uint32_t f, qr_diag_flow *o, int firs
     const qr_flow *fl = qr_flow_table_flow(x->ft, f);
     qr_tc_dir dirs[2];
     qr_tc_conn c;
-    int rc = conn_model(x, f, dirs, &c);
+    int rc = x->krec ? qri_diag_krec_conn(x, f, dirs, &c) : conn_model(x, f, dirs, &c);
     if (!rc) {
         conn_row(o, f, fl, &c, x->imported);
         if (first_pass) {

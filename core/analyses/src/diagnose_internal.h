@@ -10,6 +10,7 @@
 #include "map.h"
 #include "qreplay/blackhole.h"
 #include "qreplay/diagnose.h"
+#include "qreplay/krec_recording.h"
 #include "qreplay/tcpconn.h"
 
 typedef struct {
@@ -22,6 +23,7 @@ struct host_busy;
 
 typedef struct qri_diag_ctx {
     const qr_recording *rec;
+    const qr_krec_set *krec; /* diagnosing from kernel records: the set rec is made from */
     const qr_scenario *s;
     const qr_config *c;
     const qr_flow_table *ft;
@@ -90,6 +92,16 @@ int qri_diag_add_event(qri_diag_ctx *x, uint32_t flow, qr_diag_event_kind kind, 
 /* Flow f's row, from the connection model (both directions, every exchange), and in the first
  * pass its exchanges into x->out->exchanges. */
 int qri_diag_analyse_conn(qri_diag_ctx *x, uint32_t f, qr_diag_flow *o, int first_pass);
+
+/* Flow f's connection model from the kernel records x->krec (diagnose_krec.c): dirs its packets
+ * as the model takes them, c (free with qr_tc_conn_free, also on error). */
+int qri_diag_krec_conn(qri_diag_ctx *x, uint32_t f, qr_tc_dir dirs[2], qr_tc_conn *c);
+
+/* From the first of `bytes` leaving src to the last arriving at dst, alone on the empty network
+ * (the scenario's topology and links): segments of mss payload and hdr header bytes back to back
+ * at the link rate, the last one store-and-forward at every hop. */
+int64_t qri_diag_transfer_ideal(const qri_diag_ctx *x, uint32_t src, uint32_t dst, uint64_t bytes,
+                                uint32_t mss, uint32_t hdr);
 
 /* One read of the replay's arrival log: drops of the selected flows (sel_of[f] >= 0) into
  * x->drops, their data's queueing per hop into fq, every arrival into the blackhole detector. */

@@ -199,10 +199,10 @@ static int rto_why(const kconn *m, int k, size_t j, size_t o, const qr_tc_exchan
         return QR_TC_WHY_RETX_LOST;
     uint32_t after = 0;
     for (size_t i = o + 1; i < j; i++)
-        after += m->seg[k][i].resend < 0 && !m->pk[k][i].drop_tag &&
-                 qr_tcp_payload(&m->pk[k][i].pk) > 0;
+        after +=
+            m->seg[k][i].resend < 0 && !m->pk[k][i].drop_tag && qr_tcp_payload(&m->pk[k][i].pk) > 0;
     (void)e;
-    return after == 0 ? QR_TC_WHY_TAIL
+    return after == 0                     ? QR_TC_WHY_TAIL
            : after < m->x->tcfg.dupthresh ? QR_TC_WHY_FEW_DUPACKS
                                           : QR_TC_WHY_PLAIN;
 }
@@ -373,8 +373,9 @@ static int exchange_parts(const kconn *m, int k, kex *xe, const size_t *seg, siz
     size_t p = 0;
     for (size_t i = xe->call_lo + 1; i < xe->call_hi && !rc; i++) {
         int64_t t = calls_reached(&m->reads[k], s->cum[i - 1]), next = s->t[i];
-        while (p < ns && (m->seg[k][seg[p]].resend >= 0 ||
-                          info[seg[p]].seq + (int64_t)info[seg[p]].len <= (int64_t)s->cum[i - 1] + 1))
+        while (p < ns &&
+               (m->seg[k][seg[p]].resend >= 0 ||
+                info[seg[p]].seq + (int64_t)info[seg[p]].len <= (int64_t)s->cum[i - 1] + 1))
             p++;
         if (p < ns && m->pk[k][seg[p]].pk.time_ns < next)
             next = m->pk[k][seg[p]].pk.time_ns;
@@ -548,7 +549,9 @@ static int merge_exchanges(qr_tc_conn *c, kex *ex[2], const size_t n_ex[2], cons
         kex *own = &ex[e->dir][e->seq_lo];
         e->seq_lo = e->seq_hi - (int64_t)e->bytes;
         own->call_lo = i; /* its global index */
-        e->idle_before_ns = i == 0 ? -1 : last_end >= 0 && e->start_ns > last_end ? e->start_ns - last_end : 0;
+        e->idle_before_ns = i == 0                                    ? -1
+                            : last_end >= 0 && e->start_ns > last_end ? e->start_ns - last_end
+                                                                      : 0;
         if (e->end_ns > last_end)
             last_end = e->end_ns;
     }

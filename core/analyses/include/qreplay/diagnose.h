@@ -246,6 +246,19 @@ typedef struct qr_diagnosis {
 int qr_diagnose(const qr_recording *rec, const qr_diag_opts *opts, qr_diagnosis *out, char *errbuf);
 void qr_diagnosis_free(qr_diagnosis *d);
 
+typedef struct qr_krec_set qr_krec_set;
+/* Diagnose the flows of hosts' kernel records (krec_recording.h: qreplay record) instead of
+ * their captures. No packet's arrival is in a record, so each connection's model is made from
+ * the records (diagnose_krec.c says how): exchanges from the applications' socket calls, each
+ * ending when its receiver read its last byte; resends with the kernel's own reasons; losses
+ * where the receiver's record shows a resend was needed (else the kernel's conclusion); the
+ * receiver's zero windows; the application's idle. An exchange whose receiver was not recorded
+ * has no end ("no ACKs observed"), one with nothing but sending and no ideal (the path's rate
+ * unknown: --path-rate, or the scenario's network) the cause "unknown". Returns as qr_diagnose
+ * (the records need no /received). */
+int qr_diagnose_records(const qr_krec_set *ks, const qr_diag_opts *opts, qr_diagnosis *out,
+                        char *errbuf);
+
 /* An exchange's duration: start to end, or (open) the parts observed until the capture ended. */
 int64_t qr_diag_exchange_duration(const qr_diagnosis *d, const qr_diag_exchange *e);
 
