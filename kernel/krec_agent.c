@@ -140,7 +140,8 @@ struct agent
     size_t n;
     int64_t offset;
     uint64_t events;
-    int rc, dump;
+    int rc;
+    FILE* dump; /* QREPLAY_KEV_DUMP: stderr, or the file it names */
     char* err;
 };
 
@@ -179,9 +180,10 @@ on_event(void* ctx, void* data, size_t size)
     int64_t t = (int64_t)e->t_ns + a->offset;
     a->events++;
     if (a->dump) /* QREPLAY_KEV_DUMP: every event as it comes, for debugging the recorder */
-        fprintf(stderr,
-                "kev %u t=%" PRId64 " lport=%u rport=%u seq=%u len=%u aux=%u flags=%#x\n",
+        fprintf(a->dump,
+                "kev %u ns=%u t=%" PRId64 " lport=%u rport=%u seq=%u len=%u aux=%u flags=%#x\n",
                 e->kind,
+                e->netns,
                 t,
                 e->lport,
                 e->rport,
@@ -367,9 +369,10 @@ qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
     if (qr_kagent_missing(why, sizeof why))
         return fail(errbuf, QR_ESTATE, "qreplay record cannot run here: %s", why);
     libbpf_set_print(bpf_log);
-    struct agent a = {.offset = realtime_offset(),
-                      .err = errbuf,
-                      .dump = getenv("QREPLAY_KEV_DUMP") != NULL};
+    struct agent a = {.offset = realtime_offset(), .err = errbuf, .dump = NULL};
+    const char* dump = getenv("QREPLAY_KEV_DUMP");
+    if (dump)
+        a.dump = strcmp(dump, "1") ? fopen(dump, "w") : stderr;
     int rc = open_records(o, &a, errbuf);
     struct qr_record_bpf* s = rc ? NULL : qr_record_bpf__open_and_load();
     if (!rc && !s)
@@ -423,6 +426,8 @@ qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
     rc = rc ? rc : a.rc;
     ring_buffer__free(rb);
     qr_record_bpf__destroy(s);
+    if (a.dump && a.dump != stderr)
+        fclose(a.dump);
     return close_records(&a, rc, lost, st, errbuf);
 }
 
