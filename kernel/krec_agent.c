@@ -203,15 +203,16 @@ on_event(void* ctx, void* data, size_t size)
         a->rc = qr_krec_call(w, &x, 1, e->len, t, a->err);
         break;
     case QR_KEV_XMIT:
-        a->rc = qr_krec_sent(w,
-                             &x,
-                             e->seq,
-                             e->len,
-                             e->hdr,
-                             e->segs > 1 ? e->aux : 0,
-                             e->flags,
-                             t,
-                             a->err);
+        a->rc = qr_krec_sent_ipid(w,
+                                  &x,
+                                  e->seq,
+                                  e->len,
+                                  e->hdr,
+                                  e->segs > 1 ? e->aux : 0,
+                                  e->flags,
+                                  e->ipid_ok ? (int32_t)e->ipid : -1,
+                                  t,
+                                  a->err);
         break;
     case QR_KEV_RETX:
         a->rc = qr_krec_resent(w, &x, e->seq, (qr_krec_resend)e->aux, t, a->err);
@@ -345,6 +346,11 @@ open_records(const qr_kagent_opts* o, struct agent* a, char* errbuf)
 static int
 close_records(struct agent* a, int rc, uint64_t lost, qr_krec_stats* st, char* errbuf)
 {
+    /* packets a host sent that no event told: the kernel told nothing of any namespace then
+     * (its events go through one ring buffer), so every record counts them lost */
+    uint64_t unseen = 0;
+    for (size_t i = 0; !rc && i < a->n; i++)
+        unseen += qr_krec_writer_unseen(a->ns[i].w);
     for (size_t i = 0; i < a->n; i++)
     {
         if (rc)
@@ -354,7 +360,7 @@ close_records(struct agent* a, int rc, uint64_t lost, qr_krec_stats* st, char* e
         }
         rc = qr_krec_writer_close(a->ns[i].w,
                                   a->ns[i].events,
-                                  lost,
+                                  lost + unseen - qr_krec_writer_unseen(a->ns[i].w),
                                   st ? &st[a->ns[i].order] : NULL,
                                   errbuf);
     }

@@ -233,6 +233,8 @@ parse(const unsigned char* ip, int outgoing, struct qr_kev* e)
         __builtin_memcpy(outgoing ? e->raddr : e->laddr, &h.daddr, 4);
         iph = h.ihl * 4;
         total = bpf_ntohs(h.tot_len);
+        e->ipid = bpf_ntohs(h.id);
+        e->ipid_ok = 1;
         e->ce = (h.tos & 3) == 3;
     }
     else if (v >> 4 == 6)

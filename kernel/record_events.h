@@ -39,6 +39,8 @@ struct qr_kev
                  * STATE: old state */
     __u16 hdr;  /* XMIT, RX: IP and TCP header bytes */
     __u16 segs; /* XMIT: GSO segments */
+    __u16 ipid; /* XMIT, RX: the IPv4 identification (ipid_ok) */
+    __u16 ipid_ok;
 };
 
 #endif

@@ -75,8 +75,13 @@ static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_
                s->sample_records[i]);
     }
     printf("events             %" PRIu64 " from the kernel, %" PRIu64
-           " lost (a full ring buffer, or runs the kernel skipped)%s\n",
+           " lost (a full ring buffer, runs the kernel skipped, or packets sent that no event "
+           "told)%s\n",
            s->events, s->lost_events, s->lost_events ? ": the record misses them" : "");
+    if (s->unseen)
+        printf("unseen             %" PRIu64 " packets this host sent that no event told (gaps "
+               "in its connections' IP identifications)\n",
+               s->unseen);
     if (s->reordered)
         printf("note               %" PRIu64 " send times before their connection's previous "
                "one (the CPUs' clocks): taken as the previous\n",

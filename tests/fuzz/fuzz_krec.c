@@ -30,7 +30,7 @@ build(const uint8_t* data, size_t size)
     char text[256];
     snprintf(text,
              sizeof text,
-             "format=qreplay kernel record 3\nhost=h0\nnetns=1\nstart_ns=1000\nmethod=%s\n"
+             "format=qreplay kernel record 4\nhost=h0\nnetns=1\nstart_ns=1000\nmethod=%s\n"
              "th_ns=%s\n",
              data[0] & 8 ? "gap" : "rate",
              n_th == 1   ? "5000"

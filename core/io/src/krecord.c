@@ -77,6 +77,12 @@ struct kconn {
     uint32_t hole_lo[RX_HOLES], hole_hi[RX_HOLES]; /* sequence ranges not arrived below rx_next */
     unsigned n_holes;
     int64_t last_sent; /* the previous segment's send time */
+    /* IPv4's identification of its packets (Linux counts them per connection): the next one
+     * expected, whether to check (not after a SYN: a new counter), how many the gaps told */
+    uint32_t next_ipid;
+    int have_ipid, ipid_jumps;
+    int64_t ready_ns; /* when the bytes in order last grew (the latest a read's data arrived) */
+    uint64_t unseen;
     int closed;
     int64_t closed_at;
     struct kconn *next_closed; /* the closed connections, oldest first */
@@ -325,7 +331,7 @@ int qr_krec_writer_open(qr_krec_writer **out, const char *path, const qr_krec_he
     struct kbuf *hb = &w->part[QR_KREC_HEADER];
     char text[1024];
     int n = snprintf(text, sizeof text,
-                     "format=qreplay kernel record 3\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
+                     "format=qreplay kernel record 4\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
                      "\nmethod=%s\nth_ns=",
                      w->host, h->netns, h->start_ns, h->method == QR_SAMPLING_GAP ? "gap" : "rate");
     for (size_t i = 0; i < h->n_th && n < (int)sizeof text; i++)
@@ -386,6 +392,9 @@ int qr_krec_call(qr_krec_writer *w, const qr_krec_ends *e, int receive, uint32_t
         put_uv(b, receive ? 1 : 0);
         put_time(b, t_ns);
         put_uv(b, bytes);
+        if (receive) /* when its data arrived, at the latest: ns before the call, + 1 (0: unknown)
+                      */
+            put_uv(b, c->ready_ns && c->ready_ns <= t_ns ? (uint64_t)(t_ns - c->ready_ns) + 1 : 0);
         w->st.calls[receive ? 1 : 0]++;
         w->st.call_bytes[receive ? 1 : 0] += bytes;
     }
@@ -472,6 +481,57 @@ int qr_krec_sent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_
     return rc ? rc : event_done(w, c, t_ns);
 }
 
+/* The IP identification of a packet of c (segs segments): a gap from the one expected is packets
+ * sent that no event told; an identification below it (within the same small window) is one of
+ * them told late (the ring buffer hands over CPUs' events in their own order). Where the
+ * identifications are not counted per connection (jumps), the check stops. */
+#define IPID_WINDOW 64
+static void check_ipid(qr_krec_writer *w, struct kconn *c, uint32_t ipid, uint32_t segs,
+                       uint8_t tcp_flags)
+{
+    if (c->ipid_jumps > 2)
+        return;
+    if (c->have_ipid && !(tcp_flags & TCP_SYN)) {
+        uint32_t gap = (ipid - c->next_ipid) & 0xffffu;
+        if (gap == 0) {
+        } else if (gap < IPID_WINDOW) {
+            c->unseen += gap;
+            w->st.unseen += gap;
+        } else if (gap > 0x10000u - IPID_WINDOW) {
+            uint64_t late = segs < c->unseen ? segs : c->unseen;
+            c->unseen -= late, w->st.unseen -= late;
+            return; /* told late (counted unseen, or before its check began): the next expected
+                       stays */
+        } else {
+            c->ipid_jumps++;
+        }
+    }
+    c->have_ipid = !(tcp_flags & TCP_SYN);
+    c->next_ipid = (ipid + segs) & 0xffffu;
+}
+
+int qr_krec_sent_ipid(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_t ip_len,
+                      uint16_t hdr, uint32_t gso_size, uint8_t tcp_flags, int32_t ip_id,
+                      int64_t t_ns, char *errbuf)
+{
+    int rc = qr_krec_sent(w, e, seq, ip_len, hdr, gso_size, tcp_flags, t_ns, errbuf);
+    if (rc || ip_id < 0 || e->family != 4)
+        return rc;
+    uint64_t k1, k2;
+    ends_key(e, &k1, &k2);
+    struct kconn *c = qri_map_get(&w->conns, k1, k2);
+    uint32_t payload = ip_len - hdr;
+    uint32_t segs = gso_size && payload > gso_size ? (payload + gso_size - 1) / gso_size : 1;
+    if (c)
+        check_ipid(w, c, (uint32_t)ip_id, segs, tcp_flags);
+    return QR_OK;
+}
+
+uint64_t qr_krec_writer_unseen(const qr_krec_writer *w)
+{
+    return w->st.unseen;
+}
+
 int qr_krec_resent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, qr_krec_resend why,
                    int64_t t_ns, char *errbuf)
 {
@@ -549,6 +609,17 @@ static void put_arrival(qr_krec_writer *w, struct kconn *c, unsigned kind, int64
     put_time(b, t);
 }
 
+/* The end of the bytes c has received in order: its lowest hole's start, else the highest
+ * sequence number received. */
+static uint32_t in_order(const struct kconn *c)
+{
+    uint32_t p = c->rx_next;
+    for (unsigned i = 0; i < c->n_holes; i++)
+        if ((int32_t)(c->hole_lo[i] - p) < 0)
+            p = c->hole_lo[i];
+    return p;
+}
+
 int qr_krec_arrived(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_t ip_len,
                     uint16_t hdr, uint8_t tcp_flags, int ce, uint32_t window, int64_t t_ns,
                     char *errbuf)
@@ -564,6 +635,8 @@ int qr_krec_arrived(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint
     if (!c)
         return event_done(w, c, t_ns);
     uint32_t span = ip_len - hdr + (tcp_flags & TCP_SYN ? 1 : 0) + (tcp_flags & TCP_FIN ? 1 : 0);
+    uint32_t ready = c->have_rx ? in_order(c) : 0;
+    int had_rx = c->have_rx;
     if (c->have_rx && (int32_t)(seq - c->rx_next) > 0) { /* a hole: bytes not (yet) arrived */
         put_arrival(w, c, ARR_HOLE, t_ns);
         struct kbuf *b = &w->part[QR_KREC_ARRIVED];
@@ -587,6 +660,8 @@ int qr_krec_arrived(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint
     if (!c->have_rx || (int32_t)(seq + span - c->rx_next) > 0)
         c->rx_next = seq + span;
     c->have_rx = 1;
+    if (ip_len > hdr && (!had_rx || (int32_t)(in_order(c) - ready) > 0))
+        c->ready_ns = t_ns; /* data a read may return arrived */
     if (ce) {
         put_arrival(w, c, ARR_CE, t_ns);
         w->st.ce++;
@@ -640,6 +715,7 @@ int qr_krec_writer_close(qr_krec_writer *w, uint64_t events, uint64_t lost_event
             rc = block(w, p, 0, &w->part[p]);
     for (unsigned i = 0; !rc && i < w->h.n_th; i++)
         rc = block(w, QR_KREC_SAMPLES, i, &w->samples[i]);
+    lost_events += w->st.unseen; /* sent, and no event told: lost on the way as well */
     w->st.events = events;
     w->st.lost_events = lost_events;
     struct kbuf end = {0};
@@ -808,12 +884,14 @@ static int bad(const qr_krec *k, const char *part, const char *what, char *errbu
 static int read_kheader(qr_krec *k, const char *text, char *errbuf)
 {
     if (!strncmp(text, "format=qreplay kernel record 1\n", 31) ||
-        !strncmp(text, "format=qreplay kernel record 2\n", 31))
+        !strncmp(text, "format=qreplay kernel record 2\n", 31) ||
+        !strncmp(text, "format=qreplay kernel record 3\n", 31))
         return bad(k, "header",
                    "an older format, of a development build (format 1: its runs have no headers "
-                   "and flags; format 2: its receivers did not tell duplicates): record again",
+                   "and flags; format 2: its receivers did not tell duplicates; format 3: its "
+                   "receive calls do not say when their data arrived): record again",
                    errbuf);
-    const char *f = strstr(text, "format=qreplay kernel record 3\n");
+    const char *f = strstr(text, "format=qreplay kernel record 4\n");
     const char *h = strstr(text, "\nhost="), *ns = strstr(text, "\nnetns=");
     const char *st = strstr(text, "\nstart_ns="), *m = strstr(text, "\nmethod=");
     const char *th = strstr(text, "\nth_ns=");
@@ -1038,10 +1116,16 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf)
     while (!r.bad && r.p < r.end) {
         uint64_t id = get_uv(&r), recv = get_uv(&r);
         int64_t t = get_time(&r);
-        uint64_t bytes = get_uv(&r);
-        if (r.bad || id >= k->n_conns || recv > 1 || bytes > UINT32_MAX)
-            return bad(k, "calls", "a call of no connection, or cut short", errbuf);
-        if (keep_event(k, 2, id, cap[2], (qr_krec_event){t, (uint32_t)recv, 0, (uint32_t)bytes}))
+        uint64_t bytes = get_uv(&r), ready = recv ? get_uv(&r) : 0;
+        if (r.bad || id >= k->n_conns || recv > 1 || bytes > UINT32_MAX ||
+            ready > (uint64_t)(t - k->h.start_ns) + 1)
+            return bad(k, "calls",
+                       "a call of no connection, its data arriving before the record, "
+                       "or cut short",
+                       errbuf);
+        qr_krec_event ev = {t, (uint32_t)recv, 0, (uint32_t)bytes,
+                            ready ? t - (int64_t)(ready - 1) : -1};
+        if (keep_event(k, 2, id, cap[2], ev))
             return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         k->conns[id].calls[recv]++;
         k->conns[id].call_bytes[recv] += bytes;
@@ -1055,7 +1139,7 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf)
         if (r.bad || id >= k->n_conns || why > QR_KREC_RTO || seq > UINT32_MAX)
             return bad(k, "resent", "a resend of no connection, of no reason, or cut short",
                        errbuf);
-        if (keep_event(k, 0, id, cap[0], (qr_krec_event){t, (uint32_t)why, (uint32_t)seq, 0}))
+        if (keep_event(k, 0, id, cap[0], (qr_krec_event){t, (uint32_t)why, (uint32_t)seq, 0, -1}))
             return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         k->conns[id].resends[why]++;
         k->st.resends[why]++;
@@ -1071,7 +1155,7 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf)
             return bad(k, "arrived", "an arrival of no connection, of no kind, or cut short",
                        errbuf);
         if (keep_event(k, 1, id, cap[1],
-                       (qr_krec_event){t, (uint32_t)kind, (uint32_t)from, (uint32_t)n}))
+                       (qr_krec_event){t, (uint32_t)kind, (uint32_t)from, (uint32_t)n, -1}))
             return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", k->path);
         if (kind == ARR_HOLE) {
             k->st.hole_bytes += n;

@@ -70,7 +70,10 @@ typedef struct qr_krec_stats {
     uint64_t arrived, holes, hole_bytes, ce, zero_windows;
     uint64_t duplicates, duplicate_bytes; /* arrivals of bytes that had arrived before */
     uint64_t sample_records[QR_KREC_MAX_TH];
-    uint64_t events, lost_events; /* handed over by the kernel; lost on the way (ring full) */
+    uint64_t events, lost_events; /* handed over by the kernel; lost on the way (ring full, and
+                                     the unseen below) */
+    uint64_t unseen;    /* writer: packets this host sent that no event told (gaps in an IPv4
+                           connection's IP identifications, which Linux counts per connection) */
     uint64_t reordered; /* send times before their connection's previous one (CPUs' skew): moved */
     uint64_t part_bytes[QR_KREC_PARTS], file_bytes;
 } qr_krec_stats;
@@ -94,6 +97,14 @@ int qr_krec_call(qr_krec_writer *w, const qr_krec_ends *e, int receive, uint32_t
  * header bytes, gso_size the segments' payload (0: not GSO). */
 int qr_krec_sent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_t ip_len,
                  uint16_t hdr, uint32_t gso_size, uint8_t tcp_flags, int64_t t_ns, char *errbuf);
+/* The same with the packet's IPv4 identification (ip_id; -1: none, IPv6): a gap in a connection's
+ * identifications is packets sent that no event told, counted (qr_krec_stats.unseen) and
+ * written among the lost events. */
+int qr_krec_sent_ipid(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_t ip_len,
+                      uint16_t hdr, uint32_t gso_size, uint8_t tcp_flags, int32_t ip_id,
+                      int64_t t_ns, char *errbuf);
+/* The packets sent so far that no event told (qr_krec_stats.unseen). */
+uint64_t qr_krec_writer_unseen(const qr_krec_writer *w);
 int qr_krec_resent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, qr_krec_resend why,
                    int64_t t_ns, char *errbuf);
 /* A packet received from the NIC (e: this host's end first). */
@@ -179,6 +190,8 @@ typedef struct qr_krec_event {
     int64_t t_ns;
     uint32_t kind;
     uint32_t seq, bytes;
+    int64_t ready_ns; /* a receive call: when its data arrived, at the latest (the last time the
+                         bytes received in order grew before it); -1: unknown, or no receive */
 } qr_krec_event;
 
 /* Connection c's resends, its arrivals' events and its socket calls, each in time order
