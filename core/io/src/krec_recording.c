@@ -827,7 +827,7 @@ static int build(qr_krec_set *ks, const qr_scenario *s, const char *const *paths
         rc = make_flows(ks, s, o->like, &r->flows);
     if (!rc)
         rc = make_packets(ks, r);
-    if (!rc && o->like)
+    if (!rc && o->like && !o->unchecked)
         rc = check_like(ks, r, o->like);
     if (!rc)
         rc = make_id(ks, r, o->like);
@@ -841,7 +841,7 @@ int qr_krec_set_open(qr_krec_set **out, const qr_scenario *s, const char *const 
                      const qr_krec_set_opts *o, char *errbuf)
 {
     *out = NULL;
-    qr_krec_set_opts none = {NULL, 0, 0};
+    qr_krec_set_opts none = {NULL, 0, 0, 0};
     qr_krec_set *ks = calloc(1, sizeof *ks);
     if (!ks)
         return qri_err(errbuf, QR_ENOMEM, "out of memory");

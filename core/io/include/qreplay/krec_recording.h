@@ -68,6 +68,9 @@ typedef struct qr_krec_set_opts {
     int64_t time_base_ns;     /* the Unix-epoch ns of the recording's time 0 (0: like's, else
                                  the earliest connection's opening) */
     int network_known;        /* the hosts ran in the scenario's network (the testbed) */
+    int unchecked; /* with like: records known to differ from its packets (some packet no event
+                      told): named as its flows, not checked against its packets. Their packets'
+                      ids are then not its ids: a diagnosis, not a replay, may read them */
 } qr_krec_set_opts;
 
 /* Read the records at paths[0..n) (host i: the i-th) into a recording on s's network. Returns 0,
