@@ -48,7 +48,7 @@ TestSuite(diagnose_records, .init = setup, .fini = teardown);
 struct gex {
     uint32_t dir, lost, spurious, resent;
     uint64_t bytes;
-    int64_t read_ns; /* the receiver's read of its last byte (absolute) */
+    int64_t read_ns; /* when the data of the receiver's read of its last byte arrived */
 };
 
 struct gconn {
@@ -64,7 +64,7 @@ static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
                     struct gex *x)
 {
     cr_assert_eq(qr_krec_call(w, e, 0, (uint32_t)bytes, *t, err), QR_OK, "%s", err);
-    int64_t last_arrival = *t;
+    int64_t last_arrival = *t, ready = -1; /* ready: the last arrival of bytes not had before */
     for (uint64_t off = 0; off < bytes; off += 1448) {
         uint32_t pay = (uint32_t)(bytes - off < 1448 ? bytes - off : 1448);
         *t += 2000 + (int64_t)kg_rnd(s, 20000);
@@ -74,7 +74,7 @@ static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
             cr_assert_eq(
                 qr_krec_arrived(r, re, *seq, HDR + pay, HDR, 0x18, 0, 65535, *t + 30000, err),
                 QR_OK, "%s", err);
-            last_arrival = *t + 30000;
+            last_arrival = ready = *t + 30000;
         }
         if (lost || spurious) {
             *t += lost ? 300000 + (int64_t)kg_rnd(s, 300000) : 250000000;
@@ -86,6 +86,8 @@ static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
                     qr_krec_arrived(r, re, *seq, HDR + pay, HDR, 0x18, 0, 65535, *t + 30000, err),
                     QR_OK, "%s", err);
             last_arrival = *t + 30000;
+            if (lost)
+                ready = last_arrival;
             x->lost += (uint32_t)lost;
             x->spurious += (uint32_t)(spurious && r);
             x->resent++;
@@ -93,7 +95,7 @@ static void message(qr_krec_writer *w, const qr_krec_ends *e, qr_krec_writer *r,
         *seq += pay;
     }
     *t = last_arrival + 10000;
-    x->read_ns = *t;
+    x->read_ns = ready; /* when the read's data was there: its exchange's end */
     x->bytes = bytes;
     if (r)
         cr_assert_eq(qr_krec_call(r, re, 1, (uint32_t)bytes, *t, err), QR_OK, "%s", err);

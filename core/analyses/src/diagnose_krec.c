@@ -3,8 +3,9 @@
  * packets both ways (tcpconn.h):
  *  - exchanges from the applications' socket calls: a direction's sends split where the other
  *    side sent in between (a request and its response) or where everything sent had been read
- *    and the sender sent nothing for idle_ns. An exchange starts at its first send call and ends
- *    at the receive call that brought the bytes read to its last byte (the receiver's record;
+ *    and the sender sent nothing for idle_ns. An exchange starts at its first send call (or its
+ *    first segment, if earlier: a call's time is its return) and ends when the data of the
+ *    receive call that brought the bytes read to its last byte arrived (the receiver's record;
  *    without it the end is unknown);
  *  - each segment the sender handed to its NIC, its send time inferred from the record's samples,
  *    its resends with the kernel's reason (RTO, fast, probe) and whether each arrived as a
@@ -40,7 +41,9 @@ typedef struct {
 } kend;
 
 /* An end's socket calls of one kind with data: their times (the recording's clock) and the bytes
- * through each (cumulative). */
+ * through each (cumulative). A receive call's time is when its data arrived (the record's
+ * `ready`; the call's own where unknown): what the network delivered, not when the application
+ * read it. */
 typedef struct {
     int64_t *t;
     uint64_t *cum;
@@ -66,8 +69,11 @@ static int calls_load(const kend *e, uint32_t kind, int64_t base, calls_t *o)
     uint64_t acc = 0;
     for (size_t i = 0; i < n; i++)
         if (ev[i].kind == kind && ev[i].bytes > 0) {
+            int64_t t = (kind == 1 && ev[i].ready_ns >= 0 ? ev[i].ready_ns : ev[i].t_ns) - base;
+            if (o->n && t < o->t[o->n - 1])
+                t = o->t[o->n - 1];
             acc += ev[i].bytes;
-            o->t[o->n] = ev[i].t_ns - base;
+            o->t[o->n] = t;
             o->cum[o->n++] = acc;
         }
     return QR_OK;
