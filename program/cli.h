@@ -138,6 +138,17 @@ const char *cli_analysis_folder(const char *command, const char *dir, const char
  * returns 1, else 0. Does not release inputs. */
 int cli_check_outside(const char *command, const char *dir, const cli_paths *inputs);
 
+/* DIR/SUB's kernel records (SUB: record, or the testbed's record-refused; *.qrk in name order,
+ * h2 before h10: host i the i-th) as one set on s's network; where DIR/recording exists (the
+ * testbed's captures of the same run) the set is named as that recording, opened into *like
+ * (else NULL), and checked against it unless unchecked. The records' paths into *paths (may be
+ * NULL). Returns 0, or an error with its message in err. */
+struct qr_krec_set;
+struct qr_recording;
+int cli_open_records(const char *dir, const char *sub, int unchecked, const struct qr_scenario *s,
+                     struct qr_recording **like, struct qr_krec_set **ks, cli_paths *paths,
+                     char *err);
+
 /* The tagged replay of run folder DIR with the smallest sampling threshold that has an arrival
  * log (its name under DIR/replay into out). Returns 1 if there is one, else 0. */
 int cli_pick_tagged_replay(const char *dir, char *out, size_t size);

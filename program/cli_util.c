@@ -1,4 +1,4 @@
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _GNU_SOURCE /* realpath, strverscmp */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "qreplay/error.h"
 #include "qreplay/fs.h"
+#include "qreplay/krec_recording.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/random.h"
 #include "qreplay/recording.h"
@@ -683,4 +684,55 @@ int cli_clock_offsets(const char *command, const char *rec_dir, const qr_recordi
         return cli_fail(command, "%s", err);
     }
     return 0;
+}
+
+static int version_cmp(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_open_records(const char *dir, const char *sub, int unchecked, const struct qr_scenario *s,
+                     struct qr_recording **like, struct qr_krec_set **ks, cli_paths *paths,
+                     char *err)
+{
+    char rdir[4200], rec_dir[4200];
+    cli_paths p = {0};
+    *like = NULL;
+    *ks = NULL;
+    snprintf(rdir, sizeof rdir, "%s/%s", dir, sub);
+    DIR *d = opendir(rdir);
+    if (!d)
+        return snprintf(err, QR_ERRBUF_SIZE,
+                        "%s: %s (qreplay record writes one record per host there)", rdir,
+                        strerror(errno)),
+               QR_ENOENT;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && !strcmp(e->d_name + n - 4, ".qrk"))
+            cli_paths_add(&p, "%s/%s", rdir, e->d_name);
+    }
+    closedir(d);
+    if (!p.n)
+        return snprintf(err, QR_ERRBUF_SIZE, "%s: no kernel record (*.qrk)", rdir), QR_ENOENT;
+    qsort(p.v, p.n, sizeof *p.v, version_cmp);
+    qr_krec_set_opts o = {NULL, 0, 0, 0};
+    snprintf(rec_dir, sizeof rec_dir, "%s/recording", dir);
+    int rc = 0;
+    if (cli_exists(rec_dir)) {
+        rc = qr_recording_open(like, rec_dir, NULL, err);
+        if (!rc)
+            o = (qr_krec_set_opts){*like, 0, qr_recording_network_known(*like), unchecked};
+    }
+    if (!rc)
+        rc = qr_krec_set_open(ks, s, (const char *const *)p.v, p.n, &o, err);
+    if (rc) {
+        qr_recording_close(*like);
+        *like = NULL;
+    }
+    if (paths && !rc)
+        *paths = p;
+    else
+        cli_paths_free(&p);
+    return rc;
 }

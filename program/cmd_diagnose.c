@@ -10,7 +10,9 @@
 #include "opt.h"
 #include "qreplay/diagnose.h"
 #include "qreplay/error.h"
+#include "qreplay/krec_recording.h"
 #include "qreplay/replay.h"
+#include "qreplay/scenario.h"
 #include "qreplay/units.h"
 #include "tables.h"
 
@@ -39,7 +41,13 @@ static const cli_opt opts[] = {
     {"path-rate", 0, CLI_VALUE, "RATE",
      "imports: the paths' bottleneck rate (default: the scenario's link rate if the\n"
      "                         captures come from its network, else measured per connection)"},
-    CLI_OPT_OUT_FILE("write diagnosis.h5 here (default: DIR/diagnosis.h5)"),
+    {"from", 0, CLI_VALUE, "SRC",
+     "capture (default): the hosts' captures (DIR/recording); record: their kernel\n"
+     "                         records instead (DIR/record, qreplay record), no capture needed"},
+    {"scenario", 0, CLI_VALUE, "FILE",
+     "--from record: the hosts' network (default: DIR/recording's scenario)"},
+    CLI_OPT_OUT_FILE("write diagnosis.h5 here (default: DIR/diagnosis.h5; --from record:\n"
+                     "                         DIR/diagnosis-record.h5)"),
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
 };
@@ -69,7 +77,14 @@ static const cli_spec spec = {
     "with arrivals /blackholes and /blackhole_series), prints a table of the selected flows and\n"
     "the causes per size class, and draws figures (analysis/plot_diagnosis.py): causes per size\n"
     "class, each selected flow's time, and with blackholes the queue the flows lost packets in:\n"
-    "its length, threshold and cumulative drops, and the culprit queue (the paper's figure 9).\n",
+    "its length, threshold and cumulative drops, and the culprit queue (the paper's figure 9).\n\n"
+    "--from record diagnoses the hosts' kernel records (qreplay record) instead: exchanges from\n"
+    "the applications' socket calls, each ending when its receiver read its last byte; resends\n"
+    "with the kernel's own reason (timer, fast, tail-loss probe); a loss where the receiver's\n"
+    "record shows the resend was needed; zero windows; the application's idle. Without the\n"
+    "receiver's record an exchange has no end; without the path's rate (the scenario's network\n"
+    "or --path-rate) an exchange that shows nothing but sending is \"unknown\". A replay's\n"
+    "arrivals are read only when --replay or --arrivals names them.\n",
     opts,
     sizeof opts / sizeof opts[0],
     1,
@@ -78,7 +93,9 @@ static const cli_spec spec = {
     "examples:\n"
     "  qreplay run scenarios/fattree-k4-websearch.ini -o /tmp/k4 && qreplay diagnose /tmp/k4\n"
     "  qreplay diagnose /tmp/k4 --flows 3,17 --no-replay\n"
-    "  qreplay diagnose /tmp/k4 --tail 95%\n"};
+    "  qreplay diagnose /tmp/k4 --tail 95%\n"
+    "  sudo qreplay testbed --record -o /tmp/tb && qreplay diagnose /tmp/tb --from record "
+    "--flows all\n"};
 
 /* The options that shape the diagnosis into o (*ids: the flows asked for, the caller frees them).
  * Returns -1, or the exit code of a usage error. */
@@ -155,6 +172,88 @@ static void print_summary(const char *rec_dir, int no_path, const cli_analysis_i
     cli_print_diagnosis(dg, stdout);
 }
 
+/* The network the records' hosts ran in: --scenario's, else the recording's in DIR (the
+ * testbed's DIR/recording). NULL after an error. */
+static qr_scenario *records_scenario(const cli_args *a, const char *dir)
+{
+    const char *file = cli_value(a, "scenario");
+    qr_scenario *s = NULL;
+    char err[QR_ERRBUF_SIZE], rec_dir[4200], h5[4300];
+    if (file)
+        return cli_load_scenario("diagnose", file, NULL, 0, &s) ? NULL : s;
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    snprintf(h5, sizeof h5, "%s/recording.h5", rec_dir);
+    if (!cli_exists(h5)) {
+        cli_fail("diagnose",
+                 "--from record: %s: none to take the hosts' network from (give --scenario FILE)",
+                 h5);
+        return NULL;
+    }
+    if (qr_scenario_from_h5(&s, h5, NULL, rec_dir, err)) {
+        cli_fail("diagnose", "%s", err);
+        return NULL;
+    }
+    return s;
+}
+
+/* qreplay diagnose DIR --from record: the kernel records in DIR/record. */
+static int diagnose_records(const cli_args *a, const char *dir, const char *out, qr_diag_opts *o,
+                            int quiet, int figures)
+{
+    char err[QR_ERRBUF_SIZE], arrivals[4400] = "";
+    const char *replay = cli_value(a, "replay"), *arr = cli_value(a, "arrivals");
+    qr_recording *like = NULL;
+    qr_krec_set *ks = NULL;
+    qr_diagnosis dg = {0};
+    cli_paths in = {0}, outs = {0};
+    char rdir[4200];
+    snprintf(rdir, sizeof rdir, "%s/record", dir);
+    if (!cli_exists(rdir))
+        return cli_fail("diagnose",
+                        "--from record: %s: no such folder (qreplay record writes one record per "
+                        "host there; the testbed's --record too)",
+                        rdir);
+    qr_scenario *s = records_scenario(a, dir);
+    int rc = s ? 0 : 1;
+    if (!rc && (replay || arr))
+        rc = cli_replay_arrivals("diagnose", dir, replay, arr, 0, arrivals, sizeof arrivals);
+    if (!rc && (rc = cli_open_records(dir, "record", 0, s, &like, &ks, &in, err)))
+        rc = cli_fail("diagnose", "--from record: %s", err);
+    if (!rc) {
+        if (arrivals[0])
+            cli_paths_add(&in, "%s", arrivals);
+        cli_paths_add(&outs, "%s", out);
+        rc = cli_check_outputs("diagnose", &outs, &in);
+        in = (cli_paths){0};
+    }
+    o->arrivals = arrivals[0] ? arrivals : NULL;
+    if (!rc && (rc = qr_diagnose_records(ks, o, &dg, err)))
+        rc = cli_fail("diagnose", "%s/record: %s", dir, err);
+    if (!rc && qr_diagnosis_write(out, s, qr_recording_id(qr_krec_set_recording(ks)), &dg, err))
+        rc = cli_fail("diagnose", "%s", err);
+    if (!rc && !quiet) {
+        qr_krec_set_stats st;
+        qr_krec_set_stats_get(ks, &st);
+        printf("records            %s/record: %zu hosts, %" PRIu64 " flows (%" PRIu64
+               " seen at both ends), %zu selected\n",
+               cli_shown(dir), st.records, st.flows, st.both_ends, dg.selected);
+        printf("arrivals           %s\n", arrivals[0] ? arrivals : "none");
+        printf("output             %s\n\n", cli_shown(out));
+        cli_print_diagnosis(&dg, stdout);
+    }
+    if (!rc && figures && dg.selected) {
+        char figdir[4300];
+        snprintf(figdir, sizeof figdir, "%s/figures", dir);
+        rc = cli_figures("diagnose", "plot_diagnosis.py", out, figdir, quiet);
+    }
+    cli_paths_free(&in);
+    qr_diagnosis_free(&dg);
+    qr_krec_set_close(ks);
+    qr_recording_close(like);
+    qr_scenario_destroy(s);
+    return rc;
+}
+
 int qr_cmd_diagnose(int argc, char **argv)
 {
     cli_args a;
@@ -180,11 +279,27 @@ int qr_cmd_diagnose(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
+    const char *from = cli_value(&a, "from");
+    if (from && strcmp(from, "capture") && strcmp(from, "record")) {
+        rc = cli_usage_error("diagnose", "--from: '%s' is neither capture nor record", from);
+        goto out;
+    }
+    int records = from && !strcmp(from, "record");
+    if (!records && cli_value(&a, "scenario")) {
+        rc = cli_usage_error("diagnose", "--scenario: only with --from record");
+        goto out;
+    }
     if (outp)
         snprintf(out, sizeof out, "%s", outp);
     else
-        snprintf(out, sizeof out, "%s/diagnosis.h5", dir);
+        snprintf(out, sizeof out, "%s/diagnosis%s.h5", dir, records ? "-record" : "");
+    if (records) {
+        rc = no_replay && (replay || arrivals)
+                 ? cli_usage_error("diagnose", "--no-replay with --replay or --arrivals")
+                 : diagnose_records(&a, dir, out, &o, quiet, figures);
+        goto out;
+    }
+    cli_recording_dir(dir, rec_dir, sizeof rec_dir);
     rc = cli_replay_arrivals("diagnose", dir, replay, arrivals, no_replay, in.arrivals,
                              sizeof in.arrivals);
     if (rc)

@@ -244,43 +244,17 @@ OpenRecording(const std::string& dir, const qr_scenario* check)
 
 using KrecSetPtr = std::unique_ptr<qr_krec_set, void (*)(qr_krec_set*)>;
 
-/* DIR/record's kernel records (*.qrk in name order, h2 before h10: host i the i-th) as one
- * recording on s's network; with DIR/recording (the testbed's captures of the same run) named
- * and checked as that one, on its time base. Their paths into *paths. Throws with the error. */
+/* DIR/record's kernel records as one recording on s's network (cli_open_records). Throws with
+ * the error. */
 KrecSetPtr
-ReplayOpenRecords(const std::string& dir, const qr_scenario* s, std::vector<std::string>* paths)
+ReplayOpenRecords(const std::string& dir, const qr_scenario* s)
 {
-    std::string rdir = dir + "/record";
-    DIR* d = opendir(rdir.c_str());
-    if (!d)
-        throw std::runtime_error(rdir + ": " + strerror(errno) +
-                                 " (qreplay record writes one record per host there)");
-    while (struct dirent* e = readdir(d))
-    {
-        size_t n = strlen(e->d_name);
-        if (n > 4 && !strcmp(e->d_name + n - 4, ".qrk"))
-            paths->push_back(rdir + "/" + e->d_name);
-    }
-    closedir(d);
-    std::sort(paths->begin(), paths->end(), [](const std::string& a, const std::string& b) {
-        return strverscmp(a.c_str(), b.c_str()) < 0;
-    });
-    if (paths->empty())
-        throw std::runtime_error(rdir + ": no kernel record (*.qrk)");
-    std::vector<const char*> p;
-    for (const std::string& x : *paths)
-        p.push_back(x.c_str());
     char err[QR_ERRBUF_SIZE];
-    RecordingPtr like(nullptr, qr_recording_close);
-    qr_krec_set_opts o{nullptr, 0, 0};
-    std::string recDir = dir + "/recording";
-    if (IsDir(recDir))
-    {
-        like = OpenRecording(recDir, nullptr);
-        o = {like.get(), 0, qr_recording_network_known(like.get())};
-    }
+    qr_recording* like = nullptr;
     qr_krec_set* ks = nullptr;
-    if (qr_krec_set_open(&ks, s, p.data(), p.size(), &o, err))
+    int rc = cli_open_records(dir.c_str(), "record", 0, s, &like, &ks, nullptr, err);
+    qr_recording_close(like);
+    if (rc)
         throw std::runtime_error(err);
     return KrecSetPtr(ks, qr_krec_set_close);
 }
@@ -334,8 +308,7 @@ RecordVariants(const std::string& dir,
     KrecSetPtr ks(nullptr, qr_krec_set_close);
     if (!IsDir(dir + "/record"))
         return ks;
-    std::vector<std::string> records;
-    ks = ReplayOpenRecords(dir, sc, &records);
+    ks = ReplayOpenRecords(dir, sc);
     if (!quiet)
         ReplayRecordsSummary(ks.get());
     size_t n = plan->size();
@@ -706,10 +679,9 @@ ReplayRun(ReplayArgs& r, ScenarioPtr& s, qr_light* l, cli_progress* p)
     if (l)
         rec.reset(ReplayRegenerate(r, l, p, &lightName));
     KrecSetPtr ks(nullptr, qr_krec_set_close);
-    std::vector<std::string> records;
     if (r.record)
     {
-        ks = ReplayOpenRecords(r.dir, s.get(), &records);
+        ks = ReplayOpenRecords(r.dir, s.get());
         if (!r.quiet)
             ReplayRecordsSummary(ks.get());
         if (!r.name)
@@ -729,8 +701,8 @@ ReplayRun(ReplayArgs& r, ScenarioPtr& s, qr_light* l, cli_progress* p)
     cli_paths in{}, out{};
     if (!r.record || IsDir(dir + "/recording"))
         cli_paths_add_recording(&in, (dir + "/recording").c_str());
-    for (const std::string& x : records)
-        cli_paths_add(&in, "%s", x.c_str());
+    if (r.record)
+        cli_paths_add_dir(&in, (r.dir + "/record").c_str());
     cli_paths_add_scenario(&in, r.scen, s.get());
     std::string vdir = dir + "/replay/" + vname;
     cli_paths_add(&out, "%s/replay.h5", vdir.c_str());

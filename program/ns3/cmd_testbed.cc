@@ -30,6 +30,7 @@ extern "C"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/import.h"
+#include "qreplay/krec_recording.h"
 #include "qreplay/krecord.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/queuelog.h"
@@ -222,11 +223,13 @@ PrepareOutputs(const std::string& dir,
                           "/testbed/processes.csv",
                           "/testbed/apps.csv",
                           "/testbed/diagnosis.csv",
+                          "/testbed/diagnosis-record.csv",
                           "/testbed/fabric.csv",
                           "/testbed/paths.csv",
                           "/testbed/traceroutes.csv",
                           "/capture/paths.txt",
                           "/diagnosis.h5",
+                          "/diagnosis-record.h5",
                           "/capture/schedule.csv"})
         cli_paths_add(&out, "%s%s", dir.c_str(), f);
     for (const std::string& f : caps)
@@ -242,12 +245,14 @@ PrepareOutputs(const std::string& dir,
                           "/processes.csv",
                           "/apps.csv",
                           "/diagnosis.csv",
+                          "/diagnosis-record.csv",
                           "/fabric.csv",
                           "/paths.csv",
                           "/traceroutes.csv"})
         RemoveFile(tbDir + f);
     RemoveFile(capDir + "/paths.txt");
     RemoveFile(dir + "/diagnosis.h5");
+    RemoveFile(dir + "/diagnosis-record.h5");
     /* an earlier run's kernel records: never replayed as this run's */
     for (const char* sub : {"/record", "/record-refused"})
     {
@@ -623,35 +628,22 @@ SwitchTruth(const std::string& dir,
     return 0;
 }
 
-/* Real applications: every connection diagnosed from the hosts' captures (dir/diagnosis.h5), each
- * exchange scored against the switch's captures (dir/testbed/diagnosis.csv). Returns 0 or the
- * exit status after printing the error. */
+/* A diagnosis of the applications' connections (dg, of rec or of records named as rec) written
+ * to dir/NAME.h5, each exchange scored against the switch's captures (dir/testbed/NAME.csv) and
+ * printed. Returns 0 or the exit status after printing the error. */
 int
-DiagnoseApps(const std::string& dir,
-             const qr_config* c,
-             const std::vector<qr_app>& apps,
-             const tb_run& run,
-             bool quiet)
+ScoreAppsDiagnosis(const std::string& dir,
+                   const char* name,
+                   const char* from,
+                   const qr_recording* rec,
+                   const qr_diagnosis& dg,
+                   const std::vector<qr_app>& apps,
+                   const tb_run& run,
+                   bool quiet)
 {
     char err[QR_ERRBUF_SIZE];
-    std::string recDir = dir + "/recording";
-    qr_recording* rec = nullptr;
-    if (qr_recording_open(&rec, recDir.c_str(), nullptr, err))
-        return cli_fail("testbed", "%s", err);
-    std::unique_ptr<qr_recording, void (*)(qr_recording*)> ownRec(rec, qr_recording_close);
-    qr_diag_opts o;
-    qr_diag_opts_default(&o);
-    o.all = 1;
-    o.rto_min_ns = c->tcp.min_rto_ns; /* the hosts' routes carry the scenario's rto_min */
-    qr_diagnosis dg{};
-    std::unique_ptr<qr_diagnosis, void (*)(qr_diagnosis*)> ownDg(&dg, qr_diagnosis_free);
-    if (qr_diagnose(rec, &o, &dg, err))
-        return cli_fail("testbed", "diagnose: %s", err);
-    if (qr_diagnosis_write((dir + "/diagnosis.h5").c_str(),
-                           qr_recording_scenario(rec),
-                           qr_recording_id(rec),
-                           &dg,
-                           err))
+    std::string recDir = dir + "/recording", h5 = dir + "/" + name + ".h5";
+    if (qr_diagnosis_write(h5.c_str(), qr_recording_scenario(rec), qr_recording_id(rec), &dg, err))
         return cli_fail("testbed", "%s", err);
     std::vector<int32_t> session(dg.n_flows + 1);
     if (qr_testbed_app_sessions(recDir.c_str(), rec, apps.data(), apps.size(), session.data(), err))
@@ -668,12 +660,14 @@ DiagnoseApps(const std::string& dir,
                           done.data(),
                           &sc,
                           err) ||
-        qr_diag_score_write_csv((dir + "/testbed/diagnosis.csv").c_str(), &sc, err))
+        qr_diag_score_write_csv((dir + "/testbed/" + name + ".csv").c_str(), &sc, err))
         return cli_fail("testbed", "diagnosis against the switch: %s", err);
     if (quiet)
         return 0;
-    printf("== diagnosis of every connection (%s/diagnosis.h5) against the switch's captures\n",
-           cli_shown(dir.c_str()));
+    printf("== diagnosis of every connection from the hosts' %s (%s) against the switch's "
+           "captures\n",
+           from,
+           cli_shown(h5.c_str()));
     printf("%-22s %4s %3s %10s %-20s %5s %8s %10s  %s\n",
            "session",
            "conn",
@@ -724,6 +718,69 @@ DiagnoseApps(const std::string& dir,
            sc.lost);
     fflush(stdout);
     return 0;
+}
+
+/* Real applications: every connection diagnosed from the hosts' captures (dir/diagnosis.h5) and,
+ * with kernel records kept (dir/record), from those too (dir/diagnosis-record.h5); each exchange
+ * scored against the switch's captures (dir/testbed/diagnosis.csv, diagnosis-record.csv).
+ * Returns 0 or the exit status after printing the error. */
+int
+DiagnoseApps(const std::string& dir,
+             const qr_config* c,
+             const std::vector<qr_app>& apps,
+             const tb_run& run,
+             bool records,
+             bool quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    std::string recDir = dir + "/recording";
+    qr_recording* rec = nullptr;
+    if (qr_recording_open(&rec, recDir.c_str(), nullptr, err))
+        return cli_fail("testbed", "%s", err);
+    std::unique_ptr<qr_recording, void (*)(qr_recording*)> ownRec(rec, qr_recording_close);
+    qr_diag_opts o;
+    qr_diag_opts_default(&o);
+    o.all = 1;
+    o.rto_min_ns = c->tcp.min_rto_ns; /* the hosts' routes carry the scenario's rto_min */
+    qr_diagnosis dg{};
+    std::unique_ptr<qr_diagnosis, void (*)(qr_diagnosis*)> ownDg(&dg, qr_diagnosis_free);
+    if (qr_diagnose(rec, &o, &dg, err))
+        return cli_fail("testbed", "diagnose: %s", err);
+    int rc = ScoreAppsDiagnosis(dir, "diagnosis", "captures", rec, dg, apps, run, quiet);
+    if (rc || !records)
+        return rc;
+    /* records set aside (a packet no event told) are diagnosed too, as what they hold: named as
+     * the captures' connections, not checked packet by packet (their losses are then the
+     * kernel's own conclusions: a record with events lost is not whole) */
+    bool aside = !cli_exists((dir + "/record").c_str());
+    if (aside && !cli_exists((dir + "/record-refused").c_str()))
+        return 0;
+    qr_recording* like = nullptr;
+    qr_krec_set* ks = nullptr;
+    rc = cli_open_records(dir.c_str(),
+                          aside ? "record-refused" : "record",
+                          aside,
+                          qr_recording_scenario(rec),
+                          &like,
+                          &ks,
+                          nullptr,
+                          err);
+    qr_recording_close(like);
+    if (rc)
+        return cli_fail("testbed", "the kernel records: %s", err);
+    std::unique_ptr<qr_krec_set, void (*)(qr_krec_set*)> ownKs(ks, qr_krec_set_close);
+    qr_diagnosis dr{};
+    std::unique_ptr<qr_diagnosis, void (*)(qr_diagnosis*)> ownDr(&dr, qr_diagnosis_free);
+    if (qr_diagnose_records(ks, &o, &dr, err))
+        return cli_fail("testbed", "diagnose from the kernel records: %s", err);
+    return ScoreAppsDiagnosis(dir,
+                              "diagnosis-record",
+                              aside ? "kernel records (set aside)" : "kernel records",
+                              rec,
+                              dr,
+                              apps,
+                              run,
+                              quiet);
 }
 
 /* What the testbed cannot honour, and the replay's rate it sets after the run, checked before
@@ -1014,10 +1071,10 @@ TestbedRecord(const std::string& dir,
         rc = FabricTruth(dir, run, fab, quiet);
     else if (rc == 0)
         rc = SwitchTruth(dir, sc, run, hosts, run.port_limit, measuredRate, quiet);
-    if (rc == 0 && w.apps)
-        rc = DiagnoseApps(dir, c, w.appv, run, quiet);
     if (rc == 0 && run.record)
         rc = CheckRecords(dir, hosts, quiet);
+    if (rc == 0 && w.apps)
+        rc = DiagnoseApps(dir, c, w.appv, run, run.record, quiet);
     return rc;
 }
 

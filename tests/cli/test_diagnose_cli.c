@@ -389,6 +389,25 @@ Test(diagnose_cli, bad_options_and_bad_fault_rules_are_clear_errors)
     cr_assert_eq(qreplay("diagnose %s/t --replay x --no-replay", dir), 2);
     cr_assert_eq(qreplay("diagnose %s/nothing", dir), 1);
     cr_assert(!exists("%s/t/diagnosis.h5", dir));
+    /* from kernel records: where there are none, or no network to read them on */
+    cr_assert_eq(qreplay("diagnose %s/t --from nope", dir), 2);
+    cr_assert(strstr(err, "--from") && strstr(err, "capture nor record"), "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/t --scenario x.ini", dir), 2);
+    cr_assert(strstr(err, "only with --from record"), "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/t --from record --no-figures", dir), 1);
+    cr_assert(strstr(err, "/record") && strstr(err, "qreplay record writes"), "%s", err);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/nr/record && : > %s/nr/record/h0.qrk", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(qreplay("diagnose %s/nr --from record --no-figures", dir), 1);
+    cr_assert(strstr(err, "recording.h5") && strstr(err, "--scenario"), "%s", err);
+    cr_assert_eq(qreplay("diagnose %s/nr --from record --no-figures "
+                         "--scenario scenarios/testbed-apps.ini",
+                         dir),
+                 1);
+    cr_assert(strstr(err, "h0.qrk"), "an empty record named: %s", err);
+    cr_assert(!exists("%s/nr/diagnosis-record.h5", dir));
+    cr_assert(!exists("%s/t/diagnosis-record.h5", dir));
     /* fault rules: syntax at load, flows and switches when the workload is known */
     cr_assert_eq(
         qreplay("runtime scenarios/diagnose/tail-drop.ini --set 'faults.drop=flow 0 dta 1' "

@@ -751,18 +751,68 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
     cr_assert_neq(system(cmd), 0, "the next command left the killed run's stage");
 }
 
+/* A diagnosis scored against the switch (testbed/NAME.csv): every exchange's losses are the data
+ * packets the switch dropped, none is a loss cause where the switch dropped none of its data,
+ * the 5 sessions' connections are there (complete: every exchange, where complete_all). Its
+ * switch drops into *dropped (data) and *control (SYN, FIN, pure ACKs). */
+static void check_apps_diagnosis(const char *name, int complete_all, unsigned long *dropped,
+                                 unsigned long *control)
+{
+    char p[512], line[1024];
+    snprintf(p, sizeof p, "%s/apps/testbed/%s.csv", dir, name);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f, "%s", p);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    unsigned long flows_seen = 0;
+    *dropped = *control = 0;
+    while (fgets(line, sizeof line, f)) {
+        /* flow,exchange,dir,bytes,cause,status,lost,retransmissions,dropped,dropped_control,
+         * dropped_acks,max_queue_bytes,max_ack_queue_bytes,verdict,why */
+        char *v[17];
+        int nv = 0;
+        for (char *c = line; nv < 17 && c;) {
+            v[nv++] = c;
+            c = strpbrk(c, ",\n");
+            if (c)
+                *c++ = '\0';
+        }
+        cr_assert_geq(nv, 15, "%s", line);
+        unsigned fl = (unsigned)atoi(v[0]), ex = (unsigned)atoi(v[1]);
+        unsigned lost = (unsigned)atoi(v[6]), dr = (unsigned)atoi(v[8]), dc = (unsigned)atoi(v[9]);
+        const char *cause = v[4], *status = v[5];
+        cr_assert_eq(lost, dr,
+                     "%s: flow %u exchange %u: %u losses diagnosed, the switch dropped %u", name,
+                     fl, ex, lost, dr);
+        if (complete_all)
+            cr_assert_str_eq(status, "complete", "%s: flow %u exchange %u", name, fl, ex);
+        if (!strcmp(cause, "rto") || !strcmp(cause, "tail-loss-probe") ||
+            !strcmp(cause, "fast-retransmit") || !strcmp(cause, "rack") ||
+            !strcmp(cause, "lost-retransmit") || !strcmp(cause, "loss"))
+            cr_assert_gt(dr, 0, "%s: flow %u exchange %u: %s without a drop at the switch", name,
+                         fl, ex, cause);
+        *dropped += dr;
+        *control += dc;
+        if (fl + 1 > flows_seen)
+            flows_seen = fl + 1;
+    }
+    fclose(f);
+    cr_assert_eq(flows_seen, 5, "%s: %lu connections for 5 sessions", name, flows_seen);
+}
+
 /* Real applications (scenarios/testbed-apps.ini: two 9 MB HTTP downloads into one host, an HTTP
- * keep-alive session, a two-way bulk, a request/response protocol): every session completes,
- * every connection of the import is one of them, and the diagnosis from the hosts' captures
- * counts exactly the data packets the switch dropped, exchange by exchange, never a loss where
- * the switch dropped none; the scorer's drops are the truth's. */
+ * keep-alive session, a two-way bulk, a request/response protocol), with the kernel recorder on
+ * every host: every session completes, every connection of the import is one of them, and the
+ * diagnosis from the hosts' captures counts exactly the data packets the switch dropped, exchange
+ * by exchange, never a loss where the switch dropped none; the scorer's drops are the truth's.
+ * The diagnosis from the hosts' kernel records (kept, or set aside where a packet no event told:
+ * their losses then the kernel's conclusions) does the same. */
 Test(testbed, real_applications_diagnosed_against_the_switch)
 {
     need_root();
     if (access("/usr/bin/python3", X_OK) != 0)
         cr_skip_test("/usr/bin/python3 is not installed (./waf deps installs it)");
     int before = count_netns("qrtb");
-    int rc = qreplay("testbed scenarios/testbed-apps.ini -o %s/apps --no-figures", dir);
+    int rc = qreplay("testbed scenarios/testbed-apps.ini -o %s/apps --no-figures --record", dir);
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
     cr_assert_eq(system("pgrep -f 'apps.py (server|client)' >/dev/null"), 256,
@@ -782,43 +832,8 @@ Test(testbed, real_applications_diagnosed_against_the_switch)
     }
     fclose(f);
     cr_assert_eq(sessions, 5);
-
-    snprintf(p, sizeof p, "%s/apps/testbed/diagnosis.csv", dir);
-    f = fopen(p, "r");
-    cr_assert_not_null(f);
-    cr_assert_not_null(fgets(line, sizeof line, f));
-    unsigned long dropped = 0, control = 0, rows = 0, flows_seen = 0;
-    while (fgets(line, sizeof line, f)) {
-        /* flow,exchange,dir,bytes,cause,status,lost,retransmissions,dropped,dropped_control,
-         * dropped_acks,max_queue_bytes,max_ack_queue_bytes,verdict,why */
-        char *v[17];
-        int nv = 0;
-        for (char *c = line; nv < 17 && c;) {
-            v[nv++] = c;
-            c = strpbrk(c, ",\n");
-            if (c)
-                *c++ = '\0';
-        }
-        cr_assert_geq(nv, 15, "%s", line);
-        unsigned fl = (unsigned)atoi(v[0]), ex = (unsigned)atoi(v[1]);
-        unsigned lost = (unsigned)atoi(v[6]), dr = (unsigned)atoi(v[8]), dc = (unsigned)atoi(v[9]);
-        const char *cause = v[4], *status = v[5];
-        cr_assert_eq(lost, dr, "flow %u exchange %u: %u losses diagnosed, the switch dropped %u",
-                     fl, ex, lost, dr);
-        cr_assert_str_eq(status, "complete", "flow %u exchange %u", fl, ex);
-        if (!strcmp(cause, "rto") || !strcmp(cause, "tail-loss-probe") ||
-            !strcmp(cause, "fast-retransmit") || !strcmp(cause, "rack") ||
-            !strcmp(cause, "lost-retransmit") || !strcmp(cause, "loss"))
-            cr_assert_gt(dr, 0, "flow %u exchange %u: %s without a drop at the switch", fl, ex,
-                         cause);
-        dropped += dr;
-        control += dc;
-        rows++;
-        if (fl + 1 > flows_seen)
-            flows_seen = fl + 1;
-    }
-    fclose(f);
-    cr_assert_eq(flows_seen, 5, "%lu connections for 5 sessions", flows_seen);
+    unsigned long dropped, control, rdropped, rcontrol;
+    check_apps_diagnosis("diagnosis", 1, &dropped, &control);
     cr_assert_gt(dropped, 0, "two downloads into one 50 KB port dropped nothing");
     /* the scorer's drops are the switch's: data + SYN/FIN (+ pure ACKs) */
     snprintf(p, sizeof p, "%s/apps/recording/truth/truth.h5", dir);
@@ -826,5 +841,9 @@ Test(testbed, real_applications_diagnosed_against_the_switch)
     cr_assert(strstr(out, "right  ") || strstr(out, "right "), "%s", out);
     cr_assert(exists("%s/apps/diagnosis.h5", dir));
     cr_assert(exists("%s/apps/results.h5", dir));
-    (void)rows;
+    /* from the records: the same drops, diagnosed from what the hosts' kernels told */
+    check_apps_diagnosis("diagnosis-record", 1, &rdropped, &rcontrol);
+    cr_assert_eq(rdropped, dropped);
+    cr_assert(exists("%s/apps/diagnosis-record.h5", dir));
+    cr_assert(strstr(out, "from the hosts' kernel records"), "%s", out);
 }
