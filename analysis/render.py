@@ -1319,6 +1319,50 @@ def block_testbed_apps(name):
     return "\n".join(out)
 
 
+def block_apps_record(name):
+    """Real applications on the testbed, diagnosed from the hosts' captures and from their kernel
+    records, both scored against the switch's captures: per run, the records kept or set aside
+    (with the packets no event told), each diagnosis's losses against the switch's drops and its
+    verdicts; the records' wrong ones listed."""
+    r = load(name)["results"]
+    out = ["| run | records | captures: losses (dropped) | right | wrong | unknown | records: "
+           "losses (dropped) | right | wrong | unknown |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    tot = {"c": [0, 0, 0], "r": [0, 0, 0]}
+    wrong = []
+    keys = ("right", "wrong", "unknown")
+    for i, rep in enumerate(r["repeats"], 1):
+        rec = rep.get("record")
+        if rec is None:
+            out.append("| %d | none | | | | | | | | |" % i)
+            continue
+        cells = []
+        for tag, ex in (("c", rep["exchanges"]), ("r", rec["exchanges"])):
+            v = [sum(1 for x in ex if x["verdict"] == k) for k in keys]
+            tot[tag] = [a + b for a, b in zip(tot[tag], v)]
+            cells.append("%d (%d) | %d | %d | %d" % (sum(x["lost"] for x in ex),
+                                                    sum(x["dropped"] for x in ex), *v))
+        wrong += [(i, x) for x in rec["exchanges"] if x["verdict"] == "wrong"]
+        state = "kept" if rec["kept"] else "set aside, %d lost events" % rec["lost_events"]
+        out.append("| %d | %s | %s | %s |" % (i, state, cells[0], cells[1]))
+    out.append("")
+    for tag, what in (("c", "captures"), ("r", "records")):
+        n = sum(tot[tag])
+        out.append("From the %s: %d of %d exchanges right (%.0f%%), %d wrong, %d unknown." % (
+            what, tot[tag][0], n, 100.0 * tot[tag][0] / n if n else 0, tot[tag][1], tot[tag][2]))
+        out.append("")
+    if wrong:
+        out.append("The records' wrong ones:")
+        out.append("")
+        for i, x in wrong:
+            out.append("- run %d, %s, exchange %d (%s %s): %s." % (
+                i, x["app"] or "(no session)", x["exchange"], "->" if x["dir"] == 0 else "<-",
+                fmt_bytes(x["bytes"]), x["why"]))
+        out.append("")
+    out.append(provenance(name))
+    return "\n".join(out)
+
+
 def block_faults(cases):
     """Per case, drop rate and load: what each method flagged (right ones in brackets) and after how
     much data it found the planted cable for good."""
@@ -1491,6 +1535,7 @@ BLOCKS = {
     "tshark-corpus": lambda: block_corpus("tshark-corpus"),
     "chaos": lambda: block_chaos("chaos"),
     "testbed-apps": lambda: block_testbed_apps("testbed-apps"),
+    "record-apps": lambda: block_apps_record("testbed-apps"),
 }
 
 

@@ -518,7 +518,8 @@ def testbed(out, opts):
 def testbed_apps(out, opts):
     """Real applications on the testbed (scenarios/testbed-apps.ini), each repeat: the sessions'
     outcomes (testbed/apps.csv) and every exchange's diagnosis against the switch's captures
-    (testbed/diagnosis.csv), with the session each connection belongs to."""
+    (testbed/diagnosis.csv), with the session each connection belongs to; with --record the
+    kernel records' state and the diagnosis from them (testbed/diagnosis-record.csv)."""
     reps = []
     for i in range(1, opts["repeats"] + 1):
         d = os.path.join(out, "rep%d" % i)
@@ -529,22 +530,36 @@ def testbed_apps(out, opts):
             k = int(c["port1"]) - opts["first_port"]
             if 0 <= k < len(apps):
                 session[int(c["flow"])] = k
-        rows = []
-        for r in csv_rows(os.path.join(d, "testbed", "diagnosis.csv")):
-            k = session.get(int(r["flow"]), -1)
-            rows.append({"session": k, "app": apps[k]["app"] if k >= 0 else "",
-                         "flow": int(r["flow"]), "exchange": int(r["exchange"]),
-                         "dir": int(r["dir"]), "bytes": int(r["bytes"]), "cause": r["cause"],
-                         "status": r["status"], "lost": int(r["lost"]),
-                         "retransmissions": int(r["retransmissions"]),
-                         "dropped": int(r["dropped"]), "dropped_acks": int(r["dropped_acks"]),
-                         "queue": max(int(r["max_queue_bytes"]), int(r["max_ack_queue_bytes"])),
-                         "verdict": r["verdict"], "why": r["why"]})
+        def scored(name):
+            rows = []
+            for r in csv_rows(os.path.join(d, "testbed", name)):
+                k = session.get(int(r["flow"]), -1)
+                rows.append({"session": k, "app": apps[k]["app"] if k >= 0 else "",
+                             "flow": int(r["flow"]), "exchange": int(r["exchange"]),
+                             "dir": int(r["dir"]), "bytes": int(r["bytes"]), "cause": r["cause"],
+                             "status": r["status"], "lost": int(r["lost"]),
+                             "retransmissions": int(r["retransmissions"]),
+                             "dropped": int(r["dropped"]), "dropped_acks": int(r["dropped_acks"]),
+                             "queue": max(int(r["max_queue_bytes"]),
+                                          int(r["max_ack_queue_bytes"])),
+                             "verdict": r["verdict"], "why": r["why"]})
+            return rows
         truth = h5().File(os.path.join(d, "recording", "truth", "truth.h5"), "r")
-        reps.append({"sessions": [{"app": a["app"], "client": int(a["client"]),
-                                   "server": int(a["server"]), "completed": int(a["completed"])}
-                                  for a in apps],
-                     "drops": int(truth["drops"].shape[0]), "exchanges": rows})
+        rep = {"sessions": [{"app": a["app"], "client": int(a["client"]),
+                             "server": int(a["server"]), "completed": int(a["completed"])}
+                            for a in apps],
+               "drops": int(truth["drops"].shape[0]), "exchanges": scored("diagnosis.csv")}
+        # with --record: the hosts' kernel records, kept (each equal to its host's capture) or set
+        # aside (a packet no event told), their lost events, and the diagnosis from them
+        for sub in ("record", "record-refused"):
+            recs = sorted(glob.glob(os.path.join(d, sub, "h*.qrk")))
+            if recs and os.path.exists(os.path.join(d, "testbed", "diagnosis-record.csv")):
+                ends = [krec_blocks(x)["end"] for x in recs]
+                rep["record"] = {"kept": sub == "record",
+                                 "lost_events": max(e["lost_events"] for e in ends),
+                                 "nic_packets": sum(e["nic_packets"] for e in ends),
+                                 "exchanges": scored("diagnosis-record.csv")}
+        reps.append(rep)
     return {"repeats": reps}
 
 
