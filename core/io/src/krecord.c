@@ -68,6 +68,8 @@ static void put_time(struct kbuf *w, int64_t t)
 
 /* A connection while it is open: its current run of sent packets, the sequence numbers it
  * expects next each way, its samplers. */
+#define GROWTHS 64
+
 struct kconn {
     uint32_t id;
     qr_krec_ends ends;
@@ -82,6 +84,14 @@ struct kconn {
     uint32_t next_ipid;
     int have_ipid, ipid_jumps;
     int64_t ready_ns; /* when the bytes in order last grew (the latest a read's data arrived) */
+    /* the bytes in order as they grew since the last read (their end's sequence number and
+     * when), to tell when a read's last byte arrived; the receive calls' bytes so far */
+    uint32_t grow_pt[GROWTHS];
+    int64_t grow_t[GROWTHS];
+    unsigned n_grow;
+    uint32_t rx_isn;
+    int have_isn;
+    uint64_t read_bytes;
     uint64_t unseen;
     int closed;
     int64_t closed_at;
@@ -378,6 +388,27 @@ int qr_krec_state(qr_krec_writer *w, const qr_krec_ends *e, int64_t t_ns, int ol
     return event_done(w, c, t_ns);
 }
 
+/* When the last byte of a read of `bytes` (after those read before) arrived: the first growth of
+ * the bytes in order to it; where that is unknown (no SYN seen, more growths than kept), the
+ * last growth: at the latest. 0: nothing arrived. */
+static int64_t read_ready(struct kconn *c, uint32_t bytes)
+{
+    c->read_bytes += bytes;
+    if (!c->have_isn)
+        return c->ready_ns;
+    uint32_t target = c->rx_isn + 1u + (uint32_t)c->read_bytes;
+    unsigned i = 0;
+    while (i < c->n_grow && (int32_t)(c->grow_pt[i] - target) < 0)
+        i++;
+    if (i == c->n_grow)
+        return c->ready_ns;
+    int64_t t = c->grow_t[i];
+    memmove(c->grow_pt, c->grow_pt + i, (c->n_grow - i) * sizeof *c->grow_pt);
+    memmove(c->grow_t, c->grow_t + i, (c->n_grow - i) * sizeof *c->grow_t);
+    c->n_grow -= i;
+    return t;
+}
+
 int qr_krec_call(qr_krec_writer *w, const qr_krec_ends *e, int receive, uint32_t bytes,
                  int64_t t_ns, char *errbuf)
 {
@@ -392,9 +423,10 @@ int qr_krec_call(qr_krec_writer *w, const qr_krec_ends *e, int receive, uint32_t
         put_uv(b, receive ? 1 : 0);
         put_time(b, t_ns);
         put_uv(b, bytes);
-        if (receive) /* when its data arrived, at the latest: ns before the call, + 1 (0: unknown)
-                      */
-            put_uv(b, c->ready_ns && c->ready_ns <= t_ns ? (uint64_t)(t_ns - c->ready_ns) + 1 : 0);
+        if (receive) { /* when its data arrived: ns before the call, + 1 (0: unknown) */
+            int64_t at = read_ready(c, bytes);
+            put_uv(b, at && at <= t_ns ? (uint64_t)(t_ns - at) + 1 : 0);
+        }
         w->st.calls[receive ? 1 : 0]++;
         w->st.call_bytes[receive ? 1 : 0] += bytes;
     }
@@ -660,8 +692,17 @@ int qr_krec_arrived(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint
     if (!c->have_rx || (int32_t)(seq + span - c->rx_next) > 0)
         c->rx_next = seq + span;
     c->have_rx = 1;
-    if (ip_len > hdr && (!had_rx || (int32_t)(in_order(c) - ready) > 0))
-        c->ready_ns = t_ns; /* data a read may return arrived */
+    if ((tcp_flags & TCP_SYN) && !c->have_isn)
+        c->rx_isn = seq, c->have_isn = 1;
+    if (ip_len > hdr && (!had_rx || (int32_t)(in_order(c) - ready) > 0)) {
+        c->ready_ns = t_ns;         /* data a read may return arrived */
+        if (c->n_grow == GROWTHS) { /* the oldest forgotten: a read that needs it gets later */
+            memmove(c->grow_pt, c->grow_pt + 1, (GROWTHS - 1) * sizeof *c->grow_pt);
+            memmove(c->grow_t, c->grow_t + 1, (GROWTHS - 1) * sizeof *c->grow_t);
+            c->n_grow--;
+        }
+        c->grow_pt[c->n_grow] = in_order(c), c->grow_t[c->n_grow++] = t_ns;
+    }
     if (ce) {
         put_arrival(w, c, ARR_CE, t_ns);
         w->st.ce++;
