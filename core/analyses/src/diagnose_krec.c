@@ -1,11 +1,11 @@
 /* The connection model of one flow from its hosts' kernel records (qr_diagnose_records): no
  * packet's arrival is known, so the model is made from what the records hold instead of from
  * packets both ways (tcpconn.h):
- *  - exchanges from the applications' socket calls: a direction's sends split where the other
- *    side sent in between (a request and its response) or where everything sent had been read
- *    and the sender sent nothing for idle_ns. An exchange starts at its first send call (or its
- *    first segment, if earlier: a call's time is its return) and ends when the data of the
- *    receive call that brought the bytes read to its last byte arrived (the receiver's record;
+ *  - exchanges from the applications' socket calls: a direction's sends split where everything
+ *    sent had arrived and the other side sent in between (a request and its response), or where
+ *    everything sent had arrived idle_ns before the next send. An exchange starts at its first send
+ * call (or its first segment, if earlier: a call's time is its return) and ends when the data of
+ * the receive call that brought the bytes read to its last byte arrived (the receiver's record;
  *    without it the end is unknown);
  *  - each segment the sender handed to its NIC, its send time inferred from the record's samples,
  *    its resends with the kernel's reason (RTO, fast, probe) and whether each arrived as a
@@ -79,8 +79,8 @@ static int calls_load(const kend *e, uint32_t kind, int64_t base, calls_t *o)
     return QR_OK;
 }
 
-/* When the bytes through the calls first reached b (-1: never). */
-static int64_t calls_reached(const calls_t *c, uint64_t b)
+/* The first call through which the bytes reached b (c->n: none). */
+static size_t calls_index(const calls_t *c, uint64_t b)
 {
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
@@ -90,7 +90,14 @@ static int64_t calls_reached(const calls_t *c, uint64_t b)
         else
             hi = mid;
     }
-    return lo < c->n ? c->t[lo] : -1;
+    return lo;
+}
+
+/* When the bytes through the calls first reached b (-1: never). */
+static int64_t calls_reached(const calls_t *c, uint64_t b)
+{
+    size_t i = calls_index(c, b);
+    return i < c->n ? c->t[i] : -1;
 }
 
 /* How many calls came at or before t. */
@@ -247,6 +254,8 @@ static int one_resend(const kconn *m, int k, size_t j, qr_tc_exchange *e, waits 
 typedef struct {
     qr_tc_exchange e;
     size_t call_lo, call_hi; /* its send calls [call_lo, call_hi) */
+    int shared_read;         /* the read of its last byte read the next exchange's too: its end is
+                                when that read's last byte arrived, later than its own */
 } kex;
 
 /* Direction k's exchanges from its sender's send calls (see the top). */
@@ -261,11 +270,15 @@ static int dir_exchanges(const kconn *m, int k, kex **out, size_t *n_out)
         uint64_t before = i ? s->cum[i - 1] : 0;
         int fresh = i == 0;
         if (!fresh) {
-            fresh = calls_by(opp, s->t[i]) > calls_by(opp, s->t[i - 1]);
+            /* a turn (a request's response, the next request) once everything sent had arrived;
+             * or idle: everything had arrived idle_ns before (a two-way bulk's sides send at
+             * once: neither splits the other) */
+            int turn = calls_by(opp, s->t[i]) > calls_by(opp, s->t[i - 1]);
             if (have_rcv)
-                fresh |= calls_bytes_by(r, s->t[i] - idle) >= before;
+                fresh = (turn && calls_bytes_by(r, s->t[i]) >= before) ||
+                        calls_bytes_by(r, s->t[i] - idle) >= before;
             else
-                fresh |= s->t[i] - s->t[i - 1] >= idle;
+                fresh = turn || s->t[i] - s->t[i - 1] >= idle;
         }
         if (fresh) {
             if (qri_grow((void **)&v, &cap, n, sizeof *v, 8))
@@ -284,6 +297,9 @@ static int dir_exchanges(const kconn *m, int k, kex **out, size_t *n_out)
         qr_tc_exchange *e = &v[q].e;
         e->bytes = (uint64_t)(e->seq_hi - e->seq_lo);
         e->end_ns = have_rcv ? calls_reached(r, (uint64_t)e->seq_hi - 1) : -1;
+        if (e->end_ns >= 0)
+            v[q].shared_read =
+                r->cum[calls_index(r, (uint64_t)e->seq_hi - 1)] > (uint64_t)e->seq_hi - 1;
         if (e->end_ns >= 0 && e->end_ns < e->start_ns)
             e->end_ns = e->start_ns; /* read as it was sent: the hosts' clocks within a sample */
         e->status = e->end_ns >= 0 ? QR_TC_COMPLETE : have_rcv ? QR_TC_OPEN : QR_TC_NO_ACKS;
@@ -404,8 +420,10 @@ static int exchange_parts(const kconn *m, int k, kex *xe, const size_t *seg, siz
     for (int l = 0; l < L_N; l++)
         waited += lab[l];
     int64_t rest = w->hi - w->lo - waited;
-    /* the ideal needs the exchange's end and its segments' sequence numbers */
-    e->ideal_ns = e->end_ns >= 0 && m->isn[k] >= 0 ? exchange_ideal(m, e, rate_bps) : 0;
+    /* the ideal needs the exchange's end (not one shared with the next exchange's bytes: then
+     * the time beyond its waits is unknown) and its segments' sequence numbers */
+    e->ideal_ns =
+        e->end_ns >= 0 && !xe->shared_read && m->isn[k] >= 0 ? exchange_ideal(m, e, rate_bps) : 0;
     e->part_ns[QR_TC_PART_TRANSFER] = rest;
     if (e->ideal_ns > 0 && rest > e->ideal_ns) {
         e->part_ns[QR_TC_PART_QUEUEING] = rest - e->ideal_ns;
@@ -484,11 +502,21 @@ static int dir_model(kconn *m, int k, qr_tc_conn *c, kex **ex, size_t *n_ex, wai
         if (of[i] < 0)
             continue;
         ord[ns++] = i;
-        /* a send call's time is when it returned: a blocking one after most of its data left */
-        qr_tc_exchange *e = &(*ex)[of[i]].e;
-        if (m->pk[k][i].pk.time_ns < e->start_ns)
-            e->start_ns = m->pk[k][i].pk.time_ns;
     }
+    /* an exchange starts when its first byte left for the NIC: a send call's time is when it
+     * returned (a blocking one after most of its data left), and between a call and its data
+     * leaving the data waited in the host (the handshake, its own queue), not the network */
+    for (size_t a = n; a-- > 0;)
+        if (of[a] >= 0 && m->seg[k][a].resend < 0)
+            (*ex)[of[a]].e.start_ns = m->pk[k][a].pk.time_ns;
+    /* no data leaves before the handshake's end (the opener's ACK of the SYN-ACK): a send call
+     * before it waited for the connection, not the network (an exchange none of whose segments
+     * the record holds) */
+    int64_t hs_end =
+        c->handshake_ns >= 0 && m->n[0] ? m->pk[0][0].pk.time_ns + c->handshake_ns : INT64_MIN;
+    for (size_t q = 0; q < *n_ex; q++)
+        if ((*ex)[q].e.start_ns < hs_end)
+            (*ex)[q].e.start_ns = hs_end;
     if (qri_sort(ord, ns, sizeof *ord, order_cmp, of))
         rc = QR_ENOMEM;
     for (size_t a = 0; a < ns && !rc;) {
