@@ -563,8 +563,9 @@ def block_light_claims(names):
 
 def block_record(name):
     """qreplay record on the testbed beside tcpdump: the records' size against the same hosts'
-    header captures (DETER's comparison), by part; the recorder's CPU against tcpdump's; and each
-    tagged variant replayed from the captures and from the records."""
+    header captures (DETER's comparison), by part; the recorder's CPU against tcpdump's; each
+    tagged variant replayed from the captures and from the records; the records' send times
+    against the captures', packet by packet."""
     reps = load(name)["results"]["repeats"]
     kept = [r for r in reps if not r["refused"]]
     ths = kept[0]["thresholds_ns"]
@@ -579,6 +580,8 @@ def block_record(name):
     fid = ["| run | bottleneck's rate while busy | th | tagged from the captures: qdiff mean / "
            "p99, drop error | from the records | plain from the captures | from the records |",
            "|---|---|---|---|---|---|---|"]
+    times = ["| run | th | packets | median | p99 | max | mean | bias |",
+             "|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(reps, 1):
         if r["refused"]:
             size.append("| %d | the records differed from the captures: set aside |" % i)
@@ -613,11 +616,23 @@ def block_record(name):
             fid.append("| %d | %.1f Mbps | %g us | %s | %s | %s | %s |" % (
                 i, r["busy_rate_bps"] / 1e6, t / 1000.0, cell(var.get("tagged_" + b)), cell(var.get("tagged_" + b + "_record")),
                 cell(var.get("plain_" + b)), cell(var.get("plain_" + b + "_record"))))
+        for x in r.get("times") or []:
+            times.append("| %d | %g us | %d | %s | %s | %s | %s | %s |" % (
+                i, x["th_ns"] / 1000.0, x["packets"], fmt_us(x["p50_ns"]), fmt_us(x["p99_ns"]),
+                fmt_us(x["max_ns"]), fmt_us(x["mean_ns"]), fmt_us(x["bias_ns"])))
     return ("DETER: " + ref("record_size") + " of the compressed header traces, at " +
             ref("record_cpu") + " CPU.\n\n" + "\n".join(size) +
             "\n\nBytes per packet by part (the records of all hosts):\n\n" + "\n".join(parts) +
             "\n\nCPU:\n\n" + "\n".join(cpu) + "\n\nFidelity against the switch's captures:\n\n" +
-            "\n".join(fid) + "\n\n" + provenance(name))
+            "\n".join(fid) +
+            "\n\nSend times, packet by packet, the records' (inferred at each threshold) against "
+            "the captures' (|record - capture|; bias: the mean of record - capture):\n\n" +
+            "\n".join(times) + "\n\n" + provenance(name))
+
+
+def fmt_us(ns):
+    """ns as microseconds, to 0.1 us."""
+    return "%.1f us" % (ns / 1000.0)
 
 
 KREC_PART_KEYS = ["header", "conns", "calls", "sent", "samples", "resent", "arrived", "framing"]

@@ -706,7 +706,8 @@ def record_testbed(out, opts):
     """qreplay record beside tcpdump on the testbed, per repeat: the hosts' records by part and per
     threshold against the same hosts' captures cut to their headers, raw, gzip -9 and xz -9e
     (DETER's comparison), the processes' CPU (testbed/processes.csv), and every variant's fidelity
-    replayed from the captures and from the records (<variant>_record), both against the switch."""
+    replayed from the captures and from the records (<variant>_record), both against the switch;
+    the records' send times against the captures' per threshold (testbed/record-times.csv)."""
     import gzip
     import lzma
     reps = []
@@ -748,6 +749,9 @@ def record_testbed(out, opts):
              "variants": [{k: v.get(k) for k in ("variant", "th_ns", "mode", "qdiff_mean_mtu",
                                                   "qdiff_p99_mtu", "runtime_drops", "replay_drops",
                                                   "drop_error")} for v in var]}
+        times = os.path.join(run, "testbed", "record-times.csv")
+        if os.path.exists(times):
+            d["times"] = [{k: int(v) for k, v in row.items()} for row in csv_rows(times)]
         reps.append(d)
     return {"repeats": reps}
 

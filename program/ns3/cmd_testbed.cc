@@ -38,6 +38,7 @@ extern "C"
 #include "qreplay/testbed.h"
 #include "qreplay/topology.h"
 #include "qreplay/traceroute.h"
+#include "qreplay/txn.h"
 #include "qreplay/workload.h"
 }
 
@@ -224,6 +225,7 @@ PrepareOutputs(const std::string& dir,
                           "/testbed/apps.csv",
                           "/testbed/diagnosis.csv",
                           "/testbed/diagnosis-record.csv",
+                          "/testbed/record-times.csv",
                           "/testbed/fabric.csv",
                           "/testbed/paths.csv",
                           "/testbed/traceroutes.csv",
@@ -246,6 +248,7 @@ PrepareOutputs(const std::string& dir,
                           "/apps.csv",
                           "/diagnosis.csv",
                           "/diagnosis-record.csv",
+                          "/record-times.csv",
                           "/fabric.csv",
                           "/paths.csv",
                           "/traceroutes.csv"})
@@ -971,6 +974,76 @@ TestbedWorkload(const qr_config* c, uint32_t hosts, const std::string& scenarioP
  * Records that differ are set aside (DIR/record-refused, never replayed) with a warning saying
  * which host and by how much: the run's captures and truth stand without them. Returns 0, or 1
  * after an error reading them. */
+/* The records' send times at each of their thresholds against the hosts' captures, packet by
+ * packet (DIR/testbed/record-times.csv). Returns 0, or 1 after an error. */
+int
+CompareRecordTimes(const std::string& dir, bool quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    std::string recDir = dir + "/recording";
+    qr_recording* like = nullptr;
+    if (qr_recording_open(&like, recDir.c_str(), nullptr, err))
+        return cli_fail("testbed", "%s", err);
+    std::unique_ptr<qr_recording, void (*)(qr_recording*)> ownLike(like, qr_recording_close);
+    qr_recording* again = nullptr;
+    qr_krec_set* ks = nullptr;
+    int rc = cli_open_records(dir.c_str(),
+                              "record",
+                              0,
+                              qr_recording_scenario(like),
+                              &again,
+                              &ks,
+                              nullptr,
+                              err);
+    qr_recording_close(again);
+    if (rc)
+        return cli_fail("testbed", "the kernel records: %s", err);
+    std::unique_ptr<qr_krec_set, void (*)(qr_krec_set*)> ownKs(ks, qr_krec_set_close);
+    const qr_krec_header* h = qr_krec_set_header(ks);
+    std::vector<qr_krec_time_cmp> rows(h->n_th);
+    for (size_t i = 0; i < h->n_th; i++)
+        if (qr_krec_set_compare_times(ks, like, h->th_ns[i], &rows[i], err))
+            return cli_fail("testbed", "the records' send times: %s", err);
+    std::string csv = dir + "/testbed/record-times.csv";
+
+    struct Rows
+    {
+        const std::vector<qr_krec_time_cmp>* v;
+    } r{&rows};
+
+    auto write = [](FILE* f, const void* ctx) {
+        const Rows* x = static_cast<const Rows*>(ctx);
+        fprintf(f, "th_ns,packets,mean_ns,p50_ns,p99_ns,max_ns,bias_ns\n");
+        for (const qr_krec_time_cmp& c : *x->v)
+            fprintf(f,
+                    "%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                    ",%" PRId64 "\n",
+                    c.th_ns,
+                    c.packets,
+                    c.mean_ns,
+                    c.p50_ns,
+                    c.p99_ns,
+                    c.max_ns,
+                    c.bias_ns);
+    };
+    if (qr_write_text_file(csv.c_str(), write, &r, err))
+        return cli_fail("testbed", "%s", err);
+    if (quiet)
+        return 0;
+    for (const qr_krec_time_cmp& c : rows)
+    {
+        char t[32], a[32], b[32], m[32];
+        printf("record times       at %s: %" PRIu64 " packets, |record - capture| median %s, p99 "
+               "%s, max %s\n",
+               qr_format_time(c.th_ns, t, sizeof t),
+               c.packets,
+               qr_format_time(c.p50_ns, a, sizeof a),
+               qr_format_time(c.p99_ns, b, sizeof b),
+               qr_format_time(c.max_ns, m, sizeof m));
+    }
+    return 0;
+}
+
 int
 CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
 {
@@ -1035,7 +1108,7 @@ CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
                payload,
                bytes,
                cli_shown(dir.c_str()));
-    return 0;
+    return CompareRecordTimes(dir, quiet);
 }
 
 /* After the run: its report, the traceroutes, the recording imported from the hosts' captures,

@@ -131,6 +131,28 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
                             &rr_fl, &rr_both, &rr_pk),
                      3, "%s", rr);
         cr_assert(rr_fl == 4 && rr_both == 4 && rr_pk == im_pk && im_pk > 0, "%s", out);
+        /* the records' send times against the captures', at each threshold: every packet, and
+         * within the sampler's bound of the finest threshold's (each inferred time is within its
+         * threshold of the exact one, so every quantile of the difference is too) */
+        char p[512], line[256];
+        snprintf(p, sizeof p, "%s/run/testbed/record-times.csv", dir);
+        FILE *f = fopen(p, "r");
+        cr_assert_not_null(f, "%s", p);
+        cr_assert_not_null(fgets(line, sizeof line, f));
+        long long base[7] = {0}, v[7];
+        int rows = 0;
+        while (fgets(line, sizeof line, f)) {
+            cr_assert_eq(sscanf(line, "%lld,%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2],
+                                &v[3], &v[4], &v[5], &v[6]),
+                         7, "%s", line);
+            cr_assert_eq((unsigned long)v[1], im_pk, "%s", line);
+            if (!rows++)
+                memcpy(base, v, sizeof v);
+            for (int q = 3; q <= 5; q++) /* p50, p99, max */
+                cr_assert_leq(v[q], base[q] + base[0] + v[0], "%s", line);
+        }
+        fclose(f);
+        cr_assert_gt(rows, 0);
     }
     /* what the captures and the recorder cost: every one there, no more CPU than its run time on
      * this machine's cores */

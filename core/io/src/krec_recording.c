@@ -11,6 +11,7 @@
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
 #include "qreplay/krec_recording.h"
+#include "qreplay/stats.h"
 #include "qreplay/topology.h"
 #include "recording_internal.h"
 
@@ -44,6 +45,7 @@ struct qr_krec_set {
     size_t *dir_n;           /* per direction: its segments */
     size_t n_dirs;
     int64_t base_ns;
+    char checked_id[96]; /* the id of the like its packets were checked against ("": none) */
     qr_krec_set_stats st;
     /* while building */
     struct cand *c;
@@ -829,6 +831,8 @@ static int build(qr_krec_set *ks, const qr_scenario *s, const char *const *paths
         rc = make_packets(ks, r);
     if (!rc && o->like && !o->unchecked)
         rc = check_like(ks, r, o->like);
+    if (!rc && o->like && !o->unchecked)
+        snprintf(ks->checked_id, sizeof ks->checked_id, "%s", qr_recording_id(o->like));
     if (!rc)
         rc = make_id(ks, r, o->like);
     r->network_known = o->network_known;
@@ -922,4 +926,71 @@ int qr_krec_set_end(const qr_krec_set *ks, uint32_t d, const qr_krec **k, uint32
 int64_t qr_krec_set_time_base(const qr_krec_set *ks)
 {
     return ks->base_ns;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int qr_krec_set_compare_times(const qr_krec_set *ks, const qr_recording *like, int64_t th_ns,
+                              qr_krec_time_cmp *out, char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    out->th_ns = th_ns;
+    if (!ks->checked_id[0] || strcmp(ks->checked_id, qr_recording_id(like)))
+        return qri_err(errbuf, QR_EINVAL,
+                       "the records were not checked against this recording: their packets are "
+                       "not its packets");
+    qr_plan *p = NULL;
+    int rc =
+        qr_krec_set_plan(&p, ks, qr_krec_set_header(ks)->method, th_ns, NULL, NULL, NULL, errbuf);
+    if (rc)
+        return rc;
+    size_t total = 0;
+    for (uint32_t h = 0; h < qr_recording_hosts(like); h++) {
+        size_t n;
+        qr_recording_packets(like, h, &n);
+        total += n;
+    }
+    int64_t *d = malloc((total ? total : 1) * sizeof *d);
+    if (!d) {
+        qr_plan_free(p);
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    size_t m = 0;
+    __int128 sum = 0, sum_abs = 0;
+    for (uint32_t h = 0; h < qr_recording_hosts(like); h++) {
+        size_t n;
+        const qr_rec_packet *lp = qr_recording_packets(like, h, &n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t dir = lp[i].dir;
+            if (dir >= ks->n_dirs || ks->dir_end[dir].rec < 0)
+                continue; /* a direction whose sender was not recorded */
+            const qr_flow *f = qr_flow_table_flow(ks->rec->flows, dir / 2);
+            uint32_t sh = dir % 2 ? f->dst : f->src;
+            size_t nt;
+            const int64_t *t = qr_plan_times(p, sh, &nt);
+            size_t at = ks->dir_at[dir] + lp[i].seq;
+            if (at >= nt)
+                continue;
+            int64_t diff = t[at] - lp[i].pk.time_ns;
+            sum += diff;
+            d[m] = diff < 0 ? -diff : diff;
+            sum_abs += d[m++];
+        }
+    }
+    qr_plan_free(p);
+    out->packets = m;
+    if (m) {
+        qsort(d, m, sizeof *d, cmp_i64);
+        out->mean_ns = (int64_t)(sum_abs / (__int128)m);
+        out->bias_ns = (int64_t)(sum / (__int128)m);
+        out->p50_ns = d[qr_percentile_rank(0.5, m) - 1];
+        out->p99_ns = d[qr_percentile_rank(0.99, m) - 1];
+        out->max_ns = d[m - 1];
+    }
+    free(d);
+    return QR_OK;
 }

@@ -94,6 +94,21 @@ int qr_krec_set_plan(qr_plan **out, const qr_krec_set *ks, qr_sampling_method me
                      qr_sampling_stats *stats, qr_row_sample_record **records, size_t *n_records,
                      char *errbuf);
 
+/* The records' send times against the captures' (like's), packet by packet. */
+typedef struct qr_krec_time_cmp {
+    int64_t th_ns;                           /* the threshold the records' times are inferred at */
+    uint64_t packets;                        /* compared */
+    int64_t mean_ns, p50_ns, p99_ns, max_ns; /* |record's - capture's| */
+    int64_t bias_ns;                         /* the mean of record's - capture's */
+} qr_krec_time_cmp;
+
+/* Every packet's send time as the records infer it at th_ns (one the records hold, with their
+ * method) against its time in like, the recording the set was opened with and checked against
+ * (the same run's captures, on the same time base). Returns 0, QR_EINVAL (like is not the set's,
+ * or was not checked; a threshold the records do not hold) or QR_ENOMEM. */
+int qr_krec_set_compare_times(const qr_krec_set *ks, const qr_recording *like, int64_t th_ns,
+                              qr_krec_time_cmp *out, char *errbuf);
+
 /* What a segment of a direction was, from its sender's record. */
 #define QR_KREC_UNEXPLAINED 3 /* a resend with no resend event (not handed over): why unknown */
 typedef struct qr_krec_seg {
