@@ -46,7 +46,7 @@ typedef struct {
  * read it. */
 typedef struct {
     int64_t *t;
-    uint64_t *cum;
+    int64_t *cum;
     size_t n;
 } calls_t;
 
@@ -66,7 +66,7 @@ static int calls_load(const kend *e, uint32_t kind, int64_t base, calls_t *o)
     o->cum = malloc((n ? n : 1) * sizeof *o->cum);
     if (!o->t || !o->cum)
         return QR_ENOMEM;
-    uint64_t acc = 0;
+    int64_t acc = 0;
     for (size_t i = 0; i < n; i++)
         if (ev[i].kind == kind && ev[i].bytes > 0) {
             int64_t t = (kind == 1 && ev[i].ready_ns >= 0 ? ev[i].ready_ns : ev[i].t_ns) - base;
@@ -79,18 +79,24 @@ static int calls_load(const kend *e, uint32_t kind, int64_t base, calls_t *o)
     return QR_OK;
 }
 
-/* The first call through which the bytes reached b (c->n: none). */
-static size_t calls_index(const calls_t *c, uint64_t b)
+/* The first of v[0..n) (increasing) at or above x (n: none). */
+static size_t first_at_least(const int64_t *v, size_t n, int64_t x)
 {
-    size_t lo = 0, hi = c->n;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (c->cum[mid] < b)
+        if (v[mid] < x)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* The first call through which the bytes reached b (c->n: none). */
+static size_t calls_index(const calls_t *c, uint64_t b)
+{
+    return first_at_least(c->cum, c->n, b > INT64_MAX ? INT64_MAX : (int64_t)b);
 }
 
 /* When the bytes through the calls first reached b (-1: never). */
@@ -103,21 +109,13 @@ static int64_t calls_reached(const calls_t *c, uint64_t b)
 /* How many calls came at or before t. */
 static size_t calls_by(const calls_t *c, int64_t t)
 {
-    size_t lo = 0, hi = c->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->t[mid] <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return t == INT64_MAX ? c->n : first_at_least(c->t, c->n, t + 1);
 }
 
 static uint64_t calls_bytes_by(const calls_t *c, int64_t t)
 {
     size_t i = calls_by(c, t);
-    return i ? c->cum[i - 1] : 0;
+    return i ? (uint64_t)c->cum[i - 1] : 0;
 }
 
 /* The labels of an exchange's waits, the first the most telling where they overlap: the timer by
@@ -267,7 +265,7 @@ static int dir_exchanges(const kconn *m, int k, kex **out, size_t *n_out)
     size_t n = 0, cap = 0;
     kex *v = NULL;
     for (size_t i = 0; i < s->n; i++) {
-        uint64_t before = i ? s->cum[i - 1] : 0;
+        uint64_t before = i ? (uint64_t)s->cum[i - 1] : 0;
         int fresh = i == 0;
         if (!fresh) {
             /* a turn (a request's response, the next request) once everything sent had arrived;
@@ -298,8 +296,7 @@ static int dir_exchanges(const kconn *m, int k, kex **out, size_t *n_out)
         e->bytes = (uint64_t)(e->seq_hi - e->seq_lo);
         e->end_ns = have_rcv ? calls_reached(r, (uint64_t)e->seq_hi - 1) : -1;
         if (e->end_ns >= 0)
-            v[q].shared_read =
-                r->cum[calls_index(r, (uint64_t)e->seq_hi - 1)] > (uint64_t)e->seq_hi - 1;
+            v[q].shared_read = r->cum[calls_index(r, (uint64_t)e->seq_hi - 1)] > e->seq_hi - 1;
         if (e->end_ns >= 0 && e->end_ns < e->start_ns)
             e->end_ns = e->start_ns; /* read as it was sent: the hosts' clocks within a sample */
         e->status = e->end_ns >= 0 ? QR_TC_COMPLETE : have_rcv ? QR_TC_OPEN : QR_TC_NO_ACKS;
@@ -394,7 +391,7 @@ static int exchange_parts(const kconn *m, int k, kex *xe, const size_t *seg, siz
     const calls_t *s = &m->sends[k];
     size_t p = 0;
     for (size_t i = xe->call_lo + 1; i < xe->call_hi && !rc; i++) {
-        int64_t t = calls_reached(&m->reads[k], s->cum[i - 1]), next = s->t[i];
+        int64_t t = calls_reached(&m->reads[k], (uint64_t)s->cum[i - 1]), next = s->t[i];
         while (p < ns &&
                (m->seg[k][seg[p]].resend >= 0 ||
                 info[seg[p]].seq + (int64_t)info[seg[p]].len <= (int64_t)s->cum[i - 1] + 1))
