@@ -163,7 +163,8 @@ static void waits_sum(waits *w, int64_t out[L_N])
 {
     int active[L_N] = {0};
     memset(out, 0, L_N * sizeof *out);
-    qsort(w->v, w->n, sizeof *w->v, wait_cmp);
+    if (w->n)
+        qsort(w->v, w->n, sizeof *w->v, wait_cmp);
     for (size_t i = 0; i < w->n; i++) {
         if (i > 0 && w->v[i].t > w->v[i - 1].t)
             for (int l = 0; l < L_N; l++)
