@@ -631,6 +631,35 @@ SwitchTruth(const std::string& dir,
     return 0;
 }
 
+using RecordSetPtr = std::unique_ptr<qr_krec_set, void (*)(qr_krec_set*)>;
+
+/* DIR/SUB's kernel records as one set named as rec's connections (checked against its packets
+ * unless unchecked) into *out. Returns 0, or 1 after the error. */
+int
+OpenRunRecords(const std::string& dir,
+               const char* sub,
+               bool unchecked,
+               const qr_recording* rec,
+               RecordSetPtr* out)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_recording* again = nullptr;
+    qr_krec_set* ks = nullptr;
+    int rc = cli_open_records(dir.c_str(),
+                              sub,
+                              unchecked,
+                              qr_recording_scenario(rec),
+                              &again,
+                              &ks,
+                              nullptr,
+                              err);
+    qr_recording_close(again);
+    if (rc)
+        return cli_fail("testbed", "the kernel records: %s", err);
+    out->reset(ks);
+    return 0;
+}
+
 /* A diagnosis of the applications' connections (dg, of rec or of records named as rec) written
  * to dir/NAME.h5, each exchange scored against the switch's captures (dir/testbed/NAME.csv) and
  * printed. Returns 0 or the exit status after printing the error. */
@@ -758,20 +787,10 @@ DiagnoseApps(const std::string& dir,
     bool aside = !cli_exists((dir + "/record").c_str());
     if (aside && !cli_exists((dir + "/record-refused").c_str()))
         return 0;
-    qr_recording* like = nullptr;
-    qr_krec_set* ks = nullptr;
-    rc = cli_open_records(dir.c_str(),
-                          aside ? "record-refused" : "record",
-                          aside,
-                          qr_recording_scenario(rec),
-                          &like,
-                          &ks,
-                          nullptr,
-                          err);
-    qr_recording_close(like);
-    if (rc)
-        return cli_fail("testbed", "the kernel records: %s", err);
-    std::unique_ptr<qr_krec_set, void (*)(qr_krec_set*)> ownKs(ks, qr_krec_set_close);
+    RecordSetPtr ownKs(nullptr, qr_krec_set_close);
+    if (OpenRunRecords(dir, aside ? "record-refused" : "record", aside, rec, &ownKs))
+        return 1;
+    qr_krec_set* ks = ownKs.get();
     qr_diagnosis dr{};
     std::unique_ptr<qr_diagnosis, void (*)(qr_diagnosis*)> ownDr(&dr, qr_diagnosis_free);
     if (qr_diagnose_records(ks, &o, &dr, err))
@@ -985,20 +1004,10 @@ CompareRecordTimes(const std::string& dir, bool quiet)
     if (qr_recording_open(&like, recDir.c_str(), nullptr, err))
         return cli_fail("testbed", "%s", err);
     std::unique_ptr<qr_recording, void (*)(qr_recording*)> ownLike(like, qr_recording_close);
-    qr_recording* again = nullptr;
-    qr_krec_set* ks = nullptr;
-    int rc = cli_open_records(dir.c_str(),
-                              "record",
-                              0,
-                              qr_recording_scenario(like),
-                              &again,
-                              &ks,
-                              nullptr,
-                              err);
-    qr_recording_close(again);
-    if (rc)
-        return cli_fail("testbed", "the kernel records: %s", err);
-    std::unique_ptr<qr_krec_set, void (*)(qr_krec_set*)> ownKs(ks, qr_krec_set_close);
+    RecordSetPtr ownKs(nullptr, qr_krec_set_close);
+    if (OpenRunRecords(dir, "record", false, like, &ownKs))
+        return 1;
+    qr_krec_set* ks = ownKs.get();
     const qr_krec_header* h = qr_krec_set_header(ks);
     std::vector<qr_krec_time_cmp> rows(h->n_th);
     for (size_t i = 0; i < h->n_th; i++)

@@ -196,7 +196,7 @@ static int64_t rel_seq(const kconn *m, int k, uint32_t seq)
 }
 
 /* Why the timer fired for resend j of direction k (of original o). */
-static int rto_why(const kconn *m, int k, size_t j, size_t o, const qr_tc_exchange *e)
+static int rto_why(const kconn *m, int k, size_t j, size_t o)
 {
     const kend *rcv = &m->end[k ^ 1];
     if (!rcv->whole)
@@ -213,7 +213,6 @@ static int rto_why(const kconn *m, int k, size_t j, size_t o, const qr_tc_exchan
     for (size_t i = o + 1; i < j; i++)
         after +=
             m->seg[k][i].resend < 0 && !m->pk[k][i].drop_tag && qr_tcp_payload(&m->pk[k][i].pk) > 0;
-    (void)e;
     return after == 0                     ? QR_TC_WHY_TAIL
            : after < m->x->tcfg.dupthresh ? QR_TC_WHY_FEW_DUPACKS
                                           : QR_TC_WHY_PLAIN;
@@ -234,7 +233,7 @@ static int one_resend(const kconn *m, int k, size_t j, qr_tc_exchange *e, waits 
     in->spurious = s->duplicate;
     int64_t a = m->pk[k][o].pk.time_ns, b = m->pk[k][j].pk.time_ns;
     if (s->resend == QR_KREC_RTO) {
-        int why = rto_why(m, k, j, o, e);
+        int why = rto_why(m, k, j, o);
         in->why = (uint8_t)why;
         int rank = 0;
         while (why_rank[rank] != why)
