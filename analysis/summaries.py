@@ -756,6 +756,22 @@ def record_testbed(out, opts):
     return {"repeats": reps}
 
 
+def record_rate(out, opts):
+    """qreplay record --rate-test, per repeat: every step's row of its CSV (the idle step, each
+    aimed rate, the unrecorded step where the sender fell short) and the line saying what made
+    it (program, version, kernel)."""
+    reps = []
+    for i in range(1, opts["repeats"] + 1):
+        with open(os.path.join(out, "rate%d.csv" % i)) as fh:
+            made_by = fh.readline()[2:].strip()
+            rows = list(csv.DictReader(fh))
+        steps = []
+        for r in rows:
+            steps.append({k: (float(v) if "." in v else int(v)) for k, v in r.items()})
+        reps.append({"made_by": made_by, "steps": steps})
+    return {"repeats": reps}
+
+
 SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
@@ -763,4 +779,4 @@ SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butt
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
              "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
              "testbed_apps": testbed_apps, "fabric_rates": fabric_rates,
-             "record_testbed": record_testbed}
+             "record_testbed": record_testbed, "record_rate": record_rate}

@@ -1,10 +1,12 @@
 /* qreplay record: DETER's always-on record of a real Linux host's TCP, from the kernel's own
  * tracepoints (eBPF), and qreplay record --show: what a record holds and costs. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "cli.h"
 #include "krec_agent.h"
@@ -13,6 +15,8 @@
 #include "qreplay/krecord.h"
 #include "qreplay/txn.h"
 #include "qreplay/units.h"
+#include "qreplay/version.h"
+#include "testbed_net.h"
 
 static const cli_opt opts[] = {
     {"netns", 0, CLI_VALUE, "LIST",
@@ -23,6 +27,13 @@ static const cli_opt opts[] = {
     {"method", 0, CLI_VALUE, "rate|gap", "the sampler (rate: bounded error; the default)"},
     {"duration", 0, CLI_VALUE, "TIME", "stop after this long (default: at Ctrl-C or SIGTERM)"},
     {"show", 0, CLI_VALUE, "FILE", "print what the record FILE holds and costs, then exit"},
+    {"rate-test", 0, CLI_FLAG, NULL,
+     "measure the packet rates this machine's recorder keeps whole (-o: a CSV, default "
+     "record-rate.csv)"},
+    {"rates", 0, CLI_VALUE, "LIST",
+     "--rate-test: the sender's aims, writes per second (default 2k,5k,10k,20k,50k,100k,200k)"},
+    {"step", 0, CLI_VALUE, "TIME", "--rate-test: each rate's traffic (default 2s)"},
+    {"size", 0, CLI_VALUE, "BYTES", "--rate-test: one write (default 100)"},
     CLI_OPT_QUIET,
 };
 
@@ -41,7 +52,14 @@ static const cli_spec spec = {
     "memory bounded by the open connections, and put in place whole at the end: Ctrl-C stops\n"
     "within a second with a complete record. Events the kernel could not hand over (a full ring\n"
     "buffer) are counted and reported. Needs root, a kernel with BTF and its TCP tracepoints;\n"
-    "tracefs is mounted if it is not.\n",
+    "tracefs is mounted if it is not.\n\n"
+    "--rate-test measures the packet rates this machine's recorder keeps without losing an\n"
+    "event: two network namespaces of its own joined by a veth pair, an idle step (the\n"
+    "recorder alone: its fixed cost), then for each rate a sender writing small messages\n"
+    "(TCP_NODELAY: a segment each) at that rate to a receiver in the other namespace, both\n"
+    "recorded by one recorder; each step's records are read back and checked against what the\n"
+    "sender wrote. It stops rising where the sender falls short of its aim (the machine's\n"
+    "limit), removes the namespaces, and writes a CSV of every step.\n",
     opts,
     sizeof opts / sizeof opts[0],
     0,
@@ -51,7 +69,8 @@ static const cli_spec spec = {
     "  sudo qreplay record --duration 60s -o /var/tmp/host.qrk\n"
     "  sudo qreplay record --netns h0 -o h0.qrk        # one testbed host, until Ctrl-C\n"
     "  sudo qreplay record --netns h0,h1,h2 -o rec/     # one process, a record per namespace\n"
-    "  qreplay record --show h0.qrk\n"};
+    "  qreplay record --show h0.qrk\n"
+    "  sudo qreplay record --rate-test -o rate.csv     # the rates this machine keeps whole\n"};
 
 static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_header *h)
 {
@@ -257,12 +276,149 @@ static int record(qr_kagent_opts *o, const char *out_opt, int quiet)
     return rc ? cli_fail("record", "%s", err) : 0;
 }
 
+/* "2k,5k,1M" into rates (at most max), increasing. Returns -1, or a usage error's code. */
+static int rate_list(const char *text, double *rates, size_t max, size_t *n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", text);
+    *n = 0;
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        char *end;
+        double v = strtod(p, &end);
+        v *= *end == 'k' || *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : 1;
+        end += *end == 'k' || *end == 'K' || *end == 'M';
+        if (end == p || *end || !(v >= 1 && v <= 1e7))
+            return cli_usage_error("record", "--rates: '%s' is not a rate of 1 to 10M writes/s", p);
+        if (*n == max)
+            return cli_usage_error("record", "--rates: at most %zu rates", max);
+        if (*n && v <= rates[*n - 1])
+            return cli_usage_error("record", "--rates: rates in increasing order");
+        rates[(*n)++] = v;
+    }
+    return *n ? -1 : cli_usage_error("record", "--rates: no rate given");
+}
+
+static void print_rate_table(const qr_krec_rate_step *s, size_t n, const qr_krec_rate_summary *r)
+{
+    printf("%10s %9s %11s %11s %10s %7s %8s %9s %9s %8s\n", "aim (w/s)", "writes", "packets/s",
+           "events/s", "ring lost", "unseen", "whole", "recorder", "BPF", "us/pkt");
+    for (size_t i = 0; i < n; i++) {
+        double t = s[i].traffic_s, above = s[i].target_pps > 0 ? s[i].cpu_s - r->idle_cpu_s : 0;
+        if (s[i].unrecorded) {
+            printf("%10.0f %9" PRIu64 " %11s %11s %10s %7s %8s %9s %9s %8s   (not recorded: "
+                   "%.0f writes/s)\n",
+                   s[i].target_pps, s[i].writes, "-", "-", "-", "-", "-", "-", "-", "-",
+                   t > 0 ? (double)s[i].writes / t : 0);
+            continue;
+        }
+        if (s[i].target_pps <= 0) {
+            printf("%10s %9s %11s %11s %10" PRIu64 " %7" PRIu64 " %8s %8.3fs %9s %8s\n", "idle",
+                   "-", "-", "-", s[i].ring_lost, s[i].unseen, "-", s[i].cpu_s, "-", "-");
+            continue;
+        }
+        printf("%10.0f %9" PRIu64 " %11.0f %11.0f %10" PRIu64 " %7" PRIu64 " %8s %8.2f%% %8.2f%% "
+               "%8.2f\n",
+               s[i].target_pps, s[i].writes, qr_krec_rate_pps(&s[i]),
+               t > 0 ? (double)s[i].events / t : 0, s[i].ring_lost, s[i].unseen,
+               qr_krec_rate_whole(&s[i])   ? "yes"
+               : qr_krec_rate_short(&s[i]) ? "short"
+                                           : "NO",
+               t > 0 ? 100 * above / t : 0, t > 0 ? 100 * s[i].bpf_s / t : 0,
+               s[i].nic_packets ? 1e6 * (above + s[i].bpf_s) / (double)s[i].nic_packets : 0);
+    }
+    printf("\nhighest packet rate kept whole  %.0f packets/s (both hosts' packets handed to the "
+           "NIC)\n",
+           r->whole_pps);
+    printf("highest with no event lost by the recorder  %.0f packets/s\n", r->ring_whole_pps);
+    if (r->first_lossy_pps > 0)
+        printf("the recorder first lost events at  %.0f packets/s\n", r->first_lossy_pps);
+    if (r->saturated)
+        printf("the sender fell short of its aim: at most %.0f writes/s recorded (%.0f packets/s), "
+               "%.0f writes/s not recorded\n",
+               r->max_wps, r->max_pps, r->bare_wps);
+    else
+        printf("the highest rate reached  %.0f packets/s (give higher --rates to go on)\n",
+               r->max_pps);
+}
+
+/* qreplay record --rate-test. */
+static int rate_test(const cli_args *a)
+{
+    double rates[64];
+    size_t n = 0;
+    int rc;
+    const char *list = cli_value(a, "rates"), *step = cli_value(a, "step");
+    const char *size = cli_value(a, "size"), *th = cli_value(a, "th");
+    const char *out = cli_value(a, "out") ? cli_value(a, "out") : "record-rate.csv";
+    if ((rc = rate_list(list ? list : "2k,5k,10k,20k,50k,100k,200k", rates, 64, &n)) >= 0)
+        return rc;
+    char err[QR_ERRBUF_SIZE];
+    int64_t step_ns = 2000000000;
+    if (step &&
+        (qr_parse_time_ns(step, &step_ns, err) || step_ns < 100000000 || step_ns > 600000000000))
+        return cli_usage_error("record", "--step: '%s' is not a time of 0.1 s to 10 min", step);
+    double msg = 100;
+    if (size && qr_parse_double(size, 1, 65536, &msg, err))
+        return cli_usage_error("record", "--size: %s", err);
+    if (cli_value(a, "netns") || cli_value(a, "duration") || cli_value(a, "show"))
+        return cli_usage_error("record", "--rate-test makes its own namespaces and steps: no "
+                                         "--netns, --duration or --show with it");
+    if (tb_check_privileges("record"))
+        return 1;
+    char why[512];
+    if (qr_kagent_missing(why, sizeof why))
+        return cli_fail("record", "qreplay record cannot run here: %s", why);
+    char work[] = "/tmp/qreplay-rate-XXXXXX";
+    if (!mkdtemp(work))
+        return cli_fail("record", "a scratch folder in /tmp: %s", strerror(errno));
+    qr_krec_rate_step steps[66];
+    size_t n_steps = 0;
+    tb_rate_opts o = {rates,
+                      n,
+                      (double)step_ns / 1e9,
+                      (uint32_t)msg,
+                      th ? th : "1us,5us,10us",
+                      work,
+                      cli_count(a, "quiet") > 0};
+    cli_catch_signals();
+    rc = tb_record_rate("record", &o, steps, &n_steps);
+    char rm[200];
+    snprintf(rm, sizeof rm, "rm -rf -- '%s'", work);
+    if (system(rm) != 0)
+        fprintf(stderr, "qreplay record: could not remove %s\n", work);
+    if (rc)
+        return rc;
+    struct utsname u;
+    uname(&u);
+    char made[600];
+    snprintf(made, sizeof made,
+             "qreplay %s record --rate-test --rates %s --step %s --size %.0f --th %s; kernel %s",
+             qr_version(), list ? list : "2k,5k,10k,20k,50k,100k,200k", step ? step : "2s", msg,
+             o.th, u.release);
+    if (qr_krec_rate_write(out, made, steps, n_steps, err))
+        return cli_fail("record", "%s", err);
+    qr_krec_rate_summary r;
+    qr_krec_rate_summarise(steps, n_steps, &r);
+    if (!cli_count(a, "quiet"))
+        print_rate_table(steps, n_steps, &r);
+    return 0;
+}
+
 int qr_cmd_record(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_parse(&spec, argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (cli_count(&a, "rate-test")) {
+        rc = rate_test(&a);
+        cli_args_free(&a);
+        return rc;
+    }
+    if (cli_value(&a, "rates") || cli_value(&a, "step") || cli_value(&a, "size")) {
+        cli_args_free(&a);
+        return cli_usage_error("record", "--rates, --step and --size go with --rate-test");
+    }
     if (cli_value(&a, "show")) {
         rc = show(cli_value(&a, "show"));
         cli_args_free(&a);

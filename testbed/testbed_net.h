@@ -7,6 +7,7 @@
 
 #include "qreplay/apps.h"
 #include "qreplay/fabric.h"
+#include "qreplay/krec_rate.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/testbed.h"
 #include "qreplay/traceroute.h"
@@ -123,6 +124,25 @@ int tb_write_flows(const char *command, const tb_run *run, const char *path, tb_
 /* Remove the namespaces left by testbeds whose process is gone (a kill -9); prints what it did.
  * Returns the number removed. */
 int tb_cleanup_stale(const char *command);
+
+/* qreplay record --rate-test: the packet rates this machine's kernel recorder keeps whole. */
+typedef struct tb_rate_opts {
+    const double *rates; /* the sender's aims, writes per second, increasing */
+    size_t n_rates;
+    double step_s;      /* each step's traffic */
+    uint32_t msg_bytes; /* one write */
+    const char *th;     /* the recorder's --th */
+    const char *work;   /* a folder (exists) for the steps' records: step-K/ */
+    int quiet;
+} tb_rate_opts;
+/* Two namespaces joined by a veth pair (offloads off); the idle step (the recorder alone), then
+ * each rate: the recorder started on both namespaces, a sender writing msg_bytes messages with
+ * TCP_NODELAY at the rate for step_s to a receiver that reads them all, the recorder stopped
+ * (SIGINT) and its records read. steps: n_rates + 1 (the idle step first); it stops rising after
+ * a step whose sender fell short of its aim (the machine's limit). Returns 0, 1 after printing, or
+ * 130/143 when interrupted; the namespaces are gone when it returns. */
+int tb_record_rate(const char *command, const tb_rate_opts *o, qr_krec_rate_step *steps,
+                   size_t *n_steps);
 
 /* qreplay testbed-agent HOST SCHEDULE ...: the agent inside a host namespace (testbed_agent.c), run
  * by tb_run_testbed, never by a user. Its protocol on stdout: "ready", then "sent", "recv" and

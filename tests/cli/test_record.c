@@ -224,3 +224,93 @@ Test(record, bad_requests_are_refused_and_leave_the_old_record, .timeout = 60)
     free(before);
     free(after);
 }
+
+/* One row of record --rate-test's CSV (the columns qr_krec_rate_write names). */
+struct rate_row {
+    double target, traffic_s;
+    int recorded, whole, is_short;
+    long long writes, msg, read_bytes, sends, send_bytes, nic, events, ring_lost, unseen;
+};
+
+static int rate_rows(const char *path, struct rate_row *r, int max)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[1024];
+    int n = 0;
+    cr_assert(fgets(line, sizeof line, f) && !strncmp(line, "# qreplay ", 10), "%s", line);
+    cr_assert(strstr(line, "record --rate-test") && strstr(line, "kernel "), "%s", line);
+    cr_assert(fgets(line, sizeof line, f) && !strncmp(line, "target_pps,recorded,", 20));
+    while (n < max && fgets(line, sizeof line, f)) {
+        struct rate_row *x = &r[n++];
+        cr_assert_eq(sscanf(line,
+                            "%lf,%d,%lf,%lld,%lld,%lld,%lld,%lld,%lld,%*f,%lld,%*f,%lld,%lld,%d,%d",
+                            &x->target, &x->recorded, &x->traffic_s, &x->writes, &x->msg,
+                            &x->read_bytes, &x->sends, &x->send_bytes, &x->nic, &x->events,
+                            &x->ring_lost, &x->unseen, &x->whole, &x->is_short),
+                     14, "%s", line);
+    }
+    fclose(f);
+    return n;
+}
+
+/* The rate test on this machine's kernel, kept small: the idle step and two rates. What the
+ * sender wrote the receiver read, byte for byte; a step's records hold every write the sender
+ * made (the oracle: its own count) wherever nothing was lost, and "whole" says exactly that. A
+ * SIGINT stops it with status 130, the earlier CSV untouched, no namespace or scratch left. */
+Test(record, rate_test_records_every_write_and_stops_cleanly, .timeout = 180)
+{
+    need_root();
+    char csv[160];
+    snprintf(csv, sizeof csv, "%s/rate.csv", dir);
+    cr_assert_eq(qreplay("record --rate-test --rates 2k,10k --step 0.5s -o %s", csv), 0, "%s", err);
+    cr_assert(strstr(out, "highest packet rate kept whole"), "%s", out);
+    struct rate_row r[8];
+    int n = rate_rows(csv, r, 8);
+    cr_assert(n == 3 || (n == 4 && !r[3].recorded), "the idle step and two rates: %d rows", n);
+    cr_assert(r[0].target == 0 && r[0].writes == 0 && r[0].nic == 0, "the idle step sends nothing");
+    for (int i = 1; i < 3; i++) {
+        cr_assert_eq(r[i].msg, 100);
+        cr_assert_eq(r[i].read_bytes, r[i].writes * 100, "step %d: read what was written", i);
+        cr_assert_leq(r[i].writes, (long long)(r[i].target * 0.5 + 0.5), "no more than its aim");
+        cr_assert_leq(r[i].sends, r[i].writes, "no send call the sender did not make");
+        int whole = !r[i].ring_lost && !r[i].unseen && r[i].sends == r[i].writes &&
+                    r[i].send_bytes == r[i].writes * 100 && r[i].read_bytes == r[i].writes * 100;
+        cr_assert_eq(r[i].whole, whole, "step %d: 'whole' is what the counts say", i);
+        if (!r[i].ring_lost && !r[i].unseen)
+            cr_assert_eq(r[i].sends, r[i].writes,
+                         "step %d: nothing lost, so every write is recorded (%lld of %lld)", i,
+                         r[i].sends, r[i].writes);
+        cr_assert_eq(r[i].ring_lost, 0, "step %d: the recorder keeps %g writes/s", i, r[i].target);
+        cr_assert_geq(r[i].events, r[i].sends + r[i].nic, "a call and a packet are events each");
+    }
+    cr_assert_neq(system("ip netns list | grep -q 'qrtb.*-rate'"), 0, "the namespaces are gone");
+
+    /* interrupted: nothing written over the old CSV, nothing left behind */
+    size_t n0, n1;
+    unsigned char *before = slurp_bin(csv, &n0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && (%s record --rate-test --rates 2k,3k,4k --step 2s -o %s -q & P=$!; "
+             "sleep 1.5; kill -INT $P; wait $P; echo $? > %s/rate.status)",
+             dir, QR_PROGRAM, csv, dir);
+    cr_assert_eq(system(cmd), 0);
+    char text[64], path[200];
+    snprintf(path, sizeof path, "%s/rate.status", dir);
+    slurp(path, text, sizeof text);
+    cr_assert_eq(atoi(text), 130, "interrupted: status %s", text);
+    unsigned char *after = slurp_bin(csv, &n1);
+    cr_assert(n0 == n1 && !memcmp(before, after, n0), "the old CSV is untouched");
+    free(before);
+    free(after);
+    cr_assert_neq(system("ip netns list | grep -q 'qrtb.*-rate'"), 0, "the namespaces are gone");
+    cr_assert_neq(system("ls -d /tmp/qreplay-rate-* 2>/dev/null | grep -q ."), 0,
+                  "the scratch folder is gone");
+    /* the rate test's own usage errors */
+    cr_assert_eq(qreplay("record --rate-test --rates 5k,2k -o %s", csv), 2);
+    cr_assert(strstr(err, "increasing"), "%s", err);
+    cr_assert_eq(qreplay("record --rate-test --rates fast -o %s", csv), 2);
+    cr_assert(strstr(err, "'fast'"), "%s", err);
+    cr_assert_eq(qreplay("record --rates 2k -o %s", csv), 2);
+    cr_assert(strstr(err, "--rate-test"), "%s", err);
+}

@@ -45,6 +45,7 @@
 #include "qreplay/capture.h"
 #include "qreplay/h5.h"
 #include "qreplay/import.h"
+#include "qreplay/krec_rate.h"
 #include "qreplay/krec_recording.h"
 #include "qreplay/krecord.h"
 #include "qreplay/light.h"
