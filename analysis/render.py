@@ -630,6 +630,55 @@ def block_record(name):
             "\n".join(times) + "\n\n" + provenance(name))
 
 
+def block_record_rate(name):
+    """qreplay record --rate-test, per repeat: each step's rate reached, events, losses (the
+    recorder's own, and the packets the kernel told nothing of), whether the step was kept whole,
+    and the CPU the traffic cost the recorder and its BPF programs; then per repeat the highest
+    rate kept whole and the sender's limit recorded and not."""
+    reps = load(name)["results"]["repeats"]
+    out = ["| run | aim, writes/s | writes/s reached | packets/s (both hosts, to the NIC) | "
+           "events/s | lost by the recorder | unseen | kept whole | recorder above idle, of one "
+           "CPU | its BPF programs, of one CPU | CPU per packet |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = []
+    for i, r in enumerate(reps, 1):
+        idle = [s for s in r["steps"] if s["target_pps"] == 0 and s["recorded"]]
+        for s in r["steps"]:
+            if s["target_pps"] == 0:
+                continue
+            wps = s["writes"] / s["traffic_s"]
+            if not s["recorded"]:
+                out.append("| %d | %d | %.0f | not recorded | - | - | - | - | - | - | - |" % (
+                    i, s["target_pps"], wps))
+                continue
+            out.append("| %d | %d | %.0f%s | %.0f | %.0f | %d | %d | %s | %s | %s | %.1f us |" % (
+                i, s["target_pps"], wps, " (short)" if s["short"] else "", s["pps"],
+                s["events_per_s"], s["ring_lost"], s["unseen"], "yes" if s["whole"] else "no",
+                pct(s["recorder_pct"] / 100.0), pct(s["bpf_pct"] / 100.0), s["us_per_packet"]))
+        rec = [s for s in r["steps"] if s["target_pps"] > 0 and s["recorded"]]
+        whole = [s["pps"] for s in rec if s["whole"]]
+        lossy = [s["pps"] for s in rec if s["ring_lost"]]
+        bare = [s["writes"] / s["traffic_s"] for s in r["steps"] if not s["recorded"]]
+        short = [s for s in rec if s["short"]]
+        text = "run %d: kept whole up to %.0f packets/s (%.0f events/s); " % (
+            i, max(whole) if whole else 0,
+            max([s["events_per_s"] for s in rec if s["whole"]] or [0]))
+        text += ("the recorder first lost events at %.0f packets/s; " % min(lossy)) if lossy \
+            else "the recorder lost no event at any rate; "
+        if short:
+            text += ("the sender reached %.0f writes/s recorded against its aim of %d, and %.0f "
+                     "writes/s unrecorded" % (short[0]["writes"] / short[0]["traffic_s"],
+                                              short[0]["target_pps"], max(bare or [0])))
+        else:
+            text += "the sender reached every aim"
+        if idle:
+            text += "; the recorder alone (loading, attaching, %g s idle): %.3f s of CPU" % (
+                idle[0]["traffic_s"], idle[0]["recorder_cpu_s"])
+        lines.append(text + ".")
+    return ("\n".join(out) + "\n\n" + "\n".join("- " + x for x in lines) + "\n\n" +
+            provenance(name))
+
+
 def fmt_us(ns):
     """ns as microseconds, to 0.1 us."""
     return "%.1f us" % (ns / 1000.0)
@@ -1546,6 +1595,7 @@ BLOCKS = {
     "light-claims": lambda: block_light_claims(["light-k4", "light-k8"]),
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "record-testbed": lambda: block_record("record-testbed"),
+    "record-rate": lambda: block_record_rate("record-rate"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "tshark-corpus": lambda: block_corpus("tshark-corpus"),
     "chaos": lambda: block_chaos("chaos"),
