@@ -631,7 +631,7 @@ def chaos(out, opts):
 
 KREC_PARTS = ["header", "conns", "calls", "sent", "samples", "resent", "arrived"]
 KREC_END = ["events", "lost_events", "connections", "closed", "segments", "calls", "moved",
-            "nic_packets", "payload_bytes"]
+            "nic_packets", "payload_bytes", "recorder_lost", "unseen"]  # the last two: format 5
 
 
 def uvs(b):

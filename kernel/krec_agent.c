@@ -264,6 +264,29 @@ prog_totals(struct qr_record_bpf* s, uint64_t* misses, uint64_t* runs, uint64_t*
     }
 }
 
+/* The programs whose runs the kernel skipped, "NAME N, ..." into buf. */
+static void
+skipped_by(struct qr_record_bpf* s, char* buf, size_t size)
+{
+    struct bpf_program* p;
+    size_t n = 0;
+    buf[0] = 0;
+    bpf_object__for_each_program(p, s->obj)
+    {
+        struct bpf_prog_info info;
+        uint32_t len = sizeof info;
+        memset(&info, 0, sizeof info);
+        if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0 && info.recursion_misses &&
+            n < size)
+            n += (size_t)snprintf(buf + n,
+                                  size - n,
+                                  "%s%s %llu",
+                                  n ? ", " : "",
+                                  bpf_program__name(p),
+                                  (unsigned long long)info.recursion_misses);
+    }
+}
+
 /* The events lost: those the ring buffer had no room for (or whose packet headers could not be
  * read), and the runs of the programs the kernel skipped. */
 static uint64_t
@@ -333,6 +356,8 @@ open_records(const qr_kagent_opts* o, struct agent* a, char* errbuf)
         memcpy(h.th_ns, o->th_ns, sizeof h.th_ns);
         if (!rc)
             rc = qr_krec_writer_open(&a->ns[i].w, o->out[i], &h, errbuf);
+        if (!rc)
+            rc = qr_krec_writer_ignore_ports(a->ns[i].w, o->ignore_ports, o->n_ignore, errbuf);
         a->n = i + 1;
         if (rc)
             return rc;
@@ -358,6 +383,7 @@ close_records(struct agent* a, int rc, uint64_t lost, qr_krec_stats* st, char* e
             qr_krec_writer_abort(a->ns[i].w);
             continue;
         }
+        qr_krec_writer_recorder_lost(a->ns[i].w, lost);
         rc = qr_krec_writer_close(a->ns[i].w,
                                   a->ns[i].events,
                                   lost + unseen - qr_krec_writer_unseen(a->ns[i].w),
@@ -426,6 +452,15 @@ qr_kagent_run(const qr_kagent_opts* o, qr_krec_stats* st, char* errbuf)
         if (!rc && rb) /* what the kernel handed over before the detach */
             ring_buffer__consume(rb);
         lost = lost_events(s);
+        uint32_t k = 1;
+        uint64_t full = 0;
+        bpf_map__lookup_elem(s->maps.state, &k, sizeof k, &full, sizeof full, 0);
+        if (o->ring_full)
+            *o->ring_full = full;
+        if (o->skipped)
+            *o->skipped = lost - full;
+        if (o->skipped_by)
+            skipped_by(s, o->skipped_by, 256);
     }
     if (stats_fd >= 0)
         close(stats_fd);

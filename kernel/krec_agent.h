@@ -23,6 +23,8 @@ extern "C"
         qr_sampling_method method;
         size_t n_th;
         int64_t th_ns[QR_KREC_MAX_TH];
+        const uint16_t* ignore_ports; /* connections on these ports left out (n_ignore) */
+        size_t n_ignore;
         double duration_s;           /* > 0: stop after this long */
         volatile sig_atomic_t* stop; /* set (by a signal handler): stop within 0.1 s */
         void (*ready)(void* ctx);    /* attached: events from now on are recorded (may be NULL) */
@@ -32,6 +34,12 @@ extern "C"
          * by the kernel while the agent runs (BPF_ENABLE_STATS; 0 where the kernel cannot) */
         uint64_t* bpf_runs;
         uint64_t* bpf_ns;
+        /* out (may be NULL): the recorder's own losses told apart: events that found the ring
+         * buffer full (or a packet whose headers could not be read), runs the kernel skipped */
+        uint64_t* ring_full;
+        uint64_t* skipped;
+        char*
+            skipped_by; /* out (may be NULL, 256 bytes): "PROGRAM N, ..." where runs were skipped */
     } qr_kagent_opts;
 
     /* What this machine lacks for the recorder (root, BTF, tracefs, a tracepoint), NULL if nothing:

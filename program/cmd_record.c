@@ -25,6 +25,8 @@ static const cli_opt opts[] = {
                 "(default record/) of NAME.qrk, swapped in whole"),
     {"th", 0, CLI_VALUE, "LIST", "send-time sampling thresholds (default 1us,5us,10us)"},
     {"method", 0, CLI_VALUE, "rate|gap", "the sampler (rate: bounded error; the default)"},
+    {"ignore-port", 0, CLI_VALUE, "LIST",
+     "leave out connections on these ports (comma-separated; e.g. monitors' own probes)"},
     {"duration", 0, CLI_VALUE, "TIME", "stop after this long (default: at Ctrl-C or SIGTERM)"},
     {"show", 0, CLI_VALUE, "FILE", "print what the record FILE holds and costs, then exit"},
     {"rate-test", 0, CLI_FLAG, NULL,
@@ -72,7 +74,9 @@ static const cli_spec spec = {
     "  qreplay record --show h0.qrk\n"
     "  sudo qreplay record --rate-test -o rate.csv     # the rates this machine keeps whole\n"};
 
-static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_header *h)
+/* format: the record's (4: its losses not told apart). */
+static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_header *h,
+                        int format)
 {
     printf("record             %s (%" PRIu64 " bytes)\n", cli_shown(path), s->file_bytes);
     printf("connections        %" PRIu64 " (%" PRIu64 " closed while recorded)\n", s->connections,
@@ -93,14 +97,18 @@ static void print_stats(const char *path, const qr_krec_stats *s, const qr_krec_
         printf("samples at %-7s %" PRIu64 " records\n", qr_format_time(h->th_ns[i], t, sizeof t),
                s->sample_records[i]);
     }
-    printf("events             %" PRIu64 " from the kernel, %" PRIu64
-           " lost (a full ring buffer, runs the kernel skipped, or packets sent that no event "
-           "told)%s\n",
-           s->events, s->lost_events, s->lost_events ? ": the record misses them" : "");
-    if (s->unseen)
-        printf("unseen             %" PRIu64 " packets this host sent that no event told (gaps "
-               "in its connections' IP identifications)\n",
-               s->unseen);
+    printf("events             %" PRIu64 " from the kernel, %" PRIu64 " lost%s\n", s->events,
+           s->lost_events, s->lost_events ? ": the record misses them" : "");
+    if (s->lost_events && format >= 5 && s->recorder_lost + s->unseen <= s->lost_events)
+        printf("lost               %" PRIu64 " by the recorder (its ring buffer full, runs the "
+               "kernel skipped), %" PRIu64 " packets this host sent that no event told (gaps in "
+               "its connections' IP identifications), %" PRIu64 " such packets of other hosts "
+               "recorded with it\n",
+               s->recorder_lost, s->unseen, s->lost_events - s->recorder_lost - s->unseen);
+    if (s->ignored_events || s->flagless)
+        printf("left out           %" PRIu64 " events of connections on ignored ports, %" PRIu64
+               " TCP packets with no flag (no TCP stack sends one: a raw socket's probes)\n",
+               s->ignored_events, s->flagless);
     if (s->reordered)
         printf("note               %" PRIu64 " send times before their connection's previous "
                "one (the CPUs' clocks): taken as the previous\n",
@@ -147,7 +155,7 @@ static int show(const char *path)
     qr_krec_stats st;
     qr_krec_stats_get(k, &st);
     printf("host               %s\n", qr_krec_host(k)[0] ? qr_krec_host(k) : "(this host)");
-    print_stats(path, &st, qr_krec_header_of(k));
+    print_stats(path, &st, qr_krec_header_of(k), qr_krec_format(k));
     print_conns(k);
     qr_krec_close(k);
     return 0;
@@ -186,6 +194,22 @@ static int parse_options(const cli_args *a, qr_kagent_opts *o)
     if (duration && (qr_parse_time_ns(duration, &d, err) || d <= 0))
         return cli_usage_error("record", "--duration: '%s' is not a time above 0", duration);
     o->duration_s = (double)d / 1e9;
+    static uint16_t ports[QR_KREC_MAX_IGNORE];
+    const char *ig = cli_value(a, "ignore-port");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", ig ? ig : "");
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || *end || v < 1 || v > 65535)
+            return cli_usage_error("record", "--ignore-port: '%s' is not a port (1-65535)", p);
+        if (o->n_ignore == QR_KREC_MAX_IGNORE)
+            return cli_usage_error("record", "--ignore-port: at most %d ports", QR_KREC_MAX_IGNORE);
+        ports[o->n_ignore++] = (uint16_t)v;
+    }
+    if (ig && !o->n_ignore)
+        return cli_usage_error("record", "--ignore-port: no port given");
+    o->ignore_ports = ports;
     return -1;
 }
 
@@ -234,9 +258,13 @@ static int record(qr_kagent_opts *o, const char *out_opt, int quiet)
     }
     o->out = outs;
     o->ctx = (void *)(n == 1 ? one : out_opt ? out_opt : "record");
-    uint64_t bpf_runs = 0, bpf_ns = 0;
+    uint64_t bpf_runs = 0, bpf_ns = 0, full = 0, skipped = 0;
     o->bpf_runs = &bpf_runs;
     o->bpf_ns = &bpf_ns;
+    o->ring_full = &full;
+    o->skipped = &skipped;
+    char by[256] = "";
+    o->skipped_by = by;
     cli_watchdog_off(); /* it stops by itself, within 0.1 s, and writes the records whole */
     cli_catch_signals();
     if (!rc)
@@ -259,13 +287,20 @@ static int record(qr_kagent_opts *o, const char *out_opt, int quiet)
                 "qreplay record: its BPF programs ran %" PRIu64 " times, %.6f s of CPU in the "
                 "kernel\n",
                 bpf_runs, (double)bpf_ns / 1e9);
+        if (full || skipped)
+            fprintf(stderr,
+                    "qreplay record: it lost %" PRIu64 " events: %" PRIu64 " found its ring "
+                    "buffer full (or a packet whose headers could not be read), %" PRIu64
+                    " were runs of its programs the kernel skipped (a program interrupted by "
+                    "itself on its CPU%s%s)\n",
+                    full + skipped, full, skipped, by[0] ? ": " : "", by);
         qr_krec_header h = {0};
         h.n_th = o->n_th;
         memcpy(h.th_ns, o->th_ns, sizeof h.th_ns);
         for (size_t i = 0; i < n; i++) {
             if (n > 1)
                 printf("%s== %s\n", i ? "\n" : "", o->netns[i]);
-            print_stats(n == 1 ? one : o->netns[i], &st[i], &h);
+            print_stats(n == 1 ? one : o->netns[i], &st[i], &h, 5);
         }
     }
     free(outs);

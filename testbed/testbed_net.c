@@ -274,8 +274,23 @@ static int start_recorder(struct tb *t, const tb_run *run, const char *self, int
             snprintf(th + strlen(th), sizeof th - strlen(th), "%s%" PRId64 "ns", m++ ? "," : "",
                      v[i]);
     char *method = run->conf->sampling.method == QR_SAMPLING_GAP ? "gap" : "rate";
-    char *argv[] = {(char *)self, "record", "--netns", list, "--th", th,
-                    "--method",   method,   "-o",      out,  NULL};
+    /* the fabric's host captures leave out Pingmesh's connections (TB_HOST_FILTER): so do the
+     * records (007's and the guided probes, TCP with no flag, every record leaves out) */
+    char port[16];
+    snprintf(port, sizeof port, "%d", QR_PROBE_PORT);
+    char *argv[] = {(char *)self,
+                    "record",
+                    "--netns",
+                    list,
+                    "--th",
+                    th,
+                    "--method",
+                    method,
+                    "-o",
+                    out,
+                    t->fab ? "--ignore-port" : NULL,
+                    port,
+                    NULL};
     *idx = t->n_p;
     if (!tbi_spawn(t, "the kernel recorder", argv))
         return cli_fail(t->cmd, "cannot start the kernel recorder");

@@ -1056,7 +1056,7 @@ CompareRecordTimes(const std::string& dir, bool quiet)
 int
 CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
 {
-    uint64_t packets = 0, payload = 0, lost = 0, bytes = 0;
+    uint64_t packets = 0, payload = 0, lost = 0, bytes = 0, own = 0, unseen = 0;
     std::string why;
     for (uint32_t h = 0; h < hosts; h++)
     {
@@ -1089,14 +1089,17 @@ CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
         qr_krec_stats_get(kr, &st);
         qr_krec_close(kr);
         lost = st.lost_events; /* the recorder's, the same in every record */
+        own = st.recorder_lost;
+        unseen += st.unseen;
         bytes += st.file_bytes;
         packets += k.record_packets;
         payload += k.record_payload;
     }
-    if (why.empty() && lost)
-        why = "the kernel recorder lost " + std::to_string(lost) +
-              " events (its ring buffer was full, the kernel skipped a run of its programs, or "
-              "a packet's headers could not be read)";
+    if (lost)
+        why = (why.empty() ? "" : why + "; ") + "the kernel recorder lost " + std::to_string(lost) +
+              " events: " + std::to_string(own) +
+              " its own (its ring buffer was full, or the kernel skipped a run of its programs), " +
+              std::to_string(unseen) + " packets the hosts sent that no event told (IPv4 ID gaps)";
     if (!why.empty())
     {
         std::string from = dir + "/record", to = dir + "/record-refused";

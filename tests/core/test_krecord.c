@@ -3,7 +3,8 @@
  * runs coded however they fall), the sampler's records equal to qr_sample_series over the same
  * send times (two implementations that must agree), calls, resends, holes, CE marks and zero
  * windows counted as fed, events after a close kept with their connection, a reused port a new
- * connection; over many seeds. And the errors: a flipped byte, a cut file, a file that is no
+ * connection; over many seeds; what a writer leaves out (ignored ports, flagless probes) as if
+ * never told. And the errors: a flipped byte, a cut file, a file that is no
  * record, an abandoned writer leaving the old record in place. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -545,14 +546,140 @@ Test(krecord, packets_no_event_told_are_counted_from_ip_identification_gaps)
                      (unsigned long)seed, (unsigned long)qr_krec_writer_unseen(w),
                      (unsigned long)omitted);
         qr_krec_stats st;
+        qr_krec_writer_recorder_lost(w, 2); /* of the 3 lost: 2 the recorder's, 1 another host's */
         cr_assert_eq(qr_krec_writer_close(w, 100, 3, &st, err), QR_OK, "%s", err);
         cr_assert_eq(st.unseen, omitted);
         qr_krec *k;
         cr_assert_eq(qr_krec_open(&k, path, err), QR_OK, "%s", err);
         qr_krec_stats_get(k, &st);
         cr_assert_eq(st.lost_events, 3 + omitted);
+        cr_assert_eq(qr_krec_format(k), 5);
+        cr_assert(st.unseen == omitted && st.recorder_lost == 2,
+                  "the losses told apart in the record: %lu unseen, %lu the recorder's",
+                  (unsigned long)st.unseen, (unsigned long)st.recorder_lost);
         qr_krec_close(k);
         total += omitted;
     }
     cr_assert_gt(total, 100);
+}
+
+static unsigned char *slurp_file(const char *p, size_t *n)
+{
+    FILE *f = fopen(p, "rb");
+    cr_assert_not_null(f, "%s", p);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)size + 1);
+    cr_assert_eq(fread(b, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    *n = (size_t)size;
+    return b;
+}
+
+/* One generated event, fed to two writers (left_out: only the writer that ignores port 8765 is
+ * fed it, and leaves it out). */
+struct ev {
+    int kind; /* 0 state, 1 call, 2 sent, 3 arrived, 4 resent */
+    qr_krec_ends e;
+    uint32_t seq, len, a, b;
+    uint8_t flags;
+    int32_t ipid;
+    int64_t t;
+    int left_out, flagless;
+};
+
+static void feed_ev(qr_krec_writer *w, const struct ev *x)
+{
+    int rc = QR_OK;
+    switch (x->kind) {
+    case 0: rc = qr_krec_state(w, &x->e, x->t, (int)x->a, (int)x->b, err); break;
+    case 1: rc = qr_krec_call(w, &x->e, (int)x->a, x->len, x->t, err); break;
+    case 2:
+        rc = qr_krec_sent_ipid(w, &x->e, x->seq, x->len, 52, 0, x->flags, x->ipid, x->t, err);
+        break;
+    case 3:
+        rc = qr_krec_arrived(w, &x->e, x->seq, x->len, 52, x->flags, 0, 65535, x->t, err);
+        break;
+    default: rc = qr_krec_resent(w, &x->e, x->seq, QR_KREC_FAST, x->t, err);
+    }
+    cr_assert_eq(rc, QR_OK, "%s", err);
+}
+
+/* Leaving out is the same as never being told (the oracle: a second writer fed only the rest):
+ * connections on an ignored port, at either end, and TCP packets with no flag (a raw socket's
+ * probes on a connection's own addresses and ports, with IP identifications of their own) give
+ * a record byte for byte the record of the stream without them, and the counts say how many. */
+Test(krecord, what_is_left_out_is_as_if_never_told_over_many_seeds)
+{
+    static struct ev evs[4000];
+    char other[160];
+    snprintf(other, sizeof other, "%s/other.qrk", dir);
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        qr_random rs0 = {seed}, *r = &rs0;
+        size_t n = 0;
+        uint64_t want_ignored = 0, want_flagless = 0;
+        int64_t t = T0 + 100;
+        uint16_t ports[4] = {40000, 8765, 40002, 40003};
+        uint32_t seq[4] = {1000, 1000, 1000, 1000}, id[4] = {5, 9, 77, 300};
+        for (int c = 0; c < 4; c++) { /* each opens; 8765 is the peer's port of connection 1 */
+            qr_krec_ends e = ends_of((uint32_t)c, ports[c]);
+            if (c == 1 && qr_random_below(r, 2))
+                e.lport = 40001, e.rport = 8765;
+            evs[n++] = (struct ev){0, e, 0, 0, 7, 2, 0, 0, ++t, 0, 0};
+        }
+        for (int c = 0; c < 4; c++)
+            evs[c].left_out = evs[c].e.lport == 8765 || evs[c].e.rport == 8765;
+        for (int k = 0; k < 600; k++) {
+            int c = (int)qr_random_below(r, 4);
+            struct ev x = {0};
+            x.e = evs[c].e;
+            x.t = (t += 1 + (int64_t)qr_random_below(r, 5000));
+            x.left_out = evs[c].left_out;
+            uint32_t kind = (uint32_t)qr_random_below(r, 10);
+            if (kind < 4) { /* data sent */
+                x.kind = 2, x.seq = seq[c], x.len = 52 + 1 + (uint32_t)qr_random_below(r, 1448);
+                x.flags = 0x18, x.ipid = (int32_t)(id[c]++ & 0xffff);
+                seq[c] += x.len - 52;
+            } else if (kind < 6) { /* a probe: no flag, an identification of its own */
+                x.kind = qr_random_below(r, 3) ? 2 : 3, x.seq = seq[c], x.len = 52, x.flags = 0;
+                x.ipid = (int32_t)qr_random_below(r, 65536);
+                x.flagless = !x.left_out;
+            } else if (kind < 8) {
+                x.kind = 3, x.seq = 7000 + (uint32_t)k * 10, x.len = 62, x.flags = 0x10;
+            } else if (kind < 9) {
+                x.kind = 1, x.a = (uint32_t)qr_random_below(r, 2);
+                x.len = 1 + (uint32_t)qr_random_below(r, 5000);
+            } else {
+                x.kind = 4, x.seq = seq[c] > 2000 ? seq[c] - 500 : 1000;
+            }
+            want_ignored += x.left_out;
+            want_flagless += x.flagless;
+            evs[n++] = x;
+        }
+        want_ignored += evs[0].left_out + evs[1].left_out + evs[2].left_out + evs[3].left_out;
+        qr_krec_header h = header();
+        qr_krec_writer *w, *v;
+        cr_assert_eq(qr_krec_writer_open(&w, path, &h, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_krec_writer_open(&v, other, &h, err), QR_OK, "%s", err);
+        uint16_t ig = 8765;
+        cr_assert_eq(qr_krec_writer_ignore_ports(w, &ig, 1, err), QR_OK);
+        for (size_t i = 0; i < n; i++) {
+            feed_ev(w, &evs[i]);
+            if (!evs[i].left_out && !evs[i].flagless)
+                feed_ev(v, &evs[i]);
+        }
+        qr_krec_stats sw, sv;
+        cr_assert_eq(qr_krec_writer_close(w, 10, 0, &sw, err), QR_OK, "%s", err);
+        cr_assert_eq(qr_krec_writer_close(v, 10, 0, &sv, err), QR_OK, "%s", err);
+        cr_assert_eq(sw.ignored_events, want_ignored, "seed %lu", (unsigned long)seed);
+        cr_assert_eq(sw.flagless, want_flagless, "seed %lu", (unsigned long)seed);
+        cr_assert_eq(sw.unseen, 0, "a probe's identification is not a gap");
+        size_t na, nb;
+        unsigned char *a = slurp_file(path, &na), *b = slurp_file(other, &nb);
+        cr_assert(na == nb && !memcmp(a, b, na), "seed %lu: the records differ (%zu and %zu bytes)",
+                  (unsigned long)seed, na, nb);
+        free(a);
+        free(b);
+    }
 }

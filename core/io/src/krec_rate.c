@@ -7,19 +7,17 @@
 
 void qr_krec_rate_add_records(qr_krec_rate_step *s, const qr_krec_stats *st, size_t n)
 {
-    uint64_t unseen = 0, lost = 0;
+    uint64_t lost = 0;
     for (size_t i = 0; i < n; i++) {
         s->recorded_sends += st[i].calls[0];
         s->recorded_send_bytes += st[i].call_bytes[0];
         s->nic_packets += st[i].nic_packets;
         s->events += st[i].events;
-        unseen += st[i].unseen;
-        if (st[i].lost_events > lost)
-            lost = st[i].lost_events;
+        s->unseen += st[i].unseen;
+        if (st[i].recorder_lost > lost)
+            lost = st[i].recorder_lost;
     }
-    /* each record's lost events: the recorder's own losses and every host's unseen packets */
-    s->unseen += unseen;
-    s->ring_lost += lost > unseen ? lost - unseen : 0;
+    s->ring_lost += lost; /* the recorder's, the same in each of its records */
 }
 
 double qr_krec_rate_pps(const qr_krec_rate_step *s)

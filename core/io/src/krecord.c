@@ -111,7 +111,46 @@ struct qr_krec_writer {
     uint32_t next_id;
     qr_krec_stats st;
     char *err;
+    uint16_t ignore[QR_KREC_MAX_IGNORE]; /* ports whose connections are left out */
+    size_t n_ignore;
 };
+
+void qr_krec_writer_recorder_lost(qr_krec_writer *w, uint64_t lost)
+{
+    w->st.recorder_lost = lost;
+}
+
+int qr_krec_writer_ignore_ports(qr_krec_writer *w, const uint16_t *ports, size_t n, char *errbuf)
+{
+    if (n > QR_KREC_MAX_IGNORE)
+        return qri_err(errbuf, QR_EINVAL, "%s: at most %d ports left out", w->path,
+                       QR_KREC_MAX_IGNORE);
+    memcpy(w->ignore, ports, n * sizeof *ports);
+    w->n_ignore = n;
+    return QR_OK;
+}
+
+/* Whether an event of e is left out (counted): a connection on an ignored port. */
+static int left_out(qr_krec_writer *w, const qr_krec_ends *e)
+{
+    for (size_t i = 0; i < w->n_ignore; i++)
+        if (e->lport == w->ignore[i] || e->rport == w->ignore[i]) {
+            w->st.ignored_events++;
+            return 1;
+        }
+    return 0;
+}
+
+/* A TCP packet with no flag at all: no TCP stack sends one (even a SYN or a RST has its flag),
+ * so it came from a raw socket on the connection's addresses and ports (a probe: 007's, Everflow's
+ * guided ones), not from the connection. Left out, counted. */
+static int flagless(qr_krec_writer *w, uint8_t tcp_flags)
+{
+    if (tcp_flags & 0x3f)
+        return 0;
+    w->st.flagless++;
+    return 1;
+}
 
 static int block(qr_krec_writer *w, unsigned part, unsigned th, struct kbuf *b)
 {
@@ -341,7 +380,7 @@ int qr_krec_writer_open(qr_krec_writer **out, const char *path, const qr_krec_he
     struct kbuf *hb = &w->part[QR_KREC_HEADER];
     char text[1024];
     int n = snprintf(text, sizeof text,
-                     "format=qreplay kernel record 4\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
+                     "format=qreplay kernel record 5\nhost=%s\nnetns=%u\nstart_ns=%" PRId64
                      "\nmethod=%s\nth_ns=",
                      w->host, h->netns, h->start_ns, h->method == QR_SAMPLING_GAP ? "gap" : "rate");
     for (size_t i = 0; i < h->n_th && n < (int)sizeof text; i++)
@@ -375,7 +414,7 @@ int qr_krec_state(qr_krec_writer *w, const qr_krec_ends *e, int64_t t_ns, int ol
         return rc;
     /* a listener, or a socket whose port is not chosen yet (connect sets SYN_SENT first): no
      * connection */
-    if (!e->lport || !e->rport || new_state == 10)
+    if (!e->lport || !e->rport || new_state == 10 || left_out(w, e))
         return QR_OK;
     /* a connection the record saw start: a SYN sent (SYN_SENT) or a listener's child
      * (SYN_RECV); anything else was open before */
@@ -414,7 +453,7 @@ int qr_krec_call(qr_krec_writer *w, const qr_krec_ends *e, int receive, uint32_t
 {
     w->err = errbuf;
     int rc = check_time(w, t_ns);
-    if (rc)
+    if (rc || left_out(w, e))
         return rc;
     struct kconn *c = conn_of(w, e, t_ns, 1);
     if (c) {
@@ -494,6 +533,8 @@ int qr_krec_sent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_
     if (hdr < 40 || ip_len < hdr)
         return qri_err(errbuf, QR_EVALUE, "%s: a sent packet of %u bytes with %u of headers",
                        w->path, ip_len, hdr);
+    if (left_out(w, e) || flagless(w, tcp_flags))
+        return QR_OK;
     /* a connection first seen by its SYN was seen from its start */
     struct kconn *c = conn_of(w, e, t_ns, (tcp_flags & (TCP_SYN | 0x10)) != TCP_SYN);
     if (!c)
@@ -546,8 +587,9 @@ int qr_krec_sent_ipid(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, ui
                       uint16_t hdr, uint32_t gso_size, uint8_t tcp_flags, int32_t ip_id,
                       int64_t t_ns, char *errbuf)
 {
+    uint64_t before = w->st.ignored_events + w->st.flagless;
     int rc = qr_krec_sent(w, e, seq, ip_len, hdr, gso_size, tcp_flags, t_ns, errbuf);
-    if (rc || ip_id < 0 || e->family != 4)
+    if (rc || ip_id < 0 || e->family != 4 || w->st.ignored_events + w->st.flagless != before)
         return rc;
     uint64_t k1, k2;
     ends_key(e, &k1, &k2);
@@ -573,6 +615,8 @@ int qr_krec_resent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, qr_kr
         return rc;
     if ((unsigned)why > QR_KREC_RTO)
         return qri_err(errbuf, QR_EVALUE, "%s: resend reason %d", w->path, (int)why);
+    if (left_out(w, e))
+        return QR_OK;
     struct kconn *c = conn_of(w, e, t_ns, 1);
     if (c) {
         struct kbuf *b = &w->part[QR_KREC_RESENT];
@@ -663,6 +707,8 @@ int qr_krec_arrived(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint
     if (hdr < 40 || ip_len < hdr)
         return qri_err(errbuf, QR_EVALUE, "%s: a received packet of %u bytes with %u of headers",
                        w->path, ip_len, hdr);
+    if (left_out(w, e) || flagless(w, tcp_flags))
+        return QR_OK;
     struct kconn *c = conn_of(w, e, t_ns, (tcp_flags & (TCP_SYN | 0x10)) != TCP_SYN);
     if (!c)
         return event_done(w, c, t_ns);
@@ -769,6 +815,8 @@ int qr_krec_writer_close(qr_krec_writer *w, uint64_t events, uint64_t lost_event
     put_uv(&end, w->st.reordered);
     put_uv(&end, w->st.nic_packets);
     put_uv(&end, w->st.payload_bytes);
+    put_uv(&end, w->st.recorder_lost); /* format 5: the losses told apart */
+    put_uv(&end, w->st.unseen);
     size_t stored = 0;
     if (!rc && end.l.oom)
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -868,6 +916,7 @@ static struct kin kin_of(const struct kpart *p, int64_t t)
 
 struct qr_krec {
     char path[4096], host[256];
+    int format; /* 4 or 5 */
     qr_krec_header h;
     qr_krec_stats st;
     qr_krec_conn *conns;
@@ -932,7 +981,10 @@ static int read_kheader(qr_krec *k, const char *text, char *errbuf)
                    "and flags; format 2: its receivers did not tell duplicates; format 3: its "
                    "receive calls do not say when their data arrived): record again",
                    errbuf);
-    const char *f = strstr(text, "format=qreplay kernel record 4\n");
+    const char *f = strstr(text, "format=qreplay kernel record 5\n");
+    k->format = 5;
+    if (f != text && (f = strstr(text, "format=qreplay kernel record 4\n")))
+        k->format = 4; /* its losses not told apart */
     const char *h = strstr(text, "\nhost="), *ns = strstr(text, "\nnetns=");
     const char *st = strstr(text, "\nstart_ns="), *m = strstr(text, "\nmethod=");
     const char *th = strstr(text, "\nth_ns=");
@@ -1217,6 +1269,11 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf)
     return r.bad ? bad(k, "arrived", "cut short", errbuf) : QR_OK;
 }
 
+int qr_krec_format(const qr_krec *k)
+{
+    return k->format;
+}
+
 int qr_krec_open(qr_krec **out, const char *path, char *errbuf)
 {
     *out = NULL;
@@ -1235,9 +1292,9 @@ int qr_krec_open(qr_krec **out, const char *path, char *errbuf)
     if (!rc)
         rc = read_blocks(k, f, errbuf);
     fclose(f);
-    uint64_t end[9] = {0};
+    uint64_t end[11] = {0};
     struct kin e = {k ? k->end : NULL, k ? k->end + k->end_n : NULL, 0, 0};
-    for (size_t i = 0; !rc && i < 9; i++)
+    for (size_t i = 0; !rc && i < (k->format == 4 ? 9u : 11u); i++)
         end[i] = get_uv(&e);
     if (!rc && e.bad)
         rc = bad(k, "end", "cut short", errbuf);
@@ -1269,6 +1326,8 @@ int qr_krec_open(qr_krec **out, const char *path, char *errbuf)
     k->st.reordered = end[6];
     k->st.nic_packets = end[7];
     k->st.payload_bytes = end[8];
+    k->st.recorder_lost = end[9];
+    k->st.unseen = end[10];
     *out = k;
     return QR_OK;
 }

@@ -33,8 +33,8 @@ typedef struct qr_krec_rate_step {
     uint64_t bpf_runs;
 } qr_krec_rate_step;
 
-/* Add the stats of a step's n records (one per host, from one recorder) into s: the records'
- * lost events are the recorder's losses plus every record's unseen packets, the same in each. */
+/* Add the stats of a step's n records (one per host, from one recorder) into s: the recorder's
+ * own losses (the same in each record) once, every record's unseen packets. */
 void qr_krec_rate_add_records(qr_krec_rate_step *s, const qr_krec_stats *st, size_t n);
 
 /* A step's packets per second (both hosts' packets handed to the NIC over the traffic time). */

@@ -72,9 +72,15 @@ typedef struct qr_krec_stats {
     uint64_t sample_records[QR_KREC_MAX_TH];
     uint64_t events, lost_events; /* handed over by the kernel; lost on the way (ring full, and
                                      the unseen below) */
-    uint64_t unseen;    /* writer: packets this host sent that no event told (gaps in an IPv4
-                           connection's IP identifications, which Linux counts per connection) */
+    uint64_t unseen; /* packets this host sent that no event told (gaps in an IPv4 connection's
+                        IP identifications, which Linux counts per connection) */
+    uint64_t recorder_lost; /* of lost_events, the recorder's own: its ring buffer full, runs the
+                               kernel skipped (the rest: every recorded host's unseen packets);
+                               0 in a format 4 record, which does not tell them apart */
     uint64_t reordered; /* send times before their connection's previous one (CPUs' skew): moved */
+    /* writer only, not kept in the record: what it left out (qr_krec_writer_ignore_ports), and
+     * TCP packets with no flag, which no TCP stack sends (a raw socket's probes) */
+    uint64_t ignored_events, flagless;
     uint64_t part_bytes[QR_KREC_PARTS], file_bytes;
 } qr_krec_stats;
 
@@ -103,6 +109,15 @@ int qr_krec_sent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_
 int qr_krec_sent_ipid(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, uint32_t ip_len,
                       uint16_t hdr, uint32_t gso_size, uint8_t tcp_flags, int32_t ip_id,
                       int64_t t_ns, char *errbuf);
+/* Leave out every event of a connection with one of these ports at either end (monitors' own
+ * traffic, as a capture filter leaves it out); counted in qr_krec_stats.ignored_events. At most
+ * QR_KREC_MAX_IGNORE ports (else QR_EINVAL). */
+#define QR_KREC_MAX_IGNORE 16
+int qr_krec_writer_ignore_ports(qr_krec_writer *w, const uint16_t *ports, size_t n, char *errbuf);
+
+/* The events the recorder itself lost (qr_krec_stats.recorder_lost), to be written at the close. */
+void qr_krec_writer_recorder_lost(qr_krec_writer *w, uint64_t lost);
+
 /* The packets sent so far that no event told (qr_krec_stats.unseen). */
 uint64_t qr_krec_writer_unseen(const qr_krec_writer *w);
 int qr_krec_resent(qr_krec_writer *w, const qr_krec_ends *e, uint32_t seq, qr_krec_resend why,
@@ -137,6 +152,8 @@ typedef struct qr_krec qr_krec;
  * connection; the end block's counts against what was read). Returns 0, QR_ENOENT, QR_EFORMAT
  * naming the file, block and field. Caller owns *out (qr_krec_close). */
 int qr_krec_open(qr_krec **out, const char *path, char *errbuf);
+/* The record's format: 4 (its losses not told apart: recorder_lost and unseen 0) or 5. */
+int qr_krec_format(const qr_krec *k);
 void qr_krec_close(qr_krec *k);
 void qr_krec_stats_get(const qr_krec *k, qr_krec_stats *st);
 const char *qr_krec_host(const qr_krec *k);
