@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "corrector.h"
 #include "qreplay/error.h"
 #include "qreplay/guided_plan.h"
 #include "qreplay/krecord.h"
@@ -356,6 +357,22 @@ static void keep_cpu(const struct tb *t, tb_run *run, int first, int last, int r
     }
 }
 
+/* The packet corrector on every port of the star's switch (ingress: what the hosts sent). */
+static int attach_corrector(struct tb *t, const tb_run *run, qr_corrector **out)
+{
+    char names[QR_TESTBED_MAX_HOSTS][16], err[QR_ERRBUF_SIZE];
+    const char *devs[QR_TESTBED_MAX_HOSTS];
+    if (t->fab)
+        return cli_fail(t->cmd, "the packet corrector is for the star (its switch's ports)");
+    for (uint32_t i = 0; i < t->hosts; i++) {
+        snprintf(names[i], sizeof names[i], "p%u", i);
+        devs[i] = names[i];
+    }
+    if (qr_corrector_attach(out, t->ns[t->hosts], devs, t->hosts, run->fates, run->n_fates, err))
+        return cli_fail(t->cmd, "%s", err);
+    return 0;
+}
+
 int tb_run_testbed(const char *command, tb_run *run)
 {
     static struct tb t; /* large; one run at a time per process */
@@ -390,6 +407,9 @@ int tb_run_testbed(const char *command, tb_run *run)
         cli_progress_update(&prog, "testbed: building %u host namespaces and a switch", t.hosts);
         rc = tbi_build_star(&t, run);
     }
+    qr_corrector *corr = NULL;
+    if (!rc && run->fates)
+        rc = attach_corrector(&t, run, &corr);
     int cap_first = t.n_p;
     if (!rc)
         rc = start_captures(&t, run);
@@ -422,6 +442,9 @@ int tb_run_testbed(const char *command, tb_run *run)
             rc = stopped;
     }
     keep_cpu(&t, run, cap_first, cap_last, rec);
+    if (corr)
+        qr_corrector_counts(corr, &run->corrected_seen, &run->corrected, &run->corrected_unknown);
+    qr_corrector_free(corr);
     if (!rc && !cli_signal && softnet1 != softnet0)
         rc = cli_fail(command,
                       "the kernel dropped %" PRIu64 " packets in its receive backlog "

@@ -9,6 +9,7 @@
 #include "qreplay/fabric.h"
 #include "qreplay/krec_rate.h"
 #include "qreplay/pingmesh.h"
+#include "qreplay/tb_repeat.h"
 #include "qreplay/testbed.h"
 #include "qreplay/traceroute.h"
 #include <stddef.h>
@@ -59,6 +60,10 @@ typedef struct tb_run {
                  * process, record_dir/hN.qrk */
     const char *record_dir; /* with record: where the records go (qreplay replay --from record
                                reads the run folder's record/) */
+    /* the star: the packet corrector (kernel/corrector.h) on the switch's ports, dropping the
+     * n_fates packets of fates (a repeat of a run: qreplay testbed --repeat); NULL: none */
+    const qr_tb_fate *fates;
+    size_t n_fates;
     int quiet;
     /* out */
     tb_proc_cpu *procs; /* the captures' and the recorder's CPU (allocated by tb_run_testbed) */
@@ -88,6 +93,9 @@ typedef struct tb_run {
     int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
     double traffic_s; /* from the start to the last flow's end */
     int stopped;      /* [traffic] stop came before every flow ended: the agents reset the rest */
+    /* the corrector: TCP packets it looked at, dropped, and of connections whose SYN it did not
+     * see */
+    uint64_t corrected_seen, corrected, corrected_unknown;
     char kernel[128];
 } tb_run;
 

@@ -29,16 +29,21 @@ extern "C"
 #include "qreplay/error.h"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/fs.h"
 #include "qreplay/import.h"
 #include "qreplay/krec_recording.h"
 #include "qreplay/krecord.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/queuelog.h"
+#include "qreplay/random.h"
 #include "qreplay/recording.h"
+#include "qreplay/tb_repeat.h"
 #include "qreplay/testbed.h"
 #include "qreplay/topology.h"
 #include "qreplay/traceroute.h"
+#include "qreplay/truth.h"
 #include "qreplay/txn.h"
+#include "qreplay/units.h"
 #include "qreplay/workload.h"
 }
 
@@ -66,6 +71,17 @@ const cli_opt kTestbedOpts[] = {
      "R",
      "measured (default: replay at the rate the bottleneck port served while busy) or nominal\n"
      "                         (the scenario's [links] rate)"},
+    {"repeat",
+     0,
+     CLI_VALUE,
+     "N",
+     "then run the same flows N more times with the run's drops re-applied (the packet\n"
+     "                         corrector) and compare each repeat's packets with the run's"},
+    {"jitter",
+     0,
+     CLI_VALUE,
+     "TIME",
+     "--repeat: move each flow's start by up to TIME at random in each repeat (default 0)"},
     CLI_OPT_NO_FIGURES,
     CLI_OPT_QUIET,
 };
@@ -104,14 +120,23 @@ const cli_spec kTestbedSpec = {
     "qreplay blame, pingmesh and trace analyse DIR. Its flows are not replayed.\n"
     "Needs root, iproute2, tcpdump and ethtool (and nft for faults). Keys the testbed cannot\n"
     "honour are refused. Everything it creates is removed when it ends, also on Ctrl-C or an\n"
-    "error; after a kill -9, --cleanup removes what is left.\n",
+    "error; after a kill -9, --cleanup removes what is left.\n"
+    "With --repeat N (the star, flows) the same flows run N more times on the same kernels\n"
+    "from the same ports, the switch's ports buffering everything, while a packet corrector\n"
+    "(a tc BPF program on the switch's ports) drops exactly the packets the run's switch\n"
+    "dropped (by their sequence and acknowledgement numbers relative to each connection's\n"
+    "start, at the same copy); each repeat's host captures are imported (DIR/repeat/rK) and\n"
+    "compared with the run's, connection by connection: the same packets in the same order\n"
+    "both ways is an exact repeat (DIR/testbed/repeats.csv). --jitter moves the flows' starts\n"
+    "at random: DETER's butterfly, measured on Linux.\n",
     kTestbedOpts,
     sizeof kTestbedOpts / sizeof kTestbedOpts[0],
     0,
     1,
     "expected one SCENARIO file",
     "examples:\n  sudo qreplay testbed scenarios/testbed-single-switch.ini -o results/testbed\n"
-    "  sudo qreplay testbed scenarios/testbed-fattree.ini -o /tmp/ft && qreplay blame /tmp/ft\n"};
+    "  sudo qreplay testbed scenarios/testbed-fattree.ini -o /tmp/ft && qreplay blame /tmp/ft\n"
+    "  sudo qreplay testbed scenarios/testbed-single-switch.ini --repeat 5 --jitter 10us\n"};
 
 struct Free
 {
@@ -1163,6 +1188,188 @@ TestbedRecord(const std::string& dir,
     return rc;
 }
 
+/* One repeat's row of DIR/testbed/repeats.csv. */
+struct RepeatRow
+{
+    int repeat;
+    int64_t jitterNs;
+    qr_tb_repeat_summary sum;
+    uint64_t listed, dropped, unknown, seen;
+};
+
+void
+WriteRepeats(FILE* f, const void* ctx)
+{
+    const auto* rows = static_cast<const std::vector<RepeatRow>*>(ctx);
+    fprintf(f,
+            "repeat,jitter_ns,connections,found,exact,data_same,packets,same_prefix,"
+            "drops_listed,drops_applied,packets_seen,unknown_packets\n");
+    for (const RepeatRow& r : *rows)
+        fprintf(f,
+                "%d,%" PRId64 ",%zu,%zu,%zu,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64 "\n",
+                r.repeat,
+                r.jitterNs,
+                r.sum.connections,
+                r.sum.found,
+                r.sum.exact,
+                r.sum.data_same,
+                r.sum.packets,
+                r.sum.same_prefix,
+                r.listed,
+                r.dropped,
+                r.seen,
+                r.unknown);
+}
+
+/* The run's drops as the corrector's fates, from its recording and its switch's truth. */
+int
+RunFates(const std::string& dir, std::vector<qr_tb_fate>& fates, qr_tb_fates_report& rep)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_recording* r = nullptr;
+    if (qr_recording_open(&r, (dir + "/recording").c_str(), nullptr, err))
+        return cli_fail("testbed", "%s", err);
+    qr_truth t{};
+    int rc = qr_truth_read((dir + "/recording/truth/truth.h5").c_str(), &t, err);
+    qr_tb_fate* f = nullptr;
+    size_t n = 0;
+    std::vector<uint32_t> wire(qr_recording_hosts(r));
+    for (uint32_t h = 0; h < wire.size(); h++)
+    {
+        char a[32];
+        uint8_t b[16];
+        tb_host_addr(nullptr, h, a, sizeof a);
+        qr_addr_parse(a, b);
+        wire[h] = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+    }
+    if (rc == 0)
+        rc = qr_tb_fates(r, &t, wire.data(), &f, &n, &rep, err);
+    qr_truth_free(&t);
+    qr_recording_close(r);
+    if (rc)
+        return cli_fail("testbed", "%s", err);
+    fates.assign(f, f + n);
+    free(f);
+    return 0;
+}
+
+/* Repeat k of the run: the same flows from the same ports (starts moved by up to jitterNs), the
+ * run's drops re-applied, captured into DIR/repeat/rK and compared with the run. */
+int
+RunRepeat(const std::string& dir,
+          qr_scenario* sc,
+          const TestbedWork& w,
+          const std::vector<qr_tb_fate>& fates,
+          int k,
+          int64_t jitterNs,
+          RepeatRow& row)
+{
+    const qr_config* c = qr_scenario_config(sc);
+    std::string rdir = dir + "/repeat/r" + std::to_string(k);
+    char derr[QR_ERRBUF_SIZE];
+    if (qr_make_dirs((rdir + "/capture").c_str(), derr))
+        return cli_fail("testbed", "%s", derr);
+    std::vector<qr_flow> flows(w.flows.get(), w.flows.get() + w.nFlows);
+    for (size_t f = 0; jitterNs > 0 && f < flows.size(); f++)
+        flows[f].start_ns +=
+            (int64_t)(qr_seed_derive(c->run.seed, "repeat-jitter", (uint64_t)k * 1000003u + f) %
+                      (uint64_t)jitterNs);
+    std::string capDir = rdir + "/capture";
+    tb_run run{};
+    run.conf = c;
+    run.flows = flows.data();
+    run.n_flows = flows.size();
+    run.src_port = w.ports.data();
+    run.port_limit = 64u << 20; /* everything buffered: the corrector alone drops */
+    run.capture_dir = capDir.c_str();
+    run.quiet = 1;
+    run.fates = fates.data();
+    run.n_fates = fates.size();
+    int rc = tb_run_testbed("testbed", &run);
+    row.dropped = run.corrected;
+    row.unknown = run.corrected_unknown;
+    row.seen = run.corrected_seen;
+    tb_run_free(&run);
+    uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);
+    if (rc == 0)
+        rc = ImportCaptures(rdir, sc, nullptr, nullptr, hosts, w.nFlows, "flows", true);
+    char err[QR_ERRBUF_SIZE];
+    qr_recording *a = nullptr, *b = nullptr;
+    if (rc == 0 && (qr_recording_open(&a, (dir + "/recording").c_str(), nullptr, err) ||
+                    qr_recording_open(&b, (rdir + "/recording").c_str(), nullptr, err) ||
+                    qr_tb_repeat_compare(a, b, nullptr, &row.sum, err)))
+        rc = cli_fail("testbed", "%s", err);
+    qr_recording_close(a);
+    qr_recording_close(b);
+    return rc;
+}
+
+/* --repeat: the run's flows again, repeats times, each compared with the run. */
+int
+TestbedRepeats(const std::string& dir,
+               qr_scenario* sc,
+               const TestbedWork& w,
+               int repeats,
+               int64_t jitterNs,
+               bool quiet)
+{
+    std::vector<qr_tb_fate> fates;
+    qr_tb_fates_report rep{};
+    if (RunFates(dir, fates, rep))
+        return 1;
+    if (!quiet)
+        printf("repeats            %d, the run's %zu drops re-applied as %zu fates (%zu not: "
+               "%zu of no connection start seen, %zu beyond the %d-th copy)%s\n",
+               repeats,
+               rep.expressed,
+               fates.size(),
+               rep.no_start + rep.too_many,
+               rep.no_start,
+               rep.too_many,
+               QR_TB_FATE_MAX_OCCURRENCE,
+               jitterNs > 0 ? ", starts jittered" : "");
+    std::vector<RepeatRow> rows;
+    cli_progress prog;
+    cli_progress_init(&prog, quiet);
+    for (int k = 1; k <= repeats && !cli_signal; k++)
+    {
+        cli_progress_update(&prog, "testbed: repeat %d of %d", k, repeats);
+        RepeatRow row{k, jitterNs, {}, rep.expressed, 0, 0, 0};
+        if (RunRepeat(dir, sc, w, fates, k, jitterNs, row))
+        {
+            cli_progress_done(&prog);
+            return cli_signal ? cli_interrupted_status() : 1;
+        }
+        rows.push_back(row);
+    }
+    cli_progress_done(&prog);
+    if (cli_signal)
+        return cli_interrupted_status();
+    char err[QR_ERRBUF_SIZE];
+    if (qr_write_text_file((dir + "/testbed/repeats.csv").c_str(), WriteRepeats, &rows, err))
+        return cli_fail("testbed", "%s", err);
+    for (const RepeatRow& r : rows)
+        if (!quiet)
+            printf("repeat %-3d         %zu of %zu connections repeated their packets exactly, "
+                   "%zu their data segments (%zu found); %" PRIu64 " of %" PRIu64
+                   " packets the same before the first "
+                   "difference; %" PRIu64 " of the %" PRIu64 " drops re-applied (of %" PRIu64
+                   " packets, %" PRIu64 " of no start seen)\n",
+                   r.repeat,
+                   r.sum.exact,
+                   r.sum.connections,
+                   r.sum.data_same,
+                   r.sum.found,
+                   r.sum.same_prefix,
+                   r.sum.packets,
+                   r.dropped,
+                   r.listed,
+                   r.seen,
+                   r.unknown);
+    return 0;
+}
+
 } // namespace
 
 extern "C" int
@@ -1187,6 +1394,30 @@ qr_cmd_testbed(int argc, char** argv)
     const char** sets = cli_list(&a, "set", &nSets);
     bool quiet = cli_count(&a, "quiet") > 0, figures = cli_count(&a, "no-figures") == 0;
     bool record = cli_count(&a, "record") > 0;
+    const char* repeatOpt = cli_value(&a, "repeat");
+    const char* jitterOpt = cli_value(&a, "jitter");
+    long repeats = 0;
+    int64_t jitterNs = 0;
+    {
+        char* end = nullptr;
+        char jerr[QR_ERRBUF_SIZE];
+        if (repeatOpt && ((repeats = strtol(repeatOpt, &end, 10)) < 1 || repeats > 1000 || *end))
+        {
+            cli_args_free(&a);
+            return cli_usage_error("testbed",
+                                   "--repeat: '%s' is not a count of 1 to 1000",
+                                   repeatOpt);
+        }
+        if (jitterOpt &&
+            (!repeatOpt || qr_parse_time_ns(jitterOpt, &jitterNs, jerr) || jitterNs < 0))
+        {
+            cli_args_free(&a);
+            return cli_usage_error("testbed",
+                                   repeatOpt ? "--jitter: '%s' is not a time"
+                                             : "--jitter goes with --repeat ('%s')",
+                                   jitterOpt);
+        }
+    }
     std::string scenarioPath = a.pos[0];
     const char* outOpt = cli_value(&a, "out");
     const char* rateOpt = cli_value(&a, "rate");
@@ -1229,6 +1460,10 @@ qr_cmd_testbed(int argc, char** argv)
     if ((rc = TestbedWorkload(c, hosts, scenarioPath, w)) >= 0)
         return rc;
     bool apps = w.apps;
+    if (repeats > 0 && (apps || fabRaw))
+        return cli_usage_error("testbed",
+                               "--repeat runs a star's flows again ([traffic] pattern = apps and "
+                               "the fat tree are not repeated)");
     // the run folder is the transaction: the run is built beside the old one (its captures
     // included) and swapped in whole when complete; a failure or an interrupt leaves the old
     // untouched and nothing of the new (main commits or aborts)
@@ -1264,6 +1499,8 @@ qr_cmd_testbed(int argc, char** argv)
     if (rc == 0)
         rc = TestbedRecord(dir, shownDir, sc, w, run, measuredRate, quiet);
     tb_run_free(&run);
+    if (rc == 0 && repeats > 0)
+        rc = TestbedRepeats(dir, sc, w, static_cast<int>(repeats), jitterNs, quiet);
     if (rc || fabRaw)
     {
         /* the fabric's replays would route by the simulator's hash, not the kernels' paths */

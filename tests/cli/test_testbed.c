@@ -896,3 +896,56 @@ Test(testbed, real_applications_diagnosed_against_the_switch)
     cr_assert(exists("%s/apps/diagnosis-record.h5", dir));
     cr_assert(strstr(out, "from the hosts' kernel records"), "%s", out);
 }
+
+/* --repeat (DETER's butterfly on the kernels): the run's flows twice more with its drops
+ * re-applied by the packet corrector. Each repeat finds every connection again (same ends), the
+ * corrector knows every connection's start, it lists every drop the switch's truth holds, never
+ * drops more than it lists, and where every connection repeated exactly it dropped every one of
+ * them; an exact repeat has its data segments the same. And the requests it refuses. */
+Test(testbed, repeat_re_applies_the_runs_drops)
+{
+    need_root();
+    int before = count_netns("qrtb");
+    int rc = qreplay("testbed scenarios/testbed-single-switch.ini --repeat 2 --jitter 20us -o "
+                     "%s/rep --no-figures",
+                     dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+    char p[512];
+    snprintf(p, sizeof p, "%s/rep/recording/truth/truth.h5", dir);
+    size_t drops = truth_drops(p);
+    snprintf(p, sizeof p, "%s/rep/testbed/repeats.csv", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f, "%s", p);
+    char line[512];
+    cr_assert(fgets(line, sizeof line, f) && !strncmp(line, "repeat,jitter_ns,connections,", 29));
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        int k;
+        long long jit, conns, found, exact, data, packets, prefix, listed, applied, seen, unknown;
+        cr_assert_eq(sscanf(line, "%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld", &k,
+                            &jit, &conns, &found, &exact, &data, &packets, &prefix, &listed,
+                            &applied, &seen, &unknown),
+                     12, "%s", line);
+        rows++;
+        cr_assert_eq(k, rows);
+        cr_assert_eq(jit, 20000);
+        cr_assert(conns > 0 && found == conns, "%s", line);
+        cr_assert_eq(listed, (long long)drops, "every drop of the truth listed: %s", line);
+        cr_assert_leq(applied, listed, "%s", line);
+        if (exact == conns)
+            cr_assert_eq(applied, listed, "all exact, so every drop met again: %s", line);
+        cr_assert_leq(exact, data, "%s", line);
+        cr_assert_leq(prefix, packets, "%s", line);
+        cr_assert(seen > 0 && unknown == 0, "the corrector saw every connection start: %s", line);
+        cr_assert(exists("%s/rep/repeat/r%d/recording/recording.h5", dir, k));
+    }
+    fclose(f);
+    cr_assert_eq(rows, 2);
+    cr_assert_eq(qreplay("testbed scenarios/testbed-single-switch.ini --jitter 1us -o %s/x", dir),
+                 2);
+    cr_assert(strstr(err, "--jitter goes with --repeat"), "%s", err);
+    cr_assert_eq(qreplay("testbed scenarios/testbed-single-switch.ini --repeat 0 -o %s/x", dir), 2);
+    cr_assert_eq(qreplay("testbed scenarios/testbed-apps.ini --repeat 1 -o %s/x", dir), 2);
+    cr_assert(strstr(err, "--repeat runs a star's flows"), "%s", err);
+}

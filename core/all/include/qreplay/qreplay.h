@@ -74,6 +74,7 @@
 #include "qreplay/fabric.h"
 #include "qreplay/fabric_truth.h"
 #include "qreplay/recorder.h"
+#include "qreplay/tb_repeat.h"
 #include "qreplay/testbed.h"
 #include "qreplay/truth.h"
 
