@@ -1195,7 +1195,34 @@ struct RepeatRow
     int64_t jitterNs;
     qr_tb_repeat_summary sum;
     uint64_t listed, dropped, unknown, seen;
+    std::vector<qr_tb_repeat_conn> conns;
 };
+
+/* What WriteConnections writes: the repeats and the run's drops per flow. */
+struct RepeatTable
+{
+    const std::vector<RepeatRow>* rows;
+    const std::vector<uint32_t>* flowDrops;
+};
+
+void
+WriteConnections(FILE* f, const void* ctx)
+{
+    const auto* t = static_cast<const RepeatTable*>(ctx);
+    fprintf(f, "repeat,flow,run_drops,packets,repeated,same_prefix,exact,data_same\n");
+    for (const RepeatRow& r : *t->rows)
+        for (const qr_tb_repeat_conn& c : r.conns)
+            fprintf(f,
+                    "%d,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%d\n",
+                    r.repeat,
+                    c.flow,
+                    c.flow < t->flowDrops->size() ? (*t->flowDrops)[c.flow] : 0u,
+                    c.packets,
+                    c.repeated,
+                    c.same_prefix,
+                    c.exact,
+                    c.data_same);
+}
 
 void
 WriteRepeats(FILE* f, const void* ctx)
@@ -1224,7 +1251,10 @@ WriteRepeats(FILE* f, const void* ctx)
 
 /* The run's drops as the corrector's fates, from its recording and its switch's truth. */
 int
-RunFates(const std::string& dir, std::vector<qr_tb_fate>& fates, qr_tb_fates_report& rep)
+RunFates(const std::string& dir,
+         std::vector<qr_tb_fate>& fates,
+         qr_tb_fates_report& rep,
+         std::vector<uint32_t>& flowDrops)
 {
     char err[QR_ERRBUF_SIZE];
     qr_recording* r = nullptr;
@@ -1245,6 +1275,10 @@ RunFates(const std::string& dir, std::vector<qr_tb_fate>& fates, qr_tb_fates_rep
     }
     if (rc == 0)
         rc = qr_tb_fates(r, &t, wire.data(), &f, &n, &rep, err);
+    flowDrops.assign(qr_flow_table_flows(qr_recording_flows(r)), 0);
+    for (size_t i = 0; rc == 0 && i < t.n_drops; i++)
+        if (qr_dir_flow(t.drops[i].dir) < flowDrops.size())
+            flowDrops[qr_dir_flow(t.drops[i].dir)]++;
     qr_truth_free(&t);
     qr_recording_close(r);
     if (rc)
@@ -1297,8 +1331,11 @@ RunRepeat(const std::string& dir,
     char err[QR_ERRBUF_SIZE];
     qr_recording *a = nullptr, *b = nullptr;
     if (rc == 0 && (qr_recording_open(&a, (dir + "/recording").c_str(), nullptr, err) ||
-                    qr_recording_open(&b, (rdir + "/recording").c_str(), nullptr, err) ||
-                    qr_tb_repeat_compare(a, b, nullptr, &row.sum, err)))
+                    qr_recording_open(&b, (rdir + "/recording").c_str(), nullptr, err)))
+        rc = cli_fail("testbed", "%s", err);
+    if (rc == 0)
+        row.conns.resize(qr_flow_table_flows(qr_recording_flows(a)));
+    if (rc == 0 && qr_tb_repeat_compare(a, b, row.conns.data(), &row.sum, err))
         rc = cli_fail("testbed", "%s", err);
     qr_recording_close(a);
     qr_recording_close(b);
@@ -1316,7 +1353,8 @@ TestbedRepeats(const std::string& dir,
 {
     std::vector<qr_tb_fate> fates;
     qr_tb_fates_report rep{};
-    if (RunFates(dir, fates, rep))
+    std::vector<uint32_t> flowDrops;
+    if (RunFates(dir, fates, rep, flowDrops))
         return 1;
     if (!quiet)
         printf("repeats            %d, the run's %zu drops re-applied as %zu fates (%zu not: "
@@ -1335,7 +1373,7 @@ TestbedRepeats(const std::string& dir,
     for (int k = 1; k <= repeats && !cli_signal; k++)
     {
         cli_progress_update(&prog, "testbed: repeat %d of %d", k, repeats);
-        RepeatRow row{k, jitterNs, {}, rep.expressed, 0, 0, 0};
+        RepeatRow row{k, jitterNs, {}, rep.expressed, 0, 0, 0, {}};
         if (RunRepeat(dir, sc, w, fates, k, jitterNs, row))
         {
             cli_progress_done(&prog);
@@ -1347,7 +1385,12 @@ TestbedRepeats(const std::string& dir,
     if (cli_signal)
         return cli_interrupted_status();
     char err[QR_ERRBUF_SIZE];
-    if (qr_write_text_file((dir + "/testbed/repeats.csv").c_str(), WriteRepeats, &rows, err))
+    RepeatTable table{&rows, &flowDrops};
+    if (qr_write_text_file((dir + "/testbed/repeats.csv").c_str(), WriteRepeats, &rows, err) ||
+        qr_write_text_file((dir + "/testbed/repeat-connections.csv").c_str(),
+                           WriteConnections,
+                           &table,
+                           err))
         return cli_fail("testbed", "%s", err);
     for (const RepeatRow& r : rows)
         if (!quiet)
