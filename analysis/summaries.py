@@ -772,6 +772,19 @@ def record_rate(out, opts):
     return {"repeats": reps}
 
 
+def testbed_repeat(out, opts):
+    """qreplay testbed --repeat, without and with jitter: each repeat's totals (repeats.csv) and
+    each connection of each repeat (repeat-connections.csv), and the run's flows."""
+    runs = {}
+    for name in ("still", "jitter"):
+        d = os.path.join(out, name, "testbed")
+        num = lambda rows: [{k: int(v) for k, v in r.items()} for r in rows]  # noqa: E731
+        runs[name] = {"repeats": num(csv_rows(os.path.join(d, "repeats.csv"))),
+                      "connections": num(csv_rows(os.path.join(d, "repeat-connections.csv"))),
+                      "flows": csv_rows(os.path.join(d, "flows.csv"))}
+    return runs
+
+
 SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
@@ -779,4 +792,5 @@ SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butt
              "faults": faults, "diagnose": diagnose, "whatif": whatif, "clocks": clocks,
              "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
              "testbed_apps": testbed_apps, "fabric_rates": fabric_rates,
-             "record_testbed": record_testbed, "record_rate": record_rate}
+             "record_testbed": record_testbed, "record_rate": record_rate,
+             "testbed_repeat": testbed_repeat}
