@@ -679,6 +679,47 @@ def block_record_rate(name):
             provenance(name))
 
 
+def block_testbed_repeat(name):
+    """qreplay testbed --repeat, without and with jitter: per flow of the run, its size and drops,
+    in how many repeats the kernels sent its packets again exactly and its data segments the
+    same, and the median share of its packets the same before the first difference; then the
+    drops the corrector re-applied."""
+    d = load(name)["results"]
+    out = ["| flow | bytes | drops in the run (without / with jitter) | packets | repeats | "
+           "without jitter: exact | data "
+           "the same | same before the first difference (median) | with 10 us of jitter: exact "
+           "| data the same | same before the first difference (median) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    flows = d["still"]["flows"]
+    notes = []
+    for f in flows:
+        fid = int(f["flow"])
+        cells = []
+        n = 0
+        for v in ("still", "jitter"):
+            cs = [c for c in d[v]["connections"] if c["flow"] == fid]
+            n = len(cs)
+            share = sorted(c["same_prefix"] / float(c["packets"]) for c in cs)
+            cells += ["%d" % sum(c["exact"] for c in cs), "%d" % sum(c["data_same"] for c in cs),
+                      pct(share[len(share) // 2], 0) if share else "-"]
+        c0 = [c for c in d["still"]["connections"] if c["flow"] == fid][0]
+        c1 = [c for c in d["jitter"]["connections"] if c["flow"] == fid][0]
+        out.append("| %d | %s | %d / %d | %d | %d | %s |" % (
+            fid, f["bytes"], c0["run_drops"], c1["run_drops"], c0["packets"], n,
+            " | ".join(cells)))
+    for v, label in (("still", "without jitter"), ("jitter", "with 10 us of jitter")):
+        reps = d[v]["repeats"]
+        full = sum(r["drops_applied"] == r["drops_listed"] for r in reps)
+        notes.append("%s: %d repeats; in %d of them the corrector re-applied every one of the "
+                     "run's drops (%d of %d listed at the least); %d of %d connections exact over "
+                     "all repeats" % (
+                         label, len(reps), full, min(r["drops_applied"] for r in reps),
+                         reps[0]["drops_listed"], sum(r["exact"] for r in reps),
+                         sum(r["connections"] for r in reps)))
+    return ("\n".join(out) + "\n\n" + "\n".join("- " + x + "." for x in notes) + "\n\n" +
+            provenance(name))
+
+
 def fmt_us(ns):
     """ns as microseconds, to 0.1 us."""
     return "%.1f us" % (ns / 1000.0)
@@ -1596,6 +1637,7 @@ BLOCKS = {
     "testbed": lambda: block_testbed("testbed-single-switch"),
     "record-testbed": lambda: block_record("record-testbed"),
     "record-rate": lambda: block_record_rate("record-rate"),
+    "testbed-repeat": lambda: block_testbed_repeat("testbed-repeat"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "tshark-corpus": lambda: block_corpus("tshark-corpus"),
     "chaos": lambda: block_chaos("chaos"),
