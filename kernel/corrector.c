@@ -58,14 +58,14 @@ attach_dev(struct qr_correct_bpf* s, const char* netns, const char* dev, char* e
     return QR_OK;
 }
 
-int
-qr_corrector_attach(qr_corrector** out,
-                    const char* netns,
-                    const char* const* devs,
-                    size_t n_devs,
-                    const qr_tb_fate* fates,
-                    size_t n,
-                    char* errbuf)
+static int
+attach(qr_corrector** out,
+       const char* netns,
+       const char* const* devs,
+       size_t n_devs,
+       const qr_tb_fate* fates,
+       size_t n,
+       char* errbuf)
 {
     *out = NULL;
     qr_corrector* c = calloc(1, sizeof *c);
@@ -121,8 +121,8 @@ qr_corrector_attach(qr_corrector** out,
     return QR_OK;
 }
 
-void
-qr_corrector_counts(const qr_corrector* c, uint64_t* seen, uint64_t* dropped, uint64_t* unknown)
+static void
+counts(const qr_corrector* c, uint64_t* seen, uint64_t* dropped, uint64_t* unknown)
 {
     uint64_t v[QR_CORRECT_TOTALS] = {0};
     for (uint32_t k = 0; c && k < QR_CORRECT_TOTALS; k++)
@@ -132,21 +132,14 @@ qr_corrector_counts(const qr_corrector* c, uint64_t* seen, uint64_t* dropped, ui
     *seen = v[2];
 }
 
-void
-qr_corrector_free(qr_corrector* c)
-{
-    if (!c)
-        return;
-    qr_correct_bpf__destroy(c->s);
-    free(c);
-}
-
 #else
 
 struct qr_corrector
 {
     int unused;
 };
+
+#endif
 
 int
 qr_corrector_attach(qr_corrector** out,
@@ -157,25 +150,37 @@ qr_corrector_attach(qr_corrector** out,
                     size_t n,
                     char* errbuf)
 {
+#ifdef QR_HAVE_KREC
+    return attach(out, netns, devs, n_devs, fates, n, errbuf);
+#else
     (void)netns, (void)devs, (void)n_devs, (void)fates, (void)n;
     *out = NULL;
     return fail(errbuf,
                 QR_ESTATE,
                 "this qreplay was built without BPF (its build machine had no "
                 "/sys/kernel/btf/vmlinux, clang, bpftool or libbpf-dev): no packet corrector");
+#endif
 }
 
 void
 qr_corrector_counts(const qr_corrector* c, uint64_t* seen, uint64_t* dropped, uint64_t* unknown)
 {
-    (void)c;
     *seen = *dropped = *unknown = 0;
+#ifdef QR_HAVE_KREC
+    if (c)
+        counts(c, seen, dropped, unknown);
+#else
+    (void)c;
+#endif
 }
 
 void
 qr_corrector_free(qr_corrector* c)
 {
+    if (!c)
+        return;
+#ifdef QR_HAVE_KREC
+    qr_correct_bpf__destroy(c->s);
+#endif
     free(c);
 }
-
-#endif
