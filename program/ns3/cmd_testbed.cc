@@ -1305,10 +1305,7 @@ RunRepeat(const std::string& dir,
     if (qr_make_dirs((rdir + "/capture").c_str(), derr))
         return cli_fail("testbed", "%s", derr);
     std::vector<qr_flow> flows(w.flows.get(), w.flows.get() + w.nFlows);
-    for (size_t f = 0; jitterNs > 0 && f < flows.size(); f++)
-        flows[f].start_ns +=
-            (int64_t)(qr_seed_derive(c->run.seed, "repeat-jitter", (uint64_t)k * 1000003u + f) %
-                      (uint64_t)jitterNs);
+    qr_tb_repeat_jitter(flows.data(), flows.size(), c->run.seed, k, jitterNs);
     std::string capDir = rdir + "/capture";
     tb_run run{};
     run.conf = c;

@@ -154,3 +154,28 @@ Test(tb_repeat, a_repeat_is_judged_by_its_packets_not_its_initial_numbers)
         cr_assert_eq(system(cmd), 0);
     }
 }
+
+/* A repeat's jitter: every start moved by [0, jitter), the same draw for the same seed, repeat
+ * and flow, another repeat another draw, none with no jitter. */
+Test(tb_repeat, jitter_moves_each_start_within_its_bound_and_repeatably)
+{
+    enum { N = 200 };
+    static qr_flow a[N], b[N], c[N];
+    for (int i = 0; i < N; i++)
+        a[i].start_ns = b[i].start_ns = c[i].start_ns = 1000 * i;
+    qr_tb_repeat_jitter(a, N, 7, 1, 10000);
+    qr_tb_repeat_jitter(b, N, 7, 1, 10000);
+    qr_tb_repeat_jitter(c, N, 7, 2, 10000);
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t d = a[i].start_ns - 1000 * i;
+        cr_assert(d >= 0 && d < 10000, "flow %d moved by %ld", i, (long)d);
+        cr_assert_eq(a[i].start_ns, b[i].start_ns);
+        differ += a[i].start_ns != c[i].start_ns;
+    }
+    cr_assert_gt(differ, N / 2, "another repeat, other draws");
+    qr_tb_repeat_jitter(c, N, 7, 3, 0);
+    qr_tb_repeat_jitter(b, N, 7, 1, 0);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(b[i].start_ns, a[i].start_ns, "no jitter: no move");
+}

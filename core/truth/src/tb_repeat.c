@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/packet.h"
+#include "qreplay/random.h"
 #include "qreplay/tb_repeat.h"
 
 /* A recording's packets per direction, in their order (seq within the direction). */
@@ -248,4 +249,12 @@ int qr_tb_repeat_compare(const qr_recording *a, const qr_recording *b, qr_tb_rep
     dirs_free(&da);
     dirs_free(&db);
     return rc ? qri_err(errbuf, QR_ENOMEM, "out of memory") : QR_OK;
+}
+
+void qr_tb_repeat_jitter(qr_flow *flows, size_t n, uint64_t seed, int k, int64_t jitter_ns)
+{
+    for (size_t f = 0; jitter_ns > 0 && f < n; f++)
+        flows[f].start_ns +=
+            (int64_t)(qr_seed_derive(seed, "repeat-jitter", (uint64_t)k * 1000003u + f) %
+                      (uint64_t)jitter_ns);
 }

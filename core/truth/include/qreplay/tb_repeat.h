@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/flowtable.h"
 #include "qreplay/recording.h"
 #include "qreplay/truth.h"
 
@@ -50,6 +51,10 @@ typedef struct qr_tb_fates_report {
  * recorded packet. */
 int qr_tb_fates(const qr_recording *rec, const qr_truth *t, const uint32_t *wire, qr_tb_fate **out,
                 size_t *n, qr_tb_fates_report *rep, char *errbuf);
+
+/* Repeat k's schedule: each of the n flows' start moved later by a draw in [0, jitter_ns) from
+ * the run's seed, the repeat and the flow (the same for the same three); jitter_ns <= 0: none. */
+void qr_tb_repeat_jitter(qr_flow *flows, size_t n, uint64_t seed, int k, int64_t jitter_ns);
 
 /* One connection of a run against its repeat. */
 typedef struct qr_tb_repeat_conn {
