@@ -110,10 +110,11 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
     /* the kernel recorder beside tcpdump on every host: each host's record says it handed its
      * NIC what its capture holds (checked by the testbed, said in its summary); records that
      * do not (this kernel sometimes runs no program for a packet it sends, not counted by it)
-     * are set aside with a warning and not replayed, the run standing on its captures */
+     * are set aside with a warning and not replayed, the run standing on its captures. Logged
+     * as information: Criterion fails a run that logged a warning, whatever its tests said */
     int refused = strstr(err, "the records are set aside") != NULL;
     if (refused) {
-        cr_log_warn("the testbed set the records aside: %s", err);
+        cr_log_info("the testbed set the records aside: %s", err);
         cr_assert(exists("%s/run/record-refused/h0.qrk", dir) && !exists("%s/run/record", dir));
     } else {
         cr_assert(strstr(out, "kernel recorder    every host's record = its capture") &&
