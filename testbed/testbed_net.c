@@ -298,10 +298,10 @@ static int start_recorder(struct tb *t, const tb_run *run, const char *self, int
     return tbi_await_captures(t, *idx, *idx + 1);
 }
 
-/* The recorder stopped (SIGINT: it writes its records whole) after the captures, its records
- * named by host: record_dir/hN.qrk. Returns 0, or the exit status after the error (check:
- * 0, only stop it). */
-static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
+/* The recorder stopped (SIGINT: it writes its records whole; what it said into run) after the
+ * captures, its records named by host: record_dir/hN.qrk. Returns 0, or the exit status after
+ * the error (check: 0, only stop it). */
+static int stop_recorder(struct tb *t, tb_run *run, int idx, int check)
 {
     struct proc *p = &t->p[idx];
     if (p->pid > 0)
@@ -312,6 +312,7 @@ static int stop_recorder(struct tb *t, const tb_run *run, int idx, int check)
         usleep(20000);
     }
     tbi_drain(p, NULL, NULL);
+    snprintf(run->recorder_said, sizeof run->recorder_said, "%s", p->errtext);
     if (!check)
         return 0;
     if (!exited || st != 0 || !strstr(p->errtext, "the record is complete"))

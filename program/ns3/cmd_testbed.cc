@@ -297,6 +297,27 @@ PrepareOutputs(const std::string& dir,
     return true;
 }
 
+/* A text written whole (ctx: the string). */
+void
+WriteText(FILE* f, const void* ctx)
+{
+    fputs(static_cast<const char*>(ctx), f);
+}
+
+/* DIR/testbed/recorder.log: what the kernel recorder said when it stopped (its losses told
+ * apart, its programs' runs). Returns 0 or 1 after printing. */
+int
+WriteRecorderLog(const std::string& dir, const tb_run& run)
+{
+    char err[QR_ERRBUF_SIZE];
+    if (qr_write_text_file((dir + "/testbed/recorder.log").c_str(),
+                           WriteText,
+                           run.recorder_said,
+                           err))
+        return cli_fail("testbed", "%s", err);
+    return 0;
+}
+
 /* What the captures and the recorder cost (DIR/testbed/processes.csv): each process's user and
  * system CPU seconds and how long it ran. Returns 0, or 1 after the error. */
 int
@@ -1078,11 +1099,45 @@ CompareRecordTimes(const std::string& dir, bool quiet)
     return 0;
 }
 
+/* One host's row of DIR/testbed/records.csv. */
+struct RecordRow
+{
+    qr_krec_capture_check k;
+    qr_krec_stats st;
+};
+
+void
+WriteRecordRows(FILE* f, const void* ctx)
+{
+    const auto* rows = static_cast<const std::vector<RecordRow>*>(ctx);
+    fprintf(f,
+            "host,record_packets,record_payload,capture_frames,capture_payload,unseen,"
+            "recorder_lost,lost_events,events,file_bytes\n");
+    for (size_t h = 0; h < rows->size(); h++)
+    {
+        const RecordRow& r = (*rows)[h];
+        fprintf(f,
+                "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                h,
+                r.k.record_packets,
+                r.k.record_payload,
+                r.k.capture_frames,
+                r.k.capture_payload,
+                r.st.unseen,
+                r.st.recorder_lost,
+                r.st.lost_events,
+                r.st.events,
+                r.st.file_bytes);
+    }
+}
+
 int
 CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
 {
     uint64_t packets = 0, payload = 0, lost = 0, bytes = 0, own = 0, unseen = 0;
     std::string why;
+    std::vector<RecordRow> rows(hosts);
     for (uint32_t h = 0; h < hosts; h++)
     {
         char rec[4400], cap[4400], err[QR_ERRBUF_SIZE];
@@ -1113,6 +1168,7 @@ CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
         qr_krec_stats st;
         qr_krec_stats_get(kr, &st);
         qr_krec_close(kr);
+        rows[h] = RecordRow{k, st};
         lost = st.lost_events; /* the recorder's, the same in every record */
         own = st.recorder_lost;
         unseen += st.unseen;
@@ -1120,6 +1176,9 @@ CheckRecords(const std::string& dir, uint32_t hosts, bool quiet)
         packets += k.record_packets;
         payload += k.record_payload;
     }
+    char err[QR_ERRBUF_SIZE];
+    if (qr_write_text_file((dir + "/testbed/records.csv").c_str(), WriteRecordRows, &rows, err))
+        return cli_fail("testbed", "%s", err);
     if (lost)
         why = (why.empty() ? "" : why + "; ") + "the kernel recorder lost " + std::to_string(lost) +
               " events: " + std::to_string(own) +
@@ -1536,6 +1595,8 @@ qr_cmd_testbed(int argc, char** argv)
     rc = tb_run_testbed("testbed", &run);
     if (rc == 0)
         rc = WriteProcesses(dir, run);
+    if (rc == 0 && record)
+        rc = WriteRecorderLog(dir, run);
     if (rc == 0)
         rc = TestbedRecord(dir, shownDir, sc, w, run, measuredRate, quiet);
     tb_run_free(&run);

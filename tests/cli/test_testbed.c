@@ -155,6 +155,34 @@ Test(testbed, short_run_conserves_every_packet_and_cleans_up)
         fclose(f);
         cr_assert_gt(rows, 0);
     }
+    /* records.csv says per host what the verdict stood on: all equal and nothing lost where the
+     * records were kept; some host short of its capture or some event lost where set aside */
+    char rp[512], rl[512];
+    snprintf(rp, sizeof rp, "%s/run/testbed/records.csv", dir);
+    FILE *rf = fopen(rp, "r");
+    cr_assert_not_null(rf, "%s", rp);
+    cr_assert_not_null(fgets(rl, sizeof rl, rf));
+    cr_assert_str_eq(rl, "host,record_packets,record_payload,capture_frames,capture_payload,"
+                         "unseen,recorder_lost,lost_events,events,file_bytes\n");
+    int hosts_listed = 0, hosts_short = 0;
+    while (fgets(rl, sizeof rl, rf)) {
+        unsigned long long c[10];
+        cr_assert_eq(sscanf(rl, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &c[0], &c[1],
+                            &c[2], &c[3], &c[4], &c[5], &c[6], &c[7], &c[8], &c[9]),
+                     10, "%s", rl);
+        cr_assert_eq(c[0], (unsigned long long)hosts_listed++, "%s", rl);
+        cr_assert(c[1] > 0 && c[8] > c[1] && c[9] > 0, "%s", rl);
+        cr_assert_leq(c[6], c[7], "%s", rl); /* the recorder's own losses are among all lost */
+        hosts_short += c[1] != c[3] || c[2] != c[4] || c[5] || c[7];
+    }
+    fclose(rf);
+    cr_assert_eq(hosts_listed, 3);
+    cr_assert_eq(hosts_short > 0, refused, "%d hosts short of their captures, refused %d",
+                 hosts_short, refused);
+    char said[4096];
+    snprintf(rp, sizeof rp, "%s/run/testbed/recorder.log", dir);
+    slurp(rp, said, sizeof said);
+    cr_assert(strstr(said, "the record is complete"), "%s: %s", rp, said);
     /* what the captures and the recorder cost: every one there, no more CPU than its run time on
      * this machine's cores */
     char pl[512];
