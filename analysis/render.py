@@ -679,6 +679,29 @@ def block_record_rate(name):
             provenance(name))
 
 
+def block_record_fattree(name):
+    """The fat tree's records against its host captures, per run: the hosts whose record holds
+    what their capture does, the packets in all, what was lost and whose."""
+    reps = load(name)["results"]["repeats"]
+    out = ["| run | hosts whose record = its capture | packets recorded / captured | payload "
+           "bytes recorded / captured | packets sent that no event told | events the recorder "
+           "lost itself | records |", "|---|---|---|---|---|---|---|"]
+    for i, r in enumerate(reps, 1):
+        h = r["hosts"]
+        same = sum(x["record_packets"] == x["capture_frames"] and
+                   x["record_payload"] == x["capture_payload"] for x in h)
+        out.append("| %d | %d of %d | %d / %d | %d / %d | %d | %d | %s |" % (
+            i, same, len(h), sum(x["record_packets"] for x in h),
+            sum(x["capture_frames"] for x in h), sum(x["record_payload"] for x in h),
+            sum(x["capture_payload"] for x in h), sum(x["unseen"] for x in h),
+            max(x["recorder_lost"] for x in h), "kept" if r["kept"] else "set aside"))
+    said = ["- run %d: \"%s\"" % (i, r["recorder_lost"]) for i, r in enumerate(reps, 1)
+            if r["recorder_lost"]]
+    return ("\n".join(out) + "\n\n" +
+            ("The recorder, when it stopped:\n\n" + "\n".join(said) + "\n\n" if said else "") +
+            provenance(name))
+
+
 def block_testbed_repeat(name):
     """qreplay testbed --repeat, without and with jitter: per flow of the run, its size and drops,
     in how many repeats the kernels sent its packets again exactly and its data segments the
@@ -1638,6 +1661,7 @@ BLOCKS = {
     "record-testbed": lambda: block_record("record-testbed"),
     "record-rate": lambda: block_record_rate("record-rate"),
     "testbed-repeat": lambda: block_testbed_repeat("testbed-repeat"),
+    "record-fattree": lambda: block_record_fattree("record-fattree"),
     "apps-corpus": lambda: block_apps("apps-corpus"),
     "tshark-corpus": lambda: block_corpus("tshark-corpus"),
     "chaos": lambda: block_chaos("chaos"),

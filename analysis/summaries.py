@@ -772,6 +772,21 @@ def record_rate(out, opts):
     return {"repeats": reps}
 
 
+def record_fattree(out, opts):
+    """qreplay testbed --record on the fat tree, per repeat: each host's record against its
+    capture (testbed/records.csv) and whether the records were kept or set aside."""
+    reps = []
+    for i in range(1, opts["repeats"] + 1):
+        run = os.path.join(out, "rep%d" % i)
+        rows = [{k: int(v) for k, v in r.items()}
+                for r in csv_rows(os.path.join(run, "testbed", "records.csv"))]
+        with open(os.path.join(run, "testbed", "recorder.log")) as fh:
+            said = [x.strip() for x in fh if "it lost" in x]
+        reps.append({"hosts": rows, "kept": os.path.isdir(os.path.join(run, "record")),
+                     "recorder_lost": said[0] if said else ""})
+    return {"repeats": reps}
+
+
 def testbed_repeat(out, opts):
     """qreplay testbed --repeat, without and with jitter: each repeat's totals (repeats.csv) and
     each connection of each repeat (repeat-connections.csv), and the run's flows."""
@@ -793,4 +808,4 @@ SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butt
              "roundtrip": roundtrip, "testbed": testbed, "apps": apps,
              "testbed_apps": testbed_apps, "fabric_rates": fabric_rates,
              "record_testbed": record_testbed, "record_rate": record_rate,
-             "testbed_repeat": testbed_repeat}
+             "testbed_repeat": testbed_repeat, "record_fattree": record_fattree}
