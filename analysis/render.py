@@ -684,16 +684,18 @@ def block_record_fattree(name):
     what their capture does, the packets in all, what was lost and whose."""
     reps = load(name)["results"]["repeats"]
     out = ["| run | hosts whose record = its capture | packets recorded / captured | payload "
-           "bytes recorded / captured | packets sent that no event told | events the recorder "
-           "lost itself | records |", "|---|---|---|---|---|---|---|"]
+           "bytes recorded / captured | packets sent that no event told (IP ID gaps) | missing "
+           "beyond the gaps | events the recorder lost itself | records |",
+           "|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(reps, 1):
         h = r["hosts"]
         same = sum(x["record_packets"] == x["capture_frames"] and
                    x["record_payload"] == x["capture_payload"] for x in h)
-        out.append("| %d | %d of %d | %d / %d | %d / %d | %d | %d | %s |" % (
+        beyond = sum(x["capture_frames"] - x["record_packets"] - x["unseen"] for x in h)
+        out.append("| %d | %d of %d | %d / %d | %d / %d | %d | %d | %d | %s |" % (
             i, same, len(h), sum(x["record_packets"] for x in h),
             sum(x["capture_frames"] for x in h), sum(x["record_payload"] for x in h),
-            sum(x["capture_payload"] for x in h), sum(x["unseen"] for x in h),
+            sum(x["capture_payload"] for x in h), sum(x["unseen"] for x in h), beyond,
             max(x["recorder_lost"] for x in h), "kept" if r["kept"] else "set aside"))
     said = ["- run %d: \"%s\"" % (i, r["recorder_lost"]) for i, r in enumerate(reps, 1)
             if r["recorder_lost"]]
