@@ -146,14 +146,15 @@ LIGHT_PARTS = ["header", "config", "calls", "loss", "timers", "samples", "receiv
 
 def light_blocks(path):
     """A light record's bytes (docs/FORMATS.md, "The light record"): per part, and per threshold the
-    samples and order blocks, each block with its 16-byte header; the thresholds (ns)."""
+    samples and order blocks, each block with its 16-byte header; the thresholds (ns); the
+    connections whose receive times it leaves out (its header's at_once; 0 in version 1)."""
     import struct
     import zlib
     with open(path, "rb") as fh:
         b = fh.read()
     if b[:8] != b"QRLIGHT1":
         raise ValueError("%s: not a light record" % path)
-    parts, per_th, ths, at = dict.fromkeys(LIGHT_PARTS, 0), {}, [], 8
+    parts, per_th, ths, at, at_once = dict.fromkeys(LIGHT_PARTS, 0), {}, [], 8, 0
     while at < len(b):
         part, th = b[at], b[at + 1]
         rlen, clen, _ = struct.unpack_from("<III", b, at + 4)
@@ -162,13 +163,15 @@ def light_blocks(path):
             text = zlib.decompress(b[at + 16:at + 16 + clen]).decode()
             line = [x for x in text.split("\n") if x.startswith("thresholds=")][0]
             ths = [int(x) for x in line.split("=", 1)[1].split(",")]
+            once = [x for x in text.split("\n") if x.startswith("at_once=")]
+            at_once = int(once[0].split("=", 1)[1]) if once else 0
         if part < len(LIGHT_PARTS):
             parts[LIGHT_PARTS[part]] += size
             if LIGHT_PARTS[part] in ("samples", "order"):
                 per_th[th] = per_th.get(th, 0) + size
         at += size
     fixed = len(b) - sum(per_th.values())
-    return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths,
+    return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths, "at_once": at_once,
             "at_th_bytes": [fixed + per_th.get(i, 0) for i in range(len(ths))],
             "th_bytes": [per_th.get(i, 0) for i in range(len(ths))]}
 
@@ -666,6 +669,8 @@ def krec_blocks(path):
         if part == 0:
             line = [x for x in raw.decode().split("\n") if x.startswith("th_ns=")][0]
             ths = [int(x) for x in line.split("=", 1)[1].split(",")]
+            once = [x for x in text.split("\n") if x.startswith("at_once=")]
+            at_once = int(once[0].split("=", 1)[1]) if once else 0
         if part == 255:
             end = dict(zip(KREC_END, uvs(raw)))
             parts["framing"] += size
@@ -674,7 +679,7 @@ def krec_blocks(path):
             if KREC_PARTS[part] == "samples":
                 per_th[th] = per_th.get(th, 0) + size
         at += size
-    return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths, "end": end,
+    return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths, "at_once": at_once, "end": end,
             "th_bytes": [per_th.get(i, 0) for i in range(len(ths))]}
 
 

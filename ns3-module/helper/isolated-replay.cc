@@ -27,6 +27,7 @@ extern "C"
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/isolate.h"
+#include "qreplay/topology.h"
 }
 
 namespace ns3
@@ -43,6 +44,7 @@ struct Ctx
     bool tracing{false};
     int64_t delackNs{0};
     uint32_t flow{0};
+    Ptr<CorrectorQueueDisc> q[2]; // the corrector in front of each host (gates wait on its sends)
 };
 
 int64_t
@@ -77,6 +79,8 @@ Tx(Ctx* c, uint32_t host, Ptr<const Packet> p)
         return;
     c->sent[tag.flow].push_back(
         qr_tcp_sent{pk.tcp_flags, pk.seq, pk.ack, pk.window, pk.ip_len, NowNs()});
+    if (c->q[host])
+        c->q[host]->HostSent();
     if (c->keep)
     {
         pk.time_ns = NowNs();
@@ -208,7 +212,12 @@ IsolatedReplay::Simulate(const qr_flow& fl,
     for (uint32_t port = 0; port < 2; port++)
     {
         q[port] = CreateObject<CorrectorQueueDisc>();
-        q[port]->Setup(fate, DataRate(c->links.rate_bps), NanoSeconds(c->links.delay_ns));
+        // host `port` sends local direction `port`: the packets a gate in front of it waits for
+        q[port]->Setup(fate,
+                       DataRate(c->links.rate_bps),
+                       NanoSeconds(c->links.delay_ns),
+                       [ctx, port]() -> uint64_t { return ctx->sent[port].size(); });
+        ctx->q[port] = q[port];
         net.GetSwitches().Get(0)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
             net.GetSwitchDevice(0, port),
             q[port]);
@@ -240,6 +249,7 @@ IsolatedReplay::Simulate(const qr_flow& fl,
     corr[1] = static_cast<uint64_t>(std::max(q[0]->GetMaxLateNs(), q[1]->GetMaxLateNs()));
     corr[2] = q[0]->GetUnknown() + q[1]->GetUnknown();
     corr[3] = q[0]->GetUnmarkable() + q[1]->GetUnmarkable();
+    ctx->q[0] = ctx->q[1] = nullptr;
     Simulator::Destroy();
 }
 
@@ -268,16 +278,31 @@ IsolatedReplay::Run(uint32_t flow,
     const qr_recording* rec = m_rec;
     const qr_isolated_conn* cn = &conn;
     const qr_light* light = m_light;
-    CorrectorQueueDisc::Fate fate =
-        [rec, cn, light, flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce) {
-            int l = 0, m = 0;
-            if (light ? !qr_light_fate(light, 2 * flow + dir, seq, &l, &arrive, &m)
-                      : !qr_isolated_fate(cn, rec, dir, seq, &l, &arrive, &m))
-                return false;
-            lost = l != 0;
-            ce = m != 0;
-            return true;
-        };
+    bool atOnce = m_atOnce;
+    const std::vector<qr_light_gate>* gates = &m_gates;
+    CorrectorQueueDisc::Fate fate = [rec, cn, light, flow, atOnce, gates](uint32_t dir,
+                                                                          uint32_t seq,
+                                                                          bool& lost,
+                                                                          int64_t& arrive,
+                                                                          bool& ce,
+                                                                          uint32_t& hold) {
+        int l = 0, m = 0;
+        if (light ? !qr_light_fate(light, 2 * flow + dir, seq, &l, &arrive, &m)
+                  : !qr_isolated_fate(cn, rec, dir, seq, &l, &arrive, &m))
+            return false;
+        lost = l != 0;
+        ce = m != 0;
+        hold = 0;
+        if (light)
+            qr_light_gated(light, 2 * flow + dir, seq, &hold);
+        else if (atOnce)
+            for (const qr_light_gate& g : *gates)
+                if (g.dir == dir && g.seq == seq)
+                    hold = g.sends;
+        if (atOnce && !lost)
+            arrive = QR_ARRIVE_AT_ONCE;
+        return true;
+    };
     Ctx ctx;
     ctx.tracing = trace != nullptr;
     ctx.delackNs = delack_ns;
@@ -286,6 +311,8 @@ IsolatedReplay::Run(uint32_t flow,
     uint64_t corr[4];
     Simulate(fl, conn.last_ns, sigma_ns, stream, fate, &ctx, corr);
     owned.reset(ctx.trace);
+    m_lastSent[0] = ctx.sent[0];
+    m_lastSent[1] = ctx.sent[1];
 
     const qr_tcp_sent* const w[2] = {conn.sent[0], conn.sent[1]};
     const qr_tcp_sent* const g[2] = {ctx.sent[0].data(), ctx.sent[1].data()};
@@ -330,12 +357,15 @@ IsolatedReplay::Regenerate(uint32_t flow, std::vector<qr_packet> out[2])
                                  std::to_string(qr_flow_table_flows(ft)) + " connections");
     const qr_light* l = m_light;
     CorrectorQueueDisc::Fate fate =
-        [l, flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce) {
+        [l,
+         flow](uint32_t dir, uint32_t seq, bool& lost, int64_t& arrive, bool& ce, uint32_t& hold) {
             int x = 0, m = 0;
             if (!qr_light_fate(l, 2 * flow + dir, seq, &x, &arrive, &m))
                 return false;
             lost = x != 0;
             ce = m != 0;
+            hold = 0;
+            qr_light_gated(l, 2 * flow + dir, seq, &hold);
             return true;
         };
     Ctx ctx;

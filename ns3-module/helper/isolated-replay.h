@@ -23,6 +23,7 @@
 
 extern "C"
 {
+#include "qreplay/compare.h"
 #include "qreplay/light.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema.h"
@@ -58,6 +59,17 @@ class IsolatedReplay
      * replay with jitter is compared. */
     explicit IsolatedReplay(const qr_light* light, const qr_recording* regenerated = nullptr);
 
+    /* Run delivers every packet the recording received at once, in order (QR_ARRIVE_AT_ONCE),
+     * not at its receive time: whether the connection regenerates without its receive times. */
+    void SetArriveAtOnce(bool atOnce) { m_atOnce = atOnce; }
+
+    /* With SetArriveAtOnce: the gates that hold packets of the replayed connection
+     * (qr_light_gate: local directions; qr_isolated_next_gate finds them). */
+    void SetGates(const std::vector<qr_light_gate>& gates) { m_gates = gates; }
+
+    /* What the last Run sent, per local direction, in send order. */
+    const std::vector<qr_tcp_sent>& LastSent(uint32_t d) const { return m_lastSent[d]; }
+
     /* What regenerating a connection met at its correctors: packets sent after their recorded
      * arrival (and the worst by how much), packets the record does not have, packets the record
      * says arrived marked CE that were not ECN-capable. */
@@ -86,6 +98,9 @@ class IsolatedReplay
     const qr_recording* m_rec{nullptr};
     const int64_t* m_offsets{nullptr};
     const qr_light* m_light{nullptr};
+    bool m_atOnce{false};
+    std::vector<qr_light_gate> m_gates;
+    std::vector<qr_tcp_sent> m_lastSent[2];
 };
 
 } // namespace ns3

@@ -31,9 +31,10 @@ CorrectorQueueDisc::CorrectorQueueDisc() = default;
 CorrectorQueueDisc::~CorrectorQueueDisc() = default;
 
 void
-CorrectorQueueDisc::Setup(Fate fate, DataRate rate, Time delay)
+CorrectorQueueDisc::Setup(Fate fate, DataRate rate, Time delay, Sent sent)
 {
     m_fate = std::move(fate);
+    m_sent = std::move(sent);
     m_rate = rate;
     m_delay = delay;
 }
@@ -44,9 +45,11 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     QreplayTag tag;
     bool lost = false, ce = false;
     int64_t arrive = 0;
+    uint32_t hold = 0;
     Time now = Simulator::Now();
     Time release = now;
-    if (!item->GetPacket()->PeekPacketTag(tag) || !m_fate(tag.flow, tag.Seq(), lost, arrive, ce))
+    if (!item->GetPacket()->PeekPacketTag(tag) ||
+        !m_fate(tag.flow, tag.Seq(), lost, arrive, ce, hold))
     {
         m_unknown++;
     }
@@ -72,8 +75,16 @@ CorrectorQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         }
         if (ce && !item->Mark()) // the runtime's switch marked it: so does the corrector
             m_unmarkable++;
+        if (hold && m_sent)
+            return EnqueueHeld(item, hold);
     }
     return EnqueueUntil(item, release);
+}
+
+bool
+CorrectorQueueDisc::Opened(uint64_t key) const
+{
+    return m_sent() >= key;
 }
 
 bool

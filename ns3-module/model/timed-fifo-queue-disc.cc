@@ -31,7 +31,30 @@ TimedFifoQueueDisc::EnqueueUntil(Ptr<QueueDiscItem> item, Time release)
     if (!GetInternalQueue(0)->Enqueue(item))
         return false;
     m_release.push_back(release);
+    m_held.push_back(0);
     return true;
+}
+
+bool
+TimedFifoQueueDisc::EnqueueHeld(Ptr<QueueDiscItem> item, uint64_t key)
+{
+    if (!EnqueueUntil(item, Simulator::Now()))
+        return false;
+    m_held.back() = key;
+    return true;
+}
+
+bool
+TimedFifoQueueDisc::Opened(uint64_t) const
+{
+    return true;
+}
+
+void
+TimedFifoQueueDisc::Poke()
+{
+    if (!m_held.empty() && m_held.front())
+        Simulator::ScheduleNow(&TimedFifoQueueDisc::Wake, this);
 }
 
 Ptr<QueueDiscItem>
@@ -50,7 +73,8 @@ Ptr<const QueueDiscItem>
 TimedFifoQueueDisc::DoPeek()
 {
     Ptr<const QueueDiscItem> item = GetInternalQueue(0)->Peek();
-    if (item && m_release.front() > Simulator::Now())
+    if (item &&
+        (m_release.front() > Simulator::Now() || (m_held.front() && !Opened(m_held.front()))))
         return nullptr;
     return item;
 }
@@ -66,6 +90,8 @@ TimedFifoQueueDisc::DoDequeue()
 {
     if (!GetInternalQueue(0)->Peek())
         return nullptr;
+    if (m_held.front() && !Opened(m_held.front()))
+        return nullptr; // Poke brings it back
     Time ready = m_release.front();
     if (ready > Simulator::Now())
     {
@@ -75,6 +101,7 @@ TimedFifoQueueDisc::DoDequeue()
         return nullptr;
     }
     m_release.pop_front();
+    m_held.pop_front();
     return Leave(GetInternalQueue(0)->Dequeue());
 }
 
@@ -108,6 +135,7 @@ TimedFifoQueueDisc::DoDispose()
 {
     m_wake.Cancel();
     m_release.clear();
+    m_held.clear();
     QueueDisc::DoDispose();
 }
 

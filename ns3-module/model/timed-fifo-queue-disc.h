@@ -30,6 +30,12 @@ class TimedFifoQueueDisc : public QueueDisc
   protected:
     /* Queue item to leave at `release` (or right after the packet ahead). False if refused. */
     bool EnqueueUntil(Ptr<QueueDiscItem> item, Time release);
+    /* Queue item to leave once Opened(key) (and not before the packet ahead). */
+    bool EnqueueHeld(Ptr<QueueDiscItem> item, uint64_t key);
+    /* Whether a packet held with key may leave now (default: yes). */
+    virtual bool Opened(uint64_t key) const;
+    /* Something a held packet waits for happened: try the head again (at once, as an event). */
+    void Poke();
     /* The packet leaving now; returns what goes to the device (default: the same). */
     virtual Ptr<QueueDiscItem> Leave(Ptr<QueueDiscItem> item);
     /* Extra configuration check of a subclass. */
@@ -43,7 +49,8 @@ class TimedFifoQueueDisc : public QueueDisc
     void InitializeParams() override;
     void Wake();
 
-    std::deque<Time> m_release; // per queued packet, in queue order
+    std::deque<Time> m_release;  // per queued packet, in queue order
+    std::deque<uint64_t> m_held; // per queued packet: its key if held (EnqueueHeld), else 0
     EventId m_wake;
 };
 

@@ -46,6 +46,13 @@ const cli_opt kOpts[] = {
      "pcap (default: the recorded captures and /received) or light (DIR/light.qrl, from\n"
      "                         qreplay light: the fates from the record alone; each replay is\n"
      "                         compared with the record's packets regenerated without jitter)"},
+    {"at-once",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "deliver every packet the runtime delivered at once, in order, not at its recorded\n"
+     "                         arrival: which connections repeat without their receive times\n"
+     "                         (those qreplay light leaves them out of)"},
     {"no-figures", 0, CLI_FLAG, nullptr, "with --trace: do not draw the figures"},
     {"captured-tcp",
      0,
@@ -307,6 +314,7 @@ qr_cmd_isolate(int argc, char** argv)
     std::string flowsText = cli_value(&a, "flows") ? cli_value(&a, "flows") : "all";
     std::string traceText = cli_value(&a, "trace") ? cli_value(&a, "trace") : "";
     bool figures = cli_count(&a, "no-figures") == 0;
+    bool atOnce = cli_count(&a, "at-once") > 0;
     bool quiet = cli_count(&a, "quiet") > 0;
     std::string captured = cli_value(&a, "captured-tcp") ? cli_value(&a, "captured-tcp") : "kernel";
     std::string from = cli_value(&a, "from") ? cli_value(&a, "from") : "pcap";
@@ -368,6 +376,7 @@ qr_cmd_isolate(int argc, char** argv)
             light ? new IsolatedReplay(light.get(), rec.get())
                   : new IsolatedReplay(qr_recording_scenario(rec.get()), rec.get(), offsets.get()));
         IsolatedReplay& iso = *isoOwned;
+        iso.SetArriveAtOnce(atOnce);
         Printer printer{&p, {}};
         qr_isolate_job job{};
         job.rec = rec.get();

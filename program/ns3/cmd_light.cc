@@ -21,6 +21,7 @@
 extern "C"
 {
 #include "qreplay/error.h"
+#include "qreplay/isolate.h"
 #include "qreplay/light.h"
 #include "qreplay/recording.h"
 #include "qreplay/units.h"
@@ -99,6 +100,14 @@ QrLightPrintCosts(FILE* out, const qr_light_stats& st, uint64_t pcap_bytes)
             st.detected,
             st.ce,
             st.file_bytes);
+    if (st.at_once)
+        fprintf(out,
+                "                   receive times left out for %" PRIu64 " of %" PRIu64
+                " connections: they regenerate exactly with their packets delivered at once, in "
+                "order, and %" PRIu64 " timer firings between two arrivals kept\n",
+                st.at_once,
+                st.connections,
+                st.gates);
     if (st.unobserved)
         fprintf(out,
                 "                   %" PRIu64 " directions not captured at both ends: their "
@@ -147,6 +156,67 @@ QrLightPrintCosts(FILE* out, const qr_light_stats& st, uint64_t pcap_bytes)
                     pcap_bytes);
         }
     }
+}
+
+/* The most timer firings a connection's record keeps before it keeps its receive times. */
+constexpr size_t kMaxGates = 64;
+
+/* How the record keeps each connection's timing (DETER's order of events): its packets delivered
+ * at once, in order, with the recorded losses and CE marks, plus the timer firings that came
+ * between two of its arrivals, found one at a time by replaying it (qr_isolated_next_gate) until
+ * it sends every packet the runtime sent; where none explains a difference, its receive times.
+ * An import: every receive time (its TCP is a kernel's). gates: each connection's, borrowed by
+ * the result. Throws std::runtime_error. */
+std::vector<qr_light_timing>
+QrLightTiming(const qr_recording* r,
+              const int64_t* offsets,
+              bool quiet,
+              std::vector<std::vector<qr_light_gate>>& gates)
+{
+    const qr_flow_table* ft = qr_recording_flows(r);
+    size_t nFlows = qr_flow_table_flows(ft);
+    std::vector<qr_light_timing> timing(nFlows, qr_light_timing{0, nullptr, 0});
+    gates.assign(nFlows, {});
+    if (qr_recording_imported(r))
+        return timing;
+    IsolatedReplay iso(qr_recording_scenario(r), r, offsets);
+    iso.SetArriveAtOnce(true);
+    cli_progress p;
+    cli_progress_init(&p, quiet);
+    char err[QR_ERRBUF_SIZE];
+    for (uint32_t f = 0; f < nFlows; f++)
+    {
+        cli_progress_update(&p, "the order of events: connection %u of %zu", f + 1, nFlows);
+        qr_isolated_conn conn;
+        if (qr_isolated_conn_of(r, offsets, f, &conn, err))
+        {
+            qr_isolated_conn_free(&conn);
+            throw std::runtime_error(err);
+        }
+        std::unique_ptr<qr_isolated_conn, void (*)(qr_isolated_conn*)> owned(&conn,
+                                                                             qr_isolated_conn_free);
+        std::vector<qr_light_gate>& g = gates[f];
+        g.resize(kMaxGates);
+        size_t n = 0;
+        for (;;)
+        {
+            if (cli_signal)
+                throw std::runtime_error("interrupted");
+            iso.SetGates(std::vector<qr_light_gate>(g.begin(), g.begin() + n));
+            iso.Run(f, 0, 1);
+            const qr_tcp_sent* const got[2] = {iso.LastSent(0).data(), iso.LastSent(1).data()};
+            const size_t nGot[2] = {iso.LastSent(0).size(), iso.LastSent(1).size()};
+            int more = qr_isolated_next_gate(&conn, r, got, nGot, g.data(), &n, kMaxGates);
+            if (more == 0)
+                timing[f] = qr_light_timing{1, nullptr, n};
+            if (more <= 0)
+                break;
+        }
+        g.resize(timing[f].at_once ? n : 0);
+        timing[f].gates = g.data();
+    }
+    cli_progress_done(&p);
+    return timing;
 }
 
 /* Regenerate every connection of l, one isolated replay each, into a recording a queue replay
@@ -218,8 +288,26 @@ QrLightStep(const char* command,
     if (int orc = cli_clock_offsets(command, dir.c_str(), r, &offsetsRaw))
         return orc;
     std::unique_ptr<int64_t, void (*)(void*)> offsets(offsetsRaw, free);
+    std::vector<qr_light_timing> timing;
+    std::vector<std::vector<qr_light_gate>> gates;
+    try
+    {
+        timing = QrLightTiming(r, offsets.get(), quiet, gates);
+    }
+    catch (const std::exception& e)
+    {
+        return cli_fail(command, "%s", e.what());
+    }
     qr_light_stats st;
-    if (qr_light_write(r, offsets.get(), c->sampling.method, th, nTh, out.c_str(), &st, err))
+    if (qr_light_write(r,
+                       offsets.get(),
+                       c->sampling.method,
+                       th,
+                       nTh,
+                       timing.data(),
+                       out.c_str(),
+                       &st,
+                       err))
         return cli_fail(command, "%s", err);
     if (!quiet)
     {

@@ -60,6 +60,15 @@ Test(light, regenerated_packets_and_arrival_logs_equal_the_pcaps_at_every_thresh
     unsigned long long conns = number_after(out, "light record"),
                        bytes = number_after(strstr(out, "marked CE"), "),");
     cr_assert_gt(conns, 50u, "%s", out);
+    /* ns-3's TCP here decides by the order of events: most connections regenerate exactly with
+     * their packets delivered at once, and the record leaves their receive times out (every
+     * packet of every connection is checked equal below, with or without them) */
+    const char *once = strstr(out, "receive times left out for ");
+    cr_assert_not_null(once, "%s", out);
+    unsigned long long left_out = 0, of = 0;
+    cr_assert_eq(sscanf(once, "receive times left out for %llu of %llu", &left_out, &of), 2, "%s",
+                 once);
+    cr_assert(of == conns && left_out * 2 > conns, "%s", out);
     static const char *parts[] = {"config",
                                   "calls",
                                   "loss",
@@ -262,8 +271,11 @@ static void isolate_row(const char *sigma, unsigned long long *conns, unsigned l
 }
 
 /* docs/model.md's butterfly case: its isolated replays (the remedy) run from the light record
- * alone, the fates of the record: every connection repeats its packets at every jitter, and the
- * correctors hold back as many packets as with the pcaps and /received (the same fates). */
+ * alone, the fates of the record: every connection repeats its packets at every jitter. The
+ * correctors hold back packets to their recorded arrival where the record keeps receive times
+ * (never more than with the pcaps and /received: the same fates); a connection whose record
+ * leaves them out (it regenerates exactly with its packets delivered at once) has none to hold
+ * to, and repeats itself all the same. */
 Test(light, the_butterfly_isolated_replay_runs_from_the_record)
 {
     int rc = qreplay("runtime scenarios/butterfly.ini -o %s/run/recording --light --quiet", dir);
@@ -277,12 +289,12 @@ Test(light, the_butterfly_isolated_replay_runs_from_the_record)
     cr_assert_eq(s0, c0, "not every connection regenerates:\n%s", out);
     cr_assert_eq(s1, c1, "a connection did not repeat itself under 1 us of jitter:\n%s", out);
     cr_assert_eq(l0, 0);
-    cr_assert_gt(l1, 100u, "jitter made no packet late: a weak check");
     rc = qreplay("isolate %s/run --sigma 1us -o %s/pcap.h5", dir, dir);
     cr_assert_eq(rc, 0, "%s", err);
     isolate_row("1.000 us", &pc, &ps, &pl);
     cr_assert_eq(ps, pc);
-    cr_assert_eq(pl, l1, "late packets: %llu from the record, %llu from the pcaps", l1, pl);
+    cr_assert_gt(pl, 100u, "jitter made no packet late: a weak check");
+    cr_assert_leq(l1, pl, "late packets: %llu from the record, %llu from the pcaps", l1, pl);
 }
 
 /* An import of real hosts' captures (an HTTP keep-alive connection, tests/data/captures): its

@@ -17,6 +17,7 @@
 #include "qreplay/recording.h"
 #include "qreplay/results.h"
 #include "qreplay/schema.h"
+#include "qreplay/topology.h"
 
 static char dir[64];
 static qr_scenario *scen;
@@ -526,16 +527,16 @@ Test(recording, a_light_record_keeps_every_fate_and_send_time)
     const int64_t th[] = {0, 5000};
     qr_light_stats st;
     const int64_t offsets[3] = {7, 0, 0};
-    cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, th, 2, path, &st, err), QR_OK, "%s",
-                 err);
+    cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, th, 2, NULL, path, &st, err), QR_OK,
+                 "%s", err);
     cr_assert_eq(st.packets, 9);
     cr_assert_eq(st.received, 3);
     cr_assert_eq(st.lost, 6, "data 2..5 and ACKs 1..2 have no receive record");
     cr_assert_eq(st.detected, 1);
     cr_assert_eq(st.calls, 1);
-    cr_assert_eq(
-        qr_light_write(r, offsets, QR_SAMPLING_RATE, (int64_t[]){5000, 2000}, 2, path, &st, err),
-        QR_EINVAL, "thresholds must increase");
+    cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, (int64_t[]){5000, 2000}, 2, NULL,
+                                path, &st, err),
+                 QR_EINVAL, "thresholds must increase");
     qr_light *l;
     cr_assert_eq(qr_light_open(&l, path, err), QR_OK, "%s", err);
     cr_assert_str_eq(qr_light_id(l), qr_recording_id(r));
@@ -559,6 +560,93 @@ Test(recording, a_light_record_keeps_every_fate_and_send_time)
                           (long long)at, (long long)at2);
         }
     cr_assert_eq(qr_light_last_ns(l, 0), c.last_ns);
+    /* the same record without the connection's receive times: the same fates, every delivered
+     * packet at once, the record smaller by exactly the receive times' part */
+    char path2[160];
+    snprintf(path2, sizeof path2, "%s/light-at-once.qrl", dir);
+    qr_light_stats st2;
+    cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, th, 2,
+                                (const qr_light_timing[]){{1, NULL, 0}}, path2, &st2, err),
+                 QR_OK, "%s", err);
+    cr_assert(st2.at_once == 1 && st2.received == 0 && st2.lost == st.lost);
+    cr_assert_lt(st2.raw[QR_LIGHT_RECEIVED], st.raw[QR_LIGHT_RECEIVED]);
+    qr_light *l2;
+    cr_assert_eq(qr_light_open(&l2, path2, err), QR_OK, "%s", err);
+    qr_light_stats rs2;
+    qr_light_stats_get(l2, &rs2);
+    cr_assert_eq(rs2.at_once, 1);
+    for (uint32_t d = 0; d < 2; d++)
+        for (uint32_t s = 0; s <= c.n_sent[d]; s++) {
+            int lost = -1, ce = -1, lost2 = -2, ce2 = -2;
+            int64_t at = -1, at2 = -2;
+            int k = qr_light_fate(l2, d, s, &lost, &at, &ce),
+                k2 = qr_isolated_fate(&c, r, d, s, &lost2, &at2, &ce2);
+            cr_assert_eq(k, k2, "dir %u packet %u: known", d, s);
+            if (k)
+                cr_assert(lost == lost2 && ce == ce2 && (lost || at == QR_ARRIVE_AT_ONCE),
+                          "dir %u packet %u: lost %d/%d at %lld", d, s, lost, lost2, (long long)at);
+        }
+    qr_light_close(l2);
+    /* gates kept and read back; one on a lost packet, or out of order, refused */
+    const qr_light_gate gates[] = {{0, 1, 1}, {1, 0, 2}};
+    cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, th, 2,
+                                (const qr_light_timing[]){{1, gates, 2}}, path2, &st2, err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(st2.gates, 2);
+    cr_assert_eq(qr_light_open(&l2, path2, err), QR_OK, "%s", err);
+    qr_light_stats_get(l2, &rs2);
+    cr_assert_eq(rs2.gates, 2);
+    uint32_t sends = 0;
+    cr_assert(qr_light_gated(l2, 0, 1, &sends) && sends == 1);
+    cr_assert(qr_light_gated(l2, 1, 0, &sends) && sends == 2);
+    cr_assert_not(qr_light_gated(l2, 0, 0, &sends));
+    cr_assert_not(qr_light_gated(l2, 1, 1, &sends));
+    qr_light_close(l2);
+    const qr_light_gate on_lost[] = {{0, 2, 1}}, unordered[] = {{0, 1, 1}, {0, 0, 1}},
+                        too_many[] = {{0, 1, 4}};
+    const qr_light_gate *bad[] = {on_lost, unordered, too_many};
+    const size_t n_bad[] = {1, 2, 1};
+    for (int b = 0; b < 3; b++)
+        cr_assert_eq(qr_light_write(r, offsets, QR_SAMPLING_RATE, th, 2,
+                                    (const qr_light_timing[]){{1, bad[b], n_bad[b]}}, path2, &st2,
+                                    err),
+                     QR_EINVAL, "bad gates %d: %s", b, err);
+    /* the next gate of a replay whose sender's first data packet differs (as if a timer had
+     * sent the runtime's before an ACK arrived): the ACK that arrived next after it went, held
+     * until the sender has sent it; the same replay again: no gate explains it further; the
+     * runtime's own packets: nothing to add */
+    const qr_tcp_sent *const want[2] = {c.sent[0], c.sent[1]};
+    qr_light_gate found[4];
+    size_t n_found = 0;
+    cr_assert_eq(qr_isolated_next_gate(&c, r, want, c.n_sent, found, &n_found, 4), 0);
+    cr_assert_eq(n_found, 0);
+    qr_tcp_sent other[16];
+    memcpy(other, c.sent[0], c.n_sent[0] * sizeof *other);
+    other[0].window ^= 1; /* the sender's first packet is not the runtime's */
+    const qr_tcp_sent *const missed[2] = {other, c.sent[1]};
+    const size_t *n_missed = c.n_sent;
+    int64_t data0 = c.sent[0][0].time_ns;
+    int next_after = -1;
+    for (uint32_t s = 0; s < c.n_sent[1] && next_after < 0; s++) {
+        int lost, ce;
+        int64_t at;
+        if (qr_isolated_fate(&c, r, 1, s, &lost, &at, &ce) && !lost && at > data0)
+            next_after = (int)s;
+    }
+    cr_assert_geq(next_after, 0, "an ACK arrived after the first data packet went");
+    cr_assert_eq(qr_isolated_next_gate(&c, r, missed, n_missed, found, &n_found, 4), 1);
+    cr_assert(n_found == 1 && found[0].dir == 1 && found[0].seq == (uint32_t)next_after &&
+                  found[0].sends == 1,
+              "gate %u %u %u", found[0].dir, found[0].seq, found[0].sends);
+    cr_assert_eq(qr_isolated_next_gate(&c, r, missed, n_missed, found, &n_found, 4), -1);
+    /* a replay that sent a packet the runtime never did: no gate keeps it */
+    qr_tcp_sent extra[16];
+    memcpy(extra, c.sent[1], c.n_sent[1] * sizeof *extra);
+    extra[c.n_sent[1]] = extra[c.n_sent[1] - 1];
+    const qr_tcp_sent *const more[2] = {c.sent[0], extra};
+    const size_t n_more[2] = {c.n_sent[0], c.n_sent[1] + 1};
+    n_found = 0;
+    cr_assert_eq(qr_isolated_next_gate(&c, r, more, n_more, found, &n_found, 4), -1);
     /* the recording made of the record's packets (here the recorded ones) */
     size_t nh0, nh1;
     const qr_rec_packet *p0 = qr_recording_packets(r, 0, &nh0),

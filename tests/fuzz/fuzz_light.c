@@ -1,6 +1,7 @@
 /* The light record's reader (light.h). The input builds a record: byte 0 says how (bit 0: the
  * input is the file itself, magic, headers and CRCs included; else the harness frames the rest as
- * blocks of a record of a star of 4 hosts, deflated and CRC'd as the writer does, so the fuzzer
+ * blocks of a record of a star of 4 hosts, deflated and CRC'd as the writer does (bit 7: of
+ * version 2, whose received block says per direction whether it keeps its times), so the fuzzer
  * reaches the parts' decoders), then per block: part, threshold, length (2 bytes, little endian)
  * and the raw bytes. Every record is read or refused with a message naming the file; a record
  * read gives every packet's fate, builds the recording a replay reads and samples it at each of
@@ -19,7 +20,7 @@
 static char scen[8192];
 
 static void
-header(FILE* f, unsigned flows, unsigned n_th)
+header(FILE* f, unsigned flows, unsigned n_th, unsigned version)
 {
     if (!scen[0])
     {
@@ -37,8 +38,9 @@ header(FILE* f, unsigned flows, unsigned n_th)
     static char text[16384];
     snprintf(text,
              sizeof text,
-             "kind=qreplay light record\nversion=1\nrecording_id=fuzz\nhosts=4\nflows=%u\n"
+             "kind=qreplay light record\nversion=%u\nrecording_id=fuzz\nhosts=4\nflows=%u\n"
              "method=rate\nthresholds=%s\noffsets=0,0,0,0\nscenario=\n%s",
+             version,
              flows,
              n_th == 1   ? "5000"
              : n_th == 2 ? "0,5000"
@@ -72,7 +74,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (!f)
             abort();
         fwrite("QRLIGHT1", 1, 8, f);
-        header(f, data[1] % 9, 1 + (data[0] >> 1) % 3);
+        header(f, data[1] % 9, 1 + (data[0] >> 1) % 3, data[0] & 0x80 ? 2 : 1);
         framed_all(f, data, size, 2, 8, 0);
         fclose(f);
     }

@@ -190,6 +190,9 @@ LIGHT = [
 put("light", "two-flows", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT))
 put("light", "no-end", b"\x00\x02" + b"".join(light_block(*b) for b in LIGHT[:-1]))
 put("light", "raw", b"\x01QRLIGHT1" + bytes(16))
+# version 2: every direction's receive times left out (kept = 0 each)
+LIGHT_V2 = [b if b[0] != 6 else (6, 0, uv(0, 0, 0, 0)) for b in LIGHT]
+put("light", "two-flows-v2", b"\x80\x02" + b"".join(light_block(*b) for b in LIGHT_V2))
 
 # kernel records (fuzz_krec's framing: mode, then blocks of part, threshold, length, raw): one
 # connection seen from its SYN, a resend, a hole, a CE mark, a zero window, closed

@@ -55,6 +55,9 @@ struct ldir {
     size_t at;          /* its packets' place in the flat arrays */
     size_t loss_off;    /* its lists in its chunk's loss block (while reading) */
     int64_t last_send;  /* inferred at the smallest threshold */
+    int at_once;        /* its receive times left out: its packets arrive at once */
+    size_t gate_at;     /* its gates: gate_seq/gate_sends[gate_at .. + n_gates) */
+    uint32_t n_gates;
 };
 
 struct lgroup {
@@ -80,12 +83,15 @@ struct qr_light {
     int64_t *offsets;
     qr_sampling_method method;
     int imported;  /* recording_kind=import */
+    int version;   /* the header's: 1 (every receive time kept) or 2 */
     char why[256]; /* why its packets cannot be regenerated ("" if they can) */
     qr_light_stats st;
     struct ldir *dirs;
     size_t n_dirs;
-    uint8_t *flags; /* per packet: F_* */
-    int64_t *recv;  /* per packet: receive time (receiver's clock); lost: 0 */
+    uint8_t *flags;                  /* per packet: F_* */
+    int64_t *recv;                   /* per packet: receive time (receiver's clock); lost: 0 */
+    uint32_t *gate_seq, *gate_sends; /* every direction's gates, in direction order */
+    size_t n_gate_all;
     qr_sample_record **recs[QR_LIGHT_MAX_TH]; /* per th, per direction */
     size_t *n_recs[QR_LIGHT_MAX_TH];
     struct lhost_order *order[QR_LIGHT_MAX_TH]; /* per th, per host */

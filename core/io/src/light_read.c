@@ -13,6 +13,7 @@
 #include "qreplay/fs.h"
 #include "qreplay/light.h"
 #include "qreplay/tcpconn.h"
+#include "qreplay/topology.h"
 #include "qreplay/txn.h"
 #include "recording_internal.h"
 
@@ -76,6 +77,8 @@ void qr_light_close(qr_light *l)
     free(l->dirs);
     free(l->flags);
     free(l->recv);
+    free(l->gate_seq);
+    free(l->gate_sends);
     for (size_t i = 0; i < QR_LIGHT_MAX_TH; i++) {
         for (size_t d = 0; l->recs[i] && d < l->n_dirs; d++)
             free(l->recs[i][d]);
@@ -122,9 +125,10 @@ static int parse_header(qr_light *l, const char *text, size_t len, const char *d
         }
     char kind[64];
     if (!header_value(text, "kind", kind, sizeof kind) || strcmp(kind, "qreplay light record") ||
-        !header_value(text, "version", v, sizeof v) || strcmp(v, "1") || !scen)
-        return qri_err(err, QR_EFORMAT, "%s: the header is not a light record's (version 1)",
+        !header_value(text, "version", v, sizeof v) || (strcmp(v, "1") && strcmp(v, "2")) || !scen)
+        return qri_err(err, QR_EFORMAT, "%s: the header is not a light record's (version 1 or 2)",
                        l->path);
+    l->version = v[0] - '0';
     if (header_value(text, "recording_kind", v, sizeof v)) {
         if (strcmp(v, "runtime") && strcmp(v, "import"))
             return qri_err(err, QR_EFORMAT, "%s: header: recording_kind '%s'", l->path, v);
@@ -215,7 +219,8 @@ static int grow_packets(qr_light *l, size_t *cap, size_t need)
 struct opening {
     qr_light *l;
     char *errbuf;
-    size_t flows_done, calls_done, loss_done, recv_dirs_done;
+    size_t flows_done, calls_done, loss_done, recv_dirs_done, timers_dirs_done;
+    size_t gate_cap;
     size_t pk_n, pk_cap;
     uint8_t *loss_raw; /* the loss block, kept for the receive times */
     size_t loss_len;
@@ -355,8 +360,20 @@ static int read_received(struct opening *o, struct rd *r)
     int rc = QR_OK;
     while (!r->bad && !rc && o->recv_dirs_done < o->loss_done) {
         struct ldir *d = &l->dirs[o->recv_dirs_done];
-        uint64_t n = d->n, need = d->seen & QR_TC_AT_RECEIVER ? n - d->n_lost : 0;
-        if (need > (uint64_t)(r->end - r->p) || !o->loss_raw || d->loss_off > o->loss_len) {
+        /* version 2: whether the direction's receive times are kept (0: its packets arrive at
+         * once; the same for both directions of a connection) */
+        int kept = 1;
+        if (l->version >= 2 && (d->seen & QR_TC_AT_RECEIVER)) {
+            uint64_t k = get_uv(r);
+            kept = k == 1;
+            if (k > 1 || (o->recv_dirs_done % 2 && kept != !(d - 1)->at_once))
+                r->bad = 1;
+            d->at_once = !kept;
+            l->st.at_once += d->at_once && o->recv_dirs_done % 2;
+        }
+        uint64_t n = d->n, need = kept && (d->seen & QR_TC_AT_RECEIVER) ? n - d->n_lost : 0;
+        if (r->bad || need > (uint64_t)(r->end - r->p) || !o->loss_raw ||
+            d->loss_off > o->loss_len) {
             r->bad = 1;
             break;
         }
@@ -387,6 +404,10 @@ static int read_received(struct opening *o, struct rd *r)
                 continue;
             if (!(d->seen & QR_TC_AT_RECEIVER)) {
                 l->flags[d->at + j] |= F_UNKNOWN;
+                continue;
+            }
+            if (!kept) {
+                l->recv[d->at + j] = QR_ARRIVE_AT_ONCE;
                 continue;
             }
             t = add_time(r, t, get_sv(r));
@@ -532,7 +553,7 @@ static int read_end(struct opening *o, struct rd *r, const char *path)
     }
     if (r->bad || r->p != r->end || c != l->n_flows || o->flows_done != l->n_flows ||
         o->calls_done != l->n_flows || o->loss_done != l->n_dirs || p != l->st.packets ||
-        o->recv_dirs_done != l->n_dirs)
+        o->recv_dirs_done != l->n_dirs || (l->version >= 2 && o->timers_dirs_done != l->n_dirs))
         return qri_err(o->errbuf, QR_EFORMAT,
                        "%s: the end block counts %" PRIu64 " connections and %" PRIu64
                        " packets; the blocks before it hold %zu connections, %zu of their "
@@ -609,6 +630,55 @@ static int next_block(struct blocks *bs, qr_light *l, char *errbuf)
     return QR_OK;
 }
 
+/* The gates of every direction whose receive times are read (version 2: after them, per
+ * direction of a connection whose receive times are left out, `uv n` and per gate the packet
+ * from the previous one's + 1 and the sends; version 1: none). A gate past its direction's
+ * packets, on a lost packet or needing more sends than its receiver made sets r->bad. Returns 0
+ * or QR_ENOMEM. */
+static int read_timers(struct opening *o, struct rd *r)
+{
+    qr_light *l = o->l;
+    for (; l->version >= 2 && !r->bad && o->timers_dirs_done < o->recv_dirs_done;
+         o->timers_dirs_done++) {
+        struct ldir *d = &l->dirs[o->timers_dirs_done];
+        d->gate_at = l->n_gate_all;
+        if (!d->at_once)
+            continue;
+        uint64_t n = get_uv(r), next = 0;
+        if (n > d->n || n > (uint64_t)(r->end - r->p)) {
+            r->bad = 1;
+            break;
+        }
+        if (l->n_gate_all + n > o->gate_cap) {
+            size_t cap = (l->n_gate_all + n) * 2 + 16;
+            uint32_t *a = realloc(l->gate_seq, cap * sizeof *a);
+            if (a)
+                l->gate_seq = a;
+            uint32_t *b = a ? realloc(l->gate_sends, cap * sizeof *b) : NULL;
+            if (!b)
+                return qri_err(o->errbuf, QR_ENOMEM, "out of memory");
+            l->gate_sends = b;
+            o->gate_cap = cap;
+        }
+        uint32_t peer = l->dirs[o->timers_dirs_done ^ 1].n;
+        for (uint64_t j = 0; j < n && !r->bad; j++) {
+            uint64_t seq = next + get_uv(r), sends = get_uv(r);
+            if (seq >= d->n || (l->flags[d->at + seq] & F_LOST) || sends < 1 || sends > peer) {
+                r->bad = 1;
+                break;
+            }
+            l->gate_seq[l->n_gate_all] = (uint32_t)seq;
+            l->gate_sends[l->n_gate_all++] = (uint32_t)sends;
+            next = seq + 1;
+        }
+        d->n_gates = (uint32_t)(l->n_gate_all - d->gate_at);
+        l->st.gates += d->n_gates;
+    }
+    if (r->p != r->end || (l->version >= 2 && o->timers_dirs_done != o->recv_dirs_done))
+        r->bad = 1;
+    return QR_OK;
+}
+
 /* The current block taken into the record by its part's reader (the header block aside). */
 static int read_part(struct opening *o, struct blocks *bs, char *errbuf)
 {
@@ -622,6 +692,7 @@ static int read_part(struct opening *o, struct blocks *bs, char *errbuf)
     case QR_LIGHT_CALLS: rc = read_calls(o, &r); break;
     case QR_LIGHT_LOSS: rc = read_loss(o, &r, &b->raw, b->rlen); break;
     case QR_LIGHT_RECEIVED: rc = read_received(o, &r); break;
+    case QR_LIGHT_TIMERS: rc = read_timers(o, &r); break;
     case QR_LIGHT_SAMPLES: rc = read_samples(o, &r, b->th); break;
     case QR_LIGHT_ORDER: rc = read_order(o, &r, b->th); break;
     default: break;
@@ -748,6 +819,19 @@ int64_t qr_light_last_ns(const qr_light *l, uint32_t flow)
     return t;
 }
 
+int qr_light_gated(const qr_light *l, uint32_t dir, uint32_t seq, uint32_t *sends)
+{
+    if (dir >= l->n_dirs)
+        return 0;
+    const struct ldir *d = &l->dirs[dir];
+    for (uint32_t g = 0; g < d->n_gates; g++)
+        if (l->gate_seq[d->gate_at + g] == seq) {
+            *sends = l->gate_sends[d->gate_at + g];
+            return 1;
+        }
+    return 0;
+}
+
 int qr_light_fate(const qr_light *l, uint32_t dir, uint32_t seq, int *lost, int64_t *arrive_ns,
                   int *ce)
 {
@@ -759,6 +843,8 @@ int qr_light_fate(const qr_light *l, uint32_t dir, uint32_t seq, int *lost, int6
     *lost = (l->flags[at] & F_LOST) != 0;
     *ce = (l->flags[at] & F_CE) != 0;
     uint32_t to = dir % 2 ? l->flows[dir / 2].src : l->flows[dir / 2].dst;
-    *arrive_ns = *lost ? 0 : l->recv[at] - l->offsets[to];
+    *arrive_ns = *lost                              ? 0
+                 : l->recv[at] == QR_ARRIVE_AT_ONCE ? QR_ARRIVE_AT_ONCE
+                                                    : l->recv[at] - l->offsets[to];
     return 1;
 }

@@ -265,11 +265,11 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
 }
 
 static void header_text(struct qri_lbuf *b, const qr_recording *rec, const int64_t *offsets,
-                        qr_sampling_method method, const int64_t *th, size_t n_th, char *scen,
-                        size_t scen_len)
+                        qr_sampling_method method, const int64_t *th, size_t n_th, uint64_t at_once,
+                        char *scen, size_t scen_len)
 {
     char line[256];
-    snprintf(line, sizeof line, "kind=qreplay light record\nversion=1\nrecording_kind=%s\n",
+    snprintf(line, sizeof line, "kind=qreplay light record\nversion=2\nrecording_kind=%s\n",
              qr_recording_imported(rec) ? "import" : "runtime");
     qri_lbuf_put(b, line, strlen(line));
     snprintf(
@@ -285,6 +285,8 @@ static void header_text(struct qri_lbuf *b, const qr_recording *rec, const int64
         snprintf(line, sizeof line, "%s%" PRId64, h ? "," : "", offsets ? offsets[h] : 0);
         qri_lbuf_put(b, line, strlen(line));
     }
+    snprintf(line, sizeof line, "\nat_once=%" PRIu64, at_once);
+    qri_lbuf_put(b, line, strlen(line));
     qri_lbuf_put(b, "\nscenario=\n", 11);
     qri_lbuf_put(b, scen, scen_len);
 }
@@ -299,6 +301,7 @@ struct lw {
     qr_sampler_cfg cfg;
     const int64_t *th_ns;
     size_t n_th;
+    const qr_light_timing *timing; /* per connection: how its timing is kept (or NULL) */
     qr_light_stats st;
     struct writer w;
     char tmp[4200];
@@ -381,8 +384,8 @@ static int lw_begin(struct lw *s, const int64_t *offsets, qr_sampling_method met
         rc = qri_err(errbuf, QR_EIO, "%s: cannot write: %s", s->w.path, strerror(errno));
     if (!rc) {
         s->st.file_bytes = 8;
-        header_text(&s->part[QR_LIGHT_HEADER], s->rec, offsets, method, s->th_ns, s->n_th, scen,
-                    scen_len);
+        header_text(&s->part[QR_LIGHT_HEADER], s->rec, offsets, method, s->th_ns, s->n_th,
+                    s->st.at_once, scen, scen_len);
         rc = block(&s->w, QR_LIGHT_HEADER, 0, &s->part[QR_LIGHT_HEADER]);
     }
     free(scen);
@@ -466,9 +469,12 @@ static int lw_direction(struct lw *s, uint32_t dir, const qr_flow *fl)
     s->st.packets += n;
     unsigned seen = qr_recording_seen(s->rec, dir);
     lw_loss(s, dir, n, seen);
-    /* receive times, delta-coded from the flow's start */
+    /* receive times, delta-coded from the flow's start, where kept (1) or left out (0) */
     int64_t prev = fl->start_ns;
-    for (size_t j = 0; (seen & QR_TC_AT_RECEIVER) && j < n; j++) {
+    int keep = !(s->timing && s->timing[dir / 2].at_once);
+    if (seen & QR_TC_AT_RECEIVER)
+        qri_lbuf_uv(&s->part[QR_LIGHT_RECEIVED], (uint64_t)keep);
+    for (size_t j = 0; keep && (seen & QR_TC_AT_RECEIVER) && j < n; j++) {
         int64_t t;
         if (qr_recording_received(s->rec, qr_packet_id(dir, (uint32_t)j), &t) != QR_OK)
             continue;
@@ -482,6 +488,46 @@ static int lw_direction(struct lw *s, uint32_t dir, const qr_flow *fl)
     for (size_t i = 0; !rc && i < s->n_th; i++)
         rc = lw_samples(s, i, dir, fl, seen);
     return rc;
+}
+
+/* Connection f's gates into the timers part, where its receive times are left out: per
+ * direction `uv n`, then per gate the packet (`uv`, from the previous gate's + 1) and the sends
+ * (`uv`). A gate out of order, past its direction's packets, on a lost packet or needing more
+ * sends than its receiver made is refused (QR_EINVAL). */
+static int lw_gates(struct lw *s, uint32_t f)
+{
+    if (!s->timing || !s->timing[f].at_once)
+        return QR_OK;
+    const qr_light_timing *t = &s->timing[f];
+    struct qri_lbuf *b = &s->part[QR_LIGHT_TIMERS];
+    size_t g = 0;
+    for (uint32_t d = 0; d < 2; d++) {
+        uint32_t dir = 2 * f + d;
+        size_t n = s->d.start[dir + 1] - s->d.start[dir];
+        size_t peer = s->d.start[(dir ^ 1) + 1] - s->d.start[dir ^ 1];
+        size_t e = g;
+        while (e < t->n_gates && t->gates[e].dir == d)
+            e++;
+        qri_lbuf_uv(b, e - g);
+        uint64_t next = 0;
+        for (; g < e; g++) {
+            const qr_light_gate *x = &t->gates[g];
+            int64_t at;
+            if (x->seq < next || x->seq >= n || x->sends < 1 || x->sends > peer ||
+                qr_recording_received(s->rec, qr_packet_id(dir, x->seq), &at) != QR_OK)
+                return qri_err(s->w.err, QR_EINVAL,
+                               "light record: flow %u: gate %zu (direction %u, packet %u, %u "
+                               "sends) out of order, out of range or on a lost packet",
+                               f, g, d, x->seq, x->sends);
+            qri_lbuf_uv(b, x->seq - next);
+            qri_lbuf_uv(b, x->sends);
+            next = (uint64_t)x->seq + 1;
+        }
+    }
+    if (g != t->n_gates)
+        return qri_err(s->w.err, QR_EINVAL, "light record: flow %u: a gate names direction > 1", f);
+    s->st.gates += t->n_gates;
+    return QR_OK;
 }
 
 /* Connections [f0, f1): their parts, filled and written as one chunk's blocks. */
@@ -510,6 +556,8 @@ static int lw_chunk(struct lw *s, size_t f0, size_t f1)
                         &s->st.calls, s->w.err);
         for (uint32_t side = 0; !rc && side < 2; side++)
             rc = lw_direction(s, (uint32_t)(2 * f + side), fl);
+        if (!rc)
+            rc = lw_gates(s, (uint32_t)f);
     }
     struct qri_lbuf *c = &s->part[QR_LIGHT_CALLS];
     qri_lbuf_uv(c, n_pat);
@@ -530,6 +578,9 @@ static int lw_chunk(struct lw *s, size_t f0, size_t f1)
             rc = block(&s->w, (unsigned)p, 0, &s->part[p]);
         }
     }
+    /* the timers after the receive times: a reader knows then whose they are */
+    if (!rc)
+        rc = block(&s->w, QR_LIGHT_TIMERS, 0, &s->part[QR_LIGHT_TIMERS]);
     return rc;
 }
 
@@ -623,8 +674,8 @@ static void lw_free(struct lw *s)
 }
 
 int qr_light_write(const qr_recording *rec, const int64_t *offsets, qr_sampling_method method,
-                   const int64_t *th_ns, size_t n_th, const char *path, qr_light_stats *stats,
-                   char *errbuf)
+                   const int64_t *th_ns, size_t n_th, const qr_light_timing *timing,
+                   const char *path, qr_light_stats *stats, char *errbuf)
 {
     int rc = lw_check(rec, th_ns, n_th, path, errbuf);
     if (rc)
@@ -643,6 +694,9 @@ int qr_light_write(const qr_recording *rec, const int64_t *offsets, qr_sampling_
     s->st.n_th = n_th;
     memcpy(s->st.th_ns, th_ns, n_th * sizeof *th_ns);
     s->st.connections = s->n_flows;
+    s->timing = timing;
+    for (size_t f = 0; timing && f < s->n_flows; f++)
+        s->st.at_once += timing[f].at_once != 0;
     s->w = (struct writer){NULL, path, &s->st, errbuf};
     snprintf(s->tmp, sizeof s->tmp, "%s.partial-%ld", path, (long)getpid());
     qr_leftovers_remove(path);

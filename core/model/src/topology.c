@@ -486,6 +486,10 @@ int64_t qr_link_tx_ns(uint64_t bytes, uint64_t rate_bps)
 int64_t qr_link_release_ns(int64_t arrive_ns, uint64_t ip_bytes, uint64_t rate_bps,
                            int64_t delay_ns, int64_t now_ns, int64_t *late_ns)
 {
+    if (arrive_ns == QR_ARRIVE_AT_ONCE) {
+        *late_ns = 0;
+        return now_ns;
+    }
     int64_t release =
         arrive_ns - qr_link_tx_ns(ip_bytes + QR_LINK_OVERHEAD_BYTES, rate_bps) - delay_ns;
     *late_ns = release < now_ns ? now_ns - release : 0;

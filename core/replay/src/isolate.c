@@ -64,6 +64,70 @@ int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_
     return 1;
 }
 
+static int sent_equal(const qr_tcp_sent *a, const qr_tcp_sent *b)
+{
+    return a->flags == b->flags && a->seq == b->seq && a->ack == b->ack && a->window == b->window &&
+           a->len == b->len;
+}
+
+int qr_isolated_next_gate(const qr_isolated_conn *c, const qr_recording *rec,
+                          const qr_tcp_sent *const got[2], const size_t n_got[2],
+                          qr_light_gate *gates, size_t *n, size_t cap)
+{
+    /* per direction, the first packet that differs (or is missing from one side) */
+    size_t first[2];
+    int differs[2];
+    for (uint32_t d = 0; d < 2; d++) {
+        size_t i = 0, m = c->n_sent[d] < n_got[d] ? c->n_sent[d] : n_got[d];
+        while (i < m && sent_equal(&c->sent[d][i], &got[d][i]))
+            i++;
+        first[d] = i;
+        differs[d] = i < m || c->n_sent[d] != n_got[d];
+    }
+    if (!differs[0] && !differs[1])
+        return 0;
+    /* the earliest in the runtime; a packet the runtime never sent cannot be kept by a gate */
+    int d = -1;
+    for (uint32_t k = 0; k < 2; k++)
+        if (differs[k] && first[k] < c->n_sent[k] &&
+            (d < 0 || c->sent[k][first[k]].time_ns < c->sent[d][first[d]].time_ns))
+            d = (int)k;
+    if (d < 0)
+        return -1;
+    size_t j = first[d];
+    int64_t t = c->sent[d][j].time_ns;
+    /* the other direction's packets the end had received by t; the next one, gated */
+    uint32_t in = (uint32_t)d ^ 1u, next = UINT32_MAX;
+    for (uint32_t s = 0; s < c->n_sent[in]; s++) {
+        int lost, ce;
+        int64_t at;
+        if (!qr_isolated_fate(c, rec, in, s, &lost, &at, &ce) || lost)
+            continue;
+        if (at > t) {
+            next = s;
+            break;
+        }
+    }
+    if (next == UINT32_MAX)
+        return -1;
+    uint32_t sends = (uint32_t)j + 1;
+    size_t at = 0;
+    while (at < *n && (gates[at].dir < in || (gates[at].dir == in && gates[at].seq < next)))
+        at++;
+    if (at < *n && gates[at].dir == in && gates[at].seq == next) {
+        if (gates[at].sends >= sends)
+            return -1;
+        gates[at].sends = sends;
+        return 1;
+    }
+    if (*n >= cap)
+        return -1;
+    memmove(gates + at + 1, gates + at, (*n - at) * sizeof *gates);
+    gates[at] = (qr_light_gate){in, next, sends};
+    (*n)++;
+    return 1;
+}
+
 int64_t qr_isolated_stop_ns(const qr_config *c, int64_t last_ns)
 {
     int64_t stop = last_ns + 4 * c->tcp.min_rto_ns + c->tcp.delack_timeout_ns + 1000000;

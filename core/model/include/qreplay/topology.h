@@ -69,10 +69,15 @@ uint32_t qr_topology_hops(const qr_topology *t, uint32_t a, uint32_t b);
  * point, truncated, times 1e9, rounded half away from zero), ns. */
 int64_t qr_link_tx_ns(uint64_t bytes, uint64_t rate_bps);
 
+/* An arrival time that says: deliver the packet at once, whenever it comes (a light record that
+ * keeps no receive times for the direction: its packets arrive in order, the regeneration exact).
+ */
+#define QR_ARRIVE_AT_ONCE INT64_MIN
+
 /* When a packet of ip_bytes must start on a link of rate_bps and delay_ns for its last bit to
  * arrive at arrive_ns (the recorded arrival a corrector reproduces): arrive - its transmission
  * (with the link header) - the delay. A time before now_ns cannot be met: now_ns is returned and
- * *late_ns gets how late (0 when on time). */
+ * *late_ns gets how late (0 when on time). QR_ARRIVE_AT_ONCE: now_ns, never late. */
 int64_t qr_link_release_ns(int64_t arrive_ns, uint64_t ip_bytes, uint64_t rate_bps,
                            int64_t delay_ns, int64_t now_ns, int64_t *late_ns);
 

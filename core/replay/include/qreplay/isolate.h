@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "qreplay/compare.h"
+#include "qreplay/light.h"
 #include "qreplay/recording.h"
 #include "qreplay/scenario.h"
 
@@ -42,6 +43,22 @@ void qr_isolated_conn_free(qr_isolated_conn *c);
  * than the runtime did). */
 int qr_isolated_fate(const qr_isolated_conn *c, const qr_recording *rec, uint32_t dir, uint32_t seq,
                      int *lost, int64_t *arrive_ns, int *ce);
+
+/* DETER's order of events for one connection whose isolated replay delivers its packets at once
+ * (QR_ARRIVE_AT_ONCE), held by gates[0..*n) (qr_light_gate: sorted by (dir, seq), each once): got
+ * what that replay sent (per local direction, in send order). Where it differs from the runtime,
+ * the first differing packet (earliest recorded send time over both directions) was sent by an
+ * end at a recorded time T; in the runtime that end had received the other direction's packets
+ * up to T, and the next one arrived after its packet went: a timer fired between two arrivals.
+ * The gate that keeps it: that next packet held until the end has sent the differing one (its
+ * index + 1 packets), added to gates (or raised, for a packet already gated; cap: room in gates).
+ * Returns 1 with the gate added (run the replay again), 0 when got equals the runtime (nothing to
+ * add), -1 when no gate explains the difference: the replay sent a packet the runtime did not
+ * (or too early), the end had received more, or the packet is already gated as far (keep the
+ * connection's receive times instead). */
+int qr_isolated_next_gate(const qr_isolated_conn *c, const qr_recording *rec,
+                          const qr_tcp_sent *const got[2], const size_t n_got[2],
+                          qr_light_gate *gates, size_t *n, size_t cap);
 
 /* When the replay stops: long enough after the last recorded packet for a backed-off RTO or two
  * (4 min_rto + delack_timeout + 1 ms), but not past the runtime's own [traffic] stop, where the
