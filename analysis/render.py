@@ -555,11 +555,13 @@ def block_light_claims(names):
             at5, rec = r["at_th_bytes"][i], r["parts"]["received"]
             out.append("- `%s` at %g%% (%d connections, %d packets): %.2f bytes per packet at 5 us, "
                        "%s of the pcaps xz -9e compressed; receive times left out for %d of the "
-                       "%d connections (they regenerate exactly without them); those kept are %s "
-                       "of it (%.3f bytes per packet); the samples at 5 us %s (%.3f)." % (
+                       "%d connections, %d timer firings between two arrivals kept instead; the "
+                       "receive times kept are %s of it (%.3f bytes per packet); the samples at "
+                       "5 us %s (%.3f)." % (
                            n, r["load_pct"], r["connections"], r["packets"], at5 / r["packets"],
                            pct(at5 / r["pcap_xz_bytes"], 1), r.get("at_once", 0),
-                           r["connections"], pct(rec / at5, 1), rec / r["packets"],
+                           r["connections"], r.get("gates", 0), pct(rec / at5, 1),
+                           rec / r["packets"],
                            pct(r["th_bytes"][i] / at5, 0), r["th_bytes"][i] / r["packets"]))
     return "\n".join(out) + "\n\n" + provenance(*names)
 

@@ -147,14 +147,15 @@ LIGHT_PARTS = ["header", "config", "calls", "loss", "timers", "samples", "receiv
 def light_blocks(path):
     """A light record's bytes (docs/FORMATS.md, "The light record"): per part, and per threshold the
     samples and order blocks, each block with its 16-byte header; the thresholds (ns); the
-    connections whose receive times it leaves out (its header's at_once; 0 in version 1)."""
+    connections whose receive times it leaves out and the timer firings it keeps instead (its
+    header's at_once and gates; 0 in version 1)."""
     import struct
     import zlib
     with open(path, "rb") as fh:
         b = fh.read()
     if b[:8] != b"QRLIGHT1":
         raise ValueError("%s: not a light record" % path)
-    parts, per_th, ths, at, at_once = dict.fromkeys(LIGHT_PARTS, 0), {}, [], 8, 0
+    parts, per_th, ths, at, at_once, gates = dict.fromkeys(LIGHT_PARTS, 0), {}, [], 8, 0, 0
     while at < len(b):
         part, th = b[at], b[at + 1]
         rlen, clen, _ = struct.unpack_from("<III", b, at + 4)
@@ -165,6 +166,8 @@ def light_blocks(path):
             ths = [int(x) for x in line.split("=", 1)[1].split(",")]
             once = [x for x in text.split("\n") if x.startswith("at_once=")]
             at_once = int(once[0].split("=", 1)[1]) if once else 0
+            kept = [x for x in text.split("\n") if x.startswith("gates=")]
+            gates = int(kept[0].split("=", 1)[1]) if kept else 0
         if part < len(LIGHT_PARTS):
             parts[LIGHT_PARTS[part]] += size
             if LIGHT_PARTS[part] in ("samples", "order"):
@@ -172,6 +175,7 @@ def light_blocks(path):
         at += size
     fixed = len(b) - sum(per_th.values())
     return {"parts": parts, "file_bytes": len(b), "thresholds_ns": ths, "at_once": at_once,
+            "gates": gates,
             "at_th_bytes": [fixed + per_th.get(i, 0) for i in range(len(ths))],
             "th_bytes": [per_th.get(i, 0) for i in range(len(ths))]}
 

@@ -266,7 +266,7 @@ static int conn_calls(const qr_recording *rec, uint32_t f, int imported, uint64_
 
 static void header_text(struct qri_lbuf *b, const qr_recording *rec, const int64_t *offsets,
                         qr_sampling_method method, const int64_t *th, size_t n_th, uint64_t at_once,
-                        char *scen, size_t scen_len)
+                        uint64_t gates, char *scen, size_t scen_len)
 {
     char line[256];
     snprintf(line, sizeof line, "kind=qreplay light record\nversion=2\nrecording_kind=%s\n",
@@ -285,7 +285,7 @@ static void header_text(struct qri_lbuf *b, const qr_recording *rec, const int64
         snprintf(line, sizeof line, "%s%" PRId64, h ? "," : "", offsets ? offsets[h] : 0);
         qri_lbuf_put(b, line, strlen(line));
     }
-    snprintf(line, sizeof line, "\nat_once=%" PRIu64, at_once);
+    snprintf(line, sizeof line, "\nat_once=%" PRIu64 "\ngates=%" PRIu64, at_once, gates);
     qri_lbuf_put(b, line, strlen(line));
     qri_lbuf_put(b, "\nscenario=\n", 11);
     qri_lbuf_put(b, scen, scen_len);
@@ -302,6 +302,7 @@ struct lw {
     const int64_t *th_ns;
     size_t n_th;
     const qr_light_timing *timing; /* per connection: how its timing is kept (or NULL) */
+    uint64_t header_gates;         /* the gates of its connections, said in the header */
     qr_light_stats st;
     struct writer w;
     char tmp[4200];
@@ -385,7 +386,7 @@ static int lw_begin(struct lw *s, const int64_t *offsets, qr_sampling_method met
     if (!rc) {
         s->st.file_bytes = 8;
         header_text(&s->part[QR_LIGHT_HEADER], s->rec, offsets, method, s->th_ns, s->n_th,
-                    s->st.at_once, scen, scen_len);
+                    s->st.at_once, s->header_gates, scen, scen_len);
         rc = block(&s->w, QR_LIGHT_HEADER, 0, &s->part[QR_LIGHT_HEADER]);
     }
     free(scen);
@@ -695,8 +696,10 @@ int qr_light_write(const qr_recording *rec, const int64_t *offsets, qr_sampling_
     memcpy(s->st.th_ns, th_ns, n_th * sizeof *th_ns);
     s->st.connections = s->n_flows;
     s->timing = timing;
-    for (size_t f = 0; timing && f < s->n_flows; f++)
+    for (size_t f = 0; timing && f < s->n_flows; f++) {
         s->st.at_once += timing[f].at_once != 0;
+        s->header_gates += timing[f].at_once ? timing[f].n_gates : 0;
+    }
     s->w = (struct writer){NULL, path, &s->st, errbuf};
     snprintf(s->tmp, sizeof s->tmp, "%s.partial-%ld", path, (long)getpid());
     qr_leftovers_remove(path);
