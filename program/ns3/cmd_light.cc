@@ -296,6 +296,11 @@ QrLightStep(const char* command,
     }
     catch (const std::exception& e)
     {
+        if (cli_signal)
+        {
+            fprintf(stderr, "qreplay %s: interrupted; nothing written\n", command);
+            return cli_interrupted_status();
+        }
         return cli_fail(command, "%s", e.what());
     }
     qr_light_stats st;
@@ -374,7 +379,11 @@ qr_cmd_light(int argc, char** argv)
         }
     }
     if (!rc)
+    {
+        cli_catch_signals();
         rc = QrLightStep("light", dir, out, thOpt ? th : nullptr, nTh, quiet);
+        cli_restore_signals();
+    }
     cli_args_free(&a);
     return rc;
 }
