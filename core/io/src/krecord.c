@@ -886,10 +886,17 @@ static uint64_t get_uv(struct kin *r)
     return v;
 }
 
+/* The next time: the last one plus a stored difference, within [-QR_TIME_MAX, QR_TIME_MAX] (else
+ * the read is bad). */
 static int64_t get_time(struct kin *r)
 {
-    r->t += qri_unzigzag(get_uv(r));
-    return r->t;
+    int64_t v, d = qri_unzigzag(get_uv(r));
+    if (r->bad || __builtin_add_overflow(r->t, d, &v) || v > QR_TIME_MAX || v < -QR_TIME_MAX) {
+        r->bad = 1;
+        return r->t;
+    }
+    r->t = v;
+    return v;
 }
 
 static void get_bytes(struct kin *r, void *out, size_t n)
@@ -1003,8 +1010,8 @@ static int read_kheader(qr_krec *k, const char *text, char *errbuf)
         k->h.th_ns[k->h.n_th++] = strtoll(p, &e, 10);
         p = *e == ',' ? e + 1 : e;
     }
-    if (!k->h.n_th || k->h.start_ns < 0)
-        return bad(k, "header", "no threshold, or a start before 1970", errbuf);
+    if (!k->h.n_th || k->h.start_ns < 0 || k->h.start_ns > QR_TIME_MAX)
+        return bad(k, "header", "no threshold, or a start before 1970 or out of range", errbuf);
     return QR_OK;
 }
 
@@ -1210,7 +1217,7 @@ static int read_calls_and_events(qr_krec *k, size_t *cap[3], char *errbuf)
         uint64_t id = get_uv(&r), recv = get_uv(&r);
         int64_t t = get_time(&r);
         uint64_t bytes = get_uv(&r), ready = recv ? get_uv(&r) : 0;
-        if (r.bad || id >= k->n_conns || recv > 1 || bytes > UINT32_MAX ||
+        if (r.bad || id >= k->n_conns || recv > 1 || bytes > UINT32_MAX || t < k->h.start_ns ||
             ready > (uint64_t)(t - k->h.start_ns) + 1)
             return bad(k, "calls",
                        "a call of no connection, its data arriving before the record, "
