@@ -34,6 +34,7 @@
 /* config */
 #include "qreplay/apps.h"
 #include "qreplay/scenario.h"
+#include "qreplay/tiers.h"
 #include "qreplay/workload.h"
 
 /* agents */
@@ -85,6 +86,7 @@
 #include "qreplay/guided.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/isolate_run.h"
+#include "qreplay/paths.h"
 #include "qreplay/pingmesh_analyze.h"
 #include "qreplay/schema_blame.h"
 #include "qreplay/schema_diagnose.h"
