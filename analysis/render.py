@@ -1622,7 +1622,65 @@ def block_fabric_rates(name):
     return "\n".join(out)
 
 
+def block_paths_load(name):
+    """WAP5's linking against Project 5's nesting over the core's three-tier service, per load
+    and clock error: messages linked to their true parent (mean over seeds, 95% interval), true
+    patterns found, rare ones, shapes found that no request took."""
+    from intervals import interval
+    runs = [r for r in load(name)["results"]["runs"] if r.get("group") == "load"]
+    out = ["| requests/s | clock error | messages (mean) | method | linked to the true parent "
+           "(95% interval) | true patterns found | rare ones found | shapes no request took |",
+           "|---|---|---|---|---|---|---|---|"]
+    keys = sorted({(r["rate"], r["clock"], r["method"]) for r in runs},
+                  key=lambda k: (k[0], k[1] != "0", k[2]))
+    for rate, clock, method in keys:
+        rs = [r for r in runs if (r["rate"], r["clock"], r["method"]) == (rate, clock, method)]
+        n, mean, _, half = interval([r["score"]["share"] for r in rs])
+        tp = sum(r["score"]["true_patterns"] for r in rs)
+        fp = sum(r["score"]["found_patterns"] for r in rs)
+        rp = sum(r["score"]["rare_patterns"] for r in rs)
+        rf = sum(r["score"]["rare_found"] for r in rs)
+        out.append("| %d | %s | %.0f | %s | %s &plusmn; %s | %d of %d | %d of %d | %.0f |" % (
+            rate, "none" if clock == "0" else clock,
+            sum(r["messages"] for r in rs) / float(len(rs)), method, pct(mean, 1),
+            pct(half, 1) if half == half else "-", fp, tp, rf, rp,
+            sum(r["score"]["false_patterns"] for r in rs) / float(len(rs))))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def block_paths_faults(name):
+    """The planted slow host and link: in how many seeds each method named them, and what else
+    it named; then the cost against the number of messages."""
+    runs = load(name)["results"]["runs"]
+    out = ["| method | seeds | linked to the true parent (mean) | slow host named | slow link "
+           "named | named wrongly | node delays off by (mean) |", "|---|---|---|---|---|---|---|"]
+    for method in ("link", "nest"):
+        rs = [r for r in runs if r.get("group") == "faults" and r["method"] == method]
+        if not rs:
+            continue
+        out.append("| %s | %d | %s | %d | %d | %d | %s |" % (
+            method, len(rs), pct(sum(r["score"]["share"] for r in rs) / len(rs), 1),
+            sum(r["score"]["slow_node_named"] == 1 for r in rs),
+            sum(r["score"]["slow_link_named"] == 1 for r in rs),
+            sum(r["score"]["wrongly_named"] for r in rs),
+            pct(sum(r["score"]["node_delay_error"] for r in rs) / len(rs), 1)))
+    cost = sorted((r for r in runs if r.get("group") == "cost"),
+                  key=lambda r: (r["messages"], r["method"]))
+    timings = {t["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1][:-3]: t
+               for t in load(name)["timings"] if " -o " in t["command"]}
+    out += ["", "| messages | method | analysis time | whole command (simulation included): "
+            "wall, peak memory |", "|---|---|---|---|"]
+    for r in cost:
+        t = timings.get(r["name"], {})
+        out.append("| %d | %s | %.2f s | %s s, %s MB |" % (
+            r["messages"], r["method"], r["analysis_s"], t.get("wall_s", "-"),
+            t.get("peak_rss_mb", "-")))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 BLOCKS = {
+    "paths-load": lambda: block_paths_load("paths-core"),
+    "paths-faults": lambda: block_paths_faults("paths-core"),
     "fabric-rates": lambda: block_fabric_rates("fabric-rates"),
     "faults-fabric-everflow": lambda: block_faults_fabric_everflow("faults-fabric"),
     "faults-fabric": lambda: block_faults_fabric("faults-fabric"),

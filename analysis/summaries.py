@@ -809,7 +809,36 @@ def testbed_repeat(out, opts):
     return runs
 
 
-SUMMARIES = {"run": run, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def paths(out, opts):
+    """qreplay paths over the core's multi-tier services: every paths.h5 of the case with its
+    settings (from its name: r{rate}-c{clock}-{method}-s{seed}, faults-{method}-s{seed},
+    cost-{duration}-{method}), its counts, score and analysis time."""
+    import re
+    runs = []
+    for path in sorted(glob.glob(os.path.join(out, "*.h5"))):
+        name = os.path.basename(path)[:-3]
+        f = h5().File(path, "r")
+        a = {k: (v.decode() if isinstance(v, bytes) else v.item() if hasattr(v, "item") else v)
+             for k, v in f.attrs.items()}
+        row = {"name": name, "method": a["method"], "source": a["source"],
+               "messages": a["messages"], "roots": a["roots"], "instances": a["instances"],
+               "analysis_s": a.get("analysis_s", -1),
+               "patterns": int(f["patterns"].shape[0]),
+               "score": {k[6:]: v for k, v in a.items() if k.startswith("score.")},
+               "suspects": [{"kind": r["kind"].decode(), "a": int(r["a"]), "b": int(r["b"])}
+                            for r in f["suspects"][:]]}
+        m = re.match(r"r(\d+)-c([^-]+)-(link|nest)-s(\d+)$", name)
+        if m:
+            row.update(group="load", rate=int(m.group(1)), clock=m.group(2), seed=int(m.group(4)))
+        elif name.startswith("faults-"):
+            row.update(group="faults", seed=int(name.rsplit("-s", 1)[1]))
+        elif name.startswith("cost-"):
+            row.update(group="cost", duration=name.split("-")[1])
+        runs.append(row)
+    return {"runs": runs}
+
+
+SUMMARIES = {"run": run, "paths": paths, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,

@@ -27,6 +27,7 @@ int qr_cmd_export(int argc, char **argv);
 int qr_cmd_record(int argc, char **argv);
 int qr_cmd_blackholes(int argc, char **argv);
 int qr_cmd_diagnose(int argc, char **argv);
+int qr_cmd_paths(int argc, char **argv);
 int qr_cmd_blame(int argc, char **argv);
 int qr_cmd_trace(int argc, char **argv);
 int qr_cmd_pingmesh(int argc, char **argv); /* C++, in program/ns3 */

@@ -25,6 +25,8 @@ static const qr_cli_command commands[] = {
      qr_cmd_diagnose},
     {"blame", "007: the links behind detected losses, by votes; scored against planted faults",
      qr_cmd_blame},
+    {"paths", "WAP5: causal paths through a multi-tier application, from its messages alone",
+     qr_cmd_paths},
     {"trace", "Everflow: per-hop traces of matched packets, drop debugger, latency profiler",
      qr_cmd_trace},
     {"pingmesh", "Pingmesh probe matrices of a run and the places their losses point at",

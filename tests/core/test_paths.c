@@ -371,11 +371,11 @@ Test(paths, untraced_host_is_counted)
     size_t unknown = 0;
     for (size_t i = 0; i < r.n; i++) {
         if (r.m[i].src == 7) {
-            r.m[i].send_ns = QR_PATHS_UNTRACED;
+            r.m[i].send_ns = QR_MSG_UNTRACED;
             unknown++;
         }
         if (r.m[i].dst == 7)
-            r.m[i].recv_ns = QR_PATHS_UNTRACED;
+            r.m[i].recv_ns = QR_MSG_UNTRACED;
     }
     char err[QR_ERRBUF_SIZE];
     qr_paths *p;

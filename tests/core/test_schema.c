@@ -11,13 +11,14 @@
 #include "qreplay/schema_blame.h"
 #include "qreplay/schema_diagnose.h"
 #include "qreplay/schema_hoptrace.h"
+#include "qreplay/schema_paths.h"
 #include "qreplay/schema_pingmesh.h"
 #include "qreplay/schema_tcptrace.h"
 
 /* Every table of every file kind: the run's files and each analysis's. */
-static const qr_h5_schema *const *const kinds[] = {qr_schemas_run,      qr_schemas_blame,
-                                                   qr_schemas_diagnose, qr_schemas_hoptrace,
-                                                   qr_schemas_pingmesh, qr_schemas_tcptrace};
+static const qr_h5_schema *const *const kinds[] = {
+    qr_schemas_run,      qr_schemas_blame,    qr_schemas_diagnose, qr_schemas_hoptrace,
+    qr_schemas_pingmesh, qr_schemas_tcptrace, qr_schemas_paths};
 
 static char *slurp(const char *path)
 {

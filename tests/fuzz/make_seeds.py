@@ -209,3 +209,10 @@ KREC = [
 put("krec", "one-conn", b"\x00" + b"".join(light_block(*b) for b in KREC))
 put("krec", "no-end", b"\x00" + b"".join(light_block(*b) for b in KREC[:-1]))
 put("krec", "raw", b"\x01QRLIGHTK" + bytes(16))
+
+# qreplay paths: the shipped multi-tier specs and a small message trace
+for p in sorted(glob.glob(os.path.join(src, "scenarios", "tiers", "*.tiers"))):
+    put("paths", os.path.basename(p), b"\x00" + open(p, "rb").read())
+put("paths", "trace.csv", b"\x01# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n"
+    b"0,3,0,1000,12000,200\n3,4,1,20000,31000,200\n4,3,1,90000,101000,1000\n"
+    b"3,0,0,110000,121000,1000\n1,3,2,-,130000,200\n3,5,3,140000,-,200\n")

@@ -53,7 +53,7 @@ static int estimate_offsets(qr_paths *p)
     size_t n_pairs = 0, cap = 0;
     for (size_t i = 0; !rc && i < p->n; i++) {
         const qr_msg *m = &p->m[i];
-        if (m->send_ns == QR_PATHS_UNTRACED || m->recv_ns == QR_PATHS_UNTRACED || m->src == m->dst)
+        if (m->send_ns == QR_MSG_UNTRACED || m->recv_ns == QR_MSG_UNTRACED || m->src == m->dst)
             continue;
         uint32_t a = m->src < m->dst ? m->src : m->dst, b = m->src ^ m->dst ^ a;
         qr_owd_pair **slot = (qr_owd_pair **)qri_map_slot(&mins, a, b);
@@ -128,8 +128,8 @@ int qri_paths_new(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
         return qri_err(errbuf, QR_ENOMEM, "paths: out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        p->st.untraced_send += m[i].send_ns == QR_PATHS_UNTRACED;
-        p->st.untraced_recv += m[i].recv_ns == QR_PATHS_UNTRACED;
+        p->st.untraced_send += m[i].send_ns == QR_MSG_UNTRACED;
+        p->st.untraced_recv += m[i].recv_ns == QR_MSG_UNTRACED;
     }
     *out = p;
     return QR_OK;
@@ -182,7 +182,7 @@ static int arrivals_by_host(const qr_paths *p, size_t **start, uint64_t **idx)
         return QR_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < p->n; i++)
-        if (p->m[i].recv_ns != QR_PATHS_UNTRACED) {
+        if (p->m[i].recv_ns != QR_MSG_UNTRACED) {
             (*idx)[k++] = i;
             (*start)[p->m[i].dst + 1]++;
         }
@@ -230,7 +230,7 @@ static int causal_delays(const qr_paths *p, const size_t *start, const uint64_t 
 {
     for (size_t i = 0; i < p->n; i++) {
         const qr_msg *m = &p->m[i];
-        if (m->send_ns == QR_PATHS_UNTRACED)
+        if (m->send_ns == QR_MSG_UNTRACED)
             continue;
         size_t lo, hi;
         window(p, m, start, idx, &lo, &hi);
@@ -260,7 +260,7 @@ static int weigh(qr_paths *p, const size_t *start, const uint64_t *idx, const qr
         p->parent[i] = QR_PATHS_ROOT;
         p->spont[i] = 1;
         p->prob[i] = 1;
-        if (m->send_ns == QR_PATHS_UNTRACED || (p->o.outside && p->o.outside[m->src]))
+        if (m->send_ns == QR_MSG_UNTRACED || (p->o.outside && p->o.outside[m->src]))
             continue;
         size_t lo, hi;
         window(p, m, start, idx, &lo, &hi);
@@ -360,6 +360,7 @@ int qri_paths_finish(qr_paths *p, const uint64_t *parents, char *errbuf)
     int rc = p->cand ? qri_paths_children(p) : QR_ENOMEM;
     if (!rc)
         rc = qri_paths_build(p, errbuf);
+    p->o.outside = NULL; /* borrowed for the analysis only */
     if (rc) {
         qr_paths_destroy(p);
         return rc == QR_ENOMEM ? qri_err(errbuf, rc, "paths: out of memory") : rc;

@@ -28,7 +28,7 @@ struct ppat {
 
 struct qr_paths {
     qr_paths_opts o;
-    const qr_msg *m; /* borrowed while building */
+    const qr_msg *m; /* borrowed: the caller keeps them while p lives */
     size_t n;
     uint32_t n_hosts;
     /* candidates of message i: cand[cstart[i] .. cstart[i + 1]) */

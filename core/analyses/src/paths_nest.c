@@ -28,7 +28,7 @@ struct nest {
 
 static int known(const qr_msg *m)
 {
-    return m->send_ns != QR_PATHS_UNTRACED && m->recv_ns != QR_PATHS_UNTRACED;
+    return m->send_ns != QR_MSG_UNTRACED && m->recv_ns != QR_MSG_UNTRACED;
 }
 
 static int cmp_conn(const void *a, const void *b, void *ctx)

@@ -76,6 +76,13 @@ static void undo(struct walker *w, size_t n, size_t nl)
     w->nl = nl;
 }
 
+/* A host in a shape: its number, or "c" for every host outside the application (its clients are
+ * one node, as WAP5 draws them). */
+static int host_label(const qr_paths *p, uint32_t h, char *s, size_t len)
+{
+    return p->o.outside && p->o.outside[h] ? snprintf(s, len, "c") : snprintf(s, len, "%u", h);
+}
+
 static int cmp_str(const void *a, const void *b, void *ctx)
 {
     char **s = ctx;
@@ -110,7 +117,9 @@ static char *canonical(struct walker *w)
         char *s = malloc(len);
         if (!s)
             goto done;
-        int at = snprintf(s, len, "%u>%u", m->src, m->dst);
+        int at = host_label(w->p, m->src, s, len);
+        at += snprintf(s + at, len - (size_t)at, ">");
+        at += host_label(w->p, m->dst, s + at, len - (size_t)at);
         for (uint32_t i = 0; i < nkq; i++)
             at += snprintf(s + at, len - (size_t)at, "%s%s", i ? "," : "(", w->str[k[i]]);
         if (nkq)
@@ -270,11 +279,11 @@ static int keep_best(struct walker *w)
         struct phop *h = &pt->hops[c];
         if (h->h.parent >= 0) {
             const qr_msg *up = &p->m[w->best_msgs[h->h.parent]];
-            if (m->send_ns != QR_PATHS_UNTRACED && up->recv_ns != QR_PATHS_UNTRACED &&
+            if (m->send_ns != QR_MSG_UNTRACED && up->recv_ns != QR_MSG_UNTRACED &&
                 push(&h->node, &h->cap_node, &h->h.node_n, m->send_ns - up->recv_ns))
                 return QR_ENOMEM;
         }
-        if (m->send_ns != QR_PATHS_UNTRACED && m->recv_ns != QR_PATHS_UNTRACED &&
+        if (m->send_ns != QR_MSG_UNTRACED && m->recv_ns != QR_MSG_UNTRACED &&
             push(&h->net, &h->cap_net, &h->h.net_n,
                  m->recv_ns - m->send_ns - (p->offset[m->dst] - p->offset[m->src])))
             return QR_ENOMEM;
@@ -313,6 +322,11 @@ static int publish(qr_paths *p)
 {
     if (qri_sort(p->pats, p->n_pats, sizeof *p->pats, by_expected, NULL))
         return QR_ENOMEM;
+    for (size_t i = 0; i < p->n_pats; i++) { /* the index follows the sort */
+        uint64_t k1, k2;
+        shape_hash(p->pats[i].shape, &k1, &k2);
+        *qri_map_slot(&p->pat_index, k1, k2) = (void *)(uintptr_t)(i + 1);
+    }
     size_t hops = 0;
     for (size_t i = 0; i < p->n_pats; i++)
         hops += p->pats[i].n_hops;
@@ -367,4 +381,12 @@ int qri_paths_build(qr_paths *p, char *errbuf)
     if (!rc)
         rc = qri_paths_suspects(p);
     return rc;
+}
+
+const qr_paths_pattern *qr_paths_find(const qr_paths *p, const char *shape)
+{
+    uint64_t k1, k2;
+    shape_hash(shape, &k1, &k2);
+    void *v = qri_map_get(&p->pat_index, k1, k2);
+    return v && p->out ? &p->out[(uintptr_t)v - 1] : NULL;
 }

@@ -50,6 +50,7 @@
 #include "qreplay/krec_recording.h"
 #include "qreplay/krecord.h"
 #include "qreplay/light.h"
+#include "qreplay/messages.h"
 #include "qreplay/pcap_file.h"
 #include "qreplay/pcap_stream.h"
 #include "qreplay/plan.h"
@@ -91,6 +92,7 @@
 #include "qreplay/schema_blame.h"
 #include "qreplay/schema_diagnose.h"
 #include "qreplay/schema_hoptrace.h"
+#include "qreplay/schema_paths.h"
 #include "qreplay/schema_pingmesh.h"
 #include "qreplay/schema_tcptrace.h"
 #include "qreplay/tcptrace.h"
@@ -101,6 +103,7 @@
 #include "qreplay/clock_score.h"
 #include "qreplay/diagnose_score.h"
 #include "qreplay/hoptrace_score.h"
+#include "qreplay/paths_score.h"
 #include "qreplay/pingmesh_score.h"
 #include "qreplay/whatif_score.h"
 

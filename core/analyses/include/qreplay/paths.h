@@ -34,22 +34,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/messages.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A time not observed (the host has no trace). */
-#define QR_PATHS_UNTRACED INT64_MIN
 /* No parent: the message is spontaneous (a root). */
 #define QR_PATHS_ROOT UINT64_MAX
-
-typedef struct qr_msg {
-    uint32_t src, dst;
-    uint32_t conn;   /* the connection it went over (nesting pairs calls and returns on one) */
-    int64_t send_ns; /* on src's clock, or QR_PATHS_UNTRACED */
-    int64_t recv_ns; /* on dst's clock, or QR_PATHS_UNTRACED */
-    uint64_t bytes;
-} qr_msg;
 
 typedef struct qr_paths_opts {
     int64_t cutoff_ns;       /* x: a parent arrived at most this long before its child left */
@@ -64,7 +56,8 @@ typedef struct qr_paths_opts {
     double slow_node;        /* a host is named slow when its mean node delay is this many times
                                 the median of the other hosts in the same role */
     /* The hosts outside the application (its clients, as WAP5 leaves them untraced): what they
-     * send starts a path, whatever reached them before. n_hosts flags, or NULL: none. Borrowed. */
+     * send starts a path, whatever reached them before, and in shapes they are one node, "c".
+     * n_hosts flags, or NULL: none. Borrowed for the call only. */
     const uint8_t *outside;
 } qr_paths_opts;
 
@@ -84,7 +77,8 @@ typedef struct qr_paths_hop {
 } qr_paths_hop;
 
 typedef struct qr_paths_pattern {
-    const char *shape; /* canonical: "0>3(3>4(4>6(6>4)))": hop src>dst(children, sorted) */
+    const char *shape; /* canonical: "c>3(3>4(4>6(6>4)))": hop src>dst(children, sorted); "c" is
+                          any host outside the application */
     uint32_t n_hops;   /* hops in canonical order, parents before children */
     const qr_paths_hop *hops;
     uint64_t count;  /* roots whose best instance has this shape */
@@ -110,7 +104,8 @@ typedef struct qr_paths_stats {
 
 typedef struct qr_paths qr_paths;
 
-/* WAP5's message linking over n messages between hosts below n_hosts (o NULL: defaults).
+/* WAP5's message linking over n messages between hosts below n_hosts (o NULL: defaults). The
+ * messages are borrowed: they must outlive the analysis.
  * Returns 0, QR_EINVAL (a host beyond n_hosts, a bad option: errbuf names the message or option)
  * or QR_ENOMEM. Caller owns *out (qr_paths_destroy). */
 int qr_paths_link(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
@@ -129,12 +124,32 @@ void qr_paths_destroy(qr_paths *p);
 const uint64_t *qr_paths_parents(const qr_paths *p, const double **prob);
 /* The patterns, by expected count, largest first. */
 const qr_paths_pattern *qr_paths_patterns(const qr_paths *p, size_t *n);
+/* The pattern of this shape, or NULL. */
+const qr_paths_pattern *qr_paths_find(const qr_paths *p, const char *shape);
 /* The hosts and links named slow, worst first. */
 const qr_paths_suspect *qr_paths_suspects(const qr_paths *p, size_t *n);
 /* What the analysis saw and left out. */
 const qr_paths_stats *qr_paths_get_stats(const qr_paths *p);
 /* Host h's clock offset as estimated (ns; 0 where no pair was seen both ways). */
 int64_t qr_paths_offset(const qr_paths *p, uint32_t h);
+
+/* What paths.h5 records beside the analysis. */
+typedef struct qr_paths_write_info {
+    const char *method; /* "link", "nest" or "given" */
+    const char *source; /* what the messages were made from (a file and its digest, a spec) */
+    const uint64_t *true_parent; /* a scorer's truth per message, or NULL */
+    const qr_paths *truth;       /* patterns of the true parents (qr_paths_given), or NULL */
+    size_t n_scores;             /* a scorer's numbers, written as attributes "score.NAME" */
+    const char *const *score_names;
+    const double *score_values;
+    double analysis_s; /* how long the analysis took (wall), or < 0: not measured */
+} qr_paths_write_info;
+
+/* paths.h5 (written whole under a temporary name, then renamed): /messages, /patterns, /hops,
+ * /delays, /suspects, /offsets, the options and counts as attributes (docs/FORMATS.md). Returns 0
+ * or the writer's error naming the file. */
+int qr_paths_write(const char *path, const qr_paths *p, const qr_paths_write_info *info,
+                   char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,393 @@
+/* qreplay paths: WAP5's causal paths through a multi-tier application, from a message trace or
+ * from a multi-tier service simulated by the core, scored against its truth (paths.h, tiers.h,
+ * paths_score.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "opt.h"
+#include "qreplay/error.h"
+#include "qreplay/messages.h"
+#include "qreplay/paths.h"
+#include "qreplay/paths_score.h"
+#include "qreplay/textio.h"
+#include "qreplay/tiers.h"
+#include "qreplay/units.h"
+#include "report.h"
+
+static const cli_opt opts[] = {
+    {"tiers", 0, CLI_VALUE, "FILE",
+     "simulate the multi-tier service of FILE on the core's network and score against its truth"},
+    {"messages", 0, CLI_VALUE, "FILE", "a message trace (docs/FORMATS.md, Message traces)"},
+    {"method", 0, CLI_VALUE, "M", "link (WAP5's message linking, the default) or nest (Project 5)"},
+    {"outside", 0, CLI_VALUE, "HOSTS",
+     "hosts outside the application, e.g. its clients: what they send starts a path "
+     "(--tiers: its clients)"},
+    {"cutoff", 0, CLI_VALUE, "T", "WAP5's x: a cause arrived at most this long before (10ms)"},
+    {"y", 0, CLI_VALUE, "Y", "spontaneity weighs f(y d) (4)"},
+    {"k", 0, CLI_VALUE, "K", "try-both decisions per path tree (6)"},
+    {"rate", 0, CLI_VALUE, "R", "--tiers: client requests per second (the file's rate)"},
+    {"duration", 0, CLI_VALUE, "T", "--tiers: how long clients send requests (1s)"},
+    {"clock", 0, CLI_VALUE, "T", "--tiers: host clocks off by up to this, either way (0)"},
+    {"seed", 0, CLI_VALUE, "N", "--tiers: the simulation's seed (1)"},
+    {"top", 0, CLI_VALUE, "N", "patterns printed (10)"},
+    {"write-messages", 0, CLI_VALUE, "FILE", "--tiers: also write the simulated message trace"},
+    CLI_OPT_OUT_FILE("write paths.h5 here (patterns, hops, delays, suspects; docs/FORMATS.md)"),
+    {"no-figures", 0, CLI_FLAG, NULL,
+     "with -o: no figures (else WAP5's timelines and the delays' histograms in figures/ beside "
+     "it)"},
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec spec = {
+    "paths",
+    "",
+    "Find the causal paths of a black-box multi-tier application as WAP5 does, from messages\n"
+    "alone: which message caused which (message linking: an exponential weight on the delay since\n"
+    "each earlier arrival at the sender, spontaneity at f(y d)), the path patterns requests take\n"
+    "(by expected count, with how many requests' best path has each shape), each hop's node\n"
+    "delay (on one host's clock) and network delay (clock offsets estimated from the least\n"
+    "one-way delays both ways), and the hosts and links whose delays stand out among their\n"
+    "peers. --method nest runs Project 5's nesting (call-return pairs) instead.\n\n"
+    "The messages come from a trace (--messages) or from a multi-tier service the core\n"
+    "simulates (--tiers: tiers of hosts, stages of calls, planted slow hosts and links; see\n"
+    "scenarios/tiers/), which also has the truth: every message's true parent. The score\n"
+    "(messages linked to their true parent, true patterns found, the planted faults named) is\n"
+    "printed and stored; the analysis never reads the truth.\n",
+    opts,
+    sizeof opts / sizeof opts[0],
+    0,
+    0,
+    "takes no arguments: give --tiers FILE or --messages FILE",
+    "examples:\n"
+    "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths.h5\n"
+    "  qreplay paths --tiers scenarios/tiers/three-tier.tiers --method nest --rate 3000\n"
+    "  qreplay paths --messages trace.csv --outside 0,1,2\n"};
+
+/* A whole text file of at most 1 MiB, lines joined by '\n' (caller frees). NULL after printing
+ * the error. */
+static char *slurp(const char *path)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_lines *l;
+    if (qr_lines_open(&l, path, err)) {
+        cli_fail("paths", "%s", err);
+        return NULL;
+    }
+    char *all = calloc(1, 1), *line;
+    size_t n = 0, len;
+    long ln;
+    int rc = all ? QR_OK : QR_ENOMEM;
+    while (!rc && !(rc = qr_lines_next(l, &line, &len, &ln, err))) {
+        char *grown = n + len + 2 > (1u << 20) ? NULL : realloc(all, n + len + 2);
+        if (!grown) {
+            snprintf(err, sizeof err, "%s: longer than 1 MiB", path);
+            rc = QR_EVALUE;
+            break;
+        }
+        all = grown;
+        memcpy(all + n, line, len);
+        n += len;
+        all[n++] = '\n';
+        all[n] = 0;
+    }
+    qr_lines_close(l);
+    if (rc != QR_END) {
+        free(all);
+        cli_fail("paths", "%s", rc == QR_ENOMEM ? "out of memory" : err);
+        return NULL;
+    }
+    return all;
+}
+
+typedef struct run_in {
+    qr_msg *m;
+    size_t n;
+    uint32_t hosts;
+    qr_tiers_spec spec; /* --tiers */
+    int have_truth;
+    uint64_t *truth; /* per message: its true parent */
+    char source[4400];
+} run_in;
+
+/* Parse the numeric options into o and the simulation's settings. Returns 0 or the exit status. */
+static int parse_options(const cli_args *a, qr_paths_opts *o, qr_tiers_net *net, uint64_t *seed,
+                         double *rate, size_t *top)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *v;
+    qr_paths_opts_default(o);
+    qr_tiers_net_default(net);
+    net->duration_ns = 1000000000;
+    *seed = 1;
+    *rate = 0;
+    *top = 10;
+    const struct {
+        const char *name;
+        int64_t *t;
+    } times[] = {
+        {"cutoff", &o->cutoff_ns}, {"duration", &net->duration_ns}, {"clock", &net->clock_ns}};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if ((v = cli_value(a, times[i].name)) &&
+            (qr_parse_time_ns(v, times[i].t, err) || *times[i].t < 0))
+            return cli_usage_error("paths", "--%s: %s", times[i].name,
+                                   *times[i].t < 0 ? "negative" : err);
+    char *e;
+    if ((v = cli_value(a, "y")) && (o->y = strtod(v, &e), *e || !(o->y > 0 && o->y < 1e6)))
+        return cli_usage_error("paths", "--y: '%s' is not a positive number", v);
+    unsigned long long u;
+    if ((v = cli_value(a, "k")) && (u = strtoull(v, &e, 10), *e || *v == '-' || u > 20))
+        return cli_usage_error("paths", "--k: '%s' is not a count in 0 .. 20", v);
+    else if (v)
+        o->k = (uint32_t)u;
+    if ((v = cli_value(a, "seed")) && (*seed = strtoull(v, &e, 10), *e || *v == '-' || !*v))
+        return cli_usage_error("paths", "--seed: '%s' is not a whole number", v);
+    if ((v = cli_value(a, "top")) && (u = strtoull(v, &e, 10), *e || *v == '-' || !u))
+        return cli_usage_error("paths", "--top: '%s' is not a count from 1", v);
+    else if (v)
+        *top = (size_t)u;
+    if ((v = cli_value(a, "rate")) &&
+        (*rate = strtod(v, &e), (*e && strcmp(e, "/s")) || !(*rate > 0 && *rate <= 1e8)))
+        return cli_usage_error("paths", "--rate: '%s' is not requests per second in (0, 1e8]", v);
+    return 0;
+}
+
+/* --outside HOSTS: flags for hosts 0 .. hosts - 1. Returns 0 or the exit status. */
+static int parse_outside(const char *text, uint32_t hosts, uint8_t *flags)
+{
+    const char *p = text;
+    while (*p) {
+        char *e;
+        unsigned long h = strtoul(p, &e, 10);
+        if (e == p || (*e && *e != ','))
+            return cli_usage_error("paths", "--outside: '%s' is not a list of hosts", text);
+        if (h >= hosts)
+            return cli_fail("paths", "--outside: host %lu is not in the trace (hosts 0 .. %u)", h,
+                            hosts ? hosts - 1 : 0);
+        flags[h] = 1;
+        p = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+/* Simulate the --tiers service: its messages and their truth. Returns 0 or the exit status. */
+static int simulate(const char *file, const qr_tiers_net *net, uint64_t seed, double rate,
+                    run_in *in)
+{
+    char err[QR_ERRBUF_SIZE];
+    char *text = slurp(file);
+    if (!text)
+        return 1;
+    int rc = qr_tiers_parse(text, &in->spec, err);
+    free(text);
+    if (rc)
+        return cli_fail("paths", "%s: %s", file, err);
+    if (rate > 0)
+        in->spec.rate_per_s = rate;
+    qr_tiers_trace_msg *t;
+    int64_t *off;
+    if (qr_tiers_simulate(&in->spec, net, seed, &t, &in->n, &off, err))
+        return cli_fail("paths", "%s: %s", file, err);
+    in->hosts = qr_tiers_hosts(&in->spec);
+    in->m = malloc((in->n ? in->n : 1) * sizeof *in->m);
+    in->truth = malloc((in->n ? in->n : 1) * sizeof *in->truth);
+    if (!in->m || !in->truth) {
+        free(t);
+        free(off);
+        return cli_fail("paths", "out of memory");
+    }
+    for (size_t i = 0; i < in->n; i++) {
+        in->m[i] =
+            (qr_msg){t[i].m.from, t[i].m.to, t[i].m.conn, t[i].send_ns, t[i].recv_ns, t[i].m.bytes};
+        in->truth[i] = t[i].m.parent == QR_TIER_NO_PARENT ? QR_PATHS_ROOT : t[i].m.parent;
+    }
+    free(t);
+    free(off);
+    in->have_truth = 1;
+    snprintf(in->source, sizeof in->source,
+             "tiers %s, %.6g requests/s for %" PRId64 " ns, clocks within %" PRId64
+             " ns, seed %" PRIu64,
+             file, in->spec.rate_per_s, net->duration_ns, net->clock_ns, seed);
+    return 0;
+}
+
+static void print_patterns(const qr_paths *p, const qr_paths *truth, size_t top)
+{
+    size_t np;
+    const qr_paths_pattern *pt = qr_paths_patterns(p, &np);
+    printf("%-5s %8s %9s%s  %s\n", "rank", "count", "expected", truth ? " true" : "",
+           "pattern (src>dst(children)), then each hop: node delay before it / network delay");
+    for (size_t i = 0; i < np && i < top; i++) {
+        const qr_paths_pattern *t = truth ? qr_paths_find(truth, pt[i].shape) : NULL;
+        if (truth)
+            printf("%-5zu %8" PRIu64 " %9.2f %4" PRIu64 "  %s\n", i + 1, pt[i].count,
+                   pt[i].expected, t ? t->count : 0, pt[i].shape);
+        else
+            printf("%-5zu %8" PRIu64 " %9.2f  %s\n", i + 1, pt[i].count, pt[i].expected,
+                   pt[i].shape);
+        printf("%24s", "");
+        for (uint32_t h = 0; h < pt[i].n_hops; h++)
+            printf(" %u>%u %.0f/%.0fus", pt[i].hops[h].src, pt[i].hops[h].dst,
+                   pt[i].hops[h].node_mean_ns / 1e3, pt[i].hops[h].net_mean_ns / 1e3);
+        printf("\n");
+    }
+    if (np > top)
+        printf("(%zu patterns in all; --top N for more)\n", np);
+}
+
+static void print_summary(const qr_paths *p, const char *method)
+{
+    const qr_paths_stats *st = qr_paths_get_stats(p);
+    printf("%s: %" PRIu64 " messages, %" PRIu64 " path roots, %" PRIu64 " instances; %" PRIu64
+           " sends and %" PRIu64 " receives untraced; %" PRIu64 " trees cut at the size limit; "
+           "offsets from %" PRIu64 " host pairs\n",
+           method, st->messages, st->roots, st->instances, st->untraced_send, st->untraced_recv,
+           st->trees_cut, st->clock_pairs);
+    size_t ns;
+    const qr_paths_suspect *s = qr_paths_suspects(p, &ns);
+    if (!ns)
+        printf("slow: no host or link stands out\n");
+    for (size_t i = 0; i < ns; i++)
+        if (s[i].link)
+            printf("slow link %u-%u: median network delay %.1f us against %.1f us over every "
+                   "link (%" PRIu64 " messages)\n",
+                   s[i].a, s[i].b, s[i].delay_ns / 1e3, s[i].baseline_ns / 1e3, s[i].n);
+        else
+            printf("slow host %u: mean node delay %.1f us against %.1f us of its peers (%" PRIu64
+                   " delays)\n",
+                   s[i].a, s[i].delay_ns / 1e3, s[i].baseline_ns / 1e3, s[i].n);
+}
+
+static void print_score(const qr_paths_score *sc)
+{
+    const char *named[] = {"not named", "named", "none planted"};
+    printf("score: %" PRIu64 " of %" PRIu64 " messages linked to their true parent (%.1f%%); "
+           "%" PRIu64 " of %" PRIu64 " true patterns found (%" PRIu64 " of %" PRIu64
+           " rare ones), %" PRIu64 " found that no request took; node delays off by %.1f%%; "
+           "slow host %s, slow link %s; %" PRIu64 " named wrongly\n",
+           sc->right, sc->messages, 100 * sc->share, sc->found_patterns, sc->true_patterns,
+           sc->rare_found, sc->rare_patterns, sc->false_patterns, 100 * sc->node_delay_error,
+           named[sc->slow_node_named < 0 ? 2 : sc->slow_node_named],
+           named[sc->slow_link_named < 0 ? 2 : sc->slow_link_named], sc->wrongly_named);
+}
+
+/* Analyse, score where the truth is known, print and write. */
+static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t top)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *method = cli_value(a, "method") ? cli_value(a, "method") : "link";
+    const char *outp = cli_value(a, "out");
+    int quiet = cli_count(a, "quiet") > 0;
+    if (strcmp(method, "link") && strcmp(method, "nest"))
+        return cli_usage_error("paths", "--method: '%s' is neither link nor nest", method);
+    qr_paths *p = NULL, *truth = NULL;
+    double t0 = cli_now();
+    int rc = !strcmp(method, "link") ? qr_paths_link(&p, in->m, in->n, in->hosts, o, err)
+                                     : qr_paths_nest(&p, in->m, in->n, in->hosts, o, err);
+    if (rc)
+        return cli_fail("paths", "%s", err);
+    double took = cli_now() - t0;
+    qr_paths_score sc;
+    const char *names[32];
+    double values[32];
+    size_t n_scores = 0;
+    if (in->have_truth) {
+        if (qr_paths_given(&truth, in->m, in->n, in->hosts, in->truth, o, err)) {
+            qr_paths_destroy(p);
+            return cli_fail("paths", "the truth: %s", err);
+        }
+        qr_paths_score_run(p, truth, in->truth, in->n, in->spec.faults, in->spec.n_faults, 0.05,
+                           &sc);
+        n_scores = qr_paths_score_fields(&sc, names, values, 32);
+    }
+    if (!quiet) {
+        print_summary(p, method);
+        print_patterns(p, truth, top);
+        if (in->have_truth)
+            print_score(&sc);
+    }
+    qr_paths_write_info info = {method, in->source, in->have_truth ? in->truth : NULL,
+                                truth,  n_scores,   names,
+                                values, took};
+    rc = outp ? qr_paths_write(outp, p, &info, err) : 0;
+    qr_paths_destroy(p);
+    qr_paths_destroy(truth);
+    if (rc)
+        return cli_fail("paths", "%s", err);
+    if (outp && !quiet)
+        printf("wrote %s\n", outp);
+    if (outp && !cli_count(a, "no-figures")) {
+        char figdir[4200];
+        const char *slash = strrchr(outp, '/');
+        snprintf(figdir, sizeof figdir, "%.*sfigures", slash ? (int)(slash - outp + 1) : 0, outp);
+        return cli_figures("paths", "plot_paths.py", outp, figdir, quiet);
+    }
+    return 0;
+}
+
+int qr_cmd_paths(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *tiers = cli_value(&a, "tiers"), *msgs = cli_value(&a, "messages");
+    const char *outp = cli_value(&a, "out"), *wm = cli_value(&a, "write-messages");
+    qr_paths_opts o;
+    qr_tiers_net net;
+    uint64_t seed = 1;
+    double rate = 0;
+    size_t top = 10;
+    run_in in = {0};
+    uint8_t *outside = NULL;
+    char err[QR_ERRBUF_SIZE];
+    if (!!tiers == !!msgs)
+        rc = cli_usage_error("paths", "give one of --tiers FILE and --messages FILE");
+    else if (wm && !tiers)
+        rc = cli_usage_error("paths", "--write-messages goes with --tiers");
+    else
+        rc = parse_options(&a, &o, &net, &seed, &rate, &top);
+    if (!rc) {
+        cli_paths outs = {0}, ins = {0};
+        if (outp)
+            cli_paths_add(&outs, "%s", outp);
+        if (wm)
+            cli_paths_add(&outs, "%s", wm);
+        cli_paths_add(&ins, "%s", tiers ? tiers : msgs);
+        rc = cli_check_outputs("paths", &outs, &ins);
+    }
+    for (int i = 0; !rc && i < 2; i++) { /* the outputs' folders, made if missing */
+        const char *o = i ? wm : outp, *slash = o ? strrchr(o, '/') : NULL;
+        char parent[4200];
+        if (slash && slash != o) {
+            snprintf(parent, sizeof parent, "%.*s", (int)(slash - o), o);
+            rc = cli_make_dir("paths", parent);
+        }
+    }
+    if (!rc && tiers)
+        rc = simulate(tiers, &net, seed, rate, &in);
+    if (!rc && msgs) {
+        if (qr_msgs_read(msgs, &in.m, &in.n, &in.hosts, err))
+            rc = cli_fail("paths", "%s", err);
+        snprintf(in.source, sizeof in.source, "messages %s", msgs);
+    }
+    if (!rc && !(outside = calloc(in.hosts + 1, 1)))
+        rc = cli_fail("paths", "out of memory");
+    if (!rc && cli_value(&a, "outside"))
+        rc = parse_outside(cli_value(&a, "outside"), in.hosts, outside);
+    else if (!rc && tiers)
+        for (uint32_t i = 0; i < in.spec.n_clients; i++)
+            outside[in.spec.clients[i]] = 1;
+    o.outside = outside;
+    if (!rc && wm && qr_msgs_write(wm, in.m, in.n, in.source, err))
+        rc = cli_fail("paths", "%s", err);
+    if (!rc)
+        rc = analyse(&a, &in, &o, top);
+    free(outside);
+    free(in.m);
+    free(in.truth);
+    cli_args_free(&a);
+    return rc;
+}

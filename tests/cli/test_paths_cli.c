@@ -1,0 +1,106 @@
+/* qreplay paths on the shipped multi-tier services (scenarios/tiers): the planted slow host and
+ * link named and scored; a simulated trace written out and read back gives the same analysis;
+ * nesting runs; bad traces and options are clear errors that leave an old output untouched. */
+#include "harness.h"
+
+TestSuite(paths_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
+
+/* The lines of the last output from the one starting with `from` (the summary and patterns). */
+static void section(char *buf, size_t size, const char *from)
+{
+    const char *s = strstr(out, from);
+    snprintf(buf, size, "%s", s ? s : "");
+    char *score = strstr(buf, "\nscore:");
+    if (score)
+        score[1] = 0;
+}
+
+Test(paths_cli, names_the_planted_faults_and_reads_its_own_trace_back)
+{
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier-faults.tiers -o %s/p.h5 "
+                         "--write-messages %s/m.csv --top 40",
+                         dir, dir),
+                 0, "%s", err);
+    cr_assert(strstr(out, "slow link 4-6:"), "%s", out);
+    cr_assert(strstr(out, "slow host 5:"), "%s", out);
+    cr_assert(strstr(out, "slow host named, slow link named; 0 named wrongly"), "%s", out);
+    char first[1 << 15], second[1 << 15], path[128];
+    section(first, sizeof first, "slow");
+    snprintf(path, sizeof path, "%s/p.h5", dir);
+    cr_assert_eq(access(path, F_OK), 0);
+    /* the trace as a file: the same messages, the same patterns (without the truth's column) */
+    cr_assert_eq(qreplay("paths --messages %s/m.csv --outside 0,1,2 -o %s/q.h5 --top 40", dir,
+                         dir),
+                 0, "%s", err);
+    section(second, sizeof second, "slow");
+    cr_assert(!strstr(out, "score:"), "a trace has no truth: %s", out);
+    /* compare the pattern rows' shapes and delays: drop the counts' true column */
+    char *a = strstr(first, "\n1 "), *b = strstr(second, "\n1 ");
+    cr_assert(a && b);
+    char *ra = strtok(a, "\n");
+    size_t rows = 0;
+    char copy[1 << 15];
+    snprintf(copy, sizeof copy, "%s", b);
+    char *save = NULL, *rb = strtok_r(copy, "\n", &save);
+    for (; ra && rb; ra = strtok(NULL, "\n"), rb = strtok_r(NULL, "\n", &save), rows++) {
+        const char *sa = strchr(ra, '>') ? strrchr(ra, ' ') : ra,
+                   *sb = strchr(rb, '>') ? strrchr(rb, ' ') : rb;
+        cr_assert_str_eq(sa, sb, "row %zu differs:\n%s\n%s", rows, ra, rb);
+    }
+    cr_assert_gt(rows, 10);
+}
+
+Test(paths_cli, nesting_and_load)
+{
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers --method nest "
+                         "--rate 3000 --duration 200ms"),
+                 0, "%s", err);
+    cr_assert(strstr(out, "nest: "), "%s", out);
+    cr_assert(strstr(out, "slow: no host or link stands out"), "%s", out);
+    double share;
+    const char *s = strstr(out, "true parent (");
+    cr_assert(s && sscanf(s, "true parent (%lf%%)", &share) == 1, "%s", out);
+    cr_assert_gt(share, 50.0);
+}
+
+Test(paths_cli, bad_input_is_an_error_and_the_old_output_stays)
+{
+    char path[128], buf[64];
+    snprintf(path, sizeof path, "%s/old.h5", dir);
+    FILE *f = fopen(path, "w");
+    fputs("old results", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/bad.csv", dir);
+    f = fopen(path, "w");
+    fputs("# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n0,1,0,10,20,100\n"
+          "1,1,0,30,40,100\n",
+          f);
+    fclose(f);
+    cr_assert_eq(qreplay("paths --messages %s/bad.csv -o %s/old.h5", dir, dir), 1);
+    cr_assert(strstr(err, "bad.csv:4: a message from host 1 to itself"), "%s", err);
+    snprintf(path, sizeof path, "%s/old.h5", dir);
+    slurp(path, buf, sizeof buf);
+    cr_assert_str_eq(buf, "old results");
+    snprintf(path, sizeof path, "%s/foreign.csv", dir);
+    f = fopen(path, "w");
+    fputs("src,dst\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("paths --messages %s/foreign.csv", dir), 1);
+    cr_assert(strstr(err, "foreign.csv:1: not a message trace"), "%s", err);
+    cr_assert_eq(qreplay("paths --messages %s/none.csv", dir), 1);
+    cr_assert(strstr(err, "none.csv"), "%s", err);
+    cr_assert_eq(qreplay("paths"), 2);
+    cr_assert_eq(qreplay("paths --tiers x --messages y"), 2);
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers --method guess"), 2);
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers --k 99"), 2);
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers "
+                         "-o scenarios/tiers/three-tier.tiers"),
+                 1);
+    cr_assert(strstr(err, "three-tier.tiers"), "%s", err);
+    snprintf(path, sizeof path, "%s/t.tiers", dir);
+    f = fopen(path, "w");
+    fputs("tier a hosts=1 calls=b\nclients hosts=0 rate=10/s\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("paths --tiers %s/t.tiers", dir), 1);
+    cr_assert(strstr(err, "t.tiers: tier a: calls an unknown tier 'b'"), "%s", err);
+}
