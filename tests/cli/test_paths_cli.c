@@ -29,8 +29,7 @@ Test(paths_cli, names_the_planted_faults_and_reads_its_own_trace_back)
     snprintf(path, sizeof path, "%s/p.h5", dir);
     cr_assert_eq(access(path, F_OK), 0);
     /* the trace as a file: the same messages, the same patterns (without the truth's column) */
-    cr_assert_eq(qreplay("paths --messages %s/m.csv --outside 0,1,2 -o %s/q.h5 --top 40", dir,
-                         dir),
+    cr_assert_eq(qreplay("paths --messages %s/m.csv --outside 0,1,2 -o %s/q.h5 --top 40", dir, dir),
                  0, "%s", err);
     section(second, sizeof second, "slow");
     cr_assert(!strstr(out, "score:"), "a trace has no truth: %s", out);
