@@ -100,10 +100,14 @@ def display(argv):
 
 
 def scenario_info(qreplay, scenario):
-    """The scenario file's SHA-256 (with the data files it names) and its seed."""
+    """The scenario file's SHA-256 (with the data files it names) and its seed. A file that is no
+    scenario (a multi-tier service, scenarios/tiers/*.tiers) is hashed alone, with no seed: its
+    commands give theirs."""
     h = hashlib.sha256()
     with open(os.path.join(TOP, scenario), "rb") as fh:
         h.update(fh.read())
+    if not scenario.endswith(".ini"):
+        return h.hexdigest(), None
     text = subprocess.run([qreplay, "scenario", scenario], cwd=TOP, capture_output=True,
                           text=True, check=True).stdout
     for key in ("flows", "size_cdf"):
