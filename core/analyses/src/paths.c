@@ -280,13 +280,17 @@ static int weigh(qr_paths *p, const size_t *start, const uint64_t *idx, const qr
         }
         p->spont[i] = ws / total;
         p->prob[i] = p->spont[i];
+        size_t kept = p->cstart[i];
         for (size_t c = p->cstart[i]; c < k; c++) {
             p->cand[c].p /= total;
             if (p->cand[c].p > p->prob[i]) {
                 p->prob[i] = p->cand[c].p;
                 p->parent[i] = p->cand[c].msg;
             }
+            if (p->cand[c].p >= QR_PATHS_MIN_P) /* the rest can sway no decision */
+                p->cand[kept++] = p->cand[c];
         }
+        k = kept;
     }
     p->cstart[p->n] = k;
     return QR_OK;

@@ -40,6 +40,10 @@
 extern "C" {
 #endif
 
+/* Candidate parents less likely than this are dropped once weighed (false links whose factor in
+ * a score, 1 - p, is 1 within 1e-4): they keep memory in bounds when the cutoff spans many
+ * arrivals. */
+#define QR_PATHS_MIN_P 1e-4
 /* No parent: the message is spontaneous (a root). */
 #define QR_PATHS_ROOT UINT64_MAX
 
