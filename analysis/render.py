@@ -38,7 +38,7 @@ from results_store import DocsError, TOP, experiments_file, load, store_path, st
 DOCS = ["README.md", "docs/REPRODUCTION.md", "docs/study.md", "docs/captures.md",
         "docs/slow-flows.md", "docs/faulty-links.md", "docs/whatif.md", "docs/testbed.md",
         "docs/sweeps.md", "docs/program.md", "docs/development.md", "docs/benchmarks.md",
-        "docs/record.md", "CHANGELOG.md"]
+        "docs/record.md", "docs/multi-tier.md", "CHANGELOG.md"]
 
 
 def ref(key):
