@@ -10,22 +10,27 @@
 #include "qreplay/paths.h"
 #include "qreplay/tiers.h"
 
-static void check_parents(const qr_paths* p, size_t n)
+static void
+check_parents(const qr_paths* p, size_t n)
 {
     const uint64_t* par = qr_paths_parents(p, NULL);
     for (size_t i = 0; i < n; i++)
-        FUZZ_CHECK(par[i] == QR_PATHS_ROOT || (par[i] < n && par[i] != i), "message %zu's parent",
+        FUZZ_CHECK(par[i] == QR_PATHS_ROOT || (par[i] < n && par[i] != i),
+                   "message %zu's parent",
                    i);
     size_t np;
     const qr_paths_pattern* pt = qr_paths_patterns(p, &np);
     uint64_t count = 0;
     for (size_t i = 0; i < np; i++)
         count += pt[i].count;
-    FUZZ_CHECK(count == qr_paths_get_stats(p)->roots, "%llu best instances, %llu roots",
-               (unsigned long long)count, (unsigned long long)qr_paths_get_stats(p)->roots);
+    FUZZ_CHECK(count == qr_paths_get_stats(p)->roots,
+               "%llu best instances, %llu roots",
+               (unsigned long long)count,
+               (unsigned long long)qr_paths_get_stats(p)->roots);
 }
 
-static void trace(const char* path)
+static void
+trace(const char* path)
 {
     char err[QR_ERRBUF_SIZE] = "";
     qr_msg* m = NULL;
@@ -46,7 +51,8 @@ static void trace(const char* path)
     free(m);
 }
 
-static void spec(const char* text)
+static void
+spec(const char* text)
 {
     char err[QR_ERRBUF_SIZE] = "";
     qr_tiers_spec s;
