@@ -21,6 +21,12 @@ static const cli_opt opts[] = {
     {"tiers", 0, CLI_VALUE, "FILE",
      "simulate the multi-tier service of FILE on the core's network and score against its truth"},
     {"messages", 0, CLI_VALUE, "FILE", "a message trace (docs/FORMATS.md, Message traces)"},
+    {"capture", 0, CLI_LIST, "FILE",
+     "a host's capture (tcpdump, Wireshark; repeatable): messages are runs of payload per "
+     "direction"},
+    {"map", 0, CLI_VALUE, "FILE", "with --capture: address,host[,capture] per line (required)"},
+    {"idle", 0, CLI_VALUE, "T",
+     "with --capture: a pause this long also ends a message (0: only the other side speaking)"},
     {"method", 0, CLI_VALUE, "M", "link (WAP5's message linking, the default) or nest (Project 5)"},
     {"outside", 0, CLI_VALUE, "HOSTS",
      "hosts outside the application, e.g. its clients: what they send starts a path "
@@ -33,7 +39,8 @@ static const cli_opt opts[] = {
     {"clock", 0, CLI_VALUE, "T", "--tiers: host clocks off by up to this, either way (0)"},
     {"seed", 0, CLI_VALUE, "N", "--tiers: the simulation's seed (1)"},
     {"top", 0, CLI_VALUE, "N", "patterns printed (10)"},
-    {"write-messages", 0, CLI_VALUE, "FILE", "--tiers: also write the simulated message trace"},
+    {"write-messages", 0, CLI_VALUE, "FILE",
+     "--tiers, --capture: also write the messages analysed, as a message trace"},
     CLI_OPT_OUT_FILE("write paths.h5 here (patterns, hops, delays, suspects; docs/FORMATS.md)"),
     {"no-figures", 0, CLI_FLAG, NULL,
      "with -o: no figures (else WAP5's timelines and the delays' histograms in figures/ beside "
@@ -51,7 +58,10 @@ static const cli_spec spec = {
     "delay (on one host's clock) and network delay (clock offsets estimated from the least\n"
     "one-way delays both ways), and the hosts and links whose delays stand out among their\n"
     "peers. --method nest runs Project 5's nesting (call-return pairs) instead.\n\n"
-    "The messages come from a trace (--messages) or from a multi-tier service the core\n"
+    "The messages come from a trace (--messages), from the hosts' captures (--capture, with a\n"
+    "host map: on each connection a message is a run of payload one way, ended by the other\n"
+    "side speaking; its send time from the sender's capture, its receive time from the\n"
+    "receiver's, unknown where a host has none), or from a multi-tier service the core\n"
     "simulates (--tiers: tiers of hosts, stages of calls, planted slow hosts and links; see\n"
     "scenarios/tiers/), which also has the truth: every message's true parent. The score\n"
     "(messages linked to their true parent, true patterns found, the planted faults named) is\n"
@@ -60,11 +70,12 @@ static const cli_spec spec = {
     sizeof opts / sizeof opts[0],
     0,
     0,
-    "takes no arguments: give --tiers FILE or --messages FILE",
+    "takes no arguments: give --tiers FILE, --messages FILE or --capture FILE...",
     "examples:\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths.h5\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers --method nest --rate 3000\n"
-    "  qreplay paths --messages trace.csv --outside 0,1,2\n"};
+    "  qreplay paths --messages trace.csv --outside 0,1,2\n"
+    "  qreplay paths --capture h3.pcap --capture h4.pcap --capture h6.pcap --map hosts.csv\n"};
 
 /* A whole text file of at most 1 MiB, lines joined by '\n' (caller frees). NULL after printing
  * the error. */
@@ -213,6 +224,39 @@ static int simulate(const char *file, const qr_tiers_net *net, uint64_t seed, do
     return 0;
 }
 
+/* --capture: the messages of the captures. Returns 0 or the exit status. */
+static int from_captures(const cli_args *a, const char **caps, int n, run_in *in)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *mapf = cli_value(a, "map"), *idle = cli_value(a, "idle");
+    qr_msgs_capture_opts o = {0};
+    if (idle && (qr_parse_time_ns(idle, &o.idle_ns, err) || o.idle_ns < 0))
+        return cli_usage_error("paths", "--idle: %s", o.idle_ns < 0 ? "negative" : err);
+    qr_host_map_entry *map;
+    size_t n_map;
+    if (qr_host_map_read(mapf, QR_MSG_HOSTS_MAX, &map, &n_map, err))
+        return cli_fail("paths", "%s", err);
+    qr_msgs_capture_report rep;
+    int rc = qr_host_map_check_captures(map, n_map, mapf, caps, (size_t)n, err);
+    if (!rc)
+        rc = qr_msgs_from_captures(caps, (size_t)n, map, n_map, &o, &in->m, &in->n, &in->hosts,
+                                   &rep, err);
+    qr_host_map_free(map);
+    if (rc)
+        return cli_fail("paths", "%s", err);
+    if (!cli_count(a, "quiet"))
+        printf("captures: %" PRIu64 " of them, %" PRIu64 " TCP packets, %" PRIu64
+               " with payload; left out: %" PRIu64 " of an address the map does not name, %" PRIu64
+               " of no host of their capture; %" PRIu64 " connections, %" PRIu64
+               " messages (%" PRIu64 " sends and %" PRIu64 " receives without a capture, %" PRIu64
+               " never whole at their receiver)\n",
+               rep.captures, rep.packets, rep.payload_packets, rep.unmapped_packets,
+               rep.foreign_packets, rep.connections, rep.messages, rep.untraced_send,
+               rep.untraced_recv, rep.unfinished);
+    snprintf(in->source, sizeof in->source, "%d captures (first %s), map %s", n, caps[0], mapf);
+    return 0;
+}
+
 static void print_patterns(const qr_paths *p, const qr_paths *truth, size_t top)
 {
     size_t np;
@@ -334,6 +378,8 @@ int qr_cmd_paths(int argc, char **argv)
     if (rc >= 0)
         return rc;
     const char *tiers = cli_value(&a, "tiers"), *msgs = cli_value(&a, "messages");
+    int n_caps = 0;
+    const char **caps = cli_list(&a, "capture", &n_caps);
     const char *outp = cli_value(&a, "out"), *wm = cli_value(&a, "write-messages");
     qr_paths_opts o;
     qr_tiers_net net;
@@ -343,10 +389,13 @@ int qr_cmd_paths(int argc, char **argv)
     run_in in = {0};
     uint8_t *outside = NULL;
     char err[QR_ERRBUF_SIZE];
-    if (!!tiers == !!msgs)
-        rc = cli_usage_error("paths", "give one of --tiers FILE and --messages FILE");
-    else if (wm && !tiers)
-        rc = cli_usage_error("paths", "--write-messages goes with --tiers");
+    if (!!tiers + !!msgs + (n_caps > 0) != 1)
+        rc = cli_usage_error("paths",
+                             "give one of --tiers FILE, --messages FILE and --capture FILE...");
+    else if (!!cli_value(&a, "map") != (n_caps > 0))
+        rc = cli_usage_error("paths", "--capture and --map go together");
+    else if (wm && msgs)
+        rc = cli_usage_error("paths", "--write-messages writes what --tiers or --capture made");
     else
         rc = parse_options(&a, &o, &net, &seed, &rate, &top);
     if (!rc) {
@@ -355,7 +404,12 @@ int qr_cmd_paths(int argc, char **argv)
             cli_paths_add(&outs, "%s", outp);
         if (wm)
             cli_paths_add(&outs, "%s", wm);
-        cli_paths_add(&ins, "%s", tiers ? tiers : msgs);
+        if (tiers || msgs)
+            cli_paths_add(&ins, "%s", tiers ? tiers : msgs);
+        for (int i = 0; i < n_caps; i++)
+            cli_paths_add(&ins, "%s", caps[i]);
+        if (n_caps)
+            cli_paths_add(&ins, "%s", cli_value(&a, "map"));
         rc = cli_check_outputs("paths", &outs, &ins);
     }
     for (int i = 0; !rc && i < 2; i++) { /* the outputs' folders, made if missing */
@@ -373,6 +427,8 @@ int qr_cmd_paths(int argc, char **argv)
             rc = cli_fail("paths", "%s", err);
         snprintf(in.source, sizeof in.source, "messages %s", msgs);
     }
+    if (!rc && n_caps)
+        rc = from_captures(&a, caps, n_caps, &in);
     if (!rc && !(outside = calloc(in.hosts + 1, 1)))
         rc = cli_fail("paths", "out of memory");
     if (!rc && cli_value(&a, "outside"))

@@ -103,3 +103,30 @@ Test(paths_cli, bad_input_is_an_error_and_the_old_output_stays)
     cr_assert_eq(qreplay("paths --tiers %s/t.tiers", dir), 1);
     cr_assert(strstr(err, "t.tiers: tier a: calls an unknown tier 'b'"), "%s", err);
 }
+
+/* Real captures of both ends of an RPC session (five rounds): ten messages, five requests whose
+ * path is the call and its reply. */
+Test(paths_cli, real_captures_of_both_ends)
+{
+    char map[128];
+    snprintf(map, sizeof map, "%s/map.csv", dir);
+    FILE *f = fopen(map, "w");
+    fputs("10.78.1.1,0,rpc-think-client.pcap\n10.78.2.1,1,rpc-think-server.pcap\n", f);
+    fclose(f);
+    cr_assert_eq(qreplay("paths --capture tests/data/captures/rpc-think-client.pcap --capture "
+                         "tests/data/captures/rpc-think-server.pcap --map %s --outside 0 "
+                         "--write-messages %s/m.csv",
+                         map, dir),
+                 0, "%s", err);
+    cr_assert(strstr(out, "1 connections, 10 messages (0 sends and 0 receives without a capture"),
+              "%s", out);
+    cr_assert(strstr(out, "  c>1(1>c)\n"), "%s", out);
+    unsigned count;
+    const char *row = strstr(out, "\n1 ");
+    cr_assert(row && sscanf(row, "\n1 %u", &count) == 1 && count == 5, "%s", out);
+    /* a map naming a capture that was not given */
+    cr_assert_eq(qreplay("paths --capture tests/data/captures/rpc-think-server.pcap --map %s", map),
+                 1);
+    cr_assert(strstr(err, "map.csv:1: capture rpc-think-client.pcap was not given"), "%s", err);
+    cr_assert_eq(qreplay("paths --capture tests/data/captures/rpc-think-server.pcap"), 2);
+}

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/import.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,6 +41,36 @@ int qr_msgs_read(const char *path, qr_msg **out, size_t *n, uint32_t *n_hosts, c
 /* Write a message trace whole or not at all (txn.h), with `comment` (may be NULL) as a '#' line
  * after the first saying what it was made from. Returns 0 or QR_EIO. */
 int qr_msgs_write(const char *path, const qr_msg *m, size_t n, const char *comment, char *errbuf);
+
+/* Messages from per-host captures (capture.h's formats), as WAP5 reconciles its traces: on each
+ * TCP connection, a message is a run of payload in one direction that ends where the other
+ * direction sends payload (or, with idle_ns > 0, after a pause that long in its own direction).
+ * Runs are cut on the clock of one capture: the sender's, or the receiver's where the sender has
+ * none. A message's send time is when its first byte was first sent (the sender's capture); its
+ * receive time when its last byte had arrived with every byte before it (the receiver's
+ * capture); either is QR_MSG_UNTRACED where that host has no capture. map gives each address its
+ * host (and, where a line names one, the capture taken on it; else the capture's owner is the
+ * address in most of its packets); hosts are numbered as the map says. */
+typedef struct qr_msgs_capture_opts {
+    int64_t idle_ns; /* 0: only the other direction speaking ends a message */
+} qr_msgs_capture_opts;
+
+typedef struct qr_msgs_capture_report {
+    uint64_t captures, packets;
+    uint64_t payload_packets;  /* TCP packets with payload */
+    uint64_t unmapped_packets; /* left out: an address the map does not name */
+    uint64_t foreign_packets;  /* left out: neither end is the capture's own host */
+    uint64_t connections, messages;
+    uint64_t untraced_send, untraced_recv;
+    uint64_t unfinished; /* messages whose receiver's capture never held all their bytes */
+} qr_msgs_capture_report;
+
+/* Read n captures into messages (in order of connection, then of sending). Errors name the
+ * capture: unreadable, corrupt, whose owner no map line names. Returns 0 or a capture reader's
+ * error, QR_EVALUE, QR_ENOMEM. Caller frees *out. */
+int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_entry *map,
+                          size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out, size_t *n_out,
+                          uint32_t *n_hosts, qr_msgs_capture_report *rep, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,390 @@
+/* Message traces (messages.h): the text form written and read back; and messages from per-host
+ * captures against the messages that made them: the core's multi-tier services simulated, each
+ * message cut into segments, every host's sends and arrivals written as its capture (with pure
+ * ACKs between), and the reconciliation must give back every message, its ends, connection,
+ * size and both times exactly; a host without a capture leaves its times unknown, nothing else. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qreplay/error.h"
+#include "qreplay/import.h"
+#include "qreplay/messages.h"
+#include "qreplay/pcap_file.h"
+#include "qreplay/tiers.h"
+
+#define SPEC                                                                                   \
+    "tier front hosts=3 service=50us workers=16 calls=app\n"                                   \
+    "tier app hosts=4,5 service=200us workers=8 calls=cache+audit@0.05,store@0.3\n"            \
+    "tier cache hosts=6 service=40us\n"                                                        \
+    "tier store hosts=7 service=500us reply=8000B\n"                                           \
+    "tier audit hosts=8 service=100us\n"                                                       \
+    "clients hosts=0,1,2 rate=2000/s\n"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/qr_msgs_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(messages, .init = setup, .fini = teardown);
+
+typedef struct {
+    qr_packet *p;
+    size_t n, cap;
+} host_pkts;
+
+static void put(host_pkts *h, qr_packet p)
+{
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 1024;
+        h->p = realloc(h->p, h->cap * sizeof *h->p);
+    }
+    h->p[h->n++] = p;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const qr_packet *x = a, *y = b;
+    return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* Field by field (the struct has padding). */
+static int cmp_msg(const void *a, const void *b)
+{
+    const qr_msg *x = a, *y = b;
+    int64_t d[6] = {(int64_t)x->src - y->src,         (int64_t)x->dst - y->dst,
+                    (int64_t)x->conn - y->conn,       x->send_ns < y->send_ns ? -1 : x->send_ns > y->send_ns,
+                    x->recv_ns < y->recv_ns ? -1 : x->recv_ns > y->recv_ns,
+                    x->bytes < y->bytes ? -1 : x->bytes > y->bytes};
+    for (int i = 0; i < 6; i++)
+        if (d[i])
+            return d[i] < 0 ? -1 : 1;
+    return 0;
+}
+
+/* Captures start at 1 s: clock offsets may make a host's times negative otherwise. */
+#define EPOCH 1000000000
+
+/* Each host's capture of the simulated messages (segments of at most 1448 bytes 100 ns apart,
+ * the last one arriving at the message's receive time, a pure ACK back after it); hosts with
+ * skip[h] get none. The host map to dir/map.csv. */
+static void write_captures(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts,
+                           const int *skip, char paths[][96], size_t *n_paths)
+{
+    host_pkts *hp = calloc(hosts, sizeof *hp);
+    uint32_t *seq = calloc(2 * 65536, sizeof *seq);
+    for (size_t i = 0; i < n; i++) {
+        const qr_tier_msg *m = &t[i].m;
+        /* the caller's end is port 10000 + conn, the callee's 80 */
+        uint32_t caller = m->reply ? m->to : m->from, callee = m->reply ? m->from : m->to;
+        uint16_t from_port = m->reply ? 80 : (uint16_t)(10000 + m->conn),
+                 to_port = m->reply ? (uint16_t)(10000 + m->conn) : 80;
+        (void)caller;
+        (void)callee;
+        uint32_t *sq = &seq[2 * m->conn + m->reply];
+        size_t segs = (m->bytes + 1447) / 1448;
+        for (size_t k = 0; k < segs; k++) {
+            uint32_t len = k + 1 < segs ? 1448 : (uint32_t)(m->bytes - 1448 * (segs - 1));
+            qr_packet p = {0};
+            p.src_ip = 0x0a000001 + m->from;
+            p.dst_ip = 0x0a000001 + m->to;
+            p.src_port = from_port;
+            p.dst_port = to_port;
+            p.proto = 6;
+            p.ttl = 64;
+            p.ip_len = (uint16_t)(40 + len);
+            p.seq = 1000 + *sq;
+            p.tcp_flags = 0x18;
+            p.window = 1000;
+            *sq += len;
+            p.time_ns = EPOCH + t[i].send_ns + 100 * (int64_t)k;
+            put(&hp[m->from], p);
+            p.time_ns = EPOCH + t[i].recv_ns - 100 * (int64_t)(segs - 1 - k);
+            put(&hp[m->to], p);
+        }
+        qr_packet ack = {0};
+        ack.src_ip = 0x0a000001 + m->to;
+        ack.dst_ip = 0x0a000001 + m->from;
+        ack.src_port = to_port;
+        ack.dst_port = from_port;
+        ack.proto = 6;
+        ack.ttl = 64;
+        ack.ip_len = 40;
+        ack.tcp_flags = 0x10;
+        ack.time_ns = EPOCH + t[i].recv_ns + 50;
+        put(&hp[m->to], ack);
+    }
+    char map[128], err[QR_ERRBUF_SIZE];
+    snprintf(map, sizeof map, "%s/map.csv", dir);
+    FILE *f = fopen(map, "w");
+    *n_paths = 0;
+    for (uint32_t h = 0; h < hosts; h++) {
+        snprintf(paths[*n_paths], 96, "%s/h%u.pcap", dir, h);
+        fprintf(f, "10.0.0.%u,%u,%s\n", h + 1, h, skip[h] ? "" : paths[*n_paths]);
+        if (skip[h])
+            continue;
+        qsort(hp[h].p, hp[h].n, sizeof *hp[h].p, by_time);
+        qr_pcap_writer *w;
+        cr_assert_eq(qr_pcap_writer_open(&w, paths[*n_paths], err), QR_OK, "%s", err);
+        for (size_t i = 0; i < hp[h].n; i++)
+            cr_assert_eq(qr_pcap_write(w, &hp[h].p[i], err), QR_OK, "%s", err);
+        cr_assert_eq(qr_pcap_writer_close(w, err), QR_OK);
+        (*n_paths)++;
+        free(hp[h].p);
+    }
+    fclose(f);
+    free(hp);
+    free(seq);
+}
+
+static void reconcile(uint64_t seed, const int *skip)
+{
+    qr_tiers_spec s;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_tiers_parse(SPEC, &s, err), QR_OK, "%s", err);
+    qr_tiers_net net;
+    qr_tiers_net_default(&net);
+    net.duration_ns = 100000000;
+    net.clock_ns = 1000000; /* clocks off by up to 1 ms: each capture on its host's clock */
+    qr_tiers_trace_msg *t;
+    int64_t *off;
+    size_t n;
+    cr_assert_eq(qr_tiers_simulate(&s, &net, seed, &t, &n, &off, err), QR_OK, "%s", err);
+    uint32_t hosts = qr_tiers_hosts(&s);
+    char paths[16][96];
+    size_t np;
+    write_captures(t, n, hosts, skip, paths, &np);
+    char map_path[128];
+    snprintf(map_path, sizeof map_path, "%s/map.csv", dir);
+    qr_host_map_entry *map;
+    size_t n_map;
+    cr_assert_eq(qr_host_map_read(map_path, hosts, &map, &n_map, err), QR_OK, "%s", err);
+    const char *pp[16];
+    for (size_t i = 0; i < np; i++)
+        pp[i] = paths[i];
+    qr_msg *m;
+    size_t nm;
+    uint32_t nh;
+    qr_msgs_capture_report rep;
+    cr_assert_eq(qr_msgs_from_captures(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err), QR_OK,
+                 "%s", err);
+    cr_assert_eq(nm, n, "seed %llu: %zu messages from the captures, %zu sent",
+                 (unsigned long long)seed, nm, n);
+    cr_assert_eq(nh, hosts);
+    cr_assert_eq(rep.unmapped_packets + rep.foreign_packets, 0);
+    qr_msg *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++) {
+        want[i] = (qr_msg){t[i].m.from,
+                           t[i].m.to,
+                           0,
+                           skip[t[i].m.from] ? QR_MSG_UNTRACED : EPOCH + t[i].send_ns,
+                           skip[t[i].m.to] ? QR_MSG_UNTRACED : EPOCH + t[i].recv_ns,
+                           t[i].m.bytes};
+        m[i].conn = 0; /* numbered in order of reading: compared apart below */
+    }
+    qsort(want, n, sizeof *want, cmp_msg);
+    qsort(m, n, sizeof *m, cmp_msg);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(cmp_msg(&m[i], &want[i]), 0,
+                         "seed %llu: message %zu: %u>%u %lld %lld %llu, want %u>%u %lld %lld %llu",
+                         (unsigned long long)seed, i, m[i].src, m[i].dst, (long long)m[i].send_ns,
+                         (long long)m[i].recv_ns, (unsigned long long)m[i].bytes, want[i].src,
+                         want[i].dst, (long long)want[i].send_ns, (long long)want[i].recv_ns,
+                         (unsigned long long)want[i].bytes);
+    free(want);
+    free(m);
+    free(t);
+    free(off);
+    qr_host_map_free(map);
+}
+
+Test(messages, captures_give_back_every_message)
+{
+    int skip[16] = {0};
+    for (uint64_t seed = 1; seed <= 4; seed++)
+        reconcile(seed, skip);
+}
+
+Test(messages, a_host_without_capture_leaves_its_times_unknown)
+{
+    int skip[16] = {0};
+    skip[7] = 1; /* the store */
+    reconcile(5, skip);
+    skip[7] = 0;
+    skip[0] = skip[1] = skip[2] = 1; /* the clients, as WAP5 leaves them */
+    reconcile(6, skip);
+}
+
+Test(messages, text_round_trip_and_errors)
+{
+    qr_msg m[3] = {{0, 3, 7, 100, 250, 200}, {3, 0, 7, QR_MSG_UNTRACED, 900, 1000},
+                   {1, 3, 2, -5, QR_MSG_UNTRACED, 1}};
+    char path[128], err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "%s/m.csv", dir);
+    cr_assert_eq(qr_msgs_write(path, m, 3, "made\nby a test", err), QR_OK, "%s", err);
+    qr_msg *r;
+    size_t n;
+    uint32_t hosts;
+    cr_assert_eq(qr_msgs_read(path, &r, &n, &hosts, err), QR_OK, "%s", err);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(hosts, 4);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cmp_msg(&r[i], &m[i]), 0, "message %d", i);
+    free(r);
+    const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"src,dst\n", ":1: not a message trace"},
+        {"# qreplay messages 1\nsrc,dst\n", ":2: the header must be"},
+        {"# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n1,2,3\n", ":3: 3 fields"},
+        {"# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n1,70000,3,1,2,3\n",
+         ":3: dst '70000'"},
+        {"# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n1,2,3,x,2,3\n",
+         ":3: send_ns 'x'"},
+        {"# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n1,2,3,1,9e99,3\n",
+         ":3: recv_ns"},
+        {"# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n1,2,3,1,2,-3\n", ":3: bytes"},
+        {"", "empty"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i].text, f);
+        fclose(f);
+        err[0] = 0;
+        cr_expect_neq(qr_msgs_read(path, &r, &n, &hosts, err), QR_OK, "%s", bad[i].text);
+        cr_expect(strstr(err, bad[i].says) != NULL, "'%s': '%s'", bad[i].text, err);
+    }
+}
+
+/* tshark's decoding of one capture cut the same way: per connection and direction, a new message
+ * where new payload follows the other direction's new payload. Sizes of the messages of each
+ * direction, in order, as "lower>upper:B,B;upper>lower:B,..." per connection, joined by '|'. */
+static void tshark_runs(const char *path, char *out, size_t size)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -r '%s' -o tcp.relative_sequence_numbers:FALSE -Y 'tcp.len > 0' -T fields -E "
+             "separator=, -E occurrence=f -e tcp.stream -e ip.src -e ip.dst -e tcp.srcport -e "
+             "tcp.dstport -e tcp.seq -e tcp.len 2>/dev/null",
+             QR_TSHARK, path);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    struct {
+        long long high[2], start[2];
+        int any[2], spoke[2];
+        char sizes[2][2048];
+        int lower_is_first;
+    } st[16];
+    memset(st, 0, sizeof st);
+    int streams = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        int s;
+        char src[64], dst[64];
+        unsigned sp, dp;
+        long long seq, len;
+        cr_assert_eq(sscanf(line, "%d,%63[^,],%63[^,],%u,%u,%lld,%lld", &s, src, dst, &sp, &dp,
+                            &seq, &len),
+                     7, "%s", line);
+        cr_assert_lt(s, 16);
+        streams = s + 1 > streams ? s + 1 : streams;
+        /* direction 0: from the lower address (then port), as the reader numbers them */
+        unsigned a[4], b[4];
+        sscanf(src, "%u.%u.%u.%u", &a[0], &a[1], &a[2], &a[3]);
+        sscanf(dst, "%u.%u.%u.%u", &b[0], &b[1], &b[2], &b[3]);
+        unsigned long long ka = ((unsigned long long)a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3]),
+                           kb = ((unsigned long long)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]);
+        int d = ka < kb || (ka == kb && sp < dp) ? 0 : 1;
+        long long *high = st[s].high;
+        if (!st[s].any[d])
+            high[d] = seq;
+        long long off = seq, end = seq + len; /* no wrap in these short captures */
+        if (st[s].any[d] && end <= high[d])
+            continue;
+        long long from = st[s].any[d] && off < high[d] ? high[d] : off;
+        if (!st[s].any[d] || st[s].spoke[d]) {
+            if (st[s].any[d]) /* the message before ends here */
+                snprintf(st[s].sizes[d] + strlen(st[s].sizes[d]),
+                         sizeof st[s].sizes[d] - strlen(st[s].sizes[d]), "%lld,",
+                         from - st[s].start[d]);
+            st[s].start[d] = from;
+        }
+        st[s].any[d] = 1;
+        st[s].spoke[d] = 0;
+        st[s].spoke[1 - d] = 1;
+        high[d] = end;
+    }
+    pclose(f);
+    out[0] = 0;
+    for (int s = 0; s < streams; s++)
+        for (int d = 0; d < 2; d++)
+            if (st[s].any[d])
+                snprintf(out + strlen(out), size - strlen(out), "%s%d:%s%lld", s || d ? "|" : "",
+                         d, st[s].sizes[d], st[s].high[d] - st[s].start[d]);
+}
+
+/* The same from the reader: messages are in order of connection, each direction's in order. */
+static void our_runs(const char *path, int server, char *out, size_t size)
+{
+    char map_path[128], err[QR_ERRBUF_SIZE];
+    snprintf(map_path, sizeof map_path, "%s/corpus-map.csv", dir);
+    FILE *f = fopen(map_path, "w");
+    fprintf(f, "10.78.1.1,0,%s\n10.78.2.1,1,%s\n", server ? "" : path, server ? path : "");
+    fclose(f);
+    qr_host_map_entry *map;
+    size_t n_map, n;
+    cr_assert_eq(qr_host_map_read(map_path, 2, &map, &n_map, err), QR_OK, "%s", err);
+    qr_msg *m;
+    uint32_t hosts;
+    qr_msgs_capture_report rep;
+    cr_assert_eq(qr_msgs_from_captures(&path, 1, map, n_map, NULL, &m, &n, &hosts, &rep, err),
+                 QR_OK, "%s", err);
+    out[0] = 0;
+    for (uint32_t c = 0; c < rep.connections; c++)
+        for (int d = 0; d < 2; d++) {
+            int first = 1;
+            for (size_t i = 0; i < n; i++)
+                if (m[i].conn == c && (int)m[i].src == d) {
+                    snprintf(out + strlen(out), size - strlen(out), "%s%s%llu",
+                             first ? (c || d ? "|" : "") : ",", first ? (d ? "1:" : "0:") : "",
+                             (unsigned long long)m[i].bytes);
+                    first = 0;
+                }
+        }
+    free(m);
+    qr_host_map_free(map);
+}
+
+/* The real captures of tests/data/captures: what the reader cuts is what tshark's decoding of
+ * the same frames gives, capture by capture (client and server, with losses and resends). */
+Test(messages, real_captures_cut_as_tshark_reads_them)
+{
+    if (!QR_TSHARK[0]) {
+        cr_log_info("no tshark: skipped");
+        return;
+    }
+    const char *names[] = {"rpc-think",  "http-keepalive", "http-lossy",
+                           "http-tail", "http-rto",       "bulk-both"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (int side = 0; side < 2; side++) {
+            char path[512], want[8192], got[8192];
+            snprintf(path, sizeof path, "%s/tests/data/captures/%s-%s.pcap", QR_SOURCE_DIR,
+                     names[i], side ? "server" : "client");
+            tshark_runs(path, want, sizeof want);
+            our_runs(path, side, got, sizeof got);
+            cr_expect_str_eq(got, want, "%s", path);
+            cr_log_info("%s: %.120s", names[i], got);
+        }
+}
