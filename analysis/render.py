@@ -1623,7 +1623,8 @@ def block_fabric_rates(name):
 
 
 def block_paths_load(name):
-    """WAP5's linking against Project 5's nesting over the core's three-tier service, per load
+    """WAP5's linking against Project 5's nesting and convolution over the core's three-tier
+    service, per load
     and clock error: messages linked to their true parent (mean over seeds, 95% interval), true
     patterns found, rare ones, shapes found that no request took."""
     from intervals import interval
@@ -1654,7 +1655,7 @@ def block_paths_faults(name):
     runs = load(name)["results"]["runs"]
     out = ["| method | seeds | linked to the true parent (mean) | slow host named | slow link "
            "named | named wrongly | node delays off by (mean) |", "|---|---|---|---|---|---|---|"]
-    for method in ("link", "nest"):
+    for method in ("link", "nest", "conv"):
         rs = [r for r in runs if r.get("group") == "faults" and r["method"] == method]
         if not rs:
             continue

@@ -827,7 +827,7 @@ def paths(out, opts):
                "score": {k[6:]: v for k, v in a.items() if k.startswith("score.")},
                "suspects": [{"kind": r["kind"].decode(), "a": int(r["a"]), "b": int(r["b"])}
                             for r in f["suspects"][:]]}
-        m = re.match(r"r(\d+)-c([^-]+)-(link|nest)-s(\d+)$", name)
+        m = re.match(r"r(\d+)-c([^-]+)-(link|nest|conv)-s(\d+)$", name)
         if m:
             row.update(group="load", rate=int(m.group(1)), clock=m.group(2), seed=int(m.group(4)))
         elif name.startswith("faults-"):

@@ -27,7 +27,9 @@ static const cli_opt opts[] = {
     {"map", 0, CLI_VALUE, "FILE", "with --capture: address,host[,capture] per line (required)"},
     {"idle", 0, CLI_VALUE, "T",
      "with --capture: a pause this long also ends a message (0: only the other side speaking)"},
-    {"method", 0, CLI_VALUE, "M", "link (WAP5's message linking, the default) or nest (Project 5)"},
+    {"method", 0, CLI_VALUE, "M",
+     "link (WAP5's message linking, the default), nest or conv (Project 5's nesting and "
+     "convolution)"},
     {"outside", 0, CLI_VALUE, "HOSTS",
      "hosts outside the application, e.g. its clients: what they send starts a path "
      "(--tiers: its clients)"},
@@ -57,7 +59,8 @@ static const cli_spec spec = {
     "(by expected count, with how many requests' best path has each shape), each hop's node\n"
     "delay (on one host's clock) and network delay (clock offsets estimated from the least\n"
     "one-way delays both ways), and the hosts and links whose delays stand out among their\n"
-    "peers. --method nest runs Project 5's nesting (call-return pairs) instead.\n\n"
+    "peers. --method nest runs Project 5's nesting (call-return pairs) instead, --method conv its\n"
+    "convolution (the cross-correlation of the streams into and out of each host).\n\n"
     "The messages come from a trace (--messages), from the hosts' captures (--capture, with a\n"
     "host map: on each connection a message is a run of payload one way, ended by the other\n"
     "side speaking; its send time from the sender's capture, its receive time from the\n"
@@ -324,12 +327,13 @@ static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t
     const char *method = cli_value(a, "method") ? cli_value(a, "method") : "link";
     const char *outp = cli_value(a, "out");
     int quiet = cli_count(a, "quiet") > 0;
-    if (strcmp(method, "link") && strcmp(method, "nest"))
-        return cli_usage_error("paths", "--method: '%s' is neither link nor nest", method);
+    if (strcmp(method, "link") && strcmp(method, "nest") && strcmp(method, "conv"))
+        return cli_usage_error("paths", "--method: '%s' is not link, nest or conv", method);
     qr_paths *p = NULL, *truth = NULL;
     double t0 = cli_now();
-    int rc = !strcmp(method, "link") ? qr_paths_link(&p, in->m, in->n, in->hosts, o, err)
-                                     : qr_paths_nest(&p, in->m, in->n, in->hosts, o, err);
+    int rc = !strcmp(method, "link")   ? qr_paths_link(&p, in->m, in->n, in->hosts, o, err)
+             : !strcmp(method, "nest") ? qr_paths_nest(&p, in->m, in->n, in->hosts, o, err)
+                                       : qr_paths_conv(&p, in->m, in->n, in->hosts, o, err);
     if (rc)
         return cli_fail("paths", "%s", err);
     double took = cli_now() - t0;

@@ -1,6 +1,7 @@
 /* qreplay paths on the shipped multi-tier services (scenarios/tiers): the planted slow host and
  * link named and scored; a simulated trace written out and read back gives the same analysis;
- * nesting runs; bad traces and options are clear errors that leave an old output untouched. */
+ * nesting and convolution run; bad traces and options are clear errors that leave an old output
+ * untouched. */
 #include "harness.h"
 
 TestSuite(paths_cli, .init = qr_test_setup, .fini = qr_test_teardown, .timeout = 300);
@@ -60,6 +61,10 @@ Test(paths_cli, nesting_and_load)
     const char *s = strstr(out, "true parent (");
     cr_assert(s && sscanf(s, "true parent (%lf%%)", &share) == 1, "%s", out);
     cr_assert_gt(share, 50.0);
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers --method conv "
+                         "--rate 3000 --duration 200ms"),
+                 0, "%s", err);
+    cr_assert(strstr(out, "conv: "), "%s", out);
 }
 
 Test(paths_cli, bad_input_is_an_error_and_the_old_output_stays)

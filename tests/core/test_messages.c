@@ -15,12 +15,12 @@
 #include "qreplay/pcap_file.h"
 #include "qreplay/tiers.h"
 
-#define SPEC                                                                                   \
-    "tier front hosts=3 service=50us workers=16 calls=app\n"                                   \
-    "tier app hosts=4,5 service=200us workers=8 calls=cache+audit@0.05,store@0.3\n"            \
-    "tier cache hosts=6 service=40us\n"                                                        \
-    "tier store hosts=7 service=500us reply=8000B\n"                                           \
-    "tier audit hosts=8 service=100us\n"                                                       \
+#define SPEC                                                                                       \
+    "tier front hosts=3 service=50us workers=16 calls=app\n"                                       \
+    "tier app hosts=4,5 service=200us workers=8 calls=cache+audit@0.05,store@0.3\n"                \
+    "tier cache hosts=6 service=40us\n"                                                            \
+    "tier store hosts=7 service=500us reply=8000B\n"                                               \
+    "tier audit hosts=8 service=100us\n"                                                           \
     "clients hosts=0,1,2 rate=2000/s\n"
 
 static char dir[64];
@@ -64,8 +64,10 @@ static int by_time(const void *a, const void *b)
 static int cmp_msg(const void *a, const void *b)
 {
     const qr_msg *x = a, *y = b;
-    int64_t d[6] = {(int64_t)x->src - y->src,         (int64_t)x->dst - y->dst,
-                    (int64_t)x->conn - y->conn,       x->send_ns < y->send_ns ? -1 : x->send_ns > y->send_ns,
+    int64_t d[6] = {(int64_t)x->src - y->src,
+                    (int64_t)x->dst - y->dst,
+                    (int64_t)x->conn - y->conn,
+                    x->send_ns < y->send_ns ? -1 : x->send_ns > y->send_ns,
                     x->recv_ns < y->recv_ns ? -1 : x->recv_ns > y->recv_ns,
                     x->bytes < y->bytes ? -1 : x->bytes > y->bytes};
     for (int i = 0; i < 6; i++)
@@ -80,8 +82,8 @@ static int cmp_msg(const void *a, const void *b)
 /* Each host's capture of the simulated messages (segments of at most 1448 bytes 100 ns apart,
  * the last one arriving at the message's receive time, a pure ACK back after it); hosts with
  * skip[h] get none. The host map to dir/map.csv. */
-static void write_captures(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts,
-                           const int *skip, char paths[][96], size_t *n_paths)
+static void write_captures(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts, const int *skip,
+                           char paths[][96], size_t *n_paths)
 {
     host_pkts *hp = calloc(hosts, sizeof *hp);
     uint32_t *seq = calloc(2 * 65536, sizeof *seq);
@@ -198,11 +200,11 @@ static void reconcile(uint64_t seed, const int *skip)
     qsort(m, n, sizeof *m, cmp_msg);
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(cmp_msg(&m[i], &want[i]), 0,
-                         "seed %llu: message %zu: %u>%u %lld %lld %llu, want %u>%u %lld %lld %llu",
-                         (unsigned long long)seed, i, m[i].src, m[i].dst, (long long)m[i].send_ns,
-                         (long long)m[i].recv_ns, (unsigned long long)m[i].bytes, want[i].src,
-                         want[i].dst, (long long)want[i].send_ns, (long long)want[i].recv_ns,
-                         (unsigned long long)want[i].bytes);
+                     "seed %llu: message %zu: %u>%u %lld %lld %llu, want %u>%u %lld %lld %llu",
+                     (unsigned long long)seed, i, m[i].src, m[i].dst, (long long)m[i].send_ns,
+                     (long long)m[i].recv_ns, (unsigned long long)m[i].bytes, want[i].src,
+                     want[i].dst, (long long)want[i].send_ns, (long long)want[i].recv_ns,
+                     (unsigned long long)want[i].bytes);
     free(want);
     free(m);
     free(t);
@@ -229,7 +231,8 @@ Test(messages, a_host_without_capture_leaves_its_times_unknown)
 
 Test(messages, text_round_trip_and_errors)
 {
-    qr_msg m[3] = {{0, 3, 7, 100, 250, 200}, {3, 0, 7, QR_MSG_UNTRACED, 900, 1000},
+    qr_msg m[3] = {{0, 3, 7, 100, 250, 200},
+                   {3, 0, 7, QR_MSG_UNTRACED, 900, 1000},
                    {1, 3, 2, -5, QR_MSG_UNTRACED, 1}};
     char path[128], err[QR_ERRBUF_SIZE];
     snprintf(path, sizeof path, "%s/m.csv", dir);
@@ -295,9 +298,9 @@ static void tshark_runs(const char *path, char *out, size_t size)
         char src[64], dst[64];
         unsigned sp, dp;
         long long seq, len;
-        cr_assert_eq(sscanf(line, "%d,%63[^,],%63[^,],%u,%u,%lld,%lld", &s, src, dst, &sp, &dp,
-                            &seq, &len),
-                     7, "%s", line);
+        cr_assert_eq(
+            sscanf(line, "%d,%63[^,],%63[^,],%u,%u,%lld,%lld", &s, src, dst, &sp, &dp, &seq, &len),
+            7, "%s", line);
         cr_assert_lt(s, 16);
         streams = s + 1 > streams ? s + 1 : streams;
         /* direction 0: from the lower address (then port), as the reader numbers them */
@@ -331,8 +334,8 @@ static void tshark_runs(const char *path, char *out, size_t size)
     for (int s = 0; s < streams; s++)
         for (int d = 0; d < 2; d++)
             if (st[s].any[d])
-                snprintf(out + strlen(out), size - strlen(out), "%s%d:%s%lld", s || d ? "|" : "",
-                         d, st[s].sizes[d], st[s].high[d] - st[s].start[d]);
+                snprintf(out + strlen(out), size - strlen(out), "%s%d:%s%lld", s || d ? "|" : "", d,
+                         st[s].sizes[d], st[s].high[d] - st[s].start[d]);
 }
 
 /* The same from the reader: messages are in order of connection, each direction's in order. */
@@ -375,7 +378,7 @@ Test(messages, real_captures_cut_as_tshark_reads_them)
         cr_log_info("no tshark: skipped");
         return;
     }
-    const char *names[] = {"rpc-think",  "http-keepalive", "http-lossy",
+    const char *names[] = {"rpc-think", "http-keepalive", "http-lossy",
                            "http-tail", "http-rto",       "bulk-both"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         for (int side = 0; side < 2; side++) {

@@ -1,7 +1,7 @@
 /* WAP5's inputs: message traces and multi-tier service specs. Every input is read or refused with
- * a message; a trace that reads is linked and nested, and every parent found is another message
- * of the trace (or none); a spec that parses, with few enough requests, runs to the end with
- * every request answered. */
+ * a message; a trace that reads is linked, nested and convolved, and every parent found is another
+ * message of the trace (or none); a spec that parses, with few enough requests, runs to the end
+ * with every request answered. */
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -45,6 +45,9 @@ trace(const char* path)
         check_parents(p, n);
         qr_paths_destroy(p);
         FUZZ_CHECK(qr_paths_nest(&p, m, n, hosts, NULL, err) == QR_OK, "nest: %s", err);
+        check_parents(p, n);
+        qr_paths_destroy(p);
+        FUZZ_CHECK(qr_paths_conv(&p, m, n, hosts, NULL, err) == QR_OK, "conv: %s", err);
         check_parents(p, n);
         qr_paths_destroy(p);
     }

@@ -173,8 +173,7 @@ int qri_paths_cmp_arrival(const void *a, const void *b, void *ctx)
     return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
 }
 
-/* Messages into each host with a known arrival, by arrival: idx[start[h] .. start[h + 1]). */
-static int arrivals_by_host(const qr_paths *p, size_t **start, uint64_t **idx)
+int qri_paths_arrivals(const qr_paths *p, size_t **start, uint64_t **idx)
 {
     *start = calloc(p->n_hosts + 1, sizeof **start);
     *idx = malloc((p->n ? p->n : 1) * sizeof **idx);
@@ -307,7 +306,7 @@ int qr_paths_link(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
     uint64_t *idx = NULL;
     qri_map d;
     int have_d = !qri_map_init(&d);
-    rc = have_d ? arrivals_by_host(p, &start, &idx) : QR_ENOMEM;
+    rc = have_d ? qri_paths_arrivals(p, &start, &idx) : QR_ENOMEM;
     if (!rc)
         rc = causal_delays(p, start, idx, &d);
     if (!rc)

@@ -54,6 +54,9 @@ struct qr_paths {
 /* A new analysis of m (checked), offsets estimated; *out owned by the caller. */
 int qri_paths_new(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
                   const qr_paths_opts *o, char *errbuf);
+/* Messages into each host with a known arrival, by arrival: idx[start[h] .. start[h + 1]) (both
+ * allocated; the caller frees them). Returns 0 or QR_ENOMEM. */
+int qri_paths_arrivals(const qr_paths *p, size_t **start, uint64_t **idx);
 /* Message indices by receiver, then arrival, then index (ctx: the messages). */
 int qri_paths_cmp_arrival(const void *a, const void *b, void *ctx);
 /* Make p's patterns from the parents given (each a message or QR_PATHS_ROOT); destroys p on

@@ -23,11 +23,12 @@
  * offsets estimated from the least one-way delays both ways, WAP5's symmetric-delay estimate,
  * taken out), over the best instances of the pattern.
  *
- * Nesting (Project 5's comparator) pairs each call with its return on one connection (a message
- * and the next one back) and takes a call's parent to be the latest call into its sender that
- * encloses it; a return's parent is the latest return its sender got for a call it made while
- * serving, or the call itself. Given parents (qr_paths_given) make patterns from any assignment,
- * such as the truth's, with the same canonical shapes. */
+ * Project 5's nesting and convolution are WAP5's comparators. Nesting pairs each call with its
+ * return on one connection (a message and the next one back) and takes a call's parent to be the
+ * latest call into its sender that encloses it; a return's parent is the latest return its sender
+ * got for a call it made while serving, or the call itself. Convolution: qr_paths_conv. Given
+ * parents (qr_paths_given) make patterns from any assignment, such as the truth's, with the same
+ * canonical shapes. */
 #ifndef QREPLAY_PATHS_H
 #define QREPLAY_PATHS_H
 
@@ -116,6 +117,14 @@ int qr_paths_link(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
                   const qr_paths_opts *o, char *errbuf);
 /* Project 5's nesting over the same messages. */
 int qr_paths_nest(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
+                  const qr_paths_opts *o, char *errbuf);
+/* Project 5's convolution over the same messages: at each host, the cross-correlation of each
+ * stream in (one sender) with each stream out (one receiver) over lags up to the cutoff in 10 us
+ * bins; a bin 4 standard deviations above independent streams' count is a causal edge, its
+ * highest bin the edge's delay and the bins around it above the independent count its extent; a
+ * message's parent is the arrival, over the edges into its stream, within the extent before it
+ * and nearest the edge's delay. */
+int qr_paths_conv(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
                   const qr_paths_opts *o, char *errbuf);
 /* Patterns from given parents (parents[i]: a message index or QR_PATHS_ROOT); QR_EINVAL for a
  * parent that is no message, is the message itself or makes a cycle. */
