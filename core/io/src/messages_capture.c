@@ -12,7 +12,7 @@
 /* One payload segment as one host's capture saw it. */
 struct seg {
     uint32_t conn;
-    uint8_t dir;      /* 0: from the connection's lower end (address, port), 1: the other way */
+    uint8_t dir;    /* 0: from the connection's lower end (address, port), 1: the other way */
     uint8_t viewer; /* whose capture saw it: 0 the lower end's host, 1 the other's */
     int64_t t;
     int64_t off; /* sequence number from the direction's first seen, unwrapped */
@@ -20,8 +20,8 @@ struct seg {
 };
 
 struct conninfo {
-    uint32_t host[2];  /* the lower end's host, the other's */
-    uint32_t base[2];  /* each direction's first sequence number seen */
+    uint32_t host[2]; /* the lower end's host, the other's */
+    uint32_t base[2]; /* each direction's first sequence number seen */
     int have_base[2];
 };
 
@@ -106,8 +106,11 @@ static int add_seg(struct build *b, const qr_capture_packet *p, uint32_t owner)
     }
     if (qri_grow((void **)&b->segs, &b->cap_segs, b->n_segs, sizeof *b->segs, 1024))
         return QR_ENOMEM;
-    b->segs[b->n_segs++] = (struct seg){(uint32_t)(v - 1), dir, owner == c->host[0] ? 0 : 1,
-                                        p->time_ns, (int64_t)(int32_t)(p->seq - c->base[dir]),
+    b->segs[b->n_segs++] = (struct seg){(uint32_t)(v - 1),
+                                        dir,
+                                        owner == c->host[0] ? 0 : 1,
+                                        p->time_ns,
+                                        (int64_t)(int32_t)(p->seq - c->base[dir]),
                                         p->payload};
     return QR_OK;
 }
@@ -270,8 +273,8 @@ static int conn_messages(const struct conninfo *c, uint32_t conn, const struct s
         }
         qr_msg *m = *out + *n_out;
         for (size_t j = 0; j < k; j++)
-            m[j] = (qr_msg){c->host[d], c->host[1 - d], conn, QR_MSG_UNTRACED, QR_MSG_UNTRACED,
-                            (uint64_t)(end[j] - start[j])};
+            m[j] = (qr_msg){c->host[d],      c->host[1 - d],  conn,
+                            QR_MSG_UNTRACED, QR_MSG_UNTRACED, (uint64_t)(end[j] - start[j])};
         send_times(v[d], n[d], d, m, start, k);
         rc = recv_times(v[1 - d], n[1 - d], d, m, start, end, k);
         for (size_t j = 0; j < k; j++) {
@@ -287,9 +290,8 @@ static int conn_messages(const struct conninfo *c, uint32_t conn, const struct s
 }
 
 int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_entry *map,
-                          size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out,
-                          size_t *n_out, uint32_t *n_hosts, qr_msgs_capture_report *rep,
-                          char *errbuf)
+                          size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out, size_t *n_out,
+                          uint32_t *n_hosts, qr_msgs_capture_report *rep, char *errbuf)
 {
     *out = NULL;
     *n_out = 0;
