@@ -24,9 +24,13 @@ static const cli_opt opts[] = {
     {"capture", 0, CLI_LIST, "FILE",
      "a host's capture (tcpdump, Wireshark; repeatable): messages are runs of payload per "
      "direction"},
-    {"map", 0, CLI_VALUE, "FILE", "with --capture: address,host[,capture] per line (required)"},
+    {"record", 0, CLI_LIST, "FILE",
+     "a host's kernel record (qreplay record; repeatable): messages from its socket calls"},
+    {"map", 0, CLI_VALUE, "FILE",
+     "with --capture or --record: address,host[,capture] per line (required)"},
     {"idle", 0, CLI_VALUE, "T",
-     "with --capture: a pause this long also ends a message (0: only the other side speaking)"},
+     "with --capture or --record: a pause this long also ends a message (0: only the other side "
+     "speaking)"},
     {"method", 0, CLI_VALUE, "M",
      "link (WAP5's message linking, the default), nest or conv (Project 5's nesting and "
      "convolution)"},
@@ -64,7 +68,9 @@ static const cli_spec spec = {
     "The messages come from a trace (--messages), from the hosts' captures (--capture, with a\n"
     "host map: on each connection a message is a run of payload one way, ended by the other\n"
     "side speaking; its send time from the sender's capture, its receive time from the\n"
-    "receiver's, unknown where a host has none), or from a multi-tier service the core\n"
+    "receiver's, unknown where a host has none), from the hosts' kernel records (--record: the\n"
+    "same cut over each connection's send and receive calls, as WAP5 reads LibSockCap's), or\n"
+    "from a multi-tier service the core\n"
     "simulates (--tiers: tiers of hosts, stages of calls, planted slow hosts and links; see\n"
     "scenarios/tiers/), which also has the truth: every message's true parent. The score\n"
     "(messages linked to their true parent, true patterns found, the planted faults named) is\n"
@@ -73,7 +79,8 @@ static const cli_spec spec = {
     sizeof opts / sizeof opts[0],
     0,
     0,
-    "takes no arguments: give --tiers FILE, --messages FILE or --capture FILE...",
+    "takes no arguments: give --tiers FILE, --messages FILE, --capture FILE... or --record "
+    "FILE...",
     "examples:\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths.h5\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers --method nest --rate 3000\n"
@@ -227,8 +234,9 @@ static int simulate(const char *file, const qr_tiers_net *net, uint64_t seed, do
     return 0;
 }
 
-/* --capture: the messages of the captures. Returns 0 or the exit status. */
-static int from_captures(const cli_args *a, const char **caps, int n, run_in *in)
+/* The hosts' own views (records: kernel records, else captures): their messages, with what was
+ * left out said. Returns 0 or the exit status. */
+static int from_hosts(const cli_args *a, const char **files, int n, int records, run_in *in)
 {
     char err[QR_ERRBUF_SIZE];
     const char *mapf = cli_value(a, "map"), *idle = cli_value(a, "idle");
@@ -239,24 +247,36 @@ static int from_captures(const cli_args *a, const char **caps, int n, run_in *in
     size_t n_map;
     if (qr_host_map_read(mapf, QR_MSG_HOSTS_MAX, &map, &n_map, err))
         return cli_fail("paths", "%s", err);
-    qr_msgs_capture_report rep;
-    int rc = qr_host_map_check_captures(map, n_map, mapf, caps, (size_t)n, err);
-    if (!rc)
-        rc = qr_msgs_from_captures(caps, (size_t)n, map, n_map, &o, &in->m, &in->n, &in->hosts,
-                                   &rep, err);
+    qr_msgs_capture_report cr;
+    qr_msgs_record_report rr;
+    int rc = records ? qr_msgs_from_records(files, (size_t)n, map, n_map, &o, &in->m, &in->n,
+                                            &in->hosts, &rr, err)
+                     : qr_host_map_check_captures(map, n_map, mapf, files, (size_t)n, err);
+    if (!rc && !records)
+        rc = qr_msgs_from_captures(files, (size_t)n, map, n_map, &o, &in->m, &in->n, &in->hosts,
+                                   &cr, err);
     qr_host_map_free(map);
     if (rc)
         return cli_fail("paths", "%s", err);
-    if (!cli_count(a, "quiet"))
+    int quiet = cli_count(a, "quiet") > 0;
+    if (!quiet && records)
+        printf("records: %" PRIu64 " of them, %" PRIu64 " socket calls; left out: %" PRIu64
+               " calls of an end the map does not name, %" PRIu64
+               " connections already open when recorded; %" PRIu64 " connections, %" PRIu64
+               " messages (%" PRIu64 " sends and %" PRIu64 " receives without a record, %" PRIu64
+               " never read whole)\n",
+               rr.records, rr.calls, rr.unmapped_calls, rr.mid_connections, rr.connections,
+               rr.messages, rr.untraced_send, rr.untraced_recv, rr.unfinished);
+    else if (!quiet)
         printf("captures: %" PRIu64 " of them, %" PRIu64 " TCP packets, %" PRIu64
                " with payload; left out: %" PRIu64 " of an address the map does not name, %" PRIu64
                " of no host of their capture; %" PRIu64 " connections, %" PRIu64
                " messages (%" PRIu64 " sends and %" PRIu64 " receives without a capture, %" PRIu64
                " never whole at their receiver)\n",
-               rep.captures, rep.packets, rep.payload_packets, rep.unmapped_packets,
-               rep.foreign_packets, rep.connections, rep.messages, rep.untraced_send,
-               rep.untraced_recv, rep.unfinished);
-    snprintf(in->source, sizeof in->source, "%d captures (first %s), map %s", n, caps[0], mapf);
+               cr.captures, cr.packets, cr.payload_packets, cr.unmapped_packets, cr.foreign_packets,
+               cr.connections, cr.messages, cr.untraced_send, cr.untraced_recv, cr.unfinished);
+    snprintf(in->source, sizeof in->source, "%d %s (first %s), map %s", n,
+             records ? "kernel records" : "captures", files[0], mapf);
     return 0;
 }
 
@@ -382,8 +402,8 @@ int qr_cmd_paths(int argc, char **argv)
     if (rc >= 0)
         return rc;
     const char *tiers = cli_value(&a, "tiers"), *msgs = cli_value(&a, "messages");
-    int n_caps = 0;
-    const char **caps = cli_list(&a, "capture", &n_caps);
+    int n_caps = 0, n_recs = 0;
+    const char **caps = cli_list(&a, "capture", &n_caps), **recs = cli_list(&a, "record", &n_recs);
     const char *outp = cli_value(&a, "out"), *wm = cli_value(&a, "write-messages");
     qr_paths_opts o;
     qr_tiers_net net;
@@ -393,11 +413,11 @@ int qr_cmd_paths(int argc, char **argv)
     run_in in = {0};
     uint8_t *outside = NULL;
     char err[QR_ERRBUF_SIZE];
-    if (!!tiers + !!msgs + (n_caps > 0) != 1)
-        rc = cli_usage_error("paths",
-                             "give one of --tiers FILE, --messages FILE and --capture FILE...");
-    else if (!!cli_value(&a, "map") != (n_caps > 0))
-        rc = cli_usage_error("paths", "--capture and --map go together");
+    if (!!tiers + !!msgs + (n_caps > 0) + (n_recs > 0) != 1)
+        rc = cli_usage_error("paths", "give one of --tiers FILE, --messages FILE, --capture "
+                                      "FILE... and --record FILE...");
+    else if (!!cli_value(&a, "map") != (n_caps > 0 || n_recs > 0))
+        rc = cli_usage_error("paths", "--map goes with --capture or --record, and they need it");
     else if (wm && msgs)
         rc = cli_usage_error("paths", "--write-messages writes what --tiers or --capture made");
     else
@@ -412,7 +432,9 @@ int qr_cmd_paths(int argc, char **argv)
             cli_paths_add(&ins, "%s", tiers ? tiers : msgs);
         for (int i = 0; i < n_caps; i++)
             cli_paths_add(&ins, "%s", caps[i]);
-        if (n_caps)
+        for (int i = 0; i < n_recs; i++)
+            cli_paths_add(&ins, "%s", recs[i]);
+        if (n_caps || n_recs)
             cli_paths_add(&ins, "%s", cli_value(&a, "map"));
         rc = cli_check_outputs("paths", &outs, &ins);
     }
@@ -431,8 +453,8 @@ int qr_cmd_paths(int argc, char **argv)
             rc = cli_fail("paths", "%s", err);
         snprintf(in.source, sizeof in.source, "messages %s", msgs);
     }
-    if (!rc && n_caps)
-        rc = from_captures(&a, caps, n_caps, &in);
+    if (!rc && (n_caps || n_recs))
+        rc = n_caps ? from_hosts(&a, caps, n_caps, 0, &in) : from_hosts(&a, recs, n_recs, 1, &in);
     if (!rc && !(outside = calloc(in.hosts + 1, 1)))
         rc = cli_fail("paths", "out of memory");
     if (!rc && cli_value(&a, "outside"))

@@ -135,3 +135,60 @@ Test(paths_cli, real_captures_of_both_ends)
     cr_assert(strstr(err, "map.csv:1: capture rpc-think-client.pcap was not given"), "%s", err);
     cr_assert_eq(qreplay("paths --capture tests/data/captures/rpc-think-server.pcap"), 2);
 }
+
+#include "qreplay/error.h"
+#include "qreplay/krecord.h"
+
+/* Kernel records of two hosts (a client calling a server three times on one connection): three
+ * requests, three replies, three paths of a call and its reply. */
+Test(paths_cli, kernel_records)
+{
+    char err2[QR_ERRBUF_SIZE], path[2][128], map[128];
+    const int64_t t0 = 1700000000000000000LL;
+    for (int h = 0; h < 2; h++) {
+        snprintf(path[h], sizeof path[h], "%s/h%d.qrk", dir, h);
+        qr_krec_header hd = {h ? "server" : "client", 1, t0, QR_SAMPLING_RATE, 1, {5000}};
+        qr_krec_writer *w;
+        cr_assert_eq(qr_krec_writer_open(&w, path[h], &hd, err2), QR_OK, "%s", err2);
+        qr_krec_ends e = {0};
+        e.family = 4;
+        uint8_t me[4] = {10, 9, 0, (uint8_t)(h + 1)}, peer[4] = {10, 9, 0, (uint8_t)(2 - h)};
+        memcpy(e.laddr, me, 4);
+        memcpy(e.raddr, peer, 4);
+        e.lport = h ? 80 : 40000;
+        e.rport = h ? 40000 : 80;
+        cr_assert_eq(qr_krec_state(w, &e, t0 + 1000, h ? 10 : 7, h ? 3 : 2, err2), QR_OK, "%s",
+                     err2);
+        for (int k = 0; k < 3; k++) {
+            int64_t t = t0 + 1000000 * (k + 1);
+            /* the client sends 200 B, the server reads them 20 us later and answers 100 us
+             * after that with 3000 B, read by the client 30 us later */
+            int64_t at[4] = {t, t + 20000, t + 120000, t + 150000};
+            for (int s = 0; s < 4; s++) {
+                int mine = (s == 0 && !h) || (s == 1 && h) || (s == 2 && h) || (s == 3 && !h);
+                if (mine)
+                    cr_assert_eq(
+                        qr_krec_call(w, &e, s == 1 || s == 3, s < 2 ? 200 : 3000, at[s], err2),
+                        QR_OK, "%s", err2);
+            }
+        }
+        cr_assert_eq(qr_krec_writer_close(w, 7, 0, NULL, err2), QR_OK, "%s", err2);
+    }
+    snprintf(map, sizeof map, "%s/kmap.csv", dir);
+    FILE *f = fopen(map, "w");
+    fputs("10.9.0.1,0\n10.9.0.2,1\n", f);
+    fclose(f);
+    cr_assert_eq(
+        qreplay("paths --record %s --record %s --map %s --outside 0", path[0], path[1], map), 0,
+        "%s", err);
+    cr_assert(strstr(out, "records: 2 of them, 12 socket calls;"), "%s", out);
+    cr_assert(strstr(out, "1 connections, 6 messages (0 sends and 0 receives without a record"),
+              "%s", out);
+    unsigned count;
+    const char *row = strstr(out, "\n1 ");
+    cr_assert(row && sscanf(row, "\n1 %u", &count) == 1 && count == 3, "%s", out);
+    cr_assert(strstr(out, "c>1(1>c)\n"), "%s", out);
+    /* the server's node delay: 100 us between reading the request and sending the reply */
+    cr_assert(strstr(out, "1>0 100/"), "%s", out);
+    cr_assert_eq(qreplay("paths --record %s", path[0]), 2);
+}

@@ -79,6 +79,36 @@ static int cmp_msg(const void *a, const void *b)
 /* Captures start at 1 s: clock offsets may make a host's times negative otherwise. */
 #define EPOCH 1000000000
 
+/* The messages found (m, nm: freed here) are the simulated ones t (n), with the times of hosts
+ * skip[h] unknown: the same multiset of ends, sizes and times (connections are numbered in order
+ * of reading, so not compared). */
+static void expect_same(qr_msg *m, size_t nm, const qr_tiers_trace_msg *t, size_t n,
+                        const int *skip, uint64_t seed)
+{
+    cr_assert_eq(nm, n, "seed %llu: %zu messages found, %zu sent", (unsigned long long)seed, nm, n);
+    qr_msg *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++) {
+        want[i] = (qr_msg){t[i].m.from,
+                           t[i].m.to,
+                           0,
+                           skip[t[i].m.from] ? QR_MSG_UNTRACED : EPOCH + t[i].send_ns,
+                           skip[t[i].m.to] ? QR_MSG_UNTRACED : EPOCH + t[i].recv_ns,
+                           t[i].m.bytes};
+        m[i].conn = 0;
+    }
+    qsort(want, n, sizeof *want, cmp_msg);
+    qsort(m, n, sizeof *m, cmp_msg);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(cmp_msg(&m[i], &want[i]), 0,
+                     "seed %llu: message %zu: %u>%u %lld %lld %llu, want %u>%u %lld %lld %llu",
+                     (unsigned long long)seed, i, m[i].src, m[i].dst, (long long)m[i].send_ns,
+                     (long long)m[i].recv_ns, (unsigned long long)m[i].bytes, want[i].src,
+                     want[i].dst, (long long)want[i].send_ns, (long long)want[i].recv_ns,
+                     (unsigned long long)want[i].bytes);
+    free(want);
+    free(m);
+}
+
 /* Each host's capture of the simulated messages (segments of at most 1448 bytes 100 ns apart,
  * the last one arriving at the message's receive time, a pure ACK back after it); hosts with
  * skip[h] get none. The host map to dir/map.csv. */
@@ -182,31 +212,9 @@ static void reconcile(uint64_t seed, const int *skip)
     qr_msgs_capture_report rep;
     cr_assert_eq(qr_msgs_from_captures(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err), QR_OK,
                  "%s", err);
-    cr_assert_eq(nm, n, "seed %llu: %zu messages from the captures, %zu sent",
-                 (unsigned long long)seed, nm, n);
     cr_assert_eq(nh, hosts);
     cr_assert_eq(rep.unmapped_packets + rep.foreign_packets, 0);
-    qr_msg *want = malloc(n * sizeof *want);
-    for (size_t i = 0; i < n; i++) {
-        want[i] = (qr_msg){t[i].m.from,
-                           t[i].m.to,
-                           0,
-                           skip[t[i].m.from] ? QR_MSG_UNTRACED : EPOCH + t[i].send_ns,
-                           skip[t[i].m.to] ? QR_MSG_UNTRACED : EPOCH + t[i].recv_ns,
-                           t[i].m.bytes};
-        m[i].conn = 0; /* numbered in order of reading: compared apart below */
-    }
-    qsort(want, n, sizeof *want, cmp_msg);
-    qsort(m, n, sizeof *m, cmp_msg);
-    for (size_t i = 0; i < n; i++)
-        cr_assert_eq(cmp_msg(&m[i], &want[i]), 0,
-                     "seed %llu: message %zu: %u>%u %lld %lld %llu, want %u>%u %lld %lld %llu",
-                     (unsigned long long)seed, i, m[i].src, m[i].dst, (long long)m[i].send_ns,
-                     (long long)m[i].recv_ns, (unsigned long long)m[i].bytes, want[i].src,
-                     want[i].dst, (long long)want[i].send_ns, (long long)want[i].recv_ns,
-                     (unsigned long long)want[i].bytes);
-    free(want);
-    free(m);
+    expect_same(m, nm, t, n, skip, seed);
     free(t);
     free(off);
     qr_host_map_free(map);
@@ -390,4 +398,138 @@ Test(messages, real_captures_cut_as_tshark_reads_them)
             cr_expect_str_eq(got, want, "%s", path);
             cr_log_info("%s: %.120s", names[i], got);
         }
+}
+
+#include "qreplay/krecord.h"
+
+typedef struct {
+    int64_t t;
+    int state; /* 1: the connection opens (caller: SYN_SENT, callee: a listener's SYN_RECV) */
+    int receive;
+    uint32_t bytes;
+    qr_krec_ends e;
+} kev;
+
+static int by_kev_time(const void *a, const void *b)
+{
+    const kev *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return y->state - x->state; /* a connection opens before its first call */
+}
+
+static qr_krec_ends ends_of(uint32_t local, uint16_t lport, uint32_t remote, uint16_t rport)
+{
+    qr_krec_ends e = {0};
+    e.family = 4;
+    uint8_t l[4] = {10, 0, 0, (uint8_t)(local + 1)}, r[4] = {10, 0, 0, (uint8_t)(remote + 1)};
+    memcpy(e.laddr, l, 4);
+    memcpy(e.raddr, r, 4);
+    e.lport = lport;
+    e.rport = rport;
+    return e;
+}
+
+/* Each host's kernel record of the simulated service: its connections opening at their first
+ * message, a send call per message sent, a receive call per message read (hosts with skip[h]:
+ * none). Paths into paths[]. */
+static void write_records(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts, const int *skip,
+                          char paths[][96], size_t *n_paths)
+{
+    kev **ev = calloc(hosts, sizeof *ev);
+    size_t *nev = calloc(hosts, sizeof *nev);
+    uint8_t *opened = calloc(65536, 1);
+    for (uint32_t h = 0; h < hosts; h++)
+        ev[h] = malloc((4 * n + 4) * sizeof **ev);
+    for (size_t i = 0; i < n; i++) {
+        const qr_tier_msg *m = &t[i].m;
+        uint32_t caller = m->reply ? m->to : m->from, callee = m->reply ? m->from : m->to;
+        uint16_t cport = (uint16_t)(10000 + m->conn);
+        qr_krec_ends ce = ends_of(caller, cport, callee, 80),
+                     se = ends_of(callee, 80, caller, cport);
+        if (!opened[m->conn]) {
+            opened[m->conn] = 1;
+            ev[caller][nev[caller]++] = (kev){EPOCH + t[i].send_ns - 1000, 1, 0, 0, ce};
+            ev[callee][nev[callee]++] = (kev){EPOCH + t[i].recv_ns - 2000, 1, 0, 0, se};
+        }
+        const qr_krec_ends *from = m->reply ? &se : &ce, *to = m->reply ? &ce : &se;
+        ev[m->from][nev[m->from]++] = (kev){EPOCH + t[i].send_ns, 0, 0, (uint32_t)m->bytes, *from};
+        ev[m->to][nev[m->to]++] = (kev){EPOCH + t[i].recv_ns, 0, 1, (uint32_t)m->bytes, *to};
+    }
+    char err[QR_ERRBUF_SIZE];
+    *n_paths = 0;
+    for (uint32_t h = 0; h < hosts; h++) {
+        if (!skip[h]) {
+            qsort(ev[h], nev[h], sizeof *ev[h], by_kev_time);
+            snprintf(paths[*n_paths], 96, "%s/h%u.qrk", dir, h);
+            char name[16];
+            snprintf(name, sizeof name, "h%u", h);
+            qr_krec_header hd = {name, h + 1, EPOCH - 10000000, QR_SAMPLING_RATE, 1, {5000}};
+            qr_krec_writer *w;
+            cr_assert_eq(qr_krec_writer_open(&w, paths[*n_paths], &hd, err), QR_OK, "%s", err);
+            for (size_t i = 0; i < nev[h]; i++) {
+                const kev *x = &ev[h][i];
+                int caller_end = x->e.lport != 80;
+                int rc = x->state ? qr_krec_state(w, &x->e, x->t, caller_end ? 7 : 10,
+                                                  caller_end ? 2 : 3, err)
+                                  : qr_krec_call(w, &x->e, x->receive, x->bytes, x->t, err);
+                cr_assert_eq(rc, QR_OK, "%s", err);
+            }
+            cr_assert_eq(qr_krec_writer_close(w, nev[h], 0, NULL, err), QR_OK, "%s", err);
+            (*n_paths)++;
+        }
+        free(ev[h]);
+    }
+    free(ev);
+    free(nev);
+    free(opened);
+}
+
+/* The records of the simulated services give back every message exactly: ends, size, the send
+ * call's time and the time of the receive call that read it; a host without a record leaves its
+ * times unknown. */
+Test(messages, kernel_records_give_back_every_message)
+{
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        int skip[16] = {0};
+        if (seed == 3)
+            skip[0] = skip[1] = skip[2] = 1;
+        qr_tiers_spec s;
+        char err[QR_ERRBUF_SIZE];
+        cr_assert_eq(qr_tiers_parse(SPEC, &s, err), QR_OK, "%s", err);
+        qr_tiers_net net;
+        qr_tiers_net_default(&net);
+        net.duration_ns = 50000000;
+        net.clock_ns = 1000000;
+        qr_tiers_trace_msg *t;
+        int64_t *off;
+        size_t n;
+        cr_assert_eq(qr_tiers_simulate(&s, &net, seed, &t, &n, &off, err), QR_OK, "%s", err);
+        uint32_t hosts = qr_tiers_hosts(&s);
+        char paths[16][96], map_path[128];
+        size_t np;
+        write_records(t, n, hosts, skip, paths, &np);
+        snprintf(map_path, sizeof map_path, "%s/rmap.csv", dir);
+        FILE *f = fopen(map_path, "w");
+        for (uint32_t h = 0; h < hosts; h++)
+            fprintf(f, "10.0.0.%u,%u\n", h + 1, h);
+        fclose(f);
+        qr_host_map_entry *map;
+        size_t n_map;
+        cr_assert_eq(qr_host_map_read(map_path, hosts, &map, &n_map, err), QR_OK, "%s", err);
+        const char *pp[16];
+        for (size_t i = 0; i < np; i++)
+            pp[i] = paths[i];
+        qr_msg *m;
+        size_t nm;
+        uint32_t nh;
+        qr_msgs_record_report rep;
+        cr_assert_eq(qr_msgs_from_records(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err), QR_OK,
+                     "%s", err);
+        cr_assert_eq(rep.mid_connections + rep.unmapped_calls, 0);
+        expect_same(m, nm, t, n, skip, seed);
+        free(t);
+        free(off);
+        qr_host_map_free(map);
+    }
 }

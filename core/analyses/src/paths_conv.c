@@ -23,9 +23,9 @@
 #define QR_PATHS_CONV_GAP 2
 
 struct edge {
-    uint32_t x, c;    /* from sender x into host b, out of b to receiver c */
-    int64_t peak;     /* the delay at the peak bin's middle */
-    int64_t lo, hi;   /* the delays of the bins around the peak that stand out at all */
+    uint32_t x, c;  /* from sender x into host b, out of b to receiver c */
+    int64_t peak;   /* the delay at the peak bin's middle */
+    int64_t lo, hi; /* the delays of the bins around the peak that stand out at all */
 };
 
 /* The edges of one host: its arrivals in[0 .. n_in) by time against its sends out[0 .. n_out) by
@@ -72,7 +72,8 @@ static int edges_of(const qr_paths *p, const uint64_t *in, size_t n_in, const ui
             int64_t d = o->send_ns - p->m[in[i]].recv_ns;
             if (d > p->o.cutoff_ns)
                 break;
-            uint64_t k1 = (uint64_t)p->m[in[i]].src << 32 | o->dst, k2 = (uint64_t)(d / QR_PATHS_CONV_BIN_NS);
+            uint64_t k1 = (uint64_t)p->m[in[i]].src << 32 | o->dst,
+                     k2 = (uint64_t)(d / QR_PATHS_CONV_BIN_NS);
             void **s = qri_map_slot(&counts, k1, k2);
             if (s)
                 *s = (void *)((uintptr_t)*s + 1);
@@ -140,10 +141,9 @@ static int edges_of(const qr_paths *p, const uint64_t *in, size_t n_in, const ui
             if (qri_grow((void **)e, cap, *n_e, sizeof **e, 8))
                 rc = QR_ENOMEM;
             else
-                (*e)[(*n_e)++] = (struct edge){xs[a], cs[z],
-                                               at * QR_PATHS_CONV_BIN_NS + QR_PATHS_CONV_BIN_NS / 2,
-                                               ext[0] * QR_PATHS_CONV_BIN_NS,
-                                               (ext[1] + 1) * QR_PATHS_CONV_BIN_NS};
+                (*e)[(*n_e)++] = (struct edge){
+                    xs[a], cs[z], at * QR_PATHS_CONV_BIN_NS + QR_PATHS_CONV_BIN_NS / 2,
+                    ext[0] * QR_PATHS_CONV_BIN_NS, (ext[1] + 1) * QR_PATHS_CONV_BIN_NS};
         }
     free(xs);
     free(cs);

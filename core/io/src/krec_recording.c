@@ -212,18 +212,6 @@ static int collect_ends(qr_krec_set *ks)
     return QR_OK;
 }
 
-/* An end's address in qr_addr_parse's form (IPv4 mapped into IPv6). */
-static void mapped(uint8_t family, const uint8_t a[16], uint8_t out[16])
-{
-    if (family == 6) {
-        memcpy(out, a, 16);
-        return;
-    }
-    memset(out, 0, 10);
-    out[10] = out[11] = 0xff;
-    memcpy(out + 12, a, 4);
-}
-
 /* With like: its connections by their addresses and ports as captured (recording.h5
  * /import/connections: end 0 its flow's source) and its time base, and the records' connection
  * ends placed on them. */
@@ -277,8 +265,8 @@ static int collect_like(qr_krec_set *ks, const qr_recording *like)
             const qr_krec_ends *e = &c[j].ends;
             uint8_t la[16], ra[16];
             uint64_t k1, k2;
-            mapped(e->family, e->laddr, la);
-            mapped(e->family, e->raddr, ra);
+            qr_krec_addr_mapped(e->family, e->laddr, la);
+            qr_krec_addr_mapped(e->family, e->raddr, ra);
             tuple_key(la, e->lport, ra, e->rport, &k1, &k2);
             uintptr_t d = (uintptr_t)qri_map_get(&ks->key, k1, k2);
             struct cand *x = d ? &ks->c[(d - 1) / 2] : NULL;

@@ -1448,3 +1448,14 @@ int qr_krec_check_capture(const char *record, const char *capture, qr_krec_captu
     qr_krec_close(k);
     return rc;
 }
+
+void qr_krec_addr_mapped(uint8_t family, const uint8_t a[16], uint8_t out[16])
+{
+    if (family == 6) {
+        memcpy(out, a, 16);
+        return;
+    }
+    memset(out, 0, 10);
+    out[10] = out[11] = 0xff;
+    memcpy(out + 12, a, 4);
+}

@@ -49,6 +49,9 @@ typedef struct qr_krec_ends {
     uint16_t lport, rport;
 } qr_krec_ends;
 
+/* An end's address (raw: 4 bytes for IPv4) in qr_addr_parse's form, IPv4 mapped into IPv6. */
+void qr_krec_addr_mapped(uint8_t family, const uint8_t a[16], uint8_t out[16]);
+
 typedef enum { QR_KREC_PROBE = 0, QR_KREC_FAST = 1, QR_KREC_RTO = 2 } qr_krec_resend;
 
 /* What the record is of. */

@@ -72,6 +72,27 @@ int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_
                           size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out, size_t *n_out,
                           uint32_t *n_hosts, qr_msgs_capture_report *rep, char *errbuf);
 
+/* Messages from the hosts' kernel records (krecord.h: qreplay record), as WAP5 builds them from
+ * LibSockCap's socket calls: the same cut over each connection's send and receive calls (a run of
+ * sends one way ended by the other side's bytes), a message's send time its first send call's, its
+ * receive time that of the receive call that read its last byte. A record is its host's: each
+ * connection's local address names it in the map. Connections a record first saw already open
+ * (their byte offsets unknown) are left out and counted. */
+typedef struct qr_msgs_record_report {
+    uint64_t records, calls;
+    uint64_t unmapped_calls;  /* left out: an end the map does not name, or both ends one host */
+    uint64_t mid_connections; /* left out: already open when their record began */
+    uint64_t connections, messages;
+    uint64_t untraced_send, untraced_recv;
+    uint64_t unfinished; /* messages whose receiver's record never read all their bytes */
+} qr_msgs_record_report;
+
+/* Read n kernel records into messages. Returns 0, a record reader's error naming the file,
+ * QR_ENOMEM. Caller frees *out. */
+int qr_msgs_from_records(const char *const *paths, size_t n, const qr_host_map_entry *map,
+                         size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out, size_t *n_out,
+                         uint32_t *n_hosts, qr_msgs_record_report *rep, char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif
