@@ -1667,7 +1667,7 @@ def block_paths_faults(name):
             pct(sum(r["score"]["node_delay_error"] for r in rs) / len(rs), 1)))
     cost = sorted((r for r in runs if r.get("group") == "cost"),
                   key=lambda r: (r["messages"], r["method"]))
-    timings = {t["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1][:-3]: t
+    timings = {t["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1]: t
                for t in load(name)["timings"] if " -o " in t["command"]}
     out += ["", "| messages | method | analysis time | whole command (simulation included): "
             "wall, peak memory |", "|---|---|---|---|"]

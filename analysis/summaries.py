@@ -810,13 +810,13 @@ def testbed_repeat(out, opts):
 
 
 def paths(out, opts):
-    """qreplay paths over the core's multi-tier services: every paths.h5 of the case with its
+    """qreplay paths over the core's multi-tier services: every NAME/paths.h5 of the case with its
     settings (from its name: r{rate}-c{clock}-{method}-s{seed}, faults-{method}-s{seed},
     cost-{duration}-{method}), its counts, score and analysis time."""
     import re
     runs = []
-    for path in sorted(glob.glob(os.path.join(out, "*.h5"))):
-        name = os.path.basename(path)[:-3]
+    for path in sorted(glob.glob(os.path.join(out, "*", "paths.h5"))):
+        name = os.path.basename(os.path.dirname(path))
         f = h5().File(path, "r")
         a = {k: (v.decode() if isinstance(v, bytes) else v.item() if hasattr(v, "item") else v)
              for k, v in f.attrs.items()}

@@ -47,10 +47,10 @@ static const cli_opt opts[] = {
     {"top", 0, CLI_VALUE, "N", "patterns printed (10)"},
     {"write-messages", 0, CLI_VALUE, "FILE",
      "--tiers, --capture: also write the messages analysed, as a message trace"},
-    CLI_OPT_OUT_FILE("write paths.h5 here (patterns, hops, delays, suspects; docs/FORMATS.md)"),
+    CLI_OPT_OUT("write DIR/paths.h5 (patterns, hops, delays, suspects; docs/FORMATS.md) and "
+                "DIR/figures/"),
     {"no-figures", 0, CLI_FLAG, NULL,
-     "with -o: no figures (else WAP5's timelines and the delays' histograms in figures/ beside "
-     "it)"},
+     "with -o: no figures (else WAP5's timelines and the delays' histograms in DIR/figures)"},
     CLI_OPT_QUIET,
 };
 
@@ -82,7 +82,7 @@ static const cli_spec spec = {
     "takes no arguments: give --tiers FILE, --messages FILE, --capture FILE... or --record "
     "FILE...",
     "examples:\n"
-    "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths.h5\n"
+    "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers --method nest --rate 3000\n"
     "  qreplay paths --messages trace.csv --outside 0,1,2\n"
     "  qreplay paths --capture h3.pcap --capture h4.pcap --capture h6.pcap --map hosts.csv\n"};
@@ -379,18 +379,26 @@ static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t
     qr_paths_write_info info = {method, in->source, in->have_truth ? in->truth : NULL,
                                 truth,  n_scores,   names,
                                 values, took};
-    rc = outp ? qr_paths_write(outp, p, &info, err) : 0;
+    /* DIR is the transaction: paths.h5 and the figures swap in together (main commits) */
+    const char *work = outp ? cli_output_folder("paths", outp, quiet) : NULL;
+    char h5[4200];
+    if (outp && !work) {
+        qr_paths_destroy(p);
+        qr_paths_destroy(truth);
+        return 1;
+    }
+    snprintf(h5, sizeof h5, "%s/paths.h5", work ? work : ".");
+    rc = outp ? qr_paths_write(h5, p, &info, err) : 0;
     qr_paths_destroy(p);
     qr_paths_destroy(truth);
     if (rc)
         return cli_fail("paths", "%s", err);
     if (outp && !quiet)
-        printf("wrote %s\n", outp);
+        printf("wrote %s\n", cli_shown(h5));
     if (outp && !cli_count(a, "no-figures")) {
         char figdir[4200];
-        const char *slash = strrchr(outp, '/');
-        snprintf(figdir, sizeof figdir, "%.*sfigures", slash ? (int)(slash - outp + 1) : 0, outp);
-        return cli_figures("paths", "plot_paths.py", outp, figdir, quiet);
+        snprintf(figdir, sizeof figdir, "%s/figures", work);
+        return cli_figures("paths", "plot_paths.py", h5, figdir, quiet);
     }
     return 0;
 }
@@ -425,7 +433,7 @@ int qr_cmd_paths(int argc, char **argv)
     if (!rc) {
         cli_paths outs = {0}, ins = {0};
         if (outp)
-            cli_paths_add(&outs, "%s", outp);
+            cli_paths_add(&outs, "%s/paths.h5", outp);
         if (wm)
             cli_paths_add(&outs, "%s", wm);
         if (tiers || msgs)
@@ -436,15 +444,19 @@ int qr_cmd_paths(int argc, char **argv)
             cli_paths_add(&ins, "%s", recs[i]);
         if (n_caps || n_recs)
             cli_paths_add(&ins, "%s", cli_value(&a, "map"));
-        rc = cli_check_outputs("paths", &outs, &ins);
-    }
-    for (int i = 0; !rc && i < 2; i++) { /* the outputs' folders, made if missing */
-        const char *o = i ? wm : outp, *slash = o ? strrchr(o, '/') : NULL;
-        char parent[4200];
-        if (slash && slash != o) {
-            snprintf(parent, sizeof parent, "%.*s", (int)(slash - o), o);
-            rc = cli_make_dir("paths", parent);
+        rc = outp ? cli_check_outside("paths", outp, &ins) : 0;
+        if (rc) {
+            cli_paths_free(&outs);
+            cli_paths_free(&ins);
+        } else {
+            rc = cli_check_outputs("paths", &outs, &ins);
         }
+    }
+    const char *slash = wm ? strrchr(wm, '/') : NULL;
+    if (!rc && slash && slash != wm) { /* --write-messages' folder, made if missing */
+        char parent[4200];
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - wm), wm);
+        rc = cli_make_dir("paths", parent);
     }
     if (!rc && tiers)
         rc = simulate(tiers, &net, seed, rate, &in);

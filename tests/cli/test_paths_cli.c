@@ -18,7 +18,7 @@ static void section(char *buf, size_t size, const char *from)
 
 Test(paths_cli, names_the_planted_faults_and_reads_its_own_trace_back)
 {
-    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier-faults.tiers -o %s/p.h5 "
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier-faults.tiers -o %s/p "
                          "--write-messages %s/m.csv --top 40",
                          dir, dir),
                  0, "%s", err);
@@ -27,10 +27,13 @@ Test(paths_cli, names_the_planted_faults_and_reads_its_own_trace_back)
     cr_assert(strstr(out, "slow host named, slow link named; 0 named wrongly"), "%s", out);
     char first[1 << 15], second[1 << 15], path[128];
     section(first, sizeof first, "slow");
-    snprintf(path, sizeof path, "%s/p.h5", dir);
+    snprintf(path, sizeof path, "%s/p/paths.h5", dir);
+    cr_assert_eq(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/p/figures/paths_timelines.png", dir);
     cr_assert_eq(access(path, F_OK), 0);
     /* the trace as a file: the same messages, the same patterns (without the truth's column) */
-    cr_assert_eq(qreplay("paths --messages %s/m.csv --outside 0,1,2 -o %s/q.h5 --top 40", dir, dir),
+    cr_assert_eq(qreplay("paths --messages %s/m.csv --outside 0,1,2 -o %s/q --top 40 --no-figures",
+                         dir, dir),
                  0, "%s", err);
     section(second, sizeof second, "slow");
     cr_assert(!strstr(out, "score:"), "a trace has no truth: %s", out);
@@ -70,7 +73,9 @@ Test(paths_cli, nesting_and_load)
 Test(paths_cli, bad_input_is_an_error_and_the_old_output_stays)
 {
     char path[128], buf[64];
-    snprintf(path, sizeof path, "%s/old.h5", dir);
+    snprintf(path, sizeof path, "%s/old", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/old/paths.h5", dir);
     FILE *f = fopen(path, "w");
     fputs("old results", f);
     fclose(f);
@@ -80,9 +85,9 @@ Test(paths_cli, bad_input_is_an_error_and_the_old_output_stays)
           "1,1,0,30,40,100\n",
           f);
     fclose(f);
-    cr_assert_eq(qreplay("paths --messages %s/bad.csv -o %s/old.h5", dir, dir), 1);
+    cr_assert_eq(qreplay("paths --messages %s/bad.csv -o %s/old", dir, dir), 1);
     cr_assert(strstr(err, "bad.csv:4: a message from host 1 to itself"), "%s", err);
-    snprintf(path, sizeof path, "%s/old.h5", dir);
+    snprintf(path, sizeof path, "%s/old/paths.h5", dir);
     slurp(path, buf, sizeof buf);
     cr_assert_str_eq(buf, "old results");
     snprintf(path, sizeof path, "%s/foreign.csv", dir);
@@ -97,9 +102,7 @@ Test(paths_cli, bad_input_is_an_error_and_the_old_output_stays)
     cr_assert_eq(qreplay("paths --tiers x --messages y"), 2);
     cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers --method guess"), 2);
     cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers --k 99"), 2);
-    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers "
-                         "-o scenarios/tiers/three-tier.tiers"),
-                 1);
+    cr_assert_eq(qreplay("paths --tiers scenarios/tiers/three-tier.tiers -o scenarios/tiers"), 1);
     cr_assert(strstr(err, "three-tier.tiers"), "%s", err);
     snprintf(path, sizeof path, "%s/t.tiers", dir);
     f = fopen(path, "w");
