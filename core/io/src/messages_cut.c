@@ -113,9 +113,9 @@ static int recv_times(const struct qri_mseg *s, size_t n, int d, qr_msg *m, cons
 }
 
 /* One connection's messages: v[e] the segments of viewer e (by time), n[e] of them. */
-static int conn_messages(const struct qri_mconn *c, uint32_t conn, const struct qri_mseg *const v[2],
-                         const size_t n[2], int64_t idle_ns, qr_msg **out, size_t *n_out,
-                         size_t *cap, struct qri_mcounts *rep)
+static int conn_messages(const struct qri_mconn *c, uint32_t conn,
+                         const struct qri_mseg *const v[2], const size_t n[2], int64_t idle_ns,
+                         qr_msg **out, size_t *n_out, size_t *cap, struct qri_mcounts *rep)
 {
     size_t total = n[0] + n[1];
     int64_t *start = malloc((total + 1) * sizeof *start), *end = malloc((total + 1) * sizeof *end);
@@ -154,7 +154,6 @@ static int conn_messages(const struct qri_mconn *c, uint32_t conn, const struct 
     free(end);
     return rc;
 }
-
 
 int qri_msgs_cut_all(struct qri_mseg *segs, size_t n_segs, const struct qri_mconn *ci,
                      int64_t idle_ns, qr_msg **out, size_t *n_out, size_t *cap,
@@ -201,9 +200,8 @@ int qri_mbuild_host(const struct qri_mbuild *b, const uint8_t addr[16], uint32_t
     return -1;
 }
 
-int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp,
-                    const uint8_t dst[16], uint16_t dp, uint32_t hs, uint32_t hd, uint32_t *conn,
-                    uint8_t *dir)
+int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp, const uint8_t dst[16],
+                    uint16_t dp, uint32_t hs, uint32_t hd, uint32_t *conn, uint8_t *dir)
 {
     int lower_src = memcmp(src, dst, 16) < 0 || (!memcmp(src, dst, 16) && sp < dp);
     uint8_t key[36];

@@ -44,9 +44,8 @@ void qri_mbuild_free(struct qri_mbuild *b);
 int qri_mbuild_host(const struct qri_mbuild *b, const uint8_t addr[16], uint32_t *h);
 /* The connection between (src, sp) on host hs and (dst, dp) on host hd, made if new, and the
  * direction from src to dst (0: src is the lower end). Returns 0 or QR_ENOMEM. */
-int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp,
-                    const uint8_t dst[16], uint16_t dp, uint32_t hs, uint32_t hd, uint32_t *conn,
-                    uint8_t *dir);
+int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp, const uint8_t dst[16],
+                    uint16_t dp, uint32_t hs, uint32_t hd, uint32_t *conn, uint8_t *dir);
 /* Keep a segment. Returns 0 or QR_ENOMEM. */
 int qri_mbuild_seg(struct qri_mbuild *b, struct qri_mseg s);
 

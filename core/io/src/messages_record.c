@@ -71,8 +71,7 @@ int qr_msgs_from_records(const char *const *paths, size_t n, const qr_host_map_e
     }
     size_t cap = 0;
     struct qri_mcounts cnt = {0};
-    if (!rc && qri_msgs_cut_all(b.segs, b.n_segs, b.ci, o ? o->idle_ns : 0, out, n_out, &cap,
-                                &cnt))
+    if (!rc && qri_msgs_cut_all(b.segs, b.n_segs, b.ci, o ? o->idle_ns : 0, out, n_out, &cap, &cnt))
         rc = qri_err(errbuf, QR_ENOMEM, "records: out of memory");
     rep->untraced_send = cnt.untraced_send;
     rep->untraced_recv = cnt.untraced_recv;
