@@ -28,6 +28,49 @@ struct edge {
     int64_t lo, hi; /* the delays of the bins around the peak that stand out at all */
 };
 
+/* Add one to the count at (k1, k2). Returns 0 or QR_ENOMEM. */
+static int bump(qri_map *m, uint64_t k1, uint64_t k2)
+{
+    void **s = qri_map_slot(m, k1, k2);
+    if (s) {
+        *s = (void *)((uintptr_t)*s + 1);
+        return QR_OK;
+    }
+    return qri_map_put(m, k1, k2, (void *)1) ? QR_ENOMEM : QR_OK;
+}
+
+/* x into the list v of distinct values. Returns 0 or QR_ENOMEM. */
+static int distinct_add(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+    for (size_t k = 0; k < *n; k++)
+        if ((*v)[k] == x)
+            return QR_OK;
+    if (qri_grow((void **)v, cap, *n, sizeof **v, 8))
+        return QR_ENOMEM;
+    (*v)[(*n)++] = x;
+    return QR_OK;
+}
+
+/* The bins around the peak at that stand out at all (above expect), gaps of up to
+ * QR_PATHS_CONV_GAP bins allowed: ext[0] .. ext[1]. */
+static void extent(const qri_map *counts, uint64_t key, int64_t at, int64_t bins, double expect,
+                   int64_t ext[2])
+{
+    ext[0] = ext[1] = at;
+    for (int side = 0; side < 2; side++)
+        for (int64_t bin = at, gap = 0; gap <= QR_PATHS_CONV_GAP;) {
+            bin += side ? 1 : -1;
+            if (bin < 0 || bin >= bins)
+                break;
+            if ((double)(uintptr_t)qri_map_get(counts, key, (uint64_t)bin) > expect) {
+                ext[side] = bin;
+                gap = 0;
+            } else {
+                gap++;
+            }
+        }
+}
+
 /* The edges of one host: its arrivals in[0 .. n_in) by time against its sends out[0 .. n_out) by
  * time, over the span of its own clock they cover. */
 static int edges_of(const qr_paths *p, const uint64_t *in, size_t n_in, const uint64_t *out,
@@ -42,23 +85,14 @@ static int edges_of(const qr_paths *p, const uint64_t *in, size_t n_in, const ui
     int64_t bins = p->o.cutoff_ns / QR_PATHS_CONV_BIN_NS + 1;
     /* counts per (sender, receiver, bin): a map from (x << 32 | c, bin) to the count */
     qri_map counts, totals_in, totals_out;
-    if (qri_map_init(&counts) || qri_map_init(&totals_in) || qri_map_init(&totals_out))
-        return QR_ENOMEM;
-    int rc = QR_OK;
-    for (size_t i = 0; i < n_in; i++) {
-        void **s = qri_map_slot(&totals_in, p->m[in[i]].src, 0);
-        if (s)
-            *s = (void *)((uintptr_t)*s + 1);
-        else if (qri_map_put(&totals_in, p->m[in[i]].src, 0, (void *)1))
-            rc = QR_ENOMEM;
-    }
+    int rc = qri_map_init(&counts) | qri_map_init(&totals_in) | qri_map_init(&totals_out)
+                 ? QR_ENOMEM
+                 : QR_OK;
+    for (size_t i = 0; !rc && i < n_in; i++)
+        rc = bump(&totals_in, p->m[in[i]].src, 0);
     for (size_t j = 0; !rc && j < n_out; j++) {
         const qr_msg *o = &p->m[out[j]];
-        void **s = qri_map_slot(&totals_out, o->dst, 0);
-        if (s)
-            *s = (void *)((uintptr_t)*s + 1);
-        else if (qri_map_put(&totals_out, o->dst, 0, (void *)1))
-            rc = QR_ENOMEM;
+        rc = bump(&totals_out, o->dst, 0);
         /* the arrivals within the cutoff before it (in is by time) */
         size_t lo = 0, hi = n_in;
         while (lo < hi) {
@@ -72,38 +106,17 @@ static int edges_of(const qr_paths *p, const uint64_t *in, size_t n_in, const ui
             int64_t d = o->send_ns - p->m[in[i]].recv_ns;
             if (d > p->o.cutoff_ns)
                 break;
-            uint64_t k1 = (uint64_t)p->m[in[i]].src << 32 | o->dst,
-                     k2 = (uint64_t)(d / QR_PATHS_CONV_BIN_NS);
-            void **s = qri_map_slot(&counts, k1, k2);
-            if (s)
-                *s = (void *)((uintptr_t)*s + 1);
-            else if (qri_map_put(&counts, k1, k2, (void *)1))
-                rc = QR_ENOMEM;
+            rc = bump(&counts, (uint64_t)p->m[in[i]].src << 32 | o->dst,
+                      (uint64_t)(d / QR_PATHS_CONV_BIN_NS));
         }
     }
     /* each (sender, receiver) pair: its best bin that stands out */
     uint32_t *xs = NULL, *cs = NULL;
     size_t nx = 0, nc = 0, capx = 0, capc = 0;
-    for (size_t i = 0; !rc && i < n_in; i++) {
-        uint32_t x = p->m[in[i]].src;
-        size_t k = 0;
-        while (k < nx && xs[k] != x)
-            k++;
-        if (k == nx && qri_grow((void **)&xs, &capx, nx, sizeof *xs, 8))
-            rc = QR_ENOMEM;
-        else if (k == nx)
-            xs[nx++] = x;
-    }
-    for (size_t j = 0; !rc && j < n_out; j++) {
-        uint32_t c = p->m[out[j]].dst;
-        size_t k = 0;
-        while (k < nc && cs[k] != c)
-            k++;
-        if (k == nc && qri_grow((void **)&cs, &capc, nc, sizeof *cs, 8))
-            rc = QR_ENOMEM;
-        else if (k == nc)
-            cs[nc++] = c;
-    }
+    for (size_t i = 0; !rc && i < n_in; i++)
+        rc = distinct_add(&xs, &nx, &capx, p->m[in[i]].src);
+    for (size_t j = 0; !rc && j < n_out; j++)
+        rc = distinct_add(&cs, &nc, &capc, p->m[out[j]].dst);
     for (size_t a = 0; !rc && a < nx; a++)
         for (size_t z = 0; !rc && z < nc; z++) {
             double ni = (double)(uintptr_t)qri_map_get(&totals_in, xs[a], 0),
@@ -121,23 +134,8 @@ static int edges_of(const qr_paths *p, const uint64_t *in, size_t n_in, const ui
             }
             if (at < 0)
                 continue;
-            /* the edge's extent: bins on either side above independent streams' count, with
-             * gaps of at most QR_PATHS_CONV_GAP bins */
-            int64_t ext[2] = {at, at};
-            for (int side = 0; side < 2; side++)
-                for (int64_t bin = at, gap = 0; gap <= QR_PATHS_CONV_GAP;) {
-                    bin += side ? 1 : -1;
-                    if (bin < 0 || bin >= bins)
-                        break;
-                    double n = (double)(uintptr_t)qri_map_get(
-                        &counts, (uint64_t)xs[a] << 32 | cs[z], (uint64_t)bin);
-                    if (n > expect) {
-                        ext[side] = bin;
-                        gap = 0;
-                    } else {
-                        gap++;
-                    }
-                }
+            int64_t ext[2];
+            extent(&counts, (uint64_t)xs[a] << 32 | cs[z], at, bins, expect, ext);
             if (qri_grow((void **)e, cap, *n_e, sizeof **e, 8))
                 rc = QR_ENOMEM;
             else
