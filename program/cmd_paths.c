@@ -22,8 +22,8 @@ static const cli_opt opts[] = {
      "simulate the multi-tier service of FILE on the core's network and score against its truth"},
     {"messages", 0, CLI_VALUE, "FILE", "a message trace (docs/FORMATS.md, Message traces)"},
     {"capture", 0, CLI_LIST, "FILE",
-     "a host's capture (tcpdump, Wireshark; repeatable): messages are runs of payload per "
-     "direction"},
+     "a host's capture (tcpdump, Wireshark; repeatable, or give them as arguments): messages "
+     "are runs of payload per direction"},
     {"record", 0, CLI_LIST, "FILE",
      "a host's kernel record (qreplay record; repeatable): messages from its socket calls"},
     {"map", 0, CLI_VALUE, "FILE",
@@ -56,7 +56,7 @@ static const cli_opt opts[] = {
 
 static const cli_spec spec = {
     "paths",
-    "",
+    "[CAPTURE...]",
     "Find the causal paths of a black-box multi-tier application as WAP5 does, from messages\n"
     "alone: which message caused which (message linking: an exponential weight on the delay since\n"
     "each earlier arrival at the sender, spontaneity at f(y d)), the path patterns requests take\n"
@@ -78,14 +78,14 @@ static const cli_spec spec = {
     opts,
     sizeof opts / sizeof opts[0],
     0,
-    0,
-    "takes no arguments: give --tiers FILE, --messages FILE, --capture FILE... or --record "
-    "FILE...",
+    -1,
+    "",
     "examples:\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers --method nest --rate 3000\n"
     "  qreplay paths --messages trace.csv --outside 0,1,2\n"
-    "  qreplay paths --capture h3.pcap --capture h4.pcap --capture h6.pcap --map hosts.csv\n"};
+    "  qreplay paths --map hosts.csv h3.pcap h4.pcap h6.pcap\n"
+    "  qreplay export RUN -o CAPS && qreplay paths --map CAPS/hosts.csv CAPS/h*.pcap\n"};
 
 /* A whole text file of at most 1 MiB, lines joined by '\n' (caller frees). NULL after printing
  * the error. */
@@ -411,7 +411,18 @@ int qr_cmd_paths(int argc, char **argv)
         return rc;
     const char *tiers = cli_value(&a, "tiers"), *msgs = cli_value(&a, "messages");
     int n_caps = 0, n_recs = 0;
-    const char **caps = cli_list(&a, "capture", &n_caps), **recs = cli_list(&a, "record", &n_recs);
+    const char **listed = cli_list(&a, "capture", &n_caps),
+               **recs = cli_list(&a, "record", &n_recs);
+    /* captures: --capture FILE and the arguments (a shell's glob) alike */
+    const char **caps = malloc(((size_t)n_caps + (size_t)a.n_pos + 1) * sizeof *caps);
+    if (!caps) {
+        cli_args_free(&a);
+        return cli_fail("paths", "out of memory");
+    }
+    for (int i = 0; i < n_caps; i++)
+        caps[i] = listed[i];
+    for (int i = 0; i < a.n_pos; i++)
+        caps[n_caps++] = a.pos[i];
     const char *outp = cli_value(&a, "out"), *wm = cli_value(&a, "write-messages");
     qr_paths_opts o;
     qr_tiers_net net;
@@ -422,8 +433,8 @@ int qr_cmd_paths(int argc, char **argv)
     uint8_t *outside = NULL;
     char err[QR_ERRBUF_SIZE];
     if (!!tiers + !!msgs + (n_caps > 0) + (n_recs > 0) != 1)
-        rc = cli_usage_error("paths", "give one of --tiers FILE, --messages FILE, --capture "
-                                      "FILE... and --record FILE...");
+        rc = cli_usage_error("paths", "give one of --tiers FILE, --messages FILE, captures "
+                                      "(CAPTURE... or --capture FILE...) and --record FILE...");
     else if (!!cli_value(&a, "map") != (n_caps > 0 || n_recs > 0))
         rc = cli_usage_error("paths", "--map goes with --capture or --record, and they need it");
     else if (wm && msgs)
@@ -482,6 +493,7 @@ int qr_cmd_paths(int argc, char **argv)
     free(outside);
     free(in.m);
     free(in.truth);
+    free(caps);
     cli_args_free(&a);
     return rc;
 }

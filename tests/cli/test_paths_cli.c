@@ -137,6 +137,14 @@ Test(paths_cli, real_captures_of_both_ends)
                  1);
     cr_assert(strstr(err, "map.csv:1: capture rpc-think-client.pcap was not given"), "%s", err);
     cr_assert_eq(qreplay("paths --capture tests/data/captures/rpc-think-server.pcap"), 2);
+    /* the captures as arguments, as a shell's glob gives them: the same messages */
+    char first[256];
+    cr_assert_eq(qreplay("paths --map %s --outside 0 tests/data/captures/rpc-think-client.pcap "
+                         "tests/data/captures/rpc-think-server.pcap",
+                         map),
+                 0, "%s", err);
+    snprintf(first, sizeof first, "%s", strstr(out, "1 connections"));
+    cr_assert(strstr(first, "1 connections, 10 messages"), "%s", out);
 }
 
 #include "qreplay/error.h"
