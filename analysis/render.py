@@ -1630,10 +1630,11 @@ def block_paths_load(name):
     from intervals import interval
     runs = [r for r in load(name)["results"]["runs"] if r.get("group") == "load"]
     out = ["| requests/s | clock error | messages (mean) | method | linked to the true parent "
-           "(95% interval) | true patterns found | rare ones found | shapes no request took |",
-           "|---|---|---|---|---|---|---|---|"]
+           "(95% interval) | true patterns found | rare ones found | shapes no request took | "
+           "network delays off by (mean) |",
+           "|---|---|---|---|---|---|---|---|---|"]
     keys = sorted({(r["rate"], r["clock"], r["method"]) for r in runs},
-                  key=lambda k: (k[0], k[1] != "0", k[2]))
+                  key=lambda k: (k[0], len(k[1]), k[1], k[2]))
     for rate, clock, method in keys:
         rs = [r for r in runs if (r["rate"], r["clock"], r["method"]) == (rate, clock, method)]
         n, mean, _, half = interval([r["score"]["share"] for r in rs])
@@ -1641,11 +1642,13 @@ def block_paths_load(name):
         fp = sum(r["score"]["found_patterns"] for r in rs)
         rp = sum(r["score"]["rare_patterns"] for r in rs)
         rf = sum(r["score"]["rare_found"] for r in rs)
-        out.append("| %d | %s | %.0f | %s | %s &plusmn; %s | %d of %d | %d of %d | %.0f |" % (
+        net = [r["score"].get("net_delay_error_ns") for r in rs]
+        out.append("| %d | %s | %.0f | %s | %s &plusmn; %s | %d of %d | %d of %d | %.0f | %s |" % (
             rate, "none" if clock == "0" else clock,
             sum(r["messages"] for r in rs) / float(len(rs)), method, pct(mean, 1),
             pct(half, 1) if half == half else "-", fp, tp, rf, rp,
-            sum(r["score"]["false_patterns"] for r in rs) / float(len(rs))))
+            sum(r["score"]["false_patterns"] for r in rs) / float(len(rs)),
+            "%.1f us" % (sum(net) / len(net) / 1e3) if None not in net else "-"))
     return "\n".join(out) + "\n\n" + provenance(name)
 
 

@@ -129,7 +129,8 @@ typedef struct run_in {
     uint32_t hosts;
     qr_tiers_spec spec; /* --tiers */
     int have_truth;
-    uint64_t *truth; /* per message: its true parent */
+    uint64_t *truth;   /* per message: its true parent */
+    int64_t *true_net; /* per message: its true network delay */
     char source[4400];
 } run_in;
 
@@ -214,7 +215,8 @@ static int simulate(const char *file, const qr_tiers_net *net, uint64_t seed, do
     in->hosts = qr_tiers_hosts(&in->spec);
     in->m = malloc((in->n ? in->n : 1) * sizeof *in->m);
     in->truth = malloc((in->n ? in->n : 1) * sizeof *in->truth);
-    if (!in->m || !in->truth) {
+    in->true_net = malloc((in->n ? in->n : 1) * sizeof *in->true_net);
+    if (!in->m || !in->truth || !in->true_net) {
         free(t);
         free(off);
         return cli_fail("paths", "out of memory");
@@ -223,6 +225,7 @@ static int simulate(const char *file, const qr_tiers_net *net, uint64_t seed, do
         in->m[i] =
             (qr_msg){t[i].m.from, t[i].m.to, t[i].m.conn, t[i].send_ns, t[i].recv_ns, t[i].m.bytes};
         in->truth[i] = t[i].m.parent == QR_TIER_NO_PARENT ? QR_PATHS_ROOT : t[i].m.parent;
+        in->true_net[i] = t[i].true_recv_ns - t[i].true_send_ns;
     }
     free(t);
     free(off);
@@ -332,11 +335,11 @@ static void print_score(const qr_paths_score *sc)
     const char *named[] = {"not named", "named", "none planted"};
     printf("score: %" PRIu64 " of %" PRIu64 " messages linked to their true parent (%.1f%%); "
            "%" PRIu64 " of %" PRIu64 " true patterns found (%" PRIu64 " of %" PRIu64
-           " rare ones), %" PRIu64 " found that no request took; node delays off by %.1f%%; "
-           "slow host %s, slow link %s; %" PRIu64 " named wrongly\n",
+           " rare ones), %" PRIu64 " found that no request took; node delays off by %.1f%%, "
+           "network delays by %.1f us; slow host %s, slow link %s; %" PRIu64 " named wrongly\n",
            sc->right, sc->messages, 100 * sc->share, sc->found_patterns, sc->true_patterns,
            sc->rare_found, sc->rare_patterns, sc->false_patterns, 100 * sc->node_delay_error,
-           named[sc->slow_node_named < 0 ? 2 : sc->slow_node_named],
+           sc->net_delay_error_ns / 1e3, named[sc->slow_node_named < 0 ? 2 : sc->slow_node_named],
            named[sc->slow_link_named < 0 ? 2 : sc->slow_link_named], sc->wrongly_named);
 }
 
@@ -366,8 +369,8 @@ static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t
             qr_paths_destroy(p);
             return cli_fail("paths", "the truth: %s", err);
         }
-        qr_paths_score_run(p, truth, in->truth, in->n, in->spec.faults, in->spec.n_faults, 0.05,
-                           &sc);
+        qr_paths_score_run(p, truth, in->truth, in->m, in->true_net, in->n, in->spec.faults,
+                           in->spec.n_faults, 0.05, &sc);
         n_scores = qr_paths_score_fields(&sc, names, values, 32);
     }
     if (!quiet) {
@@ -493,6 +496,7 @@ int qr_cmd_paths(int argc, char **argv)
     free(outside);
     free(in.m);
     free(in.truth);
+    free(in.true_net);
     free(caps);
     cli_args_free(&a);
     return rc;

@@ -62,7 +62,8 @@ static void score_patterns(const qr_paths *found, const qr_paths *truth, double 
 }
 
 void qr_paths_score_run(const qr_paths *found, const qr_paths *truth, const uint64_t *true_parent,
-                        size_t n, const qr_tier_fault *faults, size_t n_faults, double rare_share,
+                        const qr_msg *m, const int64_t *true_net_ns, size_t n,
+                        const qr_tier_fault *faults, size_t n_faults, double rare_share,
                         qr_paths_score *out)
 {
     memset(out, 0, sizeof *out);
@@ -72,6 +73,17 @@ void qr_paths_score_run(const qr_paths *found, const qr_paths *truth, const uint
         out->right += par[i] == true_parent[i];
     out->share = n ? (double)out->right / (double)n : 0;
     score_patterns(found, truth, rare_share, out);
+    double err = 0;
+    uint64_t k = 0;
+    for (size_t i = 0; true_net_ns && i < n; i++) {
+        if (m[i].send_ns == QR_MSG_UNTRACED || m[i].recv_ns == QR_MSG_UNTRACED)
+            continue;
+        int64_t est = m[i].recv_ns - m[i].send_ns -
+                      (qr_paths_offset(found, m[i].dst) - qr_paths_offset(found, m[i].src));
+        err += fabs((double)(est - true_net_ns[i]));
+        k++;
+    }
+    out->net_delay_error_ns = k ? err / (double)k : 0;
     out->slow_node_named = out->slow_link_named = -1;
     for (size_t i = 0; i < n_faults; i++) {
         int link = faults[i].kind == QR_TIER_SLOW_LINK,
@@ -100,6 +112,7 @@ size_t qr_paths_score_fields(const qr_paths_score *s, const char **names, double
              {"rare_found", (double)s->rare_found},
              {"false_patterns", (double)s->false_patterns},
              {"node_delay_error", s->node_delay_error},
+             {"net_delay_error_ns", s->net_delay_error_ns},
              {"slow_node_named", s->slow_node_named},
              {"slow_link_named", s->slow_link_named},
              {"wrongly_named", (double)s->wrongly_named}};

@@ -20,18 +20,22 @@ typedef struct qr_paths_score {
     uint64_t found_patterns;  /* of those, shapes the method found (a best instance) */
     uint64_t rare_patterns;   /* true shapes of at most rare_share of the requests */
     uint64_t rare_found;
-    uint64_t false_patterns; /* shapes found that no request had */
-    double node_delay_error; /* over the hops of shapes both have: |found - true| / true of the
-                                mean node delay, weighted by the true delays; 0 if none */
-    int slow_node_named;     /* every planted slow host named: 1; some not: 0; none planted: -1 */
-    int slow_link_named;     /* the same for slow links */
-    uint64_t wrongly_named;  /* hosts and links named slow that are no planted fault */
+    uint64_t false_patterns;   /* shapes found that no request had */
+    double node_delay_error;   /* over the hops of shapes both have: |found - true| / true of the
+                                  mean node delay, weighted by the true delays; 0 if none */
+    double net_delay_error_ns; /* mean over messages with both times of |network delay with the
+                                  estimated offsets taken out - the true one|, ns; 0 if none */
+    int slow_node_named;       /* every planted slow host named: 1; some not: 0; none planted: -1 */
+    int slow_link_named;       /* the same for slow links */
+    uint64_t wrongly_named;    /* hosts and links named slow that are no planted fault */
 } qr_paths_score;
 
 /* Score `found` against the truth: true_parent per message (QR_PATHS_ROOT for a request), truth
- * its patterns (qr_paths_given over the same messages), the faults the spec planted. */
+ * its patterns (qr_paths_given over the same messages), m the messages as observed and true_net_ns
+ * their true network delays (NULL: not scored), the faults the spec planted. */
 void qr_paths_score_run(const qr_paths *found, const qr_paths *truth, const uint64_t *true_parent,
-                        size_t n, const qr_tier_fault *faults, size_t n_faults, double rare_share,
+                        const qr_msg *m, const int64_t *true_net_ns, size_t n,
+                        const qr_tier_fault *faults, size_t n_faults, double rare_share,
                         qr_paths_score *out);
 
 /* The score's numbers by name (for paths.h5's attributes and tables): fills up to max names and
