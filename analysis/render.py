@@ -1677,7 +1677,7 @@ def block_paths_faults(name):
     for r in cost:
         t = timings.get(r["name"], {})
         out.append("| %d | %s | %.2f s | %s s, %s MB |" % (
-            r["messages"], r["method"], r["analysis_s"], t.get("wall_s", "-"),
+            r["messages"], r["method"], r["volatile"]["analysis_s"], t.get("wall_s", "-"),
             t.get("peak_rss_mb", "-")))
     return "\n".join(out) + "\n\n" + provenance(name)
 

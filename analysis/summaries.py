@@ -822,7 +822,8 @@ def paths(out, opts):
              for k, v in f.attrs.items()}
         row = {"name": name, "method": a["method"], "source": a["source"],
                "messages": a["messages"], "roots": a["roots"], "instances": a["instances"],
-               "analysis_s": a.get("analysis_s", -1),
+               # a wall time: shown in the docs, never compared with a fresh run
+               "volatile": {"analysis_s": a.get("analysis_s", -1)},
                "patterns": int(f["patterns"].shape[0]),
                "score": {k[6:]: v for k, v in a.items() if k.startswith("score.")},
                "suspects": [{"kind": r["kind"].decode(), "a": int(r["a"]), "b": int(r["b"])}

@@ -11,6 +11,7 @@
 
 #include "qreplay/error.h"
 #include "qreplay/import.h"
+#include "qreplay/krecord.h"
 #include "qreplay/messages.h"
 #include "qreplay/pcap_file.h"
 #include "qreplay/tiers.h"
@@ -181,60 +182,23 @@ static void write_captures(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts
     free(seq);
 }
 
-static void reconcile(uint64_t seed, const int *skip)
-{
-    qr_tiers_spec s;
-    char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_tiers_parse(SPEC, &s, err), QR_OK, "%s", err);
-    qr_tiers_net net;
-    qr_tiers_net_default(&net);
-    net.duration_ns = 100000000;
-    net.clock_ns = 1000000; /* clocks off by up to 1 ms: each capture on its host's clock */
-    qr_tiers_trace_msg *t;
-    int64_t *off;
-    size_t n;
-    cr_assert_eq(qr_tiers_simulate(&s, &net, seed, &t, &n, &off, err), QR_OK, "%s", err);
-    uint32_t hosts = qr_tiers_hosts(&s);
-    char paths[16][96];
-    size_t np;
-    write_captures(t, n, hosts, skip, paths, &np);
-    char map_path[128];
-    snprintf(map_path, sizeof map_path, "%s/map.csv", dir);
-    qr_host_map_entry *map;
-    size_t n_map;
-    cr_assert_eq(qr_host_map_read(map_path, hosts, &map, &n_map, err), QR_OK, "%s", err);
-    const char *pp[16];
-    for (size_t i = 0; i < np; i++)
-        pp[i] = paths[i];
-    qr_msg *m;
-    size_t nm;
-    uint32_t nh;
-    qr_msgs_capture_report rep;
-    cr_assert_eq(qr_msgs_from_captures(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err), QR_OK,
-                 "%s", err);
-    cr_assert_eq(nh, hosts);
-    cr_assert_eq(rep.unmapped_packets + rep.foreign_packets, 0);
-    expect_same(m, nm, t, n, skip, seed);
-    free(t);
-    free(off);
-    qr_host_map_free(map);
-}
+static void round_trip(uint64_t seed, const int *skip, int records);
 
 Test(messages, captures_give_back_every_message)
 {
     int skip[16] = {0};
     for (uint64_t seed = 1; seed <= 4; seed++)
-        reconcile(seed, skip);
+        round_trip(seed, skip, 0);
 }
 
 Test(messages, a_host_without_capture_leaves_its_times_unknown)
 {
     int skip[16] = {0};
     skip[7] = 1; /* the store */
-    reconcile(5, skip);
+    round_trip(5, skip, 0);
     skip[7] = 0;
     skip[0] = skip[1] = skip[2] = 1; /* the clients, as WAP5 leaves them */
-    reconcile(6, skip);
+    round_trip(6, skip, 0);
 }
 
 Test(messages, text_round_trip_and_errors)
@@ -400,8 +364,6 @@ Test(messages, real_captures_cut_as_tshark_reads_them)
         }
 }
 
-#include "qreplay/krecord.h"
-
 typedef struct {
     int64_t t;
     int state; /* 1: the connection opens (caller: SYN_SENT, callee: a listener's SYN_RECV) */
@@ -494,42 +456,62 @@ Test(messages, kernel_records_give_back_every_message)
         int skip[16] = {0};
         if (seed == 3)
             skip[0] = skip[1] = skip[2] = 1;
-        qr_tiers_spec s;
-        char err[QR_ERRBUF_SIZE];
-        cr_assert_eq(qr_tiers_parse(SPEC, &s, err), QR_OK, "%s", err);
-        qr_tiers_net net;
-        qr_tiers_net_default(&net);
-        net.duration_ns = 50000000;
-        net.clock_ns = 1000000;
-        qr_tiers_trace_msg *t;
-        int64_t *off;
-        size_t n;
-        cr_assert_eq(qr_tiers_simulate(&s, &net, seed, &t, &n, &off, err), QR_OK, "%s", err);
-        uint32_t hosts = qr_tiers_hosts(&s);
-        char paths[16][96], map_path[128];
-        size_t np;
+        round_trip(seed, skip, 1);
+    }
+}
+
+/* The simulated service of seed (clocks off by up to 1 ms) written out as every host's capture
+ * (records: kernel record), hosts skip[h] left out, read back into messages and compared. */
+static void round_trip(uint64_t seed, const int *skip, int records)
+{
+    qr_tiers_spec s;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_tiers_parse(SPEC, &s, err), QR_OK, "%s", err);
+    qr_tiers_net net;
+    qr_tiers_net_default(&net);
+    net.duration_ns = records ? 50000000 : 100000000;
+    net.clock_ns = 1000000; /* each capture or record on its host's clock */
+    qr_tiers_trace_msg *t;
+    int64_t *off;
+    size_t n;
+    cr_assert_eq(qr_tiers_simulate(&s, &net, seed, &t, &n, &off, err), QR_OK, "%s", err);
+    uint32_t hosts = qr_tiers_hosts(&s);
+    char paths[16][96], map_path[128];
+    size_t np;
+    if (records) {
         write_records(t, n, hosts, skip, paths, &np);
         snprintf(map_path, sizeof map_path, "%s/rmap.csv", dir);
         FILE *f = fopen(map_path, "w");
         for (uint32_t h = 0; h < hosts; h++)
             fprintf(f, "10.0.0.%u,%u\n", h + 1, h);
         fclose(f);
-        qr_host_map_entry *map;
-        size_t n_map;
-        cr_assert_eq(qr_host_map_read(map_path, hosts, &map, &n_map, err), QR_OK, "%s", err);
-        const char *pp[16];
-        for (size_t i = 0; i < np; i++)
-            pp[i] = paths[i];
-        qr_msg *m;
-        size_t nm;
-        uint32_t nh;
+    } else {
+        write_captures(t, n, hosts, skip, paths, &np);
+        snprintf(map_path, sizeof map_path, "%s/map.csv", dir);
+    }
+    qr_host_map_entry *map;
+    size_t n_map;
+    cr_assert_eq(qr_host_map_read(map_path, hosts, &map, &n_map, err), QR_OK, "%s", err);
+    const char *pp[16];
+    for (size_t i = 0; i < np; i++)
+        pp[i] = paths[i];
+    qr_msg *m;
+    size_t nm;
+    uint32_t nh;
+    if (records) {
         qr_msgs_record_report rep;
         cr_assert_eq(qr_msgs_from_records(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err), QR_OK,
                      "%s", err);
         cr_assert_eq(rep.mid_connections + rep.unmapped_calls, 0);
-        expect_same(m, nm, t, n, skip, seed);
-        free(t);
-        free(off);
-        qr_host_map_free(map);
+    } else {
+        qr_msgs_capture_report rep;
+        cr_assert_eq(qr_msgs_from_captures(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err),
+                     QR_OK, "%s", err);
+        cr_assert_eq(rep.unmapped_packets + rep.foreign_packets, 0);
     }
+    cr_assert_eq(nh, hosts);
+    expect_same(m, nm, t, n, skip, seed);
+    free(t);
+    free(off);
+    qr_host_map_free(map);
 }

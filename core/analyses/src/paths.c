@@ -295,6 +295,19 @@ static int weigh(qr_paths *p, const size_t *start, const uint64_t *idx, const qr
     return QR_OK;
 }
 
+/* The candidates turned into children, the instances built; p destroyed on failure. Returns 0
+ * or an error. */
+static int complete(qr_paths *p, char *errbuf)
+{
+    int rc = qri_paths_children(p);
+    if (!rc)
+        rc = qri_paths_build(p, errbuf);
+    p->o.outside = NULL; /* borrowed for the analysis only */
+    if (rc)
+        qr_paths_destroy(p);
+    return rc;
+}
+
 int qr_paths_link(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
                   const qr_paths_opts *o, char *errbuf)
 {
@@ -318,14 +331,11 @@ int qr_paths_link(qr_paths **out, const qr_msg *m, size_t n, uint32_t n_hosts,
         qri_map_free(&d);
     }
     if (!rc)
-        rc = qri_paths_children(p);
-    if (!rc)
-        rc = qri_paths_build(p, errbuf);
-    p->o.outside = NULL; /* borrowed for the analysis only */
-    if (rc) {
+        rc = complete(p, errbuf);
+    else
         qr_paths_destroy(p);
+    if (rc)
         return rc == QR_ENOMEM ? qri_err(errbuf, rc, "paths: out of memory") : rc;
-    }
     *out = p;
     return QR_OK;
 }
@@ -360,15 +370,10 @@ int qri_paths_finish(qr_paths *p, const uint64_t *parents, char *errbuf)
             p->cand[k++] = (struct pcand){parents[i], 1};
     }
     p->cstart[n] = k;
-    int rc = p->cand ? qri_paths_children(p) : QR_ENOMEM;
-    if (!rc)
-        rc = qri_paths_build(p, errbuf);
-    p->o.outside = NULL; /* borrowed for the analysis only */
-    if (rc) {
+    int rc = p->cand ? complete(p, errbuf) : QR_ENOMEM;
+    if (rc == QR_ENOMEM && !p->cand)
         qr_paths_destroy(p);
-        return rc == QR_ENOMEM ? qri_err(errbuf, rc, "paths: out of memory") : rc;
-    }
-    return QR_OK;
+    return rc == QR_ENOMEM ? qri_err(errbuf, rc, "paths: out of memory") : rc;
 }
 
 int qri_paths_children(qr_paths *p)
