@@ -166,8 +166,10 @@ static void write_captures(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts
     for (uint32_t h = 0; h < hosts; h++) {
         snprintf(paths[*n_paths], 96, "%s/h%u.pcap", dir, h);
         fprintf(f, "10.0.0.%u,%u,%s\n", h + 1, h, skip[h] ? "" : paths[*n_paths]);
-        if (skip[h])
+        if (skip[h]) {
+            free(hp[h].p);
             continue;
+        }
         qsort(hp[h].p, hp[h].n, sizeof *hp[h].p, by_time);
         qr_pcap_writer *w;
         cr_assert_eq(qr_pcap_writer_open(&w, paths[*n_paths], err), QR_OK, "%s", err);
