@@ -110,6 +110,23 @@ static void expect_same(qr_msg *m, size_t nm, const qr_tiers_trace_msg *t, size_
     free(m);
 }
 
+/* A TCP packet from host a's port to host b's with len bytes of payload (no options). */
+static qr_packet tcp_packet(uint32_t a, uint16_t aport, uint32_t b, uint16_t bport, uint32_t len,
+                            uint8_t flags)
+{
+    qr_packet p = {0};
+    p.src_ip = 0x0a000001 + a;
+    p.dst_ip = 0x0a000001 + b;
+    p.src_port = aport;
+    p.dst_port = bport;
+    p.proto = 6;
+    p.ttl = 64;
+    p.ip_len = (uint16_t)(40 + len);
+    p.tcp_flags = flags;
+    p.window = 1000;
+    return p;
+}
+
 /* Each host's capture of the simulated messages (segments of at most 1448 bytes 100 ns apart,
  * the last one arriving at the message's receive time, a pure ACK back after it); hosts with
  * skip[h] get none. The host map to dir/map.csv. */
@@ -121,41 +138,21 @@ static void write_captures(const qr_tiers_trace_msg *t, size_t n, uint32_t hosts
     for (size_t i = 0; i < n; i++) {
         const qr_tier_msg *m = &t[i].m;
         /* the caller's end is port 10000 + conn, the callee's 80 */
-        uint32_t caller = m->reply ? m->to : m->from, callee = m->reply ? m->from : m->to;
         uint16_t from_port = m->reply ? 80 : (uint16_t)(10000 + m->conn),
                  to_port = m->reply ? (uint16_t)(10000 + m->conn) : 80;
-        (void)caller;
-        (void)callee;
         uint32_t *sq = &seq[2 * m->conn + m->reply];
         size_t segs = (m->bytes + 1447) / 1448;
         for (size_t k = 0; k < segs; k++) {
             uint32_t len = k + 1 < segs ? 1448 : (uint32_t)(m->bytes - 1448 * (segs - 1));
-            qr_packet p = {0};
-            p.src_ip = 0x0a000001 + m->from;
-            p.dst_ip = 0x0a000001 + m->to;
-            p.src_port = from_port;
-            p.dst_port = to_port;
-            p.proto = 6;
-            p.ttl = 64;
-            p.ip_len = (uint16_t)(40 + len);
+            qr_packet p = tcp_packet(m->from, from_port, m->to, to_port, len, 0x18);
             p.seq = 1000 + *sq;
-            p.tcp_flags = 0x18;
-            p.window = 1000;
             *sq += len;
             p.time_ns = EPOCH + t[i].send_ns + 100 * (int64_t)k;
             put(&hp[m->from], p);
             p.time_ns = EPOCH + t[i].recv_ns - 100 * (int64_t)(segs - 1 - k);
             put(&hp[m->to], p);
         }
-        qr_packet ack = {0};
-        ack.src_ip = 0x0a000001 + m->to;
-        ack.dst_ip = 0x0a000001 + m->from;
-        ack.src_port = to_port;
-        ack.dst_port = from_port;
-        ack.proto = 6;
-        ack.ttl = 64;
-        ack.ip_len = 40;
-        ack.tcp_flags = 0x10;
+        qr_packet ack = tcp_packet(m->to, to_port, m->from, from_port, 0, 0x10);
         ack.time_ns = EPOCH + t[i].recv_ns + 50;
         put(&hp[m->to], ack);
     }

@@ -46,6 +46,23 @@ static inline uint64_t qri_mix64(uint64_t x)
     return x;
 }
 
+/* A 16-byte address as a map's two keys (its first and last 8 bytes, big-endian). */
+static inline uint64_t qri_addr_hi(const uint8_t a[16])
+{
+    uint64_t k = 0;
+    for (int i = 0; i < 8; i++)
+        k = k << 8 | a[i];
+    return k;
+}
+
+static inline uint64_t qri_addr_lo(const uint8_t a[16])
+{
+    uint64_t k = 0;
+    for (int i = 8; i < 16; i++)
+        k = k << 8 | a[i];
+    return k;
+}
+
 static inline void qri_hash36(const uint8_t key[36], uint64_t *k1, uint64_t *k2)
 {
     uint64_t w[4];

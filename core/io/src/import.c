@@ -26,22 +26,6 @@ int qr_addr_parse(const char *text, uint8_t out[16])
     return QR_EVALUE;
 }
 
-static uint64_t key_hi(const uint8_t a[16])
-{
-    uint64_t k = 0;
-    for (int i = 0; i < 8; i++)
-        k = k << 8 | a[i];
-    return k;
-}
-
-static uint64_t key_lo(const uint8_t a[16])
-{
-    uint64_t k = 0;
-    for (int i = 8; i < 16; i++)
-        k = k << 8 | a[i];
-    return k;
-}
-
 static const char *base_name(const char *p)
 {
     const char *b = strrchr(p, '/');
@@ -163,13 +147,14 @@ int qr_host_map_read(const char *path, uint32_t n_hosts, qr_host_map_entry **out
                          sizeof e->capture - 1);
             break;
         }
-        uintptr_t prev = (uintptr_t)qri_map_get(&seen, key_hi(e->addr), key_lo(e->addr));
+        uintptr_t prev = (uintptr_t)qri_map_get(&seen, qri_addr_hi(e->addr), qri_addr_lo(e->addr));
         if (prev) {
             rc = qri_err(errbuf, QR_EDUP, "%s:%ld: address %s was already given on line %ld", path,
                          no, field[0], v[prev - 1].line);
             break;
         }
-        if (qri_map_put(&seen, key_hi(e->addr), key_lo(e->addr), (void *)(uintptr_t)(count + 1))) {
+        if (qri_map_put(&seen, qri_addr_hi(e->addr), qri_addr_lo(e->addr),
+                        (void *)(uintptr_t)(count + 1))) {
             rc = QR_ENOMEM;
             break;
         }
@@ -325,11 +310,11 @@ static void free_value(uint64_t k1, uint64_t k2, void *value, void *ctx)
 
 static struct owner_count *count_of(qri_map *m, const uint8_t a[16])
 {
-    struct owner_count *x = qri_map_get(m, key_hi(a), key_lo(a));
+    struct owner_count *x = qri_map_get(m, qri_addr_hi(a), qri_addr_lo(a));
     if (x)
         return x;
     x = calloc(1, sizeof *x);
-    if (!x || qri_map_put(m, key_hi(a), key_lo(a), x)) {
+    if (!x || qri_map_put(m, qri_addr_hi(a), qri_addr_lo(a), x)) {
         free(x);
         return NULL;
     }
@@ -441,9 +426,10 @@ static void gather_near(uint64_t k1, uint64_t k2, void *value, void *ctx)
     if (near < 0)
         return;
     const uint8_t *a = v->end[near];
-    struct near_addr *x = qri_map_get(&l->votes, key_hi(a), key_lo(a));
+    struct near_addr *x = qri_map_get(&l->votes, qri_addr_hi(a), qri_addr_lo(a));
     if (!x) {
-        if (!(x = calloc(1, sizeof *x)) || qri_map_put(&l->votes, key_hi(a), key_lo(a), x)) {
+        if (!(x = calloc(1, sizeof *x)) ||
+            qri_map_put(&l->votes, qri_addr_hi(a), qri_addr_lo(a), x)) {
             free(x);
             l->oom = 1;
             return;
@@ -499,8 +485,10 @@ static void adj_count(uint64_t k1, uint64_t k2, void *value, void *ctx)
     int near = near_other(v, a->owner);
     if (near < 0)
         return;
-    size_t i = (uintptr_t)qri_map_get(a->rank, key_hi(v->end[near]), key_lo(v->end[near])) - 1;
-    size_t f = (uintptr_t)qri_map_get(a->rank, key_hi(v->end[!near]), key_lo(v->end[!near]));
+    size_t i =
+        (uintptr_t)qri_map_get(a->rank, qri_addr_hi(v->end[near]), qri_addr_lo(v->end[near])) - 1;
+    size_t f =
+        (uintptr_t)qri_map_get(a->rank, qri_addr_hi(v->end[!near]), qri_addr_lo(v->end[!near]));
     if (a->far)
         a->far[a->fill[i]++] = f;
     else
@@ -534,7 +522,7 @@ static int owner_acc_locals(struct owner_acc *a, const uint8_t owner[16], uint8_
     qri_map_foreach(&l.votes, list_near, &list);
     qsort(list.v, list.n, sizeof *list.v, cmp_near);
     for (size_t i = 0; i < list.n; i++)
-        if (qri_map_put(&rank, key_hi(list.v[i].addr), key_lo(list.v[i].addr),
+        if (qri_map_put(&rank, qri_addr_hi(list.v[i].addr), qri_addr_lo(list.v[i].addr),
                         (void *)(uintptr_t)(i + 1)))
             goto done;
     qri_map_foreach(&a->conns, adj_count, &adj);
@@ -804,7 +792,7 @@ int64_t qr_import_scan_host(const qr_import_scan *s, const uint8_t addr[16])
 {
     if (!s->index)
         return -1;
-    uintptr_t v = (uintptr_t)qri_map_get(s->index, key_hi(addr), key_lo(addr));
+    uintptr_t v = (uintptr_t)qri_map_get(s->index, qri_addr_hi(addr), qri_addr_lo(addr));
     return v ? (int64_t)s->addr_host[v - 1] : -1;
 }
 
@@ -877,7 +865,7 @@ static int assign_hosts(qr_import_scan *s, const qr_host_map_entry *map, size_t 
         }
         memcpy(s->addr[s->n_addrs], rest[i], 16);
         s->addr_host[s->n_addrs++] = (uint32_t)host;
-        if (qri_map_put(s->index, key_hi(rest[i]), key_lo(rest[i]),
+        if (qri_map_put(s->index, qri_addr_hi(rest[i]), qri_addr_lo(rest[i]),
                         (void *)(uintptr_t)s->n_addrs)) {
             rc = QR_ENOMEM;
             goto done;
@@ -985,8 +973,8 @@ static int scan_conns(qr_import_scan *s, struct scan_state *st, const char *cons
     }
     rc = QR_OK;
     for (size_t v = 0; v < s->n_views && !rc; v++)
-        if (s->view_capture[v] == c &&
-            qri_map_put(&in_view, key_hi(s->view_addr[v]), key_lo(s->view_addr[v]), (void *)1))
+        if (s->view_capture[v] == c && qri_map_put(&in_view, qri_addr_hi(s->view_addr[v]),
+                                                   qri_addr_lo(s->view_addr[v]), (void *)1))
             rc = QR_ENOMEM;
     qr_capture *r = NULL;
     if (rc || (rc = qr_capture_open(&r, captures[c], errbuf)) != QR_OK) {
@@ -1005,7 +993,7 @@ static int scan_conns(qr_import_scan *s, struct scan_state *st, const char *cons
             break;
         qr_import_conn *k = &s->conns[at];
         /* 0: the sender's own capture */
-        int view = !qri_map_get(&in_view, key_hi(p.src), key_lo(p.src));
+        int view = !qri_map_get(&in_view, qri_addr_hi(p.src), qri_addr_lo(p.src));
         track(&st->acc[at].t[side][view], &p);
         if (side == 0 && view == 0 && p.time_ns < k->own_first_ns)
             k->own_first_ns = p.time_ns;

@@ -97,8 +97,10 @@ int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_
     *n_hosts = 0;
     memset(rep, 0, sizeof *rep);
     struct build b = {{0}, rep};
-    if (qri_mbuild_init(&b.g, map, n_map))
+    if (qri_mbuild_init(&b.g, map, n_map)) {
+        qri_mbuild_free(&b.g);
         return qri_err(errbuf, QR_ENOMEM, "captures: out of memory");
+    }
     int rc = QR_OK;
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_capture(&b, paths[i], errbuf);

@@ -180,11 +180,18 @@ int qri_mbuild_init(struct qri_mbuild *b, const qr_host_map_entry *map, size_t n
     memset(b, 0, sizeof *b);
     b->map = map;
     b->n_map = n_map;
-    return qri_map_init(&b->conns) ? QR_ENOMEM : QR_OK;
+    if (qri_map_init(&b->conns) || qri_map_init(&b->hosts))
+        return QR_ENOMEM;
+    for (size_t i = 0; i < n_map; i++) /* a map names each address once (qr_host_map_read) */
+        if (qri_map_put(&b->hosts, qri_addr_hi(map[i].addr), qri_addr_lo(map[i].addr),
+                        (void *)(uintptr_t)(map[i].host + 1)))
+            return QR_ENOMEM;
+    return QR_OK;
 }
 
 void qri_mbuild_free(struct qri_mbuild *b)
 {
+    qri_map_free(&b->hosts);
     qri_map_free(&b->conns);
     free(b->ci);
     free(b->segs);
@@ -192,12 +199,11 @@ void qri_mbuild_free(struct qri_mbuild *b)
 
 int qri_mbuild_host(const struct qri_mbuild *b, const uint8_t addr[16], uint32_t *h)
 {
-    for (size_t i = 0; i < b->n_map; i++)
-        if (!memcmp(b->map[i].addr, addr, 16)) {
-            *h = b->map[i].host;
-            return 0;
-        }
-    return -1;
+    uintptr_t v = (uintptr_t)qri_map_get(&b->hosts, qri_addr_hi(addr), qri_addr_lo(addr));
+    if (!v)
+        return -1;
+    *h = (uint32_t)(v - 1);
+    return 0;
 }
 
 int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp, const uint8_t dst[16],

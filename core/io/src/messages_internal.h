@@ -30,6 +30,7 @@ struct qri_mconn {
 struct qri_mbuild {
     const qr_host_map_entry *map;
     size_t n_map;
+    qri_map hosts; /* an address (qri_addr_hi, qri_addr_lo) -> its map line's host + 1 */
     qri_map conns; /* the connection's ends (36 bytes, lower end first) -> index + 1 */
     struct qri_mconn *ci;
     size_t n_conns, cap_conns;
@@ -37,7 +38,7 @@ struct qri_mbuild {
     size_t n_segs, cap_segs;
 };
 
-/* Start and end gathering (map borrowed). Returns 0 or QR_ENOMEM. */
+/* Start and end gathering (map borrowed). Returns 0 or QR_ENOMEM (then free it too). */
 int qri_mbuild_init(struct qri_mbuild *b, const qr_host_map_entry *map, size_t n_map);
 void qri_mbuild_free(struct qri_mbuild *b);
 /* The map's host of an address (IPv4-mapped for IPv4). Returns 0, or -1 for none. */

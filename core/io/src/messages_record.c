@@ -53,8 +53,10 @@ int qr_msgs_from_records(const char *const *paths, size_t n, const qr_host_map_e
     *n_hosts = 0;
     memset(rep, 0, sizeof *rep);
     struct qri_mbuild b;
-    if (qri_mbuild_init(&b, map, n_map))
+    if (qri_mbuild_init(&b, map, n_map)) {
+        qri_mbuild_free(&b);
         return qri_err(errbuf, QR_ENOMEM, "records: out of memory");
+    }
     int rc = QR_OK;
     for (size_t i = 0; !rc && i < n; i++) {
         qr_krec *k;
