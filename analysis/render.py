@@ -1623,9 +1623,8 @@ def block_fabric_rates(name):
 
 
 def block_paths_load(name):
-    """WAP5's linking against Project 5's nesting and convolution over the core's three-tier
-    service, per load
-    and clock error: messages linked to their true parent (mean over seeds, 95% interval), true
+    """WAP5's linking against Project 5's nesting and convolution over a three-tier service (the
+    core's network, or ns-3's TCP), per load and clock error: messages linked to their true parent (mean over seeds, 95% interval), true
     patterns found, rare ones, shapes found that no request took."""
     from intervals import interval
     runs = [r for r in load(name)["results"]["runs"] if r.get("group") == "load"]
@@ -1670,6 +1669,8 @@ def block_paths_faults(name):
             pct(sum(r["score"]["node_delay_error"] for r in rs) / len(rs), 1)))
     cost = sorted((r for r in runs if r.get("group") == "cost"),
                   key=lambda r: (r["messages"], r["method"]))
+    if not cost:
+        return "\n".join(out) + "\n\n" + provenance(name)
     timings = {t["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1]: t
                for t in load(name)["timings"] if " -o " in t["command"]}
     out += ["", "| messages | method | analysis time | whole command (simulation included): "
@@ -1685,6 +1686,8 @@ def block_paths_faults(name):
 BLOCKS = {
     "paths-load": lambda: block_paths_load("paths-core"),
     "paths-faults": lambda: block_paths_faults("paths-core"),
+    "paths-ns3-load": lambda: block_paths_load("paths-ns3"),
+    "paths-ns3-faults": lambda: block_paths_faults("paths-ns3"),
     "fabric-rates": lambda: block_fabric_rates("fabric-rates"),
     "faults-fabric-everflow": lambda: block_faults_fabric_everflow("faults-fabric"),
     "faults-fabric": lambda: block_faults_fabric("faults-fabric"),

@@ -810,9 +810,9 @@ def testbed_repeat(out, opts):
 
 
 def paths(out, opts):
-    """qreplay paths over the core's multi-tier services: every NAME/paths.h5 of the case with its
-    settings (from its name: r{rate}-c{clock}-{method}-s{seed}, faults-{method}-s{seed},
-    cost-{duration}-{method}), its counts, score and analysis time."""
+    """qreplay paths over multi-tier services (the core's, or ns-3's from qreplay tiers): every
+    NAME/paths.h5 of the case with its settings (from its name: r{rate}-c{clock}-{method}-s{seed},
+    faults-{method}-s{seed}, cost-{duration}-{method}), its counts, score and analysis time."""
     import re
     runs = []
     for path in sorted(glob.glob(os.path.join(out, "*", "paths.h5"))):
@@ -820,7 +820,8 @@ def paths(out, opts):
         f = h5().File(path, "r")
         a = {k: (v.decode() if isinstance(v, bytes) else v.item() if hasattr(v, "item") else v)
              for k, v in f.attrs.items()}
-        row = {"name": name, "method": a["method"], "source": a["source"],
+        # a trace read from the case's own folder is named as {out}: the same in every run
+        row = {"name": name, "method": a["method"], "source": a["source"].replace(out, "{out}"),
                "messages": a["messages"], "roots": a["roots"], "instances": a["instances"],
                # a wall time: shown in the docs, never compared with a fresh run
                "volatile": {"analysis_s": a.get("analysis_s", -1)},

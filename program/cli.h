@@ -35,6 +35,7 @@ int qr_cmd_scenario(int argc, char **argv);
 int qr_cmd_synth(int argc, char **argv);
 int qr_cmd_workload(int argc, char **argv);
 int qr_cmd_runtime(int argc, char **argv); /* C++, in program/ns3 */
+int qr_cmd_tiers(int argc, char **argv);   /* C++, in program/ns3 */
 int qr_cmd_replay(int argc, char **argv);
 int qr_cmd_metrics(int argc, char **argv);
 int qr_cmd_run(int argc, char **argv);
@@ -49,6 +50,9 @@ struct qr_config;
 /* Load a scenario file, apply --set overrides and validate; on error prints it and returns 1. */
 int cli_load_scenario(const char *command, const char *path, const char **sets, int n_sets,
                       struct qr_scenario **out);
+/* A whole text file of at most 1 MiB, lines joined by '\n' (caller frees). NULL after printing
+ * the error. */
+char *cli_slurp(const char *command, const char *path);
 /* Whether a path exists (a file or a folder). */
 int cli_exists(const char *path);
 /* The recording folder of a run folder: DIR/recording when it holds recording.h5, else DIR itself

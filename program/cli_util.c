@@ -25,6 +25,7 @@
 #include "qreplay/replay.h"
 #include "qreplay/results.h"
 #include "qreplay/scenario.h"
+#include "qreplay/textio.h"
 #include "qreplay/truth.h"
 #include "qreplay/txn.h"
 
@@ -735,4 +736,40 @@ int cli_open_records(const char *dir, const char *sub, int unchecked, const stru
     else
         cli_paths_free(&p);
     return rc;
+}
+
+/* A whole text file of at most 1 MiB, lines joined by '\n' (caller frees). NULL after printing
+ * the error. */
+char *cli_slurp(const char *command, const char *path)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_lines *l;
+    if (qr_lines_open(&l, path, err)) {
+        cli_fail(command, "%s", err);
+        return NULL;
+    }
+    char *all = calloc(1, 1), *line;
+    size_t n = 0, len;
+    long ln;
+    int rc = all ? QR_OK : QR_ENOMEM;
+    while (!rc && !(rc = qr_lines_next(l, &line, &len, &ln, err))) {
+        char *grown = n + len + 2 > (1u << 20) ? NULL : realloc(all, n + len + 2);
+        if (!grown) {
+            snprintf(err, sizeof err, "%s: longer than 1 MiB", path);
+            rc = QR_EVALUE;
+            break;
+        }
+        all = grown;
+        memcpy(all + n, line, len);
+        n += len;
+        all[n++] = '\n';
+        all[n] = 0;
+    }
+    qr_lines_close(l);
+    if (rc != QR_END) {
+        free(all);
+        cli_fail(command, "%s", rc == QR_ENOMEM ? "out of memory" : err);
+        return NULL;
+    }
+    return all;
 }

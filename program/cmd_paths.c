@@ -14,6 +14,7 @@
 #include "qreplay/paths_score.h"
 #include "qreplay/textio.h"
 #include "qreplay/tiers.h"
+#include "qreplay/tiers_truth.h"
 #include "qreplay/units.h"
 #include "report.h"
 
@@ -21,6 +22,9 @@ static const cli_opt opts[] = {
     {"tiers", 0, CLI_VALUE, "FILE",
      "simulate the multi-tier service of FILE on the core's network and score against its truth"},
     {"messages", 0, CLI_VALUE, "FILE", "a message trace (docs/FORMATS.md, Message traces)"},
+    {"truth", 0, CLI_VALUE, "FILE",
+     "score against a service's truth (qreplay tiers, the testbed's services; docs/FORMATS.md, "
+     "Service truth): its messages' ids and parents, its planted faults"},
     {"capture", 0, CLI_LIST, "FILE",
      "a host's capture (tcpdump, Wireshark; repeatable, or give them as arguments): messages "
      "are runs of payload per direction"},
@@ -74,7 +78,9 @@ static const cli_spec spec = {
     "simulates (--tiers: tiers of hosts, stages of calls, planted slow hosts and links; see\n"
     "scenarios/tiers/), which also has the truth: every message's true parent. The score\n"
     "(messages linked to their true parent, true patterns found, the planted faults named) is\n"
-    "printed and stored; the analysis never reads the truth.\n",
+    "printed and stored; the analysis never reads the truth. --truth FILE scores the other\n"
+    "sources against a service's own truth (qreplay tiers' DIR/truth/tiers.csv, the testbed's):\n"
+    "its messages' ids and parents, named by connection and place, and its planted faults.\n",
     opts,
     sizeof opts / sizeof opts[0],
     0,
@@ -84,50 +90,17 @@ static const cli_spec spec = {
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers -o /tmp/paths\n"
     "  qreplay paths --tiers scenarios/tiers/three-tier.tiers --method nest --rate 3000\n"
     "  qreplay paths --messages trace.csv --outside 0,1,2\n"
+    "  qreplay tiers scenarios/tiers/three-tier.tiers -o T && qreplay paths --messages "
+    "T/messages.csv --truth T/truth/tiers.csv\n"
     "  qreplay paths --map hosts.csv h3.pcap h4.pcap h6.pcap\n"
     "  qreplay export RUN -o CAPS && qreplay paths --map CAPS/hosts.csv CAPS/h*.pcap\n"};
-
-/* A whole text file of at most 1 MiB, lines joined by '\n' (caller frees). NULL after printing
- * the error. */
-static char *slurp(const char *path)
-{
-    char err[QR_ERRBUF_SIZE];
-    qr_lines *l;
-    if (qr_lines_open(&l, path, err)) {
-        cli_fail("paths", "%s", err);
-        return NULL;
-    }
-    char *all = calloc(1, 1), *line;
-    size_t n = 0, len;
-    long ln;
-    int rc = all ? QR_OK : QR_ENOMEM;
-    while (!rc && !(rc = qr_lines_next(l, &line, &len, &ln, err))) {
-        char *grown = n + len + 2 > (1u << 20) ? NULL : realloc(all, n + len + 2);
-        if (!grown) {
-            snprintf(err, sizeof err, "%s: longer than 1 MiB", path);
-            rc = QR_EVALUE;
-            break;
-        }
-        all = grown;
-        memcpy(all + n, line, len);
-        n += len;
-        all[n++] = '\n';
-        all[n] = 0;
-    }
-    qr_lines_close(l);
-    if (rc != QR_END) {
-        free(all);
-        cli_fail("paths", "%s", rc == QR_ENOMEM ? "out of memory" : err);
-        return NULL;
-    }
-    return all;
-}
 
 typedef struct run_in {
     qr_msg *m;
     size_t n;
     uint32_t hosts;
-    qr_tiers_spec spec; /* --tiers */
+    qr_tiers_spec spec; /* --tiers, --truth */
+    qr_msg_ends *ends;  /* captures, records with --truth: each connection's ends */
     int have_truth;
     uint64_t *truth;   /* per message: its true parent */
     int64_t *true_net; /* per message: its true network delay */
@@ -199,7 +172,7 @@ static int simulate(const char *file, const qr_tiers_net *net, uint64_t seed, do
                     run_in *in)
 {
     char err[QR_ERRBUF_SIZE];
-    char *text = slurp(file);
+    char *text = cli_slurp("paths", file);
     if (!text)
         return 1;
     int rc = qr_tiers_parse(text, &in->spec, err);
@@ -244,6 +217,8 @@ static int from_hosts(const cli_args *a, const char **files, int n, int records,
     char err[QR_ERRBUF_SIZE];
     const char *mapf = cli_value(a, "map"), *idle = cli_value(a, "idle");
     qr_msgs_capture_opts o = {0};
+    if (cli_value(a, "truth"))
+        o.ends = &in->ends;
     if (idle && (qr_parse_time_ns(idle, &o.idle_ns, err) || o.idle_ns < 0))
         return cli_usage_error("paths", "--idle: %s", o.idle_ns < 0 ? "negative" : err);
     qr_host_map_entry *map;
@@ -343,6 +318,43 @@ static void print_score(const qr_paths_score *sc)
            named[sc->slow_link_named < 0 ? 2 : sc->slow_link_named], sc->wrongly_named);
 }
 
+/* --truth: each message's true parent and network delay, and the service's faults. Returns 0 or
+ * the exit status. */
+static int load_truth(const char *file, int quiet, run_in *in)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_tiers_truth *t;
+    if (qr_tiers_truth_read(file, &t, err))
+        return cli_fail("paths", "%s", err);
+    in->spec = *qr_tiers_truth_spec(t);
+    in->truth = malloc((in->n ? in->n : 1) * sizeof *in->truth);
+    in->true_net = malloc((in->n ? in->n : 1) * sizeof *in->true_net);
+    qr_tiers_truth_match_report r;
+    size_t n_ends = 0;
+    for (size_t i = 0; in->ends && i < in->n; i++)
+        n_ends = in->m[i].conn + 1 > n_ends ? in->m[i].conn + 1 : n_ends;
+    int rc =
+        !in->truth || !in->true_net ? cli_fail("paths", "out of memory")
+        : qr_tiers_truth_match(t, in->m, in->n, in->ends, n_ends, in->truth, in->true_net, &r, err)
+            ? cli_fail("paths", "%s: %s", file, err)
+            : 0;
+    size_t rows;
+    qr_tiers_truth_rows(t, &rows);
+    qr_tiers_truth_destroy(t);
+    if (rc)
+        return rc;
+    if (!quiet)
+        printf("truth: %" PRIu64 " of %zu messages matched to the %zu of %s; not matched: %" PRIu64
+               " (%" PRIu64 " at a place whose row names other hosts), %zu rows never observed; "
+               "%" PRIu64 " true parents not observed\n",
+               r.matched, in->n, rows, file, r.no_truth, r.wrong_hosts, (size_t)r.unobserved,
+               r.parent_unseen);
+    in->have_truth = 1;
+    size_t used = strlen(in->source);
+    snprintf(in->source + used, sizeof in->source - used, ", truth %s", file);
+    return 0;
+}
+
 /* Analyse, score where the truth is known, print and write. */
 static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t top)
 {
@@ -365,10 +377,16 @@ static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t
     double values[32];
     size_t n_scores = 0;
     if (in->have_truth) {
-        if (qr_paths_given(&truth, in->m, in->n, in->hosts, in->truth, o, err)) {
+        /* a message whose true parent is unknown starts its own true tree */
+        uint64_t *given = malloc((in->n ? in->n : 1) * sizeof *given);
+        for (size_t i = 0; given && i < in->n; i++)
+            given[i] = in->truth[i] == QR_TRUTH_NO_PARENT ? QR_PATHS_ROOT : in->truth[i];
+        if (!given || qr_paths_given(&truth, in->m, in->n, in->hosts, given, o, err)) {
+            free(given);
             qr_paths_destroy(p);
-            return cli_fail("paths", "the truth: %s", err);
+            return cli_fail("paths", "the truth: %s", given ? err : "out of memory");
         }
+        free(given);
         qr_paths_score_run(p, truth, in->truth, in->m, in->true_net, in->n, in->spec.faults,
                            in->spec.n_faults, 0.05, &sc);
         n_scores = qr_paths_score_fields(&sc, names, values, 32);
@@ -406,13 +424,34 @@ static int analyse(const cli_args *a, run_in *in, const qr_paths_opts *o, size_t
     return 0;
 }
 
+/* The messages of a trace, captures or records, scored by --truth if given. Returns 0 or the
+ * exit status. */
+static int read_messages(const cli_args *a, const char **caps, int n_caps, const char **recs,
+                         int n_recs, run_in *in)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *msgs = cli_value(a, "messages"), *truthf = cli_value(a, "truth");
+    int rc = 0;
+    if (msgs) {
+        if (qr_msgs_read(msgs, &in->m, &in->n, &in->hosts, err))
+            rc = cli_fail("paths", "%s", err);
+        snprintf(in->source, sizeof in->source, "messages %s", msgs);
+    }
+    if (!rc && (n_caps || n_recs))
+        rc = n_caps ? from_hosts(a, caps, n_caps, 0, in) : from_hosts(a, recs, n_recs, 1, in);
+    if (!rc && truthf)
+        rc = load_truth(truthf, cli_count(a, "quiet") > 0, in);
+    return rc;
+}
+
 int qr_cmd_paths(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_parse(&spec, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    const char *tiers = cli_value(&a, "tiers"), *msgs = cli_value(&a, "messages");
+    const char *tiers = cli_value(&a, "tiers"), *msgs = cli_value(&a, "messages"),
+               *truthf = cli_value(&a, "truth");
     int n_caps = 0, n_recs = 0;
     const char **listed = cli_list(&a, "capture", &n_caps),
                **recs = cli_list(&a, "record", &n_recs);
@@ -440,6 +479,9 @@ int qr_cmd_paths(int argc, char **argv)
                                       "(CAPTURE... or --capture FILE...) and --record FILE...");
     else if (!!cli_value(&a, "map") != (n_caps > 0 || n_recs > 0))
         rc = cli_usage_error("paths", "--map goes with --capture or --record, and they need it");
+    else if (truthf && tiers)
+        rc =
+            cli_usage_error("paths", "--tiers has its own truth; --truth is for the other sources");
     else if (wm && msgs)
         rc = cli_usage_error("paths", "--write-messages writes what --tiers or --capture made");
     else
@@ -458,6 +500,8 @@ int qr_cmd_paths(int argc, char **argv)
             cli_paths_add(&ins, "%s", recs[i]);
         if (n_caps || n_recs)
             cli_paths_add(&ins, "%s", cli_value(&a, "map"));
+        if (truthf)
+            cli_paths_add(&ins, "%s", truthf);
         rc = outp ? cli_check_outside("paths", outp, &ins) : 0;
         if (rc) {
             cli_paths_free(&outs);
@@ -474,19 +518,14 @@ int qr_cmd_paths(int argc, char **argv)
     }
     if (!rc && tiers)
         rc = simulate(tiers, &net, seed, rate, &in);
-    if (!rc && msgs) {
-        if (qr_msgs_read(msgs, &in.m, &in.n, &in.hosts, err))
-            rc = cli_fail("paths", "%s", err);
-        snprintf(in.source, sizeof in.source, "messages %s", msgs);
-    }
-    if (!rc && (n_caps || n_recs))
-        rc = n_caps ? from_hosts(&a, caps, n_caps, 0, &in) : from_hosts(&a, recs, n_recs, 1, &in);
+    else if (!rc)
+        rc = read_messages(&a, caps, n_caps, recs, n_recs, &in);
     if (!rc && !(outside = calloc(in.hosts + 1, 1)))
         rc = cli_fail("paths", "out of memory");
     if (!rc && cli_value(&a, "outside"))
         rc = parse_outside(cli_value(&a, "outside"), in.hosts, outside);
-    else if (!rc && tiers)
-        for (uint32_t i = 0; i < in.spec.n_clients; i++)
+    else if (!rc && (tiers || truthf))
+        for (uint32_t i = 0; i < in.spec.n_clients && in.spec.clients[i] < in.hosts; i++)
             outside[in.spec.clients[i]] = 1;
     o.outside = outside;
     if (!rc && wm && qr_msgs_write(wm, in.m, in.n, in.source, err))
@@ -497,6 +536,7 @@ int qr_cmd_paths(int argc, char **argv)
     free(in.m);
     free(in.truth);
     free(in.true_net);
+    free(in.ends);
     free(caps);
     cli_args_free(&a);
     return rc;

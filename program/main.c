@@ -27,6 +27,8 @@ static const qr_cli_command commands[] = {
      qr_cmd_blame},
     {"paths", "WAP5: causal paths through a multi-tier application, from its messages alone",
      qr_cmd_paths},
+    {"tiers", "a multi-tier service over ns-3's TCP: its messages and their truth, for paths",
+     qr_cmd_tiers},
     {"trace", "Everflow: per-hop traces of matched packets, drop debugger, latency profiler",
      qr_cmd_trace},
     {"pingmesh", "Pingmesh probe matrices of a run and the places their losses point at",

@@ -4,6 +4,7 @@
 
 #include "ns3/channel.h"
 #include "ns3/double.h"
+#include "ns3/enum.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
@@ -34,6 +35,25 @@ FatTreeHelper::FreshSimulation()
     ObjectFactory f;
     f.SetTypeId("ns3::CalendarScheduler");
     Simulator::SetScheduler(f);
+}
+
+std::unique_ptr<FatTreeHelper>
+FatTreeHelper::FromConfig(const qr_config* c)
+{
+    auto net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps),
+                                               NanoSeconds(c->links.delay_ns),
+                                               static_cast<uint32_t>(c->host.nic_queue));
+    if (c->topology.kind == QR_TOPO_FATTREE)
+        net->BuildFatTree(c->topology.k);
+    else
+        net->BuildStar(c->topology.hosts);
+    net->InstallSharedBuffers(
+        c->buffer.size_bytes,
+        c->buffer.alpha,
+        {{"EcnThreshold", Create<UintegerValue>(c->buffer.ecn_threshold_bytes)},
+         {"Policy", Create<EnumValue>(static_cast<qr_buffer_policy>(c->buffer.policy))},
+         {"PortSize", Create<UintegerValue>(c->buffer.port_size_bytes)}});
+    return net;
 }
 
 FatTreeHelper::FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets)

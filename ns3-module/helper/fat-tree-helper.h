@@ -16,6 +16,7 @@
 #include "ns3/node-container.h"
 #include "ns3/nstime.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 extern "C"
 {
 #include "qreplay/linkfault.h"
+#include "qreplay/scenario.h"
 #include "qreplay/topology.h"
 }
 
@@ -37,6 +39,10 @@ class FatTreeHelper
      * byte-identical outputs, 7% less wall time at k=8. NS_GLOBAL_VALUE's
      * SchedulerType, if set, is left in charge. */
     static void FreshSimulation();
+
+    /* The network of a scenario: its links ([links], the NIC queue of [host]), its topology
+     * built, and its switches' shared buffers ([buffer]). */
+    static std::unique_ptr<FatTreeHelper> FromConfig(const qr_config* c);
 
     /* Link settings; the switch-side device queue holds one packet (the queue disc holds the
      * backlog; InstallSharedBuffers lets the backlog wait in the device instead), the host NIC

@@ -155,13 +155,7 @@ QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
     RngSeedManager::SetRun(1);
     ConfigureTcp(c);
 
-    m_net = std::make_unique<FatTreeHelper>(DataRate(c->links.rate_bps),
-                                            NanoSeconds(c->links.delay_ns),
-                                            static_cast<uint32_t>(c->host.nic_queue));
-    if (c->topology.kind == QR_TOPO_FATTREE)
-        m_net->BuildFatTree(c->topology.k);
-    else
-        m_net->BuildStar(c->topology.hosts);
+    m_net = FatTreeHelper::FromConfig(c);
     try
     {
         m_table = std::make_unique<FlowTable>(flows, m_net->GetTopology());
@@ -170,12 +164,6 @@ QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
     {
         throw std::runtime_error(std::string("[traffic] ") + e.what());
     }
-    m_net->InstallSharedBuffers(
-        c->buffer.size_bytes,
-        c->buffer.alpha,
-        {{"EcnThreshold", Create<UintegerValue>(c->buffer.ecn_threshold_bytes)},
-         {"Policy", Create<EnumValue>(static_cast<qr_buffer_policy>(c->buffer.policy))},
-         {"PortSize", Create<UintegerValue>(c->buffer.port_size_bytes)}});
     if (qr_faults_create(&m_faults, c->faults.drop, m_table->Get(), m_net->GetTopology(), err))
         throw std::runtime_error(err);
     qr_link_fault_texts lft{

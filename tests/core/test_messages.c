@@ -4,6 +4,7 @@
  * ACKs between), and the reconciliation must give back every message, its ends, connection,
  * size and both times exactly; a host without a capture leaves its times unknown, nothing else. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "qreplay/messages.h"
 #include "qreplay/pcap_file.h"
 #include "qreplay/tiers.h"
+#include "qreplay/tiers_truth.h"
 
 #define SPEC                                                                                       \
     "tier front hosts=3 service=50us workers=16 calls=app\n"                                       \
@@ -461,6 +463,66 @@ Test(messages, kernel_records_give_back_every_message)
 
 /* The simulated service of seed (clocks off by up to 1 ms) written out as every host's capture
  * (records: kernel record), hosts skip[h] left out, read back into messages and compared. */
+/* The service's truth named by connection ends (the caller's port first_port + conn, the
+ * callee's 80, the caller's end written first) matched to the messages cut from the hosts' own
+ * views: every message is matched, and every true parent is a message into the child's sender
+ * that it had whole before the child left, on that one host's clock. */
+static void truth_by_ends(const qr_tiers_trace_msg *t, size_t n, const qr_msg *m, size_t nm,
+                          const qr_msg_ends *ends, int first_port)
+{
+    char path[128], err[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "%s/truth.csv", dir);
+    qr_tiers_truth_row *rows = calloc(n, sizeof *rows);
+    uint64_t requests = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = n - 1 - k; /* rows in any order */
+        const qr_tier_msg *x = &t[i].m;
+        uint32_t caller = x->reply ? x->to : x->from, callee = x->reply ? x->from : x->to;
+        snprintf(rows[k].conn, sizeof rows[k].conn, "10.0.0.%u:%d-10.0.0.%u:80", caller + 1,
+                 first_port + (int)x->conn, callee + 1);
+        rows[k].index = 0;
+        for (size_t j = 0; j < i; j++)
+            rows[k].index += t[j].m.conn == x->conn && t[j].m.from == x->from;
+        rows[k].id = x->id;
+        rows[k].parent = x->parent;
+        rows[k].src = x->from;
+        rows[k].dst = x->to;
+        rows[k].true_send_ns = t[i].true_send_ns;
+        rows[k].true_recv_ns = t[i].true_recv_ns;
+        requests += x->parent == QR_TIER_NO_PARENT;
+    }
+    cr_assert_eq(qr_tiers_truth_write(path, SPEC, rows, n, "a test", err), QR_OK, "%s", err);
+    free(rows);
+    qr_tiers_truth *tr;
+    cr_assert_eq(qr_tiers_truth_read(path, &tr, err), QR_OK, "%s", err);
+    uint32_t n_ends = 0;
+    for (size_t i = 0; i < nm; i++)
+        n_ends = m[i].conn + 1 > n_ends ? m[i].conn + 1 : n_ends;
+    uint64_t *par = malloc(nm * sizeof *par);
+    int64_t *net = malloc(nm * sizeof *net);
+    qr_tiers_truth_match_report r;
+    cr_assert_eq(qr_tiers_truth_match(tr, m, nm, ends, n_ends, par, net, &r, err), QR_OK, "%s",
+                 err);
+    cr_assert_eq(r.matched, nm, "%" PRIu64 " of %zu matched", r.matched, nm);
+    cr_assert_eq(r.unobserved + r.parent_unseen + r.wrong_hosts, 0);
+    uint64_t roots = 0;
+    for (size_t i = 0; i < nm; i++) {
+        cr_assert_neq(par[i], QR_TRUTH_NO_PARENT);
+        cr_assert_neq(net[i], QR_TRUTH_NO_TIME);
+        if (par[i] == UINT64_MAX) {
+            roots++;
+            continue;
+        }
+        cr_assert_eq(m[par[i]].dst, m[i].src, "message %zu", i);
+        if (m[par[i]].recv_ns != QR_MSG_UNTRACED && m[i].send_ns != QR_MSG_UNTRACED)
+            cr_assert_leq(m[par[i]].recv_ns, m[i].send_ns, "message %zu", i);
+    }
+    cr_assert_eq(roots, requests);
+    qr_tiers_truth_destroy(tr);
+    free(par);
+    free(net);
+}
+
 static void round_trip(uint64_t seed, const int *skip, int records)
 {
     qr_tiers_spec s;
@@ -497,18 +559,22 @@ static void round_trip(uint64_t seed, const int *skip, int records)
     qr_msg *m;
     size_t nm;
     uint32_t nh;
+    qr_msg_ends *ends = NULL;
+    qr_msgs_capture_opts o = {0, &ends};
     if (records) {
         qr_msgs_record_report rep;
-        cr_assert_eq(qr_msgs_from_records(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err), QR_OK,
+        cr_assert_eq(qr_msgs_from_records(pp, np, map, n_map, &o, &m, &nm, &nh, &rep, err), QR_OK,
                      "%s", err);
         cr_assert_eq(rep.mid_connections + rep.unmapped_calls, 0);
     } else {
         qr_msgs_capture_report rep;
-        cr_assert_eq(qr_msgs_from_captures(pp, np, map, n_map, NULL, &m, &nm, &nh, &rep, err),
-                     QR_OK, "%s", err);
+        cr_assert_eq(qr_msgs_from_captures(pp, np, map, n_map, &o, &m, &nm, &nh, &rep, err), QR_OK,
+                     "%s", err);
         cr_assert_eq(rep.unmapped_packets + rep.foreign_packets, 0);
     }
     cr_assert_eq(nh, hosts);
+    truth_by_ends(t, n, m, nm, ends, 10000);
+    free(ends);
     expect_same(m, nm, t, n, skip, seed);
     free(t);
     free(off);

@@ -216,3 +216,8 @@ for p in sorted(glob.glob(os.path.join(src, "scenarios", "tiers", "*.tiers"))):
 put("paths", "trace.csv", b"\x01# qreplay messages 1\nsrc,dst,conn,send_ns,recv_ns,bytes\n"
     b"0,3,0,1000,12000,200\n3,4,1,20000,31000,200\n4,3,1,90000,101000,1000\n"
     b"3,0,0,110000,121000,1000\n1,3,2,-,130000,200\n3,5,3,140000,-,200\n")
+put("paths", "truth.csv", b"\x02# qreplay tiers-truth 1\n# spec: tier a hosts=3 calls=b; tier b hosts=4; "
+    b"clients hosts=0 rate=10/s; fault slow-node 4 x3\n"
+    b"conn,index,id,parent,src,dst,true_send_ns,true_recv_ns\n0,0,0,-,0,3,1000,12000\n"
+    b"1,0,1,0,3,4,20000,31000\n1,0,2,1,4,3,90000,101000\n0,0,3,2,3,0,110000,-\n"
+    b"10.0.0.1:40000-10.0.0.4:80,1,4,-,0,3,-,-\n")

@@ -1,4 +1,5 @@
 /* Message traces as text (messages.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -173,4 +174,83 @@ int qr_msgs_write(const char *path, const qr_msg *m, size_t n, const char *comme
 {
     struct wctx w = {m, n, comment};
     return qr_write_text_file(path, write_all, &w, errbuf);
+}
+
+/* One end as text: IPv4 dotted (IPv4-mapped addresses), else IPv6 in brackets. */
+static void end_text(const uint8_t a[16], uint16_t port, char *buf, size_t size)
+{
+    static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    char h[64];
+    if (!memcmp(a, v4, 12))
+        snprintf(h, sizeof h, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+    else if (!inet_ntop(AF_INET6, a, h, sizeof h))
+        snprintf(h, sizeof h, "?");
+    snprintf(buf, size, "%s%s%s:%u", memcmp(a, v4, 12) ? "[" : "", h, memcmp(a, v4, 12) ? "]" : "",
+             (unsigned)port);
+}
+
+void qr_msg_ends_text(const qr_msg_ends *e, char *buf, size_t size)
+{
+    char a[56], b[56];
+    end_text(e->addr[0], e->port[0], a, sizeof a);
+    end_text(e->addr[1], e->port[1], b, sizeof b);
+    snprintf(buf, size, "%s-%s", a, b);
+}
+
+/* "A:P" (or "[A6]:P") from s up to end into addr and port. Returns 0 or -1. */
+static int end_parse(const char *s, size_t len, uint8_t addr[16], uint16_t *port)
+{
+    char t[80];
+    if (len == 0 || len >= sizeof t)
+        return -1;
+    memcpy(t, s, len);
+    t[len] = '\0';
+    char *colon = strrchr(t, ':'), *e;
+    if (!colon || !colon[1])
+        return -1;
+    *colon = '\0';
+    errno = 0;
+    unsigned long p = strtoul(colon + 1, &e, 10);
+    if (*e || errno || p > 65535 || colon[1] == '-' || colon[1] == '+')
+        return -1;
+    *port = (uint16_t)p;
+    char *h = t;
+    if (*h == '[') {
+        size_t hl = strlen(h);
+        if (hl < 2 || h[hl - 1] != ']')
+            return -1;
+        h[hl - 1] = '\0';
+        return inet_pton(AF_INET6, h + 1, addr) == 1 ? 0 : -1;
+    }
+    uint8_t v4[4];
+    if (inet_pton(AF_INET, h, v4) != 1)
+        return -1;
+    memset(addr, 0, 10);
+    addr[10] = addr[11] = 0xff;
+    memcpy(addr + 12, v4, 4);
+    return 0;
+}
+
+int qr_msg_ends_parse(const char *text, qr_msg_ends *out)
+{
+    /* the dash between the ends: the one after the first end's port (IPv6 has no '-') */
+    const char *dash = strchr(text, '-');
+    if (!dash || strchr(dash + 1, '-'))
+        return QR_EVALUE;
+    qr_msg_ends e;
+    if (end_parse(text, (size_t)(dash - text), e.addr[0], &e.port[0]) ||
+        end_parse(dash + 1, strlen(dash + 1), e.addr[1], &e.port[1]))
+        return QR_EVALUE;
+    int c = memcmp(e.addr[0], e.addr[1], 16);
+    if (c > 0 || (c == 0 && e.port[0] > e.port[1])) { /* the lower end first */
+        uint8_t a[16];
+        memcpy(a, e.addr[0], 16);
+        memcpy(e.addr[0], e.addr[1], 16);
+        memcpy(e.addr[1], a, 16);
+        uint16_t p = e.port[0];
+        e.port[0] = e.port[1];
+        e.port[1] = p;
+    }
+    *out = e;
+    return QR_OK;
 }

@@ -92,6 +92,8 @@ int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_
                           size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out, size_t *n_out,
                           uint32_t *n_hosts, qr_msgs_capture_report *rep, char *errbuf)
 {
+    if (o && o->ends)
+        *o->ends = NULL;
     *out = NULL;
     *n_out = 0;
     *n_hosts = 0;
@@ -109,6 +111,8 @@ int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_
     if (!rc &&
         qri_msgs_cut_all(b.g.segs, b.g.n_segs, b.g.ci, o ? o->idle_ns : 0, out, n_out, &cap, &cnt))
         rc = qri_err(errbuf, QR_ENOMEM, "captures: out of memory");
+    if (!rc && qri_mbuild_ends(&b.g, o))
+        rc = qri_err(errbuf, QR_ENOMEM, "captures: out of memory");
     rep->untraced_send = cnt.untraced_send;
     rep->untraced_recv = cnt.untraced_recv;
     rep->unfinished = cnt.unfinished;
@@ -121,6 +125,10 @@ int qr_msgs_from_captures(const char *const *paths, size_t n, const qr_host_map_
         free(*out);
         *out = NULL;
         *n_out = 0;
+        if (o && o->ends) {
+            free(*o->ends);
+            *o->ends = NULL;
+        }
     }
     return rc;
 }

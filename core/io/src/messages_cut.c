@@ -222,12 +222,28 @@ int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp, co
         if (qri_grow((void **)&b->ci, &b->cap_conns, b->n_conns, sizeof *b->ci, 64) ||
             qri_map_put(&b->conns, k1, k2, (void *)(uintptr_t)(b->n_conns + 1)))
             return QR_ENOMEM;
-        b->ci[b->n_conns] =
-            (struct qri_mconn){{lower_src ? hs : hd, lower_src ? hd : hs}, {0}, {0}};
+        struct qri_mconn c = {{lower_src ? hs : hd, lower_src ? hd : hs}, {{{0}}, {0}}, {0}, {0}};
+        memcpy(c.ends.addr[0], key, 16);
+        memcpy(c.ends.addr[1], key + 16, 16);
+        c.ends.port[0] = ports[0];
+        c.ends.port[1] = ports[1];
+        b->ci[b->n_conns] = c;
         v = ++b->n_conns;
     }
     *conn = (uint32_t)(v - 1);
     *dir = lower_src ? 0 : 1;
+    return QR_OK;
+}
+
+int qri_mbuild_ends(const struct qri_mbuild *b, const qr_msgs_capture_opts *o)
+{
+    if (!o || !o->ends)
+        return QR_OK;
+    *o->ends = malloc((b->n_conns ? b->n_conns : 1) * sizeof **o->ends);
+    if (!*o->ends)
+        return QR_ENOMEM;
+    for (size_t i = 0; i < b->n_conns; i++)
+        (*o->ends)[i] = b->ci[i].ends;
     return QR_OK;
 }
 

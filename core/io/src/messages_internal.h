@@ -22,6 +22,7 @@ struct qri_mseg {
 
 struct qri_mconn {
     uint32_t host[2]; /* the lower end's host, the other's */
+    qr_msg_ends ends; /* the lower end's address and port, the other's */
     uint32_t base[2]; /* each direction's first sequence number seen (captures) */
     int have_base[2];
 };
@@ -47,6 +48,8 @@ int qri_mbuild_host(const struct qri_mbuild *b, const uint8_t addr[16], uint32_t
  * direction from src to dst (0: src is the lower end). Returns 0 or QR_ENOMEM. */
 int qri_mbuild_conn(struct qri_mbuild *b, const uint8_t src[16], uint16_t sp, const uint8_t dst[16],
                     uint16_t dp, uint32_t hs, uint32_t hd, uint32_t *conn, uint8_t *dir);
+/* Each connection's ends into *o->ends, if asked (o may be NULL). Returns 0 or QR_ENOMEM. */
+int qri_mbuild_ends(const struct qri_mbuild *b, const qr_msgs_capture_opts *o);
 /* Keep a segment. Returns 0 or QR_ENOMEM. */
 int qri_mbuild_seg(struct qri_mbuild *b, struct qri_mseg s);
 

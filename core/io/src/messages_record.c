@@ -48,6 +48,8 @@ int qr_msgs_from_records(const char *const *paths, size_t n, const qr_host_map_e
                          size_t n_map, const qr_msgs_capture_opts *o, qr_msg **out, size_t *n_out,
                          uint32_t *n_hosts, qr_msgs_record_report *rep, char *errbuf)
 {
+    if (o && o->ends)
+        *o->ends = NULL;
     *out = NULL;
     *n_out = 0;
     *n_hosts = 0;
@@ -75,6 +77,8 @@ int qr_msgs_from_records(const char *const *paths, size_t n, const qr_host_map_e
     struct qri_mcounts cnt = {0};
     if (!rc && qri_msgs_cut_all(b.segs, b.n_segs, b.ci, o ? o->idle_ns : 0, out, n_out, &cap, &cnt))
         rc = qri_err(errbuf, QR_ENOMEM, "records: out of memory");
+    if (!rc && qri_mbuild_ends(&b, o))
+        rc = qri_err(errbuf, QR_ENOMEM, "records: out of memory");
     rep->untraced_send = cnt.untraced_send;
     rep->untraced_recv = cnt.untraced_recv;
     rep->unfinished = cnt.unfinished;
@@ -87,6 +91,10 @@ int qr_msgs_from_records(const char *const *paths, size_t n, const qr_host_map_e
         free(*out);
         *out = NULL;
         *n_out = 0;
+        if (o && o->ends) {
+            free(*o->ends);
+            *o->ends = NULL;
+        }
     }
     return rc;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "qreplay/paths_score.h"
+#include "qreplay/tiers_truth.h"
 
 static int named(const qr_paths *p, int link, uint32_t a, uint32_t b)
 {
@@ -68,15 +69,21 @@ void qr_paths_score_run(const qr_paths *found, const qr_paths *truth, const uint
 {
     memset(out, 0, sizeof *out);
     const uint64_t *par = qr_paths_parents(found, NULL);
-    out->messages = n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (true_parent[i] == QR_TRUTH_NO_PARENT) {
+            out->unscored++;
+            continue;
+        }
+        out->messages++;
         out->right += par[i] == true_parent[i];
-    out->share = n ? (double)out->right / (double)n : 0;
+    }
+    out->share = out->messages ? (double)out->right / (double)out->messages : 0;
     score_patterns(found, truth, rare_share, out);
     double err = 0;
     uint64_t k = 0;
     for (size_t i = 0; true_net_ns && i < n; i++) {
-        if (m[i].send_ns == QR_MSG_UNTRACED || m[i].recv_ns == QR_MSG_UNTRACED)
+        if (m[i].send_ns == QR_MSG_UNTRACED || m[i].recv_ns == QR_MSG_UNTRACED ||
+            true_net_ns[i] == QR_TRUTH_NO_TIME)
             continue;
         int64_t est = m[i].recv_ns - m[i].send_ns -
                       (qr_paths_offset(found, m[i].dst) - qr_paths_offset(found, m[i].src));
@@ -115,7 +122,8 @@ size_t qr_paths_score_fields(const qr_paths_score *s, const char **names, double
              {"net_delay_error_ns", s->net_delay_error_ns},
              {"slow_node_named", s->slow_node_named},
              {"slow_link_named", s->slow_link_named},
-             {"wrongly_named", (double)s->wrongly_named}};
+             {"wrongly_named", (double)s->wrongly_named},
+             {"unscored", (double)s->unscored}};
     size_t n = sizeof f / sizeof f[0];
     for (size_t i = 0; i < n && i < max; i++) {
         names[i] = f[i].name;

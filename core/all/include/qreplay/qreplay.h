@@ -78,6 +78,7 @@
 #include "qreplay/recorder.h"
 #include "qreplay/tb_repeat.h"
 #include "qreplay/testbed.h"
+#include "qreplay/tiers_truth.h"
 #include "qreplay/truth.h"
 
 /* analyses */

@@ -51,8 +51,24 @@ int qr_msgs_write(const char *path, const qr_msg *m, size_t n, const char *comme
  * capture); either is QR_MSG_UNTRACED where that host has no capture. map gives each address its
  * host (and, where a line names one, the capture taken on it; else the capture's owner is the
  * address in most of its packets); hosts are numbered as the map says. */
+/* A connection's two ends: addresses (IPv4-mapped for IPv4) and ports, the lower end (by address,
+ * then port) first. */
+typedef struct qr_msg_ends {
+    uint8_t addr[2][16];
+    uint16_t port[2];
+} qr_msg_ends;
+
+/* The ends as text, "A:P-B:Q" (IPv4 dotted, IPv6 as "[...]"), the lower end first: the key a
+ * service's truth names its connections by (paths_truth.h). size >= QR_MSG_ENDS_TEXT. */
+#define QR_MSG_ENDS_TEXT 112
+void qr_msg_ends_text(const qr_msg_ends *e, char *buf, size_t size);
+/* Parse "A:P-B:Q" (either end first) into ends in order. Returns 0 or QR_EVALUE. */
+int qr_msg_ends_parse(const char *text, qr_msg_ends *out);
+
 typedef struct qr_msgs_capture_opts {
-    int64_t idle_ns; /* 0: only the other direction speaking ends a message */
+    int64_t idle_ns;    /* 0: only the other direction speaking ends a message */
+    qr_msg_ends **ends; /* if not NULL: set to each connection's ends, by qr_msg.conn (caller frees;
+                           as many as the report's connections) */
 } qr_msgs_capture_opts;
 
 typedef struct qr_msgs_capture_report {

@@ -15,6 +15,7 @@ extern "C" {
 
 typedef struct qr_paths_score {
     uint64_t messages, right; /* messages, and those whose most likely parent is the true one */
+    uint64_t unscored;        /* messages whose true parent is not known (QR_TRUTH_NO_PARENT) */
     double share;             /* right / messages */
     uint64_t true_patterns;   /* shapes of the true request trees */
     uint64_t found_patterns;  /* of those, shapes the method found (a best instance) */
@@ -30,9 +31,10 @@ typedef struct qr_paths_score {
     uint64_t wrongly_named;    /* hosts and links named slow that are no planted fault */
 } qr_paths_score;
 
-/* Score `found` against the truth: true_parent per message (QR_PATHS_ROOT for a request), truth
- * its patterns (qr_paths_given over the same messages), m the messages as observed and true_net_ns
- * their true network delays (NULL: not scored), the faults the spec planted. */
+/* Score `found` against the truth: true_parent per message (QR_PATHS_ROOT for a request,
+ * QR_TRUTH_NO_PARENT where not known: left out and counted), truth its patterns (qr_paths_given
+ * over the same messages), m the messages as observed and true_net_ns their true network delays
+ * (NULL: not scored; QR_TRUTH_NO_TIME where not known), the faults the spec planted. */
 void qr_paths_score_run(const qr_paths *found, const qr_paths *truth, const uint64_t *true_parent,
                         const qr_msg *m, const int64_t *true_net_ns, size_t n,
                         const qr_tier_fault *faults, size_t n_faults, double rare_share,

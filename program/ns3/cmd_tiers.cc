@@ -1,0 +1,280 @@
+/* qreplay tiers: a multi-tier service (tiers.h) over ns-3's TCP, recorded as its applications saw
+ * it (a message trace) with its truth beside it, for qreplay paths. */
+#include "helper/tiers-run.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli.h"
+#include "opt.h"
+#include "program.h"
+
+extern "C"
+{
+#include "qreplay/error.h"
+#include "qreplay/messages.h"
+#include "qreplay/scenario.h"
+#include "qreplay/tiers.h"
+#include "qreplay/tiers_truth.h"
+#include "qreplay/units.h"
+}
+
+using namespace ns3;
+
+static const cli_opt kOpts[] = {
+    {"network",
+     0,
+     CLI_VALUE,
+     "INI",
+     "a scenario whose network runs the service: [topology], [links], [buffer], [tcp], "
+     "[clock], [faults] link faults (default: a star of the service's hosts)"},
+    CLI_OPT_SET,
+    {"rate", 0, CLI_VALUE, "R", "client requests per second (the spec's rate)"},
+    {"duration", 0, CLI_VALUE, "T", "how long the clients send requests (1s)"},
+    {"stop",
+     0,
+     CLI_VALUE,
+     "T",
+     "the latest simulated time; requests still unanswered then are counted (duration + 10s)"},
+    {"seed", 0, CLI_VALUE, "N", "the service's random choices and ns-3's (the scenario's seed)"},
+    CLI_OPT_OUT("write DIR/messages.csv (what the applications saw) and DIR/truth/tiers.csv "
+                "(required)"),
+    CLI_OPT_QUIET,
+};
+
+static const cli_spec kSpec = {
+    "tiers",
+    "SPEC",
+    "Run the multi-tier service of SPEC (tiers of hosts calling each other; scenarios/tiers/,\n"
+    "docs/FORMATS.md) over ns-3's TCP on a scenario's network: clients send requests at Poisson\n"
+    "times, each tier's hosts serve them with their workers and make their calls over persistent\n"
+    "connections of their pools, the planted slow hosts and links slow them. The core's machine\n"
+    "decides every message; ns-3 carries it.\n\n"
+    "DIR/messages.csv is what the applications saw, as WAP5's socket-call library logs it: each\n"
+    "message's send call on the sender's clock and the read of its last byte on the receiver's\n"
+    "(clocks off by the scenario's [clock] max_offset). DIR/truth/tiers.csv holds every\n"
+    "message's id and parent and the service's spec with its faults: only scorers read it.\n"
+    "Then: qreplay paths --messages DIR/messages.csv --truth DIR/truth/tiers.csv --outside "
+    "CLIENTS.\n",
+    kOpts,
+    sizeof kOpts / sizeof kOpts[0],
+    1,
+    1,
+    "expected one service spec",
+    "  qreplay tiers scenarios/tiers/three-tier-faults.tiers -o /tmp/tiers\n"
+    "  qreplay paths --messages /tmp/tiers/messages.csv --truth /tmp/tiers/truth/tiers.csv "
+    "-o /tmp/tiers/paths\n"
+    "  qreplay tiers scenarios/tiers/three-tier.tiers --network scenarios/single-switch.ini "
+    "--set clock.max_offset=1ms --rate 3000 -o /tmp/t3\n"};
+
+/* The network: --network's scenario, else a star of the service's hosts; with the overrides. */
+static int
+LoadNetwork(const cli_args* a, const qr_tiers_spec* spec, qr_scenario** s)
+{
+    int nSets = 0;
+    const char** sets = cli_list(a, "set", &nSets);
+    const char* net = cli_value(a, "network");
+    if (net)
+        return cli_load_scenario("tiers", net, sets, nSets, s);
+    char err[QR_ERRBUF_SIZE], text[256];
+    snprintf(text,
+             sizeof text,
+             "[topology]\nkind = star\nhosts = %u\n",
+             qr_tiers_hosts(spec) < 2 ? 2u : qr_tiers_hosts(spec));
+    if (qr_scenario_create(s))
+        return cli_fail("tiers", "out of memory");
+    int rc = qr_scenario_load_string(*s, text, "the default star", ".", err);
+    for (int i = 0; !rc && i < nSets; i++)
+        rc = qr_scenario_set(*s, sets[i], err);
+    if (!rc)
+        rc = qr_scenario_validate(*s, err);
+    if (rc)
+    {
+        qr_scenario_destroy(*s);
+        *s = nullptr;
+        return cli_fail("tiers", "%s", err);
+    }
+    return 0;
+}
+
+static int
+ParseRun(const cli_args* a,
+         const qr_config* c,
+         qr_tiers_spec* spec,
+         int64_t* dur,
+         int64_t* stop,
+         uint64_t* seed)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *rate = cli_value(a, "rate"), *d = cli_value(a, "duration"),
+               *st = cli_value(a, "stop"), *sd = cli_value(a, "seed");
+    *dur = 1000000000;
+    *seed = c->run.seed;
+    if (rate)
+    {
+        char* e;
+        double r = strtod(rate, &e);
+        if (e == rate || *e || !(r > 0) || r > 1e7)
+            return cli_usage_error("tiers",
+                                   "--rate: '%s' is not a rate in (0, 1e7] per second",
+                                   rate);
+        spec->rate_per_s = r;
+    }
+    if (d && (qr_parse_time_ns(d, dur, err) || *dur <= 0))
+        return cli_usage_error("tiers", "--duration: %s", *dur <= 0 ? "must be positive" : err);
+    *stop = *dur + 10000000000LL;
+    if (st && (qr_parse_time_ns(st, stop, err) || *stop < *dur))
+        return cli_usage_error("tiers",
+                               "--stop: %s",
+                               *stop < *dur ? "before --duration ends" : err);
+    char* e = nullptr;
+    if (sd && (*seed = strtoull(sd, &e, 10), *e || *sd == '-' || !*sd))
+        return cli_usage_error("tiers", "--seed: '%s' is not a number", sd);
+    return 0;
+}
+
+/* Run and write. Returns 0 or the exit status. */
+static int
+RunAndWrite(const cli_args* a,
+            const qr_config* c,
+            const qr_tiers_spec* spec,
+            const char* specFile,
+            const char* specText,
+            int64_t dur,
+            int64_t stop,
+            uint64_t seed,
+            const char* work)
+{
+    bool quiet = cli_count(a, "quiet") > 0;
+    char err[QR_ERRBUF_SIZE];
+    cli_progress progress;
+    cli_progress_init(&progress, quiet);
+    try
+    {
+        TiersRun run(c, spec, seed, dur);
+        bool done = run.Run(NanoSeconds(stop), &cli_signal, [&](const TiersRun::Progress& p) {
+            cli_progress_update(&progress,
+                                "tiers: sim %.1f ms | %" PRIu64 " requests, %" PRIu64
+                                " answered | %" PRIu64 " messages",
+                                p.now.GetSeconds() * 1e3,
+                                p.requests,
+                                p.answered,
+                                p.messages);
+        });
+        cli_progress_done(&progress);
+        if (!done)
+            return cli_interrupted_status();
+        uint64_t req, ans;
+        run.Counts(&req, &ans);
+        char comment[1024];
+        snprintf(comment,
+                 sizeof comment,
+                 "qreplay tiers %s: %.6g requests/s for %" PRId64 " ns, seed %" PRIu64
+                 ", over ns-3 (%s, %" PRIu32 " hosts, clocks within %" PRId64 " ns)",
+                 specFile,
+                 spec->rate_per_s,
+                 dur,
+                 seed,
+                 c->topology.kind == QR_TOPO_FATTREE ? "fat tree" : "star",
+                 qr_config_hosts(c),
+                 c->clock.max_offset_ns);
+        std::string msgs = std::string(work) + "/messages.csv",
+                    truthDir = std::string(work) + "/truth", truth = truthDir + "/tiers.csv";
+        const auto& m = run.Messages();
+        const auto& t = run.Truth();
+        if (qr_msgs_write(msgs.c_str(), m.data(), m.size(), comment, err))
+            return cli_fail("tiers", "%s", err);
+        if (cli_make_dir("tiers", truthDir.c_str()))
+            return 1;
+        if (qr_tiers_truth_write(truth.c_str(), specText, t.data(), t.size(), comment, err))
+            return cli_fail("tiers", "%s", err);
+        if (!quiet)
+        {
+            uint64_t unread = 0;
+            for (const auto& x : m)
+                unread += x.recv_ns == QR_MSG_UNTRACED;
+            printf("tiers: %" PRIu64 " requests, %" PRIu64 " answered by %.3f ms; %zu messages "
+                   "(%" PRIu64 " never read whole)\n",
+                   req,
+                   ans,
+                   run.End().GetSeconds() * 1e3,
+                   m.size(),
+                   unread);
+            printf("wrote %s/messages.csv and %s/truth/tiers.csv\n",
+                   cli_shown(cli_value(a, "out")),
+                   cli_shown(cli_value(a, "out")));
+        }
+        if (req != ans)
+            fprintf(stderr,
+                    "tiers: %" PRIu64 " requests unanswered at --stop; their messages are "
+                    "in the trace, unread ones without a receive time\n",
+                    req - ans);
+        return 0;
+    }
+    catch (const std::exception& e)
+    {
+        cli_progress_done(&progress);
+        return cli_fail("tiers", "%s", e.what());
+    }
+}
+
+int
+qr_cmd_tiers(int argc, char** argv)
+{
+    cli_args a;
+    int rc = cli_parse(&kSpec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char* specFile = a.pos[0];
+    const char* outp = cli_value(&a, "out");
+    char err[QR_ERRBUF_SIZE];
+    qr_tiers_spec spec;
+    qr_scenario* s = nullptr;
+    char* text = nullptr;
+    if (!outp)
+        rc = cli_usage_error("tiers", "-o DIR is required (where the trace and the truth go)");
+    else if (!(text = cli_slurp("tiers", specFile)))
+        rc = 1;
+    else if (qr_tiers_parse(text, &spec, err))
+        rc = cli_fail("tiers", "%s: %s", specFile, err);
+    else
+        rc = LoadNetwork(&a, &spec, &s);
+    int64_t dur = 0, stop = 0;
+    uint64_t seed = 0;
+    if (!rc)
+        rc = ParseRun(&a, qr_scenario_config(s), &spec, &dur, &stop, &seed);
+    if (!rc)
+    {
+        cli_paths ins{}, outs{};
+        cli_paths_add(&ins, "%s", specFile);
+        if (cli_value(&a, "network"))
+            cli_paths_add(&ins, "%s", cli_value(&a, "network"));
+        cli_paths_add(&outs, "%s/messages.csv", outp);
+        cli_paths_add(&outs, "%s/truth/tiers.csv", outp);
+        rc = cli_check_outside("tiers", outp, &ins);
+        if (rc)
+        {
+            cli_paths_free(&outs);
+            cli_paths_free(&ins);
+        }
+        else
+            rc = cli_check_outputs("tiers", &outs, &ins);
+    }
+    const char* work = nullptr;
+    if (!rc && !(work = cli_output_folder("tiers", outp, cli_count(&a, "quiet") > 0)))
+        rc = 1;
+    if (!rc)
+    {
+        cli_catch_signals();
+        rc = RunAndWrite(&a, qr_scenario_config(s), &spec, specFile, text, dur, stop, seed, work);
+        cli_restore_signals();
+    }
+    free(text);
+    qr_scenario_destroy(s);
+    cli_args_free(&a);
+    return rc;
+}
