@@ -1688,6 +1688,8 @@ BLOCKS = {
     "paths-faults": lambda: block_paths_faults("paths-core"),
     "paths-ns3-load": lambda: block_paths_load("paths-ns3"),
     "paths-ns3-faults": lambda: block_paths_faults("paths-ns3"),
+    "paths-testbed-load": lambda: block_paths_load("paths-testbed"),
+    "paths-testbed-faults": lambda: block_paths_faults("paths-testbed"),
     "fabric-rates": lambda: block_fabric_rates("fabric-rates"),
     "faults-fabric-everflow": lambda: block_faults_fabric_everflow("faults-fabric"),
     "faults-fabric": lambda: block_faults_fabric("faults-fabric"),

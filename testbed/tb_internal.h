@@ -82,5 +82,8 @@ uint64_t tbi_capture_lost(const struct proc *p, int *have);
 int tbi_await_ready(struct tb *t, int first, int last, const char *what);
 int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *self);
 int tbi_run_apps(struct tb *t, tb_run *run, cli_progress *prog);
+/* tb_tiers.c: a multi-tier service's slow links shaped on the star's switch, and its hosts run */
+int tbi_tiers_shape(struct tb *t, const tb_run *run);
+int tbi_run_tiers(struct tb *t, tb_run *run, cli_progress *prog);
 
 #endif

@@ -407,6 +407,8 @@ int tb_run_testbed(const char *command, tb_run *run)
     } else if (!rc) {
         cli_progress_update(&prog, "testbed: building %u host namespaces and a switch", t.hosts);
         rc = tbi_build_star(&t, run);
+        if (!rc && run->tiers)
+            rc = tbi_tiers_shape(&t, run);
     }
     qr_corrector *corr = NULL;
     if (!rc && run->fates)
@@ -425,7 +427,9 @@ int tb_run_testbed(const char *command, tb_run *run)
     }
     uint64_t softnet0 = tbi_softnet_drops();
     if (!rc)
-        rc = run->n_apps ? tbi_run_apps(&t, run, &prog) : tbi_run_agents(&t, run, &prog, self);
+        rc = run->tiers    ? tbi_run_tiers(&t, run, &prog)
+             : run->n_apps ? tbi_run_apps(&t, run, &prog)
+                           : tbi_run_agents(&t, run, &prog, self);
     if (!rc && !cli_signal) {
         cli_progress_update(&prog, "testbed: the hosts go quiet, the queues drain");
         rc = quiesce(&t);

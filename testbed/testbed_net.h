@@ -21,6 +21,7 @@ extern "C" {
 
 struct qr_config;
 struct qr_flow;
+struct qr_tiers_spec;
 
 /* One flow's outcome on the testbed. */
 typedef struct tb_flow_result {
@@ -51,7 +52,12 @@ typedef struct tb_run {
     const uint16_t *src_port; /* per flow */
     const qr_app *apps;
     size_t n_apps;
-    const char *apps_script;     /* testbed/apps.py */
+    const char *apps_script; /* testbed/apps.py */
+    /* or a multi-tier service (qreplay tiers --testbed; tiers.h): tiers_script (testbed/tiers.py)
+     * run on every host of the spec with its plan, each host's truth log to tiers_log_dir/hN.log */
+    const struct qr_tiers_spec *tiers;
+    const char *tiers_script, *tiers_plan, *tiers_log_dir;
+    int64_t tiers_duration_ns;   /* how long its clients send requests */
     uint64_t port_limit;         /* bytes of each switch port's FIFO */
     const char *capture_dir;     /* where the pcaps go (exists) */
     const qr_fabric *fabric;     /* a fat tree's plan (fabric.h); NULL: the star */

@@ -2,16 +2,21 @@
  * it (a message trace) with its truth beside it, for qreplay paths. */
 #include "helper/tiers-run.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "opt.h"
 #include "program.h"
+#include "testbed_net.h"
+
+#include <unistd.h>
 
 extern "C"
 {
@@ -41,8 +46,14 @@ static const cli_opt kOpts[] = {
      "T",
      "the latest simulated time; requests still unanswered then are counted (duration + 10s)"},
     {"seed", 0, CLI_VALUE, "N", "the service's random choices and ns-3's (the scenario's seed)"},
+    {"testbed",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "run on the namespace testbed instead (root): real Linux TCP on a star, every host of the "
+     "service a Python process (testbed/tiers.py), each host captured"},
     CLI_OPT_OUT("write DIR/messages.csv (what the applications saw) and DIR/truth/tiers.csv "
-                "(required)"),
+                "(--testbed: DIR/pcap/hN.pcap and DIR/hosts.csv instead of the trace; required)"),
     CLI_OPT_QUIET,
 };
 
@@ -58,8 +69,15 @@ static const cli_spec kSpec = {
     "message's send call on the sender's clock and the read of its last byte on the receiver's\n"
     "(clocks off by the scenario's [clock] max_offset). DIR/truth/tiers.csv holds every\n"
     "message's id and parent and the service's spec with its faults: only scorers read it.\n"
-    "Then: qreplay paths --messages DIR/messages.csv --truth DIR/truth/tiers.csv --outside "
-    "CLIENTS.\n",
+    "Then: qreplay paths --messages DIR/messages.csv --truth DIR/truth/tiers.csv.\n\n"
+    "--testbed runs the service on real Linux TCP instead: a star of network namespaces (the\n"
+    "network scenario's [links] and [tcp]; without one, 1 Gb/s), every host of the service a\n"
+    "Python process (testbed/tiers.py: worker threads, persistent connection pools, a slow host\n"
+    "computing slower), each planted slow link a shaper on the switch (a full-size packet\n"
+    "between its hosts takes the fault's delay), every host captured by tcpdump. Each message\n"
+    "carries its id and its parent's; each host logs what it sent and read, gathered into\n"
+    "DIR/truth/tiers.csv. Then: qreplay paths --map DIR/hosts.csv DIR/pcap/h*.pcap --truth\n"
+    "DIR/truth/tiers.csv.\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
@@ -69,7 +87,10 @@ static const cli_spec kSpec = {
     "  qreplay paths --messages /tmp/tiers/messages.csv --truth /tmp/tiers/truth/tiers.csv "
     "-o /tmp/tiers/paths\n"
     "  qreplay tiers scenarios/tiers/three-tier.tiers --network scenarios/single-switch.ini "
-    "--set clock.max_offset=1ms --rate 3000 -o /tmp/t3\n"};
+    "--set clock.max_offset=1ms --rate 3000 -o /tmp/t3\n"
+    "  sudo qreplay tiers scenarios/tiers/three-tier-faults.tiers --testbed -o /tmp/tb\n"
+    "  qreplay paths --map /tmp/tb/hosts.csv /tmp/tb/pcap/h*.pcap --truth "
+    "/tmp/tb/truth/tiers.csv\n"};
 
 /* The network: --network's scenario, else a star of the service's hosts; with the overrides. */
 static int
@@ -83,8 +104,9 @@ LoadNetwork(const cli_args* a, const qr_tiers_spec* spec, qr_scenario** s)
     char err[QR_ERRBUF_SIZE], text[256];
     snprintf(text,
              sizeof text,
-             "[topology]\nkind = star\nhosts = %u\n",
-             qr_tiers_hosts(spec) < 2 ? 2u : qr_tiers_hosts(spec));
+             "[topology]\nkind = star\nhosts = %u\n%s",
+             qr_tiers_hosts(spec) < 2 ? 2u : qr_tiers_hosts(spec),
+             cli_count(a, "testbed") ? "[links]\nrate = 1Gbps\n" : "");
     if (qr_scenario_create(s))
         return cli_fail("tiers", "out of memory");
     int rc = qr_scenario_load_string(*s, text, "the default star", ".", err);
@@ -135,6 +157,188 @@ ParseRun(const cli_args* a,
     if (sd && (*seed = strtoull(sd, &e, 10), *e || *sd == '-' || !*sd))
         return cli_usage_error("tiers", "--seed: '%s' is not a number", sd);
     return 0;
+}
+
+/* The service as tiers.py reads it (JSON): every address, the tiers with their stages, the
+ * clients and their rate, the slow hosts. Returns 0 or 1 after printing. */
+static int
+WritePlan(const std::string& path, const qr_tiers_spec* s, int64_t dur, uint64_t seed)
+{
+    FILE* f = fopen(path.c_str(), "w");
+    if (!f)
+        return cli_fail("tiers", "%s: %s", path.c_str(), strerror(errno));
+    fprintf(f, "{\"port\": 9000, \"seed\": %" PRIu64 ", \"duration_ns\": %" PRId64, seed, dur);
+    fprintf(f, ", \"rate\": %.17g, \"first\": %u, \"addresses\": {", s->rate_per_s, s->first);
+    for (uint32_t h = 0; h < qr_tiers_hosts(s); h++)
+    {
+        char addr[32];
+        tb_host_addr(nullptr, h, addr, sizeof addr);
+        fprintf(f, "%s\"%u\": \"%s\"", h ? ", " : "", h, addr);
+    }
+    fprintf(f, "}, \"clients\": [");
+    for (uint32_t i = 0; i < s->n_clients; i++)
+        fprintf(f, "%s%u", i ? ", " : "", s->clients[i]);
+    fprintf(f, "], \"slowness\": {");
+    for (uint32_t i = 0, k = 0; i < s->n_faults; i++)
+        if (s->faults[i].kind == QR_TIER_SLOW_NODE)
+            fprintf(f, "%s\"%u\": %.17g", k++ ? ", " : "", s->faults[i].a, s->faults[i].factor);
+    fprintf(f, "}, \"tiers\": [");
+    for (uint32_t i = 0; i < s->n_tiers; i++)
+    {
+        const qr_tier& t = s->tiers[i];
+        fprintf(f,
+                "%s{\"name\": \"%s\", \"service_ns\": %" PRId64 ", \"workers\": %u, "
+                "\"request\": %" PRIu64 ", \"reply\": %" PRIu64 ", \"hosts\": [",
+                i ? ", " : "",
+                t.name,
+                t.service_ns,
+                t.workers,
+                t.request_bytes,
+                t.reply_bytes);
+        for (uint32_t h = 0; h < t.n_hosts; h++)
+            fprintf(f, "%s%u", h ? ", " : "", t.hosts[h]);
+        fprintf(f, "], \"stages\": [");
+        for (uint32_t g = 0; g < t.n_stages; g++)
+        {
+            fprintf(f, "%s[", g ? ", " : "");
+            for (uint32_t c = 0; c < t.stages[g].n_calls; c++)
+                fprintf(f,
+                        "%s{\"tier\": %u, \"p\": %.17g}",
+                        c ? ", " : "",
+                        t.stages[g].calls[c].tier,
+                        t.stages[g].calls[c].probability);
+            fprintf(f, "]");
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]}\n");
+    return fclose(f) ? cli_fail("tiers", "%s: %s", path.c_str(), strerror(errno)) : 0;
+}
+
+/* The hosts' logs gathered into the truth, and the host map for the captures. Returns 0 or 1
+ * after printing. */
+static int
+WriteTestbedTruth(const std::string& work,
+                  const qr_tiers_spec* s,
+                  const char* specText,
+                  const char* comment,
+                  bool quiet)
+{
+    char err[QR_ERRBUF_SIZE];
+    std::vector<std::string> logs;
+    for (uint32_t h = 0; h < qr_tiers_hosts(s); h++)
+    {
+        std::string l = work + "/truth/logs/h" + std::to_string(h) + ".log";
+        if (access(l.c_str(), R_OK) == 0)
+            logs.push_back(l);
+    }
+    std::vector<const char*> lp;
+    for (const auto& l : logs)
+        lp.push_back(l.c_str());
+    qr_tiers_truth_row* rows = nullptr;
+    size_t n = 0;
+    qr_tiers_gather_report rep;
+    if (qr_tiers_truth_gather(lp.data(), lp.size(), &rows, &n, &rep, err))
+        return cli_fail("tiers", "%s", err);
+    int rc =
+        qr_tiers_truth_write((work + "/truth/tiers.csv").c_str(), specText, rows, n, comment, err)
+            ? cli_fail("tiers", "%s", err)
+            : 0;
+    free(rows);
+    std::string map = work + "/hosts.csv";
+    FILE* f = rc ? nullptr : fopen(map.c_str(), "w");
+    if (!rc && !f)
+        rc = cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
+    for (uint32_t h = 0; f && h < qr_tiers_hosts(s); h++)
+    {
+        char addr[32];
+        tb_host_addr(nullptr, h, addr, sizeof addr);
+        fprintf(f, "%s,%u\n", addr, h);
+    }
+    if (f && fclose(f))
+        rc = cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
+    if (!rc && !quiet)
+        printf("tiers: the hosts logged %" PRIu64 " messages sent, %" PRIu64 " read whole (%" PRIu64
+               " never read, %" PRIu64 " read but never logged as sent)\n",
+               rep.sent,
+               rep.received,
+               rep.never_read,
+               rep.unknown_read);
+    return rc;
+}
+
+/* --testbed: the service on real Linux TCP in namespaces. Returns 0 or the exit status. */
+static int
+RunTestbed(const cli_args* a,
+           const qr_config* c,
+           const qr_tiers_spec* spec,
+           const char* specFile,
+           const char* specText,
+           int64_t dur,
+           uint64_t seed,
+           const char* work)
+{
+    bool quiet = cli_count(a, "quiet") > 0;
+    for (uint32_t i = 0; i < spec->n_tiers; i++)
+        if (spec->tiers[i].request_bytes < 24 || spec->tiers[i].reply_bytes < 24)
+            return cli_fail("tiers",
+                            "%s: tier %s: on the testbed every message carries its ids in its "
+                            "first 24 bytes; make request and reply at least 24B",
+                            specFile,
+                            spec->tiers[i].name);
+    if (c->topology.kind != QR_TOPO_STAR)
+        return cli_fail("tiers", "--testbed runs the service on a star ([topology] kind = star)");
+    const char* tdir = cli_testbed_dir();
+    if (!tdir)
+        return cli_fail("tiers", "cannot find the testbed folder (tiers.py) next to the program");
+    std::string script = std::string(tdir) + "/tiers.py", w = work;
+    if (access(script.c_str(), R_OK) != 0)
+        return cli_fail("tiers", "%s: %s", script.c_str(), strerror(errno));
+    if (cli_make_dir("tiers", (w + "/pcap").c_str()) ||
+        cli_make_dir("tiers", (w + "/truth").c_str()) ||
+        cli_make_dir("tiers", (w + "/truth/logs").c_str()) ||
+        WritePlan(w + "/truth/plan.json", spec, dur, seed))
+        return 1;
+    std::string plan = w + "/truth/plan.json", logs = w + "/truth/logs", pcap = w + "/pcap";
+    tb_run run{};
+    run.conf = c;
+    run.port_limit = qr_testbed_port_limit(c);
+    run.capture_dir = pcap.c_str();
+    run.tiers = spec;
+    run.tiers_script = script.c_str();
+    run.tiers_plan = plan.c_str();
+    run.tiers_log_dir = logs.c_str();
+    run.tiers_duration_ns = dur;
+    run.quiet = quiet;
+    int rc = tb_run_testbed("tiers", &run);
+    double traffic = run.traffic_s;
+    tb_run_free(&run);
+    if (rc)
+        return rc;
+    char comment[1024];
+    snprintf(comment,
+             sizeof comment,
+             "qreplay tiers --testbed %s: %.6g requests/s for %" PRId64 " ns, seed %" PRIu64
+             ", real Linux TCP on a star of %" PRIu32 " namespaces at %" PRIu64 " bit/s",
+             specFile,
+             spec->rate_per_s,
+             dur,
+             seed,
+             qr_config_hosts(c),
+             c->links.rate_bps);
+    rc = WriteTestbedTruth(w, spec, specText, comment, quiet);
+    if (!rc && !quiet)
+        printf("tiers: the clients were done after %.1f s; wrote %s/pcap/hN.pcap, %s/hosts.csv "
+               "and %s/truth/tiers.csv\nthen: qreplay paths --map %s/hosts.csv %s/pcap/h*.pcap "
+               "--truth %s/truth/tiers.csv\n",
+               traffic,
+               cli_shown(cli_value(a, "out")),
+               cli_shown(cli_value(a, "out")),
+               cli_shown(cli_value(a, "out")),
+               cli_shown(cli_value(a, "out")),
+               cli_shown(cli_value(a, "out")),
+               cli_shown(cli_value(a, "out")));
+    return rc;
 }
 
 /* Run and write. Returns 0 or the exit status. */
@@ -270,7 +474,21 @@ qr_cmd_tiers(int argc, char** argv)
     if (!rc)
     {
         cli_catch_signals();
-        rc = RunAndWrite(&a, qr_scenario_config(s), &spec, specFile, text, dur, stop, seed, work);
+        if (cli_count(&a, "testbed"))
+            rc =
+                tb_check_privileges("tiers")
+                    ? 1
+                    : RunTestbed(&a, qr_scenario_config(s), &spec, specFile, text, dur, seed, work);
+        else
+            rc = RunAndWrite(&a,
+                             qr_scenario_config(s),
+                             &spec,
+                             specFile,
+                             text,
+                             dur,
+                             stop,
+                             seed,
+                             work);
         cli_restore_signals();
     }
     free(text);

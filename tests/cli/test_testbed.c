@@ -4,6 +4,7 @@
  * received left it or was dropped, as many as its qdisc counted), the import finding exactly the
  * scenario's flows, finite metrics, and no namespace left behind, also after Ctrl-C. Keys a
  * testbed cannot honour are refused without root. */
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 
@@ -977,4 +978,51 @@ Test(testbed, repeat_re_applies_the_runs_drops)
     cr_assert_eq(qreplay("testbed scenarios/testbed-single-switch.ini --repeat 0 -o %s/x", dir), 2);
     cr_assert_eq(qreplay("testbed scenarios/testbed-apps.ini --repeat 1 -o %s/x", dir), 2);
     cr_assert(strstr(err, "--repeat runs a star's flows"), "%s", err);
+}
+
+/* WAP5 on real Linux TCP: a multi-tier service of Python processes (testbed/tiers.py) with a
+ * planted slow host and a slow link (a delay line on the switch). What the hosts logged holds
+ * together (every message sent was read whole), the messages cut from the hosts' captures are
+ * exactly the ones they logged (every one matched to its line of the truth by its connection's
+ * ends and its place, none left over), and linking and nesting name both faults and nothing else;
+ * no namespace is left behind. */
+Test(testbed, multi_tier_service_traced_and_its_faults_named)
+{
+    need_root();
+    int before = count_netns("qrtb");
+    cr_assert_eq(qreplay("tiers scenarios/tiers/testbed-faults.tiers --testbed --duration 3s "
+                         "-o %s/t",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+    uint64_t sent = 0, read = 0, never = 1, unknown = 1;
+    const char *s = strstr(out, "the hosts logged ");
+    cr_assert(s, "%s", out);
+    cr_assert_eq(sscanf(s,
+                        "the hosts logged %" SCNu64 " messages sent, %" SCNu64
+                        " read whole (%" SCNu64 " never read, %" SCNu64,
+                        &sent, &read, &never, &unknown),
+                 4, "%s", out);
+    cr_assert_gt(sent, 500, "%s", out);
+    cr_assert_eq(read, sent, "%s", out);
+    cr_assert_eq(never + unknown, 0, "%s", out);
+    char caps[1024] = "";
+    for (int h = 0; h < 9; h++) {
+        size_t l = strlen(caps);
+        snprintf(caps + l, sizeof caps - l, " %s/t/pcap/h%d.pcap", dir, h);
+    }
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(
+            qreplay("paths --map %s/t/hosts.csv%s --truth %s/t/truth/tiers.csv --method %s", dir,
+                    caps, dir, k ? "nest" : "link"),
+            0, "%s", err);
+        char want[128];
+        snprintf(want, sizeof want, "truth: %" PRIu64 " of %" PRIu64 " messages matched", sent,
+                 sent);
+        cr_assert(strstr(out, want), "%s\n%s", want, out);
+        cr_assert(strstr(out, "not matched: 0 (0 at a place whose row names other hosts), 0 rows "
+                              "never observed; 0 true parents not observed"),
+                  "%s", out);
+        cr_assert(strstr(out, "slow host named, slow link named; 0 named wrongly"), "%s", out);
+    }
 }

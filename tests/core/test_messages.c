@@ -580,3 +580,50 @@ static void round_trip(uint64_t seed, const int *skip, int records)
     free(off);
     qr_host_map_free(map);
 }
+
+/* The testbed hosts' own logs gathered into the truth: each send joined to its read, in order of
+ * id; what was never read, and reads never sent, counted; a bad line named. */
+Test(messages, host_logs_gather_into_the_truth)
+{
+    char a[128], b[128], err[QR_ERRBUF_SIZE];
+    snprintf(a, sizeof a, "%s/h0.log", dir);
+    snprintf(b, sizeof b, "%s/h3.log", dir);
+    FILE *f = fopen(a, "w");
+    fputs("S,10.0.0.2:40000-10.0.3.2:9000,0,7,-,0,3,1000\nR,9,5000\n"
+          "S,10.0.0.2:40000-10.0.3.2:9000,1,11,-,0,3,6000\n",
+          f);
+    fclose(f);
+    f = fopen(b, "w");
+    fputs("R,7,1200\nS,10.0.3.2:9000-10.0.0.2:40000,0,9,7,3,0,4000\nR,99,7000\n", f);
+    fclose(f);
+    const char *logs[2] = {a, b};
+    qr_tiers_truth_row *rows;
+    size_t n;
+    qr_tiers_gather_report rep;
+    cr_assert_eq(qr_tiers_truth_gather(logs, 2, &rows, &n, &rep, err), QR_OK, "%s", err);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(rows[0].id, 7);
+    cr_assert_eq(rows[0].parent, QR_TIER_NO_PARENT);
+    cr_assert_eq(rows[0].true_recv_ns, 1200);
+    cr_assert_eq(rows[1].id, 9);
+    cr_assert_eq(rows[1].parent, 7);
+    cr_assert_eq(rows[1].true_send_ns, 4000);
+    cr_assert_eq(rows[1].true_recv_ns, 5000);
+    cr_assert_str_eq(rows[1].conn, rows[0].conn, "one connection, either end first");
+    cr_assert_eq(rows[2].true_recv_ns, QR_TRUTH_NO_TIME);
+    cr_assert_eq(rep.sent, 3);
+    cr_assert_eq(rep.received, 2);
+    cr_assert_eq(rep.never_read, 1);
+    cr_assert_eq(rep.unknown_read, 1);
+    free(rows);
+    f = fopen(b, "a");
+    fputs("S,10.0.3.2:9000-10.0.0.2:40000,1,9,7,3,0,8000\n", f);
+    fclose(f);
+    cr_assert_neq(qr_tiers_truth_gather(logs, 2, &rows, &n, &rep, err), QR_OK);
+    cr_assert(strstr(err, "id 9 sent twice"), "%s", err);
+    f = fopen(b, "a");
+    fputs("X,1,2\n", f);
+    fclose(f);
+    cr_assert_neq(qr_tiers_truth_gather(logs, 2, &rows, &n, &rep, err), QR_OK);
+    cr_assert(strstr(err, "h3.log:5: neither"), "%s", err);
+}

@@ -350,6 +350,13 @@ Test(tiers, spec_errors_name_the_item)
     cr_assert_eq(s.tiers[1].stages[1].calls[0].tier, 3);
     cr_assert_eq(qr_tiers_tier_of(&s, 7), 3);
     cr_assert_eq(qr_tiers_tier_of(&s, 0), -1);
+    /* a comment runs to the end of its line, a ';' in it included; after an item too */
+    cr_assert_eq(qr_tiers_parse("# a service; of one tier\ntier a hosts=1 # ; tier b hosts=9\n"
+                                "clients hosts=0 rate=10/s",
+                                &s, err),
+                 QR_OK, "%s", err);
+    cr_assert_eq(s.n_tiers, 1);
+    cr_assert_eq(qr_tiers_hosts(&s), 2);
 }
 
 Test(paths, bad_messages_and_options_are_refused)

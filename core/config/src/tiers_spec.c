@@ -254,6 +254,10 @@ int qr_tiers_parse(const char *text, qr_tiers_spec *out, char *errbuf)
         return qri_err(errbuf, QR_ENOMEM, "tiers: out of memory");
     }
     memcpy(copy, text, len + 1);
+    /* a comment runs from '#' to the end of its line, ';' in it included */
+    for (char *c = strchr(copy, '#'); c; c = strchr(c, '#'))
+        while (*c && *c != '\n')
+            *c++ = ' ';
     char first[32] = "";
     int rc = QR_OK, item = 0;
     char *save = NULL;
@@ -264,7 +268,7 @@ int qr_tiers_parse(const char *text, qr_tiers_spec *out, char *errbuf)
         char *sw = NULL;
         for (char *t = strtok_r(line, " \t\r", &sw); t && nw < 64; t = strtok_r(NULL, " \t\r", &sw))
             w[nw++] = t;
-        if (!nw || w[0][0] == '#')
+        if (!nw)
             continue;
         item++;
         if (!strcmp(w[0], "tier"))

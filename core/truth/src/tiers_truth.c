@@ -211,6 +211,12 @@ static int cmp_u64(const void *x, const void *y)
     return (a[0] > b[0]) - (a[0] < b[0]);
 }
 
+static int cmp_id(const void *x, const void *y)
+{
+    const qr_tiers_truth_row *a = x, *b = y;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
 /* No id twice, no place twice. */
 static int check_unique(qr_tiers_truth *t, const char *path, char *errbuf)
 {
@@ -420,4 +426,97 @@ int qr_tiers_truth_match(const qr_tiers_truth *t, const qr_msg *m, size_t n,
     free(ids);
     free(row);
     return QR_OK;
+}
+
+/* One log line into the rows (S) or the reads (R: id, time pairs). */
+static int gather_line(char *line, qr_tiers_truth_row **rows, size_t *n, size_t *cap,
+                       uint64_t **reads, size_t *nr, size_t *cap_r, const char *path, long ln,
+                       char *errbuf)
+{
+    char *f[9];
+    int nf = 0;
+    for (char *cur = line; cur && nf < 9;) {
+        f[nf++] = cur;
+        cur = strchr(cur, ',');
+        if (cur)
+            *cur++ = 0;
+    }
+    int64_t t;
+    uint64_t id;
+    if (nf == 3 && !strcmp(f[0], "R")) {
+        if (number(f[1], UINT64_MAX - 2, 0, 0, &id) || time_field(f[2], &t) ||
+            t == QR_TRUTH_NO_TIME)
+            return qri_err(errbuf, QR_EVALUE, "%s:%ld: 'R,ID,T' with a number and a time", path,
+                           ln);
+        if (qri_grow((void **)reads, cap_r, *nr + 1, 2 * sizeof **reads, 1024))
+            return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
+        (*reads)[2 * *nr] = id;
+        (*reads)[2 * (*nr)++ + 1] = (uint64_t)t;
+        return QR_OK;
+    }
+    if (nf != 8 || strcmp(f[0], "S"))
+        return qri_err(errbuf, QR_ESYNTAX,
+                       "%s:%ld: neither 'S,ENDS,INDEX,ID,PARENT,SRC,DST,T' nor 'R,ID,T'", path, ln);
+    if (qri_grow((void **)rows, cap, *n, sizeof **rows, 1024))
+        return qri_err(errbuf, QR_ENOMEM, "%s: out of memory", path);
+    /* the row's own reader, with the receive time unknown until its R line */
+    char text[QR_LINE_MAX < 4096 ? QR_LINE_MAX : 4096];
+    snprintf(text, sizeof text, "%s,%s,%s,%s,%s,%s,%s,-", f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+    int rc = parse_row(text, &(*rows)[*n], path, ln, errbuf);
+    *n += rc == QR_OK;
+    return rc;
+}
+
+int qr_tiers_truth_gather(const char *const *logs, size_t n, qr_tiers_truth_row **rows,
+                          size_t *n_rows, qr_tiers_gather_report *rep, char *errbuf)
+{
+    *rows = NULL;
+    *n_rows = 0;
+    memset(rep, 0, sizeof *rep);
+    size_t cap = 0, nr = 0, cap_r = 0;
+    uint64_t *reads = NULL;
+    int rc = QR_OK;
+    for (size_t k = 0; !rc && k < n; k++) {
+        qr_lines *l;
+        if ((rc = qr_lines_open(&l, logs[k], errbuf)))
+            break;
+        char *line;
+        size_t len;
+        long ln;
+        while (!rc && !(rc = qr_lines_next(l, &line, &len, &ln, errbuf))) {
+            char *s = qri_trim(line);
+            if (*s)
+                rc = gather_line(s, rows, n_rows, &cap, &reads, &nr, &cap_r, logs[k], ln, errbuf);
+        }
+        qr_lines_close(l);
+        rc = rc == QR_END ? QR_OK : rc;
+    }
+    qr_tiers_truth_row *r = *rows;
+    if (!rc) { /* in order of id, each id once; each read joined to its send */
+        qsort(r, *n_rows, sizeof *r, cmp_id);
+        qsort(reads, nr, 2 * sizeof *reads, cmp_u64);
+        for (size_t i = 1; !rc && i < *n_rows; i++)
+            if (r[i].id == r[i - 1].id)
+                rc = qri_err(errbuf, QR_EVALUE, "message id %" PRIu64 " sent twice", r[i].id);
+        for (size_t i = 0; !rc && i < nr; i++) {
+            qr_tiers_truth_row key = {.id = reads[2 * i]};
+            qr_tiers_truth_row *hit = bsearch(&key, r, *n_rows, sizeof *r, cmp_id);
+            if (!hit) {
+                rep->unknown_read++;
+                continue;
+            }
+            hit->true_recv_ns = (int64_t)reads[2 * i + 1];
+            rep->received++;
+        }
+        rep->sent = *n_rows;
+        for (size_t i = 0; i < *n_rows; i++)
+            rep->never_read += r[i].true_recv_ns == QR_TRUTH_NO_TIME;
+    }
+    free(reads);
+    if (rc) {
+        free(*rows);
+        *rows = NULL;
+        *n_rows = 0;
+    }
+    return rc;
 }

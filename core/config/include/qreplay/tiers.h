@@ -10,7 +10,8 @@
  * a connection of the caller's pool towards that host: a free one, or a new one (one call at a
  * time per connection, as HTTP/1.1 keep-alive pools work).
  *
- * The spec is text, one item per line (or separated by ';'):
+ * The spec is text, one item per line (or separated by ';'); '#' starts a comment that runs to the
+ * end of its line:
  *
  *   tier NAME hosts=H[,H...] [service=T] [workers=N] [request=BYTES] [reply=BYTES]
  *        [calls=STAGE[,STAGE...]]    STAGE: TIER[@P][+TIER[@P]...], P a probability (default 1)
