@@ -161,18 +161,26 @@ static int conn_key(const char *s, char *out)
     return 0;
 }
 
-static int parse_row(char *line, qr_tiers_truth_row *r, const char *path, long ln, char *errbuf)
+/* The comma-separated fields of line, cut in place: at most max (the rest stays in the last).
+ * Returns how many. */
+static int split_fields(char *line, char **f, int max)
 {
-    static const char *const names[] = {"conn", "index", "id",           "parent",
-                                        "src",  "dst",   "true_send_ns", "true_recv_ns"};
-    char *f[9];
     int nf = 0;
-    for (char *cur = line; cur && nf < 9;) {
+    for (char *cur = line; cur && nf < max;) {
         f[nf++] = cur;
         cur = strchr(cur, ',');
         if (cur)
             *cur++ = 0;
     }
+    return nf;
+}
+
+static int parse_row(char *line, qr_tiers_truth_row *r, const char *path, long ln, char *errbuf)
+{
+    static const char *const names[] = {"conn", "index", "id",           "parent",
+                                        "src",  "dst",   "true_send_ns", "true_recv_ns"};
+    char *f[9];
+    int nf = split_fields(line, f, 9);
     if (nf != 8)
         return qri_err(errbuf, QR_ESYNTAX, "%s:%ld: %d fields where a row has 8 (%s)", path, ln, nf,
                        TRUTH_HEADER);
@@ -434,13 +442,7 @@ static int gather_line(char *line, qr_tiers_truth_row **rows, size_t *n, size_t 
                        char *errbuf)
 {
     char *f[9];
-    int nf = 0;
-    for (char *cur = line; cur && nf < 9;) {
-        f[nf++] = cur;
-        cur = strchr(cur, ',');
-        if (cur)
-            *cur++ = 0;
-    }
+    int nf = split_fields(line, f, 9);
     int64_t t;
     uint64_t id;
     if (nf == 3 && !strcmp(f[0], "R")) {
