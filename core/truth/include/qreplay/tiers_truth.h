@@ -61,18 +61,21 @@ void qr_tiers_truth_destroy(qr_tiers_truth *t);
 const qr_tiers_spec *qr_tiers_truth_spec(const qr_tiers_truth *t);
 const qr_tiers_truth_row *qr_tiers_truth_rows(const qr_tiers_truth *t, size_t *n);
 
-/* The truth of a service whose hosts logged it themselves (the testbed's tiers.py): one log per
- * host, one event per line, times in ns on one clock:
- *   S,ENDS,INDEX,ID,PARENT,SRC,DST,T   a message sent over the connection ENDS ("A:P-B:Q"), INDEX
- *                                      its place among that socket's sends, PARENT an id or "-"
- *   R,ID,T                             message ID read whole
- * gathered into rows in order of id. Errors name the file and line (a line of neither form, a
- * field that is no number, an id sent twice). */
+/* What qr_tiers_truth_gather joined, and what it could not. */
 typedef struct qr_tiers_gather_report {
     uint64_t sent, received;
     uint64_t never_read;   /* sent, never read whole (true_recv_ns unknown) */
     uint64_t unknown_read; /* read, never logged as sent (no row) */
 } qr_tiers_gather_report;
+
+/* The truth of a service whose hosts logged it themselves (the testbed's tiers.py): one log per
+ * host, one event per line, times in ns on one clock:
+ *   S,ENDS,INDEX,ID,PARENT,SRC,DST,T   a message sent over the connection ENDS ("A:P-B:Q"), INDEX
+ *                                      its place among that socket's sends, PARENT an id or "-"
+ *   R,ID,T                             message ID read whole
+ * gathered into rows (*rows, caller frees) in order of id. Errors name the file and line (a line
+ * of neither form, a field that is no number), or the id sent twice. Returns 0 or QR_ENOENT,
+ * QR_ESYNTAX, QR_EVALUE, QR_ENOMEM. */
 int qr_tiers_truth_gather(const char *const *logs, size_t n, qr_tiers_truth_row **rows,
                           size_t *n_rows, qr_tiers_gather_report *rep, char *errbuf);
 
