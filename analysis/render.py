@@ -1651,6 +1651,24 @@ def block_paths_load(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def block_paths_fanout(name):
+    """Linking, nesting and convolution against the parallelism within a request: the share of
+    messages linked to their true parent (mean over seeds, 95% interval) per fan-out and load."""
+    from intervals import interval
+    runs = [r for r in load(name)["results"]["runs"] if r.get("group") == "fanout"]
+    out = ["| parallel calls per request | requests/s | messages (mean) | linking | nesting | "
+           "convolution |", "|---|---|---|---|---|---|"]
+    for fan, rate in sorted({(r["fanout"], r["rate"]) for r in runs}):
+        rs = [r for r in runs if (r["fanout"], r["rate"]) == (fan, rate)]
+        cells = []
+        for method in ("link", "nest", "conv"):
+            _, mean, _, half = interval([r["score"]["share"] for r in rs if r["method"] == method])
+            cells.append("%s &plusmn; %s" % (pct(mean, 1), pct(half, 1) if half == half else "-"))
+        out.append("| %d | %d | %.0f | %s |" % (
+            fan, rate, sum(r["messages"] for r in rs) / float(len(rs)), " | ".join(cells)))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 def block_paths_faults(name):
     """The planted slow host and link: in how many seeds each method named them, and what else
     it named; then the cost against the number of messages."""
@@ -1687,6 +1705,7 @@ BLOCKS = {
     "paths-load": lambda: block_paths_load("paths-core"),
     "paths-faults": lambda: block_paths_faults("paths-core"),
     "paths-ns3-load": lambda: block_paths_load("paths-ns3"),
+    "paths-fanout": lambda: block_paths_fanout("paths-fanout"),
     "paths-ns3-faults": lambda: block_paths_faults("paths-ns3"),
     "paths-testbed-load": lambda: block_paths_load("paths-testbed"),
     "paths-testbed-faults": lambda: block_paths_faults("paths-testbed"),

@@ -812,7 +812,8 @@ def testbed_repeat(out, opts):
 def paths(out, opts):
     """qreplay paths over multi-tier services (the core's, or ns-3's from qreplay tiers): every
     NAME/paths.h5 of the case with its settings (from its name: r{rate}-c{clock}-{method}-s{seed},
-    faults-{method}-s{seed}, cost-{duration}-{method}), its counts, score and analysis time."""
+    f{fan-out}-r{rate}-{method}-s{seed}, faults-{method}-s{seed}, cost-{duration}-{method}), its
+    counts, score and analysis time."""
     import re
     runs = []
     for path in sorted(glob.glob(os.path.join(out, "*", "paths.h5"))):
@@ -830,7 +831,11 @@ def paths(out, opts):
                "suspects": [{"kind": r["kind"].decode(), "a": int(r["a"]), "b": int(r["b"])}
                             for r in f["suspects"][:]]}
         m = re.match(r"r(\d+)-c([^-]+)-(link|nest|conv)-s(\d+)$", name)
-        if m:
+        f = re.match(r"f(\d+)-r(\d+)-(link|nest|conv)-s(\d+)$", name)
+        if f:
+            row.update(group="fanout", fanout=int(f.group(1)), rate=int(f.group(2)),
+                       seed=int(f.group(4)))
+        elif m:
             row.update(group="load", rate=int(m.group(1)), clock=m.group(2), seed=int(m.group(4)))
         elif name.startswith("faults-"):
             row.update(group="faults", seed=int(name.rsplit("-s", 1)[1]))
