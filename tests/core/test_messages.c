@@ -621,9 +621,14 @@ Test(messages, host_logs_gather_into_the_truth)
     fclose(f);
     cr_assert_neq(qr_tiers_truth_gather(logs, 2, &rows, &n, &rep, err), QR_OK);
     cr_assert(strstr(err, "id 9 sent twice"), "%s", err);
-    f = fopen(b, "a");
-    fputs("X,1,2\n", f);
+    f = fopen(b, "w");
+    fputs("S,10.0.3.2:9000-10.0.0.2:40000,0,5,5,3,0,4000\n", f);
     fclose(f);
     cr_assert_neq(qr_tiers_truth_gather(logs, 2, &rows, &n, &rep, err), QR_OK);
-    cr_assert(strstr(err, "h3.log:5: neither"), "%s", err);
+    cr_assert(strstr(err, "message 5 is its own parent"), "%s", err);
+    f = fopen(b, "w");
+    fputs("R,7,1200\nX,1,2\n", f);
+    fclose(f);
+    cr_assert_neq(qr_tiers_truth_gather(logs, 2, &rows, &n, &rep, err), QR_OK);
+    cr_assert(strstr(err, "h3.log:2: neither"), "%s", err);
 }

@@ -210,6 +210,9 @@ static int parse_row(char *line, qr_tiers_truth_row *r, const char *path, long l
     if (r->src == r->dst)
         return qri_err(errbuf, QR_EVALUE, "%s:%ld: a message from host %" PRIu32 " to itself", path,
                        ln, r->src);
+    if (r->parent == r->id)
+        return qri_err(errbuf, QR_EVALUE, "%s:%ld: message %" PRIu64 " is its own parent", path, ln,
+                       r->id);
     return QR_OK;
 }
 

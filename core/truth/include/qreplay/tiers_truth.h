@@ -52,8 +52,8 @@ int qr_tiers_truth_write(const char *path, const char *spec_text, const qr_tiers
 
 /* Read a truth. Errors name the file and line: a missing or foreign first line, no spec line or
  * one tiers.h refuses, no header, a row without eight fields or with a field that is no number
- * (or no connection), an id given twice, a place given twice. Returns 0 or
- * QR_ENOENT, QR_EFORMAT, QR_ESYNTAX, QR_EVALUE, QR_ENOMEM; caller owns *out
+ * (or no connection), a message that is its own parent, an id given twice, a place given twice.
+ * Returns 0 or QR_ENOENT, QR_EFORMAT, QR_ESYNTAX, QR_EVALUE, QR_ENOMEM; caller owns *out
  * (qr_tiers_truth_destroy). */
 int qr_tiers_truth_read(const char *path, qr_tiers_truth **out, char *errbuf);
 void qr_tiers_truth_destroy(qr_tiers_truth *t);
