@@ -24,7 +24,8 @@ static const cli_opt opts[] = {
     {"messages", 0, CLI_VALUE, "FILE", "a message trace (docs/FORMATS.md, Message traces)"},
     {"truth", 0, CLI_VALUE, "FILE",
      "score against a service's truth (qreplay tiers, the testbed's services; docs/FORMATS.md, "
-     "Service truth): its messages' ids and parents, its planted faults"},
+     "Service truth): its messages' ids and parents, its planted faults. Only the scorer reads "
+     "it: give the clients with --outside"},
     {"capture", 0, CLI_LIST, "FILE",
      "a host's capture (tcpdump, Wireshark; repeatable, or give them as arguments): messages "
      "are runs of payload per direction"},
@@ -524,9 +525,12 @@ int qr_cmd_paths(int argc, char **argv)
         rc = cli_fail("paths", "out of memory");
     if (!rc && cli_value(&a, "outside"))
         rc = parse_outside(cli_value(&a, "outside"), in.hosts, outside);
-    else if (!rc && (tiers || truthf))
+    else if (!rc && tiers) /* the spec simulated is the input, not a truth */
         for (uint32_t i = 0; i < in.spec.n_clients && in.spec.clients[i] < in.hosts; i++)
             outside[in.spec.clients[i]] = 1;
+    else if (!rc && !cli_count(&a, "quiet")) /* the truth's spec is never read for it */
+        fprintf(stderr, "paths: no --outside: every host is taken as part of the application; "
+                        "name its clients with --outside HOSTS\n");
     o.outside = outside;
     if (!rc && wm && qr_msgs_write(wm, in.m, in.n, in.source, err))
         rc = cli_fail("paths", "%s", err);

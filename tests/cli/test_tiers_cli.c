@@ -118,7 +118,8 @@ Test(tiers_cli, paths_finds_true_parents_and_the_planted_faults)
         cr_assert_eq(qreplay("tiers scenarios/tiers/three-tier.tiers -o %s/s%d --seed %d -q", dir,
                              seed, seed),
                      0, "%s", err);
-        cr_assert_eq(qreplay("paths --messages %s/s%d/messages.csv --truth %s/s%d/truth/tiers.csv",
+        cr_assert_eq(qreplay("paths --messages %s/s%d/messages.csv --truth %s/s%d/truth/tiers.csv "
+                             "--outside 0,1,2",
                              dir, seed, dir, seed),
                      0, "%s", err);
         double share = 0;
@@ -131,11 +132,54 @@ Test(tiers_cli, paths_finds_true_parents_and_the_planted_faults)
     cr_assert_eq(qreplay("tiers scenarios/tiers/three-tier-faults.tiers -o %s/f -q", dir), 0, "%s",
                  err);
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(qreplay("paths --messages %s/f/messages.csv --truth %s/f/truth/tiers.csv "
-                             "--method %s -o %s/f/%s --no-figures",
-                             dir, dir, k ? "nest" : "link", dir, k ? "nest" : "link"),
-                     0, "%s", err);
+        cr_assert_eq(
+            qreplay(
+                "paths --messages %s/f/messages.csv --truth %s/f/truth/tiers.csv --outside 0,1,2 "
+                "--method %s -o %s/f/%s --no-figures",
+                dir, dir, k ? "nest" : "link", dir, k ? "nest" : "link"),
+            0, "%s", err);
         cr_assert(strstr(out, "slow host named, slow link named; 0 named wrongly"), "%s", out);
+    }
+}
+
+/* The line of out that starts with prefix, copied into buf ("" if none). */
+static void line_of(const char *prefix, char *buf, size_t len)
+{
+    const char *s = strstr(out, prefix);
+    size_t n = s ? strcspn(s, "\n") : 0;
+    snprintf(buf, len, "%.*s", (int)n, s ? s : "");
+}
+
+/* Only the scorer reads the truth: with --truth the analysis (its roots, its instances, what it
+ * names slow) is what it is without, with and without --outside, for each method. */
+Test(tiers_cli, the_truth_is_read_only_by_the_scorer)
+{
+    cr_assert_eq(qreplay("tiers scenarios/tiers/three-tier-faults.tiers -o %s/f -q --duration "
+                         "300ms",
+                         dir),
+                 0, "%s", err);
+    static const char *const methods[] = {"link", "nest", "conv"};
+    for (int k = 0; k < 6; k++) {
+        const char *oflag = k % 2 ? " --outside 0,1,2" : "";
+        char with[2][512], without[2][512];
+        cr_assert_eq(
+            qreplay("paths --messages %s/f/messages.csv --method %s%s", dir, methods[k / 2], oflag),
+            0, "%s", err);
+        line_of(methods[k / 2], without[0], sizeof without[0]);
+        line_of("slow", without[1], sizeof without[1]);
+        cr_assert_eq(qreplay("paths --messages %s/f/messages.csv --truth %s/f/truth/tiers.csv "
+                             "--method %s%s",
+                             dir, dir, methods[k / 2], oflag),
+                     0, "%s", err);
+        cr_assert(strstr(out, "score: "), "%s", out);
+        line_of(methods[k / 2], with[0], sizeof with[0]);
+        line_of("slow", with[1], sizeof with[1]);
+        for (int j = 0; j < 2; j++) {
+            cr_assert_neq(without[j][0], 0, "%s", out);
+            cr_assert_str_eq(with[j], without[j], "%s%s", methods[k / 2], oflag);
+        }
+        /* without --outside the user is told every host counts as the application */
+        cr_assert_eq(!!strstr(err, "no --outside"), !*oflag, "%s", err);
     }
 }
 
@@ -174,7 +218,8 @@ Test(tiers_cli, bad_input_is_refused_and_the_old_output_kept)
                          dir),
                  0, "%s", err);
     cr_assert_eq(
-        qreplay("paths --messages %s/o/messages.csv --truth %s/p/truth/tiers.csv", dir, dir), 0,
-        "%s", err);
+        qreplay("paths --messages %s/o/messages.csv --truth %s/p/truth/tiers.csv --outside 0,1,2",
+                dir, dir),
+        0, "%s", err);
     cr_assert(strstr(out, "not matched: ") && !strstr(out, "not matched: 0 "), "%s", out);
 }
