@@ -56,6 +56,21 @@ FatTreeHelper::FromConfig(const qr_config* c)
     return net;
 }
 
+qr_link_faults*
+FatTreeHelper::InstallFaults(const qr_config* c, qr_faults* drops)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_link_faults* lf = nullptr;
+    qr_link_fault_texts lft{
+        {c->faults.link[0], c->faults.link[1], c->faults.link[2], c->faults.link[3]}};
+    if (qr_link_faults_create(&lf, &lft, GetTopology(), c->run.seed, err))
+        throw std::runtime_error(err);
+    for (uint32_t sw = 0; sw < qr_topology_switches(GetTopology()); sw++)
+        GetSharedBuffer(sw)->SetFaults(drops, lf);
+    ApplyLinkFaults(lf);
+    return lf;
+}
+
 FatTreeHelper::FatTreeHelper(DataRate rate, Time delay, uint32_t hostQueuePackets)
     : m_rate(rate),
       m_delay(delay),

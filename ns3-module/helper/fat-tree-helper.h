@@ -81,6 +81,12 @@ class FatTreeHelper
      * device's rate. Drop faults are the queue discs' (SharedBuffer::SetFaults). */
     void ApplyLinkFaults(const qr_link_faults* faults);
 
+    /* The link faults of a scenario's [faults] link keys made (seeded by [run] seed), given with
+     * the drop faults `drops` (NULL: none) to every switch's shared buffer, and their delays and
+     * rates applied. The caller owns the result (qr_link_faults_destroy); throws
+     * std::runtime_error with the core's message on a bad fault. */
+    qr_link_faults* InstallFaults(const qr_config* c, qr_faults* drops);
+
     /* Give every host NIC a HostQueueDisc (FIFO of hostQueuePackets, numbering per flow direction;
      * processing delay of mean delay and standard deviation jitter from random stream (seed, host,
      * stream)); the NIC's own device queue then holds one packet. */

@@ -166,13 +166,7 @@ QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
     }
     if (qr_faults_create(&m_faults, c->faults.drop, m_table->Get(), m_net->GetTopology(), err))
         throw std::runtime_error(err);
-    qr_link_fault_texts lft{
-        {c->faults.link[0], c->faults.link[1], c->faults.link[2], c->faults.link[3]}};
-    if (qr_link_faults_create(&m_linkFaults, &lft, m_net->GetTopology(), c->run.seed, err))
-        throw std::runtime_error(err);
-    for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
-        m_net->GetSharedBuffer(sw)->SetFaults(m_faults, m_linkFaults);
-    m_net->ApplyLinkFaults(m_linkFaults);
+    m_linkFaults = m_net->InstallFaults(c, m_faults);
     m_net->InstallHostQueueDiscs(m_table.get(),
                                  NanoSeconds(c->host.proc_delay_ns),
                                  NanoSeconds(c->host.proc_jitter_ns),

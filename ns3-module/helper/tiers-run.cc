@@ -31,7 +31,6 @@ TiersRun::TiersRun(const qr_config* c,
     : m_cfg(c),
       m_spec(*spec)
 {
-    char err[QR_ERRBUF_SIZE];
     uint32_t hosts = qr_config_hosts(c);
     if (qr_tiers_hosts(spec) > hosts)
         throw std::runtime_error(
@@ -43,13 +42,7 @@ TiersRun::TiersRun(const qr_config* c,
     RngSeedManager::SetRun(1);
     QreplayRuntime::ConfigureTcp(c);
     m_net = FatTreeHelper::FromConfig(c);
-    qr_link_fault_texts lft{
-        {c->faults.link[0], c->faults.link[1], c->faults.link[2], c->faults.link[3]}};
-    if (qr_link_faults_create(&m_linkFaults, &lft, m_net->GetTopology(), c->run.seed, err))
-        throw std::runtime_error(err);
-    for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
-        m_net->GetSharedBuffer(sw)->SetFaults(nullptr, m_linkFaults);
-    m_net->ApplyLinkFaults(m_linkFaults);
+    m_linkFaults = m_net->InstallFaults(c, nullptr);
     m_offsets.assign(hosts, 0);
     if (qr_clock_offsets(c->run.seed, c->clock.max_offset_ns, hosts, m_offsets.data()))
         throw std::runtime_error("[clock]: out of memory");
