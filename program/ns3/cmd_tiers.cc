@@ -69,27 +69,28 @@ static const cli_spec kSpec = {
     "message's send call on the sender's clock and the read of its last byte on the receiver's\n"
     "(clocks off by the scenario's [clock] max_offset). DIR/truth/tiers.csv holds every\n"
     "message's id and parent and the service's spec with its faults: only scorers read it.\n"
-    "Then: qreplay paths --messages DIR/messages.csv --truth DIR/truth/tiers.csv.\n\n"
+    "Then: qreplay paths --messages DIR/messages.csv --outside CLIENTS --truth\n"
+    "DIR/truth/tiers.csv (the analysis is told the clients; it never reads the truth).\n\n"
     "--testbed runs the service on real Linux TCP instead: a star of network namespaces (the\n"
     "network scenario's [links] and [tcp]; without one, 1 Gb/s), every host of the service a\n"
     "Python process (testbed/tiers.py: worker threads, persistent connection pools, a slow host\n"
     "computing slower), each planted slow link a shaper on the switch (a full-size packet\n"
     "between its hosts takes the fault's delay), every host captured by tcpdump. Each message\n"
     "carries its id and its parent's; each host logs what it sent and read, gathered into\n"
-    "DIR/truth/tiers.csv. Then: qreplay paths --map DIR/hosts.csv DIR/pcap/h*.pcap --truth\n"
-    "DIR/truth/tiers.csv.\n",
+    "DIR/truth/tiers.csv. Then: qreplay paths --map DIR/hosts.csv DIR/pcap/h*.pcap --outside\n"
+    "CLIENTS --truth DIR/truth/tiers.csv.\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
     1,
     "expected one service spec",
     "  qreplay tiers scenarios/tiers/three-tier-faults.tiers -o /tmp/tiers\n"
-    "  qreplay paths --messages /tmp/tiers/messages.csv --truth /tmp/tiers/truth/tiers.csv "
-    "-o /tmp/tiers/paths\n"
+    "  qreplay paths --messages /tmp/tiers/messages.csv --outside 0,1,2 --truth "
+    "/tmp/tiers/truth/tiers.csv -o /tmp/tiers/paths\n"
     "  qreplay tiers scenarios/tiers/three-tier.tiers --network scenarios/single-switch.ini "
     "--set clock.max_offset=1ms --rate 3000 -o /tmp/t3\n"
     "  sudo qreplay tiers scenarios/tiers/three-tier-faults.tiers --testbed -o /tmp/tb\n"
-    "  qreplay paths --map /tmp/tb/hosts.csv /tmp/tb/pcap/h*.pcap --truth "
+    "  qreplay paths --map /tmp/tb/hosts.csv /tmp/tb/pcap/h*.pcap --outside 0,1,2 --truth "
     "/tmp/tb/truth/tiers.csv\n"};
 
 /* The network: --network's scenario, else a star of the service's hosts; with the overrides. */
@@ -267,6 +268,16 @@ WriteTestbedTruth(const std::string& work,
     return rc;
 }
 
+/* The service's clients as --outside takes them: "0,1,2". */
+static std::string
+ClientList(const qr_tiers_spec* spec)
+{
+    std::string s;
+    for (uint32_t i = 0; i < spec->n_clients; i++)
+        s += (i ? "," : "") + std::to_string(spec->clients[i]);
+    return s;
+}
+
 /* --testbed: the service on real Linux TCP in namespaces. Returns 0 or the exit status. */
 static int
 RunTestbed(const cli_args* a,
@@ -330,13 +341,14 @@ RunTestbed(const cli_args* a,
     if (!rc && !quiet)
         printf("tiers: the clients were done after %.1f s; wrote %s/pcap/hN.pcap, %s/hosts.csv "
                "and %s/truth/tiers.csv\nthen: qreplay paths --map %s/hosts.csv %s/pcap/h*.pcap "
-               "--truth %s/truth/tiers.csv\n",
+               "--outside %s --truth %s/truth/tiers.csv\n",
                traffic,
                cli_shown(cli_value(a, "out")),
                cli_shown(cli_value(a, "out")),
                cli_shown(cli_value(a, "out")),
                cli_shown(cli_value(a, "out")),
                cli_shown(cli_value(a, "out")),
+               ClientList(spec).c_str(),
                cli_shown(cli_value(a, "out")));
     return rc;
 }
@@ -408,8 +420,12 @@ RunAndWrite(const cli_args* a,
                    run.End().GetSeconds() * 1e3,
                    m.size(),
                    unread);
-            printf("wrote %s/messages.csv and %s/truth/tiers.csv\n",
+            printf("wrote %s/messages.csv and %s/truth/tiers.csv\nthen: qreplay paths "
+                   "--messages %s/messages.csv --outside %s --truth %s/truth/tiers.csv\n",
                    cli_shown(cli_value(a, "out")),
+                   cli_shown(cli_value(a, "out")),
+                   cli_shown(cli_value(a, "out")),
+                   ClientList(spec).c_str(),
                    cli_shown(cli_value(a, "out")));
         }
         if (req != ans)
