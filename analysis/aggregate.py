@@ -24,7 +24,6 @@ Titles name the sweep. Uses Debian's python3-h5py, numpy and matplotlib.
 import argparse
 import csv
 import os
-import re
 import sys
 
 import h5py

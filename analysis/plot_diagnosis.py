@@ -13,7 +13,6 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
                        threshold over time above its cumulative drops, with the queue whose burst
                        shrank the threshold (the culprit) and the episodes shaded
 """
-import os
 import sys
 
 import matplotlib

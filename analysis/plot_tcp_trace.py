@@ -10,7 +10,6 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF, per trace
                window, slow-start threshold, bytes in flight and the receiver's window, with the
                congestion state shaded (recovery, loss)
 """
-import os
 import sys
 
 import matplotlib

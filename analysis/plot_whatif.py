@@ -15,7 +15,6 @@ In DIR (default: a 'figures' folder next to the file), as PNG and PDF:
                        diagonal is a perfect prediction
 """
 import itertools
-import os
 import sys
 
 import matplotlib

@@ -665,13 +665,15 @@ def krec_blocks(path):
         raise ValueError("%s: not a kernel record" % path)
     parts, per_th, ths, end, at = dict.fromkeys(KREC_PARTS + ["framing"], 0), {}, [], {}, 8
     parts["framing"] = 8
+    at_once = 0
     while at < len(b):
         part, th = b[at], b[at + 1]
         rlen, clen, _ = struct.unpack_from("<III", b, at + 4)
         size = 16 + clen
         raw = zlib.decompress(b[at + 16:at + 16 + clen])
         if part == 0:
-            line = [x for x in raw.decode().split("\n") if x.startswith("th_ns=")][0]
+            text = raw.decode()
+            line = [x for x in text.split("\n") if x.startswith("th_ns=")][0]
             ths = [int(x) for x in line.split("=", 1)[1].split(",")]
             once = [x for x in text.split("\n") if x.startswith("at_once=")]
             at_once = int(once[0].split("=", 1)[1]) if once else 0
