@@ -254,7 +254,7 @@ WriteTestbedTruth(const std::string& work,
     {
         char addr[32];
         tb_host_addr(nullptr, h, addr, sizeof addr);
-        fprintf(f, "%s,%u\n", addr, h);
+        fprintf(f, "%s,%u,h%u.pcap\n", addr, h, h); /* each capture was taken at its host */
     }
     if (f && fclose(f))
         rc = cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
