@@ -206,6 +206,99 @@ Test(tcpconn, keepalive_seen_at_the_client)
     qr_tc_conn_free(&o);
 }
 
+/* An RPC on a persistent connection: a 200-byte request, answered after think ms by a 1000-byte
+ * response that carries the request's ACK (the server's TCP held it for the reply), or, with
+ * pure_ack_ms > 0, acknowledged alone that long after it arrived (a delayed-ACK timer) before
+ * the response. RTT 100 us. */
+static void rpc(conn *c, int64_t think, int64_t pure_ack)
+{
+    const int64_t rtt = 100 * US, owd = rtt / 2;
+    conn_init(c);
+    handshake(c, 0, rtt);
+    int64_t t = rtt;
+    add(c, 0, 1, 200, QR_TCP_PSH, 1, t, t + owd, NULL, 0, 0);
+    if (pure_ack > 0)
+        add(c, 1, 1, 0, 0, 201, t + owd + pure_ack, t + rtt + pure_ack, NULL, 0, tsv(t));
+    add(c, 1, 1, 1000, QR_TCP_PSH, 201, t + owd + think, t + rtt + think, NULL, 0, tsv(t));
+    add(c, 0, 201, 0, 0, 1001, t + rtt + think, t + rtt + owd + think, NULL, 0, 0);
+}
+
+/* The request's ACK rode on its response: the wait was the server's application, not a
+ * delayed ACK and not the request's (its slowdown leaves it out), seen from either end or both,
+ * whatever the server's think time; an ACK sent alone after a hold is the receiver's delayed
+ * ACK instead. The parts always sum to the exchange's time. */
+Test(tcpconn, an_ack_that_rides_on_the_reply_is_the_replys_time)
+{
+    const unsigned seen[3][2] = {{CLIENT}, {SERVER}, {BOTH}};
+    const int64_t thinks[] = {300 * US, 2 * MS, 20 * MS, 45 * MS};
+    for (int v = 0; v < 3; v++)
+        for (size_t k = 0; k < sizeof thinks / sizeof thinks[0]; k++) {
+            conn c;
+            rpc(&c, thinks[k], 0);
+            qr_tc_conn o;
+            analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+            cr_assert_eq(o.n_ex, 2, "request and response");
+            const qr_tc_exchange *q = &o.ex[0];
+            cr_assert_eq(q->status, QR_TC_COMPLETE);
+            cr_assert(q->answered, "vantage %d", v);
+            int64_t sum = 0;
+            for (int p = 0; p < QR_TC_PARTS; p++)
+                sum += q->part_ns[p];
+            cr_assert_eq(sum, q->end_ns - q->start_ns);
+            cr_assert_eq(q->part_ns[QR_TC_PART_DELACK], 0, "vantage %d think %lld", v,
+                         (long long)thinks[k]);
+            cr_assert_eq(q->part_ns[QR_TC_PART_REPLY], thinks[k], "vantage %d: %lld", v,
+                         (long long)q->part_ns[QR_TC_PART_REPLY]);
+            cr_assert_lt(q->slowdown, 1.2, "vantage %d: slowdown %.2f", v, q->slowdown);
+            qr_tc_conn_free(&o);
+        }
+    /* at the server: 30 ms from the request's arrival to an ACK sent alone is a held ACK */
+    conn c;
+    rpc(&c, 45 * MS, 30 * MS);
+    qr_tc_conn o;
+    analyse(&c, SERVER, &o, NULL);
+    cr_assert_eq(o.ex[0].answered, 0);
+    cr_assert_eq(o.ex[0].part_ns[QR_TC_PART_REPLY], 0);
+    cr_assert_eq(o.ex[0].part_ns[QR_TC_PART_DELACK], 30 * MS);
+    qr_tc_conn_free(&o);
+}
+
+/* Three RPCs 20 ms apart, each answered after 3 ms; the client acknowledges each response alone
+ * 12 ms after it arrived (Linux's delayed ACK in interactive mode). The holds are the receivers',
+ * not the path's: seen from both ends the round trip stays 100 us, a 20 ms pause is idle, and
+ * every request and response is its own exchange; so too at the client, whose requests carry
+ * the responses' ACKs. (The server alone cannot tell the client's holds from the path: its
+ * round trips are 12 ms, and 20 ms is within two of them.) */
+Test(tcpconn, held_acks_do_not_stretch_the_round_trip_that_bounds_idle)
+{
+    const unsigned seen[2][2] = {{CLIENT}, {BOTH}};
+    for (int v = 0; v < 2; v++) {
+        conn c;
+        const int64_t rtt = 100 * US, owd = rtt / 2;
+        conn_init(&c);
+        handshake(&c, 0, rtt);
+        int64_t t = rtt, cseq = 1, sseq = 1, last_resp = 0;
+        for (int r = 0; r < 3; r++) {
+            add(&c, 0, cseq, 200, QR_TCP_PSH, sseq, t, t + owd, NULL, 0, r ? tsv(last_resp) : 0);
+            cseq += 200;
+            int64_t ts = t + owd + 3 * MS;
+            add(&c, 1, sseq, 1000, QR_TCP_PSH, cseq, ts, ts + owd, NULL, 0, tsv(t));
+            sseq += 1000;
+            last_resp = ts;
+            add(&c, 0, cseq, 0, 0, sseq, ts + owd + 12 * MS, ts + rtt + 12 * MS, NULL, 0, tsv(ts));
+            t += 20 * MS;
+        }
+        qr_tc_conn o;
+        analyse(&c, seen[v][0], seen[v][1], &o, NULL);
+        cr_assert_eq(o.n_ex, 6, "vantage %d: %zu exchanges", v, o.n_ex);
+        for (size_t i = 0; i < o.n_ex; i++) {
+            cr_assert_eq(o.ex[i].dir, i % 2);
+            cr_assert_eq(o.ex[i].bytes, i % 2 ? 1000u : 200u);
+        }
+        qr_tc_conn_free(&o);
+    }
+}
+
 Test(tcpconn, keepalive_seen_at_the_server)
 {
     conn c;

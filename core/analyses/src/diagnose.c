@@ -65,7 +65,7 @@ static void resolve_opts(qri_diag_ctx *x, qr_diag_opts *o, qr_diagnosis *out)
     /* ns-3's TCP (the runtime's) has neither RACK nor a tail-loss probe; its flows complete
      * when their receiver has every byte (the papers' FCT) */
     x->tcfg.classic = !x->imported;
-    x->tcfg.end_at_arrival = !x->imported;
+    x->tcfg.end_at_arrival = 1;
     /* a simulated receiver's delayed-ACK timer is the scenario's; a captured one's is known
      * only when given */
     x->tcfg.delack_ns = x->imported ? delack_given : o->delack_ns;

@@ -154,12 +154,12 @@ static qr_diag_cause why_cause(int why)
     }
 }
 
-/* What slowed exchange e (of duration dur) most: the cause that cost it the most time, if that
- * was at least 5% of it. A timer's wait, and the go-back-N recovery after it, count to why the
- * timer fired; the rest of a recovery to what started it. Queueing counts only from one full
- * packet's time at the path's rate (path_bps; 0: unknown): less than that is no packet waiting
- * for another, but the hosts' and the capture's own jitter (a 70-byte request 2 us late is not
- * congestion). */
+/* What slowed exchange e (of duration dur, its reply part left out) most: the cause that cost it
+ * the most time, if that was at least 5% of it. A timer's wait, and the go-back-N recovery after
+ * it, count to why the timer fired; the rest of a recovery to what started it. Queueing counts only
+ * from one full packet's time at the path's rate (path_bps; 0: unknown): less than that is no
+ * packet waiting for another, but the hosts' and the capture's own jitter (a 70-byte request 2 us
+ * late is not congestion). */
 static qr_diag_cause exchange_cause(const qr_tc_exchange *e, int64_t dur, uint64_t path_bps)
 {
     /* what took it beyond its ideal: nothing, if it stayed within 5% of it */
@@ -419,7 +419,9 @@ static int conn_exchanges(qri_diag_ctx *x, uint32_t f, const qr_flow *fl, const 
         r->status = e->status;
         r->vantage = e->vantage;
         memcpy(r->part_ns, e->part_ns, sizeof r->part_ns);
-        int64_t dur = (e->end_ns >= 0 ? e->end_ns : c->last_ns) - e->start_ns;
+        /* the wait for the other side's reply is never a cause (tcpconn.h QR_TC_PART_REPLY) */
+        int64_t dur =
+            (e->end_ns >= 0 ? e->end_ns : c->last_ns) - e->start_ns - e->part_ns[QR_TC_PART_REPLY];
         r->cause = exchange_cause(e, dur, c->rate_bps);
         r->packets = e->packets;
         r->retransmissions = e->retransmissions;
@@ -442,7 +444,7 @@ static int64_t conn_parts(qr_diag_flow *o, const qr_tc_conn *c, const qr_diag_ex
         [QR_TC_PART_RTO] = QR_PART_RTO,           [QR_TC_PART_TLP] = QR_PART_TLP,
         [QR_TC_PART_RECOVERY] = QR_PART_RECOVERY, [QR_TC_PART_RWND] = QR_PART_RWND,
         [QR_TC_PART_APP] = QR_PART_APP,           [QR_TC_PART_LOSS] = QR_PART_LOSS,
-        [QR_TC_PART_DELACK] = QR_PART_DELACK};
+        [QR_TC_PART_DELACK] = QR_PART_DELACK,     [QR_TC_PART_REPLY] = QR_PART_REPLY};
     int done = c->n_ex > 0;
     int64_t last_end = -1, hs_end = -1;
     if (c->handshake_ns >= 0)

@@ -4,9 +4,9 @@
 
 #include "qreplay/diagnose.h"
 
-static const char *const part_names[QR_PARTS] = {"handshake", "rto", "recovery", "receiver",
-                                                 "delack",    "app", "queueing", "sending",
-                                                 "tlp",       "loss"};
+static const char *const part_names[QR_PARTS] = {"handshake", "rto",  "recovery", "receiver",
+                                                 "delack",    "app",  "queueing", "sending",
+                                                 "tlp",       "loss", "reply"};
 static const char *const cause_names[QR_CAUSES] = {"none",
                                                    "handshake-loss",
                                                    "rto",

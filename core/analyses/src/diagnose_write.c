@@ -20,9 +20,9 @@ static void flow_row(const qr_diag_flow *x, qr_row_diag_flow *r)
     r->fct_ns = x->fct_ns;
     r->ideal_ns = x->ideal_ns;
     r->slowdown = x->slowdown;
-    int64_t *parts[QR_PARTS] = {&r->handshake_ns, &r->rto_ns, &r->recovery_ns, &r->receiver_ns,
-                                &r->delack_ns,    &r->app_ns, &r->queueing_ns, &r->sending_ns,
-                                &r->tlp_ns,       &r->loss_ns};
+    int64_t *parts[QR_PARTS] = {&r->handshake_ns, &r->rto_ns,  &r->recovery_ns, &r->receiver_ns,
+                                &r->delack_ns,    &r->app_ns,  &r->queueing_ns, &r->sending_ns,
+                                &r->tlp_ns,       &r->loss_ns, &r->reply_ns};
     for (int p = 0; p < QR_PARTS; p++)
         *parts[p] = x->part_ns[p];
     snprintf(r->cause, sizeof r->cause, "%s", qr_diag_cause_name(x->cause));
@@ -82,9 +82,9 @@ static void exchange_row(const qr_diagnosis *d, const qr_diag_exchange *x, qr_ro
     snprintf(r->vantage, sizeof r->vantage, "%s",
              x->vantage == QR_TC_AT_SENDER ? "sender" : "receiver");
     snprintf(r->cause, sizeof r->cause, "%s", qr_diag_cause_name(x->cause));
-    int64_t *parts[QR_TC_PARTS] = {&r->transfer_ns, &r->queueing_ns, &r->rto_ns,
-                                   &r->tlp_ns,      &r->recovery_ns, &r->receiver_ns,
-                                   &r->app_ns,      &r->loss_ns,     &r->delack_ns};
+    int64_t *parts[QR_TC_PARTS] = {&r->transfer_ns, &r->queueing_ns, &r->rto_ns, &r->tlp_ns,
+                                   &r->recovery_ns, &r->receiver_ns, &r->app_ns, &r->loss_ns,
+                                   &r->delack_ns,   &r->reply_ns};
     for (int p = 0; p < QR_TC_PARTS; p++)
         *parts[p] = x->part_ns[p];
     r->packets = x->packets;

@@ -76,7 +76,9 @@ static const qr_h5_field diag_flow_fields[] = {
     {"spurious", QR_H5_U32, DF(spurious), 0, "retransmissions of bytes that had arrived"},
     {"dupacks", QR_H5_U32, DF(dupacks), 0,
      "duplicate ACKs as captured, both ways (imports; tshark's definition)"},
-    {"dupack_run", QR_H5_U32, DF(dupack_run), 0, "the longest run of them"}};
+    {"dupack_run", QR_H5_U32, DF(dupack_run), 0, "the longest run of them"},
+    {"reply_ns", QR_H5_I64, DF(reply_ns), 0,
+     "ns an exchange's last ACK waited for the other side's reply (its application's time)"}};
 #undef DF
 const qr_h5_schema qr_schema_diag_flow = SCHEMA("diag_flow", qr_row_diag_flow, diag_flow_fields);
 
@@ -125,7 +127,10 @@ static const qr_h5_field diag_exchange_fields[] = {
     {"lost", QR_H5_U32, XF(lost), 0, "packets lost (by the evidence of its vantage)"},
     {"not_seen", QR_H5_U32, XF(not_seen), 0, "fate unknown"},
     {"reordered", QR_H5_U32, XF(reordered), 0, "delivered late, not lost"},
-    {"spurious", QR_H5_U32, XF(spurious), 0, "retransmissions of bytes that had arrived"}};
+    {"spurious", QR_H5_U32, XF(spurious), 0, "retransmissions of bytes that had arrived"},
+    {"reply_ns", QR_H5_I64, XF(reply_ns), 0,
+     "ns its last ACK waited for the other side's reply (its application's time; not in the "
+     "slowdown)"}};
 #undef XF
 const qr_h5_schema qr_schema_diag_exchange =
     SCHEMA("diag_exchange", qr_row_diag_exchange, diag_exchange_fields);

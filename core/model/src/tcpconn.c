@@ -33,8 +33,8 @@ const char *qr_tc_why_name(int w)
 
 const char *qr_tc_part_name(int p)
 {
-    static const char *const n[] = {"transfer", "queueing", "rto",  "tlp",   "recovery",
-                                    "receiver", "app",      "loss", "delack"};
+    static const char *const n[] = {"transfer", "queueing", "rto",  "tlp",    "recovery",
+                                    "receiver", "app",      "loss", "delack", "reply"};
     return p >= 0 && p < QR_TC_PARTS ? n[p] : "?";
 }
 
@@ -1097,8 +1097,10 @@ static int arrival_ends(tc *x)
         size_t ng = 0, cap = 0, next = first;
         int64_t cont = o->ex[first].seq_lo;
         for (size_t i = first; i < o->n_ex; i++)
-            if (o->ex[i].dir == d)
+            if (o->ex[i].dir == d) {
                 o->ex[i].end_ns = -1;
+                o->ex[i].answered = 0; /* it ends at an arrival, not at an ACK */
+            }
         int rc = QR_OK;
         for (size_t i = 0; i < k && next < o->n_ex && !rc; i++) {
             if ((rc = prefix_add(&got, &ng, &cap, &cont, v[i].s, v[i].e)))
@@ -1158,8 +1160,10 @@ static int find_exchanges(tc *x)
             if (a <= una[d])
                 continue;
             una[d] = a;
-            if (cur[d] >= 0 && o->ex[cur[d]].end_ns < 0 && a >= o->ex[cur[d]].seq_hi)
+            if (cur[d] >= 0 && o->ex[cur[d]].end_ns < 0 && a >= o->ex[cur[d]].seq_hi) {
                 o->ex[cur[d]].end_ns = t;
+                o->ex[cur[d]].answered = qr_tcp_payload(x->in[d ^ 1u]->p[ev[q].i].pk) > 0;
+            }
             if (a >= hi[d])
                 acked_t[d] = t;
             continue;
@@ -1207,6 +1211,7 @@ static int find_exchanges(tc *x)
          * behind it: a NIC that serializes at the link rate what the host's shaper let out in a
          * burst) completes it at once */
         o->ex[cur[d]].end_ns = una[d] >= e ? t : -1;
+        o->ex[cur[d]].answered = 0;
         hi[d] = e;
         other[d] = 0;
         other[d ^ 1u] = 1;
@@ -1411,7 +1416,11 @@ static int sender_parts(tc *x, uint32_t d)
                 else if (part == QR_TC_PART_RECOVERY && rec_why >= 0)
                     ex->after_rto_ns[rec_why] += added;
             }
-            int64_t added = add_gap(ex, end, split, t, QR_TC_PART_DELACK);
+            /* the ACK that completed it came with the receiver's reply: its application's */
+            int held = ev[q].ack && t == ex->end_ns && ex->answered && tr != QR_TC_RTO
+                           ? QR_TC_PART_REPLY
+                           : QR_TC_PART_DELACK;
+            int64_t added = add_gap(ex, end, split, t, held);
             if (tr == QR_TC_RTO)
                 ex->why_ns[why] += added;
         }
@@ -1467,9 +1476,10 @@ static int receiver_parts(tc *x, uint32_t d)
             break;
         for (size_t ai = 0; t_prev != INT64_MIN && t > t_prev && ai < act.n; ai++) {
             qr_tc_exchange *ex = &o->ex[act.v[ai]];
-            int part = ng > 0              ? QR_TC_PART_LOSS
-                       : nxt >= ex->seq_hi ? QR_TC_PART_DELACK
-                                           : QR_TC_PART_TRANSFER;
+            int part = ng > 0             ? QR_TC_PART_LOSS
+                       : nxt < ex->seq_hi ? QR_TC_PART_TRANSFER
+                       : ex->answered     ? QR_TC_PART_REPLY /* its ACK rode on the reply */
+                                          : QR_TC_PART_DELACK;
             add_gap(ex, exchange_end(x, ex), t_prev, t, part);
         }
         t_prev = t;
@@ -1625,7 +1635,8 @@ static void handshake(tc *x)
     }
 }
 
-/* RTT samples from echoed timestamps at the end that sends d (seen there, with its arrivals). */
+/* RTT samples from echoed timestamps at the end that sends d (seen there, with its arrivals);
+ * both ends seen, the two one-way delays only (see ts_samples). */
 static void ts_samples(tc *x, uint32_t d)
 {
     const qr_tc_dir *D = x->in[d], *A = x->in[d ^ 1u];
@@ -1661,8 +1672,17 @@ static void ts_samples(tc *x, uint32_t d)
             else
                 hi = mid;
         }
-        if (lo < m && tv[lo][0] == key)
-            rtt_sample(x, A->p[j].rx_ns - D->p[tv[lo][1]].tx_ns);
+        if (lo < m && tv[lo][0] == key) {
+            const qr_tc_pkt *dp = &D->p[tv[lo][1]], *ap = &A->p[j];
+            /* both ends seen: the network's round trip, without the time the echo waited at the
+             * other end (a delayed ACK, a reply's application) - except for data that echoes a
+             * pure ACK, whose wait was the sender's own (its window, its host's queue) */
+            int both = (D->seen & QR_TC_AT_RECEIVER) && (A->seen & QR_TC_AT_SENDER) &&
+                       dp->rx_ns >= 0 && ap->tx_ns >= 0 && ap->tx_ns >= dp->rx_ns &&
+                       (qr_tcp_payload(dp->pk) > 0 || qr_tcp_payload(ap->pk) == 0);
+            rtt_sample(x, both ? (dp->rx_ns - dp->tx_ns) + (ap->rx_ns - ap->tx_ns)
+                               : ap->rx_ns - dp->tx_ns);
+        }
     }
     free(tv);
 }
@@ -1717,7 +1737,8 @@ static void finish_exchanges(tc *x)
             ex->part_ns[QR_TC_PART_QUEUEING] += tr - ex->ideal_ns;
             ex->part_ns[QR_TC_PART_TRANSFER] = ex->ideal_ns;
         }
-        int64_t dur = exchange_end(x, ex) - ex->start_ns;
+        /* the wait for the other side's reply is its application's, not the exchange's */
+        int64_t dur = exchange_end(x, ex) - ex->start_ns - ex->part_ns[QR_TC_PART_REPLY];
         ex->slowdown = ex->ideal_ns > 0 && ex->end_ns >= 0 ? (double)dur / (double)ex->ideal_ns : 0;
     }
 }

@@ -10,7 +10,7 @@
  * each RTO fired, its exchanges and where their time went. A flow's row is its connection's:
  *  - FCT: from the flow's start to the end of its last exchange. A simulated flow ends when its
  *    receiver had every byte (the replay papers' FCT: the model's end_at_arrival), a captured one
- *    when its last byte was acknowledged;
+ *    too where its receiver was captured, else when its last byte was acknowledged;
  *  - ideal FCT: a simulated flow's alone on an empty network (the handshake, SYN out and SYN-ACK
  *    back unloaded, the serialization of every data packet at the link rate and the unloaded
  *    latency of the last one); a captured one's from the measured path (the sum of its
@@ -60,13 +60,15 @@ typedef enum {
     QR_PART_APP,
     QR_PART_QUEUEING,
     QR_PART_SENDING,
-    QR_PART_TLP,  /* waiting for a tail-loss probe (imports: Linux's TCP) */
-    QR_PART_LOSS, /* seen only at the receiver: a hole waited for its resend (trigger unknown) */
+    QR_PART_TLP,   /* waiting for a tail-loss probe (imports: Linux's TCP) */
+    QR_PART_LOSS,  /* seen only at the receiver: a hole waited for its resend (trigger unknown) */
+    QR_PART_REPLY, /* an exchange's last ACK rode on the other side's reply: its application's
+                    * time, never a cause (tcpconn.h QR_TC_PART_REPLY) */
     QR_PARTS
 } qr_diag_part;
 
 /* "handshake", "rto", "recovery", "receiver", "delack", "app", "queueing", "sending", "tlp",
- * "loss". */
+ * "loss", "reply". */
 const char *qr_diag_part_name(qr_diag_part p);
 
 typedef enum {

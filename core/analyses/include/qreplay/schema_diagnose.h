@@ -38,6 +38,7 @@ typedef struct qr_row_diag_flow {
     uint64_t path_rate_bps;
     uint32_t tlps, racks, undos, unknown_retx, not_seen, reordered, spurious;
     uint32_t dupacks, dupack_run;
+    int64_t reply_ns;
 } qr_row_diag_flow;
 extern const qr_h5_schema qr_schema_diag_flow;
 
@@ -54,6 +55,7 @@ typedef struct qr_row_diag_exchange {
         delack_ns;
     uint32_t packets, retransmissions, rtos, after_rto, tlps, fast, rack, recovery, unknown_retx,
         lost, not_seen, reordered, spurious;
+    int64_t reply_ns;
 } qr_row_diag_exchange;
 extern const qr_h5_schema qr_schema_diag_exchange;
 

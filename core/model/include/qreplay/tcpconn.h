@@ -196,10 +196,17 @@ typedef enum {
                               * on the other side's data, beyond one minimum RTT; both ends
                               * seen, the sender waiting on an ACK held delack_ns or longer
                               * (also when its timer fired first: an RTO of why ack-held) */
+    QR_TC_PART_REPLY,        /* the receiver answered before it acknowledged: the ACK that
+                              * completed the exchange rode on the other side's data (its
+                              * reply), beyond one minimum RTT after the last data left (seen at
+                              * the sender) or after the last byte arrived (at the receiver).
+                              * The other side's application's time, not the exchange's: its
+                              * slowdown leaves it out */
     QR_TC_PARTS
 } qr_tc_part;
 
-/* "transfer", "queueing", "rto", "tlp", "recovery", "receiver", "app", "loss", "delack"; "?". */
+/* "transfer", "queueing", "rto", "tlp", "recovery", "receiver", "app", "loss", "delack",
+ * "reply"; "?". */
 const char *qr_tc_part_name(int p);
 
 typedef enum {
@@ -221,6 +228,7 @@ typedef struct qr_tc_exchange {
     int64_t idle_before_ns;   /* since the connection's previous exchange ended (-1: first) */
     uint8_t status;           /* qr_tc_status */
     uint8_t vantage;          /* QR_TC_AT_SENDER or QR_TC_AT_RECEIVER: where its times are from */
+    uint8_t answered;         /* the ACK that completed it carried the other side's data */
     uint32_t packets, retransmissions, lost, not_seen, reordered, spurious, max_dupacks;
     uint32_t trig[QR_TC_TRIGGERS]; /* retransmissions by trigger */
     uint32_t late_fast;            /* fast retransmissions sent after more than dupthresh
@@ -231,7 +239,7 @@ typedef struct qr_tc_exchange {
     int64_t after_rto_ns[QR_TC_WHYS]; /* its recovery part after an RTO (what the timer's
                                        * go-back-N resent), by why that timer fired */
     int64_t ideal_ns;                 /* 0: unknown (no RTT measured) */
-    double slowdown;                  /* duration / ideal; 0: unknown */
+    double slowdown;                  /* (duration - reply part) / ideal; 0: unknown */
 } qr_tc_exchange;
 
 typedef struct qr_tc_dir_stats {
