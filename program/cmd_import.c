@@ -42,7 +42,7 @@ static const cli_spec spec = {
     "import",
     "SCENARIO CAPTURE...",
     "Turn per-host packet captures (tcpdump or Wireshark: pcap or pcapng; Ethernet with VLAN\n"
-    "tags, raw IP, Linux cooked SLL/SLL2, loopback; TCP over IPv4 and IPv6) into a recording\n"
+    "tags, raw IP, Linux cooked SLL/SLL2, loopback, PPP; TCP over IPv4 and IPv6) into a recording\n"
     "in DIR/recording that qreplay replay, metrics and isolate read like the runtime's.\n\n"
     "SCENARIO gives the network to replay in ([topology], [links], [buffer]); every address\n"
     "in the captures becomes one of its hosts. Each TCP connection becomes a flow. A packet a\n"

@@ -421,11 +421,40 @@ Test(capture, ipv6_extension_headers_and_fragments)
 
 /* Property: random frames of every link type never crash the decoder, and a frame it keeps has a
  * TCP header within its IP length. */
+/* PPP (ns-3's point-to-point devices; RFC 1661): with or without the address and control
+ * field, the protocol in two bytes or compressed to one; IPv4 and IPv6 read, LCP left out. */
+Test(capture, ppp_frames_in_every_framing)
+{
+    uint8_t b[128], f[160];
+    qr_capture_packet p;
+    qr_skip why;
+    size_t n = frame4(b, 0x0800, 6, 0, 5, 5, 1040), ip = n - 14;
+    static const uint8_t heads[][4] = {{0x00, 0x21}, {0xff, 0x03, 0x00, 0x21}, {0x21}};
+    static const size_t lens[] = {2, 4, 1};
+    for (int dlt = 9; dlt <= 50; dlt += 41)
+        for (int k = 0; k < 3; k++) {
+            memcpy(f, heads[k], lens[k]);
+            memcpy(f + lens[k], b + 14, ip);
+            size_t fl = lens[k] + ip; /* headers only, as a snap length keeps them */
+            uint32_t wire = (uint32_t)lens[k] + 1040;
+            cr_assert_eq(qr_capture_decode(dlt, f, fl, wire, &p, &why), QR_OK, "%d %d", dlt, k);
+            cr_assert_eq(p.payload, 1000);
+            cr_assert_eq(p.src_port, 5001);
+            cr_assert_eq(qr_capture_decode(dlt, f, lens[k] + 10, wire, &p, &why), 1);
+            cr_assert_eq(why, QR_SKIP_SNAPLEN);
+        }
+    f[0] = 0xc0, f[1] = 0x21; /* LCP */
+    cr_assert_eq(qr_capture_decode(9, f, 40, 40, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_NOT_IP);
+    cr_assert_eq(qr_capture_decode(9, f, 1, 1, &p, &why), 1);
+    cr_assert_eq(why, QR_SKIP_BAD_LINK);
+}
+
 Test(capture, property_random_frames_decode_or_skip)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 5);
-    static const int dlts[] = {0, 1, 12, 108, 113, 228, 229, 276};
+    static const int dlts[] = {0, 1, 9, 12, 50, 108, 113, 228, 229, 276};
     uint8_t b[256];
     size_t kept = 0;
     for (int i = 0; i < 200000; i++) {
@@ -439,7 +468,7 @@ Test(capture, property_random_frames_decode_or_skip)
         }
         qr_capture_packet p;
         qr_skip why = QR_SKIP_COUNT;
-        int dlt = dlts[gsl_rng_uniform_int(r, 8)];
+        int dlt = dlts[gsl_rng_uniform_int(r, sizeof dlts / sizeof dlts[0])];
         int rc = qr_capture_decode(dlt, b, n, (uint32_t)n, &p, &why);
         cr_assert(rc == QR_OK || rc == 1);
         if (rc == 1)

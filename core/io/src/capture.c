@@ -22,6 +22,9 @@
 #ifndef DLT_NFLOG
 #define DLT_NFLOG 239
 #endif
+#ifndef DLT_PPP_SERIAL
+#define DLT_PPP_SERIAL 50
+#endif
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
 #endif
@@ -70,6 +73,8 @@ int qr_capture_link_supported(int dlt)
     case DLT_LINUX_SLL2:
     case DLT_NULL:
     case DLT_LOOP:
+    case DLT_PPP:
+    case DLT_PPP_SERIAL:
     case DLT_NFLOG: return 1;
     default: return 0;
     }
@@ -273,6 +278,31 @@ static int nflog(const uint8_t *buf, size_t caplen, qr_capture_packet *p, qr_ski
     return rc;
 }
 
+/* PPP (RFC 1661; ns-3's point-to-point devices write it): an optional address and control
+ * field (ff 03), then the protocol, one byte where compressed (odd), else two: 0x0021 IPv4,
+ * 0x0057 IPv6. */
+static int ppp(const uint8_t *buf, size_t caplen, uint32_t wire_len, qr_capture_packet *p,
+               qr_skip *why)
+{
+    size_t at = caplen >= 2 && buf[0] == 0xff && buf[1] == 0x03 ? 2 : 0;
+    if (caplen < at + 1)
+        return skip(why, wire_len > caplen ? QR_SKIP_SNAPLEN : QR_SKIP_BAD_LINK);
+    unsigned proto = buf[at];
+    size_t hdr = at + 1;
+    if (!(proto & 1)) {
+        if (caplen < at + 2)
+            return skip(why, wire_len > caplen ? QR_SKIP_SNAPLEN : QR_SKIP_BAD_LINK);
+        proto = get16(buf + at);
+        hdr = at + 2;
+    }
+    uint32_t wire = wire_len > hdr ? wire_len - (uint32_t)hdr : 0;
+    if (proto == 0x21)
+        return ipv4(buf + hdr, caplen - hdr, wire, p, why);
+    if (proto == 0x57)
+        return ipv6(buf + hdr, caplen - hdr, wire, p, why);
+    return skip(why, QR_SKIP_NOT_IP);
+}
+
 int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_len,
                       qr_capture_packet *p, qr_skip *why)
 {
@@ -293,6 +323,8 @@ int qr_capture_decode(int dlt, const uint8_t *buf, size_t caplen, uint32_t wire_
         return rc;
     }
     case DLT_NFLOG: return nflog(buf, caplen, p, why);
+    case DLT_PPP:
+    case DLT_PPP_SERIAL: return ppp(buf, caplen, wire_len, p, why);
     case DLT_LINUX_SLL:
         if (caplen < 16)
             return skip(why, wire_len >= 16 ? QR_SKIP_SNAPLEN : QR_SKIP_BAD_LINK);
@@ -374,7 +406,7 @@ int qr_capture_open(qr_capture **out, const char *path, char *errbuf)
         int rc = qri_err(errbuf, QR_EFORMAT,
                          "%s: link type %s (%d) is not one qreplay reads (it reads EN10MB "
                          "Ethernet with VLAN tags, RAW, IPV4, IPV6, LINUX_SLL, LINUX_SLL2, NULL, "
-                         "LOOP, NFLOG)",
+                         "LOOP, PPP, NFLOG)",
                          path, name ? name : "?", dlt);
         pcap_close(pc);
         return rc;

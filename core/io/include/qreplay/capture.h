@@ -2,8 +2,9 @@
  * microsecond or nanosecond timestamps in either byte order, and pcapng (libpcap converts every
  * interface's timestamp resolution to nanoseconds). Link types: Ethernet (with 802.1Q, 802.1ad
  * and QinQ tags), raw IP (RAW, IPV4, IPV6), Linux cooked (SLL and SLL2, what `tcpdump -i any`
- * writes), BSD loopback (NULL, LOOP) and Linux netfilter logs (NFLOG, what `tcpdump -i nflog:N`
- * writes of the packets an nftables `log group N` rule saw). TCP over IPv4 and IPv6 is read; every
+ * writes), BSD loopback (NULL, LOOP), PPP (PPP, PPP_SERIAL: what ns-3's point-to-point devices
+ * write) and Linux netfilter logs (NFLOG, what `tcpdump -i nflog:N` writes of the packets an
+ * nftables `log group N` rule saw). TCP over IPv4 and IPv6 is read; every
  * other frame is counted under the reason it was left out, never dropped silently. */
 #ifndef QREPLAY_CAPTURE_H
 #define QREPLAY_CAPTURE_H
