@@ -4,13 +4,16 @@
 #include "qreplay-runtime.h"
 
 #include "ns3/inet-socket-address.h"
+#include "ns3/net-device.h"
 #include "ns3/packet.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-socket-factory.h"
+#include "ns3/trace-helper.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -63,6 +66,48 @@ TiersRun::TiersRun(const qr_config* c,
                              MakeCallback(&TiersRun::Accept, this));
         m_listen.push_back(s);
     }
+}
+
+/* A frame a host's NIC sent or received, written at the host's clock's time. */
+static void
+SniffAt(Ptr<PcapFileWrapper> file, Time shift, Ptr<const Packet> p)
+{
+    file->Write(Simulator::Now() + shift, p);
+}
+
+void
+TiersRun::EnablePcaps(const std::string& dir)
+{
+    int64_t lift = m_cfg->clock.max_offset_ns > 0 ? m_cfg->clock.max_offset_ns : 0;
+    for (uint32_t h = 0; h < qr_tiers_hosts(&m_spec); h++)
+    {
+        std::string path = dir + "/h" + std::to_string(h) + ".pcap";
+        Ptr<PcapFileWrapper> f = CreateObject<PcapFileWrapper>();
+        f->Open(path, std::ios::out);
+        if (f->Fail())
+            throw std::runtime_error(path + ": cannot be written");
+        f->Init(PcapHelper::DLT_PPP);
+        Ptr<NetDevice> dev = m_net->GetHostDevice(h);
+        dev->TraceConnectWithoutContext(
+            "PromiscSniffer",
+            MakeBoundCallback(&SniffAt, f, NanoSeconds(m_offsets[h] + lift)));
+        m_pcaps.push_back(f);
+    }
+}
+
+void
+TiersRun::ClosePcaps()
+{
+    for (auto& f : m_pcaps)
+        f->Close();
+}
+
+std::string
+TiersRun::HostAddress(uint32_t h) const
+{
+    std::ostringstream s;
+    m_net->GetHostAddress(h).Print(s);
+    return s.str();
 }
 
 TiersRun::~TiersRun()

@@ -17,12 +17,14 @@
 
 #include "ns3/event-id.h"
 #include "ns3/nstime.h"
+#include "ns3/pcap-file-wrapper.h"
 #include "ns3/socket.h"
 
 #include <csignal>
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 extern "C"
@@ -72,6 +74,16 @@ class TiersRun
 
     Time End() const { return m_end; }
 
+    /* Capture every host of the service as tcpdump on its NIC would: dir/hN.pcap (PPP frames,
+     * microseconds), each on its host's own clock (the true time plus its [clock] offset, plus
+     * the largest offset so that no time is negative). Call before Run; ClosePcaps after. Throws
+     * std::runtime_error if a file cannot be made. */
+    void EnablePcaps(const std::string& dir);
+    void ClosePcaps();
+
+    /* Host h's address, as its captures show it. */
+    std::string HostAddress(uint32_t h) const;
+
   private:
     struct Side
     {
@@ -119,6 +131,7 @@ class TiersRun
     std::function<void(const Progress&)> m_progress;
     bool m_cancelled{false};
     Time m_end;
+    std::vector<Ptr<PcapFileWrapper>> m_pcaps;
 };
 
 } // namespace ns3

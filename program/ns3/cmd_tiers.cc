@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,12 @@ static const cli_opt kOpts[] = {
      "T",
      "the latest simulated time; requests still unanswered then are counted (duration + 10s)"},
     {"seed", 0, CLI_VALUE, "N", "the service's random choices and ns-3's (the scenario's seed)"},
+    {"pcap",
+     0,
+     CLI_FLAG,
+     nullptr,
+     "also capture every host of the service as tcpdump on its NIC would, on its own clock: "
+     "DIR/pcap/hN.pcap and DIR/hosts.csv (for qreplay import, diagnose, paths)"},
     {"testbed",
      0,
      CLI_FLAG,
@@ -216,6 +223,25 @@ WritePlan(const std::string& path, const qr_tiers_spec* s, int64_t dur, uint64_t
     return fclose(f) ? cli_fail("tiers", "%s: %s", path.c_str(), strerror(errno)) : 0;
 }
 
+/* work/hosts.csv: each host's address and number, and the capture taken at it (hN.pcap).
+ * Returns 0 or the exit status. */
+static int
+WriteHostMap(const std::string& work,
+             uint32_t hosts,
+             const std::function<std::string(uint32_t)>& addr)
+{
+    std::string map = work + "/hosts.csv";
+    FILE* f = fopen(map.c_str(), "w");
+    if (!f)
+        return cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
+    fprintf(f, "address,host,capture\n");
+    for (uint32_t h = 0; h < hosts; h++)
+        fprintf(f, "%s,%u,h%u.pcap\n", addr(h).c_str(), h, h); /* each capture at its host */
+    if (fclose(f))
+        return cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
+    return 0;
+}
+
 /* The hosts' logs gathered into the truth, and the host map for the captures. Returns 0 or 1
  * after printing. */
 static int
@@ -246,18 +272,12 @@ WriteTestbedTruth(const std::string& work,
             ? cli_fail("tiers", "%s", err)
             : 0;
     free(rows);
-    std::string map = work + "/hosts.csv";
-    FILE* f = rc ? nullptr : fopen(map.c_str(), "w");
-    if (!rc && !f)
-        rc = cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
-    for (uint32_t h = 0; f && h < qr_tiers_hosts(s); h++)
-    {
-        char addr[32];
-        tb_host_addr(nullptr, h, addr, sizeof addr);
-        fprintf(f, "%s,%u,h%u.pcap\n", addr, h, h); /* each capture was taken at its host */
-    }
-    if (f && fclose(f))
-        rc = cli_fail("tiers", "%s: %s", map.c_str(), strerror(errno));
+    if (!rc)
+        rc = WriteHostMap(work, qr_tiers_hosts(s), [](uint32_t h) {
+            char addr[32];
+            tb_host_addr(nullptr, h, addr, sizeof addr);
+            return std::string(addr);
+        });
     if (!rc && !quiet)
         printf("tiers: the hosts logged %" PRIu64 " messages sent, %" PRIu64 " read whole (%" PRIu64
                " never read, %" PRIu64 " read but never logged as sent)\n",
@@ -372,6 +392,14 @@ RunAndWrite(const cli_args* a,
     try
     {
         TiersRun run(c, spec, seed, dur);
+        bool pcap = cli_count(a, "pcap") > 0;
+        std::string pcapDir = std::string(work) + "/pcap";
+        if (pcap)
+        {
+            if (cli_make_dir("tiers", pcapDir.c_str()))
+                return 1;
+            run.EnablePcaps(pcapDir);
+        }
         bool done = run.Run(NanoSeconds(stop), &cli_signal, [&](const TiersRun::Progress& p) {
             cli_progress_update(&progress,
                                 "tiers: sim %.1f ms | %" PRIu64 " requests, %" PRIu64
@@ -408,6 +436,14 @@ RunAndWrite(const cli_args* a,
             return 1;
         if (qr_tiers_truth_write(truth.c_str(), specText, t.data(), t.size(), comment, err))
             return cli_fail("tiers", "%s", err);
+        if (pcap)
+        {
+            run.ClosePcaps();
+            if (WriteHostMap(work, qr_tiers_hosts(spec), [&](uint32_t h) {
+                    return run.HostAddress(h);
+                }))
+                return 1;
+        }
         if (!quiet)
         {
             uint64_t unread = 0;
@@ -420,6 +456,10 @@ RunAndWrite(const cli_args* a,
                    run.End().GetSeconds() * 1e3,
                    m.size(),
                    unread);
+            if (pcap)
+                printf("wrote %s/pcap/hN.pcap and %s/hosts.csv (each host's NIC, on its clock)\n",
+                       cli_shown(cli_value(a, "out")),
+                       cli_shown(cli_value(a, "out")));
             printf("wrote %s/messages.csv and %s/truth/tiers.csv\nthen: qreplay paths "
                    "--messages %s/messages.csv --outside %s --truth %s/truth/tiers.csv\n",
                    cli_shown(cli_value(a, "out")),

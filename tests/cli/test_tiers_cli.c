@@ -183,6 +183,68 @@ Test(tiers_cli, the_truth_is_read_only_by_the_scorer)
     }
 }
 
+/* tshark's count of the TCP frames in a capture (-1: no tshark). */
+static long tshark_tcp_frames(const char *path)
+{
+    if (!QR_TSHARK[0])
+        return -1;
+    char cmd[600], line[64];
+    snprintf(cmd, sizeof cmd, "'%s' -r '%s' -Y tcp -T fields -e frame.number 2>/dev/null | wc -l",
+             QR_TSHARK, path);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    long n = fgets(line, sizeof line, f) ? atol(line) : -1;
+    pclose(f);
+    return n;
+}
+
+/* --pcap: every host's NIC captured as tcpdump would (PPP frames, on the host's clock). The
+ * import reads every TCP frame tshark reads, each sent or received by its capture's host; the
+ * messages cut from the captures are as many as the applications logged. */
+Test(tiers_cli, the_hosts_captures_hold_every_frame_and_message)
+{
+    cr_assert_eq(
+        qreplay("tiers scenarios/tiers/three-tier.tiers --pcap -o %s/c -q --duration 300ms "
+                "--set clock.max_offset=50us",
+                dir),
+        0, "%s", err);
+    cr_assert_eq(
+        qreplay("import scenarios/tiers/rpc-star.ini %s/c/pcap/h0.pcap %s/c/pcap/h1.pcap "
+                "%s/c/pcap/h2.pcap %s/c/pcap/h3.pcap %s/c/pcap/h4.pcap %s/c/pcap/h5.pcap "
+                "%s/c/pcap/h6.pcap %s/c/pcap/h7.pcap %s/c/pcap/h8.pcap --map %s/c/hosts.csv "
+                "--network scenario -o %s/c/imp",
+                dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir),
+        0, "%s", err);
+    for (int h = 0; h < 9; h++) {
+        char path[256], want[128];
+        snprintf(path, sizeof path, "%s/c/pcap/h%d.pcap", dir, h);
+        long n = tshark_tcp_frames(path);
+        if (n < 0)
+            cr_skip_test("tshark is not installed");
+        cr_assert_gt(n, 0, "host %d", h);
+        const char *at = strstr(out, path);
+        cr_assert(at, "%s", out);
+        snprintf(want, sizeof want, "frames           %ld: %ld TCP, ", n, n);
+        cr_assert(strstr(at, want) && strstr(at, want) < at + 400, "host %d: %s\n%s", h, want, at);
+    }
+    cr_assert(strstr(out, "hosts              9 captured"), "%s", out);
+    qr_msg *m;
+    size_t nm;
+    uint32_t hosts;
+    char path[256], err_[QR_ERRBUF_SIZE];
+    snprintf(path, sizeof path, "%s/c/messages.csv", dir);
+    cr_assert_eq(qr_msgs_read(path, &m, &nm, &hosts, err_), QR_OK, "%s", err_);
+    free(m);
+    cr_assert_eq(qreplay("paths --map %s/c/hosts.csv %s/c/pcap/h0.pcap %s/c/pcap/h1.pcap "
+                         "%s/c/pcap/h2.pcap %s/c/pcap/h3.pcap %s/c/pcap/h4.pcap %s/c/pcap/h5.pcap "
+                         "%s/c/pcap/h6.pcap %s/c/pcap/h7.pcap %s/c/pcap/h8.pcap --outside 0,1,2",
+                         dir, dir, dir, dir, dir, dir, dir, dir, dir, dir),
+                 0, "%s", err);
+    char want[64];
+    snprintf(want, sizeof want, "link: %zu messages,", nm);
+    cr_assert(strstr(out, want), "%s\n%s", want, out);
+}
+
 Test(tiers_cli, bad_input_is_refused_and_the_old_output_kept)
 {
     cr_assert_eq(qreplay("tiers scenarios/tiers/three-tier.tiers -o %s/o -q --duration 50ms", dir),
