@@ -847,7 +847,45 @@ def paths(out, opts):
     return {"runs": runs}
 
 
-SUMMARIES = {"run": run, "paths": paths, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def rpc(out, opts):
+    """qreplay diagnose over a multi-tier service's captures (qreplay tiers --pcap in ns-3, or
+    --testbed), every exchange of every persistent connection: each NAME/imp/diagnosis.h5 of the
+    case (NAME: {world}-r{rate}-{fault}), per direction (requests from the side that opened the
+    connection, responses back) the exchanges, their causes and statuses, the time their last
+    ACK waited for the other side's reply, their RTOs and losses."""
+    import re
+    runs = []
+    for path in sorted(glob.glob(os.path.join(out, "*", "imp", "diagnosis.h5"))):
+        name = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        m = re.match(r"(ns3|tb)-r(\d+)-(\w+)$", name)
+        f = h5().File(path, "r")
+        ex = rows(f["exchanges"])
+        fl = rows(f["flows"])
+        row = {"name": name, "world": m.group(1), "rate": int(m.group(2)), "fault": m.group(3),
+               "connections": len(fl), "dirs": {}}
+        for d, label in ((0, "request"), (1, "response")):
+            e = [x for x in ex if x["dir"] == d]
+            causes, status = {}, {}
+            for x in e:
+                causes[x["cause"]] = causes.get(x["cause"], 0) + 1
+                status[x["status"]] = status.get(x["status"], 0) + 1
+            done = [x for x in e if x["status"] == "complete"]
+            slow = sorted(x["slowdown"] for x in done if x["slowdown"] > 0)
+            row["dirs"][label] = {
+                "exchanges": len(e), "causes": causes, "status": status,
+                "duration_ns": sum(x["duration_ns"] for x in done),
+                "reply_ns": sum(x["reply_ns"] for x in done),
+                "delack_ns": sum(x["delack_ns"] for x in done),
+                "rto_ns": sum(x["rto_ns"] for x in done),
+                "rtos": sum(x["rtos"] for x in e), "lost": sum(x["lost"] for x in e),
+                "with_reply": sum(1 for x in done if x["reply_ns"] > 0),
+                "slowdown_p50": slow[len(slow) // 2] if slow else 0.0,
+                "slowdown_p99": slow[min(len(slow) - 1, int(0.99 * len(slow)))] if slow else 0.0}
+        runs.append(row)
+    return {"runs": runs}
+
+
+SUMMARIES = {"run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
