@@ -342,6 +342,11 @@ static int conn_model(qri_diag_ctx *x, uint32_t f, qr_tc_dir dirs[2], qr_tc_conn
         cfg.link_ctx = &bc;
         cfg.path_ideal = conn_path_ideal;
         cfg.path_ctx = &bc;
+    } else if (x->out->network_known && x->topo) {
+        /* captures taken in the scenario's network (import --network scenario): the ideal is
+         * its path's, every hop's serialization included, as a simulated flow's is */
+        cfg.path_ideal = conn_path_ideal;
+        cfg.path_ctx = &bc;
     }
     return qr_tc_analyse(c, dirs, &cfg, NULL);
 }

@@ -1710,12 +1710,16 @@ static void finish_exchanges(tc *x)
         uint64_t first =
             x->mss[ex->dir] && ex->bytes > x->mss[ex->dir] ? x->mss[ex->dir] : ex->bytes;
         /* the rest at the path's rate: a measured rate is of payload (deliveries); a link rate
-         * the caller gives carries every segment's headers and framing too */
+         * the caller gives carries every segment's headers and framing too. The first
+         * segment's payload crosses the path once more than the round trip's header-only
+         * packets did: a 1 KB response takes its own serialization beyond half a round trip,
+         * and that is not queueing */
         uint64_t wire = ex->bytes - first;
+        int64_t first_ser = o->rate_bps ? qri_wire_ns(first, o->rate_bps) : 0;
         if (!o->rate_measured && x->mss[ex->dir])
             wire += (wire + x->mss[ex->dir] - 1) / x->mss[ex->dir] *
                     (x->hdr[ex->dir] + QR_LINK_OVERHEAD_BYTES);
-        int64_t ser = o->rate_bps ? qri_wire_ns(wire, o->rate_bps) : 0;
+        int64_t ser = o->rate_bps ? qri_wire_ns(wire, o->rate_bps) + first_ser : 0;
         int64_t rtt = o->min_rtt_ns;
         int to_arrival = x->cfg.end_at_arrival && (x->in[ex->dir]->seen & QR_TC_AT_RECEIVER);
         /* from the first byte sent to the last acknowledged is a round trip; to the last
