@@ -1701,11 +1701,36 @@ def block_paths_faults(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def block_rpc(*names):
+    """Persistent-connection RPCs diagnosed exchange by exchange (the service's captures at every
+    host): per run and direction, the exchanges, their causes (most first), the losses and RTOs,
+    and the slowdown's median and 99th percentile."""
+    out = ["| world | requests/s | planted | direction | exchanges | causes | lost | RTOs | "
+           "slowdown p50 / p99 |", "|---|---|---|---|---|---|---|---|---|"]
+    world = {"ns3": "ns-3", "tb": "testbed"}
+    planted = {"none": "none", "gray": "1% gray cable at the store",
+               "slow": "slow host, slow link"}
+    for name in names:
+        runs = sorted(load(name)["results"]["runs"], key=lambda r: (r["world"] != "ns3",
+                                                                   r["rate"], r["fault"]))
+        for r in runs:
+            for d in ("request", "response"):
+                x = r["dirs"][d]
+                causes = ", ".join("%s %d" % (c, n) for c, n in
+                                   sorted(x["causes"].items(), key=lambda kv: (-kv[1], kv[0])))
+                out.append("| %s | %d | %s | %s | %d | %s | %d | %d | %.2f / %.1f |" % (
+                    world[r["world"]], r["rate"], planted.get(r["fault"], r["fault"]), d,
+                    x["exchanges"], causes, x["lost"], x["rtos"], x["slowdown_p50"],
+                    x["slowdown_p99"]))
+    return "\n".join(out) + "\n\n" + provenance(*names)
+
+
 BLOCKS = {
     "paths-load": lambda: block_paths_load("paths-core"),
     "paths-faults": lambda: block_paths_faults("paths-core"),
     "paths-ns3-load": lambda: block_paths_load("paths-ns3"),
     "paths-fanout": lambda: block_paths_fanout("paths-fanout"),
+    "diagnose-rpc": lambda: block_rpc("diagnose-rpc", "diagnose-rpc-testbed"),
     "paths-ns3-faults": lambda: block_paths_faults("paths-ns3"),
     "paths-testbed-load": lambda: block_paths_load("paths-testbed"),
     "paths-testbed-faults": lambda: block_paths_faults("paths-testbed"),
