@@ -373,6 +373,40 @@ RunTestbed(const cli_args* a,
     return rc;
 }
 
+/* What a run made and the command that reads it next. */
+static void
+PrintRun(const cli_args* a,
+         const qr_tiers_spec* spec,
+         const TiersRun& run,
+         uint64_t req,
+         uint64_t ans,
+         bool pcap)
+{
+    const auto& m = run.Messages();
+    uint64_t unread = 0;
+    for (const auto& x : m)
+        unread += x.recv_ns == QR_MSG_UNTRACED;
+    printf("tiers: %" PRIu64 " requests, %" PRIu64 " answered by %.3f ms; %zu messages "
+           "(%" PRIu64 " never read whole)\n",
+           req,
+           ans,
+           run.End().GetSeconds() * 1e3,
+           m.size(),
+           unread);
+    const char* out = cli_shown(cli_value(a, "out"));
+    if (pcap)
+        printf("wrote %s/pcap/hN.pcap and %s/hosts.csv (each host's NIC, on its clock)\n",
+               out,
+               out);
+    printf("wrote %s/messages.csv and %s/truth/tiers.csv\nthen: qreplay paths "
+           "--messages %s/messages.csv --outside %s --truth %s/truth/tiers.csv\n",
+           out,
+           out,
+           out,
+           ClientList(spec).c_str(),
+           out);
+}
+
 /* Run and write. Returns 0 or the exit status. */
 static int
 RunAndWrite(const cli_args* a,
@@ -445,29 +479,7 @@ RunAndWrite(const cli_args* a,
                 return 1;
         }
         if (!quiet)
-        {
-            uint64_t unread = 0;
-            for (const auto& x : m)
-                unread += x.recv_ns == QR_MSG_UNTRACED;
-            printf("tiers: %" PRIu64 " requests, %" PRIu64 " answered by %.3f ms; %zu messages "
-                   "(%" PRIu64 " never read whole)\n",
-                   req,
-                   ans,
-                   run.End().GetSeconds() * 1e3,
-                   m.size(),
-                   unread);
-            if (pcap)
-                printf("wrote %s/pcap/hN.pcap and %s/hosts.csv (each host's NIC, on its clock)\n",
-                       cli_shown(cli_value(a, "out")),
-                       cli_shown(cli_value(a, "out")));
-            printf("wrote %s/messages.csv and %s/truth/tiers.csv\nthen: qreplay paths "
-                   "--messages %s/messages.csv --outside %s --truth %s/truth/tiers.csv\n",
-                   cli_shown(cli_value(a, "out")),
-                   cli_shown(cli_value(a, "out")),
-                   cli_shown(cli_value(a, "out")),
-                   ClientList(spec).c_str(),
-                   cli_shown(cli_value(a, "out")));
-        }
+            PrintRun(a, spec, run, req, ans, pcap);
         if (req != ans)
             fprintf(stderr,
                     "tiers: %" PRIu64 " requests unanswered at --stop; their messages are "
