@@ -197,8 +197,14 @@ int cli_figures(const char *command, const char *script, const char *h5, const c
         }
     }
     fflush(stdout);
-    if (stopped)
+    if (stopped) {
+        /* the results were complete before the drawing began: say which, and what is missing */
+        fprintf(stderr,
+                "qreplay %s: interrupted while drawing the figures; %s is complete, the figures "
+                "in %s are not (draw them with analysis/%s)\n",
+                command, cli_shown(h5), cli_shown(figdir), script);
         return cli_interrupted_status();
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return cli_fail(command,
                         "drawing the figures failed (%s %s %s -o %s); nothing written "
