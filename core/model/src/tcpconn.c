@@ -1687,6 +1687,24 @@ static void ts_samples(tc *x, uint32_t d)
     free(tv);
 }
 
+/* An exchange's time its vantage's walk did not reach: one that ends when its last byte arrived
+ * (end_at_arrival) after the last packet its sender's capture holds, or whose ACKs no capture
+ * saw. Its data was on its way: transfer (beyond the ideal it becomes queueing). */
+static void fill_parts(tc *x)
+{
+    qr_tc_conn *o = x->out;
+    for (size_t i = 0; i < o->n_ex; i++) {
+        qr_tc_exchange *ex = &o->ex[i];
+        if (ex->end_ns < 0)
+            continue;
+        int64_t sum = 0;
+        for (int k = 0; k < QR_TC_PARTS; k++)
+            sum += ex->part_ns[k];
+        if (ex->end_ns - ex->start_ns > sum)
+            ex->part_ns[QR_TC_PART_TRANSFER] += ex->end_ns - ex->start_ns - sum;
+    }
+}
+
 static void finish_exchanges(tc *x)
 {
     qr_tc_conn *o = x->out;
@@ -1899,6 +1917,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
             else if (v == QR_TC_AT_RECEIVER)
                 rc = receiver_parts(&x, d);
         }
+        fill_parts(&x);
         finish_exchanges(&x);
         out->end = x.rst                                  ? QR_TC_END_RESET
                    : fin_acked(&x, 0) && fin_acked(&x, 1) ? QR_TC_END_CLOSED
