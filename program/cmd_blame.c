@@ -22,6 +22,14 @@ static const cli_opt opts[] = {
      "                         smallest threshold, or an exact tagged replay run now"},
     {"arrivals", 0, CLI_VALUE, "FILE", "an arrival log to take them from instead"},
     {"no-replay", 0, CLI_FLAG, NULL, "007's votes only"},
+    {"hit-ratio", 0, CLI_VALUE, "P",
+     "Tomo: blame only links whose failed share of the directions through them is at\n"
+     "                         least P (50%)"},
+    {"solver-time", 0, CLI_VALUE, "T",
+     "the binary and integer programs: stop after T (60s) with the best solution found,\n"
+     "                         said not proven optimal (0: no limit)"},
+    {"no-comparators", 0, CLI_FLAG, NULL,
+     "skip 007's comparators (binary and integer programs, MAX COVERAGE, Tomo)"},
     {"truth", 0, CLI_VALUE, "FILE",
      "score against this truth.h5 (default: the recording's truth/truth.h5 if there)"},
     CLI_OPT_OUT_FILE("write blame.h5 here (default: DIR/blame.h5)"),
@@ -48,7 +56,12 @@ static const cli_spec spec = {
     "runtime's truth.h5 (planted faults: [faults] gray and blackhole) both are scored: precision\n"
     "and recall of the flagged links, per-connection culprit accuracy, and how many voting\n"
     "connections each needed before it flagged the faulty link for good.\n\n"
-    "Writes DIR/blame.h5 (/links, /connections, /curve, /summary), prints the ranking and the\n"
+    "007's comparators (its paper's section 7) run on the same failed directions and paths:\n"
+    "the binary program (the fewest links every failed direction crosses one of) and the\n"
+    "integer program (drops per link explaining each direction's losses), solved exactly with\n"
+    "GLPK, and the greedy MAX COVERAGE and Tomo; each is scored like 007.\n\n"
+    "Writes DIR/blame.h5 (/links, /connections, /curve, /summary, /comparators, /blamed),\n"
+    "prints the ranking and the\n"
     "scores, and draws figures (analysis/plot_blame.py): the votes on the topology and the\n"
     "detection curve.\n",
     opts,
@@ -64,8 +77,20 @@ static const cli_spec spec = {
 static int parse_options(const cli_args *a, qr_blame_opts *o, size_t *top)
 {
     const char *thr = cli_value(a, "threshold"), *top_s = cli_value(a, "top");
+    const char *hit = cli_value(a, "hit-ratio"), *tl = cli_value(a, "solver-time");
     char err[QR_ERRBUF_SIZE];
     qr_blame_opts_default(o);
+    o->comparators = cli_count(a, "no-comparators") == 0;
+    if (hit && (qr_parse_percent(hit, &o->cover.hit_ratio, err) ||
+                !(o->cover.hit_ratio > 0 && o->cover.hit_ratio <= 1)))
+        return cli_usage_error("blame",
+                               "--hit-ratio: '%s' is not a percentage above 0 and up to 100", hit);
+    if (tl) {
+        int64_t ns;
+        if (qr_parse_time_ns(tl, &ns, err) || ns < 0)
+            return cli_usage_error("blame", "--solver-time: '%s' is not a duration (60s, 0)", tl);
+        o->cover.time_limit_s = (double)ns / 1e9;
+    }
     if (thr &&
         (qr_parse_percent(thr, &o->threshold, err) || !(o->threshold > 0 && o->threshold < 1)))
         return cli_usage_error("blame", "--threshold: '%s' is not a percentage between 0 and 100",

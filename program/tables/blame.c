@@ -32,6 +32,75 @@ static void pct(FILE *out, double v)
         fprintf(out, "%7.1f%%", 100 * v);
 }
 
+/* A method's line up to its culprits: voters, flagged, faulty and (with a truth) the scores. */
+static void print_scores(FILE *out, int has_truth, const char *method, uint32_t voters,
+                         uint32_t flagged, uint32_t faulty, double precision, double recall,
+                         double culprits)
+{
+    fprintf(out, "%-7s %8u %8u %8u ", method, voters, flagged, faulty);
+    if (!has_truth) {
+        fprintf(out, "%9s %9s %9s", "-", "-", "-");
+        return;
+    }
+    pct(out, precision);
+    fputs("  ", out);
+    pct(out, recall);
+    fputs("  ", out);
+    pct(out, culprits);
+}
+
+/* Blamed links by value: the exact programs' most first, the greedy ones' in the order taken. */
+static int cmp_value_desc(const void *a, const void *b)
+{
+    double x = (*(const qr_row_blame_blamed *const *)a)->value;
+    double y = (*(const qr_row_blame_blamed *const *)b)->value;
+    return x > y ? -1 : x < y;
+}
+
+static int cmp_value_asc(const void *a, const void *b)
+{
+    return -cmp_value_desc(a, b);
+}
+
+/* The links comparator `method` blamed, at most six, then how many more. */
+static void print_blamed(const qr_blame *b, const char *method, int greedy, FILE *out)
+{
+    const qr_row_blame_blamed **list = malloc((b->n_blamed ? b->n_blamed : 1) * sizeof *list);
+    size_t n = 0;
+    if (!list)
+        return;
+    for (size_t i = 0; i < b->n_blamed; i++)
+        if (!strcmp(b->blamed[i].method, method))
+            list[n++] = &b->blamed[i];
+    qsort(list, n, sizeof *list, greedy ? cmp_value_asc : cmp_value_desc);
+    for (size_t i = 0; i < n && i < 6; i++) {
+        fprintf(out, " %s", list[i]->name);
+        if (!strcmp(method, "integer"))
+            fprintf(out, " (%.0f)", list[i]->value);
+    }
+    if (n > 6)
+        fprintf(out, " and %zu more", n - 6);
+    if (!n)
+        fputs(" none", out);
+    free(list);
+}
+
+/* 007's comparators: one line each with the scores, then its blamed links. */
+static void print_comparators(const qr_blame *b, FILE *out)
+{
+    for (size_t m = 0; m < b->n_comparators; m++) {
+        const qr_row_blame_comparator *c = &b->comparators[m];
+        print_scores(out, b->has_truth, c->method, c->connections, c->flagged, c->faulty,
+                     c->precision, c->recall, c->culprit_accuracy);
+        fprintf(out, "   %s", c->optimal ? "optimal" : c->status);
+        if (c->unexplainable)
+            fprintf(out, ", %u without a known link", c->unexplainable);
+        fputs(":", out);
+        print_blamed(b, c->method, !strcmp(c->method, "maxcov") || !strcmp(c->method, "tomo"), out);
+        fputc('\n', out);
+    }
+}
+
 void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
 {
     struct voted *order = malloc((b->n_links ? b->n_links : 1) * sizeof *order);
@@ -81,18 +150,14 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
             "faulty", "precision", "recall", "culprits", "detect@", "rank1@");
     for (size_t m = 0; m < b->n_summary; m++) {
         const qr_row_blame_summary *s = &b->summary[m];
-        fprintf(out, "%-7s %8u %8u %8u ", s->method, s->connections, s->flagged, s->faulty);
-        if (b->has_truth) {
-            pct(out, s->precision);
-            fputs("  ", out);
-            pct(out, s->recall);
-            fputs("  ", out);
-            pct(out, s->culprit_accuracy);
+        print_scores(out, b->has_truth, s->method, s->connections, s->flagged, s->faulty,
+                     s->precision, s->recall, s->culprit_accuracy);
+        if (b->has_truth)
             fprintf(out, " %8u %7u\n", s->detect_after, s->rank1_after);
-        } else {
-            fprintf(out, "%9s %9s %9s %8s %7s\n", "-", "-", "-", "-", "-");
-        }
+        else
+            fprintf(out, " %8s %7s\n", "-", "-");
     }
+    print_comparators(b, out);
     if (b->has_truth && b->summary[0].faulty == 0) {
         /* nothing was planted: say what was flagged and what congestion the truth saw there */
         uint64_t cong = 0, replay = 0;

@@ -3,7 +3,8 @@
  * cable is ranked first at a clear margin and is the only cable the replay-filtered votes flag;
  * what blame.h5 holds is conserved against truth.h5 (every truth drop charged to one cable, fault
  * drops equal to what the faults report with the traceroutes' own, every voter's votes summing to
- * the share of its path it traced, whose paths are the ones its 5-tuple took); the replay never
+ * the share of its path it traced, whose paths are the ones its 5-tuple took); 007's comparators
+ * explain every voter they can and are scored as /links says; the replay never
  * drops on the faulty cable; bad options and unknown fault targets are clear errors. */
 #include <math.h>
 
@@ -140,6 +141,58 @@ static void traces_are_true(const char *run)
     qr_recording_close(rec);
 }
 
+/* 007's comparators on the same voters: four rows, the exact programs proven optimal, every
+ * voter with a known link explained by each, the binary program's cover no larger than MAX
+ * COVERAGE's, the integer program's drops at least the most losses of one voter, and the scores
+ * the scorer gave agreeing with the cables /links calls faulty. */
+static void comparators_agree(const char *run)
+{
+    char blame[512];
+    snprintf(blame, sizeof blame, "%s/blame.h5", run);
+    size_t nk, nb, nl, nc;
+    qr_row_blame_comparator *k = rows_of(blame, "/comparators", &qr_schema_blame_comparator, &nk);
+    qr_row_blame_blamed *b = rows_of(blame, "/blamed", &qr_schema_blame_blamed, &nb);
+    qr_row_blame_link *l = rows_of(blame, "/links", &qr_schema_blame_link, &nl);
+    qr_row_blame_conn *c = rows_of(blame, "/connections", &qr_schema_blame_conn, &nc);
+    cr_assert_eq(nk, 4);
+    const char *names[] = {"binary", "integer", "maxcov", "tomo"};
+    uint32_t most = 0, known = 0;
+    for (size_t i = 0; i < nc; i++) {
+        most = c[i].losses > most ? c[i].losses : most;
+        known += c[i].known > 0;
+    }
+    for (size_t m = 0; m < nk; m++) {
+        cr_assert_str_eq(k[m].method, names[m]);
+        cr_assert_eq(k[m].connections, nc);
+        cr_assert_eq(k[m].unexplainable, nc - known);
+        if (m < 2)
+            cr_assert(k[m].optimal, "%s: %s", k[m].method, k[m].status);
+        if (m < 3)
+            cr_assert_eq(k[m].explained, known, "%s explains every voter with a known link",
+                         k[m].method);
+        uint32_t blamed = 0, faulty = 0;
+        double sum = 0;
+        for (size_t i = 0; i < nb; i++) {
+            if (strcmp(b[i].method, k[m].method))
+                continue;
+            blamed++;
+            sum += b[i].value;
+            for (size_t j = 0; j < nl; j++)
+                if (!strcmp(l[j].name, b[i].name))
+                    faulty += l[j].faulty;
+        }
+        cr_assert_eq(blamed, k[m].flagged);
+        cr_assert_eq(faulty, k[m].true_flagged, "%s", k[m].method);
+        if (m == 1)
+            cr_assert(sum == k[m].objective && sum >= most, "%g drops, %u most losses", sum, most);
+    }
+    cr_assert_leq(k[0].objective, k[2].objective, "the optimum is no larger than the greedy");
+    qr_h5_rows_free(k);
+    qr_h5_rows_free(b);
+    qr_h5_rows_free(l);
+    qr_h5_rows_free(c);
+}
+
 Test(blame_cli, a_gray_cable_under_congestion)
 {
     cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini -o %s/g --quiet", dir), 0, "%s",
@@ -158,6 +211,7 @@ Test(blame_cli, a_gray_cable_under_congestion)
     snprintf(p, sizeof p, "%s/g", dir);
     check_conservation(p, &l, &nl, &s, &ns);
     traces_are_true(p);
+    comparators_agree(p);
     finds_only(l, nl, s, "s8-s16", 1.5);
     /* congestion drops exist elsewhere: the noise 007 has to see past */
     uint64_t congestion = 0;

@@ -17,10 +17,8 @@
 #include "qreplay/scenario.h"
 #include "qreplay/topology.h"
 
+#include "blame_ctx.h"
 #include "internal.h"
-
-#define MAX_PATH 32
-#define NONE UINT32_MAX
 
 const char *qr_blame_method_name(int method)
 {
@@ -31,42 +29,9 @@ void qr_blame_opts_default(qr_blame_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->threshold = 0.01;
+    o->comparators = 1;
+    qr_cover_opts_default(&o->cover);
 }
-
-/* One flow direction's part. */
-typedef struct dir_info {
-    uint32_t cables[MAX_PATH]; /* the known cables of its traced path, in hop order (indices into
-                                  the cable table) */
-    uint32_t hops;             /* known cables */
-    uint32_t len;              /* positions on the path, known or not: each known one gets 1/len */
-    uint32_t losses, unexplained;
-    int64_t first_loss, first_unexplained;
-    uint32_t replay_drops[MAX_PATH]; /* the tagged replay's drops, per known cable */
-    int routed;                      /* a path is known (hops > 0) */
-} dir_info;
-
-/* What the analysis keeps for the scorer (qr_blame_rule, qr_blame_path, qr_blame_culprit). */
-typedef struct qr_blame_ctx {
-    qr_topology *topo;
-    int topo_known;    /* the scenario's topology is the network the packets crossed */
-    uint32_t n_topo;   /* its cables: the first rows of the cable table */
-    uint32_t *by_name; /* cable indices sorted by name */
-    uint32_t n_cables;
-    uint32_t *cable_of;   /* directed link -> cable index */
-    uint32_t *cable_link; /* cable index -> its lower directed link */
-    dir_info *dirs;
-    size_t n_dirs;
-    double threshold;
-    uint32_t *voting[QR_BLAME_METHODS]; /* the voting directions of each method, by first loss */
-    size_t n_voting[QR_BLAME_METHODS];
-    uint32_t *culprit[QR_BLAME_METHODS]; /* per connection row: its culprit cable (NONE: none) */
-    /* scratch for the flag rule */
-    double *votes, *left;
-    uint32_t *voters, *rank;
-    uint8_t *flagged, *removed;
-    uint32_t *order, *sort_tmp;
-} qr_blame_ctx;
-typedef qr_blame_ctx ctx;
 
 /* The result of the flag rule on a set of voting directions. */
 typedef struct rule_out {
@@ -250,6 +215,10 @@ static void ctx_free(qr_blame_ctx *c)
     for (int m = 0; m < QR_BLAME_METHODS; m++) {
         free(c->voting[m]);
         free(c->culprit[m]);
+    }
+    for (int m = 0; m < QR_COVER_METHODS; m++) {
+        free(c->comp_blamed[m]);
+        free(c->comp_culprit[m]);
     }
     free(c);
 }
@@ -631,8 +600,17 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
             goto done;
         }
     }
-    if (culprits(c, flows, out))
+    if (culprits(c, flows, out)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (out->opts.comparators) {
+        if (out->opts.progress)
+            out->opts.progress(out->opts.progress_ctx,
+                               "blame: 007's comparators (binary and integer programs, MAX "
+                               "COVERAGE, Tomo)");
+        rc = qri_blame_comparators(c, rec, out, errbuf);
+    }
 done:
     free(link_drops);
     free(replay_ids);
@@ -648,6 +626,7 @@ void qr_blame_free(qr_blame *b)
     free(b->links);
     free(b->conns);
     free(b->curve);
+    free(b->blamed);
     ctx_free(b->ctx);
     memset(b, 0, sizeof *b);
 }
@@ -689,6 +668,18 @@ uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method)
     return b->ctx->culprit[method][conn];
 }
 
+const uint8_t *qr_blame_comparator_blamed(const qr_blame *b, int m)
+{
+    return b->ctx && m >= 0 && m < QR_COVER_METHODS ? b->ctx->comp_blamed[m] : NULL;
+}
+
+uint32_t qr_blame_comparator_culprit(const qr_blame *b, size_t conn, int m)
+{
+    if (!b->ctx || m < 0 || m >= QR_COVER_METHODS || !b->ctx->comp_culprit[m] || conn >= b->n_conns)
+        return NONE;
+    return b->ctx->comp_culprit[m][conn];
+}
+
 uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, uint8_t *flagged)
 {
     qr_blame_ctx *c = b->ctx;
@@ -721,6 +712,10 @@ int qr_blame_write(const char *path, const qr_scenario *s, const char *recording
     QRI_TRY(qr_h5_write_rows(f, "/curve", &qr_schema_blame_curve, b->curve, b->n_curve, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_blame_summary, b->summary, b->n_summary,
                              errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/comparators", &qr_schema_blame_comparator, b->comparators,
+                             b->n_comparators, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/blamed", &qr_schema_blame_blamed, b->blamed, b->n_blamed, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

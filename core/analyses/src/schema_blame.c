@@ -102,6 +102,46 @@ static const qr_h5_field blame_summary_fields[] = {
 const qr_h5_schema qr_schema_blame_summary =
     SCHEMA("blame_summary", qr_row_blame_summary, blame_summary_fields);
 
-const qr_h5_schema *const qr_schemas_blame[] = {&qr_schema_blame_link, &qr_schema_blame_conn,
-                                                &qr_schema_blame_curve, &qr_schema_blame_summary,
+static const qr_h5_field blame_comparator_fields[] = {
+    {"method", QR_H5_STR, F(qr_row_blame_comparator, method), 8, "binary, integer, maxcov or tomo"},
+    {"status", QR_H5_STR, F(qr_row_blame_comparator, status), 96,
+     "optimal, or why the solution is not proven optimal (greedy, time limit)"},
+    {"optimal", QR_H5_U8, F(qr_row_blame_comparator, optimal), 0, "1: a proven optimum"},
+    {"objective", QR_H5_F64, F(qr_row_blame_comparator, objective), 0,
+     "links blamed (binary, greedy) or drops in all (integer)"},
+    {"connections", QR_H5_U32, F(qr_row_blame_comparator, connections), 0,
+     "failed directions given (007's voters)"},
+    {"unexplainable", QR_H5_U32, F(qr_row_blame_comparator, unexplainable), 0,
+     "of them, directions with no known link (left out)"},
+    {"explained", QR_H5_U32, F(qr_row_blame_comparator, explained), 0,
+     "directions crossing a blamed link"},
+    {"flagged", QR_H5_U32, F(qr_row_blame_comparator, flagged), 0, "links blamed"},
+    {"true_flagged", QR_H5_U32, F(qr_row_blame_comparator, true_flagged), 0,
+     "faulty links blamed (truth)"},
+    {"faulty", QR_H5_U32, F(qr_row_blame_comparator, faulty), 0, "links with a planted drop fault"},
+    {"scored", QR_H5_U32, F(qr_row_blame_comparator, scored), 0,
+     "directions with a packet dropped in truth"},
+    {"precision", QR_H5_F64, F(qr_row_blame_comparator, precision), 0,
+     "NaN: none blamed, or no fault planted"},
+    {"recall", QR_H5_F64, F(qr_row_blame_comparator, recall), 0, "NaN: no faulty link"},
+    {"culprit_accuracy", QR_H5_F64, F(qr_row_blame_comparator, culprit_accuracy), 0,
+     "share of scored directions whose culprit (the blamed link on its path with the highest "
+     "value) is right"}};
+const qr_h5_schema qr_schema_blame_comparator =
+    SCHEMA("blame_comparator", qr_row_blame_comparator, blame_comparator_fields);
+
+static const qr_h5_field blame_blamed_fields[] = {
+    {"method", QR_H5_STR, F(qr_row_blame_blamed, method), 8, "the comparator"},
+    {"name", QR_H5_STR, F(qr_row_blame_blamed, name), QR_LINK_NAME_MAX, "the link"},
+    {"value", QR_H5_F64, F(qr_row_blame_blamed, value), 0,
+     "binary 1; integer: its drops; greedy: the step it was taken at (1 first)"}};
+const qr_h5_schema qr_schema_blame_blamed =
+    SCHEMA("blame_blamed", qr_row_blame_blamed, blame_blamed_fields);
+
+const qr_h5_schema *const qr_schemas_blame[] = {&qr_schema_blame_link,
+                                                &qr_schema_blame_conn,
+                                                &qr_schema_blame_curve,
+                                                &qr_schema_blame_summary,
+                                                &qr_schema_blame_comparator,
+                                                &qr_schema_blame_blamed,
                                                 NULL};

@@ -212,7 +212,17 @@ int qr_blame_score(qr_blame *b, const qr_recording *rec, const char *truth_path,
     }
     for (size_t m = 0; m < b->n_summary; m++)
         score_curve(b, (int)m, faulty, n_faulty, rank, flagged);
-    uint32_t right[2] = {0, 0}, scored = 0;
+    for (size_t m = 0; m < b->n_comparators; m++) {
+        qr_row_blame_comparator *cm = &b->comparators[m];
+        const uint8_t *blamed = qr_blame_comparator_blamed(b, (int)m);
+        cm->true_flagged = 0;
+        for (size_t c = 0; blamed && c < b->n_links; c++)
+            cm->true_flagged += faulty[c] && blamed[c];
+        cm->faulty = n_faulty;
+        cm->precision = n_faulty ? ratio(cm->true_flagged, cm->flagged) : NAN;
+        cm->recall = ratio(cm->true_flagged, n_faulty);
+    }
+    uint32_t right[2] = {0, 0}, scored = 0, comp_right[QR_COVER_METHODS] = {0};
     for (size_t i = 0; i < b->n_conns; i++) {
         qr_row_blame_conn *row = &b->conns[i];
         uint32_t cables[MAX_PATH];
@@ -236,6 +246,12 @@ int qr_blame_score(qr_blame *b, const qr_recording *rec, const char *truth_path,
             row->replay_correct = qr_blame_culprit(b, i, QR_BLAME_REPLAY) == tc;
             right[1] += (uint32_t)row->replay_correct;
         }
+        for (size_t m = 0; m < b->n_comparators; m++)
+            comp_right[m] += qr_blame_comparator_culprit(b, i, (int)m) == tc;
+    }
+    for (size_t m = 0; m < b->n_comparators; m++) {
+        b->comparators[m].scored = scored;
+        b->comparators[m].culprit_accuracy = ratio(comp_right[m], scored);
     }
     for (size_t m = 0; m < b->n_summary; m++) {
         b->summary[m].scored = scored;

@@ -84,6 +84,7 @@
 /* analyses */
 #include "qreplay/blackhole.h"
 #include "qreplay/blame.h"
+#include "qreplay/cover.h"
 #include "qreplay/diagnose.h"
 #include "qreplay/guided.h"
 #include "qreplay/hoptrace.h"

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "qreplay/cover.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema_blame.h"
 #include "qreplay/topology.h"
@@ -45,11 +46,14 @@ const char *qr_blame_method_name(int method);
 typedef struct qr_blame_opts {
     double threshold;     /* 007's flag rule: share of all votes (0.01) */
     const char *arrivals; /* a tagged replay's arrival log; NULL: the 007 votes only */
+    int comparators;      /* also run 007's comparators (cover.h) on the same voters (1) */
+    qr_cover_opts cover;  /* their options */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_blame_opts;
 
-/* Fill *o with the defaults: threshold 1%, no replay, no progress callback. */
+/* Fill *o with the defaults: threshold 1%, no replay, the comparators with cover.h's defaults,
+ * no progress callback. */
 void qr_blame_opts_default(qr_blame_opts *o);
 
 struct qr_blame_ctx;
@@ -68,7 +72,11 @@ typedef struct qr_blame {
     qr_row_blame_summary summary[QR_BLAME_METHODS];
     size_t n_summary;             /* 1, or 2 with a replay */
     uint64_t losses, unexplained; /* detected losses; those the replay did not drop */
-    struct qr_blame_ctx *ctx;     /* the analysis's state, for the calls below; private */
+    qr_row_blame_comparator comparators[QR_COVER_METHODS]; /* with opts.comparators */
+    size_t n_comparators;
+    qr_row_blame_blamed *blamed; /* the links each comparator blamed */
+    size_t n_blamed;
+    struct qr_blame_ctx *ctx; /* the analysis's state, for the calls below; private */
 } qr_blame;
 
 /* Blame the links of a recording along its traced paths (qr_recording_paths). The cables are the
@@ -98,6 +106,10 @@ uint32_t qr_blame_cable_of(const qr_blame *b, uint32_t link);
 int qr_blame_path(const qr_blame *b, uint32_t dir, const uint32_t **cables, uint32_t *hops,
                   uint32_t *len);
 uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method);
+/* Comparator m's (cover.h) choice: per cable whether it blamed it (NULL: not run), and connection
+ * row conn's culprit: the blamed cable on its path with the highest value (UINT32_MAX: none). */
+const uint8_t *qr_blame_comparator_blamed(const qr_blame *b, int m);
+uint32_t qr_blame_comparator_culprit(const qr_blame *b, size_t conn, int m);
 
 /* 007's flag rule on the first k voting connections of `method` (by first loss; k is capped at
  * the voters): rank[cable] (1 = most votes, 0 = none) and flagged[cable] for each of b->n_links
@@ -105,7 +117,7 @@ uint32_t qr_blame_culprit(const qr_blame *b, size_t conn, int method);
  * analysis's scratch space: one call at a time per b. */
 uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, uint8_t *flagged);
 
-/* blame.h5: /links, /connections, /curve, /summary and the scenario. */
+/* blame.h5: /links, /connections, /curve, /summary, /comparators, /blamed and the scenario. */
 int qr_blame_write(const char *path, const qr_scenario *s, const char *recording_id,
                    const qr_blame *b, char *errbuf);
 

@@ -65,6 +65,26 @@ typedef struct qr_row_blame_summary {
 } qr_row_blame_summary;
 extern const qr_h5_schema qr_schema_blame_summary;
 
+/* blame.h5: one of 007's comparators (cover.h) on the same failed directions. */
+typedef struct qr_row_blame_comparator {
+    char method[8]; /* binary, integer, maxcov, tomo */
+    char status[96];
+    uint8_t optimal;
+    double objective;
+    uint32_t connections, unexplainable, explained, flagged;
+    uint32_t true_flagged, faulty, scored;
+    double precision, recall, culprit_accuracy;
+} qr_row_blame_comparator;
+extern const qr_h5_schema qr_schema_blame_comparator;
+
+/* blame.h5: a link a comparator blamed, with its value. */
+typedef struct qr_row_blame_blamed {
+    char method[8];
+    char name[QR_LINK_NAME_MAX];
+    double value;
+} qr_row_blame_blamed;
+extern const qr_h5_schema qr_schema_blame_blamed;
+
 /* Every table of the file, NULL-terminated. */
 extern const qr_h5_schema *const qr_schemas_blame[];
 

@@ -1,0 +1,56 @@
+/* qreplay: the state blame.c keeps for the scorer and its comparators (blame_cover.c). Private to
+ * the analyses layer. */
+#ifndef QREPLAY_BLAME_CTX_H
+#define QREPLAY_BLAME_CTX_H
+
+#include <stdint.h>
+
+#include "qreplay/blame.h"
+#include "qreplay/cover.h"
+#include "qreplay/topology.h"
+
+#define MAX_PATH 32
+#define NONE UINT32_MAX
+
+/* One flow direction's part. */
+typedef struct dir_info {
+    uint32_t cables[MAX_PATH]; /* the known cables of its traced path, in hop order (indices into
+                                  the cable table) */
+    uint32_t hops;             /* known cables */
+    uint32_t len;              /* positions on the path, known or not: each known one gets 1/len */
+    uint32_t losses, unexplained;
+    int64_t first_loss, first_unexplained;
+    uint32_t replay_drops[MAX_PATH]; /* the tagged replay's drops, per known cable */
+    int routed;                      /* a path is known (hops > 0) */
+} dir_info;
+
+/* What the analysis keeps for the scorer (qr_blame_rule, qr_blame_path, qr_blame_culprit). */
+typedef struct qr_blame_ctx {
+    qr_topology *topo;
+    int topo_known;    /* the scenario's topology is the network the packets crossed */
+    uint32_t n_topo;   /* its cables: the first rows of the cable table */
+    uint32_t *by_name; /* cable indices sorted by name */
+    uint32_t n_cables;
+    uint32_t *cable_of;   /* directed link -> cable index */
+    uint32_t *cable_link; /* cable index -> its lower directed link */
+    dir_info *dirs;
+    size_t n_dirs;
+    double threshold;
+    uint32_t *voting[QR_BLAME_METHODS]; /* the voting directions of each method, by first loss */
+    size_t n_voting[QR_BLAME_METHODS];
+    uint32_t *culprit[QR_BLAME_METHODS]; /* per connection row: its culprit cable (NONE: none) */
+    uint8_t *comp_blamed[QR_COVER_METHODS];   /* per cable: blamed by comparator m */
+    uint32_t *comp_culprit[QR_COVER_METHODS]; /* per connection row (NONE: none) */
+    /* scratch for the flag rule */
+    double *votes, *left;
+    uint32_t *voters, *rank;
+    uint8_t *flagged, *removed;
+    uint32_t *order, *sort_tmp;
+} qr_blame_ctx;
+typedef qr_blame_ctx ctx;
+
+/* 007's comparators on the voters of method 007 (cover.h): fills out->comparators, out->blamed
+ * and the per-connection culprits. Returns 0, QR_ENOMEM or the solver's error. */
+int qri_blame_comparators(qr_blame_ctx *c, const qr_recording *rec, qr_blame *out, char *errbuf);
+
+#endif
