@@ -22,6 +22,10 @@ static const cli_opt opts[] = {
      "                         smallest threshold, or an exact tagged replay run now"},
     {"arrivals", 0, CLI_VALUE, "FILE", "an arrival log to take them from instead"},
     {"no-replay", 0, CLI_FLAG, NULL, "007's votes only"},
+    {"adjust", 0, CLI_VALUE, "HOW",
+     "Algorithm 1's adjustment after a link is flagged: voters (take away the votes of\n"
+     "                         the directions traced through it; default) or ecmp (the\n"
+     "                         paper's: the votes ECMP would send through each link with it)"},
     {"hit-ratio", 0, CLI_VALUE, "P",
      "Tomo: blame only links whose failed share of the directions through them is at\n"
      "                         least P (50%)"},
@@ -81,6 +85,10 @@ static int parse_options(const cli_args *a, qr_blame_opts *o, size_t *top)
     char err[QR_ERRBUF_SIZE];
     qr_blame_opts_default(o);
     o->comparators = cli_count(a, "no-comparators") == 0;
+    const char *adj = cli_value(a, "adjust");
+    if (adj && strcmp(adj, "voters") && strcmp(adj, "ecmp"))
+        return cli_usage_error("blame", "--adjust: '%s' is neither voters nor ecmp", adj);
+    o->adjust = adj && !strcmp(adj, "ecmp") ? QR_BLAME_ADJUST_ECMP : QR_BLAME_ADJUST_VOTERS;
     if (hit && (qr_parse_percent(hit, &o->cover.hit_ratio, err) ||
                 !(o->cover.hit_ratio > 0 && o->cover.hit_ratio <= 1)))
         return cli_usage_error("blame",
@@ -190,10 +198,11 @@ int qr_cmd_blame(int argc, char **argv)
         goto out;
     }
     if ((rc = check_network(rec, rec_dir,
-                            replay     ? "replay"
-                            : arrivals ? "arrivals"
-                            : truth    ? "truth"
-                                       : NULL)) >= 0)
+                            replay                             ? "replay"
+                            : arrivals                         ? "arrivals"
+                            : truth                            ? "truth"
+                            : o.adjust == QR_BLAME_ADJUST_ECMP ? "adjust ecmp"
+                                                               : NULL)) >= 0)
         goto out;
     if (!qr_recording_network_known(rec)) {
         no_replay = 1;

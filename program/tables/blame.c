@@ -136,9 +136,15 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
         if (!l->rank)
             break;
         fprintf(out, "%4u  %-14s %-9s %8.2f %6u %4s", l->rank, l->name, l->layer, l->votes,
-                l->voters, l->flagged ? "*" : "");
+                l->voters,
+                l->noise     ? "n"
+                : l->flagged ? "*"
+                             : "");
         if (b->has_replay)
-            fprintf(out, " %8.2f %4s %6llu", l->replay_votes, l->replay_flagged ? "*" : "",
+            fprintf(out, " %8.2f %4s %6llu", l->replay_votes,
+                    l->replay_noise     ? "n"
+                    : l->replay_flagged ? "*"
+                                        : "",
                     (unsigned long long)l->replay_drops);
         if (b->has_truth)
             fprintf(out, "  %-6s %8llu %8llu", l->faulty ? "FAULTY" : "",
@@ -158,6 +164,14 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
             fprintf(out, " %8s %7s\n", "-", "-");
     }
     print_comparators(b, out);
+    if (b->n_summary && (b->summary[0].noise || (b->n_summary > 1 && b->summary[1].noise))) {
+        fprintf(out,
+                "flag n: flagged on the evidence of one lost packet or none (noise): %u by 007",
+                b->summary[0].noise);
+        if (b->n_summary > 1)
+            fprintf(out, ", %u by the replay's votes", b->summary[1].noise);
+        fputc('\n', out);
+    }
     if (b->has_truth && b->summary[0].faulty == 0) {
         /* nothing was planted: say what was flagged and what congestion the truth saw there */
         uint64_t cong = 0, replay = 0;

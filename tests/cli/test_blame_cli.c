@@ -320,6 +320,12 @@ Test(blame_cli, bad_input_is_a_clear_error)
     cr_assert_eq(qreplay("blame %s --threshold 0%%", dir), 2);
     cr_assert(strstr(err, "--threshold"), "%s", err);
     cr_assert_eq(qreplay("blame %s --replay ../x", dir), 2);
+    cr_assert_eq(qreplay("blame %s --adjust most", dir), 2);
+    cr_assert(strstr(err, "--adjust: 'most' is neither voters nor ecmp"), "%s", err);
+    cr_assert_eq(qreplay("blame %s --hit-ratio 0%%", dir), 2);
+    cr_assert(strstr(err, "--hit-ratio"), "%s", err);
+    cr_assert_eq(qreplay("blame %s --solver-time soon", dir), 2);
+    cr_assert(strstr(err, "--solver-time"), "%s", err);
     cr_assert_eq(qreplay("blame %s --no-replay --arrivals x.qra", dir), 2);
     /* captures of an unknown network: no path to vote along, refused; taken in the scenario's
      * network: its paths */
@@ -361,6 +367,8 @@ Test(blame_cli, bad_input_is_a_clear_error)
                 map, paths, dir),
         0, "%s", err);
     cr_assert(strstr(out, "3 lines, 1 naming no captured connection"), "%s", out);
+    cr_assert_eq(qreplay("blame %s/web3 --no-figures --adjust ecmp", dir), 2);
+    cr_assert(strstr(err, "--adjust ecmp needs the network the packets crossed"), "%s", err);
     cr_assert_eq(qreplay("blame %s/web3 --no-figures", dir), 0, "%s", err);
     cr_assert(strstr(out, "0 traced whole, 1 in part"), "%s", out);
     char p[512];

@@ -26,6 +26,7 @@
 static char dir[64];
 static qr_topology *topo;
 static int with_paths = 1;
+static uint32_t detected = FLOWS - 1; /* directions whose receiver detected their loss */
 /* the hop of flow 3's traced path that did not answer */
 #define SILENT_HOP 2
 
@@ -110,7 +111,7 @@ static void setup(void)
     qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100000, with_paths, NULL,
                               0,    paths,  n_paths,          NULL,   0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
-    cr_assert_eq(qr_recording_write(p, s, &info, f, FLOWS, h, HOSTS, d, FLOWS - 1, NULL, 0, err),
+    cr_assert_eq(qr_recording_write(p, s, &info, f, FLOWS, h, HOSTS, d, detected, NULL, 0, err),
                  QR_OK, "%s", err);
     qr_scenario_destroy(s);
     write_pcaps();
@@ -177,6 +178,61 @@ Test(blame, one_vote_per_lossy_direction_and_the_shared_cable_is_flagged)
     cr_assert_eq(b.has_truth, 0);
     cr_assert(isnan(b.summary[0].recall));
     cr_assert_eq(b.conns[0].correct, -1);
+    qr_blame_free(&b);
+    qr_recording_close(rec);
+}
+
+/* Algorithm 1 with the paper's ECMP adjustment: the votes are the same, h0's cable (on every path
+ * of every voter) is flagged first; each voter through it takes away one vote's worth spread over
+ * its hosts' shortest paths, so what is left is the voters' own paths against ECMP's average. */
+Test(blame, the_ecmp_adjustment_keeps_the_votes_and_flags_the_shared_cable)
+{
+    char err[QR_ERRBUF_SIZE];
+    qr_recording *rec;
+    cr_assert_eq(qr_recording_open(&rec, dir, NULL, err), QR_OK, "%s", err);
+    qr_blame a, e;
+    qr_blame_opts o;
+    qr_blame_opts_default(&o);
+    cr_assert_eq(qr_blame_run(rec, &o, &a, err), QR_OK, "%s", err);
+    o.adjust = QR_BLAME_ADJUST_ECMP;
+    cr_assert_eq(qr_blame_run(rec, &o, &e, err), QR_OK, "%s", err);
+    uint32_t h0_cable = qr_blame_cable_of(&e, qr_topology_uplink(qr_blame_topology(&e), 0));
+    for (size_t i = 0; i < e.n_links; i++) {
+        cr_assert_float_eq(e.links[i].votes, a.links[i].votes, 1e-12);
+        cr_assert_eq(e.links[i].rank, a.links[i].rank);
+    }
+    cr_assert(e.links[h0_cable].flagged);
+    cr_assert_geq(e.summary[0].flagged, 1);
+    /* a voter's core cable holds 1/6 of a vote, where ECMP expects a quarter of that (one of
+     * its 4 shortest paths), so cables of the voters' own paths keep more than 1% of the 3.83
+     * votes and are flagged too, on no direction left: noise, every one of them */
+    cr_assert_gt(e.summary[0].flagged, a.summary[0].flagged);
+    cr_assert(!e.links[h0_cable].noise);
+    cr_assert_eq(e.summary[0].noise, e.summary[0].flagged - 1);
+    cr_assert_eq(a.summary[0].noise, 0);
+    qr_blame_free(&a);
+    qr_blame_free(&e);
+    qr_recording_close(rec);
+}
+
+/* One direction lost one packet: the rule flags the top cable of its path on that one packet's
+ * evidence, and says it is noise. */
+Test(blame, a_cable_flagged_on_one_lost_packet_is_noise)
+{
+    teardown();
+    detected = 1;
+    setup();
+    detected = FLOWS - 1;
+    char err[QR_ERRBUF_SIZE];
+    qr_recording *rec;
+    cr_assert_eq(qr_recording_open(&rec, dir, NULL, err), QR_OK, "%s", err);
+    qr_blame b;
+    cr_assert_eq(qr_blame_run(rec, NULL, &b, err), QR_OK, "%s", err);
+    cr_assert_eq(b.losses, 1);
+    cr_assert_eq(b.summary[0].flagged, 1);
+    cr_assert_eq(b.summary[0].noise, 1);
+    for (size_t i = 0; i < b.n_links; i++)
+        cr_assert_eq(b.links[i].noise, b.links[i].flagged, "%s", b.links[i].name);
     qr_blame_free(&b);
     qr_recording_close(rec);
 }

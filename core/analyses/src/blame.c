@@ -36,7 +36,7 @@ void qr_blame_opts_default(qr_blame_opts *o)
 /* The result of the flag rule on a set of voting directions. */
 typedef struct rule_out {
     double total;
-    uint32_t flagged;
+    uint32_t flagged, noise;
 } rule_out;
 
 /* Cables by votes, most first (ties by cable index). */
@@ -49,6 +49,32 @@ static int cmp_rank(const void *a, const void *b, void *votes_)
     return x < y ? -1 : x > y;
 }
 
+/* Algorithm 1's adjustment for voter d through the flagged cable `best`: its own votes, or (the
+ * paper's, with ECMP) the votes its hosts' flows through `best` would give each cable, spread
+ * evenly over their shortest paths that cross it. */
+static void take_votes(ctx *c, const dir_info *d, uint32_t best, double *left)
+{
+    uint32_t through = 0;
+    for (uint32_t p = 0; c->adjust_ecmp && p < d->ecmp_n; p++) {
+        const ecmp_path *e = &c->ecmp[d->ecmp_first + p];
+        for (uint32_t h = 0; h < e->n; h++)
+            through += e->cables[h] == best;
+    }
+    if (!through) { /* no shortest path of its hosts crosses it (or no ECMP): its own votes */
+        for (uint32_t h = 0; h < d->hops; h++)
+            left[d->cables[h]] -= 1.0 / d->len;
+        return;
+    }
+    for (uint32_t p = 0; p < d->ecmp_n; p++) {
+        const ecmp_path *e = &c->ecmp[d->ecmp_first + p];
+        int crosses = 0;
+        for (uint32_t h = 0; h < e->n; h++)
+            crosses |= e->cables[h] == best;
+        for (uint32_t h = 0; crosses && h < e->n; h++)
+            left[e->cables[h]] -= 1.0 / d->len / through;
+    }
+}
+
 /* Votes, ranks and 007's flags from the directions voters[0..n). */
 static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
 {
@@ -57,6 +83,7 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
     memset(c->votes, 0, nc * sizeof *c->votes);
     memset(c->voters, 0, nc * sizeof *c->voters);
     memset(c->flagged, 0, nc);
+    memset(c->noise, 0, nc);
     memset(c->removed, 0, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
         const dir_info *d = &c->dirs[voting[i]];
@@ -83,6 +110,7 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
             break;
         c->flagged[best] = 1;
         r.flagged++;
+        uint64_t evidence = 0;
         for (size_t i = 0; i < n; i++) {
             const dir_info *d = &c->dirs[voting[i]];
             int crosses = 0;
@@ -91,9 +119,12 @@ static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
             if (!crosses || c->removed[i])
                 continue;
             c->removed[i] = 1;
-            for (uint32_t h = 0; h < d->hops; h++)
-                left[d->cables[h]] -= 1.0 / d->len;
+            evidence += d->losses;
+            take_votes(c, d, best, left);
         }
+        /* flagged on one lost packet or none: noise */
+        c->noise[best] = evidence <= 1;
+        r.noise += c->noise[best];
     }
     return r;
 }
@@ -209,6 +240,8 @@ static void ctx_free(qr_blame_ctx *c)
     free(c->voters);
     free(c->rank);
     free(c->flagged);
+    free(c->noise);
+    free(c->ecmp);
     free(c->removed);
     free(c->order);
     free(c->sort_tmp);
@@ -430,6 +463,7 @@ static int rule_curve(qr_blame_ctx *c, int m, qr_blame *out, size_t *cap)
     sm->connections = (uint32_t)total;
     sm->votes = r.total;
     sm->flagged = r.flagged;
+    sm->noise = r.noise;
     sm->precision = ratio(0, r.flagged);
     sm->recall = ratio(0, 0);
     sm->culprit_accuracy = ratio(0, 0);
@@ -440,11 +474,13 @@ static int rule_curve(qr_blame_ctx *c, int m, qr_blame *out, size_t *cap)
             row->voters = c->voters[i];
             row->rank = c->rank[i];
             row->flagged = c->flagged[i];
+            row->noise = c->noise[i];
         } else {
             row->replay_votes = c->votes[i];
             row->replay_voters = c->voters[i];
             row->replay_rank = c->rank[i];
             row->replay_flagged = c->flagged[i];
+            row->replay_noise = c->noise[i];
         }
     }
     return QR_OK;
@@ -527,6 +563,7 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
     }
     const qr_topology *t = c->topo;
     c->threshold = out->opts.threshold;
+    c->adjust_ecmp = out->opts.adjust == QR_BLAME_ADJUST_ECMP;
     c->topo_known = qr_recording_network_known(rec);
     uint32_t n_links = qr_topology_links(t);
     c->n_dirs = qr_flow_table_directions(flows);
@@ -547,11 +584,12 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
     c->voters = calloc(ncab, sizeof *c->voters);
     c->rank = calloc(ncab, sizeof *c->rank);
     c->flagged = calloc(ncab, 1);
+    c->noise = calloc(ncab, 1);
     c->removed = calloc(nd, 1);
     c->order = calloc(ncab, sizeof *c->order);
     c->sort_tmp = calloc(ncab, sizeof *c->sort_tmp);
-    if (!c->votes || !c->left || !c->voters || !c->rank || !c->flagged || !c->removed ||
-        !c->order || !c->sort_tmp) {
+    if (!c->votes || !c->left || !c->voters || !c->rank || !c->flagged || !c->noise ||
+        !c->removed || !c->order || !c->sort_tmp) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto done;
     }
@@ -574,6 +612,10 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
                                          link_drops[qr_topology_link_reverse(t, c->cable_link[i])];
     }
     count_losses(c, rec, replay_ids, n_replay, out);
+    if (c->adjust_ecmp && qri_blame_ecmp_paths(c, rec)) {
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
     /* the voters of each method, in the order of their first loss */
     out->n_summary = out->has_replay ? 2 : 1;
     size_t cap = 0;

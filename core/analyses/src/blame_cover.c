@@ -16,12 +16,12 @@
 /* The network as nodes (hosts, then switches) and the directed links out of each. */
 typedef struct graph {
     uint32_t n_nodes;
-    uint32_t *first;        /* n_nodes + 1 offsets into out */
-    uint32_t *out;          /* directed link ids */
-    uint32_t *to;           /* per directed link: the node it leads to */
-    uint32_t *from;         /* per directed link: the node it leaves */
+    uint32_t *first;           /* n_nodes + 1 offsets into out */
+    uint32_t *out;             /* directed link ids */
+    uint32_t *to;              /* per directed link: the node it leads to */
+    uint32_t *from;            /* per directed link: the node it leaves */
     uint32_t *dist_s, *dist_t; /* scratch: hops from the source, to the destination */
-    double *n_s, *n_t;      /* scratch: shortest paths from the source, to the destination */
+    double *n_s, *n_t;         /* scratch: shortest paths from the source, to the destination */
     uint32_t *queue;
 } graph;
 
@@ -126,6 +126,67 @@ static void ecmp_share(graph *g, const ctx *c, uint32_t src, uint32_t dst, doubl
     }
 }
 
+/* Enumerate the shortest paths from node u to the destination (g->dist_t set) into c->ecmp:
+ * links whose far end is one hop nearer. at: the path so far. Returns 0, or -1 past the cap. */
+static int walk(graph *g, ctx *c, uint32_t u, ecmp_path *at, size_t cap, size_t first)
+{
+    if (g->dist_t[u] == 0) {
+        if (c->n_ecmp - first >= QRI_ECMP_MAX || c->n_ecmp >= cap)
+            return -1;
+        c->ecmp[c->n_ecmp++] = *at;
+        return 0;
+    }
+    for (uint32_t i = g->first[u]; i < g->first[u + 1]; i++) {
+        uint32_t l = g->out[i], v = g->to[l];
+        if (g->dist_t[v] == UINT32_MAX || g->dist_t[v] + 1 != g->dist_t[u] || at->n >= MAX_PATH)
+            continue;
+        at->cables[at->n++] = c->cable_of[l];
+        int rc = walk(g, c, v, at, cap, first);
+        at->n--;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int qri_blame_ecmp_paths(qr_blame_ctx *c, const qr_recording *rec)
+{
+    if (!c->topo_known)
+        return QR_OK;
+    size_t voters = 0;
+    for (size_t d = 0; d < c->n_dirs; d++)
+        voters += c->dirs[d].losses > 0;
+    size_t cap = voters * QRI_ECMP_MAX;
+    c->ecmp = malloc((cap ? cap : 1) * sizeof *c->ecmp);
+    graph g;
+    int rc = c->ecmp ? graph_make(&g, c->topo) : QR_ENOMEM;
+    if (rc) {
+        if (c->ecmp)
+            graph_free(&g);
+        return QR_ENOMEM;
+    }
+    const qr_flow_table *flows = qr_recording_flows(rec);
+    uint32_t hosts = qr_topology_hosts(c->topo);
+    for (size_t d = 0; d < c->n_dirs; d++) {
+        dir_info *x = &c->dirs[d];
+        uint32_t src = qr_flow_table_dir_src(flows, (uint32_t)d),
+                 dst = qr_flow_table_dir_dst(flows, (uint32_t)d);
+        if (!x->losses || src >= hosts || dst >= hosts || src == dst)
+            continue;
+        bfs(&g, dst, g.dist_t, g.n_t);
+        size_t first = c->n_ecmp;
+        ecmp_path at = {{0}, 0};
+        if (walk(&g, c, src, &at, cap, first)) {
+            c->n_ecmp = first; /* too many paths to keep: adjusted by its own trace */
+            continue;
+        }
+        x->ecmp_first = (uint32_t)first;
+        x->ecmp_n = (uint32_t)(c->n_ecmp - first);
+    }
+    graph_free(&g);
+    return QR_OK;
+}
+
 /* Tomo's good directions: every direction with no detected loss, by its hosts' ECMP shares. */
 static int good_shares(const ctx *c, const qr_recording *rec, double *good)
 {
@@ -153,9 +214,8 @@ static void comparator_culprits(ctx *c, const qr_blame *out, const qr_cover_resu
             uint32_t cb = x->cables[h];
             if (!r->blamed[cb])
                 continue;
-            int better = best == NONE ||
-                         (m >= QR_COVER_MAXCOV ? r->value[cb] < r->value[best]
-                                               : r->value[cb] > r->value[best]);
+            int better = best == NONE || (m >= QR_COVER_MAXCOV ? r->value[cb] < r->value[best]
+                                                               : r->value[cb] > r->value[best]);
             if (better)
                 best = cb;
         }

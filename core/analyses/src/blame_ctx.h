@@ -22,7 +22,14 @@ typedef struct dir_info {
     int64_t first_loss, first_unexplained;
     uint32_t replay_drops[MAX_PATH]; /* the tagged replay's drops, per known cable */
     int routed;                      /* a path is known (hops > 0) */
+    uint32_t ecmp_first, ecmp_n;     /* its hosts' shortest paths: ecmp[ecmp_first ..] */
 } dir_info;
+
+/* One shortest path between two hosts: its cables. */
+typedef struct ecmp_path {
+    uint32_t cables[MAX_PATH];
+    uint32_t n;
+} ecmp_path;
 
 /* What the analysis keeps for the scorer (qr_blame_rule, qr_blame_path, qr_blame_culprit). */
 typedef struct qr_blame_ctx {
@@ -38,9 +45,13 @@ typedef struct qr_blame_ctx {
     double threshold;
     uint32_t *voting[QR_BLAME_METHODS]; /* the voting directions of each method, by first loss */
     size_t n_voting[QR_BLAME_METHODS];
-    uint32_t *culprit[QR_BLAME_METHODS]; /* per connection row: its culprit cable (NONE: none) */
-    uint8_t *comp_blamed[QR_COVER_METHODS];   /* per cable: blamed by comparator m */
+    uint32_t *culprit[QR_BLAME_METHODS];    /* per connection row: its culprit cable (NONE: none) */
+    uint8_t *comp_blamed[QR_COVER_METHODS]; /* per cable: blamed by comparator m */
     uint32_t *comp_culprit[QR_COVER_METHODS]; /* per connection row (NONE: none) */
+    int adjust_ecmp; /* Algorithm 1's adjustment by ECMP shares (else the voters' own) */
+    ecmp_path *ecmp; /* the voters' hosts' shortest paths (dir_info ecmp_first, ecmp_n) */
+    size_t n_ecmp;
+    uint8_t *noise; /* per cable: flagged on the evidence of one lost packet or none */
     /* scratch for the flag rule */
     double *votes, *left;
     uint32_t *voters, *rank;
@@ -48,6 +59,11 @@ typedef struct qr_blame_ctx {
     uint32_t *order, *sort_tmp;
 } qr_blame_ctx;
 typedef qr_blame_ctx ctx;
+
+/* Every voting direction's hosts' shortest paths (c->ecmp; at most QRI_ECMP_MAX each, a pair with
+ * more keeps none and is adjusted by its own trace). Returns 0 or QR_ENOMEM. */
+#define QRI_ECMP_MAX 64
+int qri_blame_ecmp_paths(qr_blame_ctx *c, const qr_recording *rec);
 
 /* 007's comparators on the voters of method 007 (cover.h): fills out->comparators, out->blamed
  * and the per-connection culprits. Returns 0, QR_ENOMEM or the solver's error. */

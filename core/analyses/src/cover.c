@@ -161,9 +161,9 @@ static int solve_exact(const rows *rw, uint32_t n_links, int integer, const qr_c
     } else {
         r->optimal = st == GLP_OPT;
         snprintf(r->status, sizeof r->status, "%s",
-                 r->optimal                ? "optimal"
-                 : ret == GLP_ETMLIM       ? "time limit: the best solution found, not proven"
-                                           : "stopped: the best solution found, not proven");
+                 r->optimal          ? "optimal"
+                 : ret == GLP_ETMLIM ? "time limit: the best solution found, not proven"
+                                     : "stopped: the best solution found, not proven");
         for (uint32_t j = 1; j <= n_cols; j++) {
             double v = round(glp_mip_col_val(lp, (int)j));
             r->value[link_of[j - 1]] = v;
@@ -199,7 +199,8 @@ static int greedy(const rows *rw, uint32_t n_links, const uint8_t *candidate, qr
                 gain[rw->links[i]]++;
         uint32_t best = UINT32_MAX;
         for (uint32_t l = 0; l < n_links; l++)
-            if (gain[l] && (!candidate || candidate[l]) && (best == UINT32_MAX || gain[l] > gain[best]))
+            if (gain[l] && (!candidate || candidate[l]) &&
+                (best == UINT32_MAX || gain[l] > gain[best]))
                 best = l;
         if (best == UINT32_MAX)
             break;
@@ -240,8 +241,7 @@ static int tomo(const rows *rw, const qr_cover *p, const qr_cover_opts *o, qr_co
     int rc = greedy(rw, n, cand, r, errbuf);
     if (!rc)
         snprintf(r->status, sizeof r->status,
-                 "greedy over links with hit ratio >= %.3g (the highest: %.3g)", o->hit_ratio,
-                 top);
+                 "greedy over links with hit ratio >= %.3g (the highest: %.3g)", o->hit_ratio, top);
     free(failed);
     free(cand);
     return rc;

@@ -21,11 +21,14 @@ static const qr_h5_field blame_link_fields[] = {
     {"voters", QR_H5_U32, F(qr_row_blame_link, voters), 0, "directions"},
     {"rank", QR_H5_U32, F(qr_row_blame_link, rank), 0, "by votes, from 1 (0: no vote)"},
     {"flagged", QR_H5_U8, F(qr_row_blame_link, flagged), 0, "1: flagged by 007's rule"},
+    {"noise", QR_H5_U8, F(qr_row_blame_link, noise), 0,
+     "1: flagged on the evidence of one lost packet or none (noise)"},
     {"replay_votes", QR_H5_F64, F(qr_row_blame_link, replay_votes), 0,
      "votes of the losses the replay did not drop"},
     {"replay_voters", QR_H5_U32, F(qr_row_blame_link, replay_voters), 0, "directions"},
     {"replay_rank", QR_H5_U32, F(qr_row_blame_link, replay_rank), 0, "from 1 (0: no vote)"},
     {"replay_flagged", QR_H5_U8, F(qr_row_blame_link, replay_flagged), 0, "1: flagged"},
+    {"replay_noise", QR_H5_U8, F(qr_row_blame_link, replay_noise), 0, "1: flagged as noise"},
     {"replay_drops", QR_H5_U64, F(qr_row_blame_link, replay_drops), 0,
      "packets the tagged replay dropped here"},
     {"faulty", QR_H5_U8, F(qr_row_blame_link, faulty), 0, "1: a planted gray or blackhole fault"},
@@ -98,7 +101,9 @@ static const qr_h5_field blame_summary_fields[] = {
     {"partial", QR_H5_U32, F(qr_row_blame_summary, partial), 0,
      "voting directions with links of their path unknown (hops that did not answer)"},
     {"untraced", QR_H5_U32, F(qr_row_blame_summary, untraced), 0,
-     "voting directions with no path known (cast no vote)"}};
+     "voting directions with no path known (cast no vote)"},
+    {"noise", QR_H5_U32, F(qr_row_blame_summary, noise), 0,
+     "flagged links whose votes, when flagged, came from one lost packet or none"}};
 const qr_h5_schema qr_schema_blame_summary =
     SCHEMA("blame_summary", qr_row_blame_summary, blame_summary_fields);
 

@@ -15,7 +15,9 @@
  *  - links are cables (both directions of a link are one, as a traceroute sees hops): "s8-s16";
  *  - the flag rule is 007's Algorithm 1: while the link with the most votes holds at least
  *    `threshold` (1%) of all votes cast, flag it, take away the votes of every direction whose path
- *    crosses it, and recount.
+ *    crosses it (or, with QR_BLAME_ADJUST_ECMP, the votes ECMP would have sent through each link
+ *    with them), and recount. A link flagged when the directions it took away had lost one packet
+ *    between them is noise (the `noise` columns): flagged still, and said apart.
  * A tagged replay of the recording adds the replay's view: where it drops the lost packets
  * (congestion it can explain), and a second vote ("replay") that counts only the losses the replay
  * could not place anywhere, the ones congestion does not explain.
@@ -38,6 +40,11 @@
 extern "C" {
 #endif
 
+/* Algorithm 1's adjustment after flagging a link: take away the votes of the directions whose
+ * traced paths cross it (as before), or (the paper's) the votes their hosts' flows would give each
+ * link if ECMP spread them evenly over the shortest paths through the flagged one. */
+enum { QR_BLAME_ADJUST_VOTERS = 0, QR_BLAME_ADJUST_ECMP = 1 };
+
 /* The two ways of voting. */
 enum { QR_BLAME_007 = 0, QR_BLAME_REPLAY = 1, QR_BLAME_METHODS = 2 };
 /* "007", "replay". */
@@ -46,6 +53,7 @@ const char *qr_blame_method_name(int method);
 typedef struct qr_blame_opts {
     double threshold;     /* 007's flag rule: share of all votes (0.01) */
     const char *arrivals; /* a tagged replay's arrival log; NULL: the 007 votes only */
+    int adjust;           /* QR_BLAME_ADJUST_VOTERS (default) or _ECMP (a known network) */
     int comparators;      /* also run 007's comparators (cover.h) on the same voters (1) */
     qr_cover_opts cover;  /* their options */
     void (*progress)(void *ctx, const char *line);

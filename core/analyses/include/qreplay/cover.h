@@ -47,24 +47,24 @@ typedef struct qr_cover {
 } qr_cover;
 
 typedef struct qr_cover_opts {
-    double hit_ratio;     /* Tomo: a link is a candidate from this hit ratio on (0.5) */
-    double time_limit_s;  /* the exact programs: give up after this long, keeping the best
-                             solution found and saying so (0: no limit; 60) */
+    double hit_ratio;    /* Tomo: a link is a candidate from this hit ratio on (0.5) */
+    double time_limit_s; /* the exact programs: give up after this long, keeping the best
+                            solution found and saying so (0: no limit; 60) */
 } qr_cover_opts;
 /* Fill *o with the defaults: hit ratio 50%, a 60 s limit. */
 void qr_cover_opts_default(qr_cover_opts *o);
 
 typedef struct qr_cover_result {
     int method;
-    double *value;     /* per link: binary 0 or 1; integer: its drops; greedy: the step it was
-                          taken at (1 first), 0 not taken */
-    uint8_t *blamed;   /* per link: taken */
+    double *value;   /* per link: binary 0 or 1; integer: its drops; greedy: the step it was
+                        taken at (1 first), 0 not taken */
+    uint8_t *blamed; /* per link: taken */
     uint32_t n_blamed;
-    double objective;  /* links taken (binary, greedy) or drops in all (integer) */
-    size_t explained;  /* failed connections crossing a blamed link */
+    double objective;     /* links taken (binary, greedy) or drops in all (integer) */
+    size_t explained;     /* failed connections crossing a blamed link */
     size_t unexplainable; /* failed connections with no known link (left out) */
-    int optimal;       /* 1: the exact programs' proven optimum; 0: greedy, or stopped early */
-    char status[96];   /* "optimal", "time limit: best found", "greedy", ... */
+    int optimal;          /* 1: the exact programs' proven optimum; 0: greedy, or stopped early */
+    char status[96];      /* "optimal", "time limit: best found", "greedy", ... */
 } qr_cover_result;
 
 /* Solve p by `method` into *r (caller frees with qr_cover_result_free, also after an error).

@@ -22,10 +22,10 @@ typedef struct qr_row_blame_link {
     uint32_t a, b;  /* its ends: a host or switch number (a is the lower end), b a switch */
     double votes;
     uint32_t voters, rank;
-    uint8_t flagged;
+    uint8_t flagged, noise;
     double replay_votes;
     uint32_t replay_voters, replay_rank;
-    uint8_t replay_flagged;
+    uint8_t replay_flagged, replay_noise;
     uint64_t replay_drops;
     uint8_t faulty;
     uint64_t fault_drops, congestion_drops;
@@ -62,6 +62,7 @@ typedef struct qr_row_blame_summary {
     double precision, recall, culprit_accuracy;
     uint32_t scored, detect_after, rank1_after;
     uint32_t traced, partial, untraced; /* voting directions: whole path, part, none known */
+    uint32_t noise; /* flagged links whose directions, when flagged, lost one packet or none */
 } qr_row_blame_summary;
 extern const qr_h5_schema qr_schema_blame_summary;
 
