@@ -26,6 +26,9 @@ static const cli_opt opts[] = {
      "Algorithm 1's adjustment after a link is flagged: voters (take away the votes of\n"
      "                         the directions traced through it; default) or ecmp (the\n"
      "                         paper's: the votes ECMP would send through each link with it)"},
+    {"epoch", 0, CLI_VALUE, "T",
+     "tally the votes per epoch of T as well (by each direction's first loss); default:\n"
+     "                         the scenario's [traceroute] epoch, 0 for none"},
     {"hit-ratio", 0, CLI_VALUE, "P",
      "Tomo: blame only links whose failed share of the directions through them is at\n"
      "                         least P (50%)"},
@@ -93,6 +96,9 @@ static int parse_options(const cli_args *a, qr_blame_opts *o, size_t *top)
                 !(o->cover.hit_ratio > 0 && o->cover.hit_ratio <= 1)))
         return cli_usage_error("blame",
                                "--hit-ratio: '%s' is not a percentage above 0 and up to 100", hit);
+    const char *ep = cli_value(a, "epoch");
+    if (ep && (qr_parse_time_ns(ep, &o->epoch_ns, err) || o->epoch_ns < 0))
+        return cli_usage_error("blame", "--epoch: '%s' is not a duration (30s, 1ms, 0)", ep);
     if (tl) {
         int64_t ns;
         if (qr_parse_time_ns(tl, &ns, err) || ns < 0)

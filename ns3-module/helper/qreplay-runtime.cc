@@ -601,6 +601,15 @@ QreplayRuntime::Commit()
     if (qr_tracer_paths(m_tracer, &paths, &nPaths))
         throw std::runtime_error("out of memory");
     std::unique_ptr<qr_row_path, decltype(&free)> pathsOwner(paths, &free);
+    // each switch's own ICMP counters, per epoch
+    std::vector<qr_row_icmp> icmp;
+    for (uint32_t sw = 0; sw < m_icmp.size(); sw++)
+    {
+        size_t n;
+        const qr_icmp_epoch* e = qr_icmp_epochs(m_icmp[sw], &n);
+        for (size_t i = 0; i < n; i++)
+            icmp.push_back(qr_row_icmp{sw, e[i].epoch, e[i].sent, e[i].refused});
+    }
     qr_recorder_end end{m_endReason,
                         m_end.GetNanoSeconds(),
                         m_events,
@@ -615,6 +624,8 @@ QreplayRuntime::Commit()
                         nTr,
                         paths,
                         nPaths,
+                        icmp.data(),
+                        icmp.size(),
                         m_traceFaultDrops,
                         m_traceBufferDrops};
     char err[QR_ERRBUF_SIZE];

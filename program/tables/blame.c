@@ -85,6 +85,62 @@ static void print_blamed(const qr_blame *b, const char *method, int greedy, FILE
     free(list);
 }
 
+/* The flagged links that are noise, if any. */
+static void print_noise(const qr_blame *b, FILE *out)
+{
+    if (!b->n_summary || !(b->summary[0].noise || (b->n_summary > 1 && b->summary[1].noise)))
+        return;
+    fprintf(out, "flag n: flagged on the evidence of one lost packet or none (noise): %u by 007",
+            b->summary[0].noise);
+    if (b->n_summary > 1)
+        fprintf(out, ", %u by the replay's votes", b->summary[1].noise);
+    fputc('\n', out);
+}
+
+/* The tally per epoch: one line per epoch of 007's votes, its flagged links. */
+static void print_epochs(const qr_blame *b, FILE *out)
+{
+    if (!b->epoch_ns)
+        return;
+    char t[32];
+    qr_format_time(b->epoch_ns, t, sizeof t);
+    fprintf(out, "\nper epoch of %s (007's votes; voters by their first loss):\n", t);
+    fprintf(out, "%8s %8s %8s %8s  %s\n", "epoch", "voters", "flagged", "noise", "flagged links");
+    size_t shown = 0;
+    for (size_t i = 0; i < b->n_epochs; i++) {
+        const qr_row_blame_epoch *e = &b->epochs[i];
+        if (strcmp(e->method, "007"))
+            continue;
+        if (shown++ == 20) {
+            fprintf(out, "%8s (the rest in /epochs)\n", "...");
+            break;
+        }
+        fprintf(out, "%8lld %8u %8u %8u ", (long long)e->epoch, e->voters, e->flagged, e->noise);
+        for (size_t k = 0; k < b->n_epoch_links; k++) {
+            const qr_row_blame_epoch_link *l = &b->epoch_links[k];
+            if (l->epoch == e->epoch && l->flagged && !strcmp(l->method, "007"))
+                fprintf(out, " %s%s", l->name, l->noise ? "(n)" : "");
+        }
+        fputc('\n', out);
+    }
+}
+
+/* Theorem 1: the most ICMP answers a switch sent in an epoch against 007's bound. */
+static void print_icmp(const qr_blame *b, FILE *out)
+{
+    const qr_blame_icmp *x = &b->icmp;
+    if (!x->known)
+        return;
+    fprintf(out,
+            "ICMP answers per switch and epoch, against 007's bound (C_t = %u traces per host "
+            "and epoch,\nfrom each host whose paths cross the switch): the most %llu (s%u, epoch "
+            "%lld; its bound %llu);\n%s; %llu refused by the switches' limits\n",
+            x->per_host, (unsigned long long)x->max_sent, x->max_switch, (long long)x->max_epoch,
+            (unsigned long long)x->max_bound,
+            x->over ? "THE BOUND WAS EXCEEDED" : "the bound held for every switch and epoch",
+            (unsigned long long)x->refused);
+}
+
 /* 007's comparators: one line each with the scores, then its blamed links. */
 static void print_comparators(const qr_blame *b, FILE *out)
 {
@@ -164,14 +220,9 @@ void cli_print_blame(const qr_blame *b, size_t top, FILE *out)
             fprintf(out, " %8s %7s\n", "-", "-");
     }
     print_comparators(b, out);
-    if (b->n_summary && (b->summary[0].noise || (b->n_summary > 1 && b->summary[1].noise))) {
-        fprintf(out,
-                "flag n: flagged on the evidence of one lost packet or none (noise): %u by 007",
-                b->summary[0].noise);
-        if (b->n_summary > 1)
-            fprintf(out, ", %u by the replay's votes", b->summary[1].noise);
-        fputc('\n', out);
-    }
+    print_epochs(b, out);
+    print_icmp(b, out);
+    print_noise(b, out);
     if (b->has_truth && b->summary[0].faulty == 0) {
         /* nothing was planted: say what was flagged and what congestion the truth saw there */
         uint64_t cong = 0, replay = 0;

@@ -16,6 +16,7 @@
 #include "qreplay/schema.h"
 #include "qreplay/schema_blame.h"
 #include "qreplay/topology.h"
+#include "qreplay/traceroute.h"
 
 #include "harness.h"
 
@@ -233,6 +234,70 @@ Test(blame_cli, a_gray_cable_under_congestion)
             cr_assert_str_eq(l[i].name, "s8-s16");
     qr_h5_rows_free(l);
     qr_h5_rows_free(s);
+}
+
+/* 007's epochs: the caps count per epoch and the votes are tallied per epoch; every voter falls in
+ * exactly one epoch, each epoch's votes are its cables' votes, and the switches' own ICMP counters
+ * agree with the agents' log (answers received no more than sent; sent and refused no more than
+ * the probes) and stay within 007's bound. */
+Test(blame_cli, epochs_tally_the_votes_and_the_icmp_bound_holds)
+{
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set traceroute.epoch=1ms --set "
+                         "traceroute.per_host=3 -o %s/e --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("blame %s/e --no-figures --no-replay", dir), 0, "%s", err);
+    cr_assert(strstr(out, "per epoch of 1ms"), "%s", out);
+    cr_assert(strstr(out, "the bound held for every switch and epoch"), "%s", out);
+    char p[512], rec[512];
+    snprintf(p, sizeof p, "%s/e/blame.h5", dir);
+    snprintf(rec, sizeof rec, "%s/e/recording.h5", dir);
+    size_t ne, nl, ns, ni, nt;
+    qr_row_blame_epoch *e = rows_of(p, "/epochs", &qr_schema_blame_epoch, &ne);
+    qr_row_blame_epoch_link *l = rows_of(p, "/epoch_links", &qr_schema_blame_epoch_link, &nl);
+    qr_row_blame_summary *s = rows_of(p, "/summary", &qr_schema_blame_summary, &ns);
+    qr_row_icmp *ic = rows_of(rec, "/icmp", &qr_schema_icmp, &ni);
+    qr_row_traceroute *tr = rows_of(rec, "/traceroutes", &qr_schema_traceroute, &nt);
+    cr_assert_gt(ne, 1, "the run spans several epochs");
+    uint32_t voters = 0;
+    for (size_t i = 0; i < ne; i++) {
+        voters += e[i].voters;
+        double votes = 0;
+        uint32_t flagged = 0;
+        for (size_t k = 0; k < nl; k++)
+            if (l[k].epoch == e[i].epoch && !strcmp(l[k].method, e[i].method)) {
+                votes += l[k].votes;
+                flagged += l[k].flagged;
+            }
+        cr_assert(fabs(votes - e[i].votes) < 1e-9, "epoch %lld", (long long)e[i].epoch);
+        cr_assert_eq(flagged, e[i].flagged);
+        if (i)
+            cr_assert_gt(e[i].epoch, e[i - 1].epoch, "epochs in order");
+    }
+    cr_assert_eq(voters, s[0].connections, "every voter in one epoch");
+    /* the caps per host and epoch: no host traced more than 3 times in one epoch */
+    uint64_t sent = 0, refused = 0, answered = 0, max_sent = 0;
+    for (size_t i = 0; i < ni; i++) {
+        sent += ic[i].sent;
+        refused += ic[i].refused;
+        max_sent = ic[i].sent > max_sent ? ic[i].sent : max_sent;
+    }
+    uint32_t traces = 0;
+    for (size_t i = 0; i < nt; i++) {
+        answered += tr[i].replier != 0;
+        traces = tr[i].trace + 1 > traces ? tr[i].trace + 1 : traces;
+    }
+    cr_assert_gt(answered, 0);
+    cr_assert_leq(answered, sent, "an answer received was sent");
+    cr_assert_leq(sent + refused, nt, "a switch answers or refuses a probe at most once");
+    cr_assert_eq((uint64_t)attr_of(p, "/", "icmp_max_sent"), max_sent);
+    cr_assert_eq((uint64_t)attr_of(p, "/", "icmp_over"), 0);
+    cr_assert_eq((uint64_t)attr_of(p, "/", "icmp_per_host"), 3);
+    qr_h5_rows_free(e);
+    qr_h5_rows_free(l);
+    qr_h5_rows_free(s);
+    qr_h5_rows_free(ic);
+    qr_h5_rows_free(tr);
 }
 
 /* Nothing planted: blame says what it flagged and the congestion there, and no precision (there

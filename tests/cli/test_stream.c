@@ -177,8 +177,8 @@ static void rewrite_recording(const char *rec_dir)
     cr_assert_eq(qr_h5_read_attr_str(in, "/", "scenario_name", &name, err), QR_OK);
     cr_assert_eq(qr_h5_read_attr_f64(in, "/", "sim_end_ns", &end, err), QR_OK);
     qr_h5_close(in);
-    qr_recording_info info = {id,   name, QR_END_COMPLETED, (int64_t)end, 0, NULL, 0, NULL, 0,
-                              NULL, 0};
+    qr_recording_info info = {
+        id, name, QR_END_COMPLETED, (int64_t)end, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     cr_assert_eq(qr_recording_write(h5, sc, &info, flows, nf, hosts, nh, det, nd, recv, nr, err),
                  QR_OK, "%s", err);
     qr_h5_str_free(id);

@@ -66,7 +66,7 @@ static inline void hand_run_record(const struct hand_run *h, const char *dir,
     qr_recorder_completed(r, 0, 30000);
     qr_recorder_closed(r, 0);
     qr_recorder_end e = {
-        QR_END_COMPLETED, 40000, 10, 0.1, NULL, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0};
+        .reason = QR_END_COMPLETED, .sim_end_ns = 40000, .events = 10, .wall_s = 0.1};
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_OK, "%s", err);
     qr_recorder_destroy(r);
 }

@@ -109,7 +109,8 @@ static void setup(void)
         }
     }
     qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100000, with_paths, NULL,
-                              0,    paths,  n_paths,          NULL,   0};
+                              0,    paths,  n_paths,          NULL,   0,          NULL,
+                              0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &info, f, FLOWS, h, HOSTS, d, detected, NULL, 0, err),
                  QR_OK, "%s", err);

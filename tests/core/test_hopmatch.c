@@ -42,7 +42,8 @@ static void setup(void)
     qr_row_host h[] = {{0, 0, 0, 0, 0, "pcap/h0000.pcap"},
                        {1, 0, 0, 0, 0, "pcap/h0001.pcap"},
                        {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
-    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0,
+                              NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &info, f, 1, h, 3, NULL, 0, NULL, 0, err), QR_OK, "%s",
                  err);

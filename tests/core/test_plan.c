@@ -149,7 +149,8 @@ static uint64_t make_recording(uint64_t seed)
                                 0,
                                 0};
     qr_row_detected det[] = {qr_detected_row(0, 0, 1, 0)};
-    qr_recording_info info = {NULL, "generated", QR_END_COMPLETED, 0, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {
+        NULL, "generated", QR_END_COMPLETED, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, scen, &info, rows, nf, hosts, HOSTS, det, 1, NULL, 0, err),
                  QR_OK, "%s", err);

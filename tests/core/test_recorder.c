@@ -118,7 +118,7 @@ Test(recorder, books_conserve_packets_and_the_run_ends_when_all_is_done)
     cr_assert_not(exists("recording.h5"));
     cr_assert_not(exists("pcap/h0000.pcap"));
     qr_recorder_end e = {
-        QR_END_COMPLETED, 3000, 10, 0.1, NULL, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0};
+        .reason = QR_END_COMPLETED, .sim_end_ns = 3000, .events = 10, .wall_s = 0.1};
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_OK, "%s", err);
     cr_assert_eq(qr_recorder_commit(r, &e, err), QR_ESTATE);
     qr_recorder_destroy(r);

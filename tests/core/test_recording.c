@@ -80,7 +80,8 @@ static void recording(uint64_t packets0, uint64_t packets1)
                        {2, 0, 0, 0, 0, "pcap/h0002.pcap"}};
     qr_row_detected d[] = {qr_detected_row(1, 0, 2, 0)};
     qr_row_received r[] = {{0, 0, 40}, {0, 1, 50}, {1, 0, 60}};
-    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0,
+                              NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, scen, &info, f, 1, h, 3, d, 1, r, 3, err), QR_OK, "%s", err);
     pcap(2, 0, NULL, 0, 0, 0);
@@ -324,8 +325,8 @@ static void clock_case(uint64_t seed, int unqueued)
         snprintf(hr[h].pcap, sizeof hr[h].pcap, "pcap/h%04u.pcap", h);
     }
     qr_flow_table_destroy(ft);
-    qr_recording_info info = {NULL, "clocks", QR_END_COMPLETED, 100000, 0, NULL, 0, NULL, 0,
-                              NULL, 0};
+    qr_recording_info info = {
+        NULL, "clocks", QR_END_COMPLETED, 100000, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, scen, &info, rf, 3, hr, 3, NULL, 0, recv, n_recv, err),
                  QR_OK, "%s", err);
@@ -400,7 +401,8 @@ Test(recording, a_recording_without_receive_times_has_no_clock_estimate)
     char p[128], err[QR_ERRBUF_SIZE];
     const qr_row_flow *f = hand_flows;
     const qr_row_host *h = hand_hosts;
-    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info info = {NULL, "hand", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0,
+                              NULL, 0};
     snprintf(p, sizeof p, "%s/recording.h5", dir);
     /* an empty /received: nothing arrived, so no pair has a one-way delay */
     cr_assert_eq(qr_recording_write(p, scen, &info, f, 1, h, 3, NULL, 0, NULL, 0, err), QR_OK);

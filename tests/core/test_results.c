@@ -205,7 +205,8 @@ Test(results, results_of_a_hand_built_run_folder)
     qr_row_host hosts[] = {{0, 1, 0, 3, 4500, "pcap/h0000.pcap"},
                            {1, 2, 0, 1, 40, "pcap/h0001.pcap"},
                            {2, 3, 0, 0, 0, "pcap/h0002.pcap"}};
-    qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000, 0, NULL, 0, NULL, 0, NULL, 0,
+                            NULL, 0};
     snprintf(p, sizeof p, "%s/recording/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 3, NULL, 0, NULL, 0, err), QR_OK,
                  "%s", err);
@@ -286,7 +287,8 @@ Test(results, a_progress_callback_stops_results_leaving_nothing)
     cr_assert_eq(qr_scenario_create(&s), QR_OK);
     qr_row_flow flows[] = {{0, 0, 1, 10000, 5001, 3000, 0, 500, 500, 0, 1, 1}};
     qr_row_host hosts[] = {{0, 1, 0, 3, 4500, "pcap/h0000.pcap"}};
-    qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info ri = {NULL, "hand", QR_END_COMPLETED, 1000, 0, NULL, 0, NULL, 0, NULL, 0,
+                            NULL, 0};
     snprintf(p, sizeof p, "%s/recording/recording.h5", dir);
     cr_assert_eq(qr_recording_write(p, s, &ri, flows, 1, hosts, 1, NULL, 0, NULL, 0, err), QR_OK);
     qr_truth_info ti = {.recording_id = NULL,

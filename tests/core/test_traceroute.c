@@ -140,6 +140,36 @@ Test(traceroute, per_host_caps_the_traces_of_a_host)
     qr_tracer_destroy(tr);
 }
 
+/* With an epoch, both caps count anew in each: the direction traced once per epoch, the host twice
+ * per epoch; the epoch of a time is its floor. */
+Test(traceroute, the_caps_count_anew_each_epoch)
+{
+    teardown();
+    setup_with("1", "2");
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_scenario_set(sc, "traceroute.epoch=1ms", err), QR_OK, "%s", err);
+    qr_tracer *tr;
+    cr_assert_eq(qr_tracer_create(&tr, qr_scenario_config(sc), topo, flows, err), QR_OK);
+    uint32_t trace, d = qr_dir_data(0), d1 = qr_dir_data(1), d2 = qr_dir_data(2);
+    qr_tracer_sent(tr, 0, d, 1, 100, 0, &trace);
+    qr_tracer_sent(tr, 0, d1, 1, 100, 0, &trace);
+    qr_tracer_sent(tr, 0, d2, 1, 100, 0, &trace);
+    cr_assert_gt(qr_tracer_sent(tr, 0, d, 1, 100, 10, &trace), 0);
+    cr_assert_eq(qr_tracer_sent(tr, 0, d, 1, 100, 999999, &trace), 0, "once per epoch");
+    cr_assert_gt(qr_tracer_sent(tr, 0, d1, 1, 100, 20, &trace), 0);
+    cr_assert_eq(qr_tracer_sent(tr, 0, d2, 1, 100, 30, &trace), 0, "per_host = 2 per epoch");
+    /* the next epoch: all three again, the host's third refused */
+    cr_assert_gt(qr_tracer_sent(tr, 0, d, 1, 100, 1000000, &trace), 0);
+    cr_assert_gt(qr_tracer_sent(tr, 0, d2, 1, 100, 1000001, &trace), 0);
+    cr_assert_eq(qr_tracer_sent(tr, 0, d1, 1, 100, 1000002, &trace), 0);
+    cr_assert_eq(qr_tracer_traces(tr), 4);
+    qr_tracer_destroy(tr);
+    cr_assert_eq(qr_traceroute_epoch(0, 123456789), 0);
+    cr_assert_eq(qr_traceroute_epoch(1000, 999), 0);
+    cr_assert_eq(qr_traceroute_epoch(1000, 1000), 1);
+    cr_assert_eq(qr_traceroute_epoch(1000, -1), -1);
+}
+
 Test(traceroute, answers_make_the_true_path_and_a_silent_hop_leaves_its_cables_unknown)
 {
     char err[QR_ERRBUF_SIZE];
@@ -211,6 +241,13 @@ Test(traceroute, the_limiter_is_linuxs)
     cr_assert_not(qr_icmp_allow(l, 7, 1000 + 999999999));
     cr_assert(qr_icmp_allow(l, 7, 1000 + 1000000000 + 5), "one more a second later");
     cr_assert_eq(qr_icmp_refused(l), 2);
+    /* the counters of the one epoch (no [traceroute] epoch): every answer asked for */
+    size_t ne;
+    const qr_icmp_epoch *e = qr_icmp_epochs(l, &ne);
+    cr_assert_eq(ne, 1);
+    cr_assert_eq(e[0].epoch, 0);
+    cr_assert_eq(e[0].sent, 8);
+    cr_assert_eq(e[0].refused, 2);
     qr_icmp_limiter_destroy(l);
     /* the global bucket: a burst of 50, then 1000 per second, over many destinations */
     cr_assert_eq(qr_icmp_limiter_create(&l, qr_scenario_config(sc), err), QR_OK);

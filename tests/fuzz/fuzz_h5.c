@@ -132,7 +132,8 @@ setup(void)
         if (qr_pcap_writer_open(&w, p, err) || qr_pcap_writer_close(w, err))
             abort();
     }
-    qr_recording_info info = {id, "fuzz", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0};
+    qr_recording_info info =
+        {id, "fuzz", QR_END_COMPLETED, 100, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     qr_row_received rx[] = {{1, 5, 1000}};
     path_of(0, p, sizeof p);
     if (qr_recording_write(p, s, &info, f, 1, h, 3, NULL, 0, rx, 0, err))

@@ -85,6 +85,8 @@ setup(void)
                               NULL,
                               0,
                               NULL,
+                              0,
+                              NULL,
                               0};
     snprintf(rec_h5, sizeof rec_h5, "%s/recording.h5", dir);
     if (qr_recording_write(rec_h5, s, &info, f, 2, h, 3, NULL, 0, NULL, 0, err))

@@ -40,6 +40,8 @@ setup(void)
                               NULL,
                               0,
                               NULL,
+                              0,
+                              NULL,
                               0};
     for (int i = 1; i < 3; i++)
     {

@@ -14,7 +14,8 @@ typedef struct dir_state {
     uint32_t first_seq;
     uint32_t high; /* bytes sent past first_seq, the highest end so far */
     uint8_t seen;
-    uint32_t traces;
+    uint32_t traces; /* in epoch `epoch` */
+    int64_t epoch;
 } dir_state;
 
 /* An address of a switch interface and its switch. */
@@ -26,9 +27,11 @@ struct qr_tracer {
     const qr_topology *topo;
     const qr_flow_table *flows;
     uint32_t per_connection, per_host;
+    int64_t epoch_ns; /* 0: the run is one epoch */
     dir_state *dirs;
     size_t n_dirs;
-    uint32_t *host_traces;
+    uint32_t *host_traces; /* in the host's epoch host_epoch */
+    int64_t *host_epoch;
     qr_row_traceroute *probes;
     size_t n_probes, cap;
     uint32_t n_traces;
@@ -85,10 +88,13 @@ int qr_tracer_create(qr_tracer **out, const qr_config *c, const qr_topology *t,
     tr->flows = ft;
     tr->per_connection = (uint32_t)c->traceroute.per_connection;
     tr->per_host = (uint32_t)c->traceroute.per_host;
+    tr->epoch_ns = c->traceroute.epoch_ns;
     tr->n_dirs = qr_flow_table_directions(ft);
     tr->dirs = calloc(tr->n_dirs ? tr->n_dirs : 1, sizeof *tr->dirs);
     tr->host_traces = calloc(qr_topology_hosts(t), sizeof *tr->host_traces);
-    if (!tr->dirs || !tr->host_traces || switch_addrs(t, &tr->addrs, &tr->n_addrs)) {
+    tr->host_epoch = calloc(qr_topology_hosts(t), sizeof *tr->host_epoch);
+    if (!tr->dirs || !tr->host_traces || !tr->host_epoch ||
+        switch_addrs(t, &tr->addrs, &tr->n_addrs)) {
         qr_tracer_destroy(tr);
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
     }
@@ -102,10 +108,18 @@ void qr_tracer_destroy(qr_tracer *tr)
         return;
     free(tr->dirs);
     free(tr->host_traces);
+    free(tr->host_epoch);
     free(tr->probes);
     free(tr->trace_first);
     free(tr->addrs);
     free(tr);
+}
+
+int64_t qr_traceroute_epoch(int64_t epoch_ns, int64_t t_ns)
+{
+    if (epoch_ns <= 0)
+        return 0;
+    return t_ns >= 0 ? t_ns / epoch_ns : -((-t_ns - 1) / epoch_ns) - 1;
 }
 
 uint16_t qr_tracer_ip_id(uint32_t trace, uint32_t ttl)
@@ -130,7 +144,16 @@ uint32_t qr_tracer_sent(qr_tracer *tr, uint32_t host, uint32_t dir, uint32_t seq
         d->high = end;
         return 0;
     }
-    /* a resend: trace, within the caps */
+    /* a resend: trace, within the caps of the epoch (they count anew in each) */
+    int64_t e = qr_traceroute_epoch(tr->epoch_ns, now_ns);
+    if (d->epoch != e) {
+        d->epoch = e;
+        d->traces = 0;
+    }
+    if (tr->host_epoch[host] != e) {
+        tr->host_epoch[host] = e;
+        tr->host_traces[host] = 0;
+    }
     if (d->traces >= tr->per_connection || tr->host_traces[host] >= tr->per_host)
         return 0;
     uint32_t src = qr_flow_table_dir_src(tr->flows, dir),
@@ -304,7 +327,28 @@ struct qr_icmp_limiter {
     peer *peers;
     size_t n_peers, cap;
     uint64_t refused;
+    int64_t epoch_ns;
+    qr_icmp_epoch *epochs; /* answers sent and refused per epoch, in epoch order */
+    size_t n_epochs, epochs_cap;
 };
+
+/* The counters of the epoch at now_ns (NULL: out of memory). */
+static qr_icmp_epoch *epoch_at(qr_icmp_limiter *l, int64_t now_ns)
+{
+    int64_t e = qr_traceroute_epoch(l->epoch_ns, now_ns);
+    if (l->n_epochs && l->epochs[l->n_epochs - 1].epoch == e)
+        return &l->epochs[l->n_epochs - 1];
+    if (qri_grow((void **)&l->epochs, &l->epochs_cap, l->n_epochs, sizeof *l->epochs, 8))
+        return NULL;
+    l->epochs[l->n_epochs] = (qr_icmp_epoch){e, 0, 0};
+    return &l->epochs[l->n_epochs++];
+}
+
+const qr_icmp_epoch *qr_icmp_epochs(const qr_icmp_limiter *l, size_t *n)
+{
+    *n = l ? l->n_epochs : 0;
+    return l ? l->epochs : NULL;
+}
 
 int qr_icmp_limiter_create(qr_icmp_limiter **out, const qr_config *c, char *errbuf)
 {
@@ -314,6 +358,7 @@ int qr_icmp_limiter_create(qr_icmp_limiter **out, const qr_config *c, char *errb
     l->rate = c->traceroute.icmp_rate;
     l->burst = l->tokens = c->traceroute.icmp_burst;
     l->interval_ns = c->traceroute.icmp_interval_ns;
+    l->epoch_ns = c->traceroute.epoch_ns;
     *out = l;
     return QR_OK;
 }
@@ -323,6 +368,7 @@ void qr_icmp_limiter_destroy(qr_icmp_limiter *l)
     if (!l)
         return;
     free(l->peers);
+    free(l->epochs);
     free(l);
 }
 
@@ -331,7 +377,8 @@ uint64_t qr_icmp_refused(const qr_icmp_limiter *l)
     return l ? l->refused : 0;
 }
 
-int qr_icmp_allow(qr_icmp_limiter *l, uint32_t dst, int64_t now_ns)
+/* Linux's two buckets: whether an answer to dst may go at now_ns (tokens taken if so). */
+static int allow(qr_icmp_limiter *l, uint32_t dst, int64_t now_ns)
 {
     if (now_ns > l->last_ns) {
         l->tokens += (double)(now_ns - l->last_ns) * 1e-9 * l->rate;
@@ -369,4 +416,15 @@ int qr_icmp_allow(qr_icmp_limiter *l, uint32_t dst, int64_t now_ns)
     }
     l->tokens -= 1.0;
     return 1;
+}
+
+int qr_icmp_allow(qr_icmp_limiter *l, uint32_t dst, int64_t now_ns)
+{
+    int ok = allow(l, dst, now_ns);
+    qr_icmp_epoch *e = epoch_at(l, now_ns);
+    if (e) {
+        e->sent += (uint64_t)ok;
+        e->refused += (uint64_t)!ok;
+    }
+    return ok;
 }

@@ -20,113 +20,13 @@
 #include "blame_ctx.h"
 #include "internal.h"
 
-const char *qr_blame_method_name(int method)
-{
-    return method == QR_BLAME_REPLAY ? "replay" : "007";
-}
-
 void qr_blame_opts_default(qr_blame_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->threshold = 0.01;
+    o->epoch_ns = -1;
     o->comparators = 1;
     qr_cover_opts_default(&o->cover);
-}
-
-/* The result of the flag rule on a set of voting directions. */
-typedef struct rule_out {
-    double total;
-    uint32_t flagged, noise;
-} rule_out;
-
-/* Cables by votes, most first (ties by cable index). */
-static int cmp_rank(const void *a, const void *b, void *votes_)
-{
-    const double *votes = votes_;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (votes[x] != votes[y])
-        return votes[x] > votes[y] ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-/* Algorithm 1's adjustment for voter d through the flagged cable `best`: its own votes, or (the
- * paper's, with ECMP) the votes its hosts' flows through `best` would give each cable, spread
- * evenly over their shortest paths that cross it. */
-static void take_votes(ctx *c, const dir_info *d, uint32_t best, double *left)
-{
-    uint32_t through = 0;
-    for (uint32_t p = 0; c->adjust_ecmp && p < d->ecmp_n; p++) {
-        const ecmp_path *e = &c->ecmp[d->ecmp_first + p];
-        for (uint32_t h = 0; h < e->n; h++)
-            through += e->cables[h] == best;
-    }
-    if (!through) { /* no shortest path of its hosts crosses it (or no ECMP): its own votes */
-        for (uint32_t h = 0; h < d->hops; h++)
-            left[d->cables[h]] -= 1.0 / d->len;
-        return;
-    }
-    for (uint32_t p = 0; p < d->ecmp_n; p++) {
-        const ecmp_path *e = &c->ecmp[d->ecmp_first + p];
-        int crosses = 0;
-        for (uint32_t h = 0; h < e->n; h++)
-            crosses |= e->cables[h] == best;
-        for (uint32_t h = 0; crosses && h < e->n; h++)
-            left[e->cables[h]] -= 1.0 / d->len / through;
-    }
-}
-
-/* Votes, ranks and 007's flags from the directions voters[0..n). */
-static rule_out flag_rule(ctx *c, const uint32_t *voting, size_t n)
-{
-    rule_out r = {0};
-    uint32_t nc = c->n_cables;
-    memset(c->votes, 0, nc * sizeof *c->votes);
-    memset(c->voters, 0, nc * sizeof *c->voters);
-    memset(c->flagged, 0, nc);
-    memset(c->noise, 0, nc);
-    memset(c->removed, 0, n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
-        const dir_info *d = &c->dirs[voting[i]];
-        for (uint32_t h = 0; h < d->hops; h++) {
-            c->votes[d->cables[h]] += 1.0 / d->len;
-            c->voters[d->cables[h]]++;
-        }
-        r.total += d->len ? (double)d->hops / d->len : 0.0;
-    }
-    for (uint32_t i = 0; i < nc; i++)
-        c->order[i] = i;
-    qri_sort_buf(c->order, nc, sizeof *c->order, cmp_rank, c->votes, c->sort_tmp);
-    for (uint32_t i = 0; i < nc; i++)
-        c->rank[c->order[i]] = c->votes[c->order[i]] > 0 ? i + 1 : 0;
-    /* Algorithm 1: flag the top link while it holds threshold of all votes; remove its voters */
-    double *left = c->left;
-    memcpy(left, c->votes, nc * sizeof *left);
-    for (;;) {
-        uint32_t best = NONE;
-        for (uint32_t i = 0; i < nc; i++)
-            if (!c->flagged[i] && left[i] > 0 && (best == NONE || left[i] > left[best]))
-                best = i;
-        if (best == NONE || left[best] < c->threshold * r.total - 1e-12)
-            break;
-        c->flagged[best] = 1;
-        r.flagged++;
-        uint64_t evidence = 0;
-        for (size_t i = 0; i < n; i++) {
-            const dir_info *d = &c->dirs[voting[i]];
-            int crosses = 0;
-            for (uint32_t h = 0; h < d->hops; h++)
-                crosses |= d->cables[h] == best;
-            if (!crosses || c->removed[i])
-                continue;
-            c->removed[i] = 1;
-            evidence += d->losses;
-            take_votes(c, d, best, left);
-        }
-        /* flagged on one lost packet or none: noise */
-        c->noise[best] = evidence <= 1;
-        r.noise += c->noise[best];
-    }
-    return r;
 }
 
 static double ratio(uint32_t a, uint32_t b)
@@ -242,6 +142,7 @@ static void ctx_free(qr_blame_ctx *c)
     free(c->flagged);
     free(c->noise);
     free(c->ecmp);
+    free(c->epoch_flagged);
     free(c->removed);
     free(c->order);
     free(c->sort_tmp);
@@ -444,7 +345,7 @@ static int rule_curve(qr_blame_ctx *c, int m, qr_blame *out, size_t *cap)
 {
     size_t total = c->n_voting[m];
     for (size_t k = 1; k <= total;) {
-        rule_out r = flag_rule(c, c->voting[m], k);
+        qri_rule_out r = qri_blame_rule_of(c, c->voting[m], k);
         if (qri_grow((void **)&out->curve, cap, out->n_curve, sizeof *out->curve, 256))
             return QR_ENOMEM;
         qr_row_blame_curve *row = &out->curve[out->n_curve++];
@@ -457,7 +358,7 @@ static int rule_curve(qr_blame_ctx *c, int m, qr_blame *out, size_t *cap)
         size_t step = k < 400 ? 1 : total / 200 + 1;
         k = k < total && k + step > total ? total : k + step;
     }
-    rule_out r = flag_rule(c, c->voting[m], total);
+    qri_rule_out r = qri_blame_rule_of(c, c->voting[m], total);
     qr_row_blame_summary *sm = &out->summary[m];
     snprintf(sm->method, sizeof sm->method, "%s", qr_blame_method_name(m));
     sm->connections = (uint32_t)total;
@@ -538,6 +439,21 @@ done:
     free(votes[0]);
     free(votes[1]);
     return rc;
+}
+
+/* What follows the votes: the culprits, the tally per epoch, the ICMP check, the comparators. */
+static int after_votes(ctx *c, const qr_recording *rec, const qr_flow_table *flows, qr_blame *out,
+                       char *errbuf)
+{
+    if (culprits(c, flows, out) || qri_blame_epochs(c, rec, out) ||
+        qri_blame_icmp_check(c, rec, out))
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    if (!out->opts.comparators)
+        return QR_OK;
+    if (out->opts.progress)
+        out->opts.progress(out->opts.progress_ctx, "blame: 007's comparators (binary and integer "
+                                                   "programs, MAX COVERAGE, Tomo)");
+    return qri_blame_comparators(c, rec, out, errbuf);
 }
 
 int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out, char *errbuf)
@@ -642,17 +558,7 @@ int qr_blame_run(const qr_recording *rec, const qr_blame_opts *o, qr_blame *out,
             goto done;
         }
     }
-    if (culprits(c, flows, out)) {
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-        goto done;
-    }
-    if (out->opts.comparators) {
-        if (out->opts.progress)
-            out->opts.progress(out->opts.progress_ctx,
-                               "blame: 007's comparators (binary and integer programs, MAX "
-                               "COVERAGE, Tomo)");
-        rc = qri_blame_comparators(c, rec, out, errbuf);
-    }
+    rc = after_votes(c, rec, flows, out, errbuf);
 done:
     free(link_drops);
     free(replay_ids);
@@ -669,6 +575,8 @@ void qr_blame_free(qr_blame *b)
     free(b->conns);
     free(b->curve);
     free(b->blamed);
+    free(b->epochs);
+    free(b->epoch_links);
     ctx_free(b->ctx);
     memset(b, 0, sizeof *b);
 }
@@ -715,6 +623,13 @@ const uint8_t *qr_blame_comparator_blamed(const qr_blame *b, int m)
     return b->ctx && m >= 0 && m < QR_COVER_METHODS ? b->ctx->comp_blamed[m] : NULL;
 }
 
+const uint8_t *qr_blame_epoch_flagged(const qr_blame *b, size_t i)
+{
+    if (!b->ctx || i >= b->n_epochs || !b->ctx->epoch_flagged)
+        return NULL;
+    return b->ctx->epoch_flagged + i * b->ctx->n_cables;
+}
+
 uint32_t qr_blame_comparator_culprit(const qr_blame *b, size_t conn, int m)
 {
     if (!b->ctx || m < 0 || m >= QR_COVER_METHODS || !b->ctx->comp_culprit[m] || conn >= b->n_conns)
@@ -729,12 +644,34 @@ uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, 
         return 0;
     if (k > c->n_voting[method])
         k = c->n_voting[method];
-    rule_out r = flag_rule(c, c->voting[method], k);
+    qri_rule_out r = qri_blame_rule_of(c, c->voting[method], k);
     if (rank)
         memcpy(rank, c->rank, c->n_cables * sizeof *rank);
     if (flagged)
         memcpy(flagged, c->flagged, c->n_cables);
     return r.flagged;
+}
+
+/* The ICMP check's root attributes (icmp_known 0: no counters recorded, nothing else). */
+static int write_icmp(qr_h5 *f, const qr_blame_icmp *x, char *errbuf)
+{
+    int rc;
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_known", (uint64_t)x->known, errbuf));
+    if (!x->known)
+        return QR_OK;
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_per_host", x->per_host, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "icmp_epoch_ns", x->epoch_ns, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_epochs", x->epochs, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_max_sent", x->max_sent, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_max_switch", x->max_switch, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "icmp_max_epoch", x->max_epoch, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_max_bound", x->max_bound, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_min_bound", x->min_bound, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_over", x->over, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "icmp_refused", x->refused, errbuf));
+    return QR_OK;
+fail:
+    return rc;
 }
 
 int qr_blame_write(const char *path, const qr_scenario *s, const char *recording_id,
@@ -758,6 +695,11 @@ int qr_blame_write(const char *path, const qr_scenario *s, const char *recording
                              b->n_comparators, errbuf));
     QRI_TRY(
         qr_h5_write_rows(f, "/blamed", &qr_schema_blame_blamed, b->blamed, b->n_blamed, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/epochs", &qr_schema_blame_epoch, b->epochs, b->n_epochs, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/epoch_links", &qr_schema_blame_epoch_link, b->epoch_links,
+                             b->n_epoch_links, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "epoch_ns", b->epoch_ns, errbuf));
+    QRI_TRY(write_icmp(f, &b->icmp, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

@@ -9,6 +9,8 @@
 
 #include "qreplay/error.h"
 #include "qreplay/flowtable.h"
+#include "qreplay/scenario.h"
+#include "qreplay/traceroute.h"
 
 #include "blame_ctx.h"
 #include "internal.h"
@@ -185,6 +187,82 @@ int qri_blame_ecmp_paths(qr_blame_ctx *c, const qr_recording *rec)
     }
     graph_free(&g);
     return QR_OK;
+}
+
+int qri_blame_icmp_check(qr_blame_ctx *c, const qr_recording *rec, qr_blame *out)
+{
+    const qr_row_icmp *rows;
+    size_t n;
+    memset(&out->icmp, 0, sizeof out->icmp);
+    if (!c->topo_known || !qr_recording_icmp(rec, &rows, &n))
+        return QR_OK;
+    const qr_config *cf = qr_scenario_config(qr_recording_scenario(rec));
+    qr_blame_icmp *x = &out->icmp;
+    x->known = 1;
+    x->epoch_ns = cf->traceroute.epoch_ns;
+    x->per_host = (uint32_t)cf->traceroute.per_host;
+    /* H(s): the hosts with a shortest path to another host through switch s */
+    graph g;
+    if (graph_make(&g, c->topo)) {
+        graph_free(&g);
+        return QR_ENOMEM;
+    }
+    uint32_t hosts = qr_topology_hosts(c->topo), sws = qr_topology_switches(c->topo);
+    uint32_t *dist = malloc((size_t)(hosts + sws) * (hosts + sws) * sizeof *dist);
+    uint64_t *bound = calloc(sws ? sws : 1, sizeof *bound);
+    if (!dist || !bound) {
+        free(dist);
+        free(bound);
+        graph_free(&g);
+        return QR_ENOMEM;
+    }
+    uint32_t nn = hosts + sws;
+    for (uint32_t v = 0; v < nn; v++) {
+        bfs(&g, v, g.dist_s, g.n_s);
+        memcpy(dist + (size_t)v * nn, g.dist_s, nn * sizeof *dist);
+    }
+    for (uint32_t s = 0; s < sws; s++) {
+        uint32_t sv = hosts + s, reach = 0;
+        for (uint32_t h = 0; h < hosts; h++) {
+            int through = 0;
+            for (uint32_t d = 0; d < hosts && !through; d++) {
+                uint32_t hd = dist[(size_t)h * nn + d], hs = dist[(size_t)h * nn + sv],
+                         sd = dist[(size_t)sv * nn + d];
+                through = d != h && hd != UINT32_MAX && hs != UINT32_MAX && sd != UINT32_MAX &&
+                          hs + sd == hd;
+            }
+            reach += (uint32_t)through;
+        }
+        bound[s] = (uint64_t)x->per_host * reach;
+        if (!s || bound[s] < x->min_bound)
+            x->min_bound = bound[s];
+    }
+    for (size_t i = 0; i < n; i++) {
+        const qr_row_icmp *r = &rows[i];
+        x->refused += r->refused;
+        uint64_t b = r->sw < sws ? bound[r->sw] : 0;
+        x->over += (uint32_t)(r->sent > b);
+        if (r->sent > x->max_sent || i == 0) {
+            x->max_sent = r->sent;
+            x->max_switch = r->sw;
+            x->max_epoch = r->epoch;
+            x->max_bound = b;
+        }
+    }
+    /* distinct epochs (rows are per switch, each switch's in epoch order) */
+    int64_t *eps = malloc((n ? n : 1) * sizeof *eps);
+    if (eps) {
+        for (size_t i = 0; i < n; i++)
+            eps[i] = rows[i].epoch;
+        qsort(eps, n, sizeof *eps, qri_cmp_i64);
+        for (size_t i = 0; i < n; i++)
+            x->epochs += (uint32_t)(i == 0 || eps[i] != eps[i - 1]);
+    }
+    free(eps);
+    free(dist);
+    free(bound);
+    graph_free(&g);
+    return eps || !n ? QR_OK : QR_ENOMEM;
 }
 
 /* Tomo's good directions: every direction with no detected loss, by its hosts' ECMP shares. */

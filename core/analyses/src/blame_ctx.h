@@ -51,7 +51,8 @@ typedef struct qr_blame_ctx {
     int adjust_ecmp; /* Algorithm 1's adjustment by ECMP shares (else the voters' own) */
     ecmp_path *ecmp; /* the voters' hosts' shortest paths (dir_info ecmp_first, ecmp_n) */
     size_t n_ecmp;
-    uint8_t *noise; /* per cable: flagged on the evidence of one lost packet or none */
+    uint8_t *noise;         /* per cable: flagged on the evidence of one lost packet or none */
+    uint8_t *epoch_flagged; /* per epoch row of the result, n_cables each */
     /* scratch for the flag rule */
     double *votes, *left;
     uint32_t *voters, *rank;
@@ -59,6 +60,21 @@ typedef struct qr_blame_ctx {
     uint32_t *order, *sort_tmp;
 } qr_blame_ctx;
 typedef qr_blame_ctx ctx;
+
+/* The result of the flag rule on a set of voting directions: the votes cast, the links flagged,
+ * and of them noise. */
+typedef struct qri_rule_out {
+    double total;
+    uint32_t flagged, noise;
+} qri_rule_out;
+/* 007's flag rule on the directions voting[0..n): the scratch arrays hold the votes, ranks, flags
+ * and noise after it. */
+qri_rule_out qri_blame_rule_of(qr_blame_ctx *c, const uint32_t *voting, size_t n);
+/* The tally per epoch (out->epochs, out->epoch_links, c->epoch_flagged) when opts.epoch_ns (or
+ * the scenario's [traceroute] epoch) is set. Returns 0 or QR_ENOMEM. */
+int qri_blame_epochs(qr_blame_ctx *c, const qr_recording *rec, qr_blame *out);
+/* Theorem 1 against the switches' counters (out->icmp). Returns 0 or QR_ENOMEM. */
+int qri_blame_icmp_check(qr_blame_ctx *c, const qr_recording *rec, qr_blame *out);
 
 /* Every voting direction's hosts' shortest paths (c->ecmp; at most QRI_ECMP_MAX each, a pair with
  * more keeps none and is adjusted by its own trace). Returns 0 or QR_ENOMEM. */

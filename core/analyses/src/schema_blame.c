@@ -143,10 +143,36 @@ static const qr_h5_field blame_blamed_fields[] = {
 const qr_h5_schema qr_schema_blame_blamed =
     SCHEMA("blame_blamed", qr_row_blame_blamed, blame_blamed_fields);
 
-const qr_h5_schema *const qr_schemas_blame[] = {&qr_schema_blame_link,
-                                                &qr_schema_blame_conn,
-                                                &qr_schema_blame_curve,
-                                                &qr_schema_blame_summary,
-                                                &qr_schema_blame_comparator,
-                                                &qr_schema_blame_blamed,
-                                                NULL};
+static const qr_h5_field blame_epoch_fields[] = {
+    {"method", QR_H5_STR, F(qr_row_blame_epoch, method), 8, "007 or replay"},
+    {"epoch", QR_H5_I64, F(qr_row_blame_epoch, epoch), 0, "floor(first loss / epoch)"},
+    {"start_ns", QR_H5_I64, F(qr_row_blame_epoch, start_ns), 0, "ns: when the epoch starts"},
+    {"voters", QR_H5_U32, F(qr_row_blame_epoch, voters), 0,
+     "directions whose first loss falls in it"},
+    {"votes", QR_H5_F64, F(qr_row_blame_epoch, votes), 0, "votes they cast"},
+    {"flagged", QR_H5_U32, F(qr_row_blame_epoch, flagged), 0, "links the rule flagged on them"},
+    {"noise", QR_H5_U32, F(qr_row_blame_epoch, noise), 0, "of them, flagged as noise"},
+    {"true_flagged", QR_H5_U32, F(qr_row_blame_epoch, true_flagged), 0,
+     "faulty links flagged (truth)"},
+    {"faulty", QR_H5_U32, F(qr_row_blame_epoch, faulty), 0, "links with a planted drop fault"},
+    {"precision", QR_H5_F64, F(qr_row_blame_epoch, precision), 0,
+     "NaN: none flagged, or no fault planted"},
+    {"recall", QR_H5_F64, F(qr_row_blame_epoch, recall), 0, "NaN: no faulty link"}};
+const qr_h5_schema qr_schema_blame_epoch =
+    SCHEMA("blame_epoch", qr_row_blame_epoch, blame_epoch_fields);
+
+static const qr_h5_field blame_epoch_link_fields[] = {
+    {"method", QR_H5_STR, F(qr_row_blame_epoch_link, method), 8, "007 or replay"},
+    {"epoch", QR_H5_I64, F(qr_row_blame_epoch_link, epoch), 0, "the epoch"},
+    {"name", QR_H5_STR, F(qr_row_blame_epoch_link, name), QR_LINK_NAME_MAX, "the link"},
+    {"votes", QR_H5_F64, F(qr_row_blame_epoch_link, votes), 0, "its votes in the epoch"},
+    {"rank", QR_H5_U32, F(qr_row_blame_epoch_link, rank), 0, "by votes, from 1"},
+    {"flagged", QR_H5_U8, F(qr_row_blame_epoch_link, flagged), 0, "1: flagged in the epoch"},
+    {"noise", QR_H5_U8, F(qr_row_blame_epoch_link, noise), 0, "1: flagged as noise"}};
+const qr_h5_schema qr_schema_blame_epoch_link =
+    SCHEMA("blame_epoch_link", qr_row_blame_epoch_link, blame_epoch_link_fields);
+
+const qr_h5_schema *const qr_schemas_blame[] = {
+    &qr_schema_blame_link,    &qr_schema_blame_conn,       &qr_schema_blame_curve,
+    &qr_schema_blame_summary, &qr_schema_blame_comparator, &qr_schema_blame_blamed,
+    &qr_schema_blame_epoch,   &qr_schema_blame_epoch_link, NULL};

@@ -182,9 +182,14 @@ static const struct keydef schema[] = {
     {"traceroute", "per_connection", KT_INT, OFF(traceroute.per_connection), "0", 0, 1000000, NULL,
      "007's path discovery in the runtime: a host traces a direction's path (TCP probes with its "
      "5-tuple, ICMP time-exceeded from the switches) when it retransmits, at most this many times "
-     "per direction (0: no traceroutes; qreplay blame needs them in a network with several paths)"},
+     "per direction and epoch (0: no traceroutes; qreplay blame needs them in a network with "
+     "several "
+     "paths)"},
     {"traceroute", "per_host", KT_INT, OFF(traceroute.per_host), "10", 1, 1000000, NULL,
-     "traceroutes a host runs at most in the run (007's cap per epoch)"},
+     "traceroutes a host runs at most per epoch (007's cap C_t)"},
+    {"traceroute", "epoch", KT_TIME, OFF(traceroute.epoch_ns), "0", 0, 1e15, NULL,
+     "007's epoch: per_connection and per_host count anew in each, and qreplay blame tallies "
+     "votes per epoch (0: the whole run is one epoch)"},
     {"traceroute", "icmp_rate", KT_PERSEC, OFF(traceroute.icmp_rate), "1000/s", 1e-3, 1e9, NULL,
      "ICMP errors a switch sends per second (Linux's icmp_msgs_per_sec)"},
     {"traceroute", "icmp_burst", KT_INT, OFF(traceroute.icmp_burst), "50", 1, 1000000, NULL,

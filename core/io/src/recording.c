@@ -36,6 +36,7 @@ void qr_recording_close(qr_recording *r)
     free(r->late);
     free(r->seen);
     qr_h5_rows_free(r->paths);
+    qr_h5_rows_free(r->icmp);
     qr_flow_table_destroy(r->flows);
     qr_scenario_destroy(r->scenario);
     free(r);
@@ -118,6 +119,13 @@ int qr_recording_paths(const qr_recording *r, const qr_row_path **rows, size_t *
     *rows = r->paths;
     *n = r->n_paths;
     return r->has_paths;
+}
+
+int qr_recording_icmp(const qr_recording *r, const qr_row_icmp **rows, size_t *n)
+{
+    *rows = r->icmp;
+    *n = r->n_icmp;
+    return r->has_icmp;
 }
 
 int qr_recording_imported(const qr_recording *r)
@@ -463,6 +471,11 @@ static int read_tables(qr_recording *r, qr_h5_reader *in, const char *h5, const 
     r->has_paths = rc == QR_OK;
     if (rc != QR_OK && rc != QR_ENOTFOUND)
         return qri_err(errbuf, rc, "%s: /paths is damaged: %s", h5, detail);
+    /* /icmp likewise (recordings of older runs have none) */
+    rc = qr_h5_read_rows(in, "/icmp", &qr_schema_icmp, (void **)&r->icmp, &r->n_icmp, detail);
+    r->has_icmp = rc == QR_OK;
+    if (rc != QR_OK && rc != QR_ENOTFOUND)
+        return qri_err(errbuf, rc, "%s: /icmp is damaged: %s", h5, detail);
     return QR_OK;
 }
 
@@ -872,6 +885,7 @@ int qr_recording_write(const char *path, const qr_scenario *s, const qr_recordin
         QRI_TRY(qr_h5_write_rows(f, "/traceroutes", &qr_schema_traceroute, info->traceroutes,
                                  info->n_traceroutes, errbuf));
         QRI_TRY(qr_h5_write_rows(f, "/paths", &qr_schema_path, info->paths, info->n_paths, errbuf));
+        QRI_TRY(qr_h5_write_rows(f, "/icmp", &qr_schema_icmp, info->icmp, info->n_icmp, errbuf));
     }
     return qr_h5_commit(f, errbuf);
 fail:

@@ -35,6 +35,9 @@ struct qr_recording {
     qr_row_path *paths; /* /paths (NULL: none) */
     size_t n_paths;
     int has_paths;
+    qr_row_icmp *icmp; /* /icmp (NULL: none) */
+    size_t n_icmp;
+    int has_icmp;
     char id[QR_ID_SIZE];
     int64_t end_ns;  /* when the run stopped recording (recording.h5 sim_end_ns; 0: unknown) */
     char *dir;       /* the recording folder */

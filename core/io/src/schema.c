@@ -221,6 +221,13 @@ static const qr_h5_field traceroute_fields[] = {
 const qr_h5_schema qr_schema_traceroute =
     SCHEMA("traceroute", qr_row_traceroute, traceroute_fields);
 
+static const qr_h5_field icmp_fields[] = {
+    {"sw", QR_H5_U32, F(qr_row_icmp, sw), 0, "switch"},
+    {"epoch", QR_H5_I64, F(qr_row_icmp, epoch), 0, "[traceroute] epoch number (time / epoch)"},
+    {"sent", QR_H5_U64, F(qr_row_icmp, sent), 0, "ICMP time-exceeded answers the switch sent"},
+    {"refused", QR_H5_U64, F(qr_row_icmp, refused), 0, "answers its rate limits refused"}};
+const qr_h5_schema qr_schema_icmp = SCHEMA("icmp", qr_row_icmp, icmp_fields);
+
 static const qr_h5_field path_fields[] = {
     {"dir", QR_H5_U32, F(qr_row_path, dir), 0, "flow direction traced"},
     {"trace", QR_H5_U32, F(qr_row_path, trace), 0, "rows of one trace share it"},
@@ -417,6 +424,7 @@ const qr_h5_schema *const qr_schemas_run[] = {&qr_schema_flow,
                                               &qr_schema_link_fault,
                                               &qr_schema_probe,
                                               &qr_schema_traceroute,
+                                              &qr_schema_icmp,
                                               &qr_schema_path,
                                               &qr_schema_replay_host,
                                               &qr_schema_replay_clock,

@@ -507,9 +507,9 @@ static int write_recording(qr_recorder *r, const qr_recorder_end *e, char *errbu
             h, qr_flow_table_host_addr(r->ft, h), 0, r->host_packets[h], r->host_bytes[h], ""};
         qr_recorder_pcap_name(h, hosts[h].pcap, sizeof hosts[h].pcap);
     }
-    qr_recording_info info = {r->id,      r->name,        e->reason,        e->sim_end_ns,
-                              e->traced,  e->traceroutes, e->n_traceroutes, e->paths,
-                              e->n_paths, r->ce,          r->n_ce};
+    qr_recording_info info = {
+        r->id,    r->name,    e->reason, e->sim_end_ns, e->traced, e->traceroutes, e->n_traceroutes,
+        e->paths, e->n_paths, e->icmp,   e->n_icmp,     r->ce,     r->n_ce};
     char p[QR_PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/recording.h5", r->out_dir);
     if (!rc)

@@ -222,6 +222,16 @@ int qr_blame_score(qr_blame *b, const qr_recording *rec, const char *truth_path,
         cm->precision = n_faulty ? ratio(cm->true_flagged, cm->flagged) : NAN;
         cm->recall = ratio(cm->true_flagged, n_faulty);
     }
+    for (size_t i = 0; i < b->n_epochs; i++) {
+        qr_row_blame_epoch *ep = &b->epochs[i];
+        const uint8_t *fl = qr_blame_epoch_flagged(b, i);
+        ep->true_flagged = 0;
+        for (size_t c = 0; fl && c < b->n_links; c++)
+            ep->true_flagged += faulty[c] && fl[c];
+        ep->faulty = n_faulty;
+        ep->precision = n_faulty ? ratio(ep->true_flagged, ep->flagged) : NAN;
+        ep->recall = ratio(ep->true_flagged, n_faulty);
+    }
     uint32_t right[2] = {0, 0}, scored = 0, comp_right[QR_COVER_METHODS] = {0};
     for (size_t i = 0; i < b->n_conns; i++) {
         qr_row_blame_conn *row = &b->conns[i];

@@ -4,16 +4,16 @@
  *
  * The agent (qr_tracer): a data segment a host sends again (its end not beyond the highest byte
  * the direction already sent) starts a traceroute of that direction, at most [traceroute]
- * per_connection per direction and [traceroute] per_host per host in the run (007's caps per
- * connection and per epoch). A traceroute is one TCP packet per TTL 1..n, sent back to back, with
- * the direction's 5-tuple, no flags, no payload, and the TTL kept in the IP ID (the trace's
- * number above it) so an answer can be matched by the packet it quotes; n is the number of
- * switches between the two hosts, which a data-center operator knows from the topology (every
- * shortest path of a Clos has it), so no probe reaches the receiving host. A probe that reaches
- * a switch with TTL 1 is answered by an ICMP time-exceeded from that switch, unless the switch's
- * limiter refuses (qr_icmp_limiter); the answer may also be lost on its way back. The agent reads
- * the answers from its own host's packets (qr_icmp_time_exceeded_parse) and keeps, per probe, who
- * answered (/traceroutes of recording.h5).
+ * per_connection per direction and [traceroute] per_host per host in each [traceroute] epoch
+ * (007's caps; an epoch of 0 makes the run one epoch). A traceroute is one TCP packet per TTL 1..n,
+ * sent back to back, with the direction's 5-tuple, no flags, no payload, and the TTL kept in the IP
+ * ID (the trace's number above it) so an answer can be matched by the packet it quotes; n is the
+ * number of switches between the two hosts, which a data-center operator knows from the topology
+ * (every shortest path of a Clos has it), so no probe reaches the receiving host. A probe that
+ * reaches a switch with TTL 1 is answered by an ICMP time-exceeded from that switch, unless the
+ * switch's limiter refuses (qr_icmp_limiter); the answer may also be lost on its way back. The
+ * agent reads the answers from its own host's packets (qr_icmp_time_exceeded_parse) and keeps, per
+ * probe, who answered (/traceroutes of recording.h5).
  *
  * The path a trace found (qr_tracer_paths, recording.h5 /paths) is its cables in order: the
  * host's own cable to its switch and the receiver's cable from its switch (single-homed hosts: the
@@ -70,6 +70,14 @@ typedef struct qr_row_path {
     char link[48]; /* the cable's name; "" unknown */
 } qr_row_path;
 
+/* recording.h5 /icmp: a switch's ICMP counters over one epoch ([traceroute] epoch), as a switch's
+ * own counters give them (Linux: Icmp OutTimeExcds, and the limiter's refusals). */
+typedef struct qr_row_icmp {
+    uint32_t sw;
+    int64_t epoch; /* floor(time / epoch); 0 with an epoch of 0 */
+    uint64_t sent, refused;
+} qr_row_icmp;
+
 typedef struct qr_tracer qr_tracer;
 
 /* The agents of a run: *out is NULL when [traceroute] per_connection is 0. t and ft are borrowed
@@ -85,6 +93,8 @@ void qr_tracer_destroy(qr_tracer *tr);
 uint32_t qr_tracer_sent(qr_tracer *tr, uint32_t host, uint32_t dir, uint32_t seq, uint32_t len,
                         int64_t now_ns, uint32_t *trace);
 uint16_t qr_tracer_ip_id(uint32_t trace, uint32_t ttl);
+/* The epoch a time falls in: floor(t / epoch_ns), 0 for every time when epoch_ns is 0. */
+int64_t qr_traceroute_epoch(int64_t epoch_ns, int64_t t_ns);
 /* Host `host` got an ICMP time-exceeded from `replier` quoting a packet of direction dir with IP ID
  * quoted_id. Returns 1 if it answers one of the host's probes (first answer kept), else 0. */
 int qr_tracer_answer(qr_tracer *tr, uint32_t host, uint32_t replier, uint32_t dir,
@@ -113,6 +123,15 @@ void qr_icmp_limiter_destroy(qr_icmp_limiter *l);
 int qr_icmp_allow(qr_icmp_limiter *l, uint32_t dst, int64_t now_ns);
 /* Answers refused. */
 uint64_t qr_icmp_refused(const qr_icmp_limiter *l);
+/* A switch's ICMP counters over one epoch ([traceroute] epoch; 0: the run): the answers it sent
+ * and those its limits refused. */
+typedef struct qr_icmp_epoch {
+    int64_t epoch; /* qr_traceroute_epoch of its answers' times */
+    uint64_t sent, refused;
+} qr_icmp_epoch;
+/* The limiter's counters per epoch, in epoch order, epochs with no answer asked left out
+ * (borrowed until its next call). */
+const qr_icmp_epoch *qr_icmp_epochs(const qr_icmp_limiter *l, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,8 @@ const char *qr_blame_method_name(int method);
 
 typedef struct qr_blame_opts {
     double threshold;     /* 007's flag rule: share of all votes (0.01) */
+    int64_t epoch_ns;     /* tally votes per epoch of this length (first losses' times); -1: the
+                             scenario's [traceroute] epoch; 0: the whole run is one */
     const char *arrivals; /* a tagged replay's arrival log; NULL: the 007 votes only */
     int adjust;           /* QR_BLAME_ADJUST_VOTERS (default) or _ECMP (a known network) */
     int comparators;      /* also run 007's comparators (cover.h) on the same voters (1) */
@@ -60,11 +62,30 @@ typedef struct qr_blame_opts {
     void *progress_ctx;
 } qr_blame_opts;
 
-/* Fill *o with the defaults: threshold 1%, no replay, the comparators with cover.h's defaults,
- * no progress callback. */
+/* Fill *o with the defaults: threshold 1%, the scenario's epoch, no replay, the comparators with
+ * cover.h's defaults, no progress callback. */
 void qr_blame_opts_default(qr_blame_opts *o);
 
 struct qr_blame_ctx;
+
+/* 007's bound on the ICMP answers a switch sends (its Theorem 1, made exact for the run's network):
+ * a switch answers at most one probe of each traceroute, and only traceroutes from hosts with a
+ * shortest path through it reach it, so in an epoch switch s sends at most C_t x H(s) answers
+ * (C_t: [traceroute] per_host; H(s): those hosts). Checked against the switches' own counters
+ * (recording.h5 /icmp). */
+typedef struct qr_blame_icmp {
+    int known;           /* the recording has the switches' counters */
+    int64_t epoch_ns;    /* their epoch (0: the run) */
+    uint32_t per_host;   /* C_t */
+    uint32_t epochs;     /* epochs with an answer asked for */
+    uint64_t max_sent;   /* the most answers one switch sent in one epoch */
+    uint32_t max_switch; /* which, and when */
+    int64_t max_epoch;
+    uint64_t max_bound; /* its bound */
+    uint64_t min_bound; /* the smallest bound of any switch */
+    uint32_t over;      /* (switch, epoch) counts above their bound: 0 if the bound holds */
+    uint64_t refused;   /* answers the switches' limits refused, in all */
+} qr_blame_icmp;
 
 typedef struct qr_blame {
     qr_blame_opts opts;
@@ -84,6 +105,12 @@ typedef struct qr_blame {
     size_t n_comparators;
     qr_row_blame_blamed *blamed; /* the links each comparator blamed */
     size_t n_blamed;
+    qr_blame_icmp icmp;         /* Theorem 1 checked (icmp.known: counters recorded) */
+    int64_t epoch_ns;           /* the tally's epoch (0: the run) */
+    qr_row_blame_epoch *epochs; /* per method and epoch: voters, what the rule flagged alone */
+    size_t n_epochs;
+    qr_row_blame_epoch_link *epoch_links; /* per epoch row: its cables with votes */
+    size_t n_epoch_links;
     struct qr_blame_ctx *ctx; /* the analysis's state, for the calls below; private */
 } qr_blame;
 
@@ -125,7 +152,11 @@ uint32_t qr_blame_comparator_culprit(const qr_blame *b, size_t conn, int m);
  * analysis's scratch space: one call at a time per b. */
 uint32_t qr_blame_rule(const qr_blame *b, int method, size_t k, uint32_t *rank, uint8_t *flagged);
 
-/* blame.h5: /links, /connections, /curve, /summary, /comparators, /blamed and the scenario. */
+/* The cables the rule flagged on epoch row i's voters alone (NULL: no such row). */
+const uint8_t *qr_blame_epoch_flagged(const qr_blame *b, size_t i);
+
+/* blame.h5: /links, /connections, /curve, /summary, /comparators, /blamed, /epochs, /epoch_links,
+ * the ICMP check and the scenario. */
 int qr_blame_write(const char *path, const qr_scenario *s, const char *recording_id,
                    const qr_blame *b, char *errbuf);
 

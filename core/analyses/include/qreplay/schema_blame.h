@@ -86,6 +86,30 @@ typedef struct qr_row_blame_blamed {
 } qr_row_blame_blamed;
 extern const qr_h5_schema qr_schema_blame_blamed;
 
+/* blame.h5: one epoch's tally under one method: its voters (by their first loss) and what the rule
+ * flagged on them alone. */
+typedef struct qr_row_blame_epoch {
+    char method[8];
+    int64_t epoch;    /* floor(first loss / epoch) */
+    int64_t start_ns; /* when it starts */
+    uint32_t voters;
+    double votes;
+    uint32_t flagged, noise, true_flagged, faulty;
+    double precision, recall;
+} qr_row_blame_epoch;
+extern const qr_h5_schema qr_schema_blame_epoch;
+
+/* blame.h5: a cable with votes in one epoch. */
+typedef struct qr_row_blame_epoch_link {
+    char method[8];
+    int64_t epoch;
+    char name[QR_LINK_NAME_MAX];
+    double votes;
+    uint32_t rank;
+    uint8_t flagged, noise;
+} qr_row_blame_epoch_link;
+extern const qr_h5_schema qr_schema_blame_epoch_link;
+
 /* Every table of the file, NULL-terminated. */
 extern const qr_h5_schema *const qr_schemas_blame[];
 

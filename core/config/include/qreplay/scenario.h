@@ -107,7 +107,8 @@ typedef struct qr_config {
     } pingmesh;
     struct {
         int per_connection;       /* traceroutes per retransmitting direction; 0: none */
-        int per_host;             /* traceroutes per host in the run */
+        int per_host;             /* traceroutes per host per epoch */
+        int64_t epoch_ns;         /* 007's epoch: the caps reset, votes are tallied (0: the run) */
         double icmp_rate;         /* each switch's ICMP errors per second (global bucket) */
         int icmp_burst;           /* its burst */
         int64_t icmp_interval_ns; /* per destination: one answer per interval, burst 6 */

@@ -107,6 +107,9 @@ int qr_recording_network_known(const qr_recording *r);
  * an import's path file gave; borrowed. Returns 1 if the recording has path evidence (a runtime
  * that traced, or an import given paths), 0 if not (then *n is 0). */
 int qr_recording_paths(const qr_recording *r, const qr_row_path **rows, size_t *n);
+/* The switches' ICMP counters per epoch (/icmp: a runtime that traced). Returns 1 and the rows, or
+ * 0 (none recorded: *rows NULL, *n 0). */
+int qr_recording_icmp(const qr_recording *r, const qr_row_icmp **rows, size_t *n);
 
 /* Whether a receiver detected packet `packet` lost. */
 int qr_recording_detected(const qr_recording *r, uint64_t packet);
@@ -166,6 +169,8 @@ typedef struct qr_recording_info {
     size_t n_traceroutes;
     const qr_row_path *paths;
     size_t n_paths;
+    const qr_row_icmp *icmp; /* the switches' ICMP counters per epoch (with traced) */
+    size_t n_icmp;
     /* the received packets that arrived marked ECN CE: /received_ce, written when the scenario
      * marks ([buffer] ecn_threshold) */
     const qr_row_received *ce;
@@ -173,7 +178,8 @@ typedef struct qr_recording_info {
 } qr_recording_info;
 
 /* Write recording.h5 at path (under a temporary name, renamed when complete): the scenario, info,
- * and the tables /flows, /hosts, /drops_detected, /received (and /traceroutes, /paths if traced).
+ * and the tables /flows, /hosts, /drops_detected, /received (and /traceroutes, /paths, /icmp if
+ * traced).
  * Returns 0 or the writer's error naming the file. */
 int qr_recording_write(const char *path, const qr_scenario *s, const qr_recording_info *info,
                        const qr_row_flow *flows, size_t n_flows, const qr_row_host *hosts,

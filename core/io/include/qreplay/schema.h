@@ -92,6 +92,7 @@ typedef struct qr_row_received {
 extern const qr_h5_schema qr_schema_received;
 /* recording.h5 /traceroutes and /paths (traceroute.h). */
 extern const qr_h5_schema qr_schema_traceroute;
+extern const qr_h5_schema qr_schema_icmp;
 extern const qr_h5_schema qr_schema_path;
 
 /* An imported capture: where it came from and what was read of it. */

@@ -113,6 +113,8 @@ typedef struct qr_recorder_end {
     size_t n_traceroutes;
     const qr_row_path *paths;
     size_t n_paths;
+    const qr_row_icmp *icmp; /* the switches' ICMP counters per epoch */
+    size_t n_icmp;
     uint64_t trace_fault_drops, trace_buffer_drops; /* traceroute packets dropped (truth) */
 } qr_recorder_end;
 
