@@ -1725,7 +1725,47 @@ def block_rpc(*names):
     return "\n".join(out) + "\n\n" + provenance(*names)
 
 
+COMPARATORS = ["007", "007-ecmp", "binary", "integer", "maxcov", "tomo"]
+
+
+def block_comparators(name):
+    """007 against its paper's comparators on the same runs, along the paper's axes (drop rate of
+    one gray link, number of gray links, load): precision and recall of the links each flagged,
+    mean over seeds with the 95% interval."""
+    from intervals import interval
+    runs = load(name)["results"]["runs"]
+    out = ["| axis | value | seeds | " + " | ".join(
+        "%s precision / recall" % m for m in COMPARATORS) + " |",
+        "|---|---|---|" + "---|" * len(COMPARATORS)]
+    keys = []
+    for r in runs:
+        if (r["axis"], r["value"]) not in keys:
+            keys.append((r["axis"], r["value"]))
+    for axis, val in keys:
+        rs = [r for r in runs if (r["axis"], r["value"]) == (axis, val)]
+        cells = []
+        for m in COMPARATORS:
+            got = []
+            for key in ("precision", "recall"):
+                n, mean, _, half = interval([r["methods"][m][key] for r in rs
+                                             if r["methods"][m][key] is not None])
+                got.append("-" if n == 0 else pct(mean, 0) + (
+                    "" if half != half else " &plusmn; " + pct(half, 0)))
+            cells.append(" / ".join(got))
+        out.append("| %s | %s | %d | %s |" % (
+            {"drop": "drop rate (1 link)", "links": "gray links (1% each)",
+             "load": "load (1 link, 1%)"}[axis], val, len(rs), " | ".join(cells)))
+    over = sum(r["icmp"].get("icmp_over", 0) for r in runs)
+    most = max(r["icmp"].get("icmp_max_sent", 0) for r in runs)
+    bound = min(r["icmp"].get("icmp_max_bound", 0) for r in runs)
+    out.append("")
+    out.append("ICMP: at most %d answers from one switch in a run, against a bound of at least %d; "
+               "the bound was exceeded %d times." % (most, bound, over))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 BLOCKS = {
+    "blame-comparators": lambda: block_comparators("blame-comparators"),
     "paths-load": lambda: block_paths_load("paths-core"),
     "paths-faults": lambda: block_paths_faults("paths-core"),
     "paths-ns3-load": lambda: block_paths_load("paths-ns3"),

@@ -885,7 +885,34 @@ def rpc(out, opts):
     return {"runs": runs}
 
 
-SUMMARIES = {"run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def comparators(out, opts):
+    """007 (its votes; the voters' own and the ECMP adjustment) against the paper's comparators
+    (binary and integer programs, MAX COVERAGE, Tomo) on the same runs: per run and method, links
+    flagged, faulty links flagged, precision, recall, culprit accuracy."""
+    keys = ("flagged", "true_flagged", "faulty", "precision", "recall", "culprit_accuracy")
+    res = []
+    for r in opts["runs"]:
+        d = os.path.join(out, r["dir"])
+        methods = {}
+        for name, label in (("blame.h5", "007"), ("blame-ecmp.h5", "007-ecmp")):
+            f = h5().File(os.path.join(d, name), "r")
+            sm = {x["method"]: x for x in rows(f["summary"])}["007"]
+            methods[label] = {k: sm[k] for k in keys}
+            methods[label]["noise"] = sm["noise"]
+            if label == "007":
+                methods[label]["voters"] = sm["connections"]
+                methods[label]["untraced"] = sm["untraced"]
+                for c in rows(f["comparators"]):
+                    methods[c["method"]] = {k: c[k] for k in keys}
+                    methods[c["method"]]["optimal"] = int(c["optimal"])
+                icmp = {k: int(f.attrs[k]) for k in ("icmp_max_sent", "icmp_max_bound", "icmp_over")
+                        if k in f.attrs}
+        res.append(no_nan({**{k: r[k] for k in ("axis", "value", "seed", "dir")},
+                           "methods": methods, "icmp": icmp}))
+    return {"runs": res}
+
+
+SUMMARIES = {"comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
