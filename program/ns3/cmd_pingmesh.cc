@@ -36,6 +36,9 @@ static const cli_opt kOpts[] = {
      "P",
      "the rule's significance, before correcting for the number of places (0.1%)"},
     {"ratio", 0, CLI_VALUE, "R", "a flagged place's drop rate over the rest's, at least (2)"},
+    {"window", 0, CLI_VALUE, "T", "the SLA's time window (1ms)"},
+    {"sla-drop", 0, CLI_VALUE, "P", "the SLA's drop rate: a window above it breaches it"},
+    {"sla-p99", 0, CLI_VALUE, "T", "the SLA's round-trip p99: a window above it breaches it"},
     CLI_OPT_OUT("SCENARIO: the run folder (default: the scenario's [output] dir)"),
     {"no-figures", 0, CLI_FLAG, nullptr, "do not draw the figures"},
     CLI_OPT_QUIET,
@@ -55,7 +58,9 @@ static const cli_spec kSpec = {
     "analyses; given a run folder DIR made with [pingmesh] interval set, it analyses.\n\n"
     "Writes DIR/pingmesh.h5: /pairs and /racks (per probe pair and per rack pair: probes,\n"
     "losses, drop rate, round-trip p50/p99; /racks is the Pingmesh matrix, row-major), /places,\n"
-    "/curve and /summary; prints the matrix, the flagged places and the probes' own load, and\n"
+    "/curve, /summary and /sla (per level, rack, pod or spine, and per --window: drop rate\n"
+    "and round-trip p50/p99/p99.9, the windows above --sla-drop or --sla-p99 marked); prints\n"
+    "the matrix, the flagged places, the SLA and the probes' own load, and\n"
     "draws heatmaps of drop rate and p99 latency ordered by pod and rack\n"
     "(analysis/plot_pingmesh.py).\n\n"
     "The detection rule: among the spine (all probes between pods), each pod (its racks'\n"
@@ -205,6 +210,25 @@ PingmeshAnalyse(const std::string& dir,
                    : 0;
 }
 
+/* --window, --sla-drop and --sla-p99 into o. Returns -1, or the exit code of a usage error. */
+static int
+SlaOptions(const cli_args& a, qr_pingmesh_opts* o)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char* w = cli_value(&a, "window");
+    const char* d = cli_value(&a, "sla-drop");
+    const char* p = cli_value(&a, "sla-p99");
+    if (w && (qr_parse_time_ns(w, &o->window_ns, err) || o->window_ns <= 0))
+        return cli_usage_error("pingmesh", "--window: '%s' is not a duration above 0 (1ms)", w);
+    if (d && (qr_parse_percent(d, &o->sla_drop, err) || !(o->sla_drop > 0 && o->sla_drop < 1)))
+        return cli_usage_error("pingmesh",
+                               "--sla-drop: '%s' is not a percentage between 0 and 100",
+                               d);
+    if (p && (qr_parse_time_ns(p, &o->sla_p99_ns, err) || o->sla_p99_ns <= 0))
+        return cli_usage_error("pingmesh", "--sla-p99: '%s' is not a duration above 0 (500us)", p);
+    return -1;
+}
+
 extern "C" int
 qr_cmd_pingmesh(int argc, char** argv)
 {
@@ -226,6 +250,10 @@ qr_cmd_pingmesh(int argc, char** argv)
     const char** sets = cli_list(&a, "set", &nSets);
     if (qr_pingmesh_opts_parse(&o, cli_value(&a, "alpha"), cli_value(&a, "ratio"), err))
         rc = cli_usage_error("pingmesh", "%s", err);
+    else if ((rc = SlaOptions(a, &o)) >= 0)
+    {
+        // a usage error of the SLA's options: rc is its exit code
+    }
     else if (!cli_exists(arg))
         rc = cli_fail("pingmesh", "%s: no such scenario file or run folder", arg);
     else if (IsDir(arg) && (interval || nSets || outOpt))

@@ -58,6 +58,40 @@ static void print_matrix(const qr_pingmesh_result *r, FILE *out)
     }
 }
 
+/* Pingmesh's SLA per level: over all windows, the worst window's drop rate and p99, and the
+ * windows that breach a given SLA. */
+static void print_sla(const qr_pingmesh_result *r, FILE *out)
+{
+    if (!r->n_sla)
+        return;
+    char w[32];
+    qr_format_time(r->opts.window_ns, w, sizeof w);
+    fprintf(out, "\nSLA per level, windows of %s:\n%-7s %8s %10s %12s %12s %12s %9s\n", w, "level",
+            "windows", "probes", "drop rate", "worst drop", "worst p99", "breaches");
+    for (size_t i = 0; i < r->n_sla;) {
+        size_t j = i;
+        uint64_t probes = 0, lost = 0, breaches = 0;
+        double worst = 0;
+        int64_t p99 = -1;
+        for (; j < r->n_sla && !strcmp(r->sla[j].level, r->sla[i].level); j++) {
+            probes += r->sla[j].probes;
+            lost += r->sla[j].lost;
+            breaches += r->sla[j].breach;
+            worst = r->sla[j].drop_rate > worst ? r->sla[j].drop_rate : worst;
+            p99 = r->sla[j].p99_ns > p99 ? r->sla[j].p99_ns : p99;
+        }
+        char p[32] = "-";
+        if (p99 >= 0)
+            snprintf(p, sizeof p, "%.1f us", (double)p99 / 1e3);
+        fprintf(out, "%-7s %8zu %10llu %11.3f%% %11.3f%% %12s %9llu\n", r->sla[i].level, j - i,
+                (unsigned long long)probes, 100.0 * (double)lost / (double)probes, 100 * worst, p,
+                (unsigned long long)breaches);
+        i = j;
+    }
+    if (!r->opts.sla_drop && !r->opts.sla_p99_ns)
+        fprintf(out, "(no SLA given: --sla-drop P, --sla-p99 T count the windows above it)\n");
+}
+
 void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
 {
     const qr_row_pm_summary *s = &r->summary;
@@ -130,4 +164,5 @@ void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
     } else
         fprintf(out, "; no faults planted, nothing to score");
     fputc('\n', out);
+    print_sla(r, out);
 }

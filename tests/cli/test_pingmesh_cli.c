@@ -155,6 +155,12 @@ Test(pingmesh_cli, bad_input_is_a_clear_error)
     cr_assert(strstr(err, "--interval"), "%s", err);
     cr_assert_eq(qreplay("pingmesh %s/plain --alpha 2", dir), 2);
     cr_assert_eq(qreplay("pingmesh %s/plain --ratio 0.5", dir), 2);
+    cr_assert_eq(qreplay("pingmesh %s/plain --window 0", dir), 2);
+    cr_assert(strstr(err, "--window"), "%s", err);
+    cr_assert_eq(qreplay("pingmesh %s/plain --sla-drop 120%%", dir), 2);
+    cr_assert(strstr(err, "--sla-drop"), "%s", err);
+    cr_assert_eq(qreplay("pingmesh %s/plain --sla-p99 fast", dir), 2);
+    cr_assert(strstr(err, "--sla-p99"), "%s", err);
     cr_assert_eq(
         qreplay("pingmesh scenarios/single-switch.ini --set pingmesh.size=20B -o %s/y", dir), 1);
     cr_assert(strstr(err, "pingmesh.size") && strstr(err, "28B"), "%s", err);

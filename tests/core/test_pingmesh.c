@@ -404,6 +404,28 @@ Test(rule, flags_nothing_on_uniform_loss_and_conserves_probes)
     cr_assert_eq(r.pairs[0].p50_ns, qr_percentile_i64(v, m, 0.5));
     cr_assert_eq(r.pairs[0].p99_ns, qr_percentile_i64(v, m, 0.99));
     qr_h5_rows_free(rows);
+    /* the SLA: its windows hold every scored probe and loss once, level by level in time order,
+     * and a window breaches a given SLA exactly when above it */
+    uint64_t sn = 0, sl = 0;
+    for (size_t i = 0; i < r.n_sla; i++) {
+        const qr_row_pm_sla *w = &r.sla[i];
+        sn += w->probes;
+        sl += w->lost;
+        cr_assert_float_eq(w->drop_rate, (double)w->lost / (double)w->probes, 1e-12);
+        cr_assert(w->p50_ns <= w->p99_ns && w->p99_ns <= w->p999_ns);
+        cr_assert_eq(w->breach, 0, "no SLA given");
+        if (i && !strcmp(w->level, r.sla[i - 1].level))
+            cr_assert_gt(w->window, r.sla[i - 1].window);
+    }
+    cr_assert_eq(sn, r.summary.scored);
+    cr_assert_eq(sl, r.summary.lost);
+    qr_pingmesh_free(&r);
+    o.sla_drop = 0.002;
+    o.sla_p99_ns = 24000;
+    cr_assert_eq(qr_pingmesh_evaluate(g_log, NULL, &o, &r, err), QR_OK, "%s", err);
+    cr_assert_gt(r.n_sla, 0);
+    for (size_t i = 0; i < r.n_sla; i++)
+        cr_assert_eq(r.sla[i].breach, r.sla[i].drop_rate > 0.002 || r.sla[i].p99_ns > 24000);
     qr_pingmesh_free(&r);
     qr_scenario_destroy(s);
 }

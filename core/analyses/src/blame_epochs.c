@@ -19,8 +19,8 @@ static int64_t first_of(const ctx *c, uint32_t d, int m)
 }
 
 /* One epoch's rows: the rule on voting[0..n) of method m. */
-static int epoch_rows(ctx *c, qr_blame *out, int m, int64_t epoch, const uint32_t *voting,
-                      size_t n, size_t *cap, size_t *link_cap, size_t *flag_cap)
+static int epoch_rows(ctx *c, qr_blame *out, int m, int64_t epoch, const uint32_t *voting, size_t n,
+                      size_t *cap, size_t *link_cap, size_t *flag_cap)
 {
     if (qri_grow((void **)&out->epochs, cap, out->n_epochs, sizeof *out->epochs, 16) ||
         qri_grow((void **)&c->epoch_flagged, flag_cap, out->n_epochs * c->n_cables,

@@ -98,4 +98,3 @@ qri_rule_out qri_blame_rule_of(qr_blame_ctx *c, const uint32_t *voting, size_t n
     }
     return r;
 }
-

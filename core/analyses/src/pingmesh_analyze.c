@@ -309,6 +309,7 @@ void qr_pingmesh_opts_default(qr_pingmesh_opts *o)
     memset(o, 0, sizeof *o);
     o->alpha = 0.001;
     o->ratio = 2;
+    o->window_ns = 1000000;
 }
 
 int qr_pingmesh_opts_parse(qr_pingmesh_opts *o, const char *alpha, const char *ratio, char *errbuf)
@@ -710,8 +711,13 @@ int qr_pingmesh_run(const qr_probe_log *log, const qr_pingmesh_opts *o, qr_pingm
         goto done;
     }
     progress(o, "the detection curve");
-    if (curve(x, out))
+    if (curve(x, out)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+        goto done;
+    }
+    out->opts.window_ns = o->window_ns > 0 ? o->window_ns : 1000000;
+    rc = qr_pingmesh_sla(log, x->t, out->opts.window_ns, o->sla_drop, o->sla_p99_ns, &out->sla,
+                         &out->n_sla, errbuf);
 done:
     if (rc)
         qr_pingmesh_free(out);
@@ -731,6 +737,9 @@ void qr_pingmesh_free(qr_pingmesh_result *r)
     free(r->racks);
     free(r->places);
     free(r->curve);
+    free(r->sla);
+    r->sla = NULL;
+    r->n_sla = 0;
     ctx_free(r->ctx);
     r->ctx = NULL;
     r->pairs = NULL;
@@ -795,6 +804,8 @@ int qr_pingmesh_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(qr_h5_write_rows(f, "/places", &qr_schema_pm_place, r->places, r->n_places, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/curve", &qr_schema_pm_curve, r->curve, r->n_curve, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_pm_summary, &r->summary, 1, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/sla", &qr_schema_pm_sla, r->sla, r->n_sla, errbuf));
+    QRI_TRY(qr_h5_attr_i64(f, "/", "sla_window_ns", r->opts.window_ns, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

@@ -114,6 +114,25 @@ static const qr_h5_field pm_summary_fields[] = {
 const qr_h5_schema qr_schema_pm_summary =
     SCHEMA("pm_summary", qr_row_pm_summary, pm_summary_fields);
 
-const qr_h5_schema *const qr_schemas_pingmesh[] = {&qr_schema_pm_pair,    &qr_schema_pm_rack,
-                                                   &qr_schema_pm_place,   &qr_schema_pm_curve,
-                                                   &qr_schema_pm_summary, NULL};
+static const qr_h5_field pm_sla_fields[] = {
+    {"level", QR_H5_STR, F(qr_row_pm_sla, level), 8,
+     "rack, pod or spine: the servers' distance (\"N sw\": N switches apart)"},
+    {"window", QR_H5_I64, F(qr_row_pm_sla, window), 0, "floor(sent / window)"},
+    {"start_ns", QR_H5_I64, F(qr_row_pm_sla, start_ns), 0, "ns: the window's start"},
+    {"probes", QR_H5_U64, F(qr_row_pm_sla, probes), 0, "probes sent in it and resolved"},
+    {"lost", QR_H5_U64, F(qr_row_pm_sla, lost), 0, "not answered within the timeout"},
+    {"drop_rate", QR_H5_F64, F(qr_row_pm_sla, drop_rate), 0, "lost / probes"},
+    {"p50_ns", QR_H5_I64, F(qr_row_pm_sla, p50_ns), 0, "ns; -1: none answered"},
+    {"p99_ns", QR_H5_I64, F(qr_row_pm_sla, p99_ns), 0, "ns; -1: none answered"},
+    {"p999_ns", QR_H5_I64, F(qr_row_pm_sla, p999_ns), 0, "ns; -1: none answered"},
+    {"breach", QR_H5_U8, F(qr_row_pm_sla, breach), 0,
+     "1: its drop rate or p99 above the SLA given (--sla-drop, --sla-p99)"}};
+const qr_h5_schema qr_schema_pm_sla = SCHEMA("pm_sla", qr_row_pm_sla, pm_sla_fields);
+
+const qr_h5_schema *const qr_schemas_pingmesh[] = {&qr_schema_pm_pair,
+                                                   &qr_schema_pm_rack,
+                                                   &qr_schema_pm_place,
+                                                   &qr_schema_pm_curve,
+                                                   &qr_schema_pm_summary,
+                                                   &qr_schema_pm_sla,
+                                                   NULL};

@@ -30,13 +30,17 @@ extern "C" {
 #endif
 
 typedef struct qr_pingmesh_opts {
-    double alpha; /* significance of the rule, before the Bonferroni correction (0.001) */
-    double ratio; /* a flagged place's drop rate over the rest's, at least (2) */
+    double alpha;       /* significance of the rule, before the Bonferroni correction (0.001) */
+    double ratio;       /* a flagged place's drop rate over the rest's, at least (2) */
+    int64_t window_ns;  /* the SLA's window (1 ms) */
+    double sla_drop;    /* a window above this drop rate breaches the SLA (0: none given) */
+    int64_t sla_p99_ns; /* a window whose p99 is above this breaches it (0: none given) */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_pingmesh_opts;
 
-/* Fill *o with the defaults: alpha 0.001, ratio 2, no progress callback. */
+/* Fill *o with the defaults: alpha 0.001, ratio 2, SLA windows of 1 ms and no SLA, no progress
+ * callback. */
 void qr_pingmesh_opts_default(qr_pingmesh_opts *o);
 
 /* Set the rule's options from their text (either may be NULL: unchanged): alpha a share in (0, 1)
@@ -59,6 +63,8 @@ typedef struct qr_pingmesh_result {
     qr_row_pm_curve *curve; /* the rule rerun on the first N probes */
     size_t n_curve;
     qr_row_pm_summary summary;
+    qr_row_pm_sla *sla; /* per level and window, level by level in time order */
+    size_t n_sla;
     struct qr_pingmesh_ctx *ctx; /* the analysis's state, for the calls below; private */
 } qr_pingmesh_result;
 
@@ -85,7 +91,16 @@ size_t qr_pingmesh_suspects(const qr_pingmesh_result *r, uint32_t place, const u
 size_t qr_pingmesh_curve_flags(const qr_pingmesh_result *r, size_t step, uint32_t *places,
                                size_t max);
 
-/* pingmesh.h5: /pairs, /racks, /places, /curve, /summary and the scenario (s). */
+/* Pingmesh's SLA of a probe log (the resolved probes: answered within the timeout, or lost): per
+ * level (qr_topology_hops between the servers: 1 rack, 3 pod, 5 spine) and window of window_ns by
+ * send time, the drop rate and the round trips' p50, p99 and p99.9; a window breaches the SLA
+ * when sla_drop (> 0) or sla_p99_ns (> 0) is exceeded. Caller frees *rows. Returns 0, QR_EINVAL
+ * (window_ns <= 0) or QR_ENOMEM. */
+int qr_pingmesh_sla(const qr_probe_log *log, const qr_topology *t, int64_t window_ns,
+                    double sla_drop, int64_t sla_p99_ns, qr_row_pm_sla **rows, size_t *n,
+                    char *errbuf);
+
+/* pingmesh.h5: /pairs, /racks, /places, /curve, /summary, /sla and the scenario (s). */
 int qr_pingmesh_write(const char *path, const qr_scenario *s, const char *recording_id,
                       const qr_pingmesh_result *r, char *errbuf);
 

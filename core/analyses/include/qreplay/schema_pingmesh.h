@@ -74,6 +74,19 @@ typedef struct qr_row_pm_summary {
 } qr_row_pm_summary;
 extern const qr_h5_schema qr_schema_pm_summary;
 
+/* pingmesh.h5: Pingmesh's SLA, per level (the servers' distance: the same rack, the same pod,
+ * across the spine) and per time window: probes, drop rate, round-trip percentiles. */
+typedef struct qr_row_pm_sla {
+    char level[8];  /* rack, pod, spine (or "N sw": N switches apart) */
+    int64_t window; /* floor(sent / window) */
+    int64_t start_ns;
+    uint64_t probes, lost;
+    double drop_rate;
+    int64_t p50_ns, p99_ns, p999_ns; /* answered probes' round trips; -1: none answered */
+    uint8_t breach;                  /* 1: above a given SLA (drop rate or p99) */
+} qr_row_pm_sla;
+extern const qr_h5_schema qr_schema_pm_sla;
+
 /* Every table of the file, NULL-terminated. */
 extern const qr_h5_schema *const qr_schemas_pingmesh[];
 
