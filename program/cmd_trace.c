@@ -27,6 +27,9 @@ static const cli_opt opts[] = {
     {"mirror", 0, CLI_VALUE, "RULE",
      "what the switches mirror: all (every packet, the default) or everflow (Everflow's\n"
      "                         rules: packets with SYN, FIN or RST)"},
+    {"mirror-sample", 0, CLI_VALUE, "N",
+     "with --mirror everflow: also mirror 1 in 2^N packets, those whose IP ID's low N bits\n"
+     "                         are 0 (Everflow's sampling: every switch takes the same ones)"},
     {"mirror-rate", 0, CLI_VALUE, "RATE",
      "each switch's mirror session sends copies (the first 128 B + 38 B of GRE) at RATE\n"
      "                         (\"10Mbps\"); copies beyond its FIFO are lost (default: no limit)"},
@@ -123,6 +126,19 @@ static int parse_options(const cli_args *a, qr_hoptrace_opts *o, size_t *show, s
         return cli_usage_error("trace", "--counter-interval: '%s' is not a time above 0", ci);
     if (mirror && qr_mirror_parse(mirror, &o->mirror))
         return cli_usage_error("trace", "--mirror: '%s' is not a rule (all, everflow)", mirror);
+    const char *sample = cli_value(a, "mirror-sample");
+    if (sample) {
+        int64_t n;
+        if (qr_parse_int(sample, 1, 16, &n, err))
+            return cli_usage_error("trace",
+                                   "--mirror-sample: '%s' is not a number of bits from 1 "
+                                   "to 16",
+                                   sample);
+        if (o->mirror != QR_MIRROR_EVERFLOW)
+            return cli_usage_error("trace", "--mirror-sample samples for Everflow's rules: give "
+                                            "--mirror everflow");
+        o->mirror_sample = (uint32_t)n;
+    }
     if (mrate && (qr_parse_rate_bps(mrate, &o->mirror_rate_bps, err) || !o->mirror_rate_bps))
         return cli_usage_error("trace", "--mirror-rate: '%s' is not a rate above 0 (\"10Mbps\")",
                                mrate);

@@ -308,6 +308,36 @@ Test(trace_cli, a_busy_mirror_loses_copies_and_its_traces_stop_early)
     cr_assert_gt(want, 0);
     cr_assert_eq(sb[0].mirror_copies, want);
     cr_assert_eq(got, want);
+    qr_h5_rows_free(sb);
+    qr_h5_rows_free(b);
+    /* with IP-ID sampling (1 in 8): also the packets whose IP ID ends in three 0 bits, at every
+     * switch they crossed (the same ones everywhere: whole traces, no gaps) */
+    cr_assert_eq(qreplay("trace %s/g --limit 0 --mirror everflow --mirror-sample 3 -o %s "
+                         "--no-figures --quiet",
+                         dir, pb),
+                 0, "%s", err);
+    sb = rows_of(pb, "/summary", &qr_schema_hop_summary, &ns);
+    b = rows_of(pb, "/packets", &qr_schema_hop_packet, &nb);
+    uint64_t sampled = 0;
+    want = got = 0;
+    for (size_t i = 0; i < na; i++)
+        if ((a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) || (a[i].ip_id & 7) == 0) {
+            want += a[i].hops;
+            sampled += !(a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST));
+        }
+    for (size_t i = 0; i < nb; i++) {
+        cr_assert((b[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) || (b[i].ip_id & 7) == 0);
+        got += b[i].hops;
+    }
+    cr_assert_gt(sampled, na / 16, "about 1 in 8 packets sampled: %" PRIu64 " of %zu", sampled, na);
+    cr_assert_lt(sampled, na / 4);
+    cr_assert_eq(sb[0].mirror_copies, want);
+    cr_assert_eq(got, want);
+    cr_assert_eq(sb[0].gaps, 0, "every switch samples the same packets");
+    cr_assert_eq(qreplay("trace %s/g --mirror-sample 3 -o %s --no-figures --quiet", dir, pb), 2);
+    cr_assert(strstr(err, "--mirror everflow"), "%s", err);
+    cr_assert_eq(qreplay("trace %s/g --mirror everflow --mirror-sample 17 -o %s --quiet", dir, pb),
+                 2);
     qr_h5_rows_free(sa);
     qr_h5_rows_free(a);
     qr_h5_rows_free(sb);

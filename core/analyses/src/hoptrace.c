@@ -76,6 +76,13 @@ void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
     o->mirror_buffer_bytes = 65536;
 }
 
+int qr_everflow_rule(const qr_packet *k, uint32_t sample_bits)
+{
+    if (k->tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST))
+        return 1;
+    return sample_bits > 0 && sample_bits <= 16 && (k->ip_id & ((1u << sample_bits) - 1)) == 0;
+}
+
 const char *qr_mirror_name(int mirror)
 {
     return mirror == QR_MIRROR_ALL ? "all" : mirror == QR_MIRROR_EVERFLOW ? "everflow" : NULL;
@@ -208,8 +215,7 @@ static int observed(const ctx *x, int decision, uint32_t sw, uint32_t port, int6
 static int mirrored(ctx *x, const qr_hoptrace_opts *o, const pstate *s, const qr_arrival *a,
                     qr_row_hop_summary *sum)
 {
-    if (o->mirror == QR_MIRROR_EVERFLOW &&
-        !(s->rp->pk.tcp_flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)))
+    if (o->mirror == QR_MIRROR_EVERFLOW && !qr_everflow_rule(&s->rp->pk, o->mirror_sample))
         return 0;
     sum->mirror_copies++;
     if (!o->mirror_rate_bps)
@@ -432,6 +438,7 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
         r->sport = k->src_port;
         r->dport = k->dst_port;
         r->flags = k->tcp_flags;
+        r->ip_id = k->ip_id;
         r->retransmit = s->retransmit;
         r->detected = s->detected;
         r->fate = s->fate;
@@ -846,6 +853,7 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(qr_h5_attr_i64(f, "/", "counter_interval_ns", t->opts.counter_interval_ns, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "limit", t->opts.limit, errbuf));
     QRI_TRY(qr_h5_attr_str(f, "/", "mirror", qr_mirror_name(t->opts.mirror), errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/", "mirror_sample", t->opts.mirror_sample, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "mirror_rate_bps", t->opts.mirror_rate_bps, errbuf));
     QRI_TRY(qr_h5_attr_u64(f, "/", "mirror_buffer_bytes", t->opts.mirror_buffer_bytes, errbuf));
     QRI_TRY(

@@ -91,8 +91,8 @@ int qr_pingmesh_sla(const qr_probe_log *log, const qr_topology *t, int64_t windo
         r->p50_ns = got ? qr_percentile_i64(rtt, got, 0.50) : -1;
         r->p99_ns = got ? qr_percentile_i64(rtt, got, 0.99) : -1;
         r->p999_ns = got ? qr_percentile_i64(rtt, got, 0.999) : -1;
-        r->breach = (sla_drop > 0 && r->drop_rate > sla_drop) ||
-                    (sla_p99_ns > 0 && r->p99_ns > sla_p99_ns);
+        r->breach =
+            (sla_drop > 0 && r->drop_rate > sla_drop) || (sla_p99_ns > 0 && r->p99_ns > sla_p99_ns);
         i = j;
     }
     free(k);

@@ -20,6 +20,8 @@ static const qr_h5_field hop_packet_fields[] = {
     {"sport", QR_H5_U16, F(qr_row_hop_packet, sport), 0, NULL},
     {"dport", QR_H5_U16, F(qr_row_hop_packet, dport), 0, NULL},
     {"flags", QR_H5_U8, F(qr_row_hop_packet, flags), 0, "TCP flags"},
+    {"ip_id", QR_H5_U16, F(qr_row_hop_packet, ip_id), 0,
+     "IPv4 identification (what --mirror-sample samples)"},
     {"retransmit", QR_H5_U8, F(qr_row_hop_packet, retransmit), 0,
      "sends sequence space its direction already sent"},
     {"detected", QR_H5_U8, F(qr_row_hop_packet, detected), 0, "its receiver detected it lost"},

@@ -57,6 +57,7 @@
 #include <stdio.h>
 
 #include "qreplay/guided.h"
+#include "qreplay/packet.h"
 #include "qreplay/queuelog.h"
 #include "qreplay/recording.h"
 #include "qreplay/schema_hoptrace.h"
@@ -127,6 +128,10 @@ typedef struct qr_hoptrace_opts {
      * of mirror_rate_bps over a FIFO of mirror_buffer_bytes; a copy that does not fit is lost,
      * so a busy switch loses copies. mirror_rate_bps 0: no session limit (nothing is lost). */
     int mirror;
+    /* Everflow's IP-ID sampling: its rule also mirrors the packets whose IP ID's low
+     * mirror_sample bits are 0 (1 in 2^n; every switch mirrors the same ones, so a sampled
+     * packet's trace is whole). 0: none; at most 16. */
+    uint32_t mirror_sample;
     uint64_t mirror_rate_bps, mirror_buffer_bytes;
     /* where the mirrored copies of Everflow's guided probes are (guided.h: REC_DIR/mirror); NULL
      * or a folder without them: no guided probes */
@@ -143,6 +148,9 @@ typedef struct qr_hoptrace_opts {
 const char *qr_mirror_name(int mirror);
 /* The mirror rule named name: 0 and *mirror, or QR_EVALUE. */
 int qr_mirror_parse(const char *name, int *mirror);
+/* Whether Everflow's match rules mirror packet k: SYN, FIN or RST, or (sample_bits 1-16) an IP ID
+ * whose low sample_bits bits are 0. */
+int qr_everflow_rule(const qr_packet *k, uint32_t sample_bits);
 
 /* Fill *o with the defaults: match "all", keep at most 1000 packets in /packets, no progress
  * callback, every packet mirrored without loss, a 64 KB mirror FIFO when a rate is set. */

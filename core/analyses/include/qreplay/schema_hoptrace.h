@@ -18,6 +18,7 @@ typedef struct qr_row_hop_packet {
     uint32_t dir, flow, src, dst;
     uint16_t sport, dport;
     uint8_t flags; /* TCP flags */
+    uint16_t ip_id;
     uint8_t retransmit, detected;
     uint8_t fate;      /* 0: left its last switch; else the qr_decision that dropped it */
     uint8_t in_flight; /* fate 0, but its trace stops after an admit near the log's end */
