@@ -363,10 +363,10 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
             s->matched, s->delivered, s->dropped, s->unseen);
     if (s->gaps || s->in_flight)
         fprintf(out,
-                "                   %" PRIu64
-                " delivered with a hop missing (a lost copy), %" PRIu64
+                "                   %" PRIu64 " delivered with a hop missing (%" PRIu64
+                " copies inferred lost: seen further on, so not drops), %" PRIu64
                 " in flight when the log ends\n",
-                s->gaps, s->in_flight);
+                s->gaps, s->gap_copies, s->in_flight);
     fprintf(out, "kept               %" PRIu64 " in /packets and /hops", s->kept);
     if (s->kept < s->matched - s->unseen)
         fprintf(out, " (the first by time at their first switch; --limit)");

@@ -264,7 +264,7 @@ Test(trace_cli, a_busy_mirror_loses_copies_and_its_traces_stop_early)
     cr_assert_lt(sb[0].mirror_lost, sb[0].mirror_copies);
     cr_assert_eq(sb[0].mirror_copies, sa[0].arrivals);
     cr_assert_eq(sb[0].delivered + sb[0].dropped + sb[0].in_flight + sb[0].unseen, sb[0].matched);
-    uint64_t hops = 0, gaps = 0;
+    uint64_t hops = 0, gaps = 0, gap_copies = 0;
     for (size_t i = 0; i < nb; i++) {
         hops += b[i].hops;
         uint32_t want = switches_between(b[i].src, b[i].dst);
@@ -276,11 +276,16 @@ Test(trace_cli, a_busy_mirror_loses_copies_and_its_traces_stop_early)
             cr_assert_eq(b[i].fate, 0);
         } else if (!b[i].fate) {
             gaps += b[i].hops < want;
+            gap_copies += want - b[i].hops;
             cr_assert_eq(fa, 0, "packet %" PRIu64 " looks delivered but was dropped", b[i].packet);
         }
     }
     cr_assert_eq(hops, sb[0].mirror_copies - sb[0].mirror_lost, "every kept copy is one hop");
     cr_assert_eq(gaps, sb[0].gaps);
+    /* the copies inferred lost are the delivered traces' missing hops, and no more than the
+     * copies the sessions lost */
+    cr_assert_eq(gap_copies, sb[0].gap_copies);
+    cr_assert_leq(sb[0].gap_copies, sb[0].mirror_lost);
     cr_assert_gt(sb[0].dropped, sa[0].dropped, "lost copies end delivered packets' traces early");
     /* every packet the tap saw dropped still stops somewhere, or no copy of it came */
     for (size_t i = 0; i < na; i++) {

@@ -398,8 +398,12 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
         } else if (s->in_flight) {
             sum->in_flight++;
         } else {
+            /* a copy missing from a trace that goes on is a lost copy, not a drop (Everflow:
+             * seen at a later switch, missing at an earlier one) */
+            uint32_t want = qr_topology_hops(x->topo, mp.src, mp.dst);
             sum->delivered++;
-            sum->gaps += s->hops < qr_topology_hops(x->topo, mp.src, mp.dst);
+            sum->gaps += s->hops < want;
+            sum->gap_copies += s->hops < want ? want - s->hops : 0;
         }
         if (qri_grow((void **)&seen, &cap, n, sizeof *seen, 256)) {
             free(seen);

@@ -143,6 +143,8 @@ static const qr_h5_field hop_summary_fields[] = {
      "copies the mirror sessions lost (their FIFO was full)"},
     {"gaps", QR_H5_U64, F(qr_row_hop_summary, gaps), 0,
      "delivered matched packets whose trace misses a hop"},
+    {"gap_copies", QR_H5_U64, F(qr_row_hop_summary, gap_copies), 0,
+     "copies inferred lost: missing from delivered traces (seen further on, so not a drop)"},
     {"in_flight", QR_H5_U64, F(qr_row_hop_summary, in_flight), 0,
      "matched packets whose trace stops after an admit near the log's end"}};
 const qr_h5_schema qr_schema_hop_summary =

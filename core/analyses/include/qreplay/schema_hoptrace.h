@@ -95,7 +95,7 @@ typedef struct qr_row_hop_summary {
     /* the mirror (hoptrace.h): copies the rule sent, copies the sessions lost, delivered traces
      * with a hop missing, traces that stop after an admit within the longest stay in the network
      * of the log's end (in flight, neither delivered nor dropped) */
-    uint64_t mirror_copies, mirror_lost, gaps, in_flight;
+    uint64_t mirror_copies, mirror_lost, gaps, gap_copies, in_flight;
 } qr_row_hop_summary;
 extern const qr_h5_schema qr_schema_hop_summary;
 
