@@ -30,6 +30,9 @@ static const cli_opt opts[] = {
     {"mirror-sample", 0, CLI_VALUE, "N",
      "with --mirror everflow: also mirror 1 in 2^N packets, those whose IP ID's low N bits\n"
      "                         are 0 (Everflow's sampling: every switch takes the same ones)"},
+    {"link-ratio", 0, CLI_VALUE, "R",
+     "the latency profiler: a link is slow where its least latency is R times the links'\n"
+     "                         median least latency (2)"},
     {"mirror-rate", 0, CLI_VALUE, "RATE",
      "each switch's mirror session sends copies (the first 128 B + 38 B of GRE) at RATE\n"
      "                         (\"10Mbps\"); copies beyond its FIFO are lost (default: no limit)"},
@@ -126,6 +129,9 @@ static int parse_options(const cli_args *a, qr_hoptrace_opts *o, size_t *show, s
         return cli_usage_error("trace", "--counter-interval: '%s' is not a time above 0", ci);
     if (mirror && qr_mirror_parse(mirror, &o->mirror))
         return cli_usage_error("trace", "--mirror: '%s' is not a rule (all, everflow)", mirror);
+    const char *lr = cli_value(a, "link-ratio");
+    if (lr && qr_parse_double(lr, 1, 1e6, &o->link_ratio, err))
+        return cli_usage_error("trace", "--link-ratio: '%s' is not a number from 1", lr);
     const char *sample = cli_value(a, "mirror-sample");
     if (sample) {
         int64_t n;

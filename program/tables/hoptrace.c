@@ -296,6 +296,26 @@ static void print_profile(const qr_hoptrace *t, FILE *out)
     }
 }
 
+/* The latency profiler's links: the slow ones, and the slowest few against the median. */
+static void print_links(const qr_hoptrace *t, FILE *out)
+{
+    if (!t->n_links)
+        return;
+    const qr_row_hop_summary *s = &t->summary;
+    fprintf(out,
+            "\nlink latency: from a packet's copy at a switch to its copy at the next (%zu links; "
+            "the median least %.2f us);\n%" PRIu32 " slow (least latency >= %.3g x the median)",
+            t->n_links, (double)s->link_median_min_ns / 1e3, s->slow_links, t->opts.link_ratio);
+    fputs(s->slow_links ? ":\n" : "; the slowest:\n", out);
+    fprintf(out, "  %-12s %9s %11s %11s %11s\n", "link", "packets", "least", "p50", "p99");
+    for (size_t i = 0; i < t->n_links && (t->links[i].slow || i < 3); i++) {
+        const qr_row_hop_link *l = &t->links[i];
+        fprintf(out, "  %-12s %9" PRIu64 " %8.2f us %8.2f us %8.2f us%s\n", l->name, l->packets,
+                (double)l->min_ns / 1e3, (double)l->p50_ns / 1e3, (double)l->p99_ns / 1e3,
+                l->slow ? "  SLOW" : "");
+    }
+}
+
 /* Everflow's ECMP profile: per switch that spreads over several up ports, each member's share. */
 static void print_ecmp(const qr_hoptrace *t, FILE *out)
 {
@@ -380,6 +400,7 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
     print_guided(t, out);
     print_profile(t, out);
     print_ecmp(t, out);
+    print_links(t, out);
     if (t->truth.has_truth) {
         const qr_hoptrace_truth *x = &t->truth;
         fprintf(out,

@@ -226,6 +226,40 @@ static int fate_of(const qr_row_hop_packet *pk, size_t n, uint64_t id)
  * trace, a trace ends at its last kept copy (so a delivered trace can miss a hop, a packet looks
  * delivered only if it was, and a dropped one still stops somewhere, or no copy of it came);
  * Everflow's rule mirrors exactly the SYN, FIN and RST packets' hops. */
+/* Everflow's IP-ID sampling (1 in 8): also the packets whose IP ID ends in three 0 bits, at every
+ * switch they crossed (the same ones everywhere: whole traces, no gaps); a the tap's packets. */
+static void everflow_sampling(const char *pb, const qr_row_hop_packet *a, size_t na)
+{
+    size_t ns, nb;
+    cr_assert_eq(qreplay("trace %s/g --limit 0 --mirror everflow --mirror-sample 3 -o %s "
+                         "--no-figures --quiet",
+                         dir, pb),
+                 0, "%s", err);
+    qr_row_hop_summary *sb = rows_of(pb, "/summary", &qr_schema_hop_summary, &ns);
+    qr_row_hop_packet *b = rows_of(pb, "/packets", &qr_schema_hop_packet, &nb);
+    uint64_t sampled = 0, want = 0, got = 0;
+    for (size_t i = 0; i < na; i++)
+        if ((a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) || (a[i].ip_id & 7) == 0) {
+            want += a[i].hops;
+            sampled += !(a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST));
+        }
+    for (size_t i = 0; i < nb; i++) {
+        cr_assert((b[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) || (b[i].ip_id & 7) == 0);
+        got += b[i].hops;
+    }
+    cr_assert_gt(sampled, na / 16, "about 1 in 8 packets sampled: %" PRIu64 " of %zu", sampled, na);
+    cr_assert_lt(sampled, na / 4);
+    cr_assert_eq(sb[0].mirror_copies, want);
+    cr_assert_eq(got, want);
+    cr_assert_eq(sb[0].gaps, 0, "every switch samples the same packets");
+    cr_assert_eq(qreplay("trace %s/g --mirror-sample 3 -o %s --no-figures --quiet", dir, pb), 2);
+    cr_assert(strstr(err, "--mirror everflow"), "%s", err);
+    cr_assert_eq(qreplay("trace %s/g --mirror everflow --mirror-sample 17 -o %s --quiet", dir, pb),
+                 2);
+    qr_h5_rows_free(sb);
+    qr_h5_rows_free(b);
+}
+
 Test(trace_cli, a_busy_mirror_loses_copies_and_its_traces_stop_early)
 {
     planted_run();
@@ -315,38 +349,9 @@ Test(trace_cli, a_busy_mirror_loses_copies_and_its_traces_stop_early)
     cr_assert_eq(got, want);
     qr_h5_rows_free(sb);
     qr_h5_rows_free(b);
-    /* with IP-ID sampling (1 in 8): also the packets whose IP ID ends in three 0 bits, at every
-     * switch they crossed (the same ones everywhere: whole traces, no gaps) */
-    cr_assert_eq(qreplay("trace %s/g --limit 0 --mirror everflow --mirror-sample 3 -o %s "
-                         "--no-figures --quiet",
-                         dir, pb),
-                 0, "%s", err);
-    sb = rows_of(pb, "/summary", &qr_schema_hop_summary, &ns);
-    b = rows_of(pb, "/packets", &qr_schema_hop_packet, &nb);
-    uint64_t sampled = 0;
-    want = got = 0;
-    for (size_t i = 0; i < na; i++)
-        if ((a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) || (a[i].ip_id & 7) == 0) {
-            want += a[i].hops;
-            sampled += !(a[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST));
-        }
-    for (size_t i = 0; i < nb; i++) {
-        cr_assert((b[i].flags & (QR_TCP_SYN | QR_TCP_FIN | QR_TCP_RST)) || (b[i].ip_id & 7) == 0);
-        got += b[i].hops;
-    }
-    cr_assert_gt(sampled, na / 16, "about 1 in 8 packets sampled: %" PRIu64 " of %zu", sampled, na);
-    cr_assert_lt(sampled, na / 4);
-    cr_assert_eq(sb[0].mirror_copies, want);
-    cr_assert_eq(got, want);
-    cr_assert_eq(sb[0].gaps, 0, "every switch samples the same packets");
-    cr_assert_eq(qreplay("trace %s/g --mirror-sample 3 -o %s --no-figures --quiet", dir, pb), 2);
-    cr_assert(strstr(err, "--mirror everflow"), "%s", err);
-    cr_assert_eq(qreplay("trace %s/g --mirror everflow --mirror-sample 17 -o %s --quiet", dir, pb),
-                 2);
+    everflow_sampling(pb, a, na);
     qr_h5_rows_free(sa);
     qr_h5_rows_free(a);
-    qr_h5_rows_free(sb);
-    qr_h5_rows_free(b);
 }
 
 /* splitmix64: a seeded stream for the random expressions */
@@ -512,6 +517,35 @@ Test(trace_cli, a_replays_tagged_packets_are_the_detected_losses)
     free(d);
     qr_h5_rows_free(s);
     no_partials(dir);
+}
+
+/* Everflow's latency profiler finds a link slowed by a planted delay (50 us on s8-s16, both ways)
+ * from the copies' times alone: those two links are slow and no other; no link is faster than its
+ * own delay (1 us), and the slow ones not faster than the delay added. */
+Test(trace_cli, the_latency_profiler_finds_a_delayed_link)
+{
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set faults.gray= --set "
+                         "'faults.delay=s8-s16 50us' --set traffic.duration=2ms -o %s/d --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("trace %s/d --no-figures", dir), 0, "%s", err);
+    cr_assert(strstr(out, "2 slow"), "%s", out);
+    char p[512];
+    snprintf(p, sizeof p, "%s/d/trace.h5", dir);
+    size_t nl;
+    qr_row_hop_link *l = rows_of(p, "/links", &qr_schema_hop_link, &nl);
+    cr_assert_gt(nl, 32, "most of the 64 switch-to-switch links carried a packet");
+    for (size_t i = 0; i < nl; i++) {
+        int planted = !strcmp(l[i].name, "s8>s16") || !strcmp(l[i].name, "s16>s8");
+        cr_assert_eq(l[i].slow, planted, "%s: least %lld ns", l[i].name, (long long)l[i].min_ns);
+        cr_assert_geq(l[i].min_ns, planted ? 51000 : 1000, "%s", l[i].name);
+        cr_assert(l[i].min_ns <= l[i].p50_ns && l[i].p50_ns <= l[i].p99_ns);
+        if (i)
+            cr_assert_leq(l[i].min_ns, l[i - 1].min_ns, "slowest first");
+    }
+    qr_h5_rows_free(l);
+    cr_assert_eq(qreplay("trace %s/d --link-ratio 0.5 -o %s/x.h5 --no-figures", dir, dir), 2);
+    cr_assert(strstr(err, "--link-ratio"), "%s", err);
 }
 
 Test(trace_cli, bad_input_is_a_clear_error)

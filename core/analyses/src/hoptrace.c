@@ -14,6 +14,7 @@
 #include "qreplay/pcap_file.h"
 #include "qreplay/topology.h"
 
+#include "hoptrace_links.h"
 #include "internal.h"
 #include "map.h"
 
@@ -28,6 +29,8 @@ typedef struct pstate {
     uint8_t fate; /* after pass 1: what the trace can say (QR_TRACE_SILENT, ...), see observed */
     uint8_t last; /* the decision at the last mirrored hop (drop_sw, drop_port at drop_ns) */
     uint8_t retransmit, detected, matched, in_flight;
+    uint32_t prev_sw, prev_port; /* pass 2: its last copy (prev_ns INT64_MIN: none yet) */
+    int64_t prev_ns;
 } pstate;
 
 typedef struct group {
@@ -64,6 +67,7 @@ typedef struct ctx {
     uint8_t *up; /* per switch port: an up port (towards a higher tier) */
     uint64_t *ecmp_pk, *ecmp_bytes, *ecmp_flows;
     qri_map ecmp_seen;
+    qri_link_lat *lat; /* the latency profiler's links */
 } ctx;
 
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
@@ -74,6 +78,7 @@ void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
     o->counter_interval_ns = 1000000;
     o->mirror = QR_MIRROR_ALL;
     o->mirror_buffer_bytes = 65536;
+    o->link_ratio = 2;
 }
 
 int qr_everflow_rule(const qr_packet *k, uint32_t sample_bits)
@@ -104,6 +109,7 @@ void qr_hoptrace_free(qr_hoptrace *t)
     free(t->hops);
     free(t->drops);
     free(t->profile);
+    free(t->links);
     free(t->ecmp);
     qr_guided_free(&t->guided);
     memset(t, 0, sizeof *t);
@@ -363,6 +369,16 @@ static int cmp_first(const void *pa, const void *pb)
     return ia < ib ? -1 : ia > ib;
 }
 
+/* A delivered trace of `hops` copies on a path of `want` switches: a copy missing from a trace
+ * that goes on is a lost copy, not a drop (Everflow: seen at a later switch, missing at an
+ * earlier one). */
+static void delivered(qr_row_hop_summary *sum, uint32_t hops, uint32_t want)
+{
+    sum->delivered++;
+    sum->gaps += hops < want;
+    sum->gap_copies += hops < want ? want - hops : 0;
+}
+
 /* Evaluate every recorded packet; keep the first `limit` matched ones that reached a switch. */
 static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errbuf)
 {
@@ -398,12 +414,7 @@ static int select_packets(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, c
         } else if (s->in_flight) {
             sum->in_flight++;
         } else {
-            /* a copy missing from a trace that goes on is a lost copy, not a drop (Everflow:
-             * seen at a later switch, missing at an earlier one) */
-            uint32_t want = qr_topology_hops(x->topo, mp.src, mp.dst);
-            sum->delivered++;
-            sum->gaps += s->hops < want;
-            sum->gap_copies += s->hops < want ? want - s->hops : 0;
+            delivered(sum, s->hops, qr_topology_hops(x->topo, mp.src, mp.dst));
         }
         if (qri_grow((void **)&seen, &cap, n, sizeof *seen, 256)) {
             free(seen);
@@ -600,6 +611,15 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
         pstate *s = state_of(x, a.packet);
         if (!s || !s->matched || is_unseen(x, record - 1))
             continue;
+        /* the latency profiler's links: from its previous copy to this one */
+        if (s->hop2 &&
+            qri_link_lat_add(x->lat, s->prev_sw, s->prev_port, a.sw, s->prev_ns, a.time_ns)) {
+            rc = QR_ENOMEM;
+            break;
+        }
+        s->prev_sw = a.sw;
+        s->prev_port = a.port;
+        s->prev_ns = a.time_ns;
         uint32_t hop = ++s->hop2;
         int64_t q = queue_ns_of(x, &a);
         int stops = hop == s->hops && s->fate;     /* the trace stops here, not delivered */
@@ -725,6 +745,30 @@ static int profile(ctx *x, qr_hoptrace *out, char *errbuf)
     return QR_OK;
 }
 
+/* Which switch ports lead up a tier (the members of its ECMP group). */
+static void mark_up_ports(ctx *x)
+{
+    for (uint32_t s = 0; s < qr_topology_switches(x->topo); s++)
+        for (uint32_t p = 0; p < qr_topology_ports(x->topo, s); p++) {
+            qr_node_kind k;
+            uint32_t peer, pp;
+            x->up[(size_t)s * x->maxp + p] =
+                qr_topology_link(x->topo, s, p, &k, &peer, &pp) == QR_OK &&
+                k > qr_topology_switch_kind(x->topo, s);
+        }
+}
+
+/* The latency profiler's links and how many stand out. */
+static int link_rows(ctx *x, qr_hoptrace *out, char *errbuf)
+{
+    if (qri_link_lat_rows(x->lat, out->opts.link_ratio > 0 ? out->opts.link_ratio : 2, &out->links,
+                          &out->n_links, &out->summary.link_median_min_ns))
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < out->n_links; i++)
+        out->summary.slow_links += out->links[i].slow;
+    return QR_OK;
+}
+
 static void ctx_free(ctx *x)
 {
     for (size_t i = 0; i < x->n_g; i++)
@@ -743,6 +787,7 @@ static void ctx_free(ctx *x)
     free(x->ecmp_flows);
     free(x->up);
     qri_map_free(&x->ecmp_seen);
+    qri_link_lat_destroy(x->lat);
 }
 
 int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
@@ -786,16 +831,11 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
                 !(x.ecmp_flows = calloc(ports, sizeof *x.ecmp_flows)) ||
                 !(x.up = calloc(ports, sizeof *x.up))))
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
-    for (uint32_t s = 0; !rc && s < qr_topology_switches(x.topo); s++)
-        for (uint32_t p = 0; p < qr_topology_ports(x.topo, s); p++) {
-            qr_node_kind k;
-            uint32_t peer, pp;
-            x.up[(size_t)s * x.maxp + p] =
-                qr_topology_link(x.topo, s, p, &k, &peer, &pp) == QR_OK &&
-                k > qr_topology_switch_kind(x.topo, s);
-        }
     if (!rc)
-        rc = index_packets(&x, errbuf);
+        mark_up_ports(&x);
+    if (!rc)
+        rc = qri_link_lat_create(&x.lat, x.topo) ? qri_err(errbuf, QR_ENOMEM, "out of memory")
+                                                 : index_packets(&x, errbuf);
     out->summary.buffer_bytes = x.c->buffer.size_bytes;
     out->summary.rate_bps = x.c->links.rate_bps;
     if (!rc)
@@ -808,8 +848,9 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
         rc = resends(&x, out, errbuf);
     if (!rc)
         rc = profile(&x, out, errbuf);
-    if (!rc && ecmp_rows(&x, out))
-        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    if (!rc)
+        rc = ecmp_rows(&x, out) ? qri_err(errbuf, QR_ENOMEM, "out of memory")
+                                : link_rows(&x, out, errbuf);
     if (!rc && out->opts.mirror_dir) {
         rc = qr_guided_run(out->opts.mirror_dir, x.topo, &out->guided, errbuf);
         out->has_guided = rc == QR_OK;
@@ -866,6 +907,8 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(qr_h5_write_rows(f, "/drops", &qr_schema_hop_drop, t->drops, t->n_drops, errbuf));
     QRI_TRY(
         qr_h5_write_rows(f, "/profile", &qr_schema_hop_profile, t->profile, t->n_profile, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/links", &qr_schema_hop_link, t->links, t->n_links, errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/", "link_ratio", t->opts.link_ratio, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_hop_summary, &t->summary, 1, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/ecmp", &qr_schema_hop_ecmp, t->ecmp, t->n_ecmp, errbuf));
     if (t->has_guided) {

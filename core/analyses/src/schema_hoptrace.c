@@ -146,7 +146,11 @@ static const qr_h5_field hop_summary_fields[] = {
     {"gap_copies", QR_H5_U64, F(qr_row_hop_summary, gap_copies), 0,
      "copies inferred lost: missing from delivered traces (seen further on, so not a drop)"},
     {"in_flight", QR_H5_U64, F(qr_row_hop_summary, in_flight), 0,
-     "matched packets whose trace stops after an admit near the log's end"}};
+     "matched packets whose trace stops after an admit near the log's end"},
+    {"slow_links", QR_H5_U32, F(qr_row_hop_summary, slow_links), 0,
+     "the latency profiler's links whose least latency stands out"},
+    {"link_median_min_ns", QR_H5_I64, F(qr_row_hop_summary, link_median_min_ns), 0,
+     "ns: the links' median least latency (-1: no link profiled)"}};
 const qr_h5_schema qr_schema_hop_summary =
     SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
 
@@ -180,6 +184,20 @@ static const qr_h5_field guided_port_fields[] = {
 const qr_h5_schema qr_schema_guided_port =
     SCHEMA("guided_port", qr_row_guided_port, guided_port_fields);
 
+static const qr_h5_field hop_link_fields[] = {
+    {"link", QR_H5_U32, F(qr_row_hop_link, link), 0, "directed link id"},
+    {"name", QR_H5_STR, F(qr_row_hop_link, name), 24, "as s8>s16"},
+    {"packets", QR_H5_U64, F(qr_row_hop_link, packets), 0,
+     "matched packets with a copy at both its ends"},
+    {"min_ns", QR_H5_I64, F(qr_row_hop_link, min_ns), 0,
+     "ns: the least time from the near switch's copy to the far one's"},
+    {"p50_ns", QR_H5_I64, F(qr_row_hop_link, p50_ns), 0, "ns"},
+    {"p99_ns", QR_H5_I64, F(qr_row_hop_link, p99_ns), 0, "ns"},
+    {"slow", QR_H5_U8, F(qr_row_hop_link, slow), 0,
+     "1: min_ns at least --link-ratio times the links' median min_ns"}};
+const qr_h5_schema qr_schema_hop_link = SCHEMA("hop_link", qr_row_hop_link, hop_link_fields);
+
 const qr_h5_schema *const qr_schemas_hoptrace[] = {
-    &qr_schema_hop_packet,  &qr_schema_hop,         &qr_schema_hop_drop, &qr_schema_hop_profile,
-    &qr_schema_hop_summary, &qr_schema_guided_port, &qr_schema_hop_ecmp, NULL};
+    &qr_schema_hop_packet,  &qr_schema_hop,         &qr_schema_hop_drop,
+    &qr_schema_hop_profile, &qr_schema_hop_summary, &qr_schema_guided_port,
+    &qr_schema_hop_ecmp,    &qr_schema_hop_link,    NULL};

@@ -132,6 +132,9 @@ typedef struct qr_hoptrace_opts {
      * mirror_sample bits are 0 (1 in 2^n; every switch mirrors the same ones, so a sampled
      * packet's trace is whole). 0: none; at most 16. */
     uint32_t mirror_sample;
+    /* the latency profiler's links: a link is slow where its least latency is at least this many
+     * times the links' median least latency (2) */
+    double link_ratio;
     uint64_t mirror_rate_bps, mirror_buffer_bytes;
     /* where the mirrored copies of Everflow's guided probes are (guided.h: REC_DIR/mirror); NULL
      * or a folder without them: no guided probes */
@@ -190,6 +193,8 @@ typedef struct qr_hoptrace {
     size_t n_profile;
     qr_row_hop_ecmp *ecmp; /* per up port of every switch that spreads over several, by switch */
     size_t n_ecmp;
+    qr_row_hop_link *links; /* the latency profiler's links, slowest least latency first */
+    size_t n_links;
     qr_row_hop_summary summary;
     int has_guided;          /* opts.mirror_dir held guided probes' copies */
     qr_guided guided;        /* what they show (guided.h) */

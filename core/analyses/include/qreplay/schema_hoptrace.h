@@ -73,6 +73,18 @@ typedef struct qr_row_hop_profile {
 } qr_row_hop_profile;
 extern const qr_h5_schema qr_schema_hop_profile;
 
+/* The latency profiler's links: one directed switch-to-switch link, from the mirrored copies'
+ * times at its two ends (a packet's copy at the far switch less its copy at the near one:
+ * queueing and serialization at the near switch, and the link's delay). */
+typedef struct qr_row_hop_link {
+    uint32_t link;
+    char name[24];
+    uint64_t packets;
+    int64_t min_ns, p50_ns, p99_ns;
+    uint8_t slow; /* its least latency at least link_ratio times the links' median least */
+} qr_row_hop_link;
+extern const qr_h5_schema qr_schema_hop_link;
+
 /* Everflow's ECMP profile: per member of each switch's group of up ports (the ports an edge or
  * aggregation switch's multipath route spreads over), what the matched packets it admitted put on
  * it. */
@@ -96,6 +108,8 @@ typedef struct qr_row_hop_summary {
      * with a hop missing, traces that stop after an admit within the longest stay in the network
      * of the log's end (in flight, neither delivered nor dropped) */
     uint64_t mirror_copies, mirror_lost, gaps, gap_copies, in_flight;
+    uint32_t slow_links;        /* the latency profiler's links that stand out */
+    int64_t link_median_min_ns; /* the links' median least latency */
 } qr_row_hop_summary;
 extern const qr_h5_schema qr_schema_hop_summary;
 
