@@ -231,7 +231,8 @@ static int cmp_id(const void *x, const void *y)
 /* No id twice, no place twice. */
 static int check_unique(qr_tiers_truth *t, const char *path, char *errbuf)
 {
-    qsort(t->rows, t->n, sizeof *t->rows, cmp_row);
+    if (t->n) /* an empty truth has no rows to sort (and qsort takes no NULL) */
+        qsort(t->rows, t->n, sizeof *t->rows, cmp_row);
     for (size_t i = 1; i < t->n; i++)
         if (!cmp_row(&t->rows[i - 1], &t->rows[i]))
             return qri_err(errbuf, QR_EVALUE,
@@ -498,8 +499,10 @@ int qr_tiers_truth_gather(const char *const *logs, size_t n, qr_tiers_truth_row 
     }
     qr_tiers_truth_row *r = *rows;
     if (!rc) { /* in order of id, each id once; each read joined to its send */
-        qsort(r, *n_rows, sizeof *r, cmp_id);
-        qsort(reads, nr, 2 * sizeof *reads, cmp_u64);
+        if (*n_rows)
+            qsort(r, *n_rows, sizeof *r, cmp_id);
+        if (nr)
+            qsort(reads, nr, 2 * sizeof *reads, cmp_u64);
         for (size_t i = 1; !rc && i < *n_rows; i++)
             if (r[i].id == r[i - 1].id)
                 rc = qri_err(errbuf, QR_EVALUE, "message id %" PRIu64 " sent twice", r[i].id);
