@@ -238,7 +238,8 @@ int main(int argc, char **argv)
             snprintf(map[0].capture, sizeof map[0].capture, "%s", cpath);
             snprintf(map[1].capture, sizeof map[1].capture, "%s", rpath);
             const char *caps[2] = {cpath, rpath};
-            qr_import_cfg ic = {caps, 2, map, 2, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL};
+            qr_import_cfg ic = {caps, 2,    map,  2, QR_IMPORT_CLOCK_AUTO, NULL, NULL,
+                                0,    NULL, NULL, 0};
             qr_import_report *r = NULL;
             double s_imp;
             int rc = 0;

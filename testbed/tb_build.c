@@ -391,6 +391,53 @@ uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok)
     return strtoull(d + 16, NULL, 10);
 }
 
+/* The value of counter `name` in /proc/net/snmp's "Icmp:" lines (a header line of names, then a
+ * line of values); 0 and *found 0 when absent. */
+static uint64_t icmp_counter(const char *snmp, const char *name, int *found)
+{
+    const char *h = strstr(snmp, "Icmp: ");
+    const char *v = h ? strstr(h + 6, "Icmp: ") : NULL;
+    *found = 0;
+    if (!v)
+        return 0;
+    const char *he = strchr(h, '\n');
+    size_t len = strlen(name);
+    int at = 0;
+    for (const char *p = h + 6; p && p < he; at++) {
+        while (*p == ' ')
+            p++;
+        if (!strncmp(p, name, len) && (p[len] == ' ' || p[len] == '\n')) {
+            const char *q = v + 6;
+            for (int i = 0; i < at && q; i++) {
+                q = strchr(q, ' ');
+                if (q)
+                    q++;
+            }
+            *found = q != NULL;
+            return q ? strtoull(q, NULL, 10) : 0;
+        }
+        p = strchr(p, ' ');
+    }
+    return 0;
+}
+
+int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused)
+{
+    char out[8192];
+    char *argv[] = {"ip", "netns", "exec", (char *)ns, "cat", "/proc/net/snmp", NULL};
+    int found = 0, g = 0, h = 0;
+    if (tbi_run_argv(argv, out, sizeof out) == 0)
+        *sent = icmp_counter(out, "OutTimeExcds", &found);
+    if (!found) {
+        fprintf(stderr, "qreplay %s: cannot read the ICMP counters (/proc/net/snmp) in %s\n",
+                t->cmd, ns);
+        return 1;
+    }
+    *refused =
+        icmp_counter(out, "OutRateLimitGlobal", &g) + icmp_counter(out, "OutRateLimitHost", &h);
+    return 0;
+}
+
 /* tcpdump of dev in ns into file: one direction (dir "in" or "out") or both (NULL); snap bytes of
  * each frame, a kernel buffer of buf_kb; filter: a tcpdump expression, NULL for every frame. */
 struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,

@@ -72,6 +72,10 @@ int tbi_build_star(struct tb *t, const tb_run *run);
 int tbi_build_fabric(struct tb *t, const tb_run *run);
 uint64_t tbi_nft_drops(struct tb *t, const char *ns, uint32_t fault, int *ok);
 uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok);
+/* Namespace ns's ICMP counters (/proc/net/snmp): *sent its time-exceeded messages (OutTimeExcds),
+ * *refused the messages its rate limits held back (OutRateLimitGlobal + OutRateLimitHost, 0 on
+ * kernels without them). Returns 0, or 1 after printing. */
+int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused);
 struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,
                          const char *file, const char *snap, const char *buf_kb,
                          const char *filter);

@@ -345,6 +345,7 @@ ImportCaptures(const std::string& dir,
                const qr_scenario* sc,
                const qr_fabric* fab,
                const char* pathsFile,
+               const std::vector<qr_row_icmp>* icmp,
                uint32_t hosts,
                size_t nFlows,
                const char* flowsWord,
@@ -373,6 +374,11 @@ ImportCaptures(const std::string& dir,
     icfg.clock = QR_IMPORT_CLOCK_NONE;
     icfg.network_known = 1; /* the captures are of the testbed's own network */
     icfg.paths = pathsFile; /* 007's traceroutes, if any */
+    if (icmp)               /* and the switches' ICMP counters, one epoch: the run */
+    {
+        icfg.icmp = icmp->data();
+        icfg.n_icmp = icmp->size();
+    }
     qr_import_report* irep = nullptr;
     char err[QR_ERRBUF_SIZE];
     if (qr_import_run(&icfg, sc, (dir + "/recording").c_str(), &irep, err))
@@ -1227,11 +1233,16 @@ TestbedRecord(const std::string& dir,
     if (rc == 0 && traced)
         rc = WriteTraces(dir, fab, w.flows.get(), w.nFlows, w.ports, run);
     std::string pathsFile = dir + "/capture/paths.txt";
+    // the switches' own ICMP counters over the run, for 007's bound (blame checks it)
+    std::vector<qr_row_icmp> icmp;
+    for (uint32_t sw = 0; traced && sw < qr_fabric_switches(fab); sw++)
+        icmp.push_back(qr_row_icmp{sw, 0, run.icmp_sent[sw], run.icmp_refused[sw]});
     if (rc == 0)
         rc = ImportCaptures(dir,
                             sc,
                             fab,
                             traced ? pathsFile.c_str() : nullptr,
+                            traced ? &icmp : nullptr,
                             hosts,
                             w.apps ? w.nApps : w.nFlows,
                             w.apps ? "application sessions" : "flows",
@@ -1383,7 +1394,7 @@ RunRepeat(const std::string& dir,
     tb_run_free(&run);
     uint32_t hosts = static_cast<uint32_t>(c->topology.hosts);
     if (rc == 0)
-        rc = ImportCaptures(rdir, sc, nullptr, nullptr, hosts, w.nFlows, "flows", true);
+        rc = ImportCaptures(rdir, sc, nullptr, nullptr, nullptr, hosts, w.nFlows, "flows", true);
     char err[QR_ERRBUF_SIZE];
     qr_recording *a = nullptr, *b = nullptr;
     if (rc == 0 && (qr_recording_open(&a, (dir + "/recording").c_str(), nullptr, err) ||

@@ -646,9 +646,22 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     }
     qr_h5_rows_free(pv);
     qr_h5_close(r);
+    /* the switches' kernels counted their ICMP answers (/proc/net/snmp): at least every answer
+     * an agent got, and 007's bound held */
+    snprintf(p, sizeof p, "%s/run/recording/recording.h5", dir);
+    size_t nic;
+    qr_row_icmp *ic = rows_of(p, "/icmp", &qr_schema_icmp, &nic);
+    uint64_t icmp_sent = 0;
+    for (size_t i = 0; i < nic; i++)
+        icmp_sent += ic[i].sent;
+    qr_h5_rows_free(ic);
+    cr_assert_eq(nic, 20, "one row per switch of the k=4 fat tree");
+    cr_assert_geq(icmp_sent, answered, "%llu answers sent, %u received",
+                  (unsigned long long)icmp_sent, answered);
     rc = qreplay("blame %s/run", dir);
     cr_assert_eq(rc, 0, "%s%s", out, err);
     cr_assert(strstr(out, "paths:") && strstr(out, "traced whole"), "%s", out);
+    cr_assert(strstr(out, "the bound held for every switch and epoch"), "%s", out);
     rc = qreplay("pingmesh %s/run", dir);
     cr_assert_eq(rc, 0, "%s%s", out, err);
     cr_assert(strstr(out, "precision"), "%s", out);

@@ -65,7 +65,7 @@ static qr_import_report *import(const char *const *caps, size_t n, const qr_host
 {
     char err[QR_ERRBUF_SIZE];
     qr_scenario *s = star();
-    qr_import_cfg cfg = {caps, n, map, n_map, clock, NULL, NULL, 0, NULL};
+    qr_import_cfg cfg = {caps, n, map, n_map, clock, NULL, NULL, 0, NULL, NULL, 0};
     qr_import_report *r = NULL;
     int rc = qr_import_run(&cfg, s, dir, &r, err);
     qr_scenario_destroy(s);

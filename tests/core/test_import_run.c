@@ -559,13 +559,13 @@ Test(import_run, failures_leave_nothing_and_keep_the_earlier_recording)
     fclose(fopen(marker, "w"));
     qr_scenario *s = star();
     const char *missing[1] = {"/nonexistent/x.pcap"};
-    qr_import_cfg cfg = {missing, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL};
+    qr_import_cfg cfg = {missing, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL, NULL, 0};
     cr_assert_eq(qr_import_run(&cfg, s, dir, NULL, err), QR_ENOENT);
     cr_assert_not_null(strstr(err, "/nonexistent/x.pcap"), "%s", err);
     /* one capture: nothing to reconcile */
     const char *one[1] = {CAP("pair-a.pcap")};
     qr_host_map_entry map[1] = {entry("10.77.0.1", 0, "pair-a.pcap")};
-    qr_import_cfg cfg2 = {one, 1, map, 1, QR_IMPORT_CLOCK_RECONCILE, NULL, NULL, 0, NULL};
+    qr_import_cfg cfg2 = {one, 1, map, 1, QR_IMPORT_CLOCK_RECONCILE, NULL, NULL, 0, NULL, NULL, 0};
     cr_assert_eq(qr_import_run(&cfg2, s, dir, NULL, err), QR_EVALUE);
     cr_assert_not_null(strstr(err, "--clock reconcile"), "%s", err);
     /* a capture of UDP only */
@@ -574,7 +574,7 @@ Test(import_run, failures_leave_nothing_and_keep_the_earlier_recording)
     u.proto = 17;
     write_capture(path, &u, 1);
     const char *udp[1] = {path};
-    qr_import_cfg cfg3 = {udp, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL};
+    qr_import_cfg cfg3 = {udp, 1, NULL, 0, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL, NULL, 0};
     cr_assert_eq(qr_import_run(&cfg3, s, dir, NULL, err), QR_ENOTFOUND);
     cr_assert_not_null(strstr(err, "no TCP packet in 1 frames: 1 not TCP"), "%s", err);
     cr_assert_eq(access(marker, F_OK), 0, "the earlier recording is kept");
@@ -728,7 +728,8 @@ Test(import_run, property_a_mirror_capture_gives_the_hosts_its_timing_puts_it_at
             write_capture(path, m->p, m->n);
             snprintf(dir, sizeof dir, "%s/mirror-%d-%d", tmpdir, remote, k);
             const char *caps[1] = {path};
-            qr_import_cfg cfg = {caps, 1, NULL, 0, QR_IMPORT_CLOCK_NONE, NULL, NULL, 0, NULL};
+            qr_import_cfg cfg = {caps, 1,    NULL, 0, QR_IMPORT_CLOCK_NONE, NULL, NULL,
+                                 0,    NULL, NULL, 0};
             qr_import_report *r = NULL;
             cr_assert_eq(qr_import_run(&cfg, s, dir, &r, err), QR_OK, "%s", err);
             const qr_import_capture_report *c = &r->captures[0];
@@ -787,7 +788,8 @@ Test(import_run, property_a_mirror_capture_gives_the_hosts_its_timing_puts_it_at
                 write_capture(own, o, no);
                 free(o);
                 const char *two[2] = {path, own};
-                qr_import_cfg cfg2 = {two, 2, NULL, 0, QR_IMPORT_CLOCK_NONE, NULL, NULL, 0, NULL};
+                qr_import_cfg cfg2 = {two, 2,    NULL, 0, QR_IMPORT_CLOCK_NONE, NULL, NULL,
+                                      0,   NULL, NULL, 0};
                 snprintf(dir, sizeof dir, "%s/mirror-own-%d", tmpdir, k);
                 cr_assert_eq(qr_import_run(&cfg2, s, dir, &r, err), QR_OK, "%s", err);
                 for (uint32_t h = 0; h < r->n_hosts; h++)

@@ -49,7 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     snprintf(map[0].capture, sizeof map[0].capture, "%s", strrchr(a, '/') + 1);
     snprintf(map[1].capture, sizeof map[1].capture, "%s", strrchr(b, '/') + 1);
     const char* caps[2] = {a, b};
-    qr_import_cfg cfg = {caps, 2, map, 2, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL};
+    qr_import_cfg cfg = {caps, 2, map, 2, QR_IMPORT_CLOCK_AUTO, NULL, NULL, 0, NULL, NULL, 0};
     qr_import_report* r = NULL;
     err[0] = '\0';
     int rc = qr_import_run(&cfg, s, rec, &r, err);

@@ -282,6 +282,9 @@ int qri_imp_write_h5(struct imp *m, const qr_scenario *sc, const int64_t *shift)
     QRI_TRY(qr_h5_write_rows(f, "/received", &qr_schema_received, m->recv, m->n_recv, m->errbuf));
     if (m->cfg->paths)
         QRI_TRY(qr_h5_write_rows(f, "/paths", &qr_schema_path, paths, n_paths, m->errbuf));
+    if (m->cfg->icmp)
+        QRI_TRY(
+            qr_h5_write_rows(f, "/icmp", &qr_schema_icmp, m->cfg->icmp, m->cfg->n_icmp, m->errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/import/captures", &qr_schema_import_capture, caps,
                              rep->n_captures, m->errbuf));
     QRI_TRY(

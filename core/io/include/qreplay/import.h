@@ -205,6 +205,10 @@ typedef struct qr_import_cfg {
     int network_known; /* the captures were taken in the scenario's network (the testbed, an
                         * export of a run): its paths and rates are the packets' own */
     const char *paths; /* a path file (qr_import_paths_read) for the recording's /paths; NULL */
+    /* the switches' own ICMP counters (recording.h5 /icmp: a testbed's, from each switch's
+     * /proc/net/snmp); NULL: none known */
+    const qr_row_icmp *icmp;
+    size_t n_icmp;
 } qr_import_cfg;
 
 /* What an import did, for its summary and the /import group. */
