@@ -729,21 +729,37 @@ static int run_processes(const char *run)
     return a < 0 ? -1 : a + b;
 }
 
+/* The namespaces of the testbed run by process pid (qrtbPID-...): counted by the run's own
+ * prefix, so that namespaces of other testbeds on the machine (a dead run another command will
+ * clean up, another test) cannot change the count. */
+static int run_netns(long pid)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "qrtb%ld-", pid);
+    return count_netns(prefix);
+}
+
 /* Start a fat-tree run in the background, wait until its 36 namespaces exist and its traffic,
  * captures, agents and nftables rules run (its first agent is up, then 1 s: under a sanitizer the
- * set-up takes longer than any fixed wait), then send it sig; the exit status (or -1). */
-static int fat_tree_signalled(const char *ini, const char *run, int sig, int before)
+ * set-up takes longer than any fixed wait), then send it sig; the exit status (or -1), the run's
+ * process id in *pid. */
+static int fat_tree_signalled(const char *ini, const char *run, int sig, long *pid)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd %s && (%s testbed %s -o %s --no-figures >%s.o 2>%s.e & pid=$!; "
-             "for i in $(seq 150); do [ $(ip netns list | grep -c '^qrtb') -ge %d ] && break; "
-             "sleep 0.1; done; for i in $(seq 300); do pgrep -f 'testbed-agen[t] ' >/dev/null && "
-             "break; sleep 0.1; done; sleep 1; kill -%d $pid; wait $pid; echo $? >%s.status)",
-             QR_SOURCE_DIR, QR_PROGRAM, ini, run, run, run, before + 36, sig, run);
+             "cd %s && (%s testbed %s -o %s --no-figures >%s.o 2>%s.e & pid=$!; echo $pid >%s.pid; "
+             "for i in $(seq 150); do [ $(ip netns list | grep -c \"^qrtb$pid-\") -ge 36 ] && "
+             "break; sleep 0.1; done; for i in $(seq 300); do pgrep -f 'testbed-agen[t] ' "
+             ">/dev/null && break; sleep 0.1; done; sleep 1; kill -%d $pid; wait $pid; "
+             "echo $? >%s.status)",
+             QR_SOURCE_DIR, QR_PROGRAM, ini, run, run, run, run, sig, run);
+    *pid = -1;
     if (system(cmd) != 0)
         return -1;
     char p[512], st[32] = "";
+    snprintf(p, sizeof p, "%s.pid", run);
+    slurp(p, st, sizeof st);
+    *pid = atol(st);
     snprintf(p, sizeof p, "%s.status", run);
     slurp(p, st, sizeof st);
     snprintf(p, sizeof p, "%s.e", run);
@@ -762,18 +778,19 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
                    "gray = s8-s16 1%\n[traceroute]\nper_connection = 1\n");
     char p[512];
     snprintf(p, sizeof p, "%s/ft.ini", dir);
-    int before = count_netns("qrtb");
     char run[512], cmd[1200];
 
     /* Ctrl-C */
     snprintf(run, sizeof run, "%s/int", dir);
-    int st = fat_tree_signalled(p, run, SIGINT, before);
-    int left = count_netns("qrtb"), procs = run_processes(run);
-    if (left != before)
+    long pid;
+    int st = fat_tree_signalled(p, run, SIGINT, &pid);
+    int left = run_netns(pid), procs = run_processes(run);
+    if (left != 0)
         qreplay("testbed --cleanup");
+    cr_assert_gt(pid, 0);
     cr_assert_eq(st, 130, "exit %d: %s", st, err);
     cr_assert(strstr(err, "interrupted"), "%s", err);
-    cr_assert_eq(left, before, "%d namespaces left behind after Ctrl-C", left - before);
+    cr_assert_eq(left, 0, "%d namespaces left behind after Ctrl-C", left);
     cr_assert_eq(procs, 0, "%d captures or agents still run after Ctrl-C", procs);
     cr_assert_not(exists("%s/recording/recording.h5", run));
     /* the run was built beside its folder: nothing of it is left, not even the folder it made */
@@ -782,29 +799,34 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
 
     /* SIGKILL: nothing in the process can clean up */
     snprintf(run, sizeof run, "%s/kill", dir);
-    st = fat_tree_signalled(p, run, SIGKILL, before);
-    int after_kill = count_netns("qrtb"), procs_kill = run_processes(run);
+    st = fat_tree_signalled(p, run, SIGKILL, &pid);
+    int after_kill = run_netns(pid), procs_kill = run_processes(run);
     /* a namespace of a testbed that still runs (this test's own pid) */
     char live[64];
     snprintf(live, sizeof live, "qrtb%ld-decoy", (long)getpid());
     snprintf(cmd, sizeof cmd, "ip netns add %s", live);
     int decoy = system(cmd) == 0;
     int rc = qreplay("testbed --cleanup");
-    int after_cleanup = count_netns("qrtb"), procs_cleanup = run_processes(run);
+    int after_cleanup = run_netns(pid), decoy_left = count_netns(live),
+        procs_cleanup = run_processes(run);
     snprintf(cmd, sizeof cmd, "ip netns del %s 2>/dev/null", live);
     if (system(cmd) != 0 && decoy)
         cr_log_info("could not delete %s", live);
+    cr_assert_gt(pid, 0);
     cr_assert_eq(st, 128 + SIGKILL, "exit %d", st);
-    cr_assert_eq(after_kill, before + 36, "a killed run leaves its 36 namespaces (%d)",
-                 after_kill - before);
+    cr_assert_eq(after_kill, 36, "a killed run leaves its 36 namespaces (%d)", after_kill);
     cr_assert_gt(procs_kill, 0, "a killed run leaves its captures and agents");
     cr_assert(decoy);
     cr_assert_eq(rc, 0, "%s", err);
-    cr_assert_eq(after_cleanup, before + 1, "--cleanup left %d namespaces (the live decoy is 1)",
-                 after_cleanup - before);
+    cr_assert_eq(after_cleanup, 0, "--cleanup left %d of the killed run's namespaces",
+                 after_cleanup);
+    cr_assert_eq(decoy_left, 1, "--cleanup removed a live testbed's namespace");
     cr_assert_eq(procs_cleanup, 0, "%d captures or agents survive --cleanup", procs_cleanup);
+    /* other dead testbeds' namespaces may be removed too: this run's are counted */
+    char mine[64];
+    snprintf(mine, sizeof mine, "removing namespace qrtb%ld-", pid);
     int removed = 0;
-    for (const char *s = out; (s = strstr(s, "removing namespace qrtb")); s++)
+    for (const char *s = out; (s = strstr(s, mine)); s++)
         removed++;
     cr_assert_eq(removed, 36, "--cleanup reported %d namespaces:\n%s", removed, out);
     cr_assert_null(strstr(out, live), "--cleanup removed a live testbed's namespace");
