@@ -39,6 +39,9 @@ static const cli_opt kOpts[] = {
     {"window", 0, CLI_VALUE, "T", "the SLA's time window (1ms)"},
     {"sla-drop", 0, CLI_VALUE, "P", "the SLA's drop rate: a window above it breaches it"},
     {"sla-p99", 0, CLI_VALUE, "T", "the SLA's round-trip p99: a window above it breaches it"},
+    {"bh-pair", 0, CLI_VALUE, "P", "black holes: a pair losing this share has the symptom (25%)"},
+    {"bh-tor", 0, CLI_VALUE, "P", "a ToR with this share of symptomatic servers is eligible (50%)"},
+    {"bh-pod", 0, CLI_VALUE, "P", "a podset with this share of symptomatic ToRs is eligible (50%)"},
     CLI_OPT_OUT("SCENARIO: the run folder (default: the scenario's [output] dir)"),
     {"no-figures", 0, CLI_FLAG, nullptr, "do not draw the figures"},
     CLI_OPT_QUIET,
@@ -69,7 +72,12 @@ static const cli_spec kSpec = {
     "least --ratio times the rest's and significant at --alpha over all places; set its\n"
     "probes aside and repeat. With planted gray or blackhole faults ([faults]) it is scored:\n"
     "a flagged place is right if one of the cables it points at is faulty; and the rule is\n"
-    "rerun on the first N probes to find how many it needed.\n",
+    "rerun on the first N probes to find how many it needed.\n\n"
+    "The black-hole rule (Pingmesh's section 5.1): a pair that lost at least --bh-pair of its\n"
+    "probes (and 3) has the symptom, and so do its two servers; a ToR whose servers have it in\n"
+    "at least --bh-tor, or a podset whose ToRs do in at least --bh-pod, is a candidate; the\n"
+    "one touching the most symptom pairs is flagged and its pairs explained; repeat. A tie\n"
+    "between two ToRs stops it (unknown). /blackholes holds every ToR and podset it tested.\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
@@ -210,11 +218,28 @@ PingmeshAnalyse(const std::string& dir,
                    : 0;
 }
 
-/* --window, --sla-drop and --sla-p99 into o. Returns -1, or the exit code of a usage error. */
+/* --window, --sla-drop, --sla-p99 and the black-hole shares into o. Returns -1, or the exit code
+ * of a usage error. */
 static int
 SlaOptions(const cli_args& a, qr_pingmesh_opts* o)
 {
     char err[QR_ERRBUF_SIZE];
+
+    struct
+    {
+        const char* name;
+        double* to;
+    } shares[] = {{"bh-pair", &o->bh_pair}, {"bh-tor", &o->bh_tor}, {"bh-pod", &o->bh_pod}};
+
+    for (const auto& sh : shares)
+    {
+        const char* v = cli_value(&a, sh.name);
+        if (v && (qr_parse_percent(v, sh.to, err) || !(*sh.to > 0 && *sh.to <= 1)))
+            return cli_usage_error("pingmesh",
+                                   "--%s: '%s' is not a percentage above 0, at most 100",
+                                   sh.name,
+                                   v);
+    }
     const char* w = cli_value(&a, "window");
     const char* d = cli_value(&a, "sla-drop");
     const char* p = cli_value(&a, "sla-p99");

@@ -92,6 +92,41 @@ static void print_sla(const qr_pingmesh_result *r, FILE *out)
         fprintf(out, "(no SLA given: --sla-drop P, --sla-p99 T count the windows above it)\n");
 }
 
+/* Pingmesh's black-hole rule: the ToRs and podsets the symptom touched, flagged first. */
+static void print_bholes(const qr_pingmesh_result *r, FILE *out)
+{
+    fprintf(out,
+            "\nblack holes (Pingmesh's ToR and podset rule): %u pair%s lost >= %.0f%% of their "
+            "probes (the symptom)\n",
+            r->bh_symptom_pairs, r->bh_symptom_pairs == 1 ? "" : "s", 100 * r->opts.bh_pair);
+    if (!r->n_bholes)
+        return;
+    fprintf(out, "%4s  %-6s %-10s %8s %12s %7s %6s", "flag", "kind", "place", "members",
+            "symptomatic", "score", "pairs");
+    if (r->has_truth)
+        fprintf(out, "  %s", "truth");
+    fputc('\n', out);
+    for (size_t i = 0; i < r->n_bholes && (i < 10 || r->bholes[i].flagged); i++) {
+        const qr_row_pm_bhole *b = &r->bholes[i];
+        char fl[8] = "";
+        if (b->flagged)
+            snprintf(fl, sizeof fl, "%u", b->flagged);
+        fprintf(out, "%4s  %-6s %-10s %8u %12u %6.0f%% %6u", fl, b->kind, b->name, b->members,
+                b->symptomatic, 100 * b->score, b->pairs);
+        if (r->has_truth)
+            fprintf(out, "  %s", b->faulty ? "FAULTY" : "");
+        fputc('\n', out);
+    }
+    fprintf(out,
+            "rule: a ToR whose servers have the symptom in >= %.0f%%, a podset whose ToRs do in "
+            ">= %.0f%%; the one touching the most symptom pairs is flagged, its pairs explained, "
+            "repeat%s\n",
+            100 * r->opts.bh_tor, 100 * r->opts.bh_pod,
+            r->bh_tied ? "; stopped at a tie: two places touch as many pairs, the probes cannot "
+                         "tell which (unknown)"
+                       : "");
+}
+
 void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
 {
     const qr_row_pm_summary *s = &r->summary;
@@ -164,5 +199,6 @@ void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
     } else
         fprintf(out, "; no faults planted, nothing to score");
     fputc('\n', out);
+    print_bholes(r, out);
     print_sla(r, out);
 }

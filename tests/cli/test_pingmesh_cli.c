@@ -109,6 +109,11 @@ Test(pingmesh_cli, the_planted_gray_cable)
     cr_assert_eq(qreplay("pingmesh scenarios/faults/gray-k4.ini -o %s/g", dir), 0, "%s", err);
     cr_assert(strstr(out, "pod 0") && strstr(out, "FAULTY"), "%s", out);
     cr_assert(strstr(out, "drop rate by rack pair"), "%s", out);
+    /* a gray cable drops a few probes of every pair: not Pingmesh's black-hole symptom */
+    const char *bh = strstr(out, "black holes (Pingmesh's");
+    cr_assert(bh, "%s", out);
+    cr_assert_null(strstr(bh, "\n   1  tor"), "%s", bh);
+    cr_assert_null(strstr(bh, "\n   1  podset"), "%s", bh);
     cr_assert(exists("%s/g/figures/pingmesh_heatmap.png", dir));
     cr_assert(exists("%s/g/figures/pingmesh_curve.png", dir));
     char run[512];
@@ -137,6 +142,30 @@ Test(pingmesh_cli, the_planted_gray_cable)
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(qreplay("pingmesh %s/bare --no-figures", dir), 0, "%s", err);
     cr_assert(strstr(out, "pod 0") && !strstr(out, "FAULTY"), "%s", out);
+}
+
+/* A ToR that drops every packet between some address pairs (scenarios/faults/blackhole-tor-k4.ini,
+ * its traffic shortened): Pingmesh's black-hole rule flags that ToR, right, first. */
+Test(pingmesh_cli, a_tor_black_hole)
+{
+    cr_assert_eq(qreplay("pingmesh scenarios/faults/blackhole-tor-k4.ini -o %s/bh --no-figures "
+                         "--set traffic.stop=15ms",
+                         dir),
+                 0, "%s", err);
+    cr_assert(strstr(out, "\n   1  tor    rack s2"), "%s", out);
+    char p[512];
+    snprintf(p, sizeof p, "%s/bh/pingmesh.h5", dir);
+    size_t n;
+    qr_row_pm_bhole *b = rows_of(p, "/blackholes", &qr_schema_pm_bhole, &n);
+    cr_assert_geq(n, 1);
+    cr_assert_str_eq(b[0].name, "rack s2");
+    cr_assert_eq(b[0].flagged, 1);
+    cr_assert_eq(b[0].faulty, 1);
+    for (size_t i = 1; i < n; i++)
+        cr_assert(!b[i].flagged || b[i].faulty, "%s flagged, not faulty", b[i].name);
+    qr_h5_rows_free(b);
+    cr_assert_eq(qreplay("pingmesh %s/bh --bh-tor 0 --no-figures", dir), 2);
+    cr_assert(strstr(err, "--bh-tor"), "%s", err);
 }
 
 Test(pingmesh_cli, bad_input_is_a_clear_error)

@@ -104,13 +104,14 @@ Test(fabric, every_host_reaches_every_other_over_every_multipath_choice)
 Test(fabric, faults_are_nftables_rules_and_shapers_on_the_right_interface)
 {
     char err[QR_ERRBUF_SIZE];
-    const char *sets[] = {"faults.gray=s8-s16 1%, h3>s1 0.1%", "faults.blackhole=s0>s8 25%",
+    const char *sets[] = {"faults.gray=s8-s16 1%, h3>s1 0.1%",
+                          "faults.blackhole=s0>s8 25%, s1:0 30% addresses",
                           "faults.rate=s9:2 5Mbps"};
     qr_fabric *f = plan(sets, 3, err);
     cr_assert(f, "%s", err);
     size_t n;
     const qr_fabric_fault *x = qr_fabric_faults(f, &n);
-    cr_assert_eq(n, 5);
+    cr_assert_eq(n, 6);
     const qr_topology *t = qr_fabric_topology(f);
     int gray = 0, hostlink = 0, bh = 0, rate = 0;
     for (size_t i = 0; i < n; i++) {
@@ -153,6 +154,12 @@ Test(fabric, faults_are_nftables_rules_and_shapers_on_the_right_interface)
                 cr_assert_eq(x[i].threshold, 10000);
                 cr_assert(strstr(set, "numgen random mod 1000000 < 10000"), "%s", set);
                 gray++;
+            } else if (x[i].by_addr) { /* the addresses alone: any protocol, any port */
+                cr_assert_eq(x[i].threshold, 300000);
+                cr_assert(strstr(set, "meta protocol ip jhash ip saddr . ip daddr mod 1000000"),
+                          "%s", set);
+                cr_assert_null(strstr(set, "sport"), "%s", set);
+                bh++;
             } else {
                 cr_assert_eq(x[i].threshold, 250000);
                 cr_assert(strstr(set, "jhash ip saddr . ip daddr . tcp sport . tcp dport"), "%s",
@@ -163,7 +170,7 @@ Test(fabric, faults_are_nftables_rules_and_shapers_on_the_right_interface)
     }
     cr_assert_eq(gray, 2, "s8-s16 is both directions");
     cr_assert_eq(hostlink, 1);
-    cr_assert_eq(bh, 1);
+    cr_assert_eq(bh, 2);
     cr_assert_eq(rate, 1);
     char set[64];
     cr_assert_eq(qr_fabric_nft_ruleset(f, 0, set, sizeof set), 0, "host 0 has no rule");

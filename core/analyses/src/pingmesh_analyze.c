@@ -310,6 +310,9 @@ void qr_pingmesh_opts_default(qr_pingmesh_opts *o)
     o->alpha = 0.001;
     o->ratio = 2;
     o->window_ns = 1000000;
+    o->bh_pair = 0.25;
+    o->bh_tor = 0.5;
+    o->bh_pod = 0.5;
 }
 
 int qr_pingmesh_opts_parse(qr_pingmesh_opts *o, const char *alpha, const char *ratio, char *errbuf)
@@ -710,6 +713,11 @@ int qr_pingmesh_run(const qr_probe_log *log, const qr_pingmesh_opts *o, qr_pingm
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto done;
     }
+    progress(o, "the black-hole rule");
+    if ((rc =
+             qr_pingmesh_blackholes(out->pairs, out->n_pairs, x->t, o, &out->bholes, &out->n_bholes,
+                                    &out->bh_symptom_pairs, &out->bh_tied, errbuf)))
+        goto done;
     progress(o, "the detection curve");
     if (curve(x, out)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -740,6 +748,9 @@ void qr_pingmesh_free(qr_pingmesh_result *r)
     free(r->sla);
     r->sla = NULL;
     r->n_sla = 0;
+    free(r->bholes);
+    r->bholes = NULL;
+    r->n_bholes = 0;
     ctx_free(r->ctx);
     r->ctx = NULL;
     r->pairs = NULL;
@@ -806,6 +817,13 @@ int qr_pingmesh_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_pm_summary, &r->summary, 1, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/sla", &qr_schema_pm_sla, r->sla, r->n_sla, errbuf));
     QRI_TRY(qr_h5_attr_i64(f, "/", "sla_window_ns", r->opts.window_ns, errbuf));
+    QRI_TRY(
+        qr_h5_write_rows(f, "/blackholes", &qr_schema_pm_bhole, r->bholes, r->n_bholes, errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/blackholes", "bh_pair", r->opts.bh_pair, errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/blackholes", "bh_tor", r->opts.bh_tor, errbuf));
+    QRI_TRY(qr_h5_attr_f64(f, "/blackholes", "bh_pod", r->opts.bh_pod, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/blackholes", "symptom_pairs", r->bh_symptom_pairs, errbuf));
+    QRI_TRY(qr_h5_attr_u64(f, "/blackholes", "tied", (uint64_t)r->bh_tied, errbuf));
     return qr_h5_commit(f, errbuf);
 fail:
     qr_h5_abort(f);

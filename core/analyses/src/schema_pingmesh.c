@@ -129,10 +129,20 @@ static const qr_h5_field pm_sla_fields[] = {
      "1: its drop rate or p99 above the SLA given (--sla-drop, --sla-p99)"}};
 const qr_h5_schema qr_schema_pm_sla = SCHEMA("pm_sla", qr_row_pm_sla, pm_sla_fields);
 
-const qr_h5_schema *const qr_schemas_pingmesh[] = {&qr_schema_pm_pair,
-                                                   &qr_schema_pm_rack,
-                                                   &qr_schema_pm_place,
-                                                   &qr_schema_pm_curve,
-                                                   &qr_schema_pm_summary,
-                                                   &qr_schema_pm_sla,
-                                                   NULL};
+static const qr_h5_field pm_bhole_fields[] = {
+    {"kind", QR_H5_STR, F(qr_row_pm_bhole, kind), 8, "tor or podset"},
+    {"name", QR_H5_STR, F(qr_row_pm_bhole, name), 24, "rack s3, pod 1"},
+    {"index", QR_H5_U32, F(qr_row_pm_bhole, index), 0, "edge switch (tor) or pod (podset)"},
+    {"members", QR_H5_U32, F(qr_row_pm_bhole, members), 0, "tor: servers; podset: ToRs"},
+    {"symptomatic", QR_H5_U32, F(qr_row_pm_bhole, symptomatic), 0,
+     "of them with the black-hole symptom"},
+    {"score", QR_H5_F64, F(qr_row_pm_bhole, score), 0, "symptomatic / members"},
+    {"pairs", QR_H5_U32, F(qr_row_pm_bhole, pairs), 0,
+     "symptom pairs it touched when tested (flagged: explained)"},
+    {"flagged", QR_H5_U32, F(qr_row_pm_bhole, flagged), 0, "order flagged, from 1; 0 not"},
+    {"faulty", QR_H5_U8, F(qr_row_pm_bhole, faulty), 0, "truth: one of its links is faulty"}};
+const qr_h5_schema qr_schema_pm_bhole = SCHEMA("pm_bhole", qr_row_pm_bhole, pm_bhole_fields);
+
+const qr_h5_schema *const qr_schemas_pingmesh[] = {
+    &qr_schema_pm_pair,    &qr_schema_pm_rack, &qr_schema_pm_place, &qr_schema_pm_curve,
+    &qr_schema_pm_summary, &qr_schema_pm_sla,  &qr_schema_pm_bhole, NULL};

@@ -228,6 +228,7 @@ static int plan_faults(qr_fabric *f, const qr_config *c, char *errbuf)
         double t = lf->share * 1e6 + 0.5;
         x->threshold = t < 1 ? 1 : t > 1e6 ? 1000000u : (uint32_t)t;
         x->hash_seed = (uint32_t)mix64(c->run.seed * 977 + i);
+        x->by_addr = lf->by_addr;
     }
     return 0;
 }
@@ -368,6 +369,10 @@ int qr_fabric_nft_ruleset(const qr_fabric *f, uint32_t ns, char *buf, size_t siz
         char draw[160];
         if (x->kind == QR_LINK_GRAY)
             snprintf(draw, sizeof draw, "meta protocol ip numgen random mod 1000000");
+        else if (x->by_addr) /* every packet between the pair, TCP or not */
+            snprintf(draw, sizeof draw,
+                     "meta protocol ip jhash ip saddr . ip daddr mod 1000000 seed 0x%08x",
+                     x->hash_seed);
         else
             snprintf(draw, sizeof draw,
                      "meta protocol ip jhash ip saddr . ip daddr . tcp sport . tcp dport mod "

@@ -27,17 +27,21 @@ static const char *const value_help[] = {"a drop probability such as 1% or 0.1%"
 /* One rule: LINK VALUE. */
 static int parse_rule(qr_link_fault_kind kind, char *text, size_t k, qr_link_fault *r, char *errbuf)
 {
-    char shown[128], *words[3];
+    char shown[128], *words[4];
     snprintf(shown, sizeof shown, "%s", text);
     size_t n = 0;
     char *save = NULL;
-    for (char *w = strtok_r(text, " \t", &save); w && n < 3; w = strtok_r(NULL, " \t", &save))
+    for (char *w = strtok_r(text, " \t", &save); w && n < 4; w = strtok_r(NULL, " \t", &save))
         words[n++] = w;
-    if (n != 2)
-        return qri_err(errbuf, QR_EVALUE, "rule %zu ('%s'): expected 'LINK VALUE', VALUE %s", k + 1,
-                       shown, value_help[kind]);
+    /* a blackhole may key on the addresses alone: LINK S addresses */
+    int by_addr = kind == QR_LINK_BLACKHOLE && n == 3 && !strcmp(words[2], "addresses");
+    if (n != 2 && !by_addr)
+        return qri_err(errbuf, QR_EVALUE, "rule %zu ('%s'): expected 'LINK VALUE'%s, VALUE %s",
+                       k + 1, shown, kind == QR_LINK_BLACKHOLE ? " or 'LINK VALUE addresses'" : "",
+                       value_help[kind]);
     memset(r, 0, sizeof *r);
     r->kind = kind;
+    r->by_addr = (uint8_t)by_addr;
     if (strlen(words[0]) >= sizeof r->link || !words[0][strcspn(words[0], ">-:")])
         return qri_err(errbuf, QR_EVALUE,
                        "rule %zu ('%s'): '%s' is not a link (A>B, A-B for both directions, or "
@@ -181,8 +185,12 @@ static int cross(qr_link_faults *f, size_t i, const qr_five_tuple *ft)
     int drop = 0;
     if (r->kind == QR_LINK_GRAY)
         drop = unit(qr_seed_derive(f->seed, "fault-gray", (uint64_t)i << 40 | c)) < r->share;
-    else if (r->kind == QR_LINK_BLACKHOLE)
-        drop = unit(qr_flow_hash(ft, 0xb1ac0000u ^ f->link[i])) < r->share;
+    else if (r->kind == QR_LINK_BLACKHOLE) {
+        qr_five_tuple key = *ft;
+        if (r->by_addr) /* the pair of addresses, whatever the ports and protocol */
+            key.src_port = key.dst_port = 0, key.proto = 0;
+        drop = unit(qr_flow_hash(&key, 0xb1ac0000u ^ f->link[i])) < r->share;
+    }
     f->dropped[i] += (uint64_t)drop;
     return drop;
 }

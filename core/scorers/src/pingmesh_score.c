@@ -86,6 +86,26 @@ static int attribute_losses(qr_pingmesh_result *r, const qr_truth *tr, const cha
     return QR_OK;
 }
 
+/* A black-hole row's truth: a ToR is right when one of its edge switch's links is faulty, a
+ * podset when one of its aggregation switches' links is. */
+static uint8_t bhole_faulty(const qr_pingmesh_result *r, const qr_row_pm_bhole *b,
+                            const uint8_t *faulty)
+{
+    const qr_topology *t = qr_pingmesh_topology(r);
+    uint32_t k = qr_topology_ports(t, 0), first, n;
+    if (!strcmp(b->kind, "tor"))
+        first = b->index, n = 1;
+    else if (qr_topology_switches(t) > 1)
+        first = k * k / 2 + b->index * (k / 2), n = k / 2;
+    else
+        return 0;
+    for (uint32_t sw = first; sw < first + n && sw < qr_topology_switches(t); sw++)
+        for (uint32_t port = 0; port < qr_topology_ports(t, sw); port++)
+            if (faulty[cable(t, qr_topology_port_link(t, sw, port))])
+                return 1;
+    return 0;
+}
+
 int qr_pingmesh_score(qr_pingmesh_result *r, const char *truth_path, char *errbuf)
 {
     const qr_topology *t = qr_pingmesh_topology(r);
@@ -139,6 +159,8 @@ int qr_pingmesh_score(qr_pingmesh_result *r, const char *truth_path, char *errbu
         if (p->flagged)
             flags[p->flagged - 1] = pl, nf = p->flagged > nf ? p->flagged : nf;
     }
+    for (size_t i = 0; i < r->n_bholes; i++)
+        r->bholes[i].faulty = bhole_faulty(r, &r->bholes[i], faulty);
     s.faulty = n_faulty;
     score_flags(r, flags, nf, faulty, cov, links, &s.right, &s.covered);
     s.precision = nf ? (double)s.right / (double)nf : NAN;

@@ -35,12 +35,15 @@ typedef struct qr_pingmesh_opts {
     int64_t window_ns;  /* the SLA's window (1 ms) */
     double sla_drop;    /* a window above this drop rate breaches the SLA (0: none given) */
     int64_t sla_p99_ns; /* a window whose p99 is above this breaches it (0: none given) */
+    double bh_pair;     /* black holes: a pair losing at least this share has the symptom (25%) */
+    double bh_tor;      /* a ToR whose servers have the symptom in this share is eligible (50%) */
+    double bh_pod;      /* a podset whose ToRs have it in this share is eligible (50%) */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_pingmesh_opts;
 
-/* Fill *o with the defaults: alpha 0.001, ratio 2, SLA windows of 1 ms and no SLA, no progress
- * callback. */
+/* Fill *o with the defaults: alpha 0.001, ratio 2, SLA windows of 1 ms and no SLA, black-hole
+ * shares 25%, 50% and 50%, no progress callback. */
 void qr_pingmesh_opts_default(qr_pingmesh_opts *o);
 
 /* Set the rule's options from their text (either may be NULL: unchanged): alpha a share in (0, 1)
@@ -65,6 +68,10 @@ typedef struct qr_pingmesh_result {
     qr_row_pm_summary summary;
     qr_row_pm_sla *sla; /* per level and window, level by level in time order */
     size_t n_sla;
+    qr_row_pm_bhole *bholes; /* the black-hole rule: flagged first, in flag order */
+    size_t n_bholes;
+    uint32_t bh_symptom_pairs;   /* pairs with the black-hole symptom */
+    int bh_tied;                 /* the rule stopped at a tie it cannot break */
     struct qr_pingmesh_ctx *ctx; /* the analysis's state, for the calls below; private */
 } qr_pingmesh_result;
 
@@ -100,7 +107,24 @@ int qr_pingmesh_sla(const qr_probe_log *log, const qr_topology *t, int64_t windo
                     double sla_drop, int64_t sla_p99_ns, qr_row_pm_sla **rows, size_t *n,
                     char *errbuf);
 
-/* pingmesh.h5: /pairs, /racks, /places, /curve, /summary, /sla and the scenario (s). */
+/* Pingmesh's black-hole rule (its section 5.1, as we read it) on the pairs' counts. A black hole
+ * drops every packet of some address pairs (a switch's corrupted entries), so a pair whose probes
+ * it drops loses most of them, whatever their ports: a pair that lost at least BH_MIN_LOST (3) of
+ * its probes and at least o->bh_pair of them has the symptom. A server has it when it is an end of
+ * such a pair; a ToR (an edge switch) is a candidate when the share of its probed servers with
+ * the symptom is at least o->bh_tor, a podset (the Leaf, aggregation, switches of a pod) when the
+ * share of its ToRs with a symptomatic server on a pair between racks is at least o->bh_pod. The
+ * candidate touching the most symptom pairs (at least 2; a ToR before its own podset) is flagged,
+ * those pairs are explained, and the rule runs again on the rest; two ToRs (or two podsets)
+ * touching as many stop it (*tied: the probes cannot tell them apart). Rows: every ToR and
+ * podset that touched a symptom pair, flagged first in order, each with its numbers when it was
+ * first tested (flagged: when it was flagged). Caller frees *rows. Returns 0 or QR_ENOMEM. */
+int qr_pingmesh_blackholes(const qr_row_pm_pair *pairs, size_t n_pairs, const qr_topology *t,
+                           const qr_pingmesh_opts *o, qr_row_pm_bhole **rows, size_t *n,
+                           uint32_t *symptom_pairs, int *tied, char *errbuf);
+
+/* pingmesh.h5: /pairs, /racks, /places, /curve, /summary, /sla, /blackholes and the scenario
+ * (s). */
 int qr_pingmesh_write(const char *path, const qr_scenario *s, const char *recording_id,
                       const qr_pingmesh_result *r, char *errbuf);
 

@@ -87,6 +87,21 @@ typedef struct qr_row_pm_sla {
 } qr_row_pm_sla;
 extern const qr_h5_schema qr_schema_pm_sla;
 
+/* pingmesh.h5: Pingmesh's black-hole rule (pingmesh_analyze.h), one row per ToR and podset that
+ * any black-hole symptom touches. */
+typedef struct qr_row_pm_bhole {
+    char kind[8]; /* tor, podset */
+    char name[24];
+    uint32_t index;       /* edge switch (tor) or pod (podset) */
+    uint32_t members;     /* tor: its servers; podset: its ToRs */
+    uint32_t symptomatic; /* of them with the symptom, when it was tested */
+    double score;         /* symptomatic / members */
+    uint32_t pairs;       /* symptom pairs it touched then (flagged: it explains them) */
+    uint32_t flagged;     /* order flagged, from 1; 0 not */
+    uint8_t faulty;       /* truth: one of its links is faulty */
+} qr_row_pm_bhole;
+extern const qr_h5_schema qr_schema_pm_bhole;
+
 /* Every table of the file, NULL-terminated. */
 extern const qr_h5_schema *const qr_schemas_pingmesh[];
 

@@ -91,6 +91,7 @@ typedef struct qr_fabric_fault {
     uint32_t group;     /* its netfilter log group (drop rules), from 1 */
     uint32_t threshold; /* drops when the draw mod 10^6 is below it */
     uint32_t hash_seed; /* blackhole: the hash's seed */
+    uint8_t by_addr;    /* blackhole: on the addresses alone (linkfault.h) */
     uint64_t rate_bps;  /* rate: the shaper's */
 } qr_fabric_fault;
 

@@ -8,7 +8,10 @@
  *  - gray = LINK P: the link silently drops each packet crossing it with probability P ("1%",
  *    "0.1%"), drawn from a stream seeded by [run] seed, so a run repeats exactly;
  *  - blackhole = LINK S: the link drops every packet of the flow directions whose 5-tuple hash
- *    falls in a share S of the hash space ("25%"), as a bad ECMP entry would;
+ *    falls in a share S of the hash space ("25%"), as a bad ECMP entry would; `LINK S addresses`
+ *    hashes the source and destination addresses alone, so every connection between a pair of
+ *    hosts is dropped whatever its ports, as Pingmesh's black holes (a switch's corrupted
+ *    entries for some address pairs) are;
  *  - delay = A-B D: the cable between A and B has D more propagation delay, both directions
  * ("50us");
  *  - rate = LINK R: the link transmits at R instead of [links] rate ("1Gbps").
@@ -64,6 +67,7 @@ typedef struct qr_link_fault {
     double share;      /* gray: drop probability; blackhole: share of the hash space (0, 1] */
     int64_t delay_ns;  /* delay: extra propagation delay (> 0) */
     uint64_t rate_bps; /* rate: the degraded rate (> 0) */
+    uint8_t by_addr;   /* blackhole: keyed on the addresses alone ("addresses") */
 } qr_link_fault;
 
 /* Parse the text of one [faults] key (kind) into rules[0..*n). Checks syntax only (the link's
