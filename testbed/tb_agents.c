@@ -296,7 +296,7 @@ static int start_agents(struct tb *t, const tb_run *run, const char *self, const
     snprintf(gcount, sizeof gcount, "%d", run->conf->everflow.guided);
     if (run->pingmesh) {
         snprintf(pi, sizeof pi, "%" PRId64, run->conf->pingmesh.interval_ns);
-        snprintf(pt, sizeof pt, "%" PRId64, qr_pingmesh_timeout(run->pingmesh));
+        snprintf(pt, sizeof pt, "%" PRId64, qr_pingmesh_wait(run->pingmesh));
         snprintf(pe, sizeof pe, "%" PRId64, qr_pingmesh_end(run->pingmesh));
     }
     int rc = 0;
@@ -347,14 +347,17 @@ static void drain_all(struct tb *t, struct agent_ctx *ac, int ag_first)
     }
 }
 
-/* The run until every flow ended at both ends, or the scenario's stop: [traffic] stop ends the
- * traffic here as it ends the runtime's simulation. Returns 0, or the exit status after a
- * process stopped. */
+/* The run until every flow ended at both ends and Pingmesh's probing ([pingmesh] duration) is
+ * over with its last probes' wait, or the scenario's stop: [traffic] stop ends the traffic here
+ * as it ends the runtime's simulation. Returns 0, or the exit status after a process stopped. */
 static int watch_agents(struct tb *t, tb_run *run, struct agent_ctx *ac, int ag_first,
                         cli_progress *prog)
 {
-    int64_t t0 = run->t0_ns, deadline = t0 + run->conf->traffic.stop_ns;
-    while (!cli_signal && ac->done < run->n_flows && tbi_now_real() < deadline) {
+    int64_t t0 = run->t0_ns, deadline = t0 + run->conf->traffic.stop_ns, probing = t0;
+    if (run->pingmesh && qr_pingmesh_end(run->pingmesh) > 0)
+        probing = t0 + qr_pingmesh_end(run->pingmesh) + qr_pingmesh_wait(run->pingmesh);
+    while (!cli_signal && (ac->done < run->n_flows || tbi_now_real() < probing) &&
+           tbi_now_real() < deadline) {
         struct pollfd pf[MAX_PROCS];
         int np = 0;
         for (int i = 0; i < t->n_p; i++)
@@ -443,6 +446,7 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
     if (!rc && !cli_signal && ac.done < run->n_flows) {
         /* stopped at [traffic] stop: the agents reset what is still open, now */
         run->stopped = 1;
+        run->agents_stop_ns = tbi_now_real();
         stop_agents(t, ag_first, ag_last);
     }
     /* let the queues drain and the captures' buffers reach their files */
@@ -452,8 +456,10 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
     }
     if (!rc && !cli_signal && run->sweep_drops)
         rc = sweep_counters(t, run);
-    if (!run->stopped)
+    if (!run->stopped) {
+        run->agents_stop_ns = tbi_now_real();
         stop_agents(t, ag_first, ag_last);
+    }
     for (int i = ag_first; i < ag_last; i++) { /* their last lines: the pings still open at
                                                    the stop, the guided probes they sent */
         ac.host = (uint32_t)(i - ag_first);

@@ -102,6 +102,7 @@ typedef struct tb_run {
     int64_t t0_ns;    /* the common start, CLOCK_REALTIME */
     double traffic_s; /* from the start to the last flow's end */
     int stopped;      /* [traffic] stop came before every flow ended: the agents reset the rest */
+    int64_t agents_stop_ns;   /* when the agents were told to stop, CLOCK_REALTIME */
     char recorder_said[2048]; /* with record: what the recorder wrote to stderr (its last 2 KB) */
     /* the corrector: TCP packets it looked at, dropped, and of connections whose SYN it did not
      * see */

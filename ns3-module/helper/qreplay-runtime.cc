@@ -216,7 +216,8 @@ QreplayRuntime::InstallAgents()
     const qr_config* c = m_cfg;
     uint32_t hosts = qr_config_hosts(c);
     // Pingmesh agents, when [pingmesh] interval asks for them
-    if (qr_pingmesh_create(&m_pingmesh, c, m_net->GetTopology(), err))
+    if (qr_pingmesh_check_udp(c, err) ||
+        qr_pingmesh_create(&m_pingmesh, c, m_net->GetTopology(), err))
         throw std::runtime_error(err);
     if (m_pingmesh)
     {

@@ -42,6 +42,7 @@ static const cli_opt kOpts[] = {
     {"bh-pair", 0, CLI_VALUE, "P", "black holes: a pair losing this share has the symptom (25%)"},
     {"bh-tor", 0, CLI_VALUE, "P", "a ToR with this share of symptomatic servers is eligible (50%)"},
     {"bh-pod", 0, CLI_VALUE, "P", "a podset with this share of symptomatic ToRs is eligible (50%)"},
+    {"syn-rto", 0, CLI_VALUE, "T", "the kernel's first SYN timeout, doubling after (1s: Linux)"},
     CLI_OPT_OUT("SCENARIO: the run folder (default: the scenario's [output] dir)"),
     {"no-figures", 0, CLI_FLAG, nullptr, "do not draw the figures"},
     CLI_OPT_QUIET,
@@ -77,7 +78,11 @@ static const cli_spec kSpec = {
     "probes (and 3) has the symptom, and so do its two servers; a ToR whose servers have it in\n"
     "at least --bh-tor, or a podset whose ToRs do in at least --bh-pod, is a candidate; the\n"
     "one touching the most symptom pairs is flagged and its pairs explained; repeat. A tie\n"
-    "between two ToRs stops it (unknown). /blackholes holds every ToR and podset it tested.\n",
+    "between two ToRs stops it (unknown). /blackholes holds every ToR and podset it tested.\n\n"
+    "Drops from connect times (Pingmesh's own measure): on the testbed the probes are TCP\n"
+    "connects; with [pingmesh] connect_wait (3500ms) the agents wait for them, and a connect\n"
+    "whose SYN or SYN-ACK was lost takes the kernel's SYN timeout (--syn-rto, 1s on Linux, then\n"
+    "doubling). The share of connects that took one is the drop rate, beside the direct count.\n",
     kOpts,
     sizeof kOpts / sizeof kOpts[0],
     1,
@@ -251,6 +256,9 @@ SlaOptions(const cli_args& a, qr_pingmesh_opts* o)
                                d);
     if (p && (qr_parse_time_ns(p, &o->sla_p99_ns, err) || o->sla_p99_ns <= 0))
         return cli_usage_error("pingmesh", "--sla-p99: '%s' is not a duration above 0 (500us)", p);
+    const char* rto = cli_value(&a, "syn-rto");
+    if (rto && (qr_parse_time_ns(rto, &o->syn_rto_ns, err) || o->syn_rto_ns <= 0))
+        return cli_usage_error("pingmesh", "--syn-rto: '%s' is not a duration above 0 (1s)", rto);
     return -1;
 }
 

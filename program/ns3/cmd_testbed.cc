@@ -573,7 +573,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                           run.own_taken,
                           run.pingmesh != nullptr,
                           run.pings,
-                          run.n_pings};
+                          run.n_pings,
+                          run.agents_stop_ns};
     qr_fabric_truth_report r{};
     char err[QR_ERRBUF_SIZE];
     if (qr_fabric_truth(&in, &r, err))

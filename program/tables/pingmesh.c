@@ -127,6 +127,36 @@ static void print_bholes(const qr_pingmesh_result *r, FILE *out)
                        : "");
 }
 
+/* Pingmesh's drop rate from connect times, beside the direct count. */
+static void print_connects(const qr_row_pm_summary *s, int truth, FILE *out)
+{
+    char w[32], rto[32];
+    qr_format_time(s->connect_wait_ns, w, sizeof w);
+    qr_format_time(s->syn_rto_ns, rto, sizeof rto);
+    if (isnan(s->connect_drop_rate)) {
+        fprintf(out,
+                "connects not timed: the agents waited %s, less than a SYN timeout (%s), so no "
+                "drop rate from connect times (the testbed's [pingmesh] connect_wait)\n",
+                w, rto);
+        return;
+    }
+    fprintf(out,
+            "connects %llu waited for up to %s: %llu took a SYN timeout of %s or more, %llu never "
+            "completed -> Pingmesh's drop rate %.3f%% (%llu SYN timeouts, %.3f%% of handshake "
+            "attempts)",
+            (unsigned long long)s->connect_scored, w, (unsigned long long)s->connect_slow, rto,
+            (unsigned long long)s->connect_failed, 100 * s->connect_drop_rate,
+            (unsigned long long)s->syn_timeouts,
+            100 * (isnan(s->syn_drop_rate) ? 0 : s->syn_drop_rate));
+    if (truth)
+        fprintf(out,
+                "; truth: %llu right, %llu first handshakes lost but not slow, %llu slow "
+                "without a loss",
+                (unsigned long long)s->connect_right, (unsigned long long)s->connect_missed,
+                (unsigned long long)s->connect_false);
+    fputc('\n', out);
+}
+
 void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
 {
     const qr_row_pm_summary *s = &r->summary;
@@ -140,6 +170,7 @@ void cli_print_pingmesh(const qr_pingmesh_result *r, FILE *out)
     fprintf(out, "; truth: %llu to faults, %llu to full buffers, %llu in NIC queues\n",
             (unsigned long long)s->fault_lost, (unsigned long long)s->congestion_lost,
             (unsigned long long)s->host_lost);
+    print_connects(s, r->has_truth, out);
     fprintf(out,
             "load     %.3f MB of probes and answers, %.4f%% of all bytes sent; the busiest host "
             "sends %.2f Mbit/s of them (%.4f%% of its link)\n\n",

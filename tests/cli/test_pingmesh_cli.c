@@ -190,6 +190,14 @@ Test(pingmesh_cli, bad_input_is_a_clear_error)
     cr_assert(strstr(err, "--sla-drop"), "%s", err);
     cr_assert_eq(qreplay("pingmesh %s/plain --sla-p99 fast", dir), 2);
     cr_assert(strstr(err, "--sla-p99"), "%s", err);
+    cr_assert_eq(qreplay("pingmesh %s/plain --syn-rto 0", dir), 2);
+    cr_assert(strstr(err, "--syn-rto"), "%s", err);
+    /* the runtime's probes are UDP: no kernel resends them, no connect to wait for */
+    cr_assert_eq(qreplay("pingmesh scenarios/faults/gray-k4.ini --set pingmesh.connect_wait=3500ms "
+                         "-o %s/cw --no-figures",
+                         dir),
+                 1);
+    cr_assert(strstr(err, "connect_wait") && strstr(err, "testbed"), "%s", err);
     cr_assert_eq(
         qreplay("pingmesh scenarios/single-switch.ini --set pingmesh.size=20B -o %s/y", dir), 1);
     cr_assert(strstr(err, "pingmesh.size") && strstr(err, "28B"), "%s", err);

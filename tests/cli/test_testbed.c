@@ -16,6 +16,7 @@
 #include "qreplay/krecord.h"
 #include "qreplay/schema.h"
 #include "qreplay/schema_hoptrace.h"
+#include "qreplay/schema_pingmesh.h"
 #include "qreplay/topology.h"
 
 #include "harness.h"
@@ -384,8 +385,8 @@ static void need_fabric(void)
 }
 
 /* DIR/ft.ini: a k=4 fat tree at 20 Mbps with these flows (DIR/flows.csv rows), the [faults] and
- * [traceroute] lines given, and Pingmesh's agents. */
-static void write_fat_tree(const char *flows, const char *faults)
+ * [traceroute] lines given, and Pingmesh's agents with the [pingmesh] lines given. */
+static void write_fat_tree(const char *flows, const char *faults, const char *pingmesh)
 {
     char p[512];
     snprintf(p, sizeof p, "%s/flows.csv", dir);
@@ -401,8 +402,8 @@ static void write_fat_tree(const char *flows, const char *faults)
             "[buffer]\nsize = 200KB\npolicy = static\n[traffic]\npattern = flows\n"
             "flows = flows.csv\nstop = 20s\n[tcp]\nmin_rto = 50ms\ndelack_timeout = 40ms\n"
             "[clock]\nmax_offset = 0\n[sampling]\nth = 0\n[faults]\n%s"
-            "[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n",
-            faults);
+            "[pingmesh]\ninterval = 200ms\ntimeout = 300ms\n%s",
+            faults, pingmesh);
     fclose(f);
 }
 
@@ -421,7 +422,9 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
                    "2,10,200KB,0\n6,1,200KB,0\n9,7,200KB,0\n13,2,200KB,0\n11,4,200KB,0\n"
                    "15,8,200KB,0\n",
                    "gray = s0>h0 3%, h3>s1 5%\n[traceroute]\nper_connection = 2\n"
-                   "[everflow]\nguided = 40\n");
+                   "[everflow]\nguided = 40\n",
+                   /* probing for 6 s, each connect waited for (Pingmesh's connect times) */
+                   "duration = 6s\nconnect_wait = 3500ms\n");
     char p[512];
     FILE *f;
     int before = count_netns("qrtb");
@@ -639,9 +642,12 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
                  e);
     cr_assert_gt(np, 100);
     for (size_t i = 0; i < np; i++) {
-        cr_assert(pv[i].rtt_ns == -1 || (pv[i].rtt_ns > 0 && pv[i].rtt_ns <= 300000000),
+        /* each connect waited for up to 3.5 s ([pingmesh] connect_wait) */
+        cr_assert(pv[i].rtt_ns == -1 || (pv[i].rtt_ns > 0 && pv[i].rtt_ns <= 3500000000),
                   "probe %zu: rtt %lld", i, (long long)pv[i].rtt_ns);
-        if (pv[i].rtt_ns == -1 && pv[i].lost_in && pv[i].drop_reason == 4)
+        int lost = pv[i].rtt_ns == -1 || pv[i].rtt_ns > 300000000;
+        cr_assert(lost || !pv[i].lost_in, "probe %zu answered in time, lost in the truth", i);
+        if (lost && pv[i].lost_in && pv[i].drop_reason == 4)
             cr_assert(pv[i].drop_sw <= 1, "probe %zu: a fault drop at s%u", i, pv[i].drop_sw);
     }
     qr_h5_rows_free(pv);
@@ -665,6 +671,21 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     rc = qreplay("pingmesh %s/run", dir);
     cr_assert_eq(rc, 0, "%s%s", out, err);
     cr_assert(strstr(out, "precision"), "%s", out);
+    /* Pingmesh's drop rate from connect times: the run lasted until every connect was resolved
+     * (probing's 6 s and the 3.5 s wait); a connect is slow (a SYN timeout of Linux's 1 s) exactly
+     * when the truth saw its first SYN or SYN-ACK dropped, by a fault or a queue */
+    snprintf(p, sizeof p, "%s/run/pingmesh.h5", dir);
+    size_t nsum;
+    qr_row_pm_summary *ps = rows_of(p, "/summary", &qr_schema_pm_summary, &nsum);
+    cr_assert_eq(nsum, 1);
+    cr_assert_eq(ps->connect_scored, ps->sent, "every connect resolved");
+    cr_assert_gt(ps->connect_slow, 0, "the gray links dropped no handshake");
+    cr_assert_eq(ps->connect_right, ps->connect_slow, "%llu slow connects without a loss",
+                 (unsigned long long)ps->connect_false);
+    cr_assert_eq(ps->connect_missed, 0, "a lost handshake whose connect was not slow");
+    cr_assert_float_eq(ps->connect_drop_rate, (double)ps->connect_slow / (double)ps->connect_scored,
+                       1e-12);
+    qr_h5_rows_free(ps);
 
     /* Everflow on the switches' mirrored copies (the truth's arrival log) and their counters: a
      * trace that stops where no counter moved is a silent drop, and every one is a fault's */
@@ -775,7 +796,7 @@ Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
     need_fabric();
     /* 10 s of traffic at 20 Mbps: the signal comes during it */
     write_fat_tree("4,0,25MB,0\n9,3,25MB,0\n14,6,25MB,0\n",
-                   "gray = s8-s16 1%\n[traceroute]\nper_connection = 1\n");
+                   "gray = s8-s16 1%\n[traceroute]\nper_connection = 1\n", "");
     char p[512];
     snprintf(p, sizeof p, "%s/ft.ini", dir);
     char run[512], cmd[1200];

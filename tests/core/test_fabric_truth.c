@@ -400,7 +400,7 @@ static int truth(run *r, qr_fabric_truth_report *rep, char *err)
     snprintf(rec, sizeof rec, "%s/rec", dir);
     snprintf(cap, sizeof cap, "%s/cap", dir);
     static const uint64_t none[64] = {0};
-    qr_fabric_truth_in in = {rec, cap, r->fab, r->qdisc, none, none, none, 0, NULL, 0};
+    qr_fabric_truth_in in = {rec, cap, r->fab, r->qdisc, none, none, none, 0, NULL, 0, 0};
     memset(rep, 0, sizeof *rep);
     return qr_fabric_truth(&in, rep, err);
 }

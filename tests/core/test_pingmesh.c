@@ -486,3 +486,54 @@ Test(pingmesh, rule_options_parse_or_say_which_is_wrong)
     cr_assert_eq(qr_pingmesh_opts_parse(&o, "0.1", "2e7", err), QR_EVALUE);
     cr_assert_float_eq(o.alpha, 0.005, 1e-15, "a refused pair changes nothing");
 }
+
+/* Pingmesh's drop rate from connect times: a connect after k lost handshakes waits rto (2^k - 1)
+ * more than its round trip, for every k and every round trip up to rto / 8; one that never
+ * completes shows the timeouts that fit in the wait. */
+Test(pingmesh, connect_times_count_syn_timeouts)
+{
+    const int64_t rto = 1000000000;
+    int failed;
+    for (uint32_t k = 0; k < 6; k++)
+        for (int64_t base = 0; base < rto / 8; base += rto / 997) {
+            int64_t rtt = rto * ((INT64_C(1) << k) - 1) + base;
+            cr_assert_eq(qr_pingmesh_syn_timeouts(rtt, 100 * rto, rto, &failed), k, "rtt %lld",
+                         (long long)rtt);
+            cr_assert_not(failed);
+        }
+    cr_assert_eq(qr_pingmesh_syn_timeouts(-1, 3500000000, rto, &failed), 2);
+    cr_assert(failed);
+    cr_assert_eq(qr_pingmesh_syn_timeouts(-1, 900000000, rto, &failed), 0, "no timeout fits");
+    /* Windows' 3 s: Pingmesh's 3 s and 9 s connects */
+    cr_assert_eq(qr_pingmesh_syn_timeouts(3000200000, 20 * rto, 3 * rto, &failed), 1);
+    cr_assert_eq(qr_pingmesh_syn_timeouts(9000200000, 20 * rto, 3 * rto, &failed), 2);
+
+    /* a log: 10 connects resolved within a 3.5 s wait (4 fast, 3 after one SYN timeout, 1 after
+     * two, 2 never), 1 sent too late to tell */
+    qr_scenario *s = scenario("timeout = 2ms\nconnect_wait = 3500ms\n");
+    qr_row_probe_obs pr[11];
+    int64_t rtts[11] = {300000,     400000,     500000, 600000, 1000300000, 1000400000,
+                        1200000000, 3000500000, -1,     -1,     300000};
+    for (int i = 0; i < 11; i++)
+        pr[i] = (qr_row_probe_obs){(uint32_t)i, 0, 0, 1, 0, i < 10 ? i * 1000000 : 9000000000,
+                                   rtts[i],     1};
+    qr_probe_log log = {.scenario = s, .sim_end_ns = 10000000000, .probes = pr, .n_probes = 11};
+    qr_row_pm_summary sum;
+    memset(&sum, 0, sizeof sum);
+    qr_pingmesh_connects(&log, rto, &sum);
+    cr_assert_eq(sum.connect_wait_ns, 3500000000);
+    cr_assert_eq(sum.connect_scored, 10);
+    cr_assert_eq(sum.connect_failed, 2);
+    cr_assert_eq(sum.connect_slow, 6);
+    cr_assert_eq(sum.syn_timeouts, 3 + 2 + 2 * 2);
+    cr_assert_float_eq(sum.connect_drop_rate, 0.6, 1e-12);
+    cr_assert_float_eq(sum.syn_drop_rate, 9.0 / (9 + 8), 1e-12);
+    qr_scenario_destroy(s);
+    /* the agents gave up at the timeout: nothing to tell from connect times */
+    s = scenario("timeout = 2ms\n");
+    log.scenario = s;
+    qr_pingmesh_connects(&log, rto, &sum);
+    cr_assert(isnan(sum.connect_drop_rate));
+    cr_assert_eq(sum.connect_scored, 0);
+    qr_scenario_destroy(s);
+}

@@ -45,7 +45,8 @@ static uint64_t rnd_next(uint64_t *x)
 
 /* Does a packet of ft from host `from` survive its path (the runtime's own fault decision at each
  * switch it leaves, the sender's uplink included)? */
-static int survives(const qr_topology *t, qr_link_faults *lf, uint32_t from, const qr_five_tuple *ft)
+static int survives(const qr_topology *t, qr_link_faults *lf, uint32_t from,
+                    const qr_five_tuple *ft)
 {
     uint32_t links[8];
     size_t n;
@@ -249,9 +250,9 @@ Test(bhole, address_rules_parse_and_others_are_refused)
     qr_link_fault r[4];
     size_t n;
     char err[QR_ERRBUF_SIZE];
-    cr_assert_eq(qr_link_fault_rules_parse(QR_LINK_BLACKHOLE, "s0:1 30% addresses, s1>s9 5%", r,
-                                           4, &n, err),
-                 QR_OK, "%s", err);
+    cr_assert_eq(
+        qr_link_fault_rules_parse(QR_LINK_BLACKHOLE, "s0:1 30% addresses, s1>s9 5%", r, 4, &n, err),
+        QR_OK, "%s", err);
     cr_assert_eq(n, 2);
     cr_assert_eq(r[0].by_addr, 1);
     cr_assert_eq(r[1].by_addr, 0);

@@ -83,7 +83,7 @@ struct qr_pingmesh {
     qr_probe_pair *pairs;
     size_t n_pairs;
     int64_t *phase;
-    int64_t interval, timeout, end;
+    int64_t interval, timeout, wait, end;
     uint32_t size;
     uint32_t *next_port; /* per host */
     struct probe *p;
@@ -150,6 +150,7 @@ int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology 
     }
     pm->interval = c->pingmesh.interval_ns;
     pm->timeout = c->pingmesh.timeout_ns;
+    pm->wait = c->pingmesh.connect_wait_ns;
     pm->end = c->pingmesh.duration_ns > 0 ? c->pingmesh.duration_ns : -1;
     pm->size = (uint32_t)c->pingmesh.size_bytes;
     for (size_t i = 0; i < pm->n_pairs; i++)
@@ -191,6 +192,21 @@ uint32_t qr_pingmesh_size(const qr_pingmesh *pm)
 int64_t qr_pingmesh_timeout(const qr_pingmesh *pm)
 {
     return pm->timeout;
+}
+
+int64_t qr_pingmesh_wait(const qr_pingmesh *pm)
+{
+    return pm->wait > pm->timeout ? pm->wait : pm->timeout;
+}
+
+int qr_pingmesh_check_udp(const qr_config *c, char *errbuf)
+{
+    if (c->pingmesh.interval_ns > 0 && c->pingmesh.connect_wait_ns > 0)
+        return qri_err(errbuf, QR_EVALUE,
+                       "[pingmesh] connect_wait: the runtime's probes are UDP packets that "
+                       "nothing resends; waiting for TCP connects (and Pingmesh's drop rate from "
+                       "their times) is the testbed's (qreplay testbed)");
+    return QR_OK;
 }
 
 int64_t qr_pingmesh_end(const qr_pingmesh *pm)

@@ -313,6 +313,7 @@ void qr_pingmesh_opts_default(qr_pingmesh_opts *o)
     o->bh_pair = 0.25;
     o->bh_tor = 0.5;
     o->bh_pod = 0.5;
+    o->syn_rto_ns = 1000000000;
 }
 
 int qr_pingmesh_opts_parse(qr_pingmesh_opts *o, const char *alpha, const char *ratio, char *errbuf)
@@ -708,6 +709,7 @@ int qr_pingmesh_run(const qr_probe_log *log, const qr_pingmesh_opts *o, qr_pingm
     if ((rc = count_probes(x, log, out, kv, &nkv, errbuf)))
         goto done;
     matrices(x, out, kv, nkv, sorted, p50, p99);
+    qr_pingmesh_connects(log, o->syn_rto_ns, &out->summary);
     progress(o, "running the detection rule");
     if (places(x, out, first)) {
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");

@@ -112,8 +112,8 @@ static int cmp_bhole(const void *a, const void *b)
  * symptom pair); the eligible one touching the most unexplained symptom pairs, a ToR before its
  * own podset; *tied set when another ToR (or podset) touches as many. Returns its row, or
  * (size_t)-1. */
-static size_t best_candidate(bh *b, const qr_topology *t, const qr_pingmesh_opts *o,
-                             uint32_t hosts, int *tied)
+static size_t best_candidate(bh *b, const qr_topology *t, const qr_pingmesh_opts *o, uint32_t hosts,
+                             int *tied)
 {
     size_t n_rows = (size_t)b->racks + (b->pods > 1 ? b->pods : 0), best = (size_t)-1;
     *tied = 0;

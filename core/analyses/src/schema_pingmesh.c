@@ -110,7 +110,29 @@ static const qr_h5_field pm_summary_fields[] = {
     {"host_probe_bps_max", QR_H5_F64, F(qr_row_pm_summary, host_probe_bps_max), 0,
      "the busiest host's probe bits/s (requests and answers it sends)"},
     {"link_share_max", QR_H5_F64, F(qr_row_pm_summary, link_share_max), 0,
-     "that over [links] rate"}};
+     "that over [links] rate"},
+    {"connect_wait_ns", QR_H5_I64, F(qr_row_pm_summary, connect_wait_ns), 0,
+     "ns the agents waited for a connect ([pingmesh] connect_wait; 0: the timeout)"},
+    {"syn_rto_ns", QR_H5_I64, F(qr_row_pm_summary, syn_rto_ns), 0,
+     "ns: the kernel's first SYN timeout assumed (--syn-rto)"},
+    {"connect_scored", QR_H5_U64, F(qr_row_pm_summary, connect_scored), 0,
+     "connects sent a wait before the end"},
+    {"connect_slow", QR_H5_U64, F(qr_row_pm_summary, connect_slow), 0,
+     "of them that took at least one SYN timeout, or never completed"},
+    {"connect_failed", QR_H5_U64, F(qr_row_pm_summary, connect_failed), 0,
+     "of them not completed within the wait"},
+    {"syn_timeouts", QR_H5_U64, F(qr_row_pm_summary, syn_timeouts), 0,
+     "SYN timeouts their times show (a failed one: those within the wait)"},
+    {"connect_drop_rate", QR_H5_F64, F(qr_row_pm_summary, connect_drop_rate), 0,
+     "Pingmesh's: connect_slow / connect_scored (NaN: not measured)"},
+    {"syn_drop_rate", QR_H5_F64, F(qr_row_pm_summary, syn_drop_rate), 0,
+     "lost handshakes per attempt: syn_timeouts / (syn_timeouts + completed)"},
+    {"connect_right", QR_H5_U64, F(qr_row_pm_summary, connect_right), 0,
+     "truth: slow connects whose first SYN or SYN-ACK was dropped"},
+    {"connect_missed", QR_H5_U64, F(qr_row_pm_summary, connect_missed), 0,
+     "truth: connects whose first SYN or SYN-ACK was dropped, not slow"},
+    {"connect_false", QR_H5_U64, F(qr_row_pm_summary, connect_false), 0,
+     "truth: slow connects whose first SYN and SYN-ACK arrived"}};
 const qr_h5_schema qr_schema_pm_summary =
     SCHEMA("pm_summary", qr_row_pm_summary, pm_summary_fields);
 

@@ -176,6 +176,10 @@ static const struct keydef schema[] = {
      "probe and answer IP packet size (UDP; 28 B of headers)"},
     {"pingmesh", "timeout", KT_TIME, OFF(pingmesh.timeout_ns), "2ms", 1, 1e12, NULL,
      "a probe not answered within this is lost"},
+    {"pingmesh", "connect_wait", KT_TIME, OFF(pingmesh.connect_wait_ns), "0", 0, 1e12, NULL,
+     "testbed: how long an agent waits for a probe's TCP connect (0: the timeout); a connect "
+     "whose SYN or SYN-ACK was lost completes after the kernel's SYN timeout (Linux: 1 s, then "
+     "doubling), so 3500ms measures Pingmesh's drop rate from connect times"},
     {"pingmesh", "duration", KT_TIME, OFF(pingmesh.duration_ns), "0", 0, 1e15, NULL,
      "probing stops after this and the run lasts at least this long (0: probe while the traffic "
      "runs)"},

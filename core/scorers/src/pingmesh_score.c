@@ -45,6 +45,20 @@ static void score_flags(const qr_pingmesh_result *r, const uint32_t *places, siz
         *right += bad_suspects(r, places[i], faulty, cov, covered) > 0;
 }
 
+/* A connect resolved within the wait, graded: slow (a SYN timeout or never completed) against the
+ * truth's first SYN or SYN-ACK dropped (lost_in: where the first attempt died). */
+static void connect_truth(const qr_row_probe *p, int64_t end_ns, qr_row_pm_summary *s)
+{
+    if (isnan(s->connect_drop_rate) || p->sent_ns + s->connect_wait_ns > end_ns)
+        return;
+    int failed;
+    uint32_t k = qr_pingmesh_syn_timeouts(p->rtt_ns, s->connect_wait_ns, s->syn_rto_ns, &failed);
+    int slow = failed || k > 0, dropped = p->lost_in != 0;
+    s->connect_right += (uint64_t)(slow && dropped);
+    s->connect_missed += (uint64_t)(!slow && dropped);
+    s->connect_false += (uint64_t)(slow && !dropped);
+}
+
 /* Where the truth says each scored lost probe died, per pair and in all. */
 static int attribute_losses(qr_pingmesh_result *r, const qr_truth *tr, const char *path,
                             qr_row_pm_pair *pairs, qr_row_pm_summary *s, char *errbuf)
@@ -66,6 +80,7 @@ static int attribute_losses(qr_pingmesh_result *r, const qr_truth *tr, const cha
                            "%s: /probes row %zu: lost at switch %u port %u, which the topology "
                            "does not have",
                            path, i + 1, p->drop_sw, p->drop_port);
+        connect_truth(p, tr->sim_end_ns, s);
         if (p->sent_ns + timeout > tr->sim_end_ns)
             continue; /* not scored: no answer could have come back */
         int lost = !(p->rtt_ns >= 0 && p->rtt_ns <= timeout);
@@ -147,6 +162,7 @@ int qr_pingmesh_score(qr_pingmesh_result *r, const char *truth_path, char *errbu
     for (size_t q = 0; q < r->n_pairs; q++)
         pairs[q].fault_lost = pairs[q].congestion_lost = 0;
     s.host_lost = s.fault_lost = s.congestion_lost = 0;
+    s.connect_right = s.connect_missed = s.connect_false = 0;
     if ((rc = attribute_losses(r, &tr, truth_path, pairs, &s, errbuf)))
         goto done;
     /* from here on nothing fails: r changes */

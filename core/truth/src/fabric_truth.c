@@ -1258,13 +1258,18 @@ static int ft_pings(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_
     for (size_t i = 0; i < in->n_pings; i++) /* the run lasts as long as its agents probed */
         if (in->pings[i].sent_ns - s->conns.base > o->end_ns)
             o->end_ns = in->pings[i].sent_ns - s->conns.base;
+    if (in->n_pings && in->agents_stop_ns - s->conns.base > o->end_ns) /* and waited */
+        o->end_ns = in->agents_stop_ns - s->conns.base;
     if (in->n_pings && !(o->pings = malloc(in->n_pings * sizeof *o->pings)))
         return QR_ENOMEM;
     for (size_t i = 0; i < in->n_pings; i++) {
         o->pings[i] = in->pings[i];
         o->pings[i].sent_ns -= s->conns.base;
-        if (o->pings[i].rtt_ns < 0 && o->pings[i].sent_ns + timeout <= o->end_ns)
-            ping_truth(s, &o->pings[i], faults, &o->rep); /* (later ones were in flight) */
+        /* unanswered (later ones were in flight), or answered after the timeout: a connect that
+         * took a SYN timeout ([pingmesh] connect_wait) lost its first SYN or SYN-ACK */
+        int64_t rtt = o->pings[i].rtt_ns;
+        if ((rtt < 0 && o->pings[i].sent_ns + timeout <= o->end_ns) || rtt > timeout)
+            ping_truth(s, &o->pings[i], faults, &o->rep);
     }
     return QR_OK;
 }

@@ -114,6 +114,13 @@ size_t qr_pingmesh_pairs(const qr_pingmesh *pm);
 const qr_probe_pair *qr_pingmesh_pair(const qr_pingmesh *pm, size_t i);
 uint32_t qr_pingmesh_size(const qr_pingmesh *pm);
 int64_t qr_pingmesh_timeout(const qr_pingmesh *pm);
+/* How long the testbed's agents wait for a probe's TCP connect before they give it up: [pingmesh]
+ * connect_wait, at least the timeout (an answer after the timeout is lost all the same, and its
+ * time tells how many SYN timeouts it took: pingmesh_analyze.h). */
+int64_t qr_pingmesh_wait(const qr_pingmesh *pm);
+/* The runtime's probes are UDP packets that nothing resends: [pingmesh] connect_wait is refused
+ * there. Returns 0 or QR_EVALUE with the reason. */
+int qr_pingmesh_check_udp(const qr_config *c, char *errbuf);
 /* When probing ends (duration; -1: while the traffic runs). */
 int64_t qr_pingmesh_end(const qr_pingmesh *pm);
 

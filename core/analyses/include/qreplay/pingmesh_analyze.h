@@ -38,12 +38,13 @@ typedef struct qr_pingmesh_opts {
     double bh_pair;     /* black holes: a pair losing at least this share has the symptom (25%) */
     double bh_tor;      /* a ToR whose servers have the symptom in this share is eligible (50%) */
     double bh_pod;      /* a podset whose ToRs have it in this share is eligible (50%) */
+    int64_t syn_rto_ns; /* the kernel's first SYN timeout, doubling after (Linux: 1 s) */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
 } qr_pingmesh_opts;
 
 /* Fill *o with the defaults: alpha 0.001, ratio 2, SLA windows of 1 ms and no SLA, black-hole
- * shares 25%, 50% and 50%, no progress callback. */
+ * shares 25%, 50% and 50%, a SYN timeout of 1 s (Linux's), no progress callback. */
 void qr_pingmesh_opts_default(qr_pingmesh_opts *o);
 
 /* Set the rule's options from their text (either may be NULL: unchanged): alpha a share in (0, 1)
@@ -122,6 +123,19 @@ int qr_pingmesh_sla(const qr_probe_log *log, const qr_topology *t, int64_t windo
 int qr_pingmesh_blackholes(const qr_row_pm_pair *pairs, size_t n_pairs, const qr_topology *t,
                            const qr_pingmesh_opts *o, qr_row_pm_bhole **rows, size_t *n,
                            uint32_t *symptom_pairs, int *tied, char *errbuf);
+
+/* Pingmesh's drop rate from connect times (its agents measure drops with nothing but TCP
+ * connects: a lost SYN or SYN-ACK makes the connect wait for the kernel's SYN timeout rto, then
+ * 2 rto, ...). The SYN timeouts a connect that took rtt shows: the most k with rtt >= rto (2^k - 1)
+ * - rto / 4; one never completed (rtt < 0) within wait shows every timeout that fits in it, and
+ * *failed is set. */
+uint32_t qr_pingmesh_syn_timeouts(int64_t rtt_ns, int64_t wait_ns, int64_t rto_ns, int *failed);
+
+/* The connects of log resolved within the wait ([pingmesh] connect_wait, at least the timeout;
+ * sent at least a wait before the end) into s's connect_* fields, with rto: measured only when
+ * the wait is longer than the timeout and at least rto (else the rates are NaN and the counts 0:
+ * the agents gave up before any SYN timeout). */
+void qr_pingmesh_connects(const qr_probe_log *log, int64_t rto_ns, qr_row_pm_summary *s);
 
 /* pingmesh.h5: /pairs, /racks, /places, /curve, /summary, /sla, /blackholes and the scenario
  * (s). */

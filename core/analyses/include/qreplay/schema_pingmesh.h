@@ -71,6 +71,13 @@ typedef struct qr_row_pm_summary {
     int64_t detect_after_ns;
     uint64_t probe_bytes, traffic_bytes;
     double probe_share, host_probe_bps_max, link_share_max;
+    /* Pingmesh's drop rate from connect times ([pingmesh] connect_wait, the testbed's TCP
+     * connects): connects resolved within the wait, those that took at least one SYN timeout or
+     * never completed, the SYN timeouts they show; NaN rates: not measured */
+    int64_t connect_wait_ns, syn_rto_ns;
+    uint64_t connect_scored, connect_slow, connect_failed, syn_timeouts;
+    double connect_drop_rate, syn_drop_rate;
+    uint64_t connect_right, connect_missed, connect_false; /* truth: first SYN or SYN-ACK lost */
 } qr_row_pm_summary;
 extern const qr_h5_schema qr_schema_pm_summary;
 

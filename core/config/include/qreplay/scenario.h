@@ -99,11 +99,12 @@ typedef struct qr_config {
         char link[4][QR_PATH_MAX]; /* gray, blackhole, delay, rate (linkfault.h, by kind) */
     } faults;
     struct {
-        int64_t interval_ns; /* each probe pair probes this often; 0: no probing (pingmesh.h) */
-        int servers;         /* servers per rack that probe other racks */
-        uint64_t size_bytes; /* probe IP packet */
-        int64_t timeout_ns;  /* a probe unanswered this long is lost */
-        int64_t duration_ns; /* probing ends (0: while the traffic runs) */
+        int64_t interval_ns;     /* each probe pair probes this often; 0: no probing (pingmesh.h) */
+        int servers;             /* servers per rack that probe other racks */
+        uint64_t size_bytes;     /* probe IP packet */
+        int64_t timeout_ns;      /* a probe unanswered this long is lost */
+        int64_t connect_wait_ns; /* testbed: how long a probe's TCP connect is waited for */
+        int64_t duration_ns;     /* probing ends (0: while the traffic runs) */
     } pingmesh;
     struct {
         int per_connection;       /* traceroutes per retransmitting direction; 0: none */

@@ -53,6 +53,9 @@ typedef struct qr_fabric_truth_in {
     int probed;
     const qr_row_probe *pings;
     size_t n_pings;
+    /* when the agents were told to stop, on the captures' clock (0: unknown): until then they
+     * waited for their probes, so the probe log's run lasts at least that long */
+    int64_t agents_stop_ns;
 } qr_fabric_truth_in;
 
 /* One mirrored copy of a guided probe: its addresses (IPv4, host order), source port and
