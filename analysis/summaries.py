@@ -912,7 +912,36 @@ def comparators(out, opts):
     return {"runs": res}
 
 
-SUMMARIES = {"comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def pingmesh_paper(out, opts):
+    """Pingmesh as its paper measures: per run, the direct drop count (probes unanswered within the
+    timeout), the drop rate from connect times (the testbed's TCP connects) graded against the
+    truth, the black-hole rule's first flag (and whether it is the planted place) and the scan's."""
+    keys = ("scored", "lost", "drop_rate", "fault_lost", "congestion_lost", "connect_scored",
+            "connect_slow", "connect_failed", "syn_timeouts", "connect_drop_rate",
+            "syn_drop_rate", "connect_right", "connect_missed", "connect_false")
+    res = []
+    for r in opts["runs"]:
+        f = h5().File(os.path.join(out, r["dir"], "pingmesh.h5"), "r")
+        sm = rows(f["summary"])[0]
+        bh = rows(f["blackholes"]) if len(f["blackholes"]) else []
+        flagged = [b for b in bh if b["flagged"]]
+        places = [p for p in rows(f["places"]) if p["flagged"]]
+        res.append(no_nan({
+            **{k: r[k] for k in ("world", "fault", "value", "seed", "dir", "want")},
+            **{k: sm[k] for k in keys},
+            "symptom_pairs": int(f["blackholes"].attrs["symptom_pairs"]),
+            "bh_tied": int(f["blackholes"].attrs["tied"]),
+            "bh_flagged": len(flagged),
+            "bh_wrong": sum(1 for b in flagged if not b["faulty"]),
+            "bh_first": flagged[0]["name"] if flagged else "",
+            "bh_first_right": int(flagged[0]["faulty"]) if flagged else None,
+            "scan_flagged": len(places),
+            "scan_first": places[0]["name"] if places else "",
+            "scan_right": sum(1 for p in places if p["faulty"])}))
+    return {"runs": res}
+
+
+SUMMARIES = {"pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
