@@ -1800,7 +1800,23 @@ def block_pingmesh_paper(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def block_pingmesh_patterns(name):
+    """Pingmesh's heatmap patterns: per planted failure, the drop rate inside the cells of its
+    pattern and elsewhere, and what the scan flagged."""
+    runs = load(name)["results"]["runs"]
+    out = ["| failure | its pattern's cells | drop rate there | elsewhere | places flagged "
+           "(in order) |", "|---|---|---|---|---|"]
+    cells = {"none": "-", "tor": "the ToR's row and column",
+             "pod": "between the pod and the others", "spine": "every cell between pods"}
+    for r in runs:
+        out.append("| %s | %s | %s | %s | %s |" % (
+            r["label"], cells[r["kind"]], "-" if r["in_rate"] is None else pct(r["in_rate"]),
+            pct(r["out_rate"]), ", ".join(r["flags"]) or "none"))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 BLOCKS = {
+    "pingmesh-patterns": lambda: block_pingmesh_patterns("pingmesh-patterns"),
     "pingmesh-paper": lambda: block_pingmesh_paper("pingmesh-paper"),
     "blame-comparators": lambda: block_comparators("blame-comparators"),
     "paths-load": lambda: block_paths_load("paths-core"),

@@ -941,7 +941,40 @@ def pingmesh_paper(out, opts):
     return {"runs": res}
 
 
-SUMMARIES = {"pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def pingmesh_patterns(out, opts):
+    """Pingmesh's heatmap patterns: per run, the rack matrix's drop rate inside the cells its
+    planted failure's pattern covers (a ToR's row and column; the cells between a pod and the
+    others; every cell between pods for the spine) and in the rest, and the scan's flags."""
+    res = []
+    for r in opts["runs"]:
+        f = h5().File(os.path.join(out, r["dir"], "pingmesh.h5"), "r")
+        kind, idx = r["kind"], r["index"]
+
+        def inside(c):
+            if kind == "tor":
+                return idx in (c["src_rack"], c["dst_rack"])
+            if kind == "pod":
+                return (c["src_pod"] == idx) != (c["dst_pod"] == idx)
+            if kind == "spine":
+                return c["src_pod"] != c["dst_pod"]
+            return False
+        sums = {True: [0, 0], False: [0, 0]}
+        for c in rows(f["racks"]):
+            sums[inside(c)][0] += c["probes"]
+            sums[inside(c)][1] += c["lost"]
+        places = [p for p in rows(f["places"]) if p["flagged"]]
+        res.append(no_nan({
+            **{k: r[k] for k in ("label", "kind", "index", "dir")},
+            "in_probes": sums[True][0], "in_lost": sums[True][1],
+            "in_rate": sums[True][1] / sums[True][0] if sums[True][0] else None,
+            "out_probes": sums[False][0], "out_lost": sums[False][1],
+            "out_rate": sums[False][1] / sums[False][0] if sums[False][0] else None,
+            "flags": [p["name"] for p in places],
+            "flags_right": sum(1 for p in places if p["faulty"])}))
+    return {"runs": res}
+
+
+SUMMARIES = {"pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
