@@ -307,13 +307,29 @@ static void print_links(const qr_hoptrace *t, FILE *out)
             "the median least %.2f us);\n%" PRIu32 " slow (least latency >= %.3g x the median)",
             t->n_links, (double)s->link_median_min_ns / 1e3, s->slow_links, t->opts.link_ratio);
     fputs(s->slow_links ? ":\n" : "; the slowest:\n", out);
-    fprintf(out, "  %-12s %9s %11s %11s %11s\n", "link", "packets", "least", "p50", "p99");
-    for (size_t i = 0; i < t->n_links && (t->links[i].slow || i < 3); i++) {
+    fprintf(out, "  %-12s %9s %11s %11s %11s %13s\n", "link", "packets", "least", "p50", "p99",
+            "rate");
+    for (size_t i = 0; i < t->n_links && (t->links[i].slow || t->links[i].slow_rate || i < 3);
+         i++) {
         const qr_row_hop_link *l = &t->links[i];
-        fprintf(out, "  %-12s %9" PRIu64 " %8.2f us %8.2f us %8.2f us%s\n", l->name, l->packets,
-                (double)l->min_ns / 1e3, (double)l->p50_ns / 1e3, (double)l->p99_ns / 1e3,
-                l->slow ? "  SLOW" : "");
+        char rate[32] = "-";
+        if (l->rate_pairs)
+            snprintf(rate, sizeof rate, "%.2f Mb/s", l->rate_bps / 1e6);
+        fprintf(out, "  %-12s %9" PRIu64 " %8.2f us %8.2f us %8.2f us %13s%s%s\n", l->name,
+                l->packets, (double)l->min_ns / 1e3, (double)l->p50_ns / 1e3,
+                (double)l->p99_ns / 1e3, rate, l->slow ? "  SLOW" : "",
+                l->slow_rate ? "  SLOW RATE" : "");
     }
+    if (isnan(s->link_median_rate_bps))
+        fprintf(out, "service rate: no link had %d packets leave back to back (unknown)\n",
+                QR_HOP_RATE_PAIRS);
+    else
+        fprintf(out,
+                "service rate (bits over the time between the far copies of packets that left "
+                "back to back): median %.2f Mb/s; %" PRIu32 " link%s at least %.3g x below the "
+                "ports' %.2f Mb/s\n",
+                s->link_median_rate_bps / 1e6, s->slow_rate_links,
+                s->slow_rate_links == 1 ? "" : "s", t->opts.link_ratio, (double)s->rate_bps / 1e6);
 }
 
 /* Everflow's ECMP profile: per switch that spreads over several up ports, each member's share. */

@@ -731,6 +731,48 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     cr_assert_eq(ff, 1);
 }
 
+/* Everflow's latency profiler on real kernels: aggregation switch s8's two core cables slowed to
+ * 5 Mbit/s by their ports' shapers ([faults] rate, both ways), flows between pod 0 and the other
+ * pods. A link serves the packets that left it back to back at its rate, measured from the switch
+ * ports' copies alone: every slowed link measured serves at about 5 Mbit/s and is flagged, and no
+ * other link is. (Their least latencies are not used: a token bucket lets a lone packet through at
+ * once, and a few microseconds of the kernel's timing noise are 2 x the median here.) */
+Test(testbed, the_latency_profiler_finds_a_link_slowed_by_its_shaper)
+{
+    need_fabric();
+    write_fat_tree("0,4,300KB,0\n1,8,300KB,0\n2,12,300KB,0\n3,5,300KB,0\n4,1,300KB,0\n"
+                   "9,0,300KB,0\n13,2,300KB,0\n",
+                   "rate = s8-s16 5Mbps, s8-s17 5Mbps\n", "");
+    int rc =
+        qreplay("testbed %s/ft.ini -o %s/rate --no-figures --set pingmesh.interval=0", dir, dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    rc = qreplay("trace %s/rate --match all --limit 1 -o %s/rate/trace.h5 --no-figures", dir, dir);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/rate/trace.h5", dir);
+    size_t nl;
+    int measured = 0;
+    qr_row_hop_link *l = rows_of(p, "/links", &qr_schema_hop_link, &nl);
+    for (size_t i = 0; i < nl; i++) {
+        const char *n = l[i].name;
+        int planted = !strcmp(n, "s8>s16") || !strcmp(n, "s16>s8") || !strcmp(n, "s8>s17") ||
+                      !strcmp(n, "s17>s8");
+        if (!planted) {
+            cr_assert_not(l[i].slow_rate, "%s: %.0f bit/s over %llu pairs", n, l[i].rate_bps,
+                          (unsigned long long)l[i].rate_pairs);
+            continue;
+        }
+        if (l[i].rate_pairs < QR_HOP_RATE_PAIRS)
+            continue;
+        measured++;
+        cr_assert(l[i].slow_rate, "%s: %.0f bit/s", n, l[i].rate_bps);
+        cr_assert(l[i].rate_bps > 4.5e6 && l[i].rate_bps < 5.5e6, "%s: %.0f bit/s", n,
+                  l[i].rate_bps);
+    }
+    qr_h5_rows_free(l);
+    cr_assert_gt(measured, 0, "no slowed link carried packets back to back");
+}
+
 /* Processes of a run folder still alive: its captures (tcpdump -w DIR/capture/...) and agents. */
 static int run_processes(const char *run)
 {

@@ -548,6 +548,37 @@ Test(trace_cli, the_latency_profiler_finds_a_delayed_link)
     cr_assert(strstr(err, "--link-ratio"), "%s", err);
 }
 
+/* A link slowed to 2 Gbps (its port's rate, [faults] rate, both ways on s8-s16) serves packets that
+ * left back to back at that rate, measured at the far switch from the copies' times alone: those
+ * two links, and no other, serve at least --link-ratio (2) times below the ports' 10 Gbps; every
+ * other link measured serves within 5% of 10 Gbps less its framing, the slowed ones of 2 Gbps. */
+Test(trace_cli, the_latency_profiler_finds_a_slowed_link_by_its_rate)
+{
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set faults.gray= --set "
+                         "'faults.rate=s8-s16 2Gbps' --set traffic.duration=2ms -o %s/r --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("trace %s/r --no-figures", dir), 0, "%s", err);
+    cr_assert(strstr(out, "2 links at least 2 x below the ports' 10000.00 Mb/s"), "%s", out);
+    char p[512];
+    snprintf(p, sizeof p, "%s/r/trace.h5", dir);
+    size_t nl, measured = 0;
+    qr_row_hop_link *l = rows_of(p, "/links", &qr_schema_hop_link, &nl);
+    for (size_t i = 0; i < nl; i++) {
+        int planted = !strcmp(l[i].name, "s8>s16") || !strcmp(l[i].name, "s16>s8");
+        cr_assert_eq(l[i].slow_rate, planted, "%s: %.0f bit/s over %llu pairs", l[i].name,
+                     l[i].rate_bps, (unsigned long long)l[i].rate_pairs);
+        if (l[i].rate_pairs < QR_HOP_RATE_PAIRS)
+            continue;
+        measured++;
+        double want = planted ? 2e9 : 1e10;
+        cr_assert(l[i].rate_bps > 0.95 * want && l[i].rate_bps <= want * 1.0001,
+                  "%s: %.0f bit/s, the port's %.0f", l[i].name, l[i].rate_bps, want);
+    }
+    cr_assert_gt(measured, 8, "links with packets back to back");
+    qr_h5_rows_free(l);
+}
+
 Test(trace_cli, bad_input_is_a_clear_error)
 {
     planted_run();

@@ -612,8 +612,8 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
         if (!s || !s->matched || is_unseen(x, record - 1))
             continue;
         /* the latency profiler's links: from its previous copy to this one */
-        if (s->hop2 &&
-            qri_link_lat_add(x->lat, s->prev_sw, s->prev_port, a.sw, s->prev_ns, a.time_ns)) {
+        if (s->hop2 && qri_link_lat_add(x->lat, s->prev_sw, s->prev_port, a.sw, s->prev_ns,
+                                        a.time_ns, a.bytes)) {
             rc = QR_ENOMEM;
             break;
         }
@@ -761,11 +761,14 @@ static void mark_up_ports(ctx *x)
 /* The latency profiler's links and how many stand out. */
 static int link_rows(ctx *x, qr_hoptrace *out, char *errbuf)
 {
-    if (qri_link_lat_rows(x->lat, out->opts.link_ratio > 0 ? out->opts.link_ratio : 2, &out->links,
-                          &out->n_links, &out->summary.link_median_min_ns))
+    if (qri_link_lat_rows(x->lat, out->opts.link_ratio > 0 ? out->opts.link_ratio : 2,
+                          out->summary.rate_bps, &out->links, &out->n_links,
+                          &out->summary.link_median_min_ns, &out->summary.link_median_rate_bps))
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < out->n_links; i++)
+    for (size_t i = 0; i < out->n_links; i++) {
         out->summary.slow_links += out->links[i].slow;
+        out->summary.slow_rate_links += out->links[i].slow_rate;
+    }
     return QR_OK;
 }
 

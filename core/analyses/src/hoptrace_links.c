@@ -2,6 +2,7 @@
  * timestamps of a packet's mirrored copies at the switches on either end; the least of them over
  * many packets is the link's own delay and the near switch's serialization, free of queueing, so
  * a link slowed by a fault stands out from the others. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,10 @@
 typedef struct lat {
     int64_t *v;
     size_t n, cap;
+    /* the copies in far-end order: near and far times, bytes (for the link's service rate) */
+    int64_t *t0, *t1;
+    uint32_t *bytes;
+    size_t m, mcap;
 } lat;
 
 struct qri_link_lat {
@@ -42,14 +47,18 @@ void qri_link_lat_destroy(qri_link_lat *l)
 {
     if (!l)
         return;
-    for (uint32_t i = 0; i < l->n_links; i++)
+    for (uint32_t i = 0; i < l->n_links; i++) {
         free(l->links[i].v);
+        free(l->links[i].t0);
+        free(l->links[i].t1);
+        free(l->links[i].bytes);
+    }
     free(l->links);
     free(l);
 }
 
 int qri_link_lat_add(qri_link_lat *l, uint32_t sw, uint32_t port, uint32_t next, int64_t t0,
-                     int64_t t1)
+                     int64_t t1, uint32_t bytes)
 {
     qr_node_kind kind;
     uint32_t peer, peer_port;
@@ -60,7 +69,50 @@ int qri_link_lat_add(qri_link_lat *l, uint32_t sw, uint32_t port, uint32_t next,
     if (qri_grow((void **)&x->v, &x->cap, x->n, sizeof *x->v, 64))
         return QR_ENOMEM;
     x->v[x->n++] = t1 - t0;
+    if (x->m == x->mcap) {
+        size_t cap = x->mcap ? 2 * x->mcap : 64;
+        int64_t *a = realloc(x->t0, cap * sizeof *a);
+        if (a)
+            x->t0 = a;
+        int64_t *b = a ? realloc(x->t1, cap * sizeof *b) : NULL;
+        if (b)
+            x->t1 = b;
+        uint32_t *c = b ? realloc(x->bytes, cap * sizeof *c) : NULL;
+        if (!c)
+            return QR_ENOMEM;
+        x->bytes = c;
+        x->mcap = cap;
+    }
+    x->t0[x->m] = t0;
+    x->t1[x->m] = t1;
+    x->bytes[x->m++] = bytes;
     return QR_OK;
+}
+
+static int cmp_f64(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The link's service rate: over consecutive copies at the far end (in the order they came, which
+ * is time order) where the later packet reached the near switch at least the link's least latency
+ * before the earlier one reached the far one (unqueued it would have arrived first: it waited
+ * behind it, the two left back to back), its bits over the time between the two far copies; the
+ * median of those (NaN: no such pair), their number in *pairs. */
+static double service_rate(const lat *x, int64_t least, uint64_t *pairs, double *scratch)
+{
+    size_t k = 0;
+    for (size_t i = 1; i < x->m; i++) {
+        int64_t gap = x->t1[i] - x->t1[i - 1];
+        if (x->t0[i] + least <= x->t1[i - 1] && gap > 0)
+            scratch[k++] = (double)x->bytes[i] * 8e9 / (double)gap;
+    }
+    *pairs = k;
+    if (!k)
+        return NAN;
+    qsort(scratch, k, sizeof *scratch, cmp_f64);
+    return k % 2 ? scratch[k / 2] : (scratch[k / 2 - 1] + scratch[k / 2]) / 2;
 }
 
 static int cmp_slowest(const void *a, const void *b)
@@ -71,16 +123,23 @@ static int cmp_slowest(const void *a, const void *b)
     return x->link < y->link ? -1 : x->link > y->link;
 }
 
-int qri_link_lat_rows(qri_link_lat *l, double ratio, qr_row_hop_link **rows, size_t *n,
-                      int64_t *median_ns)
+int qri_link_lat_rows(qri_link_lat *l, double ratio, uint64_t nominal_bps, qr_row_hop_link **rows,
+                      size_t *n, int64_t *median_ns, double *median_rate_bps)
 {
     *rows = calloc(l->n_links ? l->n_links : 1, sizeof **rows);
     int64_t *mins = malloc((l->n_links ? l->n_links : 1) * sizeof *mins);
+    double *rates = malloc((l->n_links ? l->n_links : 1) * sizeof *rates);
+    size_t most = 1, n_rates = 0;
+    for (uint32_t i = 0; i < l->n_links; i++)
+        most = l->links[i].m > most ? l->links[i].m : most;
+    double *scratch = malloc(most * sizeof *scratch);
     *n = 0;
     *median_ns = -1;
-    if (!*rows || !mins) {
+    if (!*rows || !mins || !rates || !scratch) {
         free(*rows);
         free(mins);
+        free(rates);
+        free(scratch);
         *rows = NULL;
         return QR_ENOMEM;
     }
@@ -96,15 +155,32 @@ int qri_link_lat_rows(qri_link_lat *l, double ratio, qr_row_hop_link **rows, siz
         r->min_ns = x->v[0];
         r->p50_ns = qr_percentile_i64(x->v, x->n, 0.50);
         r->p99_ns = qr_percentile_i64(x->v, x->n, 0.99);
+        r->rate_bps = service_rate(x, r->min_ns, &r->rate_pairs, scratch);
         mins[*n - 1] = r->min_ns;
+        if (r->rate_pairs >= QR_HOP_RATE_PAIRS)
+            rates[n_rates++] = r->rate_bps;
+    }
+    double median_rate = NAN;
+    if (n_rates) {
+        qsort(rates, n_rates, sizeof *rates, cmp_f64);
+        median_rate =
+            n_rates % 2 ? rates[n_rates / 2] : (rates[n_rates / 2 - 1] + rates[n_rates / 2]) / 2;
     }
     if (*n) {
         qsort(mins, *n, sizeof *mins, qri_cmp_i64);
         *median_ns = qr_percentile_i64(mins, *n, 0.50);
-        for (size_t i = 0; i < *n; i++)
-            (*rows)[i].slow = *median_ns > 0 && (double)(*rows)[i].min_ns >= ratio * *median_ns;
+        for (size_t i = 0; i < *n; i++) {
+            qr_row_hop_link *r = &(*rows)[i];
+            r->slow = *median_ns > 0 && (double)r->min_ns >= ratio * *median_ns;
+            r->slow_rate = r->rate_pairs >= QR_HOP_RATE_PAIRS && nominal_bps > 0 &&
+                           r->rate_bps * ratio <= (double)nominal_bps;
+        }
         qsort(*rows, *n, sizeof **rows, cmp_slowest);
     }
+    if (median_rate_bps)
+        *median_rate_bps = median_rate;
     free(mins);
+    free(rates);
+    free(scratch);
     return QR_OK;
 }

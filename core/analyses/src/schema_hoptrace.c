@@ -150,7 +150,11 @@ static const qr_h5_field hop_summary_fields[] = {
     {"slow_links", QR_H5_U32, F(qr_row_hop_summary, slow_links), 0,
      "the latency profiler's links whose least latency stands out"},
     {"link_median_min_ns", QR_H5_I64, F(qr_row_hop_summary, link_median_min_ns), 0,
-     "ns: the links' median least latency (-1: no link profiled)"}};
+     "ns: the links' median least latency (-1: no link profiled)"},
+    {"slow_rate_links", QR_H5_U32, F(qr_row_hop_summary, slow_rate_links), 0,
+     "links whose service rate is --link-ratio times below [links] rate"},
+    {"link_median_rate_bps", QR_H5_F64, F(qr_row_hop_summary, link_median_rate_bps), 0,
+     "bit/s: the links' median service rate (NaN: none measured)"}};
 const qr_h5_schema qr_schema_hop_summary =
     SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
 
@@ -194,7 +198,13 @@ static const qr_h5_field hop_link_fields[] = {
     {"p50_ns", QR_H5_I64, F(qr_row_hop_link, p50_ns), 0, "ns"},
     {"p99_ns", QR_H5_I64, F(qr_row_hop_link, p99_ns), 0, "ns"},
     {"slow", QR_H5_U8, F(qr_row_hop_link, slow), 0,
-     "1: min_ns at least --link-ratio times the links' median min_ns"}};
+     "1: min_ns at least --link-ratio times the links' median min_ns"},
+    {"rate_bps", QR_H5_F64, F(qr_row_hop_link, rate_bps), 0,
+     "bit/s: its service rate, the median over back-to-back pairs (NaN: none)"},
+    {"rate_pairs", QR_H5_U64, F(qr_row_hop_link, rate_pairs), 0,
+     "pairs of copies that left back to back"},
+    {"slow_rate", QR_H5_U8, F(qr_row_hop_link, slow_rate), 0,
+     "1: rate_bps --link-ratio times below [links] rate (5 pairs or more)"}};
 const qr_h5_schema qr_schema_hop_link = SCHEMA("hop_link", qr_row_hop_link, hop_link_fields);
 
 const qr_h5_schema *const qr_schemas_hoptrace[] = {

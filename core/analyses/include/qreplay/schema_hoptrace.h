@@ -76,12 +76,17 @@ extern const qr_h5_schema qr_schema_hop_profile;
 /* The latency profiler's links: one directed switch-to-switch link, from the mirrored copies'
  * times at its two ends (a packet's copy at the far switch less its copy at the near one:
  * queueing and serialization at the near switch, and the link's delay). */
+/* A link's service rate is measured on at least this many back-to-back pairs of copies. */
+#define QR_HOP_RATE_PAIRS 5
 typedef struct qr_row_hop_link {
     uint32_t link;
     char name[24];
     uint64_t packets;
     int64_t min_ns, p50_ns, p99_ns;
-    uint8_t slow; /* its least latency at least link_ratio times the links' median least */
+    uint8_t slow;        /* its least latency at least link_ratio times the links' median least */
+    double rate_bps;     /* its service rate from back-to-back copies (NaN: none) */
+    uint64_t rate_pairs; /* back-to-back pairs it was measured on */
+    uint8_t slow_rate;   /* its rate link_ratio times below the ports' configured rate */
 } qr_row_hop_link;
 extern const qr_h5_schema qr_schema_hop_link;
 
@@ -108,8 +113,10 @@ typedef struct qr_row_hop_summary {
      * with a hop missing, traces that stop after an admit within the longest stay in the network
      * of the log's end (in flight, neither delivered nor dropped) */
     uint64_t mirror_copies, mirror_lost, gaps, gap_copies, in_flight;
-    uint32_t slow_links;        /* the latency profiler's links that stand out */
-    int64_t link_median_min_ns; /* the links' median least latency */
+    uint32_t slow_links;         /* the latency profiler's links that stand out */
+    int64_t link_median_min_ns;  /* the links' median least latency */
+    uint32_t slow_rate_links;    /* links whose service rate stands out below the rest */
+    double link_median_rate_bps; /* the links' median service rate (NaN: none measured) */
 } qr_row_hop_summary;
 extern const qr_h5_schema qr_schema_hop_summary;
 
