@@ -167,6 +167,18 @@ QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
     if (qr_faults_create(&m_faults, c->faults.drop, m_table->Get(), m_net->GetTopology(), err))
         throw std::runtime_error(err);
     m_linkFaults = m_net->InstallFaults(c, m_faults);
+    size_t nLoops = 0; // [faults] loop: the switches route by the core's rules
+    m_loops.resize(QR_LOOP_RULES_MAX);
+    if (qr_loop_rules_parse(c->faults.loop,
+                            m_net->GetTopology(),
+                            m_loops.data(),
+                            m_loops.size(),
+                            &nLoops,
+                            err))
+        throw std::runtime_error(std::string("[faults] loop: ") + err);
+    m_loops.resize(nLoops);
+    for (uint32_t sw = 0; nLoops && sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        m_net->GetSwitch(sw)->SetLoops(m_loops.data(), m_loops.size());
     m_net->InstallHostQueueDiscs(m_table.get(),
                                  NanoSeconds(c->host.proc_delay_ns),
                                  NanoSeconds(c->host.proc_jitter_ns),

@@ -142,6 +142,11 @@ class QreplayRuntime
     /* The link faults of [faults] gray, blackhole, delay, rate (NULL: none). */
     const qr_link_faults* GetLinkFaults() const { return m_linkFaults; }
 
+    /* The planted routing loops, and the packets each switch sent the wrong way. */
+    const std::vector<qr_loop_rule>& GetLoops() const { return m_loops; }
+
+    uint64_t GetLooped(uint32_t sw) const { return m_net->GetSwitch(sw)->GetLooped(); }
+
     uint64_t GetUnknownPackets() const;
 
     /* The Pingmesh agents' log ([pingmesh] interval; NULL: no probing), and the probe packets
@@ -200,6 +205,7 @@ class QreplayRuntime
     qr_recorder* m_rec{nullptr};           // the books and the files (recorder.h)
     qr_faults* m_faults{nullptr};          // [faults] drop rules; NULL: none
     qr_link_faults* m_linkFaults{nullptr}; // [faults] link faults; NULL: none
+    std::vector<qr_loop_rule> m_loops;     // [faults] loop, resolved
     qr_pingmesh* m_pingmesh{nullptr};      // [pingmesh] agents; NULL: no probing
     uint64_t m_probePackets{0};
     qr_tracer* m_tracer{nullptr};         // [traceroute] agents; NULL: no path discovery

@@ -102,6 +102,19 @@ FabricSwitch::GetForSwitch() const
     return m_forSwitch;
 }
 
+void
+FabricSwitch::SetLoops(const qr_loop_rule* rules, size_t n)
+{
+    m_loops = rules;
+    m_nLoops = n;
+}
+
+uint64_t
+FabricSwitch::GetLooped() const
+{
+    return m_looped;
+}
+
 bool
 FabricSwitch::ForSwitch(uint32_t dst) const
 {
@@ -136,13 +149,16 @@ FabricSwitch::Receive(Ptr<NetDevice>,
         return;
     }
     qr_five_tuple ft = FiveTupleOf(header, packet);
-    uint32_t port;
+    uint32_t port, dst;
     if (qr_topology_route(m_topo, m_switch, &ft, &port) != 0 || port >= m_ports.size())
     {
         m_unroutable++;
         m_dropTrace(packet);
         return;
     }
+    if (m_nLoops && qr_topology_host_of_addr(m_topo, ft.dst_ip, &dst) == 0 &&
+        qr_loop_route(m_loops, m_nLoops, m_switch, dst, &port))
+        m_looped++;
     // Packets reaching this switch in the same nanosecond are forwarded together, in the order of
     // their packet ids, after every event already due now: the outcome (admission, queue
     // contents) then does not depend on the order in which ns-3 happened to schedule their

@@ -24,6 +24,7 @@
 
 extern "C"
 {
+#include "qreplay/loopfault.h"
 #include "qreplay/topology.h"
 #include "qreplay/traceroute.h"
 }
@@ -54,6 +55,11 @@ class FabricSwitch : public Object
      * limiter (traceroute.h; borrowed). Without one (the default) the switch originates nothing.
      */
     void SetIcmpLimiter(qr_icmp_limiter* limiter);
+    /* Planted routing loops ([faults] loop, loopfault.h; borrowed): the core's rules decide the
+     * port of the packets they name. */
+    void SetLoops(const qr_loop_rule* rules, size_t n);
+    /* Packets a loop rule sent the wrong way. */
+    uint64_t GetLooped() const;
 
     /* Packets this switch could not route (destination outside the topology). */
     uint64_t GetUnroutable() const;
@@ -104,6 +110,9 @@ class FabricSwitch : public Object
     uint64_t m_unroutable{0};
     uint64_t m_forSwitch{0};
     qr_icmp_limiter* m_icmp{nullptr};
+    const qr_loop_rule* m_loops{nullptr};
+    size_t m_nLoops{0};
+    uint64_t m_looped{0};
     TracedCallback<Ptr<const Packet>> m_dropTrace;
 };
 

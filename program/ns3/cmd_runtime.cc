@@ -141,6 +141,13 @@ PrintRuntimeSummary(const QreplayRuntime& rt, const std::string& dir)
     printf("output             %s/recording.h5 (+ pcap/, truth/)\n", cli_shown(dir.c_str()));
     cli_print_faults(rt.GetFaults(), stdout);
     cli_print_link_faults(rt.GetLinkFaults(), stdout);
+    for (const qr_loop_rule& l : rt.GetLoops())
+        printf("fault loop %s: s%u sent %" PRIu64 " packets to h%u by its port to s%u\n",
+               l.text,
+               l.sw,
+               rt.GetLooped(l.sw),
+               l.host,
+               l.next);
     if (const qr_pingmesh* pm = rt.GetPingmesh())
         printf("pingmesh           %zu probes by %zu pairs, %" PRIu64
                " probe packets (not recorded; truth/truth.h5 /probes)\n",

@@ -332,6 +332,30 @@ static void print_links(const qr_hoptrace *t, FILE *out)
                 s->slow_rate_links == 1 ? "" : "s", t->opts.link_ratio, (double)s->rate_bps / 1e6);
 }
 
+/* Everflow's loop debugger: the cycles matched packets went round. */
+static void print_loops(const qr_hoptrace *t, FILE *out)
+{
+    const qr_row_hop_summary *s = &t->summary;
+    if (!t->n_loops) {
+        fprintf(out, "\nloop debugger: no matched packet came back to a switch it had left\n");
+        return;
+    }
+    fprintf(out,
+            "\nloop debugger: %" PRIu64 " matched packet%s came back to a switch %s had left, "
+            "in %" PRIu64 " cycle%s (a trace that stops in one: its TTL ran out there)\n",
+            s->looping, s->looping == 1 ? "" : "s", s->looping == 1 ? "it" : "they", s->loops,
+            s->loops == 1 ? "" : "s");
+    fprintf(out, "  %-24s %9s %9s %12s %12s %s\n", "cycle", "packets", "copies", "first (ms)",
+            "last (ms)", "example");
+    for (size_t i = 0; i < t->n_loops; i++) {
+        const qr_row_hop_loop *l = &t->loops[i];
+        fprintf(out, "  %-24s %9" PRIu64 " %9" PRIu64 " %12.6f %12.6f %u:%u%s\n", l->cycle,
+                l->packets, l->copies, (double)l->first_ns / 1e6, (double)l->last_ns / 1e6,
+                qr_packet_id_dir(l->example), qr_packet_id_seq(l->example),
+                l->planted ? "  PLANTED" : "");
+    }
+}
+
 /* Everflow's ECMP profile: per switch that spreads over several up ports, each member's share. */
 static void print_ecmp(const qr_hoptrace *t, FILE *out)
 {
@@ -413,6 +437,7 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
             print_packet(t, i, out);
     }
     print_drops(t, drops, out);
+    print_loops(t, out);
     print_guided(t, out);
     print_profile(t, out);
     print_ecmp(t, out);

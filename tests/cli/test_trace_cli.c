@@ -530,6 +530,7 @@ Test(trace_cli, the_latency_profiler_finds_a_delayed_link)
                  0, "%s", err);
     cr_assert_eq(qreplay("trace %s/d --no-figures", dir), 0, "%s", err);
     cr_assert(strstr(out, "2 slow"), "%s", out);
+    cr_assert(strstr(out, "loop debugger: no matched packet came back"), "%s", out);
     char p[512];
     snprintf(p, sizeof p, "%s/d/trace.h5", dir);
     size_t nl;
@@ -577,6 +578,60 @@ Test(trace_cli, the_latency_profiler_finds_a_slowed_link_by_its_rate)
     }
     cr_assert_gt(measured, 8, "links with packets back to back");
     qr_h5_rows_free(l);
+}
+
+/* Everflow's loop debugger: aggregation switch s8 sends the packets to h0 up to core switch s16
+ * ([faults] loop), whose one way down into pod 0 is s8 again: they go round until their TTL runs
+ * out. From the mirrored copies alone the debugger finds the one cycle, s8>s16>s8; every packet
+ * caught in it is one the runtime lost outside its queues (the TTL), and its trace stops there;
+ * the scorer marks the cycle planted. Without the rule nothing loops. */
+Test(trace_cli, the_loop_debugger_finds_a_planted_routing_loop)
+{
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set faults.gray= --set "
+                         "'faults.loop=s8>s16 h0' --set traffic.duration=2ms --set "
+                         "traffic.stop=10ms -o %s/l --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("trace %s/l --no-figures", dir), 0, "%s", err);
+    cr_assert(strstr(out, "s8>s16>s8") && strstr(out, "PLANTED"), "%s", out);
+    char p[512], e[QR_ERRBUF_SIZE];
+    snprintf(p, sizeof p, "%s/l/trace.h5", dir);
+    size_t nl, ns, nd;
+    qr_row_hop_loop *l = rows_of(p, "/loops", &qr_schema_hop_loop, &nl);
+    qr_row_hop_summary *s = rows_of(p, "/summary", &qr_schema_hop_summary, &ns);
+    qr_row_hop_drop *d = rows_of(p, "/drops", &qr_schema_hop_drop, &nd);
+    cr_assert_eq(nl, 1);
+    cr_assert_str_eq(l[0].cycle, "s8>s16>s8");
+    cr_assert_eq(l[0].switches, 2);
+    cr_assert_eq(l[0].planted, 1);
+    cr_assert_gt(l[0].packets, 0);
+    cr_assert_eq(s->looping, l[0].packets);
+    /* every packet caught was lost outside the queues: the truth's other drops */
+    snprintf(p, sizeof p, "%s/l/truth/truth.h5", dir);
+    qr_h5_reader *r;
+    double other = -1;
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    cr_assert_eq(qr_h5_read_attr_f64(r, "/", "other_drops", &other, e), QR_OK, "%s", e);
+    qr_h5_close(r);
+    cr_assert_eq((uint64_t)other, l[0].packets, "%.0f packets lost outside the queues", other);
+    uint64_t stopped = 0;
+    for (size_t i = 0; i < nd; i++)
+        stopped += d[i].hop > 5;
+    cr_assert_eq(stopped, l[0].packets, "their traces stop in the loop");
+    qr_h5_rows_free(l);
+    qr_h5_rows_free(s);
+    qr_h5_rows_free(d);
+    /* a bad rule is an error naming it */
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set 'faults.loop=s8>s0 h99' -o "
+                         "%s/bad --quiet",
+                         dir),
+                 1);
+    cr_assert(strstr(err, "[faults] loop: rule 1 ('s8>s0 h99'): no host h99"), "%s", err);
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set 'faults.loop=s8>s4 h0' -o "
+                         "%s/bad --quiet",
+                         dir),
+                 1);
+    cr_assert(strstr(err, "s8 and s4 are not linked"), "%s", err);
 }
 
 Test(trace_cli, bad_input_is_a_clear_error)

@@ -10,6 +10,7 @@
 #include "qreplay/error.h"
 #include "qreplay/faults.h"
 #include "qreplay/linkfault.h"
+#include "qreplay/loopfault.h"
 #include "qreplay/random.h"
 
 static qr_five_tuple tuple(const qr_topology *t, uint32_t a, uint32_t b, uint16_t sport)
@@ -269,5 +270,44 @@ Test(linkfault, an_uplink_is_crossed_only_at_its_hosts_switch)
     cr_assert_eq(row.crossed, 1);
     cr_assert_eq(row.dropped, 1);
     qr_link_faults_destroy(f);
+    qr_topology_destroy(t);
+}
+
+/* [faults] loop: rules parse, resolve to the port towards the neighbour, route only the packets
+ * they name, and a wrong one says what is wrong. */
+Test(linkfault, loop_rules_route_what_they_name)
+{
+    qr_topology *t;
+    cr_assert_eq(qr_topology_fattree(&t, 4), QR_OK);
+    qr_loop_rule r[4];
+    size_t n;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_loop_rules_parse("s8>s16 h0, s0>s9 h3", t, r, 4, &n, err), QR_OK, "%s", err);
+    cr_assert_eq(n, 2);
+    /* the port of s8 that leads to s16, and of s0 to s9 */
+    for (size_t i = 0; i < n; i++) {
+        qr_node_kind kind;
+        uint32_t peer, pp;
+        cr_assert_eq(qr_topology_link(t, r[i].sw, r[i].port, &kind, &peer, &pp), QR_OK);
+        cr_assert_eq(peer, r[i].next);
+    }
+    uint32_t port = 99;
+    cr_assert_eq(qr_loop_route(r, n, 8, 0, &port), 1);
+    cr_assert_eq(port, r[0].port);
+    port = 99;
+    cr_assert_eq(qr_loop_route(r, n, 8, 1, &port), 0, "h1 is not named");
+    cr_assert_eq(qr_loop_route(r, n, 9, 0, &port), 0, "s9 has no rule");
+    cr_assert_eq(port, 99);
+    const char *bad[][2] = {
+        {"s8 h0", "expected 'S>N H'"},  {"s8>h16 h0", "is not two switches"},
+        {"s8>s16 s0", "is not a host"}, {"s8>s40 h0", "no switch s40"},
+        {"s8>s16 h16", "no host h16"},  {"s8>s4 h0", "s8 and s4 are not linked"},
+        {"s8>s16 h0,", "an empty rule"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(qr_loop_rules_parse(bad[i][0], t, r, 4, &n, err), QR_EVALUE, "%s", bad[i][0]);
+        cr_assert(strstr(err, bad[i][1]) && strstr(err, "rule "), "%s: %s", bad[i][0], err);
+    }
+    /* the syntax alone, as the scenario checks it */
+    cr_assert_eq(qr_loop_rules_parse("s8>s40 h99", NULL, r, 4, &n, err), QR_OK, "%s", err);
     qr_topology_destroy(t);
 }

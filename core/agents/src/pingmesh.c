@@ -189,11 +189,6 @@ uint32_t qr_pingmesh_size(const qr_pingmesh *pm)
     return pm->size;
 }
 
-int64_t qr_pingmesh_timeout(const qr_pingmesh *pm)
-{
-    return pm->timeout;
-}
-
 int64_t qr_pingmesh_wait(const qr_pingmesh *pm)
 {
     return pm->wait > pm->timeout ? pm->wait : pm->timeout;

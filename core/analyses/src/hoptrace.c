@@ -15,6 +15,7 @@
 #include "qreplay/topology.h"
 
 #include "hoptrace_links.h"
+#include "hoptrace_loops.h"
 #include "internal.h"
 #include "map.h"
 
@@ -68,6 +69,7 @@ typedef struct ctx {
     uint64_t *ecmp_pk, *ecmp_bytes, *ecmp_flows;
     qri_map ecmp_seen;
     qri_link_lat *lat; /* the latency profiler's links */
+    qri_loops *loops;  /* the loop debugger */
 } ctx;
 
 void qr_hoptrace_opts_default(qr_hoptrace_opts *o)
@@ -110,6 +112,7 @@ void qr_hoptrace_free(qr_hoptrace *t)
     free(t->drops);
     free(t->profile);
     free(t->links);
+    free(t->loops);
     free(t->ecmp);
     qr_guided_free(&t->guided);
     memset(t, 0, sizeof *t);
@@ -621,6 +624,10 @@ static int pass2(ctx *x, const qr_hoptrace_opts *o, qr_hoptrace *out, char *errb
         s->prev_port = a.port;
         s->prev_ns = a.time_ns;
         uint32_t hop = ++s->hop2;
+        if (qri_loops_copy(x->loops, a.packet, hop, a.sw, a.time_ns)) {
+            rc = QR_ENOMEM;
+            break;
+        }
         int64_t q = queue_ns_of(x, &a);
         int stops = hop == s->hops && s->fate;     /* the trace stops here, not delivered */
         uint8_t seen = stops ? s->fate : QR_ADMIT; /* observed */
@@ -765,6 +772,9 @@ static int link_rows(ctx *x, qr_hoptrace *out, char *errbuf)
                           out->summary.rate_bps, &out->links, &out->n_links,
                           &out->summary.link_median_min_ns, &out->summary.link_median_rate_bps))
         return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    if (qri_loops_rows(x->loops, &out->loops, &out->n_loops, &out->summary.looping))
+        return qri_err(errbuf, QR_ENOMEM, "out of memory");
+    out->summary.loops = out->n_loops;
     for (size_t i = 0; i < out->n_links; i++) {
         out->summary.slow_links += out->links[i].slow;
         out->summary.slow_rate_links += out->links[i].slow_rate;
@@ -791,6 +801,7 @@ static void ctx_free(ctx *x)
     free(x->up);
     qri_map_free(&x->ecmp_seen);
     qri_link_lat_destroy(x->lat);
+    qri_loops_destroy(x->loops);
 }
 
 int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
@@ -837,8 +848,9 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     if (!rc)
         mark_up_ports(&x);
     if (!rc)
-        rc = qri_link_lat_create(&x.lat, x.topo) ? qri_err(errbuf, QR_ENOMEM, "out of memory")
-                                                 : index_packets(&x, errbuf);
+        rc = qri_link_lat_create(&x.lat, x.topo) || qri_loops_create(&x.loops, x.topo)
+                 ? qri_err(errbuf, QR_ENOMEM, "out of memory")
+                 : index_packets(&x, errbuf);
     out->summary.buffer_bytes = x.c->buffer.size_bytes;
     out->summary.rate_bps = x.c->links.rate_bps;
     if (!rc)
@@ -911,6 +923,7 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
     QRI_TRY(
         qr_h5_write_rows(f, "/profile", &qr_schema_hop_profile, t->profile, t->n_profile, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/links", &qr_schema_hop_link, t->links, t->n_links, errbuf));
+    QRI_TRY(qr_h5_write_rows(f, "/loops", &qr_schema_hop_loop, t->loops, t->n_loops, errbuf));
     QRI_TRY(qr_h5_attr_f64(f, "/", "link_ratio", t->opts.link_ratio, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/summary", &qr_schema_hop_summary, &t->summary, 1, errbuf));
     QRI_TRY(qr_h5_write_rows(f, "/ecmp", &qr_schema_hop_ecmp, t->ecmp, t->n_ecmp, errbuf));

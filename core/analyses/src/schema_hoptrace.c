@@ -154,7 +154,9 @@ static const qr_h5_field hop_summary_fields[] = {
     {"slow_rate_links", QR_H5_U32, F(qr_row_hop_summary, slow_rate_links), 0,
      "links whose service rate is --link-ratio times below [links] rate"},
     {"link_median_rate_bps", QR_H5_F64, F(qr_row_hop_summary, link_median_rate_bps), 0,
-     "bit/s: the links' median service rate (NaN: none measured)"}};
+     "bit/s: the links' median service rate (NaN: none measured)"},
+    {"loops", QR_H5_U64, F(qr_row_hop_summary, loops), 0, "the loop debugger's cycles"},
+    {"looping", QR_H5_U64, F(qr_row_hop_summary, looping), 0, "matched packets caught in a loop"}};
 const qr_h5_schema qr_schema_hop_summary =
     SCHEMA("hop_summary", qr_row_hop_summary, hop_summary_fields);
 
@@ -207,7 +209,21 @@ static const qr_h5_field hop_link_fields[] = {
      "1: rate_bps --link-ratio times below [links] rate (5 pairs or more)"}};
 const qr_h5_schema qr_schema_hop_link = SCHEMA("hop_link", qr_row_hop_link, hop_link_fields);
 
-const qr_h5_schema *const qr_schemas_hoptrace[] = {
-    &qr_schema_hop_packet,  &qr_schema_hop,         &qr_schema_hop_drop,
-    &qr_schema_hop_profile, &qr_schema_hop_summary, &qr_schema_guided_port,
-    &qr_schema_hop_ecmp,    &qr_schema_hop_link,    NULL};
+static const qr_h5_field hop_loop_fields[] = {
+    {"cycle", QR_H5_STR, F(qr_row_hop_loop, cycle), 64, "s8>s16>s8: smallest switch first"},
+    {"switches", QR_H5_U32, F(qr_row_hop_loop, switches), 0, "in the cycle (0: none shows)"},
+    {"packets", QR_H5_U64, F(qr_row_hop_loop, packets), 0, "matched packets caught in it"},
+    {"copies", QR_H5_U64, F(qr_row_hop_loop, copies), 0,
+     "their copies past the longest loop-free path"},
+    {"example", QR_H5_U64, F(qr_row_hop_loop, example), 0, "the first packet caught"},
+    {"first_ns", QR_H5_I64, F(qr_row_hop_loop, first_ns), 0, "ns: its first copy past it"},
+    {"last_ns", QR_H5_I64, F(qr_row_hop_loop, last_ns), 0, "ns: the last such copy"},
+    {"planted", QR_H5_U8, F(qr_row_hop_loop, planted), 0,
+     "truth: its links are a planted loop's ([faults] loop)"}};
+const qr_h5_schema qr_schema_hop_loop = SCHEMA("hop_loop", qr_row_hop_loop, hop_loop_fields);
+
+const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,  &qr_schema_hop,
+                                                   &qr_schema_hop_drop,    &qr_schema_hop_profile,
+                                                   &qr_schema_hop_summary, &qr_schema_guided_port,
+                                                   &qr_schema_hop_ecmp,    &qr_schema_hop_link,
+                                                   &qr_schema_hop_loop,    NULL};

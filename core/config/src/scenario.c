@@ -16,6 +16,7 @@
 #include "qreplay/apps.h"
 #include "qreplay/faults.h"
 #include "qreplay/linkfault.h"
+#include "qreplay/loopfault.h"
 #include "qreplay/reader.h"
 #include "qreplay/scenario.h"
 #include "qreplay/units.h"
@@ -41,6 +42,7 @@ enum ktype {
     KT_READERS,    /* [traffic] read_rate rules (reader.h): syntax checked here, kept as given */
     KT_LINKFAULTS, /* [faults] gray, blackhole, delay, rate (linkfault.h; min = the kind) */
     KT_APPS,       /* [traffic] apps sessions (apps.h): syntax checked here, kept as given */
+    KT_LOOPS,      /* [faults] loop rules (loopfault.h): syntax checked here, kept as given */
 };
 
 static const char *const topo_names[] = {"fattree", "star", NULL};
@@ -164,6 +166,9 @@ static const struct keydef schema[] = {
      "hash falls in a share S (25%) of the hash space, as a bad ECMP entry would"},
     {"faults", "delay", KT_LINKFAULTS, OFF(faults.link[QR_LINK_DELAY]), "", QR_LINK_DELAY, 0, NULL,
      "slow cables: 'A-B D' adds D (50us) of propagation delay between nodes A and B"},
+    {"faults", "loop", KT_LOOPS, OFF(faults.loop), "", 0, 0, NULL,
+     "routing loops: 'S>N H' has switch S send the packets to host H to its neighbour switch N "
+     "(s8>s16 h0: they go round until their TTL runs out; runtime only)"},
     {"faults", "rate", KT_LINKFAULTS, OFF(faults.link[QR_LINK_RATE]), "", QR_LINK_RATE, 0, NULL,
      "degraded ports: 'LINK R' transmits at R (1Gbps) instead of [links] rate"},
     {"pingmesh", "interval", KT_TIME, OFF(pingmesh.interval_ns), "0", 0, 1e12, NULL,
@@ -339,6 +344,11 @@ static int parse_rules(const struct keydef *kd, const char *text, char *field, c
                                        &n, errbuf);
         break;
     }
+    case KT_LOOPS: {
+        qr_loop_rule loops[QR_LOOP_RULES_MAX];
+        rc = qr_loop_rules_parse(text, NULL, loops, QR_LOOP_RULES_MAX, &n, errbuf);
+        break;
+    }
     case KT_APPS: {
         qr_app apps[QR_APPS_MAX];
         rc = qr_apps_parse(text, 0, apps, QR_APPS_MAX, &n, errbuf);
@@ -498,6 +508,7 @@ static int parse_value(const struct keydef *kd, const char *text, const char *ba
     case KT_ENUMSET: return parse_list(kd, text, cfg, field, errbuf);
     case KT_INPATH: return resolve_input(text, base_dir, data_dir, field, errbuf);
     case KT_LINKFAULTS:
+    case KT_LOOPS:
     case KT_APPS:
     case KT_FAULTS:
     case KT_READERS: return parse_rules(kd, text, field, errbuf);

@@ -1,11 +1,13 @@
 /* Hop traces against the planted faults (hoptrace_score.h). */
 #include "qreplay/hoptrace_score.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "qreplay/buffer.h"
+#include "qreplay/loopfault.h"
 #include "qreplay/topology.h"
 #include "qreplay/truth.h"
 
@@ -38,6 +40,32 @@ static int silent_names(const qr_hoptrace *t, char *out, size_t size)
     return QR_OK;
 }
 
+/* The loop debugger's cycles against the planted loops ([faults] loop, the scenario's truth): a
+ * cycle is a planted loop's when it goes from a rule's switch to the neighbour the rule sends the
+ * packets to. Returns 0 or the rules' error (a scenario the runtime ran has none). */
+static int score_loops(qr_hoptrace *t, const qr_scenario *s, const qr_topology *topo, char *errbuf)
+{
+    qr_loop_rule rules[QR_LOOP_RULES_MAX];
+    size_t n;
+    int rc = qr_loop_rules_parse(qr_scenario_config(s)->faults.loop, topo, rules, QR_LOOP_RULES_MAX,
+                                 &n, errbuf);
+    for (size_t i = 0; !rc && i < t->n_loops; i++) {
+        qr_row_hop_loop *l = &t->loops[i];
+        l->planted = 0;
+        for (size_t j = 0; j < n && !l->planted; j++) {
+            char hop[32];
+            snprintf(hop, sizeof hop, "s%u>s%u", rules[j].sw, rules[j].next);
+            /* as a whole step of the cycle: not s18>s160 for s8>s16 */
+            for (const char *at = strstr(l->cycle, hop); at && !l->planted;
+                 at = strstr(at + 1, hop)) {
+                char end = at[strlen(hop)];
+                l->planted = (at == l->cycle || at[-1] == '>') && (end == '>' || end == 0);
+            }
+        }
+    }
+    return rc;
+}
+
 int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_path, char *errbuf)
 {
     qr_truth tr = {0};
@@ -51,6 +79,7 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
         goto fail;
     }
+    QRI_TRY(score_loops(t, s, topo, errbuf));
     QRI_TRY(qr_truth_read(truth_path, &tr, errbuf));
     int64_t planted = qr_truth_drop_faults(&tr, links, faulty, truth_path, errbuf);
     if (planted < 0) {

@@ -139,6 +139,11 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
         add_line(errbuf, &len, &n,
                  "[faults] gray, blackhole, delay, rate: the star plants no link faults; plant "
                  "them on a fat tree ([topology] kind = fattree, k = 4)");
+    if (c->faults.loop[0])
+        add_line(errbuf, &len, &n,
+                 "[faults] loop: the testbed's truth follows each packet once per switch and "
+                 "cannot yet follow one round a loop; plant loops in a simulation (qreplay "
+                 "runtime, trace's loop debugger)");
     if (tree && c->faults.link[QR_LINK_DELAY][0])
         add_line(errbuf, &len, &n,
                  "[faults] delay: the testbed cannot delay a link (this kernel has no netem, and "

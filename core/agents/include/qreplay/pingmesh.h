@@ -108,15 +108,14 @@ int qr_pingmesh_create(qr_pingmesh **out, const qr_config *c, const qr_topology 
 #define QR_PINGMESH_MAX_SHARE 0.10
 void qr_pingmesh_destroy(qr_pingmesh *pm);
 
-/* The plan's probe pairs (how many; pair i, borrowed from pm), each probe's IP size (bytes) and
- * the time after which an unanswered probe is lost (ns). */
+/* The plan's probe pairs (how many; pair i, borrowed from pm) and each probe's IP size (bytes). */
 size_t qr_pingmesh_pairs(const qr_pingmesh *pm);
 const qr_probe_pair *qr_pingmesh_pair(const qr_pingmesh *pm, size_t i);
 uint32_t qr_pingmesh_size(const qr_pingmesh *pm);
-int64_t qr_pingmesh_timeout(const qr_pingmesh *pm);
 /* How long the testbed's agents wait for a probe's TCP connect before they give it up: [pingmesh]
- * connect_wait, at least the timeout (an answer after the timeout is lost all the same, and its
- * time tells how many SYN timeouts it took: pingmesh_analyze.h). */
+ * connect_wait, at least the timeout (after which an unanswered probe is lost) (an answer after the
+ * timeout is lost all the same, and its time tells how many SYN timeouts it took:
+ * pingmesh_analyze.h). */
 int64_t qr_pingmesh_wait(const qr_pingmesh *pm);
 /* The runtime's probes are UDP packets that nothing resends: [pingmesh] connect_wait is refused
  * there. Returns 0 or QR_EVALUE with the reason. */

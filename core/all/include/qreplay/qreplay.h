@@ -21,6 +21,7 @@
 #include "qreplay/faults.h"
 #include "qreplay/flowtable.h"
 #include "qreplay/linkfault.h"
+#include "qreplay/loopfault.h"
 #include "qreplay/lossdet.h"
 #include "qreplay/packet.h"
 #include "qreplay/queue.h"

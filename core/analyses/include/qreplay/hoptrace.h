@@ -195,6 +195,8 @@ typedef struct qr_hoptrace {
     size_t n_ecmp;
     qr_row_hop_link *links; /* the latency profiler's links, slowest least latency first */
     size_t n_links;
+    qr_row_hop_loop *loops; /* the loop debugger's cycles, the most packets first */
+    size_t n_loops;
     qr_row_hop_summary summary;
     int has_guided;          /* opts.mirror_dir held guided probes' copies */
     qr_guided guided;        /* what they show (guided.h) */

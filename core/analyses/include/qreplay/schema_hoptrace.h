@@ -90,6 +90,19 @@ typedef struct qr_row_hop_link {
 } qr_row_hop_link;
 extern const qr_h5_schema qr_schema_hop_link;
 
+/* Everflow's loop debugger: one cycle of switches that matched packets went round (seen again at
+ * a switch they had left: more copies than the longest path has switches). */
+typedef struct qr_row_hop_loop {
+    char cycle[64];    /* "s8>s16>s8": its smallest switch first, back to it */
+    uint32_t switches; /* in the cycle (0: the copies show none: "?") */
+    uint64_t packets;  /* matched packets caught in it */
+    uint64_t copies;   /* their copies past the longest path */
+    uint64_t example;  /* the first packet caught */
+    int64_t first_ns, last_ns;
+    uint8_t planted; /* truth: every link of the cycle is a planted loop's (or its way back) */
+} qr_row_hop_loop;
+extern const qr_h5_schema qr_schema_hop_loop;
+
 /* Everflow's ECMP profile: per member of each switch's group of up ports (the ports an edge or
  * aggregation switch's multipath route spreads over), what the matched packets it admitted put on
  * it. */
@@ -117,6 +130,7 @@ typedef struct qr_row_hop_summary {
     int64_t link_median_min_ns;  /* the links' median least latency */
     uint32_t slow_rate_links;    /* links whose service rate stands out below the rest */
     double link_median_rate_bps; /* the links' median service rate (NaN: none measured) */
+    uint64_t loops, looping;     /* the loop debugger: cycles found, packets caught in them */
 } qr_row_hop_summary;
 extern const qr_h5_schema qr_schema_hop_summary;
 

@@ -97,6 +97,7 @@ typedef struct qr_config {
     struct {
         char drop[QR_PATH_MAX];    /* [faults] drop rules (faults.h); "" for none */
         char link[4][QR_PATH_MAX]; /* gray, blackhole, delay, rate (linkfault.h, by kind) */
+        char loop[QR_PATH_MAX];    /* routing loops (loopfault.h); "" for none */
     } faults;
     struct {
         int64_t interval_ns;     /* each probe pair probes this often; 0: no probing (pingmesh.h) */
