@@ -1815,7 +1815,32 @@ def block_pingmesh_patterns(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def block_butterfly_search(name):
+    """DETER's butterfly searched for in ns-3: per short flow size, the runs, how many took a
+    timeout, two timeouts, a timeout whose resend's ACK a delayed ACK held, DETER's whole case,
+    and the longest completion with its cause."""
+    d = load(name)["results"]
+    runs = d["runs"]
+    out = ["| short flow | runs | a timeout | two timeouts | a resend's ACK held | DETER's case "
+           "(2 timeouts, held, >= %s ms) | longest completion |" % fmt_ms(3 * d["min_rto_ns"]),
+           "|---|---|---|---|---|---|---|"]
+    for size in sorted(set(r["size"] for r in runs), key=lambda x: int(x.rstrip("KB"))):
+        rs = [r for r in runs if r["size"] == size]
+        top = max(rs, key=lambda r: r["fct_ns"])
+        out.append("| %s | %d | %d | %d | %d | %d | %s ms (%s, buffer %s, start %s, jitter %s) |"
+                   % (size, len(rs), sum(1 for r in rs if r["rtos"] >= 1),
+                      sum(r["two_rtos"] for r in rs), sum(r["held"] for r in rs),
+                      sum(r["deter"] for r in rs), fmt_ms(top["fct_ns"]), top["cause"],
+                      top["buffer"], top["start"], top["jitter"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
+def fmt_ms(ns):
+    return "%.1f" % (ns / 1e6)
+
+
 BLOCKS = {
+    "butterfly-search": lambda: block_butterfly_search("butterfly-search"),
     "pingmesh-patterns": lambda: block_pingmesh_patterns("pingmesh-patterns"),
     "pingmesh-paper": lambda: block_pingmesh_paper("pingmesh-paper"),
     "blame-comparators": lambda: block_comparators("blame-comparators"),

@@ -974,7 +974,28 @@ def pingmesh_patterns(out, opts):
     return {"runs": res}
 
 
-SUMMARIES = {"pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def butterfly_search(out, opts):
+    """DETER's butterfly, searched for: per run (buffer, the short flow's size and start, host
+    jitter), the short flow's diagnosis (the last flow of the run): its completion, timeouts,
+    delayed-ACK time, cause; and whether it is DETER's case, two timeouts (RTO then a backed-off
+    one) with a delayed ACK holding the first resend's ACK, 3 x min RTO or more."""
+    keys = ("fct_ns", "ideal_ns", "slowdown", "rtos", "retransmissions", "fast_retransmits",
+            "tlps", "delayed_acks", "delack_ns", "rto_ns", "cause", "completed")
+    res = []
+    for r in opts["runs"]:
+        flows = rows(h5().File(os.path.join(out, r["dir"], "diagnosis.h5"), "r")["flows"])
+        short = max(flows, key=lambda f: f["flow"])
+        d = {k: short[k] for k in keys}
+        d["two_rtos"] = int(short["rtos"] >= 2)
+        d["held"] = int(short["rtos"] >= 1 and short["delack_ns"] > 0)
+        d["deter"] = int(short["rtos"] >= 2 and short["delack_ns"] > 0 and
+                         short["fct_ns"] >= 3 * opts["min_rto_ns"])
+        res.append(no_nan({**{k: r[k] for k in ("buffer", "start", "size", "jitter", "dir")},
+                           **d}))
+    return {"min_rto_ns": opts["min_rto_ns"], "delack_ns": opts["delack_ns"], "runs": res}
+
+
+SUMMARIES = {"butterfly_search": butterfly_search, "pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
