@@ -256,9 +256,15 @@ int tbi_build_fabric(struct tb *t, const tb_run *run)
                                        {"net/ipv6/conf/default/disable_ipv6", "1"},
                                        {"net/ipv4/conf/all/rp_filter", "0"},
                                        {"net/ipv4/conf/default/rp_filter", "0"}};
-        const int opt[] = {1, 1, 0, 0, 0, 0, 0, 0, 1};
-        char seed[16];
+        const int opt[] = {1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+        char seed[16], limit[24], rate[24], burst[24];
         snprintf(seed, sizeof seed, "%u", i < hosts ? 0 : qr_fabric_hash_seed(f, i - hosts));
+        /* the switches answer 007's traceroutes under the scenario's ICMP limits
+         * ([traceroute] icmp_*; the kernel counts the per-destination interval in ms) */
+        const qr_config *c = run->conf;
+        snprintf(limit, sizeof limit, "%" PRId64, c->traceroute.icmp_interval_ns / 1000000);
+        snprintf(rate, sizeof rate, "%.0f", c->traceroute.icmp_rate);
+        snprintf(burst, sizeof burst, "%d", c->traceroute.icmp_burst);
         const char *const sw[][2] = {{"net/ipv6/conf/all/disable_ipv6", "1"},
                                      {"net/ipv6/conf/default/disable_ipv6", "1"},
                                      {"net/ipv4/conf/all/rp_filter", "0"},
@@ -267,11 +273,14 @@ int tbi_build_fabric(struct tb *t, const tb_run *run)
                                      {"net/ipv4/fib_multipath_hash_policy", "3"},
                                      {"net/ipv4/fib_multipath_hash_fields", "0x0037"},
                                      {"net/ipv4/icmp_errors_use_inbound_ifaddr", "1"},
-                                     {"net/ipv4/fib_multipath_hash_seed", seed}};
+                                     {"net/ipv4/fib_multipath_hash_seed", seed},
+                                     {"net/ipv4/icmp_ratelimit", limit},
+                                     {"net/ipv4/icmp_msgs_per_sec", rate},
+                                     {"net/ipv4/icmp_msgs_burst", burst}};
         int absent = t->absent_sysctl;
         t->absent_sysctl = 0;
         rc = i < hosts ? tbi_ns_sysctls(t, t->ns[i], base, 4, opt)
-                       : tbi_ns_sysctls(t, t->ns[i], sw, 9, opt);
+                       : tbi_ns_sysctls(t, t->ns[i], sw, 12, opt);
         t->absent_sysctl = i >= hosts && t->absent_sysctl ? 2 /* the seed */ : absent;
     }
     size_t n_cables;

@@ -360,6 +360,15 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
                  dir);
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "[faults] delay") && strstr(err, "netem"), "%s", err);
+    /* the switches' kernels take their ICMP limits in whole ms and per second; no loop is planted
+     */
+    rc = qreplay("testbed scenarios/testbed-fattree.ini --set traceroute.icmp_interval=1500us "
+                 "--set traceroute.icmp_rate=2.5/s --set 'faults.loop=s8>s16 h0' -o %s/x",
+                 dir);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(err, "[traceroute] icmp_interval") && strstr(err, "[traceroute] icmp_rate") &&
+                  strstr(err, "[faults] loop") && strstr(err, "cannot honour 3 keys"),
+              "%s", err);
     /* agents and faults it does not have are refused, not ignored */
     rc = qreplay("testbed scenarios/testbed-single-switch.ini --set traceroute.per_connection=1 "
                  "--set pingmesh.interval=100us --set 'faults.gray=s0-h1 1%%' "

@@ -139,6 +139,14 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
         add_line(errbuf, &len, &n,
                  "[faults] gray, blackhole, delay, rate: the star plants no link faults; plant "
                  "them on a fat tree ([topology] kind = fattree, k = 4)");
+    if (tree && c->traceroute.icmp_interval_ns % 1000000)
+        add_line(errbuf, &len, &n,
+                 "[traceroute] icmp_interval: the switches' kernels count it in whole "
+                 "milliseconds (net.ipv4.icmp_ratelimit); give a multiple of 1ms");
+    if (tree && c->traceroute.icmp_rate != (double)(int64_t)c->traceroute.icmp_rate)
+        add_line(errbuf, &len, &n,
+                 "[traceroute] icmp_rate: the switches' kernels take a whole number per second "
+                 "(net.ipv4.icmp_msgs_per_sec)");
     if (c->faults.loop[0])
         add_line(errbuf, &len, &n,
                  "[faults] loop: the testbed's truth follows each packet once per switch and "
