@@ -12,12 +12,15 @@
 #include "hoptrace_links.h"
 #include "internal.h"
 
+struct copy {
+    int64_t t0, t1; /* near and far times */
+    uint32_t bytes;
+};
+
 typedef struct lat {
     int64_t *v;
     size_t n, cap;
-    /* the copies in far-end order: near and far times, bytes (for the link's service rate) */
-    int64_t *t0, *t1;
-    uint32_t *bytes;
+    struct copy *c; /* the copies in far-end order (for the link's service rate) */
     size_t m, mcap;
 } lat;
 
@@ -49,9 +52,7 @@ void qri_link_lat_destroy(qri_link_lat *l)
         return;
     for (uint32_t i = 0; i < l->n_links; i++) {
         free(l->links[i].v);
-        free(l->links[i].t0);
-        free(l->links[i].t1);
-        free(l->links[i].bytes);
+        free(l->links[i].c);
     }
     free(l->links);
     free(l);
@@ -69,23 +70,9 @@ int qri_link_lat_add(qri_link_lat *l, uint32_t sw, uint32_t port, uint32_t next,
     if (qri_grow((void **)&x->v, &x->cap, x->n, sizeof *x->v, 64))
         return QR_ENOMEM;
     x->v[x->n++] = t1 - t0;
-    if (x->m == x->mcap) {
-        size_t cap = x->mcap ? 2 * x->mcap : 64;
-        int64_t *a = realloc(x->t0, cap * sizeof *a);
-        if (a)
-            x->t0 = a;
-        int64_t *b = a ? realloc(x->t1, cap * sizeof *b) : NULL;
-        if (b)
-            x->t1 = b;
-        uint32_t *c = b ? realloc(x->bytes, cap * sizeof *c) : NULL;
-        if (!c)
-            return QR_ENOMEM;
-        x->bytes = c;
-        x->mcap = cap;
-    }
-    x->t0[x->m] = t0;
-    x->t1[x->m] = t1;
-    x->bytes[x->m++] = bytes;
+    if (qri_grow((void **)&x->c, &x->mcap, x->m, sizeof *x->c, 64))
+        return QR_ENOMEM;
+    x->c[x->m++] = (struct copy){t0, t1, bytes};
     return QR_OK;
 }
 
@@ -104,9 +91,10 @@ static double service_rate(const lat *x, int64_t least, uint64_t *pairs, double 
 {
     size_t k = 0;
     for (size_t i = 1; i < x->m; i++) {
-        int64_t gap = x->t1[i] - x->t1[i - 1];
-        if (x->t0[i] + least <= x->t1[i - 1] && gap > 0)
-            scratch[k++] = (double)x->bytes[i] * 8e9 / (double)gap;
+        const struct copy *a = &x->c[i - 1], *b = &x->c[i];
+        int64_t gap = b->t1 - a->t1;
+        if (b->t0 + least <= a->t1 && gap > 0)
+            scratch[k++] = (double)b->bytes * 8e9 / (double)gap;
     }
     *pairs = k;
     if (!k)
