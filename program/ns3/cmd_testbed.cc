@@ -536,6 +536,11 @@ PrintFabricTruth(const std::string& dir,
                "%" PRIu64 " frames that are not TCP\n",
                r.unrecorded,
                r.skipped_frames);
+    if (r.repeat_sends)
+        printf("                   not followed: %" PRIu64 " packets a host sent twice alike "
+               "(IP ID 0; the import keeps one), and their %" PRIu64 " repeated sightings\n",
+               r.repeat_sends,
+               r.repeat_frames);
     std::string spread;
     for (uint32_t c = 0; c < r.n_core; c++)
         spread += (c ? "/" : "") + std::to_string(r.core_dirs[c]);

@@ -12,6 +12,7 @@
 #include "qreplay/fabric_truth.h"
 #include "qreplay/fs.h"
 #include "qreplay/guided_plan.h"
+#include "qreplay/import.h"
 #include "qreplay/pingmesh.h"
 #include "qreplay/probelog.h"
 #include "qreplay/queuelog.h"
@@ -48,6 +49,8 @@ struct fp {
                        spaced at least a wire time apart, as a NIC sends) */
     struct obs o[MAX_OBS];
     uint8_t n_obs;
+    uint8_t repeats;  /* identical sendings its host's capture shows after it (IP ID 0, kept once
+                         by the import's qr_capture_dedup, as a capture's copies are) */
     uint8_t fate;     /* 0 open, 1 delivered, 2 dropped */
     uint16_t fault;   /* the fault whose log holds it (from 1), 0 none */
     uint16_t drop_sw; /* dropped: where */
@@ -80,6 +83,7 @@ struct ft_state {
      * those a fault's rule on it dropped (its log: the switches' ICMP answers cross the faulty
      * link too) */
     uint64_t *other_in, *other_out, *other_fault;
+    uint64_t repeat_sends; /* host_repeat's */
 };
 
 /* A packet of no recorded connection, as the switch ports saw it. */
@@ -256,8 +260,37 @@ static int index_packets(struct ft_state *s)
     return QR_OK;
 }
 
-/* Host h's capture: the IP ID of each packet it sent (its recording numbers them instead), then
- * the table of every packet by its key. */
+/* A frame of host h's capture that the import's dedup leaves out (qr_capture_dedup): a copy of
+ * a packet the host sent a moment earlier. A stack may send the same bytes twice (a SYN-ACK with
+ * IP ID 0 from its timer and for a resent SYN within the same millisecond), so it is a repeat of
+ * the recorded packet with its key among the last ones of its direction, counted on that packet. */
+struct host_ctx {
+    struct ft_state *s;
+    const uint8_t *mac;
+    const size_t *next;
+};
+
+static void host_repeat(void *ctx, const qr_capture_packet *k, qr_skip why)
+{
+    struct host_ctx *c = ctx;
+    struct ft_state *s = c->s;
+    uint32_t d = why == QR_SKIP_DUPLICATE ? qri_tb_dir_of(&s->conns, k) : UINT32_MAX;
+    if (d == UINT32_MAX || !k->has_mac || memcmp(k->mac_src, c->mac, 6))
+        return;
+    size_t end = s->start[d] + c->next[d], lo = s->start[d];
+    for (size_t i = end, n = 0; i > lo && n < QR_IMPORT_DEDUP_WINDOW; i--, n++) {
+        struct fp *x = &s->p[i - 1];
+        if (x->have_id && same(x, d, k)) {
+            if (x->repeats < UINT8_MAX)
+                x->repeats++;
+            s->repeat_sends++;
+            return;
+        }
+    }
+}
+
+/* Host h's capture, read as the import reads it (the same dedup): the IP ID of each packet it
+ * sent (its recording numbers them instead), and the repeats left out. */
 static int host_ids(struct ft_state *s, const char *dir, uint32_t h, size_t *next)
 {
     char path[4300], d1[96];
@@ -266,7 +299,10 @@ static int host_ids(struct ft_state *s, const char *dir, uint32_t h, size_t *nex
     qr_capture_packet k;
     uint8_t mac[6];
     qr_fabric_mac((qr_node){QR_NODE_HOST, h}, 0, mac);
+    struct host_ctx hc = {s, mac, next};
     int rc = qr_capture_open(&c, path, s->errbuf);
+    qr_capture_dedup(c, QR_IMPORT_DEDUP_WINDOW);
+    qr_capture_on_skip(c, host_repeat, &hc);
     while (!rc && (rc = qr_capture_next(c, &k, s->errbuf)) == QR_OK) {
         uint32_t d = qri_tb_dir_of(&s->conns, &k);
         if (!k.has_mac || memcmp(k.mac_src, mac, 6) || d == UINT32_MAX)
@@ -288,6 +324,21 @@ static int host_ids(struct ft_state *s, const char *dir, uint32_t h, size_t *nex
     }
     qr_capture_close(c);
     return rc == QR_END ? QR_OK : rc;
+}
+
+/* Whether a sighting with no recorded packet left to take it is a repeat's: a packet with its key
+ * that its host sent again (host_repeat). */
+static int is_repeat(struct ft_state *s, uint32_t dir, const qr_capture_packet *k)
+{
+    size_t at = key_hash(dir, k->ip_id, k->seq, k->ack, k->tcp_flags, k->ip_len) & s->mask;
+    int64_t t = k->time_ns - s->conns.base;
+    for (; s->table[at]; at = (at + 1) & s->mask) {
+        const struct fp *x = &s->p[s->table[at] - 1];
+        if (x->repeats && same(x, dir, k) && t - x->r->pk.time_ns < COPY_WINDOW_NS &&
+            x->r->pk.time_ns - t < COPY_WINDOW_NS)
+            return 1;
+    }
+    return 0;
 }
 
 static int hash_packets(struct ft_state *s)
@@ -411,6 +462,10 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
             continue;
         }
         struct fp *x = lookup(s, d, &k, sw, out);
+        if (!x && is_repeat(s, d, &k)) {
+            rep->repeat_frames++;
+            continue;
+        }
         if (!x) {
             rc = qri_err(s->errbuf, QR_EVALUE,
                          "%s: frame %" PRIu64 ": a packet of %s (IP ID %u, seq %u, ack %u, %u "
@@ -439,7 +494,8 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
 }
 
 /* The recorded packet a fault's log entry is: among those with its key (a SYN-ACK's copies share
- * IP ID 0), one that stopped at the fault's switch and has no fault yet, else any without one. */
+ * IP ID 0), one that stopped at the fault's switch and has no fault yet, else any without one
+ * unless its host sent it again (then the repeat was dropped: NULL, is_repeat). */
 static struct fp *lookup_dropped(struct ft_state *s, uint32_t dir, const qr_capture_packet *k,
                                  uint32_t sw)
 {
@@ -454,7 +510,7 @@ static struct fp *lookup_dropped(struct ft_state *s, uint32_t dir, const qr_capt
         if (!any)
             any = x;
     }
-    return any;
+    return any && !any->repeats ? any : NULL;
 }
 
 /* Fault f's log: the packets its rule dropped (after every packet was followed). */
@@ -495,6 +551,10 @@ static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault
             continue;
         }
         struct fp *x = lookup_dropped(s, d, &k, at);
+        if (!x && is_repeat(s, d, &k)) {
+            rep->repeat_frames++;
+            continue;
+        }
         if (!x) {
             rc = qri_err(s->errbuf, QR_EVALUE,
                          "%s: frame %" PRIu64 ": fault %u dropped a packet of %s (IP ID %u, seq "
@@ -1003,6 +1063,7 @@ static int ft_read(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_i
     if (!rc)
         rc = hash_packets(s);
     o->rep.packets = s->n;
+    o->rep.repeat_sends = s->repeat_sends;
     for (uint32_t sw = 0; !rc && sw < s->switches; sw++)
         for (uint32_t p = 0; !rc && p < s->k; p++)
             rc = read_port(s, in->capture_dir, sw, p, &o->rep);

@@ -97,6 +97,10 @@ typedef struct qr_fabric_truth_report {
     uint64_t unrecorded;        /* TCP frames at switch ports of no recorded connection */
     uint64_t trace_probes;      /* of them, 007's probes (a recorded 5-tuple, no flags) */
     uint64_t trace_fault_drops; /* 007's probes the faults' logs hold */
+    /* identical sendings a host's capture shows (a stack's IP ID 0 packet sent twice within the
+     * dedup's reach) that the import keeps once, and their sightings at switch ports and in the
+     * faults' logs: counted here, followed by no packet */
+    uint64_t repeat_sends, repeat_frames;
     /* Pingmesh: lost probes, and where the truth found them lost (their request or answer
      * stopped at a switch: by a fault, by a queue; never reached their switch; answered late) */
     uint64_t pings_lost, pings_fault, pings_queue, pings_host, pings_late;
