@@ -1754,7 +1754,8 @@ def block_comparators(name):
             cells.append(" / ".join(got))
         out.append("| %s | %s | %d | %s |" % (
             {"drop": "drop rate (1 link)", "links": "gray links (1% each)",
-             "load": "load (1 link, 1%)"}[axis], val, len(rs), " | ".join(cells)))
+             "load": "load (1 link, 1%)", "workload": "the websearch flows alone (1 link, 1%)"}
+            [axis], val, len(rs), " | ".join(cells)))
     over = sum(r["icmp"].get("icmp_over", 0) for r in runs)
     top = max(runs, key=lambda r: r["icmp"].get("icmp_max_sent", 0))["icmp"]
     out.append("")
@@ -1840,6 +1841,7 @@ def fmt_ms(ns):
 
 
 BLOCKS = {
+    "blame-testbed": lambda: block_comparators("blame-testbed"),
     "butterfly-search": lambda: block_butterfly_search("butterfly-search"),
     "pingmesh-patterns": lambda: block_pingmesh_patterns("pingmesh-patterns"),
     "pingmesh-paper": lambda: block_pingmesh_paper("pingmesh-paper"),
