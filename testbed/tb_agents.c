@@ -399,6 +399,76 @@ static int sweep_counters(struct tb *t, tb_run *run)
     return 0;
 }
 
+/* "bounce SENT" from a switch's bouncer. */
+static void on_bounce_line(void *ctx, const char *line)
+{
+    unsigned long long n;
+    if (sscanf(line, "bounce %llu", &n) == 1)
+        *(uint64_t *)ctx += n;
+}
+
+/* Everflow's link round trips (guided_plan.h qr_bounce_plan): a bouncer in every switch's
+ * namespace sends [everflow] guided rounds out of each of its ports to a switch, beside the
+ * agents' guided probes, and the run waits for them. Returns 0 or 1 after printing. */
+static int run_bounce(struct tb *t, tb_run *run, const char *self)
+{
+    const qr_topology *topo = qr_fabric_topology(run->fabric);
+    qr_bounce_pin *pin;
+    size_t n;
+    if (qr_bounce_plan(topo, &pin, &n))
+        return cli_fail(t->cmd, "out of memory");
+    char count[16];
+    snprintf(count, sizeof count, "%d", run->conf->everflow.guided);
+    int first = t->n_p, rc = 0;
+    for (uint32_t sw = 0; !rc && sw < qr_fabric_switches(run->fabric); sw++) {
+        char path[4200], name[32], addr[32];
+        snprintf(path, sizeof path, "%s/bounce-s%u.csv", run->capture_dir, sw);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            rc = cli_fail(t->cmd, "%s: %s", path, strerror(errno));
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (pin[i].sw != sw)
+                continue;
+            const uint8_t *a = pin[i].mac, *b = pin[i].peer_mac;
+            tbi_ip4_text(pin[i].addr, addr, sizeof addr);
+            fprintf(f, "p%u,%02x:%02x:%02x:%02x:%02x:%02x,%02x:%02x:%02x:%02x:%02x:%02x,%s\n",
+                    pin[i].port, a[0], a[1], a[2], a[3], a[4], a[5], b[0], b[1], b[2], b[3], b[4],
+                    b[5], addr);
+        }
+        if (fclose(f)) {
+            rc = cli_fail(t->cmd, "%s: %s", path, strerror(errno));
+            break;
+        }
+        snprintf(name, sizeof name, "bouncer of s%u", sw);
+        char *argv[] = {"ip",         "netns",
+                        "exec",       t->ns[qr_fabric_switch_ns(run->fabric, sw)],
+                        (char *)self, "testbed-agent",
+                        "bounce",     path,
+                        count,        NULL};
+        if (!tbi_spawn(t, name, argv))
+            rc = cli_fail(t->cmd, "cannot start the %s", name);
+    }
+    free(pin);
+    /* each sends its rounds 1 ms apart: bounded by the rounds, and a margin for the start */
+    double bound = 5.0 + run->conf->everflow.guided * 0.002;
+    for (int i = first; i < t->n_p; i++) {
+        int st = 0;
+        for (int w = 0; w < (int)(bound * 50) && !tbi_exited(&t->p[i], &st); w++) {
+            tbi_drain(&t->p[i], on_bounce_line, &run->bounce_sent);
+            usleep(20000);
+        }
+        tbi_drain(&t->p[i], on_bounce_line, &run->bounce_sent);
+        if (!rc && !tbi_exited(&t->p[i], &st))
+            rc = cli_fail(t->cmd, "the %s did not finish in %.0f s", t->p[i].name, bound);
+        else if (!rc && st)
+            rc = cli_fail(t->cmd, "the %s failed (status %d): %s", t->p[i].name, st,
+                          t->p[i].errtext);
+    }
+    return rc;
+}
+
 /* "stop" to the agents [first, last) (one already gone is reaped by the teardown). */
 static void stop_agents(struct tb *t, int first, int last)
 {
@@ -460,6 +530,8 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
         run->agents_stop_ns = tbi_now_real();
         stop_agents(t, ag_first, ag_last);
     }
+    if (!rc && !cli_signal && run->sweep_drops)
+        rc = run_bounce(t, run, self);
     for (int i = ag_first; i < ag_last; i++) { /* their last lines: the pings still open at
                                                    the stop, the guided probes they sent */
         ac.host = (uint32_t)(i - ag_first);

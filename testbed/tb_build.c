@@ -276,11 +276,15 @@ int tbi_build_fabric(struct tb *t, const tb_run *run)
                                      {"net/ipv4/fib_multipath_hash_seed", seed},
                                      {"net/ipv4/icmp_ratelimit", limit},
                                      {"net/ipv4/icmp_msgs_per_sec", rate},
-                                     {"net/ipv4/icmp_msgs_burst", burst}};
+                                     {"net/ipv4/icmp_msgs_burst", burst},
+                                     /* a bounce probe leaves by the port it came in by: no
+                                      * ICMP redirect for it (guided_plan.h) */
+                                     {"net/ipv4/conf/all/send_redirects", "0"},
+                                     {"net/ipv4/conf/default/send_redirects", "0"}};
         int absent = t->absent_sysctl;
         t->absent_sysctl = 0;
         rc = i < hosts ? tbi_ns_sysctls(t, t->ns[i], base, 4, opt)
-                       : tbi_ns_sysctls(t, t->ns[i], sw, 12, opt);
+                       : tbi_ns_sysctls(t, t->ns[i], sw, 14, opt);
         t->absent_sysctl = i >= hosts && t->absent_sysctl ? 2 /* the seed */ : absent;
     }
     size_t n_cables;

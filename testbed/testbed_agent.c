@@ -42,6 +42,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/tcp.h>
@@ -470,13 +473,12 @@ static void ping_event(struct pprobe *x, int ep)
     ping_done(x, ep, err ? -1 : now_ns() - x->sent_ns);
 }
 
-/* One TCP packet with no flags and no payload from src:sport to dst:dport through raw socket
- * raw (the kernel fills the IP checksum, and the IP ID when id is 0). Returns sendto's result. */
-static ssize_t send_bare_tcp(int raw, struct in_addr src, struct in_addr dst, uint16_t sport,
-                             uint16_t dport, uint32_t seq, uint16_t id, uint8_t ttl, uint8_t tos)
+/* One TCP packet with no flags and no payload from src:sport to dst:dport into pkt (IP checksum
+ * left 0, the TCP checksum filled). */
+static void bare_tcp(uint8_t pkt[40], struct in_addr src, struct in_addr dst, uint16_t sport,
+                     uint16_t dport, uint32_t seq, uint16_t id, uint8_t ttl, uint8_t tos)
 {
-    uint8_t pkt[40];
-    memset(pkt, 0, sizeof pkt);
+    memset(pkt, 0, 40);
     pkt[0] = 0x45;
     pkt[1] = tos;
     pkt[3] = 40;
@@ -500,6 +502,15 @@ static ssize_t send_bare_tcp(int raw, struct in_addr src, struct in_addr dst, ui
         sum += (uint32_t)ph[i] << 8 | ph[i + 1];
     uint16_t c = csum16(t, 20, sum);
     t[16] = (uint8_t)(c >> 8), t[17] = (uint8_t)c;
+}
+
+/* bare_tcp through raw socket raw (the kernel fills the IP checksum, and the IP ID when id is 0).
+ * Returns sendto's result. */
+static ssize_t send_bare_tcp(int raw, struct in_addr src, struct in_addr dst, uint16_t sport,
+                             uint16_t dport, uint32_t seq, uint16_t id, uint8_t ttl, uint8_t tos)
+{
+    uint8_t pkt[40];
+    bare_tcp(pkt, src, dst, sport, dport, seq, id, ttl, tos);
     struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr = dst};
     return sendto(raw, pkt, sizeof pkt, 0, (struct sockaddr *)&to, sizeof to);
 }
@@ -542,6 +553,91 @@ static int send_guided(const char *file, int count, uint32_t host)
     printf("guided %" PRIu64 "\n", sent);
     fflush(stdout);
     return 0;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+    unsigned m[6];
+    char extra;
+    if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &extra) != 6)
+        return -1;
+    for (int i = 0; i < 6; i++) {
+        if (m[i] > 255)
+            return -1;
+        mac[i] = (uint8_t)m[i];
+    }
+    return 0;
+}
+
+/* qreplay testbed-agent bounce FILE COUNT, in a switch's namespace: Everflow's link round trip
+ * probes (guided_plan.h qr_bounce_plan). FILE holds one port per line (ifname,mac,peer_mac,addr);
+ * COUNT rounds, one probe out of each port each, 1 ms apart: an Ethernet frame to the neighbour's
+ * interface carrying a TCP packet with no flags from addr to addr, port QR_PROBE_PORT, DSCP
+ * QR_GUIDED_DSCP, the round in its sequence number. Prints "bounce SENT". */
+static int send_bounce(const char *file, int count)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "testbed-agent bounce: %s: %s\n", file, strerror(errno));
+        return 1;
+    }
+    struct {
+        int ifindex;
+        uint8_t mac[6], peer[6];
+        struct in_addr addr;
+    } pin[64];
+    size_t n = 0;
+    char line[256], ifname[32], m1[32], m2[32], a[32];
+    long no = 0;
+    int rc = 0;
+    while (!rc && fgets(line, sizeof line, f)) {
+        no++;
+        if (n == 64 || sscanf(line, "%31[^,],%31[^,],%31[^,],%31[^,\n]", ifname, m1, m2, a) != 4 ||
+            parse_mac(m1, pin[n].mac) || parse_mac(m2, pin[n].peer) ||
+            inet_pton(AF_INET, a, &pin[n].addr) != 1 ||
+            !(pin[n].ifindex = (int)if_nametoindex(ifname))) {
+            fprintf(stderr,
+                    "testbed-agent bounce: %s:%ld: not ifname,mac,peer_mac,addr of an "
+                    "interface here\n",
+                    file, no);
+            rc = 1;
+        } else
+            n++;
+    }
+    fclose(f);
+    int fd = rc ? -1 : socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+    if (!rc && fd < 0) {
+        fprintf(stderr, "testbed-agent bounce: a packet socket: %s\n", strerror(errno));
+        rc = 1;
+    }
+    uint64_t sent = 0;
+    for (int r = 0; !rc && r < count; r++) {
+        for (size_t i = 0; i < n; i++) {
+            uint8_t fr[14 + 40];
+            memcpy(fr, pin[i].peer, 6);
+            memcpy(fr + 6, pin[i].mac, 6);
+            fr[12] = 0x08, fr[13] = 0x00;
+            bare_tcp(fr + 14, pin[i].addr, pin[i].addr, (uint16_t)(QR_PROBE_PORT + 1),
+                     QR_PROBE_PORT, (uint32_t)r, (uint16_t)r, 64, QR_GUIDED_TOS);
+            uint16_t c = csum16(fr + 14, 20, 0);
+            fr[24] = (uint8_t)(c >> 8), fr[25] = (uint8_t)c;
+            struct sockaddr_ll to = {.sll_family = AF_PACKET,
+                                     .sll_protocol = htons(ETH_P_IP),
+                                     .sll_ifindex = pin[i].ifindex,
+                                     .sll_halen = 6};
+            memcpy(to.sll_addr, pin[i].peer, 6);
+            sent += sendto(fd, fr, sizeof fr, 0, (struct sockaddr *)&to, sizeof to) == sizeof fr;
+        }
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (!rc) {
+        printf("bounce %" PRIu64 "\n", sent);
+        fflush(stdout);
+    }
+    return rc;
 }
 
 /* One agent's state: its host, the schedule's flows, its sockets and its clock. */
@@ -848,6 +944,8 @@ static void agent_stop(struct agent *a)
 
 int qr_cmd_testbed_agent(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "bounce"))
+        return send_bounce(argv[2], atoi(argv[3]));
     if (argc < 3) {
         fprintf(stderr, "usage: qreplay testbed-agent HOST SCHEDULE [--cc NAME] [--sndbuf N] "
                         "[--rcvbuf N] (run by qreplay testbed)\n");

@@ -86,9 +86,10 @@ typedef struct tb_run {
     uint64_t *icmp_sent, *icmp_refused;
     /* the fabric with [everflow] guided: what each switch port's qdisc counted from just before
      * the agents stopped (and sent the guided probes) to the end (per switch x k + port; NULL:
-     * no guided probes), and how many the agents sent */
+     * no guided probes), how many the agents sent, and how many link round-trip probes the
+     * switches sent (guided_plan.h qr_bounce_plan) */
     uint64_t *sweep_drops;
-    uint64_t guided_sent;
+    uint64_t guided_sent, bounce_sent;
     /* 007's agents ([traceroute] per_connection): every probe, numbered by trace in the order
      * the traces started, its answer (replier, rtt_ns) if one came; times CLOCK_REALTIME */
     qr_row_traceroute *traces;

@@ -257,6 +257,48 @@ static void print_guided(const qr_hoptrace *t, FILE *out)
                 places, confirmed, refuted, unprobed);
 }
 
+/* Everflow's link round trips: each probed port's S1 -> S2 -> S1 times and losses, the flagged
+ * ones first. */
+static void print_bounce(const qr_hoptrace *t, FILE *out)
+{
+    if (!t->has_bounce)
+        return;
+    const qr_bounce *b = &t->bounce;
+    fprintf(out,
+            "\nlink round trips (S1 -> S2 -> S1): %" PRIu64
+            " probes out of %zu switch ports, %" PRIu64
+            " back; median round trip %.1f us; %zu ports flagged (above %.1f x the median, or "
+            "lost probes)\n",
+            b->probes, b->n_rows, b->returned, us((double)b->median_rtt_ns), b->flagged, b->ratio);
+    if (b->unseen)
+        fprintf(out,
+                "  %" PRIu64 " rounds had copies but none leaving their switch (the mirror "
+                "missed it): no fate\n",
+                b->unseen);
+    fprintf(out, "  %-9s %-10s %6s %6s %8s %9s %9s %9s %9s  %s\n", "port", "link", "sent", "back",
+            "lost", "rtt p50", "rtt min", "out p50", "back p50", "");
+    size_t shown = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < b->n_rows; i++) {
+            const qr_row_bounce *r = &b->rows[i];
+            if ((pass == 0) != (r->slow || r->lossy) || (pass == 1 && shown >= 6))
+                continue;
+            shown++;
+            char lost[32];
+            snprintf(lost, sizeof lost, "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, r->lost_in,
+                     r->lost_out, r->lost_peer, r->lost_back);
+            fprintf(out,
+                    "  s%-8s %-10s %6" PRIu64 " %6" PRIu64
+                    " %8s %8.1fus %8.1fus %8.1fus %8.1fus  %s%s\n",
+                    port_name(r->sw, r->port), r->link_name, r->sent, r->returned, lost,
+                    us((double)r->rtt_p50_ns), us((double)r->rtt_min_ns), us((double)r->out_p50_ns),
+                    us((double)r->back_p50_ns), r->slow ? "slow " : "", r->lossy ? "lossy" : "");
+        }
+    if (shown < b->n_rows)
+        fprintf(out, "  ... %zu more ports (trace.h5 /bounce); lost: in S1/out/inside S2/back\n",
+                b->n_rows - shown);
+}
+
 static void print_profile(const qr_hoptrace *t, FILE *out)
 {
     const qr_row_hop_summary *s = &t->summary;
@@ -439,6 +481,7 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
     print_drops(t, drops, out);
     print_loops(t, out);
     print_guided(t, out);
+    print_bounce(t, out);
     print_profile(t, out);
     print_ecmp(t, out);
     print_links(t, out);
@@ -457,5 +500,12 @@ void cli_print_hoptrace(const qr_hoptrace *t, size_t traces, size_t drops, FILE 
                     " planted faulty directions they crossed showed it\n",
                     x->guided_silent, x->guided_links[0] ? x->guided_links : "none",
                     x->guided_silent_right, x->guided_faulty_found, x->guided_faulty_probed);
+        if (t->has_bounce)
+            fprintf(out,
+                    "       link round trips: %" PRIu64 " ports flagged, %" PRIu64
+                    " of them on a planted cable; %" PRIu64 " of the %" PRIu64
+                    " probed ports of planted cables flagged\n",
+                    x->bounce_flagged, x->bounce_right, x->bounce_faulty_found,
+                    x->bounce_faulty_probed);
     }
 }

@@ -738,6 +738,23 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
     cr_assert_eq(gr, gs);
     cr_assert_eq(fp, 1, "s0>h0: the planted direction the probes crossed (h3>s1 is a host's)");
     cr_assert_eq(ff, 1);
+
+    /* Everflow's link round trips, S1 -> S2 -> S1 out of every switch port to a switch (64 in a
+     * k=4 fat tree), 40 rounds each: no fault is on a cable between switches, so every probe
+     * comes back and no port is flagged */
+    size_t nb;
+    qr_row_bounce *b = rows_of(p, "/bounce", &qr_schema_bounce, &nb);
+    cr_assert_eq(nb, 64);
+    for (size_t i = 0; i < nb; i++) {
+        cr_assert_eq(b[i].sent, 40, "%s", b[i].link_name);
+        cr_assert_eq(b[i].returned, 40, "%s", b[i].link_name);
+        cr_assert_not(b[i].slow || b[i].lossy, "%s: %lld ns", b[i].link_name,
+                      (long long)b[i].rtt_p50_ns);
+        cr_assert(b[i].rtt_min_ns > 0 && b[i].rtt_min_ns <= b[i].rtt_p50_ns &&
+                      b[i].out_p50_ns > 0 && b[i].back_p50_ns > 0,
+                  "%s", b[i].link_name);
+    }
+    qr_h5_rows_free(b);
 }
 
 /* Everflow's latency profiler on real kernels: aggregation switch s8's two core cables slowed to
@@ -749,9 +766,10 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
 Test(testbed, the_latency_profiler_finds_a_link_slowed_by_its_shaper)
 {
     need_fabric();
-    write_fat_tree("0,4,300KB,0\n1,8,300KB,0\n2,12,300KB,0\n3,5,300KB,0\n4,1,300KB,0\n"
-                   "9,0,300KB,0\n13,2,300KB,0\n",
-                   "rate = s8-s16 5Mbps, s8-s17 5Mbps\n", "");
+    write_fat_tree(
+        "0,4,300KB,0\n1,8,300KB,0\n2,12,300KB,0\n3,5,300KB,0\n4,1,300KB,0\n"
+        "9,0,300KB,0\n13,2,300KB,0\n",
+        "rate = s8-s16 5Mbps, s8-s17 5Mbps\ngray = s9-s18 30%\n[everflow]\nguided = 20\n", "");
     int rc =
         qreplay("testbed %s/ft.ini -o %s/rate --no-figures --set pingmesh.interval=0", dir, dir);
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
@@ -780,6 +798,32 @@ Test(testbed, the_latency_profiler_finds_a_link_slowed_by_its_shaper)
     }
     qr_h5_rows_free(l);
     cr_assert_gt(measured, 0, "no slowed link carried packets back to back");
+
+    /* Everflow's link round trips on the same run: the gray cable s9-s18 (30% each way) loses
+     * probes at both its ends, and no other port is flagged. The shapers do not slow a lone
+     * probe (a token bucket lets it through at once): those ports are not flagged either. Every
+     * probe sent is back or lost in one place. */
+    size_t nb;
+    qr_row_bounce *b = rows_of(p, "/bounce", &qr_schema_bounce, &nb);
+    int gray_ends = 0;
+    for (size_t i = 0; i < nb; i++) {
+        const char *n = b[i].link_name;
+        cr_assert_eq(b[i].sent, 20, "%s", n);
+        cr_assert_eq(b[i].sent,
+                     b[i].returned + b[i].lost_in + b[i].lost_out + b[i].lost_peer +
+                         b[i].lost_back + b[i].unseen,
+                     "%s", n);
+        cr_assert_eq(b[i].unseen, 0, "%s: the switch ports' captures lose no copy", n);
+        int gray = !strcmp(n, "s9>s18") || !strcmp(n, "s18>s9");
+        gray_ends += gray;
+        cr_assert_eq(b[i].lossy, gray, "%s: %llu of %llu back", n,
+                     (unsigned long long)b[i].returned, (unsigned long long)b[i].sent);
+        cr_assert_not(b[i].slow, "%s: %lld ns", n, (long long)b[i].rtt_p50_ns);
+    }
+    qr_h5_rows_free(b);
+    cr_assert_eq(gray_ends, 2);
+    cr_assert_eq(attr_of(p, "/score", "bounce_flagged"), 2);
+    cr_assert_eq(attr_of(p, "/score", "bounce_right"), 2);
 }
 
 /* Processes of a run folder still alive: its captures (tcpdump -w DIR/capture/...) and agents. */

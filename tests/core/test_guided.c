@@ -257,3 +257,97 @@ Test(guided, the_plan_pins_distinct_ports_towards_the_next_pod)
     cr_assert_eq(qr_guided_plan(star, 8, 7, &a, &na), QR_EINVAL, "a star has one path");
     qr_topology_destroy(star);
 }
+
+/* Everflow's link round trips (qr_bounce_run) over randomized mirrors: every port of the plan
+ * sends R rounds, each with a fate drawn at random (back, lost in S1, on the way out, inside S2,
+ * on the way back) and times with a little noise; one port's cable is 50 us longer each way. The
+ * analysis must count every fate where it was planted, measure the round trips the copies hold,
+ * and flag exactly the slow port and the ports that lost probes. */
+Test(guided, link_round_trips_count_every_fate_and_flag_the_planted_ports)
+{
+    fclose(copies);
+    copies = NULL;
+    qr_bounce_pin *pins;
+    size_t n;
+    cr_assert_eq(qr_bounce_plan(topo, &pins, &n), QR_OK);
+    cr_assert_eq(n, 64, "every switch port to a switch of a k=4 fat tree");
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        char p[128];
+        snprintf(p, sizeof p, "%s/bounce.csv", dir);
+        FILE *f = fopen(p, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "src,dst,sport,seq,switch,port,dir,time_ns\n");
+        unsigned st = seed;
+        const uint32_t rounds = 15;
+        size_t slow = (size_t)(rand_r(&st) % n);
+        uint64_t want[64][5] = {{0}};
+        for (uint32_t r = 0; r < rounds; r++)
+            for (size_t i = 0; i < n; i++) {
+                const qr_bounce_pin *x = &pins[i];
+                /* port 0 always comes back, so every round is known; 1 in 10 fates a loss */
+                int fate = i == 0 || rand_r(&st) % 10 ? 0 : 1 + rand_r(&st) % 4;
+                want[i][fate]++;
+                int64_t t = 1000000000LL * r + 1000 * (int64_t)i, leg = 1000 + rand_r(&st) % 300;
+                if (i == slow)
+                    leg += 50000;
+                char a[24];
+                snprintf(a, sizeof a, "%u.%u.%u.%u", x->addr >> 24, x->addr >> 16 & 255,
+                         x->addr >> 8 & 255, x->addr & 255);
+                if (fate == 1)
+                    continue;
+                fprintf(f, "%s,%s,8766,%u,s%u,%u,out,%lld\n", a, a, r, x->sw, x->port,
+                        (long long)t);
+                if (fate == 2)
+                    continue;
+                fprintf(f, "%s,%s,8766,%u,s%u,%u,in,%lld\n", a, a, r, x->peer, x->peer_port,
+                        (long long)(t += leg));
+                if (fate == 3)
+                    continue;
+                fprintf(f, "%s,%s,8766,%u,s%u,%u,out,%lld\n", a, a, r, x->peer, x->peer_port,
+                        (long long)(t += 2000));
+                if (fate == 4)
+                    continue;
+                fprintf(f, "%s,%s,8766,%u,s%u,%u,in,%lld\n", a, a, r, x->sw, x->port,
+                        (long long)(t + leg));
+            }
+        fclose(f);
+        qr_bounce b;
+        char err[QR_ERRBUF_SIZE];
+        cr_assert_eq(qr_bounce_run(dir, topo, 2.0, &b, err), QR_OK, "%s", err);
+        cr_assert_eq(b.n_rows, n);
+        for (size_t i = 0; i < n; i++) {
+            const qr_row_bounce *r = &b.rows[i];
+            cr_assert(r->sw == pins[i].sw && r->port == pins[i].port);
+            cr_assert_eq(r->sent, rounds);
+            cr_assert_eq(r->returned, want[i][0], "seed %u %s", seed, r->link_name);
+            cr_assert_eq(r->lost_in, want[i][1], "seed %u %s", seed, r->link_name);
+            cr_assert_eq(r->lost_out, want[i][2], "seed %u %s", seed, r->link_name);
+            cr_assert_eq(r->lost_peer, want[i][3], "seed %u %s", seed, r->link_name);
+            cr_assert_eq(r->lost_back, want[i][4], "seed %u %s", seed, r->link_name);
+            cr_assert_eq(r->unseen, 0);
+            cr_assert_eq(r->lossy, want[i][0] < rounds, "seed %u %s", seed, r->link_name);
+            cr_assert_eq(r->slow, i == slow && want[i][0] > 0, "seed %u %s: %lld ns", seed,
+                         r->link_name, (long long)r->rtt_p50_ns);
+            if (want[i][0]) { /* two legs of 1000-1299 ns (+50 us) and 2 us inside S2 */
+                int64_t lo = 4000 + (i == slow ? 100000 : 0);
+                cr_assert(r->rtt_min_ns >= lo && r->rtt_max_ns < lo + 600 &&
+                              r->rtt_min_ns <= r->rtt_p50_ns && r->rtt_p50_ns <= r->rtt_max_ns,
+                          "seed %u %s: %lld..%lld", seed, r->link_name, (long long)r->rtt_min_ns,
+                          (long long)r->rtt_max_ns);
+                cr_assert_eq(r->peer_p50_ns, 2000);
+            }
+        }
+        qr_bounce_free(&b);
+    }
+    /* a copy of no plan's probe is an error naming the file */
+    char p[128];
+    snprintf(p, sizeof p, "%s/bounce.csv", dir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "src,dst,sport,seq,switch,port,dir,time_ns\n10.0.0.2,10.0.0.2,8766,0,s0,2,out,5\n");
+    fclose(f);
+    qr_bounce b;
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(qr_bounce_run(dir, topo, 2.0, &b, err), QR_EVALUE);
+    cr_assert(strstr(err, "bounce.csv") && strstr(err, "round-trip probe"), "%s", err);
+    free(pins);
+}

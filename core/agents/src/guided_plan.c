@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "qreplay/fabric.h"
 #include "qreplay/random.h"
 
 int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guided_pin **out,
@@ -40,4 +41,44 @@ int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guide
     *out = p;
     *n = (size_t)hosts * paths;
     return QR_OK;
+}
+
+int qr_bounce_plan(const qr_topology *t, qr_bounce_pin **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    uint32_t links = qr_topology_links(t), sws = qr_topology_switches(t);
+    uint32_t *addr = malloc((links ? links : 1) * sizeof *addr);
+    qr_bounce_pin *v = malloc((links ? links : 1) * sizeof *v);
+    if (!addr || !v) {
+        free(addr);
+        free(v);
+        return QR_ENOMEM;
+    }
+    qr_topology_addresses(t, addr);
+    size_t m = 0;
+    for (uint32_t sw = 0; sw < sws; sw++)
+        for (uint32_t p = 0; p < qr_topology_ports(t, sw); p++) {
+            qr_node_kind k;
+            uint32_t peer, pp;
+            if (qr_topology_link(t, sw, p, &k, &peer, &pp) || k == QR_NODE_HOST)
+                continue;
+            qr_bounce_pin *x = &v[m++];
+            *x = (qr_bounce_pin){.sw = sw, .port = p, .peer = peer, .peer_port = pp};
+            x->addr = addr[qr_topology_port_link(t, sw, p)];
+            qr_fabric_mac(qr_topology_switch_node(t, sw), p, x->mac);
+            qr_fabric_mac(qr_topology_switch_node(t, peer), pp, x->peer_mac);
+        }
+    free(addr);
+    *out = v;
+    *n = m;
+    return QR_OK;
+}
+
+const qr_bounce_pin *qr_bounce_pin_of(const qr_bounce_pin *pins, size_t n, uint32_t addr)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pins[i].addr == addr)
+            return &pins[i];
+    return NULL;
 }

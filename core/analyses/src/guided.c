@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "qreplay/error.h"
 #include "qreplay/import.h"
+#include "qreplay/stats.h"
 #include "qreplay/textio.h"
 
 typedef struct copy {
@@ -82,7 +83,10 @@ static int parse_switch_port(const qr_topology *t, const char *sws, const char *
     return 0;
 }
 
-static int read_copies(const char *path, const qr_topology *t, copy **out, size_t *n, char *errbuf)
+/* path's copies; with hosts, each address must be a host's and becomes its index, else the
+ * addresses are kept. */
+static int read_copies(const char *path, const qr_topology *t, int hosts, copy **out, size_t *n,
+                       char *errbuf)
 {
     qr_lines *l;
     int rc = qr_lines_open(&l, path, errbuf);
@@ -124,8 +128,9 @@ static int read_copies(const char *path, const qr_topology *t, copy **out, size_
                          no, f[4], f[5]);
             break;
         }
-        uint32_t hs, hd;
-        if (qr_topology_host_of_addr(t, c.src, &hs) || qr_topology_host_of_addr(t, c.dst, &hd)) {
+        uint32_t hs = c.src, hd = c.dst;
+        if (hosts &&
+            (qr_topology_host_of_addr(t, c.src, &hs) || qr_topology_host_of_addr(t, c.dst, &hd))) {
             rc = qri_err(errbuf, QR_EVALUE, "%s:%ld: %s or %s is no host of the topology", path, no,
                          f[0], f[1]);
             break;
@@ -338,18 +343,27 @@ static int port_rows(const qr_topology *t, const struct tally *y, qr_guided *out
     return QR_OK;
 }
 
+/* mirror_dir/name into path, and whether it is there (QR_ENOENT: "no `what` were mirrored"). */
+static int mirror_file(char *path, size_t size, const char *mirror_dir, const char *name,
+                       const char *what, char *errbuf)
+{
+    snprintf(path, size, "%s/%s", mirror_dir, name);
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return qri_err(errbuf, QR_ENOENT, "%s: no %s were mirrored", path, what);
+    fclose(probe);
+    return QR_OK;
+}
+
 int qr_guided_run(const char *mirror_dir, const qr_topology *t, qr_guided *out, char *errbuf)
 {
     memset(out, 0, sizeof *out);
     char path[4200];
-    snprintf(path, sizeof path, "%s/guided.csv", mirror_dir);
-    FILE *probe = fopen(path, "r");
-    if (!probe)
-        return qri_err(errbuf, QR_ENOENT, "%s: no guided probes were mirrored", path);
-    fclose(probe);
+    if (mirror_file(path, sizeof path, mirror_dir, "guided.csv", "guided probes", errbuf))
+        return QR_ENOENT;
     copy *v = NULL;
     size_t n = 0;
-    int rc = read_copies(path, t, &v, &n, errbuf);
+    int rc = read_copies(path, t, 1, &v, &n, errbuf);
     if (rc)
         return rc;
     struct tally y = {.sws = qr_topology_switches(t)};
@@ -397,5 +411,188 @@ int qr_guided_run(const char *mirror_dir, const qr_topology *t, qr_guided *out, 
     free(y.headed);
     if (rc)
         qr_guided_free(out);
+    return rc;
+}
+
+/* ---- the link round trips: S1 -> S2 -> S1 ---- */
+
+void qr_bounce_free(qr_bounce *b)
+{
+    free(b->rows);
+    memset(b, 0, sizeof *b);
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int64_t median_of(int64_t *v, size_t n)
+{
+    if (n)
+        qsort(v, n, sizeof *v, cmp_i64);
+    return qr_percentile_i64(v, n, 0.5);
+}
+
+/* Per pin, its probes' times: the round trip, each leg, the time inside the neighbour. */
+struct legs {
+    int64_t *rtt, *out, *back, *peer;
+    size_t n_rtt, n_out, n_back, n_peer;
+};
+
+/* One probe's copies v[a, b) (time order) of pin x: its fate and times into row r and g. */
+static void one_bounce(const qr_bounce_pin *x, const copy *v, size_t a, size_t b, qr_row_bounce *r,
+                       struct legs *g)
+{
+    int64_t t0 = INT64_MIN, t1 = INT64_MIN, t2 = INT64_MIN, t3 = INT64_MIN;
+    for (size_t i = a; i < b; i++) {
+        const copy *c = &v[i];
+        if (c->sw == x->sw && c->port == x->port && c->out && t0 == INT64_MIN)
+            t0 = c->t;
+        else if (c->sw == x->peer && c->port == x->peer_port && !c->out && t1 == INT64_MIN)
+            t1 = c->t;
+        else if (c->sw == x->peer && c->port == x->peer_port && c->out && t2 == INT64_MIN)
+            t2 = c->t;
+        else if (c->sw == x->sw && c->port == x->port && !c->out && t0 != INT64_MIN &&
+                 t3 == INT64_MIN)
+            t3 = c->t;
+    }
+    if (t0 == INT64_MIN) { /* seen further on, but its copy leaving S1 is missing */
+        r->unseen++;
+        return;
+    }
+    if (t1 != INT64_MIN)
+        g->out[g->n_out++] = t1 - t0;
+    if (t1 != INT64_MIN && t2 != INT64_MIN)
+        g->peer[g->n_peer++] = t2 - t1;
+    if (t2 != INT64_MIN && t3 != INT64_MIN)
+        g->back[g->n_back++] = t3 - t2;
+    if (t3 != INT64_MIN) {
+        r->returned++;
+        g->rtt[g->n_rtt++] = t3 - t0;
+    } else if (t1 == INT64_MIN)
+        r->lost_out++;
+    else if (t2 == INT64_MIN)
+        r->lost_peer++;
+    else
+        r->lost_back++;
+}
+
+/* The rows' flags: slow against the median of the rows' median round trips, lossy. */
+static int flag_rows(qr_bounce *out)
+{
+    int64_t *m = malloc((out->n_rows ? out->n_rows : 1) * sizeof *m);
+    if (!m)
+        return QR_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < out->n_rows; i++)
+        if (out->rows[i].returned)
+            m[k++] = out->rows[i].rtt_p50_ns;
+    out->median_rtt_ns = median_of(m, k);
+    free(m);
+    for (size_t i = 0; i < out->n_rows; i++) {
+        qr_row_bounce *r = &out->rows[i];
+        r->slow = r->returned && out->median_rtt_ns > 0 &&
+                  (double)r->rtt_p50_ns > out->ratio * (double)out->median_rtt_ns &&
+                  r->rtt_p50_ns - out->median_rtt_ns >= QR_BOUNCE_MIN_EXCESS_NS;
+        r->lossy = r->lost_in + r->lost_out + r->lost_peer + r->lost_back > 0;
+        out->flagged += r->slow || r->lossy;
+    }
+    return QR_OK;
+}
+
+int qr_bounce_run(const char *mirror_dir, const qr_topology *t, double ratio, qr_bounce *out,
+                  char *errbuf)
+{
+    memset(out, 0, sizeof *out);
+    out->ratio = ratio;
+    char path[4200];
+    if (mirror_file(path, sizeof path, mirror_dir, "bounce.csv", "link round-trip probes", errbuf))
+        return QR_ENOENT;
+    if (!(ratio > 1))
+        return qri_err(errbuf, QR_EINVAL, "the link ratio must be above 1 (it is %g)", ratio);
+    copy *v = NULL;
+    size_t n = 0;
+    qr_bounce_pin *pins = NULL;
+    size_t n_pins = 0;
+    int rc = read_copies(path, t, 0, &v, &n, errbuf);
+    if (!rc && qr_bounce_plan(t, &pins, &n_pins))
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        if (v[i].src != v[i].dst || !qr_bounce_pin_of(pins, n_pins, v[i].src))
+            rc = qri_err(errbuf, QR_EVALUE,
+                         "%s: copy %zu (of s%u:%u) is of a probe from %u.%u.%u.%u to %u.%u.%u.%u: "
+                         "a round-trip probe goes from a switch's address on a cable to itself",
+                         path, i + 1, v[i].sw, v[i].port, v[i].src >> 24, v[i].src >> 16 & 255,
+                         v[i].src >> 8 & 255, v[i].src & 255, v[i].dst >> 24, v[i].dst >> 16 & 255,
+                         v[i].dst >> 8 & 255, v[i].dst & 255);
+    struct legs g = {0};
+    if (!rc) {
+        out->rows = calloc(n_pins ? n_pins : 1, sizeof *out->rows);
+        g.rtt = malloc((n ? n : 1) * sizeof *g.rtt);
+        g.out = malloc((n ? n : 1) * sizeof *g.out);
+        g.back = malloc((n ? n : 1) * sizeof *g.back);
+        g.peer = malloc((n ? n : 1) * sizeof *g.peer);
+        if (!out->rows || !g.rtt || !g.out || !g.back || !g.peer)
+            rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    }
+    if (!rc && n)
+        qsort(v, n, sizeof *v, cmp_copy); /* by source (the pin), round, time */
+    out->copies = n;
+    /* every switch sends the same rounds 0 .. R-1 out of every port (the plan): a round of a
+     * port with no copy at all was lost before its port's mirror saw it leave */
+    uint32_t rounds = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].seq >= rounds)
+            rounds = v[i].seq + 1;
+    size_t *first = rc ? NULL : calloc(2 * n_pins + 1, sizeof *first);
+    if (!rc && !first)
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (size_t a = 0, b; !rc && a < n; a = b) { /* one pin's copies: v[a, b) */
+        for (b = a; b < n && v[b].src == v[a].src; b++)
+            ;
+        size_t j = (size_t)(qr_bounce_pin_of(pins, n_pins, v[a].src) - pins);
+        first[2 * j] = a + 1;
+        first[2 * j + 1] = b;
+    }
+    for (size_t j = 0; !rc && rounds && j < n_pins; j++) {
+        const qr_bounce_pin *x = &pins[j];
+        qr_row_bounce *r = &out->rows[out->n_rows++];
+        r->sw = x->sw, r->port = x->port, r->peer = x->peer, r->peer_port = x->peer_port;
+        r->link = qr_topology_port_link(t, x->sw, x->port);
+        qr_topology_link_name(t, r->link, r->link_name, sizeof r->link_name);
+        g.n_rtt = g.n_out = g.n_back = g.n_peer = 0;
+        size_t a = first[2 * j] ? first[2 * j] - 1 : 0, b = first[2 * j] ? first[2 * j + 1] : 0;
+        uint32_t seen = 0;
+        for (size_t p = a, q; p < b; p = q) { /* one probe: its round */
+            for (q = p; q < b && v[q].seq == v[p].seq; q++)
+                ;
+            one_bounce(x, v, p, q, r, &g);
+            seen++;
+        }
+        r->sent = rounds;
+        r->lost_in = rounds - seen;
+        r->rtt_p50_ns = median_of(g.rtt, g.n_rtt);
+        r->rtt_min_ns = g.n_rtt ? g.rtt[0] : 0;
+        r->rtt_max_ns = g.n_rtt ? g.rtt[g.n_rtt - 1] : 0;
+        r->out_p50_ns = median_of(g.out, g.n_out);
+        r->back_p50_ns = median_of(g.back, g.n_back);
+        r->peer_p50_ns = median_of(g.peer, g.n_peer);
+        out->probes += r->sent;
+        out->returned += r->returned;
+        out->unseen += r->unseen;
+    }
+    free(first);
+    if (!rc)
+        rc = flag_rows(out) ? qri_err(errbuf, QR_ENOMEM, "out of memory") : QR_OK;
+    free(g.rtt);
+    free(g.out);
+    free(g.back);
+    free(g.peer);
+    free(pins);
+    free(v);
+    if (rc)
+        qr_bounce_free(out);
     return rc;
 }

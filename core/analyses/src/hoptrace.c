@@ -115,6 +115,7 @@ void qr_hoptrace_free(qr_hoptrace *t)
     free(t->loops);
     free(t->ecmp);
     qr_guided_free(&t->guided);
+    qr_bounce_free(&t->bounce);
     memset(t, 0, sizeof *t);
 }
 
@@ -804,6 +805,22 @@ static void ctx_free(ctx *x)
     qri_loops_destroy(x->loops);
 }
 
+/* What the mirror holds of Everflow's guided probes and link round trips (guided.h), if any. */
+static int guided_probes(qr_hoptrace *out, const qr_topology *topo, char *errbuf)
+{
+    int rc = qr_guided_run(out->opts.mirror_dir, topo, &out->guided, errbuf);
+    out->has_guided = rc == QR_OK;
+    if (rc == QR_ENOENT)
+        rc = QR_OK;
+    if (!rc) {
+        rc = qr_bounce_run(out->opts.mirror_dir, topo, out->opts.link_ratio, &out->bounce, errbuf);
+        out->has_bounce = rc == QR_OK;
+        if (rc == QR_ENOENT)
+            rc = QR_OK;
+    }
+    return rc;
+}
+
 int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_hoptrace *out,
                     char *errbuf)
 {
@@ -866,12 +883,8 @@ int qr_hoptrace_run(const qr_recording *rec, const qr_hoptrace_opts *opts, qr_ho
     if (!rc)
         rc = ecmp_rows(&x, out) ? qri_err(errbuf, QR_ENOMEM, "out of memory")
                                 : link_rows(&x, out, errbuf);
-    if (!rc && out->opts.mirror_dir) {
-        rc = qr_guided_run(out->opts.mirror_dir, x.topo, &out->guided, errbuf);
-        out->has_guided = rc == QR_OK;
-        if (rc == QR_ENOENT)
-            rc = QR_OK;
-    }
+    if (!rc && out->opts.mirror_dir)
+        rc = guided_probes(out, x.topo, errbuf);
     if (!rc) {
         /* hops come in log order; order them by packet (its rank) then hop */
         qr_row_hop *sorted = malloc((out->n_hops ? out->n_hops : 1) * sizeof *sorted);
@@ -942,6 +955,15 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
         QRI_TRY(
             qr_h5_attr_u64(f, "/guided", "counters_known", (uint64_t)g->counters_known, errbuf));
     }
+    if (t->has_bounce) {
+        const qr_bounce *b = &t->bounce;
+        QRI_TRY(qr_h5_write_rows(f, "/bounce", &qr_schema_bounce, b->rows, b->n_rows, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/bounce", "probes", b->probes, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/bounce", "returned", b->returned, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/bounce", "copies", b->copies, errbuf));
+        QRI_TRY(qr_h5_attr_u64(f, "/bounce", "unseen", b->unseen, errbuf));
+        QRI_TRY(qr_h5_attr_i64(f, "/bounce", "median_rtt_ns", b->median_rtt_ns, errbuf));
+    }
     if (t->truth.has_truth) {
         const qr_hoptrace_truth *x = &t->truth;
         QRI_TRY(qr_h5_group(f, "/score", errbuf));
@@ -961,6 +983,14 @@ int qr_hoptrace_write(const char *path, const qr_scenario *s, const char *record
             QRI_TRY(
                 qr_h5_attr_u64(f, "/score", "guided_faulty_found", x->guided_faulty_found, errbuf));
             QRI_TRY(qr_h5_attr_str(f, "/score", "guided_links", x->guided_links, errbuf));
+        }
+        if (t->has_bounce) {
+            QRI_TRY(qr_h5_attr_u64(f, "/score", "bounce_flagged", x->bounce_flagged, errbuf));
+            QRI_TRY(qr_h5_attr_u64(f, "/score", "bounce_right", x->bounce_right, errbuf));
+            QRI_TRY(qr_h5_attr_u64(f, "/score", "bounce_faulty_probed", x->bounce_faulty_probed,
+                                   errbuf));
+            QRI_TRY(
+                qr_h5_attr_u64(f, "/score", "bounce_faulty_found", x->bounce_faulty_found, errbuf));
         }
     }
     return qr_h5_commit(f, errbuf);

@@ -190,6 +190,36 @@ static const qr_h5_field guided_port_fields[] = {
 const qr_h5_schema qr_schema_guided_port =
     SCHEMA("guided_port", qr_row_guided_port, guided_port_fields);
 
+static const qr_h5_field bounce_fields[] = {
+    {"sw", QR_H5_U32, F(qr_row_bounce, sw), 0, "S1: the switch that sent the probes"},
+    {"port", QR_H5_U32, F(qr_row_bounce, port), 0, "the port they left by"},
+    {"peer", QR_H5_U32, F(qr_row_bounce, peer), 0, "S2: the switch that sent them back"},
+    {"peer_port", QR_H5_U32, F(qr_row_bounce, peer_port), 0, "S2's port on the cable"},
+    {"link", QR_H5_U32, F(qr_row_bounce, link), 0, "the link out of the port (topology id)"},
+    {"link_name", QR_H5_STR, F(qr_row_bounce, link_name), 24, "\"s8>s16\""},
+    {"sent", QR_H5_U64, F(qr_row_bounce, sent), 0,
+     "rounds: every switch sends each out of every port"},
+    {"returned", QR_H5_U64, F(qr_row_bounce, returned), 0, "of them, back in at S1"},
+    {"lost_in", QR_H5_U64, F(qr_row_bounce, lost_in), 0,
+     "no copy at all: lost in S1 before its port's mirror"},
+    {"lost_out", QR_H5_U64, F(qr_row_bounce, lost_out), 0, "lost on the way to S2"},
+    {"lost_peer", QR_H5_U64, F(qr_row_bounce, lost_peer), 0, "lost inside S2"},
+    {"lost_back", QR_H5_U64, F(qr_row_bounce, lost_back), 0, "lost on the way back"},
+    {"unseen", QR_H5_U64, F(qr_row_bounce, unseen), 0,
+     "rounds with copies but none leaving S1 (the mirror missed it)"},
+    {"rtt_min_ns", QR_H5_I64, F(qr_row_bounce, rtt_min_ns), 0, "ns: S1 out to S1 in, least"},
+    {"rtt_p50_ns", QR_H5_I64, F(qr_row_bounce, rtt_p50_ns), 0, "ns: median"},
+    {"rtt_max_ns", QR_H5_I64, F(qr_row_bounce, rtt_max_ns), 0, "ns: most"},
+    {"out_p50_ns", QR_H5_I64, F(qr_row_bounce, out_p50_ns), 0,
+     "ns: S1 out to S2 in, median (two switches' clocks)"},
+    {"back_p50_ns", QR_H5_I64, F(qr_row_bounce, back_p50_ns), 0,
+     "ns: S2 out to S1 in, median (two switches' clocks)"},
+    {"peer_p50_ns", QR_H5_I64, F(qr_row_bounce, peer_p50_ns), 0, "ns: inside S2, median"},
+    {"slow", QR_H5_U8, F(qr_row_bounce, slow), 0,
+     "1: rtt_p50_ns above link_ratio x the median of the ports' medians"},
+    {"lossy", QR_H5_U8, F(qr_row_bounce, lossy), 0, "1: lost probes"}};
+const qr_h5_schema qr_schema_bounce = SCHEMA("bounce", qr_row_bounce, bounce_fields);
+
 static const qr_h5_field hop_link_fields[] = {
     {"link", QR_H5_U32, F(qr_row_hop_link, link), 0, "directed link id"},
     {"name", QR_H5_STR, F(qr_row_hop_link, name), 24, "as s8>s16"},
@@ -222,8 +252,14 @@ static const qr_h5_field hop_loop_fields[] = {
      "truth: its links are a planted loop's ([faults] loop)"}};
 const qr_h5_schema qr_schema_hop_loop = SCHEMA("hop_loop", qr_row_hop_loop, hop_loop_fields);
 
-const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,  &qr_schema_hop,
-                                                   &qr_schema_hop_drop,    &qr_schema_hop_profile,
-                                                   &qr_schema_hop_summary, &qr_schema_guided_port,
-                                                   &qr_schema_hop_ecmp,    &qr_schema_hop_link,
-                                                   &qr_schema_hop_loop,    NULL};
+const qr_h5_schema *const qr_schemas_hoptrace[] = {&qr_schema_hop_packet,
+                                                   &qr_schema_hop,
+                                                   &qr_schema_hop_drop,
+                                                   &qr_schema_hop_profile,
+                                                   &qr_schema_hop_summary,
+                                                   &qr_schema_guided_port,
+                                                   &qr_schema_hop_ecmp,
+                                                   &qr_schema_hop_link,
+                                                   &qr_schema_hop_loop,
+                                                   &qr_schema_bounce,
+                                                   NULL};

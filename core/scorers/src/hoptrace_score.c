@@ -7,6 +7,7 @@
 
 #include "internal.h"
 #include "qreplay/buffer.h"
+#include "qreplay/linkfault.h"
 #include "qreplay/loopfault.h"
 #include "qreplay/topology.h"
 #include "qreplay/truth.h"
@@ -66,6 +67,43 @@ static int score_loops(qr_hoptrace *t, const qr_scenario *s, const qr_topology *
     return rc;
 }
 
+/* The link round trips against the planted cables: those whose drops the truth holds (faulty,
+ * both ways by now) and the scenario's delay and rate faults. A flagged port is right if its
+ * cable is one of them. */
+static int score_bounce(const qr_hoptrace *t, const qr_scenario *s, const qr_topology *topo,
+                        const uint8_t *faulty, uint32_t links, qr_hoptrace_truth *x, char *errbuf)
+{
+    if (!t->has_bounce)
+        return QR_OK;
+    const qr_config *c = qr_scenario_config(s);
+    qr_link_fault_texts texts = {
+        {NULL, NULL, c->faults.link[QR_LINK_DELAY], c->faults.link[QR_LINK_RATE]}};
+    qr_link_faults *lf = NULL;
+    int rc = qr_link_faults_create(&lf, &texts, topo, c->run.seed, errbuf);
+    uint8_t *bad = rc ? NULL : calloc(links ? links : 1, 1);
+    if (!rc && !bad)
+        rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
+    for (uint32_t l = 0; !rc && l < links; l++)
+        bad[l] = faulty[l] != 0;
+    for (size_t i = 0; !rc && lf && i < qr_link_faults_count(lf); i++) {
+        uint32_t l;
+        if (qr_link_faults_get(lf, i, &l) && l < links)
+            bad[l] = bad[qr_topology_link_reverse(topo, l)] = 1;
+    }
+    for (size_t i = 0; !rc && i < t->bounce.n_rows; i++) {
+        const qr_row_bounce *r = &t->bounce.rows[i];
+        int flagged = r->slow || r->lossy, on = r->link < links && bad[r->link];
+        x->bounce_flagged += flagged;
+        x->bounce_right += flagged && on;
+        x->bounce_faulty_probed += on && r->sent;
+        x->bounce_faulty_found += on && flagged;
+    }
+    x->has_truth |= !rc && (lf != NULL);
+    free(bad);
+    qr_link_faults_destroy(lf);
+    return rc;
+}
+
 int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_path, char *errbuf)
 {
     qr_truth tr = {0};
@@ -122,6 +160,7 @@ int qr_hoptrace_score(qr_hoptrace *t, const qr_scenario *s, const char *truth_pa
             glen += (size_t)snprintf(x.guided_links + glen, sizeof x.guided_links - glen, "%s%s",
                                      glen ? "," : "", g->link_name);
     }
+    QRI_TRY(score_bounce(t, s, topo, faulty, links, &x, errbuf));
     /* the fault drops by packet, from the truth (the trace never names them) */
     uint64_t *fault_ids = malloc((tr.n_drops ? tr.n_drops : 1) * sizeof *fault_ids);
     size_t n_fault = 0;

@@ -60,14 +60,20 @@ struct mirror_ctx {
     const qr_fabric_truth_report *r;
     const uint64_t *drops;
     int64_t base;
+    int bounce; /* the switches' link round-trip probes (their source is no host), else the
+                   agents' guided probes */
 };
 
 static void write_copies(FILE *f, const void *vctx)
 {
     const struct mirror_ctx *c = vctx;
     fprintf(f, "src,dst,sport,seq,switch,port,dir,time_ns\n");
+    const qr_topology *t = qr_fabric_topology(c->fab);
     for (size_t i = 0; i < c->r->n_mirror; i++) {
         const qr_fabric_mirror_copy *x = &c->r->mirror[i];
+        uint32_t h;
+        if ((qr_topology_host_of_addr(t, x->src, &h) != 0) != c->bounce)
+            continue;
         fprintf(f, "%u.%u.%u.%u,%u.%u.%u.%u,%u,%u,s%u,%u,%s,%" PRId64 "\n", x->src >> 24,
                 x->src >> 16 & 255, x->src >> 8 & 255, x->src & 255, x->dst >> 24,
                 x->dst >> 16 & 255, x->dst >> 8 & 255, x->dst & 255, x->sport, x->seq, x->sw,
@@ -92,10 +98,14 @@ int qr_fabric_mirror_write(const char *mirror_dir, const qr_fabric *fab,
 {
     if (!r->n_mirror)
         return QR_OK;
-    struct mirror_ctx c = {fab, r, sweep_drops, base_ns};
+    struct mirror_ctx c = {fab, r, sweep_drops, base_ns, 0};
     char path[4200];
     int rc = qr_make_dirs(mirror_dir, errbuf);
     snprintf(path, sizeof path, "%s/guided.csv", mirror_dir);
+    if (!rc)
+        rc = qr_write_text_file(path, write_copies, &c, errbuf);
+    c.bounce = 1;
+    snprintf(path, sizeof path, "%s/bounce.csv", mirror_dir);
     if (!rc)
         rc = qr_write_text_file(path, write_copies, &c, errbuf);
     snprintf(path, sizeof path, "%s/counters.csv", mirror_dir);

@@ -32,6 +32,25 @@ typedef struct qr_guided_pin {
 int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guided_pin **out,
                    size_t *n);
 
+/* Everflow's link round trip (section 5.2): a probe sent out of switch S1's port to its
+ * neighbour S2 that S2 sends straight back, S1 -> S2 -> S1, each pass mirrored. On the testbed a
+ * probe leaves S1's port as a frame addressed to S2's interface whose IP source and destination
+ * are S1's own address on that cable: S2 forwards it back (the address is on its connected /30),
+ * and S1 takes it in. One pin per switch port that leads to a switch. */
+typedef struct qr_bounce_pin {
+    uint32_t sw, port;        /* S1 and the port the probe leaves by */
+    uint32_t peer, peer_port; /* S2, and its port on the cable */
+    uint32_t addr;            /* S1's address on the cable (host order): source and destination */
+    uint8_t mac[6], peer_mac[6];
+} qr_bounce_pin;
+
+/* Every switch-to-switch port of t's fabric, by switch then port. Returns 0 or QR_ENOMEM.
+ * Caller frees *out. */
+int qr_bounce_plan(const qr_topology *t, qr_bounce_pin **out, size_t *n);
+
+/* The pin whose address is addr (the probe's source), NULL if none. */
+const qr_bounce_pin *qr_bounce_pin_of(const qr_bounce_pin *pins, size_t n, uint32_t addr);
+
 #ifdef __cplusplus
 }
 #endif

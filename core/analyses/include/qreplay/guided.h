@@ -74,6 +74,51 @@ void qr_guided_free(qr_guided *g);
  * probe crossed it. */
 const qr_row_guided_port *qr_guided_port(const qr_guided *g, uint32_t sw, uint32_t port);
 
+/* Everflow's link round trips (section 5.2; the probes: guided_plan.h qr_bounce_plan), from
+ * REC_DIR/mirror/bounce.csv (guided.csv's columns; a probe's source and destination are S1's own
+ * address on the cable, seq its round). Per probe, from its copies: left S1 by the port (t0),
+ * arrived at S2 (t1), left S2 (t2), back in at S1 (t3). It returned if t3 was seen; else it was
+ * lost in S1 (no copy at all: a drop at S1's egress comes before its port's capture), on the way
+ * out (no t1), inside S2 (no t2) or on the way back. sent = returned + lost_* + unseen. The round
+ * trip t3 - t0 needs one switch's clock only; the legs (t1 - t0, t3 - t2) need the two switches'
+ * clocks to agree, as the testbed's do (one machine). A port whose median round trip is above ratio
+ * x the median of every port's median, and at least QR_BOUNCE_MIN_EXCESS_NS above it, is slow (a
+ * kernel's timing noise doubles a few microseconds' round trip; a link delay worth finding is tens
+ * of microseconds); one that lost probes is lossy. A drop at S2's ingress (a faulty cable's, on the
+ * testbed an nftables rule after the port's capture) shows as lost inside S2: the mirror cannot
+ * tell them apart. */
+#define QR_BOUNCE_MIN_EXCESS_NS 20000
+typedef struct qr_row_bounce {
+    uint32_t sw, port, peer, peer_port;
+    uint32_t link;      /* the link out of the port (topology id) */
+    char link_name[24]; /* "s8>s16": the probe's way out */
+    uint64_t sent;      /* the rounds (every switch sends every round out of every port:
+                           1 + the highest round any copy holds) */
+    uint64_t returned;  /* of them, back in at S1 */
+    uint64_t lost_in;   /* no copy at all: lost in S1 before its port's mirror saw it leave */
+    uint64_t lost_out, lost_peer, lost_back; /* lost on the way out, inside S2, on the way back */
+    uint64_t unseen; /* copies, but none leaving S1: the mirror missed it (no fate) */
+    int64_t rtt_min_ns, rtt_p50_ns, rtt_max_ns;
+    int64_t out_p50_ns, back_p50_ns, peer_p50_ns; /* the legs, and the time inside S2 */
+    uint8_t slow, lossy;
+} qr_row_bounce;
+
+typedef struct qr_bounce {
+    qr_row_bounce *rows; /* per switch port probed, by switch then port */
+    size_t n_rows;
+    uint64_t copies, probes, returned, unseen;
+    int64_t median_rtt_ns; /* the median of the rows' medians */
+    double ratio;
+    size_t flagged; /* rows slow or lossy */
+} qr_bounce;
+
+/* Read mirror_dir/bounce.csv for topology t. Returns 0, QR_ENOENT (no bounce.csv), QR_EINVAL
+ * (ratio not above 1), QR_EFORMAT (a bad row: file and line), QR_EVALUE (a switch, port or probe
+ * the plan lacks) or QR_ENOMEM. Caller frees out (qr_bounce_free). */
+int qr_bounce_run(const char *mirror_dir, const qr_topology *t, double ratio, qr_bounce *out,
+                  char *errbuf);
+void qr_bounce_free(qr_bounce *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -178,6 +178,10 @@ typedef struct qr_hoptrace_truth {
      * cables, and the planted faulty links (directions) they crossed, how many showed a loss */
     uint64_t guided_silent, guided_silent_right, guided_faulty_probed, guided_faulty_found;
     char guided_links[512];
+    /* the link round trips: ports flagged (slow or lossy), those on a planted faulty cable
+     * (gray, blackhole, delay or rate, either way), and the faulty cables' ports probed and
+     * flagged */
+    uint64_t bounce_flagged, bounce_right, bounce_faulty_probed, bounce_faulty_found;
 } qr_hoptrace_truth;
 
 typedef struct qr_hoptrace {
@@ -200,6 +204,8 @@ typedef struct qr_hoptrace {
     qr_row_hop_summary summary;
     int has_guided;          /* opts.mirror_dir held guided probes' copies */
     qr_guided guided;        /* what they show (guided.h) */
+    int has_bounce;          /* opts.mirror_dir held link round-trip probes' copies */
+    qr_bounce bounce;        /* what they show (guided.h qr_bounce_run, at opts.link_ratio) */
     qr_hoptrace_truth truth; /* zero unless a scorer filled it */
 } qr_hoptrace;
 

@@ -136,6 +136,7 @@ extern const qr_h5_schema qr_schema_hop_summary;
 
 /* /guided: qr_row_guided_port (guided.h). */
 extern const qr_h5_schema qr_schema_guided_port;
+extern const qr_h5_schema qr_schema_bounce; /* /bounce: guided.h qr_row_bounce */
 
 /* Every table of the file, NULL-terminated. */
 extern const qr_h5_schema *const qr_schemas_hoptrace[];

@@ -152,7 +152,8 @@ int qr_fabric_truth_write(const char *fabric_csv, const char *paths_csv, const q
                           const qr_fabric_truth_report *r, char *errbuf);
 
 /* What Everflow's analyzer gets of its guided probes, into mirror_dir (guided.h's files): the
- * mirrored copies (guided.csv, times on the recording's time base: capture time - base_ns) and,
+ * mirrored copies (guided.csv, times on the recording's time base: capture time - base_ns; the
+ * switches' link round-trip probes, whose source is no host, in bounce.csv alike: bounce.h) and,
  * when sweep_drops is not NULL, what each switch port's drop counter counted while the probes ran
  * (counters.csv; sweep_drops per switch x k + port). Each file whole or not at all; nothing when
  * the report holds no copy. Returns 0, QR_EIO naming the file. */
