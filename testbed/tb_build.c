@@ -404,23 +404,24 @@ uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok)
     return strtoull(d + 16, NULL, 10);
 }
 
-/* The value of counter `name` in /proc/net/snmp's "Icmp:" lines (a header line of names, then a
- * line of values); 0 and *found 0 when absent. */
-static uint64_t icmp_counter(const char *snmp, const char *name, int *found)
+/* The value of counter `name` in the `prefix` lines ("Icmp: " of /proc/net/snmp, "TcpExt: " of
+ * /proc/net/netstat: a header line of names, then a line of values); 0 and *found 0 when absent. */
+static uint64_t proc_counter(const char *text, const char *prefix, const char *name, int *found)
 {
-    const char *h = strstr(snmp, "Icmp: ");
-    const char *v = h ? strstr(h + 6, "Icmp: ") : NULL;
+    size_t pl = strlen(prefix);
+    const char *h = strstr(text, prefix);
+    const char *v = h ? strstr(h + pl, prefix) : NULL;
     *found = 0;
     if (!v)
         return 0;
     const char *he = strchr(h, '\n');
     size_t len = strlen(name);
     int at = 0;
-    for (const char *p = h + 6; p && p < he; at++) {
+    for (const char *p = h + pl; p && p < he; at++) {
         while (*p == ' ')
             p++;
         if (!strncmp(p, name, len) && (p[len] == ' ' || p[len] == '\n')) {
-            const char *q = v + 6;
+            const char *q = v + pl;
             for (int i = 0; i < at && q; i++) {
                 q = strchr(q, ' ');
                 if (q)
@@ -430,6 +431,31 @@ static uint64_t icmp_counter(const char *snmp, const char *name, int *found)
             return q ? strtoull(q, NULL, 10) : 0;
         }
         p = strchr(p, ' ');
+    }
+    return 0;
+}
+
+static uint64_t icmp_counter(const char *snmp, const char *name, int *found)
+{
+    return proc_counter(snmp, "Icmp: ", name, found);
+}
+
+int tbi_ns_reorder(struct tb *t, const char *ns, uint64_t *reorder, uint64_t *fast_retrans)
+{
+    char out[16384];
+    char *argv[] = {"ip", "netns", "exec", (char *)ns, "cat", "/proc/net/netstat", NULL};
+    static const char *const kinds[] = {"TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder"};
+    int found = 0;
+    if (tbi_run_argv(argv, out, sizeof out) == 0)
+        *fast_retrans = proc_counter(out, "TcpExt: ", "TCPFastRetrans", &found);
+    for (int i = 0; found && i < 3; i++) {
+        int f;
+        *reorder += proc_counter(out, "TcpExt: ", kinds[i], &f);
+    }
+    if (!found) {
+        fprintf(stderr, "qreplay %s: cannot read the TCP counters (/proc/net/netstat) in %s\n",
+                t->cmd, ns);
+        return 1;
     }
     return 0;
 }

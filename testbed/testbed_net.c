@@ -191,6 +191,10 @@ static int read_counters(struct tb *t, tb_run *run)
         }
         if (ok)
             run->host_qdisc_drops += tbi_qdisc_drops(t, t->ns[i], "eth0", &ok);
+        uint64_t fr = 0;
+        if (ok)
+            ok = tbi_ns_reorder(t, t->ns[i], &run->reorder_events, &fr) == 0;
+        run->fast_retrans += fr;
     }
     for (uint32_t sw = 0, at = 0; ok && t->fab && sw < qr_fabric_switches(t->fab); sw++)
         for (uint32_t p = 0; ok && p < qr_topology_ports(qr_fabric_topology(t->fab), sw); p++) {

@@ -90,6 +90,11 @@ typedef struct tb_run {
      * switches sent (guided_plan.h qr_bounce_plan) */
     uint64_t *sweep_drops;
     uint64_t guided_sent, bounce_sent;
+    /* the hosts' kernels' own TCP counters over the run (each host namespace's are fresh): the
+     * reorderings their connections detected (each raises that socket's fast-retransmit
+     * threshold above 3 dupacks: the only way to a late fast retransmit) and their fast
+     * retransmits */
+    uint64_t reorder_events, fast_retrans;
     /* 007's agents ([traceroute] per_connection): every probe, numbered by trace in the order
      * the traces started, its answer (replier, rtt_ns) if one came; times CLOCK_REALTIME */
     qr_row_traceroute *traces;

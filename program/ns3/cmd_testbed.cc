@@ -977,6 +977,15 @@ TestbedAppsReport(const std::string& dir,
     return 0;
 }
 
+/* DIR/testbed/tcp.csv: the hosts' kernels' own TCP counters over the run (tb_run). */
+void
+WriteTcpCounters(FILE* f, const void* ctx)
+{
+    const auto* run = static_cast<const tb_run*>(ctx);
+    fprintf(f, "fast_retrans,reorder_events\n%" PRIu64 ",%" PRIu64 "\n", run->fast_retrans,
+            run->reorder_events);
+}
+
 /* The flows' outcomes to DIR/testbed/flows.csv and, unless quiet, on stdout (a warning when
  * [traffic] stop cut some short). Returns 0 or 1 after the error. */
 int
@@ -988,6 +997,9 @@ TestbedFlowsReport(const std::string& dir,
     tb_flow_summary fs{};
     if (tb_write_flows("testbed", &run, (dir + "/testbed/flows.csv").c_str(), &fs))
         return 1;
+    char err[QR_ERRBUF_SIZE];
+    if (qr_write_text_file((dir + "/testbed/tcp.csv").c_str(), WriteTcpCounters, &run, err))
+        return cli_fail("testbed", "%s", err);
     if (quiet)
         return 0;
     size_t nFlows = run.n_flows;
@@ -998,6 +1010,13 @@ TestbedFlowsReport(const std::string& dir,
            nFlows,
            fs.retransmissions,
            run.kernel);
+    printf("                   the hosts' kernels: %" PRIu64 " fast retransmits, %" PRIu64
+           " reorderings detected%s\n",
+           run.fast_retrans,
+           run.reorder_events,
+           run.reorder_events ? " (each raised a socket's dupack threshold above 3)"
+                              : ": every socket's dupack threshold stayed at 3, so no fast "
+                                "retransmit came late");
     if (run.stopped)
         fprintf(stderr,
                 "qreplay testbed: warning: %zu of %zu flows did not complete before "

@@ -321,8 +321,20 @@ Test(tcpconn, keepalive_seen_at_both_ends)
 }
 
 /* A download from the server: segments of 1000 bytes, one RTT of 2 ms; segment `lose` (0-based)
- * is handled as `mode` says; the client acknowledges every segment with SACK. */
-enum { M_NONE, M_LOST_FAST, M_REORDER_ONE, M_REORDER_FAST, M_TAIL_TLP, M_TAIL_RTO, M_TAIL_TLP_RTO };
+ * is handled as `mode` says; the client acknowledges every segment with SACK. M_LATE_FAST: lost
+ * and resent only after the sixth duplicate ACK; M_LATE_FAST_REORDERED: the same, after segment 0
+ * was overtaken by segment 1 (reordering, which grows a sender's threshold). */
+enum {
+    M_NONE,
+    M_LOST_FAST,
+    M_REORDER_ONE,
+    M_REORDER_FAST,
+    M_TAIL_TLP,
+    M_TAIL_RTO,
+    M_TAIL_TLP_RTO,
+    M_LATE_FAST,
+    M_LATE_FAST_REORDERED
+};
 
 static void download(conn *c, int nseg, int lose, int mode)
 {
@@ -336,8 +348,10 @@ static void download(conn *c, int nseg, int lose, int mode)
         int64_t tx = t0 + i * gap;
         rx[i] = tx + owd;
         if (i == lose && (mode == M_LOST_FAST || mode == M_TAIL_TLP || mode == M_TAIL_RTO ||
-                          mode == M_TAIL_TLP_RTO))
+                          mode == M_TAIL_TLP_RTO || mode >= M_LATE_FAST))
             rx[i] = -1;
+        if (i == 0 && mode == M_LATE_FAST_REORDERED)
+            rx[i] = tx + owd + gap + gap / 2;
         if (i == lose && (mode == M_REORDER_ONE || mode == M_REORDER_FAST))
             rx[i] = tx + owd + (mode == M_REORDER_ONE ? 1 : 5) * gap + gap / 2;
         add(c, 1, 1 + 1000 * i, 1000, 0, 101, tx, rx[i], NULL, 0, tsv(rtt));
@@ -377,13 +391,14 @@ static void download(conn *c, int nseg, int lose, int mode)
         add(c, 0, 101, 0, 0, cum, rx[i] + 5 * US, rx[i] + 5 * US + owd, sack, ns, tsv(rx[i] - owd));
         last_rx = rx[i] + 5 * US + owd; /* the ACK reaches the server */
     }
-    if (mode == M_LOST_FAST || mode == M_REORDER_FAST) {
+    if (mode == M_LOST_FAST || mode == M_REORDER_FAST || mode >= M_LATE_FAST) {
         /* the third duplicate ACK has reached the server: it resends the segment at once */
         int64_t third = -1;
         int dups = 0;
         for (size_t j = 0; j < c->n[0]; j++) {
             uint32_t ack = c->pk[0][j].ack - c->isn[1];
-            if (ack == (uint32_t)(1 + 1000 * lose) && c->p[0][j].tx_ns > t0 && ++dups == 4) {
+            if (ack == (uint32_t)(1 + 1000 * lose) && c->p[0][j].tx_ns > t0 &&
+                ++dups == (mode >= M_LATE_FAST ? 7 : 4)) {
                 third = c->p[0][j].rx_ns;
                 break;
             }
@@ -488,6 +503,35 @@ Test(tcpconn, reordering_is_not_loss)
     cr_assert_eq(o.dir[1].retransmissions, 0);
     cr_assert_eq(o.dir[1].reordered, 1);
     cr_assert_eq(o.dir[1].lost, 0);
+    qr_tc_conn_free(&o);
+}
+
+/* A fast retransmission after more duplicate ACKs than the threshold is late only where the
+ * connection showed reordering first: a sender's threshold grows on reordering it detected, and
+ * without it the resend was held back some other way (on real kernels, its own queue), which the
+ * diagnosis must not call a late fast retransmission. */
+Test(tcpconn, a_late_fast_retransmit_needs_reordering_before_it)
+{
+    conn c;
+    qr_tc_conn o;
+    for (int v = 0; v < 2; v++) {
+        download(&c, 12, 4, M_LATE_FAST);
+        if (v)
+            analyse(&c, BOTH, &o, NULL);
+        else
+            analyse(&c, SERVER, &o, NULL);
+        cr_assert_eq(o.dir[1].trig[QR_TC_FAST], 1, "vantage %d", v);
+        cr_assert_eq(o.dir[1].reordered, 0, "vantage %d", v);
+        cr_assert_eq(o.dir[1].late_fast, 0, "vantage %d: no reordering, not late", v);
+        cr_assert_eq(o.ex[1].late_fast, 0, "vantage %d", v);
+        qr_tc_conn_free(&o);
+    }
+    download(&c, 12, 4, M_LATE_FAST_REORDERED);
+    analyse(&c, BOTH, &o, NULL);
+    cr_assert_eq(o.dir[1].trig[QR_TC_FAST], 1);
+    cr_assert_eq(o.dir[1].reordered, 1, "segment 0 arrived after segment 1");
+    cr_assert_eq(o.dir[1].late_fast, 1, "after reordering, six duplicate ACKs make it late");
+    cr_assert_eq(o.ex[1].late_fast, 1);
     qr_tc_conn_free(&o);
 }
 

@@ -137,6 +137,10 @@ typedef struct {
     range *sacked[2]; /* every SACKed range of d ever observed (merged) */
     size_t n_sacked[2], cap_sacked[2];
     int32_t *prev_copy[2]; /* per packet: the earlier copy it resends (-1: none known) */
+    /* the send time of direction d's first packet that arrived after one sent later (INT64_MAX:
+     * none): a fast retransmission after more than dupthresh duplicate ACKs is late (the
+     * sender's threshold grew) only after such evidence of reordering (late_fast) */
+    int64_t reorder_from[2];
     uint8_t *ka[2];        /* per packet: a keep-alive (keepalives) */
     int rst;
     char *errbuf;
@@ -584,7 +588,6 @@ static int walk_resend(tc *x, struct walk *w, uint32_t i, int64_t s, int64_t e, 
         f->spurious = 1; /* an ACK had already covered its bytes: they had arrived */
     w->st->retransmissions++;
     w->st->trig[tr]++;
-    w->st->late_fast += tr == QR_TC_FAST && w->dupacks > x->cfg.dupthresh;
     if (tr == QR_TC_TLP)
         w->tlp_out = 1;
     if (tr == QR_TC_RTO ||
@@ -1247,6 +1250,28 @@ static int32_t exchange_of(const qr_tc_conn *o, uint32_t d, int64_t s)
     return -1;
 }
 
+/* Whether resend f (sent at t) of direction d is a late fast retransmission: fast, after more
+ * than dupthresh duplicate ACKs, and after the direction showed reordering (a sender's threshold
+ * grows only on reordering it detected; without it, a resend held back by the sender's own queue
+ * is not late by the threshold, and is not called so). */
+static int is_late(const tc *x, uint32_t d, const qr_tc_pkt_info *f, int64_t t)
+{
+    return f->trigger == QR_TC_FAST && f->dupacks > x->cfg.dupthresh && t > x->reorder_from[d];
+}
+
+/* After fates: where direction d's reordering starts, and its late fast retransmissions. */
+static void late_fast(tc *x, uint32_t d)
+{
+    const qr_tc_dir *D = x->in[d];
+    const qr_tc_pkt_info *info = x->out->info[d];
+    x->reorder_from[d] = INT64_MAX;
+    for (size_t i = 0; i < D->n; i++)
+        if (info[i].reordered && D->p[i].tx_ns < x->reorder_from[d])
+            x->reorder_from[d] = D->p[i].tx_ns;
+    for (size_t i = 0; i < D->n; i++)
+        x->out->dir[d].late_fast += is_late(x, d, &info[i], D->p[i].tx_ns);
+}
+
 static void assign_packets(tc *x)
 {
     qr_tc_conn *o = x->out;
@@ -1277,7 +1302,7 @@ static void assign_packets(tc *x)
             if (f->trigger != QR_TC_ORIGINAL) {
                 ex->retransmissions++;
                 ex->trig[f->trigger]++;
-                ex->late_fast += f->trigger == QR_TC_FAST && f->dupacks > x->cfg.dupthresh;
+                ex->late_fast += is_late(x, d, f, D->p[i].tx_ns);
             }
             if (D->seen & QR_TC_AT_SENDER)
                 ex->lost += f->fate == QR_TC_LOST;
@@ -1891,6 +1916,7 @@ int qr_tc_analyse(qr_tc_conn *out, const qr_tc_dir dirs[2], const qr_tc_cfg *cfg
         for (uint32_t d = 0; d < 2; d++) {
             fates(&x, d);
             ts_samples(&x, d);
+            late_fast(&x, d);
         }
         for (uint32_t d = 0; d < 2 && !rc; d++)
             rc = ack_holds(&x, d);

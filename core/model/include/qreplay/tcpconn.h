@@ -232,7 +232,7 @@ typedef struct qr_tc_exchange {
     uint32_t packets, retransmissions, lost, not_seen, reordered, spurious, max_dupacks;
     uint32_t trig[QR_TC_TRIGGERS]; /* retransmissions by trigger */
     uint32_t late_fast;            /* fast retransmissions sent after more than dupthresh
-                                    * duplicate ACKs */
+                                    * duplicate ACKs, once the direction showed reordering */
     int64_t part_ns[QR_TC_PARTS];
     int64_t why_ns[QR_TC_WHYS];       /* its RTO part and the delack part of held ACKs' RTOs,
                                        * by why the timer fired */
