@@ -990,6 +990,15 @@ def butterfly_search(out, opts):
         d["held"] = int(short["rtos"] >= 1 and short["delack_ns"] > 0)
         d["deter"] = int(short["rtos"] >= 2 and short["delack_ns"] > 0 and
                          short["fct_ns"] >= 3 * opts["min_rto_ns"])
+        # every flow's late fast retransmissions (after reordering) and fast ones; on the
+        # testbed, the hosts' kernels' own counts (DIR/testbed/tcp.csv)
+        d["late_fr"] = int(sum(f["late_fast_retransmits"] for f in flows))
+        d["fast_retransmits_all"] = int(sum(f["fast_retransmits"] for f in flows))
+        tcp = os.path.join(out, r["dir"], "testbed", "tcp.csv")
+        if os.path.exists(tcp):
+            k = csv_rows(tcp)[0]
+            d["kernel_fast_retrans"] = int(k["fast_retrans"])
+            d["kernel_reorder"] = int(k["reorder_events"])
         res.append(no_nan({**{k: r[k] for k in ("buffer", "start", "size", "jitter", "dir")},
                            **d}))
     return {"min_rto_ns": opts["min_rto_ns"], "delack_ns": opts["delack_ns"], "runs": res}
