@@ -1852,6 +1852,19 @@ def block_butterfly_kernels(name):
             + provenance(name))
 
 
+def block_kernel_tcp(name):
+    """Per fat-tree testbed run: the kernels' reorderings and fast retransmits beside the
+    diagnosis's fast, late and reordered counts."""
+    runs = load(name)["results"]["runs"]
+    out = ["| run | flows | kernels: fast retransmits | kernels: reorderings detected | diagnosis: "
+           "fast retransmissions | late ones | segments reordered |", "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        out.append("| %s | %d | %d | %d | %d | %d | %d |" % (
+            r["label"], r["flows"], r["kernel_fast_retrans"], r["kernel_reorder"],
+            r["fast_retransmits"], r["late_fr"], r["reordered"]))
+    return "\n".join(out) + "\n\n" + provenance(name)
+
+
 def fmt_ms(ns):
     return "%.1f" % (ns / 1e6)
 
@@ -1860,6 +1873,7 @@ BLOCKS = {
     "blame-testbed": lambda: block_comparators("blame-testbed"),
     "butterfly-search": lambda: block_butterfly_search("butterfly-search"),
     "butterfly-kernels": lambda: block_butterfly_kernels("butterfly-kernels"),
+    "reorder-fattree": lambda: block_kernel_tcp("reorder-fattree"),
     "pingmesh-patterns": lambda: block_pingmesh_patterns("pingmesh-patterns"),
     "pingmesh-paper": lambda: block_pingmesh_paper("pingmesh-paper"),
     "blame-comparators": lambda: block_comparators("blame-comparators"),

@@ -1004,7 +1004,25 @@ def butterfly_search(out, opts):
     return {"min_rto_ns": opts["min_rto_ns"], "delack_ns": opts["delack_ns"], "runs": res}
 
 
-SUMMARIES = {"butterfly_search": butterfly_search, "pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def kernel_tcp(out, opts):
+    """Per testbed run: the hosts' kernels' own TCP counters (DIR/testbed/tcp.csv: fast
+    retransmits, reorderings detected) beside what the diagnosis of its captures found (fast and
+    late fast retransmissions, flows it called late-fr)."""
+    res = []
+    for r in opts["runs"]:
+        d = os.path.join(out, r["dir"])
+        k = csv_rows(os.path.join(d, "testbed", "tcp.csv"))[0]
+        flows = rows(h5().File(os.path.join(d, "diagnosis.h5"), "r")["flows"])
+        res.append({**r, "kernel_fast_retrans": int(k["fast_retrans"]),
+                    "kernel_reorder": int(k["reorder_events"]), "flows": len(flows),
+                    "fast_retransmits": int(sum(f["fast_retransmits"] for f in flows)),
+                    "late_fr": int(sum(f["late_fast_retransmits"] for f in flows)),
+                    "reordered": int(sum(f["reordered"] for f in flows)),
+                    "late_fr_flows": sum(1 for f in flows if f["cause"] == "late-fr")})
+    return {"runs": res}
+
+
+SUMMARIES = {"kernel_tcp": kernel_tcp, "butterfly_search": butterfly_search, "pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,

@@ -37,7 +37,7 @@ static const qr_h5_field diag_flow_fields[] = {
     {"rtos", QR_H5_U32, DF(rtos), 0, "timer retransmissions"},
     {"fast_retransmits", QR_H5_U32, DF(fast_retransmits), 0, "recoveries"},
     {"late_fast_retransmits", QR_H5_U32, DF(late_fast_retransmits), 0,
-     "recoveries after more duplicate ACKs than the threshold"},
+     "recoveries after more duplicate ACKs than the threshold, once the flow showed reordering"},
     {"max_dupacks", QR_H5_U32, DF(max_dupacks), 0, "duplicate ACKs in a row, at most"},
     {"lost_data", QR_H5_U32, DF(lost_data), 0, "data packets never received"},
     {"lost_acks", QR_H5_U32, DF(lost_acks), 0, "packets without data never received"},
