@@ -617,8 +617,8 @@ static int send_bounce(const char *file, int count)
             memcpy(fr, pin[i].peer, 6);
             memcpy(fr + 6, pin[i].mac, 6);
             fr[12] = 0x08, fr[13] = 0x00;
-            bare_tcp(fr + 14, pin[i].addr, pin[i].addr, (uint16_t)(QR_PROBE_PORT + 1),
-                     QR_PROBE_PORT, (uint32_t)r, (uint16_t)r, 64, QR_GUIDED_TOS);
+            bare_tcp(fr + 14, pin[i].addr, pin[i].addr, QR_BOUNCE_SPORT, QR_PROBE_PORT, (uint32_t)r,
+                     (uint16_t)r, 64, QR_GUIDED_TOS);
             uint16_t c = csum16(fr + 14, 20, 0);
             fr[24] = (uint8_t)(c >> 8), fr[25] = (uint8_t)c;
             struct sockaddr_ll to = {.sll_family = AF_PACKET,

@@ -982,7 +982,9 @@ void
 WriteTcpCounters(FILE* f, const void* ctx)
 {
     const auto* run = static_cast<const tb_run*>(ctx);
-    fprintf(f, "fast_retrans,reorder_events\n%" PRIu64 ",%" PRIu64 "\n", run->fast_retrans,
+    fprintf(f,
+            "fast_retrans,reorder_events\n%" PRIu64 ",%" PRIu64 "\n",
+            run->fast_retrans,
             run->reorder_events);
 }
 

@@ -1,5 +1,5 @@
 /* The small text inputs of the second wave, against a recording of a star of three hosts with two
- * flows. Byte 0 % 5 picks the reader, the rest is its text:
+ * flows. Byte 0 % 6 picks the reader, the rest is its text:
  *
  *   0  a host map (qr_host_map_read, 3 hosts; then qr_host_map_check_captures against the captures
  *      "a.pcap" and "b.pcap"): errors name the map and its line; what is read has hosts below 3,
@@ -14,7 +14,10 @@
  *   4  a mirror of guided probes (guided.csv of qr_guided_run, on a k=4 fat tree, no counters):
  *      errors name the file and line; what is read is conserved (every probe delivered or lost,
  *      every loss on a link or inside a switch, no place losing more than crossed it, nothing
- *      silent without counters).
+ *      silent without counters);
+ *   5  a mirror of link round-trip probes (bounce.csv of qr_bounce_run, k=4 fat tree): errors
+ *      name the file; what is read is conserved (every round of every port back, lost in one
+ *      place or without a fate), a flag only where its rule holds.
  */
 #include <string.h>
 #include <sys/stat.h>
@@ -232,23 +235,33 @@ agent(const uint8_t* data, size_t size)
     FUZZ_CHECK(r.kind != QR_AGENT_FAIL || r.why[0], "a failure without a reason");
 }
 
-static void
-guided(const uint8_t* data, size_t size)
+/* The k=4 fat tree the mirrors are of, with data written as DIR/mirror/name; p gets the mirror's
+ * folder. */
+static const qr_topology*
+mirror_file(const char* name, const uint8_t* data, size_t size, char* p, size_t psize)
 {
     static qr_topology* tree;
-    char err[QR_ERRBUF_SIZE] = "", p[256];
+    char err[QR_ERRBUF_SIZE] = "";
     if (!tree && qr_topology_fattree(&tree, 4))
         abort();
-    snprintf(p, sizeof p, "%s/mirror", dir);
+    snprintf(p, psize, "%s/mirror", dir);
     if (qr_make_dirs(p, err))
         abort();
-    snprintf(p, sizeof p, "%s/mirror/guided.csv", dir);
+    snprintf(p, psize, "%s/mirror/%s", dir, name);
     FILE* f = fopen(p, "wb");
     if (!f)
         abort();
     fwrite(data, 1, size, f);
     fclose(f);
-    snprintf(p, sizeof p, "%s/mirror", dir);
+    snprintf(p, psize, "%s/mirror", dir);
+    return tree;
+}
+
+static void
+guided(const uint8_t* data, size_t size)
+{
+    char err[QR_ERRBUF_SIZE] = "", p[256];
+    const qr_topology* tree = mirror_file("guided.csv", data, size, p, sizeof p);
     qr_guided g;
     int rc = qr_guided_run(p, tree, &g, err);
     FUZZ_CHECK(rc == QR_OK || strstr(err, "guided.csv"),
@@ -278,6 +291,45 @@ guided(const uint8_t* data, size_t size)
     qr_guided_free(&g);
 }
 
+static void
+bounce(const uint8_t* data, size_t size)
+{
+    char err[QR_ERRBUF_SIZE] = "", p[256];
+    const qr_topology* tree = mirror_file("bounce.csv", data, size, p, sizeof p);
+    qr_bounce b;
+    int rc = qr_bounce_run(p, tree, 2.0, &b, err);
+    FUZZ_CHECK(rc == QR_OK || strstr(err, "bounce.csv"),
+               "refused without naming the file: %s",
+               err);
+    if (rc)
+        return;
+    uint64_t sent = 0, back = 0;
+    FUZZ_CHECK(b.n_rows == 0 || b.n_rows == 64, "%zu ports, not every one of the plan", b.n_rows);
+    for (size_t i = 0; i < b.n_rows; i++)
+    {
+        const qr_row_bounce* r = &b.rows[i];
+        FUZZ_CHECK(r->sent == r->returned + r->lost_in + r->lost_out + r->lost_peer + r->lost_back +
+                                  r->unseen,
+                   "%s: rounds not conserved",
+                   r->link_name);
+        FUZZ_CHECK(r->lossy == (r->lost_in + r->lost_out + r->lost_peer + r->lost_back > 0),
+                   "%s: lossy without a loss, or the reverse",
+                   r->link_name);
+        FUZZ_CHECK(!r->slow ||
+                       (r->returned && r->rtt_p50_ns - b.median_rtt_ns >= QR_BOUNCE_MIN_EXCESS_NS),
+                   "%s: slow without the excess",
+                   r->link_name);
+        FUZZ_CHECK(!r->returned ||
+                       (r->rtt_min_ns <= r->rtt_p50_ns && r->rtt_p50_ns <= r->rtt_max_ns),
+                   "%s: round trips out of order",
+                   r->link_name);
+        sent += r->sent;
+        back += r->returned;
+    }
+    FUZZ_CHECK(sent == b.probes && back == b.returned, "totals differ from the rows");
+    qr_bounce_free(&b);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
@@ -285,7 +337,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         setup();
     if (size < 1)
         return 0;
-    switch (data[0] % 5)
+    switch (data[0] % 6)
     {
     case 0:
         host_map(data + 1, size - 1);
@@ -299,8 +351,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     case 3:
         agent(data + 1, size - 1);
         break;
-    default:
+    case 4:
         guided(data + 1, size - 1);
+        break;
+    default:
+        bounce(data + 1, size - 1);
         break;
     }
     return 0;

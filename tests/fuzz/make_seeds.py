@@ -143,7 +143,7 @@ for name in ("http-keepalive", "http-lossy"):
         put("import", name + "-client", struct.pack(">H", len(parts[0])) + parts[0])
 
 # fuzz_inputs: byte 0 picks the reader (0 host map, 1 match expression, 2 whatif --vary lines,
-# 3 agent report with byte 1 = flows - 1, 4 a mirror of guided probes)
+# 3 agent report with byte 1 = flows - 1, 4 a mirror of guided probes, 5 of round-trip probes)
 for i, m in enumerate([b"address,host,capture\n10.0.0.2,0,a.pcap\n10.0.0.6,1,b.pcap\n",
                        b"# a comment\n10.0.0.2,0\n\n::ffff:10.0.0.10,2\nfe80::1,1,b.pcap\n",
                        b"address,host\n10.0.0.2,0\n10.0.0.2,1\n"]):
@@ -165,6 +165,12 @@ for i, g in enumerate([b"10.0.0.2,10.1.0.2,40001,0,s0,0,in,10\n10.0.0.2,10.1.0.2
                        b"10.0.0.2,10.1.0.2,40001,1,s0,0,in,5\n10.0.0.2,10.1.0.2,40002,0,s0,3,out,6\n",
                        b"10.0.0.2,10.1.0.2,40001,0,s99,0,in,1\n"]):
     put("inputs", "guided%d" % i, b"\x04" + GUIDED_HEAD + g)
+# 5 a mirror of link round-trip probes: s0's port 2 to s8 (11.0.0.1), back; lost; a stranger
+for i, g in enumerate([b"11.0.0.1,11.0.0.1,8766,0,s0,2,out,10\n11.0.0.1,11.0.0.1,8766,0,s8,0,in,20\n"
+                       b"11.0.0.1,11.0.0.1,8766,0,s8,0,out,30\n11.0.0.1,11.0.0.1,8766,0,s0,2,in,40\n",
+                       b"11.0.0.1,11.0.0.1,8766,1,s0,2,out,10\n11.0.0.1,11.0.0.1,8766,0,s8,0,in,20\n",
+                       b"10.0.0.2,10.0.0.2,8766,0,s0,2,out,10\n"]):
+    put("inputs", "bounce%d" % i, b"\x05" + GUIDED_HEAD + g)
 
 
 # light records (fuzz_light's framing: mode, flows, then blocks of part, threshold, length, raw)

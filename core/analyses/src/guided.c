@@ -146,6 +146,7 @@ static int read_copies(const char *path, const qr_topology *t, int hosts, copy *
     qr_lines_close(l);
     if (rc != QR_END) {
         free(v);
+        *n = 0;
         return rc;
     }
     *out = v;
@@ -520,13 +521,16 @@ int qr_bounce_run(const char *mirror_dir, const qr_topology *t, double ratio, qr
     if (!rc && qr_bounce_plan(t, &pins, &n_pins))
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++)
-        if (v[i].src != v[i].dst || !qr_bounce_pin_of(pins, n_pins, v[i].src))
-            rc = qri_err(errbuf, QR_EVALUE,
-                         "%s: copy %zu (of s%u:%u) is of a probe from %u.%u.%u.%u to %u.%u.%u.%u: "
-                         "a round-trip probe goes from a switch's address on a cable to itself",
-                         path, i + 1, v[i].sw, v[i].port, v[i].src >> 24, v[i].src >> 16 & 255,
-                         v[i].src >> 8 & 255, v[i].src & 255, v[i].dst >> 24, v[i].dst >> 16 & 255,
-                         v[i].dst >> 8 & 255, v[i].dst & 255);
+        if (v[i].src != v[i].dst || v[i].sport != QR_BOUNCE_SPORT ||
+            !qr_bounce_pin_of(pins, n_pins, v[i].src))
+            rc =
+                qri_err(errbuf, QR_EVALUE,
+                        "%s: copy %zu (of s%u:%u) is of a probe from %u.%u.%u.%u:%u to "
+                        "%u.%u.%u.%u: a round-trip probe goes from port %u of a switch's address "
+                        "on a cable to itself",
+                        path, i + 1, v[i].sw, v[i].port, v[i].src >> 24, v[i].src >> 16 & 255,
+                        v[i].src >> 8 & 255, v[i].src & 255, v[i].sport, v[i].dst >> 24,
+                        v[i].dst >> 16 & 255, v[i].dst >> 8 & 255, v[i].dst & 255, QR_BOUNCE_SPORT);
     struct legs g = {0};
     if (!rc) {
         out->rows = calloc(n_pins ? n_pins : 1, sizeof *out->rows);
@@ -542,10 +546,10 @@ int qr_bounce_run(const char *mirror_dir, const qr_topology *t, double ratio, qr
     out->copies = n;
     /* every switch sends the same rounds 0 .. R-1 out of every port (the plan): a round of a
      * port with no copy at all was lost before its port's mirror saw it leave */
-    uint32_t rounds = 0;
-    for (size_t i = 0; i < n; i++)
+    uint64_t rounds = 0;
+    for (size_t i = 0; !rc && i < n; i++)
         if (v[i].seq >= rounds)
-            rounds = v[i].seq + 1;
+            rounds = (uint64_t)v[i].seq + 1;
     size_t *first = rc ? NULL : calloc(2 * n_pins + 1, sizeof *first);
     if (!rc && !first)
         rc = qri_err(errbuf, QR_ENOMEM, "out of memory");
@@ -564,7 +568,7 @@ int qr_bounce_run(const char *mirror_dir, const qr_topology *t, double ratio, qr
         qr_topology_link_name(t, r->link, r->link_name, sizeof r->link_name);
         g.n_rtt = g.n_out = g.n_back = g.n_peer = 0;
         size_t a = first[2 * j] ? first[2 * j] - 1 : 0, b = first[2 * j] ? first[2 * j + 1] : 0;
-        uint32_t seen = 0;
+        uint64_t seen = 0;
         for (size_t p = a, q; p < b; p = q) { /* one probe: its round */
             for (q = p; q < b && v[q].seq == v[p].seq; q++)
                 ;

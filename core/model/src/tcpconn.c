@@ -141,7 +141,7 @@ typedef struct {
      * none): a fast retransmission after more than dupthresh duplicate ACKs is late (the
      * sender's threshold grew) only after such evidence of reordering (late_fast) */
     int64_t reorder_from[2];
-    uint8_t *ka[2];        /* per packet: a keep-alive (keepalives) */
+    uint8_t *ka[2]; /* per packet: a keep-alive (keepalives) */
     int rst;
     char *errbuf;
 } tc;

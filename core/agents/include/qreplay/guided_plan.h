@@ -37,6 +37,8 @@ int qr_guided_plan(const qr_topology *t, uint32_t paths, uint64_t seed, qr_guide
  * probe leaves S1's port as a frame addressed to S2's interface whose IP source and destination
  * are S1's own address on that cable: S2 forwards it back (the address is on its connected /30),
  * and S1 takes it in. One pin per switch port that leads to a switch. */
+#define QR_BOUNCE_SPORT 8766 /* a round-trip probe's source port (QR_PROBE_PORT + 1) */
+
 typedef struct qr_bounce_pin {
     uint32_t sw, port;        /* S1 and the port the probe leaves by */
     uint32_t peer, peer_port; /* S2, and its port on the cable */
