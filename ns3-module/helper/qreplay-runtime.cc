@@ -72,6 +72,7 @@ QreplayRuntime::~QreplayRuntime()
     qr_tracer_destroy(m_tracer);
     for (qr_icmp_limiter* l : m_icmp)
         qr_icmp_limiter_destroy(l);
+    free(m_pins);
 }
 
 void
@@ -179,6 +180,11 @@ QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
     m_loops.resize(nLoops);
     for (uint32_t sw = 0; nLoops && sw < qr_topology_switches(m_net->GetTopology()); sw++)
         m_net->GetSwitch(sw)->SetLoops(m_loops.data(), m_loops.size());
+    // [everflow] guided: Everflow's link round trips once the traffic is over (guided_plan.h)
+    if (c->everflow.guided > 0 && qr_bounce_plan(m_net->GetTopology(), &m_pins, &m_nPins))
+        throw std::runtime_error("out of memory");
+    for (uint32_t sw = 0; m_nPins && sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        m_net->GetSwitch(sw)->SetBounce(m_pins, m_nPins, &m_bounceCopies);
     m_net->InstallHostQueueDiscs(m_table.get(),
                                  NanoSeconds(c->host.proc_delay_ns),
                                  NanoSeconds(c->host.proc_jitter_ns),
@@ -521,6 +527,36 @@ QreplayRuntime::MaybeFinish()
                 0)
             return;
     }
+    if (m_nPins && !m_bouncing)
+    {
+        // the link round trips go now, 1 ms apart; the run ends when the last is back
+        m_bouncing = true;
+        for (int r = 0; r < m_cfg->everflow.guided; r++)
+            Simulator::Schedule(MilliSeconds(r), &QreplayRuntime::BounceRound, this, r);
+        Simulator::Schedule(MilliSeconds(m_cfg->everflow.guided) + GetMaxTransit(),
+                            &QreplayRuntime::BounceDone,
+                            this);
+        return;
+    }
+    if (m_bouncing)
+        return; // BounceDone stops the run
+    m_stopping = true;
+    m_endReason = QR_END_COMPLETED;
+    Simulator::Stop();
+}
+
+void
+QreplayRuntime::BounceRound(uint32_t round)
+{
+    for (uint32_t sw = 0; sw < qr_topology_switches(m_net->GetTopology()); sw++)
+        m_net->GetSwitch(sw)->SendBounce(round);
+}
+
+void
+QreplayRuntime::BounceDone()
+{
+    if (m_stopping)
+        return;
     m_stopping = true;
     m_endReason = QR_END_COMPLETED;
     Simulator::Stop();
@@ -643,6 +679,11 @@ QreplayRuntime::Commit()
                         m_traceBufferDrops};
     char err[QR_ERRBUF_SIZE];
     if (qr_recorder_commit(m_rec, &end, err))
+        throw std::runtime_error(err);
+    if (!m_bounceCopies.empty() && qr_bounce_copies_write((m_opt.outDir + "/mirror").c_str(),
+                                                          m_bounceCopies.data(),
+                                                          m_bounceCopies.size(),
+                                                          err))
         throw std::runtime_error(err);
     m_committed = true;
 }

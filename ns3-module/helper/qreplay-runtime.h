@@ -194,6 +194,8 @@ class QreplayRuntime
     void MaybeFinish();
     void Tick();
     void SnapshotSent();
+    void BounceRound(uint32_t round);
+    void BounceDone();
     void Fail(const std::string& what);
 
     const qr_scenario* m_scenario;
@@ -210,9 +212,13 @@ class QreplayRuntime
     uint64_t m_probePackets{0};
     qr_tracer* m_tracer{nullptr};         // [traceroute] agents; NULL: no path discovery
     std::vector<qr_icmp_limiter*> m_icmp; // per switch, when tracing
-    uint64_t m_tracePackets{0};           // probes and answers the hosts sent or got
-    uint64_t m_traceFaultDrops{0};        // of them, dropped by a planted fault (truth)
-    uint64_t m_traceBufferDrops{0};       // dropped by a switch's buffer (truth)
+    qr_bounce_pin* m_pins{nullptr};       // [everflow] guided: the link round trips' ports
+    size_t m_nPins{0};
+    std::vector<qr_fabric_mirror_copy> m_bounceCopies; // their mirrored copies
+    bool m_bouncing{false};                            // the rounds were started
+    uint64_t m_tracePackets{0};                        // probes and answers the hosts sent or got
+    uint64_t m_traceFaultDrops{0};  // of them, dropped by a planted fault (truth)
+    uint64_t m_traceBufferDrops{0}; // dropped by a switch's buffer (truth)
     bool m_committed{false};
     std::string m_error;
     uint64_t m_events{0};

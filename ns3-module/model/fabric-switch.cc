@@ -8,6 +8,7 @@
 #include "ns3/node.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
+#include "ns3/tcp-header.h"
 #include "ns3/traffic-control-layer.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 extern "C"
 {
 #include "qreplay/flowtable.h"
+#include "qreplay/pingmesh.h"
 }
 
 namespace ns3
@@ -27,6 +29,7 @@ namespace
 {
 constexpr uint16_t IPV4 = 0x0800;
 constexpr uint8_t ICMP = 1;
+constexpr uint8_t TCP = 6;
 constexpr uint8_t DEFAULT_TTL = 64; // Ipv4L3Protocol's DefaultTtl
 } // namespace
 
@@ -122,7 +125,7 @@ FabricSwitch::ForSwitch(uint32_t dst) const
 }
 
 void
-FabricSwitch::Receive(Ptr<NetDevice>,
+FabricSwitch::Receive(Ptr<NetDevice> dev,
                       Ptr<const Packet> p,
                       uint16_t,
                       const Address&,
@@ -142,6 +145,9 @@ FabricSwitch::Receive(Ptr<NetDevice>,
         m_dropTrace(packet);
         return;
     }
+    if (m_nPins && header.GetTos() == QR_GUIDED_TOS && header.GetProtocol() == TCP &&
+        Bounce(dev, packet, header))
+        return;
     if (ForSwitch(header.GetDestination().Get()))
     {
         m_forSwitch++;
@@ -260,6 +266,86 @@ FabricSwitch::Transmit(uint32_t port, Ptr<Packet> packet, const Ipv4Header& head
         return;
     }
     m_tc->Send(dev, Create<Ipv4QueueDiscItem>(packet, dev->GetBroadcast(), IPV4, header));
+}
+
+void
+FabricSwitch::SetBounce(const qr_bounce_pin* pins,
+                        size_t n,
+                        std::vector<qr_fabric_mirror_copy>* copies)
+{
+    m_pins = pins;
+    m_nPins = n;
+    m_copies = copies;
+}
+
+void
+FabricSwitch::LogCopy(const Ipv4Header& h, Ptr<const Packet> p, uint32_t port, bool out)
+{
+    TcpHeader tcp;
+    p->PeekHeader(tcp);
+    m_copies->push_back(qr_fabric_mirror_copy{h.GetSource().Get(),
+                                              h.GetDestination().Get(),
+                                              tcp.GetSequenceNumber().GetValue(),
+                                              tcp.GetSourcePort(),
+                                              static_cast<uint16_t>(m_switch),
+                                              static_cast<uint8_t>(port),
+                                              static_cast<uint8_t>(out),
+                                              Simulator::Now().GetNanoSeconds()});
+}
+
+bool
+FabricSwitch::Bounce(Ptr<NetDevice> dev, Ptr<Packet> packet, Ipv4Header header)
+{
+    uint32_t port = 0, in = 0;
+    int what = qr_bounce_at(m_pins,
+                            m_nPins,
+                            m_switch,
+                            header.GetSource().Get(),
+                            header.GetDestination().Get(),
+                            &port);
+    while (in < m_ports.size() && m_ports[in] != dev)
+        in++;
+    if (what == QR_BOUNCE_NONE || in == m_ports.size())
+        return false;
+    LogCopy(header, packet, in, false);
+    if (what == QR_BOUNCE_HOME)
+        return true; // taken in: the round trip is over
+    header.SetTtl(header.GetTtl() - 1);
+    LogCopy(header, packet, port, true);
+    Transmit(port, packet, header);
+    return true;
+}
+
+void
+FabricSwitch::SendBounce(uint32_t round)
+{
+    for (size_t i = 0; i < m_nPins; i++)
+    {
+        const qr_bounce_pin& x = m_pins[i];
+        if (x.sw != m_switch || x.port >= m_ports.size())
+            continue;
+        Ptr<Packet> p = Create<Packet>();
+        TcpHeader tcp;
+        tcp.SetSourcePort(QR_BOUNCE_SPORT);
+        tcp.SetDestinationPort(QR_PROBE_PORT);
+        tcp.SetSequenceNumber(SequenceNumber32(round));
+        tcp.SetFlags(0);
+        p->AddHeader(tcp);
+        // a monitor's packet, as traceroute's: it loads the queues, no host records it
+        ProbeTag::AttachId(p, qr_packet_id(QR_DIR_TRACE, 0));
+        Ipv4Header h;
+        h.SetSource(Ipv4Address(x.addr));
+        h.SetDestination(Ipv4Address(x.addr));
+        h.SetProtocol(TCP);
+        h.SetPayloadSize(p->GetSize());
+        h.SetTtl(DEFAULT_TTL);
+        h.SetTos(QR_GUIDED_TOS);
+        h.SetIdentification(static_cast<uint16_t>(round));
+        if (Node::ChecksumEnabled())
+            h.EnableChecksum();
+        LogCopy(h, p, x.port, true);
+        Transmit(x.port, p, h);
+    }
 }
 
 void

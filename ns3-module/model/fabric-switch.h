@@ -24,6 +24,8 @@
 
 extern "C"
 {
+#include "qreplay/fabric_truth.h"
+#include "qreplay/guided_plan.h"
 #include "qreplay/loopfault.h"
 #include "qreplay/topology.h"
 #include "qreplay/traceroute.h"
@@ -60,6 +62,13 @@ class FabricSwitch : public Object
     void SetLoops(const qr_loop_rule* rules, size_t n);
     /* Packets a loop rule sent the wrong way. */
     uint64_t GetLooped() const;
+    /* Everflow's link round trips (guided_plan.h qr_bounce_plan; pins borrowed): the switch
+     * sends the probes back that its neighbours bounce off it, takes in its own, and logs a
+     * mirrored copy of each pass into *copies (borrowed), as every switch of a fabric mirrors the
+     * debug mark. */
+    void SetBounce(const qr_bounce_pin* pins, size_t n, std::vector<qr_fabric_mirror_copy>* copies);
+    /* One round: a probe out of each of this switch's ports that lead to a switch. */
+    void SendBounce(uint32_t round);
 
     /* Packets this switch could not route (destination outside the topology). */
     uint64_t GetUnroutable() const;
@@ -94,6 +103,8 @@ class FabricSwitch : public Object
     void Forward(Pending& x);
     void TimeExceeded(const Ipv4Header& expired, Ptr<const Packet> payload);
     void Transmit(uint32_t port, Ptr<Packet> packet, const Ipv4Header& header);
+    bool Bounce(Ptr<NetDevice> dev, Ptr<Packet> packet, Ipv4Header header);
+    void LogCopy(const Ipv4Header& h, Ptr<const Packet> p, uint32_t port, bool out);
     bool ForSwitch(uint32_t dst) const;
 
     std::vector<Pending> m_pending;
@@ -113,6 +124,9 @@ class FabricSwitch : public Object
     const qr_loop_rule* m_loops{nullptr};
     size_t m_nLoops{0};
     uint64_t m_looped{0};
+    const qr_bounce_pin* m_pins{nullptr};
+    size_t m_nPins{0};
+    std::vector<qr_fabric_mirror_copy>* m_copies{nullptr};
     TracedCallback<Ptr<const Packet>> m_dropTrace;
 };
 

@@ -192,11 +192,10 @@ QrRuntimeStep(const char* command,
               bool quiet)
 {
     const qr_config* cfg = qr_scenario_config(s);
-    if (cfg->everflow.guided > 0)
+    if (cfg->everflow.guided > 0 && cfg->topology.kind != QR_TOPO_FATTREE)
         return cli_fail(command,
-                        "%s: [everflow] guided = %d: guided probes are sent on the fat-tree "
-                        "testbed (qreplay testbed); the simulator's arrival log already holds "
-                        "every packet at every switch (qreplay trace); set it to 0 here",
+                        "%s: [everflow] guided = %d: Everflow's link round trips bounce off "
+                        "switches of a fat tree ([topology] kind = fattree)",
                         scenarioFile ? scenarioFile : "the scenario",
                         cfg->everflow.guided);
     cli_progress progress;

@@ -580,6 +580,58 @@ Test(trace_cli, the_latency_profiler_finds_a_slowed_link_by_its_rate)
     qr_h5_rows_free(l);
 }
 
+/* Everflow's link round trips in the simulator ([everflow] guided): once the traffic is over,
+ * every switch bounces 20 probes off each neighbour (S1 -> S2 -> S1). The cable s8-s16 is 50 us
+ * longer each way and s9-s18 drops 5% both ways: the two ports of s8-s16 are slow by exactly the
+ * planted delay (their round trip is 100 us above everyone else's), only s9-s18's ports lose
+ * probes, every round is back or lost in one place, and the scorer finds every flag right. A
+ * star has no switch to bounce off: refused. */
+Test(trace_cli, link_round_trips_find_a_delayed_and_a_lossy_cable)
+{
+    cr_assert_eq(qreplay("runtime scenarios/faults/gray-k4.ini --set 'faults.gray=s9-s18 5%%' "
+                         "--set 'faults.delay=s8-s16 50us' --set everflow.guided=20 --set "
+                         "traffic.duration=2ms --set traffic.stop=2s -o %s/b --quiet",
+                         dir),
+                 0, "%s", err);
+    cr_assert_eq(qreplay("trace %s/b --no-figures", dir), 0, "%s", err);
+    cr_assert(strstr(out, "link round trips (S1 -> S2 -> S1): 1280 probes out of 64 switch ports"),
+              "%s", out);
+    char p[512];
+    snprintf(p, sizeof p, "%s/b/trace.h5", dir);
+    size_t nb;
+    int64_t base = (int64_t)attr_of(p, "/bounce", "median_rtt_ns");
+    qr_row_bounce *b = rows_of(p, "/bounce", &qr_schema_bounce, &nb);
+    cr_assert_eq(nb, 64);
+    int lossy = 0;
+    for (size_t i = 0; i < nb; i++) {
+        const char *n = b[i].link_name;
+        int delayed = !strcmp(n, "s8>s16") || !strcmp(n, "s16>s8");
+        int gray = !strcmp(n, "s9>s18") || !strcmp(n, "s18>s9");
+        cr_assert_eq(b[i].sent, 20, "%s", n);
+        cr_assert_eq(b[i].sent,
+                     b[i].returned + b[i].lost_in + b[i].lost_out + b[i].lost_peer +
+                         b[i].lost_back + b[i].unseen,
+                     "%s", n);
+        cr_assert_eq(b[i].unseen + b[i].lost_in + b[i].lost_peer, 0, "%s: the links lose them", n);
+        cr_assert_eq(b[i].slow, delayed, "%s: %lld ns", n, (long long)b[i].rtt_p50_ns);
+        cr_assert(!b[i].lossy || gray, "%s lost probes", n);
+        lossy += b[i].lossy;
+        if (delayed) /* the planted 50 us each way, to within a packet's time */
+            cr_assert(b[i].rtt_p50_ns - base > 99900 && b[i].rtt_p50_ns - base < 100100 &&
+                          b[i].out_p50_ns > 50000 && b[i].back_p50_ns > 50000,
+                      "%s: %lld ns against %lld", n, (long long)b[i].rtt_p50_ns, (long long)base);
+        else
+            cr_assert_leq(b[i].rtt_max_ns, 2 * base, "%s", n);
+    }
+    qr_h5_rows_free(b);
+    cr_assert_gt(lossy, 0, "5%% each way over 40 crossings per port");
+    cr_assert_eq(attr_of(p, "/score", "bounce_right"), attr_of(p, "/score", "bounce_flagged"));
+    cr_assert_eq(attr_of(p, "/score", "bounce_faulty_found"), 2 + lossy);
+    cr_assert_eq(
+        qreplay("runtime scenarios/butterfly.ini --set everflow.guided=5 -o %s/s --quiet", dir), 1);
+    cr_assert(strstr(err, "[everflow] guided") && strstr(err, "fat tree"), "%s", err);
+}
+
 /* Everflow's loop debugger: aggregation switch s8 sends the packets to h0 up to core switch s16
  * ([faults] loop), whose one way down into pod 0 is s8 again: they go round until their TTL runs
  * out. From the mirrored copies alone the debugger finds the one cycle, s8>s16>s8; every packet

@@ -82,3 +82,18 @@ const qr_bounce_pin *qr_bounce_pin_of(const qr_bounce_pin *pins, size_t n, uint3
             return &pins[i];
     return NULL;
 }
+
+int qr_bounce_at(const qr_bounce_pin *pins, size_t n, uint32_t sw, uint32_t src, uint32_t dst,
+                 uint32_t *port)
+{
+    const qr_bounce_pin *x = src == dst ? qr_bounce_pin_of(pins, n, dst) : NULL;
+    if (x && x->peer == sw) {
+        *port = x->peer_port;
+        return QR_BOUNCE_BACK;
+    }
+    if (x && x->sw == sw) {
+        *port = x->port;
+        return QR_BOUNCE_HOME;
+    }
+    return QR_BOUNCE_NONE;
+}

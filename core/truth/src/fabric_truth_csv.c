@@ -64,21 +64,51 @@ struct mirror_ctx {
                    agents' guided probes */
 };
 
+#define COPIES_HEADER "src,dst,sport,seq,switch,port,dir,time_ns\n"
+
+static void put_copy(FILE *f, const qr_fabric_mirror_copy *x, int64_t base)
+{
+    fprintf(f, "%u.%u.%u.%u,%u.%u.%u.%u,%u,%u,s%u,%u,%s,%" PRId64 "\n", x->src >> 24,
+            x->src >> 16 & 255, x->src >> 8 & 255, x->src & 255, x->dst >> 24, x->dst >> 16 & 255,
+            x->dst >> 8 & 255, x->dst & 255, x->sport, x->seq, x->sw, x->port,
+            x->out ? "out" : "in", x->t - base);
+}
+
 static void write_copies(FILE *f, const void *vctx)
 {
     const struct mirror_ctx *c = vctx;
-    fprintf(f, "src,dst,sport,seq,switch,port,dir,time_ns\n");
+    fprintf(f, COPIES_HEADER);
     const qr_topology *t = qr_fabric_topology(c->fab);
     for (size_t i = 0; i < c->r->n_mirror; i++) {
         const qr_fabric_mirror_copy *x = &c->r->mirror[i];
         uint32_t h;
         if ((qr_topology_host_of_addr(t, x->src, &h) != 0) != c->bounce)
             continue;
-        fprintf(f, "%u.%u.%u.%u,%u.%u.%u.%u,%u,%u,s%u,%u,%s,%" PRId64 "\n", x->src >> 24,
-                x->src >> 16 & 255, x->src >> 8 & 255, x->src & 255, x->dst >> 24,
-                x->dst >> 16 & 255, x->dst >> 8 & 255, x->dst & 255, x->sport, x->seq, x->sw,
-                x->port, x->out ? "out" : "in", x->t - c->base);
+        put_copy(f, x, c->base);
     }
+}
+
+struct bounce_ctx {
+    const qr_fabric_mirror_copy *c;
+    size_t n;
+};
+
+static void write_bounce(FILE *f, const void *vctx)
+{
+    const struct bounce_ctx *b = vctx;
+    fprintf(f, COPIES_HEADER);
+    for (size_t i = 0; i < b->n; i++)
+        put_copy(f, &b->c[i], 0);
+}
+
+int qr_bounce_copies_write(const char *mirror_dir, const qr_fabric_mirror_copy *copies, size_t n,
+                           char *errbuf)
+{
+    struct bounce_ctx b = {copies, n};
+    char path[4200];
+    int rc = qr_make_dirs(mirror_dir, errbuf);
+    snprintf(path, sizeof path, "%s/bounce.csv", mirror_dir);
+    return rc ? rc : qr_write_text_file(path, write_bounce, &b, errbuf);
 }
 
 static void write_counters(FILE *f, const void *vctx)

@@ -53,6 +53,14 @@ int qr_bounce_plan(const qr_topology *t, qr_bounce_pin **out, size_t *n);
 /* The pin whose address is addr (the probe's source), NULL if none. */
 const qr_bounce_pin *qr_bounce_pin_of(const qr_bounce_pin *pins, size_t n, uint32_t addr);
 
+/* What switch sw does with a packet from src to dst that may be a round-trip probe (a simulated
+ * switch asks; a Linux switch does the same by its connected routes): QR_BOUNCE_BACK, send it
+ * back out of *port (S2: dst is its neighbour's address on that cable); QR_BOUNCE_HOME, take it
+ * in (S1: its own address); QR_BOUNCE_NONE, not a probe of the plan (src != dst, or no pin). */
+enum { QR_BOUNCE_NONE = 0, QR_BOUNCE_BACK = 1, QR_BOUNCE_HOME = 2 };
+int qr_bounce_at(const qr_bounce_pin *pins, size_t n, uint32_t sw, uint32_t src, uint32_t dst,
+                 uint32_t *port);
+
 #ifdef __cplusplus
 }
 #endif

@@ -161,6 +161,11 @@ int qr_fabric_mirror_write(const char *mirror_dir, const qr_fabric *fab,
                            const qr_fabric_truth_report *r, const uint64_t *sweep_drops,
                            int64_t base_ns, char *errbuf);
 
+/* A simulated fabric's link round-trip probes' copies (their switches logged them: times on the
+ * simulation's clock) into mirror_dir/bounce.csv, whole or not at all. Returns 0 or QR_EIO. */
+int qr_bounce_copies_write(const char *mirror_dir, const qr_fabric_mirror_copy *copies, size_t n,
+                           char *errbuf);
+
 #ifdef __cplusplus
 }
 #endif
