@@ -7,6 +7,7 @@
 
 #include "hoptrace_loops.h"
 #include "internal.h"
+#include "map.h"
 
 #define SEQ 16 /* copies kept per looping packet, past the longest path: enough for its cycle */
 
@@ -23,6 +24,7 @@ struct qri_loops {
     looper *p;
     size_t n, cap;
     size_t last; /* the looper of the previous copy (copies of one packet come close together) */
+    qri_map by_packet; /* packet id -> looper index + 1 */
 };
 
 int qri_loops_create(qri_loops **out, const qr_topology *t)
@@ -32,6 +34,10 @@ int qri_loops_create(qri_loops **out, const qr_topology *t)
         return QR_ENOMEM;
     l->t = t;
     l->longest = qr_topology_max_hops(t);
+    if (qri_map_init(&l->by_packet)) {
+        free(l);
+        return QR_ENOMEM;
+    }
     *out = l;
     return QR_OK;
 }
@@ -41,6 +47,7 @@ void qri_loops_destroy(qri_loops *l)
     if (!l)
         return;
     free(l->p);
+    qri_map_free(&l->by_packet);
     free(l);
 }
 
@@ -51,13 +58,14 @@ int qri_loops_copy(qri_loops *l, uint64_t packet, uint32_t hop, uint32_t sw, int
     looper *x = NULL;
     if (l->n && l->p[l->last].packet == packet)
         x = &l->p[l->last];
-    for (size_t i = l->n; !x && i > 0; i--) /* the newest first */
-        if (l->p[i - 1].packet == packet) {
-            x = &l->p[i - 1];
-            l->last = i - 1;
-        }
+    void *at = x ? NULL : qri_map_get(&l->by_packet, packet, 0);
+    if (at) {
+        l->last = (size_t)(uintptr_t)at - 1;
+        x = &l->p[l->last];
+    }
     if (!x) {
-        if (qri_grow((void **)&l->p, &l->cap, l->n, sizeof *l->p, 16))
+        if (qri_grow((void **)&l->p, &l->cap, l->n, sizeof *l->p, 16) ||
+            qri_map_put(&l->by_packet, packet, 0, (void *)(uintptr_t)(l->n + 1)))
             return QR_ENOMEM;
         x = &l->p[l->n];
         memset(x, 0, sizeof *x);
