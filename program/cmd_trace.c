@@ -81,6 +81,7 @@ static const cli_spec spec = {
     "  A>B                      one direction of a 5-tuple: h3:10000>h9:5001, h3>h9\n"
     "  syn fin rst psh ack urg ece cwr    a TCP flag is set\n"
     "  payload | retransmit     carries data | resends sequence space already sent\n"
+    "  debug | dscp N           carries Everflow's debug bit ([everflow] debug_every) | DSCP N\n"
     "  detected                 its receiver detected it lost\n"
     "  dropped | drop R         its trace stops at a switch | as R: threshold, buffer-full,\n"
     "                           tagged (counted so), silent (no counter moved), counted\n"

@@ -290,7 +290,8 @@ static int start_agents(struct tb *t, const tb_run *run, const char *self, const
     snprintf(sndbuf, sizeof sndbuf, "%" PRIu64, run->conf->tcp.sndbuf_bytes);
     snprintf(rcvbuf, sizeof rcvbuf, "%" PRIu64, run->conf->tcp.rcvbuf_bytes);
     const char *cc = qr_testbed_congestion(run->conf->tcp.variant);
-    char pc[16], ph[16], pi[24], pt[24], pe[24], gcount[16];
+    char pc[16], ph[16], pi[24], pt[24], pe[24], gcount[16], debug[16];
+    snprintf(debug, sizeof debug, "%d", run->conf->everflow.debug_every);
     snprintf(pc, sizeof pc, "%d", run->conf->traceroute.per_connection);
     snprintf(ph, sizeof ph, "%d", run->conf->traceroute.per_host);
     snprintf(gcount, sizeof gcount, "%d", run->conf->everflow.guided);
@@ -306,7 +307,7 @@ static int start_agents(struct tb *t, const tb_run *run, const char *self, const
         snprintf(name, sizeof name, "agent of host %u", i);
         snprintf(plist, sizeof plist, "%s/pinglist-h%u.csv", run->capture_dir, i);
         snprintf(gfile, sizeof gfile, "%s/guided-h%u.csv", run->capture_dir, i);
-        char *argv[28] = {"ip",         "netns",         "exec",     t->ns[i],
+        char *argv[32] = {"ip",         "netns",         "exec",     t->ns[i],
                           (char *)self, "testbed-agent", hs,         (char *)sched,
                           "--cc",       (char *)cc,      "--sndbuf", sndbuf,
                           "--rcvbuf",   rcvbuf,          NULL};
@@ -324,6 +325,10 @@ static int start_agents(struct tb *t, const tb_run *run, const char *self, const
             argv[k++] = pi;
             argv[k++] = pt;
             argv[k++] = pe;
+        }
+        if (run->conf->everflow.debug_every > 0) {
+            argv[k++] = "--debug-every";
+            argv[k++] = debug;
         }
         if (!rc && run->sweep_drops) {
             rc = write_guided(command, run, i, gfile);

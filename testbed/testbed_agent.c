@@ -181,11 +181,19 @@ static void sender_fail(struct aflow *f, int ep, const char *why)
     f->fd = -2;
 }
 
-static void start_flow(struct aflow *f, size_t i, int ep, const char *cc, int sndbuf, int rcvbuf)
+static void start_flow(struct aflow *f, size_t i, int ep, const char *cc, int sndbuf, int rcvbuf,
+                       int debug_every)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         sender_fail(f, ep, strerror(errno));
+        return;
+    }
+    int tos = QR_DEBUG_TOS; /* Everflow's debug bit; the kernel keeps the ECN bits its own */
+    if (qr_debug_dir(debug_every, qr_dir_data(f->id)) &&
+        setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos)) {
+        close(fd);
+        sender_fail(f, ep, "cannot set the debug bit (IP_TOS)");
         return;
     }
     int one = 1;
@@ -645,6 +653,7 @@ struct agent {
     uint32_t host;
     const char *cc, *pinglist, *guided;
     int sndbuf, rcvbuf, guided_count;
+    int debug_every; /* [everflow] debug_every (guided_plan.h qr_debug_dir) */
     struct tracer tr;
     struct pinger pg;
     struct aflow *fl;
@@ -670,6 +679,8 @@ static void agent_args(struct agent *a, int argc, char **argv)
             a->sndbuf = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rcvbuf"))
             a->rcvbuf = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--debug-every"))
+            a->debug_every = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--trace") && i + 2 < argc) {
             a->tr.per_conn = (uint32_t)strtoul(argv[i + 1], NULL, 10);
             a->tr.per_host = (uint32_t)strtoul(argv[++i + 1], NULL, 10);
@@ -866,7 +877,7 @@ static int agent_event(struct agent *a, uint64_t tag, uint32_t events)
         int64_t now = now_ns();
         while (a->next < a->n_send && a->t0 + a->fl[a->order[a->next]].start_ns <= now) {
             size_t i = a->order[a->next++];
-            start_flow(&a->fl[i], i, a->ep, a->cc, a->sndbuf, a->rcvbuf);
+            start_flow(&a->fl[i], i, a->ep, a->cc, a->sndbuf, a->rcvbuf, a->debug_every);
         }
         arm(a->tfd, a->next < a->n_send ? a->t0 + a->fl[a->order[a->next]].start_ns : 0);
     } else if (tag == TAG_TICK) {

@@ -207,6 +207,8 @@ IsolatedReplay::Simulate(const qr_flow& fl,
                               NanoSeconds(sigma_ns),
                               c->run.seed,
                               stream);
+    for (uint32_t h = 0; c->everflow.debug_every > 0 && h < 2; h++) // as the runtime's hosts
+        net.GetHostQueueDisc(h)->SetDebugEvery(c->everflow.debug_every, ctx->flow);
     // the correctors: local direction d of the replay is direction 2 flow + d of the runtime
     Ptr<CorrectorQueueDisc> q[2];
     for (uint32_t port = 0; port < 2; port++)

@@ -190,6 +190,8 @@ QreplayRuntime::BuildNetwork(const std::vector<qr_flow>& flows)
                                  NanoSeconds(c->host.proc_jitter_ns),
                                  c->run.seed,
                                  m_opt.jitterStream);
+    for (uint32_t h = 0; c->everflow.debug_every > 0 && h < qr_config_hosts(c); h++)
+        m_net->GetHostQueueDisc(h)->SetDebugEvery(c->everflow.debug_every);
 }
 
 /* A sink on every host, a sender on every host that starts flows. */

@@ -125,6 +125,8 @@ HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
     }
     Ipv4Header h = ip->GetHeader();
     h.SetIdentification(ipId);
+    if (qr_debug_dir(m_debugEvery, dir + 2 * m_debugFirstFlow))
+        h.SetTos(static_cast<uint8_t>(QR_DEBUG_TOS | (h.GetTos() & 3)));
     Ptr<Packet> p = ip->GetPacket();
     QreplayTag tag;
     p->RemovePacketTag(tag);
@@ -135,6 +137,13 @@ HostQueueDisc::Leave(Ptr<QueueDiscItem> item)
         Create<Ipv4QueueDiscItem>(p, ip->GetAddress(), ip->GetProtocol(), h);
     out->SetTimeStamp(item->GetTimeStamp());
     return out;
+}
+
+void
+HostQueueDisc::SetDebugEvery(int every, uint32_t firstFlow)
+{
+    m_debugEvery = every;
+    m_debugFirstFlow = firstFlow;
 }
 
 void

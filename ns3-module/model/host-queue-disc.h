@@ -21,6 +21,7 @@
 extern "C"
 {
 #include "qreplay/clock.h"
+#include "qreplay/guided_plan.h"
 }
 
 namespace ns3
@@ -37,6 +38,10 @@ class HostQueueDisc : public TimedFifoQueueDisc
 
     /* The flows whose packets are numbered (borrowed; must outlive the queue disc). */
     void SetFlows(const FlowTable* flows);
+    /* Everflow's debug bit ([everflow] debug_every): the directions the core names
+     * (guided_plan.h qr_debug_dir) leave with DSCP QR_DEBUG_DSCP, their ECN bits kept. A replay
+     * of one flow whose flow table numbers it 0 gives the flow's own number as firstFlow. */
+    void SetDebugEvery(int every, uint32_t firstFlow = 0);
 
     uint64_t GetUnknownPackets() const { return m_unknown; }
 
@@ -49,6 +54,8 @@ class HostQueueDisc : public TimedFifoQueueDisc
     bool DoEnqueue(Ptr<QueueDiscItem> item) override;
 
     const FlowTable* m_flows{nullptr};
+    int m_debugEvery{0};
+    uint32_t m_debugFirstFlow{0};
     uint32_t m_limit{1000};
     Time m_procDelay;
     Time m_procJitter;

@@ -767,10 +767,11 @@ Test(testbed, fat_tree_with_gray_links_every_packet_accounted_for)
 Test(testbed, the_latency_profiler_finds_a_link_slowed_by_its_shaper)
 {
     need_fabric();
-    write_fat_tree(
-        "0,4,300KB,0\n1,8,300KB,0\n2,12,300KB,0\n3,5,300KB,0\n4,1,300KB,0\n"
-        "9,0,300KB,0\n13,2,300KB,0\n",
-        "rate = s8-s16 5Mbps, s8-s17 5Mbps\ngray = s9-s18 30%\n[everflow]\nguided = 20\n", "");
+    write_fat_tree("0,4,300KB,0\n1,8,300KB,0\n2,12,300KB,0\n3,5,300KB,0\n4,1,300KB,0\n"
+                   "9,0,300KB,0\n13,2,300KB,0\n",
+                   "rate = s8-s16 5Mbps, s8-s17 5Mbps\ngray = s9-s18 30%\n[everflow]\nguided = 20\n"
+                   "debug_every = 3\n",
+                   "");
     int rc =
         qreplay("testbed %s/ft.ini -o %s/rate --no-figures --set pingmesh.interval=0", dir, dir);
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
@@ -825,6 +826,26 @@ Test(testbed, the_latency_profiler_finds_a_link_slowed_by_its_shaper)
     cr_assert_eq(gray_ends, 2);
     cr_assert_eq(attr_of(p, "/score", "bounce_flagged"), 2);
     cr_assert_eq(attr_of(p, "/score", "bounce_right"), 2);
+
+    /* Everflow's debug bit on the kernels: the agents set IP_TOS on the scenario's flows 0, 3 and
+     * 6 (h0>h4, h3>h5, h13>h2; the import numbers connections its own way, so they are named by
+     * their hosts). Every packet of those directions carries the mark, and nothing outside those
+     * flows does (Linux reflects it in the resets its receivers answer with) */
+    const char *none[] = {"(h0>h4 or h3>h5 or h13>h2) and not debug",
+                          "debug and not (h0>h4 or h3>h5 or h13>h2 or h4>h0 or h5>h3 or h2>h13)",
+                          "debug and (h4>h0 or h5>h3 or h2>h13) and not rst"};
+    for (int i = 0; i < 3; i++) {
+        rc = qreplay("trace %s/rate --match '%s' --limit 0 -o %s/d%d.h5 --no-figures", dir, none[i],
+                     dir, i);
+        cr_assert_eq(rc, 0, "%s%s", out, err);
+        cr_assert(strstr(out, "matched            0 packets"), "%s: %s", none[i], out);
+    }
+    rc = qreplay("trace %s/rate --match debug --limit 0 -o %s/d3.h5 --no-figures", dir, dir);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    unsigned long marked = 0;
+    const char *m = strstr(out, "matched ");
+    cr_assert(m && sscanf(m, "matched %lu packets", &marked) == 1, "%s", out);
+    cr_assert_gt(marked, 100, "the marked flows' data packets");
 }
 
 /* Processes of a run folder still alive: its captures (tcpdump -w DIR/capture/...) and agents. */

@@ -632,6 +632,48 @@ Test(trace_cli, link_round_trips_find_a_delayed_and_a_lossy_cable)
     cr_assert(strstr(err, "[everflow] guided") && strstr(err, "fat tree"), "%s", err);
 }
 
+/* Everflow's debug bit ([everflow] debug_every = 5): the hosts mark the data packets of flows 0,
+ * 5, 10, ... with DSCP 16, so `--match debug` selects exactly those directions' packets (the same
+ * set as `dscp 16` and as naming the directions), and without the key nothing carries it. The
+ * light record regenerates the marked packets exactly (the same rule, from its scenario). */
+Test(trace_cli, the_debug_bit_marks_exactly_the_chosen_flows)
+{
+    cr_assert_eq(qreplay("run scenarios/fattree-k4-websearch.ini --set everflow.debug_every=5 -o "
+                         "%s/dbg --no-figures --quiet",
+                         dir),
+                 0, "%s", err);
+    char expr[8192] = "", p[512];
+    size_t len = 0;
+    for (uint32_t f = 0; f < 119; f += 5)
+        len += (size_t)snprintf(expr + len, sizeof expr - len, "%sdir %u", f ? " or " : "", 2 * f);
+    const char *m[3] = {"debug", "dscp 16", expr};
+    uint64_t *ids[3];
+    size_t n[3];
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(qreplay("trace %s/dbg --match '%s' --limit 0 -o %s/m%d.h5 --no-figures", dir,
+                             m[i], dir, i),
+                     0, "%s", err);
+        snprintf(p, sizeof p, "%s/m%d.h5", dir, i);
+        ids[i] = ids_of(p, &n[i]);
+    }
+    cr_assert_gt(n[0], 1000, "the marked flows' packets");
+    for (int i = 1; i < 3; i++) {
+        cr_assert_eq(n[i], n[0], "%s: %zu packets, debug %zu", m[i], n[i], n[0]);
+        cr_assert_eq(memcmp(ids[i], ids[0], n[0] * sizeof *ids[0]), 0, "%s", m[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        free(ids[i]);
+    cr_assert_eq(qreplay("light %s/dbg --th 5us", dir), 0, "%s", err);
+    cr_assert_eq(qreplay("replay %s/dbg --from light --check --th 5us", dir), 0, "%s", err);
+    cr_assert(strstr(out, "every one equal to the recorded one"), "%s", out);
+    cr_assert_eq(qreplay("runtime scenarios/fattree-k4-websearch.ini -o %s/plain --quiet", dir), 0,
+                 "%s", err);
+    cr_assert_eq(
+        qreplay("trace %s/plain --match debug --limit 0 -o %s/p.h5 --no-figures", dir, dir), 0,
+        "%s", err);
+    cr_assert(strstr(out, "matched            0 packets"), "%s", out);
+}
+
 /* Everflow's loop debugger: aggregation switch s8 sends the packets to h0 up to core switch s16
  * ([faults] loop), whose one way down into pod 0 is s8 again: they go round until their TTL runs
  * out. From the mirrored copies alone the debugger finds the one cycle, s8>s16>s8; every packet

@@ -97,3 +97,8 @@ int qr_bounce_at(const qr_bounce_pin *pins, size_t n, uint32_t sw, uint32_t src,
     }
     return QR_BOUNCE_NONE;
 }
+
+int qr_debug_dir(int every, uint32_t dir)
+{
+    return every > 0 && !qr_dir_is_ack(dir) && qr_dir_flow(dir) % (uint32_t)every == 0;
+}

@@ -7,6 +7,7 @@
 
 #include "qreplay/buffer.h"
 #include "qreplay/error.h"
+#include "qreplay/guided_plan.h"
 #include "qreplay/hoptrace.h"
 #include "qreplay/pcap_file.h"
 #include "qreplay/topology.h"
@@ -34,6 +35,7 @@ enum {
     N_TUPLE,   /* hosts u1 > u2, ports p1, p2 (0: any) */
     N_FLAG,    /* u1: flag bits */
     N_PAYLOAD, /* carries data */
+    N_DSCP,    /* u1: the DSCP */
     N_RETX,
     N_DETECTED,
     N_HOP,    /* hop atom u1 */
@@ -454,6 +456,17 @@ static int primary(parser *p)
         return add_node(p, (node){.kind = N_ALL});
     if (!strcmp(w, "payload"))
         return add_node(p, (node){.kind = N_PAYLOAD});
+    if (!strcmp(w, "debug")) /* Everflow's debug bit (guided_plan.h) */
+        return add_node(p, (node){.kind = N_DSCP, .u1 = QR_DEBUG_DSCP});
+    if (!strcmp(w, "dscp")) {
+        const token *a = arg(p, t, "a DSCP (0-63)");
+        uint64_t v;
+        if (!a)
+            return -1;
+        if (number(a->text, 63, &v))
+            return fail(p, a, "'%s' is not a DSCP (0-63)", a->text);
+        return add_node(p, (node){.kind = N_DSCP, .u1 = v});
+    }
     if (!strcmp(w, "retransmit"))
         return add_node(p, (node){.kind = N_RETX});
     if (!strcmp(w, "detected"))
@@ -654,6 +667,7 @@ static int eval(const qr_match *m, int i, const qr_match_packet *p)
                (!n->p2 || (k && k->dst_port == n->p2));
     case N_FLAG: return k && (k->tcp_flags & n->u1);
     case N_PAYLOAD: return k && qr_tcp_payload(k) > 0;
+    case N_DSCP: return k && (uint64_t)(k->tos >> 2) == n->u1;
     case N_RETX: return p->retransmit;
     case N_DETECTED: return p->detected;
     case N_HOP: return (p->hops >> n->u1) & 1;

@@ -207,11 +207,15 @@ static const struct keydef schema[] = {
      "a switch answers one destination at most once per interval, with a burst of 6 (Linux's "
      "icmp_ratelimit; 0: no per-destination limit)"},
     {"everflow", "guided", KT_INT, OFF(everflow.guided), "0", 0, 1000, NULL,
-     "Everflow's guided probes (the fat-tree testbed): after the traffic each host sends this many "
-     "debug-marked probes along each of its pinned 5-tuples, which every switch mirrors (0: "
-     "none)"},
+     "Everflow's guided probes: after the traffic every switch bounces this many link round-trip "
+     "probes off each neighbour (a fat tree, simulated or on the testbed), and on the testbed each "
+     "host also sends this many debug-marked probes along each of its pinned 5-tuples, which "
+     "every switch mirrors (0: none)"},
     {"everflow", "paths", KT_INT, OFF(everflow.paths), "8", 1, 64, NULL,
      "pinned 5-tuples (source ports) per host for the guided probes"},
+    {"everflow", "debug_every", KT_INT, OFF(everflow.debug_every), "0", 0, 1000000, NULL,
+     "Everflow's debug bit: the senders of flows 0, N, 2N, ... mark their packets with DSCP 16 "
+     "(qreplay trace --match debug selects them; 0: no flow is marked)"},
     {"output", "dir", KT_OUTPATH, OFF(output.dir), "results", 0, 0, NULL,
      "folder the results are written to"},
 };

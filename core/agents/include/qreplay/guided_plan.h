@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qreplay/flowtable.h"
 #include "qreplay/topology.h"
 
 #ifdef __cplusplus
@@ -19,6 +20,16 @@ extern "C" {
 #define QR_GUIDED_DSCP 1 /* the debug mark: DSCP 1, the IPv4 TOS byte 0x04 */
 #define QR_GUIDED_TOS (QR_GUIDED_DSCP << 2)
 #define QR_GUIDED_MAX_PATHS 64
+
+/* Everflow's debug bit for application traffic: the packets of a marked flow carry DSCP 16 (CS2,
+ * the IPv4 TOS byte 0x40: no priority of its own in Linux's or ns-3's TOS map), which every switch
+ * mirrors. */
+#define QR_DEBUG_DSCP 16
+#define QR_DEBUG_TOS (QR_DEBUG_DSCP << 2)
+
+/* Whether the packets of direction dir carry the debug bit ([everflow] debug_every = every: the
+ * data directions of flows 0, every, 2 every, ...; 0: none). A host sets it as they leave. */
+int qr_debug_dir(int every, uint32_t dir);
 
 /* One pinned 5-tuple: src probes dst from sport (to QR_PROBE_PORT). */
 typedef struct qr_guided_pin {

@@ -118,6 +118,7 @@ typedef struct qr_config {
     struct {
         int guided; /* Everflow's guided probes per pinned 5-tuple, after the traffic; 0: none */
         int paths;  /* pinned 5-tuples per host (guided_plan.h) */
+        int debug_every; /* flows 0, N, 2N, ... carry the debug mark (guided_plan.h); 0: none */
     } everflow;
     struct {
         double loads[QR_LIST_MAX]; /* background loads of a sweep (fractions) */
