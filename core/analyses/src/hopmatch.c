@@ -243,15 +243,24 @@ static int endpoint(parser *p, const token *t, uint32_t *host, uint32_t *port)
     return host_of(p, t, h, host);
 }
 
-static int port_arg(parser *p, const token *kw, int kind)
+/* A node of `kind` whose u1 is the number after kw, 0..max ("a port number"; "a port"). */
+static int number_node(parser *p, const token *kw, int kind, uint64_t max, const char *want,
+                       const char *what)
 {
-    const token *t = arg(p, kw, "a port number");
+    const token *t = arg(p, kw, want);
     uint64_t v;
     if (!t)
         return -1;
-    if (number(t->text, 65535, &v))
-        return fail(p, t, "'%s' is not a port (0-65535)", t->text);
+    char fmt[96];
+    snprintf(fmt, sizeof fmt, "'%%s' is not %s (0-%" PRIu64 ")", what, max);
+    if (number(t->text, max, &v))
+        return fail(p, t, fmt, t->text);
     return add_node(p, (node){.kind = kind, .u1 = v});
+}
+
+static int port_arg(parser *p, const token *kw, int kind)
+{
+    return number_node(p, kw, kind, 65535, "a port number", "a port");
 }
 
 static int time_arg(parser *p, const token *kw, int64_t *out)
@@ -458,15 +467,8 @@ static int primary(parser *p)
         return add_node(p, (node){.kind = N_PAYLOAD});
     if (!strcmp(w, "debug")) /* Everflow's debug bit (guided_plan.h) */
         return add_node(p, (node){.kind = N_DSCP, .u1 = QR_DEBUG_DSCP});
-    if (!strcmp(w, "dscp")) {
-        const token *a = arg(p, t, "a DSCP (0-63)");
-        uint64_t v;
-        if (!a)
-            return -1;
-        if (number(a->text, 63, &v))
-            return fail(p, a, "'%s' is not a DSCP (0-63)", a->text);
-        return add_node(p, (node){.kind = N_DSCP, .u1 = v});
-    }
+    if (!strcmp(w, "dscp"))
+        return number_node(p, t, N_DSCP, 63, "a DSCP (0-63)", "a DSCP");
     if (!strcmp(w, "retransmit"))
         return add_node(p, (node){.kind = N_RETX});
     if (!strcmp(w, "detected"))
