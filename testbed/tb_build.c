@@ -460,13 +460,17 @@ int tbi_ns_reorder(struct tb *t, const char *ns, uint64_t *reorder, uint64_t *fa
     return 0;
 }
 
-int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused)
+int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused, uint64_t *expired)
 {
     char out[8192];
     char *argv[] = {"ip", "netns", "exec", (char *)ns, "cat", "/proc/net/snmp", NULL};
-    int found = 0, g = 0, h = 0;
-    if (tbi_run_argv(argv, out, sizeof out) == 0)
+    int found = 0, g = 0, h = 0, e = 0;
+    if (tbi_run_argv(argv, out, sizeof out) == 0) {
         *sent = icmp_counter(out, "OutTimeExcds", &found);
+        /* the packets it did not forward for their TTL (ip_forward counts them here) */
+        *expired = proc_counter(out, "Ip: ", "InHdrErrors", &e);
+        found = found && e;
+    }
     if (!found) {
         fprintf(stderr, "qreplay %s: cannot read the ICMP counters (/proc/net/snmp) in %s\n",
                 t->cmd, ns);

@@ -79,7 +79,7 @@ uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok)
  * connections detected (TCPSACKReorder + TCPTSReorder + TCPRenoReorder: each raises a socket's
  * reordering threshold), *fast_retrans is its fast retransmits. Returns 0 or 1 after printing. */
 int tbi_ns_reorder(struct tb *t, const char *ns, uint64_t *reorder, uint64_t *fast_retrans);
-int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused);
+int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused, uint64_t *expired);
 struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,
                          const char *file, const char *snap, const char *buf_kb,
                          const char *filter);

@@ -124,11 +124,13 @@ static int alloc_results(const struct tb *t, tb_run *run, uint32_t n_ports, size
     run->own_taken = calloc(n_sw, sizeof *run->own_taken);
     run->icmp_sent = calloc(n_sw, sizeof *run->icmp_sent);
     run->icmp_refused = calloc(n_sw, sizeof *run->icmp_refused);
+    run->ttl_expired = calloc(n_sw, sizeof *run->ttl_expired);
     int sweep = run->fabric && run->conf->everflow.guided > 0;
     if (sweep)
         run->sweep_drops = calloc(n_ports, sizeof *run->sweep_drops);
     if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops || !run->own_sent ||
-        !run->own_taken || !run->icmp_sent || !run->icmp_refused || (sweep && !run->sweep_drops))
+        !run->own_taken || !run->icmp_sent || !run->icmp_refused || !run->ttl_expired ||
+        (sweep && !run->sweep_drops))
         return cli_fail(t->cmd, "out of memory");
     return 0;
 }
@@ -212,7 +214,8 @@ static int read_counters(struct tb *t, tb_run *run)
         if (ok)
             run->own_taken[sw] = tbi_own_count(t, ns, "in", &ok);
         if (ok)
-            ok = tbi_ns_icmp(t, ns, &run->icmp_sent[sw], &run->icmp_refused[sw]) == 0;
+            ok = tbi_ns_icmp(t, ns, &run->icmp_sent[sw], &run->icmp_refused[sw],
+                             &run->ttl_expired[sw]) == 0;
     }
     size_t n_faults = 0;
     const qr_fabric_fault *faults = t->fab ? qr_fabric_faults(t->fab, &n_faults) : NULL;
@@ -490,7 +493,9 @@ void tb_run_free(tb_run *run)
     run->own_sent = run->own_taken = NULL;
     free(run->icmp_sent);
     free(run->icmp_refused);
+    free(run->ttl_expired);
     run->icmp_sent = run->icmp_refused = NULL;
+    run->ttl_expired = NULL;
     free(run->sweep_drops);
     run->sweep_drops = NULL;
     free(run->traces);

@@ -84,6 +84,9 @@ typedef struct tb_run {
     /* the fabric, per switch: its ICMP counters over the run (/proc/net/snmp in its namespace,
      * fresh with it): time-exceeded answers sent, answers its rate limits refused */
     uint64_t *icmp_sent, *icmp_refused;
+    /* the fabric, per switch: the packets it did not forward because their TTL ran out (its
+     * Ip InHdrErrors over the run) */
+    uint64_t *ttl_expired;
     /* the fabric with [everflow] guided: what each switch port's qdisc counted from just before
      * the agents stopped (and sent the guided probes) to the end (per switch x k + port; NULL:
      * no guided probes), how many the agents sent, and how many link round-trip probes the

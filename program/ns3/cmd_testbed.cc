@@ -527,6 +527,12 @@ PrintFabricTruth(const std::string& dir,
            qd,
            r.fault_drops,
            r.other_fault_drops);
+    if (r.expired || r.other_expired)
+        printf("                   %" PRIu64 " went on until their TTL ran out (and %" PRIu64
+               " probes' or not TCP; the switches' kernels counted every one): lost outside the "
+               "queues\n",
+               r.expired,
+               r.other_expired);
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
            FormatTime(r.hop_p50_ns).c_str(),
            FormatTime(r.hop_p99_ns).c_str(),
@@ -579,7 +585,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                           run.pingmesh != nullptr,
                           run.pings,
                           run.n_pings,
-                          run.agents_stop_ns};
+                          run.agents_stop_ns,
+                          run.ttl_expired};
     qr_fabric_truth_report r{};
     char err[QR_ERRBUF_SIZE];
     if (qr_fabric_truth(&in, &r, err))

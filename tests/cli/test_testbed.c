@@ -360,24 +360,23 @@ Test(testbed, keys_a_testbed_cannot_honour_are_refused)
                  dir);
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "[faults] delay") && strstr(err, "netem"), "%s", err);
-    /* the switches' kernels take their ICMP limits in whole ms and per second; no loop is planted
-     */
+    /* the switches' kernels take their ICMP limits in whole ms and per second */
     rc = qreplay("testbed scenarios/testbed-fattree.ini --set traceroute.icmp_interval=1500us "
-                 "--set traceroute.icmp_rate=2.5/s --set 'faults.loop=s8>s16 h0' -o %s/x",
+                 "--set traceroute.icmp_rate=2.5/s -o %s/x",
                  dir);
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "[traceroute] icmp_interval") && strstr(err, "[traceroute] icmp_rate") &&
-                  strstr(err, "[faults] loop") && strstr(err, "cannot honour 3 keys"),
+                  strstr(err, "cannot honour 2 keys"),
               "%s", err);
     /* agents and faults it does not have are refused, not ignored */
     rc = qreplay("testbed scenarios/testbed-single-switch.ini --set traceroute.per_connection=1 "
                  "--set pingmesh.interval=100us --set 'faults.gray=s0-h1 1%%' "
-                 "--set everflow.guided=5 -o %s/x",
+                 "--set everflow.guided=5 --set 'faults.loop=s0>s0 h1' -o %s/x",
                  dir);
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "[traceroute] per_connection") && strstr(err, "[pingmesh] interval") &&
                   strstr(err, "[faults]") && strstr(err, "[everflow] guided") &&
-                  strstr(err, "cannot honour 4 keys"),
+                  strstr(err, "[faults] loop: the star") && strstr(err, "cannot honour 5 keys"),
               "%s", err);
     /* the simulator bounces round-trip probes off a fat tree's switches only: a star refused */
     rc =
@@ -777,6 +776,8 @@ Test(testbed, the_latency_profiler_finds_a_link_slowed_by_its_shaper)
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     rc = qreplay("trace %s/rate --match all --limit 1 -o %s/rate/trace.h5 --no-figures", dir, dir);
     cr_assert_eq(rc, 0, "%s%s", out, err);
+    cr_assert(strstr(out, "loop debugger: no matched packet came back"), "no loop planted: %s",
+              out);
     char p[512];
     snprintf(p, sizeof p, "%s/rate/trace.h5", dir);
     size_t nl;
@@ -908,6 +909,74 @@ static int fat_tree_signalled(const char *ini, const char *run, int sig, long *p
 /* A fat tree (36 namespaces, 96 captures, 16 agents, nftables rules) stopped by Ctrl-C during its
  * traffic removes all of it; killed with SIGKILL it cannot, and `testbed --cleanup` then removes
  * every namespace and process of the dead run and nothing of a live one. */
+/* Everflow's loop debugger on the kernels: a host route on aggregation switch s8 sends what is
+ * headed to h0 up to core switch s16 ([faults] loop, `ip route`), whose one way down into pod 0
+ * is s8 again: the packets go round until their TTL runs out. The truth follows each lap by the
+ * TTL the captures show and holds the expiries against every switch's kernel counter (the run
+ * fails otherwise); from the mirrored copies alone the debugger finds the one cycle, the scorer
+ * marks it planted, every packet whose TTL ran out is caught in it, and the probes to h0 lost
+ * there are the loop's (a planted fault), at s8 or s16. */
+Test(testbed, the_loop_debugger_finds_a_routing_loop_planted_with_ip_route)
+{
+    need_fabric();
+    write_fat_tree("2,0,60KB,0\n4,0,60KB,0\n6,0,60KB,0\n8,0,60KB,0\n10,0,60KB,0\n"
+                   "12,0,60KB,0\n14,0,60KB,0\n5,9,200KB,0\n13,3,200KB,0\n",
+                   "loop = s8>s16 h0\n", "duration = 2s\n");
+    int before = count_netns("qrtb");
+    int rc = qreplay("testbed %s/ft.ini -o %s/loop --no-figures --set traffic.stop=6s", dir, dir);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert_eq(count_netns("qrtb"), before, "namespaces left behind");
+    cr_assert(strstr(out, "until their TTL ran out"), "%s", out);
+    char p[512], e[QR_ERRBUF_SIZE];
+    snprintf(p, sizeof p, "%s/loop/recording/truth/truth.h5", dir);
+    qr_h5_reader *r;
+    double other = -1;
+    cr_assert_eq(qr_h5_open(&r, p, e), QR_OK, "%s", e);
+    cr_assert_eq(qr_h5_read_attr_f64(r, "/", "other_drops", &other, e), QR_OK, "%s", e);
+    qr_row_probe *pv;
+    size_t np;
+    cr_assert_eq(qr_h5_read_rows(r, "/probes", &qr_schema_probe, (void **)&pv, &np, e), QR_OK, "%s",
+                 e);
+    qr_row_drop *dv;
+    size_t nd;
+    cr_assert_eq(qr_h5_read_rows(r, "/drops", &qr_schema_drop, (void **)&dv, &nd, e), QR_OK, "%s",
+                 e);
+    qr_h5_close(r);
+    cr_assert_gt(other, 0, "recorded packets whose TTL ran out");
+    uint64_t in_loop = 0; /* recorded packets a queue of the loop's switches dropped */
+    for (size_t i = 0; i < nd; i++)
+        in_loop += dv[i].sw == 8 || dv[i].sw == 16;
+    size_t looped = 0;
+    for (size_t i = 0; i < np; i++)
+        if (pv[i].dst == 0 && pv[i].lost_in && pv[i].drop_reason == QR_DROP_FAULT) {
+            looped++;
+            cr_assert(pv[i].drop_sw == 8 || pv[i].drop_sw == 16, "probe %zu lost at s%u", i,
+                      pv[i].drop_sw);
+        }
+    cr_assert_gt(looped, 0, "probes to h0 lost in the loop");
+    qr_h5_rows_free(pv);
+    qr_h5_rows_free(dv);
+
+    rc = qreplay("trace %s/loop -o %s/loop/trace.h5 --no-figures", dir, dir);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    cr_assert(strstr(out, "s8>s16>s8") && strstr(out, "PLANTED"), "%s", out);
+    snprintf(p, sizeof p, "%s/loop/trace.h5", dir);
+    size_t nl, ns;
+    qr_row_hop_loop *l = rows_of(p, "/loops", &qr_schema_hop_loop, &nl);
+    qr_row_hop_summary *s = rows_of(p, "/summary", &qr_schema_hop_summary, &ns);
+    cr_assert_eq(nl, 1);
+    cr_assert_str_eq(l[0].cycle, "s8>s16>s8");
+    cr_assert_eq(l[0].planted, 1);
+    cr_assert_eq(s->looping, l[0].packets);
+    /* every recorded packet whose TTL ran out went round it; the others caught in it were
+     * dropped there by a queue */
+    cr_assert_geq(l[0].packets, (uint64_t)other);
+    cr_assert_leq(l[0].packets, (uint64_t)other + in_loop, "%llu looping, %.0f expired",
+                  (unsigned long long)l[0].packets, other);
+    qr_h5_rows_free(l);
+    qr_h5_rows_free(s);
+}
+
 Test(testbed, fat_tree_interrupted_or_killed_leaves_nothing_behind)
 {
     need_fabric();

@@ -194,3 +194,32 @@ Test(fabric, what_the_testbed_cannot_build_is_refused_with_the_reason)
     cr_assert_null(plan(bad, 1, err));
     cr_assert(strstr(err, "s99"), "%s", err);
 }
+
+/* [faults] loop: a host route (/32) on the rule's switch to its neighbour, more specific than the
+ * fabric's own, as `ip route` plants it. The route walk (every host pair over every multipath
+ * choice) finds the packets to h0 going round; without the rule every pair is reached (above). */
+Test(fabric, a_loop_rule_is_a_host_route_the_route_walk_finds_going_round)
+{
+    char err[QR_ERRBUF_SIZE];
+    const char *loop[] = {"faults.loop=s8>s16 h0"};
+    qr_fabric *f = plan(loop, 1, err);
+    cr_assert(f, "%s", err);
+    size_t n, found = 0;
+    const qr_fabric_route *r = qr_fabric_routes(f, &n);
+    for (size_t j = 0; j < n; j++)
+        if (r[j].plen == 32) {
+            found++;
+            cr_assert_eq(r[j].ns, qr_fabric_switch_ns(f, 8));
+            cr_assert_eq(r[j].prefix, qr_topology_host_addr(qr_fabric_topology(f), 0));
+            cr_assert_eq(r[j].n_via, 1);
+            cr_assert_str_eq(r[j].dev[0], "p2", "s8's port 2 leads up to s16");
+        }
+    cr_assert_eq(found, 1);
+    cr_assert_eq(qr_fabric_check_routes(f, err), QR_EVALUE);
+    cr_assert(strstr(err, "-> h0: more than"), "%s", err);
+    qr_fabric_destroy(f);
+    const char *bad[] = {"faults.loop=s8>s4 h0"};
+    cr_assert_null(plan(bad, 1, err));
+    cr_assert(strstr(err, "[faults] loop: rule 1 ('s8>s4 h0'): s8 and s4 are not linked"), "%s",
+              err);
+}

@@ -5,7 +5,10 @@
  * previous hop's source MAC, leaving with the port's own), a few data packets dropped at a switch
  * on their way (no capture past it; the qdisc's counter says so) and sent again. The truth must
  * find exactly what was planted: every drop at its switch and port, every path, every port's
- * counts; a capture that lost a frame or a counter that disagrees is an error naming it. */
+ * counts; a capture that lost a frame or a counter that disagrees is an error naming it. Some runs
+ * send data packets round a routing loop instead, as a wrong static route does: back and forth
+ * between a switch of their path and a neighbour until their TTL runs out, some dropped by a
+ * queue on the way. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,6 +76,11 @@ typedef struct {
      * repeats' sightings at switch ports */
     int repeat_synack;
     uint64_t repeats, repeat_frames;
+    /* data packets sent round a loop instead of dropped (a run's choice); those whose TTL ran
+     * out, per switch (what its kernel counts) and in all */
+    int loops;
+    uint64_t looped, expired_total, loop_drops;
+    uint64_t *expired;
 } run;
 
 static unsigned rnd(unsigned *s)
@@ -242,6 +250,74 @@ static void send(run *r, frame f, const path *p, uint32_t from, uint32_t to, uin
     r->delivered++;
 }
 
+/* The port of switch sw that leads to switch peer (UINT32_MAX: none). */
+static uint32_t port_to(run *r, uint32_t sw, uint32_t peer)
+{
+    for (uint32_t p = 0; p < K; p++) {
+        qr_node_kind k;
+        uint32_t x, pp;
+        if (!qr_topology_link(r->t, sw, p, &k, &x, &pp) && k != QR_NODE_HOST && x == peer)
+            return p;
+    }
+    return UINT32_MAX;
+}
+
+/* Packet f sent along p up to its hop `at`, whose switch sends it to a neighbour switch that sends
+ * it back, and so on until its TTL runs out (it arrives with 1: dropped there, before any queue),
+ * or a queue drops it as it leaves for the `drop_lap`th time in the loop (0: none). */
+static void send_loop(run *r, frame f, const path *p, uint32_t from, uint32_t at, uint32_t drop_lap)
+{
+    qr_fabric_mac((qr_node){QR_NODE_HOST, from}, 0, f.mac);
+    f.ttl = 64;
+    add(&r->host_cap[from], &f);
+    r->packets++;
+    r->looped++;
+    uint32_t sw = p->sw[0], in = p->in[0];
+    for (uint32_t h = 0, lap = 0;; h++) {
+        f.t += 2 * US;
+        size_t qi = (size_t)sw * K + in;
+        add(&r->port_cap[qi], &f);
+        r->in[qi]++;
+        r->hops++;
+        if (f.ttl <= 1) {
+            r->expired[sw]++;
+            r->expired_total++;
+            return;
+        }
+        uint32_t out, next, next_in;
+        if (h < at) {
+            out = p->out[h];
+            next = p->sw[h + 1];
+            next_in = p->in[h + 1];
+        } else { /* the loop: from the hop's switch to its first neighbour switch and back */
+            uint32_t nb = UINT32_MAX;
+            for (uint32_t q = 0; q < K && nb == UINT32_MAX; q++) {
+                qr_node_kind k;
+                uint32_t x, pp;
+                if (!qr_topology_link(r->t, p->sw[at], q, &k, &x, &pp) && k != QR_NODE_HOST)
+                    nb = x;
+            }
+            next = sw == p->sw[at] ? nb : p->sw[at];
+            out = port_to(r, sw, next);
+            next_in = port_to(r, next, sw);
+            cr_assert_neq(out, UINT32_MAX);
+            if (++lap == drop_lap) {
+                r->qdisc[(size_t)sw * K + out]++;
+                r->planted++;
+                r->loop_drops++;
+                return;
+            }
+        }
+        f.t += 3 * US;
+        f.ttl--;
+        qr_fabric_mac(qr_topology_switch_node(r->t, sw), out, f.mac);
+        add(&r->port_cap[(size_t)sw * K + out], &f);
+        r->out[(size_t)sw * K + out]++;
+        sw = next;
+        in = next_in;
+    }
+}
+
 /* Packet f sent again alike by its sender `at` after the first: seen at every port and at its
  * receiver, but the recording (the import's dedup) keeps one. */
 static void send_repeat(run *r, frame f, int64_t at, const path *p, uint32_t from, uint32_t to)
@@ -290,6 +366,17 @@ static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, u
             .ack = (ACK),                                                                          \
             .flags = (FL)}
     f = PKT(t, 1, isa, 0, QR_TCP_SYN, 0);
+    if (r->loops && i % 3 == 1) {
+        /* a wrong route on a switch of its path sends every packet to b round a loop: the SYN
+         * and the two its sender's timer sends again (1 s, then 2 s later) */
+        uint32_t at = rnd(&r->seed) % ab.n;
+        for (int k = 0; k < 3; k++) {
+            f.t = t + (k ? (1000000LL << (k - 1)) * US : 0);
+            f.ip_id = ida++;
+            send_loop(r, f, &ab, a, at, rnd(&r->seed) % 3 == 0 ? 1 + rnd(&r->seed) % 40 : 0);
+        }
+        return;
+    }
     send(r, f, &ab, a, b, ab.n);
     t += 100 * US;
     f = PKT(t, 0, isb, isa + 1, QR_TCP_SYN | QR_TCP_ACK, 0);
@@ -337,11 +424,12 @@ static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, u
 #undef PKT
 }
 
-static void run_make_with(run *r, unsigned seed, uint32_t conns, int repeat_synack)
+static void run_make_with(run *r, unsigned seed, uint32_t conns, int repeat_synack, int loops)
 {
     memset(r, 0, sizeof *r);
     r->seed = seed;
     r->repeat_synack = repeat_synack;
+    r->loops = loops;
     char err[QR_ERRBUF_SIZE];
     cr_assert_eq(qr_scenario_create(&r->sc), QR_OK);
     cr_assert_eq(qr_scenario_load_string(r->sc,
@@ -359,6 +447,7 @@ static void run_make_with(run *r, unsigned seed, uint32_t conns, int repeat_syna
     r->qdisc = calloc((size_t)r->switches * K, sizeof *r->qdisc);
     r->in = calloc((size_t)r->switches * K, sizeof *r->in);
     r->out = calloc((size_t)r->switches * K, sizeof *r->out);
+    r->expired = calloc(r->switches, sizeof *r->expired);
     for (uint32_t i = 0; i < conns; i++) {
         uint32_t a = rnd(&r->seed) % r->hosts, b = rnd(&r->seed) % (r->hosts - 1);
         b += b >= a;
@@ -368,7 +457,7 @@ static void run_make_with(run *r, unsigned seed, uint32_t conns, int repeat_syna
 
 static void run_make(run *r, unsigned seed, uint32_t conns)
 {
-    run_make_with(r, seed, conns, 0);
+    run_make_with(r, seed, conns, 0, 0);
 }
 
 static void run_free(run *r)
@@ -382,6 +471,7 @@ static void run_free(run *r)
     free(r->qdisc);
     free(r->in);
     free(r->out);
+    free(r->expired);
     qr_fabric_destroy(r->fab);
     qr_scenario_destroy(r->sc);
 }
@@ -436,7 +526,8 @@ static int truth(run *r, qr_fabric_truth_report *rep, char *err)
     snprintf(rec, sizeof rec, "%s/rec", dir);
     snprintf(cap, sizeof cap, "%s/cap", dir);
     static const uint64_t none[64] = {0};
-    qr_fabric_truth_in in = {rec, cap, r->fab, r->qdisc, none, none, none, 0, NULL, 0, 0};
+    qr_fabric_truth_in in = {rec,  cap, r->fab, r->qdisc, none, none,
+                             none, 0,   NULL,   0,        0,    r->expired};
     memset(rep, 0, sizeof *rep);
     return qr_fabric_truth(&in, rep, err);
 }
@@ -455,6 +546,27 @@ static void teardown(void)
 
 TestSuite(fabric_truth, .init = setup, .fini = teardown);
 
+/* What the truth found against what the run planted: every packet delivered, dropped by the queue
+ * it was planted at or gone round a loop until its TTL ran out, every hop, every port's counts. */
+static void check_counts(const run *r, const qr_fabric_truth_report *rep, unsigned seed)
+{
+    cr_assert_eq(rep->packets, r->packets, "seed %u", seed);
+    cr_assert_eq(rep->delivered, r->delivered, "seed %u", seed);
+    cr_assert_eq(rep->queue_drops, r->planted, "seed %u", seed);
+    cr_assert_eq(rep->expired, r->expired_total, "seed %u", seed);
+    cr_assert_eq(rep->fault_drops, 0);
+    cr_assert_eq(rep->unknown_port_drops, 0);
+    cr_assert_eq(rep->hops, r->hops, "seed %u", seed);
+    cr_assert_eq(rep->packets, rep->delivered + rep->queue_drops + rep->expired,
+                 "conservation, seed %u", seed);
+    for (uint32_t q = 0; q < rep->n_ports; q++) {
+        cr_assert_eq(rep->ports[q].queue_drops, r->qdisc[q], "seed %u, s%u port %u", seed, q / K,
+                     q % K);
+        cr_assert_eq(rep->ports[q].in, r->in[q], "seed %u, s%u port %u", seed, q / K, q % K);
+        cr_assert_eq(rep->ports[q].out, r->out[q], "seed %u, s%u port %u", seed, q / K, q % K);
+    }
+}
+
 Test(fabric_truth, finds_every_planted_drop_path_and_count_over_seeds)
 {
     for (unsigned seed = 1; seed <= 6; seed++) {
@@ -465,19 +577,7 @@ Test(fabric_truth, finds_every_planted_drop_path_and_count_over_seeds)
         char err[QR_ERRBUF_SIZE];
         cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
         cr_assert_gt(r.planted, 0, "seed %u plants drops", seed);
-        cr_assert_eq(rep.packets, r.packets, "seed %u", seed);
-        cr_assert_eq(rep.delivered, r.delivered, "seed %u", seed);
-        cr_assert_eq(rep.queue_drops, r.planted, "seed %u", seed);
-        cr_assert_eq(rep.fault_drops, 0);
-        cr_assert_eq(rep.unknown_port_drops, 0);
-        cr_assert_eq(rep.hops, r.hops, "seed %u", seed);
-        cr_assert_eq(rep.packets, rep.delivered + rep.queue_drops, "conservation, seed %u", seed);
-        for (uint32_t q = 0; q < rep.n_ports; q++) {
-            cr_assert_eq(rep.ports[q].queue_drops, r.qdisc[q], "seed %u, s%u port %u", seed, q / K,
-                         q % K);
-            cr_assert_eq(rep.ports[q].in, r.in[q], "seed %u, s%u port %u", seed, q / K, q % K);
-            cr_assert_eq(rep.ports[q].out, r.out[q], "seed %u, s%u port %u", seed, q / K, q % K);
-        }
+        check_counts(&r, &rep, seed);
         /* every direction's path is the one its packets took */
         cr_assert_eq(rep.n_dirs, r.n_ways, "seed %u", seed);
         for (size_t d = 0; d < rep.n_dirs; d++) {
@@ -505,7 +605,7 @@ Test(fabric_truth, a_packet_sent_twice_alike_is_counted_apart_not_refused)
 {
     for (unsigned seed = 21; seed <= 23; seed++) {
         run r;
-        run_make_with(&r, seed, 5, 1);
+        run_make_with(&r, seed, 5, 1, 0);
         run_write(&r);
         qr_fabric_truth_report rep;
         char err[QR_ERRBUF_SIZE];
@@ -513,17 +613,43 @@ Test(fabric_truth, a_packet_sent_twice_alike_is_counted_apart_not_refused)
         cr_assert_eq(r.repeats, 5);
         cr_assert_eq(rep.repeat_sends, r.repeats, "seed %u", seed);
         cr_assert_eq(rep.repeat_frames, r.repeat_frames, "seed %u", seed);
-        cr_assert_eq(rep.packets, r.packets, "seed %u", seed);
-        cr_assert_eq(rep.delivered, r.delivered, "seed %u", seed);
-        cr_assert_eq(rep.queue_drops, r.planted, "seed %u", seed);
-        cr_assert_eq(rep.hops, r.hops, "seed %u", seed);
-        for (uint32_t q = 0; q < rep.n_ports; q++) {
-            cr_assert_eq(rep.ports[q].in, r.in[q], "seed %u, s%u port %u", seed, q / K, q % K);
-            cr_assert_eq(rep.ports[q].out, r.out[q], "seed %u, s%u port %u", seed, q / K, q % K);
-        }
+        check_counts(&r, &rep, seed);
         qr_fabric_truth_report_free(&rep);
         run_free(&r);
     }
+}
+
+/* Packets sent round a routing loop: each lap's sightings are told apart by their TTL, the truth
+ * follows every packet until its TTL runs out (lost outside the queues: expired, not a drop) or a
+ * queue in the loop drops it, counts every lap at every port, and holds the switches' expiries
+ * against their kernels' counters (what the testbed passes: Ip InHdrErrors). */
+Test(fabric_truth, follows_packets_round_a_loop_until_their_ttl_runs_out)
+{
+    uint64_t loop_drops = 0;
+    for (unsigned seed = 31; seed <= 36; seed++) {
+        run r;
+        run_make_with(&r, seed, 6 + seed % 4, 0, 1);
+        loop_drops += r.loop_drops;
+        run_write(&r);
+        qr_fabric_truth_report rep;
+        char err[QR_ERRBUF_SIZE];
+        cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
+        cr_assert_gt(r.expired_total, 0, "seed %u sends packets round a loop", seed);
+        check_counts(&r, &rep, seed);
+        /* a kernel that counted one expiry more than the captures show: an error naming it */
+        uint32_t sw = 0;
+        while (!r.expired[sw])
+            sw++;
+        r.expired[sw]++;
+        char want[64];
+        snprintf(want, sizeof want, "s%u: its captures show %" PRIu64 " packets whose TTL", sw,
+                 r.expired[sw] - 1);
+        qr_fabric_truth_report_free(&rep);
+        cr_assert_eq(truth(&r, &rep, err), QR_EVALUE, "seed %u", seed);
+        cr_assert(strstr(err, want) && strstr(err, "InHdrErrors"), "%s", err);
+        run_free(&r);
+    }
+    cr_assert_gt(loop_drops, 0, "some packets are dropped by a queue in the loop");
 }
 
 Test(fabric_truth, a_counter_that_disagrees_names_the_switch)

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "qreplay/common.h"
 #include "qreplay/fabric.h"
+#include "qreplay/loopfault.h"
 
 #define MAX_ROUTES (QR_FABRIC_MAX_NODES * 8)
 #define MAX_CABLES 64
@@ -180,6 +181,26 @@ static int plan_routes(qr_fabric *f, const uint32_t *addr)
     return 0;
 }
 
+/* [faults] loop: each rule a host route (/32) on switch S to its neighbour N, more specific than
+ * the fabric's own, as a wrong static route is. */
+static int plan_loops(qr_fabric *f, const qr_config *c, const uint32_t *addr, char *errbuf)
+{
+    qr_loop_rule rules[QR_LOOP_RULES_MAX];
+    size_t n = 0;
+    char why[QR_ERRBUF_SIZE];
+    int rc = qr_loop_rules_parse(c->faults.loop, f->topo, rules, QR_LOOP_RULES_MAX, &n, why);
+    if (rc)
+        return qri_err(errbuf, rc, "[faults] loop: %s", why);
+    for (size_t i = 0; i < n; i++) {
+        int r = add_route(f, qr_fabric_switch_ns(f, rules[i].sw),
+                          qr_topology_host_addr(f->topo, rules[i].host), 32);
+        if (r < 0)
+            return QR_ENOMEM;
+        add_via(f, r, peer_addr(f, rules[i].sw, rules[i].port, addr), rules[i].port);
+    }
+    return QR_OK;
+}
+
 static int plan_faults(qr_fabric *f, const qr_config *c, char *errbuf)
 {
     qr_link_fault_texts texts;
@@ -285,6 +306,8 @@ int qr_fabric_plan(const qr_config *c, qr_fabric **out, char *errbuf)
             }
         rc = plan_routes(f, addr);
     }
+    if (!rc)
+        rc = plan_loops(f, c, addr, errbuf);
     if (!rc)
         rc = plan_faults(f, c, errbuf);
     free(addr);

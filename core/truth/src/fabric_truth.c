@@ -23,7 +23,11 @@
 #include "qreplay/txn.h"
 #include "truth_internal.h"
 
-#define MAX_OBS 12 /* in and out at each of 5 switches, and room to tell a loop */
+#define MAX_OBS 12 /* kept in place: in and out at each of the 5 switches of a path, and 2 more */
+/* A packet's TTL (at most 255, less one per switch) bounds the switches it crosses: round a
+ * routing loop until it runs out, each lap's sightings told apart by the TTL they carry. */
+#define MAX_HOPS 255
+#define MAX_SIGHTINGS (2 * MAX_HOPS)
 /* Copies of one packet with the same headers (a SYN-ACK resent: IP ID 0) leave a second or more
  * apart (Linux's first SYN and SYN-ACK timeout is 1 s); a sighting belongs to the copy sent less
  * than this before it. Every queue of the fabric together holds less. */
@@ -40,6 +44,54 @@ struct obs {
     uint32_t q;  /* an arrival: the bytes its egress port's FIFO held (queues()) */
 };
 
+/* Where one packet was seen: in place, or on the heap past MAX_OBS (a packet going round a loop).
+ */
+struct sights {
+    struct obs in[MAX_OBS];
+    struct obs *more; /* all of them once there are more than MAX_OBS */
+    uint16_t n, cap;
+};
+
+static struct obs *obs_of(const struct sights *g)
+{
+    return g->more ? g->more : (struct obs *)g->in;
+}
+
+/* One more sighting: QR_OK, QR_ENOMEM, or QR_EVALUE when a packet would have more sightings than
+ * any TTL allows (the same frame captured twice). */
+static int obs_add(struct sights *g, struct obs o)
+{
+    if (g->n >= MAX_SIGHTINGS)
+        return QR_EVALUE;
+    if (g->n == MAX_OBS && !g->more) {
+        struct obs *m = malloc(4 * MAX_OBS * sizeof *m);
+        if (!m)
+            return QR_ENOMEM;
+        memcpy(m, g->in, sizeof g->in);
+        g->more = m;
+        g->cap = 4 * MAX_OBS;
+    } else if (g->more && g->n == g->cap) {
+        struct obs *m = realloc(g->more, 2u * g->cap * sizeof *m);
+        if (!m)
+            return QR_ENOMEM;
+        g->more = m;
+        g->cap = (uint16_t)(2 * g->cap);
+    }
+    obs_of(g)[g->n++] = o;
+    return QR_OK;
+}
+
+/* Whether the packet was seen at switch sw, arriving or leaving, with this TTL: a copy seen again
+ * so is a second packet (each lap of a loop has its own TTLs). */
+static int seen_at(const struct sights *g, uint32_t sw, int out, uint8_t ttl)
+{
+    const struct obs *o = obs_of(g);
+    for (int i = 0; i < g->n; i++)
+        if (o[i].sw == sw && o[i].out == out && o[i].ttl == ttl)
+            return 1;
+    return 0;
+}
+
 /* A recorded packet and where it was seen. */
 struct fp {
     const qr_rec_packet *r;
@@ -47,14 +99,14 @@ struct fp {
     uint8_t have_id;
     int64_t host_t; /* when its host's capture saw it (the recording's time is the import's:
                        spaced at least a wire time apart, as a NIC sends) */
-    struct obs o[MAX_OBS];
-    uint8_t n_obs;
-    uint8_t repeats;  /* identical sendings its host's capture shows after it (IP ID 0, kept once
-                         by the import's qr_capture_dedup, as a capture's copies are) */
-    uint8_t fate;     /* 0 open, 1 delivered, 2 dropped */
-    uint16_t fault;   /* the fault whose log holds it (from 1), 0 none */
-    uint16_t drop_sw; /* dropped: where */
-    uint8_t drop_port;
+    struct sights sg;
+    uint8_t repeats;   /* identical sendings its host's capture shows after it (IP ID 0, kept once
+                          by the import's qr_capture_dedup, as a capture's copies are) */
+    uint8_t fate;      /* 0 open, 1 delivered, 2 dropped, 3 its TTL ran out (drop_sw) */
+    uint16_t fault;    /* the fault whose log holds it (from 1), 0 none */
+    uint16_t drop_sw;  /* dropped: where */
+    uint8_t drop_port; /* round a loop: the port it left drop_sw by on its earlier lap; else
+                          NO_PORT (its direction's port there) */
     int64_t drop_t;
 };
 
@@ -83,6 +135,9 @@ struct ft_state {
      * those a fault's rule on it dropped (its log: the switches' ICMP answers cross the faulty
      * link too) */
     uint64_t *other_in, *other_out, *other_fault;
+    /* per switch, the packets whose TTL ran out there (they arrived with 1 or less, towards a
+     * host): TCP ones followed (recorded or not), and those not TCP */
+    uint64_t *expired, *other_expired;
     uint64_t repeat_sends; /* host_repeat's */
 };
 
@@ -90,9 +145,9 @@ struct ft_state {
 struct opk {
     uint32_t src, dst, seq, ack;
     uint16_t sport, dport, ip_id, len;
-    uint8_t flags, n_obs, fate;
+    uint8_t flags, fate;
     uint16_t fault, drop_sw;
-    struct obs o[MAX_OBS];
+    struct sights sg;
 };
 
 static uint32_t v4(const uint8_t a[16])
@@ -160,8 +215,9 @@ static struct opk *op_of(struct ft_state *s, const qr_capture_packet *k, uint32_
         struct opk *x = &s->op[s->op_table[slot] - 1];
         if (!opk_same(x, &key))
             continue;
-        if (sw != UINT32_MAX && x->n_obs &&
-            (t - x->o[0].t >= COPY_WINDOW_NS || x->o[0].t - t >= COPY_WINDOW_NS))
+        if (sw != UINT32_MAX && x->sg.n &&
+            (t - obs_of(&x->sg)[0].t >= COPY_WINDOW_NS ||
+             obs_of(&x->sg)[0].t - t >= COPY_WINDOW_NS))
             continue; /* another copy of these headers, a second or more apart */
         if (sw == UINT32_MAX) {
             if (x->fault)
@@ -172,10 +228,7 @@ static struct opk *op_of(struct ft_state *s, const qr_capture_packet *k, uint32_
                 any = x;
             continue;
         }
-        int seen = 0;
-        for (int i = 0; i < x->n_obs && !seen; i++)
-            seen = x->o[i].sw == sw && x->o[i].out == out;
-        if (!seen)
+        if (!seen_at(&x->sg, sw, out, k->ttl))
             return x;
     }
     if (sw == UINT32_MAX)
@@ -360,7 +413,7 @@ static int hash_packets(struct ft_state *s)
 }
 
 /* The recorded packet a sighting is of: among those with its key, the first not yet seen the
- * same way at that switch; NULL if none. */
+ * same way at that switch with that TTL; NULL if none. */
 static struct fp *lookup(struct ft_state *s, uint32_t dir, const qr_capture_packet *k, uint32_t sw,
                          int out)
 {
@@ -371,10 +424,7 @@ static struct fp *lookup(struct ft_state *s, uint32_t dir, const qr_capture_pack
         if (!same(x, dir, k) || t - x->r->pk.time_ns >= COPY_WINDOW_NS ||
             x->r->pk.time_ns - t >= COPY_WINDOW_NS)
             continue;
-        int seen = 0;
-        for (int i = 0; i < x->n_obs && !seen; i++)
-            seen = sw == UINT32_MAX ? x->fault != 0 : x->o[i].sw == sw && x->o[i].out == out;
-        if (!seen)
+        if (!seen_at(&x->sg, sw, out, k->ttl))
             return x;
     }
     return NULL;
@@ -394,17 +444,20 @@ struct port_ctx {
 };
 
 /* A frame of a switch port's capture that is not TCP: an IPv4 packet of another protocol is
- * counted as arriving or leaving by its source MAC. */
+ * counted as arriving or leaving by its source MAC; one arriving with TTL 1 or less towards a
+ * host is one whose TTL ran out there (the kernel forwards none such). */
 static void other_frame(void *ctx, const qr_capture_packet *k, qr_skip why)
 {
     const struct port_ctx *c = ctx;
     qr_node owner;
-    uint32_t op;
+    uint32_t op, h;
     if (why != QR_SKIP_NOT_TCP || k->family != 4 || !k->has_mac)
         return;
     int out = qr_fabric_mac_owner(k->mac_src, &owner, &op) && owner.kind != QR_NODE_HOST &&
               owner.index == c->sw && op == c->port;
     (out ? c->s->other_out : c->s->other_in)[c->sw]++;
+    if (!out && k->ttl <= 1 && qr_topology_host_of_addr(c->s->topo, v4(k->dst), &h) == QR_OK)
+        c->s->other_expired[c->sw]++;
 }
 
 /* Every frame of switch sw's port `port` capture. */
@@ -456,9 +509,9 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
                 rc = k.family == 4 ? QR_ENOMEM : QR_OK;
                 continue;
             }
-            if (x->n_obs < MAX_OBS)
-                x->o[x->n_obs++] = (struct obs){
-                    k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port, (uint8_t)out, k.ttl, 0};
+            if (obs_add(&x->sg, (struct obs){k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port,
+                                             (uint8_t)out, k.ttl, 0}) == QR_ENOMEM)
+                rc = QR_ENOMEM; /* one seen more often than a TTL allows: its first sightings */
             continue;
         }
         struct fp *x = lookup(s, d, &k, sw, out);
@@ -469,20 +522,19 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
         if (!x) {
             rc = qri_err(s->errbuf, QR_EVALUE,
                          "%s: frame %" PRIu64 ": a packet of %s (IP ID %u, seq %u, ack %u, %u "
-                         "bytes) %s that no host's capture holds, or seen twice: a host's "
-                         "capture is incomplete or the fabric loops",
+                         "bytes) %s with TTL %u that no host's capture holds, or seen twice so: "
+                         "a host's capture is incomplete or this one holds a frame twice",
                          path, k.frame, dir_text(s, d, d1, sizeof d1), k.ip_id, k.seq, k.ack,
-                         k.ip_len, out ? "left" : "arrived");
+                         k.ip_len, out ? "left" : "arrived", k.ttl);
             break;
         }
-        if (x->n_obs == MAX_OBS) {
+        rc = obs_add(&x->sg, (struct obs){k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port,
+                                          (uint8_t)out, k.ttl, 0});
+        if (rc == QR_EVALUE)
             rc = qri_err(s->errbuf, QR_EVALUE,
-                         "%s: frame %" PRIu64 ": a packet of %s seen %d times: the fabric loops",
-                         path, k.frame, dir_text(s, d, d1, sizeof d1), MAX_OBS);
-            break;
-        }
-        x->o[x->n_obs++] = (struct obs){
-            k.time_ns - s->conns.base, (uint16_t)sw, (uint8_t)port, (uint8_t)out, k.ttl, 0};
+                         "%s: frame %" PRIu64 ": a packet of %s seen %d times, more than its TTL "
+                         "allows",
+                         path, k.frame, dir_text(s, d, d1, sizeof d1), MAX_SIGHTINGS);
     }
     qr_capture_stats st;
     if (c) {
@@ -503,7 +555,7 @@ static struct fp *lookup_dropped(struct ft_state *s, uint32_t dir, const qr_capt
     struct fp *any = NULL;
     for (; s->table[at]; at = (at + 1) & s->mask) {
         struct fp *x = &s->p[s->table[at] - 1];
-        if (!same(x, dir, k) || x->fault)
+        if (!same(x, dir, k) || x->fault || x->fate == 3)
             continue;
         if (x->fate == 2 && x->drop_sw == sw)
             return x;
@@ -574,10 +626,13 @@ static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault
     return rc == QR_END ? QR_OK : rc;
 }
 
-static const struct obs *find(const struct obs *o, int n, uint32_t sw, int out, uint32_t port)
+/* The sighting at switch sw (out or in), by port (UINT32_MAX: any) with TTL ttl (-1: any). */
+static const struct obs *find(const struct sights *g, uint32_t sw, int out, uint32_t port, int ttl)
 {
-    for (int i = 0; i < n; i++)
-        if (o[i].sw == sw && o[i].out == out && (port == UINT32_MAX || o[i].port == port))
+    const struct obs *o = obs_of(g);
+    for (int i = 0; i < g->n; i++)
+        if (o[i].sw == sw && o[i].out == out && (port == UINT32_MAX || o[i].port == port) &&
+            (ttl < 0 || o[i].ttl == ttl))
             return &o[i];
     return NULL;
 }
@@ -590,26 +645,28 @@ struct hop {
 
 enum walk_end { W_DELIVERED = 1, W_STOPPED, W_NOT_SENT, W_NO_NEXT, W_TOO_LONG, W_WRONG_HOST };
 
-/* Follow the sightings o[0..n) of one packet from host src's edge switch towards host dst: the
- * switches it crossed into h[0..*hops); how it ended (W_DELIVERED, W_STOPPED at the last hop, or
- * a damaged capture: W_NOT_SENT never at its first switch, W_NO_NEXT left the last hop by its
- * out port and never reached the next, W_TOO_LONG, W_WRONG_HOST delivered elsewhere). */
-static enum walk_end walk(const struct ft_state *s, const struct obs *o, int n, uint32_t src,
-                          uint32_t dst, struct hop h[5], uint32_t *hops)
+/* Follow the sightings g of one packet from host src's edge switch towards host dst, each switch
+ * sending it on with its TTL one less (a routing loop's laps apart): the switches it crossed into
+ * h[0..*hops); how it ended (W_DELIVERED, W_STOPPED at the last hop: dropped there, or its TTL
+ * ran out when it arrived with 1 or less; or a damaged capture: W_NOT_SENT never at its first
+ * switch, W_NO_NEXT left the last hop by its out port and never reached the next, W_TOO_LONG,
+ * W_WRONG_HOST delivered elsewhere). */
+static enum walk_end walk(const struct ft_state *s, const struct sights *g, uint32_t src,
+                          uint32_t dst, struct hop h[MAX_HOPS], uint32_t *hops)
 {
     uint32_t sw, port;
     qr_topology_host_attach(s->topo, src, &sw, &port);
     *hops = 0;
-    const struct obs *in = find(o, n, sw, 0, port);
+    const struct obs *in = find(g, sw, 0, port, -1);
     if (!in)
         return W_NOT_SENT;
     for (;;) {
-        if (*hops == 5)
+        if (*hops == MAX_HOPS)
             return W_TOO_LONG;
         struct hop *x = &h[(*hops)++];
         x->sw = sw;
         x->in = in;
-        x->out = find(o, n, sw, 1, UINT32_MAX);
+        x->out = find(g, sw, 1, UINT32_MAX, (int)in->ttl - 1);
         if (!x->out)
             return W_STOPPED;
         qr_node_kind pk;
@@ -617,7 +674,7 @@ static enum walk_end walk(const struct ft_state *s, const struct obs *o, int n, 
         qr_topology_link(s->topo, sw, x->out->port, &pk, &peer, &pp);
         if (pk == QR_NODE_HOST)
             return peer == dst ? W_DELIVERED : W_WRONG_HOST;
-        in = find(o, n, peer, 0, pp);
+        in = find(g, peer, 0, pp, x->out->ttl);
         if (!in)
             return W_NO_NEXT;
         sw = peer;
@@ -625,14 +682,14 @@ static enum walk_end walk(const struct ft_state *s, const struct obs *o, int n, 
 }
 
 /* Follow recorded packet x: delivered, or dropped where it stopped; its switches into path. */
-static int follow(struct ft_state *s, struct fp *x, uint32_t path[5], uint32_t *hops,
+static int follow(struct ft_state *s, struct fp *x, uint32_t path[MAX_HOPS], uint32_t *hops,
                   qr_fabric_truth_report *rep)
 {
     char d1[96];
     uint32_t d = x->r->dir, src = qr_flow_table_dir_src(s->ft, d),
              dst = qr_flow_table_dir_dst(s->ft, d), sw0, port0;
-    struct hop h[5];
-    enum walk_end e = walk(s, x->o, x->n_obs, src, dst, h, hops);
+    struct hop h[MAX_HOPS];
+    enum walk_end e = walk(s, &x->sg, src, dst, h, hops);
     qr_topology_host_attach(s->topo, src, &sw0, &port0);
     const struct hop *last = *hops ? &h[*hops - 1] : NULL;
     switch (e) {
@@ -643,8 +700,8 @@ static int follow(struct ft_state *s, struct fp *x, uint32_t path[5], uint32_t *
                        dir_text(s, d, d1, sizeof d1), src, x->r->seq, x->ip_id, x->r->pk.seq, sw0,
                        sw0, port0);
     case W_TOO_LONG:
-        return qri_err(s->errbuf, QR_EVALUE, "%s: packet %u crossed more than 5 switches",
-                       dir_text(s, d, d1, sizeof d1), x->r->seq);
+        return qri_err(s->errbuf, QR_EVALUE, "%s: packet %u crossed more than %d switches",
+                       dir_text(s, d, d1, sizeof d1), x->r->seq, MAX_HOPS);
     case W_WRONG_HOST:
         return qri_err(s->errbuf, QR_EVALUE,
                        "%s: packet %u left s%u towards a host that is not its destination",
@@ -671,6 +728,15 @@ static int follow(struct ft_state *s, struct fp *x, uint32_t path[5], uint32_t *
     if (e == W_STOPPED) {
         x->drop_sw = (uint16_t)last->sw;
         x->drop_t = last->in->t;
+        x->drop_port = NO_PORT;
+        for (uint32_t i = 0; i + 1 < *hops; i++) /* the same route takes it by the same port */
+            if (h[i].sw == last->sw)
+                x->drop_port = (uint8_t)h[i].out->port;
+        if (last->in->ttl <= 1) { /* the kernel drops it before any queue, and answers */
+            x->fate = 3;
+            rep->expired++;
+            s->expired[last->sw]++;
+        }
     }
     return QR_OK;
 }
@@ -718,12 +784,13 @@ static int cmp_qev(const void *a, const void *b)
     return (int)y->dep - (int)x->dep; /* a departure before an arrival at one time */
 }
 
-/* The departures (out sightings) of one packet's sightings o[0..n) into the port's events, each
- * with its arrival at that switch; count only (ev NULL) or fill. */
-static void port_events(struct ft_state *s, struct obs *o, int n, uint32_t bytes, size_t *fill,
+/* The departures (out sightings) of one packet's sightings g into the port's events, each with its
+ * arrival at that switch (the sighting with its TTL one more); count only (ev NULL) or fill. */
+static void port_events(struct ft_state *s, struct sights *g, uint32_t bytes, size_t *fill,
                         struct qev *ev)
 {
-    for (int j = 0; j < n; j++) {
+    struct obs *o = obs_of(g);
+    for (int j = 0; j < g->n; j++) {
         if (!o[j].out)
             continue;
         size_t q = o[j].sw * s->k + o[j].port;
@@ -731,7 +798,7 @@ static void port_events(struct ft_state *s, struct obs *o, int n, uint32_t bytes
             fill[q] += 2;
             continue;
         }
-        struct obs *in = (struct obs *)find(o, n, o[j].sw, 0, UINT32_MAX);
+        struct obs *in = (struct obs *)find(g, o[j].sw, 0, UINT32_MAX, o[j].ttl + 1);
         ev[fill[q]++] = (struct qev){in ? in->t : o[j].t, bytes, -1, in, 0};
         ev[fill[q]++] = (struct qev){o[j].t, bytes, -1, NULL, 1};
     }
@@ -749,9 +816,9 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
         return QR_ENOMEM;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < s->n; i++)
-            port_events(s, s->p[i].o, s->p[i].n_obs, 0, cnt, NULL);
+            port_events(s, &s->p[i].sg, 0, cnt, NULL);
         for (size_t i = 0; i < s->n_op; i++)
-            port_events(s, s->op[i].o, s->op[i].n_obs, 0, cnt, NULL);
+            port_events(s, &s->op[i].sg, 0, cnt, NULL);
         if (pass)
             break;
         for (size_t i = 0; i < n_drops; i++)
@@ -777,9 +844,9 @@ static int queues(struct ft_state *s, qr_fabric_truth_report *rep, qr_row_drop *
     }
     memcpy(fill, cnt, (n_ports + 1) * sizeof *fill);
     for (size_t i = 0; i < s->n; i++)
-        port_events(s, s->p[i].o, s->p[i].n_obs, s->p[i].r->pk.ip_len, fill, ev);
+        port_events(s, &s->p[i].sg, s->p[i].r->pk.ip_len, fill, ev);
     for (size_t i = 0; i < s->n_op; i++)
-        port_events(s, s->op[i].o, s->op[i].n_obs, s->op[i].len, fill, ev);
+        port_events(s, &s->op[i].sg, s->op[i].len, fill, ev);
     for (size_t i = 0; i < n_drops; i++)
         if (drops[i].port != UINT32_MAX && drops[i].reason == QR_DROP_BUFFER_FULL) {
             size_t q = drops[i].sw * s->k + drops[i].port;
@@ -826,9 +893,9 @@ static int arrival_log(struct ft_state *s, const char *path, const qr_row_drop *
     for (size_t i = 0; i < s->n; i++) {
         struct fp *x = &s->p[i];
         uint32_t dir = x->r->dir, hops;
-        struct hop h[5];
-        walk(s, x->o, x->n_obs, qr_flow_table_dir_src(s->ft, dir),
-             qr_flow_table_dir_dst(s->ft, dir), h, &hops);
+        struct hop h[MAX_HOPS];
+        walk(s, &x->sg, qr_flow_table_dir_src(s->ft, dir), qr_flow_table_dir_dst(s->ft, dir), h,
+             &hops);
         for (uint32_t j = 0; j < hops; j++) {
             if (n == cap) {
                 cap = cap ? 2 * cap : 65536;
@@ -856,6 +923,9 @@ static int arrival_log(struct ft_state *s, const char *path, const qr_row_drop *
              * (the testbed's switch captures it first only because nft's ingress hook comes after
              * the capture's tap) */
             if (x->fault && faults[x->fault - 1].hook == QR_FABRIC_HOOK_INGRESS)
+                continue;
+            if (x->fate == 3) /* its TTL ran out: the kernel dropped it before any queue, as a
+                                 simulated switch's IP layer does; no mirror sees it there */
                 continue;
             while (d < drops + n_drops && d->packet != y->packet)
                 d++;
@@ -887,7 +957,7 @@ static int arrival_log(struct ft_state *s, const char *path, const qr_row_drop *
 
 /* Follow every packet of no recorded connection from its sender's switch: delivered, or stopped
  * (a queue drop at its switch unless a fault's log holds it; the logs are read after this). */
-static void follow_others(struct ft_state *s)
+static void follow_others(struct ft_state *s, qr_fabric_truth_report *rep)
 {
     for (size_t i = 0; i < s->n_op; i++) {
         struct opk *x = &s->op[i];
@@ -895,23 +965,27 @@ static void follow_others(struct ft_state *s)
         if (qr_topology_host_of_addr(s->topo, x->src, &src) ||
             qr_topology_host_of_addr(s->topo, x->dst, &dst))
             continue;
-        struct hop h[5];
+        struct hop h[MAX_HOPS];
         uint32_t hops;
-        enum walk_end e = walk(s, x->o, x->n_obs, src, dst, h, &hops);
+        enum walk_end e = walk(s, &x->sg, src, dst, h, &hops);
         x->fate = e == W_DELIVERED ? 1 : e == W_STOPPED ? 2 : 0;
-        if (e == W_STOPPED && h[hops - 1].in->ttl <= 1)
-            x->fate = 3; /* its TTL ran out there (007's probes do): answered, not dropped */
-        else if (e == W_STOPPED)
+        if (e == W_STOPPED)
             x->drop_sw = (uint16_t)h[hops - 1].sw;
+        if (e == W_STOPPED && h[hops - 1].in->ttl <= 1) {
+            x->fate = 3; /* its TTL ran out there (007's probes do; a loop's): answered */
+            s->expired[x->drop_sw]++;
+            rep->other_expired++;
+        }
     }
 }
 
 static int64_t first_seen(const struct opk *x)
 {
     int64_t t = INT64_MAX;
-    for (int i = 0; i < x->n_obs; i++)
-        if (x->o[i].t < t)
-            t = x->o[i].t;
+    const struct obs *o = obs_of(&x->sg);
+    for (int i = 0; i < x->sg.n; i++)
+        if (o[i].t < t)
+            t = o[i].t;
     return t;
 }
 
@@ -941,7 +1015,8 @@ static const struct opk *probe_packet(const struct ft_state *s, uint32_t addr, u
 
 /* Where a lost probe died, from its request's and answer's sightings: at its sender (it never
  * reached its switch), at the switch where its request or answer stopped (a fault's log holds it,
- * or the queue), or nowhere (answered after the agent's timeout). */
+ * its TTL ran out round a planted loop: a fault too, or the queue), or nowhere (answered after
+ * the agent's timeout). */
 static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_fault *faults,
                        qr_fabric_truth_report *rep)
 {
@@ -951,11 +1026,11 @@ static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_faul
     for (int answer = 0; answer < 2; answer++) {
         const struct opk *x = probe_packet(s, src, r->sport, qr_topology_host_addr(s->topo, r->dst),
                                            r->sent_ns, answer);
-        struct hop h[5];
+        struct hop h[MAX_HOPS];
         uint32_t hops = 0;
-        enum walk_end e = x ? walk(s, x->o, x->n_obs, answer ? r->dst : r->src,
-                                   answer ? r->src : r->dst, h, &hops)
-                            : W_NOT_SENT;
+        enum walk_end e =
+            x ? walk(s, &x->sg, answer ? r->dst : r->src, answer ? r->src : r->dst, h, &hops)
+              : W_NOT_SENT;
         if (e == W_DELIVERED)
             continue; /* the request reached the probed host; the answer's turn */
         r->lost_in = (uint8_t)(1 + answer);
@@ -974,6 +1049,9 @@ static void ping_truth(struct ft_state *s, qr_row_probe *r, const qr_fabric_faul
             qr_topology_link_ends(s->topo, f->link, &from, &to, &port);
             r->drop_reason = QR_DROP_FAULT;
             r->drop_port = from.kind == QR_NODE_HOST ? UINT32_MAX : port;
+            rep->pings_fault++;
+        } else if (x->fate == 3) {
+            r->drop_reason = QR_DROP_FAULT;
             rep->pings_fault++;
         } else {
             r->drop_reason = QR_DROP_BUFFER_FULL;
@@ -1008,7 +1086,9 @@ static int ft_open(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_i
     s->other_in = calloc(s->switches + 1, sizeof *s->other_in);
     s->other_out = calloc(s->switches + 1, sizeof *s->other_out);
     s->other_fault = calloc(s->switches + 1, sizeof *s->other_fault);
-    int rc = !s->other_in || !s->other_out || !s->other_fault
+    s->expired = calloc(s->switches + 1, sizeof *s->expired);
+    s->other_expired = calloc(s->switches + 1, sizeof *s->other_expired);
+    int rc = !s->other_in || !s->other_out || !s->other_fault || !s->expired || !s->other_expired
                  ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
                  : qr_recording_open(&o->rec, in->rec_dir, NULL, errbuf);
     if (!rc) {
@@ -1079,13 +1159,13 @@ static int ft_follow(struct ft_state *s, struct ft_out *o)
         return QR_ENOMEM;
     for (size_t i = 0; i < s->n; i++) {
         struct fp *x = &s->p[i];
-        uint32_t path[5], hops;
+        uint32_t path[MAX_HOPS], hops;
         int rc = follow(s, x, path, &hops, rep);
         if (rc)
             return rc;
         rep->hops += hops;
         uint32_t d = x->r->dir;
-        if (x->fate == 1) {
+        if (x->fate == 1 && hops <= 5) { /* a delivered packet of a fat tree: up and down */
             rep->delivered++;
             if (!rep->dir_hops[d]) {
                 rep->dir_hops[d] = (uint8_t)hops;
@@ -1093,7 +1173,7 @@ static int ft_follow(struct ft_state *s, struct ft_out *o)
             }
         }
     }
-    follow_others(s);
+    follow_others(s, rep);
     return QR_OK;
 }
 
@@ -1142,7 +1222,8 @@ static int ft_drops(struct ft_state *s, struct ft_out *o)
         if (x->fate != 2)
             continue;
         uint32_t d = x->r->dir;
-        uint8_t port = s->dir_port[(size_t)d * s->switches + x->drop_sw];
+        uint8_t port = x->drop_port != NO_PORT ? x->drop_port
+                                               : s->dir_port[(size_t)d * s->switches + x->drop_sw];
         qr_row_drop *r = &o->drops[o->n_drops++];
         *r = (qr_row_drop){.packet = qr_packet_id(d, x->r->seq),
                            .dir = d,
@@ -1194,18 +1275,28 @@ static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric
     rep->probe_queue_drops += (uint64_t)probes;
     /* what is not TCP: what arrived and what it sent itself, less what it took itself,
      * what left and what a fault's rule on it dropped (its log) */
-    int64_t others = (int64_t)(s->other_in[sw] + in->own_sent[sw]) -
-                     (int64_t)(in->own_taken[sw] + s->other_out[sw] + s->other_fault[sw]);
+    int64_t others =
+        (int64_t)(s->other_in[sw] + in->own_sent[sw]) -
+        (int64_t)(in->own_taken[sw] + s->other_out[sw] + s->other_fault[sw] + s->other_expired[sw]);
     rep->other_fault_drops += s->other_fault[sw];
     rep->own_sent += in->own_sent[sw];
     if (others < 0)
         return qri_err(s->errbuf, QR_EVALUE,
                        "s%u: its captures show %" PRIu64 " packets that are not TCP leaving it, "
                        "more than the %" PRIu64 " that arrived and the %" PRIu64
-                       " it sent itself (less %" PRIu64 " it took and %" PRIu64
-                       " its faults dropped): the counters missed some",
+                       " it sent itself (less %" PRIu64 " it took, %" PRIu64
+                       " its faults dropped and %" PRIu64 " whose TTL ran out): the counters "
+                       "missed some",
                        sw, s->other_out[sw], s->other_in[sw], in->own_sent[sw], in->own_taken[sw],
-                       s->other_fault[sw]);
+                       s->other_fault[sw], s->other_expired[sw]);
+    rep->other_expired += s->other_expired[sw];
+    if (in->ttl_expired && in->ttl_expired[sw] != s->expired[sw] + s->other_expired[sw])
+        return qri_err(
+            s->errbuf, QR_EVALUE,
+            "s%u: its captures show %" PRIu64 " packets whose TTL ran out there (%" PRIu64
+            " of them not TCP), its kernel counted %" PRIu64 " (Ip InHdrErrors): the "
+            "captures do not hold the whole run",
+            sw, s->expired[sw] + s->other_expired[sw], s->other_expired[sw], in->ttl_expired[sw]);
     if (cap + probes + others != cnt)
         return qri_err(s->errbuf, QR_EVALUE,
                        "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
@@ -1276,13 +1367,15 @@ static int ft_directions(struct ft_state *s, struct ft_out *o)
         if (x->fate == 1) {
             r->delivered++;
             r->delivered_bytes += x->r->pk.ip_len;
-        } else {
+        } else if (x->fate == 2) { /* a drop row's; one whose TTL ran out is neither (the
+                                      runtime's other drops) */
             r->dropped++;
             r->dropped_bytes += x->r->pk.ip_len;
         }
-        for (int j = 0; j < x->n_obs; j++)
-            if (x->o[j].t > o->end_ns)
-                o->end_ns = x->o[j].t;
+        const struct obs *ob = obs_of(&x->sg);
+        for (int j = 0; j < x->sg.n; j++)
+            if (ob[j].t > o->end_ns)
+                o->end_ns = ob[j].t;
     }
     return QR_OK;
 }
@@ -1351,6 +1444,7 @@ static int ft_write(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_
                               .end = QR_END_COMPLETED,
                               .sim_end_ns = o->end_ns,
                               .events = o->rep.hops,
+                              .other_drops = o->rep.expired,
                               .link_faults = o->lf,
                               .n_link_faults = o->rep.n_faults,
                               .probed = in->probed,
@@ -1388,6 +1482,12 @@ static void ft_free(struct ft_state *s, struct ft_out *o)
     free(s->other_in);
     free(s->other_out);
     free(s->other_fault);
+    free(s->expired);
+    free(s->other_expired);
+    for (size_t i = 0; s->p && i < s->n; i++)
+        free(s->p[i].sg.more);
+    for (size_t i = 0; i < s->n_op; i++)
+        free(s->op[i].sg.more);
     free(s->op);
     free(s->op_table);
     free(s->p);

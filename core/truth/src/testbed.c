@@ -147,11 +147,10 @@ int qr_testbed_check(const qr_config *c, char *errbuf)
         add_line(errbuf, &len, &n,
                  "[traceroute] icmp_rate: the switches' kernels take a whole number per second "
                  "(net.ipv4.icmp_msgs_per_sec)");
-    if (c->faults.loop[0])
+    if (!tree && c->faults.loop[0])
         add_line(errbuf, &len, &n,
-                 "[faults] loop: the testbed's truth follows each packet once per switch and "
-                 "cannot yet follow one round a loop; plant loops in a simulation (qreplay "
-                 "runtime, trace's loop debugger)");
+                 "[faults] loop: the star has one switch and no loop to plant; plant loops on a "
+                 "fat tree ([topology] kind = fattree)");
     if (tree && c->faults.link[QR_LINK_DELAY][0])
         add_line(errbuf, &len, &n,
                  "[faults] delay: the testbed cannot delay a link (this kernel has no netem, and "

@@ -56,6 +56,10 @@ typedef struct qr_fabric_truth_in {
     /* when the agents were told to stop, on the captures' clock (0: unknown): until then they
      * waited for their probes, so the probe log's run lasts at least that long */
     int64_t agents_stop_ns;
+    /* per switch, its kernel's count of the packets it did not forward because their TTL ran out
+     * (/proc/net/snmp Ip InHdrErrors over the run): the captures must show as many arriving with
+     * TTL 1 or less (a routing loop's, 007's probes'). NULL: not checked */
+    const uint64_t *ttl_expired;
 } qr_fabric_truth_in;
 
 /* One mirrored copy of a guided probe: its addresses (IPv4, host order), source port and
@@ -91,6 +95,9 @@ typedef struct qr_fabric_truth_report {
     uint64_t unknown_port_drops; /* queue drops at a switch its direction never left */
     uint64_t unplaced_drops;     /* of them, those the arrival log has no arrival for */
     uint64_t hops;               /* switch traversals of the recorded packets */
+    /* recorded packets whose TTL ran out at a switch (round a routing loop: [faults] loop): lost
+     * outside the queues, truth.h5's other_drops; and the other packets' (probes, not TCP) */
+    uint64_t expired, other_expired;
     /* the hop from a host's capture to its edge switch's, over every packet (p50, p99): a machine
      * that keeps up takes well under a packet's time */
     int64_t hop_p50_ns, hop_p99_ns;
