@@ -122,8 +122,10 @@ int tbi_build_star(struct tb *t, const tb_run *run)
 /* A switch's own traffic, counted where no capture can see it all (nftables, table ip
  * qreplay_own): chain out, every IPv4 packet the switch itself sends (ICMP answers to 007's
  * probes and traceroutes) before its egress queue, which may drop it; chain in, every one it
- * takes for itself that is not TCP. Appended to rules[0..len); the new length, or -1 if size is
- * too small. */
+ * takes for itself that is not TCP; chain back, every one not TCP that arrives with one of its own
+ * addresses as its source (its own answer sent back to it round a routing loop), which the kernel
+ * drops as a martian before any chain after. Appended to rules[0..len); the new length, or -1 if
+ * size is too small. */
 static int add_own_counters(char *rules, size_t len, size_t size)
 {
     int w = snprintf(rules + len, size - len,
@@ -135,6 +137,10 @@ static int add_own_counters(char *rules, size_t len, size_t size)
                      "  chain in {\n"
                      "    type filter hook input priority 0; policy accept;\n"
                      "    meta l4proto != tcp counter\n"
+                     "  }\n"
+                     "  chain back {\n"
+                     "    type filter hook prerouting priority 0; policy accept;\n"
+                     "    meta l4proto != tcp fib saddr type local counter\n"
                      "  }\n"
                      "}\n");
     return w < 0 || (size_t)w >= size - len ? -1 : (int)(len + (size_t)w);
@@ -387,7 +393,7 @@ uint64_t tbi_nft_drops(struct tb *t, const char *ns, uint32_t fault, int *ok)
     return strtoull(d + 16, NULL, 10);
 }
 
-/* A switch's own counter (own_counters): chain "out" or "in" of table ip qreplay_own. */
+/* A switch's own counter (own_counters): chain "out", "in" or "back" of table ip qreplay_own. */
 uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok)
 {
     char out[4096];

@@ -122,6 +122,7 @@ static int alloc_results(const struct tb *t, tb_run *run, uint32_t n_ports, size
     uint32_t n_sw = t->fab ? qr_fabric_switches(t->fab) : 1;
     run->own_sent = calloc(n_sw, sizeof *run->own_sent);
     run->own_taken = calloc(n_sw, sizeof *run->own_taken);
+    run->own_back = calloc(n_sw, sizeof *run->own_back);
     run->icmp_sent = calloc(n_sw, sizeof *run->icmp_sent);
     run->icmp_refused = calloc(n_sw, sizeof *run->icmp_refused);
     run->ttl_expired = calloc(n_sw, sizeof *run->ttl_expired);
@@ -130,7 +131,7 @@ static int alloc_results(const struct tb *t, tb_run *run, uint32_t n_ports, size
         run->sweep_drops = calloc(n_ports, sizeof *run->sweep_drops);
     if (!run->res || !run->app_res || !run->qdisc_drops || !run->fault_drops || !run->own_sent ||
         !run->own_taken || !run->icmp_sent || !run->icmp_refused || !run->ttl_expired ||
-        (sweep && !run->sweep_drops))
+        !run->own_back || (sweep && !run->sweep_drops))
         return cli_fail(t->cmd, "out of memory");
     return 0;
 }
@@ -213,6 +214,8 @@ static int read_counters(struct tb *t, tb_run *run)
         run->own_sent[sw] = tbi_own_count(t, ns, "out", &ok);
         if (ok)
             run->own_taken[sw] = tbi_own_count(t, ns, "in", &ok);
+        if (ok)
+            run->own_back[sw] = tbi_own_count(t, ns, "back", &ok);
         if (ok)
             ok = tbi_ns_icmp(t, ns, &run->icmp_sent[sw], &run->icmp_refused[sw],
                              &run->ttl_expired[sw]) == 0;
@@ -490,7 +493,8 @@ void tb_run_free(tb_run *run)
     free(run->fault_drops);
     free(run->own_sent);
     free(run->own_taken);
-    run->own_sent = run->own_taken = NULL;
+    free(run->own_back);
+    run->own_sent = run->own_taken = run->own_back = NULL;
     free(run->icmp_sent);
     free(run->icmp_refused);
     free(run->ttl_expired);

@@ -81,6 +81,9 @@ typedef struct tb_run {
     /* the fabric, per switch: the IPv4 packets it sent itself (before its queues) and those not
      * TCP it took for itself, by its nftables counters */
     uint64_t *own_sent, *own_taken;
+    /* the fabric, per switch: the packets not TCP that arrived with one of its own addresses as
+     * their source (its own answers back round a loop), by its nftables counter */
+    uint64_t *own_back;
     /* the fabric, per switch: its ICMP counters over the run (/proc/net/snmp in its namespace,
      * fresh with it): time-exceeded answers sent, answers its rate limits refused */
     uint64_t *icmp_sent, *icmp_refused;

@@ -527,12 +527,14 @@ PrintFabricTruth(const std::string& dir,
            qd,
            r.fault_drops,
            r.other_fault_drops);
-    if (r.expired || r.other_expired)
+    if (r.expired || r.other_expired || r.returned)
         printf("                   %" PRIu64 " went on until their TTL ran out (and %" PRIu64
-               " probes' or not TCP; the switches' kernels counted every one): lost outside the "
+               " probes' or not TCP; the switches' kernels counted every one), %" PRIu64
+               " switches' own answers came back to them (dropped as martians): lost outside the "
                "queues\n",
                r.expired,
-               r.other_expired);
+               r.other_expired,
+               r.returned);
     printf("                   host -> switch p50 %s, p99 %s (a packet's time: %s)\n",
            FormatTime(r.hop_p50_ns).c_str(),
            FormatTime(r.hop_p99_ns).c_str(),
@@ -586,7 +588,8 @@ FabricTruth(const std::string& dir, const tb_run& run, const qr_fabric* fab, boo
                           run.pings,
                           run.n_pings,
                           run.agents_stop_ns,
-                          run.ttl_expired};
+                          run.ttl_expired,
+                          run.own_back};
     qr_fabric_truth_report r{};
     char err[QR_ERRBUF_SIZE];
     if (qr_fabric_truth(&in, &r, err))

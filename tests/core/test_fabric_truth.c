@@ -39,6 +39,7 @@ typedef struct {
     uint16_t sport, dport, ip_id, payload;
     uint32_t seq, ack;
     uint8_t flags, ttl;
+    uint8_t proto; /* 0: TCP; else another protocol's (its header's bytes are not read) */
 } frame;
 
 /* A capture being made: its frames, sorted by time when written. */
@@ -81,6 +82,10 @@ typedef struct {
     int loops;
     uint64_t looped, expired_total, loop_drops;
     uint64_t *expired;
+    /* per switch: the packets it sent itself, and those of them not TCP that came back to it
+     * round a loop (its kernel drops them as martians; its nftables counter counts them) */
+    uint64_t *own_sent, *returned;
+    uint64_t returned_total;
 } run;
 
 static unsigned rnd(unsigned *s)
@@ -142,7 +147,7 @@ static void write_pcap(const char *path, capture *c)
         put16(ip + 4, x->ip_id);
         put16(ip + 6, 0x4000);
         ip[8] = x->ttl;
-        ip[9] = 6;
+        ip[9] = x->proto ? x->proto : 6;
         put32(ip + 12, x->src);
         put32(ip + 16, x->dst);
         uint32_t sum = 0;
@@ -270,18 +275,19 @@ static void send_loop(run *r, frame f, const path *p, uint32_t from, uint32_t at
     qr_fabric_mac((qr_node){QR_NODE_HOST, from}, 0, f.mac);
     f.ttl = 64;
     add(&r->host_cap[from], &f);
-    r->packets++;
-    r->looped++;
+    int tcp = !f.proto; /* another protocol's: no recorded packet, only the kernel's count */
+    r->packets += tcp;
+    r->looped += tcp;
     uint32_t sw = p->sw[0], in = p->in[0];
     for (uint32_t h = 0, lap = 0;; h++) {
         f.t += 2 * US;
         size_t qi = (size_t)sw * K + in;
         add(&r->port_cap[qi], &f);
-        r->in[qi]++;
-        r->hops++;
+        r->in[qi] += tcp;
+        r->hops += tcp;
         if (f.ttl <= 1) {
             r->expired[sw]++;
-            r->expired_total++;
+            r->expired_total += tcp;
             return;
         }
         uint32_t out, next, next_in;
@@ -308,14 +314,47 @@ static void send_loop(run *r, frame f, const path *p, uint32_t from, uint32_t at
                 return;
             }
         }
-        f.t += 3 * US;
+        /* round the loop it waits in the loop's queues, which it fills: ~60 laps of 15 ms,
+         * longer than any one queue holds, seen all along */
+        f.t += h < at ? 3 * US : 15000 * US;
         f.ttl--;
         qr_fabric_mac(qr_topology_switch_node(r->t, sw), out, f.mac);
         add(&r->port_cap[(size_t)sw * K + out], &f);
-        r->out[(size_t)sw * K + out]++;
+        r->out[(size_t)sw * K + out] += tcp;
         sw = next;
         in = next_in;
     }
+}
+
+/* An ICMP answer switch a sends to host dst at t from its address towards its neighbour switch
+ * nb, sent there by a wrong route and straight back: a comes back to a with a's own address as
+ * its source, and a's kernel drops it as a martian. */
+static void send_back(run *r, uint32_t a, uint32_t nb, uint32_t dst, int64_t t)
+{
+    uint32_t pa = port_to(r, a, nb), pn = port_to(r, nb, a);
+    size_t n_cables;
+    const qr_fabric_cable *cb = qr_fabric_cables(r->fab, &n_cables);
+    frame f = {.t = t, .dst = qr_topology_host_addr(r->t, dst), .ttl = 64, .proto = 1};
+    for (size_t i = 0; i < n_cables; i++)
+        for (int j = 0; j < 2; j++) {
+            const qr_fabric_end *e = j ? &cb[i].b : &cb[i].a;
+            if (e->ns == qr_fabric_switch_ns(r->fab, a) && e->port == pa)
+                f.src = e->addr;
+        }
+    cr_assert_neq(f.src, 0);
+    r->own_sent[a]++;
+    qr_fabric_mac(qr_topology_switch_node(r->t, a), pa, f.mac);
+    add(&r->port_cap[(size_t)a * K + pa], &f); /* leaves a */
+    f.t += 2 * US;
+    add(&r->port_cap[(size_t)nb * K + pn], &f); /* reaches nb */
+    f.t += 3 * US;
+    f.ttl--;
+    qr_fabric_mac(qr_topology_switch_node(r->t, nb), pn, f.mac);
+    add(&r->port_cap[(size_t)nb * K + pn], &f); /* leaves nb */
+    f.t += 2 * US;
+    add(&r->port_cap[(size_t)a * K + pa], &f); /* back at a */
+    r->returned[a]++;
+    r->returned_total++;
 }
 
 /* Packet f sent again alike by its sender `at` after the first: seen at every port and at its
@@ -375,6 +414,19 @@ static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, u
             f.ip_id = ida++;
             send_loop(r, f, &ab, a, at, rnd(&r->seed) % 3 == 0 ? 1 + rnd(&r->seed) % 40 : 0);
         }
+        /* a packet that is not TCP round the same loop (followed by no one, counted by the
+         * kernel where its TTL runs out), and the switch's answer to it sent back to it */
+        f.proto = 1;
+        f.t = t + 10 * US;
+        send_loop(r, f, &ab, a, at, 0);
+        uint32_t sw = ab.sw[at], nb = UINT32_MAX;
+        for (uint32_t q = 0; q < K && nb == UINT32_MAX; q++) {
+            qr_node_kind k;
+            uint32_t x, pp;
+            if (!qr_topology_link(r->t, sw, q, &k, &x, &pp) && k != QR_NODE_HOST)
+                nb = x;
+        }
+        send_back(r, sw, nb, b, t + 20 * US);
         return;
     }
     send(r, f, &ab, a, b, ab.n);
@@ -448,6 +500,8 @@ static void run_make_with(run *r, unsigned seed, uint32_t conns, int repeat_syna
     r->in = calloc((size_t)r->switches * K, sizeof *r->in);
     r->out = calloc((size_t)r->switches * K, sizeof *r->out);
     r->expired = calloc(r->switches, sizeof *r->expired);
+    r->own_sent = calloc(r->switches, sizeof *r->own_sent);
+    r->returned = calloc(r->switches, sizeof *r->returned);
     for (uint32_t i = 0; i < conns; i++) {
         uint32_t a = rnd(&r->seed) % r->hosts, b = rnd(&r->seed) % (r->hosts - 1);
         b += b >= a;
@@ -472,6 +526,8 @@ static void run_free(run *r)
     free(r->in);
     free(r->out);
     free(r->expired);
+    free(r->own_sent);
+    free(r->returned);
     qr_fabric_destroy(r->fab);
     qr_scenario_destroy(r->sc);
 }
@@ -526,8 +582,15 @@ static int truth(run *r, qr_fabric_truth_report *rep, char *err)
     snprintf(rec, sizeof rec, "%s/rec", dir);
     snprintf(cap, sizeof cap, "%s/cap", dir);
     static const uint64_t none[64] = {0};
-    qr_fabric_truth_in in = {rec,  cap, r->fab, r->qdisc, none, none,
-                             none, 0,   NULL,   0,        0,    r->expired};
+    qr_fabric_truth_in in = {.rec_dir = rec,
+                             .capture_dir = cap,
+                             .fab = r->fab,
+                             .qdisc_drops = r->qdisc,
+                             .fault_drops = none,
+                             .own_sent = r->own_sent,
+                             .own_taken = none,
+                             .ttl_expired = r->expired,
+                             .own_returned = r->returned};
     memset(rep, 0, sizeof *rep);
     return qr_fabric_truth(&in, rep, err);
 }
@@ -636,6 +699,8 @@ Test(fabric_truth, follows_packets_round_a_loop_until_their_ttl_runs_out)
         cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
         cr_assert_gt(r.expired_total, 0, "seed %u sends packets round a loop", seed);
         check_counts(&r, &rep, seed);
+        cr_assert_eq(rep.returned, r.returned_total, "seed %u", seed);
+        cr_assert_gt(rep.other_expired, 0, "seed %u: not TCP, round the loop", seed);
         /* a kernel that counted one expiry more than the captures show: an error naming it */
         uint32_t sw = 0;
         while (!r.expired[sw])
@@ -647,6 +712,16 @@ Test(fabric_truth, follows_packets_round_a_loop_until_their_ttl_runs_out)
         qr_fabric_truth_report_free(&rep);
         cr_assert_eq(truth(&r, &rep, err), QR_EVALUE, "seed %u", seed);
         cr_assert(strstr(err, want) && strstr(err, "InHdrErrors"), "%s", err);
+        r.expired[sw]--;
+        /* an nftables counter of packets back from their own switch that disagrees, the same */
+        sw = 0;
+        while (!r.returned[sw])
+            sw++;
+        r.returned[sw]++;
+        snprintf(want, sizeof want, "s%u: its captures show %" PRIu64 " packets that are not", sw,
+                 r.returned[sw] - 1);
+        cr_assert_eq(truth(&r, &rep, err), QR_EVALUE, "seed %u", seed);
+        cr_assert(strstr(err, want) && strstr(err, "coming back"), "%s", err);
         run_free(&r);
     }
     cr_assert_gt(loop_drops, 0, "some packets are dropped by a queue in the loop");

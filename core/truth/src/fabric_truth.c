@@ -29,8 +29,10 @@
 #define MAX_HOPS 255
 #define MAX_SIGHTINGS (2 * MAX_HOPS)
 /* Copies of one packet with the same headers (a SYN-ACK resent: IP ID 0) leave a second or more
- * apart (Linux's first SYN and SYN-ACK timeout is 1 s); a sighting belongs to the copy sent less
- * than this before it. Every queue of the fabric together holds less. */
+ * apart (Linux's first SYN and SYN-ACK timeout is 1 s); a sighting belongs to a copy whose
+ * sightings so far (and its sending) it is less than this from. One switch's queue holds far less;
+ * a packet round a loop is seen every lap, however long it goes round (a congested loop: seconds),
+ * and its copies' laps are told apart by their TTLs. */
 #define COPY_WINDOW_NS 500000000LL
 #define NO_PORT 255
 #define MANY_PORTS 254
@@ -50,7 +52,20 @@ struct sights {
     struct obs in[MAX_OBS];
     struct obs *more; /* all of them once there are more than MAX_OBS */
     uint16_t n, cap;
+    int64_t first, last; /* the earliest and latest of them (n > 0) */
 };
+
+/* Whether a sighting at t can be of the packet seen at g (sent at sent, INT64_MIN: unknown): less
+ * than COPY_WINDOW_NS outside the time between its sending and sightings so far. */
+static int near_in_time(const struct sights *g, int64_t sent, int64_t t)
+{
+    int64_t lo = g->n ? g->first : sent, hi = g->n ? g->last : sent;
+    if (sent != INT64_MIN) {
+        lo = lo < sent ? lo : sent;
+        hi = hi > sent ? hi : sent;
+    }
+    return t > lo - COPY_WINDOW_NS && t < hi + COPY_WINDOW_NS;
+}
 
 static struct obs *obs_of(const struct sights *g)
 {
@@ -77,6 +92,10 @@ static int obs_add(struct sights *g, struct obs o)
         g->more = m;
         g->cap = (uint16_t)(2 * g->cap);
     }
+    if (!g->n || o.t < g->first)
+        g->first = o.t;
+    if (!g->n || o.t > g->last)
+        g->last = o.t;
     obs_of(g)[g->n++] = o;
     return QR_OK;
 }
@@ -138,6 +157,11 @@ struct ft_state {
     /* per switch, the packets whose TTL ran out there (they arrived with 1 or less, towards a
      * host): TCP ones followed (recorded or not), and those not TCP */
     uint64_t *expired, *other_expired;
+    /* per switch, the packets not TCP that came back to it from a neighbour with one of its own
+     * addresses as their source (its own ICMP answer sent round a loop): the kernel drops them
+     * on arrival (a martian source); and its addresses, per switch x k + port */
+    uint64_t *returned;
+    uint32_t *own_addr;
     uint64_t repeat_sends; /* host_repeat's */
 };
 
@@ -215,9 +239,7 @@ static struct opk *op_of(struct ft_state *s, const qr_capture_packet *k, uint32_
         struct opk *x = &s->op[s->op_table[slot] - 1];
         if (!opk_same(x, &key))
             continue;
-        if (sw != UINT32_MAX && x->sg.n &&
-            (t - obs_of(&x->sg)[0].t >= COPY_WINDOW_NS ||
-             obs_of(&x->sg)[0].t - t >= COPY_WINDOW_NS))
+        if (sw != UINT32_MAX && x->sg.n && !near_in_time(&x->sg, INT64_MIN, t))
             continue; /* another copy of these headers, a second or more apart */
         if (sw == UINT32_MAX) {
             if (x->fault)
@@ -421,8 +443,7 @@ static struct fp *lookup(struct ft_state *s, uint32_t dir, const qr_capture_pack
     int64_t t = k->time_ns - s->conns.base;
     for (; s->table[at]; at = (at + 1) & s->mask) {
         struct fp *x = &s->p[s->table[at] - 1];
-        if (!same(x, dir, k) || t - x->r->pk.time_ns >= COPY_WINDOW_NS ||
-            x->r->pk.time_ns - t >= COPY_WINDOW_NS)
+        if (!same(x, dir, k) || !near_in_time(&x->sg, x->r->pk.time_ns, t))
             continue;
         if (!seen_at(&x->sg, sw, out, k->ttl))
             return x;
@@ -443,9 +464,19 @@ struct port_ctx {
     uint32_t sw, port;
 };
 
+/* Whether addr is one of switch sw's own interface addresses. */
+static int own_addr(const struct ft_state *s, uint32_t sw, uint32_t addr)
+{
+    for (uint32_t p = 0; p < s->k; p++)
+        if (s->own_addr[sw * s->k + p] == addr)
+            return 1;
+    return 0;
+}
+
 /* A frame of a switch port's capture that is not TCP: an IPv4 packet of another protocol is
- * counted as arriving or leaving by its source MAC; one arriving with TTL 1 or less towards a
- * host is one whose TTL ran out there (the kernel forwards none such). */
+ * counted as arriving or leaving by its source MAC; one arriving from its own address came back
+ * (the kernel drops it as a martian), else one arriving with TTL 1 or less towards a host is one
+ * whose TTL ran out there (the kernel forwards none such). */
 static void other_frame(void *ctx, const qr_capture_packet *k, qr_skip why)
 {
     const struct port_ctx *c = ctx;
@@ -456,7 +487,9 @@ static void other_frame(void *ctx, const qr_capture_packet *k, qr_skip why)
     int out = qr_fabric_mac_owner(k->mac_src, &owner, &op) && owner.kind != QR_NODE_HOST &&
               owner.index == c->sw && op == c->port;
     (out ? c->s->other_out : c->s->other_in)[c->sw]++;
-    if (!out && k->ttl <= 1 && qr_topology_host_of_addr(c->s->topo, v4(k->dst), &h) == QR_OK)
+    if (!out && own_addr(c->s, c->sw, v4(k->src)))
+        c->s->returned[c->sw]++;
+    else if (!out && k->ttl <= 1 && qr_topology_host_of_addr(c->s->topo, v4(k->dst), &h) == QR_OK)
         c->s->other_expired[c->sw]++;
 }
 
@@ -1088,7 +1121,19 @@ static int ft_open(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_i
     s->other_fault = calloc(s->switches + 1, sizeof *s->other_fault);
     s->expired = calloc(s->switches + 1, sizeof *s->expired);
     s->other_expired = calloc(s->switches + 1, sizeof *s->other_expired);
-    int rc = !s->other_in || !s->other_out || !s->other_fault || !s->expired || !s->other_expired
+    s->returned = calloc(s->switches + 1, sizeof *s->returned);
+    s->own_addr = calloc((size_t)s->switches * s->k + 1, sizeof *s->own_addr);
+    size_t n_cables;
+    const qr_fabric_cable *cb = qr_fabric_cables(in->fab, &n_cables);
+    uint32_t hosts = qr_fabric_hosts(in->fab);
+    for (size_t i = 0; s->own_addr && i < n_cables; i++)
+        for (int j = 0; j < 2; j++) {
+            const qr_fabric_end *e = j ? &cb[i].b : &cb[i].a;
+            if (e->ns >= hosts && e->port < s->k)
+                s->own_addr[(e->ns - hosts) * s->k + e->port] = e->addr;
+        }
+    int rc = !s->other_in || !s->other_out || !s->other_fault || !s->expired || !s->other_expired ||
+                     !s->returned || !s->own_addr
                  ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
                  : qr_recording_open(&o->rec, in->rec_dir, NULL, errbuf);
     if (!rc) {
@@ -1275,9 +1320,9 @@ static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric
     rep->probe_queue_drops += (uint64_t)probes;
     /* what is not TCP: what arrived and what it sent itself, less what it took itself,
      * what left and what a fault's rule on it dropped (its log) */
-    int64_t others =
-        (int64_t)(s->other_in[sw] + in->own_sent[sw]) -
-        (int64_t)(in->own_taken[sw] + s->other_out[sw] + s->other_fault[sw] + s->other_expired[sw]);
+    int64_t others = (int64_t)(s->other_in[sw] + in->own_sent[sw]) -
+                     (int64_t)(in->own_taken[sw] + s->other_out[sw] + s->other_fault[sw] +
+                               s->other_expired[sw] + s->returned[sw]);
     rep->other_fault_drops += s->other_fault[sw];
     rep->own_sent += in->own_sent[sw];
     if (others < 0)
@@ -1285,10 +1330,10 @@ static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric
                        "s%u: its captures show %" PRIu64 " packets that are not TCP leaving it, "
                        "more than the %" PRIu64 " that arrived and the %" PRIu64
                        " it sent itself (less %" PRIu64 " it took, %" PRIu64
-                       " its faults dropped and %" PRIu64 " whose TTL ran out): the counters "
-                       "missed some",
+                       " its faults dropped, %" PRIu64 " whose TTL ran out and %" PRIu64
+                       " that came back to it): the counters missed some",
                        sw, s->other_out[sw], s->other_in[sw], in->own_sent[sw], in->own_taken[sw],
-                       s->other_fault[sw], s->other_expired[sw]);
+                       s->other_fault[sw], s->other_expired[sw], s->returned[sw]);
     rep->other_expired += s->other_expired[sw];
     if (in->ttl_expired && in->ttl_expired[sw] != s->expired[sw] + s->other_expired[sw])
         return qri_err(
@@ -1297,6 +1342,13 @@ static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric
             " of them not TCP), its kernel counted %" PRIu64 " (Ip InHdrErrors): the "
             "captures do not hold the whole run",
             sw, s->expired[sw] + s->other_expired[sw], s->other_expired[sw], in->ttl_expired[sw]);
+    rep->returned += s->returned[sw];
+    if (in->own_returned && in->own_returned[sw] != s->returned[sw])
+        return qri_err(s->errbuf, QR_EVALUE,
+                       "s%u: its captures show %" PRIu64 " packets that are not TCP coming back "
+                       "to it from its own address, its nftables counter %" PRIu64
+                       ": the captures do not hold the whole run",
+                       sw, s->returned[sw], in->own_returned[sw]);
     if (cap + probes + others != cnt)
         return qri_err(s->errbuf, QR_EVALUE,
                        "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
@@ -1484,6 +1536,8 @@ static void ft_free(struct ft_state *s, struct ft_out *o)
     free(s->other_fault);
     free(s->expired);
     free(s->other_expired);
+    free(s->returned);
+    free(s->own_addr);
     for (size_t i = 0; s->p && i < s->n; i++)
         free(s->p[i].sg.more);
     for (size_t i = 0; i < s->n_op; i++)

@@ -60,6 +60,10 @@ typedef struct qr_fabric_truth_in {
      * (/proc/net/snmp Ip InHdrErrors over the run): the captures must show as many arriving with
      * TTL 1 or less (a routing loop's, 007's probes'). NULL: not checked */
     const uint64_t *ttl_expired;
+    /* per switch, its nftables counter of the packets not TCP that arrived with one of its own
+     * addresses as their source (its own answers sent back round a loop; the kernel drops them as
+     * martians): the captures must show as many. NULL: not checked */
+    const uint64_t *own_returned;
 } qr_fabric_truth_in;
 
 /* One mirrored copy of a guided probe: its addresses (IPv4, host order), source port and
@@ -98,6 +102,8 @@ typedef struct qr_fabric_truth_report {
     /* recorded packets whose TTL ran out at a switch (round a routing loop: [faults] loop): lost
      * outside the queues, truth.h5's other_drops; and the other packets' (probes, not TCP) */
     uint64_t expired, other_expired;
+    /* packets not TCP that came back to the switch that sent them (dropped there as martians) */
+    uint64_t returned;
     /* the hop from a host's capture to its edge switch's, over every packet (p50, p99): a machine
      * that keeps up takes well under a packet's time */
     int64_t hop_p50_ns, hop_p99_ns;
