@@ -1865,11 +1865,36 @@ def block_kernel_tcp(name):
     return "\n".join(out) + "\n\n" + provenance(name)
 
 
+def block_loops(name):
+    """Everflow's loop debugger against planted loops: per run, the cycles found from the
+    mirrored copies (planted or not), the packets caught, and the recorded packets the truth has
+    lost outside the queues."""
+    runs = load(name)["results"]["runs"]
+    out = ["| where | planted loops | seed | cycles found (packets caught) | false cycles | "
+           "packets caught | recorded packets lost outside the queues (truth) |",
+           "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        found = ", ".join("%s%s (%d)" % (c["cycle"], "" if c["planted"] else " NOT PLANTED",
+                                         c["packets"]) for c in r["cycles"]) or "none"
+        out.append("| %s | %s | %d | %s | %d | %d | %d |" % (
+            r["backend"], r["rules"], r["seed"], found, r["false_cycles"], r["looping"],
+            r["lost_outside_queues"]))
+    planted = sum(r["n_rules"] for r in runs)
+    found = sum(r["planted_found"] for r in runs)
+    false = sum(r["false_cycles"] for r in runs)
+    exact = sum(1 for r in runs if r["looping"] == r["lost_outside_queues"])
+    return ("\n".join(out) + "\n\n%d planted loops over %d runs; %d found as their planted cycle, "
+            "%d cycles found that no rule planted; in %d of the %d runs the packets caught in a "
+            "cycle are exactly the recorded packets the truth lost outside the queues.\n\n"
+            % (planted, len(runs), found, false, exact, len(runs)) + provenance(name))
+
+
 def fmt_ms(ns):
     return "%.1f" % (ns / 1e6)
 
 
 BLOCKS = {
+    "loops": lambda: block_loops("loops"),
     "blame-testbed": lambda: block_comparators("blame-testbed"),
     "butterfly-search": lambda: block_butterfly_search("butterfly-search"),
     "butterfly-kernels": lambda: block_butterfly_kernels("butterfly-kernels"),

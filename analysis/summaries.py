@@ -1022,7 +1022,38 @@ def kernel_tcp(out, opts):
     return {"runs": res}
 
 
-SUMMARIES = {"kernel_tcp": kernel_tcp, "butterfly_search": butterfly_search, "pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
+def loops(out, opts):
+    """Everflow's loop debugger against planted routing loops, per run (ns-3 or the fat-tree
+    testbed): each cycle the trace found from the mirrored copies (its packets, copies, whether
+    the scorer found it planted), and from the truth the recorded packets lost outside the queues
+    (sent, less delivered, dropped by a queue and still in flight at the end: a planted loop's
+    run, their TTL ran out)."""
+    res = []
+    for r in opts["runs"]:
+        d = os.path.join(out, r["dir"])
+        tr = h5().File(os.path.join(d, "trace.h5"), "r")
+        cycles = rows(tr["loops"]) if "loops" in tr else []
+        summ = rows(tr["summary"])[0]
+        truth_path = os.path.join(d, "truth", "truth.h5")
+        if not os.path.exists(truth_path):  # the testbed's: beside its recording
+            truth_path = os.path.join(d, "recording", "truth", "truth.h5")
+        t = h5().File(truth_path, "r")
+        dirs = rows(t["directions"])
+        lost = sum(x["sent"] - x["delivered"] - x["dropped"] for x in dirs)
+        lost -= int(t.attrs.get("in_flight_at_end", 0))
+        n_rules = 0 if r["rules"] == "none" else len(r["rules"].split(","))
+        res.append(no_nan({
+            **r, "n_rules": n_rules,
+            "cycles": [{k: c[k] for k in ("cycle", "packets", "copies", "planted", "first_ns",
+                                          "last_ns")} for c in cycles],
+            "planted_found": sum(1 for c in cycles if c["planted"]),
+            "false_cycles": sum(1 for c in cycles if not c["planted"]),
+            "looping": int(summ["looping"]), "matched": int(summ["matched"]),
+            "lost_outside_queues": int(lost), "other_drops": int(t.attrs["other_drops"])}))
+    return {"runs": res}
+
+
+SUMMARIES = {"loops": loops, "kernel_tcp": kernel_tcp, "butterfly_search": butterfly_search, "pingmesh_patterns": pingmesh_patterns, "pingmesh_paper": pingmesh_paper, "comparators": comparators, "run": run, "paths": paths, "rpc": rpc, "corpus": corpus, "chaos": chaos, "seeds": seeds, "butterfly": butterfly, "isolate": isolate,
              "light": light,
              "sample": sample, "sweep": sweep, "bench": bench, "engines": engines,
              "commands": commands,
