@@ -549,6 +549,8 @@ int tbi_run_agents(struct tb *t, tb_run *run, cli_progress *prog, const char *se
     free(ac.fin);
     if (!rc && ac.oom)
         rc = cli_fail(command, "out of memory for the agents' probes");
+    if (!rc && !cli_signal && t->fab)
+        tbi_fabric_quiet(t);
     number_traces(run);
     return rc;
 }

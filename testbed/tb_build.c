@@ -487,6 +487,29 @@ int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused,
     return 0;
 }
 
+void tbi_fabric_quiet(struct tb *t)
+{
+    uint64_t prev = UINT64_MAX;
+    for (int i = 0; i < 50 && !cli_signal; i++) {
+        uint64_t sum = 0;
+        for (uint32_t sw = 0; sw < qr_fabric_switches(t->fab); sw++) {
+            char out[8192];
+            char *argv[] = {"ip",  "netns",          "exec", t->ns[qr_fabric_switch_ns(t->fab, sw)],
+                            "cat", "/proc/net/snmp", NULL};
+            int f = 0, e = 0;
+            if (tbi_run_argv(argv, out, sizeof out) == 0)
+                sum += proc_counter(out, "Ip: ", "ForwDatagrams", &f) +
+                       proc_counter(out, "Ip: ", "InHdrErrors", &e);
+            if (!f || !e)
+                return; /* unreadable: the counters' own reading says so after */
+        }
+        if (sum == prev)
+            return;
+        prev = sum;
+        usleep(100000);
+    }
+}
+
 /* tcpdump of dev in ns into file: one direction (dir "in" or "out") or both (NULL); snap bytes of
  * each frame, a kernel buffer of buf_kb; filter: a tcpdump expression, NULL for every frame. */
 struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,

@@ -80,6 +80,11 @@ uint64_t tbi_own_count(struct tb *t, const char *ns, const char *chain, int *ok)
  * reordering threshold), *fast_retrans is its fast retransmits. Returns 0 or 1 after printing. */
 int tbi_ns_reorder(struct tb *t, const char *ns, uint64_t *reorder, uint64_t *fast_retrans);
 int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused, uint64_t *expired);
+/* Wait until the fat tree's switches forward nothing more: their kernels' counts of forwarded and
+ * expired packets unchanged over 100 ms, for at most 5 s. The hosts are quiet by then, but a
+ * packet round a routing loop goes on until its TTL runs out, which in a loop that fills its own
+ * queues takes seconds; the captures must hold it before they stop. */
+void tbi_fabric_quiet(struct tb *t);
 struct proc *tbi_capture(struct tb *t, const char *ns, const char *dev, const char *dir,
                          const char *file, const char *snap, const char *buf_kb,
                          const char *filter);

@@ -529,7 +529,7 @@ PrintFabricTruth(const std::string& dir,
            r.other_fault_drops);
     if (r.expired || r.other_expired || r.returned)
         printf("                   %" PRIu64 " went on until their TTL ran out (and %" PRIu64
-               " probes' or not TCP; the switches' kernels counted every one), %" PRIu64
+               " more: probes, repeats, not TCP; the switches' kernels counted every one), %" PRIu64
                " switches' own answers came back to them (dropped as martians): lost outside the "
                "queues\n",
                r.expired,

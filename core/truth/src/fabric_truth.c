@@ -409,9 +409,8 @@ static int is_repeat(struct ft_state *s, uint32_t dir, const qr_capture_packet *
     int64_t t = k->time_ns - s->conns.base;
     for (; s->table[at]; at = (at + 1) & s->mask) {
         const struct fp *x = &s->p[s->table[at] - 1];
-        if (x->repeats && same(x, dir, k) && t - x->r->pk.time_ns < COPY_WINDOW_NS &&
-            x->r->pk.time_ns - t < COPY_WINDOW_NS)
-            return 1;
+        if (x->repeats && same(x, dir, k) && near_in_time(&x->sg, x->r->pk.time_ns, t))
+            return 1; /* near the packet it repeats, which may go round a loop as long */
     }
     return 0;
 }
@@ -550,6 +549,10 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
         struct fp *x = lookup(s, d, &k, sw, out);
         if (!x && is_repeat(s, d, &k)) {
             rep->repeat_frames++;
+            if (!out && k.ttl <= 1) { /* its TTL ran out here: the kernel counts it */
+                s->expired[sw]++;
+                rep->other_expired++;
+            }
             continue;
         }
         if (!x) {

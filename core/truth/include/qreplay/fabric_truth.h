@@ -100,7 +100,8 @@ typedef struct qr_fabric_truth_report {
     uint64_t unplaced_drops;     /* of them, those the arrival log has no arrival for */
     uint64_t hops;               /* switch traversals of the recorded packets */
     /* recorded packets whose TTL ran out at a switch (round a routing loop: [faults] loop): lost
-     * outside the queues, truth.h5's other_drops; and the other packets' (probes, not TCP) */
+     * outside the queues, truth.h5's other_drops; and the other packets' (probes, a host's
+     * repeats, not TCP) */
     uint64_t expired, other_expired;
     /* packets not TCP that came back to the switch that sent them (dropped there as martians) */
     uint64_t returned;
