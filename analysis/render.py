@@ -1883,10 +1883,15 @@ def block_loops(name):
     found = sum(r["planted_found"] for r in runs)
     false = sum(r["false_cycles"] for r in runs)
     exact = sum(1 for r in runs if r["looping"] == r["lost_outside_queues"])
+    missed = ["%s, %s, seed %d (%d of %d found; the truth lost %d recorded packets outside the "
+              "queues)" % (r["backend"], r["rules"], r["seed"], r["planted_found"], r["n_rules"],
+                           r["lost_outside_queues"])
+              for r in runs if r["planted_found"] < r["n_rules"]]
     return ("\n".join(out) + "\n\n%d planted loops over %d runs; %d found as their planted cycle, "
             "%d cycles found that no rule planted; in %d of the %d runs the packets caught in a "
-            "cycle are exactly the recorded packets the truth lost outside the queues.\n\n"
-            % (planted, len(runs), found, false, exact, len(runs)) + provenance(name))
+            "cycle are exactly the recorded packets the truth lost outside the queues. Not found: "
+            "%s.\n\n" % (planted, len(runs), found, false, exact, len(runs),
+                          "; ".join(missed) or "none") + provenance(name))
 
 
 def fmt_ms(ns):
