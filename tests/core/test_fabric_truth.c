@@ -268,6 +268,19 @@ static uint32_t port_to(run *r, uint32_t sw, uint32_t peer)
     return UINT32_MAX;
 }
 
+/* The switch at switch sw's lowest port that leads to one. */
+static uint32_t first_neighbour(const run *r, uint32_t sw)
+{
+    for (uint32_t q = 0; q < K; q++) {
+        qr_node_kind k;
+        uint32_t x, pp;
+        if (!qr_topology_link(r->t, sw, q, &k, &x, &pp) && k != QR_NODE_HOST)
+            return x;
+    }
+    cr_assert_fail("s%u has no neighbour switch", sw);
+    return UINT32_MAX;
+}
+
 /* Packet f sent along p up to its hop `at`, whose switch sends it to a neighbour switch that sends
  * it back, and so on until its TTL runs out (it arrives with 1: dropped there, before any queue),
  * or a queue drops it as it leaves for the `drop_lap`th time in the loop (0: none). */
@@ -300,14 +313,7 @@ static void send_loop(run *r, frame f, const path *p, uint32_t from, uint32_t at
             next = p->sw[h + 1];
             next_in = p->in[h + 1];
         } else { /* the loop: from the hop's switch to its first neighbour switch and back */
-            uint32_t nb = UINT32_MAX;
-            for (uint32_t q = 0; q < K && nb == UINT32_MAX; q++) {
-                qr_node_kind k;
-                uint32_t x, pp;
-                if (!qr_topology_link(r->t, p->sw[at], q, &k, &x, &pp) && k != QR_NODE_HOST)
-                    nb = x;
-            }
-            next = sw == p->sw[at] ? nb : p->sw[at];
+            next = sw == p->sw[at] ? first_neighbour(r, p->sw[at]) : p->sw[at];
             out = port_to(r, sw, next);
             next_in = port_to(r, next, sw);
             cr_assert_neq(out, UINT32_MAX);
@@ -384,6 +390,25 @@ static void send_repeat(run *r, frame f, int64_t at, const path *p, uint32_t fro
     add(&r->host_cap[to], &f);
 }
 
+/* A wrong route on a switch of a's path to b sends every packet to b round a loop: the SYN f and
+ * the two its sender's timer sends again (1 s, then 2 s later), a packet that is not TCP (followed
+ * by no one, counted by the kernel where its TTL runs out), and the switch's answer to it, sent
+ * back to it. */
+static void syn_round_a_loop(run *r, frame f, const path *ab, uint32_t a, uint32_t b)
+{
+    uint32_t at = rnd(&r->seed) % ab->n;
+    int64_t t = f.t;
+    for (int k = 0; k < 3; k++) {
+        f.t = t + (k ? (1000000LL << (k - 1)) * US : 0);
+        f.ip_id = (uint16_t)(f.ip_id + (k > 0));
+        send_loop(r, f, ab, a, at, rnd(&r->seed) % 3 == 0 ? 1 + rnd(&r->seed) % 40 : 0);
+    }
+    f.proto = 1;
+    f.t = t + 10 * US;
+    send_loop(r, f, ab, a, at, 0);
+    send_back(r, ab->sw[at], first_neighbour(r, ab->sw[at]), b, t + 20 * US);
+}
+
 /* Connection i from host a to host b at t0: a handshake, `segs` data segments each ACKed, some
  * dropped on the way and sent again 1 ms later, then both FINs. */
 static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, uint32_t segs)
@@ -411,27 +436,7 @@ static void connection(run *r, uint32_t i, uint32_t a, uint32_t b, int64_t t0, u
             .flags = (FL)}
     f = PKT(t, 1, isa, 0, QR_TCP_SYN, 0);
     if (r->loops && i % 3 == 1) {
-        /* a wrong route on a switch of its path sends every packet to b round a loop: the SYN
-         * and the two its sender's timer sends again (1 s, then 2 s later) */
-        uint32_t at = rnd(&r->seed) % ab.n;
-        for (int k = 0; k < 3; k++) {
-            f.t = t + (k ? (1000000LL << (k - 1)) * US : 0);
-            f.ip_id = ida++;
-            send_loop(r, f, &ab, a, at, rnd(&r->seed) % 3 == 0 ? 1 + rnd(&r->seed) % 40 : 0);
-        }
-        /* a packet that is not TCP round the same loop (followed by no one, counted by the
-         * kernel where its TTL runs out), and the switch's answer to it sent back to it */
-        f.proto = 1;
-        f.t = t + 10 * US;
-        send_loop(r, f, &ab, a, at, 0);
-        uint32_t sw = ab.sw[at], nb = UINT32_MAX;
-        for (uint32_t q = 0; q < K && nb == UINT32_MAX; q++) {
-            qr_node_kind k;
-            uint32_t x, pp;
-            if (!qr_topology_link(r->t, sw, q, &k, &x, &pp) && k != QR_NODE_HOST)
-                nb = x;
-        }
-        send_back(r, sw, nb, b, t + 20 * US);
+        syn_round_a_loop(r, f, &ab, a, b);
         return;
     }
     send(r, f, &ab, a, b, ab.n);
@@ -625,6 +630,16 @@ static void teardown(void)
 
 TestSuite(fabric_truth, .init = setup, .fini = teardown);
 
+/* A run made, its captures written and its truth found, which must succeed. */
+static void made(run *r, qr_fabric_truth_report *rep, unsigned seed, uint32_t conns, int repeat,
+                 int loops)
+{
+    run_make_with(r, seed, conns, repeat, loops);
+    run_write(r);
+    char err[QR_ERRBUF_SIZE];
+    cr_assert_eq(truth(r, rep, err), QR_OK, "seed %u: %s", seed, err);
+}
+
 /* What the truth found against what the run planted: every packet delivered, dropped by the queue
  * it was planted at or gone round a loop until its TTL ran out, every hop, every port's counts. */
 static void check_counts(const run *r, const qr_fabric_truth_report *rep, unsigned seed)
@@ -650,11 +665,8 @@ Test(fabric_truth, finds_every_planted_drop_path_and_count_over_seeds)
 {
     for (unsigned seed = 1; seed <= 6; seed++) {
         run r;
-        run_make(&r, seed, 6 + seed);
-        run_write(&r);
         qr_fabric_truth_report rep;
-        char err[QR_ERRBUF_SIZE];
-        cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
+        made(&r, &rep, seed, 6 + seed, 0, 0);
         cr_assert_gt(r.planted, 0, "seed %u plants drops", seed);
         check_counts(&r, &rep, seed);
         /* every direction's path is the one its packets took */
@@ -684,11 +696,8 @@ Test(fabric_truth, a_packet_sent_twice_alike_is_counted_apart_not_refused)
 {
     for (unsigned seed = 21; seed <= 23; seed++) {
         run r;
-        run_make_with(&r, seed, 5, 1, 0);
-        run_write(&r);
         qr_fabric_truth_report rep;
-        char err[QR_ERRBUF_SIZE];
-        cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
+        made(&r, &rep, seed, 5, 1, 0);
         cr_assert_eq(r.repeats, 5);
         cr_assert_eq(rep.repeat_sends, r.repeats, "seed %u", seed);
         cr_assert_eq(rep.repeat_frames, r.repeat_frames, "seed %u", seed);
@@ -707,12 +716,10 @@ Test(fabric_truth, follows_packets_round_a_loop_until_their_ttl_runs_out)
     uint64_t loop_drops = 0;
     for (unsigned seed = 31; seed <= 36; seed++) {
         run r;
-        run_make_with(&r, seed, 6 + seed % 4, seed % 2, 1);
-        loop_drops += r.loop_drops;
-        run_write(&r);
         qr_fabric_truth_report rep;
         char err[QR_ERRBUF_SIZE];
-        cr_assert_eq(truth(&r, &rep, err), QR_OK, "seed %u: %s", seed, err);
+        made(&r, &rep, seed, 6 + seed % 4, seed % 2, 1);
+        loop_drops += r.loop_drops;
         cr_assert_gt(r.expired_total, 0, "seed %u sends packets round a loop", seed);
         check_counts(&r, &rep, seed);
         cr_assert_eq(rep.returned, r.returned_total, "seed %u", seed);
