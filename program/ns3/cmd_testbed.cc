@@ -546,9 +546,11 @@ PrintFabricTruth(const std::string& dir,
                r.skipped_frames);
     if (r.repeat_sends)
         printf("                   not followed: %" PRIu64 " packets a host sent twice alike "
-               "(IP ID 0; the import keeps one), and their %" PRIu64 " repeated sightings\n",
+               "(IP ID 0; the import keeps one), and their %" PRIu64 " repeated sightings (%" PRIu64
+               " of the repeats dropped by a queue, counted with the qdiscs')\n",
                r.repeat_sends,
-               r.repeat_frames);
+               r.repeat_frames,
+               r.repeat_queue_drops);
     std::string spread;
     for (uint32_t c = 0; c < r.n_core; c++)
         spread += (c ? "/" : "") + std::to_string(r.core_dirs[c]);

@@ -162,6 +162,9 @@ struct ft_state {
      * on arrival (a martian source); and its addresses, per switch x k + port */
     uint64_t *returned;
     uint32_t *own_addr;
+    /* per switch x 3, a host's repeats (followed by no packet): their arrivals with TTL left,
+     * departures and drops by a fault's rule; the rest a queue dropped */
+    uint64_t *repeat_at;
     uint64_t repeat_sends; /* host_repeat's */
 };
 
@@ -552,7 +555,8 @@ static int read_port(struct ft_state *s, const char *dir, uint32_t sw, uint32_t 
             if (!out && k.ttl <= 1) { /* its TTL ran out here: the kernel counts it */
                 s->expired[sw]++;
                 rep->other_expired++;
-            }
+            } else
+                s->repeat_at[3 * sw + (out ? 1 : 0)]++;
             continue;
         }
         if (!x) {
@@ -641,6 +645,7 @@ static int read_fault(struct ft_state *s, const char *dir, const qr_fabric_fault
         struct fp *x = lookup_dropped(s, d, &k, at);
         if (!x && is_repeat(s, d, &k)) {
             rep->repeat_frames++;
+            s->repeat_at[3 * at + 2]++;
             continue;
         }
         if (!x) {
@@ -1125,6 +1130,7 @@ static int ft_open(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_i
     s->expired = calloc(s->switches + 1, sizeof *s->expired);
     s->other_expired = calloc(s->switches + 1, sizeof *s->other_expired);
     s->returned = calloc(s->switches + 1, sizeof *s->returned);
+    s->repeat_at = calloc(3 * (size_t)s->switches + 1, sizeof *s->repeat_at);
     s->own_addr = calloc((size_t)s->switches * s->k + 1, sizeof *s->own_addr);
     size_t n_cables;
     const qr_fabric_cable *cb = qr_fabric_cables(in->fab, &n_cables);
@@ -1136,7 +1142,7 @@ static int ft_open(struct ft_state *s, struct ft_out *o, const qr_fabric_truth_i
                 s->own_addr[(e->ns - hosts) * s->k + e->port] = e->addr;
         }
     int rc = !s->other_in || !s->other_out || !s->other_fault || !s->expired || !s->other_expired ||
-                     !s->returned || !s->own_addr
+                     !s->returned || !s->own_addr || !s->repeat_at
                  ? qri_err(errbuf, QR_ENOMEM, "truth: out of memory")
                  : qr_recording_open(&o->rec, in->rec_dir, NULL, errbuf);
     if (!rc) {
@@ -1321,6 +1327,17 @@ static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric
     for (size_t i = 0; i < s->n_op; i++) /* the probes' */
         probes += s->op[i].fate == 2 && s->op[i].drop_sw == sw && !s->op[i].fault;
     rep->probe_queue_drops += (uint64_t)probes;
+    /* a host's repeats: what arrived less what left and what a fault's rule dropped */
+    const uint64_t *ra = &s->repeat_at[3 * sw];
+    int64_t repeats = (int64_t)ra[0] - (int64_t)(ra[1] + ra[2]);
+    if (repeats < 0)
+        return qri_err(s->errbuf, QR_EVALUE,
+                       "s%u: its captures show %" PRIu64 " repeats of a host's packets leaving it "
+                       "and its faults' logs %" PRIu64 " dropped, more than the %" PRIu64
+                       " that arrived: a capture is incomplete",
+                       sw, ra[1], ra[2], ra[0]);
+    rep->repeat_queue_drops += (uint64_t)repeats;
+    probes += repeats; /* followed by no packet either */
     /* what is not TCP: what arrived and what it sent itself, less what it took itself,
      * what left and what a fault's rule on it dropped (its log) */
     int64_t others = (int64_t)(s->other_in[sw] + in->own_sent[sw]) -
@@ -1355,8 +1372,8 @@ static int ft_check_switch(struct ft_state *s, struct ft_out *o, const qr_fabric
     if (cap + probes + others != cnt)
         return qri_err(s->errbuf, QR_EVALUE,
                        "s%u: its captures show %" PRId64 " queue drops (%" PRId64 " of them "
-                       "probes', %" PRId64 " of packets that are not TCP), its qdiscs counted "
-                       "%" PRId64 ": the captures do not hold the whole run",
+                       "probes' or repeats', %" PRId64 " of packets that are not TCP), its "
+                       "qdiscs counted %" PRId64 ": the captures do not hold the whole run",
                        sw, cap + probes + others, probes, others, cnt);
     rep->other_queue_drops += (uint64_t)others;
     return QR_OK;
@@ -1540,6 +1557,7 @@ static void ft_free(struct ft_state *s, struct ft_out *o)
     free(s->expired);
     free(s->other_expired);
     free(s->returned);
+    free(s->repeat_at);
     free(s->own_addr);
     for (size_t i = 0; s->p && i < s->n; i++)
         free(s->p[i].sg.more);

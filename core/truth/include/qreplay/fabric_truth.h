@@ -115,6 +115,7 @@ typedef struct qr_fabric_truth_report {
      * dedup's reach) that the import keeps once, and their sightings at switch ports and in the
      * faults' logs: counted here, followed by no packet */
     uint64_t repeat_sends, repeat_frames;
+    uint64_t repeat_queue_drops; /* of those repeats, the ones a queue dropped */
     /* Pingmesh: lost probes, and where the truth found them lost (their request or answer
      * stopped at a switch: by a fault, by a queue; never reached their switch; answered late) */
     uint64_t pings_lost, pings_fault, pings_queue, pings_host, pings_late;
