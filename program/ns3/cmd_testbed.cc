@@ -880,10 +880,10 @@ DiagnoseApps(const std::string& dir,
 int
 TestbedCheck(qr_scenario* sc, const std::string& scenarioPath)
 {
-    char err[QR_ERRBUF_SIZE];
+    char err[QR_ERRBUF_SIZE], all[4096];
     const qr_config* c = qr_scenario_config(sc);
-    if (qr_testbed_check(c, err))
-        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), err);
+    if (qr_testbed_check_all(c, all, sizeof all))
+        return cli_fail("testbed", "%s: %s", scenarioPath.c_str(), all);
     /* the same key at its nominal value must take */
     char kv[64];
     snprintf(kv, sizeof kv, "links.rate=%" PRIu64 "bps", c->links.rate_bps);

@@ -35,6 +35,37 @@ Test(testbed_rules, port_limit_is_the_port_size_or_the_buffer_shared_by_the_port
     qr_scenario_destroy(s);
 }
 
+/* Every key a testbed cannot honour is named: all of them with room for them, and a list cut to
+ * the error buffer's size says so ("..."). */
+Test(testbed_rules, every_key_refused_is_named_and_a_cut_list_says_so)
+{
+    qr_scenario *s;
+    char err[QR_ERRBUF_SIZE], all[4096];
+    cr_assert_eq(qr_scenario_create(&s), QR_OK);
+    const char *keys[] = {"topology.kind=star",          "topology.hosts=3",
+                          "traceroute.per_connection=1", "pingmesh.interval=100us",
+                          "faults.gray=s0-h1 1%",        "everflow.guided=5",
+                          "faults.loop=s0>s1 h1",        "clock.max_offset=1ms"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert_eq(qr_scenario_replace(s, keys[i], err), QR_OK, "%s: %s", keys[i], err);
+    const qr_config *c = qr_scenario_config(s);
+    cr_assert_eq(qr_testbed_check_all(c, all, sizeof all), QR_EVALUE);
+    /* a fresh scenario's shared buffer and 1 ms delayed ACK are refused too */
+    const char *names[] = {"[buffer] policy",    "[tcp] delack_timeout",
+                           "[clock] max_offset", "[traceroute] per_connection",
+                           "[everflow] guided",  "[pingmesh] interval",
+                           "[faults] gray",      "[faults] loop: the star"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        cr_assert(strstr(all, names[i]), "%s missing: %s", names[i], all);
+    cr_assert(strstr(all, "cannot honour 8 keys"), "%s", all);
+    cr_assert_gt(strlen(all), QR_ERRBUF_SIZE, "the list is longer than an error buffer");
+    cr_assert_eq(qr_testbed_check(c, err), QR_EVALUE);
+    cr_assert_eq(strlen(err), QR_ERRBUF_SIZE - 1);
+    cr_assert_str_eq(err + QR_ERRBUF_SIZE - 4, "...");
+    cr_assert_eq(strncmp(err, all, QR_ERRBUF_SIZE - 4), 0);
+    qr_scenario_destroy(s);
+}
+
 Test(testbed_rules, too_slow_and_replay_rate)
 {
     qr_testbed_port_report ports[2] = {{0}, {0}};

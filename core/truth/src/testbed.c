@@ -33,139 +33,140 @@ const char *qr_testbed_congestion(qr_tcp_variant v)
     return v == QR_TCP_NEWRENO ? "reno" : v == QR_TCP_CUBIC ? "cubic" : NULL;
 }
 
-static void add_line(char *errbuf, size_t *len, int *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void add_line(char *errbuf, size_t *len, int *n, const char *fmt, ...)
+/* The lines of what a testbed cannot honour, into buf[0..size). */
+struct lines {
+    char *buf;
+    size_t size, len;
+    int n;
+};
+
+static void add_line(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_line(struct lines *l, const char *fmt, ...)
 {
-    (*n)++;
-    if (!errbuf || *len >= QR_ERRBUF_SIZE - 1)
+    l->n++;
+    if (!l->buf || l->len >= l->size - 1)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int w = snprintf(errbuf + *len, QR_ERRBUF_SIZE - *len, "%s", *n > 1 ? "\n  " : "");
+    int w = snprintf(l->buf + l->len, l->size - l->len, "%s", l->n > 1 ? "\n  " : "");
     if (w > 0)
-        *len += (size_t)w;
-    if (*len < QR_ERRBUF_SIZE - 1) {
-        w = vsnprintf(errbuf + *len, QR_ERRBUF_SIZE - *len, fmt, ap);
+        l->len += (size_t)w;
+    if (l->len < l->size - 1) {
+        w = vsnprintf(l->buf + l->len, l->size - l->len, fmt, ap);
         if (w > 0)
-            *len += (size_t)w;
+            l->len += (size_t)w;
     }
     va_end(ap);
-    if (*len >= QR_ERRBUF_SIZE)
-        *len = QR_ERRBUF_SIZE - 1;
+    if (l->len >= l->size)
+        l->len = l->size - 1;
 }
 
 int qr_testbed_check(const qr_config *c, char *errbuf)
 {
-    if (!c)
-        return qri_err(errbuf, QR_EINVAL, "testbed check: NULL config");
-    size_t len = 0;
-    int n = 0;
-    if (errbuf)
-        errbuf[0] = 0;
+    return qr_testbed_check_all(c, errbuf, QR_ERRBUF_SIZE);
+}
+
+int qr_testbed_check_all(const qr_config *c, char *buf, size_t size)
+{
+    if (!c || (buf && size < QR_ERRBUF_SIZE))
+        return qri_err(buf, QR_EINVAL, "testbed check: NULL config or a short buffer");
+    struct lines L = {buf, size, 0, 0};
+    if (buf)
+        buf[0] = 0;
     int tree = c->topology.kind == QR_TOPO_FATTREE;
     if (tree && (c->topology.k < 2 || c->topology.k > QR_FABRIC_MAX_K || c->topology.k % 2))
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[topology] k = %d: the testbed builds fat trees of k = 2 or 4 on this machine "
                  "(k=4: 16 hosts and 20 switches in namespaces)",
                  c->topology.k);
     else if (!tree && (c->topology.hosts < 2 || c->topology.hosts > QR_TESTBED_MAX_HOSTS))
-        add_line(errbuf, &len, &n,
-                 "[topology] hosts = %d: the testbed runs 2 to %d hosts on this machine",
+        add_line(&L, "[topology] hosts = %d: the testbed runs 2 to %d hosts on this machine",
                  c->topology.hosts, QR_TESTBED_MAX_HOSTS);
     if (c->links.delay_ns > QR_TESTBED_MAX_DELAY_NS)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[links] delay = %" PRId64 " ns: a testbed link has the latency of a veth pair "
                  "(about 1 us); at most %d ns",
                  c->links.delay_ns, QR_TESTBED_MAX_DELAY_NS);
     if (c->buffer.policy != QR_BUFFER_STATIC)
-        add_line(errbuf, &len, &n,
-                 "[buffer] policy = dynamic: Linux has no shared-buffer switch; set policy = "
-                 "static (a byte limit per port)");
+        add_line(&L, "[buffer] policy = dynamic: Linux has no shared-buffer switch; set policy = "
+                     "static (a byte limit per port)");
     if (c->buffer.ecn_threshold_bytes)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[buffer] ecn_threshold: the testbed's FIFO does not mark ECN; leave it unset");
     if (!qr_testbed_congestion(c->tcp.variant))
-        add_line(errbuf, &len, &n,
-                 "[tcp] variant: only newreno (Linux reno) and cubic run on the testbed");
+        add_line(&L, "[tcp] variant: only newreno (Linux reno) and cubic run on the testbed");
     if (c->tcp.delack_timeout_ns != QR_TESTBED_DELACK_NS)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[tcp] delack_timeout = %" PRId64 " ns: Linux's delayed-ACK timeout cannot be "
                  "set; give its value, 40ms",
                  c->tcp.delack_timeout_ns);
     if (c->tcp.delack_count != 2)
-        add_line(errbuf, &len, &n,
-                 "[tcp] delack_count = %d: Linux acknowledges every second segment; give 2",
+        add_line(&L, "[tcp] delack_count = %d: Linux acknowledges every second segment; give 2",
                  c->tcp.delack_count);
     if (c->tcp.syn_timeout_ns != QR_TESTBED_SYN_TIMEOUT_NS)
-        add_line(errbuf, &len, &n,
-                 "[tcp] syn_timeout = %" PRId64 " ns: Linux's SYN timeout is fixed at 1s",
+        add_line(&L, "[tcp] syn_timeout = %" PRId64 " ns: Linux's SYN timeout is fixed at 1s",
                  c->tcp.syn_timeout_ns);
     if (c->tcp.min_rto_ns < 1000000 || c->tcp.min_rto_ns % 1000000)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[tcp] min_rto = %" PRId64 " ns: a route's rto_min is whole milliseconds, at "
                  "least 1ms",
                  c->tcp.min_rto_ns);
     if (c->host.proc_delay_ns || c->host.proc_jitter_ns)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[host] proc_delay, proc_jitter: the testbed's hosts take the time their kernels "
                  "take; leave them 0");
     if (c->clock.max_offset_ns)
-        add_line(errbuf, &len, &n,
-                 "[clock] max_offset = %" PRId64 " ns: the namespaces share one clock; give 0",
+        add_line(&L, "[clock] max_offset = %" PRId64 " ns: the namespaces share one clock; give 0",
                  c->clock.max_offset_ns);
     if (!tree && c->traceroute.per_connection)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[traceroute] per_connection: the star has one switch to trace; 007's agents run "
                  "on a fat tree ([topology] kind = fattree)");
     if (!tree && c->everflow.guided)
-        add_line(errbuf, &len, &n,
-                 "[everflow] guided: the star has one switch; guided probes run on a fat tree "
-                 "([topology] kind = fattree)");
+        add_line(&L, "[everflow] guided: the star has one switch; guided probes run on a fat tree "
+                     "([topology] kind = fattree)");
     if (!tree && c->pingmesh.interval_ns)
-        add_line(errbuf, &len, &n,
-                 "[pingmesh] interval: Pingmesh's agents run on a fat tree ([topology] kind = "
-                 "fattree)");
+        add_line(&L, "[pingmesh] interval: Pingmesh's agents run on a fat tree ([topology] kind = "
+                     "fattree)");
     if (tree && c->traffic.pattern == QR_PATTERN_APPS)
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[traffic] pattern = apps: the fat tree runs the scenario's flows; applications "
                  "run on the star");
     if (c->faults.drop[0])
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[faults] drop: a Linux switch drops by its queue, not by a rule on its queue's "
                  "state; plant link faults (gray, blackhole, rate) or leave it empty");
     if (!tree && (c->faults.link[0][0] || c->faults.link[1][0] || c->faults.link[2][0] ||
                   c->faults.link[3][0]))
-        add_line(errbuf, &len, &n,
-                 "[faults] gray, blackhole, delay, rate: the star plants no link faults; plant "
-                 "them on a fat tree ([topology] kind = fattree, k = 4)");
+        add_line(&L, "[faults] gray, blackhole, delay, rate: the star plants no link faults; plant "
+                     "them on a fat tree ([topology] kind = fattree, k = 4)");
     if (tree && c->traceroute.icmp_interval_ns % 1000000)
-        add_line(errbuf, &len, &n,
-                 "[traceroute] icmp_interval: the switches' kernels count it in whole "
-                 "milliseconds (net.ipv4.icmp_ratelimit); give a multiple of 1ms");
+        add_line(&L, "[traceroute] icmp_interval: the switches' kernels count it in whole "
+                     "milliseconds (net.ipv4.icmp_ratelimit); give a multiple of 1ms");
     if (tree && c->traceroute.icmp_rate != (double)(int64_t)c->traceroute.icmp_rate)
-        add_line(errbuf, &len, &n,
-                 "[traceroute] icmp_rate: the switches' kernels take a whole number per second "
-                 "(net.ipv4.icmp_msgs_per_sec)");
+        add_line(&L, "[traceroute] icmp_rate: the switches' kernels take a whole number per second "
+                     "(net.ipv4.icmp_msgs_per_sec)");
     if (!tree && c->faults.loop[0])
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[faults] loop: the star has one switch and no loop to plant; plant loops on a "
                  "fat tree ([topology] kind = fattree)");
     if (tree && c->faults.link[QR_LINK_DELAY][0])
-        add_line(errbuf, &len, &n,
+        add_line(&L,
                  "[faults] delay: the testbed cannot delay a link (this kernel has no netem, and "
                  "nothing else here adds delay); plant delay faults in a simulation");
-    if (n) {
+    if (L.n) {
         char head[96];
-        snprintf(head, sizeof head, "the testbed cannot honour %d key%s of this scenario:\n  ", n,
-                 n > 1 ? "s" : "");
-        if (errbuf) {
-            size_t h = strlen(head);
-            if (len + h >= QR_ERRBUF_SIZE)
-                len = QR_ERRBUF_SIZE - 1 - h;
-            memmove(errbuf + h, errbuf, len + 1);
-            memcpy(errbuf, head, h);
-            errbuf[QR_ERRBUF_SIZE - 1] = 0;
+        snprintf(head, sizeof head, "the testbed cannot honour %d key%s of this scenario:\n  ", L.n,
+                 L.n > 1 ? "s" : "");
+        if (buf) {
+            size_t h = strlen(head), len = L.len;
+            if (len + h >= size)
+                len = size - 1 - h;
+            memmove(buf + h, buf, len + 1);
+            memcpy(buf, head, h);
+            buf[size - 1] = 0;
+            if (len < L.len && size > 4) /* cut: say so */
+                memcpy(buf + size - 4, "...", 4);
         }
         return QR_EVALUE;
     }

@@ -41,8 +41,11 @@ extern "C" {
  * but delay), the static buffer policy, no ECN marking, newreno (Linux
  * reno) or cubic, delack_timeout and syn_timeout at Linux's values, delack_count 2, no host
  * processing delay and no clock offsets (the namespaces share one clock). Every key it cannot
- * honour is named in errbuf (one line each). Returns 0 or QR_EVALUE. */
+ * honour is named in errbuf (one line each; what does not fit in QR_ERRBUF_SIZE ends in "...").
+ * Returns 0 or QR_EVALUE. */
 int qr_testbed_check(const qr_config *c, char *errbuf);
+/* The same into buf[0..size) (size at least QR_ERRBUF_SIZE): room for every line. */
+int qr_testbed_check_all(const qr_config *c, char *buf, size_t size);
 /* Linux's name of the scenario's congestion control ("reno", "cubic"); NULL if it has none. */
 const char *qr_testbed_congestion(qr_tcp_variant v);
 
