@@ -446,13 +446,19 @@ static uint64_t icmp_counter(const char *snmp, const char *name, int *found)
     return proc_counter(snmp, "Icmp: ", name, found);
 }
 
+/* File `path` (a /proc/net counters file) as namespace ns sees it, into out; 0 or -1. */
+static int ns_counters(const char *ns, const char *path, char *out, size_t size)
+{
+    char *argv[] = {"ip", "netns", "exec", (char *)ns, "cat", (char *)path, NULL};
+    return tbi_run_argv(argv, out, size) == 0 ? 0 : -1;
+}
+
 int tbi_ns_reorder(struct tb *t, const char *ns, uint64_t *reorder, uint64_t *fast_retrans)
 {
     char out[16384];
-    char *argv[] = {"ip", "netns", "exec", (char *)ns, "cat", "/proc/net/netstat", NULL};
     static const char *const kinds[] = {"TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder"};
     int found = 0;
-    if (tbi_run_argv(argv, out, sizeof out) == 0)
+    if (ns_counters(ns, "/proc/net/netstat", out, sizeof out) == 0)
         *fast_retrans = proc_counter(out, "TcpExt: ", "TCPFastRetrans", &found);
     for (int i = 0; found && i < 3; i++) {
         int f;
@@ -469,9 +475,8 @@ int tbi_ns_reorder(struct tb *t, const char *ns, uint64_t *reorder, uint64_t *fa
 int tbi_ns_icmp(struct tb *t, const char *ns, uint64_t *sent, uint64_t *refused, uint64_t *expired)
 {
     char out[8192];
-    char *argv[] = {"ip", "netns", "exec", (char *)ns, "cat", "/proc/net/snmp", NULL};
     int found = 0, g = 0, h = 0, e = 0;
-    if (tbi_run_argv(argv, out, sizeof out) == 0) {
+    if (ns_counters(ns, "/proc/net/snmp", out, sizeof out) == 0) {
         *sent = icmp_counter(out, "OutTimeExcds", &found);
         /* the packets it did not forward for their TTL (ip_forward counts them here) */
         *expired = proc_counter(out, "Ip: ", "InHdrErrors", &e);
@@ -494,10 +499,9 @@ void tbi_fabric_quiet(struct tb *t)
         uint64_t sum = 0;
         for (uint32_t sw = 0; sw < qr_fabric_switches(t->fab); sw++) {
             char out[8192];
-            char *argv[] = {"ip",  "netns",          "exec", t->ns[qr_fabric_switch_ns(t->fab, sw)],
-                            "cat", "/proc/net/snmp", NULL};
             int f = 0, e = 0;
-            if (tbi_run_argv(argv, out, sizeof out) == 0)
+            if (ns_counters(t->ns[qr_fabric_switch_ns(t->fab, sw)], "/proc/net/snmp", out,
+                            sizeof out) == 0)
                 sum += proc_counter(out, "Ip: ", "ForwDatagrams", &f) +
                        proc_counter(out, "Ip: ", "InHdrErrors", &e);
             if (!f || !e)
